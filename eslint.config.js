@@ -1,0 +1,28 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "dist/**", "coverage/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      "no-console": "off",
+    },
+  },
+  {
+    // machines/ stay pure: no I/O, clock or randomness (ARCHITECTURE.md).
+    files: ["machines/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [{ group: ["node:*"], message: "machines are pure" }, { group: ["**/src/**"], allowTypeImports: true, message: "machines import event types only" }] }],
+      "no-restricted-properties": [
+        "error",
+        { object: "Date", property: "now", message: "machines are pure: the host supplies time" },
+        { object: "Math", property: "random", message: "machines are pure: the host supplies ids" },
+      ],
+    },
+  },
+);

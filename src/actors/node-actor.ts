@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import { decideNode } from "../../machines/node/decide-node.ts";
+import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
+import { applyNodeEvent, initialNode } from "../../machines/node/node-evolve.ts";
+import type { NodeSnapshot } from "../../machines/node/node-machine.ts";
+import { decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import type { NodeEvent } from "../events/catalog/node-events.ts";
+import type { EventStore } from "../events/store/event-store.ts";
+import { WrongExpectedRevisionError } from "../events/store/store-errors.ts";
+import { nodeStream } from "../events/streams.ts";
+import { ShoalError, conflict, forbidden, notFound } from "../errors/shoal-error.ts";
+import type { Clock } from "./clock.ts";
+import type { CommandContext } from "./command-context.ts";
+
+export interface CommandResult {
+  readonly events: readonly NodeEvent[];
+  /** Store position of the last event appended, or undefined when nothing was appended. */
+  readonly position: number | undefined;
+  readonly revision: number;
+  readonly note?: string;
+}
+
+export interface ExecuteOptions {
+  /** If-Match: refuse with PreconditionFailed unless the stream is at this revision. */
+  readonly expectedRevision?: number;
+  /** Checked when the command reaches the front of the mailbox; false drops it (e.g. a stale deadline). */
+  readonly precondition?: () => boolean;
+}
+
+const MAX_CONFLICT_RETRIES = 3;
+
+function refusalError(refusal: NodeRefusal): ShoalError {
+  switch (refusal.code) {
+    case "NotFound":
+      return notFound(refusal.message);
+    case "Conflict":
+      return conflict(refusal.message);
+    case "Rejected":
+      return forbidden(refusal.message);
+  }
+}
+
+/**
+ * The single writer for one node's stream: decide with the pure machine, append with the
+ * expected revision, and only then adopt the new state. Commands run one at a time (mailbox).
+ */
+export class NodeActor {
+  private snapshot: NodeSnapshot;
+  private revision = -1;
+  private mailbox: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly nodeId: string,
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {
+    this.snapshot = initialNode(nodeId);
+  }
+
+  get state(): NodeSnapshot {
+    return this.snapshot;
+  }
+
+  get currentRevision(): number {
+    return this.revision;
+  }
+
+  /** Recovery: events read from the store, in order. */
+  applyStored(event: NodeEvent, revision: number): void {
+    this.snapshot = applyNodeEvent(this.snapshot, event);
+    this.revision = revision;
+  }
+
+  execute(command: NodeCommand, context: CommandContext, options: ExecuteOptions = {}): Promise<CommandResult> {
+    const run = this.mailbox.then(() => this.run(command, context, options));
+    this.mailbox = run.catch(() => undefined);
+    return run;
+  }
+
+  private async run(command: NodeCommand, context: CommandContext, options: ExecuteOptions): Promise<CommandResult> {
+    if (options.precondition && !options.precondition()) return { events: [], position: undefined, revision: this.revision };
+    for (let attempt = 0; ; attempt++) {
+      if (options.expectedRevision !== undefined && options.expectedRevision !== this.revision) {
+        throw new ShoalError({
+          kind: "PreconditionFailed",
+          message: `node ${this.nodeId} is at revision ${this.revision}, not ${options.expectedRevision}`,
+        });
+      }
+      const decision = decideNode(this.snapshot, command);
+      if (!decision.ok) throw refusalError(decision.refusal);
+      const base = { revision: this.revision, ...(decision.note === undefined ? {} : { note: decision.note }) };
+      if (decision.events.length === 0) return { events: [], position: undefined, ...base };
+
+      const time = new Date(this.clock.now()).toISOString();
+      const metadata = { time, ...context };
+      const newEvents = decision.events.map((e) => encodeNodeEvent(e, metadata, randomUUID()));
+      try {
+        const result = await this.store.append(nodeStream(this.nodeId), newEvents, this.revision === -1 ? "no_stream" : this.revision);
+        for (const e of decision.events) this.snapshot = applyNodeEvent(this.snapshot, e);
+        this.revision = result.nextExpectedRevision;
+        return { events: decision.events, position: result.position, revision: this.revision, ...(decision.note === undefined ? {} : { note: decision.note }) };
+      } catch (e) {
+        // Another writer (a second orchestrator on the same store) got there first: catch up, decide again.
+        if (!(e instanceof WrongExpectedRevisionError) || attempt >= MAX_CONFLICT_RETRIES) {
+          if (e instanceof WrongExpectedRevisionError) throw conflict(`node ${this.nodeId} was changed concurrently; try again`);
+          throw e;
+        }
+        await this.catchUp();
+      }
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    const events = await this.store.readStream(nodeStream(this.nodeId), { fromRevision: this.revision + 1 });
+    for (const recorded of events) this.applyStored(decodeNodeEvent(recorded), recorded.revision);
+  }
+}

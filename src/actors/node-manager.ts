@@ -1,0 +1,266 @@
+import type { Logger } from "pino";
+import type { NodeCommand } from "../../machines/node/node-commands.ts";
+import { isRegistered, nodeHealth } from "../../machines/node/node-machine.ts";
+import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import type { Health, NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
+import type { EventStore } from "../events/store/event-store.ts";
+import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
+import { notFound, forbidden } from "../errors/shoal-error.ts";
+import type { Clock, TimerHandle } from "./clock.ts";
+import { systemContext, type CommandContext } from "./command-context.ts";
+import type { HealthThresholds } from "./health-thresholds.ts";
+import { NodeActor, type CommandResult } from "./node-actor.ts";
+import { resolveNodeId } from "./resolve-node-id.ts";
+
+/** In-memory, never persisted: Bacalhau treats heartbeats and resource reports as transient. */
+interface Liveness {
+  /** Last heartbeat received by this orchestrator process; null when none since it started. */
+  lastHeartbeat: number | null;
+  /** When this process started watching the node (registration or recovery). */
+  since: number;
+  /** No health transition before this instant: the restart grace (Bacalhau #4585). */
+  graceUntil: number;
+  health: Health;
+  /** A health transition is being written; a heartbeat now must re-check afterwards. */
+  changing: boolean;
+  timer: TimerHandle | undefined;
+  resources: ResourceReport | undefined;
+}
+
+export interface LiveView {
+  readonly lastHeartbeat: number | null;
+  readonly resources: ResourceReport | undefined;
+}
+
+export interface NodeManagerOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly manualApproval: boolean;
+  readonly thresholds: HealthThresholds;
+}
+
+const RECOVERY_BATCH = 1000;
+const RETRY_AFTER_STORE_ERROR_MS = 5000;
+
+/**
+ * The orchestrator's node actors: one per node, rebuilt from the store on start. Holds the
+ * transient liveness state and turns missed deadlines into health commands.
+ */
+export class NodeManager {
+  private readonly actors = new Map<string, NodeActor>();
+  private readonly liveness = new Map<string, Liveness>();
+  private stopped = false;
+
+  constructor(private readonly options: NodeManagerOptions) {}
+
+  private get clock(): Clock {
+    return this.options.clock;
+  }
+
+  private actor(nodeId: string): NodeActor {
+    let actor = this.actors.get(nodeId);
+    if (!actor) {
+      actor = new NodeActor(nodeId, this.options.store, this.clock);
+      this.actors.set(nodeId, actor);
+    }
+    return actor;
+  }
+
+  /** Replays every node stream, then arms health deadlines with a full grace period. */
+  async recover(): Promise<{ nodes: number; events: number; position: number }> {
+    const { store, logger } = this.options;
+    const started = this.clock.now();
+    const lastSeenInEvents = new Map<string, string | null>();
+    let after = 0;
+    let count = 0;
+    for (;;) {
+      const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
+      for (const recorded of batch) {
+        after = recorded.position;
+        if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
+        const event = decodeNodeEvent(recorded);
+        const nodeId = entityIdOf(recorded.stream);
+        this.actor(nodeId).applyStored(event, recorded.revision);
+        if (event.type === "NodeBecameUnhealthy" || event.type === "NodeBecameUnknown") lastSeenInEvents.set(nodeId, event.data.LastHeartbeat);
+        count++;
+      }
+      if (batch.length > 0) logger.info({ events: count, position: after }, "recovering nodes: replayed events");
+      if (batch.length < RECOVERY_BATCH) break;
+    }
+    const now = this.clock.now();
+    for (const [nodeId, actor] of this.actors) {
+      const state = actor.state;
+      if (!isRegistered(state) || state.context.nodeType !== "Compute") continue;
+      const seen = lastSeenInEvents.get(nodeId);
+      const health = nodeHealth(state) ?? "HEALTHY";
+      const thresholds = this.thresholdsOf(nodeId);
+      this.liveness.set(nodeId, {
+        lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
+        since: now,
+        graceUntil: now + thresholds.disconnectMs,
+        health,
+        changing: false,
+        timer: undefined,
+        resources: undefined,
+      });
+      this.arm(nodeId);
+    }
+    logger.info({ nodes: this.actors.size, events: count, ms: this.clock.now() - started }, "recovered nodes from the event store");
+    return { nodes: this.actors.size, events: count, position: after };
+  }
+
+  private thresholdsOf(nodeId: string) {
+    return this.options.thresholds.for(nodeId, this.actors.get(nodeId)?.state.context.info?.Labels ?? {});
+  }
+
+  /** The next instant at which the node's health must be re-checked, or undefined for none. */
+  private deadline(nodeId: string, live: Liveness): number | undefined {
+    const t = this.thresholdsOf(nodeId);
+    const base = live.lastHeartbeat ?? live.since;
+    if (live.health === "HEALTHY") return Math.max(base + t.disconnectMs, live.graceUntil);
+    if (live.health === "UNHEALTHY") return Math.max(base + t.unknownMs, live.graceUntil);
+    return undefined;
+  }
+
+  private arm(nodeId: string): void {
+    const live = this.liveness.get(nodeId);
+    if (!live || this.stopped) return;
+    live.timer?.cancel();
+    live.timer = undefined;
+    const at = this.deadline(nodeId, live);
+    if (at === undefined) return;
+    live.timer = this.clock.setTimer(at - this.clock.now(), () => {
+      live.timer = undefined;
+      void this.onDeadline(nodeId);
+    });
+  }
+
+  private async onDeadline(nodeId: string): Promise<void> {
+    const live = this.liveness.get(nodeId);
+    if (!live || this.stopped) return;
+    const due = () => {
+      const at = this.deadline(nodeId, live);
+      return at !== undefined && this.clock.now() >= at;
+    };
+    // Heartbeats only move lastHeartbeat; the timer notices here and re-arms (lazy deadlines).
+    if (!due()) return this.arm(nodeId);
+    const t = this.thresholdsOf(nodeId);
+    const lastHeartbeat = live.lastHeartbeat === null ? null : new Date(live.lastHeartbeat).toISOString();
+    const command: NodeCommand =
+      live.health === "HEALTHY"
+        ? { type: "MarkUnhealthy", lastHeartbeat, disconnectTimeoutMs: t.disconnectMs }
+        : { type: "MarkUnknown", lastHeartbeat, unknownTimeoutMs: t.unknownMs };
+    const silentMs = this.clock.now() - (live.lastHeartbeat ?? live.since);
+    live.changing = true;
+    try {
+      await this.actor(nodeId).execute(command, systemContext(`no heartbeat for ${Math.round(silentMs / 1000)}s`), { precondition: due });
+      this.afterCommand(nodeId);
+      this.arm(nodeId);
+    } catch (e) {
+      this.options.logger.error({ err: e, nodeId }, "could not record a health change; retrying");
+      live.timer = this.clock.setTimer(RETRY_AFTER_STORE_ERROR_MS, () => void this.onDeadline(nodeId));
+    } finally {
+      live.changing = false;
+    }
+  }
+
+  /** Keeps the liveness cache in step with the actor after any command. */
+  private afterCommand(nodeId: string): void {
+    const actor = this.actors.get(nodeId);
+    const live = this.liveness.get(nodeId);
+    if (!actor || !live) return;
+    if (!isRegistered(actor.state)) {
+      live.timer?.cancel();
+      this.liveness.delete(nodeId);
+      return;
+    }
+    live.health = nodeHealth(actor.state) ?? "HEALTHY";
+  }
+
+  /** The orchestrator's own node: registered (or refreshed) as a Requester on every start. */
+  async registerSelf(info: NodeInfo): Promise<CommandResult> {
+    return this.actor(info.NodeID).execute({ type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));
+  }
+
+  /** A compute node announces itself. Registration is also proof of life. */
+  async register(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
+    const nodeId = info.NodeID;
+    const result = await this.actor(nodeId).execute({ type: "Register", info, manualApproval: this.options.manualApproval }, context);
+    const now = this.clock.now();
+    if (!this.liveness.has(nodeId)) {
+      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
+      this.afterCommand(nodeId);
+      this.arm(nodeId);
+    } else {
+      await this.heartbeat(nodeId, context.causationId);
+    }
+    return result;
+  }
+
+  /**
+   * The hot path: one map lookup and one assignment while the node is healthy. Only a node
+   * coming back from UNHEALTHY/UNKNOWN goes through its actor (and the store).
+   */
+  heartbeat(nodeId: string, causationId?: string): Promise<void> | undefined {
+    const live = this.liveness.get(nodeId);
+    if (!live) throw notFound(`node not registered: ${nodeId}`);
+    live.lastHeartbeat = this.clock.now();
+    if (live.health === "HEALTHY" && !live.changing) return undefined;
+    return this.actor(nodeId)
+      .execute({ type: "MarkHealthy" }, systemContext("heartbeat received", causationId))
+      .then(() => {
+        this.afterCommand(nodeId);
+        this.arm(nodeId);
+      });
+  }
+
+  async updateInfo(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
+    const result = await this.actor(info.NodeID).execute({ type: "UpdateInfo", info }, context);
+    // Labels may have moved the node into another threshold group.
+    if (result.events.length > 0) this.arm(info.NodeID);
+    return result;
+  }
+
+  updateResources(nodeId: string, report: ResourceReport): void {
+    const live = this.liveness.get(nodeId);
+    if (!live) throw notFound(`node not registered: ${nodeId}`);
+    if (this.actors.get(nodeId)?.state.context.membership === "REJECTED") throw forbidden("node registration rejected");
+    live.resources = report;
+  }
+
+  /** Exact id, else a unique prefix; `includeDeleted` also searches nodes whose history is all that is left. */
+  resolve(idOrPrefix: string, includeDeleted = false): string {
+    const candidates = [...this.actors.values()]
+      .filter((a) => includeDeleted || isRegistered(a.state))
+      .map((a) => a.nodeId);
+    return resolveNodeId(idOrPrefix, candidates);
+  }
+
+  async operatorAction(
+    action: "approve" | "reject" | "delete",
+    idOrPrefix: string,
+    context: CommandContext,
+    expectedRevision?: number,
+  ): Promise<CommandResult> {
+    const nodeId = this.resolve(idOrPrefix);
+    const command: NodeCommand = action === "approve" ? { type: "Approve" } : action === "reject" ? { type: "Reject" } : { type: "Delete" };
+    const result = await this.actor(nodeId).execute(command, context, expectedRevision === undefined ? {} : { expectedRevision });
+    this.afterCommand(nodeId);
+    return result;
+  }
+
+  live(nodeId: string): LiveView | undefined {
+    const live = this.liveness.get(nodeId);
+    return live && { lastHeartbeat: live.lastHeartbeat, resources: live.resources };
+  }
+
+  revisionOf(nodeId: string): number {
+    return this.actors.get(nodeId)?.currentRevision ?? -1;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const live of this.liveness.values()) live.timer?.cancel();
+  }
+}

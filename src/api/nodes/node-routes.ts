@@ -1,0 +1,97 @@
+import { Schema } from "effect";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { commandContext } from "../../actors/command-context.ts";
+import type { NodeManager } from "../../actors/node-manager.ts";
+import { badRequest, notFound } from "../../errors/shoal-error.ts";
+import type { NodeHistory } from "../../projections/node-history.ts";
+import type { NodeViews } from "../../projections/node-views.ts";
+import type { ProjectionRunner } from "../../projections/projection-runner.ts";
+import { resolveNodeId } from "../../actors/resolve-node-id.ts";
+import { validate } from "../validate.ts";
+import { ListNodesQuery, queryNodes } from "./node-query.ts";
+import { toNodeState } from "./node-state.ts";
+
+export const PutNodeRequest = Schema.Struct({
+  Action: Schema.Literal("approve", "reject", "delete").annotations({
+    message: () => 'Action must be one of "approve", "reject", "delete"',
+  }),
+  Message: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
+  NodeID: Schema.optional(Schema.String),
+});
+
+export const HistoryQuery = Schema.Struct({
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
+  next_token: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/, { message: () => "next_token must be a token returned by this endpoint" }))),
+});
+
+const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
+const ACTOR_ID = /^[A-Za-z0-9._@-]{1,128}$/;
+
+export interface NodeRouteDeps {
+  readonly manager: NodeManager;
+  readonly views: NodeViews;
+  readonly projection: ProjectionRunner;
+  readonly history: NodeHistory;
+}
+
+/** `If-Match: "3"` (or W/"3", or 3) → 3; `*` or absent → no precondition. */
+function ifMatch(request: FastifyRequest): number | undefined {
+  const raw = request.headers["if-match"];
+  if (raw === undefined || raw.trim() === "*") return undefined;
+  const m = /^\s*(?:W\/)?"?(-?\d+)"?\s*$/.exec(raw);
+  if (!m) throw badRequest(`If-Match must be an ETag returned by GET, like "3"; got ${raw}`);
+  return Number(m[1]);
+}
+
+function operator(request: FastifyRequest): string {
+  const raw = request.headers["x-shoal-actor"];
+  if (typeof raw === "string" && ACTOR_ID.test(raw)) return raw;
+  if (raw !== undefined) throw badRequest("X-Shoal-Actor must be 1-128 letters, digits or ._@-");
+  return "anonymous";
+}
+
+export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): void {
+  const { manager, views, projection, history } = deps;
+  const stateOf = (nodeId: string) => {
+    const view = views.get(nodeId);
+    if (!view || view.deleted) throw notFound(`node not found: ${nodeId}`);
+    return toNodeState(view, manager.live(nodeId));
+  };
+  const resolveCurrent = (id: string) => resolveNodeId(id, views.current().map((v) => v.nodeId));
+
+  app.get("/api/v1/orchestrator/nodes", async (request) => {
+    const query = validate(ListNodesQuery, request.query, "query");
+    const nodes = views.current().map((v) => toNodeState(v, manager.live(v.nodeId)));
+    return queryNodes(nodes, query);
+  });
+
+  app.get("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
+    const { id } = validate(IdParams, request.params, "path");
+    const node = stateOf(resolveCurrent(id));
+    void reply.header("ETag", `"${node.Revision}"`);
+    return { Node: node };
+  });
+
+  app.put("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
+    const { id } = validate(IdParams, request.params, "path");
+    const body = validate(PutNodeRequest, request.body, "request body");
+    const expectedRevision = ifMatch(request);
+    const context = commandContext(
+      { type: "operator", id: operator(request) },
+      { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
+    );
+    const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
+    // Read-your-writes: the next GET must show what this PUT did.
+    await projection.waitFor(result.position);
+    void reply.header("ETag", `"${result.revision}"`);
+    return { Success: true };
+  });
+
+  app.get("/api/v1/orchestrator/nodes/:id/history", async (request) => {
+    const { id } = validate(IdParams, request.params, "path");
+    const query = validate(HistoryQuery, request.query, "query");
+    const nodeId = resolveNodeId(id, views.allIds());
+    const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
+    return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
+  });
+}

@@ -1,0 +1,70 @@
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { parseLabels } from "../../config/coerce.ts";
+import type { ShoalConfig } from "../../config/keys.ts";
+import { ComputeAgent } from "../../compute/compute-agent.ts";
+import { NodeId } from "../../events/catalog/node-info.ts";
+import { createLogger } from "../../logging/create-logger.ts";
+import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
+import { Schema } from "effect";
+import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { UsageError } from "../usage-error.ts";
+import { waitForSignal } from "./serve-command.ts";
+
+export const COMPUTE_HELP = `Usage: shoal compute [--node-id ID] [--labels k=v,...] [options]
+
+Runs a compute node agent that registers with the orchestrator(s) in Compute.Orchestrators,
+heartbeats every Compute.Heartbeat.Interval and reports its info and resources.
+
+Options:
+  --node-id ID         node id (default: NodeID config, else generated once and kept in DataDir)
+  --labels k=v,...     labels of this node (added to the Labels config key)
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): ComputeAgent {
+  return new ComputeAgent({
+    nodeId,
+    orchestrators: config["Compute.Orchestrators"],
+    token: config["Compute.Auth.Token"],
+    labels: config.Labels,
+    dataDir: config.DataDir,
+    heartbeatMs: config["Compute.Heartbeat.Interval"],
+    infoUpdateMs: config["Compute.Heartbeat.InfoUpdateInterval"],
+    resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],
+    logger,
+  });
+}
+
+export async function computeCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { ...CONFIG_OPTIONS, "node-id": { type: "string" }, labels: { type: "string" }, help: { type: "boolean", short: "h" } },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(COMPUTE_HELP);
+    return 0;
+  }
+  const nodeIdFlag = values["node-id"];
+  if (nodeIdFlag !== undefined && Schema.decodeUnknownEither(NodeId)(nodeIdFlag)._tag === "Left") {
+    throw new UsageError(`--node-id ${nodeIdFlag}: a node id is 1-128 letters, digits, '-' or '_', starting with a letter or digit`);
+  }
+  const base = configFrom(values);
+  const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
+  const config = { ...base, Labels: { ...base.Labels, ...labels } };
+  const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
+  const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, join(config.DataDir, "compute"));
+  const agent = computeAgentFromConfig({ ...config, DataDir: join(config.DataDir, "compute") }, nodeId, logger.child({ nodeId }));
+  let interrupted = false;
+  const signal = waitForSignal().then(() => {
+    interrupted = true;
+  });
+  await Promise.race([agent.start(), signal]);
+  if (!interrupted) {
+    console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].join(", ")}).`);
+    await signal;
+  }
+  await agent.stop();
+  return 0;
+}

@@ -1,0 +1,64 @@
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createLogger } from "../../logging/create-logger.ts";
+import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
+import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { UsageError } from "../usage-error.ts";
+import { computeAgentFromConfig } from "./compute-command.ts";
+import { waitForSignal } from "./serve-command.ts";
+
+export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
+
+Starts an orchestrator (node-0) and N compute nodes (node-1 … node-N) in one process,
+on the embedded defaults: SQLite in DataDir, a nats-server child, the API on API.Port.
+
+Options:
+  --compute N          number of compute nodes (default 3)
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+export async function devstackCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { ...CONFIG_OPTIONS, compute: { type: "string", default: "3" }, help: { type: "boolean", short: "h" } },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(DEVSTACK_HELP);
+    return 0;
+  }
+  const count = Number(values.compute);
+  if (!Number.isInteger(count) || count < 0 || count > 100) throw new UsageError(`--compute must be a whole number from 0 to 100, got ${values.compute}`);
+  const base = configFrom(values);
+  const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
+  const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
+  const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }));
+  const agents = [];
+  const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": config["Orchestrator.Auth.Token"] };
+  for (let i = 1; i <= count; i++) {
+    const nodeId = `node-${i}`;
+    const agent = computeAgentFromConfig({ ...computeConfig, DataDir: join(config.DataDir, "compute", nodeId) }, nodeId, logger.child({ node: nodeId }));
+    await agent.start();
+    agents.push(agent);
+  }
+  const port = new URL(orchestrator.apiUrl).port;
+  console.log(`Shoal devstack is running: orchestrator ${orchestrator.nodeId} and ${count} compute node(s).
+
+  API:   ${orchestrator.apiUrl}
+  NATS:  ${orchestrator.natsUrl}
+  Data:  ${config.DataDir}
+
+Try, in another terminal:
+  export SHOAL_API_HOST=127.0.0.1 SHOAL_API_PORT=${port}
+  ./bin/shoal node list
+  ./bin/shoal node reject node-1 -m "not ours"
+  ./bin/shoal node approve node-1
+  ./bin/shoal node history node-1
+  nats sub 'shoal.events.>' -s ${orchestrator.natsUrl}     # cluster events, if you have the nats CLI
+
+Press Ctrl-C to stop.`);
+  await waitForSignal();
+  for (const agent of agents) await agent.stop();
+  await orchestrator.stop();
+  return 0;
+}

@@ -1,0 +1,169 @@
+import { parseArgs } from "node:util";
+import { stringify as toYaml } from "yaml";
+import type { NodeState } from "../../api/nodes/node-state.ts";
+import type { ClusterEvent } from "../../projections/cluster-event.ts";
+import { ApiClient } from "../api-client.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { formatBytes, formatTable } from "../table.ts";
+import { UsageError } from "../usage-error.ts";
+
+export const NODE_HELP = `Usage: shoal node <command> [options]
+
+Commands:
+  list                     list nodes
+  describe <id>            show one node (id or unique prefix)
+  approve <id>             approve a PENDING or REJECTED node
+  reject <id> [-m reason]  reject a PENDING or APPROVED node
+  delete <id>              remove a node (its history stays)
+  history <id>             every event of a node, oldest first
+
+Options:
+  --api-host HOST          API host (env SHOAL_API_HOST; default 127.0.0.1)
+  --api-port PORT          API port (env SHOAL_API_PORT; default 1234)
+  --output table|json|yaml output format (default table; describe defaults to yaml)
+  list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
+        --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+  history: --limit N  --next-token T
+  -m, --message TEXT       reason, recorded in the node's history (approve, reject, delete)`;
+
+const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  "api-host": { type: "string" },
+  "api-port": { type: "string" },
+  output: { type: "string" },
+  "filter-approval": { type: "string" },
+  "filter-status": { type: "string" },
+  labels: { type: "string", multiple: true },
+  limit: { type: "string" },
+  "next-token": { type: "string" },
+  "order-by": { type: "string" },
+  "order-reversed": { type: "boolean" },
+  message: { type: "string", short: "m" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function client(values: Values): ApiClient {
+  const config = configFrom(values);
+  const host = values["api-host"] ?? (config["API.Host"] === "0.0.0.0" ? "127.0.0.1" : config["API.Host"]);
+  const port = values["api-port"] ?? String(config["API.Port"]);
+  if (!/^\d{1,5}$/.test(port)) throw new UsageError(`--api-port must be a port number, got ${port}`);
+  return new ApiClient(`http://${host.includes(":") ? `[${host}]` : host}:${port}`);
+}
+
+function output(values: Values, fallback: "table" | "yaml"): "table" | "json" | "yaml" {
+  const format = values.output ?? fallback;
+  if (format !== "table" && format !== "json" && format !== "yaml") throw new UsageError(`--output must be table, json or yaml, got ${format}`);
+  return format;
+}
+
+function printData(format: "json" | "yaml", data: unknown): void {
+  console.log(format === "json" ? JSON.stringify(data, null, 2) : toYaml(data).trimEnd());
+}
+
+function capacity(node: NodeState, key: "CPU" | "Memory" | "Disk" | "GPU"): string {
+  const c = node.Info.ComputeNodeInfo;
+  if (!c) return "";
+  const fmt = (v: number | undefined) => (key === "Memory" || key === "Disk" ? formatBytes(v) : v === undefined ? "-" : String(v));
+  return `${fmt(c.AvailableCapacity[key])} / ${fmt(c.MaxCapacity[key])}`;
+}
+
+function nodeRow(n: NodeState): string[] {
+  const labels = Object.entries(n.Info.Labels)
+    .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk")];
+}
+
+function one(positionals: string[], command: string): string {
+  const id = positionals[0];
+  if (id === undefined || positionals.length !== 1) throw new UsageError(`shoal node ${command} takes exactly one node id`);
+  return id;
+}
+
+export async function nodeCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
+    console.log(NODE_HELP);
+    return sub === undefined ? 2 : 0;
+  }
+  const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  if (values.help) {
+    console.log(NODE_HELP);
+    return 0;
+  }
+  const api = client(values);
+  switch (sub) {
+    case "list": {
+      if (positionals.length > 0) throw new UsageError("shoal node list takes no arguments");
+      const format = output(values, "table");
+      const q = new URLSearchParams();
+      if (values["filter-approval"]) q.set("filter-approval", values["filter-approval"]);
+      if (values["filter-status"]) q.set("filter-status", values["filter-status"]);
+      for (const l of values.labels ?? []) q.append("labels", l);
+      if (values.limit) q.set("limit", values.limit);
+      if (values["next-token"]) q.set("next_token", values["next-token"]);
+      if (values["order-by"]) q.set("order_by", values["order-by"]);
+      if (values["order-reversed"]) q.set("reverse", "true");
+      const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
+      if (format !== "table") printData(format, res);
+      else {
+        console.log(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], res.Nodes.map(nodeRow)));
+        if (res.NextToken) console.log(`\nMore nodes: --next-token ${res.NextToken}`);
+      }
+      return 0;
+    }
+    case "describe": {
+      const id = one(positionals, sub);
+      const format = output(values, "yaml");
+      const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
+      if (format === "table") console.log(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], [nodeRow(res.Node)]));
+      else printData(format, res.Node);
+      return 0;
+    }
+    case "approve":
+    case "reject":
+    case "delete": {
+      const id = one(positionals, sub);
+      const format = output(values, "table");
+      try {
+        const res = await api.request<{ Success: boolean }>("PUT", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`, {
+          Action: sub,
+          ...(values.message === undefined ? {} : { Message: values.message }),
+        });
+        if (format === "table") console.log("Ok");
+        else printData(format, res);
+        return 0;
+      } catch (e) {
+        if (format !== "table") throw e;
+        console.error(`Failed to ${sub} node ${id}: ${(e as Error).message}`);
+        return 1;
+      }
+    }
+    case "history": {
+      const id = one(positionals, sub);
+      const format = output(values, "table");
+      const q = new URLSearchParams();
+      if (values.limit) q.set("limit", values.limit);
+      if (values["next-token"]) q.set("next_token", values["next-token"]);
+      const res = await api.request<{ Items: ClusterEvent[]; NextToken: string }>(
+        "GET",
+        `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}/history?${q}`,
+      );
+      if (format !== "table") printData(format, res);
+      else {
+        const rows = res.Items.map((e) => {
+          const actor = e.metadata.actor as { type?: string; id?: string } | undefined;
+          return [String(e.revision), e.time, e.type, `${actor?.type ?? "?"}:${actor?.id ?? "?"}`, String(e.metadata.reason ?? "")];
+        });
+        console.log(formatTable(["REV", "TIME", "EVENT", "BY", "REASON"], rows));
+        if (res.NextToken) console.log(`\nMore events: --next-token ${res.NextToken}`);
+      }
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown node command "${sub}"; try shoal node --help`);
+  }
+}

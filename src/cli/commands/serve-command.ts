@@ -1,0 +1,43 @@
+import { parseArgs } from "node:util";
+import { createLogger } from "../../logging/create-logger.ts";
+import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
+import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+
+export const SERVE_HELP = `Usage: shoal serve [options]
+
+Runs the orchestrator: node manager, REST API, embedded NATS and event store.
+
+Options:
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+/** Resolves when the process should exit (after SIGINT/SIGTERM and a clean stop). */
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } }, strict: true });
+  if (values.help) {
+    console.log(SERVE_HELP);
+    return 0;
+  }
+  const config = configFrom(values);
+  const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
+  const orchestrator = await startOrchestrator(config, logger);
+  console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
+  console.log(`  API:  ${orchestrator.apiUrl}`);
+  console.log(`  NATS: ${orchestrator.natsUrl}`);
+  await waitForSignal();
+  logger.info("shutting down");
+  await orchestrator.stop();
+  return 0;
+}
+
+export function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+      resolve(signal);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
+  });
+}

@@ -1,0 +1,125 @@
+import { parseLabelSelector, LabelSelectorError } from "../labels/label-selector.ts";
+import { ConfigError } from "./config-error.ts";
+import { parseDuration } from "./duration.ts";
+import { CONFIG_KEYS, type ConfigKey, type HealthOverride } from "./keys.ts";
+
+const TRUE = new Set(["true", "1", "yes", "on"]);
+const FALSE = new Set(["false", "0", "no", "off"]);
+
+function fail(source: string, key: string, message: string): never {
+  throw new ConfigError(`${source}: ${key}: ${message}`);
+}
+
+function toDuration(raw: unknown, source: string, key: string): number {
+  if (typeof raw === "string") {
+    const ms = parseDuration(raw);
+    if (ms !== undefined && ms >= 0) return ms;
+  }
+  return fail(source, key, `expected a duration such as 15s, 1m or 1m30s, got ${JSON.stringify(raw)}`);
+}
+
+export function parseLabels(raw: unknown, source: string, key: string): Record<string, string> {
+  const entries: [string, string][] = [];
+  if (typeof raw === "string" || Array.isArray(raw)) {
+    const items = typeof raw === "string" ? raw.split(",") : raw;
+    for (const item of items) {
+      if (typeof item !== "string") fail(source, key, `expected k=v strings, got ${JSON.stringify(item)}`);
+      const text = item.trim();
+      if (text === "") continue;
+      const eq = text.indexOf("=");
+      if (eq <= 0) fail(source, key, `expected k=v, got "${text}"`);
+      entries.push([text.slice(0, eq).trim(), text.slice(eq + 1).trim()]);
+    }
+  } else if (raw !== null && typeof raw === "object") {
+    for (const [k, v] of Object.entries(raw)) {
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") {
+        fail(source, key, `label ${k} must be a scalar`);
+      }
+      entries.push([k, String(v)]);
+    }
+  } else fail(source, key, `expected labels as k=v,k2=v2 or a mapping, got ${JSON.stringify(raw)}`);
+  for (const [k, v] of entries) {
+    try {
+      parseLabelSelector(`${k}=${v}`);
+    } catch (e) {
+      if (e instanceof LabelSelectorError) fail(source, key, e.message);
+      throw e;
+    }
+  }
+  return Object.fromEntries(entries);
+}
+
+const OVERRIDE_FIELDS = new Set(["NodeIDs", "Selector", "DisconnectTimeout", "UnknownTimeout"]);
+
+function toOverrides(raw: unknown, source: string, key: string): HealthOverride[] {
+  let value = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      fail(source, key, "expected a JSON list such as [{\"Selector\":\"zone=edge\",\"DisconnectTimeout\":\"5m\"}]");
+    }
+  }
+  if (!Array.isArray(value)) fail(source, key, "expected a list of overrides");
+  return value.map((entry, i) => {
+    const at = `${key}[${i}]`;
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) fail(source, at, "expected a mapping");
+    const e = entry as Record<string, unknown>;
+    for (const f of Object.keys(e)) {
+      if (!OVERRIDE_FIELDS.has(f)) fail(source, at, `unknown field ${f} (expected NodeIDs, Selector, DisconnectTimeout, UnknownTimeout)`);
+    }
+    const out: { -readonly [K in keyof HealthOverride]: HealthOverride[K] } = {};
+    if (e.NodeIDs !== undefined) {
+      if (!Array.isArray(e.NodeIDs) || !e.NodeIDs.every((n) => typeof n === "string" && n !== "")) {
+        fail(source, at, "NodeIDs must be a list of node ids");
+      }
+      out.NodeIDs = e.NodeIDs as string[];
+    }
+    if (e.Selector !== undefined) {
+      if (typeof e.Selector !== "string") fail(source, at, "Selector must be a label selector string");
+      try {
+        parseLabelSelector(e.Selector);
+      } catch (err) {
+        if (err instanceof LabelSelectorError) fail(source, at, err.message);
+        throw err;
+      }
+      out.Selector = e.Selector;
+    }
+    if ((out.NodeIDs === undefined) === (out.Selector === undefined)) {
+      fail(source, at, "give exactly one of NodeIDs or Selector");
+    }
+    if (e.DisconnectTimeout !== undefined) out.DisconnectTimeout = toDuration(e.DisconnectTimeout, source, `${at}.DisconnectTimeout`);
+    if (e.UnknownTimeout !== undefined) out.UnknownTimeout = toDuration(e.UnknownTimeout, source, `${at}.UnknownTimeout`);
+    return out;
+  });
+}
+
+/** Turns a raw value from a flag, env var or YAML into the key's type, or throws a ConfigError. */
+export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
+  const def = CONFIG_KEYS[key];
+  switch (def.kind) {
+    case "string":
+      if (typeof raw === "string" || typeof raw === "number") return String(raw);
+      return fail(source, key, `expected a string, got ${JSON.stringify(raw)}`);
+    case "int": {
+      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (Number.isInteger(n) && n >= 0 && n <= 65535) return n;
+      return fail(source, key, `expected a whole number from 0 to 65535, got ${JSON.stringify(raw)}`);
+    }
+    case "bool":
+      if (typeof raw === "boolean") return raw;
+      if (typeof raw === "string" && TRUE.has(raw.toLowerCase())) return true;
+      if (typeof raw === "string" && FALSE.has(raw.toLowerCase())) return false;
+      return fail(source, key, `expected true or false, got ${JSON.stringify(raw)}`);
+    case "duration":
+      return toDuration(raw, source, key);
+    case "list":
+      if (typeof raw === "string") return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      if (Array.isArray(raw) && raw.every((s) => typeof s === "string")) return raw as string[];
+      return fail(source, key, `expected a comma-separated list, got ${JSON.stringify(raw)}`);
+    case "labels":
+      return parseLabels(raw, source, key);
+    case "overrides":
+      return toOverrides(raw, source, key);
+  }
+}

@@ -1,0 +1,82 @@
+import { formatDuration } from "./duration.ts";
+
+/** A per-node or per-group health threshold override (Nodes Manager epic, requirement 8). */
+export interface HealthOverride {
+  readonly NodeIDs?: readonly string[];
+  readonly Selector?: string;
+  readonly DisconnectTimeout?: number;
+  readonly UnknownTimeout?: number;
+}
+
+export type KeyKind = "string" | "int" | "bool" | "duration" | "list" | "labels" | "overrides";
+
+interface KeyDef<K extends KeyKind, V> {
+  readonly kind: K;
+  readonly default: V;
+  readonly description: string;
+}
+
+const str = (d: string, description: string): KeyDef<"string", string> => ({ kind: "string", default: d, description });
+const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: "int", default: d, description });
+const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
+const dur = (d: number, description: string): KeyDef<"duration", number> => ({ kind: "duration", default: d, description });
+
+/**
+ * Every config key Shoal reads. Names follow Bacalhau's where Bacalhau has one.
+ * Durations are held in milliseconds.
+ */
+export const CONFIG_KEYS = {
+  DataDir: str("", "Directory where Shoal keeps its state (event store, NATS JetStream data, node id). Default ~/.shoal"),
+  NodeID: str("", "This process's node id. Empty: generated once as n-<uuid> and kept in DataDir"),
+  Labels: { kind: "labels", default: {} as Record<string, string>, description: "Labels of this node, k=v,k2=v2" } as KeyDef<"labels", Record<string, string>>,
+  "API.Host": str("0.0.0.0", "Address the REST API listens on (serve) or connects to (node commands)"),
+  "API.Port": int(1234, "Port of the REST API"),
+  "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
+  "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
+  "Orchestrator.NATS.URL": str("", "Use this external NATS (with JetStream) instead of starting an embedded nats-server"),
+  "Orchestrator.Auth.Token": str("", "When set, compute nodes must present the same Compute.Auth.Token"),
+  "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
+  "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
+  "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
+  "Orchestrator.NodeManager.Overrides": {
+    kind: "overrides",
+    default: [] as HealthOverride[],
+    description: "Per-node (NodeIDs) or per-group (Selector) DisconnectTimeout/UnknownTimeout; node entries win over groups, first matching group wins",
+  } as KeyDef<"overrides", HealthOverride[]>,
+  "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
+  "Compute.Orchestrators": { kind: "list", default: ["nats://127.0.0.1:4222"], description: "NATS URLs of the orchestrator(s)" } as KeyDef<"list", string[]>,
+  "Compute.Auth.Token": str("", "Token presented to the orchestrator (must equal its Orchestrator.Auth.Token)"),
+  "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
+  "Compute.Heartbeat.InfoUpdateInterval": dur(60_000, "How often node information is reported (only changes are stored)"),
+  "Compute.Heartbeat.ResourceUpdateInterval": dur(30_000, "How often resource availability is reported (kept in memory)"),
+  "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
+  "Logging.Mode": str("default", "default (human readable) or json"),
+} as const;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+export type ShoalConfig = { -readonly [K in ConfigKey]: (typeof CONFIG_KEYS)[K]["default"] };
+
+export function defaultConfig(): ShoalConfig {
+  const out: Record<string, unknown> = {};
+  for (const [key, def] of Object.entries(CONFIG_KEYS)) out[key] = structuredClone(def.default);
+  return out as ShoalConfig;
+}
+
+export function isConfigKey(key: string): key is ConfigKey {
+  return Object.prototype.hasOwnProperty.call(CONFIG_KEYS, key);
+}
+
+/** Config keys are case-insensitive on input (env vars are upper case); this finds the canonical spelling. */
+export function canonicalKey(key: string): ConfigKey | undefined {
+  const lower = key.toLowerCase();
+  return (Object.keys(CONFIG_KEYS) as ConfigKey[]).find((k) => k.toLowerCase() === lower);
+}
+
+export function describeDefault(key: ConfigKey): string {
+  const def = CONFIG_KEYS[key];
+  if (def.kind === "duration") return formatDuration(def.default as number);
+  if (def.kind === "labels") return "";
+  if (def.kind === "list") return (def.default as string[]).join(",");
+  if (def.kind === "overrides") return "[]";
+  return String(def.default);
+}

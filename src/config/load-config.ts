@@ -1,0 +1,93 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "./config-error.ts";
+import { coerce } from "./coerce.ts";
+import { canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
+
+export interface ConfigSources {
+  /** `--config FILE` values, in order. */
+  readonly files?: readonly string[];
+  /** `-c` values, in order: `Key=Value`, a bare boolean `Key`, or a YAML file path. */
+  readonly settings?: readonly string[];
+  /** Usually process.env; only SHOAL_* variables that name a key are read. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Values from dedicated flags (e.g. --node-id), already typed; highest precedence. */
+  readonly flags?: Partial<ShoalConfig>;
+}
+
+function set(config: ShoalConfig, key: ConfigKey, raw: unknown, source: string): void {
+  (config as Record<string, unknown>)[key] = coerce(key, raw, source);
+}
+
+function flatten(value: unknown, prefix: string, out: [string, unknown][]): void {
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const path = prefix === "" ? k : `${prefix}.${k}`;
+      // Labels and Overrides hold mappings/lists as their values; stop descending there.
+      const key = canonicalKey(path);
+      if (key !== undefined) out.push([path, v]);
+      else flatten(v, path, out);
+    }
+  } else out.push([prefix, value]);
+}
+
+function applyYamlFile(config: ShoalConfig, path: string): void {
+  if (!existsSync(path)) throw new ConfigError(`config file ${path} does not exist`);
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new ConfigError(`config file ${path} is not valid YAML: ${(e as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return;
+  if (typeof doc !== "object" || Array.isArray(doc)) throw new ConfigError(`config file ${path} must be a YAML mapping`);
+  const pairs: [string, unknown][] = [];
+  flatten(doc, "", pairs);
+  for (const [path_, raw] of pairs) {
+    const key = canonicalKey(path_);
+    if (key === undefined) throw new ConfigError(`${path}: unknown config key ${path_}`);
+    set(config, key, raw, path);
+  }
+}
+
+function isYamlPath(entry: string): boolean {
+  return !entry.includes("=") && (/\.ya?ml$/i.test(entry) || existsSync(entry));
+}
+
+/**
+ * Builds the effective config. Precedence, highest first: dedicated flags and `-c Key=Value`,
+ * then SHOAL_* environment variables, then YAML files (later files win), then defaults.
+ */
+export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
+  const config = defaultConfig();
+  const settings = sources.settings ?? [];
+  for (const file of [...(sources.files ?? []), ...settings.filter(isYamlPath)]) applyYamlFile(config, file);
+
+  for (const [name, value] of Object.entries(sources.env ?? {})) {
+    if (!name.startsWith("SHOAL_") || value === undefined) continue;
+    const key = canonicalKey(name.slice("SHOAL_".length).replaceAll("_", "."));
+    if (key !== undefined) set(config, key, value, `environment variable ${name}`);
+  }
+
+  for (const entry of settings.filter((s) => !isYamlPath(s))) {
+    const eq = entry.indexOf("=");
+    const name = eq === -1 ? entry : entry.slice(0, eq);
+    const key = canonicalKey(name.trim());
+    if (key === undefined) throw new ConfigError(`-c ${entry}: unknown config key ${name}`);
+    set(config, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${entry}`);
+  }
+
+  for (const [name, value] of Object.entries(sources.flags ?? {})) {
+    if (value !== undefined) (config as Record<string, unknown>)[name] = value;
+  }
+
+  if (config.DataDir === "") config.DataDir = join(homedir(), ".shoal");
+  if (config["Orchestrator.NodeManager.UnknownTimeout"] < config["Orchestrator.NodeManager.DisconnectTimeout"]) {
+    throw new ConfigError(
+      "Orchestrator.NodeManager.UnknownTimeout must not be shorter than Orchestrator.NodeManager.DisconnectTimeout",
+    );
+  }
+  return config;
+}

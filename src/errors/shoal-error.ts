@@ -1,0 +1,37 @@
+import { Data } from "effect";
+
+/**
+ * The closed set of failures Shoal reports to callers. HTTP status codes for them live in one
+ * place (src/api/error-status.ts); NATS replies carry the kind as their code.
+ */
+export type ErrorKind =
+  | "BadRequest"
+  | "Unauthorized"
+  | "Forbidden"
+  | "NotFound"
+  | "Conflict"
+  | "MultipleNodesFound"
+  | "PreconditionFailed"
+  | "PayloadTooLarge"
+  | "Unavailable"
+  | "Internal";
+
+export class ShoalError extends Data.TaggedError("ShoalError")<{
+  readonly kind: ErrorKind;
+  readonly message: string;
+  readonly hint?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}> {}
+
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new ShoalError({ kind: "BadRequest", message, ...(details ? { details } : {}) });
+export const notFound = (message: string) => new ShoalError({ kind: "NotFound", message });
+export const conflict = (message: string) => new ShoalError({ kind: "Conflict", message });
+export const unauthorized = (message: string) => new ShoalError({ kind: "Unauthorized", message });
+export const forbidden = (message: string) => new ShoalError({ kind: "Forbidden", message });
+export const unavailable = (message: string) => new ShoalError({ kind: "Unavailable", message });
+
+export function asShoalError(e: unknown): ShoalError {
+  if (e instanceof ShoalError) return e;
+  return new ShoalError({ kind: "Internal", message: e instanceof Error ? e.message : String(e) });
+}

@@ -1,0 +1,61 @@
+import { Schema } from "effect";
+import { Health, Membership, NodeInfo, NodeType } from "./node-info.ts";
+
+const Time = Schema.String; // ISO-8601, supplied by the actor host's clock
+/** null: no heartbeat since this orchestrator started (the node was silent through the restart grace). */
+const LastHeartbeat = Schema.NullOr(Time);
+
+/** A node enters the cluster (or re-enters after a delete: a new lifecycle in the same stream). */
+export const NodeRegistered = Schema.Struct({
+  NodeID: Schema.String,
+  NodeType,
+  Info: NodeInfo,
+  Membership: Schema.Literal("PENDING", "APPROVED"),
+  Lifecycle: Schema.Number.pipe(Schema.int(), Schema.positive()),
+});
+
+export const NodeApproved = Schema.Struct({ NodeID: Schema.String, Previous: Membership });
+export const NodeRejected = Schema.Struct({ NodeID: Schema.String, Previous: Membership });
+export const NodeDeleted = Schema.Struct({ NodeID: Schema.String, Membership });
+
+export const NodeInfoUpdated = Schema.Struct({
+  NodeID: Schema.String,
+  Info: NodeInfo,
+  /** Top-level NodeInfo fields that differ from the previous info, for auditors. */
+  Changed: Schema.Array(Schema.String),
+});
+
+export const NodeBecameUnhealthy = Schema.Struct({
+  NodeID: Schema.String,
+  LastHeartbeat,
+  DisconnectTimeoutMs: Schema.Number,
+});
+
+export const NodeBecameUnknown = Schema.Struct({
+  NodeID: Schema.String,
+  LastHeartbeat,
+  UnknownTimeoutMs: Schema.Number,
+});
+
+export const NodeBecameHealthy = Schema.Struct({ NodeID: Schema.String, Previous: Health });
+
+export const NODE_EVENT_SCHEMAS = {
+  NodeRegistered,
+  NodeApproved,
+  NodeRejected,
+  NodeDeleted,
+  NodeInfoUpdated,
+  NodeBecameUnhealthy,
+  NodeBecameUnknown,
+  NodeBecameHealthy,
+} as const;
+
+export type NodeEventType = keyof typeof NODE_EVENT_SCHEMAS;
+export const NODE_EVENT_TYPES = Object.keys(NODE_EVENT_SCHEMAS) as NodeEventType[];
+
+/** A node event as the domain sees it: its type and its data. */
+export type NodeEvent = {
+  [T in NodeEventType]: { readonly type: T; readonly data: (typeof NODE_EVENT_SCHEMAS)[T]["Type"] };
+}[NodeEventType];
+
+export type NodeEventOf<T extends NodeEventType> = Extract<NodeEvent, { type: T }>;

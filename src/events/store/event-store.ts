@@ -1,0 +1,68 @@
+/**
+ * The EventStore port. Revisions are 0-based per stream, as in EventStoreDB; positions are the
+ * store's global order (strictly increasing, not necessarily contiguous). `after` is exclusive.
+ */
+export type ExpectedRevision = "no_stream" | "any" | "stream_exists" | number;
+
+export interface NewEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+export interface RecordedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly stream: string;
+  readonly revision: number;
+  readonly position: number;
+  /** metadata.time when the writer supplied one, else the time the store recorded it. */
+  readonly time: string;
+  readonly data: unknown;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+export interface AppendResult {
+  /** Revision of the last event appended: the expected revision for the next append. */
+  readonly nextExpectedRevision: number;
+  /** Global position of the last event appended. */
+  readonly position: number;
+}
+
+export interface ReadStreamOptions {
+  readonly fromRevision?: number;
+  readonly maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  readonly after?: number;
+  readonly maxCount?: number;
+}
+
+export interface StoreSubscription {
+  /** Stops delivery; resolves once no handler call is running. */
+  stop(): Promise<void>;
+  /** Settles when the subscription ends: resolves after stop(), rejects on a store or handler error. */
+  readonly done: Promise<void>;
+}
+
+export interface EventStore {
+  append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events of one stream in revision order; empty when the stream does not exist. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events of every stream in global order (system events excluded). */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Catch-up subscription: every event after `after` in global order, then live ones as they are
+   * appended. The handler is awaited; the next event is not delivered before it settles.
+   */
+  subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription;
+  close(): Promise<void>;
+}
+
+/** Where a named reader (the NATS publisher) got to, kept next to the events. */
+export interface CheckpointStore {
+  load(name: string): Promise<number | undefined>;
+  save(name: string, position: number): Promise<void>;
+}

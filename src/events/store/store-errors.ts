@@ -1,0 +1,22 @@
+import { Data } from "effect";
+import type { ExpectedRevision } from "./event-store.ts";
+
+/** An append's expected revision did not match the stream. `actual` is -1 when the stream does not exist. */
+export class WrongExpectedRevisionError extends Data.TaggedError("WrongExpectedRevision")<{
+  readonly stream: string;
+  readonly expected: ExpectedRevision;
+  readonly actual: number;
+}> {
+  override get message(): string {
+    return `stream ${this.stream}: expected revision ${String(this.expected)}, actual ${this.actual === -1 ? "no stream" : this.actual}`;
+  }
+}
+
+/** The store could not be reached or refused the operation for a reason other than concurrency. */
+export class StoreUnavailableError extends Data.TaggedError("StoreUnavailable")<{
+  readonly reason: string;
+}> {
+  override get message(): string {
+    return `event store unavailable: ${this.reason}`;
+  }
+}

@@ -1,0 +1,26 @@
+import { ParseResult, Schema } from "effect";
+import { Packr } from "msgpackr";
+import { MAX_MESSAGE_BYTES } from "./messages.ts";
+
+// Plain maps, no record extension: any MessagePack implementation can speak the protocol.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+export class ProtocolError extends Error {
+  override readonly name = "ProtocolError";
+}
+
+export const encode = (value: unknown): Uint8Array => packr.pack(value);
+
+/** Decodes and validates one message; unknown fields, wrong types and garbage are refused. */
+export function decode<A, I>(schema: Schema.Schema<A, I>, bytes: Uint8Array): A {
+  if (bytes.length > MAX_MESSAGE_BYTES) throw new ProtocolError(`message is ${bytes.length} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
+  let raw: unknown;
+  try {
+    raw = packr.unpack(bytes);
+  } catch (e) {
+    throw new ProtocolError(`message is not valid MessagePack: ${(e as Error).message}`);
+  }
+  const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(raw);
+  if (result._tag === "Left") throw new ProtocolError(ParseResult.TreeFormatter.formatErrorSync(result.left));
+  return result.right;
+}

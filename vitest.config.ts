@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Integration and e2e suites start real nats-server and shoal processes; two cores.
+    maxWorkers: 2,
+    reporters: ["default"],
+  },
+});
