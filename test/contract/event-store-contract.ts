@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CheckpointStore, EventStore, NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
+import { WrongExpectedRevisionError } from "../../src/events/store/store-errors.ts";
+
+const ev = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  metadata: { time: "2026-01-01T00:00:00.000Z", actor: { type: "system", id: "test" } },
+});
+
+/** One suite, every adapter: the behaviour the actor host and projections rely on. */
+export function eventStoreContract(name: string, open: () => Promise<EventStore & CheckpointStore>, skipReason?: string): void {
+  describe.skipIf(skipReason !== undefined)(`EventStore contract: ${name}${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
+    let store: EventStore & CheckpointStore;
+    // Unique streams per run, so the suite can share a long-lived EventStoreDB.
+    const run = randomUUID().slice(0, 8);
+    const stream = (s: string) => `test${run}-${s}`;
+
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it("appends to a new stream with no_stream and reads it back in order, 0-based", async () => {
+      const s = stream("a");
+      const r = await store.append(s, [ev("One", { n: 1 }), ev("Two", { n: 2 })], "no_stream");
+      expect(r.nextExpectedRevision).toBe(1);
+      expect(r.position).toBeGreaterThan(0);
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.type, e.revision, e.data])).toEqual([
+        ["One", 0, { n: 1 }],
+        ["Two", 1, { n: 2 }],
+      ]);
+      expect(read[1]!.position).toBe(r.position);
+      expect(read[0]!.stream).toBe(s);
+      expect(read[0]!.time).toBe("2026-01-01T00:00:00.000Z");
+      expect(read[0]!.metadata.actor).toEqual({ type: "system", id: "test" });
+    });
+
+    it("enforces the expected revision with a typed error", async () => {
+      const s = stream("b");
+      await store.append(s, [ev("One")], "no_stream");
+      await expect(store.append(s, [ev("Again")], "no_stream")).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append(s, [ev("Stale")], 5)).rejects.toMatchObject({ _tag: "WrongExpectedRevision", stream: s, actual: 0 });
+      await expect(store.append(stream("missing"), [ev("X")], "stream_exists")).rejects.toMatchObject({ actual: -1 });
+      await expect(store.append(stream("missing2"), [ev("X")], 0)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      const ok = await store.append(s, [ev("Two")], 0);
+      expect(ok.nextExpectedRevision).toBe(1);
+      await store.append(s, [ev("Three")], "any");
+      await store.append(s, [ev("Four")], "stream_exists");
+      expect((await store.readStream(s)).map((e) => e.type)).toEqual(["One", "Two", "Three", "Four"]);
+    });
+
+    it("appends nothing when the expected revision is wrong", async () => {
+      const s = stream("c");
+      await store.append(s, [ev("One")], "no_stream");
+      await expect(store.append(s, [ev("A"), ev("B")], 3)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await store.readStream(s)).toHaveLength(1);
+    });
+
+    it("reads a missing stream as empty, and pages with fromRevision/maxCount", async () => {
+      expect(await store.readStream(stream("nothing"))).toEqual([]);
+      const s = stream("d");
+      await store.append(s, [ev("E0"), ev("E1"), ev("E2"), ev("E3")], "no_stream");
+      expect((await store.readStream(s, { fromRevision: 1, maxCount: 2 })).map((e) => e.type)).toEqual(["E1", "E2"]);
+    });
+
+    it("reads all streams in one global order, exclusively after a position", async () => {
+      const a = stream("e1");
+      const b = stream("e2");
+      const p1 = await store.append(a, [ev("A0")], "no_stream");
+      const p2 = await store.append(b, [ev("B0")], "no_stream");
+      const p3 = await store.append(a, [ev("A1")], 0);
+      expect(p1.position).toBeLessThan(p2.position);
+      expect(p2.position).toBeLessThan(p3.position);
+      const after = (await store.readAll({ after: p1.position })).filter((e) => e.stream === a || e.stream === b);
+      expect(after.map((e) => e.type)).toEqual(["B0", "A1"]);
+      const limited = await store.readAll({ after: p1.position, maxCount: 1 });
+      expect(limited).toHaveLength(1);
+      expect(limited[0]!.position).toBeGreaterThan(p1.position);
+    });
+
+    it("subscribes from a position: catch-up first, then live appends, in order", async () => {
+      const s = stream("f");
+      const start = await store.append(s, [ev("Before")], "no_stream");
+      const seen: RecordedEvent[] = [];
+      let resolveThree: () => void = () => undefined;
+      const three = new Promise<void>((r) => (resolveThree = r));
+      const sub = store.subscribeToAll({ after: start.position - 1 }, (e) => {
+        if (e.stream !== s) return;
+        seen.push(e);
+        if (seen.length === 3) resolveThree();
+      });
+      await store.append(s, [ev("Live1")], 0);
+      await store.append(s, [ev("Live2")], 1);
+      await three;
+      await sub.stop();
+      await sub.done;
+      expect(seen.map((e) => e.type)).toEqual(["Before", "Live1", "Live2"]);
+      expect(seen.map((e) => e.revision)).toEqual([0, 1, 2]);
+    });
+
+    it("surfaces a handler error through the subscription's done", async () => {
+      const s = stream("g");
+      await store.append(s, [ev("Boom")], "no_stream");
+      const sub = store.subscribeToAll({}, (e) => {
+        if (e.stream === s) throw new Error("handler failed");
+      });
+      await expect(sub.done).rejects.toThrow("handler failed");
+      await sub.stop();
+    });
+
+    it("keeps named checkpoints", async () => {
+      const name = `cp-${run}`;
+      expect(await store.load(name)).toBeUndefined();
+      await store.save(name, 42);
+      await store.save(name, 43);
+      expect(await store.load(name)).toBe(43);
+    });
+  });
+}

@@ -1,0 +1,184 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
+import { NodeManager } from "../../src/actors/node-manager.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { HealthOverride } from "../../src/config/keys.ts";
+import { ManualClock, settle } from "../support/manual-clock.ts";
+import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+
+const S = 1000;
+const M = 60 * S;
+const nodeCtx = (id: string) => commandContext({ type: "node", id });
+const opCtx = (reason?: string) => commandContext({ type: "operator", id: "alice" }, reason ? { reason } : {});
+
+function setup(options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[] } = {}) {
+  const file = options.file ?? join(tempDir(), "shoal.db");
+  const store = new SqliteEventStore(file);
+  const clock = options.clock ?? new ManualClock();
+  const manager = new NodeManager({
+    store,
+    clock,
+    logger: silentLogger,
+    manualApproval: options.manualApproval ?? false,
+    thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, options.overrides ?? []),
+  });
+  opened.push({ store, manager });
+  return { store, clock, manager, file };
+}
+
+const opened: { store: SqliteEventStore; manager: NodeManager }[] = [];
+afterEach(async () => {
+  for (const { store, manager } of opened.splice(0)) {
+    manager.stop();
+    await store.close();
+  }
+});
+
+async function types(store: SqliteEventStore, nodeId: string): Promise<string[]> {
+  return (await store.readStream(`node-${nodeId}`)).map((e) => e.type);
+}
+
+describe("NodeManager health", () => {
+  it("marks a silent node UNHEALTHY after DisconnectTimeout and UNKNOWN after UnknownTimeout, one event each", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await clock.advance(1 * M - 1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    await clock.advance(4 * M - 1);
+    expect(await types(store, "n1")).toHaveLength(2);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameUnknown"]);
+    await clock.advance(60 * M);
+    expect(await types(store, "n1")).toHaveLength(3);
+
+    const [, unhealthy, unknown] = await store.readStream("node-n1");
+    expect(unhealthy!.data).toMatchObject({ LastHeartbeat: "2026-01-01T00:00:00.000Z", DisconnectTimeoutMs: 60000 });
+    expect(unknown!.metadata).toMatchObject({ actor: { type: "system" }, reason: "no heartbeat for 300s" });
+
+    await manager.heartbeat("n1");
+    await settle();
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameUnknown", "NodeBecameHealthy"]);
+  });
+
+  it("writes nothing for heartbeats of a healthy node, however many", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    for (let i = 0; i < 100; i++) {
+      expect(manager.heartbeat("n1")).toBeUndefined(); // no actor, no store: synchronous
+      await clock.advance(15 * S);
+    }
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    expect(clock.pendingTimers).toBe(1);
+  });
+
+  it("refuses heartbeats from unknown and deleted nodes", async () => {
+    const { manager } = setup();
+    await manager.recover();
+    expect(() => manager.heartbeat("ghost")).toThrow("node not registered: ghost");
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await manager.operatorAction("delete", "n1", opCtx());
+    expect(() => manager.heartbeat("n1")).toThrow("node not registered: n1");
+  });
+
+  it("gives every node a full DisconnectTimeout after a restart before it can become UNHEALTHY", async () => {
+    const clock = new ManualClock();
+    const first = setup({ clock });
+    await first.manager.recover();
+    await first.manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await first.manager.register(computeInfo("n2"), nodeCtx("n2"));
+    await clock.advance(50 * S);
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+
+    await clock.advance(10 * M); // the orchestrator was down for ten minutes
+    const second = setup({ clock, file: first.file });
+    await second.manager.recover();
+    await clock.advance(1 * M - 1);
+    await second.manager.heartbeat("n2");
+    expect(await types(second.store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(second.store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    expect(await types(second.store, "n2")).toEqual(["NodeRegistered"]);
+    const [, unhealthy] = await second.store.readStream("node-n1");
+    expect(unhealthy!.data).toMatchObject({ LastHeartbeat: null });
+  });
+
+  it("applies per-node and per-group thresholds over the defaults", async () => {
+    const overrides: HealthOverride[] = [
+      { NodeIDs: ["special"], DisconnectTimeout: 10 * S },
+      { Selector: "zone=edge", DisconnectTimeout: 5 * M, UnknownTimeout: 30 * M },
+    ];
+    const { manager, clock, store } = setup({ overrides });
+    await manager.recover();
+    await manager.register(computeInfo("special", { zone: "edge" }), nodeCtx("special"));
+    await manager.register(computeInfo("edge1", { zone: "edge" }), nodeCtx("edge1"));
+    await manager.register(computeInfo("plain"), nodeCtx("plain"));
+    await clock.advance(10 * S);
+    expect(await types(store, "special")).toContain("NodeBecameUnhealthy");
+    await clock.advance(1 * M);
+    expect(await types(store, "plain")).toContain("NodeBecameUnhealthy");
+    expect(await types(store, "edge1")).toEqual(["NodeRegistered"]);
+    await clock.advance(4 * M);
+    expect(await types(store, "edge1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+  });
+});
+
+describe("NodeManager membership", () => {
+  it("records who did what and why, with correlation and causation ids", async () => {
+    const { manager, store } = setup({ manualApproval: true });
+    await manager.recover();
+    await manager.register(computeInfo("node-3"), nodeCtx("node-3"));
+    await manager.operatorAction("reject", "node-3", opCtx("malicious node?"));
+    const [registered, rejected] = await store.readStream("node-node-3");
+    expect(registered!.data).toMatchObject({ Membership: "PENDING" });
+    expect(registered!.metadata).toMatchObject({ actor: { type: "node", id: "node-3" }, schemaVersion: 1 });
+    expect(rejected!.metadata).toMatchObject({ actor: { type: "operator", id: "alice" }, reason: "malicious node?", schemaVersion: 1 });
+    expect(typeof rejected!.metadata.correlationId).toBe("string");
+    expect(typeof rejected!.metadata.causationId).toBe("string");
+    await expect(manager.register(computeInfo("node-3"), nodeCtx("node-3"))).rejects.toMatchObject({ kind: "Forbidden", message: "node has been rejected" });
+  });
+
+  it("resolves exact ids before prefixes and reports ambiguous prefixes", async () => {
+    const { manager } = setup();
+    await manager.recover();
+    for (const id of ["node-1", "node-10", "node-2"]) await manager.register(computeInfo(id), nodeCtx(id));
+    expect(manager.resolve("node-1")).toBe("node-1");
+    expect(manager.resolve("node-2")).toBe("node-2");
+    expect(() => manager.resolve("node-")).toThrow("multiple nodes found for prefix: node-, matching IDs: [node-1, node-10, node-2]");
+    expect(() => manager.resolve("nope")).toThrow("node not found: nope");
+  });
+
+  it("rebuilds every node from its stream on start, deleted and re-registered lifecycles included", async () => {
+    const clock = new ManualClock();
+    const first = setup({ clock, manualApproval: true });
+    await first.manager.recover();
+    await first.manager.register(computeInfo("a"), nodeCtx("a"));
+    await first.manager.operatorAction("approve", "a", opCtx());
+    await first.manager.operatorAction("delete", "a", opCtx());
+    await first.manager.register(computeInfo("a"), nodeCtx("a"));
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+
+    const second = setup({ clock, file: first.file, manualApproval: true });
+    expect(await second.manager.recover()).toMatchObject({ nodes: 1, events: 4 });
+    await expect(second.manager.operatorAction("approve", "a", opCtx())).resolves.toMatchObject({ revision: 4 });
+    const registrations = (await second.store.readStream("node-a")).filter((e) => e.type === "NodeRegistered").map((e) => (e.data as { Lifecycle: number }).Lifecycle);
+    expect(registrations).toEqual([1, 2]);
+  });
+
+  it("honours an expected revision (If-Match)", async () => {
+    const { manager } = setup({ manualApproval: true });
+    await manager.recover();
+    await manager.register(computeInfo("a"), nodeCtx("a"));
+    await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({ kind: "PreconditionFailed" });
+    await expect(manager.operatorAction("approve", "a", opCtx(), 0)).resolves.toMatchObject({ revision: 1 });
+  });
+});

@@ -1,0 +1,28 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
+
+export const silentLogger = pino({ level: "silent" });
+
+export function tempDir(prefix = "shoal-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function computeInfo(nodeId: string, labels: Record<string, string> = {}): NodeInfo {
+  return {
+    NodeID: nodeId,
+    NodeType: "Compute",
+    Hostname: `host-${nodeId}`,
+    Labels: { "Operating-System": "linux", Architecture: "amd64", ...labels },
+    ComputeNodeInfo: {
+      ExecutionEngines: ["docker"],
+      Publishers: [],
+      StorageSources: [],
+      MaxCapacity: { CPU: 4, Memory: 8 * 1024 ** 3, Disk: 100 * 1024 ** 3, GPU: 0 },
+      MaxJobRequirements: { CPU: 4, Memory: 8 * 1024 ** 3, Disk: 100 * 1024 ** 3, GPU: 0 },
+    },
+    BacalhauVersion: { GitVersion: "v0.1.0", GOOS: "linux", GOARCH: "amd64" },
+  };
+}

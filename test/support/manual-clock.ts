@@ -1,0 +1,46 @@
+import type { Clock, TimerHandle } from "../../src/actors/clock.ts";
+
+/** The one fake in the suite: time moves only when a test says so. */
+export class ManualClock implements Clock {
+  private current: number;
+  private timers: { at: number; fn: () => void; id: number }[] = [];
+  private nextId = 0;
+
+  constructor(start = Date.parse("2026-01-01T00:00:00Z")) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(delayMs: number, fn: () => void): TimerHandle {
+    const id = this.nextId++;
+    this.timers.push({ at: this.current + Math.max(0, delayMs), fn, id });
+    return { cancel: () => (this.timers = this.timers.filter((t) => t.id !== id)) };
+  }
+
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+
+  /** Moves time forward, firing due timers in order and letting their async work settle. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      const due = this.timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((t) => t.id !== due.id);
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+      await settle();
+    }
+    this.current = target;
+    await settle();
+  }
+}
+
+/** Lets pending promise chains (store appends, mailboxes) run. */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}
