@@ -185,7 +185,7 @@ describe("REST API", () => {
     const before = await eventCount();
     const path = "/api/v1/orchestrator/nodes/node-1";
     const cases: [unknown, number, RegExp][] = [
-      [{ Action: "promote" }, 400, /Action: Expected "approve" \| "reject" \| "delete", actual "promote"/],
+      [{ Action: "promote" }, 400, /^invalid request body: Action: must be one of "approve", "reject", "delete"$/],
       [{}, 400, /Action/],
       [{ Action: "approve", Colour: "red" }, 400, /Colour/],
       [{ Action: 5 }, 400, /Action/],

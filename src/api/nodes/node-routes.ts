@@ -12,7 +12,9 @@ import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { toNodeState } from "./node-state.ts";
 
 export const PutNodeRequest = Schema.Struct({
-  Action: Schema.Literal("approve", "reject", "delete"),
+  Action: Schema.Literal("approve", "reject", "delete").annotations({
+    message: () => ({ message: 'must be one of "approve", "reject", "delete"', override: true }),
+  }),
   Message: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
   NodeID: Schema.optional(Schema.String),
 });

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+export const SHOAL_BIN = join(import.meta.dirname, "../../bin/shoal");
+
+/** A `bin/shoal` process started as a user would start it. */
+export class ShoalProcess {
+  stdout = "";
+  stderr = "";
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.on("data", (d: Buffer) => (this.stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (this.stderr += d.toString()));
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  static start(args: string[], env: Record<string, string> = {}): ShoalProcess {
+    return new ShoalProcess(spawn(SHOAL_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
+  }
+
+  async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {
+    await waitFor(() => this.stdout.includes(text), timeoutMs, () => `"${text}" not printed; stdout: ${this.stdout}\nstderr: ${this.stderr.slice(-2000)}`);
+  }
+
+  kill(signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+/** Runs `bin/shoal …` to completion. */
+export function runShoal(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = ShoalProcess.start(args, env);
+  return p.exited.then((code) => ({ code, stdout: p.stdout, stderr: p.stderr }));
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, describe: () => string = () => "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${describe()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
