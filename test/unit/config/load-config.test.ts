@@ -1,0 +1,88 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseDuration } from "../../../src/config/duration.ts";
+import { loadConfig } from "../../../src/config/load-config.ts";
+import { tempDir } from "../../support/fixtures.ts";
+
+describe("durations", () => {
+  it("parses Go-style durations and refuses the rest", () => {
+    expect(parseDuration("15s")).toBe(15_000);
+    expect(parseDuration("1m30s")).toBe(90_000);
+    expect(parseDuration("500ms")).toBe(500);
+    expect(parseDuration("2h")).toBe(7_200_000);
+    for (const bad of ["", "15", "1x", "s", "1m 30s", "-1s"]) expect(parseDuration(bad), bad).toBeUndefined();
+  });
+});
+
+describe("loadConfig", () => {
+  const yaml = (text: string) => {
+    const file = join(tempDir(), "config.yaml");
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it("has Bacalhau's defaults", () => {
+    const c = loadConfig({ env: {} });
+    expect(c["Compute.Heartbeat.Interval"]).toBe(15_000);
+    expect(c["Compute.Heartbeat.InfoUpdateInterval"]).toBe(60_000);
+    expect(c["Compute.Heartbeat.ResourceUpdateInterval"]).toBe(30_000);
+    expect(c["Orchestrator.NodeManager.DisconnectTimeout"]).toBe(60_000);
+    expect(c["Orchestrator.NodeManager.UnknownTimeout"]).toBe(300_000);
+    expect(c["Orchestrator.NodeManager.ManualApproval"]).toBe(false);
+    expect(c.DataDir).toMatch(/\.shoal$/);
+  });
+
+  it("applies flags > -c > environment > YAML files (later files win) > defaults", () => {
+    const a = yaml("API:\n  Port: 1000\n  Host: a.example\nOrchestrator:\n  NodeManager:\n    ManualApproval: true\n");
+    const b = yaml("API:\n  Port: 2000\nLabels:\n  zone: edge\n");
+    const c = loadConfig({
+      files: [a, b],
+      env: { SHOAL_API_PORT: "3000", SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "5s", SHOAL_TEST_EVENTSTORE_URL: "ignored" },
+      settings: ["Compute.Heartbeat.Interval=7s", "orchestrator.nodemanager.disconnecttimeout=2m"],
+      flags: { NodeID: "n1" },
+    });
+    expect(c["API.Host"]).toBe("a.example");
+    expect(c["API.Port"]).toBe(3000);
+    expect(c["Compute.Heartbeat.Interval"]).toBe(7000);
+    expect(c["Orchestrator.NodeManager.DisconnectTimeout"]).toBe(120_000);
+    expect(c["Orchestrator.NodeManager.ManualApproval"]).toBe(true);
+    expect(c.Labels).toEqual({ zone: "edge" });
+    expect(c.NodeID).toBe("n1");
+  });
+
+  it("takes a bare -c key as true and -c file.yaml as a file", () => {
+    const f = yaml("API:\n  Port: 4321\n");
+    const c = loadConfig({ settings: [f, "Orchestrator.NodeManager.ManualApproval"], env: {} });
+    expect(c["API.Port"]).toBe(4321);
+    expect(c["Orchestrator.NodeManager.ManualApproval"]).toBe(true);
+  });
+
+  it("reads health overrides from YAML and JSON", () => {
+    const f = yaml("Orchestrator:\n  NodeManager:\n    Overrides:\n      - Selector: zone=edge\n        DisconnectTimeout: 5m\n      - NodeIDs: [n7]\n        UnknownTimeout: 1h\n");
+    expect(loadConfig({ files: [f], env: {} })["Orchestrator.NodeManager.Overrides"]).toEqual([
+      { Selector: "zone=edge", DisconnectTimeout: 300_000 },
+      { NodeIDs: ["n7"], UnknownTimeout: 3_600_000 },
+    ]);
+    const c = loadConfig({ settings: ['Orchestrator.NodeManager.Overrides=[{"NodeIDs":["a"],"DisconnectTimeout":"10s"}]'], env: {} });
+    expect(c["Orchestrator.NodeManager.Overrides"]).toEqual([{ NodeIDs: ["a"], DisconnectTimeout: 10_000 }]);
+  });
+
+  it("refuses bad input with a message naming the source and key", () => {
+    const cases: [Parameters<typeof loadConfig>[0], RegExp][] = [
+      [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=1: unknown config key No.Such.Key/],
+      [{ settings: ["API.Port=http"] }, /API.Port: expected a whole number/],
+      [{ settings: ["API.Port=70000"] }, /API.Port/],
+      [{ env: { SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "15" } }, /environment variable SHOAL_COMPUTE_HEARTBEAT_INTERVAL: Compute.Heartbeat.Interval: expected a duration/],
+      [{ settings: ["Orchestrator.NodeManager.ManualApproval=perhaps"] }, /expected true or false/],
+      [{ settings: ["Labels=novalue"] }, /expected k=v/],
+      [{ settings: ['Orchestrator.NodeManager.Overrides=[{"Selector":"a in (","DisconnectTimeout":"1s"}]'] }, /unbalanced/],
+      [{ settings: ['Orchestrator.NodeManager.Overrides=[{"DisconnectTimeout":"1s"}]'] }, /exactly one of NodeIDs or Selector/],
+      [{ settings: ["Orchestrator.NodeManager.DisconnectTimeout=10m"] }, /UnknownTimeout must not be shorter/],
+      [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],
+      [{ files: [yaml("API: [unclosed")] }, /not valid YAML/],
+      [{ files: [yaml("API:\n  Colour: red\n")] }, /unknown config key API.Colour/],
+    ];
+    for (const [sources, message] of cases) expect(() => loadConfig({ env: {}, ...sources }), String(message)).toThrow(message);
+  });
+});

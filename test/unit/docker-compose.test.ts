@@ -1,0 +1,41 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { canonicalKey } from "../../src/config/keys.ts";
+
+const root = join(import.meta.dirname, "../..");
+const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
+  services: Record<string, { image?: string; build?: string; command?: string[]; environment?: Record<string, string>; depends_on?: string[]; volumes?: string[] }>;
+  volumes: Record<string, unknown>;
+};
+
+describe("docker-compose.yml", () => {
+  it("has EventStoreDB, NATS with JetStream, an orchestrator and two compute nodes", () => {
+    const s = compose.services;
+    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "eventstore", "nats", "orchestrator"]);
+    expect(s.eventstore!.image).toMatch(/^eventstore\/eventstore:/);
+    expect(s.nats!.command).toContain("-js");
+    expect(s.orchestrator!.command).toEqual(["serve"]);
+    expect(s["compute-1"]!.command?.[0]).toBe("compute");
+  });
+
+  it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {
+    const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+    for (const m of dockerfile.matchAll(/^COPY (.+) \S+$/gm)) for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
+    expect(dockerfile).toMatch(/ENTRYPOINT \["\.\/bin\/shoal"\]/);
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
+      for (const dep of service.depends_on ?? []) expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
+      for (const v of service.volumes ?? []) expect(compose.volumes, v).toHaveProperty(v.split(":")[0]!);
+      for (const env of Object.keys(service.environment ?? {})) {
+        if (!env.startsWith("SHOAL_")) continue;
+        expect(canonicalKey(env.slice(6).replaceAll("_", ".")), `${name}: ${env}`).toBeDefined();
+      }
+    }
+    const orch = compose.services.orchestrator!.environment!;
+    expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("eventstore");
+    expect(new URL(orch.SHOAL_ORCHESTRATOR_NATS_URL!).hostname).toBe("nats");
+    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe("nats");
+  });
+});
