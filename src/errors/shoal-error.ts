@@ -4,17 +4,19 @@ import { Data } from "effect";
  * The closed set of failures Shoal reports to callers. HTTP status codes for them live in one
  * place (src/api/error-status.ts); NATS replies carry the kind as their code.
  */
-export type ErrorKind =
-  | "BadRequest"
-  | "Unauthorized"
-  | "Forbidden"
-  | "NotFound"
-  | "Conflict"
-  | "MultipleNodesFound"
-  | "PreconditionFailed"
-  | "PayloadTooLarge"
-  | "Unavailable"
-  | "Internal";
+export const ERROR_KINDS = [
+  "BadRequest",
+  "Unauthorized",
+  "Forbidden",
+  "NotFound",
+  "Conflict",
+  "MultipleNodesFound",
+  "PreconditionFailed",
+  "PayloadTooLarge",
+  "Unavailable",
+  "Internal",
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export class ShoalError extends Data.TaggedError("ShoalError")<{
   readonly kind: ErrorKind;

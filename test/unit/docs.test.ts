@@ -1,0 +1,25 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CONFIG_KEYS } from "../../src/config/keys.ts";
+import { NODE_EVENT_TYPES } from "../../src/events/catalog/node-events.ts";
+import { ERROR_KINDS } from "../../src/errors/shoal-error.ts";
+
+const doc = (name: string) => readFileSync(join(import.meta.dirname, "../../docs", name), "utf8");
+
+describe("docs stay true to the code", () => {
+  it("documents every config key", () => {
+    const ops = doc("operations.md");
+    for (const key of Object.keys(CONFIG_KEYS)) expect(ops, key).toContain(`\`${key}\``);
+  });
+
+  it("documents every node event type", () => {
+    const events = doc("events.md");
+    for (const type of NODE_EVENT_TYPES) expect(events, type).toContain(`\`${type}\``);
+  });
+
+  it("documents every error kind", () => {
+    const ops = doc("operations.md");
+    for (const kind of ERROR_KINDS) expect(ops, kind).toContain(`\`${kind}\``);
+  });
+});
