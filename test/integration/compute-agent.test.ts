@@ -1,0 +1,86 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { defaultConfig } from "../../src/config/keys.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { TestNatsServer, freePort } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function agent(natsUrl: string, dataDir: string, token = ""): ComputeAgent {
+  const a = new ComputeAgent({
+    nodeId: "edge-1",
+    orchestrators: [natsUrl],
+    token,
+    labels: { zone: "edge" },
+    dataDir,
+    heartbeatMs: 200,
+    infoUpdateMs: 1000,
+    resourceUpdateMs: 500,
+    logger: silentLogger,
+    initialBackoffMs: 100,
+    maxBackoffMs: 400,
+  });
+  cleanups.push(() => a.stop());
+  return a;
+}
+
+async function orchestratorOn(natsUrl: string, extra: Record<string, unknown> = {}): Promise<RunningOrchestrator> {
+  const o = await startOrchestrator(
+    { ...defaultConfig(), DataDir: tempDir(), NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": natsUrl, ...extra },
+    silentLogger,
+  );
+  cleanups.push(() => o.stop());
+  return o;
+}
+
+describe("compute agent", () => {
+  it("retries registration with backoff until an orchestrator answers, then keeps the sentinel file", async () => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const dataDir = tempDir();
+    const a = agent(nats.url, dataDir);
+    const started = a.start();
+    await new Promise((r) => setTimeout(r, 500)); // nobody is listening yet: no responders
+    expect(a.isRegistered).toBe(false);
+    const o = await orchestratorOn(nats.url);
+    await started;
+    expect(a.isRegistered).toBe(true);
+    expect(existsSync(join(dataDir, "edge-1.registration.lock"))).toBe(true);
+    await waitFor(() => o.manager.live("edge-1")?.resources !== undefined, 5000, () => "resources reported");
+    expect(o.manager.live("edge-1")?.lastHeartbeat).not.toBeNull();
+  });
+
+  it("stops with the reason when the orchestrator refuses its token", async () => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "right" });
+    await expect(agent(nats.url, tempDir(), "wrong").start()).rejects.toThrow("orchestrator refused node edge-1: invalid or missing Compute.Auth.Token");
+  });
+});
+
+describe("embedded nats-server", () => {
+  it("says clearly when its port is taken", async () => {
+    const port = await freePort();
+    const blocker = createServer().listen(port, "127.0.0.1");
+    cleanups.push(() => new Promise((r) => blocker.close(r)));
+    await new Promise((r) => blocker.once("listening", r));
+    await expect(EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir: tempDir(), logger: silentLogger })).rejects.toThrow(
+      `Orchestrator.Port ${port} on 127.0.0.1 is already in use`,
+    );
+  });
+
+  it("says clearly when the nats-server binary is missing", async () => {
+    await expect(
+      EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: tempDir(), logger: silentLogger, binary: "nats-server-not-installed" }),
+    ).rejects.toThrow("nats-server was not found on PATH");
+  });
+});
