@@ -88,8 +88,8 @@ export class NodeActor {
       }
       const decision = decideNode(this.snapshot, command);
       if (!decision.ok) throw refusalError(decision.refusal);
-      const base = { revision: this.revision, ...(decision.note === undefined ? {} : { note: decision.note }) };
-      if (decision.events.length === 0) return { events: [], position: undefined, ...base };
+      const note = decision.note === undefined ? {} : { note: decision.note };
+      if (decision.events.length === 0) return { events: [], position: undefined, revision: this.revision, ...note };
 
       const time = new Date(this.clock.now()).toISOString();
       const metadata = { time, ...context };
@@ -98,7 +98,7 @@ export class NodeActor {
         const result = await this.store.append(nodeStream(this.nodeId), newEvents, this.revision === -1 ? "no_stream" : this.revision);
         for (const e of decision.events) this.snapshot = applyNodeEvent(this.snapshot, e);
         this.revision = result.nextExpectedRevision;
-        return { events: decision.events, position: result.position, revision: this.revision, ...(decision.note === undefined ? {} : { note: decision.note }) };
+        return { events: decision.events, position: result.position, revision: this.revision, ...note };
       } catch (e) {
         // Another writer (a second orchestrator on the same store) got there first: catch up, decide again.
         if (!(e instanceof WrongExpectedRevisionError) || attempt >= MAX_CONFLICT_RETRIES) {

@@ -70,6 +70,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private readonly db: Database.Database;
   private readonly appended = new EventEmitter();
   private closed = false;
+  private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
 
   constructor(readonly file: string) {
     mkdirSync(dirname(file), { recursive: true });
@@ -79,22 +80,35 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       this.db.pragma("synchronous = FULL");
       this.db.pragma("busy_timeout = 5000");
       this.db.exec(SCHEMA);
+      this.statements = this.prepareStatements();
     } catch (e) {
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${(e as Error).message}` });
     }
     this.appended.setMaxListeners(0);
   }
 
+  // Prepared once: appends and catch-up reads are the store's hot paths.
+  private prepareStatements() {
+    return {
+      currentRevision: this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?"),
+      insert: this.db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      readStream: this.db.prepare("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
+      readAll: this.db.prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
+      loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
+      saveCheckpoint: this.db.prepare(
+        "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
+      ),
+    };
+  }
+
   private currentRevision(stream: string): number {
-    const row = this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").get(stream) as { r: number | null };
+    const row = this.statements.currentRevision.get(stream) as { r: number | null };
     return row.r ?? -1;
   }
 
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     this.assertOpen();
-    const insert = this.db.prepare(
-      "INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    );
+    const { insert } = this.statements;
     const run = this.db.transaction((): AppendResult => {
       const actual = this.currentRevision(stream);
       const ok =
@@ -120,17 +134,13 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const rows = this.db
-      .prepare("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?")
-      .all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[];
+    const rows = this.statements.readStream.all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[];
     return rows.map(toRecorded);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const rows = this.db
-      .prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?")
-      .all(options.after ?? 0, options.maxCount ?? -1) as Row[];
+    const rows = this.statements.readAll.all(options.after ?? 0, options.maxCount ?? -1) as Row[];
     return rows.map(toRecorded);
   }
 
@@ -156,15 +166,13 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   async load(name: string): Promise<number | undefined> {
     this.assertOpen();
-    const row = this.db.prepare("SELECT position FROM checkpoints WHERE name = ?").get(name) as { position: number } | undefined;
+    const row = this.statements.loadCheckpoint.get(name) as { position: number } | undefined;
     return row?.position;
   }
 
   async save(name: string, position: number): Promise<void> {
     this.assertOpen();
-    this.db
-      .prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position")
-      .run(name, position);
+    this.statements.saveCheckpoint.run(name, position);
   }
 
   async close(): Promise<void> {
