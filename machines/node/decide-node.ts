@@ -56,19 +56,17 @@ export function decideNode(snapshot: NodeSnapshot, command: NodeCommand): NodeDe
       }
       return accept(infoUpdate(snapshot, command.info));
     }
-    case "Approve":
+    case "Approve": {
       if (!registered) return notFound;
-      if (!snapshot.can({ type: "NodeApproved", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } })) {
-        return refuse({ code: "Conflict", message: `node ${nodeId} already approved` });
-      }
-      return accept([{ type: "NodeApproved", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } }]);
-    case "Reject":
+      const event: NodeEvent = { type: "NodeApproved", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } };
+      return snapshot.can(event) ? accept([event]) : refuse({ code: "Conflict", message: `node ${nodeId} already approved` });
+    }
+    case "Reject": {
       if (!registered) return notFound;
       if (nodeType === "Requester") return refuse({ code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be rejected` });
-      if (!snapshot.can({ type: "NodeRejected", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } })) {
-        return refuse({ code: "Conflict", message: `node ${nodeId} already rejected` });
-      }
-      return accept([{ type: "NodeRejected", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } }]);
+      const event: NodeEvent = { type: "NodeRejected", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } };
+      return snapshot.can(event) ? accept([event]) : refuse({ code: "Conflict", message: `node ${nodeId} already rejected` });
+    }
     case "Delete":
       if (!registered) return notFound;
       if (nodeType === "Requester") return refuse({ code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` });
