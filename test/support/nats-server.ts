@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
+import { silentLogger, tempDir } from "./fixtures.ts";
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -15,40 +14,25 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A real nats-server with JetStream on a free port, per suite. */
+/** A real nats-server with JetStream on a free port, per suite (the same launcher `shoal serve` uses). */
 export class TestNatsServer {
   private constructor(
-    private readonly child: ChildProcess,
-    readonly url: string,
-    readonly port: number,
+    private readonly server: EmbeddedNatsServer,
     private readonly dir: string,
   ) {}
 
+  get url(): string {
+    return this.server.url;
+  }
+
   static async start(): Promise<TestNatsServer> {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), "shoal-nats-"));
-    const child = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: ["ignore", "ignore", "pipe"] });
-    await new Promise<void>((resolve, reject) => {
-      let err = "";
-      const timer = setTimeout(() => reject(new Error(`nats-server not ready: ${err}`)), 10_000);
-      child.once("error", reject);
-      child.stderr?.on("data", (d: Buffer) => {
-        err += d.toString();
-        if (err.includes("Server is ready")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
-    return new TestNatsServer(child, `nats://127.0.0.1:${port}`, port, dir);
+    const dir = tempDir("shoal-nats-");
+    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir, logger: silentLogger });
+    return new TestNatsServer(server, dir);
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode === null) {
-      const exited = new Promise((r) => this.child.once("exit", r));
-      this.child.kill("SIGTERM");
-      await exited;
-    }
+    await this.server.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
