@@ -38,5 +38,6 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     ...(shoal.hint ? { Hint: shoal.hint } : {}),
     ...(shoal.details ? { Details: shoal.details } : {}),
   };
+  if (shoal.retryAfterSeconds !== undefined) void reply.header("Retry-After", String(Math.max(1, Math.ceil(shoal.retryAfterSeconds))));
   return reply.status(status).type("application/json").send(body);
 }

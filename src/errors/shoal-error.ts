@@ -23,6 +23,8 @@ export class ShoalError extends Data.TaggedError("ShoalError")<{
   readonly message: string;
   readonly hint?: string;
   readonly details?: Readonly<Record<string, unknown>>;
+  /** For Unavailable: when the caller may usefully try again (HTTP Retry-After, NATS RetryAfter). */
+  readonly retryAfterSeconds?: number;
 }> {}
 
 export const badRequest = (message: string, details?: Record<string, unknown>) =>
@@ -31,7 +33,8 @@ export const notFound = (message: string) => new ShoalError({ kind: "NotFound", 
 export const conflict = (message: string) => new ShoalError({ kind: "Conflict", message });
 export const unauthorized = (message: string) => new ShoalError({ kind: "Unauthorized", message });
 export const forbidden = (message: string) => new ShoalError({ kind: "Forbidden", message });
-export const unavailable = (message: string) => new ShoalError({ kind: "Unavailable", message });
+/** Shoal cannot serve the request now (store or transport trouble); nothing was changed. */
+export const unavailable = (message: string, retryAfterSeconds = 5) => new ShoalError({ kind: "Unavailable", message, retryAfterSeconds });
 
 export function asShoalError(e: unknown): ShoalError {
   if (e instanceof ShoalError) return e;
