@@ -2,7 +2,8 @@ import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 
 /** What may be asked of a node. Times and timeouts come from the host: the machine has no clock. */
 export type NodeCommand =
-  | { readonly type: "Register"; readonly info: NodeInfo; readonly manualApproval: boolean }
+  /** `publicKey`: the key a compute node joins with (the orchestrator's own registration has none). */
+  | { readonly type: "Register"; readonly info: NodeInfo; readonly manualApproval: boolean; readonly publicKey?: string }
   | { readonly type: "UpdateInfo"; readonly info: NodeInfo }
   | { readonly type: "Approve" }
   | { readonly type: "Reject" }

@@ -9,6 +9,13 @@ export interface NodeContext {
   readonly membership: Membership | undefined;
   /** How many times this node has registered: a delete ends a lifecycle, the next register starts one. */
   readonly lifecycle: number;
+  /** The key bound to this node id; `active: false` after a reject revoked it (an approve reinstates it). */
+  readonly credential: NodeCredential | undefined;
+}
+
+export interface NodeCredential {
+  readonly publicKey: string;
+  readonly active: boolean;
 }
 
 /**
@@ -34,11 +41,13 @@ export const nodeMachine = setup({
     approve: assign({ membership: "APPROVED" as Membership }),
     reject: assign({ membership: "REJECTED" as Membership }),
     updateInfo: assign(({ event }) => (event.type === "NodeInfoUpdated" ? { info: event.data.Info } : {})),
-    forget: assign({ membership: undefined }),
+    forget: assign({ membership: undefined, credential: undefined }),
+    bind: assign(({ event }) => (event.type === "NodeCredentialBound" ? { credential: { publicKey: event.data.PublicKey, active: true } } : {})),
+    revoke: assign(({ context }) => (context.credential ? { credential: { ...context.credential, active: false } } : {})),
   },
 }).createMachine({
   id: "node",
-  context: ({ input }) => ({ nodeId: input.nodeId, nodeType: undefined, info: undefined, membership: undefined, lifecycle: 0 }),
+  context: ({ input }) => ({ nodeId: input.nodeId, nodeType: undefined, info: undefined, membership: undefined, lifecycle: 0, credential: undefined }),
   initial: "absent",
   states: {
     absent: {
@@ -49,6 +58,8 @@ export const nodeMachine = setup({
       on: {
         NodeDeleted: { target: "absent", actions: "forget" },
         NodeInfoUpdated: { actions: "updateInfo" },
+        NodeCredentialBound: { actions: "bind" },
+        NodeCredentialRevoked: { actions: "revoke" },
       },
       states: {
         membership: {
@@ -88,4 +99,10 @@ export function nodeHealth(snapshot: NodeSnapshot): Health | undefined {
 
 export function isRegistered(snapshot: NodeSnapshot): boolean {
   return snapshot.matches("registered");
+}
+
+/** The key NATS must let in for this node, if any. */
+export function activeCredential(snapshot: NodeSnapshot): string | undefined {
+  const credential = snapshot.context.credential;
+  return isRegistered(snapshot) && credential?.active ? credential.publicKey : undefined;
 }

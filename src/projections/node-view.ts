@@ -61,5 +61,9 @@ export function evolveNodeView(view: NodeView | undefined, event: NodeEvent, at:
       return { ...base, health: "UNKNOWN", healthSince: at.time, lastHeartbeatAtChange: event.data.LastHeartbeat };
     case "NodeBecameHealthy":
       return { ...base, health: "HEALTHY", healthSince: at.time };
+    // Credentials are not part of the node's API shape; they still move its revision (its ETag).
+    case "NodeCredentialBound":
+    case "NodeCredentialRevoked":
+      return base;
   }
 }

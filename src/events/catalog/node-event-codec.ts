@@ -16,6 +16,8 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeBecameUnhealthy: 1,
   NodeBecameUnknown: 1,
   NodeBecameHealthy: 1,
+  NodeCredentialBound: 1,
+  NodeCredentialRevoked: 1,
 };
 
 export function isNodeEventType(type: string): type is NodeEventType {

@@ -39,6 +39,20 @@ export const NodeBecameUnknown = Schema.Struct({
 
 export const NodeBecameHealthy = Schema.Struct({ NodeID: Schema.String, Previous: Health });
 
+/** An NATS nkey public key (a user key: `U` and 55 base32 characters). */
+export const NodePublicKey = Schema.String.pipe(
+  Schema.pattern(/^U[A-Z2-7]{55}$/, { message: () => "a node's public key is an NATS user nkey: U followed by 55 base32 characters" }),
+);
+
+/**
+ * The node id is bound to a key only the node holds: from now on NATS lets that key speak for
+ * this node and no other. `Reinstated`: an operator approved a node whose key a reject revoked.
+ */
+export const NodeCredentialBound = Schema.Struct({ NodeID: Schema.String, PublicKey: NodePublicKey, Reinstated: Schema.Boolean });
+
+/** The node's key no longer gets in: an operator rejected or deleted the node. */
+export const NodeCredentialRevoked = Schema.Struct({ NodeID: Schema.String, PublicKey: NodePublicKey, Reason: Schema.Literal("rejected", "deleted") });
+
 export const NODE_EVENT_SCHEMAS = {
   NodeRegistered,
   NodeApproved,
@@ -48,6 +62,8 @@ export const NODE_EVENT_SCHEMAS = {
   NodeBecameUnhealthy,
   NodeBecameUnknown,
   NodeBecameHealthy,
+  NodeCredentialBound,
+  NodeCredentialRevoked,
 } as const;
 
 export type NodeEventType = keyof typeof NODE_EVENT_SCHEMAS;
