@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { NodeCommand } from "../../machines/node/node-commands.ts";
-import { isRegistered, nodeHealth } from "../../machines/node/node-machine.ts";
+import { activeCredential, isRegistered, nodeHealth } from "../../machines/node/node-machine.ts";
 import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { Health, NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
@@ -32,8 +32,14 @@ export interface LiveView {
   readonly resources: ResourceReport | undefined;
 }
 
+/** Whatever lets a node's key in (the orchestrator's nats-server); resolves once it is enforced. */
+export interface CredentialGate {
+  apply(nodeId: string, publicKey: string | undefined): Promise<void>;
+}
+
 export interface NodeManagerOptions {
   readonly store: EventStore;
+  readonly credentials?: CredentialGate;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly manualApproval: boolean;
@@ -183,10 +189,21 @@ export class NodeManager {
     return this.actor(info.NodeID).execute({ type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));
   }
 
+  /**
+   * A compute node joins: registers (or confirms its registration) and binds its key. Resolves
+   * only once NATS lets that key in, so the node can reconnect with it straight away.
+   */
+  async join(info: NodeInfo, publicKey: string, context: CommandContext): Promise<CommandResult> {
+    const result = await this.register(info, context, publicKey);
+    await this.syncCredential(info.NodeID);
+    return result;
+  }
+
   /** A compute node announces itself. Registration is also proof of life. */
-  async register(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
+  async register(info: NodeInfo, context: CommandContext, publicKey?: string): Promise<CommandResult> {
     const nodeId = info.NodeID;
-    const result = await this.actor(nodeId).execute({ type: "Register", info, manualApproval: this.options.manualApproval }, context);
+    const command: NodeCommand = { type: "Register", info, manualApproval: this.options.manualApproval, ...(publicKey === undefined ? {} : { publicKey }) };
+    const result = await this.actor(nodeId).execute(command, context);
     const now = this.clock.now();
     if (!this.liveness.has(nodeId)) {
       this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
@@ -247,7 +264,28 @@ export class NodeManager {
     const command: NodeCommand = action === "approve" ? { type: "Approve" } : action === "reject" ? { type: "Reject" } : { type: "Delete" };
     const result = await this.actor(nodeId).execute(command, context, expectedRevision === undefined ? {} : { expectedRevision });
     this.afterCommand(nodeId);
+    try {
+      await this.syncCredential(nodeId);
+    } catch (err) {
+      // Stored is stored: the gate holds the new state and enforces it once NATS is back.
+      this.options.logger.error({ err, nodeId }, "node credential change not yet enforced by NATS");
+    }
     return result;
+  }
+
+  private syncCredential(nodeId: string): Promise<void> {
+    const actor = this.actors.get(nodeId);
+    return this.options.credentials?.apply(nodeId, actor ? activeCredential(actor.state) : undefined) ?? Promise.resolve();
+  }
+
+  /** Every node's live key: what NATS must let in after a restart. */
+  activeCredentials(): [string, string][] {
+    const out: [string, string][] = [];
+    for (const actor of this.actors.values()) {
+      const key = activeCredential(actor.state);
+      if (key !== undefined) out.push([actor.nodeId, key]);
+    }
+    return out;
   }
 
   live(nodeId: string): LiveView | undefined {

@@ -1,84 +1,92 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { Msg, NatsConnection, Subscription } from "nats";
 import type { Logger } from "pino";
 import { ShoalError, asShoalError, badRequest, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
-import { HeartbeatRequest, RegisterRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
-import { ORCHESTRATOR_QUEUE, ORCHESTRATOR_SUBSCRIPTION, parseComputeSubject } from "../transport/subjects.ts";
+import { verifyJoinProof } from "../transport/join-proof.ts";
+import { HeartbeatRequest, JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
+import { JOIN_SUBSCRIPTION, ORCHESTRATOR_QUEUE, ORCHESTRATOR_SUBSCRIPTION, parseComputeSubject, parseJoinSubject } from "../transport/subjects.ts";
 import { commandContext } from "./command-context.ts";
 import type { NodeManager } from "./node-manager.ts";
 
-const digest = (s: string) => createHash("sha256").update(s).digest();
+export interface NodeProtocolOptions {
+  /** The join token (Orchestrator.Auth.Token, or the one generated under DataDir). */
+  readonly joinToken: string;
+  /** The nats-server enforces per-node keys: a node must reconnect with its own key after joining. */
+  readonly enforcesNodeKeys: boolean;
+  readonly logger: Logger;
+}
 
 /**
  * The orchestrator's side of the compute protocol: validates every message (subject, schema,
- * token) before anything reaches a node actor, and answers each request.
+ * join proof) before anything reaches a node actor, and answers each request.
  */
 export class NodeProtocolHandler {
-  private subscription: Subscription | undefined;
+  private readonly subscriptions: Subscription[] = [];
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly manager: NodeManager,
-    private readonly options: { readonly token: string; readonly logger: Logger },
+    private readonly options: NodeProtocolOptions,
   ) {}
 
   start(): void {
-    this.subscription = this.nc.subscribe(ORCHESTRATOR_SUBSCRIPTION, {
-      queue: ORCHESTRATOR_QUEUE,
-      callback: (err, msg) => {
-        if (err) {
-          this.options.logger.error({ err }, "compute protocol subscription error");
-          return;
-        }
-        const work = this.handle(msg).finally(() => this.inFlight.delete(work));
-        this.inFlight.add(work);
-      },
-    });
-  }
-
-  private checkToken(token: string | undefined): void {
-    if (this.options.token === "") return;
-    if (token === undefined || !timingSafeEqual(digest(token), digest(this.options.token))) {
-      throw unauthorized("invalid or missing Compute.Auth.Token");
+    for (const subject of [JOIN_SUBSCRIPTION, ORCHESTRATOR_SUBSCRIPTION]) {
+      this.subscriptions.push(
+        this.nc.subscribe(subject, {
+          queue: ORCHESTRATOR_QUEUE,
+          callback: (err, msg) => {
+            if (err) {
+              this.options.logger.error({ err }, "compute protocol subscription error");
+              return;
+            }
+            const work = this.handle(msg).finally(() => this.inFlight.delete(work));
+            this.inFlight.add(work);
+          },
+        }),
+      );
     }
   }
 
-  /** Token first, then identity: a message may only speak for the node its subject names. */
-  private admit(nodeId: string, claimed: string, token: string | undefined, messageId: string) {
-    this.checkToken(token);
+  /** A message may only speak for the node its subject names (which NATS permissions tie to the sender). */
+  private admit(nodeId: string, claimed: string, messageId: string) {
     if (claimed !== nodeId) throw badRequest(`subject is for node ${nodeId} but the message is from ${claimed}`);
     return commandContext({ type: "node", id: nodeId }, { causationId: messageId });
   }
 
+  private async join(nodeId: string, msg: Msg): Promise<ProtocolResponse> {
+    const req = decode(JoinRequest, msg.data);
+    const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
+    if (!verifyJoinProof(this.options.joinToken, nodeId, req.PublicKey, req.MessageID, req.Proof)) {
+      throw unauthorized("join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)");
+    }
+    if (req.Info.NodeType !== "Compute") throw badRequest("node is not a compute node");
+    const result = await this.manager.join(req.Info, req.PublicKey, { ...context, reason: "joined with the join token" });
+    return { Accepted: true, Reason: result.note ?? "node registered", Reconnect: this.options.enforcesNodeKeys };
+  }
+
   private async dispatch(msg: Msg): Promise<ProtocolResponse> {
+    const joining = parseJoinSubject(msg.subject);
+    if (joining !== undefined) return this.join(joining, msg);
     const route = parseComputeSubject(msg.subject);
     if (!route) throw badRequest(`unknown subject ${msg.subject}`);
     const { nodeId, method } = route;
     switch (method) {
-      case "register": {
-        const req = decode(RegisterRequest, msg.data);
-        const context = this.admit(nodeId, req.Info.NodeID, req.Token, req.MessageID);
-        if (req.Info.NodeType !== "Compute") throw badRequest("node is not a compute node");
-        const result = await this.manager.register(req.Info, context);
-        return { Accepted: true, Reason: result.note ?? "node registered" };
-      }
       case "heartbeat": {
         const req = decode(HeartbeatRequest, msg.data);
-        this.admit(nodeId, req.NodeID, req.Token, req.MessageID);
+        this.admit(nodeId, req.NodeID, req.MessageID);
         await this.manager.heartbeat(nodeId, req.MessageID);
         return { Accepted: true };
       }
       case "info": {
         const req = decode(UpdateInfoRequest, msg.data);
-        const context = this.admit(nodeId, req.Info.NodeID, req.Token, req.MessageID);
+        const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
         await this.manager.updateInfo(req.Info, context);
         return { Accepted: true };
       }
       case "resources": {
         const req = decode(UpdateResourcesRequest, msg.data);
-        this.admit(nodeId, req.NodeID, req.Token, req.MessageID);
+        this.admit(nodeId, req.NodeID, req.MessageID);
         this.manager.updateResources(nodeId, req.Resources);
         return { Accepted: true };
       }
@@ -100,7 +108,7 @@ export class NodeProtocolHandler {
   }
 
   async stop(): Promise<void> {
-    await this.subscription?.drain();
+    await Promise.allSettled(this.subscriptions.map((s) => s.drain()));
     await Promise.allSettled([...this.inFlight]);
   }
 }

@@ -1,14 +1,19 @@
-import { connect, type NatsConnection } from "nats";
+import { connect, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
+import { joinNatsPassword } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
+import { JOIN_USER } from "../transport/nats-auth/nats-roles.ts";
+import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
+import { loadOrCreateNodeKey, type NodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
 
 export interface ComputeAgentOptions {
   readonly nodeId: string;
   readonly orchestrators: readonly string[];
+  /** The join token (Compute.Auth.Token): used once, to join; never sent. */
   readonly token: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly dataDir: string;
@@ -25,9 +30,16 @@ export class ComputeAgentError extends Error {
   override readonly name = "ComputeAgentError";
 }
 
+const isAuthError = (e: unknown) => (e as { code?: string }).code === "AUTHORIZATION_VIOLATION";
+const isUnreachable = (e: unknown) => {
+  const code = (e as { code?: string }).code ?? "";
+  return code.startsWith("CONNECTION") || code === "TIMEOUT" || code === "DISCONNECT";
+};
+
 /**
- * A compute node's agent: registers (retrying with backoff while the orchestrator is down),
- * then heartbeats and reports node info and resources on their intervals.
+ * A compute node's agent: joins (retrying with backoff while the orchestrator is down), then
+ * heartbeats and reports node info and resources on their intervals, as itself: after joining
+ * it speaks only through its own key.
  */
 export class ComputeAgent {
   private nc: NatsConnection | undefined;
@@ -35,15 +47,23 @@ export class ComputeAgent {
   private readonly timers: NodeJS.Timeout[] = [];
   private stopped = false;
   private registered = false;
+  /** NATS refuses our key (rejected or deleted): reports could not be delivered, so none are sent. */
+  private refused = false;
   private readonly sentinel: RegistrationSentinel;
+  private readonly key: NodeKey;
   private wake: (() => void) | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
+    this.key = loadOrCreateNodeKey(options.dataDir, options.nodeId);
   }
 
   get isRegistered(): boolean {
     return this.registered;
+  }
+
+  get publicKey(): string {
+    return this.key.publicKey;
   }
 
   private info(): NodeInfo {
@@ -51,17 +71,6 @@ export class ComputeAgent {
   }
 
   async start(): Promise<void> {
-    const { logger, orchestrators, nodeId } = this.options;
-    this.nc = await connect({
-      servers: [...orchestrators],
-      name: `shoal-compute-${nodeId}`,
-      reconnect: true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 1000,
-      waitOnFirstConnect: true,
-    });
-    this.client = new ComputeClient(this.nc, nodeId, this.options.token);
-    logger.info({ nodeId, orchestrators }, "compute node connected to NATS");
     await this.join();
     this.every(this.options.heartbeatMs, () => this.heartbeat());
     this.every(this.options.infoUpdateMs, () => this.sendInfo());
@@ -78,40 +87,121 @@ export class ComputeAgent {
     throw new ComputeAgentError(`orchestrator refused node ${this.options.nodeId}: ${response.Reason ?? response.Code}`);
   }
 
+  private connectOptions(): ConnectionOptions {
+    return { servers: [...this.options.orchestrators], name: `shoal-compute-${this.options.nodeId}`, timeout: 5000 };
+  }
+
+  /** Connects with this node's own key; undefined when NATS does not (or no longer) let it in. */
+  private async connectAsNode(): Promise<NatsConnection | undefined> {
+    try {
+      const nc = await connect({
+        ...this.connectOptions(),
+        authenticator: nkeyAuthenticator(this.key.seed),
+        inboxPrefix: nodeInboxPrefix(this.options.nodeId),
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 1000,
+        // A rejected node's key is refused until an operator approves it again: keep trying.
+        ignoreAuthErrorAbort: true,
+      });
+      this.watch(nc);
+      return nc;
+    } catch (e) {
+      if (isAuthError(e)) return undefined;
+      throw e;
+    }
+  }
+
+  private watch(nc: NatsConnection): void {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "error" && isAuthError(status.data) && !this.refused && !this.stopped) {
+          this.refused = true;
+          this.options.logger.warn(
+            "NATS refuses this node's key: an operator rejected or deleted the node. An approval lets it back in; a deleted node joins again when its agent restarts",
+          );
+        }
+        if (status.type === "reconnect" && this.refused) {
+          this.refused = false;
+          this.options.logger.info("NATS lets this node's key in again");
+        }
+      }
+    })();
+  }
+
+  private adopt(nc: NatsConnection): void {
+    this.nc = nc;
+    this.client = new ComputeClient(nc, this.options.nodeId);
+    this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
+  }
+
+  /** Joins through the join token's restricted login, then reconnects as itself when told to. */
+  private async joinWithToken(): Promise<ProtocolResponse> {
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        ...this.connectOptions(),
+        user: JOIN_USER,
+        pass: joinNatsPassword(this.options.token),
+        inboxPrefix: JOIN_INBOX_PREFIX,
+        reconnect: false,
+      });
+    } catch (e) {
+      if (isAuthError(e)) throw new ComputeAgentError("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
+      throw e;
+    }
+    try {
+      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key.publicKey, this.options.token);
+    } finally {
+      await nc.close().catch(() => undefined);
+    }
+  }
+
   /**
-   * On start: a node with a sentinel confirms it is still known with a heartbeat; otherwise (or if
-   * the orchestrator has deleted it) it registers, retrying with backoff while nobody answers.
+   * On start: with its own key, a node with a sentinel confirms it is still known with a
+   * heartbeat; otherwise it joins — over its own connection where NATS lets its key in, else
+   * through the join token's login — retrying with backoff while nobody answers.
    */
   private async join(): Promise<void> {
     const { logger } = this.options;
     let backoff = this.options.initialBackoffMs ?? 1000;
     while (!this.stopped) {
       try {
-        if (this.sentinel.exists()) {
-          const hb = await this.client!.heartbeat();
+        if (!this.nc) {
+          const own = await this.connectAsNode();
+          if (own) this.adopt(own);
+        }
+        if (this.client && this.sentinel.exists()) {
+          const hb = await this.client.heartbeat();
           if (hb.Accepted) {
             this.registered = true;
             logger.info("registration still valid (sentinel present); not registering again");
             await this.sendInfo();
             return;
           }
-          if (hb.Code === "Unauthorized") this.refusedFatally(hb);
-          logger.info({ reason: hb.Reason }, "orchestrator no longer knows this node; registering again");
+          logger.info({ reason: hb.Reason }, "orchestrator no longer knows this node; joining again");
           this.sentinel.remove();
         }
-        const response = await this.client!.register(this.info());
+        const response = this.client
+          ? await this.client.join(this.info(), this.key.publicKey, this.options.token)
+          : await this.joinWithToken();
         if (response.Accepted) {
+          if (!this.client) {
+            const own = await this.connectAsNode();
+            if (!own) throw new ComputeAgentError("joined, but NATS does not let this node's key in");
+            this.adopt(own);
+          }
           this.registered = true;
-          this.sentinel.write({ NodeID: this.options.nodeId, RegisteredAt: new Date().toISOString(), Orchestrators: this.options.orchestrators });
-          logger.info({ reason: response.Reason }, "registered with the orchestrator");
+          this.sentinel.write({ NodeID: this.options.nodeId, PublicKey: this.key.publicKey, RegisteredAt: new Date().toISOString(), Orchestrators: this.options.orchestrators });
+          logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
           return;
         }
-        if (response.Code === "Unauthorized" || response.Code === "BadRequest") this.refusedFatally(response);
+        if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
         // Rejected nodes keep trying: an operator may approve them later.
-        logger.warn({ reason: response.Reason, retryInMs: backoff }, "registration refused; will retry");
+        logger.warn({ reason: response.Reason, retryInMs: backoff }, "join refused; will retry");
       } catch (e) {
-        if (!(e instanceof OrchestratorUnreachableError)) throw e;
-        logger.warn({ reason: e.message, retryInMs: backoff }, "orchestrator not reachable; will retry registration");
+        if (!(e instanceof OrchestratorUnreachableError) && !isUnreachable(e)) throw e;
+        logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
       }
       await this.sleep(backoff);
       backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? 30_000);
@@ -129,7 +219,7 @@ export class ComputeAgent {
   }
 
   private async send(what: string, call: () => Promise<ProtocolResponse>): Promise<void> {
-    if (this.stopped || !this.client) return;
+    if (this.stopped || !this.client || this.refused) return;
     try {
       const response = await call();
       if (response.Accepted) return;

@@ -1,5 +1,6 @@
 import { parseLabelSelector, LabelSelectorError } from "../labels/label-selector.ts";
 import { ConfigError } from "./config-error.ts";
+import { parseByteSize } from "./byte-size.ts";
 import { parseDuration } from "./duration.ts";
 import { CONFIG_KEYS, type ConfigKey, type HealthOverride } from "./keys.ts";
 
@@ -113,6 +114,11 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
       return fail(source, key, `expected true or false, got ${JSON.stringify(raw)}`);
     case "duration":
       return toDuration(raw, source, key);
+    case "bytes": {
+      const n = typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0 ? raw : typeof raw === "string" ? parseByteSize(raw) : undefined;
+      if (n !== undefined) return n;
+      return fail(source, key, `expected a size such as 512MiB, 1GiB or 1073741824, got ${JSON.stringify(raw)}`);
+    }
     case "list":
       if (typeof raw === "string") return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
       if (Array.isArray(raw) && raw.every((s) => typeof s === "string")) return raw as string[];

@@ -1,3 +1,4 @@
+import { formatBytes } from "./byte-size.ts";
 import { formatDuration } from "./duration.ts";
 
 /** A per-node or per-group health threshold override (Nodes Manager epic, requirement 8). */
@@ -8,7 +9,7 @@ export interface HealthOverride {
   readonly UnknownTimeout?: number;
 }
 
-export type KeyKind = "string" | "int" | "bool" | "duration" | "list" | "labels" | "overrides";
+export type KeyKind = "string" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides";
 
 interface KeyDef<K extends KeyKind, V> {
   readonly kind: K;
@@ -20,6 +21,7 @@ const str = (d: string, description: string): KeyDef<"string", string> => ({ kin
 const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: "int", default: d, description });
 const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
 const dur = (d: number, description: string): KeyDef<"duration", number> => ({ kind: "duration", default: d, description });
+const bytes = (d: number, description: string): KeyDef<"bytes", number> => ({ kind: "bytes", default: d, description });
 
 /**
  * Every config key Shoal reads. Names follow Bacalhau's where Bacalhau has one.
@@ -34,7 +36,12 @@ export const CONFIG_KEYS = {
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str("", "Use this external NATS (with JetStream) instead of starting an embedded nats-server"),
-  "Orchestrator.Auth.Token": str("", "When set, compute nodes must present the same Compute.Auth.Token"),
+  "Orchestrator.NATS.User": str("", "External NATS: the user the orchestrator logs in as (with Orchestrator.NATS.Password)"),
+  "Orchestrator.NATS.Password": str("", "External NATS: the password of Orchestrator.NATS.User"),
+  "Orchestrator.NATS.Token": str("", "External NATS: a token to log in with instead of a user"),
+  "Orchestrator.NATS.CredsFile": str("", "External NATS: a .creds file (user JWT and nkey seed) to log in with"),
+  "Orchestrator.NATS.JetStreamMaxStore": bytes(1024 ** 3, "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it"),
+  "Orchestrator.Auth.Token": str("", "The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
   "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
@@ -45,7 +52,7 @@ export const CONFIG_KEYS = {
   } as KeyDef<"overrides", HealthOverride[]>,
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
   "Compute.Orchestrators": { kind: "list", default: ["nats://127.0.0.1:4222"], description: "NATS URLs of the orchestrator(s)" } as KeyDef<"list", string[]>,
-  "Compute.Auth.Token": str("", "Token presented to the orchestrator (must equal its Orchestrator.Auth.Token)"),
+  "Compute.Auth.Token": str("", "The orchestrator's join token; used once to join, after which the node logs in with its own key"),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
   "Compute.Heartbeat.InfoUpdateInterval": dur(60_000, "How often node information is reported (only changes are stored)"),
   "Compute.Heartbeat.ResourceUpdateInterval": dur(30_000, "How often resource availability is reported (kept in memory)"),
@@ -75,6 +82,7 @@ export function canonicalKey(key: string): ConfigKey | undefined {
 export function describeDefault(key: ConfigKey): string {
   const def = CONFIG_KEYS[key];
   if (def.kind === "duration") return formatDuration(def.default as number);
+  if (def.kind === "bytes") return formatBytes(def.default as number);
   if (def.kind === "labels") return "";
   if (def.kind === "list") return (def.default as string[]).join(",");
   if (def.kind === "overrides") return "[]";

@@ -14,6 +14,8 @@ import { NodeHistory } from "../projections/node-history.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { buildVersion } from "../version.ts";
+import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
+import type { JoinToken } from "./nats-credentials.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
 
@@ -23,6 +25,10 @@ export interface RunningOrchestrator {
   readonly natsUrl: string;
   readonly manager: NodeManager;
   readonly publisher: NatsEventPublisher;
+  /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
+  readonly joinToken: JoinToken;
+  /** The embedded NATS server's login for downstream event readers. */
+  readonly eventsReader: { readonly user: string; readonly passwordFile: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -51,7 +57,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
   const store = Context.get(built.value, Store);
-  const { nc, url: natsUrl } = Context.get(built.value, Nats);
+  const { nc, url: natsUrl, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
   const cleanups: (() => Promise<void> | void)[] = [() => Effect.runPromise(Scope.close(scope, Exit.void))];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) {
@@ -70,6 +76,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
       clock,
       logger: logger.child({ component: "node-manager" }),
       manualApproval: config["Orchestrator.NodeManager.ManualApproval"],
+      ...(access ? { credentials: access } : {}),
       thresholds: new HealthThresholds(
         { disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"], unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"] },
         config["Orchestrator.NodeManager.Overrides"],
@@ -79,6 +86,11 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const recovered = await manager.recover();
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
+    // Only now do nodes' own keys get in: the store says which are live.
+    if (access) {
+      await access.replaceAll(manager.activeCredentials());
+      logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
+    }
 
     const views = new NodeViews();
     const projection = new ProjectionRunner({ name: "node-views", store, logger: logger.child({ component: "projection" }), handle: views.handle });
@@ -86,11 +98,21 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     cleanups.push(() => projection.stop());
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
 
-    const publisher = new NatsEventPublisher(nc, store, store, logger.child({ component: "event-publisher" }));
+    const publisher = new NatsEventPublisher(
+      nc,
+      store,
+      store,
+      logger.child({ component: "event-publisher" }),
+      Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
+    );
     await publisher.start();
     cleanups.push(() => publisher.stop());
 
-    const protocol = new NodeProtocolHandler(nc, manager, { token: config["Orchestrator.Auth.Token"], logger: logger.child({ component: "protocol" }) });
+    const protocol = new NodeProtocolHandler(nc, manager, {
+      joinToken: joinToken.token,
+      enforcesNodeKeys: access !== undefined,
+      logger: logger.child({ component: "protocol" }),
+    });
     protocol.start();
     cleanups.push(() => protocol.stop());
 
@@ -108,7 +130,8 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: natsUrl }, "orchestrator ready");
-    return { nodeId, apiUrl, natsUrl, manager, publisher, stop };
+    const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
+    return { nodeId, apiUrl, natsUrl, manager, publisher, joinToken, eventsReader, stop };
   } catch (e) {
     await stop();
     throw e;

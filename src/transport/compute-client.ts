@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
+import { joinProof } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
-import { computeSubject } from "./subjects.ts";
+import { computeSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
 
 export class OrchestratorUnreachableError extends Error {
   override readonly name = "OrchestratorUnreachableError";
@@ -16,14 +17,12 @@ export class ComputeClient {
   constructor(
     private readonly nc: NatsConnection,
     private readonly nodeId: string,
-    private readonly token: string,
     private readonly timeoutMs = 5000,
   ) {}
 
-  private async request(method: Parameters<typeof computeSubject>[1], body: Record<string, unknown>): Promise<ProtocolResponse> {
-    const message = { MessageID: randomUUID(), ...(this.token === "" ? {} : { Token: this.token }), ...body };
+  private async request(subject: string, body: Record<string, unknown>): Promise<ProtocolResponse> {
     try {
-      const reply = await this.nc.request(computeSubject(this.nodeId, method), encode(message), { timeout: this.timeoutMs });
+      const reply = await this.nc.request(subject, encode(body), { timeout: this.timeoutMs });
       return decode(ProtocolResponse, reply.data);
     } catch (e) {
       const code = (e as { code?: string }).code;
@@ -35,20 +34,31 @@ export class ComputeClient {
     }
   }
 
-  register(info: NodeInfo): Promise<ProtocolResponse> {
-    return this.request("register", { Info: info });
+  private call(method: ProtocolMethod, body: Record<string, unknown>): Promise<ProtocolResponse> {
+    return this.request(computeSubject(this.nodeId, method), { MessageID: randomUUID(), ...body });
+  }
+
+  /** Registers this node and binds `publicKey` to it, proving the join token without sending it. */
+  join(info: NodeInfo, publicKey: string, joinToken: string): Promise<ProtocolResponse> {
+    const messageId = randomUUID();
+    return this.request(joinSubject(this.nodeId), {
+      MessageID: messageId,
+      Info: info,
+      PublicKey: publicKey,
+      Proof: joinProof(joinToken, this.nodeId, publicKey, messageId),
+    });
   }
 
   heartbeat(): Promise<ProtocolResponse> {
     this.sequence += 1;
-    return this.request("heartbeat", { NodeID: this.nodeId, Sequence: this.sequence });
+    return this.call("heartbeat", { NodeID: this.nodeId, Sequence: this.sequence });
   }
 
   updateInfo(info: NodeInfo): Promise<ProtocolResponse> {
-    return this.request("info", { Info: info });
+    return this.call("info", { Info: info });
   }
 
   updateResources(report: ResourceReport): Promise<ProtocolResponse> {
-    return this.request("resources", { NodeID: this.nodeId, Resources: report });
+    return this.call("resources", { NodeID: this.nodeId, Resources: report });
   }
 }

@@ -16,6 +16,12 @@ export interface EmbeddedNatsOptions {
   readonly logger: Logger;
   readonly binary?: string;
   readonly readyTimeoutMs?: number;
+  /**
+   * A complete nats-server config (listen address, pid file, JetStream, accounts and users) that
+   * the server reads instead of command-line flags, and re-reads on `reload()`. Without it the
+   * server is open to anyone (tests use that to stand in for an external NATS).
+   */
+  readonly configFile?: string;
 }
 
 function portFree(host: string, port: number): Promise<boolean> {
@@ -57,6 +63,11 @@ async function stopLeftover(pidFile: string, dir: string, logger: Logger): Promi
   for (let i = 0; i < 20 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
 }
 
+/** Where the server keeps its pid file and JetStream data under its directory. */
+export function embeddedNatsPaths(dir: string): { pidFile: string; storeDir: string } {
+  return { pidFile: join(dir, "nats-server.pid"), storeDir: join(dir, "jetstream") };
+}
+
 /** The orchestrator's own nats-server (with JetStream), as Bacalhau's orchestrator hosts NATS. */
 export class EmbeddedNatsServer {
   private constructor(
@@ -68,12 +79,14 @@ export class EmbeddedNatsServer {
     const { host, port, dir, logger } = options;
     const binary = options.binary ?? "nats-server";
     mkdirSync(dir, { recursive: true });
-    const pidFile = join(dir, "nats-server.pid");
+    const { pidFile, storeDir } = embeddedNatsPaths(dir);
     await stopLeftover(pidFile, dir, logger);
     if (!(await portFree(host, port))) {
       throw new NatsServerError(`Orchestrator.Port ${port} on ${host} is already in use; choose another with -c Orchestrator.Port=<port>`);
     }
-    const args = ["-a", host, "-p", String(port), "-js", "-sd", join(dir, "jetstream"), "-P", pidFile, "-n", `shoal-${port}`];
+    const args = options.configFile
+      ? ["-c", options.configFile]
+      : ["-a", host, "-p", String(port), "-js", "-sd", storeDir, "-P", pidFile, "-n", `shoal-${port}`];
     const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
     const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
     const url = `nats://${connectHost}:${port}`;
@@ -113,6 +126,11 @@ export class EmbeddedNatsServer {
     child.once("exit", (code, signal) => logger.warn({ code, signal }, "embedded nats-server exited"));
     logger.info({ url, pid: child.pid }, "embedded nats-server ready");
     return new EmbeddedNatsServer(child, url);
+  }
+
+  /** Makes the server re-read its config file (SIGHUP, what `nats-server --signal reload` sends). */
+  reload(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGHUP");
   }
 
   async stop(): Promise<void> {

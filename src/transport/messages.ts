@@ -1,20 +1,29 @@
 import { Schema } from "effect";
+import { NodePublicKey } from "../events/catalog/node-events.ts";
 import { NodeId, NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 
-const Token = Schema.optional(Schema.String.pipe(Schema.maxLength(4096)));
 const MessageID = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128));
 
-export const RegisterRequest = Schema.Struct({ MessageID, Token, Info: NodeInfo });
+/**
+ * A node's first message: its info and the public key it will connect with from now on, with
+ * `Proof` = HMAC-SHA256 of the join token over the rest (src/transport/join-proof.ts). The
+ * token itself never travels.
+ */
+export const JoinRequest = Schema.Struct({
+  MessageID,
+  Info: NodeInfo,
+  PublicKey: NodePublicKey,
+  Proof: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/, { message: () => "Proof must be a base64url HMAC-SHA256" })),
+});
 export const HeartbeatRequest = Schema.Struct({
   MessageID,
-  Token,
   NodeID: NodeId,
   Sequence: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
 });
-export const UpdateInfoRequest = Schema.Struct({ MessageID, Token, Info: NodeInfo });
-export const UpdateResourcesRequest = Schema.Struct({ MessageID, Token, NodeID: NodeId, Resources: ResourceReport });
+export const UpdateInfoRequest = Schema.Struct({ MessageID, Info: NodeInfo });
+export const UpdateResourcesRequest = Schema.Struct({ MessageID, NodeID: NodeId, Resources: ResourceReport });
 
-export type RegisterRequest = typeof RegisterRequest.Type;
+export type JoinRequest = typeof JoinRequest.Type;
 export type HeartbeatRequest = typeof HeartbeatRequest.Type;
 export type UpdateInfoRequest = typeof UpdateInfoRequest.Type;
 export type UpdateResourcesRequest = typeof UpdateResourcesRequest.Type;
@@ -24,6 +33,8 @@ export const ProtocolResponse = Schema.Struct({
   Accepted: Schema.Boolean,
   Reason: Schema.optional(Schema.String),
   Code: Schema.optional(Schema.String),
+  /** Join replies: the node must now reconnect with its own key (the orchestrator's nats-server enforces it). */
+  Reconnect: Schema.optional(Schema.Boolean),
 });
 export type ProtocolResponse = typeof ProtocolResponse.Type;
 

@@ -1,15 +1,28 @@
 /**
  * NATS subjects of the compute↔orchestrator protocol (docs/protocol.md). Every request is
- * NATS request/reply; the node id in the subject must equal the one in the message.
+ * NATS request/reply. On the orchestrator's own nats-server, per-user permissions make the node
+ * id in a subject the identity of whoever published it (docs/security.md).
  */
-export const PROTOCOL_METHODS = ["register", "heartbeat", "info", "resources"] as const;
+export const PROTOCOL_METHODS = ["heartbeat", "info", "resources"] as const;
 export type ProtocolMethod = (typeof PROTOCOL_METHODS)[number];
 
 export const computeSubject = (nodeId: string, method: ProtocolMethod): string => `shoal.compute.${nodeId}.${method}`;
 
+/** A node joins (registers and binds its key) here, proving it holds the join token. */
+export const joinSubject = (nodeId: string): string => `shoal.join.${nodeId}`;
+export const JOIN_SUBSCRIPTION = "shoal.join.*";
+
 /** What the orchestrators subscribe to (as one queue group, so each request is handled once). */
 export const ORCHESTRATOR_SUBSCRIPTION = "shoal.compute.*.*";
 export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
+
+/** Work for a node (executions arrive with the job lifecycle); only that node may subscribe. */
+export const nodeWorkSubjects = (nodeId: string): string => `shoal.work.${nodeId}.>`;
+
+/** Each node receives replies under its own inbox prefix, so no other node can subscribe to them. */
+export const nodeInboxPrefix = (nodeId: string): string => `_INBOX_${nodeId}`;
+/** Joining nodes share one inbox prefix: join replies carry nothing secret. */
+export const JOIN_INBOX_PREFIX = "_INBOX_JOIN";
 
 export function parseComputeSubject(subject: string): { nodeId: string; method: ProtocolMethod } | undefined {
   const parts = subject.split(".");
@@ -17,6 +30,11 @@ export function parseComputeSubject(subject: string): { nodeId: string; method: 
   const method = parts[3] as ProtocolMethod;
   if (!PROTOCOL_METHODS.includes(method)) return undefined;
   return { nodeId: parts[2] as string, method };
+}
+
+export function parseJoinSubject(subject: string): string | undefined {
+  const parts = subject.split(".");
+  return parts.length === 3 && parts[0] === "shoal" && parts[1] === "join" ? parts[2] : undefined;
 }
 
 /** Cluster events for downstream systems: shoal.events.<category>.<entityId>.<EventType>. */

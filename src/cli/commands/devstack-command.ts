@@ -5,7 +5,7 @@ import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
-import { waitForSignal } from "./serve-command.ts";
+import { joinInstructions, waitForSignal } from "./serve-command.ts";
 
 export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
 
@@ -34,7 +34,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }));
   const agents = [];
-  const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": config["Orchestrator.Auth.Token"] };
+  const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };
   for (let i = 1; i <= count; i++) {
     const nodeId = `node-${i}`;
     const agent = computeAgentFromConfig({ ...computeConfig, DataDir: join(config.DataDir, "compute", nodeId) }, nodeId, logger.child({ node: nodeId }));
@@ -54,7 +54,8 @@ Try, in another terminal:
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-  nats sub 'shoal.events.>' -s ${orchestrator.natsUrl}     # cluster events, if you have the nats CLI
+  nats sub 'shoal.events.>' -s ${orchestrator.natsUrl} --user ${orchestrator.eventsReader?.user ?? "<user>"} --password "$(cat ${orchestrator.eventsReader?.passwordFile ?? "<file>"})"     # cluster events, with the nats CLI
+${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);
   await waitForSignal();

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { createLogger } from "../../logging/create-logger.ts";
-import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 
 export const SERVE_HELP = `Usage: shoal serve [options]
@@ -24,10 +24,28 @@ export async function serveCommand(args: string[]): Promise<number> {
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
   console.log(`  NATS: ${orchestrator.natsUrl}`);
+  console.log(joinInstructions(orchestrator));
   await waitForSignal();
   logger.info("shutting down");
   await orchestrator.stop();
   return 0;
+}
+
+/** How a compute node joins and a downstream system reads events; paths, never the secrets themselves. */
+export function joinInstructions(orchestrator: RunningOrchestrator): string {
+  const token = orchestrator.joinToken.file === undefined ? "<Orchestrator.Auth.Token>" : `$(cat ${orchestrator.joinToken.file})`;
+  const lines = [
+    "",
+    "Compute nodes join with the join token (only once; they then log in with their own key):",
+    `  shoal compute -c Compute.Orchestrators=${orchestrator.natsUrl} -c Compute.Auth.Token=${token}`,
+  ];
+  if (orchestrator.eventsReader) {
+    lines.push(
+      "Downstream systems read cluster events (SHOAL_EVENTS) as:",
+      `  user ${orchestrator.eventsReader.user}, password in ${orchestrator.eventsReader.passwordFile}`,
+    );
+  }
+  return lines.join("\n");
 }
 
 export function waitForSignal(): Promise<NodeJS.Signals> {

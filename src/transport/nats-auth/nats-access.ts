@@ -1,0 +1,155 @@
+import bcrypt from "bcryptjs";
+import { connect } from "nats";
+import type { Logger } from "pino";
+import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
+import { newSecret } from "../../security/secret-file.ts";
+import { joinNatsPassword } from "../join-proof.ts";
+import {
+  EVENTS_READER_PERMISSIONS,
+  EVENTS_READER_USER,
+  JOIN_PERMISSIONS,
+  JOIN_USER,
+  NO_PERMISSIONS,
+  ORCHESTRATOR_PERMISSIONS,
+  ORCHESTRATOR_USER,
+  RELOAD_CHECK_USER,
+  nodePermissions,
+} from "./nats-roles.ts";
+import { natsServerConfig, type NatsServerSettings, type NatsUser } from "./nats-server-config.ts";
+
+export interface NatsSecrets {
+  readonly orchestratorPassword: string;
+  readonly joinToken: string;
+  readonly readerPassword: string;
+}
+
+/** The running server that reads the config: its URL, and how to make it re-read the file. */
+export interface ReloadTarget {
+  readonly url: string;
+  reload(): void;
+  /**
+   * Resolves once the account's JetStream answers again: nats-server re-enables it a little
+   * after the users, and until then JetStream requests find no responders.
+   */
+  jetStreamAnswers(): Promise<void>;
+}
+
+export class NatsAccessError extends Error {
+  override readonly name = "NatsAccessError";
+}
+
+const BCRYPT_COST = 10;
+const RELOAD_CONFIRM_MS = 10_000;
+
+/**
+ * Who may log in to the orchestrator's nats-server, and with which subjects: the fixed roles
+ * plus one nkey user per node with a live credential. Every change rewrites the config file and
+ * reloads the server; a change is applied only when a login with this generation's reload-check
+ * password succeeds, so a caller told "revoked" knows the server enforces it.
+ */
+export class NatsAccess {
+  private readonly nodes = new Map<string, string>();
+  private reloadCheckPassword = newSecret("reload");
+  private target: ReloadTarget | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
+
+  private constructor(
+    readonly file: string,
+    private readonly settings: NatsServerSettings,
+    private readonly fixedUsers: readonly NatsUser[],
+    private readonly logger: Logger,
+  ) {}
+
+  /** Passwords go into the file as bcrypt hashes: the file alone lets nobody in. */
+  static async create(file: string, settings: NatsServerSettings, secrets: NatsSecrets, logger: Logger): Promise<NatsAccess> {
+    const [orchestrator, join, reader] = await Promise.all(
+      [secrets.orchestratorPassword, joinNatsPassword(secrets.joinToken), secrets.readerPassword].map((s) => bcrypt.hash(s, BCRYPT_COST)),
+    );
+    return new NatsAccess(
+      file,
+      settings,
+      [
+        { user: ORCHESTRATOR_USER, password: orchestrator as string, permissions: ORCHESTRATOR_PERMISSIONS },
+        { user: JOIN_USER, password: join as string, permissions: JOIN_PERMISSIONS },
+        { user: EVENTS_READER_USER, password: reader as string, permissions: EVENTS_READER_PERMISSIONS },
+      ],
+      logger,
+    );
+  }
+
+  get boundNodes(): number {
+    return this.nodes.size;
+  }
+
+  /** Writes the config for the current bindings; the server reads it when it (re)starts. */
+  write(): void {
+    this.reloadCheckPassword = newSecret("reload");
+    const users: NatsUser[] = [
+      ...this.fixedUsers,
+      { user: RELOAD_CHECK_USER, password: this.reloadCheckPassword, permissions: NO_PERMISSIONS },
+      ...[...this.nodes].map(([nodeId, nkey]) => ({ nkey, permissions: nodePermissions(nodeId) })),
+    ];
+    writeFileAtomic(this.file, `${natsServerConfig(this.settings, users)}\n`, 0o600);
+  }
+
+  attach(target: ReloadTarget): void {
+    this.target = target;
+  }
+
+  /** Every live binding at once (after recovery from the store). */
+  replaceAll(bindings: Iterable<readonly [string, string]>): Promise<void> {
+    this.nodes.clear();
+    for (const [nodeId, key] of bindings) this.nodes.set(nodeId, key);
+    return this.flush();
+  }
+
+  /** Lets `publicKey` in as `nodeId`, or (undefined) nobody; resolves once the server enforces it. */
+  apply(nodeId: string, publicKey: string | undefined): Promise<void> {
+    if (this.nodes.get(nodeId) === publicKey) return this.running;
+    if (publicKey === undefined) this.nodes.delete(nodeId);
+    else this.nodes.set(nodeId, publicKey);
+    return this.flush();
+  }
+
+  /** One reload at a time and at most one waiting: changes that arrive meanwhile share the waiting one. */
+  private flush(): Promise<void> {
+    if (this.queued) return this.queued;
+    const next = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.reloadNow();
+      });
+    this.queued = next;
+    this.running = next;
+    return next;
+  }
+
+  private async reloadNow(): Promise<void> {
+    const started = Date.now();
+    this.write();
+    const target = this.target;
+    if (!target) return;
+    target.reload();
+    const password = this.reloadCheckPassword;
+    let usersApplied = false;
+    for (;;) {
+      try {
+        if (!usersApplied) {
+          const nc = await connect({ servers: target.url, user: RELOAD_CHECK_USER, pass: password, reconnect: false, timeout: 2000, name: "shoal-reload-check" });
+          await nc.close();
+          usersApplied = true;
+        }
+        await target.jetStreamAnswers();
+        this.logger.debug({ nodes: this.nodes.size, ms: Date.now() - started }, "nats-server reloaded its users");
+        return;
+      } catch (e) {
+        if (Date.now() - started > RELOAD_CONFIRM_MS) {
+          throw new NatsAccessError(`nats-server did not apply the new users within ${RELOAD_CONFIRM_MS} ms: ${(e as Error).message}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+}
