@@ -30,7 +30,8 @@ export class ComputeAgentError extends Error {
   override readonly name = "ComputeAgentError";
 }
 
-const isAuthError = (e: unknown) => (e as { code?: string }).code === "AUTHORIZATION_VIOLATION";
+// A failed connect rejects with a NatsError; the status stream reports the same as a bare code.
+const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
 const isUnreachable = (e: unknown) => {
   const code = (e as { code?: string }).code ?? "";
   return code.startsWith("CONNECTION") || code === "TIMEOUT" || code === "DISCONNECT";

@@ -47,11 +47,11 @@ describe("compute agent", () => {
     const nats = await TestNatsServer.start();
     cleanups.push(() => nats.stop());
     const dataDir = tempDir();
-    const a = agent(nats.url, dataDir);
+    const a = agent(nats.url, dataDir, "join-me");
     const started = a.start();
     await new Promise((r) => setTimeout(r, 500)); // nobody is listening yet: no responders
     expect(a.isRegistered).toBe(false);
-    const o = await orchestratorOn(nats.url);
+    const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "join-me" });
     await started;
     expect(a.isRegistered).toBe(true);
     expect(existsSync(join(dataDir, "edge-1.registration.lock"))).toBe(true);
@@ -63,7 +63,9 @@ describe("compute agent", () => {
     const nats = await TestNatsServer.start();
     cleanups.push(() => nats.stop());
     await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "right" });
-    await expect(agent(nats.url, tempDir(), "wrong").start()).rejects.toThrow("orchestrator refused node edge-1: invalid or missing Compute.Auth.Token");
+    await expect(agent(nats.url, tempDir(), "wrong").start()).rejects.toThrow(
+      "orchestrator refused node edge-1: join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)",
+    );
   });
 });
 

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { connect, type NatsConnection } from "nats";
+import { connect, nkeys, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
+import { joinProof } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
@@ -16,6 +17,13 @@ let orchestrator: RunningOrchestrator;
 let nc: NatsConnection;
 let config: ShoalConfig;
 const TOKEN = "s3cret";
+const keys = new Map<string, string>();
+/** Each node's public key, made once per node as its agent would. */
+const keyOf = (nodeId: string) => {
+  if (!keys.has(nodeId)) keys.set(nodeId, nkeys.createUser().getPublicKey());
+  return keys.get(nodeId) as string;
+};
+const joinAs = (nodeId: string, info = computeInfo(nodeId)) => new ComputeClient(nc, nodeId).join(info, keyOf(nodeId), TOKEN);
 
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
@@ -58,8 +66,9 @@ beforeAll(async () => {
     ["node-2", { zone: "b" }],
     ["node-3", { zone: "a", gpu: "true" }],
   ] as const) {
-    const r = await new ComputeClient(nc, id, TOKEN).register(computeInfo(id, labels));
-    expect(r).toEqual({ Accepted: true, Reason: "node registered" });
+    const r = await joinAs(id, computeInfo(id, labels));
+    // An open NATS enforces nothing per node: the node keeps its connection (Reconnect: false).
+    expect(r).toEqual({ Accepted: true, Reason: "node registered", Reconnect: false });
   }
 });
 
@@ -72,20 +81,25 @@ afterAll(async () => {
 describe("compute protocol", () => {
   it("answers a repeated registration without writing anything", async () => {
     const before = await eventCount();
-    expect(await new ComputeClient(nc, "node-1", TOKEN).register(computeInfo("node-1", { zone: "a" }))).toEqual({
+    expect(await joinAs("node-1", computeInfo("node-1", { zone: "a" }))).toEqual({
       Accepted: true,
       Reason: "node already registered",
+      Reconnect: false,
     });
     expect(await eventCount()).toBe(before);
   });
 
   it("refuses bad messages with a clear reason and stores nothing", async () => {
     const before = await eventCount();
-    const valid = { MessageID: randomUUID(), Token: TOKEN, Info: computeInfo("node-9") };
+    const messageId = randomUUID();
+    const valid = { MessageID: messageId, Info: computeInfo("node-9"), PublicKey: keyOf("node-9"), Proof: joinProof(TOKEN, "node-9", keyOf("node-9"), messageId) };
     const cases: [string, Uint8Array, string, RegExp][] = [
       ["garbage", new TextEncoder().encode("\xc1 not msgpack"), "BadRequest", /invalid message/],
-      ["wrong token", encode({ ...valid, Token: "nope" }), "Unauthorized", /Compute.Auth.Token/],
-      ["no token", encode({ MessageID: randomUUID(), Info: computeInfo("node-9") }), "Unauthorized", /Compute.Auth.Token/],
+      ["wrong token", encode({ ...valid, Proof: joinProof("nope", "node-9", keyOf("node-9"), messageId) }), "Unauthorized", /join token/],
+      ["proof for another key", encode({ ...valid, PublicKey: keyOf("node-1") }), "Unauthorized", /join token/],
+      ["no proof", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: keyOf("node-9") }), "BadRequest", /Proof/],
+      ["the token itself", encode({ ...valid, Token: TOKEN }), "BadRequest", /Token/],
+      ["not a key", encode({ ...valid, PublicKey: "SUAXYZ" }), "BadRequest", /nkey/],
       ["unknown field", encode({ ...valid, Extra: 1 }), "BadRequest", /Extra/],
       ["wrong type", encode({ ...valid, Info: { ...valid.Info, Labels: "x" } }), "BadRequest", /Labels/],
       ["bad node id", encode({ ...valid, Info: { ...valid.Info, NodeID: "a.b" } }), "BadRequest", /node id/],
@@ -93,22 +107,22 @@ describe("compute protocol", () => {
       ["requester", encode({ ...valid, Info: { ...valid.Info, NodeType: "Requester" } }), "BadRequest", /not a compute node/],
     ];
     for (const [name, payload, code, reason] of cases) {
-      const r = await rawRequest("shoal.compute.node-9.register", payload);
+      const r = await rawRequest("shoal.join.node-9", payload);
       expect(r.Accepted, name).toBe(false);
       expect(r.Code, name).toBe(code);
       expect(r.Reason, name).toMatch(reason);
     }
-    const spoof = await rawRequest("shoal.compute.node-9.register", encode({ ...valid, Info: computeInfo("node-1") }));
+    const spoof = await rawRequest("shoal.join.node-9", encode({ ...valid, Info: computeInfo("node-1") }));
     expect(spoof).toMatchObject({ Accepted: false, Code: "BadRequest", Reason: "subject is for node node-9 but the message is from node-1" });
     expect(await eventCount()).toBe(before);
   });
 
   it("refuses heartbeats of unregistered nodes as not registered", async () => {
-    expect(await new ComputeClient(nc, "ghost", TOKEN).heartbeat()).toEqual({ Accepted: false, Code: "NotFound", Reason: "node not registered: ghost" });
+    expect(await new ComputeClient(nc, "ghost").heartbeat()).toEqual({ Accepted: false, Code: "NotFound", Reason: "node not registered: ghost" });
   });
 
   it("keeps resource reports in memory and shows them in the API", async () => {
-    const client = new ComputeClient(nc, "node-2", TOKEN);
+    const client = new ComputeClient(nc, "node-2");
     const before = await eventCount();
     expect(await client.updateResources({ AvailableCapacity: { CPU: 3, Memory: 1024 }, QueueUsedCapacity: {}, RunningExecutions: 1, EnqueuedExecutions: 0 })).toEqual({ Accepted: true });
     expect(await eventCount()).toBe(before);
@@ -117,7 +131,7 @@ describe("compute protocol", () => {
   });
 
   it("stores a changed info report as NodeInfoUpdated, an unchanged one not at all", async () => {
-    const client = new ComputeClient(nc, "node-3", TOKEN);
+    const client = new ComputeClient(nc, "node-3");
     const before = await eventCount();
     await client.updateInfo(computeInfo("node-3", { zone: "a", gpu: "true" }));
     expect(await eventCount()).toBe(before);
@@ -138,7 +152,7 @@ describe("REST API", () => {
       ["node-2", "Compute", "PENDING", "HEALTHY", "CONNECTED"],
       ["node-3", "Compute", "PENDING", "HEALTHY", "CONNECTED"],
     ]);
-    expect(res.body!.Nodes[1]).toMatchObject({ Connection: "CONNECTED", Revision: 0, Info: { Labels: { zone: "a" } } });
+    expect(res.body!.Nodes[1]).toMatchObject({ Connection: "CONNECTED", Revision: 1, Info: { Labels: { zone: "a" } } });
   });
 
   it("filters by approval, status and label selector, and sorts", async () => {
@@ -205,9 +219,10 @@ describe("REST API", () => {
 
   it("approves, rejects with a message and deletes, honouring If-Match", async () => {
     expect((await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"5"' })).status).toBe(412);
-    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"0"', "x-shoal-actor": "alice" });
+    // node-1's stream: NodeRegistered (0), NodeCredentialBound (1).
+    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"1"', "x-shoal-actor": "alice" });
     expect(approve).toMatchObject({ status: 200, body: { Success: true } });
-    expect(approve.headers.get("etag")).toBe('"1"');
+    expect(approve.headers.get("etag")).toBe('"2"');
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1")).body!.Node.Membership).toBe("APPROVED");
     const again = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" });
     expect(again).toMatchObject({ status: 409, body: { Code: "Conflict", Message: "node node-1 already approved" } });
@@ -218,20 +233,24 @@ describe("REST API", () => {
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-2")).status).toBe(404);
     expect((await api("PUT", "/api/v1/orchestrator/nodes/node-0", { Action: "reject" })).status).toBe(409);
 
-    const reg = await new ComputeClient(nc, "node-3", TOKEN).register(computeInfo("node-3"));
+    const reg = await joinAs("node-3");
     expect(reg).toEqual({ Accepted: false, Code: "Forbidden", Reason: "node has been rejected" });
   });
 
   it("serves every event of a node, deleted ones too, paginated", async () => {
     const page1 = await api("GET", "/api/v1/orchestrator/nodes/node-1/history?limit=1");
     expect(page1.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered"]);
-    const page2 = await api("GET", `/api/v1/orchestrator/nodes/node-1/history?next_token=${page1.body!.NextToken}`);
-    expect(page2.body!.Items.map((e: any) => e.type)).toEqual(["NodeApproved"]);
-    expect(page2.body!.Items[0].metadata).toMatchObject({ actor: { type: "operator", id: "alice" } });
+    const page2 = await api("GET", `/api/v1/orchestrator/nodes/node-1/history?limit=2&next_token=${page1.body!.NextToken}`);
+    expect(page2.body!.Items.map((e: any) => e.type)).toEqual(["NodeCredentialBound", "NodeApproved"]);
+    expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: keyOf("node-1"), Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
+    expect(page2.body!.Items[1].metadata).toMatchObject({ actor: { type: "operator", id: "alice" } });
     const deleted = await api("GET", "/api/v1/orchestrator/nodes/node-2/history");
-    expect(deleted.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeDeleted"]);
+    expect(deleted.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeCredentialRevoked", "NodeDeleted"]);
     const rejected = await api("GET", "/api/v1/orchestrator/nodes/node-3/history");
-    expect(rejected.body!.Items.at(-1)).toMatchObject({ type: "NodeRejected", stream: "node-node-3", metadata: { reason: "malicious node?" } });
+    expect(rejected.body!.Items.slice(-2)).toMatchObject([
+      { type: "NodeRejected", stream: "node-node-3", metadata: { reason: "malicious node?" } },
+      { type: "NodeCredentialRevoked", data: { PublicKey: keyOf("node-3"), Reason: "rejected" } },
+    ]);
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1/history?next_token=x")).status).toBe(400);
   });
 
