@@ -19,8 +19,11 @@ export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
 /** Work for a node (executions arrive with the job lifecycle); only that node may subscribe. */
 export const nodeWorkSubjects = (nodeId: string): string => `shoal.work.${nodeId}.>`;
 
-/** Each node receives replies under its own inbox prefix, so no other node can subscribe to them. */
-export const nodeInboxPrefix = (nodeId: string): string => `_INBOX_${nodeId}`;
+/**
+ * Each node receives replies under its own inbox prefix, so no other node can subscribe to them.
+ * Its own root keeps node ids from colliding with the join, orchestrator and reader inboxes.
+ */
+export const nodeInboxPrefix = (nodeId: string): string => `_INBOX_NODE.${nodeId}`;
 /** Joining nodes share one inbox prefix: join replies carry nothing secret. */
 export const JOIN_INBOX_PREFIX = "_INBOX_JOIN";
 

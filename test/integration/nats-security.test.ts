@@ -1,0 +1,240 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { AckPolicy, Empty, connect, nkeyAuthenticator, nkeys, type ConnectionOptions, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { decode, encode } from "../../src/transport/codec.ts";
+import { ComputeClient } from "../../src/transport/compute-client.ts";
+import { joinNatsPassword, joinProof } from "../../src/transport/join-proof.ts";
+import { ProtocolResponse } from "../../src/transport/messages.ts";
+import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+/**
+ * The orchestrator's own nats-server as an attacker meets it: every role is tried on every
+ * subject it must not use, against a real server with real agents.
+ */
+let config: ShoalConfig;
+let orchestrator: RunningOrchestrator;
+const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
+const open: NatsConnection[] = [];
+
+const login = async (options: Partial<ConnectionOptions>): Promise<NatsConnection> => {
+  const nc = await connect({ servers: orchestrator.natsUrl, reconnect: false, ...options });
+  open.push(nc);
+  return nc;
+};
+const credential = (name: string) => readFileSync(join(config.DataDir, "credentials", name), "utf8").trim();
+const asJoiner = () => login({ user: "shoal-join", pass: joinNatsPassword(orchestrator.joinToken.token), inboxPrefix: "_INBOX_JOIN" });
+const asReader = () => login({ user: "shoal-events-reader", pass: credential("nats-events-reader.password") });
+const asNode = (id: string) => {
+  const key = loadOrCreateNodeKey(agents[id]!.dataDir, id);
+  return login({ authenticator: nkeyAuthenticator(key.seed), inboxPrefix: `_INBOX_NODE.${id}` });
+};
+
+async function eventsOf(nodeId: string) {
+  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+  try {
+    return await store.readStream(`node-${nodeId}`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function allEvents() {
+  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+  try {
+    return await store.readAll();
+  } finally {
+    await store.close();
+  }
+}
+
+/** A publish NATS refuses comes back to the requester as a permissions violation. */
+async function expectPublishRefused(nc: NatsConnection, subject: string, data: Uint8Array = Empty) {
+  await expect(nc.request(subject, data, { timeout: 2000 }), subject).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+}
+
+/** A subscription NATS refuses ends with a permissions violation instead of delivering anything. */
+async function expectSubscribeRefused(nc: NatsConnection, subject: string, queue?: string) {
+  const sub = nc.subscribe(subject, queue === undefined ? {} : { queue });
+  const outcome = (async () => {
+    for await (const _ of sub) return "delivered";
+    return "closed";
+  })();
+  await expect(outcome, `${subject}${queue ? ` (queue ${queue})` : ""}`).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+}
+
+function startAgent(id: string): ComputeAgent {
+  const dataDir = agents[id]?.dataDir ?? tempDir(`shoal-${id}-`);
+  const agent = new ComputeAgent({
+    nodeId: id,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    labels: {},
+    dataDir,
+    heartbeatMs: 200,
+    infoUpdateMs: 5000,
+    resourceUpdateMs: 5000,
+    logger: silentLogger,
+    initialBackoffMs: 100,
+    maxBackoffMs: 400,
+  });
+  agents[id] = { agent, dataDir };
+  return agent;
+}
+
+beforeAll(async () => {
+  config = {
+    ...defaultConfig(),
+    DataDir: tempDir("shoal-natssec-"),
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+    "Orchestrator.NodeManager.DisconnectTimeout": 1500,
+    "Orchestrator.NodeManager.UnknownTimeout": 60_000,
+  };
+  orchestrator = await startOrchestrator(config, silentLogger);
+  await startAgent("node-a").start();
+  await startAgent("node-b").start();
+});
+
+afterAll(async () => {
+  await Promise.allSettled(open.map((nc) => nc.close()));
+  for (const { agent } of Object.values(agents)) await agent.stop();
+  await orchestrator?.stop();
+});
+
+describe("the orchestrator's nats-server", () => {
+  it("generates a join token on first start, kept for the owner only, and binds each joined node's key in its history", async () => {
+    expect(orchestrator.joinToken.file).toBe(join(config.DataDir, "credentials", "join-token"));
+    expect(statSync(orchestrator.joinToken.file!).mode & 0o777).toBe(0o600);
+    expect(statSync(join(config.DataDir, "credentials")).mode & 0o777).toBe(0o700);
+    const events = await eventsOf("node-a");
+    expect(events.map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+    expect(events[1]).toMatchObject({ data: { PublicKey: agents["node-a"]!.agent.publicKey }, metadata: { actor: { type: "node", id: "node-a" } } });
+  });
+
+  it("admits no anonymous client and no wrong secret", async () => {
+    const refused = { code: "AUTHORIZATION_VIOLATION" };
+    await expect(login({})).rejects.toMatchObject(refused);
+    await expect(login({ user: "shoal-orchestrator", pass: "guess" })).rejects.toMatchObject(refused);
+    // The join login's password is derived from the token; the token itself is not a password.
+    await expect(login({ user: "shoal-join", pass: orchestrator.joinToken.token })).rejects.toMatchObject(refused);
+    await expect(login({ authenticator: nkeyAuthenticator(nkeys.createUser().getSeed()) })).rejects.toMatchObject(refused);
+  });
+
+  it("lets the join token ask to join and nothing else", async () => {
+    const nc = await asJoiner();
+    await expectPublishRefused(nc, "shoal.compute.node-b.heartbeat", encode({ MessageID: randomUUID(), NodeID: "node-b", Sequence: 1 }));
+    await expectPublishRefused(nc, "shoal.events.node.node-b.NodeApproved");
+    await expectPublishRefused(nc, "$JS.API.INFO");
+    await expectSubscribeRefused(nc, "shoal.join.*", "shoal-orchestrators");
+    await expectSubscribeRefused(nc, "shoal.compute.*.*", "shoal-orchestrators");
+    await expectSubscribeRefused(nc, "shoal.events.>");
+    await expectSubscribeRefused(nc, "_INBOX_NODE.node-b.>");
+  });
+
+  it("refuses another key for a node whose key is live, storing nothing", async () => {
+    const before = (await eventsOf("node-b")).length;
+    const nc = await asJoiner();
+    const reply = await new ComputeClient(nc, "node-b").join(computeInfo("node-b"), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
+    expect(reply).toMatchObject({ Accepted: false, Code: "Conflict" });
+    expect((await eventsOf("node-b")).length).toBe(before);
+  });
+
+  it("lets node A speak only for itself: it cannot register, heartbeat, report or receive work as node B", async () => {
+    const a = await asNode("node-a");
+    const own = decode(ProtocolResponse, (await a.request("shoal.compute.node-a.heartbeat", encode({ MessageID: randomUUID(), NodeID: "node-a", Sequence: 9 }))).data);
+    expect(own).toEqual({ Accepted: true });
+
+    const info = computeInfo("node-b");
+    const messageId = randomUUID();
+    const publicKey = loadOrCreateNodeKey(agents["node-a"]!.dataDir, "node-a").publicKey;
+    await expectPublishRefused(a, "shoal.join.node-b", encode({ MessageID: messageId, Info: info, PublicKey: publicKey, Proof: joinProof(orchestrator.joinToken.token, "node-b", publicKey, messageId) }));
+    await expectPublishRefused(a, "shoal.compute.node-b.heartbeat", encode({ MessageID: randomUUID(), NodeID: "node-b", Sequence: 1 }));
+    await expectPublishRefused(a, "shoal.compute.node-b.info", encode({ MessageID: randomUUID(), Info: info }));
+    await expectPublishRefused(a, "shoal.compute.node-b.resources");
+    await expectPublishRefused(a, "shoal.events.node.node-b.NodeApproved");
+    await expectPublishRefused(a, "$JS.API.STREAM.PURGE.SHOAL_EVENTS");
+    await expectSubscribeRefused(a, "_INBOX_NODE.node-b.>");
+    await expectSubscribeRefused(a, "shoal.work.node-b.>");
+    await expectSubscribeRefused(a, "shoal.compute.*.*", "shoal-orchestrators");
+    await expectSubscribeRefused(a, "shoal.join.*", "shoal-orchestrators");
+    await expectSubscribeRefused(a, "shoal.events.>");
+    await expectSubscribeRefused(a, "_INBOX.>");
+  });
+
+  it("lets node B's health decay while node A heartbeats for it: nothing A sends reaches B", async () => {
+    await agents["node-b"]!.agent.stop();
+    const a = await asNode("node-a");
+    const spoofing = setInterval(() => a.publish("shoal.compute.node-b.heartbeat", encode({ MessageID: randomUUID(), NodeID: "node-b", Sequence: 1 })), 100);
+    try {
+      await waitFor(async () => (await eventsOf("node-b")).some((e) => e.type === "NodeBecameUnhealthy"), 10_000, () => "node-b UNHEALTHY");
+    } finally {
+      clearInterval(spoofing);
+    }
+    const events = await eventsOf("node-b");
+    expect(events.map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeBecameUnhealthy"]);
+    expect(events.every((e) => ["node-b", "node-manager"].includes((e.metadata.actor as { id: string }).id))).toBe(true);
+  });
+
+  it("lets readers consume SHOAL_EVENTS but not purge, delete or forge; consumers only ever see stored events", async () => {
+    const reader = await asReader();
+    const jsm = await reader.jetstreamManager();
+    await jsm.consumers.add("SHOAL_EVENTS", { durable_name: "auditor", ack_policy: AckPolicy.Explicit });
+    await expect(jsm.streams.purge("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    await expect(jsm.streams.delete("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    await expect(jsm.streams.update("SHOAL_EVENTS", { subjects: [">"] })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    const forged = new TextEncoder().encode(JSON.stringify({ id: randomUUID(), type: "NodeApproved", stream: "node-node-b" }));
+    for (const nc of [reader, await asJoiner(), await asNode("node-a")]) await expectPublishRefused(nc, "shoal.events.node.node-b.NodeApproved", forged);
+
+    // Even the orchestrator's own login may not purge or delete the stream downstream relies on.
+    const self = await login({ user: "shoal-orchestrator", pass: credential("nats-orchestrator.password") });
+    const selfJsm = await self.jetstreamManager();
+    await expect(selfJsm.streams.purge("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    await expect(selfJsm.streams.delete("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+
+    const stored = await allEvents();
+    await orchestrator.publisher.waitFor(stored.at(-1)!.position);
+    const consumer = await reader.jetstream().consumers.get("SHOAL_EVENTS", "auditor");
+    const received: string[] = [];
+    for await (const m of await consumer.fetch({ max_messages: 1000, expires: 2000 })) {
+      received.push((m.json() as { id: string }).id);
+      m.ack();
+    }
+    expect(received).toEqual(stored.map((e) => e.id));
+  });
+
+  it("revokes a node's key on reject (NATS drops it), reinstates it on approve, and keeps a deleted node out", async () => {
+    const operator = (reason: string) => commandContext({ type: "operator", id: "alice" }, { reason });
+    const key = agents["node-a"]!.agent.publicKey;
+    await orchestrator.manager.operatorAction("reject", "node-a", operator("not ours"));
+    await expect(asNode("node-a")).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    const history = await eventsOf("node-a");
+    expect(history.slice(-2)).toMatchObject([
+      { type: "NodeRejected", metadata: { actor: { id: "alice" }, reason: "not ours" } },
+      { type: "NodeCredentialRevoked", data: { PublicKey: key, Reason: "rejected" } },
+    ]);
+
+    await orchestrator.manager.operatorAction("approve", "node-a", operator("ours after all"));
+    expect((await eventsOf("node-a")).at(-1)).toMatchObject({ type: "NodeCredentialBound", data: { PublicKey: key, Reinstated: true } });
+    await (await asNode("node-a")).close();
+    // The running agent reconnects with its reinstated key by itself.
+    const since = orchestrator.manager.live("node-a")!.lastHeartbeat!;
+    await waitFor(() => (orchestrator.manager.live("node-a")?.lastHeartbeat ?? 0) > since + 500, 10_000, () => "node-a heartbeating again");
+
+    await orchestrator.manager.operatorAction("delete", "node-a", operator("decommissioned"));
+    await expect(asNode("node-a")).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    expect((await eventsOf("node-a")).slice(-2).map((e) => e.type)).toEqual(["NodeCredentialRevoked", "NodeDeleted"]);
+  });
+});
