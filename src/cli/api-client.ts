@@ -1,4 +1,4 @@
-import { userInfo } from "node:os";
+import { authorizationHeader, type ResolvedCredentials } from "./api-credentials.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -11,39 +11,54 @@ export class ApiError extends Error {
   }
 }
 
+const NO_CREDENTIALS: ResolvedCredentials = { candidates: [], notes: [] };
+
 /** A small client for Shoal's REST API, used by `shoal node …`. */
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  /** Which candidate credential the API accepted last; later requests start there. */
+  private current = 0;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly credentials: ResolvedCredentials = NO_CREDENTIALS,
+  ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+    const { candidates } = this.credentials;
+    for (;;) {
+      const credential = candidates[this.current];
+      const response = await this.send(method, path, body, credential === undefined ? undefined : authorizationHeader(credential));
+      const text = await response.text();
+      const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
+      if (response.ok) return parsed as T;
+      // A 401 wrote nothing, so trying the next generated key file (serve's, then devstack's) is safe.
+      if (response.status === 401 && this.current + 1 < candidates.length) {
+        this.current++;
+        continue;
+      }
+      const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
+      throw new ApiError(response.status, response.status === 401 ? `${message} (${this.describeCredentials()})` : message, parsed);
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<Response> {
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
+      return await fetch(`${this.baseUrl}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          "x-shoal-actor": safeUser(),
+          ...(authorization === undefined ? {} : { authorization }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (e) {
       throw new ApiError(0, `cannot reach the Shoal API at ${this.baseUrl}: ${(e as Error).cause ?? (e as Error).message}`, undefined);
     }
-    const text = await response.text();
-    const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
-    if (!response.ok) {
-      const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
-      throw new ApiError(response.status, message, parsed);
-    }
-    return parsed as T;
   }
-}
 
-function safeUser(): string {
-  try {
-    const name = userInfo().username;
-    return /^[A-Za-z0-9._@-]{1,128}$/.test(name) ? name : "cli";
-  } catch {
-    return "cli";
+  private describeCredentials(): string {
+    const { candidates, notes } = this.credentials;
+    if (candidates.length > 0) return `sent ${candidates.map((c) => c.source).join(", then ")}`;
+    return `sent no credentials: pass --api-key or --username/--password, or set SHOAL_API_KEY; ${notes.join("; ")}`;
   }
 }

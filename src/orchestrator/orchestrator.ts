@@ -14,6 +14,7 @@ import { NodeHistory } from "../projections/node-history.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { buildVersion } from "../version.ts";
+import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
 
@@ -23,6 +24,8 @@ export interface RunningOrchestrator {
   readonly natsUrl: string;
   readonly manager: NodeManager;
   readonly publisher: NatsEventPublisher;
+  /** The generated admin API key's file, when API.Auth.Users is empty. */
+  readonly adminKey?: { readonly path: string; readonly created: boolean };
   stop(): Promise<void>;
 }
 
@@ -65,6 +68,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
 
   try {
     const nodeId = resolveNodeIdentity(config.NodeID, config.DataDir);
+    const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
     const manager = new NodeManager({
       store,
       clock,
@@ -94,7 +98,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     protocol.start();
     cleanups.push(() => protocol.stop());
 
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store) });
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), auth });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
@@ -108,7 +112,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: natsUrl }, "orchestrator ready");
-    return { nodeId, apiUrl, natsUrl, manager, publisher, stop };
+    return { nodeId, apiUrl, natsUrl, manager, publisher, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;

@@ -24,10 +24,16 @@ export async function serveCommand(args: string[]): Promise<number> {
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
   console.log(`  NATS: ${orchestrator.natsUrl}`);
+  if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
   await waitForSignal();
   logger.info("shutting down");
   await orchestrator.stop();
   return 0;
+}
+
+/** Where the generated admin API key is: printed, never the key itself. */
+export function adminKeyLine(key: { path: string; created: boolean }, indent: string): string {
+  return `${indent}Admin API key ${key.created ? "created in" : "in"} ${key.path} (API.Auth.Users is empty; \`shoal node …\` on this machine uses it)`;
 }
 
 export function waitForSignal(): Promise<NodeJS.Signals> {
