@@ -1,4 +1,4 @@
-import { authorizationHeader, type ResolvedCredentials } from "./api-credentials.ts";
+import { authorizationHeader, type ApiCredential, type ResolvedCredentials } from "./api-credentials.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -24,20 +24,22 @@ export class ApiClient {
   ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const { candidates } = this.credentials;
+    const { candidates, anonymousFallback } = this.credentials;
+    const attempts: (ApiCredential | undefined)[] = candidates.length === 0 || anonymousFallback ? [...candidates, undefined] : [...candidates];
+    const first = this.current;
     for (;;) {
-      const credential = candidates[this.current];
+      const credential = attempts[this.current];
       const response = await this.send(method, path, body, credential === undefined ? undefined : authorizationHeader(credential));
       const text = await response.text();
       const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
       if (response.ok) return parsed as T;
-      // A 401 wrote nothing, so trying the next generated key file (serve's, then devstack's) is safe.
-      if (response.status === 401 && this.current + 1 < candidates.length) {
+      // A 401 wrote nothing, so trying the next candidate (serve's key, devstack's, none) is safe.
+      if (response.status === 401 && this.current + 1 < attempts.length) {
         this.current++;
         continue;
       }
       const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
-      throw new ApiError(response.status, response.status === 401 ? `${message} (${this.describeCredentials()})` : message, parsed);
+      throw new ApiError(response.status, response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message, parsed);
     }
   }
 
@@ -56,9 +58,9 @@ export class ApiClient {
     }
   }
 
-  private describeCredentials(): string {
-    const { candidates, notes } = this.credentials;
-    if (candidates.length > 0) return `sent ${candidates.map((c) => c.source).join(", then ")}`;
-    return `sent no credentials: pass --api-key or --username/--password, or set SHOAL_API_KEY; ${notes.join("; ")}`;
+  private describe(tried: readonly (ApiCredential | undefined)[]): string {
+    const sent = `sent ${tried.map((c) => c?.source ?? "no credentials").join(", then ")}`;
+    if (tried.at(-1) !== undefined) return sent;
+    return [`${sent}: pass --api-key or --username/--password, or set SHOAL_API_KEY`, ...this.credentials.notes].join("; ");
   }
 }

@@ -19,6 +19,11 @@ export interface CredentialSources {
 export interface ResolvedCredentials {
   /** In order of preference; more than one only for generated key files (a 401 moves on to the next). */
   readonly candidates: readonly ApiCredential[];
+  /**
+   * The candidates were only found lying around (key files), not chosen by the user: if the API
+   * refuses them all, ask once more without credentials, as anonymous read may allow.
+   */
+  readonly anonymousFallback?: boolean;
   /** What was looked for and not usable, for the error message when the API says 401. */
   readonly notes: readonly string[];
 }
@@ -64,7 +69,7 @@ export function resolveCredentials({ flags, env, dataDir }: CredentialSources): 
       notes.push((e as Error).message);
     }
   }
-  return { candidates, notes };
+  return { candidates, notes, anonymousFallback: candidates.length > 0 };
 }
 
 export function authorizationHeader(credential: ApiCredential): string {

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import bcrypt from "bcryptjs";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
@@ -115,5 +115,17 @@ describe("devstack with API.Auth.Users", SLOW, () => {
     expect(half.code).toBe(2);
     expect(half.stderr).toContain("give both a username and a password");
     expect((await actors({ ...env, SHOAL_API_KEY: "auditor-key-0123456789abcdef" }, "node-1")).length).toBe(3);
+  });
+
+  it("falls back to anonymous read when a key file left from before is refused, and says what it sent", async () => {
+    const stale = join(env.SHOAL_DATADIR!, "credentials", "api-admin-key");
+    mkdirSync(dirname(stale), { recursive: true });
+    writeFileSync(stale, "shoal_api_from-before-users-were-configured\n");
+    const list = await runShoal(["node", "list", "--output", "json"], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain('"node-1"');
+    const write = await runShoal(["node", "delete", "node-1"], env);
+    expect(write.code).toBe(1);
+    expect(write.stderr).toContain(`authentication required: PUT /api/v1/orchestrator/nodes/:id needs write:node (sent the admin key in ${stale}, then no credentials`);
   });
 });

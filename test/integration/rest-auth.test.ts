@@ -120,6 +120,8 @@ describe("with API.Auth.Users and anonymous read (the default)", () => {
       expect(res.headers.get("www-authenticate"), name).toMatch(/^Basic realm="shoal".*, Bearer realm="shoal"$/);
       expect(res.body, name).toMatchObject({ Status: 401, Code: "Unauthorized", Component: "orchestrator", RequestID: expect.any(String) });
     }
+    // Refused before the body is read: an oversized body from a stranger is 401, not 413.
+    expect((await api("PUT", "/api/v1/orchestrator/nodes/node-1", {}, { Action: "approve", Message: "x".repeat(100_000) })).status).toBe(401);
     expect(await eventCount()).toBe(before);
     expect(await historyOf("node-1")).toEqual(history);
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1", AS.anonymous)).body!.Node.Membership).toBe("PENDING");

@@ -42,6 +42,8 @@ describe("the CLI's credentials", () => {
   it("falls back to serve's and then devstack's generated admin key under DataDir", () => {
     const both = resolveCredentials({ flags: {}, env: {}, dataDir });
     expect(both.candidates.map((c) => c.kind === "bearer" && c.key)).toEqual(["serve-key", "devstack-key"]);
+    expect(both.anonymousFallback).toBe(true);
+    expect(resolveCredentials({ flags: {}, env: { SHOAL_API_KEY: "k" }, dataDir }).anonymousFallback).toBeUndefined();
     expect(sources(both)).toEqual([`the admin key in ${adminApiKeyPath(dataDir)}`, `the admin key in ${adminApiKeyPath(join(dataDir, "devstack"))}`]);
     const devstackOnly = dataDirWith({ devstack: "devstack-key" });
     const d = resolveCredentials({ flags: {}, env: {}, dataDir: devstackOnly });
@@ -53,6 +55,7 @@ describe("the CLI's credentials", () => {
     const empty = tempDir();
     expect(resolveCredentials({ flags: {}, env: {}, dataDir: empty })).toEqual({
       candidates: [],
+      anonymousFallback: false,
       notes: [`no admin key at ${adminApiKeyPath(empty)}`, `no admin key at ${adminApiKeyPath(join(empty, "devstack"))}`],
     });
     const broken = dataDirWith({ serve: "" });
