@@ -9,6 +9,9 @@ describe("shoal CLI input errors", () => {
     const unknown = await runShoal(["serve"], { SHOAL_ORCHESTRATOR_NODEMANAGER_DISCONNECTTIMEOUT: "soon" });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("environment variable SHOAL_ORCHESTRATOR_NODEMANAGER_DISCONNECTTIMEOUT");
+  });
+
+  it("refuses bad API.Auth.Users naming the entry, without echoing the key", async () => {
     const users = await runShoal(["serve", "-c", 'API.Auth.Users=[{"Alias":"ci","APIKey":"0123456789abcdefghijkl","Capabilities":[{"Actions":["admin"]}]}]']);
     expect(users.code).toBe(1);
     expect(users.stderr).toContain('Config error: -c API.Auth.Users=…: API.Auth.Users[0] (ci): Capabilities[0].Actions: unknown action "admin"');
