@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
+import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { sendError } from "./error-body.ts";
 import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -11,6 +12,7 @@ import { openApiDocument } from "./openapi.ts";
 export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
   readonly self: NodeInfo;
+  readonly auth: ApiAuth;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -30,7 +32,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   app.addHook("onResponse", async (request, reply) => {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
-  const openapi = openApiDocument();
+  registerAuth(app, deps.auth);
+  const openapi = openApiDocument(deps.auth.anonymousAccess);
   app.get("/api/v1/openapi.json", async () => openapi);
   registerNodeRoutes(app, deps);
   registerAgentRoutes(app, deps.self);

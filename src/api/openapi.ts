@@ -2,7 +2,9 @@ import type { Schema } from "effect";
 import { JSONSchema } from "effect";
 import { EventMetadata } from "../events/catalog/event-metadata.ts";
 import { Health, Membership, NodeInfo, Resources } from "../events/catalog/node-info.ts";
+import type { AnonymousAccess } from "../config/auth-users.ts";
 import { SHOAL_VERSION } from "../version.ts";
+import { SECURITY_SCHEMES, withSecurity } from "./auth/openapi-security.ts";
 import { HistoryQuery, PutNodeRequest } from "./nodes/node-routes.ts";
 
 // Request schemas are the same effect Schemas the handlers validate with, so this cannot drift.
@@ -24,11 +26,11 @@ const query = (name: string, type: string, description: string, extra: Record<st
 });
 const idParam = { name: "id", in: "path", required: true, description: "Node id or a unique prefix of one", schema: { type: "string" } };
 
-export function openApiDocument(): Record<string, unknown> {
+export function openApiDocument(anonymousAccess: AnonymousAccess = "read"): Record<string, unknown> {
   return {
     openapi: "3.0.3",
     info: { title: "Shoal", version: SHOAL_VERSION, description: "Event-sourced node management with Bacalhau's REST paths and shapes" },
-    paths: {
+    paths: withSecurity({
       "/api/v1/orchestrator/nodes": {
         get: {
           operationId: "listNodes",
@@ -82,8 +84,9 @@ export function openApiDocument(): Record<string, unknown> {
       "/api/v1/agent/node": { get: { operationId: "agentNode", responses: { "200": { description: "This orchestrator's NodeInfo", content: json(ref("NodeInfo")) } } } },
       "/api/v1/agent/version": { get: { operationId: "version", responses: { "200": { description: "Build version", content: json({ type: "object" }) } } } },
       "/api/v1/openapi.json": { get: { operationId: "openapi", responses: { "200": { description: "This document" } } } },
-    },
+    }, anonymousAccess),
     components: {
+      securitySchemes: SECURITY_SCHEMES,
       schemas: {
         PutNodeRequest: schema(PutNodeRequest),
         NodeInfo: schema(NodeInfo),

@@ -1,4 +1,4 @@
-import { userInfo } from "node:os";
+import { authorizationHeader, type ApiCredential, type ResolvedCredentials } from "./api-credentials.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -11,39 +11,56 @@ export class ApiError extends Error {
   }
 }
 
+const NO_CREDENTIALS: ResolvedCredentials = { candidates: [], notes: [] };
+
 /** A small client for Shoal's REST API, used by `shoal node …`. */
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  /** Which candidate credential the API accepted last; later requests start there. */
+  private current = 0;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly credentials: ResolvedCredentials = NO_CREDENTIALS,
+  ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+    const { candidates, anonymousFallback } = this.credentials;
+    const attempts: (ApiCredential | undefined)[] = candidates.length === 0 || anonymousFallback ? [...candidates, undefined] : [...candidates];
+    const first = this.current;
+    for (;;) {
+      const credential = attempts[this.current];
+      const response = await this.send(method, path, body, credential === undefined ? undefined : authorizationHeader(credential));
+      const text = await response.text();
+      const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
+      if (response.ok) return parsed as T;
+      // A 401 wrote nothing, so trying the next candidate (serve's key, devstack's, none) is safe.
+      if (response.status === 401 && this.current + 1 < attempts.length) {
+        this.current++;
+        continue;
+      }
+      const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
+      throw new ApiError(response.status, response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message, parsed);
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<Response> {
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
+      return await fetch(`${this.baseUrl}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          "x-shoal-actor": safeUser(),
+          ...(authorization === undefined ? {} : { authorization }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (e) {
       throw new ApiError(0, `cannot reach the Shoal API at ${this.baseUrl}: ${(e as Error).cause ?? (e as Error).message}`, undefined);
     }
-    const text = await response.text();
-    const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
-    if (!response.ok) {
-      const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
-      throw new ApiError(response.status, message, parsed);
-    }
-    return parsed as T;
   }
-}
 
-function safeUser(): string {
-  try {
-    const name = userInfo().username;
-    return /^[A-Za-z0-9._@-]{1,128}$/.test(name) ? name : "cli";
-  } catch {
-    return "cli";
+  private describe(tried: readonly (ApiCredential | undefined)[]): string {
+    const sent = `sent ${tried.map((c) => c?.source ?? "no credentials").join(", then ")}`;
+    if (tried.at(-1) !== undefined) return sent;
+    return [`${sent}: pass --api-key or --username/--password, or set SHOAL_API_KEY`, ...this.credentials.notes].join("; ");
   }
 }

@@ -1,4 +1,5 @@
 import { parseLabelSelector, LabelSelectorError } from "../labels/label-selector.ts";
+import { parseAuthUsers } from "./auth-users.ts";
 import { ConfigError } from "./config-error.ts";
 import { parseByteSize } from "./byte-size.ts";
 import { parseDuration } from "./duration.ts";
@@ -99,9 +100,12 @@ function toOverrides(raw: unknown, source: string, key: string): HealthOverride[
 export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
   const def = CONFIG_KEYS[key];
   switch (def.kind) {
-    case "string":
-      if (typeof raw === "string" || typeof raw === "number") return String(raw);
-      return fail(source, key, `expected a string, got ${JSON.stringify(raw)}`);
+    case "string": {
+      if (typeof raw !== "string" && typeof raw !== "number") return fail(source, key, `expected a string, got ${JSON.stringify(raw)}`);
+      if (def.choices === undefined) return String(raw);
+      const choice = def.choices.find((c) => c === String(raw).trim().toLowerCase());
+      return choice ?? fail(source, key, `expected one of ${def.choices.join(", ")}, got ${JSON.stringify(raw)}`);
+    }
     case "int": {
       const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
       if (Number.isInteger(n) && n >= 0 && n <= 65535) return n;
@@ -127,5 +131,7 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
       return parseLabels(raw, source, key);
     case "overrides":
       return toOverrides(raw, source, key);
+    case "users":
+      return parseAuthUsers(raw, source, key);
   }
 }

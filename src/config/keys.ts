@@ -1,4 +1,5 @@
 import { formatBytes } from "./byte-size.ts";
+import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
 
 /** A per-node or per-group health threshold override (Nodes Manager epic, requirement 8). */
@@ -9,12 +10,14 @@ export interface HealthOverride {
   readonly UnknownTimeout?: number;
 }
 
-export type KeyKind = "string" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides";
+export type KeyKind = "string" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
 
 interface KeyDef<K extends KeyKind, V> {
   readonly kind: K;
   readonly default: V;
   readonly description: string;
+  /** For strings: the only values allowed (matched ignoring case). */
+  readonly choices?: readonly string[];
 }
 
 const str = (d: string, description: string): KeyDef<"string", string> => ({ kind: "string", default: d, description });
@@ -33,6 +36,17 @@ export const CONFIG_KEYS = {
   Labels: { kind: "labels", default: {} as Record<string, string>, description: "Labels of this node, k=v,k2=v2" } as KeyDef<"labels", Record<string, string>>,
   "API.Host": str("0.0.0.0", "Address the REST API listens on (serve) or connects to (node commands)"),
   "API.Port": int(1234, "Port of the REST API"),
+  "API.Auth.Users": {
+    kind: "users",
+    default: [] as AuthUser[],
+    description: "REST API users: Username/Password (plain or bcrypt) and/or APIKey, with Capabilities. Empty: serve generates an admin API key in DataDir/credentials",
+  } as KeyDef<"users", AuthUser[]>,
+  "API.Auth.AnonymousAccess": {
+    kind: "string",
+    default: "read" as AnonymousAccess,
+    choices: ["read", "none"],
+    description: "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
+  } as KeyDef<"string", AnonymousAccess>,
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str("", "Use this external NATS (with JetStream) instead of starting an embedded nats-server"),
@@ -85,6 +99,6 @@ export function describeDefault(key: ConfigKey): string {
   if (def.kind === "bytes") return formatBytes(def.default as number);
   if (def.kind === "labels") return "";
   if (def.kind === "list") return (def.default as string[]).join(",");
-  if (def.kind === "overrides") return "[]";
+  if (def.kind === "overrides" || def.kind === "users") return "[]";
   return String(def.default);
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "./config-error.ts";
 import { coerce } from "./coerce.ts";
-import { canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
+import { CONFIG_KEYS, canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
 
 export interface ConfigSources {
   /** `--config FILE` values, in order. */
@@ -76,7 +76,9 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
     const name = eq === -1 ? entry : entry.slice(0, eq);
     const key = canonicalKey(name.trim());
     if (key === undefined) throw new ConfigError(`-c ${entry}: unknown config key ${name}`);
-    set(config, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${entry}`);
+    // Users carry passwords and API keys: name the setting in errors, never echo its value.
+    const shown = CONFIG_KEYS[key].kind === "users" ? `${name}=…` : entry;
+    set(config, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${shown}`);
   }
 
   for (const [name, value] of Object.entries(sources.flags ?? {})) {

@@ -16,6 +16,7 @@ import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { buildVersion } from "../version.ts";
 import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import type { JoinToken } from "./nats-credentials.ts";
+import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
 
@@ -29,6 +30,8 @@ export interface RunningOrchestrator {
   readonly joinToken: JoinToken;
   /** The embedded NATS server's login for downstream event readers. */
   readonly eventsReader: { readonly user: string; readonly passwordFile: string } | undefined;
+  /** The generated admin API key's file, when API.Auth.Users is empty. */
+  readonly adminKey?: { readonly path: string; readonly created: boolean };
   stop(): Promise<void>;
 }
 
@@ -71,6 +74,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
 
   try {
     const nodeId = resolveNodeIdentity(config.NodeID, config.DataDir);
+    const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
     const manager = new NodeManager({
       store,
       clock,
@@ -116,7 +120,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     protocol.start();
     cleanups.push(() => protocol.stop());
 
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store) });
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), auth });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
@@ -131,7 +135,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: natsUrl }, "orchestrator ready");
     const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
-    return { nodeId, apiUrl, natsUrl, manager, publisher, joinToken, eventsReader, stop };
+    return { nodeId, apiUrl, natsUrl, manager, publisher, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;

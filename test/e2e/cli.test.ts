@@ -11,6 +11,13 @@ describe("shoal CLI input errors", () => {
     expect(unknown.stderr).toContain("environment variable SHOAL_ORCHESTRATOR_NODEMANAGER_DISCONNECTTIMEOUT");
   });
 
+  it("refuses bad API.Auth.Users naming the entry, without echoing the key", async () => {
+    const users = await runShoal(["serve", "-c", 'API.Auth.Users=[{"Alias":"ci","APIKey":"0123456789abcdefghijkl","Capabilities":[{"Actions":["admin"]}]}]']);
+    expect(users.code).toBe(1);
+    expect(users.stderr).toContain('Config error: -c API.Auth.Users=…: API.Auth.Users[0] (ci): Capabilities[0].Actions: unknown action "admin"');
+    expect(users.stderr).not.toContain("0123456789abcdefghijkl");
+  });
+
   it("refuses bad arguments with usage, exit 2", async () => {
     for (const args of [["frobnicate"], ["node", "approve"], ["node", "list", "--bogus"], ["compute", "--node-id", "a.b"], ["node", "list", "--output", "xml"]]) {
       const res = await runShoal(args);

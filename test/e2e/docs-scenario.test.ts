@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { AckPolicy, connect, type Consumer, type NatsConnection } from "nats";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,9 +82,14 @@ describe("docs scenario, end to end", () => {
   it("starts an orchestrator and three compute nodes that register PENDING", async () => {
     apiPort = await freePort();
     natsPort = await freePort();
-    cliEnv = { SHOAL_API_HOST: "127.0.0.1", SHOAL_API_PORT: String(apiPort) };
+    // SHOAL_DATADIR: the CLI on the orchestrator's machine finds the generated admin key there.
+    cliEnv = { SHOAL_API_HOST: "127.0.0.1", SHOAL_API_PORT: String(apiPort), SHOAL_DATADIR: dataDir };
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
+    const keyFile = join(dataDir, "credentials", "api-admin-key");
+    await serve.waitForOutput(`Admin API key created in ${keyFile}`);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(serve.stdout + serve.stderr).not.toContain(readFileSync(keyFile, "utf8").trim());
 
     nc = await connect({
       servers: `nats://127.0.0.1:${natsPort}`,
@@ -136,9 +141,12 @@ describe("docs scenario, end to end", () => {
   it("keeps every state and the full history across kill -9 of the orchestrator", async () => {
     const before = await list();
     const history = (await runShoal(["node", "history", "node-2", "--output", "json"], cliEnv)).stdout;
+    // The CLI used the generated admin key; the history names that identity.
+    expect(JSON.parse(history).Items.at(-1)).toMatchObject({ type: "NodeDeleted", metadata: { actor: { type: "operator", id: "admin" } } });
     await serve.kill("SIGKILL");
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
+    await serve.waitForOutput(`Admin API key in ${join(dataDir, "credentials", "api-admin-key")}`);
     expect(await list()).toEqual(before);
     expect((await runShoal(["node", "history", "node-2", "--output", "json"], cliEnv)).stdout).toBe(history);
     const describe3 = JSON.parse((await runShoal(["node", "describe", "node-3", "--output", "json"], cliEnv)).stdout);

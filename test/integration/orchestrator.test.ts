@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect, nkeys, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { joinProof } from "../../src/transport/join-proof.ts";
@@ -16,6 +18,7 @@ let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
 let nc: NatsConnection;
 let config: ShoalConfig;
+let adminKey: string;
 const TOKEN = "s3cret";
 const keys = new Map<string, string>();
 /** Each node's public key, made once per node as its agent would. */
@@ -28,7 +31,7 @@ const joinAs = (nodeId: string, info = computeInfo(nodeId)) => new ComputeClient
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
     method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: `Bearer ${adminKey}`, ...headers },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -60,6 +63,7 @@ beforeAll(async () => {
     "Orchestrator.NodeManager.ManualApproval": true,
   };
   orchestrator = await startOrchestrator(config, silentLogger);
+  adminKey = readFileSync(adminApiKeyPath(config.DataDir), "utf8").trim();
   nc = await connect({ servers: nats.url });
   for (const [id, labels] of [
     ["node-1", { zone: "a" }],
@@ -212,7 +216,7 @@ describe("REST API", () => {
       expect(res.status, JSON.stringify(body).slice(0, 40)).toBe(status);
       expect(res.body!.Message).toMatch(message);
     }
-    const text = await fetch(`${orchestrator.apiUrl}${path}`, { method: "PUT", headers: { "content-type": "text/plain" }, body: "approve" });
+    const text = await fetch(`${orchestrator.apiUrl}${path}`, { method: "PUT", headers: { "content-type": "text/plain", authorization: `Bearer ${adminKey}` }, body: "approve" });
     expect(text.status).toBe(400);
     expect(await eventCount()).toBe(before);
   });
@@ -220,7 +224,7 @@ describe("REST API", () => {
   it("approves, rejects with a message and deletes, honouring If-Match", async () => {
     expect((await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"5"' })).status).toBe(412);
     // node-1's stream: NodeRegistered (0), NodeCredentialBound (1).
-    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"1"', "x-shoal-actor": "alice" });
+    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" }, { "if-match": '"1"' });
     expect(approve).toMatchObject({ status: 200, body: { Success: true } });
     expect(approve.headers.get("etag")).toBe('"2"');
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1")).body!.Node.Membership).toBe("APPROVED");
@@ -243,7 +247,7 @@ describe("REST API", () => {
     const page2 = await api("GET", `/api/v1/orchestrator/nodes/node-1/history?limit=2&next_token=${page1.body!.NextToken}`);
     expect(page2.body!.Items.map((e: any) => e.type)).toEqual(["NodeCredentialBound", "NodeApproved"]);
     expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: keyOf("node-1"), Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
-    expect(page2.body!.Items[1].metadata).toMatchObject({ actor: { type: "operator", id: "alice" } });
+    expect(page2.body!.Items[1].metadata).toMatchObject({ actor: { type: "operator", id: "admin" } });
     const deleted = await api("GET", "/api/v1/orchestrator/nodes/node-2/history");
     expect(deleted.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeCredentialRevoked", "NodeDeleted"]);
     const rejected = await api("GET", "/api/v1/orchestrator/nodes/node-3/history");

@@ -7,6 +7,7 @@ import type { NodeHistory } from "../../projections/node-history.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProjectionRunner } from "../../projections/projection-runner.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
+import { operatorActor } from "../auth/principal.ts";
 import { validate } from "../validate.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { toNodeState } from "./node-state.ts";
@@ -25,7 +26,6 @@ export const HistoryQuery = Schema.Struct({
 });
 
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
-const ACTOR_ID = /^[A-Za-z0-9._@-]{1,128}$/;
 
 export interface NodeRouteDeps {
   readonly manager: NodeManager;
@@ -41,13 +41,6 @@ function ifMatch(request: FastifyRequest): number | undefined {
   const m = /^\s*(?:W\/)?"?(-?\d+)"?\s*$/.exec(raw);
   if (!m) throw badRequest(`If-Match must be an ETag returned by GET, like "3"; got ${raw}`);
   return Number(m[1]);
-}
-
-function operator(request: FastifyRequest): string {
-  const raw = request.headers["x-shoal-actor"];
-  if (typeof raw === "string" && ACTOR_ID.test(raw)) return raw;
-  if (raw !== undefined) throw badRequest("X-Shoal-Actor must be 1-128 letters, digits or ._@-");
-  return "anonymous";
 }
 
 export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): void {
@@ -77,7 +70,7 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
     const body = validate(PutNodeRequest, request.body, "request body");
     const expectedRevision = ifMatch(request);
     const context = commandContext(
-      { type: "operator", id: operator(request) },
+      operatorActor(request),
       { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
     );
     const result = await manager.operatorAction(body.Action, id, context, expectedRevision);

@@ -5,7 +5,7 @@ import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
-import { joinInstructions, waitForSignal } from "./serve-command.ts";
+import { adminKeyLine, joinInstructions, waitForSignal } from "./serve-command.ts";
 
 export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
 
@@ -47,9 +47,9 @@ export async function devstackCommand(args: string[]): Promise<number> {
   API:   ${orchestrator.apiUrl}
   NATS:  ${orchestrator.natsUrl}
   Data:  ${config.DataDir}
-
-Try, in another terminal:
-  export SHOAL_API_HOST=127.0.0.1 SHOAL_API_PORT=${port}
+${orchestrator.adminKey ? `${adminKeyLine(orchestrator.adminKey, "  ")}\n` : ""}
+Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key under SHOAL_DATADIR by itself" : "add --api-key or --username/--password of an API.Auth.Users entry"}):
+  export SHOAL_API_HOST=127.0.0.1 SHOAL_API_PORT=${port} SHOAL_DATADIR=${base.DataDir}
   ./bin/shoal node list
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1

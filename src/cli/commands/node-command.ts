@@ -3,6 +3,7 @@ import { stringify as toYaml } from "yaml";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import { ApiClient } from "../api-client.ts";
+import { resolveCredentials } from "../api-credentials.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { formatBytes, formatTable } from "../table.ts";
 import { UsageError } from "../usage-error.ts";
@@ -20,6 +21,10 @@ Commands:
 Options:
   --api-host HOST          API host (env SHOAL_API_HOST; default 127.0.0.1)
   --api-port PORT          API port (env SHOAL_API_PORT; default 1234)
+  --api-key KEY            API key (env SHOAL_API_KEY)
+  --username USER          Basic auth user (env SHOAL_API_USERNAME); with --password (env SHOAL_API_PASSWORD)
+                           Without these: the admin key \`serve\` keeps in <DataDir>/credentials/api-admin-key
+                           (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
@@ -30,6 +35,9 @@ const OPTIONS = {
   ...CONFIG_OPTIONS,
   "api-host": { type: "string" },
   "api-port": { type: "string" },
+  "api-key": { type: "string" },
+  username: { type: "string" },
+  password: { type: "string" },
   output: { type: "string" },
   "filter-approval": { type: "string" },
   "filter-status": { type: "string" },
@@ -49,7 +57,8 @@ function client(values: Values): ApiClient {
   const host = values["api-host"] ?? (config["API.Host"] === "0.0.0.0" ? "127.0.0.1" : config["API.Host"]);
   const port = values["api-port"] ?? String(config["API.Port"]);
   if (!/^\d{1,5}$/.test(port)) throw new UsageError(`--api-port must be a port number, got ${port}`);
-  return new ApiClient(`http://${host.includes(":") ? `[${host}]` : host}:${port}`);
+  const credentials = resolveCredentials({ flags: values, env: process.env, dataDir: config.DataDir });
+  return new ApiClient(`http://${host.includes(":") ? `[${host}]` : host}:${port}`, credentials);
 }
 
 function output(values: Values, fallback: "table" | "yaml"): "table" | "json" | "yaml" {

@@ -24,6 +24,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
   console.log(`  NATS: ${orchestrator.natsUrl}`);
+  if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
   console.log(joinInstructions(orchestrator));
   await waitForSignal();
   logger.info("shutting down");
@@ -46,6 +47,11 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
     );
   }
   return lines.join("\n");
+}
+
+/** Where the generated admin API key is: printed, never the key itself. */
+export function adminKeyLine(key: { path: string; created: boolean }, indent: string): string {
+  return `${indent}Admin API key ${key.created ? "created in" : "in"} ${key.path} (API.Auth.Users is empty; \`shoal node …\` on this machine uses it)`;
 }
 
 export function waitForSignal(): Promise<NodeJS.Signals> {

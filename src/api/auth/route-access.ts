@@ -1,0 +1,38 @@
+import type { RequiredCapability } from "./capabilities.ts";
+
+/** How a route is guarded: open to all, or a capability, possibly granted to anonymous callers. */
+export type RouteAccess =
+  | { readonly public: true }
+  | { readonly public: false; readonly capability: RequiredCapability; readonly anonymousRead: boolean };
+
+/**
+ * Open without credentials, as in Bacalhau (alive and version are what probes and version
+ * checks call); the API's own description is public too. Credentials sent here are ignored.
+ */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/api/v1/agent/alive", "/api/v1/agent/version", "/api/v1/openapi.json"]);
+
+/** The audit record names operators, so it is its own capability and never anonymous. */
+export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";
+
+// Bacalhau's endpoint → resource map (longest prefix wins).
+const RESOURCES: readonly (readonly [string, "node" | "job" | "agent"])[] = [
+  ["/api/v1/orchestrator/nodes", "node"],
+  ["/api/v1/orchestrator/jobs", "job"],
+  ["/api/v1/agent", "agent"],
+];
+
+const READ_METHODS = new Set(["GET", "HEAD"]);
+
+/**
+ * The access a route needs, from its Fastify pattern (`/api/v1/orchestrator/nodes/:id`), never
+ * from the raw URL, so encoding tricks cannot move a request to a laxer rule. GET and HEAD read;
+ * every other method writes. A route outside the map needs `write:node`, Bacalhau's safe default.
+ */
+export function routeAccess(method: string, route: string): RouteAccess {
+  if (PUBLIC_ROUTES.has(route)) return { public: true };
+  const read = READ_METHODS.has(method.toUpperCase());
+  if (route === HISTORY_ROUTE) return read ? { public: false, capability: "read:history", anonymousRead: false } : { public: false, capability: "write:node", anonymousRead: false };
+  const resource = RESOURCES.find(([prefix]) => route === prefix || route.startsWith(`${prefix}/`))?.[1];
+  if (resource === undefined) return { public: false, capability: "write:node", anonymousRead: false };
+  return { public: false, capability: `${read ? "read" : "write"}:${resource}`, anonymousRead: read };
+}
