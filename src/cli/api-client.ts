@@ -1,4 +1,5 @@
 import { userInfo } from "node:os";
+import { httpRequest, type HttpResponse } from "./http-request.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -16,9 +17,9 @@ export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+    let response: HttpResponse;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
+      response = await httpRequest(`${this.baseUrl}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),
