@@ -1,6 +1,6 @@
 // Only what every command needs is imported here: each command's module (and with it the
 // store, NATS, Fastify, Effect …) is loaded when that command runs, so `shoal --help` and
-// `shoal node list` start fast (test/e2e/cli-lazy-loading.test.ts; npm run bench:cli).
+// `shoal node list` start fast (test/e2e/cli-compiled.test.ts; npm run bench:cli).
 import { printable } from "./printable.ts";
 import { UsageError } from "./usage-error.ts";
 
