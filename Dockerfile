@@ -1,13 +1,30 @@
-FROM node:20-bookworm-slim
+# Build stage: every dependency (TypeScript included) to compile src/ and machines/ to dist/.
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 compiles from source; nats-server is there for the embedded default.
+# better-sqlite3 compiles from source.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ nats-server \
+ && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund
-COPY bin ./bin
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY machines ./machines
 COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# Runtime: node on the compiled CLI with production dependencies only; nats-server is there
+# for the embedded default.
+FROM node:20-bookworm-slim
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nats-server \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+COPY package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
 EXPOSE 1234 4222
-ENTRYPOINT ["./bin/shoal"]
+ENTRYPOINT ["node", "/app/bin/shoal"]

@@ -1,13 +1,15 @@
-import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
+import { handleClientError } from "./client-error.ts";
 import { sendError } from "./error-body.ts";
+import { registerJsonBodyParser } from "./json-body.ts";
 import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
 import { openApiDocument } from "./openapi.ts";
+import { requestId } from "./request-id.ts";
 
 export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
@@ -16,15 +18,22 @@ export interface ApiDeps extends NodeRouteDeps {
 }
 
 const BODY_LIMIT = 64 * 1024;
+/** Node ids are up to 128 characters (NodeId); id prefixes and history paths fit too. Longer: 414. */
+const MAX_PARAM_LENGTH = 256;
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    genReqId: () => randomUUID(),
-    requestIdHeader: "x-request-id",
-    disableRequestLogging: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Not requestIdHeader: Fastify would take any X-Request-ID verbatim, however long.
+    genReqId: requestId,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Errors raised before a route is found (bad URL encoding, 414) and by Node's HTTP parser.
+    frameworkErrors: (error, request, reply) => sendError(request, reply, error),
+    clientErrorHandler: handleClientError,
   });
+  registerJsonBodyParser(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, new ShoalError({ kind: "NotFound", message: `no route ${request.method} ${request.url}` })),

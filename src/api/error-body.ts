@@ -13,14 +13,39 @@ export interface ErrorBody {
   readonly Details?: Readonly<Record<string, unknown>>;
 }
 
+/** Fastify's own refusals, by the status it gives them, in Shoal's closed set. */
 function fromFastify(error: FastifyError): ShoalError {
   const status = error.statusCode ?? 500;
-  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ShoalError({ kind: "PayloadTooLarge", message: "request body is too large" });
-  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-    return new ShoalError({ kind: "BadRequest", message: "unsupported content type; send application/json" });
+  switch (status) {
+    case 404:
+      return new ShoalError({ kind: "NotFound", message: error.message });
+    case 408:
+      return new ShoalError({ kind: "RequestTimeout", message: "the request took too long to arrive" });
+    case 413:
+      return new ShoalError({ kind: "PayloadTooLarge", message: "request body is too large" });
+    case 414:
+      // find-my-way's FST_ERR_MAX_PARAM_LENGTH: a path segment longer than the router accepts.
+      return new ShoalError({ kind: "URITooLong", message: "a path segment of the URL is too long" });
+    case 415:
+      return new ShoalError({ kind: "UnsupportedMediaType", message: "unsupported content type; send application/json" });
+    case 431:
+      return new ShoalError({ kind: "RequestHeaderFieldsTooLarge", message: "request headers are too large" });
+    default:
+      if (status >= 400 && status < 500) return new ShoalError({ kind: "BadRequest", message: error.message });
+      return new ShoalError({ kind: "Internal", message: "internal server error" });
   }
-  if (status >= 400 && status < 500) return new ShoalError({ kind: "BadRequest", message: error.message });
-  return new ShoalError({ kind: "Internal", message: "internal server error" });
+}
+
+export function errorBody(error: ShoalError, requestId: string): ErrorBody {
+  return {
+    Status: HTTP_STATUS[error.kind],
+    Code: error.kind,
+    Message: error.message,
+    RequestID: requestId,
+    Component: "orchestrator",
+    ...(error.hint ? { Hint: error.hint } : {}),
+    ...(error.details ? { Details: error.details } : {}),
+  };
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
@@ -28,16 +53,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     error instanceof ShoalError ? error : (error as FastifyError)?.code?.startsWith?.("FST_") ? fromFastify(error as FastifyError) : undefined;
   if (!e) request.log.error({ err: error }, "unhandled error");
   const shoal = e ?? new ShoalError({ kind: "Internal", message: "internal server error" });
-  const status = HTTP_STATUS[shoal.kind];
-  const body: ErrorBody = {
-    Status: status,
-    Code: shoal.kind,
-    Message: shoal.message,
-    RequestID: String(request.id),
-    Component: "orchestrator",
-    ...(shoal.hint ? { Hint: shoal.hint } : {}),
-    ...(shoal.details ? { Details: shoal.details } : {}),
-  };
+  const body = errorBody(shoal, String(request.id));
   if (shoal.retryAfterSeconds !== undefined) void reply.header("Retry-After", String(Math.max(1, Math.ceil(shoal.retryAfterSeconds))));
-  return reply.status(status).type("application/json").send(body);
+  return reply.status(body.Status).type("application/json").send(body);
 }

@@ -10,6 +10,10 @@ export const HTTP_STATUS: Record<ErrorKind, number> = {
   MultipleNodesFound: 409,
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
+  RequestTimeout: 408,
+  URITooLong: 414,
+  UnsupportedMediaType: 415,
+  RequestHeaderFieldsTooLarge: 431,
   Unavailable: 503,
   Internal: 500,
 };

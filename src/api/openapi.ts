@@ -56,17 +56,17 @@ export function openApiDocument(anonymousAccess: AnonymousAccess = "read"): Reco
           operationId: "getNode",
           parameters: [idParam],
           responses: {
-            "200": { description: "The node; ETag carries its revision", content: json({ type: "object", properties: { Node: ref("NodeState") } }) },
+            "200": { description: "The node; its weak ETag, W/\"<revision>\", carries its revision (heartbeats change the body, not the revision)", content: json({ type: "object", properties: { Node: ref("NodeState") } }) },
             ...errors(404, 409),
           },
         },
         put: {
           operationId: "updateNode",
-          parameters: [idParam, { name: "If-Match", in: "header", required: false, schema: { type: "string" }, description: "ETag from GET; 412 if the node has changed" }],
+          parameters: [idParam, { name: "If-Match", in: "header", required: false, schema: { type: "string" }, description: "ETag from GET (W/\"<revision>\"); 412 if the node has changed" }],
           requestBody: { required: true, content: json(ref("PutNodeRequest")) },
           responses: {
             "200": { description: "Done", content: json({ type: "object", properties: { Success: { type: "boolean" } } }) },
-            ...errors(400, 404, 409, 412, 413),
+            ...errors(400, 404, 409, 412, 413, 415),
           },
         },
       },

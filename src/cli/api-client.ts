@@ -1,4 +1,5 @@
 import { authorizationHeader, type ApiCredential, type ResolvedCredentials } from "./api-credentials.ts";
+import { httpRequest, type HttpResponse } from "./http-request.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -43,9 +44,9 @@ export class ApiClient {
     }
   }
 
-  private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<Response> {
+  private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<HttpResponse> {
     try {
-      return await fetch(`${this.baseUrl}${path}`, {
+      return await httpRequest(`${this.baseUrl}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { "content-type": "application/json" }),

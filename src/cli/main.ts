@@ -1,11 +1,7 @@
-import { ConfigError } from "../config/config-error.ts";
-import { StartupError } from "../orchestrator/services.ts";
-import { SHOAL_VERSION } from "../version.ts";
-import { ApiError } from "./api-client.ts";
-import { computeCommand } from "./commands/compute-command.ts";
-import { devstackCommand } from "./commands/devstack-command.ts";
-import { nodeCommand } from "./commands/node-command.ts";
-import { serveCommand } from "./commands/serve-command.ts";
+// Only what every command needs is imported here: each command's module (and with it the
+// store, NATS, Fastify, Effect …) is loaded when that command runs, so `shoal --help` and
+// `shoal node list` start fast (test/e2e/cli-compiled.test.ts; npm run bench:cli).
+import { printable } from "./printable.ts";
 import { UsageError } from "./usage-error.ts";
 
 const HELP = `shoal — event-sourced node management for compute clusters
@@ -21,21 +17,29 @@ Commands:
 
 Run 'shoal <command> --help' for a command's options.`;
 
+type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  serve: async () => (await import("./commands/serve-command.ts")).serveCommand,
+  compute: async () => (await import("./commands/compute-command.ts")).computeCommand,
+  devstack: async () => (await import("./commands/devstack-command.ts")).devstackCommand,
+  node: async () => (await import("./commands/node-command.ts")).nodeCommand,
+};
+
+/** Failures whose message is the whole story: printed without a stack trace. */
+const EXPECTED_ERRORS = new Set(["StartupError", "ApiError"]);
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  const load = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (load) return (await load())(args);
   switch (command) {
-    case "serve":
-      return serveCommand(args);
-    case "compute":
-      return computeCommand(args);
-    case "devstack":
-      return devstackCommand(args);
-    case "node":
-      return nodeCommand(args);
     case "version":
-    case "--version":
+    case "--version": {
+      const { SHOAL_VERSION } = await import("../version.ts");
       console.log(`shoal v${SHOAL_VERSION}`);
       return 0;
+    }
     case undefined:
     case "help":
     case "-h":
@@ -50,13 +54,17 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
+    // Messages may carry text from the API, a node or the command line: never raw to the terminal.
+    const message = printable((e as Error)?.message ?? String(e), { multiline: true });
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
-      console.error(`Error: ${(e as Error).message}\nRun 'shoal --help' for usage.`);
+      console.error(`Error: ${message}\nRun 'shoal --help' for usage.`);
       process.exit(2);
     }
-    if (e instanceof ConfigError) console.error(`Config error: ${e.message}`);
-    else if (e instanceof StartupError || e instanceof ApiError) console.error(`Error: ${e.message}`);
-    else console.error(e);
+    // By name: importing the classes would load the modules this file keeps lazy.
+    const name = (e as Error)?.name;
+    if (name === "ConfigError") console.error(`Config error: ${message}`);
+    else if (EXPECTED_ERRORS.has(name)) console.error(`Error: ${message}`);
+    else console.error(printable((e as Error)?.stack ?? String(e), { multiline: true }));
     process.exit(1);
   },
 );

@@ -1,5 +1,11 @@
-/** Left-aligned columns separated by two spaces, as `bacalhau node list` prints. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+import { printable } from "./printable.ts";
+
+/**
+ * Left-aligned columns separated by two spaces, as `bacalhau node list` prints. Cells come from
+ * the API, so each is made printable (and kept on one line) before the columns are measured.
+ */
+export function formatTable(header: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((r) => r.map((c) => printable(c)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import type * as Yaml from "yaml";
 import { ConfigError } from "./config-error.ts";
 import { coerce } from "./coerce.ts";
 import { CONFIG_KEYS, canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
@@ -31,6 +32,11 @@ function flatten(value: unknown, prefix: string, out: [string, unknown][]): void
       else flatten(v, path, out);
     }
   } else out.push([prefix, value]);
+}
+
+/** Loaded on first use: the yaml library costs ~50 ms of start-up that most CLI calls never need. */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)("yaml") as typeof Yaml).parse(text);
 }
 
 function applyYamlFile(config: ShoalConfig, path: string): void {

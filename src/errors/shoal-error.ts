@@ -13,6 +13,11 @@ export const ERROR_KINDS = [
   "MultipleNodesFound",
   "PreconditionFailed",
   "PayloadTooLarge",
+  // HTTP-level refusals of a request that never reached a route (src/api/error-body.ts).
+  "RequestTimeout",
+  "URITooLong",
+  "UnsupportedMediaType",
+  "RequestHeaderFieldsTooLarge",
   "Unavailable",
   "Internal",
 ] as const;

@@ -22,8 +22,8 @@ describe("docker-compose.yml", () => {
 
   it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
-    for (const m of dockerfile.matchAll(/^COPY (.+) \S+$/gm)) for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
-    expect(dockerfile).toMatch(/ENTRYPOINT \["\.\/bin\/shoal"\]/);
+    // COPY from the build context (not --from another stage) names files that exist.
+    for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
     for (const [name, service] of Object.entries(compose.services)) {
       if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
       for (const dep of service.depends_on ?? []) expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
@@ -37,5 +37,23 @@ describe("docker-compose.yml", () => {
     expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("eventstore");
     expect(new URL(orch.SHOAL_ORCHESTRATOR_NATS_URL!).hostname).toBe("nats");
     expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe("nats");
+  });
+
+  it("builds the image in a stage and runs node on the compiled CLI with production dependencies only", () => {
+    const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const runtime = stages.at(-1)!;
+    expect(stages.slice(0, -1).join("")).toMatch(/^RUN npm run build/m);
+    expect(stages.slice(0, -1).join("")).toMatch(/npm prune --omit=dev/);
+    expect(runtime).toMatch(/^COPY --from=\S+ \/app\/dist \.\/dist$/m);
+    expect(runtime).toMatch(/^COPY --from=\S+ \/app\/node_modules \.\/node_modules$/m);
+    // The runtime stage neither has the sources nor a TypeScript loader.
+    expect(runtime).not.toMatch(/COPY (src|machines) /);
+    expect(dockerfile).not.toMatch(/tsx/);
+    expect(runtime).toMatch(/^ENTRYPOINT \["node", "\/app\/bin\/shoal"\]$/m);
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    expect(Object.keys(pkg.dependencies)).not.toContain("tsx");
+    expect(Object.keys(pkg.dependencies)).not.toContain("typescript");
   });
 });

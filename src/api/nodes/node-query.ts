@@ -1,5 +1,6 @@
 import { Schema } from "effect";
 import { badRequest } from "../../errors/shoal-error.ts";
+import { DecimalInteger } from "../decimal-integer.ts";
 import { LabelSelectorError, matchesLabels, parseLabelSelector } from "../../labels/label-selector.ts";
 import type { NodeState } from "./node-state.ts";
 
@@ -19,7 +20,7 @@ const UpperCased = (values: readonly string[]) =>
   });
 
 export const ListNodesQuery = Schema.Struct({
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000))),
+  limit: Schema.optional(DecimalInteger(1, 10_000)),
   next_token: Schema.optional(Schema.String),
   order_by: Schema.optional(Schema.Literal(...ORDER_BY, "")),
   reverse: Schema.optional(Bool),

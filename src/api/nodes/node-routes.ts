@@ -8,6 +8,7 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProjectionRunner } from "../../projections/projection-runner.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
+import { DecimalInteger } from "../decimal-integer.ts";
 import { validate } from "../validate.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { toNodeState } from "./node-state.ts";
@@ -21,7 +22,7 @@ export const PutNodeRequest = Schema.Struct({
 });
 
 export const HistoryQuery = Schema.Struct({
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
+  limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/, { message: () => "next_token must be a token returned by this endpoint" }))),
 });
 
@@ -34,12 +35,18 @@ export interface NodeRouteDeps {
   readonly history: NodeHistory;
 }
 
-/** `If-Match: "3"` (or W/"3", or 3) → 3; `*` or absent → no precondition. */
+/**
+ * A node's ETag is weak, `W/"<revision>"`: its body also changes with heartbeats and resource
+ * reports, which are not revisions. If-Match compares revisions, so it takes what GET returns.
+ */
+const etag = (revision: number) => `W/"${revision}"`;
+
+/** `If-Match: W/"3"` (or "3", or 3) → 3; `*` or absent → no precondition. */
 function ifMatch(request: FastifyRequest): number | undefined {
   const raw = request.headers["if-match"];
   if (raw === undefined || raw.trim() === "*") return undefined;
   const m = /^\s*(?:W\/)?"?(-?\d+)"?\s*$/.exec(raw);
-  if (!m) throw badRequest(`If-Match must be an ETag returned by GET, like "3"; got ${raw}`);
+  if (!m) throw badRequest(`If-Match must be an ETag returned by GET, like W/"3"; got ${raw}`);
   return Number(m[1]);
 }
 
@@ -61,7 +68,7 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
   app.get("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
     const { id } = validate(IdParams, request.params, "path");
     const node = stateOf(resolveCurrent(id));
-    void reply.header("ETag", `"${node.Revision}"`);
+    void reply.header("ETag", etag(node.Revision));
     return { Node: node };
   });
 
@@ -76,7 +83,7 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
     const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
     // Read-your-writes: the next GET must show what this PUT did.
     await projection.waitFor(result.position);
-    void reply.header("ETag", `"${result.revision}"`);
+    void reply.header("ETag", etag(result.revision));
     return { Success: true };
   });
 

@@ -1,10 +1,10 @@
 import { parseArgs } from "node:util";
-import { stringify as toYaml } from "yaml";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import { ApiClient } from "../api-client.ts";
 import { resolveCredentials } from "../api-credentials.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { printable } from "../printable.ts";
 import { formatBytes, formatTable } from "../table.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -67,8 +67,14 @@ function output(values: Values, fallback: "table" | "yaml"): "table" | "json" | 
   return format;
 }
 
-function printData(format: "json" | "yaml", data: unknown): void {
-  console.log(format === "json" ? JSON.stringify(data, null, 2) : toYaml(data).trimEnd());
+/** Everything this command prints passes here: what the API returns is not trusted with the terminal. */
+function print(text: string): void {
+  console.log(printable(text, { multiline: true }));
+}
+
+async function printData(format: "json" | "yaml", data: unknown): Promise<void> {
+  // yaml is imported only when asked for: it costs ~50 ms of start-up.
+  print(format === "json" ? JSON.stringify(data, null, 2) : (await import("yaml")).stringify(data).trimEnd());
 }
 
 function capacity(node: NodeState, key: "CPU" | "Memory" | "Disk" | "GPU"): string {
@@ -117,10 +123,10 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
       const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
-      if (format !== "table") printData(format, res);
+      if (format !== "table") await printData(format, res);
       else {
-        console.log(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], res.Nodes.map(nodeRow)));
-        if (res.NextToken) console.log(`\nMore nodes: --next-token ${res.NextToken}`);
+        print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], res.Nodes.map(nodeRow)));
+        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
       }
       return 0;
     }
@@ -128,8 +134,8 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const id = one(positionals, sub);
       const format = output(values, "yaml");
       const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
-      if (format === "table") console.log(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], [nodeRow(res.Node)]));
-      else printData(format, res.Node);
+      if (format === "table") print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], [nodeRow(res.Node)]));
+      else await printData(format, res.Node);
       return 0;
     }
     case "approve":
@@ -142,12 +148,12 @@ export async function nodeCommand(args: string[]): Promise<number> {
           Action: sub,
           ...(values.message === undefined ? {} : { Message: values.message }),
         });
-        if (format === "table") console.log("Ok");
-        else printData(format, res);
+        if (format === "table") print("Ok");
+        else await printData(format, res);
         return 0;
       } catch (e) {
         if (format !== "table") throw e;
-        console.error(`Failed to ${sub} node ${id}: ${(e as Error).message}`);
+        console.error(printable(`Failed to ${sub} node ${id}: ${(e as Error).message}`));
         return 1;
       }
     }
@@ -161,14 +167,14 @@ export async function nodeCommand(args: string[]): Promise<number> {
         "GET",
         `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}/history?${q}`,
       );
-      if (format !== "table") printData(format, res);
+      if (format !== "table") await printData(format, res);
       else {
         const rows = res.Items.map((e) => {
           const actor = e.metadata.actor as { type?: string; id?: string } | undefined;
           return [String(e.revision), e.time, e.type, `${actor?.type ?? "?"}:${actor?.id ?? "?"}`, String(e.metadata.reason ?? "")];
         });
-        console.log(formatTable(["REV", "TIME", "EVENT", "BY", "REASON"], rows));
-        if (res.NextToken) console.log(`\nMore events: --next-token ${res.NextToken}`);
+        print(formatTable(["REV", "TIME", "EVENT", "BY", "REASON"], rows));
+        if (res.NextToken) print(`\nMore events: --next-token ${res.NextToken}`);
       }
       return 0;
     }

@@ -1,0 +1,58 @@
+// Compiles src/ and machines/ to dist/ (tsconfig.build.json); bin/shoal runs dist/src/cli/main.js.
+//   node scripts/build.mjs              always rebuild (npm run build; scripts/setup)
+//   node scripts/build.mjs --if-stale   rebuild only when the sources changed since the last build
+//                                       (the test suite's global setup, npm run bench:cli)
+// Staleness is a hash of the sources' contents, not their mtimes, so a checkout, a stash or an
+// edit reverted to an older state is still noticed. The new tree is compiled beside dist/ and
+// swapped in, so a `bin/shoal` started meanwhile never sees a half-written build.
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import process from "node:process";
+import { URL, fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const dist = join(root, "dist");
+const HASH_FILE = ".source-hash";
+const INPUTS = ["src", "machines", "tsconfig.json", "tsconfig.build.json", "package.json", "node_modules/typescript/package.json"];
+
+/** The file itself, or every file under a directory. */
+function files(path) {
+  if (!existsSync(path) || !statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true }).flatMap((e) => files(join(path, e.name)));
+}
+
+function sourceHash() {
+  const hash = createHash("sha256");
+  for (const input of INPUTS) {
+    for (const file of files(join(root, input)).sort()) {
+      hash.update(`${relative(root, file)}\0`);
+      hash.update(existsSync(file) ? readFileSync(file) : "(missing)");
+      hash.update("\0");
+    }
+  }
+  return hash.digest("hex");
+}
+
+const hash = sourceHash();
+const hashPath = join(dist, HASH_FILE);
+if (process.argv.includes("--if-stale") && existsSync(hashPath) && readFileSync(hashPath, "utf8") === hash) process.exit(0);
+
+const next = join(root, `dist.building-${process.pid}`);
+rmSync(next, { recursive: true, force: true });
+const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.build.json"), "--outDir", next], {
+  cwd: root,
+  stdio: "inherit",
+});
+if (tsc.status !== 0) {
+  rmSync(next, { recursive: true, force: true });
+  process.stderr.write("build: tsc failed; dist/ is unchanged\n");
+  process.exit(tsc.status ?? 1);
+}
+writeFileSync(join(next, HASH_FILE), hash);
+const old = join(root, `dist.old-${process.pid}`);
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(next, dist);
+rmSync(old, { recursive: true, force: true });
+process.stdout.write(`build: compiled src/ and machines/ to ${relative(process.cwd(), dist) || "."}/\n`);
