@@ -120,7 +120,7 @@ describe("devstack with API.Auth.Users", SLOW, () => {
     const half = await runShoal(["node", "list", "--username", "alice"], env);
     expect(half.code).toBe(2);
     expect(half.stderr).toContain("give both a username and a password");
-    expect((await actors({ ...env, SHOAL_API_KEY: "auditor-key-0123456789abcdef" }, "node-1")).length).toBe(3);
+    expect((await actors({ ...env, SHOAL_API_KEY: "auditor-key-0123456789abcdef" }, "node-1")).length).toBe(6); // the three actions before, each with its key event; the refusals added none
   });
 
   it("falls back to anonymous read when a key file left from before is refused, and says what it sent", async () => {
