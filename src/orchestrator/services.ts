@@ -7,19 +7,30 @@ import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
+import { StartupError } from "../errors/startup-error.ts";
+
+export { StartupError };
 
 export class Store extends Context.Tag("shoal/Store")<Store, EventStore & CheckpointStore>() {}
 export class Nats extends Context.Tag("shoal/Nats")<Nats, { readonly nc: NatsConnection; readonly url: string }>() {}
-
-export class StartupError extends Error {
-  override readonly name = "StartupError";
-}
 
 const attempt = <A>(what: string, f: () => Promise<A> | A) =>
   Effect.tryPromise({
     try: async () => f(),
     catch: (e) => new StartupError(`${what}: ${e instanceof Error ? e.message : String(e)}`),
   });
+
+/** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
+async function usable<S extends EventStore>(store: S, check: (store: S) => Promise<void> | void = () => undefined): Promise<S> {
+  try {
+    await store.checkWritable();
+    await check(store);
+    return store;
+  } catch (e) {
+    await store.close().catch(() => undefined);
+    throw e;
+  }
+}
 
 /** EventStoreDB when EventStore.URL is set, else the embedded SQLite file in DataDir. */
 export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Store, StartupError> {
@@ -31,12 +42,12 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
     return Layer.scoped(
       Store,
       Effect.acquireRelease(
-        attempt("cannot use EventStoreDB", async () => {
-          const store = new EsdbEventStore(url);
-          await store.readAll({ maxCount: 1 }); // fail now, not on the first command
-          logger.info({ url }, "using EventStoreDB");
-          return store;
-        }),
+        attempt("cannot use EventStoreDB", () =>
+          usable(new EsdbEventStore(url), async (store) => {
+            await store.readAll({ maxCount: 1 }); // fail now, not on the first command
+            logger.info({ url }, "using EventStoreDB");
+          }),
+        ),
         (store) => Effect.promise(() => store.close()),
       ),
     );
@@ -45,11 +56,9 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
   return Layer.scoped(
     Store,
     Effect.acquireRelease(
-      attempt("cannot open the event store", () => {
-        const store = new SqliteEventStore(file);
-        logger.info({ file }, "using the embedded SQLite event store");
-        return store;
-      }),
+      attempt(`cannot use the event store ${file}`, () =>
+        usable(new SqliteEventStore(file), () => logger.info({ file }, "using the embedded SQLite event store")),
+      ),
       (store) => Effect.promise(() => store.close()),
     ),
   );

@@ -19,11 +19,16 @@ export type HeartbeatRequest = typeof HeartbeatRequest.Type;
 export type UpdateInfoRequest = typeof UpdateInfoRequest.Type;
 export type UpdateResourcesRequest = typeof UpdateResourcesRequest.Type;
 
-/** Every reply: accepted or not, why, and (when refused) the error kind as a machine-readable code. */
+/**
+ * Every reply: accepted or not, why, and (when refused) the error kind as a machine-readable code.
+ * RetryAfter (seconds) comes with Code "Unavailable": the orchestrator could not do it now
+ * (store trouble), nothing was changed, and the same request may be sent again after that long.
+ */
 export const ProtocolResponse = Schema.Struct({
   Accepted: Schema.Boolean,
   Reason: Schema.optional(Schema.String),
   Code: Schema.optional(Schema.String),
+  RetryAfter: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
 });
 export type ProtocolResponse = typeof ProtocolResponse.Type;
 
