@@ -59,7 +59,9 @@ export async function startOrchestrator(
     throw e;
   }
   const scope = Effect.runSync(Scope.make());
-  const built = await Effect.runPromiseExit(Layer.buildWithScope(Layer.merge(storeLayer(config, logger), natsLayer(config, logger)), scope));
+  // The store first, then NATS: a store that cannot be written stops start-up before a
+  // nats-server is started on DataDir.
+  const built = await Effect.runPromiseExit(Layer.buildWithScope(Layer.provideMerge(natsLayer(config, logger), storeLayer(config, logger)), scope));
   if (Exit.isFailure(built)) {
     await Effect.runPromise(Scope.close(scope, Exit.void));
     lock.release();

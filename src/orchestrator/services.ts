@@ -56,7 +56,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
   return Layer.scoped(
     Store,
     Effect.acquireRelease(
-      attempt(`cannot use the event store ${file}`, () =>
+      attempt("cannot use the event store", () =>
         usable(new SqliteEventStore(file), () => logger.info({ file }, "using the embedded SQLite event store")),
       ),
       (store) => Effect.promise(() => store.close()),

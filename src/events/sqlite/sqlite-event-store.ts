@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
-import { mkdirSync, statfsSync } from "node:fs";
-import { dirname } from "node:path";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, rmSync, statfsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type {
   AppendResult,
@@ -71,20 +71,45 @@ function environmentReason(code: string): string | undefined {
   return undefined;
 }
 
-function storeFailure(e: unknown): unknown {
-  if (e instanceof Database.SqliteError) {
-    const reason = environmentReason(e.code);
-    if (reason !== undefined) return new StoreUnavailableError({ reason: `${reason} (${e.code}: ${e.message})` });
+/**
+ * SQLite reports a filesystem that went read-only under it as an I/O error, and a read-only one
+ * at open as "cannot open"; asking the filesystem tells the operator what is really wrong.
+ * ext4's errors=remount-ro marks itself read-only without the mount flag access(2) looks at,
+ * so after an I/O error a real write next to the store settles it.
+ */
+function readOnlyCause(file: string, code: string): string | undefined {
+  const dir = dirname(file);
+  const cause = (e: unknown, path: string): string | undefined => {
+    const errno = (e as NodeJS.ErrnoException).code;
+    if (errno === "EROFS") return `it is read-only (the filesystem holding ${path} is read-only)`;
+    if (errno === "EACCES" || errno === "EPERM") return `it is read-only (${path} cannot be written by this process)`;
+    return undefined;
+  };
+  for (const path of [dir, file]) {
+    try {
+      if (existsSync(path)) accessSync(path, constants.W_OK);
+    } catch (e) {
+      const found = cause(e, path);
+      if (found) return found;
+    }
   }
-  return e;
+  if (!code.startsWith("SQLITE_IOERR")) return undefined;
+  const probe = join(dir, `.shoal-write-probe-${process.pid}`);
+  try {
+    closeSync(openSync(probe, "w"));
+    rmSync(probe, { force: true });
+  } catch (e) {
+    return cause(e, dir);
+  }
+  return undefined;
 }
 
-function guarded<A>(f: () => A): A {
-  try {
-    return f();
-  } catch (e) {
-    throw storeFailure(e);
+function storeFailure(e: unknown, file: string): unknown {
+  if (e instanceof Database.SqliteError) {
+    const reason = environmentReason(e.code);
+    if (reason !== undefined) return new StoreUnavailableError({ reason: `${readOnlyCause(file, e.code) ?? reason} (${e.code}: ${e.message})` });
   }
+  return e;
 }
 
 /** An append's event id is already stored somewhere this append could not have put it. */
@@ -116,16 +141,24 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
 
   constructor(readonly file: string) {
+    let db: Database.Database | undefined;
     try {
       mkdirSync(dirname(file), { recursive: true });
-      this.db = new Database(file);
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma("synchronous = FULL");
-      this.db.pragma("busy_timeout = 5000");
-      this.db.exec(SCHEMA);
+      // SQLite would open a file it cannot write read-only, creating -wal and -shm beside it.
+      const readOnly = existsSync(file) ? readOnlyCause(file, "SQLITE_CANTOPEN") : undefined;
+      if (readOnly !== undefined) throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${readOnly}` });
+      db = new Database(file);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = FULL");
+      db.pragma("busy_timeout = 5000");
+      db.exec(SCHEMA);
+      this.db = db;
       this.statements = this.prepareStatements();
     } catch (e) {
-      const failure = storeFailure(e);
+      // A half-opened store must not keep the file open (and its filesystem busy).
+      db?.close();
+      if (e instanceof StoreUnavailableError) throw e;
+      const failure = storeFailure(e, file);
       const why = failure instanceof StoreUnavailableError ? failure.reason : (e as Error).message;
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
     }
@@ -174,7 +207,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       stored = events.length > 0;
       return { nextExpectedRevision: revision, position };
     });
-    const result = guarded(() => run.immediate());
+    const result = this.guarded(() => run.immediate());
     if (stored) this.appended.emit("append");
     return result;
   }
@@ -202,14 +235,14 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const rows = guarded(() => this.statements.readStream.all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[]);
+    const rows = this.guarded(() => this.statements.readStream.all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[]);
     return rows.map(toRecorded);
   }
 
   /** Checkpoints live in their own table, so they are never among these. */
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const rows = guarded(() => this.statements.readAll.all(options.after ?? 0, options.maxCount ?? -1) as Row[]);
+    const rows = this.guarded(() => this.statements.readAll.all(options.after ?? 0, options.maxCount ?? -1) as Row[]);
     return rows.map(toRecorded);
   }
 
@@ -235,13 +268,13 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   async load(name: string): Promise<number | undefined> {
     this.assertOpen();
-    const row = guarded(() => this.statements.loadCheckpoint.get(name) as { position: number } | undefined);
+    const row = this.guarded(() => this.statements.loadCheckpoint.get(name) as { position: number } | undefined);
     return row?.position;
   }
 
   async save(name: string, position: number): Promise<void> {
     this.assertOpen();
-    guarded(() => this.statements.saveCheckpoint.run(name, position));
+    this.guarded(() => this.statements.saveCheckpoint.run(name, position));
   }
 
   /**
@@ -251,7 +284,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
    */
   async checkWritable(): Promise<void> {
     this.assertOpen();
-    guarded(() => this.statements.recordCheck.run(new Date().toISOString()));
+    this.guarded(() => this.statements.recordCheck.run(new Date().toISOString()));
     let free: number;
     try {
       const fs = statfsSync(dirname(this.file));
@@ -271,6 +304,14 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     this.closed = true;
     this.appended.emit("append");
     this.db.close();
+  }
+
+  private guarded<A>(f: () => A): A {
+    try {
+      return f();
+    } catch (e) {
+      throw storeFailure(e, this.file);
+    }
   }
 
   private assertOpen(): void {
