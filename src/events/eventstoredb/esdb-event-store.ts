@@ -31,13 +31,13 @@ import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/stor
 import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
-const CHECKPOINT_TYPE = "CheckpointStored";
+export const CHECKPOINT_TYPE = "CheckpointStored";
 /**
  * The server-side filter on every read of $all and every subscription: no system events ($…)
  * and no checkpoints. A checkpoint delivered to the subscription that wrote it would make it
  * save another, for ever, and the NATS publisher would send them out.
  */
-const USER_EVENT_TYPES = `^(?!\\$|${CHECKPOINT_TYPE}$)`;
+export const USER_EVENT_TYPES = `^(?!\\$|${CHECKPOINT_TYPE}$)`;
 const READ_ALL_PAGE = 512;
 
 /** The client-side second guard: the same rule, plus the checkpoint streams themselves. */
@@ -148,25 +148,24 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     const wanted = options.maxCount ?? Number.POSITIVE_INFINITY;
-    let from: "start" | Position = fromPosition(options.after);
-    let after = options.after ?? 0;
+    const after = options.after ?? 0;
+    let from: "start" | Position = fromPosition(after);
     try {
-      // Pages of filtered reads: ESDB reads $all from a position inclusively, so the event at
-      // `after` comes back first and is skipped.
+      // Pages of filtered reads. ESDB reads $all from a position inclusively, so the event at
+      // `after` (and each page's first, the previous page's last) comes back again and is skipped.
       for (;;) {
         let seen = 0;
-        let last: RecordedEvent | undefined;
+        let last: Position | undefined;
         for await (const resolved of readAllFiltered(this.client, { from, maxCount: READ_ALL_PAGE, eventTypeRegex: USER_EVENT_TYPES })) {
           seen++;
+          last = resolved.event?.position ?? last;
           const e = toRecorded(resolved);
-          if (!e || e.position <= after) continue;
+          if (!e || e.position <= after || e.position <= (out.at(-1)?.position ?? 0)) continue;
           out.push(e);
-          last = e;
           if (out.length >= wanted) return out;
         }
-        if (seen < READ_ALL_PAGE || !last) return out;
-        after = last.position;
-        from = fromPosition(after);
+        if (seen < READ_ALL_PAGE || last === undefined) return out;
+        from = last;
       }
     } catch (e) {
       throw storeError(e);

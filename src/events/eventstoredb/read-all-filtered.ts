@@ -44,15 +44,14 @@ export function assertFilteredReadSupported(client: EventStoreDBClient): void {
   internals(client);
 }
 
-/**
- * Reads $all forwards from `from` (inclusive, as the client's readAll), returning only events
- * whose type matches `eventTypeRegex`; the server counts `maxCount` in matching events only.
- */
-export function readAllFiltered(
-  client: EventStoreDBClient,
-  options: { readonly from: "start" | Position; readonly maxCount: number; readonly eventTypeRegex: string },
-): AsyncIterable<AllStreamResolvedEvent> {
-  const { GRPCStreamCreator, callArguments } = internals(client);
+interface FilteredReadOptions {
+  readonly from: "start" | Position;
+  readonly maxCount: number;
+  readonly eventTypeRegex: string;
+}
+
+/** The gRPC request: the client's readAll request (forwards, count, no links) with its subscribeToAll's filter. */
+export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.ReadReq {
   const req = new ReadReq();
   const opts = new ReadReq.Options();
   const uuidOption = new ReadReq.Options.UUIDOption();
@@ -78,6 +77,16 @@ export function readAllFiltered(
   opts.setFilter(filter);
   opts.setReadDirection(ReadReq.Options.ReadDirection.FORWARDS);
   req.setOptions(opts);
+  return req;
+}
+
+/**
+ * Reads $all forwards from `from` (inclusive, as the client's readAll), returning only events
+ * whose type matches `eventTypeRegex`; the server counts `maxCount` in matching events only.
+ */
+export function readAllFiltered(client: EventStoreDBClient, options: FilteredReadOptions): AsyncIterable<AllStreamResolvedEvent> {
+  const { GRPCStreamCreator, callArguments } = internals(client);
+  const req = filteredReadAllRequest(options);
   const createStream = GRPCStreamCreator.call(client, StreamsClient, "readAll", (grpc) =>
     grpc.read(req, ...callArguments.call(client, {}, { deadline: Infinity })),
   );
