@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { bindReadOnly, mountExt4, mountTmpfs, whyCannotMount, whyCannotMountExt4, type ScratchFs } from "../support/scratch-filesystem.ts";
-import { ShoalProcess, runShoal, waitFor } from "../support/shoal-process.ts";
+import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 /**
  * Faults with real `shoal` processes: a second process on a DataDir, bad node ids, and stores on
@@ -18,15 +18,36 @@ const cannotMountExt4 = whyCannotMountExt4();
 if (cannotMount) console.warn(`e2e store fault tests skipped: ${cannotMount}`);
 if (cannotMountExt4) console.warn(`e2e read-only-while-serving test skipped: ${cannotMountExt4}`);
 
+// Each test starts several processes one after another (about 2-5 s each here, more under
+// load), so the default 30 s is too tight for some of them.
+const TIMEOUT = { timeout: 180_000 };
+
+// Every process a test starts is tracked, the short-lived ones too: a test body that goes on
+// after a timeout must not leave an agent running.
 const processes: ShoalProcess[] = [];
 const mounted: ScratchFs[] = [];
-afterEach(async () => {
+async function stopAll(): Promise<void> {
   for (const p of processes.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill("SIGTERM");
   for (const m of mounted.splice(0)) {
     m.free();
     m.unmount();
   }
-});
+}
+afterEach(stopAll);
+afterAll(stopAll);
+
+function start(args: string[]): ShoalProcess {
+  const p = ShoalProcess.start(args);
+  processes.push(p);
+  return p;
+}
+
+/** Runs `bin/shoal …` to completion, as runShoal does, but tracked. */
+async function runShoal(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = start(args);
+  const code = await p.exited;
+  return { code, stdout: p.stdout, stderr: p.stderr };
+}
 
 interface Serve {
   readonly process: ShoalProcess;
@@ -48,20 +69,17 @@ async function serveArgs(dataDir: string, extra: string[] = []) {
 
 async function startServe(dataDir: string, extra: string[] = []): Promise<Serve> {
   const { args, api, natsPort } = await serveArgs(dataDir, extra);
-  const p = ShoalProcess.start(args);
-  processes.push(p);
-  await p.waitForOutput("is running");
+  const p = start(args);
+  await p.waitForOutput("is running", 60_000);
   return { process: p, api, natsPort };
 }
 
 function startCompute(nodeId: string, natsPort: number): ShoalProcess {
-  const p = ShoalProcess.start([
+  return start([
     "compute",
     ...["--node-id", nodeId, "-c", `DataDir=${tempDir()}`],
     ...["-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`, "-c", "Compute.Heartbeat.Interval=1s"],
   ]);
-  processes.push(p);
-  return p;
 }
 
 async function get(url: string) {
@@ -112,7 +130,7 @@ async function approveNode1(serve: Serve) {
 const historyOf = async (serve: Serve, id: string) =>
   (await get(`${serve.api}/api/v1/orchestrator/nodes/${id}/history`)).body.Items.map((e: { type: string }) => e.type);
 
-describe("one process per DataDir", () => {
+describe("one process per DataDir", TIMEOUT, () => {
   it("refuses a second serve on the same DataDir, naming the first; the first's nats-server and API keep answering", async () => {
     const dataDir = tempDir();
     const first = await startServe(dataDir, ["-c", "NodeID=node-0"]);
@@ -138,9 +156,8 @@ describe("one process per DataDir", () => {
     const dataDir = tempDir();
     const port = await freePort(); // nobody there: the first agent keeps retrying, holding its DataDir
     const args = ["compute", "-c", `DataDir=${dataDir}`, "-c", `Compute.Orchestrators=nats://127.0.0.1:${port}`];
-    const first = ShoalProcess.start(args);
-    processes.push(first);
-    await waitFor(() => existsSync(join(dataDir, "compute", "node-id")), 30_000, () => `the first agent to start; stderr: ${first.stderr}`);
+    const first = start(args);
+    await waitFor(() => existsSync(join(dataDir, "compute", "node-id")), 60_000, () => `the first agent to start; stderr: ${first.stderr}`);
     const nodeId = readFileSync(join(dataDir, "compute", "node-id"), "utf8");
     const second = await runShoal(args);
     expect(second.code).toBe(1);
@@ -150,7 +167,7 @@ describe("one process per DataDir", () => {
   });
 });
 
-describe("bad node ids", () => {
+describe("bad node ids", TIMEOUT, () => {
   it("refuses -c NodeID=bad.id before anything is written: no DataDir, no store", async () => {
     const dataDir = join(tempDir(), "data");
     for (const command of ["serve", "compute", "devstack"]) {
@@ -184,7 +201,7 @@ describe("bad node ids", () => {
   });
 });
 
-describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with real processes", () => {
+describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with real processes", TIMEOUT, () => {
   it("refuses to start on a read-only store file or a read-only DataDir, leaving both as they were", async () => {
     const fs = mountTmpfs(64 * 1024 * 1024);
     mounted.push(fs);
@@ -217,7 +234,7 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     mounted.push(fs);
     const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
     startCompute("node-1", serve.natsPort);
-    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 30_000, () => "node-1 registered");
+    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
 
     fs.fill();
     const refused = await approveNode1(serve);
@@ -238,7 +255,7 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     mounted.push(fs);
     const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
     startCompute("node-1", serve.natsPort);
-    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 30_000, () => "node-1 registered");
+    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
 
     fs.failReadOnly();
     const refused = await approveNode1(serve);
