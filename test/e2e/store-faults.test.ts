@@ -171,34 +171,31 @@ describe("one process per DataDir", TIMEOUT, () => {
 
 describe("bad node ids", TIMEOUT, () => {
   it("refuses -c NodeID=bad.id before anything is written: no DataDir, no store", async () => {
+    // Every command reads NodeID through the same config loader (unit-tested for -c, env and YAML).
     const dataDir = join(tempDir(), "data");
-    for (const command of ["serve", "compute", "devstack"]) {
-      const res = await runShoal([command, "-c", `DataDir=${dataDir}`, "-c", "NodeID=bad.id"]);
-      expect(res.code, command).toBe(1);
-      expect(res.stderr, command).toBe(
-        `Config error: -c NodeID=bad.id: NodeID: "bad.id" is not a valid node id: a node id is 1-128 letters, digits, '-' or '_', starting with a letter or digit\n`,
-      );
-      expect(existsSync(dataDir), command).toBe(false);
-    }
+    const res = await runShoal(["serve", "-c", `DataDir=${dataDir}`, "-c", "NodeID=bad.id"]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(
+      `Config error: -c NodeID=bad.id: NodeID: "bad.id" is not a valid node id: a node id is 1-128 letters, digits, '-' or '_', starting with a letter or digit\n`,
+    );
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it("refuses an empty or bad node-id file, keeping it, and writes no store", async () => {
-    for (const [command, sub] of [
-      ["serve", ""],
-      ["compute", "compute"],
+    for (const [command, sub, content] of [
+      ["serve", "", ""],
+      ["compute", "compute", "bad.id\n"],
     ] as const) {
-      for (const content of ["", "bad.id\n"]) {
-        const dataDir = tempDir();
-        mkdirSync(join(dataDir, sub), { recursive: true });
-        const file = join(dataDir, sub, "node-id");
-        writeFileSync(file, content);
-        const { args } = await serveArgs(dataDir);
-        const res = await runShoal(command === "serve" ? args : ["compute", "-c", `DataDir=${dataDir}`]);
-        expect(res.code, `${command} ${JSON.stringify(content)}`).toBe(1);
-        expect(res.stderr).toMatch(new RegExp(`^Error: ${file} holds this node's id, but ".*" is not a valid node id: .*; deleting the file makes a new id`));
-        expect(readFileSync(file, "utf8")).toBe(content);
-        expect(readdirSync(join(dataDir, sub)).sort()).toEqual(["node-id", "shoal.lock"]); // no store, no nats, no owner left behind
-      }
+      const dataDir = tempDir();
+      mkdirSync(join(dataDir, sub), { recursive: true });
+      const file = join(dataDir, sub, "node-id");
+      writeFileSync(file, content);
+      const { args } = await serveArgs(dataDir);
+      const res = await runShoal(command === "serve" ? args : ["compute", "-c", `DataDir=${dataDir}`]);
+      expect(res.code, command).toBe(1);
+      expect(res.stderr).toMatch(new RegExp(`^Error: ${file} holds this node's id, but ".*" is not a valid node id: .*; deleting the file makes a new id`));
+      expect(readFileSync(file, "utf8")).toBe(content);
+      expect(readdirSync(join(dataDir, sub)).sort()).toEqual(["node-id", "shoal.lock"]); // no store, no nats, no owner left behind
     }
   });
 });
