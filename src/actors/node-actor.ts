@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { decideNode } from "../../machines/node/decide-node.ts";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
 import { applyNodeEvent, initialNode } from "../../machines/node/node-evolve.ts";
 import type { NodeSnapshot } from "../../machines/node/node-machine.ts";
-import { decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import { InvalidEventError, decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
-import type { EventStore } from "../events/store/event-store.ts";
-import { WrongExpectedRevisionError } from "../events/store/store-errors.ts";
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../events/store/event-store.ts";
+import { StoreUnavailableError, WrongExpectedRevisionError } from "../events/store/store-errors.ts";
 import { nodeStream } from "../events/streams.ts";
 import { ShoalError, conflict, forbidden, notFound } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
@@ -28,6 +29,12 @@ export interface ExecuteOptions {
 }
 
 const MAX_CONFLICT_RETRIES = 3;
+/**
+ * Pauses before each re-append after the store said it was unavailable. Bounded, because the
+ * caller (an HTTP request, a node's NATS request with its own timeout) is waiting; after the
+ * last one the caller gets Unavailable and may retry later.
+ */
+const STORE_RETRY_DELAYS_MS = [100, 300, 900];
 
 function refusalError(refusal: NodeRefusal): ShoalError {
   switch (refusal.code) {
@@ -93,9 +100,16 @@ export class NodeActor {
 
       const time = new Date(this.clock.now()).toISOString();
       const metadata = { time, ...context };
-      const newEvents = decision.events.map((e) => encodeNodeEvent(e, metadata, randomUUID()));
+      let newEvents: NewEvent[];
       try {
-        const result = await this.store.append(nodeStream(this.nodeId), newEvents, this.revision === -1 ? "no_stream" : this.revision);
+        newEvents = decision.events.map((e) => encodeNodeEvent(e, metadata, randomUUID()));
+      } catch (e) {
+        // A fault in Shoal (or input that slipped past validation), never the caller's: nothing is written.
+        if (e instanceof InvalidEventError) throw new ShoalError({ kind: "Internal", message: e.message });
+        throw e;
+      }
+      try {
+        const result = await this.appendRetrying(newEvents, this.revision === -1 ? "no_stream" : this.revision);
         for (const e of decision.events) this.snapshot = applyNodeEvent(this.snapshot, e);
         this.revision = result.nextExpectedRevision;
         return { events: decision.events, position: result.position, revision: this.revision, ...note };
@@ -106,6 +120,24 @@ export class NodeActor {
           throw e;
         }
         await this.catchUp();
+      }
+    }
+  }
+
+  /**
+   * Re-appends the very same events (same ids, same expected revision) while the store is
+   * unavailable: if an earlier attempt did commit and only its acknowledgement was lost, the
+   * store recognises the ids and answers with the original result, so a committed write is
+   * never reported as failed and never stored twice.
+   */
+  private async appendRetrying(events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.append(nodeStream(this.nodeId), events, expected);
+      } catch (e) {
+        const delay = STORE_RETRY_DELAYS_MS[attempt];
+        if (!(e instanceof StoreUnavailableError) || delay === undefined) throw e;
+        await sleep(delay);
       }
     }
   }

@@ -5,7 +5,7 @@ import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { Health, NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
-import { notFound, forbidden } from "../errors/shoal-error.ts";
+import { forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
 import type { HealthThresholds } from "./health-thresholds.ts";
@@ -195,7 +195,12 @@ export class NodeManager {
    */
   async join(info: NodeInfo, publicKey: string, context: CommandContext): Promise<CommandResult> {
     const result = await this.register(info, context, publicKey);
-    await this.syncCredential(info.NodeID);
+    try {
+      await this.syncCredential(info.NodeID);
+    } catch (e) {
+      // The binding is stored; the node asks again (an idempotent join) once NATS has caught up.
+      throw unavailable(`this node's key is recorded but NATS has not let it in yet: ${(e as Error).message}`);
+    }
     return result;
   }
 

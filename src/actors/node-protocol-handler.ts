@@ -101,8 +101,13 @@ export class NodeProtocolHandler {
       const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
       const level = error.kind === "Internal" || error.kind === "Unavailable" ? "error" : "warn";
       this.options.logger[level]({ subject: msg.subject, kind: error.kind, reason: error.message }, "compute request refused");
-      response = { Accepted: false, Reason: error.message, Code: error.kind };
-      if (!(e instanceof ShoalError) && !(e instanceof ProtocolError)) this.options.logger.error({ err: e }, "compute request failed");
+      response = {
+        Accepted: false,
+        Reason: error.message,
+        Code: error.kind,
+        ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
+      };
+      if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
     }
     if (msg.reply) msg.respond(encode(response));
   }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { ShoalError, type ErrorKind } from "../errors/shoal-error.ts";
+import { ShoalError, asShoalError, type ErrorKind } from "../errors/shoal-error.ts";
+import { StoreUnavailableError } from "../events/store/store-errors.ts";
 import { HTTP_STATUS } from "./error-status.ts";
 
 /** Bacalhau's apimodels.APIError shape. */
@@ -50,7 +51,11 @@ export function errorBody(error: ShoalError, requestId: string): ErrorBody {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const e =
-    error instanceof ShoalError ? error : (error as FastifyError)?.code?.startsWith?.("FST_") ? fromFastify(error as FastifyError) : undefined;
+    error instanceof ShoalError || error instanceof StoreUnavailableError
+      ? asShoalError(error)
+      : (error as FastifyError)?.code?.startsWith?.("FST_")
+        ? fromFastify(error as FastifyError)
+        : undefined;
   if (!e) request.log.error({ err: error }, "unhandled error");
   const shoal = e ?? new ShoalError({ kind: "Internal", message: "internal server error" });
   const body = errorBody(shoal, String(request.id));

@@ -1,3 +1,4 @@
+import { nodeIdProblem } from "../events/catalog/node-id.ts";
 import { parseLabelSelector, LabelSelectorError } from "../labels/label-selector.ts";
 import { parseAuthUsers } from "./auth-users.ts";
 import { ConfigError } from "./config-error.ts";
@@ -105,6 +106,14 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
       if (def.choices === undefined) return String(raw);
       const choice = def.choices.find((c) => c === String(raw).trim().toLowerCase());
       return choice ?? fail(source, key, `expected one of ${def.choices.join(", ")}, got ${JSON.stringify(raw)}`);
+    }
+    case "nodeId": {
+      // Empty means "generate one"; anything else must already be a valid id, or a bad id would
+      // reach the store (as the orchestrator's own registration) before anything noticed.
+      const id = typeof raw === "string" || typeof raw === "number" ? String(raw) : undefined;
+      if (id === undefined) return fail(source, key, `expected a node id, got ${JSON.stringify(raw)}`);
+      const problem = id === "" ? undefined : nodeIdProblem(id);
+      return problem === undefined ? id : fail(source, key, problem);
     }
     case "int": {
       const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;

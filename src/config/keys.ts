@@ -10,7 +10,7 @@ export interface HealthOverride {
   readonly UnknownTimeout?: number;
 }
 
-export type KeyKind = "string" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
+export type KeyKind = "string" | "nodeId" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
 
 interface KeyDef<K extends KeyKind, V> {
   readonly kind: K;
@@ -32,7 +32,7 @@ const bytes = (d: number, description: string): KeyDef<"bytes", number> => ({ ki
  */
 export const CONFIG_KEYS = {
   DataDir: str("", "Directory where Shoal keeps its state (event store, NATS JetStream data, node id). Default ~/.shoal"),
-  NodeID: str("", "This process's node id. Empty: generated once as n-<uuid> and kept in DataDir"),
+  NodeID: { kind: "nodeId", default: "", description: "This process's node id. Empty: generated once as n-<uuid> and kept in DataDir" } as KeyDef<"nodeId", string>,
   Labels: { kind: "labels", default: {} as Record<string, string>, description: "Labels of this node, k=v,k2=v2" } as KeyDef<"labels", Record<string, string>>,
   "API.Host": str("0.0.0.0", "Address the REST API listens on (serve) or connects to (node commands)"),
   "API.Port": int(1234, "Port of the REST API"),

@@ -1,4 +1,5 @@
 import { Data } from "effect";
+import { StoreUnavailableError } from "../events/store/store-errors.ts";
 
 /**
  * The closed set of failures Shoal reports to callers. HTTP status codes for them live in one
@@ -41,7 +42,15 @@ export const forbidden = (message: string) => new ShoalError({ kind: "Forbidden"
 /** Shoal cannot serve the request now (store or transport trouble); nothing was changed. */
 export const unavailable = (message: string, retryAfterSeconds = 5) => new ShoalError({ kind: "Unavailable", message, retryAfterSeconds });
 
+/** How long a caller should wait before retrying after store trouble (disk full, read-only, unreachable). */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The one place failures from below become Shoal's errors: the store adapters' closed set
+ * (StoreUnavailableError) is Unavailable with a retry hint; anything unknown is Internal.
+ */
 export function asShoalError(e: unknown): ShoalError {
   if (e instanceof ShoalError) return e;
+  if (e instanceof StoreUnavailableError) return unavailable(e.message, STORE_RETRY_AFTER_SECONDS);
   return new ShoalError({ kind: "Internal", message: e instanceof Error ? e.message : String(e) });
 }

@@ -13,6 +13,7 @@ import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
 import { NodeHistory } from "../projections/node-history.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
+import { lockDataDir } from "../fs/data-dir-lock.ts";
 import { buildVersion } from "../version.ts";
 import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import type { JoinToken } from "./nats-credentials.ts";
@@ -50,18 +51,35 @@ function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): Nod
  * Layers), recovers every node from the store, then opens NATS and the API. Nothing is served
  * before the read model has caught up with what was recovered.
  */
-export async function startOrchestrator(config: ShoalConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningOrchestrator> {
+export async function startOrchestrator(
+  config: ShoalConfig,
+  logger: Logger,
+  options: { clock?: Clock; /** Names this process to a second one refused the DataDir. */ command?: string } = {},
+): Promise<RunningOrchestrator> {
   const clock = options.clock ?? systemClock;
+  // Before anything else touches DataDir: a second orchestrator on it stops here, having
+  // changed nothing (not the first one's nats-server, store, identity or credentials).
+  const lock = lockDataDir(config.DataDir, options.command ?? "shoal serve");
+  let nodeId: string;
+  try {
+    nodeId = resolveNodeIdentity(config.NodeID, config.DataDir);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
   const scope = Effect.runSync(Scope.make());
-  const built = await Effect.runPromiseExit(Layer.buildWithScope(Layer.merge(storeLayer(config, logger), natsLayer(config, logger)), scope));
+  // The store first, then NATS: a store that cannot be written stops start-up before a
+  // nats-server is started on DataDir.
+  const built = await Effect.runPromiseExit(Layer.buildWithScope(Layer.provideMerge(natsLayer(config, logger), storeLayer(config, logger)), scope));
   if (Exit.isFailure(built)) {
     await Effect.runPromise(Scope.close(scope, Exit.void));
+    lock.release();
     const error = Cause.squash(built.cause);
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
   const store = Context.get(built.value, Store);
   const { nc, url: natsUrl, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
-  const cleanups: (() => Promise<void> | void)[] = [() => Effect.runPromise(Scope.close(scope, Exit.void))];
+  const cleanups: (() => Promise<void> | void)[] = [() => lock.release(), () => Effect.runPromise(Scope.close(scope, Exit.void))];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) {
       try {
@@ -73,7 +91,6 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
   };
 
   try {
-    const nodeId = resolveNodeIdentity(config.NodeID, config.DataDir);
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
     const manager = new NodeManager({
       store,

@@ -11,6 +11,9 @@ import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nat
 import { NatsAccess } from "../transport/nats-auth/nats-access.ts";
 import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_USER } from "../transport/nats-auth/nats-roles.ts";
 import { embeddedNatsPasswords, resolveJoinToken, type JoinToken } from "./nats-credentials.ts";
+import { StartupError } from "../errors/startup-error.ts";
+
+export { StartupError };
 
 export class Store extends Context.Tag("shoal/Store")<Store, EventStore & CheckpointStore>() {}
 
@@ -25,15 +28,23 @@ export interface NatsService {
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
-export class StartupError extends Error {
-  override readonly name = "StartupError";
-}
-
 const attempt = <A>(what: string, f: () => Promise<A> | A) =>
   Effect.tryPromise({
     try: async () => f(),
     catch: (e) => new StartupError(`${what}: ${e instanceof Error ? e.message : String(e)}`),
   });
+
+/** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
+async function usable<S extends EventStore>(store: S, check: (store: S) => Promise<void> | void = () => undefined): Promise<S> {
+  try {
+    await store.checkWritable();
+    await check(store);
+    return store;
+  } catch (e) {
+    await store.close().catch(() => undefined);
+    throw e;
+  }
+}
 
 /** EventStoreDB when EventStore.URL is set, else the embedded SQLite file in DataDir. */
 export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Store, StartupError> {
@@ -45,12 +56,12 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
     return Layer.scoped(
       Store,
       Effect.acquireRelease(
-        attempt("cannot use EventStoreDB", async () => {
-          const store = new EsdbEventStore(url);
-          await store.readAll({ maxCount: 1 }); // fail now, not on the first command
-          logger.info({ url }, "using EventStoreDB");
-          return store;
-        }),
+        attempt("cannot use EventStoreDB", () =>
+          usable(new EsdbEventStore(url), async (store) => {
+            await store.readAll({ maxCount: 1 }); // fail now, not on the first command
+            logger.info({ url }, "using EventStoreDB");
+          }),
+        ),
         (store) => Effect.promise(() => store.close()),
       ),
     );
@@ -59,11 +70,9 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
   return Layer.scoped(
     Store,
     Effect.acquireRelease(
-      attempt("cannot open the event store", () => {
-        const store = new SqliteEventStore(file);
-        logger.info({ file }, "using the embedded SQLite event store");
-        return store;
-      }),
+      attempt("cannot use the event store", () =>
+        usable(new SqliteEventStore(file), () => logger.info({ file }, "using the embedded SQLite event store")),
+      ),
       (store) => Effect.promise(() => store.close()),
     ),
   );

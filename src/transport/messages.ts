@@ -28,13 +28,19 @@ export type HeartbeatRequest = typeof HeartbeatRequest.Type;
 export type UpdateInfoRequest = typeof UpdateInfoRequest.Type;
 export type UpdateResourcesRequest = typeof UpdateResourcesRequest.Type;
 
-/** Every reply: accepted or not, why, and (when refused) the error kind as a machine-readable code. */
+/**
+ * Every reply: accepted or not, why, and (when refused) the error kind as a machine-readable code.
+ * RetryAfter (seconds) comes with Code "Unavailable": the orchestrator could not do it now
+ * (store trouble), nothing was changed, and the same request may be sent again after that long.
+ */
 export const ProtocolResponse = Schema.Struct({
   Accepted: Schema.Boolean,
   Reason: Schema.optional(Schema.String),
   Code: Schema.optional(Schema.String),
   /** Join replies: the node must now reconnect with its own key (the orchestrator's nats-server enforces it). */
   Reconnect: Schema.optional(Schema.Boolean),
+  /** Unavailable replies: when trying again may help. */
+  RetryAfter: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
 });
 export type ProtocolResponse = typeof ProtocolResponse.Type;
 

@@ -121,5 +121,74 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore 
       await store.save(name, 43);
       expect(await store.load(name)).toBe(43);
     });
+
+    it("acknowledges a retried append (same ids, same expected revision) again and stores it once", async () => {
+      const s = stream("idem");
+      const batch = [ev("One", { n: 1 }), ev("Two", { n: 2 })];
+      const first = await store.append(s, batch, "no_stream");
+      expect(await store.append(s, batch, "no_stream")).toEqual(first);
+      const later = [ev("Three")];
+      const third = await store.append(s, later, 1);
+      expect(await store.append(s, later, 1)).toEqual(third);
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.id, e.type, e.revision])).toEqual([
+        [batch[0]!.id, "One", 0],
+        [batch[1]!.id, "Two", 1],
+        [later[0]!.id, "Three", 2],
+      ]);
+      expect((await store.readAll({ after: read[0]!.position - 1 })).filter((e) => e.stream === s).map((e) => e.id)).toEqual(read.map((e) => e.id));
+    });
+
+    it("refuses stored ids re-appended where they were not: a wrong expected revision, nothing stored", async () => {
+      const s = stream("idem2");
+      const batch = [ev("One"), ev("Two")];
+      await store.append(s, batch, "no_stream");
+      await store.append(s, [ev("Three")], 1);
+      await expect(store.append(s, batch, 1)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect((await store.readStream(s)).map((e) => e.type)).toEqual(["One", "Two", "Three"]);
+    });
+
+    it("never delivers a checkpoint save to subscribeToAll, in catch-up or live", async () => {
+      const s = stream("cpsub");
+      const name = `cpsub-${run}`;
+      const start = await store.append(s, [ev("Before")], "no_stream");
+      await store.save(name, start.position); // before the subscription: would come in catch-up
+      const seen: RecordedEvent[] = [];
+      let sawLast: () => void = () => undefined;
+      const last = new Promise<void>((r) => (sawLast = r));
+      const sub = store.subscribeToAll({ after: start.position - 1 }, async (e) => {
+        if (e.stream.includes(run)) seen.push(e);
+        if (e.stream === s && e.type === "After") sawLast();
+        // A subscriber that checkpoints as it goes, as the projections do: must not see its own saves.
+        if (e.stream.includes(run)) await store.save(name, e.position);
+      });
+      await store.save(name, start.position + 1); // while subscribed: would come live
+      await store.append(s, [ev("After")], 0);
+      await last;
+      await sub.stop();
+      expect(seen.map((e) => [e.stream, e.type])).toEqual([
+        [s, "Before"],
+        [s, "After"],
+      ]);
+    });
+
+    it("never returns a checkpoint from readAll, nor counts one in maxCount", async () => {
+      const s = stream("cpread");
+      const name = `cpread-${run}`;
+      const a = await store.append(s, [ev("A")], "no_stream");
+      await store.save(name, a.position);
+      await store.save(name, a.position);
+      const b = await store.append(s, [ev("B")], 0);
+      expect((await store.readAll({ after: a.position - 1 })).filter((e) => e.stream.includes(run)).map((e) => [e.stream, e.type])).toEqual([
+        [s, "A"],
+        [s, "B"],
+      ]);
+      const next = await store.readAll({ after: a.position, maxCount: 1 });
+      expect(next.map((e) => [e.stream, e.type, e.position])).toEqual([[s, "B", b.position]]);
+    });
+
+    it("passes its start-up write check when healthy", async () => {
+      await expect(store.checkWritable()).resolves.toBeUndefined();
+    });
   });
 }

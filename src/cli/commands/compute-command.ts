@@ -3,10 +3,10 @@ import { parseArgs } from "node:util";
 import { parseLabels } from "../../config/coerce.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
-import { NodeId } from "../../events/catalog/node-info.ts";
+import { nodeIdProblem } from "../../events/catalog/node-id.ts";
+import { lockDataDir } from "../../fs/data-dir-lock.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
-import { Schema } from "effect";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { waitForSignal } from "./serve-command.ts";
@@ -47,15 +47,23 @@ export async function computeCommand(args: string[]): Promise<number> {
     return 0;
   }
   const nodeIdFlag = values["node-id"];
-  if (nodeIdFlag !== undefined && Schema.decodeUnknownEither(NodeId)(nodeIdFlag)._tag === "Left") {
-    throw new UsageError(`--node-id ${nodeIdFlag}: a node id is 1-128 letters, digits, '-' or '_', starting with a letter or digit`);
-  }
+  const flagProblem = nodeIdFlag === undefined ? undefined : nodeIdProblem(nodeIdFlag);
+  if (flagProblem !== undefined) throw new UsageError(`--node-id: ${flagProblem}`);
   const base = configFrom(values);
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
   const config = { ...base, Labels: { ...base.Labels, ...labels } };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
-  const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, join(config.DataDir, "compute"));
-  const agent = computeAgentFromConfig({ ...config, DataDir: join(config.DataDir, "compute") }, nodeId, logger.child({ nodeId }));
+  const dataDir = join(config.DataDir, "compute");
+  // Two agents on one DataDir would share a node id and a registration sentinel.
+  const lock = lockDataDir(dataDir, "shoal compute");
+  let nodeId: string;
+  try {
+    nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+  const agent = computeAgentFromConfig({ ...config, DataDir: dataDir }, nodeId, logger.child({ nodeId }));
   let interrupted = false;
   const signal = waitForSignal().then(() => {
     interrupted = true;
@@ -66,5 +74,6 @@ export async function computeCommand(args: string[]): Promise<number> {
     await signal;
   }
   await agent.stop();
+  lock.release();
   return 0;
 }

@@ -32,7 +32,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const base = configFrom(values);
   const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
-  const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }));
+  const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), { command: "shoal devstack" });
   const agents = [];
   const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };
   for (let i = 1; i <= count; i++) {

@@ -1,6 +1,6 @@
 import { ParseResult, Schema } from "effect";
 import type { NewEvent, RecordedEvent } from "../store/event-store.ts";
-import type { EventMetadata } from "./event-metadata.ts";
+import { EventMetadata } from "./event-metadata.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent, type NodeEventType } from "./node-events.ts";
 
 /**
@@ -28,9 +28,36 @@ export class CorruptEventError extends Error {
   override readonly name = "CorruptEventError";
 }
 
+/** An event that its own schema rejects; it must never reach the store. */
+export class InvalidEventError extends Error {
+  override readonly name = "InvalidEventError";
+}
+
+/** What the store's readers will get back: JSON, so no undefined, NaN, Infinity or class instances. */
+const asStored = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? "null");
+
+/**
+ * Builds the event to append, checked exactly as a reader will check it: the data and metadata
+ * after a JSON round trip must decode with this type's schema. A decider bug, or a bad id that
+ * slipped past every other check, then fails here and nothing unreadable is ever stored.
+ */
 export function encodeNodeEvent(event: NodeEvent, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
   const full: EventMetadata = { ...metadata, schemaVersion: NODE_EVENT_VERSIONS[event.type] };
-  return { id, type: event.type, data: event.data, metadata: full };
+  const schema = NODE_EVENT_SCHEMAS[event.type] as Schema.Schema<unknown>;
+  const data = Schema.encodeUnknownEither(schema)(event.data);
+  if (data._tag === "Left") throw invalid(event.type, "data", data.left);
+  const stored = asStored(data.right);
+  const readable = Schema.decodeUnknownEither(schema)(stored);
+  if (readable._tag === "Left") throw invalid(event.type, "data", readable.left);
+  // Checked, but stored as given: fields the schema does not name yet are kept, not dropped.
+  const storedMetadata = asStored(full) as Record<string, unknown>;
+  const meta = Schema.decodeUnknownEither(EventMetadata)(storedMetadata);
+  if (meta._tag === "Left") throw invalid(event.type, "metadata", meta.left);
+  return { id, type: event.type, data: stored, metadata: storedMetadata };
+}
+
+function invalid(type: string, part: string, error: ParseResult.ParseError): InvalidEventError {
+  return new InvalidEventError(`refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`);
 }
 
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */

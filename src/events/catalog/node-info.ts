@@ -1,11 +1,8 @@
 import { Schema } from "effect";
+import { NODE_ID_PATTERN, NODE_ID_RULE } from "./node-id.ts";
 
-/** Node ids travel as NATS subject tokens and stream names: no dots, spaces or wildcards. */
-export const NodeId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, {
-    message: () => "a node id is 1-128 letters, digits, '-' or '_', starting with a letter or digit",
-  }),
-);
+/** Node ids travel as NATS subject tokens and stream names: no dots, spaces or wildcards (see node-id.ts). */
+export const NodeId = Schema.String.pipe(Schema.pattern(NODE_ID_PATTERN, { message: () => NODE_ID_RULE }));
 
 export const NodeType = Schema.Literal("Compute", "Requester");
 export type NodeType = typeof NodeType.Type;

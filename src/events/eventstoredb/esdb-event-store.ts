@@ -10,7 +10,7 @@ import {
   STREAM_EXISTS,
   StreamNotFoundError,
   WrongExpectedVersionError,
-  excludeSystemEvents,
+  eventTypeFilter,
   jsonEvent,
   type AppendExpectedRevision,
   type Position,
@@ -28,8 +28,22 @@ import type {
   StoreSubscription,
 } from "../store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
+import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
+export const CHECKPOINT_TYPE = "CheckpointStored";
+/**
+ * The server-side filter on every read of $all and every subscription: no system events ($…)
+ * and no checkpoints. A checkpoint delivered to the subscription that wrote it would make it
+ * save another, for ever, and the NATS publisher would send them out.
+ */
+export const USER_EVENT_TYPES = `^(?!\\$|${CHECKPOINT_TYPE}$)`;
+const READ_ALL_PAGE = 512;
+
+/** The client-side second guard: the same rule, plus the checkpoint streams themselves. */
+function isBookkeeping(type: string, stream: string): boolean {
+  return type.startsWith("$") || type === CHECKPOINT_TYPE || stream.startsWith(CHECKPOINT_PREFIX) || stream.startsWith("$");
+}
 
 function toNumber(value: bigint): number {
   const n = Number(value);
@@ -50,7 +64,7 @@ function fromPosition(after: number | undefined): typeof START | Position {
 
 function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
   const e = resolved.event;
-  if (!e || e.type.startsWith("$") || e.position === undefined) return undefined;
+  if (!e || isBookkeeping(e.type, e.streamId) || e.position === undefined) return undefined;
   const metadata = (e.metadata ?? {}) as Record<string, unknown>;
   return {
     id: e.id,
@@ -73,6 +87,8 @@ function storeError(e: unknown): Error {
 export class EsdbEventStore implements EventStore, CheckpointStore {
   private readonly client: EventStoreDBClient;
   private readonly trimmed = new Set<string>();
+  /** Last known revision of each checkpoint stream this process writes (-1: none yet). */
+  private readonly checkpointRevisions = new Map<string, number>();
 
   constructor(readonly url: string) {
     try {
@@ -80,19 +96,21 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     } catch (e) {
       throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${url}: ${(e as Error).message}` });
     }
+    assertFilteredReadSupported(this.client);
   }
 
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     try {
+      // The same ids at the same expected revision are an idempotent write for EventStoreDB: a
+      // retry after a lost acknowledgement succeeds and stores nothing twice.
       const result = await this.client.appendToStream(
         stream,
         events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as never, metadata: e.metadata as never })),
         { expectedRevision: toExpected(expected) },
       );
-      return {
-        nextExpectedRevision: toNumber(result.nextExpectedRevision),
-        position: result.position ? toNumber(result.position.commit) : 0,
-      };
+      const nextExpectedRevision = toNumber(result.nextExpectedRevision);
+      const position = result.position ? toNumber(result.position.commit) : await this.positionOf(stream, nextExpectedRevision);
+      return { nextExpectedRevision, position };
     } catch (e) {
       if (e instanceof WrongExpectedVersionError) {
         const actual = typeof e.actualVersion === "bigint" ? toNumber(e.actualVersion) : -1;
@@ -100,6 +118,12 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       }
       throw storeError(e);
     }
+  }
+
+  /** An idempotent write is acknowledged without a position; the stored event has it. */
+  private async positionOf(stream: string, revision: number): Promise<number> {
+    const [event] = await this.readStream(stream, { fromRevision: revision, maxCount: 1 });
+    return event?.position ?? 0;
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -123,26 +147,34 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
+    const wanted = options.maxCount ?? Number.POSITIVE_INFINITY;
     const after = options.after ?? 0;
+    let from: "start" | Position = fromPosition(after);
     try {
-      // ESDB reads $all from a position inclusively and counts system events in maxCount,
-      // so read on until enough user events past `after` are collected.
-      const read = this.client.readAll({ direction: FORWARDS, fromPosition: fromPosition(after) });
-      for await (const resolved of read) {
-        const e = toRecorded(resolved);
-        if (!e || e.position <= after) continue;
-        out.push(e);
-        if (options.maxCount !== undefined && out.length >= options.maxCount) break;
+      // Pages of filtered reads. ESDB reads $all from a position inclusively, so the event at
+      // `after` (and each page's first, the previous page's last) comes back again and is skipped.
+      for (;;) {
+        let seen = 0;
+        let last: Position | undefined;
+        for await (const resolved of readAllFiltered(this.client, { from, maxCount: READ_ALL_PAGE, eventTypeRegex: USER_EVENT_TYPES })) {
+          seen++;
+          last = resolved.event?.position ?? last;
+          const e = toRecorded(resolved);
+          if (!e || e.position <= after || e.position <= (out.at(-1)?.position ?? 0)) continue;
+          out.push(e);
+          if (out.length >= wanted) return out;
+        }
+        if (seen < READ_ALL_PAGE || last === undefined) return out;
+        from = last;
       }
     } catch (e) {
       throw storeError(e);
     }
-    return out;
   }
 
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
     const after = options.after ?? 0;
-    const subscription = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
+    const subscription = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: eventTypeFilter({ regex: USER_EVENT_TYPES }) });
     let stopped = false;
     const done = (async () => {
       try {
@@ -167,19 +199,30 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   }
 
   async load(name: string): Promise<number | undefined> {
+    const stream = CHECKPOINT_PREFIX + name;
     try {
-      const read = this.client.readStream(CHECKPOINT_PREFIX + name, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+      const read = this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
       for await (const resolved of read) {
-        const data = resolved.event?.data as { position?: unknown } | undefined;
+        if (!resolved.event) continue;
+        this.checkpointRevisions.set(stream, toNumber(resolved.event.revision));
+        const data = resolved.event.data as { position?: unknown } | undefined;
         if (typeof data?.position === "number") return data.position;
       }
     } catch (e) {
-      if (e instanceof StreamNotFoundError) return undefined;
+      if (e instanceof StreamNotFoundError) {
+        this.checkpointRevisions.set(stream, -1);
+        return undefined;
+      }
       throw storeError(e);
     }
     return undefined;
   }
 
+  /**
+   * Appended with the expected revision, so two writers of one checkpoint (two orchestrators on
+   * one EventStoreDB) notice each other: on a conflict the stored checkpoint is re-read, and a
+   * position already at or past this one is left alone; a checkpoint never moves backwards.
+   */
   async save(name: string, position: number): Promise<void> {
     const stream = CHECKPOINT_PREFIX + name;
     try {
@@ -188,7 +231,35 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         await this.client.setStreamMetadata(stream, { maxCount: 1 });
         this.trimmed.add(stream);
       }
-      await this.client.appendToStream(stream, jsonEvent({ id: randomUUID(), type: "CheckpointStored", data: { position } }));
+      for (let attempt = 0; ; attempt++) {
+        if (!this.checkpointRevisions.has(stream)) await this.load(name);
+        const revision = this.checkpointRevisions.get(stream) ?? -1;
+        try {
+          const result = await this.client.appendToStream(stream, jsonEvent({ id: randomUUID(), type: CHECKPOINT_TYPE, data: { position } }), {
+            expectedRevision: revision === -1 ? NO_STREAM : BigInt(revision),
+          });
+          this.checkpointRevisions.set(stream, toNumber(result.nextExpectedRevision));
+          return;
+        } catch (e) {
+          if (!(e instanceof WrongExpectedVersionError) || attempt >= 2) throw e;
+          this.checkpointRevisions.delete(stream);
+          const stored = await this.load(name);
+          if (stored !== undefined && stored >= position) return;
+        }
+      }
+    } catch (e) {
+      throw storeError(e);
+    }
+  }
+
+  /**
+   * A write that changes nothing a reader sees: the metadata of a probe stream (a system event,
+   * filtered out like every other). Fails when the server refuses writes (read-only, disk
+   * full, not reachable, no leader).
+   */
+  async checkWritable(): Promise<void> {
+    try {
+      await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, { maxCount: 1, custom: { checkedAt: new Date().toISOString() } });
     } catch (e) {
       throw storeError(e);
     }

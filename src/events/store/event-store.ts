@@ -48,16 +48,24 @@ export interface StoreSubscription {
 }
 
 export interface EventStore {
+  /**
+   * Appends atomically with the expected revision. Idempotent by event id: appending events whose
+   * ids are already stored, in that order, where this append would have put them, succeeds again
+   * with the original result and stores nothing, so a retry after a lost acknowledgement never
+   * duplicates a write nor reports a committed one as failed.
+   */
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events of one stream in revision order; empty when the stream does not exist. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
-  /** Events of every stream in global order (system events excluded). */
+  /** Events of every stream in global order (system events and checkpoints excluded). */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /**
    * Catch-up subscription: every event after `after` in global order, then live ones as they are
-   * appended. The handler is awaited; the next event is not delivered before it settles.
+   * appended (never checkpoints). The handler is awaited; the next event is not delivered before it settles.
    */
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription;
+  /** Start-up check: fails with StoreUnavailableError unless the store can take a write now. */
+  checkWritable(): Promise<void>;
   close(): Promise<void>;
 }
 
