@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
+import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
@@ -60,9 +61,12 @@ export class ComputeAgent {
       reconnectTimeWait: 1000,
       waitOnFirstConnect: true,
     });
+    // stop() ran while connecting: it had no connection to close yet.
+    if (this.stopped) return void (await closeNatsConnection(this.nc, logger));
     this.client = new ComputeClient(this.nc, nodeId, this.options.token);
     logger.info({ nodeId, orchestrators }, "compute node connected to NATS");
     await this.join();
+    if (this.stopped) return;
     this.every(this.options.heartbeatMs, () => this.heartbeat());
     this.every(this.options.infoUpdateMs, () => this.sendInfo());
     this.every(this.options.resourceUpdateMs, () => this.sendResources());
@@ -159,10 +163,11 @@ export class ComputeAgent {
     return this.send("resources", () => this.client!.updateResources(resourceReport(this.info())));
   }
 
+  /** Bounded even when NATS is wedged: the drain is given up after a short wait and the socket closed. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     for (const t of this.timers) clearInterval(t);
-    await this.nc?.drain().catch(() => undefined);
+    if (this.nc) await closeNatsConnection(this.nc, this.options.logger);
   }
 }
