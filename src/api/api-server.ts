@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
+import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -11,6 +12,8 @@ import { openApiDocument } from "./openapi.ts";
 export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
   readonly self: NodeInfo;
+  /** What /agent/alive and /agent/ready check (NATS, the store). */
+  readonly checks?: readonly HealthCheck[];
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -33,6 +36,6 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const openapi = openApiDocument();
   app.get("/api/v1/openapi.json", async () => openapi);
   registerNodeRoutes(app, deps);
-  registerAgentRoutes(app, deps.self);
+  registerAgentRoutes(app, deps.self, deps.checks);
   return app;
 }

@@ -1,4 +1,5 @@
 import { hostname, arch, platform } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import type { Logger } from "pino";
@@ -13,9 +14,13 @@ import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
 import { NodeHistory } from "../projections/node-history.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
+import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
 import { buildVersion } from "../version.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
+import { StoreHealth } from "./store-health.ts";
+import { TransportWatch } from "./transport-watch.ts";
 
 export interface RunningOrchestrator {
   readonly nodeId: string;
@@ -24,6 +29,22 @@ export interface RunningOrchestrator {
   readonly manager: NodeManager;
   readonly publisher: NatsEventPublisher;
   stop(): Promise<void>;
+}
+
+interface Cleanup {
+  readonly name: string;
+  readonly run: () => Promise<unknown> | unknown;
+  /** After the bound: close without waiting. */
+  readonly hard?: () => unknown;
+  readonly timeoutMs?: number;
+}
+
+const STOP_STEP_TIMEOUT_MS = 5_000;
+// Its own steps are bounded (NATS drain, nats-server SIGKILL, store close); this is the backstop.
+const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
+
+function storeDescription(config: ShoalConfig): string {
+  return config["EventStore.URL"] !== "" ? `EventStoreDB at ${config["EventStore.URL"]}` : `SQLite store ${join(config.DataDir, "shoal.db")}`;
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
@@ -50,18 +71,20 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const error = Cause.squash(built.cause);
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
-  const store = Context.get(built.value, Store);
-  const { nc, url: natsUrl } = Context.get(built.value, Nats);
-  const cleanups: (() => Promise<void> | void)[] = [() => Effect.runPromise(Scope.close(scope, Exit.void))];
-  const stop = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        logger.error({ err }, "error while stopping");
+  const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config));
+  const store = storeHealth.store;
+  const { nc, url: natsUrl, server: natsServer } = Context.get(built.value, Nats);
+  const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
+  transport.start();
+  // Every step is bounded: a wedged NATS or store must not keep `serve` from exiting (docs/security.md, Faults).
+  const cleanups: Cleanup[] = [{ name: "closing NATS and the store", run: () => Effect.runPromise(Scope.close(scope, Exit.void)), timeoutMs: SCOPE_CLOSE_TIMEOUT_MS }];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const { name, run, hard, timeoutMs } of [...cleanups].reverse()) {
+        await boundedStep(name, run, { timeoutMs: timeoutMs ?? STOP_STEP_TIMEOUT_MS, logger, ...(hard ? { hard } : {}) });
       }
-    }
-  };
+    })());
 
   try {
     const nodeId = resolveNodeIdentity(config.NodeID, config.DataDir);
@@ -75,7 +98,10 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
         config["Orchestrator.NodeManager.Overrides"],
       ),
     });
-    cleanups.push(() => manager.stop());
+    cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
+    transport.onChange((down) => (down === undefined ? manager.transportUp() : manager.transportDown(down)));
+    cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
+    if (transport.down !== undefined) manager.transportDown(transport.down);
     const recovered = await manager.recover();
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
@@ -83,18 +109,20 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
     const views = new NodeViews();
     const projection = new ProjectionRunner({ name: "node-views", store, logger: logger.child({ component: "projection" }), handle: views.handle });
     await projection.start();
-    cleanups.push(() => projection.stop());
+    cleanups.push({ name: "stopping the node-views projection", run: () => projection.stop() });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
 
     const publisher = new NatsEventPublisher(nc, store, store, logger.child({ component: "event-publisher" }));
     await publisher.start();
-    cleanups.push(() => publisher.stop());
+    // Waits on JetStream acks: as bounded as a NATS drain.
+    cleanups.push({ name: "stopping the event publisher", run: () => publisher.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
     const protocol = new NodeProtocolHandler(nc, manager, { token: config["Orchestrator.Auth.Token"], logger: logger.child({ component: "protocol" }) });
     protocol.start();
-    cleanups.push(() => protocol.stop());
+    cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store) });
+    const checks = [...transport.checks, storeHealth];
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), checks });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
@@ -103,7 +131,7 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
         code === "EADDRINUSE" ? `API.Port ${config["API.Port"]} is already in use; choose another with -c API.Port=<port>` : `cannot start the API: ${(e as Error).message}`,
       );
     }
-    cleanups.push(() => api.close());
+    cleanups.push({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
     const address = api.server.address() as AddressInfo;
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;

@@ -6,10 +6,20 @@ import type { ShoalConfig } from "../config/keys.ts";
 import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
+import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
 
 export class Store extends Context.Tag("shoal/Store")<Store, EventStore & CheckpointStore>() {}
-export class Nats extends Context.Tag("shoal/Nats")<Nats, { readonly nc: NatsConnection; readonly url: string }>() {}
+export class Nats extends Context.Tag("shoal/Nats")<
+  Nats,
+  { readonly nc: NatsConnection; readonly url: string; /** The supervised child, when Shoal runs its own. */ readonly server?: EmbeddedNatsServer }
+>() {}
+
+// A stopped or wedged server keeps the socket open; pings notice it (a disconnect, so the node
+// manager stops blaming nodes) within about three intervals. A ping every 2 s costs nothing.
+const STALE_AFTER = { pingInterval: 2_000, maxPingOut: 2 };
+const STORE_CLOSE_TIMEOUT_MS = 5_000;
 
 export class StartupError extends Error {
   override readonly name = "StartupError";
@@ -37,7 +47,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
           logger.info({ url }, "using EventStoreDB");
           return store;
         }),
-        (store) => Effect.promise(() => store.close()),
+        (store) => Effect.promise(() => boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger })),
       ),
     );
   }
@@ -61,9 +71,9 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
   const connectTo = (url: string) =>
     Effect.acquireRelease(
       attempt(`cannot connect to NATS at ${url}`, () =>
-        connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000 }),
+        connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...STALE_AFTER }),
       ),
-      (nc) => Effect.promise(() => nc.drain().catch(() => undefined)),
+      (nc) => Effect.promise(() => closeNatsConnection(nc, logger)),
     );
   if (external !== "") {
     return Layer.scoped(Nats, Effect.map(connectTo(external), (nc) => ({ nc, url: external })));
@@ -78,7 +88,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         (s) => Effect.promise(() => s.stop()),
       );
       const nc = yield* connectTo(server.url);
-      return { nc, url: server.url };
+      return { nc, url: server.url, server };
     }),
   );
 }
