@@ -20,8 +20,8 @@ interface Liveness {
   since: number;
   /** No health transition before this instant: the restart grace (Bacalhau #4585). */
   graceUntil: number;
-  /** A healthy node's silence counts from no earlier than this: when our own transport came back. */
-  transportBackAt?: number;
+  /** A healthy node's silence counts from no earlier than this: when our own transport came back (0: never). */
+  transportBackAt: number;
   health: Health;
   /** A health transition is being written; a heartbeat now must re-check afterwards. */
   changing: boolean;
@@ -103,6 +103,7 @@ export class NodeManager {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         since: now,
         graceUntil: now + thresholds.disconnectMs,
+        transportBackAt: 0,
         health,
         changing: false,
         timer: undefined,
@@ -121,7 +122,7 @@ export class NodeManager {
   /** The next instant at which the node's health must be re-checked, or undefined for none. */
   private deadline(nodeId: string, live: Liveness): number | undefined {
     const t = this.thresholdsOf(nodeId);
-    const base = Math.max(live.lastHeartbeat ?? live.since, live.transportBackAt ?? 0);
+    const base = Math.max(live.lastHeartbeat ?? live.since, live.transportBackAt);
     if (live.health === "HEALTHY") return Math.max(base + t.disconnectMs, live.graceUntil);
     if (live.health === "UNHEALTHY") return Math.max(base + t.unknownMs, live.graceUntil);
     return undefined;
@@ -195,7 +196,7 @@ export class NodeManager {
     const result = await this.actor(nodeId).execute({ type: "Register", info, manualApproval: this.options.manualApproval }, context);
     const now = this.clock.now();
     if (!this.liveness.has(nodeId)) {
-      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
+      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, transportBackAt: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
       this.afterCommand(nodeId);
       this.arm(nodeId);
     } else {
