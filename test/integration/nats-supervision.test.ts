@@ -7,7 +7,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
+import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { holdPort, processRunning, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -155,6 +155,8 @@ describe("the orchestrator during its own NATS outage", () => {
     const alive = await get(o.apiUrl, "/api/v1/agent/alive");
     expect(alive.body).toMatchObject({ Status: 503, Code: "Unavailable", Message: expect.stringMatching(/^not alive: .*nats-server: nats-server (exited|could not be restarted)/) });
     expect(alive.retryAfter).toBe("5");
+    const natsCheck = (r: { body: any }) => r.body.Details?.Checks.find((c: any) => c.Name === "nats");
+    await waitFor(async () => natsCheck(await get(o.apiUrl, "/api/v1/agent/ready"))?.Reason.startsWith("disconnected"), 5000, () => "the disconnect to show");
     const down = await get(o.apiUrl, "/api/v1/agent/ready");
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ Code: "Unavailable", Message: expect.stringContaining("not ready") });
@@ -190,6 +192,27 @@ describe("the orchestrator during its own NATS outage", () => {
     const unhealthy = async () => (await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1/history")).body.Items.find((e: any) => e.type === "NodeBecameUnhealthy");
     await waitFor(async () => (await unhealthy()) !== undefined, 10_000, () => "the silent node to become UNHEALTHY");
     expect(Date.parse((await unhealthy()).time) - backAt).toBeGreaterThanOrEqual(2_000);
+  });
+});
+
+describe("readiness with an external NATS", () => {
+  it("lists the connection and the store, no nats-server, and documents the route", async () => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const o = await startOrchestrator(
+      { ...defaultConfig(), DataDir: tempDir(), NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": nats.url },
+      silentLogger,
+    );
+    cleanups.push(() => o.stop());
+    const ready = await get(o.apiUrl, "/api/v1/agent/ready");
+    expect(ready.status).toBe(200);
+    expect(ready.body.Checks).toEqual([
+      { Name: "nats", Status: "OK", Reason: expect.stringMatching(new RegExp(`^connected to ${nats.url} \\(round trip \\d+ms\\)$`)), Since: expect.any(String) },
+      { Name: "store", Status: "OK", Reason: expect.stringMatching(/^SQLite store .*shoal\.db is readable and its last write succeeded$/) },
+    ]);
+    const doc = (await get(o.apiUrl, "/api/v1/openapi.json")).body;
+    expect(doc.paths["/api/v1/agent/ready"].get.responses).toHaveProperty("503");
+    expect(doc.components.schemas.Check.properties.Status.enum).toEqual(["OK", "FAILING"]);
   });
 });
 

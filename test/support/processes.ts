@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { waitFor } from "./shoal-process.ts";
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 export function processRunning(pid: number): boolean {
@@ -21,20 +20,17 @@ export function readPid(pidFile: string): number {
  * Takes a TCP port as soon as it is free and refuses every connection on it (accept, then
  * close): a nats-server restarted meanwhile fails to listen, and clients see a dead server.
  */
-export async function holdPort(port: number, host = "127.0.0.1"): Promise<{ release(): Promise<void> }> {
-  let server: Server | undefined;
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = createServer((socket) => socket.destroy());
-        s.once("error", () => resolve(false));
-        s.listen({ port, host, exclusive: true }, () => {
-          server = s;
-          resolve(true);
-        });
-      }),
-    10_000,
-    () => `port ${port} to be free`,
-  );
-  return { release: () => new Promise<void>((resolve) => server!.close(() => resolve())) };
+export async function holdPort(port: number, host = "127.0.0.1", timeoutMs = 10_000): Promise<{ release(): Promise<void> }> {
+  const deadline = Date.now() + timeoutMs;
+  // Polled tightly: a supervisor restarting the server a few hundred ms later must lose the race.
+  for (;;) {
+    const server = await new Promise<Server | undefined>((resolve) => {
+      const s = createServer((socket) => socket.destroy());
+      s.once("error", () => resolve(undefined));
+      s.listen({ port, host, exclusive: true }, () => resolve(s));
+    });
+    if (server) return { release: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for port ${port} to be free`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
