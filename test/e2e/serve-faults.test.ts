@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
-import { processRunning, readPid } from "../support/processes.ts";
+import { killLater, processRunning, readPid } from "../support/processes.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 const cleanups: (() => unknown)[] = [];
@@ -26,7 +26,7 @@ describe("shoal serve when its NATS is wedged", () => {
     cleanups.push(() => serve.child.exitCode === null && serve.kill("SIGKILL"));
     await serve.waitForOutput("is running");
     const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
-    cleanups.push(() => processRunning(pid) && process.kill(pid, "SIGKILL"));
+    cleanups.push(killLater(pid));
     const api = `http://127.0.0.1:${apiPort}/api/v1/agent`;
     expect(await (await fetch(`${api}/alive`)).json()).toEqual({ Status: "OK" });
 

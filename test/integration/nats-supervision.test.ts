@@ -3,12 +3,13 @@ import { connect } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
-import { holdPort, processRunning, readPid } from "../support/processes.ts";
+import { holdPort, killLater, processRunning, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -18,9 +19,7 @@ afterEach(async () => {
 
 /** The test's last resort for a child it stopped or that a failing assertion left behind. */
 function killOnCleanup(pid: number): void {
-  cleanups.push(() => {
-    if (processRunning(pid)) process.kill(pid, "SIGKILL");
-  });
+  cleanups.push(killLater(pid));
 }
 
 async function get(base: string, path: string): Promise<{ status: number; body: any; retryAfter: string | null }> {
@@ -48,7 +47,17 @@ async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger) {
   cleanups.push(() => o.stop());
   const pidFile = join(dataDir, "nats", "nats-server.pid");
   killOnCleanup(readPid(pidFile));
-  return { o, natsPort, pidFile };
+  return { o, natsPort, pidFile, dataDir };
+}
+
+/** The node's history as stored (read beside the running orchestrator, as an auditor's tool would). */
+async function nodeEvents(dataDir: string, nodeId: string) {
+  const store = new SqliteEventStore(join(dataDir, "shoal.db"));
+  try {
+    return await store.readStream(`node-${nodeId}`);
+  } finally {
+    await store.close();
+  }
 }
 
 async function attachAgent(o: RunningOrchestrator, nodeId = "edge-1"): Promise<ComputeAgent> {
@@ -134,7 +143,7 @@ describe("the embedded nats-server is supervised", () => {
 describe("the orchestrator during its own NATS outage", () => {
   it("blames no node for the outage, reports it on alive and ready while it lasts, and recovers", async () => {
     const { logger, messages } = capturedLogger();
-    const { o, natsPort, pidFile } = await orchestratorWithEmbeddedNats(logger);
+    const { o, natsPort, pidFile, dataDir } = await orchestratorWithEmbeddedNats(logger);
     await attachAgent(o);
     const ready = await get(o.apiUrl, "/api/v1/agent/ready");
     expect(ready.status).toBe(200);
@@ -175,23 +184,22 @@ describe("the orchestrator during its own NATS outage", () => {
 
     expect(messages("transport down")).not.toHaveLength(0);
     expect(messages("transport back")).not.toHaveLength(0);
-    const history = await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1/history");
-    expect(history.body.Items.map((e: any) => e.type)).toEqual(["NodeRegistered"]);
+    expect((await nodeEvents(dataDir, "edge-1")).map((e) => e.type)).toEqual(["NodeRegistered"]);
     const node = await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1");
     expect(node.body.Node).toMatchObject({ Health: "HEALTHY", Connection: "CONNECTED" });
   });
 
   it("still marks a node UNHEALTHY that stays silent a full DisconnectTimeout after NATS is back", async () => {
     const { logger, messages } = capturedLogger();
-    const { o, pidFile } = await orchestratorWithEmbeddedNats(logger);
+    const { o, pidFile, dataDir } = await orchestratorWithEmbeddedNats(logger);
     const agent = await attachAgent(o);
     process.kill(readPid(pidFile), "SIGKILL");
     await agent.stop(); // the node really goes away during the outage
     await waitFor(() => messages("orchestrator transport back").length > 0, 15_000, () => "the transport to come back");
     const backAt = messages("orchestrator transport back")[0]!.time as number;
-    const unhealthy = async () => (await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1/history")).body.Items.find((e: any) => e.type === "NodeBecameUnhealthy");
+    const unhealthy = async () => (await nodeEvents(dataDir, "edge-1")).find((e) => e.type === "NodeBecameUnhealthy");
     await waitFor(async () => (await unhealthy()) !== undefined, 10_000, () => "the silent node to become UNHEALTHY");
-    expect(Date.parse((await unhealthy()).time) - backAt).toBeGreaterThanOrEqual(2_000);
+    expect(Date.parse((await unhealthy())!.time) - backAt).toBeGreaterThanOrEqual(2_000);
   });
 });
 

@@ -1,15 +1,32 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 
+function stat(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name: state is the first, start time the 20th.
+    return text.slice(text.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
 /** True while the process exists and is not a zombie waiting to be reaped. */
 export function processRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The state follows the parenthesised command name: "pid (comm) S ...".
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+  const fields = stat(pid);
+  return fields !== undefined && fields[0] !== "Z";
+}
+
+/**
+ * Kills the process later only if it is still the same one (same start time): pids are reused,
+ * and a cleanup must never hit another test's process.
+ */
+export function killLater(pid: number): () => void {
+  const started = stat(pid)?.[19];
+  return () => {
+    const fields = stat(pid);
+    if (started !== undefined && fields !== undefined && fields[0] !== "Z" && fields[19] === started) process.kill(pid, "SIGKILL");
+  };
 }
 
 export function readPid(pidFile: string): number {
