@@ -194,6 +194,8 @@ export class EmbeddedNatsServer {
     });
     this.readyAt = Date.now();
     child.once("exit", (code, signal) => this.onExit(child, code, signal, stderr));
+    // A signal that cannot be delivered is reported as an 'error' event, which must not crash Shoal.
+    child.on("error", (err) => this.options.logger.warn({ err, pid: child.pid }, "nats-server child process error"));
     this.setState({ running: true, pid: child.pid ?? 0, since: this.readyAt });
   }
 
