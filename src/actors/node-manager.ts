@@ -20,6 +20,8 @@ interface Liveness {
   since: number;
   /** No health transition before this instant: the restart grace (Bacalhau #4585). */
   graceUntil: number;
+  /** A healthy node's silence counts from no earlier than this: when our own transport came back (0: never). */
+  transportBackAt: number;
   health: Health;
   /** A health transition is being written; a heartbeat now must re-check afterwards. */
   changing: boolean;
@@ -57,6 +59,8 @@ export class NodeManager {
   private readonly actors = new Map<string, NodeActor>();
   private readonly liveness = new Map<string, Liveness>();
   private stopped = false;
+  /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
+  private transportDownReason: string | undefined;
 
   constructor(private readonly options: NodeManagerOptions) {}
 
@@ -105,6 +109,7 @@ export class NodeManager {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         since: now,
         graceUntil: now + thresholds.disconnectMs,
+        transportBackAt: 0,
         health,
         changing: false,
         timer: undefined,
@@ -123,7 +128,7 @@ export class NodeManager {
   /** The next instant at which the node's health must be re-checked, or undefined for none. */
   private deadline(nodeId: string, live: Liveness): number | undefined {
     const t = this.thresholdsOf(nodeId);
-    const base = live.lastHeartbeat ?? live.since;
+    const base = Math.max(live.lastHeartbeat ?? live.since, live.transportBackAt);
     if (live.health === "HEALTHY") return Math.max(base + t.disconnectMs, live.graceUntil);
     if (live.health === "UNHEALTHY") return Math.max(base + t.unknownMs, live.graceUntil);
     return undefined;
@@ -145,9 +150,11 @@ export class NodeManager {
   private async onDeadline(nodeId: string): Promise<void> {
     const live = this.liveness.get(nodeId);
     if (!live || this.stopped) return;
+    // No health change is written while our own transport is down; transportUp() re-arms every node.
+    if (this.transportDownReason !== undefined) return;
     const due = () => {
       const at = this.deadline(nodeId, live);
-      return at !== undefined && this.clock.now() >= at;
+      return this.transportDownReason === undefined && at !== undefined && this.clock.now() >= at;
     };
     // Heartbeats only move lastHeartbeat; the timer notices here and re-arms (lazy deadlines).
     if (!due()) return this.arm(nodeId);
@@ -211,7 +218,7 @@ export class NodeManager {
     const result = await this.actor(nodeId).execute(command, context);
     const now = this.clock.now();
     if (!this.liveness.has(nodeId)) {
-      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
+      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, transportBackAt: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
       this.afterCommand(nodeId);
       this.arm(nodeId);
     } else {
@@ -291,6 +298,38 @@ export class NodeManager {
       if (key !== undefined) out.push([actor.nodeId, key]);
     }
     return out;
+  }
+
+  /**
+   * The orchestrator's own transport (its NATS connection or embedded server) is down: no node
+   * can reach us, so no node is marked UNHEALTHY or UNKNOWN for silence until transportUp().
+   * A deadline that fires meanwhile writes nothing.
+   */
+  transportDown(reason: string): void {
+    if (this.transportDownReason !== undefined) return;
+    this.transportDownReason = reason;
+    this.options.logger.warn({ reason }, "transport down: no node is marked unhealthy for silence until it is back");
+  }
+
+  /**
+   * The transport is back: every node gets a full DisconnectTimeout from now before it can turn
+   * UNHEALTHY (the same grace as after a restart), since none could heartbeat while it was down.
+   */
+  transportUp(): void {
+    if (this.transportDownReason === undefined) return;
+    this.transportDownReason = undefined;
+    const now = this.clock.now();
+    for (const [nodeId, live] of this.liveness) {
+      live.graceUntil = Math.max(live.graceUntil, now + this.thresholdsOf(nodeId).disconnectMs);
+      // As after a restart: a healthy node's silence during the outage is unknown, so it counts from now.
+      if (live.health === "HEALTHY") live.transportBackAt = now;
+      if (!live.changing) this.arm(nodeId);
+    }
+    this.options.logger.info({ nodes: this.liveness.size }, "transport back: every node has a full DisconnectTimeout to heartbeat");
+  }
+
+  get transportIsDown(): boolean {
+    return this.transportDownReason !== undefined;
   }
 
   live(nodeId: string): LiveView | undefined {

@@ -5,6 +5,7 @@ import { ShoalError } from "../errors/shoal-error.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
+import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
@@ -15,6 +16,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
   readonly self: NodeInfo;
   readonly auth: ApiAuth;
+  /** What /agent/alive and /agent/ready check (NATS, the store). */
+  readonly checks?: readonly HealthCheck[];
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -45,6 +48,6 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   const openapi = openApiDocument(deps.auth.anonymousAccess);
   app.get("/api/v1/openapi.json", async () => openapi);
   registerNodeRoutes(app, deps);
-  registerAgentRoutes(app, deps.self);
+  registerAgentRoutes(app, deps.self, deps.checks);
   return app;
 }

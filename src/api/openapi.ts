@@ -80,7 +80,23 @@ export function openApiDocument(anonymousAccess: AnonymousAccess = "read"): Reco
           },
         },
       },
-      "/api/v1/agent/alive": { get: { operationId: "alive", responses: { "200": { description: "Alive", content: json({ type: "object", properties: { Status: { type: "string" } } }) } } } },
+      "/api/v1/agent/alive": {
+        get: {
+          operationId: "alive",
+          description: "Bacalhau's liveness shape; 503 (with Retry-After) while NATS or the event store is unusable",
+          responses: { "200": { description: "Alive", content: json({ type: "object", properties: { Status: { type: "string", enum: ["OK"] } } }) }, ...errors(503) },
+        },
+      },
+      "/api/v1/agent/ready": {
+        get: {
+          operationId: "ready",
+          description: "Every check (nats, nats-server when embedded, store) with its state and reason; 503 lists them in Details.Checks",
+          responses: {
+            "200": { description: "Ready", content: json({ type: "object", properties: { Status: { type: "string", enum: ["OK"] }, Checks: { type: "array", items: ref("Check") } } }) },
+            ...errors(503),
+          },
+        },
+      },
       "/api/v1/agent/node": { get: { operationId: "agentNode", responses: { "200": { description: "This orchestrator's NodeInfo", content: json(ref("NodeInfo")) } } } },
       "/api/v1/agent/version": { get: { operationId: "version", responses: { "200": { description: "Build version", content: json({ type: "object" }) } } } },
       "/api/v1/openapi.json": { get: { operationId: "openapi", responses: { "200": { description: "This document" } } } },
@@ -121,6 +137,15 @@ export function openApiDocument(anonymousAccess: AnonymousAccess = "read"): Reco
             time: { type: "string", format: "date-time" },
             data: { type: "object" },
             metadata: schema(EventMetadata),
+          },
+        },
+        Check: {
+          type: "object",
+          properties: {
+            Name: { type: "string" },
+            Status: { type: "string", enum: ["OK", "FAILING"] },
+            Reason: { type: "string" },
+            Since: { type: "string", format: "date-time" },
           },
         },
         Error: {

@@ -1,6 +1,7 @@
 import { connect, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
+import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
 import { joinNatsPassword } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
@@ -73,6 +74,7 @@ export class ComputeAgent {
 
   async start(): Promise<void> {
     await this.join();
+    if (this.stopped) return;
     this.every(this.options.heartbeatMs, () => this.heartbeat());
     this.every(this.options.infoUpdateMs, () => this.sendInfo());
     this.every(this.options.resourceUpdateMs, () => this.sendResources());
@@ -131,6 +133,11 @@ export class ComputeAgent {
   }
 
   private adopt(nc: NatsConnection): void {
+    // stop() ran while connecting: it had no connection to close yet.
+    if (this.stopped) {
+      void closeNatsConnection(nc, this.options.logger);
+      return;
+    }
     this.nc = nc;
     this.client = new ComputeClient(nc, this.options.nodeId);
     this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
@@ -171,6 +178,7 @@ export class ComputeAgent {
         if (!this.nc) {
           const own = await this.connectAsNode();
           if (own) this.adopt(own);
+          if (this.stopped) return;
         }
         if (this.client && this.sentinel.exists()) {
           const hb = await this.client.heartbeat();
@@ -191,6 +199,7 @@ export class ComputeAgent {
             const own = await this.connectAsNode();
             if (!own) throw new ComputeAgentError("joined, but NATS does not let this node's key in");
             this.adopt(own);
+            if (this.stopped) return;
           }
           this.registered = true;
           this.sentinel.write({ NodeID: this.options.nodeId, PublicKey: this.key.publicKey, RegisteredAt: new Date().toISOString(), Orchestrators: this.options.orchestrators });
@@ -250,10 +259,11 @@ export class ComputeAgent {
     return this.send("resources", () => this.client!.updateResources(resourceReport(this.info())));
   }
 
+  /** Bounded even when NATS is wedged: the drain is given up after a short wait and the socket closed. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     for (const t of this.timers) clearInterval(t);
-    await this.nc?.drain().catch(() => undefined);
+    if (this.nc) await closeNatsConnection(this.nc, this.options.logger);
   }
 }

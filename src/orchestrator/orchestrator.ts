@@ -1,4 +1,5 @@
 import { hostname, arch, platform } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect";
 import type { Logger } from "pino";
@@ -14,12 +15,16 @@ import { NodeHistory } from "../projections/node-history.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
+import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
 import { buildVersion } from "../version.ts";
 import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import type { JoinToken } from "./nats-credentials.ts";
 import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
+import { StoreHealth } from "./store-health.ts";
+import { TransportWatch } from "./transport-watch.ts";
 
 export interface RunningOrchestrator {
   readonly nodeId: string;
@@ -34,6 +39,22 @@ export interface RunningOrchestrator {
   /** The generated admin API key's file, when API.Auth.Users is empty. */
   readonly adminKey?: { readonly path: string; readonly created: boolean };
   stop(): Promise<void>;
+}
+
+interface Cleanup {
+  readonly name: string;
+  readonly run: () => Promise<unknown> | unknown;
+  /** After the bound: close without waiting. */
+  readonly hard?: () => unknown;
+  readonly timeoutMs?: number;
+}
+
+const STOP_STEP_TIMEOUT_MS = 5_000;
+// Its own steps are bounded (NATS drain, nats-server SIGKILL, store close); this is the backstop.
+const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
+
+function storeDescription(config: ShoalConfig): string {
+  return config["EventStore.URL"] !== "" ? `EventStoreDB at ${config["EventStore.URL"]}` : `SQLite store ${join(config.DataDir, "shoal.db")}`;
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
@@ -77,18 +98,24 @@ export async function startOrchestrator(
     const error = Cause.squash(built.cause);
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
-  const store = Context.get(built.value, Store);
-  const { nc, url: natsUrl, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
-  const cleanups: (() => Promise<void> | void)[] = [() => lock.release(), () => Effect.runPromise(Scope.close(scope, Exit.void))];
-  const stop = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        logger.error({ err }, "error while stopping");
+  const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config));
+  const store = storeHealth.store;
+  const { nc, url: natsUrl, server: natsServer, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
+  const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
+  transport.start();
+  // Every step is bounded: a wedged NATS or store must not keep `serve` from exiting (docs/security.md, Faults).
+  const cleanups: Cleanup[] = [
+    // Last of all: the DataDir is free for another orchestrator only once this one has let go of it.
+    { name: "releasing the DataDir lock", run: () => lock.release() },
+    { name: "closing NATS and the store", run: () => Effect.runPromise(Scope.close(scope, Exit.void)), timeoutMs: SCOPE_CLOSE_TIMEOUT_MS },
+  ];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const { name, run, hard, timeoutMs } of [...cleanups].reverse()) {
+        await boundedStep(name, run, { timeoutMs: timeoutMs ?? STOP_STEP_TIMEOUT_MS, logger, ...(hard ? { hard } : {}) });
       }
-    }
-  };
+    })());
 
   try {
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
@@ -103,7 +130,10 @@ export async function startOrchestrator(
         config["Orchestrator.NodeManager.Overrides"],
       ),
     });
-    cleanups.push(() => manager.stop());
+    cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
+    transport.onChange((down) => (down === undefined ? manager.transportUp() : manager.transportDown(down)));
+    cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
+    if (transport.down !== undefined) manager.transportDown(transport.down);
     const recovered = await manager.recover();
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
@@ -116,7 +146,7 @@ export async function startOrchestrator(
     const views = new NodeViews();
     const projection = new ProjectionRunner({ name: "node-views", store, logger: logger.child({ component: "projection" }), handle: views.handle });
     await projection.start();
-    cleanups.push(() => projection.stop());
+    cleanups.push({ name: "stopping the node-views projection", run: () => projection.stop() });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
 
     const publisher = new NatsEventPublisher(
@@ -127,7 +157,8 @@ export async function startOrchestrator(
       Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
     );
     await publisher.start();
-    cleanups.push(() => publisher.stop());
+    // Waits on JetStream acks: as bounded as a NATS drain.
+    cleanups.push({ name: "stopping the event publisher", run: () => publisher.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
     const protocol = new NodeProtocolHandler(nc, manager, {
       joinToken: joinToken.token,
@@ -135,9 +166,10 @@ export async function startOrchestrator(
       logger: logger.child({ component: "protocol" }),
     });
     protocol.start();
-    cleanups.push(() => protocol.stop());
+    cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), auth });
+    const checks = [...transport.checks, storeHealth];
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), auth, checks });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
@@ -146,7 +178,7 @@ export async function startOrchestrator(
         code === "EADDRINUSE" ? `API.Port ${config["API.Port"]} is already in use; choose another with -c API.Port=<port>` : `cannot start the API: ${(e as Error).message}`,
       );
     }
-    cleanups.push(() => api.close());
+    cleanups.push({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
     const address = api.server.address() as AddressInfo;
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;

@@ -7,6 +7,8 @@ import type { ShoalConfig } from "../config/keys.ts";
 import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
+import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
 import { NatsAccess } from "../transport/nats-auth/nats-access.ts";
 import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_USER } from "../transport/nats-auth/nats-roles.ts";
@@ -17,6 +19,11 @@ export { StartupError };
 
 export class Store extends Context.Tag("shoal/Store")<Store, EventStore & CheckpointStore>() {}
 
+// A stopped or wedged server keeps the socket open; pings notice it (a disconnect, so the node
+// manager stops blaming nodes) within about three intervals. A ping every 2 s costs nothing.
+const STALE_AFTER = { pingInterval: 2_000, maxPingOut: 2 };
+const STORE_CLOSE_TIMEOUT_MS = 5_000;
+
 export interface NatsService {
   readonly nc: NatsConnection;
   readonly url: string;
@@ -25,6 +32,8 @@ export interface NatsService {
   readonly access: NatsAccess | undefined;
   /** The embedded server's event-reader password file, for downstream systems. */
   readonly readerPasswordFile: string | undefined;
+  /** The supervised child, when Shoal runs its own. */
+  readonly server?: EmbeddedNatsServer;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -62,7 +71,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
             logger.info({ url }, "using EventStoreDB");
           }),
         ),
-        (store) => Effect.promise(() => store.close()),
+        (store) => Effect.promise(() => boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger })),
       ),
     );
   }
@@ -107,9 +116,9 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
   const connectTo = (url: string, auth: Partial<ConnectionOptions>) =>
     Effect.acquireRelease(
       attempt(`cannot connect to NATS at ${url}`, () =>
-        connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth }),
+        connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
       ),
-      (nc) => Effect.promise(() => nc.drain().catch(() => undefined)),
+      (nc) => Effect.promise(() => closeNatsConnection(nc, logger)),
     );
   if (external !== "") {
     return Layer.scoped(
@@ -158,7 +167,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         reload: () => server.reload(),
         jetStreamAnswers: async () => void (await nc.request("$JS.API.INFO", Empty, { timeout: 1000 })),
       });
-      return { nc, url: server.url, joinToken, access, readerPasswordFile: passwords.readerPasswordFile };
+      return { nc, url: server.url, server, joinToken, access, readerPasswordFile: passwords.readerPasswordFile };
     }),
   );
 }

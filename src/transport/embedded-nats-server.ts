@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { DEFAULT_RESTART_BACKOFF, RestartBackoff, type RestartBackoffOptions } from "./restart-backoff.ts";
 
 export class NatsServerError extends Error {
   override readonly name = "NatsServerError";
@@ -16,6 +17,9 @@ export interface EmbeddedNatsOptions {
   readonly logger: Logger;
   readonly binary?: string;
   readonly readyTimeoutMs?: number;
+  /** How long stop() waits after SIGTERM before SIGKILL. */
+  readonly stopTimeoutMs?: number;
+  readonly restartBackoff?: RestartBackoffOptions;
   /**
    * A complete nats-server config (listen address, pid file, JetStream, accounts and users) that
    * the server reads instead of command-line flags, and re-reads on `reload()`. Without it the
@@ -23,6 +27,15 @@ export interface EmbeddedNatsOptions {
    */
   readonly configFile?: string;
 }
+
+/** Whether the child is serving; `reason` says why not (for logs, readiness and the no-blame rule). */
+export type EmbeddedNatsState =
+  | { readonly running: true; readonly pid: number; readonly since: number }
+  | { readonly running: false; readonly reason: string; readonly since: number };
+
+const STDERR_TAIL = 4096;
+const DEFAULT_READY_TIMEOUT_MS = 15_000;
+const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 
 function portFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -39,6 +52,10 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }
 
 /**
@@ -68,78 +85,198 @@ export function embeddedNatsPaths(dir: string): { pidFile: string; storeDir: str
   return { pidFile: join(dir, "nats-server.pid"), storeDir: join(dir, "jetstream") };
 }
 
-/** The orchestrator's own nats-server (with JetStream), as Bacalhau's orchestrator hosts NATS. */
+/**
+ * The orchestrator's own nats-server (with JetStream), as Bacalhau's orchestrator hosts NATS.
+ * Supervised: if the child dies, it is started again the same way (same port, same data) after
+ * a backoff, until stop().
+ */
 export class EmbeddedNatsServer {
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly url: string,
-  ) {}
+  readonly url: string;
+  readonly pidFile: string;
+  private child: ChildProcess | undefined;
+  private current: EmbeddedNatsState;
+  private readyAt = 0;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: RestartBackoff;
+  private readonly listeners = new Set<(state: EmbeddedNatsState) => void>();
+  private restartCount = 0;
+
+  private constructor(private readonly options: EmbeddedNatsOptions) {
+    const { host, port, dir } = options;
+    const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+    this.url = `nats://${connectHost}:${port}`;
+    this.pidFile = embeddedNatsPaths(dir).pidFile;
+    this.backoff = new RestartBackoff(options.restartBackoff ?? DEFAULT_RESTART_BACKOFF);
+    this.current = { running: false, reason: "not started", since: Date.now() };
+  }
 
   static async start(options: EmbeddedNatsOptions): Promise<EmbeddedNatsServer> {
     const { host, port, dir, logger } = options;
-    const binary = options.binary ?? "nats-server";
     mkdirSync(dir, { recursive: true });
-    const { pidFile, storeDir } = embeddedNatsPaths(dir);
-    await stopLeftover(pidFile, dir, logger);
+    const server = new EmbeddedNatsServer(options);
+    await stopLeftover(server.pidFile, dir, logger);
     if (!(await portFree(host, port))) {
       throw new NatsServerError(`Orchestrator.Port ${port} on ${host} is already in use; choose another with -c Orchestrator.Port=<port>`);
     }
-    const args = options.configFile
-      ? ["-c", options.configFile]
-      : ["-a", host, "-p", String(port), "-js", "-sd", storeDir, "-P", pidFile, "-n", `shoal-${port}`];
-    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
-    const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-    const url = `nats://${connectHost}:${port}`;
+    await server.launch();
+    logger.info({ url: server.url, pid: server.pid }, "embedded nats-server ready");
+    return server;
+  }
 
+  /**
+   * How the server is started: the one place its command line is built. The first start and
+   * every restart call it, so a change here (a config file, credentials) holds across restarts.
+   */
+  private commandLine(): { readonly binary: string; readonly args: readonly string[] } {
+    const { host, port, dir, configFile } = this.options;
+    return {
+      binary: this.options.binary ?? "nats-server",
+      args: configFile
+        ? ["-c", configFile]
+        : ["-a", host, "-p", String(port), "-js", "-sd", embeddedNatsPaths(dir).storeDir, "-P", this.pidFile, "-n", `shoal-${port}`],
+    };
+  }
+
+  get state(): EmbeddedNatsState {
+    return this.current;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Restarts after unexpected exits since start. */
+  get restarts(): number {
+    return this.restartCount;
+  }
+
+  /** Called on every change of state (exited, restarted); returns a function that unsubscribes. */
+  onStateChange(listener: (state: EmbeddedNatsState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private setState(state: EmbeddedNatsState): void {
+    this.current = state;
+    for (const listener of this.listeners) listener(state);
+  }
+
+  /** Spawns the child and resolves once it is ready; rejects (the child killed) if it is not. */
+  private async launch(): Promise<void> {
+    const { binary, args } = this.commandLine();
+    const { port } = this.options;
+    const readyTimeoutMs = this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"] });
+    this.child = child;
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
+    });
     await new Promise<void>((resolve, reject) => {
-      let stderr = "";
+      const settle = (error?: NatsServerError) => {
+        clearTimeout(timer);
+        child.stderr?.off("data", onReady);
+        child.off("exit", onEarlyExit);
+        child.off("error", onError);
+        if (error) reject(error);
+        else resolve();
+      };
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
-        reject(new NatsServerError(`nats-server did not become ready within ${options.readyTimeoutMs ?? 15000}ms: ${stderr.slice(-500)}`));
-      }, options.readyTimeoutMs ?? 15000);
-      child.once("error", (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        reject(
+        settle(new NatsServerError(`nats-server did not become ready within ${readyTimeoutMs}ms: ${stderr.slice(-500)}`));
+      }, readyTimeoutMs);
+      const onReady = () => {
+        if (stderr.includes("Server is ready")) settle();
+      };
+      const onEarlyExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        const inUse = /address already in use/i.test(stderr);
+        settle(new NatsServerError(inUse ? `Orchestrator.Port ${port} is already in use` : `nats-server exited (${signal ?? code}): ${stderr.slice(-500)}`));
+      };
+      const onError = (err: NodeJS.ErrnoException) =>
+        settle(
           new NatsServerError(
             err.code === "ENOENT"
               ? `nats-server was not found on PATH; install it (apt-get install nats-server) or set Orchestrator.NATS.URL to an external NATS`
               : `could not start nats-server: ${err.message}`,
           ),
         );
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        const inUse = /address already in use/i.test(stderr);
-        reject(new NatsServerError(inUse ? `Orchestrator.Port ${port} is already in use` : `nats-server exited (${code}): ${stderr.slice(-500)}`));
-      });
-      child.stderr?.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes("Server is ready")) {
-          clearTimeout(timer);
-          child.removeAllListeners("exit");
-          child.stderr?.removeAllListeners("data");
-          child.stderr?.resume();
-          resolve();
-        }
-      });
+      child.stderr?.on("data", onReady);
+      child.once("exit", onEarlyExit);
+      child.once("error", onError);
     });
-    child.once("exit", (code, signal) => logger.warn({ code, signal }, "embedded nats-server exited"));
-    logger.info({ url, pid: child.pid }, "embedded nats-server ready");
-    return new EmbeddedNatsServer(child, url);
+    this.readyAt = Date.now();
+    child.once("exit", (code, signal) => this.onExit(child, code, signal, stderr));
+    // A signal that cannot be delivered is reported as an 'error' event, which must not crash Shoal.
+    child.on("error", (err) => this.options.logger.warn({ err, pid: child.pid }, "nats-server child process error"));
+    this.setState({ running: true, pid: child.pid ?? 0, since: this.readyAt });
   }
 
-  /** Makes the server re-read its config file (SIGHUP, what `nats-server --signal reload` sends). */
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, stderr: string): void {
+    if (child !== this.child || this.stopping) return;
+    this.child = undefined;
+    const uptimeMs = Date.now() - this.readyAt;
+    const delay = this.backoff.next(uptimeMs);
+    this.options.logger.error(
+      { pid: child.pid, code, signal, uptimeMs, restartInMs: delay, stderr: stderr.slice(-1000) },
+      "embedded nats-server exited unexpectedly; restarting it",
+    );
+    this.setState({ running: false, reason: `nats-server exited (${signal ?? `code ${code}`}); restarting it`, since: Date.now() });
+    this.scheduleRestart(delay);
+  }
+
+  private scheduleRestart(delayMs: number): void {
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.restart();
+    }, delayMs);
+  }
+
+  private async restart(): Promise<void> {
+    if (this.stopping) return;
+    this.restartCount++;
+    try {
+      await this.launch();
+    } catch (e) {
+      if (this.stopping) return;
+      this.child = undefined;
+      const delay = this.backoff.next(0);
+      const reason = e instanceof Error ? e.message : String(e);
+      this.options.logger.error({ reason, restartInMs: delay, restarts: this.restartCount }, "could not restart the embedded nats-server; trying again");
+      this.setState({ running: false, reason: `nats-server could not be restarted: ${reason}`, since: Date.now() });
+      this.scheduleRestart(delay);
+      return;
+    }
+    if (this.stopping) return;
+    this.options.logger.warn({ pid: this.pid, restarts: this.restartCount }, "embedded nats-server restarted");
+  }
+
+  /**
+   * Makes the server re-read its config file (SIGHUP, what `nats-server --signal reload` sends).
+   * Only once it is serving: a SIGHUP before nats-server handles it would kill the child, and a
+   * restart reads the current file anyway.
+   */
   reload(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGHUP");
+    if (this.current.running) this.child?.kill("SIGHUP");
   }
 
+  /** Ends supervision, then stops the child: SIGTERM (and SIGCONT), and SIGKILL if it has not exited in time. */
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.removeAllListeners("exit");
-    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
-    this.child.kill("SIGTERM");
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000);
-    await exited;
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    this.listeners.clear();
+    const child = this.child;
+    if (!child || exited(child)) return;
+    const done = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    // As systemd does: a stopped (SIGSTOP) server could not act on the SIGTERM until continued.
+    child.kill("SIGCONT");
+    const stopTimeoutMs = this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+    const timer = setTimeout(() => {
+      this.options.logger.warn({ pid: child.pid, stopTimeoutMs }, "nats-server did not exit after SIGTERM; killing it");
+      child.kill("SIGKILL");
+    }, stopTimeoutMs);
+    await done;
     clearTimeout(timer);
   }
 }

@@ -130,6 +130,92 @@ describe("NodeManager health", () => {
   });
 });
 
+describe("NodeManager while the orchestrator's own transport is down", () => {
+  it("marks no node UNHEALTHY or UNKNOWN for silence during the outage, then gives each a full DisconnectTimeout", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await manager.register(computeInfo("n2"), nodeCtx("n2"));
+    await clock.advance(30 * S);
+    manager.transportDown("NATS connection lost");
+    await clock.advance(30 * M); // past both DisconnectTimeout and UnknownTimeout
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    expect(await types(store, "n2")).toEqual(["NodeRegistered"]);
+
+    manager.transportUp();
+    await clock.advance(1 * M - 1);
+    await manager.heartbeat("n2");
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    expect(await types(store, "n2")).toEqual(["NodeRegistered"]);
+    const [, unhealthy] = await store.readStream("node-n1");
+    expect(unhealthy!.data).toMatchObject({ LastHeartbeat: "2026-01-01T00:00:00.000Z" });
+    // As after a restart, UNKNOWN comes UnknownTimeout after the transport is back, not at once.
+    await clock.advance(4 * M - 1);
+    expect(await types(store, "n1")).toHaveLength(2);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameUnknown"]);
+  });
+
+  it("does not move an UNHEALTHY node to UNKNOWN during the outage, nor sooner than a DisconnectTimeout after it", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await clock.advance(1 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    manager.transportDown("embedded nats-server exited");
+    await clock.advance(10 * M); // UnknownTimeout (5m from the last heartbeat) passes meanwhile
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    manager.transportUp();
+    await clock.advance(1 * M - 1);
+    expect(await types(store, "n1")).toHaveLength(2);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameUnknown"]);
+  });
+
+  it("drops a health change already on its way to the store when the transport goes down", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    // Keep n1's actor busy so the deadline's command waits in its mailbox.
+    const busy = manager.updateInfo(computeInfo("n1", { rack: "r1" }), nodeCtx("n1"));
+    const passing = clock.advance(1 * M); // the deadline fires and queues MarkUnhealthy
+    manager.transportDown("NATS connection lost");
+    await Promise.all([busy, passing]);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated"]);
+    manager.transportUp();
+    await clock.advance(1 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeBecameUnhealthy"]);
+  });
+
+  it("counts a node registered during the outage from when the transport is back", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    manager.transportDown("NATS connection lost");
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await clock.advance(5 * M);
+    manager.transportUp();
+    await clock.advance(1 * M - 1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+  });
+
+  it("keeps heartbeats of healthy nodes synchronous and store-free during and after an outage", async () => {
+    const { manager, clock, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    manager.transportDown("NATS connection lost");
+    expect(manager.heartbeat("n1")).toBeUndefined();
+    manager.transportUp();
+    expect(manager.heartbeat("n1")).toBeUndefined();
+    await clock.advance(59 * S);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    expect(clock.pendingTimers).toBe(1);
+  });
+});
+
 describe("NodeManager membership", () => {
   it("records who did what and why, with correlation and causation ids", async () => {
     const { manager, store } = setup({ manualApproval: true });

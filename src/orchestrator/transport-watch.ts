@@ -1,0 +1,124 @@
+import type { NatsConnection } from "nats";
+import type { Logger } from "pino";
+import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
+import type { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
+
+const PING_TIMEOUT_MS = 2_000;
+
+/**
+ * Whether the orchestrator's own transport works: its NATS connection (nats.js status events)
+ * and, when it runs one, its embedded nats-server. Tells listeners when it goes down and comes
+ * back (the node manager stops blaming nodes for silence meanwhile) and answers /agent/ready.
+ */
+export class TransportWatch {
+  private connected = true;
+  private connectionSince = Date.now();
+  private stopped = false;
+  private downReason: string | undefined;
+  private readonly listeners = new Set<(downReason: string | undefined) => void>();
+  private unwatchServer: (() => void) | undefined;
+  /** At most one ping outstanding: a wedged server would otherwise collect one per probe. */
+  private ping: Promise<number> | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly url: string,
+    private readonly server: EmbeddedNatsServer | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts watching; the connection is assumed up, as it has just been opened. */
+  start(): void {
+    this.unwatchServer = this.server?.onStateChange(() => this.update());
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (this.stopped) return;
+        if (status.type === "disconnect" || status.type === "reconnect") {
+          this.connected = status.type === "reconnect";
+          this.connectionSince = Date.now();
+          this.update();
+        }
+      }
+    })();
+  }
+
+  /** Why the transport is down, or undefined when it is up. */
+  get down(): string | undefined {
+    return this.downReason;
+  }
+
+  /** Called with the reason when the transport goes down and with undefined when it is back. */
+  onChange(listener: (downReason: string | undefined) => void): void {
+    this.listeners.add(listener);
+  }
+
+  private update(): void {
+    if (this.stopped) return;
+    const serverState = this.server?.state;
+    const reason =
+      serverState && !serverState.running
+        ? `embedded ${serverState.reason}`
+        : !this.connected
+          ? `NATS connection to ${this.url} lost; reconnecting`
+          : undefined;
+    if (reason === this.downReason) return;
+    const wasDown = this.downReason !== undefined;
+    this.downReason = reason;
+    if (reason !== undefined) this.logger.error({ reason }, "orchestrator transport down");
+    else this.logger.info({ url: this.url }, "orchestrator transport back");
+    // A change of reason while down (server back, connection not yet) is not news to listeners.
+    if (wasDown && reason !== undefined) return;
+    for (const listener of this.listeners) listener(reason);
+  }
+
+  /** "nats" (this orchestrator's connection, with a round trip) and, when embedded, "nats-server". */
+  get checks(): HealthCheck[] {
+    const checks: HealthCheck[] = [{ name: "nats", check: () => this.checkConnection() }];
+    const server = this.server;
+    if (server) {
+      checks.push({
+        name: "nats-server",
+        check: async () => {
+          const state = server.state;
+          return state.running
+            ? { ok: true, reason: `running (pid ${state.pid}, restarts: ${server.restarts})`, since: state.since }
+            : { ok: false, reason: state.reason, since: state.since };
+        },
+      });
+    }
+    return checks;
+  }
+
+  private checkConnection(): Promise<CheckResult> {
+    if (this.nc.isClosed()) return Promise.resolve({ ok: false, reason: `NATS connection to ${this.url} is closed` });
+    if (!this.connected) return Promise.resolve({ ok: false, reason: `disconnected from ${this.url}; reconnecting`, since: this.connectionSince });
+    // A stopped or wedged server keeps the socket open: only a round trip tells.
+    return this.roundTrip();
+  }
+
+  private async roundTrip(): Promise<CheckResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<CheckResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ ok: false, reason: `NATS at ${this.url} did not answer a ping within ${PING_TIMEOUT_MS}ms`, since: this.connectionSince }),
+        PING_TIMEOUT_MS,
+      );
+    });
+    this.ping ??= this.nc.rtt().finally(() => (this.ping = undefined));
+    const answered = this.ping.then(
+      (ms): CheckResult => ({ ok: true, reason: `connected to ${this.url} (round trip ${Math.round(ms)}ms)`, since: this.connectionSince }),
+      (e: unknown): CheckResult => ({ ok: false, reason: `NATS at ${this.url}: ${e instanceof Error ? e.message : String(e)}` }),
+    );
+    try {
+      return await Promise.race([answered, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unwatchServer?.();
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,47 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { killLater, processRunning, readPid } from "../support/processes.ts";
+import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe("shoal serve when its NATS is wedged", () => {
+  it("reports it on alive and ready, and still exits within the bound on SIGTERM", async () => {
+    const dataDir = tempDir("shoal-e2e-");
+    const apiPort = await freePort();
+    const natsPort = await freePort();
+    const serve = ShoalProcess.start([
+      "serve",
+      "-c", `DataDir=${dataDir}`,
+      "-c", "API.Host=127.0.0.1",
+      "-c", `API.Port=${apiPort}`,
+      "-c", "Orchestrator.Host=127.0.0.1",
+      "-c", `Orchestrator.Port=${natsPort}`,
+    ]);
+    cleanups.push(() => serve.child.exitCode === null && serve.kill("SIGKILL"));
+    await serve.waitForOutput("is running");
+    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
+    cleanups.push(killLater(pid));
+    const api = `http://127.0.0.1:${apiPort}/api/v1/agent`;
+    expect(await (await fetch(`${api}/alive`)).json()).toEqual({ Status: "OK" });
+
+    process.kill(pid, "SIGSTOP");
+    await waitFor(async () => (await fetch(`${api}/ready`)).status === 503, 10_000, () => "ready to fail");
+    const alive = await fetch(`${api}/alive`);
+    expect(alive.status).toBe(503);
+    expect(await alive.json()).toMatchObject({ Code: "Unavailable", Message: expect.stringContaining("nats: ") });
+
+    const started = Date.now();
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+    // Three NATS steps of 2 s each (protocol, publisher, drain), then the server stops.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(processRunning(pid)).toBe(false);
+    expect(serve.stderr).toContain("did not finish within 2000ms; closing hard");
+  });
+});
