@@ -52,7 +52,8 @@ export async function computeCommand(args: string[]): Promise<number> {
   }
   const base = configFrom(values);
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
-  const config = { ...base, Labels: { ...base.Labels, ...labels } };
+  // Each source is within the cap on its own; together they must be too.
+  const config = { ...base, Labels: parseLabels({ ...base.Labels, ...labels }, "--labels with the Labels config", "Labels") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, join(config.DataDir, "compute"));
   const agent = computeAgentFromConfig({ ...config, DataDir: join(config.DataDir, "compute") }, nodeId, logger.child({ nodeId }));
