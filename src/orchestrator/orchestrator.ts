@@ -74,6 +74,11 @@ export async function startOrchestrator(config: ShoalConfig, logger: Logger, opt
         { disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"], unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"] },
         config["Orchestrator.NodeManager.Overrides"],
       ),
+      registrationLimits: {
+        maxRegistrationsPerSecond: config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"],
+        registrationBurst: config["Orchestrator.NodeManager.RegistrationBurst"],
+        maxPendingNodes: config["Orchestrator.NodeManager.MaxPendingNodes"],
+      },
     });
     cleanups.push(() => manager.stop());
     const recovered = await manager.recover();
