@@ -84,6 +84,7 @@ export class ComputeAgent {
    */
   private async join(): Promise<void> {
     const { logger } = this.options;
+    const maxBackoff = this.options.maxBackoffMs ?? 30_000;
     let backoff = this.options.initialBackoffMs ?? 1000;
     while (!this.stopped) {
       try {
@@ -107,14 +108,18 @@ export class ComputeAgent {
           return;
         }
         if (response.Code === "Unauthorized" || response.Code === "BadRequest") this.refusedFatally(response);
-        // Rejected nodes keep trying: an operator may approve them later.
-        logger.warn({ reason: response.Reason, retryInMs: backoff }, "registration refused; will retry");
+        // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
+        // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes registering
+        // at once, store trouble) and the rest back off from where they are.
+        if (response.Code === "Forbidden") backoff = maxBackoff;
+        logger.warn({ reason: response.Reason, code: response.Code, retryInMs: backoff }, "registration refused; will retry");
       } catch (e) {
         if (!(e instanceof OrchestratorUnreachableError)) throw e;
         logger.warn({ reason: e.message, retryInMs: backoff }, "orchestrator not reachable; will retry registration");
       }
-      await this.sleep(backoff);
-      backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? 30_000);
+      // Jitter: nodes refused together (a rate limit, an orchestrator restart) must not retry together.
+      await this.sleep(backoff * (0.5 + Math.random() / 2));
+      backoff = Math.min(backoff * 2, maxBackoff);
     }
   }
 
