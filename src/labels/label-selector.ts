@@ -19,7 +19,6 @@ export class LabelSelectorError extends Error {
   override readonly name = "LabelSelectorError";
 }
 
-
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
