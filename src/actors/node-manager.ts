@@ -10,6 +10,7 @@ import type { Clock, TimerHandle } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
 import type { HealthThresholds } from "./health-thresholds.ts";
 import { NodeActor, type CommandResult } from "./node-actor.ts";
+import { RegistrationAdmission, type RegistrationLimits } from "./registration-admission.ts";
 import { resolveNodeId } from "./resolve-node-id.ts";
 
 /** In-memory, never persisted: Bacalhau treats heartbeats and resource reports as transient. */
@@ -46,7 +47,11 @@ export interface NodeManagerOptions {
   readonly logger: Logger;
   readonly manualApproval: boolean;
   readonly thresholds: HealthThresholds;
+  /** Caps on new registrations; absent: none (the orchestrator always passes its config). */
+  readonly registrationLimits?: RegistrationLimits;
 }
+
+const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
 const RECOVERY_BATCH = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
@@ -61,8 +66,13 @@ export class NodeManager {
   private stopped = false;
   /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
   private transportDownReason: string | undefined;
+  private readonly admission: RegistrationAdmission;
+  /** New registrations under way per node id; their actor is dropped again if none of them is stored. */
+  private readonly creating = new Map<string, number>();
 
-  constructor(private readonly options: NodeManagerOptions) {}
+  constructor(private readonly options: NodeManagerOptions) {
+    this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock);
+  }
 
   private get clock(): Clock {
     return this.options.clock;
@@ -211,11 +221,26 @@ export class NodeManager {
     return result;
   }
 
-  /** A compute node announces itself. Registration is also proof of life. */
+  /**
+   * A compute node announces itself. Registration is also proof of life. A node id not currently
+   * registered must pass admission (rate, PENDING cap) first; a refusal stores and keeps nothing.
+   */
   async register(info: NodeInfo, context: CommandContext, publicKey?: string): Promise<CommandResult> {
     const nodeId = info.NodeID;
-    const command: NodeCommand = { type: "Register", info, manualApproval: this.options.manualApproval, ...(publicKey === undefined ? {} : { publicKey }) };
-    const result = await this.actor(nodeId).execute(command, context);
+    const { manualApproval } = this.options;
+    const command: NodeCommand = { type: "Register", info, manualApproval, ...(publicKey === undefined ? {} : { publicKey }) };
+    const known = this.actors.get(nodeId);
+    let result: CommandResult;
+    if (known && isRegistered(known.state)) {
+      result = await known.execute(command, context);
+    } else {
+      const release = this.admission.admit(nodeId, manualApproval, () => this.countPending());
+      try {
+        result = await this.withNewActor(nodeId, (actor) => actor.execute(command, context));
+      } finally {
+        release();
+      }
+    }
     const now = this.clock.now();
     if (!this.liveness.has(nodeId)) {
       this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, transportBackAt: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
@@ -244,8 +269,11 @@ export class NodeManager {
       });
   }
 
+  /** Only registration creates an actor: a report for an unknown id must not leave one behind. */
   async updateInfo(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
-    const result = await this.actor(info.NodeID).execute({ type: "UpdateInfo", info }, context);
+    const actor = this.actors.get(info.NodeID);
+    if (!actor) throw notFound(`node not registered: ${info.NodeID}`);
+    const result = await actor.execute({ type: "UpdateInfo", info }, context);
     // Labels may have moved the node into another threshold group.
     if (result.events.length > 0) this.arm(info.NodeID);
     return result;
@@ -256,6 +284,34 @@ export class NodeManager {
     if (!live) throw notFound(`node not registered: ${nodeId}`);
     if (this.actors.get(nodeId)?.state.context.membership === "REJECTED") throw forbidden("node registration rejected");
     live.resources = report;
+  }
+
+  private countPending(): number {
+    let pending = 0;
+    for (const actor of this.actors.values()) {
+      if (isRegistered(actor.state) && actor.state.context.membership === "PENDING") pending++;
+    }
+    return pending;
+  }
+
+  /** Runs a registration on the node's actor, creating it if needed and dropping it again if nothing got stored. */
+  private async withNewActor<T>(nodeId: string, run: (actor: NodeActor) => Promise<T>): Promise<T> {
+    this.creating.set(nodeId, (this.creating.get(nodeId) ?? 0) + 1);
+    try {
+      return await run(this.actor(nodeId));
+    } finally {
+      const left = (this.creating.get(nodeId) ?? 1) - 1;
+      if (left > 0) this.creating.set(nodeId, left);
+      else {
+        this.creating.delete(nodeId);
+        if (this.actors.get(nodeId)?.currentRevision === -1) this.actors.delete(nodeId);
+      }
+    }
+  }
+
+  /** How many node actors this manager holds (registered, deleted, or being registered now). */
+  get actorCount(): number {
+    return this.actors.size;
   }
 
   /** Exact id, else a unique prefix; `includeDeleted` also searches nodes whose history is all that is left. */

@@ -99,7 +99,8 @@ export class NodeProtocolHandler {
       response = await this.dispatch(msg);
     } catch (e) {
       const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
-      const level = error.kind === "Internal" || error.kind === "Unavailable" ? "error" : "warn";
+      // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill the error log.
+      const level = error.kind === "Internal" ? "error" : "warn";
       this.options.logger[level]({ subject: msg.subject, kind: error.kind, reason: error.message }, "compute request refused");
       response = {
         Accepted: false,

@@ -172,6 +172,9 @@ export class ComputeAgent {
    */
   private async join(): Promise<void> {
     const { logger } = this.options;
+    const maxBackoff = this.options.maxBackoffMs ?? 30_000;
+    /** The orchestrator's RetryAfter: it asked for no retry sooner. */
+    let notBefore = 0;
     let backoff = this.options.initialBackoffMs ?? 1000;
     while (!this.stopped) {
       try {
@@ -207,14 +210,20 @@ export class ComputeAgent {
           return;
         }
         if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
-        // Rejected nodes keep trying: an operator may approve them later.
-        logger.warn({ reason: response.Reason, retryInMs: backoff }, "join refused; will retry");
+        // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
+        // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes joining
+        // at once, store trouble) waits at least as long as the orchestrator asked.
+        if (response.Code === "Forbidden") backoff = maxBackoff;
+        notBefore = (response.RetryAfter ?? 0) * 1000;
+        logger.warn({ reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) }, "join refused; will retry");
       } catch (e) {
         if (!(e instanceof OrchestratorUnreachableError) && !isUnreachable(e)) throw e;
         logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
       }
-      await this.sleep(backoff);
-      backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? 30_000);
+      // Jitter: nodes refused together (a rate limit, an orchestrator restart) must not retry together.
+      await this.sleep(Math.max(backoff * (0.5 + Math.random() / 2), notBefore));
+      notBefore = 0;
+      backoff = Math.min(backoff * 2, maxBackoff);
     }
   }
 

@@ -1,4 +1,5 @@
 import { nodeIdProblem } from "../events/catalog/node-id.ts";
+import { BUILT_IN_LABEL_KEYS, MAX_LABELS, labelsProblem } from "../labels/label-rule.ts";
 import { parseLabelSelector, LabelSelectorError } from "../labels/label-selector.ts";
 import { parseAuthUsers } from "./auth-users.ts";
 import { ConfigError } from "./config-error.ts";
@@ -41,15 +42,14 @@ export function parseLabels(raw: unknown, source: string, key: string): Record<s
       entries.push([k, String(v)]);
     }
   } else fail(source, key, `expected labels as k=v,k2=v2 or a mapping, got ${JSON.stringify(raw)}`);
-  for (const [k, v] of entries) {
-    try {
-      parseLabelSelector(`${k}=${v}`);
-    } catch (e) {
-      if (e instanceof LabelSelectorError) fail(source, key, e.message);
-      throw e;
-    }
+  const labels: Record<string, string> = Object.fromEntries(entries);
+  const problem = labelsProblem(labels);
+  if (problem !== undefined) fail(source, key, problem);
+  const total = new Set([...Object.keys(labels), ...BUILT_IN_LABEL_KEYS]).size;
+  if (total > MAX_LABELS) {
+    fail(source, key, `${total} labels with ${BUILT_IN_LABEL_KEYS.join(" and ")}, which Shoal adds; a node may have at most ${MAX_LABELS}`);
   }
-  return Object.fromEntries(entries);
+  return labels;
 }
 
 const OVERRIDE_FIELDS = new Set(["NodeIDs", "Selector", "DisconnectTimeout", "UnknownTimeout"]);

@@ -97,5 +97,8 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.NodeManager.UnknownTimeout must not be shorter than Orchestrator.NodeManager.DisconnectTimeout",
     );
   }
+  if (config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"] > 0 && config["Orchestrator.NodeManager.RegistrationBurst"] < 1) {
+    throw new ConfigError("Orchestrator.NodeManager.RegistrationBurst must be at least 1 while MaxRegistrationsPerSecond is set (0 turns the rate limit off)");
+  }
   return config;
 }

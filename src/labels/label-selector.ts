@@ -1,3 +1,5 @@
+import { labelKeyProblem, labelValueProblem, quoteLabelText } from "./label-rule.ts";
+
 /**
  * Kubernetes label-selector syntax, as Bacalhau's `labels` query and job constraints use it:
  * `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas (AND).
@@ -16,9 +18,6 @@ export interface LabelSelector {
 export class LabelSelectorError extends Error {
   override readonly name = "LabelSelectorError";
 }
-
-const KEY = /^([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?\/)?[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?$/;
-const VALUE = /^([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?)?$/;
 
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
@@ -39,14 +38,14 @@ function splitTopLevel(text: string): string[] {
 }
 
 function checkKey(key: string, whole: string): string {
-  if (!KEY.test(key)) throw new LabelSelectorError(`invalid label key "${key}" in selector "${whole}"`);
+  const problem = labelKeyProblem(key);
+  if (problem !== undefined) throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: ${problem}`);
   return key;
 }
 
 function checkValue(value: string, whole: string): string {
-  if (value.length > 63 || !VALUE.test(value)) {
-    throw new LabelSelectorError(`invalid label value "${value}" in selector "${whole}"`);
-  }
+  const problem = labelValueProblem(value);
+  if (problem !== undefined) throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: ${problem}`);
   return value;
 }
 

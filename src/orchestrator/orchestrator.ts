@@ -129,6 +129,11 @@ export async function startOrchestrator(
         { disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"], unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"] },
         config["Orchestrator.NodeManager.Overrides"],
       ),
+      registrationLimits: {
+        maxRegistrationsPerSecond: config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"],
+        registrationBurst: config["Orchestrator.NodeManager.RegistrationBurst"],
+        maxPendingNodes: config["Orchestrator.NodeManager.MaxPendingNodes"],
+      },
     });
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
     transport.onChange((down) => (down === undefined ? manager.transportUp() : manager.transportDown(down)));

@@ -1,12 +1,16 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:net";
+import { connect, nkeys } from "nats";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
 import { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
+import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -15,7 +19,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function agent(natsUrl: string, dataDir: string, token = ""): ComputeAgent {
+/** A real pino logger whose records the test can read. */
+function recordingLogger() {
+  const records: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logger, records };
+}
+
+function agent(natsUrl: string, dataDir: string, token = "", logger = silentLogger): ComputeAgent {
   const a = new ComputeAgent({
     nodeId: "edge-1",
     orchestrators: [natsUrl],
@@ -25,7 +36,7 @@ function agent(natsUrl: string, dataDir: string, token = ""): ComputeAgent {
     heartbeatMs: 200,
     infoUpdateMs: 1000,
     resourceUpdateMs: 500,
-    logger: silentLogger,
+    logger,
     initialBackoffMs: 100,
     maxBackoffMs: 400,
   });
@@ -66,6 +77,45 @@ describe("compute agent", () => {
     await expect(agent(nats.url, tempDir(), "wrong").start()).rejects.toThrow(
       "orchestrator refused node edge-1: join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)",
     );
+  });
+});
+
+describe("compute agent and the orchestrator's registration limits", () => {
+  it("retries a registration refused as Unavailable (too many new nodes at once) until it is admitted", async () => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 1, "Orchestrator.NodeManager.RegistrationBurst": 1 });
+    const nc = await connect({ servers: nats.url });
+    cleanups.push(() => nc.drain());
+    expect(await new ComputeClient(nc, "first").join(computeInfo("first"), nkeys.createUser().getPublicKey(), "t")).toMatchObject({ Accepted: true });
+
+    const { logger, records } = recordingLogger();
+    await agent(nats.url, tempDir(), "t", logger).start();
+    expect(o.manager.live("edge-1")).toBeDefined();
+    const refusals = records.filter((r) => r.msg === "join refused; will retry");
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals[0]).toMatchObject({ code: "Unavailable", reason: expect.stringMatching(/too many new nodes registering/) });
+  });
+
+  it("keeps retrying, at its slowest pace, while the orchestrator holds too many PENDING nodes", async () => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.ManualApproval": true, "Orchestrator.NodeManager.MaxPendingNodes": 1 });
+    const nc = await connect({ servers: nats.url });
+    cleanups.push(() => nc.drain());
+    expect(await new ComputeClient(nc, "squatter").join(computeInfo("squatter"), nkeys.createUser().getPublicKey(), "t")).toMatchObject({ Accepted: true });
+
+    const { logger, records } = recordingLogger();
+    const a = agent(nats.url, tempDir(), "t", logger);
+    const started = a.start();
+    await waitFor(() => records.filter((r) => r.msg === "join refused; will retry").length >= 2, 10_000, () => "two refusals");
+    expect(a.isRegistered).toBe(false);
+    for (const r of records.filter((r) => r.msg === "join refused; will retry")) {
+      expect(r).toMatchObject({ code: "Forbidden", retryInMs: 400, reason: expect.stringMatching(/Orchestrator.NodeManager.MaxPendingNodes/) });
+    }
+    await o.manager.operatorAction("delete", "squatter", commandContext({ type: "operator", id: "alice" }));
+    await started;
+    expect(a.isRegistered).toBe(true);
   });
 });
 

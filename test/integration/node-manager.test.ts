@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager } from "../../src/actors/node-manager.ts";
+import type { RegistrationLimits } from "../../src/actors/registration-admission.ts";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { HealthOverride } from "../../src/config/keys.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
@@ -13,7 +15,7 @@ const M = 60 * S;
 const nodeCtx = (id: string) => commandContext({ type: "node", id });
 const opCtx = (reason?: string) => commandContext({ type: "operator", id: "alice" }, reason ? { reason } : {});
 
-function setup(options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[] } = {}) {
+function setup(options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[]; limits?: RegistrationLimits } = {}) {
   const file = options.file ?? join(tempDir(), "shoal.db");
   const store = new SqliteEventStore(file);
   const clock = options.clock ?? new ManualClock();
@@ -23,6 +25,7 @@ function setup(options: { file?: string; clock?: ManualClock; manualApproval?: b
     logger: silentLogger,
     manualApproval: options.manualApproval ?? false,
     thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, options.overrides ?? []),
+    ...(options.limits ? { registrationLimits: options.limits } : {}),
   });
   opened.push({ store, manager });
   return { store, clock, manager, file };
@@ -266,5 +269,117 @@ describe("NodeManager membership", () => {
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({ kind: "PreconditionFailed" });
     await expect(manager.operatorAction("approve", "a", opCtx(), 0)).resolves.toMatchObject({ revision: 1 });
+  });
+});
+
+describe("NodeManager limits", () => {
+  const limits = (l: Partial<RegistrationLimits>): RegistrationLimits => ({ maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0, ...l });
+  const outcome = (p: Promise<unknown>) => p.then(() => "ok", (e: { kind?: string }) => e.kind ?? String(e));
+
+  it("creates nothing for info, resources or heartbeats from nodes it does not know", async () => {
+    const { manager, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("real"), nodeCtx("real"));
+    const actors = manager.actorCount;
+    const events = (await store.readAll()).length;
+    for (let i = 0; i < 200; i++) {
+      const id = `ghost-${i}`;
+      await expect(manager.updateInfo(computeInfo(id), nodeCtx(id))).rejects.toMatchObject({ kind: "NotFound", message: `node not registered: ${id}` });
+      expect(() => manager.updateResources(id, { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 })).toThrow(`node not registered: ${id}`);
+      expect(() => manager.heartbeat(id)).toThrow(`node not registered: ${id}`);
+    }
+    expect(manager.actorCount).toBe(actors);
+    expect((await store.readAll()).length).toBe(events);
+    expect(manager.live("ghost-0")).toBeUndefined();
+  });
+
+  it("throttles new registrations by rate and burst, never known nodes re-registering, and stores nothing it refuses", async () => {
+    const { manager, clock, store } = setup({ limits: limits({ maxRegistrationsPerSecond: 2, registrationBurst: 3 }) });
+    await manager.recover();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => outcome(manager.register(computeInfo(`n${i}`), nodeCtx(`n${i}`)))));
+    expect(results.filter((r) => r === "ok")).toHaveLength(3);
+    expect(results.filter((r) => r === "Unavailable")).toHaveLength(7);
+    expect(manager.actorCount).toBe(3);
+    expect((await store.readAll()).map((e) => e.type)).toEqual(["NodeRegistered", "NodeRegistered", "NodeRegistered"]);
+
+    const refused = await manager.register(computeInfo("late"), nodeCtx("late")).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 1 });
+    expect((refused as Error).message).toMatch(/too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=3\); try again in 1s/);
+
+    // Known nodes re-register (an agent restart) and heartbeat whatever the bucket holds.
+    await expect(manager.register(computeInfo("n0", { zone: "b" }), nodeCtx("n0"))).resolves.toMatchObject({ note: "node already registered" });
+    expect(manager.heartbeat("n1")).toBeUndefined();
+
+    await clock.advance(500);
+    await expect(manager.register(computeInfo("late"), nodeCtx("late"))).resolves.toMatchObject({ note: "node registered" });
+    await expect(manager.register(computeInfo("later"), nodeCtx("later"))).rejects.toMatchObject({ kind: "Unavailable" });
+    expect(manager.actorCount).toBe(4);
+  });
+
+  it("counts a deleted node coming back as new", async () => {
+    const { manager } = setup({ limits: limits({ maxRegistrationsPerSecond: 1, registrationBurst: 1 }) });
+    await manager.recover();
+    await manager.register(computeInfo("a"), nodeCtx("a"));
+    await manager.operatorAction("delete", "a", opCtx());
+    await expect(manager.register(computeInfo("a"), nodeCtx("a"))).rejects.toMatchObject({ kind: "Unavailable" });
+    expect(manager.actorCount).toBe(1); // its history stays
+  });
+
+  it("caps PENDING nodes under manual approval, concurrent registrations included, until an operator acts", async () => {
+    const { manager, store } = setup({ manualApproval: true, limits: limits({ maxPendingNodes: 3 }) });
+    await manager.recover();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`)))));
+    expect(results.filter((r) => r === "ok")).toHaveLength(3);
+    expect(results.filter((r) => r === "Forbidden")).toHaveLength(5);
+    expect(manager.actorCount).toBe(3);
+    expect(await store.readAll()).toHaveLength(3);
+
+    const refusal = await manager.register(computeInfo("x"), nodeCtx("x")).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ kind: "Forbidden" });
+    expect((refusal as Error).message).toBe(
+      "cannot register node x: the limit of 3 nodes awaiting approval (Orchestrator.NodeManager.MaxPendingNodes) is reached. " +
+        "An operator must approve, reject or delete pending nodes (shoal node list --filter-approval=pending) or raise the limit",
+    );
+    // PENDING nodes themselves still re-register and heartbeat.
+    const pending = results.flatMap((r, i) => (r === "ok" ? [`p${i}`] : []));
+    await expect(manager.register(computeInfo(pending[0]!), nodeCtx(pending[0]!))).resolves.toMatchObject({ note: "node already registered" });
+
+    await manager.operatorAction("approve", pending[0]!, opCtx());
+    await manager.register(computeInfo("x"), nodeCtx("x"));
+    await expect(manager.register(computeInfo("y"), nodeCtx("y"))).rejects.toMatchObject({ kind: "Forbidden" });
+    await manager.operatorAction("reject", pending[1]!, opCtx());
+    await manager.register(computeInfo("y"), nodeCtx("y"));
+    await manager.operatorAction("delete", pending[2]!, opCtx());
+    await manager.register(computeInfo("z"), nodeCtx("z"));
+    await expect(manager.register(computeInfo("w"), nodeCtx("w"))).rejects.toMatchObject({ kind: "Forbidden" });
+  });
+
+  it("does not cap nodes that need no approval", async () => {
+    const { manager } = setup({ manualApproval: false, limits: limits({ maxPendingNodes: 1 }) });
+    await manager.recover();
+    for (const id of ["a", "b", "c"]) await manager.register(computeInfo(id), nodeCtx(id));
+    expect(manager.actorCount).toBe(3);
+  });
+
+  it("keeps no actor for a registration the store could not take", async () => {
+    const { manager, store, file } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("a"), nodeCtx("a"));
+    await store.close();
+    await expect(manager.register(computeInfo("b"), nodeCtx("b"))).rejects.toThrow(/closed/);
+    expect(manager.actorCount).toBe(1);
+    expect(() => manager.resolve("b", true)).toThrow("node not found: b");
+    const reopened = setup({ file });
+    expect((await reopened.store.readAll()).map((e) => e.stream)).toEqual(["node-a"]);
+  });
+
+  it("recovers events stored with labels that the new label rule refuses", async () => {
+    const { store, file } = setup();
+    const info = { ...computeInfo("old"), Labels: { "bad key": "a b", "Upper.Case/x": "-" } };
+    const metadata = { time: "2025-06-01T00:00:00.000Z", actor: { type: "node" as const, id: "old" }, correlationId: "c", causationId: "c" };
+    await store.append("node-old", [encodeNodeEvent({ type: "NodeRegistered", data: { NodeID: "old", NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 } }, metadata, "00000000-0000-4000-8000-000000000001")], "no_stream");
+    const { manager } = setup({ file });
+    await expect(manager.recover()).resolves.toMatchObject({ nodes: 1, events: 1 });
+    await expect(manager.register(computeInfo("old"), nodeCtx("old"))).resolves.toMatchObject({ events: [{ type: "NodeInfoUpdated" }] });
   });
 });

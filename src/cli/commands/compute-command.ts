@@ -51,7 +51,8 @@ export async function computeCommand(args: string[]): Promise<number> {
   if (flagProblem !== undefined) throw new UsageError(`--node-id: ${flagProblem}`);
   const base = configFrom(values);
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
-  const config = { ...base, Labels: { ...base.Labels, ...labels } };
+  // Each source is within the cap on its own; together they must be too.
+  const config = { ...base, Labels: parseLabels({ ...base.Labels, ...labels }, "--labels with the Labels config", "Labels") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const dataDir = join(config.DataDir, "compute");
   // Two agents on one DataDir would share a node id and a registration sentinel.

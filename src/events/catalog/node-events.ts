@@ -1,5 +1,5 @@
 import { Schema } from "effect";
-import { Health, Membership, NodeInfo, NodeType } from "./node-info.ts";
+import { Health, Membership, NodeType, StoredNodeInfo } from "./node-info.ts";
 
 const Time = Schema.String; // ISO-8601, supplied by the actor host's clock
 /** null: no heartbeat since this orchestrator started (the node was silent through the restart grace). */
@@ -9,7 +9,7 @@ const LastHeartbeat = Schema.NullOr(Time);
 export const NodeRegistered = Schema.Struct({
   NodeID: Schema.String,
   NodeType,
-  Info: NodeInfo,
+  Info: StoredNodeInfo,
   Membership: Schema.Literal("PENDING", "APPROVED"),
   Lifecycle: Schema.Number.pipe(Schema.int(), Schema.positive()),
 });
@@ -20,7 +20,7 @@ export const NodeDeleted = Schema.Struct({ NodeID: Schema.String, Membership });
 
 export const NodeInfoUpdated = Schema.Struct({
   NodeID: Schema.String,
-  Info: NodeInfo,
+  Info: StoredNodeInfo,
   /** Top-level NodeInfo fields that differ from the previous info, for auditors. */
   Changed: Schema.Array(Schema.String),
 });

@@ -30,6 +30,9 @@ describe("loadConfig", () => {
     expect(c["Orchestrator.NodeManager.DisconnectTimeout"]).toBe(60_000);
     expect(c["Orchestrator.NodeManager.UnknownTimeout"]).toBe(300_000);
     expect(c["Orchestrator.NodeManager.ManualApproval"]).toBe(false);
+    expect(c["Orchestrator.NodeManager.MaxRegistrationsPerSecond"]).toBe(10);
+    expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(100);
+    expect(c["Orchestrator.NodeManager.MaxPendingNodes"]).toBe(1000);
     expect(c.DataDir).toMatch(/\.shoal$/);
   });
 
@@ -68,6 +71,17 @@ describe("loadConfig", () => {
     expect(c["Orchestrator.NodeManager.Overrides"]).toEqual([{ NodeIDs: ["a"], DisconnectTimeout: 10_000 }]);
   });
 
+  it("takes labels by Kubernetes' rules, up to the cap with the built-in labels", () => {
+    const labels = Array.from({ length: 62 }, (_, i) => `k${i}=v`).join(",");
+    expect(Object.keys(loadConfig({ settings: [`Labels=${labels}`], env: {} }).Labels)).toHaveLength(62);
+    expect(loadConfig({ settings: ["Labels=example.com/zone=a,empty=,Architecture=arm64"], env: {} }).Labels).toEqual({
+      "example.com/zone": "a",
+      empty: "",
+      Architecture: "arm64",
+    });
+    expect(loadConfig({ settings: ["Orchestrator.NodeManager.MaxRegistrationsPerSecond=0", "Orchestrator.NodeManager.RegistrationBurst=0"], env: {} })["Orchestrator.NodeManager.RegistrationBurst"]).toBe(0);
+  });
+
   it("refuses bad input with a message naming the source and key", () => {
     const cases: [Parameters<typeof loadConfig>[0], RegExp][] = [
       [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=1: unknown config key No.Such.Key/],
@@ -76,6 +90,11 @@ describe("loadConfig", () => {
       [{ env: { SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "15" } }, /environment variable SHOAL_COMPUTE_HEARTBEAT_INTERVAL: Compute.Heartbeat.Interval: expected a duration/],
       [{ settings: ["Orchestrator.NodeManager.ManualApproval=perhaps"] }, /expected true or false/],
       [{ settings: ["Labels=novalue"] }, /expected k=v/],
+      [{ settings: ["Labels=zone=a b"] }, /-c Labels=zone=a b: Labels: label value "a b" must be empty or letters, digits/],
+      [{ settings: ["Labels=Example.com/zone=a"] }, /Labels: label key "Example.com\/zone": the prefix must be a DNS subdomain/],
+      [{ files: [yaml(`Labels:\n  ${"k".repeat(64)}: x\n`)] }, /Labels: label key "k+": the name after any prefix is longer than 63 characters/],
+      [{ settings: [`Labels=${Array.from({ length: 63 }, (_, i) => `k${i}=v`).join(",")}`] }, /65 labels with Operating-System and Architecture, which Shoal adds; a node may have at most 64/],
+      [{ settings: ["Orchestrator.NodeManager.MaxRegistrationsPerSecond=5", "Orchestrator.NodeManager.RegistrationBurst=0"] }, /RegistrationBurst must be at least 1/],
       [{ settings: ['Orchestrator.NodeManager.Overrides=[{"Selector":"a in (","DisconnectTimeout":"1s"}]'] }, /unbalanced/],
       [{ settings: ['Orchestrator.NodeManager.Overrides=[{"DisconnectTimeout":"1s"}]'] }, /exactly one of NodeIDs or Selector/],
       [{ settings: ["Orchestrator.NodeManager.DisconnectTimeout=10m"] }, /UnknownTimeout must not be shorter/],

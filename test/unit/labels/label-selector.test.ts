@@ -23,3 +23,12 @@ describe("label selectors", () => {
     for (const bad of ["zone in (a", "zone=a,", "=a", "zone=a b", "zone in a)"]) expect(() => parseLabelSelector(bad), bad).toThrow();
   });
 });
+
+describe("label selectors and the label rule", () => {
+  it("take keys and values by the same rule as labels", () => {
+    expect(parseLabelSelector("example.com/zone=a").requirements).toEqual([{ key: "example.com/zone", op: "in", values: ["a"] }]);
+    expect(() => parseLabelSelector(`${"a".repeat(64)}=x`)).toThrow(/longer than 63/);
+    expect(() => parseLabelSelector("Example.com/zone=x")).toThrow(/DNS subdomain/);
+    expect(() => parseLabelSelector(`zone in (a, ${"b".repeat(64)})`)).toThrow(/label value "b+" is longer than 63/);
+  });
+});
