@@ -11,12 +11,16 @@ const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as
 };
 
 describe("docker-compose.yml", () => {
-  it("has EventStoreDB, NATS with JetStream, an orchestrator and two compute nodes", () => {
+  it("has EventStoreDB, an orchestrator running its own locked-down NATS, and two compute nodes joining with one token", () => {
     const s = compose.services;
-    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "eventstore", "nats", "orchestrator"]);
+    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "eventstore", "orchestrator"]);
     expect(s.eventstore!.image).toMatch(/^eventstore\/eventstore:/);
-    expect(s.nats!.command).toContain("-js");
     expect(s.orchestrator!.command).toEqual(["serve"]);
+    // No open NATS: the orchestrator's embedded server, with the join token from the environment.
+    expect(s.orchestrator!.environment).not.toHaveProperty("SHOAL_ORCHESTRATOR_NATS_URL");
+    const token = s.orchestrator!.environment!.SHOAL_ORCHESTRATOR_AUTH_TOKEN;
+    expect(token).toMatch(/^\$\{SHOAL_JOIN_TOKEN:\?/);
+    for (const c of ["compute-1", "compute-2"]) expect(s[c]!.environment!.SHOAL_COMPUTE_AUTH_TOKEN).toBe(token);
     expect(s["compute-1"]!.command?.[0]).toBe("compute");
   });
 
@@ -35,8 +39,7 @@ describe("docker-compose.yml", () => {
     }
     const orch = compose.services.orchestrator!.environment!;
     expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("eventstore");
-    expect(new URL(orch.SHOAL_ORCHESTRATOR_NATS_URL!).hostname).toBe("nats");
-    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe("nats");
+    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe("orchestrator");
   });
 
   it("builds the image in a stage and runs node on the compiled CLI with production dependencies only", () => {
