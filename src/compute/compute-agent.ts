@@ -35,8 +35,19 @@ export class ComputeAgentError extends Error {
 const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
 const isUnreachable = (e: unknown) => {
   const code = (e as { code?: string }).code ?? "";
-  return code.startsWith("CONNECTION") || code === "TIMEOUT" || code === "DISCONNECT";
+  return code.startsWith("CONNECTION") || ["TIMEOUT", "DISCONNECT", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code);
 };
+
+/**
+ * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
+ * while it reloads its users (which it does whenever a node joins or is revoked).
+ */
+class RetryableJoinError extends Error {
+  override readonly name = "RetryableJoinError";
+}
+
+/** How many refusals of the join login in a row mean a wrong token rather than a reload. */
+const JOIN_LOGIN_REFUSALS_TO_GIVE_UP = 4;
 
 /**
  * A compute node's agent: joins (retrying with backoff while the orchestrator is down), then
@@ -51,6 +62,7 @@ export class ComputeAgent {
   private registered = false;
   /** NATS refuses our key (rejected or deleted): reports could not be delivered, so none are sent. */
   private refused = false;
+  private joinLoginRefusals = 0;
   private readonly sentinel: RegistrationSentinel;
   private readonly key: NodeKey;
   private wake: (() => void) | undefined;
@@ -155,9 +167,13 @@ export class ComputeAgent {
         reconnect: false,
       });
     } catch (e) {
-      if (isAuthError(e)) throw new ComputeAgentError("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
-      throw e;
+      if (!isAuthError(e)) throw e;
+      if (++this.joinLoginRefusals >= JOIN_LOGIN_REFUSALS_TO_GIVE_UP) {
+        throw new ComputeAgentError("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
+      }
+      throw new RetryableJoinError("the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)");
     }
+    this.joinLoginRefusals = 0;
     try {
       return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key.publicKey, this.options.token);
     } finally {
@@ -200,7 +216,8 @@ export class ComputeAgent {
         if (response.Accepted) {
           if (!this.client) {
             const own = await this.connectAsNode();
-            if (!own) throw new ComputeAgentError("joined, but NATS does not let this node's key in");
+            // Joined, but a reload under way refused the key: the next round finds it let in (or joins again, idempotently).
+            if (!own) throw new RetryableJoinError("joined, but NATS did not let this node's key in yet");
             this.adopt(own);
             if (this.stopped) return;
           }
@@ -217,8 +234,10 @@ export class ComputeAgent {
         notBefore = (response.RetryAfter ?? 0) * 1000;
         logger.warn({ reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) }, "join refused; will retry");
       } catch (e) {
-        if (!(e instanceof OrchestratorUnreachableError) && !isUnreachable(e)) throw e;
-        logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
+        if (e instanceof RetryableJoinError) logger.warn({ reason: e.message, retryInMs: backoff }, "could not join yet; will retry");
+        else if (e instanceof OrchestratorUnreachableError || isUnreachable(e)) {
+          logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
+        } else throw e;
       }
       // Jitter: nodes refused together (a rate limit, an orchestrator restart) must not retry together.
       await this.sleep(Math.max(backoff * (0.5 + Math.random() / 2), notBefore));

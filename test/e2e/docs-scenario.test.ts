@@ -12,7 +12,7 @@ import { ShoalProcess, runShoal, waitFor } from "../support/shoal-process.ts";
  * agents and the CLI; then a killed node, an orchestrator killed with -9 and restarted, and a
  * JetStream subscriber that must see every event once, in store order, across the restart.
  */
-describe("docs scenario, end to end", () => {
+describe("docs scenario, end to end", { timeout: 90_000 }, () => {
   const dataDir = tempDir("shoal-e2e-");
   const processes: ShoalProcess[] = [];
   let nc: NatsConnection | undefined;

@@ -136,6 +136,37 @@ describe("the orchestrator's nats-server", () => {
     await expect(login({ authenticator: nkeyAuthenticator(nkeys.createUser().getSeed()) })).rejects.toMatchObject(refused);
   });
 
+  it("ends an agent whose join token is wrong, with the reason", async () => {
+    const agent = new ComputeAgent({
+      nodeId: "intruder",
+      orchestrators: [orchestrator.natsUrl],
+      token: "not-the-token",
+      labels: {},
+      dataDir: tempDir(),
+      heartbeatMs: 200,
+      infoUpdateMs: 5000,
+      resourceUpdateMs: 5000,
+      logger: silentLogger,
+      initialBackoffMs: 50,
+      maxBackoffMs: 200,
+    });
+    await expect(agent.start()).rejects.toThrow("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
+    expect(await eventsOf("intruder")).toEqual([]);
+  });
+
+  it("lets many nodes join at once: the reloads their joins cause never turn one away", async () => {
+    // Staggered, so that later logins arrive while earlier joins have the server reloading.
+    const ids = Array.from({ length: 12 }, (_, i) => `crowd-${i}`);
+    const crowd = ids.map((id) => startAgent(id));
+    await Promise.all(crowd.map(async (a, i) => {
+      await new Promise((r) => setTimeout(r, i * 25));
+      await a.start();
+    }));
+    // Membership only: with this file's 1.5 s DisconnectTimeout a node that waited out several reloads may have been silent a moment.
+    for (const id of ids) expect((await membershipOf(id)).map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+    for (const a of crowd) await a.stop();
+  });
+
   it("lets the join token ask to join and nothing else", async () => {
     const nc = await asJoiner();
     await expectPublishRefused(nc, "shoal.compute.node-b.heartbeat", encode({ MessageID: randomUUID(), NodeID: "node-b", Sequence: 1 }));
