@@ -155,6 +155,19 @@ export class ComputeAgent {
     this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
   }
 
+  /**
+   * The orchestrator answers a join only once its nats-server lets the key in, but another
+   * node's join may have the server reloading again right then: try a few times, briefly.
+   */
+  private async connectAsOwnKeyAfterJoin(): Promise<NatsConnection | undefined> {
+    for (let attempt = 0; attempt < 5 && !this.stopped; attempt++) {
+      const own = await this.connectAsNode();
+      if (own) return own;
+      await this.sleep(100 * (attempt + 1));
+    }
+    return undefined;
+  }
+
   /** Joins through the join token's restricted login, then reconnects as itself when told to. */
   private async joinWithToken(): Promise<ProtocolResponse> {
     let nc: NatsConnection;
@@ -215,8 +228,8 @@ export class ComputeAgent {
           : await this.joinWithToken();
         if (response.Accepted) {
           if (!this.client) {
-            const own = await this.connectAsNode();
-            // Joined, but a reload under way refused the key: the next round finds it let in (or joins again, idempotently).
+            const own = await this.connectAsOwnKeyAfterJoin();
+            // Still refused (reloads keep coming): the next round finds it let in, or joins again, idempotently.
             if (!own) throw new RetryableJoinError("joined, but NATS did not let this node's key in yet");
             this.adopt(own);
             if (this.stopped) return;
