@@ -167,7 +167,9 @@ export class EmbeddedNatsServer {
     const { binary, args } = this.commandLine();
     const { port } = this.options;
     const readyTimeoutMs = this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
-    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group: a Ctrl-C (SIGINT to the terminal's foreground group) reaches Shoal,
+    // which stops the server itself; the server dying first would read as a crash and be restarted.
+    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
     this.child = child;
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {

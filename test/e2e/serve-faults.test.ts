@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { killLater, processRunning, readPid } from "../support/processes.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -43,5 +44,34 @@ describe("shoal serve when its NATS is wedged", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(processRunning(pid)).toBe(false);
     expect(serve.stderr).toContain("did not finish within 2000ms; closing hard");
+  });
+});
+
+describe("shoal serve on Ctrl-C", () => {
+  it("stops its nats-server itself: a SIGINT to the whole process group is no crash to restart from", async () => {
+    const dataDir = tempDir("shoal-e2e-");
+    const apiPort = await freePort();
+    const natsPort = await freePort();
+    // A terminal's Ctrl-C signals its foreground process group: serve leads its own group here.
+    const child = spawn(
+      SHOAL_BIN,
+      ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`],
+      { detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    cleanups.push(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"));
+    await waitFor(() => stdout.includes("is running"), 60_000, () => `serve running; stderr: ${stderr}`);
+    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
+    cleanups.push(killLater(pid));
+
+    process.kill(-child.pid!, "SIGINT");
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain("exited unexpectedly");
+    expect(stderr).not.toContain("restarted");
+    expect(processRunning(pid)).toBe(false);
   });
 });
