@@ -15,7 +15,7 @@ export function tempDir(prefix = "shoal-test-"): string {
 export function orchestratorConfig(natsUrl: string, extra: Partial<ShoalConfig> = {}): ShoalConfig {
   return {
     ...defaultConfig(),
-    DataDir: tempDir(),
+    DataDir: extra.DataDir ?? tempDir(), // no stray temp dir where the caller brings its own
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
     "API.Port": 0,
