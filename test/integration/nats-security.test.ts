@@ -165,7 +165,7 @@ describe("the orchestrator's nats-server", () => {
   it("refuses another key for a node whose key is live, storing nothing", async () => {
     const before = (await eventsOf("node-b")).length;
     const nc = await asJoiner();
-    // A fresh key on purpose (not joinNode's one key per node): the agent's live key is another.
+    // Deliberately a fresh key: not the one node-b's agent holds and is connected with.
     const reply = await new ComputeClient(nc, "node-b").join(computeInfo("node-b"), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
     expect(reply).toMatchObject({ Accepted: false, Code: "Conflict" });
     expect((await eventsOf("node-b")).length).toBe(before);
