@@ -1,13 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { connect, nkeys } from "nats";
+import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
 
@@ -28,10 +27,7 @@ const dataDir = tempDir();
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  orchestrator = await startOrchestrator(
-    { ...defaultConfig(), DataDir: dataDir, NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": nats.url },
-    silentLogger,
-  );
+  orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { DataDir: dataDir }), silentLogger);
   apiPort = new URL(orchestrator.apiUrl).port;
   adminKey = readFileSync(adminApiKeyPath(dataDir), "utf8").trim();
 });
@@ -98,7 +94,7 @@ describe("the CLI never prints control characters it received", () => {
     const reason = "ok\u001b[31m red\u009b0m\r\nnext";
     const nc = await connect({ servers: nats.url });
     try {
-      const joined = await new ComputeClient(nc, "node-esc").join(computeInfo("node-esc"), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
+      const joined = await joinNode(nc, "node-esc", orchestrator.joinToken.token);
       expect(joined).toMatchObject({ Accepted: true });
     } finally {
       await nc.drain();

@@ -2,10 +2,10 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { AckPolicy, connect, type Consumer, type NatsConnection } from "nats";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { ShoalProcess, runShoal, waitFor } from "../support/shoal-process.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 /**
  * The node-management docs' scenario with real processes: `shoal serve`, three `shoal compute`
@@ -173,9 +173,7 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
 
   it("delivered every node event to the subscriber once, in store order, with no gap across the restart", async () => {
     await serve.kill("SIGTERM");
-    const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-    const stored = (await store.readAll()).filter((e) => e.stream.startsWith("node-"));
-    await store.close();
+    const stored = (await storedEvents(dataDir)).filter((e) => e.stream.startsWith("node-"));
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
     await waitFor(async () => {

@@ -1,16 +1,16 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createServer } from "node:net";
-import { connect, nkeys } from "nats";
+import { connect } from "nats";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { defaultConfig } from "../../src/config/keys.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -44,11 +44,8 @@ function agent(natsUrl: string, dataDir: string, token = "", logger = silentLogg
   return a;
 }
 
-async function orchestratorOn(natsUrl: string, extra: Record<string, unknown> = {}): Promise<RunningOrchestrator> {
-  const o = await startOrchestrator(
-    { ...defaultConfig(), DataDir: tempDir(), NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": natsUrl, ...extra },
-    silentLogger,
-  );
+async function orchestratorOn(natsUrl: string, extra: Partial<ShoalConfig> = {}): Promise<RunningOrchestrator> {
+  const o = await startOrchestrator(orchestratorConfig(natsUrl, extra), silentLogger);
   cleanups.push(() => o.stop());
   return o;
 }
@@ -87,7 +84,7 @@ describe("compute agent and the orchestrator's registration limits", () => {
     const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 1, "Orchestrator.NodeManager.RegistrationBurst": 1 });
     const nc = await connect({ servers: nats.url });
     cleanups.push(() => nc.drain());
-    expect(await new ComputeClient(nc, "first").join(computeInfo("first"), nkeys.createUser().getPublicKey(), "t")).toMatchObject({ Accepted: true });
+    expect(await joinNode(nc, "first", "t")).toMatchObject({ Accepted: true });
 
     const { logger, records } = recordingLogger();
     await agent(nats.url, tempDir(), "t", logger).start();
@@ -103,7 +100,7 @@ describe("compute agent and the orchestrator's registration limits", () => {
     const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.ManualApproval": true, "Orchestrator.NodeManager.MaxPendingNodes": 1 });
     const nc = await connect({ servers: nats.url });
     cleanups.push(() => nc.drain());
-    expect(await new ComputeClient(nc, "squatter").join(computeInfo("squatter"), nkeys.createUser().getPublicKey(), "t")).toMatchObject({ Accepted: true });
+    expect(await joinNode(nc, "squatter", "t")).toMatchObject({ Accepted: true });
 
     const { logger, records } = recordingLogger();
     const a = agent(nats.url, tempDir(), "t", logger);

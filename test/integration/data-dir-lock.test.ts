@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { StartupError } from "../../src/errors/startup-error.ts";
 import { LOCK_OWNER_FILE, lockDataDir } from "../../src/fs/data-dir-lock.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -62,7 +62,8 @@ describe("a second orchestrator on the same DataDir", () => {
 
   it("is refused before it touches anything, and the first keeps serving", async () => {
     nats = await TestNatsServer.start();
-    config = { ...defaultConfig(), DataDir: tempDir(), "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": nats.url };
+    // No NodeID: the first generates one and keeps it in DataDir (node-id), which the second must not touch.
+    config = orchestratorConfig(nats.url, { NodeID: "" });
     first = await startOrchestrator(config, silentLogger);
     const files = readdirSync(config.DataDir).sort();
     const nodeId = readFileSync(join(config.DataDir, "node-id"), "utf8");

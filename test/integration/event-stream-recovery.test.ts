@@ -1,11 +1,10 @@
 import { Writable } from "node:stream";
-import { connect, nkeys } from "nats";
+import { connect } from "nats";
 import pino from "pino";
 import { afterAll, expect, it } from "vitest";
-import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { computeInfo, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -28,10 +27,7 @@ it("recreates SHOAL_EVENTS when it disappears, says so, and resumes from its che
       },
     }),
   );
-  const orchestrator = await startOrchestrator(
-    { ...defaultConfig(), DataDir: tempDir(), NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": nats.url, "Orchestrator.Auth.Token": "t" },
-    logger,
-  );
+  const orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": "t" }), logger);
   cleanups.push(() => orchestrator.stop());
   const admin = await connect({ servers: nats.url });
   cleanups.push(() => admin.close());
@@ -39,7 +35,7 @@ it("recreates SHOAL_EVENTS when it disappears, says so, and resumes from its che
   const before = orchestrator.publisher.position;
   await jsm.streams.delete("SHOAL_EVENTS");
 
-  const reply = await new ComputeClient(admin, "node-7").join(computeInfo("node-7"), nkeys.createUser().getPublicKey(), "t");
+  const reply = await joinNode(admin, "node-7", "t");
   expect(reply.Accepted).toBe(true);
   await waitFor(() => orchestrator.publisher.position > before, 10_000, () => "the join published");
 

@@ -1,17 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
-import { connect, nkeys, type NatsConnection } from "nats";
+import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
-import { joinProof } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 /**
  * Limits a hostile or broken fleet cannot exceed, driven over a real nats-server with raw
@@ -42,16 +41,7 @@ function orchestratorFor(extra: Partial<ShoalConfig>): () => Running {
   let running: Running | undefined;
   beforeAll(async () => {
     const clock = new ManualClock();
-    const config: ShoalConfig = {
-      ...defaultConfig(),
-      DataDir: tempDir(),
-      NodeID: "node-0",
-      "API.Host": "127.0.0.1",
-      "API.Port": 0,
-      "Orchestrator.NATS.URL": nats.url,
-      "Orchestrator.Auth.Token": TOKEN,
-      ...extra,
-    };
+    const config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, ...extra });
     running = { orchestrator: await startOrchestrator(config, silentLogger, { clock }), config, clock };
   });
   afterAll(async () => {
@@ -68,26 +58,13 @@ async function send(subject: string, body: Record<string, unknown>): Promise<Pro
 const request = (nodeId: string, method: string, body: Record<string, unknown>) =>
   send(`shoal.compute.${nodeId}.${method}`, { MessageID: randomUUID(), ...body });
 
-const keys = new Map<string, string>();
-/** A node joins (registers) with its own key and a proof of the join token, as an agent does. */
-const register = (info: ReturnType<typeof computeInfo>) => {
-  if (!keys.has(info.NodeID)) keys.set(info.NodeID, nkeys.createUser().getPublicKey());
-  const publicKey = keys.get(info.NodeID)!;
-  const messageId = randomUUID();
-  return send(`shoal.join.${info.NodeID}`, { MessageID: messageId, Info: info, PublicKey: publicKey, Proof: joinProof(TOKEN, info.NodeID, publicKey, messageId) });
-};
+const register = (info: ReturnType<typeof computeInfo>) => joinNode(nc, info.NodeID, TOKEN, info);
 
 /** What a join stores: the registration and the key's binding. */
 const joined = (ids: string[]) => ids.flatMap((id) => [`node-${id}:NodeCredentialBound`, `node-${id}:NodeRegistered`]).sort();
 
-async function storedEvents(config: ShoalConfig) {
-  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-  try {
-    return (await store.readAll()).map((e) => `${e.stream}:${e.type}`);
-  } finally {
-    await store.close();
-  }
-}
+/** Every stored event as `stream:type`. */
+const stored = async (config: ShoalConfig) => (await storedEvents(config.DataDir)).map((e) => `${e.stream}:${e.type}`);
 
 /** The events appended since `before`, sorted: concurrent registrations append in any order. */
 function added(before: string[], after: string[]): string[] {
@@ -103,7 +80,7 @@ describe("registration rate", () => {
 
   it("throttles a flood of new nodes with Unavailable and a retry hint, storing only what it admits", async () => {
     const { orchestrator, config, clock } = running();
-    const before = await storedEvents(config);
+    const before = await stored(config);
     const actors = orchestrator.manager.actorCount;
 
     const ids = Array.from({ length: 40 }, (_, i) => `flood-${i}`);
@@ -116,7 +93,7 @@ describe("registration rate", () => {
       expect(r.Code).toBe("Unavailable");
       expect(r.Reason).toMatch(/too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=5\); try again in 1s/);
     }
-    expect(added(before, await storedEvents(config))).toEqual(joined(admitted));
+    expect(added(before, await stored(config))).toEqual(joined(admitted));
     expect(orchestrator.manager.actorCount).toBe(actors + 5);
 
     // Admitted nodes carry on, re-registering (an agent restart) and heartbeating, with the bucket empty.
@@ -140,7 +117,7 @@ describe("PENDING nodes under manual approval", () => {
 
   it("holds the cap against a flood of fake nodes until an operator acts", async () => {
     const { orchestrator, config } = running();
-    const before = await storedEvents(config);
+    const before = await stored(config);
     const ids = Array.from({ length: 30 }, (_, i) => `fake-${i}`);
     const replies = await Promise.all(ids.map((id) => register(computeInfo(id))));
     const admitted = ids.filter((_, i) => replies[i]!.Accepted);
@@ -149,12 +126,12 @@ describe("PENDING nodes under manual approval", () => {
       expect(r.Code).toBe("Forbidden");
       expect(r.Reason).toMatch(/the limit of 4 nodes awaiting approval \(Orchestrator.NodeManager.MaxPendingNodes\) is reached\. An operator must approve, reject or delete pending nodes/);
     }
-    const after = await storedEvents(config);
+    const after = await stored(config);
     expect(added(before, after)).toEqual(joined(admitted));
 
     // Still full: a new node is refused, nothing stored.
     expect(await register(computeInfo("honest"))).toMatchObject({ Accepted: false, Code: "Forbidden" });
-    expect(await storedEvents(config)).toEqual(after);
+    expect(await stored(config)).toEqual(after);
 
     // The operator rejects one fake: a slot frees up.
     await orchestrator.manager.operatorAction("reject", admitted[0]!, commandContext({ type: "operator", id: "alice" }));
@@ -169,7 +146,7 @@ describe("what nodes say about themselves", () => {
   it("refuses bad labels and oversized node info as BadRequest with the reason, storing nothing", async () => {
     const { orchestrator, config } = running();
     expect(await register(computeInfo("good", { zone: "a" }))).toMatchObject({ Accepted: true });
-    const before = await storedEvents(config);
+    const before = await stored(config);
     const actors = orchestrator.manager.actorCount;
     const labels = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
     const longKey = (i: number) => `${"p".repeat(187)}${String(i).padStart(2, "0")}/${"n".repeat(63)}`;
@@ -200,13 +177,13 @@ describe("what nodes say about themselves", () => {
       const report = await request("good", "info", { Info: { ...info, NodeID: "good" } });
       expect(report, `${name} (info report)`).toMatchObject({ Accepted: false, Code: "BadRequest" });
     }
-    expect(await storedEvents(config)).toEqual(before);
+    expect(await stored(config)).toEqual(before);
     expect(orchestrator.manager.actorCount).toBe(actors);
   });
 
   it("creates nothing for info, resources or heartbeats of nodes it does not know", async () => {
     const { orchestrator, config } = running();
-    const before = await storedEvents(config);
+    const before = await stored(config);
     const actors = orchestrator.manager.actorCount;
     const resources = { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
     for (let i = 0; i < 50; i++) {
@@ -219,6 +196,6 @@ describe("what nodes say about themselves", () => {
       for (const r of replies) expect(r).toEqual({ Accepted: false, Code: "NotFound", Reason: `node not registered: ${id}` });
     }
     expect(orchestrator.manager.actorCount).toBe(actors);
-    expect(await storedEvents(config)).toEqual(before);
+    expect(await stored(config)).toEqual(before);
   });
 });

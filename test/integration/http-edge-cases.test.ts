@@ -1,15 +1,14 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { connect as connectTcp } from "node:net";
-import { connect, nkeys, type NatsConnection } from "nats";
+import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 /** The HTTP edge cases of issue 5's probe, over real HTTP against a real orchestrator. */
 
@@ -63,28 +62,15 @@ function rawHttp(bytes: string): Promise<{ status: number; contentType: string |
   });
 }
 
-async function eventCount(): Promise<number> {
-  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-  const n = (await store.readAll()).length;
-  await store.close();
-  return n;
-}
+const eventCount = async (): Promise<number> => (await storedEvents(config.DataDir)).length;
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir(),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "Orchestrator.NATS.URL": nats.url,
-    "Orchestrator.NodeManager.ManualApproval": true,
-  };
+  config = orchestratorConfig(nats.url, { "Orchestrator.NodeManager.ManualApproval": true });
   orchestrator = await startOrchestrator(config, silentLogger);
   nc = await connect({ servers: nats.url });
   for (const id of [LONG_ID, "node-1"]) {
-    const joined = await new ComputeClient(nc, id).join(computeInfo(id), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
+    const joined = await joinNode(nc, id, orchestrator.joinToken.token);
     expect(joined).toMatchObject({ Accepted: true });
   }
 });

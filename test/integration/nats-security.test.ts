@@ -7,7 +7,6 @@ import { commandContext } from "../../src/actors/command-context.ts";
 import { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
@@ -16,6 +15,7 @@ import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { storedEvents, storedStream } from "../support/stored-events.ts";
 
 /**
  * The orchestrator's own nats-server as an attacker meets it: every role is tried on every
@@ -39,26 +39,10 @@ const asNode = (id: string) => {
   return login({ authenticator: nkeyAuthenticator(key.seed), inboxPrefix: `_INBOX_NODE.${id}` });
 };
 
-async function eventsOf(nodeId: string) {
-  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-  try {
-    return await store.readStream(`node-${nodeId}`);
-  } finally {
-    await store.close();
-  }
-}
+const eventsOf = (nodeId: string) => storedStream(config.DataDir, `node-${nodeId}`);
 
 /** The node's membership and credential events: its health may change in between (it is cut off). */
 const membershipOf = async (nodeId: string) => (await eventsOf(nodeId)).filter((e) => !e.type.startsWith("NodeBecame"));
-
-async function allEvents() {
-  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-  try {
-    return await store.readAll();
-  } finally {
-    await store.close();
-  }
-}
 
 /** A publish NATS refuses comes back to the requester as a permissions violation. */
 async function expectPublishRefused(nc: NatsConnection, subject: string, data: Uint8Array = Empty) {
@@ -181,6 +165,7 @@ describe("the orchestrator's nats-server", () => {
   it("refuses another key for a node whose key is live, storing nothing", async () => {
     const before = (await eventsOf("node-b")).length;
     const nc = await asJoiner();
+    // Deliberately a fresh key: not the one node-b's agent holds and is connected with.
     const reply = await new ComputeClient(nc, "node-b").join(computeInfo("node-b"), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
     expect(reply).toMatchObject({ Accepted: false, Code: "Conflict" });
     expect((await eventsOf("node-b")).length).toBe(before);
@@ -238,7 +223,7 @@ describe("the orchestrator's nats-server", () => {
     await expect(selfJsm.streams.purge("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     await expect(selfJsm.streams.delete("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
 
-    const stored = await allEvents();
+    const stored = await storedEvents(config.DataDir);
     await orchestrator.publisher.waitFor(stored.at(-1)!.position);
     const consumer = await reader.jetstream().consumers.get("SHOAL_EVENTS", "auditor");
     const received: string[] = [];

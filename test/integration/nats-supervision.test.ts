@@ -3,14 +3,14 @@ import { connect } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { holdPort, killLater, processRunning, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { storedStream } from "../support/stored-events.ts";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -48,16 +48,6 @@ async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger) {
   const pidFile = join(dataDir, "nats", "nats-server.pid");
   killOnCleanup(readPid(pidFile));
   return { o, natsPort, pidFile, dataDir };
-}
-
-/** The node's history as stored (read beside the running orchestrator, as an auditor's tool would). */
-async function nodeEvents(dataDir: string, nodeId: string) {
-  const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-  try {
-    return await store.readStream(`node-${nodeId}`);
-  } finally {
-    await store.close();
-  }
 }
 
 async function attachAgent(o: RunningOrchestrator, nodeId = "edge-1"): Promise<ComputeAgent> {
@@ -184,7 +174,7 @@ describe("the orchestrator during its own NATS outage", () => {
 
     expect(messages("transport down")).not.toHaveLength(0);
     expect(messages("transport back")).not.toHaveLength(0);
-    expect((await nodeEvents(dataDir, "edge-1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+    expect((await storedStream(dataDir, "node-edge-1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
     const node = await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1");
     expect(node.body.Node).toMatchObject({ Health: "HEALTHY", Connection: "CONNECTED" });
   });
@@ -197,7 +187,7 @@ describe("the orchestrator during its own NATS outage", () => {
     await agent.stop(); // the node really goes away during the outage
     await waitFor(() => messages("orchestrator transport back").length > 0, 15_000, () => "the transport to come back");
     const backAt = messages("orchestrator transport back")[0]!.time as number;
-    const unhealthy = async () => (await nodeEvents(dataDir, "edge-1")).find((e) => e.type === "NodeBecameUnhealthy");
+    const unhealthy = async () => (await storedStream(dataDir, "node-edge-1")).find((e) => e.type === "NodeBecameUnhealthy");
     await waitFor(async () => (await unhealthy()) !== undefined, 10_000, () => "the silent node to become UNHEALTHY");
     expect(Date.parse((await unhealthy())!.time) - backAt).toBeGreaterThanOrEqual(2_000);
   });
@@ -207,10 +197,7 @@ describe("readiness with an external NATS", () => {
   it("lists the connection and the store, no nats-server, and documents the route", async () => {
     const nats = await TestNatsServer.start();
     cleanups.push(() => nats.stop());
-    const o = await startOrchestrator(
-      { ...defaultConfig(), DataDir: tempDir(), NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "Orchestrator.NATS.URL": nats.url },
-      silentLogger,
-    );
+    const o = await startOrchestrator(orchestratorConfig(nats.url), silentLogger);
     cleanups.push(() => o.stop());
     const ready = await get(o.apiUrl, "/api/v1/agent/ready");
     expect(ready.status).toBe(200);

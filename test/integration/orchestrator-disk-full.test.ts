@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
-import { connect, nkeys, type NatsConnection } from "nats";
+import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { computeInfo, silentLogger } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { mountTmpfs, whyCannotMount, type ScratchFs } from "../support/scratch-filesystem.ts";
 
@@ -32,24 +31,13 @@ describe.skipIf(cannotMount !== undefined)("orchestrator on a full disk", () => 
     });
     return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
   };
-  const join = (id: string) => new ComputeClient(nc, id).join(computeInfo(id), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
+  const join = (id: string) => joinNode(nc, id, orchestrator.joinToken.token);
   const history = async (id: string) => (await api("GET", `/api/v1/orchestrator/nodes/${id}/history`)).body.Items.map((e: { type: string }) => e.type);
 
   beforeAll(async () => {
     fs = mountTmpfs(32 * 1024 * 1024);
     nats = await TestNatsServer.start();
-    orchestrator = await startOrchestrator(
-      {
-        ...defaultConfig(),
-        DataDir: fs.dir,
-        NodeID: "node-0",
-        "API.Host": "127.0.0.1",
-        "API.Port": 0,
-        "Orchestrator.NATS.URL": nats.url,
-        "Orchestrator.NodeManager.ManualApproval": true,
-      },
-      silentLogger,
-    );
+    orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { DataDir: fs.dir, "Orchestrator.NodeManager.ManualApproval": true }), silentLogger);
     nc = await connect({ servers: nats.url });
     expect((await join("node-1")).Accepted).toBe(true);
   });

@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { connect, nkeys, type NatsConnection } from "nats";
+import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { joinProof } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode, nodeKey } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
@@ -20,13 +20,6 @@ let nc: NatsConnection;
 let config: ShoalConfig;
 let adminKey: string;
 const TOKEN = "s3cret";
-const keys = new Map<string, string>();
-/** Each node's public key, made once per node as its agent would. */
-const keyOf = (nodeId: string) => {
-  if (!keys.has(nodeId)) keys.set(nodeId, nkeys.createUser().getPublicKey());
-  return keys.get(nodeId) as string;
-};
-const joinAs = (nodeId: string, info = computeInfo(nodeId)) => new ComputeClient(nc, nodeId).join(info, keyOf(nodeId), TOKEN);
 
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
@@ -43,25 +36,11 @@ async function rawRequest(subject: string, payload: Uint8Array) {
   return decode(ProtocolResponse, reply.data);
 }
 
-async function eventCount(): Promise<number> {
-  const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-  const n = (await store.readAll()).length;
-  await store.close();
-  return n;
-}
+const eventCount = async (): Promise<number> => (await storedEvents(config.DataDir)).length;
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir(),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "Orchestrator.NATS.URL": nats.url,
-    "Orchestrator.Auth.Token": TOKEN,
-    "Orchestrator.NodeManager.ManualApproval": true,
-  };
+  config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true });
   orchestrator = await startOrchestrator(config, silentLogger);
   adminKey = readFileSync(adminApiKeyPath(config.DataDir), "utf8").trim();
   nc = await connect({ servers: nats.url });
@@ -70,7 +49,7 @@ beforeAll(async () => {
     ["node-2", { zone: "b" }],
     ["node-3", { zone: "a", gpu: "true" }],
   ] as const) {
-    const r = await joinAs(id, computeInfo(id, labels));
+    const r = await joinNode(nc, id, TOKEN, computeInfo(id, labels));
     // An open NATS enforces nothing per node: the node keeps its connection (Reconnect: false).
     expect(r).toEqual({ Accepted: true, Reason: "node registered", Reconnect: false });
   }
@@ -85,7 +64,7 @@ afterAll(async () => {
 describe("compute protocol", () => {
   it("answers a repeated registration without writing anything", async () => {
     const before = await eventCount();
-    expect(await joinAs("node-1", computeInfo("node-1", { zone: "a" }))).toEqual({
+    expect(await joinNode(nc, "node-1", TOKEN, computeInfo("node-1", { zone: "a" }))).toEqual({
       Accepted: true,
       Reason: "node already registered",
       Reconnect: false,
@@ -96,12 +75,12 @@ describe("compute protocol", () => {
   it("refuses bad messages with a clear reason and stores nothing", async () => {
     const before = await eventCount();
     const messageId = randomUUID();
-    const valid = { MessageID: messageId, Info: computeInfo("node-9"), PublicKey: keyOf("node-9"), Proof: joinProof(TOKEN, "node-9", keyOf("node-9"), messageId) };
+    const valid = { MessageID: messageId, Info: computeInfo("node-9"), PublicKey: nodeKey("node-9"), Proof: joinProof(TOKEN, "node-9", nodeKey("node-9"), messageId) };
     const cases: [string, Uint8Array, string, RegExp][] = [
       ["garbage", new TextEncoder().encode("\xc1 not msgpack"), "BadRequest", /invalid message/],
-      ["wrong token", encode({ ...valid, Proof: joinProof("nope", "node-9", keyOf("node-9"), messageId) }), "Unauthorized", /join token/],
-      ["proof for another key", encode({ ...valid, PublicKey: keyOf("node-1") }), "Unauthorized", /join token/],
-      ["no proof", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: keyOf("node-9") }), "BadRequest", /Proof/],
+      ["wrong token", encode({ ...valid, Proof: joinProof("nope", "node-9", nodeKey("node-9"), messageId) }), "Unauthorized", /join token/],
+      ["proof for another key", encode({ ...valid, PublicKey: nodeKey("node-1") }), "Unauthorized", /join token/],
+      ["no proof", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: nodeKey("node-9") }), "BadRequest", /Proof/],
       ["the token itself", encode({ ...valid, Token: TOKEN }), "BadRequest", /Token/],
       ["not a key", encode({ ...valid, PublicKey: "SUAXYZ" }), "BadRequest", /nkey/],
       ["unknown field", encode({ ...valid, Extra: 1 }), "BadRequest", /Extra/],
@@ -237,7 +216,7 @@ describe("REST API", () => {
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-2")).status).toBe(404);
     expect((await api("PUT", "/api/v1/orchestrator/nodes/node-0", { Action: "reject" })).status).toBe(409);
 
-    const reg = await joinAs("node-3");
+    const reg = await joinNode(nc, "node-3", TOKEN);
     expect(reg).toEqual({ Accepted: false, Code: "Forbidden", Reason: "node has been rejected" });
   });
 
@@ -246,14 +225,14 @@ describe("REST API", () => {
     expect(page1.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered"]);
     const page2 = await api("GET", `/api/v1/orchestrator/nodes/node-1/history?limit=2&next_token=${page1.body!.NextToken}`);
     expect(page2.body!.Items.map((e: any) => e.type)).toEqual(["NodeCredentialBound", "NodeApproved"]);
-    expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: keyOf("node-1"), Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
+    expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: nodeKey("node-1"), Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
     expect(page2.body!.Items[1].metadata).toMatchObject({ actor: { type: "operator", id: "admin" } });
     const deleted = await api("GET", "/api/v1/orchestrator/nodes/node-2/history");
     expect(deleted.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeCredentialRevoked", "NodeDeleted"]);
     const rejected = await api("GET", "/api/v1/orchestrator/nodes/node-3/history");
     expect(rejected.body!.Items.slice(-2)).toMatchObject([
       { type: "NodeRejected", stream: "node-node-3", metadata: { reason: "malicious node?" } },
-      { type: "NodeCredentialRevoked", data: { PublicKey: keyOf("node-3"), Reason: "rejected" } },
+      { type: "NodeCredentialRevoked", data: { PublicKey: nodeKey("node-3"), Reason: "rejected" } },
     ]);
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1/history?next_token=x")).status).toBe(400);
   });
@@ -272,9 +251,7 @@ describe("REST API", () => {
 
 describe("cluster events on NATS", () => {
   it("publishes every stored node event to JetStream in store order, with Nats-Msg-Id = event id", async () => {
-    const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-    const stored = (await store.readAll()).filter((e) => e.stream.startsWith("node-"));
-    await store.close();
+    const stored = (await storedEvents(config.DataDir)).filter((e) => e.stream.startsWith("node-"));
     await orchestrator.publisher.waitFor(stored.at(-1)!.position);
 
     const js = nc.jetstream();

@@ -1,16 +1,15 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import bcrypt from "bcryptjs";
-import { connect, nkeys, type NatsConnection } from "nats";
+import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
-import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 /**
  * REST authentication and capabilities against a real orchestrator: real HTTP, real NATS,
@@ -52,17 +51,7 @@ async function call(baseUrl: string, method: string, path: string, headers: Head
 
 async function withOrchestrator(overrides: Partial<ShoalConfig>) {
   const nats = await TestNatsServer.start();
-  const config: ShoalConfig = {
-    ...defaultConfig(),
-    DataDir: tempDir(),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "Orchestrator.NATS.URL": nats.url,
-    "Orchestrator.Auth.Token": TOKEN,
-    "Orchestrator.NodeManager.ManualApproval": true,
-    ...overrides,
-  };
+  const config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true, ...overrides });
   const orchestrator = await startOrchestrator(config, silentLogger);
   return { nats, config, orchestrator };
 }
@@ -74,18 +63,13 @@ describe("with API.Auth.Users and anonymous read (the default)", () => {
   let nc: NatsConnection;
   const api = (method: string, path: string, headers: Headers, body?: unknown) => call(orchestrator.apiUrl, method, path, headers, body);
   const historyOf = async (id: string) => (await api("GET", `/api/v1/orchestrator/nodes/${id}/history`, AS.auditor)).body!.Items as any[];
-  const eventCount = async () => {
-    const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
-    const n = (await store.readAll()).length;
-    await store.close();
-    return n;
-  };
+  const eventCount = async () => (await storedEvents(config.DataDir)).length;
 
   beforeAll(async () => {
     ({ nats, config, orchestrator } = await withOrchestrator({ "API.Auth.Users": USERS }));
     nc = await connect({ servers: nats.url });
     for (const id of ["node-1", "node-2", "node-3"]) {
-      expect(await new ComputeClient(nc, id).join(computeInfo(id), nkeys.createUser().getPublicKey(), TOKEN)).toMatchObject({ Accepted: true });
+      expect(await joinNode(nc, id, TOKEN)).toMatchObject({ Accepted: true });
     }
   });
 

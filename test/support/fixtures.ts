@@ -2,12 +2,26 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 
 export const silentLogger = pino({ level: "silent" });
 
 export function tempDir(prefix = "shoal-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** An orchestrator on an external NATS, in a fresh DataDir, with its API on a free local port. */
+export function orchestratorConfig(natsUrl: string, extra: Partial<ShoalConfig> = {}): ShoalConfig {
+  return {
+    ...defaultConfig(),
+    DataDir: extra.DataDir ?? tempDir(), // no stray temp dir where the caller brings its own
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "Orchestrator.NATS.URL": natsUrl,
+    ...extra,
+  };
 }
 
 export function computeInfo(nodeId: string, labels: Record<string, string> = {}): NodeInfo {
