@@ -182,7 +182,9 @@ export class ComputeAgent {
     } catch (e) {
       if (!isAuthError(e)) throw e;
       if (++this.joinLoginRefusals >= JOIN_LOGIN_REFUSALS_TO_GIVE_UP) {
-        throw new ComputeAgentError("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
+        throw new ComputeAgentError(
+          "the orchestrator's NATS refused the join token: check Compute.Auth.Token (on an external NATS, its operator must add this node's key first: shoal compute --show-key)",
+        );
       }
       throw new RetryableJoinError("the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)");
     }

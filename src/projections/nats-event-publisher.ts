@@ -8,6 +8,7 @@ import { ProjectionRunner } from "./projection-runner.ts";
 
 const CHECKPOINT = "nats-event-publisher";
 const STREAM_NOT_FOUND = 10059;
+const INSUFFICIENT_RESOURCES = 10047;
 const isStreamNotFound = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code === STREAM_NOT_FOUND;
 const PUBLISHED_CATEGORIES = new Set(["node", "job", "execution"]);
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
@@ -46,7 +47,15 @@ export class NatsEventPublisher {
     this.jsm = await this.nc.jetstreamManager().catch((err: unknown) => {
       throw new Error(`NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ${String(err)}`);
     });
-    await this.ensureStream();
+    try {
+      await this.ensureStream();
+    } catch (err) {
+      if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== INSUFFICIENT_RESOURCES) throw err;
+      throw new Error(
+        `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes (90% of Orchestrator.NATS.JetStreamMaxStore): ` +
+          "set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold",
+      );
+    }
     this.js = this.nc.jetstream();
     await this.runner.start();
   }

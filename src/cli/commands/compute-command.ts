@@ -3,10 +3,12 @@ import { parseArgs } from "node:util";
 import { parseLabels } from "../../config/coerce.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
+import { loadOrCreateNodeKey } from "../../compute/node-key.ts";
 import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
+import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { waitForSignal } from "./serve-command.ts";
@@ -19,6 +21,8 @@ heartbeats every Compute.Heartbeat.Interval and reports its info and resources.
 Options:
   --node-id ID         node id (default: NodeID config, else generated once and kept in DataDir)
   --labels k=v,...     labels of this node (added to the Labels config key)
+  --show-key           print this node's public key (creating the key if needed) and the NATS
+                       authorization entry an external NATS needs for it, then exit
 ${CONFIG_HELP}
   -h, --help           show this help`;
 
@@ -36,10 +40,29 @@ export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logg
   });
 }
 
+/** The node's public key, and the entry an external NATS's operator adds so that it may join and speak only for itself. */
+function nodeKeyInstructions(nodeId: string, dataDir: string): string {
+  const key = loadOrCreateNodeKey(dataDir, nodeId);
+  const entry = { nkey: key.publicKey, permissions: nodePermissions(nodeId) };
+  return [
+    `Node ${nodeId}'s public key (its seed stays in ${key.path}):`,
+    `  ${key.publicKey}`,
+    "",
+    "The orchestrator's own NATS lets it in when it joins. For an external NATS, add this user (docs/security.md):",
+    `  ${JSON.stringify(entry)}`,
+  ].join("\n");
+}
+
 export async function computeCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CONFIG_OPTIONS, "node-id": { type: "string" }, labels: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      ...CONFIG_OPTIONS,
+      "node-id": { type: "string" },
+      labels: { type: "string" },
+      "show-key": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
     strict: true,
   });
   if (values.help) {
@@ -53,8 +76,13 @@ export async function computeCommand(args: string[]): Promise<number> {
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
   // Each source is within the cap on its own; together they must be too.
   const config = { ...base, Labels: parseLabels({ ...base.Labels, ...labels }, "--labels with the Labels config", "Labels") };
-  const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const dataDir = join(config.DataDir, "compute");
+  // Reading (or creating) the key is safe beside a running agent: no lock, nothing else touched.
+  if (values["show-key"]) {
+    console.log(nodeKeyInstructions(nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir), dataDir));
+    return 0;
+  }
+  const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   // Two agents on one DataDir would share a node id and a registration sentinel.
   const lock = lockDataDir(dataDir, "shoal compute");
   let nodeId: string;

@@ -1,0 +1,78 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { EmbeddedNatsServer, embeddedNatsPaths } from "../../src/transport/embedded-nats-server.ts";
+import { ORCHESTRATOR_PERMISSIONS, nodePermissions } from "../../src/transport/nats-auth/nats-roles.ts";
+import { natsServerConfig } from "../../src/transport/nats-auth/nats-server-config.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { storedStream } from "../support/stored-events.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+function agentFor(natsUrl: string, nodeId: string, dataDir: string): ComputeAgent {
+  const agent = new ComputeAgent({
+    nodeId,
+    orchestrators: [natsUrl],
+    token: "join-me",
+    labels: {},
+    dataDir,
+    heartbeatMs: 200,
+    infoUpdateMs: 5000,
+    resourceUpdateMs: 5000,
+    logger: silentLogger,
+    initialBackoffMs: 50,
+    maxBackoffMs: 200,
+  });
+  cleanups.push(() => agent.stop());
+  return agent;
+}
+
+/**
+ * An external NATS whose operator follows docs/security.md: a login for the orchestrator and
+ * one nkey user per compute node (the entry `shoal compute --show-key` prints), nothing else.
+ */
+it("runs on an operator's NATS: the orchestrator logs in with its user, a node joins and speaks with the key the operator let in", async () => {
+  const dir = tempDir("shoal-external-nats-");
+  const port = await freePort();
+  const edgeDir = tempDir("shoal-edge-1-");
+  const edgeKey = loadOrCreateNodeKey(edgeDir, "edge-1");
+  const configFile = join(dir, "operator.conf");
+  writeFileSync(
+    configFile,
+    natsServerConfig({ host: "127.0.0.1", port, serverName: "operator", ...embeddedNatsPaths(dir), maxFileStoreBytes: 256 * 1024 * 1024 }, [
+      { user: "shoal", password: "orchestrator-secret", permissions: ORCHESTRATOR_PERMISSIONS },
+      { nkey: edgeKey.publicKey, permissions: nodePermissions("edge-1") },
+    ]),
+  );
+  const nats = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile });
+  cleanups.push(() => nats.stop());
+
+  const login = { "Orchestrator.NATS.User": "shoal", "Orchestrator.Auth.Token": "join-me" };
+  await expect(
+    startOrchestrator(orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "wrong" }), silentLogger),
+  ).rejects.toThrow(`cannot connect to NATS at ${nats.url}`);
+  // The default budget (1 GiB) does not fit this server's 256 MiB: said plainly, at start.
+  await expect(
+    startOrchestrator(orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret" }), silentLogger),
+  ).rejects.toThrow("set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold");
+  const config = orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret", "Orchestrator.NATS.JetStreamMaxStore": 128 * 1024 * 1024 });
+  const orchestrator: RunningOrchestrator = await startOrchestrator(config, silentLogger);
+  cleanups.push(() => orchestrator.stop());
+
+  const edge = agentFor(nats.url, "edge-1", edgeDir);
+  await edge.start();
+  expect(edge.isRegistered).toBe(true);
+  const history = await storedStream(config.DataDir, "node-edge-1");
+  expect(history.map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+  expect(history[1]).toMatchObject({ data: { PublicKey: edgeKey.publicKey } });
+
+  // A node the operator did not let in gets nowhere, and is told what to do.
+  await expect(agentFor(nats.url, "edge-2", tempDir()).start()).rejects.toThrow("its operator must add this node's key first: shoal compute --show-key");
+});
