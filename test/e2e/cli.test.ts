@@ -1,4 +1,7 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../support/fixtures.ts";
 import { runShoal } from "../support/shoal-process.ts";
 
 describe("shoal CLI input errors", () => {
@@ -30,5 +33,22 @@ describe("shoal CLI input errors", () => {
     const res = await runShoal(["node", "list", "--api-port", "1"]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain("cannot reach the Shoal API at http://127.0.0.1:1");
+  });
+
+  it("shows a compute node's key and the NATS user entry for it, the same key every time", async () => {
+    const dataDir = tempDir();
+    const first = await runShoal(["compute", "--node-id", "edge-1", "--show-key", "-c", `DataDir=${dataDir}`]);
+    expect(first.code, first.stderr).toBe(0);
+    const key = /^ {2}(U[A-Z2-7]{55})$/m.exec(first.stdout)?.[1];
+    expect(key).toBeDefined();
+    const entry = JSON.parse(first.stdout.trim().split("\n").at(-1)!);
+    expect(entry).toEqual({
+      nkey: key,
+      permissions: { publish: { allow: ["shoal.compute.edge-1.*", "shoal.join.edge-1"] }, subscribe: { allow: ["_INBOX_NODE.edge-1.>", "shoal.work.edge-1.>"] } },
+    });
+    const seedFile = join(dataDir, "compute", "credentials", "edge-1.nkey");
+    expect(statSync(seedFile).mode & 0o777).toBe(0o600);
+    expect(first.stdout).not.toContain(readFileSync(seedFile, "utf8").trim());
+    expect((await runShoal(["compute", "--node-id", "edge-1", "--show-key", "-c", `DataDir=${dataDir}`])).stdout).toBe(first.stdout);
   });
 });
