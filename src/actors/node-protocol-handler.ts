@@ -2,7 +2,7 @@ import type { Msg, NatsConnection, Subscription } from "nats";
 import type { Logger } from "pino";
 import { ShoalError, asShoalError, badRequest, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
-import { verifyJoinProof } from "../transport/join-proof.ts";
+import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
 import { HeartbeatRequest, JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
 import { JOIN_SUBSCRIPTION, ORCHESTRATOR_QUEUE, ORCHESTRATOR_SUBSCRIPTION, parseComputeSubject, parseJoinSubject } from "../transport/subjects.ts";
 import { commandContext } from "./command-context.ts";
@@ -59,6 +59,9 @@ export class NodeProtocolHandler {
     const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
     if (!verifyJoinProof(this.options.joinToken, nodeId, req.PublicKey, req.MessageID, req.Proof)) {
       throw unauthorized("join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)");
+    }
+    if (!verifyJoinSignature(nodeId, req.PublicKey, req.MessageID, req.Signature)) {
+      throw unauthorized("join refused: the signature was not made with the key the join names (PublicKey)");
     }
     if (req.Info.NodeType !== "Compute") throw badRequest("node is not a compute node");
     const result = await this.manager.join(req.Info, req.PublicKey, { ...context, reason: "joined with the join token" });

@@ -190,7 +190,7 @@ export class ComputeAgent {
     }
     this.joinLoginRefusals = 0;
     try {
-      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key.publicKey, this.options.token);
+      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key, this.options.token);
     } finally {
       await nc.close().catch(() => undefined);
     }
@@ -226,7 +226,7 @@ export class ComputeAgent {
           this.sentinel.remove();
         }
         const response = this.client
-          ? await this.client.join(this.info(), this.key.publicKey, this.options.token)
+          ? await this.client.join(this.info(), this.key, this.options.token)
           : await this.joinWithToken();
         if (response.Accepted) {
           if (!this.client) {

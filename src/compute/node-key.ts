@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import { nkeys } from "nats";
 import { credentialsDir, loadOrCreateSecret } from "../security/secret-file.ts";
+import type { JoinKey } from "../transport/join-proof.ts";
 
 export class NodeKeyError extends Error {
   override readonly name = "NodeKeyError";
 }
 
-export interface NodeKey {
-  readonly publicKey: string;
+export interface NodeKey extends JoinKey {
   readonly seed: Uint8Array;
   readonly path: string;
 }
@@ -24,7 +24,7 @@ export function loadOrCreateNodeKey(dataDir: string, nodeId: string): NodeKey {
     const pair = nkeys.fromSeed(seed);
     const publicKey = pair.getPublicKey();
     if (!publicKey.startsWith("U")) throw new Error("not a user key");
-    return { publicKey, seed, path };
+    return { publicKey, seed, path, sign: (data) => pair.sign(data) };
   } catch (e) {
     throw new NodeKeyError(`${path} does not hold an NATS user seed (${(e as Error).message}); remove it to create a new key, then an operator must delete node ${nodeId} so it can join with it`);
   }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
-import { joinProof } from "./join-proof.ts";
+import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
 import { computeSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
 
@@ -38,14 +38,15 @@ export class ComputeClient {
     return this.request(computeSubject(this.nodeId, method), { MessageID: randomUUID(), ...body });
   }
 
-  /** Registers this node and binds `publicKey` to it, proving the join token without sending it. */
-  join(info: NodeInfo, publicKey: string, joinToken: string): Promise<ProtocolResponse> {
+  /** Registers this node and binds its key to it, proving the join token (without sending it) and the key. */
+  join(info: NodeInfo, key: JoinKey, joinToken: string): Promise<ProtocolResponse> {
     const messageId = randomUUID();
     return this.request(joinSubject(this.nodeId), {
       MessageID: messageId,
       Info: info,
-      PublicKey: publicKey,
-      Proof: joinProof(joinToken, this.nodeId, publicKey, messageId),
+      PublicKey: key.publicKey,
+      Proof: joinProof(joinToken, this.nodeId, key.publicKey, messageId),
+      Signature: signJoin(key, this.nodeId, messageId),
     });
   }
 

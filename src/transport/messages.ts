@@ -6,14 +6,16 @@ const MessageID = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))
 
 /**
  * A node's first message: its info and the public key it will connect with from now on, with
- * `Proof` = HMAC-SHA256 of the join token over the rest (src/transport/join-proof.ts). The
- * token itself never travels.
+ * `Proof` = HMAC-SHA256 of the join token and `Signature` = the node key's signature over the
+ * same statement (src/transport/join-proof.ts). The token itself never travels.
  */
 export const JoinRequest = Schema.Struct({
   MessageID,
   Info: NodeInfo,
   PublicKey: NodePublicKey,
   Proof: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/, { message: () => "Proof must be a base64url HMAC-SHA256" })),
+  /** The same statement signed with the node's key (ed25519, base64url): the joiner holds that key. */
+  Signature: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{86}$/, { message: () => "Signature must be a base64url ed25519 signature" })),
 });
 export const HeartbeatRequest = Schema.Struct({
   MessageID,

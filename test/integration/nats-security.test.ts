@@ -14,6 +14,7 @@ import { joinNatsPassword, joinProof } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
+import { otherKey } from "../support/join-node.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { storedEvents, storedStream } from "../support/stored-events.ts";
 
@@ -166,8 +167,19 @@ describe("the orchestrator's nats-server", () => {
     const before = (await eventsOf("node-b")).length;
     const nc = await asJoiner();
     // Deliberately a fresh key: not the one node-b's agent holds and is connected with.
-    const reply = await new ComputeClient(nc, "node-b").join(computeInfo("node-b"), nkeys.createUser().getPublicKey(), orchestrator.joinToken.token);
+    const reply = await new ComputeClient(nc, "node-b").join(computeInfo("node-b"), otherKey(), orchestrator.joinToken.token);
     expect(reply).toMatchObject({ Accepted: false, Code: "Conflict" });
+    expect((await eventsOf("node-b")).length).toBe(before);
+  });
+
+  it("refuses a join token holder who names node B's own public key without holding its secret", async () => {
+    const before = (await eventsOf("node-b")).length;
+    const nc = await asJoiner();
+    // node-b's public key is in its history for anyone to read; its seed is not.
+    const borrowed = { publicKey: agents["node-b"]!.agent.publicKey, sign: otherKey().sign };
+    const labels = { ...computeInfo("node-b"), Labels: { ...computeInfo("node-b").Labels, zone: "attacker" } };
+    const reply = await new ComputeClient(nc, "node-b").join(labels, borrowed, orchestrator.joinToken.token);
+    expect(reply).toMatchObject({ Accepted: false, Code: "Unauthorized", Reason: expect.stringMatching(/signature was not made with the key/) });
     expect((await eventsOf("node-b")).length).toBe(before);
   });
 

@@ -7,7 +7,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { joinProof } from "../../src/transport/join-proof.ts";
+import { joinProof, signJoin } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode, nodeKey } from "../support/join-node.ts";
@@ -75,12 +75,19 @@ describe("compute protocol", () => {
   it("refuses bad messages with a clear reason and stores nothing", async () => {
     const before = await eventCount();
     const messageId = randomUUID();
-    const valid = { MessageID: messageId, Info: computeInfo("node-9"), PublicKey: nodeKey("node-9"), Proof: joinProof(TOKEN, "node-9", nodeKey("node-9"), messageId) };
+    const key = nodeKey("node-9");
+    const signature = signJoin(key, "node-9", messageId);
+    const valid = { MessageID: messageId, Info: computeInfo("node-9"), PublicKey: key.publicKey, Proof: joinProof(TOKEN, "node-9", key.publicKey, messageId), Signature: signature };
+    // node-1's key is public (it is in node-1's history): a token holder knows it, but cannot sign with it.
+    const victim = nodeKey("node-1").publicKey;
     const cases: [string, Uint8Array, string, RegExp][] = [
       ["garbage", new TextEncoder().encode("\xc1 not msgpack"), "BadRequest", /invalid message/],
-      ["wrong token", encode({ ...valid, Proof: joinProof("nope", "node-9", nodeKey("node-9"), messageId) }), "Unauthorized", /join token/],
-      ["proof for another key", encode({ ...valid, PublicKey: nodeKey("node-1") }), "Unauthorized", /join token/],
-      ["no proof", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: nodeKey("node-9") }), "BadRequest", /Proof/],
+      ["wrong token", encode({ ...valid, Proof: joinProof("nope", "node-9", key.publicKey, messageId) }), "Unauthorized", /join token/],
+      ["proof for another key", encode({ ...valid, PublicKey: victim }), "Unauthorized", /join token/],
+      ["another node's public key, not its secret", encode({ ...valid, PublicKey: victim, Proof: joinProof(TOKEN, "node-9", victim, messageId) }), "Unauthorized", /signature was not made with the key/],
+      ["signed for another message", encode({ ...valid, Signature: signJoin(key, "node-9", randomUUID()) }), "Unauthorized", /signature/],
+      ["no proof", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: key.publicKey, Signature: signature }), "BadRequest", /Proof/],
+      ["no signature", encode({ MessageID: messageId, Info: computeInfo("node-9"), PublicKey: key.publicKey, Proof: valid.Proof }), "BadRequest", /Signature/],
       ["the token itself", encode({ ...valid, Token: TOKEN }), "BadRequest", /Token/],
       ["not a key", encode({ ...valid, PublicKey: "SUAXYZ" }), "BadRequest", /nkey/],
       ["unknown field", encode({ ...valid, Extra: 1 }), "BadRequest", /Extra/],
@@ -225,14 +232,14 @@ describe("REST API", () => {
     expect(page1.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered"]);
     const page2 = await api("GET", `/api/v1/orchestrator/nodes/node-1/history?limit=2&next_token=${page1.body!.NextToken}`);
     expect(page2.body!.Items.map((e: any) => e.type)).toEqual(["NodeCredentialBound", "NodeApproved"]);
-    expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: nodeKey("node-1"), Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
+    expect(page2.body!.Items[0]).toMatchObject({ data: { PublicKey: nodeKey("node-1").publicKey, Reinstated: false }, metadata: { actor: { type: "node", id: "node-1" } } });
     expect(page2.body!.Items[1].metadata).toMatchObject({ actor: { type: "operator", id: "admin" } });
     const deleted = await api("GET", "/api/v1/orchestrator/nodes/node-2/history");
     expect(deleted.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeCredentialRevoked", "NodeDeleted"]);
     const rejected = await api("GET", "/api/v1/orchestrator/nodes/node-3/history");
     expect(rejected.body!.Items.slice(-2)).toMatchObject([
       { type: "NodeRejected", stream: "node-node-3", metadata: { reason: "malicious node?" } },
-      { type: "NodeCredentialRevoked", data: { PublicKey: nodeKey("node-3"), Reason: "rejected" } },
+      { type: "NodeCredentialRevoked", data: { PublicKey: nodeKey("node-3").publicKey, Reason: "rejected" } },
     ]);
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1/history?next_token=x")).status).toBe(400);
   });
