@@ -133,7 +133,7 @@ export class ComputeAgent {
         if (status.type === "error" && isAuthError(status.data) && !this.refused && !this.stopped) {
           this.refused = true;
           this.options.logger.warn(
-            "NATS refuses this node's key: an operator rejected or deleted the node. An approval lets it back in; a deleted node joins again when its agent restarts",
+            "NATS refuses this node's key (an operator rejected or deleted the node, or the orchestrator is restarting); still trying: an approval lets it back in, a deleted node joins again when its agent restarts",
           );
         }
         if (status.type === "reconnect" && this.refused) {

@@ -136,7 +136,12 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
-    transport.onChange((down) => (down === undefined ? manager.transportUp() : manager.transportDown(down)));
+    transport.onChange((down) => {
+      if (down !== undefined) return manager.transportDown(down);
+      manager.transportUp();
+      // A key change that could not be applied while NATS was down is applied now.
+      access?.catchUp().catch((err: unknown) => logger.error({ err }, "NATS has still not applied the nodes' keys"));
+    });
     cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
     if (transport.down !== undefined) manager.transportDown(transport.down);
     const recovered = await manager.recover();

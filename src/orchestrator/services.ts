@@ -139,7 +139,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         const joinToken = resolveJoinToken(config);
         const passwords = embeddedNatsPasswords(config.DataDir);
         const port = config["Orchestrator.Port"];
-        const access = await NatsAccess.create(
+        const access = NatsAccess.create(
           join(dir, "nats-server.conf"),
           {
             host: config["Orchestrator.Host"],
@@ -151,7 +151,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           { orchestratorPassword: passwords.orchestratorPassword, joinToken: joinToken.token, readerPassword: passwords.readerPassword },
           logger.child({ component: "nats-access" }),
         );
-        // Node keys come back from the store once recovered; until then only the fixed roles get in.
+        // Until the store is recovered, the keys the last run admitted (from this same file) stay in.
         access.write();
         return { joinToken, passwords, access };
       });

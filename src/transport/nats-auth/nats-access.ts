@@ -1,4 +1,4 @@
-import bcrypt from "bcryptjs";
+import { existsSync, readFileSync } from "node:fs";
 import { connect } from "nats";
 import type { Logger } from "pino";
 import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
@@ -15,7 +15,7 @@ import {
   RELOAD_CHECK_USER,
   nodePermissions,
 } from "./nats-roles.ts";
-import { natsServerConfig, type NatsServerSettings, type NatsUser } from "./nats-server-config.ts";
+import { natsServerConfig, nodeBindingsIn, type NatsServerSettings, type NatsUser } from "./nats-server-config.ts";
 
 export interface NatsSecrets {
   readonly orchestratorPassword: string;
@@ -38,7 +38,6 @@ export class NatsAccessError extends Error {
   override readonly name = "NatsAccessError";
 }
 
-const BCRYPT_COST = 10;
 const RELOAD_CONFIRM_MS = 10_000;
 
 /**
@@ -53,6 +52,8 @@ export class NatsAccess {
   private target: ReloadTarget | undefined;
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
+  /** The server may not enforce `nodes` yet: a change is waiting, or the last reload failed. */
+  private behind = false;
 
   private constructor(
     readonly file: string,
@@ -61,21 +62,25 @@ export class NatsAccess {
     private readonly logger: Logger,
   ) {}
 
-  /** Passwords go into the file as bcrypt hashes: the file alone lets nobody in. */
-  static async create(file: string, settings: NatsServerSettings, secrets: NatsSecrets, logger: Logger): Promise<NatsAccess> {
-    const [orchestrator, join, reader] = await Promise.all(
-      [secrets.orchestratorPassword, joinNatsPassword(secrets.joinToken), secrets.readerPassword].map((s) => bcrypt.hash(s, BCRYPT_COST)),
-    );
-    return new NatsAccess(
+  /**
+   * Passwords go into the file (0600, beside the generated secrets themselves) as they are:
+   * bcrypt there would make every login, a stranger's wrong one included, cost the server a
+   * bcrypt comparison, and would guard only what the threat model leaves to the file system.
+   * The node keys the previous config admitted stay admitted until the store's say replaces them.
+   */
+  static create(file: string, settings: NatsServerSettings, secrets: NatsSecrets, logger: Logger): NatsAccess {
+    const access = new NatsAccess(
       file,
       settings,
       [
-        { user: ORCHESTRATOR_USER, password: orchestrator as string, permissions: ORCHESTRATOR_PERMISSIONS },
-        { user: JOIN_USER, password: join as string, permissions: JOIN_PERMISSIONS },
-        { user: EVENTS_READER_USER, password: reader as string, permissions: EVENTS_READER_PERMISSIONS },
+        { user: ORCHESTRATOR_USER, password: secrets.orchestratorPassword, permissions: ORCHESTRATOR_PERMISSIONS },
+        { user: JOIN_USER, password: joinNatsPassword(secrets.joinToken), permissions: JOIN_PERMISSIONS },
+        { user: EVENTS_READER_USER, password: secrets.readerPassword, permissions: EVENTS_READER_PERMISSIONS },
       ],
       logger,
     );
+    if (existsSync(file)) for (const [nodeId, key] of nodeBindingsIn(readFileSync(file, "utf8"))) access.nodes.set(nodeId, key);
+    return access;
   }
 
   get boundNodes(): number {
@@ -97,6 +102,11 @@ export class NatsAccess {
     this.target = target;
   }
 
+  /** After an outage: if the server may be behind on the keys (a reload failed), reload now. */
+  catchUp(): Promise<void> {
+    return this.behind ? this.flush() : this.running;
+  }
+
   /** Every live binding at once (after recovery from the store). */
   replaceAll(bindings: Iterable<readonly [string, string]>): Promise<void> {
     this.nodes.clear();
@@ -106,7 +116,8 @@ export class NatsAccess {
 
   /** Lets `publicKey` in as `nodeId`, or (undefined) nobody; resolves once the server enforces it. */
   apply(nodeId: string, publicKey: string | undefined): Promise<void> {
-    if (this.nodes.get(nodeId) === publicKey) return this.running;
+    // Nothing new, but a failed reload must not be the answer forever: try it again.
+    if (this.nodes.get(nodeId) === publicKey) return this.behind ? this.flush() : this.running;
     if (publicKey === undefined) this.nodes.delete(nodeId);
     else this.nodes.set(nodeId, publicKey);
     return this.flush();
@@ -114,6 +125,7 @@ export class NatsAccess {
 
   /** One reload at a time and at most one waiting: changes that arrive meanwhile share the waiting one. */
   private flush(): Promise<void> {
+    this.behind = true;
     if (this.queued) return this.queued;
     const next = this.running
       .catch(() => undefined)
@@ -142,6 +154,8 @@ export class NatsAccess {
           usersApplied = true;
         }
         await target.jetStreamAnswers();
+        // Only if no change arrived meanwhile (a queued reload carries it).
+        if (!this.queued) this.behind = false;
         this.logger.debug({ nodes: this.nodes.size, ms: Date.now() - started }, "nats-server reloaded its users");
         return;
       } catch (e) {

@@ -33,3 +33,19 @@ export function natsServerConfig(settings: NatsServerSettings, users: readonly N
     1,
   );
 }
+
+/**
+ * The node keys a config written by natsServerConfig admits, as [nodeId, nkey]: what the
+ * server let in before a restart, kept until the store says otherwise. Unreadable: none.
+ */
+export function nodeBindingsIn(configText: string): [string, string][] {
+  try {
+    const config = JSON.parse(configText) as { accounts?: Record<string, { users?: { nkey?: unknown; permissions?: NatsPermissions }[] }> };
+    return (config.accounts?.[SHOAL_ACCOUNT]?.users ?? []).flatMap((user) => {
+      const joinSubject = user.permissions?.publish?.allow?.find((s) => s.startsWith("shoal.join."));
+      return typeof user.nkey === "string" && joinSubject !== undefined ? [[joinSubject.slice("shoal.join.".length), user.nkey] as [string, string]] : [];
+    });
+  } catch {
+    return [];
+  }
+}
