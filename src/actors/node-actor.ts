@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { decideNode } from "../../machines/node/decide-node.ts";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
 import { applyNodeEvent, initialNode } from "../../machines/node/node-evolve.ts";
@@ -9,7 +8,7 @@ import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../events/store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../events/store/store-errors.ts";
 import { nodeStream } from "../events/streams.ts";
-import { ShoalError, conflict, forbidden, notFound } from "../errors/shoal-error.ts";
+import { ShoalError, conflict, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
 import type { CommandContext } from "./command-context.ts";
 
@@ -116,7 +115,9 @@ export class NodeActor {
       } catch (e) {
         // Another writer (a second orchestrator on the same store) got there first: catch up, decide again.
         if (!(e instanceof WrongExpectedRevisionError) || attempt >= MAX_CONFLICT_RETRIES) {
-          if (e instanceof WrongExpectedRevisionError) throw conflict(`node ${this.nodeId} was changed concurrently; try again`);
+          // Contention between writers is Shoal's own business: the caller (a node, an operator
+          // without If-Match) did nothing wrong and may simply try again.
+          if (e instanceof WrongExpectedRevisionError) throw unavailable(`node ${this.nodeId} was changed concurrently; try again`, 1);
           throw e;
         }
         await this.catchUp();
@@ -137,7 +138,8 @@ export class NodeActor {
       } catch (e) {
         const delay = STORE_RETRY_DELAYS_MS[attempt];
         if (!(e instanceof StoreUnavailableError) || delay === undefined) throw e;
-        await sleep(delay);
+        // The host's clock, like every other wait of the actor: tests fake it, nothing else.
+        await new Promise<void>((resolve) => this.clock.setTimer(delay, resolve));
       }
     }
   }

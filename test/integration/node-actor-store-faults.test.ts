@@ -53,8 +53,9 @@ class LostAcknowledgements {
 describe("the actor host under store trouble", () => {
   it("re-appends the very same events after a lost acknowledgement: reported as done, stored once", async () => {
     const flaky = new LostAcknowledgements(sqlite(), 2);
-    const actor = new NodeActor("n1", flaky.asStore(), new ManualClock());
-    const result = await actor.execute(register("n1"), ctx);
+    const clock = new ManualClock();
+    const actor = new NodeActor("n1", flaky.asStore(), clock);
+    const result = await clock.drive(actor.execute(register("n1"), ctx));
     expect(result.events.map((e) => e.type)).toEqual(["NodeRegistered"]);
     expect(flaky.attempts).toHaveLength(3);
     expect(new Set(flaky.attempts.map((a) => JSON.stringify(a))).size).toBe(1); // same ids, same expected revision
@@ -70,16 +71,19 @@ describe("the actor host under store trouble", () => {
 
   it("gives up after a bounded number of retries and reports Unavailable with a retry hint", async () => {
     const store = sqlite();
-    const actor = new NodeActor("n1", store, new ManualClock());
+    const clock = new ManualClock();
+    const actor = new NodeActor("n1", store, clock);
     await actor.execute(register("n1"), ctx);
     await store.close(); // a real store that can no longer be written
-    const started = Date.now();
-    const error = await actor.execute({ type: "Approve" }, ctx).then(
-      () => undefined,
-      (e: unknown) => e,
+    const started = clock.now();
+    const error = await clock.drive(
+      actor.execute({ type: "Approve" }, ctx).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
     );
     expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1300 - 50); // 100 + 300 + 900 ms of pauses
+    expect(clock.now() - started).toBeGreaterThanOrEqual(1300); // 100 + 300 + 900 ms of pauses, on the actor's clock
     expect(asShoalError(error)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5, message: expect.stringMatching(/^event store unavailable: /) });
     expect(actor.currentRevision).toBe(0);
     expect(actor.state.context.membership).toBe("PENDING");

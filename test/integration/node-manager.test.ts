@@ -362,11 +362,11 @@ describe("NodeManager limits", () => {
   });
 
   it("keeps no actor for a registration the store could not take", async () => {
-    const { manager, store, file } = setup();
+    const { manager, store, file, clock } = setup();
     await manager.recover();
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await store.close();
-    await expect(manager.register(computeInfo("b"), nodeCtx("b"))).rejects.toThrow(/closed/);
+    await expect(clock.drive(manager.register(computeInfo("b"), nodeCtx("b")))).rejects.toThrow(/closed/);
     expect(manager.actorCount).toBe(1);
     expect(() => manager.resolve("b", true)).toThrow("node not found: b");
     const reopened = setup({ file });

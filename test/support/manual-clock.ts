@@ -24,6 +24,21 @@ export class ManualClock implements Clock {
     return this.timers.length;
   }
 
+  /**
+   * Moves time forward in steps until `work` settles (a command waiting out its retry pauses on
+   * this clock), and returns its outcome. How much time passed is `now()` before and after.
+   */
+  async drive<T>(work: Promise<T>, stepMs = 50, maxSteps = 10_000): Promise<T> {
+    let settled = false;
+    work.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await settle();
+    for (let i = 0; i < maxSteps && !settled; i++) await this.advance(stepMs);
+    return work;
+  }
+
   /** Moves time forward, firing due timers in order and letting their async work settle. */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
