@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
+import { isUnreachable } from "../transport/unreachable.ts";
 import { joinNatsPassword } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { JOIN_USER } from "../transport/nats-auth/nats-roles.ts";
@@ -33,11 +34,6 @@ export class ComputeAgentError extends Error {
 
 // A failed connect rejects with a NatsError; the status stream reports the same as a bare code.
 const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
-const isUnreachable = (e: unknown) => {
-  const code = (e as { code?: string }).code ?? "";
-  return code.startsWith("CONNECTION") || ["TIMEOUT", "DISCONNECT", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code);
-};
-
 /**
  * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
  * while it reloads its users (which it does whenever a node joins or is revoked).
@@ -141,7 +137,7 @@ export class ComputeAgent {
           this.options.logger.info("NATS lets this node's key in again");
         }
       }
-    })();
+    })().catch((err: unknown) => this.options.logger.warn({ err }, "stopped watching the NATS connection's status"));
   }
 
   private adopt(nc: NatsConnection): void {

@@ -1,4 +1,4 @@
-import { labelKeyProblem, labelValueProblem, quoteLabelText } from "./label-rule.ts";
+import { quoteLabelText } from "./label-rule.ts";
 
 /**
  * Kubernetes label-selector syntax, as Bacalhau's `labels` query and job constraints use it:
@@ -37,15 +37,29 @@ function splitTopLevel(text: string): string[] {
   return parts.map((p) => p.trim());
 }
 
+/**
+ * A selector queries what is stored, and stores hold labels older Shoals accepted (an uppercase
+ * prefix, say) that the stricter rule for new labels (label-rule.ts) refuses: so a selector
+ * accepts the wider shape it always did, within the stored size limits.
+ */
+const QUERY_KEY = /^([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?\/)?[a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?$/;
+const QUERY_VALUE = /^([a-zA-Z0-9]([-a-zA-Z0-9_.]*[a-zA-Z0-9])?)?$/;
+const MAX_STORED_KEY = 253;
+const MAX_VALUE = 63;
+
 function checkKey(key: string, whole: string): string {
-  const problem = labelKeyProblem(key);
-  if (problem !== undefined) throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: ${problem}`);
+  if (key.length > MAX_STORED_KEY || !QUERY_KEY.test(key)) {
+    throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: label key ${quoteLabelText(key)} is not a label key`);
+  }
   return key;
 }
 
 function checkValue(value: string, whole: string): string {
-  const problem = labelValueProblem(value);
-  if (problem !== undefined) throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: ${problem}`);
+  if (value.length > MAX_VALUE || !QUERY_VALUE.test(value)) {
+    throw new LabelSelectorError(
+      `invalid label selector ${quoteLabelText(whole)}: label value ${quoteLabelText(value)} must be empty or up to ${MAX_VALUE} letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+    );
+  }
   return value;
 }
 

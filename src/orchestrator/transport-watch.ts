@@ -39,7 +39,7 @@ export class TransportWatch {
           this.update();
         }
       }
-    })();
+    })().catch((err: unknown) => this.logger.error({ err }, "stopped watching the NATS connection's status"));
   }
 
   /** Why the transport is down, or undefined when it is up. */

@@ -4,6 +4,7 @@ import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
 import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
+import { isUnreachable } from "./unreachable.ts";
 import { computeSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
 
 export class OrchestratorUnreachableError extends Error {
@@ -25,11 +26,8 @@ export class ComputeClient {
       const reply = await this.nc.request(subject, encode(body), { timeout: this.timeoutMs });
       return decode(ProtocolResponse, reply.data);
     } catch (e) {
-      const code = (e as { code?: string }).code;
-      // 503: no orchestrator subscribed; TIMEOUT / CONNECTION_*: NATS or orchestrator down.
-      if (code === "503" || code === "TIMEOUT" || code?.startsWith("CONNECTION") || code === "DISCONNECT") {
-        throw new OrchestratorUnreachableError(`orchestrator unreachable (${code})`);
-      }
+      // 503: no orchestrator subscribed; the rest: NATS or the orchestrator down.
+      if (isUnreachable(e)) throw new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`);
       throw e;
     }
   }

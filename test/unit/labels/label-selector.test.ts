@@ -25,10 +25,12 @@ describe("label selectors", () => {
 });
 
 describe("label selectors and the label rule", () => {
-  it("take keys and values by the same rule as labels", () => {
+  it("select what stores hold: keys older Shoals accepted (an uppercase prefix) still match; syntax and sizes are checked", () => {
     expect(parseLabelSelector("example.com/zone=a").requirements).toEqual([{ key: "example.com/zone", op: "in", values: ["a"] }]);
-    expect(() => parseLabelSelector(`${"a".repeat(64)}=x`)).toThrow(/longer than 63/);
-    expect(() => parseLabelSelector("Example.com/zone=x")).toThrow(/DNS subdomain/);
-    expect(() => parseLabelSelector(`zone in (a, ${"b".repeat(64)})`)).toThrow(/label value "b+" is longer than 63/);
+    const old = parseLabelSelector("Example.com/zone=x");
+    expect(matchesLabels(old, { "Example.com/zone": "x" })).toBe(true);
+    expect(() => parseLabelSelector(`${"a".repeat(254)}=x`)).toThrow(/is not a label key/);
+    expect(() => parseLabelSelector("bad key=x")).toThrow(/invalid label selector/);
+    expect(() => parseLabelSelector(`zone in (a, ${"b".repeat(64)})`)).toThrow(/must be empty or up to 63/);
   });
 });
