@@ -4,7 +4,15 @@ import { ShoalError, asShoalError, badRequest, unauthorized } from "../errors/sh
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
 import { HeartbeatRequest, JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
-import { JOIN_SUBSCRIPTION, ORCHESTRATOR_QUEUE, ORCHESTRATOR_SUBSCRIPTION, parseComputeSubject, parseJoinSubject } from "../transport/subjects.ts";
+import {
+  JOIN_INBOX_PREFIX,
+  JOIN_SUBSCRIPTION,
+  ORCHESTRATOR_QUEUE,
+  ORCHESTRATOR_SUBSCRIPTION,
+  nodeInboxPrefix,
+  parseComputeSubject,
+  parseJoinSubject,
+} from "../transport/subjects.ts";
 import { commandContext } from "./command-context.ts";
 import type { NodeManager } from "./node-manager.ts";
 
@@ -46,6 +54,21 @@ export class NodeProtocolHandler {
         }),
       );
     }
+  }
+
+  /**
+   * The orchestrator may publish anywhere, so it answers only on an inbox that belongs to the
+   * sender: the node's own (`_INBOX_NODE.<id>.`), or the join login's for joins. Otherwise a node
+   * could name `shoal.events.…` or another node's subjects as its reply and have the orchestrator
+   * publish there for it. On an external NATS (no per-node inboxes enforced) the default inbox
+   * root is answered too.
+   */
+  private mayReplyTo(subject: string, reply: string): boolean {
+    const joining = parseJoinSubject(subject);
+    const nodeId = joining ?? parseComputeSubject(subject)?.nodeId;
+    if (nodeId !== undefined && reply.startsWith(`${nodeInboxPrefix(nodeId)}.`)) return true;
+    if (joining !== undefined && reply.startsWith(`${JOIN_INBOX_PREFIX}.`)) return true;
+    return !this.options.enforcesNodeKeys && reply.startsWith("_INBOX.");
   }
 
   /** A message may only speak for the node its subject names (which NATS permissions tie to the sender). */
@@ -113,7 +136,12 @@ export class NodeProtocolHandler {
       };
       if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
     }
-    if (msg.reply) msg.respond(encode(response));
+    if (msg.reply === undefined || msg.reply === "") return;
+    if (!this.mayReplyTo(msg.subject, msg.reply)) {
+      this.options.logger.warn({ subject: msg.subject, reply: msg.reply }, "not answering on a reply subject outside the sender's own inbox");
+      return;
+    }
+    msg.respond(encode(response));
   }
 
   async stop(): Promise<void> {

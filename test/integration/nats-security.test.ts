@@ -205,6 +205,34 @@ describe("the orchestrator's nats-server", () => {
     await expectSubscribeRefused(a, "_INBOX.>");
   });
 
+  it("answers only on the sender's own inbox: a node or the join login cannot make the orchestrator publish events or into another node's subjects", async () => {
+    const reader = await asReader();
+    const seen: string[] = [];
+    const watch = reader.subscribe("shoal.events.>", { callback: (_e, m) => seen.push(m.subject) });
+    const jsm = await reader.jetstreamManager();
+    const before = (await jsm.streams.info("SHOAL_EVENTS")).state.messages;
+    const a = await asNode("node-a");
+    const bInbox: string[] = [];
+    const b = await asNode("node-b");
+    b.subscribe("_INBOX_NODE.node-b.>", { callback: (_e, m) => bInbox.push(m.subject) });
+    await b.flush();
+    const heartbeat = encode({ MessageID: randomUUID(), NodeID: "node-a", Sequence: 1 });
+    a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "shoal.events.node.node-b.NodeApproved" });
+    a.publish("shoal.compute.node-a.heartbeat", Empty, { reply: "shoal.events.node.node-b.NodeDeleted" });
+    a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "_INBOX_NODE.node-b.stolen" });
+    const joiner = await asJoiner();
+    joiner.publish("shoal.join.evil", Empty, { reply: "shoal.events.node.node-b.NodeRegistered" });
+    joiner.publish("shoal.join.evil", Empty, { reply: "_INBOX_NODE.node-b.stolen" });
+    // Its own inbox is still answered: the orchestrator did get the messages.
+    const own = decode(ProtocolResponse, (await a.request("shoal.compute.node-a.heartbeat", heartbeat, { timeout: 2000 })).data);
+    expect(own).toEqual({ Accepted: true });
+    await reader.flush();
+    expect(seen).toEqual([]);
+    expect(bInbox).toEqual([]);
+    expect((await jsm.streams.info("SHOAL_EVENTS")).state.messages).toBe(before);
+    watch.unsubscribe();
+  });
+
   it("lets node B's health decay while node A heartbeats for it: nothing A sends reaches B", async () => {
     await agents["node-b"]!.agent.stop();
     const a = await asNode("node-a");
