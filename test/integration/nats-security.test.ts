@@ -254,6 +254,8 @@ describe("the orchestrator's nats-server", () => {
     await expect(jsm.streams.purge("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     await expect(jsm.streams.delete("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     await expect(jsm.streams.update("SHOAL_EVENTS", { subjects: [">"] })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    // Readers share the login: none may delete a consumer, another system's durable included.
+    await expect(jsm.consumers.delete("SHOAL_EVENTS", "auditor")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     const forged = new TextEncoder().encode(JSON.stringify({ id: randomUUID(), type: "NodeApproved", stream: "node-node-b" }));
     for (const nc of [reader, await asJoiner(), await asNode("node-a")]) await expectPublishRefused(nc, "shoal.events.node.node-b.NodeApproved", forged);
 

@@ -194,6 +194,7 @@ describe("REST API", () => {
       [{ Action: "approve", Colour: "red" }, 400, /Colour/],
       [{ Action: 5 }, 400, /Action/],
       [{ Action: "approve", Message: 7 }, 400, /Message/],
+      [{ Action: "reject", NodeID: "node-2" }, 400, /^the body names node node-2 but the path names node-1$/],
       ["{not json", 400, /JSON/i],
       [JSON.stringify({ Action: "approve", Message: "x".repeat(100_000) }), 413, /too large/],
     ];

@@ -75,6 +75,10 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
   app.put("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
     const { id } = validate(IdParams, request.params, "path");
     const body = validate(PutNodeRequest, request.body, "request body");
+    // Bacalhau's body may name the node too; naming another one than the path is a mistake, not a choice.
+    if (body.NodeID !== undefined && body.NodeID !== id && body.NodeID !== manager.resolve(id)) {
+      throw badRequest(`the body names node ${body.NodeID} but the path names ${id}`);
+    }
     const expectedRevision = ifMatch(request);
     const context = commandContext(
       operatorActor(request),

@@ -34,11 +34,12 @@ export async function serveCommand(args: string[]): Promise<number> {
 
 /** How a compute node joins and a downstream system reads events; paths, never the secrets themselves. */
 export function joinInstructions(orchestrator: RunningOrchestrator): string {
-  const token = orchestrator.joinToken.file === undefined ? "<Orchestrator.Auth.Token>" : `$(cat ${orchestrator.joinToken.file})`;
+  const token = orchestrator.joinToken.file === undefined ? "<Orchestrator.Auth.Token>" : `"$(cat ${orchestrator.joinToken.file})"`;
+  // In the environment, not on the command line, where any user could read it in `ps`.
   const lines = [
     "",
     "Compute nodes join with the join token (only once; they then log in with their own key):",
-    `  shoal compute -c Compute.Orchestrators=${orchestrator.natsUrl} -c Compute.Auth.Token=${token}`,
+    `  SHOAL_COMPUTE_AUTH_TOKEN=${token} shoal compute -c Compute.Orchestrators=${orchestrator.natsUrl}`,
   ];
   if (orchestrator.eventsReader) {
     lines.push(

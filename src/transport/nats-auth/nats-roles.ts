@@ -39,7 +39,11 @@ export function nodePermissions(nodeId: string): NatsPermissions {
 }
 
 const S = EVENTS_STREAM;
-/** Downstream systems read cluster events (core subscription or JetStream consumers) and change nothing else. */
+/**
+ * Downstream systems read cluster events (core subscription or JetStream consumers) and change
+ * nothing else. They share this one login, so none may delete a consumer (another system's
+ * durable); an operator removes stale ones with the orchestrator's login.
+ */
 export const EVENTS_READER_PERMISSIONS: NatsPermissions = {
   publish: {
     allow: [
@@ -55,7 +59,6 @@ export const EVENTS_READER_PERMISSIONS: NatsPermissions = {
       `$JS.API.CONSUMER.INFO.${S}.*`,
       `$JS.API.CONSUMER.LIST.${S}`,
       `$JS.API.CONSUMER.NAMES.${S}`,
-      `$JS.API.CONSUMER.DELETE.${S}.*`,
       `$JS.API.CONSUMER.MSG.NEXT.${S}.*`,
       `$JS.ACK.${S}.>`,
       `$JS.FC.${S}.>`,
