@@ -207,10 +207,12 @@ describe("the orchestrator's nats-server", () => {
 
   it("answers only on the sender's own inbox: a node or the join login cannot make the orchestrator publish events or into another node's subjects", async () => {
     const reader = await asReader();
+    // Only the subjects the attack names: real events keep flowing meanwhile.
+    // node-b joined APPROVED and is never deleted here: no real event ever has these subjects.
+    const forged = ["shoal.events.node.node-b.NodeApproved", "shoal.events.node.node-b.NodeDeleted", "shoal.events.node.node-b.NodeForged"];
     const seen: string[] = [];
-    const watch = reader.subscribe("shoal.events.>", { callback: (_e, m) => seen.push(m.subject) });
+    const watches = forged.map((subject) => reader.subscribe(subject, { callback: (_e, m) => seen.push(m.subject) }));
     const jsm = await reader.jetstreamManager();
-    const before = (await jsm.streams.info("SHOAL_EVENTS")).state.messages;
     const a = await asNode("node-a");
     const bInbox: string[] = [];
     const b = await asNode("node-b");
@@ -221,7 +223,7 @@ describe("the orchestrator's nats-server", () => {
     a.publish("shoal.compute.node-a.heartbeat", Empty, { reply: "shoal.events.node.node-b.NodeDeleted" });
     a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "_INBOX_NODE.node-b.stolen" });
     const joiner = await asJoiner();
-    joiner.publish("shoal.join.evil", Empty, { reply: "shoal.events.node.node-b.NodeRegistered" });
+    joiner.publish("shoal.join.evil", Empty, { reply: "shoal.events.node.node-b.NodeForged" });
     joiner.publish("shoal.join.evil", Empty, { reply: "_INBOX_NODE.node-b.stolen" });
     // Its own inbox is still answered: the orchestrator did get the messages.
     const own = decode(ProtocolResponse, (await a.request("shoal.compute.node-a.heartbeat", heartbeat, { timeout: 2000 })).data);
@@ -229,8 +231,10 @@ describe("the orchestrator's nats-server", () => {
     await reader.flush();
     expect(seen).toEqual([]);
     expect(bInbox).toEqual([]);
-    expect((await jsm.streams.info("SHOAL_EVENTS")).state.messages).toBe(before);
-    watch.unsubscribe();
+    for (const subject of forged) {
+      await expect(jsm.streams.getMessage("SHOAL_EVENTS", { last_by_subj: subject }), subject).rejects.toThrow(/no message found/);
+    }
+    for (const w of watches) w.unsubscribe();
   });
 
   it("lets node B's health decay while node A heartbeats for it: nothing A sends reaches B", async () => {
