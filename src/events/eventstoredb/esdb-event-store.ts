@@ -28,6 +28,7 @@ import type {
   StoreSubscription,
 } from "../store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
+import { redactUrl } from "../../security/redact-url.ts";
 import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
@@ -94,7 +95,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     try {
       this.client = EventStoreDBClient.connectionString(url);
     } catch (e) {
-      throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${url}: ${(e as Error).message}` });
+      throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${redactUrl(url)}: ${(e as Error).message}` });
     }
     assertFilteredReadSupported(this.client);
   }
