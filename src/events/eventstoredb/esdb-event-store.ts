@@ -29,6 +29,7 @@ import type {
 } from "../store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { redactUrl } from "../../security/redact-url.ts";
+import { esdbStoreError } from "./esdb-store-error.ts";
 import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
@@ -79,11 +80,6 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
   };
 }
 
-function storeError(e: unknown): Error {
-  if (e instanceof WrongExpectedRevisionError || e instanceof StoreUnavailableError) return e;
-  return new StoreUnavailableError({ reason: e instanceof Error ? e.message : String(e) });
-}
-
 /** The production store: EventStoreDB (KurrentDB) over gRPC, chosen with EventStore.URL=esdb://… */
 export class EsdbEventStore implements EventStore, CheckpointStore {
   private readonly client: EventStoreDBClient;
@@ -117,7 +113,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         const actual = typeof e.actualVersion === "bigint" ? toNumber(e.actualVersion) : -1;
         throw new WrongExpectedRevisionError({ stream, expected, actual });
       }
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -141,7 +137,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       }
     } catch (e) {
       if (e instanceof StreamNotFoundError) return [];
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
     return out;
   }
@@ -169,7 +165,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         from = last;
       }
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -185,7 +181,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
           if (e && e.position > after) await handler(e);
         }
       } catch (e) {
-        if (!stopped) throw storeError(e);
+        if (!stopped) throw esdbStoreError(e);
       }
     })();
     done.catch(() => undefined);
@@ -214,7 +210,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         this.checkpointRevisions.set(stream, -1);
         return undefined;
       }
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
     return undefined;
   }
@@ -249,7 +245,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         }
       }
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -262,7 +258,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     try {
       await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, { maxCount: 1, custom: { checkedAt: new Date().toISOString() } });
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
