@@ -8,6 +8,7 @@ import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
+import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
@@ -96,7 +97,7 @@ export async function computeCommand(args: string[]): Promise<number> {
     try {
       await Promise.race([agent.start(), signal]);
       if (!interrupted) {
-        console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].join(", ")}).`);
+        console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].map(redactUrl).join(", ")}).`);
         await signal;
       }
     } finally {
