@@ -1,4 +1,4 @@
-import { formatBytes } from "./byte-size.ts";
+import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
 
@@ -104,7 +104,7 @@ export function canonicalKey(key: string): ConfigKey | undefined {
 export function describeDefault(key: ConfigKey): string {
   const def = CONFIG_KEYS[key];
   if (def.kind === "duration") return formatDuration(def.default as number);
-  if (def.kind === "bytes") return formatBytes(def.default as number);
+  if (def.kind === "bytes") return formatExactBytes(def.default as number);
   if (def.kind === "labels") return "";
   if (def.kind === "list") return (def.default as string[]).join(",");
   if (def.kind === "overrides" || def.kind === "users") return "[]";
