@@ -107,22 +107,30 @@ async function startDevstack(dataDir: string): Promise<{ apiPort: number; stop: 
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // SIGTERM lets devstack stop its own nats-server; SIGKILL only if it does not within 15s.
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
   const deadline = Date.now() + 60_000;
   while (!out.includes("Shoal devstack is running")) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`devstack did not start:\n${out}`);
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop(); // a devstack still starting must not outlive the bench, nor its nats-server
+      throw new Error(`devstack did not start:\n${out}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return {
-    apiPort,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  return { apiPort, stop };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-cli-"));
-const devstack = await startDevstack(dataDir);
+const devstack = await startDevstack(dataDir).catch((e: unknown) => {
+  rmSync(dataDir, { recursive: true, force: true });
+  throw e;
+});
 try {
   const cases: Case[] = [
     { name: "node -e 0", command: "node", args: ["-e", "0"], expect: "", ms: [], cpuMs: [] },

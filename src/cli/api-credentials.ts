@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { adminApiKeyPath } from "../security/admin-api-key.ts";
 import { readSecret } from "../security/secret-file.ts";
+import { isLoopbackHost } from "./is-loopback-host.ts";
 import { UsageError } from "./usage-error.ts";
 
 /** Credentials the CLI sends, and where they came from (said in errors, never the secret). */
@@ -14,6 +15,8 @@ export interface CredentialSources {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The configured DataDir: `serve` keeps its key in DataDir/credentials, `devstack` in DataDir/devstack/credentials. */
   readonly dataDir: string;
+  /** The API host the credentials go to: this machine's key files go only to a loopback address. */
+  readonly host: string;
 }
 
 export interface ResolvedCredentials {
@@ -41,9 +44,10 @@ function basic(username: string | undefined, password: string | undefined, sourc
 /**
  * Flags first, then environment variables, then the admin key files on this machine; at each
  * level an API key wins over a username and password (Bacalhau's BACALHAU_API_KEY/…_USERNAME/
- * …_PASSWORD, with SHOAL_ names).
+ * …_PASSWORD, with SHOAL_ names). The key files hold this machine's `*` key: they are offered
+ * only to this machine (a loopback host), never to whatever --api-host names, over plain HTTP.
  */
-export function resolveCredentials({ flags, env, dataDir }: CredentialSources): ResolvedCredentials {
+export function resolveCredentials({ flags, env, dataDir, host }: CredentialSources): ResolvedCredentials {
   const flagKey = nonEmpty(flags["api-key"]);
   if (flagKey !== undefined) return { candidates: [{ kind: "bearer", key: flagKey, source: "--api-key" }], notes: [] };
   if (flags.username !== undefined || flags.password !== undefined) {
@@ -55,6 +59,9 @@ export function resolveCredentials({ flags, env, dataDir }: CredentialSources): 
   if (nonEmpty(env.SHOAL_API_USERNAME) !== undefined || nonEmpty(env.SHOAL_API_PASSWORD) !== undefined) {
     const source = "SHOAL_API_USERNAME/SHOAL_API_PASSWORD";
     return { candidates: [basic(nonEmpty(env.SHOAL_API_USERNAME), nonEmpty(env.SHOAL_API_PASSWORD), source)], notes: [] };
+  }
+  if (!isLoopbackHost(host)) {
+    return { candidates: [], anonymousFallback: false, notes: [`this machine's admin key is sent only to 127.0.0.1, ::1 or localhost, not to ${host}`] };
   }
   const candidates: ApiCredential[] = [];
   const notes: string[] = [];

@@ -102,7 +102,9 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
   const def = CONFIG_KEYS[key];
   switch (def.kind) {
     case "string": {
-      if (typeof raw !== "string" && typeof raw !== "number") return fail(source, key, `expected a string, got ${JSON.stringify(raw)}`);
+      if (typeof raw !== "string" && typeof raw !== "number") {
+        return fail(source, key, `expected a string, got ${def.secret === true ? (Array.isArray(raw) ? "a list" : typeof raw) : JSON.stringify(raw)}`);
+      }
       if (def.choices === undefined) return String(raw);
       const choice = def.choices.find((c) => c === String(raw).trim().toLowerCase());
       return choice ?? fail(source, key, `expected one of ${def.choices.join(", ")}, got ${JSON.stringify(raw)}`);

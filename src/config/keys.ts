@@ -1,4 +1,4 @@
-import { formatBytes } from "./byte-size.ts";
+import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
 
@@ -18,12 +18,16 @@ interface KeyDef<K extends KeyKind, V> {
   readonly description: string;
   /** For strings: the only values allowed (matched ignoring case). */
   readonly choices?: readonly string[];
+  /** Holds a password, token or key: errors name the key and never echo the value. */
+  readonly secret?: boolean;
 }
 
 const str = (d: string, description: string): KeyDef<"string", string> => ({ kind: "string", default: d, description });
 const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: "int", default: d, description });
 const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
 const dur = (d: number, description: string): KeyDef<"duration", number> => ({ kind: "duration", default: d, description });
+/** A string that is a secret (password, token). */
+const secretStr = (description: string): KeyDef<"string", string> => ({ ...str("", description), secret: true });
 const bytes = (d: number, description: string): KeyDef<"bytes", number> => ({ kind: "bytes", default: d, description });
 
 /**
@@ -38,6 +42,7 @@ export const CONFIG_KEYS = {
   "API.Port": int(1234, "Port of the REST API"),
   "API.Auth.Users": {
     kind: "users",
+    secret: true,
     default: [] as AuthUser[],
     description: "REST API users: Username/Password (plain or bcrypt) and/or APIKey, with Capabilities. Empty: serve generates an admin API key in DataDir/credentials",
   } as KeyDef<"users", AuthUser[]>,
@@ -51,11 +56,11 @@ export const CONFIG_KEYS = {
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str("", "Use this external NATS (with JetStream) instead of starting an embedded nats-server"),
   "Orchestrator.NATS.User": str("", "External NATS: the user the orchestrator logs in as (with Orchestrator.NATS.Password)"),
-  "Orchestrator.NATS.Password": str("", "External NATS: the password of Orchestrator.NATS.User"),
-  "Orchestrator.NATS.Token": str("", "External NATS: a token to log in with instead of a user"),
+  "Orchestrator.NATS.Password": secretStr("External NATS: the password of Orchestrator.NATS.User"),
+  "Orchestrator.NATS.Token": secretStr("External NATS: a token to log in with instead of a user"),
   "Orchestrator.NATS.CredsFile": str("", "External NATS: a .creds file (user JWT and nkey seed) to log in with"),
   "Orchestrator.NATS.JetStreamMaxStore": bytes(1024 ** 3, "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it"),
-  "Orchestrator.Auth.Token": str("", "The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
+  "Orchestrator.Auth.Token": secretStr("The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
   "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
@@ -69,7 +74,7 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.MaxPendingNodes": int(1000, "With ManualApproval: nodes awaiting approval at most; more are refused until an operator acts. 0 for no limit"),
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
   "Compute.Orchestrators": { kind: "list", default: ["nats://127.0.0.1:4222"], description: "NATS URLs of the orchestrator(s)" } as KeyDef<"list", string[]>,
-  "Compute.Auth.Token": str("", "The orchestrator's join token; used once to join, after which the node logs in with its own key"),
+  "Compute.Auth.Token": secretStr("The orchestrator's join token; used once to join, after which the node logs in with its own key"),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
   "Compute.Heartbeat.InfoUpdateInterval": dur(60_000, "How often node information is reported (only changes are stored)"),
   "Compute.Heartbeat.ResourceUpdateInterval": dur(30_000, "How often resource availability is reported (kept in memory)"),
@@ -99,7 +104,7 @@ export function canonicalKey(key: string): ConfigKey | undefined {
 export function describeDefault(key: ConfigKey): string {
   const def = CONFIG_KEYS[key];
   if (def.kind === "duration") return formatDuration(def.default as number);
-  if (def.kind === "bytes") return formatBytes(def.default as number);
+  if (def.kind === "bytes") return formatExactBytes(def.default as number);
   if (def.kind === "labels") return "";
   if (def.kind === "list") return (def.default as string[]).join(",");
   if (def.kind === "overrides" || def.kind === "users") return "[]";

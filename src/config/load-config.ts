@@ -18,6 +18,9 @@ export interface ConfigSources {
   readonly flags?: Partial<ShoalConfig>;
 }
 
+/** What a config key name can look like; anything else typed as one (a "Key:value" typo) is not echoed. */
+const KEY_NAME = /^[A-Za-z0-9_.-]+$/;
+
 function set(config: ShoalConfig, key: ConfigKey, raw: unknown, source: string): void {
   (config as Record<string, unknown>)[key] = coerce(key, raw, source);
 }
@@ -81,9 +84,13 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
     const eq = entry.indexOf("=");
     const name = eq === -1 ? entry : entry.slice(0, eq);
     const key = canonicalKey(name.trim());
-    if (key === undefined) throw new ConfigError(`-c ${entry}: unknown config key ${name}`);
-    // Users carry passwords and API keys: name the setting in errors, never echo its value.
-    const shown = CONFIG_KEYS[key].kind === "users" ? `${name}=…` : entry;
+    // A misspelt key may hold a secret (-c Orchestrator.NATS.Pasword=…), and so may a secret
+    // key's value: errors name the setting, never echo such a value.
+    if (key === undefined) {
+      const shownName = KEY_NAME.test(name.trim()) ? name.trim() : "(not shown: not a key name)";
+      throw new ConfigError(`-c ${shownName}${eq === -1 ? "" : "=…"}: unknown config key ${shownName}`);
+    }
+    const shown = CONFIG_KEYS[key].secret === true ? `${name}=…` : entry;
     set(config, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${shown}`);
   }
 

@@ -16,6 +16,7 @@ import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { redactUrl } from "../security/redact-url.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
 import { buildVersion } from "../version.ts";
 import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
@@ -54,7 +55,7 @@ const STOP_STEP_TIMEOUT_MS = 5_000;
 const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
 
 function storeDescription(config: ShoalConfig): string {
-  return config["EventStore.URL"] !== "" ? `EventStoreDB at ${config["EventStore.URL"]}` : `SQLite store ${join(config.DataDir, "shoal.db")}`;
+  return config["EventStore.URL"] !== "" ? `EventStoreDB at ${redactUrl(config["EventStore.URL"])}` : `SQLite store ${join(config.DataDir, "shoal.db")}`;
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
@@ -192,7 +193,7 @@ export async function startOrchestrator(
     const address = api.server.address() as AddressInfo;
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;
-    logger.info({ nodeId, api: apiUrl, nats: natsUrl }, "orchestrator ready");
+    logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
     return { nodeId, apiUrl, natsUrl, manager, publisher, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {

@@ -8,6 +8,7 @@ import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
+import { redactUrl } from "../security/redact-url.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
 import { NatsAccess } from "../transport/nats-auth/nats-access.ts";
@@ -60,7 +61,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
   const url = config["EventStore.URL"];
   if (url !== "") {
     if (!/^esdb(\+discover)?:\/\//.test(url)) {
-      return Layer.fail(new StartupError(`EventStore.URL must start with esdb:// or esdb+discover://, got ${url}`));
+      return Layer.fail(new StartupError(`EventStore.URL must start with esdb:// or esdb+discover://, got ${redactUrl(url)}`));
     }
     return Layer.scoped(
       Store,
@@ -68,7 +69,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
         attempt("cannot use EventStoreDB", () =>
           usable(new EsdbEventStore(url), async (store) => {
             await store.readAll({ maxCount: 1 }); // fail now, not on the first command
-            logger.info({ url }, "using EventStoreDB");
+            logger.info({ url: redactUrl(url) }, "using EventStoreDB");
           }),
         ),
         (store) => Effect.promise(() => boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger })),
@@ -115,7 +116,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
   const external = config["Orchestrator.NATS.URL"];
   const connectTo = (url: string, auth: Partial<ConnectionOptions>) =>
     Effect.acquireRelease(
-      attempt(`cannot connect to NATS at ${url}`, () =>
+      attempt(`cannot connect to NATS at ${redactUrl(url)}`, () =>
         connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
       ),
       (nc) => Effect.promise(() => closeNatsConnection(nc, logger)),

@@ -1,6 +1,7 @@
 import type { NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
+import { redactUrl } from "../security/redact-url.ts";
 import type { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
 
 const PING_TIMEOUT_MS = 2_000;
@@ -19,13 +20,17 @@ export class TransportWatch {
   private unwatchServer: (() => void) | undefined;
   /** At most one ping outstanding: a wedged server would otherwise collect one per probe. */
   private ping: Promise<number> | undefined;
+  /** As logged and shown by /agent/ready, which anyone may read: without its credentials. */
+  private readonly url: string;
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly url: string,
+    url: string,
     private readonly server: EmbeddedNatsServer | undefined,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.url = redactUrl(url);
+  }
 
   /** Starts watching; the connection is assumed up, as it has just been opened. */
   start(): void {

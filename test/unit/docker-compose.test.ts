@@ -6,7 +6,7 @@ import { canonicalKey } from "../../src/config/keys.ts";
 
 const root = join(import.meta.dirname, "../..");
 const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
-  services: Record<string, { image?: string; build?: string; command?: string[]; environment?: Record<string, string>; depends_on?: string[]; volumes?: string[] }>;
+  services: Record<string, { image?: string; build?: string; command?: string[]; environment?: Record<string, string>; depends_on?: string[]; volumes?: string[]; ports?: string[] }>;
   volumes: Record<string, unknown>;
 };
 
@@ -22,6 +22,12 @@ describe("docker-compose.yml", () => {
     expect(token).toMatch(/^\$\{SHOAL_JOIN_TOKEN:\?/);
     for (const c of ["compute-1", "compute-2"]) expect(s[c]!.environment!.SHOAL_COMPUTE_AUTH_TOKEN).toBe(token);
     expect(s["compute-1"]!.command?.[0]).toBe("compute");
+  });
+
+  it("publishes no EventStoreDB port: it runs insecure, and only the orchestrator may write to it", () => {
+    expect(compose.services.eventstore!.environment!.EVENTSTORE_INSECURE).toBe("true");
+    expect(compose.services.eventstore!.ports ?? []).toEqual([]);
+    expect(compose.services.eventstore).not.toHaveProperty("network_mode");
   });
 
   it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import bcrypt from "bcryptjs";
 import { identityOf, isBcryptHash, type ApiAction, type AuthUser } from "../../config/auth-users.ts";
+import { unavailable } from "../../errors/shoal-error.ts";
 
 /** Someone the API knows: the identity recorded in the history and what they may do. */
 export interface Principal {
@@ -23,11 +24,26 @@ const sameDigest = (a: Buffer, b: Buffer): boolean => timingSafeEqual(a, b);
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/**
+ * A well-formed bcrypt hash of no password anyone knows: checking a password against it costs
+ * what checking a real one of that cost does (bcryptjs hashes with its salt, then compares).
+ */
+const dummyBcryptHash = (cost: number): string => `$2b$${String(cost).padStart(2, "0")}$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy`;
+
+/** What one bcrypt check past the cap is told: come back in a second. */
+const BCRYPT_BUSY_RETRY_AFTER_SECONDS = 1;
+
 export interface AuthenticatorOptions {
   /** How long a successful bcrypt verification is remembered. */
   readonly cacheTtlMs?: number;
   readonly cacheSize?: number;
   readonly now?: () => number;
+  /**
+   * bcrypt verifications (not answered from the cache) running at once; more are refused with
+   * 503 + Retry-After. bcryptjs runs on the event loop: unbounded wrong-password requests would
+   * otherwise starve everything else on it, heartbeats included.
+   */
+  readonly maxConcurrentBcrypt?: number;
 }
 
 /**
@@ -38,7 +54,8 @@ export interface AuthenticatorOptions {
  * takes tens of milliseconds by design; a successful verification is remembered for a short
  * time under an HMAC of the presented credentials (keyed per process, so the cache never holds
  * anything that could be brute-forced offline), which keeps repeated CLI calls fast. Failures
- * are never cached.
+ * are never cached. An unknown username pays for bcrypt too (against a dummy hash of the highest
+ * configured cost), so response time does not tell which usernames exist.
  */
 export class Authenticator {
   private readonly apiKeys: { readonly principal: Principal; readonly digest: Buffer }[] = [];
@@ -50,21 +67,31 @@ export class Authenticator {
   private readonly ttlMs: number;
   private readonly cacheSize: number;
   private readonly now: () => number;
-  /** bcrypt verifications actually run (not answered from the cache). */
+  private readonly maxConcurrentBcrypt: number;
+  private bcryptRunning = 0;
+  /** The bcrypt cost an unknown username pays: the highest configured; undefined without bcrypt users. */
+  readonly unknownUserCost: number | undefined;
+  private readonly unknownUserHash: string | undefined;
+  /** bcrypt verifications actually run (not answered from the cache), an unknown user's included. */
   bcryptVerifications = 0;
 
   constructor(users: readonly AuthUser[], options: AuthenticatorOptions = {}) {
     this.ttlMs = options.cacheTtlMs ?? 5 * 60_000;
     this.cacheSize = options.cacheSize ?? 1024;
     this.now = options.now ?? Date.now;
+    this.maxConcurrentBcrypt = options.maxConcurrentBcrypt ?? 2;
+    let highestCost: number | undefined;
     for (const user of users) {
       const principal: Principal = { id: identityOf(user), actions: user.Capabilities.flatMap((c) => c.Actions) };
       if (user.APIKey !== undefined) this.apiKeys.push({ principal, digest: digest(user.APIKey) });
       if (user.Username !== undefined && user.Password !== undefined) {
         const secret = isBcryptHash(user.Password) ? user.Password : digest(user.Password);
         this.passwords.set(user.Username.toLowerCase(), { principal, secret });
+        if (typeof secret === "string") highestCost = Math.max(highestCost ?? 0, bcrypt.getRounds(secret));
       }
     }
+    this.unknownUserCost = highestCost;
+    this.unknownUserHash = highestCost === undefined ? undefined : dummyBcryptHash(highestCost);
   }
 
   /** `header` is the Authorization header as sent. */
@@ -93,11 +120,15 @@ export class Authenticator {
     const username = decoded.slice(0, colon).toLowerCase();
     const password = decoded.slice(colon + 1);
     const user = this.passwords.get(username);
-    if (user === undefined) return invalid;
+    if (user === undefined) {
+      if (this.unknownUserHash !== undefined) await this.bcrypt(username, password, this.unknownUserHash);
+      return invalid;
+    }
     if (typeof user.secret !== "string") return sameDigest(digest(password), user.secret) ? { ok: true, principal: user.principal } : invalid;
     return (await this.bcrypt(username, password, user.secret)) ? { ok: true, principal: user.principal } : invalid;
   }
 
+  /** Throws Unavailable (503, Retry-After: 1) when maxConcurrentBcrypt verifications are already running. */
   private async bcrypt(username: string, password: string, hash: string): Promise<boolean> {
     const key = createHmac("sha256", this.cacheKey).update(`${username}\0${password}`, "utf8").digest("base64");
     const until = this.verified.get(key);
@@ -106,8 +137,15 @@ export class Authenticator {
     // Concurrent requests with the same credentials share one verification.
     let pending = this.inFlight.get(key);
     if (pending === undefined) {
+      if (this.bcryptRunning >= this.maxConcurrentBcrypt) {
+        throw unavailable("too many password checks in progress; retry shortly, or use an API key", BCRYPT_BUSY_RETRY_AFTER_SECONDS);
+      }
       this.bcryptVerifications++;
-      pending = bcrypt.compare(password, hash).finally(() => this.inFlight.delete(key));
+      this.bcryptRunning++;
+      pending = bcrypt.compare(password, hash).finally(() => {
+        this.bcryptRunning--;
+        this.inFlight.delete(key);
+      });
       this.inFlight.set(key, pending);
     }
     const ok = await pending;

@@ -27,7 +27,7 @@ function unauthorized(request: FastifyRequest, reply: FastifyReply, message: str
  * Fastify pattern decides what it needs (see route-access.ts); a request that matches no route
  * goes on to the JSON 404.
  */
-export function registerAuth(app: FastifyInstance, auth: ApiAuth): Authenticator {
+export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
   const authenticator = new Authenticator(auth.users);
   app.addHook("onRequest", async (request, reply) => {
     const route = request.routeOptions.url;
@@ -52,5 +52,4 @@ export function registerAuth(app: FastifyInstance, auth: ApiAuth): Authenticator
     }
     setPrincipal(request, principal);
   });
-  return authenticator;
 }

@@ -8,6 +8,7 @@ import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
+import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
@@ -85,24 +86,25 @@ export async function computeCommand(args: string[]): Promise<number> {
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   // Two agents on one DataDir would share a node id and a registration sentinel.
   const lock = lockDataDir(dataDir, "shoal compute");
-  let nodeId: string;
+  // Released however this ends: a bad identity, a refused join or a signal.
   try {
-    nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir);
-  } catch (e) {
+    const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir);
+    const agent = computeAgentFromConfig({ ...config, DataDir: dataDir }, nodeId, logger.child({ nodeId }));
+    let interrupted = false;
+    const signal = waitForSignal().then(() => {
+      interrupted = true;
+    });
+    try {
+      await Promise.race([agent.start(), signal]);
+      if (!interrupted) {
+        console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].map(redactUrl).join(", ")}).`);
+        await signal;
+      }
+    } finally {
+      await agent.stop();
+    }
+    return 0;
+  } finally {
     lock.release();
-    throw e;
   }
-  const agent = computeAgentFromConfig({ ...config, DataDir: dataDir }, nodeId, logger.child({ nodeId }));
-  let interrupted = false;
-  const signal = waitForSignal().then(() => {
-    interrupted = true;
-  });
-  await Promise.race([agent.start(), signal]);
-  if (!interrupted) {
-    console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].join(", ")}).`);
-    await signal;
-  }
-  await agent.stop();
-  lock.release();
-  return 0;
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
+import { redactUrl } from "../../security/redact-url.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
@@ -45,7 +46,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   console.log(`Shoal devstack is running: orchestrator ${orchestrator.nodeId} and ${count} compute node(s).
 
   API:   ${orchestrator.apiUrl}
-  NATS:  ${orchestrator.natsUrl}
+  NATS:  ${redactUrl(orchestrator.natsUrl)}
   Data:  ${config.DataDir}
 ${orchestrator.adminKey ? `${adminKeyLine(orchestrator.adminKey, "  ")}\n` : ""}
 Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key under SHOAL_DATADIR by itself" : "add --api-key or --username/--password of an API.Auth.Users entry"}):
@@ -54,7 +55,7 @@ Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-  nats sub 'shoal.events.>' -s ${orchestrator.natsUrl} --user ${orchestrator.eventsReader?.user ?? "<user>"} --password "$(cat ${orchestrator.eventsReader?.passwordFile ?? "<file>"})"     # cluster events, with the nats CLI
+  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --user ${orchestrator.eventsReader?.user ?? "<user>"} --password "$(cat ${orchestrator.eventsReader?.passwordFile ?? "<file>"})"     # cluster events, with the nats CLI
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);

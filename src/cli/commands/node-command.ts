@@ -24,7 +24,8 @@ Options:
   --api-key KEY            API key (env SHOAL_API_KEY)
   --username USER          Basic auth user (env SHOAL_API_USERNAME); with --password (env SHOAL_API_PASSWORD)
                            Without these: the admin key \`serve\` keeps in <DataDir>/credentials/api-admin-key
-                           (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one
+                           (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one,
+                           sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
@@ -57,7 +58,7 @@ function client(values: Values): ApiClient {
   const host = values["api-host"] ?? (config["API.Host"] === "0.0.0.0" ? "127.0.0.1" : config["API.Host"]);
   const port = values["api-port"] ?? String(config["API.Port"]);
   if (!/^\d{1,5}$/.test(port)) throw new UsageError(`--api-port must be a port number, got ${port}`);
-  const credentials = resolveCredentials({ flags: values, env: process.env, dataDir: config.DataDir });
+  const credentials = resolveCredentials({ flags: values, env: process.env, dataDir: config.DataDir, host });
   return new ApiClient(`http://${host.includes(":") ? `[${host}]` : host}:${port}`, credentials);
 }
 

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../orchestrator/orchestrator.ts";
+import { redactUrl } from "../../security/redact-url.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 
 export const SERVE_HELP = `Usage: shoal serve [options]
@@ -23,7 +24,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const orchestrator = await startOrchestrator(config, logger);
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
-  console.log(`  NATS: ${orchestrator.natsUrl}`);
+  console.log(`  NATS: ${redactUrl(orchestrator.natsUrl)}`);
   if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
   console.log(joinInstructions(orchestrator));
   await waitForSignal();
@@ -39,7 +40,7 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   const lines = [
     "",
     "Compute nodes join with the join token (only once; they then log in with their own key):",
-    `  SHOAL_COMPUTE_AUTH_TOKEN=${token} shoal compute -c Compute.Orchestrators=${orchestrator.natsUrl}`,
+    `  SHOAL_COMPUTE_AUTH_TOKEN=${token} shoal compute -c Compute.Orchestrators=${redactUrl(orchestrator.natsUrl)}`,
   ];
   if (orchestrator.eventsReader) {
     lines.push(

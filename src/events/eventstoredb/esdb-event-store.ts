@@ -28,6 +28,8 @@ import type {
   StoreSubscription,
 } from "../store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
+import { redactUrl } from "../../security/redact-url.ts";
+import { esdbStoreError } from "./esdb-store-error.ts";
 import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
@@ -78,11 +80,6 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
   };
 }
 
-function storeError(e: unknown): Error {
-  if (e instanceof WrongExpectedRevisionError || e instanceof StoreUnavailableError) return e;
-  return new StoreUnavailableError({ reason: e instanceof Error ? e.message : String(e) });
-}
-
 /** The production store: EventStoreDB (KurrentDB) over gRPC, chosen with EventStore.URL=esdb://… */
 export class EsdbEventStore implements EventStore, CheckpointStore {
   private readonly client: EventStoreDBClient;
@@ -94,7 +91,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     try {
       this.client = EventStoreDBClient.connectionString(url);
     } catch (e) {
-      throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${url}: ${(e as Error).message}` });
+      throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${redactUrl(url)}: ${(e as Error).message}` });
     }
     assertFilteredReadSupported(this.client);
   }
@@ -116,7 +113,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         const actual = typeof e.actualVersion === "bigint" ? toNumber(e.actualVersion) : -1;
         throw new WrongExpectedRevisionError({ stream, expected, actual });
       }
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -140,7 +137,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       }
     } catch (e) {
       if (e instanceof StreamNotFoundError) return [];
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
     return out;
   }
@@ -168,7 +165,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         from = last;
       }
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -184,7 +181,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
           if (e && e.position > after) await handler(e);
         }
       } catch (e) {
-        if (!stopped) throw storeError(e);
+        if (!stopped) throw esdbStoreError(e);
       }
     })();
     done.catch(() => undefined);
@@ -213,7 +210,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         this.checkpointRevisions.set(stream, -1);
         return undefined;
       }
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
     return undefined;
   }
@@ -248,7 +245,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         }
       }
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 
@@ -261,7 +258,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     try {
       await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, { maxCount: 1, custom: { checkedAt: new Date().toISOString() } });
     } catch (e) {
-      throw storeError(e);
+      throw esdbStoreError(e);
     }
   }
 

@@ -68,4 +68,38 @@ describe("Authenticator", () => {
     expect((await cached.authenticate(good)).ok).toBe(true);
     expect(cached.bcryptVerifications).toBe(4);
   });
+
+  it("makes an unknown username pay bcrypt at the highest configured cost, so timing does not tell which names exist", async () => {
+    const mixed = new Authenticator([...USERS, { Username: "dave", Password: bcrypt.hashSync("dave's password", 5), Capabilities: [{ Actions: ["read:node"] }] }]);
+    expect(mixed.unknownUserCost).toBe(5);
+    expect(await mixed.authenticate(basic("nobody", "bcrypt password"))).toEqual({ ok: false, reason: "invalid username or password" });
+    expect(mixed.bcryptVerifications).toBe(1);
+    expect((await mixed.authenticate(basic("nobody", "bcrypt password"))).ok).toBe(false);
+    expect(mixed.bcryptVerifications).toBe(2); // a failure is never cached, an unknown name's neither
+    // Without bcrypt users nobody pays bcrypt: a plain password is checked at once either way.
+    const plainOnly = new Authenticator(USERS.filter((u) => u.Username !== "bob"));
+    expect(plainOnly.unknownUserCost).toBeUndefined();
+    expect((await plainOnly.authenticate(basic("nobody", "x"))).ok).toBe(false);
+    expect(plainOnly.bcryptVerifications).toBe(0);
+  });
+
+  it("runs at most maxConcurrentBcrypt uncached bcrypt checks at once and answers the rest 503 with Retry-After 1", async () => {
+    const capped = new Authenticator(USERS, { maxConcurrentBcrypt: 2 });
+    const good = basic("bob", "bcrypt password");
+    expect((await capped.authenticate(good)).ok).toBe(true); // cached from here on
+    const first = capped.authenticate(basic("bob", "wrong 1"));
+    const second = capped.authenticate(basic("nobody", "wrong 2")); // an unknown name counts too
+    const sameAsFirst = capped.authenticate(basic("bob", "wrong 1")); // shares the first's check
+    await expect(capped.authenticate(basic("bob", "wrong 3"))).rejects.toMatchObject({ kind: "Unavailable", retryAfterSeconds: 1 });
+    await expect(capped.authenticate(basic("nobody", "wrong 4"))).rejects.toMatchObject({ kind: "Unavailable" });
+    // What needs no bcrypt is answered meanwhile: a cached success, plain passwords, API keys.
+    expect((await capped.authenticate(good)).ok).toBe(true);
+    expect((await capped.authenticate(basic("alice", "plain password"))).ok).toBe(true);
+    expect((await capped.authenticate(`Bearer ${KEY}`)).ok).toBe(true);
+    expect((await Promise.all([first, second, sameAsFirst])).map((r) => r.ok)).toEqual([false, false, false]);
+    expect(capped.bcryptVerifications).toBe(3);
+    // Once they are done, the next check runs.
+    expect(await capped.authenticate(basic("bob", "wrong 3"))).toEqual({ ok: false, reason: "invalid username or password" });
+    expect(capped.bcryptVerifications).toBe(4);
+  });
 });

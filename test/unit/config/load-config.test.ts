@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../../src/config/duration.ts";
+import { CONFIG_KEYS } from "../../../src/config/keys.ts";
 import { loadConfig } from "../../../src/config/load-config.ts";
 import { tempDir } from "../../support/fixtures.ts";
 
@@ -84,7 +85,7 @@ describe("loadConfig", () => {
 
   it("refuses bad input with a message naming the source and key", () => {
     const cases: [Parameters<typeof loadConfig>[0], RegExp][] = [
-      [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=1: unknown config key No.Such.Key/],
+      [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=…: unknown config key No.Such.Key$/],
       [{ settings: ["API.Port=http"] }, /API.Port: expected a whole number/],
       [{ settings: ["API.Port=70000"] }, /API.Port/],
       [{ env: { SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "15" } }, /environment variable SHOAL_COMPUTE_HEARTBEAT_INTERVAL: Compute.Heartbeat.Interval: expected a duration/],
@@ -103,5 +104,36 @@ describe("loadConfig", () => {
       [{ files: [yaml("API:\n  Colour: red\n")] }, /unknown config key API.Colour/],
     ];
     for (const [sources, message] of cases) expect(() => loadConfig({ env: {}, ...sources }), String(message)).toThrow(message);
+  });
+
+  it("never echoes the value of an unknown key or of a secret key", () => {
+    const refusal = (sources: Parameters<typeof loadConfig>[0]): string => {
+      try {
+        loadConfig({ env: {}, ...sources });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error("accepted");
+    };
+    // A misspelt secret key: named, its value not shown.
+    expect(refusal({ settings: ["Orchestrator.NATS.Pasword=s3cret"] })).toBe("-c Orchestrator.NATS.Pasword=…: unknown config key Orchestrator.NATS.Pasword");
+    // ':' for '=' makes the whole entry the "name": not echoed either.
+    expect(refusal({ settings: ["Orchestrator.NATS.Password:s3cret"] })).not.toContain("s3cret");
+    expect(refusal({ settings: ["Compute.Auth.Tokn"] })).toBe("-c Compute.Auth.Tokn: unknown config key Compute.Auth.Tokn");
+    // A secret key given a value of the wrong type (YAML) names the type, not the value.
+    for (const key of ["Orchestrator.NATS.Password", "Orchestrator.NATS.Token", "Orchestrator.Auth.Token", "Compute.Auth.Token"]) {
+      const [section, ...rest] = key.split(".");
+      const nested = rest.reduceRight<unknown>((inner, k) => ({ [k]: inner }), { hidden: "s3cret" });
+      const message = refusal({ files: [yaml(JSON.stringify({ [section!]: nested }))] });
+      expect(message, key).toMatch(new RegExp(`${key.replaceAll(".", "\\.")}: expected a string, got object$`));
+      expect(message, key).not.toContain("s3cret");
+    }
+    // A non-secret key still shows what was wrong with it.
+    expect(refusal({ files: [yaml('API:\n  Host: {x: "visible"}\n')] })).toContain('got {"x":"visible"}');
+  });
+
+  it("marks every key that holds a password, token or API key as secret, and nothing else", () => {
+    const secret = Object.entries(CONFIG_KEYS).filter(([, def]) => "secret" in def && def.secret === true).map(([k]) => k);
+    expect(secret.sort()).toEqual(["API.Auth.Users", "Compute.Auth.Token", "Orchestrator.Auth.Token", "Orchestrator.NATS.Password", "Orchestrator.NATS.Token"]);
   });
 });
