@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { within } from "./within.ts";
 
 export interface BoundedStepOptions {
   readonly timeoutMs: number;
@@ -8,22 +9,6 @@ export interface BoundedStepOptions {
 }
 
 export type StepOutcome = "done" | "timed-out" | "failed";
-
-function within<T>(work: Promise<T>, ms: number): Promise<{ ok: true; value: T } | { ok: false }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve({ ok: false }), ms);
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve({ ok: true, value });
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}
 
 /**
  * One step of a shutdown, waited for at most `timeoutMs`: a wedged peer (a stopped NATS server,

@@ -2,6 +2,7 @@ import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { WrongExpectedRevisionError } from "../events/store/store-errors.ts";
+import { within } from "../lifecycle/within.ts";
 
 const PROBE_TIMEOUT_MS = 2_000;
 /** Written only while the last write failed, to notice that writes work again (disk freed, store back). */
@@ -26,12 +27,10 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms}ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  const result = await within(work, ms);
+  if (!result.ok) throw new Error(`${what} did not answer within ${ms}ms`);
+  return result.value;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import type { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
+import { within } from "../lifecycle/within.ts";
 
 const PING_TIMEOUT_MS = 2_000;
 
@@ -102,23 +103,13 @@ export class TransportWatch {
   }
 
   private async roundTrip(): Promise<CheckResult> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<CheckResult>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ ok: false, reason: `NATS at ${this.url} did not answer a ping within ${PING_TIMEOUT_MS}ms`, since: this.connectionSince }),
-        PING_TIMEOUT_MS,
-      );
-    });
     this.ping ??= this.nc.rtt().finally(() => (this.ping = undefined));
     const answered = this.ping.then(
       (ms): CheckResult => ({ ok: true, reason: `connected to ${this.url} (round trip ${Math.round(ms)}ms)`, since: this.connectionSince }),
       (e: unknown): CheckResult => ({ ok: false, reason: `NATS at ${this.url}: ${e instanceof Error ? e.message : String(e)}` }),
     );
-    try {
-      return await Promise.race([answered, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const result = await within(answered, PING_TIMEOUT_MS);
+    return result.ok ? result.value : { ok: false, reason: `NATS at ${this.url} did not answer a ping within ${PING_TIMEOUT_MS}ms`, since: this.connectionSince };
   }
 
   stop(): void {
