@@ -5,11 +5,12 @@ import { connect } from "nats";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { testAgent } from "../support/test-agent.ts";
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -27,19 +28,7 @@ function recordingLogger() {
 }
 
 function agent(natsUrl: string, dataDir: string, token = "", logger = silentLogger): ComputeAgent {
-  const a = new ComputeAgent({
-    nodeId: "edge-1",
-    orchestrators: [natsUrl],
-    token,
-    labels: { zone: "edge" },
-    dataDir,
-    heartbeatMs: 200,
-    infoUpdateMs: 1000,
-    resourceUpdateMs: 500,
-    logger,
-    initialBackoffMs: 100,
-    maxBackoffMs: 400,
-  });
+  const a = testAgent({ nodeId: "edge-1", orchestrators: [natsUrl], token, labels: { zone: "edge" }, dataDir, logger });
   cleanups.push(() => a.stop());
   return a;
 }

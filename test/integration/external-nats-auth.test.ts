@@ -1,13 +1,14 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../../src/transport/embedded-nats-server.ts";
 import { ORCHESTRATOR_PERMISSIONS, nodePermissions } from "../../src/transport/nats-auth/nats-roles.ts";
 import { natsServerConfig } from "../../src/transport/nats-auth/nats-server-config.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { testAgent } from "../support/test-agent.ts";
 import { freePort } from "../support/nats-server.ts";
 import { storedStream } from "../support/stored-events.ts";
 
@@ -17,19 +18,7 @@ afterAll(async () => {
 });
 
 function agentFor(natsUrl: string, nodeId: string, dataDir: string): ComputeAgent {
-  const agent = new ComputeAgent({
-    nodeId,
-    orchestrators: [natsUrl],
-    token: "join-me",
-    labels: {},
-    dataDir,
-    heartbeatMs: 200,
-    infoUpdateMs: 5000,
-    resourceUpdateMs: 5000,
-    logger: silentLogger,
-    initialBackoffMs: 50,
-    maxBackoffMs: 200,
-  });
+  const agent = testAgent({ nodeId, orchestrators: [natsUrl], token: "join-me", dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000, initialBackoffMs: 50, maxBackoffMs: 200 });
   cleanups.push(() => agent.stop());
   return agent;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { AckPolicy, Empty, connect, nkeyAuthenticator, nkeys, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -13,6 +13,7 @@ import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { joinNatsPassword, joinProof } from "../../src/transport/join-proof.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { testAgent } from "../support/test-agent.ts";
 import { freePort } from "../support/nats-server.ts";
 import { otherKey } from "../support/join-node.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -62,19 +63,7 @@ async function expectSubscribeRefused(nc: NatsConnection, subject: string, queue
 
 function startAgent(id: string): ComputeAgent {
   const dataDir = agents[id]?.dataDir ?? tempDir(`shoal-${id}-`);
-  const agent = new ComputeAgent({
-    nodeId: id,
-    orchestrators: [orchestrator.natsUrl],
-    token: orchestrator.joinToken.token,
-    labels: {},
-    dataDir,
-    heartbeatMs: 200,
-    infoUpdateMs: 5000,
-    resourceUpdateMs: 5000,
-    logger: silentLogger,
-    initialBackoffMs: 100,
-    maxBackoffMs: 400,
-  });
+  const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
   agents[id] = { agent, dataDir };
   return agent;
 }
@@ -122,19 +111,7 @@ describe("the orchestrator's nats-server", () => {
   });
 
   it("ends an agent whose join token is wrong, with the reason", async () => {
-    const agent = new ComputeAgent({
-      nodeId: "intruder",
-      orchestrators: [orchestrator.natsUrl],
-      token: "not-the-token",
-      labels: {},
-      dataDir: tempDir(),
-      heartbeatMs: 200,
-      infoUpdateMs: 5000,
-      resourceUpdateMs: 5000,
-      logger: silentLogger,
-      initialBackoffMs: 50,
-      maxBackoffMs: 200,
-    });
+    const agent = testAgent({ nodeId: "intruder", orchestrators: [orchestrator.natsUrl], token: "not-the-token", initialBackoffMs: 50, maxBackoffMs: 200 });
     await expect(agent.start()).rejects.toThrow("the orchestrator's NATS refused the join token: check Compute.Auth.Token");
     expect(await eventsOf("intruder")).toEqual([]);
   });

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import { connect } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
-import { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { testAgent } from "../support/test-agent.ts";
 import { TestNatsServer, freePort } from "../support/nats-server.ts";
 import { holdPort, killLater, processRunning, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -51,19 +52,7 @@ async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger) {
 }
 
 async function attachAgent(o: RunningOrchestrator, nodeId = "edge-1"): Promise<ComputeAgent> {
-  const agent = new ComputeAgent({
-    nodeId,
-    orchestrators: [o.natsUrl],
-    token: o.joinToken.token,
-    labels: {},
-    dataDir: tempDir(),
-    heartbeatMs: 200,
-    infoUpdateMs: 1000,
-    resourceUpdateMs: 500,
-    logger: silentLogger,
-    initialBackoffMs: 100,
-    maxBackoffMs: 400,
-  });
+  const agent = testAgent({ nodeId, orchestrators: [o.natsUrl], token: o.joinToken.token });
   cleanups.push(() => agent.stop());
   await agent.start();
   return agent;
