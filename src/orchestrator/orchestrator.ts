@@ -148,7 +148,7 @@ export async function startOrchestrator(
     const recovered = await manager.recover();
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
-    // Only now do nodes' own keys get in: the store says which are live.
+    // The store says which keys are live; until now the ones the previous config admitted were in.
     if (access) {
       await access.replaceAll(manager.activeCredentials());
       logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");

@@ -109,15 +109,18 @@ export class NatsAccess {
 
   /** Every live binding at once (after recovery from the store). */
   replaceAll(bindings: Iterable<readonly [string, string]>): Promise<void> {
+    const next = new Map(bindings);
+    // Usually what the server started with (the previous config's keys): no reload needed then.
+    if (next.size === this.nodes.size && [...next].every(([nodeId, key]) => this.nodes.get(nodeId) === key)) return this.catchUp();
     this.nodes.clear();
-    for (const [nodeId, key] of bindings) this.nodes.set(nodeId, key);
+    for (const [nodeId, key] of next) this.nodes.set(nodeId, key);
     return this.flush();
   }
 
   /** Lets `publicKey` in as `nodeId`, or (undefined) nobody; resolves once the server enforces it. */
   apply(nodeId: string, publicKey: string | undefined): Promise<void> {
     // Nothing new, but a failed reload must not be the answer forever: try it again.
-    if (this.nodes.get(nodeId) === publicKey) return this.behind ? this.flush() : this.running;
+    if (this.nodes.get(nodeId) === publicKey) return this.catchUp();
     if (publicKey === undefined) this.nodes.delete(nodeId);
     else this.nodes.set(nodeId, publicKey);
     return this.flush();
