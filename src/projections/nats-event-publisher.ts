@@ -9,7 +9,9 @@ import { ProjectionRunner } from "./projection-runner.ts";
 const CHECKPOINT = "nats-event-publisher";
 const STREAM_NOT_FOUND = 10059;
 const INSUFFICIENT_RESOURCES = 10047;
-const isStreamNotFound = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code === STREAM_NOT_FOUND;
+/** JetStream's own error code of a failed API call (undefined for a transport failure). */
+const jsErrorCode = (err: unknown): number | undefined => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
 const PUBLISHED_CATEGORIES = new Set(["node", "job", "execution"]);
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
 const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
@@ -50,7 +52,7 @@ export class NatsEventPublisher {
     try {
       await this.ensureStream();
     } catch (err) {
-      if ((err as { api_error?: { err_code?: number } }).api_error?.err_code !== INSUFFICIENT_RESOURCES) throw err;
+      if (jsErrorCode(err) !== INSUFFICIENT_RESOURCES) throw err;
       throw new Error(
         `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes (90% of Orchestrator.NATS.JetStreamMaxStore): ` +
           "set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold",
