@@ -1,57 +1,76 @@
+import { accept, refuse, type Decision } from "../decider.ts";
 import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 import { changedInfoFields } from "./info-diff.ts";
 import type { NodeCommand, NodeRefusal } from "./node-commands.ts";
-import { isRegistered, nodeHealth, type NodeSnapshot } from "./node-machine.ts";
+import { isLegal } from "./node-legality.ts";
+import type { NodeState } from "./node-state.ts";
 
-export type NodeDecision =
-  | { readonly ok: true; readonly events: readonly NodeEvent[]; readonly note?: string }
-  | { readonly ok: false; readonly refusal: NodeRefusal };
+export type NodeDecision = Decision<NodeEvent, NodeRefusal>;
 
-const accept = (events: readonly NodeEvent[], note?: string): NodeDecision =>
-  note === undefined ? { ok: true, events } : { ok: true, events, note };
-const refuse = (refusal: NodeRefusal): NodeDecision => ({ ok: false, refusal });
-
-function infoUpdate(snapshot: NodeSnapshot, info: NodeInfo): NodeEvent[] {
-  const before = snapshot.context.info;
+function infoUpdate(state: NodeState, info: NodeInfo): NodeEvent[] {
+  const before = state.info;
   if (!before) return [];
   const changed = changedInfoFields(before, info);
-  return changed.length === 0 ? [] : [{ type: "NodeInfoUpdated", data: { NodeID: snapshot.context.nodeId, Info: info, Changed: changed } }];
+  return changed.length === 0 ? [] : [{ type: "NodeInfoUpdated", data: { NodeID: state.nodeId, Info: info, Changed: changed } }];
 }
 
-function revoke(snapshot: NodeSnapshot, reason: "rejected" | "deleted"): NodeEvent[] {
-  const held = snapshot.context.credential;
-  return held?.active ? [{ type: "NodeCredentialRevoked", data: { NodeID: snapshot.context.nodeId, PublicKey: held.publicKey, Reason: reason } }] : [];
+function revoke(state: NodeState, reason: "rejected" | "deleted"): NodeEvent[] {
+  const held = state.credential;
+  return held?.active ? [{ type: "NodeCredentialRevoked", data: { NodeID: state.nodeId, PublicKey: held.publicKey, Reason: reason } }] : [];
+}
+
+/** Why an operator's or a node's command is not legal in this state (the statechart says only that it is not). */
+function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
+  const { nodeId } = state;
+  if (!state.registered) {
+    return { code: "NotFound", message: command.type === "UpdateInfo" ? `node not registered: ${nodeId}` : `node not found: ${nodeId}` };
+  }
+  switch (command.type) {
+    case "Register":
+      return { code: "Rejected", message: "node has been rejected" };
+    case "UpdateInfo":
+      return { code: "Rejected", message: "node registration rejected" };
+    case "Approve":
+      return { code: "Conflict", message: `node ${nodeId} already approved` };
+    case "Reject":
+      return state.nodeType === "Requester"
+        ? { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be rejected` }
+        : { code: "Conflict", message: `node ${nodeId} already rejected` };
+    default:
+      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` };
+  }
 }
 
 /**
- * The node's rules: given its current state and a command, which events happen, or why not.
- * Transition legality comes from the machine (`snapshot.can`); the rest are Bacalhau's rules.
+ * The node's rules: given a command and the node's state, which events happen, or why not.
+ * Whether a command may happen at all comes from the statechart (`isLegal`); health commands
+ * that no longer apply (the node already changed) are no-ops, never refusals, since the host
+ * issues them from deadlines that may have raced a heartbeat.
  */
-export function decideNode(snapshot: NodeSnapshot, command: NodeCommand): NodeDecision {
-  const { nodeId, membership, nodeType, lifecycle } = snapshot.context;
-  const registered = isRegistered(snapshot);
-  const notFound = refuse({ code: "NotFound", message: `node not found: ${nodeId}` });
+export function decideNode(command: NodeCommand, state: NodeState): NodeDecision {
+  const { nodeId } = state;
+  const health = command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown";
+  if (command.type === "Register" && command.info.NodeID !== nodeId) {
+    return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
+  }
+  if (!isLegal(state, command.type)) return health ? accept([]) : refuse(refusal(command, state));
 
   switch (command.type) {
     case "Register": {
-      if (command.info.NodeID !== nodeId) {
-        return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
-      }
       const bind = (publicKey: string): NodeEvent => ({ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: publicKey, Reinstated: false } });
-      if (!registered) {
+      if (!state.registered) {
         const approved = command.info.NodeType === "Requester" || !command.manualApproval;
-        const registeredEvent: NodeEvent = {
+        const registered: NodeEvent = {
           type: "NodeRegistered",
-          data: { NodeID: nodeId, NodeType: command.info.NodeType, Info: command.info, Membership: approved ? "APPROVED" : "PENDING", Lifecycle: lifecycle + 1 },
+          data: { NodeID: nodeId, NodeType: command.info.NodeType, Info: command.info, Membership: approved ? "APPROVED" : "PENDING", Lifecycle: state.lifecycle + 1 },
         };
-        return accept(command.publicKey === undefined ? [registeredEvent] : [registeredEvent, bind(command.publicKey)], "node registered");
+        return accept(command.publicKey === undefined ? [registered] : [registered, bind(command.publicKey)], "node registered");
       }
-      if (membership === "REJECTED") return refuse({ code: "Rejected", message: "node has been rejected" });
-      if (command.info.NodeType !== nodeType) {
-        return refuse({ code: "Conflict", message: `node ${nodeId} is registered as ${nodeType}, not ${command.info.NodeType}` });
+      if (command.info.NodeType !== state.nodeType) {
+        return refuse({ code: "Conflict", message: `node ${nodeId} is registered as ${state.nodeType}, not ${command.info.NodeType}` });
       }
-      const held = snapshot.context.credential;
+      const held = state.credential;
       if (command.publicKey !== undefined && held?.active && held.publicKey !== command.publicKey) {
         // One key per node id: whoever holds the join token may not take over a live node's identity.
         return refuse({
@@ -60,56 +79,29 @@ export function decideNode(snapshot: NodeSnapshot, command: NodeCommand): NodeDe
         });
       }
       const binding = command.publicKey !== undefined && !held?.active ? [bind(command.publicKey)] : [];
-      return accept([...binding, ...infoUpdate(snapshot, command.info)], "node already registered");
+      return accept([...binding, ...infoUpdate(state, command.info)], "node already registered");
     }
-    case "UpdateInfo": {
-      if (!registered) return refuse({ code: "NotFound", message: `node not registered: ${nodeId}` });
-      if (membership === "REJECTED") return refuse({ code: "Rejected", message: "node registration rejected" });
-      if (command.info.NodeID !== nodeId || command.info.NodeType !== nodeType) {
-        return refuse({ code: "Conflict", message: `node info does not match registered node ${nodeId} (${nodeType})` });
+    case "UpdateInfo":
+      if (command.info.NodeID !== nodeId || command.info.NodeType !== state.nodeType) {
+        return refuse({ code: "Conflict", message: `node info does not match registered node ${nodeId} (${state.nodeType})` });
       }
-      return accept(infoUpdate(snapshot, command.info));
-    }
+      return accept(infoUpdate(state, command.info));
     case "Approve": {
-      if (!registered) return notFound;
-      const event: NodeEvent = { type: "NodeApproved", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } };
-      if (!snapshot.can(event)) return refuse({ code: "Conflict", message: `node ${nodeId} already approved` });
       // The key a reject revoked is let in again: the node comes back without re-joining.
-      const held = snapshot.context.credential;
-      const reinstate: NodeEvent[] =
-        held && !held.active ? [{ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: held.publicKey, Reinstated: true } }] : [];
-      return accept([event, ...reinstate]);
+      const held = state.credential;
+      const reinstate: NodeEvent[] = held && !held.active ? [{ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: held.publicKey, Reinstated: true } }] : [];
+      return accept([{ type: "NodeApproved", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } }, ...reinstate]);
     }
-    case "Reject": {
-      if (!registered) return notFound;
-      if (nodeType === "Requester") return refuse({ code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be rejected` });
-      const event: NodeEvent = { type: "NodeRejected", data: { NodeID: nodeId, Previous: membership ?? "PENDING" } };
-      if (!snapshot.can(event)) return refuse({ code: "Conflict", message: `node ${nodeId} already rejected` });
-      return accept([event, ...revoke(snapshot, "rejected")]);
-    }
+    case "Reject":
+      return accept([{ type: "NodeRejected", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } }, ...revoke(state, "rejected")]);
     case "Delete":
-      if (!registered) return notFound;
-      if (nodeType === "Requester") return refuse({ code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` });
       // Revoked before the delete: a deleted node has no credential to revoke.
-      return accept([...revoke(snapshot, "deleted"), { type: "NodeDeleted", data: { NodeID: nodeId, Membership: membership ?? "PENDING" } }]);
-    case "MarkUnhealthy": {
-      const event: NodeEvent = {
-        type: "NodeBecameUnhealthy",
-        data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, DisconnectTimeoutMs: command.disconnectTimeoutMs },
-      };
-      return accept(snapshot.can(event) ? [event] : []);
-    }
-    case "MarkUnknown": {
-      const event: NodeEvent = {
-        type: "NodeBecameUnknown",
-        data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs },
-      };
-      return accept(snapshot.can(event) ? [event] : []);
-    }
-    case "MarkHealthy": {
-      const previous = nodeHealth(snapshot);
-      if (previous === undefined || previous === "HEALTHY") return accept([]);
-      return accept([{ type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: previous } }]);
-    }
+      return accept([...revoke(state, "deleted"), { type: "NodeDeleted", data: { NodeID: nodeId, Membership: state.membership ?? "PENDING" } }]);
+    case "MarkUnhealthy":
+      return accept([{ type: "NodeBecameUnhealthy", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, DisconnectTimeoutMs: command.disconnectTimeoutMs } }]);
+    case "MarkUnknown":
+      return accept([{ type: "NodeBecameUnknown", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs } }]);
+    case "MarkHealthy":
+      return accept([{ type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: state.health ?? "UNHEALTHY" } }]);
   }
 }

@@ -1,34 +1,28 @@
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { NodeCommand } from "../../machines/node/node-commands.ts";
-import { activeCredential, isRegistered, nodeHealth } from "../../machines/node/node-machine.ts";
+import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
+import { evolveNode } from "../../machines/node/evolve-node.ts";
+import { activeCredential, initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
 import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
-import type { Health, NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
+import type { NodeEvent } from "../events/catalog/node-events.ts";
+import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
+import { DeadlineScheduler } from "./deadline-scheduler.ts";
+import type { CommandResult as EntityCommandResult, ExecuteOptions } from "./entity-actor.ts";
+import { EntityRegistry } from "./entity-registry.ts";
 import type { HealthThresholds } from "./health-thresholds.ts";
-import { NodeActor, type CommandResult } from "./node-actor.ts";
+import { LivenessTracker } from "./liveness-tracker.ts";
+import { NodeDirectory } from "./node-directory.ts";
+import { nodeKind } from "./node-kind.ts";
 import { RegistrationAdmission, type RegistrationLimits } from "./registration-admission.ts";
 import { resolveNodeId } from "./resolve-node-id.ts";
+import { StallWatch } from "./stall-watch.ts";
 
-/** In-memory, never persisted: Bacalhau treats heartbeats and resource reports as transient. */
-interface Liveness {
-  /** Last heartbeat received by this orchestrator process; null when none since it started. */
-  lastHeartbeat: number | null;
-  /** When this process started watching the node (registration or recovery). */
-  since: number;
-  /** No health transition before this instant: the restart grace (Bacalhau #4585). */
-  graceUntil: number;
-  /** A healthy node's silence counts from no earlier than this: when our own transport came back (0: never). */
-  transportBackAt: number;
-  health: Health;
-  /** A health transition is being written; a heartbeat now must re-check afterwards. */
-  changing: boolean;
-  timer: TimerHandle | undefined;
-  resources: ResourceReport | undefined;
-}
+export type CommandResult = EntityCommandResult<NodeEvent>;
 
 export interface LiveView {
   readonly lastHeartbeat: number | null;
@@ -49,51 +43,78 @@ export interface NodeManagerOptions {
   readonly thresholds: HealthThresholds;
   /** Caps on new registrations; absent: none (the orchestrator always passes its config). */
   readonly registrationLimits?: RegistrationLimits;
+  /** The orchestrator's one deadline heap; a manager of its own when absent (tests). */
+  readonly deadlines?: DeadlineScheduler;
+  /**
+   * Watch this process for stalls of its own event loop longer than this: silence over a stall
+   * is not held against nodes. Absent: not watched (tests on a manual clock, which never stalls).
+   */
+  readonly stallThresholdMs?: number;
+  /** How long a node's actor stays in memory unused (default 5 minutes), and how many may. */
+  readonly actorIdleMs?: number;
+  readonly maxResidentActors?: number;
 }
 
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
-const RECOVERY_BATCH = 1000;
+const RECOVERY_BATCH = 5000;
+const PROGRESS_EVERY_MS = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
+const HEALTH_KEY = "node-health:";
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The orchestrator's node actors: one per node, rebuilt from the store on start. Holds the
- * transient liveness state and turns missed deadlines into health commands.
+ * The orchestrator's nodes: their actors (generic entity actors, loaded on demand and
+ * passivated when idle), the transient liveness of each compute node, and the health deadlines
+ * that turn silence into commands. Only changes reach an actor and the store.
  */
 export class NodeManager {
-  private readonly actors = new Map<string, NodeActor>();
-  private readonly liveness = new Map<string, Liveness>();
+  private readonly actors: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeRefusal>;
+  private readonly liveness = new LivenessTracker();
+  private readonly directory = new NodeDirectory();
+  private readonly deadlines: DeadlineScheduler;
+  private readonly stall: StallWatch | undefined;
   private stopped = false;
   /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
   private transportDownReason: string | undefined;
   private readonly admission: RegistrationAdmission;
-  /** New registrations under way per node id; their actor is dropped again if none of them is stored. */
-  private readonly creating = new Map<string, number>();
+  /** Keys live at recovery, for NATS; the gate keeps them from then on. */
+  private recoveredCredentials: [string, string][] = [];
+  private readonly retryTimers = new Map<string, TimerHandle>();
+  private readonly onHealthDeadline = (key: string) => void this.onDeadline(key.slice(HEALTH_KEY.length));
 
   constructor(private readonly options: NodeManagerOptions) {
     this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock);
+    this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
+    this.actors = new EntityRegistry(
+      nodeKind,
+      { store: options.store, clock: options.clock, newEventId: randomUUID },
+      { idleMs: options.actorIdleMs ?? 5 * 60_000, maxResident: options.maxResidentActors ?? 10_000, logger: options.logger },
+    );
+    if (options.stallThresholdMs !== undefined) {
+      this.stall = new StallWatch(options.clock, { thresholdMs: options.stallThresholdMs, onStall: (from, to) => this.stalled(from, to) });
+      this.stall.start();
+    }
   }
 
   private get clock(): Clock {
     return this.options.clock;
   }
 
-  private actor(nodeId: string): NodeActor {
-    let actor = this.actors.get(nodeId);
-    if (!actor) {
-      actor = new NodeActor(nodeId, this.options.store, this.clock);
-      this.actors.set(nodeId, actor);
-    }
-    return actor;
-  }
-
-  /** Replays every node stream, then arms health deadlines with a full grace period. */
+  /**
+   * Reads every node stream once to learn which nodes exist, their health and their keys, then
+   * arms health deadlines with a full grace period. Actors are not kept: each loads its own
+   * stream on its next command. Yields between batches, so a long replay never starves timers.
+   */
   async recover(): Promise<{ nodes: number; events: number; position: number }> {
     const { store, logger } = this.options;
     const started = this.clock.now();
+    const states = new Map<string, NodeState>();
     const lastSeenInEvents = new Map<string, string | null>();
     let after = 0;
     let count = 0;
+    let lastProgress = started;
     for (;;) {
       const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
       for (const recorded of batch) {
@@ -101,109 +122,125 @@ export class NodeManager {
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
         const event = decodeNodeEvent(recorded);
         const nodeId = entityIdOf(recorded.stream);
-        this.actor(nodeId).applyStored(event, recorded.revision);
+        states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
         if (event.type === "NodeBecameUnhealthy" || event.type === "NodeBecameUnknown") lastSeenInEvents.set(nodeId, event.data.LastHeartbeat);
         count++;
       }
-      if (batch.length > 0) logger.info({ events: count, position: after }, "recovering nodes: replayed events");
+      const now = this.clock.now();
+      if (batch.length > 0 && now - lastProgress >= PROGRESS_EVERY_MS) {
+        lastProgress = now;
+        logger.info({ events: count, position: after, perSecond: Math.round((count * 1000) / Math.max(1, now - started)) }, "recovering nodes: replaying events");
+      }
       if (batch.length < RECOVERY_BATCH) break;
+      await yieldToEventLoop();
     }
     const now = this.clock.now();
-    for (const [nodeId, actor] of this.actors) {
-      const state = actor.state;
-      if (!isRegistered(state) || state.context.nodeType !== "Compute") continue;
+    // A restart is silence of our own: every node gets a full DisconnectTimeout from now (Bacalhau #4585).
+    this.liveness.forgiveSilenceBefore(now);
+    this.recoveredCredentials = [];
+    for (const [nodeId, state] of states) {
+      this.directory.set(state);
+      const key = activeCredential(state);
+      if (key !== undefined) this.recoveredCredentials.push([nodeId, key]);
+      if (!state.registered || state.nodeType !== "Compute") continue;
+      const health = state.health ?? "HEALTHY";
       const seen = lastSeenInEvents.get(nodeId);
-      const health = nodeHealth(state) ?? "HEALTHY";
-      const thresholds = this.thresholdsOf(nodeId);
-      this.liveness.set(nodeId, {
+      this.liveness.track(nodeId, now, {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
-        since: now,
-        graceUntil: now + thresholds.disconnectMs,
-        transportBackAt: 0,
         health,
-        changing: false,
-        timer: undefined,
-        resources: undefined,
+        rejected: state.membership === "REJECTED",
+        ...this.options.thresholds.for(nodeId, state.info?.Labels ?? {}),
       });
       this.arm(nodeId);
     }
-    logger.info({ nodes: this.actors.size, events: count, ms: this.clock.now() - started }, "recovered nodes from the event store");
-    return { nodes: this.actors.size, events: count, position: after };
-  }
-
-  private thresholdsOf(nodeId: string) {
-    return this.options.thresholds.for(nodeId, this.actors.get(nodeId)?.state.context.info?.Labels ?? {});
-  }
-
-  /** The next instant at which the node's health must be re-checked, or undefined for none. */
-  private deadline(nodeId: string, live: Liveness): number | undefined {
-    const t = this.thresholdsOf(nodeId);
-    const base = Math.max(live.lastHeartbeat ?? live.since, live.transportBackAt);
-    if (live.health === "HEALTHY") return Math.max(base + t.disconnectMs, live.graceUntil);
-    if (live.health === "UNHEALTHY") return Math.max(base + t.unknownMs, live.graceUntil);
-    return undefined;
+    logger.info({ nodes: this.directory.size, events: count, ms: this.clock.now() - started }, "recovered nodes from the event store");
+    return { nodes: this.directory.size, events: count, position: after };
   }
 
   private arm(nodeId: string): void {
-    const live = this.liveness.get(nodeId);
-    if (!live || this.stopped) return;
-    live.timer?.cancel();
-    live.timer = undefined;
-    const at = this.deadline(nodeId, live);
-    if (at === undefined) return;
-    live.timer = this.clock.setTimer(at - this.clock.now(), () => {
-      live.timer = undefined;
-      void this.onDeadline(nodeId);
-    });
+    if (this.stopped) return;
+    const slot = this.liveness.slotOf(nodeId);
+    const at = slot === -1 ? undefined : this.liveness.deadline(slot);
+    if (at === undefined) this.deadlines.cancel(HEALTH_KEY + nodeId);
+    else this.deadlines.set(HEALTH_KEY + nodeId, at, this.onHealthDeadline);
+  }
+
+  /** Whether the node's health is due to change now (and may be written: our transport is up). */
+  private due(slot: number): boolean {
+    const at = this.liveness.deadline(slot);
+    return this.transportDownReason === undefined && at !== undefined && this.clock.now() >= at;
   }
 
   private async onDeadline(nodeId: string): Promise<void> {
-    const live = this.liveness.get(nodeId);
-    if (!live || this.stopped) return;
+    if (this.stopped) return;
     // No health change is written while our own transport is down; transportUp() re-arms every node.
     if (this.transportDownReason !== undefined) return;
-    const due = () => {
-      const at = this.deadline(nodeId, live);
-      return this.transportDownReason === undefined && at !== undefined && this.clock.now() >= at;
-    };
-    // Heartbeats only move lastHeartbeat; the timer notices here and re-arms (lazy deadlines).
-    if (!due()) return this.arm(nodeId);
-    const t = this.thresholdsOf(nodeId);
-    const lastHeartbeat = live.lastHeartbeat === null ? null : new Date(live.lastHeartbeat).toISOString();
-    const command: NodeCommand =
-      live.health === "HEALTHY"
-        ? { type: "MarkUnhealthy", lastHeartbeat, disconnectTimeoutMs: t.disconnectMs }
-        : { type: "MarkUnknown", lastHeartbeat, unknownTimeoutMs: t.unknownMs };
-    const silentMs = this.clock.now() - (live.lastHeartbeat ?? live.since);
-    live.changing = true;
+    // Timers due during a stall of our own run before the heartbeats queued meanwhile: look first.
+    this.stall?.check();
+    const slot = this.liveness.slotOf(nodeId);
+    if (slot === -1) return;
+    // Heartbeats only move lastHeartbeat; the deadline notices here and re-arms (lazy deadlines).
+    if (!this.due(slot)) return this.arm(nodeId);
+    const { disconnectMs, unknownMs } = this.liveness.thresholds(slot);
+    const last = this.liveness.lastHeartbeat(slot);
+    const lastHeartbeat = last === null ? null : new Date(last).toISOString();
+    const command: NodeCommand = this.liveness.isHealthy(slot)
+      ? { type: "MarkUnhealthy", lastHeartbeat, disconnectTimeoutMs: disconnectMs }
+      : { type: "MarkUnknown", lastHeartbeat, unknownTimeoutMs: unknownMs };
+    const silentMs = this.clock.now() - this.liveness.silentSince(slot);
+    this.liveness.setChanging(slot, true);
     try {
-      await this.actor(nodeId).execute(command, systemContext(`no heartbeat for ${Math.round(silentMs / 1000)}s`), { precondition: due });
-      this.afterCommand(nodeId);
+      await this.execute(nodeId, command, systemContext(`no heartbeat for ${Math.round(silentMs / 1000)}s`), {
+        precondition: () => this.liveness.slotOf(nodeId) === slot && this.due(slot),
+      });
       this.arm(nodeId);
     } catch (e) {
       this.options.logger.error({ err: e, nodeId }, "could not record a health change; retrying");
-      live.timer = this.clock.setTimer(RETRY_AFTER_STORE_ERROR_MS, () => void this.onDeadline(nodeId));
+      this.retryTimers.get(nodeId)?.cancel();
+      this.retryTimers.set(
+        nodeId,
+        this.clock.setTimer(RETRY_AFTER_STORE_ERROR_MS, () => {
+          this.retryTimers.delete(nodeId);
+          void this.onDeadline(nodeId);
+        }),
+      );
     } finally {
-      live.changing = false;
+      if (this.liveness.slotOf(nodeId) === slot) this.liveness.setChanging(slot, false);
     }
   }
 
-  /** Keeps the liveness cache in step with the actor after any command. */
-  private afterCommand(nodeId: string): void {
-    const actor = this.actors.get(nodeId);
-    const live = this.liveness.get(nodeId);
-    if (!actor || !live) return;
-    if (!isRegistered(actor.state)) {
-      live.timer?.cancel();
-      this.liveness.delete(nodeId);
+  /** Runs a command on the node's actor and brings the directory and liveness in step with what it stored. */
+  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult> {
+    const actor = await this.actors.get(nodeId);
+    const result = await this.actors.execute(nodeId, command, context, options);
+    if (result.events.length > 0) this.adopt(actor.state);
+    return result;
+  }
+
+  /** Keeps the directory and liveness in step with a node's stored state. */
+  private adopt(state: NodeState): void {
+    const { nodeId } = state;
+    this.directory.set(state);
+    if (!state.registered || state.nodeType !== "Compute") {
+      this.liveness.forget(nodeId);
+      this.deadlines.cancel(HEALTH_KEY + nodeId);
       return;
     }
-    live.health = nodeHealth(actor.state) ?? "HEALTHY";
+    const node = {
+      health: state.health ?? "HEALTHY",
+      rejected: state.membership === "REJECTED",
+      ...this.options.thresholds.for(nodeId, state.info?.Labels ?? {}),
+    };
+    const slot = this.liveness.slotOf(nodeId);
+    // Registration is also proof of life.
+    if (slot === -1) this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
+    else this.liveness.update(slot, node, this.clock.now());
+    if (slot === -1 || !this.liveness.isChanging(slot)) this.arm(nodeId);
   }
 
   /** The orchestrator's own node: registered (or refreshed) as a Requester on every start. */
   async registerSelf(info: NodeInfo): Promise<CommandResult> {
-    return this.actor(info.NodeID).execute({ type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));
+    return this.execute(info.NodeID, { type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));
   }
 
   /**
@@ -229,97 +266,69 @@ export class NodeManager {
     const nodeId = info.NodeID;
     const { manualApproval } = this.options;
     const command: NodeCommand = { type: "Register", info, manualApproval, ...(publicKey === undefined ? {} : { publicKey }) };
-    const known = this.actors.get(nodeId);
+    const known = this.liveness.slotOf(nodeId) !== -1;
     let result: CommandResult;
-    if (known && isRegistered(known.state)) {
-      result = await known.execute(command, context);
+    if (this.directory.isRegistered(nodeId)) {
+      result = await this.execute(nodeId, command, context);
     } else {
-      const release = this.admission.admit(nodeId, manualApproval, () => this.countPending());
+      const release = this.admission.admit(nodeId, manualApproval, () => this.directory.pending);
       try {
-        result = await this.withNewActor(nodeId, (actor) => actor.execute(command, context));
+        result = await this.execute(nodeId, command, context);
       } finally {
         release();
       }
     }
-    const now = this.clock.now();
-    if (!this.liveness.has(nodeId)) {
-      this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, transportBackAt: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
-      this.afterCommand(nodeId);
-      this.arm(nodeId);
-    } else {
-      await this.heartbeat(nodeId, context.causationId);
-    }
+    if (known && this.liveness.slotOf(nodeId) !== -1) await this.heartbeat(nodeId, context.causationId);
     return result;
   }
 
   /**
-   * The hot path: one map lookup and one assignment while the node is healthy. Only a node
-   * coming back from UNHEALTHY/UNKNOWN goes through its actor (and the store).
+   * The hot path: one map lookup and one store into a typed array while the node is healthy.
+   * Only a node coming back from UNHEALTHY/UNKNOWN goes through its actor (and the store).
    */
   heartbeat(nodeId: string, causationId?: string): Promise<void> | undefined {
-    const live = this.liveness.get(nodeId);
-    if (!live) throw notFound(`node not registered: ${nodeId}`);
-    live.lastHeartbeat = this.clock.now();
-    if (live.health === "HEALTHY" && !live.changing) return undefined;
-    return this.actor(nodeId)
-      .execute({ type: "MarkHealthy" }, systemContext("heartbeat received", causationId))
-      .then(() => {
-        this.afterCommand(nodeId);
-        this.arm(nodeId);
-      });
+    const slot = this.liveness.slotOf(nodeId);
+    if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
+    this.liveness.beat(slot, this.clock.now());
+    if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
+    return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() => this.arm(nodeId));
   }
 
-  /** Only registration creates an actor: a report for an unknown id must not leave one behind. */
+  /** Only registration creates a node: a report for an unknown id must not leave anything behind. */
   async updateInfo(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
-    const actor = this.actors.get(info.NodeID);
-    if (!actor) throw notFound(`node not registered: ${info.NodeID}`);
-    const result = await actor.execute({ type: "UpdateInfo", info }, context);
-    // Labels may have moved the node into another threshold group.
-    if (result.events.length > 0) this.arm(info.NodeID);
-    return result;
+    if (!this.directory.has(info.NodeID)) throw notFound(`node not registered: ${info.NodeID}`);
+    return this.execute(info.NodeID, { type: "UpdateInfo", info }, context);
   }
 
   updateResources(nodeId: string, report: ResourceReport): void {
-    const live = this.liveness.get(nodeId);
-    if (!live) throw notFound(`node not registered: ${nodeId}`);
-    if (this.actors.get(nodeId)?.state.context.membership === "REJECTED") throw forbidden("node registration rejected");
-    live.resources = report;
+    const slot = this.liveness.slotOf(nodeId);
+    if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
+    if (this.liveness.isRejected(slot)) throw forbidden("node registration rejected");
+    this.liveness.setResources(slot, report);
   }
 
-  private countPending(): number {
-    let pending = 0;
-    for (const actor of this.actors.values()) {
-      if (isRegistered(actor.state) && actor.state.context.membership === "PENDING") pending++;
-    }
-    return pending;
+  /** How many node ids this manager knows: in the cluster, or deleted with their history kept. */
+  get nodeCount(): number {
+    return this.directory.size;
   }
 
-  /** Runs a registration on the node's actor, creating it if needed and dropping it again if nothing got stored. */
-  private async withNewActor<T>(nodeId: string, run: (actor: NodeActor) => Promise<T>): Promise<T> {
-    this.creating.set(nodeId, (this.creating.get(nodeId) ?? 0) + 1);
-    try {
-      return await run(this.actor(nodeId));
-    } finally {
-      const left = (this.creating.get(nodeId) ?? 1) - 1;
-      if (left > 0) this.creating.set(nodeId, left);
-      else {
-        this.creating.delete(nodeId);
-        if (this.actors.get(nodeId)?.currentRevision === -1) this.actors.delete(nodeId);
-      }
-    }
+  /** Node actors in memory now, and how many were dropped for being idle. */
+  get actorStats(): { resident: number; passivated: number; loaded: number } {
+    return { resident: this.actors.residentCount, passivated: this.actors.passivated, loaded: this.actors.loaded };
   }
 
-  /** How many node actors this manager holds (registered, deleted, or being registered now). */
-  get actorCount(): number {
-    return this.actors.size;
+  get deadlineCount(): number {
+    return this.deadlines.size;
+  }
+
+  get trackedNodes(): number {
+    return this.liveness.size;
   }
 
   /** Exact id, else a unique prefix; `includeDeleted` also searches nodes whose history is all that is left. */
   resolve(idOrPrefix: string, includeDeleted = false): string {
-    const candidates = [...this.actors.values()]
-      .filter((a) => includeDeleted || isRegistered(a.state))
-      .map((a) => a.nodeId);
-    return resolveNodeId(idOrPrefix, candidates);
+    if (includeDeleted ? this.directory.has(idOrPrefix) : this.directory.isRegistered(idOrPrefix)) return idOrPrefix;
+    return resolveNodeId(idOrPrefix, this.directory.ids(includeDeleted));
   }
 
   async operatorAction(
@@ -330,8 +339,7 @@ export class NodeManager {
   ): Promise<CommandResult> {
     const nodeId = this.resolve(idOrPrefix);
     const command: NodeCommand = action === "approve" ? { type: "Approve" } : action === "reject" ? { type: "Reject" } : { type: "Delete" };
-    const result = await this.actor(nodeId).execute(command, context, expectedRevision === undefined ? {} : { expectedRevision });
-    this.afterCommand(nodeId);
+    const result = await this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision });
     try {
       await this.syncCredential(nodeId);
     } catch (err) {
@@ -341,19 +349,15 @@ export class NodeManager {
     return result;
   }
 
-  private syncCredential(nodeId: string): Promise<void> {
-    const actor = this.actors.get(nodeId);
-    return this.options.credentials?.apply(nodeId, actor ? activeCredential(actor.state) : undefined) ?? Promise.resolve();
+  private async syncCredential(nodeId: string): Promise<void> {
+    if (!this.options.credentials) return;
+    const actor = await this.actors.get(nodeId);
+    await this.options.credentials.apply(nodeId, activeCredential(actor.state));
   }
 
-  /** Every node's live key: what NATS must let in after a restart. */
+  /** Every node's live key as recovery found it: what NATS must let in after a restart. */
   activeCredentials(): [string, string][] {
-    const out: [string, string][] = [];
-    for (const actor of this.actors.values()) {
-      const key = activeCredential(actor.state);
-      if (key !== undefined) out.push([actor.nodeId, key]);
-    }
-    return out;
+    return [...this.recoveredCredentials];
   }
 
   /**
@@ -374,14 +378,26 @@ export class NodeManager {
   transportUp(): void {
     if (this.transportDownReason === undefined) return;
     this.transportDownReason = undefined;
-    const now = this.clock.now();
-    for (const [nodeId, live] of this.liveness) {
-      live.graceUntil = Math.max(live.graceUntil, now + this.thresholdsOf(nodeId).disconnectMs);
-      // As after a restart: a healthy node's silence during the outage is unknown, so it counts from now.
-      if (live.health === "HEALTHY") live.transportBackAt = now;
-      if (!live.changing) this.arm(nodeId);
-    }
+    this.forgiveSilence();
     this.options.logger.info({ nodes: this.liveness.size }, "transport back: every node has a full DisconnectTimeout to heartbeat");
+  }
+
+  /** Our own event loop stood still: heartbeats could not be read, so no node is blamed for that silence. */
+  private stalled(from: number, to: number): void {
+    this.forgiveSilence();
+    this.options.logger.warn(
+      { stalledMs: to - from, nodes: this.liveness.size },
+      "the orchestrator stalled: every node has a full DisconnectTimeout from now to heartbeat",
+    );
+  }
+
+  /** Silence until now is ours: every deadline is recomputed (a deadline that fired meanwhile was not re-armed). */
+  private forgiveSilence(): void {
+    this.liveness.forgiveSilenceBefore(this.clock.now());
+    for (const nodeId of this.liveness.nodeIds()) {
+      const slot = this.liveness.slotOf(nodeId);
+      if (!this.liveness.isChanging(slot)) this.arm(nodeId);
+    }
   }
 
   get transportIsDown(): boolean {
@@ -389,16 +405,15 @@ export class NodeManager {
   }
 
   live(nodeId: string): LiveView | undefined {
-    const live = this.liveness.get(nodeId);
-    return live && { lastHeartbeat: live.lastHeartbeat, resources: live.resources };
-  }
-
-  revisionOf(nodeId: string): number {
-    return this.actors.get(nodeId)?.currentRevision ?? -1;
+    const slot = this.liveness.slotOf(nodeId);
+    return slot === -1 ? undefined : { lastHeartbeat: this.liveness.lastHeartbeat(slot), resources: this.liveness.resources(slot) };
   }
 
   stop(): void {
     this.stopped = true;
-    for (const live of this.liveness.values()) live.timer?.cancel();
+    this.stall?.stop();
+    this.actors.stop();
+    this.deadlines.stop();
+    for (const t of this.retryTimers.values()) t.cancel();
   }
 }

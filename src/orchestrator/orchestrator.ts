@@ -51,6 +51,8 @@ interface Cleanup {
 }
 
 const STOP_STEP_TIMEOUT_MS = 5_000;
+/** A gap this long in our own event loop is a stall: nodes' silence over it is not held against them. */
+const STALL_THRESHOLD_MS = 1_000;
 // Its own steps are bounded (NATS drain, nats-server SIGKILL, store close); this is the backstop.
 const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
 
@@ -130,6 +132,8 @@ export async function startOrchestrator(
         { disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"], unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"] },
         config["Orchestrator.NodeManager.Overrides"],
       ),
+      // On the real clock only: a test's manual clock never stalls.
+      ...(clock === systemClock ? { stallThresholdMs: STALL_THRESHOLD_MS } : {}),
       registrationLimits: {
         maxRegistrationsPerSecond: config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"],
         registrationBurst: config["Orchestrator.NodeManager.RegistrationBurst"],

@@ -81,7 +81,7 @@ describe("registration rate", () => {
   it("throttles a flood of new nodes with Unavailable and a retry hint, storing only what it admits", async () => {
     const { orchestrator, config, clock } = running();
     const before = await stored(config);
-    const actors = orchestrator.manager.actorCount;
+    const actors = orchestrator.manager.nodeCount;
 
     const ids = Array.from({ length: 40 }, (_, i) => `flood-${i}`);
     const replies = await Promise.all(ids.map((id) => register(computeInfo(id))));
@@ -94,7 +94,7 @@ describe("registration rate", () => {
       expect(r.Reason).toMatch(/too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=5\); try again in 1s/);
     }
     expect(added(before, await stored(config))).toEqual(joined(admitted));
-    expect(orchestrator.manager.actorCount).toBe(actors + 5);
+    expect(orchestrator.manager.nodeCount).toBe(actors + 5);
 
     // Admitted nodes carry on, re-registering (an agent restart) and heartbeating, with the bucket empty.
     expect(await register(computeInfo(admitted[0]!))).toEqual({ Accepted: true, Reason: "node already registered", Reconnect: false });
@@ -104,7 +104,7 @@ describe("registration rate", () => {
     await clock.advance(1000);
     const next = await Promise.all(["late-1", "late-2", "late-3"].map((id) => register(computeInfo(id))));
     expect(next.map((r) => (r.Accepted ? "ok" : r.Code)).sort()).toEqual(["Unavailable", "ok", "ok"]);
-    expect(orchestrator.manager.actorCount).toBe(actors + 7);
+    expect(orchestrator.manager.nodeCount).toBe(actors + 7);
   });
 });
 
@@ -147,7 +147,7 @@ describe("what nodes say about themselves", () => {
     const { orchestrator, config } = running();
     expect(await register(computeInfo("good", { zone: "a" }))).toMatchObject({ Accepted: true });
     const before = await stored(config);
-    const actors = orchestrator.manager.actorCount;
+    const actors = orchestrator.manager.nodeCount;
     const labels = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
     const longKey = (i: number) => `${"p".repeat(187)}${String(i).padStart(2, "0")}/${"n".repeat(63)}`;
     const cases: [string, ReturnType<typeof computeInfo>, RegExp][] = [
@@ -178,13 +178,13 @@ describe("what nodes say about themselves", () => {
       expect(report, `${name} (info report)`).toMatchObject({ Accepted: false, Code: "BadRequest" });
     }
     expect(await stored(config)).toEqual(before);
-    expect(orchestrator.manager.actorCount).toBe(actors);
+    expect(orchestrator.manager.nodeCount).toBe(actors);
   });
 
   it("creates nothing for info, resources or heartbeats of nodes it does not know", async () => {
     const { orchestrator, config } = running();
     const before = await stored(config);
-    const actors = orchestrator.manager.actorCount;
+    const actors = orchestrator.manager.nodeCount;
     const resources = { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
     for (let i = 0; i < 50; i++) {
       const id = `ghost-${i}`;
@@ -195,7 +195,7 @@ describe("what nodes say about themselves", () => {
       ]);
       for (const r of replies) expect(r).toEqual({ Accepted: false, Code: "NotFound", Reason: `node not registered: ${id}` });
     }
-    expect(orchestrator.manager.actorCount).toBe(actors);
+    expect(orchestrator.manager.nodeCount).toBe(actors);
     expect(await stored(config)).toEqual(before);
   });
 });

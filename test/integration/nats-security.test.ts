@@ -193,7 +193,8 @@ describe("the orchestrator's nats-server", () => {
     const a = await asNode("node-a");
     const bInbox: string[] = [];
     const b = await asNode("node-b");
-    b.subscribe("_INBOX_NODE.node-b.>", { callback: (_e, m) => bInbox.push(m.subject) });
+    // Only the forged reply subject: node-b's own agent gets real replies on its inbox meanwhile.
+    b.subscribe("_INBOX_NODE.node-b.stolen", { callback: (_e, m) => bInbox.push(m.subject) });
     await b.flush();
     const heartbeat = encode({ MessageID: randomUUID(), NodeID: "node-a", Sequence: 1 });
     a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "shoal.events.node.node-b.NodeApproved" });

@@ -1,7 +1,10 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { NodeActor } from "../../src/actors/node-actor.ts";
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../src/actors/clock.ts";
+import { EntityActor } from "../../src/actors/entity-actor.ts";
+import { nodeKind } from "../../src/actors/node-kind.ts";
 import { ShoalError, asShoalError } from "../../src/errors/shoal-error.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../../src/events/store/event-store.ts";
@@ -11,6 +14,8 @@ import { ManualClock } from "../support/manual-clock.ts";
 
 const ctx = commandContext({ type: "operator", id: "alice" });
 const register = (nodeId: string) => ({ type: "Register" as const, info: computeInfo(nodeId), manualApproval: true });
+
+const nodeActor = (id: string, store: EventStore, clock: Clock) => new EntityActor(nodeKind, id, { store, clock, newEventId: randomUUID });
 
 const stores: SqliteEventStore[] = [];
 afterEach(async () => {
@@ -54,7 +59,7 @@ describe("the actor host under store trouble", () => {
   it("re-appends the very same events after a lost acknowledgement: reported as done, stored once", async () => {
     const flaky = new LostAcknowledgements(sqlite(), 2);
     const clock = new ManualClock();
-    const actor = new NodeActor("n1", flaky.asStore(), clock);
+    const actor = nodeActor("n1", flaky.asStore(), clock);
     const result = await clock.drive(actor.execute(register("n1"), ctx));
     expect(result.events.map((e) => e.type)).toEqual(["NodeRegistered"]);
     expect(flaky.attempts).toHaveLength(3);
@@ -72,7 +77,7 @@ describe("the actor host under store trouble", () => {
   it("gives up after a bounded number of retries and reports Unavailable with a retry hint", async () => {
     const store = sqlite();
     const clock = new ManualClock();
-    const actor = new NodeActor("n1", store, clock);
+    const actor = nodeActor("n1", store, clock);
     await actor.execute(register("n1"), ctx);
     await store.close(); // a real store that can no longer be written
     const started = clock.now();
@@ -86,12 +91,12 @@ describe("the actor host under store trouble", () => {
     expect(clock.now() - started).toBeGreaterThanOrEqual(1300); // 100 + 300 + 900 ms of pauses, on the actor's clock
     expect(asShoalError(error)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5, message: expect.stringMatching(/^event store unavailable: /) });
     expect(actor.currentRevision).toBe(0);
-    expect(actor.state.context.membership).toBe("PENDING");
+    expect(actor.state.membership).toBe("PENDING");
   });
 
   it("refuses to store an event its schema rejects: Internal, nothing written", async () => {
     const store = sqlite();
-    const actor = new NodeActor("bad.id", store, new ManualClock());
+    const actor = nodeActor("bad.id", store, new ManualClock());
     const error = await actor.execute(register("bad.id"), ctx).then(
       () => undefined,
       (e: unknown) => e,

@@ -72,12 +72,14 @@ describe("NodeManager health", () => {
     const { manager, clock, store } = setup();
     await manager.recover();
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    const timers = clock.pendingTimers;
     for (let i = 0; i < 100; i++) {
       expect(manager.heartbeat("n1")).toBeUndefined(); // no actor, no store: synchronous
       await clock.advance(15 * S);
     }
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    expect(clock.pendingTimers).toBe(1);
+    expect(clock.pendingTimers).toBe(timers); // one deadline heap timer, not one per heartbeat
+    expect(manager.deadlineCount).toBe(1);
   });
 
   it("refuses heartbeats from unknown and deleted nodes", async () => {
@@ -215,7 +217,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
     expect(manager.heartbeat("n1")).toBeUndefined();
     await clock.advance(59 * S);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    expect(clock.pendingTimers).toBe(1);
+    expect(manager.deadlineCount).toBe(1);
   });
 });
 
@@ -280,7 +282,7 @@ describe("NodeManager limits", () => {
     const { manager, store } = setup();
     await manager.recover();
     await manager.register(computeInfo("real"), nodeCtx("real"));
-    const actors = manager.actorCount;
+    const actors = manager.nodeCount;
     const events = (await store.readAll()).length;
     for (let i = 0; i < 200; i++) {
       const id = `ghost-${i}`;
@@ -288,7 +290,7 @@ describe("NodeManager limits", () => {
       expect(() => manager.updateResources(id, { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 })).toThrow(`node not registered: ${id}`);
       expect(() => manager.heartbeat(id)).toThrow(`node not registered: ${id}`);
     }
-    expect(manager.actorCount).toBe(actors);
+    expect(manager.nodeCount).toBe(actors);
     expect((await store.readAll()).length).toBe(events);
     expect(manager.live("ghost-0")).toBeUndefined();
   });
@@ -299,7 +301,7 @@ describe("NodeManager limits", () => {
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => outcome(manager.register(computeInfo(`n${i}`), nodeCtx(`n${i}`)))));
     expect(results.filter((r) => r === "ok")).toHaveLength(3);
     expect(results.filter((r) => r === "Unavailable")).toHaveLength(7);
-    expect(manager.actorCount).toBe(3);
+    expect(manager.nodeCount).toBe(3);
     expect((await store.readAll()).map((e) => e.type)).toEqual(["NodeRegistered", "NodeRegistered", "NodeRegistered"]);
 
     const refused = await manager.register(computeInfo("late"), nodeCtx("late")).catch((e: unknown) => e);
@@ -313,7 +315,7 @@ describe("NodeManager limits", () => {
     await clock.advance(500);
     await expect(manager.register(computeInfo("late"), nodeCtx("late"))).resolves.toMatchObject({ note: "node registered" });
     await expect(manager.register(computeInfo("later"), nodeCtx("later"))).rejects.toMatchObject({ kind: "Unavailable" });
-    expect(manager.actorCount).toBe(4);
+    expect(manager.nodeCount).toBe(4);
   });
 
   it("counts a deleted node coming back as new", async () => {
@@ -322,7 +324,7 @@ describe("NodeManager limits", () => {
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await manager.operatorAction("delete", "a", opCtx());
     await expect(manager.register(computeInfo("a"), nodeCtx("a"))).rejects.toMatchObject({ kind: "Unavailable" });
-    expect(manager.actorCount).toBe(1); // its history stays
+    expect(manager.nodeCount).toBe(1); // its history stays
   });
 
   it("caps PENDING nodes under manual approval, concurrent registrations included, until an operator acts", async () => {
@@ -331,7 +333,7 @@ describe("NodeManager limits", () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`)))));
     expect(results.filter((r) => r === "ok")).toHaveLength(3);
     expect(results.filter((r) => r === "Forbidden")).toHaveLength(5);
-    expect(manager.actorCount).toBe(3);
+    expect(manager.nodeCount).toBe(3);
     expect(await store.readAll()).toHaveLength(3);
 
     const refusal = await manager.register(computeInfo("x"), nodeCtx("x")).catch((e: unknown) => e);
@@ -358,7 +360,7 @@ describe("NodeManager limits", () => {
     const { manager } = setup({ manualApproval: false, limits: limits({ maxPendingNodes: 1 }) });
     await manager.recover();
     for (const id of ["a", "b", "c"]) await manager.register(computeInfo(id), nodeCtx(id));
-    expect(manager.actorCount).toBe(3);
+    expect(manager.nodeCount).toBe(3);
   });
 
   it("keeps no actor for a registration the store could not take", async () => {
@@ -367,7 +369,7 @@ describe("NodeManager limits", () => {
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await store.close();
     await expect(clock.drive(manager.register(computeInfo("b"), nodeCtx("b")))).rejects.toThrow(/closed/);
-    expect(manager.actorCount).toBe(1);
+    expect(manager.nodeCount).toBe(1);
     expect(() => manager.resolve("b", true)).toThrow("node not found: b");
     const reopened = setup({ file });
     expect((await reopened.store.readAll()).map((e) => e.stream)).toEqual(["node-a"]);

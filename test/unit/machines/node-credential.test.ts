@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decideNode } from "../../../machines/node/decide-node.ts";
 import type { NodeCommand } from "../../../machines/node/node-commands.ts";
-import { replayNode } from "../../../machines/node/node-evolve.ts";
-import { activeCredential } from "../../../machines/node/node-machine.ts";
+import { nodeDecider } from "../../../machines/node/node-decider.ts";
+import { activeCredential } from "../../../machines/node/node-state.ts";
 import type { NodeEvent } from "../../../src/events/catalog/node-events.ts";
+import { deciderSpec } from "../../support/decider-spec.ts";
 import { computeInfo } from "../../support/fixtures.ts";
 
 const ID = "node-1";
@@ -17,10 +17,11 @@ const rejected: NodeEvent = { type: "NodeRejected", data: { NodeID: ID, Previous
 const deleted: NodeEvent = { type: "NodeDeleted", data: { NodeID: ID, Membership: "APPROVED" } };
 const join = (publicKey: string): NodeCommand => ({ type: "Register", info, manualApproval: false, publicKey });
 
-const given = (...history: NodeEvent[]) => ({
-  when: (command: NodeCommand) => decideNode(replayNode(ID, history), command),
-  credential: () => activeCredential(replayNode(ID, history)),
-});
+const spec = deciderSpec(nodeDecider, ID);
+const given = (...history: NodeEvent[]) => {
+  const g = spec(history);
+  return { when: (command: NodeCommand) => g.when(command).decision, credential: () => activeCredential(g.state) };
+};
 
 describe("node credentials: given / when / then", () => {
   it("binds the joining key when a node registers", () => {

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { decideNode } from "../../../machines/node/decide-node.ts";
 import type { NodeCommand } from "../../../machines/node/node-commands.ts";
-import { replayNode } from "../../../machines/node/node-evolve.ts";
-import { nodeHealth } from "../../../machines/node/node-machine.ts";
+import { nodeDecider } from "../../../machines/node/node-decider.ts";
+import { isLegal, nodeLegality, nodeStateValue } from "../../../machines/node/node-legality.ts";
 import type { NodeEvent } from "../../../src/events/catalog/node-events.ts";
+import { SPEC_TIME, deciderSpec } from "../../support/decider-spec.ts";
 import { computeInfo } from "../../support/fixtures.ts";
 
 const ID = "node-1";
 const info = computeInfo(ID);
+const given = deciderSpec(nodeDecider, ID);
 const registered = (membership: "PENDING" | "APPROVED" = "PENDING", lifecycle = 1): NodeEvent => ({
   type: "NodeRegistered",
   data: { NodeID: ID, NodeType: "Compute", Info: info, Membership: membership, Lifecycle: lifecycle },
@@ -17,139 +18,167 @@ const rejected: NodeEvent = { type: "NodeRejected", data: { NodeID: ID, Previous
 const deleted: NodeEvent = { type: "NodeDeleted", data: { NodeID: ID, Membership: "APPROVED" } };
 const unhealthy: NodeEvent = { type: "NodeBecameUnhealthy", data: { NodeID: ID, LastHeartbeat: null, DisconnectTimeoutMs: 60000 } };
 const unknown: NodeEvent = { type: "NodeBecameUnknown", data: { NodeID: ID, LastHeartbeat: null, UnknownTimeoutMs: 300000 } };
-
-/** given (past events) → when (command) → then (events or refusal) */
-function given(...history: NodeEvent[]) {
-  const snapshot = replayNode(ID, history);
-  return {
-    when(command: NodeCommand) {
-      return decideNode(snapshot, command);
-    },
-    snapshot,
-  };
-}
+const self: NodeEvent = { type: "NodeRegistered", data: { NodeID: ID, NodeType: "Requester", Info: { ...info, NodeType: "Requester" }, Membership: "APPROVED", Lifecycle: 1 } };
 
 describe("node membership", () => {
   it("registers a new node as APPROVED by default", () => {
-    const d = given().when({ type: "Register", info, manualApproval: false });
-    expect(d).toMatchObject({ ok: true, events: [{ type: "NodeRegistered", data: { Membership: "APPROVED", Lifecycle: 1 } }] });
+    given().when({ type: "Register", info, manualApproval: false }).then([registered("APPROVED")], "node registered");
   });
 
   it("registers a new node as PENDING under manual approval", () => {
-    const d = given().when({ type: "Register", info, manualApproval: true });
-    expect(d).toMatchObject({ ok: true, events: [{ type: "NodeRegistered", data: { Membership: "PENDING" } }] });
+    given().when({ type: "Register", info, manualApproval: true }).then([registered("PENDING")]);
   });
 
   it("registers the orchestrator's own node APPROVED even under manual approval", () => {
-    const self = { ...computeInfo(ID), NodeType: "Requester" as const };
-    const d = given().when({ type: "Register", info: self, manualApproval: true });
-    expect(d).toMatchObject({ ok: true, events: [{ data: { NodeType: "Requester", Membership: "APPROVED" } }] });
+    given()
+      .when({ type: "Register", info: { ...info, NodeType: "Requester" }, manualApproval: true })
+      .then([self]);
+  });
+
+  it("refuses a registration whose info names another node", () => {
+    given().when({ type: "Register", info: computeInfo("node-2"), manualApproval: false }).thenThrows({ code: "Conflict", message: "node info is for node-2, not node-1" });
   });
 
   it("approves a PENDING node", () => {
-    expect(given(registered()).when({ type: "Approve" })).toMatchObject({ ok: true, events: [{ type: "NodeApproved", data: { Previous: "PENDING" } }] });
+    given([registered()]).when({ type: "Approve" }).then([approved]);
   });
 
   it("approves a REJECTED node", () => {
-    expect(given(registered(), rejected).when({ type: "Approve" })).toMatchObject({ ok: true, events: [{ type: "NodeApproved", data: { Previous: "REJECTED" } }] });
+    given([registered(), rejected]).when({ type: "Approve" }).then([{ type: "NodeApproved", data: { NodeID: ID, Previous: "REJECTED" } }]);
   });
 
   it("refuses to approve an APPROVED node with a conflict", () => {
-    expect(given(registered(), approved).when({ type: "Approve" })).toEqual({
-      ok: false,
-      refusal: { code: "Conflict", message: "node node-1 already approved" },
-    });
+    given([registered(), approved]).when({ type: "Approve" }).thenThrows({ code: "Conflict", message: "node node-1 already approved" });
   });
 
   it("rejects PENDING and APPROVED nodes", () => {
-    expect(given(registered()).when({ type: "Reject" })).toMatchObject({ ok: true, events: [{ type: "NodeRejected", data: { Previous: "PENDING" } }] });
-    expect(given(registered(), approved).when({ type: "Reject" })).toMatchObject({ ok: true, events: [{ data: { Previous: "APPROVED" } }] });
+    given([registered()]).when({ type: "Reject" }).then([rejected]);
+    given([registered(), approved]).when({ type: "Reject" }).then([{ type: "NodeRejected", data: { NodeID: ID, Previous: "APPROVED" } }]);
   });
 
   it("refuses to reject a REJECTED node", () => {
-    expect(given(registered(), rejected).when({ type: "Reject" })).toMatchObject({ ok: false, refusal: { code: "Conflict", message: "node node-1 already rejected" } });
+    given([registered(), rejected]).when({ type: "Reject" }).thenThrows({ code: "Conflict", message: "node node-1 already rejected" });
   });
 
   it("refuses a rejected node's registration with a reason", () => {
-    expect(given(registered(), rejected).when({ type: "Register", info, manualApproval: false })).toEqual({
-      ok: false,
-      refusal: { code: "Rejected", message: "node has been rejected" },
-    });
+    given([registered(), rejected]).when({ type: "Register", info, manualApproval: false }).thenThrows({ code: "Rejected", message: "node has been rejected" });
   });
 
   it("writes nothing when a registered node registers again with the same info", () => {
-    expect(given(registered(), approved).when({ type: "Register", info, manualApproval: false })).toEqual({ ok: true, events: [], note: "node already registered" });
+    const spec = given([registered(), approved]).when({ type: "Register", info, manualApproval: false });
+    spec.thenNothingHappened();
+    expect(spec.decision).toMatchObject({ note: "node already registered" });
+  });
+
+  it("refuses a registration as another node type", () => {
+    given([registered()])
+      .when({ type: "Register", info: { ...info, NodeType: "Requester" }, manualApproval: false })
+      .thenThrows({ code: "Conflict", message: "node node-1 is registered as Compute, not Requester" });
   });
 
   it("deletes a node; its next registration starts a new lifecycle with default membership", () => {
-    const g = given(registered("APPROVED"), deleted);
-    expect(g.snapshot.matches("absent")).toBe(true);
-    expect(g.when({ type: "Register", info, manualApproval: true })).toMatchObject({
-      ok: true,
-      events: [{ type: "NodeRegistered", data: { Membership: "PENDING", Lifecycle: 2 } }],
-    });
+    const g = given([registered("APPROVED"), deleted]);
+    expect(g.state).toMatchObject({ registered: false, deleted: true });
+    g.when({ type: "Register", info, manualApproval: true }).then([registered("PENDING", 2)]);
   });
 
   it("treats commands on an absent or deleted node as not found", () => {
     for (const type of ["Approve", "Reject", "Delete"] as const) {
-      expect(given().when({ type })).toMatchObject({ ok: false, refusal: { code: "NotFound" } });
-      expect(given(registered(), deleted).when({ type })).toMatchObject({ ok: false, refusal: { code: "NotFound" } });
+      given().when({ type }).thenThrows({ code: "NotFound", message: "node not found: node-1" });
+      given([registered(), deleted]).when({ type }).thenThrows({ code: "NotFound" });
     }
-    expect(given(registered(), deleted).when({ type: "UpdateInfo", info })).toMatchObject({ ok: false, refusal: { code: "NotFound", message: "node not registered: node-1" } });
+    given([registered(), deleted]).when({ type: "UpdateInfo", info }).thenThrows({ code: "NotFound", message: "node not registered: node-1" });
   });
 
   it("refuses to reject or delete the orchestrator's own node", () => {
-    const self: NodeEvent = { type: "NodeRegistered", data: { NodeID: ID, NodeType: "Requester", Info: { ...info, NodeType: "Requester" }, Membership: "APPROVED", Lifecycle: 1 } };
-    expect(given(self).when({ type: "Reject" })).toMatchObject({ ok: false, refusal: { code: "Conflict" } });
-    expect(given(self).when({ type: "Delete" })).toMatchObject({ ok: false, refusal: { code: "Conflict" } });
+    given([self]).when({ type: "Reject" }).thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be rejected" });
+    given([self]).when({ type: "Delete" }).thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be deleted" });
   });
 });
 
 describe("node info", () => {
   it("records a changed report as NodeInfoUpdated naming the changed fields", () => {
     const changed = { ...info, Labels: { ...info.Labels, zone: "b" } };
-    expect(given(registered()).when({ type: "UpdateInfo", info: changed })).toMatchObject({
-      ok: true,
-      events: [{ type: "NodeInfoUpdated", data: { Changed: ["Labels"] } }],
-    });
+    given([registered()]).when({ type: "UpdateInfo", info: changed }).then([{ type: "NodeInfoUpdated", data: { NodeID: ID, Info: changed, Changed: ["Labels"] } }]);
   });
 
   it("ignores list order when comparing reports", () => {
     const withEngines = { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo!, ExecutionEngines: ["docker", "wasm"] } };
     const reordered = { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo!, ExecutionEngines: ["wasm", "docker"] } };
-    const g = given({ type: "NodeRegistered", data: { NodeID: ID, NodeType: "Compute", Info: withEngines, Membership: "APPROVED", Lifecycle: 1 } });
-    expect(g.when({ type: "UpdateInfo", info: reordered })).toEqual({ ok: true, events: [] });
+    given([{ type: "NodeRegistered", data: { NodeID: ID, NodeType: "Compute", Info: withEngines, Membership: "APPROVED", Lifecycle: 1 } }])
+      .when({ type: "UpdateInfo", info: reordered })
+      .thenNothingHappened();
   });
 
   it("refuses info from a rejected node", () => {
-    expect(given(registered(), rejected).when({ type: "UpdateInfo", info })).toMatchObject({ ok: false, refusal: { code: "Rejected", message: "node registration rejected" } });
+    given([registered(), rejected]).when({ type: "UpdateInfo", info }).thenThrows({ code: "Rejected", message: "node registration rejected" });
+  });
+
+  it("refuses info that does not match the registered node", () => {
+    given([registered()])
+      .when({ type: "UpdateInfo", info: { ...info, NodeType: "Requester" } })
+      .thenThrows({ code: "Conflict", message: "node info does not match registered node node-1 (Compute)" });
   });
 });
 
 describe("node health", () => {
   it("goes HEALTHY → UNHEALTHY → UNKNOWN → HEALTHY", () => {
-    const mark = { type: "MarkUnhealthy" as const, lastHeartbeat: "2026-01-01T00:00:00.000Z", disconnectTimeoutMs: 60000 };
-    expect(given(registered()).when(mark)).toMatchObject({ ok: true, events: [{ type: "NodeBecameUnhealthy" }] });
-    expect(given(registered(), unhealthy).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 300000 })).toMatchObject({
-      ok: true,
-      events: [{ type: "NodeBecameUnknown" }],
-    });
-    expect(given(registered(), unhealthy, unknown).when({ type: "MarkHealthy" })).toMatchObject({ ok: true, events: [{ type: "NodeBecameHealthy", data: { Previous: "UNKNOWN" } }] });
+    const lastHeartbeat = "2026-01-01T00:00:00.000Z";
+    given([registered()])
+      .when({ type: "MarkUnhealthy", lastHeartbeat, disconnectTimeoutMs: 60000 })
+      .then([{ type: "NodeBecameUnhealthy", data: { NodeID: ID, LastHeartbeat: lastHeartbeat, DisconnectTimeoutMs: 60000 } }]);
+    given([registered(), unhealthy]).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 300000 }).then([unknown]);
+    given([registered(), unhealthy, unknown]).when({ type: "MarkHealthy" }).then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNKNOWN" } }]);
+    given([registered(), unhealthy]).when({ type: "MarkHealthy" }).then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNHEALTHY" } }]);
   });
 
-  it("writes nothing for a healthy node's heartbeat or a repeated mark", () => {
-    expect(given(registered()).when({ type: "MarkHealthy" })).toEqual({ ok: true, events: [] });
-    expect(given(registered(), unhealthy).when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 })).toEqual({ ok: true, events: [] });
-    expect(given(registered()).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 1 })).toEqual({ ok: true, events: [] });
+  it("writes nothing for a healthy node's heartbeat or a repeated mark: deadlines may race heartbeats", () => {
+    given([registered()]).when({ type: "MarkHealthy" }).thenNothingHappened();
+    given([registered(), unhealthy]).when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 }).thenNothingHappened();
+    given([registered()]).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 1 }).thenNothingHappened();
+    given([registered(), deleted]).when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 }).thenNothingHappened();
   });
 
   it("keeps membership and health independent", () => {
-    const s = replayNode(ID, [registered(), unhealthy, rejected]);
-    expect(s.context.membership).toBe("REJECTED");
-    expect(nodeHealth(s)).toBe("UNHEALTHY");
+    expect(given([registered(), unhealthy, rejected]).state).toMatchObject({ membership: "REJECTED", health: "UNHEALTHY" });
   });
 
   it("starts every new lifecycle HEALTHY", () => {
-    expect(nodeHealth(replayNode(ID, [registered(), unhealthy, unknown, deleted, registered("APPROVED", 2)]))).toBe("HEALTHY");
+    expect(given([registered(), unhealthy, unknown, deleted, registered("APPROVED", 2)]).state).toMatchObject({ health: "HEALTHY", lifecycle: 2 });
+  });
+});
+
+describe("the legality statechart and the fold", () => {
+  it("agree on every state a random run of commands reaches", () => {
+    const commands: NodeCommand[] = [
+      { type: "Register", info, manualApproval: true },
+      { type: "Register", info, manualApproval: false },
+      { type: "UpdateInfo", info: { ...info, Labels: { zone: "z" } } },
+      { type: "Approve" },
+      { type: "Reject" },
+      { type: "Delete" },
+      { type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 },
+      { type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 1 },
+      { type: "MarkHealthy" },
+    ];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const seen = new Set<string>();
+    for (let run = 0; run < 200; run++) {
+      let state = nodeDecider.initialState(ID);
+      for (let step = 0; step < 30; step++) {
+        const command = commands[Math.floor(random() * commands.length)]!;
+        const decision = nodeDecider.decide(command, state, { now: 0 });
+        // A refusal is exactly an illegal operator/node command; health marks are never refused.
+        expect(decision.ok || !isLegal(state, command.type)).toBe(true);
+        if (!decision.ok) continue;
+        for (const e of decision.events) state = nodeDecider.evolve(state, e, SPEC_TIME);
+        const resolved = nodeLegality.resolveState({ value: nodeStateValue(state), context: { nodeType: state.nodeType } });
+        expect(resolved.status).toBe("active");
+        seen.add(JSON.stringify(resolved.value));
+      }
+    }
+    // absent + 3 memberships × 3 healths
+    expect(seen.size).toBe(10);
   });
 });

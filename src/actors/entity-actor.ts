@@ -1,19 +1,12 @@
-import { randomUUID } from "node:crypto";
-import { decideNode } from "../../machines/node/decide-node.ts";
-import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
-import { applyNodeEvent, initialNode } from "../../machines/node/node-evolve.ts";
-import type { NodeSnapshot } from "../../machines/node/node-machine.ts";
-import { InvalidEventError, decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
-import type { NodeEvent } from "../events/catalog/node-events.ts";
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../events/store/event-store.ts";
+import type { EventStore, ExpectedRevision, NewEvent, AppendResult } from "../events/store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../events/store/store-errors.ts";
-import { nodeStream } from "../events/streams.ts";
-import { ShoalError, conflict, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
+import { ShoalError, unavailable } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
 import type { CommandContext } from "./command-context.ts";
+import { streamOf, type EntityKind } from "./entity-kind.ts";
 
-export interface CommandResult {
-  readonly events: readonly NodeEvent[];
+export interface CommandResult<Event> {
+  readonly events: readonly Event[];
   /** Store position of the last event appended, or undefined when nothing was appended. */
   readonly position: number | undefined;
   readonly revision: number;
@@ -27,6 +20,12 @@ export interface ExecuteOptions {
   readonly precondition?: () => boolean;
 }
 
+export interface ActorEnvironment {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly newEventId: () => string;
+}
+
 const MAX_CONFLICT_RETRIES = 3;
 /**
  * Pauses before each re-append after the store said it was unavailable. Bounded, because the
@@ -35,89 +34,101 @@ const MAX_CONFLICT_RETRIES = 3;
  */
 const STORE_RETRY_DELAYS_MS = [100, 300, 900];
 
-function refusalError(refusal: NodeRefusal): ShoalError {
-  switch (refusal.code) {
-    case "NotFound":
-      return notFound(refusal.message);
-    case "Conflict":
-      return conflict(refusal.message);
-    case "Rejected":
-      return forbidden(refusal.message);
-  }
-}
-
 /**
- * The single writer for one node's stream: decide with the pure machine, append with the
- * expected revision, and only then adopt the new state. Commands run one at a time (mailbox).
+ * The single writer of one entity's stream: commands run one at a time (a mailbox); each is
+ * decided on the current state, appended with the expected revision, and only then adopted.
+ * Another writer's append (a second orchestrator on the same store) makes it catch up and
+ * decide again.
  */
-export class NodeActor {
-  private snapshot: NodeSnapshot;
+export class EntityActor<State, Command, Event, Refusal> {
+  private current: State;
   private revision = -1;
   private mailbox: Promise<unknown> = Promise.resolve();
+  private queued = 0;
+  /** The host's clock at the last command or load: passivation picks the longest idle. */
+  lastUsed: number;
 
   constructor(
-    readonly nodeId: string,
-    private readonly store: EventStore,
-    private readonly clock: Clock,
+    private readonly kind: EntityKind<State, Command, Event, Refusal>,
+    readonly id: string,
+    private readonly env: ActorEnvironment,
   ) {
-    this.snapshot = initialNode(nodeId);
+    this.current = kind.decider.initialState(id);
+    this.lastUsed = env.clock.now();
   }
 
-  get state(): NodeSnapshot {
-    return this.snapshot;
+  get state(): State {
+    return this.current;
   }
 
   get currentRevision(): number {
     return this.revision;
   }
 
-  /** Recovery: events read from the store, in order. */
-  applyStored(event: NodeEvent, revision: number): void {
-    this.snapshot = applyNodeEvent(this.snapshot, event);
-    this.revision = revision;
+  /** No command waiting or running: the actor may be passivated. */
+  get idle(): boolean {
+    return this.queued === 0;
   }
 
-  execute(command: NodeCommand, context: CommandContext, options: ExecuteOptions = {}): Promise<CommandResult> {
+  /** Reads its stream from where it is: the whole stream on first load, the missed tail after a conflict. */
+  async catchUp(): Promise<void> {
+    const recorded = await this.env.store.readStream(streamOf(this.kind, this.id), { fromRevision: this.revision + 1 });
+    for (const r of recorded) {
+      this.current = this.kind.decider.evolve(this.current, this.kind.decode(r), r.time);
+      this.revision = r.revision;
+    }
+  }
+
+  execute(command: Command, context: CommandContext, options: ExecuteOptions = {}): Promise<CommandResult<Event>> {
+    this.queued++;
     const run = this.mailbox.then(() => this.run(command, context, options));
-    this.mailbox = run.catch(() => undefined);
+    this.mailbox = run.then(
+      () => this.queued--,
+      () => this.queued--,
+    );
     return run;
   }
 
-  private async run(command: NodeCommand, context: CommandContext, options: ExecuteOptions): Promise<CommandResult> {
+  private async run(command: Command, context: CommandContext, options: ExecuteOptions): Promise<CommandResult<Event>> {
+    const { decider } = this.kind;
+    const { clock } = this.env;
+    this.lastUsed = clock.now();
     if (options.precondition && !options.precondition()) return { events: [], position: undefined, revision: this.revision };
     for (let attempt = 0; ; attempt++) {
       if (options.expectedRevision !== undefined && options.expectedRevision !== this.revision) {
         throw new ShoalError({
           kind: "PreconditionFailed",
-          message: `node ${this.nodeId} is at revision ${this.revision}, not ${options.expectedRevision}`,
+          message: `${this.kind.category} ${this.id} is at revision ${this.revision}, not ${options.expectedRevision}`,
         });
       }
-      const decision = decideNode(this.snapshot, command);
-      if (!decision.ok) throw refusalError(decision.refusal);
+      const now = clock.now();
+      const decision = decider.decide(command, this.current, { now });
+      if (!decision.ok) throw this.kind.refusalError(decision.refusal);
       const note = decision.note === undefined ? {} : { note: decision.note };
       if (decision.events.length === 0) return { events: [], position: undefined, revision: this.revision, ...note };
 
-      const time = new Date(this.clock.now()).toISOString();
+      const time = new Date(now).toISOString();
       const metadata = { time, ...context };
       let newEvents: NewEvent[];
       try {
-        newEvents = decision.events.map((e) => encodeNodeEvent(e, metadata, randomUUID()));
+        newEvents = decision.events.map((e) => this.kind.encode(e, metadata, this.env.newEventId()));
       } catch (e) {
-        // A fault in Shoal (or input that slipped past validation), never the caller's: nothing is written.
-        if (e instanceof InvalidEventError) throw new ShoalError({ kind: "Internal", message: e.message });
-        throw e;
+        // Nothing is written, and the caller is not blamed for Shoal's own fault.
+        throw new ShoalError({ kind: "Internal", message: (e as Error).message });
       }
       try {
         const result = await this.appendRetrying(newEvents, this.revision === -1 ? "no_stream" : this.revision);
-        for (const e of decision.events) this.snapshot = applyNodeEvent(this.snapshot, e);
+        let next = this.current;
+        for (const e of decision.events) next = decider.evolve(next, e, time);
+        this.current = next;
         this.revision = result.nextExpectedRevision;
+        this.lastUsed = clock.now();
         return { events: decision.events, position: result.position, revision: this.revision, ...note };
       } catch (e) {
-        // Another writer (a second orchestrator on the same store) got there first: catch up, decide again.
         if (!(e instanceof WrongExpectedRevisionError) || attempt >= MAX_CONFLICT_RETRIES) {
           // Contention between writers is Shoal's own business: the caller (a node, an operator
           // without If-Match) did nothing wrong and may simply try again.
-          if (e instanceof WrongExpectedRevisionError) throw unavailable(`node ${this.nodeId} was changed concurrently; try again`, 1);
+          if (e instanceof WrongExpectedRevisionError) throw unavailable(`${this.kind.category} ${this.id} was changed concurrently; try again`, 1);
           throw e;
         }
         await this.catchUp();
@@ -134,18 +145,13 @@ export class NodeActor {
   private async appendRetrying(events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.store.append(nodeStream(this.nodeId), events, expected);
+        return await this.env.store.append(streamOf(this.kind, this.id), events, expected);
       } catch (e) {
         const delay = STORE_RETRY_DELAYS_MS[attempt];
         if (!(e instanceof StoreUnavailableError) || delay === undefined) throw e;
         // The host's clock, like every other wait of the actor: tests fake it, nothing else.
-        await new Promise<void>((resolve) => this.clock.setTimer(delay, resolve));
+        await new Promise<void>((resolve) => this.env.clock.setTimer(delay, resolve));
       }
     }
-  }
-
-  private async catchUp(): Promise<void> {
-    const events = await this.store.readStream(nodeStream(this.nodeId), { fromRevision: this.revision + 1 });
-    for (const recorded of events) this.applyStored(decodeNodeEvent(recorded), recorded.revision);
   }
 }

@@ -1,0 +1,56 @@
+import type { Health, Membership, NodeInfo, NodeType } from "../../src/events/catalog/node-info.ts";
+
+export interface NodeCredential {
+  readonly publicKey: string;
+  /** False after a reject revoked it; an approve reinstates it. */
+  readonly active: boolean;
+}
+
+/**
+ * One node as its stored events describe it: what the actor decides on and what the read
+ * model serves (liveness — heartbeats and resources — is transient and kept elsewhere).
+ */
+export interface NodeState {
+  readonly nodeId: string;
+  /** In the cluster now: registered and not deleted since. */
+  readonly registered: boolean;
+  /** Was registered, then deleted: only its history (and this state, for look-ups) is left. */
+  readonly deleted: boolean;
+  readonly nodeType: NodeType | undefined;
+  readonly info: NodeInfo | undefined;
+  readonly membership: Membership | undefined;
+  readonly health: Health | undefined;
+  /** How many times this node has registered: a delete ends a lifecycle, the next register starts one. */
+  readonly lifecycle: number;
+  /** The key bound to this node id, if any. */
+  readonly credential: NodeCredential | undefined;
+  readonly registeredAt: string | undefined;
+  readonly updatedAt: string | undefined;
+  /** When health last changed (or registration): Bacalhau's ConnectedSince / DisconnectedSince. */
+  readonly healthSince: string | undefined;
+  /** LastHeartbeat carried by the last UNHEALTHY/UNKNOWN event. */
+  readonly lastHeartbeatAtChange: string | null;
+}
+
+export function initialNodeState(nodeId: string): NodeState {
+  return {
+    nodeId,
+    registered: false,
+    deleted: false,
+    nodeType: undefined,
+    info: undefined,
+    membership: undefined,
+    health: undefined,
+    lifecycle: 0,
+    credential: undefined,
+    registeredAt: undefined,
+    updatedAt: undefined,
+    healthSince: undefined,
+    lastHeartbeatAtChange: null,
+  };
+}
+
+/** The key NATS must let in for this node, if any. */
+export function activeCredential(state: NodeState): string | undefined {
+  return state.registered && state.credential?.active ? state.credential.publicKey : undefined;
+}

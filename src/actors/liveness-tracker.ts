@@ -1,0 +1,193 @@
+import type { Health, ResourceReport } from "../events/catalog/node-info.ts";
+
+const HEALTH: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
+const HEALTH_CODE: Record<Health, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
+const INITIAL_CAPACITY = 1024;
+
+export interface TrackedNode {
+  /** Last heartbeat received by this process, or null when none since it started. */
+  readonly lastHeartbeat: number | null;
+  readonly health: Health;
+  readonly disconnectMs: number;
+  readonly unknownMs: number;
+  readonly rejected: boolean;
+}
+
+/**
+ * Heartbeats and resource reports of every compute node: transient (Bacalhau keeps them in
+ * memory too) and hot, so kept out of the actors in parallel typed arrays indexed by a slot per
+ * node. A heartbeat is one map lookup and one store into a Float64Array: no allocation, no
+ * event. What it tracks changes only through the node manager, when a stored event changes it.
+ */
+export class LivenessTracker {
+  private readonly slots = new Map<string, number>();
+  private ids: (string | undefined)[] = [];
+  private free: number[] = [];
+  private capacity = 0;
+  private lastBeat = new Float64Array(0);
+  private since = new Float64Array(0);
+  /** When the node's health last changed (or tracking began). */
+  private changedAt = new Float64Array(0);
+  private disconnect = new Float64Array(0);
+  private unknown = new Float64Array(0);
+  private healthCode = new Uint8Array(0);
+  private flags = new Uint8Array(0);
+  private reports: (ResourceReport | undefined)[] = [];
+  /**
+   * No node's silence counts from before this instant: the orchestrator's (re)start, the moment
+   * its transport came back, or the end of a stall of its own event loop.
+   */
+  private silenceFloor = 0;
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  get floor(): number {
+    return this.silenceFloor;
+  }
+
+  /** From now on, silence before `at` is not held against any node. */
+  forgiveSilenceBefore(at: number): void {
+    this.silenceFloor = Math.max(this.silenceFloor, at);
+  }
+
+  slotOf(nodeId: string): number {
+    return this.slots.get(nodeId) ?? -1;
+  }
+
+  idOf(slot: number): string | undefined {
+    return this.ids[slot];
+  }
+
+  nodeIds(): IterableIterator<string> {
+    return this.slots.keys();
+  }
+
+  track(nodeId: string, now: number, node: TrackedNode): number {
+    let slot = this.slots.get(nodeId);
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.grow();
+      this.slots.set(nodeId, slot);
+      this.ids[slot] = nodeId;
+      this.reports[slot] = undefined;
+    }
+    this.lastBeat[slot] = node.lastHeartbeat ?? Number.NaN;
+    this.since[slot] = now;
+    this.changedAt[slot] = now;
+    this.setNode(slot, node);
+    return slot;
+  }
+
+  /** Health, thresholds and membership changed by a stored event (heartbeat times stay). */
+  update(slot: number, node: Omit<TrackedNode, "lastHeartbeat">, now: number): void {
+    if (HEALTH_CODE[node.health] !== this.healthCode[slot]) this.changedAt[slot] = now;
+    this.setNode(slot, node);
+  }
+
+  private setNode(slot: number, node: Omit<TrackedNode, "lastHeartbeat">): void {
+    this.disconnect[slot] = node.disconnectMs;
+    this.unknown[slot] = node.unknownMs;
+    this.healthCode[slot] = HEALTH_CODE[node.health];
+    this.flags[slot] = ((this.flags[slot] as number) & ~1) | (node.rejected ? 1 : 0);
+  }
+
+  forget(nodeId: string): void {
+    const slot = this.slots.get(nodeId);
+    if (slot === undefined) return;
+    this.slots.delete(nodeId);
+    this.ids[slot] = undefined;
+    this.reports[slot] = undefined;
+    this.flags[slot] = 0;
+    this.free.push(slot);
+  }
+
+  beat(slot: number, now: number): void {
+    this.lastBeat[slot] = now;
+  }
+
+  lastHeartbeat(slot: number): number | null {
+    const t = this.lastBeat[slot] as number;
+    return Number.isNaN(t) ? null : t;
+  }
+
+  /** When the node's silence began: its last heartbeat, or when this process started watching it. */
+  silentSince(slot: number): number {
+    const t = this.lastBeat[slot] as number;
+    return Number.isNaN(t) ? (this.since[slot] as number) : t;
+  }
+
+  health(slot: number): Health {
+    return HEALTH[this.healthCode[slot] as number] as Health;
+  }
+
+  isHealthy(slot: number): boolean {
+    return this.healthCode[slot] === 0;
+  }
+
+  isRejected(slot: number): boolean {
+    return ((this.flags[slot] as number) & 1) === 1;
+  }
+
+  /** A health change is being written: a heartbeat now must look again once it is stored. */
+  isChanging(slot: number): boolean {
+    return ((this.flags[slot] as number) & 2) === 2;
+  }
+
+  setChanging(slot: number, changing: boolean): void {
+    this.flags[slot] = changing ? (this.flags[slot] as number) | 2 : (this.flags[slot] as number) & ~2;
+  }
+
+  thresholds(slot: number): { disconnectMs: number; unknownMs: number } {
+    return { disconnectMs: this.disconnect[slot] as number, unknownMs: this.unknown[slot] as number };
+  }
+
+  resources(slot: number): ResourceReport | undefined {
+    return this.reports[slot];
+  }
+
+  setResources(slot: number, report: ResourceReport): void {
+    this.reports[slot] = report;
+  }
+
+  /** The next instant at which the node's health must change unless it heartbeats, or undefined for none. */
+  deadline(slot: number): number | undefined {
+    const silent = this.silentSince(slot);
+    const disconnect = this.disconnect[slot] as number;
+    switch (this.healthCode[slot]) {
+      case 0:
+        return Math.max(silent, this.silenceFloor) + disconnect;
+      case 1: {
+        // Turned UNHEALTHY after the floor: it was healthy then, so its silence counts from the floor.
+        // Already UNHEALTHY at the floor: its silence stands, but it gets a full DisconnectTimeout.
+        const unknown = this.unknown[slot] as number;
+        return (this.changedAt[slot] as number) > this.silenceFloor
+          ? Math.max(silent, this.silenceFloor) + unknown
+          : Math.max(silent + unknown, this.silenceFloor + disconnect);
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private grow(): number {
+    const slot = this.capacity;
+    if (slot >= this.lastBeat.length) {
+      const next = Math.max(INITIAL_CAPACITY, this.lastBeat.length * 2);
+      const widen = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+        const b = make(next);
+        b.set(a);
+        return b;
+      };
+      this.lastBeat = widen(this.lastBeat, (n) => new Float64Array(n));
+      this.since = widen(this.since, (n) => new Float64Array(n));
+      this.changedAt = widen(this.changedAt, (n) => new Float64Array(n));
+      this.disconnect = widen(this.disconnect, (n) => new Float64Array(n));
+      this.unknown = widen(this.unknown, (n) => new Float64Array(n));
+      this.healthCode = widen(this.healthCode, (n) => new Uint8Array(n));
+      this.flags = widen(this.flags, (n) => new Uint8Array(n));
+    }
+    this.capacity++;
+    return slot;
+  }
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import { EntityRegistry } from "../../src/actors/entity-registry.ts";
+import { nodeKind } from "../../src/actors/node-kind.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+
+const ctx = commandContext({ type: "operator", id: "alice" });
+const register = (id: string) => ({ type: "Register" as const, info: computeInfo(id), manualApproval: true });
+
+const stores: SqliteEventStore[] = [];
+const registries: { stop(): void }[] = [];
+afterEach(async () => {
+  for (const r of registries.splice(0)) r.stop();
+  for (const s of stores.splice(0)) await s.close();
+});
+
+function setup(options: { idleMs?: number; maxResident?: number; file?: string } = {}) {
+  const file = options.file ?? join(tempDir(), "shoal.db");
+  const store = new SqliteEventStore(file);
+  stores.push(store);
+  const clock = new ManualClock();
+  const registry = new EntityRegistry(nodeKind, { store, clock, newEventId: randomUUID }, {
+    idleMs: options.idleMs ?? 60_000,
+    maxResident: options.maxResident ?? 1000,
+    logger: silentLogger,
+  });
+  registries.push(registry);
+  return { store, clock, registry, file };
+}
+
+describe("EntityRegistry", () => {
+  it("loads an actor from its stream on first use and decides on what was stored", async () => {
+    const first = setup();
+    await first.registry.execute("n1", register("n1"), ctx);
+    await first.registry.execute("n1", { type: "Approve" }, ctx);
+    const second = setup({ file: first.file });
+    expect(second.registry.residentCount).toBe(0);
+    await expect(second.registry.execute("n1", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "Conflict", message: "node n1 already approved" });
+    const result = await second.registry.execute("n1", { type: "Reject" }, ctx);
+    expect(result).toMatchObject({ revision: 2, events: [{ type: "NodeRejected", data: { Previous: "APPROVED" } }] });
+    expect(second.registry.loaded).toBe(1);
+  });
+
+  it("loads one actor for concurrent first commands to the same id, and runs them one at a time", async () => {
+    const { registry, store } = setup();
+    const results = await Promise.allSettled([registry.execute("n1", register("n1"), ctx), registry.execute("n1", { type: "Approve" }, ctx), registry.execute("n1", { type: "Approve" }, ctx)]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(registry.loaded).toBe(1);
+    expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
+  });
+
+  it("keeps no actor for a new id whose command stored nothing", async () => {
+    const { registry } = setup();
+    await expect(registry.execute("ghost", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "NotFound" });
+    expect(registry.residentCount).toBe(0);
+  });
+
+  it("passivates actors idle for idleMs, and the next command reloads the same state", async () => {
+    const { registry, clock } = setup({ idleMs: 10_000 });
+    for (const id of ["a", "b", "c"]) await registry.execute(id, register(id), ctx);
+    await clock.advance(6_000);
+    await registry.execute("a", { type: "Approve" }, ctx);
+    await clock.advance(6_000);
+    registry.sweep();
+    expect(registry.residentCount).toBe(1);
+    expect(registry.passivated).toBe(2);
+    await expect(registry.execute("b", { type: "Approve" }, ctx)).resolves.toMatchObject({ revision: 1 });
+    await expect(registry.execute("b", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "Conflict" });
+    expect(registry.loaded).toBe(4);
+  });
+
+  it("holds at most maxResident actors, dropping the longest idle first", async () => {
+    const { registry, clock } = setup({ maxResident: 2 });
+    for (const id of ["a", "b", "c", "d"]) {
+      await registry.execute(id, register(id), ctx);
+      await clock.advance(10);
+    }
+    registry.sweep();
+    expect(registry.residentCount).toBe(2);
+    expect(registry.peek("a")).toBeUndefined();
+    expect(registry.peek("d")).toBeDefined();
+  });
+
+  it("never passivates an actor with a command under way", async () => {
+    const { registry } = setup({ idleMs: 0 });
+    await registry.execute("a", register("a"), ctx);
+    const actor = await registry.get("a");
+    const pending = actor.execute({ type: "Approve" }, ctx);
+    registry.sweep();
+    expect(registry.peek("a")).toBe(actor);
+    await pending;
+    registry.sweep();
+    expect(registry.peek("a")).toBeUndefined();
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { DeadlineScheduler } from "../../../src/actors/deadline-scheduler.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
+
+describe("DeadlineScheduler", () => {
+  it("fires each key once at its deadline, in deadline order, with one timer for all of them", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const fired: [string, number][] = [];
+    const fire = (key: string) => fired.push([key, clock.now() - t0]);
+    const t0 = clock.now();
+    for (const [key, at] of [["c", 300], ["a", 100], ["b", 200], ["d", 200]] as const) scheduler.set(key, t0 + at, fire);
+    expect(scheduler.size).toBe(4);
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advance(99);
+    expect(fired).toEqual([]);
+    await clock.advance(1000);
+    expect(fired.map(([k]) => k).slice(0, 1)).toEqual(["a"]);
+    expect(fired.map(([, at]) => at)).toEqual([100, 200, 200, 300]);
+    expect(new Set(fired.map(([k]) => k))).toEqual(new Set(["a", "b", "c", "d"]));
+    expect(scheduler.size).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("moves a key when it is set again, and forgets a cancelled one", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const fired: string[] = [];
+    const t0 = clock.now();
+    scheduler.set("x", t0 + 100, (k) => fired.push(k));
+    scheduler.set("y", t0 + 150, (k) => fired.push(k));
+    scheduler.set("x", t0 + 500, (k) => fired.push(`${k}-moved`));
+    scheduler.cancel("y");
+    await clock.advance(499);
+    expect(fired).toEqual([]);
+    expect(scheduler.at("x")).toBe(t0 + 500);
+    await clock.advance(1);
+    expect(fired).toEqual(["x-moved"]);
+    expect(scheduler.has("x")).toBe(false);
+  });
+
+  it("keeps heap order through thousands of random sets, moves and cancels", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const t0 = clock.now();
+    const expected = new Map<string, number>();
+    let seed = 42;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const fired: [string, number][] = [];
+    for (let i = 0; i < 5000; i++) {
+      const key = `k${Math.floor(random() * 1000)}`;
+      if (random() < 0.2) {
+        scheduler.cancel(key);
+        expected.delete(key);
+      } else {
+        const at = t0 + 1 + Math.floor(random() * 10_000);
+        scheduler.set(key, at, (k) => fired.push([k, clock.now()]));
+        expected.set(key, at);
+      }
+    }
+    expect(scheduler.size).toBe(expected.size);
+    await clock.advance(20_000);
+    expect(fired).toHaveLength(expected.size);
+    for (const [key, at] of fired) expect(at).toBe(expected.get(key));
+    const times = fired.map(([, at]) => at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it("fires a wave of due deadlines in batches that let the event loop run between them", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const t0 = clock.now();
+    let fired = 0;
+    let immediatesBetween = 0;
+    let sawYield = false;
+    for (let i = 0; i < 10_000; i++) scheduler.set(`n${i}`, t0 + 10, () => fired++);
+    const probe = () => {
+      immediatesBetween++;
+      if (fired > 0 && fired < 10_000) sawYield = true;
+      if (fired < 10_000) setImmediate(probe);
+    };
+    setImmediate(probe);
+    await clock.advance(10);
+    expect(fired).toBe(10_000);
+    expect(sawYield).toBe(true);
+    expect(immediatesBetween).toBeGreaterThan(1);
+  });
+});

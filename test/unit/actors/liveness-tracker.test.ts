@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { LivenessTracker } from "../../../src/actors/liveness-tracker.ts";
+
+const node = { health: "HEALTHY" as const, disconnectMs: 60_000, unknownMs: 300_000, rejected: false, lastHeartbeat: null };
+
+describe("LivenessTracker", () => {
+  it("counts a healthy node's silence from its last heartbeat, or from when tracking began", () => {
+    const t = new LivenessTracker();
+    const slot = t.track("a", 1000, node);
+    expect(t.lastHeartbeat(slot)).toBeNull();
+    expect(t.deadline(slot)).toBe(61_000);
+    t.beat(slot, 5000);
+    expect(t.lastHeartbeat(slot)).toBe(5000);
+    expect(t.deadline(slot)).toBe(65_000);
+  });
+
+  it("gives UNHEALTHY nodes UnknownTimeout from their last heartbeat, and UNKNOWN nodes no deadline", () => {
+    const t = new LivenessTracker();
+    const slot = t.track("a", 1000, { ...node, lastHeartbeat: 2000 });
+    t.update(slot, { ...node, health: "UNHEALTHY" }, 62_000);
+    expect(t.deadline(slot)).toBe(302_000);
+    t.update(slot, { ...node, health: "UNKNOWN" }, 302_000);
+    expect(t.deadline(slot)).toBeUndefined();
+  });
+
+  it("does not count silence before the floor: a full DisconnectTimeout after it for everyone", () => {
+    const t = new LivenessTracker();
+    const healthy = t.track("h", 0, { ...node, lastHeartbeat: 0 });
+    const unhealthy = t.track("u", 0, { ...node, lastHeartbeat: 0, health: "UNHEALTHY" });
+    t.forgiveSilenceBefore(100_000);
+    expect(t.deadline(healthy)).toBe(160_000);
+    // Already UNHEALTHY at the floor: its silence stands, but not sooner than a DisconnectTimeout.
+    expect(t.deadline(unhealthy)).toBe(300_000);
+    t.forgiveSilenceBefore(280_000);
+    expect(t.deadline(unhealthy)).toBe(340_000);
+    // Healthy at the floor, UNHEALTHY since: UnknownTimeout counts from the floor.
+    t.update(healthy, { ...node, health: "UNHEALTHY" }, 340_000);
+    expect(t.deadline(healthy)).toBe(580_000);
+  });
+
+  it("reuses the slots of forgotten nodes and grows past its first capacity", () => {
+    const t = new LivenessTracker();
+    for (let i = 0; i < 5000; i++) t.track(`n${i}`, i, { ...node, lastHeartbeat: i });
+    expect(t.size).toBe(5000);
+    expect(t.lastHeartbeat(t.slotOf("n4999"))).toBe(4999);
+    const slot = t.slotOf("n7");
+    t.setResources(slot, { AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 });
+    t.forget("n7");
+    expect(t.slotOf("n7")).toBe(-1);
+    const again = t.track("fresh", 0, node);
+    expect(again).toBe(slot);
+    expect(t.resources(again)).toBeUndefined();
+    expect(t.idOf(again)).toBe("fresh");
+  });
+
+  it("keeps the rejected and changing flags apart", () => {
+    const t = new LivenessTracker();
+    const slot = t.track("a", 0, { ...node, rejected: true });
+    t.setChanging(slot, true);
+    expect([t.isRejected(slot), t.isChanging(slot)]).toEqual([true, true]);
+    t.update(slot, { ...node, rejected: false }, 1);
+    expect([t.isRejected(slot), t.isChanging(slot)]).toEqual([false, true]);
+    t.setChanging(slot, false);
+    expect([t.isRejected(slot), t.isChanging(slot)]).toEqual([false, false]);
+  });
+});
