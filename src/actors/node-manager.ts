@@ -49,6 +49,8 @@ export interface NodeManagerOptions {
   readonly thresholds: HealthThresholds;
   /** Caps on new registrations; absent: none (the orchestrator always passes its config). */
   readonly registrationLimits?: RegistrationLimits;
+  /** Told whenever what live() reports as a node's resources changes (the node list's capacity index). */
+  readonly onResources?: (nodeId: string, resources: ResourceReport | undefined) => void;
 }
 
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
@@ -196,6 +198,7 @@ export class NodeManager {
     if (!isRegistered(actor.state)) {
       live.timer?.cancel();
       this.liveness.delete(nodeId);
+      this.options.onResources?.(nodeId, undefined);
       return;
     }
     live.health = nodeHealth(actor.state) ?? "HEALTHY";
@@ -244,6 +247,7 @@ export class NodeManager {
     const now = this.clock.now();
     if (!this.liveness.has(nodeId)) {
       this.liveness.set(nodeId, { lastHeartbeat: now, since: now, graceUntil: 0, transportBackAt: 0, health: "HEALTHY", changing: false, timer: undefined, resources: undefined });
+      this.options.onResources?.(nodeId, undefined);
       this.afterCommand(nodeId);
       this.arm(nodeId);
     } else {
@@ -284,6 +288,7 @@ export class NodeManager {
     if (!live) throw notFound(`node not registered: ${nodeId}`);
     if (this.actors.get(nodeId)?.state.context.membership === "REJECTED") throw forbidden("node registration rejected");
     live.resources = report;
+    this.options.onResources?.(nodeId, report);
   }
 
   private countPending(): number {
