@@ -5,6 +5,7 @@ import { resolveNodeId } from "../../../src/actors/resolve-node-id.ts";
 import type { Health, Membership, ResourceReport } from "../../../src/events/catalog/node-info.ts";
 import { NodeIndex } from "../../../src/projections/node-index/node-index.ts";
 import type { NodeView } from "../../../src/projections/node-view.ts";
+import { NodeViews } from "../../../src/projections/node-views.ts";
 import { naiveQueryNodes } from "../../support/naive-node-query.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
@@ -198,5 +199,27 @@ describe("NodeIndex id look-ups", () => {
       expect(outcome(() => resolveNodeId(probe, fleet.index.idsWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, current)));
       expect(outcome(() => resolveNodeId(probe, fleet.index.everSeenWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, all)));
     }
+  });
+});
+
+describe("toNodeState", () => {
+  it("carries every field of a decoded stored NodeInfo (it builds the info field by field)", () => {
+    const info = {
+      NodeID: "node-1",
+      NodeType: "Compute",
+      Hostname: "h",
+      Labels: { zone: "a" },
+      ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["s3"], MaxCapacity: { CPU: 2 }, MaxJobRequirements: { CPU: 1 } },
+      BacalhauVersion: { GitVersion: "v1", GOOS: "linux", GOARCH: "amd64" },
+    };
+    const views = new NodeViews();
+    views.handle({ id: "e1", type: "NodeRegistered", stream: "node-node-1", revision: 0, position: 1, time: "2024-01-01T00:00:00.000Z", data: { NodeID: "node-1", NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 }, metadata: { schemaVersion: 1 } });
+    const view = views.get("node-1") as NodeView;
+    const state = toNodeState(view, undefined);
+    const { ComputeNodeInfo: compute, ...rest } = view.info;
+    expect(state.Info).toMatchObject(rest);
+    expect(Object.keys(state.Info).sort()).toEqual(Object.keys(view.info).sort());
+    expect(Object.keys(state.Info.ComputeNodeInfo ?? {}).sort()).toEqual([...Object.keys(compute ?? {}), "AvailableCapacity", "QueueCapacity", "RunningExecutions", "EnqueuedExecutions"].sort());
+    expect(state.Info.ComputeNodeInfo).toMatchObject(compute ?? {});
   });
 });
