@@ -53,6 +53,8 @@ export interface NodeManagerOptions {
   /** How long a node's actor stays in memory unused (default 5 minutes), and how many may. */
   readonly actorIdleMs?: number;
   readonly maxResidentActors?: number;
+  /** Told whenever what live() reports as a node's resources changes (the node list's capacity index). */
+  readonly onResources?: (nodeId: string, resources: ResourceReport | undefined) => void;
 }
 
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
@@ -222,6 +224,7 @@ export class NodeManager {
     const { nodeId } = state;
     this.directory.set(state);
     if (!state.registered || state.nodeType !== "Compute") {
+      if (this.liveness.slotOf(nodeId) !== -1) this.options.onResources?.(nodeId, undefined);
       this.liveness.forget(nodeId);
       this.deadlines.cancel(HEALTH_KEY + nodeId);
       return;
@@ -233,8 +236,10 @@ export class NodeManager {
     };
     const slot = this.liveness.slotOf(nodeId);
     // Registration is also proof of life.
-    if (slot === -1) this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
-    else this.liveness.update(slot, node, this.clock.now());
+    if (slot === -1) {
+      this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
+      this.options.onResources?.(nodeId, undefined);
+    } else this.liveness.update(slot, node, this.clock.now());
     if (slot === -1 || !this.liveness.isChanging(slot)) this.arm(nodeId);
   }
 
@@ -305,6 +310,7 @@ export class NodeManager {
     if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
     if (this.liveness.isRejected(slot)) throw forbidden("node registration rejected");
     this.liveness.setResources(slot, report);
+    this.options.onResources?.(nodeId, report);
   }
 
   /** How many node ids this manager knows: in the cluster, or deleted with their history kept. */

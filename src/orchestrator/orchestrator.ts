@@ -12,6 +12,7 @@ import type { ShoalConfig } from "../config/keys.ts";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
 import { NodeHistory } from "../projections/node-history.ts";
+import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
@@ -122,7 +123,9 @@ export async function startOrchestrator(
 
   try {
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
+    const nodeIndex = new NodeIndex();
     const manager = new NodeManager({
+      onResources: (id, resources) => nodeIndex.setCapacity(id, resources?.AvailableCapacity),
       store,
       clock,
       logger: logger.child({ component: "node-manager" }),
@@ -158,7 +161,7 @@ export async function startOrchestrator(
       logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
     }
 
-    const views = new NodeViews();
+    const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
     const projection = new ProjectionRunner({ name: "node-views", store, logger: logger.child({ component: "projection" }), handle: views.handle });
     await projection.start();
     cleanups.push({ name: "stopping the node-views projection", run: () => projection.stop() });
@@ -184,7 +187,7 @@ export async function startOrchestrator(
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
     const checks = [...transport.checks, storeHealth];
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, projection, history: new NodeHistory(store), auth, checks });
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {

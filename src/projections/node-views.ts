@@ -1,24 +1,35 @@
+import { evolveNode } from "../../machines/node/evolve-node.ts";
+import { initialNodeState } from "../../machines/node/node-state.ts";
 import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
-import { evolveNodeView, type NodeView } from "./node-view.ts";
+import { nodeViewOf, type NodeView } from "./node-view.ts";
 
-/** All node views, fed in store order by a ProjectionRunner. */
+/** Told of every view change, after it is applied (an index of the views, say). */
+export type NodeViewListener = (nodeId: string, before: NodeView | undefined, after: NodeView) => void;
+
+/** All node views, folded in store order with the node decider's evolve. */
 export class NodeViews {
   private readonly views = new Map<string, NodeView>();
+
+  constructor(private readonly listener?: NodeViewListener) {}
 
   handle = (recorded: RecordedEvent): void => {
     if (categoryOf(recorded.stream) !== NODE_CATEGORY) return;
     const nodeId = entityIdOf(recorded.stream);
-    const next = evolveNodeView(this.views.get(nodeId), decodeNodeEvent(recorded), { revision: recorded.revision, time: recorded.time });
-    if (next) this.views.set(nodeId, next);
+    const before = this.views.get(nodeId);
+    const state = evolveNode(before ?? initialNodeState(nodeId), decodeNodeEvent(recorded), recorded.time);
+    const next = nodeViewOf(state, recorded.revision);
+    if (!next) return;
+    this.views.set(nodeId, next);
+    this.listener?.(nodeId, before, next);
   };
 
   get(nodeId: string): NodeView | undefined {
     return this.views.get(nodeId);
   }
 
-  /** Nodes currently in the cluster (deleted ones excluded). */
+  /** Nodes currently in the cluster (deleted ones excluded). O(N): not for request paths (see NodeIndex). */
   current(): NodeView[] {
     return [...this.views.values()].filter((v) => !v.deleted);
   }

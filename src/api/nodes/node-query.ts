@@ -1,11 +1,15 @@
 import { Schema } from "effect";
 import { badRequest } from "../../errors/shoal-error.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
-import { LabelSelectorError, matchesLabels, parseLabelSelector } from "../../labels/label-selector.ts";
-import type { NodeState } from "./node-state.ts";
+import { LabelSelectorError, parseLabelSelector } from "../../labels/label-selector.ts";
+import type { Membership } from "../../events/catalog/node-info.ts";
+import type { NodeIndex, StatusFilter } from "../../projections/node-index/node-index.ts";
+import { NODE_ORDERS, keyTypeOf, type NodeOrder } from "../../projections/node-index/node-order.ts";
+import type { SortKey } from "../../projections/node-index/sorted-entries.ts";
+import type { NodeView } from "../../projections/node-view.ts";
 
-const ORDER_BY = ["id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
-type OrderBy = (typeof ORDER_BY)[number];
+const ORDER_BY = NODE_ORDERS;
+type OrderBy = NodeOrder;
 
 const Bool = Schema.transform(Schema.Literal("true", "false", "1", "0", ""), Schema.Boolean, {
   strict: true,
@@ -30,42 +34,12 @@ export const ListNodesQuery = Schema.Struct({
 });
 export type ListNodesQuery = typeof ListNodesQuery.Type;
 
-const TYPE_ORDER: Record<string, number> = { Requester: 1, Compute: 2 };
-const HEALTH_ORDER: Record<string, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
-
-type Key = string | number;
-
-function sortKey(node: NodeState, orderBy: OrderBy): Key {
-  const available = node.Info.ComputeNodeInfo?.AvailableCapacity;
-  switch (orderBy) {
-    case "id":
-      return node.Info.NodeID;
-    case "type":
-      return TYPE_ORDER[node.Info.NodeType] ?? 0;
-    case "approval":
-      return node.Membership;
-    case "status":
-      return HEALTH_ORDER[node.Health] ?? 0;
-    // Capacity sorts put the most available first, as Bacalhau does.
-    case "available_cpu":
-      return -(available?.CPU ?? 0);
-    case "available_memory":
-      return -(available?.Memory ?? 0);
-    case "available_disk":
-      return -(available?.Disk ?? 0);
-    case "available_gpu":
-      return -(available?.GPU ?? 0);
-  }
-}
-
 interface Cursor {
   readonly o: OrderBy;
   readonly r: boolean;
-  readonly k: Key;
+  readonly k: SortKey;
   readonly i: string;
 }
-
-const compareKeys = (a: Key, b: Key): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify(c)).toString("base64url");
@@ -76,6 +50,8 @@ function decodeCursor(token: string, orderBy: OrderBy, reverse: boolean): Cursor
     const c = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Cursor;
     if (typeof c.i !== "string" || (typeof c.k !== "string" && typeof c.k !== "number")) throw new Error("malformed");
     if (c.o !== orderBy || c.r !== reverse) throw badRequest("next_token was issued for a different order_by/reverse");
+    // A key of another type than the order's has no place in its index (this API never issues one).
+    if (typeof c.k !== keyTypeOf(orderBy)) throw new Error("malformed");
     return c;
   } catch (e) {
     if (e instanceof Error && e.name === "ShoalError") throw e;
@@ -84,10 +60,11 @@ function decodeCursor(token: string, orderBy: OrderBy, reverse: boolean): Cursor
 }
 
 /**
- * Bacalhau's processing order: filter approval, then status, then labels; sort; then page.
+ * Bacalhau's processing order: filter approval, then status, then labels; sort; then page —
+ * answered from the node index, so a page costs O(page + log N) (see NodeIndex for the bounds).
  * Pages are cursor-based (the last node's sort key and id), so they stay correct while nodes change.
  */
-export function queryNodes(nodes: readonly NodeState[], query: ListNodesQuery): { Nodes: NodeState[]; NextToken: string } {
+export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: (view: NodeView) => T): { Nodes: T[]; NextToken: string } {
   const orderBy: OrderBy = query.order_by === undefined || query.order_by === "" ? "id" : query.order_by;
   const reverse = query.reverse ?? false;
   let selector;
@@ -98,32 +75,20 @@ export function queryNodes(nodes: readonly NodeState[], query: ListNodesQuery): 
     if (e instanceof LabelSelectorError) throw badRequest(e.message);
     throw e;
   }
-  const approval = query["filter-approval"] || undefined;
-  const status = query["filter-status"] || undefined;
-  const compare = (a: { k: Key; i: string }, b: { k: Key; i: string }) => {
-    const c = compareKeys(a.k, b.k) || compareKeys(a.i, b.i);
-    return reverse ? -c : c;
-  };
-
-  let keyed = nodes
-    .filter((n) => approval === undefined || n.Membership === approval)
-    .filter((n) => {
-      if (status === undefined) return true;
-      if (status === "CONNECTED") return n.Health === "HEALTHY";
-      if (status === "DISCONNECTED") return n.Health !== "HEALTHY";
-      return n.Health === status;
-    })
-    .filter((n) => matchesLabels(selector, n.Info.Labels))
-    .map((n) => ({ node: n, k: sortKey(n, orderBy), i: n.Info.NodeID }))
-    .sort(compare);
-
-  if (query.next_token) {
-    const cursor = decodeCursor(query.next_token, orderBy, reverse);
-    keyed = keyed.filter((x) => compare(x, { k: cursor.k, i: cursor.i }) > 0);
-  }
-  const limit = query.limit ?? keyed.length;
-  const page = keyed.slice(0, limit);
-  const last = page[page.length - 1];
-  const more = keyed.length > page.length && last !== undefined;
-  return { Nodes: page.map((x) => x.node), NextToken: more ? encodeCursor({ o: orderBy, r: reverse, k: last.k, i: last.i }) : "" };
+  // The schema admits only these values (UpperCased erases their literal types).
+  const approval = (query["filter-approval"] || undefined) as Membership | undefined;
+  const status = (query["filter-status"] || undefined) as StatusFilter | undefined;
+  const cursor = query.next_token ? decodeCursor(query.next_token, orderBy, reverse) : undefined;
+  const page = index.query({
+    order: orderBy,
+    reverse,
+    ...(cursor ? { after: { key: cursor.k, id: cursor.i } } : {}),
+    ...(approval ? { approval } : {}),
+    ...(status ? { status } : {}),
+    selector,
+    limit: query.limit ?? Number.POSITIVE_INFINITY,
+  });
+  const last = page.views[page.views.length - 1];
+  const NextToken = page.more && last !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: last.nodeId }) : "";
+  return { Nodes: page.views.map(present), NextToken };
 }

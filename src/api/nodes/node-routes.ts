@@ -4,6 +4,7 @@ import { commandContext } from "../../actors/command-context.ts";
 import type { NodeManager } from "../../actors/node-manager.ts";
 import { badRequest, notFound } from "../../errors/shoal-error.ts";
 import type { NodeHistory } from "../../projections/node-history.ts";
+import type { NodeIndex } from "../../projections/node-index/node-index.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProjectionRunner } from "../../projections/projection-runner.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
@@ -31,6 +32,8 @@ const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Sch
 export interface NodeRouteDeps {
   readonly manager: NodeManager;
   readonly views: NodeViews;
+  /** The views indexed for the list and for id-prefix look-ups (fed by the same projection). */
+  readonly index: NodeIndex;
   readonly projection: ProjectionRunner;
   readonly history: NodeHistory;
 }
@@ -51,18 +54,18 @@ function ifMatch(request: FastifyRequest): number | undefined {
 }
 
 export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): void {
-  const { manager, views, projection, history } = deps;
+  const { manager, views, index, projection, history } = deps;
   const stateOf = (nodeId: string) => {
     const view = views.get(nodeId);
     if (!view || view.deleted) throw notFound(`node not found: ${nodeId}`);
     return toNodeState(view, manager.live(nodeId));
   };
-  const resolveCurrent = (id: string) => resolveNodeId(id, views.current().map((v) => v.nodeId));
+  // Only the ids sharing the prefix are looked at: O(log N + matches), not a pass over the fleet.
+  const resolveCurrent = (id: string) => resolveNodeId(id, index.idsWithPrefix(id));
 
   app.get("/api/v1/orchestrator/nodes", async (request) => {
     const query = validate(ListNodesQuery, request.query, "query");
-    const nodes = views.current().map((v) => toNodeState(v, manager.live(v.nodeId)));
-    return queryNodes(nodes, query);
+    return queryNodes(index, query, (view) => toNodeState(view, manager.live(view.nodeId)));
   });
 
   app.get("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
@@ -94,7 +97,7 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
   app.get("/api/v1/orchestrator/nodes/:id/history", async (request) => {
     const { id } = validate(IdParams, request.params, "path");
     const query = validate(HistoryQuery, request.query, "query");
-    const nodeId = resolveNodeId(id, views.allIds());
+    const nodeId = resolveNodeId(id, index.everSeenWithPrefix(id));
     const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
     return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
   });

@@ -1,0 +1,213 @@
+/**
+ * `GET /api/v1/orchestrator/nodes?limit=100` over a fleet of 100,000 nodes, 50 keep-alive
+ * connections, several query shapes, against `GET /api/v1/agent/alive` in the same run.
+ *
+ * The API runs in a child process (the load generator would otherwise share its event loop):
+ * the real Fastify app (buildApi) with the real NodeViews fold and NodeIndex, and a NodeManager
+ * over an empty SQLite store. The views are seeded directly, not through the store (100,000
+ * fsynced registrations would take a minute): each node's events are handed to
+ * NodeViews.handle as the projection would, so the fold and the index do the same work they do
+ * in `shoal serve`. Capacities go to the index as NodeManager's resource hook hands them; that
+ * manager has no liveness for these nodes, so bodies carry `AvailableCapacity: {}`.
+ *
+ * Run: npx tsx bench/node-list.ts [nodes] [seconds per shape]
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pino from "pino";
+
+const NODES = Number(process.argv[2] ?? process.env.SHOAL_BENCH_NODES ?? 100_000);
+const SECONDS = Number(process.argv[3] ?? process.env.SHOAL_BENCH_SECONDS ?? 10);
+const CONNECTIONS = 50;
+
+interface ShapeResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  maxMs: number;
+}
+
+/** The API with a seeded fleet, in this process; prints its port, then serves until killed. */
+async function serve(nodes: number): Promise<void> {
+  const { buildApi } = await import("../src/api/api-server.ts");
+  const { NodeManager } = await import("../src/actors/node-manager.ts");
+  const { HealthThresholds } = await import("../src/actors/health-thresholds.ts");
+  const { systemClock } = await import("../src/actors/clock.ts");
+  const { SqliteEventStore } = await import("../src/events/sqlite/sqlite-event-store.ts");
+  const { NodeViews } = await import("../src/projections/node-views.ts");
+  const { NodeIndex } = await import("../src/projections/node-index/node-index.ts");
+  const { NodeHistory } = await import("../src/projections/node-history.ts");
+  const { ProjectionRunner } = await import("../src/projections/projection-runner.ts");
+  const dir = mkdtempSync(join(tmpdir(), "shoal-bench-list-"));
+  const store = new SqliteEventStore(join(dir, "shoal.db"));
+  const logger = pino({ level: "silent" });
+  const index = new NodeIndex();
+  const manager = new NodeManager({
+    store,
+    clock: systemClock,
+    logger,
+    manualApproval: true,
+    thresholds: new HealthThresholds({ disconnectMs: 3_600_000, unknownMs: 7_200_000 }),
+    onResources: (id, r) => index.setCapacity(id, r?.AvailableCapacity),
+  });
+  const views = new NodeViews((id, _before, after) => index.update(id, after));
+  let position = 0;
+  const time = new Date().toISOString();
+  const feed = (nodeId: string, revision: number, type: string, data: unknown) =>
+    views.handle({ id: `${nodeId}-${revision}`, type, stream: `node-${nodeId}`, revision, position: ++position, time, data, metadata: { schemaVersion: 1 } });
+  // Deterministic spread: 60 % approved, 5 % unhealthy, zones a-d, gpu on 20 %, `spot` on all but 0.1 %.
+  const started = performance.now();
+  for (let i = 0; i < nodes; i++) {
+    const nodeId = `node-${String(i).padStart(6, "0")}`;
+    const labels: Record<string, string> = { zone: "abcd"[i % 4] as string, rack: `r${i % 50}` };
+    if (i % 5 === 0) labels.gpu = "true";
+    if (i % 1000 !== 7) labels.spot = "true";
+    const info = {
+      NodeID: nodeId,
+      NodeType: "Compute",
+      Hostname: `${nodeId}.bench`,
+      Labels: labels,
+      ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["urlDownload"], MaxCapacity: { CPU: 8, Memory: 16e9, Disk: 100e9, GPU: 1 }, MaxJobRequirements: {} },
+      BacalhauVersion: { GitVersion: "v1.6.0", GOOS: "linux", GOARCH: "amd64" },
+    };
+    feed(nodeId, 0, "NodeRegistered", { NodeID: nodeId, NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 });
+    let revision = 1;
+    if (i % 5 < 3) feed(nodeId, revision++, "NodeApproved", { NodeID: nodeId, Previous: "PENDING" });
+    if (i % 20 === 3) feed(nodeId, revision++, "NodeBecameUnhealthy", { NodeID: nodeId, LastHeartbeat: time, DisconnectTimeoutMs: 30_000 });
+    index.setCapacity(nodeId, { CPU: (i * 7) % 9, Memory: ((i * 13) % 17) * 1e9, Disk: ((i * 31) % 101) * 1e9, GPU: i % 5 === 0 ? 1 : 0 });
+  }
+  const seededMs = performance.now() - started;
+  const api = buildApi({
+    logger,
+    self: { NodeID: "bench-orchestrator", NodeType: "Requester", Hostname: "bench", Labels: {}, BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" } },
+    manager,
+    views,
+    index,
+    projection: new ProjectionRunner({ name: "node-views", store, logger, handle: views.handle }),
+    history: new NodeHistory(store),
+    auth: { users: [], anonymousAccess: "read" },
+  });
+  await api.listen({ host: "127.0.0.1", port: 0 });
+  const address = api.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  process.stdout.write(`${JSON.stringify({ port, seededMs: Math.round(seededMs), nodes: index.size, rssMb: Math.round(process.memoryUsage().rss / 1e6) })}\n`);
+  const stop = () => {
+    void api.close().then(() => {
+      void store.close();
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  };
+  process.on("SIGTERM", stop);
+}
+
+/** The body is read to its end but kept only when asked for: the load generator must cost little beside the API. */
+function get(agent: Agent, port: number, path: string, keepBody = false): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => keepBody && chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** 50 connections, each sending its next request as soon as the last one is answered. */
+async function load(port: number, path: string, seconds: number): Promise<ShapeResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        try {
+          const res = await get(agent, port, path);
+          if (res.status !== 200) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), maxMs: latencies[latencies.length - 1] ?? 0 };
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export async function run(): Promise<Record<string, number | string>> {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--serve", String(NODES)], { stdio: ["ignore", "pipe", "inherit"] });
+  const ready = await new Promise<{ port: number; seededMs: number; nodes: number; rssMb: number }>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve(JSON.parse(line));
+    });
+    child.on("exit", (code) => reject(new Error(`the API process exited (${code}) before it was ready`)));
+  });
+  try {
+    const agent = new Agent({ keepAlive: true });
+    // A next_token from deep in the fleet: pages from the middle cost what the first page does.
+    const deep = JSON.parse((await get(agent, ready.port, "/api/v1/orchestrator/nodes?limit=5000&order_by=available_memory", true)).body) as { NextToken: string };
+    agent.destroy();
+    const shapes: [string, string][] = [
+      ["alive", "/api/v1/agent/alive"],
+      ["list", "/api/v1/orchestrator/nodes?limit=100"],
+      ["list_cpu_reverse", "/api/v1/orchestrator/nodes?limit=100&order_by=available_cpu&reverse=true"],
+      ["list_memory_next_token", `/api/v1/orchestrator/nodes?limit=100&order_by=available_memory&next_token=${deep.NextToken}`],
+      ["list_disconnected", "/api/v1/orchestrator/nodes?limit=100&filter-status=DISCONNECTED&order_by=status"],
+      ["list_pending_zone", "/api/v1/orchestrator/nodes?limit=100&filter-approval=PENDING&labels=zone%3Da&order_by=approval"],
+      ["list_gpu_not_rack", "/api/v1/orchestrator/nodes?limit=100&labels=gpu%3Dtrue,rack!%3Dr0&order_by=available_disk"],
+      ["list_label_matches_nothing", "/api/v1/orchestrator/nodes?limit=100&labels=zone%3Dnowhere"],
+      // Worst case (documented in NodeIndex): only a negative term, matched by 0.1 % of the nodes: the walk skips the rest.
+      ["list_negative_only_rare", "/api/v1/orchestrator/nodes?limit=100&labels=!spot"],
+    ];
+    const out: Record<string, number | string> = { nodes: ready.nodes, connections: CONNECTIONS, seconds_per_shape: SECONDS, seed_ms: ready.seededMs, api_rss_mb: ready.rssMb };
+    let aliveRps = 0;
+    // Warm-up: the seeding's garbage collected and the routes' code optimised before anything is timed.
+    await load(ready.port, "/api/v1/orchestrator/nodes?limit=100", Math.min(3, SECONDS));
+    for (const [name, path] of shapes) {
+      const r = await load(ready.port, path, SECONDS);
+      if (name === "alive") aliveRps = r.rps;
+      out[`${name}_rps`] = round(r.rps, 0);
+      out[`${name}_p50_ms`] = round(r.p50, 2);
+      out[`${name}_p99_ms`] = round(r.p99, 2);
+      out[`${name}_errors`] = r.errors;
+      if (name !== "alive") out[`${name}_vs_alive`] = round(r.rps / aliveRps, 2);
+    }
+    return out;
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+if (process.argv[2] === "--serve") {
+  await serve(Number(process.argv[3]));
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const result = await run();
+  const names = [...new Set(Object.keys(result).filter((k) => k.endsWith("_rps")).map((k) => k.slice(0, -4)))];
+  console.log(`node list: ${result.nodes} nodes, ${CONNECTIONS} connections, ${SECONDS} s per shape (seeded in ${result.seed_ms} ms, API RSS ${result.api_rss_mb} MB)`);
+  console.log(`${"shape".padEnd(28)} ${"req/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"× alive".padStart(8)} errors`);
+  for (const n of names) {
+    console.log(
+      `${n.padEnd(28)} ${String(result[`${n}_rps`]).padStart(8)} ${String(result[`${n}_p50_ms`]).padStart(8)} ${String(result[`${n}_p99_ms`]).padStart(8)} ${String(result[`${n}_vs_alive`] ?? "").padStart(8)} ${result[`${n}_errors`]}`,
+    );
+  }
+}

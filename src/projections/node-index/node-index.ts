@@ -1,0 +1,267 @@
+import type { Health, Membership, Resources } from "../../events/catalog/node-info.ts";
+import { matchesLabels, type LabelSelector } from "../../labels/label-selector.ts";
+import type { NodeView } from "../node-view.ts";
+import { LabelIndex, type CandidateSet } from "./label-index.ts";
+import { NODE_ORDERS, sortKeyOf, type NodeOrder } from "./node-order.ts";
+import { SortedEntries, compareKeys, type SortKey, type SortedCursor } from "./sorted-entries.ts";
+
+const MEMBERSHIPS: readonly Membership[] = ["PENDING", "APPROVED", "REJECTED"];
+const HEALTHS: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
+const PARTITIONS = MEMBERSHIPS.length * HEALTHS.length;
+const partitionOf = (view: NodeView) => MEMBERSHIPS.indexOf(view.membership) * HEALTHS.length + HEALTHS.indexOf(view.health);
+
+export type StatusFilter = Health | "CONNECTED" | "DISCONNECTED";
+
+export interface NodeIndexQuery {
+  readonly order: NodeOrder;
+  readonly reverse: boolean;
+  /** The last entry of the previous page: this page starts strictly after it. */
+  readonly after?: { readonly key: SortKey; readonly id: string };
+  readonly approval?: Membership;
+  readonly status?: StatusFilter;
+  readonly selector: LabelSelector;
+  readonly limit: number;
+}
+
+export interface NodeIndexPage {
+  readonly views: NodeView[];
+  /** Sort key of the last view on the page (the next page's `after`). */
+  readonly lastKey: SortKey | undefined;
+  /** More matching nodes follow this page. */
+  readonly more: boolean;
+}
+
+interface Entry {
+  view: NodeView;
+  partition: number;
+  /** The node's key in each order, by NODE_ORDERS index. */
+  keys: SortKey[];
+}
+
+/**
+ * Below this many candidates, a label selector's posting lists are cheaper to filter and rank
+ * than a walk of the order index that may skip many non-matching nodes first.
+ */
+const SMALL_CANDIDATE_SET = 512;
+
+/**
+ * The node list's read model, indexed for its queries. Fed with view changes (`update`) and
+ * capacity reports (`setCapacity`); knows nothing of how a view is computed.
+ *
+ * - One ordered set of (sort key, node id) per order and per (membership, health) partition:
+ *   approval and status filters pick partitions, so every entry walked matches them; a page
+ *   merges at most nine seeks, O(log N) each, then takes O(page) steps.
+ * - Label selectors filter during that walk. Their positive terms (`k=v`, `k in (…)`, `k`)
+ *   name candidate sets (label-index.ts); when the smallest is small, or the walk has skipped
+ *   as many nodes as it holds, its candidates are filtered and ranked instead (O(C log page)).
+ *   A selector of only negative terms (`k!=v`, `!k`, `notin`) has no candidate set: the walk
+ *   then skips every non-matching node on its way, O(N) when almost none match.
+ */
+export class NodeIndex {
+  private readonly entries = new Map<string, Entry>();
+  private readonly capacity = new Map<string, Resources>();
+  private readonly orders: SortedEntries[][] = NODE_ORDERS.map(() => Array.from({ length: PARTITIONS }, () => new SortedEntries()));
+  private readonly labels = new LabelIndex();
+  /** Every node id ever seen, deleted ones too (history look-ups by prefix). */
+  private readonly everSeen = new SortedEntries();
+  private readonly smallCandidateSet: number;
+
+  /** `smallCandidateSet` lets tests force either plan; the default suits every fleet size. */
+  constructor(options: { readonly smallCandidateSet?: number } = {}) {
+    this.smallCandidateSet = options.smallCandidateSet ?? SMALL_CANDIDATE_SET;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(nodeId: string): NodeView | undefined {
+    return this.entries.get(nodeId)?.view;
+  }
+
+  /** A node's view changed; `view` undefined or deleted takes it out of the list. */
+  update(nodeId: string, view: NodeView | undefined): void {
+    if (view) this.everSeen.add(nodeId, nodeId);
+    const old = this.entries.get(nodeId);
+    if (!view || view.deleted) {
+      if (old) this.remove(nodeId, old);
+      return;
+    }
+    if (!old) {
+      const entry: Entry = { view, partition: partitionOf(view), keys: this.keysOf(view) };
+      this.entries.set(nodeId, entry);
+      this.insert(nodeId, entry);
+      this.labels.add(nodeId, view.info.Labels);
+      return;
+    }
+    if (old.view.info.Labels !== view.info.Labels) this.labels.replace(nodeId, old.view.info.Labels, view.info.Labels);
+    this.reindex(nodeId, old, view);
+  }
+
+  /** A node's latest reported available capacity (undefined: none reported since its liveness began). */
+  setCapacity(nodeId: string, available: Resources | undefined): void {
+    const before = this.capacity.get(nodeId);
+    if (sameResources(before, available)) return;
+    if (available === undefined) this.capacity.delete(nodeId);
+    else this.capacity.set(nodeId, available);
+    const entry = this.entries.get(nodeId);
+    if (entry) this.reindex(nodeId, entry, entry.view);
+  }
+
+  private keysOf(view: NodeView): SortKey[] {
+    const available = this.capacity.get(view.nodeId);
+    return NODE_ORDERS.map((order) => sortKeyOf(view, available, order));
+  }
+
+  private insert(nodeId: string, entry: Entry): void {
+    for (let o = 0; o < NODE_ORDERS.length; o++) (this.orders[o] as SortedEntries[])[entry.partition]?.add(entry.keys[o] as SortKey, nodeId);
+  }
+
+  private remove(nodeId: string, entry: Entry): void {
+    for (let o = 0; o < NODE_ORDERS.length; o++) (this.orders[o] as SortedEntries[])[entry.partition]?.delete(entry.keys[o] as SortKey, nodeId);
+    this.labels.remove(nodeId, entry.view.info.Labels);
+    this.entries.delete(nodeId);
+  }
+
+  /** Moves only the keys that changed: a capacity report touches at most the four capacity orders. */
+  private reindex(nodeId: string, entry: Entry, view: NodeView): void {
+    const partition = partitionOf(view);
+    const keys = this.keysOf(view);
+    for (let o = 0; o < NODE_ORDERS.length; o++) {
+      const before = entry.keys[o] as SortKey;
+      const after = keys[o] as SortKey;
+      if (partition === entry.partition && compareKeys(before, after) === 0) continue;
+      const sets = this.orders[o] as SortedEntries[];
+      sets[entry.partition]?.delete(before, nodeId);
+      sets[partition]?.add(after, nodeId);
+    }
+    entry.view = view;
+    entry.partition = partition;
+    entry.keys = keys;
+  }
+
+  /** Current node ids starting with `prefix`, in id order: O(log N + matches). */
+  idsWithPrefix(prefix: string): string[] {
+    return prefix === "" ? [] : this.walkPrefix(prefix, (sets) => this.merge(sets, false, { key: prefix, id: prefix, strict: false }));
+  }
+
+  /** Node ids ever seen (deleted ones too) starting with `prefix`. */
+  everSeenWithPrefix(prefix: string): string[] {
+    return prefix === "" ? [] : this.walkPrefix(prefix, () => [this.everSeen.seek(false, { key: prefix, id: prefix, strict: false })]);
+  }
+
+  private walkPrefix(prefix: string, cursors: (sets: SortedEntries[]) => SortedCursor[]): string[] {
+    const heads = cursors(this.orders[NODE_ORDERS.indexOf("id")] as SortedEntries[]);
+    const out: string[] = [];
+    for (let c = next(heads, false); c !== undefined && c.id.startsWith(prefix); c = next(heads, false)) {
+      out.push(c.id);
+      c.next();
+    }
+    return out;
+  }
+
+  private merge(sets: readonly SortedEntries[], descending: boolean, from?: { key: SortKey; id: string; strict: boolean }): SortedCursor[] {
+    return sets.filter((s) => s.size > 0).map((s) => s.seek(descending, from));
+  }
+
+  query(q: NodeIndexQuery): NodeIndexPage {
+    const o = NODE_ORDERS.indexOf(q.order);
+    const partitions = selectedPartitions(q.approval, q.status);
+    const sets = partitions.map((p) => (this.orders[o] as SortedEntries[])[p] as SortedEntries);
+    const filtered = q.selector.requirements.length > 0;
+    const candidates = filtered ? this.labels.smallestCandidateSet(q.selector) : undefined;
+    if (candidates !== undefined && candidates.size <= Math.max(this.smallCandidateSet, q.limit)) return this.rank(q, o, partitions, candidates);
+
+    const heads = this.merge(sets, q.reverse, q.after && { key: q.after.key, id: q.after.id, strict: true });
+    const views: NodeView[] = [];
+    let lastKey: SortKey | undefined;
+    // The walk skips at most as many nodes as the candidate set holds before ranking that instead.
+    let budget = candidates?.size ?? Infinity;
+    for (let c = next(heads, q.reverse); c !== undefined; c = next(heads, q.reverse)) {
+      const entry = this.entries.get(c.id) as Entry;
+      if (!filtered || matchesLabels(q.selector, entry.view.info.Labels)) {
+        if (views.length === q.limit) return { views, lastKey, more: true };
+        views.push(entry.view);
+        lastKey = c.key;
+      } else if (--budget < 0 && candidates) {
+        return this.rank(q, o, partitions, candidates);
+      }
+      c.next();
+    }
+    return { views, lastKey, more: false };
+  }
+
+  /**
+   * Filters candidates and keeps the first limit + 1 in order: O(C log limit) comparisons
+   * (insertions into the kept run are rare once it is full), or one sort of the matches when
+   * the page may hold them all.
+   */
+  private rank(q: NodeIndexQuery, o: number, partitions: readonly number[], candidates: CandidateSet): NodeIndexPage {
+    const wanted = new Set(partitions);
+    const sign = q.reverse ? -1 : 1;
+    const cmp = (a: Ranked, b: Ranked) => sign * (compareKeys(a.key, b.key) || compareKeys(a.id, b.id));
+    const keep = q.limit + 1;
+    const bounded = keep < candidates.size;
+    const after = q.after && { key: q.after.key, id: q.after.id, view: undefined as unknown as NodeView };
+    let best: Ranked[] = [];
+    for (const id of candidates.ids()) {
+      const entry = this.entries.get(id);
+      if (!entry || !wanted.has(entry.partition)) continue;
+      const ranked = { key: entry.keys[o] as SortKey, id, view: entry.view };
+      if (after && cmp(ranked, after) <= 0) continue;
+      const worst = best[best.length - 1];
+      if (bounded && best.length === keep && worst && cmp(ranked, worst) >= 0) continue;
+      if (!matchesLabels(q.selector, entry.view.info.Labels)) continue;
+      if (!bounded) {
+        best.push(ranked);
+        continue;
+      }
+      let lo = 0;
+      let hi = best.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (cmp(best[mid] as Ranked, ranked) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      best.splice(lo, 0, ranked);
+      if (best.length > keep) best.pop();
+    }
+    if (!bounded) best = best.sort(cmp);
+    const page = best.slice(0, q.limit);
+    return { views: page.map((b) => b.view), lastKey: page[page.length - 1]?.key, more: best.length > page.length };
+  }
+}
+
+interface Ranked {
+  readonly key: SortKey;
+  readonly id: string;
+  readonly view: NodeView;
+}
+
+/** The cursor among `heads` with the next entry in walk order, or undefined when all are done. */
+function next(heads: readonly SortedCursor[], descending: boolean): SortedCursor | undefined {
+  let best: SortedCursor | undefined;
+  for (const h of heads) {
+    if (h.done) continue;
+    if (best === undefined) {
+      best = h;
+      continue;
+    }
+    const c = compareKeys(h.key, best.key) || compareKeys(h.id, best.id);
+    if (descending ? c > 0 : c < 0) best = h;
+  }
+  return best;
+}
+
+function selectedPartitions(approval: Membership | undefined, status: StatusFilter | undefined): number[] {
+  const healths: readonly Health[] =
+    status === undefined ? HEALTHS : status === "CONNECTED" ? ["HEALTHY"] : status === "DISCONNECTED" ? ["UNHEALTHY", "UNKNOWN"] : [status];
+  const memberships = approval === undefined ? MEMBERSHIPS : [approval];
+  return memberships.flatMap((m) => healths.map((h) => MEMBERSHIPS.indexOf(m) * HEALTHS.length + HEALTHS.indexOf(h)));
+}
+
+function sameResources(a: Resources | undefined, b: Resources | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return a.CPU === b.CPU && a.Memory === b.Memory && a.Disk === b.Disk && a.GPU === b.GPU;
+}

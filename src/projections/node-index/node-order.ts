@@ -1,0 +1,40 @@
+import type { Resources } from "../../events/catalog/node-info.ts";
+import type { NodeView } from "../node-view.ts";
+import type { SortKey } from "./sorted-entries.ts";
+
+/** The orders the node list offers (Bacalhau's order_by values). */
+export const NODE_ORDERS = ["id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
+export type NodeOrder = (typeof NODE_ORDERS)[number];
+
+const TYPE_ORDER: Record<string, number> = { Requester: 1, Compute: 2 };
+const HEALTH_ORDER: Record<string, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
+
+/** The kind of key an order sorts by: a next_token's key must be of it. */
+export const keyTypeOf = (order: NodeOrder): "string" | "number" => (order === "id" || order === "approval" ? "string" : "number");
+
+/**
+ * A node's sort key for an order. `available` is what its last resource report said (the API
+ * overlays it on compute nodes; nodes without ComputeNodeInfo show no capacity at all).
+ */
+export function sortKeyOf(view: NodeView, available: Resources | undefined, order: NodeOrder): SortKey {
+  const capacity = view.info.ComputeNodeInfo ? (available ?? {}) : undefined;
+  switch (order) {
+    case "id":
+      return view.info.NodeID;
+    case "type":
+      return TYPE_ORDER[view.info.NodeType] ?? 0;
+    case "approval":
+      return view.membership;
+    case "status":
+      return HEALTH_ORDER[view.health] ?? 0;
+    // Capacity sorts put the most available first, as Bacalhau does.
+    case "available_cpu":
+      return -(capacity?.CPU ?? 0);
+    case "available_memory":
+      return -(capacity?.Memory ?? 0);
+    case "available_disk":
+      return -(capacity?.Disk ?? 0);
+    case "available_gpu":
+      return -(capacity?.GPU ?? 0);
+  }
+}

@@ -1,0 +1,173 @@
+export type SortKey = string | number;
+
+/** `<`/`>` comparison, exactly as the list API has always ordered keys and ids. */
+export const compareKeys = (a: SortKey, b: SortKey): number => (a < b ? -1 : a > b ? 1 : 0);
+
+interface Chunk {
+  keys: SortKey[];
+  ids: string[];
+}
+
+/** Chunks hold at most this many entries; a split halves them, so moves stay a short memmove. */
+const MAX_CHUNK = 512;
+const MIN_CHUNK = MAX_CHUNK / 8;
+
+/**
+ * An ordered set of (key, id) pairs, ids unique within a set and keys of one type: a sorted
+ * list of sorted chunks (the shape of Python's sortedcontainers). Seek is two binary searches,
+ * O(log N); add and delete are a seek plus a move within one chunk of at most MAX_CHUNK
+ * entries. Entries live in parallel arrays, so an entry costs two array slots, no object.
+ */
+export class SortedEntries {
+  private readonly chunks: Chunk[] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Index of the first chunk whose last entry is ≥ (key, id) (strictly > when `strict`), or chunks.length. */
+  private chunkFor(key: SortKey, id: string, strict: boolean): number {
+    let lo = 0;
+    let hi = this.chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = this.chunks[mid] as Chunk;
+      const last = c.keys.length - 1;
+      const cmp = compareKeys(c.keys[last] as SortKey, key) || compareKeys(c.ids[last] as string, id);
+      if (strict ? cmp > 0 : cmp >= 0) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /** Offset in `chunk` of the first entry ≥ (key, id) (strictly > when `strict`). */
+  private offsetIn(chunk: Chunk, key: SortKey, id: string, strict: boolean): number {
+    let lo = 0;
+    let hi = chunk.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const cmp = compareKeys(chunk.keys[mid] as SortKey, key) || compareKeys(chunk.ids[mid] as string, id);
+      if (strict ? cmp > 0 : cmp >= 0) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /** Adds (key, id); false when that exact pair is already there. */
+  add(key: SortKey, id: string): boolean {
+    if (this.chunks.length === 0) {
+      this.chunks.push({ keys: [key], ids: [id] });
+      this.count = 1;
+      return true;
+    }
+    const ci = Math.min(this.chunkFor(key, id, false), this.chunks.length - 1);
+    const chunk = this.chunks[ci] as Chunk;
+    const at = this.offsetIn(chunk, key, id, false);
+    if (at < chunk.keys.length && compareKeys(chunk.keys[at] as SortKey, key) === 0 && chunk.ids[at] === id) return false;
+    chunk.keys.splice(at, 0, key);
+    chunk.ids.splice(at, 0, id);
+    this.count++;
+    if (chunk.keys.length > MAX_CHUNK) {
+      const half = chunk.keys.length >>> 1;
+      this.chunks.splice(ci + 1, 0, { keys: chunk.keys.splice(half), ids: chunk.ids.splice(half) });
+    }
+    return true;
+  }
+
+  /** Removes (key, id); false when it was not there. */
+  delete(key: SortKey, id: string): boolean {
+    const ci = this.chunkFor(key, id, false);
+    const chunk = this.chunks[ci];
+    if (!chunk) return false;
+    const at = this.offsetIn(chunk, key, id, false);
+    if (at >= chunk.keys.length || compareKeys(chunk.keys[at] as SortKey, key) !== 0 || chunk.ids[at] !== id) return false;
+    chunk.keys.splice(at, 1);
+    chunk.ids.splice(at, 1);
+    this.count--;
+    if (chunk.keys.length === 0) this.chunks.splice(ci, 1);
+    else if (chunk.keys.length < MIN_CHUNK) this.mergeWithNext(ci);
+    return true;
+  }
+
+  /** Keeps chunks from thinning out after many deletes, so seeks stay O(log N) of the live entries. */
+  private mergeWithNext(ci: number): void {
+    const chunk = this.chunks[ci] as Chunk;
+    const next = this.chunks[ci + 1];
+    if (!next || chunk.keys.length + next.keys.length > MAX_CHUNK) return;
+    chunk.keys.push(...next.keys);
+    chunk.ids.push(...next.ids);
+    this.chunks.splice(ci + 1, 1);
+  }
+
+  /**
+   * A cursor on the entry where an ascending walk starts: the first entry > (key, id) when
+   * `strict`, else ≥; or, for a descending walk (`descending`), the last entry < (key, id)
+   * (≤ unless `strict`). Without a key, the first (or last) entry.
+   */
+  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor {
+    const cursor = new SortedCursor(this.chunks, descending);
+    if (from === undefined) {
+      if (descending) cursor.moveTo(this.chunks.length - 1, (this.chunks[this.chunks.length - 1]?.keys.length ?? 0) - 1);
+      else cursor.moveTo(0, 0);
+      return cursor;
+    }
+    // Ascending from "> x" and descending from "≤ x" both split at the first entry > x; the others at the first ≥ x.
+    const splitStrict = descending ? !from.strict : from.strict;
+    const ci = this.chunkFor(from.key, from.id, splitStrict);
+    const chunk = this.chunks[ci];
+    const at = chunk ? this.offsetIn(chunk, from.key, from.id, splitStrict) : 0;
+    if (!descending) cursor.moveTo(ci, at);
+    else if (at > 0) cursor.moveTo(ci, at - 1);
+    else cursor.moveTo(ci - 1, (this.chunks[ci - 1]?.keys.length ?? 0) - 1);
+    return cursor;
+  }
+
+  /** Every entry in order (tests and diagnostics). */
+  *entries(): IterableIterator<[SortKey, string]> {
+    for (const c of this.chunks) for (let i = 0; i < c.keys.length; i++) yield [c.keys[i] as SortKey, c.ids[i] as string];
+  }
+}
+
+/** A position in a SortedEntries; valid until the set changes (callers walk it synchronously). */
+export class SortedCursor {
+  private ci = 0;
+  private off = 0;
+  key: SortKey = "";
+  id = "";
+  done = true;
+
+  constructor(
+    private readonly chunks: readonly Chunk[],
+    private readonly descending: boolean,
+  ) {}
+
+  moveTo(ci: number, off: number): void {
+    let c = ci;
+    let o = off;
+    // Normalise an offset past either end of its chunk onto the neighbouring chunk.
+    if (!this.descending && c >= 0 && c < this.chunks.length && o >= (this.chunks[c] as Chunk).keys.length) {
+      c++;
+      o = 0;
+    }
+    if (this.descending && o < 0) {
+      c--;
+      o = (this.chunks[c]?.keys.length ?? 0) - 1;
+    }
+    const chunk = this.chunks[c];
+    if (!chunk || o < 0 || o >= chunk.keys.length) {
+      this.done = true;
+      return;
+    }
+    this.ci = c;
+    this.off = o;
+    this.key = chunk.keys[o] as SortKey;
+    this.id = chunk.ids[o] as string;
+    this.done = false;
+  }
+
+  next(): void {
+    if (this.done) return;
+    this.moveTo(this.ci, this.descending ? this.off - 1 : this.off + 1);
+  }
+}

@@ -1,0 +1,227 @@
+import { describe, expect, it } from "vitest";
+import { queryNodes, type ListNodesQuery } from "../../../src/api/nodes/node-query.ts";
+import { toNodeState, type NodeState } from "../../../src/api/nodes/node-state.ts";
+import { resolveNodeId } from "../../../src/actors/resolve-node-id.ts";
+import type { Health, Membership, ResourceReport } from "../../../src/events/catalog/node-info.ts";
+import { NodeIndex } from "../../../src/projections/node-index/node-index.ts";
+import type { NodeView } from "../../../src/projections/node-view.ts";
+import { NodeViews } from "../../../src/projections/node-views.ts";
+import { naiveQueryNodes } from "../../support/naive-node-query.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
+
+type Random = ReturnType<typeof seededRandom>;
+
+const MEMBERSHIPS: Membership[] = ["PENDING", "APPROVED", "REJECTED"];
+const HEALTHS: Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
+const ORDERS = ["", "id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
+const TERMS = ["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c)", "gpu", "!gpu", "rack=r1", "rack in (r2,r9)", "tier=rare", "tier", "!rack", "none=x"];
+
+/** A fleet where everything is drawn from small sets, so keys tie often and filters select anything from all to none. */
+class Fleet {
+  readonly views = new Map<string, NodeView>();
+  readonly resources = new Map<string, ResourceReport>();
+  constructor(
+    private readonly random: Random,
+    readonly index: NodeIndex,
+  ) {}
+
+  private randomView(nodeId: string, deleted: boolean): NodeView {
+    const r = this.random;
+    const labels: Record<string, string> = {};
+    if (r.next() < 0.8) labels.zone = r.pick(["a", "b", "c"]);
+    if (r.next() < 0.3) labels.gpu = "true";
+    if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2", "r3"]);
+    if (r.next() < 0.02) labels.tier = "rare";
+    const compute = nodeId !== "node-self" && r.next() < 0.95;
+    return {
+      nodeId,
+      nodeType: compute ? "Compute" : "Requester",
+      info: {
+        NodeID: nodeId,
+        NodeType: compute ? "Compute" : "Requester",
+        Hostname: nodeId,
+        Labels: labels,
+        ...(compute ? { ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} } } : {}),
+        BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
+      },
+      membership: r.pick(MEMBERSHIPS),
+      health: r.pick(HEALTHS),
+      revision: r.int(10),
+      lifecycle: 1,
+      registered: !deleted,
+      deleted,
+      credential: undefined,
+      registeredAt: "2024-01-01T00:00:00.000Z",
+      updatedAt: "2024-01-01T00:00:00.000Z",
+      healthSince: "2024-01-01T00:00:00.000Z",
+      lastHeartbeatAtChange: null,
+    };
+  }
+
+  private randomResources(): ResourceReport {
+    const r = this.random;
+    const maybe = (values: number[]) => (r.next() < 0.2 ? undefined : r.pick(values));
+    const cap = { CPU: maybe([0, 1, 2, 4, 0.5]), Memory: maybe([0, 1024, 2048]), Disk: maybe([0, 10, 20]), GPU: maybe([0, 1, 2]) };
+    return { AvailableCapacity: Object.fromEntries(Object.entries(cap).filter(([, v]) => v !== undefined)), QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+  }
+
+  /** One change as the orchestrator makes them: a view change (new, changed, deleted, re-registered) or a resource report. */
+  change(idSpace: number): void {
+    const r = this.random;
+    const nodeId = `node-${r.int(idSpace)}`;
+    const roll = r.next();
+    if (roll < 0.35) {
+      const report = r.next() < 0.1 ? undefined : this.randomResources();
+      if (report) this.resources.set(nodeId, report);
+      else this.resources.delete(nodeId);
+      this.index.setCapacity(nodeId, report?.AvailableCapacity);
+      return;
+    }
+    const before = this.views.get(nodeId);
+    let view: NodeView;
+    if (before && !before.deleted && roll < 0.45) view = { ...before, deleted: true };
+    else if (before && !before.deleted && roll < 0.8) {
+      // Partial changes, as single events make them: membership, health or labels/info.
+      const fresh = this.randomView(nodeId, false);
+      const which = r.int(3);
+      view = which === 0 ? { ...before, membership: fresh.membership } : which === 1 ? { ...before, health: fresh.health } : { ...before, info: fresh.info, nodeType: fresh.nodeType };
+    } else view = this.randomView(nodeId, false);
+    this.views.set(nodeId, view);
+    this.index.update(nodeId, view);
+  }
+
+  states(): NodeState[] {
+    return [...this.views.values()].filter((v) => !v.deleted).map((v) => this.state(v));
+  }
+
+  state(view: NodeView): NodeState {
+    const resources = this.resources.get(view.nodeId);
+    return toNodeState(view, resources ? { lastHeartbeat: null, resources } : undefined);
+  }
+}
+
+function randomQuery(r: Random): ListNodesQuery {
+  const q: Record<string, unknown> = {};
+  if (r.next() < 0.85) q.limit = r.pick([1, 2, 3, 7, 10, 25, 100]);
+  const order = r.pick(ORDERS);
+  if (order !== "" || r.next() < 0.5) q.order_by = order;
+  if (r.next() < 0.5) q.reverse = true;
+  if (r.next() < 0.4) q["filter-approval"] = r.pick([...MEMBERSHIPS, ""]);
+  if (r.next() < 0.4) q["filter-status"] = r.pick([...HEALTHS, "CONNECTED", "DISCONNECTED", ""]);
+  if (r.next() < 0.6) {
+    const terms = Array.from({ length: 1 + r.int(3) }, () => r.pick(TERMS));
+    q.labels = r.next() < 0.5 ? terms.join(",") : terms;
+  }
+  return q as ListNodesQuery;
+}
+
+const ids = (page: { Nodes: NodeState[] }) => page.Nodes.map((n) => n.Info.NodeID);
+
+/**
+ * Pages through a query with the index and with the naive filter+sort over the same fleet,
+ * changing the fleet between pages: every page and every next_token must be the same.
+ */
+function comparePaging(fleet: Fleet, r: Random, idSpace: number, changesBetweenPages: number): number {
+  const query = randomQuery(r);
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const q = token === undefined ? query : { ...query, next_token: token };
+    const expected = naiveQueryNodes(fleet.states(), q);
+    const actual = queryNodes(fleet.index, q, (v) => fleet.state(v));
+    expect(ids(actual), JSON.stringify(q)).toEqual(ids(expected));
+    expect(actual.Nodes, JSON.stringify(q)).toEqual(expected.Nodes);
+    expect(actual.NextToken, JSON.stringify(q)).toBe(expected.NextToken);
+    token = actual.NextToken || undefined;
+    for (let i = 0; i < changesBetweenPages; i++) fleet.change(idSpace);
+    pages++;
+  } while (token !== undefined && pages < 8);
+  return pages;
+}
+
+describe("NodeIndex queries equal the naive filter, sort and page", () => {
+  const configs = [
+    { name: "default plan", fleets: [0, 5, 40, 300, 1000], options: {} },
+    // Ranks candidate sets only when they fit in a page: the walk and its fallback to ranking do the rest.
+    { name: "walk first", fleets: [60, 600], options: { smallCandidateSet: 0 } },
+    { name: "candidates first", fleets: [60, 600], options: { smallCandidateSet: Number.POSITIVE_INFINITY } },
+  ];
+  for (const { name, fleets, options } of configs) {
+    for (const size of fleets) {
+      it(`${name}: ${size} nodes, random queries, cursors and changes between pages`, () => {
+        const r = seededRandom(size * 31 + Object.keys(options).length);
+        const fleet = new Fleet(r, new NodeIndex(options));
+        const idSpace = Math.max(1, Math.ceil(size * 1.2));
+        for (let i = 0; i < size * 3; i++) fleet.change(idSpace);
+        let pages = 0;
+        const queries = size >= 300 ? 50 : 120;
+        for (let q = 0; q < queries; q++) pages += comparePaging(fleet, r, idSpace, r.pick([0, 0, 1, 5, 20]));
+        // Most queries page (an empty fleet has one page per query, and says so).
+        if (size > 5) expect(pages).toBeGreaterThan(queries * 2);
+        expect(fleet.index.size).toBe(fleet.states().length);
+      });
+    }
+  }
+
+  it("answers a selector that matches nothing from its empty candidate set", () => {
+    const r = seededRandom(7);
+    const fleet = new Fleet(r, new NodeIndex());
+    for (let i = 0; i < 3000; i++) fleet.change(2000);
+    for (const labels of ["none=x", "zone in (q,r)", "tier=rare,none"]) {
+      const q = { limit: 100, labels } as ListNodesQuery;
+      expect(queryNodes(fleet.index, q, (v) => fleet.state(v))).toEqual(naiveQueryNodes(fleet.states(), q));
+    }
+  });
+
+  it("refuses a next_token from another order, or with a key of the wrong type, as the naive list does", () => {
+    const fleet = new Fleet(seededRandom(3), new NodeIndex());
+    for (let i = 0; i < 50; i++) fleet.change(40);
+    const first = queryNodes(fleet.index, { limit: 2, order_by: "available_cpu" } as ListNodesQuery, (v) => fleet.state(v));
+    expect(() => queryNodes(fleet.index, { next_token: first.NextToken } as ListNodesQuery, (v) => v)).toThrow(/different order_by/);
+    const forged = Buffer.from(JSON.stringify({ o: "available_cpu", r: false, k: "x", i: "node-1" })).toString("base64url");
+    expect(() => queryNodes(fleet.index, { order_by: "available_cpu", next_token: forged } as ListNodesQuery, (v) => v)).toThrow(/invalid next_token/);
+  });
+});
+
+describe("NodeIndex id look-ups", () => {
+  it("resolves exact ids and unique prefixes as resolveNodeId over every id does, deleted nodes only in the history look-up", () => {
+    const r = seededRandom(11);
+    const fleet = new Fleet(r, new NodeIndex());
+    for (let i = 0; i < 2000; i++) fleet.change(300);
+    const current = [...fleet.views.values()].filter((v) => !v.deleted).map((v) => v.nodeId);
+    const all = [...fleet.views.keys()];
+    const outcome = (f: () => string) => {
+      try {
+        return f();
+      } catch (e) {
+        return `${(e as { kind: string }).kind}: ${(e as Error).message} ${JSON.stringify((e as { details?: unknown }).details)}`;
+      }
+    };
+    for (const probe of ["node-1", "node-12", "node-123", "node-2", "node-29", "node-299", "node-", "nod", "x", "node-1000", "node-7"]) {
+      expect(outcome(() => resolveNodeId(probe, fleet.index.idsWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, current)));
+      expect(outcome(() => resolveNodeId(probe, fleet.index.everSeenWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, all)));
+    }
+  });
+});
+
+describe("toNodeState", () => {
+  it("carries every field of a decoded stored NodeInfo (it builds the info field by field)", () => {
+    const info = {
+      NodeID: "node-1",
+      NodeType: "Compute",
+      Hostname: "h",
+      Labels: { zone: "a" },
+      ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["s3"], MaxCapacity: { CPU: 2 }, MaxJobRequirements: { CPU: 1 } },
+      BacalhauVersion: { GitVersion: "v1", GOOS: "linux", GOARCH: "amd64" },
+    };
+    const views = new NodeViews();
+    views.handle({ id: "e1", type: "NodeRegistered", stream: "node-node-1", revision: 0, position: 1, time: "2024-01-01T00:00:00.000Z", data: { NodeID: "node-1", NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 }, metadata: { schemaVersion: 1 } });
+    const view = views.get("node-1") as NodeView;
+    const state = toNodeState(view, undefined);
+    const { ComputeNodeInfo: compute, ...rest } = view.info;
+    expect(state.Info).toMatchObject(rest);
+    expect(Object.keys(state.Info).sort()).toEqual(Object.keys(view.info).sort());
+    expect(Object.keys(state.Info.ComputeNodeInfo ?? {}).sort()).toEqual([...Object.keys(compute ?? {}), "AvailableCapacity", "QueueCapacity", "RunningExecutions", "EnqueuedExecutions"].sort());
+    expect(state.Info.ComputeNodeInfo).toMatchObject(compute ?? {});
+  });
+});

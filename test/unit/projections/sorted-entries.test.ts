@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { SortedEntries, compareKeys, type SortKey } from "../../../src/projections/node-index/sorted-entries.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
+
+type Pair = [SortKey, string];
+const cmp = (a: Pair, b: Pair) => compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);
+
+function walk(set: SortedEntries, descending: boolean, from?: { key: SortKey; id: string; strict: boolean }, max = Infinity): Pair[] {
+  const out: Pair[] = [];
+  for (const c = set.seek(descending, from); !c.done && out.length < max; c.next()) out.push([c.key, c.id]);
+  return out;
+}
+
+function expected(model: Pair[], descending: boolean, from?: { key: SortKey; id: string; strict: boolean }): Pair[] {
+  const sorted = [...model].sort(cmp);
+  if (descending) sorted.reverse();
+  if (!from) return sorted;
+  const target: Pair = [from.key, from.id];
+  return sorted.filter((p) => {
+    const c = cmp(p, target) * (descending ? -1 : 1);
+    return from.strict ? c > 0 : c >= 0;
+  });
+}
+
+describe("SortedEntries", () => {
+  it("starts empty and seeks nothing", () => {
+    const set = new SortedEntries();
+    expect(set.size).toBe(0);
+    expect(walk(set, false)).toEqual([]);
+    expect(walk(set, true, { key: 1, id: "a", strict: true })).toEqual([]);
+    expect(set.delete(1, "a")).toBe(false);
+  });
+
+  it("keeps (key, id) pairs ordered by key then id, and refuses duplicates", () => {
+    const set = new SortedEntries();
+    expect(set.add(2, "b")).toBe(true);
+    expect(set.add(1, "z")).toBe(true);
+    expect(set.add(2, "a")).toBe(true);
+    expect(set.add(2, "a")).toBe(false);
+    expect([...set.entries()]).toEqual([[1, "z"], [2, "a"], [2, "b"]]);
+    expect(walk(set, true)).toEqual([[2, "b"], [2, "a"], [1, "z"]]);
+    expect(walk(set, false, { key: 2, id: "a", strict: true })).toEqual([[2, "b"]]);
+    expect(walk(set, false, { key: 2, id: "a", strict: false })).toEqual([[2, "a"], [2, "b"]]);
+    expect(walk(set, true, { key: 2, id: "a", strict: true })).toEqual([[1, "z"]]);
+    expect(walk(set, true, { key: 2, id: "a", strict: false })).toEqual([[2, "a"], [1, "z"]]);
+    expect(set.delete(2, "b")).toBe(true);
+    expect(set.delete(2, "b")).toBe(false);
+    expect(set.size).toBe(2);
+  });
+
+  // Thousands of entries span many chunks, so splits, merges and seeks across chunk ends all run.
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`matches a sorted array through random adds, deletes and seeks (seed ${seed})`, () => {
+      const random = seededRandom(seed);
+      const set = new SortedEntries();
+      const model = new Map<string, Pair>();
+      const keyOf = (p: Pair) => `${p[0]}|${p[1]}`;
+      const numeric = seed % 2 === 0;
+      const randomPair = (): Pair => [numeric ? -random.int(50) : `k${random.int(50)}`, `n${random.int(4000)}`];
+      for (let step = 0; step < 12_000; step++) {
+        const pair = randomPair();
+        // Phases of mostly-adding and mostly-deleting grow the set past several chunks and thin it out again.
+        const adding = Math.floor(step / 3000) % 2 === 0 ? random.next() < 0.8 : random.next() < 0.2;
+        if (adding) expect(set.add(...pair)).toBe(!model.has(keyOf(pair)));
+        else {
+          const existing = random.next() < 0.7 && model.size > 0 ? random.pick([...model.values()].slice(0, 50)) : pair;
+          expect(set.delete(...existing)).toBe(model.has(keyOf(existing)));
+          model.delete(keyOf(existing));
+          continue;
+        }
+        model.set(keyOf(pair), pair);
+        if (step % 997 === 0) {
+          expect(set.size).toBe(model.size);
+          expect([...set.entries()]).toEqual(expected([...model.values()], false));
+        }
+        if (step % 151 === 0) {
+          const [key, id] = random.next() < 0.5 && model.size > 0 ? random.pick([...model.values()].slice(0, 50)) : randomPair();
+          for (const descending of [false, true]) {
+            for (const strict of [false, true]) {
+              const from = { key, id, strict };
+              expect(walk(set, descending, from, 30)).toEqual(expected([...model.values()], descending, from).slice(0, 30));
+            }
+          }
+        }
+      }
+      expect([...set.entries()]).toEqual(expected([...model.values()], false));
+    });
+  }
+});
