@@ -54,6 +54,8 @@ export interface NodeManagerOptions {
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
 const RECOVERY_BATCH = 1000;
+/** A long replay says where it is this often (wall time: a log concern, not the domain clock). */
+const RECOVERY_LOG_INTERVAL_MS = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
 
 /**
@@ -94,6 +96,7 @@ export class NodeManager {
     const lastSeenInEvents = new Map<string, string | null>();
     let after = 0;
     let count = 0;
+    let logged = { at: performance.now(), count: 0 };
     for (;;) {
       const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
       for (const recorded of batch) {
@@ -105,7 +108,12 @@ export class NodeManager {
         if (event.type === "NodeBecameUnhealthy" || event.type === "NodeBecameUnknown") lastSeenInEvents.set(nodeId, event.data.LastHeartbeat);
         count++;
       }
-      if (batch.length > 0) logger.info({ events: count, position: after }, "recovering nodes: replayed events");
+      const at = performance.now();
+      if (batch.length > 0 && at - logged.at >= RECOVERY_LOG_INTERVAL_MS) {
+        const eventsPerSecond = Math.round(((count - logged.count) * 1000) / (at - logged.at));
+        logger.info({ events: count, position: after, eventsPerSecond }, "recovering nodes: replayed events");
+        logged = { at, count };
+      }
       if (batch.length < RECOVERY_BATCH) break;
     }
     const now = this.clock.now();
