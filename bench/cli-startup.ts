@@ -5,21 +5,17 @@
  * It starts its own `shoal devstack --compute 3` (free ports, a temporary DataDir) and runs the
  * compiled CLI in dist/ through bin/shoal, exactly as a user's shell would.
  *
- *   npm run bench:cli                 (builds dist/ first when the sources changed)
- *   npm run bench:cli -- --runs 50
+ *   npm run bench:cli                          (= npm run bench -- --only cli-startup; builds dist/ first when the sources changed)
+ *   npm run bench:cli -- --set cli.runs=50
  *
  * Targets (issue 5): `--help` within 100 ms of bare node; `node list` under 250 ms.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-
-const { values } = parseArgs({ options: { runs: { type: "string", default: "30" } } });
-const RUNS = Number(values.runs);
-if (!Number.isInteger(RUNS) || RUNS < 5) throw new Error(`--runs must be a whole number of at least 5, got ${values.runs}`);
+import { freePort } from "./support/free-port.ts";
+import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 
 const SHOAL = join(import.meta.dirname, "../bin/shoal");
 const HELP_TARGET_MS = 100;
@@ -28,17 +24,6 @@ const LIST_TARGET_MS = 250;
 // The children must not inherit this script's TypeScript loader.
 const env: NodeJS.ProcessEnv = { ...process.env };
 delete env.NODE_OPTIONS;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Case {
   readonly name: string;
@@ -126,59 +111,74 @@ async function startDevstack(dataDir: string): Promise<{ apiPort: number; stop: 
   return { apiPort, stop };
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-cli-"));
-const devstack = await startDevstack(dataDir).catch((e: unknown) => {
-  rmSync(dataDir, { recursive: true, force: true });
-  throw e;
-});
-try {
-  const cases: Case[] = [
-    { name: "node -e 0", command: "node", args: ["-e", "0"], expect: "", ms: [], cpuMs: [] },
-    { name: "shoal --help", command: SHOAL, args: ["--help"], expect: "Usage: shoal", ms: [], cpuMs: [] },
-    {
-      name: "shoal node list",
-      command: SHOAL,
-      args: ["node", "list", "--api-host", "127.0.0.1", "--api-port", String(devstack.apiPort), "-c", `DataDir=${dataDir}`],
-      expect: "node-3",
-      ms: [],
-      cpuMs: [],
-    },
-  ];
-  const [bare, help, list] = cases as [Case, Case, Case];
-  const node = spawnSync("node", ["-p", "process.version + ' ' + process.execPath"], { env, encoding: "utf8" }).stdout.trim();
-  console.log(`CLI start-up, whole process; ${RUNS} rounds, the three commands in a shuffled order each round; node ${node}`);
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const RUNS = setting(options, "cli.runs", options.quick ? 5 : 30);
+  if (!Number.isInteger(RUNS) || RUNS < 5) throw new Error(`cli.runs must be a whole number of at least 5, got ${RUNS}`);
+  const log = options.log;
+  const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-cli-"));
+  const devstack = await startDevstack(dataDir).catch((e: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  });
+  try {
+    const cases: Case[] = [
+      { name: "node -e 0", command: "node", args: ["-e", "0"], expect: "", ms: [], cpuMs: [] },
+      { name: "shoal --help", command: SHOAL, args: ["--help"], expect: "Usage: shoal", ms: [], cpuMs: [] },
+      {
+        name: "shoal node list",
+        command: SHOAL,
+        args: ["node", "list", "--api-host", "127.0.0.1", "--api-port", String(devstack.apiPort), "-c", `DataDir=${dataDir}`],
+        expect: "node-3",
+        ms: [],
+        cpuMs: [],
+      },
+    ];
+    const [bare, help, list] = cases as [Case, Case, Case];
+    const node = spawnSync("node", ["-p", "process.version + ' ' + process.execPath"], { env, encoding: "utf8" }).stdout.trim();
+    log(`CLI start-up, whole process; ${RUNS} rounds, the three commands in a shuffled order each round; node ${node}`);
 
-  for (const c of cases) runOnce(c); // warm the page cache; not counted
-  for (const c of cases) {
-    c.ms.length = 0;
-    c.cpuMs.length = 0;
-  }
-  for (let round = 0; round < RUNS; round++) for (const c of shuffle([...cases])) runOnce(c);
-
-  const stats = (samples: readonly number[]) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    return { min: sorted[0] ?? NaN, median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), max: sorted.at(-1) ?? NaN };
-  };
-  const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
-  const table = (title: string, samples: (c: Case) => readonly number[]) => {
-    const base = stats(samples(bare));
-    console.log(`\n${title.padEnd(18)}${"min".padStart(10)}${"median".padStart(10)}${"p90".padStart(10)}${"max".padStart(10)}   Δ median / Δ p90 vs node -e 0`);
+    for (const c of cases) runOnce(c); // warm the page cache; not counted
     for (const c of cases) {
-      const s = stats(samples(c));
-      const delta = c === bare ? "" : `   ${(s.median - base.median).toFixed(1)} / ${(s.p90 - base.p90).toFixed(1)} ms`;
-      console.log(`${c.name.padEnd(18)}${fmt(s.min)}${fmt(s.median)}${fmt(s.p90)}${fmt(s.max)}${delta}`);
+      c.ms.length = 0;
+      c.cpuMs.length = 0;
     }
-  };
-  table("wall time", (c) => c.ms);
-  if (bare.cpuMs.length > 0) table("CPU (user+sys)", (c) => c.cpuMs);
+    for (let round = 0; round < RUNS; round++) for (const c of shuffle([...cases])) runOnce(c);
 
-  const helpDelta = stats(help.ms).median - stats(bare.ms).median;
-  const listMedian = stats(list.ms).median;
-  const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
-  console.log(`\ntargets (wall-time medians; on a loaded machine, see the CPU table for the commands' own cost):`);
-  console.log(`  shoal --help within ${HELP_TARGET_MS} ms of node -e 0: +${helpDelta.toFixed(1)} ms — ${verdict(helpDelta <= HELP_TARGET_MS)}`);
-  console.log(`  shoal node list under ${LIST_TARGET_MS} ms: ${listMedian.toFixed(1)} ms — ${verdict(listMedian < LIST_TARGET_MS)}`);
-} finally {
-  await devstack.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+    const stats = (samples: readonly number[]) => {
+      const sorted = [...samples].sort((a, b) => a - b);
+      return { min: sorted[0] ?? NaN, median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), max: sorted.at(-1) ?? NaN };
+    };
+    const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
+    const table = (title: string, samples: (c: Case) => readonly number[]) => {
+      const base = stats(samples(bare));
+      log(`\n${title.padEnd(18)}${"min".padStart(10)}${"median".padStart(10)}${"p90".padStart(10)}${"max".padStart(10)}   Δ median / Δ p90 vs node -e 0`);
+      for (const c of cases) {
+        const s = stats(samples(c));
+        const delta = c === bare ? "" : `   ${(s.median - base.median).toFixed(1)} / ${(s.p90 - base.p90).toFixed(1)} ms`;
+        log(`${c.name.padEnd(18)}${fmt(s.min)}${fmt(s.median)}${fmt(s.p90)}${fmt(s.max)}${delta}`);
+      }
+    };
+    table("wall time", (c) => c.ms);
+    if (bare.cpuMs.length > 0) table("CPU (user+sys)", (c) => c.cpuMs);
+
+    // Wall-time medians carry the targets; on a loaded machine the CPU figures say what the commands themselves cost.
+    const bareMs = stats(bare.ms).median;
+    const note = `median of ${RUNS} shuffled rounds; node -e 0: ${bareMs.toFixed(1)} ms`;
+    const figures: BenchFigure[] = [
+      { name: "node -e 0 (the floor), wall median", value: bareMs, unit: "ms" },
+      { name: "shoal --help over node -e 0, wall median", value: stats(help.ms).median - bareMs, unit: "ms", target: { on: "value", max: HELP_TARGET_MS }, note },
+      { name: "shoal node list, wall median", value: stats(list.ms).median, unit: "ms", target: { on: "value", max: LIST_TARGET_MS }, note },
+    ];
+    if (bare.cpuMs.length > 0) {
+      const bareCpu = stats(bare.cpuMs).median;
+      figures.push(
+        { name: "shoal --help over node -e 0, CPU median", value: stats(help.cpuMs).median - bareCpu, unit: "ms" },
+        { name: "shoal node list, CPU median", value: stats(list.cpuMs).median, unit: "ms" },
+      );
+    }
+    return { figures, parameters: { rounds: RUNS, node } };
+  } finally {
+    await devstack.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }

@@ -22,6 +22,8 @@ export interface NodeProtocolOptions {
   /** The nats-server enforces per-node keys: a node must reconnect with its own key after joining. */
   readonly enforcesNodeKeys: boolean;
   readonly logger: Logger;
+  /** Counts each heartbeat message that arrives (the metrics). */
+  readonly onHeartbeat?: () => void;
 }
 
 /**
@@ -99,6 +101,7 @@ export class NodeProtocolHandler {
     const { nodeId, method } = route;
     switch (method) {
       case "heartbeat": {
+        this.options.onHeartbeat?.();
         const req = decode(HeartbeatRequest, msg.data);
         this.admit(nodeId, req.NodeID, req.MessageID);
         await this.manager.heartbeat(nodeId, req.MessageID);

@@ -8,6 +8,8 @@ import { handleClientError } from "./client-error.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
+import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
+import { registerMetricsRoutes } from "./metrics/metrics-routes.ts";
 import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
 import { openApiDocument } from "./openapi.ts";
 import { requestId } from "./request-id.ts";
@@ -18,6 +20,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly auth: ApiAuth;
   /** What /agent/alive and /agent/ready check (NATS, the store). */
   readonly checks?: readonly HealthCheck[];
+  /** GET /metrics and request durations; without it there is no /metrics route. */
+  readonly metrics?: ShoalMetrics;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -45,6 +49,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
   registerAuth(app, deps.auth);
+  if (deps.metrics) registerMetricsRoutes(app, deps.metrics);
   const openapi = openApiDocument(deps.auth.anonymousAccess);
   app.get("/api/v1/openapi.json", async () => openapi);
   registerNodeRoutes(app, deps);

@@ -5,6 +5,7 @@ import { Health, Membership, NodeInfo, Resources } from "../events/catalog/node-
 import type { AnonymousAccess } from "../config/auth-users.ts";
 import { SHOAL_VERSION } from "../version.ts";
 import { SECURITY_SCHEMES, withSecurity } from "./auth/openapi-security.ts";
+import { metricsOperation } from "./metrics/metrics-routes.ts";
 import { HistoryQuery, PutNodeRequest } from "./nodes/node-routes.ts";
 
 // Request schemas are the same effect Schemas the handlers validate with, so this cannot drift.
@@ -100,6 +101,7 @@ export function openApiDocument(anonymousAccess: AnonymousAccess = "read"): Reco
       "/api/v1/agent/node": { get: { operationId: "agentNode", responses: { "200": { description: "This orchestrator's NodeInfo", content: json(ref("NodeInfo")) } } } },
       "/api/v1/agent/version": { get: { operationId: "version", responses: { "200": { description: "Build version", content: json({ type: "object" }) } } } },
       "/api/v1/openapi.json": { get: { operationId: "openapi", responses: { "200": { description: "This document" } } } },
+      "/metrics": metricsOperation,
     }, anonymousAccess),
     components: {
       securitySchemes: SECURITY_SCHEMES,

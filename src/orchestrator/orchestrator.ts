@@ -16,6 +16,8 @@ import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { ProjectionRunner } from "../projections/projection-runner.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
+import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
+import { wireMetrics } from "./wire-metrics.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
@@ -102,10 +104,12 @@ export async function startOrchestrator(
     const error = Cause.squash(built.cause);
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
-  const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config));
+  const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
+  const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config), (events, position) => metrics.observeAppend(events, position));
   const store = storeHealth.store;
   const { nc, url: natsUrl, server: natsServer, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
   const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
+  transport.onReconnect(() => metrics.natsReconnected());
   transport.start();
   // Every step is bounded: a wedged NATS or store must not keep `serve` from exiting (docs/security.md, Faults).
   const cleanups: Cleanup[] = [
@@ -182,12 +186,22 @@ export async function startOrchestrator(
       joinToken: joinToken.token,
       enforcesNodeKeys: access !== undefined,
       logger: logger.child({ component: "protocol" }),
+      onHeartbeat: () => metrics.heartbeatReceived(),
     });
     protocol.start();
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
 
+    metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
+    wireMetrics(metrics, {
+      manager,
+      views,
+      processors: [
+        { name: "node-views", position: () => projection.currentPosition },
+        { name: "nats-event-publisher", position: () => publisher.position },
+      ],
+    });
     const checks = [...transport.checks, storeHealth];
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks });
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks, metrics });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {

@@ -48,6 +48,8 @@ export class StoreHealth implements HealthCheck {
   constructor(
     inner: Store,
     private readonly description: string,
+    /** Told of every acknowledged append: how many events, and the position of the last (the metrics). */
+    onAppended?: (events: number, position: number) => void,
   ) {
     const observe = <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
@@ -60,7 +62,12 @@ export class StoreHealth implements HealthCheck {
           throw e;
         }
       };
-    const append = observe(inner.append.bind(inner));
+    const observedAppend = observe(inner.append.bind(inner));
+    const append: Store["append"] = async (stream, events, expected) => {
+      const result = await observedAppend(stream, events, expected);
+      onAppended?.(events.length, result.position);
+      return result;
+    };
     const save = observe(inner.save.bind(inner));
     // A proxy rather than a wrapper class, so methods the port gains later pass through untouched.
     this.store = new Proxy(inner, {

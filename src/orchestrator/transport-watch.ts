@@ -18,6 +18,7 @@ export class TransportWatch {
   private stopped = false;
   private downReason: string | undefined;
   private readonly listeners = new Set<(downReason: string | undefined) => void>();
+  private readonly reconnectListeners = new Set<() => void>();
   private unwatchServer: (() => void) | undefined;
   /** At most one ping outstanding: a wedged server would otherwise collect one per probe. */
   private ping: Promise<number> | undefined;
@@ -43,6 +44,7 @@ export class TransportWatch {
           this.connected = status.type === "reconnect";
           this.connectionSince = Date.now();
           this.update();
+          if (status.type === "reconnect") for (const listener of this.reconnectListeners) listener();
         }
       }
     })().catch((err: unknown) => this.logger.error({ err }, "stopped watching the NATS connection's status"));
@@ -56,6 +58,11 @@ export class TransportWatch {
   /** Called with the reason when the transport goes down and with undefined when it is back. */
   onChange(listener: (downReason: string | undefined) => void): void {
     this.listeners.add(listener);
+  }
+
+  /** Called each time the NATS connection is re-established (the metrics count them). */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.add(listener);
   }
 
   private update(): void {
@@ -116,5 +123,6 @@ export class TransportWatch {
     this.stopped = true;
     this.unwatchServer?.();
     this.listeners.clear();
+    this.reconnectListeners.clear();
   }
 }

@@ -14,6 +14,12 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/api/v1/agent/alive"
 /** The audit record names operators, so it is its own capability and never anonymous. */
 export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";
 
+/**
+ * Operational figures of the orchestrator itself, for a scraper with an API key: never
+ * anonymous (they show when it is loaded or stalled, and no WebUI needs them).
+ */
+export const METRICS_ROUTE = "/metrics";
+
 // Bacalhau's endpoint → resource map (longest prefix wins).
 const RESOURCES: readonly (readonly [string, "node" | "job" | "agent"])[] = [
   ["/api/v1/orchestrator/nodes", "node"],
@@ -32,6 +38,7 @@ export function routeAccess(method: string, route: string): RouteAccess {
   if (PUBLIC_ROUTES.has(route)) return { public: true };
   const read = READ_METHODS.has(method.toUpperCase());
   if (route === HISTORY_ROUTE) return read ? { public: false, capability: "read:history", anonymousRead: false } : { public: false, capability: "write:node", anonymousRead: false };
+  if (route === METRICS_ROUTE) return read ? { public: false, capability: "read:agent", anonymousRead: false } : { public: false, capability: "write:node", anonymousRead: false };
   const resource = RESOURCES.find(([prefix]) => route === prefix || route.startsWith(`${prefix}/`))?.[1];
   if (resource === undefined) return { public: false, capability: "write:node", anonymousRead: false };
   return { public: false, capability: `${read ? "read" : "write"}:${resource}`, anonymousRead: read };

@@ -52,6 +52,11 @@ describe("route access", () => {
     expect(routeAccess("GET", "/api/v1/orchestrator/nodes/:id/history")).toEqual({ public: false, capability: "read:history", anonymousRead: false });
   });
 
+  it("guards /metrics with read:agent and never lets anonymous callers scrape it", () => {
+    expect(routeAccess("GET", "/metrics")).toEqual({ public: false, capability: "read:agent", anonymousRead: false });
+    expect(routeAccess("POST", "/metrics")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
+  });
+
   it("needs write:node for routes outside the map, as Bacalhau does, and matches prefixes on whole segments", () => {
     expect(routeAccess("GET", "/api/v1/secret")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
     expect(routeAccess("GET", "/api/v1/orchestrator/nodesx")).toEqual({ public: false, capability: "write:node", anonymousRead: false });

@@ -1,0 +1,60 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
+import { startChild, type RunningChild } from "./child-process.ts";
+import { freePort } from "./free-port.ts";
+
+const SHOAL = join(import.meta.dirname, "../../bin/shoal");
+
+export interface ServedOrchestrator {
+  readonly apiUrl: string;
+  readonly dataDir: string;
+  /** The generated admin key (read:agent included): what /metrics is scraped with. */
+  readonly adminKey: string;
+  readonly process: RunningChild;
+  /** Prometheus samples of /metrics, keyed `name{labels}` as printed. */
+  metrics(): Promise<Map<string, number>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `shoal serve` as a user starts it (the compiled CLI through bin/shoal, its own process) in a
+ * fresh DataDir, with `-c` settings on top of a free API port and warn-level logs.
+ */
+export async function serveOrchestrator(settings: Readonly<Record<string, string | number>>): Promise<ServedOrchestrator> {
+  const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-serve-"));
+  const apiPort = await freePort();
+  const config = { "API.Host": "127.0.0.1", "API.Port": apiPort, DataDir: dataDir, "Logging.Level": "warn", ...settings };
+  const args = ["serve", ...Object.entries(config).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+  let child: RunningChild;
+  try {
+    child = await startChild(SHOAL, args, "is running.");
+  } catch (e) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const adminKey = readFileSync(adminApiKeyPath(dataDir), "utf8").trim();
+  return {
+    apiUrl,
+    dataDir,
+    adminKey,
+    process: child,
+    metrics: async () => {
+      const res = await fetch(`${apiUrl}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } });
+      if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${await res.text()}`);
+      const samples = new Map<string, number>();
+      for (const line of (await res.text()).split("\n")) {
+        if (line === "" || line.startsWith("#")) continue;
+        const cut = line.lastIndexOf(" ");
+        samples.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+      }
+      return samples;
+    },
+    stop: async () => {
+      await child.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * What the components that own a figure report when /metrics is scraped. They are asked on
+ * each scrape (pull), so the hot paths pay nothing for a gauge; each callback must be cheap
+ * (no I/O, no walk over the whole fleet per call if it can be avoided: it runs on the event loop).
+ */
+
+/** How many nodes are in one (health, membership) pair. Pairs left out are reported as absent, not 0. */
+export interface NodeCount {
+  readonly health: string;
+  readonly membership: string;
+  readonly count: number;
+}
+
+/** Where one checkpointed processor (read model, NATS publisher, workflow) is, and how far behind the store's head. */
+export interface ProcessorProgress {
+  readonly name: string;
+  /** The last store position the processor has handled. */
+  readonly position: number;
+  /** Events (positions) between the store's head and `position`. */
+  readonly lag: number;
+}
+
+/** One entity kind's actors: `resident` in memory, `passivated` known but unloaded (reloaded on demand). */
+export interface ActorCount {
+  readonly entity: string;
+  readonly resident: number;
+  readonly passivated: number;
+}
+
+/** The collector kinds and what each returns; register several of a kind and their answers are combined. */
+export interface MetricCollectors {
+  readonly nodes: () => readonly NodeCount[];
+  readonly processors: () => readonly ProcessorProgress[];
+  readonly actors: () => readonly ActorCount[];
+  /** Deadlines held by a scheduler's heap; several schedulers add up. */
+  readonly deadlines: () => number;
+}
+
+export type CollectorKind = keyof MetricCollectors;

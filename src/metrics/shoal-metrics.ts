@@ -1,0 +1,213 @@
+import type { Logger } from "pino";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { takeEventLoopLag } from "./event-loop-lag.ts";
+import type { CollectorKind, MetricCollectors } from "./metric-collectors.ts";
+
+/** Durations of REST requests, in seconds: 1 ms to 10 s. */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Events per durable commit: one (one fsync per append) up to large group commits. */
+const BATCH_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
+/** The label for requests that matched no route: never the raw URL, whose values are unbounded. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+let processRegistry: Registry | undefined;
+
+/** Node's process metrics (CPU, memory, GC, handles): once per process however many orchestrators it runs. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * Every metric Shoal exposes at /metrics (all named `shoal_…`, plus Node's process metrics).
+ * Hot paths call the push methods (`heartbeatReceived`, `observeCommit`, …), which cost one
+ * counter increment; gauges are asked of their owners on each scrape through
+ * `registerCollector`, so components that do not exist yet plug in without changing this class.
+ */
+export class ShoalMetrics {
+  readonly registry = new Registry();
+  private readonly collectors: { [K in CollectorKind]: Set<MetricCollectors[K]> } = {
+    nodes: new Set(),
+    processors: new Set(),
+    actors: new Set(),
+    deadlines: new Set(),
+  };
+  private readonly heartbeats: Counter;
+  private readonly eventsAppended: Counter;
+  private readonly commitBatch: Histogram;
+  private readonly natsReconnects: Counter;
+  private readonly requests: Histogram<"method" | "route" | "status_class">;
+  private appendedPosition = 0;
+
+  constructor(private readonly logger: Logger) {
+    const registers = [this.registry];
+    this.heartbeats = new Counter({ name: "shoal_heartbeats_received_total", help: "Heartbeats received from compute nodes", registers });
+    this.eventsAppended = new Counter({ name: "shoal_events_appended_total", help: "Events durably appended to the event store by this orchestrator", registers });
+    this.commitBatch = new Histogram({
+      name: "shoal_store_commit_batch_size",
+      help: "Events per durable commit of the event store (appends that share one commit count as one batch)",
+      buckets: BATCH_BUCKETS,
+      registers,
+    });
+    this.natsReconnects = new Counter({ name: "shoal_nats_reconnects_total", help: "Times this orchestrator's NATS connection was re-established", registers });
+    this.requests = new Histogram({
+      name: "shoal_http_request_duration_seconds",
+      help: "REST request durations by route pattern, method and status class",
+      labelNames: ["method", "route", "status_class"],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+
+    const ask = this.ask.bind(this);
+    new Gauge({
+      name: "shoal_nodes",
+      help: "Nodes in the cluster by health and membership (deleted nodes excluded)",
+      labelNames: ["health", "membership"],
+      registers,
+      collect() {
+        this.reset();
+        ask("nodes", (counts) => {
+          for (const { health, membership, count } of counts) this.inc({ health, membership }, count);
+        });
+      },
+    });
+    // A gauge whose collect() fills its companions is registered before them: the registry reads
+    // each metric in registration order, the synchronous part of one before the next.
+    const positions = new Gauge({ name: "shoal_processor_position", help: "Last store position each processor has handled", labelNames: ["processor"], registers: [] });
+    new Gauge({
+      name: "shoal_processor_lag_events",
+      help: "Events between the store's head and each processor's checkpoint",
+      labelNames: ["processor"],
+      registers,
+      collect() {
+        this.reset();
+        positions.reset();
+        ask("processors", (progress) => {
+          for (const { name, position, lag } of progress) {
+            this.set({ processor: name }, lag);
+            positions.set({ processor: name }, position);
+          }
+        });
+      },
+    });
+    this.registry.registerMetric(positions);
+    const passivated = new Gauge({ name: "shoal_actors_passivated", help: "Entities known but not in memory (loaded again on demand), by entity kind", labelNames: ["entity"], registers: [] });
+    new Gauge({
+      name: "shoal_actors_resident",
+      help: "Entity actors held in memory, by entity kind",
+      labelNames: ["entity"],
+      registers,
+      collect() {
+        this.reset();
+        passivated.reset();
+        ask("actors", (counts) => {
+          for (const { entity, resident, passivated: unloaded } of counts) {
+            this.inc({ entity }, resident);
+            passivated.inc({ entity }, unloaded);
+          }
+        });
+      },
+    });
+    this.registry.registerMetric(passivated);
+    const lagP50 = new Gauge({ name: "shoal_event_loop_lag_p50_seconds", help: "Median event-loop delay since the previous scrape", registers: [] });
+    const lagP99 = new Gauge({ name: "shoal_event_loop_lag_p99_seconds", help: "99th percentile event-loop delay since the previous scrape", registers: [] });
+    new Gauge({
+      name: "shoal_event_loop_lag_max_seconds",
+      help: "Longest event-loop delay since the previous scrape: how long nothing else (heartbeats, HTTP) could run",
+      registers,
+      collect() {
+        const snapshot = takeEventLoopLag();
+        lagP50.set(snapshot.p50Seconds);
+        lagP99.set(snapshot.p99Seconds);
+        this.set(snapshot.maxSeconds);
+      },
+    });
+    this.registry.registerMetric(lagP50);
+    this.registry.registerMetric(lagP99);
+  }
+
+  /**
+   * Adds a source of figures asked on every scrape; returns a function that removes it (call it
+   * when the component stops, so a stopped component is not asked).
+   */
+  registerCollector<K extends CollectorKind>(kind: K, collector: MetricCollectors[K]): () => void {
+    if (kind === "deadlines") this.deadlinesGauge();
+    const set = this.collectors[kind] as Set<MetricCollectors[K]>;
+    set.add(collector);
+    return () => set.delete(collector);
+  }
+
+  /** Registered with the first scheduler: until one exists, a 0 would claim there are no deadlines. */
+  private deadlinesGauge(): void {
+    if (this.registry.getSingleMetric("shoal_deadlines_scheduled") !== undefined) return;
+    const ask = this.ask.bind(this);
+    new Gauge({
+      name: "shoal_deadlines_scheduled",
+      help: "Deadlines held by the deadline scheduler's heap",
+      registers: [this.registry],
+      collect() {
+        let total = 0;
+        ask("deadlines", (count) => (total += count));
+        this.set(total);
+      },
+    });
+  }
+
+  /** Gives `use` each registered collector's answer; one broken collector must not take the whole scrape down with it. */
+  private ask<K extends CollectorKind>(kind: K, use: (answer: ReturnType<MetricCollectors[K]>) => void): void {
+    for (const collector of this.collectors[kind]) {
+      try {
+        use(collector() as ReturnType<MetricCollectors[K]>);
+      } catch (err) {
+        this.logger.warn({ err, collector: kind }, "a metrics collector failed; its figures are left out of this scrape");
+      }
+    }
+  }
+
+  heartbeatReceived(): void {
+    this.heartbeats.inc();
+  }
+
+  /** One durable commit of `batchSize` events (called by the store, once per commit however many appends shared it). */
+  observeCommit(batchSize: number): void {
+    this.commitBatch.observe(batchSize);
+  }
+
+  /** Events this orchestrator appended, and the store position of the last one (the head the processors' lag is measured from). */
+  observeAppend(events: number, position: number): void {
+    this.eventsAppended.inc(events);
+    if (position > this.appendedPosition) this.appendedPosition = position;
+  }
+
+  /** The highest store position this orchestrator has appended or recovered. */
+  get headPosition(): number {
+    return this.appendedPosition;
+  }
+
+  /** What recovery found at the end of the store, before anything is appended. */
+  observeHead(position: number): void {
+    if (position > this.appendedPosition) this.appendedPosition = position;
+  }
+
+  natsReconnected(): void {
+    this.natsReconnects.inc();
+  }
+
+  /** `route` is the matched route's pattern (`/api/v1/orchestrator/nodes/:id`) or UNMATCHED_ROUTE, never the raw URL. */
+  observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    this.requests.observe({ method, route, status_class: `${Math.floor(statusCode / 100)}xx` }, seconds);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The text exposition of Shoal's metrics followed by the process's. */
+  async scrape(): Promise<string> {
+    const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return `${own}\n${process}`;
+  }
+}

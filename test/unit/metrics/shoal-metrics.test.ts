@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { ShoalMetrics } from "../../../src/metrics/shoal-metrics.ts";
+import { capturedLogger } from "../../support/captured-logger.ts";
+import { silentLogger } from "../../support/fixtures.ts";
+
+const samples = async (metrics: ShoalMetrics): Promise<Map<string, number>> => {
+  const out = new Map<string, number>();
+  for (const line of (await metrics.scrape()).split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const cut = line.lastIndexOf(" ");
+    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return out;
+};
+
+describe("ShoalMetrics collectors", () => {
+  it("asks every registered collector on each scrape and adds up their answers", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    let healthy = 2;
+    metrics.registerCollector("nodes", () => [{ health: "HEALTHY", membership: "APPROVED", count: healthy }]);
+    metrics.registerCollector("nodes", () => [
+      { health: "HEALTHY", membership: "APPROVED", count: 1 },
+      { health: "UNHEALTHY", membership: "PENDING", count: 4 },
+    ]);
+    metrics.registerCollector("actors", () => [{ entity: "node", resident: 10, passivated: 90 }]);
+    metrics.registerCollector("actors", () => [{ entity: "job", resident: 3, passivated: 0 }]);
+    let s = await samples(metrics);
+    expect(s.get('shoal_nodes{health="HEALTHY",membership="APPROVED"}')).toBe(3);
+    expect(s.get('shoal_nodes{health="UNHEALTHY",membership="PENDING"}')).toBe(4);
+    expect(s.get('shoal_actors_resident{entity="node"}')).toBe(10);
+    expect(s.get('shoal_actors_passivated{entity="node"}')).toBe(90);
+    expect(s.get('shoal_actors_resident{entity="job"}')).toBe(3);
+    healthy = 5;
+    s = await samples(metrics);
+    expect(s.get('shoal_nodes{health="HEALTHY",membership="APPROVED"}')).toBe(6);
+  });
+
+  it("drops the label sets a collector no longer reports, and a removed collector is no longer asked", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    let processors = [
+      { name: "node-views", position: 100, lag: 0 },
+      { name: "nats-event-publisher", position: 90, lag: 10 },
+    ];
+    const remove = metrics.registerCollector("processors", () => processors);
+    let s = await samples(metrics);
+    expect(s.get('shoal_processor_lag_events{processor="nats-event-publisher"}')).toBe(10);
+    expect(s.get('shoal_processor_position{processor="nats-event-publisher"}')).toBe(90);
+    processors = [{ name: "node-views", position: 120, lag: 3 }];
+    s = await samples(metrics);
+    expect(s.get('shoal_processor_position{processor="node-views"}')).toBe(120);
+    expect(s.get('shoal_processor_lag_events{processor="node-views"}')).toBe(3);
+    expect(s.has('shoal_processor_lag_events{processor="nats-event-publisher"}')).toBe(false);
+    remove();
+    s = await samples(metrics);
+    expect([...s.keys()].some((k) => k.startsWith("shoal_processor_"))).toBe(false);
+  });
+
+  it("shows the deadline gauge only once a scheduler reports, summing several", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    expect((await samples(metrics)).has("shoal_deadlines_scheduled")).toBe(false);
+    metrics.registerCollector("deadlines", () => 7);
+    metrics.registerCollector("deadlines", () => 5);
+    expect((await samples(metrics)).get("shoal_deadlines_scheduled")).toBe(12);
+  });
+
+  it("leaves a failing collector's figures out, logs why, and still answers the scrape", async () => {
+    const { logger, messages } = capturedLogger();
+    const metrics = new ShoalMetrics(logger);
+    metrics.registerCollector("nodes", () => {
+      throw new Error("read model gone");
+    });
+    metrics.registerCollector("actors", () => [{ entity: "node", resident: 1, passivated: 0 }]);
+    const s = await samples(metrics);
+    expect(s.get('shoal_actors_resident{entity="node"}')).toBe(1);
+    expect([...s.keys()].some((k) => k.startsWith("shoal_nodes{"))).toBe(false);
+    expect(messages("a metrics collector failed").map((m) => m.collector)).toEqual(["nodes"]);
+  });
+});
+
+describe("ShoalMetrics push figures", () => {
+  it("counts appends and commit batches, and keeps the highest position as the head", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    metrics.observeHead(40);
+    metrics.observeAppend(2, 42);
+    metrics.observeAppend(1, 41); // an earlier append acknowledged late
+    metrics.observeCommit(3);
+    metrics.observeCommit(120);
+    expect(metrics.headPosition).toBe(42);
+    const s = await samples(metrics);
+    expect(s.get("shoal_events_appended_total")).toBe(3);
+    expect(s.get("shoal_store_commit_batch_size_count")).toBe(2);
+    expect(s.get("shoal_store_commit_batch_size_sum")).toBe(123);
+    expect(s.get('shoal_store_commit_batch_size_bucket{le="5"}')).toBe(1);
+  });
+
+  it("labels requests with the status class", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    metrics.observeRequest("PUT", "/api/v1/orchestrator/nodes/:id", 412, 0.003);
+    metrics.observeRequest("GET", "/api/v1/orchestrator/nodes", 200, 0.002);
+    const s = await samples(metrics);
+    expect(s.get('shoal_http_request_duration_seconds_count{method="PUT",route="/api/v1/orchestrator/nodes/:id",status_class="4xx"}')).toBe(1);
+    expect(s.get('shoal_http_request_duration_seconds_bucket{le="0.0025",method="GET",route="/api/v1/orchestrator/nodes",status_class="2xx"}')).toBe(1);
+  });
+});
