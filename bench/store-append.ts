@@ -35,6 +35,7 @@ function event(entity: number, n: number): NewEvent {
 
 interface Measured {
   readonly eventsPerSecond: number;
+  readonly eventsPerCpuSecond: number;
   readonly events: number;
   readonly commits: number;
   readonly largestBatch: number;
@@ -48,14 +49,16 @@ async function measure(groupCommit: boolean, entities: number, appends: number):
       let expected: number | "no_stream" = "no_stream";
       for (let n = 0; n < appends; n++) expected = (await store.append(`node-${e}`, [event(e, n)], expected)).nextExpectedRevision;
     };
+    const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(Array.from({ length: entities }, (_, e) => entity(e)));
     const ms = performance.now() - start;
+    const { user, system } = process.cpuUsage(cpu);
     const stats = store.commitStats;
     const stored = (await store.readAll()).length;
     await store.close();
     if (stored !== entities * appends || stats.events !== stored) throw new Error(`stored ${stored} events, expected ${entities * appends}`);
-    return { eventsPerSecond: Math.round(stored / (ms / 1000)), events: stored, commits: stats.commits, largestBatch: stats.largestBatchEvents };
+    return { eventsPerSecond: Math.round(stored / (ms / 1000)), eventsPerCpuSecond: Math.round(stored / ((user + system) / 1e6)), events: stored, commits: stats.commits, largestBatch: stats.largestBatchEvents };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -72,6 +75,7 @@ export async function run(options: { entities?: number; appends?: number; baseli
     entities,
     groupCommitEvents: grouped.events,
     groupCommitEventsPerSecond: grouped.eventsPerSecond,
+    groupCommitEventsPerCpuSecond: grouped.eventsPerCpuSecond,
     groupCommitCommits: grouped.commits,
     groupCommitMeanBatch: Math.round(grouped.events / grouped.commits),
     groupCommitLargestBatch: grouped.largestBatch,
@@ -91,7 +95,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(
     `store appends, ${n("entities")} entities concurrently: group commit ${n("groupCommitEventsPerSecond")} events/s ` +
-      `(${n("groupCommitCommits")} commits, mean batch ${n("groupCommitMeanBatch")}), one commit per append ${n("oneCommitPerAppendEventsPerSecond")} events/s; ` +
+      `(${n("groupCommitEventsPerCpuSecond")} per CPU-second, ${n("groupCommitCommits")} commits, mean batch ${n("groupCommitMeanBatch")}), one commit per append ${n("oneCommitPerAppendEventsPerSecond")} events/s; ` +
       `ratio ${figures.ratio}x (targets ${n("targetEventsPerSecond")}/s and ${figures.targetRatio}x)`,
   );
   console.log(JSON.stringify(figures));
