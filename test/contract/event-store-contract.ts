@@ -187,6 +187,63 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore 
       expect(next.map((e) => [e.stream, e.type, e.position])).toEqual([[s, "B", b.position]]);
     });
 
+    it("acknowledges appends to many streams made in one tick, each once, and keeps them across close and reopen", async () => {
+      const streams = Array.from({ length: 50 }, (_, i) => stream(`tick-${i}`));
+      const batches = streams.map((s, i) => [ev("First", { i }), ev("Second", { i })]);
+      // All started before any is awaited: they arrive in the same turn of the event loop.
+      const results = await Promise.all(streams.map((s, i) => store.append(s, batches[i]!, "no_stream")));
+      expect(results.map((r) => r.nextExpectedRevision)).toEqual(streams.map(() => 1));
+      expect(new Set(results.map((r) => r.position)).size).toBe(streams.length);
+      const next = await Promise.all(streams.map((s, i) => store.append(s, [ev("Third", { i })], 1)));
+      expect(next.map((r) => r.nextExpectedRevision)).toEqual(streams.map(() => 2));
+
+      await store.close();
+      store = await open();
+      for (const [i, s] of streams.entries()) {
+        const read = await store.readStream(s);
+        expect(read.map((e) => [e.type, e.revision, e.data])).toEqual([
+          ["First", 0, { i }],
+          ["Second", 1, { i }],
+          ["Third", 2, { i }],
+        ]);
+        expect(read.map((e) => e.id).slice(0, 2)).toEqual(batches[i]!.map((e) => e.id));
+        expect(read[1]!.position).toBe(results[i]!.position);
+        expect(read[2]!.position).toBe(next[i]!.position);
+      }
+    });
+
+    it("fails only the append with a wrong expected revision among appends made in the same tick", async () => {
+      const [a, b, c] = [stream("mix-a"), stream("mix-b"), stream("mix-c")];
+      await store.append(b, [ev("B0")], "no_stream");
+      const settled = await Promise.allSettled([
+        store.append(a, [ev("A0")], "no_stream"),
+        store.append(b, [ev("Stale1"), ev("Stale2")], 3),
+        store.append(c, [ev("C0")], "no_stream"),
+      ]);
+      expect(settled.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+      expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ stream: b, expected: 3, actual: 0 });
+      expect((await store.readStream(a)).map((e) => e.type)).toEqual(["A0"]);
+      expect((await store.readStream(b)).map((e) => e.type)).toEqual(["B0"]);
+      expect((await store.readStream(c)).map((e) => e.type)).toEqual(["C0"]);
+    });
+
+    it("acknowledges a retried append again with its original result when it arrives among other appends in one tick", async () => {
+      const s = stream("retry-tick");
+      const batch = [ev("One"), ev("Two")];
+      const first = await store.append(s, batch, "no_stream");
+      const others = [stream("retry-tick-x"), stream("retry-tick-y")];
+      const [x, retried, y] = await Promise.all([
+        store.append(others[0]!, [ev("X")], "no_stream"),
+        store.append(s, batch, "no_stream"),
+        store.append(others[1]!, [ev("Y")], "no_stream"),
+      ]);
+      expect(retried).toEqual(first);
+      expect(x.nextExpectedRevision).toBe(0);
+      expect(y.nextExpectedRevision).toBe(0);
+      expect((await store.readStream(s)).map((e) => e.id)).toEqual(batch.map((e) => e.id));
+    });
+
     it("passes its start-up write check when healthy", async () => {
       await expect(store.checkWritable()).resolves.toBeUndefined();
     });

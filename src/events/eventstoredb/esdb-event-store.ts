@@ -41,6 +41,8 @@ export const CHECKPOINT_TYPE = "CheckpointStored";
  */
 export const USER_EVENT_TYPES = `^(?!\\$|${CHECKPOINT_TYPE}$)`;
 const READ_ALL_PAGE = 512;
+/** What every subscription asks the server for: USER_EVENT_TYPES, so its own checkpoint saves never come back to it. */
+export const SUBSCRIPTION_FILTER = eventTypeFilter({ regex: USER_EVENT_TYPES });
 
 /** The client-side second guard: the same rule, plus the checkpoint streams themselves. */
 function isBookkeeping(type: string, stream: string): boolean {
@@ -96,6 +98,12 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     assertFilteredReadSupported(this.client);
   }
 
+  /**
+   * One call per append, never queued behind another: the client multiplexes every append of
+   * the process over one BatchAppend gRPC stream (correlated by id), so appends of many entities
+   * made in one tick are on the wire together and the server commits each stream's batch on its
+   * own. An actor's appends to its own stream are already one at a time (its mailbox).
+   */
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     try {
       // The same ids at the same expected revision are an idempotent write for EventStoreDB: a
@@ -171,7 +179,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
 
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
     const after = options.after ?? 0;
-    const subscription = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: eventTypeFilter({ regex: USER_EVENT_TYPES }) });
+    const subscription = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: SUBSCRIPTION_FILTER });
     let stopped = false;
     const done = (async () => {
       try {

@@ -16,16 +16,9 @@ import type {
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 
-interface Row {
-  position: number;
-  event_id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  data: string;
-  metadata: string;
-  time: string;
-}
+/** A stored event as the reads select it, positionally (`.raw()`): no per-row object with named keys. */
+type Row = [position: number, eventId: string, stream: string, revision: number, type: string, data: string, metadata: string, time: string];
+const COLUMNS = "position, event_id, stream, revision, type, data, metadata, time";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -119,28 +112,97 @@ export class DuplicateEventIdError extends Error {
 
 function toRecorded(row: Row): RecordedEvent {
   return {
-    id: row.event_id,
-    type: row.type,
-    stream: row.stream,
-    revision: row.revision,
-    position: row.position,
-    time: row.time,
-    data: JSON.parse(row.data) as unknown,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    id: row[1],
+    type: row[4],
+    stream: row[2],
+    revision: row[3],
+    position: row[0],
+    time: row[7],
+    data: JSON.parse(row[5]) as unknown,
+    metadata: JSON.parse(row[6]) as Record<string, unknown>,
   };
+}
+
+/** A write waiting for the next group commit, with the caller to settle once it is durable (or not). */
+type Pending =
+  | {
+      readonly kind: "append";
+      readonly stream: string;
+      readonly events: readonly NewEvent[];
+      readonly expected: ExpectedRevision;
+      readonly resolve: (result: AppendResult) => void;
+      readonly reject: (error: unknown) => void;
+    }
+  | { readonly kind: "save"; readonly name: string; readonly position: number; readonly resolve: (result: undefined) => void; readonly reject: (error: unknown) => void };
+
+type Outcome = { readonly ok: true; readonly value: AppendResult | undefined } | { readonly ok: false; readonly error: unknown };
+
+/** What one durable commit held: how many appends (callers) and events, and checkpoint saves. */
+export interface CommitBatch {
+  readonly appends: number;
+  readonly events: number;
+  readonly saves: number;
+}
+
+/** Totals since the store opened, for metrics: commits (fsyncs) against the events they carried. */
+export interface CommitStats {
+  readonly commits: number;
+  readonly appends: number;
+  readonly events: number;
+  readonly lastBatchAppends: number;
+  readonly lastBatchEvents: number;
+  readonly largestBatchEvents: number;
+}
+
+export interface SqliteEventStoreOptions {
+  /**
+   * true (the default): writes that arrive in the same turn of the event loop share one durable
+   * commit. false: every append and save is its own transaction and fsync, the baseline that
+   * bench/store-append.ts measures group commit against.
+   */
+  readonly groupCommit?: boolean;
+}
+
+/**
+ * At most this many events per commit: a storm of appends is committed in slices, yielding to
+ * the event loop between them, so one commit never holds it for long.
+ */
+const MAX_BATCH_EVENTS = 4096;
+
+/** A UNIQUE violation: some event id of the append is stored already (the idempotent-retry path). */
+function isUniqueViolation(e: unknown): boolean {
+  return e instanceof Database.SqliteError && e.code === "SQLITE_CONSTRAINT_UNIQUE";
 }
 
 /**
  * The embedded default store: one SQLite file in WAL mode with synchronous=FULL, so an append
  * acknowledged to a caller has been fsynced and survives kill -9 (and power loss).
+ *
+ * Group commit: appends and checkpoint saves are queued and written together, at the end of the
+ * current turn of the event loop (setImmediate), in one IMMEDIATE transaction: one fsync for
+ * all of them. Each append is checked against its own expected revision inside it, after the
+ * ones queued before it (so two appends to one stream in one batch see each other), and fails
+ * alone; every caller is settled only after COMMIT returned. A failure of the store itself (full,
+ * read-only, I/O) rolls the whole batch back and rejects every caller in it.
  */
 export class SqliteEventStore implements EventStore, CheckpointStore {
   private readonly db: Database.Database;
   private readonly appended = new EventEmitter();
   private closed = false;
   private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
+  private readonly groupCommit: boolean;
+  private queue: Pending[] = [];
+  private flushScheduled = false;
+  private stats = { commits: 0, appends: 0, events: 0, lastBatchAppends: 0, lastBatchEvents: 0, largestBatchEvents: 0 };
+  /** The batch's transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on a throw). */
+  private readonly commitTransaction: (batch: readonly Pending[], outcomes: Outcome[]) => void;
+  /** One multi-event append inside the batch (a SAVEPOINT): all its events or none. */
+  private readonly insertAtomically: (stream: string, events: readonly NewEvent[], after: number) => AppendResult;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    options: SqliteEventStoreOptions = {},
+  ) {
     let db: Database.Database | undefined;
     try {
       mkdirSync(dirname(file), { recursive: true });
@@ -162,18 +224,23 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       const why = failure instanceof StoreUnavailableError ? failure.reason : (e as Error).message;
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
     }
+    this.groupCommit = options.groupCommit ?? true;
+    this.commitTransaction = this.db.transaction((batch: readonly Pending[], outcomes: Outcome[]) => {
+      for (const op of batch) outcomes.push(this.applyInBatch(op));
+    }).immediate;
+    this.insertAtomically = this.db.transaction((stream: string, events: readonly NewEvent[], after: number) => this.insert(stream, events, after));
     this.appended.setMaxListeners(0);
   }
 
   // Prepared once: appends and catch-up reads are the store's hot paths.
   private prepareStatements() {
     return {
-      currentRevision: this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?"),
+      currentRevision: this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").pluck(),
       findEvent: this.db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: this.db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
       insert: this.db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      readStream: this.db.prepare("SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?"),
-      readAll: this.db.prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
+      readStream: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`).raw(),
+      readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
       saveCheckpoint: this.db.prepare(
         "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
@@ -182,55 +249,173 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     };
   }
 
-  private currentRevision(stream: string): number {
-    const row = this.statements.currentRevision.get(stream) as { r: number | null };
-    return row.r ?? -1;
+  /** Commits so far and how full they were (the metrics read this). */
+  get commitStats(): CommitStats {
+    return { ...this.stats };
   }
 
-  async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    this.assertOpen();
-    const { insert } = this.statements;
-    let stored = false;
-    const run = this.db.transaction((): AppendResult => {
-      const actual = this.currentRevision(stream);
-      const replay = events.length === 0 ? undefined : this.alreadyStored(stream, events, expected, actual);
-      if (replay) return replay;
-      if (!revisionMatches(expected, actual)) throw new WrongExpectedRevisionError({ stream, expected, actual });
-      let revision = actual;
-      let position = 0;
-      for (const e of events) {
-        revision += 1;
-        const time = typeof e.metadata.time === "string" ? e.metadata.time : new Date().toISOString();
-        const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), time);
-        position = Number(info.lastInsertRowid);
-      }
-      stored = events.length > 0;
-      return { nextExpectedRevision: revision, position };
+  /** Called after every durable commit with what it held; returns the unsubscribe. */
+  onCommit(listener: (batch: CommitBatch) => void): () => void {
+    this.appended.on("commit", listener);
+    return () => this.appended.off("commit", listener);
+  }
+
+  private currentRevision(stream: string): number {
+    return (this.statements.currentRevision.get(stream) as number | null) ?? -1;
+  }
+
+  append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.assertOpen();
+      this.enqueue({ kind: "append", stream, events, expected, resolve, reject });
     });
-    const result = this.guarded(() => run.immediate());
-    if (stored) this.appended.emit("append");
-    return result;
+  }
+
+  private enqueue(op: Pending): void {
+    this.queue.push(op);
+    if (!this.groupCommit) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushSlice);
+    }
+  }
+
+  /** One commit of the queue's head; the rest waits for the next turn, so I/O and timers run between. */
+  private readonly flushSlice = (): void => {
+    this.flushScheduled = false;
+    let take = 0;
+    let events = 0;
+    while (take < this.queue.length && (take === 0 || events < MAX_BATCH_EVENTS)) {
+      const op = this.queue[take] as Pending;
+      events += op.kind === "append" ? op.events.length : 0;
+      take++;
+    }
+    if (take > 0) this.commit(this.queue.splice(0, take));
+    if (this.queue.length > 0 && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushSlice);
+    }
+  };
+
+  /** Everything queued, now (close, and the one-commit-per-write mode). */
+  private flush(): void {
+    while (this.queue.length > 0) this.commit(this.queue.splice(0, this.groupCommit ? this.queue.length : 1));
+  }
+
+  private commit(batch: readonly Pending[]): void {
+    const outcomes: Outcome[] = [];
+    try {
+      this.commitTransaction(batch, outcomes);
+    } catch (e) {
+      // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
+      const failure = storeFailure(e, this.file);
+      for (const op of batch) op.reject(failure);
+      return;
+    }
+    let appends = 0;
+    let events = 0;
+    let saves = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const op = batch[i] as Pending;
+      const outcome = outcomes[i] as Outcome;
+      if (!outcome.ok) op.reject(outcome.error);
+      else if (op.kind === "append") {
+        appends++;
+        events += op.events.length;
+        op.resolve(outcome.value as AppendResult);
+      } else {
+        saves++;
+        op.resolve(undefined);
+      }
+    }
+    const s = this.stats;
+    s.commits++;
+    s.appends += appends;
+    s.events += events;
+    s.lastBatchAppends = appends;
+    s.lastBatchEvents = events;
+    s.largestBatchEvents = Math.max(s.largestBatchEvents, events);
+    const committed: CommitBatch = { appends, events, saves };
+    this.appended.emit("commit", committed);
+    if (events > 0) this.appended.emit("append");
+  }
+
+  /**
+   * One queued write, inside the batch's transaction. Its own refusals (wrong expected revision,
+   * an id stored elsewhere, data that is not JSON) become its outcome and leave the batch going;
+   * a failure of the store itself ends the batch.
+   */
+  private applyInBatch(op: Pending): Outcome {
+    try {
+      if (op.kind === "save") {
+        this.statements.saveCheckpoint.run(op.name, op.position);
+        return { ok: true, value: undefined };
+      }
+      return { ok: true, value: this.appendInBatch(op.stream, op.events, op.expected) };
+    } catch (e) {
+      if (!this.db.inTransaction || storeFailure(e, this.file) instanceof StoreUnavailableError) throw e;
+      return { ok: false, error: e };
+    }
+  }
+
+  /**
+   * Insert first; only when the revision does not match or an event id is stored already does
+   * it look the ids up, to tell a retried append (acknowledged again) from a conflict.
+   */
+  private appendInBatch(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult {
+    const actual = this.currentRevision(stream);
+    if (revisionMatches(expected, actual)) {
+      if (events.length === 0) return { nextExpectedRevision: actual, position: 0 };
+      try {
+        // A single INSERT that fails undoes itself; several need a savepoint to go together.
+        return events.length === 1 ? this.insert(stream, events, actual) : this.insertAtomically(stream, events, actual);
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+      }
+    } else if (events.length === 0) throw new WrongExpectedRevisionError({ stream, expected, actual });
+    return this.resolveConflict(stream, events, expected, actual);
+  }
+
+  private insert(stream: string, events: readonly NewEvent[], after: number): AppendResult {
+    const { insert } = this.statements;
+    let revision = after;
+    let position = 0;
+    let now: string | undefined;
+    for (const e of events) {
+      revision += 1;
+      const time = typeof e.metadata.time === "string" ? e.metadata.time : (now ??= new Date().toISOString());
+      const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), time);
+      position = Number(info.lastInsertRowid);
+    }
+    return { nextExpectedRevision: revision, position };
   }
 
   /**
    * EventStoreDB's idempotence, for SQLite: the same events (by id, in order) already stored
    * where an append with this expected revision put them is that append, acknowledged again.
+   * Anything else is a wrong expected revision, or an id stored somewhere else.
    */
-  private alreadyStored(stream: string, events: readonly NewEvent[], expected: ExpectedRevision, actual: number): AppendResult | undefined {
+  private resolveConflict(stream: string, events: readonly NewEvent[], expected: ExpectedRevision, actual: number): AppendResult {
+    const { findEvent, eventAt } = this.statements;
     const first = events[0] as NewEvent;
-    const found = this.statements.findEvent.get(first.id) as { stream: string; revision: number; position: number } | undefined;
-    if (!found) return undefined;
-    const start = expected === "no_stream" ? 0 : typeof expected === "number" ? expected + 1 : found.revision;
-    let position = found.position;
-    let same = found.stream === stream && found.revision === start;
-    for (let i = 1; same && i < events.length; i++) {
-      const at = this.statements.eventAt.get(stream, start + i) as { event_id: string; position: number } | undefined;
-      same = at?.event_id === (events[i] as NewEvent).id;
-      if (at) position = at.position;
+    const found = findEvent.get(first.id) as { stream: string; revision: number; position: number } | undefined;
+    if (found) {
+      const start = expected === "no_stream" ? 0 : typeof expected === "number" ? expected + 1 : found.revision;
+      let position = found.position;
+      let same = found.stream === stream && found.revision === start;
+      for (let i = 1; same && i < events.length; i++) {
+        const at = eventAt.get(stream, start + i) as { event_id: string; position: number } | undefined;
+        same = at?.event_id === (events[i] as NewEvent).id;
+        if (at) position = at.position;
+      }
+      if (same) return { nextExpectedRevision: start + events.length - 1, position };
     }
-    if (same) return { nextExpectedRevision: start + events.length - 1, position };
     if (!revisionMatches(expected, actual)) throw new WrongExpectedRevisionError({ stream, expected, actual });
-    throw new DuplicateEventIdError(`event ${first.id} is already stored in ${found.stream} at revision ${found.revision}; event ids are unique`);
+    for (const e of events) {
+      const stored = findEvent.get(e.id) as { stream: string; revision: number } | undefined;
+      if (stored) throw new DuplicateEventIdError(`event ${e.id} is already stored in ${stored.stream} at revision ${stored.revision}; event ids are unique`);
+    }
+    throw new DuplicateEventIdError(`an event id of this append to ${stream} is given twice; event ids are unique`);
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -243,7 +428,9 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
     const rows = this.guarded(() => this.statements.readAll.all(options.after ?? 0, options.maxCount ?? -1) as Row[]);
-    return rows.map(toRecorded);
+    const out = new Array<RecordedEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = toRecorded(rows[i] as Row);
+    return out;
   }
 
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
@@ -272,9 +459,12 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     return row?.position;
   }
 
-  async save(name: string, position: number): Promise<void> {
-    this.assertOpen();
-    this.guarded(() => this.statements.saveCheckpoint.run(name, position));
+  /** In the same group commit as the appends around it. */
+  save(name: string, position: number): Promise<void> {
+    return new Promise<undefined>((resolve, reject) => {
+      this.assertOpen();
+      this.enqueue({ kind: "save", name, position, resolve, reject });
+    });
   }
 
   /**
@@ -299,9 +489,11 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     }
   }
 
+  /** Writes still queued are committed first: their callers are waiting for them. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.flush();
     this.appended.emit("append");
     this.db.close();
   }

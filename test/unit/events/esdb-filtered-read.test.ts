@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CHECKPOINT_TYPE, USER_EVENT_TYPES } from "../../../src/events/eventstoredb/esdb-event-store.ts";
+import { EVENT_TYPE } from "@eventstore/db-client";
+import { CHECKPOINT_TYPE, SUBSCRIPTION_FILTER, USER_EVENT_TYPES } from "../../../src/events/eventstoredb/esdb-event-store.ts";
 import { filteredReadAllRequest } from "../../../src/events/eventstoredb/read-all-filtered.ts";
 import { NODE_EVENT_TYPES } from "../../../src/events/catalog/node-events.ts";
 
@@ -15,6 +16,10 @@ describe("EventStoreDB: the server-side filter that keeps checkpoints and system
     for (const type of NODE_EVENT_TYPES) expect(allowed(type), type).toBe(true);
     for (const type of [CHECKPOINT_TYPE, "$metadata", "$>", "$streamDeleted", "$statsCollected"]) expect(allowed(type), type).toBe(false);
     expect(allowed(`${CHECKPOINT_TYPE}Later`)).toBe(true);
+  });
+
+  it("subscribes to $all with the same event-type filter, so a subscriber's own checkpoint saves never reach it", () => {
+    expect(SUBSCRIPTION_FILTER).toMatchObject({ filterOn: EVENT_TYPE, regex: USER_EVENT_TYPES });
   });
 
   it("asks for a forward, counted, filtered read of $all (not a subscription)", () => {
