@@ -5,7 +5,7 @@ import type { NodeManager } from "../../actors/node-manager.ts";
 import { badRequest, notFound } from "../../errors/shoal-error.ts";
 import type { NodeHistory } from "../../projections/node-history.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import type { ProjectionRunner } from "../../projections/projection-runner.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
@@ -31,7 +31,7 @@ const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Sch
 export interface NodeRouteDeps {
   readonly manager: NodeManager;
   readonly views: NodeViews;
-  readonly projection: ProjectionRunner;
+  readonly projection: ProcessorProgress;
   readonly history: NodeHistory;
 }
 

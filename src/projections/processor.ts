@@ -1,0 +1,33 @@
+import type { CheckpointStore } from "../events/store/event-store.ts";
+import type { EventEnvelope } from "./event-envelope.ts";
+
+/**
+ * Something that follows the store: a read model, the NATS publisher, a workflow. A processor
+ * host delivers it every stored event in store order, in batches.
+ */
+export interface Processor {
+  /** Unique per host; also the checkpoint's name. */
+  readonly name: string;
+  /** Where its position is kept; without one it starts from the beginning of the store on every start. */
+  readonly checkpoints?: CheckpointStore;
+  /**
+   * Handles a batch (positions strictly increasing, each after the last batch it handled). When
+   * it resolves, the whole batch counts as handled. When it throws, none of it does: the host
+   * waits and delivers the same batch again, the one case in which a position is seen twice.
+   */
+  handle(batch: readonly EventEnvelope[]): Promise<void> | void;
+}
+
+/** A processor's progress as its host sees it (read-your-writes waits and lag metrics use it). */
+export interface ProcessorProgress {
+  readonly name: string;
+  /** The store position of the last event it has handled. */
+  readonly position: number;
+  /**
+   * How far it is behind the newest event the host has received, in store positions (for
+   * SQLite that is a number of events; for EventStoreDB, bytes of its log).
+   */
+  readonly lag: number;
+  /** Resolves once it has handled the event at `position`; rejects after `timeoutMs`. */
+  waitFor(position: number | undefined, timeoutMs?: number): Promise<void>;
+}
