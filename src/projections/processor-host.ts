@@ -198,8 +198,9 @@ export class ProcessorHost {
     return lo;
   }
 
-  /** Drops what every attached lane has taken. */
+  /** Drops what every attached lane has taken; a lane took something, so a full buffer looks again. */
   trim(): void {
+    this.roomWaiter?.();
     let min = this.end;
     for (const l of this.lanes) if (l.attached && l.nextSeq < min) min = l.nextSeq;
     if (min <= this.base) return;
@@ -211,7 +212,6 @@ export class ProcessorHost {
       this.items = this.items.slice(dropped);
       this.itemsSeq = this.base;
     }
-    this.roomWaiter?.();
   }
 }
 
