@@ -115,8 +115,9 @@ export class NatsEventPublisher implements Processor {
     try {
       await this.publishAll(batch);
     } catch (err) {
-      // 503: no stream takes the subject any more. Put it back and carry on from the last ack.
-      if ((err as { code?: string }).code !== "503") throw err;
+      // 503 with no JetStream error: no stream takes the subject any more (a full stream also
+      // answers 503, with its own error). Put it back and carry on from the last ack.
+      if ((err as { code?: string }).code !== "503" || jsErrorCode(err) !== undefined) throw err;
       const how = await this.ensureStream();
       this.logger.warn({ stream: EVENTS_STREAM, how, position: this.acked }, "the cluster-event stream was missing; recreated it and resumed from the checkpoint");
       await this.publishAll(batch);
