@@ -17,37 +17,56 @@ const PUBLISHED_CATEGORIES = new Set(["node", "job", "execution"]);
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
 const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 
+const RETRY_DELAY_MS = 250;
+const MAX_RETRY_DELAY_MS = 10_000;
 /** JetStream publishes in flight at once, at most. */
 export const DEFAULT_PUBLISH_WINDOW = 256;
 
-interface InFlight {
+/** An accepted event until JetStream acknowledged it (or it is not published at all). */
+interface Entry {
   readonly event: RecordedEvent;
   /** Undefined for an event of a category that is not published. */
-  readonly ack: Promise<PubAck> | undefined;
+  readonly category: string | undefined;
+  state: "waiting" | "sent" | "acked" | "failed";
+  error?: unknown;
 }
 
 /**
  * Publishes every stored event, in store order, to JetStream stream SHOAL_EVENTS as JSON on
- * shoal.events.<category>.<id>.<Type>, with Nats-Msg-Id = event id. A processor: its host
- * moves the persisted checkpoint past a batch only once every event in it is acknowledged.
+ * shoal.events.<category>.<id>.<Type>, with Nats-Msg-Id = event id. A processor that tracks
+ * its own completion: its host moves the persisted checkpoint only past a contiguous prefix of
+ * events that JetStream acknowledged.
  *
- * Pipelined: up to `window` publishes are in flight, their acks awaited in order. Order is
- * kept even when one fails while later ones are in flight (a reconnect can lose one and not
- * the next): each publish expects the previous event's id to be the stream's last, so
- * JetStream refuses everything after a lost one. After a failure the batch fails, the host
- * waits and delivers it again, and publishing resumes after the last acknowledged event with
- * one publish on its own (no expectation: it may be a re-send, which the duplicate window
- * drops) before the window opens again.
+ * Pipelined: handle() only queues a batch; up to `window` publishes are in flight, across
+ * batches, their acks taken in order. Order is kept even when one is lost while later ones
+ * are in flight (a reconnect can lose one and not the next): each publish expects the previous
+ * event's id to be the stream's last, so JetStream refuses everything after a lost one. On a
+ * failure publishing stops, waits (doubling pauses), and resumes with the first unacknowledged
+ * event, sent without an expectation (it may be a re-send, which the duplicate window drops)
+ * and followed by the rest of the window chained to it. A stream that is gone (503 without a JetStream error) is
+ * recreated and publishing resumes at once.
  */
 export class NatsEventPublisher implements Processor {
   readonly name = CHECKPOINT;
   private js: JetStreamClient | undefined;
   private jsm: JetStreamManager | undefined;
   private readonly encoder = new TextEncoder();
-  /** Everything up to here is acknowledged (a batch delivered again skips it). */
-  private acked = 0;
+  private queue: Entry[] = [];
+  /** queue[head] is the oldest unacknowledged entry. */
+  private head = 0;
+  private inFlight = 0;
+  /** queue[sendIndex] is the next entry to consider sending. */
+  private sendIndex = 0;
   /** The id of the last event JetStream stored from us while the chain is unbroken. */
   private lastId: string | undefined;
+  /** Publishing is suspended after a failure until this resolves. */
+  private paused: Promise<void> | undefined;
+  private retryDelayMs = RETRY_DELAY_MS;
+  /** Bumped on every failure: acks of publishes sent before it are ignored. */
+  private generation = 0;
+  private stopping = false;
+  private report: (position: number) => void = () => undefined;
+  private roomWaiters: (() => void)[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -111,62 +130,151 @@ export class NatsEventPublisher implements Processor {
     return "updated";
   }
 
+  trackCompletion(report: (position: number) => void): void {
+    this.report = report;
+  }
+
+  /** Queues the batch; resolves once fewer than `window` events wait for their acks. */
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
-    try {
-      await this.publishAll(batch);
-    } catch (err) {
-      // 503 with no JetStream error: no stream takes the subject any more (a full stream also
-      // answers 503, with its own error). Put it back and carry on from the last ack.
-      if ((err as { code?: string }).code !== "503" || jsErrorCode(err) !== undefined) throw err;
-      const how = await this.ensureStream();
-      this.logger.warn({ stream: EVENTS_STREAM, how, position: this.acked }, "the cluster-event stream was missing; recreated it and resumed from the checkpoint");
-      await this.publishAll(batch);
-    }
-  }
-
-  private async publishAll(batch: readonly EventEnvelope[]): Promise<void> {
-    const inFlight: InFlight[] = [];
-    let head = 0;
-    const settleOldest = async () => {
-      const { event, ack } = inFlight[head++] as InFlight;
-      if (ack) {
-        try {
-          await ack;
-        } catch (err) {
-          this.lastId = undefined; // whatever follows was refused or may be out of order: re-send from here
-          throw err;
-        }
-        this.lastId = event.id;
-      }
-      this.acked = event.position;
-    };
-    // The id JetStream must hold last when the next publish arrives; undefined: unknown.
-    let previous = this.lastId;
     for (const { recorded: e } of batch) {
-      if (e.position <= this.acked) continue;
       const category = categoryOf(e.stream);
-      if (!PUBLISHED_CATEGORIES.has(category)) {
-        inFlight.push({ event: e, ack: undefined });
-        continue;
-      }
-      const ack = this.send(e, category, previous);
-      ack.catch(() => undefined); // awaited in order by settleOldest; a later one may fail first
-      inFlight.push({ event: e, ack });
-      // After a (re)start or a failure the first publish goes alone: the chain starts at its ack.
-      if (previous === undefined) while (head < inFlight.length) await settleOldest();
-      previous = e.id;
-      while (inFlight.length - head >= this.window) await settleOldest();
+      const published = PUBLISHED_CATEGORIES.has(category);
+      this.queue.push({ event: e, category: published ? category : undefined, state: published ? "waiting" : "acked" });
     }
-    while (head < inFlight.length) await settleOldest();
+    this.advance();
+    this.pump();
+    while (this.queue.length - this.head >= this.window && !this.stopping) await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
   }
 
-  private send(e: RecordedEvent, category: string, previousId: string | undefined): Promise<PubAck> {
+  /** Resolves when every queued event is acknowledged, or at the first failure once stopping. */
+  async flush(): Promise<void> {
+    this.stopping = true;
+    this.notify();
+    while (this.head < this.queue.length && this.paused === undefined) await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private notify(): void {
+    const waiters = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Sends what the window allows, in order. */
+  private pump(): void {
+    if (this.paused) return;
+    for (; this.sendIndex < this.queue.length && this.inFlight < this.window; this.sendIndex++) {
+      const entry = this.queue[this.sendIndex] as Entry;
+      if (entry.state !== "waiting") continue;
+      const previous = this.previousId(this.sendIndex);
+      // The first unacknowledged event after a (re)start or a failure goes without an
+      // expectation (it may be a re-send); nothing else goes before we know its predecessor.
+      if (previous === undefined && this.inFlight > 0) return;
+      this.send(entry, previous);
+    }
+  }
+
+  /** The id JetStream must hold last when queue[i] arrives; undefined: unknown (start, failure). */
+  private previousId(i: number): string | undefined {
+    for (let j = i - 1; j >= this.head; j--) {
+      const e = this.queue[j] as Entry;
+      if (e.category !== undefined) return e.event.id;
+    }
+    return this.lastId;
+  }
+
+  private send(entry: Entry, previousId: string | undefined): void {
+    const e = entry.event;
     const h = headers();
     h.set("Shoal-Event-Type", e.type);
     h.set("Shoal-Position", String(e.position));
     const options: Partial<JetStreamPublishOptions> = { msgID: e.id, headers: h };
     if (previousId !== undefined) options.expect = { lastMsgID: previousId };
     if (this.logger.isLevelEnabled("debug")) this.logger.debug({ id: e.id, type: e.type, position: e.position }, "publishing cluster event");
-    return (this.js as JetStreamClient).publish(eventSubject(category, entityIdOf(e.stream), e.type), this.encoder.encode(JSON.stringify(toClusterEvent(e))), options);
+    entry.state = "sent";
+    this.inFlight++;
+    const generation = this.generation;
+    const subject = eventSubject(entry.category as string, entityIdOf(e.stream), e.type);
+    (this.js as JetStreamClient).publish(subject, this.encoder.encode(JSON.stringify(toClusterEvent(e))), options).then(
+      () => this.settle(entry, generation, undefined),
+      (err: unknown) => this.settle(entry, generation, err ?? new Error("publish failed")),
+    );
+  }
+
+  private settle(entry: Entry, generation: number, error: unknown): void {
+    if (generation !== this.generation) return; // sent before a failure; it is sent again
+    this.inFlight--;
+    entry.state = error === undefined ? "acked" : "failed";
+    if (error !== undefined) entry.error = error;
+    this.advance();
+    this.pump();
+  }
+
+  /** Moves past the acknowledged prefix, reports it, and handles a failure at its front. */
+  private advance(): void {
+    const start = this.head;
+    while (this.head < this.queue.length) {
+      const entry = this.queue[this.head] as Entry;
+      if (entry.state === "failed") {
+        this.fail(entry);
+        break;
+      }
+      if (entry.state !== "acked") break;
+      if (entry.category !== undefined) this.lastId = entry.event.id;
+      this.head++;
+    }
+    if (this.head === start) return;
+    this.retryDelayMs = RETRY_DELAY_MS;
+    this.report((this.queue[this.head - 1] as Entry).event.position);
+    if (this.head > 4096 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.sendIndex -= this.head;
+      this.head = 0;
+    }
+    this.notify();
+  }
+
+  private fail(entry: Entry): void {
+    const err = entry.error;
+    this.generation++;
+    this.inFlight = 0;
+    this.lastId = undefined; // what follows was refused or may be out of order: re-send from here
+    this.sendIndex = this.head;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const e = this.queue[i] as Entry;
+      if (e.category !== undefined) {
+        e.state = "waiting";
+        delete e.error;
+      }
+    }
+    const position = entry.event.position;
+    const streamGone = (err as { code?: string }).code === "503" && jsErrorCode(err) === undefined;
+    if (this.stopping) {
+      this.paused = Promise.resolve();
+      this.notify();
+      return;
+    }
+    const delay = this.retryDelayMs;
+    this.retryDelayMs = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
+    const resume = async () => {
+      if (streamGone) {
+        // No stream takes the subject any more: put it back and carry on from the last ack.
+        const how = await this.ensureStream();
+        this.logger.warn({ stream: EVENTS_STREAM, how, position }, "the cluster-event stream was missing; recreated it and resumed from the checkpoint");
+      } else {
+        this.logger.error({ err, position, retryInMs: delay }, "could not publish a cluster event; resuming after a pause from the last acknowledged one");
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    };
+    this.paused = resume().then(
+      () => undefined,
+      async (e: unknown) => {
+        this.logger.error({ err: e, stream: EVENTS_STREAM }, "could not recreate the cluster-event stream; retrying after a pause");
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      },
+    );
+    void this.paused.then(() => {
+      this.paused = undefined;
+      this.pump();
+    });
   }
 }

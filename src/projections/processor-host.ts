@@ -217,7 +217,10 @@ export class ProcessorHost {
 
 /** One processor's position, cursor and delivery loop. */
 class Lane implements ProcessorProgress {
+  /** Done up to here (reported by the processor when it tracks completion itself). */
   position = 0;
+  /** Handed to handle() up to here. */
+  delivered = 0;
   /** Next buffer sequence number to take (meaningful while attached). */
   nextSeq = 0;
   attached = true;
@@ -244,7 +247,9 @@ class Lane implements ProcessorProgress {
 
   async load(): Promise<void> {
     this.position = (await this.processor.checkpoints?.load(this.name)) ?? 0;
+    this.delivered = this.position;
     this.savedPosition = this.position;
+    this.processor.trackCompletion?.((position) => this.complete(position));
     this.savedAt = this.host.timer.now();
     this.host.settings.logger.info({ processor: this.name, from: this.position }, "processor starting");
   }
@@ -289,7 +294,7 @@ class Lane implements ProcessorProgress {
   private takeFromBuffer(): EventEnvelope[] {
     const { host } = this;
     const end = host.end;
-    while (this.nextSeq < end && host.at(this.nextSeq).position <= this.position) this.nextSeq++;
+    while (this.nextSeq < end && host.at(this.nextSeq).position <= this.delivered) this.nextSeq++;
     const last = Math.min(end, this.nextSeq + host.settings.batchSize);
     const batch: EventEnvelope[] = [];
     for (let s = this.nextSeq; s < last; s++) batch.push(host.at(s));
@@ -301,24 +306,24 @@ class Lane implements ProcessorProgress {
   /** Undefined: try again (it joined the buffer, or the read failed and was waited out). */
   private async readFromStore(): Promise<EventEnvelope[] | undefined> {
     const { host } = this;
-    if (this.position >= host.bufferFloor) {
-      this.nextSeq = host.seqAfter(this.position);
+    if (this.delivered >= host.bufferFloor) {
+      this.nextSeq = host.seqAfter(this.delivered);
       this.attached = true;
-      host.settings.logger.info({ processor: this.name, position: this.position }, "processor caught up; it follows the shared buffer again");
+      host.settings.logger.info({ processor: this.name, position: this.delivered }, "processor caught up; it follows the shared buffer again");
       return undefined;
     }
     let events: RecordedEvent[];
     try {
-      events = await host.settings.store.readAll({ after: this.position, maxCount: host.settings.batchSize });
+      events = await host.settings.store.readAll({ after: this.delivered, maxCount: host.settings.batchSize });
     } catch (err) {
-      host.settings.logger.error({ err, processor: this.name, after: this.position }, "processor could not read the store; retrying");
+      host.settings.logger.error({ err, processor: this.name, after: this.delivered }, "processor could not read the store; retrying");
       await this.pause(host.settings.resubscribeDelayMs);
       return undefined;
     }
     if (events.length > 0) return events.map((e) => new EventEnvelope(e));
     // Nothing newer in the store: the subscription cannot be ahead of it, so joining is next;
     // should it not be, look again later rather than spin.
-    if (this.position < host.bufferFloor) await this.pause(host.settings.resubscribeDelayMs);
+    if (this.delivered < host.bufferFloor) await this.pause(host.settings.resubscribeDelayMs);
     return undefined;
   }
 
@@ -341,10 +346,16 @@ class Lane implements ProcessorProgress {
         delay = Math.min(delay * 2, settings.maxRetryDelayMs);
       }
     }
-    this.position = (batch[batch.length - 1] as EventEnvelope).position;
+    this.delivered = (batch[batch.length - 1] as EventEnvelope).position;
     this.sinceSave += batch.length;
-    this.release();
+    if (!this.processor.trackCompletion) this.complete(this.delivered);
     return true;
+  }
+
+  private complete(position: number): void {
+    if (position <= this.position) return;
+    this.position = position;
+    this.release();
   }
 
   private pause(ms: number): Promise<void> {
@@ -405,7 +416,10 @@ class Lane implements ProcessorProgress {
       this.retryTimer.fire();
     }
     this.wake();
+    // Flushing also tells a processor waiting for room inside handle() to stop waiting.
+    const flushed = this.processor.flush?.();
     await this.loop;
+    await flushed;
     await this.save();
   }
 }

@@ -16,6 +16,15 @@ export interface Processor {
    * waits and delivers the same batch again, the one case in which a position is seen twice.
    */
   handle(batch: readonly EventEnvelope[]): Promise<void> | void;
+  /**
+   * For a processor that finishes events after handle() returned (the publisher awaits
+   * JetStream acks while taking the next batch): the host calls this once before delivering,
+   * and the processor reports the position up to which everything is done, retrying its own
+   * failures. Its checkpoint, waitFor() and lag then follow these reports.
+   */
+  trackCompletion?(report: (position: number) => void): void;
+  /** On stop, after the last handle(): finish what was accepted, if it can (bounded by the caller). */
+  flush?(): Promise<void>;
 }
 
 /** A processor's progress as its host sees it (read-your-writes waits and lag metrics use it). */

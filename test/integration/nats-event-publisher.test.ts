@@ -99,7 +99,7 @@ describe("NatsEventPublisher on a processor host", () => {
     const config = (await jsm.streams.info(EVENTS_STREAM)).config;
     await jsm.streams.update(EVENTS_STREAM, { ...config, max_msgs: 1_000, discard: DiscardPolicy.New });
     const last = await appendJobs(store, 3_000);
-    await waitFor(() => messages("failed to handle a batch").length >= 2, 20_000, () => "the publisher retried the refused publish");
+    await waitFor(() => messages("could not publish a cluster event").length >= 2, 20_000, () => "the publisher retried the refused publish");
     const stalled = first.progress.position;
     expect(stalled).toBeLessThan(last);
     expect((await jsm.streams.info(EVENTS_STREAM)).state.messages).toBe(1_000);
