@@ -1,4 +1,4 @@
-import { DiscardPolicy, headers, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions, type NatsConnection, type PubAck, type StreamConfig } from "nats";
+import { DiscardPolicy, headers, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions, type NatsConnection, type StreamConfig } from "nats";
 import type { Logger } from "pino";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
