@@ -35,6 +35,8 @@ export interface RunningOrchestrator {
   readonly manager: NodeManager;
   /** The NATS event publisher's progress: `position` is the last event JetStream acknowledged. */
   readonly publisher: ProcessorProgress;
+  /** Every processor's position and lag (for metrics). */
+  readonly processors: readonly ProcessorProgress[];
   /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
   readonly joinToken: JoinToken;
   /** The embedded NATS server's login for downstream event readers. */
@@ -198,7 +200,7 @@ export async function startOrchestrator(
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
-    return { nodeId, apiUrl, natsUrl, manager, publisher: published, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
+    return { nodeId, apiUrl, natsUrl, manager, publisher: published, processors: processors.processors, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;
