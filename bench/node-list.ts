@@ -43,7 +43,7 @@ async function serve(nodes: number): Promise<void> {
   const { NodeViews } = await import("../src/projections/node-views.ts");
   const { NodeIndex } = await import("../src/projections/node-index/node-index.ts");
   const { NodeHistory } = await import("../src/projections/node-history.ts");
-  const { ProjectionRunner } = await import("../src/projections/projection-runner.ts");
+  const { ProcessorHost } = await import("../src/projections/processor-host.ts");
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-list-"));
   const store = new SqliteEventStore(join(dir, "shoal.db"));
   const logger = pino({ level: "silent" });
@@ -83,16 +83,19 @@ async function serve(nodes: number): Promise<void> {
     index.setCapacity(nodeId, { CPU: (i * 7) % 9, Memory: ((i * 13) % 17) * 1e9, Disk: ((i * 31) % 101) * 1e9, GPU: i % 5 === 0 ? 1 : 0 });
   }
   const seededMs = performance.now() - started;
+  const processors = new ProcessorHost({ store, logger });
   const api = buildApi({
     logger,
     self: { NodeID: "bench-orchestrator", NodeType: "Requester", Hostname: "bench", Labels: {}, BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" } },
     manager,
     views,
     index,
-    projection: new ProjectionRunner({ name: "node-views", store, logger, handle: views.handle }),
+    // The views are seeded above; the store is empty, so this processor only keeps the API's read-your-writes honest.
+    projection: processors.add({ name: "node-views", handle: (batch) => batch.forEach((e) => views.handle(e.recorded)) }),
     history: new NodeHistory(store),
     auth: { users: [], anonymousAccess: "read" },
   });
+  await processors.start();
   await api.listen({ host: "127.0.0.1", port: 0 });
   const address = api.server.address();
   const port = typeof address === "object" && address ? address.port : 0;

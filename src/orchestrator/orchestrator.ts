@@ -14,7 +14,8 @@ import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
 import { NodeHistory } from "../projections/node-history.ts";
 import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
-import { ProjectionRunner } from "../projections/projection-runner.ts";
+import type { ProcessorProgress } from "../projections/processor.ts";
+import { ProcessorHost } from "../projections/processor-host.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
 import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
@@ -35,7 +36,10 @@ export interface RunningOrchestrator {
   readonly apiUrl: string;
   readonly natsUrl: string;
   readonly manager: NodeManager;
-  readonly publisher: NatsEventPublisher;
+  /** The NATS event publisher's progress: `position` is the last event JetStream acknowledged. */
+  readonly publisher: ProcessorProgress;
+  /** Every processor's position and lag (for metrics). */
+  readonly processors: readonly ProcessorProgress[];
   /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
   readonly joinToken: JoinToken;
   /** The embedded NATS server's login for downstream event readers. */
@@ -165,22 +169,23 @@ export async function startOrchestrator(
       logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
     }
 
-    const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
-    const projection = new ProjectionRunner({ name: "node-views", store, logger: logger.child({ component: "projection" }), handle: views.handle });
-    await projection.start();
-    cleanups.push({ name: "stopping the node-views projection", run: () => projection.stop() });
-    await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
-
-    const publisher = new NatsEventPublisher(
-      nc,
-      store,
-      store,
-      logger.child({ component: "event-publisher" }),
-      Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
-    );
+    // JetStream is checked first: a NATS that cannot take cluster events stops start-up here.
+    const publisher = new NatsEventPublisher(nc, store, logger.child({ component: "event-publisher" }), Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9));
     await publisher.start();
+    // One store subscription feeds the read model and the publisher, each at its own pace.
+    const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }) });
+    const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
+    const projection = processors.add({
+      name: "node-views",
+      handle: (batch) => {
+        for (const e of batch) views.handleEnvelope(e);
+      },
+    });
+    const published = processors.add(publisher);
+    await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
-    cleanups.push({ name: "stopping the event publisher", run: () => publisher.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
 
     const protocol = new NodeProtocolHandler(nc, manager, {
       joinToken: joinToken.token,
@@ -195,10 +200,7 @@ export async function startOrchestrator(
     wireMetrics(metrics, {
       manager,
       views,
-      processors: [
-        { name: "node-views", position: () => projection.currentPosition },
-        { name: "nats-event-publisher", position: () => publisher.position },
-      ],
+      processors: processors.processors,
     });
     const checks = [...transport.checks, storeHealth];
     const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks, metrics });
@@ -216,7 +218,7 @@ export async function startOrchestrator(
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
-    return { nodeId, apiUrl, natsUrl, manager, publisher, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
+    return { nodeId, apiUrl, natsUrl, manager, publisher: published, processors: processors.processors, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;

@@ -2,12 +2,8 @@ import type { NodeManager } from "../actors/node-manager.ts";
 import type { NodeCount } from "../metrics/metric-collectors.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import type { NodeViews } from "../projections/node-views.ts";
+import type { ProcessorProgress } from "../projections/processor.ts";
 
-/** A checkpointed processor as the metrics see it: its checkpoint name and where it is. */
-export interface ProcessorPosition {
-  readonly name: string;
-  position(): number;
-}
 
 /**
  * Plugs the components that exist into the metrics' collectors. The composition root owns this
@@ -16,7 +12,7 @@ export interface ProcessorPosition {
  */
 export function wireMetrics(
   metrics: ShoalMetrics,
-  components: { readonly manager: NodeManager; readonly views: NodeViews; readonly processors: readonly ProcessorPosition[] },
+  components: { readonly manager: NodeManager; readonly views: NodeViews; readonly processors: readonly ProcessorProgress[] },
 ): void {
   const { manager, views, processors } = components;
   metrics.registerCollector("nodes", () => {
@@ -30,10 +26,7 @@ export function wireMetrics(
     return [...counts.values()];
   });
   metrics.registerCollector("processors", () =>
-    processors.map(({ name, position }) => {
-      const at = position();
-      return { name, position: at, lag: Math.max(0, metrics.headPosition - at) };
-    }),
+    processors.map(({ name, position }) => ({ name, position, lag: Math.max(0, metrics.headPosition - position) })),
   );
   metrics.registerCollector("actors", () => {
     const { resident, passivated } = manager.actorStats;

@@ -1,7 +1,9 @@
 import { evolveNode } from "../../machines/node/evolve-node.ts";
 import { initialNodeState } from "../../machines/node/node-state.ts";
 import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
+import type { EventEnvelope } from "./event-envelope.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { nodeViewOf, type NodeView } from "./node-view.ts";
 
@@ -16,14 +18,25 @@ export class NodeViews {
 
   handle = (recorded: RecordedEvent): void => {
     if (categoryOf(recorded.stream) !== NODE_CATEGORY) return;
+    this.apply(recorded, decodeNodeEvent(recorded));
+  };
+
+  /** An event the processor host has already decoded (once, for every processor). */
+  handleEnvelope = (envelope: EventEnvelope): void => {
+    if (categoryOf(envelope.recorded.stream) !== NODE_CATEGORY) return;
+    const event = envelope.event;
+    if (event) this.apply(envelope.recorded, event);
+  };
+
+  private apply(recorded: RecordedEvent, event: NodeEvent): void {
     const nodeId = entityIdOf(recorded.stream);
     const before = this.views.get(nodeId);
-    const state = evolveNode(before ?? initialNodeState(nodeId), decodeNodeEvent(recorded), recorded.time);
+    const state = evolveNode(before ?? initialNodeState(nodeId), event, recorded.time);
     const next = nodeViewOf(state, recorded.revision);
     if (!next) return;
     this.views.set(nodeId, next);
     this.listener?.(nodeId, before, next);
-  };
+  }
 
   get(nodeId: string): NodeView | undefined {
     return this.views.get(nodeId);

@@ -6,7 +6,7 @@ import { badRequest, notFound } from "../../errors/shoal-error.ts";
 import type { NodeHistory } from "../../projections/node-history.ts";
 import type { NodeIndex } from "../../projections/node-index/node-index.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import type { ProjectionRunner } from "../../projections/projection-runner.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
@@ -34,7 +34,7 @@ export interface NodeRouteDeps {
   readonly views: NodeViews;
   /** The views indexed for the list and for id-prefix look-ups (fed by the same projection). */
   readonly index: NodeIndex;
-  readonly projection: ProjectionRunner;
+  readonly projection: ProcessorProgress;
   readonly history: NodeHistory;
 }
 

@@ -1,8 +1,12 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { RecordedEvent, StoreSubscription } from "./event-store.ts";
 
 /**
  * A catch-up subscription built from a batch reader and a "something was appended" signal.
- * Used by adapters whose store has no native subscription (SQLite).
+ * Used by adapters whose store has no native subscription (SQLite). A handler that returns
+ * nothing is not awaited, and the loop yields to the event loop after every batch: a reader
+ * that answers synchronously (SQLite) would otherwise run a whole catch-up in one macrotask,
+ * starving timers, NATS and HTTP until it ends.
  */
 export function pollingSubscription(options: {
   after: number;
@@ -18,10 +22,12 @@ export function pollingSubscription(options: {
       const batch = await options.readBatch(position);
       for (const event of batch) {
         if (abort.signal.aborted) return;
-        await options.handler(event);
+        const handled = options.handler(event);
+        if (handled !== undefined) await handled;
         position = event.position;
       }
       if (batch.length === 0) await options.waitForAppend(abort.signal);
+      else await yieldToEventLoop();
     }
   })();
   done.catch(() => undefined); // observed through `done` by the owner

@@ -1,0 +1,131 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { DiscardPolicy, connect, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { NewEvent } from "../../src/events/store/event-store.ts";
+import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
+import { ProcessorHost } from "../../src/projections/processor-host.ts";
+import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
+import { capturedLogger } from "../support/captured-logger.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+const MAX_BYTES = 256 * 1024 * 1024;
+const queued = (i: number): NewEvent => ({ id: randomUUID(), type: "JobQueued", data: { i }, metadata: { time: new Date().toISOString() } });
+
+/** `count` job events (published) with a few events of an unpublished category among them; the last position. */
+async function appendJobs(store: SqliteEventStore, count: number, perAppend = 250): Promise<number> {
+  let position = 0;
+  for (let done = 0; done < count; done += perAppend) {
+    const n = Math.min(perAppend, count - done);
+    await store.append(`job-${randomUUID()}`, Array.from({ length: n }, (_, i) => queued(done + i)), "no_stream");
+    position = (await store.append(`internal-${randomUUID()}`, [queued(-1)], "no_stream")).position;
+  }
+  return position;
+}
+
+/** What SHOAL_EVENTS holds, in stream order: each message's Shoal-Position. */
+async function streamPositions(nc: NatsConnection): Promise<number[]> {
+  const jsm = await nc.jetstreamManager();
+  const info = await jsm.streams.info(EVENTS_STREAM);
+  const positions: number[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage(EVENTS_STREAM, { seq });
+    positions.push(Number(m.header.get("Shoal-Position")));
+  }
+  return positions;
+}
+
+async function publishedPositions(store: SqliteEventStore): Promise<number[]> {
+  return (await store.readAll()).filter((e) => e.stream.startsWith("job-")).map((e) => e.position);
+}
+
+describe("NatsEventPublisher on a processor host", () => {
+  let nats: TestNatsServer;
+  let admin: NatsConnection;
+  beforeAll(async () => {
+    nats = await TestNatsServer.start();
+    admin = await connect({ servers: nats.url });
+  });
+  afterAll(async () => {
+    await admin.close();
+    await nats.stop();
+  });
+
+  async function running(store: SqliteEventStore, logger = silentLogger) {
+    const nc = await connect({ servers: nats.url });
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, 64);
+    await publisher.start();
+    const host = new ProcessorHost({ store, logger, retryDelayMs: 50, maxRetryDelayMs: 200 });
+    const progress = host.add(publisher);
+    await host.start();
+    return {
+      progress,
+      stop: async () => {
+        await host.stop();
+        await nc.close();
+      },
+    };
+  }
+
+  async function freshStream(): Promise<void> {
+    const jsm = await admin.jetstreamManager();
+    await jsm.streams.delete(EVENTS_STREAM).catch(() => undefined);
+  }
+
+  it("publishes a backlog and live events through the window: each once, in store order; the checkpoint is the last ack", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    await appendJobs(store, 3_000);
+    const { progress, stop } = await running(store);
+    const last = await appendJobs(store, 2_000, 50);
+    await progress.waitFor(last, 30_000);
+    await stop();
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    expect(await store.load("nats-event-publisher")).toBe(last);
+    await store.close();
+  });
+
+  it("stops at a refused publish, waits, and resumes after the last acknowledged event without reordering or repeating", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const first = await running(store, logger);
+    await first.progress.waitFor(await appendJobs(store, 10));
+    // JetStream refuses everything past 1,000 messages until the limit is lifted.
+    const jsm = await admin.jetstreamManager();
+    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
+    await jsm.streams.update(EVENTS_STREAM, { ...config, max_msgs: 1_000, discard: DiscardPolicy.New });
+    const last = await appendJobs(store, 3_000);
+    await waitFor(() => messages("could not publish a cluster event").length >= 2, 20_000, () => "the publisher retried the refused publish");
+    const stalled = first.progress.position;
+    expect(stalled).toBeLessThan(last);
+    expect((await jsm.streams.info(EVENTS_STREAM)).state.messages).toBe(1_000);
+
+    await jsm.streams.update(EVENTS_STREAM, config);
+    await first.progress.waitFor(last, 30_000);
+    await first.stop();
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    await store.close();
+  });
+
+  it("re-sends from a stale checkpoint after a crash, and JetStream drops the re-sends", async () => {
+    await freshStream();
+    const file = join(tempDir(), "shoal.db");
+    const store = new SqliteEventStore(file);
+    const first = await running(store);
+    const published = await appendJobs(store, 1_500);
+    await first.progress.waitFor(published);
+    await first.stop();
+    // As after kill -9 before a checkpoint save: the whole history goes out again.
+    await store.save("nats-event-publisher", 0);
+    const second = await running(store);
+    const last = await appendJobs(store, 500);
+    await second.progress.waitFor(last, 30_000);
+    await second.stop();
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    await store.close();
+  });
+});
