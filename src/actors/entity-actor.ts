@@ -79,6 +79,17 @@ export class EntityActor<State, Command, Event, Refusal> {
     }
   }
 
+  /** Catches up with what other writers stored, in turn with its commands (never in the middle of one). */
+  refresh(): Promise<void> {
+    this.queued++;
+    const run = this.mailbox.then(() => this.catchUp());
+    this.mailbox = run.then(
+      () => this.queued--,
+      () => this.queued--,
+    );
+    return run;
+  }
+
   execute(command: Command, context: CommandContext, options: ExecuteOptions = {}): Promise<CommandResult<Event>> {
     this.queued++;
     const run = this.mailbox.then(() => this.run(command, context, options));

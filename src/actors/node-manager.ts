@@ -243,6 +243,21 @@ export class NodeManager {
     if (slot === -1 || !this.liveness.isChanging(slot)) this.arm(nodeId);
   }
 
+  /**
+   * A node's stream may have moved under another writer (a second orchestrator on a shared
+   * store): read it again, and stop tracking the node if it is no longer in the cluster.
+   * Idempotent — the `forget-deleted-nodes` workflow calls it for every NodeDeleted it sees.
+   */
+  async forgetIfGone(nodeId: string): Promise<void> {
+    const actor = await this.actors.get(nodeId);
+    await actor.refresh();
+    if (actor.currentRevision === -1) return;
+    if (!actor.state.registered && (this.directory.isRegistered(nodeId) || this.liveness.slotOf(nodeId) !== -1)) {
+      this.options.logger.info({ nodeId }, "node deleted by another writer: its liveness is forgotten");
+    }
+    if (!actor.state.registered) this.adopt(actor.state);
+  }
+
   /** The orchestrator's own node: registered (or refreshed) as a Requester on every start. */
   async registerSelf(info: NodeInfo): Promise<CommandResult> {
     return this.execute(info.NodeID, { type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));

@@ -19,6 +19,8 @@ import { ProcessorHost } from "../projections/processor-host.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
 import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
+import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
+import { WorkflowHost } from "../workflows/workflow-host.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
@@ -182,6 +184,14 @@ export async function startOrchestrator(
       },
     });
     const published = processors.add(publisher);
+    processors.add(
+      new WorkflowHost(forgetDeletedNodes, {
+        store,
+        checkpoints: store,
+        handlers: { "node-liveness": (command) => manager.forgetIfGone(command.entityId) },
+        logger: logger.child({ component: "workflows" }),
+      }),
+    );
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });

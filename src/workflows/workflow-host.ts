@@ -1,0 +1,85 @@
+import type { Logger } from "pino";
+import type { CheckpointStore, EventStore, NewEvent } from "../events/store/event-store.ts";
+import type { EventEnvelope } from "../projections/event-envelope.ts";
+import type { Processor } from "../projections/processor.ts";
+import { deterministicId } from "./deterministic-id.ts";
+import type { Workflow, WorkflowHandler } from "./workflow.ts";
+
+export const WORKFLOW_CATEGORY = "workflow";
+export const WORKFLOW_STEP_EVENT = "WorkflowStepRecorded";
+
+/** What one step of a workflow stores: the input it saw and the commands it issued for it. */
+export interface WorkflowStep {
+  readonly Workflow: string;
+  readonly Input: { readonly EventID: string; readonly Stream: string; readonly Type: string; readonly Position: number };
+  readonly Commands: readonly { readonly CommandID: string; readonly Handler: string; readonly EntityID: string; readonly Type: string; readonly Reason: string }[];
+}
+
+/**
+ * Runs a workflow as a processor of the store. For every input event that calls for commands it
+ * first appends one step to the workflow's own stream (`workflow-<name>`) — input, commands, their
+ * ids, all derived from the input event's id — then hands the commands to their handlers, with
+ * the input event as their cause. A restart replays from the checkpoint: the step's append is
+ * recognised by its id and stores nothing, and the commands, being idempotent, change nothing.
+ * An auditor reads in the workflow's stream why every automatic action happened.
+ */
+export class WorkflowHost implements Processor {
+  readonly name: string;
+
+  constructor(
+    private readonly workflow: Workflow,
+    private readonly options: {
+      readonly store: EventStore;
+      readonly checkpoints?: CheckpointStore;
+      readonly handlers: Readonly<Record<string, WorkflowHandler>>;
+      readonly logger: Logger;
+    },
+  ) {
+    this.name = `workflow-${workflow.name}`;
+  }
+
+  get checkpoints(): CheckpointStore | undefined {
+    return this.options.checkpoints;
+  }
+
+  async handle(batch: readonly EventEnvelope[]): Promise<void> {
+    for (const input of batch) {
+      // The workflow's own steps are inputs of nobody.
+      if (input.recorded.stream.startsWith(`${WORKFLOW_CATEGORY}-`)) continue;
+      const commands = this.workflow.react(input);
+      if (commands.length > 0) await this.step(input, commands);
+    }
+  }
+
+  private async step(input: EventEnvelope, commands: ReturnType<Workflow["react"]>): Promise<void> {
+    const { recorded } = input;
+    const { name } = this.workflow;
+    const issued = commands.map((c, i) => ({ ...c, commandId: deterministicId(name, recorded.id, String(i)) }));
+    const step: WorkflowStep = {
+      Workflow: name,
+      Input: { EventID: recorded.id, Stream: recorded.stream, Type: recorded.type, Position: recorded.position },
+      Commands: issued.map((c) => ({ CommandID: c.commandId, Handler: c.handler, EntityID: c.entityId, Type: c.type, Reason: c.reason })),
+    };
+    const correlationId = typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id;
+    const event: NewEvent = {
+      id: deterministicId(name, recorded.id),
+      type: WORKFLOW_STEP_EVENT,
+      data: step,
+      metadata: {
+        time: recorded.time,
+        actor: { type: "system", id: this.name },
+        reason: `reacting to ${recorded.type} in ${recorded.stream}`,
+        correlationId,
+        causationId: recorded.id,
+        schemaVersion: 1,
+      },
+    };
+    await this.options.store.append(`${WORKFLOW_CATEGORY}-${name}`, [event], "any");
+    for (const command of issued) {
+      const handler = this.options.handlers[command.handler];
+      if (!handler) throw new Error(`workflow ${name} issued a command to ${command.handler}, which this host does not know`);
+      await handler({ ...command, causationId: recorded.id, correlationId });
+    }
+    this.options.logger.info({ workflow: name, input: recorded.id, commands: issued.map((c) => `${c.type} ${c.entityId}`) }, "workflow step");
+  }
+}
