@@ -16,6 +16,7 @@ import { Empty, connect, nkeys } from "nats";
 import pino from "pino";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../src/transport/embedded-nats-server.ts";
 import { NatsAccess } from "../src/transport/nats-auth/nats-access.ts";
+import { userNkeyFromSeed } from "../src/transport/nkey-signature.ts";
 import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_USER } from "../src/transport/nats-auth/nats-roles.ts";
 
 const logger = pino({ level: "silent" });
@@ -56,7 +57,7 @@ async function measure(users: number, reloads: number): Promise<Record<string, n
     { orchestratorPassword, joinToken: "bench-token", readerPassword: "bench-reader" },
     logger,
   );
-  const bindings = Array.from({ length: users }, (_, i) => [`node-${i}`, nkeys.createUser().getPublicKey()] as const);
+  const bindings = Array.from({ length: users }, (_, i) => [`node-${i}`, userNkeyFromSeed(nkeys.createUser().getSeed()).publicKey] as const);
   access.write();
   const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger, configFile: access.file });
   const nc = await connect({ servers: server.url, user: ORCHESTRATOR_USER, pass: orchestratorPassword, inboxPrefix: ORCHESTRATOR_INBOX_PREFIX });
@@ -72,7 +73,7 @@ async function measure(users: number, reloads: number): Promise<Record<string, n
     const times: number[] = [];
     for (let r = 0; r < reloads; r++) {
       const t = performance.now();
-      await access.apply(`joiner-${r}`, nkeys.createUser().getPublicKey());
+      await access.apply(`joiner-${r}`, userNkeyFromSeed(nkeys.createUser().getSeed()).publicKey);
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
