@@ -13,6 +13,7 @@ Commands:
   compute     run a compute node agent
   devstack    run an orchestrator and N compute nodes in one process
   node        list, describe, approve, reject, delete nodes; show their history
+  sim         run N virtual compute nodes (real protocol, one connection each) for load tests
   version     print the version
 
 Run 'shoal <command> --help' for a command's options.`;
@@ -24,6 +25,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   compute: async () => (await import("./commands/compute-command.ts")).computeCommand,
   devstack: async () => (await import("./commands/devstack-command.ts")).devstackCommand,
   node: async () => (await import("./commands/node-command.ts")).nodeCommand,
+  sim: async () => (await import("./commands/sim-command.ts")).simCommand,
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */

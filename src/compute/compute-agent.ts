@@ -1,15 +1,16 @@
-import { connect, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
 import { isUnreachable } from "../transport/unreachable.ts";
-import { joinNatsPassword } from "../transport/join-proof.ts";
+import { joinNatsPassword, type JoinKey } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
+import { nkeyLogin } from "../transport/nkey-signature.ts";
 import { JOIN_USER } from "../transport/nats-auth/nats-roles.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
-import { loadOrCreateNodeKey, type NodeKey } from "./node-key.ts";
+import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
 
 export interface ComputeAgentOptions {
@@ -26,7 +27,23 @@ export interface ComputeAgentOptions {
   /** Registration retry backoff: starts here, doubles, capped at maxBackoffMs. */
   readonly initialBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  /** Each report is sent up to this much earlier or later than its interval says (0: exactly on time). */
+  readonly jitterMs?: number;
+  /** The node's key; by default created once and kept under `<dataDir>/credentials` (a fleet simulator keeps its own). */
+  readonly key?: JoinKey;
+  /** What the node reports about itself; by default this machine's info (a fleet simulator reports its own). */
+  readonly nodeInfo?: () => NodeInfo;
+  /** Told every protocol exchange's outcome: for callers that count them (the fleet simulator). */
+  readonly observe?: (outcome: AgentOutcome) => void;
 }
+
+/** One protocol exchange's outcome: accepted, refused by the orchestrator (with its code), or not delivered. */
+export interface AgentOutcome {
+  readonly what: "join" | "heartbeat" | "node info" | "resources";
+  readonly outcome: "accepted" | "refused" | "failed";
+  readonly code?: string;
+}
+
 
 export class ComputeAgentError extends Error {
   override readonly name = "ComputeAgentError";
@@ -60,12 +77,12 @@ export class ComputeAgent {
   private refused = false;
   private joinLoginRefusals = 0;
   private readonly sentinel: RegistrationSentinel;
-  private readonly key: NodeKey;
+  private readonly key: JoinKey;
   private wake: (() => void) | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
-    this.key = loadOrCreateNodeKey(options.dataDir, options.nodeId);
+    this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
   }
 
   get isRegistered(): boolean {
@@ -77,6 +94,7 @@ export class ComputeAgent {
   }
 
   private info(): NodeInfo {
+    if (this.options.nodeInfo) return this.options.nodeInfo();
     return computeNodeInfo(this.options.nodeId, this.options.labels, this.options.dataDir);
   }
 
@@ -90,8 +108,21 @@ export class ComputeAgent {
   }
 
   private every(ms: number, fn: () => Promise<void>): void {
-    const t = setInterval(() => void fn(), ms);
-    this.timers.push(t);
+    const jitter = Math.min(this.options.jitterMs ?? 0, ms / 2);
+    if (jitter === 0) {
+      this.timers.push(setInterval(() => void fn(), ms));
+      return;
+    }
+    // Each tick re-armed with its own offset: nodes started together drift apart instead of reporting in lockstep.
+    const slot = this.timers.length;
+    const arm = () => {
+      this.timers[slot] = setTimeout(() => {
+        if (this.stopped) return;
+        arm();
+        void fn();
+      }, ms + (Math.random() * 2 - 1) * jitter);
+    };
+    arm();
   }
 
   private refusedFatally(response: ProtocolResponse): never {
@@ -107,7 +138,7 @@ export class ComputeAgent {
     try {
       const nc = await connect({
         ...this.connectOptions(),
-        authenticator: nkeyAuthenticator(this.key.seed),
+        authenticator: nkeyLogin(this.key),
         inboxPrefix: nodeInboxPrefix(this.options.nodeId),
         reconnect: true,
         maxReconnectAttempts: -1,
@@ -212,6 +243,7 @@ export class ComputeAgent {
         }
         if (this.client && this.sentinel.exists()) {
           const hb = await this.client.heartbeat();
+          this.tell("heartbeat", hb);
           if (hb.Accepted) {
             this.registered = true;
             logger.info("registration still valid (sentinel present); not registering again");
@@ -233,10 +265,12 @@ export class ComputeAgent {
             if (this.stopped) return;
           }
           this.registered = true;
+          this.tell("join", response);
           this.sentinel.write({ NodeID: this.options.nodeId, PublicKey: this.key.publicKey, RegisteredAt: new Date().toISOString(), Orchestrators: this.options.orchestrators });
           logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
           return;
         }
+        this.tell("join", response);
         if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
         // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
         // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes joining
@@ -245,6 +279,7 @@ export class ComputeAgent {
         notBefore = (response.RetryAfter ?? 0) * 1000;
         logger.warn({ reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) }, "join refused; will retry");
       } catch (e) {
+        if (!(e instanceof ComputeAgentError)) this.options.observe?.({ what: "join", outcome: "failed" });
         if (e instanceof RetryableJoinError) logger.warn({ reason: e.message, retryInMs: backoff }, "could not join yet; will retry");
         else if (e instanceof OrchestratorUnreachableError || isUnreachable(e)) {
           logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
@@ -267,10 +302,18 @@ export class ComputeAgent {
     });
   }
 
-  private async send(what: string, call: () => Promise<ProtocolResponse>): Promise<void> {
+  private tell(what: AgentOutcome["what"], response: ProtocolResponse): void {
+    const observe = this.options.observe;
+    if (!observe) return;
+    if (response.Accepted) observe({ what, outcome: "accepted" });
+    else observe({ what, outcome: "refused", ...(response.Code === undefined ? {} : { code: response.Code }) });
+  }
+
+  private async send(what: AgentOutcome["what"], call: () => Promise<ProtocolResponse>): Promise<void> {
     if (this.stopped || !this.client || this.refused) return;
     try {
       const response = await call();
+      this.tell(what, response);
       if (response.Accepted) return;
       if (response.Code === "NotFound") {
         // Deleted by an operator: stay out until this agent is restarted (which registers anew).
@@ -282,6 +325,7 @@ export class ComputeAgent {
       this.options.logger.warn({ what, reason: response.Reason, code: response.Code }, "orchestrator refused report");
     } catch (e) {
       if (this.stopped) return;
+      this.options.observe?.({ what, outcome: "failed" });
       this.options.logger.warn({ what, reason: (e as Error).message }, "report not delivered");
     }
   }
@@ -302,7 +346,7 @@ export class ComputeAgent {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    for (const t of this.timers) clearInterval(t);
+    for (const t of this.timers) clearTimeout(t);
     if (this.nc) await closeNatsConnection(this.nc, this.options.logger);
   }
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { nkeys } from "nats";
 import { credentialsDir, loadOrCreateSecret } from "../security/secret-file.ts";
 import type { JoinKey } from "../transport/join-proof.ts";
+import { userNkeyFromSeed } from "../transport/nkey-signature.ts";
 
 export class NodeKeyError extends Error {
   override readonly name = "NodeKeyError";
@@ -21,10 +22,7 @@ export function loadOrCreateNodeKey(dataDir: string, nodeId: string): NodeKey {
   const { value } = loadOrCreateSecret(path, () => new TextDecoder().decode(nkeys.createUser().getSeed()));
   const seed = new TextEncoder().encode(value);
   try {
-    const pair = nkeys.fromSeed(seed);
-    const publicKey = pair.getPublicKey();
-    if (!publicKey.startsWith("U")) throw new Error("not a user key");
-    return { publicKey, seed, path, sign: (data) => pair.sign(data) };
+    return { ...userNkeyFromSeed(seed), seed, path };
   } catch (e) {
     throw new NodeKeyError(`${path} does not hold an NATS user seed (${(e as Error).message}); remove it to create a new key, then an operator must delete node ${nodeId} so it can join with it`);
   }

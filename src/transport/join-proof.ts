@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { nkeys } from "nats";
+import { verifyUserNkeySignature } from "./nkey-signature.ts";
 
 const CONTEXT = "shoal-join-v1";
 
@@ -36,11 +36,7 @@ export function signJoin(key: JoinKey, nodeId: string, messageId: string): strin
 }
 
 export function verifyJoinSignature(nodeId: string, publicKey: string, messageId: string, signature: string): boolean {
-  try {
-    return nkeys.fromPublic(publicKey).verify(new TextEncoder().encode(joinStatement(nodeId, publicKey, messageId)), Buffer.from(signature, "base64url"));
-  } catch {
-    return false;
-  }
+  return verifyUserNkeySignature(publicKey, new TextEncoder().encode(joinStatement(nodeId, publicKey, messageId)), Buffer.from(signature, "base64url"));
 }
 
 /**

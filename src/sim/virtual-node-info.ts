@@ -1,0 +1,33 @@
+import type { NodeInfo } from "../events/catalog/node-info.ts";
+import { buildVersion } from "../version.ts";
+
+const GiB = 1024 ** 3;
+const SHAPES = [
+  { CPU: 2, Memory: 4 * GiB, Disk: 50 * GiB, GPU: 0 },
+  { CPU: 8, Memory: 32 * GiB, Disk: 200 * GiB, GPU: 0 },
+  { CPU: 32, Memory: 128 * GiB, Disk: 1000 * GiB, GPU: 0 },
+  { CPU: 16, Memory: 64 * GiB, Disk: 500 * GiB, GPU: 2 },
+] as const;
+const ZONES = ["zone-a", "zone-b", "zone-c"] as const;
+
+/**
+ * What a simulated node reports: a few machine shapes and zones, so that filters and orderings
+ * over the fleet have something to tell apart, and a `sim` label that marks it as simulated.
+ */
+export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
+  const capacity = SHAPES[index % SHAPES.length] as (typeof SHAPES)[number];
+  return {
+    NodeID: nodeId,
+    NodeType: "Compute",
+    Hostname: `${nodeId}.sim`,
+    Labels: { "Operating-System": "linux", Architecture: "amd64", sim: "true", zone: ZONES[index % ZONES.length] as string },
+    ComputeNodeInfo: {
+      ExecutionEngines: ["docker"],
+      Publishers: [],
+      StorageSources: [],
+      MaxCapacity: capacity,
+      MaxJobRequirements: capacity,
+    },
+    BacalhauVersion: { GitVersion: buildVersion().GitVersion, GOOS: "linux", GOARCH: "amd64" },
+  };
+}
