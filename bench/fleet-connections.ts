@@ -9,8 +9,7 @@
  * Run: npx tsx bench/fleet-connections.ts [--connections 1000,5000,10000,19000]
  * Bounded by `ulimit -n`, in this process and in nats-server alike.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,28 +20,12 @@ import { EmbeddedNatsServer, embeddedNatsPaths } from "../src/transport/embedded
 import { NatsAccess } from "../src/transport/nats-auth/nats-access.ts";
 import { nkeyLogin, userNkeyFromSeed } from "../src/transport/nkey-signature.ts";
 import { nodeInboxPrefix, nodeWorkSubjects } from "../src/transport/subjects.ts";
+import { freePort } from "./support/free-port.ts";
+import { rssMB } from "./support/process-rss.ts";
 
 const logger = pino({ level: "silent" });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function rssMB(pid: number | undefined): number {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(pid)}/status`, "utf8"))?.[1];
-    return kb === undefined ? Number.NaN : Math.round(Number(kb) / 1024);
-  } catch {
-    return Number.NaN;
-  }
-}
 
 async function measure(count: number): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-conns-"));

@@ -6,8 +6,7 @@
  *
  * Run: npx tsx bench/fleet-reload.ts [--users 1000,10000,50000] [--reloads 5]
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,28 +17,12 @@ import { EmbeddedNatsServer, embeddedNatsPaths } from "../src/transport/embedded
 import { NatsAccess } from "../src/transport/nats-auth/nats-access.ts";
 import { userNkeyFromSeed } from "../src/transport/nkey-signature.ts";
 import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_USER } from "../src/transport/nats-auth/nats-roles.ts";
+import { freePort } from "./support/free-port.ts";
+import { rssMB } from "./support/process-rss.ts";
 
 const logger = pino({ level: "silent" });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function rssMB(pid: number | undefined): number {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(pid)}/status`, "utf8"))?.[1];
-    return kb === undefined ? Number.NaN : Math.round(Number(kb) / 1024);
-  } catch {
-    return Number.NaN;
-  }
-}
 
 export interface FleetReloadOptions {
   readonly users?: readonly number[];

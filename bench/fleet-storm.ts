@@ -10,7 +10,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +17,8 @@ import { parseArgs } from "node:util";
 import pino from "pino";
 import { FLEET_SPARE_FILES, openFileLimit } from "../src/sim/open-file-limit.ts";
 import { VirtualFleet } from "../src/sim/virtual-fleet.ts";
+import { freePort } from "./support/free-port.ts";
+import { rssMB } from "./support/process-rss.ts";
 
 export interface FleetStormOptions {
   readonly nodes?: number;
@@ -39,26 +40,7 @@ export function defaultStormNodes(): number {
   return Math.max(100, Math.floor((limit - 4 * FLEET_SPARE_FILES) / 1000) * 1000);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function rssMB(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? Number.NaN : Math.round(Number(kb) / 1024);
-  } catch {
-    return Number.NaN;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

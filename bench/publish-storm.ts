@@ -8,7 +8,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
@@ -21,21 +20,12 @@ import { NatsEventPublisher } from "../src/projections/nats-event-publisher.ts";
 import { NodeViews } from "../src/projections/node-views.ts";
 import { ProcessorHost } from "../src/projections/processor-host.ts";
 import { EmbeddedNatsServer } from "../src/transport/embedded-nats-server.ts";
+import { freePort } from "./support/free-port.ts";
 
 const EVENTS = Number(process.env.STORM_EVENTS ?? 100_000);
 const PER_APPEND = Number(process.env.STORM_PER_APPEND ?? 50);
 const MAX_BYTES = 1024 * 1024 * 1024;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** About the size of a node's event (a job's, so the node views skip it and only the publisher works). */
 function event(i: number): NewEvent {

@@ -2,9 +2,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { killLater, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -55,17 +54,9 @@ const value = (samples: Map<string, number>, key: string): number => samples.get
 
 beforeAll(async () => {
   const dataDir = tempDir();
+  // The embedded nats-server (no Orchestrator.NATS.URL), on a port of its own.
   orchestrator = await startOrchestrator(
-    {
-      ...defaultConfig(),
-      DataDir: dataDir,
-      NodeID: "node-0",
-      "API.Host": "127.0.0.1",
-      "API.Port": 0,
-      "Orchestrator.Host": "127.0.0.1",
-      "Orchestrator.Port": await freePort(),
-      "API.Auth.Users": USERS,
-    },
+    orchestratorConfig("", { DataDir: dataDir, "Orchestrator.Host": "127.0.0.1", "Orchestrator.Port": await freePort(), "API.Auth.Users": USERS }),
     silentLogger,
   );
   pidFile = join(dataDir, "nats", "nats-server.pid");
