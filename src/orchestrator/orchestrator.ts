@@ -209,7 +209,7 @@ export async function startOrchestrator(
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {
       manager,
-      views,
+      index: nodeIndex,
       processors: processors.processors,
     });
     const checks = [...transport.checks, storeHealth];

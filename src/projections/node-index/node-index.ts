@@ -75,6 +75,17 @@ export class NodeIndex {
     return this.entries.size;
   }
 
+  /** Nodes in the cluster per (membership, health), read off the partitions: O(1) in the fleet size. */
+  counts(): { membership: Membership; health: Health; count: number }[] {
+    const sets = this.orders[0] as SortedEntries[];
+    const out: { membership: Membership; health: Health; count: number }[] = [];
+    for (let p = 0; p < PARTITIONS; p++) {
+      const count = sets[p]?.size ?? 0;
+      if (count > 0) out.push({ membership: MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership, health: HEALTHS[p % HEALTHS.length] as Health, count });
+    }
+    return out;
+  }
+
   get(nodeId: string): NodeView | undefined {
     return this.entries.get(nodeId)?.view;
   }

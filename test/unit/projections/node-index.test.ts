@@ -225,3 +225,36 @@ describe("toNodeState", () => {
     expect(state.Info.ComputeNodeInfo).toMatchObject(compute ?? {});
   });
 });
+
+describe("NodeIndex counts", () => {
+  it("counts nodes in the cluster per membership and health, deleted ones left out", () => {
+    const index = new NodeIndex();
+    const view = (nodeId: string, membership: NodeView["membership"], health: NodeView["health"], deleted = false): NodeView => ({
+      nodeId,
+      nodeType: "Compute",
+      info: { NodeID: nodeId, NodeType: "Compute", Hostname: nodeId, Labels: {}, BacalhauVersion: { GitVersion: "t", GOOS: "linux", GOARCH: "x64" } },
+      membership,
+      health,
+      revision: 0,
+      lifecycle: 1,
+      registered: !deleted,
+      deleted,
+      credential: undefined,
+      registeredAt: "2024-01-01T00:00:00.000Z",
+      updatedAt: "2024-01-01T00:00:00.000Z",
+      healthSince: "2024-01-01T00:00:00.000Z",
+      lastHeartbeatAtChange: null,
+    });
+    index.update("a", view("a", "APPROVED", "HEALTHY"));
+    index.update("b", view("b", "APPROVED", "HEALTHY"));
+    index.update("c", view("c", "PENDING", "UNHEALTHY"));
+    index.update("d", view("d", "APPROVED", "HEALTHY"));
+    index.update("d", view("d", "APPROVED", "HEALTHY", true));
+    index.update("b", view("b", "REJECTED", "UNKNOWN"));
+    expect(index.counts()).toEqual([
+      { membership: "PENDING", health: "UNHEALTHY", count: 1 },
+      { membership: "APPROVED", health: "HEALTHY", count: 1 },
+      { membership: "REJECTED", health: "UNKNOWN", count: 1 },
+    ]);
+  });
+});
