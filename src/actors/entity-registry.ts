@@ -3,6 +3,8 @@ import type { CommandContext } from "./command-context.ts";
 import { EntityActor, type ActorEnvironment, type CommandResult, type ExecuteOptions } from "./entity-actor.ts";
 import type { EntityKind } from "./entity-kind.ts";
 import type { TimerHandle } from "./clock.ts";
+import { systemContext } from "./command-context.ts";
+import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 
 export interface EntityRegistryOptions {
   /** Actors idle for this long are dropped from memory; the stream is the truth, memory a cache. */
@@ -10,6 +12,11 @@ export interface EntityRegistryOptions {
   /** Above this many resident actors, the longest idle go first, however recently used. */
   readonly maxResident: number;
   readonly logger: Logger;
+  /**
+   * Where the deadlines an entity's state asks for (its decider's `deadlines`) are armed. Without
+   * one, a decider that asks for deadlines is a configuration error, reported at construction.
+   */
+  readonly deadlines?: DeadlineScheduler;
 }
 
 /**
@@ -24,13 +31,57 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   private passivatedCount = 0;
   private loadedCount = 0;
   private stopped = false;
+  /** Deadline names armed per entity, so that those its state no longer asks for are cancelled. */
+  private readonly armed = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly kind: EntityKind<State, Command, Event, Refusal>,
     private readonly env: ActorEnvironment,
     private readonly options: EntityRegistryOptions,
   ) {
+    if (kind.decider.deadlines && !options.deadlines) throw new Error(`${kind.category} entities have deadlines but no deadline scheduler was given`);
     this.scheduleSweep();
+  }
+
+  /**
+   * Arms exactly the deadlines this state asks for (and cancels the others): after every command,
+   * and for each entity whose state recovery rebuilt without loading its actor.
+   */
+  arm(id: string, state: State): void {
+    const wanted = this.kind.decider.deadlines?.(state) ?? [];
+    const scheduler = this.options.deadlines;
+    if (!scheduler) return;
+    const before = this.armed.get(id);
+    const now = new Map<string, number>();
+    for (const deadline of wanted) {
+      now.set(deadline.name, deadline.at);
+      if (before?.get(deadline.name) === deadline.at) continue;
+      const { name, at, command } = deadline;
+      scheduler.set(this.deadlineKey(id, name), at, () => void this.fire(id, name, at, command));
+    }
+    for (const name of before?.keys() ?? []) if (!now.has(name)) scheduler.cancel(this.deadlineKey(id, name));
+    if (now.size > 0) this.armed.set(id, now);
+    else this.armed.delete(id);
+  }
+
+  private deadlineKey(id: string, name: string): string {
+    return `${this.kind.category}/${id}/${name}`;
+  }
+
+  /** A deadline came: its command runs unless the state no longer asks for it at that instant. */
+  private async fire(id: string, name: string, at: number, command: Command): Promise<void> {
+    if (this.stopped) return;
+    this.armed.get(id)?.delete(name);
+    try {
+      const actor = await this.get(id);
+      await this.execute(id, command, systemContext(`deadline ${name} passed`), {
+        precondition: () => (this.kind.decider.deadlines?.(actor.state) ?? []).some((d) => d.name === name && d.at === at),
+      });
+    } catch (err) {
+      this.options.logger.error({ err, category: this.kind.category, id, deadline: name }, "a deadline's command failed; it stays armed and is retried");
+      // Stored state still asks for it: arm it again a little later rather than lose it.
+      this.options.deadlines?.set(this.deadlineKey(id, name), this.env.clock.now() + 5_000, () => void this.fire(id, name, at, command));
+    }
   }
 
   /** The resident actor, loading it from its stream first if needed. */
@@ -48,6 +99,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
         }
         this.resident.set(id, fresh);
         this.loadedCount++;
+        this.arm(id, fresh.state);
         return fresh;
       })();
       this.loading.set(id, pending);
@@ -63,7 +115,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   async execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult<Event>> {
     const actor = await this.get(id);
     try {
-      return await actor.execute(command, context, options);
+      const result = await actor.execute(command, context, options);
+      if (result.events.length > 0) this.arm(id, actor.state);
+      return result;
     } finally {
       // A new id whose first command stored nothing leaves no actor behind (no unbounded growth from refusals).
       if (actor.currentRevision === -1 && actor.idle && this.resident.get(id) === actor) this.resident.delete(id);
