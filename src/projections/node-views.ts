@@ -41,14 +41,4 @@ export class NodeViews {
   get(nodeId: string): NodeView | undefined {
     return this.views.get(nodeId);
   }
-
-  /** Nodes currently in the cluster (deleted ones excluded). O(N): not for request paths (see NodeIndex). */
-  current(): NodeView[] {
-    return [...this.views.values()].filter((v) => !v.deleted);
-  }
-
-  /** Every node id ever seen, for history look-ups of deleted nodes. */
-  allIds(): string[] {
-    return [...this.views.keys()];
-  }
 }
