@@ -20,7 +20,7 @@ const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 const RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 10_000;
 /** JetStream publishes in flight at once, at most. */
-export const DEFAULT_PUBLISH_WINDOW = 256;
+export const DEFAULT_PUBLISH_WINDOW = 1024;
 
 /** A JetStream publish that got no reply within this long is lost (as nats.js's own publish timeout). */
 export const DEFAULT_ACK_TIMEOUT_MS = 5_000;
