@@ -16,7 +16,7 @@ import { connect } from "nats";
 import pino from "pino";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../src/events/store/event-store.ts";
-import { NatsEventPublisher } from "../src/projections/nats-event-publisher.ts";
+import { DEFAULT_PUBLISH_WINDOW, NatsEventPublisher } from "../src/projections/nats-event-publisher.ts";
 import { NodeViews } from "../src/projections/node-views.ts";
 import { ProcessorHost } from "../src/projections/processor-host.ts";
 import { EmbeddedNatsServer } from "../src/transport/embedded-nats-server.ts";
@@ -25,6 +25,7 @@ import { freePort } from "./support/free-port.ts";
 const EVENTS = Number(process.env.STORM_EVENTS ?? 100_000);
 const PER_APPEND = Number(process.env.STORM_PER_APPEND ?? 50);
 const MAX_BYTES = 1024 * 1024 * 1024;
+const WINDOW = Number(process.env.STORM_WINDOW ?? DEFAULT_PUBLISH_WINDOW);
 
 
 /** About the size of a node's event (a job's, so the node views skip it and only the publisher works). */
@@ -49,7 +50,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const nc = await connect({ servers: nats.url });
   const reader = await connect({ servers: nats.url });
   try {
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES);
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, WINDOW);
     await publisher.start();
     const host = new ProcessorHost({ store, logger });
     const views = new NodeViews();

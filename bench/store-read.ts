@@ -15,37 +15,44 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import pino from "pino";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
+import { NodeViews } from "../src/projections/node-views.ts";
+import { ProcessorHost } from "../src/projections/processor-host.ts";
+import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
 
 export const READ_TARGET_EVENTS_PER_S = 300_000;
 
-/** One event in five is a registration carrying the node's info; the rest are small transitions. */
+const NODES = 100_000;
+
+/**
+ * Node events as the node decider writes them, valid for their schemas (the rebuild decodes
+ * them): each of 100,000 nodes registers (revision 0) and then changes health; revisions 0, 5,
+ * 10… carry the node's whole info (a registration or an info update), so one event in five is
+ * large. Event i belongs to node i % 100,000 at revision ⌊i / 100,000⌋.
+ */
 function eventRow(i: number): [string, string, number, string, string, string, string] {
-  const node = `node-${i % 100_000}`;
-  const revision = Math.floor(i / 100_000);
+  const index = i % NODES;
+  const node = `n-${index}`;
+  const revision = Math.floor(i / NODES);
   const time = new Date(1_767_225_600_000 + i).toISOString();
-  const metadata = JSON.stringify({
-    time,
-    actor: { type: "node", id: node },
-    correlationId: `c-${i}`,
-    causationId: `c-${i}`,
-    schemaVersion: 1,
-  });
-  const data =
-    i % 5 === 0
-      ? JSON.stringify({
-          NodeInfo: {
-            NodeID: node,
-            NodeType: "Compute",
-            Hostname: `${node}.example`,
-            Labels: { zone: `z${i % 3}`, arch: "amd64" },
-            ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["urls"], MaxCapacity: { CPU: 2, Memory: 4e9 }, MaxJobRequirements: { CPU: 2 } },
-            BacalhauVersion: { GitVersion: "v1.6.0", GOOS: "linux", GOARCH: "amd64" },
-          },
-          Membership: "APPROVED",
-        })
-      : JSON.stringify({ NodeID: node, Previous: "HEALTHY" });
-  return [`e-${i}`, node, revision, i % 5 === 0 ? "NodeRegistered" : "NodeBecameUnknown", data, metadata, time];
+  const metadata = JSON.stringify({ time, actor: { type: "node", id: node }, correlationId: `c-${i}`, causationId: `c-${i}`, schemaVersion: 1 });
+  let type: string;
+  let data: unknown;
+  if (revision === 0) {
+    type = "NodeRegistered";
+    data = { NodeID: node, NodeType: "Compute", Info: virtualNodeInfo(node, index), Membership: "APPROVED", Lifecycle: 1 };
+  } else if (revision % 5 === 0) {
+    type = "NodeInfoUpdated";
+    data = { NodeID: node, Info: virtualNodeInfo(node, index + revision), Changed: ["ComputeNodeInfo"] };
+  } else if (revision % 2 === 1) {
+    type = "NodeBecameUnknown";
+    data = { NodeID: node, LastHeartbeat: time, UnknownTimeoutMs: 30_000 };
+  } else {
+    type = "NodeBecameHealthy";
+    data = { NodeID: node, Previous: "UNKNOWN" };
+  }
+  return [`e-${i}`, `node-${node}`, revision, type, JSON.stringify(data), metadata, time];
 }
 
 /** Fills a new store file with `count` events in one transaction (no fsync per event). */
@@ -58,6 +65,30 @@ export async function buildStore(file: string, count: number): Promise<void> {
     for (let i = 0; i < count; i++) insert.run(...eventRow(i));
   })();
   db.close();
+}
+
+/**
+ * The rebuild a user waits for: the orchestrator's processor host (one store subscription,
+ * envelopes decoded once) feeding the node views (schema decode + the node decider's evolve)
+ * from position 0, as at a start without a persisted read model, until the last event is folded.
+ */
+async function rebuildThroughViews(file: string, events: number): Promise<{ ms: number; cpuSeconds: number; nodes: number }> {
+  const store = new SqliteEventStore(file);
+  const [last] = await store.readAll({ after: events - 1, maxCount: 1 });
+  const views = new NodeViews();
+  const host = new ProcessorHost({ store, logger: pino({ level: "warn" }) });
+  const progress = host.add({ name: "node-views", handle: (batch) => batch.forEach(views.handleEnvelope) });
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await host.start();
+  await progress.waitFor(last?.position, 600_000);
+  const ms = performance.now() - start;
+  const { user, system } = process.cpuUsage(cpu);
+  await host.stop();
+  await store.close();
+  const nodes = views.allIds().length;
+  if (nodes !== Math.min(events, NODES)) throw new Error(`the rebuild folded ${nodes} nodes`);
+  return { ms, cpuSeconds: (user + system) / 1e6, nodes };
 }
 
 export async function run(options: { events?: number; page?: number } = {}): Promise<Record<string, number | string>> {
@@ -81,8 +112,8 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
       if (batch.length === 0) break;
       for (const e of batch) {
         // A consumer that uses the whole event, as a projection does.
-        if (e.type === "NodeRegistered") registrations++;
-        checksum += (e.data as { NodeID?: string; NodeInfo?: unknown }).NodeInfo ? 1 : 0;
+        if (e.type === "NodeRegistered" || e.type === "NodeInfoUpdated") registrations++;
+        checksum += (e.data as { NodeID?: string; Info?: unknown }).Info ? 1 : 0;
         checksum += (e.metadata.time as string).length + e.revision;
         read++;
         after = e.position;
@@ -92,7 +123,9 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
     const { user, system } = process.cpuUsage(cpu);
     await store.close();
     if (read !== events) throw new Error(`read ${read} events of ${events}`);
-    if (registrations !== Math.ceil(events / 5) || checksum === 0) throw new Error(`consumer saw ${registrations} registrations`);
+    const withInfo = Array.from({ length: events }, (_, i) => Math.floor(i / NODES) % 5 === 0).filter(Boolean).length;
+    if (registrations !== withInfo || checksum === 0) throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
+    const rebuild = await rebuildThroughViews(file, events);
     const rate = Math.round(read / (readMs / 1000));
     // Other processes share the 2 cores; events per second of this process's own CPU time says
     // what the reader itself can do, beside what the wall clock saw.
@@ -106,6 +139,10 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
       readAllEventsPerCpuSecond: cpuRate,
       target: READ_TARGET_EVENTS_PER_S,
       ratioToTarget: Number((rate / READ_TARGET_EVENTS_PER_S).toFixed(2)),
+      rebuildSeconds: Number((rebuild.ms / 1000).toFixed(2)),
+      rebuildEventsPerSecond: Math.round(events / (rebuild.ms / 1000)),
+      rebuildEventsPerCpuSecond: Math.round(events / rebuild.cpuSeconds),
+      rebuildNodes: rebuild.nodes,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -117,5 +154,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const figures = await run({ events: Number(values.events), page: Number(values.page) });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(`store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`);
+  console.log(`rebuild through the processor host and the node views: ${n("rebuildEventsPerSecond")} events/s (${n("rebuildEventsPerCpuSecond")} per CPU-second), ${n("rebuildNodes")} nodes`);
   console.log(JSON.stringify(figures));
 }

@@ -1,4 +1,4 @@
-import { DiscardPolicy, headers, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions, type NatsConnection, type StreamConfig } from "nats";
+import { DiscardPolicy, createInbox, headers, type JetStreamManager, type Msg, type NatsConnection, type StreamConfig, type Subscription } from "nats";
 import type { Logger } from "pino";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
@@ -20,7 +20,10 @@ const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 const RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 10_000;
 /** JetStream publishes in flight at once, at most. */
-export const DEFAULT_PUBLISH_WINDOW = 256;
+export const DEFAULT_PUBLISH_WINDOW = 1024;
+
+/** A JetStream publish that got no reply within this long is lost (as nats.js's own publish timeout). */
+export const DEFAULT_ACK_TIMEOUT_MS = 5_000;
 
 /** An accepted event until JetStream acknowledged it (or it is not published at all). */
 interface Entry {
@@ -28,8 +31,25 @@ interface Entry {
   /** Undefined for an event of a category that is not published. */
   readonly category: string | undefined;
   state: "waiting" | "sent" | "acked" | "failed";
+  /** When it was last sent (performance.now()), for the ack timeout. */
+  sentAt: number;
+  /** The JSON, encoded once and kept until acknowledged: a re-send does not encode again. */
+  payload?: Uint8Array;
   error?: unknown;
 }
+
+/** A JetStream publish that failed, shaped as nats.js reports it (code, and api_error for JetStream's own refusals). */
+class PublishError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly api_error?: { code: number; err_code?: number; description?: string },
+  ) {
+    super(message);
+  }
+}
+
+const decoder = new TextDecoder();
 
 /**
  * Publishes every stored event, in store order, to JetStream stream SHOAL_EVENTS as JSON on
@@ -38,17 +58,22 @@ interface Entry {
  * events that JetStream acknowledged.
  *
  * Pipelined: handle() only queues a batch; up to `window` publishes are in flight, across
- * batches, their acks taken in order. Order is kept even when one is lost while later ones
- * are in flight (a reconnect can lose one and not the next): each publish expects the previous
- * event's id to be the stream's last, so JetStream refuses everything after a lost one. On a
- * failure publishing stops, waits (doubling pauses), and resumes with the first unacknowledged
- * event, sent without an expectation (it may be a re-send, which the duplicate window drops)
- * and followed by the rest of the window chained to it. A stream that is gone (503 without a JetStream error) is
+ * batches. Each is a plain NATS publish with a reply subject of its own under ONE wildcard inbox
+ * subscription (no request object, subscription match or timer per event): JetStream answers
+ * there with a PubAck (`duplicate: true` for a re-sent id it already holds), a JetStream API
+ * error, or a 503 without payload when no stream takes the subject. The replies of one socket
+ * read are settled together; one timer watches the oldest unanswered publish (`ackTimeoutMs`).
+ *
+ * Order is kept even when one publish is lost while later ones are in flight (a reconnect can
+ * lose one and not the next): each publish expects the previous event's id to be the stream's
+ * last, so JetStream refuses everything after a lost one. On a failure publishing stops, waits
+ * (doubling pauses), and resumes with the first unacknowledged event, sent without an
+ * expectation (it may be a re-send, which the duplicate window drops) and followed by the rest
+ * of the window chained to it. A stream that is gone (503 without a JetStream error) is
  * recreated and publishing resumes at once.
  */
 export class NatsEventPublisher implements Processor {
   readonly name = CHECKPOINT;
-  private js: JetStreamClient | undefined;
   private jsm: JetStreamManager | undefined;
   private readonly encoder = new TextEncoder();
   private queue: Entry[] = [];
@@ -59,14 +84,22 @@ export class NatsEventPublisher implements Processor {
   private sendIndex = 0;
   /** The id of the last event JetStream stored from us while the chain is unbroken. */
   private lastId: string | undefined;
+  /** The id the next publish expects JetStream to hold last; undefined: unknown (start, failure). */
+  private chainId: string | undefined;
   /** Publishing is suspended after a failure until this resolves. */
   private paused: Promise<void> | undefined;
   private retryDelayMs = RETRY_DELAY_MS;
-  /** Bumped on every failure: acks of publishes sent before it are ignored. */
-  private generation = 0;
   private stopping = false;
   private report: (position: number) => void = () => undefined;
   private roomWaiters: (() => void)[] = [];
+  /** `<inbox>.<token>` is each publish's reply subject; tokens are never reused. */
+  private inbox = "";
+  private nextToken = 0;
+  /** Publishes awaiting their reply, by token; cleared on a failure, so late replies are ignored. */
+  private readonly awaiting = new Map<number, Entry>();
+  private ackSubscription: Subscription | undefined;
+  private ackTimer: ReturnType<typeof setTimeout> | undefined;
+  private settleScheduled = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -75,6 +108,7 @@ export class NatsEventPublisher implements Processor {
     /** JetStream keeps the newest events within this many bytes; the event store keeps them all. */
     private readonly maxBytes: number,
     private readonly window = DEFAULT_PUBLISH_WINDOW,
+    private readonly ackTimeoutMs = DEFAULT_ACK_TIMEOUT_MS,
   ) {}
 
   /** Checks JetStream and the stream; a processor host delivers events after this. */
@@ -91,7 +125,9 @@ export class NatsEventPublisher implements Processor {
           "set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold",
       );
     }
-    this.js = this.nc.jetstream();
+    // Under the connection's own inbox prefix: its permissions allow it, and readers of `_INBOX.>` never see the acks.
+    this.inbox = createInbox((this.nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
+    this.ackSubscription = this.nc.subscribe(`${this.inbox}.*`, { callback: (_err, msg) => this.receiveReply(msg) });
   }
 
   private streamConfig(): Partial<StreamConfig> & { name: string } {
@@ -139,7 +175,7 @@ export class NatsEventPublisher implements Processor {
     for (const { recorded: e } of batch) {
       const category = categoryOf(e.stream);
       const published = PUBLISHED_CATEGORIES.has(category);
-      this.queue.push({ event: e, category: published ? category : undefined, state: published ? "waiting" : "acked" });
+      this.queue.push({ event: e, category: published ? category : undefined, state: published ? "waiting" : "acked", sentAt: 0 });
     }
     this.advance();
     this.pump();
@@ -151,6 +187,9 @@ export class NatsEventPublisher implements Processor {
     this.stopping = true;
     this.notify();
     while (this.head < this.queue.length && this.paused === undefined) await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    if (this.ackTimer !== undefined) clearTimeout(this.ackTimer);
+    this.ackTimer = undefined;
+    this.ackSubscription?.unsubscribe();
   }
 
   private notify(): void {
@@ -165,49 +204,86 @@ export class NatsEventPublisher implements Processor {
     for (; this.sendIndex < this.queue.length && this.inFlight < this.window; this.sendIndex++) {
       const entry = this.queue[this.sendIndex] as Entry;
       if (entry.state !== "waiting") continue;
-      const previous = this.previousId(this.sendIndex);
       // The first unacknowledged event after a (re)start or a failure goes without an
       // expectation (it may be a re-send); nothing else goes before we know its predecessor.
-      if (previous === undefined && this.inFlight > 0) return;
-      this.send(entry, previous);
+      if (this.chainId === undefined && this.inFlight > 0) return;
+      if (!this.send(entry, this.chainId)) return;
     }
   }
 
-  /** The id JetStream must hold last when queue[i] arrives; undefined: unknown (start, failure). */
-  private previousId(i: number): string | undefined {
-    for (let j = i - 1; j >= this.head; j--) {
-      const e = this.queue[j] as Entry;
-      if (e.category !== undefined) return e.event.id;
-    }
-    return this.lastId;
-  }
-
-  private send(entry: Entry, previousId: string | undefined): void {
+  /** False when it could not even be sent (then it is failed, and handled as any failure). */
+  private send(entry: Entry, previousId: string | undefined): boolean {
     const e = entry.event;
     const h = headers();
+    h.set("Nats-Msg-Id", e.id);
+    if (previousId !== undefined) h.set("Nats-Expected-Last-Msg-Id", previousId);
     h.set("Shoal-Event-Type", e.type);
     h.set("Shoal-Position", String(e.position));
-    const options: Partial<JetStreamPublishOptions> = { msgID: e.id, headers: h };
-    if (previousId !== undefined) options.expect = { lastMsgID: previousId };
     if (this.logger.isLevelEnabled("debug")) this.logger.debug({ id: e.id, type: e.type, position: e.position }, "publishing cluster event");
+    entry.payload ??= this.encoder.encode(JSON.stringify(toClusterEvent(e)));
+    const token = this.nextToken++;
+    try {
+      this.nc.publish(eventSubject(entry.category as string, entityIdOf(e.stream), e.type), entry.payload, { reply: `${this.inbox}.${token}`, headers: h });
+    } catch (err) {
+      // Closed, draining, or too large for the server: a failure of this event like any other.
+      entry.state = "failed";
+      entry.error = err;
+      this.scheduleSettle();
+      return false;
+    }
     entry.state = "sent";
+    entry.sentAt = performance.now();
+    this.chainId = e.id;
+    this.awaiting.set(token, entry);
     this.inFlight++;
-    const generation = this.generation;
-    const subject = eventSubject(entry.category as string, entityIdOf(e.stream), e.type);
-    (this.js as JetStreamClient).publish(subject, this.encoder.encode(JSON.stringify(toClusterEvent(e))), options).then(
-      () => this.settle(entry, generation, undefined),
-      (err: unknown) => this.settle(entry, generation, err ?? new Error("publish failed")),
-    );
+    this.ackTimer ??= setTimeout(this.checkAckTimeout, this.ackTimeoutMs).unref();
+    return true;
   }
 
-  private settle(entry: Entry, generation: number, error: unknown): void {
-    if (generation !== this.generation) return; // sent before a failure; it is sent again
+  /** A reply on the inbox: a PubAck, a JetStream API error, or no responders. */
+  private receiveReply(msg: Msg): void {
+    const token = Number(msg.subject.slice(this.inbox.length + 1));
+    const entry = this.awaiting.get(token);
+    if (entry === undefined) return; // sent before a failure; it is sent again
+    this.awaiting.delete(token);
     this.inFlight--;
-    entry.state = error === undefined ? "acked" : "failed";
-    if (error !== undefined) entry.error = error;
+    const error = replyError(msg);
+    if (error === undefined) entry.state = "acked";
+    else {
+      entry.state = "failed";
+      entry.error = error;
+    }
+    this.scheduleSettle();
+  }
+
+  /** The replies of one socket read arrive in one synchronous run: settle them together after it. */
+  private scheduleSettle(): void {
+    if (this.settleScheduled) return;
+    this.settleScheduled = true;
+    queueMicrotask(this.settle);
+  }
+
+  private readonly settle = (): void => {
+    this.settleScheduled = false;
     this.advance();
     this.pump();
-  }
+  };
+
+  /** Fails the oldest publish once it is unanswered for ackTimeoutMs; re-armed while any is in flight. */
+  private readonly checkAckTimeout = (): void => {
+    this.ackTimer = undefined;
+    if (this.awaiting.size === 0) return;
+    const oldest = this.queue[this.head] as Entry | undefined;
+    const now = performance.now();
+    if (oldest?.state === "sent" && now - oldest.sentAt >= this.ackTimeoutMs) {
+      oldest.state = "failed";
+      oldest.error = new PublishError(`no acknowledgement from JetStream within ${this.ackTimeoutMs} ms`, "TIMEOUT");
+      this.settle();
+      return;
+    }
+    const due = oldest?.state === "sent" ? oldest.sentAt + this.ackTimeoutMs - now : this.ackTimeoutMs;
+    this.ackTimer = setTimeout(this.checkAckTimeout, Math.max(1, due)).unref();
+  };
 
   /** Moves past the acknowledged prefix, reports it, and handles a failure at its front. */
   private advance(): void {
@@ -219,7 +295,10 @@ export class NatsEventPublisher implements Processor {
         break;
       }
       if (entry.state !== "acked") break;
-      if (entry.category !== undefined) this.lastId = entry.event.id;
+      if (entry.category !== undefined) {
+        this.lastId = entry.event.id;
+        delete entry.payload;
+      }
       this.head++;
     }
     if (this.head === start) return;
@@ -235,9 +314,12 @@ export class NatsEventPublisher implements Processor {
 
   private fail(entry: Entry): void {
     const err = entry.error;
-    this.generation++;
+    this.awaiting.clear(); // replies to what is in flight are ignored: it is all sent again
     this.inFlight = 0;
+    if (this.ackTimer !== undefined) clearTimeout(this.ackTimer);
+    this.ackTimer = undefined;
     this.lastId = undefined; // what follows was refused or may be out of order: re-send from here
+    this.chainId = undefined;
     this.sendIndex = this.head;
     for (let i = this.head; i < this.queue.length; i++) {
       const e = this.queue[i] as Entry;
@@ -277,4 +359,22 @@ export class NatsEventPublisher implements Processor {
       this.pump();
     });
   }
+}
+
+/** Undefined for a PubAck (a duplicate's too); otherwise the failure, shaped as nats.js's JetStream publish throws it. */
+function replyError(msg: Msg): PublishError | undefined {
+  if (msg.data.length === 0) {
+    const code = msg.headers?.code ?? 0;
+    if (code === 503) return new PublishError("no responders: no stream takes the subject", "503");
+    return new PublishError(`empty reply to a JetStream publish (status ${code} ${msg.headers?.description ?? ""})`, String(code));
+  }
+  let reply: { stream?: string; error?: { code: number; err_code?: number; description?: string } };
+  try {
+    reply = JSON.parse(decoder.decode(msg.data)) as typeof reply;
+  } catch {
+    return new PublishError("a JetStream publish was answered with something that is not JSON", "BAD_REPLY");
+  }
+  if (reply.error !== undefined) return new PublishError(reply.error.description ?? "JetStream refused the publish", String(reply.error.code), reply.error);
+  if (typeof reply.stream !== "string" || reply.stream === "") return new PublishError("invalid JetStream publish acknowledgement", "BAD_REPLY");
+  return undefined;
 }

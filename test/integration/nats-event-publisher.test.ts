@@ -54,9 +54,9 @@ describe("NatsEventPublisher on a processor host", () => {
     await nats.stop();
   });
 
-  async function running(store: SqliteEventStore, logger = silentLogger) {
+  async function running(store: SqliteEventStore, logger = silentLogger, ackTimeoutMs?: number) {
     const nc = await connect({ servers: nats.url });
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, 64);
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, 64, ackTimeoutMs);
     await publisher.start();
     const host = new ProcessorHost({ store, logger, retryDelayMs: 50, maxRetryDelayMs: 200 });
     const progress = host.add(publisher);
@@ -126,6 +126,29 @@ describe("NatsEventPublisher on a processor host", () => {
     await second.progress.waitFor(last, 30_000);
     await second.stop();
     expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    await store.close();
+  });
+
+  it("treats a publish JetStream never answers as lost: it times out, and resumes in order once acks come back", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const first = await running(store, logger, 300);
+    await first.progress.waitFor(await appendJobs(store, 10));
+    // no_ack: JetStream stores what it gets and answers nothing, as when replies are lost.
+    const jsm = await admin.jetstreamManager();
+    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    const last = await appendJobs(store, 1_000);
+    await waitFor(() => messages("could not publish a cluster event").length >= 2, 20_000, () => "the publisher timed out waiting for acks");
+    expect(first.progress.position).toBeLessThan(last);
+
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+    await first.progress.waitFor(last, 30_000);
+    await first.stop();
+    // Stored while unanswered, then re-sent: the duplicate window kept each once, in order.
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    expect(await store.load("nats-event-publisher")).toBe(last);
     await store.close();
   });
 });
