@@ -114,6 +114,7 @@ describe("published heartbeats", () => {
     for (let i = 0; i < 200; i++) nc.publish("shoal.compute.ghost-1.heartbeat", encode({ NodeID: "ghost-1", Sequence: i }));
     nc.publish("shoal.compute.ghost-2.heartbeat", encode({ NodeID: "ghost-2", Sequence: 1 }));
     nc.publish("shoal.compute.ghost-3.heartbeat", encode({ NodeID: "ghost-2", Sequence: 1 })); // speaks for another node
+    nc.publish("shoal.compute._ghost.heartbeat", encode({ NodeID: "_ghost", Sequence: 1 })); // agent-shaped, but no valid node id
     nc.publish("shoal.compute.ghost-4.heartbeat", encode({ NodeID: "ghost-4", Sequence: -1, Extra: true }));
     // One publisher's messages arrive in order: once ghost-4's refusal is here, every earlier one was handled.
     await waitFor(() => refusals.some((m) => m.subject === "shoal.work.ghost-4.heartbeat-refused"), 10_000, () => "ghost-4 refused");
@@ -123,6 +124,7 @@ describe("published heartbeats", () => {
       ["shoal.work.ghost-1.heartbeat-refused", { Accepted: false, Code: "NotFound", Reason: "node not registered: ghost-1" }],
       ["shoal.work.ghost-2.heartbeat-refused", { Accepted: false, Code: "NotFound", Reason: "node not registered: ghost-2" }],
       ["shoal.work.ghost-3.heartbeat-refused", { Accepted: false, Code: "BadRequest", Reason: "subject is for node ghost-3 but the message is from ghost-2" }],
+      ["shoal.work._ghost.heartbeat-refused", { Accepted: false, Code: "BadRequest", Reason: expect.stringMatching(/^invalid message: .*a node id is 1-128 letters/s) }],
       ["shoal.work.ghost-4.heartbeat-refused", { Accepted: false, Code: "BadRequest", Reason: expect.stringMatching(/^invalid message: /) }],
     ]);
   });
