@@ -3,18 +3,26 @@ import type { Logger } from "pino";
 import { ShoalError, asShoalError, badRequest, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
-import { HeartbeatRequest, JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
+import { decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
+import { JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
 import {
   JOIN_INBOX_PREFIX,
   JOIN_SUBSCRIPTION,
   ORCHESTRATOR_QUEUE,
   ORCHESTRATOR_SUBSCRIPTION,
+  heartbeatNodeId,
+  heartbeatRefusedSubject,
   nodeInboxPrefix,
   parseComputeSubject,
   parseJoinSubject,
 } from "../transport/subjects.ts";
 import { commandContext } from "./command-context.ts";
 import type { NodeManager } from "./node-manager.ts";
+import { RefusalLimiter } from "./refusal-limiter.ts";
+
+/** A node refused (deleted, say) hears it at most this often, however fast it publishes heartbeats. */
+export const HEARTBEAT_REFUSAL_INTERVAL_MS = 5000;
+const ACCEPTED = encode({ Accepted: true } satisfies ProtocolResponse);
 
 export interface NodeProtocolOptions {
   /** The join token (Orchestrator.Auth.Token, or the one generated under DataDir). */
@@ -24,21 +32,28 @@ export interface NodeProtocolOptions {
   readonly logger: Logger;
   /** Counts each heartbeat message that arrives (the metrics). */
   readonly onHeartbeat?: () => void;
+  /** How often one node may be sent a heartbeat refusal (default HEARTBEAT_REFUSAL_INTERVAL_MS). */
+  readonly heartbeatRefusalIntervalMs?: number;
 }
 
 /**
  * The orchestrator's side of the compute protocol: validates every message (subject, schema,
- * join proof) before anything reaches a node actor, and answers each request.
+ * join proof) before anything reaches a node actor, and answers each request. Heartbeats are
+ * published by current agents (no reply; a refusal goes to the node's own subject, rate-limited)
+ * and sent as requests by older ones (answered as before).
  */
 export class NodeProtocolHandler {
   private readonly subscriptions: Subscription[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly refusals: RefusalLimiter;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly manager: NodeManager,
     private readonly options: NodeProtocolOptions,
-  ) {}
+  ) {
+    this.refusals = new RefusalLimiter(options.heartbeatRefusalIntervalMs ?? HEARTBEAT_REFUSAL_INTERVAL_MS);
+  }
 
   start(): void {
     for (const subject of [JOIN_SUBSCRIPTION, ORCHESTRATOR_SUBSCRIPTION]) {
@@ -50,8 +65,9 @@ export class NodeProtocolHandler {
               this.options.logger.error({ err }, "compute protocol subscription error");
               return;
             }
-            const work = this.handle(msg).finally(() => this.inFlight.delete(work));
-            this.inFlight.add(work);
+            const heartbeatOf = heartbeatNodeId(msg.subject);
+            if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
+            else this.track(this.handle(msg));
           },
         }),
       );
@@ -93,6 +109,58 @@ export class NodeProtocolHandler {
     return { Accepted: true, Reason: result.note ?? "node registered", Reconnect: this.options.enforcesNodeKeys };
   }
 
+  private track(work: Promise<void>): void {
+    const tracked = work.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  /**
+   * The hot path, synchronous while the node stays healthy: decode, check the subject's node is
+   * the payload's, one typed-array write. No promise, no reply unless the sender asked for one.
+   */
+  private heartbeat(nodeId: string, msg: Msg): void {
+    this.options.onHeartbeat?.();
+    let becoming: Promise<void> | undefined;
+    try {
+      becoming = isAgentHeartbeat(msg.data, nodeId) ? this.beat(nodeId, msg.data) : this.decodedBeat(nodeId, msg.data);
+    } catch (e) {
+      this.refuseHeartbeat(nodeId, msg, e);
+      return;
+    }
+    // Coming back from UNHEALTHY/UNKNOWN: answered (or refused) once that is stored.
+    if (becoming !== undefined) {
+      this.track(becoming.then(() => this.reply(msg, ACCEPTED), (e: unknown) => this.refuseHeartbeat(nodeId, msg, e)));
+    } else if (msg.reply) this.reply(msg, ACCEPTED);
+  }
+
+  /** What agents publish, checked in place: no decoding, no allocation. */
+  private beat(nodeId: string, data: Uint8Array): Promise<void> | undefined {
+    try {
+      return this.manager.heartbeat(nodeId);
+    } catch (e) {
+      // An unknown id may also be an invalid one: that refusal says so, as for any message.
+      decodeHeartbeat(data);
+      throw e;
+    }
+  }
+
+  /** Any other heartbeat (older agents', other encoders'): decoded and validated in full. */
+  private decodedBeat(nodeId: string, data: Uint8Array): Promise<void> | undefined {
+    const req = decodeHeartbeat(data);
+    if (req.NodeID !== nodeId) throw badRequest(`subject is for node ${nodeId} but the message is from ${req.NodeID}`);
+    return this.manager.heartbeat(nodeId, req.MessageID);
+  }
+
+  /** A request gets its reply as any other; a published heartbeat's refusal goes to the node's own subject, at most once per interval. */
+  private refuseHeartbeat(nodeId: string, msg: Msg, e: unknown): void {
+    if (msg.reply) {
+      this.reply(msg, encode(this.refusal(msg.subject, e)));
+      return;
+    }
+    if (!this.refusals.allow(nodeId)) return;
+    this.nc.publish(heartbeatRefusedSubject(nodeId), encode(this.refusal(msg.subject, e)));
+  }
+
   private async dispatch(msg: Msg): Promise<ProtocolResponse> {
     const joining = parseJoinSubject(msg.subject);
     if (joining !== undefined) return this.join(joining, msg);
@@ -100,13 +168,8 @@ export class NodeProtocolHandler {
     if (!route) throw badRequest(`unknown subject ${msg.subject}`);
     const { nodeId, method } = route;
     switch (method) {
-      case "heartbeat": {
-        this.options.onHeartbeat?.();
-        const req = decode(HeartbeatRequest, msg.data);
-        this.admit(nodeId, req.NodeID, req.MessageID);
-        await this.manager.heartbeat(nodeId, req.MessageID);
-        return { Accepted: true };
-      }
+      case "heartbeat":
+        throw new Error("heartbeats are handled before dispatch"); // heartbeatNodeId matches every heartbeat subject
       case "info": {
         const req = decode(UpdateInfoRequest, msg.data);
         const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
@@ -122,29 +185,38 @@ export class NodeProtocolHandler {
     }
   }
 
-  private async handle(msg: Msg): Promise<void> {
-    let response: ProtocolResponse;
-    try {
-      response = await this.dispatch(msg);
-    } catch (e) {
-      const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
-      // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill the error log.
-      const level = error.kind === "Internal" ? "error" : "warn";
-      this.options.logger[level]({ subject: msg.subject, kind: error.kind, reason: error.message }, "compute request refused");
-      response = {
-        Accepted: false,
-        Reason: error.message,
-        Code: error.kind,
-        ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
-      };
-      if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
-    }
+  /** The refusal a failed message gets, logged (a refused heartbeat only when its refusal is sent: a flood must not fill the log). */
+  private refusal(subject: string, e: unknown): ProtocolResponse {
+    const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
+    // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill the error log.
+    const level = error.kind === "Internal" ? "error" : "warn";
+    this.options.logger[level]({ subject, kind: error.kind, reason: error.message }, "compute request refused");
+    if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
+    return {
+      Accepted: false,
+      Reason: error.message,
+      Code: error.kind,
+      ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
+    };
+  }
+
+  private reply(msg: Msg, data: Uint8Array): void {
     if (msg.reply === undefined || msg.reply === "") return;
     if (!this.mayReplyTo(msg.subject, msg.reply)) {
       this.options.logger.warn({ subject: msg.subject, reply: msg.reply }, "not answering on a reply subject outside the sender's own inbox");
       return;
     }
-    msg.respond(encode(response));
+    msg.respond(data);
+  }
+
+  private async handle(msg: Msg): Promise<void> {
+    let response: ProtocolResponse;
+    try {
+      response = await this.dispatch(msg);
+    } catch (e) {
+      response = this.refusal(msg.subject, e);
+    }
+    this.reply(msg, encode(response));
   }
 
   async stop(): Promise<void> {

@@ -37,10 +37,13 @@ export interface ComputeAgentOptions {
   readonly observe?: (outcome: AgentOutcome) => void;
 }
 
-/** One protocol exchange's outcome: accepted, refused by the orchestrator (with its code), or not delivered. */
+/**
+ * One protocol exchange's outcome: accepted, refused by the orchestrator (with its code), or not
+ * delivered. A published heartbeat is `sent` (no answer comes unless it is refused, later).
+ */
 export interface AgentOutcome {
   readonly what: "join" | "heartbeat" | "node info" | "resources";
-  readonly outcome: "accepted" | "refused" | "failed";
+  readonly outcome: "accepted" | "sent" | "refused" | "failed";
   readonly code?: string;
 }
 
@@ -179,6 +182,10 @@ export class ComputeAgent {
     }
     this.nc = nc;
     this.client = new ComputeClient(nc, this.options.nodeId);
+    this.client.onHeartbeatRefused((refusal) => {
+      this.tell("heartbeat", refusal);
+      this.refusedReport("heartbeat", refusal);
+    });
     this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
   }
 
@@ -242,7 +249,8 @@ export class ComputeAgent {
           if (this.stopped) return;
         }
         if (this.client && this.sentinel.exists()) {
-          const hb = await this.client.heartbeat();
+          // Answered, unlike the heartbeats that follow: whether to join again depends on it.
+          const hb = await this.client.heartbeatRequest();
           this.tell("heartbeat", hb);
           if (hb.Accepted) {
             this.registered = true;
@@ -309,20 +317,29 @@ export class ComputeAgent {
     else observe({ what, outcome: "refused", ...(response.Code === undefined ? {} : { code: response.Code }) });
   }
 
+  /** Whether reports go out: joined, not stopped, let in by NATS, and not removed by an operator since. */
+  private get reporting(): boolean {
+    return !this.stopped && this.client !== undefined && !this.refused && this.registered;
+  }
+
+  /** A refused report, answered or (a heartbeat's) sent to this node's own subject. */
+  private refusedReport(what: AgentOutcome["what"], response: ProtocolResponse): void {
+    if (response.Code === "NotFound") {
+      // Deleted by an operator: stay out until this agent is restarted (which registers anew).
+      if (this.registered) this.options.logger.warn({ reason: response.Reason }, "orchestrator has removed this node; restart the agent to register again");
+      this.registered = false;
+      this.sentinel.remove();
+      return;
+    }
+    this.options.logger.warn({ what, reason: response.Reason, code: response.Code }, "orchestrator refused report");
+  }
+
   private async send(what: AgentOutcome["what"], call: () => Promise<ProtocolResponse>): Promise<void> {
-    if (this.stopped || !this.client || this.refused) return;
+    if (!this.reporting) return;
     try {
       const response = await call();
       this.tell(what, response);
-      if (response.Accepted) return;
-      if (response.Code === "NotFound") {
-        // Deleted by an operator: stay out until this agent is restarted (which registers anew).
-        if (this.registered) this.options.logger.warn({ reason: response.Reason }, "orchestrator has removed this node; restart the agent to register again");
-        this.registered = false;
-        this.sentinel.remove();
-        return;
-      }
-      this.options.logger.warn({ what, reason: response.Reason, code: response.Code }, "orchestrator refused report");
+      if (!response.Accepted) this.refusedReport(what, response);
     } catch (e) {
       if (this.stopped) return;
       this.options.observe?.({ what, outcome: "failed" });
@@ -330,8 +347,20 @@ export class ComputeAgent {
     }
   }
 
+  /**
+   * Published, as Bacalhau ≥ 1.6 does: nothing waits for an answer. An orchestrator that falls
+   * silent is still noticed: node info and resources stay requests ("report not delivered").
+   */
   private heartbeat(): Promise<void> {
-    return this.send("heartbeat", () => this.client!.heartbeat());
+    if (!this.reporting) return Promise.resolve();
+    try {
+      this.client!.heartbeat();
+      this.options.observe?.({ what: "heartbeat", outcome: "sent" });
+    } catch (e) {
+      this.options.observe?.({ what: "heartbeat", outcome: "failed" });
+      this.options.logger.warn({ what: "heartbeat", reason: (e as Error).message }, "report not delivered");
+    }
+    return Promise.resolve();
   }
 
   private sendInfo(): Promise<void> {

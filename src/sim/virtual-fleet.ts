@@ -171,7 +171,8 @@ export class VirtualFleet {
   }
 
   private observe(index: number, { what, outcome, code }: AgentOutcome): void {
-    if (outcome === "accepted") {
+    // Heartbeats are published: one that was sent counts until a refusal says otherwise.
+    if (outcome === "accepted" || outcome === "sent") {
       if (what === "heartbeat") {
         this.heartbeatsAccepted++;
         this.lastHeartbeatAccepted[index] = 1;

@@ -13,13 +13,21 @@ export const encode = (value: unknown): Uint8Array => packr.pack(value);
 
 /** Decodes and validates one message; unknown fields, wrong types and garbage are refused. */
 export function decode<A, I>(schema: Schema.Schema<A, I>, bytes: Uint8Array): A {
+  return validate(schema, unpack(bytes));
+}
+
+/** One message's MessagePack, not yet validated: size-checked, garbage refused. */
+export function unpack(bytes: Uint8Array): unknown {
   if (bytes.length > MAX_MESSAGE_BYTES) throw new ProtocolError(`message is ${bytes.length} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
-  let raw: unknown;
   try {
-    raw = packr.unpack(bytes);
+    return packr.unpack(bytes);
   } catch (e) {
     throw new ProtocolError(`message is not valid MessagePack: ${(e as Error).message}`);
   }
+}
+
+/** Validates an unpacked message against its schema (unknown fields refused), explaining what is wrong. */
+export function validate<A, I>(schema: Schema.Schema<A, I>, raw: unknown): A {
   const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(raw);
   if (result._tag === "Left") throw new ProtocolError(ParseResult.TreeFormatter.formatErrorSync(result.left));
   return result.right;

@@ -1,17 +1,20 @@
 import { randomUUID } from "node:crypto";
-import type { NatsConnection } from "nats";
+import type { NatsConnection, Subscription } from "nats";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
 import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
 import { isUnreachable } from "./unreachable.ts";
-import { computeSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
+import { computeSubject, heartbeatRefusedSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
 
 export class OrchestratorUnreachableError extends Error {
   override readonly name = "OrchestratorUnreachableError";
 }
 
-/** The compute node's side of the protocol: one request/reply per call, msgpack both ways. */
+/**
+ * The compute node's side of the protocol, msgpack both ways: heartbeats are published (no
+ * reply; a refusal arrives on the node's own subject), every other call is one request/reply.
+ */
 export class ComputeClient {
   private sequence = 0;
 
@@ -48,9 +51,35 @@ export class ComputeClient {
     });
   }
 
-  heartbeat(): Promise<ProtocolResponse> {
+  /**
+   * Publishes a heartbeat, Bacalhau's `{NodeID, Sequence}`, and expects no reply: a refusal
+   * comes to `onHeartbeatRefused`. Throws only when the connection is closed.
+   */
+  heartbeat(): void {
+    this.sequence += 1;
+    this.nc.publish(computeSubject(this.nodeId, "heartbeat"), encode({ NodeID: this.nodeId, Sequence: this.sequence }));
+  }
+
+  /** A heartbeat as a request, answered: how an agent checks on start that the orchestrator still knows it. */
+  heartbeatRequest(): Promise<ProtocolResponse> {
     this.sequence += 1;
     return this.call("heartbeat", { NodeID: this.nodeId, Sequence: this.sequence });
+  }
+
+  /** Refusals of published heartbeats (the orchestrator's reply, on the node's own subject); undecodable ones are dropped. */
+  onHeartbeatRefused(handle: (refusal: ProtocolResponse) => void): Subscription {
+    return this.nc.subscribe(heartbeatRefusedSubject(this.nodeId), {
+      callback: (err, msg) => {
+        if (err) return;
+        let refusal: ProtocolResponse;
+        try {
+          refusal = decode(ProtocolResponse, msg.data);
+        } catch {
+          return;
+        }
+        if (!refusal.Accepted) handle(refusal);
+      },
+    });
   }
 
   updateInfo(info: NodeInfo): Promise<ProtocolResponse> {

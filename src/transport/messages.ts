@@ -17,8 +17,12 @@ export const JoinRequest = Schema.Struct({
   /** The same statement signed with the node's key (ed25519, base64url): the joiner holds that key. */
   Signature: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{86}$/, { message: () => "Signature must be a base64url ed25519 signature" })),
 });
+/**
+ * Bacalhau's heartbeat: `{NodeID, Sequence}`, published. `MessageID` is optional: older agents
+ * send one (as a request), and it then becomes the causation id of a NodeBecameHealthy it causes.
+ */
 export const HeartbeatRequest = Schema.Struct({
-  MessageID,
+  MessageID: Schema.optional(MessageID),
   NodeID: NodeId,
   Sequence: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
 });

@@ -1,7 +1,8 @@
 /**
- * NATS subjects of the compute↔orchestrator protocol (docs/protocol.md). Every request is
- * NATS request/reply. On the orchestrator's own nats-server, per-user permissions make the node
- * id in a subject the identity of whoever published it (docs/security.md).
+ * NATS subjects of the compute↔orchestrator protocol (docs/protocol.md). Heartbeats are
+ * published (fire-and-forget, as Bacalhau ≥ 1.6 sends them); every other call is NATS
+ * request/reply. On the orchestrator's own nats-server, per-user permissions make the node id in
+ * a subject the identity of whoever published it (docs/security.md).
  */
 export const PROTOCOL_METHODS = ["heartbeat", "info", "resources"] as const;
 export type ProtocolMethod = (typeof PROTOCOL_METHODS)[number];
@@ -18,6 +19,22 @@ export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
 
 /** Work for a node (executions arrive with the job lifecycle); only that node may subscribe. */
 export const nodeWorkSubjects = (nodeId: string): string => `shoal.work.${nodeId}.>`;
+
+/**
+ * A published heartbeat has no reply subject: its refusal goes here, under the node's work
+ * subjects, which only that node may subscribe to and only the orchestrator may publish to.
+ */
+export const heartbeatRefusedSubject = (nodeId: string): string => `shoal.work.${nodeId}.heartbeat-refused`;
+
+const COMPUTE_PREFIX = "shoal.compute.";
+const HEARTBEAT_SUFFIX = ".heartbeat";
+
+/** The node id of a heartbeat's subject, or undefined for any other subject. Two string checks and a slice: the hot path. */
+export function heartbeatNodeId(subject: string): string | undefined {
+  if (!subject.endsWith(HEARTBEAT_SUFFIX) || !subject.startsWith(COMPUTE_PREFIX)) return undefined;
+  const nodeId = subject.slice(COMPUTE_PREFIX.length, subject.length - HEARTBEAT_SUFFIX.length);
+  return nodeId.length > 0 && !nodeId.includes(".") ? nodeId : undefined;
+}
 
 /**
  * Each node receives replies under its own inbox prefix, so no other node can subscribe to them.

@@ -176,6 +176,9 @@ describe("the orchestrator's nats-server", () => {
     await expectPublishRefused(a, "$JS.API.STREAM.PURGE.SHOAL_EVENTS");
     await expectSubscribeRefused(a, "_INBOX_NODE.node-b.>");
     await expectSubscribeRefused(a, "shoal.work.node-b.>");
+    // B's heartbeat refusals are B's alone: A can neither read nor forge them.
+    await expectSubscribeRefused(a, "shoal.work.node-b.heartbeat-refused");
+    await expectPublishRefused(a, "shoal.work.node-b.heartbeat-refused", encode({ Accepted: false, Code: "NotFound", Reason: "forged" }));
     await expectSubscribeRefused(a, "shoal.compute.*.*", "shoal-orchestrators");
     await expectSubscribeRefused(a, "shoal.join.*", "shoal-orchestrators");
     await expectSubscribeRefused(a, "shoal.events.>");

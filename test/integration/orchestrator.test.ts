@@ -107,8 +107,8 @@ describe("compute protocol", () => {
     expect(await eventCount()).toBe(before);
   });
 
-  it("refuses heartbeats of unregistered nodes as not registered", async () => {
-    expect(await new ComputeClient(nc, "ghost").heartbeat()).toEqual({ Accepted: false, Code: "NotFound", Reason: "node not registered: ghost" });
+  it("refuses request-style heartbeats (older agents) of unregistered nodes as not registered", async () => {
+    expect(await new ComputeClient(nc, "ghost").heartbeatRequest()).toEqual({ Accepted: false, Code: "NotFound", Reason: "node not registered: ghost" });
   });
 
   it("keeps resource reports in memory and shows them in the API", async () => {

@@ -1,0 +1,68 @@
+import { NODE_ID_PATTERN } from "../events/catalog/node-id.ts";
+import { unpack, validate } from "./codec.ts";
+import { HeartbeatRequest } from "./messages.ts";
+
+/**
+ * Decodes a heartbeat as `decode(HeartbeatRequest, …)` would, without its cost on the hot path:
+ * a well-formed heartbeat is checked field by field; anything else goes through the schema,
+ * which refuses it with the same explanation as any other message.
+ */
+export function decodeHeartbeat(bytes: Uint8Array): HeartbeatRequest {
+  const raw = unpack(bytes);
+  return isWellFormed(raw) ? raw : validate(HeartbeatRequest, raw);
+}
+
+/** Exactly the schema's rules: NodeID a node id, Sequence a non-negative integer, an optional MessageID of 1–128 characters, nothing else. */
+function isWellFormed(raw: unknown): raw is HeartbeatRequest {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return false;
+  let fields = 0;
+  for (const key in raw) {
+    if (key !== "NodeID" && key !== "Sequence" && key !== "MessageID") return false;
+    fields++;
+  }
+  const { NodeID, Sequence, MessageID } = raw as Record<string, unknown>;
+  if (typeof NodeID !== "string" || !NODE_ID_PATTERN.test(NodeID)) return false;
+  if (typeof Sequence !== "number" || !Number.isInteger(Sequence) || Sequence < 0) return false;
+  if (MessageID === undefined) return fields === 2;
+  return typeof MessageID === "string" && MessageID.length >= 1 && MessageID.length <= 128;
+}
+
+const ascii = (text: string) => Array.from(text, (c) => c.charCodeAt(0));
+/** The keys as msgpack fixstr, with their headers. */
+const NODE_ID_KEY = Uint8Array.from([0xa0 | 6, ...ascii("NodeID")]);
+const SEQUENCE_KEY = Uint8Array.from([0xa0 | 8, ...ascii("Sequence")]);
+
+function matches(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
+/**
+ * Whether `bytes` are exactly what an agent publishes for this node (ComputeClient.heartbeat):
+ * the msgpack map `{NodeID: nodeId, Sequence: n}` in that order, n an unsigned integer of at most
+ * 32 bits, and nothing more. Read in place, allocating nothing: the hot path. Anything else (a
+ * MessageID, another key order or encoding) is for `decodeHeartbeat`. It does not check that
+ * `nodeId` is a valid node id: a registered node's always is, and a refusal must ask
+ * `decodeHeartbeat` for the precise reason.
+ */
+export function isAgentHeartbeat(bytes: Uint8Array, nodeId: string): boolean {
+  const length = nodeId.length;
+  // A map of two: fixmap, or map16 as msgpackr writes it (it sizes a map after writing its header).
+  let at = bytes[0] === 0x82 ? 1 : bytes[0] === 0xde && bytes[1] === 0 && bytes[2] === 2 ? 3 : 0;
+  if (at === 0 || !matches(bytes, at, NODE_ID_KEY)) return false;
+  at += NODE_ID_KEY.length;
+  if (length <= 31) {
+    if (bytes[at++] !== (0xa0 | length)) return false;
+  } else if (length <= 255) {
+    if (bytes[at++] !== 0xd9 || bytes[at++] !== length) return false;
+  } else return false;
+  // Byte for char: a registered id is ASCII, so equal here means equal as UTF-8.
+  for (let i = 0; i < length; i++) if (bytes[at + i] !== nodeId.charCodeAt(i)) return false;
+  at += length;
+  if (!matches(bytes, at, SEQUENCE_KEY)) return false;
+  at += SEQUENCE_KEY.length;
+  const tag = bytes[at];
+  if (tag === undefined) return false;
+  const size = tag <= 0x7f ? 1 : tag === 0xcc ? 2 : tag === 0xcd ? 3 : tag === 0xce ? 5 : 0;
+  return size > 0 && at + size === bytes.length;
+}
