@@ -1,0 +1,149 @@
+import { createHash, createPublicKey, verify } from "node:crypto";
+import { base32 } from "nkeys.js/lib/base32.js";
+import { Codec } from "nkeys.js/lib/codec.js";
+import { Prefix } from "nkeys.js/lib/nkeys.js";
+import type { NatsPermissions } from "../nats-auth/nats-roles.ts";
+import type { NatsNkey } from "./nats-nkey.ts";
+
+/**
+ * NATS JWTs (nats-io/jwt v2, what nats-server 2.9 reads): `header.claims.signature`, each part
+ * base64url without padding; the header is always {"typ":"JWT","alg":"ed25519-nkey"}; the
+ * signature is the issuer nkey's ed25519 signature of `header.claims`; `jti` is a digest of the
+ * standard claims (nats-server does not check it, it only names the token).
+ */
+const HEADER = base64url(JSON.stringify({ typ: "JWT", alg: "ed25519-nkey" }));
+
+export class NatsJwtError extends Error {
+  override readonly name = "NatsJwtError";
+}
+
+interface StandardClaims {
+  readonly iss: string;
+  readonly sub: string;
+  readonly name: string;
+  readonly iat: number;
+  readonly exp?: number;
+}
+
+function base64url(text: string | Uint8Array): string {
+  return Buffer.from(text).toString("base64url");
+}
+
+/** Signs `nats` as a JWT about `subject` issued by `issuer`. */
+export function encodeJwt(issuer: NatsNkey, subject: string, name: string, nats: Record<string, unknown>, options: { iat?: number; exp?: number } = {}): string {
+  const standard: StandardClaims = {
+    iss: issuer.publicKey,
+    sub: subject,
+    name,
+    iat: options.iat ?? Math.floor(Date.now() / 1000),
+    ...(options.exp === undefined ? {} : { exp: options.exp }),
+  };
+  const jti = new TextDecoder().decode(base32.encode(createHash("sha512-256").update(JSON.stringify(standard)).digest()));
+  const payload = base64url(JSON.stringify({ jti, ...standard, nats }));
+  const signed = `${HEADER}.${payload}`;
+  return `${signed}.${base64url(issuer.sign(new TextEncoder().encode(signed)))}`;
+}
+
+/** The claims of a JWT whose signature its own `iss` made; throws NatsJwtError otherwise. */
+export function decodeJwt(jwt: string): StandardClaims & { readonly jti: string; readonly nats: Record<string, unknown> } {
+  const parts = jwt.split(".");
+  if (parts.length !== 3 || parts[0] !== HEADER) throw new NatsJwtError("not a NATS JWT");
+  const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as StandardClaims & { jti: string; nats: Record<string, unknown> };
+  let valid = false;
+  try {
+    const raw = rawPublicKey(claims.iss);
+    const key = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
+    valid = verify(null, new TextEncoder().encode(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2]!, "base64url"));
+  } catch {
+    valid = false;
+  }
+  if (!valid) throw new NatsJwtError("the JWT's signature is not its issuer's");
+  return claims;
+}
+
+function rawPublicKey(publicKey: string): Uint8Array {
+  const prefix = { O: Prefix.Operator, A: Prefix.Account, U: Prefix.User }[publicKey[0] ?? ""];
+  if (prefix === undefined) throw new NatsJwtError(`not an operator, account or user key: ${publicKey}`);
+  return Codec.decode(prefix, new TextEncoder().encode(publicKey));
+}
+
+/** nats-server's config permissions in a JWT's shape (`pub`/`sub` instead of `publish`/`subscribe`). */
+export function jwtPermissions(permissions: NatsPermissions): { pub: { allow?: string[]; deny?: string[] }; sub: { allow?: string[]; deny?: string[] } } {
+  const side = (p: NatsPermissions["publish"]) => ({
+    ...(p?.allow ? { allow: [...p.allow] } : {}),
+    ...(p?.deny ? { deny: [...p.deny] } : {}),
+  });
+  return { pub: side(permissions.publish), sub: side(permissions.subscribe) };
+}
+
+const UNLIMITED = { subs: -1, data: -1, payload: -1 };
+
+export function operatorJwt(operator: NatsNkey, name: string, systemAccount: string): string {
+  return encodeJwt(operator, operator.publicKey, name, { type: "operator", version: 2, system_account: systemAccount });
+}
+
+export interface AccountOptions {
+  /** JetStream for the account: its disk budget in bytes (undefined: none). */
+  readonly jetStreamDiskBytes?: number;
+  /** User keys cut off, with the time (seconds) before which their JWTs no longer count. */
+  readonly revocations?: ReadonlyMap<string, number>;
+  /** Account signing keys whose users get exactly `template`'s permissions, whatever their JWT says. */
+  readonly scopedSigners?: readonly { readonly key: string; readonly role: string; readonly template: NatsPermissions }[];
+  readonly iat?: number;
+}
+
+export function accountJwt(operator: NatsNkey, account: string, name: string, options: AccountOptions = {}): string {
+  const jetStream =
+    options.jetStreamDiskBytes === undefined
+      ? {}
+      : { mem_storage: 64 * 1024 * 1024, disk_storage: options.jetStreamDiskBytes, streams: -1, consumer: -1, max_ack_pending: -1, max_bytes_required: false };
+  return encodeJwt(
+    operator,
+    account,
+    name,
+    {
+      type: "account",
+      version: 2,
+      limits: { ...UNLIMITED, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, ...jetStream },
+      default_permissions: { pub: {}, sub: {} },
+      ...(options.revocations && options.revocations.size > 0 ? { revocations: Object.fromEntries(options.revocations) } : {}),
+      ...(options.scopedSigners && options.scopedSigners.length > 0
+        ? {
+            signing_keys: options.scopedSigners.map((s) => ({
+              kind: "user_scope",
+              key: s.key,
+              role: s.role,
+              template: { ...jwtPermissions(s.template), ...UNLIMITED },
+            })),
+          }
+        : {}),
+    },
+    options.iat === undefined ? {} : { iat: options.iat },
+  );
+}
+
+/**
+ * A user of `account`, signed by the account key itself (permissions in the JWT, none: all) or
+ * by one of its scoped signers (`issuerAccount` set): the scope's template then decides, and
+ * nats-server refuses a scoped user whose JWT names permissions or limits of its own.
+ */
+export function userJwt(
+  signer: NatsNkey,
+  user: string,
+  name: string,
+  permissions: NatsPermissions | undefined,
+  options: { issuerAccount?: string; iat?: number; exp?: number } = {},
+): string {
+  return encodeJwt(
+    signer,
+    user,
+    name,
+    {
+      type: "user",
+      version: 2,
+      // Without limits a user may hold no subscription and send no payload.
+      ...(options.issuerAccount ? { issuer_account: options.issuerAccount } : { ...(permissions ? jwtPermissions(permissions) : {}), ...UNLIMITED }),
+    },
+    { ...(options.iat === undefined ? {} : { iat: options.iat }), ...(options.exp === undefined ? {} : { exp: options.exp }) },
+  );
+}
