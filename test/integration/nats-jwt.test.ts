@@ -8,7 +8,16 @@ import { ORCHESTRATOR_PERMISSIONS, nodePermissions } from "../../src/transport/n
 import { decodeJwt, userJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, joinLogin, joinSigner, loadOrCreateOperatorKeys, pushAccountJwt } from "../../src/transport/nats-jwt/nats-operator.ts";
+import {
+  NatsOperator,
+  joinLogin,
+  joinSigner,
+  loadOrCreateOperatorKeys,
+  pushAccountJwt,
+  revocationsIn,
+  shoalAccountKey,
+  type NatsOperatorKeys,
+} from "../../src/transport/nats-jwt/nats-operator.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 
@@ -19,6 +28,7 @@ import { freePort } from "../support/nats-server.ts";
 const JOIN_TOKEN = "shoal-join_test-token";
 const dir = tempDir("shoal-nats-jwt-");
 const configFile = join(dir, "nats-server.conf");
+let keys: NatsOperatorKeys;
 let operator: NatsOperator;
 let server: EmbeddedNatsServer;
 const open: NatsConnection[] = [];
@@ -65,7 +75,7 @@ function nodeLogin(nodeId: string) {
 }
 
 beforeAll(async () => {
-  const keys = loadOrCreateOperatorKeys(join(dir, "credentials"));
+  keys = loadOrCreateOperatorKeys(join(dir, "credentials"));
   operator = new NatsOperator(keys, { joinToken: JOIN_TOKEN, jetStreamDiskBytes: 64 * 1024 * 1024 });
   const port = await freePort();
   writeConfig(port);
@@ -80,17 +90,19 @@ afterAll(async () => {
 describe("Shoal as the NATS operator", () => {
   it("keeps its keys as 0600 files and finds the same ones again", () => {
     const again = loadOrCreateOperatorKeys(join(dir, "credentials"));
-    expect(again.account.publicKey).toBe(operator.account);
-    for (const file of ["nats-operator.nk", "nats-system-account.nk", "nats-account.nk"]) {
+    expect(again.accountSigner.publicKey).toBe(keys.accountSigner.publicKey);
+    for (const file of ["nats-operator.nk", "nats-operator-signer.nk", "nats-system-account.nk", "nats-system-signer.nk", "nats-account-signer.nk"]) {
       expect(statSync(join(dir, "credentials", file)).mode & 0o777).toBe(0o600);
     }
-    expect(readFileSync(join(dir, "credentials", "nats-account.nk"), "utf8")).toMatch(/^SA/);
+    expect(readFileSync(join(dir, "credentials", "nats-account-signer.nk"), "utf8")).toMatch(/^SA/);
+    // The account itself is named by the join token, so a joining node can name it too.
+    expect(operator.account).toBe(shoalAccountKey(JOIN_TOKEN).publicKey);
   });
 
   it("writes JWTs nats-server's format describes: nkey-signed, typed, versioned", () => {
     const key = newNkey("user");
     const claims = decodeJwt(operator.issueUser(key.publicKey, "edge-1", nodePermissions("edge-1")));
-    expect(claims).toMatchObject({ iss: operator.account, sub: key.publicKey, name: "edge-1", nats: { type: "user", version: 2 } });
+    expect(claims).toMatchObject({ iss: keys.accountSigner.publicKey, sub: key.publicKey, name: "edge-1", nats: { type: "user", version: 2, issuer_account: operator.account } });
     expect(claims.jti).toMatch(/^[A-Z2-7]{52}$/);
     const tampered = operator.issueUser(key.publicKey, "edge-1", nodePermissions("edge-1")).replace(/\.[^.]+\./, `.${Buffer.from(JSON.stringify({ ...claims, name: "x" })).toString("base64url")}.`);
     expect(() => decodeJwt(tampered)).toThrow("signature");
@@ -117,8 +129,11 @@ describe("Shoal as the NATS operator", () => {
     }
   });
 
-  it("refuses a key with no JWT, a JWT for another key, and a JWT not signed by the account", async () => {
+  it("refuses a key with no JWT, a JWT for another key, and a JWT not signed by the account's signing key", async () => {
     const key = newNkey("user");
+    // Signed by the account's identity key, which every holder of the join token can derive: strict usage refuses it.
+    expect(await refused(jwtLogin(userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(true);
+    expect(await refused(jwtLogin(userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1"), { issuerAccount: operator.account }), key))).toBe(true);
     const other = newNkey("user");
     expect(await refused(jwtLogin(operator.issueUser(other.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(true);
     const stranger = newNkey("account");
@@ -138,7 +153,7 @@ describe("Shoal as the NATS operator", () => {
   });
 
   it("admits holders of the join token to ask to join, and nothing more, whatever their JWT claims", async () => {
-    const nc = await login(joinLogin(JOIN_TOKEN, operator.account));
+    const nc = await login(joinLogin(JOIN_TOKEN));
     expect(await violations(nc, () => nc.publish("shoal.join.edge-9"))).toEqual([]);
     expect(await violations(nc, () => nc.subscribe("_INBOX_JOIN.abc.>"))).toEqual([]);
     expect(await violations(nc, () => nc.publish("shoal.compute.edge-9.heartbeat"))).toContain("PERMISSIONS_VIOLATION");
@@ -152,7 +167,7 @@ describe("Shoal as the NATS operator", () => {
     const greedyAuth = jwtLogin(
       // The scoped signer's JWT, naming the account, with permissions of its own.
       (() => {
-        const jwt = userJwt(joinSigner(JOIN_TOKEN), scopedClaimsMore.publicKey, "greedy", undefined, { issuerAccount: operator.account });
+        const jwt = userJwt(joinSigner(JOIN_TOKEN), scopedClaimsMore.publicKey, "greedy", undefined, { issuerAccount: operator.account, scoped: true });
         const [h, p] = jwt.split(".");
         const claims = JSON.parse(Buffer.from(p!, "base64url").toString()) as { nats: Record<string, unknown> };
         claims.nats = { ...claims.nats, pub: { allow: [">"] }, sub: { allow: [">"] } };
@@ -171,7 +186,7 @@ describe("Shoal as the NATS operator", () => {
     }
 
     // Another token's signer is nobody.
-    expect(await refused(joinLogin("another-token", operator.account))).toBe(true);
+    expect(await refused(joinLogin("another-token"))).toBe(true);
   });
 
   it("cuts a revoked node off at once and refuses its login, until a later JWT; a restart keeps the revocation", async () => {
@@ -189,8 +204,12 @@ describe("Shoal as the NATS operator", () => {
     const onc = await login(jwtLogin(operator.issueUser(orch.publicKey, "shoal-orchestrator", ORCHESTRATOR_PERMISSIONS), orch));
     expect((await (await onc.jetstreamManager()).getAccountInfo()).streams).toBeGreaterThanOrEqual(0);
 
-    // A restarted server reads the revocation from its config: written, not reloaded.
+    // A restarted server reads the revocation from its config: written, not reloaded; and a
+    // restarted orchestrator reads it back from there.
     writeConfig(Number(new URL(server.url).port));
+    const carried = revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account);
+    expect([...carried.keys()]).toEqual([key.publicKey]);
+    expect(revocationsIn(readFileSync(configFile, "utf8"), newNkey("operator").publicKey, operator.account).size).toBe(0);
     const pid = server.pid;
     process.kill(pid!, "SIGKILL");
     for (let i = 0; i < 200 && (server.pid === pid || !server.state.running); i++) await new Promise((r) => setTimeout(r, 50));

@@ -78,27 +78,43 @@ export function jwtPermissions(permissions: NatsPermissions): { pub: { allow?: s
 
 const UNLIMITED = { subs: -1, data: -1, payload: -1 };
 
-export function operatorJwt(operator: NatsNkey, name: string, systemAccount: string): string {
-  return encodeJwt(operator, operator.publicKey, name, { type: "operator", version: 2, system_account: systemAccount });
+/**
+ * The operator: trusts the system account, and with `signingKeys` set only they may sign
+ * accounts and (strict usage) no identity key may sign users — only an account's signing keys.
+ */
+export function operatorJwt(operator: NatsNkey, name: string, systemAccount: string, signingKeys: readonly string[] = []): string {
+  return encodeJwt(operator, operator.publicKey, name, {
+    type: "operator",
+    version: 2,
+    system_account: systemAccount,
+    ...(signingKeys.length > 0 ? { signing_keys: [...signingKeys], strict_signing_key_usage: true } : {}),
+  });
 }
 
 export interface AccountOptions {
   /** JetStream for the account: its disk budget in bytes (undefined: none). */
   readonly jetStreamDiskBytes?: number;
-  /** User keys cut off, with the time (seconds) before which their JWTs no longer count. */
+  /** User keys cut off, with the time (seconds) at or before which their JWTs no longer count. */
   readonly revocations?: ReadonlyMap<string, number>;
-  /** Account signing keys whose users get exactly `template`'s permissions, whatever their JWT says. */
+  /** Keys that sign the account's users, with the permissions in each user's JWT. */
+  readonly signingKeys?: readonly string[];
+  /** Signing keys whose users get exactly `template`'s permissions, whatever their JWT says. */
   readonly scopedSigners?: readonly { readonly key: string; readonly role: string; readonly template: NatsPermissions }[];
   readonly iat?: number;
 }
 
-export function accountJwt(operator: NatsNkey, account: string, name: string, options: AccountOptions = {}): string {
+/** An account, issued by the operator (or one of its signing keys). */
+export function accountJwt(issuer: NatsNkey, account: string, name: string, options: AccountOptions = {}): string {
   const jetStream =
     options.jetStreamDiskBytes === undefined
       ? {}
       : { mem_storage: 64 * 1024 * 1024, disk_storage: options.jetStreamDiskBytes, streams: -1, consumer: -1, max_ack_pending: -1, max_bytes_required: false };
+  const signingKeys = [
+    ...(options.signingKeys ?? []),
+    ...(options.scopedSigners ?? []).map((s) => ({ kind: "user_scope", key: s.key, role: s.role, template: { ...jwtPermissions(s.template), ...UNLIMITED } })),
+  ];
   return encodeJwt(
-    operator,
+    issuer,
     account,
     name,
     {
@@ -107,33 +123,26 @@ export function accountJwt(operator: NatsNkey, account: string, name: string, op
       limits: { ...UNLIMITED, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, ...jetStream },
       default_permissions: { pub: {}, sub: {} },
       ...(options.revocations && options.revocations.size > 0 ? { revocations: Object.fromEntries(options.revocations) } : {}),
-      ...(options.scopedSigners && options.scopedSigners.length > 0
-        ? {
-            signing_keys: options.scopedSigners.map((s) => ({
-              kind: "user_scope",
-              key: s.key,
-              role: s.role,
-              template: { ...jwtPermissions(s.template), ...UNLIMITED },
-            })),
-          }
-        : {}),
+      ...(signingKeys.length > 0 ? { signing_keys: signingKeys } : {}),
     },
     options.iat === undefined ? {} : { iat: options.iat },
   );
 }
 
+export interface UserOptions {
+  /** The account, when `signer` is one of its signing keys rather than its identity. */
+  readonly issuerAccount?: string;
+  /** `signer` is a scoped signer: its template decides, and the JWT carries no permissions or limits. */
+  readonly scoped?: boolean;
+  readonly iat?: number;
+  readonly exp?: number;
+}
+
 /**
- * A user of `account`, signed by the account key itself (permissions in the JWT, none: all) or
- * by one of its scoped signers (`issuerAccount` set): the scope's template then decides, and
- * nats-server refuses a scoped user whose JWT names permissions or limits of its own.
+ * A user, with `permissions` in its JWT (none: all) — or, signed by a scoped signer, with the
+ * scope's template (nats-server 2.9 replaces whatever such a JWT names; later ones refuse it).
  */
-export function userJwt(
-  signer: NatsNkey,
-  user: string,
-  name: string,
-  permissions: NatsPermissions | undefined,
-  options: { issuerAccount?: string; iat?: number; exp?: number } = {},
-): string {
+export function userJwt(signer: NatsNkey, user: string, name: string, permissions: NatsPermissions | undefined, options: UserOptions = {}): string {
   return encodeJwt(
     signer,
     user,
@@ -142,7 +151,8 @@ export function userJwt(
       type: "user",
       version: 2,
       // Without limits a user may hold no subscription and send no payload.
-      ...(options.issuerAccount ? { issuer_account: options.issuerAccount } : { ...(permissions ? jwtPermissions(permissions) : {}), ...UNLIMITED }),
+      ...(options.scoped ? {} : { ...(permissions ? jwtPermissions(permissions) : {}), ...UNLIMITED }),
+      ...(options.issuerAccount ? { issuer_account: options.issuerAccount } : {}),
     },
     { ...(options.iat === undefined ? {} : { iat: options.iat }), ...(options.exp === undefined ? {} : { exp: options.exp }) },
   );
