@@ -7,6 +7,13 @@ export interface NodeCredential {
 }
 
 /**
+ * The shape of NodeState below (and of what evolveNode folds into it). Bump it whenever either
+ * changes: a node-state snapshot written under another version is ignored and the streams are
+ * replayed in full (src/snapshots/).
+ */
+export const NODE_STATE_VERSION = 1;
+
+/**
  * One node as its stored events describe it: what the actor decides on and what the read
  * model serves (liveness — heartbeats and resources — is transient and kept elsewhere).
  */

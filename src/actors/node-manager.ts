@@ -108,15 +108,17 @@ export class NodeManager {
    * Reads every node stream once to learn which nodes exist, their health and their keys, then
    * arms health deadlines with a full grace period. Actors are not kept: each loads its own
    * stream on its next command. Yields between batches, so a long replay never starves timers.
+   * From a snapshot (every node's state at a store position), only the events after it are read.
    */
-  async recover(): Promise<{ nodes: number; events: number; position: number }> {
+  async recover(from?: { readonly position: number; readonly states: Iterable<NodeState> }): Promise<{ nodes: number; events: number; position: number }> {
     const { store, logger } = this.options;
     const started = this.clock.now();
     const states = new Map<string, NodeState>();
-    const lastSeenInEvents = new Map<string, string | null>();
-    let after = 0;
+    if (from) for (const state of from.states) states.set(state.nodeId, state);
+    let after = from?.position ?? 0;
     let count = 0;
     let lastProgress = started;
+    if (from) logger.info({ nodes: states.size, position: after }, "recovering nodes from a snapshot; replaying the events after it");
     for (;;) {
       const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
       for (const recorded of batch) {
@@ -125,7 +127,6 @@ export class NodeManager {
         const event = decodeNodeEvent(recorded);
         const nodeId = entityIdOf(recorded.stream);
         states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
-        if (event.type === "NodeBecameUnhealthy" || event.type === "NodeBecameUnknown") lastSeenInEvents.set(nodeId, event.data.LastHeartbeat);
         count++;
       }
       const now = this.clock.now();
@@ -146,7 +147,8 @@ export class NodeManager {
       if (key !== undefined) this.recoveredCredentials.push([nodeId, key]);
       if (!state.registered || state.nodeType !== "Compute") continue;
       const health = state.health ?? "HEALTHY";
-      const seen = lastSeenInEvents.get(nodeId);
+      // The LastHeartbeat of the UNHEALTHY/UNKNOWN event that made it so (the state keeps it).
+      const seen = state.lastHeartbeatAtChange;
       this.liveness.track(nodeId, now, {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         health,
@@ -155,7 +157,7 @@ export class NodeManager {
       });
       this.arm(nodeId);
     }
-    logger.info({ nodes: this.directory.size, events: count, ms: this.clock.now() - started }, "recovered nodes from the event store");
+    logger.info({ nodes: this.directory.size, events: count, fromSnapshot: from !== undefined, ms: this.clock.now() - started }, "recovered nodes from the event store");
     return { nodes: this.directory.size, events: count, position: after };
   }
 

@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -25,5 +26,35 @@ export function writeFileAtomic(path: string, content: string, mode = 0o644): vo
     fsyncSync(dir);
   } finally {
     closeSync(dir);
+  }
+}
+
+/**
+ * The same guarantee for large binary content, without holding the event loop: the chunks are
+ * written and fsynced on libuv's thread pool. Concurrent writers of one path must be serialised
+ * by the caller (they share the temporary name).
+ */
+export async function writeFileAtomicAsync(path: string, chunks: readonly Uint8Array[], mode = 0o644): Promise<void> {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  const file = await open(temp, "w", mode);
+  try {
+    for (const chunk of chunks) {
+      // A write may take only part of a large buffer.
+      for (let done = 0; done < chunk.length; ) done += (await file.write(chunk, done)).bytesWritten;
+    }
+    await file.sync();
+  } catch (e) {
+    await file.close();
+    rmSync(temp, { force: true });
+    throw e;
+  }
+  await file.close();
+  renameSync(temp, path);
+  const dir = await open(dirname(path), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }

@@ -16,6 +16,8 @@ import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import type { ProcessorProgress } from "../projections/processor.ts";
 import { ProcessorHost } from "../projections/processor-host.ts";
+import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../snapshots/node-state-snapshot-file.ts";
+import { NodeStateSnapshotter } from "../snapshots/node-state-snapshotter.ts";
 import { lockDataDir } from "../fs/data-dir-lock.ts";
 import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
@@ -162,7 +164,14 @@ export async function startOrchestrator(
     });
     cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
     if (transport.down !== undefined) manager.transportDown(transport.down);
-    const recovered = await manager.recover();
+    // A snapshot of every node's state lets both folds below skip the events it covers; the
+    // stream stays the truth (anything wrong with the snapshot: a full replay).
+    const snapshotPath = nodeStateSnapshotPath(config.DataDir);
+    const loaded = await readNodeStateSnapshot(snapshotPath, store);
+    const snapshot = "snapshot" in loaded ? loaded.snapshot : undefined;
+    if (snapshot) logger.info({ path: snapshotPath, nodes: snapshot.views.length, position: snapshot.position }, "starting from the node-state snapshot");
+    else logger.info({ path: snapshotPath, reason: "reason" in loaded ? loaded.reason : "" }, "no usable node-state snapshot: replaying every node stream");
+    const recovered = await manager.recover(snapshot && { position: snapshot.position, states: snapshot.views });
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
     // The store says which keys are live; until now the ones the previous config admitted were in.
@@ -177,10 +186,15 @@ export async function startOrchestrator(
     // One store subscription feeds the read model and the publisher, each at its own pace.
     const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }) });
     const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
+    if (snapshot) views.seed(snapshot.views);
+    const snapshotter = new NodeStateSnapshotter({ path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) }, snapshot);
     const projection = processors.add({
       name: "node-views",
+      // The snapshot is the read model's checkpoint: it resumes right after it.
+      checkpoints: { load: () => Promise.resolve(snapshot?.position), save: () => Promise.resolve() },
       handle: (batch) => {
         for (const e of batch) views.handleEnvelope(e);
+        snapshotter.handled(batch);
       },
     });
     const published = processors.add(publisher);
@@ -192,10 +206,13 @@ export async function startOrchestrator(
         logger: logger.child({ component: "workflows" }),
       }),
     );
+    // After the processors stopped (cleanups run in reverse): the views' final state.
+    cleanups.push({ name: "writing the node-state snapshot", run: () => snapshotter.stop() });
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    snapshotter.start();
 
     const protocol = new NodeProtocolHandler(nc, manager, {
       joinToken: joinToken.token,

@@ -38,6 +38,20 @@ export class NodeViews {
     this.listener?.(nodeId, before, next);
   }
 
+  /** Starts from a snapshot's views (before any event is handled); the listener is told of each. */
+  seed(views: readonly NodeView[]): void {
+    for (const view of views) {
+      const before = this.views.get(view.nodeId);
+      this.views.set(view.nodeId, view);
+      this.listener?.(view.nodeId, before, view);
+    }
+  }
+
+  /** Every view now, deleted ones included: what a node-state snapshot holds. */
+  all(): NodeView[] {
+    return [...this.views.values()];
+  }
+
   get(nodeId: string): NodeView | undefined {
     return this.views.get(nodeId);
   }

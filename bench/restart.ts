@@ -1,0 +1,213 @@
+/**
+ * Restart: `shoal serve` (the built CLI, its own process, embedded NATS) on a store of N nodes
+ * and M events, timed from spawn to the first answer of `GET /api/v1/orchestrator/nodes?limit=1`
+ * (the API is served only once the read model has caught up with the store, so that answer is
+ * the correct state; the full list is then paged and checked, untimed). The same DataDir is
+ * started without a node-state snapshot (a full replay) and with one, in the same run.
+ *
+ * The store is built directly with better-sqlite3 in the SQLite store's own schema (created by
+ * opening it with SqliteEventStore first), in one transaction: per node a NodeRegistered
+ * (APPROVED), a NodeCredentialBound (a well-formed user nkey: random key bytes, correct
+ * checksum, so that nats-server takes it; generating real key pairs costs 7 ms each) and
+ * UNHEALTHY/HEALTHY pairs up to the events per node, interleaved across nodes as a fleet's
+ * health changes would be. The publisher's and the workflow's checkpoints are set at the head,
+ * as a restart finds them.
+ *
+ *   npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set restart.rounds=1]
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { NODE_EVENT_VERSIONS } from "../src/events/catalog/node-event-codec.ts";
+import type { NodeEventType } from "../src/events/catalog/node-events.ts";
+import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
+import { adminApiKeyPath } from "../src/security/admin-api-key.ts";
+import { nodeStateSnapshotPath } from "../src/snapshots/node-state-snapshot-file.ts";
+import { forgetDeletedNodes } from "../src/workflows/forget-deleted-nodes.ts";
+import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
+import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { startChild } from "./support/child-process.ts";
+import { freePort } from "./support/free-port.ts";
+
+const SHOAL = join(import.meta.dirname, "../bin/shoal");
+const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const b of bytes) {
+    crc ^= b << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** A user nkey public key as NATS checks it: prefix U, 32 key bytes, CRC-16, base32. */
+function userPublicKey(): string {
+  const raw = Buffer.alloc(35);
+  raw[0] = 20 << 3;
+  randomBytes(32).copy(raw, 1);
+  raw.writeUInt16LE(crc16(raw.subarray(0, 33)), 33);
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const byte of raw) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
+  return out;
+}
+
+async function buildStore(dataDir: string, nodes: number, eventsPerNode: number): Promise<number> {
+  const path = join(dataDir, "shoal.db");
+  await new SqliteEventStore(path).close();
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  const insert = db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const start = Date.parse("2026-01-01T00:00:00Z");
+  let events = 0;
+  let second = 0;
+  const row = (nodeId: string, revision: number, type: string, data: unknown) => {
+    const time = new Date(start + second++ * 10).toISOString();
+    const metadata = { time, schemaVersion: NODE_EVENT_VERSIONS[type as NodeEventType], actor: { type: "system", id: "node-manager" }, correlationId: randomUUID(), causationId: randomUUID() };
+    insert.run(randomUUID(), `node-${nodeId}`, revision, type, JSON.stringify(data), JSON.stringify(metadata), time);
+    events++;
+  };
+  db.transaction(() => {
+    const id = (i: number) => `bench-node-${String(i).padStart(6, "0")}`;
+    for (let i = 0; i < nodes; i++) {
+      const info = virtualNodeInfo(id(i), i);
+      row(id(i), 0, "NodeRegistered", { NodeID: id(i), NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 });
+      row(id(i), 1, "NodeCredentialBound", { NodeID: id(i), PublicKey: userPublicKey(), Reinstated: false });
+    }
+    for (let revision = 2; revision < eventsPerNode; revision++) {
+      for (let i = 0; i < nodes; i++) {
+        const last = new Date(start + second * 10 - 15_000).toISOString();
+        if (revision % 2 === 0) row(id(i), revision, "NodeBecameUnhealthy", { NodeID: id(i), LastHeartbeat: last, DisconnectTimeoutMs: 15_000 });
+        else row(id(i), revision, "NodeBecameHealthy", { NodeID: id(i), Previous: "UNHEALTHY" });
+      }
+    }
+    // What a restart finds: the publisher and the workflow long caught up (their own catch-up,
+    // 1M JetStream publishes, is another figure: bench/publish-storm.ts).
+    const checkpoint = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?)");
+    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`]) checkpoint.run(name, events);
+  })();
+  db.close();
+  return events;
+}
+
+interface Start {
+  readonly ms: number;
+  readonly phases: Record<string, number>;
+  readonly listed: number;
+  readonly stopMs: number;
+}
+
+/** Spawn to the first answer of the node list; then the list paged and counted, and a clean stop. */
+async function startOnce(dataDir: string, expectedNodes: number, log: (line: string) => void): Promise<Start> {
+  const port = await freePort();
+  const natsPort = await freePort();
+  const args = ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${port}`, "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", "Logging.Level=info", "-c", "Logging.Mode=json"];
+  const spawned = performance.now();
+  const child = await startChild(SHOAL, args, "is running.", 600_000);
+  const url = `http://127.0.0.1:${port}`;
+  let ms = 0;
+  try {
+    const key = readFileSync(adminApiKeyPath(dataDir), "utf8").trim();
+    const headers = { authorization: `Bearer ${key}` };
+    for (;;) {
+      const res = await fetch(`${url}/api/v1/orchestrator/nodes?limit=1`, { headers }).catch(() => undefined);
+      if (res?.status === 200) {
+        await res.arrayBuffer();
+        ms = performance.now() - spawned;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    let listed = 0;
+    let token: string | undefined;
+    do {
+      const res = await fetch(`${url}/api/v1/orchestrator/nodes?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`, { headers });
+      const page = (await res.json()) as { Nodes: { Revision?: number; Health?: string }[]; NextToken?: string };
+      listed += page.Nodes.length;
+      token = page.NextToken || undefined;
+    } while (token);
+    if (listed !== expectedNodes) throw new Error(`listed ${listed} nodes, expected ${expectedNodes}`);
+    const phases: Record<string, number> = {};
+    const lines = child
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { msg: string; time: number; ms?: number; [k: string]: unknown });
+    const at = (msg: string) => lines.find((l) => l.msg === msg);
+    const recovered = at("recovered nodes from the event store");
+    const admitted = at("NATS admits the joined nodes' keys");
+    const ready = at("orchestrator ready");
+    if (recovered?.ms !== undefined) phases.recoverMs = recovered.ms;
+    if (recovered && admitted) phases.natsKeysMs = admitted.time - recovered.time;
+    if (admitted && ready) phases.readModelAndApiMs = ready.time - admitted.time;
+    log(`    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes listed`);
+    const stopping = performance.now();
+    await child.stop(120_000);
+    const written = child
+      .output()
+      .split("\n")
+      .find((l) => l.includes("node-state snapshot written"));
+    if (written) log(`    on stop: ${written}`);
+    return { ms, phases, listed, stopMs: performance.now() - stopping };
+  } catch (e) {
+    await child.stop(5_000);
+    throw e;
+  }
+}
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const nodes = setting(options, "restart.nodes", options.quick ? 2_000 : 100_000);
+  const eventsPerNode = setting(options, "restart.eventsPerNode", 10);
+  const rounds = setting(options, "restart.rounds", 1);
+  const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-restart-"));
+  try {
+    const built = performance.now();
+    const events = await buildStore(dataDir, nodes, eventsPerNode);
+    options.log(`  store: ${nodes} nodes, ${events} events, built in ${Math.round(performance.now() - built)} ms`);
+    const replays: Start[] = [];
+    const snapshots: Start[] = [];
+    // The orchestrator's own node is listed too.
+    const expected = nodes + 1;
+    for (let r = 0; r < rounds; r++) {
+      rmSync(nodeStateSnapshotPath(dataDir), { force: true });
+      options.log("  without a snapshot (full replay):");
+      replays.push(await startOnce(dataDir, expected, options.log));
+      options.log("  from the snapshot written on that stop:");
+      snapshots.push(await startOnce(dataDir, expected, options.log));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    const replayMs = median(replays.map((s) => s.ms));
+    const snapshotMs = median(snapshots.map((s) => s.ms));
+    const phase = (starts: Start[], name: string) => median(starts.map((s) => s.phases[name] ?? NaN));
+    const figures: BenchFigure[] = [
+      {
+        name: "restart from a snapshot: spawn to a correct node list",
+        value: snapshotMs,
+        unit: "ms",
+        baseline: { name: "full replay", value: replayMs },
+        target: { on: "value", max: 5_000 },
+        note: `${nodes} nodes, ${events} events; ${rounds} round(s)`,
+      },
+      { name: "restart, full replay: spawn to a correct node list", value: replayMs, unit: "ms" },
+      { name: "recovery (NodeManager.recover) from a snapshot", value: phase(snapshots, "recoverMs"), unit: "ms", baseline: { name: "full replay", value: phase(replays, "recoverMs") } },
+      { name: "NATS reload with every node's key (access.replaceAll), snapshot start", value: phase(snapshots, "natsKeysMs"), unit: "ms" },
+      { name: "NATS reload with every node's key (access.replaceAll), replay start", value: phase(replays, "natsKeysMs"), unit: "ms" },
+      { name: "clean stop (writes the snapshot after a replay)", value: median(replays.map((s) => s.stopMs)), unit: "ms" },
+    ];
+    return { figures, parameters: { nodes, events, eventsPerNode, rounds } };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
