@@ -4,7 +4,8 @@
  * connections doing `PUT /api/v1/orchestrator/nodes/<id>` with the admin key. Each node gets
  * approve, reject, approve, … in turn, so every PUT writes one event (NodeApproved or
  * NodeRejected: the seeded nodes hold no key, so no credential changes and no nats-server
- * reloads); the nodes are visited round-robin, so 50 connections never hit one node at once.
+ * reloads). Each connection owns its own share of the nodes and visits them round-robin, so a
+ * node's PUTs never overlap and arrive in the order sent.
  *
  * The nodes are seeded into the store before `shoal serve` starts, through the actor host and
  * node decider the orchestrator uses (bench/support/seed-nodes.ts): 10,000 joins over the
@@ -70,10 +71,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       seconds,
       warmupSeconds,
       headers: { authorization: `Bearer ${orchestrator.adminKey}` },
-      request: (i) => {
-        const nodeId = ids[i % nodes]!;
+      request: (_, worker, n) => {
+        // Connection w owns nodes w, w + connections, …: a node's PUTs are sent one after another.
+        const owned = Math.floor((nodes - 1 - worker) / connections) + 1;
+        const nodeId = ids[worker + connections * (n % owned)]!;
         // The node's k-th PUT: approve when k is even (it starts PENDING), reject when odd.
-        const action = Math.floor(i / nodes) % 2 === 0 ? "approve" : "reject";
+        const action = Math.floor(n / owned) % 2 === 0 ? "approve" : "reject";
         return { method: "PUT", path: `/api/v1/orchestrator/nodes/${nodeId}`, body: JSON.stringify({ NodeID: nodeId, Action: action, Message: "bench" }) };
       },
     });

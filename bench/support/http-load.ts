@@ -13,8 +13,11 @@ export interface HttpLoadOptions {
   readonly seconds: number;
   /** Not counted: lets connections, JIT and the server settle first. */
   readonly warmupSeconds: number;
-  /** The i-th request (numbered across every connection, warm-up included). */
-  readonly request: (i: number) => HttpRequestSpec;
+  /**
+   * The i-th request (numbered across every connection, warm-up included), sent on connection
+   * `worker`, whose `n`-th request it is: each connection waits for its answer before its next.
+   */
+  readonly request: (i: number, worker: number, n: number) => HttpRequestSpec;
   /** Sent with every request (the API key). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Whether an answer is a success (default: 2xx). */
@@ -91,9 +94,9 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
   const measureFrom = start + options.warmupSeconds * 1000;
   const end = measureFrom + options.seconds * 1000;
   let measuredEnd = end;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end && !(options.until?.() ?? false)) {
-      const spec = options.request(next++);
+  const worker = async (_: unknown, w: number): Promise<void> => {
+    for (let n = 0; performance.now() < end && !(options.until?.() ?? false); n++) {
+      const spec = options.request(next++, w, n);
       const t0 = performance.now();
       let success: boolean;
       try {
