@@ -22,14 +22,22 @@ export interface ServedOrchestrator {
  * `shoal serve` as a user starts it (the compiled CLI through bin/shoal, its own process) in a
  * fresh DataDir, with `-c` settings on top of a free API port and warn-level logs.
  */
-export async function serveOrchestrator(settings: Readonly<Record<string, string | number>>): Promise<ServedOrchestrator> {
+export async function serveOrchestrator(
+  settings: Readonly<Record<string, string | number>>,
+  options: {
+    /** Runs on the fresh DataDir before `shoal serve` starts (e.g. writes events into its store). */
+    readonly prepare?: (dataDir: string) => Promise<void>;
+    readonly readyTimeoutMs?: number;
+  } = {},
+): Promise<ServedOrchestrator> {
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-serve-"));
   const apiPort = await freePort();
   const config = { "API.Host": "127.0.0.1", "API.Port": apiPort, DataDir: dataDir, "Logging.Level": "warn", ...settings };
   const args = ["serve", ...Object.entries(config).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
   let child: RunningChild;
   try {
-    child = await startChild(SHOAL, args, "is running.");
+    await options.prepare?.(dataDir);
+    child = await startChild(SHOAL, args, "is running.", options.readyTimeoutMs);
   } catch (e) {
     rmSync(dataDir, { recursive: true, force: true });
     throw e;

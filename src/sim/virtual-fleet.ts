@@ -28,6 +28,11 @@ export interface VirtualFleetOptions {
   /** The agents' join retry backoff (defaults: the agent's). */
   readonly initialBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  /**
+   * The i-th node's key; default a fresh one. With keys already bound in the store (and a
+   * registration sentinel in dataDir) a node starts without joining: a pre-provisioned fleet.
+   */
+  readonly key?: (index: number) => JoinKey;
 }
 
 /** Counts at one moment; the refused/failed/heartbeat totals are cumulative since start. */
@@ -67,6 +72,8 @@ export class VirtualFleet {
   private readonly keys: (JoinKey | undefined)[];
   private readonly registered: Uint8Array;
   private readonly lastHeartbeatAccepted: Uint8Array;
+  /** Date.now() when each node's last accepted heartbeat was answered (0: none yet). */
+  private readonly heartbeatAcceptedAt: Float64Array;
   private readonly killed: Uint8Array;
   private readonly queue: number[] = [];
   private queueHead = 0;
@@ -92,6 +99,7 @@ export class VirtualFleet {
     this.keys = new Array<JoinKey | undefined>(n);
     this.registered = new Uint8Array(n);
     this.lastHeartbeatAccepted = new Uint8Array(n);
+    this.heartbeatAcceptedAt = new Float64Array(n);
     this.killed = new Uint8Array(n);
     this.idWidth = String(Math.max(0, n - 1)).length;
     this.ownsDataDir = options.dataDir === undefined;
@@ -130,7 +138,7 @@ export class VirtualFleet {
   }
 
   private key(index: number): JoinKey {
-    return (this.keys[index] ??= userNkeyFromSeed(nkeys.createUser().getSeed()));
+    return (this.keys[index] ??= this.options.key?.(index) ?? userNkeyFromSeed(nkeys.createUser().getSeed()));
   }
 
   private launch(index: number): void {
@@ -176,6 +184,7 @@ export class VirtualFleet {
       if (what === "heartbeat") {
         this.heartbeatsAccepted++;
         this.lastHeartbeatAccepted[index] = 1;
+        this.heartbeatAcceptedAt[index] = Date.now();
       } else if (what === "join") this.joinsAccepted++;
       return;
     }
@@ -224,6 +233,12 @@ export class VirtualFleet {
       ids.push(this.nodeId(i));
     }
     return ids;
+  }
+
+  /** When the node's last accepted heartbeat was answered (Date.now()), or undefined if none was. */
+  lastHeartbeatAcceptedAt(index: number): number | undefined {
+    const at = this.heartbeatAcceptedAt[index];
+    return at === undefined || at === 0 ? undefined : at;
   }
 
   progress(): FleetProgress {

@@ -1,0 +1,128 @@
+/**
+ * Durable appends through the actor host: the generic EntityRegistry with the node kind (the
+ * node decider, codec and streams the orchestrator uses) over a real SQLite store. N entities
+ * are registered, then each gets a run of commands (Approve, MarkUnhealthy, Reject,
+ * MarkHealthy, … each of which writes one event) handed to its actor all at once, so its
+ * mailbox holds them while every other entity's commands run concurrently. Measured twice in
+ * the same run, on fresh files: with group commit (the store's default) and with one commit
+ * per append (`groupCommit: false`). Both are fsynced, and both are read back and counted.
+ *
+ *   npx tsx bench/actor-appends.ts [entities=2000] [commands per entity=24]
+ *   npm run bench -- --only actor-appends --set actor-appends.entities=5000
+ *
+ * Knobs: actor-appends.entities, actor-appends.commands, actor-appends.baselineCommands.
+ * Targets (issue 6): >= 50,000 events/s and >= 10x one-commit-per-event, same run.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import type { NodeCommand } from "../machines/node/node-commands.ts";
+import { systemClock } from "../src/actors/clock.ts";
+import { systemContext } from "../src/actors/command-context.ts";
+import { EntityRegistry } from "../src/actors/entity-registry.ts";
+import { nodeKind } from "../src/actors/node-kind.ts";
+import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
+import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
+import { setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
+
+const TARGET_EVENTS_PER_S = 50_000;
+const TARGET_RATIO = 10;
+
+/** Each writes exactly one event in the state the one before leaves (checked: events stored = events returned). */
+const CYCLE: readonly NodeCommand[] = [{ type: "Approve" }, { type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 15_000 }, { type: "Reject" }, { type: "MarkHealthy" }];
+
+interface Measured {
+  readonly eventsPerSecond: number;
+  readonly eventsPerCpuSecond: number;
+  readonly events: number;
+  readonly commits: number;
+  readonly largestBatch: number;
+  readonly seconds: number;
+}
+
+async function measure(groupCommit: boolean, entities: number, commands: number): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), "shoal-bench-actor-appends-"));
+  const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit });
+  const registry = new EntityRegistry(nodeKind, { store, clock: systemClock, newEventId: randomUUID }, { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) });
+  try {
+    const ids = Array.from({ length: entities }, (_, e) => `bench-node-${e}`);
+    const context = systemContext("bench");
+    let returned = 0;
+    const entity = async (id: string, index: number): Promise<void> => {
+      const registered = await registry.execute(id, { type: "Register", info: virtualNodeInfo(id, index), manualApproval: true }, context);
+      returned += registered.events.length;
+      // The rest go into the mailbox at once: the actor runs them one by one, other actors meanwhile.
+      const results = await Promise.all(Array.from({ length: commands - 1 }, (_, n) => registry.execute(id, CYCLE[n % CYCLE.length]!, context)));
+      for (const r of results) returned += r.events.length;
+    };
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(ids.map(entity));
+    const ms = performance.now() - start;
+    const { user, system } = process.cpuUsage(cpu);
+    const stats = store.commitStats;
+    const stored = (await store.readAll()).length;
+    const expected = entities * commands;
+    if (stored !== expected || returned !== expected || stats.events !== expected) {
+      throw new Error(`stored ${stored} events, actors returned ${returned}, commits held ${stats.events}; expected ${expected}`);
+    }
+    return {
+      eventsPerSecond: stored / (ms / 1000),
+      eventsPerCpuSecond: stored / ((user + system) / 1e6),
+      events: stored,
+      commits: stats.commits,
+      largestBatch: stats.largestBatchEvents,
+      seconds: ms / 1000,
+    };
+  } finally {
+    registry.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const entities = setting(options, "actor-appends.entities", options.quick ? 200 : 2_000);
+  const commands = setting(options, "actor-appends.commands", options.quick ? 4 : 24);
+  // One fsync per event is slow: fewer commands per entity give the same rate in a bearable time.
+  const baselineCommands = setting(options, "actor-appends.baselineCommands", 2);
+  options.log(`  one commit per event: ${entities} entities × ${baselineCommands} commands`);
+  const single = await measure(false, entities, baselineCommands);
+  options.log(`    ${Math.round(single.eventsPerSecond)} events/s (${single.seconds.toFixed(1)} s)`);
+  options.log(`  group commit: ${entities} entities × ${commands} commands`);
+  const grouped = await measure(true, entities, commands);
+  options.log(`    ${Math.round(grouped.eventsPerSecond)} events/s, ${grouped.commits} commits, largest ${grouped.largestBatch} events`);
+  const baseline = { name: "same through one commit per event", value: Math.round(single.eventsPerSecond) };
+  return {
+    parameters: { entities, commands, baselineCommands },
+    figures: [
+      {
+        name: "durable appends through the actor host",
+        value: Math.round(grouped.eventsPerSecond),
+        unit: "events/s",
+        target: { on: "value", min: TARGET_EVENTS_PER_S },
+        note: `${grouped.events} events in ${grouped.commits} commits (mean ${Math.round(grouped.events / grouped.commits)}, largest ${grouped.largestBatch}); ${Math.round(grouped.eventsPerCpuSecond)} per CPU-second`,
+      },
+      {
+        name: "actor-host appends over one commit per event",
+        value: Math.round(grouped.eventsPerSecond),
+        unit: "events/s",
+        baseline,
+        target: { on: "ratio", min: TARGET_RATIO },
+        note: `baseline: ${single.events} events, one commit each`,
+      },
+    ],
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const [entities, commands] = process.argv.slice(2);
+  const settings: Record<string, string> = {};
+  if (entities !== undefined) settings["actor-appends.entities"] = entities;
+  if (commands !== undefined) settings["actor-appends.commands"] = commands;
+  const result = await run({ quick: false, settings, log: (line) => process.stderr.write(`${line}\n`) });
+  console.log(JSON.stringify(result, null, 2));
+}
