@@ -1,13 +1,18 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
 import { isUnreachable } from "../transport/unreachable.ts";
-import { joinNatsPassword, type JoinKey } from "../transport/join-proof.ts";
+import { writeFileAtomic } from "../fs/write-file-atomic.ts";
+import { credentialsDir } from "../security/secret-file.ts";
+import type { JoinKey } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { nkeyLogin } from "../transport/nkey-signature.ts";
-import { JOIN_USER } from "../transport/nats-auth/nats-roles.ts";
+import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
+import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
@@ -54,6 +59,8 @@ export class ComputeAgentError extends Error {
 
 // A failed connect rejects with a NatsError; the status stream reports the same as a bare code.
 const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
+// nats-server says this (nats.js has no code for it) when it drops a connection whose JWT was revoked.
+const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
 /**
  * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
  * while it reloads its users (which it does whenever a node joins or is revoked).
@@ -82,10 +89,28 @@ export class ComputeAgent {
   private readonly sentinel: RegistrationSentinel;
   private readonly key: JoinKey;
   private wake: (() => void) | undefined;
+  /**
+   * The user JWT the orchestrator's own nats-server issued this key at join (none on an external
+   * NATS: the key logs in alone). Kept beside the key file (0600) so that a restarted agent logs
+   * in as itself without joining again; a fleet simulator's keys (options.key) keep it in memory.
+   */
+  private jwt: string | undefined;
+  private readonly jwtFile: string | undefined;
+  /** A re-join after NATS refused our JWT (revoked), running in the background. */
+  private rejoining: Promise<void> | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
+    this.jwtFile = options.key ? undefined : join(credentialsDir(options.dataDir), `${options.nodeId}.jwt`);
+    if (this.jwtFile && existsSync(this.jwtFile)) this.jwt = readFileSync(this.jwtFile, "utf8").trim() || undefined;
+  }
+
+  private keepJwt(jwt: string | undefined): void {
+    this.jwt = jwt;
+    if (!this.jwtFile) return;
+    if (jwt === undefined) rmSync(this.jwtFile, { force: true });
+    else writeFileAtomic(this.jwtFile, `${jwt}\n`, 0o600);
   }
 
   get isRegistered(): boolean {
@@ -141,7 +166,8 @@ export class ComputeAgent {
     try {
       const nc = await connect({
         ...this.connectOptions(),
-        authenticator: nkeyLogin(this.key),
+        // Asked at every (re)connect: a JWT issued meanwhile is used from then on.
+        authenticator: (nonce?: string) => (this.jwt === undefined ? nkeyLogin(this.key) : jwtLogin(this.jwt, this.key))(nonce),
         inboxPrefix: nodeInboxPrefix(this.options.nodeId),
         reconnect: true,
         maxReconnectAttempts: -1,
@@ -160,6 +186,12 @@ export class ComputeAgent {
   private watch(nc: NatsConnection): void {
     void (async () => {
       for await (const status of nc.status()) {
+        if (status.type === "error" && (isAuthError(status.data) || isRevoked(status.data)) && this.jwt !== undefined && !this.stopped && this.nc === nc) {
+          // The orchestrator's own server revoked our JWT (rejected or deleted): only a join can get a new one.
+          this.refused = true;
+          this.rejoin(nc);
+          return;
+        }
         if (status.type === "error" && isAuthError(status.data) && !this.refused && !this.stopped) {
           this.refused = true;
           this.options.logger.warn(
@@ -172,6 +204,31 @@ export class ComputeAgent {
         }
       }
     })().catch((err: unknown) => this.options.logger.warn({ err }, "stopped watching the NATS connection's status"));
+  }
+
+  /**
+   * Joins again through the join login, with backoff: the orchestrator answers only if the node is
+   * still registered (Rejoin) — an approved node gets a fresh JWT, a rejected one is told to wait
+   * (Forbidden) and tries again at the slowest pace, a deleted one stays out until its agent restarts.
+   */
+  private rejoin(revoked: NatsConnection): void {
+    if (this.rejoining) return;
+    this.options.logger.warn("NATS revoked this node's login (an operator rejected or deleted the node); joining again to learn whether it is still in");
+    this.nc = undefined;
+    this.client = undefined;
+    this.keepJwt(undefined);
+    this.rejoining = (async () => {
+      await closeNatsConnection(revoked, this.options.logger);
+      try {
+        await this.join(true);
+        if (this.client) this.refused = false;
+      } catch (e) {
+        this.options.logger.error({ reason: (e as Error).message }, "compute agent cannot join again; it stops reporting");
+        this.registered = false;
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
   }
 
   private adopt(nc: NatsConnection): void {
@@ -203,13 +260,12 @@ export class ComputeAgent {
   }
 
   /** Joins through the join token's restricted login, then reconnects as itself when told to. */
-  private async joinWithToken(): Promise<ProtocolResponse> {
+  private async joinWithToken(rejoin: boolean): Promise<ProtocolResponse> {
     let nc: NatsConnection;
     try {
       nc = await connect({
         ...this.connectOptions(),
-        user: JOIN_USER,
-        pass: joinNatsPassword(this.options.token),
+        authenticator: joinLogin(this.options.token),
         inboxPrefix: JOIN_INBOX_PREFIX,
         reconnect: false,
       });
@@ -224,7 +280,7 @@ export class ComputeAgent {
     }
     this.joinLoginRefusals = 0;
     try {
-      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key, this.options.token);
+      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key, this.options.token, rejoin);
     } finally {
       await nc.close().catch(() => undefined);
     }
@@ -235,7 +291,7 @@ export class ComputeAgent {
    * heartbeat; otherwise it joins — over its own connection where NATS lets its key in, else
    * through the join token's login — retrying with backoff while nobody answers.
    */
-  private async join(): Promise<void> {
+  private async join(rejoin = false): Promise<void> {
     const { logger } = this.options;
     const maxBackoff = this.options.maxBackoffMs ?? 30_000;
     /** The orchestrator's RetryAfter: it asked for no retry sooner. */
@@ -262,8 +318,9 @@ export class ComputeAgent {
           this.sentinel.remove();
         }
         const response = this.client
-          ? await this.client.join(this.info(), this.key, this.options.token)
-          : await this.joinWithToken();
+          ? await this.client.join(this.info(), this.key, this.options.token, rejoin)
+          : await this.joinWithToken(rejoin);
+        if (response.Accepted && response.UserJWT !== undefined) this.keepJwt(response.UserJWT);
         if (response.Accepted) {
           if (!this.client) {
             const own = await this.connectAsOwnKeyAfterJoin();
@@ -279,6 +336,10 @@ export class ComputeAgent {
           return;
         }
         this.tell("join", response);
+        if (rejoin && response.Code === "NotFound") {
+          this.refusedReport("join", response);
+          return;
+        }
         if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
         // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
         // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes joining
