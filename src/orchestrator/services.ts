@@ -30,6 +30,7 @@ export class Store extends Context.Tag("shoal/Store")<Store, EventStore & Checkp
 // manager stops blaming nodes) within about three intervals. A ping every 2 s costs nothing.
 const STALE_AFTER = { pingInterval: 2_000, maxPingOut: 2 };
 const STORE_CLOSE_TIMEOUT_MS = 5_000;
+const SYSTEM_CLOSE_TIMEOUT_MS = 500;
 
 export interface NatsService {
   readonly nc: NatsConnection;
@@ -177,7 +178,13 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
       });
       // The system account's connection, only to push account updates (revocations) to the running server.
-      target.system = yield* connectTo(server.url, { authenticator: operator.systemLogin(), name: "shoal-account-updates" });
+      // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
+      target.system = yield* Effect.acquireRelease(
+        attempt(`cannot connect to NATS at ${redactUrl(server.url)}`, () =>
+          connect({ servers: server.url, name: "shoal-account-updates", maxReconnectAttempts: -1, reconnectTimeWait: 1000, authenticator: operator.systemLogin(), ...STALE_AFTER }),
+        ),
+        (system) => Effect.promise(() => boundedStep("closing the NATS system-account connection", () => system.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger })),
+      );
       return { nc, url: server.url, server, joinToken, access, readerCredsFile };
     }),
   );
