@@ -36,6 +36,8 @@ export interface ComputeAgentOptions {
   readonly jitterMs?: number;
   /** The node's key; by default created once and kept under `<dataDir>/credentials` (a fleet simulator keeps its own). */
   readonly key?: JoinKey;
+  /** Where the node's user JWT is kept; by default beside the key file (a fleet simulator keeps them in memory). */
+  readonly jwtStore?: JwtStore;
   /** What the node reports about itself; by default this machine's info (a fleet simulator reports its own). */
   readonly nodeInfo?: () => NodeInfo;
   /** Told every protocol exchange's outcome: for callers that count them (the fleet simulator). */
@@ -52,6 +54,21 @@ export interface AgentOutcome {
   readonly code?: string;
 }
 
+
+/** Keeps the user JWT the orchestrator's nats-server issued the node, across agent restarts. */
+export interface JwtStore {
+  load(): string | undefined;
+  save(jwt: string | undefined): void;
+}
+
+/** The JWT in `<dataDir>/credentials/<nodeId>.jwt` (0600), beside the key it goes with. */
+function jwtFileStore(dataDir: string, nodeId: string): JwtStore {
+  const file = join(credentialsDir(dataDir), `${nodeId}.jwt`);
+  return {
+    load: () => (existsSync(file) ? readFileSync(file, "utf8").trim() || undefined : undefined),
+    save: (jwt) => (jwt === undefined ? rmSync(file, { force: true }) : writeFileAtomic(file, `${jwt}\n`, 0o600)),
+  };
+}
 
 export class ComputeAgentError extends Error {
   override readonly name = "ComputeAgentError";
@@ -91,26 +108,24 @@ export class ComputeAgent {
   private wake: (() => void) | undefined;
   /**
    * The user JWT the orchestrator's own nats-server issued this key at join (none on an external
-   * NATS: the key logs in alone). Kept beside the key file (0600) so that a restarted agent logs
-   * in as itself without joining again; a fleet simulator's keys (options.key) keep it in memory.
+   * NATS: the key logs in alone). Kept (options.jwtStore) so that a restarted agent logs in as
+   * itself without joining again.
    */
   private jwt: string | undefined;
-  private readonly jwtFile: string | undefined;
+  private readonly jwtStore: JwtStore;
   /** A re-join after NATS refused our JWT (revoked), running in the background. */
   private rejoining: Promise<void> | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
-    this.jwtFile = options.key ? undefined : join(credentialsDir(options.dataDir), `${options.nodeId}.jwt`);
-    if (this.jwtFile && existsSync(this.jwtFile)) this.jwt = readFileSync(this.jwtFile, "utf8").trim() || undefined;
+    this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
+    this.jwt = this.jwtStore.load();
   }
 
   private keepJwt(jwt: string | undefined): void {
     this.jwt = jwt;
-    if (!this.jwtFile) return;
-    if (jwt === undefined) rmSync(this.jwtFile, { force: true });
-    else writeFileAtomic(this.jwtFile, `${jwt}\n`, 0o600);
+    this.jwtStore.save(jwt);
   }
 
   get isRegistered(): boolean {
