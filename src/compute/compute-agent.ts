@@ -80,7 +80,7 @@ const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: 
 const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
 /**
  * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
- * while it reloads its users (which it does whenever a node joins or is revoked).
+ * while it reloads its users (an external NATS whose operator changes its config).
  */
 class RetryableJoinError extends Error {
   override readonly name = "RetryableJoinError";
@@ -262,8 +262,8 @@ export class ComputeAgent {
   }
 
   /**
-   * The orchestrator answers a join only once its nats-server lets the key in, but another
-   * node's join may have the server reloading again right then: try a few times, briefly.
+   * The orchestrator answers a join only once its nats-server lets the key in, but a server that
+   * reloads its users (an external one) may refuse a login meanwhile: try a few times, briefly.
    */
   private async connectAsOwnKeyAfterJoin(): Promise<NatsConnection | undefined> {
     for (let attempt = 0; attempt < 5 && !this.stopped; attempt++) {

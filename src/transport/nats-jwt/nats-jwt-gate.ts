@@ -1,8 +1,7 @@
 import type { NatsConnection } from "nats";
 import type { Logger } from "pino";
-import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
 import { nodePermissions } from "../nats-auth/nats-roles.ts";
-import { NatsOperator, pushAccountJwt } from "./nats-operator.ts";
+import { pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
 
 /** Where revocations go: the config the server reads when it (re)starts, and the running server. */
 export interface RevocationTarget {
