@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { AckPolicy, Empty, connect, credsAuthenticator, nkeyAuthenticator, nkeys, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -296,6 +296,9 @@ describe("the orchestrator's nats-server", () => {
     await orchestrator.manager.operatorAction("approve", "node-a", operator("ours after all"));
     expect((await membershipOf("node-a")).at(-1)).toMatchObject({ type: "NodeCredentialBound", data: { PublicKey: key, Reinstated: true } });
     // The running agent, refused with its revoked JWT, joins again by itself and gets a new one for the reinstated key.
+    // (The server drops the old connection a moment after the push: heartbeats sent meanwhile do not count, only those after a new JWT.)
+    const jwtFile = join(agents["node-a"]!.dataDir, "credentials", "node-a.jwt");
+    await waitFor(() => existsSync(jwtFile) && nodeJwt("node-a") !== jwtBeforeReject, 10_000, () => "node-a given a new JWT");
     const since = orchestrator.manager.live("node-a")!.lastHeartbeat!;
     await waitFor(() => (orchestrator.manager.live("node-a")?.lastHeartbeat ?? 0) > since + 500, 10_000, () => "node-a heartbeating again");
     await (await asNode("node-a")).close();
