@@ -193,8 +193,14 @@ export class ComputeAgent {
       this.watch(nc);
       return nc;
     } catch (e) {
-      if (isAuthError(e)) return undefined;
-      throw e;
+      if (!isAuthError(e)) throw e;
+      // A JWT this server does not take (revoked while the agent was down, another orchestrator,
+      // an external NATS): forget it and try the key alone, as on an external NATS.
+      if (this.jwt !== undefined) {
+        this.keepJwt(undefined);
+        return this.connectAsNode();
+      }
+      return undefined;
     }
   }
 
