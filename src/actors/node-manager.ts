@@ -126,9 +126,9 @@ export class NodeManager {
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
         const event = decodeNodeEvent(recorded);
         const nodeId = entityIdOf(recorded.stream);
+        if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
         states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
         if (event.type === "NodeBecameUnhealthy" || event.type === "NodeBecameUnknown") lastSeenInEvents.set(nodeId, event.data.LastHeartbeat);
-        if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
         count++;
       }
       const now = this.clock.now();
@@ -148,6 +148,8 @@ export class NodeManager {
       const key = activeCredential(state);
       if (key !== undefined) this.recoveredCredentials.push([nodeId, key]);
       if (key !== undefined) this.revokedKeys.delete(key);
+      // A rejected node's key, also when it came from a snapshot (a deleted node's is gone from its state).
+      else if (state.credential && !state.credential.active) this.revokedKeys.add(state.credential.publicKey);
       if (!state.registered || state.nodeType !== "Compute") continue;
       const health = state.health ?? "HEALTHY";
       const seen = lastSeenInEvents.get(nodeId);
