@@ -83,6 +83,8 @@ export class NodeManager {
   private readonly admission: RegistrationAdmission;
   /** Keys live at recovery, for NATS; the gate keeps them from then on. */
   private recoveredCredentials: [string, string][] = [];
+  /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
+  private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
   private readonly onHealthDeadline = (key: string) => void this.onDeadline(key.slice(HEALTH_KEY.length));
 
@@ -126,6 +128,7 @@ export class NodeManager {
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
         const event = decodeNodeEvent(recorded);
         const nodeId = entityIdOf(recorded.stream);
+        if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
         states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
         count++;
       }
@@ -145,6 +148,9 @@ export class NodeManager {
       this.directory.set(state);
       const key = activeCredential(state);
       if (key !== undefined) this.recoveredCredentials.push([nodeId, key]);
+      if (key !== undefined) this.revokedKeys.delete(key);
+      // A rejected node's key, also when it came from a snapshot (a deleted node's is gone from its state).
+      else if (state.credential && !state.credential.active) this.revokedKeys.add(state.credential.publicKey);
       if (!state.registered || state.nodeType !== "Compute") continue;
       const health = state.health ?? "HEALTHY";
       // The LastHeartbeat of the UNHEALTHY/UNKNOWN event that made it so (the state keeps it).
@@ -348,6 +354,11 @@ export class NodeManager {
     return this.liveness.size;
   }
 
+  /** Whether `nodeId` (exactly) is registered now. */
+  isRegistered(nodeId: string): boolean {
+    return this.directory.isRegistered(nodeId);
+  }
+
   /** Exact id, else a unique prefix; `includeDeleted` also searches nodes whose history is all that is left. */
   resolve(idOrPrefix: string, includeDeleted = false): string {
     if (includeDeleted ? this.directory.has(idOrPrefix) : this.directory.isRegistered(idOrPrefix)) return idOrPrefix;
@@ -376,6 +387,11 @@ export class NodeManager {
     if (!this.options.credentials) return;
     const actor = await this.actors.get(nodeId);
     await this.options.credentials.apply(nodeId, activeCredential(actor.state));
+  }
+
+  /** Every key the store shows revoked and not live at recovery: what NATS must keep out after a restart. */
+  revokedCredentials(): string[] {
+    return [...this.revokedKeys];
   }
 
   /** Every node's live key as recovery found it: what NATS must let in after a restart. */

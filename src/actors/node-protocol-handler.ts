@@ -1,6 +1,6 @@
 import type { Msg, NatsConnection, Subscription } from "nats";
 import type { Logger } from "pino";
-import { ShoalError, asShoalError, badRequest, unauthorized } from "../errors/shoal-error.ts";
+import { ShoalError, asShoalError, badRequest, notFound, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
 import { decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
@@ -29,6 +29,8 @@ export interface NodeProtocolOptions {
   readonly joinToken: string;
   /** The nats-server enforces per-node keys: a node must reconnect with its own key after joining. */
   readonly enforcesNodeKeys: boolean;
+  /** The user JWT a joined node logs in with (the orchestrator's own nats-server); undefined unless the key is the node's live one. */
+  readonly nodeJwt?: (nodeId: string, publicKey: string) => string | undefined;
   readonly logger: Logger;
   /** Counts each heartbeat message that arrives (the metrics). */
   readonly onHeartbeat?: () => void;
@@ -105,8 +107,10 @@ export class NodeProtocolHandler {
       throw unauthorized("join refused: the signature was not made with the key the join names (PublicKey)");
     }
     if (req.Info.NodeType !== "Compute") throw badRequest("node is not a compute node");
+    if (req.Rejoin === true && !this.manager.isRegistered(nodeId)) throw notFound(`node ${nodeId} is not registered (deleted?); restart its agent to join again`);
     const result = await this.manager.join(req.Info, req.PublicKey, { ...context, reason: "joined with the join token" });
-    return { Accepted: true, Reason: result.note ?? "node registered", Reconnect: this.options.enforcesNodeKeys };
+    const jwt = this.options.nodeJwt?.(nodeId, req.PublicKey);
+    return { Accepted: true, Reason: result.note ?? "node registered", Reconnect: this.options.enforcesNodeKeys, ...(jwt === undefined ? {} : { UserJWT: jwt }) };
   }
 
   private track(work: Promise<void>): void {

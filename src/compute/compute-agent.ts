@@ -1,13 +1,18 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
 import { isUnreachable } from "../transport/unreachable.ts";
-import { joinNatsPassword, type JoinKey } from "../transport/join-proof.ts";
+import { writeFileAtomic } from "../fs/write-file-atomic.ts";
+import { credentialsDir } from "../security/secret-file.ts";
+import type { JoinKey } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { nkeyLogin } from "../transport/nkey-signature.ts";
-import { JOIN_USER } from "../transport/nats-auth/nats-roles.ts";
+import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
+import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
@@ -31,6 +36,8 @@ export interface ComputeAgentOptions {
   readonly jitterMs?: number;
   /** The node's key; by default created once and kept under `<dataDir>/credentials` (a fleet simulator keeps its own). */
   readonly key?: JoinKey;
+  /** Where the node's user JWT is kept; by default beside the key file (a fleet simulator keeps them in memory). */
+  readonly jwtStore?: JwtStore;
   /** What the node reports about itself; by default this machine's info (a fleet simulator reports its own). */
   readonly nodeInfo?: () => NodeInfo;
   /** Told every protocol exchange's outcome: for callers that count them (the fleet simulator). */
@@ -48,15 +55,32 @@ export interface AgentOutcome {
 }
 
 
+/** Keeps the user JWT the orchestrator's nats-server issued the node, across agent restarts. */
+export interface JwtStore {
+  load(): string | undefined;
+  save(jwt: string | undefined): void;
+}
+
+/** The JWT in `<dataDir>/credentials/<nodeId>.jwt` (0600), beside the key it goes with. */
+function jwtFileStore(dataDir: string, nodeId: string): JwtStore {
+  const file = join(credentialsDir(dataDir), `${nodeId}.jwt`);
+  return {
+    load: () => (existsSync(file) ? readFileSync(file, "utf8").trim() || undefined : undefined),
+    save: (jwt) => (jwt === undefined ? rmSync(file, { force: true }) : writeFileAtomic(file, `${jwt}\n`, 0o600)),
+  };
+}
+
 export class ComputeAgentError extends Error {
   override readonly name = "ComputeAgentError";
 }
 
 // A failed connect rejects with a NatsError; the status stream reports the same as a bare code.
 const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
+// nats-server says this (nats.js has no code for it) when it drops a connection whose JWT was revoked.
+const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
 /**
  * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
- * while it reloads its users (which it does whenever a node joins or is revoked).
+ * while it reloads its users (an external NATS whose operator changes its config).
  */
 class RetryableJoinError extends Error {
   override readonly name = "RetryableJoinError";
@@ -82,10 +106,26 @@ export class ComputeAgent {
   private readonly sentinel: RegistrationSentinel;
   private readonly key: JoinKey;
   private wake: (() => void) | undefined;
+  /**
+   * The user JWT the orchestrator's own nats-server issued this key at join (none on an external
+   * NATS: the key logs in alone). Kept (options.jwtStore) so that a restarted agent logs in as
+   * itself without joining again.
+   */
+  private jwt: string | undefined;
+  private readonly jwtStore: JwtStore;
+  /** A re-join after NATS refused our JWT (revoked), running in the background. */
+  private rejoining: Promise<void> | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
+    this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
+    this.jwt = this.jwtStore.load();
+  }
+
+  private keepJwt(jwt: string | undefined): void {
+    this.jwt = jwt;
+    this.jwtStore.save(jwt);
   }
 
   get isRegistered(): boolean {
@@ -141,7 +181,8 @@ export class ComputeAgent {
     try {
       const nc = await connect({
         ...this.connectOptions(),
-        authenticator: nkeyLogin(this.key),
+        // Asked at every (re)connect: a JWT issued meanwhile is used from then on.
+        authenticator: (nonce?: string) => (this.jwt === undefined ? nkeyLogin(this.key) : jwtLogin(this.jwt, this.key))(nonce),
         inboxPrefix: nodeInboxPrefix(this.options.nodeId),
         reconnect: true,
         maxReconnectAttempts: -1,
@@ -152,14 +193,26 @@ export class ComputeAgent {
       this.watch(nc);
       return nc;
     } catch (e) {
-      if (isAuthError(e)) return undefined;
-      throw e;
+      if (!isAuthError(e)) throw e;
+      // A JWT this server does not take (revoked while the agent was down, another orchestrator,
+      // an external NATS): forget it and try the key alone, as on an external NATS.
+      if (this.jwt !== undefined) {
+        this.keepJwt(undefined);
+        return this.connectAsNode();
+      }
+      return undefined;
     }
   }
 
   private watch(nc: NatsConnection): void {
     void (async () => {
       for await (const status of nc.status()) {
+        if (status.type === "error" && (isAuthError(status.data) || isRevoked(status.data)) && this.jwt !== undefined && !this.stopped && this.nc === nc) {
+          // The orchestrator's own server revoked our JWT (rejected or deleted): only a join can get a new one.
+          this.refused = true;
+          this.rejoin(nc);
+          return;
+        }
         if (status.type === "error" && isAuthError(status.data) && !this.refused && !this.stopped) {
           this.refused = true;
           this.options.logger.warn(
@@ -172,6 +225,31 @@ export class ComputeAgent {
         }
       }
     })().catch((err: unknown) => this.options.logger.warn({ err }, "stopped watching the NATS connection's status"));
+  }
+
+  /**
+   * Joins again through the join login, with backoff: the orchestrator answers only if the node is
+   * still registered (Rejoin) — an approved node gets a fresh JWT, a rejected one is told to wait
+   * (Forbidden) and tries again at the slowest pace, a deleted one stays out until its agent restarts.
+   */
+  private rejoin(revoked: NatsConnection): void {
+    if (this.rejoining) return;
+    this.options.logger.warn("NATS revoked this node's login (an operator rejected or deleted the node); joining again to learn whether it is still in");
+    this.nc = undefined;
+    this.client = undefined;
+    this.keepJwt(undefined);
+    this.rejoining = (async () => {
+      await closeNatsConnection(revoked, this.options.logger);
+      try {
+        await this.join(true);
+        if (this.client) this.refused = false;
+      } catch (e) {
+        this.options.logger.error({ reason: (e as Error).message }, "compute agent cannot join again; it stops reporting");
+        this.registered = false;
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
   }
 
   private adopt(nc: NatsConnection): void {
@@ -190,8 +268,8 @@ export class ComputeAgent {
   }
 
   /**
-   * The orchestrator answers a join only once its nats-server lets the key in, but another
-   * node's join may have the server reloading again right then: try a few times, briefly.
+   * The orchestrator answers a join only once its nats-server lets the key in, but a server that
+   * reloads its users (an external one) may refuse a login meanwhile: try a few times, briefly.
    */
   private async connectAsOwnKeyAfterJoin(): Promise<NatsConnection | undefined> {
     for (let attempt = 0; attempt < 5 && !this.stopped; attempt++) {
@@ -203,13 +281,12 @@ export class ComputeAgent {
   }
 
   /** Joins through the join token's restricted login, then reconnects as itself when told to. */
-  private async joinWithToken(): Promise<ProtocolResponse> {
+  private async joinWithToken(rejoin: boolean): Promise<ProtocolResponse> {
     let nc: NatsConnection;
     try {
       nc = await connect({
         ...this.connectOptions(),
-        user: JOIN_USER,
-        pass: joinNatsPassword(this.options.token),
+        authenticator: joinLogin(this.options.token),
         inboxPrefix: JOIN_INBOX_PREFIX,
         reconnect: false,
       });
@@ -224,7 +301,7 @@ export class ComputeAgent {
     }
     this.joinLoginRefusals = 0;
     try {
-      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key, this.options.token);
+      return await new ComputeClient(nc, this.options.nodeId).join(this.info(), this.key, this.options.token, rejoin);
     } finally {
       await nc.close().catch(() => undefined);
     }
@@ -235,7 +312,7 @@ export class ComputeAgent {
    * heartbeat; otherwise it joins — over its own connection where NATS lets its key in, else
    * through the join token's login — retrying with backoff while nobody answers.
    */
-  private async join(): Promise<void> {
+  private async join(rejoin = false): Promise<void> {
     const { logger } = this.options;
     const maxBackoff = this.options.maxBackoffMs ?? 30_000;
     /** The orchestrator's RetryAfter: it asked for no retry sooner. */
@@ -262,8 +339,9 @@ export class ComputeAgent {
           this.sentinel.remove();
         }
         const response = this.client
-          ? await this.client.join(this.info(), this.key, this.options.token)
-          : await this.joinWithToken();
+          ? await this.client.join(this.info(), this.key, this.options.token, rejoin)
+          : await this.joinWithToken(rejoin);
+        if (response.Accepted && response.UserJWT !== undefined) this.keepJwt(response.UserJWT);
         if (response.Accepted) {
           if (!this.client) {
             const own = await this.connectAsOwnKeyAfterJoin();
@@ -279,6 +357,10 @@ export class ComputeAgent {
           return;
         }
         this.tell("join", response);
+        if (rejoin && response.Code === "NotFound") {
+          this.refusedReport("join", response);
+          return;
+        }
         if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
         // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
         // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes joining

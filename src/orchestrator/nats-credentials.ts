@@ -1,6 +1,11 @@
 import { join } from "node:path";
 import type { ShoalConfig } from "../config/keys.ts";
+import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { credentialsDir, loadOrCreateSecret, newSecret } from "../security/secret-file.ts";
+import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
+import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
+import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
+import type { NatsOperator } from "../transport/nats-jwt/nats-operator.ts";
 
 export interface JoinToken {
   readonly token: string;
@@ -16,13 +21,16 @@ export function resolveJoinToken(config: ShoalConfig): JoinToken {
   return { token: loadOrCreateSecret(file, () => newSecret("shoal-join")).value, file };
 }
 
-/** The embedded nats-server's own logins, generated once: the orchestrator's and the event readers'. */
-export function embeddedNatsPasswords(dataDir: string): { orchestratorPassword: string; readerPassword: string; readerPasswordFile: string } {
+/**
+ * The event readers' login on the embedded nats-server: a NATS credentials file (their key's
+ * seed and a JWT with the reader permissions), 0600 under DataDir/credentials. The key is made
+ * once; the JWT is issued again at each start, so it always names the account of the current
+ * join token.
+ */
+export function writeEventsReaderCreds(dataDir: string, operator: NatsOperator): string {
   const dir = credentialsDir(dataDir);
-  const readerPasswordFile = join(dir, "nats-events-reader.password");
-  return {
-    orchestratorPassword: loadOrCreateSecret(join(dir, "nats-orchestrator.password"), () => newSecret("shoal-nats")).value,
-    readerPassword: loadOrCreateSecret(readerPasswordFile, () => newSecret("shoal-nats")).value,
-    readerPasswordFile,
-  };
+  const key = nkeyFromSeed("user", loadOrCreateSecret(join(dir, "nats-events-reader.nk"), () => newNkey("user").seed).value);
+  const file = join(dir, "nats-events-reader.creds");
+  writeFileAtomic(file, credsFileText(operator.issueUser(key.publicKey, EVENTS_READER_USER, EVENTS_READER_PERMISSIONS), key.seed), 0o600);
+  return file;
 }

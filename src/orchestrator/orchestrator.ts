@@ -27,7 +27,6 @@ import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
 import { buildVersion } from "../version.ts";
-import { EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import type { JoinToken } from "./nats-credentials.ts";
 import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
@@ -47,7 +46,8 @@ export interface RunningOrchestrator {
   /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
   readonly joinToken: JoinToken;
   /** The embedded NATS server's login for downstream event readers. */
-  readonly eventsReader: { readonly user: string; readonly passwordFile: string } | undefined;
+  /** The embedded nats-server's login for downstream systems: a NATS credentials file (JWT and seed). */
+  readonly eventsReader: { readonly credsFile: string } | undefined;
   /** The generated admin API key's file, when API.Auth.Users is empty. */
   readonly adminKey?: { readonly path: string; readonly created: boolean };
   stop(): Promise<void>;
@@ -115,7 +115,7 @@ export async function startOrchestrator(
   const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
   const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config), (events, position) => metrics.observeAppend(events, position));
   const store = storeHealth.store;
-  const { nc, url: natsUrl, server: natsServer, joinToken, access, readerPasswordFile } = Context.get(built.value, Nats);
+  const { nc, url: natsUrl, server: natsServer, joinToken, access, readerCredsFile } = Context.get(built.value, Nats);
   const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
   transport.onReconnect(() => metrics.natsReconnected());
   transport.start();
@@ -177,6 +177,8 @@ export async function startOrchestrator(
     // The store says which keys are live; until now the ones the previous config admitted were in.
     if (access) {
       await access.replaceAll(manager.activeCredentials());
+      // A crash between a revocation's event and its push to NATS must not leave the key in.
+      await access.revokeStale(manager.revokedCredentials());
       logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
     }
 
@@ -217,6 +219,7 @@ export async function startOrchestrator(
     const protocol = new NodeProtocolHandler(nc, manager, {
       joinToken: joinToken.token,
       enforcesNodeKeys: access !== undefined,
+      ...(access ? { nodeJwt: (id: string, key: string) => access.userJwtFor(id, key) } : {}),
       logger: logger.child({ component: "protocol" }),
       onHeartbeat: () => metrics.heartbeatReceived(),
     });
@@ -244,7 +247,7 @@ export async function startOrchestrator(
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
-    const eventsReader = readerPasswordFile === undefined ? undefined : { user: EVENTS_READER_USER, passwordFile: readerPasswordFile };
+    const eventsReader = readerCredsFile === undefined ? undefined : { credsFile: readerCredsFile };
     return { nodeId, apiUrl, natsUrl, manager, publisher: published, processors: processors.processors, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();

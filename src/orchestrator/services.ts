@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Context, Effect, Layer } from "effect";
-import { readFileSync } from "node:fs";
-import { Empty, connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
+import { existsSync, readFileSync } from "node:fs";
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { ShoalConfig } from "../config/keys.ts";
 import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
@@ -11,9 +11,15 @@ import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
-import { NatsAccess } from "../transport/nats-auth/nats-access.ts";
-import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_USER } from "../transport/nats-auth/nats-roles.ts";
-import { embeddedNatsPasswords, resolveJoinToken, type JoinToken } from "./nats-credentials.ts";
+import { writeFileAtomic } from "../fs/write-file-atomic.ts";
+import { credentialsDir } from "../security/secret-file.ts";
+import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../transport/nats-auth/nats-roles.ts";
+import { operatorModeServerConfig } from "../transport/nats-auth/nats-server-config.ts";
+import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
+import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
+import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
+import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
+import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
 export { StartupError };
@@ -24,15 +30,16 @@ export class Store extends Context.Tag("shoal/Store")<Store, EventStore & Checkp
 // manager stops blaming nodes) within about three intervals. A ping every 2 s costs nothing.
 const STALE_AFTER = { pingInterval: 2_000, maxPingOut: 2 };
 const STORE_CLOSE_TIMEOUT_MS = 5_000;
+const SYSTEM_CLOSE_TIMEOUT_MS = 500;
 
 export interface NatsService {
   readonly nc: NatsConnection;
   readonly url: string;
   readonly joinToken: JoinToken;
-  /** The embedded server's logins and per-node keys; undefined on an external NATS, whose operator owns them. */
-  readonly access: NatsAccess | undefined;
-  /** The embedded server's event-reader password file, for downstream systems. */
-  readonly readerPasswordFile: string | undefined;
+  /** The embedded server's per-node keys (JWT users); undefined on an external NATS, whose operator owns them. */
+  readonly access: NatsJwtGate | undefined;
+  /** The embedded server's event-reader credentials file (JWT and seed), for downstream systems. */
+  readonly readerCredsFile: string | undefined;
   /** The supervised child, when Shoal runs its own. */
   readonly server?: EmbeddedNatsServer;
 }
@@ -128,7 +135,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         const auth = yield* Effect.try({ try: () => externalAuth(config), catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))) });
         const joinToken = yield* attempt("cannot keep the join token", () => resolveJoinToken(config));
         const nc = yield* connectTo(external, auth);
-        return { nc, url: external, joinToken, access: undefined, readerPasswordFile: undefined };
+        return { nc, url: external, joinToken, access: undefined, readerCredsFile: undefined };
       }),
     );
   }
@@ -136,39 +143,49 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
     Nats,
     Effect.gen(function* () {
       const dir = join(config.DataDir, "nats");
-      const { joinToken, passwords, access } = yield* attempt("cannot prepare the embedded NATS server's credentials", async () => {
+      const configFile = join(dir, "nats-server.conf");
+      const target: { -readonly [K in keyof RevocationTarget]: RevocationTarget[K] } = { writeConfig: () => undefined, system: undefined };
+      const { joinToken, operator, readerCredsFile, access } = yield* attempt("cannot prepare the embedded NATS server's credentials", async () => {
         const joinToken = resolveJoinToken(config);
-        const passwords = embeddedNatsPasswords(config.DataDir);
+        const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
+        const account = shoalAccountKey(joinToken.token).publicKey;
+        // Revocations the last run wrote stay in force (the store may add some: NodeManager.revokedCredentials).
+        const revocations = existsSync(configFile) ? revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, account) : new Map<string, number>();
+        const operator = new NatsOperator(keys, { joinToken: joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
         const port = config["Orchestrator.Port"];
-        const access = NatsAccess.create(
-          join(dir, "nats-server.conf"),
-          {
-            host: config["Orchestrator.Host"],
-            port,
-            serverName: `shoal-${port}`,
-            ...embeddedNatsPaths(dir),
-            maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
-          },
-          { orchestratorPassword: passwords.orchestratorPassword, joinToken: joinToken.token, readerPassword: passwords.readerPassword },
-          logger.child({ component: "nats-access" }),
-        );
-        // Until the store is recovered, the keys the last run admitted (from this same file) stay in.
-        access.write();
-        return { joinToken, passwords, access };
+        const settings = {
+          host: config["Orchestrator.Host"],
+          port,
+          serverName: `shoal-${port}`,
+          ...embeddedNatsPaths(dir),
+          maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+        };
+        target.writeConfig = () => writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
+        target.writeConfig();
+        const readerCredsFile = writeEventsReaderCreds(config.DataDir, operator);
+        return { joinToken, operator, readerCredsFile, access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })) };
       });
       const server = yield* Effect.acquireRelease(
         attempt("cannot start the embedded NATS server", () =>
-          EmbeddedNatsServer.start({ host: config["Orchestrator.Host"], port: config["Orchestrator.Port"], dir, logger, configFile: access.file }),
+          EmbeddedNatsServer.start({ host: config["Orchestrator.Host"], port: config["Orchestrator.Port"], dir, logger, configFile }),
         ),
         (s) => Effect.promise(() => s.stop()),
       );
-      const nc = yield* connectTo(server.url, { user: ORCHESTRATOR_USER, pass: passwords.orchestratorPassword, inboxPrefix: ORCHESTRATOR_INBOX_PREFIX });
-      access.attach({
-        url: server.url,
-        reload: () => server.reload(),
-        jetStreamAnswers: async () => void (await nc.request("$JS.API.INFO", Empty, { timeout: 1000 })),
+      // A fresh key and JWT at each start: nothing of the orchestrator's own login is kept on disk.
+      const self = newNkey("user");
+      const nc = yield* connectTo(server.url, {
+        authenticator: jwtLogin(operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), self),
+        inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
       });
-      return { nc, url: server.url, server, joinToken, access, readerPasswordFile: passwords.readerPasswordFile };
+      // The system account's connection, only to push account updates (revocations) to the running server.
+      // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
+      target.system = yield* Effect.acquireRelease(
+        attempt(`cannot connect to NATS at ${redactUrl(server.url)}`, () =>
+          connect({ servers: server.url, name: "shoal-account-updates", maxReconnectAttempts: -1, reconnectTimeWait: 1000, authenticator: operator.systemLogin(), ...STALE_AFTER }),
+        ),
+        (system) => Effect.promise(() => boundedStep("closing the NATS system-account connection", () => system.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger })),
+      );
+      return { nc, url: server.url, server, joinToken, access, readerCredsFile };
     }),
   );
 }

@@ -40,7 +40,7 @@ export class ComputeClient {
   }
 
   /** Registers this node and binds its key to it, proving the join token (without sending it) and the key. */
-  join(info: NodeInfo, key: JoinKey, joinToken: string): Promise<ProtocolResponse> {
+  join(info: NodeInfo, key: JoinKey, joinToken: string, rejoin = false): Promise<ProtocolResponse> {
     const messageId = randomUUID();
     return this.request(joinSubject(this.nodeId), {
       MessageID: messageId,
@@ -48,6 +48,7 @@ export class ComputeClient {
       PublicKey: key.publicKey,
       Proof: joinProof(joinToken, this.nodeId, key.publicKey, messageId),
       Signature: signJoin(key, this.nodeId, messageId),
+      ...(rejoin ? { Rejoin: true } : {}),
     });
   }
 

@@ -16,6 +16,12 @@ export const JoinRequest = Schema.Struct({
   Proof: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/, { message: () => "Proof must be a base64url HMAC-SHA256" })),
   /** The same statement signed with the node's key (ed25519, base64url): the joiner holds that key. */
   Signature: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{86}$/, { message: () => "Signature must be a base64url ed25519 signature" })),
+  /**
+   * Only if the node is still registered: an agent whose login NATS revoked asks again this way,
+   * so a rejected node that was approved gets a new login while a deleted one is not registered
+   * anew (it is told NotFound; its agent joins again when restarted).
+   */
+  Rejoin: Schema.optional(Schema.Boolean),
 });
 /**
  * Bacalhau's heartbeat: `{NodeID, Sequence}`, published. `MessageID` is optional: older agents
@@ -45,6 +51,12 @@ export const ProtocolResponse = Schema.Struct({
   Code: Schema.optional(Schema.String),
   /** Join replies: the node must now reconnect with its own key (the orchestrator's nats-server enforces it). */
   Reconnect: Schema.optional(Schema.Boolean),
+  /**
+   * Join replies from the orchestrator's own nats-server: the node's user JWT (its key, its
+   * permissions), with which it logs in as itself (docs/security.md, NATS). Not a secret alone:
+   * a login with it also needs the node's key.
+   */
+  UserJWT: Schema.optional(Schema.String),
   /** Unavailable replies: when trying again may help. */
   RetryAfter: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
 });

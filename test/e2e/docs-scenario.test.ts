@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { AckPolicy, connect, type Consumer, type NatsConnection } from "nats";
+import { AckPolicy, connect, credsAuthenticator, type Consumer, type NatsConnection } from "nats";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -54,7 +54,7 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     return (JSON.parse(res.stdout) as { Nodes: any[] }).Nodes.map((n) => [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health]);
   };
   const statusOf = async (id: string) => (await list()).find((r) => r[0] === id)?.[3];
-  /** What `serve` generated on first start under DataDir/credentials (join token, reader password). */
+  /** What `serve` generated on first start under DataDir/credentials (join token, reader credentials). */
   const secret = (name: string) => readFileSync(join(dataDir, "credentials", name), "utf8").trim();
 
   afterAll(async () => {
@@ -93,8 +93,7 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
 
     nc = await connect({
       servers: `nats://127.0.0.1:${natsPort}`,
-      user: "shoal-events-reader",
-      pass: secret("nats-events-reader.password"),
+      authenticator: credsAuthenticator(readFileSync(join(dataDir, "credentials", "nats-events-reader.creds"))),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
     });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { AckPolicy, Empty, connect, nkeyAuthenticator, nkeys, type ConnectionOptions, type NatsConnection } from "nats";
+import { AckPolicy, Empty, connect, credsAuthenticator, nkeyAuthenticator, nkeys, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
@@ -10,7 +10,12 @@ import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { joinNatsPassword, joinProof } from "../../src/transport/join-proof.ts";
+import { joinProof } from "../../src/transport/join-proof.ts";
+import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
+import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { userJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
+import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { NatsOperator, joinLogin, loadOrCreateOperatorKeys, shoalAccountKey } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { testAgent } from "../support/test-agent.ts";
@@ -33,12 +38,19 @@ const login = async (options: Partial<ConnectionOptions>): Promise<NatsConnectio
   open.push(nc);
   return nc;
 };
-const credential = (name: string) => readFileSync(join(config.DataDir, "credentials", name), "utf8").trim();
-const asJoiner = () => login({ user: "shoal-join", pass: joinNatsPassword(orchestrator.joinToken.token), inboxPrefix: "_INBOX_JOIN" });
-const asReader = () => login({ user: "shoal-events-reader", pass: credential("nats-events-reader.password") });
-const asNode = (id: string) => {
+const asJoiner = () => login({ authenticator: joinLogin(orchestrator.joinToken.token), inboxPrefix: "_INBOX_JOIN" });
+const asReader = () => login({ authenticator: credsAuthenticator(readFileSync(join(config.DataDir, "credentials", "nats-events-reader.creds"))) });
+/** The user JWT the node's agent got with its join reply (kept beside its key). */
+const nodeJwt = (id: string) => readFileSync(join(agents[id]!.dataDir, "credentials", `${id}.jwt`), "utf8").trim();
+const asNode = (id: string, jwt = nodeJwt(id)) => {
   const key = loadOrCreateNodeKey(agents[id]!.dataDir, id);
-  return login({ authenticator: nkeyAuthenticator(key.seed), inboxPrefix: `_INBOX_NODE.${id}` });
+  return login({ authenticator: jwtLogin(jwt, key), inboxPrefix: `_INBOX_NODE.${id}` });
+};
+/** A login with the orchestrator's permissions, as the orchestrator issues itself one at each start. */
+const asOrchestrator = () => {
+  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
+  const key = newNkey("user");
+  return login({ authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
 };
 
 const eventsOf = (nodeId: string) => storedStream(config.DataDir, `node-${nodeId}`);
@@ -108,6 +120,14 @@ describe("the orchestrator's nats-server", () => {
     // The join login's password is derived from the token; the token itself is not a password.
     await expect(login({ user: "shoal-join", pass: orchestrator.joinToken.token })).rejects.toMatchObject(refused);
     await expect(login({ authenticator: nkeyAuthenticator(nkeys.createUser().getSeed()) })).rejects.toMatchObject(refused);
+    // A node's own key alone is not a login: its JWT is.
+    await expect(login({ authenticator: nkeyAuthenticator(loadOrCreateNodeKey(agents["node-a"]!.dataDir, "node-a").seed) })).rejects.toMatchObject(refused);
+    // A wrong token derives another account, which the server does not know.
+    await expect(login({ authenticator: joinLogin("not-the-token") })).rejects.toMatchObject(refused);
+    // The account's identity key, which token holders can derive, signs no user the server accepts (strict signing-key usage).
+    const key = newNkey("user");
+    const account = shoalAccountKey(orchestrator.joinToken.token);
+    await expect(login({ authenticator: jwtLogin(userJwt(account, key.publicKey, "self-made", undefined), key) })).rejects.toMatchObject(refused);
   });
 
   it("ends an agent whose join token is wrong, with the reason", async () => {
@@ -116,8 +136,8 @@ describe("the orchestrator's nats-server", () => {
     expect(await eventsOf("intruder")).toEqual([]);
   });
 
-  it("lets many nodes join at once: the reloads their joins cause never turn one away", async () => {
-    // Staggered, so that later logins arrive while earlier joins have the server reloading.
+  it("lets many nodes join at once: none is turned away", async () => {
+    // Staggered, so that later logins arrive while earlier joins are being answered.
     const ids = Array.from({ length: 12 }, (_, i) => `crowd-${i}`);
     const crowd = ids.map((id) => startAgent(id));
     await Promise.all(crowd.map(async (a, i) => {
@@ -245,7 +265,7 @@ describe("the orchestrator's nats-server", () => {
     for (const nc of [reader, await asJoiner(), await asNode("node-a")]) await expectPublishRefused(nc, "shoal.events.node.node-b.NodeApproved", forged);
 
     // Even the orchestrator's own login may not purge or delete the stream downstream relies on.
-    const self = await login({ user: "shoal-orchestrator", pass: credential("nats-orchestrator.password") });
+    const self = await asOrchestrator();
     const selfJsm = await self.jetstreamManager();
     await expect(selfJsm.streams.purge("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     await expect(selfJsm.streams.delete("SHOAL_EVENTS")).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
@@ -264,8 +284,9 @@ describe("the orchestrator's nats-server", () => {
   it("revokes a node's key on reject (NATS drops it), reinstates it on approve, and keeps a deleted node out", async () => {
     const operator = (reason: string) => commandContext({ type: "operator", id: "alice" }, { reason });
     const key = agents["node-a"]!.agent.publicKey;
+    const jwtBeforeReject = nodeJwt("node-a");
     await orchestrator.manager.operatorAction("reject", "node-a", operator("not ours"));
-    await expect(asNode("node-a")).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    await expect(asNode("node-a", jwtBeforeReject)).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
     const history = await membershipOf("node-a");
     expect(history.slice(-2)).toMatchObject([
       { type: "NodeRejected", metadata: { actor: { id: "alice" }, reason: "not ours" } },
@@ -274,13 +295,21 @@ describe("the orchestrator's nats-server", () => {
 
     await orchestrator.manager.operatorAction("approve", "node-a", operator("ours after all"));
     expect((await membershipOf("node-a")).at(-1)).toMatchObject({ type: "NodeCredentialBound", data: { PublicKey: key, Reinstated: true } });
-    await (await asNode("node-a")).close();
-    // The running agent reconnects with its reinstated key by itself.
+    // The running agent, refused with its revoked JWT, joins again by itself and gets a new one for the reinstated key.
+    // (The server drops the old connection a moment after the push: heartbeats sent meanwhile do not count, only those after a new JWT.)
+    const jwtFile = join(agents["node-a"]!.dataDir, "credentials", "node-a.jwt");
+    await waitFor(() => existsSync(jwtFile) && nodeJwt("node-a") !== jwtBeforeReject, 10_000, () => "node-a given a new JWT");
     const since = orchestrator.manager.live("node-a")!.lastHeartbeat!;
     await waitFor(() => (orchestrator.manager.live("node-a")?.lastHeartbeat ?? 0) > since + 500, 10_000, () => "node-a heartbeating again");
+    await (await asNode("node-a")).close();
+    // The JWT issued before the reject stays revoked.
+    await expect(asNode("node-a", jwtBeforeReject)).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    const jwtBeforeDelete = nodeJwt("node-a");
 
     await orchestrator.manager.operatorAction("delete", "node-a", operator("decommissioned"));
-    await expect(asNode("node-a")).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    await expect(asNode("node-a", jwtBeforeDelete)).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+    // Its agent asks to join again only if it is still registered: a deleted node stays out until its agent restarts.
+    await waitFor(() => !agents["node-a"]!.agent.isRegistered, 10_000, () => "node-a's agent told it was removed");
     expect((await membershipOf("node-a")).slice(-2).map((e) => e.type)).toEqual(["NodeCredentialRevoked", "NodeDeleted"]);
   });
 });

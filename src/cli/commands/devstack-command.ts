@@ -55,7 +55,7 @@ Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --user ${orchestrator.eventsReader?.user ?? "<user>"} --password "$(cat ${orchestrator.eventsReader?.passwordFile ?? "<file>"})"     # cluster events, with the nats CLI
+  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);

@@ -45,7 +45,7 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      `  user ${orchestrator.eventsReader.user}, password in ${orchestrator.eventsReader.passwordFile}`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>)`,
     );
   }
   return lines.join("\n");

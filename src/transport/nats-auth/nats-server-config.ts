@@ -49,3 +49,21 @@ export function nodeBindingsIn(configText: string): [string, string][] {
     return [];
   }
 }
+
+/**
+ * The embedded nats-server's configuration in operator mode: where it listens, JetStream, and
+ * what the operator says (src/transport/nats-jwt/nats-operator.ts serverConfig) — no users at all.
+ */
+export function operatorModeServerConfig(settings: NatsServerSettings, operatorConfig: Record<string, unknown>): string {
+  return JSON.stringify(
+    {
+      server_name: settings.serverName,
+      listen: `${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${settings.port}`,
+      pid_file: settings.pidFile,
+      jetstream: { store_dir: settings.storeDir, max_file_store: settings.maxFileStoreBytes, max_memory_store: 64 * 1024 * 1024 },
+      ...operatorConfig,
+    },
+    null,
+    1,
+  );
+}

@@ -1,0 +1,102 @@
+import type { NatsConnection } from "nats";
+import type { Logger } from "pino";
+import { nodePermissions } from "../nats-auth/nats-roles.ts";
+import { pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
+
+/** Where revocations go: the config the server reads when it (re)starts, and the running server. */
+export interface RevocationTarget {
+  /** Writes the server's configuration as the operator now stands (revocations included). */
+  writeConfig(): void;
+  /** The system account's connection, once the server runs. */
+  readonly system: NatsConnection | undefined;
+}
+
+/**
+ * Which node keys the orchestrator's nats-server (operator mode) lets in. Admitting a key is an
+ * entry in memory: the node gets a user JWT for it with its join reply, and nothing on the server
+ * changes. Cutting a key off is a revocation in the account JWT, written to the config (for the
+ * server's restarts) and pushed to the running server, which drops the key's connections; a call
+ * resolves once the server has applied it.
+ */
+export class NatsJwtGate {
+  private readonly nodes = new Map<string, string>();
+  /** The running server may not hold the latest account JWT: a push failed. */
+  private behind = false;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly operator: NatsOperator,
+    private readonly target: RevocationTarget,
+    private readonly logger: Logger,
+  ) {}
+
+  get boundNodes(): number {
+    return this.nodes.size;
+  }
+
+  /** A user JWT for `nodeId`'s key with the node's permissions; undefined unless that key is the node's live one. */
+  userJwtFor(nodeId: string, publicKey: string): string | undefined {
+    if (this.nodes.get(nodeId) !== publicKey) return undefined;
+    return this.operator.issueUser(publicKey, nodeId, nodePermissions(nodeId));
+  }
+
+  /** Lets `publicKey` in as `nodeId`, or (undefined) nobody; a key that was in and is no longer is revoked. */
+  apply(nodeId: string, publicKey: string | undefined): Promise<void> {
+    const before = this.nodes.get(nodeId);
+    if (before === publicKey) return this.catchUp();
+    if (publicKey === undefined) this.nodes.delete(nodeId);
+    else this.nodes.set(nodeId, publicKey);
+    return before === undefined ? this.catchUp() : this.revoke([before]);
+  }
+
+  /** Every live binding at once (after recovery from the store). */
+  replaceAll(bindings: Iterable<readonly [string, string]>): Promise<void> {
+    const next = new Map(bindings);
+    const gone = [...this.nodes].filter(([nodeId, key]) => next.get(nodeId) !== key).map(([, key]) => key);
+    this.nodes.clear();
+    for (const [nodeId, key] of next) this.nodes.set(nodeId, key);
+    return gone.length > 0 ? this.revoke(gone) : this.catchUp();
+  }
+
+  /**
+   * Revokes keys the store shows revoked that the server may not know of (a crash between the
+   * event and the push); keys already revoked keep their entry, live keys are never revoked.
+   */
+  revokeStale(keys: Iterable<string>): Promise<void> {
+    const live = new Set(this.nodes.values());
+    const stale = [...keys].filter((key) => !live.has(key) && !this.operator.revocations.has(key));
+    return stale.length > 0 ? this.revoke(stale) : this.catchUp();
+  }
+
+  /** After an outage: if a push failed, push the account JWT as it stands now. */
+  catchUp(): Promise<void> {
+    return this.behind ? this.push() : this.running;
+  }
+
+  private revoke(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.operator.revoke(key);
+    this.logger.info({ keys: keys.length, revocations: this.operator.revocations.size }, "revoking node keys");
+    this.target.writeConfig();
+    return this.push();
+  }
+
+  /** One push at a time, each with the account JWT as it stands when it is sent. */
+  private push(): Promise<void> {
+    this.behind = true;
+    const next = this.running
+      .catch(() => undefined)
+      .then(async () => {
+        const system = this.target.system;
+        if (!system) return; // the server is not started yet: it reads the config written above
+        try {
+          await pushAccountJwt(system, this.operator.account, this.operator.accountJwt());
+          this.behind = false;
+        } catch (e) {
+          this.behind = true;
+          throw e;
+        }
+      });
+    this.running = next;
+    return next;
+  }
+}

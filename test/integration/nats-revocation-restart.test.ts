@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect } from "nats";
+import { afterAll, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn } from "../../src/transport/nats-jwt/nats-operator.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { testAgent } from "../support/test-agent.ts";
+
+/**
+ * A crash between a revocation's event and its push to NATS: the store says the key is revoked,
+ * the server's config does not. The restarted orchestrator must keep the key out.
+ */
+const running: RunningOrchestrator[] = [];
+afterAll(async () => {
+  for (const o of running) await o.stop();
+});
+
+it("revokes at start every key the store shows revoked that the server's config does not", async () => {
+  const config: ShoalConfig = {
+    ...defaultConfig(),
+    DataDir: tempDir("shoal-revoke-restart-"),
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+  };
+  const first = await startOrchestrator(config, silentLogger);
+  running.push(first);
+  const dataDir = tempDir("shoal-n1-");
+  const agent = testAgent({ nodeId: "n1", orchestrators: [first.natsUrl], token: first.joinToken.token, dataDir });
+  await agent.start();
+  const jwt = readFileSync(join(dataDir, "credentials", "n1.jwt"), "utf8").trim();
+  const key = loadOrCreateNodeKey(dataDir, "n1");
+  await agent.stop();
+  await first.manager.operatorAction("reject", "n1", commandContext({ type: "operator", id: "alice" }, { reason: "not ours" }));
+  await first.stop();
+  running.pop();
+
+  // The crash: the config as it was before the revocation was written.
+  const configFile = join(config.DataDir, "nats", "nats-server.conf");
+  const keys = loadOrCreateOperatorKeys(join(config.DataDir, "credentials"));
+  const operator = new NatsOperator(keys, { joinToken: first.joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"] });
+  const text = JSON.parse(readFileSync(configFile, "utf8")) as { resolver_preload: Record<string, string> };
+  expect(revocationsIn(JSON.stringify(text), keys.operatorSigner.publicKey, operator.account).has(key.publicKey)).toBe(true);
+  text.resolver_preload[operator.account] = operator.accountJwt();
+  writeFileSync(configFile, JSON.stringify(text));
+  expect(revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account).size).toBe(0);
+
+  const second = await startOrchestrator(config, silentLogger);
+  running.push(second);
+  expect(revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account).has(key.publicKey)).toBe(true);
+  await expect(connect({ servers: second.natsUrl, authenticator: jwtLogin(jwt, key), reconnect: false })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+});
