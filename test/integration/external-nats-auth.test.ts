@@ -6,7 +6,7 @@ import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../../src/transport/embedded-nats-server.ts";
 import { ORCHESTRATOR_PERMISSIONS, nodePermissions } from "../../src/transport/nats-auth/nats-roles.ts";
-import { natsServerConfig } from "../../src/transport/nats-auth/nats-server-config.ts";
+import { configUsersNatsConfig } from "../support/config-users-nats-config.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -35,7 +35,7 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
   const configFile = join(dir, "operator.conf");
   writeFileSync(
     configFile,
-    natsServerConfig({ host: "127.0.0.1", port, serverName: "operator", ...embeddedNatsPaths(dir), maxFileStoreBytes: 256 * 1024 * 1024 }, [
+    configUsersNatsConfig({ host: "127.0.0.1", port, serverName: "operator", ...embeddedNatsPaths(dir), maxFileStoreBytes: 256 * 1024 * 1024 }, [
       { user: "shoal", password: "orchestrator-secret", permissions: ORCHESTRATOR_PERMISSIONS },
       { nkey: edgeKey.publicKey, permissions: nodePermissions("edge-1") },
     ]),
