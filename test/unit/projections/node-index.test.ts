@@ -16,6 +16,38 @@ const HEALTHS: Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const ORDERS = ["", "id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
 const TERMS = ["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c)", "gpu", "!gpu", "rack=r1", "rack in (r2,r9)", "tier=rare", "tier", "!rack", "none=x"];
 
+/** A node's view as the read model holds it; only what a test varies is a parameter. */
+function nodeView(
+  nodeId: string,
+  v: { nodeType?: NodeView["nodeType"]; labels?: Record<string, string>; membership: Membership; health: Health; revision?: number; deleted?: boolean },
+): NodeView {
+  const nodeType = v.nodeType ?? "Compute";
+  const deleted = v.deleted ?? false;
+  return {
+    nodeId,
+    nodeType,
+    info: {
+      NodeID: nodeId,
+      NodeType: nodeType,
+      Hostname: nodeId,
+      Labels: v.labels ?? {},
+      ...(nodeType === "Compute" ? { ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} } } : {}),
+      BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
+    },
+    membership: v.membership,
+    health: v.health,
+    revision: v.revision ?? 0,
+    lifecycle: 1,
+    registered: !deleted,
+    deleted,
+    credential: undefined,
+    registeredAt: "2024-01-01T00:00:00.000Z",
+    updatedAt: "2024-01-01T00:00:00.000Z",
+    healthSince: "2024-01-01T00:00:00.000Z",
+    lastHeartbeatAtChange: null,
+  };
+}
+
 /** A fleet where everything is drawn from small sets, so keys tie often and filters select anything from all to none. */
 class Fleet {
   readonly views = new Map<string, NodeView>();
@@ -33,29 +65,14 @@ class Fleet {
     if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2", "r3"]);
     if (r.next() < 0.02) labels.tier = "rare";
     const compute = nodeId !== "node-self" && r.next() < 0.95;
-    return {
-      nodeId,
+    return nodeView(nodeId, {
       nodeType: compute ? "Compute" : "Requester",
-      info: {
-        NodeID: nodeId,
-        NodeType: compute ? "Compute" : "Requester",
-        Hostname: nodeId,
-        Labels: labels,
-        ...(compute ? { ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} } } : {}),
-        BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
-      },
+      labels,
       membership: r.pick(MEMBERSHIPS),
       health: r.pick(HEALTHS),
       revision: r.int(10),
-      lifecycle: 1,
-      registered: !deleted,
       deleted,
-      credential: undefined,
-      registeredAt: "2024-01-01T00:00:00.000Z",
-      updatedAt: "2024-01-01T00:00:00.000Z",
-      healthSince: "2024-01-01T00:00:00.000Z",
-      lastHeartbeatAtChange: null,
-    };
+    });
   }
 
   private randomResources(): ResourceReport {
@@ -229,22 +246,7 @@ describe("toNodeState", () => {
 describe("NodeIndex counts", () => {
   it("counts nodes in the cluster per membership and health, deleted ones left out", () => {
     const index = new NodeIndex();
-    const view = (nodeId: string, membership: NodeView["membership"], health: NodeView["health"], deleted = false): NodeView => ({
-      nodeId,
-      nodeType: "Compute",
-      info: { NodeID: nodeId, NodeType: "Compute", Hostname: nodeId, Labels: {}, BacalhauVersion: { GitVersion: "t", GOOS: "linux", GOARCH: "x64" } },
-      membership,
-      health,
-      revision: 0,
-      lifecycle: 1,
-      registered: !deleted,
-      deleted,
-      credential: undefined,
-      registeredAt: "2024-01-01T00:00:00.000Z",
-      updatedAt: "2024-01-01T00:00:00.000Z",
-      healthSince: "2024-01-01T00:00:00.000Z",
-      lastHeartbeatAtChange: null,
-    });
+    const view = (nodeId: string, membership: Membership, health: Health, deleted = false) => nodeView(nodeId, { membership, health, deleted });
     index.update("a", view("a", "APPROVED", "HEALTHY"));
     index.update("b", view("b", "APPROVED", "HEALTHY"));
     index.update("c", view("c", "PENDING", "UNHEALTHY"));
