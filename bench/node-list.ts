@@ -19,9 +19,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
+import { setting, type BenchOptions } from "./bench-result.ts";
 
-const NODES = Number(process.argv[2] ?? process.env.SHOAL_BENCH_NODES ?? 100_000);
-const SECONDS = Number(process.argv[3] ?? process.env.SHOAL_BENCH_SECONDS ?? 10);
+const isMain = process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] !== "--serve";
+// Standalone: positional arguments. Under bench/run.ts: --set node-list.nodes=… / node-list.seconds=….
+const DEFAULT_NODES = Number((isMain ? process.argv[2] : undefined) ?? process.env.SHOAL_BENCH_NODES ?? 100_000);
+const DEFAULT_SECONDS = Number((isMain ? process.argv[3] : undefined) ?? process.env.SHOAL_BENCH_SECONDS ?? 10);
 const CONNECTIONS = 50;
 
 interface ShapeResult {
@@ -154,8 +157,10 @@ async function load(port: number, path: string, seconds: number): Promise<ShapeR
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-export async function run(): Promise<Record<string, number | string>> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--serve", String(NODES)], { stdio: ["ignore", "pipe", "inherit"] });
+export async function run(options?: BenchOptions): Promise<Record<string, number | string>> {
+  const nodes = options ? setting(options, "node-list.nodes", options.quick ? 10_000 : DEFAULT_NODES) : DEFAULT_NODES;
+  const seconds = options ? setting(options, "node-list.seconds", options.quick ? 2 : DEFAULT_SECONDS) : DEFAULT_SECONDS;
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--serve", String(nodes)], { stdio: ["ignore", "pipe", "inherit"] });
   const ready = await new Promise<{ port: number; seededMs: number; nodes: number; rssMb: number }>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
@@ -182,12 +187,12 @@ export async function run(): Promise<Record<string, number | string>> {
       // Worst case (documented in NodeIndex): only a negative term, matched by 0.1 % of the nodes: the walk skips the rest.
       ["list_negative_only_rare", "/api/v1/orchestrator/nodes?limit=100&labels=!spot"],
     ];
-    const out: Record<string, number | string> = { nodes: ready.nodes, connections: CONNECTIONS, seconds_per_shape: SECONDS, seed_ms: ready.seededMs, api_rss_mb: ready.rssMb };
+    const out: Record<string, number | string> = { nodes: ready.nodes, connections: CONNECTIONS, seconds_per_shape: seconds, seed_ms: ready.seededMs, api_rss_mb: ready.rssMb };
     let aliveRps = 0;
     // Warm-up: the seeding's garbage collected and the routes' code optimised before anything is timed.
-    await load(ready.port, "/api/v1/orchestrator/nodes?limit=100", Math.min(3, SECONDS));
+    await load(ready.port, "/api/v1/orchestrator/nodes?limit=100", Math.min(3, seconds));
     for (const [name, path] of shapes) {
-      const r = await load(ready.port, path, SECONDS);
+      const r = await load(ready.port, path, seconds);
       if (name === "alive") aliveRps = r.rps;
       out[`${name}_rps`] = round(r.rps, 0);
       out[`${name}_p50_ms`] = round(r.p50, 2);
@@ -203,10 +208,10 @@ export async function run(): Promise<Record<string, number | string>> {
 
 if (process.argv[2] === "--serve") {
   await serve(Number(process.argv[3]));
-} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+} else if (isMain) {
   const result = await run();
   const names = [...new Set(Object.keys(result).filter((k) => k.endsWith("_rps")).map((k) => k.slice(0, -4)))];
-  console.log(`node list: ${result.nodes} nodes, ${CONNECTIONS} connections, ${SECONDS} s per shape (seeded in ${result.seed_ms} ms, API RSS ${result.api_rss_mb} MB)`);
+  console.log(`node list: ${result.nodes} nodes, ${CONNECTIONS} connections, ${result.seconds_per_shape} s per shape (seeded in ${result.seed_ms} ms, API RSS ${result.api_rss_mb} MB)`);
   console.log(`${"shape".padEnd(28)} ${"req/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"× alive".padStart(8)} errors`);
   for (const n of names) {
     console.log(
