@@ -17,7 +17,6 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import type { NodeCommand } from "../machines/node/node-commands.ts";
 import { systemClock } from "../src/actors/clock.ts";
@@ -26,7 +25,7 @@ import { EntityRegistry } from "../src/actors/entity-registry.ts";
 import { nodeKind } from "../src/actors/node-kind.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
-import { setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 
 const TARGET_EVENTS_PER_S = 50_000;
 const TARGET_RATIO = 10;
@@ -118,11 +117,4 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const [entities, commands] = process.argv.slice(2);
-  const settings: Record<string, string> = {};
-  if (entities !== undefined) settings["actor-appends.entities"] = entities;
-  if (commands !== undefined) settings["actor-appends.commands"] = commands;
-  const result = await run({ quick: false, settings, log: (line) => process.stderr.write(`${line}\n`) });
-  console.log(JSON.stringify(result, null, 2));
-}
+await runStandalone(import.meta.url, run, ["actor-appends.entities", "actor-appends.commands"]);

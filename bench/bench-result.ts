@@ -6,6 +6,7 @@
  *
  * A looser `Promise<Record<string, number | string>>` is accepted too: each entry becomes a row.
  */
+import { pathToFileURL } from "node:url";
 
 /** What a figure must reach: on its value (`≤ 20 ms`) or on its ratio to the baseline (`≥ 0.8 ×`). */
 export interface BenchTarget {
@@ -74,4 +75,19 @@ export function setting(options: BenchOptions, key: string, fallback: number): n
   const value = Number(raw);
   if (!Number.isFinite(value)) throw new Error(`--set ${key}=${raw}: expected a number`);
   return value;
+}
+
+/**
+ * A benchmark run on its own (`npx tsx bench/<name>.ts a b`) rather than by the suite: its
+ * positional arguments become the named settings, in order, and the result is printed as JSON.
+ */
+export async function runStandalone(moduleUrl: string, run: BenchModule["run"], positional: readonly string[]): Promise<void> {
+  if (moduleUrl !== pathToFileURL(process.argv[1] ?? "").href) return;
+  const settings: Record<string, string> = {};
+  process.argv.slice(2).forEach((value, i) => {
+    const key = positional[i];
+    if (key !== undefined) settings[key] = value;
+  });
+  const result = await run({ quick: false, settings, log: (line) => process.stderr.write(`${line}\n`) });
+  console.log(JSON.stringify(result, null, 2));
 }

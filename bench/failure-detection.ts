@@ -29,7 +29,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { nkeys } from "nats";
 import pino from "pino";
 import { RegistrationSentinel } from "../src/compute/registration-sentinel.ts";
@@ -39,7 +38,7 @@ import { FLEET_SPARE_FILES, openFileLimit } from "../src/sim/open-file-limit.ts"
 import { VirtualFleet } from "../src/sim/virtual-fleet.ts";
 import type { JoinKey } from "../src/transport/join-proof.ts";
 import { userNkeyFromSeed } from "../src/transport/nkey-signature.ts";
-import { setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { freePort } from "./support/free-port.ts";
 import { httpLoad, type HttpLoadResult } from "./support/http-load.ts";
 import { rssMB } from "./support/process-rss.ts";
@@ -312,10 +311,4 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const [nodes] = process.argv.slice(2);
-  const settings: Record<string, string> = {};
-  if (nodes !== undefined) settings["failure-detection.nodes"] = nodes;
-  const result = await run({ quick: false, settings, log: (line) => process.stderr.write(`${line}\n`) });
-  console.log(JSON.stringify(result, null, 2));
-}
+await runStandalone(import.meta.url, run, ["failure-detection.nodes"]);

@@ -23,9 +23,8 @@
  * Targets (issue 6): >= 3,000 PUTs/s, p99 <= 50 ms.
  */
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
-import { setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { httpLoad } from "./support/http-load.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
@@ -114,11 +113,4 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const [nodes, seconds] = process.argv.slice(2);
-  const settings: Record<string, string> = {};
-  if (nodes !== undefined) settings["operator-puts.nodes"] = nodes;
-  if (seconds !== undefined) settings["operator-puts.seconds"] = seconds;
-  const result = await run({ quick: false, settings, log: (line) => process.stderr.write(`${line}\n`) });
-  console.log(JSON.stringify(result, null, 2));
-}
+await runStandalone(import.meta.url, run, ["operator-puts.nodes", "operator-puts.seconds"]);
