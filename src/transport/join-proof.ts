@@ -38,11 +38,3 @@ export function signJoin(key: JoinKey, nodeId: string, messageId: string): strin
 export function verifyJoinSignature(nodeId: string, publicKey: string, messageId: string, signature: string): boolean {
   return verifyUserNkeySignature(publicKey, new TextEncoder().encode(joinStatement(nodeId, publicKey, messageId)), Buffer.from(signature, "base64url"));
 }
-
-/**
- * The password the join token logs in with on the orchestrator's nats-server: derived, so that
- * neither the wire nor the server's config file ever holds the token itself.
- */
-export function joinNatsPassword(token: string): string {
-  return createHmac("sha256", token).update(`${CONTEXT}\nnats-password`).digest("base64url");
-}

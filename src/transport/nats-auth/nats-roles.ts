@@ -9,8 +9,6 @@ export interface NatsPermissions {
 export const ORCHESTRATOR_USER = "shoal-orchestrator";
 export const JOIN_USER = "shoal-join";
 export const EVENTS_READER_USER = "shoal-events-reader";
-/** Has no permissions at all: a successful login with this generation's password proves a reload took effect. */
-export const RELOAD_CHECK_USER = "shoal-reload-check";
 
 /** The orchestrator's replies (JetStream acks, its own requests) stay out of readers' `_INBOX.>`. */
 export const ORCHESTRATOR_INBOX_PREFIX = "_INBOX_ORCH";
@@ -66,5 +64,3 @@ export const EVENTS_READER_PERMISSIONS: NatsPermissions = {
   },
   subscribe: { allow: ["_INBOX.>", "shoal.events.>"] },
 };
-
-export const NO_PERMISSIONS: NatsPermissions = { publish: { deny: [">"] }, subscribe: { deny: [">"] } };

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { NatsConnection } from "nats";
 import { loadOrCreateSecret } from "../../security/secret-file.ts";
-import { JOIN_PERMISSIONS, type NatsPermissions } from "../nats-auth/nats-roles.ts";
+import { JOIN_PERMISSIONS, JOIN_USER, type NatsPermissions } from "../nats-auth/nats-roles.ts";
 import { accountJwt, decodeJwt, operatorJwt, userJwt } from "./nats-jwt.ts";
 import { jwtLogin } from "./jwt-login.ts";
 import { newNkey, nkeyDerivedFrom, nkeyFromSeed, type NatsNkey } from "./nats-nkey.ts";
@@ -35,7 +35,7 @@ export const joinSigner = (joinToken: string): NatsNkey => nkeyDerivedFrom("acco
 /** A login as a holder of the join token: a fresh user key, and a JWT for it from the token's scoped signer. */
 export function joinLogin(joinToken: string): ReturnType<typeof jwtLogin> {
   const key = newNkey("user");
-  const jwt = userJwt(joinSigner(joinToken), key.publicKey, "shoal-join", undefined, { issuerAccount: shoalAccountKey(joinToken).publicKey, scoped: true });
+  const jwt = userJwt(joinSigner(joinToken), key.publicKey, JOIN_USER, undefined, { issuerAccount: shoalAccountKey(joinToken).publicKey, scoped: true });
   return jwtLogin(jwt, key);
 }
 
