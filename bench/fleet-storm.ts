@@ -1,182 +1,203 @@
 /**
- * Registration storm over the real protocol: N virtual nodes (one nkey and one NATS connection
- * each, `shoal sim`'s fleet, in this process) join a real `shoal serve` (its own process, its own
- * nats-server) as fast as the join rate lets them. Measures the time until every join is
- * acknowledged and until every node is listed over REST, then, after the fleet has heartbeated
- * for a while, the RSS of the orchestrator, of its nats-server and of this process.
+ * Registration storm over the real protocol, against a real `shoal serve` (the compiled CLI, its
+ * own process, its embedded nats-server in operator mode, SQLite): N nodes join from `clients`
+ * client processes (bench/support/storm-joiner.ts), `concurrency` joins in flight in each. A
+ * join is what an agent does on its first start: the join token's login, one join request,
+ * then a login with the node's own user JWT. By default each node then closes its connection,
+ * so the storm measures joins, not held connections (`hold=1` keeps them, up to `ulimit -n`,
+ * each heartbeating, for the memory figures).
  *
- * Run: npx tsx bench/fleet-storm.ts [--nodes N] [--join-rate R] [--heartbeat-interval-ms MS] [--settle-ms MS]
- * Each node holds a file descriptor here and one in nats-server: N is bounded by `ulimit -n`.
+ * Figures: joins/s; time until every node is APPROVED and listed over REST; the CPU the
+ * orchestrator and its nats-server spent per join (/proc/<pid>/stat, over the storm), and from
+ * those what 100,000 joins would need at the least on this machine's two cores; RSS.
+ *
+ * Run: npx tsx bench/fleet-storm.ts [nodes=10000] [clients=4] [concurrency=64] [hold=0]
+ *      (NODE_OPTIONS for `shoal serve`, e.g. a CPU profile: STORM_SERVE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof")
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import pino from "pino";
-import { FLEET_SPARE_FILES, openFileLimit } from "../src/sim/open-file-limit.ts";
-import { VirtualFleet } from "../src/sim/virtual-fleet.ts";
+import { runStandalone, setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { freePort } from "./support/free-port.ts";
+import { processCpuMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
+import { serveOrchestrator, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
-export interface FleetStormOptions {
-  readonly nodes?: number;
-  readonly joinRatePerSecond?: number;
-  readonly heartbeatMs?: number;
-  /** Nodes joining at once at most (each holds a join login meanwhile). */
-  readonly maxJoining?: number;
-  /** How long the fleet heartbeats after it is listed, before memory is read. */
-  readonly settleMs?: number;
-  readonly timeoutMs?: number;
-  readonly log?: (line: string) => void;
+const JOINER = join(import.meta.dirname, "support/storm-joiner.ts");
+const TARGET_NODES = 100_000;
+const TARGET_SECONDS = 20;
+const PREFIX = "storm";
+const ID_WIDTH = 6;
+
+interface JoinerReport {
+  readonly joined: number;
+  readonly refused: number;
+  readonly failed: number;
+  readonly refusedByCode: Readonly<Record<string, number>>;
+  readonly errors: readonly string[];
+  readonly lastJoinAt: number;
+  readonly done: boolean;
 }
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-
-/** What this machine can hold: one descriptor per node here and in nats-server, some to spare. */
-export function defaultStormNodes(): number {
-  const limit = openFileLimit() ?? 20_000;
-  return Math.max(100, Math.floor((limit - 4 * FLEET_SPARE_FILES) / 1000) * 1000);
+interface Joiner {
+  readonly child: ChildProcess;
+  last: JoinerReport;
+  ready: boolean;
+  exited: boolean;
+  stderr: string;
 }
-
-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
+function startJoiner(natsUrl: string, tokenFile: string, from: number, count: number, concurrency: number, hold: boolean): Joiner {
+  const child = spawn(process.execPath, ["--import", "tsx", JOINER, natsUrl, tokenFile, PREFIX, String(from), String(count), String(concurrency), hold ? "1" : "0"], {
+    env: { ...process.env, NODE_OPTIONS: "", STORM_ID_WIDTH: String(ID_WIDTH) },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const joiner: Joiner = { child, last: { joined: 0, refused: 0, failed: 0, refusedByCode: {}, errors: [], lastJoinAt: 0, done: false }, ready: false, exited: false, stderr: "" };
+  let buffer = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    buffer += d.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line === "ready") joiner.ready = true;
+      else if (line.startsWith("{")) joiner.last = JSON.parse(line) as JoinerReport;
+    }
+  });
+  child.stderr?.on("data", (d: Buffer) => (joiner.stderr = (joiner.stderr + d.toString()).slice(-4000)));
+  child.once("exit", () => (joiner.exited = true));
+  return joiner;
 }
 
-/** Counts the sim's nodes listed by the REST API (every page). */
-async function listedSimNodes(apiUrl: string, prefix: string): Promise<number> {
+/** Counts this storm's nodes listed by the REST API as APPROVED (every page). */
+async function listedApproved(orchestrator: ServedOrchestrator): Promise<number> {
   let count = 0;
   let token: string | undefined;
   do {
-    const url = `${apiUrl}/api/v1/orchestrator/nodes?limit=10000&order_by=id${token ? `&next_token=${encodeURIComponent(token)}` : ""}`;
-    const res = await fetch(url);
+    const url = `${orchestrator.apiUrl}/api/v1/orchestrator/nodes?limit=10000&order_by=id&filter-approval=APPROVED${token ? `&next_token=${encodeURIComponent(token)}` : ""}`;
+    const res = await fetch(url, { headers: { authorization: `Bearer ${orchestrator.adminKey}` } });
     if (!res.ok) throw new Error(`GET nodes: ${res.status} ${await res.text()}`);
     const body = (await res.json()) as { Nodes: { Info: { NodeID: string } }[]; NextToken?: string };
-    count += body.Nodes.filter((n) => n.Info.NodeID.startsWith(`${prefix}-`)).length;
+    count += body.Nodes.filter((n) => n.Info.NodeID.startsWith(`${PREFIX}-`)).length;
     token = body.NextToken || undefined;
   } while (token);
   return count;
 }
 
-export async function run(options: FleetStormOptions = {}): Promise<Record<string, number | string>> {
-  const nodes = options.nodes ?? defaultStormNodes();
-  const log = options.log ?? ((line: string) => console.error(line));
-  const joinRatePerSecond = options.joinRatePerSecond ?? 5000;
-  const heartbeatMs = options.heartbeatMs ?? 5000;
-  const settleMs = options.settleMs ?? 15_000;
-  const timeoutMs = options.timeoutMs ?? 600_000;
-  const dataDir = mkdtempSync(join(tmpdir(), "shoal-storm-"));
-  const [natsPort, apiPort] = [await freePort(), await freePort()];
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const serve: ChildProcess = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      join(ROOT, "src/cli/main.ts"),
-      "serve",
-      ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`],
-      ...["-c", "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0", "-c", `Orchestrator.NodeManager.DisconnectTimeout=${Math.max(15_000, 3 * heartbeatMs)}ms`],
-      ...["-c", "Logging.Level=warn", "-c", "Logging.Mode=json"],
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const nodes = setting(options, "fleet-storm.nodes", options.quick ? 200 : 10_000);
+  const clients = setting(options, "fleet-storm.clients", options.quick ? 2 : 4);
+  const concurrency = setting(options, "fleet-storm.concurrency", 64);
+  const hold = setting(options, "fleet-storm.hold", 0) === 1;
+  const settleSeconds = setting(options, "fleet-storm.settleSeconds", hold ? 15 : 0);
+  const log = options.log;
+  const natsPort = await freePort();
+  const orchestrator = await serveOrchestrator(
+    {
+      "Orchestrator.Host": "127.0.0.1",
+      "Orchestrator.Port": natsPort,
+      "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+      // Nodes that join and leave must not turn into health events while the storm is measured.
+      "Orchestrator.NodeManager.DisconnectTimeout": hold ? "15s" : "1h",
+      "Orchestrator.NodeManager.UnknownTimeout": hold ? "1h" : "2h",
+    },
+    { ...(process.env.STORM_SERVE_NODE_OPTIONS ? { nodeOptions: process.env.STORM_SERVE_NODE_OPTIONS } : {}) },
   );
-  let serveErr = "";
-  serve.stderr?.on("data", (c: Buffer) => (serveErr = (serveErr + c.toString()).slice(-4000)));
-  const fleetLogger = pino({ level: "warn" }, pino.destination(2));
-  let fleet: VirtualFleet | undefined;
+  const joiners: Joiner[] = [];
   try {
-    await until(async () => (await fetch(`${apiUrl}/api/v1/agent/alive`).catch(() => undefined))?.ok === true, 60_000, `shoal serve (${serveErr.slice(-500)})`, 200);
-    const natsPid = Number(readFileSync(join(dataDir, "nats", "nats-server.pid"), "utf8").trim());
-    const token = readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim();
-    const before = { orchestrator: rssMB(serve.pid), nats: rssMB(natsPid) };
-    const idPrefix = "storm";
-    fleet = new VirtualFleet({
-      nodes,
-      idPrefix,
-      orchestrators: [`nats://127.0.0.1:${natsPort}`],
-      token,
-      heartbeatMs,
-      jitterMs: Math.min(1000, heartbeatMs / 5),
-      infoUpdateMs: 60_000,
-      resourceUpdateMs: 30_000,
-      joinRatePerSecond,
-      ...(options.maxJoining === undefined ? {} : { maxJoining: options.maxJoining }),
-      logger: fleetLogger,
-    });
+    const orchestratorPid = orchestrator.process.child.pid;
+    const natsPid = Number(readFileSync(join(orchestrator.dataDir, "nats", "nats-server.pid"), "utf8").trim());
+    const natsUrl = `nats://127.0.0.1:${natsPort}`;
+    const tokenFile = join(orchestrator.dataDir, "credentials", "join-token");
+    const before = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid), orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid) };
+    const loadBefore = load();
+    log(`  ${nodes} nodes from ${clients} client processes, ${concurrency} joins in flight each${hold ? ", connections held" : ", each closes after its own login"}; load ${loadBefore}`);
+
+    const share = Math.ceil(nodes / clients);
+    for (let c = 0; c < clients; c++) {
+      const from = c * share;
+      const count = Math.min(share, nodes - from);
+      if (count > 0) joiners.push(startJoiner(natsUrl, tokenFile, from, count, concurrency, hold));
+    }
+    while (!joiners.every((j) => j.ready)) {
+      const broken = joiners.find((j) => j.exited);
+      if (broken) throw new Error(`a storm client did not start: ${broken.stderr.slice(-1500)}`);
+      await sleep(50);
+    }
     const t0 = performance.now();
-    fleet.start();
+    const startedAt = Date.now();
+    for (const j of joiners) j.child.stdin?.write("go\n");
+    const total = () => joiners.reduce((sum, j) => sum + j.last.joined, 0);
     let lastLog = 0;
-    await until(
-      () => {
-        const p = fleet!.progress();
-        if (performance.now() - lastLog > 5000) {
-          lastLog = performance.now();
-          log(`  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${p.registered} registered, ${p.joining} joining, ${p.failed} undelivered, ${p.gaveUp} gave up`);
-        }
-        if (p.gaveUp > 0) throw new Error(`${p.gaveUp} nodes gave up joining: ${JSON.stringify(p)}`);
-        return p.registered === nodes;
-      },
-      timeoutMs,
-      "every join acknowledged",
-    );
-    const ackS = (performance.now() - t0) / 1000;
-    const joinProgress = fleet.progress();
-    await until(async () => (await listedSimNodes(apiUrl, idPrefix)) === nodes, timeoutMs, "every node listed", 500);
+    while (!joiners.every((j) => j.last.done)) {
+      const broken = joiners.find((j) => j.exited && !j.last.done);
+      if (broken) throw new Error(`a storm client stopped: ${broken.stderr.slice(-1500)}`);
+      if (performance.now() - lastLog > 5000) {
+        lastLog = performance.now();
+        const failed = joiners.reduce((sum, j) => sum + j.last.failed, 0);
+        const refused = joiners.reduce((sum, j) => sum + j.last.refused, 0);
+        const errors = [...new Set(joiners.flatMap((j) => j.last.errors))].slice(0, 3);
+        const codes = JSON.stringify(Object.assign({}, ...joiners.map((j) => j.last.refusedByCode)));
+        log(`  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${total()} joined, ${refused} refused ${codes}, ${failed} failed; load ${load()}${errors.length > 0 ? `; e.g. ${errors.join(" | ")}` : ""}`);
+      }
+      await sleep(100);
+    }
+    const joinedS = (Math.max(...joiners.map((j) => j.last.lastJoinAt)) - startedAt) / 1000;
+    const afterJoins = { orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), at: performance.now() };
+    let listed = 0;
+    for (;;) {
+      listed = await listedApproved(orchestrator);
+      if (listed === nodes) break;
+      if (performance.now() - afterJoins.at > 120_000) throw new Error(`only ${listed} of ${nodes} nodes listed as APPROVED 120 s after the last join`);
+      await sleep(200);
+    }
     const listedS = (performance.now() - t0) / 1000;
-    const hb0 = fleet.progress().heartbeatsAccepted;
-    const h0 = performance.now();
-    await sleep(settleMs);
-    const settled = fleet.progress();
-    const heartbeatsPerSecond = Math.round(((settled.heartbeatsAccepted - hb0) * 1000) / (performance.now() - h0));
-    const result = {
-      nodes,
-      joinRatePerSecond,
-      heartbeatMs,
-      ackS: Math.round(ackS * 10) / 10,
-      listedS: Math.round(listedS * 10) / 10,
-      joinsPerSecond: Math.round(nodes / ackS),
-      joinAttemptsUndelivered: joinProgress.failed,
-      orchestratorRssMB: rssMB(serve.pid),
-      natsServerRssMB: rssMB(natsPid),
-      orchestratorPlusNatsMB: rssMB(serve.pid) + rssMB(natsPid),
-      orchestratorRssBeforeMB: before.orchestrator,
-      natsServerRssBeforeMB: before.nats,
-      simRssMB: Math.round(process.memoryUsage.rss() / 2 ** 20),
-      heartbeatsPerSecond,
-      heartbeatingAfterSettle: settled.heartbeating,
-      refusedAfterJoin: settled.refused - joinProgress.refused,
-      undeliveredAfterJoin: settled.failed - joinProgress.failed,
+    const loadAfter = load();
+    const cpu = {
+      orchestrator: afterJoins.orchestratorCpu - before.orchestratorCpu,
+      nats: afterJoins.natsCpu - before.natsCpu,
     };
-    return result;
+    if (settleSeconds > 0) await sleep(settleSeconds * 1000);
+    const after = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid) };
+    const refusedByCode: Record<string, number> = {};
+    for (const j of joiners) for (const [code, n] of Object.entries(j.last.refusedByCode)) refusedByCode[code] = (refusedByCode[code] ?? 0) + n;
+    const failed = joiners.reduce((sum, j) => sum + j.last.failed, 0);
+    const orchestratorMsPerJoin = cpu.orchestrator / nodes;
+    const natsMsPerJoin = cpu.nats / nodes;
+    // The orchestrator's work is on one thread: 100,000 joins need at least this long even with every
+    // client elsewhere; it and nats-server share two cores, which bounds them together as well.
+    const projectedS = Math.max((TARGET_NODES * orchestratorMsPerJoin) / 1000, (TARGET_NODES * (orchestratorMsPerJoin + natsMsPerJoin)) / 2000);
+    const note = `load average ${loadBefore} before, ${loadAfter} after`;
+    const figures: BenchFigure[] = [
+      { name: "registration storm: joins/s", value: nodes / joinedS, unit: "/s", target: { on: "value", min: TARGET_NODES / TARGET_SECONDS }, note: `${nodes} joined in ${joinedS.toFixed(1)} s; ${note}` },
+      { name: "registration storm: all APPROVED and listed", value: listedS, unit: "s", note: `${nodes} nodes` },
+      { name: "orchestrator CPU per join", value: orchestratorMsPerJoin, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s for ${nodes} joins` },
+      { name: "nats-server CPU per join", value: natsMsPerJoin, unit: "ms", note: `${(cpu.nats / 1000).toFixed(1)} CPU-s (two logins and one request per join)` },
+      {
+        name: "registration storm, 100,000 nodes: projected from CPU per join",
+        value: projectedS,
+        unit: "s",
+        target: { on: "value", max: TARGET_SECONDS },
+        note: "at least max(orchestrator CPU ÷ 1 core, (orchestrator + nats-server CPU) ÷ 2 cores), clients elsewhere",
+      },
+      { name: "orchestrator RSS after the storm", value: after.orchestratorRss, unit: "MB", note: `${before.orchestratorRss} MB before` },
+      { name: "nats-server RSS after the storm", value: after.natsRss, unit: "MB", note: `${before.natsRss} MB before${hold ? `; ${nodes} connections held` : ""}` },
+      { name: "join attempts refused or failed (retried)", value: failed + Object.values(refusedByCode).reduce((a, b) => a + b, 0), unit: "", note: JSON.stringify({ failed, refusedByCode, errors: [...new Set(joiners.flatMap((j) => j.last.errors))].slice(0, 5) }) },
+    ];
+    if (hold) {
+      figures.push({ name: "nats-server RSS per held connection", value: ((after.natsRss - before.natsRss) * 1024) / nodes, unit: "KB" });
+      figures.push({ name: "orchestrator RSS per node", value: ((after.orchestratorRss - before.orchestratorRss) * 1024) / nodes, unit: "KB" });
+    }
+    return { figures, parameters: { nodes, clients, concurrency, hold, settleSeconds } };
   } finally {
-    await fleet?.stop();
-    serve.kill("SIGTERM");
-    await new Promise((r) => (serve.exitCode !== null ? r(undefined) : serve.once("exit", r)));
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const j of joiners) if (!j.exited) j.child.kill("SIGTERM");
+    await Promise.all(joiners.map((j) => (j.exited ? undefined : new Promise((r) => j.child.once("exit", r)))));
+    await orchestrator.stop();
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({
-    options: { nodes: { type: "string" }, "join-rate": { type: "string" }, "heartbeat-interval-ms": { type: "string" }, "settle-ms": { type: "string" }, "max-joining": { type: "string" } },
-  });
-  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-  const result = await run({
-    ...(values.nodes === undefined ? {} : { nodes: num(values.nodes) as number }),
-    ...(values["join-rate"] === undefined ? {} : { joinRatePerSecond: num(values["join-rate"]) as number }),
-    ...(values["heartbeat-interval-ms"] === undefined ? {} : { heartbeatMs: num(values["heartbeat-interval-ms"]) as number }),
-    ...(values["settle-ms"] === undefined ? {} : { settleMs: num(values["settle-ms"]) as number }),
-    ...(values["max-joining"] === undefined ? {} : { maxJoining: num(values["max-joining"]) as number }),
-  });
-  console.log(JSON.stringify(result, null, 2));
-}
+await runStandalone(import.meta.url, run, ["fleet-storm.nodes", "fleet-storm.clients", "fleet-storm.concurrency", "fleet-storm.hold"]);

@@ -28,6 +28,8 @@ export async function serveOrchestrator(
     /** Runs on the fresh DataDir before `shoal serve` starts (e.g. writes events into its store). */
     readonly prepare?: (dataDir: string) => Promise<void>;
     readonly readyTimeoutMs?: number;
+    /** NODE_OPTIONS for `shoal serve` (a CPU profile: `--cpu-prof --cpu-prof-dir=…`, written when it exits). */
+    readonly nodeOptions?: string;
   } = {},
 ): Promise<ServedOrchestrator> {
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-serve-"));
@@ -37,7 +39,7 @@ export async function serveOrchestrator(
   let child: RunningChild;
   try {
     await options.prepare?.(dataDir);
-    child = await startChild(SHOAL, args, "is running.", options.readyTimeoutMs);
+    child = await startChild(SHOAL, args, "is running.", options.readyTimeoutMs, options.nodeOptions);
   } catch (e) {
     rmSync(dataDir, { recursive: true, force: true });
     throw e;
