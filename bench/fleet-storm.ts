@@ -12,7 +12,7 @@
  * those what 100,000 joins would need at the least on this machine's two cores; RSS.
  *
  * Run: npx tsx bench/fleet-storm.ts [nodes=10000] [clients=4] [concurrency=64] [hold=0]
- *      (NODE_OPTIONS for `shoal serve`, e.g. a CPU profile: STORM_SERVE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof")
+ *      (Node flags for `shoal serve`, e.g. a CPU profile: STORM_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof")
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -105,7 +105,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       "Orchestrator.NodeManager.DisconnectTimeout": hold ? "15s" : "1h",
       "Orchestrator.NodeManager.UnknownTimeout": hold ? "1h" : "2h",
     },
-    { ...(process.env.STORM_SERVE_NODE_OPTIONS ? { nodeOptions: process.env.STORM_SERVE_NODE_OPTIONS } : {}) },
+    { ...(process.env.STORM_SERVE_NODE_ARGS ? { nodeArgs: process.env.STORM_SERVE_NODE_ARGS.split(" ") } : {}) },
   );
   const joiners: Joiner[] = [];
   try {

@@ -12,18 +12,10 @@ export interface RunningChild {
  * Starts a child and waits until it prints `readyText`; a child that exits or stays silent
  * past the timeout is killed and the error carries what it printed.
  */
-export async function startChild(
-  command: string,
-  args: readonly string[],
-  readyText: string,
-  timeoutMs = 60_000,
-  /** NODE_OPTIONS for the child (e.g. `--cpu-prof --cpu-prof-dir=…` to profile it); none by default. */
-  nodeOptions?: string,
-): Promise<RunningChild> {
+export async function startChild(command: string, args: readonly string[], readyText: string, timeoutMs = 60_000): Promise<RunningChild> {
   // The children must not inherit this script's TypeScript loader unless they ask for it.
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_OPTIONS;
-  if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
   const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

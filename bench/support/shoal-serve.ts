@@ -28,8 +28,8 @@ export async function serveOrchestrator(
     /** Runs on the fresh DataDir before `shoal serve` starts (e.g. writes events into its store). */
     readonly prepare?: (dataDir: string) => Promise<void>;
     readonly readyTimeoutMs?: number;
-    /** NODE_OPTIONS for `shoal serve` (a CPU profile: `--cpu-prof --cpu-prof-dir=…`, written when it exits). */
-    readonly nodeOptions?: string;
+    /** Node's own flags for `shoal serve` (a CPU profile: `--cpu-prof --cpu-prof-dir=…`, written when it exits). */
+    readonly nodeArgs?: readonly string[];
   } = {},
 ): Promise<ServedOrchestrator> {
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-serve-"));
@@ -39,7 +39,10 @@ export async function serveOrchestrator(
   let child: RunningChild;
   try {
     await options.prepare?.(dataDir);
-    child = await startChild(SHOAL, args, "is running.", options.readyTimeoutMs, options.nodeOptions);
+    child =
+      options.nodeArgs === undefined
+        ? await startChild(SHOAL, args, "is running.", options.readyTimeoutMs)
+        : await startChild(process.execPath, [...options.nodeArgs, SHOAL, ...args], "is running.", options.readyTimeoutMs);
   } catch (e) {
     rmSync(dataDir, { recursive: true, force: true });
     throw e;

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import type { Authenticator } from "nats";
 import { Codec } from "nkeys.js/lib/codec.js";
 import { Prefix } from "nkeys.js/lib/nkeys.js";
@@ -32,12 +32,21 @@ export function userNkeyFromSeed(seed: Uint8Array): JoinKey {
   return { publicKey, sign: (data) => new Uint8Array(sign(null, data, privateKey)) };
 }
 
+/**
+ * An ed25519 public key from its 32 raw bytes. As a JWK, not DER: OpenSSL 3 decodes DER through
+ * its generic decoder framework (≈ 85 µs of CPU here, more than the verification itself), a JWK
+ * from the raw bytes directly (≈ 6 µs). Every join verifies a signature by a key never seen before.
+ */
+export function ed25519PublicKey(raw: Uint8Array): KeyObject {
+  if (raw.length !== 32) throw new NkeyError("an ed25519 public key is 32 bytes");
+  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" });
+}
+
 /** Whether `signature` over `data` was made by the user nkey `publicKey`; a malformed key is false. */
 export function verifyUserNkeySignature(publicKey: string, data: Uint8Array, signature: Uint8Array): boolean {
   try {
     const raw = Codec.decode(Prefix.User, new TextEncoder().encode(publicKey));
-    const key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: "der", type: "spki" });
-    return verify(null, data, key, signature);
+    return verify(null, data, ed25519PublicKey(raw), signature);
   } catch {
     return false;
   }

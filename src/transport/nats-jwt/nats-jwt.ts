@@ -1,4 +1,5 @@
-import { createHash, createPublicKey, verify } from "node:crypto";
+import { createHash, verify } from "node:crypto";
+import { ed25519PublicKey } from "../nkey-signature.ts";
 import { base32 } from "nkeys.js/lib/base32.js";
 import { Codec } from "nkeys.js/lib/codec.js";
 import { Prefix } from "nkeys.js/lib/nkeys.js";
@@ -52,8 +53,7 @@ export function decodeJwt(jwt: string): StandardClaims & { readonly jti: string;
   let valid = false;
   try {
     const raw = rawPublicKey(claims.iss);
-    const key = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
-    valid = verify(null, new TextEncoder().encode(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2]!, "base64url"));
+    valid = verify(null, new TextEncoder().encode(`${parts[0]}.${parts[1]}`), ed25519PublicKey(raw), Buffer.from(parts[2]!, "base64url"));
   } catch {
     valid = false;
   }

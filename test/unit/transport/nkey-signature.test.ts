@@ -1,6 +1,6 @@
 import { nkeys } from "nats";
 import { describe, expect, it } from "vitest";
-import { NkeyError, nkeyLogin, userNkeyFromSeed, verifyUserNkeySignature } from "../../../src/transport/nkey-signature.ts";
+import { NkeyError, ed25519PublicKey, nkeyLogin, userNkeyFromSeed, verifyUserNkeySignature } from "../../../src/transport/nkey-signature.ts";
 
 const data = new TextEncoder().encode("shoal-join-v1\nnode-1\nU…\nmessage-1");
 
@@ -34,6 +34,12 @@ describe("user nkeys signed natively", () => {
     expect(verifyUserNkeySignature(lastChanged, data, signature)).toBe(false);
     expect(verifyUserNkeySignature(nkeys.createAccount().getPublicKey(), data, signature)).toBe(false);
     expect(verifyUserNkeySignature("not a key", data, signature)).toBe(false);
+  });
+
+  it("import a public key only from 32 raw bytes", () => {
+    expect(() => ed25519PublicKey(new Uint8Array(31))).toThrow(NkeyError);
+    expect(() => ed25519PublicKey(new Uint8Array(33))).toThrow(NkeyError);
+    expect(ed25519PublicKey(new Uint8Array(32).fill(7)).asymmetricKeyType).toBe("ed25519");
   });
 
   it("refuses a seed that is not a user's", () => {
