@@ -3,7 +3,8 @@
  * nats-server, and N node keys each given a user JWT signed by the account and logged in, with
  * `--concurrent` logins at once. Beside it, in the same run, the same N logins to a server with
  * no auth at all: the connection's own cost, the baseline. Reports logins/s for both, the ratio,
- * the time to sign one JWT, and nats-server's RSS with the N connections open.
+ * the time to sign one JWT, nats-server's RSS with the N connections open and the CPU it spent
+ * per login (/proc/<pid>/stat).
  *
  * Run: npx tsx bench/fleet-jwt.ts [--users 5000] [--concurrent 256]
  */
@@ -20,11 +21,12 @@ import { jwtLogin } from "../src/transport/nats-jwt/jwt-login.ts";
 import { newNkey } from "../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, loadOrCreateOperatorKeys } from "../src/transport/nats-jwt/nats-operator.ts";
 import { freePort } from "./support/free-port.ts";
+import { processCpuMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
 
 const logger = pino({ level: "silent" });
 
-async function run(users: number, concurrent: number, withJwt: boolean): Promise<{ perSecond: number; signMs: number; rssMB: number; rssBeforeMB: number }> {
+async function run(users: number, concurrent: number, withJwt: boolean): Promise<{ perSecond: number; signMs: number; rssMB: number; rssBeforeMB: number; serverCpuMsPerLogin: number }> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-jwt-bench-"));
   const port = await freePort();
   const { pidFile, storeDir } = embeddedNatsPaths(dir);
@@ -42,6 +44,7 @@ async function run(users: number, concurrent: number, withJwt: boolean): Promise
   const conns: NatsConnection[] = [];
   try {
     const rssBeforeMB = rssMB(server.pid);
+    const cpuBefore = processCpuMs(server.pid);
     let next = 0;
     let signMs = 0;
     const started = performance.now();
@@ -57,7 +60,8 @@ async function run(users: number, concurrent: number, withJwt: boolean): Promise
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    return { perSecond: users / seconds, signMs: signMs / users, rssMB: rssMB(server.pid), rssBeforeMB };
+    const serverCpuMsPerLogin = (processCpuMs(server.pid) - cpuBefore) / users;
+    return { perSecond: users / seconds, signMs: signMs / users, rssMB: rssMB(server.pid), rssBeforeMB, serverCpuMsPerLogin };
   } finally {
     await Promise.all(conns.map((c) => c.close()));
     await server.stop();
@@ -71,6 +75,8 @@ const concurrent = Number(values.concurrent);
 const open = await run(users, concurrent, false);
 const jwt = await run(users, concurrent, true);
 console.log(`${users} node logins, ${concurrent} at once`);
-console.log(`  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB`);
-console.log(`  JWT users:          ${jwt.perSecond.toFixed(0)}/s (${(jwt.perSecond / open.perSecond).toFixed(2)} × baseline), nats-server RSS ${jwt.rssBeforeMB} → ${jwt.rssMB} MB`);
+console.log(`  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB, CPU ${open.serverCpuMsPerLogin.toFixed(3)} ms per login`);
+console.log(
+  `  JWT users:          ${jwt.perSecond.toFixed(0)}/s (${(jwt.perSecond / open.perSecond).toFixed(2)} × baseline), nats-server RSS ${jwt.rssBeforeMB} → ${jwt.rssMB} MB, CPU ${jwt.serverCpuMsPerLogin.toFixed(3)} ms per login`,
+);
 console.log(`  signing one user JWT: ${jwt.signMs.toFixed(3)} ms; server reloads: 0`);

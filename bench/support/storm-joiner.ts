@@ -5,7 +5,8 @@
  * join token's login (`joinLogin`), one join request (`ComputeClient.join`: HMAC proof and key
  * signature), then a login with the user JWT the reply carried (`jwtLogin`) — the server has
  * checked it once `connect` resolves. Then the node's connection is closed (`--hold 0`) or kept
- * (`--hold 1`, bounded by `ulimit -n`): the storm measures joins, not held connections.
+ * (`--hold 1`, bounded by `ulimit -n`, each then heartbeating every 5 s): the storm measures
+ * joins, not held connections.
  *
  *   node --import tsx bench/support/storm-joiner.ts <nats-url> <token-file> <prefix> <from> <count> <concurrency> <hold>
  *
@@ -19,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { connect, type NatsConnection } from "nats";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
-import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { joinLogin } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../../src/transport/subjects.ts";
 import { virtualNodeInfo } from "../../src/sim/virtual-node-info.ts";
@@ -35,6 +36,7 @@ const concurrency = Number(concurrencyText);
 const hold = holdText === "1";
 const width = Number(process.env.STORM_ID_WIDTH ?? "6");
 const MAX_ATTEMPTS = 8;
+const HEARTBEAT_MS = 5000;
 
 let joined = 0;
 let refused = 0;
@@ -42,12 +44,11 @@ let failed = 0;
 let lastJoinAt = 0;
 const refusedByCode: Record<string, number> = {};
 const errors: string[] = [];
-const held: NatsConnection[] = [];
+const held: { readonly nc: NatsConnection; readonly client: ComputeClient }[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function joinOnce(index: number): Promise<boolean> {
+async function joinOnce(index: number, key: NatsNkey): Promise<boolean> {
   const nodeId = `${prefix}-${String(index).padStart(width, "0")}`;
-  const key = newNkey("user");
   const joinNc = await connect({ servers: url, authenticator: joinLogin(token), inboxPrefix: JOIN_INBOX_PREFIX, reconnect: false, timeout: 20_000 });
   let response;
   try {
@@ -64,15 +65,18 @@ async function joinOnce(index: number): Promise<boolean> {
   const own = await connect({ servers: url, authenticator: jwtLogin(response.UserJWT, key), inboxPrefix: nodeInboxPrefix(nodeId), reconnect: false, timeout: 20_000 });
   joined++;
   lastJoinAt = Date.now();
-  if (hold) held.push(own);
+  if (hold) held.push({ nc: own, client: new ComputeClient(own, nodeId) });
   else await own.close().catch(() => undefined);
   return true;
 }
 
 async function joinWithRetries(index: number): Promise<void> {
+  // One key per node across its attempts, as an agent keeps its key: a join that was stored but
+  // whose reply or login was lost is repeated, idempotently, with the same key.
+  const key = newNkey("user");
   for (let attempt = 1; ; attempt++) {
     try {
-      if (await joinOnce(index)) return;
+      if (await joinOnce(index, key)) return;
     } catch (e) {
       failed++;
       const message = (e as Error).message;
@@ -97,6 +101,16 @@ await Promise.all(
 clearInterval(ticker);
 report(true);
 if (hold) {
-  // Held until the bench stops this process (SIGTERM): the connections are what it measures then.
-  process.once("SIGTERM", () => void Promise.allSettled(held.map((nc) => nc.close())).then(() => process.exit(0)));
+  // Held, each node heartbeating as an agent does (published, every HEARTBEAT_MS, spread evenly),
+  // until the bench stops this process (SIGTERM): the connections are what it measures then.
+  const tickMs = 100;
+  let cursor = 0;
+  const beat = setInterval(() => {
+    const share = Math.ceil((held.length * tickMs) / HEARTBEAT_MS);
+    for (let k = 0; k < share && held.length > 0; k++) held[cursor++ % held.length]!.client.heartbeat();
+  }, tickMs);
+  process.once("SIGTERM", () => {
+    clearInterval(beat);
+    void Promise.allSettled(held.map((h) => h.nc.close())).then(() => process.exit(0));
+  });
 } else process.exit(0);
