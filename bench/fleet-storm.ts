@@ -20,7 +20,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { runStandalone, setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { freePort } from "./support/free-port.ts";
-import { processCpuMs } from "./support/process-cpu.ts";
+import { processCpuMs, processCpuSplitMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
 import { serveOrchestrator, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
@@ -113,7 +113,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const natsPid = Number(readFileSync(join(orchestrator.dataDir, "nats", "nats-server.pid"), "utf8").trim());
     const natsUrl = `nats://127.0.0.1:${natsPort}`;
     const tokenFile = join(orchestrator.dataDir, "credentials", "join-token");
-    const before = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid), orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid) };
+    const before = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid), orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), orchestratorSplit: processCpuSplitMs(orchestratorPid) };
     const loadBefore = load();
     log(`  ${nodes} nodes from ${clients} client processes, ${concurrency} joins in flight each${hold ? ", connections held" : ", each closes after its own login"}; load ${loadBefore}`);
 
@@ -147,7 +147,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       await sleep(100);
     }
     const joinedS = (Math.max(...joiners.map((j) => j.last.lastJoinAt)) - startedAt) / 1000;
-    const afterJoins = { orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), at: performance.now() };
+    const afterJoins = { orchestratorCpu: processCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), orchestratorSplit: processCpuSplitMs(orchestratorPid), at: performance.now() };
     let listed = 0;
     for (;;) {
       listed = await listedApproved(orchestrator);
@@ -175,7 +175,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const figures: BenchFigure[] = [
       { name: "registration storm: joins/s", value: nodes / joinedS, unit: "/s", target: { on: "value", min: TARGET_NODES / TARGET_SECONDS }, note: `${nodes} joined in ${joinedS.toFixed(1)} s; ${note}` },
       { name: "registration storm: all APPROVED and listed", value: listedS, unit: "s", note: `${nodes} nodes` },
-      { name: "orchestrator CPU per join", value: orchestratorMsPerJoin, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s for ${nodes} joins` },
+      { name: "orchestrator CPU per join", value: orchestratorMsPerJoin, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s for ${nodes} joins (${((afterJoins.orchestratorSplit.system - before.orchestratorSplit.system) / 1000).toFixed(1)} s of it in the kernel)` },
       { name: "nats-server CPU per join", value: natsMsPerJoin, unit: "ms", note: `${(cpu.nats / 1000).toFixed(1)} CPU-s (two logins and one request per join)` },
       {
         name: "registration storm, 100,000 nodes: projected from CPU per join",
