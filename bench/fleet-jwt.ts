@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { connect, type NatsConnection } from "nats";
 import pino from "pino";
@@ -69,14 +70,17 @@ async function run(users: number, concurrent: number, withJwt: boolean): Promise
   }
 }
 
-const { values } = parseArgs({ options: { users: { type: "string", default: "5000" }, concurrent: { type: "string", default: "256" } } });
-const users = Number(values.users);
-const concurrent = Number(values.concurrent);
-const open = await run(users, concurrent, false);
-const jwt = await run(users, concurrent, true);
-console.log(`${users} node logins, ${concurrent} at once`);
-console.log(`  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB, CPU ${open.serverCpuMsPerLogin.toFixed(3)} ms per login`);
-console.log(
-  `  JWT users:          ${jwt.perSecond.toFixed(0)}/s (${(jwt.perSecond / open.perSecond).toFixed(2)} × baseline), nats-server RSS ${jwt.rssBeforeMB} → ${jwt.rssMB} MB, CPU ${jwt.serverCpuMsPerLogin.toFixed(3)} ms per login`,
-);
-console.log(`  signing one user JWT: ${jwt.signMs.toFixed(3)} ms; server reloads: 0`);
+// Only when run itself: the suite (bench/run.ts) imports every bench/*.ts to look for run(options).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { users: { type: "string", default: "5000" }, concurrent: { type: "string", default: "256" } } });
+  const users = Number(values.users);
+  const concurrent = Number(values.concurrent);
+  const open = await run(users, concurrent, false);
+  const jwt = await run(users, concurrent, true);
+  console.log(`${users} node logins, ${concurrent} at once`);
+  console.log(`  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB, CPU ${open.serverCpuMsPerLogin.toFixed(3)} ms per login`);
+  console.log(
+    `  JWT users:          ${jwt.perSecond.toFixed(0)}/s (${(jwt.perSecond / open.perSecond).toFixed(2)} × baseline), nats-server RSS ${jwt.rssBeforeMB} → ${jwt.rssMB} MB, CPU ${jwt.serverCpuMsPerLogin.toFixed(3)} ms per login`,
+  );
+  console.log(`  signing one user JWT: ${jwt.signMs.toFixed(3)} ms; server reloads: 0`);
+}
