@@ -11,7 +11,7 @@
  * orchestrator and its nats-server spent per join (/proc/<pid>/stat, over the storm), and from
  * those what 100,000 joins would need at the least on this machine's two cores; RSS.
  *
- * Run: npx tsx bench/fleet-storm.ts [nodes=10000] [clients=4] [concurrency=64] [hold=0]
+ * Run: npx tsx bench/fleet-storm.ts [nodes=10000] [clients=4] [concurrency=32] [hold=0]
  *      (Node flags for `shoal serve`, e.g. a CPU profile: STORM_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof")
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -91,7 +91,7 @@ async function listedApproved(orchestrator: ServedOrchestrator): Promise<number>
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "fleet-storm.nodes", options.quick ? 200 : 10_000);
   const clients = setting(options, "fleet-storm.clients", options.quick ? 2 : 4);
-  const concurrency = setting(options, "fleet-storm.concurrency", 64);
+  const concurrency = setting(options, "fleet-storm.concurrency", 32);
   const hold = setting(options, "fleet-storm.hold", 0) === 1;
   const settleSeconds = setting(options, "fleet-storm.settleSeconds", hold ? 15 : 0);
   const log = options.log;
