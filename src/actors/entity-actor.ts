@@ -38,6 +38,19 @@ type Job<Command, Event> =
     }
   | { readonly kind: "catchUp"; readonly resolve: () => void; readonly reject: (error: unknown) => void };
 
+const NO_OPTIONS: ExecuteOptions = Object.freeze({});
+
+let lastTimeMs = Number.NaN;
+let lastTime = "";
+/** The ISO form of a host time; commands of one millisecond (many, under load) share one string. */
+function isoTime(ms: number): string {
+  if (ms !== lastTimeMs) {
+    lastTime = new Date(ms).toISOString();
+    lastTimeMs = ms;
+  }
+  return lastTime;
+}
+
 const MAX_CONFLICT_RETRIES = 3;
 /**
  * Pauses before each re-append after the store said it was unavailable. Bounded, because the
@@ -104,7 +117,7 @@ export class EntityActor<State, Command, Event, Refusal> {
     return new Promise<void>((resolve, reject) => this.enqueue({ kind: "catchUp", resolve, reject }));
   }
 
-  execute(command: Command, context: CommandContext, options: ExecuteOptions = {}): Promise<CommandResult<Event>> {
+  execute(command: Command, context: CommandContext, options: ExecuteOptions = NO_OPTIONS): Promise<CommandResult<Event>> {
     return new Promise<CommandResult<Event>>((resolve, reject) => this.enqueue({ kind: "command", command, context, options, resolve, reject }));
   }
 
@@ -155,7 +168,7 @@ export class EntityActor<State, Command, Event, Refusal> {
       if (!decision.ok) throw this.kind.refusalError(decision.refusal);
       if (decision.events.length === 0) return withNote({ events: [], position: undefined, revision: this.revision }, decision.note);
 
-      const time = new Date(now).toISOString();
+      const time = isoTime(now);
       const metadata = { time, ...context };
       let newEvents: NewEvent[];
       try {
