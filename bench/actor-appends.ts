@@ -13,7 +13,6 @@
  * Knobs: actor-appends.entities, actor-appends.commands, actor-appends.baselineCommands.
  * Targets (issue 6): >= 50,000 events/s and >= 10x one-commit-per-event, same run.
  */
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +23,7 @@ import { systemContext } from "../src/actors/command-context.ts";
 import { EntityRegistry } from "../src/actors/entity-registry.ts";
 import { nodeKind } from "../src/actors/node-kind.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
+import { timeOrderedUuid } from "../src/events/store/time-ordered-uuid.ts";
 import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 
@@ -45,7 +45,7 @@ interface Measured {
 async function measure(groupCommit: boolean, entities: number, commands: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-actor-appends-"));
   const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit });
-  const registry = new EntityRegistry(nodeKind, { store, clock: systemClock, newEventId: randomUUID }, { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) });
+  const registry = new EntityRegistry(nodeKind, { store, clock: systemClock, newEventId: timeOrderedUuid }, { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) });
   try {
     const ids = Array.from({ length: entities }, (_, e) => `bench-node-${e}`);
     const context = systemContext("bench");

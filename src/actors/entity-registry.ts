@@ -48,9 +48,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
    * and for each entity whose state recovery rebuilt without loading its actor.
    */
   arm(id: string, state: State): void {
-    const wanted = this.kind.decider.deadlines?.(state) ?? [];
     const scheduler = this.options.deadlines;
     if (!scheduler) return;
+    const wanted = this.kind.decider.deadlines?.(state) ?? [];
     const before = this.armed.get(id);
     const now = new Map<string, number>();
     for (const deadline of wanted) {
@@ -112,8 +112,20 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.resident.get(id);
   }
 
-  async execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult<Event>> {
-    const actor = await this.get(id);
+  execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult<Event>> {
+    // A resident actor takes the command at once; only a load waits for the store first.
+    const actor = this.resident.get(id);
+    if (actor) return this.executeOn(actor, id, command, context, options);
+    return this.get(id).then((loaded) => this.executeOn(loaded, id, command, context, options));
+  }
+
+  private async executeOn(
+    actor: EntityActor<State, Command, Event, Refusal>,
+    id: string,
+    command: Command,
+    context: CommandContext,
+    options: ExecuteOptions | undefined,
+  ): Promise<CommandResult<Event>> {
     try {
       const result = await actor.execute(command, context, options);
       if (result.events.length > 0) this.arm(id, actor.state);

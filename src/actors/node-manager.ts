@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { Logger } from "pino";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
 import { evolveNode } from "../../machines/node/evolve-node.ts";
@@ -93,7 +93,7 @@ export class NodeManager {
     this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
     this.actors = new EntityRegistry(
       nodeKind,
-      { store: options.store, clock: options.clock, newEventId: randomUUID },
+      { store: options.store, clock: options.clock, newEventId: timeOrderedUuid },
       { idleMs: options.actorIdleMs ?? 5 * 60_000, maxResident: options.maxResidentActors ?? 10_000, logger: options.logger },
     );
     if (options.stallThresholdMs !== undefined) {

@@ -85,6 +85,27 @@ describe("EntityRegistry", () => {
     expect(registry.peek("d")).toBeDefined();
   });
 
+  it("runs a resident actor's queued commands and catch-ups in the order given; a refusal in the middle stops none after it", async () => {
+    const { registry, store } = setup();
+    await registry.execute("n1", register("n1"), ctx);
+    const actor = await registry.get("n1");
+    // Another writer on the same store: the refresh queued between the commands must see it.
+    const other = setup({ file: store.file });
+    await other.registry.execute("n1", { type: "Approve" }, ctx);
+    const results = await Promise.allSettled([
+      registry.execute("n1", { type: "Reject" }, ctx),
+      actor.refresh(),
+      registry.execute("n1", { type: "Approve" }, ctx),
+      registry.execute("n1", { type: "Approve" }, ctx),
+      registry.execute("n1", { type: "Reject" }, ctx),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({ kind: "Conflict", message: "node n1 already approved" });
+    expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved", "NodeRejected", "NodeApproved", "NodeRejected"]);
+    expect(actor.idle).toBe(true);
+    expect(actor.currentRevision).toBe(4);
+  });
+
   it("never passivates an actor with a command under way", async () => {
     const { registry } = setup({ idleMs: 0 });
     await registry.execute("a", register("a"), ctx);

@@ -1,6 +1,7 @@
 import { ParseResult, Schema } from "effect";
 import type { NewEvent, RecordedEvent } from "../store/event-store.ts";
 import { EventMetadata } from "./event-metadata.ts";
+import { NOT_VOUCHED, jsonFastCheck, jsonFastEncoder, type JsonFastEncoder } from "./json-fast-encoder.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent, type NodeEventType } from "./node-events.ts";
 
 /**
@@ -43,6 +44,16 @@ const asStored = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?
  */
 export function encodeNodeEvent(event: NodeEvent, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
   const full: EventMetadata = { ...metadata, schemaVersion: NODE_EVENT_VERSIONS[event.type] };
+  // The common case (a decider's event, the host's metadata) without Effect's parser or a JSON
+  // round trip; anything the fast path cannot vouch for takes the full path below.
+  const fastData = FAST_DATA[event.type](event.data);
+  if (fastData !== NOT_VOUCHED && fastMetadata(full) !== NOT_VOUCHED) return { id, type: event.type, data: fastData, metadata: full };
+  return encodeNodeEventBySchema(event, metadata, id);
+}
+
+/** encodeNodeEvent through Effect alone: the reference its fast path is tested against, and its fallback. */
+export function encodeNodeEventBySchema(event: NodeEvent, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
+  const full: EventMetadata = { ...metadata, schemaVersion: NODE_EVENT_VERSIONS[event.type] };
   const schema = NODE_EVENT_SCHEMAS[event.type] as Schema.Schema<unknown>;
   const data = Schema.encodeUnknownEither(schema)(event.data);
   if (data._tag === "Left") throw invalid(event.type, "data", data.left);
@@ -55,6 +66,9 @@ export function encodeNodeEvent(event: NodeEvent, metadata: Omit<EventMetadata, 
   if (meta._tag === "Left") throw invalid(event.type, "metadata", meta.left);
   return { id, type: event.type, data: stored, metadata: storedMetadata };
 }
+
+const FAST_DATA = Object.fromEntries(Object.entries(NODE_EVENT_SCHEMAS).map(([type, schema]) => [type, jsonFastEncoder(schema)])) as Record<NodeEventType, JsonFastEncoder>;
+const fastMetadata = jsonFastCheck(EventMetadata);
 
 function invalid(type: string, part: string, error: ParseResult.ParseError): InvalidEventError {
   return new InvalidEventError(`refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`);
