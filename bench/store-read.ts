@@ -101,7 +101,7 @@ async function rebuildThroughViews(file: string, events: number): Promise<{ ms: 
   views.hold();
   await host.start();
   await progress.waitFor(last?.position, 600_000);
-  views.release();
+  await views.release();
   const spent = watch();
   await host.stop();
   await store.close();
@@ -129,7 +129,7 @@ async function startFold(file: string, events: number): Promise<{ ms: number; cp
   const recovered = await manager.recover();
   views.hold();
   views.seedStates(recovered.states, recovered.revisions);
-  views.release();
+  await views.release();
   const spent = watch();
   manager.stop();
   await store.close();

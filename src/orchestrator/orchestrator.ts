@@ -220,7 +220,9 @@ export async function startOrchestrator(
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
-    views.release();
+    const indexing = performance.now();
+    await views.release();
+    logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();
 
     const protocol = new NodeProtocolHandler(nc, manager, {

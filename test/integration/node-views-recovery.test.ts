@@ -119,7 +119,7 @@ describe("node views seeded from recovery's fold", () => {
     heldViews.hold();
     all.slice(half).forEach((e) => (liveViews.handle(e), heldViews.handle(e)));
     expect(told).toEqual([]);
-    heldViews.release();
+    await heldViews.release();
     const changed = heldViews.all().filter((v) => beforeHold.get(v.nodeId) !== v);
     expect(told.map((t) => t.id).sort()).toEqual(changed.map((v) => v.nodeId).sort());
     for (const t of told) {
