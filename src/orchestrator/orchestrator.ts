@@ -196,10 +196,12 @@ export async function startOrchestrator(
     views.seedStates(recovered.states, recovered.revisions);
     const snapshotter = new NodeStateSnapshotter({ path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) }, snapshot);
     if (recovered.last) snapshotter.advanced(recovered.position, recovered.last, recovered.events);
+    // A number, not `recovered`: a closure over it would keep every recovered state alive.
+    const viewsFrom = recovered.position;
     const projection = processors.add({
       name: "node-views",
       // What recovery folded is the read model's checkpoint: it resumes right after it.
-      checkpoints: { load: () => Promise.resolve(recovered.position), save: () => Promise.resolve() },
+      checkpoints: { load: () => Promise.resolve(viewsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
         for (const e of batch) views.handleEnvelope(e);
         snapshotter.handled(batch);
