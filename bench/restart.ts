@@ -152,6 +152,13 @@ async function startOnce(dataDir: string, expectedNodes: number, log: (line: str
     if (recovered?.ms !== undefined) phases.recoverMs = recovered.ms;
     if (recovered && admitted) phases.natsKeysMs = admitted.time - recovered.time;
     if (admitted && ready) phases.readModelAndApiMs = ready.time - admitted.time;
+    // Finer: from the first log line to the snapshot read, the read model's catch-up and the index.
+    const first = lines[0];
+    const snapshotRead = at("starting from the node-state snapshot") ?? lines.find((l) => l.msg.startsWith("no usable node-state snapshot"));
+    const caughtUp = at("read model caught up; node list indexed");
+    if (first && snapshotRead) phases.toSnapshotReadMs = snapshotRead.time - first.time;
+    if (admitted && caughtUp) phases.readModelMs = caughtUp.time - admitted.time;
+    if (typeof caughtUp?.indexMs === "number") phases.indexMs = caughtUp.indexMs;
     log(`    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes listed`);
     const stopping = performance.now();
     await child.stop(120_000);

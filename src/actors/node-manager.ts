@@ -24,6 +24,19 @@ import { StallWatch } from "./stall-watch.ts";
 
 export type CommandResult = EntityCommandResult<NodeEvent>;
 
+/** What recover() folded: every node's state at `position`, for a read model to start from. */
+export interface RecoveredNodes {
+  readonly nodes: number;
+  readonly events: number;
+  /** The last store position read (of any stream). */
+  readonly position: number;
+  /** The event at `position`, when the replay read any. */
+  readonly last: { readonly stream: string; readonly revision: number; readonly id: string } | undefined;
+  readonly states: ReadonlyMap<string, NodeState>;
+  /** The stream revision of each node's last event the replay read (nodes it read nothing of are absent). */
+  readonly revisions: ReadonlyMap<string, number>;
+}
+
 export interface LiveView {
   readonly lastHeartbeat: number | null;
   readonly resources: ResourceReport | undefined;
@@ -111,11 +124,14 @@ export class NodeManager {
    * arms health deadlines with a full grace period. Actors are not kept: each loads its own
    * stream on its next command. Yields between batches, so a long replay never starves timers.
    * From a snapshot (every node's state at a store position), only the events after it are read.
+   * What it folded is returned, so that the read model need not fold the same events again.
    */
-  async recover(from?: { readonly position: number; readonly states: Iterable<NodeState> }): Promise<{ nodes: number; events: number; position: number }> {
+  async recover(from?: { readonly position: number; readonly states: Iterable<NodeState> }): Promise<RecoveredNodes> {
     const { store, logger } = this.options;
     const started = this.clock.now();
     const states = new Map<string, NodeState>();
+    const revisions = new Map<string, number>();
+    let last: RecoveredNodes["last"];
     if (from) for (const state of from.states) states.set(state.nodeId, state);
     let after = from?.position ?? 0;
     let count = 0;
@@ -130,8 +146,11 @@ export class NodeManager {
         const nodeId = entityIdOf(recorded.stream);
         if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
         states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
+        revisions.set(nodeId, recorded.revision);
         count++;
       }
+      const end = batch[batch.length - 1];
+      if (end) last = { stream: end.stream, revision: end.revision, id: end.id };
       const now = this.clock.now();
       if (batch.length > 0 && now - lastProgress >= PROGRESS_EVERY_MS) {
         lastProgress = now;
@@ -164,7 +183,7 @@ export class NodeManager {
       this.arm(nodeId);
     }
     logger.info({ nodes: this.directory.size, events: count, fromSnapshot: from !== undefined, ms: this.clock.now() - started }, "recovered nodes from the event store");
-    return { nodes: this.directory.size, events: count, position: after };
+    return { nodes: this.directory.size, events: count, position: after, last, states, revisions };
   }
 
   private arm(nodeId: string): void {

@@ -188,12 +188,20 @@ export async function startOrchestrator(
     // One store subscription feeds the read model and the publisher, each at its own pace.
     const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }) });
     const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
+    // Until the read model has caught up, the index is told once per changed node, not per event.
+    views.hold();
     if (snapshot) views.seed(snapshot.views);
+    // Recovery has already folded every event up to its position: the views start there, not from
+    // the snapshot (or the beginning) again.
+    views.seedStates(recovered.states, recovered.revisions);
     const snapshotter = new NodeStateSnapshotter({ path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) }, snapshot);
+    if (recovered.last) snapshotter.advanced(recovered.position, recovered.last, recovered.events);
+    // A number, not `recovered`: a closure over it would keep every recovered state alive.
+    const viewsFrom = recovered.position;
     const projection = processors.add({
       name: "node-views",
-      // The snapshot is the read model's checkpoint: it resumes right after it.
-      checkpoints: { load: () => Promise.resolve(snapshot?.position), save: () => Promise.resolve() },
+      // What recovery folded is the read model's checkpoint: it resumes right after it.
+      checkpoints: { load: () => Promise.resolve(viewsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
         for (const e of batch) views.handleEnvelope(e);
         snapshotter.handled(batch);
@@ -214,6 +222,9 @@ export async function startOrchestrator(
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    const indexing = performance.now();
+    await views.release();
+    logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();
 
     const protocol = new NodeProtocolHandler(nc, manager, {

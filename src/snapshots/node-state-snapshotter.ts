@@ -52,9 +52,14 @@ export class NodeStateSnapshotter {
     const last = batch[batch.length - 1];
     if (last === undefined) return;
     const { stream, revision, id, position } = last.recorded;
+    this.advanced(position, { stream, revision, id }, batch.length);
+  }
+
+  /** The views now reflect `events` more events, up to the one at `position` (`anchor`); also when another fold (recovery's) got them there. */
+  advanced(position: number, anchor: SnapshotAnchor, events: number): void {
     this.position = position;
-    this.anchor = { stream, revision, id };
-    this.sinceWritten += batch.length;
+    this.anchor = anchor;
+    this.sinceWritten += events;
     this.maybeWrite();
   }
 

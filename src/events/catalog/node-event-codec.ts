@@ -1,5 +1,6 @@
 import { ParseResult, Schema } from "effect";
 import type { NewEvent, RecordedEvent } from "../store/event-store.ts";
+import { compileStoredCheck, type StoredCheck } from "./compile-stored-check.ts";
 import { EventMetadata } from "./event-metadata.ts";
 import { NOT_VOUCHED, jsonFastCheck, jsonFastEncoder, type JsonFastEncoder } from "./json-fast-encoder.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent, type NodeEventType } from "./node-events.ts";
@@ -74,6 +75,17 @@ function invalid(type: string, part: string, error: ParseResult.ParseError): Inv
   return new InvalidEventError(`refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`);
 }
 
+/**
+ * Per type, a compiled check of the stored form that tells when Effect's decode would return the
+ * stored data unchanged (every event Shoal writes: encodeNodeEvent stores the schema's own
+ * output). Reading a store is mostly decoding; the check does it without building a second copy
+ * of every event. Anything it does not vouch for is decoded by Effect as before
+ * (test/unit/events/stored-check.test.ts holds the two to the same answers).
+ */
+const STORED_CHECKS = Object.fromEntries(
+  Object.entries(NODE_EVENT_SCHEMAS).map(([type, schema]) => [type, compileStoredCheck(schema)]),
+) as Record<NodeEventType, StoredCheck | undefined>;
+
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */
 export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
   if (!isNodeEventType(recorded.type)) {
@@ -85,7 +97,13 @@ export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
       `stream ${recorded.stream}@${recorded.revision}: ${recorded.type} schema version ${String(version)} is not known to this Shoal`,
     );
   }
-  const schema = NODE_EVENT_SCHEMAS[recorded.type] as Schema.Schema<unknown>;
+  if (STORED_CHECKS[recorded.type]?.(recorded.data)) return { type: recorded.type, data: recorded.data } as NodeEvent;
+  return decodeNodeEventData(recorded);
+}
+
+/** The schema's own decode of a stored node event's data (type and version already checked). */
+function decodeNodeEventData(recorded: RecordedEvent): NodeEvent {
+  const schema = NODE_EVENT_SCHEMAS[recorded.type as NodeEventType] as Schema.Schema<unknown>;
   const result = Schema.decodeUnknownEither(schema)(recorded.data);
   if (result._tag === "Left") {
     throw new CorruptEventError(

@@ -61,12 +61,23 @@ export class SortedEntries {
       this.count = 1;
       return true;
     }
-    const ci = Math.min(this.chunkFor(key, id, false), this.chunks.length - 1);
-    const chunk = this.chunks[ci] as Chunk;
-    const at = this.offsetIn(chunk, key, id, false);
+    let ci = this.chunks.length - 1;
+    let chunk = this.chunks[ci] as Chunk;
+    let at = chunk.keys.length;
+    // Past the last entry (an index built in order, as after a start) needs no search.
+    if ((compareKeys(chunk.keys[at - 1] as SortKey, key) || compareKeys(chunk.ids[at - 1] as string, id)) >= 0) {
+      ci = Math.min(this.chunkFor(key, id, false), this.chunks.length - 1);
+      chunk = this.chunks[ci] as Chunk;
+      at = this.offsetIn(chunk, key, id, false);
+    }
     if (at < chunk.keys.length && compareKeys(chunk.keys[at] as SortKey, key) === 0 && chunk.ids[at] === id) return false;
-    chunk.keys.splice(at, 0, key);
-    chunk.ids.splice(at, 0, id);
+    if (at === chunk.keys.length) {
+      chunk.keys.push(key);
+      chunk.ids.push(id);
+    } else {
+      chunk.keys.splice(at, 0, key);
+      chunk.ids.splice(at, 0, id);
+    }
     this.count++;
     if (chunk.keys.length > MAX_CHUNK) {
       const half = chunk.keys.length >>> 1;

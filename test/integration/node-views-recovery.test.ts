@@ -1,0 +1,144 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
+import { NodeManager } from "../../src/actors/node-manager.ts";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
+import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { parseLabelSelector } from "../../src/labels/label-selector.ts";
+import { NodeIndex } from "../../src/projections/node-index/node-index.ts";
+import type { NodeView } from "../../src/projections/node-view.ts";
+import { NodeViews } from "../../src/projections/node-views.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { seededRandom } from "../support/seeded-random.ts";
+
+const KEYS = ["UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "UBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"];
+
+/** Any node event, legal for the decider or not: the fold must take what a store holds. */
+function randomEvent(random: ReturnType<typeof seededRandom>, id: string, lifecycle: number): NodeEvent {
+  const NodeID = id;
+  switch (random.int(10)) {
+    case 0:
+      return { type: "NodeRegistered", data: { NodeID, NodeType: random.pick(["Compute", "Requester"]), Info: computeInfo(id, { zone: random.pick(["a", "b"]) }), Membership: random.pick(["PENDING", "APPROVED"]), Lifecycle: lifecycle } };
+    case 1:
+      return { type: "NodeApproved", data: { NodeID, Previous: "PENDING" } };
+    case 2:
+      return { type: "NodeRejected", data: { NodeID, Previous: "APPROVED" } };
+    case 3:
+      return { type: "NodeDeleted", data: { NodeID, Membership: "APPROVED" } };
+    case 4:
+      return { type: "NodeInfoUpdated", data: { NodeID, Info: computeInfo(id, { zone: random.pick(["a", "b", "c"]) }), Changed: ["Labels"] } };
+    case 5:
+      return { type: "NodeBecameUnhealthy", data: { NodeID, LastHeartbeat: random.pick([null, "2026-01-01T00:00:00.000Z"]), DisconnectTimeoutMs: 1000 } };
+    case 6:
+      return { type: "NodeBecameUnknown", data: { NodeID, LastHeartbeat: null, UnknownTimeoutMs: 5000 } };
+    case 7:
+      return { type: "NodeBecameHealthy", data: { NodeID, Previous: "UNHEALTHY" } };
+    case 8:
+      return { type: "NodeCredentialBound", data: { NodeID, PublicKey: random.pick(KEYS), Reinstated: false } };
+    default:
+      return { type: "NodeCredentialRevoked", data: { NodeID, PublicKey: random.pick(KEYS), Reason: "rejected" } };
+  }
+}
+
+const opened: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of opened.splice(0)) await o.close();
+});
+
+/** A store of random node histories (some streams never register), and its positions. */
+async function randomStore(seed: number, nodes: number, events: number): Promise<SqliteEventStore> {
+  const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+  opened.push(store);
+  const random = seededRandom(seed);
+  const revisions = new Map<string, number>();
+  for (let i = 0; i < events; i++) {
+    const id = `node-${random.int(nodes)}`;
+    const revision = revisions.get(id) ?? -1;
+    const metadata = { time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), actor: { type: "system" as const, id: "t" }, correlationId: `c${i}`, causationId: `c${i}` };
+    await store.append(`node-${id}`, [encodeNodeEvent(randomEvent(random, id, 1 + random.int(3)), metadata, `e${i}`)], revision === -1 ? "no_stream" : revision);
+    revisions.set(id, revision + 1);
+    // Other categories between node events: neither fold may trip over them.
+    if (random.int(20) === 0) await store.append(`workflow-x`, [{ id: `w${i}`, type: "WorkflowStepRecorded", data: {}, metadata: { time: metadata.time } }], "any");
+  }
+  return store;
+}
+
+async function recovered(store: SqliteEventStore, from?: { position: number; states: readonly NodeView[] }) {
+  const manager = new NodeManager({ store, clock: new ManualClock(), logger: silentLogger, manualApproval: false, thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []) });
+  opened.push({ close: () => manager.stop() });
+  return manager.recover(from);
+}
+
+const byId = (views: readonly NodeView[]) => [...views].sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
+
+describe("node views seeded from recovery's fold", () => {
+  for (const seed of [1, 2, 3]) {
+    it(`equal the views folded event by event (random histories, seed ${seed})`, async () => {
+      const store = await randomStore(seed, 40, 600);
+      const folded = new NodeViews();
+      const all = await store.readAll();
+      for (const e of all) folded.handle(e);
+
+      const recovery = await recovered(store);
+      expect(recovery.position).toBe(all.at(-1)?.position);
+      expect(recovery.last).toEqual({ stream: all.at(-1)?.stream, revision: all.at(-1)?.revision, id: all.at(-1)?.id });
+      const seeded = new NodeViews();
+      seeded.seedStates(recovery.states, recovery.revisions);
+      expect(byId(seeded.all())).toEqual(byId(folded.all()));
+      expect(folded.all().length).toBeGreaterThan(20);
+
+      // From a snapshot halfway: the snapshot's views, then what recovery replayed after it.
+      const half = all[Math.floor(all.length / 2)]?.position ?? 0;
+      const early = new NodeViews();
+      for (const e of all) if (e.position <= half) early.handle(e);
+      const fromSnapshot = await recovered(store, { position: half, states: early.all() });
+      const resumed = new NodeViews();
+      resumed.seed(early.all());
+      resumed.seedStates(fromSnapshot.states, fromSnapshot.revisions);
+      expect(byId(resumed.all())).toEqual(byId(folded.all()));
+    });
+  }
+
+  it("while held, tell the index nothing; on release, once per changed node, and the index equals one fed event by event", async () => {
+    const store = await randomStore(7, 30, 400);
+    const all = await store.readAll();
+    const live = new NodeIndex();
+    const liveViews = new NodeViews((id, _before, after) => live.update(id, after));
+    const bulk = new NodeIndex();
+    const told: { id: string; before: NodeView | undefined; after: NodeView }[] = [];
+    const heldViews = new NodeViews((id, before, after) => {
+      told.push({ id, before, after });
+      bulk.update(id, after);
+    });
+    const half = Math.floor(all.length / 2);
+    all.slice(0, half).forEach((e) => (liveViews.handle(e), heldViews.handle(e)));
+    const beforeHold = new Map(heldViews.all().map((v) => [v.nodeId, v]));
+    told.length = 0;
+    heldViews.hold();
+    all.slice(half).forEach((e) => (liveViews.handle(e), heldViews.handle(e)));
+    expect(told).toEqual([]);
+    await heldViews.release();
+    const changed = heldViews.all().filter((v) => beforeHold.get(v.nodeId) !== v);
+    expect(told.map((t) => t.id).sort()).toEqual(changed.map((v) => v.nodeId).sort());
+    for (const t of told) {
+      expect(t.before).toBe(beforeHold.get(t.id));
+      expect(t.after).toBe(heldViews.get(t.id));
+    }
+    expect(told.length).toBeGreaterThan(5);
+    // The same index either way: every node, every partition count, every order's first page.
+    expect(bulk.size).toBe(live.size);
+    expect(bulk.counts()).toEqual(live.counts());
+    for (const v of liveViews.all()) expect(bulk.get(v.nodeId)).toEqual(live.get(v.nodeId));
+    for (const order of ["id", "status", "approval", "type"] as const) {
+      const q = { order, reverse: false, selector: parseLabelSelector(""), limit: 1000 };
+      expect(bulk.query(q).views.map((v) => v.nodeId)).toEqual(live.query(q).views.map((v) => v.nodeId));
+    }
+    // After release, changes reach the listener at once again.
+    told.length = 0;
+    const registered = all.find((e) => e.type === "NodeRegistered") as (typeof all)[number];
+    heldViews.handle({ ...registered, type: "NodeBecameUnknown", data: { NodeID: "x", LastHeartbeat: null, UnknownTimeoutMs: 1 }, position: 1e9, revision: 1e6 });
+    expect(told.map((t) => [t.id, t.after.revision])).toEqual([[registered.stream.slice("node-".length), 1e6]]);
+  });
+});
