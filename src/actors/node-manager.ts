@@ -322,6 +322,20 @@ export class NodeManager {
     return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() => this.arm(nodeId));
   }
 
+  /**
+   * The hot path of a heartbeat from the node whose id is spelled by `id[from, from + length)`
+   * (the bytes of a message the caller has checked): one table look-up and one typed-array write,
+   * nothing decoded or allocated. Records it and returns true only for a node that is healthy and
+   * not being changed; false records nothing, and the caller takes `heartbeat()` (unknown node,
+   * coming back from UNHEALTHY/UNKNOWN).
+   */
+  beatIfHealthy(id: Uint8Array, from: number, length: number): boolean {
+    const slot = this.liveness.slotOfBytes(id, from, length);
+    if (slot === -1 || !this.liveness.isHealthy(slot) || this.liveness.isChanging(slot)) return false;
+    this.liveness.beat(slot, this.clock.now());
+    return true;
+  }
+
   /** Only registration creates a node: a report for an unknown id must not leave anything behind. */
   async updateInfo(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
     if (!this.directory.has(info.NodeID)) throw notFound(`node not registered: ${info.NodeID}`);
