@@ -26,6 +26,11 @@ const isAscii = (id: string) => {
  */
 export class NodeIdTable {
   private keys: (string | undefined)[] = new Array<string | undefined>(INITIAL_CAPACITY);
+  /**
+   * Each key's bytes, compared on a look-up: comparing bytes with bytes costs the same whatever
+   * form V8 keeps the id string in (sliced out of a stream name, say, where charCodeAt was slow).
+   */
+  private keyBytes: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(INITIAL_CAPACITY);
   private values = new Int32Array(INITIAL_CAPACITY);
   private count = 0;
 
@@ -37,7 +42,7 @@ export class NodeIdTable {
   find(bytes: Uint8Array, from: number, length: number): number {
     const mask = this.keys.length - 1;
     for (let i = hashBytes(bytes, from, length) & mask; ; i = (i + 1) & mask) {
-      const key = this.keys[i];
+      const key = this.keyBytes[i];
       if (key === undefined) return -1;
       if (key.length === length && spells(key, bytes, from)) return this.values[i] as number;
     }
@@ -52,6 +57,7 @@ export class NodeIdTable {
         return this.set(id, slot);
       }
       this.keys[at] = id;
+      this.keyBytes[at] = Buffer.from(id, "latin1");
       this.count++;
     }
     this.values[at] = slot;
@@ -62,6 +68,7 @@ export class NodeIdTable {
     let hole = this.indexOf(id);
     if (this.keys[hole] === undefined) return;
     this.keys[hole] = undefined;
+    this.keyBytes[hole] = undefined;
     this.count--;
     // Move back every entry of the run after the hole that may live there (its home is not between the hole and it).
     for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
@@ -70,8 +77,10 @@ export class NodeIdTable {
       const home = hashString(key) & mask;
       if (((i - home) & mask) >= ((i - hole) & mask)) {
         this.keys[hole] = key;
+        this.keyBytes[hole] = this.keyBytes[i];
         this.values[hole] = this.values[i] as number;
         this.keys[i] = undefined;
+        this.keyBytes[i] = undefined;
         hole = i;
       }
     }
@@ -88,6 +97,7 @@ export class NodeIdTable {
   private rehash(capacity: number): void {
     const { keys, values } = this;
     this.keys = new Array<string | undefined>(capacity);
+    this.keyBytes = new Array<Uint8Array | undefined>(capacity);
     this.values = new Int32Array(capacity);
     this.count = 0;
     for (let i = 0; i < keys.length; i++) {
@@ -97,7 +107,7 @@ export class NodeIdTable {
   }
 }
 
-function spells(id: string, bytes: Uint8Array, from: number): boolean {
-  for (let i = 0; i < id.length; i++) if (bytes[from + i] !== id.charCodeAt(i)) return false;
+function spells(id: Uint8Array, bytes: Uint8Array, from: number): boolean {
+  for (let i = 0; i < id.length; i++) if (bytes[from + i] !== id[i]) return false;
   return true;
 }

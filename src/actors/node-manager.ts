@@ -86,6 +86,11 @@ export class NodeManager {
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
+  /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
+  private runTime = Number.NaN;
+  private readonly endRun = () => {
+    this.runTime = Number.NaN;
+  };
   private readonly onHealthDeadline = (key: string) => void this.onDeadline(key.slice(HEALTH_KEY.length));
 
   constructor(private readonly options: NodeManagerOptions) {
@@ -332,8 +337,21 @@ export class NodeManager {
   beatIfHealthy(id: Uint8Array, from: number, length: number): boolean {
     const slot = this.liveness.slotOfBytes(id, from, length);
     if (slot === -1 || !this.liveness.isHealthy(slot) || this.liveness.isChanging(slot)) return false;
-    this.liveness.beat(slot, this.clock.now());
+    this.liveness.beat(slot, this.beatTime());
     return true;
+  }
+
+  /**
+   * The clock, read once per run of heartbeats handled back to back (nats.js hands over a whole
+   * socket read's messages synchronously): every heartbeat of the run is recorded at its start,
+   * at most that run's processing time (a few ms) before it was handled, and never after it.
+   */
+  private beatTime(): number {
+    if (Number.isNaN(this.runTime)) {
+      this.runTime = this.clock.now();
+      queueMicrotask(this.endRun);
+    }
+    return this.runTime;
   }
 
   /** Only registration creates a node: a report for an unknown id must not leave anything behind. */
