@@ -17,8 +17,9 @@ export interface TrackedNode {
 /**
  * Heartbeats and resource reports of every compute node: transient (Bacalhau keeps them in
  * memory too) and hot, so kept out of the actors in parallel typed arrays indexed by a slot per
- * node. A heartbeat is one map lookup and one store into a Float64Array: no allocation, no
- * event. What it tracks changes only through the node manager, when a stored event changes it.
+ * node. A heartbeat is one look-up (by the id's bytes in the message, NodeIdTable) and one store
+ * into a Float64Array: no allocation, no event. What it tracks changes only through the node
+ * manager, when a stored event changes it.
  */
 export class LivenessTracker {
   private readonly slots = new Map<string, number>();

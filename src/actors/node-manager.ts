@@ -316,7 +316,8 @@ export class NodeManager {
   }
 
   /**
-   * The hot path: one map lookup and one store into a typed array while the node is healthy.
+   * A heartbeat by node id (request heartbeats, any the byte path leaves): one map lookup and one
+   * store into a typed array while the node is healthy.
    * Only a node coming back from UNHEALTHY/UNKNOWN goes through its actor (and the store).
    */
   heartbeat(nodeId: string, causationId?: string): Promise<void> | undefined {

@@ -29,7 +29,7 @@ export const heartbeatRefusedSubject = (nodeId: string): string => `shoal.work.$
 const COMPUTE_PREFIX = "shoal.compute.";
 const HEARTBEAT_SUFFIX = ".heartbeat";
 
-/** The node id of a heartbeat's subject, or undefined for any other subject. Two string checks and a slice: the hot path. */
+/** The node id of a heartbeat's subject, or undefined for any other subject. Two string checks and a slice. */
 export function heartbeatNodeId(subject: string): string | undefined {
   if (!subject.endsWith(HEARTBEAT_SUFFIX) || !subject.startsWith(COMPUTE_PREFIX)) return undefined;
   const nodeId = subject.slice(COMPUTE_PREFIX.length, subject.length - HEARTBEAT_SUFFIX.length);
