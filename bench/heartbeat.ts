@@ -11,7 +11,7 @@
  * orchestrator's `shoal_heartbeats_received_total`, the counter's own count, polled; the moment
  * the last one arrived interpolated between polls). The ratio is the median of the rounds' ratios.
  *
- *   npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set heartbeat.rounds=4]
+ *   npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set heartbeat.rounds=8]
  *
  * The node keys are not enforced here (an external, open nats-server): enforcement is the
  * nats-server's work, the same for both sides; the orchestrator's handler does the same either way.
@@ -144,7 +144,7 @@ async function drain(
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "heartbeat.nodes", options.quick ? 50 : 500);
   const perRound = setting(options, "heartbeat.perRound", options.quick ? 20_000 : 400_000);
-  const rounds = setting(options, "heartbeat.rounds", options.quick ? 1 : 4);
+  const rounds = setting(options, "heartbeat.rounds", options.quick ? 1 : 8);
   const connectionCount = setting(options, "heartbeat.connections", 4);
   const { log } = options;
 
