@@ -1,14 +1,20 @@
+import { randomInt } from "node:crypto";
+
 const INITIAL_CAPACITY = 1024;
 
-/** FNV-1a over bytes: an ASCII id hashes the same from its string or from its bytes in a message. */
-function hashBytes(bytes: Uint8Array, from: number, length: number): number {
-  let h = 0x811c9dc5;
+/**
+ * FNV-1a over bytes: an ASCII id hashes the same from its string or from its bytes in a message.
+ * Its starting value is this process's own, so ids chosen to collide (long probe runs for every
+ * heartbeat) cannot be worked out in advance.
+ */
+function hashBytes(bytes: Uint8Array, from: number, length: number, seed: number): number {
+  let h = seed;
   for (let i = from; i < from + length; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
   return h >>> 0;
 }
 
-function hashString(id: string): number {
-  let h = 0x811c9dc5;
+function hashString(id: string, seed: number): number {
+  let h = seed;
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
@@ -33,6 +39,7 @@ export class NodeIdTable {
   private keyBytes: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(INITIAL_CAPACITY);
   private values = new Int32Array(INITIAL_CAPACITY);
   private count = 0;
+  private readonly seed = randomInt(2 ** 32) | 0;
 
   get size(): number {
     return this.count;
@@ -41,7 +48,7 @@ export class NodeIdTable {
   /** The slot of the id spelled by `bytes[from, from + length)`, or -1. */
   find(bytes: Uint8Array, from: number, length: number): number {
     const mask = this.keys.length - 1;
-    for (let i = hashBytes(bytes, from, length) & mask; ; i = (i + 1) & mask) {
+    for (let i = hashBytes(bytes, from, length, this.seed) & mask; ; i = (i + 1) & mask) {
       const key = this.keyBytes[i];
       if (key === undefined) return -1;
       if (key.length === length && spells(key, bytes, from)) return this.values[i] as number;
@@ -74,7 +81,7 @@ export class NodeIdTable {
     for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
       const key = this.keys[i];
       if (key === undefined) return;
-      const home = hashString(key) & mask;
+      const home = hashString(key, this.seed) & mask;
       if (((i - home) & mask) >= ((i - hole) & mask)) {
         this.keys[hole] = key;
         this.keyBytes[hole] = this.keyBytes[i];
@@ -89,7 +96,7 @@ export class NodeIdTable {
   /** Where `id` is, or the empty index where it would go. */
   private indexOf(id: string): number {
     const mask = this.keys.length - 1;
-    let i = hashString(id) & mask;
+    let i = hashString(id, this.seed) & mask;
     while (this.keys[i] !== undefined && this.keys[i] !== id) i = (i + 1) & mask;
     return i;
   }
