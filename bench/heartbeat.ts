@@ -11,13 +11,13 @@
  * orchestrator's `shoal_heartbeats_received_total`, the counter's own count, polled; the moment
  * the last one arrived interpolated between polls). The ratio is the median of the rounds' ratios.
  *
- *   npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set heartbeat.rounds=4]
+ *   npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set heartbeat.rounds=8]
  *
  * The node keys are not enforced here (an external, open nats-server): enforcement is the
  * nats-server's work, the same for both sides; the orchestrator's handler does the same either way.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, nkeys, type NatsConnection } from "nats";
@@ -39,7 +39,13 @@ const RATIO_TARGET = 0.8;
 const JOIN_CONCURRENCY = 100;
 /** Publishes per connection between flushes: keeps the generator's own buffers small. */
 const BATCH = 1000;
-const POLL_MS = 100;
+/**
+ * How often each receiver's count is read. A /metrics scrape costs the orchestrator ≈ 3 ms of CPU
+ * (the counter's answer over NATS next to nothing): every 100 ms, twice, that was ≈ 6 % of a core
+ * the counter did not pay. The last arrival is interpolated between polls, so this sets overhead,
+ * not precision.
+ */
+const POLL_MS = 250;
 /** No progress this long: heartbeats were lost (a slow consumer dropped), not merely slow. */
 const STALL_MS = 15_000;
 
@@ -62,7 +68,23 @@ function median(values: readonly number[]): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux; NaN
+ * elsewhere). Clock ticks are 1/100 s on Linux.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 interface DrainResult {
+  /** The receiver's CPU per message over the round, µs (its polling included). */
+  readonly cpuMicros: number;
   readonly perSecond: number;
   readonly seconds: number;
   /** How long publishing alone took: near `seconds`, the generator (not the receiver) was the bottleneck. */
@@ -78,9 +100,10 @@ async function drain(
   total: number,
   message: (i: number) => { subject: string; data: Uint8Array },
   count: () => Promise<number>,
-  onPoll: () => Promise<void> = async () => undefined,
+  receiverPid: number | undefined,
 ): Promise<DrainResult> {
   const from = await count();
+  const cpuFrom = cpuSeconds(receiverPid);
   const start = performance.now();
   let next = 0;
   let publishedAt = start;
@@ -103,14 +126,14 @@ async function drain(
     await sleep(POLL_MS);
     const n = (await count()) - from;
     const at = performance.now();
-    await onPoll();
     if (n >= total) {
       await publishing;
       if (n > total) throw new Error(`the receiver counted ${n} heartbeats, ${n - total} more than were published`);
       // The count crossed `total` between the two polls: interpolate when (the rate was steady).
       const end = n === last.n ? at : last.at + ((total - last.n) / (n - last.n)) * (at - last.at);
       const seconds = (end - start) / 1000;
-      return { perSecond: total / seconds, seconds, publishSeconds: (publishedAt - start) / 1000 };
+      const cpuMicros = ((cpuSeconds(receiverPid) - cpuFrom) * 1e6) / total;
+      return { perSecond: total / seconds, seconds, publishSeconds: (publishedAt - start) / 1000, cpuMicros };
     }
     if (n > last.n) progressAt = at;
     else if (at - progressAt > STALL_MS) throw new Error(`only ${n} of ${total} heartbeats arrived: the rest were lost (a slow consumer?)`);
@@ -121,7 +144,7 @@ async function drain(
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "heartbeat.nodes", options.quick ? 50 : 500);
   const perRound = setting(options, "heartbeat.perRound", options.quick ? 20_000 : 400_000);
-  const rounds = setting(options, "heartbeat.rounds", options.quick ? 1 : 4);
+  const rounds = setting(options, "heartbeat.rounds", options.quick ? 1 : 8);
   const connectionCount = setting(options, "heartbeat.connections", 4);
   const { log } = options;
 
@@ -175,12 +198,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const toOrchestrator = heartbeat(ids.map((id) => computeSubject(id, "heartbeat")));
     const toBaseline = heartbeat(ids.map((id) => `${BASELINE_ROOT}.${id}.heartbeat`));
     const orchestratorCount = async () => (await orchestrator.metrics()).get("shoal_heartbeats_received_total") ?? NaN;
+    const orchestratorPid = orchestrator.process.child.pid;
+    const counterPid = counter.child.pid;
     const decoder = new TextDecoder();
     const baselineCount = async () => Number(decoder.decode((await connections[0]!.request(COUNT_SUBJECT, undefined, { timeout: 10_000 })).data));
 
     log("  warming up both receivers");
-    await drain(connections, Math.ceil(perRound / 5), toBaseline, baselineCount);
-    await drain(connections, Math.ceil(perRound / 5), toOrchestrator, orchestratorCount);
+    await drain(connections, Math.ceil(perRound / 5), toBaseline, baselineCount, counterPid);
+    await drain(connections, Math.ceil(perRound / 5), toOrchestrator, orchestratorCount, orchestratorPid);
 
     const before = await orchestrator.metrics();
     const ingest: DrainResult[] = [];
@@ -191,17 +216,27 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const order = round % 2 === 0 ? (["baseline", "ingest"] as const) : (["ingest", "baseline"] as const);
       for (const side of order) {
         if (side === "ingest") {
-          await orchestrator.metrics(); // resets the event-loop lag window to this load
-          // Each poll's scrape resets that window again: the round's worst is the largest of them.
-          let lag = 0;
-          const result = await drain(connections, perRound, toOrchestrator, orchestratorCount, async () => {
-            lag = Math.max(lag, (await orchestrator.metrics()).get("shoal_event_loop_lag_max_seconds") ?? NaN);
-          });
-          lagMax.push(lag);
+          // One scrape per poll gives the count and the event-loop lag since the previous scrape
+          // (each scrape starts a new window): the round's worst is the largest after the first.
+          const lags: number[] = [];
+          const result = await drain(
+            connections,
+            perRound,
+            toOrchestrator,
+            async () => {
+              const samples = await orchestrator.metrics();
+              lags.push(samples.get("shoal_event_loop_lag_max_seconds") ?? NaN);
+              return samples.get("shoal_heartbeats_received_total") ?? NaN;
+            },
+            orchestratorPid,
+          );
+          lagMax.push(Math.max(...lags.slice(1)));
           ingest.push(result);
-        } else baseline.push(await drain(connections, perRound, toBaseline, baselineCount));
+        } else baseline.push(await drain(connections, perRound, toBaseline, baselineCount, counterPid));
         const r = (side === "ingest" ? ingest : baseline).at(-1)!;
-        log(`  round ${round + 1} ${side.padEnd(8)} ${Math.round(r.perSecond).toLocaleString("en")}/s  (${r.seconds.toFixed(2)} s; published in ${r.publishSeconds.toFixed(2)} s)`);
+        log(
+          `  round ${round + 1} ${side.padEnd(8)} ${Math.round(r.perSecond).toLocaleString("en")}/s  (${r.seconds.toFixed(2)} s; published in ${r.publishSeconds.toFixed(2)} s; receiver CPU ${r.cpuMicros.toFixed(2)} µs a heartbeat)`,
+        );
       }
     }
     await connections[0]!.flush();
@@ -222,6 +257,13 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         ratio: median(ratios),
         target: { on: "ratio", min: RATIO_TARGET },
         note: `median of ${rounds} paired rounds of ${perRound.toLocaleString("en")}; ratios ${ratios.map((x) => x.toFixed(2)).join(", ")}; ingest ${spread(ingest)}, baseline ${spread(baseline)}; publishing took ${Math.round(publishShare * 100)}% of a round (median)`,
+      },
+      {
+        name: "receiver CPU per heartbeat",
+        value: median(ingest.map((r) => r.cpuMicros)),
+        unit: "µs",
+        baseline: { name: "bare NATS subscriber's", value: median(baseline.map((r) => r.cpuMicros)) },
+        note: `median of rounds, all threads, polling included; orchestrator ${ingest.map((r) => r.cpuMicros.toFixed(2)).join(", ")}; counter ${baseline.map((r) => r.cpuMicros.toFixed(2)).join(", ")}`,
       },
       { name: "events written by heartbeats", value: eventsWritten, unit: "events", target: { on: "value", max: 0 } },
       { name: "orchestrator event-loop lag, max during ingest", value: median(lagMax) * 1000, unit: "ms", note: `median over rounds; per round ${lagMax.map((s) => (s * 1000).toFixed(0)).join(", ")} ms` },

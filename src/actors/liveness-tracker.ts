@@ -1,4 +1,5 @@
 import type { Health, ResourceReport } from "../events/catalog/node-info.ts";
+import { NodeIdTable } from "./node-id-table.ts";
 
 const HEALTH: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const HEALTH_CODE: Record<Health, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
@@ -16,11 +17,14 @@ export interface TrackedNode {
 /**
  * Heartbeats and resource reports of every compute node: transient (Bacalhau keeps them in
  * memory too) and hot, so kept out of the actors in parallel typed arrays indexed by a slot per
- * node. A heartbeat is one map lookup and one store into a Float64Array: no allocation, no
- * event. What it tracks changes only through the node manager, when a stored event changes it.
+ * node. A heartbeat is one look-up (by the id's bytes in the message, NodeIdTable) and one store
+ * into a Float64Array: no allocation, no event. What it tracks changes only through the node
+ * manager, when a stored event changes it.
  */
 export class LivenessTracker {
   private readonly slots = new Map<string, number>();
+  /** The same slots, found by an id's bytes in a message (the heartbeat hot path). */
+  private readonly byBytes = new NodeIdTable();
   private ids: (string | undefined)[] = [];
   private free: number[] = [];
   private capacity = 0;
@@ -56,6 +60,11 @@ export class LivenessTracker {
     return this.slots.get(nodeId) ?? -1;
   }
 
+  /** The slot of the node whose id is spelled by `bytes[from, from + length)` (ASCII), or -1. */
+  slotOfBytes(bytes: Uint8Array, from: number, length: number): number {
+    return this.byBytes.find(bytes, from, length);
+  }
+
   idOf(slot: number): string | undefined {
     return this.ids[slot];
   }
@@ -69,6 +78,7 @@ export class LivenessTracker {
     if (slot === undefined) {
       slot = this.free.pop() ?? this.grow();
       this.slots.set(nodeId, slot);
+      this.byBytes.set(nodeId, slot);
       this.ids[slot] = nodeId;
       this.reports[slot] = undefined;
     }
@@ -96,6 +106,7 @@ export class LivenessTracker {
     const slot = this.slots.get(nodeId);
     if (slot === undefined) return;
     this.slots.delete(nodeId);
+    this.byBytes.delete(nodeId);
     this.ids[slot] = undefined;
     this.reports[slot] = undefined;
     this.flags[slot] = 0;

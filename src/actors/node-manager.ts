@@ -99,6 +99,11 @@ export class NodeManager {
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
+  /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
+  private runTime = Number.NaN;
+  private readonly endRun = () => {
+    this.runTime = Number.NaN;
+  };
   private readonly onHealthDeadline = (key: string) => void this.onDeadline(key.slice(HEALTH_KEY.length));
 
   constructor(private readonly options: NodeManagerOptions) {
@@ -330,7 +335,8 @@ export class NodeManager {
   }
 
   /**
-   * The hot path: one map lookup and one store into a typed array while the node is healthy.
+   * A heartbeat by node id (request heartbeats, any the byte path leaves): one map lookup and one
+   * store into a typed array while the node is healthy.
    * Only a node coming back from UNHEALTHY/UNKNOWN goes through its actor (and the store).
    */
   heartbeat(nodeId: string, causationId?: string): Promise<void> | undefined {
@@ -339,6 +345,33 @@ export class NodeManager {
     this.liveness.beat(slot, this.clock.now());
     if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
     return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() => this.arm(nodeId));
+  }
+
+  /**
+   * The hot path of a heartbeat from the node whose id is spelled by `id[from, from + length)`
+   * (the bytes of a message the caller has checked): one table look-up and one typed-array write,
+   * nothing decoded or allocated. Records it and returns true only for a node that is healthy and
+   * not being changed; false records nothing, and the caller takes `heartbeat()` (unknown node,
+   * coming back from UNHEALTHY/UNKNOWN).
+   */
+  beatIfHealthy(id: Uint8Array, from: number, length: number): boolean {
+    const slot = this.liveness.slotOfBytes(id, from, length);
+    if (slot === -1 || !this.liveness.isHealthy(slot) || this.liveness.isChanging(slot)) return false;
+    this.liveness.beat(slot, this.beatTime());
+    return true;
+  }
+
+  /**
+   * The clock, read once per run of heartbeats handled back to back (nats.js hands over a whole
+   * socket read's messages synchronously): every heartbeat of the run is recorded at its start,
+   * at most that run's processing time (a few ms) before it was handled, and never after it.
+   */
+  private beatTime(): number {
+    if (Number.isNaN(this.runTime)) {
+      this.runTime = this.clock.now();
+      queueMicrotask(this.endRun);
+    }
+    return this.runTime;
   }
 
   /** Only registration creates a node: a report for an unknown id must not leave anything behind. */

@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import { ShoalError, asShoalError, badRequest, notFound, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
-import { decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
+import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
+import { asksForReply, subjectOf } from "../transport/message-bytes.ts";
 import { JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
 import {
   JOIN_INBOX_PREFIX,
@@ -12,6 +13,7 @@ import {
   ORCHESTRATOR_SUBSCRIPTION,
   heartbeatNodeId,
   heartbeatRefusedSubject,
+  isHeartbeatSubjectOf,
   nodeInboxPrefix,
   parseComputeSubject,
   parseJoinSubject,
@@ -67,6 +69,7 @@ export class NodeProtocolHandler {
               this.options.logger.error({ err }, "compute protocol subscription error");
               return;
             }
+            if (this.agentHeartbeat(msg)) return;
             const heartbeatOf = heartbeatNodeId(msg.subject);
             if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
             else this.track(this.handle(msg));
@@ -119,7 +122,25 @@ export class NodeProtocolHandler {
   }
 
   /**
-   * The hot path, synchronous while the node stays healthy: decode, check the subject's node is
+   * The hottest path: a healthy node's heartbeat as agents publish it, read in place (no subject
+   * string, no decode, no allocation): the payload names the node, the subject must be that
+   * node's heartbeat subject (which NATS permissions tie to the sender), one typed-array write.
+   * False for anything else, which takes the full path below.
+   */
+  private agentHeartbeat(msg: Msg): boolean {
+    const data = msg.data;
+    const span = agentHeartbeatIdSpan(data);
+    if (span === -1) return false;
+    const from = span >>> 8;
+    const length = span & 0xff;
+    if (!isHeartbeatSubjectOf(subjectOf(msg), data, from, length) || asksForReply(msg)) return false;
+    if (!this.manager.beatIfHealthy(data, from, length)) return false;
+    this.options.onHeartbeat?.();
+    return true;
+  }
+
+  /**
+   * The full path, synchronous while the node stays healthy: decode, check the subject's node is
    * the payload's, one typed-array write. No promise, no reply unless the sender asked for one.
    */
   private heartbeat(nodeId: string, msg: Msg): void {

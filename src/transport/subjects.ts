@@ -29,11 +29,36 @@ export const heartbeatRefusedSubject = (nodeId: string): string => `shoal.work.$
 const COMPUTE_PREFIX = "shoal.compute.";
 const HEARTBEAT_SUFFIX = ".heartbeat";
 
-/** The node id of a heartbeat's subject, or undefined for any other subject. Two string checks and a slice: the hot path. */
+/** The node id of a heartbeat's subject, or undefined for any other subject. Two string checks and a slice. */
 export function heartbeatNodeId(subject: string): string | undefined {
   if (!subject.endsWith(HEARTBEAT_SUFFIX) || !subject.startsWith(COMPUTE_PREFIX)) return undefined;
   const nodeId = subject.slice(COMPUTE_PREFIX.length, subject.length - HEARTBEAT_SUFFIX.length);
   return nodeId.length > 0 && !nodeId.includes(".") ? nodeId : undefined;
+}
+
+const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+const COMPUTE_PREFIX_BYTES = ascii(COMPUTE_PREFIX);
+const HEARTBEAT_SUFFIX_BYTES = ascii(HEARTBEAT_SUFFIX);
+
+/**
+ * Whether `subject` is exactly `shoal.compute.<id>.heartbeat` for the id spelled by
+ * `id[from, from + length)` (ASCII bytes, as a node id is). The subject may be the bytes NATS
+ * delivered (the hot path: nothing decoded, nothing allocated) or a string.
+ */
+export function isHeartbeatSubjectOf(subject: Uint8Array | string, id: Uint8Array, from: number, length: number): boolean {
+  const prefix = COMPUTE_PREFIX_BYTES.length;
+  const suffix = HEARTBEAT_SUFFIX_BYTES.length;
+  if (subject.length !== prefix + length + suffix) return false;
+  if (typeof subject === "string") {
+    for (let i = 0; i < prefix; i++) if (subject.charCodeAt(i) !== COMPUTE_PREFIX_BYTES[i]) return false;
+    for (let i = 0; i < length; i++) if (subject.charCodeAt(prefix + i) !== id[from + i]) return false;
+    for (let i = 0; i < suffix; i++) if (subject.charCodeAt(prefix + length + i) !== HEARTBEAT_SUFFIX_BYTES[i]) return false;
+    return true;
+  }
+  for (let i = 0; i < prefix; i++) if (subject[i] !== COMPUTE_PREFIX_BYTES[i]) return false;
+  for (let i = 0; i < length; i++) if (subject[prefix + i] !== id[from + i]) return false;
+  for (let i = 0; i < suffix; i++) if (subject[prefix + length + i] !== HEARTBEAT_SUFFIX_BYTES[i]) return false;
+  return true;
 }
 
 /**

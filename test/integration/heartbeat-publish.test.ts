@@ -129,6 +129,40 @@ describe("published heartbeats", () => {
     ]);
   });
 
+  it("bring an UNHEALTHY node back HEALTHY, then keep it so without writing", async () => {
+    expect(await joinNode(nc, "lazarus", TOKEN)).toMatchObject({ Accepted: true });
+    const types = async () => (await storedStream(dataDir, "node-lazarus")).map((e) => e.type);
+    await waitFor(async () => (await types()).includes("NodeBecameUnhealthy"), 10_000, () => "lazarus UNHEALTHY");
+    const refusals = await watch("shoal.work.lazarus.heartbeat-refused");
+    const beat = (Sequence: number) => nc.publish("shoal.compute.lazarus.heartbeat", encode({ NodeID: "lazarus", Sequence }));
+    beat(1);
+    await waitFor(async () => (await types()).includes("NodeBecameHealthy"), 10_000, () => "lazarus HEALTHY again");
+    // Healthy now: each heartbeat is recorded in memory, and nothing more is stored.
+    const stored = (await types()).length;
+    const before = orchestrator.manager.live("lazarus")?.lastHeartbeat ?? 0;
+    await new Promise((r) => setTimeout(r, 20));
+    beat(2);
+    await waitFor(() => (orchestrator.manager.live("lazarus")?.lastHeartbeat ?? 0) > before, 10_000, () => "the heartbeat recorded");
+    await nc.flush();
+    expect((await types()).length).toBe(stored);
+    expect(refusals).toEqual([]);
+  });
+
+  it("record nothing for either node when one registered node's heartbeat names another", async () => {
+    for (const id of ["abel", "cain"]) expect(await joinNode(nc, id, TOKEN)).toMatchObject({ Accepted: true });
+    const refusals = await watch("shoal.work.abel.heartbeat-refused", "shoal.work.cain.heartbeat-refused");
+    const last = () => ["abel", "cain"].map((id) => orchestrator.manager.live(id)?.lastHeartbeat);
+    const before = last();
+    await new Promise((r) => setTimeout(r, 20));
+    // Well-formed and from a registered node, on a registered node's subject: only not its own.
+    nc.publish("shoal.compute.cain.heartbeat", encode({ NodeID: "abel", Sequence: 1 }));
+    await waitFor(() => refusals.length > 0, 10_000, () => "the heartbeat refused");
+    expect(refusals.map((m) => [m.subject, refusalOf(m)])).toEqual([
+      ["shoal.work.cain.heartbeat-refused", { Accepted: false, Code: "BadRequest", Reason: "subject is for node cain but the message is from abel" }],
+    ]);
+    expect(last()).toEqual(before);
+  });
+
   it("still answer request heartbeats of older agents, with a MessageID, accepted or refused, and publish no refusal for them", async () => {
     expect(await joinNode(nc, "elder", TOKEN)).toMatchObject({ Accepted: true });
     const refusals = await watch("shoal.work.elder.heartbeat-refused", "shoal.work.ghost-9.heartbeat-refused");

@@ -82,6 +82,49 @@ describe("NodeManager health", () => {
     expect(manager.deadlineCount).toBe(1);
   });
 
+  it("records a healthy node's heartbeat from its id's bytes, once per run of heartbeats reading the clock, and leaves every other case to heartbeat()", async () => {
+    /** A clock the test can move without awaiting (ManualClock's advance lets microtasks run). */
+    class SteppedClock extends ManualClock {
+      step = 0;
+      override now(): number {
+        return super.now() + this.step;
+      }
+    }
+    const { manager, clock, store } = setup({ clock: new SteppedClock() });
+    await manager.recover();
+    for (const id of ["n1", "n12"]) await manager.register(computeInfo(id), nodeCtx(id));
+    const message = new TextEncoder().encode("..n12..");
+    const beat = (id: string) => manager.beatIfHealthy(message, 2, id.length);
+    await clock.advance(10 * S);
+    const run = clock.now();
+    expect(beat("n1")).toBe(true);
+    expect(beat("n12")).toBe(true);
+    // The same run of heartbeats (no await between them): both recorded at its start.
+    (clock as SteppedClock).step = 5;
+    expect(beat("n1")).toBe(true);
+    expect([manager.live("n1")?.lastHeartbeat, manager.live("n12")?.lastHeartbeat]).toEqual([run, run]);
+    await Promise.resolve();
+    expect(beat("n1")).toBe(true);
+    expect(manager.live("n1")?.lastHeartbeat).toBe(run + 5);
+    expect(manager.beatIfHealthy(message, 2, 1)).toBe(false); // "n": nobody
+    expect(manager.beatIfHealthy(message, 0, 5)).toBe(false);
+
+    // UNHEALTHY: not recorded here; heartbeat() brings it back through its actor.
+    (clock as SteppedClock).step = 0;
+    await clock.advance(1 * M);
+    expect(await types(store, "n12")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    const silentSince = manager.live("n12")?.lastHeartbeat;
+    expect(beat("n12")).toBe(false);
+    expect(manager.live("n12")?.lastHeartbeat).toBe(silentSince);
+    await manager.heartbeat("n12");
+    expect(await types(store, "n12")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameHealthy"]);
+    expect(beat("n12")).toBe(true);
+
+    await manager.operatorAction("delete", "n1", opCtx());
+    expect(beat("n1")).toBe(false);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeDeleted"]); // its last heartbeat was 5 ms later: still healthy
+  });
+
   it("refuses heartbeats from unknown and deleted nodes", async () => {
     const { manager } = setup();
     await manager.recover();

@@ -102,3 +102,16 @@ describe("ShoalMetrics push figures", () => {
     expect(s.get('shoal_http_request_duration_seconds_bucket{le="0.0025",method="GET",route="/api/v1/orchestrator/nodes",status_class="2xx"}')).toBe(1);
   });
 });
+
+describe("ShoalMetrics heartbeats", () => {
+  it("counts every heartbeat, added up at each scrape and never reset", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    expect((await samples(metrics)).get("shoal_heartbeats_received_total")).toBe(0);
+    for (let i = 0; i < 3; i++) metrics.heartbeatReceived();
+    expect((await samples(metrics)).get("shoal_heartbeats_received_total")).toBe(3);
+    expect((await samples(metrics)).get("shoal_heartbeats_received_total")).toBe(3);
+    metrics.heartbeatReceived();
+    metrics.heartbeatReceived();
+    expect((await samples(metrics)).get("shoal_heartbeats_received_total")).toBe(5);
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../../src/transport/codec.ts";
-import { decodeHeartbeat, isAgentHeartbeat } from "../../../src/transport/decode-heartbeat.ts";
+import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../../../src/transport/decode-heartbeat.ts";
+import { isHeartbeatSubjectOf } from "../../../src/transport/subjects.ts";
 import { HeartbeatRequest } from "../../../src/transport/messages.ts";
 
 const outcome = (bytes: Uint8Array, decoder: (b: Uint8Array) => unknown) => {
@@ -86,5 +87,54 @@ describe("isAgentHeartbeat", () => {
     expect([...exact.subarray(0, 3)]).toEqual([0xde, 0, 2]);
     expect(isAgentHeartbeat(fixmap, "n1")).toBe(true);
     expect(decodeHeartbeat(fixmap)).toEqual({ NodeID: "n1", Sequence: 1 });
+  });
+});
+
+describe("agentHeartbeatIdSpan", () => {
+  const idAt = (bytes: Uint8Array) => {
+    const span = agentHeartbeatIdSpan(bytes);
+    return span === -1 ? undefined : new TextDecoder().decode(bytes.subarray(span >>> 8, (span >>> 8) + (span & 0xff)));
+  };
+
+  it("points at the node id of exactly what agents publish, and at nothing in anything else", () => {
+    for (const nodeId of ["n", "a".repeat(31), "b".repeat(32), "c".repeat(128)]) {
+      for (const Sequence of [0, 255, 65_536, 2 ** 32 - 1]) expect(idAt(encode({ NodeID: nodeId, Sequence }))).toBe(nodeId);
+    }
+    for (const value of [
+      { Sequence: 1, NodeID: "n1" },
+      { NodeID: "n1", Sequence: 1, MessageID: "m" },
+      { NodeID: "n1", Sequence: -1 },
+      { NodeID: "n1", Sequence: 2 ** 32 },
+      { NodeID: 5, Sequence: 1 },
+      { NodeID: "n1" },
+      { MessageID: "m", Info: {} },
+      ["n1", 1],
+    ]) {
+      expect(agentHeartbeatIdSpan(encode(value)), JSON.stringify(value)).toBe(-1);
+    }
+    const exact = encode({ NodeID: "n1", Sequence: 1 });
+    expect(agentHeartbeatIdSpan(Uint8Array.from([...exact, 0]))).toBe(-1);
+    for (let cut = 0; cut < exact.length; cut++) expect(agentHeartbeatIdSpan(exact.subarray(0, cut)), `cut at ${cut}`).toBe(-1);
+  });
+});
+
+describe("isHeartbeatSubjectOf", () => {
+  it("accepts exactly shoal.compute.<id>.heartbeat, as bytes or as a string", () => {
+    const id = new TextEncoder().encode("[n-1]");
+    const cases: [string, boolean][] = [
+      ["shoal.compute.n-1.heartbeat", true],
+      ["shoal.compute.n-1.info", false],
+      ["shoal.compute.n-2.heartbeat", false],
+      ["shoal.compute.n-11.heartbeat", false],
+      ["shoal.compute.n-.heartbeat", false],
+      ["shoal.computer.n-1.heartbeat", false],
+      ["shoal.compute.n-1.heartbeats", false],
+      ["shoal.compute.n-1.heartbeaT", false],
+      ["xshoal.compute.n-1.heartbeat", false],
+    ];
+    for (const [subject, expected] of cases) {
+      expect(isHeartbeatSubjectOf(subject, id, 1, 3), subject).toBe(expected);
+      expect(isHeartbeatSubjectOf(new TextEncoder().encode(subject), id, 1, 3), subject).toBe(expected);
+    }
   });
 });
