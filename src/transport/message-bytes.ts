@@ -5,7 +5,7 @@ import type { Msg } from "nats";
  * the subject and reply subject as the bytes it parsed, decoded only when `msg.subject` or
  * `msg.reply` is first read. The heartbeat hot path reads the bytes, so a heartbeat costs no
  * string decode. A nats.js that keeps them otherwise makes these fall back to the public
- * strings: slower, never wrong (test/unit/transport/message-bytes.test.ts notices).
+ * strings: slower, never wrong (test/integration/nats-message-bytes.test.ts notices).
  */
 interface ParsedMessage {
   readonly _msg?: { readonly subject?: unknown; readonly reply?: unknown };
