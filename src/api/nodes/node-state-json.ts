@@ -33,7 +33,8 @@ interface Template {
   capacityAscii: boolean;
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
+/** Any UTF-16 code unit past ASCII (lone surrogates too). */
+const NOT_ASCII = /[\u0080-\uffff]/;
 
 /** The text between the capacity fields and around LastHeartbeat is one of a few: kept once. */
 const interned = new Map<string, string>();
@@ -96,7 +97,7 @@ export class NodeStateJson {
     }
     // A NextToken is base64url.
     body += `],"NextToken":${JSON.stringify(nextToken)}}`;
-    return this.ascii && ASCII.test(nextToken) ? Buffer.from(body, "latin1") : body;
+    return this.ascii && !NOT_ASCII.test(nextToken) ? Buffer.from(body, "latin1") : body;
   }
 
   /** One node's NodeState JSON: JSON.stringify(toNodeState(view, live)). */
@@ -108,7 +109,7 @@ export class NodeStateJson {
     }
     if (template === WHOLE) {
       const text = JSON.stringify(toNodeState(view, live));
-      this.ascii &&= ASCII.test(text);
+      this.ascii &&= !NOT_ASCII.test(text);
       return text;
     }
     const parts = template.parts;
@@ -117,7 +118,7 @@ export class NodeStateJson {
     if (typeof heartbeat === "number") beat = isoJson(heartbeat);
     else {
       beat = JSON.stringify(lastHeartbeatOf(view, live));
-      this.ascii &&= ASCII.test(beat);
+      this.ascii &&= !NOT_ASCII.test(beat);
     }
     this.ascii &&= template.ascii;
     if (!template.compute) return (parts[0] as string) + beat + (parts[1] as string);
@@ -134,7 +135,7 @@ export class NodeStateJson {
         parts[3],
         JSON.stringify(c.EnqueuedExecutions),
       ].join("");
-      template.capacityAscii = ASCII.test(template.capacityText);
+      template.capacityAscii = !NOT_ASCII.test(template.capacityText);
       template.report = report;
     }
     this.ascii &&= template.capacityAscii;
@@ -170,5 +171,5 @@ function templateOf(view: NodeView): Template | typeof WHOLE {
   parts.push(text.slice(from));
   // Compute nodes: every part but the first and the last is one of a few texts.
   for (let i = 1; i < parts.length - 1; i++) parts[i] = intern(parts[i] as string);
-  return { parts, compute: compute !== undefined, ascii: ASCII.test(text), report: UNSET, capacityText: "", capacityAscii: true };
+  return { parts, compute: compute !== undefined, ascii: !NOT_ASCII.test(text), report: UNSET, capacityText: "", capacityAscii: true };
 }
