@@ -257,7 +257,7 @@ export async function run(options?: BenchOptions): Promise<Record<string, number
       ["list_pending_zone", "/api/v1/orchestrator/nodes?limit=100&filter-approval=PENDING&labels=zone%3Da&order_by=approval"],
       ["list_gpu_not_rack", "/api/v1/orchestrator/nodes?limit=100&labels=gpu%3Dtrue,rack!%3Dr0&order_by=available_disk"],
       ["list_label_matches_nothing", "/api/v1/orchestrator/nodes?limit=100&labels=zone%3Dnowhere"],
-      // Worst case (documented in NodeIndex): only a negative term, matched by 0.1 % of the nodes: the walk skips the rest.
+      // Only a negative term, matched by 0.1 % of the nodes: each page skips up to its scan budget (NodeIndex), then ends early.
       ["list_negative_only_rare", "/api/v1/orchestrator/nodes?limit=100&labels=!spot"],
     ];
     const out: Record<string, number | string> = {
