@@ -54,12 +54,14 @@ function intern(text: string): string {
 const SECONDS = 64;
 const secondOf = new Float64Array(SECONDS).fill(Number.NaN);
 const secondText: string[] = new Array<string>(SECONDS).fill("");
+/** Dates reach ±8.64e15 ms; past that toISOString throws, and must throw here too. */
+const MAX_DATE_MS = 8.64e15;
 function isoJson(ms: number): string {
-  if (!Number.isSafeInteger(ms)) return JSON.stringify(new Date(ms).toISOString());
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_DATE_MS) return JSON.stringify(new Date(ms).toISOString());
   const second = Math.floor(ms / 1000);
   const slot = ((second % SECONDS) + SECONDS) % SECONDS;
   if (secondOf[slot] !== second) {
-    // "…T12:34:56." of "…T12:34:56.000Z" (also in the ±YYYYYY form); throws as toISOString does out of range.
+    // "…T12:34:56." of "…T12:34:56.000Z" (also in the ±YYYYYY form).
     secondText[slot] = `"${new Date(second * 1000).toISOString().slice(0, -4)}`;
     secondOf[slot] = second;
   }

@@ -284,6 +284,23 @@ describe("toNodeState", () => {
   });
 });
 
+describe("NodeStateJson", () => {
+  it("writes LastHeartbeat of any instant as toISOString does, and throws where it throws", () => {
+    const json = new NodeStateJson();
+    const view = nodeView("node-1", { membership: "APPROVED", health: "HEALTHY" });
+    const second = Date.UTC(2024, 5, 1, 12, 0, 0);
+    for (const ms of [0, -1, -1000, -1001, 999, 1000, second, second + 7, second + 42, second + 999, 1.5, -1.5, 8.64e15, -8.64e15, 253402300799999, 253402300800000]) {
+      const live = { lastHeartbeat: ms, resources: undefined };
+      expect(json.render(view, live), String(ms)).toBe(JSON.stringify(toNodeState(view, live)));
+    }
+    for (const ms of [8.64e15 + 1, -8.64e15 - 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const live = { lastHeartbeat: ms, resources: undefined };
+      expect(() => toNodeState(view, live), String(ms)).toThrow(RangeError);
+      expect(() => json.render(view, live), String(ms)).toThrow(RangeError);
+    }
+  });
+});
+
 describe("NodeIndex counts", () => {
   it("counts nodes in the cluster per membership and health, deleted ones left out", () => {
     const index = new NodeIndex();
