@@ -23,6 +23,9 @@ const UNSET = Symbol("unset");
  * only string joins and the heartbeats' times.
  */
 interface Template {
+  /** The node's own text: ids, host name, labels (the start of the first part). */
+  readonly head: string;
+  /** After `head`: the rest of the first part (one of a few in a fleet), then the others. */
   readonly parts: readonly string[];
   readonly compute: boolean;
   /** Every character of `parts` is ASCII (JSON.stringify leaves other characters unescaped). */
@@ -36,9 +39,13 @@ interface Template {
 /** Any UTF-16 code unit past ASCII (lone surrogates too). */
 const NOT_ASCII = /[\u0080-\uffff]/;
 
-/** The text between the capacity fields and around LastHeartbeat is one of a few: kept once. */
+/**
+ * Texts that many nodes share, kept once: what lies between the capacity fields and around
+ * LastHeartbeat, and a node's info from BacalhauVersion on (version, engines, capacities: a
+ * fleet has few kinds). Bounded; past the bound a text is simply not shared.
+ */
 const interned = new Map<string, string>();
-const MAX_INTERNED = 256;
+const MAX_INTERNED = 4096;
 function intern(text: string): string {
   const known = interned.get(text);
   if (known !== undefined) return known;
@@ -123,7 +130,7 @@ export class NodeStateJson {
       this.ascii &&= !NOT_ASCII.test(beat);
     }
     this.ascii &&= template.ascii;
-    if (!template.compute) return (parts[0] as string) + beat + (parts[1] as string);
+    if (!template.compute) return template.head + (parts[0] as string) + beat + (parts[1] as string);
     const report = live?.resources;
     if (template.report !== report) {
       const c = liveCapacityOf(report);
@@ -141,7 +148,7 @@ export class NodeStateJson {
       template.report = report;
     }
     this.ascii &&= template.capacityAscii;
-    return (parts[0] as string) + template.capacityText + (parts[4] as string) + beat + (parts[5] as string);
+    return template.head + (parts[0] as string) + template.capacityText + (parts[4] as string) + beat + (parts[5] as string);
   }
 }
 
@@ -171,7 +178,21 @@ function templateOf(view: NodeView): Template | typeof WHOLE {
     from = at + mark.length;
   }
   parts.push(text.slice(from));
-  // Compute nodes: every part but the first and the last is one of a few texts.
+  const ascii = !NOT_ASCII.test(text);
+  // The first part splits where the node's own strings end: the last `,"BacalhauVersion":` key
+  // (a label may be named so too, but nothing after the real one can). Any split is correct;
+  // this one makes the rest shareable.
+  const first = parts[0] as string;
+  const cut = first.lastIndexOf(',"BacalhauVersion":');
+  const head = cut > 0 ? first.slice(0, cut) : first;
+  parts[0] = cut > 0 ? intern(first.slice(cut)) : "";
+  // Every part but the last is one of a few texts.
   for (let i = 1; i < parts.length - 1; i++) parts[i] = intern(parts[i] as string);
-  return { parts, compute: compute !== undefined, ascii: !NOT_ASCII.test(text), report: UNSET, capacityText: "", capacityAscii: true };
+  // The node's own text is copied out, so the whole rendered text is not kept for its sake.
+  const last = parts.length - 1;
+  parts[last] = ascii ? copyOf(parts[last] as string) : (parts[last] as string);
+  return { head: ascii ? copyOf(head) : head, parts, compute: compute !== undefined, ascii, report: UNSET, capacityText: "", capacityAscii: true };
 }
+
+/** A flat copy of an ASCII string (a slice would keep the string it was cut from). */
+const copyOf = (text: string): string => Buffer.from(text, "latin1").toString("latin1");

@@ -82,6 +82,8 @@ class Fleet {
     if (r.next() < 0.3) labels.gpu = "true";
     if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2", "r3"]);
     if (r.next() < 0.02) labels.tier = "rare";
+    // A label named like the info key the JSON renderer splits its text at.
+    if (r.next() < 0.05) labels.BacalhauVersion = "v1";
     const compute = nodeId !== "node-self" && r.next() < 0.95;
     return nodeView(nodeId, {
       nodeType: compute ? "Compute" : "Requester",
