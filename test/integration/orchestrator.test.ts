@@ -143,6 +143,10 @@ describe("REST API", () => {
       ["node-3", "Compute", "PENDING", "HEALTHY", "CONNECTED"],
     ]);
     expect(res.body!.Nodes[1]).toMatchObject({ Connection: "CONNECTED", Revision: 1, Info: { Labels: { zone: "a" } } });
+    // The list splices each node's kept JSON (live capacity and heartbeat included); a node's
+    // own GET still builds the object for Fastify to serialise: both say the same.
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    for (const node of res.body!.Nodes) expect(node).toEqual((await api("GET", `/api/v1/orchestrator/nodes/${node.Info.NodeID}`)).body!.Node);
   });
 
   it("filters by approval, status and label selector, and sorts", async () => {

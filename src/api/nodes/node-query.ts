@@ -63,6 +63,9 @@ function decodeCursor(token: string, orderBy: OrderBy, reverse: boolean): Cursor
  * Bacalhau's processing order: filter approval, then status, then labels; sort; then page —
  * answered from the node index, so a page costs O(page + log N) (see NodeIndex for the bounds).
  * Pages are cursor-based (the last node's sort key and id), so they stay correct while nodes change.
+ * A limited page may hold fewer than limit nodes, even none, with a NextToken: a label selector
+ * that almost no node matches ends its page at the index's scan budget; keep paging while
+ * NextToken is not empty.
  */
 export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: (view: NodeView) => T): { Nodes: T[]; NextToken: string } {
   const orderBy: OrderBy = query.order_by === undefined || query.order_by === "" ? "id" : query.order_by;
@@ -88,7 +91,6 @@ export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: 
     selector,
     limit: query.limit ?? Number.POSITIVE_INFINITY,
   });
-  const last = page.views[page.views.length - 1];
-  const NextToken = page.more && last !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: last.nodeId }) : "";
+  const NextToken = page.more && page.lastId !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: page.lastId }) : "";
   return { Nodes: page.views.map(present), NextToken };
 }

@@ -13,6 +13,7 @@ import { DecimalInteger } from "../decimal-integer.ts";
 import { validate } from "../validate.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { toNodeState } from "./node-state.ts";
+import { NodeStateJson } from "./node-state-json.ts";
 
 export const PutNodeRequest = Schema.Struct({
   Action: Schema.Literal("approve", "reject", "delete").annotations({
@@ -63,9 +64,15 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
   // Only the ids sharing the prefix are looked at: O(log N + matches), not a pass over the fleet.
   const resolveCurrent = (id: string) => resolveNodeId(id, index.idsWithPrefix(id));
 
-  app.get("/api/v1/orchestrator/nodes", async (request) => {
+  // Each node's JSON is kept with its view; a page splices in the live fields and joins the texts
+  // (≈ 68 KB for 100 nodes) instead of building 100 NodeStates for Fastify to serialise.
+  // The body is what returning the object would have sent (test/unit/projections/node-index.test.ts).
+  const json = new NodeStateJson();
+  app.get("/api/v1/orchestrator/nodes", async (request, reply) => {
     const query = validate(ListNodesQuery, request.query, "query");
-    return queryNodes(index, query, (view) => toNodeState(view, manager.live(view.nodeId)));
+    const page = queryNodes(index, query, (view) => view);
+    // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
+    return reply.type("application/json; charset=utf-8").send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
   });
 
   app.get("/api/v1/orchestrator/nodes/:id", async (request, reply) => {

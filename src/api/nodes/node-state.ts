@@ -1,5 +1,5 @@
 import type { LiveView } from "../../actors/node-manager.ts";
-import type { ComputeNodeInfo, Health, Membership, NodeInfo, Resources } from "../../events/catalog/node-info.ts";
+import type { ComputeNodeInfo, Health, Membership, NodeInfo, ResourceReport, Resources } from "../../events/catalog/node-info.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 
 /** Bacalhau's models.NodeState, plus Shoal's Health and Revision. */
@@ -28,6 +28,30 @@ export interface NodeState {
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /**
+ * ConnectionState.LastHeartbeat: the last heartbeat this process received, else the one the
+ * last UNHEALTHY/UNKNOWN event recorded. Live: it changes without an event (node-state-json.ts).
+ */
+export const lastHeartbeatOf = (view: NodeView, live: LiveView | undefined): string | null => iso(live?.lastHeartbeat) ?? view.lastHeartbeatAtChange;
+
+/** ComputeNodeInfo's live fields, from the node's last resource report (also live: no event moves them). */
+export interface LiveCapacity {
+  readonly AvailableCapacity: Resources;
+  readonly QueueCapacity: Resources;
+  readonly RunningExecutions: number;
+  readonly EnqueuedExecutions: number;
+}
+
+export function liveCapacityOf(resources: ResourceReport | undefined): LiveCapacity {
+  return {
+    // Until the node reports resources, nothing is known to be available.
+    AvailableCapacity: resources?.AvailableCapacity ?? {},
+    QueueCapacity: resources?.QueueUsedCapacity ?? {},
+    RunningExecutions: resources?.RunningExecutions ?? 0,
+    EnqueuedExecutions: resources?.EnqueuedExecutions ?? 0,
+  };
+}
+
+/**
  * Built field by field, not by spreading the stored info: spreading objects that came out of a
  * schema decode took V8's slow path, 25 times the cost of these literals, and a page of 100
  * nodes paid it per request. A field added to StoredNodeInfo must be added here too (the
@@ -37,7 +61,7 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
   const status = view.health === "HEALTHY" ? "CONNECTED" : "DISCONNECTED";
   const stored = view.info;
   const compute = stored.ComputeNodeInfo;
-  const resources = live?.resources;
+  const capacity = liveCapacityOf(live?.resources);
   const info: NodeState["Info"] = compute
     ? {
         NodeID: stored.NodeID,
@@ -51,15 +75,14 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
           StorageSources: compute.StorageSources,
           MaxCapacity: compute.MaxCapacity,
           MaxJobRequirements: compute.MaxJobRequirements,
-          // Until the node reports resources, nothing is known to be available.
-          AvailableCapacity: resources?.AvailableCapacity ?? {},
-          QueueCapacity: resources?.QueueUsedCapacity ?? {},
-          RunningExecutions: resources?.RunningExecutions ?? 0,
-          EnqueuedExecutions: resources?.EnqueuedExecutions ?? 0,
+          AvailableCapacity: capacity.AvailableCapacity,
+          QueueCapacity: capacity.QueueCapacity,
+          RunningExecutions: capacity.RunningExecutions,
+          EnqueuedExecutions: capacity.EnqueuedExecutions,
         },
       }
     : { NodeID: stored.NodeID, NodeType: stored.NodeType, Hostname: stored.Hostname, Labels: stored.Labels, BacalhauVersion: stored.BacalhauVersion };
-  const lastHeartbeat = iso(live?.lastHeartbeat) ?? view.lastHeartbeatAtChange;
+  const lastHeartbeat = lastHeartbeatOf(view, live);
   return {
     Info: info,
     Membership: view.membership,

@@ -25,10 +25,16 @@ export interface NodeIndexQuery {
 
 export interface NodeIndexPage {
   readonly views: NodeView[];
-  /** Sort key of the last view on the page (the next page's `after`). */
+  /**
+   * Where the next page starts (strictly after): the last view on the page, or the last entry
+   * the walk looked at when its scan budget ended the page early.
+   */
   readonly lastKey: SortKey | undefined;
-  /** More matching nodes follow this page. */
+  readonly lastId: string | undefined;
+  /** More matching nodes may follow this page. */
   readonly more: boolean;
+  /** Index entries looked at: at most limit + 1 + the scan budget (more without a limit). */
+  readonly visited: number;
 }
 
 interface Entry {
@@ -37,6 +43,18 @@ interface Entry {
   /** The node's key in each order, by NODE_ORDERS index. */
   keys: SortKey[];
 }
+
+/**
+ * A limited query's page looks at no more than SCAN_PER_NODE × limit (at least MIN_SCAN)
+ * non-matching index entries, ≈ 0.2–0.5 µs each, about what rendering the page's nodes costs:
+ * a selector that almost no node matches then ends its page early, with the matches found so
+ * far and a next_token that resumes the walk where it stopped (Kubernetes' list returns fewer
+ * than limit items with a continue token too). A request's CPU is bounded by its limit, whatever
+ * the fleet size. Without a limit the whole list is asked for, which is O(N) anyway: no budget
+ * then (Bacalhau's CLI sends no limit unless told and never reads NextToken).
+ */
+export const SCAN_PER_NODE = 16;
+export const MIN_SCAN = 1024;
 
 /**
  * Below this many candidates, a label selector's posting lists are cheaper to filter and rank
@@ -55,7 +73,8 @@ const SMALL_CANDIDATE_SET = 512;
  *   name candidate sets (label-index.ts); when the smallest is small, or the walk has skipped
  *   as many nodes as it holds, its candidates are filtered and ranked instead (O(C log page)).
  *   A selector of only negative terms (`k!=v`, `!k`, `notin`) has no candidate set: the walk
- *   then skips every non-matching node on its way, O(N) when almost none match.
+ *   skips every non-matching node on its way, so a limited query's page ends after its scan budget of
+ *   skips (SCAN_PER_NODE), possibly short or empty, with a cursor to resume from.
  */
 export class NodeIndex {
   private readonly entries = new Map<string, Entry>();
@@ -65,10 +84,15 @@ export class NodeIndex {
   /** Every node id ever seen, deleted ones too (history look-ups by prefix). */
   private readonly everSeen = new SortedEntries();
   private readonly smallCandidateSet: number;
+  private readonly scanBudget: (limit: number) => number;
 
-  /** `smallCandidateSet` lets tests force either plan; the default suits every fleet size. */
-  constructor(options: { readonly smallCandidateSet?: number } = {}) {
+  /**
+   * `smallCandidateSet` lets tests force either plan, `scanBudget` (non-matching entries a page
+   * of `limit` may look at) the early end of a page; the defaults suit every fleet size.
+   */
+  constructor(options: { readonly smallCandidateSet?: number; readonly scanBudget?: (limit: number) => number } = {}) {
     this.smallCandidateSet = options.smallCandidateSet ?? SMALL_CANDIDATE_SET;
+    this.scanBudget = options.scanBudget ?? ((limit) => Math.max(MIN_SCAN, SCAN_PER_NODE * limit));
   }
 
   get size(): number {
@@ -183,23 +207,34 @@ export class NodeIndex {
     const candidates = filtered ? this.labels.smallestCandidateSet(q.selector) : undefined;
     if (candidates !== undefined && candidates.size <= Math.max(this.smallCandidateSet, q.limit)) return this.rank(q, o, partitions, candidates);
 
+    const budget = Number.isFinite(q.limit) ? this.scanBudget(q.limit) : Number.POSITIVE_INFINITY;
+    // The walk skips at most as many nodes as the candidate set holds before ranking that
+    // instead, when the skips and the ranking together fit the budget.
+    const rankAt = candidates !== undefined && 2 * candidates.size <= budget ? candidates.size : Number.POSITIVE_INFINITY;
     const heads = this.merge(sets, q.reverse, q.after && { key: q.after.key, id: q.after.id, strict: true });
     const views: NodeView[] = [];
     let lastKey: SortKey | undefined;
-    // The walk skips at most as many nodes as the candidate set holds before ranking that instead.
-    let budget = candidates?.size ?? Infinity;
+    let lastId: string | undefined;
+    let skipped = 0;
     for (let c = next(heads, q.reverse); c !== undefined; c = next(heads, q.reverse)) {
       const entry = this.entries.get(c.id) as Entry;
       if (!filtered || matchesLabels(q.selector, entry.view.info.Labels)) {
-        if (views.length === q.limit) return { views, lastKey, more: true };
+        if (views.length === q.limit) return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
         views.push(entry.view);
         lastKey = c.key;
-      } else if (--budget < 0 && candidates) {
-        return this.rank(q, o, partitions, candidates);
+        lastId = c.id;
+      } else if (++skipped >= rankAt && candidates) {
+        const ranked = this.rank(q, o, partitions, candidates);
+        return { ...ranked, visited: ranked.visited + views.length + skipped };
+      } else if (skipped >= budget) {
+        // Out of budget: the next page resumes after this entry, if any entry follows it.
+        const [key, id] = [c.key, c.id];
+        c.next();
+        return { views, lastKey: key, lastId: id, more: next(heads, q.reverse) !== undefined, visited: views.length + skipped };
       }
       c.next();
     }
-    return { views, lastKey, more: false };
+    return { views, lastKey, lastId, more: false, visited: views.length + skipped };
   }
 
   /**
@@ -239,7 +274,8 @@ export class NodeIndex {
     }
     if (!bounded) best = best.sort(cmp);
     const page = best.slice(0, q.limit);
-    return { views: page.map((b) => b.view), lastKey: page[page.length - 1]?.key, more: best.length > page.length };
+    const last = page[page.length - 1];
+    return { views: page.map((b) => b.view), lastKey: last?.key, lastId: last?.id, more: best.length > page.length, visited: candidates.size };
   }
 }
 

@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { queryNodes, type ListNodesQuery } from "../../../src/api/nodes/node-query.ts";
 import { toNodeState, type NodeState } from "../../../src/api/nodes/node-state.ts";
+import { NodeStateJson } from "../../../src/api/nodes/node-state-json.ts";
+import type { LiveView } from "../../../src/actors/node-manager.ts";
 import { resolveNodeId } from "../../../src/actors/resolve-node-id.ts";
 import type { Health, Membership, ResourceReport } from "../../../src/events/catalog/node-info.ts";
-import { NodeIndex } from "../../../src/projections/node-index/node-index.ts";
+import { MIN_SCAN, NodeIndex, SCAN_PER_NODE } from "../../../src/projections/node-index/node-index.ts";
+import type { SortKey } from "../../../src/projections/node-index/sorted-entries.ts";
+import { parseLabelSelector } from "../../../src/labels/label-selector.ts";
 import type { NodeView } from "../../../src/projections/node-view.ts";
 import { NodeViews } from "../../../src/projections/node-views.ts";
 import { naiveQueryNodes } from "../../support/naive-node-query.ts";
@@ -19,7 +23,16 @@ const TERMS = ["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c
 /** A node's view as the read model holds it; only what a test varies is a parameter. */
 function nodeView(
   nodeId: string,
-  v: { nodeType?: NodeView["nodeType"]; labels?: Record<string, string>; membership: Membership; health: Health; revision?: number; deleted?: boolean },
+  v: {
+    nodeType?: NodeView["nodeType"];
+    labels?: Record<string, string>;
+    membership: Membership;
+    health: Health;
+    revision?: number;
+    deleted?: boolean;
+    hostname?: string;
+    lastHeartbeatAtChange?: string | null;
+  },
 ): NodeView {
   const nodeType = v.nodeType ?? "Compute";
   const deleted = v.deleted ?? false;
@@ -29,7 +42,7 @@ function nodeView(
     info: {
       NodeID: nodeId,
       NodeType: nodeType,
-      Hostname: nodeId,
+      Hostname: v.hostname ?? nodeId,
       Labels: v.labels ?? {},
       ...(nodeType === "Compute" ? { ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} } } : {}),
       BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
@@ -44,14 +57,19 @@ function nodeView(
     registeredAt: "2024-01-01T00:00:00.000Z",
     updatedAt: "2024-01-01T00:00:00.000Z",
     healthSince: "2024-01-01T00:00:00.000Z",
-    lastHeartbeatAtChange: null,
+    lastHeartbeatAtChange: v.lastHeartbeatAtChange ?? null,
   };
 }
+
+/** Host names JSON must escape, and ones that spell the JSON renderer's marks of the live fields. */
+const HOSTNAMES = ["h\"quoted\\", "ünïcødé ✓", "\u0000shoal-live:LastHeartbeat\u0000", "\u0000shoal-live:AvailableCapacity\u0000x", "line\nbreak"];
 
 /** A fleet where everything is drawn from small sets, so keys tie often and filters select anything from all to none. */
 class Fleet {
   readonly views = new Map<string, NodeView>();
   readonly resources = new Map<string, ResourceReport>();
+  /** Heartbeats this process received (ms); none yet for the rest. */
+  readonly beats = new Map<string, number>();
   constructor(
     private readonly random: Random,
     readonly index: NodeIndex,
@@ -64,6 +82,8 @@ class Fleet {
     if (r.next() < 0.3) labels.gpu = "true";
     if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2", "r3"]);
     if (r.next() < 0.02) labels.tier = "rare";
+    // A label named like the info key the JSON renderer splits its text at.
+    if (r.next() < 0.05) labels.BacalhauVersion = "v1";
     const compute = nodeId !== "node-self" && r.next() < 0.95;
     return nodeView(nodeId, {
       nodeType: compute ? "Compute" : "Requester",
@@ -72,6 +92,8 @@ class Fleet {
       health: r.pick(HEALTHS),
       revision: r.int(10),
       deleted,
+      ...(r.next() < 0.1 ? { hostname: r.pick(HOSTNAMES) } : {}),
+      ...(r.next() < 0.3 ? { lastHeartbeatAtChange: new Date(Date.UTC(2023, 11, 31) + r.int(1_000_000)).toISOString() } : {}),
     });
   }
 
@@ -87,6 +109,10 @@ class Fleet {
     const r = this.random;
     const nodeId = `node-${r.int(idSpace)}`;
     const roll = r.next();
+    if (roll < 0.1) {
+      this.beats.set(nodeId, Date.UTC(2024, 0, 1) + r.int(1_000_000));
+      return;
+    }
     if (roll < 0.35) {
       const report = r.next() < 0.1 ? undefined : this.randomResources();
       if (report) this.resources.set(nodeId, report);
@@ -111,9 +137,15 @@ class Fleet {
     return [...this.views.values()].filter((v) => !v.deleted).map((v) => this.state(v));
   }
 
-  state(view: NodeView): NodeState {
+  /** What NodeManager.live says: undefined for a node it does not track. */
+  live(view: NodeView): LiveView | undefined {
     const resources = this.resources.get(view.nodeId);
-    return toNodeState(view, resources ? { lastHeartbeat: null, resources } : undefined);
+    const beat = this.beats.get(view.nodeId);
+    return resources || beat !== undefined ? { lastHeartbeat: beat ?? null, resources } : undefined;
+  }
+
+  state(view: NodeView): NodeState {
+    return toNodeState(view, this.live(view));
   }
 }
 
@@ -138,7 +170,7 @@ const ids = (page: { Nodes: NodeState[] }) => page.Nodes.map((n) => n.Info.NodeI
  * Pages through a query with the index and with the naive filter+sort over the same fleet,
  * changing the fleet between pages: every page and every next_token must be the same.
  */
-function comparePaging(fleet: Fleet, r: Random, idSpace: number, changesBetweenPages: number): number {
+function comparePaging(fleet: Fleet, r: Random, idSpace: number, changesBetweenPages: number, json: NodeStateJson): number {
   const query = randomQuery(r);
   let token: string | undefined;
   let pages = 0;
@@ -149,6 +181,15 @@ function comparePaging(fleet: Fleet, r: Random, idSpace: number, changesBetweenP
     expect(ids(actual), JSON.stringify(q)).toEqual(ids(expected));
     expect(actual.Nodes, JSON.stringify(q)).toEqual(expected.Nodes);
     expect(actual.NextToken, JSON.stringify(q)).toBe(expected.NextToken);
+    // The route's body: each node's kept JSON with its live fields spliced in. Byte for byte what
+    // Fastify sent for the objects (JSON.stringify), so it parses to exactly the naive page too.
+    const page = queryNodes(fleet.index, q, (v) => v);
+    const sent = json.listBody(page.Nodes, (v) => fleet.live(v), page.NextToken);
+    const body = typeof sent === "string" ? sent : sent.toString("utf8");
+    expect(body, JSON.stringify(q)).toBe(JSON.stringify(actual));
+    // Bytes only when latin1 and utf8 agree on them; a string otherwise (a host name with ü, say).
+    expect(typeof sent === "string", JSON.stringify(q)).toBe(/[\u0080-\uffff]/.test(body));
+    expect(JSON.parse(body), JSON.stringify(q)).toEqual(expected);
     token = actual.NextToken || undefined;
     for (let i = 0; i < changesBetweenPages; i++) fleet.change(idSpace);
     pages++;
@@ -170,9 +211,11 @@ describe("NodeIndex queries equal the naive filter, sort and page", () => {
         const fleet = new Fleet(r, new NodeIndex(options));
         const idSpace = Math.max(1, Math.ceil(size * 1.2));
         for (let i = 0; i < size * 3; i++) fleet.change(idSpace);
+        // One for the whole run, as the route keeps one: its kept texts must follow every change.
+        const json = new NodeStateJson();
         let pages = 0;
         const queries = size >= 300 ? 50 : 120;
-        for (let q = 0; q < queries; q++) pages += comparePaging(fleet, r, idSpace, r.pick([0, 0, 1, 5, 20]));
+        for (let q = 0; q < queries; q++) pages += comparePaging(fleet, r, idSpace, r.pick([0, 0, 1, 5, 20]), json);
         // Most queries page (an empty fleet has one page per query, and says so).
         if (size > 5) expect(pages).toBeGreaterThan(queries * 2);
         expect(fleet.index.size).toBe(fleet.states().length);
@@ -243,6 +286,23 @@ describe("toNodeState", () => {
   });
 });
 
+describe("NodeStateJson", () => {
+  it("writes LastHeartbeat of any instant as toISOString does, and throws where it throws", () => {
+    const json = new NodeStateJson();
+    const view = nodeView("node-1", { membership: "APPROVED", health: "HEALTHY" });
+    const second = Date.UTC(2024, 5, 1, 12, 0, 0);
+    for (const ms of [0, -1, -1000, -1001, 999, 1000, second, second + 7, second + 42, second + 999, 1.5, -1.5, 8.64e15, -8.64e15, 253402300799999, 253402300800000]) {
+      const live = { lastHeartbeat: ms, resources: undefined };
+      expect(json.render(view, live), String(ms)).toBe(JSON.stringify(toNodeState(view, live)));
+    }
+    for (const ms of [8.64e15 + 1, -8.64e15 - 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const live = { lastHeartbeat: ms, resources: undefined };
+      expect(() => toNodeState(view, live), String(ms)).toThrow(RangeError);
+      expect(() => json.render(view, live), String(ms)).toThrow(RangeError);
+    }
+  });
+});
+
 describe("NodeIndex counts", () => {
   it("counts nodes in the cluster per membership and health, deleted ones left out", () => {
     const index = new NodeIndex();
@@ -258,5 +318,130 @@ describe("NodeIndex counts", () => {
       { membership: "APPROVED", health: "HEALTHY", count: 1 },
       { membership: "REJECTED", health: "UNKNOWN", count: 1 },
     ]);
+  });
+});
+
+describe("NodeIndex scan budget", () => {
+  const LIMIT = 10;
+  const BUDGET = 500;
+  /** Every node has `spot` but one in 500: `!spot` matches 0.2 % of the fleet. */
+  function rareFleet(size: number, r: Random): Map<string, NodeView> {
+    const views = new Map<string, NodeView>();
+    for (let i = 0; i < size; i++) {
+      const nodeId = `node-${String(i).padStart(6, "0")}`;
+      const labels: Record<string, string> = { zone: r.pick(["a", "b", "c"]) };
+      if (i % 500 !== 7) labels.spot = "true";
+      views.set(nodeId, nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }));
+    }
+    return views;
+  }
+
+  it("pages a negative-only selector that few nodes match: every match exactly once, each page within limit + 1 + budget entries", () => {
+    const r = seededRandom(99);
+    const views = rareFleet(20_000, r);
+    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    for (const [id, view] of views) index.update(id, view);
+    const resources = new Map<string, ResourceReport>();
+    for (const id of views.keys()) {
+      const report = { AvailableCapacity: { CPU: r.int(8), Memory: r.int(4) * 1024 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+      resources.set(id, report);
+      index.setCapacity(id, report.AvailableCapacity);
+    }
+    const states = [...views.values()].map((v) => toNodeState(v, { lastHeartbeat: null, resources: resources.get(v.nodeId) }));
+    const queries: ListNodesQuery[] = [
+      { labels: "!spot" },
+      { labels: "spot notin (true)", order_by: "available_cpu", reverse: true },
+      { labels: "!spot,zone!=b", "filter-status": "DISCONNECTED", order_by: "status" },
+      // A positive term whose candidate set is the whole fleet, and a negative one that rules almost all of it out.
+      { labels: "zone,!spot", order_by: "available_memory" },
+    ] as ListNodesQuery[];
+    for (const query of queries) {
+      const all = naiveQueryNodes(states, query).Nodes.map((n) => n.Info.NodeID);
+      expect(all.length, JSON.stringify(query)).toBeGreaterThan(0);
+      const seen: string[] = [];
+      let token = "";
+      let shortPages = 0;
+      let pages = 0;
+      do {
+        const page = queryNodes(index, { ...query, limit: LIMIT, ...(token ? { next_token: token } : {}) }, (v) => v.nodeId);
+        seen.push(...page.Nodes);
+        if (page.NextToken && page.Nodes.length < LIMIT) shortPages++;
+        token = page.NextToken;
+        pages++;
+      } while (token && pages < 1000);
+      expect(seen, JSON.stringify(query)).toEqual(all);
+      // The budget, not the limit, ended most pages: 20,000 entries at 500 a page.
+      expect(shortPages, JSON.stringify(query)).toBeGreaterThan(20);
+    }
+
+    // The same walk at the index, counting what each page looked at.
+    const selector = parseLabelSelector("!spot");
+    let after: { key: SortKey; id: string } | undefined;
+    const found: string[] = [];
+    for (;;) {
+      const page = index.query({ order: "id", reverse: false, selector, limit: LIMIT, ...(after ? { after } : {}) });
+      expect(page.visited).toBeLessThanOrEqual(LIMIT + 1 + BUDGET);
+      found.push(...page.views.map((v) => v.nodeId));
+      if (!page.more) break;
+      after = { key: page.lastKey as SortKey, id: page.lastId as string };
+    }
+    expect(found).toEqual([...views.values()].filter((v) => !("spot" in v.info.Labels)).map((v) => v.nodeId));
+  });
+
+  it("keeps every unchanged match exactly once while nodes change between budget-cut pages", () => {
+    const r = seededRandom(5);
+    const views = rareFleet(10_000, r);
+    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    for (const [id, view] of views) index.update(id, view);
+    const ids = [...views.keys()];
+    const touched = new Set<string>();
+    const seen: string[] = [];
+    let token = "";
+    let pages = 0;
+    do {
+      const page = queryNodes(index, { labels: "!spot", limit: LIMIT, ...(token ? { next_token: token } : {}) } as ListNodesQuery, (v) => v.nodeId);
+      seen.push(...page.Nodes);
+      token = page.NextToken;
+      // Labels, membership and health change anywhere in the fleet, ahead of the cursor and behind it.
+      for (let i = 0; i < 20; i++) {
+        const id = r.pick(ids);
+        const before = views.get(id) as NodeView;
+        const labels = { ...before.info.Labels };
+        if (r.next() < 0.5) delete labels.spot;
+        else labels.spot = "true";
+        const view = { ...before, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), info: { ...before.info, Labels: labels } };
+        views.set(id, view);
+        index.update(id, view);
+        touched.add(id);
+      }
+      pages++;
+    } while (token && pages < 1000);
+    expect(new Set(seen).size).toBe(seen.length);
+    const stillMatching = ids.filter((id) => !touched.has(id) && !("spot" in (views.get(id) as NodeView).info.Labels));
+    expect(stillMatching.length).toBeGreaterThan(0);
+    for (const id of stillMatching) expect(seen).toContain(id);
+  });
+
+  it("does not cut pages without a limit: the whole list was asked for", () => {
+    const r = seededRandom(8);
+    const views = rareFleet(5_000, r);
+    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    for (const [id, view] of views) index.update(id, view);
+    const page = queryNodes(index, { labels: "!spot" } as ListNodesQuery, (v) => v.nodeId);
+    expect(page.NextToken).toBe("");
+    expect(page.Nodes).toEqual([...views.values()].filter((v) => !("spot" in v.info.Labels)).map((v) => v.nodeId));
+  });
+
+  it("bounds a page by its limit by default: SCAN_PER_NODE non-matching entries per node asked for, at least MIN_SCAN", () => {
+    const r = seededRandom(12);
+    const views = rareFleet(40_000, r);
+    const index = new NodeIndex();
+    for (const [id, view] of views) index.update(id, view);
+    const selector = parseLabelSelector("!spot");
+    for (const limit of [1, 100, 1000]) {
+      const page = index.query({ order: "id", reverse: false, selector, limit });
+      expect(page.visited).toBeLessThanOrEqual(limit + 1 + Math.max(MIN_SCAN, SCAN_PER_NODE * limit));
+      expect(page.more).toBe(true);
+    }
   });
 });
