@@ -5,8 +5,7 @@
 
 /** A plain object as JSON.parse makes them: no class instance (Date, Map) and no toJSON of its own. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  // An array's prototype is Array.prototype: this also tells objects from arrays.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }

@@ -80,6 +80,11 @@ describe("one set of rules for writing and reading", () => {
     expect(fastPath(schema).isStored(input)).toBe(false);
     expect(fastPath(schema).encode(input)).toBe(NOT_VOUCHED);
     expect(Schema.decodeUnknownSync(schema)(input)).toStrictEqual({ a: {} });
+    // An array is no struct to Effect, whatever its prototype.
+    const disguised = Object.setPrototypeOf([], Object.prototype) as unknown;
+    expect(fastPath(schema).encode({ a: disguised })).toBe(NOT_VOUCHED);
+    expect(fastPath(schema).isStored({ a: disguised })).toBe(false);
+    expectAgreement(schema, { a: disguised });
     // Through the reader: MaxCapacity (every field optional) given a Date reads as Effect's {}.
     const info = computeInfo("n1");
     const data = { NodeID: "n1", NodeType: "Compute", Info: { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo, MaxCapacity: new Date(0) } }, Membership: "PENDING", Lifecycle: 1 };
