@@ -1,9 +1,9 @@
 import { ParseResult, Schema } from "effect";
 import type { NewEvent, RecordedEvent } from "../store/event-store.ts";
-import { compileStoredCheck, type StoredCheck } from "./compile-stored-check.ts";
 import { EventMetadata } from "./event-metadata.ts";
-import { NOT_VOUCHED, jsonFastCheck, jsonFastEncoder, type JsonFastEncoder } from "./json-fast-encoder.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent, type NodeEventType } from "./node-events.ts";
+import { isJsonValue } from "./schema-fast-path/json-value.ts";
+import { NOT_VOUCHED, schemaFastPath, type SchemaFastPath } from "./schema-fast-path/schema-fast-path.ts";
 
 /**
  * Current schema version of each node event type. A change to an event's data shape bumps its
@@ -47,7 +47,7 @@ export function encodeNodeEvent(event: NodeEvent, metadata: Omit<EventMetadata, 
   const full: EventMetadata = { ...metadata, schemaVersion: NODE_EVENT_VERSIONS[event.type] };
   // The common case (a decider's event, the host's metadata) without Effect's parser or a JSON
   // round trip; anything the fast path cannot vouch for takes the full path below.
-  const fastData = FAST_DATA[event.type](event.data);
+  const fastData = FAST_PATHS[event.type].encode(event.data);
   if (fastData !== NOT_VOUCHED && fastMetadata(full) !== NOT_VOUCHED) return { id, type: event.type, data: fastData, metadata: full };
   return encodeNodeEventBySchema(event, metadata, id);
 }
@@ -68,23 +68,30 @@ export function encodeNodeEventBySchema(event: NodeEvent, metadata: Omit<EventMe
   return { id, type: event.type, data: stored, metadata: storedMetadata };
 }
 
-const FAST_DATA = Object.fromEntries(Object.entries(NODE_EVENT_SCHEMAS).map(([type, schema]) => [type, jsonFastEncoder(schema)])) as Record<NodeEventType, JsonFastEncoder>;
-const fastMetadata = jsonFastCheck(EventMetadata);
+/** A schema the fast path does not mirror: Effect decides every value. */
+const NO_FAST_PATH: SchemaFastPath = { encode: () => NOT_VOUCHED, isStored: () => false };
+
+/**
+ * Per type, the schema's fast path (src/events/catalog/schema-fast-path/): on write it returns the
+ * schema's own encode without Effect's parser or a JSON round trip; on read it tells when Effect's
+ * decode would return the stored data unchanged (every event Shoal writes: encodeNodeEvent stores
+ * the schema's own output), so reading a store does not build a second copy of every event.
+ * Anything it does not vouch for goes through Effect as before (test/unit/events/ holds the two to
+ * the same answers).
+ */
+const FAST_PATHS = Object.fromEntries(
+  Object.entries(NODE_EVENT_SCHEMAS).map(([type, schema]) => [type, schemaFastPath(schema) ?? NO_FAST_PATH]),
+) as Record<NodeEventType, SchemaFastPath>;
+
+const METADATA_FAST_PATH = schemaFastPath(EventMetadata) ?? NO_FAST_PATH;
+
+/** Metadata is stored as given (keys the schema does not name yet are kept): it must be plain JSON and valid as it is. */
+const fastMetadata = (metadata: EventMetadata): unknown =>
+  isJsonValue(metadata) && METADATA_FAST_PATH.encode(metadata) !== NOT_VOUCHED ? metadata : NOT_VOUCHED;
 
 function invalid(type: string, part: string, error: ParseResult.ParseError): InvalidEventError {
   return new InvalidEventError(`refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`);
 }
-
-/**
- * Per type, a compiled check of the stored form that tells when Effect's decode would return the
- * stored data unchanged (every event Shoal writes: encodeNodeEvent stores the schema's own
- * output). Reading a store is mostly decoding; the check does it without building a second copy
- * of every event. Anything it does not vouch for is decoded by Effect as before
- * (test/unit/events/stored-check.test.ts holds the two to the same answers).
- */
-const STORED_CHECKS = Object.fromEntries(
-  Object.entries(NODE_EVENT_SCHEMAS).map(([type, schema]) => [type, compileStoredCheck(schema)]),
-) as Record<NodeEventType, StoredCheck | undefined>;
 
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */
 export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
@@ -97,7 +104,7 @@ export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
       `stream ${recorded.stream}@${recorded.revision}: ${recorded.type} schema version ${String(version)} is not known to this Shoal`,
     );
   }
-  if (STORED_CHECKS[recorded.type]?.(recorded.data)) return { type: recorded.type, data: recorded.data } as NodeEvent;
+  if (FAST_PATHS[recorded.type].isStored(recorded.data)) return { type: recorded.type, data: recorded.data } as NodeEvent;
   return decodeNodeEventData(recorded);
 }
 

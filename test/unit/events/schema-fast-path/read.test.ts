@@ -1,12 +1,15 @@
 import { Arbitrary, FastCheck, ParseResult, Schema } from "effect";
 import { describe, expect, it } from "vitest";
-import { compileStoredCheck } from "../../../src/events/catalog/compile-stored-check.ts";
-import { CorruptEventError, decodeNodeEvent, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
-import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../src/events/catalog/node-events.ts";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
-import { seededRandom } from "../../support/seeded-random.ts";
+import { CorruptEventError, decodeNodeEvent, encodeNodeEvent } from "../../../../src/events/catalog/node-event-codec.ts";
+import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../../src/events/catalog/node-events.ts";
+import { schemaFastPath } from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
+import type { RecordedEvent } from "../../../../src/events/store/event-store.ts";
+import { seededRandom } from "../../../support/seeded-random.ts";
 
 const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "system" as const, id: "t" }, correlationId: "c", causationId: "c" };
+
+/** The read side of a schema's fast path: whether a reader may keep `input` as Effect's decode of it. */
+const storedCheck = (schema: Schema.Schema.Any) => schemaFastPath(schema)?.isStored;
 
 const recorded = (type: string, data: unknown): RecordedEvent => ({
   id: "e",
@@ -119,15 +122,15 @@ function mutate(value: unknown, random: ReturnType<typeof seededRandom>): unknow
 
 describe("the compiled check of stored node events gives Effect's answers", () => {
   it("compiles for every node event type, and declines what it does not mirror", () => {
-    for (const type of NODE_EVENT_TYPES) expect(compileStoredCheck(NODE_EVENT_SCHEMAS[type]), type).toBeDefined();
-    expect(compileStoredCheck(Schema.NumberFromString)).toBeUndefined();
-    expect(compileStoredCheck(Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String })))).toBeUndefined();
+    for (const type of NODE_EVENT_TYPES) expect(storedCheck(NODE_EVENT_SCHEMAS[type]), type).toBeDefined();
+    expect(storedCheck(Schema.NumberFromString)).toBeUndefined();
+    expect(storedCheck(Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String })))).toBeUndefined();
   });
 
   for (const type of NODE_EVENT_TYPES) {
     it(`${type}: random valid events and random damage to them decode alike, with the same errors`, () => {
       const schema = NODE_EVENT_SCHEMAS[type] as Schema.Schema<unknown>;
-      const check = compileStoredCheck(schema) as (u: unknown) => boolean;
+      const check = storedCheck(schema) as (u: unknown) => boolean;
       const random = seededRandom(NODE_EVENT_TYPES.indexOf(type) + 1);
       const samples = FastCheck.sample(Arbitrary.make(schema), { numRuns: 150, seed: 42 + NODE_EVENT_TYPES.indexOf(type) });
       let storable = 0;
@@ -160,11 +163,11 @@ describe("the compiled check of stored node events gives Effect's answers", () =
 
   it("leaves values JSON cannot hold to Effect (an undefined optional field)", () => {
     const data = { NodeID: "n1", LastHeartbeat: null, DisconnectTimeoutMs: 1, extra: undefined };
-    const check = compileStoredCheck(NODE_EVENT_SCHEMAS.NodeBecameUnhealthy) as (u: unknown) => boolean;
+    const check = storedCheck(NODE_EVENT_SCHEMAS.NodeBecameUnhealthy) as (u: unknown) => boolean;
     expect(check(data)).toBe(false);
     expect(readerOutcome("NodeBecameUnhealthy", data)).toEqual(effectOutcome("NodeBecameUnhealthy", data));
     const info = { NodeID: "n1", NodeType: "Compute", Hostname: "h", Labels: {}, ComputeNodeInfo: undefined, BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" } };
-    expect(compileStoredCheck(NODE_EVENT_SCHEMAS.NodeInfoUpdated)?.({ NodeID: "n1", Info: info, Changed: [] })).toBe(false);
+    expect(storedCheck(NODE_EVENT_SCHEMAS.NodeInfoUpdated)?.({ NodeID: "n1", Info: info, Changed: [] })).toBe(false);
     expect(readerOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] })).toEqual(effectOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] }));
   });
 });
