@@ -54,7 +54,8 @@ function ifMatch(request: FastifyRequest): number | undefined {
 }
 
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
-const ID_DESCRIPTION = { id: "Node id or a unique prefix of one" };
+/** What every route under /nodes/:id declares about its path. */
+const BY_ID = { params: IdParams, describe: { id: "Node id or a unique prefix of one" } };
 const LIST_DESCRIPTIONS = {
   limit: "Page size",
   next_token: "Cursor from the previous page's NextToken",
@@ -116,8 +117,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       path: "/api/v1/orchestrator/nodes/:id",
       operationId: "getNode",
       capability: "read:node",
-      params: IdParams,
-      describe: ID_DESCRIPTION,
+      ...BY_ID,
       responses: {
         "200": { description: 'The node; its weak ETag, W/"<revision>", carries its revision (heartbeats change the body, not the revision)', schema: GetNodeResponse },
       },
@@ -133,8 +133,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       path: "/api/v1/orchestrator/nodes/:id",
       operationId: "updateNode",
       capability: "write:node",
-      params: IdParams,
-      describe: ID_DESCRIPTION,
+      ...BY_ID,
       body: PutNodeRequest,
       bodyComponent: "PutNodeRequest",
       headers: [{ name: "If-Match", description: 'ETag from GET (W/"<revision>"); 412 if the node has changed' }],
@@ -162,8 +161,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       path: "/api/v1/orchestrator/nodes/:id/history",
       operationId: "nodeHistory",
       capability: "read:history",
-      params: IdParams,
-      describe: ID_DESCRIPTION,
+      ...BY_ID,
       query: HistoryQuery,
       responses: { "200": { description: "Every event of the node, oldest first", schema: NodeHistoryResponse } },
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
