@@ -2,17 +2,18 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
-import { registerAgentRoutes } from "./agent/agent-routes.ts";
+import { agentRoutes } from "./agent/agent-routes.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
-import { registerMetricsRoutes } from "./metrics/metrics-routes.ts";
-import { registerNodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
-import { openApiDocument } from "./openapi.ts";
+import { metricsRoutes, registerRequestMetrics } from "./metrics/metrics-routes.ts";
+import { nodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
+import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { requestId } from "./request-id.ts";
+import { registerRoutes, type AnyRoute } from "./route.ts";
 
 export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
@@ -49,10 +50,21 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
   registerAuth(app, deps.auth);
-  if (deps.metrics) registerMetricsRoutes(app, deps.metrics);
-  const openapi = openApiDocument(deps.auth.anonymousAccess);
-  app.get("/api/v1/openapi.json", async () => openapi);
-  registerNodeRoutes(app, deps);
-  registerAgentRoutes(app, deps.self, deps.checks);
+  if (deps.metrics) registerRequestMetrics(app, deps.metrics);
+  const routes = apiRoutes(deps);
+  registerRoutes(app, routes);
   return app;
+}
+
+/** Every route the API serves; the OpenAPI document describes exactly these, itself included. */
+export function apiRoutes(deps: ApiDeps): AnyRoute[] {
+  let document: Record<string, unknown> = {};
+  const routes: AnyRoute[] = [
+    ...nodeRoutes(deps),
+    ...agentRoutes(deps.self, deps.checks),
+    openApiRoute(() => document),
+    ...(deps.metrics ? metricsRoutes(deps.metrics) : []),
+  ];
+  document = openApiDocument(routes, deps.auth.anonymousAccess);
+  return routes;
 }

@@ -1,5 +1,6 @@
+import { Schema } from "effect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { ShoalError, asShoalError, type ErrorKind } from "../errors/shoal-error.ts";
+import { ERROR_KINDS, ShoalError, asShoalError, type ErrorKind } from "../errors/shoal-error.ts";
 import { StoreUnavailableError } from "../events/store/store-errors.ts";
 import { HTTP_STATUS } from "./error-status.ts";
 
@@ -13,6 +14,17 @@ export interface ErrorBody {
   readonly Hint?: string;
   readonly Details?: Readonly<Record<string, unknown>>;
 }
+
+/** ErrorBody as a schema: the OpenAPI document's Error. */
+export const ErrorResponse = Schema.Struct({
+  Status: Schema.Number.pipe(Schema.int()),
+  Code: Schema.Literal(...ERROR_KINDS),
+  Message: Schema.String,
+  RequestID: Schema.String,
+  Component: Schema.String,
+  Hint: Schema.optional(Schema.String),
+  Details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } })),
+}).annotations({ identifier: "Error" });
 
 /** Fastify's own refusals, by the status it gives them, in Shoal's closed set. */
 function fromFastify(error: FastifyError): ShoalError {

@@ -1,5 +1,6 @@
 import { Schema } from "effect";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import { EventMetadata } from "../../events/catalog/event-metadata.ts";
 import { commandContext } from "../../actors/command-context.ts";
 import type { NodeManager } from "../../actors/node-manager.ts";
 import { badRequest, notFound } from "../../errors/shoal-error.ts";
@@ -10,9 +11,9 @@ import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
-import { validate } from "../validate.ts";
+import { defineRoute, type AnyRoute } from "../route.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
-import { toNodeState } from "./node-state.ts";
+import { NodeStateResponse, toNodeState } from "./node-state.ts";
 import { NodeStateJson } from "./node-state-json.ts";
 
 export const PutNodeRequest = Schema.Struct({
@@ -27,8 +28,6 @@ export const HistoryQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/, { message: () => "next_token must be a token returned by this endpoint" }))),
 });
-
-const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
 
 export interface NodeRouteDeps {
   readonly manager: NodeManager;
@@ -54,7 +53,36 @@ function ifMatch(request: FastifyRequest): number | undefined {
   return Number(m[1]);
 }
 
-export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): void {
+const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
+/** What every route under /nodes/:id declares about its path. */
+const BY_ID = { params: IdParams, describe: { id: "Node id or a unique prefix of one" } };
+const LIST_DESCRIPTIONS = {
+  limit: "Page size",
+  next_token: "Cursor from the previous page's NextToken",
+  order_by: "Sort field",
+  reverse: "Reverse the order",
+  "filter-approval": "PENDING, APPROVED or REJECTED (any case)",
+  "filter-status": "HEALTHY, UNHEALTHY, UNKNOWN; CONNECTED = HEALTHY, DISCONNECTED = UNHEALTHY or UNKNOWN",
+  labels: "Kubernetes label selector; may repeat (joined with commas)",
+};
+
+const ClusterEvent = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  stream: Schema.String,
+  revision: Schema.Number.pipe(Schema.int()),
+  position: Schema.Number.pipe(Schema.int()),
+  time: Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } }),
+  data: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } }),
+  metadata: EventMetadata,
+}).annotations({ identifier: "ClusterEvent" });
+
+export const ListNodesResponse = Schema.Struct({ Nodes: Schema.Array(NodeStateResponse), NextToken: Schema.String });
+export const GetNodeResponse = Schema.Struct({ Node: NodeStateResponse });
+export const PutNodeResponse = Schema.Struct({ Success: Schema.Boolean });
+export const NodeHistoryResponse = Schema.Struct({ Items: Schema.Array(ClusterEvent), NextToken: Schema.String });
+
+export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
   const { manager, views, index, projection, history } = deps;
   const stateOf = (nodeId: string) => {
     const view = views.get(nodeId);
@@ -68,44 +96,80 @@ export function registerNodeRoutes(app: FastifyInstance, deps: NodeRouteDeps): v
   // (≈ 68 KB for 100 nodes) instead of building 100 NodeStates for Fastify to serialise.
   // The body is what returning the object would have sent (test/unit/projections/node-index.test.ts).
   const json = new NodeStateJson();
-  app.get("/api/v1/orchestrator/nodes", async (request, reply) => {
-    const query = validate(ListNodesQuery, request.query, "query");
-    const page = queryNodes(index, query, (view) => view);
-    // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
-    return reply.type("application/json; charset=utf-8").send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
-  });
-
-  app.get("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
-    const { id } = validate(IdParams, request.params, "path");
-    const node = stateOf(resolveCurrent(id));
-    void reply.header("ETag", etag(node.Revision));
-    return { Node: node };
-  });
-
-  app.put("/api/v1/orchestrator/nodes/:id", async (request, reply) => {
-    const { id } = validate(IdParams, request.params, "path");
-    const body = validate(PutNodeRequest, request.body, "request body");
-    // Bacalhau's body may name the node too; naming another one than the path is a mistake, not a choice.
-    if (body.NodeID !== undefined && body.NodeID !== id && body.NodeID !== manager.resolve(id)) {
-      throw badRequest(`the body names node ${body.NodeID} but the path names ${id}`);
-    }
-    const expectedRevision = ifMatch(request);
-    const context = commandContext(
-      operatorActor(request),
-      { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
-    );
-    const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
-    // Read-your-writes: the next GET must show what this PUT did.
-    await projection.waitFor(result.position);
-    void reply.header("ETag", etag(result.revision));
-    return { Success: true };
-  });
-
-  app.get("/api/v1/orchestrator/nodes/:id/history", async (request) => {
-    const { id } = validate(IdParams, request.params, "path");
-    const query = validate(HistoryQuery, request.query, "query");
-    const nodeId = resolveNodeId(id, index.everSeenWithPrefix(id));
-    const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
-    return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
-  });
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/nodes",
+      operationId: "listNodes",
+      capability: "read:node",
+      query: ListNodesQuery,
+      describe: LIST_DESCRIPTIONS,
+      responses: { "200": { description: "Nodes", schema: ListNodesResponse } },
+      errors: ["BadRequest"],
+      handler: async ({ query }, _request, reply) => {
+        const page = queryNodes(index, query, (view) => view);
+        // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
+        return reply.type("application/json; charset=utf-8").send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/nodes/:id",
+      operationId: "getNode",
+      capability: "read:node",
+      ...BY_ID,
+      responses: {
+        "200": { description: 'The node; its weak ETag, W/"<revision>", carries its revision (heartbeats change the body, not the revision)', schema: GetNodeResponse },
+      },
+      errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
+      handler: async ({ params }, _request, reply) => {
+        const node = stateOf(resolveCurrent(params.id));
+        void reply.header("ETag", etag(node.Revision));
+        return { Node: node };
+      },
+    }),
+    defineRoute({
+      method: "PUT",
+      path: "/api/v1/orchestrator/nodes/:id",
+      operationId: "updateNode",
+      capability: "write:node",
+      ...BY_ID,
+      body: PutNodeRequest,
+      bodyComponent: "PutNodeRequest",
+      headers: [{ name: "If-Match", description: 'ETag from GET (W/"<revision>"); 412 if the node has changed' }],
+      responses: { "200": { description: "Done", schema: PutNodeResponse } },
+      errors: ["BadRequest", "NotFound", "Conflict", "MultipleNodesFound", "PreconditionFailed", "PayloadTooLarge", "UnsupportedMediaType"],
+      handler: async ({ params: { id }, body }, request, reply) => {
+        // Bacalhau's body may name the node too; naming another one than the path is a mistake, not a choice.
+        if (body.NodeID !== undefined && body.NodeID !== id && body.NodeID !== manager.resolve(id)) {
+          throw badRequest(`the body names node ${body.NodeID} but the path names ${id}`);
+        }
+        const expectedRevision = ifMatch(request);
+        const context = commandContext(
+          operatorActor(request),
+          { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
+        );
+        const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
+        // Read-your-writes: the next GET must show what this PUT did.
+        await projection.waitFor(result.position);
+        void reply.header("ETag", etag(result.revision));
+        return { Success: true };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/nodes/:id/history",
+      operationId: "nodeHistory",
+      capability: "read:history",
+      ...BY_ID,
+      query: HistoryQuery,
+      responses: { "200": { description: "Every event of the node, oldest first", schema: NodeHistoryResponse } },
+      errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
+      handler: async ({ params: { id }, query }) => {
+        const nodeId = resolveNodeId(id, index.everSeenWithPrefix(id));
+        const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
+        return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
+      },
+    }),
+  ];
 }

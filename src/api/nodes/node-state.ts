@@ -1,5 +1,7 @@
+import { Schema } from "effect";
 import type { LiveView } from "../../actors/node-manager.ts";
-import type { ComputeNodeInfo, Health, Membership, NodeInfo, ResourceReport, Resources } from "../../events/catalog/node-info.ts";
+import type { NodeInfo, ResourceReport } from "../../events/catalog/node-info.ts";
+import { BuildVersion, ComputeNodeInfo, Health, Membership, NodeType, Resources, StoredNodeInfo } from "../../events/catalog/node-info.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 
 /** Bacalhau's models.NodeState, plus Shoal's Health and Revision. */
@@ -24,6 +26,53 @@ export interface NodeState {
   readonly Health: Health;
   readonly Revision: number;
 }
+
+const ResourcesComponent = Resources.annotations({ identifier: "Resources" });
+const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
+const Time = Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } });
+const Connection = Schema.Literal("CONNECTED", "DISCONNECTED");
+
+/**
+ * What toNodeState returns, as a schema: the OpenAPI document's NodeState, and what the REST
+ * tests decode real responses with. Info is the stored info (never tightened), not what a node
+ * may send today.
+ */
+export const NodeStateResponse = Schema.Struct({
+  Info: Schema.Struct({
+    NodeID: StoredNodeInfo.fields.NodeID,
+    NodeType,
+    Hostname: StoredNodeInfo.fields.Hostname,
+    Labels: StoredNodeInfo.fields.Labels,
+    ComputeNodeInfo: Schema.optional(
+      Schema.Struct({
+        ...ComputeNodeInfo.fields,
+        MaxCapacity: ResourcesComponent,
+        MaxJobRequirements: ResourcesComponent,
+        AvailableCapacity: ResourcesComponent,
+        QueueCapacity: ResourcesComponent,
+        RunningExecutions: Count,
+        EnqueuedExecutions: Count,
+      }),
+    ),
+    BacalhauVersion: BuildVersion,
+  }),
+  Membership,
+  Connection,
+  ConnectionState: Schema.Struct({
+    Status: Connection,
+    // OpenAPI 3.0 has no null type: nullable is its way of saying "string or null".
+    LastHeartbeat: Schema.NullOr(Schema.String).annotations({ jsonSchema: { type: "string", format: "date-time", nullable: true } }),
+    ConnectedSince: Schema.optional(Time),
+    DisconnectedSince: Schema.optional(Time),
+  }),
+  Health,
+  Revision: Count,
+}).annotations({ identifier: "NodeState" });
+
+// The interface and the schema describe one shape: each must be assignable to the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameShape: Same<NodeState, typeof NodeStateResponse.Type> = true;
+void sameShape;
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 

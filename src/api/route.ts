@@ -1,0 +1,107 @@
+import type { Schema } from "effect";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ErrorKind } from "../errors/shoal-error.ts";
+import type { RequiredCapability } from "./auth/capabilities.ts";
+import { routeAccess } from "./auth/route-access.ts";
+import { validate } from "./validate.ts";
+
+export type RouteMethod = "GET" | "PUT" | "POST" | "DELETE";
+
+/** A response the route can send with a 2xx status. */
+export interface RouteResponse {
+  readonly description: string;
+  /** The body's shape; none for a body that is not described (the document itself). */
+  readonly schema?: Schema.Schema.Any;
+  /** `application/json` unless said otherwise (/metrics is Prometheus text). */
+  readonly contentType?: string;
+}
+
+/** A request header the route reads (documented; the handler parses it). */
+export interface RouteHeader {
+  readonly name: string;
+  readonly description: string;
+}
+
+type Decoded<S> = S extends Schema.Schema<infer A, infer _I, infer _R> ? A : undefined;
+
+export interface RouteInput<P, Q, B> {
+  readonly params: Decoded<P>;
+  readonly query: Decoded<Q>;
+  readonly body: Decoded<B>;
+}
+
+/**
+ * One REST route: what the server registers and what the OpenAPI document says about it, in one
+ * place. params, query and body are the schemas the request is validated with before the handler
+ * runs, so the document cannot describe other rules than those enforced.
+ */
+export interface Route<P = unknown, Q = unknown, B = unknown> {
+  readonly method: RouteMethod;
+  /** Fastify's pattern (`/api/v1/orchestrator/nodes/:id`); the document writes `{id}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly description?: string;
+  /**
+   * What a caller needs. route-access.ts is the table the server enforces (and that future
+   * routes fall into by prefix); registering a route that declares otherwise fails at start.
+   */
+  readonly capability: RequiredCapability | "public";
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  /**
+   * The name the document gives the body's schema among its components. Not an identifier
+   * annotation on the schema itself: that would change the validation errors' wording.
+   */
+  readonly bodyComponent?: string;
+  /** Descriptions of path and query parameters, by name (documentation only, not validation). */
+  readonly describe?: Readonly<Record<string, string>>;
+  readonly headers?: readonly RouteHeader[];
+  /** Responses by status (`"200"`). */
+  readonly responses: Readonly<Record<string, RouteResponse>>;
+  /** The errors it can answer besides 401/403, as kinds: error-status.ts turns them into statuses. */
+  readonly errors?: readonly ErrorKind[];
+  readonly handler: (input: RouteInput<P, Q, B>, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+/** Keeps the schemas' types for the handler's input. */
+export function defineRoute<
+  P extends Schema.Schema.Any | undefined = undefined,
+  Q extends Schema.Schema.Any | undefined = undefined,
+  B extends Schema.Schema.Any | undefined = undefined,
+>(route: Route<P, Q, B>): Route<P, Q, B> {
+  return route;
+}
+
+// Each route's own type parameters are erased once it is in a list.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = Route<any, any, any>;
+
+/** Throws when a route's declared capability is not what route-access.ts enforces for it. */
+export function checkAccess(route: AnyRoute): void {
+  const access = routeAccess(route.method, route.path);
+  const enforced = access.public ? "public" : access.capability;
+  if (enforced !== route.capability) {
+    throw new Error(`${route.method} ${route.path} declares ${route.capability} but route-access.ts enforces ${enforced}`);
+  }
+}
+
+/** Registers each route, validating path, query and body (in that order) before its handler runs. */
+export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]): void {
+  for (const route of routes) {
+    checkAccess(route);
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const schemas = route as Route<Schema.Schema.Any | undefined, Schema.Schema.Any | undefined, Schema.Schema.Any | undefined>;
+        const input = {
+          params: schemas.params === undefined ? undefined : validate(schemas.params as Schema.Schema<unknown, unknown>, request.params, "path"),
+          query: schemas.query === undefined ? undefined : validate(schemas.query as Schema.Schema<unknown, unknown>, request.query, "query"),
+          body: schemas.body === undefined ? undefined : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
+        };
+        return route.handler(input, request, reply);
+      },
+    });
+  }
+}

@@ -1,0 +1,185 @@
+import { readFileSync } from "node:fs";
+import { Schema } from "effect";
+import { connect, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiRoutes, buildApi, type ApiDeps } from "../../src/api/api-server.ts";
+import { ErrorResponse } from "../../src/api/error-body.ts";
+import type { AnyRoute } from "../../src/api/route.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
+import { ComputeClient } from "../../src/transport/compute-client.ts";
+import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
+
+// Routes and the document are declared from one list (src/api/route.ts). These tests hold the
+// server to it: what Fastify serves is what the document lists, and what the routes answer
+// decodes with the schemas the document was generated from.
+
+let nats: TestNatsServer;
+let orchestrator: RunningOrchestrator;
+let nc: NatsConnection;
+let adminKey: string;
+const TOKEN = "s3cret";
+
+type Doc = { paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>> };
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: `Bearer ${adminKey}`, ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/**
+ * The routes as declared, for their schemas. Only their declarations are read here: no handler
+ * runs, so the dependencies they would use are never reached.
+ */
+const unusedDeps = { logger: silentLogger, auth: { users: [], anonymousAccess: "read" }, metrics: {}, self: {} } as unknown as ApiDeps;
+const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
+const declaredBy = (operationId: string): AnyRoute => {
+  const route = declared.find((r) => r.operationId === operationId);
+  if (!route) throw new Error(`no route ${operationId}`);
+  return route;
+};
+
+/** Decodes a real response body with the schema its route declares for that status (unknown fields refused). */
+function expectDeclaredShape(operationId: string, status: number, text: string): unknown {
+  const response = declaredBy(operationId).responses[String(status)];
+  expect(response?.schema, `${operationId} declares no schema for ${status}`).toBeDefined();
+  const body: unknown = JSON.parse(text);
+  const decoded = Schema.decodeUnknownEither(response!.schema as Schema.Schema<unknown, unknown>, { onExcessProperty: "error", errors: "all" })(body);
+  expect(decoded._tag === "Left" ? String(decoded.left) : "ok", operationId).toBe("ok");
+  return body;
+}
+
+/** `printRoutes({ commonPrefix: false })` is a tree of path segments: "METHOD /full/path" for every route. */
+function servedOperations(tree: string): string[] {
+  const stack: string[] = [];
+  const out: string[] = [];
+  for (const line of tree.split("\n")) {
+    const m = /^([│ ]*)[├└]── (\S+) \(([^)]+)\)$/.exec(line.replace(/\u00a0/g, " "));
+    if (!m) continue;
+    const depth = m[1]!.length / 4;
+    stack.length = depth;
+    stack.push(m[2]!);
+    // HEAD is Fastify's own companion of every GET (exposeHeadRoutes), not a route of ours.
+    for (const method of m[3]!.split(", ").filter((x) => x !== "HEAD")) out.push(`${method} ${stack.join("")}`);
+  }
+  return out.sort();
+}
+
+beforeAll(async () => {
+  nats = await TestNatsServer.start();
+  const config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true });
+  orchestrator = await startOrchestrator(config, silentLogger);
+  adminKey = readFileSync(adminApiKeyPath(config.DataDir), "utf8").trim();
+  nc = await connect({ servers: nats.url });
+  for (const id of ["node-1", "node-2"]) expect((await joinNode(nc, id, TOKEN, computeInfo(id, { zone: "a" }))).Accepted).toBe(true);
+  // node-2's live fields (capacities, executions) come from a report, not from events.
+  const report = { AvailableCapacity: { CPU: 3, Memory: 1024 }, QueueUsedCapacity: { CPU: 1 }, RunningExecutions: 1, EnqueuedExecutions: 2 };
+  expect(await new ComputeClient(nc, "node-2").updateResources(report)).toEqual({ Accepted: true });
+});
+
+afterAll(async () => {
+  await nc?.drain();
+  await orchestrator?.stop();
+  await nats?.stop();
+});
+
+describe("the OpenAPI document and the routes", () => {
+  it("lists every route Fastify registers, with its declared operationId, and no other", async () => {
+    const app = buildApi(unusedDeps);
+    await app.ready();
+    const served = servedOperations(app.printRoutes({ commonPrefix: false }));
+    const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as Doc;
+    await app.close();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ":$1")}`))
+      .sort();
+    expect(served.length).toBeGreaterThanOrEqual(10);
+    expect(documented).toEqual(served);
+    for (const route of declared) {
+      const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+      expect(doc.paths[path]?.[route.method.toLowerCase()]?.operationId, `${route.method} ${route.path}`).toBe(route.operationId);
+    }
+    expect(new Set(declared.map((r) => r.operationId)).size).toBe(declared.length);
+  });
+
+  it("serves every documented operation, answering a status it documents", async () => {
+    const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text) as Doc;
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+    expect(operations.length).toBeGreaterThanOrEqual(10);
+    for (const { path, method, op } of operations) {
+      // A PUT with an empty body is refused by validation (400): it proves the route without changing anything.
+      const res = await call(method.toUpperCase(), path.replace("{id}", "node-1"), method === "put" ? {} : undefined);
+      const what = `${method.toUpperCase()} ${path} → ${res.status} ${res.text.slice(0, 200)}`;
+      expect(res.text, what).not.toMatch(/"Message":"no route /);
+      expect(Object.keys(op.responses), what).toContain(String(res.status));
+    }
+  });
+});
+
+describe("real responses decode with their declared schemas", () => {
+  it("list, get (with live capacities and without ComputeNodeInfo), put, history", async () => {
+    const list = await call("GET", "/api/v1/orchestrator/nodes?limit=2");
+    expect(list.status).toBe(200);
+    const page = expectDeclaredShape("listNodes", 200, list.text) as { Nodes: unknown[]; NextToken: string };
+    expect(page.Nodes).toHaveLength(2);
+    expect(page.NextToken).not.toBe("");
+    const rest = await call("GET", `/api/v1/orchestrator/nodes?next_token=${page.NextToken}`);
+    expect((expectDeclaredShape("listNodes", 200, rest.text) as { Nodes: unknown[] }).Nodes).toHaveLength(1);
+
+    const node2 = await call("GET", "/api/v1/orchestrator/nodes/node-2");
+    expect(node2.status).toBe(200);
+    const state = expectDeclaredShape("getNode", 200, node2.text) as { Node: { Info: { ComputeNodeInfo: unknown } } };
+    expect(state.Node.Info.ComputeNodeInfo).toMatchObject({ AvailableCapacity: { CPU: 3, Memory: 1024 }, QueueCapacity: { CPU: 1 }, RunningExecutions: 1, EnqueuedExecutions: 2 });
+    // The orchestrator itself is a Requester: no ComputeNodeInfo at all.
+    const self = await call("GET", "/api/v1/orchestrator/nodes/node-0");
+    expect((expectDeclaredShape("getNode", 200, self.text) as { Node: { Info: Record<string, unknown> } }).Node.Info).not.toHaveProperty("ComputeNodeInfo");
+
+    const etag = (await call("GET", "/api/v1/orchestrator/nodes/node-1")).headers.get("etag");
+    expect(etag).toMatch(/^W\/"\d+"$/);
+    const put = await call("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve", Message: "checked" }, { "if-match": etag! });
+    expect(put.status).toBe(200);
+    expect(expectDeclaredShape("updateNode", 200, put.text)).toEqual({ Success: true });
+
+    const history = await call("GET", "/api/v1/orchestrator/nodes/node-1/history?limit=1");
+    expect(history.status).toBe(200);
+    expect((expectDeclaredShape("nodeHistory", 200, history.text) as { NextToken: string }).NextToken).not.toBe("");
+    const all = await call("GET", "/api/v1/orchestrator/nodes/node-1/history");
+    const items = (expectDeclaredShape("nodeHistory", 200, all.text) as { Items: { type: string; metadata: { reason?: string } }[] }).Items;
+    expect(items.map((e) => e.type)).toContain("NodeApproved");
+    expect(items.at(-1)?.metadata.reason).toBe("checked");
+  });
+
+  it("alive, ready, agent node and version", async () => {
+    for (const [operationId, path] of [
+      ["alive", "/api/v1/agent/alive"],
+      ["ready", "/api/v1/agent/ready"],
+      ["agentNode", "/api/v1/agent/node"],
+      ["version", "/api/v1/agent/version"],
+    ] as const) {
+      const res = await call("GET", path);
+      expect(res.status, path).toBe(200);
+      expectDeclaredShape(operationId, 200, res.text);
+    }
+    const ready = JSON.parse((await call("GET", "/api/v1/agent/ready")).text) as { Checks: unknown[] };
+    expect(ready.Checks.length).toBeGreaterThan(0);
+  });
+
+  it("error bodies decode as the document's Error", async () => {
+    for (const [path, status] of [
+      ["/api/v1/orchestrator/nodes/nobody", 404],
+      ["/api/v1/orchestrator/nodes/node-", 409],
+      ["/api/v1/orchestrator/nodes?limit=0", 400],
+    ] as const) {
+      const res = await call("GET", path);
+      expect(res.status, path).toBe(status);
+      const decoded = Schema.decodeUnknownEither(ErrorResponse, { onExcessProperty: "error" })(JSON.parse(res.text));
+      expect(decoded._tag, path).toBe("Right");
+    }
+  });
+});
