@@ -177,12 +177,11 @@ class AgentLoad {
       this.nc().publish(computeSubject(id, "heartbeat"), encode({ NodeID: id, Sequence: ++this.sequences[i]! }));
       this.counts.heartbeats++;
     }
-    const resources = this.due(this.intervals.resourceMs, this.sent.resources);
-    const info = this.due(this.intervals.infoMs, this.sent.info);
-    if (this.inFlight + Math.max(0, resources) + Math.max(0, info) > MAX_IN_FLIGHT) {
-      this.counts.deferredTicks++;
-      return;
-    }
+    // What the window allows now, resources first; the rest stays due for the next ticks.
+    const room = Math.max(0, MAX_IN_FLIGHT - this.inFlight);
+    const resources = Math.min(room, this.due(this.intervals.resourceMs, this.sent.resources));
+    const info = Math.min(room - Math.max(0, resources), this.due(this.intervals.infoMs, this.sent.info));
+    if (this.due(this.intervals.resourceMs, this.sent.resources) + this.due(this.intervals.infoMs, this.sent.info) > room) this.counts.deferredTicks++;
     for (let k = resources; k > 0; k--) {
       const i = this.sent.resources++ % n;
       const id = this.ids[i]!;
@@ -349,7 +348,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         `${fmt(bytes / MB, 1)} MB (${fmt(bytes / Math.max(1, nodes))} B/node; strings ${fmt(strings / MB, 1)} MB; ${fmt(objects)} objects)`;
       heapOwners = Object.fromEntries([
         ["heap snapshot total", `${fmt(breakdown.totalBytes / MB, 1)} MB (${fmt(breakdown.totalBytes / Math.max(1, nodes))} B/node; ${fmt(graph.nodeCount)} objects)`],
-        ...breakdown.owners.map((o) => [`owner: ${o.name}`, line(o.name, o.bytes, o.stringBytes, o.objects)]),
+        ...breakdown.owners.map((o) => [
+          `owner: ${o.name}`,
+          `${line(o.name, o.bytes, o.stringBytes, o.objects)}${o.kinds.length === 0 ? "" : `; largest: ${o.kinds.map((k) => `${k.kind} ${fmt(k.bytes / Math.max(1, nodes))} B/node (${fmt(k.objects)})`).join(", ")}`}`,
+        ]),
         ...breakdown.rest.slice(0, 12).map((o) => [`rest: ${o.name}`, line(o.name, o.bytes, o.stringBytes, o.objects)]),
       ]);
       for (const [k, v] of Object.entries(heapOwners)) log(`    ${k.padEnd(64)} ${v}`);
@@ -391,7 +393,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         name: "heartbeats ingested during the steady state",
         value: heartbeatsIngested / steadySeconds,
         unit: "/s",
-        note: `${fmt(heartbeatsIngested)} of ${fmt(load.counts.heartbeats)} published; ${fmt(healthy)} of ${fmt(nodes)} nodes HEALTHY at the end; ${fmt(eventsWritten)} events written during the steady state; requests ${fmt(load.counts.requests)} (${fmt(load.counts.accepted)} accepted, ${fmt(load.counts.refused)} refused, ${fmt(load.counts.failed)} failed, ${fmt(load.counts.deferredTicks)} ticks deferred); ${fmt(heartbeatRefusals)} heartbeat refusals`,
+        note: `${fmt(heartbeatsIngested)} of ${fmt(load.counts.heartbeats)} published; ${fmt(healthy)} of ${fmt(nodes)} nodes HEALTHY at the end (the orchestrator's own node included); ${fmt(eventsWritten)} events written during the steady state; requests ${fmt(load.counts.requests)} (${fmt(load.counts.accepted)} accepted, ${fmt(load.counts.refused)} refused, ${fmt(load.counts.failed)} failed, ${fmt(load.counts.deferredTicks)} ticks deferred); ${fmt(heartbeatRefusals)} heartbeat refusals`,
       },
     ];
     return {

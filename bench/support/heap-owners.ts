@@ -143,6 +143,8 @@ export interface OwnerShare {
   /** Of `bytes`, in strings. */
   readonly stringBytes: number;
   readonly objects: number;
+  /** Its largest kinds of object (`type: constructor`), biggest first. */
+  readonly kinds: readonly { readonly kind: string; readonly bytes: number; readonly objects: number }[];
 }
 
 export interface HeapBreakdown {
@@ -150,6 +152,12 @@ export interface HeapBreakdown {
   readonly owners: readonly OwnerShare[];
   /** What no owner reached, by node type (code, strings, closures, …). */
   readonly rest: readonly OwnerShare[];
+}
+
+/** Strings, code and the like by type; objects, arrays and native data by their constructor too. */
+function kindOf(graph: HeapGraph, node: number): string {
+  const type = graph.typeOf(node);
+  return type === "object" || type === "array" || type === "hidden" || type === "native" ? `${type}: ${graph.nameOf(node).slice(0, 40)}` : type;
 }
 
 /** Attributes the snapshot's bytes to `owners`, exclusively, in the order given. */
@@ -160,6 +168,7 @@ export function attribute(graph: HeapGraph, owners: readonly OwnerSpec[]): HeapB
     let bytes = 0;
     let stringBytes = 0;
     let objects = 0;
+    const kinds = new Map<string, { bytes: number; objects: number }>();
     const stack = owner.roots(graph).filter((r) => taken[r] === 0);
     for (const r of stack) taken[r] = 1;
     while (stack.length > 0) {
@@ -168,26 +177,31 @@ export function attribute(graph: HeapGraph, owners: readonly OwnerSpec[]): HeapB
       bytes += size;
       objects++;
       if (STRING_TYPES.has(graph.typeOf(node))) stringBytes += size;
+      const kind = kindOf(graph, node);
+      const k = kinds.get(kind) ?? { bytes: 0, objects: 0 };
+      k.bytes += size;
+      k.objects++;
+      kinds.set(kind, k);
       for (const child of graph.children(node)) {
         if (taken[child] !== 0 || OPAQUE_TYPES.has(graph.typeOf(child))) continue;
         taken[child] = 1;
         stack.push(child);
       }
     }
-    shares.push({ name: owner.name, bytes, stringBytes, objects });
+    const top = [...kinds.entries()].map(([kind, k]) => ({ kind, ...k })).sort((a, b) => b.bytes - a.bytes).slice(0, 6);
+    shares.push({ name: owner.name, bytes, stringBytes, objects, kinds: top });
   }
   const rest = new Map<string, { bytes: number; objects: number }>();
   for (let i = 0; i < graph.nodeCount; i++) {
     if (taken[i] !== 0) continue;
-    const type = graph.typeOf(i);
-    const group = type === "object" || type === "array" || type === "hidden" || type === "native" ? `${type}: ${graph.nameOf(i).slice(0, 40)}` : type;
+    const group = kindOf(graph, i);
     const r = rest.get(group) ?? { bytes: 0, objects: 0 };
     r.bytes += graph.selfSize(i);
     r.objects++;
     rest.set(group, r);
   }
   const restShares = [...rest.entries()]
-    .map(([name, r]) => ({ name, bytes: r.bytes, stringBytes: STRING_TYPES.has(name) ? r.bytes : 0, objects: r.objects }))
+    .map(([name, r]) => ({ name, bytes: r.bytes, stringBytes: STRING_TYPES.has(name) ? r.bytes : 0, objects: r.objects, kinds: [] }))
     .sort((a, b) => b.bytes - a.bytes);
   return { totalBytes: graph.totalBytes, owners: shares, rest: restShares };
 }
