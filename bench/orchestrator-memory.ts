@@ -94,15 +94,17 @@ interface ProbeReading {
 /** Asks the preloaded probe for a full GC and process.memoryUsage() before and after it. */
 async function probe(pid: number): Promise<ProbeReading> {
   const path = join(tmpdir(), `shoal-memory-probe-${pid}.jsonl`);
-  const lines = () => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
-  const had = lines().length;
+  // One line per request, complete once its newline is there.
+  const written = () => (existsSync(path) ? readFileSync(path, "utf8") : "");
+  rmSync(path, { force: true });
   process.kill(pid, "SIGWINCH");
   const deadline = Date.now() + 120_000;
-  while (lines().length === had) {
+  while (!written().endsWith("\n")) {
     if (Date.now() > deadline) throw new Error("the memory probe did not answer (was it preloaded?)");
     await sleep(100);
   }
-  const reading = JSON.parse(lines().at(-1)!) as ProbeReading & { gc: boolean };
+  const reading = JSON.parse(written().trim()) as ProbeReading & { gc: boolean };
+  rmSync(path, { force: true });
   if (!reading.gc) throw new Error("the memory probe could not collect garbage (--expose-gc missing)");
   return reading;
 }
