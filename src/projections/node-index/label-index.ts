@@ -3,9 +3,13 @@ import type { LabelSelector } from "../../labels/label-selector.ts";
 type Labels = Readonly<Record<string, string>>;
 
 interface KeyPostings {
-  /** Nodes with this label key, whatever its value. */
-  readonly all: Set<string>;
+  /**
+   * Nodes with this label key, by value. Nodes with the key, whatever its value, are their union
+   * (a node has one value per key): not kept as a set of its own, which would cost as much again.
+   */
   readonly byValue: Map<string, Set<string>>;
+  /** How many nodes have this key: the union's size. */
+  size: number;
 }
 
 /** Nodes a positive selector term can match: its size is known before any node is looked at. */
@@ -22,16 +26,17 @@ export class LabelIndex {
     for (const [key, value] of Object.entries(labels)) {
       let postings = this.byKey.get(key);
       if (!postings) {
-        postings = { all: new Set(), byValue: new Map() };
+        postings = { byValue: new Map(), size: 0 };
         this.byKey.set(key, postings);
       }
-      postings.all.add(nodeId);
       let nodes = postings.byValue.get(value);
       if (!nodes) {
         nodes = new Set();
         postings.byValue.set(value, nodes);
       }
+      if (nodes.has(nodeId)) continue;
       nodes.add(nodeId);
+      postings.size++;
     }
   }
 
@@ -39,11 +44,11 @@ export class LabelIndex {
     for (const [key, value] of Object.entries(labels)) {
       const postings = this.byKey.get(key);
       if (!postings) continue;
-      postings.all.delete(nodeId);
       const nodes = postings.byValue.get(value);
-      nodes?.delete(nodeId);
-      if (nodes?.size === 0) postings.byValue.delete(value);
-      if (postings.all.size === 0) this.byKey.delete(key);
+      if (!nodes?.delete(nodeId)) continue;
+      postings.size--;
+      if (nodes.size === 0) postings.byValue.delete(value);
+      if (postings.size === 0) this.byKey.delete(key);
     }
   }
 
@@ -63,7 +68,7 @@ export class LabelIndex {
     for (const r of selector.requirements) {
       let set: CandidateSet | undefined;
       const postings = this.byKey.get(r.key);
-      if (r.op === "exists") set = postings ? { size: postings.all.size, ids: () => postings.all } : EMPTY;
+      if (r.op === "exists") set = postings ? { size: postings.size, ids: () => concat([...postings.byValue.values()]) } : EMPTY;
       else if (r.op === "in") {
         // Distinct values: a node has one value per key, so their postings are disjoint.
         const lists = [...new Set(r.values)].map((v) => postings?.byValue.get(v)).filter((s): s is Set<string> => s !== undefined);

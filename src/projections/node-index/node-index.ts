@@ -2,8 +2,8 @@ import type { Health, Membership, Resources } from "../../events/catalog/node-in
 import { matchesLabels, type LabelSelector } from "../../labels/label-selector.ts";
 import type { NodeView } from "../node-view.ts";
 import { LabelIndex, type CandidateSet } from "./label-index.ts";
-import { NODE_ORDERS, sortKeyOf, type NodeOrder } from "./node-order.ts";
-import { SortedEntries, compareKeys, type SortKey, type SortedCursor } from "./sorted-entries.ts";
+import { NODE_ORDERS, sortKeyOf, statusKeyOf, type NodeOrder } from "./node-order.ts";
+import { SortedCursor, SortedEntries, compareKeys, type SortKey } from "./sorted-entries.ts";
 
 const MEMBERSHIPS: readonly Membership[] = ["PENDING", "APPROVED", "REJECTED"];
 const HEALTHS: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
@@ -40,9 +40,16 @@ export interface NodeIndexPage {
 interface Entry {
   view: NodeView;
   partition: number;
-  /** The node's key in each order, by NODE_ORDERS index. */
-  keys: SortKey[];
+  /**
+   * The node's last reported available capacity: the very object the liveness tracker keeps
+   * (not a copy). The sort keys are computed from the view and this when needed, not stored.
+   */
+  available: Resources | undefined;
 }
+
+/** The orders whose key is the same for every node of a partition (they walk the id order's sets). */
+const PARTITION_KEYED: ReadonlySet<NodeOrder> = new Set<NodeOrder>(["approval", "status"]);
+const ID_ORDER = NODE_ORDERS.indexOf("id");
 
 /**
  * A limited query's page looks at no more than SCAN_PER_NODE × limit (at least MIN_SCAN)
@@ -78,8 +85,14 @@ const SMALL_CANDIDATE_SET = 512;
  */
 export class NodeIndex {
   private readonly entries = new Map<string, Entry>();
-  private readonly capacity = new Map<string, Resources>();
-  private readonly orders: SortedEntries[][] = NODE_ORDERS.map(() => Array.from({ length: PARTITIONS }, () => new SortedEntries()));
+  /** Capacity reported by a node that has no entry (its view not folded yet, or deleted): rare. */
+  private readonly pendingCapacity = new Map<string, Resources>();
+  /**
+   * Per order and partition, the ordered set of (key, id). The approval and status orders' key
+   * is the partition's own, so within a partition they are the id order: they read its sets
+   * (with that constant key) instead of holding two more entries per node.
+   */
+  private readonly orders: OrderedSet[][] = orderSets();
   private readonly labels = new LabelIndex();
   /** Every node id ever seen, deleted ones too (history look-ups by prefix). */
   private readonly everSeen = new SortedEntries();
@@ -101,7 +114,7 @@ export class NodeIndex {
 
   /** Nodes in the cluster per (membership, health), read off the partitions: O(1) in the fleet size. */
   counts(): { membership: Membership; health: Health; count: number }[] {
-    const sets = this.orders[0] as SortedEntries[];
+    const sets = this.orders[ID_ORDER] as OrderedSet[];
     const out: { membership: Membership; health: Health; count: number }[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const count = sets[p]?.size ?? 0;
@@ -114,65 +127,90 @@ export class NodeIndex {
     return this.entries.get(nodeId)?.view;
   }
 
-  /** A node's view changed; `view` undefined or deleted takes it out of the list. */
+  /**
+   * A node's view changed; `view` undefined or deleted takes it out of the list. The index keeps
+   * the view's own id string (`view.nodeId`), whichever string the caller passed.
+   */
   update(nodeId: string, view: NodeView | undefined): void {
-    if (view) this.everSeen.add(nodeId, nodeId);
     const old = this.entries.get(nodeId);
+    if (view) this.everSeen.add(view.nodeId, view.nodeId);
     if (!view || view.deleted) {
-      if (old) this.remove(nodeId, old);
+      if (old) this.remove(old);
       return;
     }
     if (!old) {
-      const entry: Entry = { view, partition: partitionOf(view), keys: this.keysOf(view) };
-      this.entries.set(nodeId, entry);
-      this.insert(nodeId, entry);
-      this.labels.add(nodeId, view.info.Labels);
+      const id = view.nodeId;
+      const available = this.pendingCapacity.get(id);
+      if (available !== undefined) this.pendingCapacity.delete(id);
+      const entry: Entry = { view, partition: partitionOf(view), available };
+      this.entries.set(id, entry);
+      this.insert(entry);
+      this.labels.add(id, view.info.Labels);
       return;
     }
-    if (old.view.info.Labels !== view.info.Labels) this.labels.replace(nodeId, old.view.info.Labels, view.info.Labels);
-    this.reindex(nodeId, old, view);
+    if (old.view.info.Labels !== view.info.Labels) this.labels.replace(old.view.nodeId, old.view.info.Labels, view.info.Labels);
+    this.reindex(old, view, old.available);
   }
 
-  /** A node's latest reported available capacity (undefined: none reported since its liveness began). */
+  /**
+   * A node's latest reported available capacity (undefined: none reported since its liveness
+   * began). The index keeps `available` itself, so the tracker's report and the index share one
+   * object: it must not be mutated afterwards (reports are decoded afresh, never changed).
+   */
   setCapacity(nodeId: string, available: Resources | undefined): void {
-    const before = this.capacity.get(nodeId);
-    if (sameResources(before, available)) return;
-    if (available === undefined) this.capacity.delete(nodeId);
-    else this.capacity.set(nodeId, available);
     const entry = this.entries.get(nodeId);
-    if (entry) this.reindex(nodeId, entry, entry.view);
+    if (!entry) {
+      if (available === undefined) this.pendingCapacity.delete(nodeId);
+      else this.pendingCapacity.set(nodeId, available);
+      return;
+    }
+    if (sameResources(entry.available, available)) {
+      // The same numbers: keep the latest object, which the tracker holds, and let the older go.
+      entry.available = available;
+      return;
+    }
+    this.reindex(entry, entry.view, available);
   }
 
-  private keysOf(view: NodeView): SortKey[] {
-    const available = this.capacity.get(view.nodeId);
-    return NODE_ORDERS.map((order) => sortKeyOf(view, available, order));
+  private insert(entry: Entry): void {
+    const id = entry.view.nodeId;
+    for (let o = 0; o < NODE_ORDERS.length; o++) {
+      const order = NODE_ORDERS[o] as NodeOrder;
+      if (PARTITION_KEYED.has(order)) continue;
+      (this.orders[o] as OrderedSet[])[entry.partition]?.add(sortKeyOf(entry.view, entry.available, order), id);
+    }
   }
 
-  private insert(nodeId: string, entry: Entry): void {
-    for (let o = 0; o < NODE_ORDERS.length; o++) (this.orders[o] as SortedEntries[])[entry.partition]?.add(entry.keys[o] as SortKey, nodeId);
-  }
-
-  private remove(nodeId: string, entry: Entry): void {
-    for (let o = 0; o < NODE_ORDERS.length; o++) (this.orders[o] as SortedEntries[])[entry.partition]?.delete(entry.keys[o] as SortKey, nodeId);
-    this.labels.remove(nodeId, entry.view.info.Labels);
-    this.entries.delete(nodeId);
+  private remove(entry: Entry): void {
+    const id = entry.view.nodeId;
+    for (let o = 0; o < NODE_ORDERS.length; o++) {
+      const order = NODE_ORDERS[o] as NodeOrder;
+      if (PARTITION_KEYED.has(order)) continue;
+      (this.orders[o] as OrderedSet[])[entry.partition]?.delete(sortKeyOf(entry.view, entry.available, order), id);
+    }
+    this.labels.remove(id, entry.view.info.Labels);
+    this.entries.delete(id);
+    // The capacity outlives the entry, as the report outlives the view (until liveness ends).
+    if (entry.available !== undefined) this.pendingCapacity.set(id, entry.available);
   }
 
   /** Moves only the keys that changed: a capacity report touches at most the four capacity orders. */
-  private reindex(nodeId: string, entry: Entry, view: NodeView): void {
+  private reindex(entry: Entry, view: NodeView, available: Resources | undefined): void {
+    const id = entry.view.nodeId;
     const partition = partitionOf(view);
-    const keys = this.keysOf(view);
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      const before = entry.keys[o] as SortKey;
-      const after = keys[o] as SortKey;
+      const order = NODE_ORDERS[o] as NodeOrder;
+      if (PARTITION_KEYED.has(order)) continue;
+      const before = sortKeyOf(entry.view, entry.available, order);
+      const after = sortKeyOf(view, available, order);
       if (partition === entry.partition && compareKeys(before, after) === 0) continue;
-      const sets = this.orders[o] as SortedEntries[];
-      sets[entry.partition]?.delete(before, nodeId);
-      sets[partition]?.add(after, nodeId);
+      const sets = this.orders[o] as OrderedSet[];
+      sets[entry.partition]?.delete(before, id);
+      sets[partition]?.add(after, id);
     }
     entry.view = view;
     entry.partition = partition;
-    entry.keys = keys;
+    entry.available = available;
   }
 
   /** Current node ids starting with `prefix`, in id order: O(log N + matches). */
@@ -185,8 +223,8 @@ export class NodeIndex {
     return prefix === "" ? [] : this.walkPrefix(prefix, () => [this.everSeen.seek(false, { key: prefix, id: prefix, strict: false })]);
   }
 
-  private walkPrefix(prefix: string, cursors: (sets: SortedEntries[]) => SortedCursor[]): string[] {
-    const heads = cursors(this.orders[NODE_ORDERS.indexOf("id")] as SortedEntries[]);
+  private walkPrefix(prefix: string, cursors: (sets: OrderedSet[]) => SortedCursor[]): string[] {
+    const heads = cursors(this.orders[ID_ORDER] as OrderedSet[]);
     const out: string[] = [];
     for (let c = next(heads, false); c !== undefined && c.id.startsWith(prefix); c = next(heads, false)) {
       out.push(c.id);
@@ -195,14 +233,14 @@ export class NodeIndex {
     return out;
   }
 
-  private merge(sets: readonly SortedEntries[], descending: boolean, from?: { key: SortKey; id: string; strict: boolean }): SortedCursor[] {
+  private merge(sets: readonly OrderedSet[], descending: boolean, from?: { key: SortKey; id: string; strict: boolean }): SortedCursor[] {
     return sets.filter((s) => s.size > 0).map((s) => s.seek(descending, from));
   }
 
   query(q: NodeIndexQuery): NodeIndexPage {
     const o = NODE_ORDERS.indexOf(q.order);
     const partitions = selectedPartitions(q.approval, q.status);
-    const sets = partitions.map((p) => (this.orders[o] as SortedEntries[])[p] as SortedEntries);
+    const sets = partitions.map((p) => (this.orders[o] as OrderedSet[])[p] as OrderedSet);
     const filtered = q.selector.requirements.length > 0;
     const candidates = filtered ? this.labels.smallestCandidateSet(q.selector) : undefined;
     if (candidates !== undefined && candidates.size <= Math.max(this.smallCandidateSet, q.limit)) return this.rank(q, o, partitions, candidates);
@@ -253,7 +291,7 @@ export class NodeIndex {
     for (const id of candidates.ids()) {
       const entry = this.entries.get(id);
       if (!entry || !wanted.has(entry.partition)) continue;
-      const ranked = { key: entry.keys[o] as SortKey, id, view: entry.view };
+      const ranked = { key: sortKeyOf(entry.view, entry.available, NODE_ORDERS[o] as NodeOrder), id: entry.view.nodeId, view: entry.view };
       if (after && cmp(ranked, after) <= 0) continue;
       const worst = best[best.length - 1];
       if (bounded && best.length === keep && worst && cmp(ranked, worst) >= 0) continue;
@@ -298,6 +336,55 @@ function next(heads: readonly SortedCursor[], descending: boolean): SortedCursor
     if (descending ? c > 0 : c < 0) best = h;
   }
   return best;
+}
+
+/** What a page walks: an order's entries in one partition. */
+interface OrderedSet {
+  readonly size: number;
+  add(key: SortKey, id: string): boolean;
+  delete(key: SortKey, id: string): boolean;
+  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor;
+}
+
+/**
+ * The id order's entries of one partition seen under another key that all of them share (their
+ * membership, or their health's rank). Read-only: the id order's set is kept by the index.
+ */
+class ConstantKeyEntries implements OrderedSet {
+  constructor(
+    private readonly byId: SortedEntries,
+    private readonly key: SortKey,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  add(): boolean {
+    throw new Error("ConstantKeyEntries is read-only: its entries are the id order's");
+  }
+
+  delete(): boolean {
+    throw new Error("ConstantKeyEntries is read-only: its entries are the id order's");
+  }
+
+  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor {
+    if (from === undefined) return this.byId.seek(descending, undefined, this.key);
+    const c = compareKeys(this.key, from.key);
+    // Every entry's key is this.key: a start on another key takes all of them or none.
+    if (c !== 0) return (descending ? c < 0 : c > 0) ? this.byId.seek(descending, undefined, this.key) : SortedCursor.empty(descending);
+    return this.byId.seek(descending, { key: from.id, id: from.id, strict: from.strict }, this.key);
+  }
+}
+
+function orderSets(): OrderedSet[][] {
+  const byId = Array.from({ length: PARTITIONS }, () => new SortedEntries());
+  return NODE_ORDERS.map((order) => {
+    if (order === "id") return byId;
+    if (order === "approval") return byId.map((set, p) => new ConstantKeyEntries(set, MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership));
+    if (order === "status") return byId.map((set, p) => new ConstantKeyEntries(set, statusKeyOf(HEALTHS[p % HEALTHS.length] as Health)));
+    return Array.from({ length: PARTITIONS }, () => new SortedEntries());
+  });
 }
 
 function selectedPartitions(approval: Membership | undefined, status: StatusFilter | undefined): number[] {

@@ -9,6 +9,9 @@ export type NodeOrder = (typeof NODE_ORDERS)[number];
 const TYPE_ORDER: Record<string, number> = { Requester: 1, Compute: 2 };
 const HEALTH_ORDER: Record<string, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
 
+/** The status order's key: healthy first. */
+export const statusKeyOf = (health: string): number => HEALTH_ORDER[health] ?? 0;
+
 /** The kind of key an order sorts by: a next_token's key must be of it. */
 export const keyTypeOf = (order: NodeOrder): "string" | "number" => (order === "id" || order === "approval" ? "string" : "number");
 
@@ -26,7 +29,7 @@ export function sortKeyOf(view: NodeView, available: Resources | undefined, orde
     case "approval":
       return view.membership;
     case "status":
-      return HEALTH_ORDER[view.health] ?? 0;
+      return statusKeyOf(view.health);
     // Capacity sorts put the most available first, as Bacalhau does.
     case "available_cpu":
       return -(capacity?.CPU ?? 0);

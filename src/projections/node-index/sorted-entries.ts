@@ -80,8 +80,14 @@ export class SortedEntries {
     }
     this.count++;
     if (chunk.keys.length > MAX_CHUNK) {
-      const half = chunk.keys.length >>> 1;
-      this.chunks.splice(ci + 1, 0, { keys: chunk.keys.splice(half), ids: chunk.ids.splice(half) });
+      // Appending past the end (an index built in order) leaves the full chunk full; otherwise
+      // halves. Both halves are fresh arrays of their exact length: splice would leave the first
+      // one's backing store at its old size, half of it unused for good once it stops growing.
+      const cut = ci === this.chunks.length - 1 && at === chunk.keys.length - 1 ? MAX_CHUNK : chunk.keys.length >>> 1;
+      const rest = { keys: chunk.keys.slice(cut), ids: chunk.ids.slice(cut) };
+      chunk.keys = chunk.keys.slice(0, cut);
+      chunk.ids = chunk.ids.slice(0, cut);
+      this.chunks.splice(ci + 1, 0, rest);
     }
     return true;
   }
@@ -116,8 +122,8 @@ export class SortedEntries {
    * `strict`, else ≥; or, for a descending walk (`descending`), the last entry < (key, id)
    * (≤ unless `strict`). Without a key, the first (or last) entry.
    */
-  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor {
-    const cursor = new SortedCursor(this.chunks, descending);
+  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }, cursorKey?: SortKey): SortedCursor {
+    const cursor = new SortedCursor(this.chunks, descending, cursorKey);
     if (from === undefined) {
       if (descending) cursor.moveTo(this.chunks.length - 1, (this.chunks[this.chunks.length - 1]?.keys.length ?? 0) - 1);
       else cursor.moveTo(0, 0);
@@ -140,7 +146,11 @@ export class SortedEntries {
   }
 }
 
-/** A position in a SortedEntries; valid until the set changes (callers walk it synchronously). */
+/**
+ * A position in a SortedEntries; valid until the set changes (callers walk it synchronously).
+ * With a `fixedKey`, it shows that key for every entry instead of the stored one (an order whose
+ * key every entry of the set shares, walked over another order's set).
+ */
 export class SortedCursor {
   private ci = 0;
   private off = 0;
@@ -151,7 +161,13 @@ export class SortedCursor {
   constructor(
     private readonly chunks: readonly Chunk[],
     private readonly descending: boolean,
+    private readonly fixedKey?: SortKey,
   ) {}
+
+  /** A cursor on no entry. */
+  static empty(descending: boolean): SortedCursor {
+    return new SortedCursor([], descending);
+  }
 
   moveTo(ci: number, off: number): void {
     let c = ci;
@@ -172,7 +188,7 @@ export class SortedCursor {
     }
     this.ci = c;
     this.off = o;
-    this.key = chunk.keys[o] as SortKey;
+    this.key = this.fixedKey ?? (chunk.keys[o] as SortKey);
     this.id = chunk.ids[o] as string;
     this.done = false;
   }
