@@ -18,9 +18,14 @@ export interface NodeView extends NodeState {
   readonly revision: number;
 }
 
-/** The view of a node's state at a revision; undefined while it has never registered. */
-export function nodeViewOf(state: NodeState, revision: number): NodeView | undefined {
-  const { nodeType, info, membership, health, registeredAt, updatedAt, healthSince } = state;
+/**
+ * The view of a node's state at a revision; undefined while it has never registered. `info`, when
+ * given, replaces the state's (the same info with shared parts: SharedNodeParts). One object
+ * literal with every field, not a spread of the state: V8 then keeps all fields in the object,
+ * where a spread copy plus a field kept them in a second array (≈ 100 B per node).
+ */
+export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | undefined = state.info): NodeView | undefined {
+  const { nodeType, membership, health, registeredAt, updatedAt, healthSince } = state;
   if (
     nodeType === undefined ||
     info === undefined ||
@@ -32,5 +37,20 @@ export function nodeViewOf(state: NodeState, revision: number): NodeView | undef
   ) {
     return undefined;
   }
-  return { ...state, nodeType, info, membership, health, registeredAt, updatedAt, healthSince, revision };
+  return {
+    nodeId: state.nodeId,
+    registered: state.registered,
+    deleted: state.deleted,
+    nodeType,
+    info,
+    membership,
+    health,
+    lifecycle: state.lifecycle,
+    credential: state.credential,
+    registeredAt,
+    updatedAt,
+    healthSince,
+    lastHeartbeatAtChange: state.lastHeartbeatAtChange,
+    revision,
+  };
 }

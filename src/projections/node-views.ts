@@ -7,15 +7,21 @@ import type { RecordedEvent } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { nodeViewOf, type NodeView } from "./node-view.ts";
+import { SharedNodeParts, flatString } from "./shared-node-parts.ts";
 
 const RELEASE_SLICE = 4_096;
 
 /** Told of every view change, after it is applied (an index of the views, say). */
 export type NodeViewListener = (nodeId: string, before: NodeView | undefined, after: NodeView) => void;
 
-/** All node views, folded in store order with the node decider's evolve. */
+/**
+ * All node views, folded in store order with the node decider's evolve. Views are immutable and
+ * share what nodes have alike: one id string per node (the view's, a flat copy, which the index
+ * keys by too) and the equal parts of their NodeInfo (SharedNodeParts).
+ */
 export class NodeViews {
   private readonly views = new Map<string, NodeView>();
+  private readonly parts = new SharedNodeParts();
   /** While held: every view as it was when the hold began. */
   private heldFrom: Map<string, NodeView> | undefined;
 
@@ -68,28 +74,31 @@ export class NodeViews {
   };
 
   private apply(recorded: RecordedEvent, event: NodeEvent): void {
-    const nodeId = entityIdOf(recorded.stream);
-    const before = this.views.get(nodeId);
+    const streamId = entityIdOf(recorded.stream);
+    const before = this.views.get(streamId);
+    // A new node's id is a flat copy: the stream name's slice would keep the whole name alive.
+    const nodeId = before?.nodeId ?? flatString(streamId);
     const state = evolveNode(before ?? initialNodeState(nodeId), event, recorded.time);
-    let next: NodeView | undefined;
-    if (before !== undefined && state !== before) {
-      // evolveNode made a new state from the view, a copy of all its fields that no one else
-      // holds yet: only its revision is stale. One object per event instead of two.
-      const copy = state as NodeState & { revision: number };
-      copy.revision = recorded.revision;
-      next = copy as NodeView;
-    } else next = nodeViewOf(state, recorded.revision);
+    const next = this.viewOf(state, recorded.revision, before);
     if (!next) return;
     this.views.set(nodeId, next);
     this.changed(nodeId, before, next);
   }
 
+  /** The view of `state`, with the info's shared parts (looked up again only when the info changed). */
+  private viewOf(state: NodeState, revision: number, before: NodeView | undefined): NodeView | undefined {
+    const info = state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, state.nodeId);
+    return nodeViewOf(state, revision, info);
+  }
+
   /** Starts from a snapshot's views (before any event is handled); the listener is told of each. */
   seed(views: readonly NodeView[]): void {
-    for (const view of views) {
-      const before = this.views.get(view.nodeId);
-      this.views.set(view.nodeId, view);
-      this.changed(view.nodeId, before, view);
+    for (const decoded of views) {
+      const nodeId = flatString(decoded.nodeId);
+      const view = this.viewOf({ ...decoded, nodeId }, decoded.revision, undefined) ?? decoded;
+      const before = this.views.get(nodeId);
+      this.views.set(nodeId, view);
+      this.changed(nodeId, before, view);
     }
   }
 
@@ -100,11 +109,13 @@ export class NodeViews {
   seedStates(states: ReadonlyMap<string, NodeState>, revisions: ReadonlyMap<string, number>): void {
     for (const [nodeId, revision] of revisions) {
       const state = states.get(nodeId);
-      const view = state && nodeViewOf(state, revision);
+      if (!state) continue;
+      const id = this.views.get(nodeId)?.nodeId ?? flatString(nodeId);
+      const view = this.viewOf({ ...state, nodeId: id }, revision, undefined);
       if (!view) continue;
-      const before = this.views.get(nodeId);
-      this.views.set(nodeId, view);
-      this.changed(nodeId, before, view);
+      const before = this.views.get(id);
+      this.views.set(id, view);
+      this.changed(id, before, view);
     }
   }
 
