@@ -7,14 +7,15 @@ const MAX_SHARED = 4_096;
 const INFO_KEYS = "NodeID,NodeType,Hostname,Labels,ComputeNodeInfo,BacalhauVersion";
 const INFO_KEYS_NO_COMPUTE = "NodeID,NodeType,Hostname,Labels,BacalhauVersion";
 
-const ASCII = /^[\x00-\x7f]*$/;
+/** Latin-1 round-trips these exactly (node ids and host names are of them). */
+const PRINTABLE_ASCII = /^[ -~]*$/;
 
 /**
  * A copy of `s` that holds no larger string alive: a stream name's or a message's slice would
  * keep all of it (V8 keeps substrings of 13 characters or more as slices of their parent).
  */
 export function flatString(s: string): string {
-  return ASCII.test(s) ? Buffer.from(s, "latin1").toString("latin1") : s;
+  return PRINTABLE_ASCII.test(s) ? Buffer.from(s, "latin1").toString("latin1") : s;
 }
 
 function deepFreeze<T>(value: T): T {
