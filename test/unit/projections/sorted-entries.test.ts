@@ -86,4 +86,41 @@ describe("SortedEntries", () => {
       expect([...set.entries()]).toEqual(expected([...model.values()], false));
     });
   }
+
+  it("built in order (full chunks, each split at its end), then changed at random, still matches a sorted array", () => {
+    const random = seededRandom(7);
+    const set = new SortedEntries();
+    const model = new Map<string, Pair>();
+    for (let i = 0; i < 5_000; i++) {
+      const pair: Pair = [0, `n${String(i).padStart(5, "0")}`];
+      expect(set.add(...pair)).toBe(true);
+      model.set(`${pair[0]}|${pair[1]}`, pair);
+    }
+    expect([...set.entries()]).toEqual(expected([...model.values()], false));
+    for (let step = 0; step < 4_000; step++) {
+      const pair: Pair = [-random.int(3), `n${String(random.int(6_000)).padStart(5, "0")}`];
+      if (random.next() < 0.5) {
+        if (set.add(...pair)) model.set(`${pair[0]}|${pair[1]}`, pair);
+      } else {
+        const existing: Pair = random.next() < 0.5 ? [0, pair[1]] : pair;
+        expect(set.delete(...existing)).toBe(model.delete(`${existing[0]}|${existing[1]}`));
+      }
+    }
+    expect(set.size).toBe(model.size);
+    expect([...set.entries()]).toEqual(expected([...model.values()], false));
+    const from = { key: -1, id: "n02500", strict: true };
+    expect(walk(set, true, from, 700)).toEqual(expected([...model.values()], true, from).slice(0, 700));
+    expect(walk(set, false, from, 700)).toEqual(expected([...model.values()], false, from).slice(0, 700));
+  });
+
+  it("a cursor with a fixed key shows that key for every entry, the entries' ids in their order", () => {
+    const set = new SortedEntries();
+    for (const id of ["c", "a", "b"]) set.add(id, id);
+    const walked: Pair[] = [];
+    for (const c = set.seek(false, { key: "a", id: "a", strict: true }, "APPROVED"); !c.done; c.next()) walked.push([c.key, c.id]);
+    expect(walked).toEqual([
+      ["APPROVED", "b"],
+      ["APPROVED", "c"],
+    ]);
+  });
 });
