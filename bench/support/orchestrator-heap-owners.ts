@@ -33,9 +33,11 @@ export const ORCHESTRATOR_HEAP_OWNERS: readonly OwnerSpec[] = [
   { name: "node index: label index", roots: roots.field("NodeIndex", "labels") },
   { name: "node index: orders (8 orders × 9 partitions)", roots: roots.field("NodeIndex", "orders") },
   { name: "node index: everSeen (ids ever seen)", roots: roots.field("NodeIndex", "everSeen") },
-  { name: "node index: entries (Entry objects, sort keys)", roots: roots.field("NodeIndex", "entries") },
+  // The tracker's reports before the index's entries: an entry points at its node's report's
+  // AvailableCapacity (one object for both), counted where it is received.
   { name: "liveness tracker: resource reports", roots: roots.field("LivenessTracker", "reports") },
-  { name: "node index: capacity map", roots: roots.field("NodeIndex", "capacity") },
+  { name: "node index: entries (Entry objects)", roots: roots.field("NodeIndex", "entries") },
+  { name: "node index: capacity of nodes without an entry", roots: roots.field("NodeIndex", "pendingCapacity") },
   { name: "node index: the rest", roots: roots.instances("NodeIndex") },
   { name: "liveness tracker: slots map, ids, typed arrays", roots: roots.instances("LivenessTracker") },
   { name: "node directory", roots: roots.instances("NodeDirectory") },
