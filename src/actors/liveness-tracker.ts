@@ -9,6 +9,8 @@ const REJECTED = 1;
 const CHANGING = 2;
 const HAS_PRINT = 4;
 const HAS_REPORT = 8;
+/** Tracked by recovery and not changed since: its recovered state may still give the info print. */
+const RECOVERED = 16;
 /** A resource report's numbers per slot: AvailableCapacity's four, QueueUsedCapacity's four, the two counts. */
 const REPORT_WIDTH = 10;
 const RESOURCE_KEYS = ["CPU", "Memory", "Disk", "GPU"] as const;
@@ -164,8 +166,18 @@ export class LivenessTracker {
     this.flags[slot] = on ? (this.flags[slot] as number) | flag : (this.flags[slot] as number) & ~flag;
   }
 
+  /** Marks a slot recovery tracked: until its print is set or forgotten, the recovered state is its latest. */
+  markRecovered(slot: number): void {
+    this.setFlag(slot, RECOVERED, true);
+  }
+
+  isRecovered(slot: number): boolean {
+    return ((this.flags[slot] as number) & RECOVERED) !== 0;
+  }
+
   /** Records the print of the node's stored info, or forgets it (undefined: unknown). */
   setInfoPrint(slot: number, print: InfoPrint | undefined): void {
+    this.setFlag(slot, RECOVERED, false);
     this.setFlag(slot, HAS_PRINT, print !== undefined);
     if (print === undefined) return;
     this.printHi[slot] = print.hi;
