@@ -2,17 +2,41 @@ import type { Clock, TimerHandle } from "./clock.ts";
 
 /** How many due deadlines fire in one turn of the event loop before it yields to I/O. */
 const FIRE_BUDGET = 2000;
+/** The kind of deadlines set with a handler of their own (`set(key, at, fire)`). */
+const GENERIC = 0;
+
+/**
+ * Deadlines of one kind, keyed by an id that already exists (a node's one id string), with one
+ * handler for all of them: an entry costs a heap slot and a map slot, not a key string of its
+ * own and a handler entry (100,000 nodes' health deadlines).
+ */
+export interface DeadlineKind {
+  /** Arms (or moves) `id`'s deadline of this kind to fire at `at`. */
+  set(id: string, at: number): void;
+  cancel(id: string): void;
+  has(id: string): boolean;
+  at(id: string): number | undefined;
+}
+
+interface Kind {
+  /** Where each id of this kind sits in the heap. */
+  readonly index: Map<string, number>;
+  readonly fire: ((id: string) => void) | undefined;
+}
 
 /**
  * Every deadline of the orchestrator in one binary heap with one timer, armed for the earliest:
  * 100,000 nodes' health deadlines cost 100,000 small heap entries, not 100,000 timers. Keys are
- * unique; setting a key again moves its deadline. Due deadlines fire in batches that yield to
- * the event loop between them, so a wave of them never starves heartbeats or HTTP.
+ * unique within their kind; setting a key again moves its deadline. Due deadlines fire in
+ * batches that yield to the event loop between them, so a wave of them never starves heartbeats
+ * or HTTP.
  */
 export class DeadlineScheduler {
   private keys: string[] = [];
+  private kindOf: number[] = [];
   private ats: number[] = [];
-  private readonly index = new Map<string, number>();
+  private readonly kinds: Kind[] = [{ index: new Map(), fire: undefined }];
+  /** The generic kind's handlers, one per key. */
   private readonly handlers = new Map<string, (key: string) => void>();
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
@@ -25,14 +49,55 @@ export class DeadlineScheduler {
     return this.keys.length;
   }
 
+  /** A kind of deadline whose every entry fires `fire(id)`. */
+  kind(fire: (id: string) => void): DeadlineKind {
+    const k = this.kinds.length;
+    this.kinds.push({ index: new Map(), fire });
+    return {
+      set: (id, at) => this.place(k, id, at),
+      cancel: (id) => this.remove(k, id),
+      has: (id) => (this.kinds[k] as Kind).index.has(id),
+      at: (id) => this.atOf(k, id),
+    };
+  }
+
   /** Arms (or moves) `key` to fire at `at`, calling `fire(key)` then. */
   set(key: string, at: number, fire: (key: string) => void): void {
     this.handlers.set(key, fire);
-    const i = this.index.get(key);
+    this.place(GENERIC, key, at);
+  }
+
+  cancel(key: string): void {
+    if (this.remove(GENERIC, key)) this.handlers.delete(key);
+  }
+
+  has(key: string): boolean {
+    return (this.kinds[GENERIC] as Kind).index.has(key);
+  }
+
+  at(key: string): number | undefined {
+    return this.atOf(GENERIC, key);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private atOf(kind: number, key: string): number | undefined {
+    const i = (this.kinds[kind] as Kind).index.get(key);
+    return i === undefined ? undefined : this.ats[i];
+  }
+
+  private place(kind: number, key: string, at: number): void {
+    const index = (this.kinds[kind] as Kind).index;
+    const i = index.get(key);
     if (i === undefined) {
       this.keys.push(key);
+      this.kindOf.push(kind);
       this.ats.push(at);
-      this.index.set(key, this.keys.length - 1);
+      index.set(key, this.keys.length - 1);
       this.up(this.keys.length - 1);
     } else {
       const before = this.ats[i] as number;
@@ -43,27 +108,12 @@ export class DeadlineScheduler {
     this.rearm();
   }
 
-  cancel(key: string): void {
-    const i = this.index.get(key);
-    if (i === undefined) return;
+  private remove(kind: number, key: string): boolean {
+    const i = (this.kinds[kind] as Kind).index.get(key);
+    if (i === undefined) return false;
     this.removeAt(i);
-    this.handlers.delete(key);
     this.rearm();
-  }
-
-  has(key: string): boolean {
-    return this.index.has(key);
-  }
-
-  at(key: string): number | undefined {
-    const i = this.index.get(key);
-    return i === undefined ? undefined : this.ats[i];
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
-    this.timer = undefined;
+    return true;
   }
 
   private rearm(): void {
@@ -93,9 +143,13 @@ export class DeadlineScheduler {
     try {
       while (fired < FIRE_BUDGET && this.keys.length > 0 && (this.ats[0] as number) <= now) {
         const key = this.keys[0] as string;
-        const fire = this.handlers.get(key);
+        const kind = this.kindOf[0] as number;
+        let fire = (this.kinds[kind] as Kind).fire;
+        if (kind === GENERIC) {
+          fire = this.handlers.get(key);
+          this.handlers.delete(key);
+        }
         this.removeAt(0);
-        this.handlers.delete(key);
         fired++;
         fire?.(key);
       }
@@ -110,16 +164,21 @@ export class DeadlineScheduler {
     this.rearm();
   }
 
+  private indexAt(i: number): Map<string, number> {
+    return (this.kinds[this.kindOf[i] as number] as Kind).index;
+  }
+
   private removeAt(i: number): void {
     const last = this.keys.length - 1;
-    const key = this.keys[i] as string;
-    this.index.delete(key);
+    this.indexAt(i).delete(this.keys[i] as string);
     if (i !== last) {
       this.keys[i] = this.keys[last] as string;
+      this.kindOf[i] = this.kindOf[last] as number;
       this.ats[i] = this.ats[last] as number;
-      this.index.set(this.keys[i] as string, i);
+      this.indexAt(i).set(this.keys[i] as string, i);
     }
     this.keys.pop();
+    this.kindOf.pop();
     this.ats.pop();
     if (i < this.keys.length) {
       this.down(i);
@@ -129,13 +188,16 @@ export class DeadlineScheduler {
 
   private swap(a: number, b: number): void {
     const k = this.keys[a] as string;
+    const kind = this.kindOf[a] as number;
     const t = this.ats[a] as number;
     this.keys[a] = this.keys[b] as string;
+    this.kindOf[a] = this.kindOf[b] as number;
     this.ats[a] = this.ats[b] as number;
     this.keys[b] = k;
+    this.kindOf[b] = kind;
     this.ats[b] = t;
-    this.index.set(this.keys[a] as string, a);
-    this.index.set(k, b);
+    this.indexAt(a).set(this.keys[a] as string, a);
+    this.indexAt(b).set(k, b);
   }
 
   private up(i: number): void {

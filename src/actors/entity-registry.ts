@@ -9,7 +9,10 @@ import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 export interface EntityRegistryOptions {
   /** Actors idle for this long are dropped from memory; the stream is the truth, memory a cache. */
   readonly idleMs: number;
-  /** Above this many resident actors, the longest idle go first, however recently used. */
+  /**
+   * At most this many actors stay resident: a load beyond it drops the least recently used idle
+   * ones (never one with a command queued or under way), however recently used.
+   */
   readonly maxResident: number;
   readonly logger: Logger;
   /**
@@ -25,7 +28,18 @@ export interface EntityRegistryOptions {
  * failed registration) does not stay behind.
  */
 export class EntityRegistry<State, Command, Event, Refusal> {
+  /** Least recently used first: a command moves its actor to the end. */
   private readonly resident = new Map<string, EntityActor<State, Command, Event, Refusal>>();
+  /**
+   * Actors loaded in this turn of the event loop: kept until their caller's command is queued
+   * (the continuation of the load runs in a later microtask), so that a storm of loads never
+   * evicts an actor between its load and its first command.
+   */
+  private readonly justLoaded = new Set<EntityActor<State, Command, Event, Refusal>>();
+  private readonly endTurn = () => {
+    this.justLoaded.clear();
+    this.trim();
+  };
   private readonly loading = new Map<string, Promise<EntityActor<State, Command, Event, Refusal>>>();
   private sweepTimer: TimerHandle | undefined;
   private passivatedCount = 0;
@@ -97,8 +111,11 @@ export class EntityRegistry<State, Command, Event, Refusal> {
         } finally {
           this.loading.delete(id);
         }
+        if (this.justLoaded.size === 0) setImmediate(this.endTurn);
+        this.justLoaded.add(fresh);
         this.resident.set(id, fresh);
         this.loadedCount++;
+        this.trim();
         this.arm(id, fresh.state);
         return fresh;
       })();
@@ -119,6 +136,13 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.get(id).then((loaded) => this.executeOn(loaded, id, command, context, options));
   }
 
+  /** Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile). */
+  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<[CommandResult<Event>, State]> {
+    const actor = this.resident.get(id) ?? (await this.get(id));
+    const result = await this.executeOn(actor, id, command, context, options);
+    return [result, actor.state];
+  }
+
   private async executeOn(
     actor: EntityActor<State, Command, Event, Refusal>,
     id: string,
@@ -126,6 +150,11 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     context: CommandContext,
     options: ExecuteOptions | undefined,
   ): Promise<CommandResult<Event>> {
+    if (this.resident.get(id) === actor) {
+      // Most recently used last: eviction takes from the front.
+      this.resident.delete(id);
+      this.resident.set(id, actor);
+    }
     try {
       const result = await actor.execute(command, context, options);
       if (result.events.length > 0) this.arm(id, actor.state);
@@ -133,7 +162,24 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     } finally {
       // A new id whose first command stored nothing leaves no actor behind (no unbounded growth from refusals).
       if (actor.currentRevision === -1 && actor.idle && this.resident.get(id) === actor) this.resident.delete(id);
+      // Loads while every resident actor was busy may have left more than the bound: trim now that this one is done.
+      else if (this.resident.size > this.options.maxResident) this.trim();
     }
+  }
+
+  /** Drops the least recently used idle actors beyond maxResident; busy and just-loaded ones stay. */
+  private trim(): number {
+    const excess = this.resident.size - this.options.maxResident;
+    if (excess <= 0) return 0;
+    let dropped = 0;
+    for (const [id, actor] of this.resident) {
+      if (dropped >= excess) break;
+      if (!actor.idle || this.justLoaded.has(actor)) continue;
+      this.resident.delete(id);
+      dropped++;
+    }
+    this.passivatedCount += dropped;
+    return dropped;
   }
 
   get residentCount(): number {
@@ -151,24 +197,18 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   /** Drops idle actors: those unused for idleMs, then the longest idle beyond maxResident. */
   sweep(): void {
     const now = this.env.clock.now();
-    const { idleMs, maxResident } = this.options;
+    const { idleMs } = this.options;
     let dropped = 0;
     for (const [id, actor] of this.resident) {
       if (actor.idle && now - actor.lastUsed >= idleMs) {
+        this.justLoaded.delete(actor);
         this.resident.delete(id);
         dropped++;
       }
     }
-    if (this.resident.size > maxResident) {
-      // Map order is load order; a pass in that order approximates least-recently-loaded first.
-      const excess = [...this.resident.values()].filter((a) => a.idle).sort((a, b) => a.lastUsed - b.lastUsed);
-      for (const actor of excess.slice(0, this.resident.size - maxResident)) {
-        this.resident.delete(actor.id);
-        dropped++;
-      }
-    }
+    this.passivatedCount += dropped;
+    dropped += this.trim();
     if (dropped > 0) {
-      this.passivatedCount += dropped;
       this.options.logger.debug({ category: this.kind.category, passivated: dropped, resident: this.resident.size }, "passivated idle actors");
     }
   }

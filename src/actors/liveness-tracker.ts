@@ -1,9 +1,19 @@
-import type { Health, ResourceReport } from "../events/catalog/node-info.ts";
+import type { Health, ResourceReport, Resources } from "../events/catalog/node-info.ts";
+import type { InfoPrint } from "./info-print.ts";
 import { NodeIdTable } from "./node-id-table.ts";
 
 const HEALTH: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const HEALTH_CODE: Record<Health, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
 const INITIAL_CAPACITY = 1024;
+const REJECTED = 1;
+const CHANGING = 2;
+const HAS_PRINT = 4;
+const HAS_REPORT = 8;
+/** Tracked by recovery and not changed since: its recovered state may still give the info print. */
+const RECOVERED = 16;
+/** A resource report's numbers per slot: AvailableCapacity's four, QueueUsedCapacity's four, the two counts. */
+const REPORT_WIDTH = 10;
+const RESOURCE_KEYS = ["CPU", "Memory", "Disk", "GPU"] as const;
 
 export interface TrackedNode {
   /** Last heartbeat received by this process, or null when none since it started. */
@@ -36,7 +46,11 @@ export class LivenessTracker {
   private unknown = new Float64Array(0);
   private healthCode = new Uint8Array(0);
   private flags = new Uint8Array(0);
-  private reports: (ResourceReport | undefined)[] = [];
+  /** Each slot's last resource report, REPORT_WIDTH numbers (NaN: a field the report left out), not 3 objects per node. */
+  private reports = new Float64Array(0);
+  /** The print of the node's stored info, when known (HAS_PRINT): its info reports are answered without its actor. */
+  private printHi = new Uint32Array(0);
+  private printLo = new Uint32Array(0);
   /**
    * No node's silence counts from before this instant: the orchestrator's (re)start, the moment
    * its transport came back, or the end of a stall of its own event loop.
@@ -80,7 +94,7 @@ export class LivenessTracker {
       this.slots.set(nodeId, slot);
       this.byBytes.set(nodeId, slot);
       this.ids[slot] = nodeId;
-      this.reports[slot] = undefined;
+      this.flags[slot] = 0;
     }
     this.lastBeat[slot] = node.lastHeartbeat ?? Number.NaN;
     this.since[slot] = now;
@@ -99,7 +113,7 @@ export class LivenessTracker {
     this.disconnect[slot] = node.disconnectMs;
     this.unknown[slot] = node.unknownMs;
     this.healthCode[slot] = HEALTH_CODE[node.health];
-    this.flags[slot] = ((this.flags[slot] as number) & ~1) | (node.rejected ? 1 : 0);
+    this.flags[slot] = ((this.flags[slot] as number) & ~REJECTED) | (node.rejected ? REJECTED : 0);
   }
 
   forget(nodeId: string): void {
@@ -108,7 +122,6 @@ export class LivenessTracker {
     this.slots.delete(nodeId);
     this.byBytes.delete(nodeId);
     this.ids[slot] = undefined;
-    this.reports[slot] = undefined;
     this.flags[slot] = 0;
     this.free.push(slot);
   }
@@ -137,28 +150,82 @@ export class LivenessTracker {
   }
 
   isRejected(slot: number): boolean {
-    return ((this.flags[slot] as number) & 1) === 1;
+    return ((this.flags[slot] as number) & REJECTED) !== 0;
   }
 
   /** A health change is being written: a heartbeat now must look again once it is stored. */
   isChanging(slot: number): boolean {
-    return ((this.flags[slot] as number) & 2) === 2;
+    return ((this.flags[slot] as number) & CHANGING) !== 0;
   }
 
   setChanging(slot: number, changing: boolean): void {
-    this.flags[slot] = changing ? (this.flags[slot] as number) | 2 : (this.flags[slot] as number) & ~2;
+    this.setFlag(slot, CHANGING, changing);
+  }
+
+  private setFlag(slot: number, flag: number, on: boolean): void {
+    this.flags[slot] = on ? (this.flags[slot] as number) | flag : (this.flags[slot] as number) & ~flag;
+  }
+
+  /** Marks a slot recovery tracked: until its print is set or forgotten, the recovered state is its latest. */
+  markRecovered(slot: number): void {
+    this.setFlag(slot, RECOVERED, true);
+  }
+
+  isRecovered(slot: number): boolean {
+    return ((this.flags[slot] as number) & RECOVERED) !== 0;
+  }
+
+  /** Records the print of the node's stored info, or forgets it (undefined: unknown). */
+  setInfoPrint(slot: number, print: InfoPrint | undefined): void {
+    this.setFlag(slot, RECOVERED, false);
+    this.setFlag(slot, HAS_PRINT, print !== undefined);
+    if (print === undefined) return;
+    this.printHi[slot] = print.hi;
+    this.printLo[slot] = print.lo;
+  }
+
+  infoPrint(slot: number): InfoPrint | undefined {
+    if (((this.flags[slot] as number) & HAS_PRINT) === 0) return undefined;
+    return { hi: this.printHi[slot] as number, lo: this.printLo[slot] as number };
   }
 
   thresholds(slot: number): { disconnectMs: number; unknownMs: number } {
     return { disconnectMs: this.disconnect[slot] as number, unknownMs: this.unknown[slot] as number };
   }
 
+  /** The node's last resource report (a new object, equal to the one reported), or undefined for none yet. */
   resources(slot: number): ResourceReport | undefined {
-    return this.reports[slot];
+    if (((this.flags[slot] as number) & HAS_REPORT) === 0) return undefined;
+    const at = slot * REPORT_WIDTH;
+    const r = this.reports;
+    return {
+      AvailableCapacity: this.readResources(at),
+      QueueUsedCapacity: this.readResources(at + 4),
+      RunningExecutions: r[at + 8] as number,
+      EnqueuedExecutions: r[at + 9] as number,
+    };
   }
 
   setResources(slot: number, report: ResourceReport): void {
-    this.reports[slot] = report;
+    const at = slot * REPORT_WIDTH;
+    this.writeResources(at, report.AvailableCapacity);
+    this.writeResources(at + 4, report.QueueUsedCapacity);
+    this.reports[at + 8] = report.RunningExecutions;
+    this.reports[at + 9] = report.EnqueuedExecutions;
+    this.setFlag(slot, HAS_REPORT, true);
+  }
+
+  private writeResources(at: number, resources: Resources): void {
+    for (let i = 0; i < 4; i++) this.reports[at + i] = resources[RESOURCE_KEYS[i] as keyof Resources] ?? Number.NaN;
+  }
+
+  private readResources(at: number): Resources {
+    const out: { -readonly [K in keyof Resources]: number } = {};
+    for (let i = 0; i < 4; i++) {
+      const v = this.reports[at + i] as number;
+      if (!Number.isNaN(v)) out[RESOURCE_KEYS[i] as keyof Resources] = v;
+    }
+    return out;
   }
 
   /** The next instant at which the node's health must change unless it heartbeats, or undefined for none. */
@@ -185,7 +252,7 @@ export class LivenessTracker {
     const slot = this.capacity;
     if (slot >= this.lastBeat.length) {
       const next = Math.max(INITIAL_CAPACITY, this.lastBeat.length * 2);
-      const widen = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const widen = <T extends Float64Array | Uint32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
         const b = make(next);
         b.set(a);
         return b;
@@ -197,6 +264,9 @@ export class LivenessTracker {
       this.unknown = widen(this.unknown, (n) => new Float64Array(n));
       this.healthCode = widen(this.healthCode, (n) => new Uint8Array(n));
       this.flags = widen(this.flags, (n) => new Uint8Array(n));
+      this.printHi = widen(this.printHi, (n) => new Uint32Array(n));
+      this.printLo = widen(this.printLo, (n) => new Uint32Array(n));
+      this.reports = widen(this.reports, (n) => new Float64Array(n * REPORT_WIDTH));
     }
     this.capacity++;
     return slot;

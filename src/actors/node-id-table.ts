@@ -35,8 +35,14 @@ export class NodeIdTable {
   /**
    * Each key's bytes, compared on a look-up: comparing bytes with bytes costs the same whatever
    * form V8 keeps the id string in (sliced out of a stream name, say, where charCodeAt was slow).
+   * They live one after the other in one arena (`keyAt`: where; the key's length: how many), not
+   * in a Buffer object per id (96 bytes each). A deleted key's bytes stay until the next rehash.
    */
-  private keyBytes: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(INITIAL_CAPACITY);
+  private arena = new Uint8Array(INITIAL_CAPACITY * 16);
+  private arenaUsed = 0;
+  /** Bytes of the keys in the table now (the rest of arenaUsed is deleted keys'). */
+  private liveBytes = 0;
+  private keyAt = new Int32Array(INITIAL_CAPACITY);
   private values = new Int32Array(INITIAL_CAPACITY);
   private count = 0;
   private readonly seed = randomInt(2 ** 32) | 0;
@@ -49,9 +55,9 @@ export class NodeIdTable {
   find(bytes: Uint8Array, from: number, length: number): number {
     const mask = this.keys.length - 1;
     for (let i = hashBytes(bytes, from, length, this.seed) & mask; ; i = (i + 1) & mask) {
-      const key = this.keyBytes[i];
+      const key = this.keys[i];
       if (key === undefined) return -1;
-      if (key.length === length && spells(key, bytes, from)) return this.values[i] as number;
+      if (key.length === length && spells(this.arena, this.keyAt[i] as number, length, bytes, from)) return this.values[i] as number;
     }
   }
 
@@ -63,8 +69,14 @@ export class NodeIdTable {
         this.rehash(this.keys.length * 2);
         return this.set(id, slot);
       }
+      if (this.arenaUsed + id.length > this.arena.length && 2 * this.liveBytes < this.arenaUsed) {
+        // Mostly deleted keys' bytes: store the live ones again rather than grow.
+        this.rehash(this.keys.length);
+        return this.set(id, slot);
+      }
       this.keys[at] = id;
-      this.keyBytes[at] = Buffer.from(id, "latin1");
+      this.keyAt[at] = this.store(id);
+      this.liveBytes += id.length;
       this.count++;
     }
     this.values[at] = slot;
@@ -75,7 +87,7 @@ export class NodeIdTable {
     let hole = this.indexOf(id);
     if (this.keys[hole] === undefined) return;
     this.keys[hole] = undefined;
-    this.keyBytes[hole] = undefined;
+    this.liveBytes -= id.length;
     this.count--;
     // Move back every entry of the run after the hole that may live there (its home is not between the hole and it).
     for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
@@ -84,10 +96,9 @@ export class NodeIdTable {
       const home = hashString(key, this.seed) & mask;
       if (((i - home) & mask) >= ((i - hole) & mask)) {
         this.keys[hole] = key;
-        this.keyBytes[hole] = this.keyBytes[i];
+        this.keyAt[hole] = this.keyAt[i] as number;
         this.values[hole] = this.values[i] as number;
         this.keys[i] = undefined;
-        this.keyBytes[i] = undefined;
         hole = i;
       }
     }
@@ -101,11 +112,28 @@ export class NodeIdTable {
     return i;
   }
 
+  /** Appends an (ASCII) id's bytes to the arena; where they start. */
+  private store(id: string): number {
+    if (this.arenaUsed + id.length > this.arena.length) {
+      const grown = new Uint8Array(Math.max(this.arena.length * 2, this.arenaUsed + id.length));
+      grown.set(this.arena.subarray(0, this.arenaUsed));
+      this.arena = grown;
+    }
+    const at = this.arenaUsed;
+    for (let i = 0; i < id.length; i++) this.arena[at + i] = id.charCodeAt(i);
+    this.arenaUsed += id.length;
+    return at;
+  }
+
   private rehash(capacity: number): void {
     const { keys, values } = this;
     this.keys = new Array<string | undefined>(capacity);
-    this.keyBytes = new Array<Uint8Array | undefined>(capacity);
+    this.keyAt = new Int32Array(capacity);
     this.values = new Int32Array(capacity);
+    // The live keys are stored again: deleted keys' bytes go.
+    this.arena = new Uint8Array(Math.max(this.arena.length, 16));
+    this.arenaUsed = 0;
+    this.liveBytes = 0;
     this.count = 0;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
@@ -114,7 +142,7 @@ export class NodeIdTable {
   }
 }
 
-function spells(id: Uint8Array, bytes: Uint8Array, from: number): boolean {
-  for (let i = 0; i < id.length; i++) if (bytes[from + i] !== id[i]) return false;
+function spells(arena: Uint8Array, at: number, length: number, bytes: Uint8Array, from: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[from + i] !== arena[at + i]) return false;
   return true;
 }

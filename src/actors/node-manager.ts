@@ -11,10 +11,11 @@ import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
-import { DeadlineScheduler } from "./deadline-scheduler.ts";
+import { DeadlineScheduler, type DeadlineKind } from "./deadline-scheduler.ts";
 import type { CommandResult as EntityCommandResult, ExecuteOptions } from "./entity-actor.ts";
 import { EntityRegistry } from "./entity-registry.ts";
 import type { HealthThresholds } from "./health-thresholds.ts";
+import { infoPrint, knownNode, knownUnchanged } from "./info-print.ts";
 import { LivenessTracker } from "./liveness-tracker.ts";
 import { NodeDirectory } from "./node-directory.ts";
 import { nodeKind } from "./node-kind.ts";
@@ -73,9 +74,10 @@ export interface NodeManagerOptions {
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
 const RECOVERY_BATCH = 5000;
+/** Info prints learnt per turn after start-up (≈ 15 ms of work). */
+const PRINT_BATCH = 1000;
 const PROGRESS_EVERY_MS = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
-const HEALTH_KEY = "node-health:";
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -89,26 +91,29 @@ export class NodeManager {
   private readonly liveness = new LivenessTracker();
   private readonly directory = new NodeDirectory();
   private readonly deadlines: DeadlineScheduler;
+  /** Each compute node's health deadline, keyed by its one id string. */
+  private readonly healthDeadlines: DeadlineKind;
   private readonly stall: StallWatch | undefined;
   private stopped = false;
   /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
   private transportDownReason: string | undefined;
   private readonly admission: RegistrationAdmission;
-  /** Keys live at recovery, for NATS; the gate keeps them from then on. */
+  /** Keys live at recovery, for NATS (only with a credential gate), handed over once: the gate keeps them from then on. */
   private recoveredCredentials: [string, string][] = [];
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
+  private printsLearnt: Promise<void> = Promise.resolve();
   /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
   private runTime = Number.NaN;
   private readonly endRun = () => {
     this.runTime = Number.NaN;
   };
-  private readonly onHealthDeadline = (key: string) => void this.onDeadline(key.slice(HEALTH_KEY.length));
 
   constructor(private readonly options: NodeManagerOptions) {
     this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock);
     this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
+    this.healthDeadlines = this.deadlines.kind((nodeId) => void this.onDeadline(nodeId));
     this.actors = new EntityRegistry(
       nodeKind,
       { store: options.store, clock: options.clock, newEventId: timeOrderedUuid },
@@ -168,10 +173,10 @@ export class NodeManager {
     // A restart is silence of our own: every node gets a full DisconnectTimeout from now (Bacalhau #4585).
     this.liveness.forgiveSilenceBefore(now);
     this.recoveredCredentials = [];
-    for (const [nodeId, state] of states) {
-      this.directory.set(state);
+    for (const state of states.values()) {
+      const nodeId = this.directory.set(state);
       const key = activeCredential(state);
-      if (key !== undefined) this.recoveredCredentials.push([nodeId, key]);
+      if (key !== undefined && this.options.credentials) this.recoveredCredentials.push([nodeId, key]);
       if (key !== undefined) this.revokedKeys.delete(key);
       // A rejected node's key, also when it came from a snapshot (a deleted node's is gone from its state).
       else if (state.credential && !state.credential.active) this.revokedKeys.add(state.credential.publicKey);
@@ -179,24 +184,46 @@ export class NodeManager {
       const health = state.health ?? "HEALTHY";
       // The LastHeartbeat of the UNHEALTHY/UNKNOWN event that made it so (the state keeps it).
       const seen = state.lastHeartbeatAtChange;
-      this.liveness.track(nodeId, now, {
+      const slot = this.liveness.track(nodeId, now, {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         health,
         rejected: state.membership === "REJECTED",
         ...this.options.thresholds.for(nodeId, state.info?.Labels ?? {}),
       });
+      this.liveness.markRecovered(slot);
       this.arm(nodeId);
     }
+    this.printsLearnt = this.learnInfoPrints(states);
     logger.info({ nodes: this.directory.size, events: count, fromSnapshot: from !== undefined, ms: this.clock.now() - started }, "recovered nodes from the event store");
     return { nodes: this.directory.size, events: count, position: after, last, states, revisions };
+  }
+
+  /**
+   * The prints of the recovered nodes' info, learnt after start-up in batches that yield (≈ 15 µs
+   * a node), so that the first info report of each node after a restart does not load its actor.
+   * A node something was stored for meanwhile is skipped: its actor teaches its print.
+   */
+  private async learnInfoPrints(states: ReadonlyMap<string, NodeState>): Promise<void> {
+    let done = 0;
+    for (const [nodeId, state] of states) {
+      if (this.stopped) return;
+      const slot = this.liveness.slotOf(nodeId);
+      if (slot !== -1 && this.liveness.isRecovered(slot)) this.liveness.setInfoPrint(slot, knownNode(state).print);
+      if (++done % PRINT_BATCH === 0) await yieldToEventLoop();
+    }
+  }
+
+  /** Resolves once the recovered nodes' info prints are learnt. */
+  whenInfoPrintsLearnt(): Promise<void> {
+    return this.printsLearnt;
   }
 
   private arm(nodeId: string): void {
     if (this.stopped) return;
     const slot = this.liveness.slotOf(nodeId);
     const at = slot === -1 ? undefined : this.liveness.deadline(slot);
-    if (at === undefined) this.deadlines.cancel(HEALTH_KEY + nodeId);
-    else this.deadlines.set(HEALTH_KEY + nodeId, at, this.onHealthDeadline);
+    if (at === undefined) this.healthDeadlines.cancel(nodeId);
+    else this.healthDeadlines.set(nodeId, at);
   }
 
   /** Whether the node's health is due to change now (and may be written: our transport is up). */
@@ -245,20 +272,25 @@ export class NodeManager {
 
   /** Runs a command on the node's actor and brings the directory and liveness in step with what it stored. */
   private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult> {
-    const actor = await this.actors.get(nodeId);
-    const result = await this.actors.execute(nodeId, command, context, options);
-    if (result.events.length > 0) this.adopt(actor.state);
-    return result;
+    return (await this.executeWithState(nodeId, command, context, options))[0];
+  }
+
+  /** execute(), also handing over the state the command left. */
+  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions): Promise<[CommandResult, NodeState]> {
+    // One id string per node for everything kept (the actor, its state): the caller's may be a slice of a whole message.
+    const id = this.directory.canonical(nodeId) ?? nodeId;
+    const [result, state] = await this.actors.executeWithState(id, command, context, options);
+    if (result.events.length > 0) this.adopt(state);
+    return [result, state];
   }
 
   /** Keeps the directory and liveness in step with a node's stored state. */
   private adopt(state: NodeState): void {
-    const { nodeId } = state;
-    this.directory.set(state);
+    const nodeId = this.directory.set(state);
     if (!state.registered || state.nodeType !== "Compute") {
       if (this.liveness.slotOf(nodeId) !== -1) this.options.onResources?.(nodeId, undefined);
       this.liveness.forget(nodeId);
-      this.deadlines.cancel(HEALTH_KEY + nodeId);
+      this.healthDeadlines.cancel(nodeId);
       return;
     }
     const node = {
@@ -269,9 +301,14 @@ export class NodeManager {
     const slot = this.liveness.slotOf(nodeId);
     // Registration is also proof of life.
     if (slot === -1) {
-      this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
+      const tracked = this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
+      this.liveness.setInfoPrint(tracked, undefined);
       this.options.onResources?.(nodeId, undefined);
-    } else this.liveness.update(slot, node, this.clock.now());
+    } else {
+      this.liveness.update(slot, node, this.clock.now());
+      // What the node's info is now is learnt again from its actor, on its next info report.
+      this.liveness.setInfoPrint(slot, undefined);
+    }
     if (slot === -1 || !this.liveness.isChanging(slot)) this.arm(nodeId);
   }
 
@@ -281,7 +318,7 @@ export class NodeManager {
    * Idempotent — the `forget-deleted-nodes` workflow calls it for every NodeDeleted it sees.
    */
   async forgetIfGone(nodeId: string): Promise<void> {
-    const actor = await this.actors.get(nodeId);
+    const actor = await this.actors.get(this.directory.canonical(nodeId) ?? nodeId);
     await actor.refresh();
     if (actor.currentRevision === -1) return;
     if (!actor.state.registered && (this.directory.isRegistered(nodeId) || this.liveness.slotOf(nodeId) !== -1)) {
@@ -374,10 +411,27 @@ export class NodeManager {
     return this.runTime;
   }
 
-  /** Only registration creates a node: a report for an unknown id must not leave anything behind. */
-  async updateInfo(info: NodeInfo, context: CommandContext): Promise<CommandResult> {
-    if (!this.directory.has(info.NodeID)) throw notFound(`node not registered: ${info.NodeID}`);
-    return this.execute(info.NodeID, { type: "UpdateInfo", info }, context);
+  /**
+   * Only registration creates a node: a report for an unknown id must not leave anything behind.
+   * An agent reports its info every minute, nearly always unchanged: when the print of the
+   * node's stored info is known and equal, the answer is the decider's (nothing to store)
+   * without loading the node's actor. Resolves to the events stored.
+   */
+  async updateInfo(info: NodeInfo, context: CommandContext): Promise<readonly NodeEvent[]> {
+    const nodeId = this.directory.canonical(info.NodeID);
+    if (nodeId === undefined) throw notFound(`node not registered: ${info.NodeID}`);
+    const slot = this.liveness.slotOf(nodeId);
+    const print = infoPrint(info);
+    if (slot !== -1 && knownUnchanged({ compute: true, rejected: this.liveness.isRejected(slot), print: this.liveness.infoPrint(slot) }, info, print)) return [];
+    const result = await this.execute(nodeId, { type: "UpdateInfo", info }, context);
+    const now = this.liveness.slotOf(nodeId);
+    const actor = this.actors.peek(nodeId);
+    // Learnt only from the latest stored state: the actor's, while no other command is changing it.
+    if (now !== -1 && actor?.idle) {
+      const known = knownNode(actor.state);
+      if (known.compute && known.print?.hi === print.hi && known.print.lo === print.lo) this.liveness.setInfoPrint(now, known.print);
+    }
+    return result.events;
   }
 
   updateResources(nodeId: string, report: ResourceReport): void {
@@ -385,7 +439,8 @@ export class NodeManager {
     if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
     if (this.liveness.isRejected(slot)) throw forbidden("node registration rejected");
     this.liveness.setResources(slot, report);
-    this.options.onResources?.(nodeId, report);
+    // The tracker's id string, not the caller's (a slice of the message's subject).
+    this.options.onResources?.(this.liveness.idOf(slot) as string, report);
   }
 
   /** How many node ids this manager knows: in the cluster, or deleted with their history kept. */
@@ -437,7 +492,7 @@ export class NodeManager {
 
   private async syncCredential(nodeId: string): Promise<void> {
     if (!this.options.credentials) return;
-    const actor = await this.actors.get(nodeId);
+    const actor = await this.actors.get(this.directory.canonical(nodeId) ?? nodeId);
     await this.options.credentials.apply(nodeId, activeCredential(actor.state));
   }
 
@@ -446,9 +501,14 @@ export class NodeManager {
     return [...this.revokedKeys];
   }
 
-  /** Every node's live key as recovery found it: what NATS must let in after a restart. */
+  /**
+   * Every node's live key as recovery found it: what NATS must let in after a restart. Handed
+   * over once (the credential gate keeps them from then on); empty without a gate.
+   */
   activeCredentials(): [string, string][] {
-    return [...this.recoveredCredentials];
+    const keys = this.recoveredCredentials;
+    this.recoveredCredentials = [];
+    return keys;
   }
 
   /**

@@ -117,4 +117,53 @@ describe("EntityRegistry", () => {
     registry.sweep();
     expect(registry.peek("a")).toBeUndefined();
   });
+
+  it("enforces maxResident on every load, dropping the least recently used idle actor, not only at the sweep", async () => {
+    const { registry } = setup({ maxResident: 2 });
+    await registry.execute("a", register("a"), ctx);
+    await registry.execute("b", register("b"), ctx);
+    await registry.execute("a", { type: "Approve" }, ctx); // a is now the most recently used
+    await registry.execute("c", register("c"), ctx);
+    expect(registry.residentCount).toBe(2);
+    expect(registry.peek("b")).toBeUndefined();
+    expect(registry.peek("a")).toBeDefined();
+    expect(registry.peek("c")).toBeDefined();
+    expect(registry.passivated).toBe(1);
+  });
+
+  it("is never over maxResident after a storm of loads, and evicts no actor with a command under way", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `n${i}`);
+    const first = setup();
+    for (const id of ids) await first.registry.execute(id, register(id), ctx);
+    const { registry, store } = setup({ file: first.file, maxResident: 5 });
+    const busy = await registry.get("n0");
+    await new Promise((resolve) => setImmediate(resolve));
+    // n0's approval waits for the store's group commit (the next turn of the event loop) while every other actor loads.
+    const approving = registry.execute("n0", { type: "Approve" }, ctx);
+    // Each caller asks for the actor, then gives it a command (as the node manager does): the load's continuation comes later.
+    const storm = Promise.allSettled(ids.slice(1).map((id) => registry.get(id).then(() => registry.execute(id, { type: "Approve" }, ctx))));
+    await Promise.all(ids.slice(1).map((id) => registry.get(id)));
+    expect(busy.idle).toBe(false);
+    expect(registry.peek("n0")).toBe(busy);
+    await expect(approving).resolves.toMatchObject({ revision: 1 });
+    expect((await storm).every((r) => r.status === "fulfilled")).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(registry.residentCount).toBeLessThanOrEqual(5);
+    for (const id of ids) expect((await store.readStream(`node-${id}`)).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
+    // One actor per id throughout: each was loaded once, n0's never twice.
+    expect(registry.loaded).toBe(ids.length);
+  });
+
+  it("reloads an evicted actor to the very state it had", async () => {
+    const { registry } = setup({ maxResident: 1 });
+    await registry.execute("a", register("a"), ctx);
+    await registry.execute("a", { type: "Reject" }, ctx);
+    const before = registry.peek("a")?.state;
+    await registry.execute("b", register("b"), ctx);
+    expect(registry.peek("a")).toBeUndefined();
+    const reloaded = await registry.get("a");
+    expect(reloaded.state).toEqual(before);
+    expect(reloaded.currentRevision).toBe(1);
+    await expect(registry.execute("a", { type: "Reject" }, ctx)).rejects.toMatchObject({ kind: "Conflict", message: "node a already rejected" });
+  });
 });

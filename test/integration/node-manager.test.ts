@@ -1,8 +1,9 @@
 import { join } from "node:path";
+import { nkeys } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
-import { NodeManager } from "../../src/actors/node-manager.ts";
+import { NodeManager, type CredentialGate } from "../../src/actors/node-manager.ts";
 import type { RegistrationLimits } from "../../src/actors/registration-admission.ts";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -15,7 +16,9 @@ const M = 60 * S;
 const nodeCtx = (id: string) => commandContext({ type: "node", id });
 const opCtx = (reason?: string) => commandContext({ type: "operator", id: "alice" }, reason ? { reason } : {});
 
-function setup(options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[]; limits?: RegistrationLimits } = {}) {
+function setup(
+  options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[]; limits?: RegistrationLimits; maxResidentActors?: number; credentials?: CredentialGate } = {},
+) {
   const file = options.file ?? join(tempDir(), "shoal.db");
   const store = new SqliteEventStore(file);
   const clock = options.clock ?? new ManualClock();
@@ -26,6 +29,8 @@ function setup(options: { file?: string; clock?: ManualClock; manualApproval?: b
     manualApproval: options.manualApproval ?? false,
     thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, options.overrides ?? []),
     ...(options.limits ? { registrationLimits: options.limits } : {}),
+    ...(options.maxResidentActors === undefined ? {} : { maxResidentActors: options.maxResidentActors }),
+    ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   opened.push({ store, manager });
   return { store, clock, manager, file };
@@ -314,6 +319,112 @@ describe("NodeManager membership", () => {
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({ kind: "PreconditionFailed" });
     await expect(manager.operatorAction("approve", "a", opCtx(), 0)).resolves.toMatchObject({ revision: 1 });
+  });
+});
+
+describe("NodeManager info reports", () => {
+  it("answers an unchanged info report without loading the node's actor, and stores a changed one", async () => {
+    const { manager, store } = setup({ maxResidentActors: 1 });
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    // The first report after a registration is decided by the actor; from then on the manager knows the info.
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toEqual([]);
+    await manager.register(computeInfo("n2"), nodeCtx("n2")); // n1's actor is evicted (at most one resident)
+    const loaded = manager.actorStats.loaded;
+    for (let i = 0; i < 3; i++) await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toEqual([]);
+    expect(manager.actorStats.loaded).toBe(loaded);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+
+    const changed = computeInfo("n1", { rack: "r7" });
+    await expect(manager.updateInfo(changed, nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated", data: { Changed: ["Labels"] } }]);
+    expect(manager.actorStats.loaded).toBe(loaded + 1);
+    await manager.register(computeInfo("n3"), nodeCtx("n3"));
+    const after = manager.actorStats.loaded;
+    await expect(manager.updateInfo(changed, nodeCtx("n1"))).resolves.toEqual([]);
+    expect(manager.actorStats.loaded).toBe(after);
+    // The info it had before is a change again, stored as the actor decides it.
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
+  });
+
+  it("leaves to the actor a report from a node an operator rejected, or that re-registered with other info", async () => {
+    const { manager, store } = setup();
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await manager.updateInfo(computeInfo("n1"), nodeCtx("n1"));
+    await manager.operatorAction("reject", "n1", opCtx());
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).rejects.toMatchObject({ kind: "Forbidden", message: "node registration rejected" });
+    await manager.operatorAction("approve", "n1", opCtx());
+    const relabelled = computeInfo("n1", { zone: "b" });
+    await manager.register(relabelled, nodeCtx("n1"));
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeRejected", "NodeApproved", "NodeInfoUpdated", "NodeInfoUpdated"]);
+  });
+
+  it("after a restart, answers unchanged reports from the recovered state, and stores changed ones through the actor", async () => {
+    const clock = new ManualClock();
+    const first = setup({ clock });
+    await first.manager.recover();
+    await first.manager.register(computeInfo("n1", { zone: "a" }), nodeCtx("n1"));
+    await first.manager.updateInfo(computeInfo("n1", { zone: "b" }), nodeCtx("n1"));
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+
+    const second = setup({ clock, file: first.file });
+    await second.manager.recover();
+    await second.manager.whenInfoPrintsLearnt();
+    await expect(second.manager.updateInfo(computeInfo("n1", { zone: "b" }), nodeCtx("n1"))).resolves.toEqual([]);
+    expect(second.manager.actorStats.loaded).toBe(0);
+    await expect(second.manager.updateInfo(computeInfo("n1", { zone: "a" }), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    expect(second.manager.actorStats.loaded).toBe(1);
+    await expect(second.manager.updateInfo(computeInfo("n1", { zone: "a" }), nodeCtx("n1"))).resolves.toEqual([]);
+    expect(await types(second.store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
+  });
+
+  it("learns no print after a restart from a recovered state that something stored since has replaced", async () => {
+    const clock = new ManualClock();
+    const first = setup({ clock });
+    await first.manager.recover();
+    const ids = Array.from({ length: 2500 }, (_, i) => `n${i}`);
+    for (const id of ids) await first.manager.register(computeInfo(id, { zone: "a" }), nodeCtx(id));
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+
+    const second = setup({ clock, file: first.file });
+    await second.manager.recover();
+    // Learning yields every 1,000 nodes: the last node's info changes before its print is learnt.
+    const last = ids[ids.length - 1] as string;
+    await second.manager.updateInfo(computeInfo(last, { zone: "b" }), nodeCtx(last));
+    await second.manager.whenInfoPrintsLearnt();
+    await expect(second.manager.updateInfo(computeInfo(last, { zone: "a" }), nodeCtx(last))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    await expect(second.manager.updateInfo(computeInfo("n0", { zone: "a" }), nodeCtx("n0"))).resolves.toEqual([]);
+    expect(await types(second.store, last)).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
+  });
+});
+
+describe("NodeManager credentials at start-up", () => {
+  it("hands the live keys recovery found to NATS once, and keeps none without a credential gate", async () => {
+    const clock = new ManualClock();
+    const applied = new Map<string, string | undefined>();
+    const gate: CredentialGate = { apply: async (nodeId, key) => void applied.set(nodeId, key) };
+    const first = setup({ clock, credentials: gate });
+    await first.manager.recover();
+    const key = nkeys.createUser().getPublicKey();
+    await first.manager.join(computeInfo("n1"), key, nodeCtx("n1"));
+    expect(applied.get("n1")).toBe(key);
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+
+    const second = setup({ clock, file: first.file, credentials: gate });
+    await second.manager.recover();
+    expect(second.manager.activeCredentials()).toEqual([["n1", key]]);
+    expect(second.manager.activeCredentials()).toEqual([]);
+    const ungated = setup({ clock, file: first.file });
+    await ungated.manager.recover();
+    expect(ungated.manager.activeCredentials()).toEqual([]);
   });
 });
 

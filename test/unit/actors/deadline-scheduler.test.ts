@@ -85,4 +85,54 @@ describe("DeadlineScheduler", () => {
     expect(sawYield).toBe(true);
     expect(immediatesBetween).toBeGreaterThan(1);
   });
+
+  it("keeps kinds of deadlines apart: the same id in two kinds and as a plain key are three deadlines, each firing its own handler", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const t0 = clock.now();
+    const fired: string[] = [];
+    const health = scheduler.kind((id) => fired.push(`health ${id}`));
+    const other = scheduler.kind((id) => fired.push(`other ${id}`));
+    health.set("n1", t0 + 300);
+    other.set("n1", t0 + 100);
+    scheduler.set("n1", t0 + 200, (key) => fired.push(`plain ${key}`));
+    health.set("n2", t0 + 50);
+    health.set("n2", t0 + 400); // moved
+    other.set("n2", t0 + 150);
+    other.cancel("n2");
+    expect(scheduler.size).toBe(4);
+    expect([health.at("n1"), other.at("n1"), scheduler.at("n1"), health.at("n2"), other.has("n2")]).toEqual([t0 + 300, t0 + 100, t0 + 200, t0 + 400, false]);
+    await clock.advance(1000);
+    expect(fired).toEqual(["other n1", "plain n1", "health n1", "health n2"]);
+    expect(scheduler.size).toBe(0);
+    expect(health.has("n1")).toBe(false);
+  });
+
+  it("keeps heap order across kinds through random sets, moves and cancels", async () => {
+    const clock = new ManualClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const t0 = clock.now();
+    const fired: [string, number][] = [];
+    const kinds = [0, 1, 2].map((k) => scheduler.kind((id) => fired.push([`${k}/${id}`, clock.now() - t0])));
+    const expected = new Map<string, number>();
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 3000; i++) {
+      const k = Math.floor(random() * 3);
+      const id = `n${Math.floor(random() * 500)}`;
+      if (random() < 0.2) {
+        kinds[k]!.cancel(id);
+        expected.delete(`${k}/${id}`);
+      } else {
+        const at = 1 + Math.floor(random() * 10_000);
+        kinds[k]!.set(id, t0 + at);
+        expected.set(`${k}/${id}`, at);
+      }
+    }
+    expect(scheduler.size).toBe(expected.size);
+    await clock.advance(20_000);
+    expect(new Map(fired)).toEqual(expected);
+    const times = fired.map(([, at]) => at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
 });

@@ -63,4 +63,35 @@ describe("LivenessTracker", () => {
     t.setChanging(slot, false);
     expect([t.isRejected(slot), t.isChanging(slot)]).toEqual([false, false]);
   });
+
+  it("gives back each node's last resource report as reported, fields left out included, in its own slot", () => {
+    const t = new LivenessTracker();
+    const a = t.track("a", 0, node);
+    const b = t.track("b", 0, node);
+    expect(t.resources(a)).toBeUndefined();
+    const full = { AvailableCapacity: { CPU: 3.5, Memory: 7 * 1024 ** 3, Disk: 2 ** 40, GPU: 1 }, QueueUsedCapacity: { CPU: 0.5, Memory: 0, Disk: 0, GPU: 0 }, RunningExecutions: 2, EnqueuedExecutions: 9 };
+    const partial = { AvailableCapacity: { Memory: 1024 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    t.setResources(a, full);
+    t.setResources(b, partial);
+    expect(t.resources(a)).toEqual(full);
+    expect(t.resources(b)).toStrictEqual(partial);
+    t.setResources(a, partial);
+    expect(t.resources(a)).toStrictEqual(partial);
+    expect(t.resources(b)).toStrictEqual(partial);
+  });
+
+  it("keeps a node's info print until it is forgotten, apart from its other flags", () => {
+    const t = new LivenessTracker();
+    const slot = t.track("a", 0, { ...node, rejected: true });
+    expect(t.infoPrint(slot)).toBeUndefined();
+    t.setInfoPrint(slot, { hi: 0xffffffff, lo: 7 });
+    t.setChanging(slot, true);
+    expect(t.infoPrint(slot)).toEqual({ hi: 0xffffffff, lo: 7 });
+    expect([t.isRejected(slot), t.isChanging(slot)]).toEqual([true, true]);
+    t.setInfoPrint(slot, undefined);
+    expect(t.infoPrint(slot)).toBeUndefined();
+    t.setInfoPrint(slot, { hi: 1, lo: 2 });
+    t.forget("a");
+    expect(t.infoPrint(t.track("b", 0, node))).toBeUndefined();
+  });
 });
