@@ -48,6 +48,9 @@ export class LivenessTracker {
   private flags = new Uint8Array(0);
   /** Each slot's last resource report, REPORT_WIDTH numbers (NaN: a field the report left out), not 3 objects per node. */
   private reports = new Float64Array(0);
+  /** Which report a slot holds (a number never given twice), so readers can keep what they made of it. */
+  private reportSeq = new Float64Array(0);
+  private nextReportSeq = 1;
   /** The print of the node's stored info, when known (HAS_PRINT): its info reports are answered without its actor. */
   private printHi = new Uint32Array(0);
   private printLo = new Uint32Array(0);
@@ -206,12 +209,22 @@ export class LivenessTracker {
     };
   }
 
+  /**
+   * Changes whenever the slot's report does, and is never the same for two reports (0: none):
+   * reports are rebuilt on every read, so readers that keep what they made of one (the node
+   * list's capacity text) compare this instead of the object.
+   */
+  reportVersion(slot: number): number {
+    return ((this.flags[slot] as number) & HAS_REPORT) === 0 ? 0 : (this.reportSeq[slot] as number);
+  }
+
   setResources(slot: number, report: ResourceReport): void {
     const at = slot * REPORT_WIDTH;
     this.writeResources(at, report.AvailableCapacity);
     this.writeResources(at + 4, report.QueueUsedCapacity);
     this.reports[at + 8] = report.RunningExecutions;
     this.reports[at + 9] = report.EnqueuedExecutions;
+    this.reportSeq[slot] = this.nextReportSeq++;
     this.setFlag(slot, HAS_REPORT, true);
   }
 
@@ -267,6 +280,7 @@ export class LivenessTracker {
       this.printHi = widen(this.printHi, (n) => new Uint32Array(n));
       this.printLo = widen(this.printLo, (n) => new Uint32Array(n));
       this.reports = widen(this.reports, (n) => new Float64Array(n * REPORT_WIDTH));
+      this.reportSeq = widen(this.reportSeq, (n) => new Float64Array(n));
     }
     this.capacity++;
     return slot;

@@ -41,6 +41,8 @@ export interface RecoveredNodes {
 export interface LiveView {
   readonly lastHeartbeat: number | null;
   readonly resources: ResourceReport | undefined;
+  /** Equal for two views of the same report, never for two reports; without it, `resources` itself is compared. */
+  readonly resourcesVersion?: number;
 }
 
 /** Whatever lets a node's key in (the orchestrator's nats-server); resolves once it is enforced. */
@@ -557,7 +559,8 @@ export class NodeManager {
 
   live(nodeId: string): LiveView | undefined {
     const slot = this.liveness.slotOf(nodeId);
-    return slot === -1 ? undefined : { lastHeartbeat: this.liveness.lastHeartbeat(slot), resources: this.liveness.resources(slot) };
+    if (slot === -1) return undefined;
+    return { lastHeartbeat: this.liveness.lastHeartbeat(slot), resources: this.liveness.resources(slot), resourcesVersion: this.liveness.reportVersion(slot) };
   }
 
   stop(): void {

@@ -118,6 +118,16 @@ describe("compute protocol", () => {
     expect(await eventCount()).toBe(before);
     const res = await api("GET", "/api/v1/orchestrator/nodes/node-2");
     expect(res.body!.Node.Info.ComputeNodeInfo).toMatchObject({ AvailableCapacity: { CPU: 3, Memory: 1024 }, RunningExecutions: 1, MaxCapacity: { CPU: 4 } });
+    // The list keeps each node's capacity text until its next report: a new report must show at once.
+    const listed = async () => {
+      const page = await api("GET", "/api/v1/orchestrator/nodes");
+      return (page.body!.Nodes as { Info: { NodeID: string; ComputeNodeInfo?: unknown } }[]).find((n) => n.Info.NodeID === "node-2")!.Info.ComputeNodeInfo;
+    };
+    expect(await listed()).toMatchObject({ AvailableCapacity: { CPU: 3, Memory: 1024 }, RunningExecutions: 1 });
+    await client.updateResources({ AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: { CPU: 2 }, RunningExecutions: 3, EnqueuedExecutions: 4 });
+    expect(await listed()).toMatchObject({ AvailableCapacity: { CPU: 1 }, QueueCapacity: { CPU: 2 }, RunningExecutions: 3, EnqueuedExecutions: 4 });
+    await client.updateResources({ AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: { CPU: 2 }, RunningExecutions: 3, EnqueuedExecutions: 4 });
+    expect(await listed()).toMatchObject({ AvailableCapacity: { CPU: 1 }, QueueCapacity: { CPU: 2 }, RunningExecutions: 3, EnqueuedExecutions: 4 });
   });
 
   it("stores a changed info report as NodeInfoUpdated, an unchanged one not at all", async () => {

@@ -1,5 +1,4 @@
 import type { LiveView } from "../../actors/node-manager.ts";
-import type { ResourceReport } from "../../events/catalog/node-info.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 import { lastHeartbeatOf, liveCapacityOf, toNodeState, type NodeState } from "./node-state.ts";
 
@@ -30,7 +29,8 @@ interface Template {
   readonly compute: boolean;
   /** Every character of `parts` is ASCII (JSON.stringify leaves other characters unescaped). */
   readonly ascii: boolean;
-  report: ResourceReport | undefined | typeof UNSET;
+  /** Which report capacityText was made from: its resourcesVersion, or the report itself without one. */
+  report: unknown;
   /** The capacity fields and the static text between them, for `report`. */
   capacityText: string;
   capacityAscii: boolean;
@@ -132,7 +132,8 @@ export class NodeStateJson {
     this.ascii &&= template.ascii;
     if (!template.compute) return template.head + (parts[0] as string) + beat + (parts[1] as string);
     const report = live?.resources;
-    if (template.report !== report) {
+    const reportKey = live?.resourcesVersion ?? report;
+    if (template.report !== reportKey) {
       const c = liveCapacityOf(report);
       // Joined, not added: one flat string is smaller than a rope of seven.
       template.capacityText = [
@@ -145,7 +146,7 @@ export class NodeStateJson {
         JSON.stringify(c.EnqueuedExecutions),
       ].join("");
       template.capacityAscii = !NOT_ASCII.test(template.capacityText);
-      template.report = report;
+      template.report = reportKey;
     }
     this.ascii &&= template.capacityAscii;
     return template.head + (parts[0] as string) + template.capacityText + (parts[4] as string) + beat + (parts[5] as string);

@@ -80,6 +80,24 @@ describe("LivenessTracker", () => {
     expect(t.resources(b)).toStrictEqual(partial);
   });
 
+  it("names each report with a version of its own: 0 before any, new on every report (an equal one too), never another slot's, 0 again for a reused slot", () => {
+    const t = new LivenessTracker();
+    const a = t.track("a", 0, node);
+    const b = t.track("b", 0, node);
+    expect([t.reportVersion(a), t.reportVersion(b)]).toEqual([0, 0]);
+    const report = { AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    t.setResources(a, report);
+    const first = t.reportVersion(a);
+    expect(first).toBeGreaterThan(0);
+    expect(t.reportVersion(a)).toBe(first);
+    t.setResources(b, report);
+    t.setResources(a, report);
+    const seen = [first, t.reportVersion(b), t.reportVersion(a)];
+    expect(new Set(seen).size).toBe(3);
+    t.forget("a");
+    expect(t.reportVersion(t.track("c", 0, node))).toBe(0);
+  });
+
   it("keeps a node's info print until it is forgotten, apart from its other flags", () => {
     const t = new LivenessTracker();
     const slot = t.track("a", 0, { ...node, rejected: true });
