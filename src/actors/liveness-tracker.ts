@@ -2,7 +2,6 @@ import type { Health, ResourceReport, Resources } from "../events/catalog/node-i
 import type { InfoPrint } from "./info-print.ts";
 import { NodeIdTable } from "./node-id-table.ts";
 
-const HEALTH: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const HEALTH_CODE: Record<Health, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
 const INITIAL_CAPACITY = 1024;
 const REJECTED = 1;
@@ -62,10 +61,6 @@ export class LivenessTracker {
 
   get size(): number {
     return this.slots.size;
-  }
-
-  get floor(): number {
-    return this.silenceFloor;
   }
 
   /** From now on, silence before `at` is not held against any node. */
@@ -142,10 +137,6 @@ export class LivenessTracker {
   silentSince(slot: number): number {
     const t = this.lastBeat[slot] as number;
     return Number.isNaN(t) ? (this.since[slot] as number) : t;
-  }
-
-  health(slot: number): Health {
-    return HEALTH[this.healthCode[slot] as number] as Health;
   }
 
   isHealthy(slot: number): boolean {

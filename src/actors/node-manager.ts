@@ -303,8 +303,8 @@ export class NodeManager {
     const slot = this.liveness.slotOf(nodeId);
     // Registration is also proof of life.
     if (slot === -1) {
-      const tracked = this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
-      this.liveness.setInfoPrint(tracked, undefined);
+      // A new slot starts with no info print (track clears its flags).
+      this.liveness.track(nodeId, this.clock.now(), { ...node, lastHeartbeat: this.clock.now() });
       this.options.onResources?.(nodeId, undefined);
     } else {
       this.liveness.update(slot, node, this.clock.now());
@@ -459,10 +459,6 @@ export class NodeManager {
     return this.deadlines.size;
   }
 
-  get trackedNodes(): number {
-    return this.liveness.size;
-  }
-
   /** Whether `nodeId` (exactly) is registered now. */
   isRegistered(nodeId: string): boolean {
     return this.directory.isRegistered(nodeId);
@@ -551,10 +547,6 @@ export class NodeManager {
       const slot = this.liveness.slotOf(nodeId);
       if (!this.liveness.isChanging(slot)) this.arm(nodeId);
     }
-  }
-
-  get transportIsDown(): boolean {
-    return this.transportDownReason !== undefined;
   }
 
   live(nodeId: string): LiveView | undefined {

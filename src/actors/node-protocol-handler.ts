@@ -95,8 +95,12 @@ export class NodeProtocolHandler {
   }
 
   /** A message may only speak for the node its subject names (which NATS permissions tie to the sender). */
-  private admit(nodeId: string, claimed: string, messageId: string) {
+  private checkSender(nodeId: string, claimed: string): void {
     if (claimed !== nodeId) throw badRequest(`subject is for node ${nodeId} but the message is from ${claimed}`);
+  }
+
+  private admit(nodeId: string, claimed: string, messageId: string) {
+    this.checkSender(nodeId, claimed);
     return commandContext({ type: "node", id: nodeId }, { causationId: messageId });
   }
 
@@ -172,7 +176,7 @@ export class NodeProtocolHandler {
   /** Any other heartbeat (older agents', other encoders'): decoded and validated in full. */
   private decodedBeat(nodeId: string, data: Uint8Array): Promise<void> | undefined {
     const req = decodeHeartbeat(data);
-    if (req.NodeID !== nodeId) throw badRequest(`subject is for node ${nodeId} but the message is from ${req.NodeID}`);
+    this.checkSender(nodeId, req.NodeID);
     return this.manager.heartbeat(nodeId, req.MessageID);
   }
 

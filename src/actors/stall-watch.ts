@@ -11,8 +11,6 @@ export class StallWatch {
   private lastTick: number;
   private timer: TimerHandle | undefined;
   private stopped = false;
-  private stalls = 0;
-  private longest = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -32,18 +30,8 @@ export class StallWatch {
     const gap = now - this.lastTick;
     this.lastTick = now;
     if (gap < this.options.thresholdMs) return false;
-    this.stalls++;
-    this.longest = Math.max(this.longest, gap);
     this.options.onStall(now - gap, now);
     return true;
-  }
-
-  get stallCount(): number {
-    return this.stalls;
-  }
-
-  get longestStallMs(): number {
-    return this.longest;
   }
 
   private schedule(): void {
