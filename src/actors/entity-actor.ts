@@ -13,11 +13,14 @@ export interface CommandResult<Event> {
   readonly note?: string;
 }
 
-export interface ExecuteOptions {
+export interface ExecuteOptions<State = unknown> {
   /** If-Match: refuse with PreconditionFailed unless the stream is at this revision. */
   readonly expectedRevision?: number;
-  /** Checked when the command reaches the front of the mailbox; false drops it (e.g. a stale deadline). */
-  readonly precondition?: () => boolean;
+  /**
+   * Checked with the actor's state when the command reaches the front of the mailbox; false drops
+   * it (e.g. a stale deadline).
+   */
+  readonly precondition?: (state: State) => boolean;
 }
 
 export interface ActorEnvironment {
@@ -27,12 +30,12 @@ export interface ActorEnvironment {
 }
 
 /** A queued command, or a catch-up, with its caller's promise to settle. */
-type Job<Command, Event> =
+type Job<State, Command, Event> =
   | {
       readonly kind: "command";
       readonly command: Command;
       readonly context: CommandContext;
-      readonly options: ExecuteOptions;
+      readonly options: ExecuteOptions<State>;
       readonly resolve: (result: CommandResult<Event>) => void;
       readonly reject: (error: unknown) => void;
     }
@@ -73,7 +76,7 @@ export class EntityActor<State, Command, Event, Refusal> {
   private current: State;
   private revision = -1;
   /** Commands (and catch-ups) waiting their turn, oldest first; one runs at a time. */
-  private readonly waiting: Job<Command, Event>[] = [];
+  private readonly waiting: Job<State, Command, Event>[] = [];
   private draining = false;
   private queued = 0;
   private readonly stream: string;
@@ -117,7 +120,7 @@ export class EntityActor<State, Command, Event, Refusal> {
     return new Promise<void>((resolve, reject) => this.enqueue({ kind: "catchUp", resolve, reject }));
   }
 
-  execute(command: Command, context: CommandContext, options: ExecuteOptions = NO_OPTIONS): Promise<CommandResult<Event>> {
+  execute(command: Command, context: CommandContext, options: ExecuteOptions<State> = NO_OPTIONS): Promise<CommandResult<Event>> {
     return new Promise<CommandResult<Event>>((resolve, reject) => this.enqueue({ kind: "command", command, context, options, resolve, reject }));
   }
 
@@ -126,7 +129,7 @@ export class EntityActor<State, Command, Event, Refusal> {
    * (fewer allocations on the hot path). As before, a command starts in a later microtask than
    * the call that queued it, and `idle` is true again before its caller resumes.
    */
-  private enqueue(job: Job<Command, Event>): void {
+  private enqueue(job: Job<State, Command, Event>): void {
     this.queued++;
     this.waiting.push(job);
     if (!this.draining) {
@@ -151,11 +154,11 @@ export class EntityActor<State, Command, Event, Refusal> {
     this.draining = false;
   };
 
-  private async run(command: Command, context: CommandContext, options: ExecuteOptions): Promise<CommandResult<Event>> {
+  private async run(command: Command, context: CommandContext, options: ExecuteOptions<State>): Promise<CommandResult<Event>> {
     const { decider } = this.kind;
     const { clock } = this.env;
     this.lastUsed = clock.now();
-    if (options.precondition && !options.precondition()) return { events: [], position: undefined, revision: this.revision };
+    if (options.precondition && !options.precondition(this.state)) return { events: [], position: undefined, revision: this.revision };
     for (let attempt = 0; ; attempt++) {
       if (options.expectedRevision !== undefined && options.expectedRevision !== this.revision) {
         throw new ShoalError({

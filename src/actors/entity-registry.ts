@@ -87,9 +87,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     if (this.stopped) return;
     this.armed.get(id)?.delete(name);
     try {
-      const actor = await this.get(id);
+      // Judged on the state of the actor that runs the command, whichever is resident by then.
       await this.execute(id, command, systemContext(`deadline ${name} passed`), {
-        precondition: () => (this.kind.decider.deadlines?.(actor.state) ?? []).some((d) => d.name === name && d.at === at),
+        precondition: (state) => (this.kind.decider.deadlines?.(state) ?? []).some((d) => d.name === name && d.at === at),
       });
     } catch (err) {
       this.options.logger.error({ err, category: this.kind.category, id, deadline: name }, "a deadline's command failed; it stays armed and is retried");
@@ -129,7 +129,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.resident.get(id);
   }
 
-  execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult<Event>> {
+  execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>): Promise<CommandResult<Event>> {
     // A resident actor takes the command at once; only a load waits for the store first.
     const actor = this.resident.get(id);
     if (actor) return this.executeOn(actor, id, command, context, options);
@@ -137,7 +137,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   }
 
   /** Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile). */
-  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions): Promise<[CommandResult<Event>, State]> {
+  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>): Promise<[CommandResult<Event>, State]> {
     const actor = this.resident.get(id) ?? (await this.get(id));
     const result = await this.executeOn(actor, id, command, context, options);
     return [result, actor.state];
@@ -148,7 +148,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     id: string,
     command: Command,
     context: CommandContext,
-    options: ExecuteOptions | undefined,
+    options: ExecuteOptions<State> | undefined,
   ): Promise<CommandResult<Event>> {
     if (this.resident.get(id) === actor) {
       // Most recently used last: eviction takes from the front.

@@ -273,12 +273,12 @@ export class NodeManager {
   }
 
   /** Runs a command on the node's actor and brings the directory and liveness in step with what it stored. */
-  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions): Promise<CommandResult> {
+  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>): Promise<CommandResult> {
     return (await this.executeWithState(nodeId, command, context, options))[0];
   }
 
   /** execute(), also handing over the state the command left. */
-  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions): Promise<[CommandResult, NodeState]> {
+  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>): Promise<[CommandResult, NodeState]> {
     // One id string per node for everything kept (the actor, its state): the caller's may be a slice of a whole message.
     const id = this.directory.canonical(nodeId) ?? nodeId;
     const [result, state] = await this.actors.executeWithState(id, command, context, options);
