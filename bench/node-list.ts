@@ -144,7 +144,7 @@ async function serve(nodes: number): Promise<void> {
     views,
     index,
     // The views are seeded above; the store is empty, so this processor only keeps the API's read-your-writes honest.
-    projection: processors.add({ name: "node-views", handle: (batch) => batch.forEach((e) => views.handle(e.recorded)) }),
+    projection: processors.add({ name: "node-views", handle: (batch) => batch.forEach(views.handleEnvelope) }),
     history: new NodeHistory(store),
     auth: { users: [], anonymousAccess: "read" },
   });

@@ -54,7 +54,7 @@ export async function run(): Promise<Record<string, number | string>> {
     await publisher.start();
     const host = new ProcessorHost({ store, logger });
     const views = new NodeViews();
-    host.add({ name: "node-views", handle: (batch) => batch.forEach((e) => views.handle(e.recorded)) });
+    host.add({ name: "node-views", handle: (batch) => batch.forEach(views.handleEnvelope) });
     const published = host.add(publisher);
     await host.start();
 

@@ -1,10 +1,9 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { evolveNode } from "../../machines/node/evolve-node.ts";
 import { initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
-import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
-import type { EventEnvelope } from "./event-envelope.ts";
+import { EventEnvelope } from "./event-envelope.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { nodeViewOf, type NodeView } from "./node-view.ts";
 import { SharedNodeParts, flatString } from "./shared-node-parts.ts";
@@ -61,10 +60,8 @@ export class NodeViews {
     if (!this.heldFrom) this.listener?.(nodeId, before, after);
   }
 
-  handle = (recorded: RecordedEvent): void => {
-    if (categoryOf(recorded.stream) !== NODE_CATEGORY) return;
-    this.apply(recorded, decodeNodeEvent(recorded));
-  };
+  /** A stored event outside the processor host (tests, seeding): the same path as an envelope's. */
+  handle = (recorded: RecordedEvent): void => this.handleEnvelope(new EventEnvelope(recorded));
 
   /** An event the processor host has already decoded (once, for every processor). */
   handleEnvelope = (envelope: EventEnvelope): void => {

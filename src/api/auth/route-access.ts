@@ -29,6 +29,12 @@ const RESOURCES: readonly (readonly [string, "node" | "job" | "agent"])[] = [
 
 const READ_METHODS = new Set(["GET", "HEAD"]);
 
+/** Routes whose reads need a capability of their own, never granted to anonymous readers. */
+const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
+  [HISTORY_ROUTE, "read:history"],
+  [METRICS_ROUTE, "read:agent"],
+]);
+
 /**
  * The access a route needs, from its Fastify pattern (`/api/v1/orchestrator/nodes/:id`), never
  * from the raw URL, so encoding tricks cannot move a request to a laxer rule. GET and HEAD read;
@@ -37,8 +43,8 @@ const READ_METHODS = new Set(["GET", "HEAD"]);
 export function routeAccess(method: string, route: string): RouteAccess {
   if (PUBLIC_ROUTES.has(route)) return { public: true };
   const read = READ_METHODS.has(method.toUpperCase());
-  if (route === HISTORY_ROUTE) return read ? { public: false, capability: "read:history", anonymousRead: false } : { public: false, capability: "write:node", anonymousRead: false };
-  if (route === METRICS_ROUTE) return read ? { public: false, capability: "read:agent", anonymousRead: false } : { public: false, capability: "write:node", anonymousRead: false };
+  const own = OWN_READ_CAPABILITY.get(route);
+  if (own !== undefined) return { public: false, capability: read ? own : "write:node", anonymousRead: false };
   const resource = RESOURCES.find(([prefix]) => route === prefix || route.startsWith(`${prefix}/`))?.[1];
   if (resource === undefined) return { public: false, capability: "write:node", anonymousRead: false };
   return { public: false, capability: `${read ? "read" : "write"}:${resource}`, anonymousRead: read };

@@ -1,31 +1,8 @@
 import { Schema } from "effect";
 import type { LiveView } from "../../actors/node-manager.ts";
-import type { NodeInfo, ResourceReport } from "../../events/catalog/node-info.ts";
+import type { ResourceReport } from "../../events/catalog/node-info.ts";
 import { BuildVersion, ComputeNodeInfo, Health, Membership, NodeType, Resources, StoredNodeInfo } from "../../events/catalog/node-info.ts";
 import type { NodeView } from "../../projections/node-view.ts";
-
-/** Bacalhau's models.NodeState, plus Shoal's Health and Revision. */
-export interface NodeState {
-  readonly Info: Omit<NodeInfo, "ComputeNodeInfo"> & {
-    readonly ComputeNodeInfo?: ComputeNodeInfo & {
-      readonly AvailableCapacity: Resources;
-      readonly QueueCapacity: Resources;
-      readonly RunningExecutions: number;
-      readonly EnqueuedExecutions: number;
-    };
-  };
-  readonly Membership: Membership;
-  /** Deprecated in Bacalhau, mirrored from ConnectionState.Status. */
-  readonly Connection: "CONNECTED" | "DISCONNECTED";
-  readonly ConnectionState: {
-    readonly Status: "CONNECTED" | "DISCONNECTED";
-    readonly LastHeartbeat: string | null;
-    readonly ConnectedSince?: string;
-    readonly DisconnectedSince?: string;
-  };
-  readonly Health: Health;
-  readonly Revision: number;
-}
 
 const ResourcesComponent = Resources.annotations({ identifier: "Resources" });
 const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
@@ -69,10 +46,8 @@ export const NodeStateResponse = Schema.Struct({
   Revision: Count,
 }).annotations({ identifier: "NodeState" });
 
-// The interface and the schema describe one shape: each must be assignable to the other.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameShape: Same<NodeState, typeof NodeStateResponse.Type> = true;
-void sameShape;
+/** Bacalhau's models.NodeState, plus Shoal's Health and Revision: the shape the schema above declares. */
+export type NodeState = typeof NodeStateResponse.Type;
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
