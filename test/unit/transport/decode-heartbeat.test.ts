@@ -22,6 +22,7 @@ describe("decodeHeartbeat", () => {
       { Sequence: 1 },
       { NodeID: "n1", Sequence: -1 },
       { NodeID: "n1", Sequence: 1.5 },
+      { NodeID: "n1", Sequence: 2 ** 53 },
       { NodeID: "n1", Sequence: "1" },
       { NodeID: "n.1", Sequence: 1 },
       { NodeID: "a".repeat(129), Sequence: 1 },
