@@ -31,6 +31,7 @@ import type { JoinToken } from "./nats-credentials.ts";
 import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
+import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import { StoreHealth } from "./store-health.ts";
 import { TransportWatch } from "./transport-watch.ts";
 
@@ -41,8 +42,6 @@ export interface RunningOrchestrator {
   readonly manager: NodeManager;
   /** The NATS event publisher's progress: `position` is the last event JetStream acknowledged. */
   readonly publisher: ProcessorProgress;
-  /** Every processor's position and lag (for metrics). */
-  readonly processors: readonly ProcessorProgress[];
   /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
   readonly joinToken: JoinToken;
   /** The embedded NATS server's login for downstream event readers. */
@@ -113,7 +112,8 @@ export async function startOrchestrator(
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
   const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
-  const storeHealth = new StoreHealth(Context.get(built.value, Store), storeDescription(config), (events, position) => metrics.observeAppend(events, position));
+  const inner = Context.get(built.value, Store);
+  const storeHealth = new StoreHealth(inner, storeDescription(config), (events, position) => metrics.observeAppend(events, position));
   const store = storeHealth.store;
   const { nc, url: natsUrl, server: natsServer, joinToken, access, readerCredsFile } = Context.get(built.value, Nats);
   const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
@@ -125,6 +125,8 @@ export async function startOrchestrator(
     { name: "releasing the DataDir lock", run: () => lock.release() },
     { name: "closing NATS and the store", run: () => Effect.runPromise(Scope.close(scope, Exit.void)), timeoutMs: SCOPE_CLOSE_TIMEOUT_MS },
   ];
+  // SQLite commits appends together (EventStoreDB has no such batch): how many share a commit.
+  if (inner instanceof SqliteEventStore) cleanups.push({ name: "unwatching store commits", run: inner.onCommit((batch) => metrics.observeCommit(batch.events)) });
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -259,7 +261,7 @@ export async function startOrchestrator(
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerCredsFile === undefined ? undefined : { credsFile: readerCredsFile };
-    return { nodeId, apiUrl, natsUrl, manager, publisher: published, processors: processors.processors, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
+    return { nodeId, apiUrl, natsUrl, manager, publisher: published, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;

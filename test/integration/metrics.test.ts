@@ -99,6 +99,8 @@ describe("GET /metrics", () => {
     const before = await scrape();
     const appended = value(before, "shoal_events_appended_total");
     expect(appended).toBeGreaterThan(0); // registrations and approvals
+    const commits = value(before, "shoal_store_commit_batch_size_count");
+    expect(commits).toBeGreaterThan(0);
     expect((await call("PUT", "/api/v1/orchestrator/nodes/edge-2", OPS_KEY, { Action: "reject" })).status).toBe(200);
     await waitFor(async () => value(await scrape(), 'shoal_nodes{health="HEALTHY",membership="REJECTED"}') === 1, 10_000, () => "edge-2 rejected");
     await waitFor(
@@ -111,6 +113,9 @@ describe("GET /metrics", () => {
     );
     const after = await scrape();
     expect(value(after, "shoal_events_appended_total")).toBeGreaterThan(appended);
+    expect(value(after, "shoal_store_commit_batch_size_count")).toBeGreaterThan(commits);
+    // Every appended event was in one of the commits the histogram saw.
+    expect(value(after, "shoal_store_commit_batch_size_sum")).toBe(value(after, "shoal_events_appended_total"));
     const head = value(after, 'shoal_processor_position{processor="node-views"}');
     expect(head).toBeGreaterThan(0);
     expect(value(after, 'shoal_processor_position{processor="nats-event-publisher"}')).toBe(head);
