@@ -75,3 +75,64 @@ describe("shoal serve on Ctrl-C", () => {
     expect(processRunning(pid)).toBe(false);
   });
 });
+
+describe("shoal serve on SIGTERM at any moment after it starts", () => {
+  async function startWatched(): Promise<{ serve: ShoalProcess; dataDir: string }> {
+    const dataDir = tempDir("shoal-e2e-");
+    const serve = ShoalProcess.start([
+      "serve",
+      ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${await freePort()}`],
+      ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${await freePort()}`],
+    ]);
+    cleanups.push(() => serve.child.exitCode === null && serve.child.signalCode === null && serve.kill("SIGKILL"));
+    return { serve, dataDir };
+  }
+
+  /** Calls act once, the moment text arrives on the stream: no polling delay, as a supervisor reading the output would. */
+  const onFirst = (stream: NodeJS.ReadableStream | null, text: string, act: () => void) => {
+    let seen = "";
+    const listener = (d: Buffer) => {
+      seen += d.toString();
+      if (!seen.includes(text)) return;
+      stream?.off("data", listener);
+      act();
+    };
+    stream?.on("data", listener);
+  };
+
+  const natsPid = (dataDir: string) => {
+    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
+    cleanups.push(killLater(pid));
+    return pid;
+  };
+
+  // Until the listener was installed before start-up, a SIGTERM here took Node's default action:
+  // death by the signal (exit code null), the detached nats-server left running.
+  it("during start-up, once its nats-server runs: finishes starting, then stops it and exits 0", async () => {
+    const { serve, dataDir } = await startWatched();
+    let pid = 0;
+    onFirst(serve.child.stderr, "embedded nats-server ready", () => {
+      pid = natsPid(dataDir);
+      serve.child.kill("SIGTERM");
+    });
+    expect(await serve.exited).toBe(0);
+    expect(pid).toBeGreaterThan(0);
+    expect(processRunning(pid)).toBe(false);
+  }, 60_000);
+
+  // The CI failure of store-faults' read-only test: "is running" is printed before the rest of
+  // the output, and a SIGTERM sent the moment it was read arrived before the listener existed.
+  it("the moment it prints that it is running, and again while it stops: exits 0 and stops its nats-server", async () => {
+    const { serve, dataDir } = await startWatched();
+    let pid = 0;
+    onFirst(serve.child.stdout, "is running", () => {
+      pid = natsPid(dataDir);
+      serve.child.kill("SIGTERM");
+      onFirst(serve.child.stderr, "shutting down", () => serve.child.kill("SIGTERM"));
+    });
+    expect(await serve.exited).toBe(0);
+    expect(serve.stderr).toContain("shutting down");
+    expect(pid).toBeGreaterThan(0);
+    expect(processRunning(pid)).toBe(false);
+  }, 60_000);
+});

@@ -33,6 +33,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const base = configFrom(values);
   const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
+  const signalled = waitForSignal(); // before anything starts, as serve does
   const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), { command: "shoal devstack" });
   const agents = [];
   const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };
@@ -59,7 +60,7 @@ Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);
-  await waitForSignal();
+  await signalled;
   for (const agent of agents) await agent.stop();
   await orchestrator.stop();
   return 0;

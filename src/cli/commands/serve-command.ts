@@ -21,13 +21,17 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = configFrom(values);
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
+  // Listening before anything starts: a SIGTERM during start-up, or one sent the moment
+  // "is running" is read, stops cleanly once started instead of killing the process with its
+  // detached nats-server left behind.
+  const signalled = waitForSignal();
   const orchestrator = await startOrchestrator(config, logger);
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
   console.log(`  NATS: ${redactUrl(orchestrator.natsUrl)}`);
   if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
   console.log(joinInstructions(orchestrator));
-  await waitForSignal();
+  await signalled;
   logger.info("shutting down");
   await orchestrator.stop();
   return 0;
@@ -56,13 +60,15 @@ export function adminKeyLine(key: { path: string; created: boolean }, indent: st
   return `${indent}Admin API key ${key.created ? "created in" : "in"} ${key.path} (API.Auth.Users is empty; \`shoal node …\` on this machine uses it)`;
 }
 
+/**
+ * Resolves on the first SIGINT or SIGTERM. The listeners stay for the life of the process: with
+ * none, a signal takes Node's default action (death, no cleanup), so a second signal during the
+ * (bounded) stop, or one before the command got here, would leave the nats-server child running.
+ * Call it before starting anything a signal must stop.
+ */
 export function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", on);
-      process.off("SIGTERM", on);
-      resolve(signal);
-    };
+    const on = (signal: NodeJS.Signals) => resolve(signal);
     process.on("SIGINT", on);
     process.on("SIGTERM", on);
   });
