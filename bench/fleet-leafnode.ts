@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     void node1.closed().then(() => (node1Closed = true));
     const system = await connect({ servers: hub.url, authenticator: operator.systemLogin() });
     open.push(system);
-    operator.revoke(node1Key.publicKey);
+    operator.revoke([node1Key.publicKey]);
     const pushedAt = performance.now();
     await pushAccountJwt(system, operator.account, operator.accountJwt());
     while (!node1Closed && performance.now() - pushedAt < 3000) await sleep(10);
