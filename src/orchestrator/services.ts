@@ -146,6 +146,9 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       const dir = join(config.DataDir, "nats");
       const configFile = join(dir, "nats-server.conf");
       const target: { -readonly [K in keyof RevocationTarget]: RevocationTarget[K] } = { writeConfig: () => undefined, system: undefined };
+      if (config["Orchestrator.NATS.LeafNodes.Port"] !== 0 && config["Orchestrator.NATS.LeafNodes.Port"] === config["Orchestrator.Port"]) {
+        return yield* Effect.fail(new StartupError("Orchestrator.NATS.LeafNodes.Port must differ from Orchestrator.Port (nodes and leaf servers connect to different ports)"));
+      }
       const { joinToken, operator, readerCredsFile, access } = yield* attempt("cannot prepare the embedded NATS server's credentials", async () => {
         const joinToken = resolveJoinToken(config);
         const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));

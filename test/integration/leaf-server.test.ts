@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ import { writeLeafServerConfig, type LeafServerFiles } from "../../src/transport
 import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { runShoal, waitFor } from "../support/shoal-process.ts";
 import { testAgent } from "../support/test-agent.ts";
 
 /**
@@ -84,9 +84,16 @@ describe("a leaf server", () => {
   let files: LeafServerFiles;
 
   it("holds nodes' connections: an agent connected to it joins, is approved, heartbeats and is listed HEALTHY", async () => {
-    const made = await newLeaf();
-    files = made.files;
-    leaf = await startLeaf(files, made.port);
+    // The first leaf as an operator makes it: `shoal leaf config` beside the orchestrator, with its DataDir.
+    const port = await freePort();
+    const dir = tempDir("shoal-leaf-cli-");
+    const cli = ["leaf", "config", "--out", dir, "--listen", `127.0.0.1:${port}`, "-c", `DataDir=${config.DataDir}`, "-c", "Orchestrator.Host=127.0.0.1"];
+    expect(await runShoal(cli)).toMatchObject({ code: 2, stderr: expect.stringContaining("set Orchestrator.NATS.LeafNodes.Port") });
+    const written = await runShoal([...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`]);
+    expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining(`Hub: nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]}`) });
+    files = { configFile: join(dir, "leaf.conf"), shoalCreds: join(dir, "leaf-shoal.creds"), systemCreds: join(dir, "leaf-system.creds") };
+    for (const file of Object.values(files)) expect(statSync(file).mode & 0o777).toBe(0o600);
+    leaf = await startLeaf(files, port);
     for (const id of ["leaf-a", "leaf-b"]) {
       const dataDir = tempDir(`shoal-${id}-`);
       const agent = testAgent({ nodeId: id, orchestrators: [leaf.url], token: orchestrator.joinToken.token, dataDir, heartbeatMs: 300 });
