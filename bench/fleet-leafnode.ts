@@ -1,5 +1,7 @@
 /**
- * Spike, not wired into Shoal: can nats-server 2.9 leafnodes hold the nodes' connections in the
+ * Spike (round 3; the wiring came in round 5: Orchestrator.NATS.LeafNodes.Port, `shoal leaf
+ * config`, test/integration/leaf-server.test.ts, and bench/fleet-leaves.ts for the memory figures
+ * with a real orchestrator): can nats-server 2.9 leafnodes hold the nodes' connections in the
  * operator/JWT mode Shoal uses (docs/security.md, NATS)? Two nats-servers with Shoal's operator
  * configuration (`NatsOperator.serverConfig()`): a hub (the orchestrator's server) that accepts
  * leafnode connections, and a leaf that connects to it with a user of the Shoal account (and one of
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
     void node1.closed().then(() => (node1Closed = true));
     const system = await connect({ servers: hub.url, authenticator: operator.systemLogin() });
     open.push(system);
-    operator.revoke(node1Key.publicKey);
+    operator.revoke([node1Key.publicKey]);
     const pushedAt = performance.now();
     await pushAccountJwt(system, operator.account, operator.accountJwt());
     while (!node1Closed && performance.now() - pushedAt < 3000) await sleep(10);

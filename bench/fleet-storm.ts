@@ -30,7 +30,7 @@ const TARGET_SECONDS = 20;
 const PREFIX = "storm";
 const ID_WIDTH = 6;
 
-interface JoinerReport {
+export interface JoinerReport {
   readonly joined: number;
   readonly refused: number;
   readonly failed: number;
@@ -40,7 +40,7 @@ interface JoinerReport {
   readonly done: boolean;
 }
 
-interface Joiner {
+export interface Joiner {
   readonly child: ChildProcess;
   last: JoinerReport;
   ready: boolean;
@@ -51,9 +51,10 @@ interface Joiner {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
 
-function startJoiner(natsUrl: string, tokenFile: string, from: number, count: number, concurrency: number, hold: boolean): Joiner {
+/** One storm client process (bench/support/storm-joiner.ts); `env` adds to its environment (STORM_AS_AGENT=1). */
+export function startJoiner(natsUrl: string, tokenFile: string, from: number, count: number, concurrency: number, hold: boolean, env: Readonly<Record<string, string>> = {}): Joiner {
   const child = spawn(process.execPath, ["--import", "tsx", JOINER, natsUrl, tokenFile, PREFIX, String(from), String(count), String(concurrency), hold ? "1" : "0"], {
-    env: { ...process.env, NODE_OPTIONS: "", STORM_ID_WIDTH: String(ID_WIDTH) },
+    env: { ...process.env, NODE_OPTIONS: "", STORM_ID_WIDTH: String(ID_WIDTH), ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   const joiner: Joiner = { child, last: { joined: 0, refused: 0, failed: 0, refusedByCode: {}, errors: [], lastJoinAt: 0, done: false }, ready: false, exited: false, stderr: "" };

@@ -35,6 +35,8 @@ const count = Number(countText);
 const concurrency = Number(concurrencyText);
 const hold = holdText === "1";
 const width = Number(process.env.STORM_ID_WIDTH ?? "6");
+/** Held nodes also subscribe as an agent does (STORM_AS_AGENT=1). */
+const asAgent = process.env.STORM_AS_AGENT === "1";
 const MAX_ATTEMPTS = 8;
 const HEARTBEAT_MS = 5000;
 
@@ -65,7 +67,16 @@ async function joinOnce(index: number, key: NatsNkey): Promise<boolean> {
   const own = await connect({ servers: url, authenticator: jwtLogin(response.UserJWT, key), inboxPrefix: nodeInboxPrefix(nodeId), reconnect: false, timeout: 20_000 });
   joined++;
   lastJoinAt = Date.now();
-  if (hold) held.push({ nc: own, client: new ComputeClient(own, nodeId) });
+  if (hold) {
+    const client = new ComputeClient(own, nodeId);
+    if (asAgent) {
+      // What a running agent holds on the server: its heartbeat-refusal subscription and the
+      // reply inbox of its requests (interest that a leaf server passes on to the hub, per node).
+      client.onHeartbeatRefused(() => undefined);
+      await client.heartbeatRequest();
+    }
+    held.push({ nc: own, client });
+  }
   else await own.close().catch(() => undefined);
   return true;
 }

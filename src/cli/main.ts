@@ -14,6 +14,7 @@ Commands:
   devstack    run an orchestrator and N compute nodes in one process
   node        list, describe, approve, reject, delete nodes; show their history
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
+  leaf        write a leaf nats-server's configuration (holds nodes' connections near them)
   version     print the version
 
 Run 'shoal <command> --help' for a command's options.`;
@@ -26,6 +27,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   devstack: async () => (await import("./commands/devstack-command.ts")).devstackCommand,
   node: async () => (await import("./commands/node-command.ts")).nodeCommand,
   sim: async () => (await import("./commands/sim-command.ts")).simCommand,
+  leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */

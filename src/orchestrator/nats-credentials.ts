@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ShoalConfig } from "../config/keys.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
@@ -5,7 +6,7 @@ import { credentialsDir, loadOrCreateSecret, newSecret } from "../security/secre
 import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
 import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
-import type { NatsOperator } from "../transport/nats-jwt/nats-operator.ts";
+import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
 
 export interface JoinToken {
   readonly token: string;
@@ -33,4 +34,18 @@ export function writeEventsReaderCreds(dataDir: string, operator: NatsOperator):
   const file = join(dir, "nats-events-reader.creds");
   writeFileAtomic(file, credsFileText(operator.issueUser(key.publicKey, EVENTS_READER_USER, EVENTS_READER_PERMISSIONS), key.seed), 0o600);
   return file;
+}
+
+/**
+ * The embedded nats-server's operator as its configuration under DataDir now stands (the
+ * revocations the orchestrator last wrote), for tools that run beside the orchestrator, such as
+ * `shoal leaf config`. Undefined if that server has never been configured.
+ */
+export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefined {
+  const configFile = join(config.DataDir, "nats", "nats-server.conf");
+  if (!existsSync(configFile)) return undefined;
+  const joinToken = resolveJoinToken(config);
+  const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
+  const revocations = revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, shoalAccountKey(joinToken.token).publicKey);
+  return new NatsOperator(keys, { joinToken: joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
 }

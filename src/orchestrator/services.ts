@@ -13,9 +13,10 @@ import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { credentialsDir } from "../security/secret-file.ts";
-import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../transport/nats-auth/nats-roles.ts";
+import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER, SYSTEM_INBOX_PREFIX } from "../transport/nats-auth/nats-roles.ts";
 import { operatorModeServerConfig } from "../transport/nats-auth/nats-server-config.ts";
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
+import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
@@ -145,6 +146,9 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       const dir = join(config.DataDir, "nats");
       const configFile = join(dir, "nats-server.conf");
       const target: { -readonly [K in keyof RevocationTarget]: RevocationTarget[K] } = { writeConfig: () => undefined, system: undefined };
+      if (config["Orchestrator.NATS.LeafNodes.Port"] !== 0 && config["Orchestrator.NATS.LeafNodes.Port"] === config["Orchestrator.Port"]) {
+        return yield* Effect.fail(new StartupError("Orchestrator.NATS.LeafNodes.Port must differ from Orchestrator.Port (nodes and leaf servers connect to different ports)"));
+      }
       const { joinToken, operator, readerCredsFile, access } = yield* attempt("cannot prepare the embedded NATS server's credentials", async () => {
         const joinToken = resolveJoinToken(config);
         const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
@@ -159,6 +163,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           serverName: `shoal-${port}`,
           ...embeddedNatsPaths(dir),
           maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+          leafNodePort: config["Orchestrator.NATS.LeafNodes.Port"],
         };
         target.writeConfig = () => writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
         target.writeConfig();
@@ -181,10 +186,26 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
       target.system = yield* Effect.acquireRelease(
         attempt(`cannot connect to NATS at ${redactUrl(server.url)}`, () =>
-          connect({ servers: server.url, name: "shoal-account-updates", maxReconnectAttempts: -1, reconnectTimeWait: 1000, authenticator: operator.systemLogin(), ...STALE_AFTER }),
+          connect({
+            servers: server.url,
+            name: "shoal-account-updates",
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 1000,
+            authenticator: operator.systemLogin(),
+            inboxPrefix: SYSTEM_INBOX_PREFIX,
+            ...STALE_AFTER,
+          }),
         ),
         (system) => Effect.promise(() => boundedStep("closing the NATS system-account connection", () => system.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger })),
       );
+      if (config["Orchestrator.NATS.LeafNodes.Port"] > 0) {
+        const system = target.system;
+        yield* Effect.acquireRelease(
+          Effect.sync(() => watchLeafServers(system, operator.systemAccount, access, logger.child({ component: "nats-leaf-servers" }))),
+          (stop) => Effect.sync(stop),
+        );
+        logger.info({ port: config["Orchestrator.NATS.LeafNodes.Port"] }, "the embedded nats-server accepts leaf servers");
+      }
       return { nc, url: server.url, server, joinToken, access, readerCredsFile };
     }),
   );

@@ -65,7 +65,8 @@ export function isHeartbeatSubjectOf(subject: Uint8Array | string, id: Uint8Arra
  * Each node receives replies under its own inbox prefix, so no other node can subscribe to them.
  * Its own root keeps node ids from colliding with the join, orchestrator and reader inboxes.
  */
-export const nodeInboxPrefix = (nodeId: string): string => `_INBOX_NODE.${nodeId}`;
+export const NODE_INBOX_ROOT = "_INBOX_NODE";
+export const nodeInboxPrefix = (nodeId: string): string => `${NODE_INBOX_ROOT}.${nodeId}`;
 /** Joining nodes share one inbox prefix: join replies carry nothing secret. */
 export const JOIN_INBOX_PREFIX = "_INBOX_JOIN";
 

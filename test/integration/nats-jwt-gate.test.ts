@@ -70,10 +70,12 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   target.system = await connect({ servers: server.url, authenticator: operator.systemLogin() });
   cleanups.push(() => target.system!.close());
   // Nothing new for node-b, but the server is behind: the same call pushes now.
-  const failing = target.system;
-  target.system = { request: () => Promise.reject(new Error("push lost")) } as unknown as NatsConnection;
-  await expect(gate.apply("node-a", undefined)).rejects.toThrow("push lost");
-  target.system = failing;
+  const working = target.system;
+  const lost = await connect({ servers: server.url, authenticator: operator.systemLogin() });
+  await lost.close();
+  target.system = lost;
+  await expect(gate.apply("node-a", undefined)).rejects.toMatchObject({ code: "CONNECTION_CLOSED" });
+  target.system = working;
   await gate.apply("node-a", undefined);
   await closedB;
   expect(await admits(server.url, jwtB, b)).toBe(false);

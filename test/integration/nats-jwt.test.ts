@@ -194,7 +194,8 @@ describe("Shoal as the NATS operator", () => {
     const nc = await login(nodeAuth);
     const closed = nc.closed();
     const system = await login(operator.systemLogin());
-    await pushAccountJwt(system, operator.account, operator.revoke(key.publicKey));
+    operator.revoke([key.publicKey]);
+    await pushAccountJwt(system, operator.account, operator.accountJwt());
     const why = await Promise.race([closed, new Promise((r) => setTimeout(() => r("still connected"), 5000))]);
     expect(String(why)).toMatch(/revoked/i);
     expect(await refused(nodeAuth)).toBe(true);

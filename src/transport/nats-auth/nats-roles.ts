@@ -1,4 +1,4 @@
-import { EVENTS_STREAM, JOIN_INBOX_PREFIX, nodeInboxPrefix, nodeWorkSubjects } from "../subjects.ts";
+import { EVENTS_STREAM, JOIN_INBOX_PREFIX, NODE_INBOX_ROOT, nodeInboxPrefix, nodeWorkSubjects } from "../subjects.ts";
 
 /** nats-server's per-user permissions (its config's shape). */
 export interface NatsPermissions {
@@ -9,6 +9,8 @@ export interface NatsPermissions {
 export const ORCHESTRATOR_USER = "shoal-orchestrator";
 export const JOIN_USER = "shoal-join";
 export const EVENTS_READER_USER = "shoal-events-reader";
+export const LEAF_USER = "shoal-leaf";
+export const LEAF_SYSTEM_USER = "shoal-leaf-system";
 
 /** The orchestrator's replies (JetStream acks, its own requests) stay out of readers' `_INBOX.>`. */
 export const ORCHESTRATOR_INBOX_PREFIX = "_INBOX_ORCH";
@@ -26,6 +28,29 @@ export const ORCHESTRATOR_PERMISSIONS: NatsPermissions = {
 export const JOIN_PERMISSIONS: NatsPermissions = {
   publish: { allow: ["shoal.join.*"] },
   subscribe: { allow: [`${JOIN_INBOX_PREFIX}.>`] },
+};
+
+/** The orchestrator's system-account login gets its replies here: the one subject a leaf may answer on there. */
+export const SYSTEM_INBOX_PREFIX = "_INBOX_SHOAL_SYS";
+
+/**
+ * A leaf server's login to the hub for its nodes (the hub's view: publish = into the hub,
+ * subscribe = out to the leaf). It carries what nodes and the join login may say (the leaf
+ * holds each node to its own subjects) and the replies and work coming back; nothing else —
+ * no cluster events, no JetStream, no orchestrator inbox.
+ */
+export const LEAF_PERMISSIONS: NatsPermissions = {
+  publish: { allow: ["shoal.compute.*.*", "shoal.join.*"] },
+  subscribe: { allow: [`${NODE_INBOX_ROOT}.>`, `${JOIN_INBOX_PREFIX}.>`, "shoal.work.>"] },
+};
+
+/**
+ * A leaf server's system-account login: it receives account updates (revocations) and may
+ * answer them; the leaf's own events (a connect per node) stay at the leaf.
+ */
+export const LEAF_SYSTEM_PERMISSIONS: NatsPermissions = {
+  publish: { allow: [`${SYSTEM_INBOX_PREFIX}.>`] },
+  subscribe: { allow: ["$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE"] },
 };
 
 /** A compute node speaks only for itself: its own protocol subjects, its own replies and work. */

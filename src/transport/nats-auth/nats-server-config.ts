@@ -6,7 +6,11 @@ export interface NatsServerSettings {
   readonly storeDir: string;
   /** JetStream's disk budget, so cluster events can never starve the event store of space. */
   readonly maxFileStoreBytes: number;
+  /** Accept leaf servers on this port of `host` (0 or absent: none). */
+  readonly leafNodePort?: number;
 }
+
+const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`;
 
 /**
  * A nats-server configuration: where it listens, JetStream, and its auth section. For Shoal's
@@ -17,9 +21,10 @@ export function operatorModeServerConfig(settings: NatsServerSettings, auth: Rec
   return JSON.stringify(
     {
       server_name: settings.serverName,
-      listen: `${settings.host.includes(":") ? `[${settings.host}]` : settings.host}:${settings.port}`,
+      listen: hostPort(settings.host, settings.port),
       pid_file: settings.pidFile,
       jetstream: { store_dir: settings.storeDir, max_file_store: settings.maxFileStoreBytes, max_memory_store: 64 * 1024 * 1024 },
+      ...(settings.leafNodePort ? { leafnodes: { listen: hostPort(settings.host, settings.leafNodePort) } } : {}),
       ...auth,
     },
     null,

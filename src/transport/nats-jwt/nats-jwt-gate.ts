@@ -73,8 +73,32 @@ export class NatsJwtGate {
     return this.behind ? this.push() : this.running;
   }
 
+  /**
+   * A leaf server (its id) has just connected its system-account login: it holds the account JWT
+   * its configuration was written with, or the one it had before it lost the hub, so it gets the
+   * current one. Resolves once that leaf says it applied it; retries while its interest in
+   * account updates is still on its way to the hub; gives up (rejects) after `giveUpMs`.
+   */
+  async syncLeaf(server: string, giveUpMs = 30_000): Promise<void> {
+    const deadline = Date.now() + giveUpMs;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        await this.enqueue((system) => pushAccountJwt(system, this.operator.account, this.operator.accountJwt(), { server, timeoutMs: 1000 }), { leafOnly: true });
+        return;
+      } catch (e) {
+        if (Date.now() + wait > deadline) throw e;
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  /** Sends the account JWT as it stands to the hub and every connected leaf (after the system login reconnected). */
+  republish(): Promise<void> {
+    return this.push();
+  }
+
   private revoke(keys: readonly string[]): Promise<void> {
-    for (const key of keys) this.operator.revoke(key);
+    this.operator.revoke(keys);
     this.logger.info({ keys: keys.length, revocations: this.operator.revocations.size }, "revoking node keys");
     this.target.writeConfig();
     return this.push();
@@ -83,20 +107,31 @@ export class NatsJwtGate {
   /** One push at a time, each with the account JWT as it stands when it is sent. */
   private push(): Promise<void> {
     this.behind = true;
+    return this.enqueue(async (system) => {
+      try {
+        await pushAccountJwt(system, this.operator.account, this.operator.accountJwt());
+        this.behind = false;
+      } catch (e) {
+        this.behind = true;
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * Runs `send` after every push before it, so servers get account JWTs in the order they were
+   * signed (a leaf applies whatever it is handed, newer or not).
+   */
+  private enqueue(send: (system: NatsConnection) => Promise<void>, options: { leafOnly?: boolean } = {}): Promise<void> {
     const next = this.running
       .catch(() => undefined)
       .then(async () => {
         const system = this.target.system;
         if (!system) return; // the server is not started yet: it reads the config written above
-        try {
-          await pushAccountJwt(system, this.operator.account, this.operator.accountJwt());
-          this.behind = false;
-        } catch (e) {
-          this.behind = true;
-          throw e;
-        }
+        await send(system);
       });
-    this.running = next;
+    // A leaf that did not answer says nothing about the hub: catchUp() must not report it.
+    this.running = options.leafOnly ? next.catch(() => undefined) : next;
     return next;
   }
 }

@@ -134,6 +134,8 @@ export interface UserOptions {
   readonly issuerAccount?: string;
   /** `signer` is a scoped signer: its template decides, and the JWT carries no permissions or limits. */
   readonly scoped?: boolean;
+  /** Only these kinds of connection may log in with it (nats-server's names: STANDARD, LEAFNODE, …); default any. */
+  readonly connectionTypes?: readonly string[];
   readonly iat?: number;
   readonly exp?: number;
 }
@@ -152,6 +154,7 @@ export function userJwt(signer: NatsNkey, user: string, name: string, permission
       version: 2,
       // Without limits a user may hold no subscription and send no payload.
       ...(options.scoped ? {} : { ...(permissions ? jwtPermissions(permissions) : {}), ...UNLIMITED }),
+      ...(options.connectionTypes ? { allowed_connection_types: [...options.connectionTypes] } : {}),
       ...(options.issuerAccount ? { issuer_account: options.issuerAccount } : {}),
     },
     { ...(options.iat === undefined ? {} : { iat: options.iat }), ...(options.exp === undefined ? {} : { exp: options.exp }) },

@@ -1,7 +1,16 @@
 import { join } from "node:path";
-import type { NatsConnection } from "nats";
+import { createInbox, type NatsConnection } from "nats";
 import { loadOrCreateSecret } from "../../security/secret-file.ts";
-import { JOIN_PERMISSIONS, JOIN_USER, type NatsPermissions } from "../nats-auth/nats-roles.ts";
+import {
+  JOIN_PERMISSIONS,
+  JOIN_USER,
+  LEAF_PERMISSIONS,
+  LEAF_SYSTEM_PERMISSIONS,
+  LEAF_SYSTEM_USER,
+  LEAF_USER,
+  SYSTEM_INBOX_PREFIX,
+  type NatsPermissions,
+} from "../nats-auth/nats-roles.ts";
 import { accountJwt, decodeJwt, operatorJwt, userJwt } from "./nats-jwt.ts";
 import { jwtLogin } from "./jwt-login.ts";
 import { newNkey, nkeyDerivedFrom, nkeyFromSeed, type NatsNkey } from "./nats-nkey.ts";
@@ -80,6 +89,10 @@ export interface NatsOperatorOptions {
 export class NatsOperator {
   private readonly revoked: Map<string, number>;
   private readonly accountKey: NatsNkey;
+  /** The operator's and the system account's JWTs never change: signed once. */
+  private fixed: { readonly operator: string; readonly system: string } | undefined;
+  /** The Shoal account's JWT, until the next revocation. */
+  private signedAccount: string | undefined;
 
   constructor(
     private readonly keys: NatsOperatorKeys,
@@ -97,28 +110,37 @@ export class NatsOperator {
     return this.revoked;
   }
 
+  get systemAccount(): string {
+    return this.keys.systemAccount.publicKey;
+  }
+
   /** What goes into nats-server's config instead of accounts and users. */
   serverConfig(): Record<string, unknown> {
     const { operator, operatorSigner, systemAccount, systemSigner } = this.keys;
-    return {
+    this.fixed ??= {
       operator: operatorJwt(operator, "shoal", systemAccount.publicKey, [operatorSigner.publicKey]),
+      system: accountJwt(operatorSigner, systemAccount.publicKey, SYSTEM_ACCOUNT_NAME, { signingKeys: [systemSigner.publicKey] }),
+    };
+    return {
+      operator: this.fixed.operator,
       system_account: systemAccount.publicKey,
       resolver: "MEMORY",
       resolver_preload: {
-        [systemAccount.publicKey]: accountJwt(operatorSigner, systemAccount.publicKey, SYSTEM_ACCOUNT_NAME, { signingKeys: [systemSigner.publicKey] }),
+        [systemAccount.publicKey]: this.fixed.system,
         [this.account]: this.accountJwt(),
       },
     };
   }
 
-  /** The Shoal account's JWT as it stands: JetStream, its signers, the revocations. */
+  /** The Shoal account's JWT as it stands: JetStream, its signers, the revocations. Signed once per change. */
   accountJwt(): string {
-    return accountJwt(this.keys.operatorSigner, this.account, SHOAL_ACCOUNT_NAME, {
+    this.signedAccount ??= accountJwt(this.keys.operatorSigner, this.account, SHOAL_ACCOUNT_NAME, {
       jetStreamDiskBytes: this.options.jetStreamDiskBytes,
       revocations: this.revoked,
       signingKeys: [this.keys.accountSigner.publicKey],
       scopedSigners: [{ key: joinSigner(this.options.joinToken).publicKey, role: "join", template: JOIN_PERMISSIONS }],
     });
+    return this.signedAccount;
   }
 
   /**
@@ -141,10 +163,28 @@ export class NatsOperator {
     return jwtLogin(userJwt(this.keys.systemSigner, key.publicKey, "shoal-account-updates", undefined, { issuerAccount: this.keys.systemAccount.publicKey }), key);
   }
 
-  /** Cuts `userKey` off: its JWTs issued until now no longer count. Returns the account's new JWT. */
-  revoke(userKey: string): string {
-    this.revoked.set(userKey, Math.floor(Date.now() / 1000));
-    return this.accountJwt();
+  /**
+   * A leaf server's two logins to the hub (docs/operations.md, Leaf nodes): one in the Shoal
+   * account carrying its nodes' subjects, one in the system account receiving account updates;
+   * each only what that needs (LEAF_PERMISSIONS, LEAF_SYSTEM_PERMISSIONS).
+   */
+  leafLogins(shoalKey: string, systemKey: string): { readonly shoal: string; readonly system: string } {
+    // Only as a leaf connection: as a client on the hub, the Shoal login could speak for any node.
+    const leafOnly = { connectionTypes: ["LEAFNODE"] };
+    return {
+      shoal: userJwt(this.keys.accountSigner, shoalKey, LEAF_USER, LEAF_PERMISSIONS, { issuerAccount: this.account, ...leafOnly }),
+      system: userJwt(this.keys.systemSigner, systemKey, LEAF_SYSTEM_USER, LEAF_SYSTEM_PERMISSIONS, { issuerAccount: this.keys.systemAccount.publicKey, ...leafOnly }),
+    };
+  }
+
+  /**
+   * Cuts `userKeys` off: their JWTs issued until now no longer count. The account's JWT is
+   * signed again once, when next asked for, however many keys are revoked at once.
+   */
+  revoke(userKeys: Iterable<string>): void {
+    const now = Math.floor(Date.now() / 1000);
+    for (const key of userKeys) this.revoked.set(key, now);
+    this.signedAccount = undefined;
   }
 }
 
@@ -166,14 +206,49 @@ export function revocationsIn(configText: string, operatorSigner: string, accoun
   }
 }
 
+export interface PushOptions {
+  /** The server whose answer counts (its id): by default the one `system` is connected to. */
+  readonly server?: string;
+  readonly timeoutMs?: number;
+}
+
 /**
- * Hands the running server an account's new JWT over its system account; resolves once the
- * server says it applied it (it then drops the connections of revoked users itself).
+ * Hands an account's new JWT to the running servers over the system account: the one `system`
+ * is connected to and every leaf server connected to it (each answers). Resolves once the server
+ * named by `options.server` says it applied it (it then drops the connections of revoked users
+ * itself); other servers' answers are ignored.
  */
-export async function pushAccountJwt(system: NatsConnection, account: string, jwt: string): Promise<void> {
-  const reply = await system.request(`$SYS.REQ.ACCOUNT.${account}.CLAIMS.UPDATE`, new TextEncoder().encode(jwt), { timeout: 5000 });
-  const body = JSON.parse(new TextDecoder().decode(reply.data)) as { data?: { code?: number; message?: string }; error?: { code?: number; description?: string } };
-  if (body.data?.code !== 200) {
-    throw new NatsOperatorError(`nats-server did not apply the account update: ${body.error?.description ?? body.data?.message ?? "no answer"}`);
-  }
+export function pushAccountJwt(system: NatsConnection, account: string, jwt: string, options: PushOptions = {}): Promise<void> {
+  const server = options.server ?? system.info?.server_id;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const inbox = createInbox(SYSTEM_INBOX_PREFIX);
+  return new Promise<void>((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      sub.unsubscribe();
+      if (error) reject(error);
+      else resolve();
+    };
+    // Throws at once on a closed connection, before any timer is set. settle() runs only later (a reply, the timer, a failed publish).
+    const sub = system.subscribe(inbox, {
+      callback: (err, msg) => {
+        if (err) return settle(new NatsOperatorError(`nats-server did not apply the account update: ${err.message}`));
+        let body: { data?: { code?: number; message?: string }; error?: { code?: number; description?: string }; server?: { id?: string } };
+        try {
+          body = JSON.parse(new TextDecoder().decode(msg.data)) as typeof body;
+        } catch {
+          return;
+        }
+        if (server !== undefined && body.server?.id !== server) return;
+        if (body.data?.code === 200) settle();
+        else settle(new NatsOperatorError(`nats-server did not apply the account update: ${body.error?.description ?? body.data?.message ?? "no answer"}`));
+      },
+    });
+    const timer = setTimeout(() => settle(new NatsOperatorError(`nats-server ${server ?? ""} did not answer the account update within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      system.publish(`$SYS.REQ.ACCOUNT.${account}.CLAIMS.UPDATE`, new TextEncoder().encode(jwt), { reply: inbox });
+    } catch (e) {
+      settle(e as Error);
+    }
+  });
 }

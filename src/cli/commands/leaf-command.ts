@@ -1,0 +1,70 @@
+import { parseArgs } from "node:util";
+import { currentNatsOperator } from "../../orchestrator/nats-credentials.ts";
+import { writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
+import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { UsageError } from "../usage-error.ts";
+
+export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
+
+Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files
+into DIR, for a nats-server near the compute nodes that holds their connections and connects to
+the orchestrator's own nats-server (Orchestrator.NATS.LeafNodes.Port). Run it beside the
+orchestrator, with its DataDir: the configuration carries the NATS operator and the account as
+they stand now, revocations included. Start the leaf with: nats-server -c DIR/leaf.conf
+(docs/operations.md, Leaf servers).
+
+Options:
+  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700)
+  --hub URL            the orchestrator's leafnode URL as the leaf reaches it
+                       (default nats-leaf://<Orchestrator.Host>:<Orchestrator.NATS.LeafNodes.Port>)
+  --listen HOST:PORT   where the leaf accepts compute nodes (default 0.0.0.0:4222)
+  --name NAME          the leaf's server name
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+export async function leafCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...CONFIG_OPTIONS,
+      out: { type: "string" },
+      hub: { type: "string" },
+      listen: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(LEAF_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "config") throw new UsageError(`shoal leaf: expected "config", got ${JSON.stringify(positionals.join(" "))}`);
+  if (values.out === undefined || values.out === "") throw new UsageError("shoal leaf config: --out DIR is required");
+  const config = configFrom(values);
+  if (config["Orchestrator.NATS.URL"] !== "") {
+    throw new UsageError("shoal leaf config: Orchestrator.NATS.URL is set; leaf servers of an external NATS are its operator's to configure");
+  }
+  const port = config["Orchestrator.NATS.LeafNodes.Port"];
+  if (values.hub === undefined && port === 0) {
+    throw new UsageError("shoal leaf config: set Orchestrator.NATS.LeafNodes.Port (as the orchestrator has it) or give --hub nats-leaf://host:port");
+  }
+  const listen = values.listen ?? "0.0.0.0:4222";
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(listen)) throw new UsageError(`--listen: expected HOST:PORT, got ${JSON.stringify(listen)}`);
+  const operator = currentNatsOperator(config);
+  if (operator === undefined) {
+    throw new UsageError(`shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`);
+  }
+  const host = config["Orchestrator.Host"] === "0.0.0.0" || config["Orchestrator.Host"] === "::" ? "127.0.0.1" : config["Orchestrator.Host"];
+  const hub = values.hub ?? `nats-leaf://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const files = writeLeafServerConfig(operator, { hub, listen, dir: values.out, ...(values.name ? { serverName: values.name } : {}) });
+  console.log(
+    [
+      `Wrote ${files.configFile} (with ${files.shoalCreds} and ${files.systemCreds}).`,
+      `Hub: ${hub}; compute nodes connect to this leaf at ${listen} (Compute.Orchestrators=nats://<this host>:${listen.split(":").pop()}).`,
+      `Start it: nats-server -c ${files.configFile}`,
+    ].join("\n"),
+  );
+  return 0;
+}
