@@ -53,9 +53,10 @@ import { runStandalone, setting, type BenchFigure, type BenchOptions, type Bench
 import { freePort } from "./support/free-port.ts";
 import { attribute, readHeapSnapshot } from "./support/heap-owners.ts";
 import { ORCHESTRATOR_HEAP_OWNERS } from "./support/orchestrator-heap-owners.ts";
+import { processCpuMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
-import { serveOrchestrator, type ServedOrchestrator } from "./support/shoal-serve.ts";
+import { serveOrchestrator, shoalLaunch, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
 const PROBE = join(import.meta.dirname, "support/memory-probe.mjs");
 const TICK_MS = 100;
@@ -89,7 +90,16 @@ function procStatus(pid: number | undefined): Record<string, number> {
 interface ProbeReading {
   readonly before: NodeJS.MemoryUsage;
   readonly after: NodeJS.MemoryUsage;
+  /** V8's spaces before the GC: committed (size) and used bytes. */
+  readonly spaces: Readonly<Record<string, { readonly size: number; readonly used: number }>>;
 }
+
+/** `space committed/used` in MB, the spaces that hold more than 1 MB. */
+const spacesLine = (p: ProbeReading) =>
+  Object.entries(p.spaces)
+    .filter(([, s]) => s.size >= MB)
+    .map(([name, s]) => `${name} ${(s.size / MB).toFixed(0)}/${(s.used / MB).toFixed(0)}`)
+    .join(", ");
 
 /** Asks the preloaded probe for a full GC and process.memoryUsage() before and after it. */
 async function probe(pid: number): Promise<ProbeReading> {
@@ -268,6 +278,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       await empty.stop();
     }
     log(`    RSS ${fmt(baseline.status.VmRSS ?? NaN)} MB, heap used after GC ${fmt(baseline.probe.after.heapUsed / MB, 1)} MB, nats-server ${fmt(baseline.natsRssMB)} MB`);
+    log(`    V8 spaces (MB committed/used): ${spacesLine(baseline.probe)}`);
 
     let seedSeconds = 0;
     let head = 0;
@@ -296,6 +307,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     cleanups.push(() => load.stop());
 
     const before = await loaded.metrics();
+    const cpuBefore = processCpuMs(pid);
     const samples: { t: number; rss: number; resident: number }[] = [];
     const t0 = performance.now();
     let residentMax = 0;
@@ -313,8 +325,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         );
       }
     }
+    const cpuMs = processCpuMs(pid) - cpuBefore;
     const steady = await read(loaded, server.pid);
     load.stop();
+    log(`  V8 spaces before the full GC (MB committed/used): ${spacesLine(steady.probe)}`);
     const after = steady.metrics;
     const heartbeatsIngested = sumOf(after, "shoal_heartbeats_received_total") - sumOf(before, "shoal_heartbeats_received_total");
     const eventsWritten = sumOf(after, "shoal_events_appended_total") - sumOf(before, "shoal_events_appended_total");
@@ -389,6 +403,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         baseline: { name: "no nodes", value: baseline.probe.after.external / MB },
         note: `arrayBuffers ${fmt(steady.probe.after.arrayBuffers / MB, 1)} MB (no nodes ${fmt(baseline.probe.after.arrayBuffers / MB, 1)}); /metrics nodejs_external_memory_bytes ${fmt(sumOf(after, "nodejs_external_memory_bytes") / MB, 1)} MB`,
       },
+      {
+        name: "orchestrator CPU per 1,000 messages in the steady state",
+        value: cpuMs / ((load.counts.heartbeats + load.counts.requests) / 1000),
+        unit: "ms",
+        note: `${fmt(cpuMs / 1000, 1)} CPU-s (its threads, the GC's included) over ${steadySeconds} s for ${fmt(load.counts.heartbeats)} heartbeats and ${fmt(load.counts.requests)} requests: what the memory settings cost, less load-dependent than the lag`,
+      },
       { name: "nats-server RSS (external, open; the bench's few connections)", value: steady.natsRssMB, unit: "MB", note: "not the per-node-connection figure: see Fleet, memory per node" },
       { name: "node actors resident (end; max over the run)", value: sumOf(after, "shoal_actors_resident"), unit: "actors", note: `max ${fmt(residentMax)} (sampled every ${SAMPLE_MS / 1000} s)` },
       {
@@ -416,6 +436,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         rssSamplesMB: rssSeries.join(" "),
         residentSamples: samples.map((s) => s.resident).join(" "),
         snapshotMB: Math.round(snapshotMB),
+        nodeFlags: shoalLaunch().nodeFlags.join(" "),
+        v8SpacesMB: spacesLine(steady.probe),
+        v8SpacesNoNodesMB: spacesLine(baseline.probe),
         ...heapOwners,
       },
     };

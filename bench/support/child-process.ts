@@ -12,9 +12,15 @@ export interface RunningChild {
  * Starts a child and waits until it prints `readyText`; a child that exits or stays silent
  * past the timeout is killed and the error carries what it printed.
  */
-export async function startChild(command: string, args: readonly string[], readyText: string, timeoutMs = 60_000): Promise<RunningChild> {
+export async function startChild(
+  command: string,
+  args: readonly string[],
+  readyText: string,
+  timeoutMs = 60_000,
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<RunningChild> {
   // The children must not inherit this script's TypeScript loader unless they ask for it.
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   delete env.NODE_OPTIONS;
   const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";

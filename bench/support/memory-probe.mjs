@@ -7,13 +7,16 @@ import { appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { getHeapSpaceStatistics } from "node:v8";
 
 const path = join(tmpdir(), `shoal-memory-probe-${process.pid}.jsonl`);
 
 process.on("SIGWINCH", () => {
   const before = process.memoryUsage();
+  // Committed size per V8 space before the GC: where heap total goes (new space: the semi-spaces).
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
   const gc = globalThis.gc;
   if (typeof gc === "function") gc();
   const after = process.memoryUsage();
-  appendFileSync(path, `${JSON.stringify({ at: Date.now(), gc: typeof gc === "function", before, after })}\n`);
+  appendFileSync(path, `${JSON.stringify({ at: Date.now(), gc: typeof gc === "function", before, after, spaces })}\n`);
 });

@@ -37,15 +37,10 @@ export interface NodeIndexPage {
   readonly visited: number;
 }
 
-interface Entry {
-  view: NodeView;
-  partition: number;
-  /**
-   * The node's last reported available capacity: the very object the liveness tracker keeps
-   * (not a copy). The sort keys are computed from the view and this when needed, not stored.
-   */
-  available: Resources | undefined;
-}
+/** Capacity numbers kept per node: AvailableCapacity's CPU, Memory, Disk and GPU (NaN: left out of the report). */
+const CAPACITY_WIDTH = 4;
+const CAPACITY_KEYS = ["CPU", "Memory", "Disk", "GPU"] as const;
+const INITIAL_SLOTS = 1024;
 
 /** The orders whose key is the same for every node of a partition (they walk the id order's sets). */
 const PARTITION_KEYED: ReadonlySet<NodeOrder> = new Set<NodeOrder>(["approval", "status"]);
@@ -84,7 +79,20 @@ const SMALL_CANDIDATE_SET = 512;
  *   skips (SCAN_PER_NODE), possibly short or empty, with a cursor to resume from.
  */
 export class NodeIndex {
-  private readonly entries = new Map<string, Entry>();
+  /**
+   * A slot per node in the list, and per slot its view, partition and last reported available
+   * capacity in parallel arrays: no object per node (an entry object and the report's capacity
+   * object cost ≈ 90 B more per node). The sort keys are computed from these when needed.
+   */
+  private readonly slots = new Map<string, number>();
+  private views: (NodeView | undefined)[] = [];
+  private partitions = new Uint8Array(INITIAL_SLOTS);
+  /** CAPACITY_WIDTH numbers per slot; HAS_CAPACITY says whether a report was kept at all. */
+  private capacity = new Float64Array(INITIAL_SLOTS * CAPACITY_WIDTH);
+  private hasCapacity = new Uint8Array(INITIAL_SLOTS);
+  private free: number[] = [];
+  /** reindex()'s keys before the change, per order (kept to spare an array per call). */
+  private readonly keysBefore: (SortKey | undefined)[] = NODE_ORDERS.map(() => undefined);
   /** Capacity reported by a node that has no entry (its view not folded yet, or deleted): rare. */
   private readonly pendingCapacity = new Map<string, Resources>();
   /**
@@ -109,7 +117,7 @@ export class NodeIndex {
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.slots.size;
   }
 
   /** Nodes in the cluster per (membership, health), read off the partitions: O(1) in the fleet size. */
@@ -124,7 +132,8 @@ export class NodeIndex {
   }
 
   get(nodeId: string): NodeView | undefined {
-    return this.entries.get(nodeId)?.view;
+    const slot = this.slots.get(nodeId);
+    return slot === undefined ? undefined : this.views[slot];
   }
 
   /**
@@ -132,85 +141,147 @@ export class NodeIndex {
    * the view's own id string (`view.nodeId`), whichever string the caller passed.
    */
   update(nodeId: string, view: NodeView | undefined): void {
-    const old = this.entries.get(nodeId);
+    const old = this.slots.get(nodeId);
     if (view) this.everSeen.add(view.nodeId, view.nodeId);
     if (!view || view.deleted) {
-      if (old) this.remove(old);
+      if (old !== undefined) this.remove(old);
       return;
     }
-    if (!old) {
+    if (old === undefined) {
       const id = view.nodeId;
+      const slot = this.newSlot();
+      this.slots.set(id, slot);
+      this.views[slot] = view;
+      this.partitions[slot] = partitionOf(view);
       const available = this.pendingCapacity.get(id);
-      if (available !== undefined) this.pendingCapacity.delete(id);
-      const entry: Entry = { view, partition: partitionOf(view), available };
-      this.entries.set(id, entry);
-      this.insert(entry);
+      this.pendingCapacity.delete(id);
+      this.writeCapacity(slot, available);
+      this.insert(slot);
       this.labels.add(id, view.info.Labels);
       return;
     }
-    if (old.view.info.Labels !== view.info.Labels) this.labels.replace(old.view.nodeId, old.view.info.Labels, view.info.Labels);
-    this.reindex(old, view, old.available);
+    const before = this.views[old] as NodeView;
+    if (before.info.Labels !== view.info.Labels) this.labels.replace(before.nodeId, before.info.Labels, view.info.Labels);
+    this.reindex(old, view, undefined);
   }
 
   /**
    * A node's latest reported available capacity (undefined: none reported since its liveness
-   * began). The index keeps `available` itself, so the tracker's report and the index share one
-   * object: it must not be mutated afterwards (reports are decoded afresh, never changed).
+   * began). Its numbers are copied: the report object is not kept.
    */
   setCapacity(nodeId: string, available: Resources | undefined): void {
-    const entry = this.entries.get(nodeId);
-    if (!entry) {
+    const slot = this.slots.get(nodeId);
+    if (slot === undefined) {
       if (available === undefined) this.pendingCapacity.delete(nodeId);
       else this.pendingCapacity.set(nodeId, available);
       return;
     }
-    if (sameResources(entry.available, available)) {
-      // The same numbers: keep the latest object, which the tracker holds, and let the older go.
-      entry.available = available;
-      return;
-    }
-    this.reindex(entry, entry.view, available);
+    if (this.sameCapacity(slot, available)) return;
+    this.reindex(slot, this.views[slot] as NodeView, available ?? null);
   }
 
-  private insert(entry: Entry): void {
-    const id = entry.view.nodeId;
+  private newSlot(): number {
+    const reused = this.free.pop();
+    if (reused !== undefined) return reused;
+    const slot = this.views.length;
+    this.views.push(undefined);
+    if (slot >= this.partitions.length) {
+      const n = this.partitions.length * 2;
+      const partitions = new Uint8Array(n);
+      partitions.set(this.partitions);
+      this.partitions = partitions;
+      const has = new Uint8Array(n);
+      has.set(this.hasCapacity);
+      this.hasCapacity = has;
+      const capacity = new Float64Array(n * CAPACITY_WIDTH);
+      capacity.set(this.capacity);
+      this.capacity = capacity;
+    }
+    return slot;
+  }
+
+  private writeCapacity(slot: number, available: Resources | undefined): void {
+    this.hasCapacity[slot] = available === undefined ? 0 : 1;
+    if (available === undefined) return;
+    for (let i = 0; i < CAPACITY_WIDTH; i++) this.capacity[slot * CAPACITY_WIDTH + i] = available[CAPACITY_KEYS[i] as keyof Resources] ?? Number.NaN;
+  }
+
+  /** The slot's capacity as the report gave it (a new object), or undefined for none. */
+  private availableOf(slot: number): Resources | undefined {
+    if (this.hasCapacity[slot] === 0) return undefined;
+    const out: { -readonly [K in keyof Resources]: number } = {};
+    for (let i = 0; i < CAPACITY_WIDTH; i++) {
+      const v = this.capacity[slot * CAPACITY_WIDTH + i] as number;
+      if (!Number.isNaN(v)) out[CAPACITY_KEYS[i] as keyof Resources] = v;
+    }
+    return out;
+  }
+
+  private sameCapacity(slot: number, available: Resources | undefined): boolean {
+    if (available === undefined || this.hasCapacity[slot] === 0) return available === undefined && this.hasCapacity[slot] === 0;
+    for (let i = 0; i < CAPACITY_WIDTH; i++) {
+      const kept = this.capacity[slot * CAPACITY_WIDTH + i] as number;
+      const v = available[CAPACITY_KEYS[i] as keyof Resources] ?? Number.NaN;
+      if (!(kept === v || (Number.isNaN(kept) && Number.isNaN(v)))) return false;
+    }
+    return true;
+  }
+
+  /** The slot's sort key in order `o`, for `view`. */
+  private keyOf(slot: number, view: NodeView, o: number): SortKey {
+    return sortKeyOf(view, NODE_ORDERS[o] as NodeOrder, this.capacity, this.hasCapacity[slot] === 0 ? -1 : slot * CAPACITY_WIDTH);
+  }
+
+  private insert(slot: number): void {
+    const view = this.views[slot] as NodeView;
+    const partition = this.partitions[slot] as number;
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      const order = NODE_ORDERS[o] as NodeOrder;
-      if (PARTITION_KEYED.has(order)) continue;
-      (this.orders[o] as OrderedSet[])[entry.partition]?.add(sortKeyOf(entry.view, entry.available, order), id);
+      if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
+      (this.orders[o] as OrderedSet[])[partition]?.add(this.keyOf(slot, view, o), view.nodeId);
     }
   }
 
-  private remove(entry: Entry): void {
-    const id = entry.view.nodeId;
+  private remove(slot: number): void {
+    const view = this.views[slot] as NodeView;
+    const id = view.nodeId;
+    const partition = this.partitions[slot] as number;
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      const order = NODE_ORDERS[o] as NodeOrder;
-      if (PARTITION_KEYED.has(order)) continue;
-      (this.orders[o] as OrderedSet[])[entry.partition]?.delete(sortKeyOf(entry.view, entry.available, order), id);
+      if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
+      (this.orders[o] as OrderedSet[])[partition]?.delete(this.keyOf(slot, view, o), id);
     }
-    this.labels.remove(id, entry.view.info.Labels);
-    this.entries.delete(id);
+    this.labels.remove(id, view.info.Labels);
     // The capacity outlives the entry, as the report outlives the view (until liveness ends).
-    if (entry.available !== undefined) this.pendingCapacity.set(id, entry.available);
+    const available = this.availableOf(slot);
+    if (available !== undefined) this.pendingCapacity.set(id, available);
+    this.slots.delete(id);
+    this.views[slot] = undefined;
+    this.hasCapacity[slot] = 0;
+    this.free.push(slot);
   }
 
-  /** Moves only the keys that changed: a capacity report touches at most the four capacity orders. */
-  private reindex(entry: Entry, view: NodeView, available: Resources | undefined): void {
-    const id = entry.view.nodeId;
+  /**
+   * Moves only the keys that changed: a capacity report touches at most the four capacity orders.
+   * `available`: the new capacity, null for none, undefined to keep the slot's.
+   */
+  private reindex(slot: number, view: NodeView, available: Resources | null | undefined): void {
+    const old = this.views[slot] as NodeView;
+    const id = old.nodeId;
+    const oldPartition = this.partitions[slot] as number;
     const partition = partitionOf(view);
+    const before = this.keysBefore;
+    for (let o = 0; o < NODE_ORDERS.length; o++) before[o] = PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder) ? undefined : this.keyOf(slot, old, o);
+    if (available !== undefined) this.writeCapacity(slot, available ?? undefined);
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      const order = NODE_ORDERS[o] as NodeOrder;
-      if (PARTITION_KEYED.has(order)) continue;
-      const before = sortKeyOf(entry.view, entry.available, order);
-      const after = sortKeyOf(view, available, order);
-      if (partition === entry.partition && compareKeys(before, after) === 0) continue;
+      const was = before[o];
+      if (was === undefined) continue;
+      const after = this.keyOf(slot, view, o);
+      if (partition === oldPartition && compareKeys(was, after) === 0) continue;
       const sets = this.orders[o] as OrderedSet[];
-      sets[entry.partition]?.delete(before, id);
+      sets[oldPartition]?.delete(was, id);
       sets[partition]?.add(after, id);
     }
-    entry.view = view;
-    entry.partition = partition;
-    entry.available = available;
+    this.views[slot] = view;
+    this.partitions[slot] = partition;
   }
 
   /** Current node ids starting with `prefix`, in id order: O(log N + matches). */
@@ -255,10 +326,10 @@ export class NodeIndex {
     let lastId: string | undefined;
     let skipped = 0;
     for (let c = next(heads, q.reverse); c !== undefined; c = next(heads, q.reverse)) {
-      const entry = this.entries.get(c.id) as Entry;
-      if (!filtered || matchesLabels(q.selector, entry.view.info.Labels)) {
+      const view = this.views[this.slots.get(c.id) as number] as NodeView;
+      if (!filtered || matchesLabels(q.selector, view.info.Labels)) {
         if (views.length === q.limit) return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
-        views.push(entry.view);
+        views.push(view);
         lastKey = c.key;
         lastId = c.id;
       } else if (++skipped >= rankAt && candidates) {
@@ -289,13 +360,14 @@ export class NodeIndex {
     const after = q.after && { key: q.after.key, id: q.after.id, view: undefined as unknown as NodeView };
     let best: Ranked[] = [];
     for (const id of candidates.ids()) {
-      const entry = this.entries.get(id);
-      if (!entry || !wanted.has(entry.partition)) continue;
-      const ranked = { key: sortKeyOf(entry.view, entry.available, NODE_ORDERS[o] as NodeOrder), id: entry.view.nodeId, view: entry.view };
+      const slot = this.slots.get(id);
+      if (slot === undefined || !wanted.has(this.partitions[slot] as number)) continue;
+      const view = this.views[slot] as NodeView;
+      const ranked = { key: this.keyOf(slot, view, o), id: view.nodeId, view };
       if (after && cmp(ranked, after) <= 0) continue;
       const worst = best[best.length - 1];
       if (bounded && best.length === keep && worst && cmp(ranked, worst) >= 0) continue;
-      if (!matchesLabels(q.selector, entry.view.info.Labels)) continue;
+      if (!matchesLabels(q.selector, view.info.Labels)) continue;
       if (!bounded) {
         best.push(ranked);
         continue;
@@ -392,10 +464,4 @@ function selectedPartitions(approval: Membership | undefined, status: StatusFilt
     status === undefined ? HEALTHS : status === "CONNECTED" ? ["HEALTHY"] : status === "DISCONNECTED" ? ["UNHEALTHY", "UNKNOWN"] : [status];
   const memberships = approval === undefined ? MEMBERSHIPS : [approval];
   return memberships.flatMap((m) => healths.map((h) => MEMBERSHIPS.indexOf(m) * HEALTHS.length + HEALTHS.indexOf(h)));
-}
-
-function sameResources(a: Resources | undefined, b: Resources | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined) return false;
-  return a.CPU === b.CPU && a.Memory === b.Memory && a.Disk === b.Disk && a.GPU === b.GPU;
 }

@@ -1,4 +1,3 @@
-import type { Resources } from "../../events/catalog/node-info.ts";
 import type { NodeView } from "../node-view.ts";
 import type { SortKey } from "./sorted-entries.ts";
 
@@ -16,11 +15,11 @@ export const statusKeyOf = (health: string): number => HEALTH_ORDER[health] ?? 0
 export const keyTypeOf = (order: NodeOrder): "string" | "number" => (order === "id" || order === "approval" ? "string" : "number");
 
 /**
- * A node's sort key for an order. `available` is what its last resource report said (the API
- * overlays it on compute nodes; nodes without ComputeNodeInfo show no capacity at all).
+ * A node's sort key for an order. Its last reported available capacity is `capacity[at … at + 3]`
+ * (CPU, Memory, Disk, GPU; NaN for a field the report left out), `at` −1 when it reported none:
+ * the API overlays it on compute nodes; nodes without ComputeNodeInfo show no capacity at all.
  */
-export function sortKeyOf(view: NodeView, available: Resources | undefined, order: NodeOrder): SortKey {
-  const capacity = view.info.ComputeNodeInfo ? (available ?? {}) : undefined;
+export function sortKeyOf(view: NodeView, order: NodeOrder, capacity: Float64Array, at: number): SortKey {
   switch (order) {
     case "id":
       return view.info.NodeID;
@@ -32,12 +31,18 @@ export function sortKeyOf(view: NodeView, available: Resources | undefined, orde
       return statusKeyOf(view.health);
     // Capacity sorts put the most available first, as Bacalhau does.
     case "available_cpu":
-      return -(capacity?.CPU ?? 0);
+      return capacityKey(view, capacity, at, 0);
     case "available_memory":
-      return -(capacity?.Memory ?? 0);
+      return capacityKey(view, capacity, at, 1);
     case "available_disk":
-      return -(capacity?.Disk ?? 0);
+      return capacityKey(view, capacity, at, 2);
     case "available_gpu":
-      return -(capacity?.GPU ?? 0);
+      return capacityKey(view, capacity, at, 3);
   }
+}
+
+/** −(the field), or −0 when the node shows none (no ComputeNodeInfo, no report, the field left out). */
+function capacityKey(view: NodeView, capacity: Float64Array, at: number, field: number): number {
+  const v = view.info.ComputeNodeInfo === undefined || at < 0 ? Number.NaN : (capacity[at + field] as number);
+  return Number.isNaN(v) ? -0 : -v;
 }
