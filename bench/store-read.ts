@@ -39,7 +39,7 @@ const NODES = 100_000;
  * 10… carry the node's whole info (a registration or an info update), so one event in five is
  * large. Event i belongs to node i % 100,000 at revision ⌊i / 100,000⌋.
  */
-function eventRow(i: number): [string, string, number, string, string, string, string] {
+function eventRow(i: number): [string, string, number, string, string, string, string, number] {
   const index = i % NODES;
   const node = `n-${index}`;
   const revision = Math.floor(i / NODES);
@@ -60,15 +60,18 @@ function eventRow(i: number): [string, string, number, string, string, string, s
     type = "NodeBecameHealthy";
     data = { NodeID: node, Previous: "UNKNOWN" };
   }
-  return [`e-${i}`, `node-${node}`, revision, type, JSON.stringify(data), metadata, time];
+  return [`e-${i}`, `node-${node}`, revision, type, JSON.stringify(data), metadata, time, 1];
 }
 
-/** Fills a new store file with `count` events in one transaction (no fsync per event). */
+/**
+ * Fills a new store file with `count` events in one transaction (no fsync per event), with the
+ * schema_version column as SqliteEventStore's append fills it.
+ */
 export async function buildStore(file: string, count: number): Promise<void> {
   await new SqliteEventStore(file).close(); // creates the schema
   const db = new Database(file);
   db.pragma("synchronous = OFF");
-  const insert = db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   db.transaction(() => {
     for (let i = 0; i < count; i++) insert.run(...eventRow(i));
   })();

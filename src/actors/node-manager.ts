@@ -81,6 +81,14 @@ const PRINT_BATCH = 1000;
 const PROGRESS_EVERY_MS = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
 
+/** A node's state while recover() folds its stream; `revision` is NOT_READ until an event of it is read. */
+interface Folding {
+  readonly nodeId: string;
+  state: NodeState;
+  revision: number;
+}
+const NOT_READ = -1;
+
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -141,24 +149,31 @@ export class NodeManager {
   async recover(from?: { readonly position: number; readonly states: Iterable<NodeState> }): Promise<RecoveredNodes> {
     const { store, logger } = this.options;
     const started = this.clock.now();
-    const states = new Map<string, NodeState>();
-    const revisions = new Map<string, number>();
+    const folding = new Map<string, Folding>();
+    // One look-up per event, by the stream name as read: no id sliced out of it and hashed per event.
+    const byStream = new Map<string, Folding>();
     let last: RecoveredNodes["last"];
-    if (from) for (const state of from.states) states.set(state.nodeId, state);
+    if (from) for (const state of from.states) folding.set(state.nodeId, { nodeId: state.nodeId, state, revision: NOT_READ });
     let after = from?.position ?? 0;
     let count = 0;
     let lastProgress = started;
-    if (from) logger.info({ nodes: states.size, position: after }, "recovering nodes from a snapshot; replaying the events after it");
+    if (from) logger.info({ nodes: folding.size, position: after }, "recovering nodes from a snapshot; replaying the events after it");
     for (;;) {
       const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
       for (const recorded of batch) {
         after = recorded.position;
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
         const event = decodeNodeEvent(recorded);
-        const nodeId = entityIdOf(recorded.stream);
         if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
-        states.set(nodeId, evolveNode(states.get(nodeId) ?? initialNodeState(nodeId), event, recorded.time));
-        revisions.set(nodeId, recorded.revision);
+        let node = byStream.get(recorded.stream);
+        if (node === undefined) {
+          const nodeId = entityIdOf(recorded.stream);
+          node = folding.get(nodeId);
+          if (node === undefined) folding.set(nodeId, (node = { nodeId, state: initialNodeState(nodeId), revision: NOT_READ }));
+          byStream.set(recorded.stream, node);
+        }
+        node.state = evolveNode(node.state, event, recorded.time);
+        node.revision = recorded.revision;
         count++;
       }
       const end = batch[batch.length - 1];
@@ -170,6 +185,12 @@ export class NodeManager {
       }
       if (batch.length < RECOVERY_BATCH) break;
       await yieldToEventLoop();
+    }
+    const states = new Map<string, NodeState>();
+    const revisions = new Map<string, number>();
+    for (const node of folding.values()) {
+      states.set(node.nodeId, node.state);
+      if (node.revision !== NOT_READ) revisions.set(node.nodeId, node.revision);
     }
     const now = this.clock.now();
     // A restart is silence of our own: every node gets a full DisconnectTimeout from now (Bacalhau #4585).

@@ -98,7 +98,8 @@ export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
   if (!isNodeEventType(recorded.type)) {
     throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: unknown node event type ${recorded.type}`);
   }
-  const version = recorded.metadata.schemaVersion;
+  // The store's copy of it spares parsing the metadata (a fold needs nothing else of it).
+  const version = recorded.schemaVersion ?? recorded.metadata.schemaVersion;
   if (version !== NODE_EVENT_VERSIONS[recorded.type]) {
     throw new CorruptEventError(
       `stream ${recorded.stream}@${recorded.revision}: ${recorded.type} schema version ${String(version)} is not known to this Shoal`,

@@ -15,10 +15,8 @@ import type {
 } from "../store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
-
-/** A stored event as the reads select it, positionally (`.raw()`): no per-row object with named keys. */
-type Row = [position: number, eventId: string, stream: string, revision: number, type: string, data: string, metadata: string, time: string];
-const COLUMNS = "position, event_id, stream, revision, type, data, metadata, time";
+import { addSchemaVersionColumn } from "./schema-version-column.ts";
+import { COLUMNS, SqliteRecordedEvent, schemaVersionColumn, type Row } from "./sqlite-recorded-event.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -30,6 +28,7 @@ CREATE TABLE IF NOT EXISTS events (
   data     TEXT NOT NULL,
   metadata TEXT NOT NULL,
   time     TEXT NOT NULL,
+  schema_version INTEGER,
   UNIQUE (stream, revision)
 );
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -111,16 +110,7 @@ export class DuplicateEventIdError extends Error {
 }
 
 function toRecorded(row: Row): RecordedEvent {
-  return {
-    id: row[1],
-    type: row[4],
-    stream: row[2],
-    revision: row[3],
-    position: row[0],
-    time: row[7],
-    data: JSON.parse(row[5]) as unknown,
-    metadata: JSON.parse(row[6]) as Record<string, unknown>,
-  };
+  return new SqliteRecordedEvent(row);
 }
 
 /** A write waiting for the next group commit, with the caller to settle once it is durable (or not). */
@@ -214,6 +204,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       db.pragma("synchronous = FULL");
       db.pragma("busy_timeout = 5000");
       db.exec(SCHEMA);
+      addSchemaVersionColumn(db);
       this.db = db;
       this.statements = this.prepareStatements();
     } catch (e) {
@@ -238,7 +229,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       currentRevision: this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").pluck(),
       findEvent: this.db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: this.db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
-      insert: this.db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      insert: this.db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
       readStream: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`).raw(),
       readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
@@ -384,7 +375,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     for (const e of events) {
       revision += 1;
       const time = typeof e.metadata.time === "string" ? e.metadata.time : (now ??= new Date().toISOString());
-      const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), time);
+      const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), time, schemaVersionColumn(e.metadata));
       position = Number(info.lastInsertRowid);
     }
     return { nextExpectedRevision: revision, position };

@@ -20,7 +20,13 @@ export interface RecordedEvent {
   /** metadata.time when the writer supplied one, else the time the store recorded it. */
   readonly time: string;
   readonly data: unknown;
+  /** May be a getter that parses on first use (SQLite's): copy it by name, not by spreading the event. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  /**
+   * metadata.schemaVersion, when the store keeps it beside the metadata (SQLite, for events it
+   * appended): read without parsing the metadata. Undefined: read it from the metadata.
+   */
+  readonly schemaVersion?: number | undefined;
 }
 
 export interface AppendResult {

@@ -1,0 +1,13 @@
+import type Database from "better-sqlite3";
+
+/**
+ * Stores made before the `schema_version` column existed get it, empty: their events are read
+ * as before (the metadata parsed for its schemaVersion), events appended from now on carry it.
+ * Adding a nullable column rewrites nothing, so this is instant whatever the store's size, and
+ * an older Shoal still reads and appends to the store afterwards (it names its columns; its
+ * appends leave the column empty, which readers take as "parse the metadata").
+ */
+export function addSchemaVersionColumn(db: Database.Database): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[];
+  if (!columns.includes("schema_version")) db.exec("ALTER TABLE events ADD COLUMN schema_version INTEGER");
+}
