@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 
@@ -43,8 +43,7 @@ function setprivWithPdeathsig(): string | null {
  * cleared only for set-user-ID programs): same pid, same signals, the exit status is the binary's
  * own. The signal is tied to the thread that spawned it; Node spawns from its main thread, which
  * lives as long as the process. Where setpriv is missing (not Linux, util-linux < 2.33) the
- * command is unchanged and `wrapped` false: the child may outlive a killed parent (the next start
- * stops it, `stopLeftover`).
+ * command is unchanged and `wrapped` false: give the child a `parentWatchdog`.
  *
  * `binary` must already be resolved (findExecutable): through setpriv a missing binary would
  * surface as setpriv's exit status, not as spawn's ENOENT.
@@ -53,4 +52,32 @@ export function dieWithParent(binary: string, args: readonly string[]): { readon
   const wrapper = setprivWithPdeathsig();
   if (wrapper === null) return { command: binary, args, wrapped: false };
   return { command: wrapper, args: ["--pdeathsig", "KILL", "--", binary, ...args], wrapped: true };
+}
+
+/** What stops a watchdog that is no longer needed (the child it guards has exited, or is being stopped in order). */
+export interface ParentWatchdog {
+  stop(): void;
+}
+
+/**
+ * Where setpriv is missing: a small `sh` that waits for end of file on a pipe this process holds
+ * open and then SIGKILLs `pid`. The kernel closes the pipe however this process ends, `kill -9`
+ * included, so the watchdog notices what this process cannot report. Its own process group, as
+ * the child's: a Ctrl-C reaches only this process. Holds nothing that keeps Node's event loop alive.
+ */
+export function parentWatchdog(pid: number): ParentWatchdog {
+  const watchdog = spawn("sh", ["-c", 'read -r _ ; kill -KILL "$1" 2>/dev/null', "shoal-watchdog", String(pid)], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  });
+  watchdog.on("error", () => undefined); // no sh: no watchdog, the next start's stopLeftover remains
+  watchdog.stdin?.on("error", () => undefined);
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return {
+    stop: () => {
+      // SIGKILL, not end of file: closing the pipe is what tells it to kill.
+      if (watchdog.exitCode === null && watchdog.signalCode === null) watchdog.kill("SIGKILL");
+    },
+  };
 }

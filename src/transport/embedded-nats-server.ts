@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { dieWithParent, findExecutable } from "./die-with-parent.ts";
+import { dieWithParent, findExecutable, parentWatchdog } from "./die-with-parent.ts";
 import { DEFAULT_RESTART_BACKOFF, RestartBackoff, type RestartBackoffOptions } from "./restart-backoff.ts";
 
 export class NatsServerError extends Error {
@@ -27,6 +27,8 @@ export interface EmbeddedNatsOptions {
    * server is open to anyone (tests use that to stand in for an external NATS).
    */
   readonly configFile?: string;
+  /** A watchdog process even where setpriv could tie the server to Shoal (tests of the fallback). */
+  readonly alwaysWatchdog?: boolean;
 }
 
 /** Whether the child is serving; `reason` says why not (for logs, readiness and the no-blame rule). */
@@ -175,9 +177,13 @@ export class EmbeddedNatsServer {
     // leave it serving, holding the port and the JetStream store.
     const resolved = findExecutable(binary);
     if (resolved === undefined) throw new NatsServerError(NOT_FOUND);
-    const command = dieWithParent(resolved, args);
+    const command = this.options.alwaysWatchdog === true ? { command: resolved, args, wrapped: false } : dieWithParent(resolved, args);
     const child = spawn(command.command, [...command.args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
     this.child = child;
+    if (!command.wrapped && child.pid !== undefined) {
+      const watchdog = parentWatchdog(child.pid);
+      child.once("exit", () => watchdog.stop());
+    }
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
