@@ -33,7 +33,11 @@ import { freePort } from "./support/free-port.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 
 const COUNTER = join(import.meta.dirname, "support/bare-counter.ts");
-const BASELINE_ROOT = "bench.count";
+/**
+ * As long as the orchestrator's `shoal.compute` (checked below): both receivers parse MSG lines of
+ * the same length, so the same bytes a heartbeat.
+ */
+const BASELINE_ROOT = "bench.counted";
 const COUNT_SUBJECT = "bench.counter.count";
 const RATIO_TARGET = 0.8;
 const JOIN_CONCURRENCY = 100;
@@ -197,6 +201,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     };
     const toOrchestrator = heartbeat(ids.map((id) => computeSubject(id, "heartbeat")));
     const toBaseline = heartbeat(ids.map((id) => `${BASELINE_ROOT}.${id}.heartbeat`));
+    if (`${BASELINE_ROOT}.${ids[0]}.heartbeat`.length !== computeSubject(ids[0]!, "heartbeat").length) throw new Error("the baseline's subjects must be as long as the orchestrator's");
     const orchestratorCount = async () => (await orchestrator.metrics()).get("shoal_heartbeats_received_total") ?? NaN;
     const orchestratorPid = orchestrator.process.child.pid;
     const counterPid = counter.child.pid;

@@ -43,6 +43,8 @@ export class ShoalMetrics {
   private appendedPosition = 0;
   /** Heartbeats counted since the last scrape, which adds them to `heartbeats`. */
   private heartbeatsSinceScrape = 0;
+  /** Likewise the events appended since the last scrape. */
+  private appendedSinceScrape = 0;
 
   constructor(private readonly logger: Logger) {
     const registers = [this.registry];
@@ -56,7 +58,16 @@ export class ShoalMetrics {
         this.heartbeatsSinceScrape = 0;
       },
     });
-    this.eventsAppended = new Counter({ name: "shoal_events_appended_total", help: "Events durably appended to the event store by this orchestrator", registers });
+    this.eventsAppended = new Counter({
+      name: "shoal_events_appended_total",
+      help: "Events durably appended to the event store by this orchestrator",
+      registers,
+      // As the heartbeats: prom-client's inc() allocates, and appends come tens of thousands a second.
+      collect: () => {
+        this.eventsAppended.inc(this.appendedSinceScrape);
+        this.appendedSinceScrape = 0;
+      },
+    });
     this.commitBatch = new Histogram({
       name: "shoal_store_commit_batch_size",
       help: "Events per durable commit of the event store (appends that share one commit count as one batch)",
@@ -189,7 +200,7 @@ export class ShoalMetrics {
 
   /** Events this orchestrator appended, and the store position of the last one (the head the processors' lag is measured from). */
   observeAppend(events: number, position: number): void {
-    this.eventsAppended.inc(events);
+    this.appendedSinceScrape += events;
     if (position > this.appendedPosition) this.appendedPosition = position;
   }
 

@@ -188,7 +188,7 @@ export async function startOrchestrator(
     const publisher = new NatsEventPublisher(nc, store, logger.child({ component: "event-publisher" }), Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9));
     await publisher.start();
     // One store subscription feeds the read model and the publisher, each at its own pace.
-    const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }) });
+    const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }), storeHead: () => metrics.headPosition });
     const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
     // Until the read model has caught up, the index is told once per changed node, not per event.
     views.hold();

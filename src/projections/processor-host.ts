@@ -22,6 +22,12 @@ export interface ProcessorHostOptions {
   /** The first pause before a failed batch is delivered again; it doubles up to maxRetryDelayMs. */
   readonly retryDelayMs?: number;
   readonly maxRetryDelayMs?: number;
+  /**
+   * The newest position known to be stored (the orchestrator's own appends, the end recovery
+   * found), read only when a lag is asked for: stored events the subscription has not delivered
+   * yet are lag too, not only those waiting in the buffer.
+   */
+  readonly storeHead?: () => number;
 }
 
 const DEFAULTS = {
@@ -166,6 +172,11 @@ export class ProcessorHost {
     return this.head;
   }
 
+  /** What lags are measured from: the newest position delivered or known to be stored. */
+  get lagHead(): number {
+    return Math.max(this.head, this.options.storeHead?.() ?? 0);
+  }
+
   get bufferFloor(): number {
     return this.floor;
   }
@@ -242,7 +253,7 @@ class Lane implements ProcessorProgress {
   }
 
   get lag(): number {
-    return Math.max(0, this.host.headPosition - this.position);
+    return Math.max(0, this.host.lagHead - this.position);
   }
 
   async load(): Promise<void> {

@@ -70,6 +70,13 @@ const PUMP_MS = 10;
 export class VirtualFleet {
   private readonly agents: (ComputeAgent | undefined)[];
   private readonly keys: (JoinKey | undefined)[];
+  /**
+   * Each node's user JWT, as an agent keeps it in `<DataDir>/credentials/<id>.jwt` to log in as
+   * itself after a restart (a revived node does). In memory, not a file per node: N atomic,
+   * fsynced writes (and N files) only cost the machine the sim shares with what it loads. The
+   * running agent holds the same string, so this costs a slot per node, never more than one JWT.
+   */
+  private readonly jwts: (string | undefined)[];
   private readonly registered: Uint8Array;
   private readonly lastHeartbeatAccepted: Uint8Array;
   /** Date.now() when each node's last accepted heartbeat was answered (0: none yet). */
@@ -97,6 +104,7 @@ export class VirtualFleet {
     const n = options.nodes;
     this.agents = new Array<ComputeAgent | undefined>(n);
     this.keys = new Array<JoinKey | undefined>(n);
+    this.jwts = new Array<string | undefined>(n);
     this.registered = new Uint8Array(n);
     this.lastHeartbeatAccepted = new Uint8Array(n);
     this.heartbeatAcceptedAt = new Float64Array(n);
@@ -155,6 +163,7 @@ export class VirtualFleet {
       jitterMs: this.options.jitterMs,
       logger: this.agentLogger,
       key: this.key(index),
+      jwtStore: { load: () => this.jwts[index], save: (jwt) => void (this.jwts[index] = jwt) },
       nodeInfo: () => virtualNodeInfo(nodeId, index),
       observe: (outcome) => this.observe(index, outcome),
       ...(this.options.initialBackoffMs === undefined ? {} : { initialBackoffMs: this.options.initialBackoffMs }),

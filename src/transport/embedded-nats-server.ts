@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { dieWithParent, findExecutable, parentWatchdog } from "./die-with-parent.ts";
 import { DEFAULT_RESTART_BACKOFF, RestartBackoff, type RestartBackoffOptions } from "./restart-backoff.ts";
 
 export class NatsServerError extends Error {
@@ -26,6 +27,8 @@ export interface EmbeddedNatsOptions {
    * server is open to anyone (tests use that to stand in for an external NATS).
    */
   readonly configFile?: string;
+  /** A watchdog process even where setpriv could tie the server to Shoal (tests of the fallback). */
+  readonly alwaysWatchdog?: boolean;
 }
 
 /** Whether the child is serving; `reason` says why not (for logs, readiness and the no-blame rule). */
@@ -36,6 +39,7 @@ export type EmbeddedNatsState =
 const STDERR_TAIL = 4096;
 const DEFAULT_READY_TIMEOUT_MS = 15_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+const NOT_FOUND = "nats-server was not found on PATH; install it (apt-get install nats-server) or set Orchestrator.NATS.URL to an external NATS";
 
 function portFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -169,8 +173,17 @@ export class EmbeddedNatsServer {
     const readyTimeoutMs = this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     // Its own process group: a Ctrl-C (SIGINT to the terminal's foreground group) reaches Shoal,
     // which stops the server itself; the server dying first would read as a crash and be restarted.
-    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    // And killed with Shoal where the platform allows (dieWithParent): a `kill -9` of Shoal must not
+    // leave it serving, holding the port and the JetStream store.
+    const resolved = findExecutable(binary);
+    if (resolved === undefined) throw new NatsServerError(NOT_FOUND);
+    const command = this.options.alwaysWatchdog === true ? { command: resolved, args, wrapped: false } : dieWithParent(resolved, args);
+    const child = spawn(command.command, [...command.args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
     this.child = child;
+    if (!command.wrapped && child.pid !== undefined) {
+      const watchdog = parentWatchdog(child.pid);
+      child.once("exit", () => watchdog.stop());
+    }
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
@@ -198,9 +211,7 @@ export class EmbeddedNatsServer {
       const onError = (err: NodeJS.ErrnoException) =>
         settle(
           new NatsServerError(
-            err.code === "ENOENT"
-              ? `nats-server was not found on PATH; install it (apt-get install nats-server) or set Orchestrator.NATS.URL to an external NATS`
-              : `could not start nats-server: ${err.message}`,
+            err.code === "ENOENT" ? NOT_FOUND : `could not start nats-server: ${err.message}`,
           ),
         );
       child.stderr?.on("data", onReady);

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { dieWithParent } from "../../src/transport/die-with-parent.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { killLater, processRunning, readPid } from "../support/processes.ts";
@@ -134,5 +136,26 @@ describe("shoal serve on SIGTERM at any moment after it starts", () => {
     expect(serve.stderr).toContain("shutting down");
     expect(pid).toBeGreaterThan(0);
     expect(processRunning(pid)).toBe(false);
+  }, 60_000);
+});
+
+describe("shoal serve killed with SIGKILL", () => {
+  // Its nats-server runs in a process group of its own (Ctrl-C above), so nothing took it down
+  // with a killed serve: it kept the port and the JetStream store until the next start.
+  it.skipIf(!dieWithParent("/bin/true", []).wrapped)("takes its nats-server with it (Linux, util-linux setpriv)", async () => {
+    const dataDir = tempDir("shoal-e2e-");
+    const serve = ShoalProcess.start([
+      "serve",
+      ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${await freePort()}`],
+      ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${await freePort()}`],
+    ]);
+    cleanups.push(() => serve.child.exitCode === null && serve.child.signalCode === null && serve.kill("SIGKILL"));
+    await serve.waitForOutput("is running");
+    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
+    cleanups.push(killLater(pid));
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("nats-server");
+
+    await serve.kill("SIGKILL");
+    await waitFor(() => !processRunning(pid), 10_000, () => `nats-server ${pid} gone after serve was killed`);
   }, 60_000);
 });

@@ -112,6 +112,33 @@ describe("ProcessorHost", () => {
     expect(a.batches.flat().find((e) => e.recorded.type === "Ticked")?.event).toBeUndefined();
   });
 
+  it("counts as lag what is stored but not yet delivered by the subscription (the store's head as the appends report it)", async () => {
+    const store = openStore();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A subscription that has not delivered yet (a slow poll, a reconnect): each delivery waits.
+    const slow: EventStore = Object.assign(Object.create(store) as SqliteEventStore, {
+      subscribeToAll: (options: Parameters<EventStore["subscribeToAll"]>[0], handler: Parameters<EventStore["subscribeToAll"]>[1]) =>
+        store.subscribeToAll(options, async (event) => {
+          await held;
+          await handler(event);
+        }),
+    });
+    let appended = 0;
+    const h = host(slow, { storeHead: () => appended });
+    const p = h.add(new Recorder("views"));
+    await h.start();
+    appended = await appendTicks(store, 300, 100);
+
+    expect(h.headPosition).toBe(0);
+    expect(p.position).toBe(0);
+    expect(p.lag).toBe(appended);
+
+    release();
+    await p.waitFor(appended);
+    expect(p.lag).toBe(0);
+  });
+
   it("keeps a fast processor live while a slow one is stuck, then lets the slow one catch up from the store without gaps or repeats", async () => {
     const store = openStore();
     const { logger, messages } = capturedLogger();

@@ -1,7 +1,9 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { Simulation } from "../../src/sim/simulation.ts";
-import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -12,6 +14,7 @@ import { waitFor } from "../support/shoal-process.ts";
 const NODES = 50;
 let orchestrator: RunningOrchestrator;
 let sim: Simulation;
+const simDataDir = tempDir("shoal-sim-test-");
 
 interface ListedNode {
   readonly Info: { readonly NodeID: string; readonly NodeType: string; readonly Labels: Record<string, string> };
@@ -54,6 +57,7 @@ beforeAll(async () => {
     initialBackoffMs: 200,
     maxBackoffMs: 1000,
     logger: silentLogger,
+    dataDir: simDataDir,
   });
 }, 30_000);
 
@@ -75,6 +79,9 @@ describe("shoal sim against a real orchestrator", () => {
     await waitFor(() => sim.fleet.progress().heartbeating === NODES, 10_000, () => `heartbeating: ${JSON.stringify(sim.fleet.progress())}`);
     const progress = sim.fleet.progress();
     expect(progress).toMatchObject({ registered: NODES, running: NODES, joinsAccepted: NODES, refused: 0, gaveUp: 0, killed: 0 });
+    // The JWTs each node's nats-server login needs are kept by the fleet in memory: no file per node.
+    const credentials = join(simDataDir, "credentials");
+    expect(existsSync(credentials) ? readdirSync(credentials).filter((f) => f.endsWith(".jwt")) : []).toEqual([]);
     // Each joined under its own key: the orchestrator's nats-server admits exactly these keys.
     for (let i = 0; i < NODES; i++) expect(orchestrator.manager.live(sim.fleet.nodeId(i))?.lastHeartbeat).not.toBeNull();
   });
