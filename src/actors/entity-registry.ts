@@ -114,7 +114,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
       pending = (async () => {
         const fresh = new EntityActor(this.kind, id, this.env);
         try {
-          if (!streamAbsent) await fresh.catchUp();
+          // Awaited either way: the load must stay under way (in `loading`) until after it is listed there.
+          await (streamAbsent ? undefined : fresh.catchUp());
         } finally {
           this.loading.delete(id);
         }

@@ -71,6 +71,18 @@ describe("EntityRegistry", () => {
     expect(stored.filter((t) => t === "NodeRegistered")).toHaveLength(1);
   });
 
+  it("lists an actor loaded without a read like any other: resident, evicted, and loaded again from its stream", async () => {
+    const { registry } = setup({ maxResident: 1 });
+    await registry.executeWithState("a", register("a"), ctx, undefined, true);
+    expect(registry.peek("a")).toBeDefined();
+    await registry.executeWithState("b", register("b"), ctx, undefined, true);
+    registry.sweep();
+    expect(registry.peek("a")).toBeUndefined();
+    await expect(registry.execute("a", { type: "Approve" }, ctx)).resolves.toMatchObject({ revision: 1 });
+    expect(registry.peek("a")).toBeDefined();
+    expect(registry.loaded).toBe(3);
+  });
+
   it("keeps no actor for a new id whose command stored nothing", async () => {
     const { registry } = setup();
     await expect(registry.execute("ghost", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "NotFound" });
