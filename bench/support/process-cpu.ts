@@ -6,9 +6,23 @@ import { readFileSync } from "node:fs";
  * time says as much about the neighbours as about the process: its CPU says what it cost.
  */
 export function processCpuSplitMs(pid: number | undefined): { readonly user: number; readonly system: number } {
-  if (pid === undefined) return { user: Number.NaN, system: Number.NaN };
+  return statCpuSplitMs(pid === undefined ? undefined : `/proc/${pid}/stat`);
+}
+
+/**
+ * CPU of one thread of a process so far (user + system, milliseconds); the main thread's id is the
+ * process id. Node's event loop is its main thread: what bounds a single-threaded server is that
+ * thread's CPU, not the process's (GC helpers, libuv's pool and the compiler run beside it).
+ */
+export function threadCpuMs(pid: number | undefined, tid: number | undefined = pid): number {
+  const { user, system } = statCpuSplitMs(pid === undefined || tid === undefined ? undefined : `/proc/${pid}/task/${tid}/stat`);
+  return user + system;
+}
+
+function statCpuSplitMs(path: string | undefined): { readonly user: number; readonly system: number } {
+  if (path === undefined) return { user: Number.NaN, system: Number.NaN };
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(path, "utf8");
     // After "pid (comm) " field 3 (state) is index 0: utime is field 14, stime field 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };

@@ -98,8 +98,15 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     }
   }
 
-  /** The resident actor, loading it from its stream first if needed. */
-  async get(id: string): Promise<EntityActor<State, Command, Event, Refusal>> {
+  /**
+   * The resident actor, loading it from its stream first if needed. `streamAbsent`: the caller knows
+   * of no event ever stored for the id, so the load skips reading its (empty) stream. Should another
+   * writer have stored some meanwhile, the actor's first append (expecting no stream) conflicts, and
+   * the actor reads the stream and decides again, as after any conflict. Only for a command that
+   * appends on an empty stream (a registration): a refusal appends nothing, so nothing would
+   * correct one decided on the empty state.
+   */
+  async get(id: string, streamAbsent = false): Promise<EntityActor<State, Command, Event, Refusal>> {
     const actor = this.resident.get(id);
     if (actor) return actor;
     let pending = this.loading.get(id);
@@ -107,7 +114,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
       pending = (async () => {
         const fresh = new EntityActor(this.kind, id, this.env);
         try {
-          await fresh.catchUp();
+          // Awaited either way: the load must stay under way (in `loading`) until after it is listed there.
+          await (streamAbsent ? undefined : fresh.catchUp());
         } finally {
           this.loading.delete(id);
         }
@@ -136,9 +144,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.get(id).then((loaded) => this.executeOn(loaded, id, command, context, options));
   }
 
-  /** Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile). */
-  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>): Promise<[CommandResult<Event>, State]> {
-    const actor = this.resident.get(id) ?? (await this.get(id));
+  /** Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile); `streamAbsent` as for get. */
+  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>, streamAbsent = false): Promise<[CommandResult<Event>, State]> {
+    const actor = this.resident.get(id) ?? (await this.get(id, streamAbsent));
     const result = await this.executeOn(actor, id, command, context, options);
     return [result, actor.state];
   }

@@ -294,15 +294,15 @@ export class NodeManager {
   }
 
   /** Runs a command on the node's actor and brings the directory and liveness in step with what it stored. */
-  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>): Promise<CommandResult> {
-    return (await this.executeWithState(nodeId, command, context, options))[0];
+  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>, streamAbsent = false): Promise<CommandResult> {
+    return (await this.executeWithState(nodeId, command, context, options, streamAbsent))[0];
   }
 
   /** execute(), also handing over the state the command left. */
-  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>): Promise<[CommandResult, NodeState]> {
+  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>, streamAbsent = false): Promise<[CommandResult, NodeState]> {
     // One id string per node for everything kept (the actor, its state): the caller's may be a slice of a whole message.
     const id = this.directory.canonical(nodeId) ?? nodeId;
-    const [result, state] = await this.actors.executeWithState(id, command, context, options);
+    const [result, state] = await this.actors.executeWithState(id, command, context, options, streamAbsent);
     if (result.events.length > 0) this.adopt(state);
     return [result, state];
   }
@@ -385,7 +385,9 @@ export class NodeManager {
     } else {
       const release = this.admission.admit(nodeId, manualApproval, () => this.directory.pending);
       try {
-        result = await this.execute(nodeId, command, context);
+        // The directory holds every id with stored history (deleted ones too): an id it lacks has
+        // no stream to read (a registration storm's new nodes: one store read each, saved).
+        result = await this.execute(nodeId, command, context, undefined, !this.directory.has(nodeId));
       } finally {
         release();
       }

@@ -4,8 +4,9 @@ import { ShoalError, asShoalError, badRequest, notFound, unauthorized } from "..
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
 import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
+import { decodeJoinRequest } from "../transport/decode-join-request.ts";
 import { asksForReply, subjectOf } from "../transport/message-bytes.ts";
-import { JoinRequest, UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
+import { UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
 import {
   JOIN_INBOX_PREFIX,
   JOIN_SUBSCRIPTION,
@@ -105,7 +106,7 @@ export class NodeProtocolHandler {
   }
 
   private async join(nodeId: string, msg: Msg): Promise<ProtocolResponse> {
-    const req = decode(JoinRequest, msg.data);
+    const req = decodeJoinRequest(msg.data);
     const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
     if (!verifyJoinProof(this.options.joinToken, nodeId, req.PublicKey, req.MessageID, req.Proof)) {
       throw unauthorized("join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)");

@@ -53,6 +53,36 @@ describe("EntityRegistry", () => {
     expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
   });
 
+  it("skips reading a stream the caller knows no event of; one another writer stored meanwhile is read on the append's conflict, and decided on again", async () => {
+    const { registry, store } = setup();
+    // Unseen and truly new: registered from the initial state, with no read of the empty stream.
+    const [fresh] = await registry.executeWithState("n1", register("n1"), ctx, undefined, true);
+    expect(fresh).toMatchObject({ revision: 0, events: [{ type: "NodeRegistered" }] });
+    // Another writer registered and approved n2; this registry never saw it.
+    const other = setup({ file: store.file });
+    await other.registry.execute("n2", register("n2"), ctx);
+    await other.registry.execute("n2", { type: "Approve" }, ctx);
+    const [result, state] = await registry.executeWithState("n2", register("n2"), ctx, undefined, true);
+    // Decided again on the stored state: n2 stays APPROVED (a fresh registration would have made it PENDING), its history untouched.
+    expect(result.revision).toBeGreaterThanOrEqual(1);
+    expect(state).toMatchObject({ registered: true, membership: "APPROVED" });
+    const stored = (await store.readStream("node-n2")).map((e) => e.type);
+    expect(stored.slice(0, 2)).toEqual(["NodeRegistered", "NodeApproved"]);
+    expect(stored.filter((t) => t === "NodeRegistered")).toHaveLength(1);
+  });
+
+  it("lists an actor loaded without a read like any other: resident, evicted, and loaded again from its stream", async () => {
+    const { registry } = setup({ maxResident: 1 });
+    await registry.executeWithState("a", register("a"), ctx, undefined, true);
+    expect(registry.peek("a")).toBeDefined();
+    await registry.executeWithState("b", register("b"), ctx, undefined, true);
+    registry.sweep();
+    expect(registry.peek("a")).toBeUndefined();
+    await expect(registry.execute("a", { type: "Approve" }, ctx)).resolves.toMatchObject({ revision: 1 });
+    expect(registry.peek("a")).toBeDefined();
+    expect(registry.loaded).toBe(3);
+  });
+
   it("keeps no actor for a new id whose command stored nothing", async () => {
     const { registry } = setup();
     await expect(registry.execute("ghost", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "NotFound" });
