@@ -75,7 +75,13 @@ export interface NodeManagerOptions {
 
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
-const RECOVERY_BATCH = 5000;
+/**
+ * Events read per turn. Small pages keep what a page holds (rows, texts, parsed data) dying young:
+ * with serve's 4 MB semi-spaces (bin/shoal) pages of 5,000 were copied and promoted by the
+ * scavenger, and a replay of 1,000,000 events ran at 124,000 per CPU-second against 170,000 with
+ * 512 (docs/performance.md, Projection rebuild, round 6).
+ */
+const RECOVERY_BATCH = 512;
 /** Info prints learnt per turn after start-up (≈ 15 ms of work). */
 const PRINT_BATCH = 1000;
 const PROGRESS_EVERY_MS = 1000;
