@@ -1,9 +1,9 @@
 import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { Logger } from "pino";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
-import { evolveNode } from "../../machines/node/evolve-node.ts";
+import { EVOLVE_READS_NO_DATA, evolveNode } from "../../machines/node/evolve-node.ts";
 import { activeCredential, initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
-import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
@@ -169,7 +169,7 @@ export class NodeManager {
       for (const recorded of batch) {
         after = recorded.position;
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
-        const event = decodeNodeEvent(recorded);
+        const event = decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA);
         if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
         let node = byStream.get(recorded.stream);
         if (node === undefined) {
