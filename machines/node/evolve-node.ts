@@ -1,5 +1,19 @@
-import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
+import type { NodeEvent, NodeEventType } from "../../src/events/catalog/node-events.ts";
 import type { NodeState } from "./node-state.ts";
+
+/**
+ * The event types whose fold reads nothing of their data (only their type, the state and the
+ * time): a rebuild need not parse it (decodeNodeEventForFold). Kept beside evolveNode, which it
+ * describes; test/unit/machines/evolve-reads-no-data.test.ts folds them with data that throws
+ * when touched, from every kind of state.
+ */
+export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEventType>([
+  "NodeApproved",
+  "NodeRejected",
+  "NodeDeleted",
+  "NodeBecameHealthy",
+  "NodeCredentialRevoked",
+]);
 
 /**
  * Folds one stored event into a node's state: the one fold of a node stream, used by its actor

@@ -1,4 +1,5 @@
-import { decodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import { EVOLVE_READS_NO_DATA } from "../../machines/node/evolve-node.ts";
+import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf } from "../events/streams.ts";
@@ -7,7 +8,8 @@ import { NODE_CATEGORY, categoryOf } from "../events/streams.ts";
 export type DomainEvent = NodeEvent;
 
 const CODECS: Readonly<Record<string, (recorded: RecordedEvent) => DomainEvent>> = {
-  [NODE_CATEGORY]: decodeNodeEvent,
+  // Data the read model's fold does not read is decoded (and checked) when a processor reads it.
+  [NODE_CATEGORY]: (recorded) => decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA),
 };
 
 const NOT_DECODED: unique symbol = Symbol("not decoded");
@@ -28,7 +30,8 @@ export class EventEnvelope {
 
   /**
    * The domain event, checked by its category's schema; undefined for a category without a
-   * codec. Throws CorruptEventError for a stored event its schema rejects (every time asked).
+   * codec. Throws CorruptEventError for a stored event its schema rejects (every time asked);
+   * for the data of a node event its fold does not read, when that data is read.
    */
   get event(): DomainEvent | undefined {
     if (this.decoded === NOT_DECODED) {

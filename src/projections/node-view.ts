@@ -24,6 +24,19 @@ export interface NodeView extends NodeState {
  * literal with every field, not a spread of the state: V8 then keeps all fields in the object,
  * where a spread copy plus a field kept them in a second array (≈ 100 B per node).
  */
+/** Whether nodeViewOf makes a view of `state` (it has registered): every field a view needs is there. */
+export function hasView(state: NodeState): boolean {
+  return (
+    state.nodeType !== undefined &&
+    state.info !== undefined &&
+    state.membership !== undefined &&
+    state.health !== undefined &&
+    state.registeredAt !== undefined &&
+    state.updatedAt !== undefined &&
+    state.healthSince !== undefined
+  );
+}
+
 export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | undefined = state.info): NodeView | undefined {
   const { nodeType, membership, health, registeredAt, updatedAt, healthSince } = state;
   if (

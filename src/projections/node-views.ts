@@ -4,11 +4,20 @@ import { initialNodeState, type NodeState } from "../../machines/node/node-state
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { EventEnvelope } from "./event-envelope.ts";
-import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
-import { nodeViewOf, type NodeView } from "./node-view.ts";
+import { NODE_CATEGORY, categoryOf, entityIdOf, nodeStream } from "../events/streams.ts";
+import { hasView, nodeViewOf, type NodeView } from "./node-view.ts";
 import { SharedNodeParts, flatString } from "./shared-node-parts.ts";
 
 const RELEASE_SLICE = 4_096;
+/** A held node with no view yet and nothing folded that makes one. */
+const NO_STATE = initialNodeState("");
+
+/** A node's state folded while held, not yet made a view; `nodeId` is the view's own string. */
+interface Folding {
+  readonly nodeId: string;
+  state: NodeState;
+  revision: number;
+}
 
 /** Told of every view change, after it is applied (an index of the views, say). */
 export type NodeViewListener = (nodeId: string, before: NodeView | undefined, after: NodeView) => void;
@@ -23,6 +32,13 @@ export class NodeViews {
   private readonly parts = new SharedNodeParts();
   /** While held: every view as it was when the hold began. */
   private heldFrom: Map<string, NodeView> | undefined;
+  /**
+   * While held: the states folded since the hold began, by stream name as read (one look-up per
+   * event), made views only when asked for or on release. A catch-up then builds one view and
+   * shares one info's parts per node, not per event (an info superseded later in the same
+   * catch-up is never shared, and never indexed).
+   */
+  private readonly folding = new Map<string, Folding>();
 
   constructor(private readonly listener?: NodeViewListener) {}
 
@@ -42,8 +58,15 @@ export class NodeViews {
    */
   async release(): Promise<void> {
     const from = this.heldFrom;
+    if (!from) return;
+    let made = 0;
+    for (const node of this.folding.values()) {
+      this.materialize(node);
+      if (++made % RELEASE_SLICE === 0) await yieldToEventLoop();
+    }
+    this.folding.clear();
     this.heldFrom = undefined;
-    if (!from || !this.listener) return;
+    if (!this.listener) return;
     // In id order: the node index's ordered sets then mostly append (at a start no node has
     // reported capacity, so every order but the id's has one key per partition).
     const ids = [...this.views.keys()].sort();
@@ -71,6 +94,7 @@ export class NodeViews {
   };
 
   private apply(recorded: RecordedEvent, event: NodeEvent): void {
+    if (this.heldFrom) return this.fold(recorded, event);
     const streamId = entityIdOf(recorded.stream);
     const before = this.views.get(streamId);
     // A new node's id is a flat copy: the stream name's slice would keep the whole name alive.
@@ -82,6 +106,38 @@ export class NodeViews {
     this.changed(nodeId, before, next);
   }
 
+  /** While held: evolve only; the view is made later (materialize), once per node. */
+  private fold(recorded: RecordedEvent, event: NodeEvent): void {
+    let node = this.folding.get(recorded.stream);
+    if (node === undefined) {
+      const streamId = entityIdOf(recorded.stream);
+      const before = this.views.get(streamId);
+      node = { nodeId: before?.nodeId ?? flatString(streamId), state: before ?? NO_STATE, revision: before?.revision ?? -1 };
+      this.folding.set(recorded.stream, node);
+    }
+    // As apply: a state without a view (never registered) is not kept, the next event folds from the start.
+    const state = evolveNode(node.state === NO_STATE ? initialNodeState(node.nodeId) : node.state, event, recorded.time);
+    if (!hasView(state)) return;
+    node.state = state;
+    node.revision = recorded.revision;
+  }
+
+  /** A held node's folded state made its view, as apply would have left it. */
+  private materialize(node: Folding): void {
+    if (node.state === NO_STATE) return;
+    const before = this.views.get(node.nodeId);
+    // Nothing folded since the view was made. An event evolve ignores still moves the revision (the ETag), as in apply.
+    if (node.state === before && node.revision === before.revision) return;
+    const next = this.viewOf(node.state, node.revision, before);
+    if (next) this.views.set(node.nodeId, next);
+  }
+
+  /** Makes the views of every node folded while held (the views are then current; the hold goes on). */
+  private materializeAll(): void {
+    for (const node of this.folding.values()) this.materialize(node);
+    this.folding.clear();
+  }
+
   /** The view of `state`, with the info's shared parts (looked up again only when the info changed). */
   private viewOf(state: NodeState, revision: number, before: NodeView | undefined): NodeView | undefined {
     const info = state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, state.nodeId);
@@ -90,6 +146,7 @@ export class NodeViews {
 
   /** Starts from a snapshot's views (before any event is handled); the listener is told of each. */
   seed(views: readonly NodeView[]): void {
+    this.materializeAll();
     for (const decoded of views) {
       const nodeId = flatString(decoded.nodeId);
       const view = this.viewOf({ ...decoded, nodeId }, decoded.revision, undefined) ?? decoded;
@@ -104,6 +161,7 @@ export class NodeViews {
    * each node in `revisions`, at that revision. Nodes absent from it keep their view.
    */
   seedStates(states: ReadonlyMap<string, NodeState>, revisions: ReadonlyMap<string, number>): void {
+    this.materializeAll();
     for (const [nodeId, revision] of revisions) {
       const state = states.get(nodeId);
       if (!state) continue;
@@ -118,10 +176,16 @@ export class NodeViews {
 
   /** Every view now, deleted ones included: what a node-state snapshot holds. */
   all(): NodeView[] {
+    this.materializeAll();
     return [...this.views.values()];
   }
 
   get(nodeId: string): NodeView | undefined {
+    const node = this.folding.size === 0 ? undefined : this.folding.get(nodeStream(nodeId));
+    if (node) {
+      this.materialize(node);
+      this.folding.delete(nodeStream(nodeId));
+    }
     return this.views.get(nodeId);
   }
 }

@@ -107,7 +107,8 @@ describe("ProcessorHost", () => {
     const envelopeA = a.batches.flat().find((e) => e.recorded.stream === "node-n1");
     const envelopeB = b.batches.flat().find((e) => e.recorded.stream === "node-n1");
     expect(envelopeA).toBe(envelopeB);
-    expect(envelopeA?.event).toEqual({ type: "NodeApproved", data: { NodeID: "n1", Previous: "PENDING" } });
+    // Named, not compared whole: the data of a type the node fold does not read is a getter (decoded on use).
+    expect({ type: envelopeA?.event?.type, data: envelopeA?.event?.data }).toEqual({ type: "NodeApproved", data: { NodeID: "n1", Previous: "PENDING" } });
     expect(envelopeA?.event).toBe(envelopeB?.event);
     expect(a.batches.flat().find((e) => e.recorded.type === "Ticked")?.event).toBeUndefined();
   });

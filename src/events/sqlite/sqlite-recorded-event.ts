@@ -16,13 +16,16 @@ export type Row = [
 
 export const COLUMNS = "position, event_id, stream, revision, type, data, metadata, time, schema_version";
 
+const NOT_PARSED: unique symbol = Symbol("not parsed");
+
 /**
- * A stored event read from SQLite. Its data is parsed at once (every reader decodes it), its
- * metadata on first use: a fold needs only `schemaVersion`, which the `schema_version` column
- * holds beside it, and parsing the metadata was ≈ 40 % of reading a page. A metadata text that is
+ * A stored event read from SQLite. Its data and its metadata are parsed on first use: a fold
+ * needs only `schemaVersion` of the metadata, which the `schema_version` column holds beside it
+ * (parsing the metadata was ≈ 40 % of reading a page), and no part of the data of an event whose
+ * evolve reads none (a node's NodeBecameHealthy, say: `decodeNodeEventForFold`). A text that is
  * not JSON fails where it is first read, with a CorruptEventError naming the event.
  *
- * `metadata` is a getter: copy it by name, not by spreading the event.
+ * `data` and `metadata` are getters: copy them by name, not by spreading the event.
  */
 export class SqliteRecordedEvent implements RecordedEvent {
   readonly id: string;
@@ -31,8 +34,9 @@ export class SqliteRecordedEvent implements RecordedEvent {
   readonly revision: number;
   readonly position: number;
   readonly time: string;
-  readonly data: unknown;
   readonly schemaVersion: number | undefined;
+  #dataText: string | undefined;
+  #data: unknown = NOT_PARSED;
   #metadataText: string | undefined;
   #metadata: Readonly<Record<string, unknown>> | undefined;
 
@@ -43,9 +47,21 @@ export class SqliteRecordedEvent implements RecordedEvent {
     this.revision = row[3];
     this.position = row[0];
     this.time = row[7];
-    this.data = JSON.parse(row[5]) as unknown;
+    this.#dataText = row[5];
     this.schemaVersion = row[8] ?? undefined;
     this.#metadataText = row[6];
+  }
+
+  get data(): unknown {
+    if (this.#data === NOT_PARSED) {
+      try {
+        this.#data = JSON.parse(this.#dataText as string) as unknown;
+      } catch (e) {
+        throw new CorruptEventError(`stream ${this.stream}@${this.revision} (position ${this.position}): its data is not JSON: ${(e as Error).message}`);
+      }
+      this.#dataText = undefined;
+    }
+    return this.#data;
   }
 
   get metadata(): Readonly<Record<string, unknown>> {

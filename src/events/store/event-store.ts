@@ -19,6 +19,7 @@ export interface RecordedEvent {
   readonly position: number;
   /** metadata.time when the writer supplied one, else the time the store recorded it. */
   readonly time: string;
+  /** May be a getter that parses on first use (SQLite's): copy it by name, not by spreading the event. */
   readonly data: unknown;
   /** May be a getter that parses on first use (SQLite's): copy it by name, not by spreading the event. */
   readonly metadata: Readonly<Record<string, unknown>>;
