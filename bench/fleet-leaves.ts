@@ -14,7 +14,11 @@
  * Each process may hold 20,000 open files here: a leaf (and its client process) holds at most
  * ≈ 19,000 nodes, so N ≤ 19,000 × leaves.
  *
- * Run: npx tsx bench/fleet-leaves.ts [nodes=20000] [leaves=2] [concurrency=32] [settleSeconds=20]
+ * The hub's Go runtime: `gogc` and `gomemlimitMB` set Orchestrator.NATS.GOGC and
+ * Orchestrator.NATS.GOMEMLIMIT (0: the key's default). The orchestrator's V8 heap (used, total) and
+ * resident actors are read from /metrics beside its RSS, to tell heap from what V8 has not given back.
+ *
+ * Run: npx tsx bench/fleet-leaves.ts [nodes=20000] [leaves=2] [concurrency=32] [settleSeconds=20] [gogc=0] [gomemlimitMB=0]
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -41,6 +45,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const leafCount = setting(options, "fleet-leaves.leaves", options.quick ? 2 : Math.max(2, Math.ceil(nodes / PER_LEAF_MAX)));
   const concurrency = setting(options, "fleet-leaves.concurrency", 32);
   const settleSeconds = setting(options, "fleet-leaves.settleSeconds", options.quick ? 5 : 20);
+  const gogc = setting(options, "fleet-leaves.gogc", 0);
+  const gomemlimitMB = setting(options, "fleet-leaves.gomemlimitMB", 0);
   if (Math.ceil(nodes / leafCount) > PER_LEAF_MAX) throw new Error(`${nodes} nodes on ${leafCount} leaves is more than ${PER_LEAF_MAX} a leaf (the open-file limit)`);
   const log = options.log;
   const leafPort = await freePort();
@@ -51,6 +57,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
     "Orchestrator.NodeManager.DisconnectTimeout": "30s",
     "Orchestrator.NodeManager.UnknownTimeout": "1h",
+    ...(gogc > 0 ? { "Orchestrator.NATS.GOGC": gogc } : {}),
+    ...(gomemlimitMB > 0 ? { "Orchestrator.NATS.GOMEMLIMIT": `${gomemlimitMB}MiB` } : {}),
   });
   const leaves: EmbeddedNatsServer[] = [];
   const joiners: Joiner[] = [];
@@ -99,6 +107,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     await sleep(settleSeconds * 1000);
     const metrics = await orchestrator.metrics();
     const healthy = metrics.get('shoal_nodes{health="HEALTHY",membership="APPROVED"}') ?? 0;
+    const heapMB = (name: string) => (metrics.get(name) ?? 0) / 1024 / 1024;
+    const residentActors = [...metrics].filter(([k]) => k.startsWith("shoal_actors_resident")).reduce((sum, [, v]) => sum + v, 0);
     const after = { orchestratorRss: rssMB(orchestratorPid), hubRss: rssMB(hubPid), leafRss: leaves.map((l) => rssMB(l.pid)) };
     const loadAfter = load();
     const perNode = (mb: number, base: number) => ((mb - base) * 1024) / nodes;
@@ -111,6 +121,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       { name: "nodes held via leaf servers, listed HEALTHY", value: healthy, unit: "", note: `of ${nodes} (and the orchestrator itself); joined in ${joinS.toFixed(0)} s; ${note}` },
       { name: "hub nats-server RSS per node held via leaves", value: hubKB, unit: "KB", note: `${before.hubRss} → ${after.hubRss} MB` },
       { name: "orchestrator RSS per node", value: orchestratorKB, unit: "KB", note: `${before.orchestratorRss} → ${after.orchestratorRss} MB` },
+      {
+        name: "orchestrator V8 heap used at the end",
+        value: heapMB("nodejs_heap_size_used_bytes"),
+        unit: "MB",
+        note: `heap total ${heapMB("nodejs_heap_size_total_bytes").toFixed(0)} MB, external ${heapMB("nodejs_external_memory_bytes").toFixed(0)} MB, ${residentActors} actors resident`,
+      },
       { name: "hub nats-server RSS at 100,000 nodes, projected", value: project(before.hubRss, hubKB), unit: "MB" },
       { name: "orchestrator RSS at 100,000 nodes, projected", value: project(before.orchestratorRss, orchestratorKB), unit: "MB" },
       {
@@ -124,7 +140,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       { name: "hub nats-server CPU per join", value: cpu.hub / nodes, unit: "ms", note: `${(cpu.hub / 1000).toFixed(1)} CPU-s; the logins are taken at the leaves` },
       { name: "orchestrator CPU per join", value: cpu.orchestrator / nodes, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s` },
     ];
-    return { figures, parameters: { nodes, leaves: leafCount, concurrency, settleSeconds } };
+    return { figures, parameters: { nodes, leaves: leafCount, concurrency, settleSeconds, gogc, gomemlimitMB } };
   } finally {
     for (const j of joiners) if (!j.exited) j.child.kill("SIGTERM");
     await Promise.all(joiners.map((j) => (j.exited ? undefined : new Promise((r) => j.child.once("exit", r)))));
@@ -134,4 +150,4 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-await runStandalone(import.meta.url, run, ["fleet-leaves.nodes", "fleet-leaves.leaves", "fleet-leaves.concurrency", "fleet-leaves.settleSeconds"]);
+await runStandalone(import.meta.url, run, ["fleet-leaves.nodes", "fleet-leaves.leaves", "fleet-leaves.concurrency", "fleet-leaves.settleSeconds", "fleet-leaves.gogc", "fleet-leaves.gomemlimitMB"]);

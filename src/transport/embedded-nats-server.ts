@@ -26,6 +26,8 @@ export interface EmbeddedNatsOptions {
    * server is open to anyone (tests use that to stand in for an external NATS).
    */
   readonly configFile?: string;
+  /** Set in the server's environment on top of Shoal's own (its Go runtime's GOGC, GOMEMLIMIT). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Whether the child is serving; `reason` says why not (for logs, readiness and the no-blame rule). */
@@ -128,13 +130,14 @@ export class EmbeddedNatsServer {
    * How the server is started: the one place its command line is built. The first start and
    * every restart call it, so a change here (a config file, credentials) holds across restarts.
    */
-  private commandLine(): { readonly binary: string; readonly args: readonly string[] } {
+  private commandLine(): { readonly binary: string; readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv } {
     const { host, port, dir, configFile } = this.options;
     return {
       binary: this.options.binary ?? "nats-server",
       args: configFile
         ? ["-c", configFile]
         : ["-a", host, "-p", String(port), "-js", "-sd", embeddedNatsPaths(dir).storeDir, "-P", this.pidFile, "-n", `shoal-${port}`],
+      env: { ...process.env, ...this.options.env },
     };
   }
 
@@ -164,12 +167,12 @@ export class EmbeddedNatsServer {
 
   /** Spawns the child and resolves once it is ready; rejects (the child killed) if it is not. */
   private async launch(): Promise<void> {
-    const { binary, args } = this.commandLine();
+    const { binary, args, env } = this.commandLine();
     const { port } = this.options;
     const readyTimeoutMs = this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     // Its own process group: a Ctrl-C (SIGINT to the terminal's foreground group) reaches Shoal,
     // which stops the server itself; the server dying first would read as a crash and be restarted.
-    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    const child = spawn(binary, [...args], { stdio: ["ignore", "ignore", "pipe"], detached: true, env });
     this.child = child;
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
