@@ -58,7 +58,7 @@ import { rssMB } from "./support/process-rss.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
 import { serveOrchestrator, shoalLaunch, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
-const PROBE = join(import.meta.dirname, "support/memory-probe.mjs");
+export const PROBE = join(import.meta.dirname, "support/memory-probe.mjs");
 const TICK_MS = 100;
 const SAMPLE_MS = 5_000;
 /** Requests (resources, info) in flight at most; beyond it a tick's share is deferred, not dropped. */
@@ -87,7 +87,7 @@ function procStatus(pid: number | undefined): Record<string, number> {
   return out;
 }
 
-interface ProbeReading {
+export interface ProbeReading {
   readonly before: NodeJS.MemoryUsage;
   readonly after: NodeJS.MemoryUsage;
   /** V8's spaces before the GC: committed (size) and used bytes. */
@@ -102,7 +102,7 @@ const spacesLine = (p: ProbeReading) =>
     .join(", ");
 
 /** Asks the preloaded probe for a full GC and process.memoryUsage() before and after it. */
-async function probe(pid: number): Promise<ProbeReading> {
+export async function probe(pid: number): Promise<ProbeReading> {
   const path = join(tmpdir(), `shoal-memory-probe-${pid}.jsonl`);
   // One line per request, complete once its newline is there.
   const written = () => (existsSync(path) ? readFileSync(path, "utf8") : "");

@@ -15,6 +15,7 @@ import {
   heartbeatNodeId,
   heartbeatRefusedSubject,
   isHeartbeatSubjectOf,
+  isNodeWorkSubject,
   nodeInboxPrefix,
   parseComputeSubject,
   parseJoinSubject,
@@ -91,6 +92,9 @@ export class NodeProtocolHandler {
     const joining = parseJoinSubject(subject);
     const nodeId = joining ?? parseComputeSubject(subject)?.nodeId;
     if (nodeId !== undefined && reply.startsWith(`${nodeInboxPrefix(nodeId)}.`)) return true;
+    // A node's own calls may be answered under its work subjects (ComputeClient's one subscription);
+    // a join may not: anyone with the join token may send one naming any node id.
+    if (joining === undefined && nodeId !== undefined && isNodeWorkSubject(nodeId, reply)) return true;
     if (joining !== undefined && reply.startsWith(`${JOIN_INBOX_PREFIX}.`)) return true;
     return !this.options.enforcesNodeKeys && reply.startsWith("_INBOX.");
   }

@@ -60,6 +60,8 @@ export const CONFIG_KEYS = {
   "Orchestrator.NATS.Token": secretStr("External NATS: a token to log in with instead of a user"),
   "Orchestrator.NATS.CredsFile": str("", "External NATS: a .creds file (user JWT and nkey seed) to log in with"),
   "Orchestrator.NATS.JetStreamMaxStore": bytes(1024 ** 3, "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it"),
+  "Orchestrator.NATS.GOGC": int(0, "Embedded nats-server: its Go garbage collector's GOGC (heap growth in % over the live heap before a collection; lower: less memory, more CPU). 0: Go's default (100), or GOGC from Shoal's environment"),
+  "Orchestrator.NATS.GOMEMLIMIT": bytes(0, "Embedded nats-server: its Go runtime's soft memory limit (GOMEMLIMIT); the server collects harder as it nears it. 0: none, or GOMEMLIMIT from Shoal's environment"),
   "Orchestrator.NATS.LeafNodes.Port": int(0, "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers"),
   "Orchestrator.Auth.Token": secretStr("The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
   "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),

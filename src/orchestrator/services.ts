@@ -11,6 +11,7 @@ import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
+import { goRuntimeEnv } from "../transport/go-runtime-env.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { credentialsDir } from "../security/secret-file.ts";
 import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER, SYSTEM_INBOX_PREFIX } from "../transport/nats-auth/nats-roles.ts";
@@ -172,7 +173,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       });
       const server = yield* Effect.acquireRelease(
         attempt("cannot start the embedded NATS server", () =>
-          EmbeddedNatsServer.start({ host: config["Orchestrator.Host"], port: config["Orchestrator.Port"], dir, logger, configFile }),
+          EmbeddedNatsServer.start({ host: config["Orchestrator.Host"], port: config["Orchestrator.Port"], dir, logger, configFile, env: goRuntimeEnv(config["Orchestrator.NATS.GOGC"], config["Orchestrator.NATS.GOMEMLIMIT"]) }),
         ),
         (s) => Effect.promise(() => s.stop()),
       );

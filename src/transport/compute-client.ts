@@ -1,28 +1,107 @@
 import { randomUUID } from "node:crypto";
-import type { NatsConnection, Subscription } from "nats";
+import { nuid, type Msg, type NatsConnection } from "nats";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
 import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
 import { isUnreachable } from "./unreachable.ts";
-import { computeSubject, heartbeatRefusedSubject, joinSubject, type ProtocolMethod } from "./subjects.ts";
+import { computeSubject, heartbeatRefusedSubject, joinSubject, nodeReplyPrefix, nodeWorkSubjects, type ProtocolMethod } from "./subjects.ts";
 
 export class OrchestratorUnreachableError extends Error {
   override readonly name = "OrchestratorUnreachableError";
 }
 
+interface Pending {
+  readonly resolve: (response: ProtocolResponse) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+/** An error shaped as nats.js's own (`code`), so that isUnreachable() reads it the same way. */
+const natsLikeError = (code: string, message: string) => Object.assign(new Error(message), { code });
+
 /**
  * The compute node's side of the protocol, msgpack both ways: heartbeats are published (no
  * reply; a refusal arrives on the node's own subject), every other call is one request/reply.
+ *
+ * A node's calls hold ONE subscription, its work subjects `shoal.work.<id>.>`: their replies come
+ * back under it (`shoal.work.<id>.reply.<tag>.<n>`) beside the heartbeat refusals, and are matched
+ * to their requests here, not by nats.js's request inbox (a second subscription, `_INBOX_NODE.<id>.<nuid>.*`).
+ * Behind leaf servers every subscription of every node is interest the hub holds, so this halves
+ * the hub's entries per node. A join is still a nats.js request: it runs on the join login, which
+ * may only subscribe to the join inbox.
  */
 export class ComputeClient {
   private sequence = 0;
+  private subscribed = false;
+  private readonly replyPrefix: string;
+  private nextToken = 0;
+  private readonly pending = new Map<string, Pending>();
+  private readonly refusalHandlers: ((refusal: ProtocolResponse) => void)[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly nodeId: string,
     private readonly timeoutMs = 5000,
-  ) {}
+  ) {
+    this.replyPrefix = `${nodeReplyPrefix(nodeId, nuid.next())}.`;
+  }
+
+  /** The one subscription, made on first use (the join connection never makes it: it may not). */
+  private subscribe(): void {
+    if (this.subscribed) return;
+    this.subscribed = true;
+    const refused = heartbeatRefusedSubject(this.nodeId);
+    this.nc.subscribe(nodeWorkSubjects(this.nodeId), {
+      callback: (err, msg) => {
+        if (err) {
+          this.failAll(err);
+          return;
+        }
+        if (msg.subject === refused) this.refusal(msg);
+        else if (msg.subject.startsWith(this.replyPrefix)) this.reply(msg.subject.slice(this.replyPrefix.length), msg);
+        // Anything else under the work subjects is for a later protocol (work): not ours to read yet.
+      },
+    });
+    // Requests still waiting when the connection ends get the error a nats.js request would.
+    void this.nc.closed().then(() => this.failAll(natsLikeError("CONNECTION_CLOSED", "connection closed")));
+  }
+
+  private refusal(msg: Msg): void {
+    let refusal: ProtocolResponse;
+    try {
+      refusal = decode(ProtocolResponse, msg.data);
+    } catch {
+      return;
+    }
+    if (!refusal.Accepted) for (const handle of this.refusalHandlers) handle(refusal);
+  }
+
+  private reply(token: string, msg: Msg): void {
+    const waiting = this.pending.get(token);
+    if (waiting === undefined) return; // late (timed out) or not ours
+    this.pending.delete(token);
+    clearTimeout(waiting.timer);
+    // What NATS sends when nobody is subscribed to the request's subject: no payload, status 503.
+    if (msg.data.length === 0 && msg.headers?.code === 503) {
+      waiting.reject(new OrchestratorUnreachableError("orchestrator unreachable (503)"));
+      return;
+    }
+    try {
+      waiting.resolve(decode(ProtocolResponse, msg.data));
+    } catch (e) {
+      waiting.reject(e);
+    }
+  }
+
+  private failAll(error: unknown): void {
+    const failed = [...this.pending.values()];
+    this.pending.clear();
+    for (const waiting of failed) {
+      clearTimeout(waiting.timer);
+      waiting.reject(isUnreachable(error) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(error as { code?: string }).code})`) : error);
+    }
+  }
 
   private async request(subject: string, body: Record<string, unknown>): Promise<ProtocolResponse> {
     try {
@@ -35,8 +114,25 @@ export class ComputeClient {
     }
   }
 
+  /** A request of the node's own, answered on its work subjects (see the class). */
   private call(method: ProtocolMethod, body: Record<string, unknown>): Promise<ProtocolResponse> {
-    return this.request(computeSubject(this.nodeId, method), { MessageID: randomUUID(), ...body });
+    this.subscribe();
+    const token = String(this.nextToken++);
+    const data = encode({ MessageID: randomUUID(), ...body });
+    return new Promise<ProtocolResponse>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(token);
+        reject(new OrchestratorUnreachableError("orchestrator unreachable (TIMEOUT)"));
+      }, this.timeoutMs);
+      this.pending.set(token, { resolve, reject, timer });
+      try {
+        this.nc.publish(computeSubject(this.nodeId, method), data, { reply: this.replyPrefix + token });
+      } catch (e) {
+        this.pending.delete(token);
+        clearTimeout(timer);
+        reject(isUnreachable(e) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`) : e);
+      }
+    });
   }
 
   /** Registers this node and binds its key to it, proving the join token (without sending it) and the key. */
@@ -68,19 +164,9 @@ export class ComputeClient {
   }
 
   /** Refusals of published heartbeats (the orchestrator's reply, on the node's own subject); undecodable ones are dropped. */
-  onHeartbeatRefused(handle: (refusal: ProtocolResponse) => void): Subscription {
-    return this.nc.subscribe(heartbeatRefusedSubject(this.nodeId), {
-      callback: (err, msg) => {
-        if (err) return;
-        let refusal: ProtocolResponse;
-        try {
-          refusal = decode(ProtocolResponse, msg.data);
-        } catch {
-          return;
-        }
-        if (!refusal.Accepted) handle(refusal);
-      },
-    });
+  onHeartbeatRefused(handle: (refusal: ProtocolResponse) => void): void {
+    this.refusalHandlers.push(handle);
+    this.subscribe();
   }
 
   updateInfo(info: NodeInfo): Promise<ProtocolResponse> {

@@ -29,6 +29,8 @@ export interface EmbeddedNatsOptions {
   readonly configFile?: string;
   /** A watchdog process even where setpriv could tie the server to Shoal (tests of the fallback). */
   readonly alwaysWatchdog?: boolean;
+  /** Set in the server's environment on top of Shoal's own (its Go runtime's GOGC, GOMEMLIMIT). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Whether the child is serving; `reason` says why not (for logs, readiness and the no-blame rule). */
@@ -132,13 +134,14 @@ export class EmbeddedNatsServer {
    * How the server is started: the one place its command line is built. The first start and
    * every restart call it, so a change here (a config file, credentials) holds across restarts.
    */
-  private commandLine(): { readonly binary: string; readonly args: readonly string[] } {
+  private commandLine(): { readonly binary: string; readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv } {
     const { host, port, dir, configFile } = this.options;
     return {
       binary: this.options.binary ?? "nats-server",
       args: configFile
         ? ["-c", configFile]
         : ["-a", host, "-p", String(port), "-js", "-sd", embeddedNatsPaths(dir).storeDir, "-P", this.pidFile, "-n", `shoal-${port}`],
+      env: { ...process.env, ...this.options.env },
     };
   }
 
@@ -168,7 +171,7 @@ export class EmbeddedNatsServer {
 
   /** Spawns the child and resolves once it is ready; rejects (the child killed) if it is not. */
   private async launch(): Promise<void> {
-    const { binary, args } = this.commandLine();
+    const { binary, args, env } = this.commandLine();
     const { port } = this.options;
     const readyTimeoutMs = this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     // Its own process group: a Ctrl-C (SIGINT to the terminal's foreground group) reaches Shoal,
@@ -178,7 +181,7 @@ export class EmbeddedNatsServer {
     const resolved = findExecutable(binary);
     if (resolved === undefined) throw new NatsServerError(NOT_FOUND);
     const command = this.options.alwaysWatchdog === true ? { command: resolved, args, wrapped: false } : dieWithParent(resolved, args);
-    const child = spawn(command.command, [...command.args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    const child = spawn(command.command, [...command.args], { stdio: ["ignore", "ignore", "pipe"], detached: true, env });
     this.child = child;
     if (!command.wrapped && child.pid !== undefined) {
       const watchdog = parentWatchdog(child.pid);

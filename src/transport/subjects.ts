@@ -21,6 +21,19 @@ export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
 export const nodeWorkSubjects = (nodeId: string): string => `shoal.work.${nodeId}.>`;
 
 /**
+ * Replies to a node's requests, under its work subjects: one subscription, `shoal.work.<id>.>`,
+ * then carries everything addressed to the node (replies, refusals, work), so the hub keeps one
+ * entry per node for the leaf servers' interest instead of two (docs/performance.md, Fleet). Only
+ * the orchestrator may publish there. `<tag>` is random per connection, so a reply cannot be
+ * aimed at a request the node did not send.
+ */
+export const nodeReplyPrefix = (nodeId: string, tag: string): string => `shoal.work.${nodeId}.reply.${tag}`;
+const WORK_PREFIX = "shoal.work.";
+/** Whether `reply` lies under node `nodeId`'s work subjects (a reply the node can receive on its one subscription). */
+export const isNodeWorkSubject = (nodeId: string, reply: string): boolean =>
+  reply.length > WORK_PREFIX.length + nodeId.length + 1 && reply.startsWith(WORK_PREFIX) && reply.startsWith(`${nodeId}.`, WORK_PREFIX.length);
+
+/**
  * A published heartbeat has no reply subject: its refusal goes here, under the node's work
  * subjects, which only that node may subscribe to and only the orchestrator may publish to.
  */

@@ -218,17 +218,26 @@ describe("the orchestrator's nats-server", () => {
     const b = await asNode("node-b");
     // Only the forged reply subject: node-b's own agent gets real replies on its inbox meanwhile.
     b.subscribe("_INBOX_NODE.node-b.stolen", { callback: (_e, m) => bInbox.push(m.subject) });
+    // Replies to a node's own calls come under its work subjects: those are B's alone too.
+    b.subscribe("shoal.work.node-b.reply.stolen.>", { callback: (_e, m) => bInbox.push(m.subject) });
     await b.flush();
     const heartbeat = encode({ MessageID: randomUUID(), NodeID: "node-a", Sequence: 1 });
     a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "shoal.events.node.node-b.NodeApproved" });
     a.publish("shoal.compute.node-a.heartbeat", Empty, { reply: "shoal.events.node.node-b.NodeDeleted" });
     a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "_INBOX_NODE.node-b.stolen" });
+    a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "shoal.work.node-b.reply.stolen.1" });
     const joiner = await asJoiner();
     joiner.publish("shoal.join.evil", Empty, { reply: "shoal.events.node.node-b.NodeForged" });
     joiner.publish("shoal.join.evil", Empty, { reply: "_INBOX_NODE.node-b.stolen" });
+    // A join naming node-b may not be answered in node-b's work subjects: anyone with the token can send one.
+    joiner.publish("shoal.join.node-b", Empty, { reply: "shoal.work.node-b.reply.stolen.2" });
     // Its own inbox is still answered: the orchestrator did get the messages.
     const own = decode(ProtocolResponse, (await a.request("shoal.compute.node-a.heartbeat", heartbeat, { timeout: 2000 })).data);
     expect(own).toEqual({ Accepted: true });
+    // …and so are its own work subjects, where ComputeClient takes its replies.
+    const ownWork = a.subscribe("shoal.work.node-a.reply.mine.>", { max: 1 });
+    a.publish("shoal.compute.node-a.heartbeat", heartbeat, { reply: "shoal.work.node-a.reply.mine.1" });
+    for await (const m of ownWork) expect(decode(ProtocolResponse, m.data)).toEqual({ Accepted: true });
     await reader.flush();
     expect(seen).toEqual([]);
     expect(bInbox).toEqual([]);

@@ -1,10 +1,12 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { defaultConfig } from "../../src/config/keys.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
+import { goRuntimeEnv } from "../../src/transport/go-runtime-env.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { testAgent } from "../support/test-agent.ts";
@@ -28,7 +30,7 @@ async function get(base: string, path: string): Promise<{ status: number; body: 
   return { status: res.status, body: await res.json(), retryAfter: res.headers.get("retry-after") };
 }
 
-async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger) {
+async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger, extra: Partial<ShoalConfig> = {}) {
   const dataDir = tempDir();
   const natsPort = await freePort();
   const o = await startOrchestrator(
@@ -42,6 +44,7 @@ async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger) {
       "Orchestrator.Port": natsPort,
       "Orchestrator.NodeManager.DisconnectTimeout": 2_000,
       "Orchestrator.NodeManager.UnknownTimeout": 4_000,
+      ...extra,
     },
     logger,
   );
@@ -86,6 +89,27 @@ describe("the embedded nats-server is supervised", () => {
     // The client reconnects to the same URL and JetStream kept its data.
     await waitFor(() => nc.flush().then(() => true, () => false), 10_000, () => "the client to reconnect");
     expect((await jsm.streams.info("KEEP")).state.messages).toBe(1);
+  });
+
+  it("runs the nats-server with the Go runtime settings of Orchestrator.NATS.GOGC and GOMEMLIMIT, and restarts it with them", async () => {
+    const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((e) => e.startsWith("GOGC=") || e.startsWith("GOMEMLIMIT="));
+    const { o, pidFile } = await orchestratorWithEmbeddedNats(undefined, { "Orchestrator.NATS.GOGC": 50, "Orchestrator.NATS.GOMEMLIMIT": 256 * 1024 * 1024 });
+    const first = readPid(pidFile);
+    expect(environment(first).sort()).toEqual(["GOGC=50", "GOMEMLIMIT=268435456B"]);
+    process.kill(first, "SIGKILL");
+    await waitFor(() => processRunning(readPid(pidFile)) && readPid(pidFile) !== first, 15_000, () => "a restarted nats-server");
+    killOnCleanup(readPid(pidFile));
+    expect(environment(readPid(pidFile)).sort()).toEqual(["GOGC=50", "GOMEMLIMIT=268435456B"]);
+    expect(o.natsUrl).toMatch(/^nats:/);
+  });
+
+  it("leaves the nats-server's Go runtime to Go by default", async () => {
+    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: tempDir(), logger: silentLogger, env: goRuntimeEnv(0, 0) });
+    cleanups.push(() => server.stop());
+    const env = readFileSync(`/proc/${server.pid!}/environ`, "utf8").split("\0");
+    expect(env.filter((e) => e.startsWith("GOGC=") || e.startsWith("GOMEMLIMIT="))).toEqual(
+      [process.env.GOGC === undefined ? [] : [`GOGC=${process.env.GOGC}`], process.env.GOMEMLIMIT === undefined ? [] : [`GOMEMLIMIT=${process.env.GOMEMLIMIT}`]].flat(),
+    );
   });
 
   it("keeps trying with a growing delay while it cannot start, and stop() ends supervision", async () => {
