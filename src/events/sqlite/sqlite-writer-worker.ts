@@ -4,7 +4,7 @@
  * each after its COMMIT (and fsync) returned.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { SqliteBatchWriter, describeFailure, type EncodedBatch } from "./sqlite-batch-writer.ts";
 import { openWriteConnection } from "./write-connection.ts";
 
