@@ -10,3 +10,7 @@ eventStoreContract("SQLite", async () => new SqliteEventStore(file));
 // The mode the append benchmark compares group commit against keeps the same contract.
 const single = join(tempDir(), "shoal.db");
 eventStoreContract("SQLite, one commit per append", async () => new SqliteEventStore(single, { groupCommit: false }));
+
+// Group commit on the event loop (EventStore.SQLite.WriterThread=false) keeps it too.
+const onLoop = join(tempDir(), "shoal.db");
+eventStoreContract("SQLite, group commit on the event loop", async () => new SqliteEventStore(onLoop, { writerThread: false }));
