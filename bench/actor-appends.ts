@@ -16,6 +16,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
 import type { NodeCommand } from "../machines/node/node-commands.ts";
 import { systemClock } from "../src/actors/clock.ts";
@@ -40,6 +41,9 @@ interface Measured {
   readonly commits: number;
   readonly largestBatch: number;
   readonly seconds: number;
+  /** Event-loop delay while appending (what heartbeats and HTTP would wait), ms: p99 and max. */
+  readonly lagP99: number;
+  readonly lagMax: number;
 }
 
 /** How the store commits: one commit per event; group commit on the event loop; group commit on the writer thread (the default). */
@@ -60,11 +64,15 @@ async function measure(mode: Mode, entities: number, commands: number): Promise<
       const results = await Promise.all(Array.from({ length: commands - 1 }, (_, n) => registry.execute(id, CYCLE[n % CYCLE.length]!, context)));
       for (const r of results) returned += r.events.length;
     };
+    const lag = monitorEventLoopDelay({ resolution: 5 });
+    lag.enable();
     const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(ids.map(entity));
     const ms = performance.now() - start;
+    // Of every thread: the writer thread's CPU is in it.
     const { user, system } = process.cpuUsage(cpu);
+    lag.disable();
     const stats = store.commitStats;
     const stored = (await store.readAll()).length;
     const expected = entities * commands;
@@ -78,6 +86,8 @@ async function measure(mode: Mode, entities: number, commands: number): Promise<
       commits: stats.commits,
       largestBatch: stats.largestBatchEvents,
       seconds: ms / 1000,
+      lagP99: lag.percentile(99) / 1e6,
+      lagMax: lag.max / 1e6,
     };
   } finally {
     registry.stop();
@@ -95,7 +105,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const single = await measure("single", entities, baselineCommands);
   options.log(`    ${Math.round(single.eventsPerSecond)} events/s (${single.seconds.toFixed(1)} s)`);
   const show = (m: Measured) =>
-    `    ${Math.round(m.eventsPerSecond)} events/s, ${Math.round(m.eventsPerCpuSecond)} per CPU-second, ${m.commits} commits, largest ${m.largestBatch} events`;
+    `    ${Math.round(m.eventsPerSecond)} events/s, ${Math.round(m.eventsPerCpuSecond)} per CPU-second, ${m.commits} commits, largest ${m.largestBatch} events; event-loop delay p99 ${m.lagP99.toFixed(0)} ms, max ${m.lagMax.toFixed(0)} ms`;
   // The store before the writer thread, in the same run: group commit on the event loop.
   options.log(`  group commit on the event loop: ${entities} entities × ${commands} commands`);
   const onLoop = await measure("loop", entities, commands);
@@ -127,7 +137,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         value: Math.round(grouped.eventsPerSecond),
         unit: "events/s",
         baseline: { name: "same, group commit on the event loop", value: Math.round(onLoop.eventsPerSecond) },
-        note: `per CPU-second (both threads): ${Math.round(grouped.eventsPerCpuSecond)} on the writer thread, ${Math.round(onLoop.eventsPerCpuSecond)} on the event loop`,
+        note: `per CPU-second (both threads): ${Math.round(grouped.eventsPerCpuSecond)} on the writer thread, ${Math.round(onLoop.eventsPerCpuSecond)} on the event loop; event-loop delay p99/max ${grouped.lagP99.toFixed(0)}/${grouped.lagMax.toFixed(0)} ms against ${onLoop.lagP99.toFixed(0)}/${onLoop.lagMax.toFixed(0)} ms`,
       },
     ],
   };

@@ -11,10 +11,13 @@ import type { BatchResult, EncodedBatch, WriteFailure } from "./sqlite-batch-wri
  * `--import tsx` in a worker's execArgv nor vitest's transform reaches a worker, so a one-line
  * bootstrap registers tsx's loader in the worker first.
  */
+/** Semi-spaces of 2 MB: the worker holds one or two batches at a time. */
+const YOUNG_MB = 4;
+
 function startWorker(file: string): Worker {
   const fromSources = import.meta.url.endsWith(".ts");
   const entry = new URL(fromSources ? "./sqlite-writer-worker.ts" : "./sqlite-writer-worker.js", import.meta.url);
-  const options = { workerData: { file }, execArgv: [] as string[] };
+  const options = { workerData: { file }, execArgv: [] as string[], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } };
   if (!fromSources) return new Worker(entry, options);
   const pkg = createRequire(import.meta.url).resolve("tsx/package.json");
   const exports = (JSON.parse(readFileSync(pkg, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports;
