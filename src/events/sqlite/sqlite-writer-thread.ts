@@ -26,6 +26,38 @@ function startWorker(file: string): Worker {
   return new Worker(bootstrap, { ...options, eval: true });
 }
 
+/** Batches out to any writer thread of this process, and who waits for there to be none. */
+let batchesOut = 0;
+let idle: { promise: Promise<void>; resolve: () => void } | undefined;
+
+function answered(): void {
+  batchesOut--;
+  if (batchesOut === 0 && idle !== undefined) {
+    idle.resolve();
+    idle = undefined;
+  }
+}
+
+/** Whether a writer thread of this process has a batch out. */
+export function writerThreadsBusy(): boolean {
+  return batchesOut > 0;
+}
+
+/**
+ * Settles once no writer thread of this process has a batch out (at once when none has). For
+ * tests driving a manual clock: a commit now finishes on another thread, not within the
+ * event loop's next turns.
+ */
+export function writerThreadsIdle(): Promise<void> {
+  if (batchesOut === 0) return Promise.resolve();
+  if (idle === undefined) {
+    let resolve = (): void => undefined;
+    const promise = new Promise<void>((r) => (resolve = r));
+    idle = { promise, resolve };
+  }
+  return idle.promise;
+}
+
 /**
  * The main thread's side of the writer thread: batches go out in order, each answered once it
  * is durable, in the same order. Keeps the process alive only while a batch is out.
@@ -42,7 +74,9 @@ export class SqliteWriterThread {
     this.worker.on("message", (message: BatchResult | { ready: true } | { fatal: WriteFailure }) => {
       if ("ready" in message) return;
       if ("fatal" in message) return this.stop(message.fatal);
-      this.waiting.shift()?.resolve(message);
+      const waiter = this.waiting.shift();
+      if (waiter !== undefined) answered();
+      waiter?.resolve(message);
       if (this.waiting.length === 0) this.worker.unref();
     });
     this.worker.on("error", (e) => this.stop({ t: "unavailable", reason: `its writer thread failed: ${e.message}` }));
@@ -62,6 +96,7 @@ export class SqliteWriterThread {
     return new Promise<BatchResult>((resolve) => {
       if (this.waiting.length === 0) this.worker.ref();
       this.waiting.push({ resolve });
+      batchesOut++;
       this.worker.postMessage(batch);
     });
   }
@@ -76,7 +111,10 @@ export class SqliteWriterThread {
   /** Nothing more will be committed: batches still out were not (their transaction never finished). */
   private stop(failure: WriteFailure): void {
     this.stopped ??= failure;
-    for (const w of this.waiting.splice(0)) w.resolve(failed(this.stopped));
+    for (const w of this.waiting.splice(0)) {
+      answered();
+      w.resolve(failed(this.stopped));
+    }
   }
 }
 
