@@ -163,7 +163,9 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   /** The write side on this thread (no writer thread, or one commit per write). */
   private readonly writer: SqliteBatchWriter | undefined;
   private readonly writerDb: Database.Database | undefined;
-  private readonly thread: SqliteWriterThread | undefined;
+  /** Whether commits go to a writer thread; it starts with the first write (a store only read never starts one). */
+  private readonly threaded: boolean;
+  private thread: SqliteWriterThread | undefined;
   private readonly settling = new Set<Promise<void>>();
   private queue: Pending[] = [];
   private queuedEvents = 0;
@@ -194,8 +196,8 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
     }
     this.groupCommit = options.groupCommit ?? true;
-    if (this.groupCommit && (options.writerThread ?? true)) this.thread = new SqliteWriterThread(file);
-    else this.writer = new SqliteBatchWriter(this.db, file);
+    this.threaded = this.groupCommit && (options.writerThread ?? true);
+    if (!this.threaded) this.writer = new SqliteBatchWriter(this.db, file);
     this.appended.setMaxListeners(0);
   }
 
@@ -249,7 +251,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   /** At most MAX_BATCH_EVENTS events per commit; the rest waits for the next turn, so I/O and timers run between. */
   private readonly flushSlice = (): void => {
     this.flushScheduled = false;
-    if (this.thread !== undefined) this.send(this.thread, PIPELINE_DEPTH);
+    if (this.threaded) this.send((this.thread ??= new SqliteWriterThread(this.file)), PIPELINE_DEPTH);
     else {
       if (this.queue.length > 0) this.commitHere(this.take(MAX_BATCH_EVENTS));
       if (this.queue.length > 0) this.scheduleFlush();
@@ -404,10 +406,13 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.thread !== undefined) {
-      this.send(this.thread, Infinity);
-      await Promise.all(this.settling);
-      await this.thread.close();
+    if (this.threaded) {
+      if (this.queue.length > 0) this.thread ??= new SqliteWriterThread(this.file);
+      if (this.thread !== undefined) {
+        this.send(this.thread, Infinity);
+        await Promise.all(this.settling);
+        await this.thread.close();
+      }
     } else this.flush();
     this.appended.emit("append");
     this.db.close();
