@@ -11,6 +11,6 @@ eventStoreContract("SQLite", async () => new SqliteEventStore(file));
 const single = join(tempDir(), "shoal.db");
 eventStoreContract("SQLite, one commit per append", async () => new SqliteEventStore(single, { groupCommit: false }));
 
-// Group commit on the event loop (EventStore.SQLite.WriterThread=false) keeps it too.
-const onLoop = join(tempDir(), "shoal.db");
-eventStoreContract("SQLite, group commit on the event loop", async () => new SqliteEventStore(onLoop, { writerThread: false }));
+// Group commit on a writer thread (EventStore.SQLite.WriterThread=true) keeps it too.
+const threaded = join(tempDir(), "shoal.db");
+eventStoreContract("SQLite, group commit on a writer thread", async () => new SqliteEventStore(threaded, { writerThread: true }));

@@ -21,7 +21,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe("SQLite writer thread", () => {
   const stores: SqliteEventStore[] = [];
   const open = (file = join(tempDir(), "shoal.db")) => {
-    const store = new SqliteEventStore(file);
+    const store = new SqliteEventStore(file, { writerThread: true });
     stores.push(store);
     return store;
   };
@@ -131,7 +131,7 @@ describe("SQLite writer thread", () => {
     expect(existsSync(compiled), "dist/ is built by the test suite's global setup").toBe(true);
     const script = (from: string) => `
       import { SqliteEventStore } from ${JSON.stringify(from)};
-      const store = new SqliteEventStore(process.argv.at(-1));
+      const store = new SqliteEventStore(process.argv.at(-1), { writerThread: true });
       const r = await store.append("node-p", [{ id: "e-" + process.pid, type: "T", data: { ok: true }, metadata: {} }], "no_stream");
       const [e] = await store.readStream("node-p");
       console.log(JSON.stringify({ r, type: e.type, data: e.data }));

@@ -118,9 +118,10 @@ export interface SqliteEventStoreOptions {
    */
   readonly groupCommit?: boolean;
   /**
-   * true (the default): group commits run on a worker thread that owns the write connection, so
-   * SQLite's CPU and the fsync's wait are off the event loop and the next batch is decided while
-   * one commits. false: they run on the event loop (EventStore.SQLite.WriterThread).
+   * true: group commits run on a worker thread that owns the write connection, so SQLite's CPU
+   * and the fsync's wait are off the event loop and the next batch is decided while one commits.
+   * false (the default, EventStore.SQLite.WriterThread): they run on the event loop; on a machine
+   * with no free core that costs less CPU per event (docs/performance.md, round 6).
    */
   readonly writerThread?: boolean;
 }
@@ -150,7 +151,7 @@ const SPLIT_AT_EVENTS = 512;
  * Group commit: appends and checkpoint saves are queued and written together, at the end of the
  * current turn of the event loop (setImmediate), in one IMMEDIATE transaction: one fsync for
  * all of them (SqliteBatchWriter decides each write inside it). Every caller is settled only
- * after COMMIT returned. By default the commits run on a writer thread (SqliteWriterThread), in
+ * after COMMIT returned. With `writerThread` the commits run on a worker (SqliteWriterThread), in
  * the order sent, at most two batches out at once; reads stay on this thread's own connection,
  * and see every acknowledged write (WAL: each read starts from the last commit).
  */
@@ -196,7 +197,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
     }
     this.groupCommit = options.groupCommit ?? true;
-    this.threaded = this.groupCommit && (options.writerThread ?? true);
+    this.threaded = this.groupCommit && (options.writerThread ?? false);
     if (!this.threaded) this.writer = new SqliteBatchWriter(this.db, file);
     this.appended.setMaxListeners(0);
   }
