@@ -2,9 +2,10 @@
  * Durable appends to the SQLite store from many entities at once, as the actor host makes them:
  * N entities, each appending one event at a time with its expected revision and awaiting the
  * acknowledgement before its next (an actor's mailbox), all entities concurrently. Measured
- * twice in the same run: with group commit (appends of one turn of the event loop share one
- * fsynced commit) and with one commit per append (`groupCommit: false`, the store before
- * issue 6). Both are fsynced (synchronous=FULL) and both are read back and counted.
+ * three times in the same run: with group commit (appends of one turn of the event loop share
+ * one fsynced commit; the default), with one commit per append (`groupCommit: false`, the store
+ * before issue 6), and with group commit on the writer thread (`writerThread: true`). All are
+ * fsynced (synchronous=FULL), read back and counted.
  *
  *   npx tsx bench/store-append.ts [--entities 2000] [--appends 25] [--baseline-appends 2]
  *
@@ -13,6 +14,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
@@ -39,26 +41,37 @@ interface Measured {
   readonly events: number;
   readonly commits: number;
   readonly largestBatch: number;
+  /** Event-loop delay while appending, ms (max): what heartbeats and HTTP would wait. */
+  readonly lagMax: number;
 }
 
-async function measure(groupCommit: boolean, entities: number, appends: number): Promise<Measured> {
+/** One commit per append; group commit on the event loop; group commit on the writer thread (the default). */
+type Mode = "single" | "loop" | "thread";
+
+async function measure(mode: Mode, entities: number, appends: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-append-"));
   try {
-    const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit });
+    const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit: mode !== "single", writerThread: mode === "thread" });
     const entity = async (e: number): Promise<void> => {
       let expected: number | "no_stream" = "no_stream";
       for (let n = 0; n < appends; n++) expected = (await store.append(`node-${e}`, [event(e, n)], expected)).nextExpectedRevision;
     };
+    // A write before the clock starts: the writer thread (and, from sources, tsx in it) starts with the first.
+    await store.checkWritable();
+    const lag = monitorEventLoopDelay({ resolution: 5 });
+    lag.enable();
     const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(Array.from({ length: entities }, (_, e) => entity(e)));
     const ms = performance.now() - start;
+    // Of every thread: the writer thread's CPU is in it.
     const { user, system } = process.cpuUsage(cpu);
+    lag.disable();
     const stats = store.commitStats;
     const stored = (await store.readAll()).length;
     await store.close();
     if (stored !== entities * appends || stats.events !== stored) throw new Error(`stored ${stored} events, expected ${entities * appends}`);
-    return { eventsPerSecond: Math.round(stored / (ms / 1000)), eventsPerCpuSecond: Math.round(stored / ((user + system) / 1e6)), events: stored, commits: stats.commits, largestBatch: stats.largestBatchEvents };
+    return { eventsPerSecond: Math.round(stored / (ms / 1000)), eventsPerCpuSecond: Math.round(stored / ((user + system) / 1e6)), events: stored, commits: stats.commits, largestBatch: stats.largestBatchEvents, lagMax: Math.round(lag.max / 1e6) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -69,8 +82,9 @@ export async function run(options: { entities?: number; appends?: number; baseli
   const appends = options.appends ?? 25;
   // One fsync per append is slow; fewer rounds give the same rate in a bearable time.
   const baselineAppends = options.baselineAppends ?? 2;
-  const single = await measure(false, entities, baselineAppends);
-  const grouped = await measure(true, entities, appends);
+  const single = await measure("single", entities, baselineAppends);
+  const grouped = await measure("loop", entities, appends);
+  const threaded = await measure("thread", entities, appends);
   return {
     entities,
     groupCommitEvents: grouped.events,
@@ -79,6 +93,11 @@ export async function run(options: { entities?: number; appends?: number; baseli
     groupCommitCommits: grouped.commits,
     groupCommitMeanBatch: Math.round(grouped.events / grouped.commits),
     groupCommitLargestBatch: grouped.largestBatch,
+    groupCommitLagMaxMs: grouped.lagMax,
+    writerThreadEventsPerSecond: threaded.eventsPerSecond,
+    writerThreadEventsPerCpuSecond: threaded.eventsPerCpuSecond,
+    writerThreadCommits: threaded.commits,
+    writerThreadLagMaxMs: threaded.lagMax,
     oneCommitPerAppendEvents: single.events,
     oneCommitPerAppendEventsPerSecond: single.eventsPerSecond,
     ratio: Number((grouped.eventsPerSecond / single.eventsPerSecond).toFixed(1)),
@@ -96,7 +115,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   console.log(
     `store appends, ${n("entities")} entities concurrently: group commit ${n("groupCommitEventsPerSecond")} events/s ` +
       `(${n("groupCommitEventsPerCpuSecond")} per CPU-second, ${n("groupCommitCommits")} commits, mean batch ${n("groupCommitMeanBatch")}), one commit per append ${n("oneCommitPerAppendEventsPerSecond")} events/s; ` +
-      `ratio ${figures.ratio}x (targets ${n("targetEventsPerSecond")}/s and ${figures.targetRatio}x)`,
+      `ratio ${figures.ratio}x (targets ${n("targetEventsPerSecond")}/s and ${figures.targetRatio}x); ` +
+      `on the writer thread ${n("writerThreadEventsPerSecond")} events/s (${n("writerThreadEventsPerCpuSecond")} per CPU-second, ${n("writerThreadCommits")} commits); ` +
+      `event-loop delay max ${n("groupCommitLagMaxMs")} ms on the event loop, ${n("writerThreadLagMaxMs")} ms with the writer thread`,
   );
   console.log(JSON.stringify(figures));
 }

@@ -27,9 +27,11 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+class ProbeTimeout extends Error {}
+
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   const result = await within(work, ms);
-  if (!result.ok) throw new Error(`${what} did not answer within ${ms}ms`);
+  if (!result.ok) throw new ProbeTimeout(`${what} did not answer within ${ms}ms`);
   return result.value;
 }
 
@@ -98,7 +100,10 @@ export class StoreHealth implements HealthCheck {
       await withTimeout(this.store.save(WRITE_PROBE_CHECKPOINT, 0), PROBE_TIMEOUT_MS, "a write");
       return { ok: true, reason: `${this.description} accepts writes again` };
     } catch (e) {
-      return { ok: false, reason: `${this.description} cannot be written: ${message(e)}`, since: failed.at };
+      // A probe that only timed out (the store's writes wait off the event loop, e.g. on a lock)
+      // says nothing of why; the write that failed does.
+      const why = e instanceof ProbeTimeout ? `${message(e)}; the last write failed: ${failed.message}` : message(e);
+      return { ok: false, reason: `${this.description} cannot be written: ${why}`, since: failed.at };
     }
   }
 }

@@ -10,3 +10,7 @@ eventStoreContract("SQLite", async () => new SqliteEventStore(file));
 // The mode the append benchmark compares group commit against keeps the same contract.
 const single = join(tempDir(), "shoal.db");
 eventStoreContract("SQLite, one commit per append", async () => new SqliteEventStore(single, { groupCommit: false }));
+
+// Group commit on a writer thread (EventStore.SQLite.WriterThread=true) keeps it too.
+const threaded = join(tempDir(), "shoal.db");
+eventStoreContract("SQLite, group commit on a writer thread", async () => new SqliteEventStore(threaded, { writerThread: true }));

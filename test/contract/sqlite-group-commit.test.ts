@@ -26,10 +26,14 @@ const cannotMountExt4 = whyCannotMountExt4();
 if (cannotMount) console.warn(`SQLite group-commit fault tests skipped: ${cannotMount}`);
 if (cannotMountExt4) console.warn(`SQLite group-commit read-only test skipped: ${cannotMountExt4}`);
 
-describe("SQLite group commit", () => {
+// The same guarantees with the commits on the event loop (the default) and on a writer thread.
+describe.each([
+  ["on the event loop", false],
+  ["on a writer thread", true],
+])("SQLite group commit %s", (_, writerThread) => {
   const stores: SqliteEventStore[] = [];
   const open = (file = join(tempDir(), "shoal.db"), groupCommit = true) => {
-    const store = new SqliteEventStore(file, { groupCommit });
+    const store = new SqliteEventStore(file, { groupCommit, writerThread });
     stores.push(store);
     return store;
   };

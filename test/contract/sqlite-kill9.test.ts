@@ -29,6 +29,9 @@ const writer = async (w) => {
 await Promise.all(Array.from({ length: 40 }, (_, w) => writer(w)));
 `;
 
+/** The same, with the commits on a writer thread (EventStore.SQLite.WriterThread=true). */
+const THREADED_WRITER = CONCURRENT_WRITER.replace("new SqliteEventStore(process.argv.at(-1))", "new SqliteEventStore(process.argv.at(-1), { writerThread: true })");
+
 /** Runs the writer until `acks` appends were acknowledged, kills it with SIGKILL; the last acknowledged index per stream. */
 async function killAfter(writer: string, file: string, acks: number): Promise<Map<string, number>> {
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", writer, file], {
@@ -84,6 +87,14 @@ describe("SQLite durability", () => {
   it("keeps every acknowledged append across kill -9 of a writer whose appends share group commits", async () => {
     const file = join(tempDir(), "shoal.db");
     const acked = await killAfter(CONCURRENT_WRITER, file, 4000);
+    expect(acked.size).toBe(40);
+    await expectAllAcknowledgedStored(file, acked);
+  });
+
+  it("keeps every acknowledged append across kill -9 of a writer whose group commits run on a writer thread", async () => {
+    expect(THREADED_WRITER).toContain("writerThread: true");
+    const file = join(tempDir(), "shoal.db");
+    const acked = await killAfter(THREADED_WRITER, file, 4000);
     expect(acked.size).toBe(40);
     await expectAllAcknowledgedStored(file, acked);
   });

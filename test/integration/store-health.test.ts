@@ -36,6 +36,29 @@ describe("the store readiness check", () => {
     expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} is readable and its last write succeeded` });
   }, 60_000);
 
+  it("with a writer thread, gives the last write's failure when its probe only times out on the lock", async () => {
+    const file = join(tempDir(), "shoal.db");
+    const inner = new SqliteEventStore(file, { writerThread: true });
+    cleanups.push(() => inner.close());
+    const health = new StoreHealth(inner, `SQLite store ${file}`);
+    await health.store.append("node-a", [event()], "no_stream");
+
+    const other = new Database(file);
+    cleanups.push(() => other.close());
+    other.exec("BEGIN IMMEDIATE");
+    await expect(health.store.append("node-a", [event()], 0)).rejects.toThrow(/locked|busy/i);
+    // The writer thread waits out SQLite's busy timeout off the event loop: the probe's own write outlasts its bound.
+    const failing = await health.check();
+    expect(failing).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^SQLite store .* cannot be written: a write did not answer within \d+ms; the last write failed: .*(locked|busy)/i),
+    });
+
+    other.exec("ROLLBACK");
+    await expect(health.store.append("node-a", [event()], 0)).resolves.toMatchObject({ nextExpectedRevision: 1 });
+    expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} is readable and its last write succeeded` });
+  }, 60_000);
+
   it("does not count a concurrency conflict against the store", async () => {
     const file = join(tempDir(), "shoal.db");
     const inner = new SqliteEventStore(file);

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from "../../src/actors/clock.ts";
+import { writerThreadsBusy, writerThreadsIdle } from "../../src/events/sqlite/sqlite-writer-thread.ts";
 
 /** The one fake in the suite: time moves only when a test says so. */
 export class ManualClock implements Clock {
@@ -55,7 +56,16 @@ export class ManualClock implements Clock {
   }
 }
 
-/** Lets pending promise chains (store appends, mailboxes) run. */
+/**
+ * Lets pending promise chains (store appends, mailboxes) run: `rounds` turns of the event loop
+ * in which no SQLite writer thread had a commit under way (a commit there takes real time).
+ */
 export async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < rounds; i++) {
+    await new Promise((r) => setImmediate(r));
+    if (writerThreadsBusy()) {
+      await writerThreadsIdle();
+      i = -1;
+    }
+  }
 }

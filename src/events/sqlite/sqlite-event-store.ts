@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, rmSync, statfsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, statfsSync } from "node:fs";
+import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type {
   AppendResult,
@@ -16,7 +16,11 @@ import type {
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
+import { OP_APPEND, OP_CHECK, OP_SAVE, SqliteBatchWriter, type BatchResult, type EncodedBatch, type WriteFailure } from "./sqlite-batch-writer.ts";
+import { readOnlyCause, unavailableReason } from "./sqlite-failure.ts";
 import { COLUMNS, SqliteRecordedEvent, schemaVersionColumn, type Row } from "./sqlite-recorded-event.ts";
+import { SqliteWriterThread } from "./sqlite-writer-thread.ts";
+import { openWriteConnection } from "./write-connection.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -47,61 +51,9 @@ const BATCH = 512;
 /** Below this much free space the store refuses to start: it would fail its first writes. */
 export const MIN_FREE_BYTES = 16 * 1024 * 1024;
 
-/**
- * SQLite's failures that come from the machine (disk, filesystem, another process) become the
- * port's StoreUnavailableError; anything else (constraints, corruption, bugs) stays an error of
- * its own, which callers report as Internal.
- */
-function environmentReason(code: string): string | undefined {
-  if (code === "SQLITE_FULL") return "the disk is full";
-  if (code.startsWith("SQLITE_READONLY")) return "it is read-only (the file, its directory or its filesystem)";
-  if (code.startsWith("SQLITE_IOERR")) return "an I/O error";
-  if (code.startsWith("SQLITE_CANTOPEN")) return "it cannot be opened";
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "it is locked by another process";
-  if (code === "SQLITE_PERM" || code === "SQLITE_AUTH") return "permission denied";
-  if (code === "SQLITE_NOMEM") return "out of memory";
-  return undefined;
-}
-
-/**
- * SQLite reports a filesystem that went read-only under it as an I/O error, and a read-only one
- * at open as "cannot open"; asking the filesystem tells the operator what is really wrong.
- * ext4's errors=remount-ro marks itself read-only without the mount flag access(2) looks at,
- * so after an I/O error a real write next to the store settles it.
- */
-function readOnlyCause(file: string, code: string): string | undefined {
-  const dir = dirname(file);
-  const cause = (e: unknown, path: string): string | undefined => {
-    const errno = (e as NodeJS.ErrnoException).code;
-    if (errno === "EROFS") return `it is read-only (the filesystem holding ${path} is read-only)`;
-    if (errno === "EACCES" || errno === "EPERM") return `it is read-only (${path} cannot be written by this process)`;
-    return undefined;
-  };
-  for (const path of [dir, file]) {
-    try {
-      if (existsSync(path)) accessSync(path, constants.W_OK);
-    } catch (e) {
-      const found = cause(e, path);
-      if (found) return found;
-    }
-  }
-  if (!code.startsWith("SQLITE_IOERR")) return undefined;
-  const probe = join(dir, `.shoal-write-probe-${process.pid}`);
-  try {
-    closeSync(openSync(probe, "w"));
-    rmSync(probe, { force: true });
-  } catch (e) {
-    return cause(e, dir);
-  }
-  return undefined;
-}
-
 function storeFailure(e: unknown, file: string): unknown {
-  if (e instanceof Database.SqliteError) {
-    const reason = environmentReason(e.code);
-    if (reason !== undefined) return new StoreUnavailableError({ reason: `${readOnlyCause(file, e.code) ?? reason} (${e.code}: ${e.message})` });
-  }
-  return e;
+  const reason = unavailableReason(e, file);
+  return reason === undefined ? e : new StoreUnavailableError({ reason });
 }
 
 /** An append's event id is already stored somewhere this append could not have put it. */
@@ -109,23 +61,37 @@ export class DuplicateEventIdError extends Error {
   override readonly name = "DuplicateEventIdError";
 }
 
+/** The port's error (or SQLite's own) for a failure the writer described. */
+function toError(f: WriteFailure): unknown {
+  switch (f.t) {
+    case "wrong":
+      return new WrongExpectedRevisionError({ stream: f.stream, expected: f.expected, actual: f.actual });
+    case "duplicate":
+      return new DuplicateEventIdError(f.message);
+    case "unavailable":
+      return new StoreUnavailableError({ reason: f.reason });
+    case "sqlite":
+      return new Database.SqliteError(f.message, f.code);
+    case "error": {
+      const e = f.name === "TypeError" ? new TypeError(f.message) : f.name === "RangeError" ? new RangeError(f.message) : new Error(f.message);
+      if (e.name !== f.name) e.name = f.name;
+      return e;
+    }
+  }
+}
+
 function toRecorded(row: Row): RecordedEvent {
   return new SqliteRecordedEvent(row);
 }
 
-/** A write waiting for the next group commit, with the caller to settle once it is durable (or not). */
-type Pending =
-  | {
-      readonly kind: "append";
-      readonly stream: string;
-      readonly events: readonly NewEvent[];
-      readonly expected: ExpectedRevision;
-      readonly resolve: (result: AppendResult) => void;
-      readonly reject: (error: unknown) => void;
-    }
-  | { readonly kind: "save"; readonly name: string; readonly position: number; readonly resolve: (result: undefined) => void; readonly reject: (error: unknown) => void };
-
-type Outcome = { readonly ok: true; readonly value: AppendResult | undefined } | { readonly ok: false; readonly error: unknown };
+/** A write waiting for its group commit, encoded, with the caller to settle once it is durable (or not). */
+interface Pending {
+  readonly kind: typeof OP_APPEND | typeof OP_SAVE | typeof OP_CHECK;
+  readonly encoded: EncodedBatch;
+  readonly events: number;
+  readonly resolve: (result: AppendResult | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
 
 /** What one durable commit held: how many appends (callers) and events, and checkpoint saves. */
 export interface CommitBatch {
@@ -147,22 +113,36 @@ export interface CommitStats {
 export interface SqliteEventStoreOptions {
   /**
    * true (the default): writes that arrive in the same turn of the event loop share one durable
-   * commit. false: every append and save is its own transaction and fsync, the baseline that
-   * bench/store-append.ts measures group commit against.
+   * commit. false: every append and save is its own transaction and fsync, on the event loop,
+   * the baseline that bench/store-append.ts measures group commit against.
    */
   readonly groupCommit?: boolean;
+  /**
+   * true: group commits run on a worker thread that owns the write connection, so SQLite's CPU
+   * and the fsync's wait are off the event loop and the next batch is decided while one commits.
+   * false (the default, EventStore.SQLite.WriterThread): they run on the event loop; on a machine
+   * with no free core that costs less CPU per event (docs/performance.md, round 6).
+   */
+  readonly writerThread?: boolean;
 }
 
 /**
- * At most this many events per commit: a storm of appends is committed in slices, yielding to
- * the event loop between them, so one commit never holds it for long.
+ * At most this many events per commit: a storm of appends is committed in slices, so one
+ * commit never holds the writer (or, without the writer thread, the event loop) for long.
  */
 const MAX_BATCH_EVENTS = 4096;
-
-/** A UNIQUE violation: some event id of the append is stored already (the idempotent-retry path). */
-function isUniqueViolation(e: unknown): boolean {
-  return e instanceof Database.SqliteError && e.code === "SQLITE_CONSTRAINT_UNIQUE";
-}
+/**
+ * Batches out to the writer thread at once: one committing, the next already there. Writes
+ * arriving meanwhile wait, and go together when one is answered.
+ */
+const PIPELINE_DEPTH = 2;
+/**
+ * When the writer is idle and this many events (or more) wait, they go as two batches: the
+ * first half's callers decide their next writes while the second half commits, and from then
+ * on the two groups take turns (otherwise every writer would wait on one commit, and the event
+ * loop would idle through each fsync).
+ */
+const SPLIT_AT_EVENTS = 512;
 
 /**
  * The embedded default store: one SQLite file in WAL mode with synchronous=FULL, so an append
@@ -170,10 +150,10 @@ function isUniqueViolation(e: unknown): boolean {
  *
  * Group commit: appends and checkpoint saves are queued and written together, at the end of the
  * current turn of the event loop (setImmediate), in one IMMEDIATE transaction: one fsync for
- * all of them. Each append is checked against its own expected revision inside it, after the
- * ones queued before it (so two appends to one stream in one batch see each other), and fails
- * alone; every caller is settled only after COMMIT returned. A failure of the store itself (full,
- * read-only, I/O) rolls the whole batch back and rejects every caller in it.
+ * all of them (SqliteBatchWriter decides each write inside it). Every caller is settled only
+ * after COMMIT returned. With `writerThread` the commits run on a worker (SqliteWriterThread), in
+ * the order sent, at most two batches out at once; reads stay on this thread's own connection,
+ * and see every acknowledged write (WAL: each read starts from the last commit).
  */
 export class SqliteEventStore implements EventStore, CheckpointStore {
   private readonly db: Database.Database;
@@ -181,13 +161,17 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private closed = false;
   private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
   private readonly groupCommit: boolean;
+  /** The write side on this thread (no writer thread, or one commit per write). */
+  private readonly writer: SqliteBatchWriter | undefined;
+  private readonly writerDb: Database.Database | undefined;
+  /** Whether commits go to a writer thread; it starts with the first write (a store only read never starts one). */
+  private readonly threaded: boolean;
+  private thread: SqliteWriterThread | undefined;
+  private readonly settling = new Set<Promise<void>>();
   private queue: Pending[] = [];
+  private queuedEvents = 0;
   private flushScheduled = false;
   private stats = { commits: 0, appends: 0, events: 0, lastBatchAppends: 0, lastBatchEvents: 0, largestBatchEvents: 0 };
-  /** The batch's transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on a throw). */
-  private readonly commitTransaction: (batch: readonly Pending[], outcomes: Outcome[]) => void;
-  /** One multi-event append inside the batch (a SAVEPOINT): all its events or none. */
-  private readonly insertAtomically: (stream: string, events: readonly NewEvent[], after: number) => AppendResult;
 
   constructor(
     readonly file: string,
@@ -199,10 +183,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       // SQLite would open a file it cannot write read-only, creating -wal and -shm beside it.
       const readOnly = existsSync(file) ? readOnlyCause(file, "SQLITE_CANTOPEN") : undefined;
       if (readOnly !== undefined) throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${readOnly}` });
-      db = new Database(file);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
-      db.pragma("busy_timeout = 5000");
+      db = openWriteConnection(file);
       db.exec(SCHEMA);
       addSchemaVersionColumn(db);
       this.db = db;
@@ -216,27 +197,17 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
     }
     this.groupCommit = options.groupCommit ?? true;
-    this.commitTransaction = this.db.transaction((batch: readonly Pending[], outcomes: Outcome[]) => {
-      for (const op of batch) outcomes.push(this.applyInBatch(op));
-    }).immediate;
-    this.insertAtomically = this.db.transaction((stream: string, events: readonly NewEvent[], after: number) => this.insert(stream, events, after));
+    this.threaded = this.groupCommit && (options.writerThread ?? false);
+    if (!this.threaded) this.writer = new SqliteBatchWriter(this.db, file);
     this.appended.setMaxListeners(0);
   }
 
-  // Prepared once: appends and catch-up reads are the store's hot paths.
+  // Prepared once: catch-up reads are the store's hot path on this thread.
   private prepareStatements() {
     return {
-      currentRevision: this.db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").pluck(),
-      findEvent: this.db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
-      eventAt: this.db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
-      insert: this.db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
       readStream: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`).raw(),
       readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
-      saveCheckpoint: this.db.prepare(
-        "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
-      ),
-      recordCheck: this.db.prepare("INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at"),
     };
   }
 
@@ -251,74 +222,104 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     return () => this.appended.off("commit", listener);
   }
 
-  private currentRevision(stream: string): number {
-    return (this.statements.currentRevision.get(stream) as number | null) ?? -1;
-  }
-
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
       this.assertOpen();
-      this.enqueue({ kind: "append", stream, events, expected, resolve, reject });
+      // Encoded here, so data that is not JSON fails this append alone, before it is queued.
+      const encoded: EncodedBatch = [OP_APPEND, stream, expected, events.length];
+      for (const e of events) {
+        const time = e.metadata.time;
+        encoded.push(e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), typeof time === "string" ? time : null, schemaVersionColumn(e.metadata));
+      }
+      this.enqueue({ kind: OP_APPEND, encoded, events: events.length, resolve: resolve as (r: AppendResult | undefined) => void, reject });
     });
   }
 
   private enqueue(op: Pending): void {
     this.queue.push(op);
+    this.queuedEvents += op.events;
     if (!this.groupCommit) this.flush();
-    else if (!this.flushScheduled) {
+    else this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flushSlice);
     }
   }
 
-  /** One commit of the queue's head; the rest waits for the next turn, so I/O and timers run between. */
+  /** At most MAX_BATCH_EVENTS events per commit; the rest waits for the next turn, so I/O and timers run between. */
   private readonly flushSlice = (): void => {
     this.flushScheduled = false;
-    let take = 0;
-    let events = 0;
-    while (take < this.queue.length && (take === 0 || events < MAX_BATCH_EVENTS)) {
-      const op = this.queue[take] as Pending;
-      events += op.kind === "append" ? op.events.length : 0;
-      take++;
-    }
-    if (take > 0) this.commit(this.queue.splice(0, take));
-    if (this.queue.length > 0 && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flushSlice);
+    if (this.threaded) this.send((this.thread ??= new SqliteWriterThread(this.file)), PIPELINE_DEPTH);
+    else {
+      if (this.queue.length > 0) this.commitHere(this.take(MAX_BATCH_EVENTS));
+      if (this.queue.length > 0) this.scheduleFlush();
     }
   };
 
-  /** Everything queued, now (close, and the one-commit-per-write mode). */
-  private flush(): void {
-    while (this.queue.length > 0) this.commit(this.queue.splice(0, this.groupCommit ? this.queue.length : 1));
+  /** The queue's head, up to `events` events (at least one write). */
+  private take(events: number): Pending[] {
+    let take = 0;
+    let n = 0;
+    while (take < this.queue.length && (take === 0 || n < events)) n += (this.queue[take++] as Pending).events;
+    this.queuedEvents -= n;
+    return this.queue.splice(0, take);
   }
 
-  private commit(batch: readonly Pending[]): void {
-    const outcomes: Outcome[] = [];
-    try {
-      this.commitTransaction(batch, outcomes);
-    } catch (e) {
+  /** Batches to the writer thread while fewer than `depth` are out. */
+  private send(thread: SqliteWriterThread, depth: number): void {
+    while (this.queue.length > 0 && thread.inFlight < depth) {
+      const split = thread.inFlight === 0 && this.queuedEvents >= SPLIT_AT_EVENTS;
+      const batch = this.take(split ? Math.min(MAX_BATCH_EVENTS, Math.ceil(this.queuedEvents / 2)) : MAX_BATCH_EVENTS);
+      const settled = thread.commit(encode(batch)).then((result) => {
+        this.settling.delete(settled);
+        this.settle(batch, result);
+        // Writes made while this batch was out, and those its callers make now (after this turn).
+        if (this.queue.length > 0 && !this.closed) this.scheduleFlush();
+      });
+      this.settling.add(settled);
+    }
+  }
+
+  /** Everything queued, now (close, and the one-commit-per-write mode). */
+  private flush(): void {
+    while (this.queue.length > 0) this.commitHere(this.take(this.groupCommit ? MAX_BATCH_EVENTS : 0));
+  }
+
+  private commitHere(batch: readonly Pending[]): void {
+    this.settle(batch, (this.writer as SqliteBatchWriter).commit(encode(batch)));
+  }
+
+  private settle(batch: readonly Pending[], result: BatchResult): void {
+    if (result.failure !== undefined) {
       // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
-      const failure = storeFailure(e, this.file);
+      const failure = toError(result.failure);
       for (const op of batch) op.reject(failure);
       return;
     }
+    const { values, refusals } = result;
+    let refused = 0;
     let appends = 0;
     let events = 0;
     let saves = 0;
     for (let i = 0; i < batch.length; i++) {
       const op = batch[i] as Pending;
-      const outcome = outcomes[i] as Outcome;
-      if (!outcome.ok) op.reject(outcome.error);
-      else if (op.kind === "append") {
+      if (refusals[refused] === i) {
+        op.reject(toError(refusals[refused + 1] as WriteFailure));
+        refused += 2;
+      } else if (op.kind === OP_APPEND) {
         appends++;
-        events += op.events.length;
-        op.resolve(outcome.value as AppendResult);
+        events += op.events;
+        op.resolve({ nextExpectedRevision: values[2 * i] as number, position: values[2 * i + 1] as number });
       } else {
-        saves++;
+        if (op.kind === OP_SAVE) saves++;
         op.resolve(undefined);
       }
     }
+    // A start-up check alone is not a commit of the store's writes.
+    if (batch.length === 1 && (batch[0] as Pending).kind === OP_CHECK) return;
     const s = this.stats;
     s.commits++;
     s.appends += appends;
@@ -329,84 +330,6 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     const committed: CommitBatch = { appends, events, saves };
     this.appended.emit("commit", committed);
     if (events > 0) this.appended.emit("append");
-  }
-
-  /**
-   * One queued write, inside the batch's transaction. Its own refusals (wrong expected revision,
-   * an id stored elsewhere, data that is not JSON) become its outcome and leave the batch going;
-   * a failure of the store itself ends the batch.
-   */
-  private applyInBatch(op: Pending): Outcome {
-    try {
-      if (op.kind === "save") {
-        this.statements.saveCheckpoint.run(op.name, op.position);
-        return { ok: true, value: undefined };
-      }
-      return { ok: true, value: this.appendInBatch(op.stream, op.events, op.expected) };
-    } catch (e) {
-      if (!this.db.inTransaction || storeFailure(e, this.file) instanceof StoreUnavailableError) throw e;
-      return { ok: false, error: e };
-    }
-  }
-
-  /**
-   * Insert first; only when the revision does not match or an event id is stored already does
-   * it look the ids up, to tell a retried append (acknowledged again) from a conflict.
-   */
-  private appendInBatch(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult {
-    const actual = this.currentRevision(stream);
-    if (revisionMatches(expected, actual)) {
-      if (events.length === 0) return { nextExpectedRevision: actual, position: 0 };
-      try {
-        // A single INSERT that fails undoes itself; several need a savepoint to go together.
-        return events.length === 1 ? this.insert(stream, events, actual) : this.insertAtomically(stream, events, actual);
-      } catch (e) {
-        if (!isUniqueViolation(e)) throw e;
-      }
-    } else if (events.length === 0) throw new WrongExpectedRevisionError({ stream, expected, actual });
-    return this.resolveConflict(stream, events, expected, actual);
-  }
-
-  private insert(stream: string, events: readonly NewEvent[], after: number): AppendResult {
-    const { insert } = this.statements;
-    let revision = after;
-    let position = 0;
-    let now: string | undefined;
-    for (const e of events) {
-      revision += 1;
-      const time = typeof e.metadata.time === "string" ? e.metadata.time : (now ??= new Date().toISOString());
-      const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), time, schemaVersionColumn(e.metadata));
-      position = Number(info.lastInsertRowid);
-    }
-    return { nextExpectedRevision: revision, position };
-  }
-
-  /**
-   * EventStoreDB's idempotence, for SQLite: the same events (by id, in order) already stored
-   * where an append with this expected revision put them is that append, acknowledged again.
-   * Anything else is a wrong expected revision, or an id stored somewhere else.
-   */
-  private resolveConflict(stream: string, events: readonly NewEvent[], expected: ExpectedRevision, actual: number): AppendResult {
-    const { findEvent, eventAt } = this.statements;
-    const first = events[0] as NewEvent;
-    const found = findEvent.get(first.id) as { stream: string; revision: number; position: number } | undefined;
-    if (found) {
-      const start = expected === "no_stream" ? 0 : typeof expected === "number" ? expected + 1 : found.revision;
-      let position = found.position;
-      let same = found.stream === stream && found.revision === start;
-      for (let i = 1; same && i < events.length; i++) {
-        const at = eventAt.get(stream, start + i) as { event_id: string; position: number } | undefined;
-        same = at?.event_id === (events[i] as NewEvent).id;
-        if (at) position = at.position;
-      }
-      if (same) return { nextExpectedRevision: start + events.length - 1, position };
-    }
-    if (!revisionMatches(expected, actual)) throw new WrongExpectedRevisionError({ stream, expected, actual });
-    for (const e of events) {
-      const stored = findEvent.get(e.id) as { stream: string; revision: number } | undefined;
-      if (stored) throw new DuplicateEventIdError(`event ${e.id} is already stored in ${stored.stream} at revision ${stored.revision}; event ids are unique`);
-    }
-    throw new DuplicateEventIdError(`an event id of this append to ${stream} is given twice; event ids are unique`);
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -452,9 +375,9 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   /** In the same group commit as the appends around it. */
   save(name: string, position: number): Promise<void> {
-    return new Promise<undefined>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       this.assertOpen();
-      this.enqueue({ kind: "save", name, position, resolve, reject });
+      this.enqueue({ kind: OP_SAVE, encoded: [OP_SAVE, name, position], events: 0, resolve: () => resolve(), reject });
     });
   }
 
@@ -465,7 +388,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
    */
   async checkWritable(): Promise<void> {
     this.assertOpen();
-    this.guarded(() => this.statements.recordCheck.run(new Date().toISOString()));
+    await new Promise<AppendResult | undefined>((resolve, reject) => this.enqueue({ kind: OP_CHECK, encoded: [OP_CHECK, new Date().toISOString()], events: 0, resolve, reject }));
     let free: number;
     try {
       const fs = statfsSync(dirname(this.file));
@@ -484,7 +407,14 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.flush();
+    if (this.threaded) {
+      if (this.queue.length > 0) this.thread ??= new SqliteWriterThread(this.file);
+      if (this.thread !== undefined) {
+        this.send(this.thread, Infinity);
+        await Promise.all(this.settling);
+        await this.thread.close();
+      }
+    } else this.flush();
     this.appended.emit("append");
     this.db.close();
   }
@@ -502,11 +432,10 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   }
 }
 
-function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
-  return (
-    expected === "any" ||
-    (expected === "no_stream" && actual === -1) ||
-    (expected === "stream_exists" && actual !== -1) ||
-    expected === actual
-  );
+/** The writes of a batch, one after another. */
+function encode(batch: readonly Pending[]): EncodedBatch {
+  if (batch.length === 1) return (batch[0] as Pending).encoded;
+  const out: EncodedBatch = [];
+  for (const op of batch) for (const v of op.encoded) out.push(v);
+  return out;
 }

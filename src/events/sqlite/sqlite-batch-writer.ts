@@ -1,0 +1,212 @@
+import Database from "better-sqlite3";
+import type { ExpectedRevision } from "../store/event-store.ts";
+import { unavailableReason } from "./sqlite-failure.ts";
+
+/**
+ * The store's writes, encoded flat so that a batch crosses to the writer thread as one
+ * structured clone of strings and numbers (and costs the same in-thread):
+ *
+ *   append:  OP_APPEND, stream, expected, n, then n × (id, type, data JSON, metadata JSON, time | null, schema_version | null)
+ *   save:    OP_SAVE, name, position
+ *   check:   OP_CHECK, time
+ */
+export type EncodedBatch = (string | number | null | undefined)[];
+export const OP_APPEND = 0;
+export const OP_SAVE = 1;
+export const OP_CHECK = 2;
+/** Values per event of an encoded append. */
+export const EVENT_FIELDS = 6;
+
+/** Why a write failed, as plain data; the store turns it back into the port's errors. */
+export type WriteFailure =
+  | { readonly t: "wrong"; readonly stream: string; readonly expected: ExpectedRevision; readonly actual: number }
+  | { readonly t: "duplicate"; readonly message: string }
+  | { readonly t: "unavailable"; readonly reason: string }
+  | { readonly t: "sqlite"; readonly code: string; readonly message: string }
+  | { readonly t: "error"; readonly name: string; readonly message: string };
+
+/** One commit's outcome: per write its result, or its own refusal; or the whole batch rolled back. */
+export interface BatchResult {
+  /** Per write, in order: nextExpectedRevision, position (0, 0 for saves and checks). */
+  readonly values: Float64Array;
+  /** Writes refused alone: [index, failure, index, failure, …]. */
+  readonly refusals: (number | WriteFailure)[];
+  /** Set when nothing of the batch is stored (a failure of the store itself). */
+  readonly failure?: WriteFailure;
+}
+
+export function describeFailure(e: unknown, file: string): WriteFailure {
+  const reason = unavailableReason(e, file);
+  if (reason !== undefined) return { t: "unavailable", reason };
+  if (e instanceof Database.SqliteError) return { t: "sqlite", code: e.code, message: e.message };
+  if (e instanceof Error) return { t: "error", name: e.name, message: e.message };
+  return { t: "error", name: "Error", message: String(e) };
+}
+
+/** Values of the write encoded at `i`. */
+function encodedLength(batch: EncodedBatch, i: number): number {
+  const kind = batch[i];
+  return kind === OP_APPEND ? 4 + (batch[i + 3] as number) * EVENT_FIELDS : kind === OP_SAVE ? 3 : 2;
+}
+
+class Refusal extends Error {
+  constructor(readonly failure: WriteFailure) {
+    super(failure.t);
+  }
+}
+
+/** A UNIQUE violation: some event id of the append is stored already (the idempotent-retry path). */
+function isUniqueViolation(e: unknown): boolean {
+  return e instanceof Database.SqliteError && e.code === "SQLITE_CONSTRAINT_UNIQUE";
+}
+
+function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
+  return (
+    expected === "any" ||
+    (expected === "no_stream" && actual === -1) ||
+    (expected === "stream_exists" && actual !== -1) ||
+    expected === actual
+  );
+}
+
+/**
+ * The store's write side: one connection and the group commit's transaction. It runs on the
+ * writer thread (the default) or on the event loop (`writerThread: false`, and one commit per
+ * write); either way the same code decides every write.
+ *
+ * A batch is one IMMEDIATE transaction and one fsync. Each append is checked against its own
+ * expected revision inside it, after the writes before it (so two appends to one stream in one
+ * batch see each other), and fails alone; a failure of the store itself (full, read-only, I/O)
+ * rolls the whole batch back.
+ */
+export class SqliteBatchWriter {
+  private readonly statements;
+  private readonly transaction: (batch: EncodedBatch, result: BatchResult) => void;
+  private readonly insertAtomically: (batch: EncodedBatch, at: number, stream: string, n: number, after: number) => number;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly file: string,
+  ) {
+    this.statements = {
+      currentRevision: db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").pluck(),
+      findEvent: db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
+      eventAt: db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
+      insert: db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      saveCheckpoint: db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position"),
+      recordCheck: db.prepare("INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at"),
+    };
+    this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => this.applyAll(batch, result)).immediate;
+    this.insertAtomically = db.transaction((batch: EncodedBatch, at: number, stream: string, n: number, after: number) => this.insert(batch, at, stream, n, after));
+  }
+
+  /** Writes in a batch (the length of its result's values ÷ 2). */
+  static count(batch: EncodedBatch): number {
+    let ops = 0;
+    for (let i = 0; i < batch.length; ops++) i += encodedLength(batch, i);
+    return ops;
+  }
+
+  /** One durable commit of the batch; never throws. */
+  commit(batch: EncodedBatch): BatchResult {
+    const result: BatchResult = { values: new Float64Array(2 * SqliteBatchWriter.count(batch)), refusals: [] };
+    try {
+      this.transaction(batch, result);
+      return result;
+    } catch (e) {
+      // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
+      return { values: result.values, refusals: [], failure: describeFailure(e, this.file) };
+    }
+  }
+
+  private applyAll(batch: EncodedBatch, result: BatchResult): void {
+    const { values, refusals } = result;
+    for (let i = 0, op = 0; i < batch.length; op++) {
+      const kind = batch[i];
+      const at = i;
+      i += encodedLength(batch, i);
+      try {
+        if (kind === OP_SAVE) this.statements.saveCheckpoint.run(batch[at + 1], batch[at + 2]);
+        else if (kind === OP_CHECK) this.statements.recordCheck.run(batch[at + 1]);
+        else this.append(batch, at, values, op);
+      } catch (e) {
+        // The write's own refusals leave the batch going; a failure of the store itself ends it.
+        if (e instanceof Refusal) refusals.push(op, e.failure);
+        else if (!this.db.inTransaction || unavailableReason(e, this.file) !== undefined) throw e;
+        else refusals.push(op, describeFailure(e, this.file));
+      }
+    }
+  }
+
+  private currentRevision(stream: string): number {
+    return (this.statements.currentRevision.get(stream) as number | null) ?? -1;
+  }
+
+  /**
+   * Insert first; only when the revision does not match or an event id is stored already does
+   * it look the ids up, to tell a retried append (acknowledged again) from a conflict.
+   */
+  private append(batch: EncodedBatch, at: number, values: Float64Array, op: number): void {
+    const stream = batch[at + 1] as string;
+    const expected = batch[at + 2] as ExpectedRevision;
+    const n = batch[at + 3] as number;
+    const actual = this.currentRevision(stream);
+    if (revisionMatches(expected, actual)) {
+      if (n === 0) {
+        values[2 * op] = actual;
+        return;
+      }
+      try {
+        // A single INSERT that fails undoes itself; several need a savepoint to go together.
+        values[2 * op + 1] = n === 1 ? this.insert(batch, at + 4, stream, 1, actual) : this.insertAtomically(batch, at + 4, stream, n, actual);
+        values[2 * op] = actual + n;
+        return;
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+      }
+    } else if (n === 0) throw new Refusal({ t: "wrong", stream, expected, actual });
+    const [next, position] = this.resolveConflict(batch, at + 4, stream, n, expected, actual);
+    values[2 * op] = next;
+    values[2 * op + 1] = position;
+  }
+
+  /** Inserts the n events encoded from `at`; the position of the last. */
+  private insert(batch: EncodedBatch, at: number, stream: string, n: number, after: number): number {
+    const { insert } = this.statements;
+    let position = 0;
+    let now: string | undefined;
+    for (let k = 0, i = at; k < n; k++, i += EVENT_FIELDS) {
+      const time = batch[i + 4] ?? (now ??= new Date().toISOString());
+      position = Number(insert.run(batch[i], stream, after + k + 1, batch[i + 1], batch[i + 2], batch[i + 3], time, batch[i + 5]).lastInsertRowid);
+    }
+    return position;
+  }
+
+  /**
+   * EventStoreDB's idempotence, for SQLite: the same events (by id, in order) already stored
+   * where an append with this expected revision put them is that append, acknowledged again.
+   * Anything else is a wrong expected revision, or an id stored somewhere else.
+   */
+  private resolveConflict(batch: EncodedBatch, at: number, stream: string, n: number, expected: ExpectedRevision, actual: number): [number, number] {
+    const { findEvent, eventAt } = this.statements;
+    const idOf = (k: number) => batch[at + k * EVENT_FIELDS] as string;
+    const found = findEvent.get(idOf(0)) as { stream: string; revision: number; position: number } | undefined;
+    if (found) {
+      const start = expected === "no_stream" ? 0 : typeof expected === "number" ? expected + 1 : found.revision;
+      let position = found.position;
+      let same = found.stream === stream && found.revision === start;
+      for (let k = 1; same && k < n; k++) {
+        const stored = eventAt.get(stream, start + k) as { event_id: string; position: number } | undefined;
+        same = stored?.event_id === idOf(k);
+        if (stored) position = stored.position;
+      }
+      if (same) return [start + n - 1, position];
+    }
+    if (!revisionMatches(expected, actual)) throw new Refusal({ t: "wrong", stream, expected, actual });
+    for (let k = 0; k < n; k++) {
+      const stored = findEvent.get(idOf(k)) as { stream: string; revision: number } | undefined;
+      if (stored) throw new Refusal({ t: "duplicate", message: `event ${idOf(k)} is already stored in ${stored.stream} at revision ${stored.revision}; event ids are unique` });
+    }
+    throw new Refusal({ t: "duplicate", message: `an event id of this append to ${stream} is given twice; event ids are unique` });
+  }
+}
