@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -89,6 +89,18 @@ describe("a leaf server", () => {
     const dir = tempDir("shoal-leaf-cli-");
     const cli = ["leaf", "config", "--out", dir, "--listen", `127.0.0.1:${port}`, "-c", `DataDir=${config.DataDir}`, "-c", "Orchestrator.Host=127.0.0.1"];
     expect(await runShoal(cli)).toMatchObject({ code: 2, stderr: expect.stringContaining("set Orchestrator.NATS.LeafNodes.Port") });
+    // Arguments nats-server would refuse only when the leaf starts, on its own machine: refused here, nothing written.
+    for (const [bad, says] of [
+      [["--hub", "127.0.0.1:7422"], "--hub: expected a URL"],
+      [["--hub", "nats://127.0.0.1:7422"], "--hub: the scheme must be"],
+      [["--hub", "nats-leaf://127.0.0.1:99999"], "--hub: expected a URL"],
+      [["--listen", "127.0.0.1:99999"], "--listen: expected HOST:PORT"],
+      [["--name", "two words"], "--name: a server name without spaces"],
+    ] as const) {
+      const withPort = [...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`];
+      expect(await runShoal([...withPort, ...bad])).toMatchObject({ code: 2, stderr: expect.stringContaining(says) });
+    }
+    expect(existsSync(join(dir, "leaf.conf"))).toBe(false);
     const written = await runShoal([...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`]);
     expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining(`Hub: nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]}`) });
     files = { configFile: join(dir, "leaf.conf"), shoalCreds: join(dir, "leaf-shoal.creds"), systemCreds: join(dir, "leaf-system.creds") };

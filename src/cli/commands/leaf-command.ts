@@ -51,7 +51,12 @@ export async function leafCommand(args: string[]): Promise<number> {
     throw new UsageError("shoal leaf config: set Orchestrator.NATS.LeafNodes.Port (as the orchestrator has it) or give --hub nats-leaf://host:port");
   }
   const listen = values.listen ?? "0.0.0.0:4222";
-  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(listen)) throw new UsageError(`--listen: expected HOST:PORT, got ${JSON.stringify(listen)}`);
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(listen) || !validPort(listen.split(":").pop()!)) {
+    throw new UsageError(`--listen: expected HOST:PORT with a port from 1 to 65535, got ${JSON.stringify(listen)}`);
+  }
+  if (values.hub !== undefined) checkHubUrl(values.hub);
+  // nats-server 2.9 refuses a server name with spaces, at start, on the leaf's machine: say it here.
+  if (values.name !== undefined && !/^[^\s]+$/.test(values.name)) throw new UsageError(`--name: a server name without spaces, got ${JSON.stringify(values.name)}`);
   const operator = currentNatsOperator(config);
   if (operator === undefined) {
     throw new UsageError(`shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`);
@@ -67,4 +72,20 @@ export async function leafCommand(args: string[]): Promise<number> {
     ].join("\n"),
   );
   return 0;
+}
+
+const validPort = (text: string): boolean => /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65535;
+
+/** What nats-server accepts as a leaf remote's URL; anything else fails only when the leaf starts. */
+function checkHubUrl(hub: string): void {
+  let url: URL;
+  try {
+    url = new URL(hub);
+  } catch {
+    throw new UsageError(`--hub: expected a URL such as nats-leaf://host:7422, got ${JSON.stringify(hub)}`);
+  }
+  if (!["nats-leaf:", "tls:", "ws:", "wss:"].includes(url.protocol)) {
+    throw new UsageError(`--hub: the scheme must be nats-leaf, tls, ws or wss, got ${JSON.stringify(hub)}`);
+  }
+  if (url.hostname === "" || (url.port !== "" && !validPort(url.port))) throw new UsageError(`--hub: expected a host and a port from 1 to 65535, got ${JSON.stringify(hub)}`);
 }
