@@ -32,8 +32,9 @@ async function admits(url: string, jwt: string, key: ReturnType<typeof newNkey>)
   }
 }
 
-it("issues JWTs only for live keys, revokes on unbinding (the server drops the node, the config keeps it out across a restart) and pushes again after a failed push", async () => {
-  const dir = tempDir("shoal-nats-jwt-gate-");
+/** An operator, its server's configuration file written, and the gate's target (no system login yet). */
+async function operatorModeServerFiles(prefix: string) {
+  const dir = tempDir(prefix);
   const port = await freePort();
   const keys = loadOrCreateOperatorKeys(join(dir, "credentials"));
   const operator = new NatsOperator(keys, { joinToken: "join-me", jetStreamDiskBytes: 64 * 1024 * 1024 });
@@ -44,6 +45,11 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
     system: undefined,
   };
   target.writeConfig();
+  return { dir, port, keys, operator, file, target };
+}
+
+it("issues JWTs only for live keys, revokes on unbinding (the server drops the node, the config keeps it out across a restart) and pushes again after a failed push", async () => {
+  const { dir, port, keys, operator, file, target } = await operatorModeServerFiles("shoal-nats-jwt-gate-");
   let server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile: file });
   cleanups.push(() => server.stop());
   const gate = new NatsJwtGate(operator, target, silentLogger);
@@ -104,17 +110,7 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
 });
 
 it("a leaf server that never confirms the account JWT holds up no revocation or join, and syncs are one per leaf id", async () => {
-  const dir = tempDir("shoal-nats-jwt-gate-leaf-");
-  const port = await freePort();
-  const keys = loadOrCreateOperatorKeys(join(dir, "credentials"));
-  const operator = new NatsOperator(keys, { joinToken: "join-me", jetStreamDiskBytes: 64 * 1024 * 1024 });
-  const settings = { host: "127.0.0.1", port, serverName: "t", ...embeddedNatsPaths(dir), maxFileStoreBytes: 64 * 1024 * 1024 };
-  const file = join(dir, "nats-server.conf");
-  const target: { writeConfig: () => void; system: NatsConnection | undefined } = {
-    writeConfig: () => writeFileAtomic(file, operatorModeServerConfig(settings, operator.serverConfig()), 0o600),
-    system: undefined,
-  };
-  target.writeConfig();
+  const { dir, port, operator, file, target } = await operatorModeServerFiles("shoal-nats-jwt-gate-leaf-");
   const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile: file });
   cleanups.push(() => server.stop());
   target.system = await connect({ servers: server.url, authenticator: operator.systemLogin() });
