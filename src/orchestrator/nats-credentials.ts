@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ShoalConfig } from "../config/keys.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
-import { credentialsDir, loadOrCreateSecret, newSecret } from "../security/secret-file.ts";
+import { StartupError } from "../errors/startup-error.ts";
+import { SecretFileError, credentialsDir, loadOrCreateSecret, newSecret, readSecret } from "../security/secret-file.ts";
 import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
 import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
+import { NatsOperator, loadOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
 
 export interface JoinToken {
   readonly token: string;
@@ -39,13 +40,40 @@ export function writeEventsReaderCreds(dataDir: string, operator: NatsOperator):
 /**
  * The embedded nats-server's operator as its configuration under DataDir now stands (the
  * revocations the orchestrator last wrote), for tools that run beside the orchestrator, such as
- * `shoal leaf config`. Undefined if that server has never been configured.
+ * `shoal leaf config`. Undefined if that server has never been configured. It only reads: a
+ * missing key or join token is an error, not made anew, and a join token other than the one the
+ * server was configured with (Orchestrator.Auth.Token not given as the orchestrator has it) is
+ * refused, since what it derives would be another account, which the server refuses.
  */
 export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefined {
   const configFile = join(config.DataDir, "nats", "nats-server.conf");
   if (!existsSync(configFile)) return undefined;
-  const joinToken = resolveJoinToken(config);
-  const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
-  const revocations = revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, shoalAccountKey(joinToken.token).publicKey);
-  return new NatsOperator(keys, { joinToken: joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
+  const dir = credentialsDir(config.DataDir);
+  let token: string;
+  let keys: ReturnType<typeof loadOperatorKeys>;
+  try {
+    token = config["Orchestrator.Auth.Token"] !== "" ? config["Orchestrator.Auth.Token"] : readSecret(join(dir, "join-token"));
+    keys = loadOperatorKeys(dir);
+  } catch (e) {
+    if (!(e instanceof SecretFileError)) throw e;
+    throw new StartupError(`${e.message} (the orchestrator's NATS credentials under ${dir} are read, never made here)`);
+  }
+  const serverConfig = readFileSync(configFile, "utf8");
+  const account = shoalAccountKey(token).publicKey;
+  if (!preloadsAccount(serverConfig, account)) {
+    throw new StartupError(
+      `the join token differs from the one ${configFile} was written with: give the orchestrator's Orchestrator.Auth.Token (its --config file, or -c Orchestrator.Auth.Token=…)`,
+    );
+  }
+  const revocations = revocationsIn(serverConfig, keys.operatorSigner.publicKey, account);
+  return new NatsOperator(keys, { joinToken: token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
+}
+
+function preloadsAccount(serverConfig: string, account: string): boolean {
+  try {
+    const preload = (JSON.parse(serverConfig) as { resolver_preload?: Record<string, unknown> }).resolver_preload;
+    return preload !== undefined && Object.hasOwn(preload, account);
+  } catch {
+    return false;
+  }
 }

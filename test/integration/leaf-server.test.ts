@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -89,6 +89,7 @@ describe("a leaf server", () => {
     const dir = tempDir("shoal-leaf-cli-");
     const cli = ["leaf", "config", "--out", dir, "--listen", `127.0.0.1:${port}`, "-c", `DataDir=${config.DataDir}`, "-c", "Orchestrator.Host=127.0.0.1"];
     expect(await runShoal(cli)).toMatchObject({ code: 2, stderr: expect.stringContaining("set Orchestrator.NATS.LeafNodes.Port") });
+    const withPort = [...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`];
     // Arguments nats-server would refuse only when the leaf starts, on its own machine: refused here, nothing written.
     for (const [bad, says] of [
       [["--hub", "127.0.0.1:7422"], "--hub: expected a URL"],
@@ -97,11 +98,20 @@ describe("a leaf server", () => {
       [["--listen", "127.0.0.1:99999"], "--listen: expected HOST:PORT"],
       [["--name", "two words"], "--name: a server name without spaces"],
     ] as const) {
-      const withPort = [...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`];
       expect(await runShoal([...withPort, ...bad])).toMatchObject({ code: 2, stderr: expect.stringContaining(says) });
     }
     expect(existsSync(join(dir, "leaf.conf"))).toBe(false);
-    const written = await runShoal([...cli, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`]);
+    // Another join token than the orchestrator's would make another account, which the hub refuses: said, nothing written.
+    expect(await runShoal([...withPort, "-c", "Orchestrator.Auth.Token=not-the-orchestrators"])).toMatchObject({ code: 1, stderr: expect.stringContaining("the join token differs") });
+    // It reads the orchestrator's credentials and makes none: a DataDir with the server's config but no keys is refused as it is.
+    const bare = tempDir("shoal-leaf-bare-");
+    mkdirSync(join(bare, "nats"));
+    copyFileSync(join(config.DataDir, "nats", "nats-server.conf"), join(bare, "nats", "nats-server.conf"));
+    const noKeys = withPort.map((arg) => (arg === `DataDir=${config.DataDir}` ? `DataDir=${bare}` : arg));
+    expect(await runShoal(noKeys)).toMatchObject({ code: 1, stderr: expect.stringContaining("are read, never made here") });
+    expect(existsSync(join(bare, "credentials"))).toBe(false);
+    expect(existsSync(join(dir, "leaf.conf"))).toBe(false);
+    const written = await runShoal(withPort);
     expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining(`Hub: nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]}`) });
     files = { configFile: join(dir, "leaf.conf"), shoalCreds: join(dir, "leaf-shoal.creds"), systemCreds: join(dir, "leaf-system.creds") };
     for (const file of Object.values(files)) expect(statSync(file).mode & 0o777).toBe(0o600);

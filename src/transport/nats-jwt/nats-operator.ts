@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { createInbox, type NatsConnection } from "nats";
-import { loadOrCreateSecret } from "../../security/secret-file.ts";
+import { loadOrCreateSecret, readSecret } from "../../security/secret-file.ts";
 import {
   JOIN_PERMISSIONS,
   JOIN_USER,
@@ -61,7 +61,15 @@ export interface NatsOperatorKeys {
 }
 
 export function loadOrCreateOperatorKeys(dir: string): NatsOperatorKeys {
-  const load = (file: string, kind: "operator" | "account") => nkeyFromSeed(kind, loadOrCreateSecret(join(dir, file), () => newNkey(kind).seed).value);
+  return operatorKeys((file, kind) => nkeyFromSeed(kind, loadOrCreateSecret(join(dir, file), () => newNkey(kind).seed).value));
+}
+
+/** The keys loadOrCreateOperatorKeys made, for tools beside the orchestrator: a missing file is an error, never made anew. */
+export function loadOperatorKeys(dir: string): NatsOperatorKeys {
+  return operatorKeys((file, kind) => nkeyFromSeed(kind, readSecret(join(dir, file))));
+}
+
+function operatorKeys(load: (file: string, kind: "operator" | "account") => ReturnType<typeof nkeyFromSeed>): NatsOperatorKeys {
   return {
     operator: load("nats-operator.nk", "operator"),
     operatorSigner: load("nats-operator-signer.nk", "operator"),
