@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CorruptEventError, decodeNodeEvent, decodeNodeEventForFold, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
 import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../src/events/catalog/node-events.ts";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
+import { JUNK, mutate } from "../../support/damaged-json.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
 const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "system" as const, id: "t" }, correlationId: "c", causationId: "c" };
@@ -42,26 +43,9 @@ function outcome(read: () => unknown): Outcome {
   }
 }
 
-const JUNK: unknown[] = [null, "", "x", "bad id!", -1, 1.5, true, [], [1], {}, { a: 1 }, "HEALTHY", `U${"A".repeat(55)}`];
-
-/** One random change: a value replaced, a key dropped or added, or no object at all. */
+/** One random change: no object at all (one time in eight), else a part replaced, dropped, added or reordered. */
 function damage(value: unknown, random: ReturnType<typeof seededRandom>): unknown {
-  const copy = JSON.parse(JSON.stringify(value ?? null)) as unknown;
-  if (typeof copy !== "object" || copy === null || random.int(8) === 0) return random.pick(JUNK);
-  const target = copy as Record<string, unknown>;
-  const keys = Object.keys(target);
-  const key = keys.length > 0 ? random.pick(keys) : "NodeID";
-  switch (random.int(3)) {
-    case 0:
-      target[key] = random.pick(JUNK);
-      break;
-    case 1:
-      delete target[key];
-      break;
-    default:
-      target[random.pick(["extra", "Info", "Previous"])] = random.pick(JUNK);
-  }
-  return copy;
+  return typeof value !== "object" || value === null || random.int(8) === 0 ? random.pick(JUNK) : mutate(value, random);
 }
 
 describe("decodeNodeEventForFold agrees with decodeNodeEvent", () => {
