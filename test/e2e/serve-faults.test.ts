@@ -78,18 +78,26 @@ describe("shoal serve on Ctrl-C", () => {
   });
 });
 
-describe("shoal serve on SIGTERM at any moment after it starts", () => {
-  async function startWatched(): Promise<{ serve: ShoalProcess; dataDir: string }> {
-    const dataDir = tempDir("shoal-e2e-");
-    const serve = ShoalProcess.start([
-      "serve",
-      ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${await freePort()}`],
-      ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${await freePort()}`],
-    ]);
-    cleanups.push(() => serve.child.exitCode === null && serve.child.signalCode === null && serve.kill("SIGKILL"));
-    return { serve, dataDir };
-  }
+/** `shoal serve` on its own DataDir and free ports, killed at the end if a test left it running. */
+async function startWatched(): Promise<{ serve: ShoalProcess; dataDir: string }> {
+  const dataDir = tempDir("shoal-e2e-");
+  const serve = ShoalProcess.start([
+    "serve",
+    ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${await freePort()}`],
+    ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${await freePort()}`],
+  ]);
+  cleanups.push(() => serve.child.exitCode === null && serve.child.signalCode === null && serve.kill("SIGKILL"));
+  return { serve, dataDir };
+}
 
+/** The pid of serve's embedded nats-server, killed at the end whatever the test did. */
+function natsPid(dataDir: string): number {
+  const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
+  cleanups.push(killLater(pid));
+  return pid;
+}
+
+describe("shoal serve on SIGTERM at any moment after it starts", () => {
   /** Calls act once, the moment text arrives on the stream: no polling delay, as a supervisor reading the output would. */
   const onFirst = (stream: NodeJS.ReadableStream | null, text: string, act: () => void) => {
     let seen = "";
@@ -100,12 +108,6 @@ describe("shoal serve on SIGTERM at any moment after it starts", () => {
       act();
     };
     stream?.on("data", listener);
-  };
-
-  const natsPid = (dataDir: string) => {
-    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
-    cleanups.push(killLater(pid));
-    return pid;
   };
 
   // Until the listener was installed before start-up, a SIGTERM here took Node's default action:
@@ -143,16 +145,9 @@ describe("shoal serve killed with SIGKILL", () => {
   // Its nats-server runs in a process group of its own (Ctrl-C above), so nothing took it down
   // with a killed serve: it kept the port and the JetStream store until the next start.
   it.skipIf(!dieWithParent("/bin/true", []).wrapped)("takes its nats-server with it (Linux, util-linux setpriv)", async () => {
-    const dataDir = tempDir("shoal-e2e-");
-    const serve = ShoalProcess.start([
-      "serve",
-      ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${await freePort()}`],
-      ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${await freePort()}`],
-    ]);
-    cleanups.push(() => serve.child.exitCode === null && serve.child.signalCode === null && serve.kill("SIGKILL"));
+    const { serve, dataDir } = await startWatched();
     await serve.waitForOutput("is running");
-    const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
-    cleanups.push(killLater(pid));
+    const pid = natsPid(dataDir);
     expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("nats-server");
 
     await serve.kill("SIGKILL");
