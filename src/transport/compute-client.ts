@@ -17,6 +17,10 @@ interface Pending {
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
+/** nats.js's failures that mean the orchestrator cannot be reached, as the agent reports them; others as they are. */
+const asUnreachable = (e: unknown): unknown =>
+  isUnreachable(e) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`) : e;
+
 /** An error shaped as nats.js's own (`code`), so that isUnreachable() reads it the same way. */
 const natsLikeError = (code: string, message: string) => Object.assign(new Error(message), { code });
 
@@ -99,7 +103,7 @@ export class ComputeClient {
     this.pending.clear();
     for (const waiting of failed) {
       clearTimeout(waiting.timer);
-      waiting.reject(isUnreachable(error) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(error as { code?: string }).code})`) : error);
+      waiting.reject(asUnreachable(error));
     }
   }
 
@@ -109,8 +113,7 @@ export class ComputeClient {
       return decode(ProtocolResponse, reply.data);
     } catch (e) {
       // 503: no orchestrator subscribed; the rest: NATS or the orchestrator down.
-      if (isUnreachable(e)) throw new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`);
-      throw e;
+      throw asUnreachable(e);
     }
   }
 
@@ -130,7 +133,7 @@ export class ComputeClient {
       } catch (e) {
         this.pending.delete(token);
         clearTimeout(timer);
-        reject(isUnreachable(e) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`) : e);
+        reject(asUnreachable(e));
       }
     });
   }
