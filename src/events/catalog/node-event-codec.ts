@@ -96,9 +96,13 @@ function invalid(type: string, part: string, error: ParseResult.ParseError): Inv
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */
 export function decodeNodeEvent(recorded: RecordedEvent): NodeEvent {
   // The store's copy of the version spares parsing the metadata (a fold needs nothing else of it).
-  const type = checkTypeAndVersion(recorded);
-  if (FAST_PATHS[type].isStored(recorded.data)) return { type, data: recorded.data } as NodeEvent;
-  return decodeNodeEventData(recorded);
+  return decodeChecked(checkTypeAndVersion(recorded), recorded);
+}
+
+/** The event with its data, the type and version already checked: as stored when the schema's fast path vouches for it. */
+function decodeChecked(type: NodeEventType, recorded: RecordedEvent): NodeEvent {
+  const data = recorded.data;
+  return FAST_PATHS[type].isStored(data) ? ({ type, data } as NodeEvent) : decodeNodeEventData(recorded);
 }
 
 /** decodeNodeEvent's checks of type and version, without its data. */
@@ -136,10 +140,7 @@ class NodeEventDecodedOnUse {
   }
 
   get data(): unknown {
-    if (this.#decoded === NOT_DECODED) {
-      const data = this.#recorded.data;
-      this.#decoded = FAST_PATHS[this.type].isStored(data) ? data : decodeNodeEventData(this.#recorded).data;
-    }
+    if (this.#decoded === NOT_DECODED) this.#decoded = decodeChecked(this.type, this.#recorded).data;
     return this.#decoded;
   }
 
@@ -158,10 +159,7 @@ class NodeEventDecodedOnUse {
  */
 export function decodeNodeEventForFold(recorded: RecordedEvent, onUse: ReadonlySet<NodeEventType>): NodeEvent {
   const type = checkTypeAndVersion(recorded);
-  if (!onUse.has(type)) {
-    if (FAST_PATHS[type].isStored(recorded.data)) return { type, data: recorded.data } as NodeEvent;
-    return decodeNodeEventData(recorded);
-  }
+  if (!onUse.has(type)) return decodeChecked(type, recorded);
   return new NodeEventDecodedOnUse(type, recorded) as unknown as NodeEvent;
 }
 
