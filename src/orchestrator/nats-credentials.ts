@@ -7,7 +7,7 @@ import { SecretFileError, credentialsDir, loadOrCreateSecret, newSecret, readSec
 import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
 import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
+import { NatsOperator, loadOperatorKeys, preloadedAccountJwt, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
 
 export interface JoinToken {
   readonly token: string;
@@ -15,11 +15,14 @@ export interface JoinToken {
   readonly file: string | undefined;
 }
 
+/** Where a generated join token is kept. */
+const joinTokenFile = (dataDir: string): string => join(credentialsDir(dataDir), "join-token");
+
 /** Orchestrator.Auth.Token, else a token generated on first start and kept under DataDir (as k3s does). */
 export function resolveJoinToken(config: ShoalConfig): JoinToken {
   const configured = config["Orchestrator.Auth.Token"];
   if (configured !== "") return { token: configured, file: undefined };
-  const file = join(credentialsDir(config.DataDir), "join-token");
+  const file = joinTokenFile(config.DataDir);
   return { token: loadOrCreateSecret(file, () => newSecret("shoal-join")).value, file };
 }
 
@@ -52,7 +55,7 @@ export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefin
   let token: string;
   let keys: ReturnType<typeof loadOperatorKeys>;
   try {
-    token = config["Orchestrator.Auth.Token"] !== "" ? config["Orchestrator.Auth.Token"] : readSecret(join(dir, "join-token"));
+    token = config["Orchestrator.Auth.Token"] !== "" ? config["Orchestrator.Auth.Token"] : readSecret(joinTokenFile(config.DataDir));
     keys = loadOperatorKeys(dir);
   } catch (e) {
     if (!(e instanceof SecretFileError)) throw e;
@@ -60,20 +63,11 @@ export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefin
   }
   const serverConfig = readFileSync(configFile, "utf8");
   const account = shoalAccountKey(token).publicKey;
-  if (!preloadsAccount(serverConfig, account)) {
+  if (preloadedAccountJwt(serverConfig, account) === undefined) {
     throw new StartupError(
       `the join token differs from the one ${configFile} was written with: give the orchestrator's Orchestrator.Auth.Token (its --config file, or -c Orchestrator.Auth.Token=…)`,
     );
   }
   const revocations = revocationsIn(serverConfig, keys.operatorSigner.publicKey, account);
   return new NatsOperator(keys, { joinToken: token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
-}
-
-function preloadsAccount(serverConfig: string, account: string): boolean {
-  try {
-    const preload = (JSON.parse(serverConfig) as { resolver_preload?: Record<string, unknown> }).resolver_preload;
-    return preload !== undefined && Object.hasOwn(preload, account);
-  } catch {
-    return false;
-  }
 }

@@ -202,8 +202,7 @@ export class NatsOperator {
  */
 export function revocationsIn(configText: string, operatorSigner: string, account: string): Map<string, number> {
   try {
-    const config = JSON.parse(configText) as { resolver_preload?: Record<string, string> };
-    const jwt = config.resolver_preload?.[account];
+    const jwt = preloadedAccountJwt(configText, account);
     if (jwt === undefined) return new Map();
     const claims = decodeJwt(jwt);
     if (claims.iss !== operatorSigner || claims.sub !== account) return new Map();
@@ -212,6 +211,18 @@ export function revocationsIn(configText: string, operatorSigner: string, accoun
   } catch {
     return new Map();
   }
+}
+
+/** The JWT a configuration serverConfig() wrote preloads for `account`; undefined if none (or not such a configuration). */
+export function preloadedAccountJwt(configText: string, account: string): string | undefined {
+  let preload: Record<string, unknown> | undefined;
+  try {
+    preload = (JSON.parse(configText) as { resolver_preload?: Record<string, unknown> }).resolver_preload;
+  } catch {
+    return undefined;
+  }
+  const jwt = preload !== undefined && Object.hasOwn(preload, account) ? preload[account] : undefined;
+  return typeof jwt === "string" ? jwt : undefined;
 }
 
 export interface PushOptions {
