@@ -3,9 +3,6 @@ import type { Logger } from "pino";
 import { nodePermissions } from "../nats-auth/nats-roles.ts";
 import { pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
 
-/** Leaf syncs at once: far above a real fleet's leaves connecting together, far below a flood's cost. */
-const MAX_LEAF_SYNCS = 64;
-
 /** Where revocations go: the config the server reads when it (re)starts, and the running server. */
 export interface RevocationTarget {
   /** Writes the server's configuration as the operator now stands (revocations included). */
@@ -26,8 +23,6 @@ export class NatsJwtGate {
   /** The running server may not hold the latest account JWT: a push failed. */
   private behind = false;
   private running: Promise<void> = Promise.resolve();
-  /** Leaf servers (by id) being handed the account JWT now. */
-  private readonly leafSyncs = new Map<string, Promise<void>>();
 
   constructor(
     private readonly operator: NatsOperator,
@@ -81,38 +76,15 @@ export class NatsJwtGate {
   /**
    * A leaf server (its id) has just connected its system-account login: it holds the account JWT
    * its configuration was written with, or the one it had before it lost the hub, so it gets the
-   * current one. Resolves once that leaf confirms the JWT that is current when it confirms;
-   * retries while its interest in account updates is still on its way to the hub; gives up
-   * (rejects) after `giveUpMs`.
-   *
-   * Outside the push queue: a leaf that never answers (broken, or anyone holding a leaf's system
-   * login) must not hold up the hub's pushes, which joins and revocations wait on. Order is kept
-   * by checking, after each confirmation, that no newer JWT was signed meanwhile (a broadcast of
-   * it could have reached the leaf before this older one); if one was, it is sent again. One sync
-   * per leaf id, and a bounded number at once, so reconnecting in a loop buys no extra work.
+   * current one. Resolves once that leaf says it applied it; retries while its interest in
+   * account updates is still on its way to the hub; gives up (rejects) after `giveUpMs`.
    */
-  syncLeaf(server: string, giveUpMs = 30_000): Promise<void> {
-    const running = this.leafSyncs.get(server);
-    if (running) return running;
-    if (this.leafSyncs.size >= MAX_LEAF_SYNCS) {
-      return Promise.reject(new Error(`${MAX_LEAF_SYNCS} leaf servers are already waiting for the account JWT; not syncing ${server} now`));
-    }
-    const sync = this.syncLeafUntilConfirmed(server, giveUpMs).finally(() => this.leafSyncs.delete(server));
-    this.leafSyncs.set(server, sync);
-    return sync;
-  }
-
-  private async syncLeafUntilConfirmed(server: string, giveUpMs: number): Promise<void> {
+  async syncLeaf(server: string, giveUpMs = 30_000): Promise<void> {
     const deadline = Date.now() + giveUpMs;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
-      const system = this.target.system;
-      if (!system) return; // not started: the leaf reads the configuration the server starts with
-      const jwt = this.operator.accountJwt();
       try {
-        await pushAccountJwt(system, this.operator.account, jwt, { server, timeoutMs: 1000 });
-        if (this.operator.accountJwt() === jwt) return;
-        wait = 0; // a newer JWT was signed while this one was on its way: send that one at once
-        continue;
+        await this.enqueue((system) => pushAccountJwt(system, this.operator.account, this.operator.accountJwt(), { server, timeoutMs: 1000 }), { leafOnly: true });
+        return;
       } catch (e) {
         if (Date.now() + wait > deadline) throw e;
       }
@@ -150,7 +122,7 @@ export class NatsJwtGate {
    * Runs `send` after every push before it, so servers get account JWTs in the order they were
    * signed (a leaf applies whatever it is handed, newer or not).
    */
-  private enqueue(send: (system: NatsConnection) => Promise<void>): Promise<void> {
+  private enqueue(send: (system: NatsConnection) => Promise<void>, options: { leafOnly?: boolean } = {}): Promise<void> {
     const next = this.running
       .catch(() => undefined)
       .then(async () => {
@@ -158,7 +130,8 @@ export class NatsJwtGate {
         if (!system) return; // the server is not started yet: it reads the config written above
         await send(system);
       });
-    this.running = next;
+    // A leaf that did not answer says nothing about the hub: catchUp() must not report it.
+    this.running = options.leafOnly ? next.catch(() => undefined) : next;
     return next;
   }
 }
