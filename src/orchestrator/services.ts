@@ -204,7 +204,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       if (config["Orchestrator.NATS.LeafNodes.Port"] > 0) {
         const system = target.system;
         yield* Effect.acquireRelease(
-          Effect.sync(() => watchLeafServers(system, operator.systemAccount, access, logger.child({ component: "nats-leaf-servers" }))),
+          Effect.sync(() => watchLeafServers(system, operator, access, logger.child({ component: "nats-leaf-servers" }))),
           (stop) => Effect.sync(stop),
         );
         logger.info({ port: config["Orchestrator.NATS.LeafNodes.Port"] }, "the embedded nats-server accepts leaf servers");

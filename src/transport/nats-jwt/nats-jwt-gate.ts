@@ -73,25 +73,6 @@ export class NatsJwtGate {
     return this.behind ? this.push() : this.running;
   }
 
-  /**
-   * A leaf server (its id) has just connected its system-account login: it holds the account JWT
-   * its configuration was written with, or the one it had before it lost the hub, so it gets the
-   * current one. Resolves once that leaf says it applied it; retries while its interest in
-   * account updates is still on its way to the hub; gives up (rejects) after `giveUpMs`.
-   */
-  async syncLeaf(server: string, giveUpMs = 30_000): Promise<void> {
-    const deadline = Date.now() + giveUpMs;
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
-      try {
-        await this.enqueue((system) => pushAccountJwt(system, this.operator.account, this.operator.accountJwt(), { server, timeoutMs: 1000 }), { leafOnly: true });
-        return;
-      } catch (e) {
-        if (Date.now() + wait > deadline) throw e;
-      }
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
-
   /** Sends the account JWT as it stands to the hub and every connected leaf (after the system login reconnected). */
   republish(): Promise<void> {
     return this.push();
@@ -120,9 +101,10 @@ export class NatsJwtGate {
 
   /**
    * Runs `send` after every push before it, so servers get account JWTs in the order they were
-   * signed (a leaf applies whatever it is handed, newer or not).
+   * signed (a leaf applies whatever it is handed, newer or not). Leaf servers that (re)connect are
+   * handed the JWT by LeafAccountSync, beside this queue and on the same connection.
    */
-  private enqueue(send: (system: NatsConnection) => Promise<void>, options: { leafOnly?: boolean } = {}): Promise<void> {
+  private enqueue(send: (system: NatsConnection) => Promise<void>): Promise<void> {
     const next = this.running
       .catch(() => undefined)
       .then(async () => {
@@ -130,8 +112,7 @@ export class NatsJwtGate {
         if (!system) return; // the server is not started yet: it reads the config written above
         await send(system);
       });
-    // A leaf that did not answer says nothing about the hub: catchUp() must not report it.
-    this.running = options.leafOnly ? next.catch(() => undefined) : next;
+    this.running = next;
     return next;
   }
 }
