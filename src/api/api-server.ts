@@ -8,6 +8,7 @@ import { handleClientError } from "./client-error.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
+import { leafRoutes, type LeafLoginRevoker } from "./leaves/leaf-routes.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { metricsRoutes, registerRequestMetrics } from "./metrics/metrics-routes.ts";
 import { nodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
@@ -23,6 +24,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly checks?: readonly HealthCheck[];
   /** GET /metrics and request durations; without it there is no /metrics route. */
   readonly metrics?: ShoalMetrics;
+  /** `shoal leaf revoke`'s route; only where Shoal runs the NATS operator. */
+  readonly leaves?: LeafLoginRevoker;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -64,6 +67,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...agentRoutes(deps.self, deps.checks),
     openApiRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),
+    ...(deps.leaves ? leafRoutes(deps.leaves) : []),
   ];
   document = openApiDocument(routes, deps.auth.anonymousAccess);
   return routes;

@@ -14,7 +14,7 @@ Commands:
   devstack    run an orchestrator and N compute nodes in one process
   node        list, describe, approve, reject, delete nodes; show their history
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
-  leaf        write a leaf nats-server's configuration (holds nodes' connections near them)
+  leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
   version     print the version
 
 Run 'shoal <command> --help' for a command's options.`;

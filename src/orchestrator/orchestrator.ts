@@ -34,6 +34,7 @@ import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts"
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import { StoreHealth } from "./store-health.ts";
 import { TransportWatch } from "./transport-watch.ts";
+import { leafLoginRevoker } from "./leaf-login-revoker.ts";
 
 export interface RunningOrchestrator {
   readonly nodeId: string;
@@ -246,7 +247,8 @@ export async function startOrchestrator(
       processors: processors.processors,
     });
     const checks = [...transport.checks, storeHealth];
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks, metrics });
+    const leaves = access ? leafLoginRevoker(access) : undefined;
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks, metrics, ...(leaves ? { leaves } : {}) });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {

@@ -11,6 +11,7 @@ import { currentNatsOperator } from "../../src/orchestrator/nats-credentials.ts"
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { writeLeafServerConfig, type LeafServerFiles } from "../../src/transport/nats-jwt/leaf-server-config.ts";
+import { hubLeafConnections } from "../../src/transport/nats-jwt/hub-leaf-connections.ts";
 import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -172,5 +173,36 @@ describe("a leaf server", () => {
     );
     // Nodes not revoked still get in there.
     await (await asNode(leaf2.url, "leaf-a")).close();
+  });
+
+  it("shoal leaf revoke cuts a leaf off the hub for good; other leaves still connect", async () => {
+    const operator = currentNatsOperator(config)!;
+    const system = await login(orchestrator.natsUrl, { authenticator: operator.systemLogin() });
+    const leafLogins = async () => (await hubLeafConnections(system)).filter((c) => c.account === operator.account).length;
+    await waitFor(async () => (await leafLogins()) === 2, 10_000, () => "both leaves' logins at the hub");
+    const refused: string[] = [];
+    system.subscribe("$SYS.SERVER.*.CLIENT.AUTH.ERR", {
+      callback: (_err, msg) => refused.push(String((JSON.parse(new TextDecoder().decode(msg.data)) as { client?: { kind?: string } }).client?.kind)),
+    });
+    await system.flush();
+    const api = ["-c", `DataDir=${config.DataDir}`, "--api-port", new URL(orchestrator.apiUrl).port];
+    // The system-account login is not what cuts a leaf off: refused, nothing revoked.
+    expect(await runShoal(["leaf", "revoke", "--creds", files.systemCreds, ...api])).toMatchObject({ code: 2, stderr: expect.stringContaining("system-account login") });
+    expect(await runShoal(["leaf", "revoke", "--key", "not-a-key", ...api])).toMatchObject({ code: 2, stderr: expect.stringContaining("--key: expected a NATS user public key") });
+    expect(await leafLogins()).toBe(2);
+
+    const key = decodeJwt(/-----BEGIN NATS USER JWT-----\n(.+)\n/.exec(readFileSync(files.shoalCreds, "utf8"))![1]!).sub;
+    expect(await runShoal(["leaf", "revoke", "--dir", join(files.configFile, ".."), ...api])).toMatchObject({ code: 0, stdout: expect.stringContaining(`Revoked ${key}`) });
+    await waitFor(async () => (await leafLogins()) === 1, 10_000, () => "the revoked leaf dropped by the hub");
+    // It tries again (every second) and is refused each time; it stays out.
+    await waitFor(() => refused.includes("Leafnode"), 10_000, () => "the hub refusing the revoked leaf's reconnection");
+    expect(await leafLogins()).toBe(1);
+    // Kept across the hub's restarts: in the configuration the orchestrator writes.
+    expect(JSON.stringify(decodeJwt(JSON.parse(readFileSync(join(config.DataDir, "nats", "nats-server.conf"), "utf8")).resolver_preload[operator.account]).nats.revocations)).toContain(key);
+
+    // Another leaf still connects, and so does one started later.
+    const third = await newLeaf();
+    await startLeaf(third.files, third.port);
+    await waitFor(async () => (await leafLogins()) === 2, 10_000, () => "a new leaf's login at the hub");
   });
 });

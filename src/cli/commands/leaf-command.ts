@@ -5,6 +5,7 @@ import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
+       shoal leaf revoke --dir DIR   (cuts a leaf off; shoal leaf revoke --help)
 
 Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files
 into DIR, for a nats-server near the compute nodes that holds their connections and connects to
@@ -23,6 +24,7 @@ ${CONFIG_HELP}
   -h, --help           show this help`;
 
 export async function leafCommand(args: string[]): Promise<number> {
+  if (args[0] === "revoke") return (await import("./leaf-revoke-command.ts")).leafRevokeCommand(args);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

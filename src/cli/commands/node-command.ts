@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
-import { ApiClient } from "../api-client.ts";
-import { resolveCredentials } from "../api-credentials.ts";
-import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import type { ApiClient } from "../api-client.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { printable } from "../printable.ts";
 import { formatBytes, formatTable } from "../table.ts";
 import { UsageError } from "../usage-error.ts";
@@ -53,14 +53,7 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
 
-function client(values: Values): ApiClient {
-  const config = configFrom(values);
-  const host = values["api-host"] ?? (config["API.Host"] === "0.0.0.0" ? "127.0.0.1" : config["API.Host"]);
-  const port = values["api-port"] ?? String(config["API.Port"]);
-  if (!/^\d{1,5}$/.test(port)) throw new UsageError(`--api-port must be a port number, got ${port}`);
-  const credentials = resolveCredentials({ flags: values, env: process.env, dataDir: config.DataDir, host });
-  return new ApiClient(`http://${host.includes(":") ? `[${host}]` : host}:${port}`, credentials);
-}
+const client = (values: Values): ApiClient => apiClientFrom(values);
 
 function output(values: Values, fallback: "table" | "yaml"): "table" | "json" | "yaml" {
   const format = values.output ?? fallback;

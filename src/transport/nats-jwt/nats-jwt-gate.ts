@@ -3,6 +3,10 @@ import type { Logger } from "pino";
 import { nodePermissions } from "../nats-auth/nats-roles.ts";
 import { pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
 
+export class NatsJwtGateError extends Error {
+  override readonly name = "NatsJwtGateError";
+}
+
 /** Where revocations go: the config the server reads when it (re)starts, and the running server. */
 export interface RevocationTarget {
   /** Writes the server's configuration as the operator now stands (revocations included). */
@@ -66,6 +70,22 @@ export class NatsJwtGate {
     const live = new Set(this.nodes.values());
     const stale = [...keys].filter((key) => !live.has(key) && !this.operator.revocations.has(key));
     return stale.length > 0 ? this.revoke(stale) : this.catchUp();
+  }
+
+  /**
+   * Cuts leaf servers' Shoal-account logins off (`shoal leaf revoke`): revoked in the account JWT
+   * like node keys, so the hub drops the leaf and refuses it from then on, and the revocation is
+   * kept in the server's configuration across restarts. A node's live key is refused here: a node
+   * is cut off by rejecting or deleting it, which its history records.
+   */
+  revokeLeafLogins(keys: readonly string[]): Promise<void> {
+    const live = new Set(this.nodes.values());
+    const node = keys.find((key) => live.has(key));
+    if (node !== undefined) return Promise.reject(new NatsJwtGateError(`${node} is a node's key: reject or delete the node instead`));
+    const fresh = keys.filter((key) => !this.operator.revocations.has(key));
+    if (fresh.length === 0) return this.catchUp();
+    this.logger.info({ keys: fresh }, "revoking leaf server logins");
+    return this.revoke(fresh);
   }
 
   /** After an outage: if a push failed, push the account JWT as it stands now. */

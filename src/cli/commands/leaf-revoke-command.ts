@@ -1,0 +1,79 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { LEAF_SYSTEM_USER, LEAF_USER } from "../../transport/nats-auth/nats-roles.ts";
+import { decodeJwt } from "../../transport/nats-jwt/nats-jwt.ts";
+import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
+import { CONFIG_HELP, CONFIG_OPTIONS } from "../config-flags.ts";
+import { printable } from "../printable.ts";
+import { UsageError } from "../usage-error.ts";
+
+export const LEAF_REVOKE_HELP = `Usage: shoal leaf revoke (--dir DIR | --creds FILE | --key KEY)... [options]
+
+Cuts a leaf server off the orchestrator: its login to the hub (the key of its leaf-shoal.creds)
+is revoked in the account JWT, which the orchestrator pushes to its nats-server and every leaf,
+as it does for rejected nodes. The hub drops the leaf at once and refuses it from then on, so
+its nodes can no longer reach the orchestrator; other leaves are not affected. To bring the
+machine back, write it a new configuration (shoal leaf config). Needs write:node on the API.
+
+Options:
+  --dir DIR            a directory shoal leaf config wrote (its leaf-shoal.creds)
+  --creds FILE         a leaf's leaf-shoal.creds
+  --key KEY            the public key of a leaf's login (U…), when its files are gone
+  --api-host, --api-port, --api-key, --username, --password   as for shoal node
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+const USER_KEY = /^U[A-Z2-7]{55}$/;
+
+/** The key of the leaf login in a leaf-shoal.creds; refuses anything else with what it is. */
+function leafKeyIn(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const jwt = /-----BEGIN NATS USER JWT-----\s*\n\s*(\S+)\s*\n/.exec(text)?.[1];
+  if (jwt === undefined) throw new UsageError(`${file} is not a NATS credentials file`);
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    claims = decodeJwt(jwt);
+  } catch (e) {
+    throw new UsageError(`${file}: ${(e as Error).message}`);
+  }
+  if (claims.name === LEAF_SYSTEM_USER) throw new UsageError(`${file} is a leaf's system-account login; give its leaf-shoal.creds (or its directory)`);
+  if (claims.name !== LEAF_USER || !USER_KEY.test(claims.sub)) throw new UsageError(`${file} is not a leaf server's login (shoal leaf config writes leaf-shoal.creds)`);
+  return claims.sub;
+}
+
+export async function leafRevokeCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...CONFIG_OPTIONS,
+      ...API_OPTIONS,
+      dir: { type: "string", multiple: true },
+      creds: { type: "string", multiple: true },
+      key: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(LEAF_REVOKE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "revoke") throw new UsageError(`shoal leaf revoke: unexpected ${JSON.stringify(positionals.slice(1).join(" "))}`);
+  for (const key of values.key ?? []) if (!USER_KEY.test(key)) throw new UsageError(`--key: expected a NATS user public key (U followed by 55 base32 characters), got ${JSON.stringify(key)}`);
+  const keys = [
+    ...(values.dir ?? []).map((dir) => leafKeyIn(join(dir, "leaf-shoal.creds"))),
+    ...(values.creds ?? []).map((file) => leafKeyIn(file)),
+    ...(values.key ?? []),
+  ];
+  if (keys.length === 0) throw new UsageError("shoal leaf revoke: give --dir DIR, --creds FILE or --key KEY");
+  const { Revoked } = await apiClientFrom(values).request<{ Revoked: string[] }>("POST", "/api/v1/orchestrator/leaves/revocations", { Keys: [...new Set(keys)] });
+  console.log(printable(`Revoked ${Revoked.join(", ")}: the orchestrator's nats-server refuses ${Revoked.length === 1 ? "that leaf" : "those leaves"} from now on.`));
+  return 0;
+}
