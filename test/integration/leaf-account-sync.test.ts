@@ -5,7 +5,7 @@ import { connect, type NatsConnection } from "nats";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { writeFileAtomic } from "../../src/fs/write-file-atomic.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../../src/transport/embedded-nats-server.ts";
-import { nodePermissions } from "../../src/transport/nats-auth/nats-roles.ts";
+import { HUB_ANSWER_PREFIX, nodePermissions } from "../../src/transport/nats-auth/nats-roles.ts";
 import { operatorModeServerConfig } from "../../src/transport/nats-auth/nats-server-config.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { hubLeafConnections } from "../../src/transport/nats-jwt/hub-leaf-connections.ts";
@@ -159,9 +159,15 @@ it("goes by the hub's report, not by answers: a leaf forging another's confirmat
   // update as if the victim had applied it.
   const forger = await startForger(victimId);
   await waitFor(() => sync.state().synced.length === 1 && sync.state().waiting.length === 1, 10_000, () => `the forger synced, the victim waited for: ${JSON.stringify(sync.state())}`);
-  // Pushes carry a reply subject (the hub's answer): the forger answers them as the victim.
+  // Pushes carry a reply subject (for the hub's answer): the forger answers them as the victim,
+  // but the hub lets no leaf publish into the orchestrator's answer space.
+  const forged: string[] = [];
+  system.subscribe(`${HUB_ANSWER_PREFIX}.>`, { callback: (_err, msg) => void (new TextDecoder().decode(msg.data).includes(victimId) && forged.push(msg.subject)) });
   await gate.republish();
   await waitFor(() => forger.answered > 0, 10_000, () => "the forger answering account updates");
+  await gate.republish();
+  await system.flush();
+  expect(forged).toEqual([]);
   expect(sync.state().waiting).toHaveLength(1);
   expect(sync.state().synced).toHaveLength(1);
   // The victim never had it: it still admits the revoked key.

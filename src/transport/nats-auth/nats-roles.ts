@@ -32,6 +32,12 @@ export const JOIN_PERMISSIONS: NatsPermissions = {
 
 /** The orchestrator's system-account login gets its replies here: the one subject a leaf may answer on there. */
 export const SYSTEM_INBOX_PREFIX = "_INBOX_SHOAL_SYS";
+/**
+ * Where the hub's own answers to the system login come back (account updates, LEAFZ): outside
+ * SYSTEM_INBOX_PREFIX, where a leaf's system login may publish, so only the hub can answer there
+ * (the hub does not even pass a leaf the interest in it).
+ */
+export const HUB_ANSWER_PREFIX = "_SHOAL_SYS_HUB";
 
 /**
  * A leaf server's login to the hub for its nodes (the hub's view: publish = into the hub,

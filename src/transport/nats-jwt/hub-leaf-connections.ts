@@ -1,12 +1,6 @@
 import { createInbox, type NatsConnection } from "nats";
+import { HUB_ANSWER_PREFIX } from "../nats-auth/nats-roles.ts";
 import { NatsOperatorError } from "./nats-operator.ts";
-
-/**
- * Where the hub's answers to the orchestrator's monitoring requests come back. Not under
- * SYSTEM_INBOX_PREFIX: a leaf's system login may publish there (its answers to account updates),
- * so an answer in that space could be a leaf's forgery; here only the hub can answer.
- */
-const HUB_ANSWER_PREFIX = "_SHOAL_SYS_HUB";
 
 /** One leaf connection as the hub reports it (LEAFZ): the hub's own view, nothing the leaf claims. */
 export interface HubLeafConnection {

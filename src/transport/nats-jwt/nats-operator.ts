@@ -8,7 +8,7 @@ import {
   LEAF_SYSTEM_PERMISSIONS,
   LEAF_SYSTEM_USER,
   LEAF_USER,
-  SYSTEM_INBOX_PREFIX,
+  HUB_ANSWER_PREFIX,
   type NatsPermissions,
 } from "../nats-auth/nats-roles.ts";
 import { accountJwt, decodeJwt, operatorJwt, userJwt } from "./nats-jwt.ts";
@@ -233,14 +233,16 @@ export interface PushOptions {
 
 /**
  * Hands an account's new JWT to the running servers over the system account: the one `system`
- * is connected to and every leaf server connected to it (each answers). Resolves once the server
- * named by `options.server` says it applied it (it then drops the connections of revoked users
- * itself); other servers' answers are ignored.
+ * is connected to and every leaf server connected to it. Resolves once the server named by
+ * `options.server` (the hub by default) says it applied it (it then drops the connections of
+ * revoked users itself). Leaf servers apply it too but cannot answer (HUB_ANSWER_PREFIX); which
+ * of them holds it is LeafAccountSync's business.
  */
 export function pushAccountJwt(system: NatsConnection, account: string, jwt: string, options: PushOptions = {}): Promise<void> {
   const server = options.server ?? system.info?.server_id;
   const timeoutMs = options.timeoutMs ?? 5000;
-  const inbox = createInbox(SYSTEM_INBOX_PREFIX);
+  // The hub's answer space: leaf servers get no interest in it, so they neither answer nor can forge the hub's answer.
+  const inbox = createInbox(HUB_ANSWER_PREFIX);
   return new Promise<void>((resolve, reject) => {
     const settle = (error?: Error) => {
       clearTimeout(timer);
