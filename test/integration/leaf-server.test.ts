@@ -178,7 +178,7 @@ describe("a leaf server", () => {
   it("shoal leaf revoke cuts a leaf off the hub for good; other leaves still connect", async () => {
     const operator = currentNatsOperator(config)!;
     const system = await login(orchestrator.natsUrl, { authenticator: operator.systemLogin() });
-    const leafLogins = async () => (await hubLeafConnections(system)).filter((c) => c.account === operator.account).length;
+    const leafLogins = async () => (await hubLeafConnections(system, operator.account)).length;
     await waitFor(async () => (await leafLogins()) === 2, 10_000, () => "both leaves' logins at the hub");
     const refused: string[] = [];
     system.subscribe("$SYS.SERVER.*.CLIENT.AUTH.ERR", {

@@ -17,10 +17,11 @@ interface LeafzAnswer {
 }
 
 /**
- * The leaf connections the hub `system` is connected to holds now, with their subscriptions
- * (`$SYS.REQ.SERVER.<id>.LEAFZ`), answered on an inbox no leaf may publish to.
+ * The leaf connections in `account` that the hub `system` is connected to holds now, with their
+ * subscriptions (`$SYS.REQ.SERVER.<id>.LEAFZ`), answered on an inbox no leaf may publish to.
+ * Asked for one account only: a Shoal-account leaf connection carries two subscriptions per node.
  */
-export async function hubLeafConnections(system: NatsConnection, timeoutMs = 2000): Promise<HubLeafConnection[]> {
+export async function hubLeafConnections(system: NatsConnection, account: string, timeoutMs = 2000): Promise<HubLeafConnection[]> {
   const hub = system.info?.server_id;
   if (!hub) throw new NatsOperatorError("not connected to the hub: no server id to ask");
   const inbox = createInbox(HUB_ANSWER_PREFIX);
@@ -42,7 +43,7 @@ export async function hubLeafConnections(system: NatsConnection, timeoutMs = 200
       },
     });
     try {
-      system.publish(`$SYS.REQ.SERVER.${hub}.LEAFZ`, new TextEncoder().encode(JSON.stringify({ subscriptions: true })), { reply: inbox });
+      system.publish(`$SYS.REQ.SERVER.${hub}.LEAFZ`, new TextEncoder().encode(JSON.stringify({ subscriptions: true, account })), { reply: inbox });
     } catch (e) {
       clearTimeout(timer);
       sub.unsubscribe();
@@ -50,7 +51,9 @@ export async function hubLeafConnections(system: NatsConnection, timeoutMs = 200
     }
   });
   if (answer.error) throw new NatsOperatorError(`nats-server ${hub} refused LEAFZ: ${answer.error.description ?? "no reason given"}`);
-  return (answer.data?.leafs ?? []).map((leaf) => ({
+  return (answer.data?.leafs ?? [])
+    .filter((leaf) => leaf.account === account)
+    .map((leaf) => ({
     connection: `${leaf.ip ?? "?"}:${leaf.port ?? 0}`,
     account: leaf.account ?? "",
     // A queue subscription is listed as "subject queue".

@@ -148,7 +148,7 @@ export class LeafAccountSync {
     const subject = `$SYS.REQ.ACCOUNT.${this.source.account}.CLAIMS.UPDATE`;
     let leaves;
     try {
-      leaves = (await hubLeafConnections(this.system)).filter((leaf) => leaf.account === this.source.systemAccount);
+      leaves = await hubLeafConnections(this.system, this.source.systemAccount);
     } catch (e) {
       if (Date.now() - this.roundStart > this.giveUpMs) {
         this.logger.warn({ err: e }, "could not list the hub's leaf servers to hand them the current account JWT; trying again when a leaf or the orchestrator reconnects");
