@@ -5,7 +5,6 @@ import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
-       shoal leaf revoke --dir DIR   (cuts a leaf off; shoal leaf revoke --help)
 
 Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files
 into DIR, for a nats-server near the compute nodes that holds their connections and connects to
@@ -21,7 +20,9 @@ Options:
   --listen HOST:PORT   where the leaf accepts compute nodes (default 0.0.0.0:4222)
   --name NAME          the leaf's server name
 ${CONFIG_HELP}
-  -h, --help           show this help`;
+  -h, --help           show this help
+
+shoal leaf revoke --dir DIR cuts a leaf off the orchestrator (shoal leaf revoke --help).`;
 
 export async function leafCommand(args: string[]): Promise<number> {
   if (args[0] === "revoke") return (await import("./leaf-revoke-command.ts")).leafRevokeCommand(args);
