@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
@@ -119,12 +119,27 @@ describe("shoal leaf config", () => {
     expect(mode(fresh)).toBe(0o700);
   });
 
-  it("refuses a shared directory (sticky bit, as /tmp) rather than lock others out of it: nothing written, mode kept", async () => {
+  it("refuses a shared directory (sticky bit, as /tmp) rather than lock others out of it, and a file: nothing written, mode kept", async () => {
     const shared = tempDir("shoal-leaf-shared-");
     chmodSync(shared, 0o1777);
     const refused = await leafConfig("--out", shared, "--hub", "nats-leaf://10.0.0.1:7422");
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining("is a shared directory (sticky bit") });
     expect(mode(shared)).toBe(0o1777);
     expect(readdirSync(shared)).toEqual([]);
+    const file = join(tempDir("shoal-leaf-out-"), "a-file");
+    writeFileSync(file, "");
+    expect(await leafConfig("--out", file, "--hub", "nats-leaf://10.0.0.1:7422")).toMatchObject({ code: 1, stderr: expect.stringContaining(`--out: ${file} is not a directory`) });
+  });
+
+  // Only root can give a directory away (and only root could chmod it, which is what must not happen).
+  it.skipIf(process.getuid?.() !== 0)("refuses another user's directory: nothing written, mode and owner kept", async () => {
+    const theirs = tempDir("shoal-leaf-theirs-");
+    chmodSync(theirs, 0o755);
+    chownSync(theirs, 65534, 65534);
+    const refused = await leafConfig("--out", theirs, "--hub", "nats-leaf://10.0.0.1:7422");
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining(`--out: ${theirs} belongs to another user (uid 65534)`) });
+    expect(mode(theirs)).toBe(0o755);
+    expect(statSync(theirs).uid).toBe(65534);
+    expect(readdirSync(theirs)).toEqual([]);
   });
 });

@@ -16,7 +16,8 @@ they stand now, revocations included. Start the leaf with: nats-server -c DIR/le
 (docs/operations.md, Leaf servers).
 
 Options:
-  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700)
+  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700;
+                       a shared directory such as /tmp is refused)
   --leaf-dir PATH      the absolute path the three files will have on the leaf's machine, which
                        leaf.conf names (default: DIR as given here)
   --hub URL            the orchestrator's leafnode URL as the leaf reaches it

@@ -89,9 +89,9 @@ export function leafDirPath(path: string): string {
  */
 function privateDirectory(dir: string): number | undefined {
   const existed = existsSync(dir);
+  if (existed && !statSync(dir).isDirectory()) throw new StartupError(`--out: ${dir} is not a directory`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const stat = statSync(dir);
-  if (!stat.isDirectory()) throw new StartupError(`--out: ${dir} is not a directory`);
   if (stat.mode & 0o1000) throw new StartupError(`--out: ${dir} is a shared directory (sticky bit, as /tmp); give a directory of its own, such as ${join(dir, "shoal-leaf")}`);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) throw new StartupError(`--out: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
