@@ -1,6 +1,36 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+
+/**
+ * The temporary sibling a write goes through. Opened with `wx` (O_CREAT|O_EXCL): the open fails
+ * on anything already there, a symlink included, rather than following it, so a link planted at
+ * this predictable name cannot make Shoal write a secret elsewhere or truncate another file.
+ * What is there is ours to remove (a crash's leftover: in a container the pid is the same at
+ * every start), and the link itself goes, not what it points to; a second `wx` that still finds
+ * something means someone is racing us for the name, and the write fails.
+ */
+const tempPath = (path: string): string => `${path}.${process.pid}.tmp`;
+
+function openTemp(temp: string, mode: number): number {
+  try {
+    return openSync(temp, "wx", mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    rmSync(temp, { force: true });
+    return openSync(temp, "wx", mode);
+  }
+}
+
+async function openTempAsync(temp: string, mode: number): Promise<FileHandle> {
+  try {
+    return await open(temp, "wx", mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    rmSync(temp, { force: true });
+    return await open(temp, "wx", mode);
+  }
+}
 
 /**
  * Writes `path` so that a reader (or a restart after a crash) sees either the old content or
@@ -8,8 +38,8 @@ import { dirname } from "node:path";
  */
 export function writeFileAtomic(path: string, content: string, mode = 0o644): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(temp, "w", mode);
+  const temp = tempPath(path);
+  const fd = openTemp(temp, mode);
   try {
     writeSync(fd, content);
     fsyncSync(fd);
@@ -36,8 +66,8 @@ export function writeFileAtomic(path: string, content: string, mode = 0o644): vo
  */
 export async function writeFileAtomicAsync(path: string, chunks: readonly Uint8Array[], mode = 0o644): Promise<void> {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.tmp`;
-  const file = await open(temp, "w", mode);
+  const temp = tempPath(path);
+  const file = await openTempAsync(temp, mode);
   try {
     for (const chunk of chunks) {
       // A write may take only part of a large buffer.

@@ -114,7 +114,7 @@ describe("a leaf server", () => {
     expect(existsSync(join(dir, "leaf.conf"))).toBe(false);
     const written = await runShoal(withPort);
     expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining(`Hub: nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]}`) });
-    files = { configFile: join(dir, "leaf.conf"), shoalCreds: join(dir, "leaf-shoal.creds"), systemCreds: join(dir, "leaf-system.creds") };
+    files = { configFile: join(dir, "leaf.conf"), shoalCreds: join(dir, "leaf-shoal.creds"), systemCreds: join(dir, "leaf-system.creds"), leafConfigFile: join(dir, "leaf.conf") };
     for (const file of Object.values(files)) expect(statSync(file).mode & 0o777).toBe(0o600);
     leaf = await startLeaf(files, port);
     for (const id of ["leaf-a", "leaf-b"]) {

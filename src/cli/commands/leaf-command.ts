@@ -1,10 +1,12 @@
+import { isIPv4, isIPv6 } from "node:net";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { currentNatsOperator } from "../../orchestrator/nats-credentials.ts";
-import { writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
+import { leafDirPath, writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 
-export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
+export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--leaf-dir PATH] [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
 
 Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files
 into DIR, for a nats-server near the compute nodes that holds their connections and connects to
@@ -14,9 +16,13 @@ they stand now, revocations included. Start the leaf with: nats-server -c DIR/le
 (docs/operations.md, Leaf servers).
 
 Options:
-  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700)
+  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700;
+                       a shared directory such as /tmp is refused)
+  --leaf-dir PATH      the absolute path the three files will have on the leaf's machine, which
+                       leaf.conf names (default: DIR as given here)
   --hub URL            the orchestrator's leafnode URL as the leaf reaches it
-                       (default nats-leaf://<Orchestrator.Host>:<Orchestrator.NATS.LeafNodes.Port>)
+                       (default nats-leaf://<Orchestrator.Host>:<Orchestrator.NATS.LeafNodes.Port>;
+                       required when Orchestrator.Host is a wildcard address such as 0.0.0.0)
   --listen HOST:PORT   where the leaf accepts compute nodes (default 0.0.0.0:4222)
   --name NAME          the leaf's server name
 ${CONFIG_HELP}
@@ -32,6 +38,7 @@ export async function leafCommand(args: string[]): Promise<number> {
     options: {
       ...CONFIG_OPTIONS,
       out: { type: "string" },
+      "leaf-dir": { type: "string" },
       hub: { type: "string" },
       listen: { type: "string" },
       name: { type: "string" },
@@ -58,23 +65,51 @@ export async function leafCommand(args: string[]): Promise<number> {
     throw new UsageError(`--listen: expected HOST:PORT with a port from 1 to 65535, got ${JSON.stringify(listen)}`);
   }
   if (values.hub !== undefined) checkHubUrl(values.hub);
+  const leafDir = values["leaf-dir"] === undefined ? undefined : checkLeafDir(values["leaf-dir"]);
+  // A wildcard listens everywhere and names no address a leaf could dial; loopback would be right
+  // only for a leaf on this machine, and a copied config would fail only there, later: ask.
+  if (values.hub === undefined && isWildcardHost(config["Orchestrator.Host"])) {
+    throw new UsageError(
+      `shoal leaf config: Orchestrator.Host is ${config["Orchestrator.Host"]} (every interface), which is no address a leaf can reach: ` +
+        `give --hub nats-leaf://<this machine's address as the leaf reaches it>:${port} (nats-leaf://127.0.0.1:${port} for a leaf on this machine)`,
+    );
+  }
   // nats-server 2.9 refuses a server name with spaces, at start, on the leaf's machine: say it here.
   if (values.name !== undefined && !/^[^\s]+$/.test(values.name)) throw new UsageError(`--name: a server name without spaces, got ${JSON.stringify(values.name)}`);
   const operator = currentNatsOperator(config);
   if (operator === undefined) {
     throw new UsageError(`shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`);
   }
-  const host = config["Orchestrator.Host"] === "0.0.0.0" || config["Orchestrator.Host"] === "::" ? "127.0.0.1" : config["Orchestrator.Host"];
+  const host = config["Orchestrator.Host"];
   const hub = values.hub ?? `nats-leaf://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const files = writeLeafServerConfig(operator, { hub, listen, dir: values.out, ...(values.name ? { serverName: values.name } : {}) });
+  const files = writeLeafServerConfig(operator, { hub, listen, dir: values.out, ...(leafDir ? { leafDir } : {}), ...(values.name ? { serverName: values.name } : {}) });
+  const dir = dirname(files.configFile);
   console.log(
     [
       `Wrote ${files.configFile} (with ${files.shoalCreds} and ${files.systemCreds}).`,
+      ...(files.dirModeWas === undefined ? [] : [`${dir} was ${files.dirModeWas.toString(8).padStart(4, "0")}: made 0700 (it holds secrets).`]),
+      ...(leafDir === undefined || leafDir === dir ? [] : [`leaf.conf names ${leafDir}: copy the three files there on the leaf's machine (a 0700 directory, the files 0600).`]),
       `Hub: ${hub}; compute nodes connect to this leaf at ${listen} (Compute.Orchestrators=nats://<this host>:${listen.split(":").pop()}).`,
-      `Start it: nats-server -c ${files.configFile}`,
+      `Start it: nats-server -c ${files.leafConfigFile}`,
     ].join("\n"),
   );
   return 0;
+}
+
+function checkLeafDir(path: string): string {
+  try {
+    return leafDirPath(path);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** 0.0.0.0, ::, [::] and their longer spellings; empty is every interface too. */
+function isWildcardHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  if (bare === "") return true;
+  if (isIPv4(bare)) return bare.split(".").every((part) => Number(part) === 0);
+  return isIPv6(bare) && /^[0:]+$/.test(bare);
 }
 
 const validPort = (text: string): boolean => /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65535;

@@ -1,5 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join, posix, resolve } from "node:path";
+import { StartupError } from "../../errors/startup-error.ts";
 import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
 import { credsFileText } from "./creds-file.ts";
 import { newNkey } from "./nats-nkey.ts";
@@ -12,6 +13,11 @@ export interface LeafServerOptions {
   readonly listen: string;
   /** The directory the configuration and its two credentials files go to (made 0700). */
   readonly dir: string;
+  /**
+   * The directory the files will be in on the leaf's machine, an absolute POSIX path: the
+   * paths in leaf.conf name it. Default: `dir`, as an absolute path here.
+   */
+  readonly leafDir?: string;
   readonly serverName?: string;
 }
 
@@ -19,39 +25,78 @@ export interface LeafServerFiles {
   readonly configFile: string;
   readonly shoalCreds: string;
   readonly systemCreds: string;
+  /** leaf.conf's path on the leaf's machine (under leafDir). */
+  readonly leafConfigFile: string;
+  /** `dir`'s mode before it was made 0700, if it existed with another. */
+  readonly dirModeWas?: number;
 }
+
+const FILES = { configFile: "leaf.conf", shoalCreds: "leaf-shoal.creds", systemCreds: "leaf-system.creds" } as const;
 
 /**
  * A ready-to-run leaf nats-server: Shoal's operator and the accounts' JWTs as they stand now
  * (revocations included; `resolver: MEMORY`, as on the hub), so it verifies node logins and
  * holds every node to its own subjects itself; and two remotes to the hub with fresh keys and
- * restricted logins (NatsOperator.leafLogins). Written 0600: the credentials are secrets.
+ * restricted logins (NatsOperator.leafLogins). Written 0600 in a 0700 directory: the
+ * credentials are secrets.
  */
 export function writeLeafServerConfig(operator: NatsOperator, options: LeafServerOptions): LeafServerFiles {
   const dir = resolve(options.dir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const leafDir = options.leafDir === undefined ? dir : leafDirPath(options.leafDir);
+  const dirModeWas = privateDirectory(dir);
   const shoalKey = newNkey("user");
   const systemKey = newNkey("user");
   const logins = operator.leafLogins(shoalKey.publicKey, systemKey.publicKey);
-  const files: LeafServerFiles = {
-    configFile: join(dir, "leaf.conf"),
-    shoalCreds: join(dir, "leaf-shoal.creds"),
-    systemCreds: join(dir, "leaf-system.creds"),
-  };
-  writeFileAtomic(files.shoalCreds, credsFileText(logins.shoal, shoalKey.seed), 0o600);
-  writeFileAtomic(files.systemCreds, credsFileText(logins.system, systemKey.seed), 0o600);
+  const here = (name: string) => join(dir, name);
+  // nats-server reads these paths on the leaf's machine, which may not be this one.
+  const there = (name: string) => posix.join(leafDir, name);
+  writeFileAtomic(here(FILES.shoalCreds), credsFileText(logins.shoal, shoalKey.seed), 0o600);
+  writeFileAtomic(here(FILES.systemCreds), credsFileText(logins.system, systemKey.seed), 0o600);
   const config = {
     ...(options.serverName ? { server_name: options.serverName } : {}),
     listen: options.listen,
-    pid_file: join(dir, "nats-server.pid"),
+    pid_file: there("nats-server.pid"),
     ...operator.serverConfig(),
     leafnodes: {
       remotes: [
-        { url: options.hub, credentials: files.shoalCreds, account: operator.account },
-        { url: options.hub, credentials: files.systemCreds, account: operator.systemAccount },
+        { url: options.hub, credentials: there(FILES.shoalCreds), account: operator.account },
+        { url: options.hub, credentials: there(FILES.systemCreds), account: operator.systemAccount },
       ],
     },
   };
-  writeFileAtomic(files.configFile, `${JSON.stringify(config, null, 1)}\n`, 0o600);
-  return files;
+  writeFileAtomic(here(FILES.configFile), `${JSON.stringify(config, null, 1)}\n`, 0o600);
+  return {
+    configFile: here(FILES.configFile),
+    shoalCreds: here(FILES.shoalCreds),
+    systemCreds: here(FILES.systemCreds),
+    leafConfigFile: there(FILES.configFile),
+    ...(dirModeWas === undefined ? {} : { dirModeWas }),
+  };
+}
+
+/** An absolute POSIX path, normalised; nats-server resolves a relative one against its working directory, unknown here. */
+export function leafDirPath(path: string): string {
+  if (!posix.isAbsolute(path) || /[\0\n\r]/.test(path)) throw new StartupError(`--leaf-dir: an absolute path on the leaf's machine (such as /etc/nats/leaf), got ${JSON.stringify(path)}`);
+  const normal = posix.normalize(path);
+  return normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
+}
+
+/**
+ * Makes `dir` (created if need be) readable by its owner only, and says what its mode was if it
+ * changed. A directory shared by design (the sticky bit, as /tmp) or another user's is refused,
+ * before anything is written: making it 0700 would lock others out of it, and leaving it would
+ * leave the secrets' names and the directory's content to others.
+ */
+function privateDirectory(dir: string): number | undefined {
+  const existed = existsSync(dir);
+  if (existed && !statSync(dir).isDirectory()) throw new StartupError(`--out: ${dir} is not a directory`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = statSync(dir);
+  if (stat.mode & 0o1000) throw new StartupError(`--out: ${dir} is a shared directory (sticky bit, as /tmp); give a directory of its own, such as ${join(dir, "shoal-leaf")}`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) throw new StartupError(`--out: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
+  const mode = stat.mode & 0o7777;
+  if (mode === 0o700) return undefined;
+  chmodSync(dir, 0o700);
+  return existed ? mode : undefined;
 }

@@ -19,6 +19,17 @@ export class NatsOperatorError extends Error {
   override readonly name = "NatsOperatorError";
 }
 
+/**
+ * The client logins Shoal issues (orchestrator, nodes, event readers, account updates) are valid
+ * only as plain client connections: stolen, one cannot log in as a leaf server (and carry
+ * traffic for others under its permissions), nor over websocket or MQTT, which Shoal never
+ * enables but an external or later configuration might. Leaf logins are LEAFNODE only. The join
+ * login cannot say so: nats-server 2.9 checks a user's connection types from its own JWT, before
+ * a scope replaces its permissions, and refuses a scoped user's JWT that claims anything, so a
+ * join-token holder may log in as a leaf — with the join permissions and nothing more.
+ */
+const CLIENT_ONLY = ["STANDARD"] as const;
+
 export const SYSTEM_ACCOUNT_NAME = "SYS";
 export const SHOAL_ACCOUNT_NAME = "SHOAL";
 
@@ -162,13 +173,14 @@ export class NatsOperator {
     return userJwt(this.keys.accountSigner, userKey, name, permissions, {
       issuerAccount: this.account,
       iat: revokedAt === undefined ? now : Math.max(now, revokedAt + 1),
+      connectionTypes: CLIENT_ONLY,
     });
   }
 
   /** A login for the system account, only to push account updates. */
   systemLogin(): ReturnType<typeof jwtLogin> {
     const key = newNkey("user");
-    return jwtLogin(userJwt(this.keys.systemSigner, key.publicKey, "shoal-account-updates", undefined, { issuerAccount: this.keys.systemAccount.publicKey }), key);
+    return jwtLogin(userJwt(this.keys.systemSigner, key.publicKey, "shoal-account-updates", undefined, { issuerAccount: this.keys.systemAccount.publicKey, connectionTypes: CLIENT_ONLY }), key);
   }
 
   /**
