@@ -1,6 +1,6 @@
 import { accept, refuse, type Decision } from "../decider.ts";
 import type { JobEvent } from "../../src/events/catalog/job-events.ts";
-import { isJobId } from "../../src/events/catalog/job-id.ts";
+import { isJobId } from "./job-id.ts";
 import { goDuration } from "./go-duration.ts";
 import type { JobCommand, JobRefusal } from "./job-commands.ts";
 import { queueDeadline, totalDeadline } from "./job-deadlines.ts";
