@@ -74,6 +74,12 @@ describe("queueing", () => {
     given([queuing, queued()]).when({ type: "Queue", reason: "other" }).thenNothingHappened();
   });
 
+  it("leaves a daemon job as it is: it waits for matching nodes, without a queue timeout", () => {
+    const spec = given([submitted(raw({ Type: "daemon" }))]).when({ type: "Queue", reason: NOT_ENOUGH }, SPEC_NOW + 86_400_000);
+    spec.thenNothingHappened();
+    expect(spec.decision).toMatchObject({ note: "a daemon job waits for matching nodes" });
+  });
+
   it("queues a Running job again (its executions failed and no node is left) while its QueueTimeout lasts", () => {
     given([queuing, started()]).when({ type: "Queue", reason: "all busy" }).then([queued("all busy", "Running")]);
   });
