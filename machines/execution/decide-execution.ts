@@ -1,6 +1,6 @@
 import { accept, refuse, type Decision } from "../decider.ts";
 import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
-import { isExecutionId } from "../job/job-id.ts";
+import { isExecutionId, isJobId } from "../job/job-id.ts";
 import { goDuration } from "../job/go-duration.ts";
 import { isLongRunning } from "../job/job-spec.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "./execution-commands.ts";
@@ -46,6 +46,7 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
 
   if (command.type === "Create") {
     if (!isExecutionId(ExecutionID)) return refuse({ code: "Conflict", message: `an execution's id is e-<uuid>, not ${JSON.stringify(ExecutionID)}` });
+    if (!isJobId(command.jobId)) return refuse({ code: "Conflict", message: `an execution belongs to a job j-<uuid>, not ${JSON.stringify(command.jobId)}` });
     return accept([
       {
         type: "ExecutionCreated",

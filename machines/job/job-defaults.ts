@@ -1,4 +1,5 @@
 import type { JobType, ResourcesConfig } from "./job-spec.ts";
+import { RESOURCE_FORMS, RESOURCE_PARSERS } from "./task-resources.ts";
 
 /** Seconds; absent or 0 leaves the job's own value (or none). */
 export interface TimeoutDefaults {
@@ -49,4 +50,29 @@ export function defaultsFor(defaults: JobDefaults, type: JobType): JobTypeDefaul
     case "service":
       return defaults.Service;
   }
+}
+
+/**
+ * What is wrong with configured defaults (`JobDefaults.Batch.Task.Resources.CPU: …`), for the
+ * config loader to refuse at start: a bad default must never be blamed on a job that relies on it.
+ */
+export function jobDefaultsProblems(defaults: JobDefaults): string[] {
+  const problems: string[] = [];
+  for (const [name, d] of Object.entries(defaults) as [string, JobTypeDefaults][]) {
+    const at = `JobDefaults.${name}`;
+    if (!Number.isSafeInteger(d.Priority)) problems.push(`${at}.Priority: must be a whole number`);
+    for (const key of ["CPU", "Memory", "Disk", "GPU"] as const) {
+      const text = d.Task.Resources[key];
+      if (text !== undefined && text !== "" && RESOURCE_PARSERS[key](text) === undefined) problems.push(`${at}.Task.Resources.${key}: ${JSON.stringify(text)} is not ${RESOURCE_FORMS[key]}`);
+    }
+    for (const key of ["ExecutionTimeout", "QueueTimeout", "TotalTimeout"] as const) {
+      const seconds = d.Task.Timeouts[key];
+      if (seconds !== undefined && !(Number.isSafeInteger(seconds) && seconds >= 0)) problems.push(`${at}.Task.Timeouts.${key}: must be a whole number of seconds, at least 0`);
+    }
+    const t = d.Task.Timeouts;
+    if ((t.TotalTimeout ?? 0) > 0 && (t.ExecutionTimeout ?? 0) + (t.QueueTimeout ?? 0) > (t.TotalTimeout ?? 0)) {
+      problems.push(`${at}.Task.Timeouts: ExecutionTimeout and QueueTimeout together exceed TotalTimeout`);
+    }
+  }
+  return problems;
 }

@@ -148,6 +148,7 @@ describe("repeats change nothing; terminal executions stay terminal", () => {
     given().when({ type: "Start" }).thenThrows({ code: "NotFound", message: `execution not found: ${ID}` });
     given([created()]).when(create()).thenThrows({ code: "Conflict", message: `execution ${ID} already exists` });
     deciderSpec(executionDecider, "e-1")().when(create()).thenThrows({ code: "Conflict", message: 'an execution\'s id is e-<uuid>, not "e-1"' });
+    given().when({ ...create(), jobId: "job-1" } as ExecutionCommand).thenThrows({ code: "Conflict", message: 'an execution belongs to a job j-<uuid>, not "job-1"' });
   });
 });
 

@@ -33,3 +33,21 @@ describe("resource strings as Bacalhau reads them", () => {
     expect(parseTaskResources({ CPU: "2", Memory: "1gi", Disk: "10gb", GPU: "1" })).toEqual({ CPU: 2, Memory: 1024 ** 3, Disk: 10_000_000_000, GPU: 1 });
   });
 });
+
+describe("configured job defaults", () => {
+  it("are checked as a whole, so that a bad default is refused at start and never blamed on a job", async () => {
+    const { BACALHAU_JOB_DEFAULTS, jobDefaultsProblems } = await import("../../../../machines/job/job-defaults.ts");
+    expect(jobDefaultsProblems(BACALHAU_JOB_DEFAULTS)).toEqual([]);
+    expect(
+      jobDefaultsProblems({
+        ...BACALHAU_JOB_DEFAULTS,
+        Ops: { Priority: 1.5, Task: { Resources: { CPU: "lots", Memory: "1Gb" }, Timeouts: { ExecutionTimeout: -1, TotalTimeout: 60, QueueTimeout: 120 } } },
+      }),
+    ).toEqual([
+      "JobDefaults.Ops.Priority: must be a whole number",
+      'JobDefaults.Ops.Task.Resources.CPU: "lots" is not cores such as 0.5 or 2, or millicores such as 500m',
+      "JobDefaults.Ops.Task.Timeouts.ExecutionTimeout: must be a whole number of seconds, at least 0",
+      "JobDefaults.Ops.Task.Timeouts: ExecutionTimeout and QueueTimeout together exceed TotalTimeout",
+    ]);
+  });
+});
