@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import { fold, type Decider } from "../../machines/decider.ts";
 
 export const SPEC_TIME = "2026-01-01T00:00:00.000Z";
-const SPEC_NOW = Date.parse(SPEC_TIME);
+export const SPEC_NOW = Date.parse(SPEC_TIME);
 
 /**
  * Decider tests as specifications: given(past events).when(command).then(new events), or
@@ -14,8 +14,9 @@ export function deciderSpec<S, C, E, R>(decider: Decider<S, C, E, R>, id: string
     const state = fold(decider, id, history.map((event) => ({ event, time: SPEC_TIME })));
     return {
       state,
-      when(command: C) {
-        const decision = decider.decide(command, state, { now: SPEC_NOW });
+      /** `now`: the command's time (default SPEC_TIME, when the history was recorded). */
+      when(command: C, now: number = SPEC_NOW) {
+        const decision = decider.decide(command, state, { now });
         const events = () => {
           if (!decision.ok) throw new Error(`expected events, but the command was refused: ${JSON.stringify(decision.refusal)}`);
           return decision.events;

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONFIG_KEYS } from "../../src/config/keys.ts";
+import { EXECUTION_EVENT_TYPES } from "../../src/events/catalog/execution-events.ts";
+import { JOB_EVENT_TYPES } from "../../src/events/catalog/job-events.ts";
 import { NODE_EVENT_TYPES } from "../../src/events/catalog/node-events.ts";
 import { ERROR_KINDS } from "../../src/errors/shoal-error.ts";
 
@@ -16,6 +18,11 @@ describe("docs stay true to the code", () => {
   it("documents every node event type", () => {
     const events = doc("events.md");
     for (const type of NODE_EVENT_TYPES) expect(events, type).toContain(`\`${type}\``);
+  });
+
+  it("documents every job and execution event type", () => {
+    const events = doc("events.md");
+    for (const type of [...JOB_EVENT_TYPES, ...EXECUTION_EVENT_TYPES]) expect(events, type).toContain(`\`${type}\``);
   });
 
   it("documents every error kind", () => {

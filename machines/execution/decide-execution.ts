@@ -1,0 +1,116 @@
+import { accept, refuse, type Decision } from "../decider.ts";
+import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
+import { isExecutionId, isJobId } from "../job/job-id.ts";
+import { goDuration } from "../job/go-duration.ts";
+import { isLongRunning } from "../job/job-spec.ts";
+import type { ExecutionCommand, ExecutionRefusal } from "./execution-commands.ts";
+import { executionDeadline } from "./execution-deadlines.ts";
+import { isExecutionCommandLegal, statesAccepting } from "./execution-legality.ts";
+import type { ExecutionState } from "./execution-state.ts";
+import { isTerminalComputeState } from "./execution-states.ts";
+
+export type ExecutionDecision = Decision<ExecutionEvent, ExecutionRefusal>;
+
+/** The compute state a command would move the execution to (for Bacalhau's terminal-state message). */
+const TARGET: Partial<Record<ExecutionCommand["type"], string>> = {
+  AskForBid: "AskForBid",
+  AcceptBid: "AskForBidAccepted",
+  DeclineBid: "AskForBidRejected",
+  Approve: "BidAccepted",
+  Reject: "BidRejected",
+  Start: "Running",
+  Complete: "Completed",
+  Fail: "Failed",
+  Cancel: "Cancelled",
+};
+
+function refusal(command: ExecutionCommand, state: ExecutionState): ExecutionRefusal {
+  const id = state.executionId;
+  const current = state.computeState;
+  if (current === undefined) return { code: "NotFound", message: `execution not found: ${id}` };
+  if (command.type === "Create") return { code: "Conflict", message: `execution ${id} already exists` };
+  if (isTerminalComputeState(current)) {
+    return { code: "Conflict", message: `execution ${id} is in terminal state ${current} and cannot transition to ${TARGET[command.type] ?? command.type}` };
+  }
+  return { code: "Conflict", message: `execution ${id} is in state ${current}, but ${command.type} expects ${statesAccepting(command.type).join(", ")}` };
+}
+
+/**
+ * The execution's rules: given a command and the execution's state, which events happen, or
+ * why not. Legality comes from the statechart; a repeat of what already happened writes nothing;
+ * a timeout that no longer applies is a no-op.
+ */
+export function decideExecution(command: ExecutionCommand, state: ExecutionState, now: number): ExecutionDecision {
+  const ExecutionID = state.executionId;
+  if (!isExecutionCommandLegal(state, command.type)) return command.type === "TimeOutExecution" ? accept([]) : refuse(refusal(command, state));
+
+  if (command.type === "Create") {
+    if (!isExecutionId(ExecutionID)) return refuse({ code: "Conflict", message: `an execution's id is e-<uuid>, not ${JSON.stringify(ExecutionID)}` });
+    if (!isJobId(command.jobId)) return refuse({ code: "Conflict", message: `an execution belongs to a job j-<uuid>, not ${JSON.stringify(command.jobId)}` });
+    return accept([
+      {
+        type: "ExecutionCreated",
+        data: {
+          ExecutionID,
+          JobID: command.jobId,
+          Namespace: command.namespace,
+          NodeID: command.nodeId,
+          JobType: command.jobType,
+          JobVersion: command.jobVersion,
+          PartitionIndex: command.partitionIndex,
+          // Bacalhau: batch and service executions wait for the orchestrator's approval; ops and daemon run directly.
+          DesiredState: command.jobType === "ops" || command.jobType === "daemon" ? "Running" : "Pending",
+          AllocatedResources: command.resources,
+          ExecutionTimeout: isLongRunning(command.jobType) ? 0 : command.executionTimeout,
+          TimeoutBuffer: command.timeoutBuffer,
+          PreviousExecution: command.previousExecution ?? "",
+        },
+      },
+    ]);
+  }
+
+  const current = state.computeState;
+  if (current === undefined) return refuse(refusal(command, state));
+  const NodeID = state.nodeId;
+  switch (command.type) {
+    case "AskForBid":
+      return current === "AskForBid" ? accept([]) : accept([{ type: "ExecutionBidAsked", data: { ExecutionID, NodeID } }]);
+    case "AcceptBid":
+      return current === "AskForBidAccepted" || current === "BidAccepted" ? accept([]) : accept([{ type: "ExecutionBidAccepted", data: { ExecutionID, NodeID } }]);
+    case "DeclineBid":
+      return current === "AskForBidRejected" ? accept([]) : accept([{ type: "ExecutionBidDeclined", data: { ExecutionID, NodeID, Reason: command.reason } }]);
+    case "Approve":
+      return current === "BidAccepted" ? accept([]) : accept([{ type: "ExecutionApproved", data: { ExecutionID } }]);
+    case "Reject":
+      return current === "BidRejected" ? accept([]) : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
+    case "Start":
+      return current === "Running" ? accept([]) : accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
+    case "Complete":
+      if (current === "Completed") return accept([]);
+      if (state.jobType !== undefined && isLongRunning(state.jobType)) {
+        // Bacalhau: a service or daemon execution that ends has failed, whatever its exit code.
+        return accept([
+          { type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "CompletedUnexpectedly", Message: "execution completed unexpectedly", RunOutput: command.output } },
+        ]);
+      }
+      return accept([{ type: "ExecutionCompleted", data: { ExecutionID, RunOutput: command.output } }]);
+    case "Fail":
+      if (current === "Failed") return accept([]);
+      return accept([
+        {
+          type: "ExecutionFailed",
+          data: command.output === undefined
+            ? { ExecutionID, Previous: current, Cause: command.cause, Message: command.reason }
+            : { ExecutionID, Previous: current, Cause: command.cause, Message: command.reason, RunOutput: command.output },
+        },
+      ]);
+    case "Cancel":
+      return current === "Cancelled" ? accept([]) : accept([{ type: "ExecutionCancelled", data: { ExecutionID, Previous: current, Reason: command.reason } }]);
+    case "TimeOutExecution": {
+      const at = executionDeadline(state);
+      if (at === undefined || now < at) return accept([]);
+      const message = `Execution timed out. Execution took longer than ${goDuration(state.executionTimeout)}`;
+      return accept([{ type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "ExecutionTimeout", Message: message } }]);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import type { AllocatedResources, RunOutput } from "../../src/events/catalog/execution-events.ts";
+import type { JobType } from "../job/job-spec.ts";
+
+/**
+ * What may be asked of an execution. The execution's id is the entity's (the host assigns
+ * `e-<uuid>`); time is the command's `meta.now`. Create, AskForBid, Approve, Reject, Cancel and
+ * Fail come from the orchestrator (scheduler, workflows); AcceptBid, DeclineBid, Start, Complete
+ * and Fail from the node's messages; TimeOutExecution from the execution's own deadline.
+ */
+export type ExecutionCommand =
+  | {
+      readonly type: "Create";
+      readonly jobId: string;
+      readonly namespace: string;
+      readonly nodeId: string;
+      readonly jobType: JobType;
+      readonly jobVersion: number;
+      readonly partitionIndex: number;
+      readonly resources: typeof AllocatedResources.Type;
+      /** Seconds (Bacalhau's GetExecutionTimeout: ExecutionTimeout, else TotalTimeout); 0 for none. */
+      readonly executionTimeout: number;
+      /** Seconds the orchestrator allows past it before failing the execution itself (Bacalhau's housekeeping buffer). */
+      readonly timeoutBuffer: number;
+      readonly previousExecution?: string;
+    }
+  | { readonly type: "AskForBid" }
+  | { readonly type: "AcceptBid" }
+  | { readonly type: "DeclineBid"; readonly reason: string }
+  | { readonly type: "Approve" }
+  | { readonly type: "Reject"; readonly reason: string }
+  | { readonly type: "Start" }
+  | { readonly type: "Complete"; readonly output: RunOutput }
+  /** `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict (its node is gone). */
+  | { readonly type: "Fail"; readonly reason: string; readonly cause: "Node" | "Orchestrator"; readonly output?: RunOutput }
+  | { readonly type: "Cancel"; readonly reason: string }
+  | { readonly type: "TimeOutExecution" };
+
+export type ExecutionCommandType = ExecutionCommand["type"];
+
+export type ExecutionRefusal = { readonly code: "NotFound"; readonly message: string } | { readonly code: "Conflict"; readonly message: string };

@@ -1,0 +1,62 @@
+import type { AllocatedResources, RunOutput } from "../../src/events/catalog/execution-events.ts";
+import type { JobType } from "../job/job-spec.ts";
+import type { ComputeStateName, DesiredStateName } from "./execution-states.ts";
+
+export const EXECUTION_STATE_VERSION = 1;
+
+/**
+ * One execution as its stored events describe it: what its actor decides on and what the read
+ * model serves as Bacalhau's models.Execution.
+ */
+export interface ExecutionState {
+  readonly executionId: string;
+  readonly jobId: string;
+  readonly namespace: string;
+  readonly nodeId: string;
+  readonly jobType: JobType | undefined;
+  readonly jobVersion: number;
+  readonly partitionIndex: number;
+  /** Undefined until ExecutionCreated. */
+  readonly computeState: ComputeStateName | undefined;
+  readonly computeMessage: string;
+  readonly desiredState: DesiredStateName | undefined;
+  readonly desiredMessage: string;
+  readonly allocatedResources: typeof AllocatedResources.Type;
+  readonly runOutput: RunOutput | undefined;
+  readonly previousExecution: string;
+  /** Seconds; 0 for none. */
+  readonly executionTimeout: number;
+  readonly timeoutBuffer: number;
+  /** When it began executing (BidAccepted), ms since the epoch: its ExecutionTimeout counts from here. */
+  readonly executingSince: number | undefined;
+  /** Bacalhau's Revision: 1 at creation, +1 per update. */
+  readonly revision: number;
+  /** Milliseconds since the epoch (Bacalhau's are these × 10⁶ ns). */
+  readonly createTime: number;
+  readonly modifyTime: number;
+}
+
+export function initialExecutionState(executionId: string): ExecutionState {
+  return {
+    executionId,
+    jobId: "",
+    namespace: "",
+    nodeId: "",
+    jobType: undefined,
+    jobVersion: 0,
+    partitionIndex: 0,
+    computeState: undefined,
+    computeMessage: "",
+    desiredState: undefined,
+    desiredMessage: "",
+    allocatedResources: { CPU: 0, Memory: 0, Disk: 0, GPU: 0 },
+    runOutput: undefined,
+    previousExecution: "",
+    executionTimeout: 0,
+    timeoutBuffer: 0,
+    executingSince: undefined,
+    revision: 0,
+    createTime: 0,
+    modifyTime: 0,
+  };
+}

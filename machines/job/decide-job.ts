@@ -1,0 +1,98 @@
+import { accept, refuse, type Decision } from "../decider.ts";
+import type { JobEvent } from "../../src/events/catalog/job-events.ts";
+import { isJobId } from "./job-id.ts";
+import { goDuration } from "./go-duration.ts";
+import type { JobCommand, JobRefusal } from "./job-commands.ts";
+import { queueDeadline, totalDeadline } from "./job-deadlines.ts";
+import { isJobCommandLegal } from "./job-legality.ts";
+import { taskOf } from "./job-spec.ts";
+import type { JobState } from "./job-state.ts";
+import { problemText, validateJobSubmission } from "./validate-job-submission.ts";
+
+export type JobDecision = Decision<JobEvent, JobRefusal>;
+
+/** The state a command would move the job to (for Bacalhau's ErrJobAlreadyTerminal message). */
+const TARGET = { Queue: "Queued", Run: "Running", Complete: "Completed", Fail: "Failed", Stop: "Stopped" } as const;
+
+/** Why a user's or a workflow's command is not legal in this state (the statechart says only that it is not). */
+function refusal(command: JobCommand, state: JobState): JobRefusal {
+  const { jobId } = state;
+  if (state.state === undefined || state.spec === undefined) return { code: "NotFound", message: `job not found: ${jobId}` };
+  switch (command.type) {
+    case "Submit":
+      return { code: "Conflict", message: `job ${jobId} already exists` };
+    case "Stop":
+      // Bacalhau's StopJob: a Completed job "cannot" be stopped; a Failed one hits the store's terminal check.
+      if (state.state === "Completed") return { code: "Conflict", message: "cannot stop job in state Completed" };
+      break;
+    case "Complete":
+      if (state.spec.Type === "service" || state.spec.Type === "daemon") {
+        return { code: "Conflict", message: `job ${jobId} is a ${state.spec.Type} job: it runs until stopped and never completes` };
+      }
+      break;
+    default:
+      break;
+  }
+  const target = command.type in TARGET ? TARGET[command.type as keyof typeof TARGET] : command.type;
+  return { code: "Conflict", message: `job ${jobId} is in terminal state ${state.state} and cannot transition to ${target}` };
+}
+
+/**
+ * The job's rules: given a command and the job's state, which events happen, or why not. Whether
+ * a command may happen at all comes from the statechart (`isJobCommandLegal`); a repeat of what
+ * already happened writes nothing; deadline commands that no longer apply (the job moved on) are
+ * no-ops, never refusals.
+ */
+export function decideJob(command: JobCommand, state: JobState, now: number): JobDecision {
+  const { jobId } = state;
+  const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
+  if (!isJobCommandLegal(state, command.type)) return deadline ? accept([]) : refuse(refusal(command, state));
+
+  if (command.type === "Submit") {
+    if (!isJobId(jobId)) return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
+    const submission = validateJobSubmission(command.job, { jobId, defaults: command.defaults });
+    if (!submission.ok) {
+      const problems = submission.problems;
+      return refuse({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems });
+    }
+    return accept([{ type: "JobSubmitted", data: { JobID: jobId, Job: submission.spec, Version: 1, Warnings: submission.warnings } }], "job submitted");
+  }
+
+  // Legal and past Submit: the job exists and is not terminal, or the command repeats its terminal state.
+  const current = state.state;
+  const spec = state.spec;
+  if (current === undefined || spec === undefined) return refuse(refusal(command, state));
+  if (current === "Completed" || current === "Failed" || current === "Stopped") return accept([]);
+  const Previous = current;
+
+  switch (command.type) {
+    case "Queue": {
+      // Bacalhau's daemon scheduler neither queues nor fails a job for want of nodes: it stays as it is and runs on each node that comes.
+      if (spec.Type === "daemon") return accept([], "a daemon job waits for matching nodes");
+      // Bacalhau: past the QueueTimeout (counted from the job's creation; 0 means no queueing) the job fails with the reason.
+      if (now >= queueDeadline(state)) return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } }]);
+      if (current === "Queued") return accept([]);
+      return accept([{ type: "JobQueued", data: { JobID: jobId, Previous, Reason: command.reason } }]);
+    }
+    case "Run":
+      return current === "Running" ? accept([]) : accept([{ type: "JobStarted", data: { JobID: jobId, Previous } }]);
+    case "Complete":
+      return accept([{ type: "JobCompleted", data: { JobID: jobId, Previous } }]);
+    case "Fail":
+      return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } }]);
+    case "Stop":
+      return accept([{ type: "JobStopped", data: { JobID: jobId, Previous, Reason: command.reason } }]);
+    case "TimeOutQueue": {
+      const timeout = taskOf(spec).Timeouts.QueueTimeout;
+      if (now < queueDeadline(state)) return accept([]);
+      const message = state.queueReason !== "" ? state.queueReason : `job could not be placed within its queue timeout of ${goDuration(timeout)}`;
+      return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "QueueTimeout", Message: message } }]);
+    }
+    case "TimeOutJob": {
+      const at = totalDeadline(state);
+      if (at === undefined || now < at) return accept([]);
+      const message = `Job timed out. Job took longer than ${goDuration(taskOf(spec).Timeouts.TotalTimeout)}`;
+      return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "TotalTimeout", Message: message } }]);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
+import type { JobEvent } from "../../src/events/catalog/job-events.ts";
+import { queuedMessage } from "./evolve-job.ts";
+
+/**
+ * Bacalhau's models.Event as its job history shows it (`GET /jobs/{id}/history`: JobHistory.Event),
+ * less the Timestamp, which is the stored event's time. Topics and messages are Bacalhau's
+ * (pkg/orchestrator/events.go, pkg/compute/events.go).
+ */
+export interface HistoryEvent {
+  readonly Topic: string;
+  readonly Message: string;
+  readonly Details: Readonly<Record<string, string>>;
+}
+
+const TIMEOUT_HINT = "Increase the task timeout or allocate more resources";
+const ERROR = { IsError: "true" } as const;
+
+/** The job-level history entry of a job event. */
+export function jobHistoryEvent(event: JobEvent): HistoryEvent {
+  switch (event.type) {
+    case "JobSubmitted":
+      return { Topic: "Submission", Message: "Job submitted", Details: {} };
+    case "JobQueued":
+      return { Topic: "Queueing", Message: queuedMessage(event.data.Reason), Details: {} };
+    case "JobStarted":
+      return { Topic: "State Update", Message: "Running", Details: { NewState: "Running" } };
+    case "JobCompleted":
+      return { Topic: "State Update", Message: "Completed", Details: { NewState: "Completed" } };
+    case "JobFailed":
+      return event.data.Cause === "TotalTimeout"
+        ? { Topic: "Job Timeout", Message: event.data.Message, Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" } }
+        : { Topic: "Scheduling", Message: event.data.Message, Details: ERROR };
+    case "JobStopped":
+      return { Topic: "Scheduling", Message: "Job requested to stop before completion", Details: { Reason: event.data.Reason } };
+  }
+}
+
+/**
+ * The execution-level history entry of an execution event, or undefined for the steps Bacalhau
+ * records none for (asking for a bid, a bid accepted).
+ */
+export function executionHistoryEvent(event: ExecutionEvent): HistoryEvent | undefined {
+  switch (event.type) {
+    case "ExecutionCreated":
+      return { Topic: "Scheduling", Message: `Requested execution on ${event.data.NodeID}`, Details: { NodeID: event.data.NodeID } };
+    case "ExecutionBidAsked":
+    case "ExecutionBidAccepted":
+      return undefined;
+    case "ExecutionBidDeclined":
+      return { Topic: "Exec Scanning", Message: event.data.Reason, Details: {} };
+    case "ExecutionApproved":
+    case "ExecutionStarted":
+      return { Topic: "Execution", Message: "Running", Details: {} };
+    case "ExecutionRejected":
+      return { Topic: "Scheduling", Message: event.data.Reason, Details: {} };
+    case "ExecutionCompleted":
+      return { Topic: "Execution", Message: "Completed successfully", Details: {} };
+    case "ExecutionFailed":
+      switch (event.data.Cause) {
+        case "ExecutionTimeout":
+          return { Topic: "Exec Timeout", Message: event.data.Message, Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" } };
+        case "Orchestrator":
+          return { Topic: "Scheduling", Message: event.data.Message, Details: ERROR };
+        default:
+          return { Topic: "Execution", Message: event.data.Message, Details: ERROR };
+      }
+    case "ExecutionCancelled":
+      return { Topic: "Scheduling", Message: event.data.Reason, Details: {} };
+  }
+}

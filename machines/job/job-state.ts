@@ -1,0 +1,49 @@
+import type { JobStateName } from "../../src/events/catalog/job-events.ts";
+import type { JobSpec } from "./job-spec.ts";
+
+export type { JobStateName };
+
+/** Bacalhau's JobStateType integers (Undefined is 0), for clients that want the number. */
+export const JOB_STATE_NUMBERS: Readonly<Record<JobStateName, number>> = {
+  Pending: 1,
+  Queued: 2,
+  Running: 3,
+  Completed: 4,
+  Failed: 5,
+  Stopped: 6,
+};
+
+export const isTerminalJobState = (s: JobStateName): boolean => s === "Completed" || s === "Failed" || s === "Stopped";
+
+/**
+ * The shape of JobState below. Bump it whenever it or evolveJob changes, so that a snapshot
+ * written under another version is ignored and the stream replayed.
+ */
+export const JOB_STATE_VERSION = 1;
+
+/**
+ * One job as its stored events describe it: what the actor decides on and what the read model
+ * serves as Bacalhau's models.Job (the spec's fields plus ID, State, Version, Revision, times).
+ */
+export interface JobState {
+  readonly jobId: string;
+  /** Undefined until JobSubmitted. */
+  readonly spec: JobSpec | undefined;
+  readonly state: JobStateName | undefined;
+  /** Bacalhau's State.Message: the queue reason, the failure, the stop reason; "" otherwise. */
+  readonly message: string;
+  /** The scheduler's last reason for queueing, kept so that a QueueTimeout fails the job with it. */
+  readonly queueReason: string;
+  /** Per-job spec version (1 once submitted). */
+  readonly version: number;
+  /** Bacalhau's Revision: 1 at submission, +1 per state change. */
+  readonly revision: number;
+  /** Milliseconds since the epoch (Bacalhau's CreateTime/ModifyTime are these × 10⁶ ns). */
+  readonly createTime: number;
+  readonly modifyTime: number;
+  readonly warnings: readonly string[];
+}
+
+export function initialJobState(jobId: string): JobState {
+  return { jobId, spec: undefined, state: undefined, message: "", queueReason: "", version: 0, revision: 0, createTime: 0, modifyTime: 0, warnings: [] };
+}

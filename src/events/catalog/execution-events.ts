@@ -1,0 +1,119 @@
+import { Schema } from "effect";
+import { JobType } from "./job-spec.ts";
+
+/**
+ * Bacalhau's ExecutionStateType names (v1.6/1.7 numbering: the index in
+ * machines/execution/execution-states.ts's COMPUTE_STATES is the integer the API serializes).
+ */
+export const ComputeStateName = Schema.Literal(
+  "New",
+  "AskForBid",
+  "AskForBidAccepted",
+  "AskForBidRejected",
+  "BidAccepted",
+  "Running",
+  "Publishing",
+  "BidRejected",
+  "Completed",
+  "Failed",
+  "Cancelled",
+);
+export type ComputeStateName = typeof ComputeStateName.Type;
+
+const Whole = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
+const Amount = Schema.Number.pipe(Schema.finite(), Schema.nonNegative());
+
+/** What the scheduler set aside on the node for this execution (Bacalhau's models.Resources units). */
+export const AllocatedResources = Schema.Struct({ CPU: Amount, Memory: Whole, Disk: Whole, GPU: Whole });
+
+/** Bacalhau's RunCommandResult, field names and all (`stderr` is lower case in Bacalhau's JSON). */
+export const RunOutput = Schema.Struct({
+  Stdout: Schema.String,
+  StdoutTruncated: Schema.Boolean,
+  stderr: Schema.String,
+  StderrTruncated: Schema.Boolean,
+  ExitCode: Schema.Number.pipe(Schema.int()),
+  ErrorMsg: Schema.String,
+});
+export type RunOutput = typeof RunOutput.Type;
+
+/** The scheduler placed an execution of a job on a node: compute state New. */
+export const ExecutionCreated = Schema.Struct({
+  ExecutionID: Schema.String,
+  JobID: Schema.String,
+  Namespace: Schema.String,
+  NodeID: Schema.String,
+  JobType,
+  JobVersion: Whole,
+  PartitionIndex: Whole,
+  /** Pending: the node is asked for a bid the orchestrator approves (batch, service); Running: direct (ops, daemon). */
+  DesiredState: Schema.Literal("Pending", "Running"),
+  AllocatedResources,
+  /** Seconds the execution may run once it is executing; 0 for none (long-running jobs). */
+  ExecutionTimeout: Whole,
+  /** Seconds the orchestrator waits past ExecutionTimeout before it fails the execution itself (the node enforces the timeout first). */
+  TimeoutBuffer: Whole,
+  /** The execution this one replaces (a retry), or "". */
+  PreviousExecution: Schema.String,
+});
+
+/** The orchestrator asked the node for a bid (AskForBid). */
+export const ExecutionBidAsked = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String });
+
+/** The node will run it: AskForBidAccepted awaiting approval, or BidAccepted for a direct (desired Running) one. */
+export const ExecutionBidAccepted = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String });
+
+/** The node declined: AskForBidRejected, desired Stopped. */
+export const ExecutionBidDeclined = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String, Reason: Schema.String });
+
+/** The orchestrator approved the node's bid: desired Running, BidAccepted. */
+export const ExecutionApproved = Schema.Struct({ ExecutionID: Schema.String });
+
+/** The orchestrator turned the bid down (more executions than needed, or the node went away): BidRejected, desired Stopped. */
+export const ExecutionRejected = Schema.Struct({ ExecutionID: Schema.String, Reason: Schema.String });
+
+/** The node started it: Running. */
+export const ExecutionStarted = Schema.Struct({ ExecutionID: Schema.String });
+
+/** The node finished it: Completed, desired Stopped. */
+export const ExecutionCompleted = Schema.Struct({ ExecutionID: Schema.String, RunOutput });
+
+/**
+ * Why an execution failed: the node reported an error, its ExecutionTimeout passed, the
+ * orchestrator failed it (its node is gone, say), or a long-running one completed.
+ */
+export const ExecutionFailureCause = Schema.Literal("Node", "ExecutionTimeout", "Orchestrator", "CompletedUnexpectedly");
+export type ExecutionFailureCause = typeof ExecutionFailureCause.Type;
+
+export const ExecutionFailed = Schema.Struct({
+  ExecutionID: Schema.String,
+  Previous: ComputeStateName,
+  Cause: ExecutionFailureCause,
+  Message: Schema.String,
+  RunOutput: Schema.optional(RunOutput),
+});
+
+/** The orchestrator stopped it (the job was stopped or failed, or it is no longer needed): Cancelled, desired Stopped. */
+export const ExecutionCancelled = Schema.Struct({ ExecutionID: Schema.String, Previous: ComputeStateName, Reason: Schema.String });
+
+export const EXECUTION_EVENT_SCHEMAS = {
+  ExecutionCreated,
+  ExecutionBidAsked,
+  ExecutionBidAccepted,
+  ExecutionBidDeclined,
+  ExecutionApproved,
+  ExecutionRejected,
+  ExecutionStarted,
+  ExecutionCompleted,
+  ExecutionFailed,
+  ExecutionCancelled,
+} as const;
+
+export type ExecutionEventType = keyof typeof EXECUTION_EVENT_SCHEMAS;
+export const EXECUTION_EVENT_TYPES = Object.keys(EXECUTION_EVENT_SCHEMAS) as ExecutionEventType[];
+
+export type ExecutionEvent = {
+  [T in ExecutionEventType]: { readonly type: T; readonly data: (typeof EXECUTION_EVENT_SCHEMAS)[T]["Type"] };
+}[ExecutionEventType];
+
+export type ExecutionEventOf<T extends ExecutionEventType> = Extract<ExecutionEvent, { type: T }>;

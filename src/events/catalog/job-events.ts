@@ -1,0 +1,58 @@
+import { Schema } from "effect";
+import { StoredJobSpec } from "./job-spec.ts";
+
+/** Bacalhau's JobStateType as its JSON writes it (MarshalText). */
+export const JobStateName = Schema.Literal("Pending", "Queued", "Running", "Completed", "Failed", "Stopped");
+export type JobStateName = typeof JobStateName.Type;
+
+/** States a job can leave: what `Previous` names. */
+const Live = Schema.Literal("Pending", "Queued", "Running");
+
+/** A job is accepted: its spec (validated, defaults applied) is stored and it is Pending. */
+export const JobSubmitted = Schema.Struct({
+  JobID: Schema.String,
+  Job: StoredJobSpec,
+  /** Bacalhau's per-job spec version: 1 for a new job. */
+  Version: Schema.Number.pipe(Schema.int(), Schema.positive()),
+  /** What the submission's sanitizing dropped or ignored, as the submitter was told. */
+  Warnings: Schema.Array(Schema.String),
+});
+
+/** No node could take the job (`Reason`: the scheduler's account of why); it waits for one until its QueueTimeout. */
+export const JobQueued = Schema.Struct({ JobID: Schema.String, Previous: Live, Reason: Schema.String });
+
+/** An execution of the job is to run: the job is Running. */
+export const JobStarted = Schema.Struct({ JobID: Schema.String, Previous: Live });
+
+export const JobCompleted = Schema.Struct({ JobID: Schema.String, Previous: Live });
+
+/**
+ * Why a job failed, for the history's topic: the scheduler's verdict (not enough nodes, retries
+ * exhausted, executions failed), its QueueTimeout passing while queued, or its TotalTimeout.
+ */
+export const JobFailureCause = Schema.Literal("Scheduling", "QueueTimeout", "TotalTimeout");
+export type JobFailureCause = typeof JobFailureCause.Type;
+
+export const JobFailed = Schema.Struct({ JobID: Schema.String, Previous: Live, Cause: JobFailureCause, Message: Schema.String });
+
+/** A user stopped the job before it completed; `Reason` is theirs (possibly empty). */
+export const JobStopped = Schema.Struct({ JobID: Schema.String, Previous: Live, Reason: Schema.String });
+
+export const JOB_EVENT_SCHEMAS = {
+  JobSubmitted,
+  JobQueued,
+  JobStarted,
+  JobCompleted,
+  JobFailed,
+  JobStopped,
+} as const;
+
+export type JobEventType = keyof typeof JOB_EVENT_SCHEMAS;
+export const JOB_EVENT_TYPES = Object.keys(JOB_EVENT_SCHEMAS) as JobEventType[];
+
+/** A job event as the domain sees it: its type and its data. */
+export type JobEvent = {
+  [T in JobEventType]: { readonly type: T; readonly data: (typeof JOB_EVENT_SCHEMAS)[T]["Type"] };
+}[JobEventType];
+
+export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;

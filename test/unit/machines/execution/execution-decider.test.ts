@@ -1,0 +1,220 @@
+import { describe, expect, it } from "vitest";
+import type { ExecutionCommand } from "../../../../machines/execution/execution-commands.ts";
+import { executionDecider } from "../../../../machines/execution/execution-decider.ts";
+import { executionLegality, executionStateValue, isExecutionCommandLegal } from "../../../../machines/execution/execution-legality.ts";
+import { COMPUTE_STATES, DESIRED_STATES, computeStateNumber, desiredStateNumber } from "../../../../machines/execution/execution-states.ts";
+import type { JobType } from "../../../../machines/job/job-spec.ts";
+import type { ExecutionEvent, RunOutput } from "../../../../src/events/catalog/execution-events.ts";
+import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
+
+const ID = "e-00000000-0000-4000-8000-000000000002";
+const JOB = "j-00000000-0000-4000-8000-000000000001";
+const given = deciderSpec(executionDecider, ID);
+const resources = { CPU: 0.5, Memory: 512_000_000, Disk: 0, GPU: 0 };
+const create = (jobType: JobType = "batch"): ExecutionCommand => ({
+  type: "Create",
+  jobId: JOB,
+  namespace: "default",
+  nodeId: "node-1",
+  jobType,
+  jobVersion: 1,
+  partitionIndex: 0,
+  resources,
+  executionTimeout: 60,
+  timeoutBuffer: 120,
+});
+const created = (jobType: JobType = "batch"): ExecutionEvent => ({
+  type: "ExecutionCreated",
+  data: {
+    ExecutionID: ID,
+    JobID: JOB,
+    Namespace: "default",
+    NodeID: "node-1",
+    JobType: jobType,
+    JobVersion: 1,
+    PartitionIndex: 0,
+    DesiredState: jobType === "ops" || jobType === "daemon" ? "Running" : "Pending",
+    AllocatedResources: resources,
+    ExecutionTimeout: jobType === "service" || jobType === "daemon" ? 0 : 60,
+    TimeoutBuffer: 120,
+    PreviousExecution: "",
+  },
+});
+const asked: ExecutionEvent = { type: "ExecutionBidAsked", data: { ExecutionID: ID, NodeID: "node-1" } };
+const accepted: ExecutionEvent = { type: "ExecutionBidAccepted", data: { ExecutionID: ID, NodeID: "node-1" } };
+const approved: ExecutionEvent = { type: "ExecutionApproved", data: { ExecutionID: ID } };
+const startedE: ExecutionEvent = { type: "ExecutionStarted", data: { ExecutionID: ID } };
+const output: RunOutput = { Stdout: "hello\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" };
+const completed: ExecutionEvent = { type: "ExecutionCompleted", data: { ExecutionID: ID, RunOutput: output } };
+const cancelled = (Previous: "Running" | "New" = "Running"): ExecutionEvent => ({ type: "ExecutionCancelled", data: { ExecutionID: ID, Previous, Reason: "Execution stop requested because job has been stopped" } });
+const running = [created(), asked, accepted, approved, startedE];
+
+describe("Bacalhau's state numbers", () => {
+  it("serializes compute and desired states as v1.6/1.7 integers", () => {
+    expect(COMPUTE_STATES.map((s, i) => `${i} ${s}`)).toEqual([
+      "0 Undefined", "1 New", "2 AskForBid", "3 AskForBidAccepted", "4 AskForBidRejected", "5 BidAccepted",
+      "6 Running", "7 Publishing", "8 BidRejected", "9 Completed", "10 Failed", "11 Cancelled",
+    ]);
+    expect(computeStateNumber("Cancelled")).toBe(11);
+    expect(DESIRED_STATES).toEqual(["Pending", "Running", "Stopped"]);
+    expect(desiredStateNumber("Stopped")).toBe(2);
+  });
+});
+
+describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
+  it("is created New; batch and service ones wait for approval (desired Pending), ops and daemon ones run directly", () => {
+    given().when(create()).then([created()]);
+    given().when(create("ops")).then([created("ops")]);
+    given().when(create("daemon")).then([created("daemon")]);
+    expect(given([created()]).state).toMatchObject({ computeState: "New", desiredState: "Pending", nodeId: "node-1", jobId: JOB, revision: 1, createTime: SPEC_NOW, allocatedResources: resources });
+    expect(given([created("daemon")]).state).toMatchObject({ desiredState: "Running", executionTimeout: 0 });
+  });
+
+  it("goes AskForBid → AskForBidAccepted → (approved) BidAccepted → Running → Completed", () => {
+    given([created()]).when({ type: "AskForBid" }).then([asked]);
+    given([created(), asked]).when({ type: "AcceptBid" }).then([accepted]);
+    expect(given([created(), asked, accepted]).state).toMatchObject({ computeState: "AskForBidAccepted", desiredState: "Pending" });
+    given([created(), asked, accepted]).when({ type: "Approve" }).then([approved]);
+    expect(given([created(), asked, accepted, approved]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", computeMessage: "Running", executingSince: SPEC_NOW });
+    given([created(), asked, accepted, approved]).when({ type: "Start" }).then([startedE]);
+    given(running).when({ type: "Complete", output }).then([completed]);
+    expect(given([...running, completed]).state).toMatchObject({ computeState: "Completed", desiredState: "Stopped", desiredMessage: "execution completed", runOutput: output, revision: 6 });
+  });
+
+  it("takes a direct (ops/daemon) execution to BidAccepted when the node accepts", () => {
+    given([created("ops"), asked]).when({ type: "AcceptBid" }).then([accepted]);
+    expect(given([created("ops"), asked, accepted]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", executingSince: SPEC_NOW });
+    given([created("ops"), asked, accepted]).when({ type: "Start" }).then([startedE]);
+  });
+
+  it("records a node that declines: AskForBidRejected, desired Stopped", () => {
+    const declined: ExecutionEvent = { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "not enough memory" } };
+    given([created(), asked]).when({ type: "DeclineBid", reason: "not enough memory" }).then([declined]);
+    expect(given([created(), asked, declined]).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "not enough memory", desiredState: "Stopped", desiredMessage: "bid rejected" });
+  });
+
+  it("records the orchestrator turning a bid down: BidRejected, desired Stopped", () => {
+    const reason = "Execution stop requested because there are more executions than needed";
+    given([created(), asked, accepted]).when({ type: "Reject", reason }).then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
+    expect(given([created(), asked, accepted, { type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]).state).toMatchObject({ computeState: "BidRejected", desiredState: "Stopped" });
+  });
+
+  it("fails on the node's error, keeping what it said and the output it had", () => {
+    const failed: ExecutionEvent = { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "Node", Message: "exit code 3", RunOutput: { ...output, ExitCode: 3 } } };
+    given(running).when({ type: "Fail", reason: "exit code 3", cause: "Node", output: { ...output, ExitCode: 3 } }).then([failed]);
+    expect(given([...running, failed]).state).toMatchObject({ computeState: "Failed", computeMessage: "exit code 3", desiredState: "Stopped", runOutput: { ExitCode: 3 } });
+    given([created()]).when({ type: "Fail", reason: "node has disappeared", cause: "Orchestrator" }).then([
+      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "New", Cause: "Orchestrator", Message: "node has disappeared" } },
+    ]);
+  });
+
+  it("fails a service or daemon execution that completes: they should run until stopped", () => {
+    const longRunning = [created("service"), asked, accepted, approved, startedE];
+    given(longRunning).when({ type: "Complete", output }).then([
+      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "CompletedUnexpectedly", Message: "execution completed unexpectedly", RunOutput: output } },
+    ]);
+  });
+
+  it("is cancelled from any state that is not terminal", () => {
+    given(running).when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" }).then([cancelled()]);
+    given([created()]).when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" }).then([cancelled("New")]);
+    expect(given([...running, cancelled()]).state).toMatchObject({ computeState: "Cancelled", desiredState: "Stopped", desiredMessage: "Execution stop requested because job has been stopped" });
+  });
+});
+
+describe("repeats change nothing; terminal executions stay terminal", () => {
+  it("writes nothing for a command that repeats what already happened", () => {
+    given([created(), asked]).when({ type: "AskForBid" }).thenNothingHappened();
+    given([created(), asked, accepted]).when({ type: "AcceptBid" }).thenNothingHappened();
+    given([created(), asked, accepted, approved]).when({ type: "Approve" }).thenNothingHappened();
+    given(running).when({ type: "Start" }).thenNothingHappened();
+    given([...running, completed]).when({ type: "Complete", output }).thenNothingHappened();
+    given([...running, cancelled()]).when({ type: "Cancel", reason: "again" }).thenNothingHappened();
+  });
+
+  it("refuses to move a compute-terminal execution, with Bacalhau's message", () => {
+    given([...running, completed]).when({ type: "Cancel", reason: "x" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Completed and cannot transition to Cancelled` });
+    given([...running, cancelled()]).when({ type: "Complete", output }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Cancelled and cannot transition to Completed` });
+    given([...running, cancelled()]).when({ type: "Start" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Cancelled and cannot transition to Running` });
+  });
+
+  it("refuses a command the current state does not take, naming the states that do", () => {
+    given([created()]).when({ type: "Start" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Start expects BidAccepted, Running` });
+    given([created()]).when({ type: "Approve" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Approve expects AskForBidAccepted, BidAccepted` });
+    given(running).when({ type: "AcceptBid" }).thenThrows({ code: "Conflict" });
+  });
+
+  it("refuses commands on an unknown execution, a second creation, and an id that is not e-<uuid>", () => {
+    given().when({ type: "Start" }).thenThrows({ code: "NotFound", message: `execution not found: ${ID}` });
+    given([created()]).when(create()).thenThrows({ code: "Conflict", message: `execution ${ID} already exists` });
+    deciderSpec(executionDecider, "e-1")().when(create()).thenThrows({ code: "Conflict", message: 'an execution\'s id is e-<uuid>, not "e-1"' });
+    given().when({ ...create(), jobId: "job-1" } as ExecutionCommand).thenThrows({ code: "Conflict", message: 'an execution belongs to a job j-<uuid>, not "job-1"' });
+  });
+});
+
+describe("the execution timeout", () => {
+  it("asks for a deadline ExecutionTimeout + buffer after the execution began executing", () => {
+    expect(executionDecider.deadlines?.(given([created(), asked, accepted]).state)).toEqual([]);
+    expect(executionDecider.deadlines?.(given(running).state)).toEqual([{ name: "execution-timeout", at: SPEC_NOW + 180_000, command: { type: "TimeOutExecution" } }]);
+    expect(executionDecider.deadlines?.(given([...running, completed]).state)).toEqual([]);
+    expect(executionDecider.deadlines?.(given([created("service"), asked, accepted, approved]).state)).toEqual([]);
+  });
+
+  it("fails an execution still executing at the deadline, with Bacalhau's message", () => {
+    given(running)
+      .when({ type: "TimeOutExecution" }, SPEC_NOW + 180_000)
+      .then([{ type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "ExecutionTimeout", Message: "Execution timed out. Execution took longer than 1m0s" } }]);
+  });
+
+  it("ignores a timeout that comes early or finds the execution ended", () => {
+    given(running).when({ type: "TimeOutExecution" }, SPEC_NOW + 179_999).thenNothingHappened();
+    given([...running, completed]).when({ type: "TimeOutExecution" }, SPEC_NOW + 180_000).thenNothingHappened();
+    given([created()]).when({ type: "TimeOutExecution" }, SPEC_NOW + 999_999).thenNothingHappened();
+  });
+
+  it("folds nothing onto a terminal execution", () => {
+    const state = given([...running, completed]).state;
+    expect(executionDecider.evolve(state, cancelled(), SPEC_TIME)).toBe(state);
+  });
+});
+
+describe("the legality statechart and decide", () => {
+  it("agree on every state a random run of commands reaches: refused exactly when illegal", () => {
+    const commands: ExecutionCommand[] = [
+      create(),
+      create("ops"),
+      { type: "AskForBid" },
+      { type: "AcceptBid" },
+      { type: "DeclineBid", reason: "busy" },
+      { type: "Approve" },
+      { type: "Reject", reason: "not needed" },
+      { type: "Start" },
+      { type: "Complete", output },
+      { type: "Fail", reason: "boom", cause: "Node" },
+      { type: "Cancel", reason: "stop" },
+      { type: "TimeOutExecution" },
+    ];
+    let seed = 5;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const seen = new Set<string>();
+    for (let run = 0; run < 300; run++) {
+      let state = executionDecider.initialState(ID);
+      let now = SPEC_NOW;
+      for (let step = 0; step < 10; step++) {
+        now += Math.floor(random() * 120_000);
+        const command = commands[Math.floor(random() * commands.length)]!;
+        const decision = executionDecider.decide(command, state, { now });
+        if (command.type === "TimeOutExecution") expect(decision.ok).toBe(true);
+        else expect(decision.ok, `${command.type} in ${executionStateValue(state)}`).toBe(isExecutionCommandLegal(state, command.type));
+        if (!decision.ok) continue;
+        for (const e of decision.events) state = executionDecider.evolve(state, e, new Date(now).toISOString());
+        expect(executionLegality.resolveState({ value: executionStateValue(state), context: {} }).status).toBe("active");
+        seen.add(executionStateValue(state));
+      }
+    }
+    // Every state Shoal reaches (Publishing is Bacalhau's alone).
+    expect([...seen].sort()).toEqual(
+      ["absent", "AskForBid", "AskForBidAccepted", "AskForBidRejected", "BidAccepted", "BidRejected", "Cancelled", "Completed", "Failed", "New", "Running"].sort(),
+    );
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { executionHistoryEvent, jobHistoryEvent } from "../../../../machines/job/history-event.ts";
+import type { ExecutionEvent } from "../../../../src/events/catalog/execution-events.ts";
+import type { JobEvent } from "../../../../src/events/catalog/job-events.ts";
+
+const J = "j-00000000-0000-4000-8000-000000000001";
+const E = "e-00000000-0000-4000-8000-000000000002";
+
+describe("history entries as Bacalhau's job history shows them", () => {
+  it("gives each job event Bacalhau's topic and message", () => {
+    const cases: [JobEvent, string, string, Record<string, string>][] = [
+      [{ type: "JobQueued", data: { JobID: J, Previous: "Pending", Reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." } }, "Queueing", "Job queued. not enough nodes to run job. requested: 1, available: 0, suitable: 0.", {}],
+      [{ type: "JobStarted", data: { JobID: J, Previous: "Queued" } }, "State Update", "Running", { NewState: "Running" }],
+      [{ type: "JobCompleted", data: { JobID: J, Previous: "Running" } }, "State Update", "Completed", { NewState: "Completed" }],
+      [{ type: "JobFailed", data: { JobID: J, Previous: "Running", Cause: "TotalTimeout", Message: "Job timed out. Job took longer than 30m0s" } }, "Job Timeout", "Job timed out. Job took longer than 30m0s", { IsError: "true", Hint: "Increase the task timeout or allocate more resources", FailsExecution: "true" }],
+      [{ type: "JobFailed", data: { JobID: J, Previous: "Queued", Cause: "QueueTimeout", Message: "not enough nodes" } }, "Scheduling", "not enough nodes", { IsError: "true" }],
+      [{ type: "JobStopped", data: { JobID: J, Previous: "Running", Reason: "enough" } }, "Scheduling", "Job requested to stop before completion", { Reason: "enough" }],
+    ];
+    for (const [event, Topic, Message, Details] of cases) expect(jobHistoryEvent(event), event.type).toEqual({ Topic, Message, Details });
+  });
+
+  it("gives execution events theirs, and none for asking or accepting a bid", () => {
+    expect(executionHistoryEvent({ type: "ExecutionBidAsked", data: { ExecutionID: E, NodeID: "n1" } })).toBeUndefined();
+    expect(executionHistoryEvent({ type: "ExecutionBidAccepted", data: { ExecutionID: E, NodeID: "n1" } })).toBeUndefined();
+    const cases: [ExecutionEvent, string, string][] = [
+      [{ type: "ExecutionApproved", data: { ExecutionID: E } }, "Execution", "Running"],
+      [{ type: "ExecutionCompleted", data: { ExecutionID: E, RunOutput: { Stdout: "", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" } } }, "Execution", "Completed successfully"],
+      [{ type: "ExecutionFailed", data: { ExecutionID: E, Previous: "Running", Cause: "ExecutionTimeout", Message: "Execution timed out. Execution took longer than 10s" } }, "Exec Timeout", "Execution timed out. Execution took longer than 10s"],
+      [{ type: "ExecutionCancelled", data: { ExecutionID: E, Previous: "Running", Reason: "Execution stop requested because job has been stopped" } }, "Scheduling", "Execution stop requested because job has been stopped"],
+      [{ type: "ExecutionBidDeclined", data: { ExecutionID: E, NodeID: "n1", Reason: "not enough memory" } }, "Exec Scanning", "not enough memory"],
+    ];
+    for (const [event, Topic, Message] of cases) expect(executionHistoryEvent(event), event.type).toMatchObject({ Topic, Message });
+  });
+});
