@@ -1,4 +1,5 @@
 import { parseInt64, type LabelSelector, type Requirement } from "../labels/label-selector.ts";
+import { PlacementInputError } from "./placement-input-error.ts";
 import type { ConstraintRequirement } from "./placement-request.ts";
 
 /**
@@ -39,13 +40,9 @@ export function constraintProblem(c: ConstraintRequirement): string | undefined 
   }
 }
 
-export class ConstraintError extends Error {
-  override readonly name = "ConstraintError";
-}
-
 function toRequirement(c: ConstraintRequirement, key: string): Requirement {
   const problem = constraintProblem(c) ?? (key === "" ? `constraint ${JSON.stringify(formatConstraint(c))}: the key is empty` : undefined);
-  if (problem !== undefined) throw new ConstraintError(problem);
+  if (problem !== undefined) throw new PlacementInputError(problem);
   switch (c.operator) {
     case "=":
     case "==":
@@ -63,7 +60,7 @@ function toRequirement(c: ConstraintRequirement, key: string): Requirement {
   }
 }
 
-/** The selectors of a job's constraints; throws ConstraintError naming the first bad one. */
+/** The selectors of a job's constraints; throws PlacementInputError naming the first bad one. */
 export function jobSelectors(constraints: readonly ConstraintRequirement[]): JobSelectors {
   const required: Requirement[] = [];
   const favoured: Requirement[] = [];

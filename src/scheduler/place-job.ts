@@ -2,6 +2,7 @@ import { reserve, type CapacityLedger } from "./capacity-ledger.ts";
 import { isDiscarded, isTerminal } from "./execution-states.ts";
 import { jobSelectors } from "./job-constraints.ts";
 import { judgeNodes, rankOrder, type NodeVerdict } from "./node-verdicts.ts";
+import { PlacementInputError, placementRequestProblem } from "./placement-input-error.ts";
 import type { ExistingExecution, PlacementRequest } from "./placement-request.ts";
 import type { Resources } from "./resources.ts";
 import { noMatchingNodesMessage, notEnoughNodesMessage } from "./shortfall-message.ts";
@@ -9,6 +10,11 @@ import { noMatchingNodesMessage, notEnoughNodesMessage } from "./shortfall-messa
 /** A new execution to create. */
 export interface Placement {
   readonly nodeId: string;
+  /**
+   * Bacalhau's desired state for a new execution: batch and service ask the node to bid and wait
+   * for approval (Pending); ops and daemon run at once (Running).
+   */
+  readonly desiredState: "Pending" | "Running";
   /** The batch or service replica it runs (Bacalhau's PartitionIndex); absent for ops and daemon. */
   readonly partitionIndex?: number;
   readonly resources: Resources;
@@ -63,7 +69,7 @@ export const RETRIES_EXHAUSTED_MESSAGE = "Job failed because it has been retried
 /**
  * Where a job's new executions go, given its existing ones, the candidate nodes and the capacity
  * ledger. Pure: the caller serializes placements and threads `result.ledger` into the next one.
- * Throws ConstraintError for a constraint the job spec validation should have refused.
+ * Throws PlacementInputError for a request the job spec validation should have refused.
  *
  * - batch and service: Count replicas (partitions 0..Count-1). A partition is done while it has
  *   an active execution (or, batch only, a completed one); the others get new executions, each
@@ -77,6 +83,8 @@ export const RETRIES_EXHAUSTED_MESSAGE = "Job failed because it has been retried
  * within it, it is queued (and what fits is placed).
  */
 export function placeJob(request: PlacementRequest, ledger: CapacityLedger): PlacementResult {
+  const problem = placementRequestProblem(request);
+  if (problem !== undefined) throw new PlacementInputError(problem);
   const selectors = jobSelectors(request.constraints);
   const nodes = judgeNodes(request, selectors, ledger);
   const ranked = nodes.filter((v) => v.suitable).sort(rankOrder);
@@ -136,7 +144,7 @@ function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, nodes:
   const take = Math.min(remaining.length, ranked.length);
   const placements: Placement[] = [];
   for (let i = 0; i < take; i++) {
-    placements.push({ nodeId: (ranked[i] as NodeVerdict).nodeId, partitionIndex: remaining[i] as number, resources: request.resources });
+    placements.push({ nodeId: (ranked[i] as NodeVerdict).nodeId, desiredState: "Pending", partitionIndex: remaining[i] as number, resources: request.resources });
   }
   if (take === remaining.length) return { decision: "placed", placements, ledger: settle(ledger, placements), nodes };
   const shortfall = shortfallOf(remaining.length, nodes);
@@ -147,7 +155,7 @@ function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, nodes:
 
 function placePerNode(request: PlacementRequest, ledger: CapacityLedger, nodes: NodeVerdict[], ranked: NodeVerdict[]): PlacementResult {
   // Nodes with any execution of the job are rejected by judgeNodes already ("has-execution").
-  const placements: Placement[] = ranked.map((v) => ({ nodeId: v.nodeId, resources: request.resources }));
+  const placements: Placement[] = ranked.map((v) => ({ nodeId: v.nodeId, desiredState: "Running" as const, resources: request.resources }));
   if (placements.length > 0) return { decision: "placed", placements, ledger: settle(ledger, placements), nodes };
   // Already running somewhere: nothing new to do now (Bacalhau fails an ops job only when it never ran).
   if (request.executions.length > 0) return { decision: "placed", placements, ledger, nodes };

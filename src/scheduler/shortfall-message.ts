@@ -47,3 +47,8 @@ export function noMatchingNodesMessage(verdicts: readonly NodeVerdict[]): string
   const available = verdicts.filter((v) => v.available).length;
   return `not matching nodes to run job out of ${available} available nodes.${reasonBullets(verdicts)}`;
 }
+
+/** Bacalhau's history message for a job that becomes Queued [pkg/orchestrator/events.go JobQueueingEvent]. */
+export function jobQueuedMessage(reason: string): string {
+  return reason === "" ? "Job queued" : `Job queued. ${reason}`;
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ledgerOf, EMPTY_LEDGER, type CapacityLedger } from "../../../src/scheduler/capacity-ledger.ts";
-import { ConstraintError, constraintProblem, jobSelectors } from "../../../src/scheduler/job-constraints.ts";
+import { constraintProblem, jobSelectors } from "../../../src/scheduler/job-constraints.ts";
+import { PlacementInputError } from "../../../src/scheduler/placement-input-error.ts";
 import { judgeNodes, type RejectionCode } from "../../../src/scheduler/node-verdicts.ts";
 import type { CandidateNode, ConstraintRequirement, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
 import { placeJob } from "../../../src/scheduler/place-job.ts";
@@ -190,7 +191,7 @@ describe("job constraints", () => {
     [c("zone", "~", "a"), 'unknown operator "~"'],
   ])("refuses %j: %s", (constraint, problem) => {
     expect(constraintProblem(constraint)).toContain(problem);
-    expect(() => placeJob(job({ nodes: [node("n1")], constraints: [constraint] }), EMPTY_LEDGER)).toThrow(ConstraintError);
+    expect(() => placeJob(job({ nodes: [node("n1")], constraints: [constraint] }), EMPTY_LEDGER)).toThrow(PlacementInputError);
   });
 
   it("ranks nodes matching a favour_ constraint first, without excluding the others", () => {

@@ -3,6 +3,10 @@ import { EMPTY_LEDGER, ledgerOf, placedOn, type CapacityLedger } from "../../../
 import { RETRIES_EXHAUSTED_MESSAGE, placeJob, type PlacementResult } from "../../../src/scheduler/place-job.ts";
 import type { PlacementRequest } from "../../../src/scheduler/placement-request.ts";
 import { fitsWithin } from "../../../src/scheduler/resources.ts";
+import { candidateNodeOf } from "../../../src/scheduler/candidate-node.ts";
+import { PlacementInputError } from "../../../src/scheduler/placement-input-error.ts";
+import { jobQueuedMessage } from "../../../src/scheduler/shortfall-message.ts";
+import type { NodeView } from "../../../src/projections/node-view.ts";
 import { GB, exec, job, node, res } from "./scheduler-fixtures.ts";
 
 const three = [node("n-a"), node("n-b"), node("n-c")];
@@ -37,7 +41,7 @@ describe("batch and service jobs: Count replicas, one per node", () => {
       EMPTY_LEDGER,
     );
     // Partition 2 failed on n-c: n-a runs one and n-b completed one, so n-c takes its retry.
-    expect(r.placements).toEqual([{ nodeId: "n-c", partitionIndex: 2, resources: res(500, GB) }]);
+    expect(r.placements).toEqual([{ nodeId: "n-c", desiredState: "Pending", partitionIndex: 2, resources: res(500, GB) }]);
   });
 
   it("counts executions without a partition index against the lowest free replicas", () => {
@@ -166,6 +170,11 @@ describe("too few nodes: fail at once, or queue within the QueueTimeout", () => 
     expect(r.nodes.find((v) => v.nodeId === "n-pending")?.rejections.map((x) => x.code)).toEqual(["not-approved"]);
   });
 
+  it("gives the history message of a queued job", () => {
+    const r = placeJob(job({ nodes: [], queue: QUEUE }), EMPTY_LEDGER);
+    expect(jobQueuedMessage(r.message ?? "")).toBe("Job queued. not enough nodes to run job. requested: 1, available: 0, suitable: 0.");
+  });
+
   it("counts only what is still needed as requested", () => {
     const r = placeJob(job({ count: 3, nodes: [node("n-a")], executions: [exec("e0", "n-b", "Running", { partitionIndex: 0 })] }), EMPTY_LEDGER);
     expect(r.message).toBe("not enough nodes to run job. requested: 2, available: 1, suitable: 1.");
@@ -229,7 +238,7 @@ describe("ops jobs: one execution on every matching node", () => {
     const r = placeJob(job({ type: "ops", count: 0, nodes: [...three, node("n-wasm", { engines: ["wasm"] })] }), EMPTY_LEDGER);
     expect(r.decision).toBe("placed");
     expect(onNodes(r)).toEqual(["n-a", "n-b", "n-c"]);
-    expect(r.placements.every((p) => p.partitionIndex === undefined)).toBe(true);
+    expect(r.placements.every((p) => p.partitionIndex === undefined && p.desiredState === "Running")).toBe(true);
   });
 
   it("adds a node that matches later, leaving the nodes it ran on alone", () => {
@@ -289,5 +298,51 @@ describe("placements in sequence cannot overbook a node", () => {
     expect(placed).toBeGreaterThan(10);
     // The cluster ends full: nothing more of the smallest size fits anywhere.
     expect(placeJob(job({ nodes, resources: res(250, GB / 2) }), ledger).decision).toBe("failed");
+  });
+});
+
+describe("bad input", () => {
+  it.each([
+    [{ count: -1 }, "Count must be a whole number ≥ 0, not -1"],
+    [{ count: 1.5 }, "Count must be a whole number ≥ 0, not 1.5"],
+    [{ resources: res(0.5) }, "job resources: cpuMillis must be a whole number ≥ 0, not 0.5"],
+    [{ maxRetries: -2 }, "maxRetries must be a whole number ≥ 0, not -2"],
+    [{ nodes: [node("n-a", { capacity: res(-1) })] }, "node n-a capacity: cpuMillis must be a whole number ≥ 0, not -1"],
+  ] as const)("%j is refused: %s", (over, message) => {
+    expect(() => placeJob(job(over), EMPTY_LEDGER)).toThrow(new PlacementInputError(message));
+  });
+});
+
+describe("a node read-model entry as a candidate", () => {
+  it("takes engines, capacity and MaxJobRequirements from its ComputeNodeInfo, in placement units", () => {
+    const view = {
+      nodeId: "n-a",
+      nodeType: "Compute",
+      membership: "APPROVED",
+      health: "HEALTHY",
+      info: {
+        NodeID: "n-a",
+        NodeType: "Compute",
+        Hostname: "h",
+        Labels: { zone: "a" },
+        ComputeNodeInfo: {
+          ExecutionEngines: ["docker"],
+          Publishers: [],
+          StorageSources: [],
+          MaxCapacity: { CPU: 1.6, Memory: 3.2 * GB, Disk: 80 * GB, GPU: 0 },
+          MaxJobRequirements: {},
+        },
+        BacalhauVersion: { GitVersion: "v1.7.0", GOOS: "linux", GOARCH: "amd64" },
+      },
+    } as unknown as NodeView;
+    expect(candidateNodeOf(view)).toEqual({
+      id: "n-a",
+      type: "Compute",
+      membership: "APPROVED",
+      health: "HEALTHY",
+      labels: { zone: "a" },
+      engines: ["docker"],
+      capacity: res(1600, 3.2 * GB, 80 * GB, 0),
+    });
   });
 });
