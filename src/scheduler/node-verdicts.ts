@@ -129,6 +129,7 @@ export function judgeNodes(request: PlacementRequest, selectors: JobSelectors, l
   }
   const nodes = [...request.nodes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const weights = capacityWeights(request.resources);
+  const constraintsText = formatConstraints(request.constraints);
   const judged = nodes.map((node) => {
     const free = subtractResources(node.capacity, placedOn(ledger, node.id));
     const gated = gate(node);
@@ -137,7 +138,7 @@ export function judgeNodes(request: PlacementRequest, selectors: JobSelectors, l
     if (engine) rejections.push(engine);
     const hasRequired = selectors.required.requirements.length > 0;
     if (hasRequired && !matchesLabels(selectors.required, node.labels)) {
-      rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${formatConstraints(request.constraints)}`));
+      rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
     }
     const maxJob = maxJobRequirementsRejection(node, request.resources);
     if (maxJob) rejections.push(maxJob);

@@ -12,11 +12,13 @@ export class PlacementInputError extends Error {
 
 const wholeNumber = (n: number) => Number.isSafeInteger(n) && n >= 0;
 
+const RESOURCE_KEYS = ["cpuMillis", "memoryBytes", "diskBytes", "gpus"] as const;
+
 function resourcesProblem(what: string, r: Resources): string | undefined {
-  for (const [key, value] of Object.entries(r)) {
-    if (!wholeNumber(value)) return `${what}: ${key} must be a whole number ≥ 0, not ${value}`;
-  }
-  return undefined;
+  // Checked once per node per placement: no entries array.
+  if (wholeNumber(r.cpuMillis) && wholeNumber(r.memoryBytes) && wholeNumber(r.diskBytes) && wholeNumber(r.gpus)) return undefined;
+  const key = RESOURCE_KEYS.find((k) => !wholeNumber(r[k])) as (typeof RESOURCE_KEYS)[number];
+  return `${what}: ${key} must be a whole number ≥ 0, not ${r[key]}`;
 }
 
 /** What is wrong with the request's numbers, or undefined (constraints are checked by jobSelectors). */
