@@ -3,12 +3,15 @@ import { quoteLabelText } from "./label-rule.ts";
 /**
  * Kubernetes label-selector syntax, as Bacalhau's `labels` query and job constraints use it:
  * `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas (AND).
+ * Job constraints also carry Kubernetes' `gt` and `lt` (an integer comparison); the text parser
+ * below does not produce them, since the node list's `labels` query never had them.
  */
 export type Requirement =
   | { readonly key: string; readonly op: "in"; readonly values: readonly string[] }
   | { readonly key: string; readonly op: "notin"; readonly values: readonly string[] }
   | { readonly key: string; readonly op: "exists" }
-  | { readonly key: string; readonly op: "doesnotexist" };
+  | { readonly key: string; readonly op: "doesnotexist" }
+  | { readonly key: string; readonly op: "gt" | "lt"; readonly value: bigint };
 
 export interface LabelSelector {
   readonly requirements: readonly Requirement[];
@@ -87,6 +90,16 @@ export function parseLabelSelector(text: string): LabelSelector {
   return { requirements: parts.map((p) => parseRequirement(p, trimmed)), text: trimmed };
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Kubernetes' reading of a gt/lt operand (Go's strconv.ParseInt(s, 10, 64)): undefined when it is not one. */
+export function parseInt64(text: string): bigint | undefined {
+  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value < INT64_MIN || value > INT64_MAX ? undefined : value;
+}
+
 export function matchesLabels(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
   return selector.requirements.every((r) => {
     const has = Object.prototype.hasOwnProperty.call(labels, r.key);
@@ -99,6 +112,13 @@ export function matchesLabels(selector: LabelSelector, labels: Readonly<Record<s
         return has && r.values.includes(labels[r.key] as string);
       case "notin":
         return !has || !r.values.includes(labels[r.key] as string);
+      case "gt":
+      case "lt": {
+        // Kubernetes: the node's value must itself be an integer, else the requirement fails.
+        const value = has ? parseInt64(labels[r.key] as string) : undefined;
+        if (value === undefined) return false;
+        return r.op === "gt" ? value > r.value : value < r.value;
+      }
     }
   });
 }

@@ -1,0 +1,22 @@
+import type { NodeView } from "../projections/node-view.ts";
+import type { CandidateNode } from "./placement-request.ts";
+import { fromBacalhauResources, isZeroResources } from "./resources.ts";
+
+/**
+ * A node read-model entry as placement sees it. A node that reports no MaxJobRequirements has
+ * none (Bacalhau would refuse every job with resources on it; Shoal checks free capacity anyway).
+ */
+export function candidateNodeOf(view: NodeView): CandidateNode {
+  const compute = view.info.ComputeNodeInfo;
+  const maxJob = fromBacalhauResources(compute?.MaxJobRequirements ?? {});
+  return {
+    id: view.nodeId,
+    type: view.nodeType,
+    membership: view.membership,
+    health: view.health,
+    labels: view.info.Labels,
+    engines: compute?.ExecutionEngines ?? [],
+    capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
+    ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),
+  };
+}

@@ -1,0 +1,85 @@
+import type { Health, Membership, NodeType } from "../events/catalog/node-info.ts";
+import type { Resources } from "./resources.ts";
+
+export type JobType = "batch" | "service" | "ops" | "daemon";
+
+/**
+ * Bacalhau's LabelSelectorRequirement (a job's Constraints): Kubernetes' operators as they travel
+ * in a job spec — "=", "==", "!=", "in", "notin", "exists", "!", "gt", "lt".
+ */
+export interface ConstraintRequirement {
+  readonly key: string;
+  readonly operator: string;
+  readonly values: readonly string[];
+}
+
+/** Bacalhau's execution ComputeState names. */
+export type ExecutionComputeState =
+  | "New"
+  | "AskForBid"
+  | "AskForBidAccepted"
+  | "AskForBidRejected"
+  | "BidAccepted"
+  | "Running"
+  | "Publishing"
+  | "BidRejected"
+  | "Completed"
+  | "Failed"
+  | "Cancelled";
+
+export type ExecutionDesiredState = "Pending" | "Running" | "Stopped";
+
+/** One execution the job already has, whatever its state. */
+export interface ExistingExecution {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly state: ExecutionComputeState;
+  readonly desiredState: ExecutionDesiredState;
+  /** Which of a batch or service job's Count replicas it is (Bacalhau's PartitionIndex), when known. */
+  readonly partitionIndex?: number;
+}
+
+/** A node as placement sees it: what the node read model stores, without its liveness details. */
+export interface CandidateNode {
+  readonly id: string;
+  readonly type: NodeType;
+  readonly membership: Membership;
+  readonly health: Health;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The execution engines it runs (Bacalhau's ComputeNodeInfo.ExecutionEngines). */
+  readonly engines: readonly string[];
+  /** What it offers in total (Bacalhau's MaxCapacity); what is free is this minus the ledger. */
+  readonly capacity: Resources;
+  /** The most it takes for one job (Bacalhau's MaxJobRequirements), when it says. */
+  readonly maxJobRequirements?: Resources;
+}
+
+/** When a job that cannot be placed may wait instead of failing (Bacalhau's Job Queuing). */
+export interface QueuePolicy {
+  /** The job's QueueTimeout (from its spec or JobDefaults), in ms; 0 means it fails at once. */
+  readonly timeoutMs: number;
+  /** The job's CreateTime, in ms since the epoch. */
+  readonly createdAtMs: number;
+  /** The time of this placement (from the command's metadata), in ms since the epoch. */
+  readonly nowMs: number;
+}
+
+export interface PlacementRequest {
+  readonly jobId: string;
+  readonly type: JobType;
+  /** Replicas of a batch or service job; ops and daemon jobs ignore it (one per matching node). */
+  readonly count: number;
+  readonly constraints: readonly ConstraintRequirement[];
+  /** The task's engine type ("docker"), compared without regard to case as Bacalhau does. */
+  readonly engine: string;
+  /** What each execution needs. */
+  readonly resources: Resources;
+  readonly executions: readonly ExistingExecution[];
+  readonly nodes: readonly CandidateNode[];
+  readonly queue: QueuePolicy;
+  /**
+   * How many failed executions a batch or service job may retry; undefined retries always, as
+   * Bacalhau's default (still bounded: a node takes a job at most twice, see placeJob).
+   */
+  readonly maxRetries?: number;
+}
