@@ -157,6 +157,18 @@ describe("DockerExecutor: running one execution", () => {
     expect(await containersOf(ex.ledger.nodeId)).toEqual([]);
   });
 
+  it("fails an execution when the engine cannot be reached, as Unavailable, and reconcile says so too", async () => {
+    const ex = executor({ docker: new Docker({ socketPath: "/nonexistent/docker.sock" }) });
+    const result = await (await ex.run(spec("true"))).done;
+    expect(result).toMatchObject({ state: "Failed", reason: "engine-failed" });
+    expect(result.error?.kind).toBe("Unavailable");
+    expect(result.runOutput.ErrorMsg).toContain("the Docker engine cannot be reached");
+    expect(ex.ledger.used().cpuMillis).toBe(0);
+    const refused = await refusal(ex.reconcile([]));
+    expect(refused.kind).toBe("Unavailable");
+    expect(refused.message).toContain(`listing the containers of node ${ex.ledger.nodeId}: the Docker engine cannot be reached`);
+  });
+
   it("kills an execution at its timeout and says so", async () => {
     const ex = executor();
     const t0 = Date.now();
@@ -203,6 +215,22 @@ describe("DockerExecutor: running one execution", () => {
     const open = executor({ allowedNetworks: ["Host"] });
     const result = await (await open.run(spec("ls /sys/class/net", { network: "Host" }))).done;
     expect(result.runOutput.STDOUT.split(/\s+/).filter(Boolean).length).toBeGreaterThan(1);
+  });
+
+  it("runs network Full on the engine's bridge, or fails it when the engine has no bridge", async () => {
+    const ex = executor({ allowedNetworks: ["Full"] });
+    const hasBridge = await docker
+      .getNetwork("bridge")
+      .inspect()
+      .then(() => true)
+      .catch(() => false);
+    const result = await (await ex.run(spec("ls /sys/class/net", { network: "Full" }))).done;
+    if (hasBridge) {
+      expect(result.runOutput.STDOUT).toContain("eth0");
+    } else {
+      expect(result).toMatchObject({ state: "Failed", reason: "rejected-by-engine" });
+      expect(result.runOutput.ErrorMsg).toBe(`network Full needs the Docker engine's bridge network, and the engine of node ${ex.ledger.nodeId} has none (started with --bridge=none?)`);
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import Docker from "dockerode";
 import type { Logger } from "pino";
 import { formatExactBytes } from "../../config/byte-size.ts";
 import { formatDuration } from "../../config/duration.ts";
-import { badRequest, conflict, forbidden, notFound, type ShoalError } from "../../errors/shoal-error.ts";
+import { badRequest, conflict, forbidden, notFound, type ShoalError, unavailable } from "../../errors/shoal-error.ts";
 import { BoundedOutput } from "./bounded-output.ts";
 import { CapacityLedger } from "./capacity-ledger.ts";
 import { dockerContainerOptions } from "./docker-container-options.ts";
@@ -106,7 +106,7 @@ export class DockerExecutor implements Executor {
   }
 
   refusal(spec: ExecutionSpec): ShoalError | undefined {
-    if (this.#closed) return conflict(`the executor of node ${this.#nodeId} is closed`);
+    if (this.#closed) return unavailable(`the executor of node ${this.#nodeId} is closed (the node is stopping)`);
     const badId = executionIdProblem(spec.executionId);
     if (badId) return badId;
     if (this.#tracked.has(spec.executionId)) return conflict(`execution ${spec.executionId} already runs on node ${this.#nodeId}`);
@@ -261,6 +261,8 @@ export class DockerExecutor implements Executor {
       if (this.#closed) return undefined;
       if (missing) return this.#endBeforeStart(tracked, "image-missing", missing);
       if (tracked.endedBy) return this.#endBeforeStart(tracked, "cancelled");
+      const noBridge = spec.network === "Full" ? await this.#bridgeMissing() : undefined;
+      if (noBridge) return this.#endBeforeStart(tracked, "rejected-by-engine", noBridge);
 
       let container: Docker.Container;
       try {
@@ -333,6 +335,20 @@ export class DockerExecutor implements Executor {
     } catch (e) {
       if (this.#closed) return undefined;
       return this.#endBeforeStart(tracked, "engine-failed", dockerError(e, `adopting the container of execution ${tracked.executionId}`));
+    }
+  }
+
+  /**
+   * An engine started with `--bridge=none` still accepts network mode `bridge`, and gives the
+   * container no interface but `lo`: an execution that asked for the network must not run so.
+   */
+  async #bridgeMissing(): Promise<ShoalError | undefined> {
+    try {
+      await this.#docker.getNetwork("bridge").inspect();
+      return undefined;
+    } catch (e) {
+      if (!isDockerNotFound(e)) throw e;
+      return badRequest(`network Full needs the Docker engine's bridge network, and the engine of node ${this.#nodeId} has none (started with --bridge=none?)`);
     }
   }
 
