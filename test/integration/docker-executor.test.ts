@@ -385,8 +385,9 @@ describe("DockerExecutor: reconcile after a restart", () => {
     const nodeId = `test-${randomUUID().slice(0, 8)}`;
     const before = executor({ nodeId });
     const keep = await before.run(spec("echo kept; sleep 30", { timeoutMs: 2000 }));
-    // Ends a moment after the agent went away, so that only the adopting executor sees it end.
-    const finishedWhileDown = await before.run(spec("sleep 1; echo finished; exit 4"));
+    // Ends a moment after the agent went away, so that only the adopting executor sees it end;
+    // adopted after its deadline, it still ended on its own, not by its timeout.
+    const finishedWhileDown = await before.run(spec("sleep 1; echo finished; exit 4", { timeoutMs: 1500 }));
     const unknown = await before.run(spec("sleep 30"));
     const otherNode = executor();
     const others = await otherNode.run(spec("sleep 30"));
@@ -395,11 +396,16 @@ describe("DockerExecutor: reconcile after a restart", () => {
     // The agent goes away: its containers keep running (or end) without it.
     await before.close();
     await waitFor(async () => (await containersOf(nodeId)).some((c) => c.Labels[EXECUTION_LABEL] === finishedWhileDown.executionId && c.State === "exited"), 10_000, () => "the short execution to exit");
+    const startedAt = Date.parse((await docker.getContainer(`shoal-${finishedWhileDown.executionId}`).inspect()).State.StartedAt);
+    await waitFor(() => Date.now() > startedAt + 1600, 5000, () => "the short execution's deadline to pass");
+    // The node stopped between creating a container and starting it.
+    const neverStartedId = `e-${randomUUID()}`;
+    await docker.createContainer({ name: `shoal-${neverStartedId}`, Image: image, Cmd: ["true"], Labels: { [NODE_LABEL]: nodeId, [EXECUTION_LABEL]: neverStartedId }, HostConfig: { NetworkMode: "none" } });
 
     const { logger, messages } = capturedLogger();
     const after = executor({ nodeId, logger, capacity: { cpuMillis: 1000, memoryBytes: 1024 * MIB } });
     const lostId = `e-${randomUUID()}`;
-    const report = await after.reconcile([keep.executionId, finishedWhileDown.executionId, lostId]);
+    const report = await after.reconcile([keep.executionId, finishedWhileDown.executionId, lostId, neverStartedId]);
 
     expect(report.adopted.map((a) => [a.execution.executionId, a.wasRunning]).sort()).toEqual(
       [
@@ -407,8 +413,13 @@ describe("DockerExecutor: reconcile after a restart", () => {
         [finishedWhileDown.executionId, false],
       ].sort(),
     );
-    expect(report.removed.map((r) => [r.executionId, r.wasRunning])).toEqual([[unknown.executionId, true]]);
-    expect(report.missing).toEqual([lostId]);
+    expect(report.removed.map((r) => [r.executionId, r.wasRunning]).sort()).toEqual(
+      [
+        [unknown.executionId, true],
+        [neverStartedId, false],
+      ].sort(),
+    );
+    expect(report.missing.slice().sort()).toEqual([lostId, neverStartedId].sort());
     expect(report.failed).toEqual([]);
     expect(messages("adopted the container")).toHaveLength(2);
 

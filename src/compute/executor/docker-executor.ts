@@ -69,6 +69,8 @@ interface Tracked {
   endedBy?: "timeout" | "cancelled";
   cancelReason?: string;
   timer?: NodeJS.Timeout;
+  /** The kill at the deadline, in flight: its answer says whether the container was still running. */
+  killing?: Promise<void>;
   /** Log followers that have not yet re-read the log after the end; removal waits for them (a while). */
   readonly followers: Set<Promise<void>>;
   readonly started: Promise<boolean>;
@@ -179,6 +181,7 @@ export class DockerExecutor implements Executor {
   }
 
   async reconcile(known: Iterable<string>): Promise<ReconcileReport> {
+    if (this.#closed) throw unavailable(`the executor of node ${this.#nodeId} is closed (the node is stopping)`);
     const knownIds = new Set(known);
     let found: Docker.ContainerInfo[];
     try {
@@ -193,10 +196,13 @@ export class DockerExecutor implements Executor {
     for (const info of found) {
       const executionId = info.Labels[EXECUTION_LABEL];
       const wasRunning = info.State === "running";
-      if (executionId !== undefined) seen.add(executionId);
+      // Created but never started (the node stopped in between): the execution never ran, so it
+      // is removed and counts as missing, not as a command that exited.
+      const neverStarted = info.State === "created";
+      if (executionId !== undefined && !neverStarted) seen.add(executionId);
       // Already watched by this executor (reconcile called while it runs): nothing to do.
       if (executionId !== undefined && this.#tracked.has(executionId)) continue;
-      if (executionId !== undefined && knownIds.has(executionId) && !executionIdProblem(executionId)) {
+      if (executionId !== undefined && knownIds.has(executionId) && !neverStarted && !executionIdProblem(executionId)) {
         const container = this.#docker.getContainer(info.Id);
         const resources = labelledResources(info.Labels);
         this.ledger.adopt(executionId, resources);
@@ -320,6 +326,8 @@ export class DockerExecutor implements Executor {
     try {
       const state = (await container.inspect({ abortSignal: tracked.abort.signal })).State;
       tracked.markStarted(true);
+      // One that ended while the node was away ended on its own, whatever the time now.
+      if (!state.Running) timeoutMs = 0;
       const startedAt = Date.parse(state.StartedAt);
       const output: Captured = { stdout: new BoundedOutput(this.#maxOutputBytes), stderr: new BoundedOutput(this.#maxOutputBytes) };
       // What it wrote before the adoption is only in its log: read the whole log once it has ended
@@ -392,10 +400,17 @@ export class DockerExecutor implements Executor {
 
     if (timeoutMs > 0) {
       const kill = () => {
-        tracked.endedBy ??= "timeout";
-        container.kill().catch((e: unknown) => {
-          if (!isDockerAlreadyStopped(e)) this.options.logger.warn({ executionId, reason: dockerMessage(e) }, "killing a timed-out execution failed");
-        });
+        const claimed = tracked.endedBy === undefined;
+        if (claimed) tracked.endedBy = "timeout";
+        tracked.killing = container.kill().then(
+          () => {},
+          (e: unknown) => {
+            // It had exited on its own just before its deadline: its end is its own.
+            if (isDockerAlreadyStopped(e)) {
+              if (claimed) tracked.endedBy = undefined;
+            } else this.options.logger.warn({ executionId, reason: dockerMessage(e) }, "killing a timed-out execution failed");
+          },
+        );
       };
       tracked.timer = setTimeout(kill, Math.max(0, startedAtMs + timeoutMs - Date.now()));
     }
@@ -409,6 +424,7 @@ export class DockerExecutor implements Executor {
     } finally {
       clearTimeout(tracked.timer);
     }
+    await tracked.killing;
     await finishOutput();
     if (this.#closed) return undefined;
 

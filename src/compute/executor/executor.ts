@@ -93,9 +93,9 @@ export interface LogOptions {
 export interface ReconcileReport {
   /** Executions the node still knows whose containers were found: their results come through `execution.done`. */
   readonly adopted: readonly { readonly execution: RunningExecution; readonly containerId: string; readonly wasRunning: boolean }[];
-  /** Containers of this node that no known execution claims, removed. */
+  /** Containers of this node that no known execution claims, or that never started, removed. */
   readonly removed: readonly { readonly containerId: string; readonly executionId?: string; readonly wasRunning: boolean }[];
-  /** Known executions with no container at all: the node no longer runs them. */
+  /** Known executions with no container, or one that never started: the node does not run them. */
   readonly missing: readonly string[];
   /** Containers that could not be removed (the engine refused); they are found again next time. */
   readonly failed: readonly { readonly containerId: string; readonly error: ShoalError }[];
