@@ -156,7 +156,8 @@ export class DockerExecutor implements Executor {
     const container = tracked.container;
     if (!container) return;
     let reread = () => {};
-    if (follow) tracked.followers.add(new Promise<void>((resolve) => (reread = resolve)));
+    const rereadDone = new Promise<void>((resolve) => (reread = resolve));
+    if (follow) tracked.followers.add(rereadDone);
     let source: AsyncIterable<LogChunk>;
     try {
       if (follow) {
@@ -173,6 +174,7 @@ export class DockerExecutor implements Executor {
       throw dockerError(e, `reading the logs of execution ${executionId}`);
     } finally {
       reread();
+      tracked.followers.delete(rereadDone);
     }
   }
 
