@@ -1,0 +1,46 @@
+import type Docker from "dockerode";
+import type { ExecutionSpec, NetworkType } from "./executor.ts";
+import { containerName, executionLabels } from "./docker-labels.ts";
+
+const DOCKER_NETWORK_MODE: Readonly<Record<Exclude<NetworkType, "HTTP">, string>> = { None: "none", Host: "host", Full: "bridge" };
+
+/**
+ * The engine's json-file log is what `logs` and the capture read; it is bounded on disk too
+ * (never less than a few times the capture limit, so that a rotation cannot overtake the capture
+ * reading the head of the output).
+ */
+function logConfig(maxOutputBytes: number): { Type: string; Config: Record<string, string> } {
+  const maxSize = Math.max(8 * 1024 * 1024, 4 * maxOutputBytes);
+  return { Type: "json-file", Config: { "max-size": String(maxSize), "max-file": "2" } };
+}
+
+/** How one execution's container is created: limits enforced by the engine, labelled, never auto-removed. */
+export function dockerContainerOptions(nodeId: string, spec: ExecutionSpec, maxOutputBytes: number): Docker.ContainerCreateOptions {
+  const network = spec.network ?? "None";
+  const { cpuMillis, memoryBytes } = spec.resources;
+  return {
+    name: containerName(spec.executionId),
+    Image: spec.image,
+    ...(spec.entrypoint && spec.entrypoint.length > 0 ? { Entrypoint: [...spec.entrypoint] } : {}),
+    ...(spec.parameters && spec.parameters.length > 0 ? { Cmd: [...spec.parameters] } : {}),
+    Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
+    Labels: executionLabels(nodeId, spec.executionId, spec.resources, spec.timeoutMs ?? 0),
+    Tty: false,
+    OpenStdin: false,
+    AttachStdin: false,
+    AttachStdout: false,
+    AttachStderr: false,
+    NetworkDisabled: network === "None",
+    HostConfig: {
+      NetworkMode: DOCKER_NETWORK_MODE[network as Exclude<NetworkType, "HTTP">],
+      NanoCpus: cpuMillis * 1_000_000,
+      Memory: memoryBytes,
+      // No swap: past its memory the container is OOM-killed instead of slowing the node down.
+      MemorySwap: memoryBytes,
+      LogConfig: logConfig(maxOutputBytes),
+      AutoRemove: false,
+      RestartPolicy: { Name: "no" },
+    },
+  };
+}
