@@ -78,8 +78,13 @@ export async function buildStore(file: string, count: number): Promise<void> {
   db.close();
 }
 
-/** A CPU and wall-clock stopwatch over one phase. */
-function stopwatch() {
+interface Phase {
+  readonly ms: number;
+  readonly cpuSeconds: number;
+}
+
+/** A CPU (every thread of the process: the reader thread's too) and wall-clock stopwatch over one phase. */
+function stopwatch(): () => Phase {
   const cpu = process.cpuUsage();
   const start = performance.now();
   return () => {
@@ -117,8 +122,9 @@ async function rebuildThroughViews(file: string, events: number): Promise<{ ms: 
  * (decode + evolve; deadlines and liveness armed for every node), the node views take its states
  * and the node list's index is built from them.
  */
-async function startFold(file: string, events: number): Promise<{ ms: number; cpuSeconds: number; nodes: number }> {
-  const store = new SqliteEventStore(file);
+async function startFold(file: string, events: number, readAhead: boolean): Promise<Phase & { recover: Phase; nodes: number }> {
+  // The same store read on this thread alone (the path before round 7), or read ahead on the store's reader thread.
+  const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const manager = new NodeManager({
     store,
     clock: systemClock,
@@ -130,6 +136,7 @@ async function startFold(file: string, events: number): Promise<{ ms: number; cp
   const views = new NodeViews((id, _before, after) => index.update(id, after));
   const watch = stopwatch();
   const recovered = await manager.recover();
+  const recover = watch();
   views.hold();
   views.seedStates(recovered.states, recovered.revisions);
   await views.release();
@@ -137,11 +144,12 @@ async function startFold(file: string, events: number): Promise<{ ms: number; cp
   manager.stop();
   await store.close();
   if (recovered.events !== events || index.size !== Math.min(events, NODES)) throw new Error(`recovery folded ${recovered.events} events, indexed ${index.size} nodes`);
-  return { ...spent, nodes: index.size };
+  return { ...spent, recover, nodes: index.size };
 }
 
-export async function run(options: { events?: number; page?: number } = {}): Promise<Record<string, number | string>> {
+export async function run(options: { events?: number; page?: number; rounds?: number } = {}): Promise<Record<string, number | string>> {
   const events = options.events ?? 1_000_000;
+  const rounds = options.rounds ?? 3;
   const page = options.page ?? 512;
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-read-"));
   try {
@@ -175,7 +183,25 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
     const withInfo = Array.from({ length: events }, (_, i) => Math.floor(i / NODES) % 5 === 0).filter(Boolean).length;
     if (registrations !== withInfo || checksum === 0) throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
     const rebuild = await rebuildThroughViews(file, events);
-    const fold = await startFold(file, events);
+    // The start-up fold read on one thread and read ahead on the reader thread, alternately (first
+    // one, then the other, then the other first), so that both see the same neighbours on average.
+    const inline: Awaited<ReturnType<typeof startFold>>[] = [];
+    const ahead: Awaited<ReturnType<typeof startFold>>[] = [];
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2 === 0) {
+        inline.push(await startFold(file, events, false));
+        ahead.push(await startFold(file, events, true));
+      } else {
+        ahead.push(await startFold(file, events, true));
+        inline.push(await startFold(file, events, false));
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    const wallRate = (p: Phase) => events / (p.ms / 1000);
+    const perCpu = (p: Phase) => events / p.cpuSeconds;
+    const fold = { wall: median(ahead.map(wallRate)), cpu: median(ahead.map(perCpu)), recoverWall: median(ahead.map((f) => wallRate(f.recover))), recoverCpu: median(ahead.map((f) => perCpu(f.recover))) };
+    const single = { wall: median(inline.map(wallRate)), cpu: median(inline.map(perCpu)), recoverWall: median(inline.map((f) => wallRate(f.recover))), recoverCpu: median(inline.map((f) => perCpu(f.recover))) };
+    const rounded = (x: number) => Math.round(x);
     const rate = Math.round(read / (readMs / 1000));
     // Other processes share the 2 cores; events per second of this process's own CPU time says
     // what the reader itself can do, beside what the wall clock saw.
@@ -193,9 +219,21 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
       rebuildEventsPerSecond: Math.round(events / (rebuild.ms / 1000)),
       rebuildEventsPerCpuSecond: Math.round(events / rebuild.cpuSeconds),
       rebuildNodes: rebuild.nodes,
-      startFoldSeconds: Number((fold.ms / 1000).toFixed(2)),
-      startFoldEventsPerSecond: Math.round(events / (fold.ms / 1000)),
-      startFoldEventsPerCpuSecond: Math.round(events / fold.cpuSeconds),
+      rounds,
+      startFoldEventsPerSecond: rounded(fold.wall),
+      startFoldEventsPerCpuSecond: rounded(fold.cpu),
+      startFoldSingleThreadEventsPerSecond: rounded(single.wall),
+      startFoldSingleThreadEventsPerCpuSecond: rounded(single.cpu),
+      startFoldWallRatio: Number((fold.wall / single.wall).toFixed(2)),
+      recoverEventsPerSecond: rounded(fold.recoverWall),
+      recoverEventsPerCpuSecond: rounded(fold.recoverCpu),
+      recoverSingleThreadEventsPerSecond: rounded(single.recoverWall),
+      recoverSingleThreadEventsPerCpuSecond: rounded(single.recoverCpu),
+      recoverWallRatio: Number((fold.recoverWall / single.recoverWall).toFixed(2)),
+      startFoldRuns: JSON.stringify({
+        readAhead: ahead.map((f) => [rounded(f.recover.ms), rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
+        singleThread: inline.map((f) => [rounded(f.recover.ms), rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
+      }),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -203,11 +241,18 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, page: { type: "string", default: "512" } } });
-  const figures = await run({ events: Number(values.events), page: Number(values.page) });
+  const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, page: { type: "string", default: "512" }, rounds: { type: "string", default: "3" } } });
+  const figures = await run({ events: Number(values.events), page: Number(values.page), rounds: Number(values.rounds) });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(`store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`);
   console.log(`rebuild through the processor host, the node views and the list's index: ${n("rebuildEventsPerSecond")} events/s (${n("rebuildEventsPerCpuSecond")} per CPU-second), ${n("rebuildNodes")} nodes`);
-  console.log(`start-up fold (NodeManager.recover(), views seeded from it, index built): ${n("startFoldEventsPerSecond")} events/s (${n("startFoldEventsPerCpuSecond")} per CPU-second)`);
+  console.log(
+    `recover() alone, read ahead on the reader thread: ${n("recoverEventsPerSecond")} events/s wall (${n("recoverEventsPerCpuSecond")} per CPU-second of all threads); ` +
+      `one thread: ${n("recoverSingleThreadEventsPerSecond")} events/s (${n("recoverSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.recoverWallRatio} (medians of ${n("rounds")})`,
+  );
+  console.log(
+    `start-up fold (recover(), views seeded from it, index built), read ahead: ${n("startFoldEventsPerSecond")} events/s wall (${n("startFoldEventsPerCpuSecond")} per CPU-second); ` +
+      `one thread: ${n("startFoldSingleThreadEventsPerSecond")} events/s (${n("startFoldSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.startFoldWallRatio}`,
+  );
   console.log(JSON.stringify(figures));
 }

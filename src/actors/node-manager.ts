@@ -164,8 +164,8 @@ export class NodeManager {
     let count = 0;
     let lastProgress = started;
     if (from) logger.info({ nodes: folding.size, position: after }, "recovering nodes from a snapshot; replaying the events after it");
-    for (;;) {
-      const batch = await store.readAll({ after, maxCount: RECOVERY_BATCH });
+    // A long replay reads ahead on the store's own thread (SQLite) while this one folds.
+    for await (const batch of store.readAllPages({ after, pageSize: RECOVERY_BATCH })) {
       for (const recorded of batch) {
         after = recorded.position;
         if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
@@ -185,11 +185,10 @@ export class NodeManager {
       const end = batch[batch.length - 1];
       if (end) last = { stream: end.stream, revision: end.revision, id: end.id };
       const now = this.clock.now();
-      if (batch.length > 0 && now - lastProgress >= PROGRESS_EVERY_MS) {
+      if (now - lastProgress >= PROGRESS_EVERY_MS) {
         lastProgress = now;
         logger.info({ events: count, position: after, perSecond: Math.round((count * 1000) / Math.max(1, now - started)) }, "recovering nodes: replaying events");
       }
-      if (batch.length < RECOVERY_BATCH) break;
       await yieldToEventLoop();
     }
     const states = new Map<string, NodeState>();
