@@ -168,10 +168,11 @@ export class NodeManager {
     for await (const batch of store.readAllPages({ after, pageSize: RECOVERY_BATCH })) {
       for (const recorded of batch) {
         after = recorded.position;
-        if (categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
+        // A stream already folded is a node's: its category is not sliced out again for every event.
+        let node = byStream.get(recorded.stream);
+        if (node === undefined && categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
         const event = decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA);
         if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
-        let node = byStream.get(recorded.stream);
         if (node === undefined) {
           const nodeId = entityIdOf(recorded.stream);
           node = folding.get(nodeId);

@@ -179,4 +179,34 @@ describe("SQLite readAllPages read ahead on a reader thread", () => {
     expect(ahead.events).toBeGreaterThan(0);
     expect(ahead.events).toBeLessThan(3_000);
   });
+
+  it("a subscription catches up through the reader thread, then follows live appends: every position once, in order; stopping mid catch-up ends it", async () => {
+    const file = join(tempDir(), "shoal.db");
+    await fill(file, 3_000, 11);
+    const s = open(file, AHEAD);
+    const expected = (await s.readAll()).map((e) => e.position);
+    const got: number[] = [];
+    let live: () => void = () => undefined;
+    const liveSeen = new Promise<void>((resolve) => (live = resolve));
+    const sub = s.subscribeToAll({ after: 0 }, (e) => {
+      got.push(e.position);
+      if (e.stream === "thing-live" && e.revision === 1) live();
+    });
+    await s.append("thing-live", [ev(10_001), ev(10_002)], "no_stream");
+    await liveSeen;
+    await sub.stop();
+    const all = (await s.readAll()).map((e) => e.position);
+    expect(all.slice(0, expected.length)).toEqual(expected);
+    expect(got).toEqual(all);
+
+    // Stopped while its reader thread is still reading ahead: it ends, and handles nothing more.
+    let handled = 0;
+    const early = s.subscribeToAll({ after: 0 }, () => {
+      handled++;
+      // Not awaited here: stop() waits for the handler to return.
+      if (handled === 700) void early.stop();
+    });
+    await early.done;
+    expect(handled).toBe(700);
+  });
 });

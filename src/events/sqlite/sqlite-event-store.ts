@@ -358,7 +358,8 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
     return pollingSubscription({
       after: options.after ?? 0,
-      readBatch: (after) => this.readAll({ after, maxCount: BATCH }),
+      // A long catch-up (a processor far behind) reads ahead on the reader thread, as a replay does.
+      readPages: (after) => this.readAllPages({ after, pageSize: BATCH }),
       waitForAppend: (signal) =>
         new Promise<void>((resolve) => {
           const finish = () => {
