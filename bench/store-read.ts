@@ -4,17 +4,19 @@
  * event's type, data and metadata. The store is built with one bulk insert (not through
  * append: that is store-append.ts's figure), with events shaped like Shoal's node events.
  *
- *   npx tsx bench/store-read.ts [--events 1000000] [--page 512]
+ *   npx tsx bench/store-read.ts [--events 1000000] [--page 512] [--rounds 3]
  *
  * Then two folds of the same store into the read model: through the processor host (node views
  * and the node list's index), and as a start without a snapshot folds it (NodeManager.recover(),
- * whose states seed the views).
+ * whose states seed the views). Each both ways, alternately, `--rounds` times (medians): read
+ * ahead on the store's reader thread (what they do now), and read on one thread (the path
+ * before round 7, `readAheadFrom: Infinity`), with the wall ratio between them.
  *
  * Target (issue 6): >= 300,000 events/s. Also printed: events per CPU-second of the reading
  * process, which other load on the machine does not lower.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -98,8 +100,8 @@ function stopwatch(): () => Phase {
  * once, feeding the node views (decode + the node decider's evolve) from position 0 with the
  * node list's index told once per node when the catch-up is over, as the orchestrator holds it.
  */
-async function rebuildThroughViews(file: string, events: number): Promise<{ ms: number; cpuSeconds: number; nodes: number }> {
-  const store = new SqliteEventStore(file);
+async function rebuildThroughViews(file: string, events: number, readAhead: boolean): Promise<Phase & { nodes: number }> {
+  const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const [last] = await store.readAll({ after: events - 1, maxCount: 1 });
   const index = new NodeIndex();
   const views = new NodeViews((id, _before, after) => index.update(id, after));
@@ -150,6 +152,8 @@ async function startFold(file: string, events: number, readAhead: boolean): Prom
 export async function run(options: { events?: number; page?: number; rounds?: number } = {}): Promise<Record<string, number | string>> {
   const events = options.events ?? 1_000_000;
   const rounds = options.rounds ?? 3;
+  // The machine is shared: the load around the run says how far its wall clocks can be trusted.
+  const loadBefore = loadavg()[0] as number;
   const page = options.page ?? 512;
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-read-"));
   try {
@@ -182,18 +186,23 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
     if (read !== events) throw new Error(`read ${read} events of ${events}`);
     const withInfo = Array.from({ length: events }, (_, i) => Math.floor(i / NODES) % 5 === 0).filter(Boolean).length;
     if (registrations !== withInfo || checksum === 0) throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
-    const rebuild = await rebuildThroughViews(file, events);
     // The start-up fold read on one thread and read ahead on the reader thread, alternately (first
     // one, then the other, then the other first), so that both see the same neighbours on average.
     const inline: Awaited<ReturnType<typeof startFold>>[] = [];
     const ahead: Awaited<ReturnType<typeof startFold>>[] = [];
+    const hostInline: Phase[] = [];
+    const hostAhead: Phase[] = [];
     for (let r = 0; r < rounds; r++) {
       if (r % 2 === 0) {
         inline.push(await startFold(file, events, false));
         ahead.push(await startFold(file, events, true));
+        hostInline.push(await rebuildThroughViews(file, events, false));
+        hostAhead.push(await rebuildThroughViews(file, events, true));
       } else {
         ahead.push(await startFold(file, events, true));
         inline.push(await startFold(file, events, false));
+        hostAhead.push(await rebuildThroughViews(file, events, true));
+        hostInline.push(await rebuildThroughViews(file, events, false));
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -215,11 +224,13 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
       readAllEventsPerCpuSecond: cpuRate,
       target: READ_TARGET_EVENTS_PER_S,
       ratioToTarget: Number((rate / READ_TARGET_EVENTS_PER_S).toFixed(2)),
-      rebuildSeconds: Number((rebuild.ms / 1000).toFixed(2)),
-      rebuildEventsPerSecond: Math.round(events / (rebuild.ms / 1000)),
-      rebuildEventsPerCpuSecond: Math.round(events / rebuild.cpuSeconds),
-      rebuildNodes: rebuild.nodes,
       rounds,
+      loadAverage: `${loadBefore.toFixed(1)}–${(loadavg()[0] as number).toFixed(1)}`,
+      rebuildEventsPerSecond: rounded(median(hostAhead.map(wallRate))),
+      rebuildEventsPerCpuSecond: rounded(median(hostAhead.map(perCpu))),
+      rebuildSingleThreadEventsPerSecond: rounded(median(hostInline.map(wallRate))),
+      rebuildSingleThreadEventsPerCpuSecond: rounded(median(hostInline.map(perCpu))),
+      rebuildWallRatio: Number((median(hostAhead.map(wallRate)) / median(hostInline.map(wallRate))).toFixed(2)),
       startFoldEventsPerSecond: rounded(fold.wall),
       startFoldEventsPerCpuSecond: rounded(fold.cpu),
       startFoldSingleThreadEventsPerSecond: rounded(single.wall),
@@ -233,6 +244,8 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
       startFoldRuns: JSON.stringify({
         readAhead: ahead.map((f) => [rounded(f.recover.ms), rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
         singleThread: inline.map((f) => [rounded(f.recover.ms), rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
+        hostReadAhead: hostAhead.map((f) => [rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
+        hostSingleThread: hostInline.map((f) => [rounded(f.ms), Number(f.cpuSeconds.toFixed(2))]),
       }),
     };
   } finally {
@@ -245,7 +258,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const figures = await run({ events: Number(values.events), page: Number(values.page), rounds: Number(values.rounds) });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(`store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`);
-  console.log(`rebuild through the processor host, the node views and the list's index: ${n("rebuildEventsPerSecond")} events/s (${n("rebuildEventsPerCpuSecond")} per CPU-second), ${n("rebuildNodes")} nodes`);
+  console.log(
+    `rebuild through the processor host, the node views and the list's index, read ahead: ${n("rebuildEventsPerSecond")} events/s wall (${n("rebuildEventsPerCpuSecond")} per CPU-second); ` +
+      `one thread: ${n("rebuildSingleThreadEventsPerSecond")} events/s (${n("rebuildSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.rebuildWallRatio}`,
+  );
   console.log(
     `recover() alone, read ahead on the reader thread: ${n("recoverEventsPerSecond")} events/s wall (${n("recoverEventsPerCpuSecond")} per CPU-second of all threads); ` +
       `one thread: ${n("recoverSingleThreadEventsPerSecond")} events/s (${n("recoverSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.recoverWallRatio} (medians of ${n("rounds")})`,
