@@ -116,8 +116,8 @@ export interface SqliteEventStoreOptions {
 
 /** Replays shorter than this read on the caller's thread (a thread costs ≈ 20–50 ms to start, more from sources). */
 export const READ_AHEAD_FROM = 50_000;
-/** Pages the reader thread reads ahead of the one being folded. */
-const READ_AHEAD_PAGES = 4;
+/** Pages the reader thread reads ahead of the one being folded (≈ 8,000 events: enough to ride out either thread losing its core for a while on a busy machine). */
+const READ_AHEAD_PAGES = 16;
 
 /**
  * At most this many events per commit: a storm of appends is committed in slices, so one
