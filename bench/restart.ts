@@ -192,7 +192,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     // The orchestrator's own node is listed too.
     const expected = nodes + 1;
     for (let r = 0; r < rounds; r++) {
-      // The replay read on the event loop alone (the default), then read ahead on the store's reader thread.
+      // The replay read on the event loop alone (the path before round 7), then read ahead on the store's reader thread (the default).
       rmSync(nodeStateSnapshotPath(dataDir), { force: true });
       options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=false:");
       singleThreadReplays.push(await startOnce(dataDir, expected, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]));

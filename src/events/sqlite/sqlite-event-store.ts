@@ -110,7 +110,7 @@ export interface SqliteEventStoreOptions {
    * A replay (readAllPages) of at least this many events, by the store's head, reads ahead on a
    * reader thread of its own (default READ_AHEAD_FROM; Infinity: never, every page read on the
    * caller's thread). Shorter ones are not worth starting a thread for. The orchestrator passes
-   * Infinity unless EventStore.SQLite.ReadAhead is set (on 2 shared cores it did not pay).
+   * Infinity when EventStore.SQLite.ReadAhead is false.
    */
   readonly readAheadFrom?: number;
 }
