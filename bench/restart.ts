@@ -110,10 +110,10 @@ interface Start {
 }
 
 /** Spawn to the first answer of the node list; then the list paged and counted, and a clean stop. */
-async function startOnce(dataDir: string, expectedNodes: number, log: (line: string) => void): Promise<Start> {
+async function startOnce(dataDir: string, expectedNodes: number, log: (line: string) => void, extra: string[] = []): Promise<Start> {
   const port = await freePort();
   const natsPort = await freePort();
-  const args = ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${port}`, "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", "Logging.Level=info", "-c", "Logging.Mode=json"];
+  const args = ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${port}`, "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", "Logging.Level=info", "-c", "Logging.Mode=json", ...extra];
   const spawned = performance.now();
   const child = await startChild(SHOAL, args, "is running.", 600_000);
   const url = `http://127.0.0.1:${port}`;
@@ -150,6 +150,9 @@ async function startOnce(dataDir: string, expectedNodes: number, log: (line: str
     const admitted = at("NATS admits the joined nodes' keys");
     const ready = at("orchestrator ready");
     if (recovered?.ms !== undefined) phases.recoverMs = recovered.ms;
+    // The process's CPU over recover() (every thread), and the events it folded.
+    if (typeof recovered?.cpuMs === "number") phases.recoverCpuMs = recovered.cpuMs;
+    if (typeof recovered?.events === "number") phases.recoverEvents = recovered.events;
     if (recovered && admitted) phases.natsKeysMs = admitted.time - recovered.time;
     if (admitted && ready) phases.readModelAndApiMs = ready.time - admitted.time;
     // Finer: from the first log line to the snapshot read, the read model's catch-up and the index.
@@ -184,13 +187,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const events = await buildStore(dataDir, nodes, eventsPerNode);
     options.log(`  store: ${nodes} nodes, ${events} events, built in ${Math.round(performance.now() - built)} ms`);
     const replays: Start[] = [];
+    const singleThreadReplays: Start[] = [];
     const snapshots: Start[] = [];
     // The orchestrator's own node is listed too.
     const expected = nodes + 1;
     for (let r = 0; r < rounds; r++) {
+      // The replay read on the event loop alone (the path before round 7), then read ahead on the store's reader thread (the default).
       rmSync(nodeStateSnapshotPath(dataDir), { force: true });
-      options.log("  without a snapshot (full replay):");
-      replays.push(await startOnce(dataDir, expected, options.log));
+      options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=false:");
+      singleThreadReplays.push(await startOnce(dataDir, expected, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]));
+      rmSync(nodeStateSnapshotPath(dataDir), { force: true });
+      options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=true (read ahead on the store's reader thread):");
+      replays.push(await startOnce(dataDir, expected, options.log, ["-c", "EventStore.SQLite.ReadAhead=true"]));
       options.log("  from the snapshot written on that stop:");
       snapshots.push(await startOnce(dataDir, expected, options.log));
     }
@@ -198,6 +206,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const replayMs = median(replays.map((s) => s.ms));
     const snapshotMs = median(snapshots.map((s) => s.ms));
     const phase = (starts: Start[], name: string) => median(starts.map((s) => s.phases[name] ?? NaN));
+    const rate = (starts: Start[], per: "recoverMs" | "recoverCpuMs") => median(starts.map((s) => ((s.phases.recoverEvents ?? NaN) * 1000) / (s.phases[per] ?? NaN)));
     const figures: BenchFigure[] = [
       {
         name: "restart from a snapshot: spawn to a correct node list",
@@ -207,7 +216,25 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "value", max: 5_000 },
         note: `${nodes} nodes, ${events} events; ${rounds} round(s)`,
       },
-      { name: "restart, full replay: spawn to a correct node list", value: replayMs, unit: "ms" },
+      {
+        name: "restart, full replay: spawn to a correct node list",
+        value: replayMs,
+        unit: "ms",
+        baseline: { name: "replay read on the event loop alone (ReadAhead=false)", value: median(singleThreadReplays.map((s) => s.ms)) },
+      },
+      {
+        name: "full replay: recover() events/s, wall",
+        value: Math.round(rate(replays, "recoverMs")),
+        unit: "events/s",
+        baseline: { name: "ReadAhead=false", value: Math.round(rate(singleThreadReplays, "recoverMs")) },
+        target: { on: "value", min: 300_000 },
+      },
+      {
+        name: "full replay: recover() events per CPU-second (all threads)",
+        value: Math.round(rate(replays, "recoverCpuMs")),
+        unit: "events/s",
+        baseline: { name: "ReadAhead=false", value: Math.round(rate(singleThreadReplays, "recoverCpuMs")) },
+      },
       { name: "recovery (NodeManager.recover) from a snapshot", value: phase(snapshots, "recoverMs"), unit: "ms", baseline: { name: "full replay", value: phase(replays, "recoverMs") } },
       { name: "NATS reload with every node's key (access.replaceAll), snapshot start", value: phase(snapshots, "natsKeysMs"), unit: "ms" },
       { name: "NATS reload with every node's key (access.replaceAll), replay start", value: phase(replays, "natsKeysMs"), unit: "ms" },

@@ -4,17 +4,19 @@
  * event's type, data and metadata. The store is built with one bulk insert (not through
  * append: that is store-append.ts's figure), with events shaped like Shoal's node events.
  *
- *   npx tsx bench/store-read.ts [--events 1000000] [--page 512]
+ *   npx tsx bench/store-read.ts [--events 1000000] [--page 512] [--rounds 3]
  *
  * Then two folds of the same store into the read model: through the processor host (node views
  * and the node list's index), and as a start without a snapshot folds it (NodeManager.recover(),
- * whose states seed the views).
+ * whose states seed the views). Each both ways, alternately, `--rounds` times (medians): read
+ * ahead on the store's reader thread (what they do now), and read on one thread (the path
+ * before round 7, `readAheadFrom: Infinity`), with the wall ratio between them.
  *
  * Target (issue 6): >= 300,000 events/s. Also printed: events per CPU-second of the reading
  * process, which other load on the machine does not lower.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -78,14 +80,38 @@ export async function buildStore(file: string, count: number): Promise<void> {
   db.close();
 }
 
-/** A CPU and wall-clock stopwatch over one phase. */
-function stopwatch() {
+interface Phase {
+  readonly ms: number;
+  /** Every thread of the process (the store's reader thread too). */
+  readonly cpuSeconds: number;
+  readonly mainCpuSeconds: number;
+}
+
+/** A CPU (every thread of the process: the reader thread's too) and wall-clock stopwatch over one phase. */
+function stopwatch(): () => Phase {
   const cpu = process.cpuUsage();
+  const main = mainThreadCpuSeconds();
   const start = performance.now();
   return () => {
     const { user, system } = process.cpuUsage(cpu);
-    return { ms: performance.now() - start, cpuSeconds: (user + system) / 1e6 };
+    return { ms: performance.now() - start, cpuSeconds: (user + system) / 1e6, mainCpuSeconds: mainThreadCpuSeconds() - main };
   };
+}
+
+/**
+ * The CPU time of this process's main thread alone (Linux: /proc/self/task/<pid>/stat, in clock
+ * ticks of 10 ms; NaN elsewhere). On a machine shared with other agents the wall clock says little,
+ * and a second thread gets no more of the cores when every core is busy; the event loop's CPU per
+ * event is what bounds the wall rate once a core is free for the reader thread.
+ */
+function mainThreadCpuSeconds(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /**
@@ -93,8 +119,8 @@ function stopwatch() {
  * once, feeding the node views (decode + the node decider's evolve) from position 0 with the
  * node list's index told once per node when the catch-up is over, as the orchestrator holds it.
  */
-async function rebuildThroughViews(file: string, events: number): Promise<{ ms: number; cpuSeconds: number; nodes: number }> {
-  const store = new SqliteEventStore(file);
+async function rebuildThroughViews(file: string, events: number, readAhead: boolean): Promise<Phase & { nodes: number }> {
+  const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const [last] = await store.readAll({ after: events - 1, maxCount: 1 });
   const index = new NodeIndex();
   const views = new NodeViews((id, _before, after) => index.update(id, after));
@@ -117,8 +143,9 @@ async function rebuildThroughViews(file: string, events: number): Promise<{ ms: 
  * (decode + evolve; deadlines and liveness armed for every node), the node views take its states
  * and the node list's index is built from them.
  */
-async function startFold(file: string, events: number): Promise<{ ms: number; cpuSeconds: number; nodes: number }> {
-  const store = new SqliteEventStore(file);
+async function startFold(file: string, events: number, readAhead: boolean): Promise<Phase & { recover: Phase; nodes: number }> {
+  // The same store read on this thread alone (the path before round 7), or read ahead on the store's reader thread.
+  const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const manager = new NodeManager({
     store,
     clock: systemClock,
@@ -130,6 +157,7 @@ async function startFold(file: string, events: number): Promise<{ ms: number; cp
   const views = new NodeViews((id, _before, after) => index.update(id, after));
   const watch = stopwatch();
   const recovered = await manager.recover();
+  const recover = watch();
   views.hold();
   views.seedStates(recovered.states, recovered.revisions);
   await views.release();
@@ -137,11 +165,14 @@ async function startFold(file: string, events: number): Promise<{ ms: number; cp
   manager.stop();
   await store.close();
   if (recovered.events !== events || index.size !== Math.min(events, NODES)) throw new Error(`recovery folded ${recovered.events} events, indexed ${index.size} nodes`);
-  return { ...spent, nodes: index.size };
+  return { ...spent, recover, nodes: index.size };
 }
 
-export async function run(options: { events?: number; page?: number } = {}): Promise<Record<string, number | string>> {
+export async function run(options: { events?: number; page?: number; rounds?: number } = {}): Promise<Record<string, number | string>> {
   const events = options.events ?? 1_000_000;
+  const rounds = options.rounds ?? 3;
+  // The machine is shared: the load around the run says how far its wall clocks can be trusted.
+  const loadBefore = loadavg()[0] as number;
   const page = options.page ?? 512;
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-read-"));
   try {
@@ -174,8 +205,32 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
     if (read !== events) throw new Error(`read ${read} events of ${events}`);
     const withInfo = Array.from({ length: events }, (_, i) => Math.floor(i / NODES) % 5 === 0).filter(Boolean).length;
     if (registrations !== withInfo || checksum === 0) throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
-    const rebuild = await rebuildThroughViews(file, events);
-    const fold = await startFold(file, events);
+    // The start-up fold read on one thread and read ahead on the reader thread, alternately (first
+    // one, then the other, then the other first), so that both see the same neighbours on average.
+    const inline: Awaited<ReturnType<typeof startFold>>[] = [];
+    const ahead: Awaited<ReturnType<typeof startFold>>[] = [];
+    const hostInline: Phase[] = [];
+    const hostAhead: Phase[] = [];
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2 === 0) {
+        inline.push(await startFold(file, events, false));
+        ahead.push(await startFold(file, events, true));
+        hostInline.push(await rebuildThroughViews(file, events, false));
+        hostAhead.push(await rebuildThroughViews(file, events, true));
+      } else {
+        ahead.push(await startFold(file, events, true));
+        inline.push(await startFold(file, events, false));
+        hostAhead.push(await rebuildThroughViews(file, events, true));
+        hostInline.push(await rebuildThroughViews(file, events, false));
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    const wallRate = (p: Phase) => events / (p.ms / 1000);
+    const perCpu = (p: Phase) => events / p.cpuSeconds;
+    const perMainCpu = (p: Phase) => events / p.mainCpuSeconds;
+    const fold = { wall: median(ahead.map(wallRate)), cpu: median(ahead.map(perCpu)), recoverWall: median(ahead.map((f) => wallRate(f.recover))), recoverCpu: median(ahead.map((f) => perCpu(f.recover))) };
+    const single = { wall: median(inline.map(wallRate)), cpu: median(inline.map(perCpu)), recoverWall: median(inline.map((f) => wallRate(f.recover))), recoverCpu: median(inline.map((f) => perCpu(f.recover))) };
+    const rounded = (x: number) => Math.round(x);
     const rate = Math.round(read / (readMs / 1000));
     // Other processes share the 2 cores; events per second of this process's own CPU time says
     // what the reader itself can do, beside what the wall clock saw.
@@ -189,13 +244,36 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
       readAllEventsPerCpuSecond: cpuRate,
       target: READ_TARGET_EVENTS_PER_S,
       ratioToTarget: Number((rate / READ_TARGET_EVENTS_PER_S).toFixed(2)),
-      rebuildSeconds: Number((rebuild.ms / 1000).toFixed(2)),
-      rebuildEventsPerSecond: Math.round(events / (rebuild.ms / 1000)),
-      rebuildEventsPerCpuSecond: Math.round(events / rebuild.cpuSeconds),
-      rebuildNodes: rebuild.nodes,
-      startFoldSeconds: Number((fold.ms / 1000).toFixed(2)),
-      startFoldEventsPerSecond: Math.round(events / (fold.ms / 1000)),
-      startFoldEventsPerCpuSecond: Math.round(events / fold.cpuSeconds),
+      rounds,
+      loadAverage: `${loadBefore.toFixed(1)}–${(loadavg()[0] as number).toFixed(1)}`,
+      rebuildEventsPerSecond: rounded(median(hostAhead.map(wallRate))),
+      rebuildEventsPerCpuSecond: rounded(median(hostAhead.map(perCpu))),
+      rebuildSingleThreadEventsPerSecond: rounded(median(hostInline.map(wallRate))),
+      rebuildSingleThreadEventsPerCpuSecond: rounded(median(hostInline.map(perCpu))),
+      rebuildWallRatio: Number((median(hostAhead.map(wallRate)) / median(hostInline.map(wallRate))).toFixed(2)),
+      startFoldEventsPerSecond: rounded(fold.wall),
+      startFoldEventsPerCpuSecond: rounded(fold.cpu),
+      startFoldSingleThreadEventsPerSecond: rounded(single.wall),
+      startFoldSingleThreadEventsPerCpuSecond: rounded(single.cpu),
+      startFoldWallRatio: Number((fold.wall / single.wall).toFixed(2)),
+      recoverEventsPerSecond: rounded(fold.recoverWall),
+      recoverEventsPerCpuSecond: rounded(fold.recoverCpu),
+      recoverSingleThreadEventsPerSecond: rounded(single.recoverWall),
+      recoverSingleThreadEventsPerCpuSecond: rounded(single.recoverCpu),
+      recoverWallRatio: Number((fold.recoverWall / single.recoverWall).toFixed(2)),
+      recoverEventsPerMainThreadCpuSecond: rounded(median(ahead.map((f) => perMainCpu(f.recover)))),
+      recoverSingleThreadEventsPerMainThreadCpuSecond: rounded(median(inline.map((f) => perMainCpu(f.recover)))),
+      startFoldEventsPerMainThreadCpuSecond: rounded(median(ahead.map(perMainCpu))),
+      startFoldSingleThreadEventsPerMainThreadCpuSecond: rounded(median(inline.map(perMainCpu))),
+      rebuildEventsPerMainThreadCpuSecond: rounded(median(hostAhead.map(perMainCpu))),
+      rebuildSingleThreadEventsPerMainThreadCpuSecond: rounded(median(hostInline.map(perMainCpu))),
+      startFoldRuns: JSON.stringify({
+        // [recover ms, recover CPU-s, recover main-thread CPU-s, fold ms, fold CPU-s, fold main-thread CPU-s]
+        readAhead: ahead.map((f) => [rounded(f.recover.ms), f.recover.cpuSeconds, f.recover.mainCpuSeconds, rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
+        singleThread: inline.map((f) => [rounded(f.recover.ms), f.recover.cpuSeconds, f.recover.mainCpuSeconds, rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
+        hostReadAhead: hostAhead.map((f) => [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
+        hostSingleThread: hostInline.map((f) => [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
+      }),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -203,11 +281,25 @@ export async function run(options: { events?: number; page?: number } = {}): Pro
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, page: { type: "string", default: "512" } } });
-  const figures = await run({ events: Number(values.events), page: Number(values.page) });
+  const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, page: { type: "string", default: "512" }, rounds: { type: "string", default: "3" } } });
+  const figures = await run({ events: Number(values.events), page: Number(values.page), rounds: Number(values.rounds) });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(`store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`);
-  console.log(`rebuild through the processor host, the node views and the list's index: ${n("rebuildEventsPerSecond")} events/s (${n("rebuildEventsPerCpuSecond")} per CPU-second), ${n("rebuildNodes")} nodes`);
-  console.log(`start-up fold (NodeManager.recover(), views seeded from it, index built): ${n("startFoldEventsPerSecond")} events/s (${n("startFoldEventsPerCpuSecond")} per CPU-second)`);
+  console.log(
+    `rebuild through the processor host, the node views and the list's index, read ahead: ${n("rebuildEventsPerSecond")} events/s wall (${n("rebuildEventsPerCpuSecond")} per CPU-second); ` +
+      `one thread: ${n("rebuildSingleThreadEventsPerSecond")} events/s (${n("rebuildSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.rebuildWallRatio}`,
+  );
+  console.log(
+    `recover() alone, read ahead on the reader thread: ${n("recoverEventsPerSecond")} events/s wall (${n("recoverEventsPerCpuSecond")} per CPU-second of all threads); ` +
+      `one thread: ${n("recoverSingleThreadEventsPerSecond")} events/s (${n("recoverSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.recoverWallRatio} (medians of ${n("rounds")})`,
+  );
+  console.log(
+    `events per CPU-second of the main thread (the event loop) — read ahead / one thread: recover() ${n("recoverEventsPerMainThreadCpuSecond")} / ${n("recoverSingleThreadEventsPerMainThreadCpuSecond")}; ` +
+      `start-up fold ${n("startFoldEventsPerMainThreadCpuSecond")} / ${n("startFoldSingleThreadEventsPerMainThreadCpuSecond")}; processor host ${n("rebuildEventsPerMainThreadCpuSecond")} / ${n("rebuildSingleThreadEventsPerMainThreadCpuSecond")}`,
+  );
+  console.log(
+    `start-up fold (recover(), views seeded from it, index built), read ahead: ${n("startFoldEventsPerSecond")} events/s wall (${n("startFoldEventsPerCpuSecond")} per CPU-second); ` +
+      `one thread: ${n("startFoldSingleThreadEventsPerSecond")} events/s (${n("startFoldSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.startFoldWallRatio}`,
+  );
   console.log(JSON.stringify(figures));
 }

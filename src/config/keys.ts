@@ -77,6 +77,7 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.MaxPendingNodes": int(1000, "With ManualApproval: nodes awaiting approval at most; more are refused until an operator acts. 0 for no limit"),
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
   "EventStore.SQLite.WriterThread": bool(false, "SQLite store: group commits (and their fsync) on a worker thread, off the event loop; worth it only with a core to spare"),
+  "EventStore.SQLite.ReadAhead": bool(true, "SQLite store: long replays (start-up recovery, a processor far behind) read the store on a reader thread while the event loop folds"),
   "Compute.Orchestrators": { kind: "list", default: ["nats://127.0.0.1:4222"], description: "NATS URLs of the orchestrator(s)" } as KeyDef<"list", string[]>,
   "Compute.Auth.Token": secretStr("The orchestrator's join token; used once to join, after which the node logs in with its own key"),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),

@@ -90,8 +90,12 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
     Store,
     Effect.acquireRelease(
       attempt("cannot use the event store", () =>
-        usable(new SqliteEventStore(file, { writerThread: config["EventStore.SQLite.WriterThread"] }), () =>
-          logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"] }, "using the embedded SQLite event store"),
+        usable(
+          new SqliteEventStore(file, {
+            writerThread: config["EventStore.SQLite.WriterThread"],
+            ...(config["EventStore.SQLite.ReadAhead"] ? {} : { readAheadFrom: Number.POSITIVE_INFINITY }),
+          }),
+          () => logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store"),
         ),
       ),
       (store) => Effect.promise(() => store.close()),

@@ -172,6 +172,25 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore 
       ]);
     });
 
+    it("replays in pages (readAllPages) exactly the events readAll returns after a position, in order, no checkpoint, no empty page", async () => {
+      const a = stream("pages-a");
+      const b = stream("pages-b");
+      const first = await store.append(a, [ev("P", { i: 0 })], "no_stream");
+      for (let i = 1; i < 24; i++) {
+        await store.append(i % 3 === 0 ? b : a, [ev("P", { i })], "any");
+        if (i % 5 === 0) await store.save(`pages-${run}`, first.position + i);
+      }
+      const fields = (e: RecordedEvent) => [e.position, e.id, e.stream, e.revision, e.type, e.time, e.data, e.metadata];
+      const all = (await store.readAll({ after: first.position - 1 })).map(fields);
+      expect(all.filter((e) => String(e[2]).includes(run) && String(e[2]).includes("pages")).length).toBe(24);
+      for (const pageSize of [1, 5, 24, 1000]) {
+        const pages: (readonly RecordedEvent[])[] = [];
+        for await (const page of store.readAllPages({ after: first.position - 1, pageSize })) pages.push(page);
+        expect(pages.every((p) => p.length > 0 && p.length <= pageSize)).toBe(true);
+        expect(pages.flat().map(fields)).toEqual(all);
+      }
+    });
+
     it("never returns a checkpoint from readAll, nor counts one in maxCount", async () => {
       const s = stream("cpread");
       const name = `cpread-${run}`;

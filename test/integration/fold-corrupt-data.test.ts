@@ -6,7 +6,7 @@ import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager } from "../../src/actors/node-manager.ts";
 import { CorruptEventError, decodeNodeEvent, encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { SqliteEventStore, type SqliteEventStoreOptions } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -20,9 +20,9 @@ afterEach(async () => {
 const metadata = (i: number) => ({ time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), actor: { type: "system" as const, id: "t" }, correlationId: `c${i}`, causationId: `c${i}` });
 
 /** Node a: registered, unknown, healthy again (revision 2), approved; node b: registered. */
-async function store(): Promise<{ file: string; store: SqliteEventStore }> {
+async function store(options: SqliteEventStoreOptions = {}): Promise<{ file: string; store: SqliteEventStore }> {
   const file = join(tempDir(), "shoal.db");
-  const s = new SqliteEventStore(file);
+  const s = new SqliteEventStore(file, options);
   opened.push(s);
   const events: [string, NodeEvent][] = [
     ["a", { type: "NodeRegistered", data: { NodeID: "a", NodeType: "Compute", Info: computeInfo("a"), Membership: "PENDING", Lifecycle: 1 } }],
@@ -59,13 +59,17 @@ async function viewsOf(s: SqliteEventStore) {
   return views.all().sort((x, y) => (x.nodeId < y.nodeId ? -1 : 1));
 }
 
-describe("a rebuild does not decode data its fold does not read, and names a corrupt event wherever its data is read", () => {
+// Recovery's replay read on this thread, and read ahead on the store's reader thread (as a long replay is): the same answers.
+for (const [mode, options] of [
+  ["read on this thread", { readAheadFrom: Number.POSITIVE_INFINITY }],
+  ["read ahead on the reader thread", { readAheadFrom: 0 }],
+] as const) describe(`a rebuild does not decode data its fold does not read, and names a corrupt event wherever its data is read (${mode})`, () => {
   for (const [what, text, message] of [
     ["a text that is not JSON", '{"NodeID": "a", Previ', /^stream node-a@2 \(position 4\): its data is not JSON: /],
     ["data its schema refuses", '{"NodeID":"a","Previous":"ON FIRE"}', /^stream node-a@2: /],
   ] as const) {
     it(`NodeBecameHealthy with ${what}: recovery and the views fold it as any NodeBecameHealthy; its reader and the node's actor get a CorruptEventError naming it`, async () => {
-      const { file, store: s } = await store();
+      const { file, store: s } = await store(options);
       const before = await manager(s).recover();
       const viewsBefore = await viewsOf(s);
       damage(file, "node-a", 2, text);
@@ -92,7 +96,7 @@ describe("a rebuild does not decode data its fold does not read, and names a cor
       ['{"NodeID": "a", Last', /^stream node-a@1 \(position 3\): its data is not JSON: /],
       ['{"NodeID":"a","LastHeartbeat":7,"UnknownTimeoutMs":5000}', /^stream node-a@1: /],
     ] as const) {
-      const { file, store: s } = await store();
+      const { file, store: s } = await store(options);
       damage(file, "node-a", 1, text);
       await expect(manager(s).recover()).rejects.toThrow(CorruptEventError);
       await expect(manager(s).recover()).rejects.toThrow(message);

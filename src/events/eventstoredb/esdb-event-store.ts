@@ -23,10 +23,12 @@ import type {
   ExpectedRevision,
   NewEvent,
   ReadAllOptions,
+  ReadAllPagesOptions,
   ReadStreamOptions,
   RecordedEvent,
   StoreSubscription,
 } from "../store/event-store.ts";
+import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { redactUrl } from "../../security/redact-url.ts";
 import { esdbStoreError } from "./esdb-store-error.ts";
@@ -175,6 +177,11 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     } catch (e) {
       throw esdbStoreError(e);
     }
+  }
+
+  /** Page by page on this thread (a long replay from EventStoreDB is bound by its reads, not by folding). */
+  readAllPages(options: ReadAllPagesOptions): AsyncIterable<readonly RecordedEvent[]> {
+    return readAllPagesInline((o) => this.readAll(o), options);
   }
 
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { existsSync, mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type {
   AppendResult,
   CheckpointStore,
@@ -9,16 +9,20 @@ import type {
   ExpectedRevision,
   NewEvent,
   ReadAllOptions,
+  ReadAllPagesOptions,
   ReadStreamOptions,
   RecordedEvent,
   StoreSubscription,
 } from "../store/event-store.ts";
-import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
+import { StoreUnavailableError } from "../store/store-errors.ts";
+import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
 import { OP_APPEND, OP_CHECK, OP_SAVE, SqliteBatchWriter, type BatchResult, type EncodedBatch, type WriteFailure } from "./sqlite-batch-writer.ts";
 import { readOnlyCause, unavailableReason } from "./sqlite-failure.ts";
+import { DuplicateEventIdError, toError } from "./write-failure-error.ts";
 import { COLUMNS, SqliteRecordedEvent, schemaVersionColumn, type Row } from "./sqlite-recorded-event.ts";
+import { readAheadPages } from "./sqlite-reader-thread.ts";
 import { SqliteWriterThread } from "./sqlite-writer-thread.ts";
 import { openWriteConnection } from "./write-connection.ts";
 
@@ -48,6 +52,8 @@ CREATE TABLE IF NOT EXISTS store_checks (
 // Catch-up subscribers are woken by appends in this process; the poll covers any other writer.
 const POLL_MS = 1000;
 const BATCH = 512;
+
+export { DuplicateEventIdError };
 /** Below this much free space the store refuses to start: it would fail its first writes. */
 export const MIN_FREE_BYTES = 16 * 1024 * 1024;
 
@@ -56,32 +62,8 @@ function storeFailure(e: unknown, file: string): unknown {
   return reason === undefined ? e : new StoreUnavailableError({ reason });
 }
 
-/** An append's event id is already stored somewhere this append could not have put it. */
-export class DuplicateEventIdError extends Error {
-  override readonly name = "DuplicateEventIdError";
-}
-
-/** The port's error (or SQLite's own) for a failure the writer described. */
-function toError(f: WriteFailure): unknown {
-  switch (f.t) {
-    case "wrong":
-      return new WrongExpectedRevisionError({ stream: f.stream, expected: f.expected, actual: f.actual });
-    case "duplicate":
-      return new DuplicateEventIdError(f.message);
-    case "unavailable":
-      return new StoreUnavailableError({ reason: f.reason });
-    case "sqlite":
-      return new Database.SqliteError(f.message, f.code);
-    case "error": {
-      const e = f.name === "TypeError" ? new TypeError(f.message) : f.name === "RangeError" ? new RangeError(f.message) : new Error(f.message);
-      if (e.name !== f.name) e.name = f.name;
-      return e;
-    }
-  }
-}
-
 function toRecorded(row: Row): RecordedEvent {
-  return new SqliteRecordedEvent(row);
+  return SqliteRecordedEvent.fromRow(row);
 }
 
 /** A write waiting for its group commit, encoded, with the caller to settle once it is durable (or not). */
@@ -124,7 +106,19 @@ export interface SqliteEventStoreOptions {
    * with no free core that costs less CPU per event (docs/performance.md, round 6).
    */
   readonly writerThread?: boolean;
+  /**
+   * A replay (readAllPages) of at least this many events, by the store's head, reads ahead on a
+   * reader thread of its own (default READ_AHEAD_FROM; Infinity: never, every page read on the
+   * caller's thread). Shorter ones are not worth starting a thread for. The orchestrator passes
+   * Infinity when EventStore.SQLite.ReadAhead is false.
+   */
+  readonly readAheadFrom?: number;
 }
+
+/** Replays shorter than this read on the caller's thread (a thread costs ≈ 20–50 ms to start, more from sources). */
+export const READ_AHEAD_FROM = 50_000;
+/** Pages the reader thread reads ahead of the one being folded (≈ 8,000 events: enough to ride out either thread losing its core for a while on a busy machine). */
+const READ_AHEAD_PAGES = 16;
 
 /**
  * At most this many events per commit: a storm of appends is committed in slices, so one
@@ -166,6 +160,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private readonly writerDb: Database.Database | undefined;
   /** Whether commits go to a writer thread; it starts with the first write (a store only read never starts one). */
   private readonly threaded: boolean;
+  private readonly readAheadFrom: number;
   private thread: SqliteWriterThread | undefined;
   private readonly settling = new Set<Promise<void>>();
   private queue: Pending[] = [];
@@ -198,6 +193,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     }
     this.groupCommit = options.groupCommit ?? true;
     this.threaded = this.groupCommit && (options.writerThread ?? false);
+    this.readAheadFrom = options.readAheadFrom ?? READ_AHEAD_FROM;
     if (!this.threaded) this.writer = new SqliteBatchWriter(this.db, file);
     this.appended.setMaxListeners(0);
   }
@@ -208,6 +204,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       readStream: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`).raw(),
       readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
+      head: this.db.prepare("SELECT max(position) FROM events").pluck(),
     };
   }
 
@@ -347,10 +344,23 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     return out;
   }
 
+  /**
+   * A long replay reads ahead on a reader thread (its own read-only connection: WAL lets it read
+   * beside the writer) while the caller folds; a short one reads on this thread, page by page.
+   */
+  readAllPages(options: ReadAllPagesOptions): AsyncIterable<readonly RecordedEvent[]> {
+    this.assertOpen();
+    const after = options.after ?? 0;
+    const head = this.guarded(() => this.statements.head.get() as number | null) ?? 0;
+    if (head - after < this.readAheadFrom) return readAllPagesInline((o) => this.readAll(o), options);
+    return readAheadPages(this.file, { after, pageSize: options.pageSize, depth: READ_AHEAD_PAGES });
+  }
+
   subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
     return pollingSubscription({
       after: options.after ?? 0,
-      readBatch: (after) => this.readAll({ after, maxCount: BATCH }),
+      // A long catch-up (a processor far behind) reads ahead on the reader thread, as a replay does.
+      readPages: (after) => this.readAllPages({ after, pageSize: BATCH }),
       waitForAppend: (signal) =>
         new Promise<void>((resolve) => {
           const finish = () => {

@@ -1,20 +1,9 @@
 import type { RecordedEvent } from "../store/event-store.ts";
 import { CorruptEventError } from "../catalog/node-event-codec.ts";
 
-/** A stored event as the reads select it, positionally (`.raw()`): no per-row object with named keys. */
-export type Row = [
-  position: number,
-  eventId: string,
-  stream: string,
-  revision: number,
-  type: string,
-  data: string,
-  metadata: string,
-  time: string,
-  schemaVersion: number | null,
-];
+import type { Row } from "./sqlite-columns.ts";
 
-export const COLUMNS = "position, event_id, stream, revision, type, data, metadata, time, schema_version";
+export { COLUMNS, type Row } from "./sqlite-columns.ts";
 
 const NOT_PARSED: unique symbol = Symbol("not parsed");
 
@@ -40,16 +29,20 @@ export class SqliteRecordedEvent implements RecordedEvent {
   #metadataText: string | undefined;
   #metadata: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(row: Row) {
-    this.id = row[1];
-    this.type = row[4];
-    this.stream = row[2];
-    this.revision = row[3];
-    this.position = row[0];
-    this.time = row[7];
-    this.#dataText = row[5];
-    this.schemaVersion = row[8] ?? undefined;
-    this.#metadataText = row[6];
+  constructor(position: number, id: string, stream: string, revision: number, type: string, dataText: string, metadataText: string, time: string, schemaVersion: number | undefined) {
+    this.id = id;
+    this.type = type;
+    this.stream = stream;
+    this.revision = revision;
+    this.position = position;
+    this.time = time;
+    this.#dataText = dataText;
+    this.schemaVersion = schemaVersion;
+    this.#metadataText = metadataText;
+  }
+
+  static fromRow(row: Row): SqliteRecordedEvent {
+    return new SqliteRecordedEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8] ?? undefined);
   }
 
   get data(): unknown {

@@ -1,29 +1,12 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { BatchResult, EncodedBatch, WriteFailure } from "./sqlite-batch-writer.ts";
+import { startStoreWorker } from "./start-store-worker.ts";
 
-/**
- * The compiled build (dist/) runs the worker's .js beside this file. From sources (tsx for the
- * benches, vitest for the tests) it is the .ts: Node 20 cannot load that, and neither
- * `--import tsx` in a worker's execArgv nor vitest's transform reaches a worker, so a one-line
- * bootstrap registers tsx's loader in the worker first.
- */
 /** Semi-spaces of 2 MB: the worker holds one or two batches at a time. */
 const YOUNG_MB = 4;
 
 function startWorker(file: string): Worker {
-  const fromSources = import.meta.url.endsWith(".ts");
-  const entry = new URL(fromSources ? "./sqlite-writer-worker.ts" : "./sqlite-writer-worker.js", import.meta.url);
-  const options = { workerData: { file }, execArgv: [] as string[], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } };
-  if (!fromSources) return new Worker(entry, options);
-  const pkg = createRequire(import.meta.url).resolve("tsx/package.json");
-  const exports = (JSON.parse(readFileSync(pkg, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports;
-  const api = pathToFileURL(join(dirname(pkg), exports["./esm/api"]!.import.default)).href;
-  const bootstrap = `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(bootstrap, { ...options, eval: true });
+  return startStoreWorker("sqlite-writer-worker", { file }, { maxYoungGenerationSizeMb: YOUNG_MB });
 }
 
 /** Batches out to any writer thread of this process, and who waits for there to be none. */

@@ -47,6 +47,12 @@ export interface ReadAllOptions {
   readonly maxCount?: number;
 }
 
+export interface ReadAllPagesOptions {
+  readonly after?: number;
+  /** Events per page, at most. */
+  readonly pageSize: number;
+}
+
 export interface StoreSubscription {
   /** Stops delivery; resolves once no handler call is running. */
   stop(): Promise<void>;
@@ -66,6 +72,15 @@ export interface EventStore {
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of every stream in global order (system events and checkpoints excluded). */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * A replay: every event after `after` in global order, as readAll returns them, page after
+   * page until a read finds fewer than `pageSize` (the end of the store as that read saw it).
+   * The adapter may read ahead of its consumer (SQLite does, on a thread of its own, for long
+   * replays); pages still come in order, each position exactly once, and a failed read rejects
+   * the iteration where it failed (no page is skipped, none follows). Leaving the loop early
+   * ends the read. Empty pages are not yielded.
+   */
+  readAllPages(options: ReadAllPagesOptions): AsyncIterable<readonly RecordedEvent[]>;
   /**
    * Catch-up subscription: every event after `after` in global order, then live ones as they are
    * appended (never checkpoints). The handler is awaited; the next event is not delivered before it settles.
