@@ -10,8 +10,9 @@ type Destroyable = NodeJS.ReadableStream & { destroy?: () => void };
  * container's last output reaches it (an unterminated last line, flushed as the container exits,
  * was missed by most follows here), so once the follow ends the whole log is read again
  * and what the follow did not give is given: per stream, the bytes past those already given.
- * `onReread` is called once that second read has been answered (or will not be made), so that
- * whoever removes the container can wait for it.
+ * `onReread` is called once that second read has been read to its end (or will not be made), so
+ * that whoever removes the container can wait for it: an answered read is not yet a read one, and
+ * a removal in between cut the re-read short (a follower then got nothing of the last line).
  */
 export async function* followDockerLog(docker: Docker, containerId: string, signal: AbortSignal | undefined, onReread: () => void): AsyncGenerator<LogChunk> {
   const given = { stdout: 0, stderr: 0 };
@@ -26,7 +27,6 @@ export async function* followDockerLog(docker: Docker, containerId: string, sign
     if (signal?.aborted) return;
     const all = (await dockerLogStream(docker, containerId, { follow: false, ...(signal ? { abortSignal: signal } : {}) })) as Destroyable;
     streams.push(all);
-    onReread();
     const reread = { stdout: 0, stderr: 0 };
     for await (const chunk of dockerFrames(all as AsyncIterable<Buffer>)) {
       const skip = given[chunk.stream] - reread[chunk.stream];
