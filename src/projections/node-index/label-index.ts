@@ -248,8 +248,16 @@ export class LabelIndex {
       case "in":
       case "notin": {
         const values = [...new Set(r.values)];
-        const bits = values.length === 1 ? postings?.byValue.get(values[0] as string)?.bits : undefined;
-        const isIn: SlotMatcher = bits ? (slot) => testBit(bits, slot) : (_slot, labels) => has(labels) && values.includes(labels[key] as string);
+        // Values no node has drop out; the rest are bit tests when every one has a bitmap.
+        const present = values.map((v) => postings?.byValue.get(v)).filter((p): p is Posting => p !== undefined);
+        const bitmaps = present.every((p) => p.bits !== undefined) ? present.map((p) => p.bits as Uint32Array) : undefined;
+        let isIn: SlotMatcher;
+        if (bitmaps === undefined) isIn = (_slot, labels) => has(labels) && values.includes(labels[key] as string);
+        else if (bitmaps.length === 0) isIn = () => false;
+        else if (bitmaps.length === 1) {
+          const bits = bitmaps[0] as Uint32Array;
+          isIn = (slot) => testBit(bits, slot);
+        } else isIn = (slot) => bitmaps.some((bits) => testBit(bits, slot));
         return r.op === "in" ? isIn : (slot, labels) => !isIn(slot, labels);
       }
     }

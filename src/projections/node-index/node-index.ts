@@ -391,6 +391,7 @@ export class NodeIndex {
       const id = view.nodeId;
       if (after && sign * (compareKeys(key, after.key) || compareKeys(id, after.id)) <= 0) return;
       if (worst && sign * (compareKeys(key, worst.key) || compareKeys(id, worst.id)) >= 0) return;
+      // The selector last: once the kept run is full, most candidates fall behind it on their key.
       if (matches && !matches(slot, view.info.Labels)) return;
       const ranked = { key, id, view };
       if (!bounded) {
