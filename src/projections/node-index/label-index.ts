@@ -5,9 +5,10 @@ type Labels = Readonly<Record<string, string>>;
 /**
  * The slots of one label's nodes: a set, and beside it a bitmap over the slot space once the
  * set holds at least one slot in BITMAP_SHARE of that space. A bitmap costs one bit per slot, so
- * it never costs more than 2 B per member beside the set's ≈ 20 B; it answers "is this slot in?"
- * with one load, and its complement ("which nodes lack this label?") with a scan of the space's
- * words instead of a walk of every node.
+ * it costs at most 2 B per member (4 B just before it is dropped) beside the set's ≈ 20 B; it
+ * answers "is this slot in?" with one load, and its complement ("which nodes lack this label?")
+ * with a scan of the space's words instead of a walk of every node. A label on fewer nodes has
+ * no bitmap: its complement is most of the fleet, never the cheapest way in.
  */
 class Posting {
   readonly slots = new Set<number>();
@@ -27,7 +28,7 @@ interface KeyPostings {
 }
 
 /** A posting list gets a bitmap once it holds this share of the slot space (and at least BITMAP_MIN slots). */
-const BITMAP_SHARE = 64;
+const BITMAP_SHARE = 16;
 const BITMAP_MIN = 256;
 
 /**
