@@ -45,6 +45,8 @@ const INITIAL_SLOTS = 1024;
 /** The orders whose key is the same for every node of a partition (they walk the id order's sets). */
 const PARTITION_KEYED: ReadonlySet<NodeOrder> = new Set<NodeOrder>(["approval", "status"]);
 const ID_ORDER = NODE_ORDERS.indexOf("id");
+/** The capacity orders, in the order of CAPACITY_KEYS. */
+const CAPACITY_ORDERS: readonly NodeOrder[] = ["available_cpu", "available_memory", "available_disk", "available_gpu"];
 
 /**
  * A limited query's page looks at no more than SCAN_PER_NODE × limit (at least MIN_SCAN)
@@ -93,6 +95,8 @@ export class NodeIndex {
   /** CAPACITY_WIDTH numbers per slot; HAS_CAPACITY says whether a report was kept at all. */
   private capacity = new Float64Array(INITIAL_SLOTS * CAPACITY_WIDTH);
   private hasCapacity = new Uint8Array(INITIAL_SLOTS);
+  /** 1 where the slot's view has ComputeNodeInfo (capacity shows only on those): ranking reads it instead of the view. */
+  private computeInfo = new Uint8Array(INITIAL_SLOTS);
   private free: number[] = [];
   /** reindex()'s keys before the change, per order (kept to spare an array per call). */
   private readonly keysBefore: (SortKey | undefined)[] = NODE_ORDERS.map(() => undefined);
@@ -160,6 +164,7 @@ export class NodeIndex {
       this.slots.set(id, slot);
       this.views[slot] = view;
       this.partitions[slot] = partitionOf(view);
+      this.computeInfo[slot] = view.info.ComputeNodeInfo === undefined ? 0 : 1;
       const available = this.pendingCapacity.get(id);
       this.pendingCapacity.delete(id);
       this.writeCapacity(slot, available);
@@ -200,6 +205,9 @@ export class NodeIndex {
       const has = new Uint8Array(n);
       has.set(this.hasCapacity);
       this.hasCapacity = has;
+      const compute = new Uint8Array(n);
+      compute.set(this.computeInfo);
+      this.computeInfo = compute;
       const capacity = new Float64Array(n * CAPACITY_WIDTH);
       capacity.set(this.capacity);
       this.capacity = capacity;
@@ -237,6 +245,29 @@ export class NodeIndex {
   /** The slot's sort key in order `o`, for `view`. */
   private keyOf(slot: number, view: NodeView, o: number): SortKey {
     return sortKeyOf(view, NODE_ORDERS[o] as NodeOrder, this.capacity, this.hasCapacity[slot] === 0 ? -1 : slot * CAPACITY_WIDTH);
+  }
+
+  /**
+   * keyOf for one order, as a function of the slot alone where it can be (ranking computes the
+   * key of every candidate): capacity from the typed arrays, membership and health from the
+   * partition. Equal to keyOf on every slot in the index.
+   */
+  private rankKey(o: number): (slot: number) => SortKey {
+    const order = NODE_ORDERS[o] as NodeOrder;
+    const field = CAPACITY_ORDERS.indexOf(order);
+    if (field >= 0) {
+      const capacity = this.capacity;
+      const has = this.hasCapacity;
+      const compute = this.computeInfo;
+      return (slot) => {
+        if (has[slot] === 0 || compute[slot] === 0) return -0;
+        const v = capacity[slot * CAPACITY_WIDTH + field] as number;
+        return Number.isNaN(v) ? -0 : -v;
+      };
+    }
+    if (order === "approval") return (slot) => MEMBERSHIPS[Math.floor((this.partitions[slot] as number) / HEALTHS.length)] as Membership;
+    if (order === "status") return (slot) => statusKeyOf(HEALTHS[(this.partitions[slot] as number) % HEALTHS.length] as Health);
+    return (slot) => this.keyOf(slot, this.views[slot] as NodeView, o);
   }
 
   private insert(slot: number): void {
@@ -289,6 +320,7 @@ export class NodeIndex {
     }
     this.views[slot] = view;
     this.partitions[slot] = partition;
+    this.computeInfo[slot] = view.info.ComputeNodeInfo === undefined ? 0 : 1;
   }
 
   /** Current node ids starting with `prefix`, in id order: O(log N + matches). */
@@ -380,14 +412,20 @@ export class NodeIndex {
     const keep = q.limit + 1;
     const bounded = keep < candidates.size;
     const after = q.after;
-    let best: Ranked[] = [];
-    // Most candidates of a large set fall behind the kept run once it is full: they are turned
-    // away on their key and id alone, before anything is allocated for them.
+    // The kept run is a heap with its last entry on top, so a candidate that beats it costs
+    // O(log limit), not a move of the run; most candidates of a large set fall behind it once it
+    // is full and are turned away on their key and id alone, before anything is allocated.
+    const best: Ranked[] = [];
     let worst: Ranked | undefined;
+    const keyOf = this.rankKey(o);
     candidates.forEach((slot) => {
       if (((wanted >>> (this.partitions[slot] as number)) & 1) === 0) return;
+      const key = keyOf(slot);
+      // On the key alone first: in most orders it comes from typed arrays, and the view (a
+      // cache miss per candidate in a large fleet) is needed only to break a tie or keep it.
+      if (after && sign * compareKeys(key, after.key) < 0) return;
+      if (worst && sign * compareKeys(key, worst.key) > 0) return;
       const view = this.views[slot] as NodeView;
-      const key = this.keyOf(slot, view, o);
       const id = view.nodeId;
       if (after && sign * (compareKeys(key, after.key) || compareKeys(id, after.id)) <= 0) return;
       if (worst && sign * (compareKeys(key, worst.key) || compareKeys(id, worst.id)) >= 0) return;
@@ -398,18 +436,11 @@ export class NodeIndex {
         best.push(ranked);
         return;
       }
-      let lo = 0;
-      let hi = best.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (cmp(best[mid] as Ranked, ranked) < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      best.splice(lo, 0, ranked);
-      if (best.length > keep) best.pop();
-      if (best.length === keep) worst = best[keep - 1];
+      if (best.length < keep) heapPush(best, ranked, cmp);
+      else heapReplaceTop(best, ranked, cmp);
+      if (best.length === keep) worst = best[0];
     });
-    if (!bounded) best = best.sort(cmp);
+    best.sort(cmp);
     const page = best.slice(0, q.limit);
     const last = page[page.length - 1];
     return { views: page.map((b) => b.view), lastKey: last?.key, lastId: last?.id, more: best.length > page.length, visited: candidates.size };
@@ -420,6 +451,35 @@ interface Ranked {
   readonly key: SortKey;
   readonly id: string;
   readonly view: NodeView;
+}
+
+/** Adds to a heap whose top (index 0) is its greatest entry under `cmp`. */
+function heapPush<T>(heap: T[], item: T, cmp: (a: T, b: T) => number): void {
+  let i = heap.length;
+  heap.push(item);
+  while (i > 0) {
+    const parent = (i - 1) >>> 1;
+    if (cmp(heap[parent] as T, item) >= 0) break;
+    heap[i] = heap[parent] as T;
+    i = parent;
+  }
+  heap[i] = item;
+}
+
+/** Puts `item` in place of the heap's greatest entry (which it must not exceed). */
+function heapReplaceTop<T>(heap: T[], item: T, cmp: (a: T, b: T) => number): void {
+  const n = heap.length;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) break;
+    const r = l + 1;
+    const c = r < n && cmp(heap[r] as T, heap[l] as T) > 0 ? r : l;
+    if (cmp(heap[c] as T, item) <= 0) break;
+    heap[i] = heap[c] as T;
+    i = c;
+  }
+  heap[i] = item;
 }
 
 /**
