@@ -18,7 +18,11 @@ type Random = ReturnType<typeof seededRandom>;
 const MEMBERSHIPS: Membership[] = ["PENDING", "APPROVED", "REJECTED"];
 const HEALTHS: Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const ORDERS = ["", "id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
-const TERMS = ["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c)", "gpu", "!gpu", "rack=r1", "rack in (r2,r9)", "tier=rare", "tier", "!rack", "none=x"];
+const TERMS = [
+  ...["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c)", "gpu", "!gpu", "rack=r1", "rack in (r2,r9)", "tier=rare", "tier", "!rack", "none=x"],
+  // Terms few nodes match through their complement (spot is on almost every node), and ones that rule out a whole key.
+  ...["!spot", "spot!=true", "spot notin (true,x)", "spot", "spot=true", "zone notin (a,b,c)", "!zone", "none!=x", "!none", "gpu!=true"],
+];
 
 /** A node's view as the read model holds it; only what a test varies is a parameter. */
 function nodeView(
@@ -82,6 +86,7 @@ class Fleet {
     if (r.next() < 0.3) labels.gpu = "true";
     if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2", "r3"]);
     if (r.next() < 0.02) labels.tier = "rare";
+    if (r.next() < 0.95) labels.spot = "true";
     // A label named like the info key the JSON renderer splits its text at.
     if (r.next() < 0.05) labels.BacalhauVersion = "v1";
     const compute = nodeId !== "node-self" && r.next() < 0.95;
@@ -203,6 +208,9 @@ describe("NodeIndex queries equal the naive filter, sort and page", () => {
     // Ranks candidate sets only when they fit in a page: the walk and its fallback to ranking do the rest.
     { name: "walk first", fleets: [60, 600], options: { smallCandidateSet: 0 } },
     { name: "candidates first", fleets: [60, 600], options: { smallCandidateSet: Number.POSITIVE_INFINITY } },
+    // Label postings as bitmaps from their first member (bit tests, complements of every negative term), or never.
+    { name: "every posting a bitmap", fleets: [60, 600], options: { bitmapMin: 1 } },
+    { name: "no bitmaps", fleets: [60, 600], options: { bitmapMin: Number.POSITIVE_INFINITY } },
   ];
   for (const { name, fleets, options } of configs) {
     for (const size of fleets) {
@@ -321,6 +329,13 @@ describe("NodeIndex counts", () => {
   });
 });
 
+/**
+ * A selector that no term narrows walks the order and skips its non-matches. With bitmaps, a
+ * negative term few nodes match is answered from its complement (below); an index without them
+ * walks, as a selector of terms on keys too rare for bitmaps does.
+ */
+const NO_BITMAPS = Number.POSITIVE_INFINITY;
+
 describe("NodeIndex scan budget", () => {
   const LIMIT = 10;
   const BUDGET = 500;
@@ -339,7 +354,7 @@ describe("NodeIndex scan budget", () => {
   it("pages a negative-only selector that few nodes match: every match exactly once, each page within limit + 1 + budget entries", () => {
     const r = seededRandom(99);
     const views = rareFleet(20_000, r);
-    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    const index = new NodeIndex({ scanBudget: () => BUDGET, bitmapMin: NO_BITMAPS });
     for (const [id, view] of views) index.update(id, view);
     const resources = new Map<string, ResourceReport>();
     for (const id of views.keys()) {
@@ -391,7 +406,7 @@ describe("NodeIndex scan budget", () => {
   it("keeps every unchanged match exactly once while nodes change between budget-cut pages", () => {
     const r = seededRandom(5);
     const views = rareFleet(10_000, r);
-    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    const index = new NodeIndex({ scanBudget: () => BUDGET, bitmapMin: NO_BITMAPS });
     for (const [id, view] of views) index.update(id, view);
     const ids = [...views.keys()];
     const touched = new Set<string>();
@@ -425,7 +440,7 @@ describe("NodeIndex scan budget", () => {
   it("does not cut pages without a limit: the whole list was asked for", () => {
     const r = seededRandom(8);
     const views = rareFleet(5_000, r);
-    const index = new NodeIndex({ scanBudget: () => BUDGET });
+    const index = new NodeIndex({ scanBudget: () => BUDGET, bitmapMin: NO_BITMAPS });
     for (const [id, view] of views) index.update(id, view);
     const page = queryNodes(index, { labels: "!spot" } as ListNodesQuery, (v) => v.nodeId);
     expect(page.NextToken).toBe("");
@@ -435,13 +450,110 @@ describe("NodeIndex scan budget", () => {
   it("bounds a page by its limit by default: SCAN_PER_NODE non-matching entries per node asked for, at least MIN_SCAN", () => {
     const r = seededRandom(12);
     const views = rareFleet(40_000, r);
-    const index = new NodeIndex();
+    const index = new NodeIndex({ bitmapMin: NO_BITMAPS });
     for (const [id, view] of views) index.update(id, view);
     const selector = parseLabelSelector("!spot");
     for (const limit of [1, 100, 1000]) {
       const page = index.query({ order: "id", reverse: false, selector, limit });
       expect(page.visited).toBeLessThanOrEqual(limit + 1 + Math.max(MIN_SCAN, SCAN_PER_NODE * limit));
       expect(page.more).toBe(true);
+    }
+  });
+});
+
+describe("NodeIndex label postings: negative terms few nodes match", () => {
+  /** `spot` on all but one node in 400; `zone` on all but one in 7; `rack` on half. */
+  function fleetOf(size: number, r: Random): Map<string, NodeView> {
+    const views = new Map<string, NodeView>();
+    for (let i = 0; i < size; i++) {
+      const nodeId = `node-${String(i).padStart(6, "0")}`;
+      const labels: Record<string, string> = {};
+      if (i % 400 !== 11) labels.spot = "true";
+      if (i % 7 !== 0) labels.zone = r.pick(["a", "b", "c"]);
+      if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2"]);
+      views.set(nodeId, nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }));
+    }
+    return views;
+  }
+
+  const SELECTORS = ["!spot", "spot!=true", "spot notin (true)", "!spot,zone=a", "!spot,!rack", "zone notin (a,b,c)", "!zone,rack=r1", "!zone,spot"];
+
+  it("fills every page from the complement of the ruled-out postings, looking at no more nodes than the complement holds", () => {
+    const r = seededRandom(21);
+    const views = fleetOf(20_000, r);
+    const index = new NodeIndex();
+    for (const [id, view] of views) index.update(id, view);
+    const states = [...views.values()].map((v) => toNodeState(v, undefined));
+    for (const labels of SELECTORS) {
+      for (const order of ["id", "status", "available_cpu"] as const) {
+        const query = { labels, order_by: order, limit: 7 } as ListNodesQuery;
+        const all = naiveQueryNodes(states, { ...query, limit: undefined } as ListNodesQuery).Nodes.map((n) => n.Info.NodeID);
+        expect(all.length, labels).toBeGreaterThan(7);
+        const seen: string[] = [];
+        let token = "";
+        do {
+          const page = queryNodes(index, { ...query, ...(token ? { next_token: token } : {}) }, (v) => v.nodeId);
+          // Every page full but the last: no page is cut short by a scan budget.
+          if (page.NextToken) expect(page.Nodes.length, labels).toBe(7);
+          seen.push(...page.Nodes);
+          token = page.NextToken;
+        } while (token);
+        expect(seen, `${labels} ${order}`).toEqual(all);
+      }
+      // At the index: the page ranked the complement (≈ 1 node in 400, or 1 in 7), not the fleet.
+      const page = index.query({ order: "id", reverse: false, selector: parseLabelSelector(labels), limit: 7 });
+      expect(page.visited, labels).toBeLessThanOrEqual(labels.includes("zone") ? 20_000 / 7 + 1 : 20_000 / 400 + 1);
+    }
+  });
+
+  it("equals the naive list page by page while labels change, nodes come and go between pages", () => {
+    const r = seededRandom(22);
+    const views = fleetOf(4_000, r);
+    // Bitmaps from 64 members: postings cross that line both ways while the fleet changes.
+    const index = new NodeIndex({ bitmapMin: 64 });
+    for (const [id, view] of views) index.update(id, view);
+    let next = views.size;
+    const change = () => {
+      const roll = r.next();
+      const ids = [...views.keys()];
+      if (roll < 0.3) {
+        const nodeId = `node-${String(next++).padStart(6, "0")}`;
+        const labels: Record<string, string> = r.next() < 0.5 ? {} : { spot: "true" };
+        views.set(nodeId, nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS) }));
+        index.update(nodeId, views.get(nodeId));
+      } else if (roll < 0.5) {
+        const id = r.pick(ids);
+        views.delete(id);
+        index.update(id, undefined);
+      } else {
+        const id = r.pick(ids);
+        const before = views.get(id) as NodeView;
+        const labels = { ...before.info.Labels };
+        for (const key of ["spot", "zone", "rack"]) {
+          const roll = r.next();
+          if (roll < 0.3) delete labels[key];
+          else if (roll < 0.6) labels[key] = r.pick(["true", "a", "r1"]);
+        }
+        const view = { ...before, membership: r.pick(MEMBERSHIPS), info: { ...before.info, Labels: labels } };
+        views.set(id, view);
+        index.update(id, view);
+      }
+    };
+    for (const labels of SELECTORS) {
+      for (const reverse of [false, true]) {
+        const query = { labels, order_by: r.pick(["id", "approval", "available_memory"]), reverse, limit: 5 } as ListNodesQuery;
+        let token = "";
+        let pages = 0;
+        do {
+          const q = { ...query, ...(token ? { next_token: token } : {}) } as ListNodesQuery;
+          const expected = naiveQueryNodes([...views.values()].map((v) => toNodeState(v, undefined)), q);
+          const actual = queryNodes(index, q, (v) => toNodeState(v, undefined));
+          expect(actual, JSON.stringify(q)).toEqual(expected);
+          token = actual.NextToken;
+          for (let i = 0; i < 25; i++) change();
+          pages++;
+        } while (token && pages < 30);
+      }
     }
   });
 });
