@@ -101,24 +101,26 @@ export function parseInt64(text: string): bigint | undefined {
 }
 
 export function matchesLabels(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  return selector.requirements.every((r) => {
-    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-    switch (r.op) {
-      case "exists":
-        return has;
-      case "doesnotexist":
-        return !has;
-      case "in":
-        return has && r.values.includes(labels[r.key] as string);
-      case "notin":
-        return !has || !r.values.includes(labels[r.key] as string);
-      case "gt":
-      case "lt": {
-        // Kubernetes: the node's value must itself be an integer, else the requirement fails.
-        const value = has ? parseInt64(labels[r.key] as string) : undefined;
-        if (value === undefined) return false;
-        return r.op === "gt" ? value > r.value : value < r.value;
-      }
+  return selector.requirements.every((r) => matchesRequirement(r, labels));
+}
+
+export function matchesRequirement(r: Requirement, labels: Readonly<Record<string, string>>): boolean {
+  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  switch (r.op) {
+    case "exists":
+      return has;
+    case "doesnotexist":
+      return !has;
+    case "in":
+      return has && r.values.includes(labels[r.key] as string);
+    case "notin":
+      return !has || !r.values.includes(labels[r.key] as string);
+    case "gt":
+    case "lt": {
+      // Kubernetes: the node's value must itself be an integer, else the requirement fails.
+      const value = has ? parseInt64(labels[r.key] as string) : undefined;
+      if (value === undefined) return false;
+      return r.op === "gt" ? value > r.value : value < r.value;
     }
-  });
+  }
 }

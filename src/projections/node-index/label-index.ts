@@ -1,4 +1,4 @@
-import type { LabelSelector, Requirement } from "../../labels/label-selector.ts";
+import { matchesRequirement, type LabelSelector, type Requirement } from "../../labels/label-selector.ts";
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -198,6 +198,10 @@ export class LabelIndex {
           this.count - ruledOut.reduce((n, p) => n + p.slots.size, 0),
         );
       }
+      case "gt":
+      case "lt":
+        // Only nodes with the key can compare; a superset the matcher then narrows.
+        return postings ? union([...postings.byValue.values()], postings.size) : EMPTY;
     }
   }
 
@@ -261,6 +265,10 @@ export class LabelIndex {
         } else isIn = (slot) => bitmaps.some((bits) => testBit(bits, slot));
         return r.op === "in" ? isIn : (slot, labels) => !isIn(slot, labels);
       }
+      case "gt":
+      case "lt":
+        // Job constraints' integer comparisons: the list's parser never makes them, but the type allows them.
+        return (_slot, labels) => matchesRequirement(r, labels);
     }
   }
 }

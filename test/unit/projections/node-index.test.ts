@@ -7,7 +7,7 @@ import { resolveNodeId } from "../../../src/actors/resolve-node-id.ts";
 import type { Health, Membership, ResourceReport } from "../../../src/events/catalog/node-info.ts";
 import { MIN_SCAN, NodeIndex, SCAN_PER_NODE } from "../../../src/projections/node-index/node-index.ts";
 import type { SortKey } from "../../../src/projections/node-index/sorted-entries.ts";
-import { parseLabelSelector } from "../../../src/labels/label-selector.ts";
+import { matchesLabels, parseLabelSelector, type LabelSelector } from "../../../src/labels/label-selector.ts";
 import type { NodeView } from "../../../src/projections/node-view.ts";
 import { NodeViews } from "../../../src/projections/node-views.ts";
 import { naiveQueryNodes } from "../../support/naive-node-query.ts";
@@ -238,6 +238,25 @@ describe("NodeIndex queries equal the naive filter, sort and page", () => {
     for (const labels of ["none=x", "zone in (q,r)", "tier=rare,none"]) {
       const q = { limit: 100, labels } as ListNodesQuery;
       expect(queryNodes(fleet.index, q, (v) => fleet.state(v))).toEqual(naiveQueryNodes(fleet.states(), q));
+    }
+  });
+
+  it("matches job constraints' gt and lt requirements (no text form) as matchesLabels does, with and without bitmaps", () => {
+    for (const bitmapMin of [1, 1_000_000]) {
+      const index = new NodeIndex({ bitmapMin });
+      const labelsOf = (i: number): Record<string, string> => (i % 5 === 0 ? {} : i % 5 === 1 ? { cores: "x" } : { cores: String(i % 13), zone: i % 2 ? "a" : "b" });
+      for (let i = 0; i < 600; i++) index.update(`n-${String(i).padStart(4, "0")}`, nodeView(`n-${String(i).padStart(4, "0")}`, { labels: labelsOf(i), membership: "APPROVED", health: "HEALTHY" }));
+      for (const selector of [
+        { text: "cores>6", requirements: [{ key: "cores", op: "gt", value: 6n }] },
+        { text: "cores<3,zone=a", requirements: [{ key: "cores", op: "lt", value: 3n }, { key: "zone", op: "in", values: ["a"] }] },
+        { text: "none>-1", requirements: [{ key: "none", op: "gt", value: -1n }] },
+      ] as const satisfies readonly LabelSelector[]) {
+        const expected = Array.from({ length: 600 }, (_, i) => i)
+          .filter((i) => matchesLabels(selector, labelsOf(i)))
+          .map((i) => `n-${String(i).padStart(4, "0")}`);
+        const page = index.query({ order: "id", reverse: false, selector, limit: 1000 });
+        expect(page.views.map((v) => v.nodeId), selector.text).toEqual(expected);
+      }
     }
   });
 
