@@ -16,6 +16,7 @@ import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.t
 import { NatsOperator, loadOrCreateOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
+import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 /**
@@ -91,15 +92,7 @@ function nodeLogin(id: string): { key: NatsNkey; jwt: string } {
   const key = newNkey("user");
   return { key, jwt: operator.issueUser(key.publicKey, id, nodePermissions(id)) };
 }
-async function admits(url: string, { key, jwt }: { key: NatsNkey; jwt: string }): Promise<boolean> {
-  try {
-    await (await connect({ servers: url, authenticator: jwtLogin(jwt, key), reconnect: false })).close();
-    return true;
-  } catch (e) {
-    if ((e as { code?: string }).code === "AUTHORIZATION_VIOLATION") return false;
-    throw e;
-  }
-}
+const admits = (url: string, { key, jwt }: { key: NatsNkey; jwt: string }): Promise<boolean> => jwtLoginAdmitted(url, jwt, key);
 
 it("a leaf that never takes account updates holds up no join or revocation, and is given up on after giveUpMs", async () => {
   const sync = newSync(8_000);

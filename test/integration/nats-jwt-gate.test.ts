@@ -11,6 +11,7 @@ import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
+import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 /**
@@ -22,15 +23,6 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function admits(url: string, jwt: string, key: ReturnType<typeof newNkey>): Promise<boolean> {
-  try {
-    await (await connect({ servers: url, authenticator: jwtLogin(jwt, key), reconnect: false })).close();
-    return true;
-  } catch (e) {
-    if ((e as { code?: string }).code === "AUTHORIZATION_VIOLATION") return false;
-    throw e;
-  }
-}
 
 it("issues JWTs only for live keys, revokes on unbinding (the server drops the node, the config keeps it out across a restart) and pushes again after a failed push", async () => {
   const dir = tempDir("shoal-nats-jwt-gate-");
@@ -58,7 +50,7 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   expect(gate.userJwtFor("node-c", newNkey("user").publicKey)).toBeUndefined();
   const jwtA = gate.userJwtFor("node-a", a.publicKey)!;
   const jwtB = gate.userJwtFor("node-b", b.publicKey)!;
-  expect(await admits(server.url, jwtA, a)).toBe(true);
+  expect(await jwtLoginAdmitted(server.url, jwtA, a)).toBe(true);
   const liveB = await connect({ servers: server.url, authenticator: jwtLogin(jwtB, b), reconnect: false });
   const closedB = liveB.closed();
 
@@ -66,7 +58,7 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   await gate.apply("node-b", undefined);
   expect(gate.userJwtFor("node-b", b.publicKey)).toBeUndefined();
   expect([...revocationsIn(readFileSync(file, "utf8"), keys.operatorSigner.publicKey, operator.account).keys()]).toEqual([b.publicKey]);
-  expect(await admits(server.url, jwtB, b)).toBe(true);
+  expect(await jwtLoginAdmitted(server.url, jwtB, b)).toBe(true);
   target.system = await connect({ servers: server.url, authenticator: operator.systemLogin() });
   cleanups.push(() => target.system!.close());
   // Nothing new for node-b, but the server is behind: the same call pushes now.
@@ -78,14 +70,14 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   target.system = working;
   await gate.apply("node-a", undefined);
   await closedB;
-  expect(await admits(server.url, jwtB, b)).toBe(false);
-  expect(await admits(server.url, jwtA, a)).toBe(false);
+  expect(await jwtLoginAdmitted(server.url, jwtB, b)).toBe(false);
+  expect(await jwtLoginAdmitted(server.url, jwtA, a)).toBe(false);
 
   // Bound again (an approval): a JWT issued now gets in, the old one stays out.
   await gate.apply("node-a", a.publicKey);
   const again = gate.userJwtFor("node-a", a.publicKey)!;
-  await waitFor(() => admits(server.url, again, a), 5000, () => "the new JWT admitted");
-  expect(await admits(server.url, jwtA, a)).toBe(false);
+  await waitFor(() => jwtLoginAdmitted(server.url, again, a), 5000, () => "the new JWT admitted");
+  expect(await jwtLoginAdmitted(server.url, jwtA, a)).toBe(false);
 
   // Keys the store shows revoked: only those not live and not revoked already get a new entry.
   const c = newNkey("user");
@@ -99,6 +91,6 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   await target.system.close();
   await server.stop();
   server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile: file });
-  expect(await admits(server.url, jwtB, b)).toBe(false);
-  expect(await admits(server.url, again, a)).toBe(true);
+  expect(await jwtLoginAdmitted(server.url, jwtB, b)).toBe(false);
+  expect(await jwtLoginAdmitted(server.url, again, a)).toBe(true);
 });

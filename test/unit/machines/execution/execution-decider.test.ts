@@ -4,7 +4,7 @@ import { executionDecider } from "../../../../machines/execution/execution-decid
 import { executionLegality, executionStateValue, isExecutionCommandLegal } from "../../../../machines/execution/execution-legality.ts";
 import { COMPUTE_STATES, DESIRED_STATES, computeStateNumber, desiredStateNumber } from "../../../../machines/execution/execution-states.ts";
 import type { JobType } from "../../../../machines/job/job-spec.ts";
-import type { ExecutionEvent, RunOutput } from "../../../../src/events/catalog/execution-events.ts";
+import { ComputeStateName, type ExecutionEvent, type RunOutput } from "../../../../src/events/catalog/execution-events.ts";
 import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
 
 const ID = "e-00000000-0000-4000-8000-000000000002";
@@ -50,6 +50,10 @@ const cancelled = (Previous: "Running" | "New" = "Running"): ExecutionEvent => (
 const running = [created(), asked, accepted, approved, startedE];
 
 describe("Bacalhau's state numbers", () => {
+  it("names the same compute states as the event catalog's schema, in its order (machines/ may not import the schema)", () => {
+    expect(COMPUTE_STATES.slice(1)).toEqual(ComputeStateName.literals);
+  });
+
   it("serializes compute and desired states as v1.6/1.7 integers", () => {
     expect(COMPUTE_STATES.map((s, i) => `${i} ${s}`)).toEqual([
       "0 Undefined", "1 New", "2 AskForBid", "3 AskForBidAccepted", "4 AskForBidRejected", "5 BidAccepted",
