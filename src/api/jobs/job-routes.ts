@@ -81,11 +81,13 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     const cmp = (a: ReturnType<typeof executionJson>, b: ReturnType<typeof executionJson>) => {
       const ka = key(a);
       const kb = key(b);
-      return ka < kb ? -1 : ka > kb ? 1 : a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0;
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
     };
     const task = taskOf(job.spec).Name;
+    // A stable sort of the executions in creation order: equal keys stay in creation order.
     const all = jobs.views.executionsOfJob(job.jobId).map((e) => executionJson(e, task));
-    all.sort(query.reverse ? (a, b) => cmp(b, a) : cmp);
+    all.sort(cmp);
+    if (query.reverse) all.reverse();
     // The token is an offset in the job's executions, which only ever grow (at the end of creation order).
     const from = query.next_token === undefined ? 0 : Number(query.next_token);
     const limit = query.limit ?? DEFAULT_LIMIT;
