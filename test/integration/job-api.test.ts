@@ -1,4 +1,5 @@
 import { Schema } from "effect";
+import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
@@ -173,6 +174,10 @@ describe("GET /api/v1/orchestrator/jobs", () => {
 
 describe("DELETE, history and executions", () => {
   it("stops a job with its reason; stopping it again changes nothing; unknown ids are 404", async () => {
+    const nc = await connect({ servers: nats.url });
+    const subjects: string[] = [];
+    const sub = nc.subscribe("shoal.events.job.>", { callback: (_err, msg) => subjects.push(msg.subject) });
+    await nc.flush();
     const id = await submit(job({ Name: "to-stop" }));
     const stop = await call("DELETE", `/api/v1/orchestrator/jobs/${id}?reason=no%20longer%20needed`, AS.writer);
     expect(stop.status).toBe(200);
@@ -183,6 +188,12 @@ describe("DELETE, history and executions", () => {
     const events = (await storedEvents(config.DataDir)).filter((e) => e.stream === `job-${id}`);
     expect(events.map((e) => e.type)).toEqual(["JobSubmitted", "JobStopped"]);
     expect(events[1]!.metadata).toMatchObject({ actor: { type: "operator", id: "writer" }, reason: "no longer needed" });
+
+    // Stored, then published on NATS, in order.
+    await waitFor(() => subjects.filter((s) => s.includes(id)).length >= 2, 10_000, () => `published: ${subjects.join(", ")}`);
+    expect(subjects.filter((s) => s.includes(id))).toEqual([`shoal.events.job.${id}.JobSubmitted`, `shoal.events.job.${id}.JobStopped`]);
+    sub.unsubscribe();
+    await nc.close();
 
     const again = await call("DELETE", `/api/v1/orchestrator/jobs/${id}`, AS.writer);
     expect(again.status).toBe(200);
