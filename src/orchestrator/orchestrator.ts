@@ -11,6 +11,7 @@ import { JobControl } from "../actors/job-control.ts";
 import { JobHistory } from "../projections/jobs/job-history.ts";
 import { JobViews } from "../projections/jobs/job-views.ts";
 import { jobDefaultsOf } from "./job-defaults-config.ts";
+import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../snapshots/job-views-snapshot.ts";
 import { NodeProtocolHandler } from "../actors/node-protocol-handler.ts";
 import { buildApi } from "../api/api-server.ts";
 import type { ShoalConfig } from "../config/keys.ts";
@@ -222,10 +223,16 @@ export async function startOrchestrator(
       },
     });
     const published = processors.add(publisher);
-    // Jobs and executions: folded from the start of the store on every start (no checkpoint yet).
+    // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
+    const jobSnapshotPath = jobViewsSnapshotPath(config.DataDir);
+    const jobLoad = await readJobViewsSnapshot(jobSnapshotPath, store);
     const jobViews = new JobViews();
+    if ("snapshot" in jobLoad) jobViews.seed(jobLoad.snapshot);
+    const jobsFrom = "snapshot" in jobLoad ? jobLoad.snapshot.anchor.position : 0;
+    logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
     const jobProjection = processors.add({
       name: "job-views",
+      checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
         for (const e of batch) jobViews.handleEnvelope(e);
       },
@@ -240,6 +247,13 @@ export async function startOrchestrator(
     );
     // After the processors stopped (cleanups run in reverse): the views' final state.
     cleanups.push({ name: "writing the node-state snapshot", run: () => snapshotter.stop() });
+    cleanups.push({
+      name: "writing the job-views snapshot",
+      run: async () => {
+        const snapshot = jobViews.snapshot();
+        if (snapshot) await writeJobViewsSnapshot(jobSnapshotPath, snapshot);
+      },
+    });
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });

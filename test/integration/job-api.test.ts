@@ -1,9 +1,11 @@
+import { existsSync, rmSync } from "node:fs";
 import { Schema } from "effect";
 import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { GetJobResponse, ListHistoryResponse, ListJobsResponse, PutJobResponse } from "../../src/api/jobs/job-routes.ts";
+import { jobViewsSnapshotPath } from "../../src/snapshots/job-views-snapshot.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
@@ -291,5 +293,15 @@ describe("restart", () => {
     // And the restarted orchestrator takes new work.
     const after = await submit(job({ Name: "after-restart" }));
     expect((await call("GET", `/api/v1/orchestrator/jobs/${after}`, AS.reader)).status).toBe(200);
+
+    // That start was from the job-views snapshot of the clean stop; without one (a kill -9 before
+    // any clean stop) the store is folded from its start, to the same views.
+    const fromSnapshot = (await call("GET", "/api/v1/orchestrator/jobs?limit=1000", AS.reader)).body;
+    await orchestrator.stop();
+    expect(existsSync(jobViewsSnapshotPath(config.DataDir))).toBe(true);
+    rmSync(jobViewsSnapshotPath(config.DataDir));
+    orchestrator = await startOrchestrator(config, silentLogger);
+    expect((await call("GET", "/api/v1/orchestrator/jobs?limit=1000", AS.reader)).body).toEqual(fromSnapshot);
+    expect((await call("GET", `/api/v1/orchestrator/jobs/${pending}/history`, AS.reader)).body).toEqual(before.history);
   });
 });

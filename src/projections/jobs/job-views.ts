@@ -8,6 +8,7 @@ import type { RecordedEvent } from "../../events/store/event-store.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import type { EventEnvelope } from "../event-envelope.ts";
 import { JobIndex } from "./job-index.ts";
+import type { JobViewsAnchor, JobViewsSnapshot } from "../../snapshots/job-views-snapshot.ts";
 
 /**
  * Every job and execution as its stream describes it, folded in store order with the deciders'
@@ -20,10 +21,18 @@ export class JobViews {
   /** Execution ids per job, in creation order. */
   private readonly executionsOf = new Map<string, string[]>();
   readonly index = new JobIndex();
+  /** The last event handled, of any category: where a snapshot of these views stands. */
+  private last: JobViewsAnchor | undefined;
 
   handleEnvelope = (envelope: EventEnvelope): void => this.handle(envelope.recorded);
 
   handle = (recorded: RecordedEvent): void => {
+    this.fold(recorded);
+    // Only once folded: an event that failed to decode is delivered again, and a snapshot never stands past it.
+    this.last = { position: recorded.position, stream: recorded.stream, revision: recorded.revision, id: recorded.id };
+  };
+
+  private fold(recorded: RecordedEvent): void {
     const category = categoryOf(recorded.stream);
     if (category === JOB_CATEGORY) {
       const jobId = entityIdOf(recorded.stream);
@@ -44,7 +53,30 @@ export class JobViews {
         else this.executionsOf.set(after.jobId, [executionId]);
       }
     }
-  };
+  }
+
+  /** Starts from a snapshot's states (before any event is handled). */
+  seed(snapshot: JobViewsSnapshot): void {
+    for (const job of snapshot.jobs) {
+      this.jobs.set(job.jobId, job);
+      this.index.update(undefined, job);
+    }
+    // In the snapshot's order: each job's executions in creation order.
+    for (const execution of snapshot.executions) {
+      this.executions.set(execution.executionId, execution);
+      const list = this.executionsOf.get(execution.jobId);
+      if (list) list.push(execution.executionId);
+      else this.executionsOf.set(execution.jobId, [execution.executionId]);
+    }
+    this.last = snapshot.anchor;
+  }
+
+  /** Every view now and the event they stand at; undefined before any event was handled. */
+  snapshot(): JobViewsSnapshot | undefined {
+    if (this.last === undefined) return undefined;
+    const executions = [...this.executionsOf.values()].flat().map((id) => this.executions.get(id) as ExecutionState);
+    return { anchor: this.last, jobs: [...this.jobs.values()], executions };
+  }
 
   job(jobId: string): JobState | undefined {
     return this.jobs.get(jobId);
