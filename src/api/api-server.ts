@@ -8,6 +8,7 @@ import { handleClientError } from "./client-error.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
+import { jobRoutes, type JobRouteDeps } from "./jobs/job-routes.ts";
 import { leafRoutes, type LeafLoginRevoker } from "./leaves/leaf-routes.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { metricsRoutes, registerRequestMetrics } from "./metrics/metrics-routes.ts";
@@ -26,6 +27,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly metrics?: ShoalMetrics;
   /** `shoal leaf revoke`'s route; only where Shoal runs the NATS operator. */
   readonly leaves?: LeafLoginRevoker;
+  /** Jobs and executions (submit, stop, the read model, history); without it there are no job routes. */
+  readonly jobs?: JobRouteDeps;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -64,6 +67,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   let document: Record<string, unknown> = {};
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
+    ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...agentRoutes(deps.self, deps.checks),
     openApiRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),

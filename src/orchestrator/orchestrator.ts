@@ -6,6 +6,12 @@ import type { Logger } from "pino";
 import { type Clock, systemClock } from "../actors/clock.ts";
 import { HealthThresholds } from "../actors/health-thresholds.ts";
 import { NodeManager } from "../actors/node-manager.ts";
+import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
+import { JobControl } from "../actors/job-control.ts";
+import { JobHistory } from "../projections/jobs/job-history.ts";
+import { JobViews } from "../projections/jobs/job-views.ts";
+import { jobDefaultsOf } from "./job-defaults-config.ts";
+import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../snapshots/job-views-snapshot.ts";
 import { NodeProtocolHandler } from "../actors/node-protocol-handler.ts";
 import { buildApi } from "../api/api-server.ts";
 import type { ShoalConfig } from "../config/keys.ts";
@@ -138,8 +144,12 @@ export async function startOrchestrator(
 
   try {
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
+    const jobDefaults = jobDefaultsOf(config);
     const nodeIndex = new NodeIndex();
+    // One heap for every entity's deadlines: nodes', jobs' and executions'.
+    const deadlines = new DeadlineScheduler(clock);
     const manager = new NodeManager({
+      deadlines,
       onResources: (id, resources) => nodeIndex.setCapacity(id, resources?.AvailableCapacity),
       store,
       clock,
@@ -159,6 +169,8 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
+    const jobControl = new JobControl({ store, clock, logger: logger.child({ component: "jobs" }), deadlines, defaults: jobDefaults });
+    cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
     transport.onChange((down) => {
       if (down !== undefined) return manager.transportDown(down);
       manager.transportUp();
@@ -211,6 +223,20 @@ export async function startOrchestrator(
       },
     });
     const published = processors.add(publisher);
+    // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
+    const jobSnapshotPath = jobViewsSnapshotPath(config.DataDir);
+    const jobLoad = await readJobViewsSnapshot(jobSnapshotPath, store);
+    const jobViews = new JobViews();
+    if ("snapshot" in jobLoad) jobViews.seed(jobLoad.snapshot);
+    const jobsFrom = "snapshot" in jobLoad ? jobLoad.snapshot.anchor.position : 0;
+    logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
+    const jobProjection = processors.add({
+      name: "job-views",
+      checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
+      handle: (batch) => {
+        for (const e of batch) jobViews.handleEnvelope(e);
+      },
+    });
     processors.add(
       new WorkflowHost(forgetDeletedNodes, {
         store,
@@ -221,12 +247,23 @@ export async function startOrchestrator(
     );
     // After the processors stopped (cleanups run in reverse): the views' final state.
     cleanups.push({ name: "writing the node-state snapshot", run: () => snapshotter.stop() });
+    cleanups.push({
+      name: "writing the job-views snapshot",
+      run: async () => {
+        const snapshot = jobViews.snapshot();
+        if (snapshot) await writeJobViewsSnapshot(jobSnapshotPath, snapshot);
+      },
+    });
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     const indexing = performance.now();
     await views.release();
+    await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
+    jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
+    logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
     logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();
 
@@ -248,7 +285,7 @@ export async function startOrchestrator(
     });
     const checks = [...transport.checks, storeHealth];
     const leaves = access ? leafLoginRevoker(access) : undefined;
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), auth, checks, metrics, ...(leaves ? { leaves } : {}) });
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), jobs: { control: jobControl, views: jobViews, projection: jobProjection, history: new JobHistory(store) }, auth, checks, metrics, ...(leaves ? { leaves } : {}) });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {

@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { JobDefaults } from "../../machines/job/job-defaults.ts";
+import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
+import type { JobState } from "../../machines/job/job-state.ts";
+import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
+import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
+import type { JobEvent } from "../events/catalog/job-events.ts";
+import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
+import type { ExecutionState } from "../../machines/execution/execution-state.ts";
+import { notFound } from "../errors/shoal-error.ts";
+import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
+import type { EventStore } from "../events/store/event-store.ts";
+import type { Clock } from "./clock.ts";
+import type { CommandContext } from "./command-context.ts";
+import type { DeadlineScheduler } from "./deadline-scheduler.ts";
+import { EntityRegistry } from "./entity-registry.ts";
+import { executionKind } from "./execution-kind.ts";
+import { jobKind } from "./job-kind.ts";
+
+export interface JobControlOptions {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The orchestrator's one deadline heap: a job's QueueTimeout and TotalTimeout, an execution's ExecutionTimeout. */
+  readonly deadlines: DeadlineScheduler;
+  /** `JobDefaults.<Type>` from config: what a job gets where its spec sets nothing. */
+  readonly defaults: JobDefaults;
+  /** Fresh UUIDs for job ids (tests may fix them). */
+  readonly newUuid?: () => string;
+  readonly idleMs?: number;
+  readonly maxResident?: number;
+}
+
+export interface Submitted {
+  readonly jobId: string;
+  readonly warnings: readonly string[];
+  /** Store position of the JobSubmitted event: what a read-your-writes wait waits for. */
+  readonly position: number | undefined;
+}
+
+export interface Stopped {
+  /** Undefined when nothing was stored (the job was already Stopped). */
+  readonly position: number | undefined;
+}
+
+/**
+ * What the API asks of jobs: submit and stop. Jobs and executions are entities on the generic
+ * core (their actors, their registries, their deadlines armed in the one heap); this façade picks
+ * their ids (`j-<uuid>`) and hands commands to their actors, which take `now` from the host's clock.
+ */
+export class JobControl {
+  readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
+  readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
+  private readonly newUuid: () => string;
+
+  constructor(private readonly options: JobControlOptions) {
+    const env = { store: options.store, clock: options.clock, newEventId: timeOrderedUuid };
+    const registry = { idleMs: options.idleMs ?? 300_000, maxResident: options.maxResident ?? 10_000, deadlines: options.deadlines };
+    this.jobs = new EntityRegistry(jobKind, env, { ...registry, logger: options.logger.child({ entity: "job" }) });
+    this.executions = new EntityRegistry(executionKind, env, { ...registry, logger: options.logger.child({ entity: "execution" }) });
+    this.newUuid = options.newUuid ?? randomUUID;
+  }
+
+  /**
+   * Submits a job spec (Bacalhau's models.Job as decoded). An invalid one is refused with every
+   * problem named (BadRequest) and nothing is stored.
+   */
+  async submit(job: unknown, context: CommandContext): Promise<Submitted> {
+    const jobId = jobIdOf(this.newUuid());
+    // A fresh id has no stream: nothing to read before deciding.
+    const [result] = await this.jobs.executeWithState(jobId, { type: "Submit", job, defaults: this.options.defaults }, context, undefined, true);
+    const submitted = result.events.find((e) => e.type === "JobSubmitted");
+    return { jobId, warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [], position: result.position };
+  }
+
+  /**
+   * Stops a job, as Bacalhau's DELETE does: a Stopped job stays as it is (nothing stored), a
+   * Completed one is a Conflict, an unknown one NotFound.
+   */
+  async stop(jobId: string, reason: string, context: CommandContext): Promise<Stopped> {
+    // Not a job id: no stream to look for (and nothing a stream name must not carry).
+    if (!isJobId(jobId)) throw notFound(`job not found: ${jobId}`);
+    const result = await this.jobs.execute(jobId, { type: "Stop", reason }, context);
+    return { position: result.position };
+  }
+
+  /** Arms the deadlines of states that recovery (the read model's fold) rebuilt without loading their actors. */
+  armRecovered(jobs: Iterable<JobState>, executions: Iterable<ExecutionState>): void {
+    for (const job of jobs) this.jobs.arm(job.jobId, job);
+    for (const execution of executions) this.executions.arm(execution.executionId, execution);
+  }
+
+  close(): void {
+    this.jobs.stop();
+    this.executions.stop();
+  }
+}

@@ -1,0 +1,31 @@
+import { jobDecider } from "../../machines/job/job-decider.ts";
+import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
+import type { JobState } from "../../machines/job/job-state.ts";
+import { decodeJobEvent, encodeJobEvent } from "../events/catalog/job-event-codec.ts";
+import type { JobEvent } from "../events/catalog/job-events.ts";
+import { JOB_CATEGORY } from "../events/streams.ts";
+import { badRequest, conflict, notFound, type ShoalError } from "../errors/shoal-error.ts";
+import type { EntityKind } from "./entity-kind.ts";
+
+function refusalError(refusal: JobRefusal): ShoalError {
+  switch (refusal.code) {
+    case "NotFound":
+      return notFound(refusal.message);
+    case "Conflict":
+      return conflict(refusal.message);
+    case "Invalid":
+      // Every problem, each with its field path, so a client can show them all at once.
+      return badRequest(refusal.message, { problems: refusal.problems.map((p) => ({ path: p.path, message: p.message })) });
+  }
+}
+
+export type JobKind = EntityKind<JobState, JobCommand, JobEvent, JobRefusal>;
+
+/** Jobs as the generic actor host sees them. */
+export const jobKind: JobKind = {
+  category: JOB_CATEGORY,
+  decider: jobDecider,
+  encode: encodeJobEvent,
+  decode: decodeJobEvent,
+  refusalError,
+};

@@ -1,0 +1,227 @@
+import { Schema } from "effect";
+import { commandContext } from "../../actors/command-context.ts";
+import type { JobControl } from "../../actors/job-control.ts";
+import { notFound } from "../../errors/shoal-error.ts";
+import type { JobHistory } from "../../projections/jobs/job-history.ts";
+import type { JobViews } from "../../projections/jobs/job-views.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
+import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
+import type { JobState } from "../../../machines/job/job-state.ts";
+import { operatorActor } from "../auth/principal.ts";
+import { DecimalInteger } from "../decimal-integer.ts";
+import { defineRoute, type AnyRoute } from "../route.ts";
+import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
+import { ListJobsQuery, QueryBool, queryJobs } from "./job-query.ts";
+
+export interface JobRouteDeps {
+  readonly control: JobControl;
+  readonly views: JobViews;
+  /** The job read model's progress: a write waits for it before answering (read-your-writes). */
+  readonly projection: ProcessorProgress;
+  readonly history: JobHistory;
+}
+
+/** `{Job}` as Bacalhau's PutJobRequest has it; the job itself is validated by the job's rules, every problem named. */
+export const PutJobRequest = Schema.Struct({
+  Job: Schema.Unknown.annotations({ jsonSchema: { type: "object", description: "Bacalhau's models.Job" } }),
+  Force: Schema.optional(Schema.Boolean),
+});
+export const PutJobResponse = Schema.Struct({ JobID: Schema.String, EvaluationID: Schema.String, Warnings: Schema.Array(Schema.String) });
+export const ListJobsResponse = Schema.Struct({ Items: Schema.Array(JobJson), NextToken: Schema.String });
+export const ListExecutionsResponse = Schema.Struct({ Items: Schema.Array(ExecutionJson), NextToken: Schema.String });
+export const ListHistoryResponse = Schema.Struct({ Items: Schema.Array(JobHistoryJson), NextToken: Schema.String });
+export const GetJobResponse = Schema.Struct({
+  Job: JobJson,
+  Executions: Schema.optional(ListExecutionsResponse),
+  History: Schema.optional(ListHistoryResponse),
+});
+export const StopJobResponse = Schema.Struct({ EvaluationID: Schema.String });
+
+const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
+const BY_ID = { params: IdParams, describe: { id: "Job id (j-<uuid>)" } };
+
+const NextToken = Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }));
+const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
+
+const GetJobQuery = Schema.Struct({
+  include: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^((executions|history)(,(executions|history))*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
+    ),
+  ),
+  limit: Schema.optional(DecimalInteger(1, 1000)),
+});
+const HistoryQuery = Schema.Struct({
+  since: Schema.optional(DecimalInteger(0, 999_999_999_999)),
+  event_type: Schema.optional(Schema.Literal("all", "job", "execution", "")),
+  execution_id: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  limit: Schema.optional(DecimalInteger(1, 1000)),
+  next_token: Schema.optional(NextToken),
+});
+const ExecutionsQuery = Schema.Struct({
+  namespace: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  limit: Schema.optional(DecimalInteger(1, 1000)),
+  next_token: Schema.optional(NextToken),
+  order_by: Schema.optional(Schema.Literal(...EXECUTION_ORDERS, "")),
+  reverse: Schema.optional(QueryBool),
+});
+const StopQuery = Schema.Struct({ reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))) });
+
+const DEFAULT_LIMIT = 100;
+
+export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
+  const jobOf = (id: string): JobState & { readonly spec: JobSpec } => {
+    const job = jobs.views.job(id);
+    if (!job?.spec) throw notFound(`job not found: ${id}`);
+    return job as JobState & { readonly spec: JobSpec };
+  };
+  const executionsPage = (job: JobState & { readonly spec: JobSpec }, query: typeof ExecutionsQuery.Type) => {
+    const order = query.order_by || "created_at";
+    const key = (e: ReturnType<typeof executionJson>) => (order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime);
+    const cmp = (a: ReturnType<typeof executionJson>, b: ReturnType<typeof executionJson>) => {
+      const ka = key(a);
+      const kb = key(b);
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    };
+    const task = taskOf(job.spec).Name;
+    // A stable sort of the executions in creation order: equal keys stay in creation order.
+    const all = jobs.views.executionsOfJob(job.jobId).map((e) => executionJson(e, task));
+    all.sort(cmp);
+    if (query.reverse) all.reverse();
+    // The token is an offset in the job's executions, which only ever grow (at the end of creation order).
+    const from = query.next_token === undefined ? 0 : Number(query.next_token);
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    const Items = all.slice(from, from + limit);
+    return { Items, NextToken: from + limit < all.length ? String(from + limit) : "" };
+  };
+  const historyPage = async (job: JobState, query: typeof HistoryQuery.Type) => {
+    const ids = jobs.views.executionsOfJob(job.jobId).map((e) => e.executionId);
+    const page = await jobs.history.entries(job.jobId, ids, {
+      eventType: query.event_type || "all",
+      limit: query.limit ?? DEFAULT_LIMIT,
+      ...(query.since === undefined ? {} : { since: query.since }),
+      ...(query.execution_id ? { executionId: query.execution_id } : {}),
+      ...(query.next_token === undefined ? {} : { after: Number(query.next_token) }),
+    });
+    return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
+  };
+
+  return [
+    defineRoute({
+      method: "PUT",
+      path: "/api/v1/orchestrator/jobs",
+      operationId: "putJob",
+      description: "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
+      capability: "write:job",
+      body: PutJobRequest,
+      bodyComponent: "PutJobRequest",
+      responses: { "200": { description: "The job was stored; EvaluationID is empty (Shoal has no evaluations)", schema: PutJobResponse } },
+      errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
+      handler: async ({ body }, request) => {
+        const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
+        const submitted = await jobs.control.submit(body.Job, context);
+        await jobs.projection.waitFor(submitted.position);
+        return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs",
+      operationId: "listJobs",
+      capability: "read:job",
+      query: ListJobsQuery,
+      describe: {
+        limit: "Page size (default 100)",
+        next_token: "Cursor from the previous page's NextToken",
+        order_by: "created_at (default), modified_at or id",
+        reverse: "Reverse the order",
+        namespace: "Only jobs of this namespace (default: all)",
+        labels: "Kubernetes label selector on the jobs' labels; may repeat (joined with commas)",
+      },
+      responses: { "200": { description: "Jobs", schema: ListJobsResponse } },
+      errors: ["BadRequest"],
+      handler: async ({ query }) => {
+        const page = queryJobs(jobs.views, query);
+        return { Items: page.Items.map(jobJson), NextToken: page.NextToken };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs/:id",
+      operationId: "getJob",
+      capability: "read:job",
+      ...BY_ID,
+      query: GetJobQuery,
+      describe: { ...BY_ID.describe, include: '"executions", "history" or both, comma-separated', limit: "Page size of the included lists (default 100)" },
+      responses: { "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse } },
+      errors: ["BadRequest", "NotFound"],
+      handler: async ({ params, query }) => {
+        const job = jobOf(params.id);
+        const include = new Set((query.include ?? "").split(",").filter((s) => s !== ""));
+        const limit = query.limit === undefined ? {} : { limit: query.limit };
+        return {
+          Job: jobJson(job),
+          ...(include.has("executions") ? { Executions: executionsPage(job, limit) } : {}),
+          ...(include.has("history") ? { History: await historyPage(job, limit) } : {}),
+        };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs/:id/history",
+      operationId: "jobHistory",
+      capability: "read:job",
+      ...BY_ID,
+      query: HistoryQuery,
+      describe: {
+        ...BY_ID.describe,
+        since: "Unix seconds: only entries at or after it",
+        event_type: "all (default), job or execution",
+        execution_id: "Only this execution's entries",
+        limit: "Page size (default 100)",
+        next_token: "Cursor from the previous page's NextToken",
+      },
+      responses: { "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse } },
+      errors: ["BadRequest", "NotFound"],
+      handler: async ({ params, query }) => historyPage(jobOf(params.id), query),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs/:id/executions",
+      operationId: "jobExecutions",
+      capability: "read:job",
+      ...BY_ID,
+      query: ExecutionsQuery,
+      describe: {
+        ...BY_ID.describe,
+        namespace: "Accepted for Bacalhau's clients; the job's own namespace applies",
+        limit: "Page size (default 100)",
+        next_token: "Cursor from the previous page's NextToken",
+        order_by: "created_at (default), modified_at or id",
+        reverse: "Reverse the order",
+      },
+      responses: { "200": { description: "The job's executions", schema: ListExecutionsResponse } },
+      errors: ["BadRequest", "NotFound"],
+      handler: async ({ params, query }) => executionsPage(jobOf(params.id), query),
+    }),
+    defineRoute({
+      method: "DELETE",
+      path: "/api/v1/orchestrator/jobs/:id",
+      operationId: "stopJob",
+      description: "Stops a job, as Bacalhau: a Stopped job stays as it is; a Completed or Failed one cannot be stopped (409).",
+      capability: "write:job",
+      ...BY_ID,
+      query: StopQuery,
+      describe: { ...BY_ID.describe, reason: "Why (the job's state message and history say it)" },
+      responses: { "200": { description: "The job is Stopped; EvaluationID is empty (Shoal has no evaluations)", schema: StopJobResponse } },
+      errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
+      handler: async ({ params, query }, request) => {
+        jobOf(params.id);
+        const context = commandContext(operatorActor(request), { ...(query.reason ? { reason: query.reason } : {}), correlationId: String(request.id) });
+        const stopped = await jobs.control.stop(params.id, query.reason ?? "", context);
+        await jobs.projection.waitFor(stopped.position);
+        return { EvaluationID: "" };
+      },
+    }),
+  ];
+}

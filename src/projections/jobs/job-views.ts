@@ -1,0 +1,101 @@
+import { evolveExecution } from "../../../machines/execution/evolve-execution.ts";
+import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
+import { evolveJob } from "../../../machines/job/evolve-job.ts";
+import { initialJobState, type JobState } from "../../../machines/job/job-state.ts";
+import { decodeExecutionEvent } from "../../events/catalog/execution-event-codec.ts";
+import { decodeJobEvent } from "../../events/catalog/job-event-codec.ts";
+import type { RecordedEvent } from "../../events/store/event-store.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import type { EventEnvelope } from "../event-envelope.ts";
+import { JobIndex } from "./job-index.ts";
+import type { JobViewsAnchor, JobViewsSnapshot } from "../../snapshots/job-views-snapshot.ts";
+
+/**
+ * Every job and execution as its stream describes it, folded in store order with the deciders'
+ * own evolve (the actor's fold: the two can never drift), and the jobs indexed for the list.
+ * Fed by the processor host's one subscription.
+ */
+export class JobViews {
+  private readonly jobs = new Map<string, JobState>();
+  private readonly executions = new Map<string, ExecutionState>();
+  /** Execution ids per job, in creation order. */
+  private readonly executionsOf = new Map<string, string[]>();
+  readonly index = new JobIndex();
+  /** The last event handled, of any category: where a snapshot of these views stands. */
+  private last: JobViewsAnchor | undefined;
+
+  handleEnvelope = (envelope: EventEnvelope): void => this.handle(envelope.recorded);
+
+  handle = (recorded: RecordedEvent): void => {
+    this.fold(recorded);
+    // Only once folded: an event that failed to decode is delivered again, and a snapshot never stands past it.
+    this.last = { position: recorded.position, stream: recorded.stream, revision: recorded.revision, id: recorded.id };
+  };
+
+  private fold(recorded: RecordedEvent): void {
+    const category = categoryOf(recorded.stream);
+    if (category === JOB_CATEGORY) {
+      const jobId = entityIdOf(recorded.stream);
+      const before = this.jobs.get(jobId);
+      const after = evolveJob(before ?? initialJobState(jobId), decodeJobEvent(recorded), recorded.time);
+      if (after === before || after.state === undefined) return;
+      this.jobs.set(jobId, after);
+      this.index.update(before, after);
+    } else if (category === EXECUTION_CATEGORY) {
+      const executionId = entityIdOf(recorded.stream);
+      const before = this.executions.get(executionId);
+      const after = evolveExecution(before ?? initialExecutionState(executionId), decodeExecutionEvent(recorded), recorded.time);
+      if (after === before || after.computeState === undefined) return;
+      this.executions.set(executionId, after);
+      if (!before) {
+        const list = this.executionsOf.get(after.jobId);
+        if (list) list.push(executionId);
+        else this.executionsOf.set(after.jobId, [executionId]);
+      }
+    }
+  }
+
+  /** Starts from a snapshot's states (before any event is handled). */
+  seed(snapshot: JobViewsSnapshot): void {
+    for (const job of snapshot.jobs) {
+      this.jobs.set(job.jobId, job);
+      this.index.update(undefined, job);
+    }
+    // In the snapshot's order: each job's executions in creation order.
+    for (const execution of snapshot.executions) {
+      this.executions.set(execution.executionId, execution);
+      const list = this.executionsOf.get(execution.jobId);
+      if (list) list.push(execution.executionId);
+      else this.executionsOf.set(execution.jobId, [execution.executionId]);
+    }
+    this.last = snapshot.anchor;
+  }
+
+  /** Every view now and the event they stand at; undefined before any event was handled. */
+  snapshot(): JobViewsSnapshot | undefined {
+    if (this.last === undefined) return undefined;
+    const executions = [...this.executionsOf.values()].flat().map((id) => this.executions.get(id) as ExecutionState);
+    return { anchor: this.last, jobs: [...this.jobs.values()], executions };
+  }
+
+  job(jobId: string): JobState | undefined {
+    return this.jobs.get(jobId);
+  }
+
+  execution(executionId: string): ExecutionState | undefined {
+    return this.executions.get(executionId);
+  }
+
+  /** The job's executions, oldest first. */
+  executionsOfJob(jobId: string): ExecutionState[] {
+    return (this.executionsOf.get(jobId) ?? []).map((id) => this.executions.get(id) as ExecutionState);
+  }
+
+  allJobs(): IterableIterator<JobState> {
+    return this.jobs.values();
+  }
+
+  allExecutions(): IterableIterator<ExecutionState> {
+    return this.executions.values();
+  }
+}
