@@ -164,7 +164,10 @@ export class ComputeAgent {
 
   async start(): Promise<void> {
     // Before any work can arrive: adopt what still runs, report what was lost or not yet delivered.
-    await this.runner?.reconcile();
+    // An engine that cannot be reached now leaves them for the next start; the node still reports.
+    await this.runner?.reconcile().catch((e: unknown) =>
+      this.options.logger.error({ reason: (e as Error).message }, "could not reconcile this node's executions with its engine; they are reconciled at the next start"),
+    );
     await this.join();
     if (this.stopped) return;
     this.every(this.options.heartbeatMs, () => this.heartbeat());
