@@ -171,6 +171,9 @@ describe("work protocol: bad messages", () => {
   it("a node refuses work it cannot read: garbage is dropped, an invalid run is rejected with the reason, nothing runs", async () => {
     const { nodeId } = await startNode();
     nc.publish(executionWorkSubject(nodeId), new Uint8Array([0x85, 0xa1]));
+    // Cluster-event JSON, as a reader's push consumer could aim there: never a work message.
+    const json = newIds();
+    nc.publish(executionWorkSubject(nodeId), Buffer.from(JSON.stringify({ Type: "RunExecution", MessageID: "m0", NodeID: nodeId, ExecutionID: json.executionId, JobID: json.jobId, Task: task("true") })));
     const bad = newIds();
     nc.publish(
       executionWorkSubject(nodeId),
@@ -188,6 +191,7 @@ describe("work protocol: bad messages", () => {
     work.runExecution({ nodeId, ...ok, task: task("true") });
     await reports.next(ok.executionId, "ExecutionCompleted");
     expect(reports.of(other.executionId)).toEqual([]);
+    expect(reports.of(json.executionId)).toEqual([]);
     expect(reports.types(bad.executionId)).toEqual(["BidRejected"]);
   });
 
