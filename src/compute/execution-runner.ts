@@ -152,6 +152,7 @@ export class ExecutionRunner {
   }
 
   private bid(executionId: string, task: WorkTask): void {
+    if (this.options.known.get(executionId)?.delivered) return; // ended here, and the orchestrator heard it
     if (this.starting.has(executionId) || this.running.has(executionId) || this.options.known.get(executionId) !== undefined) {
       this.report({ Type: "BidAccepted", ExecutionID: executionId });
       return;
@@ -165,8 +166,10 @@ export class ExecutionRunner {
     if (this.starting.has(id)) return;
     const known = this.options.known.get(id);
     if (known !== undefined) {
-      // A repeat: say where it stands (the orchestrator heard nothing yet).
-      if (known.final) this.resend(known.final);
+      // A repeat: say where it stands (the orchestrator heard nothing yet). One whose end was
+      // answered is not run again: that end stands.
+      if (known.delivered) this.options.logger.info({ executionId: id }, "work for an execution that already ended here (its end was delivered); not run again");
+      else if (known.final) this.resend(known.final);
       else if (this.running.has(id)) {
         this.report({ Type: "BidAccepted", ExecutionID: id });
         const running = this.running.get(id)!;
@@ -217,7 +220,7 @@ export class ExecutionRunner {
       return;
     }
     const known = this.options.known.get(executionId);
-    if (known?.final) {
+    if (known?.final && !known.delivered) {
       this.resend(known.final);
       return;
     }
@@ -245,6 +248,7 @@ export class ExecutionRunner {
     const open: string[] = [];
     for (const id of known.ids()) {
       const entry = known.get(id)!;
+      if (entry.delivered) continue;
       if (entry.final) this.resend(entry.final);
       else open.push(id);
     }
@@ -281,7 +285,7 @@ export class ExecutionRunner {
     const id = report.ExecutionID;
     const next = (this.chains.get(id) ?? Promise.resolve()).then(async () => {
       const delivered = await this.deliver(report);
-      if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID) this.options.known.delete(id);
+      if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID) this.options.known.delivered(id);
     });
     this.chains.set(id, next);
     void next.finally(() => {

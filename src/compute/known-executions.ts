@@ -8,7 +8,12 @@ export interface KnownExecution {
   readonly jobId: string;
   /** Its last report (its end), until the orchestrator has answered it: the container is gone by then. */
   readonly final?: ExecutionReport;
+  /** Its end was answered: kept (id only) so that a late repeat of its work does not run it again. */
+  readonly delivered?: true;
 }
+
+/** Ended executions remembered against late repeats of their work; older ones are forgotten. */
+export const REMEMBERED_ENDS = 256;
 
 /**
  * The executions a compute node has taken and not yet seen through, kept in
@@ -42,6 +47,24 @@ export class KnownExecutions {
 
   delete(executionId: string): void {
     if (this.entries.delete(executionId)) this.save();
+  }
+
+  /** Its end was answered: only its id is kept, and only the newest REMEMBERED_ENDS of those. */
+  delivered(executionId: string): void {
+    const entry = this.entries.get(executionId);
+    if (entry === undefined) return;
+    // Re-inserted: Map order is then the order ends were delivered in.
+    this.entries.delete(executionId);
+    this.entries.set(executionId, { jobId: entry.jobId, delivered: true });
+    let excess = [...this.entries.values()].filter((e) => e.delivered).length - REMEMBERED_ENDS;
+    for (const [id, e] of this.entries) {
+      if (excess <= 0) break;
+      if (e.delivered) {
+        this.entries.delete(id);
+        excess -= 1;
+      }
+    }
+    this.save();
   }
 
   private save(): void {

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ExecutionReportHandler } from "../../src/actors/execution-report-handler.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import { KnownExecutions } from "../../src/compute/known-executions.ts";
 import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ProtocolError, decode, encode } from "../../src/transport/codec.ts";
@@ -164,6 +165,42 @@ describe("work protocol: running executions on a compute node", () => {
     expect(done.RunOutput).toMatchObject({ ExitCode: 0, STDOUT: "finished\n" });
     expect(reports.types(adopted.executionId)).toEqual(["BidAccepted", "ExecutionStarted", "ExecutionCompleted"]);
     await waitFor(async () => (await containersOf(nodeId)).length === 0, 10_000, () => "containers removed");
+  });
+});
+
+describe("work protocol: repeats and timeouts", () => {
+  it("a repeated run neither starts a second container nor runs an ended execution again; a repeat while it runs says where it stands", async () => {
+    const { nodeId, dataDir } = await startNode();
+    const ids = newIds();
+    const run = { nodeId, ...ids, task: task("sleep 1; echo once") };
+    work.runExecution(run);
+    work.runExecution(run);
+    await reports.next(ids.executionId, "ExecutionStarted");
+    expect((await containersOf(nodeId)).length).toBe(1);
+    work.runExecution(run);
+    await waitFor(() => reports.types(ids.executionId).filter((t) => t === "ExecutionStarted").length === 2, 5000, () => "start said again");
+    await reports.next(ids.executionId, "ExecutionCompleted");
+    await waitFor(async () => (await containersOf(nodeId)).length === 0, 10_000, () => "container removed");
+    // The node has heard its end answered (the answer may trail the report's arrival here).
+    await waitFor(() => new KnownExecutions(dataDir, nodeId).get(ids.executionId)?.delivered === true, 5000, () => "end delivered");
+    const seen = reports.of(ids.executionId).length;
+    work.runExecution(run);
+    // A later message to the same node is handled after the repeat: by its report, the repeat was taken and ignored.
+    const probe = newIds();
+    work.askForBid({ nodeId, ...probe, task: task("true") });
+    await reports.next(probe.executionId, "BidAccepted");
+    expect(reports.of(ids.executionId).length).toBe(seen);
+    expect(await containersOf(nodeId)).toEqual([]);
+    expect(reports.of(ids.executionId).filter((r) => r.Type === "ExecutionCompleted")).toHaveLength(1);
+  });
+
+  it("kills an execution past its ExecutionTimeout and reports it failed (timeout)", async () => {
+    const { nodeId } = await startNode();
+    const ids = newIds();
+    work.runExecution({ nodeId, ...ids, task: task("sleep 30", { ExecutionTimeout: 1 }) });
+    const failed = await reports.next(ids.executionId, "ExecutionFailed");
+    expect(failed).toMatchObject({ Cause: "timeout", Reason: `execution ${ids.executionId} timed out: it ran past its 1s timeout and was killed` });
+    await waitFor(async () => (await containersOf(nodeId)).length === 0, 10_000, () => "container removed");
   });
 });
 
