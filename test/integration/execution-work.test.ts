@@ -204,6 +204,23 @@ describe("work protocol: repeats and timeouts", () => {
   });
 });
 
+describe("work protocol: an orchestrator away", () => {
+  it("reports the node could not deliver are delivered, in order, once an orchestrator answers again", async () => {
+    const { nodeId } = await startNode();
+    await handler.stop();
+    const ids = newIds();
+    work.runExecution({ nodeId, ...ids, task: task("echo while-away") });
+    // It runs and ends while nobody takes its reports.
+    await waitFor(async () => (await containersOf(nodeId)).length === 0, 15_000, () => "ran and was removed");
+    expect(reports.of(ids.executionId)).toEqual([]);
+    handler = new ExecutionReportHandler(nc, reports, { enforcesNodeKeys: false, logger: silentLogger });
+    handler.start();
+    const done = await reports.next(ids.executionId, "ExecutionCompleted", 30_000);
+    expect(done.RunOutput.STDOUT).toBe("while-away\n");
+    expect(reports.types(ids.executionId)).toEqual(["BidAccepted", "ExecutionStarted", "ExecutionCompleted"]);
+  }, 60_000);
+});
+
 describe("work protocol: bad messages", () => {
   it("a node refuses work it cannot read: garbage is dropped, an invalid run is rejected with the reason, nothing runs", async () => {
     const { nodeId } = await startNode();
