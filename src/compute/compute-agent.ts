@@ -48,7 +48,8 @@ export interface ComputeAgentOptions {
   readonly observe?: (outcome: AgentOutcome) => void;
   /**
    * Runs the executions the orchestrator sends (docs/protocol.md, Work); its ledger is the
-   * capacity the node reports. Without one the node takes no work (a fleet simulator).
+   * capacity the node reports. Without one the node takes no work (a fleet simulator). The agent
+   * reconciles it on start and closes it on stop (its containers keep running for the next start).
    */
   readonly executor?: Executor & { readonly ledger: CapacityLedger };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { asShoalError, type ShoalError } from "../errors/shoal-error.ts";
+import { asShoalError, badRequest, type ShoalError } from "../errors/shoal-error.ts";
 import { ProtocolError, unpack, validate } from "../transport/codec.ts";
 import { validateWorkMessage } from "../transport/decode-work.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
@@ -76,6 +76,17 @@ export function executionSpecOf(executionId: string, task: WorkTask): ExecutionS
     network: task.Network,
     timeoutMs: task.ExecutionTimeout * 1000,
   };
+}
+
+/**
+ * Bacalhau resolves a task env value `env:NAME` from the node's own environment, for names its
+ * operator allows (Compute.Env.AllowList). Shoal has no such list yet, so it gives out nothing:
+ * such a task is refused rather than run with the literal text as its value.
+ */
+function hostEnvRefusal(executionId: string, task: WorkTask): ShoalError | undefined {
+  const asked = Object.entries(task.Env ?? {}).find(([, value]) => value.startsWith("env:"));
+  if (asked === undefined) return undefined;
+  return badRequest(`execution ${executionId} asks for ${asked[0]} from the node's environment (${asked[1]}), which this node does not give out`);
 }
 
 /** The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as cause. */
@@ -157,7 +168,7 @@ export class ExecutionRunner {
       this.report({ Type: "BidAccepted", ExecutionID: executionId });
       return;
     }
-    const refused = this.options.executor.refusal(executionSpecOf(executionId, task));
+    const refused = hostEnvRefusal(executionId, task) ?? this.options.executor.refusal(executionSpecOf(executionId, task));
     this.report(refused ? rejected(executionId, refused) : { Type: "BidAccepted", ExecutionID: executionId });
   }
 
@@ -175,6 +186,11 @@ export class ExecutionRunner {
         const running = this.running.get(id)!;
         void running.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
       }
+      return;
+    }
+    const hostEnv = hostEnvRefusal(id, message.Task);
+    if (hostEnv) {
+      this.report(rejected(id, hostEnv));
       return;
     }
     this.starting.add(id);

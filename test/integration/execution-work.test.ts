@@ -121,6 +121,12 @@ describe("work protocol: running executions on a compute node", () => {
     const ask = newIds();
     work.askForBid({ nodeId, ...ask, task: task("true", { Resources: { CPUMillis: 3000, MemoryBytes: 64 * MIB } }) });
     expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({ Code: "BadRequest" });
+    const hostEnv = newIds();
+    work.runExecution({ nodeId, ...hostEnv, task: task("true", { Env: { TOKEN: "env:HOME" } }) });
+    expect(await reports.next(hostEnv.executionId, "BidRejected")).toMatchObject({
+      Code: "BadRequest",
+      Reason: `execution ${hostEnv.executionId} asks for TOKEN from the node's environment (env:HOME), which this node does not give out`,
+    });
     const fits = newIds();
     work.askForBid({ nodeId, ...fits, task: task("true") });
     await reports.next(fits.executionId, "BidAccepted");
