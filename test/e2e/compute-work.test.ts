@@ -17,7 +17,7 @@ import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
 import { RecordingExecutionReports } from "../support/recording-execution-reports.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { ShoalProcess, runShoal, waitFor } from "../support/shoal-process.ts";
 
 /**
  * `shoal compute` as a user starts it, with its Compute.AllocatedCapacity and Compute.Docker keys,
@@ -106,4 +106,14 @@ describe("shoal compute takes work", () => {
     expect(done.RunOutput).toMatchObject({ ExitCode: 0, STDOUT: "survived\n" });
     await waitFor(async () => (await containers()).length === 0, 15_000, () => "container removed");
   }, 120_000);
+
+  it("refuses a bad Compute.AllocatedCapacity or Compute.Docker.AllowedNetworks naming the key, exit 1", async () => {
+    const run = (key: string) => runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, "-c", key]);
+    const cpu = await run("Compute.AllocatedCapacity.CPU=lots");
+    expect(cpu.code).toBe(1);
+    expect(cpu.stderr).toContain('Config error: Compute.AllocatedCapacity.CPU: invalid value "lots"');
+    const network = await run("Compute.Docker.AllowedNetworks=Host,Bridge");
+    expect(network.code).toBe(1);
+    expect(network.stderr).toContain("Config error: Compute.Docker.AllowedNetworks: unknown network(s) Bridge (allowed: Host, Full)");
+  });
 });

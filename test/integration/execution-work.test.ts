@@ -146,6 +146,26 @@ describe("work protocol: running executions on a compute node", () => {
     expect(failed.Reason).toContain("stopped by alice");
     expect(await containersOf(nodeId)).toEqual([]);
     expect(executor.ledger.running()).toEqual([]);
+    // A cancel for an execution the node does not run is answered too, so the orchestrator can close it.
+    const stranger = `e-${randomUUID()}`;
+    work.cancelExecution(nodeId, stranger, "cleanup");
+    expect(await reports.next(stranger, "ExecutionFailed")).toMatchObject({ Cause: "cancelled", Reason: `execution ${stranger} was cancelled: it does not run on node ${nodeId}` });
+  });
+
+  it("refuses work that does not fit now as Unavailable, with what is free, while another execution holds the capacity", async () => {
+    const { nodeId } = await startNode();
+    const holder = newIds();
+    work.runExecution({ nodeId, ...holder, task: task("sleep 30", { Resources: { CPUMillis: 1500, MemoryBytes: 64 * MIB } }) });
+    await reports.next(holder.executionId, "ExecutionStarted");
+    const busy = newIds();
+    work.runExecution({ nodeId, ...busy, task: task("true", { Resources: { CPUMillis: 1000, MemoryBytes: 64 * MIB } }) });
+    const rejected = await reports.next(busy.executionId, "BidRejected");
+    expect(rejected).toMatchObject({ Code: "Unavailable" });
+    expect(rejected.Reason).toBe(
+      `node ${nodeId} cannot fit execution ${busy.executionId} now: it asks for 1000m CPU and 64MiB memory; free: 500m CPU of 2000m CPU, 960MiB of 1GiB memory (1 running)`,
+    );
+    work.cancelExecution(nodeId, holder.executionId, "done with it");
+    await reports.next(holder.executionId, "ExecutionFailed");
   });
 
   it("an agent restarted mid-run adopts the container and reports its completion; one whose container vanished reports it lost", async () => {

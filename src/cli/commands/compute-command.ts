@@ -53,13 +53,15 @@ export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logg
  * default socket); without one it takes no work, as Bacalhau's node without an engine.
  */
 function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): DockerExecutor | undefined {
-  if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
+  // Checked with or without an engine: a bad key is refused, not ignored on a machine without Docker.
   const networks = config["Compute.Docker.AllowedNetworks"];
   const unknown = networks.filter((n) => n !== "None" && n !== "Host" && n !== "Full");
   if (unknown.length > 0) throw new ConfigError(`Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`);
+  const capacity = allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]);
+  if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
   return new DockerExecutor({
     nodeId,
-    capacity: allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]),
+    capacity,
     logger,
     allowedNetworks: networks as NetworkType[],
     allowPull: config["Compute.Docker.AllowPull"],
