@@ -188,21 +188,26 @@ export class ExecutionRunner {
       }
       return;
     }
-    const hostEnv = hostEnvRefusal(id, message.Task);
-    if (hostEnv) {
-      this.report(rejected(id, hostEnv));
+    const spec = executionSpecOf(id, message.Task);
+    // Refused at once (nothing kept, nothing written) when it cannot run here.
+    const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
+    if (refused) {
+      this.report(rejected(id, refused));
       return;
     }
     this.starting.add(id);
+    // Kept before its container can exist: a node that dies meanwhile finds the container (adopted)
+    // or not (reported lost) when it restarts, and never leaves it unaccounted for.
+    this.options.known.set(id, { jobId: message.JobID });
     let execution: RunningExecution;
     try {
-      execution = await this.options.executor.run(executionSpecOf(id, message.Task));
+      execution = await this.options.executor.run(spec);
     } catch (e) {
+      this.options.known.delete(id);
       this.starting.delete(id);
       this.report(rejected(id, asShoalError(e)));
       return;
     }
-    this.options.known.set(id, { jobId: message.JobID });
     this.starting.delete(id);
     this.report({ Type: "BidAccepted", ExecutionID: id });
     this.follow(execution);
