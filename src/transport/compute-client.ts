@@ -38,7 +38,8 @@ const natsLikeError = (code: string, message: string) => Object.assign(new Error
  * reply; a refusal arrives on the node's own subject), every other call is one request/reply.
  *
  * A node's calls hold ONE subscription, its work subjects `shoal.work.<id>.>`: their replies come
- * back under it (`shoal.work.<id>.reply.<tag>.<n>`) beside the heartbeat refusals, and are matched
+ * back under it (`shoal.work.<id>.reply.<tag>.<n>`) beside the heartbeat refusals and the work the
+ * orchestrator sends (`shoal.work.<id>.execution`, handed to `onWork`), and replies are matched
  * to their requests here, not by nats.js's request inbox (a second subscription, `_INBOX_NODE.<id>.<nuid>.*`).
  * Behind leaf servers every subscription of every node is interest the hub holds, so this halves
  * the hub's entries per node. A join is still a nats.js request: it runs on the join login, which
