@@ -12,6 +12,7 @@ import {
   JOIN_SUBSCRIPTION,
   ORCHESTRATOR_QUEUE,
   ORCHESTRATOR_SUBSCRIPTION,
+  executionReportNodeId,
   heartbeatNodeId,
   heartbeatRefusedSubject,
   isHeartbeatSubjectOf,
@@ -74,7 +75,8 @@ export class NodeProtocolHandler {
             if (this.agentHeartbeat(msg)) return;
             const heartbeatOf = heartbeatNodeId(msg.subject);
             if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
-            else this.track(this.handle(msg));
+            // Execution reports match this subscription too; the execution report handler's own group answers them.
+            else if (executionReportNodeId(msg.subject) === undefined) this.track(this.handle(msg));
           },
         }),
       );

@@ -14,6 +14,10 @@ import { nkeyLogin } from "../transport/nkey-signature.ts";
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
+import type { CapacityLedger } from "./executor/capacity-ledger.ts";
+import type { Executor } from "./executor/executor.ts";
+import { ExecutionRunner } from "./execution-runner.ts";
+import { KnownExecutions } from "./known-executions.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
@@ -42,6 +46,12 @@ export interface ComputeAgentOptions {
   readonly nodeInfo?: () => NodeInfo;
   /** Told every protocol exchange's outcome: for callers that count them (the fleet simulator). */
   readonly observe?: (outcome: AgentOutcome) => void;
+  /**
+   * Runs the executions the orchestrator sends (docs/protocol.md, Work); its ledger is the
+   * capacity the node reports. Without one the node takes no work (a fleet simulator). The agent
+   * reconciles it on start and closes it on stop (its containers keep running for the next start).
+   */
+  readonly executor?: Executor & { readonly ledger: CapacityLedger };
 }
 
 /**
@@ -115,12 +125,24 @@ export class ComputeAgent {
   private readonly jwtStore: JwtStore;
   /** A re-join after NATS refused our JWT (revoked), running in the background. */
   private rejoining: Promise<void> | undefined;
+  private readonly runner: ExecutionRunner | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
     this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
     this.jwt = this.jwtStore.load();
+    const executor = options.executor;
+    if (executor) {
+      this.runner = new ExecutionRunner({
+        nodeId: options.nodeId,
+        executor,
+        known: new KnownExecutions(options.dataDir, options.nodeId),
+        // Sent once connected; until then (and while NATS is down) the runner retries.
+        send: (report) => (this.client ? this.client.reportExecution(report) : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet"))),
+        logger: options.logger,
+      });
+    }
   }
 
   private keepJwt(jwt: string | undefined): void {
@@ -138,10 +160,15 @@ export class ComputeAgent {
 
   private info(): NodeInfo {
     if (this.options.nodeInfo) return this.options.nodeInfo();
-    return computeNodeInfo(this.options.nodeId, this.options.labels, this.options.dataDir);
+    return computeNodeInfo(this.options.nodeId, this.options.labels, this.options.dataDir, this.options.executor?.ledger);
   }
 
   async start(): Promise<void> {
+    // Before any work can arrive: adopt what still runs, report what was lost or not yet delivered.
+    // An engine that cannot be reached now leaves them for the next start; the node still reports.
+    await this.runner?.reconcile().catch((e: unknown) =>
+      this.options.logger.error({ reason: (e as Error).message }, "could not reconcile this node's executions with its engine; they are reconciled at the next start"),
+    );
     await this.join();
     if (this.stopped) return;
     this.every(this.options.heartbeatMs, () => this.heartbeat());
@@ -264,6 +291,8 @@ export class ComputeAgent {
       this.tell("heartbeat", refusal);
       this.refusedReport("heartbeat", refusal);
     });
+    const runner = this.runner;
+    if (runner) this.client.onWork((data) => runner.handle(data));
     this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
   }
 
@@ -450,7 +479,7 @@ export class ComputeAgent {
   }
 
   private sendResources(): Promise<void> {
-    return this.send("resources", () => this.client!.updateResources(resourceReport(this.info())));
+    return this.send("resources", () => this.client!.updateResources(resourceReport(this.info(), this.options.executor?.ledger)));
   }
 
   /** Bounded even when NATS is wedged: the drain is given up after a short wait and the socket closed. */
@@ -458,6 +487,9 @@ export class ComputeAgent {
     this.stopped = true;
     this.wake?.();
     for (const t of this.timers) clearTimeout(t);
+    this.runner?.stop();
+    // Containers keep running: the next start adopts them.
+    await this.options.executor?.close();
     if (this.nc) await closeNatsConnection(this.nc, this.options.logger);
   }
 }

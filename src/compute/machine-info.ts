@@ -2,6 +2,7 @@ import { existsSync, statfsSync } from "node:fs";
 import { arch, cpus, hostname, platform, totalmem } from "node:os";
 import type { NodeInfo, ResourceReport, Resources } from "../events/catalog/node-info.ts";
 import { buildVersion } from "../version.ts";
+import type { CapacityLedger } from "./executor/capacity-ledger.ts";
 
 function diskBytes(dir: string): number {
   try {
@@ -21,16 +22,24 @@ export function machineCapacity(dataDir: string): Resources {
   return { CPU: cpus().length, Memory: totalmem(), Disk: diskBytes(dataDir), GPU: 0 };
 }
 
-/** What a compute node reports about itself: Bacalhau's built-in labels plus the configured ones. */
-export function computeNodeInfo(nodeId: string, labels: Readonly<Record<string, string>>, dataDir: string): NodeInfo {
-  const capacity = machineCapacity(dataDir);
+/** Bacalhau's resources (CPU in cores) of what a ledger counts in millicores and bytes. */
+const asResources = (cpuMillis: number, memoryBytes: number, disk: number): Resources => ({ CPU: cpuMillis / 1000, Memory: memoryBytes, Disk: disk, GPU: 0 });
+
+/**
+ * What a compute node reports about itself: Bacalhau's built-in labels plus the configured ones.
+ * With an executor, its capacity is what the executor offers (Compute.AllocatedCapacity), and the
+ * node runs docker.
+ */
+export function computeNodeInfo(nodeId: string, labels: Readonly<Record<string, string>>, dataDir: string, ledger?: CapacityLedger): NodeInfo {
+  const machine = machineCapacity(dataDir);
+  const capacity = ledger ? asResources(ledger.capacity.cpuMillis, ledger.capacity.memoryBytes, machine.Disk ?? 0) : machine;
   return {
     NodeID: nodeId,
     NodeType: "Compute",
     Hostname: hostname(),
     Labels: { "Operating-System": platform(), Architecture: arch(), ...labels },
     ComputeNodeInfo: {
-      ExecutionEngines: detectEngines(),
+      ExecutionEngines: ledger ? ["docker"] : detectEngines(),
       Publishers: [],
       StorageSources: [],
       MaxCapacity: capacity,
@@ -40,8 +49,21 @@ export function computeNodeInfo(nodeId: string, labels: Readonly<Record<string, 
   };
 }
 
-/** Nothing runs on a node yet (executions arrive with the job lifecycle), so all capacity is free. */
-export function resourceReport(info: NodeInfo): ResourceReport {
+/**
+ * What is free: the executor's capacity minus what its running executions hold (its ledger).
+ * Without an executor nothing runs, so all capacity is free.
+ */
+export function resourceReport(info: NodeInfo, ledger?: CapacityLedger): ResourceReport {
+  if (ledger) {
+    const free = ledger.free();
+    const disk = info.ComputeNodeInfo?.MaxCapacity.Disk ?? 0;
+    return {
+      AvailableCapacity: asResources(Math.max(0, free.cpuMillis), Math.max(0, free.memoryBytes), disk),
+      QueueUsedCapacity: {},
+      RunningExecutions: ledger.running().length,
+      EnqueuedExecutions: 0,
+    };
+  }
   return {
     AvailableCapacity: info.ComputeNodeInfo?.MaxCapacity ?? {},
     QueueUsedCapacity: {},

@@ -98,6 +98,12 @@ export const CONFIG_KEYS = {
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
   "Compute.Heartbeat.InfoUpdateInterval": dur(60_000, "How often node information is reported (only changes are stored)"),
   "Compute.Heartbeat.ResourceUpdateInterval": dur(30_000, "How often resource availability is reported (kept in memory)"),
+  "Compute.AllocatedCapacity.CPU": str("70%", "CPU the node offers executions: a share of this machine's cores (70%), or cores or millicores (2, 1500m)"),
+  "Compute.AllocatedCapacity.Memory": str("70%", "Memory the node offers executions: a share of this machine's memory (70%), or a size (4Gb, 2Gi)"),
+  "Compute.Docker.AllowPull": bool(false, "Pull an image the Docker engine does not have; otherwise such an execution fails (image missing)"),
+  "Compute.Docker.AllowedNetworks": { kind: "list", default: [] as string[], description: "Networks executions may ask for besides None: Host, Full" } as KeyDef<"list", string[]>,
+  "Compute.Docker.MaxOutputBytes": bytes(1024 * 1024, "Bytes of stdout and of stderr kept per execution (each); the rest is counted, and the truncation said"),
+  "Compute.Docker.StopGracePeriod": dur(10_000, "How long a cancelled container gets between SIGTERM and SIGKILL"),
   "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
   "Logging.Mode": str("default", "default (human readable) or json"),
 } as const;

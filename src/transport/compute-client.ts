@@ -5,7 +5,16 @@ import { decode, encode } from "./codec.ts";
 import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
 import { ProtocolResponse } from "./messages.ts";
 import { isUnreachable } from "./unreachable.ts";
-import { computeSubject, heartbeatRefusedSubject, joinSubject, nodeReplyPrefix, nodeWorkSubjects, type ProtocolMethod } from "./subjects.ts";
+import {
+  computeSubject,
+  executionReportSubject,
+  executionWorkSubject,
+  heartbeatRefusedSubject,
+  joinSubject,
+  nodeReplyPrefix,
+  nodeWorkSubjects,
+} from "./subjects.ts";
+import type { ExecutionReport } from "./work-messages.ts";
 
 export class OrchestratorUnreachableError extends Error {
   override readonly name = "OrchestratorUnreachableError";
@@ -29,7 +38,8 @@ const natsLikeError = (code: string, message: string) => Object.assign(new Error
  * reply; a refusal arrives on the node's own subject), every other call is one request/reply.
  *
  * A node's calls hold ONE subscription, its work subjects `shoal.work.<id>.>`: their replies come
- * back under it (`shoal.work.<id>.reply.<tag>.<n>`) beside the heartbeat refusals, and are matched
+ * back under it (`shoal.work.<id>.reply.<tag>.<n>`) beside the heartbeat refusals and the work the
+ * orchestrator sends (`shoal.work.<id>.execution`, handed to `onWork`), and replies are matched
  * to their requests here, not by nats.js's request inbox (a second subscription, `_INBOX_NODE.<id>.<nuid>.*`).
  * Behind leaf servers every subscription of every node is interest the hub holds, so this halves
  * the hub's entries per node. A join is still a nats.js request: it runs on the join login, which
@@ -42,6 +52,7 @@ export class ComputeClient {
   private nextToken = 0;
   private readonly pending = new Map<string, Pending>();
   private readonly refusalHandlers: ((refusal: ProtocolResponse) => void)[] = [];
+  private readonly workHandlers: ((data: Uint8Array) => void)[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -56,6 +67,7 @@ export class ComputeClient {
     if (this.subscribed) return;
     this.subscribed = true;
     const refused = heartbeatRefusedSubject(this.nodeId);
+    const work = executionWorkSubject(this.nodeId);
     this.nc.subscribe(nodeWorkSubjects(this.nodeId), {
       callback: (err, msg) => {
         if (err) {
@@ -64,7 +76,8 @@ export class ComputeClient {
         }
         if (msg.subject === refused) this.refusal(msg);
         else if (msg.subject.startsWith(this.replyPrefix)) this.reply(msg.subject.slice(this.replyPrefix.length), msg);
-        // Anything else under the work subjects is for a later protocol (work): not ours to read yet.
+        else if (msg.subject === work) for (const handle of this.workHandlers) handle(msg.data);
+        // Anything else under the work subjects is for a later protocol: not ours to read yet.
       },
     });
     // Requests still waiting when the connection ends get the error a nats.js request would.
@@ -118,7 +131,7 @@ export class ComputeClient {
   }
 
   /** A request of the node's own, answered on its work subjects (see the class). */
-  private call(method: ProtocolMethod, body: Record<string, unknown>): Promise<ProtocolResponse> {
+  private call(subject: string, body: Record<string, unknown>): Promise<ProtocolResponse> {
     this.subscribe();
     const token = String(this.nextToken++);
     const data = encode({ MessageID: randomUUID(), ...body });
@@ -129,7 +142,7 @@ export class ComputeClient {
       }, this.timeoutMs);
       this.pending.set(token, { resolve, reject, timer });
       try {
-        this.nc.publish(computeSubject(this.nodeId, method), data, { reply: this.replyPrefix + token });
+        this.nc.publish(subject, data, { reply: this.replyPrefix + token });
       } catch (e) {
         this.pending.delete(token);
         clearTimeout(timer);
@@ -163,7 +176,7 @@ export class ComputeClient {
   /** A heartbeat as a request, answered: how an agent checks on start that the orchestrator still knows it. */
   heartbeatRequest(): Promise<ProtocolResponse> {
     this.sequence += 1;
-    return this.call("heartbeat", { NodeID: this.nodeId, Sequence: this.sequence });
+    return this.call(computeSubject(this.nodeId, "heartbeat"), { NodeID: this.nodeId, Sequence: this.sequence });
   }
 
   /** Refusals of published heartbeats (the orchestrator's reply, on the node's own subject); undecodable ones are dropped. */
@@ -173,10 +186,21 @@ export class ComputeClient {
   }
 
   updateInfo(info: NodeInfo): Promise<ProtocolResponse> {
-    return this.call("info", { Info: info });
+    return this.call(computeSubject(this.nodeId, "info"), { Info: info });
   }
 
   updateResources(report: ResourceReport): Promise<ProtocolResponse> {
-    return this.call("resources", { NodeID: this.nodeId, Resources: report });
+    return this.call(computeSubject(this.nodeId, "resources"), { NodeID: this.nodeId, Resources: report });
+  }
+
+  /** Work the orchestrator sends this node (`shoal.work.<id>.execution`), undecoded: the receiver validates it. */
+  onWork(handle: (data: Uint8Array) => void): void {
+    this.workHandlers.push(handle);
+    this.subscribe();
+  }
+
+  /** One execution report, answered like every call; the report's own MessageID is kept, so a report sent again is the same one. */
+  reportExecution(report: ExecutionReport): Promise<ProtocolResponse> {
+    return this.call(executionReportSubject(this.nodeId), { ...report });
   }
 }

@@ -100,3 +100,23 @@ export function parseJoinSubject(subject: string): string | undefined {
 export const eventSubject = (category: string, entityId: string, type: string): string => `shoal.events.${category}.${entityId}.${type}`;
 export const EVENTS_STREAM = "SHOAL_EVENTS";
 export const EVENTS_SUBJECTS = "shoal.events.>";
+
+/** Work for a node (ask for bid, run, cancel): published by the orchestrator, received by that node only. */
+export const executionWorkSubject = (nodeId: string): string => `shoal.work.${nodeId}.execution`;
+/**
+ * A node's execution reports: under its own `shoal.compute.<id>.*`, which its NATS login already
+ * allows, so nodes that joined before the work protocol need no new login.
+ */
+export const EXECUTION_REPORT_METHOD = "execution";
+export const executionReportSubject = (nodeId: string): string => `shoal.compute.${nodeId}.${EXECUTION_REPORT_METHOD}`;
+export const EXECUTION_REPORT_SUBSCRIPTION = `shoal.compute.*.${EXECUTION_REPORT_METHOD}`;
+/** Its own queue group: the node-protocol group's `shoal.compute.*.*` also matches, and skips them. */
+export const EXECUTION_REPORT_QUEUE = "shoal-orchestrators-executions";
+const EXECUTION_REPORT_SUFFIX = `.${EXECUTION_REPORT_METHOD}`;
+
+/** The node id of an execution report's subject, or undefined for any other subject. */
+export function executionReportNodeId(subject: string): string | undefined {
+  if (!subject.endsWith(EXECUTION_REPORT_SUFFIX) || !subject.startsWith(COMPUTE_PREFIX)) return undefined;
+  const nodeId = subject.slice(COMPUTE_PREFIX.length, subject.length - EXECUTION_REPORT_SUFFIX.length);
+  return nodeId.length > 0 && !nodeId.includes(".") ? nodeId : undefined;
+}

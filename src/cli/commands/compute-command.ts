@@ -1,8 +1,13 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseLabels } from "../../config/coerce.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
+import { allocatedCapacity } from "../../compute/allocated-capacity.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
+import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
+import type { NetworkType } from "../../compute/executor/executor.ts";
+import { ConfigError } from "../../config/config-error.ts";
 import { loadOrCreateNodeKey } from "../../compute/node-key.ts";
 import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
@@ -28,6 +33,7 @@ ${CONFIG_HELP}
   -h, --help           show this help`;
 
 export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): ComputeAgent {
+  const executor = dockerExecutorFromConfig(config, nodeId, logger);
   return new ComputeAgent({
     nodeId,
     orchestrators: config["Compute.Orchestrators"],
@@ -38,6 +44,29 @@ export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logg
     infoUpdateMs: config["Compute.Heartbeat.InfoUpdateInterval"],
     resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],
     logger,
+    ...(executor === undefined ? {} : { executor }),
+  });
+}
+
+/**
+ * The node runs executions in Docker when an engine is there to talk to (DOCKER_HOST, or the
+ * default socket); without one it takes no work, as Bacalhau's node without an engine.
+ */
+function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): DockerExecutor | undefined {
+  // Checked with or without an engine: a bad key is refused, not ignored on a machine without Docker.
+  const networks = config["Compute.Docker.AllowedNetworks"];
+  const unknown = networks.filter((n) => n !== "None" && n !== "Host" && n !== "Full");
+  if (unknown.length > 0) throw new ConfigError(`Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`);
+  const capacity = allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]);
+  if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
+  return new DockerExecutor({
+    nodeId,
+    capacity,
+    logger,
+    allowedNetworks: networks as NetworkType[],
+    allowPull: config["Compute.Docker.AllowPull"],
+    maxOutputBytes: config["Compute.Docker.MaxOutputBytes"],
+    stopGraceSeconds: Math.ceil(config["Compute.Docker.StopGracePeriod"] / 1000),
   });
 }
 

@@ -1,0 +1,371 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { asShoalError, badRequest, type ShoalError } from "../errors/shoal-error.ts";
+import { ProtocolError, unpack, validate } from "../transport/codec.ts";
+import { validateWorkMessage } from "../transport/decode-work.ts";
+import type { ProtocolResponse } from "../transport/messages.ts";
+import {
+  ExecutionID,
+  MAX_REPORTED_OUTPUT,
+  MAX_REPORTED_REASON,
+  type ExecutionReport,
+  type WorkMessage,
+  type RunExecution,
+  type RunOutput,
+  type WorkTask,
+} from "../transport/work-messages.ts";
+import type { ExecutionResult, ExecutionSpec, Executor, RunningExecution } from "./executor/executor.ts";
+import type { KnownExecutions } from "./known-executions.ts";
+
+/** A report as the runner makes it; MessageID and NodeID are added once, so a report sent again is the same one. */
+type ReportBody = ExecutionReport extends infer R ? (R extends ExecutionReport ? Omit<R, "MessageID" | "NodeID"> : never) : never;
+
+export interface ExecutionRunnerOptions {
+  readonly nodeId: string;
+  readonly executor: Executor;
+  readonly known: KnownExecutions;
+  /** Sends one report to the orchestrator (a request); throws when it cannot be delivered. */
+  readonly send: (report: ExecutionReport) => Promise<ProtocolResponse>;
+  readonly logger: Logger;
+  /** First wait before a report is sent again (doubling to maxRetryMs). */
+  readonly retryMs?: number;
+  readonly maxRetryMs?: number;
+}
+
+/** Cuts a stream to what a report carries, never in the middle of a surrogate pair. */
+function cut(text: string, max: number): { text: string; cut: boolean } {
+  if (text.length <= max) return { text, cut: false };
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return { text: text.slice(0, end), cut: true };
+}
+
+function reported(output: RunOutput): RunOutput {
+  const stdout = cut(output.STDOUT, MAX_REPORTED_OUTPUT);
+  const stderr = cut(output.STDERR, MAX_REPORTED_OUTPUT);
+  return {
+    STDOUT: stdout.text,
+    StdoutTruncated: output.StdoutTruncated || stdout.cut,
+    STDERR: stderr.text,
+    StderrTruncated: output.StderrTruncated || stderr.cut,
+    ExitCode: output.ExitCode,
+    ErrorMsg: cut(output.ErrorMsg, MAX_REPORTED_REASON).text,
+  };
+}
+
+const reason = (text: string) => cut(text, MAX_REPORTED_REASON).text;
+
+/** The executor's view of a task: Bacalhau's `KEY=value` environment variables and the task's env, merged (the task's win). */
+export function executionSpecOf(executionId: string, task: WorkTask): ExecutionSpec {
+  const env: Record<string, string> = {};
+  for (const pair of task.Engine.EnvironmentVariables ?? []) {
+    const at = pair.indexOf("=");
+    if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+    else env[pair] = "";
+  }
+  Object.assign(env, task.Env ?? {});
+  return {
+    executionId,
+    image: task.Engine.Image,
+    ...(task.Engine.Entrypoint === undefined ? {} : { entrypoint: task.Engine.Entrypoint }),
+    ...(task.Engine.Parameters === undefined ? {} : { parameters: task.Engine.Parameters }),
+    ...(Object.keys(env).length === 0 ? {} : { env }),
+    ...(task.Engine.WorkingDirectory === undefined ? {} : { workingDir: task.Engine.WorkingDirectory }),
+    resources: { cpuMillis: task.Resources.CPUMillis, memoryBytes: task.Resources.MemoryBytes },
+    network: task.Network,
+    timeoutMs: task.ExecutionTimeout * 1000,
+  };
+}
+
+/**
+ * Bacalhau resolves a task env value `env:NAME` from the node's own environment, for names its
+ * operator allows (Compute.Env.AllowList). Shoal has no such list yet, so it gives out nothing:
+ * such a task is refused rather than run with the literal text as its value.
+ */
+function hostEnvRefusal(executionId: string, task: WorkTask): ShoalError | undefined {
+  const asked = Object.entries(task.Env ?? {}).find(([, value]) => value.startsWith("env:"));
+  if (asked === undefined) return undefined;
+  return badRequest(`execution ${executionId} asks for ${asked[0]} from the node's environment (${asked[1]}), which this node does not give out`);
+}
+
+/** The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as cause. */
+export function endReport(result: ExecutionResult): ReportBody {
+  const output = reported(result.runOutput);
+  if (result.state === "Completed") return { Type: "ExecutionCompleted", ExecutionID: result.executionId, RunOutput: output };
+  return {
+    Type: "ExecutionFailed",
+    ExecutionID: result.executionId,
+    Reason: reason(result.runOutput.ErrorMsg || `execution ${result.executionId} ${result.state === "Cancelled" ? "was cancelled" : "failed"} (${result.reason})`),
+    Cause: result.reason,
+    RunOutput: output,
+  };
+}
+
+/**
+ * A compute node's side of the work protocol (docs/protocol.md, Work): validates each work
+ * message, runs executions through the executor, and reports bids, starts and ends to the
+ * orchestrator, sending each report again until it is answered. What it has taken is kept
+ * (KnownExecutions), so that a restarted agent reconciles and still reports every end.
+ */
+export class ExecutionRunner {
+  /** Executions being handed to the executor now: a repeat of their message waits for that. */
+  private readonly starting = new Set<string>();
+  private readonly running = new Map<string, RunningExecution>();
+  /** Each execution's reports go out one after another, in order. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private stopped = false;
+  private readonly sleeps = new Set<() => void>();
+
+  constructor(private readonly options: ExecutionRunnerOptions) {}
+
+  /** One message from `shoal.work.<id>.execution`, undecoded. Never throws: a bad one is refused (logged, or a BidRejected when it names an execution). */
+  handle(data: Uint8Array): void {
+    let raw: unknown;
+    let message: WorkMessage;
+    try {
+      raw = unpack(data);
+      message = validateWorkMessage(raw);
+    } catch (e) {
+      this.refuseMessage(raw, e as Error);
+      return;
+    }
+    if (message.NodeID !== this.options.nodeId) {
+      this.options.logger.warn({ nodeId: message.NodeID, type: message.Type }, "work message refused: it is for another node");
+      return;
+    }
+    switch (message.Type) {
+      case "AskForBid":
+        this.bid(message.ExecutionID, message.Task);
+        return;
+      case "RunExecution":
+        void this.run(message);
+        return;
+      case "CancelExecution":
+        void this.cancel(message.ExecutionID, message.Reason);
+        return;
+    }
+  }
+
+  /**
+   * A message the node cannot take is refused, nothing run: with a BidRejected (BadRequest, the
+   * reason) when it is an ask or a run naming a valid execution of this node, else only logged.
+   */
+  private refuseMessage(raw: unknown, e: Error): void {
+    const why = e instanceof ProtocolError ? `invalid message: ${e.message}` : e.message;
+    this.options.logger.warn({ reason: why }, "work message refused");
+    const fields = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+    const id = fields.ExecutionID;
+    const asks = fields.Type === "AskForBid" || fields.Type === "RunExecution";
+    if (!asks || fields.NodeID !== this.options.nodeId || typeof id !== "string" || !isExecutionId(id)) return;
+    if (this.starting.has(id) || this.running.has(id) || this.options.known.get(id) !== undefined) return; // never undo one it runs
+    this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest" });
+  }
+
+  private bid(executionId: string, task: WorkTask): void {
+    if (this.options.known.get(executionId)?.delivered) return; // ended here, and the orchestrator heard it
+    if (this.starting.has(executionId) || this.running.has(executionId) || this.options.known.get(executionId) !== undefined) {
+      this.report({ Type: "BidAccepted", ExecutionID: executionId });
+      return;
+    }
+    const refused = hostEnvRefusal(executionId, task) ?? this.options.executor.refusal(executionSpecOf(executionId, task));
+    this.report(refused ? rejected(executionId, refused) : { Type: "BidAccepted", ExecutionID: executionId });
+  }
+
+  private async run(message: RunExecution): Promise<void> {
+    const id = message.ExecutionID;
+    if (this.starting.has(id)) return;
+    const known = this.options.known.get(id);
+    if (known !== undefined) {
+      // A repeat: say where it stands (the orchestrator heard nothing yet). One whose end was
+      // answered is not run again: that end stands.
+      if (known.delivered) this.options.logger.info({ executionId: id }, "work for an execution that already ended here (its end was delivered); not run again");
+      else if (known.final) this.resend(known.final);
+      else if (this.running.has(id)) {
+        this.report({ Type: "BidAccepted", ExecutionID: id });
+        const running = this.running.get(id)!;
+        void running.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
+      }
+      return;
+    }
+    const spec = executionSpecOf(id, message.Task);
+    // Refused at once (nothing kept, nothing written) when it cannot run here.
+    const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
+    if (refused) {
+      this.report(rejected(id, refused));
+      return;
+    }
+    this.starting.add(id);
+    // Kept before its container can exist: a node that dies meanwhile finds the container (adopted)
+    // or not (reported lost) when it restarts, and never leaves it unaccounted for.
+    this.options.known.set(id, { jobId: message.JobID });
+    let execution: RunningExecution;
+    try {
+      execution = await this.options.executor.run(spec);
+    } catch (e) {
+      this.options.known.delete(id);
+      this.starting.delete(id);
+      this.report(rejected(id, asShoalError(e)));
+      return;
+    }
+    this.starting.delete(id);
+    this.report({ Type: "BidAccepted", ExecutionID: id });
+    this.follow(execution);
+  }
+
+  /** Reports its start (if it starts) and its end, kept until delivered. */
+  private follow(execution: RunningExecution, reportStart = true): void {
+    const id = execution.executionId;
+    this.running.set(id, execution);
+    if (reportStart) void execution.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
+    void execution.done.then((result) => {
+      this.running.delete(id);
+      this.finish(id, endReport(result));
+    });
+  }
+
+  private finish(executionId: string, body: ReportBody): void {
+    const final = this.sealed(body);
+    const known = this.options.known.get(executionId);
+    this.options.known.set(executionId, { jobId: known?.jobId ?? "", final });
+    this.resend(final);
+  }
+
+  private async cancel(executionId: string, why: string): Promise<void> {
+    if (this.running.has(executionId)) {
+      try {
+        await this.options.executor.cancel(executionId, why); // its end comes through `done`
+      } catch (e) {
+        this.options.logger.warn({ executionId, reason: asShoalError(e).message }, "could not cancel an execution");
+      }
+      return;
+    }
+    const known = this.options.known.get(executionId);
+    if (known?.final && !known.delivered) {
+      this.resend(known.final);
+      return;
+    }
+    if (this.starting.has(executionId)) {
+      // Being started now: cancel it once the executor has it.
+      setTimeout(() => void this.cancel(executionId, why), 100);
+      return;
+    }
+    // Never ran here (or its end was delivered): say it does not run, so the orchestrator can close it.
+    this.report({
+      Type: "ExecutionFailed",
+      ExecutionID: executionId,
+      Reason: reason(`execution ${executionId} was cancelled: it does not run on node ${this.options.nodeId}`),
+      Cause: "cancelled",
+    });
+  }
+
+  /**
+   * After a restart: ends not yet delivered are sent again; the engine's containers of the other
+   * known executions are adopted (their end reported when it comes) and the known executions
+   * with no container are reported failed, `lost`.
+   */
+  async reconcile(): Promise<void> {
+    const { known, executor, logger, nodeId } = this.options;
+    const open: string[] = [];
+    for (const id of known.ids()) {
+      const entry = known.get(id)!;
+      if (entry.delivered) continue;
+      if (entry.final) this.resend(entry.final);
+      else open.push(id);
+    }
+    const report = await executor.reconcile(open);
+    for (const { execution, wasRunning } of report.adopted) {
+      logger.info({ executionId: execution.executionId, wasRunning }, "adopted an execution's container after a restart");
+      this.follow(execution, false);
+    }
+    for (const id of report.missing) {
+      logger.warn({ executionId: id }, "an execution this node had taken has no container after a restart; reporting it failed");
+      this.finish(id, {
+        Type: "ExecutionFailed",
+        ExecutionID: id,
+        Reason: reason(`execution ${id} was lost: node ${nodeId} restarted and its container was gone`),
+        Cause: "lost",
+      });
+    }
+  }
+
+  private sealed(body: ReportBody): ExecutionReport {
+    return { ...body, MessageID: randomUUID(), NodeID: this.options.nodeId } as ExecutionReport;
+  }
+
+  private report(body: ReportBody): void {
+    this.queue(this.sealed(body), false);
+  }
+
+  /** An end: forgotten once the orchestrator has answered it. */
+  private resend(final: ExecutionReport): void {
+    this.queue(final, true);
+  }
+
+  private queue(report: ExecutionReport, isFinal: boolean): void {
+    const id = report.ExecutionID;
+    const next = (this.chains.get(id) ?? Promise.resolve()).then(async () => {
+      const delivered = await this.deliver(report);
+      if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID) this.options.known.delivered(id);
+    });
+    this.chains.set(id, next);
+    void next.finally(() => {
+      if (this.chains.get(id) === next) this.chains.delete(id);
+    });
+  }
+
+  /** Sends until answered: true when the orchestrator answered (accepted or refused for good), false when stopped first. */
+  private async deliver(report: ExecutionReport): Promise<boolean> {
+    let wait = this.options.retryMs ?? 500;
+    const maxWait = this.options.maxRetryMs ?? 30_000;
+    while (!this.stopped) {
+      let notBefore = 0;
+      try {
+        const response = await this.options.send(report);
+        if (response.Accepted) return true;
+        if (response.Code !== "Unavailable") {
+          this.options.logger.warn({ executionId: report.ExecutionID, type: report.Type, reason: response.Reason, code: response.Code }, "orchestrator refused an execution report");
+          return true;
+        }
+        notBefore = (response.RetryAfter ?? 0) * 1000;
+      } catch (e) {
+        if (this.stopped) return false;
+        this.options.logger.warn({ executionId: report.ExecutionID, type: report.Type, reason: (e as Error).message, retryInMs: wait }, "execution report not delivered; will retry");
+      }
+      await this.sleep(Math.max(wait, notBefore));
+      wait = Math.min(wait * 2, maxWait);
+    }
+    return false;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleeps.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleeps.add(wake);
+    });
+  }
+
+  /** Executions running now and their resources are the executor's; this stops sending (undelivered ends stay kept). */
+  stop(): void {
+    this.stopped = true;
+    for (const wake of [...this.sleeps]) wake();
+  }
+}
+
+const isExecutionId = (id: string) => {
+  try {
+    validate(ExecutionID, id);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function rejected(executionId: string, error: ShoalError): ReportBody {
+  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind };
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExecutionReportHandler } from "../../src/actors/execution-report-handler.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { decode, encode } from "../../src/transport/codec.ts";
+import { ProtocolResponse } from "../../src/transport/messages.ts";
+import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
+import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { NatsOperator, loadOrCreateOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
+import { executionReportSubject, executionWorkSubject } from "../../src/transport/subjects.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { RecordingExecutionReports } from "../support/recording-execution-reports.ts";
+import { testAgent } from "../support/test-agent.ts";
+
+/**
+ * The work protocol on the orchestrator's own nats-server, as a hostile node meets it: a node may
+ * only report for itself, and only for executions placed on it; it can neither read another
+ * node's work nor forge work.
+ */
+let config: ShoalConfig;
+let orchestrator: RunningOrchestrator;
+let reports: RecordingExecutionReports;
+let handler: ExecutionReportHandler;
+const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
+const open: NatsConnection[] = [];
+
+const login = async (options: Partial<ConnectionOptions>): Promise<NatsConnection> => {
+  const nc = await connect({ servers: orchestrator.natsUrl, reconnect: false, ...options });
+  open.push(nc);
+  return nc;
+};
+const asNode = (id: string) => {
+  const { dataDir } = agents[id]!;
+  const jwt = readFileSync(join(dataDir, "credentials", `${id}.jwt`), "utf8").trim();
+  return login({ authenticator: jwtLogin(jwt, loadOrCreateNodeKey(dataDir, id)), inboxPrefix: `_INBOX_NODE.${id}` });
+};
+const asOrchestrator = () => {
+  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
+  const key = newNkey("user");
+  return login({ authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
+};
+const started = (nodeId: string, executionId: string) => ({ Type: "ExecutionStarted", MessageID: randomUUID(), NodeID: nodeId, ExecutionID: executionId });
+const report = async (nc: NatsConnection, subject: string, body: unknown) => decode(ProtocolResponse, (await nc.request(subject, encode(body), { timeout: 5000 })).data);
+
+beforeAll(async () => {
+  config = {
+    ...defaultConfig(),
+    DataDir: tempDir("shoal-worksec-"),
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+  };
+  orchestrator = await startOrchestrator(config, silentLogger);
+  for (const id of ["node-a", "node-b"]) {
+    const dataDir = tempDir(`shoal-${id}-`);
+    const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
+    agents[id] = { agent, dataDir };
+    await agent.start();
+  }
+  reports = new RecordingExecutionReports();
+  handler = new ExecutionReportHandler(await asOrchestrator(), reports, { enforcesNodeKeys: true, logger: silentLogger });
+  handler.start();
+});
+
+afterAll(async () => {
+  await handler?.stop();
+  await Promise.allSettled(open.map((nc) => nc.close()));
+  for (const { agent } of Object.values(agents)) await agent.stop();
+  await orchestrator?.stop();
+});
+
+describe("work protocol on the orchestrator's own nats-server", () => {
+  it("node A cannot report for node B: NATS refuses B's subject, and B's id on A's subject is refused", async () => {
+    const a = await asNode("node-a");
+    const executionId = `e-${randomUUID()}`;
+    await expect(a.request(executionReportSubject("node-b"), encode(started("node-b", executionId)), { timeout: 2000 })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    expect(await report(a, executionReportSubject("node-a"), started("node-b", executionId))).toEqual({
+      Accepted: false,
+      Code: "BadRequest",
+      Reason: "subject is for node node-a but the message is from node-b",
+    });
+    expect(reports.of(executionId)).toEqual([]);
+  });
+
+  it("node A cannot report on B's executions as itself: the port refuses an execution placed elsewhere; B's own report is taken", async () => {
+    const a = await asNode("node-a");
+    const b = await asNode("node-b");
+    const executionId = `e-${randomUUID()}`;
+    reports.placements.set(executionId, "node-b");
+    expect(await report(a, executionReportSubject("node-a"), started("node-a", executionId))).toEqual({
+      Accepted: false,
+      Code: "Forbidden",
+      Reason: `execution ${executionId} is not placed on node node-a`,
+    });
+    expect(reports.of(executionId)).toEqual([]);
+    expect(await report(b, executionReportSubject("node-b"), started("node-b", executionId))).toEqual({ Accepted: true });
+    expect(reports.types(executionId)).toEqual(["ExecutionStarted"]);
+  });
+
+  it("a node can neither read another node's work nor send work to any node", async () => {
+    const a = await asNode("node-a");
+    const sub = a.subscribe(executionWorkSubject("node-b"));
+    const outcome = (async () => {
+      for await (const _ of sub) return "delivered";
+      return "closed";
+    })();
+    await expect(outcome).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    const forger = await asNode("node-a");
+    for (const target of ["node-a", "node-b"]) {
+      await expect(forger.request(executionWorkSubject(target), encode({ Type: "CancelExecution" }), { timeout: 2000 })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    }
+  });
+});
