@@ -47,6 +47,9 @@ export interface DockerExecutorOptions {
  * How long the capture may trail the container's exit before what it has is taken as all, and
  * how long log followers get to catch up before the container (and its log) is removed.
  */
+/** How often, and how far apart, an unexplained SIGKILL exit is inspected again for a late OOM flag. */
+const OOM_RECHECKS = 5;
+const OOM_RECHECK_MS = 100;
 const DRAIN_MS = 5_000;
 
 /** The head of a container's stdout and stderr, fed from its attached stream or its log. */
@@ -434,6 +437,12 @@ export class DockerExecutor implements Executor {
     if (!engineFailure) {
       try {
         state = (await container.inspect({ abortSignal: signal })).State;
+        // Docker records an OOM kill from containerd's OOM event, which can arrive after the exit
+        // event on a loaded machine: a SIGKILL nobody here sent is looked at again, briefly.
+        for (let i = 0; i < OOM_RECHECKS && !tracked.endedBy && state.ExitCode === 137 && !state.OOMKilled; i++) {
+          await new Promise((resolve) => setTimeout(resolve, OOM_RECHECK_MS));
+          state = (await container.inspect({ abortSignal: signal })).State;
+        }
       } catch (e) {
         if (this.#closed) return undefined;
         engineFailure = dockerError(e, `inspecting the container of execution ${executionId}`);
