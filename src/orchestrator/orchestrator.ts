@@ -100,7 +100,13 @@ function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): Nod
 export async function startOrchestrator(
   config: ShoalConfig,
   logger: Logger,
-  options: { clock?: Clock; /** Names this process to a second one refused the DataDir. */ command?: string } = {},
+  options: {
+    clock?: Clock;
+    /** Names this process to a second one refused the DataDir. */
+    command?: string;
+    /** False: nodes' execution reports are left to another handler (work-protocol tests record them). */
+    takeExecutionReports?: boolean;
+  } = {},
 ): Promise<RunningOrchestrator> {
   const clock = options.clock ?? systemClock;
   // Before anything else touches DataDir: a second orchestrator on it stops here, having
@@ -290,9 +296,11 @@ export async function startOrchestrator(
     });
     protocol.start();
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
-    const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
-    executionReports.start();
-    cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    if (options.takeExecutionReports !== false) {
+      const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
+      executionReports.start();
+      cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    }
 
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {
