@@ -145,4 +145,18 @@ describe("a submitted job runs on a compute node", () => {
       return e.Items?.[0]?.ComputeState?.StateType === 11; // Cancelled
     }, 10_000, () => "execution Cancelled");
   }, 90_000);
+
+  it("an orchestrator restarted mid-job loses nothing: the job completes, its history whole", async () => {
+    const jobId = await submit(batch("sleep 3; echo survived"));
+    await settled(jobId, ["Running"], 30_000);
+    await waitFor(async () => (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items?.[0]?.ComputeState?.StateType === 6, 30_000, () => "execution Running");
+    await orchestrator.stop();
+    orchestrator = await startOrchestrator(config, silentLogger);
+    const got = await settled(jobId, ["Completed", "Failed"], 60_000);
+    expect(got.Job.State.StateType).toBe("Completed");
+    expect(got.Executions.Items).toHaveLength(1);
+    expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "survived\n", ExitCode: 0 });
+    const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
+    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "JobLevel:Running", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
+  }, 120_000);
 });
