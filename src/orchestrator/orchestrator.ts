@@ -29,7 +29,7 @@ import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
 import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
-import { jobFlow } from "../workflows/jobs/job-flow.ts";
+import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
@@ -259,6 +259,16 @@ export async function startOrchestrator(
     // Jobs run as a workflow: placed, dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
     const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
     processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
+    // A node that joins, is approved or recovers: the Queued jobs are placed again (from now on; not recorded as workflow steps).
+    const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
+    processors.add({
+      name: "job-placement-on-node-gain",
+      checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
+      handle: (batch) => {
+        if (!batch.some((e) => isNodeGain(e.recorded.stream, e.recorded.type))) return;
+        jobRunner.retryQueued("a node may take more work").catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
+      },
+    });
     const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
     if (backoffMs > 0) {
       const queueBackoff = setInterval(() => jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")), backoffMs);

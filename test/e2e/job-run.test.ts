@@ -146,6 +146,33 @@ describe("a submitted job runs on a compute node", () => {
     }, 10_000, () => "execution Cancelled");
   }, 90_000);
 
+  it("a job Queued while no node matches runs when a matching node joins", async () => {
+    const spec = { ...batch("echo matched"), Constraints: [{ Key: "zone", Operator: "=", Values: ["b"] }] };
+    spec.Tasks[0]!.Timeouts = { QueueTimeout: 600 };
+    const jobId = await submit(spec);
+    const waiting = await settled(jobId, ["Queued", "Failed"], 30_000);
+    expect(waiting.Job.State.StateType).toBe("Queued");
+    const second = `${nodeId}-b`;
+    const zoneB = ShoalProcess.start([
+      "compute", "--node-id", second,
+      "-c", `DataDir=${tempDir("shoal-jr-b-")}`,
+      "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
+      "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
+      "-c", "Compute.Heartbeat.Interval=500ms",
+      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+      "-c", "Compute.AllocatedCapacity.CPU=1",
+      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
+      "-c", "Labels=zone=b",
+    ]);
+    try {
+      const got = await settled(jobId, ["Completed", "Failed"], 60_000);
+      expect(got.Job.State.StateType).toBe("Completed");
+      expect(got.Executions.Items.map((e: Body) => [e.NodeID, e.RunOutput?.Stdout])).toEqual([[second, "matched\n"]]);
+    } finally {
+      await zoneB.kill("SIGTERM");
+    }
+  }, 120_000);
+
   it("an orchestrator restarted mid-job loses nothing: the job completes, its history whole", async () => {
     const jobId = await submit(batch("sleep 3; echo survived"));
     await settled(jobId, ["Running"], 30_000);

@@ -6,7 +6,11 @@ export const DISPATCH = "execution-dispatch";
 export const SETTLE = "job-settle";
 export const CANCEL = "job-cancel";
 
-/** Events after which a node may take work it could not before. */
+/**
+ * Events after which a node may take work it could not before. Not inputs of the recorded
+ * workflow (a step per node event would be stored for nothing when no job waits): `isNodeGain`
+ * lets the orchestrator place the Queued jobs again, and those placements are recorded on the jobs.
+ */
 const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy"]);
 /** An execution's end: its job may be done, and its capacity is free again. */
 const EXECUTION_ENDS = new Set(["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled", "ExecutionBidDeclined", "ExecutionRejected"]);
@@ -17,7 +21,7 @@ const JOB_ENDS = new Set(["JobStopped", "JobFailed"]);
  * How a submitted job runs, as a process manager on the store: a job submitted is placed; a node
  * that can take more work, or an execution that ends, has the Queued jobs placed again; an
  * execution created is sent to its node; an execution that ends may end its job; a job stopped or
- * failed has its executions cancelled. Pure: the host records every step before it acts.
+ * failed has its executions cancelled (a node that can take more work: see isNodeGain). Pure: the host records every step before it acts.
  */
 export const jobFlow: Workflow = {
   name: "jobs",
@@ -40,9 +44,8 @@ export const jobFlow: Workflow = {
       }
       return [];
     }
-    if (category === NODE_CATEGORY && NODE_GAINS.has(recorded.type)) {
-      return [{ handler: PLACEMENT, entityId: id, type: "PlaceQueuedJobs", reason: `a node may take work (${recorded.type})` }];
-    }
     return [];
   },
 };
+
+export const isNodeGain = (stream: string, type: string): boolean => categoryOf(stream) === NODE_CATEGORY && NODE_GAINS.has(type);

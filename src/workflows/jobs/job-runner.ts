@@ -26,6 +26,9 @@ import { CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
 const TIMEOUT_BUFFER_SECONDS = 60;
+/** An execution its node has not answered for is sent again this often, this many times (then the node's health decides). */
+const RESEND_MS = 2_000;
+const RESENDS = 30;
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -107,9 +110,9 @@ export class JobRunner {
     };
   }
 
-  /** Tries the Queued jobs again (QueueBackoff): outside any workflow step, so its context names the timer. */
-  retryQueued(): Promise<void> {
-    const c = { handler: PLACEMENT, entityId: "", type: "PlaceQueuedJobs", reason: "queue backoff", commandId: deterministicId("queue-backoff", String(this.options.clock.now())), causationId: "", correlationId: "" };
+  /** Tries the Queued jobs again (QueueBackoff, a node that can take more): outside any workflow step, so its context says why. */
+  retryQueued(reason = "queue backoff"): Promise<void> {
+    const c = { handler: PLACEMENT, entityId: "", type: "PlaceQueuedJobs", reason, commandId: deterministicId("queue-retry", reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
     return this.serialized(() => this.placeQueued(c));
   }
 
@@ -203,14 +206,25 @@ export class JobRunner {
     else if (result.placements.length > 0) await jobs.execute(jobId, { type: "Run" }, context);
   }
 
-  /** Sends a new execution to its node: RunExecution, which the node answers with its bid, start and end. */
-  private async dispatch(executionId: string): Promise<void> {
+  /**
+   * Sends a new execution to its node: RunExecution, which the node answers with its bid, start
+   * and end. Nothing is answered on the spot, and a node that has only just joined may not listen
+   * yet: while the execution is still New the same message goes again (the node answers a repeat
+   * with where it stands), every RESEND_MS, at most RESENDS times.
+   */
+  private async dispatch(executionId: string, attempt = 0): Promise<void> {
     const execution = (await this.options.executions.get(executionId)).state;
     // Only a New one: past that the node has it (a replay after a restart sends nothing again).
     if (execution.computeState !== "New") return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
     if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
     this.options.work.runExecution({ nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) });
+    if (attempt < RESENDS) {
+      const timer = setTimeout(() => {
+        this.dispatch(executionId, attempt + 1).catch((err: unknown) => this.options.logger.warn({ err, executionId }, "sending an execution again failed"));
+      }, RESEND_MS);
+      timer.unref();
+    }
   }
 
   /** A batch or ops job whose executions all ended: Completed when each succeeded, else Failed with the first failure. */
