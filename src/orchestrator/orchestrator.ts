@@ -29,6 +29,11 @@ import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
 import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
+import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
+import { JobRunner } from "../workflows/jobs/job-runner.ts";
+import { NodeWorkClient } from "../transport/node-work-client.ts";
+import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
+import { ExecutionReportsOnActors } from "../actors/execution-reports-on-actors.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../transport/close-nats-connection.ts";
@@ -95,7 +100,13 @@ function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): Nod
 export async function startOrchestrator(
   config: ShoalConfig,
   logger: Logger,
-  options: { clock?: Clock; /** Names this process to a second one refused the DataDir. */ command?: string } = {},
+  options: {
+    clock?: Clock;
+    /** Names this process to a second one refused the DataDir. */
+    command?: string;
+    /** False: nodes' execution reports are left to another handler (work-protocol tests record them). */
+    takeExecutionReports?: boolean;
+  } = {},
 ): Promise<RunningOrchestrator> {
   const clock = options.clock ?? systemClock;
   // Before anything else touches DataDir: a second orchestrator on it stops here, having
@@ -245,6 +256,25 @@ export async function startOrchestrator(
         logger: logger.child({ component: "workflows" }),
       }),
     );
+    // Jobs run as a workflow: placed, dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
+    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
+    processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
+    // A node that joins, is approved or recovers: the Queued jobs are placed again (from now on; not recorded as workflow steps).
+    const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
+    processors.add({
+      name: "job-placement-on-node-gain",
+      checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
+      handle: (batch) => {
+        if (!batch.some((e) => isNodeGain(e.recorded.stream, e.recorded.type))) return;
+        jobRunner.retryQueued("a node may take more work").catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
+      },
+    });
+    const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
+    if (backoffMs > 0) {
+      const queueBackoff = setInterval(() => jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")), backoffMs);
+      queueBackoff.unref();
+      cleanups.push({ name: "stopping the queue backoff", run: () => clearInterval(queueBackoff) });
+    }
     // After the processors stopped (cleanups run in reverse): the views' final state.
     cleanups.push({ name: "writing the node-state snapshot", run: () => snapshotter.stop() });
     cleanups.push({
@@ -276,6 +306,11 @@ export async function startOrchestrator(
     });
     protocol.start();
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    if (options.takeExecutionReports !== false) {
+      const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
+      executionReports.start();
+      cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    }
 
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {

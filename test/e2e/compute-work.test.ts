@@ -68,7 +68,8 @@ beforeAll(async () => {
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),
   };
-  orchestrator = await startOrchestrator(config, silentLogger);
+  // The reports go to this test's recording port, not to the orchestrator's execution actors.
+  orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });
   const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
   const key = newNkey("user");
   nc = await connect({ servers: orchestrator.natsUrl, authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });

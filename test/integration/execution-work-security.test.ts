@@ -60,7 +60,8 @@ beforeAll(async () => {
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),
   };
-  orchestrator = await startOrchestrator(config, silentLogger);
+  // The reports go to this test's recording port, not to the orchestrator's execution actors.
+  orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });
   for (const id of ["node-a", "node-b"]) {
     const dataDir = tempDir(`shoal-${id}-`);
     const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });

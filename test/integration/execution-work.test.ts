@@ -64,7 +64,8 @@ const newIds = () => ({ executionId: `e-${randomUUID()}`, jobId: `j-${randomUUID
 beforeAll(async () => {
   image = await dockerTestImage();
   nats = await TestNatsServer.start();
-  orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN }), silentLogger);
+  // The reports go to this test's recording port, not to the orchestrator's execution actors.
+  orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN }), silentLogger, { takeExecutionReports: false });
   nc = await connect({ servers: nats.url });
   reports = new RecordingExecutionReports();
   handler = new ExecutionReportHandler(nc, reports, { enforcesNodeKeys: false, logger: silentLogger });

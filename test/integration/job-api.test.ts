@@ -59,6 +59,13 @@ const submit = async (spec: unknown) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.JobID as string;
 };
+/** With no compute node to run on, the placement workflow queues a job (the suite's QueueTimeout is 60 s): its settled state. */
+const queued = async (id: string): Promise<Body> => {
+  let j: Body = {};
+  await waitFor(async () => (j = (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job).State.StateType === "Queued", 10_000, () => `job ${id} queued`);
+  return j;
+};
+const QUEUED_MESSAGE = /^Job queued\. not enough nodes to run job\. requested: 1, available: 0, suitable: 0\.$/;
 const jobStreams = async () => new Set((await storedEvents(config.DataDir)).filter((e) => e.stream.startsWith("job-")).map((e) => e.stream)).size;
 
 beforeAll(async () => {
@@ -86,13 +93,15 @@ describe("PUT /api/v1/orchestrator/jobs", () => {
     const got = await call("GET", `/api/v1/orchestrator/jobs/${res.body.JobID}`, AS.reader);
     expect(got.status).toBe(200);
     decodes(GetJobResponse, got.body);
-    const j = got.body.Job;
-    expect(j).toMatchObject({ ID: res.body.JobID, Name: "hello", Namespace: "default", Type: "batch", Count: 1, Labels: { team: "a" }, Version: 1, Revision: 1 });
-    expect(j.State).toEqual({ StateType: "Pending", Message: "" });
+    // Placed at once: no node can take it, so it is Queued (Revision 2).
+    const j = await queued(res.body.JobID);
+    expect(j).toMatchObject({ ID: res.body.JobID, Name: "hello", Namespace: "default", Type: "batch", Count: 1, Labels: { team: "a" }, Version: 1, Revision: 2 });
+    expect(j.State.StateType).toBe("Queued");
+    expect(j.State.Message).toMatch(QUEUED_MESSAGE);
     // Nanoseconds, as Bacalhau's.
     expect(j.CreateTime).toBeGreaterThanOrEqual(before * 1e6);
     expect(j.CreateTime).toBeLessThanOrEqual(Date.now() * 1e6);
-    expect(j.ModifyTime).toBe(j.CreateTime);
+    expect(j.ModifyTime).toBeGreaterThanOrEqual(j.CreateTime);
     // The configured JobDefaults.Batch.Task.Timeouts.QueueTimeout and Bacalhau's resource defaults are applied.
     expect(j.Tasks[0].Timeouts.QueueTimeout).toBe(60);
     expect(j.Tasks[0].Resources).toMatchObject({ CPU: "500m", Memory: "512mb" });
@@ -181,25 +190,26 @@ describe("DELETE, history and executions", () => {
     const sub = nc.subscribe("shoal.events.job.>", { callback: (_err, msg) => subjects.push(msg.subject) });
     await nc.flush();
     const id = await submit(job({ Name: "to-stop" }));
+    await queued(id);
     const stop = await call("DELETE", `/api/v1/orchestrator/jobs/${id}?reason=no%20longer%20needed`, AS.writer);
     expect(stop.status).toBe(200);
     expect(stop.body).toEqual({ EvaluationID: "" });
     const got = await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader);
     expect(got.body.Job.State).toEqual({ StateType: "Stopped", Message: "no longer needed" });
-    expect(got.body.Job.Revision).toBe(2);
+    expect(got.body.Job.Revision).toBe(3);
     const events = (await storedEvents(config.DataDir)).filter((e) => e.stream === `job-${id}`);
-    expect(events.map((e) => e.type)).toEqual(["JobSubmitted", "JobStopped"]);
-    expect(events[1]!.metadata).toMatchObject({ actor: { type: "operator", id: "writer" }, reason: "no longer needed" });
+    expect(events.map((e) => e.type)).toEqual(["JobSubmitted", "JobQueued", "JobStopped"]);
+    expect(events[2]!.metadata).toMatchObject({ actor: { type: "operator", id: "writer" }, reason: "no longer needed" });
 
     // Stored, then published on NATS, in order.
-    await waitFor(() => subjects.filter((s) => s.includes(id)).length >= 2, 10_000, () => `published: ${subjects.join(", ")}`);
-    expect(subjects.filter((s) => s.includes(id))).toEqual([`shoal.events.job.${id}.JobSubmitted`, `shoal.events.job.${id}.JobStopped`]);
+    await waitFor(() => subjects.filter((s) => s.includes(id)).length >= 3, 10_000, () => `published: ${subjects.join(", ")}`);
+    expect(subjects.filter((s) => s.includes(id))).toEqual([`shoal.events.job.${id}.JobSubmitted`, `shoal.events.job.${id}.JobQueued`, `shoal.events.job.${id}.JobStopped`]);
     sub.unsubscribe();
     await nc.close();
 
     const again = await call("DELETE", `/api/v1/orchestrator/jobs/${id}`, AS.writer);
     expect(again.status).toBe(200);
-    expect((await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.Revision).toBe(2);
+    expect((await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.Revision).toBe(3);
 
     for (const unknown of ["j-00000000-0000-4000-8000-000000000000", "nope"]) {
       expect((await call("DELETE", `/api/v1/orchestrator/jobs/${unknown}`, AS.writer)).status).toBe(404);
@@ -211,6 +221,7 @@ describe("DELETE, history and executions", () => {
 
   it("serves the history (job level, filtered, paged) and the executions, alone and with include", async () => {
     const id = await submit(job({ Name: "history" }));
+    const { State } = await queued(id);
     await call("DELETE", `/api/v1/orchestrator/jobs/${id}?reason=done%20here`, AS.writer);
     const history = await call("GET", `/api/v1/orchestrator/jobs/${id}/history`, AS.reader);
     expect(history.status).toBe(200);
@@ -218,15 +229,17 @@ describe("DELETE, history and executions", () => {
     const items = history.body.Items as Body[];
     expect(items.map((h) => [h.Type, h.JobState, h.Event.Topic, h.Event.Message])).toEqual([
       ["JobLevel", { Previous: "Undefined", New: "Pending" }, "Submission", "Job submitted"],
-      ["JobLevel", { Previous: "Pending", New: "Stopped" }, "Scheduling", "Job requested to stop before completion"],
+      ["JobLevel", { Previous: "Pending", New: "Queued" }, "Queueing", State.Message],
+      ["JobLevel", { Previous: "Queued", New: "Stopped" }, "Scheduling", "Job requested to stop before completion"],
     ]);
-    expect(items[1]!.Event.Details).toEqual({ Reason: "done here" });
+    expect(items[2]!.Event.Details).toEqual({ Reason: "done here" });
     expect(items[0]!.SeqNum).toBeLessThan(items[1]!.SeqNum);
+    expect(items[1]!.SeqNum).toBeLessThan(items[2]!.SeqNum);
 
-    const first = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=1`, AS.reader);
-    expect(first.body.Items).toHaveLength(1);
-    const second = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=1&next_token=${first.body.NextToken}`, AS.reader);
-    expect(second.body.Items.map((h: Body) => h.SeqNum)).toEqual([items[1]!.SeqNum]);
+    const first = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=2`, AS.reader);
+    expect(first.body.Items).toHaveLength(2);
+    const second = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=2&next_token=${first.body.NextToken}`, AS.reader);
+    expect(second.body.Items.map((h: Body) => h.SeqNum)).toEqual([items[2]!.SeqNum]);
     expect(second.body.NextToken).toBe("");
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}/history?event_type=execution`, AS.reader)).body.Items).toEqual([]);
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}/history?since=${Math.floor(Date.now() / 1000) + 3600}`, AS.reader)).body.Items).toEqual([]);
@@ -243,11 +256,12 @@ describe("DELETE, history and executions", () => {
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}?include=everything`, AS.reader)).status).toBe(400);
   });
 
-  it("fails a job past its TotalTimeout (its deadline is armed on the core)", async () => {
+  // (TotalTimeout is proven on a running job, test/e2e/job-run.test.ts: here nothing runs, and a queued job's QueueTimeout comes first.)
+  it("fails a job past its QueueTimeout with the queue reason (its deadline is armed on the core)", async () => {
     const id = await submit(job({ Name: "timeout" }, { Timeouts: { TotalTimeout: 2, QueueTimeout: 1 } }));
     await waitFor(async () => (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.State.StateType === "Failed", 30_000, () => "job failed");
     const j = (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job;
-    expect(j.State.Message).toBe("Job timed out. Job took longer than 2s");
+    expect(j.State.Message).toMatch(/^not enough nodes to run job\. requested: 1, available: 0, suitable: 0\.$/);
   });
 });
 
@@ -263,7 +277,7 @@ describe("capabilities", () => {
     // Bacalhau's default: anonymous callers may read.
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}`, undefined)).status).toBe(200);
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.nodes)).status).toBe(403);
-    expect((await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.State.StateType).toBe("Pending");
+    expect((await queued(id)).State.StateType).toBe("Queued");
   });
 
   it("lists the job routes in the OpenAPI document", async () => {
@@ -278,6 +292,7 @@ describe("restart", () => {
   it("keeps every job, its state, its history, and arms its deadlines again", async () => {
     const pending = await submit(job({ Name: "survivor", Labels: { kind: "survivor" } }));
     const timed = await submit(job({ Name: "timed-survivor", Labels: { kind: "survivor" } }, { Timeouts: { TotalTimeout: 5, QueueTimeout: 1 } }));
+    await queued(pending);
     const before = {
       list: (await call("GET", "/api/v1/orchestrator/jobs?limit=1000", AS.reader)).body,
       history: (await call("GET", `/api/v1/orchestrator/jobs/${pending}/history`, AS.reader)).body,

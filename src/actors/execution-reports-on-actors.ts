@@ -1,0 +1,77 @@
+import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
+import type { ExecutionState } from "../../machines/execution/execution-state.ts";
+import { forbidden, notFound } from "../errors/shoal-error.ts";
+import type { ExecutionEvent, RunOutput } from "../events/catalog/execution-events.ts";
+import type * as Work from "../transport/work-messages.ts";
+import { commandContext, type CommandContext } from "./command-context.ts";
+import type { EntityRegistry } from "./entity-registry.ts";
+import type { ExecutionReports } from "./execution-reports.ts";
+
+const COMPUTE_TERMINAL = new Set(["Completed", "Failed", "Cancelled", "AskForBidRejected", "BidRejected"]);
+
+/** A node's RunOutput in the stored event's shape (Bacalhau's RunCommandResult field names). */
+const storedOutput = (o: Work.RunOutput): RunOutput => ({
+  Stdout: o.STDOUT,
+  StdoutTruncated: o.StdoutTruncated,
+  stderr: o.STDERR,
+  StderrTruncated: o.StderrTruncated,
+  ExitCode: o.ExitCode,
+  ErrorMsg: o.ErrorMsg,
+});
+
+type Report = { readonly NodeID: string; readonly ExecutionID: string; readonly MessageID: string };
+
+/**
+ * Node reports as commands to the execution actors. A node speaks only for executions placed on
+ * it (Forbidden otherwise, NotFound for one that does not exist). The orchestrator approves an
+ * accepted bid at once: placement already reserved the capacity, so there is nothing to weigh.
+ */
+export class ExecutionReportsOnActors implements ExecutionReports {
+  constructor(private readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>) {}
+
+  private async placed(report: Report): Promise<ExecutionState> {
+    const state = (await this.executions.get(report.ExecutionID)).state;
+    if (state.computeState === undefined) throw notFound(`execution not found: ${report.ExecutionID}`);
+    if (state.nodeId !== report.NodeID) throw forbidden(`execution ${report.ExecutionID} is not placed on node ${report.NodeID}`);
+    return state;
+  }
+
+  private context(report: Report, reason: string): CommandContext {
+    return commandContext({ type: "node", id: report.NodeID }, { reason, causationId: report.MessageID });
+  }
+
+  async bidAccepted(report: Work.BidAccepted): Promise<void> {
+    await this.placed(report);
+    await this.executions.execute(report.ExecutionID, { type: "AcceptBid" }, this.context(report, "the node accepted the bid"));
+    const after = (await this.executions.get(report.ExecutionID)).state;
+    if (after.computeState === "AskForBidAccepted") {
+      await this.executions.execute(report.ExecutionID, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }, { reason: "bid approved", causationId: report.MessageID }));
+    }
+  }
+
+  async bidRejected(report: Work.BidRejected): Promise<void> {
+    await this.placed(report);
+    await this.executions.execute(report.ExecutionID, { type: "DeclineBid", reason: report.Reason }, this.context(report, report.Reason));
+  }
+
+  async started(report: Work.ExecutionStarted): Promise<void> {
+    const state = await this.placed(report);
+    // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
+    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    await this.executions.execute(report.ExecutionID, { type: "Start" }, this.context(report, "the execution started"));
+  }
+
+  async completed(report: Work.ExecutionCompleted): Promise<void> {
+    const state = await this.placed(report);
+    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    await this.executions.execute(report.ExecutionID, { type: "Complete", output: storedOutput(report.RunOutput) }, this.context(report, "the execution completed"));
+  }
+
+  async failed(report: Work.ExecutionFailed): Promise<void> {
+    const state = await this.placed(report);
+    // A cancelled execution's container gone: the end the orchestrator already recorded.
+    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    const output = report.RunOutput === undefined ? {} : { output: storedOutput(report.RunOutput) };
+    await this.executions.execute(report.ExecutionID, { type: "Fail", reason: report.Reason, cause: "Node", ...output }, this.context(report, report.Reason));
+  }
+}
