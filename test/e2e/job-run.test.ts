@@ -57,6 +57,20 @@ async function settled(jobId: string, states: readonly string[], timeoutMs = 60_
 }
 const containers = () => docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } });
 
+/** A `shoal compute` process joined to this test's orchestrator: 1 CPU, 256 MiB, fast heartbeats. */
+const startCompute = (id: string, settings: readonly string[]): ShoalProcess =>
+  ShoalProcess.start([
+    "compute", "--node-id", id,
+    "-c", `DataDir=${tempDir(`shoal-jr-${id}-`)}`,
+    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
+    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
+    "-c", "Compute.Heartbeat.Interval=500ms",
+    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+    "-c", "Compute.AllocatedCapacity.CPU=1",
+    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
+    ...settings.flatMap((setting) => ["-c", setting]),
+  ]);
+
 beforeAll(async () => {
   image = await dockerTestImage();
   config = {
@@ -70,17 +84,7 @@ beforeAll(async () => {
     "Orchestrator.Port": await freePort(),
   };
   orchestrator = await startOrchestrator(config, silentLogger);
-  compute = ShoalProcess.start([
-    "compute", "--node-id", nodeId,
-    "-c", `DataDir=${tempDir("shoal-jr-")}`,
-    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-    "-c", "Compute.Heartbeat.Interval=500ms",
-    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-    "-c", "Compute.AllocatedCapacity.CPU=1",
-    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-    "-c", "Compute.Docker.StopGracePeriod=1s",
-  ]);
+  compute = startCompute(nodeId, ["Compute.Docker.StopGracePeriod=1s"]);
   await waitFor(async () => {
     const node = (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body;
     return node?.Node?.Membership === "APPROVED" || node?.Membership === "APPROVED";
@@ -153,17 +157,7 @@ describe("a submitted job runs on a compute node", () => {
     const waiting = await settled(jobId, ["Queued", "Failed"], 30_000);
     expect(waiting.Job.State.StateType).toBe("Queued");
     const second = `${nodeId}-b`;
-    const zoneB = ShoalProcess.start([
-      "compute", "--node-id", second,
-      "-c", `DataDir=${tempDir("shoal-jr-b-")}`,
-      "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-      "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-      "-c", "Compute.Heartbeat.Interval=500ms",
-      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-      "-c", "Compute.AllocatedCapacity.CPU=1",
-      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-      "-c", "Labels=zone=b",
-    ]);
+    const zoneB = startCompute(second, ["Labels=zone=b"]);
     try {
       const got = await settled(jobId, ["Completed", "Failed"], 60_000);
       expect(got.Job.State.StateType).toBe("Completed");
