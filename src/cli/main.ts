@@ -13,6 +13,8 @@ Commands:
   compute     run a compute node agent
   devstack    run an orchestrator and N compute nodes in one process
   node        list, describe, approve, reject, delete nodes; show their history
+  job         run jobs from a file; list, describe, stop them; show their executions and history
+  docker      run a Docker container as a job (docker run)
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
   leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
   version     print the version
@@ -26,6 +28,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   compute: async () => (await import("./commands/compute-command.ts")).computeCommand,
   devstack: async () => (await import("./commands/devstack-command.ts")).devstackCommand,
   node: async () => (await import("./commands/node-command.ts")).nodeCommand,
+  job: async () => (await import("./commands/job-command.ts")).jobCommand,
+  docker: async () => (await import("./commands/docker-run-command.ts")).dockerCommand,
   sim: async () => (await import("./commands/sim-command.ts")).simCommand,
   leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,
 };
@@ -61,7 +65,7 @@ main(process.argv.slice(2)).then(
     // Messages may carry text from the API, a node or the command line: never raw to the terminal.
     const message = printable((e as Error)?.message ?? String(e), { multiline: true });
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
-      console.error(`Error: ${message}\nRun 'shoal --help' for usage.`);
+      console.error(`Error: ${message}\nRun '${e instanceof UsageError ? e.help : "shoal --help"}' for usage.`);
       process.exit(2);
     }
     // By name: importing the classes would load the modules this file keeps lazy.

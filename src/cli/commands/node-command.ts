@@ -4,6 +4,7 @@ import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
 import { printable } from "../printable.ts";
 import { formatBytes, formatTable } from "../table.ts";
 import { UsageError } from "../usage-error.ts";
@@ -55,21 +56,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 
 const client = (values: Values): ApiClient => apiClientFrom(values);
 
-function output(values: Values, fallback: "table" | "yaml"): "table" | "json" | "yaml" {
-  const format = values.output ?? fallback;
-  if (format !== "table" && format !== "json" && format !== "yaml") throw new UsageError(`--output must be table, json or yaml, got ${format}`);
-  return format;
-}
-
-/** Everything this command prints passes here: what the API returns is not trusted with the terminal. */
-function print(text: string): void {
-  console.log(printable(text, { multiline: true }));
-}
-
-async function printData(format: "json" | "yaml", data: unknown): Promise<void> {
-  // yaml is imported only when asked for: it costs ~50 ms of start-up.
-  print(format === "json" ? JSON.stringify(data, null, 2) : (await import("yaml")).stringify(data).trimEnd());
-}
+const output = (values: Values, fallback: "table" | "yaml"): OutputFormat => outputFormat(values.output, fallback);
 
 function capacity(node: NodeState, key: "CPU" | "Memory" | "Disk" | "GPU"): string {
   const c = node.Info.ComputeNodeInfo;

@@ -1,0 +1,106 @@
+import type { ExecutionJson, JobJson, JobHistoryJson } from "../job-shapes.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { computeStateName, dateTime, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { outputFormat, print, printData } from "../output-format.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { formatTable } from "../table.ts";
+import { UsageError } from "../usage-error.ts";
+import { EXECUTION_SUMMARY_COLUMNS, executionSummaryRow } from "./job-executions-command.ts";
+
+const HELP_REF = "shoal job describe --help";
+/** The most the API includes of each list: a job's whole story in one read. */
+const INCLUDED = 1000;
+
+export const JOB_DESCRIBE_HELP = `Usage: shoal job describe <job-id> [options]
+
+Shows a job with its executions and history.
+
+Options:
+  --output yaml|json|table yaml (default) and json print {Job, Executions, History} as the API
+                           returns them; table prints Bacalhau's summary: the job, its executions
+                           by state, the job's history, the executions, each one's history, and
+                           their output
+
+${API_OPTIONS_HELP}`;
+
+interface Described {
+  readonly Job: JobJson;
+  readonly Executions?: { readonly Items: readonly ExecutionJson[] };
+  readonly History?: { readonly Items: readonly JobHistoryJson[] };
+}
+
+/** Bacalhau's output.KeyValue: `Key = value`, the keys padded. */
+function keyValues(pairs: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...pairs.map(([k]) => k.length));
+  return pairs.map(([k, v]) => `${k.padEnd(width)} = ${v}`).join("\n");
+}
+
+const historyTable = (entries: readonly JobHistoryJson[]) =>
+  formatTable(
+    ["TIME", "TOPIC", "EVENT"],
+    entries.map((h) => [dateTime(new Date(h.Time)), h.Event.Topic, historyEventText(h.Event)]),
+  );
+
+/** Bacalhau's `job describe` without --output (cmd/cli/job/describe.go). */
+export function describeText(res: Described): string {
+  const job = res.Job;
+  // Newest first, as Bacalhau lists them here.
+  const executions = [...(res.Executions?.Items ?? [])].sort((a, b) => b.CreateTime - a.CreateTime);
+  const history = res.History?.Items ?? [];
+  const header: [string, string][] = [
+    ["ID", job.ID],
+    ["Name", job.Name],
+    ["Namespace", job.Namespace],
+    ["Type", job.Type],
+    ["State", job.State.StateType],
+    ["Message", job.State.Message],
+  ];
+  if (job.Type === "batch" || job.Type === "service") header.push(["Count", String(job.Count)]);
+  header.push(["Created Time", dateTime(nanosToDate(job.CreateTime))], ["Modified Time", dateTime(nanosToDate(job.ModifyTime))], ["Version", String(job.Version)]);
+  const parts = [keyValues(header)];
+
+  const byState = new Map<string, number>();
+  for (const e of executions) {
+    const state = computeStateName(e.ComputeState.StateType);
+    byState.set(state, (byState.get(state) ?? 0) + 1);
+  }
+  parts.push(`Summary\n${byState.size === 0 ? "(no executions)" : keyValues([...byState].map(([s, n]) => [s, String(n)]))}`);
+
+  const jobHistory = history.filter((h) => h.Type === "JobLevel");
+  if (jobHistory.length > 0) parts.push(`Job History\n${historyTable(jobHistory)}`);
+  if (executions.length > 0) parts.push(`Executions\n${formatTable(EXECUTION_SUMMARY_COLUMNS, executions.map(executionSummaryRow))}`);
+  for (const e of executions) {
+    const own = history.filter((h) => h.ExecutionID === e.ID);
+    if (own.length > 0) parts.push(`Execution ${shortId(e.ID)} History\n${historyTable(own)}`);
+  }
+
+  const outputs = executions.flatMap((e) => {
+    const out = e.RunOutput;
+    if (!out || (out.Stdout === "" && out.stderr === "")) return [];
+    let text = [out.Stdout, out.stderr].filter((s) => s !== "").join("\n");
+    if (out.StdoutTruncated || out.StderrTruncated) text += "\n...\nOutput truncated";
+    return [{ id: e.ID, text }];
+  });
+  if (outputs.length === 1) parts.push(`Standard Output\n${(outputs[0] as { text: string }).text.trimEnd()}`);
+  else if (outputs.length > 1) parts.push(`Standard Output\n${outputs.map((o) => `Execution ${shortId(o.id)}:\n${o.text.trimEnd()}`).join("\n\n")}`);
+  return parts.join("\n\n");
+}
+
+export async function jobDescribeCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, JOB_COMMON_OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_DESCRIBE_HELP);
+    return 0;
+  }
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job describe takes exactly one job id", HELP_REF);
+  const format = outputFormat(values.output, "yaml");
+  const res = await apiClientFrom(values).request<Described>(
+    "GET",
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}?include=executions,history&limit=${INCLUDED}`,
+  );
+  if (format === "table") print(describeText(res));
+  else await printData(format, res);
+  return 0;
+}

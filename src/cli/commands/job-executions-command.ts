@@ -1,0 +1,100 @@
+import type { ExecutionJson } from "../job-shapes.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { computeStateName, dateTime, desiredStateName, nanosToDate, shortId, timeOnly } from "../job-cells.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { wholeNumberFlag } from "../number-flag.ts";
+import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { formatTable } from "../table.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal job executions --help";
+const ORDER_BY = ["created_at", "modified_at", "id"] as const;
+/** Bacalhau's `job executions` page size. */
+const DEFAULT_LIMIT = 20;
+
+export const JOB_EXECUTIONS_HELP = `Usage: shoal job executions <job-id> [options]
+
+Lists a job's executions (Bacalhau's columns: created, modified, id, job version, node id,
+revision, state, desired state).
+
+Options:
+  --limit N                executions per page (default ${DEFAULT_LIMIT})
+  --next-token T           the page after the one that printed T
+  --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
+  --order-reversed         last first; --reverse works too
+  --output table|json|yaml table (default); json and yaml print the executions (Bacalhau's models.Execution)
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  limit: { type: "string" },
+  "next-token": { type: "string" },
+  "order-by": { type: "string" },
+  "order-reversed": { type: "boolean" },
+  reverse: { type: "boolean" },
+} as const;
+
+export const EXECUTION_COLUMNS = ["CREATED", "MODIFIED", "ID", "JOB VERSION", "NODE ID", "REV.", "STATE", "DESIRED"] as const;
+
+export function executionRow(e: ExecutionJson): string[] {
+  return [
+    timeOnly(nanosToDate(e.CreateTime)),
+    timeOnly(nanosToDate(e.ModifyTime)),
+    shortId(e.ID),
+    String(e.JobVersion),
+    shortId(e.NodeID),
+    String(e.Revision),
+    computeStateName(e.ComputeState.StateType),
+    desiredStateName(e.DesiredState.StateType),
+  ];
+}
+
+/** `shoal job describe`'s execution table: Bacalhau's, with times as dates. */
+export const EXECUTION_SUMMARY_COLUMNS = ["ID", "NODE ID", "STATE", "DESIRED", "REV.", "CREATED", "MODIFIED", "COMMENT"] as const;
+export function executionSummaryRow(e: ExecutionJson): string[] {
+  return [
+    shortId(e.ID),
+    shortId(e.NodeID),
+    computeStateName(e.ComputeState.StateType),
+    desiredStateName(e.DesiredState.StateType),
+    String(e.Revision),
+    dateTime(nanosToDate(e.CreateTime)),
+    dateTime(nanosToDate(e.ModifyTime)),
+    e.ComputeState.Message,
+  ];
+}
+
+export async function jobExecutionsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_EXECUTIONS_HELP);
+    return 0;
+  }
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job executions takes exactly one job id", HELP_REF);
+  const format = outputFormat(values.output, "table");
+  const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
+  const orderBy = values["order-by"];
+  if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
+    throw new UsageError(`--order-by must be one of ${ORDER_BY.join(", ")}, got ${JSON.stringify(orderBy)}`, HELP_REF);
+  }
+  const q = new URLSearchParams({ limit: String(limit) });
+  if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  if (orderBy !== undefined) q.set("order_by", orderBy);
+  if (values["order-reversed"] || values.reverse) q.set("reverse", "true");
+  const res = await apiClientFrom(values).request<{ Items: ExecutionJson[]; NextToken: string }>(
+    "GET",
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
+  );
+  const more = res.NextToken ? `To fetch more records use:\n\tshoal job executions ${id} --limit ${limit} --next-token ${res.NextToken}` : undefined;
+  if (format === "table") {
+    print(formatTable(EXECUTION_COLUMNS, res.Items.map(executionRow)));
+    if (more) print(`\n${more}`);
+  } else {
+    await printData(format, res.Items);
+    if (more) printError(more);
+  }
+  return 0;
+}

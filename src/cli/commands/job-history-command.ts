@@ -1,0 +1,83 @@
+import type { JobHistoryJson } from "../job-shapes.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { dateTime, historyEventText, shortId } from "../job-cells.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { wholeNumberFlag } from "../number-flag.ts";
+import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { formatTable } from "../table.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal job history --help";
+const EVENT_TYPES = ["all", "job", "execution"] as const;
+
+export const JOB_HISTORY_HELP = `Usage: shoal job history <job-id> [options]
+
+A job's and its executions' history, oldest first (Bacalhau's columns: time, level, job version,
+execution id, topic, event).
+
+Options:
+  --event-type TYPE        all (default), job or execution
+  --execution-id ID        only this execution's entries
+  --since T                only entries at or after T: Unix seconds or an ISO 8601 time (2026-11-23T10:00:00Z)
+  --limit N                entries per page (default 100)
+  --next-token T           the page after the one that printed T
+  --output table|json|yaml table (default); json and yaml print the entries (Bacalhau's models.JobHistory)
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  "event-type": { type: "string" },
+  "execution-id": { type: "string" },
+  since: { type: "string" },
+  limit: { type: "string" },
+  "next-token": { type: "string" },
+} as const;
+
+export const HISTORY_COLUMNS = ["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "TOPIC", "EVENT"] as const;
+
+export function historyRow(h: JobHistoryJson): string[] {
+  return [dateTime(new Date(h.Time)), h.Type, String(h.JobVersion), h.ExecutionID ? shortId(h.ExecutionID) : "", h.Event.Topic, historyEventText(h.Event)];
+}
+
+function sinceSeconds(text: string): number {
+  if (/^\d{1,12}$/.test(text.trim())) return Number(text.trim());
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
+  if (Number.isNaN(ms) || ms < 0) throw new UsageError(`--since must be Unix seconds or an ISO 8601 time, got ${JSON.stringify(text)}`, HELP_REF);
+  return Math.floor(ms / 1000);
+}
+
+export async function jobHistoryCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_HISTORY_HELP);
+    return 0;
+  }
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job history takes exactly one job id", HELP_REF);
+  const format = outputFormat(values.output, "table");
+  const eventType = values["event-type"];
+  if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
+    throw new UsageError(`--event-type must be one of ${EVENT_TYPES.join(", ")}, got ${JSON.stringify(eventType)}`, HELP_REF);
+  }
+  const q = new URLSearchParams();
+  if (eventType !== undefined) q.set("event_type", eventType);
+  if (values["execution-id"] !== undefined) q.set("execution_id", values["execution-id"]);
+  if (values.since !== undefined) q.set("since", String(sinceSeconds(values.since)));
+  if (values.limit !== undefined) q.set("limit", String(wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF)));
+  if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  const res = await apiClientFrom(values).request<{ Items: JobHistoryJson[]; NextToken: string }>(
+    "GET",
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/history?${q}`,
+  );
+  const more = res.NextToken ? `To fetch more records use:\n\tshoal job history ${id} --next-token ${res.NextToken}` : undefined;
+  if (format === "table") {
+    print(formatTable(HISTORY_COLUMNS, res.Items.map(historyRow)));
+    if (more) print(`\n${more}`);
+  } else {
+    await printData(format, res.Items);
+    if (more) printError(more);
+  }
+  return 0;
+}

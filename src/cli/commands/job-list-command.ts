@@ -1,0 +1,78 @@
+import type { JobJson } from "../job-shapes.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { nanosToDate, shortId, timeOnly } from "../job-cells.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { wholeNumberFlag } from "../number-flag.ts";
+import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { formatTable } from "../table.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal job list --help";
+const ORDER_BY = ["created_at", "modified_at", "id"] as const;
+/** Bacalhau's `job list` page size. */
+const DEFAULT_LIMIT = 10;
+
+export const JOB_LIST_HELP = `Usage: shoal job list [options]
+
+Lists jobs, oldest first (Bacalhau's columns: created, id, name, engine, type, state).
+
+Options:
+  --labels SELECTOR        only jobs whose labels match (Kubernetes selector: env=prod,zone in (a,b)); may repeat
+  --namespace NS           only jobs of this namespace (default: every namespace)
+  --limit N                jobs per page (default ${DEFAULT_LIMIT})
+  --next-token T           the page after the one that printed T
+  --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
+  --order-reversed         newest (or last) first; --reverse works too
+  --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  labels: { type: "string", multiple: true },
+  namespace: { type: "string" },
+  limit: { type: "string" },
+  "next-token": { type: "string" },
+  "order-by": { type: "string" },
+  "order-reversed": { type: "boolean" },
+  reverse: { type: "boolean" },
+} as const;
+
+export function jobRow(job: JobJson): string[] {
+  const engine = job.Tasks[0]?.Engine.Type ?? "";
+  return [timeOnly(nanosToDate(job.CreateTime)), shortId(job.ID), job.Name, engine, job.Type, job.State.StateType];
+}
+export const JOB_COLUMNS = ["CREATED", "ID", "NAME", "JOB", "TYPE", "STATE"] as const;
+
+export async function jobListCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_LIST_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);
+  const format = outputFormat(values.output, "table");
+  const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
+  const orderBy = values["order-by"];
+  if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
+    throw new UsageError(`--order-by must be one of ${ORDER_BY.join(", ")}, got ${JSON.stringify(orderBy)}`, HELP_REF);
+  }
+  const q = new URLSearchParams({ limit: String(limit) });
+  for (const l of values.labels ?? []) q.append("labels", l);
+  if (values.namespace !== undefined) q.set("namespace", values.namespace);
+  if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  if (orderBy !== undefined) q.set("order_by", orderBy);
+  if (values["order-reversed"] || values.reverse) q.set("reverse", "true");
+  const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
+  const more = res.NextToken ? `To fetch more records use:\n\tshoal job list --limit ${limit} --next-token ${res.NextToken}` : undefined;
+  if (format === "table") {
+    print(formatTable(JOB_COLUMNS, res.Items.map(jobRow)));
+    if (more) print(`\n${more}`);
+  } else {
+    // Bacalhau prints the list itself; the cursor goes to stderr so that stdout stays one document.
+    await printData(format, res.Items);
+    if (more) printError(more);
+  }
+  return 0;
+}

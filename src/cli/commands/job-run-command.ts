@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { RUN_SETTINGS_HELP, RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal job run --help";
+
+export const JOB_RUN_HELP = `Usage: shoal job run <file> [options]
+
+Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.
+A document holding the job under a top-level Job key (what \`shoal job describe --output yaml\`
+prints) is read as that job. The server checks the job; an invalid one is refused with every
+problem named, and nothing is stored.
+
+Options:
+${RUN_SETTINGS_HELP}
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
+
+function readJobText(file: string): string {
+  try {
+    return readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read the job from ${file === "-" ? "stdin" : file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, HELP_REF);
+  }
+}
+
+/** The job in the file: JSON when it reads as JSON, else YAML (a superset, with its own error messages). */
+export async function parseJobDocument(text: string, source: string): Promise<unknown> {
+  if (text.trim() === "") throw new UsageError(`${source} is empty: expected a job in YAML or JSON`, HELP_REF);
+  let document: unknown;
+  if (/^\s*[{[]/.test(text)) {
+    try {
+      document = JSON.parse(text);
+    } catch {
+      document = undefined;
+    }
+  }
+  if (document === undefined) {
+    const YAML = await import("yaml");
+    const docs = YAML.parseAllDocuments(text);
+    const list = Array.isArray(docs) ? docs : [docs];
+    if (list.length !== 1) throw new UsageError(`${source} holds ${list.length} YAML documents: expected one job`, HELP_REF);
+    const [doc] = list;
+    const error = doc?.errors[0];
+    if (error) throw new UsageError(`${source} is not valid YAML or JSON: ${error.message}`, HELP_REF);
+    document = doc?.toJS();
+  }
+  const wrapped = document as { Job?: unknown } | null;
+  if (wrapped !== null && typeof wrapped === "object" && !Array.isArray(wrapped) && typeof wrapped.Job === "object" && wrapped.Job !== null && !("Tasks" in wrapped)) {
+    return wrapped.Job;
+  }
+  return document;
+}
+
+export async function jobRunCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_RUN_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError("shoal job run takes exactly one file (or '-' for stdin)", HELP_REF);
+  if (values.output !== undefined) throw new UsageError("shoal job run prints the job id (--id-only for the id alone); --output is for the read commands", HELP_REF);
+  const settings = runSettingsFrom(values, HELP_REF);
+  const file = positionals[0] as string;
+  const job = await parseJobDocument(readJobText(file), file === "-" ? "stdin" : file);
+  return submitJob(apiClientFrom(values), job, settings);
+}

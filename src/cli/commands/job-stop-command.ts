@@ -1,0 +1,54 @@
+import type { JobJson } from "../job-shapes.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import { TERMINAL_JOB_STATES } from "../job-cells.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal job stop --help";
+/** Bacalhau's CLI sends this reason. */
+const DEFAULT_REASON = "Stopped at user request";
+
+export const JOB_STOP_HELP = `Usage: shoal job stop <job-id> [options]
+
+Stops a job: it becomes Stopped and its executions are cancelled on their nodes. A job that has
+already ended (Completed, Failed, Stopped) is not stopped: an error, as with Bacalhau.
+
+Options:
+  --reason TEXT            why, recorded in the job's state and history (default "${DEFAULT_REASON}")
+  --quiet                  print nothing (the exit code says how it went)
+  --output table|json|yaml table (default): Bacalhau's messages; json and yaml print the API's answer
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = { ...JOB_COMMON_OPTIONS, reason: { type: "string" }, quiet: { type: "boolean" } } as const;
+
+export async function jobStopCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(JOB_STOP_HELP);
+    return 0;
+  }
+  const [id] = positionals;
+  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job stop takes exactly one job id", HELP_REF);
+  const format = outputFormat(values.output, "table");
+  const say = (text: string) => {
+    if (format === "table" && !values.quiet) print(text);
+  };
+  const api = apiClientFrom(values);
+  const path = `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}`;
+  say("Checking job status\n");
+  const { Job: job } = await api.request<{ Job: JobJson }>("GET", path);
+  if (TERMINAL_JOB_STATES.has(job.State.StateType)) {
+    if (!values.quiet) printError(`Error: Job is already in a terminal state.\nThe current state is: ${job.State.StateType}`);
+    return 1;
+  }
+  say("Stopping job");
+  // The id as the server knows it (a short id given here resolves to it on the GET above).
+  const res = await api.request<{ EvaluationID: string }>("DELETE", `/api/v1/orchestrator/jobs/${encodeURIComponent(job.ID)}?${new URLSearchParams({ reason: values.reason ?? DEFAULT_REASON })}`);
+  if (format !== "table") {
+    if (!values.quiet) await printData(format, res);
+  } else say(res.EvaluationID ? `\nJob stop successfully submitted with evaluation ID: ${res.EvaluationID}` : `\nJob stop successfully submitted. Job ID: ${job.ID}`);
+  return 0;
+}
