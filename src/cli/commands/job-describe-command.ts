@@ -95,7 +95,7 @@ export async function jobDescribeCommand(args: string[]): Promise<number> {
   }
   const [id] = positionals;
   if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job describe takes exactly one job id", HELP_REF);
-  const format = outputFormat(values.output, "yaml");
+  const format = outputFormat(values.output, "yaml", HELP_REF);
   const res = await apiClientFrom(values).request<Described>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}?include=executions,history&limit=${INCLUDED}`,

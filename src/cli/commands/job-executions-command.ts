@@ -74,7 +74,7 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
   }
   const [id] = positionals;
   if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job executions takes exactly one job id", HELP_REF);
-  const format = outputFormat(values.output, "table");
+  const format = outputFormat(values.output, "table", HELP_REF);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
   const orderBy = values["order-by"];
   if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
@@ -88,7 +88,13 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
   );
-  const more = res.NextToken ? `To fetch more records use:\n\tshoal job executions ${id} --limit ${limit} --next-token ${res.NextToken}` : undefined;
+  const again = [
+    ...(orderBy === undefined ? [] : [`--order-by ${orderBy}`]),
+    ...(values["order-reversed"] || values.reverse ? ["--order-reversed"] : []),
+    `--limit ${limit}`,
+    `--next-token ${res.NextToken}`,
+  ];
+  const more = res.NextToken ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}` : undefined;
   if (format === "table") {
     print(formatTable(EXECUTION_COLUMNS, res.Items.map(executionRow)));
     if (more) print(`\n${more}`);

@@ -56,7 +56,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
   }
   const [id] = positionals;
   if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job history takes exactly one job id", HELP_REF);
-  const format = outputFormat(values.output, "table");
+  const format = outputFormat(values.output, "table", HELP_REF);
   const eventType = values["event-type"];
   if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
     throw new UsageError(`--event-type must be one of ${EVENT_TYPES.join(", ")}, got ${JSON.stringify(eventType)}`, HELP_REF);
@@ -71,7 +71,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/history?${q}`,
   );
-  const more = res.NextToken ? `To fetch more records use:\n\tshoal job history ${id} --next-token ${res.NextToken}` : undefined;
+  const more = res.NextToken ? `To fetch more records use the same options and:\n\t--next-token ${res.NextToken}` : undefined;
   if (format === "table") {
     print(formatTable(HISTORY_COLUMNS, res.Items.map(historyRow)));
     if (more) print(`\n${more}`);

@@ -52,7 +52,7 @@ export async function jobListCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);
-  const format = outputFormat(values.output, "table");
+  const format = outputFormat(values.output, "table", HELP_REF);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
   const orderBy = values["order-by"];
   if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
@@ -65,7 +65,16 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (orderBy !== undefined) q.set("order_by", orderBy);
   if (values["order-reversed"] || values.reverse) q.set("reverse", "true");
   const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
-  const more = res.NextToken ? `To fetch more records use:\n\tshoal job list --limit ${limit} --next-token ${res.NextToken}` : undefined;
+  // The cursor holds to the order and filters it was made with: the hint repeats them.
+  const again = [
+    ...(values.labels ?? []).map((l) => `--labels '${l}'`),
+    ...(values.namespace === undefined ? [] : [`--namespace '${values.namespace}'`]),
+    ...(orderBy === undefined ? [] : [`--order-by ${orderBy}`]),
+    ...(values["order-reversed"] || values.reverse ? ["--order-reversed"] : []),
+    `--limit ${limit}`,
+    `--next-token ${res.NextToken}`,
+  ];
+  const more = res.NextToken ? `To fetch more records use:\n\tshoal job list ${again.join(" ")}` : undefined;
   if (format === "table") {
     print(formatTable(JOB_COLUMNS, res.Items.map(jobRow)));
     if (more) print(`\n${more}`);

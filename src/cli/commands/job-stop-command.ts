@@ -32,7 +32,7 @@ export async function jobStopCommand(args: string[]): Promise<number> {
   }
   const [id] = positionals;
   if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job stop takes exactly one job id", HELP_REF);
-  const format = outputFormat(values.output, "table");
+  const format = outputFormat(values.output, "table", HELP_REF);
   const say = (text: string) => {
     if (format === "table" && !values.quiet) print(text);
   };

@@ -1,0 +1,405 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
+import { dockerTestImage } from "../support/docker-test-image.ts";
+import { tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-process.ts";
+
+/**
+ * `shoal job …` and `shoal docker run` as a user runs them: a real `shoal serve`, a real
+ * `shoal compute` running containers in Docker, and every CLI call a `bin/shoal` process.
+ */
+const KEY = "job-cli-key-0123456789abcdefghijkl";
+const USERS = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const docker = new Docker();
+const nodeId = `jc-${randomUUID().slice(0, 8)}`;
+const dataDir = tempDir("shoal-jc-orch-");
+let image = "";
+let apiPort = 0;
+let serve: ShoalProcess | undefined;
+let compute: ShoalProcess | undefined;
+
+const api = () => ["--api-host", "127.0.0.1", "--api-port", String(apiPort), "--api-key", KEY];
+/** `shoal <group> <command> <API flags> …`: before the arguments, never after a `--`. */
+const shoal = (args: string[]) => runShoal([...args.slice(0, 2), ...api(), ...args.slice(2)]);
+
+type Body = Record<string, any>;
+async function get(path: string): Promise<Body> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
+  expect(res.status, path).toBe(200);
+  return (await res.json()) as Body;
+}
+
+/** `bin/shoal` with `input` on its stdin. */
+function runWithStdin(args: string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(SHOAL_BIN, args, { stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr })));
+}
+
+const jobIdIn = (stdout: string): string => {
+  const id = /Job ID: (j-[0-9a-f-]{36})/.exec(stdout)?.[1];
+  expect(id, stdout).toBeDefined();
+  return id as string;
+};
+const SMALL = ["--cpu", "250m", "--memory", "32Mb"];
+
+beforeAll(async () => {
+  image = await dockerTestImage();
+  apiPort = await freePort();
+  const natsPort = await freePort();
+  serve = ShoalProcess.start([
+    "serve",
+    "-c", `DataDir=${dataDir}`,
+    "-c", "API.Host=127.0.0.1",
+    "-c", `API.Port=${apiPort}`,
+    "-c", "Orchestrator.Host=127.0.0.1",
+    "-c", `Orchestrator.Port=${natsPort}`,
+    "-c", `API.Auth.Users=${JSON.stringify(USERS)}`,
+    "-c", "Logging.Level=warn",
+  ]);
+  await serve.waitForOutput("is running", 60_000);
+  compute = ShoalProcess.start(
+    [
+      "compute", "--node-id", nodeId,
+      "-c", `DataDir=${tempDir("shoal-jc-compute-")}`,
+      "-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
+      "-c", "Compute.Heartbeat.Interval=500ms",
+      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+      "-c", "Compute.AllocatedCapacity.CPU=1",
+      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
+      "-c", "Compute.Docker.StopGracePeriod=1s",
+      "-c", "Logging.Level=warn",
+    ],
+    { SHOAL_COMPUTE_AUTH_TOKEN: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim() },
+  );
+  await waitFor(async () => (await get(`/api/v1/orchestrator/nodes`)).Nodes.some((n: Body) => n.Info.NodeID === nodeId && n.Membership === "APPROVED" && n.Health === "HEALTHY"), 30_000, () => "compute node approved and healthy");
+}, 120_000);
+
+afterAll(async () => {
+  if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
+  if (serve && serve.child.exitCode === null) await serve.kill("SIGTERM");
+  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+});
+
+describe("shoal docker run", () => {
+  let completed = "";
+
+  it("`docker run --wait IMAGE -- echo hi`: exit 0, the job Completed with the output, its progress on stderr", async () => {
+    const res = await shoal(["docker", "run", "--wait", ...SMALL, image, "--", "echo", "hi"]);
+    expect(res.code, res.stderr).toBe(0);
+    completed = jobIdIn(res.stdout);
+    expect(res.stdout).toContain(`Job ${completed} Completed.`);
+    expect(res.stdout).toContain(`shoal job describe ${completed}`);
+    // Progress, as the history records it: the job's and the execution's steps, in order.
+    const progress = res.stderr.split("\n").filter((l) => /^\d\d:\d\d:\d\d\.\d{3} /.test(l));
+    expect(progress.map((l) => l.slice(14).trim().replace(/^e-[0-9a-f]{8} +/, ""))).toEqual(
+      expect.arrayContaining(["Submission       Job submitted", "State Update     Running", "Execution        Completed successfully", "State Update     Completed"]),
+    );
+    expect(progress.at(-1)).toMatch(/State Update +Completed$/);
+    const got = await get(`/api/v1/orchestrator/jobs/${completed}?include=executions`);
+    expect(got.Job.State.StateType).toBe("Completed");
+    expect(got.Job.Tasks[0].Engine.Params).toMatchObject({ Image: image, Parameters: ["echo", "hi"] });
+    expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "hi\n", ExitCode: 0 });
+  }, 60_000);
+
+  it("a failing command with --wait: exit 1, saying the job Failed, the exit code and what it wrote to stderr", async () => {
+    const res = await shoal(["docker", "run", "--wait", ...SMALL, image, "--", "sh", "-c", "echo oops >&2; exit 3"]);
+    expect(res.code).toBe(1);
+    const id = jobIdIn(res.stdout);
+    expect(res.stderr).toMatch(new RegExp(`Error: job ${id} Failed: execution e-[0-9a-f-]+ on node ${nodeId} failed: .*exit code 3`));
+    expect(res.stderr).toMatch(/Execution e-[0-9a-f]{8} wrote to stderr:\noops\n/);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Failed");
+  }, 60_000);
+
+  it("without --wait: prints the id and how to follow the job; --id-only the id alone", async () => {
+    const res = await shoal(["docker", "run", ...SMALL, image, "--", "true"]);
+    expect(res.code, res.stderr).toBe(0);
+    const id = jobIdIn(res.stdout);
+    expect(res.stdout).toContain(`shoal job history ${id}`);
+    const only = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "true"]);
+    expect(only.code, only.stderr).toBe(0);
+    expect(only.stdout).toMatch(/^j-[0-9a-f-]{36}\n$/);
+    expect(only.stderr).toBe("");
+  });
+
+  it("--dry-run prints Bacalhau's job as YAML, submits nothing, and `job run` runs that file", async () => {
+    const before = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length;
+    const dry = await runShoal([
+      "docker", "run", "--dry-run", ...SMALL, "-l", "team=cli,env=test", "--constraints", `zone!=b`, "-e", "GREETING=hello",
+      "--timeout", "5m", "--queue-timeout", "30", "--network", "none", "--entrypoint", "sh,-c", image, "--", "echo $GREETING",
+    ]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(parseYaml(dry.stdout)).toEqual({
+      Type: "batch",
+      Count: 1,
+      Constraints: [{ Key: "zone", Operator: "!=", Values: ["b"] }],
+      Labels: { team: "cli", env: "test" },
+      Tasks: [
+        {
+          Name: "main",
+          Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: ["echo $GREETING"] } },
+          Resources: { CPU: "250m", Memory: "32Mb" },
+          Timeouts: { QueueTimeout: 30, TotalTimeout: 300 },
+          Env: { GREETING: "hello" },
+          Network: { Type: "None" },
+        },
+      ],
+    });
+    expect((await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length).toBe(before);
+    const file = join(tempDir(), "job.yaml");
+    writeFileSync(file, dry.stdout);
+    const res = await shoal(["job", "run", file, "--wait"]);
+    expect(res.code, res.stderr).toBe(0);
+    const got = await get(`/api/v1/orchestrator/jobs/${jobIdIn(res.stdout)}?include=executions`);
+    expect(got.Job.Labels).toEqual({ team: "cli", env: "test" });
+    expect(got.Executions.Items[0].RunOutput.Stdout).toBe("hello\n");
+  }, 60_000);
+});
+
+describe("shoal job run", () => {
+  const spec = (command: string) => ({
+    Name: "from-stdin",
+    Type: "batch",
+    Count: 1,
+    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" } }],
+  });
+
+  it("runs a JSON job from stdin ('-') and a YAML one from a file", async () => {
+    const res = await runWithStdin(["job", "run", ...api(), "-", "--wait", "--id-only"], JSON.stringify(spec("echo json")));
+    expect(res.code, res.stderr).toBe(0);
+    const id = res.stdout.trim();
+    expect(id).toMatch(/^j-[0-9a-f-]{36}$/);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job).toMatchObject({ Name: "from-stdin", State: { StateType: "Completed" } });
+
+    const file = join(tempDir(), "job.yaml");
+    writeFileSync(
+      file,
+      ["Name: from-yaml", "Type: batch", "Tasks:", "  - Name: main", "    Engine:", "      Type: docker", "      Params:", `        Image: ${image}`, "        Parameters: [echo, yaml]", "    Resources: {CPU: 250m, Memory: 32Mb}", ""].join("\n"),
+    );
+    const yamlRun = await shoal(["job", "run", file, "--wait"]);
+    expect(yamlRun.code, yamlRun.stderr).toBe(0);
+    const got = await get(`/api/v1/orchestrator/jobs/${jobIdIn(yamlRun.stdout)}?include=executions`);
+    expect(got.Job.Name).toBe("from-yaml");
+    expect(got.Executions.Items[0].RunOutput.Stdout).toBe("yaml\n");
+  }, 60_000);
+
+  it("an invalid job: every problem the server names, one a line, exit 1, nothing stored", async () => {
+    const before = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length;
+    const file = join(tempDir(), "bad.yaml");
+    writeFileSync(file, ["Type: batch", "Count: -2", "Tasks:", "  - Name: main", "    Engine: {Type: docker, Params: {}}", "    Resources: {CPU: lots}", ""].join("\n"));
+    const res = await shoal(["job", "run", file]);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe("");
+    const lines = res.stderr.trimEnd().split("\n");
+    expect(lines[0]).toBe("Error: the job provided is invalid (3 problems):");
+    expect(lines.slice(1).map((l) => l.trim().split(":")[0]).sort()).toEqual(["Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]);
+    expect(res.stderr).toContain('Tasks[0].Resources.CPU: invalid CPU value: "lots"');
+    expect((await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length).toBe(before);
+  });
+
+  it("a file that is not YAML, an empty one, or none: exit 2 naming it", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "broken.yaml"), "Type: [batch\n");
+    writeFileSync(join(dir, "empty.yaml"), "\n");
+    for (const [args, text] of [
+      [["job", "run", join(dir, "broken.yaml")], `${join(dir, "broken.yaml")} is not valid YAML or JSON`],
+      [["job", "run", join(dir, "empty.yaml")], "is empty"],
+      [["job", "run", join(dir, "missing.yaml")], "cannot read the job from"],
+      [["job", "run"], "takes exactly one file"],
+    ] as const) {
+      const res = await shoal([...args]);
+      expect(res.code, args.join(" ")).toBe(2);
+      expect(res.stderr, args.join(" ")).toContain(text);
+      expect(res.stderr).toContain("Run 'shoal job run --help' for usage.");
+    }
+  });
+});
+
+describe("shoal job list, describe, executions, history, stop", () => {
+  let id = "";
+  beforeAll(async () => {
+    const res = await shoal(["docker", "run", "--wait", "--name", "listed", "-l", "suite=read", ...SMALL, image, "--", "echo", "described"]);
+    expect(res.code, res.stderr).toBe(0);
+    id = jobIdIn(res.stdout);
+  }, 60_000);
+
+  it("list: Bacalhau's columns in a table; the jobs themselves in JSON and YAML; --labels filters", async () => {
+    const table = await shoal(["job", "list", "--labels", "suite=read"]);
+    expect(table.code, table.stderr).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split("\n");
+    expect(header?.split(/ {2,}/)).toEqual(["CREATED", "ID", "NAME", "JOB", "TYPE", "STATE"]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.split(/ {2,}/)).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d$/), id.slice(0, 10), "listed", "docker", "batch", "Completed"]);
+    for (const format of ["json", "yaml"] as const) {
+      const res = await shoal(["job", "list", "--labels", "suite=read", "--output", format]);
+      expect(res.code, res.stderr).toBe(0);
+      const items = (format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)) as Body[];
+      expect(items.map((j) => [j.ID, j.Name, j.State.StateType])).toEqual([[id, "listed", "Completed"]]);
+    }
+  });
+
+  it("list pages with --limit and --next-token, as the hint says", async () => {
+    const first = await shoal(["job", "list", "--limit", "1", "--order-reversed"]);
+    expect(first.code, first.stderr).toBe(0);
+    const hint = /\tshoal job list (.*)$/m.exec(first.stdout)?.[1];
+    expect(hint, first.stdout).toMatch(/--order-reversed --limit 1 --next-token \S+$/);
+    const second = await shoal(["job", "list", ...(hint as string).split(" ")]);
+    expect(second.code, second.stderr).toBe(0);
+    const rowId = (out: string) => out.split("\n")[1]?.split(/ {2,}/)[1];
+    expect(rowId(second.stdout)).toBeDefined();
+    expect(rowId(second.stdout)).not.toBe(rowId(first.stdout));
+  });
+
+  it("describe: YAML by default ({Job, Executions, History}), JSON, and Bacalhau's summary as a table", async () => {
+    const yamlOut = await shoal(["job", "describe", id]);
+    expect(yamlOut.code, yamlOut.stderr).toBe(0);
+    const fromYaml = parseYaml(yamlOut.stdout) as Body;
+    expect(fromYaml.Job).toMatchObject({ ID: id, Name: "listed", State: { StateType: "Completed" } });
+    expect(fromYaml.Executions.Items[0].RunOutput.Stdout).toBe("described\n");
+    expect(fromYaml.History.Items.length).toBeGreaterThanOrEqual(6);
+    const json = await shoal(["job", "describe", id, "--output", "json"]);
+    expect(JSON.parse(json.stdout)).toEqual(fromYaml);
+
+    const table = await shoal(["job", "describe", id, "--output", "table"]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(`ID            = ${id}`);
+    expect(table.stdout).toContain("State         = Completed");
+    expect(table.stdout).toContain("Summary\nCompleted = 1");
+    expect(table.stdout).toMatch(/Job History\nTIME +TOPIC +EVENT\n.*Submission +Job submitted\n/);
+    expect(table.stdout).toMatch(new RegExp(`Executions\\nID +NODE ID +STATE +DESIRED +REV\\. +CREATED +MODIFIED +COMMENT\\ne-[0-9a-f]{8} +${nodeId} +Completed +Stopped`));
+    expect(table.stdout).toMatch(/Execution e-[0-9a-f]{8} History\n/);
+    expect(table.stdout.trimEnd().endsWith("Standard Output\ndescribed")).toBe(true);
+  });
+
+  it("executions: Bacalhau's columns; JSON and YAML the executions", async () => {
+    const table = await shoal(["job", "executions", id]);
+    expect(table.code, table.stderr).toBe(0);
+    const [header, row] = table.stdout.trimEnd().split("\n");
+    expect(header?.split(/ {2,}/)).toEqual(["CREATED", "MODIFIED", "ID", "JOB VERSION", "NODE ID", "REV.", "STATE", "DESIRED"]);
+    expect(row?.split(/ {2,}/).slice(2)).toEqual([expect.stringMatching(/^e-[0-9a-f]{8}$/), "1", nodeId, expect.stringMatching(/^\d+$/), "Completed", "Stopped"]);
+    for (const format of ["json", "yaml"] as const) {
+      const res = await shoal(["job", "executions", id, "--output", format]);
+      const items = (format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)) as Body[];
+      expect(items.map((e) => [e.JobID, e.NodeID, e.ComputeState.StateType])).toEqual([[id, nodeId, 9]]);
+    }
+  });
+
+  it("history: every entry in a table; --event-type and --execution-id filter; JSON and YAML the entries", async () => {
+    const table = await shoal(["job", "history", id]);
+    expect(table.code, table.stderr).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split("\n");
+    expect(header?.split(/ {2,}/)).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "TOPIC", "EVENT"]);
+    expect(rows[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +JobLevel +1 +Submission +Job submitted$/);
+    expect(rows.at(-1)).toMatch(/JobLevel +1 +State Update +Completed$/);
+    const all = JSON.parse((await shoal(["job", "history", id, "--output", "json"])).stdout) as Body[];
+    expect(all).toHaveLength(rows.length);
+    const jobOnly = parseYaml((await shoal(["job", "history", id, "--event-type", "job", "--output", "yaml"])).stdout) as Body[];
+    expect(jobOnly.map((h) => h.JobState.New)).toEqual(["Pending", "Running", "Completed"]);
+    const executionId = all.find((h) => h.ExecutionID)?.ExecutionID as string;
+    const own = JSON.parse((await shoal(["job", "history", id, "--execution-id", executionId, "--output", "json"])).stdout) as Body[];
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((h) => h.ExecutionID === executionId)).toBe(true);
+    const future = JSON.parse((await shoal(["job", "history", id, "--since", String(Math.floor(Date.now() / 1000) + 3600), "--output", "json"])).stdout);
+    expect(future).toEqual([]);
+  });
+
+  it("stop: a running job Stopped with the reason; stopping it again, or a Completed job, is an error exit", async () => {
+    const started = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "sleep", "30"]);
+    expect(started.code, started.stderr).toBe(0);
+    const running = started.stdout.trim();
+    await waitFor(async () => (await get(`/api/v1/orchestrator/jobs/${running}/executions`)).Items[0]?.ComputeState.StateType === 6, 30_000, () => "execution Running");
+    const stop = await shoal(["job", "stop", running, "--reason", "enough for now"]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain("Checking job status");
+    expect(stop.stdout).toContain(`Job stop successfully submitted. Job ID: ${running}`);
+    expect((await get(`/api/v1/orchestrator/jobs/${running}`)).Job.State).toEqual({ StateType: "Stopped", Message: "enough for now" });
+
+    const again = await shoal(["job", "stop", running]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("Error: Job is already in a terminal state.\nThe current state is: Stopped");
+    const done = await shoal(["job", "stop", id, "--output", "json"]);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toContain("The current state is: Completed");
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Completed");
+  }, 60_000);
+
+  it("stop --output json and yaml print the API's answer; --quiet prints nothing", async () => {
+    for (const format of ["json", "yaml", "quiet"] as const) {
+      const started = await shoal(["docker", "run", "--id-only", "--queue-timeout", "600", "--cpu", "8", image, "--", "true"]);
+      const queued = started.stdout.trim();
+      await waitFor(async () => (await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State.StateType === "Queued", 30_000, () => "job Queued");
+      const res = await shoal(["job", "stop", queued, ...(format === "quiet" ? ["--quiet"] : ["--output", format])]);
+      expect(res.code, res.stderr).toBe(0);
+      if (format === "quiet") expect(res.stdout + res.stderr).toBe("");
+      else expect(format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)).toEqual({ EvaluationID: "" });
+      expect((await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State).toEqual({ StateType: "Stopped", Message: "Stopped at user request" });
+    }
+  });
+
+  it("an unknown job id: the server's words, exit 1", async () => {
+    for (const sub of ["describe", "executions", "history", "stop"]) {
+      const res = await shoal(["job", sub, "j-nope"]);
+      expect(res.code, sub).toBe(1);
+      expect(res.stderr, sub).toContain("Error: job not found: j-nope");
+    }
+  });
+});
+
+describe("bad arguments", () => {
+  it("are usage errors: exit 2, the problem named, the command's help pointed at", async () => {
+    const cases: [string[], string, string][] = [
+      [["job", "list", "--bogus"], "Unknown option '--bogus'", "shoal job list --help"],
+      [["job", "list", "--limit", "0"], "--limit must be a whole number from 1 to 10000", "shoal job list --help"],
+      [["job", "list", "--order-by", "name"], "--order-by must be one of created_at, modified_at, id", "shoal job list --help"],
+      [["job", "list", "--output", "xml"], "--output must be table, json or yaml, got xml", "shoal job list --help"],
+      [["job", "describe"], "takes exactly one job id", "shoal job describe --help"],
+      [["job", "history", "j-1", "--event-type", "node"], "--event-type must be one of all, job, execution", "shoal job history --help"],
+      [["job", "history", "j-1", "--since", "yesterday"], "--since must be Unix seconds or an ISO 8601 time", "shoal job history --help"],
+      [["job", "stop", "a", "b"], "takes exactly one job id", "shoal job stop --help"],
+      [["job", "frobnicate"], 'unknown job command "frobnicate"', "shoal job --help"],
+      [["docker", "run"], "needs an IMAGE", "shoal docker run --help"],
+      [["docker", "run", "--cpu"], "argument missing", "shoal docker run --help"],
+      [["docker", "run", "--network", "wifi", "busybox"], "--network must be one of default, none, host, full, http, bridge", "shoal docker run --help"],
+      [["docker", "run", "--timeout", "soon", "busybox"], "--timeout must be whole seconds", "shoal docker run --help"],
+      [["docker", "run", "--count", "two", "busybox"], "--count must be a whole number", "shoal docker run --help"],
+      [["docker", "run", "--env", "NOVALUE", "busybox"], "--env takes NAME=value", "shoal docker run --help"],
+      [["docker", "run", "--constraints", "zone in (a", "busybox"], "--constraints: unbalanced '('", "shoal docker run --help"],
+      [["docker", "run", "--wait-timeout", "0", "busybox"], "--wait-timeout must be at least 1 second", "shoal docker run --help"],
+      [["docker", "build"], 'unknown docker command "build"', "shoal docker run --help"],
+    ];
+    for (const [args, message, help] of cases) {
+      const res = await runShoal(args);
+      expect(res.code, args.join(" ")).toBe(2);
+      expect(res.stderr, args.join(" ")).toMatch(/^Error: /);
+      expect(res.stderr, args.join(" ")).toContain(message);
+      expect(res.stderr, args.join(" ")).toContain(`Run '${help}' for usage.`);
+    }
+  }, 60_000);
+
+  it("`shoal job --help` lists the job commands wired, and `shoal --help` lists job and docker", async () => {
+    const help = await runShoal(["job", "--help"]);
+    expect(help.code).toBe(0);
+    const commands = help.stdout.split("\n").flatMap((l) => /^ {2}(\w+)/.exec(l)?.[1] ?? []);
+    expect(commands).toEqual(expect.arrayContaining(["run", "list", "describe", "executions", "history", "stop"]));
+    // Every command the help names is there to run.
+    for (const command of commands) {
+      const own = await runShoal(["job", command, "--help"]);
+      expect(own.code, command).toBe(0);
+      expect(own.stdout, command).toMatch(/^Usage: shoal job /);
+    }
+    const top = await runShoal(["--help"]);
+    expect(top.stdout).toMatch(/^ {2}job +/m);
+    expect(top.stdout).toMatch(/^ {2}docker +/m);
+  });
+});
