@@ -17,7 +17,7 @@ const SERVER_PACKAGES = ["better-sqlite3", "@eventstore/db-client", "nats", "nke
 /** Shoal's server-side folders (compiled, under dist/). */
 const SERVER_FOLDERS = ["src/api/", "src/actors/", "src/compute/", "src/events/", "src/logging/", "src/orchestrator/", "src/projections/", "src/transport/", "machines/"];
 /** Dependency-free rules the CLI checks its input with, shared with the server on purpose. */
-const SHARED_RULES = ["src/events/catalog/node-id.js"];
+const SHARED_RULES = ["src/events/catalog/node-id.js", "machines/execution/execution-states.js"];
 
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
@@ -68,6 +68,18 @@ describe("the compiled CLI loads only what a command needs", () => {
     expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual([]);
     // Not even the yaml library: only YAML output or a config file needs it.
     expect(res.packages).toEqual([]);
+  });
+
+  it("`shoal job list` and `shoal job executions` load no store, NATS, Fastify or Effect either", async () => {
+    const api = ["--api-host", "127.0.0.1", "--api-port", apiPort];
+    for (const args of [["job", "list", ...api], ["job", "executions", "j-none", ...api]]) {
+      const res = await runRecorded(args);
+      // An unknown job is the server's 404: the command ran its whole course.
+      expect(res.code, res.stderr).toBe(args[1] === "list" ? 0 : 1);
+      expect(res.shoal).toContain(`src/cli/commands/job-${args[1]}-command.js`);
+      expect(res.packages).toEqual([]);
+      expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual([]);
+    }
   });
 
   it("`shoal serve` does load the server side (the recorder sees what a command needs)", async () => {

@@ -1,6 +1,6 @@
 import type { ExecutionJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { computeStateName, dateTime, desiredStateName, nanosToDate, shortId, timeOnly } from "../job-cells.ts";
+import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId, timeOnly } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { outputFormat, print, printData, printError } from "../output-format.ts";
@@ -51,7 +51,7 @@ export function executionRow(e: ExecutionJson): string[] {
   ];
 }
 
-/** `shoal job describe`'s execution table: Bacalhau's, with times as dates. */
+/** `shoal job describe`'s execution table: Bacalhau's, times as how long ago. */
 export const EXECUTION_SUMMARY_COLUMNS = ["ID", "NODE ID", "STATE", "DESIRED", "REV.", "CREATED", "MODIFIED", "COMMENT"] as const;
 export function executionSummaryRow(e: ExecutionJson): string[] {
   return [
@@ -60,8 +60,8 @@ export function executionSummaryRow(e: ExecutionJson): string[] {
     computeStateName(e.ComputeState.StateType),
     desiredStateName(e.DesiredState.StateType),
     String(e.Revision),
-    dateTime(nanosToDate(e.CreateTime)),
-    dateTime(nanosToDate(e.ModifyTime)),
+    elapsed(nanosToDate(e.CreateTime)),
+    elapsed(nanosToDate(e.ModifyTime)),
     e.ComputeState.Message,
   ];
 }
