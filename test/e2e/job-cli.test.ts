@@ -122,6 +122,36 @@ describe("shoal docker run", () => {
     expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Failed");
   }, 60_000);
 
+  it("--wait-timeout passing first: exit 1, saying the job goes on; Ctrl+C: exit 130, the job goes on", async () => {
+    const timedOut = await shoal(["docker", "run", "--wait", "--wait-timeout", "2s", ...SMALL, image, "--", "sleep", "30"]);
+    expect(timedOut.code).toBe(1);
+    expect(timedOut.stderr).toMatch(/Progress tracking timed out after 2s\. The job is still running \((Pending|Running)\)\./);
+    const first = jobIdIn(timedOut.stdout);
+    expect((await get(`/api/v1/orchestrator/jobs/${first}`)).Job.State.StateType).toBe("Running");
+
+    const waiting = ShoalProcess.start(["docker", "run", ...api(), "--wait", ...SMALL, image, "--", "sleep", "30"]);
+    await waitFor(() => /Execution +Running/.test(waiting.stderr), 30_000, () => `progress; stderr: ${waiting.stderr}`);
+    expect(await waiting.kill("SIGINT")).toBe(130);
+    expect(waiting.stderr).toContain("Progress tracking canceled. The job is still running.");
+    const second = jobIdIn(waiting.stdout);
+    expect((await get(`/api/v1/orchestrator/jobs/${second}`)).Job.State.StateType).toBe("Running");
+    for (const id of [first, second]) expect((await shoal(["job", "stop", id, "--quiet"])).code).toBe(0);
+  }, 60_000);
+
+  it("--wait on a service job ends once it runs (it never completes)", async () => {
+    const file = join(tempDir(), "service.yaml");
+    writeFileSync(
+      file,
+      ["Type: service", "Tasks:", "  - Name: main", "    Engine:", "      Type: docker", "      Params:", `        Image: ${image}`, "        Parameters: [sleep, '30']", "    Resources: {CPU: 250m, Memory: 32Mb}", ""].join("\n"),
+    );
+    const res = await shoal(["job", "run", file, "--wait"]);
+    expect(res.code, res.stderr).toBe(0);
+    const id = jobIdIn(res.stdout);
+    expect(res.stdout).toContain(`Job ${id} Running.`);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Running");
+    expect((await shoal(["job", "stop", id, "--quiet"])).code).toBe(0);
+  }, 60_000);
+
   it("without --wait: prints the id and how to follow the job; --id-only the id alone", async () => {
     const res = await shoal(["docker", "run", ...SMALL, image, "--", "true"]);
     expect(res.code, res.stderr).toBe(0);
