@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
@@ -7,6 +8,8 @@ import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { nodeStream } from "../../src/events/streams.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
@@ -26,6 +29,7 @@ const MIB = 1024 * 1024;
 const docker = new Docker();
 let image = "";
 let orchestrator: RunningOrchestrator;
+let config: ShoalConfig;
 const agents: ComputeAgent[] = [];
 const nodeIds: string[] = [];
 
@@ -89,7 +93,7 @@ async function startNode(suite: string, name: string): Promise<string> {
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  const config: ShoalConfig = {
+  config = {
     ...defaultConfig(),
     DataDir: tempDir("shoal-lifecycle-"),
     NodeID: "node-0",
@@ -216,4 +220,33 @@ describe("long-running jobs on nodes that come later", () => {
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
     await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
   }, 60_000);
+});
+
+describe("lost executions across a restart", () => {
+  it("a node deleted while the orchestrator is down: on restart its execution is lost and retried on another node", async () => {
+    const suite = `restart-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 8; echo done"));
+    const running = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running on the first node");
+    const lost = executionsOf(running)[0] as Body;
+    const second = await startNode(suite, "b");
+    // The first node goes away with the orchestrator; another writer on the same store deletes it meanwhile.
+    await agents[0]?.stop();
+    agents.splice(0, 1);
+    await orchestrator.stop();
+    const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    try {
+      const now = new Date().toISOString();
+      const id = randomUUID();
+      await store.append(nodeStream(first), [{ id, type: "NodeDeleted", data: { NodeID: first, Membership: "APPROVED" }, metadata: { time: now, actor: { type: "operator", id: "test" }, reason: "decommissioned", correlationId: id, causationId: id, schemaVersion: 1 } }], "any");
+    } finally {
+      await store.close();
+    }
+    orchestrator = await startOrchestrator(config, silentLogger);
+    const got = await until(jobId, inState("Completed", "Failed"), "the job ended", 60_000);
+    expect(got.Job.State.StateType).toBe("Completed");
+    const [gone, retry] = executionsOf(got);
+    expect(gone).toMatchObject({ ID: lost.ID, NodeID: first, ComputeState: { StateType: FAILED, Message: "Execution stop requested because node has disappeared" } });
+    expect(retry).toMatchObject({ NodeID: second, PreviousExecution: lost.ID, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } });
+  }, 120_000);
 });
