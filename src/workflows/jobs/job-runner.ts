@@ -241,7 +241,9 @@ export class JobRunner {
           previous === undefined ? context : this.context({ ...c, reason: retryReason(previous, p.partitionIndex ?? 0) }),
         );
       }
-      logger.info({ jobId, decision: result.decision, placements: result.placements.map((p) => p.nodeId) }, "job placed");
+      // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
+      const level = result.placements.length > 0 || result.decision !== "placed" ? "info" : "debug";
+      logger[level]({ jobId, decision: result.decision, placements: result.placements.map((p) => p.nodeId) }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (result.decision === "failed") {
