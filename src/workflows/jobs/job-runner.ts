@@ -12,7 +12,7 @@ import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import { ledgerOf, type Allocation } from "../../scheduler/capacity-ledger.ts";
+import { ledgerOf, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
 import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, lostExecutions, wantsPlacement } from "../../scheduler/job-outcome.ts";
@@ -166,7 +166,9 @@ export class JobRunner {
       if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
       if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, jobViews.executionsOfJob(j.jobId).map(toExisting))) waiting.push(j.jobId);
     }
-    for (const jobId of waiting) await this.place(jobId, c);
+    // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
+    let ledger = this.ledger();
+    for (const jobId of waiting) ledger = await this.evaluate(jobId, c, ledger);
   }
 
   /** One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why. */
@@ -183,19 +185,25 @@ export class JobRunner {
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
   private async place(jobId: string, c: Issued): Promise<void> {
+    await this.evaluate(jobId, c, this.ledger());
+  }
+
+  /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
+  private async evaluate(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
     const { jobs, executions, nodeViews, clock, logger } = this.options;
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
-    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
+    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
     const task = taskOf(spec);
     let existing = await this.executionsOf(jobId);
     const context = this.context(c);
     const before = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
     if (before.kind === "completed" && spec.Type === "batch") {
       await jobs.execute(jobId, { type: "Complete" }, context);
-      return;
+      return ledger;
     }
     let placed = 0;
+    let next = ledger;
     if (wantsPlacement(spec.Type, spec.Count, existing.map(toExisting))) {
       const request: PlacementRequest = {
         jobId,
@@ -209,7 +217,8 @@ export class JobRunner {
         nodes: nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
         queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
       };
-      const result = placeJob(request, this.ledger());
+      const result = placeJob(request, ledger);
+      next = result.ledger;
       const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
       const allocated = parseTaskResources(task.Resources);
       const last = latestFailure(existing);
@@ -248,14 +257,14 @@ export class JobRunner {
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (result.decision === "failed") {
         await jobs.execute(jobId, { type: "Fail", reason: message }, context);
-        return;
+        return next;
       }
       if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: message }, context);
       else if (result.placements.length > 0) await jobs.execute(jobId, { type: "Run" }, context);
       // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes.
       if (result.decision === "queued" && result.jobQueued !== true) this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
     }
-    if (spec.Type !== "ops" || placed > 0) return;
+    if (spec.Type !== "ops" || placed > 0) return next;
     existing = await this.executionsOf(jobId);
     const outcome = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
     if (outcome.kind === "completed") await jobs.execute(jobId, { type: "Complete" }, context);
@@ -263,6 +272,7 @@ export class JobRunner {
       const failed = existing.find((e) => e.executionId === outcome.failed.id) as ExecutionState;
       await jobs.execute(jobId, { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` }, context);
     }
+    return next;
   }
 
   /** One timer per job placed in part, at its QueueTimeout: then it is placed again, and fails if still short. */
