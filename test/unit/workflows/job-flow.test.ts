@@ -31,6 +31,8 @@ describe("the jobs workflow: which event calls for what", () => {
   it("tells a node's gain and a node's deletion apart", () => {
     expect(isNodeGain("node-n-1", "NodeRegistered")).toBe(true);
     expect(isNodeGain("node-n-1", "NodeBecameHealthy")).toBe(true);
+    expect(isNodeGain("node-n-1", "NodeInfoUpdated")).toBe(true);
+    expect(isNodeGain("node-n-1", "NodeBecameUnhealthy")).toBe(false);
     expect(isNodeGain("node-n-1", "NodeDeleted")).toBe(false);
     expect(deletedNodeOf("node-n-1", "NodeDeleted")).toBe("n-1");
     expect(deletedNodeOf("node-n-1", "NodeRejected")).toBeUndefined();
