@@ -80,11 +80,19 @@ const FAILED = 10;
 const RUNNING = 6;
 
 /** A compute agent labelled suite=<suite>: 1 CPU, 256 MiB. */
-async function startNode(suite: string, name: string): Promise<string> {
-  const nodeId = `${name}-${randomUUID().slice(0, 8)}`;
-  nodeIds.push(nodeId);
+async function startNode(suite: string, name: string, again?: { nodeId: string; dataDir: string }): Promise<string> {
+  const nodeId = again?.nodeId ?? `${name}-${randomUUID().slice(0, 8)}`;
+  if (!nodeIds.includes(nodeId)) nodeIds.push(nodeId);
   const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
-  const agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, labels: { suite }, executor, resourceUpdateMs: 200 });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    labels: { suite },
+    executor,
+    resourceUpdateMs: 200,
+    ...(again === undefined ? {} : { dataDir: again.dataDir }),
+  });
   agents.push(agent);
   await agent.start();
   await waitFor(() => orchestrator.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
@@ -217,6 +225,40 @@ describe("long-running jobs on nodes that come later", () => {
     const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on both nodes");
     expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, second].sort());
     expect(both.Job.State.StateType).toBe("Running");
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
+    await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
+  }, 60_000);
+});
+
+describe("ops jobs on nodes that come later", () => {
+  it("an ops job gives a node that joins while it runs an execution of its own, and completes once both ended", async () => {
+    const suite = `ops-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("ops", suite, "sleep 3; echo $BACALHAU_JOB_TYPE"));
+    await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running on the first node");
+    const second = await startNode(suite, "b");
+    const got = await until(jobId, inState("Completed", "Failed"), "the ops job ended");
+    expect(got.Job.State.StateType).toBe("Completed");
+    expect(executionsOf(got).map((e) => [e.NodeID, e.ComputeState.StateType, e.RunOutput?.Stdout]).sort()).toEqual([
+      [first, COMPLETED, "ops\n"],
+      [second, COMPLETED, "ops\n"],
+    ].sort());
+  }, 60_000);
+
+  it("a daemon job gets an execution on a node whose labels change to match it", async () => {
+    const suite = `relabel-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const dataDir = tempDir("shoal-relabel-");
+    const other = await startNode(`${suite}-other`, "b", { nodeId: `b-${randomUUID().slice(0, 8)}`, dataDir });
+    const jobId = await submit(spec("daemon", suite, "sleep 600"));
+    await until(jobId, (j) => executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING), "running on the matching node");
+    // The other node comes back with the label the job asks for.
+    const index = agents.length - 1;
+    await agents[index]?.stop();
+    agents.splice(index, 1);
+    await startNode(suite, "b", { nodeId: other, dataDir });
+    const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on the relabelled node too");
+    expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, other].sort());
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
     await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
   }, 60_000);
