@@ -38,12 +38,18 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
 
 /**
  * The execution-level history entry of an execution event, or undefined for the steps Bacalhau
- * records none for (asking for a bid, a bid accepted).
+ * records none for (asking for a bid, a bid accepted). `reason` is the event's recorded reason
+ * (its metadata): for a retry, which execution it replaces and why that one ended.
  */
-export function executionHistoryEvent(event: ExecutionEvent): HistoryEvent | undefined {
+export function executionHistoryEvent(event: ExecutionEvent, reason?: string): HistoryEvent | undefined {
   switch (event.type) {
-    case "ExecutionCreated":
-      return { Topic: "Scheduling", Message: `Requested execution on ${event.data.NodeID}`, Details: { NodeID: event.data.NodeID } };
+    case "ExecutionCreated": {
+      const requested = `Requested execution on ${event.data.NodeID}`;
+      if (event.data.PreviousExecution === "") return { Topic: "Scheduling", Message: requested, Details: { NodeID: event.data.NodeID } };
+      // Bacalhau's entry says nothing of a retry; Shoal's says what it replaces and why.
+      const why = reason === undefined || reason === "" ? `replacing ${event.data.PreviousExecution}` : reason;
+      return { Topic: "Scheduling", Message: `${requested} (${why})`, Details: { NodeID: event.data.NodeID, PreviousExecution: event.data.PreviousExecution } };
+    }
     case "ExecutionBidAsked":
     case "ExecutionBidAccepted":
       return undefined;

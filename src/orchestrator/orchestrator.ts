@@ -29,7 +29,7 @@ import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
 import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
-import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
+import { deletedNodeOf, isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
@@ -265,6 +265,12 @@ export async function startOrchestrator(
       name: "job-placement-on-node-gain",
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
       handle: (batch) => {
+        // A deleted node's executions are lost: failed, and their partitions retried (docs/jobs.md, Retries).
+        for (const e of batch) {
+          const nodeId = deletedNodeOf(e.recorded.stream, e.recorded.type);
+          if (nodeId === undefined) continue;
+          jobRunner.nodeGone(nodeId).catch((err: unknown) => logger.error({ err, nodeId }, "failing a deleted node's executions failed"));
+        }
         if (!batch.some((e) => isNodeGain(e.recorded.stream, e.recorded.type))) return;
         jobRunner.retryQueued("a node may take more work").catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
       },
@@ -293,6 +299,8 @@ export async function startOrchestrator(
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
+    // Executions on nodes deleted while the orchestrator was down are lost as well.
+    await jobRunner.failLostExecutions();
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
     logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();

@@ -112,30 +112,28 @@ function mayQueue(request: PlacementRequest): boolean {
 }
 
 /** The partitions 0..count-1 that hold no active (or, batch, completed) execution. */
-function remainingPartitions(request: PlacementRequest): number[] {
-  const holding = request.executions.filter(
-    (e) => (!isTerminal(e) || (request.type === "batch" && e.state === "Completed")) && !isDiscarded(e),
-  );
+export function remainingPartitions(type: PlacementRequest["type"], count: number, executions: readonly ExistingExecution[]): number[] {
+  const holding = executions.filter((e) => (!isTerminal(e) || (type === "batch" && e.state === "Completed")) && !isDiscarded(e));
   const used = new Set<number>();
   const unindexed: ExistingExecution[] = [];
   for (const e of holding) {
-    if (e.partitionIndex !== undefined && e.partitionIndex >= 0 && e.partitionIndex < request.count && !used.has(e.partitionIndex)) used.add(e.partitionIndex);
+    if (e.partitionIndex !== undefined && e.partitionIndex >= 0 && e.partitionIndex < count && !used.has(e.partitionIndex)) used.add(e.partitionIndex);
     else if (e.partitionIndex === undefined) unindexed.push(e);
   }
   // An execution that carries no index holds the lowest free one (a count-based model).
-  for (let i = 0, left = unindexed.length; i < request.count && left > 0; i++) {
+  for (let i = 0, left = unindexed.length; i < count && left > 0; i++) {
     if (!used.has(i)) {
       used.add(i);
       left--;
     }
   }
   const remaining: number[] = [];
-  for (let i = 0; i < request.count; i++) if (!used.has(i)) remaining.push(i);
+  for (let i = 0; i < count; i++) if (!used.has(i)) remaining.push(i);
   return remaining;
 }
 
 function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, nodes: NodeVerdict[], ranked: NodeVerdict[]): PlacementResult {
-  const remaining = remainingPartitions(request);
+  const remaining = remainingPartitions(request.type, request.count, request.executions);
   if (remaining.length === 0) return { decision: "placed", placements: [], ledger, nodes };
   const failed = request.executions.filter((e) => e.state === "Failed").length;
   if (failed > 0 && request.maxRetries !== undefined && failed > request.maxRetries) {

@@ -73,7 +73,8 @@ export class JobHistory {
         for (const recorded of await this.store.readStream(executionStream(executionId))) {
           const event = decodeExecutionEvent(recorded);
           const next = evolveExecution(state, event, recorded.time);
-          const entry = executionHistoryEvent(event);
+          const reason = recorded.metadata.reason;
+          const entry = executionHistoryEvent(event, typeof reason === "string" ? reason : undefined);
           if (entry !== undefined) {
             out.push({
               Type: "ExecutionLevel",

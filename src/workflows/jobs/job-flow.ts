@@ -7,11 +7,12 @@ export const SETTLE = "job-settle";
 export const CANCEL = "job-cancel";
 
 /**
- * Events after which a node may take work it could not before. Not inputs of the recorded
+ * Events after which a node may take work it could not before (NodeInfoUpdated: its labels,
+ * engines or capacity changed, so it may match an ops or daemon job now). Not inputs of the recorded
  * workflow (a step per node event would be stored for nothing when no job waits): `isNodeGain`
  * lets the orchestrator place the Queued jobs again, and those placements are recorded on the jobs.
  */
-const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy"]);
+const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy", "NodeInfoUpdated"]);
 /** An execution's end: its job may be done, and its capacity is free again. */
 const EXECUTION_ENDS = new Set(["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled", "ExecutionBidDeclined", "ExecutionRejected"]);
 /** A job's end that leaves executions to stop on their nodes. */
@@ -49,3 +50,11 @@ export const jobFlow: Workflow = {
 };
 
 export const isNodeGain = (stream: string, type: string): boolean => categoryOf(stream) === NODE_CATEGORY && NODE_GAINS.has(type);
+
+/**
+ * The node a NodeDeleted event removes, else undefined. Not an input of the recorded workflow
+ * either (node events are many; a step per delete would be stored for nothing when the node ran
+ * no job): the orchestrator fails the node's executions, which records why on each of them.
+ */
+export const deletedNodeOf = (stream: string, type: string): string | undefined =>
+  categoryOf(stream) === NODE_CATEGORY && type === "NodeDeleted" ? entityIdOf(stream) : undefined;

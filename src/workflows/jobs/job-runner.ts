@@ -5,16 +5,17 @@ import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.
 import { isLongRunning, taskOf, type JobSpec, type TaskSpec } from "../../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../../machines/job/task-resources.ts";
-import type { Clock } from "../../actors/clock.ts";
+import type { Clock, TimerHandle } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import { ledgerOf, type Allocation } from "../../scheduler/capacity-ledger.ts";
+import { ledgerOf, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
+import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, lostExecutions, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
 import type { ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
@@ -22,6 +23,7 @@ import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import type { WorkTask } from "../../transport/work-messages.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
+import { bacalhauEnv } from "./execution-env.ts";
 import { CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
@@ -79,7 +81,7 @@ export function workTaskOf(spec: JobSpec, execution: ExecutionState): WorkTask {
       ...(p.EnvironmentVariables.length > 0 ? { EnvironmentVariables: p.EnvironmentVariables } : {}),
       ...(p.WorkingDirectory !== "" ? { WorkingDirectory: p.WorkingDirectory } : {}),
     },
-    ...(Object.keys(task.Env).length > 0 ? { Env: task.Env } : {}),
+    Env: { ...task.Env, ...bacalhauEnv(spec, execution) },
     Resources: { CPUMillis: Math.max(1, Math.round(r.CPU * 1000)), MemoryBytes: Math.max(1, Math.round(r.Memory)) },
     Network: workNetwork(task),
     ExecutionTimeout: execution.executionTimeout,
@@ -98,6 +100,8 @@ export class JobRunner {
   private queue: Promise<void> = Promise.resolve();
   /** Executions created here that the read model may not show yet, per job: counted in the ledger and the job's executions. */
   private readonly created = new Map<string, Set<string>>();
+  /** Jobs placed in part, each with its timer at its QueueTimeout. */
+  private readonly topUps = new Map<string, TimerHandle>();
 
   constructor(private readonly options: JobRunnerOptions) {}
 
@@ -105,7 +109,7 @@ export class JobRunner {
     return {
       [PLACEMENT]: (c) => (c.type === "PlaceJob" ? this.serialized(() => this.place(c.entityId, c)) : this.serialized(() => this.placeQueued(c))),
       [DISPATCH]: (c) => this.dispatch(c.entityId),
-      [SETTLE]: (c) => this.settle(c.entityId, c),
+      [SETTLE]: (c) => this.serialized(() => this.settle(c.entityId, c)),
       [CANCEL]: (c) => this.cancel(c.entityId, c),
     };
   }
@@ -149,61 +153,176 @@ export class JobRunner {
     return ledgerOf(allocations);
   }
 
+  /**
+   * Places again every job that may take more now (a node that can take more work, the
+   * QueueBackoff): the Queued ones, the batch and service jobs with a partition no execution holds
+   * (placed in part, or a retry that found no node yet), and every ops and daemon job (a node that
+   * matches and has no execution of it gets one).
+   */
   private async placeQueued(c: Issued): Promise<void> {
-    const queued = [...this.options.jobViews.allJobs()].filter((j) => j.state === "Queued").map((j) => j.jobId);
-    for (const jobId of queued) await this.place(jobId, c);
+    const { jobViews } = this.options;
+    const waiting: string[] = [];
+    for (const j of jobViews.allJobs()) {
+      if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
+      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, jobViews.executionsOfJob(j.jobId).map(toExisting))) waiting.push(j.jobId);
+    }
+    // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
+    let ledger = this.ledger();
+    for (const jobId of waiting) ledger = await this.evaluate(jobId, c, ledger);
   }
 
+  /** One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why. */
+  private retryJob(jobId: string, reason: string): Promise<void> {
+    const c = { handler: PLACEMENT, entityId: jobId, type: "PlaceJob", reason, commandId: deterministicId("job-retry", jobId, reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
+    return this.serialized(() => this.place(jobId, c));
+  }
+
+  /**
+   * Bacalhau's evaluation of one job, as its schedulers for v1.7 do it: place what is missing
+   * (a first placement, a failed partition's retry, a top-up of a job placed in part, a new
+   * node for an ops or daemon job), then judge the job by its executions. Every placement's
+   * execution id comes from the job, the partition (ops, daemon: the node) and how many
+   * executions that partition already had, so a retry gets a new id and a replayed step the same.
+   */
   private async place(jobId: string, c: Issued): Promise<void> {
+    await this.evaluate(jobId, c, this.ledger());
+  }
+
+  /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
+  private async evaluate(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
     const { jobs, executions, nodeViews, clock, logger } = this.options;
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
-    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
-    if (job.state === "Running" && spec.Type !== "daemon") return;
+    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
     const task = taskOf(spec);
-    const existing = await this.executionsOf(jobId);
-    const request: PlacementRequest = {
-      jobId,
-      type: spec.Type,
-      count: spec.Count,
-      constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
-      engine: task.Engine.Type,
-      resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-      executions: existing.map(toExisting),
-      nodes: nodeViews.all().map(candidateNodeOf),
-      queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
-    };
-    const result = placeJob(request, this.ledger());
+    let existing = await this.executionsOf(jobId);
     const context = this.context(c);
-    const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
-    const allocated = parseTaskResources(task.Resources);
-    for (const p of result.placements) {
-      // The placement round is the job's revision: a replay of this step makes the same ids.
-      const executionId = `e-${deterministicId("placement", jobId, String(job.revision), p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex))}`;
-      let ids = this.created.get(jobId);
-      if (!ids) this.created.set(jobId, (ids = new Set()));
-      ids.add(executionId);
-      await executions.execute(
-        executionId,
-        {
-          type: "Create",
-          jobId,
-          namespace: spec.Namespace,
-          nodeId: p.nodeId,
-          jobType: spec.Type,
-          jobVersion: job.version,
-          partitionIndex: p.partitionIndex ?? 0,
-          resources: allocated,
-          executionTimeout: timeout,
-          timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
-        },
-        context,
-      );
+    const before = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
+    if (before.kind === "completed" && spec.Type === "batch") {
+      await jobs.execute(jobId, { type: "Complete" }, context);
+      return ledger;
     }
-    logger.info({ jobId, decision: result.decision, placements: result.placements.map((p) => p.nodeId) }, "job placed");
-    if (result.decision === "failed") await jobs.execute(jobId, { type: "Fail", reason: result.message ?? "the job cannot be placed" }, context);
-    else if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: result.message ?? "" }, context);
-    else if (result.placements.length > 0) await jobs.execute(jobId, { type: "Run" }, context);
+    let placed = 0;
+    let next = ledger;
+    if (wantsPlacement(spec.Type, spec.Count, existing.map(toExisting))) {
+      const request: PlacementRequest = {
+        jobId,
+        type: spec.Type,
+        count: spec.Count,
+        constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
+        engine: task.Engine.Type,
+        resources: fromBacalhauResources(parseTaskResources(task.Resources)),
+        executions: existing.map(toExisting),
+        // A deleted node is in the read model (its history stays) but gone from the cluster.
+        nodes: nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
+        queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
+      };
+      const result = placeJob(request, ledger);
+      next = result.ledger;
+      const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
+      const allocated = parseTaskResources(task.Resources);
+      const last = latestFailure(existing);
+      for (const p of result.placements) {
+        const attempt = attemptOf(spec.Type, request.executions, p);
+        const executionId = `e-${deterministicId("placement", jobId, p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex), String(attempt))}`;
+        const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(existing, p.partitionIndex);
+        let ids = this.created.get(jobId);
+        if (!ids) this.created.set(jobId, (ids = new Set()));
+        ids.add(executionId);
+        placed++;
+        // A replayed step finds the execution it created the first time: nothing to do again.
+        if ((await executions.get(executionId)).state.computeState !== undefined) continue;
+        await executions.execute(
+          executionId,
+          {
+            type: "Create",
+            jobId,
+            namespace: spec.Namespace,
+            nodeId: p.nodeId,
+            jobType: spec.Type,
+            jobVersion: job.version,
+            partitionIndex: p.partitionIndex ?? 0,
+            resources: allocated,
+            executionTimeout: timeout,
+            timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
+            ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
+          },
+          previous === undefined ? context : this.context({ ...c, reason: retryReason(previous, p.partitionIndex ?? 0) }),
+        );
+      }
+      // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
+      const level = result.placements.length > 0 || result.decision !== "placed" ? "info" : "debug";
+      logger[level]({ jobId, decision: result.decision, placements: result.placements.map((p) => p.nodeId) }, "job placed");
+      // A job that had executions fail: its shortfall says which failed last, and why.
+      const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
+      if (result.decision === "failed") {
+        await jobs.execute(jobId, { type: "Fail", reason: message }, context);
+        return next;
+      }
+      if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: message }, context);
+      else if (result.placements.length > 0) await jobs.execute(jobId, { type: "Run" }, context);
+      // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes.
+      if (result.decision === "queued" && result.jobQueued !== true) this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
+    }
+    if (spec.Type !== "ops" || placed > 0) return next;
+    existing = await this.executionsOf(jobId);
+    const outcome = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
+    if (outcome.kind === "completed") await jobs.execute(jobId, { type: "Complete" }, context);
+    else if (outcome.kind === "failed") {
+      const failed = existing.find((e) => e.executionId === outcome.failed.id) as ExecutionState;
+      await jobs.execute(jobId, { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` }, context);
+    }
+    return next;
+  }
+
+  /** One timer per job placed in part, at its QueueTimeout: then it is placed again, and fails if still short. */
+  private armTopUp(jobId: string, at: number): void {
+    if (this.topUps.has(jobId)) return;
+    const { clock, logger } = this.options;
+    const timer = clock.setTimer(Math.max(0, at - clock.now()) + 1, () => {
+      this.topUps.delete(jobId);
+      this.retryJob(jobId, "the queue timeout of a job placed in part passed").catch((err: unknown) => logger.error({ err, jobId }, "placing a job placed in part again failed"));
+    });
+    this.topUps.set(jobId, timer);
+  }
+
+  /**
+   * A node deleted: its executions still under way are lost (Bacalhau's "node has disappeared"),
+   * failed by the orchestrator; their partitions are retried as any failure's (SettleJob).
+   */
+  nodeGone(nodeId: string): Promise<void> {
+    return this.serialized(() => this.failLost((id) => id !== nodeId, `node ${nodeId} was deleted`));
+  }
+
+  /** After a restart: executions under way on nodes that are no longer in the node store (deleted while the orchestrator was down). */
+  failLostExecutions(): Promise<void> {
+    const { nodeViews } = this.options;
+    return this.serialized(() =>
+      this.failLost((nodeId) => {
+        const view = nodeViews.get(nodeId);
+        return view !== undefined && !view.deleted;
+      }, "its node is gone"),
+    );
+  }
+
+  private async failLost(nodeExists: (nodeId: string) => boolean, why: string): Promise<void> {
+    const byId = new Map<string, ExistingExecution>();
+    for (const e of this.options.jobViews.allExecutions()) byId.set(e.executionId, toExisting(e));
+    for (const ids of this.created.values()) {
+      for (const id of ids) {
+        const actor = this.options.executions.peek(id);
+        if (actor) byId.set(id, toExisting(actor.state));
+      }
+    }
+    const lost = lostExecutions([...byId.values()], nodeExists);
+    const context = commandContext({ type: "system", id: "workflow-jobs" }, { reason: why });
+    for (const e of lost) {
+      const current = (await this.options.executions.get(e.id)).state;
+      if (isTerminal(toExisting(current))) continue;
+      await this.options.executions.execute(e.id, { type: "Fail", reason: NODE_DISAPPEARED_MESSAGE, cause: "Orchestrator" }, context);
+      // Should the node come back under its id, it stops the container.
+      this.options.work.cancelExecution(e.nodeId, e.id, NODE_DISAPPEARED_MESSAGE);
+    }
   }
 
   /**
@@ -227,21 +346,14 @@ export class JobRunner {
     }
   }
 
-  /** A batch or ops job whose executions all ended: Completed when each succeeded, else Failed with the first failure. */
+  /**
+   * An execution ended: its job is evaluated again (place): a batch job may be complete, a failed
+   * batch or service partition is retried (another node first), an ops job may be done.
+   */
   private async settle(executionId: string, c: Issued): Promise<void> {
-    const { jobs } = this.options;
     const ended = (await this.options.executions.get(executionId)).state;
     if (ended.jobId === "") return;
-    const job = (await jobs.get(ended.jobId)).state;
-    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state) || isLongRunning(job.spec.Type)) return;
-    const all = await this.executionsOf(job.jobId);
-    if (all.length === 0 || all.some((e) => !isTerminal(toExisting(e)))) return;
-    const failed = all.find((e) => e.computeState !== "Completed");
-    const completed = all.filter((e) => e.computeState === "Completed").length;
-    const enough = job.spec.Type === "ops" ? failed === undefined : completed >= job.spec.Count;
-    const context = this.context(c);
-    if (enough) await jobs.execute(job.jobId, { type: "Complete" }, context);
-    else await jobs.execute(job.jobId, { type: "Fail", reason: failureOf(failed as ExecutionState) }, context);
+    await this.place(ended.jobId, c);
   }
 
   /** A job that ended: its executions still under way are cancelled, and their nodes told to stop them. */
@@ -261,4 +373,23 @@ function failureOf(e: ExecutionState): string {
   const why = e.computeMessage || e.computeState || "failed";
   const exit = e.runOutput === undefined ? "" : ` (exit code ${e.runOutput.ExitCode})`;
   return `execution ${e.executionId} on node ${e.nodeId} ${e.computeState === "Failed" ? "failed" : "ended"}: ${why}${exit}`;
+}
+
+/** The failed execution that ended last (by its last change), if any. */
+function latestFailure(executions: readonly ExecutionState[]): ExecutionState | undefined {
+  let latest: ExecutionState | undefined;
+  for (const e of executions) if (e.computeState === "Failed" && (latest === undefined || e.modifyTime >= latest.modifyTime)) latest = e;
+  return latest;
+}
+
+/** The newest execution a partition had: what a new execution for it replaces (Bacalhau's PreviousExecution). */
+function latestOfPartition(executions: readonly ExecutionState[], partition: number): ExecutionState | undefined {
+  let latest: ExecutionState | undefined;
+  for (const e of executions) if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
+  return latest;
+}
+
+/** Why a partition gets another execution, as its Create's reason and its history entry say. */
+function retryReason(previous: ExecutionState, partition: number): string {
+  return `retry of partition ${partition}: ${failureOf(previous)}`;
 }

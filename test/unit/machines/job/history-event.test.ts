@@ -31,4 +31,22 @@ describe("history entries as Bacalhau's job history shows them", () => {
     ];
     for (const [event, Topic, Message] of cases) expect(executionHistoryEvent(event), event.type).toMatchObject({ Topic, Message });
   });
+
+  it("says what a retry replaces and why; a first execution keeps Bacalhau's entry", () => {
+    const created = (PreviousExecution: string): ExecutionEvent => ({
+      type: "ExecutionCreated",
+      data: {
+        ExecutionID: E, JobID: J, Namespace: "default", NodeID: "n2", JobType: "batch", JobVersion: 1, PartitionIndex: 0, DesiredState: "Pending",
+        AllocatedResources: { CPU: 0.5, Memory: 1, Disk: 0, GPU: 0 }, ExecutionTimeout: 0, TimeoutBuffer: 60, PreviousExecution,
+      },
+    });
+    expect(executionHistoryEvent(created(""), "the job was submitted")).toEqual({ Topic: "Scheduling", Message: "Requested execution on n2", Details: { NodeID: "n2" } });
+    const why = "retry of partition 0: execution e-1 on node n1 failed: the command exited with code 3 (exit code 3)";
+    expect(executionHistoryEvent(created("e-1"), why)).toEqual({
+      Topic: "Scheduling",
+      Message: `Requested execution on n2 (${why})`,
+      Details: { NodeID: "n2", PreviousExecution: "e-1" },
+    });
+    expect(executionHistoryEvent(created("e-1"))?.Message).toBe("Requested execution on n2 (replacing e-1)");
+  });
 });

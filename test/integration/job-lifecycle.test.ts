@@ -1,0 +1,294 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { nodeStream } from "../../src/events/streams.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { dockerTestImage } from "../support/docker-test-image.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+import { testAgent } from "../support/test-agent.ts";
+
+/**
+ * A job's life beyond its first placement, on real components: the orchestrator in process with
+ * its own NATS, compute agents running executions through the DockerExecutor on the real engine.
+ * Each test gets its own nodes, labelled with the test's own value, and its jobs ask for that
+ * label: nodes of earlier tests (stopped, deleted) never take them.
+ */
+const KEY = "lifecycle-key-0123456789abcdefghijk";
+const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const MIB = 1024 * 1024;
+const docker = new Docker();
+let image = "";
+let orchestrator: RunningOrchestrator;
+let config: ShoalConfig;
+const agents: ComputeAgent[] = [];
+const nodeIds: string[] = [];
+
+type Body = Record<string, any>;
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
+}
+
+function spec(type: string, suite: string, command: string, over: Record<string, unknown> = {}, timeouts: Record<string, number> = {}) {
+  return {
+    Type: type,
+    Constraints: [{ Key: "suite", Operator: "=", Values: [suite] }],
+    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" }, Timeouts: timeouts }],
+    ...over,
+  };
+}
+
+async function submit(job: unknown): Promise<string> {
+  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.JobID as string;
+}
+
+async function jobNow(jobId: string): Promise<Body> {
+  return (await call("GET", `/api/v1/orchestrator/jobs/${jobId}?include=executions,history&limit=100`)).body;
+}
+
+async function until(jobId: string, check: (job: Body) => boolean, what: string, timeoutMs = 60_000): Promise<Body> {
+  let last: Body = {};
+  await waitFor(
+    async () => check((last = await jobNow(jobId))),
+    timeoutMs,
+    () => `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(last.Executions?.Items?.map((e: Body) => [e.NodeID, e.ComputeState]))}`,
+  );
+  return last;
+}
+
+const inState = (...states: string[]) => (job: Body) => states.includes(job.Job?.State?.StateType);
+const executionsOf = (job: Body): Body[] => job.Executions?.Items ?? [];
+const COMPLETED = 9;
+const FAILED = 10;
+const RUNNING = 6;
+
+/** A compute agent labelled suite=<suite>: 1 CPU, 256 MiB. */
+async function startNode(suite: string, name: string, again?: { nodeId: string; dataDir: string }): Promise<string> {
+  const nodeId = again?.nodeId ?? `${name}-${randomUUID().slice(0, 8)}`;
+  if (!nodeIds.includes(nodeId)) nodeIds.push(nodeId);
+  const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    labels: { suite },
+    executor,
+    resourceUpdateMs: 200,
+    ...(again === undefined ? {} : { dataDir: again.dataDir }),
+  });
+  agents.push(agent);
+  await agent.start();
+  await waitFor(() => orchestrator.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
+  return nodeId;
+}
+
+beforeAll(async () => {
+  image = await dockerTestImage();
+  config = {
+    ...defaultConfig(),
+    DataDir: tempDir("shoal-lifecycle-"),
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "API.Auth.Users": USERS,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+  };
+  orchestrator = await startOrchestrator(config, silentLogger);
+}, 60_000);
+
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.stop();
+});
+
+afterAll(async () => {
+  await orchestrator?.stop();
+  for (const nodeId of nodeIds) {
+    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  }
+});
+
+describe("lost executions", () => {
+  it("an execution whose node is deleted fails (node has disappeared) and its partition runs on another node", async () => {
+    const suite = `lost-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 4; echo done"));
+    const running = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "the first execution running");
+    const lost = executionsOf(running)[0] as Body;
+    expect(lost.NodeID).toBe(first);
+    const second = await startNode(suite, "b");
+    await orchestrator.manager.operatorAction("delete", first, commandContext({ type: "operator", id: "test" }, { reason: "decommissioned" }));
+    const got = await until(jobId, inState("Completed", "Failed"), "the job ended");
+    expect(got.Job.State.StateType).toBe("Completed");
+    const [gone, retry] = executionsOf(got) as [Body, Body];
+    expect(gone).toMatchObject({ ID: lost.ID, NodeID: first, ComputeState: { StateType: FAILED, Message: "Execution stop requested because node has disappeared" } });
+    expect(retry).toMatchObject({ NodeID: second, PreviousExecution: lost.ID, PartitionIndex: 0, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } });
+    const created = (got.History.Items as Body[]).filter((h) => h.ExecutionID === retry.ID && h.Event.Message.startsWith("Requested execution"));
+    expect(created.map((h) => h.Event.Message)).toEqual([
+      `Requested execution on ${second} (retry of partition 0: execution ${lost.ID} on node ${first} failed: Execution stop requested because node has disappeared)`,
+    ]);
+  }, 90_000);
+});
+
+describe("top-up of a job placed in part", () => {
+  it("a batch job with Count 2 and one matching node runs one now and the other on a node that joins", async () => {
+    const suite = `topup-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 1; echo $BACALHAU_PARTITION_INDEX/$BACALHAU_PARTITION_COUNT", { Count: 2 }, { QueueTimeout: 600 }));
+    const partial = await until(jobId, (j) => executionsOf(j).length === 1 && j.Job.State.StateType === "Running", "one execution placed, the job Running");
+    expect(executionsOf(partial)[0]).toMatchObject({ NodeID: first, PartitionIndex: 0 });
+    const second = await startNode(suite, "b");
+    const got = await until(jobId, inState("Completed", "Failed"), "the job ended");
+    expect(got.Job.State.StateType).toBe("Completed");
+    const byPartition = executionsOf(got).map((e) => [e.PartitionIndex ?? 0, e.NodeID, e.RunOutput?.Stdout]).sort();
+    expect(byPartition).toEqual([
+      [0, first, "0/2\n"],
+      [1, second, "1/2\n"],
+    ]);
+  }, 90_000);
+
+  it("past its QueueTimeout a job still short of nodes fails with Bacalhau's reason, its running execution cancelled", async () => {
+    const suite = `short-${randomUUID().slice(0, 6)}`;
+    await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 30", { Count: 2 }, { QueueTimeout: 3 }));
+    await until(jobId, (j) => executionsOf(j).length === 1 && j.Job.State.StateType === "Running", "one execution placed");
+    const got = await until(jobId, inState("Failed", "Completed"), "the job failed", 30_000);
+    expect(got.Job.State.Message).toMatch(/^not enough nodes to run job\. requested: 1, available: \d+, suitable: 0\./);
+    await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
+  }, 60_000);
+});
+
+describe("retries", () => {
+  it("a batch job failing everywhere is retried at most twice per node, then fails naming its last failure and exit code", async () => {
+    const suite = `fail-${randomUUID().slice(0, 6)}`;
+    const nodes = [await startNode(suite, "a"), await startNode(suite, "b")];
+    const jobId = await submit(spec("batch", suite, "echo no >&2; exit 3"));
+    const got = await until(jobId, inState("Failed", "Completed"), "the job failed");
+    const executions = executionsOf(got) as [Body, Body, ...Body[]];
+    expect(executions).toHaveLength(4);
+    for (const nodeId of nodes) expect(executions.filter((e) => e.NodeID === nodeId)).toHaveLength(2);
+    expect(executions.every((e) => e.ComputeState.StateType === FAILED && e.RunOutput?.ExitCode === 3)).toBe(true);
+    // A retry goes to another node first.
+    expect(executions[0].NodeID).not.toBe(executions[1].NodeID);
+    const ids = new Set(executions.map((e) => e.ID));
+    expect(ids.size).toBe(4);
+    const message = got.Job.State.Message as string;
+    expect(message).toMatch(/^not enough nodes to run job\. requested: 1, available: \d+, suitable: 0\./);
+    expect(message).toContain("job already executed on this node more than once");
+    const lastFailed = [...executions].sort((a, b) => a.ModifyTime - b.ModifyTime).at(-1) as Body;
+    expect(message).toContain(`Last failure: execution ${lastFailed.ID} on node ${lastFailed.NodeID} failed: execution ${lastFailed.ID}: the command exited with code 3 (exit code 3)`);
+    // Every retry is in the history with why.
+    const retries = (got.History.Items as Body[]).filter((h) => h.Event.Message.startsWith("Requested execution") && h.Event.Details.PreviousExecution);
+    expect(retries).toHaveLength(3);
+    for (const r of retries) expect(r.Event.Message).toContain("(exit code 3)");
+  }, 90_000);
+
+  it("a service whose execution ends is replaced; with no node left it fails with execution completed unexpectedly", async () => {
+    const suite = `svc-${randomUUID().slice(0, 6)}`;
+    const only = await startNode(suite, "a");
+    const jobId = await submit(spec("service", suite, "echo up"));
+    const got = await until(jobId, inState("Failed", "Stopped"), "the service failed");
+    const executions = executionsOf(got) as [Body, Body];
+    expect(executions.map((e) => [e.NodeID, e.ComputeState.StateType, e.ComputeState.Message])).toEqual([
+      [only, FAILED, "execution completed unexpectedly"],
+      [only, FAILED, "execution completed unexpectedly"],
+    ]);
+    expect(executions[1].PreviousExecution).toBe(executions[0].ID);
+    expect(got.Job.State.Message).toContain(`Last failure: execution ${executions[1].ID} on node ${only} failed: execution completed unexpectedly (exit code 0)`);
+  }, 60_000);
+});
+
+describe("long-running jobs on nodes that come later", () => {
+  it("a daemon job lands on a matching node that joins later and keeps running; stopping it stops both", async () => {
+    const suite = `daemon-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("daemon", suite, "sleep 600"));
+    await until(jobId, (j) => executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING), "running on the first node");
+    const second = await startNode(suite, "b");
+    const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on both nodes");
+    expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, second].sort());
+    expect(both.Job.State.StateType).toBe("Running");
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
+    await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
+  }, 60_000);
+});
+
+describe("ops jobs on nodes that come later", () => {
+  it("an ops job gives a node that joins while it runs an execution of its own, and completes once both ended", async () => {
+    const suite = `ops-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("ops", suite, "sleep 3; echo $BACALHAU_JOB_TYPE"));
+    await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running on the first node");
+    const second = await startNode(suite, "b");
+    const got = await until(jobId, inState("Completed", "Failed"), "the ops job ended");
+    expect(got.Job.State.StateType).toBe("Completed");
+    expect(executionsOf(got).map((e) => [e.NodeID, e.ComputeState.StateType, e.RunOutput?.Stdout]).sort()).toEqual([
+      [first, COMPLETED, "ops\n"],
+      [second, COMPLETED, "ops\n"],
+    ].sort());
+  }, 60_000);
+
+  it("a daemon job gets an execution on a node whose labels change to match it", async () => {
+    const suite = `relabel-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const dataDir = tempDir("shoal-relabel-");
+    const other = await startNode(`${suite}-other`, "b", { nodeId: `b-${randomUUID().slice(0, 8)}`, dataDir });
+    const jobId = await submit(spec("daemon", suite, "sleep 600"));
+    await until(jobId, (j) => executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING), "running on the matching node");
+    // The other node comes back with the label the job asks for.
+    const index = agents.length - 1;
+    await agents[index]?.stop();
+    agents.splice(index, 1);
+    await startNode(suite, "b", { nodeId: other, dataDir });
+    const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on the relabelled node too");
+    expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, other].sort());
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
+    await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
+  }, 60_000);
+});
+
+describe("lost executions across a restart", () => {
+  it("a node deleted while the orchestrator is down: on restart its execution is lost and retried on another node", async () => {
+    const suite = `restart-${randomUUID().slice(0, 6)}`;
+    const first = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 8; echo done"));
+    const running = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running on the first node");
+    const lost = executionsOf(running)[0] as Body;
+    const second = await startNode(suite, "b");
+    // The first node goes away with the orchestrator; another writer on the same store deletes it meanwhile.
+    await agents[0]?.stop();
+    agents.splice(0, 1);
+    await orchestrator.stop();
+    const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    try {
+      const now = new Date().toISOString();
+      const id = randomUUID();
+      await store.append(nodeStream(first), [{ id, type: "NodeDeleted", data: { NodeID: first, Membership: "APPROVED" }, metadata: { time: now, actor: { type: "operator", id: "test" }, reason: "decommissioned", correlationId: id, causationId: id, schemaVersion: 1 } }], "any");
+    } finally {
+      await store.close();
+    }
+    orchestrator = await startOrchestrator(config, silentLogger);
+    const got = await until(jobId, inState("Completed", "Failed"), "the job ended", 60_000);
+    expect(got.Job.State.StateType).toBe("Completed");
+    const [gone, retry] = executionsOf(got);
+    expect(gone).toMatchObject({ ID: lost.ID, NodeID: first, ComputeState: { StateType: FAILED, Message: "Execution stop requested because node has disappeared" } });
+    expect(retry).toMatchObject({ NodeID: second, PreviousExecution: lost.ID, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } });
+  }, 120_000);
+});

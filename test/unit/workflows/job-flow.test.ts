@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
+import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { deletedNodeOf, isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
+
+const recorded = (stream: string, type: string): RecordedEvent => ({ id: `id-${stream}-${type}`, type, stream, revision: 0, position: 1, time: "2026-01-01T00:00:00.000Z", data: {}, metadata: {} });
+const react = (stream: string, type: string) => jobFlow.react(new EventEnvelope(recorded(stream, type))).map((c) => `${c.type} ${c.entityId}`);
+
+describe("the jobs workflow: which event calls for what", () => {
+  it.each([
+    ["job-j-1", "JobSubmitted", ["PlaceJob j-1"]],
+    ["job-j-1", "JobStopped", ["CancelExecutions j-1"]],
+    ["job-j-1", "JobFailed", ["CancelExecutions j-1"]],
+    ["job-j-1", "JobCompleted", []],
+    ["job-j-1", "JobStarted", []],
+    ["execution-e-1", "ExecutionCreated", ["RunExecution e-1"]],
+    // Every end of an execution has its job evaluated again: completion, a retry, an ops job's end; and its capacity is free.
+    ["execution-e-1", "ExecutionFailed", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
+    ["execution-e-1", "ExecutionCompleted", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
+    ["execution-e-1", "ExecutionCancelled", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
+    ["execution-e-1", "ExecutionBidDeclined", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
+    ["execution-e-1", "ExecutionRejected", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
+    ["execution-e-1", "ExecutionStarted", []],
+    // Node events are no recorded steps: gains and deletions are handled beside the workflow.
+    ["node-n-1", "NodeDeleted", []],
+    ["node-n-1", "NodeRegistered", []],
+  ] as const)("%s %s → %j", (stream, type, commands) => {
+    expect(react(stream, type)).toEqual(commands);
+  });
+
+  it("tells a node's gain and a node's deletion apart", () => {
+    expect(isNodeGain("node-n-1", "NodeRegistered")).toBe(true);
+    expect(isNodeGain("node-n-1", "NodeBecameHealthy")).toBe(true);
+    expect(isNodeGain("node-n-1", "NodeInfoUpdated")).toBe(true);
+    expect(isNodeGain("node-n-1", "NodeBecameUnhealthy")).toBe(false);
+    expect(isNodeGain("node-n-1", "NodeDeleted")).toBe(false);
+    expect(deletedNodeOf("node-n-1", "NodeDeleted")).toBe("n-1");
+    expect(deletedNodeOf("node-n-1", "NodeRejected")).toBeUndefined();
+    expect(deletedNodeOf("job-j-1", "NodeDeleted")).toBeUndefined();
+  });
+});
