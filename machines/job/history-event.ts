@@ -37,16 +37,19 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
 }
 
 /**
- * The execution-level history entry of an execution event, or undefined for the steps Bacalhau
- * records none for (asking for a bid, a bid accepted).
+ * The execution-level history entry of an execution event, or undefined for the step Bacalhau
+ * records none for (asking for a bid). The node's answer to a bid is recorded either way, as
+ * Bacalhau ≥ 1.6 stores the bid result's event (compute `RespondedToBidEvent`: the reason, or
+ * "Accepted job").
  */
 export function executionHistoryEvent(event: ExecutionEvent): HistoryEvent | undefined {
   switch (event.type) {
     case "ExecutionCreated":
       return { Topic: "Scheduling", Message: `Requested execution on ${event.data.NodeID}`, Details: { NodeID: event.data.NodeID } };
     case "ExecutionBidAsked":
-    case "ExecutionBidAccepted":
       return undefined;
+    case "ExecutionBidAccepted":
+      return { Topic: "Exec Scanning", Message: "Accepted job", Details: {} };
     case "ExecutionBidDeclined":
       return { Topic: "Exec Scanning", Message: event.data.Reason, Details: {} };
     case "ExecutionApproved":
