@@ -221,6 +221,30 @@ describe("work protocol: repeats and timeouts", () => {
     expect(reports.of(ids.executionId).filter((r) => r.Type === "ExecutionCompleted")).toHaveLength(1);
   });
 
+  it("a repeated AskForBid is answered with where the node stands: a bid again before the run, its bid and start while it runs, nothing once its end was answered", async () => {
+    const { nodeId, dataDir } = await startNode();
+    const ids = newIds();
+    const work1 = { nodeId, ...ids, task: task("sleep 1; echo asked") };
+    work.askForBid(work1);
+    work.askForBid(work1);
+    await waitFor(() => reports.types(ids.executionId).length === 2, 5000, () => "both asks answered");
+    expect(reports.types(ids.executionId)).toEqual(["BidAccepted", "BidAccepted"]);
+    expect(await containersOf(nodeId)).toEqual([]); // asking runs nothing
+    work.runExecution(work1);
+    await reports.next(ids.executionId, "ExecutionStarted");
+    work.askForBid(work1);
+    await waitFor(() => reports.types(ids.executionId).filter((t) => t === "ExecutionStarted").length === 2, 5000, () => "start said again");
+    expect((await containersOf(nodeId)).length).toBe(1);
+    await reports.next(ids.executionId, "ExecutionCompleted");
+    await waitFor(() => new KnownExecutions(dataDir, nodeId).get(ids.executionId)?.delivered === true, 5000, () => "end delivered");
+    const seen = reports.of(ids.executionId).length;
+    work.askForBid(work1);
+    const probe = newIds();
+    work.askForBid({ nodeId, ...probe, task: task("true") });
+    await reports.next(probe.executionId, "BidAccepted");
+    expect(reports.of(ids.executionId).length).toBe(seen);
+  });
+
   it("kills an execution past its ExecutionTimeout and reports it failed (timeout)", async () => {
     const { nodeId } = await startNode();
     const ids = newIds();
