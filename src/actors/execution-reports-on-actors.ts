@@ -53,6 +53,8 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async bidRejected(report: Work.BidRejected): Promise<void> {
     const state = await this.placed(report);
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    // A refused ask (sent twice, answered late) once the run is under way: the run is checked on its own.
+    if (report.Answers === "AskForBid" && state.desiredState === "Running" && state.computeState !== "New") return;
     await this.executions.execute(report.ExecutionID, { type: "DeclineBid", reason: report.Reason }, this.context(report, report.Reason));
   }
 

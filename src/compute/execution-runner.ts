@@ -156,10 +156,11 @@ export class ExecutionRunner {
     this.options.logger.warn({ reason: why }, "work message refused");
     const fields = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
     const id = fields.ExecutionID;
-    const asks = fields.Type === "AskForBid" || fields.Type === "RunExecution";
+    const type = fields.Type;
+    const asks = type === "AskForBid" || type === "RunExecution";
     if (!asks || fields.NodeID !== this.options.nodeId || typeof id !== "string" || !isExecutionId(id)) return;
     if (this.starting.has(id) || this.running.has(id) || this.options.known.get(id) !== undefined) return; // never undo one it runs
-    this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest" });
+    this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest", Answers: type });
   }
 
   /**
@@ -172,7 +173,7 @@ export class ExecutionRunner {
   private bid(executionId: string, task: WorkTask): void {
     if (this.standing(executionId)) return;
     const refused = hostEnvRefusal(executionId, task) ?? this.options.executor.refusal(executionSpecOf(executionId, task));
-    this.report(refused ? rejected(executionId, refused) : { Type: "BidAccepted", ExecutionID: executionId });
+    this.report(refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId });
   }
 
   /**
@@ -202,7 +203,7 @@ export class ExecutionRunner {
     // Refused at once (nothing kept, nothing written) when it cannot run here.
     const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
     if (refused) {
-      this.report(rejected(id, refused));
+      this.report(rejected(id, refused, "RunExecution"));
       return;
     }
     this.starting.add(id);
@@ -215,7 +216,7 @@ export class ExecutionRunner {
     } catch (e) {
       this.options.known.delete(id);
       this.starting.delete(id);
-      this.report(rejected(id, asShoalError(e)));
+      this.report(rejected(id, asShoalError(e), "RunExecution"));
       return;
     }
     this.starting.delete(id);
@@ -376,6 +377,6 @@ const isExecutionId = (id: string) => {
   }
 };
 
-function rejected(executionId: string, error: ShoalError): ReportBody {
-  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind };
+function rejected(executionId: string, error: ShoalError, answers: "AskForBid" | "RunExecution"): ReportBody {
+  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind, Answers: answers };
 }

@@ -85,8 +85,17 @@ describe("ExecutionReportsOnActors", () => {
     const second = await setup();
     await second.reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: second.executionId });
     await second.control.executions.execute(second.executionId, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }));
-    await second.reports.bidRejected({ Type: "BidRejected", MessageID: "m2", NodeID: "node-a", ExecutionID: second.executionId, Reason: "node node-a cannot fit execution now", Code: "Unavailable" });
+    // A refused ask answered late (it was sent twice) is not the run's answer: nothing changes.
+    await second.reports.bidRejected({ Type: "BidRejected", MessageID: "m2", NodeID: "node-a", ExecutionID: second.executionId, Reason: "busy at the second ask", Code: "Unavailable", Answers: "AskForBid" });
+    expect((await second.control.executions.get(second.executionId)).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
+    await second.reports.bidRejected({ Type: "BidRejected", MessageID: "m3", NodeID: "node-a", ExecutionID: second.executionId, Reason: "node node-a cannot fit execution now", Code: "Unavailable", Answers: "RunExecution" });
     expect((await second.control.executions.get(second.executionId)).state).toMatchObject({ computeState: "Failed", computeMessage: "node node-a cannot fit execution now", desiredState: "Stopped" });
+    // A node that does not say what it answers: a refusal after approval ends the execution too.
+    const third = await setup();
+    await third.reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: third.executionId });
+    await third.control.executions.execute(third.executionId, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }));
+    await third.reports.bidRejected({ Type: "BidRejected", MessageID: "m2", NodeID: "node-a", ExecutionID: third.executionId, Reason: "no room", Code: "Unavailable" });
+    expect((await third.control.executions.get(third.executionId)).state).toMatchObject({ computeState: "Failed", computeMessage: "no room" });
   });
 
   it("a cancelled execution's failure report is acknowledged and changes nothing", async () => {

@@ -115,13 +115,13 @@ describe("work protocol: running executions on a compute node", () => {
     const big = newIds();
     work.runExecution({ nodeId, ...big, task: task("true", { Resources: { CPUMillis: 4000, MemoryBytes: 64 * MIB } }) });
     const rejected = await reports.next(big.executionId, "BidRejected");
-    expect(rejected).toMatchObject({ Code: "BadRequest" });
+    expect(rejected).toMatchObject({ Code: "BadRequest", Answers: "RunExecution" });
     expect(rejected.Reason).toBe(
       `node ${nodeId} can never fit execution ${big.executionId}: it asks for 4000m CPU and 64MiB memory; the node has 2000m CPU and 1GiB memory in all`,
     );
     const ask = newIds();
     work.askForBid({ nodeId, ...ask, task: task("true", { Resources: { CPUMillis: 3000, MemoryBytes: 64 * MIB } }) });
-    expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({ Code: "BadRequest" });
+    expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({ Code: "BadRequest", Answers: "AskForBid" });
     const hostEnv = newIds();
     work.runExecution({ nodeId, ...hostEnv, task: task("true", { Env: { TOKEN: "env:HOME" } }) });
     expect(await reports.next(hostEnv.executionId, "BidRejected")).toMatchObject({
