@@ -76,9 +76,15 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
     case "AskForBid":
       return current === "AskForBid" ? accept([]) : accept([{ type: "ExecutionBidAsked", data: { ExecutionID, NodeID } }]);
     case "AcceptBid":
-      return current === "AskForBidAccepted" || current === "BidAccepted" ? accept([]) : accept([{ type: "ExecutionBidAccepted", data: { ExecutionID, NodeID } }]);
+      // Past the bid (approved, executing) a repeat of the node's answer changes nothing.
+      return current === "New" || current === "AskForBid" ? accept([{ type: "ExecutionBidAccepted", data: { ExecutionID, NodeID } }]) : accept([]);
     case "DeclineBid":
-      return current === "AskForBidRejected" ? accept([]) : accept([{ type: "ExecutionBidDeclined", data: { ExecutionID, NodeID, Reason: command.reason } }]);
+      if (current === "AskForBidRejected" || current === "Running") return accept([]); // a stale answer: the node runs it
+      if (current === "BidAccepted") {
+        // Approved (or a direct bid) and then refused by the node when told to run: it ran nothing, and ends.
+        return accept([{ type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "Node", Message: command.reason } }]);
+      }
+      return accept([{ type: "ExecutionBidDeclined", data: { ExecutionID, NodeID, Reason: command.reason } }]);
     case "Approve":
       return current === "BidAccepted" ? accept([]) : accept([{ type: "ExecutionApproved", data: { ExecutionID } }]);
     case "Reject":

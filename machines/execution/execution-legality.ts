@@ -27,9 +27,12 @@ export const executionLegality = setup({
     absent: { on: { Create: LEGAL } },
     New: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE } },
     AskForBid: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE } },
-    AskForBidAccepted: { on: { AcceptBid: LEGAL, Approve: LEGAL, Reject: LEGAL, ...ENDABLE } },
-    BidAccepted: { on: { AcceptBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING } },
-    Running: { on: { Start: LEGAL, ...EXECUTING } },
+    // A node asked twice may answer twice; before approval its last word stands (Bacalhau's OnBidComplete).
+    AskForBidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Reject: LEGAL, ...ENDABLE } },
+    // DeclineBid here: the node refused the run it was approved for (it ends Failed).
+    BidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING } },
+    // A resent RunExecution is answered again with the node's bid: acknowledged, nothing changes.
+    Running: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Start: LEGAL, ...EXECUTING } },
     Publishing: { on: { ...EXECUTING } },
     AskForBidRejected: { on: { DeclineBid: LEGAL } },
     BidRejected: { on: { Reject: LEGAL } },

@@ -37,9 +37,11 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
 }
 
 /**
- * The execution-level history entry of an execution event, or undefined for the steps Bacalhau
- * records none for (asking for a bid, a bid accepted). `reason` is the event's recorded reason
- * (its metadata): for a retry, which execution it replaces and why that one ended.
+ * The execution-level history entry of an execution event, or undefined for the step Bacalhau
+ * records none for (asking for a bid). The node's answer to a bid is recorded either way, as
+ * Bacalhau ≥ 1.6 stores the bid result's event (compute `RespondedToBidEvent`: the reason, or
+ * "Accepted job"). `reason` is the event's recorded reason (its metadata): for a retry, which
+ * execution it replaces and why that one ended.
  */
 export function executionHistoryEvent(event: ExecutionEvent, reason?: string): HistoryEvent | undefined {
   switch (event.type) {
@@ -51,8 +53,9 @@ export function executionHistoryEvent(event: ExecutionEvent, reason?: string): H
       return { Topic: "Scheduling", Message: `${requested} (${why})`, Details: { NodeID: event.data.NodeID, PreviousExecution: event.data.PreviousExecution } };
     }
     case "ExecutionBidAsked":
-    case "ExecutionBidAccepted":
       return undefined;
+    case "ExecutionBidAccepted":
+      return { Topic: "Exec Scanning", Message: "Accepted job", Details: {} };
     case "ExecutionBidDeclined":
       return { Topic: "Exec Scanning", Message: event.data.Reason, Details: {} };
     case "ExecutionApproved":

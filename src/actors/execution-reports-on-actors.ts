@@ -23,8 +23,9 @@ type Report = { readonly NodeID: string; readonly ExecutionID: string; readonly 
 
 /**
  * Node reports as commands to the execution actors. A node speaks only for executions placed on
- * it (Forbidden otherwise, NotFound for one that does not exist). The orchestrator approves an
- * accepted bid at once: placement already reserved the capacity, so there is nothing to weigh.
+ * it (Forbidden otherwise, NotFound for one that does not exist). A node's bid is recorded and
+ * nothing more: approving it is the jobs workflow's (it reacts to the accepted bid), so that an
+ * orchestrator that stops between the two still approves after a restart.
  */
 export class ExecutionReportsOnActors implements ExecutionReports {
   constructor(private readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>) {}
@@ -40,17 +41,20 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     return commandContext({ type: "node", id: report.NodeID }, { reason, causationId: report.MessageID });
   }
 
+  /** To an AskForBid (batch, service: AskForBidAccepted, to be approved) or a RunExecution (it runs); a repeat changes nothing. */
   async bidAccepted(report: Work.BidAccepted): Promise<void> {
-    await this.placed(report);
+    const state = await this.placed(report);
+    // Ended meanwhile (cancelled by a stop, a bid rejected): the node hears of it through CancelExecution, if at all.
+    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
     await this.executions.execute(report.ExecutionID, { type: "AcceptBid" }, this.context(report, "the node accepted the bid"));
-    const after = (await this.executions.get(report.ExecutionID)).state;
-    if (after.computeState === "AskForBidAccepted") {
-      await this.executions.execute(report.ExecutionID, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }, { reason: "bid approved", causationId: report.MessageID }));
-    }
   }
 
+  /** Declined before approval: AskForBidRejected; refused when told to run: Failed (the execution decider says which). */
   async bidRejected(report: Work.BidRejected): Promise<void> {
-    await this.placed(report);
+    const state = await this.placed(report);
+    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    // A refused ask (sent twice, answered late) once the run is under way: the run is checked on its own.
+    if (report.Answers === "AskForBid" && state.desiredState === "Running" && state.computeState !== "New") return;
     await this.executions.execute(report.ExecutionID, { type: "DeclineBid", reason: report.Reason }, this.context(report, report.Reason));
   }
 

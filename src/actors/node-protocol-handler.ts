@@ -11,8 +11,7 @@ import {
   JOIN_INBOX_PREFIX,
   JOIN_SUBSCRIPTION,
   ORCHESTRATOR_QUEUE,
-  ORCHESTRATOR_SUBSCRIPTION,
-  executionReportNodeId,
+  ORCHESTRATOR_SUBSCRIPTIONS,
   heartbeatNodeId,
   heartbeatRefusedSubject,
   isHeartbeatSubjectOf,
@@ -63,7 +62,7 @@ export class NodeProtocolHandler {
   }
 
   start(): void {
-    for (const subject of [JOIN_SUBSCRIPTION, ORCHESTRATOR_SUBSCRIPTION]) {
+    for (const subject of [JOIN_SUBSCRIPTION, ...ORCHESTRATOR_SUBSCRIPTIONS]) {
       this.subscriptions.push(
         this.nc.subscribe(subject, {
           queue: ORCHESTRATOR_QUEUE,
@@ -75,8 +74,7 @@ export class NodeProtocolHandler {
             if (this.agentHeartbeat(msg)) return;
             const heartbeatOf = heartbeatNodeId(msg.subject);
             if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
-            // Execution reports match this subscription too; the execution report handler's own group answers them.
-            else if (executionReportNodeId(msg.subject) === undefined) this.track(this.handle(msg));
+            else this.track(this.handle(msg));
           },
         }),
       );

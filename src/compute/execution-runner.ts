@@ -156,43 +156,54 @@ export class ExecutionRunner {
     this.options.logger.warn({ reason: why }, "work message refused");
     const fields = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
     const id = fields.ExecutionID;
-    const asks = fields.Type === "AskForBid" || fields.Type === "RunExecution";
+    const type = fields.Type;
+    const asks = type === "AskForBid" || type === "RunExecution";
     if (!asks || fields.NodeID !== this.options.nodeId || typeof id !== "string" || !isExecutionId(id)) return;
     if (this.starting.has(id) || this.running.has(id) || this.options.known.get(id) !== undefined) return; // never undo one it runs
-    this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest" });
+    this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest", Answers: type });
   }
 
+  /**
+   * Would it run here now? Answered from the executor's view of the node (capacity, network
+   * policy) and the task (engine, environment), running and holding nothing: the orchestrator's
+   * placement already counts the capacity from placement to the execution's end, and the run is
+   * checked again when it comes (docs/jobs.md, Dispatch). A repeat for an execution this node
+   * already took is answered with where it stands.
+   */
   private bid(executionId: string, task: WorkTask): void {
-    if (this.options.known.get(executionId)?.delivered) return; // ended here, and the orchestrator heard it
-    if (this.starting.has(executionId) || this.running.has(executionId) || this.options.known.get(executionId) !== undefined) {
-      this.report({ Type: "BidAccepted", ExecutionID: executionId });
-      return;
-    }
+    if (this.standing(executionId)) return;
     const refused = hostEnvRefusal(executionId, task) ?? this.options.executor.refusal(executionSpecOf(executionId, task));
-    this.report(refused ? rejected(executionId, refused) : { Type: "BidAccepted", ExecutionID: executionId });
+    this.report(refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId });
+  }
+
+  /**
+   * For an execution this node took: reports where it stands (its end if not yet delivered, else
+   * its bid and start) and returns true; false for one it does not know. One whose end was
+   * answered is not run again: that end stands.
+   */
+  private standing(id: string): boolean {
+    const known = this.options.known.get(id);
+    if (this.starting.has(id)) return true; // its bid (or refusal) follows once the executor has it
+    if (known === undefined) return false;
+    if (known.delivered) this.options.logger.info({ executionId: id }, "work for an execution that already ended here (its end was delivered); not run again");
+    else if (known.final) this.resend(known.final);
+    else if (this.running.has(id)) {
+      this.report({ Type: "BidAccepted", ExecutionID: id });
+      const running = this.running.get(id)!;
+      void running.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
+    }
+    return true;
   }
 
   private async run(message: RunExecution): Promise<void> {
     const id = message.ExecutionID;
-    if (this.starting.has(id)) return;
-    const known = this.options.known.get(id);
-    if (known !== undefined) {
-      // A repeat: say where it stands (the orchestrator heard nothing yet). One whose end was
-      // answered is not run again: that end stands.
-      if (known.delivered) this.options.logger.info({ executionId: id }, "work for an execution that already ended here (its end was delivered); not run again");
-      else if (known.final) this.resend(known.final);
-      else if (this.running.has(id)) {
-        this.report({ Type: "BidAccepted", ExecutionID: id });
-        const running = this.running.get(id)!;
-        void running.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
-      }
-      return;
-    }
+    // A repeat (the orchestrator heard nothing yet): where it stands.
+    if (this.standing(id)) return;
     const spec = executionSpecOf(id, message.Task);
     // Refused at once (nothing kept, nothing written) when it cannot run here.
     const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
     if (refused) {
-      this.report(rejected(id, refused));
+      this.report(rejected(id, refused, "RunExecution"));
       return;
     }
     this.starting.add(id);
@@ -205,7 +216,7 @@ export class ExecutionRunner {
     } catch (e) {
       this.options.known.delete(id);
       this.starting.delete(id);
-      this.report(rejected(id, asShoalError(e)));
+      this.report(rejected(id, asShoalError(e), "RunExecution"));
       return;
     }
     this.starting.delete(id);
@@ -366,6 +377,6 @@ const isExecutionId = (id: string) => {
   }
 };
 
-function rejected(executionId: string, error: ShoalError): ReportBody {
-  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind };
+function rejected(executionId: string, error: ShoalError, answers: "AskForBid" | "RunExecution"): ReportBody {
+  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind, Answers: answers };
 }

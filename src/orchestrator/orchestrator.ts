@@ -52,6 +52,8 @@ export interface RunningOrchestrator {
   readonly apiUrl: string;
   readonly natsUrl: string;
   readonly manager: NodeManager;
+  /** The job and execution actors, as the API drives them (for in-process callers). */
+  readonly jobs: JobControl;
   /** The NATS event publisher's progress: `position` is the last event JetStream acknowledged. */
   readonly publisher: ProcessorProgress;
   /** What compute nodes join with (Compute.Auth.Token), and the file it is kept in when generated. */
@@ -343,7 +345,7 @@ export async function startOrchestrator(
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerCredsFile === undefined ? undefined : { credsFile: readerCredsFile };
-    return { nodeId, apiUrl, natsUrl, manager, publisher: published, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
+    return { nodeId, apiUrl, natsUrl, manager, jobs: jobControl, publisher: published, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
   } catch (e) {
     await stop();
     throw e;

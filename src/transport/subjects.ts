@@ -13,8 +13,12 @@ export const computeSubject = (nodeId: string, method: ProtocolMethod): string =
 export const joinSubject = (nodeId: string): string => `shoal.join.${nodeId}`;
 export const JOIN_SUBSCRIPTION = "shoal.join.*";
 
-/** What the orchestrators subscribe to (as one queue group, so each request is handled once). */
-export const ORCHESTRATOR_SUBSCRIPTION = "shoal.compute.*.*";
+/**
+ * What the orchestrators subscribe to (as one queue group, so each request is handled once): one
+ * subject per method, so that a node's execution reports (`shoal.compute.<id>.execution`, the
+ * execution report handler's) are not delivered here too.
+ */
+export const ORCHESTRATOR_SUBSCRIPTIONS: readonly string[] = PROTOCOL_METHODS.map((method) => `shoal.compute.*.${method}`);
 export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
 
 /** Work for a node (executions arrive with the job lifecycle); only that node may subscribe. */
@@ -110,7 +114,7 @@ export const executionWorkSubject = (nodeId: string): string => `shoal.work.${no
 export const EXECUTION_REPORT_METHOD = "execution";
 export const executionReportSubject = (nodeId: string): string => `shoal.compute.${nodeId}.${EXECUTION_REPORT_METHOD}`;
 export const EXECUTION_REPORT_SUBSCRIPTION = `shoal.compute.*.${EXECUTION_REPORT_METHOD}`;
-/** Its own queue group: the node-protocol group's `shoal.compute.*.*` also matches, and skips them. */
+/** Its own queue group; the node-protocol handler's subjects do not match reports, so each is delivered once. */
 export const EXECUTION_REPORT_QUEUE = "shoal-orchestrators-executions";
 const EXECUTION_REPORT_SUFFIX = `.${EXECUTION_REPORT_METHOD}`;
 

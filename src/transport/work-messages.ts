@@ -82,7 +82,11 @@ const Reason = Text(MAX_REPORTED_REASON);
 const Code = Text(32);
 
 export const BidAccepted = report("BidAccepted", {});
-export const BidRejected = report("BidRejected", { Reason, Code });
+/**
+ * `Answers`: the message refused (nodes before it say nothing). An ask refused after the run was
+ * approved is a stale answer (the run is checked on its own); a refused run ends the execution.
+ */
+export const BidRejected = report("BidRejected", { Reason, Code, Answers: Schema.optional(Schema.Literal("AskForBid", "RunExecution")) });
 export const ExecutionStarted = report("ExecutionStarted", {});
 export const ExecutionCompleted = report("ExecutionCompleted", { RunOutput });
 /** `Cause`: the executor's end reason (exited, timeout, oom-killed, cancelled, image-missing, …, lost). */

@@ -108,8 +108,10 @@ describe("a submitted job runs on a compute node", () => {
     expect(execution.RunOutput).toMatchObject({ Stdout: "hello\n", ExitCode: 0 });
     const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
     expect(types.filter((t) => t.startsWith("JobLevel"))).toEqual(["JobLevel:Pending", "JobLevel:Running", "JobLevel:Completed"]);
-    // Bacalhau's integers: 1 New, 5 BidAccepted (approved), 6 Running, 9 Completed; an accepted bid has no entry (history-event.ts).
-    expect(types.filter((t) => t.startsWith("ExecutionLevel"))).toEqual(["ExecutionLevel:1", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9"]);
+    // Bacalhau's integers: 1 New, 3 AskForBidAccepted (the node's bid), 5 BidAccepted (approved), 6 Running, 9 Completed.
+    expect(types.filter((t) => t.startsWith("ExecutionLevel"))).toEqual(["ExecutionLevel:1", "ExecutionLevel:3", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9"]);
+    const bid = (got.History.Items as Body[]).find((h) => h.ExecutionState?.New === 3);
+    expect(bid).toMatchObject({ ExecutionState: { Previous: 1, New: 3 }, Event: { Message: "Accepted job" } });
   }, 90_000);
 
   it("a failing command fails the job with its exit code", async () => {
@@ -178,6 +180,6 @@ describe("a submitted job runs on a compute node", () => {
     expect(got.Executions.Items).toHaveLength(1);
     expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "survived\n", ExitCode: 0 });
     const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
-    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "JobLevel:Running", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
+    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "JobLevel:Running", "ExecutionLevel:3", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
   }, 120_000);
 });

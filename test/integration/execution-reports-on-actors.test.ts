@@ -46,9 +46,22 @@ describe("ExecutionReportsOnActors", () => {
     expect((await storedEvents(dir)).length).toBe(before);
   });
 
-  it("an accepted bid is approved; start and completion follow; the output is stored in Bacalhau's shape, with the node as actor", async () => {
+  it("an accepted bid is recorded and waits for approval (the workflow's); a repeat changes nothing", async () => {
     const { dir, control, executionId, reports } = await setup();
     await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: executionId });
+    await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m2", NodeID: "node-a", ExecutionID: executionId });
+    expect((await control.executions.get(executionId)).state).toMatchObject({ computeState: "AskForBidAccepted", desiredState: "Pending" });
+    const events = (await storedEvents(dir)).filter((e) => e.stream === `execution-${executionId}`);
+    expect(events.map((e) => e.type)).toEqual(["ExecutionCreated", "ExecutionBidAccepted"]);
+    expect(events[1]!.metadata).toMatchObject({ actor: { type: "node", id: "node-a" }, causationId: "m1" });
+  });
+
+  it("once approved, the node's answers to its RunExecution: start and completion follow; the output is stored in Bacalhau's shape, with the node as actor", async () => {
+    const { dir, control, executionId, reports } = await setup();
+    await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: executionId });
+    await control.executions.execute(executionId, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }));
+    // The node answers the run with its bid again: acknowledged, nothing stored.
+    await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1b", NodeID: "node-a", ExecutionID: executionId });
     await reports.started({ Type: "ExecutionStarted", MessageID: "m2", NodeID: "node-a", ExecutionID: executionId });
     await reports.completed({ Type: "ExecutionCompleted", MessageID: "m3", NodeID: "node-a", ExecutionID: executionId, RunOutput: output });
     // A repeat (the node heard no answer) stores nothing more.
@@ -59,6 +72,30 @@ describe("ExecutionReportsOnActors", () => {
     const events = (await storedEvents(dir)).filter((e) => e.stream === `execution-${executionId}`);
     expect(events.map((e) => e.type)).toEqual(["ExecutionCreated", "ExecutionBidAccepted", "ExecutionApproved", "ExecutionStarted", "ExecutionCompleted"]);
     expect(events[3]!.metadata).toMatchObject({ actor: { type: "node", id: "node-a" }, causationId: "m2" });
+  });
+
+  it("a declined bid: AskForBidRejected with the node's reason; a run refused after approval: Failed; late answers on an ended execution change nothing", async () => {
+    const { control, executionId, reports } = await setup();
+    await reports.bidRejected({ Type: "BidRejected", MessageID: "m1", NodeID: "node-a", ExecutionID: executionId, Reason: "node node-a cannot fit execution now", Code: "Unavailable" });
+    expect((await control.executions.get(executionId)).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "node node-a cannot fit execution now", desiredState: "Stopped", desiredMessage: "bid rejected" });
+    await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m2", NodeID: "node-a", ExecutionID: executionId });
+    await reports.bidRejected({ Type: "BidRejected", MessageID: "m3", NodeID: "node-a", ExecutionID: executionId, Reason: "again", Code: "Unavailable" });
+    expect((await control.executions.get(executionId)).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "node node-a cannot fit execution now" });
+
+    const second = await setup();
+    await second.reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: second.executionId });
+    await second.control.executions.execute(second.executionId, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }));
+    // A refused ask answered late (it was sent twice) is not the run's answer: nothing changes.
+    await second.reports.bidRejected({ Type: "BidRejected", MessageID: "m2", NodeID: "node-a", ExecutionID: second.executionId, Reason: "busy at the second ask", Code: "Unavailable", Answers: "AskForBid" });
+    expect((await second.control.executions.get(second.executionId)).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
+    await second.reports.bidRejected({ Type: "BidRejected", MessageID: "m3", NodeID: "node-a", ExecutionID: second.executionId, Reason: "node node-a cannot fit execution now", Code: "Unavailable", Answers: "RunExecution" });
+    expect((await second.control.executions.get(second.executionId)).state).toMatchObject({ computeState: "Failed", computeMessage: "node node-a cannot fit execution now", desiredState: "Stopped" });
+    // A node that does not say what it answers: a refusal after approval ends the execution too.
+    const third = await setup();
+    await third.reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1", NodeID: "node-a", ExecutionID: third.executionId });
+    await third.control.executions.execute(third.executionId, { type: "Approve" }, commandContext({ type: "system", id: "workflow-jobs" }));
+    await third.reports.bidRejected({ Type: "BidRejected", MessageID: "m2", NodeID: "node-a", ExecutionID: third.executionId, Reason: "no room", Code: "Unavailable" });
+    expect((await third.control.executions.get(third.executionId)).state).toMatchObject({ computeState: "Failed", computeMessage: "no room" });
   });
 
   it("a cancelled execution's failure report is acknowledged and changes nothing", async () => {

@@ -115,13 +115,13 @@ describe("work protocol: running executions on a compute node", () => {
     const big = newIds();
     work.runExecution({ nodeId, ...big, task: task("true", { Resources: { CPUMillis: 4000, MemoryBytes: 64 * MIB } }) });
     const rejected = await reports.next(big.executionId, "BidRejected");
-    expect(rejected).toMatchObject({ Code: "BadRequest" });
+    expect(rejected).toMatchObject({ Code: "BadRequest", Answers: "RunExecution" });
     expect(rejected.Reason).toBe(
       `node ${nodeId} can never fit execution ${big.executionId}: it asks for 4000m CPU and 64MiB memory; the node has 2000m CPU and 1GiB memory in all`,
     );
     const ask = newIds();
     work.askForBid({ nodeId, ...ask, task: task("true", { Resources: { CPUMillis: 3000, MemoryBytes: 64 * MIB } }) });
-    expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({ Code: "BadRequest" });
+    expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({ Code: "BadRequest", Answers: "AskForBid" });
     const hostEnv = newIds();
     work.runExecution({ nodeId, ...hostEnv, task: task("true", { Env: { TOKEN: "env:HOME" } }) });
     expect(await reports.next(hostEnv.executionId, "BidRejected")).toMatchObject({
@@ -219,6 +219,30 @@ describe("work protocol: repeats and timeouts", () => {
     expect(reports.of(ids.executionId).length).toBe(seen);
     expect(await containersOf(nodeId)).toEqual([]);
     expect(reports.of(ids.executionId).filter((r) => r.Type === "ExecutionCompleted")).toHaveLength(1);
+  });
+
+  it("a repeated AskForBid is answered with where the node stands: a bid again before the run, its bid and start while it runs, nothing once its end was answered", async () => {
+    const { nodeId, dataDir } = await startNode();
+    const ids = newIds();
+    const work1 = { nodeId, ...ids, task: task("sleep 1; echo asked") };
+    work.askForBid(work1);
+    work.askForBid(work1);
+    await waitFor(() => reports.types(ids.executionId).length === 2, 5000, () => "both asks answered");
+    expect(reports.types(ids.executionId)).toEqual(["BidAccepted", "BidAccepted"]);
+    expect(await containersOf(nodeId)).toEqual([]); // asking runs nothing
+    work.runExecution(work1);
+    await reports.next(ids.executionId, "ExecutionStarted");
+    work.askForBid(work1);
+    await waitFor(() => reports.types(ids.executionId).filter((t) => t === "ExecutionStarted").length === 2, 5000, () => "start said again");
+    expect((await containersOf(nodeId)).length).toBe(1);
+    await reports.next(ids.executionId, "ExecutionCompleted");
+    await waitFor(() => new KnownExecutions(dataDir, nodeId).get(ids.executionId)?.delivered === true, 5000, () => "end delivered");
+    const seen = reports.of(ids.executionId).length;
+    work.askForBid(work1);
+    const probe = newIds();
+    work.askForBid({ nodeId, ...probe, task: task("true") });
+    await reports.next(probe.executionId, "BidAccepted");
+    expect(reports.of(ids.executionId).length).toBe(seen);
   });
 
   it("kills an execution past its ExecutionTimeout and reports it failed (timeout)", async () => {

@@ -169,6 +169,7 @@ describe("executions and history over HTTP", () => {
       ["JobLevel", "", "Job submitted"],
       ["ExecutionLevel", a, "Requested execution on node-1"],
       ["ExecutionLevel", b, "Requested execution on node-1"],
+      ["ExecutionLevel", a, "Accepted job"],
       ["ExecutionLevel", a, "Running"],
       ["ExecutionLevel", a, "Running"],
       ["JobLevel", "", "Running"],
@@ -177,7 +178,8 @@ describe("executions and history over HTTP", () => {
     ]);
     expect(history.map((h) => h.SeqNum)).toEqual([...history.map((h) => h.SeqNum)].sort((x, y) => x - y));
     expect(history[1].ExecutionState).toEqual({ Previous: 0, New: 1 });
-    expect(history[6].ExecutionState).toEqual({ Previous: 6, New: 9 });
+    expect(history[3].ExecutionState).toEqual({ Previous: 2, New: 3 });
+    expect(history[7].ExecutionState).toEqual({ Previous: 6, New: 9 });
     const onlyB = (await get(`/api/v1/orchestrator/jobs/${jobId}/history?execution_id=${b}`)).body.Items as any[];
     expect(onlyB.map((h) => h.Event.Message)).toEqual(["Requested execution on node-1", "more executions than needed"]);
     const jobOnly = (await get(`/api/v1/orchestrator/jobs/${jobId}/history?event_type=job`)).body.Items as any[];

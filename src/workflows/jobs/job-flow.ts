@@ -5,6 +5,7 @@ export const PLACEMENT = "job-placement";
 export const DISPATCH = "execution-dispatch";
 export const SETTLE = "job-settle";
 export const CANCEL = "job-cancel";
+export const APPROVAL = "execution-approval";
 
 /**
  * Events after which a node may take work it could not before (NodeInfoUpdated: its labels,
@@ -36,7 +37,13 @@ export const jobFlow: Workflow = {
       return [];
     }
     if (category === EXECUTION_CATEGORY) {
-      if (recorded.type === "ExecutionCreated") return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the execution was placed" }];
+      // Batch and service: ask for the node's bid, approve it, then run (Bacalhau v1.7); ops and daemon: a direct bid, one message.
+      if (recorded.type === "ExecutionCreated") {
+        const asks = (recorded.data as { DesiredState?: string }).DesiredState === "Pending";
+        return [{ handler: DISPATCH, entityId: id, type: asks ? "AskForBid" : "RunExecution", reason: "the execution was placed" }];
+      }
+      if (recorded.type === "ExecutionBidAccepted") return [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
+      if (recorded.type === "ExecutionApproved") return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the bid was approved" }];
       if (EXECUTION_ENDS.has(recorded.type)) {
         return [
           { handler: SETTLE, entityId: id, type: "SettleJob", reason: `an execution ended (${recorded.type})` },

@@ -23,8 +23,10 @@ import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import type { WorkTask } from "../../transport/work-messages.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
+import { BidApprover } from "./bid-approver.ts";
 import { bacalhauEnv } from "./execution-env.ts";
-import { CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { workToSend } from "./work-to-send.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
 const TIMEOUT_BUFFER_SECONDS = 60;
@@ -103,12 +105,17 @@ export class JobRunner {
   /** Jobs placed in part, each with its timer at its QueueTimeout. */
   private readonly topUps = new Map<string, TimerHandle>();
 
-  constructor(private readonly options: JobRunnerOptions) {}
+  private readonly approver: BidApprover;
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
+  }
 
   handlers(): Record<string, WorkflowHandler> {
     return {
       [PLACEMENT]: (c) => (c.type === "PlaceJob" ? this.serialized(() => this.place(c.entityId, c)) : this.serialized(() => this.placeQueued(c))),
       [DISPATCH]: (c) => this.dispatch(c.entityId),
+      [APPROVAL]: (c) => this.serialized(() => this.approve(c.entityId, c)),
       [SETTLE]: (c) => this.serialized(() => this.settle(c.entityId, c)),
       [CANCEL]: (c) => this.cancel(c.entityId, c),
     };
@@ -326,24 +333,46 @@ export class JobRunner {
   }
 
   /**
-   * Sends a new execution to its node: RunExecution, which the node answers with its bid, start
-   * and end. Nothing is answered on the spot, and a node that has only just joined may not listen
-   * yet: while the execution is still New the same message goes again (the node answers a repeat
-   * with where it stands), every RESEND_MS, at most RESENDS times.
+   * Sends an execution's work to its node (docs/jobs.md, Dispatch): AskForBid while a batch or
+   * service execution waits for its node's bid, RunExecution once it is approved, or at once for
+   * an ops or daemon execution (a direct bid). Nothing is answered on the spot, and a node that
+   * has only just joined may not listen yet: while the execution still stands where the message
+   * found it, the same message goes again (the node answers a repeat with where it stands), every
+   * RESEND_MS, at most RESENDS times. A replay after a restart sends only what is still due.
    */
   private async dispatch(executionId: string, attempt = 0): Promise<void> {
     const execution = (await this.options.executions.get(executionId)).state;
-    // Only a New one: past that the node has it (a replay after a restart sends nothing again).
-    if (execution.computeState !== "New") return;
+    const due = workToSend(execution);
+    if (due === undefined) return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
     if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
-    this.options.work.runExecution({ nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) });
+    const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
+    if (due === "AskForBid") this.options.work.askForBid(work);
+    else this.options.work.runExecution(work);
     if (attempt < RESENDS) {
       const timer = setTimeout(() => {
-        this.dispatch(executionId, attempt + 1).catch((err: unknown) => this.options.logger.warn({ err, executionId }, "sending an execution again failed"));
+        this.resend(executionId, due, attempt + 1).catch((err: unknown) => this.options.logger.warn({ err, executionId }, "sending an execution again failed"));
       }, RESEND_MS);
       timer.unref();
     }
+  }
+
+  /** Sends again only the message that was sent (a chain per phase: the ask's ends once the bid is in). */
+  private async resend(executionId: string, sent: "AskForBid" | "RunExecution", attempt: number): Promise<void> {
+    const execution = (await this.options.executions.get(executionId)).state;
+    if (workToSend(execution) === sent) await this.dispatch(executionId, attempt);
+  }
+
+  /**
+   * A node accepted a bid: Bacalhau's approval per partition over the job's executions (batch and
+   * service; an ops or daemon bid is direct and needs none).
+   */
+  private async approve(executionId: string, c: Issued): Promise<void> {
+    const accepted = (await this.options.executions.get(executionId)).state;
+    if (accepted.jobType !== "batch" && accepted.jobType !== "service") return;
+    const job = (await this.options.jobs.get(accepted.jobId)).state;
+    if (job.state === undefined || isTerminalJobState(job.state)) return;
+    await this.approver.approve(await this.executionsOf(accepted.jobId), this.context(c));
   }
 
   /**

@@ -126,6 +126,52 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
   });
 });
 
+describe("asking for a bid before the run (batch, service), as Bacalhau v1.7 does", () => {
+  const waiting = [created(), accepted];
+  const approvedRun = [created(), accepted, approved];
+
+  it("given New (desired Pending), when the node accepts the bid, then AskForBidAccepted: it waits for approval and runs nothing", () => {
+    given([created()]).when({ type: "AcceptBid" }).then([accepted]);
+    expect(given(waiting).state).toMatchObject({ computeState: "AskForBidAccepted", desiredState: "Pending", executingSince: undefined });
+  });
+
+  it("given New, when the node declines, then AskForBidRejected, desired Stopped with 'bid rejected' and the node's reason", () => {
+    const declined: ExecutionEvent = { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "node n1 cannot fit execution now" } };
+    given([created()]).when({ type: "DeclineBid", reason: "node n1 cannot fit execution now" }).then([declined]);
+    expect(given([created(), declined]).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "node n1 cannot fit execution now", desiredState: "Stopped", desiredMessage: "bid rejected" });
+  });
+
+  it("given an accepted bid not yet approved, when the node (asked again) declines, then its last word stands: AskForBidRejected", () => {
+    given(waiting).when({ type: "DeclineBid", reason: "busy now" }).then([{ type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy now" } }]);
+  });
+
+  it("given an approved bid, when the node refuses the run, then Failed (cause Node) with its reason: it ran nothing and the execution ends", () => {
+    given(approvedRun).when({ type: "DeclineBid", reason: "node n1 cannot fit execution now" }).then([
+      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "BidAccepted", Cause: "Node", Message: "node n1 cannot fit execution now" } },
+    ]);
+    given([created("ops"), accepted]).when({ type: "DeclineBid", reason: "busy" }).thenMatches([{ type: "ExecutionFailed", data: { Previous: "BidAccepted", Cause: "Node" } }]);
+  });
+
+  it("given an approved or running execution, when the node answers a resent RunExecution with its bid again, then nothing happens", () => {
+    given(approvedRun).when({ type: "AcceptBid" }).thenNothingHappened();
+    given([...approvedRun, startedE]).when({ type: "AcceptBid" }).thenNothingHappened();
+    given([...approvedRun, startedE]).when({ type: "DeclineBid", reason: "stale answer to a resent ask" }).thenNothingHappened();
+  });
+
+  it("given a direct (ops, daemon) execution, when the node accepts, then BidAccepted at once: nothing to approve", () => {
+    given([created("daemon")]).when({ type: "AcceptBid" }).then([accepted]);
+    expect(given([created("daemon"), accepted]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
+    given([created("daemon"), accepted]).when({ type: "Approve" }).thenNothingHappened();
+  });
+
+  it("given several accepted bids, the orchestrator approves one and rejects another: BidRejected, desired Stopped, its reason kept", () => {
+    const reason = "Execution stop requested because there are more executions than needed";
+    given(waiting).when({ type: "Approve" }).then([approved]);
+    given(waiting).when({ type: "Reject", reason }).then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
+    given(approvedRun).when({ type: "Reject", reason }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state BidAccepted, but Reject expects New, AskForBid, AskForBidAccepted, BidRejected` });
+  });
+});
+
 describe("repeats change nothing; terminal executions stay terminal", () => {
   it("writes nothing for a command that repeats what already happened", () => {
     given([created(), asked]).when({ type: "AskForBid" }).thenNothingHappened();
@@ -145,7 +191,7 @@ describe("repeats change nothing; terminal executions stay terminal", () => {
   it("refuses a command the current state does not take, naming the states that do", () => {
     given([created()]).when({ type: "Start" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Start expects BidAccepted, Running` });
     given([created()]).when({ type: "Approve" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Approve expects AskForBidAccepted, BidAccepted` });
-    given(running).when({ type: "AcceptBid" }).thenThrows({ code: "Conflict" });
+    given([created(), asked, { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" } }]).when({ type: "AcceptBid" }).thenThrows({ code: "Conflict" });
   });
 
   it("refuses commands on an unknown execution, a second creation, and an id that is not e-<uuid>", () => {

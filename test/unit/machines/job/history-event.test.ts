@@ -19,9 +19,9 @@ describe("history entries as Bacalhau's job history shows them", () => {
     for (const [event, Topic, Message, Details] of cases) expect(jobHistoryEvent(event), event.type).toEqual({ Topic, Message, Details });
   });
 
-  it("gives execution events theirs, and none for asking or accepting a bid", () => {
+  it("gives execution events theirs, and none for asking for a bid (the node's answer has one)", () => {
     expect(executionHistoryEvent({ type: "ExecutionBidAsked", data: { ExecutionID: E, NodeID: "n1" } })).toBeUndefined();
-    expect(executionHistoryEvent({ type: "ExecutionBidAccepted", data: { ExecutionID: E, NodeID: "n1" } })).toBeUndefined();
+    expect(executionHistoryEvent({ type: "ExecutionBidAccepted", data: { ExecutionID: E, NodeID: "n1" } })).toEqual({ Topic: "Exec Scanning", Message: "Accepted job", Details: {} });
     const cases: [ExecutionEvent, string, string][] = [
       [{ type: "ExecutionApproved", data: { ExecutionID: E } }, "Execution", "Running"],
       [{ type: "ExecutionCompleted", data: { ExecutionID: E, RunOutput: { Stdout: "", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" } } }, "Execution", "Completed successfully"],
