@@ -293,6 +293,8 @@ export async function startOrchestrator(
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
+    // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
+    jobRunner.resumeDispatch(jobViews.allExecutions());
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
     logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();

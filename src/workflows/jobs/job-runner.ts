@@ -116,6 +116,19 @@ export class JobRunner {
     return this.serialized(() => this.placeQueued(c));
   }
 
+  /**
+   * After a restart: the work of every execution its node may not have yet is sent again
+   * (dispatch decides which). The workflow's checkpoint can be past their ExecutionCreated step
+   * (saved once the step acted), so no replay sends it, and the resends of the process that
+   * died died with it: without this a kill -9 left such an execution New, its job Running, forever.
+   */
+  resumeDispatch(executions: Iterable<ExecutionState>): void {
+    for (const e of executions) {
+      if (isTerminal(toExisting(e))) continue;
+      this.dispatch(e.executionId).catch((err: unknown) => this.options.logger.warn({ err, executionId: e.executionId }, "sending an execution again after a restart failed"));
+    }
+  }
+
   private serialized(work: () => Promise<void>): Promise<void> {
     const next = this.queue.then(work);
     this.queue = next.catch(() => undefined);
