@@ -37,7 +37,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const signalled = waitForSignal(); // before anything starts, as serve does
-  const docker = await prepareDockerForDevstack();
+  const docker = await prepareDockerForDevstack((line) => console.log(line));
   const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), { command: "shoal devstack" });
   const agents = [];
   const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };

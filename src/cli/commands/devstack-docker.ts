@@ -50,7 +50,7 @@ async function engineAnswers(docker: Docker): Promise<string | undefined> {
  * Never fails the devstack: without them the nodes still join and the node tour works; the
  * lines say what is missing and how to get it.
  */
-export async function prepareDockerForDevstack(): Promise<DockerReadiness> {
+export async function prepareDockerForDevstack(progress: (line: string) => void = () => undefined): Promise<DockerReadiness> {
   const where = process.env.DOCKER_HOST ? `DOCKER_HOST=${process.env.DOCKER_HOST}` : "/var/run/docker.sock";
   const docker = new Docker();
   const down = await engineAnswers(docker);
@@ -73,6 +73,7 @@ export async function prepareDockerForDevstack(): Promise<DockerReadiness> {
   const build = scriptPath("build-test-image");
   const how = `install busybox-static and run ${build ? `bash ${build}` : "scripts/build-test-image from Shoal's checkout"}`;
   if (build === undefined) return { ready: false, lines: [`The tour image ${TOUR_IMAGE} is not in the Docker engine: ${how}.`] };
+  progress(`Building the tour image ${TOUR_IMAGE} from busybox (${build}); once per Docker engine…`);
   try {
     await promisify(execFile)("bash", [build], { timeout: BUILD_TIMEOUT_MS });
     return { ready: true, lines: [`Docker engine at ${where}; built the tour image ${TOUR_IMAGE} from busybox (${build}).`] };
