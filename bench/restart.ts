@@ -13,7 +13,14 @@
  * health changes would be. The publisher's and the workflow's checkpoints are set at the head,
  * as a restart finds them.
  *
- *   npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set restart.rounds=1]
+ * Jobs too (`restart.jobs`, 20,000 by default): each a batch job's whole life as the orchestrator
+ * stores it (8 events over a job and an execution stream, made by their deciders), spread over
+ * the nodes. The job read model is served from the job-views snapshot a clean stop writes, or
+ * folded from the store without it; a fourth start has the node-state snapshot but not the
+ * job-views one, so what the job read model's fold costs is measured on its own. Every start
+ * pages the job list and checks the count.
+ *
+ *   npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set restart.jobs=20000] [--set restart.rounds=1]
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -25,11 +32,14 @@ import type { NodeEventType } from "../src/events/catalog/node-events.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import { adminApiKeyPath } from "../src/security/admin-api-key.ts";
 import { nodeStateSnapshotPath } from "../src/snapshots/node-state-snapshot-file.ts";
+import { jobViewsSnapshotPath } from "../src/snapshots/job-views-snapshot.ts";
+import { jobFlow } from "../src/workflows/jobs/job-flow.ts";
 import { forgetDeletedNodes } from "../src/workflows/forget-deleted-nodes.ts";
 import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
 import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { startChild } from "./support/child-process.ts";
 import { freePort } from "./support/free-port.ts";
+import { completedJobRows } from "./support/seed-jobs.ts";
 
 const SHOAL = join(import.meta.dirname, "../bin/shoal");
 const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -64,7 +74,7 @@ function userPublicKey(): string {
   return out;
 }
 
-async function buildStore(dataDir: string, nodes: number, eventsPerNode: number): Promise<number> {
+async function buildStore(dataDir: string, nodes: number, eventsPerNode: number, jobs: number): Promise<number> {
   const path = join(dataDir, "shoal.db");
   await new SqliteEventStore(path).close();
   const db = new Database(path);
@@ -93,10 +103,16 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number)
         else row(id(i), revision, "NodeBecameHealthy", { NodeID: id(i), Previous: "UNHEALTHY" });
       }
     }
-    // What a restart finds: the publisher and the workflow long caught up (their own catch-up,
+    for (let j = 0; j < jobs; j++) {
+      for (const { stream, revision, event } of completedJobRows(id(j % Math.max(1, nodes)), () => start + second++ * 10)) {
+        insert.run(event.id, stream, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), event.metadata.time);
+        events++;
+      }
+    }
+    // What a restart finds: the publisher and the workflows long caught up (their own catch-up,
     // 1M JetStream publishes, is another figure: bench/publish-storm.ts).
     const checkpoint = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?)");
-    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`]) checkpoint.run(name, events);
+    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`, `workflow-${jobFlow.name}`]) checkpoint.run(name, events);
   })();
   db.close();
   return events;
@@ -110,7 +126,7 @@ interface Start {
 }
 
 /** Spawn to the first answer of the node list; then the list paged and counted, and a clean stop. */
-async function startOnce(dataDir: string, expectedNodes: number, log: (line: string) => void, extra: string[] = []): Promise<Start> {
+async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: number, log: (line: string) => void, extra: string[] = []): Promise<Start> {
   const port = await freePort();
   const natsPort = await freePort();
   const args = ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${port}`, "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", "Logging.Level=info", "-c", "Logging.Mode=json", ...extra];
@@ -139,6 +155,15 @@ async function startOnce(dataDir: string, expectedNodes: number, log: (line: str
       token = page.NextToken || undefined;
     } while (token);
     if (listed !== expectedNodes) throw new Error(`listed ${listed} nodes, expected ${expectedNodes}`);
+    let jobsListed = 0;
+    token = undefined;
+    do {
+      const res = await fetch(`${url}/api/v1/orchestrator/jobs?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`, { headers });
+      const page = (await res.json()) as { Items: { State: { StateType: string } }[]; NextToken?: string };
+      jobsListed += page.Items.filter((j) => j.State.StateType === "Completed").length;
+      token = page.NextToken || undefined;
+    } while (token);
+    if (jobsListed !== expectedJobs) throw new Error(`listed ${jobsListed} Completed jobs, expected ${expectedJobs}`);
     const phases: Record<string, number> = {};
     const lines = child
       .output()
@@ -162,7 +187,15 @@ async function startOnce(dataDir: string, expectedNodes: number, log: (line: str
     if (first && snapshotRead) phases.toSnapshotReadMs = snapshotRead.time - first.time;
     if (admitted && caughtUp) phases.readModelMs = caughtUp.time - admitted.time;
     if (typeof caughtUp?.indexMs === "number") phases.indexMs = caughtUp.indexMs;
-    log(`    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes listed`);
+    // The job read model: its snapshot read (or not), then its fold until it had caught up and its
+    // deadlines were armed (the node list index is built meanwhile); from the NATS keys' reload,
+    // so that the publisher's start and the snapshot's read count too.
+    const jobsStarting = at("job read model starting");
+    const jobsCaughtUp = at("jobs read model caught up; their deadlines are armed");
+    if (admitted && jobsStarting) phases.toJobReadModelMs = jobsStarting.time - admitted.time;
+    if (jobsStarting && jobsCaughtUp) phases.jobFoldMs = jobsCaughtUp.time - jobsStarting.time;
+    if (admitted && jobsCaughtUp) phases.jobReadModelMs = jobsCaughtUp.time - admitted.time;
+    log(`    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes and ${jobsListed} jobs listed`);
     const stopping = performance.now();
     await child.stop(120_000);
     const written = child
@@ -181,26 +214,35 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "restart.nodes", options.quick ? 2_000 : 100_000);
   const eventsPerNode = setting(options, "restart.eventsPerNode", 10);
   const rounds = setting(options, "restart.rounds", 1);
+  const jobs = setting(options, "restart.jobs", options.quick ? 500 : 20_000);
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-restart-"));
   try {
     const built = performance.now();
-    const events = await buildStore(dataDir, nodes, eventsPerNode);
-    options.log(`  store: ${nodes} nodes, ${events} events, built in ${Math.round(performance.now() - built)} ms`);
+    const events = await buildStore(dataDir, nodes, eventsPerNode, jobs);
+    options.log(`  store: ${nodes} nodes, ${jobs} jobs, ${events} events, built in ${Math.round(performance.now() - built)} ms`);
     const replays: Start[] = [];
     const singleThreadReplays: Start[] = [];
     const snapshots: Start[] = [];
+    const withoutJobSnapshot: Start[] = [];
+    const noSnapshots = () => {
+      rmSync(nodeStateSnapshotPath(dataDir), { force: true });
+      rmSync(jobViewsSnapshotPath(dataDir), { force: true });
+    };
     // The orchestrator's own node is listed too.
     const expected = nodes + 1;
     for (let r = 0; r < rounds; r++) {
       // The replay read on the event loop alone (the path before round 7), then read ahead on the store's reader thread (the default).
-      rmSync(nodeStateSnapshotPath(dataDir), { force: true });
+      noSnapshots();
       options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=false:");
-      singleThreadReplays.push(await startOnce(dataDir, expected, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]));
-      rmSync(nodeStateSnapshotPath(dataDir), { force: true });
+      singleThreadReplays.push(await startOnce(dataDir, expected, jobs, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]));
+      noSnapshots();
       options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=true (read ahead on the store's reader thread):");
-      replays.push(await startOnce(dataDir, expected, options.log, ["-c", "EventStore.SQLite.ReadAhead=true"]));
-      options.log("  from the snapshot written on that stop:");
-      snapshots.push(await startOnce(dataDir, expected, options.log));
+      replays.push(await startOnce(dataDir, expected, jobs, options.log, ["-c", "EventStore.SQLite.ReadAhead=true"]));
+      options.log("  from the snapshots written on that stop:");
+      snapshots.push(await startOnce(dataDir, expected, jobs, options.log));
+      rmSync(jobViewsSnapshotPath(dataDir), { force: true });
+      options.log("  from the node-state snapshot, without the job-views snapshot (the job read model folded from the store):");
+      withoutJobSnapshot.push(await startOnce(dataDir, expected, jobs, options.log));
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
     const replayMs = median(replays.map((s) => s.ms));
@@ -214,7 +256,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         unit: "ms",
         baseline: { name: "full replay", value: replayMs },
         target: { on: "value", max: 5_000 },
-        note: `${nodes} nodes, ${events} events; ${rounds} round(s)`,
+        note: `${nodes} nodes, ${jobs} jobs, ${events} events; ${rounds} round(s)`,
+      },
+      {
+        name: "restart without the job-views snapshot (node-state snapshot only): spawn to a correct node list",
+        value: median(withoutJobSnapshot.map((s) => s.ms)),
+        unit: "ms",
+        baseline: { name: "from both snapshots", value: snapshotMs },
+        note: `${jobs} jobs, ${jobs * 8} of the events theirs`,
+      },
+      {
+        name: "job read model: NATS keys reloaded to jobs caught up (snapshot read, fold; the node index built meanwhile), without the job-views snapshot",
+        value: phase(withoutJobSnapshot, "jobReadModelMs"),
+        unit: "ms",
+        baseline: { name: "from the job-views snapshot", value: phase(snapshots, "jobReadModelMs") },
       },
       {
         name: "restart, full replay: spawn to a correct node list",
@@ -240,7 +295,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       { name: "NATS reload with every node's key (access.replaceAll), replay start", value: phase(replays, "natsKeysMs"), unit: "ms" },
       { name: "clean stop (writes the snapshot after a replay)", value: median(replays.map((s) => s.stopMs)), unit: "ms" },
     ];
-    return { figures, parameters: { nodes, events, eventsPerNode, rounds } };
+    return { figures, parameters: { nodes, jobs, events, eventsPerNode, rounds } };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

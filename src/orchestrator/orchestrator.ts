@@ -303,6 +303,8 @@ export async function startOrchestrator(
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
     // Executions on nodes deleted while the orchestrator was down are lost as well.
     await jobRunner.failLostExecutions();
+    // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
+    jobRunner.resumeDispatch(jobViews.allExecutions());
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
     logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();

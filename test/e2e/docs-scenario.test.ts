@@ -182,4 +182,24 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     expect(received.map((e) => e.position)).toEqual(stored.map((e) => e.position));
     expect(stored.map((e) => e.type)).toEqual(expect.arrayContaining(["NodeApproved", "NodeRejected", "NodeDeleted", "NodeBecameUnhealthy", "NodeBecameUnknown"]));
   });
+
+  it("runs the README's container job: submitted as the tour does, Completed on an approved node with its output", async () => {
+    // The tour's job spec, as the README has it (the heredoc that writes hello.json).
+    const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+    const spec = /cat > hello\.json <<'EOF'\n([\s\S]*?)\nEOF\n/.exec(readme)?.[1];
+    expect(spec, "the README's tour has a job step").toBeDefined();
+    expect(await runShoal(["node", "approve", "node-2"], cliEnv)).toMatchObject({ code: 0, stdout: "Ok\n" });
+    const api = `http://127.0.0.1:${apiPort}/api/v1/orchestrator/jobs`;
+    const put = await fetch(api, { method: "PUT", headers: { authorization: `Bearer ${secret("api-admin-key")}`, "content-type": "application/json" }, body: spec! });
+    const submitted = (await put.json()) as { JobID: string };
+    expect(put.status, JSON.stringify(submitted)).toBe(200);
+    // Read as the tour reads it: no credentials (reads are open to anonymous callers by default).
+    let got: any = {};
+    await waitFor(async () => {
+      got = await (await fetch(`${api}/${submitted.JobID}?include=executions,history`)).json();
+      return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
+    }, 60_000, () => `the tour's job done, last ${JSON.stringify(got.Job?.State)}`);
+    expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
+    expect(got.Executions.Items.map((e: any) => [e.NodeID, e.RunOutput?.Stdout, e.RunOutput?.ExitCode])).toEqual([["node-2", "hello from Shoal\n", 0]]);
+  });
 });

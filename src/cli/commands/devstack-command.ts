@@ -6,12 +6,15 @@ import { redactUrl } from "../../security/redact-url.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
+import { TOUR_IMAGE, prepareDockerForDevstack } from "./devstack-docker.ts";
 import { adminKeyLine, joinInstructions, waitForSignal } from "./serve-command.ts";
 
 export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
 
 Starts an orchestrator (node-0) and N compute nodes (node-1 … node-N) in one process,
 on the embedded defaults: SQLite in DataDir, a nats-server child, the API on API.Port.
+The compute nodes run jobs in Docker: it checks that an engine answers and builds the
+README's tour image (${TOUR_IMAGE}, from busybox-static) when it is missing.
 
 Options:
   --compute N          number of compute nodes (default 3)
@@ -34,6 +37,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const signalled = waitForSignal(); // before anything starts, as serve does
+  const docker = await prepareDockerForDevstack((line) => console.log(line));
   const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), { command: "shoal devstack" });
   const agents = [];
   const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };
@@ -50,13 +54,15 @@ export async function devstackCommand(args: string[]): Promise<number> {
   NATS:  ${redactUrl(orchestrator.natsUrl)}
   Data:  ${config.DataDir}
 ${orchestrator.adminKey ? `${adminKeyLine(orchestrator.adminKey, "  ")}\n` : ""}
+${docker.lines.join("\n")}
+
 Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key under SHOAL_DATADIR by itself" : "add --api-key or --username/--password of an API.Auth.Users entry"}):
   export SHOAL_API_HOST=127.0.0.1 SHOAL_API_PORT=${port} SHOAL_DATADIR=${base.DataDir}
   ./bin/shoal node list
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
+${docker.ready ? `${jobTry(port, orchestrator.adminKey?.path)}\n` : ""}  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);
@@ -64,4 +70,14 @@ Press Ctrl-C to stop.`);
   for (const agent of agents) await agent.stop();
   await orchestrator.stop();
   return 0;
+}
+
+/** The README's job step, for this devstack's port and key. */
+function jobTry(port: string, adminKeyFile: string | undefined): string {
+  const job = { Job: { Type: "batch", Tasks: [{ Name: "hello", Engine: { Type: "docker", Params: { Image: TOUR_IMAGE, Entrypoint: ["echo"], Parameters: ["hello from Shoal"] } } }] } };
+  return [
+    `  KEY=${adminKeyFile ? `$(cat ${adminKeyFile})` : "<an API key with write:job>"}     # a container job:`,
+    `  curl -s -X PUT -H "Authorization: Bearer $KEY" -H 'content-type: application/json' localhost:${port}/api/v1/orchestrator/jobs -d '${JSON.stringify(job)}'`,
+    `  curl -s -H "Authorization: Bearer $KEY" localhost:${port}/api/v1/orchestrator/jobs/<JobID>/executions`,
+  ].join("\n");
 }

@@ -33,6 +33,8 @@ const TIMEOUT_BUFFER_SECONDS = 60;
 /** An execution its node has not answered for is sent again this often, this many times (then the node's health decides). */
 const RESEND_MS = 2_000;
 const RESENDS = 30;
+/** Compute states in which the node may not hold an execution's work yet. */
+const NOT_YET_RUNNING = new Set(["New", "AskForBid", "AskForBidAccepted", "BidAccepted"]);
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -125,6 +127,21 @@ export class JobRunner {
   retryQueued(reason = "queue backoff"): Promise<void> {
     const c = { handler: PLACEMENT, entityId: "", type: "PlaceQueuedJobs", reason, commandId: deterministicId("queue-retry", reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
     return this.serialized(() => this.placeQueued(c));
+  }
+
+  /**
+   * After a restart: the work of every execution its node may not have yet (not Running, not
+   * ended) goes to dispatch again, which sends what its state calls for. The workflow's checkpoint
+   * can be past their ExecutionCreated step (saved once the step acted), so no replay sends it,
+   * and the resends of the process that died died with it: without this a kill -9 left such an
+   * execution New, its job Running, for ever. Read-model states pick them, so a restart with many
+   * running executions loads none of their actors.
+   */
+  resumeDispatch(executions: Iterable<ExecutionState>): void {
+    for (const e of executions) {
+      if (!NOT_YET_RUNNING.has(e.computeState ?? "New")) continue;
+      this.dispatch(e.executionId).catch((err: unknown) => this.options.logger.warn({ err, executionId: e.executionId }, "sending an execution again after a restart failed"));
+    }
   }
 
   private serialized(work: () => Promise<void>): Promise<void> {

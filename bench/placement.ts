@@ -1,0 +1,302 @@
+/**
+ * Placement: the pure scheduler (`placeJob`, src/scheduler/) with its `CapacityLedger`, over
+ * fleets of 1,000 and 10,000 compute nodes with labels, placing batch jobs with label
+ * constraints one after another as the orchestrator does (each placement given the ledger the
+ * last one returned). Jobs per second and the time of one placement (p50, p99).
+ *
+ * The fleet is a quarter busy and stays so: the ledger starts with executions spread over the
+ * nodes, and once a job has been placed the oldest one still holding capacity is released
+ * (`release`), so every placement sees a full ledger and nodes that are partly taken.
+ *
+ * Baseline, measured in the same run on the same job sequence, in alternating rounds: the least
+ * a placement over N nodes must do — one pass over the fleet per replica, checking type,
+ * approval, health, engine, the constraints and free capacity (a map of what is used, updated
+ * in place), keeping the node with the most free CPU. The ratio is placeJob's jobs per second
+ * over the baseline's: what the scheduler's verdicts for every node, Bacalhau's ranking, its
+ * messages and the immutable ledger cost on top of a bare scan.
+ *
+ * A third figure places as JobRunner does today: the ledger rebuilt from every active
+ * execution (`ledgerOf`) before each placement, as the runner builds it from the job read model.
+ *
+ *   npm run bench -- --only placement [--set placement.jobs=2000] [--set placement.rounds=2]
+ */
+import { type CapacityLedger, type Allocation, ledgerOf, release } from "../src/scheduler/capacity-ledger.ts";
+import { placeJob } from "../src/scheduler/place-job.ts";
+import type { CandidateNode, ConstraintRequirement, PlacementRequest } from "../src/scheduler/placement-request.ts";
+import type { Resources } from "../src/scheduler/resources.ts";
+import { runStandalone, setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
+
+const GiB = 2 ** 30;
+const ZONES = 10;
+const RACKS = 50;
+/** Busy share of the fleet's CPU, held through every round. */
+const BUSY = 0.25;
+
+/** Deterministic, so both sides of a round place the very same jobs on the very same fleet. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function fleet(size: number): CandidateNode[] {
+  const r = random(size);
+  const nodes: CandidateNode[] = [];
+  for (let i = 0; i < size; i++) {
+    const big = r() < 0.2;
+    nodes.push({
+      id: `node-${String(i).padStart(6, "0")}`,
+      type: "Compute",
+      // A few nodes the gate turns away, as a real fleet has.
+      membership: r() < 0.02 ? "PENDING" : "APPROVED",
+      health: r() < 0.02 ? "UNHEALTHY" : "HEALTHY",
+      labels: {
+        zone: `z${i % ZONES}`,
+        rack: `r${Math.floor(r() * RACKS)}`,
+        Architecture: r() < 0.7 ? "x64" : "arm64",
+        ...(r() < 0.2 ? { spot: "true" } : {}),
+        "Operating-System": "linux",
+      },
+      engines: ["docker"],
+      capacity: { cpuMillis: big ? 32_000 : 8_000, memoryBytes: (big ? 128 : 32) * GiB, diskBytes: 500 * GiB, gpus: 0 },
+    });
+  }
+  return nodes;
+}
+
+interface Job {
+  readonly id: string;
+  readonly count: number;
+  readonly constraints: readonly ConstraintRequirement[];
+  readonly resources: Resources;
+}
+
+/** Jobs as users write them: most with a constraint or two on the labels, a few with none. */
+function jobs(count: number, seed: number): Job[] {
+  const r = random(seed);
+  const shapes: ((r: () => number) => ConstraintRequirement[])[] = [
+    () => [],
+    (r) => [{ key: "zone", operator: "=", values: [`z${Math.floor(r() * ZONES)}`] }],
+    (r) => [{ key: "zone", operator: "in", values: [`z${Math.floor(r() * ZONES)}`, `z${Math.floor(r() * ZONES)}`] }, { key: "Architecture", operator: "=", values: ["x64"] }],
+    () => [{ key: "spot", operator: "!", values: [] }],
+    (r) => [{ key: "rack", operator: "notin", values: [`r${Math.floor(r() * RACKS)}`] }, { key: "Operating-System", operator: "=", values: ["linux"] }],
+  ];
+  return Array.from({ length: count }, (_, i) => ({
+    id: `j-bench-${seed}-${i}`,
+    count: 1 + Math.floor(r() * 3),
+    constraints: shapes[i % shapes.length]!(r),
+    resources: { cpuMillis: [250, 500, 1000][Math.floor(r() * 3)]!, memoryBytes: [256, 512, 1024][Math.floor(r() * 3)]! * 2 ** 20, diskBytes: 0, gpus: 0 },
+  }));
+}
+
+/** Executions holding a quarter of the fleet's CPU, spread over the nodes, as a busy fleet's ledger. */
+function busyAllocations(nodes: readonly CandidateNode[]): Allocation[][] {
+  const r = random(7);
+  const total = nodes.reduce((sum, n) => sum + n.capacity.cpuMillis, 0) * BUSY;
+  const held: Allocation[][] = [];
+  for (let cpu = 0; cpu < total; cpu += 500) {
+    const node = nodes[Math.floor(r() * nodes.length)]!;
+    held.push([{ nodeId: node.id, resources: { cpuMillis: 500, memoryBytes: 512 * 2 ** 20, diskBytes: 0, gpus: 0 } }]);
+  }
+  return held;
+}
+
+function matches(labels: Readonly<Record<string, string>>, c: ConstraintRequirement): boolean {
+  const value = labels[c.key];
+  switch (c.operator) {
+    case "=":
+    case "==":
+      return value === c.values[0];
+    case "!=":
+      return value !== c.values[0];
+    case "in":
+      return value !== undefined && c.values.includes(value);
+    case "notin":
+      return value === undefined || !c.values.includes(value);
+    case "exists":
+      return value !== undefined;
+    case "!":
+      return value === undefined;
+    default:
+      throw new Error(`baseline: operator ${c.operator} not in the bench's jobs`);
+  }
+}
+
+interface Side {
+  readonly name: string;
+  /** Places one job; returns the allocations it made (empty when it could not). Only this is timed per placement. */
+  place(job: Job): Allocation[];
+  release(allocations: Allocation[]): void;
+}
+
+function scheduler(nodes: readonly CandidateNode[], start: readonly Allocation[][], rebuildLedger: boolean): Side {
+  let ledger: CapacityLedger = ledgerOf(start.flat());
+  const active = new Set<Allocation>(start.flat());
+  return {
+    name: rebuildLedger ? "placeJob, ledger rebuilt per placement" : "placeJob",
+    place(job) {
+      const request: PlacementRequest = {
+        jobId: job.id,
+        type: "batch",
+        count: job.count,
+        constraints: job.constraints,
+        engine: "docker",
+        resources: job.resources,
+        executions: [],
+        nodes,
+        queue: { timeoutMs: 0, createdAtMs: 0, nowMs: 0 },
+      };
+      const result = placeJob(request, rebuildLedger ? ledgerOf(active) : ledger);
+      const made = result.placements.map((p) => ({ nodeId: p.nodeId, resources: job.resources }));
+      if (rebuildLedger) for (const a of made) active.add(a);
+      else ledger = result.ledger;
+      return made;
+    },
+    release(allocations) {
+      if (rebuildLedger) for (const a of allocations) active.delete(a);
+      else ledger = release(ledger, allocations);
+    },
+  };
+}
+
+function bareScan(nodes: readonly CandidateNode[], start: readonly Allocation[][]): Side {
+  const usedCpu = new Map<string, number>();
+  const usedMemory = new Map<string, number>();
+  const hold = (a: Allocation, sign: number) => {
+    usedCpu.set(a.nodeId, (usedCpu.get(a.nodeId) ?? 0) + sign * a.resources.cpuMillis);
+    usedMemory.set(a.nodeId, (usedMemory.get(a.nodeId) ?? 0) + sign * a.resources.memoryBytes);
+  };
+  for (const a of start.flat()) hold(a, 1);
+  return {
+    name: "one pass over the fleet per replica",
+    place(job) {
+      const made: Allocation[] = [];
+      const taken = new Set<string>();
+      for (let replica = 0; replica < job.count; replica++) {
+        let best: CandidateNode | undefined;
+        let bestFree = -1;
+        for (const n of nodes) {
+          if (n.type !== "Compute" || n.membership !== "APPROVED" || n.health !== "HEALTHY" || !n.engines.includes("docker") || taken.has(n.id)) continue;
+          if (!job.constraints.every((c) => matches(n.labels, c))) continue;
+          const freeCpu = n.capacity.cpuMillis - (usedCpu.get(n.id) ?? 0);
+          const freeMemory = n.capacity.memoryBytes - (usedMemory.get(n.id) ?? 0);
+          if (freeCpu < job.resources.cpuMillis || freeMemory < job.resources.memoryBytes) continue;
+          if (freeCpu > bestFree) {
+            best = n;
+            bestFree = freeCpu;
+          }
+        }
+        if (best === undefined) break;
+        taken.add(best.id);
+        const a = { nodeId: best.id, resources: job.resources };
+        hold(a, 1);
+        made.push(a);
+      }
+      return made;
+    },
+    release(allocations) {
+      for (const a of allocations) hold(a, -1);
+    },
+  };
+}
+
+interface Round {
+  readonly seconds: number;
+  readonly placed: number;
+  readonly executions: number;
+  readonly perPlacementMs: number[];
+}
+
+/** Places the jobs one after another; after each, the oldest holding capacity lets it go (the fleet stays as busy). */
+function runRound(side: Side, work: readonly Job[], start: readonly Allocation[][]): Round {
+  const window: Allocation[][] = [...start];
+  let head = 0;
+  const perPlacementMs: number[] = [];
+  let placed = 0;
+  let executions = 0;
+  const began = performance.now();
+  for (const job of work) {
+    const t = performance.now();
+    const made = side.place(job);
+    perPlacementMs.push(performance.now() - t);
+    if (made.length > 0) placed++;
+    executions += made.length;
+    window.push(made);
+    side.release(window[head++]!);
+  }
+  return { seconds: (performance.now() - began) / 1000, placed, executions, perPlacementMs };
+}
+
+const percentile = (xs: readonly number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+};
+const median = (xs: readonly number[]) => percentile(xs, 50);
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const rounds = setting(options, "placement.rounds", options.quick ? 1 : 2);
+  const fleets = [1_000, 10_000];
+  const figures: BenchFigure[] = [];
+  const parameters: Record<string, number> = { rounds, busyShare: BUSY };
+  for (const size of fleets) {
+    const nodes = fleet(size);
+    const start = busyAllocations(nodes);
+    // Fewer jobs on the big fleet: each placement there looks at ten times as many nodes.
+    const count = setting(options, `placement.jobs${size / 1000}k`, options.quick ? 50 : size === 1_000 ? 4_000 : 600);
+    const work = jobs(count, size);
+    parameters[`jobs${size / 1000}k`] = count;
+    parameters[`startExecutions${size / 1000}k`] = start.length;
+    const results: Record<"scheduler" | "baseline" | "rebuilt", Round[]> = { scheduler: [], baseline: [], rebuilt: [] };
+    // Warm-up of each side (JIT), untimed.
+    runRound(scheduler(nodes, start, false), work.slice(0, Math.min(50, count)), start);
+    runRound(bareScan(nodes, start), work.slice(0, Math.min(50, count)), start);
+    for (let r = 0; r < rounds; r++) {
+      // ABBA over rounds, so drifting load hits both sides alike.
+      const order = r % 2 === 0 ? (["scheduler", "baseline"] as const) : (["baseline", "scheduler"] as const);
+      for (const which of order) {
+        const side = which === "scheduler" ? scheduler(nodes, start, false) : bareScan(nodes, start);
+        const round = runRound(side, work, start);
+        results[which].push(round);
+        options.log(`  ${size} nodes, ${side.name}: ${count} jobs in ${round.seconds.toFixed(2)} s (${round.placed} placed, ${round.executions} executions), p99 ${percentile(round.perPlacementMs, 99).toFixed(2)} ms`);
+      }
+    }
+    // The runner's way, once: it is slower by the size of the ledger, not a contender.
+    const rebuiltJobs = work.slice(0, Math.max(1, Math.floor(count / 4)));
+    const rebuilt = runRound(scheduler(nodes, start, true), rebuiltJobs, start);
+    results.rebuilt.push(rebuilt);
+    options.log(`  ${size} nodes, ledger rebuilt per placement: ${rebuiltJobs.length} jobs in ${rebuilt.seconds.toFixed(2)} s, p99 ${percentile(rebuilt.perPlacementMs, 99).toFixed(2)} ms`);
+    if (results.scheduler.some((s) => s.placed === 0)) throw new Error(`the scheduler placed none of ${count} jobs on ${size} nodes`);
+    const rate = (rs: Round[], jobsPerRound: number) => median(rs.map((r) => jobsPerRound / r.seconds));
+    const schedulerRate = rate(results.scheduler, count);
+    const baselineRate = rate(results.baseline, count);
+    const p99 = (rs: Round[]) => median(rs.map((r) => percentile(r.perPlacementMs, 99)));
+    const p50 = (rs: Round[]) => median(rs.map((r) => percentile(r.perPlacementMs, 50)));
+    const placedShare = median(results.scheduler.map((r) => r.placed / count));
+    figures.push(
+      {
+        name: `placement, ${size.toLocaleString("en")} nodes: jobs placed per second`,
+        value: Math.round(schedulerRate),
+        unit: "jobs/s",
+        baseline: { name: "one pass over the fleet per replica", value: Math.round(baselineRate) },
+        note: `${count} jobs × ${rounds} round(s), Count 1–3, label constraints; ${Math.round(placedShare * 100)} % placed; fleet ${BUSY * 100} % busy`,
+      },
+      { name: `placement, ${size.toLocaleString("en")} nodes: p99 per placement`, value: p99(results.scheduler), unit: "ms", baseline: { name: "bare pass p99", value: p99(results.baseline) } },
+      { name: `placement, ${size.toLocaleString("en")} nodes: p50 per placement`, value: p50(results.scheduler), unit: "ms", baseline: { name: "bare pass p50", value: p50(results.baseline) } },
+      {
+        name: `placement, ${size.toLocaleString("en")} nodes: p99 with the ledger rebuilt per placement (JobRunner's way)`,
+        value: percentile(rebuilt.perPlacementMs, 99),
+        unit: "ms",
+        baseline: { name: "ledger threaded", value: p99(results.scheduler) },
+        note: `${rebuiltJobs.length} jobs, ${start.length} active executions`,
+      },
+    );
+  }
+  return { figures, parameters };
+}
+
+await runStandalone(import.meta.url, run, ["placement.jobs1k", "placement.jobs10k", "placement.rounds"]);
