@@ -145,3 +145,15 @@ describe("job_version", () => {
     for (const bad of ["-1", "x", "1.5"]) expect((await call("GET", `${api}/${id}?job_version=${bad}`)).status, bad).toBe(400);
   });
 });
+
+describe("parameters Bacalhau's clients send", () => {
+  it("namespace=* lists every namespace (apimodels.AllNamespacesNamespace); include items may carry spaces", async () => {
+    const everywhere = (await call("GET", `${api}?namespace=*&limit=1000`)).body.Items.map((j: Body) => j.ID);
+    expect(everywhere).toEqual(expect.arrayContaining([named, twinA, elsewhere]));
+    expect(everywhere).toEqual((await call("GET", `${api}?limit=1000`)).body.Items.map((j: Body) => j.ID));
+    expect((await call("GET", `${api}?namespace=lab`)).body.Items.map((j: Body) => j.ID)).toEqual([elsewhere]);
+    const got = await call("GET", `${api}/${named}?include=executions,%20history`);
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(Object.keys(got.body).sort()).toEqual(["Executions", "History", "Job"]);
+  });
+});

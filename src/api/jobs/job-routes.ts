@@ -54,7 +54,8 @@ const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
 const GetJobQuery = Schema.Struct({
   include: Schema.optional(
     Schema.String.pipe(
-      Schema.pattern(/^((executions|history)(,(executions|history))*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
+      // Bacalhau trims each item of the list.
+      Schema.pattern(/^( *(executions|history) *(, *(executions|history) *)*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
     ),
   ),
   limit: Schema.optional(DecimalInteger(1, 1000)),
@@ -157,7 +158,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         next_token: "Cursor from the previous page's NextToken",
         order_by: "created_at (default), modified_at or id",
         reverse: "Reverse the order",
-        namespace: "Only jobs of this namespace (default: all)",
+        namespace: "Only jobs of this namespace (default, empty or `*`: every namespace)",
         labels: "Kubernetes label selector on the jobs' labels; may repeat (joined with commas)",
       },
       responses: { "200": { description: "Jobs", schema: ListJobsResponse } },
@@ -184,7 +185,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => {
         const job = jobOf(params.id, query);
-        const include = new Set((query.include ?? "").split(",").filter((s) => s !== ""));
+        const include = new Set((query.include ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""));
         const limit = query.limit === undefined ? {} : { limit: query.limit };
         return {
           Job: jobJson(job),
