@@ -158,6 +158,14 @@ describe("responses conform to Bacalhau's swagger", () => {
     }
   });
 
+  it("GET /jobs/{id}/versions: apimodels.ListJobVersionsResponse, the job as GET /jobs/{id} shows it", async () => {
+    for (const id of [completed, failed, stopped]) {
+      const versions = await read(`${api}/${id}/versions`);
+      conforms("apimodels.ListJobVersionsResponse", versions);
+      expect(versions).toEqual({ Items: [(await read(`${api}/${id}`)).Job], NextToken: "" });
+    }
+  });
+
   it("GET /jobs/{id}/executions and /history: apimodels.ListJobExecutionsResponse, apimodels.ListJobHistoryResponse", async () => {
     for (const id of [completed, failed, stopped]) {
       conforms("apimodels.ListJobExecutionsResponse", await read(`${api}/${id}/executions`));

@@ -144,6 +144,19 @@ describe("job_version", () => {
     expect((await call("GET", `${api}/${id}/history?job_version=7`)).status).toBe(404);
     for (const bad of ["-1", "x", "1.5"]) expect((await call("GET", `${api}/${id}?job_version=${bad}`)).status, bad).toBe(400);
   });
+
+  it("GET /jobs/{id}/versions: the one version, by id, short id or name; paging parameters checked", async () => {
+    const job1 = (await call("GET", `${api}/${named}`)).body.Job;
+    for (const ref of [named, short(named), "nightly-report"]) {
+      expect(await call("GET", `${api}/${ref}/versions?limit=5&order_by=version&reverse=true`)).toEqual({ status: 200, body: { Items: [job1], NextToken: "" } });
+    }
+    expect((await call("GET", `${api}/twin/versions?namespace=lab`)).body.Items.map((j: Body) => j.ID)).toEqual([elsewhere]);
+    const token = await call("GET", `${api}/${named}/versions?next_token=abc`);
+    expect(token.status).toBe(400);
+    expect(token.body.Message).toContain("next_token");
+    expect((await call("GET", `${api}/${named}/versions?order_by=name`)).status).toBe(400);
+    expect((await call("GET", `${api}/j-zzzz/versions`)).status).toBe(404);
+  });
 });
 
 describe("parameters Bacalhau's clients send", () => {

@@ -37,6 +37,7 @@ export const GetJobResponse = Schema.Struct({
   History: Schema.optional(ListHistoryResponse),
 });
 export const StopJobResponse = Schema.Struct({ EvaluationID: Schema.String });
+export const ListJobVersionsResponse = Schema.Struct({ Items: Schema.Array(JobJson), NextToken: Schema.String });
 
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
 const BY_ID = { params: IdParams, describe: { id: "Job ID (j-<uuid>), a unique prefix of it (the short form j-<8 hex>), or the job's name in namespace" } };
@@ -82,6 +83,14 @@ const ExecutionsQuery = Schema.Struct({
   reverse: Schema.optional(QueryBool),
 });
 const StopQuery = Schema.Struct({ reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))), namespace: Namespace });
+/** Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it. */
+const VersionsQuery = Schema.Struct({
+  namespace: Namespace,
+  limit: Schema.optional(DecimalInteger(1, 1000)),
+  next_token: Schema.optional(Schema.Literal("").annotations({ message: () => "next_token: this endpoint never issues one (all versions fit one page)" })),
+  order_by: Schema.optional(Schema.Literal("created_at", "modified_at", "version", "")),
+  reverse: Schema.optional(QueryBool),
+});
 
 const DEFAULT_LIMIT = 100;
 
@@ -234,6 +243,26 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       responses: { "200": { description: "The job's executions", schema: ListExecutionsResponse } },
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => executionsPage(jobOf(params.id, query), query),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs/:id/versions",
+      operationId: "jobVersions",
+      description: "The job's versions. Until job updates exist a Shoal job has one version, its current one.",
+      capability: "read:job",
+      ...BY_ID,
+      query: VersionsQuery,
+      describe: {
+        ...BY_ID.describe,
+        namespace: VERSION_DESCRIPTIONS.namespace,
+        limit: "Page size (every version fits one page)",
+        next_token: "Never issued: all versions fit one page",
+        order_by: "created_at, modified_at or version (one version: the same answer)",
+        reverse: "Reverse the order",
+      },
+      responses: { "200": { description: "Every version of the job", schema: ListJobVersionsResponse } },
+      errors: ["BadRequest", "NotFound"],
+      handler: async ({ params, query }) => ({ Items: [jobJson(jobOf(params.id, query))], NextToken: "" }),
     }),
     defineRoute({
       method: "DELETE",
