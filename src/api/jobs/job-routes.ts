@@ -52,6 +52,12 @@ const VERSION_DESCRIPTIONS = {
 const NextToken = Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }));
 const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
 
+/**
+ * Bacalhau's GET /jobs/{id} includes every execution and history entry, and its WebUI's detail
+ * page shows what it gets without paging; Shoal includes as many, up to this bound (past it, the
+ * included list's NextToken continues on /executions or /history).
+ */
+const INCLUDED_MAX = 10_000;
 const GetJobQuery = Schema.Struct({
   include: Schema.optional(
     Schema.String.pipe(
@@ -59,7 +65,7 @@ const GetJobQuery = Schema.Struct({
       Schema.pattern(/^( *(executions|history) *(, *(executions|history) *)*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
     ),
   ),
-  limit: Schema.optional(DecimalInteger(1, 1000)),
+  limit: Schema.optional(DecimalInteger(1, INCLUDED_MAX)),
   namespace: Namespace,
   job_version: JobVersion,
 });
@@ -188,14 +194,14 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         ...BY_ID.describe,
         ...VERSION_DESCRIPTIONS,
         include: '"executions", "history" or both, comma-separated',
-        limit: "Page size of the included lists (default 100)",
+        limit: "Size of the included lists (default: all of them, up to 10,000)",
       },
       responses: { "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse } },
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => {
         const job = jobOf(params.id, query);
         const include = new Set((query.include ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""));
-        const limit = query.limit === undefined ? {} : { limit: query.limit };
+        const limit = { limit: query.limit ?? INCLUDED_MAX };
         return {
           Job: jobJson(job),
           ...(include.has("executions") ? { Executions: executionsPage(job, limit) } : {}),
