@@ -26,7 +26,8 @@ type Schema = {
   readonly "x-enum-varnames"?: readonly string[];
 };
 
-export const SWAGGER_PATH = join(import.meta.dirname, "../../../shared/reference/bacalhau-swagger.json");
+/** Bacalhau's swagger.json (in its repository: webui/lib/api/schema/swagger.json): BACALHAU_SWAGGER, else the shared reference beside the checkout. */
+export const SWAGGER_PATH = process.env.BACALHAU_SWAGGER ?? join(import.meta.dirname, "../../../shared/reference/bacalhau-swagger.json");
 
 /** Go enum type → the prefix its stringer trims (`--trimprefix`). */
 const TEXT_ENUMS: Readonly<Record<string, string>> = {
