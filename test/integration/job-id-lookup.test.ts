@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
@@ -17,6 +18,7 @@ const api = "/api/v1/orchestrator/jobs";
 type Body = Record<string, any>;
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
+let config: ShoalConfig;
 let dataDir = "";
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
@@ -49,7 +51,7 @@ let elsewhere = "";
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  const config = orchestratorConfig(nats.url, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
+  config = orchestratorConfig(nats.url, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
   dataDir = config.DataDir;
   orchestrator = await startOrchestrator(config, silentLogger);
   for (let i = 0; i < 4; i++) ids.push(await submit(job()));
@@ -168,5 +170,19 @@ describe("parameters Bacalhau's clients send", () => {
     const got = await call("GET", `${api}/${named}?include=executions,%20history`);
     expect(got.status, JSON.stringify(got.body)).toBe(200);
     expect(Object.keys(got.body).sort()).toEqual(["Executions", "History", "Job"]);
+  });
+});
+
+describe("after a restart", () => {
+  it("names and prefixes resolve as before (the index is rebuilt from the snapshot or the store)", async () => {
+    const before = await call("GET", `${api}/twin?namespace=lab`);
+    await orchestrator.stop();
+    orchestrator = await startOrchestrator(config, silentLogger);
+    expect(await call("GET", `${api}/twin?namespace=lab`)).toEqual(before);
+    expect((await call("GET", `${api}/nightly-report`)).body.Job.ID).toBe(named);
+    expect((await call("GET", `${api}/twin`)).status).toBe(400);
+    expect((await call("GET", `${api}/j-`)).status).toBe(400);
+    const prefix = short(named);
+    if ([...ids, twinA, twinB, elsewhere].every((id) => !id.startsWith(prefix))) expect((await call("GET", `${api}/${prefix}`)).body.Job.ID).toBe(named);
   });
 });
