@@ -44,7 +44,7 @@ const BY_ID = { params: IdParams, describe: { id: "Job ID (j-<uuid>), a unique p
 const Namespace = Schema.optional(Schema.String.pipe(Schema.maxLength(256)));
 /** Bacalhau's job_version: 0 or absent means the current one. */
 const JobVersion = Schema.optional(DecimalInteger(0, 999_999_999_999));
-const VERSION_DESCRIPTIONS = {
+const LOOKUP_DESCRIPTIONS = {
   namespace: "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
   job_version: "The job's version (0 or absent: the current one; Shoal jobs have one version)",
 };
@@ -192,7 +192,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       query: GetJobQuery,
       describe: {
         ...BY_ID.describe,
-        ...VERSION_DESCRIPTIONS,
+        ...LOOKUP_DESCRIPTIONS,
         include: '"executions", "history" or both, comma-separated',
         limit: "Size of the included lists (default: all of them, up to 10,000)",
       },
@@ -223,7 +223,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         execution_id: "Only this execution's entries",
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
-        ...VERSION_DESCRIPTIONS,
+        ...LOOKUP_DESCRIPTIONS,
         all_job_versions: "Every version's entries (Shoal jobs have one version)",
       },
       responses: { "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse } },
@@ -239,7 +239,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       query: ExecutionsQuery,
       describe: {
         ...BY_ID.describe,
-        ...VERSION_DESCRIPTIONS,
+        ...LOOKUP_DESCRIPTIONS,
         all_job_versions: "Every version's executions (Shoal jobs have one version)",
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
@@ -260,7 +260,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       query: VersionsQuery,
       describe: {
         ...BY_ID.describe,
-        namespace: VERSION_DESCRIPTIONS.namespace,
+        namespace: LOOKUP_DESCRIPTIONS.namespace,
         limit: "Page size (every version fits one page)",
         next_token: "Never issued: all versions fit one page",
         order_by: "created_at, modified_at or version (one version: the same answer)",
@@ -278,7 +278,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       capability: "write:job",
       ...BY_ID,
       query: StopQuery,
-      describe: { ...BY_ID.describe, namespace: VERSION_DESCRIPTIONS.namespace, reason: "Why (the job's state message and history say it)" },
+      describe: { ...BY_ID.describe, namespace: LOOKUP_DESCRIPTIONS.namespace, reason: "Why (the job's state message and history say it)" },
       responses: { "200": { description: "The job is Stopped; EvaluationID is empty (Shoal has no evaluations)", schema: StopJobResponse } },
       errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
       handler: async ({ params, query }, request) => {
