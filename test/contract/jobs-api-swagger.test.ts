@@ -137,6 +137,8 @@ beforeAll(async () => {
   expect(stop.status, JSON.stringify(stop.body)).toBe(200);
   stopResponse = stop.body;
   await settled(stopped, ["Stopped"]);
+  // The node reports the cancelled container after the stop is acknowledged.
+  await waitFor(async () => (await read(`${api}/${stopped}/executions`)).Items?.[0]?.ComputeState?.StateType === 11, 30_000, () => "stopped execution Cancelled");
 }, 180_000);
 
 afterAll(async () => {
@@ -260,7 +262,9 @@ describe("what the WebUI reads", () => {
     const all = await read(`${api}/${completed}/history?limit=100`);
     expect(all.NextToken).toBe("");
     const items = all.Items as Body[];
-    expect(items.length).toBeGreaterThanOrEqual(7);
+    // Job entries (submitted, running, completed) and the execution's (at least created, running, completed).
+    expect(items.length).toBeGreaterThanOrEqual(6);
+    expect(items.some((h) => h.Type === "ExecutionLevel")).toBe(true);
     const executionId = completedView.Executions.Items[0].ID;
     for (const h of items) {
       expect(Number.isNaN(new Date(h.Time).getTime()), h.Time).toBe(false);
