@@ -23,6 +23,9 @@ export const ListJobsQuery = Schema.Struct({
 });
 export type ListJobsQuery = typeof ListJobsQuery.Type;
 
+/** Bacalhau's apimodels.AllNamespacesNamespace: what its CLI sends for every namespace. */
+const ALL_NAMESPACES = "*";
+
 /** Bacalhau's default page (its ListJobs answers 100 without a limit too). */
 const DEFAULT_LIMIT = 100;
 
@@ -49,7 +52,7 @@ function decodeCursor(token: string, order: JobOrder, reverse: boolean): Cursor 
 }
 
 /**
- * One page of jobs from the index: namespace (all when absent or empty), label selector, order,
+ * One page of jobs from the index: namespace (all when absent, empty, or Bacalhau's `*`), label selector, order,
  * then the page. The cursor is the last job's sort key and id, so pages stay correct while jobs
  * change. A page may hold fewer than `limit` jobs with a NextToken when a selector matches few:
  * keep paging while NextToken is not empty.
@@ -70,7 +73,7 @@ export function queryJobs(views: JobViews, query: ListJobsQuery): { Items: JobSt
       order,
       reverse,
       ...(cursor ? { after: { key: cursor.k, id: cursor.i } } : {}),
-      ...(query.namespace ? { namespace: query.namespace } : {}),
+      ...(query.namespace && query.namespace !== ALL_NAMESPACES ? { namespace: query.namespace } : {}),
       selector,
       limit: query.limit ?? DEFAULT_LIMIT,
     },

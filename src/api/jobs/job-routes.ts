@@ -5,12 +5,13 @@ import { notFound } from "../../errors/shoal-error.ts";
 import type { JobHistory } from "../../projections/jobs/job-history.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
-import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
+import { taskOf } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
+import { resolveJob, type SubmittedJob } from "./job-lookup.ts";
 import { ListJobsQuery, QueryBool, queryJobs } from "./job-query.ts";
 
 export interface JobRouteDeps {
@@ -36,20 +37,37 @@ export const GetJobResponse = Schema.Struct({
   History: Schema.optional(ListHistoryResponse),
 });
 export const StopJobResponse = Schema.Struct({ EvaluationID: Schema.String });
+export const ListJobVersionsResponse = Schema.Struct({ Items: Schema.Array(JobJson), NextToken: Schema.String });
 
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
-const BY_ID = { params: IdParams, describe: { id: "Job id (j-<uuid>)" } };
+const BY_ID = { params: IdParams, describe: { id: "Job ID (j-<uuid>), a unique prefix of it (the short form j-<8 hex>), or the job's name in namespace" } };
+const Namespace = Schema.optional(Schema.String.pipe(Schema.maxLength(256)));
+/** Bacalhau's job_version: 0 or absent means the current one. */
+const JobVersion = Schema.optional(DecimalInteger(0, 999_999_999_999));
+const LOOKUP_DESCRIPTIONS = {
+  namespace: "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
+  job_version: "The job's version (0 or absent: the current one; Shoal jobs have one version)",
+};
 
 const NextToken = Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }));
 const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
 
+/**
+ * Bacalhau's GET /jobs/{id} includes every execution and history entry, and its WebUI's detail
+ * page shows what it gets without paging; Shoal includes as many, up to this bound (past it, the
+ * included list's NextToken continues on /executions or /history).
+ */
+const INCLUDED_MAX = 10_000;
 const GetJobQuery = Schema.Struct({
   include: Schema.optional(
     Schema.String.pipe(
-      Schema.pattern(/^((executions|history)(,(executions|history))*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
+      // Bacalhau trims each item of the list.
+      Schema.pattern(/^( *(executions|history) *(, *(executions|history) *)*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
     ),
   ),
-  limit: Schema.optional(DecimalInteger(1, 1000)),
+  limit: Schema.optional(DecimalInteger(1, INCLUDED_MAX)),
+  namespace: Namespace,
+  job_version: JobVersion,
 });
 const HistoryQuery = Schema.Struct({
   since: Schema.optional(DecimalInteger(0, 999_999_999_999)),
@@ -57,25 +75,45 @@ const HistoryQuery = Schema.Struct({
   execution_id: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
   limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(NextToken),
+  namespace: Namespace,
+  job_version: JobVersion,
+  all_job_versions: Schema.optional(QueryBool),
 });
 const ExecutionsQuery = Schema.Struct({
-  namespace: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  namespace: Namespace,
+  job_version: JobVersion,
+  all_job_versions: Schema.optional(QueryBool),
   limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(NextToken),
   order_by: Schema.optional(Schema.Literal(...EXECUTION_ORDERS, "")),
   reverse: Schema.optional(QueryBool),
 });
-const StopQuery = Schema.Struct({ reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))) });
+const StopQuery = Schema.Struct({ reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))), namespace: Namespace });
+/** Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it. */
+const VersionsQuery = Schema.Struct({
+  namespace: Namespace,
+  limit: Schema.optional(DecimalInteger(1, 1000)),
+  next_token: Schema.optional(Schema.Literal("").annotations({ message: () => "next_token: this endpoint never issues one (all versions fit one page)" })),
+  order_by: Schema.optional(Schema.Literal("created_at", "modified_at", "version", "")),
+  reverse: Schema.optional(QueryBool),
+});
 
 const DEFAULT_LIMIT = 100;
 
 export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
-  const jobOf = (id: string): JobState & { readonly spec: JobSpec } => {
-    const job = jobs.views.job(id);
-    if (!job?.spec) throw notFound(`job not found: ${id}`);
-    return job as JobState & { readonly spec: JobSpec };
+  /**
+   * The job a path names, at the version asked for. Until job updates exist a Shoal job has one
+   * version, its current one: any other is refused, saying so (Bacalhau: version not found).
+   */
+  const jobOf = (id: string, query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined }): SubmittedJob => {
+    const job = resolveJob(jobs.views, id, query.namespace);
+    const version = query.job_version ?? 0;
+    if (version !== 0 && version !== job.version) {
+      throw notFound(`job ${job.jobId} has no version ${version}: its only version is ${job.version} (Shoal keeps one version of a job until job updates exist)`);
+    }
+    return job;
   };
-  const executionsPage = (job: JobState & { readonly spec: JobSpec }, query: typeof ExecutionsQuery.Type) => {
+  const executionsPage = (job: SubmittedJob, query: typeof ExecutionsQuery.Type) => {
     const order = query.order_by || "created_at";
     const key = (e: ReturnType<typeof executionJson>) => (order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime);
     const cmp = (a: ReturnType<typeof executionJson>, b: ReturnType<typeof executionJson>) => {
@@ -135,7 +173,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         next_token: "Cursor from the previous page's NextToken",
         order_by: "created_at (default), modified_at or id",
         reverse: "Reverse the order",
-        namespace: "Only jobs of this namespace (default: all)",
+        namespace: "Only jobs of this namespace (default, empty or `*`: every namespace)",
         labels: "Kubernetes label selector on the jobs' labels; may repeat (joined with commas)",
       },
       responses: { "200": { description: "Jobs", schema: ListJobsResponse } },
@@ -152,13 +190,18 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       capability: "read:job",
       ...BY_ID,
       query: GetJobQuery,
-      describe: { ...BY_ID.describe, include: '"executions", "history" or both, comma-separated', limit: "Page size of the included lists (default 100)" },
+      describe: {
+        ...BY_ID.describe,
+        ...LOOKUP_DESCRIPTIONS,
+        include: '"executions", "history" or both, comma-separated',
+        limit: "Size of the included lists (default: all of them, up to 10,000)",
+      },
       responses: { "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse } },
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => {
-        const job = jobOf(params.id);
-        const include = new Set((query.include ?? "").split(",").filter((s) => s !== ""));
-        const limit = query.limit === undefined ? {} : { limit: query.limit };
+        const job = jobOf(params.id, query);
+        const include = new Set((query.include ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""));
+        const limit = { limit: query.limit ?? INCLUDED_MAX };
         return {
           Job: jobJson(job),
           ...(include.has("executions") ? { Executions: executionsPage(job, limit) } : {}),
@@ -180,10 +223,12 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         execution_id: "Only this execution's entries",
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
+        ...LOOKUP_DESCRIPTIONS,
+        all_job_versions: "Every version's entries (Shoal jobs have one version)",
       },
       responses: { "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse } },
       errors: ["BadRequest", "NotFound"],
-      handler: async ({ params, query }) => historyPage(jobOf(params.id), query),
+      handler: async ({ params, query }) => historyPage(jobOf(params.id, query), query),
     }),
     defineRoute({
       method: "GET",
@@ -194,7 +239,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       query: ExecutionsQuery,
       describe: {
         ...BY_ID.describe,
-        namespace: "Accepted for Bacalhau's clients; the job's own namespace applies",
+        ...LOOKUP_DESCRIPTIONS,
+        all_job_versions: "Every version's executions (Shoal jobs have one version)",
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
         order_by: "created_at (default), modified_at or id",
@@ -202,7 +248,27 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       },
       responses: { "200": { description: "The job's executions", schema: ListExecutionsResponse } },
       errors: ["BadRequest", "NotFound"],
-      handler: async ({ params, query }) => executionsPage(jobOf(params.id), query),
+      handler: async ({ params, query }) => executionsPage(jobOf(params.id, query), query),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/v1/orchestrator/jobs/:id/versions",
+      operationId: "jobVersions",
+      description: "The job's versions. Until job updates exist a Shoal job has one version, its current one.",
+      capability: "read:job",
+      ...BY_ID,
+      query: VersionsQuery,
+      describe: {
+        ...BY_ID.describe,
+        namespace: LOOKUP_DESCRIPTIONS.namespace,
+        limit: "Page size (every version fits one page)",
+        next_token: "Never issued: all versions fit one page",
+        order_by: "created_at, modified_at or version (one version: the same answer)",
+        reverse: "Reverse the order",
+      },
+      responses: { "200": { description: "Every version of the job", schema: ListJobVersionsResponse } },
+      errors: ["BadRequest", "NotFound"],
+      handler: async ({ params, query }) => ({ Items: [jobJson(jobOf(params.id, query))], NextToken: "" }),
     }),
     defineRoute({
       method: "DELETE",
@@ -212,13 +278,13 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       capability: "write:job",
       ...BY_ID,
       query: StopQuery,
-      describe: { ...BY_ID.describe, reason: "Why (the job's state message and history say it)" },
+      describe: { ...BY_ID.describe, namespace: LOOKUP_DESCRIPTIONS.namespace, reason: "Why (the job's state message and history say it)" },
       responses: { "200": { description: "The job is Stopped; EvaluationID is empty (Shoal has no evaluations)", schema: StopJobResponse } },
       errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
       handler: async ({ params, query }, request) => {
-        jobOf(params.id);
+        const { jobId } = jobOf(params.id, query);
         const context = commandContext(operatorActor(request), { ...(query.reason ? { reason: query.reason } : {}), correlationId: String(request.id) });
-        const stopped = await jobs.control.stop(params.id, query.reason ?? "", context);
+        const stopped = await jobs.control.stop(jobId, query.reason ?? "", context);
         await jobs.projection.waitFor(stopped.position);
         return { EvaluationID: "" };
       },

@@ -8,6 +8,8 @@ export type JobOrder = (typeof JOB_ORDERS)[number];
 
 const keyOf = (order: JobOrder, job: JobState): SortKey => (order === "created_at" ? job.createTime : order === "modified_at" ? job.modifyTime : job.jobId);
 
+const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
+
 /**
  * A label selector that matches almost no job ends a page after looking at this many, with a
  * cursor to go on from: a page never costs a pass over every job.
@@ -39,6 +41,8 @@ export interface JobQuery {
 export class JobIndex {
   private readonly all = new Map<JobOrder, SortedEntries>(JOB_ORDERS.map((o) => [o, new SortedEntries()]));
   private readonly byNamespace = new Map<string, Map<JobOrder, SortedEntries>>();
+  /** Job ids by namespace and name, in submission order: names are not unique (Name defaults to the id). */
+  private readonly byName = new Map<string, string[]>();
 
   get size(): number {
     return (this.all.get("id") as SortedEntries).size;
@@ -47,6 +51,15 @@ export class JobIndex {
   update(before: JobState | undefined, after: JobState): void {
     const namespace = after.spec?.Namespace;
     if (namespace === undefined) return;
+    const name = (after.spec as NonNullable<JobState["spec"]>).Name;
+    // A job's spec (so its name) is set once, at submission. A name that is the job's own id (the
+    // default) is found by id: not indexed, so most jobs cost the name index nothing.
+    if (before?.spec === undefined && name !== after.jobId) {
+      const key = nameKey(namespace, name);
+      const ids = this.byName.get(key);
+      if (ids) ids.push(after.jobId);
+      else this.byName.set(key, [after.jobId]);
+    }
     let sets = this.byNamespace.get(namespace);
     if (!sets) {
       sets = new Map(JOB_ORDERS.map((o) => [o, new SortedEntries()]));
@@ -61,6 +74,20 @@ export class JobIndex {
         set.add(key, after.jobId);
       }
     }
+  }
+
+  /** The ids of the jobs named `name` in `namespace`, oldest first (not those whose name is their id). */
+  idsNamed(namespace: string, name: string): readonly string[] {
+    return this.byName.get(nameKey(namespace, name)) ?? [];
+  }
+
+  /** At most `max` job ids starting with `prefix`, in id order: a seek, O(log N), and a walk of what it returns. */
+  idsWithPrefix(prefix: string, max: number): string[] {
+    const out: string[] = [];
+    if (prefix === "") return out;
+    const set = this.all.get("id") as SortedEntries;
+    for (const cursor = set.seek(false, { key: prefix, id: prefix, strict: false }); !cursor.done && out.length < max && cursor.id.startsWith(prefix); cursor.next()) out.push(cursor.id);
+    return out;
   }
 
   query(q: JobQuery, get: (jobId: string) => JobState | undefined): JobPage {

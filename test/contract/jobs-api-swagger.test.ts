@@ -1,0 +1,284 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
+import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { dockerTestImage } from "../support/docker-test-image.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { SWAGGER_PATH, SwaggerValidator } from "../support/swagger-validator.ts";
+
+/**
+ * Shoal's job responses against Bacalhau's API description, and against what Bacalhau's WebUI
+ * reads from them (webui/components/jobs/… in bacalhau-project/bacalhau), on real responses: an
+ * orchestrator with its NATS, a `shoal compute` running the jobs in Docker.
+ *
+ * The WebUI's pages read anonymously (it sends no credentials), with these requests:
+ * list `GET /jobs?limit=10&reverse=true[&next_token=…]`; detail `GET /jobs/{id}?include=executions`,
+ * `GET /jobs/{id}/history?limit=100[&next_token=…]`, `DELETE /jobs/{id}?reason=User requested stop`.
+ */
+const KEY = "webui-key-0123456789abcdefghijklmn";
+const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const docker = new Docker();
+const nodeId = `wu-${randomUUID().slice(0, 8)}`;
+const api = "/api/v1/orchestrator/jobs";
+let image = "";
+let orchestrator: RunningOrchestrator;
+let compute: ShoalProcess | undefined;
+
+type Body = Record<string, any>;
+async function call(method: string, path: string, options: { body?: unknown; anonymous?: boolean } = {}): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: {
+      ...(options.anonymous ? {} : { authorization: `Bearer ${KEY}` }),
+      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
+}
+/** What the WebUI does: a GET without credentials. */
+const read = async (path: string): Promise<Body> => {
+  const res = await call("GET", path, { anonymous: true });
+  expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body;
+};
+
+const batch = (command: string, extra: Record<string, unknown> = {}) => ({
+  Type: "batch",
+  Labels: { team: "webui", purpose: "contract" },
+  Meta: { owner: "contract-test" },
+  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "100m", Memory: "16Mb" } }],
+  ...extra,
+});
+const putResponses: Body[] = [];
+async function submit(spec: unknown): Promise<string> {
+  const res = await call("PUT", api, { body: { Job: spec } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  putResponses.push(res.body);
+  return res.body.JobID as string;
+}
+async function settled(jobId: string, states: readonly string[]): Promise<Body> {
+  let last: Body = {};
+  await waitFor(
+    async () => {
+      last = await read(`${api}/${jobId}?include=executions,history`);
+      return states.includes(last.Job?.State?.StateType);
+    },
+    60_000,
+    () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`,
+  );
+  return last;
+}
+
+/**
+ * Bacalhau's swagger is reference material beside the checkout, not part of it (its text is not
+ * copied here): where it is absent, the conformance tests say so and are skipped; the WebUI's
+ * field checks below need no swagger and always run.
+ */
+const swagger = existsSync(SWAGGER_PATH) ? new SwaggerValidator() : undefined;
+if (!swagger) console.warn(`Bacalhau's swagger not found at ${SWAGGER_PATH} (set BACALHAU_SWAGGER): the swagger conformance tests are skipped`);
+/** The response conforms to the swagger's definition of it (every mismatch listed when it does not). */
+function conforms(definition: string, body: unknown): void {
+  expect(swagger!.errors(definition, body), `${definition}: ${JSON.stringify(body, null, 1).slice(0, 4000)}`).toEqual([]);
+}
+
+const NS_2020 = Date.UTC(2020, 0, 1) * 1e6;
+/** The WebUI's normalizeTimestamp reads > 1e15 as nanoseconds; Bacalhau's times are nanoseconds. */
+const isNanos = (t: unknown, from: number) => typeof t === "number" && t > NS_2020 && t >= from * 1e6 - 1e9 && t <= Date.now() * 1e6;
+
+let started = 0;
+let completed = "";
+let completedView: Body = {};
+let failed = "";
+let stopped = "";
+let stopResponse: Body = {};
+
+beforeAll(async () => {
+  started = Date.now();
+  image = await dockerTestImage();
+  const config: ShoalConfig = {
+    ...defaultConfig(),
+    DataDir: tempDir("shoal-wu-orch-"),
+    NodeID: "node-0",
+    "API.Host": "127.0.0.1",
+    "API.Port": 0,
+    "API.Auth.Users": USERS,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+  };
+  orchestrator = await startOrchestrator(config, silentLogger);
+  compute = ShoalProcess.start([
+    "compute", "--node-id", nodeId,
+    "-c", `DataDir=${tempDir(`shoal-wu-${nodeId}-`)}`,
+    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
+    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
+    "-c", "Compute.Heartbeat.Interval=500ms",
+    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+    "-c", "Compute.AllocatedCapacity.CPU=1",
+    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
+    "-c", "Compute.Docker.StopGracePeriod=1s",
+  ]);
+  await waitFor(async () => (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Membership === "APPROVED", 30_000, () => "compute node approved");
+
+  completed = await submit(batch("echo hello; echo oops >&2", { Name: "webui-completed" }));
+  failed = await submit(batch("exit 3", { Name: "webui-failed" }));
+  completedView = await settled(completed, ["Completed", "Failed"]);
+  await settled(failed, ["Completed", "Failed"]);
+  stopped = await submit(batch("sleep 30", { Name: "webui-stopped" }));
+  await waitFor(async () => (await read(`${api}/${stopped}/executions`)).Items?.[0]?.ComputeState?.StateType === 6, 30_000, () => "sleep 30 running");
+  const stop = await call("DELETE", `${api}/${stopped}?reason=${encodeURIComponent("User requested stop")}`);
+  expect(stop.status, JSON.stringify(stop.body)).toBe(200);
+  stopResponse = stop.body;
+  await settled(stopped, ["Stopped"]);
+  // The node reports the cancelled container after the stop is acknowledged.
+  await waitFor(async () => (await read(`${api}/${stopped}/executions`)).Items?.[0]?.ComputeState?.StateType === 11, 30_000, () => "stopped execution Cancelled");
+}, 180_000);
+
+afterAll(async () => {
+  if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
+  await orchestrator?.stop();
+  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+});
+
+describe.skipIf(!swagger)("responses conform to Bacalhau's swagger", () => {
+  it("PUT /jobs: apimodels.PutJobResponse; DELETE /jobs/{id}: apimodels.StopJobResponse", () => {
+    expect(putResponses).toHaveLength(3);
+    for (const body of putResponses) conforms("apimodels.PutJobResponse", body);
+    conforms("apimodels.StopJobResponse", stopResponse);
+  });
+
+  it("GET /jobs (as the WebUI asks): apimodels.ListJobsResponse", async () => {
+    conforms("apimodels.ListJobsResponse", await read(`${api}?limit=10&reverse=true`));
+    conforms("apimodels.ListJobsResponse", await read(api));
+  });
+
+  it("GET /jobs/{id} with and without include: apimodels.GetJobResponse", async () => {
+    for (const id of [completed, failed, stopped]) {
+      conforms("apimodels.GetJobResponse", await read(`${api}/${id}`));
+      conforms("apimodels.GetJobResponse", await read(`${api}/${id}?include=executions`));
+      conforms("apimodels.GetJobResponse", await read(`${api}/${id}?include=executions,history`));
+    }
+  });
+
+  it("GET /jobs/{id}/versions: apimodels.ListJobVersionsResponse", async () => {
+    for (const id of [completed, failed, stopped]) conforms("apimodels.ListJobVersionsResponse", await read(`${api}/${id}/versions`));
+  });
+
+  it("GET /jobs/{id}/executions and /history: apimodels.ListJobExecutionsResponse, apimodels.ListJobHistoryResponse", async () => {
+    for (const id of [completed, failed, stopped]) {
+      conforms("apimodels.ListJobExecutionsResponse", await read(`${api}/${id}/executions`));
+      conforms("apimodels.ListJobHistoryResponse", await read(`${api}/${id}/history?limit=100`));
+    }
+  });
+});
+
+describe("what the WebUI reads", () => {
+  it("jobs list (JobsOverview, JobsTable): newest first, paged with NextToken, each row's fields", async () => {
+    const first = await read(`${api}?limit=2&reverse=true`);
+    expect(first.Items.map((j: Body) => j.ID)).toEqual([stopped, failed]);
+    expect(first.NextToken).not.toBe("");
+    // The WebUI sends its limit and reverse again with the token.
+    const second = await read(`${api}?limit=2&next_token=${encodeURIComponent(first.NextToken)}&reverse=true`);
+    expect(second.Items.map((j: Body) => j.ID)).toEqual([completed]);
+    expect(second.NextToken).toBe("");
+
+    const row = (await read(`${api}?limit=10&reverse=true`)).Items.find((j: Body) => j.ID === completed);
+    expect(row.Name).toBe("webui-completed");
+    expect(row.State).toMatchObject({ StateType: "Completed" });
+    expect(typeof row.State.Message).toBe("string");
+    expect(row.Type).toBe("batch");
+    expect(row.Tasks[0].Engine.Type).toBe("docker");
+    expect(isNanos(row.CreateTime, started)).toBe(true);
+    expect(isNanos(row.ModifyTime, started)).toBe(true);
+    expect(row.ModifyTime).toBeGreaterThan(row.CreateTime);
+  });
+
+  it("job detail (JobDetails, JobInformation, JobActions, JobInspect): the job with its executions", async () => {
+    const body = await read(`${api}/${completed}?include=executions`);
+    expect(body.History).toBeUndefined();
+    expect(body.Job).toMatchObject({
+      ID: completed,
+      Name: "webui-completed",
+      Namespace: "default",
+      Type: "batch",
+      State: { StateType: "Completed" },
+      Labels: { team: "webui", purpose: "contract" },
+      Meta: { owner: "contract-test" },
+    });
+    expect(body.Job.Tasks[0].Engine.Type).toBe("docker");
+    expect(body.Job.Tasks[0].Publisher).toBeUndefined();
+    expect((await read(`${api}/${failed}`)).Job.State).toMatchObject({ StateType: "Failed", Message: expect.stringContaining("exit code 3") });
+    expect((await read(`${api}/${stopped}`)).Job.State).toEqual({ StateType: "Stopped", Message: "User requested stop" });
+  });
+
+  it("job detail by the short id Bacalhau's CLI prints (`/jobs?id=j-1a2b3c4d`): the same job, executions, history", async () => {
+    const shortId = completed.slice(0, "j-".length + 8);
+    const byShort = await read(`${api}/${shortId}?include=executions`);
+    expect(byShort).toEqual(await read(`${api}/${completed}?include=executions`));
+    expect(await read(`${api}/${shortId}/history?limit=100`)).toEqual(await read(`${api}/${completed}/history?limit=100`));
+  });
+
+  it("served as the node routes the WebUI already uses: same-origin through its proxy, the same headers for a browser's Origin", async () => {
+    const headers = async (path: string, method = "GET") => {
+      const res = await fetch(`${orchestrator.apiUrl}${path}`, { method, headers: { origin: "http://127.0.0.1:8438", "access-control-request-method": "GET" } });
+      await res.arrayBuffer();
+      const cors = [...res.headers.keys()].filter((h) => h.startsWith("access-control-")).sort();
+      return { status: res.status, cors };
+    };
+    expect(await headers(`${api}?limit=10&reverse=true`)).toEqual(await headers("/api/v1/orchestrator/nodes"));
+    expect(await headers(`${api}/${completed}`)).toEqual(await headers(`/api/v1/orchestrator/nodes/${nodeId}`));
+    expect(await headers(`${api}/${completed}`, "OPTIONS")).toEqual(await headers(`/api/v1/orchestrator/nodes/${nodeId}`, "OPTIONS"));
+  });
+
+  it("executions tab (JobExecutions): ids, node, states as Bacalhau's integers, nanosecond times, the run output", async () => {
+    const { Executions } = await read(`${api}/${completed}?include=executions`);
+    expect(Executions.Items).toHaveLength(1);
+    const e = Executions.Items[0];
+    expect(e.ID).toMatch(/^e-[0-9a-f]{8}-/);
+    expect(e.NodeID).toBe(nodeId);
+    expect(e.JobID).toBe(completed);
+    // getExecutionStateLabel / getExecutionDesiredStateLabel look names up under keys the enums
+    // do not have: only integers show. 9 Completed; desired 2 Stopped.
+    expect(e.ComputeState.StateType).toBe(9);
+    expect(e.DesiredState.StateType).toBe(2);
+    expect(isNanos(e.CreateTime, started)).toBe(true);
+    expect(e.ModifyTime).toBeGreaterThanOrEqual(e.CreateTime);
+    expect(e.RunOutput).toMatchObject({ Stdout: "hello\n", stderr: "oops\n", ExitCode: 0, StdoutTruncated: false, StderrTruncated: false });
+    expect(e.PublishedResult).toBeUndefined();
+    expect(e.AllocatedResources.Tasks.main).toMatchObject({ CPU: 0.1, Memory: 16_000_000 });
+
+    const stoppedExecution = (await read(`${api}/${stopped}/executions`)).Items[0];
+    expect([stoppedExecution.ComputeState.StateType, stoppedExecution.DesiredState.StateType]).toEqual([11, 2]); // Cancelled, Stopped
+  });
+
+  it("history tab (JobHistoryContainer, JobHistory): Time, ExecutionID only on execution entries, Event Topic and Message, paged", async () => {
+    const all = await read(`${api}/${completed}/history?limit=100`);
+    expect(all.NextToken).toBe("");
+    const items = all.Items as Body[];
+    // Job entries (submitted, running, completed) and the execution's (at least created, running, completed).
+    expect(items.length).toBeGreaterThanOrEqual(6);
+    expect(items.some((h) => h.Type === "ExecutionLevel")).toBe(true);
+    const executionId = completedView.Executions.Items[0].ID;
+    for (const h of items) {
+      expect(Number.isNaN(new Date(h.Time).getTime()), h.Time).toBe(false);
+      expect(h.Event.Topic).toMatch(/\S/);
+      expect(h.Event.Message).toMatch(/\S/);
+      expect(h.JobID).toBe(completed);
+      // The WebUI tells job entries from execution entries by ExecutionID alone.
+      if (h.Type === "JobLevel") expect(h.ExecutionID ?? "").toBe("");
+      else expect(h.ExecutionID).toBe(executionId);
+    }
+    expect(items.filter((h) => h.Type === "JobLevel").map((h) => h.Event.Topic)).toEqual(["Submission", "State Update", "State Update"]);
+    const page = await read(`${api}/${completed}/history?limit=3`);
+    expect(page.Items).toEqual(items.slice(0, 3));
+    const next = await read(`${api}/${completed}/history?limit=3&next_token=${encodeURIComponent(page.NextToken)}`);
+    expect(next.Items).toEqual(items.slice(3, 6));
+  });
+});
