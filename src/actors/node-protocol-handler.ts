@@ -7,6 +7,7 @@ import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../tran
 import { decodeJoinRequest } from "../transport/decode-join-request.ts";
 import { asksForReply, subjectOf } from "../transport/message-bytes.ts";
 import { UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
+import { logBatchNodeId } from "../transport/log-messages.ts";
 import {
   JOIN_INBOX_PREFIX,
   JOIN_SUBSCRIPTION,
@@ -75,8 +76,8 @@ export class NodeProtocolHandler {
             if (this.agentHeartbeat(msg)) return;
             const heartbeatOf = heartbeatNodeId(msg.subject);
             if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
-            // Execution reports match this subscription too; the execution report handler's own group answers them.
-            else if (executionReportNodeId(msg.subject) === undefined) this.track(this.handle(msg));
+            // Execution reports and log batches match this subscription too; their own handlers take them.
+            else if (executionReportNodeId(msg.subject) === undefined && logBatchNodeId(msg.subject) === undefined) this.track(this.handle(msg));
           },
         }),
       );
