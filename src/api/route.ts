@@ -136,7 +136,7 @@ function registerWebSocketRoute(app: FastifyInstance, route: AnyRoute): void {
     scope.route({
       method: route.method,
       url: route.path,
-      websocket: true,
+      // wsHandler, not `websocket: true`: that makes the HTTP side a 404.
       preHandler: async (request) => {
         const input = inputOf(route, request);
         pending.set(request, request.ws ? { input, session: route.websocket!(input, request) } : { input });

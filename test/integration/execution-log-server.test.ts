@@ -56,7 +56,7 @@ const request = (executionId: string, streamId: string, seq: number, extra: Part
   encode({ Type: "ReadLogs", NodeID: nodeId, ExecutionID: executionId, StreamID: streamId, Seq: seq, Follow: false, ...extra });
 
 /** Reads a stream to its end the way the orchestrator does: one request per batch. */
-async function readAll(s: ExecutionLogServer, batches: LogBatch[], executionId: string, extra: Partial<ReadLogs> = {}) {
+async function readAll(s: ExecutionLogServer, batches: (LogBatch & { at: number })[], executionId: string, extra: Partial<ReadLogs> = {}) {
   const streamId = randomUUID().replaceAll("-", "");
   const mine = () => batches.filter((b) => b.StreamID === streamId);
   for (let seq = 0; ; seq++) {
@@ -86,7 +86,7 @@ describe("ExecutionLogServer on a Docker executor", () => {
   }, 30_000);
 
   it("stdout and stderr come tagged; a tail gives only the last lines, then what follows", async () => {
-    const running = await executor.run(spec("echo a; echo b >&2; echo c; echo d; sleep 2; echo e"));
+    const running = await executor.run(spec("echo a; echo b >&2; sleep 1; echo c; echo d; sleep 2; echo e"));
     expect(await running.started).toBe(true);
     const { s, batches } = server();
     // Wait until the first four lines are written.
@@ -94,6 +94,7 @@ describe("ExecutionLogServer on a Docker executor", () => {
     const all = await readAll(s, batches, running.executionId);
     expect(text(all, "stdout")).toBe("a\nc\nd\n");
     expect(text(all, "stderr")).toBe("b\n");
+    // Docker orders the two streams as its log received them: b, a second before c, is before it.
     const tailed = await readAll(s, batches, running.executionId, { TailLines: 2, Follow: true });
     expect(text(tailed)).toBe("c\nd\ne\n");
     expect((await running.done).state).toBe("Completed");
