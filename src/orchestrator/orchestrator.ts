@@ -337,6 +337,8 @@ export async function startOrchestrator(
       );
     }
     cleanups.push({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
+    // Before the API closes (cleanups run last first): log streams end with an error instead of holding the close.
+    cleanups.push({ name: "ending the job log streams", run: () => jobLogs.stop() });
     const address = api.server.address() as AddressInfo;
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;

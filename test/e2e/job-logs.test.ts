@@ -181,10 +181,10 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
   }, 120_000);
 
   it("tail on a running job with follow: the last lines so far, stderr tagged, then what follows", async () => {
-    const jobId = await submit(batch("echo l1; echo l2 >&2; sleep 1; echo l3; sleep 4; echo l4"));
+    const jobId = await submit(batch("echo l1; sleep 1; echo l2 >&2; sleep 1; echo l3; sleep 4; echo l4"));
     await executing(jobId);
     await waitFor(async () => ndjson((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`)).text).length === 3, 20_000, () => "three lines written");
-    // Docker orders the two streams' lines as its log received them: a second apart, l2 is before l3.
+    // Docker orders the two streams' lines as its log received them: a second apart, l1, l2 and l3 come in order.
     const socket = await ws(`/api/v1/orchestrator/jobs/${jobId}/logs?tail=2&follow=true`);
     expect(socket).toMatchObject({ code: 1000 });
     expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual([out(2, "l2\n"), out(1, "l3\n"), out(1, "l4\n")]);
@@ -239,4 +239,28 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     expect(op.operationId).toBe("orchestrator/logs");
     expect((op.parameters as Body[]).map((p) => p.name).sort()).toEqual(["execution_id", "follow", "id", "tail"]);
   });
+});
+
+// Last: it stops the orchestrator.
+describe("an orchestrator that stops", () => {
+  it("ends its open log streams with an error message and a normal close, rather than holding its stop or cutting them off", async () => {
+    const jobId = await submit(batch("echo started; sleep 60"));
+    await executing(jobId);
+    const received: Body[] = [];
+    const socket = new WebSocket(`${orchestrator.apiUrl.replace(/^http/, "ws")}/api/v1/orchestrator/jobs/${jobId}/logs?follow=true`, { headers: auth(KEY) });
+    socket.on("message", (data) => received.push(JSON.parse(data.toString()) as Body));
+    const closed = new Promise<number>((resolve) => socket.on("close", resolve));
+    const live = { stdout: "" };
+    const printed = runJobLogs([jobId, "--follow", "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY], live);
+    await waitFor(() => received.length > 0 && live.stdout !== "", 30_000, () => `both readers have the first line (WebSocket ${received.length}, CLI ${JSON.stringify(live.stdout)})`);
+    await orchestrator.stop();
+    expect(await closed).toBe(1000);
+    const messages = received;
+    expect(messages[0]).toEqual(out(1, "started\n"));
+    expect(messages.at(-1)).toEqual({ value: { Type: 0, Line: "" }, error: "the orchestrator is stopping: read the logs again once it is back" });
+    const cut = await printed;
+    expect(cut.stdout).toBe("started\n");
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain("the orchestrator is stopping");
+  }, 120_000);
 });

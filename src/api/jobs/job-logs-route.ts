@@ -89,7 +89,12 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     handler: async ({ params, query }, request, reply) => {
       const { read, execution } = open(params.id, query);
       const abort = new AbortController();
-      reply.raw.once("close", () => abort.abort());
+      let ended = () => {};
+      void logs.track(new Promise<void>((resolve) => (ended = resolve)));
+      reply.raw.once("close", () => {
+        abort.abort();
+        ended();
+      });
       async function* ndjson(): AsyncGenerator<string> {
         try {
           for await (const line of logs.lines(execution, { ...read, signal: abort.signal })) yield `${valueMessage(line)}\n`;
@@ -98,6 +103,7 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
           yield `${errorMessage(e)}\n`;
         } finally {
           abort.abort();
+          ended();
         }
       }
       reply.header("content-type", "application/x-ndjson; charset=utf-8");
@@ -105,7 +111,8 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     },
     websocket: ({ params, query }, request) => {
       const { read, execution } = open(params.id, query);
-      return async (socket) => {
+      return (socket) => logs.track(session(socket));
+      async function session(socket: WebSocket): Promise<void> {
         const abort = new AbortController();
         socket.once("close", () => abort.abort());
         try {
@@ -121,7 +128,7 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
           abort.abort();
           if (socket.readyState === socket.OPEN) socket.close(1000);
         }
-      };
+      }
     },
   });
 }

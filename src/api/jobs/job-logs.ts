@@ -1,10 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { conflict, notFound, ShoalError } from "../../errors/shoal-error.ts";
+import { conflict, notFound, ShoalError, unavailable } from "../../errors/shoal-error.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { isDiscarded, isTerminalComputeState } from "../../../machines/execution/execution-states.ts";
 import { completedLines, LogLines, type ExecutionLog } from "./log-lines.ts";
+
+/** How long a stop waits for the streams it ended to say so to their readers. */
+const STOP_WAIT_MS = 2_000;
 
 export interface JobLogsRead {
   readonly follow: boolean;
@@ -29,6 +32,9 @@ export interface JobLogsOptions {
 export class JobLogs {
   private readonly retryMs: number;
   private readonly settleMs: number;
+  /** Ends every read when the orchestrator stops, so that the API can close without cutting streams off. */
+  private readonly closing = new AbortController();
+  private readonly sessions = new Set<Promise<unknown>>();
 
   constructor(
     private readonly views: JobViews,
@@ -59,8 +65,33 @@ export class JobLogs {
     return latest(kept.length > 0 ? kept : executions);
   }
 
-  /** The execution's lines, as they come with `follow`, until it ends (or `signal`). */
+  /**
+   * The execution's lines, as they come with `follow`, until it ends (or `signal`). When the
+   * orchestrator stops first, the last thing is an Unavailable error: the reader knows it was cut.
+   */
   async *lines(execution: ExecutionState, read: JobLogsRead): AsyncGenerator<ExecutionLog> {
+    const signal = read.signal ? AbortSignal.any([read.signal, this.closing.signal]) : this.closing.signal;
+    yield* this.read(execution, { ...read, signal });
+    if (this.closing.signal.aborted && !read.signal?.aborted) throw unavailable("the orchestrator is stopping: read the logs again once it is back", 5);
+  }
+
+  /** Registers a stream's whole session (its last message sent), so that stop() can wait for it. */
+  track<T>(session: Promise<T>): Promise<T> {
+    this.sessions.add(session);
+    session.then(
+      () => this.sessions.delete(session),
+      () => this.sessions.delete(session),
+    );
+    return session;
+  }
+
+  /** Ends every read under way (the orchestrator is stopping) and waits, a while, for their sessions to send their last message. */
+  async stop(): Promise<void> {
+    this.closing.abort();
+    await Promise.race([Promise.allSettled([...this.sessions]), sleep(STOP_WAIT_MS)]);
+  }
+
+  private async *read(execution: ExecutionState, read: JobLogsRead): AsyncGenerator<ExecutionLog> {
     const waitUntil = Date.now() + this.settleMs;
     for (;;) {
       const now = this.views.execution(execution.executionId) ?? execution;
