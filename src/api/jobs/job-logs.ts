@@ -88,7 +88,7 @@ export class JobLogs {
   /** Ends every read under way (the orchestrator is stopping) and waits, a while, for their sessions to send their last message. */
   async stop(): Promise<void> {
     this.closing.abort();
-    await Promise.race([Promise.allSettled([...this.sessions]), sleep(STOP_WAIT_MS)]);
+    await Promise.race([Promise.allSettled([...this.sessions]), sleep(STOP_WAIT_MS, undefined, { ref: false })]);
   }
 
   private async *read(execution: ExecutionState, read: JobLogsRead): AsyncGenerator<ExecutionLog> {
