@@ -8,6 +8,8 @@ import { handleClientError } from "./client-error.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
+import type { JobLogs } from "./jobs/job-logs.ts";
+import { jobLogsRoute } from "./jobs/job-logs-route.ts";
 import { jobRoutes, type JobRouteDeps } from "./jobs/job-routes.ts";
 import { leafRoutes, type LeafLoginRevoker } from "./leaves/leaf-routes.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
@@ -29,6 +31,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly leaves?: LeafLoginRevoker;
   /** Jobs and executions (submit, stop, the read model, history); without it there are no job routes. */
   readonly jobs?: JobRouteDeps;
+  /** GET /jobs/{id}/logs (HTTP and WebSocket); without it there is no logs route. */
+  readonly jobLogs?: JobLogs;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -68,6 +72,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
+    ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),
     openApiRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),

@@ -1,5 +1,7 @@
 import type { Schema } from "effect";
+import fastifyWebsocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { WebSocket } from "ws";
 import type { ErrorKind } from "../errors/shoal-error.ts";
 import type { RequiredCapability } from "./auth/capabilities.ts";
 import { routeAccess } from "./auth/route-access.ts";
@@ -62,6 +64,12 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   /** The errors it can answer besides 401/403, as kinds: error-status.ts turns them into statuses. */
   readonly errors?: readonly ErrorKind[];
   readonly handler: (input: RouteInput<P, Q, B>, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /**
+   * Also a WebSocket at the same path, for a GET with `Upgrade: websocket`. Called after the auth
+   * hooks and validation but before the upgrade, so that what it throws is a plain HTTP error
+   * (401, 400, 404); what it returns runs on the upgraded socket.
+   */
+  readonly websocket?: (input: RouteInput<P, Q, B>, request: FastifyRequest) => (socket: WebSocket) => Promise<void>;
 }
 
 /** Keeps the schemas' types for the handler's input. */
@@ -86,22 +94,55 @@ export function checkAccess(route: AnyRoute): void {
   }
 }
 
+function inputOf(route: AnyRoute, request: FastifyRequest): RouteInput<unknown, unknown, unknown> {
+  const schemas = route as Route<Schema.Schema.Any | undefined, Schema.Schema.Any | undefined, Schema.Schema.Any | undefined>;
+  return {
+    params: schemas.params === undefined ? undefined : validate(schemas.params as Schema.Schema<unknown, unknown>, request.params, "path"),
+    query: schemas.query === undefined ? undefined : validate(schemas.query as Schema.Schema<unknown, unknown>, request.query, "query"),
+    body: schemas.body === undefined ? undefined : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
+  } as RouteInput<unknown, unknown, unknown>;
+}
+
 /** Registers each route, validating path, query and body (in that order) before its handler runs. */
 export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]): void {
   for (const route of routes) {
     checkAccess(route);
+    if (route.websocket) {
+      registerWebSocketRoute(app, route);
+      continue;
+    }
     app.route({
       method: route.method,
       url: route.path,
-      handler: async (request, reply) => {
-        const schemas = route as Route<Schema.Schema.Any | undefined, Schema.Schema.Any | undefined, Schema.Schema.Any | undefined>;
-        const input = {
-          params: schemas.params === undefined ? undefined : validate(schemas.params as Schema.Schema<unknown, unknown>, request.params, "path"),
-          query: schemas.query === undefined ? undefined : validate(schemas.query as Schema.Schema<unknown, unknown>, request.query, "query"),
-          body: schemas.body === undefined ? undefined : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
-        };
-        return route.handler(input, request, reply);
-      },
+      handler: async (request, reply) => route.handler(inputOf(route, request), request, reply),
     });
   }
+}
+
+/**
+ * A route that is also a WebSocket: @fastify/websocket upgrades inside the route's handler, after
+ * the hooks, so auth and validation (a preHandler here) answer plain HTTP errors. Its routes must
+ * be declared in a plugin registered after it; avvio loads them in order.
+ */
+const withWebSockets = new WeakSet<FastifyInstance>();
+
+function registerWebSocketRoute(app: FastifyInstance, route: AnyRoute): void {
+  const pending = new WeakMap<FastifyRequest, { input: RouteInput<unknown, unknown, unknown>; session?: (socket: WebSocket) => Promise<void> }>();
+  if (!withWebSockets.has(app)) {
+    withWebSockets.add(app);
+    void app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
+  }
+  void app.register(async (scope) => {
+    scope.route({
+      method: route.method,
+      url: route.path,
+      // wsHandler, not `websocket: true`: that makes the HTTP side a 404.
+      preHandler: async (request) => {
+        const input = inputOf(route, request);
+        pending.set(request, request.ws ? { input, session: route.websocket!(input, request) } : { input });
+      },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => route.handler(pending.get(request)!.input, request, reply),
+      wsHandler: async (socket: WebSocket, request: FastifyRequest) => pending.get(request)!.session!(socket),
+    });
+  });
 }

@@ -44,6 +44,13 @@ export class ApiClient {
     }
   }
 
+  /** The Authorization header of the credential the API accepted last (none: anonymous), for requests this client does not make itself (a stream). */
+  get acceptedAuthorization(): string | undefined {
+    const { candidates } = this.credentials;
+    const credential = candidates[this.current];
+    return credential === undefined ? undefined : authorizationHeader(credential);
+  }
+
   private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<HttpResponse> {
     try {
       return await httpRequest(`${this.baseUrl}${path}`, {

@@ -16,6 +16,7 @@ import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import type { CapacityLedger } from "./executor/capacity-ledger.ts";
 import type { Executor } from "./executor/executor.ts";
+import { ExecutionLogServer } from "./execution-log-server.ts";
 import { ExecutionRunner } from "./execution-runner.ts";
 import { KnownExecutions } from "./known-executions.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
@@ -126,6 +127,7 @@ export class ComputeAgent {
   /** A re-join after NATS refused our JWT (revoked), running in the background. */
   private rejoining: Promise<void> | undefined;
   private readonly runner: ExecutionRunner | undefined;
+  private readonly logServer: ExecutionLogServer | undefined;
 
   constructor(private readonly options: ComputeAgentOptions) {
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
@@ -141,6 +143,12 @@ export class ComputeAgent {
         // Sent once connected; until then (and while NATS is down) the runner retries.
         send: (report) => (this.client ? this.client.reportExecution(report) : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet"))),
         logger: options.logger,
+      });
+      this.logServer = new ExecutionLogServer({
+        nodeId: options.nodeId,
+        executor,
+        send: (batch) => this.client?.publishLogBatch(batch),
+        logger: options.logger.child({ component: "log-server" }),
       });
     }
   }
@@ -293,6 +301,8 @@ export class ComputeAgent {
     });
     const runner = this.runner;
     if (runner) this.client.onWork((data) => runner.handle(data));
+    const logServer = this.logServer;
+    if (logServer) this.client.onLogRequest((data) => logServer.handle(data));
     this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
   }
 
@@ -488,6 +498,7 @@ export class ComputeAgent {
     this.wake?.();
     for (const t of this.timers) clearTimeout(t);
     this.runner?.stop();
+    this.logServer?.stop();
     // Containers keep running: the next start adopts them.
     await this.options.executor?.close();
     if (this.nc) await closeNatsConnection(this.nc, this.options.logger);

@@ -14,6 +14,7 @@ import { jobDefaultsOf } from "./job-defaults-config.ts";
 import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../snapshots/job-views-snapshot.ts";
 import { NodeProtocolHandler } from "../actors/node-protocol-handler.ts";
 import { buildApi } from "../api/api-server.ts";
+import { JobLogs } from "../api/jobs/job-logs.ts";
 import type { ShoalConfig } from "../config/keys.ts";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
@@ -32,6 +33,7 @@ import { WorkflowHost } from "../workflows/workflow-host.ts";
 import { deletedNodeOf, isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
+import { NodeLogClient } from "../transport/node-log-client.ts";
 import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
 import { ExecutionReportsOnActors } from "../actors/execution-reports-on-actors.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
@@ -332,7 +334,12 @@ export async function startOrchestrator(
     });
     const checks = [...transport.checks, storeHealth];
     const leaves = access ? leafLoginRevoker(access) : undefined;
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), jobs: { control: jobControl, views: jobViews, projection: jobProjection, history: new JobHistory(store) }, auth, checks, metrics, ...(leaves ? { leaves } : {}) });
+    // Job logs are read from the nodes over NATS (docs/jobs.md, Logs).
+    const nodeLogs = new NodeLogClient(nc, logger.child({ component: "job-logs" }));
+    nodeLogs.start();
+    cleanups.push({ name: "stopping the job log reads", run: () => nodeLogs.stop() });
+    const jobLogs = new JobLogs(jobViews, nodeLogs);
+    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), jobs: { control: jobControl, views: jobViews, projection: jobProjection, history: new JobHistory(store) }, jobLogs, auth, checks, metrics, ...(leaves ? { leaves } : {}) });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
@@ -342,6 +349,8 @@ export async function startOrchestrator(
       );
     }
     cleanups.push({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
+    // Before the API closes (cleanups run last first): log streams end with an error instead of holding the close.
+    cleanups.push({ name: "ending the job log streams", run: () => jobLogs.stop() });
     const address = api.server.address() as AddressInfo;
     const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
     const apiUrl = `http://${host}:${address.port}`;

@@ -3,6 +3,7 @@ import { nuid, type Msg, type NatsConnection } from "nats";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import { decode, encode } from "./codec.ts";
 import { joinProof, signJoin, type JoinKey } from "./join-proof.ts";
+import { logBatchSubject, logReadSubject, type LogBatch } from "./log-messages.ts";
 import { ProtocolResponse } from "./messages.ts";
 import { isUnreachable } from "./unreachable.ts";
 import {
@@ -53,6 +54,7 @@ export class ComputeClient {
   private readonly pending = new Map<string, Pending>();
   private readonly refusalHandlers: ((refusal: ProtocolResponse) => void)[] = [];
   private readonly workHandlers: ((data: Uint8Array) => void)[] = [];
+  private readonly logHandlers: ((data: Uint8Array) => void)[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -68,6 +70,7 @@ export class ComputeClient {
     this.subscribed = true;
     const refused = heartbeatRefusedSubject(this.nodeId);
     const work = executionWorkSubject(this.nodeId);
+    const logs = logReadSubject(this.nodeId);
     this.nc.subscribe(nodeWorkSubjects(this.nodeId), {
       callback: (err, msg) => {
         if (err) {
@@ -77,6 +80,7 @@ export class ComputeClient {
         if (msg.subject === refused) this.refusal(msg);
         else if (msg.subject.startsWith(this.replyPrefix)) this.reply(msg.subject.slice(this.replyPrefix.length), msg);
         else if (msg.subject === work) for (const handle of this.workHandlers) handle(msg.data);
+        else if (msg.subject === logs) for (const handle of this.logHandlers) handle(msg.data);
         // Anything else under the work subjects is for a later protocol: not ours to read yet.
       },
     });
@@ -197,6 +201,17 @@ export class ComputeClient {
   onWork(handle: (data: Uint8Array) => void): void {
     this.workHandlers.push(handle);
     this.subscribe();
+  }
+
+  /** Log reads the orchestrator sends this node (`shoal.work.<id>.logs`, src/transport/log-messages.ts), undecoded. */
+  onLogRequest(handle: (data: Uint8Array) => void): void {
+    this.logHandlers.push(handle);
+    this.subscribe();
+  }
+
+  /** One log batch, published on the node's own `shoal.compute.<id>.logs` (answers are matched by StreamID, not by reply subject). */
+  publishLogBatch(batch: LogBatch): void {
+    this.nc.publish(logBatchSubject(this.nodeId), encode(batch));
   }
 
   /** One execution report, answered like every call; the report's own MessageID is kept, so a report sent again is the same one. */

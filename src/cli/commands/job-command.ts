@@ -21,6 +21,7 @@ const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   executions: { usage: "executions <id>", summary: "list a job's executions", load: async () => (await import("./job-executions-command.ts")).jobExecutionsCommand },
   history: { usage: "history <id>", summary: "a job's and its executions' history, oldest first", load: async () => (await import("./job-history-command.ts")).jobHistoryCommand },
   stop: { usage: "stop <id>", summary: "stop a job (its executions are cancelled)", load: async () => (await import("./job-stop-command.ts")).jobStopCommand },
+  logs: { usage: "logs <id> [-f]", summary: "print a job's output; -f: follow it", load: async () => (await import("./job-logs-command.ts")).jobLogsCommand },
 };
 
 export function jobHelp(): string {
@@ -31,8 +32,8 @@ export function jobHelp(): string {
 Commands:
 ${lines.join("\n")}
 
-Run 'shoal job <command> --help' for a command's options. Every command takes
---output table|json|yaml and the API options (--api-host, --api-port, --api-key, …).`;
+Run 'shoal job <command> --help' for a command's options. Every command but
+logs takes --output table|json|yaml; all take the API options (--api-host, --api-port, …).`;
 }
 
 export async function jobCommand(args: string[]): Promise<number> {
