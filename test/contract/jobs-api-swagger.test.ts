@@ -214,7 +214,7 @@ describe("what the WebUI reads", () => {
     });
     expect(body.Job.Tasks[0].Engine.Type).toBe("docker");
     expect(body.Job.Tasks[0].Publisher).toBeUndefined();
-    expect((await read(`${api}/${failed}`)).Job.State).toMatchObject({ StateType: "Failed", Message: expect.stringContaining("exit code 3") });
+    expect((await read(`${api}/${failed}`)).Job.State).toMatchObject({ StateType: "Failed", Message: expect.stringContaining("exited with code 3") });
     expect((await read(`${api}/${stopped}`)).Job.State).toEqual({ StateType: "Stopped", Message: "User requested stop" });
   });
 

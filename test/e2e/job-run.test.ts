@@ -118,7 +118,7 @@ describe("a submitted job runs on a compute node", () => {
     const jobId = await submit(batch("echo oops >&2; exit 3"));
     const got = await settled(jobId, ["Completed", "Failed"]);
     expect(got.Job.State.StateType).toBe("Failed");
-    expect(got.Job.State.Message).toContain("exit code 3");
+    expect(got.Job.State.Message).toContain("exited with code 3");
   }, 90_000);
 
   it("a job needing more than any node has: Failed with the scheduler's message; with a QueueTimeout, Queued", async () => {

@@ -416,8 +416,9 @@ export class JobRunner {
 
 /** The job's failure as its history shows it: which execution, where, why, and the command's exit code when it ran. */
 function failureOf(e: ExecutionState): string {
-  const why = e.computeMessage || e.computeState || "failed";
-  const exit = e.runOutput === undefined ? "" : ` (exit code ${e.runOutput.ExitCode})`;
+  // The node's reason often names the execution again: said once, here.
+  const why = (e.computeMessage || e.computeState || "failed").replace(`execution ${e.executionId}: `, "");
+  const exit = e.runOutput === undefined || why.includes(`exited with code ${e.runOutput.ExitCode}`) ? "" : ` (exit code ${e.runOutput.ExitCode})`;
   return `execution ${e.executionId} on node ${e.nodeId} ${e.computeState === "Failed" ? "failed" : "ended"}: ${why}${exit}`;
 }
 
