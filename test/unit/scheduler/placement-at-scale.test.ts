@@ -3,6 +3,8 @@ import { EMPTY_LEDGER, ledgerOf, placedOn, release, reserve, type Allocation, ty
 import { jobSelectors } from "../../../src/scheduler/job-constraints.ts";
 import { judgeNodes, rankOrder } from "../../../src/scheduler/node-verdicts.ts";
 import { placeJob } from "../../../src/scheduler/place-job.ts";
+import type { NodeView } from "../../../src/projections/node-view.ts";
+import { candidateNodeOf } from "../../../src/scheduler/candidate-node.ts";
 import type { CandidateNode, JobType } from "../../../src/scheduler/placement-request.ts";
 import { NO_RESOURCES, addResources, subtractResources, type Resources } from "../../../src/scheduler/resources.ts";
 import { GB, exec, job, node, res } from "./scheduler-fixtures.ts";
@@ -123,5 +125,27 @@ describe("placement at scale", () => {
     }
     // The threaded ledger is the one rebuilt from the allocations still held.
     expect(ledger.placed).toEqual(ledgerOf(held.flat()).placed);
+  });
+});
+
+describe("candidates from the node read model", () => {
+  const view = (over: Partial<NodeView> = {}): NodeView =>
+    ({
+      nodeId: "n-a",
+      nodeType: "Compute",
+      membership: "APPROVED",
+      health: "HEALTHY",
+      info: { NodeID: "n-a", NodeType: "Compute", Labels: { zone: "a" }, ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: { CPU: 2, Memory: 4 * GB, Disk: 0, GPU: 0 } } },
+      ...over,
+    }) as unknown as NodeView;
+
+  it("makes each view a candidate once, and a changed view (a new one) a new candidate", () => {
+    const first = view();
+    expect(candidateNodeOf(first)).toBe(candidateNodeOf(first));
+    const unhealthy = { ...first, health: "UNHEALTHY" } as NodeView;
+    expect(candidateNodeOf(unhealthy)).not.toBe(candidateNodeOf(first));
+    expect(candidateNodeOf(unhealthy).health).toBe("UNHEALTHY");
+    expect(candidateNodeOf(first).health).toBe("HEALTHY");
+    expect(candidateNodeOf(view({ nodeId: "n-b" })).id).toBe("n-b");
   });
 });
