@@ -252,9 +252,12 @@ export async function startOrchestrator(
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
-        for (const e of batch) jobViews.handleEnvelope(e);
-        // The capacity ledger placement uses follows the read model, execution by execution.
-        jobRunner.readModelFolded(batch);
+        try {
+          for (const e of batch) jobViews.handleEnvelope(e);
+        } finally {
+          // The capacity ledger placement uses follows the read model, execution by execution (also what folded before a failure).
+          jobRunner.readModelFolded(batch);
+        }
       },
     });
     processors.add(
