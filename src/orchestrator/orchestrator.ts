@@ -245,11 +245,19 @@ export async function startOrchestrator(
     if ("snapshot" in jobLoad) jobViews.seed(jobLoad.snapshot);
     const jobsFrom = "snapshot" in jobLoad ? jobLoad.snapshot.anchor.position : 0;
     logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
+    // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
+    // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
+    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
     const jobProjection = processors.add({
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
-        for (const e of batch) jobViews.handleEnvelope(e);
+        try {
+          for (const e of batch) jobViews.handleEnvelope(e);
+        } finally {
+          // The capacity ledger placement uses follows the read model, execution by execution (also what folded before a failure).
+          jobRunner.readModelFolded(batch);
+        }
       },
     });
     processors.add(
@@ -260,8 +268,6 @@ export async function startOrchestrator(
         logger: logger.child({ component: "workflows" }),
       }),
     );
-    // Jobs run as a workflow: placed, dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
     processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
     // A node that joins, is approved or recovers: the Queued jobs are placed again (from now on; not recorded as workflow steps).
     const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);

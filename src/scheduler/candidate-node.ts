@@ -7,6 +7,15 @@ import { fromBacalhauResources, isZeroResources } from "./resources.ts";
  * none (Bacalhau would refuse every job with resources on it; Shoal checks free capacity anyway).
  */
 export function candidateNodeOf(view: NodeView): CandidateNode {
+  // Views are immutable (a change makes a new one): each is made a candidate once, not at every placement.
+  let candidate = candidates.get(view);
+  if (candidate === undefined) candidates.set(view, (candidate = candidateOf(view)));
+  return candidate;
+}
+
+const candidates = new WeakMap<NodeView, CandidateNode>();
+
+function candidateOf(view: NodeView): CandidateNode {
   const compute = view.info.ComputeNodeInfo;
   const maxJob = fromBacalhauResources(compute?.MaxJobRequirements ?? {});
   return {

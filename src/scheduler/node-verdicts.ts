@@ -1,5 +1,5 @@
-import { matchesLabels } from "../labels/label-selector.ts";
-import { placedOn, type CapacityLedger } from "./capacity-ledger.ts";
+import { matchesRequirement, type LabelSelector } from "../labels/label-selector.ts";
+import type { CapacityLedger } from "./capacity-ledger.ts";
 import { formatConstraints, formatLabels, type JobSelectors } from "./job-constraints.ts";
 import type { CandidateNode, ExistingExecution, PlacementRequest } from "./placement-request.ts";
 import { fitsWithin, formatResources, humanBytes, isZeroResources, plainCores, subtractResources, type Resources } from "./resources.ts";
@@ -49,20 +49,6 @@ const MAX_CAPACITY_RANK = 100;
 
 const reject = (code: RejectionCode, message: string, retryable = false): Rejection => ({ code, message, retryable });
 
-function gate(node: CandidateNode): Rejection[] {
-  const out: Rejection[] = [];
-  if (node.type !== "Compute") out.push(reject("not-compute", `node is a ${node.type} node, not a Compute node`));
-  if (node.membership !== "APPROVED") out.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
-  if (node.health !== "HEALTHY") out.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
-  return out;
-}
-
-function engineRejection(node: CandidateNode, engine: string): Rejection | undefined {
-  const wanted = engine.toLowerCase();
-  if (node.engines.some((e) => e.toLowerCase() === wanted)) return undefined;
-  return reject("engine", `does not support ${engine}, only ${node.engines.join(", ")}`);
-}
-
 const PER_RESOURCE = (what: string, requested: string, maximum: string) => `more ${what} (${requested}) than the maximum available (${maximum})`;
 
 /** Bacalhau's max-usage ranker: a job asking for nothing passes; a node saying nothing passes (Shoal checks capacity anyway). */
@@ -77,12 +63,44 @@ function maxJobRequirementsRejection(node: CandidateNode, wanted: Resources): Re
   return reject("max-job-requirements", `job requires ${parts.join(" and ")}`);
 }
 
-/** Free capacity: where Bacalhau trusts the node's own report, Shoal counts what it placed itself. */
-function capacityRejection(node: CandidateNode, wanted: Resources, free: Resources): Rejection | undefined {
-  if (isZeroResources(node.capacity)) return reject("capacity-unknown", "node capacity is unknown", true);
-  if (fitsWithin(wanted, free)) return undefined;
-  return reject("busy", `node busy with available capacity ${formatResources(free)}`, true);
+/** Bacalhau's job-dependent weights for comparing capacities: the resources the job asks for most count most. */
+function capacityWeights(wanted: Resources): readonly [number, number, number, number] {
+  const n = [wanted.cpuMillis / 1000, wanted.memoryBytes / 1e6, wanted.diskBytes / 1e9, wanted.gpus] as const;
+  const total = n[0] + n[1] + n[2] + n[3];
+  return total === 0 ? [0.4, 0.3, 0.2, 0.1] : [n[0] / total, n[1] / total, n[2] / total, n[3] / total];
 }
+
+/**
+ * A verdict's reasons as bits, in the order a verdict names them: the gate, then Bacalhau's
+ * ranker chain. Judging a node sets bits and makes no message; the messages are made only when
+ * a verdict is asked for.
+ */
+const CODES: readonly RejectionCode[] = [
+  "not-compute",
+  "not-approved",
+  "not-healthy",
+  "engine",
+  "labels",
+  "max-job-requirements",
+  "capacity-unknown",
+  "busy",
+  "executed-twice",
+  "has-execution",
+  "bid-rejected",
+];
+const bit = (code: RejectionCode): number => 1 << CODES.indexOf(code);
+const NOT_COMPUTE = bit("not-compute");
+const NOT_APPROVED = bit("not-approved");
+const NOT_HEALTHY = bit("not-healthy");
+const GATE = NOT_COMPUTE | NOT_APPROVED | NOT_HEALTHY;
+const ENGINE = bit("engine");
+const LABELS = bit("labels");
+const MAX_JOB = bit("max-job-requirements");
+const CAPACITY_UNKNOWN = bit("capacity-unknown");
+const BUSY = bit("busy");
+const EXECUTED_TWICE = bit("executed-twice");
+const HAS_EXECUTION = bit("has-execution");
+const BID_REJECTED = bit("bid-rejected");
 
 /**
  * Bacalhau's previous-executions ranker for batch and service jobs: a node that never ran the
@@ -91,28 +109,165 @@ function capacityRejection(node: CandidateNode, wanted: Resources, free: Resourc
  * is still active or completed, or that refused to bid, is out. So a job is tried at most twice
  * per node, which bounds its retries. Ops and daemon jobs take one execution per node, ever.
  */
-function previousExecutionsRejection(
-  type: PlacementRequest["type"],
-  onNode: readonly ExistingExecution[],
-): { rejection?: Rejection; fresh: boolean } {
-  if (onNode.length === 0) return { fresh: true };
-  if (type === "ops" || type === "daemon") return { rejection: reject("has-execution", "job already has an execution on this node"), fresh: false };
-  if (onNode.length > 1) return { rejection: reject("executed-twice", "job already executed on this node more than once"), fresh: false };
+function previousBits(type: PlacementRequest["type"], onNode: readonly ExistingExecution[] | undefined): number {
+  if (onNode === undefined || onNode.length === 0) return 0;
+  if (type === "ops" || type === "daemon") return HAS_EXECUTION;
+  if (onNode.length > 1) return EXECUTED_TWICE;
   const only = onNode[0] as ExistingExecution;
-  if (only.state === "AskForBidRejected") return { rejection: reject("bid-rejected", "node rejected the job's bid"), fresh: false };
-  if (!isDiscarded(only)) return { rejection: reject("has-execution", "job already has an execution on this node"), fresh: false };
-  return { fresh: false };
+  if (only.state === "AskForBidRejected") return BID_REJECTED;
+  return isDiscarded(only) ? 0 : HAS_EXECUTION;
 }
 
-/** Bacalhau's job-dependent weights for comparing capacities: the resources the job asks for most count most. */
-function capacityWeights(wanted: Resources): readonly [number, number, number, number] {
-  const n = [wanted.cpuMillis / 1000, wanted.memoryBytes / 1e6, wanted.diskBytes / 1e9, wanted.gpus] as const;
-  const total = n[0] + n[1] + n[2] + n[3];
-  return total === 0 ? [0.4, 0.3, 0.2, 0.1] : [n[0] / total, n[1] / total, n[2] / total, n[3] / total];
+function supportsEngine(node: CandidateNode, engine: string, wanted: string): boolean {
+  for (const e of node.engines) if (e === engine || e === wanted || e.toLowerCase() === wanted) return true;
+  return false;
 }
 
-function weighted(r: Resources, w: readonly [number, number, number, number]): number {
-  return (r.cpuMillis / 1000) * w[0] + (r.memoryBytes / 1e6) * w[1] + (r.diskBytes / 1e9) * w[2] + r.gpus * w[3];
+function matchesAll(requirements: LabelSelector["requirements"], labels: Readonly<Record<string, string>>): boolean {
+  for (const r of requirements) if (!matchesRequirement(r, labels)) return false;
+  return true;
+}
+
+/** Up to this many places, the best nodes are picked in one pass; more, all suitable nodes are sorted. */
+const FEW = 16;
+
+const byId = (a: CandidateNode, b: CandidateNode): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Every candidate judged for this job against this ledger, as numbers per node in the request's
+ * order: the reasons it cannot take the job (bits) and its rank. Placement reads only these; the
+ * verdicts with Bacalhau's messages are made on demand (`verdicts()`), which a job that found its
+ * nodes never asks for. So judging a fleet allocates nothing per node.
+ */
+export interface Judgement {
+  /** Compute nodes that are APPROVED and HEALTHY (Bacalhau's "available"). */
+  readonly available: number;
+  /** Of those, the ones that can take an execution now. */
+  readonly suitable: number;
+  /** Some available node would take the job but for its free capacity now (Bacalhau's "all busy"). */
+  readonly someBusy: boolean;
+  /** The suitable nodes' ids, best first (rankOrder); at most `limit` of them. */
+  ranked(limit?: number): string[];
+  /** Every candidate's verdict, sorted by id; made on the first call, then kept. */
+  verdicts(): readonly NodeVerdict[];
+}
+
+export function judge(request: PlacementRequest, selectors: JobSelectors, ledger: CapacityLedger): Judgement {
+  const nodes = request.nodes;
+  const n = nodes.length;
+  const want = request.resources;
+  const wantedEngine = request.engine.toLowerCase();
+  const required = selectors.required.requirements;
+  const favoured = selectors.favoured.requirements;
+  const weights = capacityWeights(want);
+  let byNode: Map<string, ExistingExecution[]> | undefined;
+  for (const e of request.executions) {
+    byNode ??= new Map();
+    const list = byNode.get(e.nodeId);
+    if (list) list.push(e);
+    else byNode.set(e.nodeId, [e]);
+  }
+  const reasons = new Uint16Array(n);
+  const ranks = new Float64Array(n);
+  const freeWeight = new Float64Array(n);
+  let available = 0;
+  let suitable = 0;
+  let someBusy = false;
+  let maxFree = 0;
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i] as CandidateNode;
+    let bits = 0;
+    if (node.type !== "Compute") bits |= NOT_COMPUTE;
+    if (node.membership !== "APPROVED") bits |= NOT_APPROVED;
+    if (node.health !== "HEALTHY") bits |= NOT_HEALTHY;
+    if (!supportsEngine(node, request.engine, wantedEngine)) bits |= ENGINE;
+    if (required.length > 0 && !matchesAll(required, node.labels)) bits |= LABELS;
+    const max = node.maxJobRequirements;
+    if (max !== undefined && !isZeroResources(want) && !fitsWithin(want, max)) bits |= MAX_JOB;
+    // Free capacity, as numbers: capacity minus what the ledger holds, never below zero.
+    const cap = node.capacity;
+    const held = ledger.held(node.id);
+    const freeCpu = Math.max(0, cap.cpuMillis - held.cpuMillis);
+    const freeMemory = Math.max(0, cap.memoryBytes - held.memoryBytes);
+    const freeDisk = Math.max(0, cap.diskBytes - held.diskBytes);
+    const freeGpus = Math.max(0, cap.gpus - held.gpus);
+    if (isZeroResources(cap)) bits |= CAPACITY_UNKNOWN;
+    else if (want.cpuMillis > freeCpu || want.memoryBytes > freeMemory || want.diskBytes > freeDisk || want.gpus > freeGpus) bits |= BUSY;
+    bits |= previousBits(request.type, byNode?.get(node.id));
+    let rank = (byNode?.has(node.id) !== true ? RANK_FRESH_NODE : 0) + (required.length > 0 ? RANK_PREFERRED : 0);
+    if (favoured.length > 0 && matchesAll(favoured, node.labels)) rank += RANK_PREFERRED;
+    reasons[i] = bits;
+    ranks[i] = rank;
+    if ((bits & GATE) === 0) {
+      available++;
+      const w = (freeCpu / 1000) * weights[0] + (freeMemory / 1e6) * weights[1] + (freeDisk / 1e9) * weights[2] + freeGpus * weights[3];
+      freeWeight[i] = w;
+      if (w > maxFree) maxFree = w;
+      if (bits === BUSY) someBusy = true;
+    }
+    if (bits === 0) suitable++;
+  }
+  // Bacalhau's available-capacity ranker: 0-100 by weighted free capacity, relative to the freest available node.
+  if (maxFree > 0) for (let i = 0; i < n; i++) if (reasons[i] === 0) ranks[i] = (ranks[i] as number) + Math.floor(((freeWeight[i] as number) / maxFree) * MAX_CAPACITY_RANK);
+
+  const better = (a: number, b: number): number => {
+    const ra = ranks[a] as number;
+    const rb = ranks[b] as number;
+    if (ra !== rb) return rb - ra;
+    const ia = (nodes[a] as CandidateNode).id;
+    const ib = (nodes[b] as CandidateNode).id;
+    return ia < ib ? -1 : ia > ib ? 1 : 0;
+  };
+  let verdicts: NodeVerdict[] | undefined;
+  return {
+    available,
+    suitable,
+    someBusy,
+    ranked(limit = Infinity) {
+      if (limit > FEW) {
+        const all: number[] = [];
+        for (let i = 0; i < n; i++) if (reasons[i] === 0) all.push(i);
+        return all.sort(better).slice(0, limit).map((i) => (nodes[i] as CandidateNode).id);
+      }
+      // A few places (a Count): keep the best so far in order instead of sorting every suitable node.
+      const best: number[] = [];
+      for (let i = 0; i < n && limit > 0; i++) {
+        if (reasons[i] !== 0) continue;
+        if (best.length >= limit && better(i, best[best.length - 1] as number) >= 0) continue;
+        let at = best.length;
+        while (at > 0 && better(i, best[at - 1] as number) < 0) at--;
+        best.splice(at, 0, i);
+        if (best.length > limit) best.pop();
+      }
+      return best.map((i) => (nodes[i] as CandidateNode).id);
+    },
+    verdicts() {
+      if (verdicts !== undefined) return verdicts;
+      const constraintsText = formatConstraints(request.constraints);
+      const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => byId(nodes[a] as CandidateNode, nodes[b] as CandidateNode));
+      verdicts = order.map((i) => verdictAt(request, nodes[i] as CandidateNode, reasons[i] as number, ranks[i] as number, ledger, constraintsText));
+      return verdicts;
+    },
+  };
+
+}
+
+/** One node's verdict, its reasons in words (Bacalhau's where it has them). */
+function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number, rank: number, ledger: CapacityLedger, constraintsText: string): NodeVerdict {
+  const free = subtractResources(node.capacity, ledger.held(node.id));
+  const rejections: Rejection[] = [];
+  if (bits & NOT_COMPUTE) rejections.push(reject("not-compute", `node is a ${node.type} node, not a Compute node`));
+  if (bits & NOT_APPROVED) rejections.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
+  if (bits & NOT_HEALTHY) rejections.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
+  if (bits & ENGINE) rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
+  if (bits & LABELS) rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
+  if (bits & MAX_JOB) rejections.push(maxJobRequirementsRejection(node, request.resources) as Rejection);
+  if (bits & CAPACITY_UNKNOWN) rejections.push(reject("capacity-unknown", "node capacity is unknown", true));
+  if (bits & BUSY) rejections.push(reject("busy", `node busy with available capacity ${formatResources(free)}`, true));
+  if (bits & EXECUTED_TWICE) rejections.push(reject("executed-twice", "job already executed on this node more than once"));
+  if (bits & HAS_EXECUTION) rejections.push(reject("has-execution", "job already has an execution on this node"));
+  if (bits & BID_REJECTED) rejections.push(reject("bid-rejected", "node rejected the job's bid"));
+  return { nodeId: node.id, available: (bits & GATE) === 0, suitable: bits === 0, rank, rejections, free };
 }
 
 /**
@@ -121,38 +276,7 @@ function weighted(r: Resources, w: readonly [number, number, number, number]): n
  * every failed one named; suitable nodes get a rank (see rankOrder).
  */
 export function judgeNodes(request: PlacementRequest, selectors: JobSelectors, ledger: CapacityLedger): NodeVerdict[] {
-  const byNode = new Map<string, ExistingExecution[]>();
-  for (const e of request.executions) {
-    const list = byNode.get(e.nodeId);
-    if (list) list.push(e);
-    else byNode.set(e.nodeId, [e]);
-  }
-  const nodes = [...request.nodes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const weights = capacityWeights(request.resources);
-  const constraintsText = formatConstraints(request.constraints);
-  const judged = nodes.map((node) => {
-    const free = subtractResources(node.capacity, placedOn(ledger, node.id));
-    const gated = gate(node);
-    const rejections = [...gated];
-    const engine = engineRejection(node, request.engine);
-    if (engine) rejections.push(engine);
-    const hasRequired = selectors.required.requirements.length > 0;
-    if (hasRequired && !matchesLabels(selectors.required, node.labels)) {
-      rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
-    }
-    const maxJob = maxJobRequirementsRejection(node, request.resources);
-    if (maxJob) rejections.push(maxJob);
-    const capacity = capacityRejection(node, request.resources, free);
-    if (capacity) rejections.push(capacity);
-    const previous = previousExecutionsRejection(request.type, byNode.get(node.id) ?? []);
-    if (previous.rejection) rejections.push(previous.rejection);
-    let rank = (previous.fresh ? RANK_FRESH_NODE : 0) + (hasRequired ? RANK_PREFERRED : 0);
-    if (selectors.favoured.requirements.length > 0 && matchesLabels(selectors.favoured, node.labels)) rank += RANK_PREFERRED;
-    return { nodeId: node.id, available: gated.length === 0, suitable: rejections.length === 0, rank, rejections, free };
-  });
-  // Bacalhau's available-capacity ranker: 0-100 by weighted free capacity, relative to the freest available node.
-  const maxFree = Math.max(0, ...judged.filter((v) => v.available).map((v) => weighted(v.free, weights)));
-  return judged.map((v) => (v.suitable && maxFree > 0 ? { ...v, rank: v.rank + Math.floor((weighted(v.free, weights) / maxFree) * MAX_CAPACITY_RANK) } : v));
+  return [...judge(request, selectors, ledger).verdicts()];
 }
 
 /** Suitable first by rank, highest first; equal ranks by node id (Bacalhau draws lots; placement is pure). */

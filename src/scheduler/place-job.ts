@@ -1,7 +1,7 @@
 import { reserve, type CapacityLedger } from "./capacity-ledger.ts";
 import { isDiscarded, isTerminal } from "./execution-states.ts";
 import { jobSelectors } from "./job-constraints.ts";
-import { judgeNodes, rankOrder, type NodeVerdict } from "./node-verdicts.ts";
+import { judge, type Judgement, type NodeVerdict } from "./node-verdicts.ts";
 import { PlacementInputError, placementRequestProblem } from "./placement-input-error.ts";
 import type { ExistingExecution, PlacementRequest } from "./placement-request.ts";
 import type { Resources } from "./resources.ts";
@@ -85,23 +85,22 @@ export const RETRIES_EXHAUSTED_MESSAGE = "Job failed because it has been retried
 export function placeJob(request: PlacementRequest, ledger: CapacityLedger): PlacementResult {
   const problem = placementRequestProblem(request);
   if (problem !== undefined) throw new PlacementInputError(problem);
-  const selectors = jobSelectors(request.constraints);
-  const nodes = judgeNodes(request, selectors, ledger);
-  const ranked = nodes.filter((v) => v.suitable).sort(rankOrder);
-  return request.type === "batch" || request.type === "service"
-    ? placeReplicas(request, ledger, nodes, ranked)
-    : placePerNode(request, ledger, nodes, ranked);
+  const judged = judge(request, jobSelectors(request.constraints), ledger);
+  return request.type === "batch" || request.type === "service" ? placeReplicas(request, ledger, judged) : placePerNode(request, ledger, judged);
+}
+
+/** The result, its `nodes` (every node's verdict, with messages) made only if read: a job that found its nodes never needs them. */
+function resultOf(judged: Judgement, fields: Omit<PlacementResult, "nodes">): PlacementResult {
+  return Object.defineProperty({ ...fields }, "nodes", { get: () => judged.verdicts(), enumerable: true }) as PlacementResult;
 }
 
 function settle(ledger: CapacityLedger, placements: Placement[]): CapacityLedger {
   return placements.length === 0 ? ledger : reserve(ledger, placements);
 }
 
-function shortfallOf(requested: number | undefined, nodes: readonly NodeVerdict[]): Shortfall {
-  const available = nodes.filter((v) => v.available);
+function shortfallOf(requested: number | undefined, judged: Judgement): Shortfall {
   // "All busy": a node the job fits but for its free capacity now.
-  const busy = available.some((v) => v.rejections.length > 0 && v.rejections.every((r) => r.code === "busy"));
-  const counts = { available: available.length, suitable: nodes.filter((v) => v.suitable).length, cause: busy ? ("busy" as const) : ("no-match" as const) };
+  const counts = { available: judged.available, suitable: judged.suitable, cause: judged.someBusy ? ("busy" as const) : ("no-match" as const) };
   return requested === undefined ? counts : { requested, ...counts };
 }
 
@@ -132,35 +131,32 @@ export function remainingPartitions(type: PlacementRequest["type"], count: numbe
   return remaining;
 }
 
-function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, nodes: NodeVerdict[], ranked: NodeVerdict[]): PlacementResult {
+function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, judged: Judgement): PlacementResult {
   const remaining = remainingPartitions(request.type, request.count, request.executions);
-  if (remaining.length === 0) return { decision: "placed", placements: [], ledger, nodes };
+  if (remaining.length === 0) return resultOf(judged, { decision: "placed", placements: [], ledger });
   const failed = request.executions.filter((e) => e.state === "Failed").length;
   if (failed > 0 && request.maxRetries !== undefined && failed > request.maxRetries) {
-    return { decision: "failed", placements: [], ledger, nodes, message: RETRIES_EXHAUSTED_MESSAGE };
+    return resultOf(judged, { decision: "failed", placements: [], ledger, message: RETRIES_EXHAUSTED_MESSAGE });
   }
-  const take = Math.min(remaining.length, ranked.length);
-  const placements: Placement[] = [];
-  for (let i = 0; i < take; i++) {
-    placements.push({ nodeId: (ranked[i] as NodeVerdict).nodeId, desiredState: "Pending", partitionIndex: remaining[i] as number, resources: request.resources });
-  }
-  if (take === remaining.length) return { decision: "placed", placements, ledger: settle(ledger, placements), nodes };
-  const shortfall = shortfallOf(remaining.length, nodes);
-  const message = notEnoughNodesMessage(remaining.length, nodes);
-  if (!mayQueue(request)) return { decision: "failed", placements: [], ledger, nodes, shortfall, message };
-  return { decision: "queued", placements, ledger: settle(ledger, placements), nodes, shortfall, message, jobQueued: placements.length === 0 };
+  const ranked = judged.ranked(remaining.length);
+  const placements: Placement[] = ranked.map((nodeId, i) => ({ nodeId, desiredState: "Pending", partitionIndex: remaining[i] as number, resources: request.resources }));
+  if (placements.length === remaining.length) return resultOf(judged, { decision: "placed", placements, ledger: settle(ledger, placements) });
+  const shortfall = shortfallOf(remaining.length, judged);
+  const message = notEnoughNodesMessage(remaining.length, judged.verdicts());
+  if (!mayQueue(request)) return resultOf(judged, { decision: "failed", placements: [], ledger, shortfall, message });
+  return resultOf(judged, { decision: "queued", placements, ledger: settle(ledger, placements), shortfall, message, jobQueued: placements.length === 0 });
 }
 
-function placePerNode(request: PlacementRequest, ledger: CapacityLedger, nodes: NodeVerdict[], ranked: NodeVerdict[]): PlacementResult {
-  // Nodes with any execution of the job are rejected by judgeNodes already ("has-execution").
-  const placements: Placement[] = ranked.map((v) => ({ nodeId: v.nodeId, desiredState: "Running" as const, resources: request.resources }));
-  if (placements.length > 0) return { decision: "placed", placements, ledger: settle(ledger, placements), nodes };
+function placePerNode(request: PlacementRequest, ledger: CapacityLedger, judged: Judgement): PlacementResult {
+  // Nodes with any execution of the job are rejected by judge already ("has-execution").
+  const placements: Placement[] = judged.ranked().map((nodeId) => ({ nodeId, desiredState: "Running" as const, resources: request.resources }));
+  if (placements.length > 0) return resultOf(judged, { decision: "placed", placements, ledger: settle(ledger, placements) });
   // Already running somewhere: nothing new to do now (Bacalhau fails an ops job only when it never ran).
-  if (request.executions.length > 0) return { decision: "placed", placements, ledger, nodes };
-  const shortfall = shortfallOf(undefined, nodes);
-  const message = noMatchingNodesMessage(nodes);
+  if (request.executions.length > 0) return resultOf(judged, { decision: "placed", placements, ledger });
+  const shortfall = shortfallOf(undefined, judged);
+  const message = noMatchingNodesMessage(judged.verdicts());
   // A daemon job never fails for want of nodes: it waits for one to join.
-  if (request.type === "daemon") return { decision: "waiting", placements, ledger, nodes, shortfall, message };
-  if (!mayQueue(request)) return { decision: "failed", placements, ledger, nodes, shortfall, message };
-  return { decision: "queued", placements, ledger, nodes, shortfall, message, jobQueued: true };
+  if (request.type === "daemon") return resultOf(judged, { decision: "waiting", placements, ledger, shortfall, message });
+  if (!mayQueue(request)) return resultOf(judged, { decision: "failed", placements, ledger, shortfall, message });
+  return resultOf(judged, { decision: "queued", placements, ledger, shortfall, message, jobQueued: true });
 }

@@ -292,3 +292,27 @@ describe("lost executions across a restart", () => {
     expect(retry).toMatchObject({ NodeID: second, PreviousExecution: lost.ID, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } });
   }, 120_000);
 });
+
+describe("capacity", () => {
+  it("jobs submitted at once never overbook a node, and after a restart its running executions still hold its capacity", async () => {
+    const suite = `capacity-${randomUUID().slice(0, 6)}`;
+    await startNode(suite, "c");
+    // One CPU: four executions of 250m fit, two more do not (no QueueTimeout: they fail at once).
+    const ids = await Promise.all(Array.from({ length: 6 }, () => submit(spec("batch", suite, "sleep 120"))));
+    const placedOrFailed = (j: Body) => inState("Failed")(j) || executionsOf(j).length > 0;
+    const jobs = await Promise.all(ids.map((id) => until(id, placedOrFailed, "placed or failed")));
+    const placed = jobs.filter((j) => executionsOf(j).length > 0);
+    const failed = jobs.filter(inState("Failed"));
+    expect(placed).toHaveLength(4);
+    expect(failed).toHaveLength(2);
+    for (const j of failed) expect(j.Job.State.Message).toMatch(/^not enough nodes to run job\. requested: 1, available: \d+, suitable: 0\.[^]*node busy with available capacity \{CPU: 0\.00,/);
+    await Promise.all(placed.map((j) => until(j.Job.ID, (now) => executionsOf(now)[0]?.ComputeState?.StateType === RUNNING, "running")));
+    // A restart rebuilds the ledger from the stored executions: the node is still full.
+    await orchestrator.stop();
+    orchestrator = await startOrchestrator(config, silentLogger);
+    const late = await submit(spec("batch", suite, "sleep 120"));
+    const refused = await until(late, inState("Failed"), "the job after the restart failed for want of capacity");
+    expect(refused.Job.State.Message).toMatch(/node busy with available capacity \{CPU: 0\.00,/);
+    for (const j of placed) expect((await call("DELETE", `/api/v1/orchestrator/jobs/${j.Job.ID as string}`)).status).toBe(200);
+  }, 120_000);
+});

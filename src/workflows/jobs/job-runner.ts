@@ -10,9 +10,11 @@ import { commandContext, type CommandContext } from "../../actors/command-contex
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
+import type { EventEnvelope } from "../../projections/event-envelope.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
+import { EXECUTION_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import { ledgerOf, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
+import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
 import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, lostExecutions, wantsPlacement } from "../../scheduler/job-outcome.ts";
@@ -24,6 +26,7 @@ import type { WorkTask } from "../../transport/work-messages.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { BidApprover } from "./bid-approver.ts";
+import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger.ts";
 import { bacalhauEnv } from "./execution-env.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { workToSend } from "./work-to-send.ts";
@@ -55,8 +58,6 @@ const toExisting = (e: ExecutionState): ExistingExecution => ({
   desiredState: e.desiredState ?? "Pending",
   partitionIndex: e.partitionIndex,
 });
-
-const allocationOf = (e: ExecutionState): Allocation => ({ nodeId: e.nodeId, resources: fromBacalhauResources(e.allocatedResources) });
 
 /** Bacalhau's network types as the work protocol carries them: Default is the node's choice, which Shoal makes None. */
 function workNetwork(task: TaskSpec): WorkTask["Network"] {
@@ -108,8 +109,11 @@ export class JobRunner {
   private readonly topUps = new Map<string, TimerHandle>();
 
   private readonly approver: BidApprover;
+  /** What every execution of the read model holds (readModelFolded keeps it up to date). */
+  private readonly held: ExecutionLedger;
 
   constructor(private readonly options: JobRunnerOptions) {
+    this.held = ExecutionLedger.of(options.jobViews.allExecutions());
     this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
   }
 
@@ -160,21 +164,35 @@ export class JobRunner {
     return Promise.all([...ids].map(async (id) => (await this.options.executions.get(id)).state));
   }
 
-  private ledger() {
+  /**
+   * The capacity held now: every execution the read model has that is not terminal (kept up to
+   * date as it folds, readModelFolded), plus those this orchestrator created that it does not
+   * show yet. Nothing is rebuilt per placement.
+   */
+  private ledger(): CapacityLedger {
     const { jobViews } = this.options;
-    const allocations: Allocation[] = [];
-    for (const e of jobViews.allExecutions()) if (!isTerminal(toExisting(e))) allocations.push(allocationOf(e));
+    const unseen: Allocation[] = [];
     for (const [jobId, ids] of this.created) {
       for (const id of ids) {
         if (jobViews.execution(id) !== undefined) ids.delete(id);
         else {
           const actor = this.options.executions.peek(id);
-          if (actor && !isTerminal(toExisting(actor.state))) allocations.push(allocationOf(actor.state));
+          if (actor && holdsCapacity(actor.state)) unseen.push(allocationOf(actor.state));
         }
       }
       if (ids.size === 0) this.created.delete(jobId);
     }
-    return ledgerOf(allocations);
+    const held = this.held.current();
+    return unseen.length === 0 ? held : reserve(held, unseen);
+  }
+
+  /** The job read model folded these events: the executions they changed take, move or give back their capacity. */
+  readModelFolded(batch: Iterable<EventEnvelope>): void {
+    for (const { recorded } of batch) {
+      if (categoryOf(recorded.stream) !== EXECUTION_CATEGORY) continue;
+      const e = this.options.jobViews.execution(entityIdOf(recorded.stream));
+      if (e !== undefined) this.held.update(e);
+    }
   }
 
   /**
