@@ -28,6 +28,7 @@ import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { BidApprover } from "./bid-approver.ts";
 import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger.ts";
 import { bacalhauEnv } from "./execution-env.ts";
+import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { workToSend } from "./work-to-send.ts";
 
@@ -430,14 +431,6 @@ export class JobRunner {
       this.options.work.cancelExecution(e.nodeId, e.executionId, reason.slice(0, 1024));
     }
   }
-}
-
-/** The job's failure as its history shows it: which execution, where, why, and the command's exit code when it ran. */
-function failureOf(e: ExecutionState): string {
-  // The node's reason often names the execution again: said once, here.
-  const why = (e.computeMessage || e.computeState || "failed").replace(`execution ${e.executionId}: `, "");
-  const exit = e.runOutput === undefined || why.includes(`exited with code ${e.runOutput.ExitCode}`) ? "" : ` (exit code ${e.runOutput.ExitCode})`;
-  return `execution ${e.executionId} on node ${e.nodeId} ${e.computeState === "Failed" ? "failed" : "ended"}: ${why}${exit}`;
 }
 
 /** The failed execution that ended last (by its last change), if any. */
