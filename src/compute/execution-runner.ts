@@ -172,8 +172,16 @@ export class ExecutionRunner {
    */
   private bid(executionId: string, task: WorkTask): void {
     if (this.standing(executionId)) return;
-    const refused = hostEnvRefusal(executionId, task) ?? this.options.executor.refusal(executionSpecOf(executionId, task));
-    this.report(refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId });
+    const hostEnv = hostEnvRefusal(executionId, task);
+    const refusal = hostEnv ? Promise.resolve(hostEnv) : this.options.executor.bidRefusal(executionSpecOf(executionId, task));
+    refusal.then(
+      (refused) => {
+        // A run that came while the engine was asked answers for itself.
+        if (this.starting.has(executionId) || this.options.known.get(executionId) !== undefined) return;
+        this.report(refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId });
+      },
+      (err: unknown) => this.options.logger.warn({ err, executionId }, "answering a bid failed; the orchestrator asks again"),
+    );
   }
 
   /**

@@ -14,7 +14,8 @@ import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
  * Job types and retries end to end, as job-run.test.ts runs jobs: the orchestrator with its own
  * NATS, real `shoal compute` processes running executions in Docker, everything read back over
  * the REST API. Three nodes from the start: `a-broken-…`, whose Docker engine cannot be reached
- * (DOCKER_HOST points nowhere: it takes work and every execution fails there), and two good ones;
+ * (DOCKER_HOST points nowhere; it pulls images, so it bids without asking the engine, takes work and
+ * every execution fails there), and two good ones;
  * a fourth good one joins during the daemon test. Node ids sort the broken node first, so that
  * among equal nodes it is the one a job tries first.
  */
@@ -69,7 +70,7 @@ const FAILED = 10;
 const CANCELLED = 11;
 
 /** A `shoal compute` process joined to this test's orchestrator: 1 CPU, 256 MiB, fast heartbeats. */
-function startCompute(id: string, role: string, env: Record<string, string> = {}): ShoalProcess {
+function startCompute(id: string, role: string, env: Record<string, string> = {}, config: string[] = []): ShoalProcess {
   const p = ShoalProcess.start(
     [
       "compute", "--node-id", id,
@@ -82,6 +83,7 @@ function startCompute(id: string, role: string, env: Record<string, string> = {}
       "-c", "Compute.AllocatedCapacity.Memory=256Mi",
       "-c", "Compute.Docker.StopGracePeriod=1s",
       "-c", `Labels=role=${role}`,
+      ...config,
     ],
     env,
   );
@@ -113,7 +115,8 @@ beforeAll(async () => {
     "Orchestrator.Port": await freePort(),
   };
   orchestrator = await startOrchestrator(config, silentLogger);
-  startCompute(broken, "broken", { DOCKER_HOST: `unix://${tempDir("shoal-jt-nodocker-")}/docker.sock` });
+  // It pulls images, so its bid does not ask the engine for the image: it bids, and fails the run.
+  startCompute(broken, "broken", { DOCKER_HOST: `unix://${tempDir("shoal-jt-nodocker-")}/docker.sock` }, ["-c", "Compute.Docker.AllowPull=true"]);
   for (const id of good) startCompute(id, "good");
   for (const id of [broken, ...good]) await approved(id);
 }, 120_000);

@@ -135,6 +135,19 @@ describe("work protocol: running executions on a compute node", () => {
     expect(await containersOf(nodeId)).toEqual([]);
   });
 
+  it("declines the bid for an image the node does not have and does not pull, naming it, running nothing", async () => {
+    const { nodeId } = await startNode();
+    const ask = newIds();
+    work.askForBid({ nodeId, ...ask, task: task("true", { Engine: { Type: "docker", Image: "shoal-test/no-such-image:1" } }) });
+    expect(await reports.next(ask.executionId, "BidRejected")).toMatchObject({
+      Code: "NotFound",
+      Answers: "AskForBid",
+      Reason: `image shoal-test/no-such-image:1 is not on node ${nodeId}, and this node does not pull images`,
+    });
+    expect(reports.types(ask.executionId)).toEqual(["BidRejected"]);
+    expect(await containersOf(nodeId)).toEqual([]);
+  });
+
   it("cancels a running execution: its container is stopped and removed, and it is reported failed (cancelled)", async () => {
     const { nodeId, executor } = await startNode();
     const { executionId, jobId } = newIds();

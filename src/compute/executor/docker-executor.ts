@@ -129,6 +129,19 @@ export class DockerExecutor implements Executor {
     return this.ledger.refusal(spec.executionId, spec.resources);
   }
 
+  async bidRefusal(spec: ExecutionSpec): Promise<ShoalError | undefined> {
+    const refused = this.refusal(spec);
+    // A node that pulls may still fail the pull at run time; one that does not can say now.
+    if (refused !== undefined || this.options.allowPull) return refused;
+    try {
+      await this.#docker.getImage(spec.image).inspect();
+      return undefined;
+    } catch (e) {
+      if (isDockerNotFound(e)) return this.#imageMissing(spec.image);
+      return unavailable(`node ${this.#nodeId} cannot reach its Docker engine to check image ${spec.image}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
   async run(spec: ExecutionSpec): Promise<RunningExecution> {
     const refused = this.refusal(spec);
     if (refused) throw refused;
@@ -365,6 +378,10 @@ export class DockerExecutor implements Executor {
     }
   }
 
+  #imageMissing(image: string): ShoalError {
+    return notFound(`image ${image} is not on node ${this.#nodeId}, and this node does not pull images`);
+  }
+
   /** Returns the reason the image cannot be had, or undefined once the engine has it. */
   async #ensureImage(image: string, signal: AbortSignal): Promise<ShoalError | undefined> {
     try {
@@ -374,7 +391,7 @@ export class DockerExecutor implements Executor {
       if (!isDockerNotFound(e)) throw e;
     }
     if (!this.options.allowPull) {
-      return notFound(`image ${image} is not on node ${this.#nodeId}, and this node does not pull images`);
+      return this.#imageMissing(image);
     }
     this.options.logger.info({ image }, "pulling an image the engine does not have");
     try {

@@ -115,6 +115,11 @@ export interface Executor {
   run(spec: ExecutionSpec): Promise<RunningExecution>;
   /** Why this node would refuse the execution now, or undefined when it would take it. */
   refusal(spec: ExecutionSpec): ShoalError | undefined;
+  /**
+   * The bid: `refusal`, and what only the engine can say (a missing image that this node will not
+   * pull). Runs and holds nothing.
+   */
+  bidRefusal(spec: ExecutionSpec): Promise<ShoalError | undefined>;
   /** Stops and removes the execution's container; its result says Cancelled. NotFound when it does not run here. */
   cancel(executionId: string, reason?: string): Promise<ExecutionResult>;
   /** The execution's stdout/stderr from its start, live while it runs. NotFound when it does not run here. */
