@@ -180,6 +180,6 @@ describe("a submitted job runs on a compute node", () => {
     expect(got.Executions.Items).toHaveLength(1);
     expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "survived\n", ExitCode: 0 });
     const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
-    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "JobLevel:Running", "ExecutionLevel:3", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
+    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "ExecutionLevel:3", "ExecutionLevel:5", "JobLevel:Running", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
   }, 120_000);
 });

@@ -171,7 +171,26 @@ describe("top-up of a job placed in part", () => {
     await until(jobId, (j) => executionsOf(j).length === 1 && j.Job.State.StateType === "Running", "one execution placed");
     const got = await until(jobId, inState("Failed", "Completed"), "the job failed", 30_000);
     expect(got.Job.State.Message).toMatch(/^not enough nodes to run job\. requested: 1, available: \d+, suitable: 0\./);
-    await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
+    const cancelled = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
+    expect(executionsOf(cancelled)[0]?.ComputeState?.Message).toBe("Execution stopped due to job failure");
+  }, 60_000);
+});
+
+describe("a job waiting for its node's bid", () => {
+  it("stays Pending until a bid is approved; stopped meanwhile, its execution is cancelled with Bacalhau's reason", async () => {
+    const suite = `bid-${randomUUID().slice(0, 6)}`;
+    const nodeId = await startNode(suite, "mute");
+    // The node stays HEALTHY until its heartbeats are missed, so it is placed on, but nothing answers the ask for its bid.
+    await agents.splice(0)[0]!.stop();
+    const jobId = await submit(spec("batch", suite, "echo never"));
+    const placed = await until(jobId, (j) => executionsOf(j).length === 1, "one execution placed");
+    expect(executionsOf(placed)[0]).toMatchObject({ NodeID: nodeId, DesiredState: { StateType: 0 } });
+    expect(placed.Job.State.StateType).toBe("Pending");
+    expect(await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=${encodeURIComponent("no answer")}`)).toMatchObject({ status: 200 });
+    const stopped = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
+    expect(stopped.Job.State).toMatchObject({ StateType: "Stopped", Message: "no answer" });
+    expect(executionsOf(stopped)[0]?.ComputeState?.Message).toBe("Execution stop requested because job has been stopped");
+    expect((stopped.History.Items as Body[]).filter((h) => h.Type === "JobLevel").map((h) => h.JobState.New)).toEqual(["Pending", "Stopped"]);
   }, 60_000);
 });
 

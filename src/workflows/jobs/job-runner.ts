@@ -37,6 +37,9 @@ const TIMEOUT_BUFFER_SECONDS = 60;
 /** An execution its node has not answered for is sent again this often, this many times (then the node's health decides). */
 const RESEND_MS = 2_000;
 const RESENDS = 30;
+/** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
+const JOB_FAILED_CANCEL = "Execution stopped due to job failure";
+const JOB_STOPPED_CANCEL = "Execution stop requested because job has been stopped";
 /** Compute states in which the node may not hold an execution's work yet. */
 const NOT_YET_RUNNING = new Set(["New", "AskForBid", "AskForBidAccepted", "BidAccepted"]);
 
@@ -303,7 +306,8 @@ export class JobRunner {
         return next;
       }
       if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: message }, context);
-      else if (result.placements.length > 0) await jobs.execute(jobId, { type: "Run" }, context);
+      // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one at its bid's approval.
+      else if (result.placements.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
       // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes.
       if (result.decision === "queued" && result.jobQueued !== true) this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
     }
@@ -408,7 +412,12 @@ export class JobRunner {
     if (accepted.jobType !== "batch" && accepted.jobType !== "service") return;
     const job = (await this.options.jobs.get(accepted.jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
-    await this.approver.approve(await this.executionsOf(accepted.jobId), this.context(c));
+    const context = this.context(c);
+    await this.approver.approve(await this.executionsOf(accepted.jobId), context);
+    // Checked on the executions, not on what this call approved: a replay after a crash between the two finds the approval done.
+    if (job.state !== "Running" && (await this.executionsOf(accepted.jobId)).some((e) => e.desiredState === "Running" && !isTerminal(toExisting(e)))) {
+      await this.options.jobs.execute(accepted.jobId, { type: "Run" }, context);
+    }
   }
 
   /**
@@ -421,10 +430,14 @@ export class JobRunner {
     await this.place(ended.jobId, c);
   }
 
-  /** A job that ended: its executions still under way are cancelled, and their nodes told to stop them. */
+  /**
+   * A job that ended: its executions still under way are cancelled, and their nodes told to stop
+   * them, with Bacalhau's reasons (the job's own message, the operator's stop reason or what
+   * failed, is in the job's history).
+   */
   private async cancel(jobId: string, c: Issued): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
-    const reason = job.message || "the job ended";
+    const reason = job.state === "Failed" ? JOB_FAILED_CANCEL : JOB_STOPPED_CANCEL;
     for (const e of await this.executionsOf(jobId)) {
       if (isTerminal(toExisting(e))) continue;
       await this.options.executions.execute(e.executionId, { type: "Cancel", reason }, this.context(c));
@@ -432,6 +445,9 @@ export class JobRunner {
     }
   }
 }
+
+/** Batch and service executions wait for their node's bid and its approval (Bacalhau v1.7); ops and daemon ones bid directly. */
+const asksForBids = (type: JobSpec["Type"]): boolean => type === "batch" || type === "service";
 
 /** The failed execution that ended last (by its last change), if any. */
 function latestFailure(executions: readonly ExecutionState[]): ExecutionState | undefined {
