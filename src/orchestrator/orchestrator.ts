@@ -313,6 +313,8 @@ export async function startOrchestrator(
     await jobRunner.failLostExecutions();
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
     jobRunner.resumeDispatch(jobViews.allExecutions());
+    // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next QueueBackoff.
+    jobRunner.retryQueued("the orchestrator started").catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
     logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
     snapshotter.start();

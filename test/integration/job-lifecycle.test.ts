@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
@@ -11,6 +12,7 @@ import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { nodeStream } from "../../src/events/streams.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { MAX_EXECUTIONS_PER_EVAL } from "../../src/workflows/jobs/job-runner.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -174,6 +176,32 @@ describe("top-up of a job placed in part", () => {
     const cancelled = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
     expect(executionsOf(cancelled)[0]?.ComputeState?.Message).toBe("Execution stopped due to job failure");
   }, 60_000);
+});
+
+describe("the executions one evaluation creates", () => {
+  it("are at most 20 (Bacalhau's MaxExecutionsPerEval): an ops job on 21 nodes gets its 21st from the next evaluation, which says why", async () => {
+    const suite = `limit-${randomUUID().slice(0, 6)}`;
+    const nodes: string[] = [];
+    for (let i = 0; i < MAX_EXECUTIONS_PER_EVAL + 1; i++) nodes.push(await startNode(suite, `n${i}`));
+    // Silent from here (HEALTHY until their heartbeats are missed): placed on, they run nothing, so no container is started.
+    for (const a of agents.splice(0)) await a.stop();
+    const jobId = await submit(spec("ops", suite, "echo never"));
+    const placed = await until(jobId, (j) => executionsOf(j).length === nodes.length, "an execution on every node");
+    expect(new Set(executionsOf(placed).map((e) => e.NodeID))).toEqual(new Set(nodes));
+    const db = new Database(join(config.DataDir, "shoal.db"), { readonly: true });
+    try {
+      const ids = executionsOf(placed).map((e) => `execution-${e.ID as string}`);
+      const reasons = ids.map((stream) => {
+        const row = db.prepare("SELECT metadata FROM events WHERE stream = ? AND type = 'ExecutionCreated'").get(stream) as { metadata: string };
+        return (JSON.parse(row.metadata) as { reason?: string }).reason;
+      });
+      expect(reasons.filter((r) => r === "the job was submitted")).toHaveLength(MAX_EXECUTIONS_PER_EVAL);
+      expect(reasons.filter((r) => r === `1 more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`)).toHaveLength(1);
+    } finally {
+      db.close();
+    }
+    expect(await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`)).toMatchObject({ status: 200 });
+  }, 120_000);
 });
 
 describe("a job waiting for its node's bid", () => {

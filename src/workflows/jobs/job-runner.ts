@@ -37,6 +37,9 @@ const TIMEOUT_BUFFER_SECONDS = 60;
 /** An execution its node has not answered for is sent again this often, this many times (then the node's health decides). */
 const RESEND_MS = 2_000;
 const RESENDS = 30;
+/** Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next evaluation comes (`ExecutionLimitBackoff`). */
+export const MAX_EXECUTIONS_PER_EVAL = 20;
+const EXECUTION_LIMIT_BACKOFF_MS = 100;
 /** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
 const JOB_FAILED_CANCEL = "Execution stopped due to job failure";
 const JOB_STOPPED_CANCEL = "Execution stop requested because job has been stopped";
@@ -111,6 +114,8 @@ export class JobRunner {
   private readonly created = new Map<string, Set<string>>();
   /** Jobs placed in part, each with its timer at its QueueTimeout. */
   private readonly topUps = new Map<string, TimerHandle>();
+  /** Jobs whose evaluation the rate limit cut short, waiting for the next one. */
+  private readonly limited = new Set<string>();
 
   private readonly approver: BidApprover;
   /** What every execution of the read model holds (readModelFolded keeps it up to date). */
@@ -264,11 +269,14 @@ export class JobRunner {
         queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
       };
       const result = placeJob(request, ledger);
-      next = result.ledger;
+      // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation later.
+      const kept = result.placements.length > MAX_EXECUTIONS_PER_EVAL ? result.placements.slice(0, MAX_EXECUTIONS_PER_EVAL) : result.placements;
+      next = kept === result.placements ? result.ledger : reserve(ledger, kept);
+      if (kept !== result.placements) this.evaluateLater(jobId, result.placements.length - kept.length);
       const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
       const allocated = parseTaskResources(task.Resources);
       const last = latestFailure(existing);
-      for (const p of result.placements) {
+      for (const p of kept) {
         const attempt = attemptOf(spec.Type, request.executions, p);
         const executionId = `e-${deterministicId("placement", jobId, p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex), String(attempt))}`;
         const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(existing, p.partitionIndex);
@@ -298,7 +306,7 @@ export class JobRunner {
       }
       // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
       const level = result.placements.length > 0 || result.decision !== "placed" ? "info" : "debug";
-      logger[level]({ jobId, decision: result.decision, placements: result.placements.map((p) => p.nodeId) }, "job placed");
+      logger[level]({ jobId, decision: result.decision, placements: kept.map((p) => p.nodeId), deferred: result.placements.length - kept.length }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (result.decision === "failed") {
@@ -307,7 +315,7 @@ export class JobRunner {
       }
       if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: message }, context);
       // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one at its bid's approval.
-      else if (result.placements.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
+      else if (kept.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
       // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes.
       if (result.decision === "queued" && result.jobQueued !== true) this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
     }
@@ -320,6 +328,21 @@ export class JobRunner {
       await jobs.execute(jobId, { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` }, context);
     }
     return next;
+  }
+
+  /**
+   * The placements a rate-limited evaluation left out are made by the next one, EXECUTION_LIMIT_BACKOFF_MS
+   * later (Bacalhau's `exec-limit` trigger): a daemon job on a large fleet never holds the placement
+   * queue for one long step. Should the orchestrator stop first, the start's placement pass (retryQueued) picks the job up.
+   */
+  private evaluateLater(jobId: string, deferred: number): void {
+    if (this.limited.has(jobId)) return;
+    const { clock, logger } = this.options;
+    this.limited.add(jobId);
+    clock.setTimer(EXECUTION_LIMIT_BACKOFF_MS, () => {
+      this.limited.delete(jobId);
+      this.retryJob(jobId, `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`).catch((err: unknown) => logger.error({ err, jobId }, "placing the rest of a rate-limited job failed"));
+    });
   }
 
   /** One timer per job placed in part, at its QueueTimeout: then it is placed again, and fails if still short. */
