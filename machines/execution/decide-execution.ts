@@ -77,7 +77,8 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       return current === "AskForBid" ? accept([]) : accept([{ type: "ExecutionBidAsked", data: { ExecutionID, NodeID } }]);
     case "AcceptBid":
       // Past the bid (approved, executing) a repeat of the node's answer changes nothing.
-      return current === "New" || current === "AskForBid" ? accept([{ type: "ExecutionBidAccepted", data: { ExecutionID, NodeID } }]) : accept([]);
+      if (current !== "New" && current !== "AskForBid") return accept([]);
+      return accept([{ type: "ExecutionBidAccepted", data: state.desiredState === "Running" ? { ExecutionID, NodeID, Direct: true } : { ExecutionID, NodeID } }]);
     case "DeclineBid":
       if (current === "AskForBidRejected" || current === "Running") return accept([]); // a stale answer: the node runs it
       if (current === "BidAccepted") {

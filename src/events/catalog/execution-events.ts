@@ -61,7 +61,12 @@ export const ExecutionCreated = Schema.Struct({
 export const ExecutionBidAsked = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String });
 
 /** The node will run it: AskForBidAccepted awaiting approval, or BidAccepted for a direct (desired Running) one. */
-export const ExecutionBidAccepted = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String });
+export const ExecutionBidAccepted = Schema.Struct({
+  ExecutionID: Schema.String,
+  NodeID: Schema.String,
+  /** A direct bid (ops, daemon: already desired Running), which no approval follows. Absent in events stored before it was added: an asked bid. */
+  Direct: Schema.optional(Schema.Boolean),
+});
 
 /** The node declined: AskForBidRejected, desired Stopped. */
 export const ExecutionBidDeclined = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String, Reason: Schema.String });

@@ -42,7 +42,10 @@ export const jobFlow: Workflow = {
         const asks = (recorded.data as { DesiredState?: string }).DesiredState === "Pending";
         return [{ handler: DISPATCH, entityId: id, type: asks ? "AskForBid" : "RunExecution", reason: "the execution was placed" }];
       }
-      if (recorded.type === "ExecutionBidAccepted") return [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
+      // A direct bid (ops, daemon) is approved by being made: no step to record.
+      if (recorded.type === "ExecutionBidAccepted") {
+        return (recorded.data as { Direct?: boolean }).Direct === true ? [] : [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
+      }
       if (recorded.type === "ExecutionApproved") return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the bid was approved" }];
       if (EXECUTION_ENDS.has(recorded.type)) {
         return [

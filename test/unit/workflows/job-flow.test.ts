@@ -28,6 +28,12 @@ describe("the jobs workflow: which event calls for what", () => {
     expect(react(stream, type)).toEqual(commands);
   });
 
+  it("records an approval step for an asked bid (batch, service), none for a direct one (ops, daemon)", () => {
+    const bid = (data: Record<string, unknown>) => jobFlow.react(new EventEnvelope({ ...recorded("execution-e-1", "ExecutionBidAccepted"), data })).map((c) => c.type);
+    expect(bid({ ExecutionID: "e-1", NodeID: "n-1" })).toEqual(["ApproveBids"]);
+    expect(bid({ ExecutionID: "e-1", NodeID: "n-1", Direct: true })).toEqual([]);
+  });
+
   it("tells a node's gain and a node's deletion apart", () => {
     expect(isNodeGain("node-n-1", "NodeRegistered")).toBe(true);
     expect(isNodeGain("node-n-1", "NodeBecameHealthy")).toBe(true);

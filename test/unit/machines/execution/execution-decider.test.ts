@@ -42,6 +42,8 @@ const created = (jobType: JobType = "batch"): ExecutionEvent => ({
 });
 const asked: ExecutionEvent = { type: "ExecutionBidAsked", data: { ExecutionID: ID, NodeID: "node-1" } };
 const accepted: ExecutionEvent = { type: "ExecutionBidAccepted", data: { ExecutionID: ID, NodeID: "node-1" } };
+/** A direct bid's acceptance says so: the workflow records no approval step for it. */
+const acceptedDirect: ExecutionEvent = { type: "ExecutionBidAccepted", data: { ExecutionID: ID, NodeID: "node-1", Direct: true } };
 const approved: ExecutionEvent = { type: "ExecutionApproved", data: { ExecutionID: ID } };
 const startedE: ExecutionEvent = { type: "ExecutionStarted", data: { ExecutionID: ID } };
 const output: RunOutput = { Stdout: "hello\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" };
@@ -86,9 +88,9 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
   });
 
   it("takes a direct (ops/daemon) execution to BidAccepted when the node accepts", () => {
-    given([created("ops"), asked]).when({ type: "AcceptBid" }).then([accepted]);
-    expect(given([created("ops"), asked, accepted]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", executingSince: SPEC_NOW });
-    given([created("ops"), asked, accepted]).when({ type: "Start" }).then([startedE]);
+    given([created("ops"), asked]).when({ type: "AcceptBid" }).then([acceptedDirect]);
+    expect(given([created("ops"), asked, acceptedDirect]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", executingSince: SPEC_NOW });
+    given([created("ops"), asked, acceptedDirect]).when({ type: "Start" }).then([startedE]);
   });
 
   it("records a node that declines: AskForBidRejected, desired Stopped", () => {
@@ -159,9 +161,11 @@ describe("asking for a bid before the run (batch, service), as Bacalhau v1.7 doe
   });
 
   it("given a direct (ops, daemon) execution, when the node accepts, then BidAccepted at once: nothing to approve", () => {
-    given([created("daemon")]).when({ type: "AcceptBid" }).then([accepted]);
+    given([created("daemon")]).when({ type: "AcceptBid" }).then([acceptedDirect]);
+    expect(given([created("daemon"), acceptedDirect]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
+    given([created("daemon"), acceptedDirect]).when({ type: "Approve" }).thenNothingHappened();
+    // Stored before Direct existed: the same state.
     expect(given([created("daemon"), accepted]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
-    given([created("daemon"), accepted]).when({ type: "Approve" }).thenNothingHappened();
   });
 
   it("given several accepted bids, the orchestrator approves one and rejects another: BidRejected, desired Stopped, its reason kept", () => {
