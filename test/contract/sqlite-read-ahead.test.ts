@@ -2,7 +2,7 @@ import { closeSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { CorruptEventError } from "../../src/events/catalog/node-event-codec.ts";
+import { CorruptEventError } from "../../src/events/catalog/event-codec-errors.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";

@@ -1,7 +1,7 @@
 import { ParseResult, Schema } from "effect";
 import type { NewEvent, RecordedEvent } from "../store/event-store.ts";
 import { EventMetadata } from "./event-metadata.ts";
-import { CorruptEventError, InvalidEventError } from "./node-event-codec.ts";
+import { CorruptEventError, InvalidEventError } from "./event-codec-errors.ts";
 import { isJsonValue } from "./schema-fast-path/json-value.ts";
 import { NOT_VOUCHED, schemaFastPath, type SchemaFastPath } from "./schema-fast-path/schema-fast-path.ts";
 
@@ -11,7 +11,49 @@ export interface EntityEventCodec<Event extends { readonly type: string; readonl
   /** encode through Effect alone: the reference the fast path is tested against. */
   encodeBySchema(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent;
   decode(recorded: RecordedEvent): Event;
+  /**
+   * decode for a fold (recovery, a read model): the type and schema version are checked at once,
+   * as there; the data of the types in `onUse` (those whose evolve reads none of it) is decoded and
+   * checked only if something reads it, so a rebuild does not parse it. Whoever reads `data` gets
+   * decode's value or its CorruptEventError naming the event. An actor loading its stream uses
+   * decode: every event of it is checked whole.
+   */
+  decodeForFold(recorded: RecordedEvent, onUse: ReadonlySet<Event["type"]>): Event;
   isEventType(type: string): type is Event["type"];
+}
+
+const NOT_DECODED: unique symbol = Symbol("not decoded");
+
+/**
+ * An event whose data is decoded, exactly as the codec's decode does it, when first read: `data`
+ * throws decode's CorruptEventError for data its schema rejects (or, from SQLite, a text that is
+ * not JSON), every time it is read. A class, not an object literal with a getter (which V8 builds
+ * on its slow path: ≈ 0.4 µs each, more than the parse it spares). `data` is a getter: copy it by
+ * name, not by spreading the event; JSON.stringify writes it.
+ */
+class EventDecodedOnUse {
+  readonly #recorded: RecordedEvent;
+  /** The codec's own, shared by every event it reads: no closure per event. */
+  readonly #dataOf: (type: string, recorded: RecordedEvent) => unknown;
+  #decoded: unknown = NOT_DECODED;
+
+  constructor(
+    readonly type: string,
+    recorded: RecordedEvent,
+    dataOf: (type: string, recorded: RecordedEvent) => unknown,
+  ) {
+    this.#recorded = recorded;
+    this.#dataOf = dataOf;
+  }
+
+  get data(): unknown {
+    if (this.#decoded === NOT_DECODED) this.#decoded = this.#dataOf(this.type, this.#recorded);
+    return this.#decoded;
+  }
+
+  toJSON(): { type: string; data: unknown } {
+    return { type: this.type, data: this.data };
+  }
 }
 
 const NO_FAST_PATH: SchemaFastPath = { encode: () => NOT_VOUCHED, isStored: () => false };
@@ -62,18 +104,35 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
     return encodeBySchema(event, metadata, id);
   }
 
-  function decode(recorded: RecordedEvent): Event {
+  /** decode's checks of type and version, without its data. The store's copy of the version spares parsing the metadata. */
+  function checkTypeAndVersion(recorded: RecordedEvent): Type {
     if (!isEventType(recorded.type)) throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: unknown ${entity} event type ${recorded.type}`);
     const type = recorded.type;
     const version = recorded.schemaVersion ?? recorded.metadata.schemaVersion;
     if (version !== versions[type]) {
       throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: ${type} schema version ${String(version)} is not known to this Shoal`);
     }
-    if (fastPaths[type].isStored(recorded.data)) return { type, data: recorded.data } as unknown as Event;
-    const result = Schema.decodeUnknownEither(schemaOf(type))(recorded.data);
-    if (result._tag === "Left") throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`);
-    return { type, data: result.right } as unknown as Event;
+    return type;
   }
 
-  return { encode, encodeBySchema, decode, isEventType };
+  /** The data of an event whose type and version are checked: as stored when the schema's fast path vouches for it. */
+  function dataOf(type: Type, recorded: RecordedEvent): unknown {
+    if (fastPaths[type].isStored(recorded.data)) return recorded.data;
+    const result = Schema.decodeUnknownEither(schemaOf(type))(recorded.data);
+    if (result._tag === "Left") throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`);
+    return result.right;
+  }
+
+  function decode(recorded: RecordedEvent): Event {
+    const type = checkTypeAndVersion(recorded);
+    return { type, data: dataOf(type, recorded) } as unknown as Event;
+  }
+
+  function decodeForFold(recorded: RecordedEvent, onUse: ReadonlySet<Type>): Event {
+    const type = checkTypeAndVersion(recorded);
+    if (!onUse.has(type)) return { type, data: dataOf(type, recorded) } as unknown as Event;
+    return new EventDecodedOnUse(type, recorded, dataOf as (type: string, recorded: RecordedEvent) => unknown) as unknown as Event;
+  }
+
+  return { encode, encodeBySchema, decode, decodeForFold, isEventType };
 }

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from "../store/event-store.ts";
-import { CorruptEventError } from "../catalog/node-event-codec.ts";
+import { CorruptEventError } from "../catalog/event-codec-errors.ts";
 
 import type { Row } from "./sqlite-columns.ts";
 

@@ -1,6 +1,7 @@
 import { Arbitrary, FastCheck, type Schema } from "effect";
 import { describe, expect, it } from "vitest";
-import { CorruptEventError, decodeNodeEvent, decodeNodeEventForFold, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
+import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
+import { decodeNodeEvent, decodeNodeEventForFold, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
 import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../src/events/catalog/node-events.ts";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { JUNK, mutate } from "../../support/damaged-json.ts";

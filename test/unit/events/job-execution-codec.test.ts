@@ -4,7 +4,7 @@ import type { ExecutionCommand } from "../../../machines/execution/execution-com
 import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
 import type { JobCommand } from "../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../machines/job/job-decider.ts";
-import { CorruptEventError, InvalidEventError } from "../../../src/events/catalog/node-event-codec.ts";
+import { CorruptEventError, InvalidEventError } from "../../../src/events/catalog/event-codec-errors.ts";
 import { EXECUTION_EVENT_VERSIONS, decodeExecutionEvent, encodeExecutionEvent, encodeExecutionEventBySchema } from "../../../src/events/catalog/execution-event-codec.ts";
 import { EXECUTION_EVENT_SCHEMAS, EXECUTION_EVENT_TYPES, type ExecutionEvent } from "../../../src/events/catalog/execution-events.ts";
 import { JOB_EVENT_VERSIONS, decodeJobEvent, encodeJobEvent, encodeJobEventBySchema } from "../../../src/events/catalog/job-event-codec.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InvalidEventError, decodeNodeEvent, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
+import { InvalidEventError } from "../../../src/events/catalog/event-codec-errors.ts";
+import { decodeNodeEvent, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../../../src/events/catalog/node-events.ts";
 import type { NewEvent, RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { computeInfo } from "../../support/fixtures.ts";

@@ -1,7 +1,8 @@
 import { Schema } from "effect";
 import { describe, expect, it } from "vitest";
 import { EventMetadata } from "../../../../src/events/catalog/event-metadata.ts";
-import { InvalidEventError, encodeNodeEvent, encodeNodeEventBySchema } from "../../../../src/events/catalog/node-event-codec.ts";
+import { InvalidEventError } from "../../../../src/events/catalog/event-codec-errors.ts";
+import { encodeNodeEvent, encodeNodeEventBySchema } from "../../../../src/events/catalog/node-event-codec.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent } from "../../../../src/events/catalog/node-events.ts";
 import type { NodeInfo } from "../../../../src/events/catalog/node-info.ts";
 import { isJsonValue } from "../../../../src/events/catalog/schema-fast-path/json-value.ts";
