@@ -18,8 +18,8 @@ import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/c
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
 import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, nodeLostMessage, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
-import { formatLabels, jobSelectors } from "../../scheduler/job-constraints.ts";
-import { matchesLabels } from "../../labels/label-selector.ts";
+import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
+import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { NodeExecutions } from "../nodes/node-executions.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
@@ -454,10 +454,11 @@ export class JobRunner {
     for (const e of [...this.byNode.underWayOn(nodeId), ...this.unseenOn(nodeId)]) {
       if (e.jobType !== "daemon") continue;
       const spec = (await this.options.jobs.get(e.jobId)).state.spec;
-      if (spec === undefined || matchesConstraints(spec, labels)) continue;
+      const unmet = spec === undefined ? [] : unmetConstraints(spec, labels);
+      if (unmet.length === 0) continue;
       const current = (await this.options.executions.get(e.executionId)).state;
       if (current.computeState === undefined || isTerminal(toExisting(current))) continue;
-      const message = nodeUnmatchedMessage(nodeId, `its labels are now ${formatLabels(labels)}`);
+      const message = nodeUnmatchedMessage(nodeId, unmet.map((c) => `${formatConstraint(c)}: ${c.key} is ${labels[c.key] === undefined ? "not set" : `now ${labels[c.key]}`}`).join("; "));
       await this.options.executions.execute(e.executionId, { type: "Cancel", reason: message }, context);
       this.options.work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
       stopped++;
@@ -557,6 +558,17 @@ function matchesConstraints(spec: JobSpec, labels: Readonly<Record<string, strin
     return matchesLabels(jobSelectors(spec.Constraints.map(toRequirement)).required, labels);
   } catch {
     return true;
+  }
+}
+
+/** The job's required constraints the labels do not meet (none for a spec that cannot be parsed: placement says why). */
+function unmetConstraints(spec: JobSpec, labels: Readonly<Record<string, string>>): ConstraintRequirement[] {
+  const required = spec.Constraints.map(toRequirement).filter((c) => !c.key.startsWith(FAVOUR_PREFIX));
+  try {
+    const { requirements } = jobSelectors(required).required;
+    return required.filter((_c, i) => !matchesRequirement(requirements[i] as (typeof requirements)[number], labels));
+  } catch {
+    return [];
   }
 }
 

@@ -95,7 +95,7 @@ describe("executions lost with their node", () => {
     [nodeLostMessage("n-1", "was rejected"), "Execution lost: node n-1 was rejected", true, true],
     [NODE_DISAPPEARED_MESSAGE, NODE_DISAPPEARED_MESSAGE, true, true],
     // Stopped for not matching: the node is free for the daemon again, but it heard the cancel (it was reachable).
-    [nodeUnmatchedMessage("n-1", "its labels are now map[zone:b]"), "Execution stopped: node n-1 no longer matches the job's constraints (its labels are now map[zone:b])", true, false],
+    [nodeUnmatchedMessage("n-1", "zone = a: zone is now b"), "Execution stopped: node n-1 no longer matches the job's constraints (zone = a: zone is now b)", true, false],
     ["the command exited with code 3", "the command exited with code 3", false, false],
     ["execution completed unexpectedly", "execution completed unexpectedly", false, false],
   ])("%s: releases its node %s, may still run there %s", (message, text, releases, lost) => {
