@@ -336,6 +336,10 @@ export async function startOrchestrator(
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
     // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait again.
+    jobRunner.seedLostWork((id) => {
+      const view = views.get(id);
+      return view !== undefined && !view.deleted && view.membership === "APPROVED" && view.health === "HEALTHY";
+    });
     await reactions.sweep("found at start-up");
     const sweeps = setInterval(() => reactions.sweep("found by the periodic check").catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")), SWEEP_EVERY_MS);
     sweeps.unref();

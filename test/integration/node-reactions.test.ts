@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import { EXECUTION_LABEL, NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
@@ -301,4 +303,38 @@ describe("mass silence is rate-limited", () => {
     for (const id of kept) expect(state(executionsOf(healed).find((e) => e.ID === id))).toBe(RUNNING);
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
   }, 300_000);
+});
+
+describe("a restart", () => {
+  it("never acts twice: the steps replayed after it store nothing new and lose nothing more", async () => {
+    const suite = `restart-${randomUUID().slice(0, 6)}`;
+    const [a, b] = [await startNode(`a-${suite}`, { suite }), await startNode(`b-${suite}`, { suite })];
+    const daemon = await submit(spec("daemon", { suite }, "sleep 600"));
+    await until(daemon, (j) => runningOn(j, a).length === 1 && runningOn(j, b).length === 1, "running on both");
+    const lost = runningOn(await jobNow(daemon), a)[0]?.ID as string;
+    await silence(a);
+    await pass(3 * DISCONNECT_MS, 1_000, async () => (await executionEvents([lost], "ExecutionFailed")).length === 1);
+    const before = await storedEvents(config.DataDir);
+    const count = (events: RecordedEvent[]) => ({
+      steps: events.filter((e) => e.stream === "workflow-node-reactions").length,
+      executionEvents: events.filter((e) => e.stream.startsWith("execution-")).length,
+    });
+    // The workflow's checkpoint put back to the start of the store: the restart replays every node event it ever reacted to.
+    await orchestrator.stop();
+    const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    try {
+      expect(await store.load("workflow-node-reactions")).toBeGreaterThan(0);
+      await store.save("workflow-node-reactions", 0);
+    } finally {
+      await store.close();
+    }
+    orchestrator = await startOrchestrator(config, silentLogger, { clock });
+    await waitFor(async () => (await health(b)) === "HEALTHY", 30_000, () => "the live node heartbeating the new orchestrator");
+    // Past the grace after the start: the silent node, still UNHEALTHY, is found again by the sweep, and has nothing left to lose.
+    await pass(2 * DISCONNECT_MS, 1_000);
+    const after = await storedEvents(config.DataDir);
+    expect(count(after)).toEqual(count(before));
+    expect(await executionEvents([lost], "ExecutionFailed")).toHaveLength(1);
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
+  }, 120_000);
 });

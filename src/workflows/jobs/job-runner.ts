@@ -369,6 +369,14 @@ export class JobRunner {
     return this.byNode.mayRunLostWork(nodeId);
   }
 
+  /**
+   * After a restart: the executions lost with nodes that are not back yet (not HEALTHY and
+   * approved), so that such a node is told to stop them when it comes back.
+   */
+  seedLostWork(isBack: (nodeId: string) => boolean): void {
+    this.byNode.seedLost(this.options.jobViews.allExecutions(), isBack);
+  }
+
   /** The nodes holding executions under way (the read model's). */
   nodesWithWork(): string[] {
     return [...this.byNode.nodesWithWork()];
