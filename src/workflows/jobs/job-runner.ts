@@ -17,7 +17,7 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
-import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, nodeLostMessage, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
+import { EXECUTIONS_FAILED_MESSAGE, attemptOf, jobOutcome, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
@@ -423,11 +423,6 @@ export class JobRunner {
       if (lost > 0) this.options.logger.info({ nodeId, lost, reason: context.reason }, "a node's executions were lost with it");
       return lost;
     });
-  }
-
-  /** The message of a node's lost executions, by why it lost them. */
-  static lostMessage(nodeId: string, why: "deleted" | string): string {
-    return why === "deleted" ? NODE_DISAPPEARED_MESSAGE : nodeLostMessage(nodeId, why);
   }
 
   /**
