@@ -122,6 +122,11 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
       if (Number.isInteger(n) && n >= 0 && n <= 65535) return n;
       return fail(source, key, `expected a whole number from 0 to 65535, got ${JSON.stringify(raw)}`);
     }
+    case "number": {
+      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (Number.isFinite(n) && n >= 0) return n;
+      return fail(source, key, `expected a number of at least 0 (such as 0.1), got ${JSON.stringify(raw)}`);
+    }
     case "bool":
       if (typeof raw === "boolean") return raw;
       if (typeof raw === "string" && TRUE.has(raw.toLowerCase())) return true;

@@ -10,7 +10,7 @@ export interface HealthOverride {
   readonly UnknownTimeout?: number;
 }
 
-export type KeyKind = "string" | "nodeId" | "int" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
+export type KeyKind = "string" | "nodeId" | "int" | "number" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
 
 interface KeyDef<K extends KeyKind, V> {
   readonly kind: K;
@@ -24,6 +24,8 @@ interface KeyDef<K extends KeyKind, V> {
 
 const str = (d: string, description: string): KeyDef<"string", string> => ({ kind: "string", default: d, description });
 const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: "int", default: d, description });
+/** A non-negative number that may have a fraction (a rate, a share). */
+const num = (d: number, description: string): KeyDef<"number", number> => ({ kind: "number", default: d, description });
 const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
 const dur = (d: number, description: string): KeyDef<"duration", number> => ({ kind: "duration", default: d, description });
 /** A string that is a secret (password, token). */
@@ -76,6 +78,10 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.MaxRegistrationsPerSecond": int(10, "New nodes (ids not currently registered) admitted per second, sustained; 0 for no limit"),
   "Orchestrator.NodeManager.RegistrationBurst": int(100, "New nodes admitted at once after a quiet spell (at least 1 when MaxRegistrationsPerSecond is set)"),
   "Orchestrator.NodeManager.MaxPendingNodes": int(1000, "With ManualApproval: nodes awaiting approval at most; more are refused until an operator acts. 0 for no limit"),
+  "Orchestrator.NodeManager.NodeEvictionRate": num(0.1, "Nodes per second whose work is moved off when they go silent (UNHEALTHY, UNKNOWN), while most of the fleet is healthy"),
+  "Orchestrator.NodeManager.SecondaryNodeEvictionRate": num(0.01, "Nodes per second whose work is moved once UnhealthyNodesThreshold of the fleet is silent (fleets above LargeClusterSizeThreshold; smaller ones pause)"),
+  "Orchestrator.NodeManager.UnhealthyNodesThreshold": num(0.55, "Share of the approved compute nodes (0–1) silent at once above which work moves at the secondary rate, or pauses"),
+  "Orchestrator.NodeManager.LargeClusterSizeThreshold": int(50, "Fleets of at most this many approved compute nodes pause moving work, instead of slowing, once UnhealthyNodesThreshold is reached"),
   "JobDefaults.Batch.Task.Resources.CPU": str("500m", "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
   "JobDefaults.Batch.Task.Resources.Memory": str("512Mb", "Memory a batch job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
   "JobDefaults.Batch.Task.Timeouts.QueueTimeout": dur(0, "How long a batch job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),

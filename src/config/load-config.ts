@@ -104,6 +104,9 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.NodeManager.UnknownTimeout must not be shorter than Orchestrator.NodeManager.DisconnectTimeout",
     );
   }
+  if (config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 || config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1) {
+    throw new ConfigError("Orchestrator.NodeManager.UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1");
+  }
   if (config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"] > 0 && config["Orchestrator.NodeManager.RegistrationBurst"] < 1) {
     throw new ConfigError("Orchestrator.NodeManager.RegistrationBurst must be at least 1 while MaxRegistrationsPerSecond is set (0 turns the rate limit off)");
   }

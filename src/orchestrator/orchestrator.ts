@@ -30,7 +30,10 @@ import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { wireMetrics } from "./wire-metrics.ts";
 import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
-import { deletedNodeOf, isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
+import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
+import { nodeReactions } from "../workflows/nodes/node-reactions.ts";
+import { NodeReactionRunner } from "../workflows/nodes/node-reaction-runner.ts";
+import { entityIdOf } from "../events/streams.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
@@ -79,6 +82,8 @@ interface Cleanup {
 const STOP_STEP_TIMEOUT_MS = 5_000;
 /** A gap this long in our own event loop is a stall: nodes' silence over it is not held against them. */
 const STALL_THRESHOLD_MS = 1_000;
+/** How often every node holding work is checked against its state (what no workflow step covered). */
+const SWEEP_EVERY_MS = 60_000;
 // Its own steps are bounded (NATS drain, nats-server SIGKILL, store close); this is the backstop.
 const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
 
@@ -269,20 +274,41 @@ export async function startOrchestrator(
       }),
     );
     processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
-    // A node that joins, is approved or recovers: the Queued jobs are placed again (from now on; not recorded as workflow steps).
+    // Work follows node state: lost with a silent (rate-limited), rejected or deleted node, stopped when it is back, daemons follow labels (docs/jobs.md, Node reactions).
+    const reactions = new NodeReactionRunner({
+      work: jobRunner,
+      nodeViews: views,
+      clock,
+      logger: logger.child({ component: "node-reactions" }),
+      transportDown: () => transport.down !== undefined,
+      policy: {
+        rate: config["Orchestrator.NodeManager.NodeEvictionRate"],
+        secondaryRate: config["Orchestrator.NodeManager.SecondaryNodeEvictionRate"],
+        unhealthyThreshold: config["Orchestrator.NodeManager.UnhealthyNodesThreshold"],
+        largeClusterSize: config["Orchestrator.NodeManager.LargeClusterSizeThreshold"],
+      },
+    });
+    cleanups.push({ name: "stopping the node reactions", run: () => reactions.stop() });
+    // As the node manager gives every node a full DisconnectTimeout after a start, so does the queue of silent nodes.
+    const grace = () => reactions.holdUntil(clock.now() + config["Orchestrator.NodeManager.DisconnectTimeout"]);
+    grace();
+    transport.onChange((down) => (down === undefined ? grace() : reactions.wake()));
+    const reactionQuery = {
+      holdsWork: (id: string) => jobRunner.nodeHoldsWork(id),
+      mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),
+      holdsDaemonWork: (id: string) => jobRunner.nodeHoldsDaemonWork(id),
+    };
+    processors.add(new WorkflowHost(nodeReactions(reactionQuery), { store, checkpoints: store, handlers: reactions.handlers(), logger: logger.child({ component: "workflows" }) }));
+    // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not recorded as workflow steps).
     const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
     processors.add({
       name: "job-placement-on-node-gain",
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
       handle: (batch) => {
-        // A deleted node's executions are lost: failed, and their partitions retried (docs/jobs.md, Retries).
-        for (const e of batch) {
-          const nodeId = deletedNodeOf(e.recorded.stream, e.recorded.type);
-          if (nodeId === undefined) continue;
-          jobRunner.nodeGone(nodeId).catch((err: unknown) => logger.error({ err, nodeId }, "failing a deleted node's executions failed"));
-        }
-        if (!batch.some((e) => isNodeGain(e.recorded.stream, e.recorded.type))) return;
-        jobRunner.retryQueued("a node may take more work").catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
+        const gained = new Set<string>();
+        for (const e of batch) if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
+        if (gained.size === 0) return;
+        jobRunner.retryQueued("a node may take more work", gained).catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
       },
     });
     const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
@@ -309,8 +335,15 @@ export async function startOrchestrator(
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
-    // Executions on nodes deleted while the orchestrator was down are lost as well.
-    await jobRunner.failLostExecutions();
+    // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait again.
+    jobRunner.seedLostWork((id) => {
+      const view = views.get(id);
+      return view !== undefined && !view.deleted && view.membership === "APPROVED" && view.health === "HEALTHY";
+    });
+    await reactions.sweep("found at start-up");
+    const sweeps = setInterval(() => reactions.sweep("found by the periodic check").catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")), SWEEP_EVERY_MS);
+    sweeps.unref();
+    cleanups.push({ name: "stopping the node-work checks", run: () => clearInterval(sweeps) });
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
     jobRunner.resumeDispatch(jobViews.allExecutions());
     // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next QueueBackoff.

@@ -69,7 +69,31 @@ export function attemptOf(type: JobType, executions: readonly ExistingExecution[
   return executions.filter((e) => (e.partitionIndex ?? 0) === placement.partitionIndex).length;
 }
 
-/** The executions still under way on nodes that are gone (deleted from the node store). */
-export function lostExecutions(executions: readonly ExistingExecution[], nodeExists: (nodeId: string) => boolean): ExistingExecution[] {
-  return executions.filter((e) => !isTerminal(e) && !nodeExists(e.nodeId));
+/** How a message of an execution lost with its node begins (nodeLostMessage). */
+const LOST_PREFIX = "Execution lost: node ";
+/** How a message of a daemon execution stopped because its node no longer matches begins (nodeUnmatchedMessage). */
+const UNMATCHED_PREFIX = "Execution stopped: node ";
+
+/** The failure of an execution lost with its node: `Execution lost: node n-1 became UNHEALTHY`. */
+export function nodeLostMessage(nodeId: string, why: string): string {
+  return `${LOST_PREFIX}${nodeId} ${why}`;
+}
+
+/** A daemon execution stopped because its node's labels changed so that the job no longer matches it. */
+export function nodeUnmatchedMessage(nodeId: string, change: string): string {
+  return `${UNMATCHED_PREFIX}${nodeId} no longer matches the job's constraints (${change})`;
+}
+
+/**
+ * Whether an ended execution leaves its node free for another of its daemon job: it was lost with
+ * the node (unhealthy, rejected, deleted) or stopped because the node stopped matching, not failed
+ * by its own doing. A node that recovers, or matches again, gets a new execution of the job.
+ */
+export function releasesNode(computeMessage: string): boolean {
+  return computeMessage.startsWith(LOST_PREFIX) || computeMessage.startsWith(UNMATCHED_PREFIX) || computeMessage === NODE_DISAPPEARED_MESSAGE;
+}
+
+/** Whether an execution's failure says it was lost with its node (and the node may still run it, should it come back). */
+export function lostWithNode(computeMessage: string): boolean {
+  return computeMessage.startsWith(LOST_PREFIX) || computeMessage === NODE_DISAPPEARED_MESSAGE;
 }

@@ -60,11 +60,3 @@ export const jobFlow: Workflow = {
 };
 
 export const isNodeGain = (stream: string, type: string): boolean => categoryOf(stream) === NODE_CATEGORY && NODE_GAINS.has(type);
-
-/**
- * The node a NodeDeleted event removes, else undefined. Not an input of the recorded workflow
- * either (node events are many; a step per delete would be stored for nothing when the node ran
- * no job): the orchestrator fails the node's executions, which records why on each of them.
- */
-export const deletedNodeOf = (stream: string, type: string): string | undefined =>
-  categoryOf(stream) === NODE_CATEGORY && type === "NodeDeleted" ? entityIdOf(stream) : undefined;

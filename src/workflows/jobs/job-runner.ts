@@ -17,9 +17,13 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
-import { EXECUTIONS_FAILED_MESSAGE, NODE_DISAPPEARED_MESSAGE, attemptOf, jobOutcome, lostExecutions, wantsPlacement } from "../../scheduler/job-outcome.ts";
+import { EXECUTIONS_FAILED_MESSAGE, attemptOf, jobOutcome, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
+import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
+import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
+import type { JobType } from "../../scheduler/placement-request.ts";
+import { NodeExecutions } from "../nodes/node-executions.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
-import type { ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
+import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import type { WorkTask } from "../../transport/work-messages.ts";
@@ -43,6 +47,8 @@ const EXECUTION_LIMIT_BACKOFF_MS = 100;
 /** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
 const JOB_FAILED_CANCEL = "Execution stopped due to job failure";
 const JOB_STOPPED_CANCEL = "Execution stop requested because job has been stopped";
+/** How many more times a node that came back is told to stop what was lost with it. */
+const STOP_RESENDS = 2;
 /** Compute states in which the node may not hold an execution's work yet. */
 const NOT_YET_RUNNING = new Set(["New", "AskForBid", "AskForBidAccepted", "BidAccepted"]);
 
@@ -120,9 +126,12 @@ export class JobRunner {
   private readonly approver: BidApprover;
   /** What every execution of the read model holds (readModelFolded keeps it up to date). */
   private readonly held: ExecutionLedger;
+  /** Each node's executions under way, and those lost with it (readModelFolded keeps it up to date). */
+  private readonly byNode: NodeExecutions;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.held = ExecutionLedger.of(options.jobViews.allExecutions());
+    this.byNode = NodeExecutions.of(options.jobViews.allExecutions());
     this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
   }
 
@@ -136,10 +145,14 @@ export class JobRunner {
     };
   }
 
-  /** Tries the Queued jobs again (QueueBackoff, a node that can take more): outside any workflow step, so its context says why. */
-  retryQueued(reason = "queue backoff"): Promise<void> {
+  /**
+   * Tries the Queued jobs again (QueueBackoff, a node that can take more): outside any workflow
+   * step, so its context says why. `gainedNodes`: only these nodes changed, so only the jobs one
+   * of them could take are evaluated (see placeQueued).
+   */
+  retryQueued(reason = "queue backoff", gainedNodes?: ReadonlySet<string>): Promise<void> {
     const c = { handler: PLACEMENT, entityId: "", type: "PlaceQueuedJobs", reason, commandId: deterministicId("queue-retry", reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
-    return this.serialized(() => this.placeQueued(c));
+    return this.serialized(() => this.placeQueued(c, gainedNodes));
   }
 
   /**
@@ -157,9 +170,12 @@ export class JobRunner {
     }
   }
 
-  private serialized(work: () => Promise<void>): Promise<void> {
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work);
-    this.queue = next.catch(() => undefined);
+    this.queue = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
@@ -200,7 +216,9 @@ export class JobRunner {
     for (const { recorded } of batch) {
       if (categoryOf(recorded.stream) !== EXECUTION_CATEGORY) continue;
       const e = this.options.jobViews.execution(entityIdOf(recorded.stream));
-      if (e !== undefined) this.held.update(e);
+      if (e === undefined) continue;
+      this.held.update(e);
+      this.byNode.update(e);
     }
   }
 
@@ -210,12 +228,18 @@ export class JobRunner {
    * (placed in part, or a retry that found no node yet), and every ops and daemon job (a node that
    * matches and has no execution of it gets one).
    */
-  private async placeQueued(c: Issued): Promise<void> {
+  private async placeQueued(c: Issued, gainedNodes?: ReadonlySet<string>): Promise<void> {
     const { jobViews } = this.options;
     const waiting: string[] = [];
+    const gained = gainedNodes === undefined ? undefined : [...gainedNodes].flatMap((id) => {
+      const view = this.options.nodeViews.get(id);
+      return view === undefined || view.deleted ? [] : [{ id, labels: candidateNodeOf(view).labels }];
+    });
     for (const j of jobViews.allJobs()) {
       if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
-      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, jobViews.executionsOfJob(j.jobId).map(toExisting))) waiting.push(j.jobId);
+      const executions = jobViews.executionsOfJob(j.jobId);
+      if (gained !== undefined && !gained.some((n) => mayTake(j.spec as JobSpec, executions, n))) continue;
+      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(toExisting))) waiting.push(j.jobId);
     }
     // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
     let ledger = this.ledger();
@@ -256,6 +280,8 @@ export class JobRunner {
     let placed = 0;
     let next = ledger;
     if (wantsPlacement(spec.Type, spec.Count, existing.map(toExisting))) {
+      // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
+      const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
       const request: PlacementRequest = {
         jobId,
         type: spec.Type,
@@ -263,7 +289,7 @@ export class JobRunner {
         constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
         engine: task.Engine.Type,
         resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-        executions: existing.map(toExisting),
+        executions: holding.map(toExisting),
         // A deleted node is in the read model (its history stays) but gone from the cluster.
         nodes: nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
         queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
@@ -277,7 +303,7 @@ export class JobRunner {
       const allocated = parseTaskResources(task.Resources);
       const last = latestFailure(existing);
       for (const p of kept) {
-        const attempt = attemptOf(spec.Type, request.executions, p);
+        const attempt = attemptOf(spec.Type, existing.map(toExisting), p);
         const executionId = `e-${deterministicId("placement", jobId, p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex), String(attempt))}`;
         const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(existing, p.partitionIndex);
         let ids = this.created.get(jobId);
@@ -337,12 +363,14 @@ export class JobRunner {
    */
   private evaluateLater(jobId: string, deferred: number): void {
     if (this.limited.has(jobId)) return;
-    const { clock, logger } = this.options;
+    const { logger } = this.options;
     this.limited.add(jobId);
-    clock.setTimer(EXECUTION_LIMIT_BACKOFF_MS, () => {
+    // Pacing, not a deadline of the job's (as the resends): real time, so that a host on a manual clock still places the rest.
+    const timer = setTimeout(() => {
       this.limited.delete(jobId);
       this.retryJob(jobId, `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`).catch((err: unknown) => logger.error({ err, jobId }, "placing the rest of a rate-limited job failed"));
-    });
+    }, EXECUTION_LIMIT_BACKOFF_MS);
+    timer.unref();
   }
 
   /** One timer per job placed in part, at its QueueTimeout: then it is placed again, and fails if still short. */
@@ -356,43 +384,118 @@ export class JobRunner {
     this.topUps.set(jobId, timer);
   }
 
+  /** Whether the node holds an execution under way: in the read model, or created here and not shown there yet. */
+  nodeHoldsWork(nodeId: string): boolean {
+    return this.byNode.holdsWork(nodeId) || this.unseenOn(nodeId).length > 0;
+  }
+
+  nodeHoldsDaemonWork(nodeId: string): boolean {
+    return this.byNode.holdsDaemonWork(nodeId) || this.unseenOn(nodeId).some((e) => e.jobType === "daemon");
+  }
+
+  /** Whether the node may still run executions lost with it (it is told to stop them when it is back). */
+  nodeMayRunLostWork(nodeId: string): boolean {
+    return this.byNode.mayRunLostWork(nodeId);
+  }
+
   /**
-   * A node deleted: its executions still under way are lost (Bacalhau's "node has disappeared"),
-   * failed by the orchestrator; their partitions are retried as any failure's (SettleJob).
+   * After a restart: the executions lost with nodes that are not back yet (not HEALTHY and
+   * approved), so that such a node is told to stop them when it comes back.
    */
-  nodeGone(nodeId: string): Promise<void> {
-    return this.serialized(() => this.failLost((id) => id !== nodeId, `node ${nodeId} was deleted`));
+  seedLostWork(isBack: (nodeId: string) => boolean): void {
+    this.byNode.seedLost(this.options.jobViews.allExecutions(), isBack);
   }
 
-  /** After a restart: executions under way on nodes that are no longer in the node store (deleted while the orchestrator was down). */
-  failLostExecutions(): Promise<void> {
-    const { nodeViews } = this.options;
-    return this.serialized(() =>
-      this.failLost((nodeId) => {
-        const view = nodeViews.get(nodeId);
-        return view !== undefined && !view.deleted;
-      }, "its node is gone"),
-    );
+  /** The nodes holding executions under way (the read model's). */
+  nodesWithWork(): string[] {
+    return [...this.byNode.nodesWithWork()];
   }
 
-  private async failLost(nodeExists: (nodeId: string) => boolean, why: string): Promise<void> {
-    const byId = new Map<string, ExistingExecution>();
-    for (const e of this.options.jobViews.allExecutions()) byId.set(e.executionId, toExisting(e));
+  /** Executions this orchestrator created on the node that the read model does not show yet, under way. */
+  private unseenOn(nodeId: string): ExecutionState[] {
+    const out: ExecutionState[] = [];
     for (const ids of this.created.values()) {
       for (const id of ids) {
         const actor = this.options.executions.peek(id);
-        if (actor) byId.set(id, toExisting(actor.state));
+        if (actor && actor.state.nodeId === nodeId && holdsCapacity(actor.state) && this.options.jobViews.execution(id) === undefined) out.push(actor.state);
       }
     }
-    const lost = lostExecutions([...byId.values()], nodeExists);
-    const context = commandContext({ type: "system", id: "workflow-jobs" }, { reason: why });
-    for (const e of lost) {
-      const current = (await this.options.executions.get(e.id)).state;
-      if (isTerminal(toExisting(current))) continue;
-      await this.options.executions.execute(e.id, { type: "Fail", reason: NODE_DISAPPEARED_MESSAGE, cause: "Orchestrator" }, context);
-      // Should the node come back under its id, it stops the container.
-      this.options.work.cancelExecution(e.nodeId, e.id, NODE_DISAPPEARED_MESSAGE);
+    return out;
+  }
+
+  /**
+   * Moves a node's work off it: every execution under way on it (of `jobTypes`, else of every
+   * type) is failed by the orchestrator with `message`, as lost with the node, and the node is
+   * told to stop it (should it hear). What follows is any failure's (SettleJob): a batch or service
+   * partition gets a replacement on another node, an ops job fails, a daemon's node gets a new
+   * execution once it is back (releasesNode). Serialized with placements, so nothing is placed
+   * on the node meanwhile from a stale view. Idempotent: an execution that ended is left alone.
+   * Callable by any workflow (node reactions, drain): `context` says which and why.
+   */
+  loseNodeWork(nodeId: string, message: string, context: CommandContext, jobTypes?: ReadonlySet<JobType>): Promise<number> {
+    return this.serialized(async () => {
+      const { executions, work } = this.options;
+      const candidates = new Map<string, ExecutionState>();
+      for (const e of this.byNode.underWayOn(nodeId)) candidates.set(e.executionId, e);
+      for (const e of this.unseenOn(nodeId)) candidates.set(e.executionId, e);
+      let lost = 0;
+      for (const e of candidates.values()) {
+        if (jobTypes !== undefined && e.jobType !== undefined && !jobTypes.has(e.jobType)) continue;
+        const current = (await executions.get(e.executionId)).state;
+        if (current.nodeId !== nodeId || current.computeState === undefined || isTerminal(toExisting(current))) continue;
+        await executions.execute(e.executionId, { type: "Fail", reason: message, cause: "Orchestrator" }, context);
+        this.byNode.markLost(nodeId, e.executionId);
+        // Heard only if the node is reachable; else it is told again when it is back (stopLostWork).
+        work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
+        lost++;
+      }
+      if (lost > 0) this.options.logger.info({ nodeId, lost, reason: context.reason }, "a node's executions were lost with it");
+      return lost;
+    });
+  }
+
+  /**
+   * A node is back (HEALTHY again, approved again): the executions lost with it may still run
+   * there (nothing told it while it was away), so it is told to stop each, a few times (it may
+   * not listen yet, as it has only just come back). Told once per return: then forgotten.
+   */
+  stopLostWork(nodeId: string): number {
+    const ids = this.byNode.takeLost(nodeId);
+    const reason = `the orchestrator gave this execution up while node ${nodeId} was away`;
+    const send = (left: number) => {
+      for (const id of ids) this.options.work.cancelExecution(nodeId, id, reason);
+      if (left > 0) setTimeout(() => send(left - 1), RESEND_MS).unref();
+    };
+    if (ids.length > 0) {
+      send(STOP_RESENDS);
+      this.options.logger.info({ nodeId, executions: ids }, "a node that came back is told to stop the executions lost with it");
     }
+    return ids.length;
+  }
+
+  /**
+   * A node's labels changed: each daemon execution under way on it whose job's constraints the
+   * node no longer matches is cancelled, and the node told to stop it (Nodes Manager epic 12). The
+   * labels are placement's (candidateNodeOf), so matching here and there never disagree.
+   */
+  async checkDaemonMatch(nodeId: string, context: CommandContext): Promise<number> {
+    const view = this.options.nodeViews.get(nodeId);
+    if (view === undefined || view.deleted) return 0;
+    const labels = candidateNodeOf(view).labels;
+    let stopped = 0;
+    for (const e of [...this.byNode.underWayOn(nodeId), ...this.unseenOn(nodeId)]) {
+      if (e.jobType !== "daemon") continue;
+      const spec = (await this.options.jobs.get(e.jobId)).state.spec;
+      const unmet = spec === undefined ? [] : unmetConstraints(spec, labels);
+      if (unmet.length === 0) continue;
+      const current = (await this.options.executions.get(e.executionId)).state;
+      if (current.computeState === undefined || isTerminal(toExisting(current))) continue;
+      const message = nodeUnmatchedMessage(nodeId, unmet.map((c) => `${formatConstraint(c)}: ${c.key} is ${labels[c.key] === undefined ? "not set" : `now ${labels[c.key]}`}`).join("; "));
+      await this.options.executions.execute(e.executionId, { type: "Cancel", reason: message }, context);
+      this.options.work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
+      stopped++;
+    }
+    return stopped;
   }
 
   /**
@@ -489,4 +592,37 @@ function latestOfPartition(executions: readonly ExecutionState[], partition: num
 /** Why a partition gets another execution, as its Create's reason and its history entry say. */
 function retryReason(previous: ExecutionState, partition: number): string {
   return `retry of partition ${partition}: ${failureOf(previous)}`;
+}
+
+const toRequirement = (r: JobSpec["Constraints"][number]): ConstraintRequirement => ({ key: r.Key, operator: r.Operator, values: r.Values });
+
+/** Whether labels match a job's required constraints (its favoured ones only rank). A spec that cannot be parsed matches: placement says why. */
+function matchesConstraints(spec: JobSpec, labels: Readonly<Record<string, string>>): boolean {
+  try {
+    return matchesLabels(jobSelectors(spec.Constraints.map(toRequirement)).required, labels);
+  } catch {
+    return true;
+  }
+}
+
+/** The job's required constraints the labels do not meet (none for a spec that cannot be parsed: placement says why). */
+function unmetConstraints(spec: JobSpec, labels: Readonly<Record<string, string>>): ConstraintRequirement[] {
+  const required = spec.Constraints.map(toRequirement).filter((c) => !c.key.startsWith(FAVOUR_PREFIX));
+  try {
+    const { requirements } = jobSelectors(required).required;
+    return required.filter((_c, i) => !matchesRequirement(requirements[i] as (typeof requirements)[number], labels));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether a node that just gained (joined, approved, recovered, changed) could take more of this
+ * job: it matches the job's constraints and, for ops and daemon, holds no execution of it that
+ * keeps it (one lost with it, or stopped for not matching, does not).
+ */
+function mayTake(spec: JobSpec, executions: readonly ExecutionState[], node: { readonly id: string; readonly labels: Readonly<Record<string, string>> }): boolean {
+  if (!matchesConstraints(spec, node.labels)) return false;
+  if (spec.Type !== "ops" && spec.Type !== "daemon") return true;
+  return !executions.some((e) => e.nodeId === node.id && !(spec.Type === "daemon" && isTerminal(toExisting(e)) && releasesNode(e.computeMessage)));
 }

@@ -83,6 +83,12 @@ describe("loadConfig", () => {
     expect(loadConfig({ settings: ["Orchestrator.NodeManager.MaxRegistrationsPerSecond=0", "Orchestrator.NodeManager.RegistrationBurst=0"], env: {} })["Orchestrator.NodeManager.RegistrationBurst"]).toBe(0);
   });
 
+  it("takes rates and shares as numbers with a fraction", () => {
+    const c = loadConfig({ settings: ["Orchestrator.NodeManager.NodeEvictionRate=0.5", "Orchestrator.NodeManager.UnhealthyNodesThreshold=1"], env: { SHOAL_ORCHESTRATOR_NODEMANAGER_SECONDARYNODEEVICTIONRATE: "0" } });
+    expect([c["Orchestrator.NodeManager.NodeEvictionRate"], c["Orchestrator.NodeManager.SecondaryNodeEvictionRate"], c["Orchestrator.NodeManager.UnhealthyNodesThreshold"]]).toEqual([0.5, 0, 1]);
+    expect(loadConfig({ env: {} })["Orchestrator.NodeManager.NodeEvictionRate"]).toBe(0.1);
+  });
+
   it("refuses bad input with a message naming the source and key", () => {
     const cases: [Parameters<typeof loadConfig>[0], RegExp][] = [
       [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=…: unknown config key No.Such.Key$/],
@@ -99,6 +105,10 @@ describe("loadConfig", () => {
       [{ settings: ['Orchestrator.NodeManager.Overrides=[{"Selector":"a in (","DisconnectTimeout":"1s"}]'] }, /unbalanced/],
       [{ settings: ['Orchestrator.NodeManager.Overrides=[{"DisconnectTimeout":"1s"}]'] }, /exactly one of NodeIDs or Selector/],
       [{ settings: ["Orchestrator.NodeManager.DisconnectTimeout=10m"] }, /UnknownTimeout must not be shorter/],
+      [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=fast"] }, /NodeEvictionRate: expected a number of at least 0 \(such as 0.1\), got "fast"/],
+      [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=-1"] }, /NodeEvictionRate: expected a number of at least 0/],
+      [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=0"] }, /UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1/],
+      [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],
       [{ files: [yaml("API: [unclosed")] }, /not valid YAML/],
       [{ files: [yaml("API:\n  Colour: red\n")] }, /unknown config key API.Colour/],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EMPTY_LEDGER } from "../../../src/scheduler/capacity-ledger.ts";
-import { attemptOf, completedPartitions, jobOutcome, lostExecutions, wantsPlacement } from "../../../src/scheduler/job-outcome.ts";
+import { NODE_DISAPPEARED_MESSAGE, attemptOf, completedPartitions, jobOutcome, lostWithNode, nodeLostMessage, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../../src/scheduler/job-outcome.ts";
 import { placeJob, remainingPartitions } from "../../../src/scheduler/place-job.ts";
 import type { ExistingExecution, JobType } from "../../../src/scheduler/placement-request.ts";
 import { exec, job, node } from "./scheduler-fixtures.ts";
@@ -89,15 +89,18 @@ describe("which try a new execution is (its id's last part)", () => {
   });
 });
 
-describe("lost executions: under way on a node that is gone", () => {
-  it("are the non-terminal ones on nodes the store no longer has", () => {
-    const executions = [
-      exec("e0", "n-gone", "Running"),
-      exec("e1", "n-gone", "Completed"),
-      exec("e2", "n-gone", "AskForBidAccepted", { desiredState: "Pending" }),
-      exec("e3", "n-here", "Running"),
-      exec("e4", "n-gone", "Running", { desiredState: "Stopped" }),
-    ];
-    expect(lostExecutions(executions, (id) => id === "n-here").map((e) => e.id)).toEqual(["e0", "e2"]);
+describe("executions lost with their node", () => {
+  it.each([
+    [nodeLostMessage("n-1", "became UNHEALTHY"), "Execution lost: node n-1 became UNHEALTHY", true, true],
+    [nodeLostMessage("n-1", "was rejected"), "Execution lost: node n-1 was rejected", true, true],
+    [NODE_DISAPPEARED_MESSAGE, NODE_DISAPPEARED_MESSAGE, true, true],
+    // Stopped for not matching: the node is free for the daemon again, but it heard the cancel (it was reachable).
+    [nodeUnmatchedMessage("n-1", "zone = a: zone is now b"), "Execution stopped: node n-1 no longer matches the job's constraints (zone = a: zone is now b)", true, false],
+    ["the command exited with code 3", "the command exited with code 3", false, false],
+    ["execution completed unexpectedly", "execution completed unexpectedly", false, false],
+  ])("%s: releases its node %s, may still run there %s", (message, text, releases, lost) => {
+    expect(message).toBe(text);
+    expect(releasesNode(message)).toBe(releases);
+    expect(lostWithNode(message)).toBe(lost);
   });
 });

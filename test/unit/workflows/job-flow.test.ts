@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
-import { deletedNodeOf, isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
+import { isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
 
 const recorded = (stream: string, type: string): RecordedEvent => ({ id: `id-${stream}-${type}`, type, stream, revision: 0, position: 1, time: "2026-01-01T00:00:00.000Z", data: {}, metadata: {} });
 const react = (stream: string, type: string) => jobFlow.react(new EventEnvelope(recorded(stream, type))).map((c) => `${c.type} ${c.entityId}`);
@@ -21,7 +21,7 @@ describe("the jobs workflow: which event calls for what", () => {
     ["execution-e-1", "ExecutionBidDeclined", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
     ["execution-e-1", "ExecutionRejected", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
     ["execution-e-1", "ExecutionStarted", []],
-    // Node events are no recorded steps: gains and deletions are handled beside the workflow.
+    // Node events are no steps of this workflow: gains are handled beside it, losses by node-reactions.
     ["node-n-1", "NodeDeleted", []],
     ["node-n-1", "NodeRegistered", []],
   ] as const)("%s %s → %j", (stream, type, commands) => {
@@ -34,14 +34,11 @@ describe("the jobs workflow: which event calls for what", () => {
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1", Direct: true })).toEqual([]);
   });
 
-  it("tells a node's gain and a node's deletion apart", () => {
+  it("tells a node's gain", () => {
     expect(isNodeGain("node-n-1", "NodeRegistered")).toBe(true);
     expect(isNodeGain("node-n-1", "NodeBecameHealthy")).toBe(true);
     expect(isNodeGain("node-n-1", "NodeInfoUpdated")).toBe(true);
     expect(isNodeGain("node-n-1", "NodeBecameUnhealthy")).toBe(false);
     expect(isNodeGain("node-n-1", "NodeDeleted")).toBe(false);
-    expect(deletedNodeOf("node-n-1", "NodeDeleted")).toBe("n-1");
-    expect(deletedNodeOf("node-n-1", "NodeRejected")).toBeUndefined();
-    expect(deletedNodeOf("job-j-1", "NodeDeleted")).toBeUndefined();
   });
 });

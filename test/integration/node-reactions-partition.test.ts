@@ -1,0 +1,131 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { Simulation } from "../../src/sim/simulation.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { freePort } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+import { storedEvents } from "../support/stored-events.ts";
+
+/**
+ * A partition of most of a fleet (docs/jobs.md, Node reactions): `shoal sim`'s virtual nodes
+ * against an orchestrator on a manual clock, real NATS and SQLite. Every node holds an execution
+ * of a daemon job (virtual nodes run nothing, so it stays New: under way). 70 % of them go silent
+ * at once: their work must not all move; it moves at the secondary eviction rate, one node per
+ * 100 s of the clock, and the nodes that come back before their turn keep it.
+ */
+const KEY = "partition-key-0123456789abcdefghijk";
+const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const NODES = 60;
+const DISCONNECT_MS = 10_000;
+const clock = new ManualClock(Date.now());
+const dataDir = tempDir("shoal-partition-");
+let orchestrator: RunningOrchestrator;
+let sim: Simulation;
+
+type Body = Record<string, any>;
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
+}
+
+/** Moves the clock on in steps, with real time between them for the live nodes' heartbeats. */
+async function pass(ms: number, stepMs: number): Promise<void> {
+  for (let t = 0; t < ms; t += stepMs) {
+    await clock.advance(stepMs);
+    await sleep(250);
+  }
+}
+
+beforeAll(async () => {
+  const config = orchestratorConfig("", {
+    DataDir: dataDir,
+    "API.Auth.Users": USERS,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+    "Orchestrator.NodeManager.DisconnectTimeout": DISCONNECT_MS,
+    "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
+    // A fleet of 60 is "large" here: past the threshold, work moves at the secondary rate instead of not at all.
+    "Orchestrator.NodeManager.LargeClusterSizeThreshold": 20,
+  });
+  orchestrator = await startOrchestrator(config, silentLogger, { clock });
+  sim = Simulation.start({
+    nodes: NODES,
+    idPrefix: "part",
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    heartbeatMs: 200,
+    jitterMs: 20,
+    infoUpdateMs: 5000,
+    resourceUpdateMs: 5000,
+    joinRatePerSecond: 100,
+    maxJoining: 1,
+    initialBackoffMs: 200,
+    maxBackoffMs: 1000,
+    logger: silentLogger,
+    dataDir: tempDir("shoal-partition-sim-"),
+  });
+  await waitFor(() => sim.fleet.progress().heartbeating === NODES, 120_000, () => `all heartbeating: ${JSON.stringify(sim.fleet.progress())}`);
+  // Past the grace after the start.
+  await pass(DISCONNECT_MS, 1_000);
+}, 180_000);
+
+afterAll(async () => {
+  await sim?.stop();
+  await orchestrator?.stop();
+});
+
+describe("a partition of 70 % of the fleet", () => {
+  it("moves no storm of work: the first node's at once, then one per 100 s of the clock; the rest keep theirs when they come back", async () => {
+    const job = {
+      Type: "daemon",
+      Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
+      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } }, Resources: { CPU: "10m", Memory: "1Mb" } }],
+    };
+    const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const jobId = put.body.JobID as string;
+    const executions = async (): Promise<Body[]> => (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=1000`)).body?.Items ?? [];
+    await waitFor(async () => (await executions()).length === NODES, 60_000, () => "an execution on every node");
+
+    const cut = new Set(sim.fleet.kill(0.7));
+    expect(cut.size).toBe(42);
+    // 400 s of the clock: nodes go UNHEALTHY after 10 s; at 0.01 nodes/s at most 1 + 4 more may lose their work.
+    await pass(400_000, 2_000);
+    const unhealthy = (await call("GET", "/api/v1/orchestrator/nodes?limit=1000")).body.Nodes.filter((n: Body) => n.Health === "UNHEALTHY").map((n: Body) => n.Info.NodeID);
+    expect(new Set(unhealthy)).toEqual(cut);
+
+    const all = await storedEvents(dataDir);
+    const mine = new Set((await executions()).map((e) => `execution-${e.ID as string}`));
+    const lost = all.filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
+    // Only silent nodes lost work, each loss by the workflow with its reason.
+    for (const e of lost) {
+      expect(e.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" } });
+      expect((e.metadata as Body).reason).toMatch(/^node part-\d+ became UNHEALTHY$/);
+      expect(cut.has(((e.data as Body).Message as string).split(" ")[3] as string)).toBe(true);
+    }
+    expect(lost.length).toBeGreaterThanOrEqual(2);
+    expect(lost.length).toBeLessThanOrEqual(5);
+    // Past the first (moved while the share was still small), one per 100 s at most.
+    const times = lost.map((e) => Date.parse(e.time));
+    for (let i = 2; i < times.length; i++) expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(100_000);
+    // Every silent node waited with a recorded step: one per node, whatever moved.
+    const steps = all.filter((e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.Type === "NodeBecameUnhealthy" && cut.has((e.data as Body).Input.Stream.slice("node-".length)));
+    expect(steps).toHaveLength(42);
+
+    // The partition heals: the nodes whose turn had not come keep their executions.
+    sim.fleet.revive();
+    await waitFor(() => sim.fleet.progress().heartbeating === NODES, 60_000, () => `all back: ${JSON.stringify(sim.fleet.progress())}`);
+    await pass(30_000, 2_000);
+    const after = (await storedEvents(dataDir)).filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
+    expect(after).toHaveLength(lost.length);
+  }, 300_000);
+});
