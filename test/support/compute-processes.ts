@@ -1,4 +1,4 @@
-import type { JobApiClient } from "./job-api-client.ts";
+import type { Body } from "./job-api-client.ts";
 import { ShoalProcess, waitFor } from "./shoal-process.ts";
 
 export interface ComputeProcessOptions {
@@ -34,8 +34,13 @@ export function startComputeProcess(options: ComputeProcessOptions): ShoalProces
   );
 }
 
+/** Where a wait reads a node (GET /nodes/{id}). */
+export interface NodeReader {
+  node(nodeId: string): Promise<Body>;
+}
+
 /** Until the orchestrator lists the node APPROVED (GET /nodes/{id}); a failure shows the process's last stderr. */
-export async function untilApproved(api: JobApiClient, nodeId: string, process?: ShoalProcess, timeoutMs = 30_000): Promise<void> {
+export async function untilApproved(api: NodeReader, nodeId: string, process?: ShoalProcess, timeoutMs = 30_000): Promise<void> {
   await waitFor(
     async () => (await api.node(nodeId))?.Node?.Membership === "APPROVED",
     timeoutMs,
