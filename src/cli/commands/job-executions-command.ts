@@ -5,9 +5,9 @@ import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { outputFormat } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
-import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal job executions --help";
 /** Bacalhau's `job executions` page size. */
@@ -70,8 +70,7 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
     console.log(JOB_EXECUTIONS_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job executions takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "executions", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
   const order = listOrder(values, HELP_REF);

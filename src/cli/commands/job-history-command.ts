@@ -4,6 +4,7 @@ import { dateTime, historyEventText, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { outputFormat } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
@@ -54,8 +55,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     console.log(JOB_HISTORY_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job history takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "history", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const eventType = values["event-type"];
   if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
