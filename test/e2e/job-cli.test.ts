@@ -7,6 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
 import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-process.ts";
@@ -59,11 +60,7 @@ beforeAll(async () => {
   const natsPort = await freePort();
   serve = ShoalProcess.start([
     "serve",
-    "-c", `DataDir=${dataDir}`,
-    "-c", "API.Host=127.0.0.1",
-    "-c", `API.Port=${apiPort}`,
-    "-c", "Orchestrator.Host=127.0.0.1",
-    "-c", `Orchestrator.Port=${natsPort}`,
+    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
     "-c", `API.Auth.Users=${JSON.stringify(USERS)}`,
     "-c", "Logging.Level=warn",
   ]);

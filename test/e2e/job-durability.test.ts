@@ -8,6 +8,7 @@ import { startComputeProcess, untilApproved } from "../support/compute-processes
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { firstExecutionIn, settled, untilExecutions } from "../support/job-waits.ts";
 import { containersOf, removeContainersOf } from "../support/node-containers.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -29,15 +30,7 @@ let natsPort = 0;
 let serve: ShoalProcess | undefined;
 let compute: ShoalProcess | undefined;
 
-const serveArgs = () => [
-  "serve",
-  "-c", `DataDir=${dataDir}`,
-  "-c", "NodeID=node-0",
-  "-c", "API.Host=127.0.0.1",
-  "-c", `API.Port=${apiPort}`,
-  "-c", "Orchestrator.Host=127.0.0.1",
-  "-c", `Orchestrator.Port=${natsPort}`,
-];
+const serveArgs = () => ["serve", ...localOrchestratorFlags({ dataDir, apiPort, natsPort }), "-c", "NodeID=node-0"];
 async function startServe(): Promise<ShoalProcess> {
   serve = ShoalProcess.start(serveArgs());
   await serve.waitForOutput("orchestrator node-0 is running", 60_000);
