@@ -54,9 +54,11 @@ export class JobApiClient {
     return (await this.call("GET", `${JOBS}/${jobId}?include=executions,history`)).body;
   }
 
-  /** GET /jobs/{id}/executions: its first page. */
+  /** GET /jobs/{id}/executions, which must answer: its first page. */
   async executions(jobId: string): Promise<Body[]> {
-    return ((await this.call("GET", `${JOBS}/${jobId}/executions`)).body?.Items ?? []) as Body[];
+    const res = await this.call("GET", `${JOBS}/${jobId}/executions`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.Items as Body[];
   }
 
   /** Every history entry of the job, all pages. */
