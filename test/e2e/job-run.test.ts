@@ -11,8 +11,7 @@ import { firstExecutionIn, settled, untilExecutions } from "../support/job-waits
 import { containersOf, removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
-import type { ShoalProcess } from "../support/shoal-process.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * A submitted job runs, end to end: the orchestrator (with its own NATS) places it, a real
