@@ -1,15 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { startComputeProcess, untilApproved } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { firstExecutionIn, settled, untilExecutions } from "../support/job-waits.ts";
+import { removeContainersOf } from "../support/node-containers.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { shellJob } from "../support/shell-job.ts";
+import type { ShoalProcess } from "../support/shoal-process.ts";
 import { SWAGGER_PATH, SwaggerValidator } from "../support/swagger-validator.ts";
 
 /**
@@ -23,58 +25,36 @@ import { SWAGGER_PATH, SwaggerValidator } from "../support/swagger-validator.ts"
  */
 const KEY = "webui-key-0123456789abcdefghijklmn";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
-const docker = new Docker();
 const nodeId = `wu-${randomUUID().slice(0, 8)}`;
 const api = "/api/v1/orchestrator/jobs";
 let image = "";
 let orchestrator: RunningOrchestrator;
 let compute: ShoalProcess | undefined;
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, options: { body?: unknown; anonymous?: boolean } = {}): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: {
-      ...(options.anonymous ? {} : { authorization: `Bearer ${KEY}` }),
-      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
+const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
 /** What the WebUI does: a GET without credentials. */
 const read = async (path: string): Promise<Body> => {
-  const res = await call("GET", path, { anonymous: true });
+  const res = await jobs.call("GET", path, undefined, null);
   expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body;
 };
+/** Jobs and executions as the WebUI reads them. */
+const webui = {
+  job: (id: string) => read(`${api}/${id}?include=executions,history`),
+  executions: async (id: string) => (await read(`${api}/${id}/executions`)).Items as Body[],
+};
 
 const batch = (command: string, extra: Record<string, unknown> = {}) => ({
-  Type: "batch",
+  ...shellJob(image, command, { resources: { CPU: "100m", Memory: "16Mb" } }),
   Labels: { team: "webui", purpose: "contract" },
   Meta: { owner: "contract-test" },
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "100m", Memory: "16Mb" } }],
   ...extra,
 });
 const putResponses: Body[] = [];
 async function submit(spec: unknown): Promise<string> {
-  const res = await call("PUT", api, { body: { Job: spec } });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  putResponses.push(res.body);
-  return res.body.JobID as string;
-}
-async function settled(jobId: string, states: readonly string[]): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => {
-      last = await read(`${api}/${jobId}?include=executions,history`);
-      return states.includes(last.Job?.State?.StateType);
-    },
-    60_000,
-    () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`,
-  );
-  return last;
+  const body = await jobs.put(spec);
+  putResponses.push(body);
+  return body.JobID as string;
 }
 
 /**
@@ -103,48 +83,34 @@ let stopResponse: Body = {};
 beforeAll(async () => {
   started = Date.now();
   image = await dockerTestImage();
-  const config: ShoalConfig = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-wu-orch-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "API.Auth.Users": USERS,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
-  orchestrator = await startOrchestrator(config, silentLogger);
-  compute = ShoalProcess.start([
-    "compute", "--node-id", nodeId,
-    "-c", `DataDir=${tempDir(`shoal-wu-${nodeId}-`)}`,
-    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-    "-c", "Compute.Heartbeat.Interval=500ms",
-    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-    "-c", "Compute.AllocatedCapacity.CPU=1",
-    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-    "-c", "Compute.Docker.StopGracePeriod=1s",
-  ]);
-  await waitFor(async () => (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Membership === "APPROVED", 30_000, () => "compute node approved");
+  orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-wu-orch-", { "API.Auth.Users": USERS }), silentLogger);
+  compute = startComputeProcess({
+    nodeId,
+    dataDir: tempDir(`shoal-wu-${nodeId}-`),
+    orchestrators: orchestrator.natsUrl,
+    token: orchestrator.joinToken.token,
+    settings: ["Compute.Docker.StopGracePeriod=1s"],
+  });
+  await untilApproved(jobs, nodeId, compute);
 
   completed = await submit(batch("echo hello; echo oops >&2", { Name: "webui-completed" }));
   failed = await submit(batch("exit 3", { Name: "webui-failed" }));
-  completedView = await settled(completed, ["Completed", "Failed"]);
-  await settled(failed, ["Completed", "Failed"]);
+  completedView = await settled(webui, completed, ["Completed", "Failed"]);
+  await settled(webui, failed, ["Completed", "Failed"]);
   stopped = await submit(batch("sleep 30", { Name: "webui-stopped" }));
-  await waitFor(async () => (await read(`${api}/${stopped}/executions`)).Items?.[0]?.ComputeState?.StateType === 6, 30_000, () => "sleep 30 running");
-  const stop = await call("DELETE", `${api}/${stopped}?reason=${encodeURIComponent("User requested stop")}`);
+  await untilExecutions(webui, stopped, firstExecutionIn(6), "sleep 30 running");
+  const stop = await jobs.stop(stopped, "User requested stop");
   expect(stop.status, JSON.stringify(stop.body)).toBe(200);
   stopResponse = stop.body;
-  await settled(stopped, ["Stopped"]);
+  await settled(webui, stopped, ["Stopped"]);
   // The node reports the cancelled container after the stop is acknowledged.
-  await waitFor(async () => (await read(`${api}/${stopped}/executions`)).Items?.[0]?.ComputeState?.StateType === 11, 30_000, () => "stopped execution Cancelled");
+  await untilExecutions(webui, stopped, firstExecutionIn(11), "stopped execution Cancelled");
 }, 180_000);
 
 afterAll(async () => {
   if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
   await orchestrator?.stop();
-  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  await removeContainersOf(nodeId);
 });
 
 describe.skipIf(!swagger)("responses conform to Bacalhau's swagger", () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../support/fixtures.ts";
+import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
@@ -20,14 +21,7 @@ afterAll(async () => {
 async function devstack(dataDir: string, env: Record<string, string> = {}) {
   const apiPort = await freePort();
   const p = ShoalProcess.start(
-    [
-      "devstack", "--compute", "1",
-      "-c", `DataDir=${dataDir}`,
-      "-c", "API.Host=127.0.0.1",
-      "-c", `API.Port=${apiPort}`,
-      "-c", "Orchestrator.Host=127.0.0.1",
-      "-c", `Orchestrator.Port=${await freePort()}`,
-    ],
+    ["devstack", "--compute", "1", ...localOrchestratorFlags({ dataDir, apiPort, natsPort: await freePort() })],
     env,
   );
   processes.push(p);

@@ -2,13 +2,14 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
+import { startComputeProcess } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
+import { removeContainersOf } from "../support/node-containers.ts";
 import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 /**
@@ -17,7 +18,6 @@ import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-pro
  */
 const KEY = "job-cli-key-0123456789abcdefghijkl";
 const USERS = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
-const docker = new Docker();
 const nodeId = `jc-${randomUUID().slice(0, 8)}`;
 const dataDir = tempDir("shoal-jc-orch-");
 let image = "";
@@ -60,36 +60,25 @@ beforeAll(async () => {
   const natsPort = await freePort();
   serve = ShoalProcess.start([
     "serve",
-    "-c", `DataDir=${dataDir}`,
-    "-c", "API.Host=127.0.0.1",
-    "-c", `API.Port=${apiPort}`,
-    "-c", "Orchestrator.Host=127.0.0.1",
-    "-c", `Orchestrator.Port=${natsPort}`,
+    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
     "-c", `API.Auth.Users=${JSON.stringify(USERS)}`,
     "-c", "Logging.Level=warn",
   ]);
   await serve.waitForOutput("is running", 60_000);
-  compute = ShoalProcess.start(
-    [
-      "compute", "--node-id", nodeId,
-      "-c", `DataDir=${tempDir("shoal-jc-compute-")}`,
-      "-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
-      "-c", "Compute.Heartbeat.Interval=500ms",
-      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-      "-c", "Compute.AllocatedCapacity.CPU=1",
-      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-      "-c", "Compute.Docker.StopGracePeriod=1s",
-      "-c", "Logging.Level=warn",
-    ],
-    { SHOAL_COMPUTE_AUTH_TOKEN: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim() },
-  );
+  compute = startComputeProcess({
+    nodeId,
+    dataDir: tempDir("shoal-jc-compute-"),
+    orchestrators: `nats://127.0.0.1:${natsPort}`,
+    settings: ["Compute.Docker.StopGracePeriod=1s", "Logging.Level=warn"],
+    env: { SHOAL_COMPUTE_AUTH_TOKEN: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim() },
+  });
   await waitFor(async () => (await get(`/api/v1/orchestrator/nodes`)).Nodes.some((n: Body) => n.Info.NodeID === nodeId && n.Membership === "APPROVED" && n.Health === "HEALTHY"), 30_000, () => "compute node approved and healthy");
 }, 120_000);
 
 afterAll(async () => {
   if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
   if (serve && serve.child.exitCode === null) await serve.kill("SIGTERM");
-  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  await removeContainersOf(nodeId);
 });
 
 describe("shoal docker run", () => {

@@ -4,10 +4,16 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
+import { startComputeProcess, untilApproved } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
+import { firstExecutionIn, settled, untilExecutions } from "../support/job-waits.ts";
+import { containersOf, removeContainersOf } from "../support/node-containers.ts";
 import { freePort } from "../support/nats-server.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { shellJob } from "../support/shell-job.ts";
+import { ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * An orchestrator killed with SIGKILL mid-job loses nothing: real `shoal serve` and `shoal
@@ -24,17 +30,7 @@ let natsPort = 0;
 let serve: ShoalProcess | undefined;
 let compute: ShoalProcess | undefined;
 
-type Body = Record<string, any>;
-
-const serveArgs = () => [
-  "serve",
-  "-c", `DataDir=${dataDir}`,
-  "-c", "NodeID=node-0",
-  "-c", "API.Host=127.0.0.1",
-  "-c", `API.Port=${apiPort}`,
-  "-c", "Orchestrator.Host=127.0.0.1",
-  "-c", `Orchestrator.Port=${natsPort}`,
-];
+const serveArgs = () => ["serve", ...localOrchestratorFlags({ dataDir, apiPort, natsPort }), "-c", "NodeID=node-0"];
 async function startServe(): Promise<ShoalProcess> {
   serve = ShoalProcess.start(serveArgs());
   await serve.waitForOutput("orchestrator node-0 is running", 60_000);
@@ -42,39 +38,13 @@ async function startServe(): Promise<ShoalProcess> {
 }
 const adminKey = () => readFileSync(join(dataDir, "credentials", "api-admin-key"), "utf8").trim();
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminKey()}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
-/** A GET that an orchestrator being restarted may not answer yet. */
-const tryCall = (path: string) => call("GET", path).catch(() => ({ status: 0, body: {} as Body }));
-
-const batch = (command: string) => ({
-  Type: "batch",
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" } }],
-});
-async function submit(spec: unknown): Promise<string> {
-  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: spec });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
-async function settled(jobId: string, states: readonly string[], timeoutMs = 60_000): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => {
-      last = (await tryCall(`/api/v1/orchestrator/jobs/${jobId}?include=executions,history`)).body;
-      return states.includes(last.Job?.State?.StateType);
-    },
-    timeoutMs,
-    () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`,
-  );
-  return last;
-}
+const jobs = new JobApiClient(() => `http://127.0.0.1:${apiPort}`, adminKey);
+/** Reads that an orchestrator being restarted may not answer yet. */
+const whileRestarting = {
+  job: (jobId: string) => jobs.job(jobId).catch((): Body => ({})),
+  node: (nodeId: string) => jobs.node(nodeId).catch((): Body => ({})),
+};
+const batch = (command: string) => shellJob(image, command);
 
 /** How many containers of this test's node the engine started since `since` (Unix seconds): a counter no restart can fool. */
 async function containerStarts(executionId: string, since: number): Promise<number> {
@@ -110,7 +80,7 @@ function expectWholeHistory(history: Body[], executionId: string): void {
   for (let i = 1; i < states.length; i++) expect(states[i]!, `execution states ${states.join(",")}`).toBeGreaterThan(states[i - 1]!);
 }
 
-const containers = () => docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } });
+const containers = () => containersOf(nodeId);
 
 beforeAll(async () => {
   image = await dockerTestImage();
@@ -118,45 +88,36 @@ beforeAll(async () => {
   natsPort = await freePort();
   await startServe();
   startCompute();
-  await waitFor(async () => (await tryCall(`/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Membership === "APPROVED", 30_000, () => "compute node approved");
+  await untilApproved(whileRestarting, nodeId, compute);
 }, 120_000);
 
 const computeDataDir = tempDir(`shoal-jd-${nodeId}-`);
 function startCompute(): void {
-  compute = ShoalProcess.start([
-    "compute", "--node-id", nodeId,
-    "-c", `DataDir=${computeDataDir}`,
-    "-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
-    "-c", `Compute.Auth.Token=${readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim()}`,
-    "-c", "Compute.Heartbeat.Interval=500ms",
-    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-    "-c", "Compute.AllocatedCapacity.CPU=1",
-    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-  ]);
+  compute = startComputeProcess({
+    nodeId,
+    dataDir: computeDataDir,
+    orchestrators: `nats://127.0.0.1:${natsPort}`,
+    token: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim(),
+  });
 }
 
 afterAll(async () => {
   if (compute && compute.child.exitCode === null && compute.child.signalCode === null) await compute.kill("SIGTERM");
   if (serve && serve.child.exitCode === null && serve.child.signalCode === null) await serve.kill("SIGTERM");
-  for (const c of await containers()) await docker.getContainer(c.Id).remove({ force: true });
+  await removeContainersOf(nodeId);
 });
 
 describe("an orchestrator killed with SIGKILL loses no job", () => {
   it("mid-job, its execution Running in Docker: after the restart the job completes once, its output and history whole", async () => {
     const since = Math.floor(Date.now() / 1000) - 1;
-    const jobId = await submit(batch("sleep 3; echo survived"));
-    let executionId = "";
-    await waitFor(async () => {
-      const items = (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items as Body[] | undefined;
-      executionId = items?.[0]?.ID ?? "";
-      return items?.[0]?.ComputeState?.StateType === 6;
-    }, 30_000, () => "execution Running");
+    const jobId = await jobs.submit(batch("sleep 3; echo survived"));
+    const executionId = (await untilExecutions(jobs, jobId, firstExecutionIn(6), "execution Running"))[0]!.ID as string;
     expect((await containers()).filter((c) => c.State === "running").map((c) => c.Labels["shoal.execution"])).toEqual([executionId]);
 
     await serve!.kill("SIGKILL");
     await startServe();
 
-    const got = await settled(jobId, ["Completed", "Failed"]);
+    const got = await settled(whileRestarting, jobId, ["Completed", "Failed"]);
     expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
     expect(got.Executions.Items.map((e: Body) => e.ID)).toEqual([executionId]);
     expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "survived\n", ExitCode: 0 });
@@ -166,12 +127,12 @@ describe("an orchestrator killed with SIGKILL loses no job", () => {
 
   it("right after the PUT is acknowledged: after the restart the job still runs, once", async () => {
     const since = Math.floor(Date.now() / 1000) - 1;
-    const jobId = await submit(batch("echo placed-after-restart"));
+    const jobId = await jobs.submit(batch("echo placed-after-restart"));
     await serve!.kill("SIGKILL");
     const killedAt = Date.now();
     await startServe();
 
-    const got = await settled(jobId, ["Completed", "Failed"]);
+    const got = await settled(whileRestarting, jobId, ["Completed", "Failed"]);
     expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
     expect(got.Executions.Items).toHaveLength(1);
     const executionId = got.Executions.Items[0].ID as string;
@@ -188,19 +149,19 @@ describe("an orchestrator killed with SIGKILL loses no job", () => {
     // killed, so its restart does not replay the ExecutionCreated step.
     await compute!.kill("SIGKILL");
     const since = Math.floor(Date.now() / 1000) - 1;
-    const jobId = await submit(batch("echo sent-again"));
-    await waitFor(async () => (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items?.[0]?.ComputeState?.StateType === 1, 30_000, () => "execution New");
+    const jobId = await jobs.submit(batch("echo sent-again"));
+    await untilExecutions(jobs, jobId, firstExecutionIn(1), "execution New");
     // The workflow saves its checkpoint after a batch once 1 s has passed since the last save: a
     // later job (one no node matches, so it fails at once) moves it past the ExecutionCreated step.
     await new Promise((r) => setTimeout(r, 1_500));
-    const later = await submit({ ...batch("true"), Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }] });
-    await settled(later, ["Failed"]);
+    const later = await jobs.submit({ ...batch("true"), Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }] });
+    await settled(whileRestarting, later, ["Failed"]);
     await new Promise((r) => setTimeout(r, 500));
     await serve!.kill("SIGKILL");
     startCompute();
     await startServe();
 
-    const got = await settled(jobId, ["Completed", "Failed"]);
+    const got = await settled(whileRestarting, jobId, ["Completed", "Failed"]);
     expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
     expect(got.Executions.Items).toHaveLength(1);
     const executionId = got.Executions.Items[0].ID as string;

@@ -1,16 +1,19 @@
 import { randomUUID } from "node:crypto";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { startComputeProcess, untilApproved } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { runJobLogs } from "../support/job-logs-cli.ts";
-import { freePort } from "../support/nats-server.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { settled, untilExecutions } from "../support/job-waits.ts";
+import { removeContainersOf } from "../support/node-containers.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { shellJob } from "../support/shell-job.ts";
+import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * Job logs end to end: an orchestrator (its own NATS), a real `shoal compute` running the jobs in
@@ -22,30 +25,14 @@ const USERS: AuthUser[] = [
   { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node"] }] },
   { Alias: "nodes", APIKey: NODE_ONLY_KEY, Capabilities: [{ Actions: ["read:node"] }] },
 ];
-const docker = new Docker();
 const nodeId = `jl-${randomUUID().slice(0, 8)}`;
 let image = "";
 let config: ShoalConfig;
 let orchestrator: RunningOrchestrator;
 let compute: ShoalProcess | undefined;
 
-type Body = Record<string, any>;
+const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
 const auth = (key: string | null): Record<string, string> => (key === null ? {} : { authorization: `Bearer ${key}` });
-async function call(method: string, path: string, body?: unknown, key: string | null = KEY): Promise<{ status: number; body: Body; type: string | null; text: string }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { ...auth(key), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let parsed: Body = {};
-  try {
-    parsed = text ? (JSON.parse(text) as Body) : {};
-  } catch {
-    // NDJSON: read from `text`
-  }
-  return { status: res.status, body: parsed, type: res.headers.get("content-type"), text };
-}
 const ndjson = (text: string) =>
   text
     .split("\n")
@@ -71,82 +58,40 @@ function ws(path: string, key: string | null = KEY): Promise<{ messages: { at: n
 }
 const lines = (messages: readonly { body: Body }[]) => messages.map((m) => m.body);
 
-const batch = (command: string, resources: Record<string, string> = { CPU: "250m", Memory: "32Mb" }, timeouts: Record<string, number> = {}) => ({
-  Type: "batch",
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: resources, Timeouts: timeouts }],
-});
-async function submit(spec: unknown): Promise<string> {
-  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: spec });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
-async function settled(jobId: string, states: readonly string[], timeoutMs = 60_000): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => {
-      last = (await call("GET", `/api/v1/orchestrator/jobs/${jobId}?include=executions`)).body;
-      return states.includes(last.Job?.State?.StateType);
-    },
-    timeoutMs,
-    () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`,
-  );
-  return last;
-}
+const batch = (command: string, resources?: Record<string, string>, timeouts: Record<string, number> = {}) => shellJob(image, command, { resources, timeouts });
 /** Bacalhau's execution compute state 6: Running on its node. */
-async function executing(jobId: string): Promise<void> {
-  await waitFor(
-    async () => ((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items as Body[] | undefined)?.some((e) => e.ComputeState?.StateType === 6) === true,
-    60_000,
-    () => `an execution of ${jobId} running`,
-  );
-}
+const executing = (jobId: string) => untilExecutions(jobs, jobId, (executions) => executions.some((e) => e.ComputeState?.StateType === 6), `an execution of ${jobId} running`, 60_000);
 const cli = (...args: string[]) => runJobLogs([...args, "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY]);
 const out = (type: number, line: string) => ({ value: { Type: type, Line: line } });
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-jl-orch-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "API.Auth.Users": USERS,
-    "API.Auth.AnonymousAccess": "none",
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
+  config = await ownNatsOrchestratorConfig("shoal-jl-orch-", { "API.Auth.Users": USERS, "API.Auth.AnonymousAccess": "none" });
   orchestrator = await startOrchestrator(config, silentLogger);
-  compute = ShoalProcess.start([
-    "compute", "--node-id", nodeId,
-    "-c", `DataDir=${tempDir(`shoal-jl-${nodeId}-`)}`,
-    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-    "-c", "Compute.Heartbeat.Interval=500ms",
-    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-    "-c", "Compute.AllocatedCapacity.CPU=2",
-    "-c", "Compute.AllocatedCapacity.Memory=512Mi",
-    "-c", "Compute.Docker.StopGracePeriod=1s",
-  ]);
-  await waitFor(
-    async () => (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Membership === "APPROVED",
-    30_000,
-    () => `compute node approved; its stderr: ${compute?.stderr.slice(-2000)}`,
-  );
+  compute = startComputeProcess({
+    nodeId,
+    dataDir: tempDir(`shoal-jl-${nodeId}-`),
+    orchestrators: orchestrator.natsUrl,
+    token: orchestrator.joinToken.token,
+    cpu: "2",
+    memory: "512Mi",
+    settings: ["Compute.Docker.StopGracePeriod=1s"],
+  });
+  await untilApproved(jobs, nodeId, compute);
 }, 120_000);
 
 afterAll(async () => {
   if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
   await orchestrator?.stop();
-  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  await removeContainersOf(nodeId);
 });
 
 describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
   it("a finished job: its output over HTTP (NDJSON) and WebSocket in Bacalhau's messages, stdout then stderr, tagged; tail; the CLI", async () => {
-    const jobId = await submit(batch("echo out1; echo err1 >&2; echo out2"));
-    await settled(jobId, ["Completed"]);
+    const jobId = await jobs.submit(batch("echo out1; echo err1 >&2; echo out2"));
+    await settled(jobs, jobId, ["Completed"]);
     const expected = [out(1, "out1\n"), out(1, "out2\n"), out(2, "err1\n")];
-    const http = await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`);
+    const http = await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`);
     expect(http.status).toBe(200);
     expect(http.type).toContain("application/x-ndjson");
     expect(ndjson(http.text)).toEqual(expected);
@@ -154,21 +99,21 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     expect(socket).toMatchObject({ code: 1000 });
     expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual(expected);
     // tail N: the last N lines; tail=true (Bacalhau's): only what comes from now on, so nothing of a finished job.
-    expect(ndjson((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=2`)).text)).toEqual(expected.slice(1));
-    expect(ndjson((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=true&follow=true`)).text)).toEqual([]);
-    const executionId = (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items[0].ID as string;
-    expect(ndjson((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?execution_id=${executionId}`)).text)).toEqual(expected);
+    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=2`)).text)).toEqual(expected.slice(1));
+    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=true&follow=true`)).text)).toEqual([]);
+    const executionId = (await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items[0].ID as string;
+    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?execution_id=${executionId}`)).text)).toEqual(expected);
     const printed = await cli(jobId);
     expect(printed).toMatchObject({ code: 0, stdout: "out1\nout2\n", stderr: "err1\n" });
   }, 120_000);
 
   it("follow on a running job: lines as they come, over WebSocket, HTTP and the CLI, each ending when the execution ends", async () => {
     // The readers connect during the first sleep, before the first line.
-    const jobId = await submit(batch("sleep 3; for i in 1 2 3; do echo $i; sleep 1; done"));
+    const jobId = await jobs.submit(batch("sleep 3; for i in 1 2 3; do echo $i; sleep 1; done"));
     await executing(jobId);
     const path = `/api/v1/orchestrator/jobs/${jobId}/logs?follow=true`;
-    const [socket, http, printed] = await Promise.all([ws(path), call("GET", path), cli(jobId, "--follow")]);
-    const done = await settled(jobId, ["Completed", "Failed"]);
+    const [socket, http, printed] = await Promise.all([ws(path), jobs.call("GET", path), cli(jobId, "--follow")]);
+    const done = await settled(jobs, jobId, ["Completed", "Failed"]);
     expect(done.Job.State.StateType).toBe("Completed");
     expect(socket).toMatchObject({ code: 1000 });
     const messages = (socket as { messages: { at: number; body: Body }[] }).messages;
@@ -181,9 +126,9 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
   }, 120_000);
 
   it("tail on a running job with follow: the last lines so far, stderr tagged, then what follows", async () => {
-    const jobId = await submit(batch("echo l1; sleep 1; echo l2 >&2; sleep 1; echo l3; sleep 4; echo l4"));
+    const jobId = await jobs.submit(batch("echo l1; sleep 1; echo l2 >&2; sleep 1; echo l3; sleep 4; echo l4"));
     await executing(jobId);
-    await waitFor(async () => ndjson((await call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`)).text).length === 3, 20_000, () => "three lines written");
+    await waitFor(async () => ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`)).text).length === 3, 20_000, () => "three lines written");
     // Docker orders the two streams' lines as its log received them: a second apart, l1, l2 and l3 come in order.
     const socket = await ws(`/api/v1/orchestrator/jobs/${jobId}/logs?tail=2&follow=true`);
     expect(socket).toMatchObject({ code: 1000 });
@@ -191,12 +136,12 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
   }, 120_000);
 
   it("refused: no credentials (401), without read:job (403), a bad query (400), an unknown job (404), a job without executions (409)", async () => {
-    const jobId = await submit(batch("echo hi"));
-    await settled(jobId, ["Completed"]);
+    const jobId = await jobs.submit(batch("echo hi"));
+    await settled(jobs, jobId, ["Completed"]);
     const path = `/api/v1/orchestrator/jobs/${jobId}/logs`;
-    expect((await call("GET", path, undefined, null)).status).toBe(401);
+    expect((await jobs.call("GET", path, undefined, null)).status).toBe(401);
     expect(await ws(path, null)).toMatchObject({ refused: 401 });
-    expect((await call("GET", path, undefined, NODE_ONLY_KEY)).status).toBe(403);
+    expect((await jobs.call("GET", path, undefined, NODE_ONLY_KEY)).status).toBe(403);
     expect(await ws(path, NODE_ONLY_KEY)).toMatchObject({ refused: 403 });
 
     for (const [query, words] of [
@@ -204,7 +149,7 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
       ["tail=20000", "at most 10000 lines"],
       ["follow=maybe", "follow"],
     ] as const) {
-      const res = await call("GET", `${path}?${query}`);
+      const res = await jobs.call("GET", `${path}?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.Message, query).toContain(words);
       const refused = await ws(`${path}?${query}`);
@@ -212,17 +157,17 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
       expect((refused as { body: string }).body).toContain(words);
     }
 
-    const unknown = await call("GET", `/api/v1/orchestrator/jobs/j-${randomUUID()}/logs`);
+    const unknown = await jobs.call("GET", `/api/v1/orchestrator/jobs/j-${randomUUID()}/logs`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.Message).toContain("job not found");
     expect(await ws(`/api/v1/orchestrator/jobs/j-${randomUUID()}/logs`)).toMatchObject({ refused: 404 });
-    const otherExecution = await call("GET", `${path}?execution_id=e-${randomUUID()}`);
+    const otherExecution = await jobs.call("GET", `${path}?execution_id=e-${randomUUID()}`);
     expect(otherExecution.status).toBe(404);
     expect(otherExecution.body.Message).toContain(`in job ${jobId}`);
 
-    const queued = await submit(batch("true", { CPU: "8", Memory: "32Mb" }, { QueueTimeout: 600 }));
-    await settled(queued, ["Queued"]);
-    const none = await call("GET", `/api/v1/orchestrator/jobs/${queued}/logs`);
+    const queued = await jobs.submit(batch("true", { CPU: "8", Memory: "32Mb" }, { QueueTimeout: 600 }));
+    await settled(jobs, queued, ["Queued"]);
+    const none = await jobs.call("GET", `/api/v1/orchestrator/jobs/${queued}/logs`);
     expect(none.status).toBe(409);
     expect(none.body.Message).toBe(`job ${queued} has no executions yet (it is Queued): there is no output to read until it is placed on a node`);
     const printed = await cli(queued);
@@ -234,7 +179,7 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
   }, 120_000);
 
   it("is in the OpenAPI document, with its parameters", async () => {
-    const doc = (await call("GET", "/api/v1/openapi.json")).body;
+    const doc = (await jobs.call("GET", "/api/v1/openapi.json")).body;
     const op = doc.paths["/api/v1/orchestrator/jobs/{id}/logs"]?.get as Body;
     expect(op.operationId).toBe("orchestrator/logs");
     expect((op.parameters as Body[]).map((p) => p.name).sort()).toEqual(["execution_id", "follow", "id", "tail"]);
@@ -244,7 +189,7 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
 // Last: it stops the orchestrator.
 describe("an orchestrator that stops", () => {
   it("ends its open log streams with an error message and a normal close, rather than holding its stop or cutting them off", async () => {
-    const jobId = await submit(batch("echo started; sleep 60"));
+    const jobId = await jobs.submit(batch("echo started; sleep 60"));
     await executing(jobId);
     const received: Body[] = [];
     const socket = new WebSocket(`${orchestrator.apiUrl.replace(/^http/, "ws")}/api/v1/orchestrator/jobs/${jobId}/logs?follow=true`, { headers: auth(KEY) });

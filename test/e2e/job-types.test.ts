@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { startComputeProcess, untilApproved } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { executionsOf, inState, until } from "../support/job-waits.ts";
+import { containersOf, removeContainersOf } from "../support/node-containers.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { shellJob } from "../support/shell-job.ts";
+import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * Job types and retries end to end, as job-run.test.ts runs jobs: the orchestrator with its own
@@ -21,7 +23,6 @@ import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
  */
 const KEY = "types-key-0123456789abcdefghijklmno";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
-const docker = new Docker();
 const suffix = randomUUID().slice(0, 8);
 const broken = `a-broken-${suffix}`;
 const good = [`b-good-${suffix}`, `c-good-${suffix}`];
@@ -30,107 +31,51 @@ let image = "";
 let orchestrator: RunningOrchestrator;
 const computes: ShoalProcess[] = [];
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
+const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
 
-const job = (type: string, command: string, constraints: { Key: string; Operator: string; Values: string[] }[] = []) => ({
-  Type: type,
-  Constraints: constraints,
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" } }],
-});
+const job = (type: string, command: string, constraints: { Key: string; Operator: string; Values: string[] }[] = []) => shellJob(image, command, { type, constraints });
 const onGood = [{ Key: "role", Operator: "=", Values: ["good"] }];
 
-async function submit(spec: unknown): Promise<string> {
-  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: spec });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
-async function until(jobId: string, check: (job: Body) => boolean, what: string, timeoutMs = 60_000): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => check((last = (await call("GET", `/api/v1/orchestrator/jobs/${jobId}?include=executions,history&limit=100`)).body)),
-    timeoutMs,
-    () => `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(last.Executions?.Items?.map((e: Body) => [e.NodeID, e.ComputeState]))}`,
-  );
-  return last;
-}
-const ended = (job: Body) => ["Completed", "Failed", "Stopped"].includes(job.Job?.State?.StateType);
-const executionsOf = (job: Body): Body[] => job.Executions?.Items ?? [];
+const ended = inState("Completed", "Failed", "Stopped");
 const RUNNING = 6;
 const COMPLETED = 9;
 const FAILED = 10;
 const CANCELLED = 11;
 
 /** A `shoal compute` process joined to this test's orchestrator: 1 CPU, 256 MiB, fast heartbeats. */
-function startCompute(id: string, role: string, env: Record<string, string> = {}, config: string[] = []): ShoalProcess {
-  const p = ShoalProcess.start(
-    [
-      "compute", "--node-id", id,
-      "-c", `DataDir=${tempDir(`shoal-jt-${id}-`)}`,
-      "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-      "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-      "-c", "Compute.Heartbeat.Interval=500ms",
-      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-      "-c", "Compute.AllocatedCapacity.CPU=1",
-      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-      "-c", "Compute.Docker.StopGracePeriod=1s",
-      "-c", `Labels=role=${role}`,
-      ...config,
-    ],
+function startCompute(id: string, role: string, env: Record<string, string> = {}, settings: string[] = []): ShoalProcess {
+  const p = startComputeProcess({
+    nodeId: id,
+    dataDir: tempDir(`shoal-jt-${id}-`),
+    orchestrators: orchestrator.natsUrl,
+    token: orchestrator.joinToken.token,
+    settings: ["Compute.Docker.StopGracePeriod=1s", `Labels=role=${role}`, ...settings],
     env,
-  );
+  });
   computes.push(p);
   return p;
 }
-async function approved(id: string): Promise<void> {
-  await waitFor(
-    async () => {
-      const node = (await call("GET", `/api/v1/orchestrator/nodes/${id}`)).body;
-      return (node?.Node ?? node)?.Membership === "APPROVED";
-    },
-    30_000,
-    () => `node ${id} approved`,
-  );
-}
-const containersOf = (nodeId: string) => docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } });
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  const config: ShoalConfig = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-jt-orch-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "API.Auth.Users": USERS,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
+  const config = await ownNatsOrchestratorConfig("shoal-jt-orch-", { "API.Auth.Users": USERS });
   orchestrator = await startOrchestrator(config, silentLogger);
   // It pulls images, so its bid does not ask the engine for the image: it bids, and fails the run.
-  startCompute(broken, "broken", { DOCKER_HOST: `unix://${tempDir("shoal-jt-nodocker-")}/docker.sock` }, ["-c", "Compute.Docker.AllowPull=true"]);
+  startCompute(broken, "broken", { DOCKER_HOST: `unix://${tempDir("shoal-jt-nodocker-")}/docker.sock` }, ["Compute.Docker.AllowPull=true"]);
   for (const id of good) startCompute(id, "good");
-  for (const id of [broken, ...good]) await approved(id);
+  for (const id of [broken, ...good]) await untilApproved(jobs, id);
 }, 120_000);
 
 afterAll(async () => {
   for (const p of computes) if (p.child.exitCode === null) await p.kill("SIGTERM");
   await orchestrator?.stop();
-  for (const id of [broken, ...good, late]) for (const c of await containersOf(id)) await docker.getContainer(c.Id).remove({ force: true });
+  await removeContainersOf(broken, ...good, late);
 });
 
 describe("retries of a batch job", () => {
   it("an execution that fails on one node is retried on another, where the job completes", async () => {
-    const jobId = await submit(job("batch", "echo ran $BACALHAU_JOB_TYPE partition $BACALHAU_PARTITION_INDEX"));
-    const got = await until(jobId, ended, "the job ended");
+    const jobId = await jobs.submit(job("batch", "echo ran $BACALHAU_JOB_TYPE partition $BACALHAU_PARTITION_INDEX"));
+    const got = await until(jobs, jobId, ended, "the job ended");
     expect(got.Job.State.StateType).toBe("Completed");
     const [first, retry] = executionsOf(got) as [Body, Body];
     expect(executionsOf(got)).toHaveLength(2);
@@ -143,8 +88,8 @@ describe("retries of a batch job", () => {
   }, 90_000);
 
   it("a job failing everywhere ends Failed after bounded retries (twice per node), naming the last failure and its exit code", async () => {
-    const jobId = await submit(job("batch", "echo broken >&2; exit 3", onGood));
-    const got = await until(jobId, ended, "the job ended");
+    const jobId = await jobs.submit(job("batch", "echo broken >&2; exit 3", onGood));
+    const got = await until(jobs, jobId, ended, "the job ended");
     expect(got.Job.State.StateType).toBe("Failed");
     const executions = executionsOf(got);
     expect(executions).toHaveLength(4);
@@ -159,15 +104,15 @@ describe("retries of a batch job", () => {
 
 describe("ops jobs", () => {
   it("run once on every matching node, and complete", async () => {
-    const jobId = await submit(job("ops", "echo $BACALHAU_JOB_TYPE", onGood));
-    const got = await until(jobId, ended, "the ops job ended");
+    const jobId = await jobs.submit(job("ops", "echo $BACALHAU_JOB_TYPE", onGood));
+    const got = await until(jobs, jobId, ended, "the ops job ended");
     expect(got.Job.State.StateType).toBe("Completed");
     expect(executionsOf(got).map((e) => [e.NodeID, e.ComputeState.StateType, e.RunOutput?.Stdout]).sort()).toEqual(good.map((id) => [id, COMPLETED, "ops\n"]));
   }, 60_000);
 
   it("fail once every execution ended if one failed (Bacalhau's message), and are not retried", async () => {
-    const jobId = await submit(job("ops", "echo ok"));
-    const got = await until(jobId, ended, "the ops job ended");
+    const jobId = await jobs.submit(job("ops", "echo ok"));
+    const got = await until(jobs, jobId, ended, "the ops job ended");
     expect(got.Job.State.StateType).toBe("Failed");
     expect(got.Job.State.Message).toMatch(new RegExp(`^Job failed because one or more executions failed: execution e-[0-9a-f-]+ on node ${broken} failed: `));
     const states = Object.fromEntries(executionsOf(got).map((e) => [e.NodeID, e.ComputeState.StateType]));
@@ -177,16 +122,16 @@ describe("ops jobs", () => {
 
 describe("daemon jobs", () => {
   it("run on each matching node, and on one that joins later; never complete; stopped, every container goes", async () => {
-    const jobId = await submit(job("daemon", "echo up; sleep 600", onGood));
+    const jobId = await jobs.submit(job("daemon", "echo up; sleep 600", onGood));
     const running = (n: number) => (j: Body) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === n;
-    const two = await until(jobId, running(2), "running on both good nodes");
+    const two = await until(jobs, jobId, running(2), "running on both good nodes");
     expect(executionsOf(two).map((e) => e.NodeID).sort()).toEqual(good);
     startCompute(late, "good");
-    const three = await until(jobId, running(3), "running on the node that joined");
+    const three = await until(jobs, jobId, running(3), "running on the node that joined");
     expect(executionsOf(three).map((e) => e.NodeID).sort()).toEqual([...good, late]);
     expect(three.Job.State.StateType).toBe("Running");
-    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=enough`)).status).toBe(200);
-    await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === CANCELLED), "every execution cancelled", 30_000);
+    expect((await jobs.stop(jobId, "enough")).status).toBe(200);
+    await until(jobs, jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === CANCELLED), "every execution cancelled", 30_000);
     for (const id of [...good, late]) await waitFor(async () => (await containersOf(id)).length === 0, 30_000, () => `containers on ${id} removed`);
   }, 90_000);
 });

@@ -1,24 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExecutionReportHandler } from "../../src/actors/execution-report-handler.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { decode, encode } from "../../src/transport/codec.ts";
 import { ProtocolResponse } from "../../src/transport/messages.ts";
-import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
-import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
-import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOrCreateOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { executionReportSubject, executionWorkSubject } from "../../src/transport/subjects.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
+import { silentLogger } from "../support/fixtures.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { OwnNatsLogins } from "../support/own-nats-logins.ts";
 import { RecordingExecutionReports } from "../support/recording-execution-reports.ts";
-import { testAgent } from "../support/test-agent.ts";
+import { startJoinedAgents } from "../support/test-agent.ts";
 
 /**
  * The work protocol on the orchestrator's own nats-server, as a hostile node meets it: a node may
@@ -30,44 +24,18 @@ let orchestrator: RunningOrchestrator;
 let reports: RecordingExecutionReports;
 let handler: ExecutionReportHandler;
 const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
-const open: NatsConnection[] = [];
 
-const login = async (options: Partial<ConnectionOptions>): Promise<NatsConnection> => {
-  const nc = await connect({ servers: orchestrator.natsUrl, reconnect: false, ...options });
-  open.push(nc);
-  return nc;
-};
-const asNode = (id: string) => {
-  const { dataDir } = agents[id]!;
-  const jwt = readFileSync(join(dataDir, "credentials", `${id}.jwt`), "utf8").trim();
-  return login({ authenticator: jwtLogin(jwt, loadOrCreateNodeKey(dataDir, id)), inboxPrefix: `_INBOX_NODE.${id}` });
-};
-const asOrchestrator = () => {
-  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
-  const key = newNkey("user");
-  return login({ authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
-};
+const nats = new OwnNatsLogins(() => ({ running: orchestrator, dataDir: config.DataDir }));
+const asNode = (id: string) => nats.asNode(id, agents[id]!.dataDir);
+const asOrchestrator = () => nats.asOrchestrator();
 const started = (nodeId: string, executionId: string) => ({ Type: "ExecutionStarted", MessageID: randomUUID(), NodeID: nodeId, ExecutionID: executionId });
 const report = async (nc: NatsConnection, subject: string, body: unknown) => decode(ProtocolResponse, (await nc.request(subject, encode(body), { timeout: 5000 })).data);
 
 beforeAll(async () => {
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-worksec-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
+  config = await ownNatsOrchestratorConfig("shoal-worksec-");
   // The reports go to this test's recording port, not to the orchestrator's execution actors.
   orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });
-  for (const id of ["node-a", "node-b"]) {
-    const dataDir = tempDir(`shoal-${id}-`);
-    const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
-    agents[id] = { agent, dataDir };
-    await agent.start();
-  }
+  Object.assign(agents, await startJoinedAgents(orchestrator, ["node-a", "node-b"]));
   reports = new RecordingExecutionReports();
   handler = new ExecutionReportHandler(await asOrchestrator(), reports, { enforcesNodeKeys: true, logger: silentLogger });
   handler.start();
@@ -75,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await handler?.stop();
-  await Promise.allSettled(open.map((nc) => nc.close()));
+  await nats.closeAll();
   for (const { agent } of Object.values(agents)) await agent.stop();
   await orchestrator?.stop();
 });

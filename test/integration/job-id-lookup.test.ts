@@ -3,6 +3,7 @@ import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { storedEvents } from "../support/stored-events.ts";
 
@@ -15,31 +16,22 @@ const KEY = "lookup-key-0123456789abcdefghijk";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] }];
 const api = "/api/v1/orchestrator/jobs";
 
-type Body = Record<string, any>;
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
 let config: ShoalConfig;
 let dataDir = "";
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
+const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+/** Status and body, as the assertions compare them whole. */
+const call = async (method: string, path: string) => {
+  const { status, body } = await jobs.call(method, path);
+  return { status, body };
+};
 const job = (overrides: Record<string, unknown> = {}) => ({
   Type: "batch",
   Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } }],
   ...overrides,
 });
-async function submit(spec: unknown): Promise<string> {
-  const res = await call("PUT", api, { Job: spec });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
 const short = (id: string) => id.slice(0, "j-".length + 8);
 const jobEvents = async () => (await storedEvents(dataDir)).filter((e) => e.stream.startsWith("job-")).length;
 
@@ -54,11 +46,11 @@ beforeAll(async () => {
   config = orchestratorConfig(nats.url, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
   dataDir = config.DataDir;
   orchestrator = await startOrchestrator(config, silentLogger);
-  for (let i = 0; i < 4; i++) ids.push(await submit(job()));
-  named = await submit(job({ Name: "nightly-report" }));
-  twinA = await submit(job({ Name: "twin" }));
-  twinB = await submit(job({ Name: "twin" }));
-  elsewhere = await submit(job({ Name: "twin", Namespace: "lab" }));
+  for (let i = 0; i < 4; i++) ids.push(await jobs.submit(job()));
+  named = await jobs.submit(job({ Name: "nightly-report" }));
+  twinA = await jobs.submit(job({ Name: "twin" }));
+  twinB = await jobs.submit(job({ Name: "twin" }));
+  elsewhere = await jobs.submit(job({ Name: "twin", Namespace: "lab" }));
 });
 
 afterAll(async () => {
@@ -105,7 +97,7 @@ describe("job ids in paths", () => {
   });
 
   it("DELETE with a short id stops that job and only it", async () => {
-    const target = await submit(job());
+    const target = await jobs.submit(job());
     const prefix = short(target);
     const others = [...ids, named, twinA, twinB, elsewhere].filter((id) => id.startsWith(prefix));
     if (others.length > 0) return; // an 8-hex-digit collision among a handful of random ids: nothing to learn here

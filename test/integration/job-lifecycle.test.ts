@@ -6,16 +6,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
-import { NODE_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { nodeStream } from "../../src/events/streams.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { MAX_EXECUTIONS_PER_EVAL } from "../../src/workflows/jobs/job-runner.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { executionsOf, inState, until as untilJob } from "../support/job-waits.ts";
+import { removeContainersOf } from "../support/node-containers.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { shellJob } from "../support/shell-job.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { testAgent } from "../support/test-agent.ts";
 
@@ -35,48 +38,14 @@ let config: ShoalConfig;
 const agents: ComputeAgent[] = [];
 const nodeIds: string[] = [];
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
+const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
 
-function spec(type: string, suite: string, command: string, over: Record<string, unknown> = {}, timeouts: Record<string, number> = {}) {
-  return {
-    Type: type,
-    Constraints: [{ Key: "suite", Operator: "=", Values: [suite] }],
-    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" }, Timeouts: timeouts }],
-    ...over,
-  };
-}
-
-async function submit(job: unknown): Promise<string> {
-  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
-
-async function jobNow(jobId: string): Promise<Body> {
-  return (await call("GET", `/api/v1/orchestrator/jobs/${jobId}?include=executions,history&limit=100`)).body;
-}
-
-async function until(jobId: string, check: (job: Body) => boolean, what: string, timeoutMs = 60_000): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => check((last = await jobNow(jobId))),
-    timeoutMs,
-    () => `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(last.Executions?.Items?.map((e: Body) => [e.NodeID, e.ComputeState]))}`,
-  );
-  return last;
-}
-
-const inState = (...states: string[]) => (job: Body) => states.includes(job.Job?.State?.StateType);
-const executionsOf = (job: Body): Body[] => job.Executions?.Items ?? [];
+const spec = (type: string, suite: string, command: string, over: Record<string, unknown> = {}, timeouts: Record<string, number> = {}) => ({
+  ...shellJob(image, command, { type, constraints: [{ Key: "suite", Operator: "=", Values: [suite] }], timeouts }),
+  ...over,
+});
+const submit = (job: unknown) => api.submit(job);
+const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) => untilJob(api, jobId, check, what, timeoutMs);
 const COMPLETED = 9;
 const FAILED = 10;
 const RUNNING = 6;
@@ -103,16 +72,7 @@ async function startNode(suite: string, name: string, again?: { nodeId: string; 
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-lifecycle-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "API.Auth.Users": USERS,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
+  config = await ownNatsOrchestratorConfig("shoal-lifecycle-", { "API.Auth.Users": USERS });
   orchestrator = await startOrchestrator(config, silentLogger);
 }, 60_000);
 
@@ -122,9 +82,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await orchestrator?.stop();
-  for (const nodeId of nodeIds) {
-    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
-  }
+  await removeContainersOf(...nodeIds);
 });
 
 describe("lost executions", () => {
@@ -272,7 +230,7 @@ describe("long-running jobs on nodes that come later", () => {
     const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on both nodes");
     expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, second].sort());
     expect(both.Job.State.StateType).toBe("Running");
-    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
+    expect((await api.stop(jobId, "done")).status).toBe(200);
     await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
   }, 60_000);
 });
@@ -306,7 +264,7 @@ describe("ops jobs on nodes that come later", () => {
     await startNode(suite, "b", { nodeId: other, dataDir });
     const both = await until(jobId, (j) => executionsOf(j).filter((e) => e.ComputeState.StateType === RUNNING).length === 2, "running on the relabelled node too");
     expect(executionsOf(both).map((e) => e.NodeID).sort()).toEqual([first, other].sort());
-    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=done`)).status).toBe(200);
+    expect((await api.stop(jobId, "done")).status).toBe(200);
     await until(jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === 11), "both cancelled", 20_000);
   }, 60_000);
 });
@@ -360,6 +318,6 @@ describe("capacity", () => {
     const late = await submit(spec("batch", suite, "sleep 120"));
     const refused = await until(late, inState("Failed"), "the job after the restart failed for want of capacity");
     expect(refused.Job.State.Message).toMatch(/node busy with available capacity \{CPU: 0\.00,/);
-    for (const j of placed) expect((await call("DELETE", `/api/v1/orchestrator/jobs/${j.Job.ID as string}`)).status).toBe(200);
+    for (const j of placed) expect((await api.call("DELETE", `/api/v1/orchestrator/jobs/${j.Job.ID as string}`)).status).toBe(200);
   }, 120_000);
 });

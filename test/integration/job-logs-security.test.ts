@@ -1,23 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
-import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { encode, unpack } from "../../src/transport/codec.ts";
 import { logBatchSubject, logReadSubject, type LogBatch, type ReadLogs } from "../../src/transport/log-messages.ts";
-import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
-import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
-import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOrCreateOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { NodeLogClient } from "../../src/transport/node-log-client.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
-import { testAgent } from "../support/test-agent.ts";
+import { silentLogger } from "../support/fixtures.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { OwnNatsLogins } from "../support/own-nats-logins.ts";
+import { startJoinedAgents } from "../support/test-agent.ts";
 
 /**
  * The log protocol on the orchestrator's own nats-server, as a hostile node meets it: the
@@ -28,24 +21,11 @@ import { testAgent } from "../support/test-agent.ts";
 let config: ShoalConfig;
 let orchestrator: RunningOrchestrator;
 const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
-const open: NatsConnection[] = [];
 const logs = capturedLogger();
 
-const login = async (options: Partial<ConnectionOptions>): Promise<NatsConnection> => {
-  const nc = await connect({ servers: orchestrator.natsUrl, reconnect: false, ...options });
-  open.push(nc);
-  return nc;
-};
-const asNode = (id: string) => {
-  const { dataDir } = agents[id]!;
-  const jwt = readFileSync(join(dataDir, "credentials", `${id}.jwt`), "utf8").trim();
-  return login({ authenticator: jwtLogin(jwt, loadOrCreateNodeKey(dataDir, id)), inboxPrefix: `_INBOX_NODE.${id}` });
-};
-const asOrchestrator = () => {
-  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
-  const key = newNkey("user");
-  return login({ authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
-};
+const nats = new OwnNatsLogins(() => ({ running: orchestrator, dataDir: config.DataDir }));
+const asNode = (id: string) => nats.asNode(id, agents[id]!.dataDir);
+const asOrchestrator = () => nats.asOrchestrator();
 const batchFor = (request: ReadLogs, nodeId: string, text: string): LogBatch => ({
   Type: "LogBatch",
   NodeID: nodeId,
@@ -57,26 +37,13 @@ const batchFor = (request: ReadLogs, nodeId: string, text: string): LogBatch => 
 });
 
 beforeAll(async () => {
-  config = {
-    ...defaultConfig(),
-    DataDir: tempDir("shoal-logsec-"),
-    NodeID: "node-0",
-    "API.Host": "127.0.0.1",
-    "API.Port": 0,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-  };
+  config = await ownNatsOrchestratorConfig("shoal-logsec-");
   orchestrator = await startOrchestrator(config, logs.logger);
-  for (const id of ["node-a", "node-b"]) {
-    const dataDir = tempDir(`shoal-${id}-`);
-    const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
-    agents[id] = { agent, dataDir };
-    await agent.start();
-  }
+  Object.assign(agents, await startJoinedAgents(orchestrator, ["node-a", "node-b"]));
 });
 
 afterAll(async () => {
-  await Promise.allSettled(open.map((nc) => nc.close()));
+  await nats.closeAll();
   for (const { agent } of Object.values(agents)) await agent.stop();
   await orchestrator?.stop();
 });

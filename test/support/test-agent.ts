@@ -15,3 +15,18 @@ export function testAgent(options: Pick<ComputeAgentOptions, "nodeId" | "orchest
     ...options,
   });
 }
+
+/** A started test agent for each node id, each in a DataDir of its own, joined to the orchestrator; info and resource updates only every 5 s. */
+export async function startJoinedAgents(
+  orchestrator: { readonly natsUrl: string; readonly joinToken: { readonly token: string } },
+  ids: readonly string[],
+): Promise<Record<string, { agent: ComputeAgent; dataDir: string }>> {
+  const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
+  for (const id of ids) {
+    const dataDir = tempDir(`shoal-${id}-`);
+    const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
+    agents[id] = { agent, dataDir };
+    await agent.start();
+  }
+  return agents;
+}

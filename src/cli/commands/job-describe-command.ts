@@ -3,9 +3,9 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { computeStateName, dateTime, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { formatTable } from "../table.ts";
-import { UsageError } from "../usage-error.ts";
 import { EXECUTION_SUMMARY_COLUMNS, executionSummaryRow } from "./job-executions-command.ts";
 
 const HELP_REF = "shoal job describe --help";
@@ -93,8 +93,7 @@ export async function jobDescribeCommand(args: string[]): Promise<number> {
     console.log(JOB_DESCRIBE_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job describe takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "describe", HELP_REF);
   const format = outputFormat(values.output, "yaml", HELP_REF);
   const res = await apiClientFrom(values).request<Described>(
     "GET",

@@ -2,14 +2,14 @@ import type { ExecutionJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId, timeOnly } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { outputFormat } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
-import { UsageError } from "../usage-error.ts";
+import { printPage } from "../print-page.ts";
 
 const HELP_REF = "shoal job executions --help";
-const ORDER_BY = ["created_at", "modified_at", "id"] as const;
 /** Bacalhau's `job executions` page size. */
 const DEFAULT_LIMIT = 20;
 
@@ -31,9 +31,7 @@ const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   limit: { type: "string" },
   "next-token": { type: "string" },
-  "order-by": { type: "string" },
-  "order-reversed": { type: "boolean" },
-  reverse: { type: "boolean" },
+  ...ORDER_OPTIONS,
 } as const;
 
 export const EXECUTION_COLUMNS = ["CREATED", "MODIFIED", "ID", "JOB VERSION", "NODE ID", "REV.", "STATE", "DESIRED"] as const;
@@ -72,35 +70,23 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
     console.log(JOB_EXECUTIONS_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job executions takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "executions", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
-  const orderBy = values["order-by"];
-  if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
-    throw new UsageError(`--order-by must be one of ${ORDER_BY.join(", ")}, got ${JSON.stringify(orderBy)}`, HELP_REF);
-  }
+  const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
-  if (orderBy !== undefined) q.set("order_by", orderBy);
-  if (values["order-reversed"] || values.reverse) q.set("reverse", "true");
+  order.query(q);
   const res = await apiClientFrom(values).request<{ Items: ExecutionJson[]; NextToken: string }>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
   );
   const again = [
-    ...(orderBy === undefined ? [] : [`--order-by ${orderBy}`]),
-    ...(values["order-reversed"] || values.reverse ? ["--order-reversed"] : []),
+    ...order.flags,
     `--limit ${limit}`,
     `--next-token ${res.NextToken}`,
   ];
   const more = res.NextToken ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}` : undefined;
-  if (format === "table") {
-    print(formatTable(EXECUTION_COLUMNS, res.Items.map(executionRow)));
-    if (more) print(`\n${more}`);
-  } else {
-    await printData(format, res.Items);
-    if (more) printError(more);
-  }
+  await printPage(format, EXECUTION_COLUMNS, res.Items, executionRow, more);
   return 0;
 }

@@ -3,9 +3,10 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { dateTime, historyEventText, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { outputFormat } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
+import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal job history --help";
@@ -54,8 +55,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     console.log(JOB_HISTORY_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job history takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "history", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const eventType = values["event-type"];
   if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
@@ -72,12 +72,6 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/history?${q}`,
   );
   const more = res.NextToken ? `To fetch more records use the same options and:\n\t--next-token ${res.NextToken}` : undefined;
-  if (format === "table") {
-    print(formatTable(HISTORY_COLUMNS, res.Items.map(historyRow)));
-    if (more) print(`\n${more}`);
-  } else {
-    await printData(format, res.Items);
-    if (more) printError(more);
-  }
+  await printPage(format, HISTORY_COLUMNS, res.Items, historyRow, more);
   return 0;
 }

@@ -2,14 +2,14 @@ import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { nanosToDate, shortId, timeOnly } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { outputFormat } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
+import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal job list --help";
-const ORDER_BY = ["created_at", "modified_at", "id"] as const;
 /** Bacalhau's `job list` page size. */
 const DEFAULT_LIMIT = 10;
 
@@ -34,9 +34,7 @@ const OPTIONS = {
   namespace: { type: "string" },
   limit: { type: "string" },
   "next-token": { type: "string" },
-  "order-by": { type: "string" },
-  "order-reversed": { type: "boolean" },
-  reverse: { type: "boolean" },
+  ...ORDER_OPTIONS,
 } as const;
 
 export function jobRow(job: JobJson): string[] {
@@ -54,34 +52,22 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
-  const orderBy = values["order-by"];
-  if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
-    throw new UsageError(`--order-by must be one of ${ORDER_BY.join(", ")}, got ${JSON.stringify(orderBy)}`, HELP_REF);
-  }
+  const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   for (const l of values.labels ?? []) q.append("labels", l);
   if (values.namespace !== undefined) q.set("namespace", values.namespace);
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
-  if (orderBy !== undefined) q.set("order_by", orderBy);
-  if (values["order-reversed"] || values.reverse) q.set("reverse", "true");
+  order.query(q);
   const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
   // The cursor holds to the order and filters it was made with: the hint repeats them.
   const again = [
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),
     ...(values.namespace === undefined ? [] : [`--namespace '${values.namespace}'`]),
-    ...(orderBy === undefined ? [] : [`--order-by ${orderBy}`]),
-    ...(values["order-reversed"] || values.reverse ? ["--order-reversed"] : []),
+    ...order.flags,
     `--limit ${limit}`,
     `--next-token ${res.NextToken}`,
   ];
   const more = res.NextToken ? `To fetch more records use:\n\tshoal job list ${again.join(" ")}` : undefined;
-  if (format === "table") {
-    print(formatTable(JOB_COLUMNS, res.Items.map(jobRow)));
-    if (more) print(`\n${more}`);
-  } else {
-    // Bacalhau prints the list itself; the cursor goes to stderr so that stdout stays one document.
-    await printData(format, res.Items);
-    if (more) printError(more);
-  }
+  await printPage(format, JOB_COLUMNS, res.Items, jobRow, more);
   return 0;
 }

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { ApiError, type ApiClient } from "../api-client.ts";
 import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { printable } from "../printable.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -77,8 +78,7 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
     console.log(JOB_LOGS_HELP);
     return 0;
   }
-  const jobId = positionals[0];
-  if (jobId === undefined || positionals.length !== 1) throw new UsageError("shoal job logs takes exactly one job id");
+  const jobId = oneJobId(positionals, "logs");
   if (values.tail !== undefined && !/^[0-9]{1,5}$/.test(values.tail)) throw new UsageError(`--tail must be a number of lines, got ${values.tail}`);
   const api = apiClientFrom(values);
   const query = new URLSearchParams();

@@ -3,8 +3,8 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { TERMINAL_JOB_STATES } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData, printError } from "../output-format.ts";
+import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal job stop --help";
 /** Bacalhau's CLI sends this reason. */
@@ -30,8 +30,7 @@ export async function jobStopCommand(args: string[]): Promise<number> {
     console.log(JOB_STOP_HELP);
     return 0;
   }
-  const [id] = positionals;
-  if (id === undefined || positionals.length !== 1) throw new UsageError("shoal job stop takes exactly one job id", HELP_REF);
+  const id = oneJobId(positionals, "stop", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
   const say = (text: string) => {
     if (format === "table" && !values.quiet) print(text);
