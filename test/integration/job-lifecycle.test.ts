@@ -158,7 +158,7 @@ describe("the executions one evaluation creates", () => {
     } finally {
       db.close();
     }
-    expect(await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`)).toMatchObject({ status: 200 });
+    expect(await api.stop(jobId, "done")).toMatchObject({ status: 200 });
   }, 120_000);
 });
 
@@ -172,7 +172,7 @@ describe("a job waiting for its node's bid", () => {
     const placed = await until(jobId, (j) => executionsOf(j).length === 1, "one execution placed");
     expect(executionsOf(placed)[0]).toMatchObject({ NodeID: nodeId, DesiredState: { StateType: 0 } });
     expect(placed.Job.State.StateType).toBe("Pending");
-    expect(await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=${encodeURIComponent("no answer")}`)).toMatchObject({ status: 200 });
+    expect(await api.stop(jobId, "no answer")).toMatchObject({ status: 200 });
     const stopped = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === 11, "its execution cancelled", 10_000);
     expect(stopped.Job.State).toMatchObject({ StateType: "Stopped", Message: "no answer" });
     expect(executionsOf(stopped)[0]?.ComputeState?.Message).toBe("Execution stop requested because job has been stopped");
