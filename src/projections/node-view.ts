@@ -64,6 +64,9 @@ export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | 
     updatedAt,
     healthSince,
     lastHeartbeatAtChange: state.lastHeartbeatAtChange,
+    cordon: state.cordon,
+    labelOverrides: state.labelOverrides,
+    preauthorization: state.preauthorization,
     revision,
   };
 }

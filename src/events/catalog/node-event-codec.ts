@@ -20,6 +20,11 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeBecameHealthy: 1,
   NodeCredentialBound: 1,
   NodeCredentialRevoked: 1,
+  NodeCordoned: 1,
+  NodeUncordoned: 1,
+  NodeLabelsSet: 1,
+  NodePreauthorized: 1,
+  NodePreauthorizationRevoked: 1,
 };
 
 export function isNodeEventType(type: string): type is NodeEventType {
