@@ -147,6 +147,12 @@ export class NodeManager {
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
+  /**
+   * Node ids an operator pre-authorised that are not registered, with the key pinned (if any):
+   * their registration under manual approval makes no PENDING node, so the PENDING cap does not
+   * apply to them.
+   */
+  private readonly preauthorized = new Map<string, string | undefined>();
   private printsLearnt: Promise<void> = Promise.resolve();
   /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
   private runTime = Number.NaN;
@@ -234,6 +240,7 @@ export class NodeManager {
     this.recoveredCredentials = [];
     for (const state of states.values()) {
       const nodeId = this.directory.set(state);
+      this.notePreauthorization(nodeId, state);
       const key = activeCredential(state);
       if (key !== undefined && this.options.credentials) this.recoveredCredentials.push([nodeId, key]);
       if (key !== undefined) this.revokedKeys.delete(key);
@@ -347,9 +354,23 @@ export class NodeManager {
     return [result, state];
   }
 
+  private notePreauthorization(nodeId: string, state: NodeState): void {
+    const pre = state.preauthorization;
+    if (pre !== undefined && !state.registered) this.preauthorized.set(nodeId, pre.publicKey);
+    else this.preauthorized.delete(nodeId);
+  }
+
+  /** Whether the node's registration will be APPROVED on a pre-authorisation (the decider's rule, for admission). */
+  private admitsPreauthorized(nodeId: string, publicKey: string | undefined): boolean {
+    if (!this.preauthorized.has(nodeId)) return false;
+    const pinned = this.preauthorized.get(nodeId);
+    return pinned === undefined || pinned === publicKey;
+  }
+
   /** Keeps the directory and liveness in step with a node's stored state. */
   private adopt(state: NodeState): void {
     const nodeId = this.directory.set(state);
+    this.notePreauthorization(nodeId, state);
     if (!state.registered || state.nodeType !== "Compute") {
       if (this.liveness.slotOf(nodeId) !== -1) this.options.onResources?.(nodeId, undefined);
       this.liveness.forget(nodeId);
@@ -423,7 +444,8 @@ export class NodeManager {
     if (this.directory.isRegistered(nodeId)) {
       result = await this.execute(nodeId, command, context);
     } else {
-      const release = this.admission.admit(nodeId, manualApproval, () => this.directory.pending);
+      const willPend = manualApproval && !this.admitsPreauthorized(nodeId, publicKey);
+      const release = this.admission.admit(nodeId, willPend, () => this.directory.pending);
       try {
         // The directory holds every id with stored history (deleted ones too): an id it lacks has
         // no stream to read (a registration storm's new nodes: one store read each, saved).
