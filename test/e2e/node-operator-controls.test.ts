@@ -100,7 +100,12 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
     natsPort = await freePort();
     cliEnv = { SHOAL_API_HOST: "127.0.0.1", SHOAL_API_PORT: String(apiPort), SHOAL_DATADIR: dataDir };
     await startServe();
-    expect(await shoal(["node", "preauthorize", "ops-a", "--reason", "rack 7 delivery"])).toMatchObject({ code: 0, stdout: "Ok\n" });
+    // ops-a's key, made on its machine before it ever starts (shoal compute --show-key), pins its pre-authorisation.
+    const shown = await shoal(["compute", "--node-id", "ops-a", "--show-key", "-c", `DataDir=${join(dataDir, "ops-a")}`]);
+    const key = /\b(U[A-Z2-7]{55})\b/.exec(shown.stdout)?.[1];
+    expect(key, shown.stdout + shown.stderr).toBeDefined();
+    const pre = await shoal(["node", "preauthorize", "ops-a", "--public-key", key as string, "--reason", "rack 7 delivery"]);
+    expect(pre).toMatchObject({ code: 0, stdout: "Ok\n" });
     expect(await shoal(["node", "preauthorize", "ops-b"])).toMatchObject({ code: 0, stdout: "Ok\n" });
     expect(await shoal(["node", "preauthorize", "ops-b"])).toMatchObject({ code: 0, stdout: "Ok: node already pre-authorised\n" });
     // ops-c is pre-authorised, then no longer: it will stay PENDING.
