@@ -544,6 +544,11 @@ export class NodeManager {
     return this.deadlines.size;
   }
 
+  /** Whether `nodeId` (exactly) has stored history: registered, deleted, or only pre-authorised. */
+  hasHistory(nodeId: string): boolean {
+    return this.directory.has(nodeId);
+  }
+
   /** Whether `nodeId` (exactly) is registered now. */
   isRegistered(nodeId: string): boolean {
     return this.directory.isRegistered(nodeId);

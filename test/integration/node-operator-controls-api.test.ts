@@ -157,6 +157,8 @@ describe("pre-authorised join under manual approval", () => {
     expect(pre.status).toBe(200);
     // Not a node yet: not listed, not found.
     expect((await call("GET", "/api/v1/orchestrator/nodes/node-pre")).status).toBe(404);
+    // Its history (by its exact id) shows the pre-authorisation before it joins.
+    expect((await history("node-pre")).map((e) => e.type)).toEqual(["NodePreauthorized"]);
     expect((await joinNode(nc, "node-pre", TOKEN)).Accepted).toBe(true);
     expect((await joinNode(nc, "node-other", TOKEN)).Accepted).toBe(true);
     expect((await node("node-pre")).Membership).toBe("APPROVED");

@@ -229,7 +229,9 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       responses: { "200": { description: "Every event of the node, oldest first", schema: NodeHistoryResponse } },
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
       handler: async ({ params: { id }, query }) => {
-        const nodeId = resolveNodeId(id, index.everSeenWithPrefix(id));
+        const seen = index.everSeenWithPrefix(id);
+        // A node only pre-authorised has no view yet: its exact id still shows its history.
+        const nodeId = seen.length === 0 && manager.hasHistory(id) ? id : resolveNodeId(id, seen);
         const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
         return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
       },
