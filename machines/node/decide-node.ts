@@ -1,6 +1,7 @@
 import { accept, refuse, type Decision } from "../decider.ts";
 import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
+import { overridden } from "./evolve-node.ts";
 import { changedInfoFields } from "./info-diff.ts";
 import type { NodeCommand, NodeRefusal } from "./node-commands.ts";
 import { isLegal } from "./node-legality.ts";
@@ -15,6 +16,30 @@ function infoUpdate(state: NodeState, info: NodeInfo): NodeEvent[] {
   return changed.length === 0 ? [] : [{ type: "NodeInfoUpdated", data: { NodeID: state.nodeId, Info: info, Changed: changed } }];
 }
 
+/** Whether an operator pre-authorised this node id, for the key it joins with. */
+function preauthorized(state: NodeState, publicKey: string | undefined): boolean {
+  const pre = state.preauthorization;
+  return pre !== undefined && (pre.publicKey === undefined || pre.publicKey === publicKey);
+}
+
+/** Why a label change is not one, or undefined: a key both set and hidden is a contradiction, not a choice. */
+function labelChangeProblem(command: Extract<NodeCommand, { type: "SetLabels" }>): string | undefined {
+  const removed = new Set(command.remove);
+  const reset = new Set(command.reset);
+  for (const key of Object.keys(command.set)) {
+    if (removed.has(key)) return `label ${key} is both set and removed`;
+    if (reset.has(key)) return `label ${key} is both set and reset`;
+  }
+  for (const key of removed) if (reset.has(key)) return `label ${key} is both removed and reset`;
+  if (Object.keys(command.set).length + removed.size + reset.size === 0) return "no label to set, remove or reset";
+  return undefined;
+}
+
+function sameOverrides(a: NodeState["labelOverrides"], b: NodeState["labelOverrides"]): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k]);
+}
+
 function revoke(state: NodeState, reason: "rejected" | "deleted"): NodeEvent[] {
   const held = state.credential;
   return held?.active ? [{ type: "NodeCredentialRevoked", data: { NodeID: state.nodeId, PublicKey: held.publicKey, Reason: reason } }] : [];
@@ -27,6 +52,13 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
     return { code: "NotFound", message: command.type === "UpdateInfo" ? `node not registered: ${nodeId}` : `node not found: ${nodeId}` };
   }
   switch (command.type) {
+    case "Preauthorize":
+      return { code: "Conflict", message: `node ${nodeId} is already registered (${state.membership ?? "PENDING"}); approve it instead of pre-authorising it` };
+    case "Cordon":
+    case "Uncordon":
+      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and takes no placements: it cannot be cordoned or uncordoned` };
+    case "SetLabels":
+      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and takes no placements: its labels cannot be set` };
     case "Register":
       return { code: "Rejected", message: "node has been rejected" };
     case "UpdateInfo":
@@ -60,12 +92,13 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
     case "Register": {
       const bind = (publicKey: string): NodeEvent => ({ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: publicKey, Reinstated: false } });
       if (!state.registered) {
-        const approved = command.info.NodeType === "Requester" || !command.manualApproval;
+        const approved = command.info.NodeType === "Requester" || !command.manualApproval || preauthorized(state, command.publicKey);
         const registered: NodeEvent = {
           type: "NodeRegistered",
           data: { NodeID: nodeId, NodeType: command.info.NodeType, Info: command.info, Membership: approved ? "APPROVED" : "PENDING", Lifecycle: state.lifecycle + 1 },
         };
-        return accept(command.publicKey === undefined ? [registered] : [registered, bind(command.publicKey)], "node registered");
+        const note = approved && command.manualApproval && command.info.NodeType !== "Requester" ? "node registered (pre-authorised)" : "node registered";
+        return accept(command.publicKey === undefined ? [registered] : [registered, bind(command.publicKey)], note);
       }
       if (command.info.NodeType !== state.nodeType) {
         return refuse({ code: "Conflict", message: `node ${nodeId} is registered as ${state.nodeType}, not ${command.info.NodeType}` });
@@ -103,5 +136,31 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
       return accept([{ type: "NodeBecameUnknown", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs } }]);
     case "MarkHealthy":
       return accept([{ type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: state.health ?? "UNHEALTHY" } }]);
+    // Cordoning a cordoned node (or uncordoning a schedulable one) changes nothing and is not an
+    // error, as with kubectl cordon and Nomad's eligibility: scripts may repeat it safely.
+    case "Cordon":
+      return state.cordon ? accept([], "node already cordoned") : accept([{ type: "NodeCordoned", data: { NodeID: nodeId, Reason: command.reason, By: command.by } }]);
+    case "Uncordon":
+      return state.cordon ? accept([{ type: "NodeUncordoned", data: { NodeID: nodeId, Reason: command.reason } }]) : accept([], "node not cordoned");
+    case "SetLabels": {
+      const problem = labelChangeProblem(command);
+      if (problem !== undefined) return refuse({ code: "Invalid", message: problem });
+      const change = { Set: command.set, Removed: [...command.remove], Reset: [...command.reset] };
+      if (sameOverrides(overridden(state.labelOverrides, change), state.labelOverrides)) return accept([], "labels unchanged");
+      return accept([{ type: "NodeLabelsSet", data: { NodeID: nodeId, ...change } }]);
+    }
+    case "Preauthorize": {
+      const pre = state.preauthorization;
+      if (pre && pre.publicKey === command.publicKey) return accept([], "node already pre-authorised");
+      return accept([
+        {
+          type: "NodePreauthorized",
+          data: { NodeID: nodeId, ...(command.publicKey === undefined ? {} : { PublicKey: command.publicKey }), Reason: command.reason, By: command.by },
+        },
+      ]);
+    }
+    case "RevokePreauthorization":
+      if (!state.preauthorization) return refuse({ code: "NotFound", message: `node ${nodeId} has no pre-authorisation to revoke` });
+      return accept([{ type: "NodePreauthorizationRevoked", data: { NodeID: nodeId } }]);
   }
 }

@@ -1,5 +1,5 @@
 import type { NodeEvent, NodeEventType } from "../../src/events/catalog/node-events.ts";
-import type { NodeState } from "./node-state.ts";
+import type { LabelOverrides, NodeState } from "./node-state.ts";
 
 /**
  * The event types whose fold reads nothing of their data (only their type, the state and the
@@ -13,7 +13,21 @@ export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEven
   "NodeDeleted",
   "NodeBecameHealthy",
   "NodeCredentialRevoked",
+  "NodeUncordoned",
+  "NodePreauthorizationRevoked",
 ]);
+
+/** The operator's overrides after a NodeLabelsSet: resets first, then removals, then what is set. */
+export function overridden(
+  before: LabelOverrides,
+  change: { readonly Set: Readonly<Record<string, string>>; readonly Removed: readonly string[]; readonly Reset: readonly string[] },
+): LabelOverrides {
+  const after: Record<string, string | null> = { ...before };
+  for (const key of change.Reset) delete after[key];
+  for (const key of change.Removed) after[key] = null;
+  for (const [key, value] of Object.entries(change.Set)) after[key] = value;
+  return after;
+}
 
 /**
  * Folds one stored event into a node's state: the one fold of a node stream, used by its actor
@@ -39,6 +53,12 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       lastHeartbeatAtChange: null,
     };
   }
+  // A pre-authorisation comes before the node exists (and outlives nothing: a delete clears it).
+  if (event.type === "NodePreauthorized") {
+    const d = event.data;
+    return { ...state, preauthorization: { publicKey: d.PublicKey, reason: d.Reason, by: d.By, at: time } };
+  }
+  if (event.type === "NodePreauthorizationRevoked") return state.preauthorization ? { ...state, preauthorization: undefined } : state;
   if (!state.registered) return state;
   switch (event.type) {
     case "NodeApproved":
@@ -46,7 +66,17 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
     case "NodeRejected":
       return { ...state, membership: "REJECTED", updatedAt: time };
     case "NodeDeleted":
-      return { ...state, registered: false, deleted: true, credential: undefined, updatedAt: time };
+      // A node deleted and joining again starts afresh: no cordon, no operator labels, no pre-authorisation.
+      return {
+        ...state,
+        registered: false,
+        deleted: true,
+        credential: undefined,
+        cordon: undefined,
+        labelOverrides: {},
+        preauthorization: undefined,
+        updatedAt: time,
+      };
     case "NodeInfoUpdated":
       return { ...state, info: event.data.Info, updatedAt: time };
     case "NodeBecameUnhealthy":
@@ -59,5 +89,11 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       return { ...state, credential: { publicKey: event.data.PublicKey, active: true }, updatedAt: time };
     case "NodeCredentialRevoked":
       return state.credential ? { ...state, credential: { ...state.credential, active: false }, updatedAt: time } : { ...state, updatedAt: time };
+    case "NodeCordoned":
+      return { ...state, cordon: { reason: event.data.Reason, by: event.data.By, since: time }, updatedAt: time };
+    case "NodeUncordoned":
+      return { ...state, cordon: undefined, updatedAt: time };
+    case "NodeLabelsSet":
+      return { ...state, labelOverrides: overridden(state.labelOverrides, event.data), updatedAt: time };
   }
 }

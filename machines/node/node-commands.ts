@@ -1,3 +1,4 @@
+import type { Actor } from "../../src/events/catalog/event-metadata.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 
 /** What may be asked of a node. Times and timeouts come from the host: the machine has no clock. */
@@ -10,10 +11,22 @@ export type NodeCommand =
   | { readonly type: "Delete" }
   | { readonly type: "MarkUnhealthy"; readonly lastHeartbeat: string | null; readonly disconnectTimeoutMs: number }
   | { readonly type: "MarkUnknown"; readonly lastHeartbeat: string | null; readonly unknownTimeoutMs: number }
-  | { readonly type: "MarkHealthy" };
+  | { readonly type: "MarkHealthy" }
+  /** No new placements on the node; `by` is who asks (kept in the node's state, as the reason is). */
+  | { readonly type: "Cordon"; readonly reason: string; readonly by: Actor }
+  | { readonly type: "Uncordon"; readonly reason: string }
+  /**
+   * The operator's labels: `set` overrides or adds, `remove` hides a label (the node's own too),
+   * `reset` drops the operator's override of a key so that the node's own value shows again.
+   */
+  | { readonly type: "SetLabels"; readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[]; readonly reset: readonly string[] }
+  /** Let this node id in APPROVED on registration even under manual approval (only with `publicKey`, when given). */
+  | { readonly type: "Preauthorize"; readonly publicKey?: string; readonly reason: string; readonly by: Actor }
+  | { readonly type: "RevokePreauthorization" };
 
 /** Why a command was refused. The host maps these onto its closed set of errors. */
 export type NodeRefusal =
   | { readonly code: "NotFound"; readonly message: string }
   | { readonly code: "Conflict"; readonly message: string }
-  | { readonly code: "Rejected"; readonly message: string };
+  | { readonly code: "Rejected"; readonly message: string }
+  | { readonly code: "Invalid"; readonly message: string };

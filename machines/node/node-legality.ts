@@ -29,10 +29,18 @@ export const nodeLegality = setup({
   context: { nodeType: undefined },
   initial: "absent",
   states: {
-    absent: { on: { Register: LEGAL } },
+    // An operator may pre-authorise a node id before it exists (or after a delete).
+    absent: { on: { Register: LEGAL, Preauthorize: LEGAL, RevokePreauthorization: LEGAL } },
     registered: {
       type: "parallel",
-      on: { Delete: UNLESS_ORCHESTRATOR },
+      // Cordon and labels concern compute nodes only: the orchestrator takes no placements.
+      on: {
+        Delete: UNLESS_ORCHESTRATOR,
+        Cordon: UNLESS_ORCHESTRATOR,
+        Uncordon: UNLESS_ORCHESTRATOR,
+        SetLabels: UNLESS_ORCHESTRATOR,
+        RevokePreauthorization: LEGAL,
+      },
       states: {
         membership: {
           initial: "pending",

@@ -1,3 +1,4 @@
+import type { Actor } from "../../src/events/catalog/event-metadata.ts";
 import type { Health, Membership, NodeInfo, NodeType } from "../../src/events/catalog/node-info.ts";
 
 export interface NodeCredential {
@@ -11,7 +12,32 @@ export interface NodeCredential {
  * changes: a node-state snapshot written under another version is ignored and the streams are
  * replayed in full (src/snapshots/).
  */
-export const NODE_STATE_VERSION = 1;
+export const NODE_STATE_VERSION = 2;
+
+/**
+ * Why a node takes no new placements (Kubernetes' `spec.unschedulable`, Nomad's ineligible):
+ * work already on it keeps running. Whatever cordons a node (an operator, a drain) says who and why.
+ */
+export interface NodeCordon {
+  readonly reason: string;
+  readonly by: Actor;
+  readonly since: string;
+}
+
+/**
+ * An operator's labels over the node's own: a string sets (or overrides) the label, null hides
+ * a label the node reports. Keys absent here are the node's.
+ */
+export type LabelOverrides = Readonly<Record<string, string | null>>;
+
+/** An operator let this node id in ahead of its first registration (APPROVED even under manual approval). */
+export interface NodePreauthorization {
+  /** When set, only a node joining with this key is let in on the strength of it. */
+  readonly publicKey: string | undefined;
+  readonly reason: string;
+  readonly by: Actor;
+  readonly at: string;
+}
 
 /**
  * One node as its stored events describe it: what the actor decides on and what the read
@@ -37,6 +63,12 @@ export interface NodeState {
   readonly healthSince: string | undefined;
   /** LastHeartbeat carried by the last UNHEALTHY/UNKNOWN event. */
   readonly lastHeartbeatAtChange: string | null;
+  /** Set while the node is cordoned: it takes no new placements. */
+  readonly cordon: NodeCordon | undefined;
+  /** The operator's labels over the node's own (effectiveLabels); empty when none. */
+  readonly labelOverrides: LabelOverrides;
+  /** An operator's pre-authorisation, until revoked or the node is deleted. */
+  readonly preauthorization: NodePreauthorization | undefined;
 }
 
 export function initialNodeState(nodeId: string): NodeState {
@@ -54,8 +86,13 @@ export function initialNodeState(nodeId: string): NodeState {
     updatedAt: undefined,
     healthSince: undefined,
     lastHeartbeatAtChange: null,
+    cordon: undefined,
+    labelOverrides: NO_OVERRIDES,
+    preauthorization: undefined,
   };
 }
+
+const NO_OVERRIDES: LabelOverrides = Object.freeze({});
 
 /** The key NATS must let in for this node, if any. */
 export function activeCredential(state: NodeState): string | undefined {

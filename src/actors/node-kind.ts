@@ -4,7 +4,7 @@ import type { NodeState } from "../../machines/node/node-state.ts";
 import { decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import { NODE_CATEGORY } from "../events/streams.ts";
-import { conflict, forbidden, notFound, type ShoalError } from "../errors/shoal-error.ts";
+import { badRequest, conflict, forbidden, notFound, type ShoalError } from "../errors/shoal-error.ts";
 import type { EntityKind } from "./entity-kind.ts";
 
 function refusalError(refusal: NodeRefusal): ShoalError {
@@ -15,6 +15,8 @@ function refusalError(refusal: NodeRefusal): ShoalError {
       return conflict(refusal.message);
     case "Rejected":
       return forbidden(refusal.message);
+    case "Invalid":
+      return badRequest(refusal.message);
   }
 }
 

@@ -2,13 +2,15 @@ import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { Logger } from "pino";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
 import { EVOLVE_READS_NO_DATA, evolveNode } from "../../machines/node/evolve-node.ts";
+import { effectiveLabels } from "../../machines/node/effective-labels.ts";
 import { activeCredential, initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
+import { NODE_ID_PATTERN, NODE_ID_RULE } from "../events/catalog/node-id.ts";
 import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
-import { forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
+import { badRequest, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
 import { DeadlineScheduler, type DeadlineKind } from "./deadline-scheduler.ts";
@@ -73,6 +75,32 @@ export interface NodeManagerOptions {
   readonly onResources?: (nodeId: string, resources: ResourceReport | undefined) => void;
 }
 
+/** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
+export type OperatorAction =
+  | { readonly action: "approve" | "reject" | "delete" | "cordon" | "uncordon" }
+  | { readonly action: "label"; readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[]; readonly reset: readonly string[] };
+
+/** The labels health-threshold groups select on: the node's own overlaid by the operator's. */
+const labelsOf = (state: NodeState): Readonly<Record<string, string>> => effectiveLabels(state.info?.Labels ?? {}, state.labelOverrides);
+
+function operatorCommand(action: OperatorAction, context: CommandContext): NodeCommand {
+  const reason = context.reason ?? "";
+  switch (action.action) {
+    case "approve":
+      return { type: "Approve" };
+    case "reject":
+      return { type: "Reject" };
+    case "delete":
+      return { type: "Delete" };
+    case "cordon":
+      return { type: "Cordon", reason, by: context.actor };
+    case "uncordon":
+      return { type: "Uncordon", reason };
+    case "label":
+      return { type: "SetLabels", set: action.set, remove: action.remove, reset: action.reset };
+  }
+}
+
 const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
 
 /**
@@ -119,6 +147,12 @@ export class NodeManager {
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
   private readonly retryTimers = new Map<string, TimerHandle>();
+  /**
+   * Node ids an operator pre-authorised that are not registered, with the key pinned (if any):
+   * their registration under manual approval makes no PENDING node, so the PENDING cap does not
+   * apply to them.
+   */
+  private readonly preauthorized = new Map<string, string | undefined>();
   private printsLearnt: Promise<void> = Promise.resolve();
   /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
   private runTime = Number.NaN;
@@ -206,6 +240,7 @@ export class NodeManager {
     this.recoveredCredentials = [];
     for (const state of states.values()) {
       const nodeId = this.directory.set(state);
+      this.notePreauthorization(nodeId, state);
       const key = activeCredential(state);
       if (key !== undefined && this.options.credentials) this.recoveredCredentials.push([nodeId, key]);
       if (key !== undefined) this.revokedKeys.delete(key);
@@ -219,7 +254,7 @@ export class NodeManager {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         health,
         rejected: state.membership === "REJECTED",
-        ...this.options.thresholds.for(nodeId, state.info?.Labels ?? {}),
+        ...this.options.thresholds.for(nodeId, labelsOf(state)),
       });
       this.liveness.markRecovered(slot);
       this.arm(nodeId);
@@ -319,9 +354,23 @@ export class NodeManager {
     return [result, state];
   }
 
+  private notePreauthorization(nodeId: string, state: NodeState): void {
+    const pre = state.preauthorization;
+    if (pre !== undefined && !state.registered) this.preauthorized.set(nodeId, pre.publicKey);
+    else this.preauthorized.delete(nodeId);
+  }
+
+  /** Whether the node's registration will be APPROVED on a pre-authorisation (the decider's rule, for admission). */
+  private admitsPreauthorized(nodeId: string, publicKey: string | undefined): boolean {
+    if (!this.preauthorized.has(nodeId)) return false;
+    const pinned = this.preauthorized.get(nodeId);
+    return pinned === undefined || pinned === publicKey;
+  }
+
   /** Keeps the directory and liveness in step with a node's stored state. */
   private adopt(state: NodeState): void {
     const nodeId = this.directory.set(state);
+    this.notePreauthorization(nodeId, state);
     if (!state.registered || state.nodeType !== "Compute") {
       if (this.liveness.slotOf(nodeId) !== -1) this.options.onResources?.(nodeId, undefined);
       this.liveness.forget(nodeId);
@@ -331,7 +380,7 @@ export class NodeManager {
     const node = {
       health: state.health ?? "HEALTHY",
       rejected: state.membership === "REJECTED",
-      ...this.options.thresholds.for(nodeId, state.info?.Labels ?? {}),
+      ...this.options.thresholds.for(nodeId, labelsOf(state)),
     };
     const slot = this.liveness.slotOf(nodeId);
     // Registration is also proof of life.
@@ -395,7 +444,8 @@ export class NodeManager {
     if (this.directory.isRegistered(nodeId)) {
       result = await this.execute(nodeId, command, context);
     } else {
-      const release = this.admission.admit(nodeId, manualApproval, () => this.directory.pending);
+      const willPend = manualApproval && !this.admitsPreauthorized(nodeId, publicKey);
+      const release = this.admission.admit(nodeId, willPend, () => this.directory.pending);
       try {
         // The directory holds every id with stored history (deleted ones too): an id it lacks has
         // no stream to read (a registration storm's new nodes: one store read each, saved).
@@ -494,6 +544,11 @@ export class NodeManager {
     return this.deadlines.size;
   }
 
+  /** Whether `nodeId` (exactly) has stored history: registered, deleted, or only pre-authorised. */
+  hasHistory(nodeId: string): boolean {
+    return this.directory.has(nodeId);
+  }
+
   /** Whether `nodeId` (exactly) is registered now. */
   isRegistered(nodeId: string): boolean {
     return this.directory.isRegistered(nodeId);
@@ -506,13 +561,14 @@ export class NodeManager {
   }
 
   async operatorAction(
-    action: "approve" | "reject" | "delete",
+    operatorAction: OperatorAction | "approve" | "reject" | "delete",
     idOrPrefix: string,
     context: CommandContext,
     expectedRevision?: number,
   ): Promise<CommandResult> {
+    const action = typeof operatorAction === "string" ? { action: operatorAction } : operatorAction;
     const nodeId = this.resolve(idOrPrefix);
-    const command: NodeCommand = action === "approve" ? { type: "Approve" } : action === "reject" ? { type: "Reject" } : { type: "Delete" };
+    const command = operatorCommand(action, context);
     const result = await this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision });
     try {
       await this.syncCredential(nodeId);
@@ -521,6 +577,23 @@ export class NodeManager {
       this.options.logger.error({ err, nodeId }, "node credential change not yet enforced by NATS");
     }
     return result;
+  }
+
+  /**
+   * Lets a node id in APPROVED on its registration even under manual approval — only a node
+   * joining with `publicKey`, when given. The id is taken exactly (no prefix: the node need not
+   * exist yet); a registered node is refused (approve it instead).
+   */
+  async preauthorize(nodeId: string, publicKey: string | undefined, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+    if (!NODE_ID_PATTERN.test(nodeId)) throw badRequest(`node id ${JSON.stringify(nodeId)}: ${NODE_ID_RULE}`);
+    const command: NodeCommand = { type: "Preauthorize", ...(publicKey === undefined ? {} : { publicKey }), reason: context.reason ?? "", by: context.actor };
+    return this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision }, !this.directory.has(nodeId));
+  }
+
+  /** Withdraws a pre-authorisation (exact id); NotFound when there is none. */
+  async revokePreauthorization(nodeId: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+    if (!this.directory.has(nodeId)) throw notFound(`node ${nodeId} has no pre-authorisation to revoke`);
+    return this.execute(nodeId, { type: "RevokePreauthorization" }, context, expectedRevision === undefined ? {} : { expectedRevision });
   }
 
   private async syncCredential(nodeId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { NodeView } from "../projections/node-view.ts";
+import { viewLabels, type NodeView } from "../projections/node-view.ts";
 import type { CandidateNode } from "./placement-request.ts";
 import { fromBacalhauResources, isZeroResources } from "./resources.ts";
 
@@ -23,9 +23,11 @@ function candidateOf(view: NodeView): CandidateNode {
     type: view.nodeType,
     membership: view.membership,
     health: view.health,
-    labels: view.info.Labels,
+    // The node's own labels overlaid by the operator's: what constraints and daemon matching see.
+    labels: viewLabels(view),
     engines: compute?.ExecutionEngines ?? [],
     capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
     ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),
+    ...(view.cordon === undefined ? {} : { cordoned: { reason: view.cordon.reason } }),
   };
 }

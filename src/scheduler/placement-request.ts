@@ -52,6 +52,8 @@ export interface CandidateNode {
   readonly capacity: Resources;
   /** The most it takes for one job (Bacalhau's MaxJobRequirements), when it says. */
   readonly maxJobRequirements?: Resources;
+  /** Set while an operator (or a drain) has cordoned it: it takes no new placements. */
+  readonly cordoned?: { readonly reason: string };
 }
 
 /** When a job that cannot be placed may wait instead of failing (Bacalhau's Job Queuing). */

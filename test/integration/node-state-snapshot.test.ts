@@ -72,7 +72,7 @@ beforeAll(async () => {
   snapshotPath = nodeStateSnapshotPath(base.DataDir);
 
   // A history worth snapshotting: approvals, a rejection, nodes gone UNHEALTHY (and one UNKNOWN),
-  // a deleted node, and a deleted node that registered again.
+  // a deleted node, a deleted node that registered again, and operator controls.
   const first = await startOrchestrator(
     { ...base, "Orchestrator.NodeManager.DisconnectTimeout": 1_000, "Orchestrator.NodeManager.UnknownTimeout": 600_000, "Orchestrator.NodeManager.Overrides": [{ NodeIDs: ["node-8"], DisconnectTimeout: 500, UnknownTimeout: 1_000 }] },
     silentLogger,
@@ -84,6 +84,11 @@ beforeAll(async () => {
     expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-6", { Action: "delete" })).status).toBe(200);
     expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-7", { Action: "delete" })).status).toBe(200);
     expect((await joinNode(nc, "node-7", TOKEN, computeInfo("node-7", { zone: "c" }))).Accepted).toBe(true);
+    // Operator controls: a cordon, operator labels over the node's own, a pre-authorisation of a node that never joins.
+    const put = (id: string, body: unknown) => call(first.apiUrl, "PUT", `/api/v1/orchestrator/nodes/${id}`, body);
+    expect((await put("node-1", { Action: "cordon", Message: "disk check" })).status).toBe(200);
+    expect((await put("node-2", { Action: "label", Labels: { zone: "z", gpu: "yes" }, RemoveLabels: ["Architecture"] })).status).toBe(200);
+    expect((await put("node-12", { Action: "preauthorize", Message: "on its way" })).status).toBe(200);
     await waitFor(
       async () => (await call(first.apiUrl, "GET", "/api/v1/orchestrator/nodes/node-8")).body.Node?.Health === "UNKNOWN",
       15_000,

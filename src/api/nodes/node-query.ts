@@ -31,6 +31,7 @@ export const ListNodesQuery = Schema.Struct({
   "filter-approval": Schema.optional(UpperCased(["PENDING", "APPROVED", "REJECTED", ""])),
   "filter-status": Schema.optional(UpperCased(["HEALTHY", "UNHEALTHY", "UNKNOWN", "CONNECTED", "DISCONNECTED", ""])),
   labels: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  "filter-cordoned": Schema.optional(Bool),
 });
 export type ListNodesQuery = typeof ListNodesQuery.Type;
 
@@ -89,6 +90,7 @@ export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: 
     ...(approval ? { approval } : {}),
     ...(status ? { status } : {}),
     selector,
+    ...(query["filter-cordoned"] === undefined ? {} : { cordoned: query["filter-cordoned"] }),
     limit: query.limit ?? Number.POSITIVE_INFINITY,
   });
   const NextToken = page.more && page.lastId !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: page.lastId }) : "";

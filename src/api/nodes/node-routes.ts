@@ -1,7 +1,9 @@
 import { Schema } from "effect";
 import type { FastifyRequest } from "fastify";
 import { EventMetadata } from "../../events/catalog/event-metadata.ts";
-import { commandContext } from "../../actors/command-context.ts";
+import { commandContext, type CommandContext } from "../../actors/command-context.ts";
+import { NodePublicKey } from "../../events/catalog/node-events.ts";
+import { MAX_LABELS, labelKeyProblem, labelsProblem } from "../../labels/label-rule.ts";
 import type { NodeManager } from "../../actors/node-manager.ts";
 import { badRequest, notFound } from "../../errors/shoal-error.ts";
 import type { NodeHistory } from "../../projections/node-history.ts";
@@ -16,13 +18,54 @@ import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { NodeStateResponse, toNodeState } from "./node-state.ts";
 import { NodeStateJson } from "./node-state-json.ts";
 
+/** Bacalhau's three actions, then Shoal's operator controls (docs/nodes.md). */
+export const NODE_ACTIONS = ["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization"] as const;
+type NodeAction = (typeof NODE_ACTIONS)[number];
+
+const LabelKey = Schema.String.pipe(Schema.filter((key) => labelKeyProblem(key) ?? true));
+const LabelKeys = Schema.Array(LabelKey).pipe(Schema.maxItems(MAX_LABELS));
+
+/**
+ * Bacalhau's PutNodeRequest ({NodeID, Action, Message}: approve, reject and delete as Bacalhau
+ * clients send them), with Shoal's actions and the fields only they take. Message is the
+ * operator's reason, recorded on the event.
+ */
 export const PutNodeRequest = Schema.Struct({
-  Action: Schema.Literal("approve", "reject", "delete").annotations({
-    message: () => ({ message: 'must be one of "approve", "reject", "delete"', override: true }),
+  Action: Schema.Literal(...NODE_ACTIONS).annotations({
+    message: () => ({ message: `must be one of ${NODE_ACTIONS.map((a) => JSON.stringify(a)).join(", ")}`, override: true }),
   }),
   Message: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
   NodeID: Schema.optional(Schema.String),
+  /** label: labels to set or override (Kubernetes keys and values). */
+  Labels: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.String }).pipe(Schema.filter((labels) => labelsProblem(labels) ?? true, { jsonSchema: { maxProperties: MAX_LABELS } })),
+  ),
+  /** label: labels to hide, the node's own too. */
+  RemoveLabels: Schema.optional(LabelKeys),
+  /** label: overrides to drop, so that the node's own value shows again. */
+  ResetLabels: Schema.optional(LabelKeys),
+  /** preauthorize: only a node joining with this NATS user nkey is let in on the strength of it. */
+  PublicKey: Schema.optional(NodePublicKey),
 });
+
+/** Which fields each action takes beyond NodeID, Action and Message: any other is a mistake, refused. */
+const ACTION_FIELDS: Record<NodeAction, readonly string[]> = {
+  approve: [],
+  reject: [],
+  delete: [],
+  cordon: [],
+  uncordon: [],
+  label: ["Labels", "RemoveLabels", "ResetLabels"],
+  preauthorize: ["PublicKey"],
+  "revoke-preauthorization": [],
+};
+const EXTRA_FIELDS = ["Labels", "RemoveLabels", "ResetLabels", "PublicKey"] as const;
+
+function misplacedField(body: typeof PutNodeRequest.Type): string | undefined {
+  const allowed = ACTION_FIELDS[body.Action];
+  const wrong = EXTRA_FIELDS.find((f) => body[f] !== undefined && !allowed.includes(f));
+  return wrong === undefined ? undefined : `${wrong} is not taken by Action ${JSON.stringify(body.Action)}${allowed.length > 0 ? ` (it takes ${allowed.join(", ")})` : ""}`;
+}
 
 export const HistoryQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 1000)),
@@ -63,7 +106,8 @@ const LIST_DESCRIPTIONS = {
   reverse: "Reverse the order",
   "filter-approval": "PENDING, APPROVED or REJECTED (any case)",
   "filter-status": "HEALTHY, UNHEALTHY, UNKNOWN; CONNECTED = HEALTHY, DISCONNECTED = UNHEALTHY or UNKNOWN",
-  labels: "Kubernetes label selector; may repeat (joined with commas)",
+  labels: "Kubernetes label selector on the effective labels (the node's own overlaid by the operator's); may repeat (joined with commas)",
+  "filter-cordoned": "true: only cordoned nodes; false: only schedulable ones",
 };
 
 const ClusterEvent = Schema.Struct({
@@ -79,7 +123,8 @@ const ClusterEvent = Schema.Struct({
 
 export const ListNodesResponse = Schema.Struct({ Nodes: Schema.Array(NodeStateResponse), NextToken: Schema.String });
 export const GetNodeResponse = Schema.Struct({ Node: NodeStateResponse });
-export const PutNodeResponse = Schema.Struct({ Success: Schema.Boolean });
+/** Message: set when the action changed nothing (e.g. "node already cordoned"). */
+export const PutNodeResponse = Schema.Struct({ Success: Schema.Boolean, Message: Schema.optional(Schema.String) });
 export const NodeHistoryResponse = Schema.Struct({ Items: Schema.Array(ClusterEvent), NextToken: Schema.String });
 
 export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
@@ -96,6 +141,20 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
   // (≈ 68 KB for 100 nodes) instead of building 100 NodeStates for Fastify to serialise.
   // The body is what returning the object would have sent (test/unit/projections/node-index.test.ts).
   const json = new NodeStateJson();
+  const act = (body: typeof PutNodeRequest.Type, id: string, context: CommandContext, expectedRevision: number | undefined) => {
+    switch (body.Action) {
+      case "preauthorize":
+        return manager.preauthorize(id, body.PublicKey, context, expectedRevision);
+      case "revoke-preauthorization":
+        return manager.revokePreauthorization(id, context, expectedRevision);
+      case "label": {
+        const change = { set: body.Labels ?? {}, remove: body.RemoveLabels ?? [], reset: body.ResetLabels ?? [] };
+        return manager.operatorAction({ action: "label", ...change }, id, context, expectedRevision);
+      }
+      default:
+        return manager.operatorAction({ action: body.Action }, id, context, expectedRevision);
+    }
+  };
   return [
     defineRoute({
       method: "GET",
@@ -140,8 +199,12 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       responses: { "200": { description: "Done", schema: PutNodeResponse } },
       errors: ["BadRequest", "NotFound", "Conflict", "MultipleNodesFound", "PreconditionFailed", "PayloadTooLarge", "UnsupportedMediaType"],
       handler: async ({ params: { id }, body }, request, reply) => {
+        const misplaced = misplacedField(body);
+        if (misplaced !== undefined) throw badRequest(misplaced);
+        // A pre-authorisation names a node that need not exist yet: its exact id, never a prefix.
+        const exact = body.Action === "preauthorize" || body.Action === "revoke-preauthorization";
         // Bacalhau's body may name the node too; naming another one than the path is a mistake, not a choice.
-        if (body.NodeID !== undefined && body.NodeID !== id && body.NodeID !== manager.resolve(id)) {
+        if (body.NodeID !== undefined && body.NodeID !== id && (exact || body.NodeID !== manager.resolve(id))) {
           throw badRequest(`the body names node ${body.NodeID} but the path names ${id}`);
         }
         const expectedRevision = ifMatch(request);
@@ -149,11 +212,11 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
           operatorActor(request),
           { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
         );
-        const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
+        const result = await act(body, id, context, expectedRevision);
         // Read-your-writes: the next GET must show what this PUT did.
         await projection.waitFor(result.position);
         void reply.header("ETag", etag(result.revision));
-        return { Success: true };
+        return result.events.length === 0 && result.note !== undefined ? { Success: true, Message: result.note } : { Success: true };
       },
     }),
     defineRoute({
@@ -166,7 +229,9 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       responses: { "200": { description: "Every event of the node, oldest first", schema: NodeHistoryResponse } },
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
       handler: async ({ params: { id }, query }) => {
-        const nodeId = resolveNodeId(id, index.everSeenWithPrefix(id));
+        const seen = index.everSeenWithPrefix(id);
+        // A node only pre-authorised has no view yet: its exact id still shows its history.
+        const nodeId = seen.length === 0 && manager.hasHistory(id) ? id : resolveNodeId(id, seen);
         const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
         return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
       },

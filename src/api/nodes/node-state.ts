@@ -2,7 +2,7 @@ import { Schema } from "effect";
 import type { LiveView } from "../../actors/node-manager.ts";
 import type { ResourceReport } from "../../events/catalog/node-info.ts";
 import { BuildVersion, ComputeNodeInfo, Health, Membership, NodeType, Resources, StoredNodeInfo } from "../../events/catalog/node-info.ts";
-import type { NodeView } from "../../projections/node-view.ts";
+import { viewLabels, type NodeView } from "../../projections/node-view.ts";
 
 const ResourcesComponent = Resources.annotations({ identifier: "Resources" });
 const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
@@ -44,6 +44,17 @@ export const NodeStateResponse = Schema.Struct({
   }),
   Health,
   Revision: Count,
+  /** Shoal's: no new placements on the node while true (shoal node cordon). */
+  Cordoned: Schema.Boolean,
+  Cordon: Schema.optional(
+    Schema.Struct({ Reason: Schema.String, By: Schema.Struct({ type: Schema.String, id: Schema.String }), Since: Time }).annotations({ identifier: "NodeCordon" }),
+  ),
+  /** What the node reports about itself; Info.Labels are the effective labels (these overlaid by OperatorLabels). */
+  ReportedLabels: StoredNodeInfo.fields.Labels,
+  /** The operator's labels (shoal node label): Set overrides or adds, Removed hides the node's own. */
+  OperatorLabels: Schema.Struct({ Set: Schema.Record({ key: Schema.String, value: Schema.String }), Removed: Schema.Array(Schema.String) }).annotations({
+    identifier: "OperatorLabels",
+  }),
 }).annotations({ identifier: "NodeState" });
 
 /** Bacalhau's models.NodeState, plus Shoal's Health and Revision: the shape the schema above declares. */
@@ -75,6 +86,21 @@ export function liveCapacityOf(resources: ResourceReport | undefined): LiveCapac
   };
 }
 
+const NO_OPERATOR_LABELS = { Set: {}, Removed: [] } as const;
+
+function operatorLabelsOf(view: NodeView): NodeState["OperatorLabels"] {
+  const keys = Object.keys(view.labelOverrides);
+  if (keys.length === 0) return NO_OPERATOR_LABELS;
+  const set: Record<string, string> = {};
+  const removed: string[] = [];
+  for (const key of keys.sort()) {
+    const value = view.labelOverrides[key];
+    if (value === null || value === undefined) removed.push(key);
+    else set[key] = value;
+  }
+  return { Set: set, Removed: removed };
+}
+
 /**
  * Built field by field, not by spreading the stored info: spreading objects that came out of a
  * schema decode took V8's slow path, 25 times the cost of these literals, and a page of 100
@@ -86,12 +112,13 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
   const stored = view.info;
   const compute = stored.ComputeNodeInfo;
   const capacity = liveCapacityOf(live?.resources);
+  const labels = viewLabels(view);
   const info: NodeState["Info"] = compute
     ? {
         NodeID: stored.NodeID,
         NodeType: stored.NodeType,
         Hostname: stored.Hostname,
-        Labels: stored.Labels,
+        Labels: labels,
         BacalhauVersion: stored.BacalhauVersion,
         ComputeNodeInfo: {
           ExecutionEngines: compute.ExecutionEngines,
@@ -105,7 +132,7 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
           EnqueuedExecutions: capacity.EnqueuedExecutions,
         },
       }
-    : { NodeID: stored.NodeID, NodeType: stored.NodeType, Hostname: stored.Hostname, Labels: stored.Labels, BacalhauVersion: stored.BacalhauVersion };
+    : { NodeID: stored.NodeID, NodeType: stored.NodeType, Hostname: stored.Hostname, Labels: labels, BacalhauVersion: stored.BacalhauVersion };
   const lastHeartbeat = lastHeartbeatOf(view, live);
   return {
     Info: info,
@@ -117,5 +144,9 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
         : { Status: status, LastHeartbeat: lastHeartbeat, DisconnectedSince: view.healthSince },
     Health: view.health,
     Revision: view.revision,
+    Cordoned: view.cordon !== undefined,
+    ...(view.cordon === undefined ? {} : { Cordon: { Reason: view.cordon.reason, By: view.cordon.by, Since: view.cordon.since } }),
+    ReportedLabels: stored.Labels,
+    OperatorLabels: operatorLabelsOf(view),
   };
 }

@@ -17,6 +17,15 @@ Commands:
   approve <id>             approve a PENDING or REJECTED node
   reject <id> [-m reason]  reject a PENDING or APPROVED node
   delete <id>              remove a node (its history stays)
+  cordon <id> [--reason R] no new placements on the node; its work runs on
+  uncordon <id> [--reason R]
+                           the node takes placements again
+  label <id> [k=v ...] [--remove k ...] [--reset k ...] [--reason R]
+                           set labels over the node's own; --remove hides a label (the node's
+                           own too); --reset drops an override so the node's own value shows again
+  preauthorize <id> [--public-key KEY] [--reason R]
+                           let a node that does not exist yet join APPROVED under manual approval
+                           (only with its NATS public key KEY, when given); --revoke withdraws it
   history <id>             every event of a node, oldest first
 
 Options:
@@ -29,9 +38,9 @@ Options:
                            sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
-        --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+        --filter-cordoned true|false  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
   history: --limit N  --next-token T
-  -m, --message TEXT       reason, recorded in the node's history (approve, reject, delete)`;
+  -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
 
 const OPTIONS = {
   ...CONFIG_OPTIONS,
@@ -43,6 +52,12 @@ const OPTIONS = {
   output: { type: "string" },
   "filter-approval": { type: "string" },
   "filter-status": { type: "string" },
+  "filter-cordoned": { type: "string" },
+  reason: { type: "string" },
+  remove: { type: "string", multiple: true },
+  reset: { type: "string", multiple: true },
+  "public-key": { type: "string" },
+  revoke: { type: "boolean" },
   labels: { type: "string", multiple: true },
   limit: { type: "string" },
   "next-token": { type: "string" },
@@ -70,8 +85,41 @@ function nodeRow(n: NodeState): string[] {
     .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
-  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk")];
+  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, scheduling(n), labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk")];
 }
+
+const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK"];
+
+/** Nomad's word for a node that takes placements; the orchestrator takes none either way. */
+const scheduling = (n: NodeState): string => (n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : "eligible");
+
+/** --reason, or -m/--message as approve and reject take it; not both. */
+function reasonOf(values: Values): string | undefined {
+  if (values.reason !== undefined && values.message !== undefined) throw new UsageError("give the reason once: --reason or -m/--message", "shoal node --help");
+  return values.reason ?? values.message;
+}
+
+/** `k=v` words: the labels to set (the server checks keys and values). */
+function labelWords(words: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const word of words) {
+    const at = word.indexOf("=");
+    if (at <= 0) throw new UsageError(`shoal node label: ${JSON.stringify(word)} is not key=value (use --remove ${word} to hide a label)`, "shoal node --help");
+    const key = word.slice(0, at);
+    if (key in labels) throw new UsageError(`shoal node label: label ${key} is given twice`, "shoal node --help");
+    labels[key] = word.slice(at + 1);
+  }
+  return labels;
+}
+
+/** Options that only some commands take: any other command given one is a mistake. */
+const ONLY_FOR: Record<string, readonly string[]> = {
+  "filter-cordoned": ["list"],
+  remove: ["label"],
+  reset: ["label"],
+  "public-key": ["preauthorize"],
+  revoke: ["preauthorize"],
+};
 
 function one(positionals: string[], command: string): string {
   const id = positionals[0];
@@ -90,7 +138,29 @@ export async function nodeCommand(args: string[]): Promise<number> {
     console.log(NODE_HELP);
     return 0;
   }
+  for (const [option, commands] of Object.entries(ONLY_FOR)) {
+    if ((values as Record<string, unknown>)[option] !== undefined && !commands.includes(sub)) {
+      throw new UsageError(`--${option} is an option of shoal node ${commands.join("/")}, not of ${sub}`, "shoal node --help");
+    }
+  }
   const api = client(values);
+  const act = async (id: string, body: Record<string, unknown>, what: string): Promise<number> => {
+    const format = output(values, "table");
+    const reason = reasonOf(values);
+    try {
+      const res = await api.request<{ Success: boolean; Message?: string }>("PUT", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`, {
+        ...body,
+        ...(reason === undefined ? {} : { Message: reason }),
+      });
+      if (format === "table") print(res.Message === undefined ? "Ok" : `Ok: ${res.Message}`);
+      else await printData(format, res);
+      return 0;
+    } catch (e) {
+      if (format !== "table") throw e;
+      console.error(printable(`Failed to ${what} node ${id}: ${(e as Error).message}`));
+      return 1;
+    }
+  };
   switch (sub) {
     case "list": {
       if (positionals.length > 0) throw new UsageError("shoal node list takes no arguments");
@@ -98,6 +168,11 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const q = new URLSearchParams();
       if (values["filter-approval"]) q.set("filter-approval", values["filter-approval"]);
       if (values["filter-status"]) q.set("filter-status", values["filter-status"]);
+      const cordoned = values["filter-cordoned"];
+      if (cordoned !== undefined) {
+        if (cordoned !== "true" && cordoned !== "false") throw new UsageError(`--filter-cordoned takes true or false, got ${JSON.stringify(cordoned)}`, "shoal node --help");
+        q.set("filter-cordoned", cordoned);
+      }
       for (const l of values.labels ?? []) q.append("labels", l);
       if (values.limit) q.set("limit", values.limit);
       if (values["next-token"]) q.set("next_token", values["next-token"]);
@@ -106,7 +181,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
       if (format !== "table") await printData(format, res);
       else {
-        print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], res.Nodes.map(nodeRow)));
+        print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
         if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
       }
       return 0;
@@ -115,28 +190,43 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const id = one(positionals, sub);
       const format = output(values, "yaml");
       const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
-      if (format === "table") print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], [nodeRow(res.Node)]));
+      if (format === "table") print(formatTable(COLUMNS, [nodeRow(res.Node)]));
       else await printData(format, res.Node);
       return 0;
     }
     case "approve":
     case "reject":
-    case "delete": {
-      const id = one(positionals, sub);
-      const format = output(values, "table");
-      try {
-        const res = await api.request<{ Success: boolean }>("PUT", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`, {
-          Action: sub,
-          ...(values.message === undefined ? {} : { Message: values.message }),
-        });
-        if (format === "table") print("Ok");
-        else await printData(format, res);
-        return 0;
-      } catch (e) {
-        if (format !== "table") throw e;
-        console.error(printable(`Failed to ${sub} node ${id}: ${(e as Error).message}`));
-        return 1;
+    case "delete":
+    case "cordon":
+    case "uncordon":
+      return act(one(positionals, sub), { Action: sub }, sub);
+    case "label": {
+      const [id, ...words] = positionals;
+      if (id === undefined) throw new UsageError("shoal node label takes a node id, then key=value labels and/or --remove/--reset keys", "shoal node --help");
+      const set = labelWords(words);
+      const remove = values.remove ?? [];
+      const reset = values.reset ?? [];
+      if (Object.keys(set).length + remove.length + reset.length === 0) {
+        throw new UsageError("shoal node label: give labels to set (key=value), --remove KEY or --reset KEY", "shoal node --help");
       }
+      return act(
+        id,
+        {
+          Action: "label",
+          ...(Object.keys(set).length > 0 ? { Labels: set } : {}),
+          ...(remove.length > 0 ? { RemoveLabels: remove } : {}),
+          ...(reset.length > 0 ? { ResetLabels: reset } : {}),
+        },
+        "label",
+      );
+    }
+    case "preauthorize": {
+      const id = one(positionals, sub);
+      if (values.revoke) {
+        if (values["public-key"] !== undefined) throw new UsageError("--revoke withdraws the node's pre-authorisation: it takes no --public-key", "shoal node --help");
+        return act(id, { Action: "revoke-preauthorization" }, "revoke the pre-authorisation of");
+      }
+      return act(id, { Action: "preauthorize", ...(values["public-key"] === undefined ? {} : { PublicKey: values["public-key"] }) }, "pre-authorise");
     }
     case "history": {
       const id = one(positionals, sub);

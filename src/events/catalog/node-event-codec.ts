@@ -16,6 +16,11 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeBecameHealthy: 1,
   NodeCredentialBound: 1,
   NodeCredentialRevoked: 1,
+  NodeCordoned: 1,
+  NodeUncordoned: 1,
+  NodeLabelsSet: 1,
+  NodePreauthorized: 1,
+  NodePreauthorizationRevoked: 1,
 };
 
 const codec = entityEventCodec<NodeEvent>("node", NODE_EVENT_SCHEMAS, NODE_EVENT_VERSIONS);

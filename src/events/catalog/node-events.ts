@@ -1,4 +1,5 @@
 import { Schema } from "effect";
+import { labelKeyProblem, labelsProblem } from "../../labels/label-rule.ts";
 import { Health, Membership, NodeType, StoredNodeInfo } from "./node-info.ts";
 
 const Time = Schema.String; // ISO-8601, supplied by the actor host's clock
@@ -53,6 +54,45 @@ export const NodeCredentialBound = Schema.Struct({ NodeID: Schema.String, Public
 /** The node's key no longer gets in: an operator rejected or deleted the node. */
 export const NodeCredentialRevoked = Schema.Struct({ NodeID: Schema.String, PublicKey: NodePublicKey, Reason: Schema.Literal("rejected", "deleted") });
 
+/** Who did it, kept in the node's state (as well as in the event's metadata) where the state shows it. */
+const By = Schema.Struct({ type: Schema.Literal("operator", "node", "system"), id: Schema.String });
+
+/** The node takes no new placements (Kubernetes' cordon, Nomad's ineligible); work on it runs on. */
+export const NodeCordoned = Schema.Struct({ NodeID: Schema.String, Reason: Schema.String, By });
+
+/** The node takes placements again. */
+export const NodeUncordoned = Schema.Struct({ NodeID: Schema.String, Reason: Schema.String });
+
+const LabelKey = Schema.String.pipe(Schema.filter((key) => labelKeyProblem(key) ?? true, { title: "LabelKey" }));
+const OperatorLabels = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+  Schema.filter((labels) => labelsProblem(labels) ?? true, { title: "Labels" }),
+);
+
+/**
+ * An operator changed the node's labels from the control plane: `Set` overrides or adds,
+ * `Removed` hides labels (the node's own too), `Reset` drops earlier overrides of those keys so
+ * that what the node reports shows again. The node's own report is untouched.
+ */
+export const NodeLabelsSet = Schema.Struct({
+  NodeID: Schema.String,
+  Set: OperatorLabels,
+  Removed: Schema.Array(LabelKey),
+  Reset: Schema.Array(LabelKey),
+});
+
+/**
+ * An operator let this node id in ahead of its registration: it registers APPROVED even under
+ * manual approval — only when joining with `PublicKey`, if one is named.
+ */
+export const NodePreauthorized = Schema.Struct({
+  NodeID: Schema.String,
+  PublicKey: Schema.optional(NodePublicKey),
+  Reason: Schema.String,
+  By,
+});
+
+export const NodePreauthorizationRevoked = Schema.Struct({ NodeID: Schema.String });
+
 export const NODE_EVENT_SCHEMAS = {
   NodeRegistered,
   NodeApproved,
@@ -64,6 +104,11 @@ export const NODE_EVENT_SCHEMAS = {
   NodeBecameHealthy,
   NodeCredentialBound,
   NodeCredentialRevoked,
+  NodeCordoned,
+  NodeUncordoned,
+  NodeLabelsSet,
+  NodePreauthorized,
+  NodePreauthorizationRevoked,
 } as const;
 
 export type NodeEventType = keyof typeof NODE_EVENT_SCHEMAS;

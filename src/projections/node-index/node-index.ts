@@ -1,6 +1,6 @@
 import type { Health, Membership, Resources } from "../../events/catalog/node-info.ts";
 import type { LabelSelector } from "../../labels/label-selector.ts";
-import type { NodeView } from "../node-view.ts";
+import { viewLabels, type NodeView } from "../node-view.ts";
 import { LabelIndex, type CandidateSet, type SlotMatcher } from "./label-index.ts";
 import { NODE_ORDERS, sortKeyOf, statusKeyOf, type NodeOrder } from "./node-order.ts";
 import { SortedCursor, SortedEntries, compareKeys, type SortKey } from "./sorted-entries.ts";
@@ -20,6 +20,8 @@ export interface NodeIndexQuery {
   readonly approval?: Membership;
   readonly status?: StatusFilter;
   readonly selector: LabelSelector;
+  /** Only cordoned nodes (true) or only schedulable ones (false). */
+  readonly cordoned?: boolean;
   readonly limit: number;
 }
 
@@ -172,11 +174,11 @@ export class NodeIndex {
       this.pendingCapacity.delete(id);
       this.writeCapacity(slot, available);
       this.insert(slot);
-      this.labels.add(slot, view.info.Labels);
+      this.labels.add(slot, viewLabels(view));
       return;
     }
     const before = this.views[old] as NodeView;
-    if (before.info.Labels !== view.info.Labels) this.labels.replace(old, before.info.Labels, view.info.Labels);
+    if (viewLabels(before) !== viewLabels(view)) this.labels.replace(old, viewLabels(before), viewLabels(view));
     this.reindex(old, view, undefined);
   }
 
@@ -290,7 +292,7 @@ export class NodeIndex {
       if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
       (this.orders[o] as OrderedSet[])[partition]?.delete(this.keyOf(slot, view, o), id);
     }
-    this.labels.remove(slot, view.info.Labels);
+    this.labels.remove(slot, viewLabels(view));
     // The capacity outlives the entry, as the report outlives the view (until liveness ends).
     const available = this.availableOf(slot);
     if (available !== undefined) this.pendingCapacity.set(id, available);
@@ -353,7 +355,13 @@ export class NodeIndex {
     const sets = partitions.map((p) => (this.orders[o] as OrderedSet[])[p] as OrderedSet);
     const filtered = q.selector.requirements.length > 0;
     const candidates = filtered ? this.labels.smallestCandidateSet(q.selector) : undefined;
-    const matches = filtered ? this.labels.matcher(q.selector) : undefined;
+    const labelMatches = filtered ? this.labels.matcher(q.selector) : undefined;
+    // Few nodes are cordoned: a filter on it skips entries as a label selector does (same scan budget).
+    const cordoned = q.cordoned;
+    const matches: SlotMatcher | undefined =
+      cordoned === undefined
+        ? labelMatches
+        : (slot, labels) => ((this.views[slot] as NodeView).cordon !== undefined) === cordoned && (labelMatches === undefined || labelMatches(slot, labels));
     if (candidates !== undefined && this.ranksFirst(candidates.size, sets, q.limit)) return this.rank(q, o, partitions, candidates, matches);
 
     const budget = Number.isFinite(q.limit) ? this.scanBudget(q.limit) : Number.POSITIVE_INFINITY;
@@ -368,7 +376,7 @@ export class NodeIndex {
     for (let c = walk.head; c !== undefined; walk.advance(), c = walk.head) {
       const slot = this.slots.get(c.id) as number;
       const view = this.views[slot] as NodeView;
-      if (matches === undefined || matches(slot, view.info.Labels)) {
+      if (matches === undefined || matches(slot, viewLabels(view))) {
         if (views.length === q.limit) return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
         views.push(view);
         lastKey = c.key;
@@ -433,7 +441,7 @@ export class NodeIndex {
       if (after && sign * (compareKeys(key, after.key) || compareKeys(id, after.id)) <= 0) return;
       if (worst && sign * (compareKeys(key, worst.key) || compareKeys(id, worst.id)) >= 0) return;
       // The selector last: once the kept run is full, most candidates fall behind it on their key.
-      if (matches && !matches(slot, view.info.Labels)) return;
+      if (matches && !matches(slot, viewLabels(view))) return;
       const ranked = { key, id, view };
       if (!bounded) {
         best.push(ranked);

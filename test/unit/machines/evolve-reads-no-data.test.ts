@@ -35,6 +35,11 @@ const DATA: Record<NodeEventType, unknown> = {
   NodeBecameHealthy: { NodeID: "n1", Previous: "UNKNOWN" },
   NodeCredentialBound: { NodeID: "n1", PublicKey: KEY, Reinstated: false },
   NodeCredentialRevoked: { NodeID: "n1", PublicKey: KEY, Reason: "rejected" },
+  NodeCordoned: { NodeID: "n1", Reason: "disk failing", By: { type: "operator", id: "alice" } },
+  NodeUncordoned: { NodeID: "n1", Reason: "disk replaced" },
+  NodeLabelsSet: { NodeID: "n1", Set: { zone: "c" }, Removed: ["rack"], Reset: [] },
+  NodePreauthorized: { NodeID: "n1", PublicKey: KEY, Reason: "new rack", By: { type: "operator", id: "alice" } },
+  NodePreauthorizationRevoked: { NodeID: "n1" },
 };
 
 /** States of every kind a node passes through: every type folded onto each, twice over. */

@@ -62,6 +62,9 @@ function nodeView(
     updatedAt: "2024-01-01T00:00:00.000Z",
     healthSince: "2024-01-01T00:00:00.000Z",
     lastHeartbeatAtChange: v.lastHeartbeatAtChange ?? null,
+    cordon: undefined,
+    labelOverrides: {},
+    preauthorization: undefined,
   };
 }
 

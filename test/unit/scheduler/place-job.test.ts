@@ -334,6 +334,7 @@ describe("a node read-model entry as a candidate", () => {
         },
         BacalhauVersion: { GitVersion: "v1.7.0", GOOS: "linux", GOARCH: "amd64" },
       },
+      labelOverrides: {},
     } as unknown as NodeView;
     expect(candidateNodeOf(view)).toEqual({
       id: "n-a",

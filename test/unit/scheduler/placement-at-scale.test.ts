@@ -136,6 +136,7 @@ describe("candidates from the node read model", () => {
       membership: "APPROVED",
       health: "HEALTHY",
       info: { NodeID: "n-a", NodeType: "Compute", Labels: { zone: "a" }, ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: { CPU: 2, Memory: 4 * GB, Disk: 0, GPU: 0 } } },
+      labelOverrides: {},
       ...over,
     }) as unknown as NodeView;
 
