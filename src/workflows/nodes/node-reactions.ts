@@ -23,11 +23,8 @@ export interface NodeWorkQuery {
   holdsDaemonWork(nodeId: string): boolean;
 }
 
-/**
- * Node events whose labels may have changed. The operator's labels (when they exist) are node
- * events too: add theirs here.
- */
-const LABEL_CHANGES = new Set(["NodeInfoUpdated"]);
+/** Node events whose effective labels may have changed: the node's own report, or the operator's labels. */
+const LABEL_CHANGES = new Set(["NodeInfoUpdated", "NodeLabelsSet"]);
 
 function labelsMayHaveChanged(type: string, data: unknown): boolean {
   if (!LABEL_CHANGES.has(type)) return false;

@@ -25,6 +25,7 @@ describe("the node-reactions workflow: given a node's work, when its state chang
     ["node-n-back", "NodeBecameHealthy", undefined, ["node-work StopLostWork n-back: node n-back is back (HEALTHY)"]],
     ["node-n-back", "NodeApproved", undefined, ["node-work StopLostWork n-back: node n-back is back (approved)"]],
     ["node-n-daemon", "NodeInfoUpdated", { Changed: ["Labels"] }, ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"]],
+    ["node-n-daemon", "NodeLabelsSet", { Set: { role: "core" }, Removed: [], Reset: [] }, ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"]],
     // No step for what changes nothing: nodes that run nothing (most node events), and info that is not labels.
     ["node-n-idle", "NodeBecameUnhealthy", undefined, []],
     ["node-n-idle", "NodeBecameUnknown", undefined, []],
