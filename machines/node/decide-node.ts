@@ -37,6 +37,8 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
       return state.nodeType === "Requester"
         ? { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be rejected` }
         : { code: "Conflict", message: `node ${nodeId} already rejected` };
+    case "Drain":
+      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be drained` };
     default:
       return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` };
   }
@@ -50,7 +52,8 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
  */
 export function decideNode(command: NodeCommand, state: NodeState): NodeDecision {
   const { nodeId } = state;
-  const health = command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown";
+  const health =
+    command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown" || command.type === "CompleteDrain" || command.type === "ExpireDrain";
   if (command.type === "Register" && command.info.NodeID !== nodeId) {
     return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
   }
@@ -103,5 +106,20 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
       return accept([{ type: "NodeBecameUnknown", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs } }]);
     case "MarkHealthy":
       return accept([{ type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: state.health ?? "UNHEALTHY" } }]);
+    case "Drain":
+      // A drain under way may be drained again: its deadline and daemon choice are replaced (Nomad updates the drain strategy so).
+      return accept([{ type: "NodeDrainStarted", data: { NodeID: nodeId, Deadline: command.deadline, KeepDaemon: command.keepDaemon, Reason: command.reason, By: command.by } }]);
+    case "Undrain":
+      if (state.drain === undefined) return refuse({ code: "Conflict", message: `node ${nodeId} is not drained` });
+      return accept([{ type: "NodeUndrained", data: { NodeID: nodeId, Previous: state.drain.status } }]);
+    // The workflow's ends of a drain: no-ops once it has ended (a deadline racing the last execution's end, a replay).
+    case "CompleteDrain":
+      return state.drain?.status === "draining" ? accept([{ type: "NodeDrainCompleted", data: { NodeID: nodeId, DaemonStopped: command.daemonStopped } }]) : accept([]);
+    case "ExpireDrain": {
+      const drain = state.drain;
+      if (drain?.status !== "draining") return accept([]);
+      const left = command.left.map((l) => ({ ExecutionID: l.executionId, JobID: l.jobId, JobType: l.jobType }));
+      return accept([{ type: "NodeDrainDeadlineReached", data: { NodeID: nodeId, Deadline: drain.deadline, Left: left } }]);
+    }
   }
 }

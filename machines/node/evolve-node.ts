@@ -13,6 +13,8 @@ export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEven
   "NodeDeleted",
   "NodeBecameHealthy",
   "NodeCredentialRevoked",
+  "NodeDrainCompleted",
+  "NodeUndrained",
 ]);
 
 /**
@@ -57,6 +59,18 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       return { ...state, health: "HEALTHY", healthSince: time, updatedAt: time };
     case "NodeCredentialBound":
       return { ...state, credential: { publicKey: event.data.PublicKey, active: true }, updatedAt: time };
+    case "NodeDrainStarted": {
+      const d = event.data;
+      return { ...state, drain: { status: "draining", deadline: d.Deadline, keepDaemon: d.KeepDaemon, reason: d.Reason, by: d.By, startedAt: time }, updatedAt: time };
+    }
+    case "NodeDrainCompleted":
+      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "drained", endedAt: time }, updatedAt: time } : state;
+    case "NodeDrainDeadlineReached":
+      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "expired", endedAt: time, left: event.data.Left.length }, updatedAt: time } : state;
+    case "NodeUndrained": {
+      const { drain: _ended, ...rest } = state;
+      return { ...rest, updatedAt: time };
+    }
     case "NodeCredentialRevoked":
       return state.credential ? { ...state, credential: { ...state.credential, active: false }, updatedAt: time } : { ...state, updatedAt: time };
   }

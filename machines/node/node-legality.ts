@@ -32,7 +32,8 @@ export const nodeLegality = setup({
     absent: { on: { Register: LEGAL } },
     registered: {
       type: "parallel",
-      on: { Delete: UNLESS_ORCHESTRATOR },
+      // A drain's own conditions (already draining, not drained) are decideNode's: the orchestrator has no work to move.
+      on: { Delete: UNLESS_ORCHESTRATOR, Drain: UNLESS_ORCHESTRATOR, Undrain: LEGAL, CompleteDrain: LEGAL, ExpireDrain: LEGAL },
       states: {
         membership: {
           initial: "pending",

@@ -31,6 +31,8 @@ import { wireMetrics } from "./wire-metrics.ts";
 import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
 import { deletedNodeOf, isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
+import { drainFlow } from "../workflows/nodes/drain-flow.ts";
+import { NodeDrainer } from "../workflows/nodes/node-drainer.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
@@ -247,7 +249,10 @@ export async function startOrchestrator(
     logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
+    const work = new NodeWorkClient(nc);
+    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
+    // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
+    const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
@@ -269,8 +274,10 @@ export async function startOrchestrator(
       }),
     );
     processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
+    processors.add(new WorkflowHost(drainFlow, { store, checkpoints: store, handlers: drainer.handlers(), logger: logger.child({ component: "workflows" }) }));
     // A node that joins, is approved or recovers: the Queued jobs are placed again (from now on; not recorded as workflow steps).
     const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
+    processors.add({ name: drainer.name, checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() }, handle: (batch) => drainer.handle(batch) });
     processors.add({
       name: "job-placement-on-node-gain",
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
@@ -309,6 +316,8 @@ export async function startOrchestrator(
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
+    // Drains under way: their deadlines armed again from the nodes' state, and a pass each.
+    drainer.recover();
     // Executions on nodes deleted while the orchestrator was down are lost as well.
     await jobRunner.failLostExecutions();
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).

@@ -64,6 +64,7 @@ export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | 
     updatedAt,
     healthSince,
     lastHeartbeatAtChange: state.lastHeartbeatAtChange,
+    ...(state.drain === undefined ? {} : { drain: state.drain }),
     revision,
   };
 }

@@ -11,6 +11,8 @@ export type RejectionCode =
   | "not-compute"
   | "not-approved"
   | "not-healthy"
+  // An operator withholds new work (a drain): the node still counts as available, so a shortfall names it.
+  | "unschedulable"
   // Bacalhau's ranker chain, in its order.
   | "engine"
   | "labels"
@@ -79,6 +81,7 @@ const CODES: readonly RejectionCode[] = [
   "not-compute",
   "not-approved",
   "not-healthy",
+  "unschedulable",
   "engine",
   "labels",
   "max-job-requirements",
@@ -93,6 +96,7 @@ const NOT_COMPUTE = bit("not-compute");
 const NOT_APPROVED = bit("not-approved");
 const NOT_HEALTHY = bit("not-healthy");
 const GATE = NOT_COMPUTE | NOT_APPROVED | NOT_HEALTHY;
+const UNSCHEDULABLE = bit("unschedulable");
 const ENGINE = bit("engine");
 const LABELS = bit("labels");
 const MAX_JOB = bit("max-job-requirements");
@@ -180,6 +184,7 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     if (node.type !== "Compute") bits |= NOT_COMPUTE;
     if (node.membership !== "APPROVED") bits |= NOT_APPROVED;
     if (node.health !== "HEALTHY") bits |= NOT_HEALTHY;
+    if (node.unschedulable !== undefined) bits |= UNSCHEDULABLE;
     if (!supportsEngine(node, request.engine, wantedEngine)) bits |= ENGINE;
     if (required.length > 0 && !matchesAll(required, node.labels)) bits |= LABELS;
     const max = node.maxJobRequirements;
@@ -259,6 +264,7 @@ function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number,
   if (bits & NOT_COMPUTE) rejections.push(reject("not-compute", `node is a ${node.type} node, not a Compute node`));
   if (bits & NOT_APPROVED) rejections.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
   if (bits & NOT_HEALTHY) rejections.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
+  if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string, true));
   if (bits & ENGINE) rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
   if (bits & LABELS) rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
   if (bits & MAX_JOB) rejections.push(maxJobRequirementsRejection(node, request.resources) as Rejection);

@@ -10,6 +10,7 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
+import { parseDuration } from "../../config/duration.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
@@ -17,12 +18,31 @@ import { NodeStateResponse, toNodeState } from "./node-state.ts";
 import { NodeStateJson } from "./node-state-json.ts";
 
 export const PutNodeRequest = Schema.Struct({
-  Action: Schema.Literal("approve", "reject", "delete").annotations({
-    message: () => ({ message: 'must be one of "approve", "reject", "delete"', override: true }),
+  Action: Schema.Literal("approve", "reject", "delete", "drain", "undrain").annotations({
+    message: () => ({ message: 'must be one of "approve", "reject", "delete", "drain", "undrain"', override: true }),
   }),
   Message: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
   NodeID: Schema.optional(Schema.String),
+  /** drain: how long the drain may take, a Go duration ("10m", "1h30m"), as Bacalhau's timeouts; default 1h (Nomad's). */
+  Deadline: Schema.optional(Schema.String.pipe(Schema.maxLength(32))),
+  /** drain: leave the node's daemon executions running (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
+  KeepDaemon: Schema.optional(Schema.Boolean),
 });
+
+/** Nomad's default drain deadline. */
+const DEFAULT_DRAIN_DEADLINE_MS = 3_600_000;
+
+/** A drain's deadline from its Go duration: positive, at most a year; only a drain takes one. */
+function drainSpec(body: typeof PutNodeRequest.Type): { deadlineMs: number; keepDaemon: boolean } | undefined {
+  if (body.Action !== "drain") {
+    if (body.Deadline !== undefined || body.KeepDaemon !== undefined) throw badRequest(`Deadline and KeepDaemon go with Action "drain", not "${body.Action}"`);
+    return undefined;
+  }
+  if (body.Deadline === undefined) return { deadlineMs: DEFAULT_DRAIN_DEADLINE_MS, keepDaemon: body.KeepDaemon ?? false };
+  const ms = parseDuration(body.Deadline);
+  if (ms === undefined || ms <= 0 || ms > 365 * 24 * 3_600_000) throw badRequest(`Deadline must be a positive Go duration of at most a year, like "10m" or "1h30m"; got ${JSON.stringify(body.Deadline)}`);
+  return { deadlineMs: ms, keepDaemon: body.KeepDaemon ?? false };
+}
 
 export const HistoryQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 1000)),
@@ -149,7 +169,13 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
           operatorActor(request),
           { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
         );
-        const result = await manager.operatorAction(body.Action, id, context, expectedRevision);
+        const drain = drainSpec(body);
+        const result =
+          body.Action === "drain"
+            ? await manager.drain(id, drain as NonNullable<typeof drain>, context, expectedRevision)
+            : body.Action === "undrain"
+              ? await manager.undrain(id, context, expectedRevision)
+              : await manager.operatorAction(body.Action, id, context, expectedRevision);
         // Read-your-writes: the next GET must show what this PUT did.
         await projection.waitFor(result.position);
         void reply.header("ETag", etag(result.revision));

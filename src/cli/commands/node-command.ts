@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { parseDuration } from "../../config/duration.ts";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
@@ -17,6 +18,9 @@ Commands:
   approve <id>             approve a PENDING or REJECTED node
   reject <id> [-m reason]  reject a PENDING or APPROVED node
   delete <id>              remove a node (its history stays)
+  drain <id>               take no new work; move batch and service work elsewhere, let ops work
+                           finish, stop daemon work at the end; what is left at the deadline is stopped
+  drain <id> --disable     end a drain under way, or let a drained node take work again
   history <id>             every event of a node, oldest first
 
 Options:
@@ -31,7 +35,8 @@ Options:
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
   history: --limit N  --next-token T
-  -m, --message TEXT       reason, recorded in the node's history (approve, reject, delete)`;
+  drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
+  -m, --message TEXT       reason, recorded in the node's history (approve, reject, delete, drain); also --reason`;
 
 const OPTIONS = {
   ...CONFIG_OPTIONS,
@@ -49,6 +54,10 @@ const OPTIONS = {
   "order-by": { type: "string" },
   "order-reversed": { type: "boolean" },
   message: { type: "string", short: "m" },
+  reason: { type: "string" },
+  deadline: { type: "string" },
+  "keep-daemon": { type: "boolean" },
+  disable: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -70,7 +79,30 @@ function nodeRow(n: NodeState): string[] {
     .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
-  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk")];
+  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk"), drainCell(n)];
+}
+
+const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK", "DRAIN"];
+
+/** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
+function drainCell(n: NodeState): string {
+  const d = n.Drain;
+  if (d === undefined) return "";
+  if (d.Status === "draining") return `draining until ${d.Deadline}`;
+  return d.Status === "expired" ? `expired (${d.Left ?? 0} left)` : "drained";
+}
+
+/** The drain's body from the flags: a bad deadline is a usage error (exit 2), not a request the API refuses. */
+function drainBody(values: Values): Record<string, unknown> {
+  if (values.disable) {
+    if (values.deadline !== undefined || values["keep-daemon"]) throw new UsageError("shoal node drain --disable takes neither --deadline nor --keep-daemon");
+    return { Action: "undrain" };
+  }
+  if (values.deadline !== undefined) {
+    const ms = parseDuration(values.deadline);
+    if (ms === undefined || ms <= 0) throw new UsageError(`--deadline must be a positive duration like 10m or 1h30m; got ${values.deadline}`);
+  }
+  return { Action: "drain", ...(values.deadline === undefined ? {} : { Deadline: values.deadline }), ...(values["keep-daemon"] ? { KeepDaemon: true } : {}) };
 }
 
 function one(positionals: string[], command: string): string {
@@ -106,7 +138,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
       if (format !== "table") await printData(format, res);
       else {
-        print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], res.Nodes.map(nodeRow)));
+        print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
         if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
       }
       return 0;
@@ -115,19 +147,25 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const id = one(positionals, sub);
       const format = output(values, "yaml");
       const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
-      if (format === "table") print(formatTable(["ID", "TYPE", "APPROVAL", "STATUS", "LABELS", "CPU", "MEMORY", "DISK"], [nodeRow(res.Node)]));
+      if (format === "table") print(formatTable(COLUMNS, [nodeRow(res.Node)]));
       else await printData(format, res.Node);
       return 0;
     }
     case "approve":
     case "reject":
-    case "delete": {
+    case "delete":
+    case "drain": {
       const id = one(positionals, sub);
       const format = output(values, "table");
+      if (sub !== "drain" && (values.deadline !== undefined || values["keep-daemon"] || values.disable)) {
+        throw new UsageError(`--deadline, --keep-daemon and --disable go with shoal node drain, not ${sub}`);
+      }
+      const action = sub === "drain" ? drainBody(values) : { Action: sub };
+      const message = values.reason ?? values.message;
       try {
         const res = await api.request<{ Success: boolean }>("PUT", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`, {
-          Action: sub,
-          ...(values.message === undefined ? {} : { Message: values.message }),
+          ...action,
+          ...(message === undefined ? {} : { Message: message }),
         });
         if (format === "table") print("Ok");
         else await printData(format, res);

@@ -20,6 +20,10 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeBecameHealthy: 1,
   NodeCredentialBound: 1,
   NodeCredentialRevoked: 1,
+  NodeDrainStarted: 1,
+  NodeDrainCompleted: 1,
+  NodeDrainDeadlineReached: 1,
+  NodeUndrained: 1,
 };
 
 export function isNodeEventType(type: string): type is NodeEventType {

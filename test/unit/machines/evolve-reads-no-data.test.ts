@@ -35,6 +35,10 @@ const DATA: Record<NodeEventType, unknown> = {
   NodeBecameHealthy: { NodeID: "n1", Previous: "UNKNOWN" },
   NodeCredentialBound: { NodeID: "n1", PublicKey: KEY, Reinstated: false },
   NodeCredentialRevoked: { NodeID: "n1", PublicKey: KEY, Reason: "rejected" },
+  NodeDrainStarted: { NodeID: "n1", Deadline: T, KeepDaemon: false, Reason: "kernel upgrade", By: "operator:admin" },
+  NodeDrainCompleted: { NodeID: "n1", DaemonStopped: 1 },
+  NodeDrainDeadlineReached: { NodeID: "n1", Deadline: T, Left: [{ ExecutionID: "e-1", JobID: "j-1", JobType: "batch" }] },
+  NodeUndrained: { NodeID: "n1", Previous: "drained" },
 };
 
 /** States of every kind a node passes through: every type folded onto each, twice over. */
