@@ -229,17 +229,18 @@ export class NodeDrainer implements Processor {
     }
     if (left > 0) return;
     for (const d of daemons) await this.cancel(d, this.context(cause, `node ${nodeId} is drained: its daemon work stops at the end`));
-    await this.options.manager.drainCommand(nodeId, { type: "CompleteDrain", daemonStopped: this.daemonsStopped(nodeId, drain) }, this.context(cause, "nothing the drain had to move is left on the node"));
+    await this.options.manager.drainCommand(nodeId, { type: "CompleteDrain", daemonStopped: await this.daemonsStopped(nodeId, drain) }, this.context(cause, "nothing the drain had to move is left on the node"));
     this.disarm(nodeId);
     this.options.logger.info({ nodeId }, "drain completed");
   }
 
-  /** Daemon executions on the node cancelled since the drain started: the ones it stopped at the end. */
-  private daemonsStopped(nodeId: string, drain: NodeDrain): number {
+  /** Daemon executions on the node cancelled since the drain started (their actors: the read model may not show this pass's yet). */
+  private async daemonsStopped(nodeId: string, drain: NodeDrain): Promise<number> {
     const since = Date.parse(drain.startedAt);
-    let n = 0;
-    for (const e of this.options.jobViews.allExecutions()) if (e.nodeId === nodeId && e.jobType === "daemon" && e.computeState === "Cancelled" && e.modifyTime >= since) n++;
-    return n;
+    const ids: string[] = [];
+    for (const e of this.options.jobViews.allExecutions()) if (e.nodeId === nodeId && e.jobType === "daemon") ids.push(e.executionId);
+    const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
+    return states.filter((e) => e.computeState === "Cancelled" && e.modifyTime >= since).length;
   }
 
   /** The deadline came: what is left (kept daemon work aside) is named in NodeDrainDeadlineReached, and the flow stops each. */
