@@ -264,7 +264,8 @@ function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number,
   if (bits & NOT_COMPUTE) rejections.push(reject("not-compute", `node is a ${node.type} node, not a Compute node`));
   if (bits & NOT_APPROVED) rejections.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
   if (bits & NOT_HEALTHY) rejections.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
-  if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string, true));
+  // An operator must undrain the node: not retryable on its own.
+  if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string));
   if (bits & ENGINE) rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
   if (bits & LABELS) rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
   if (bits & MAX_JOB) rejections.push(maxJobRequirementsRejection(node, request.resources) as Rejection);
