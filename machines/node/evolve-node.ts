@@ -47,8 +47,11 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       return { ...state, membership: "APPROVED", updatedAt: time };
     case "NodeRejected":
       return { ...state, membership: "REJECTED", updatedAt: time };
-    case "NodeDeleted":
-      return { ...state, registered: false, deleted: true, credential: undefined, updatedAt: time };
+    case "NodeDeleted": {
+      // A drain ends with its node's lifecycle: a node registering again under the id starts undrained.
+      const { drain: _ended, ...rest } = state;
+      return { ...rest, registered: false, deleted: true, credential: undefined, updatedAt: time };
+    }
     case "NodeInfoUpdated":
       return { ...state, info: event.data.Info, updatedAt: time };
     case "NodeBecameUnhealthy":

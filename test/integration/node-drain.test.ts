@@ -267,6 +267,28 @@ describe("a drain", () => {
     await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`);
   }, 120_000);
 
+  it("ended by an undrain while its work waits: nothing is stopped, the deadline no longer fires, the node takes work again", async () => {
+    const suite = `undrain-${randomUUID().slice(0, 6)}`;
+    const x = await startNode(suite, "a");
+    const jobId = await submit(spec("service", suite, "sleep 3600"));
+    const running = await until(jobId, (j) => on(j, x, RUNNING).length === 1, "running");
+    expect(await drain(x, { Deadline: "5m" })).toMatchObject({ status: 200 });
+    await waitFor(async () => ofStream(await stored(), "workflow-node-drain").some((e) => (e.data as Body).Commands[0]?.EntityID === x), 10_000, () => "the drain's step");
+    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain", Message: "maintenance postponed" })).toMatchObject({ status: 200 });
+    expect((await nodeNow(x)).Drain).toBeUndefined();
+
+    await clock.advance(10 * 60_000);
+    const events = await stored();
+    expect(ofStream(events, `node-${x}`, "NodeDrainDeadlineReached")).toHaveLength(0);
+    expect(one(events, `node-${x}`, "NodeUndrained")).toMatchObject({ data: { Previous: "draining" }, metadata: { actor: { type: "operator", id: "ops" }, reason: "maintenance postponed" } });
+    const now = await jobNow(jobId);
+    expect(executionsOf(now)).toMatchObject([{ ID: on(running, x)[0]?.ID, ComputeState: { StateType: RUNNING } }]);
+    const again = await submit(spec("batch", suite, "echo back"));
+    const done = await until(again, (j) => j.Job?.State?.StateType === "Completed", "a new job completed on the undrained node");
+    expect(on(done, x, COMPLETED)).toHaveLength(1);
+    await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`);
+  }, 120_000);
+
   it("refuses a bad deadline and drain fields on other actions, changing nothing; undrain ends it", async () => {
     const suite = `api-${randomUUID().slice(0, 6)}`;
     const x = await startNode(suite, "a");

@@ -66,6 +66,8 @@ export class NodeDrainer implements Processor {
   /** Nodes draining now (as far as this process has seen): an execution's change passes over them. */
   private readonly draining = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
+  /** Nodes with a pass queued that has not begun. */
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly options: NodeDrainerOptions) {}
 
@@ -121,8 +123,14 @@ export class NodeDrainer implements Processor {
     }
   }
 
+  /** A pass for the node after those queued; one waiting pass per node is enough (it reads everything afresh). */
   private later(nodeId: string, cause: Cause): void {
-    this.serialized(() => this.progress(nodeId, cause)).catch((err: unknown) => this.options.logger.error({ err, nodeId }, "a drain's pass failed; the next change tries again"));
+    if (this.waiting.has(nodeId)) return;
+    this.waiting.add(nodeId);
+    this.serialized(() => {
+      this.waiting.delete(nodeId);
+      return this.progress(nodeId, cause);
+    }).catch((err: unknown) => this.options.logger.error({ err, nodeId }, "a drain's pass failed; the next change tries again"));
   }
 
   private serialized(work: () => Promise<void>): Promise<void> {

@@ -64,6 +64,13 @@ describe("drain", () => {
     expect(isSchedulable(state)).toBe(true);
   });
 
+  it("a delete ends the drain with the node's lifecycle: registered again, the node is schedulable", () => {
+    const deleted: NodeEvent = { type: "NodeDeleted", data: { NodeID: ID, Membership: "APPROVED" } };
+    const state = given([registered, started, deleted, { ...registered, data: { ...registered.data, Lifecycle: 2 } } as NodeEvent]).state;
+    expect(state.drain).toBeUndefined();
+    expect(isSchedulable(state)).toBe(true);
+  });
+
   it("refuses an undrain of a node that is not drained, a drain of the orchestrator, and of an unknown node", () => {
     given([registered]).when({ type: "Undrain" }).thenThrows({ code: "Conflict", message: "node node-1 is not drained" });
     given([self]).when(drain).thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be drained" });
