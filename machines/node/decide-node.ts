@@ -69,6 +69,8 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
       return state.nodeType === "Requester"
         ? { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be rejected` }
         : { code: "Conflict", message: `node ${nodeId} already rejected` };
+    case "Drain":
+      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be drained` };
     default:
       return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` };
   }
@@ -82,7 +84,8 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
  */
 export function decideNode(command: NodeCommand, state: NodeState): NodeDecision {
   const { nodeId } = state;
-  const health = command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown";
+  const health =
+    command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown" || command.type === "CompleteDrain" || command.type === "ExpireDrain";
   if (command.type === "Register" && command.info.NodeID !== nodeId) {
     return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
   }
@@ -162,5 +165,20 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
     case "RevokePreauthorization":
       if (!state.preauthorization) return refuse({ code: "NotFound", message: `node ${nodeId} has no pre-authorisation to revoke` });
       return accept([{ type: "NodePreauthorizationRevoked", data: { NodeID: nodeId } }]);
+    case "Drain":
+      // A drain under way may be drained again: its deadline and daemon choice are replaced (Nomad updates the drain strategy so).
+      return accept([{ type: "NodeDrainStarted", data: { NodeID: nodeId, Deadline: command.deadline, KeepDaemon: command.keepDaemon, Reason: command.reason, By: command.by } }]);
+    case "Undrain":
+      if (state.drain === undefined) return refuse({ code: "Conflict", message: `node ${nodeId} is not drained` });
+      return accept([{ type: "NodeUndrained", data: { NodeID: nodeId, Previous: state.drain.status } }]);
+    // The workflow's ends of a drain: no-ops once it has ended (a deadline racing the last execution's end, a replay).
+    case "CompleteDrain":
+      return state.drain?.status === "draining" ? accept([{ type: "NodeDrainCompleted", data: { NodeID: nodeId, DaemonStopped: command.daemonStopped } }]) : accept([]);
+    case "ExpireDrain": {
+      const drain = state.drain;
+      if (drain?.status !== "draining") return accept([]);
+      const left = command.left.map((l) => ({ ExecutionID: l.executionId, JobID: l.jobId, JobType: l.jobType }));
+      return accept([{ type: "NodeDrainDeadlineReached", data: { NodeID: nodeId, Deadline: drain.deadline, Left: left } }]);
+    }
   }
 }

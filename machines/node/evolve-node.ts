@@ -15,6 +15,8 @@ export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEven
   "NodeCredentialRevoked",
   "NodeUncordoned",
   "NodePreauthorizationRevoked",
+  "NodeDrainCompleted",
+  "NodeUndrained",
 ]);
 
 /** The operator's overrides after a NodeLabelsSet: resets first, then removals, then what is set. */
@@ -65,18 +67,11 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       return { ...state, membership: "APPROVED", updatedAt: time };
     case "NodeRejected":
       return { ...state, membership: "REJECTED", updatedAt: time };
-    case "NodeDeleted":
-      // A node deleted and joining again starts afresh: no cordon, no operator labels, no pre-authorisation.
-      return {
-        ...state,
-        registered: false,
-        deleted: true,
-        credential: undefined,
-        cordon: undefined,
-        labelOverrides: {},
-        preauthorization: undefined,
-        updatedAt: time,
-      };
+    case "NodeDeleted": {
+      // A node deleted and joining again starts afresh: no cordon, no operator labels, no pre-authorisation, undrained.
+      const { drain: _ended, ...rest } = state;
+      return { ...rest, registered: false, deleted: true, credential: undefined, cordon: undefined, labelOverrides: {}, preauthorization: undefined, updatedAt: time };
+    }
     case "NodeInfoUpdated":
       return { ...state, info: event.data.Info, updatedAt: time };
     case "NodeBecameUnhealthy":
@@ -87,6 +82,18 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
       return { ...state, health: "HEALTHY", healthSince: time, updatedAt: time };
     case "NodeCredentialBound":
       return { ...state, credential: { publicKey: event.data.PublicKey, active: true }, updatedAt: time };
+    case "NodeDrainStarted": {
+      const d = event.data;
+      return { ...state, drain: { status: "draining", deadline: d.Deadline, keepDaemon: d.KeepDaemon, reason: d.Reason, by: d.By, startedAt: time }, updatedAt: time };
+    }
+    case "NodeDrainCompleted":
+      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "drained", endedAt: time }, updatedAt: time } : state;
+    case "NodeDrainDeadlineReached":
+      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "expired", endedAt: time, left: event.data.Left.length }, updatedAt: time } : state;
+    case "NodeUndrained": {
+      const { drain: _ended, ...rest } = state;
+      return { ...rest, updatedAt: time };
+    }
     case "NodeCredentialRevoked":
       return state.credential ? { ...state, credential: { ...state.credential, active: false }, updatedAt: time } : { ...state, updatedAt: time };
     case "NodeCordoned":

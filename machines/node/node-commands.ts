@@ -23,6 +23,21 @@ export type NodeCommand =
   /** Let this node id in APPROVED on registration even under manual approval (only with `publicKey`, when given). */
   | { readonly type: "Preauthorize"; readonly publicKey?: string; readonly reason: string; readonly by: Actor }
   | { readonly type: "RevokePreauthorization" };
+  /** An operator drains the node: `deadline` is absolute (the host's clock plus the operator's duration). */
+  | { readonly type: "Drain"; readonly deadline: string; readonly keepDaemon: boolean; readonly reason: string; readonly by: string }
+  /** An operator ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
+  | { readonly type: "Undrain" }
+  /** The drain workflow: nothing it had to move is left on the node. `daemonStopped`: daemon executions it stopped at the end. */
+  | { readonly type: "CompleteDrain"; readonly daemonStopped: number }
+  /** The drain's deadline passed with these executions still on the node: they are stopped, and the drain ends. */
+  | { readonly type: "ExpireDrain"; readonly left: readonly DrainLeftover[] };
+
+/** An execution a drain's deadline found still on the node. */
+export interface DrainLeftover {
+  readonly executionId: string;
+  readonly jobId: string;
+  readonly jobType: string;
+}
 
 /** Why a command was refused. The host maps these onto its closed set of errors. */
 export type NodeRefusal =

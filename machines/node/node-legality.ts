@@ -33,13 +33,18 @@ export const nodeLegality = setup({
     absent: { on: { Register: LEGAL, Preauthorize: LEGAL, RevokePreauthorization: LEGAL } },
     registered: {
       type: "parallel",
-      // Cordon and labels concern compute nodes only: the orchestrator takes no placements.
+      // Cordon, labels and drain concern compute nodes only: the orchestrator takes no placements and
+      // has no work to move. A drain's own conditions (already draining, not drained) are decideNode's.
       on: {
         Delete: UNLESS_ORCHESTRATOR,
         Cordon: UNLESS_ORCHESTRATOR,
         Uncordon: UNLESS_ORCHESTRATOR,
         SetLabels: UNLESS_ORCHESTRATOR,
         RevokePreauthorization: LEGAL,
+        Drain: UNLESS_ORCHESTRATOR,
+        Undrain: LEGAL,
+        CompleteDrain: LEGAL,
+        ExpireDrain: LEGAL,
       },
       states: {
         membership: {

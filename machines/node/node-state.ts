@@ -8,11 +8,32 @@ export interface NodeCredential {
 }
 
 /**
+ * An operator's drain of the node (NodeDrainStarted): while `draining`, the drain workflow moves
+ * its work elsewhere; once ended (`drained`, or `expired` when the deadline stopped what was left)
+ * the node stays unschedulable until an operator undrains it, as Kubernetes leaves a drained node
+ * cordoned and Nomad leaves it ineligible.
+ */
+export interface NodeDrain {
+  readonly status: "draining" | "drained" | "expired";
+  /** ISO-8601: when whatever is left is stopped (from the host's clock at the command). */
+  readonly deadline: string;
+  /** Daemon executions stay (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
+  readonly keepDaemon: boolean;
+  readonly reason: string;
+  /** Who asked: `operator:<id>`. */
+  readonly by: string;
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  /** How many executions the deadline stopped (status `expired`). */
+  readonly left?: number;
+}
+
+/**
  * The shape of NodeState below (and of what evolveNode folds into it). Bump it whenever either
  * changes: a node-state snapshot written under another version is ignored and the streams are
  * replayed in full (src/snapshots/).
  */
-export const NODE_STATE_VERSION = 2;
+export const NODE_STATE_VERSION = 3;
 
 /**
  * Why a node takes no new placements (Kubernetes' `spec.unschedulable`, Nomad's ineligible):
@@ -69,6 +90,8 @@ export interface NodeState {
   readonly labelOverrides: LabelOverrides;
   /** An operator's pre-authorisation, until revoked or the node is deleted. */
   readonly preauthorization: NodePreauthorization | undefined;
+  /** The operator's drain, from NodeDrainStarted until an undrain; undefined for a node never drained. */
+  readonly drain?: NodeDrain;
 }
 
 export function initialNodeState(nodeId: string): NodeState {
@@ -97,4 +120,19 @@ const NO_OVERRIDES: LabelOverrides = Object.freeze({});
 /** The key NATS must let in for this node, if any. */
 export function activeCredential(state: NodeState): string | undefined {
   return state.registered && state.credential?.active ? state.credential.publicKey : undefined;
+}
+
+/**
+ * Whether new work may be placed on the node as far as operators are concerned (membership and
+ * health are the scheduler's gate): not while it is cordoned, draining or drained. The scheduler
+ * names the two apart (a cordon's reason, a drain's status): candidate-node.ts.
+ */
+export function isSchedulable(state: Pick<NodeState, "drain" | "cordon">): boolean {
+  return state.cordon === undefined && unschedulableReason(state) === undefined;
+}
+
+/** Why a drain withholds new work (the scheduler's wording), or undefined when none does. */
+export function unschedulableReason(state: Pick<NodeState, "drain">): string | undefined {
+  if (state.drain === undefined) return undefined;
+  return state.drain.status === "draining" ? "node is draining" : "node is drained";
 }

@@ -596,6 +596,38 @@ export class NodeManager {
     return this.execute(nodeId, { type: "RevokePreauthorization" }, context, expectedRevision === undefined ? {} : { expectedRevision });
   }
 
+  /**
+   * An operator drains a node (docs/nodes.md, Drain): the deadline is the host's clock plus
+   * `deadlineMs`, fixed in the event; who asked is the context's actor.
+   */
+  async drain(idOrPrefix: string, spec: { readonly deadlineMs: number; readonly keepDaemon: boolean }, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+    const nodeId = this.resolve(idOrPrefix);
+    const command: NodeCommand = {
+      type: "Drain",
+      deadline: new Date(this.options.clock.now() + spec.deadlineMs).toISOString(),
+      keepDaemon: spec.keepDaemon,
+      reason: context.reason ?? "",
+      by: `${context.actor.type}:${context.actor.id}`,
+    };
+    return this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision });
+  }
+
+  /** Ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
+  async undrain(idOrPrefix: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+    return this.execute(this.resolve(idOrPrefix), { type: "Undrain" }, context, expectedRevision === undefined ? {} : { expectedRevision });
+  }
+
+  /** A node's state as its actor holds it (loaded from its stream if needed): what the drain workflow acts on, never behind the store. */
+  async nodeState(nodeId: string): Promise<NodeState> {
+    const actor = await this.actors.get(this.directory.canonical(nodeId) ?? nodeId);
+    return actor.state;
+  }
+
+  /** The drain workflow's own command on a node (its completion, its deadline): by the node's actor, as any other. */
+  async drainCommand(nodeId: string, command: Extract<NodeCommand, { type: "CompleteDrain" | "ExpireDrain" }>, context: CommandContext): Promise<CommandResult> {
+    return this.execute(nodeId, command, context);
+  }
+
   private async syncCredential(nodeId: string): Promise<void> {
     if (!this.options.credentials) return;
     const actor = await this.actors.get(this.directory.canonical(nodeId) ?? nodeId);

@@ -34,6 +34,8 @@ import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { nodeReactions } from "../workflows/nodes/node-reactions.ts";
 import { NodeReactionRunner } from "../workflows/nodes/node-reaction-runner.ts";
 import { entityIdOf } from "../events/streams.ts";
+import { drainFlow } from "../workflows/nodes/drain-flow.ts";
+import { NodeDrainer } from "../workflows/nodes/node-drainer.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
@@ -252,7 +254,10 @@ export async function startOrchestrator(
     logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work: new NodeWorkClient(nc), clock, logger: logger.child({ component: "job-runner" }) });
+    const work = new NodeWorkClient(nc);
+    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
+    // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
+    const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
@@ -299,8 +304,10 @@ export async function startOrchestrator(
       holdsDaemonWork: (id: string) => jobRunner.nodeHoldsDaemonWork(id),
     };
     processors.add(new WorkflowHost(nodeReactions(reactionQuery), { store, checkpoints: store, handlers: reactions.handlers(), logger: logger.child({ component: "workflows" }) }));
+    processors.add(new WorkflowHost(drainFlow, { store, checkpoints: store, handlers: drainer.handlers(), logger: logger.child({ component: "workflows" }) }));
     // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not recorded as workflow steps).
     const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
+    processors.add({ name: drainer.name, checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() }, handle: (batch) => drainer.handle(batch) });
     processors.add({
       name: "job-placement-on-node-gain",
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
@@ -344,6 +351,8 @@ export async function startOrchestrator(
     const sweeps = setInterval(() => reactions.sweep("found by the periodic check").catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")), SWEEP_EVERY_MS);
     sweeps.unref();
     cleanups.push({ name: "stopping the node-work checks", run: () => clearInterval(sweeps) });
+    // Drains under way: their deadlines armed again from the nodes' state, and a pass each.
+    drainer.recover();
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
     jobRunner.resumeDispatch(jobViews.allExecutions());
     // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next QueueBackoff.

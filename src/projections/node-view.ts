@@ -68,6 +68,7 @@ export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | 
     cordon: state.cordon,
     labelOverrides: state.labelOverrides,
     preauthorization: state.preauthorization,
+    ...(state.drain === undefined ? {} : { drain: state.drain }),
     revision,
   };
 }

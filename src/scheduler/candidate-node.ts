@@ -1,3 +1,4 @@
+import { unschedulableReason } from "../../machines/node/node-state.ts";
 import { viewLabels, type NodeView } from "../projections/node-view.ts";
 import type { CandidateNode } from "./placement-request.ts";
 import { fromBacalhauResources, isZeroResources } from "./resources.ts";
@@ -18,6 +19,7 @@ const candidates = new WeakMap<NodeView, CandidateNode>();
 function candidateOf(view: NodeView): CandidateNode {
   const compute = view.info.ComputeNodeInfo;
   const maxJob = fromBacalhauResources(compute?.MaxJobRequirements ?? {});
+  const unschedulable = unschedulableReason(view);
   return {
     id: view.nodeId,
     type: view.nodeType,
@@ -29,5 +31,6 @@ function candidateOf(view: NodeView): CandidateNode {
     capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
     ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),
     ...(view.cordon === undefined ? {} : { cordoned: { reason: view.cordon.reason } }),
+    ...(unschedulable === undefined ? {} : { unschedulable }),
   };
 }

@@ -13,6 +13,8 @@ export type RejectionCode =
   | "not-healthy"
   // Shoal's: counted as available (so that the reason is named), never suitable.
   | "cordoned"
+  // An operator withholds new work (a drain): the node still counts as available, so a shortfall names it.
+  | "unschedulable"
   // Bacalhau's ranker chain, in its order.
   | "engine"
   | "labels"
@@ -82,6 +84,7 @@ const CODES: readonly RejectionCode[] = [
   "not-approved",
   "not-healthy",
   "cordoned",
+  "unschedulable",
   "engine",
   "labels",
   "max-job-requirements",
@@ -97,6 +100,7 @@ const NOT_APPROVED = bit("not-approved");
 const NOT_HEALTHY = bit("not-healthy");
 const GATE = NOT_COMPUTE | NOT_APPROVED | NOT_HEALTHY;
 const CORDONED = bit("cordoned");
+const UNSCHEDULABLE = bit("unschedulable");
 const ENGINE = bit("engine");
 const LABELS = bit("labels");
 const MAX_JOB = bit("max-job-requirements");
@@ -185,6 +189,7 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     if (node.membership !== "APPROVED") bits |= NOT_APPROVED;
     if (node.health !== "HEALTHY") bits |= NOT_HEALTHY;
     if (node.cordoned !== undefined) bits |= CORDONED;
+    if (node.unschedulable !== undefined) bits |= UNSCHEDULABLE;
     if (!supportsEngine(node, request.engine, wantedEngine)) bits |= ENGINE;
     if (required.length > 0 && !matchesAll(required, node.labels)) bits |= LABELS;
     const max = node.maxJobRequirements;
@@ -271,6 +276,8 @@ function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number,
   if (bits & NOT_APPROVED) rejections.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
   if (bits & NOT_HEALTHY) rejections.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
   if (bits & CORDONED) rejections.push(reject("cordoned", cordonedMessage(node)));
+  // An operator must undrain the node: not retryable on its own.
+  if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string));
   if (bits & ENGINE) rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
   if (bits & LABELS) rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
   if (bits & MAX_JOB) rejections.push(maxJobRequirementsRejection(node, request.resources) as Rejection);

@@ -110,9 +110,9 @@ function mayQueue(request: PlacementRequest): boolean {
   return timeoutMs > 0 && nowMs - createdAtMs <= timeoutMs;
 }
 
-/** The partitions 0..count-1 that hold no active (or, batch, completed) execution. */
+/** The partitions 0..count-1 that hold no active (or, batch, completed) execution; one leaving a draining node holds none. */
 export function remainingPartitions(type: PlacementRequest["type"], count: number, executions: readonly ExistingExecution[]): number[] {
-  const holding = executions.filter((e) => (!isTerminal(e) || (type === "batch" && e.state === "Completed")) && !isDiscarded(e));
+  const holding = executions.filter((e) => (!isTerminal(e) || (type === "batch" && e.state === "Completed")) && !isDiscarded(e) && e.leaving !== true);
   const used = new Set<number>();
   const unindexed: ExistingExecution[] = [];
   for (const e of holding) {

@@ -37,6 +37,11 @@ export interface ExistingExecution {
   readonly desiredState: ExecutionDesiredState;
   /** Which of a batch or service job's Count replicas it is (Bacalhau's PartitionIndex), when known. */
   readonly partitionIndex?: number;
+  /**
+   * Runs on a draining node until a replacement runs elsewhere (a service's, docs/nodes.md Drain):
+   * it holds no partition, so placement places its replacement while it still runs.
+   */
+  readonly leaving?: boolean;
 }
 
 /** A node as placement sees it: what the node read model stores, without its liveness details. */
@@ -54,6 +59,8 @@ export interface CandidateNode {
   readonly maxJobRequirements?: Resources;
   /** Set while an operator (or a drain) has cordoned it: it takes no new placements. */
   readonly cordoned?: { readonly reason: string };
+  /** Why an operator withholds new work from it ("node is draining"), when one does. */
+  readonly unschedulable?: string;
 }
 
 /** When a job that cannot be placed may wait instead of failing (Bacalhau's Job Queuing). */

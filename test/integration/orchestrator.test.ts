@@ -203,7 +203,7 @@ describe("REST API", () => {
     const before = await eventCount();
     const path = "/api/v1/orchestrator/nodes/node-1";
     const cases: [unknown, number, RegExp][] = [
-      [{ Action: "promote" }, 400, /^invalid request body: Action: must be one of "approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization"$/],
+      [{ Action: "promote" }, 400, /^invalid request body: Action: must be one of "approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization", "drain", "undrain"$/],
       [{}, 400, /Action/],
       [{ Action: "approve", Colour: "red" }, 400, /Colour/],
       [{ Action: 5 }, 400, /Action/],
@@ -267,7 +267,7 @@ describe("REST API", () => {
     expect(doc.openapi).toBe("3.0.3");
     expect(Object.keys(doc.paths)).toContain("/api/v1/orchestrator/nodes/{id}/history");
     // Bacalhau's three, then Shoal's operator controls (docs/nodes.md).
-    expect(doc.components.schemas.PutNodeRequest.properties.Action.enum).toEqual(["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization"]);
+    expect(doc.components.schemas.PutNodeRequest.properties.Action.enum).toEqual(["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization", "drain", "undrain"]);
     expect((await api("GET", "/api/v1/nothing")).body).toMatchObject({ Status: 404, Code: "NotFound" });
   });
 });

@@ -12,6 +12,7 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
+import { parseDuration } from "../../config/duration.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
@@ -19,7 +20,7 @@ import { NodeStateResponse, toNodeState } from "./node-state.ts";
 import { NodeStateJson } from "./node-state-json.ts";
 
 /** Bacalhau's three actions, then Shoal's operator controls (docs/nodes.md). */
-export const NODE_ACTIONS = ["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization"] as const;
+export const NODE_ACTIONS = ["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization", "drain", "undrain"] as const;
 type NodeAction = (typeof NODE_ACTIONS)[number];
 
 const LabelKey = Schema.String.pipe(Schema.filter((key) => labelKeyProblem(key) ?? true));
@@ -46,6 +47,10 @@ export const PutNodeRequest = Schema.Struct({
   ResetLabels: Schema.optional(LabelKeys),
   /** preauthorize: only a node joining with this NATS user nkey is let in on the strength of it. */
   PublicKey: Schema.optional(NodePublicKey),
+  /** drain: how long the drain may take, a Go duration ("10m", "1h30m"), as Bacalhau's timeouts; default 1h (Nomad's). */
+  Deadline: Schema.optional(Schema.String.pipe(Schema.maxLength(32))),
+  /** drain: leave the node's daemon executions running (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
+  KeepDaemon: Schema.optional(Schema.Boolean),
 });
 
 /** Which fields each action takes beyond NodeID, Action and Message: any other is a mistake, refused. */
@@ -58,13 +63,26 @@ const ACTION_FIELDS: Record<NodeAction, readonly string[]> = {
   label: ["Labels", "RemoveLabels", "ResetLabels"],
   preauthorize: ["PublicKey"],
   "revoke-preauthorization": [],
+  drain: ["Deadline", "KeepDaemon"],
+  undrain: [],
 };
-const EXTRA_FIELDS = ["Labels", "RemoveLabels", "ResetLabels", "PublicKey"] as const;
+const EXTRA_FIELDS = ["Labels", "RemoveLabels", "ResetLabels", "PublicKey", "Deadline", "KeepDaemon"] as const;
 
 function misplacedField(body: typeof PutNodeRequest.Type): string | undefined {
   const allowed = ACTION_FIELDS[body.Action];
   const wrong = EXTRA_FIELDS.find((f) => body[f] !== undefined && !allowed.includes(f));
   return wrong === undefined ? undefined : `${wrong} is not taken by Action ${JSON.stringify(body.Action)}${allowed.length > 0 ? ` (it takes ${allowed.join(", ")})` : ""}`;
+}
+
+/** Nomad's default drain deadline. */
+const DEFAULT_DRAIN_DEADLINE_MS = 3_600_000;
+
+/** A drain's deadline from its Go duration: positive, at most a year (misplacedField keeps it to Action "drain"). */
+function drainSpec(body: typeof PutNodeRequest.Type): { deadlineMs: number; keepDaemon: boolean } {
+  if (body.Deadline === undefined) return { deadlineMs: DEFAULT_DRAIN_DEADLINE_MS, keepDaemon: body.KeepDaemon ?? false };
+  const ms = parseDuration(body.Deadline);
+  if (ms === undefined || ms <= 0 || ms > 365 * 24 * 3_600_000) throw badRequest(`Deadline must be a positive Go duration of at most a year, like "10m" or "1h30m"; got ${JSON.stringify(body.Deadline)}`);
+  return { deadlineMs: ms, keepDaemon: body.KeepDaemon ?? false };
 }
 
 export const HistoryQuery = Schema.Struct({
@@ -147,6 +165,10 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
         return manager.preauthorize(id, body.PublicKey, context, expectedRevision);
       case "revoke-preauthorization":
         return manager.revokePreauthorization(id, context, expectedRevision);
+      case "drain":
+        return manager.drain(id, drainSpec(body), context, expectedRevision);
+      case "undrain":
+        return manager.undrain(id, context, expectedRevision);
       case "label": {
         const change = { set: body.Labels ?? {}, remove: body.RemoveLabels ?? [], reset: body.ResetLabels ?? [] };
         return manager.operatorAction({ action: "label", ...change }, id, context, expectedRevision);

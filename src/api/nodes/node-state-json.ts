@@ -167,7 +167,7 @@ function templateOf(view: NodeView): Template | typeof WHOLE {
       ? { ...state.Info, ComputeNodeInfo: { ...compute, AvailableCapacity: AVAILABLE, QueueCapacity: QUEUE, RunningExecutions: RUNNING, EnqueuedExecutions: ENQUEUED } }
       : state.Info,
     ConnectionState: { ...state.ConnectionState, LastHeartbeat: BEAT },
-  } satisfies Record<Exclude<keyof NodeState, "Cordon">, unknown>;
+  } satisfies Record<Exclude<keyof NodeState, "Cordon" | "Drain">, unknown> & Pick<NodeState, "Drain">;
   const text = JSON.stringify(marked);
   const marks = compute ? MARK_TEXTS : MARK_TEXTS.slice(4);
   const parts: string[] = [];

@@ -2,6 +2,7 @@ import { Schema } from "effect";
 import type { LiveView } from "../../actors/node-manager.ts";
 import type { ResourceReport } from "../../events/catalog/node-info.ts";
 import { BuildVersion, ComputeNodeInfo, Health, Membership, NodeType, Resources, StoredNodeInfo } from "../../events/catalog/node-info.ts";
+import type { NodeDrain } from "../../../machines/node/node-state.ts";
 import { viewLabels, type NodeView } from "../../projections/node-view.ts";
 
 const ResourcesComponent = Resources.annotations({ identifier: "Resources" });
@@ -43,6 +44,20 @@ export const NodeStateResponse = Schema.Struct({
     DisconnectedSince: Schema.optional(Time),
   }),
   Health,
+  /** Shoal: the operator's drain, while it runs and after it ended until an undrain (docs/nodes.md, Drain). */
+  Drain: Schema.optional(
+    Schema.Struct({
+      Status: Schema.Literal("draining", "drained", "expired"),
+      Deadline: Time,
+      KeepDaemon: Schema.Boolean,
+      Reason: Schema.String,
+      By: Schema.String,
+      StartedAt: Time,
+      EndedAt: Schema.optional(Time),
+      /** How many executions the deadline stopped (expired). */
+      Left: Schema.optional(Count),
+    }).annotations({ identifier: "NodeDrain" }),
+  ),
   Revision: Count,
   /** Shoal's: no new placements on the node while true (shoal node cordon). */
   Cordoned: Schema.Boolean,
@@ -143,10 +158,24 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
         ? { Status: status, LastHeartbeat: lastHeartbeat, ConnectedSince: view.healthSince }
         : { Status: status, LastHeartbeat: lastHeartbeat, DisconnectedSince: view.healthSince },
     Health: view.health,
+    ...(view.drain === undefined ? {} : { Drain: drainJson(view.drain) }),
     Revision: view.revision,
     Cordoned: view.cordon !== undefined,
     ...(view.cordon === undefined ? {} : { Cordon: { Reason: view.cordon.reason, By: view.cordon.by, Since: view.cordon.since } }),
     ReportedLabels: stored.Labels,
     OperatorLabels: operatorLabelsOf(view),
+  };
+}
+
+function drainJson(d: NodeDrain): NonNullable<NodeState["Drain"]> {
+  return {
+    Status: d.status,
+    Deadline: d.deadline,
+    KeepDaemon: d.keepDaemon,
+    Reason: d.reason,
+    By: d.by,
+    StartedAt: d.startedAt,
+    ...(d.endedAt === undefined ? {} : { EndedAt: d.endedAt }),
+    ...(d.left === undefined ? {} : { Left: d.left }),
   };
 }

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { parseDuration } from "../../config/duration.ts";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
@@ -26,6 +27,9 @@ Commands:
   preauthorize <id> [--public-key KEY] [--reason R]
                            let a node that does not exist yet join APPROVED under manual approval
                            (only with its NATS public key KEY, when given); --revoke withdraws it
+  drain <id>               take no new work; move batch and service work elsewhere, let ops work
+                           finish, stop daemon work at the end; what is left at the deadline is stopped
+  drain <id> --disable     end a drain under way, or let a drained node take work again
   history <id>             every event of a node, oldest first
 
 Options:
@@ -40,6 +44,7 @@ Options:
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
   history: --limit N  --next-token T
+  drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
 
 const OPTIONS = {
@@ -64,6 +69,9 @@ const OPTIONS = {
   "order-by": { type: "string" },
   "order-reversed": { type: "boolean" },
   message: { type: "string", short: "m" },
+  deadline: { type: "string" },
+  "keep-daemon": { type: "boolean" },
+  disable: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -85,10 +93,31 @@ function nodeRow(n: NodeState): string[] {
     .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
-  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, scheduling(n), labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk")];
+  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, scheduling(n), labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk"), drainCell(n)];
 }
 
-const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK"];
+/** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
+function drainCell(n: NodeState): string {
+  const d = n.Drain;
+  if (d === undefined) return "";
+  if (d.Status === "draining") return `draining until ${d.Deadline}`;
+  return d.Status === "expired" ? `expired (${d.Left ?? 0} left)` : "drained";
+}
+
+/** The drain's body from the flags: a bad deadline is a usage error (exit 2), not a request the API refuses. */
+function drainBody(values: Values): Record<string, unknown> {
+  if (values.disable) {
+    if (values.deadline !== undefined || values["keep-daemon"]) throw new UsageError("shoal node drain --disable takes neither --deadline nor --keep-daemon");
+    return { Action: "undrain" };
+  }
+  if (values.deadline !== undefined) {
+    const ms = parseDuration(values.deadline);
+    if (ms === undefined || ms <= 0) throw new UsageError(`--deadline must be a positive duration like 10m or 1h30m; got ${values.deadline}`);
+  }
+  return { Action: "drain", ...(values.deadline === undefined ? {} : { Deadline: values.deadline }), ...(values["keep-daemon"] ? { KeepDaemon: true } : {}) };
+}
+
+const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK", "DRAIN"];
 
 /** Nomad's word for a node that takes placements; the orchestrator takes none either way. */
 const scheduling = (n: NodeState): string => (n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : "eligible");
@@ -119,6 +148,9 @@ const ONLY_FOR: Record<string, readonly string[]> = {
   reset: ["label"],
   "public-key": ["preauthorize"],
   revoke: ["preauthorize"],
+  deadline: ["drain"],
+  "keep-daemon": ["drain"],
+  disable: ["drain"],
 };
 
 function one(positionals: string[], command: string): string {
@@ -220,6 +252,8 @@ export async function nodeCommand(args: string[]): Promise<number> {
         "label",
       );
     }
+    case "drain":
+      return act(one(positionals, sub), drainBody(values), values.disable ? "undrain" : "drain");
     case "preauthorize": {
       const id = one(positionals, sub);
       if (values.revoke) {

@@ -21,6 +21,10 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeLabelsSet: 1,
   NodePreauthorized: 1,
   NodePreauthorizationRevoked: 1,
+  NodeDrainStarted: 1,
+  NodeDrainCompleted: 1,
+  NodeDrainDeadlineReached: 1,
+  NodeUndrained: 1,
 };
 
 const codec = entityEventCodec<NodeEvent>("node", NODE_EVENT_SCHEMAS, NODE_EVENT_VERSIONS);

@@ -92,6 +92,30 @@ export const NodePreauthorized = Schema.Struct({
 });
 
 export const NodePreauthorizationRevoked = Schema.Struct({ NodeID: Schema.String });
+/**
+ * An operator drains the node (docs/nodes.md, Drain): it takes no new work, and the drain
+ * workflow moves its batch and service work elsewhere, lets ops work finish and stops daemon work
+ * at the end unless `KeepDaemon`. `Deadline` is absolute; `By` the operator (`operator:<id>`).
+ */
+export const NodeDrainStarted = Schema.Struct({
+  NodeID: Schema.String,
+  Deadline: Time,
+  KeepDaemon: Schema.Boolean,
+  Reason: Schema.String,
+  By: Schema.String,
+});
+
+/** Nothing the drain had to move is left on the node; `DaemonStopped` daemon executions were stopped at the end. */
+export const NodeDrainCompleted = Schema.Struct({ NodeID: Schema.String, DaemonStopped: Schema.Number.pipe(Schema.int(), Schema.nonNegative()) });
+
+/** One execution a drain's deadline found still on its node. */
+export const DrainLeftover = Schema.Struct({ ExecutionID: Schema.String, JobID: Schema.String, JobType: Schema.String });
+
+/** The drain's deadline passed: `Left` were still on the node and are stopped; the drain ends. */
+export const NodeDrainDeadlineReached = Schema.Struct({ NodeID: Schema.String, Deadline: Time, Left: Schema.Array(DrainLeftover) });
+
+/** An operator ended a drain under way, or released a drained node: it takes new work again. */
+export const NodeUndrained = Schema.Struct({ NodeID: Schema.String, Previous: Schema.Literal("draining", "drained", "expired") });
 
 export const NODE_EVENT_SCHEMAS = {
   NodeRegistered,
@@ -109,6 +133,10 @@ export const NODE_EVENT_SCHEMAS = {
   NodeLabelsSet,
   NodePreauthorized,
   NodePreauthorizationRevoked,
+  NodeDrainStarted,
+  NodeDrainCompleted,
+  NodeDrainDeadlineReached,
+  NodeUndrained,
 } as const;
 
 export type NodeEventType = keyof typeof NODE_EVENT_SCHEMAS;

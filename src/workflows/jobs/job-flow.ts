@@ -13,7 +13,7 @@ export const APPROVAL = "execution-approval";
  * workflow (a step per node event would be stored for nothing when no job waits): `isNodeGain`
  * lets the orchestrator place the Queued jobs again, and those placements are recorded on the jobs.
  */
-const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy", "NodeInfoUpdated", "NodeUncordoned", "NodeLabelsSet"]);
+const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy", "NodeInfoUpdated", "NodeUncordoned", "NodeLabelsSet", "NodeUndrained"]);
 /** An execution's end: its job may be done, and its capacity is free again. */
 const EXECUTION_ENDS = new Set(["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled", "ExecutionBidDeclined", "ExecutionRejected"]);
 /** A job's end that leaves executions to stop on their nodes. */

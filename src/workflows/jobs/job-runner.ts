@@ -22,7 +22,7 @@ import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/j
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { NodeExecutions } from "../nodes/node-executions.ts";
-import { placeJob } from "../../scheduler/place-job.ts";
+import { placeJob, remainingPartitions } from "../../scheduler/place-job.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
@@ -179,8 +179,8 @@ export class JobRunner {
     return next;
   }
 
-  private context(c: WorkflowCommand & Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">>): CommandContext {
-    return commandContext({ type: "system", id: "workflow-jobs" }, { reason: c.reason, ...(c.causationId ? { causationId: c.causationId } : {}), ...(c.correlationId ? { correlationId: c.correlationId } : {}) });
+  private context(c: WorkflowCommand & Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">> & { readonly workflow?: string }): CommandContext {
+    return commandContext({ type: "system", id: c.workflow ?? "workflow-jobs" }, { reason: c.reason, ...(c.causationId ? { causationId: c.causationId } : {}), ...(c.correlationId ? { correlationId: c.correlationId } : {}) });
   }
 
   private async executionsOf(jobId: string): Promise<ExecutionState[]> {
@@ -239,11 +239,30 @@ export class JobRunner {
       if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
       const executions = jobViews.executionsOfJob(j.jobId);
       if (gained !== undefined && !gained.some((n) => mayTake(j.spec as JobSpec, executions, n))) continue;
-      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(toExisting))) waiting.push(j.jobId);
+      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(this.existing))) waiting.push(j.jobId);
     }
     // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
     let ledger = this.ledger();
     for (const jobId of waiting) ledger = await this.evaluate(jobId, c, ledger);
+  }
+
+  /**
+   * An execution as placement counts it: a service's on a draining node is leaving (it holds no
+   * partition, so its replacement is placed while it still runs; docs/nodes.md, Drain).
+   */
+  private readonly existing = (e: ExecutionState): ExistingExecution => {
+    const base = toExisting(e);
+    if (e.jobType !== "service" || isTerminal(base) || this.options.nodeViews.get(e.nodeId)?.drain?.status !== "draining") return base;
+    return { ...base, leaving: true };
+  };
+
+  /**
+   * Another workflow (the node drain) asks for a job's placement: the drain's replacements of a
+   * service's executions. Serialized with every other placement; its actor and reason are the caller's.
+   */
+  placeFor(jobId: string, by: { readonly workflow: string; readonly reason: string; readonly causationId: string; readonly correlationId: string }): Promise<void> {
+    const c = { handler: PLACEMENT, entityId: jobId, type: "PlaceJob", reason: by.reason, workflow: by.workflow, commandId: deterministicId(by.workflow, jobId, by.causationId), causationId: by.causationId, correlationId: by.correlationId };
+    return this.serialized(() => this.place(jobId, c));
   }
 
   /** One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why. */
@@ -259,12 +278,12 @@ export class JobRunner {
    * execution id comes from the job, the partition (ops, daemon: the node) and how many
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
-  private async place(jobId: string, c: Issued): Promise<void> {
+  private async place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
     await this.evaluate(jobId, c, this.ledger());
   }
 
   /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
-  private async evaluate(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
+  private async evaluate(jobId: string, c: Issued & { readonly workflow?: string }, ledger: CapacityLedger): Promise<CapacityLedger> {
     const { jobs, executions, nodeViews, clock, logger } = this.options;
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
@@ -272,16 +291,18 @@ export class JobRunner {
     const task = taskOf(spec);
     let existing = await this.executionsOf(jobId);
     const context = this.context(c);
-    const before = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
+    const before = jobOutcome(spec.Type, spec.Count, existing.map(this.existing));
     if (before.kind === "completed" && spec.Type === "batch") {
       await jobs.execute(jobId, { type: "Complete" }, context);
       return ledger;
     }
     let placed = 0;
     let next = ledger;
-    if (wantsPlacement(spec.Type, spec.Count, existing.map(toExisting))) {
+    if (wantsPlacement(spec.Type, spec.Count, existing.map(this.existing))) {
       // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
       const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
+      // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never fails the job.
+      const replacingOnly = remainingPartitions(spec.Type, spec.Count, existing.map(toExisting)).length === 0 && (spec.Type === "batch" || spec.Type === "service");
       const request: PlacementRequest = {
         jobId,
         type: spec.Type,
@@ -289,7 +310,7 @@ export class JobRunner {
         constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
         engine: task.Engine.Type,
         resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-        executions: holding.map(toExisting),
+        executions: holding.map(this.existing),
         // A deleted node is in the read model (its history stays) but gone from the cluster.
         nodes: nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
         queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
@@ -327,7 +348,7 @@ export class JobRunner {
             timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
             ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
           },
-          previous === undefined ? context : this.context({ ...c, reason: retryReason(previous, p.partitionIndex ?? 0) }),
+          previous === undefined ? context : this.context({ ...c, reason: isTerminal(toExisting(previous)) ? retryReason(previous, p.partitionIndex ?? 0) : replacementReason(previous, p.partitionIndex ?? 0) }),
         );
       }
       // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
@@ -335,6 +356,10 @@ export class JobRunner {
       logger[level]({ jobId, decision: result.decision, placements: kept.map((p) => p.nodeId), deferred: result.placements.length - kept.length }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
+      if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
+        logger.info({ jobId, message }, "no node for a draining node's replacement yet: the original runs on");
+        return next;
+      }
       if (result.decision === "failed") {
         await jobs.execute(jobId, { type: "Fail", reason: message }, context);
         return next;
@@ -539,7 +564,8 @@ export class JobRunner {
     const job = (await this.options.jobs.get(accepted.jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
     const context = this.context(c);
-    await this.approver.approve(await this.executionsOf(accepted.jobId), context);
+    // An execution leaving a draining node is not its partition's runner: its replacement's bid is approved while it still runs.
+    await this.approver.approve((await this.executionsOf(accepted.jobId)).filter((e) => this.existing(e).leaving !== true), context);
     // Checked on the executions, not on what this call approved: a replay after a crash between the two finds the approval done.
     if (job.state !== "Running" && (await this.executionsOf(accepted.jobId)).some((e) => e.desiredState === "Running" && !isTerminal(toExisting(e)))) {
       await this.options.jobs.execute(accepted.jobId, { type: "Run" }, context);
@@ -587,6 +613,11 @@ function latestOfPartition(executions: readonly ExecutionState[], partition: num
   let latest: ExecutionState | undefined;
   for (const e of executions) if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
   return latest;
+}
+
+/** Why a partition gets a second execution while its first still runs: its node is draining. */
+function replacementReason(previous: ExecutionState, partition: number): string {
+  return `replacement of partition ${partition}: ${previous.executionId} runs on node ${previous.nodeId}, which is draining`;
 }
 
 /** Why a partition gets another execution, as its Create's reason and its history entry say. */

@@ -1,0 +1,46 @@
+import { NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import type { Workflow, WorkflowCommand } from "../workflow.ts";
+
+export const DRAIN = "node-drain";
+export const DRAIN_WORKFLOW = "node-drain";
+/** The actor of every automatic action of a drain. */
+export const DRAIN_ACTOR = `workflow-${DRAIN_WORKFLOW}`;
+
+interface Started {
+  readonly Reason?: string;
+}
+interface DeadlineReached {
+  readonly NodeID?: string;
+  readonly Left?: readonly { readonly ExecutionID: string }[];
+}
+
+/**
+ * A node's drain as a process manager on the store (docs/nodes.md, Drain). A drain started moves
+ * the node's work: its batch executions are cancelled (the jobs workflow places their partitions
+ * elsewhere), its service executions get replacements that start before they stop, its ops
+ * executions finish, its daemon executions stop at the end (the drainer carries it out, and goes
+ * on as executions change). A deadline reached stops each execution it found left, one recorded
+ * command per execution. An undrain settles what a cut-short move left half done. Pure.
+ */
+export const drainFlow: Workflow = {
+  name: DRAIN_WORKFLOW,
+  react(input): WorkflowCommand[] {
+    const { recorded } = input;
+    if (categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
+    const nodeId = entityIdOf(recorded.stream);
+    switch (recorded.type) {
+      case "NodeDrainStarted": {
+        const why = (recorded.data as Started).Reason;
+        return [{ handler: DRAIN, entityId: nodeId, type: "MoveDrainedWork", reason: `node ${nodeId} is draining${why ? `: ${why}` : ""}` }];
+      }
+      case "NodeDrainDeadlineReached": {
+        const left = (recorded.data as DeadlineReached).Left ?? [];
+        return left.map((l) => ({ handler: DRAIN, entityId: l.ExecutionID, type: "StopDrainedExecution", reason: `the drain deadline of node ${nodeId} passed` }));
+      }
+      case "NodeUndrained":
+        return [{ handler: DRAIN, entityId: nodeId, type: "SettleUndrained", reason: `the drain of node ${nodeId} was ended by an operator` }];
+      default:
+        return [];
+    }
+  },
+};
