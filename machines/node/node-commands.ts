@@ -22,7 +22,7 @@ export type NodeCommand =
   | { readonly type: "SetLabels"; readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[]; readonly reset: readonly string[] }
   /** Let this node id in APPROVED on registration even under manual approval (only with `publicKey`, when given). */
   | { readonly type: "Preauthorize"; readonly publicKey?: string; readonly reason: string; readonly by: Actor }
-  | { readonly type: "RevokePreauthorization" };
+  | { readonly type: "RevokePreauthorization" }
   /** An operator drains the node: `deadline` is absolute (the host's clock plus the operator's duration). */
   | { readonly type: "Drain"; readonly deadline: string; readonly keepDaemon: boolean; readonly reason: string; readonly by: string }
   /** An operator ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
