@@ -24,7 +24,7 @@ export type NodeCommand =
   | { readonly type: "Preauthorize"; readonly publicKey?: string; readonly reason: string; readonly by: Actor }
   | { readonly type: "RevokePreauthorization" }
   /** An operator drains the node: `deadline` is absolute (the host's clock plus the operator's duration). */
-  | { readonly type: "Drain"; readonly deadline: string; readonly keepDaemon: boolean; readonly reason: string; readonly by: string }
+  | { readonly type: "Drain"; readonly deadline: string; readonly keepDaemon: boolean; readonly reason: string; readonly by: Actor }
   /** An operator ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
   | { readonly type: "Undrain" }
   /** The drain workflow: nothing it had to move is left on the node. `daemonStopped`: daemon executions it stopped at the end. */

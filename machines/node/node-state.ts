@@ -20,8 +20,8 @@ export interface NodeDrain {
   /** Daemon executions stay (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
   readonly keepDaemon: boolean;
   readonly reason: string;
-  /** Who asked: `operator:<id>`. */
-  readonly by: string;
+  /** Who asked (the authenticated operator). */
+  readonly by: Actor;
   readonly startedAt: string;
   readonly endedAt?: string;
   /** How many executions the deadline stopped (status `expired`). */

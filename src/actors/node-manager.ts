@@ -544,11 +544,6 @@ export class NodeManager {
     return this.deadlines.size;
   }
 
-  /** Whether `nodeId` (exactly) has stored history: registered, deleted, or only pre-authorised. */
-  hasHistory(nodeId: string): boolean {
-    return this.directory.has(nodeId);
-  }
-
   /** Whether `nodeId` (exactly) is registered now. */
   isRegistered(nodeId: string): boolean {
     return this.directory.isRegistered(nodeId);
@@ -590,9 +585,12 @@ export class NodeManager {
     return this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision }, !this.directory.has(nodeId));
   }
 
-  /** Withdraws a pre-authorisation (exact id); NotFound when there is none. */
+  /**
+   * Withdraws a pre-authorisation (exact id); NotFound when there is none (the decider's answer:
+   * a node only pre-authorised is not in a node-state snapshot, so the directory may not know it).
+   */
   async revokePreauthorization(nodeId: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
-    if (!this.directory.has(nodeId)) throw notFound(`node ${nodeId} has no pre-authorisation to revoke`);
+    if (!NODE_ID_PATTERN.test(nodeId)) throw badRequest(`node id ${JSON.stringify(nodeId)}: ${NODE_ID_RULE}`);
     return this.execute(nodeId, { type: "RevokePreauthorization" }, context, expectedRevision === undefined ? {} : { expectedRevision });
   }
 
@@ -607,7 +605,7 @@ export class NodeManager {
       deadline: new Date(this.options.clock.now() + spec.deadlineMs).toISOString(),
       keepDaemon: spec.keepDaemon,
       reason: context.reason ?? "",
-      by: `${context.actor.type}:${context.actor.id}`,
+      by: context.actor,
     };
     return this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision });
   }

@@ -150,7 +150,7 @@ describe("a drain", () => {
     expect(on(got, other)).toMatchObject([{ PreviousExecution: first.ID, PartitionIndex: 0, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } }]);
 
     const node = await drainEnds(drained);
-    expect(node.Drain).toMatchObject({ Status: "drained", KeepDaemon: false, Reason: "kernel upgrade", By: "operator:ops" });
+    expect(node.Drain).toMatchObject({ Status: "drained", KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "ops" } });
     expect(Date.parse(node.Drain.Deadline) - Date.parse(node.Drain.StartedAt)).toBe(600_000);
 
     const events = await stored();

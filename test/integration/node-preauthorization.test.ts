@@ -61,5 +61,12 @@ describe("pre-authorised registration and the PENDING cap", () => {
     await second.manager.register(computeInfo("pre-2"), nodeCtx("pre-2"), key);
     expect(await membership(second.store, "pre-2")).toMatchObject({ Membership: "APPROVED" });
     expect((await second.store.readStream("node-pre-2")).map((e) => e.type)).toEqual(["NodePreauthorized", "NodeRegistered", "NodeCredentialBound"]);
+
+    // Revoked from its stream, whether or not the directory knows the node (a node-state snapshot holds no node only pre-authorised).
+    await second.manager.revokePreauthorization("pinned", opCtx);
+    expect((await second.store.readStream("node-pinned")).map((e) => e.type)).toEqual(["NodePreauthorized", "NodePreauthorizationRevoked"]);
+    await expect(second.manager.revokePreauthorization("pinned", opCtx)).rejects.toMatchObject({ kind: "NotFound" });
+    await expect(second.manager.revokePreauthorization("nobody", opCtx)).rejects.toMatchObject({ kind: "NotFound" });
+    expect(await second.store.readStream("node-nobody")).toEqual([]);
   });
 });

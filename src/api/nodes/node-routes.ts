@@ -252,9 +252,15 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
       handler: async ({ params: { id }, query }) => {
         const seen = index.everSeenWithPrefix(id);
-        // A node only pre-authorised has no view yet: its exact id still shows its history.
-        const nodeId = seen.length === 0 && manager.hasHistory(id) ? id : resolveNodeId(id, seen);
-        const page = await history.page(nodeId, query.next_token === undefined ? 0 : Number(query.next_token), query.limit ?? 100);
+        const from = query.next_token === undefined ? 0 : Number(query.next_token);
+        const limit = query.limit ?? 100;
+        if (seen.length === 0) {
+          // A node only pre-authorised has no view (nor a place in a node-state snapshot): its exact id still shows its stream.
+          const page = await history.page(id, from, limit);
+          if (page.items.length === 0 && from === 0) resolveNodeId(id, seen);
+          return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
+        }
+        const page = await history.page(resolveNodeId(id, seen), from, limit);
         return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
       },
     }),

@@ -51,7 +51,7 @@ export const NodeStateResponse = Schema.Struct({
       Deadline: Time,
       KeepDaemon: Schema.Boolean,
       Reason: Schema.String,
-      By: Schema.String,
+      By: Schema.Struct({ type: Schema.String, id: Schema.String }),
       StartedAt: Time,
       EndedAt: Schema.optional(Time),
       /** How many executions the deadline stopped (expired). */

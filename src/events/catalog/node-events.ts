@@ -95,14 +95,14 @@ export const NodePreauthorizationRevoked = Schema.Struct({ NodeID: Schema.String
 /**
  * An operator drains the node (docs/nodes.md, Drain): it takes no new work, and the drain
  * workflow moves its batch and service work elsewhere, lets ops work finish and stops daemon work
- * at the end unless `KeepDaemon`. `Deadline` is absolute; `By` the operator (`operator:<id>`).
+ * at the end unless `KeepDaemon`. `Deadline` is absolute; `By` the operator (`{type, id}`, as a cordon's).
  */
 export const NodeDrainStarted = Schema.Struct({
   NodeID: Schema.String,
   Deadline: Time,
   KeepDaemon: Schema.Boolean,
   Reason: Schema.String,
-  By: Schema.String,
+  By,
 });
 
 /** Nothing the drain had to move is left on the node; `DaemonStopped` daemon executions were stopped at the end. */

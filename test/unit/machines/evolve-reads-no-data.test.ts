@@ -40,7 +40,7 @@ const DATA: Record<NodeEventType, unknown> = {
   NodeLabelsSet: { NodeID: "n1", Set: { zone: "c" }, Removed: ["rack"], Reset: [] },
   NodePreauthorized: { NodeID: "n1", PublicKey: KEY, Reason: "new rack", By: { type: "operator", id: "alice" } },
   NodePreauthorizationRevoked: { NodeID: "n1" },
-  NodeDrainStarted: { NodeID: "n1", Deadline: T, KeepDaemon: false, Reason: "kernel upgrade", By: "operator:admin" },
+  NodeDrainStarted: { NodeID: "n1", Deadline: T, KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "admin" } },
   NodeDrainCompleted: { NodeID: "n1", DaemonStopped: 1 },
   NodeDrainDeadlineReached: { NodeID: "n1", Deadline: T, Left: [{ ExecutionID: "e-1", JobID: "j-1", JobType: "batch" }] },
   NodeUndrained: { NodeID: "n1", Previous: "drained" },

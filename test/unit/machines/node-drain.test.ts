@@ -12,8 +12,8 @@ const given = deciderSpec(nodeDecider, ID);
 const registered: NodeEvent = { type: "NodeRegistered", data: { NodeID: ID, NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 } };
 const self: NodeEvent = { type: "NodeRegistered", data: { NodeID: ID, NodeType: "Requester", Info: { ...info, NodeType: "Requester" }, Membership: "APPROVED", Lifecycle: 1 } };
 const DEADLINE = "2026-01-01T00:10:00.000Z";
-const drain: NodeCommand = { type: "Drain", deadline: DEADLINE, keepDaemon: false, reason: "kernel upgrade", by: "operator:admin" };
-const started: NodeEvent = { type: "NodeDrainStarted", data: { NodeID: ID, Deadline: DEADLINE, KeepDaemon: false, Reason: "kernel upgrade", By: "operator:admin" } };
+const drain: NodeCommand = { type: "Drain", deadline: DEADLINE, keepDaemon: false, reason: "kernel upgrade", by: { type: "operator", id: "admin" } };
+const started: NodeEvent = { type: "NodeDrainStarted", data: { NodeID: ID, Deadline: DEADLINE, KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "admin" } } };
 const completed: NodeEvent = { type: "NodeDrainCompleted", data: { NodeID: ID, DaemonStopped: 0 } };
 const left = [{ executionId: "e-1", jobId: "j-1", jobType: "service" }];
 const expired: NodeEvent = { type: "NodeDrainDeadlineReached", data: { NodeID: ID, Deadline: DEADLINE, Left: [{ ExecutionID: "e-1", JobID: "j-1", JobType: "service" }] } };
@@ -25,7 +25,7 @@ describe("drain", () => {
 
   it("a draining node is not schedulable, and says why", () => {
     const state = given([registered, started]).state;
-    expect(state.drain).toEqual({ status: "draining", deadline: DEADLINE, keepDaemon: false, reason: "kernel upgrade", by: "operator:admin", startedAt: SPEC_TIME });
+    expect(state.drain).toEqual({ status: "draining", deadline: DEADLINE, keepDaemon: false, reason: "kernel upgrade", by: { type: "operator", id: "admin" }, startedAt: SPEC_TIME });
     expect(isSchedulable(state)).toBe(false);
     expect(unschedulableReason(state)).toBe("node is draining");
     expect(isSchedulable(given([registered]).state)).toBe(true);

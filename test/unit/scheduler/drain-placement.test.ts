@@ -24,7 +24,7 @@ describe("placement and drains", () => {
 
   it("a node view's drain makes its candidate unschedulable", () => {
     const base = { nodeId: "n-1", registered: true, deleted: false, nodeType: "Compute", info: computeInfo("n-1"), membership: "APPROVED", health: "HEALTHY", lifecycle: 1, credential: undefined, registeredAt: "t", updatedAt: "t", healthSince: "t", lastHeartbeatAtChange: null, revision: 0, cordon: undefined, labelOverrides: {}, preauthorization: undefined } as const;
-    const drain = { status: "draining", deadline: "2026-01-01T00:10:00.000Z", keepDaemon: false, reason: "", by: "operator:a", startedAt: "2026-01-01T00:00:00.000Z" } as const;
+    const drain = { status: "draining", deadline: "2026-01-01T00:10:00.000Z", keepDaemon: false, reason: "", by: { type: "operator", id: "a" }, startedAt: "2026-01-01T00:00:00.000Z" } as const;
     expect(candidateNodeOf(base as NodeView).unschedulable).toBeUndefined();
     expect(candidateNodeOf({ ...base, drain } as NodeView).unschedulable).toBe("node is draining");
     expect(candidateNodeOf({ ...base, drain: { ...drain, status: "drained" } } as NodeView).unschedulable).toBe("node is drained");
