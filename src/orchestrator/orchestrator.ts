@@ -257,7 +257,7 @@ export async function startOrchestrator(
     const work = new NodeWorkClient(nc);
     const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
-    const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
+    const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), placeableElsewhere: (e) => jobRunner.placeableElsewhere(e), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },

@@ -171,6 +171,37 @@ describe("a drain", () => {
     expect(executionsOf(failed).every((e) => e.NodeID !== drained)).toBe(true);
   }, 120_000);
 
+  it("leaves a batch execution running while no other node can take it, and moves it once one joins", async () => {
+    const suite = `stay-${randomUUID().slice(0, 6)}`;
+    const drained = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 4; echo done"));
+    const running = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running");
+    const first = executionsOf(running)[0] as Body;
+    expect(await drain(drained, { Deadline: "10m" })).toMatchObject({ status: 200 });
+    expect((await nodeNow(drained)).Drain).toMatchObject({ Status: "draining" });
+    // Nowhere to go: stopping it would fail the job (no node left), so it runs on.
+    const other = await startNode(suite, "b");
+    const got = await until(jobId, (j) => j.Job?.State?.StateType === "Completed", "the job completed");
+    const moved = on(got, other);
+    const stayed = on(got, drained);
+    // Either it moved once the other node joined, or it had finished first: never a Failed job.
+    if (moved.length > 0) expect(stayed).toMatchObject([{ ID: first.ID, ComputeState: { StateType: CANCELLED } }]);
+    else expect(stayed).toMatchObject([{ ID: first.ID, ComputeState: { StateType: COMPLETED } }]);
+    await drainEnds(drained);
+  }, 120_000);
+
+  it("runs a batch execution with nowhere to go to its end: the job completes, the drain with it", async () => {
+    const suite = `alone-${randomUUID().slice(0, 6)}`;
+    const drained = await startNode(suite, "a");
+    const jobId = await submit(spec("batch", suite, "sleep 2; echo done"));
+    const running = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === RUNNING, "running");
+    expect(await drain(drained, { Deadline: "10m" })).toMatchObject({ status: 200 });
+    const got = await until(jobId, (j) => ["Completed", "Failed"].includes(j.Job?.State?.StateType), "the job ended");
+    expect(got.Job.State.StateType).toBe("Completed");
+    expect(executionsOf(got)).toMatchObject([{ ID: executionsOf(running)[0]?.ID, NodeID: drained, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } }]);
+    expect(await drainEnds(drained)).toMatchObject({ Drain: { Status: "drained" } });
+  }, 120_000);
+
   it("starts a service's replacement on another node before it stops the original", async () => {
     const suite = `service-${randomUUID().slice(0, 6)}`;
     const nodes = [await startNode(suite, "a"), await startNode(suite, "b")];

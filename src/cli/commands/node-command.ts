@@ -119,8 +119,8 @@ function drainBody(values: Values): Record<string, unknown> {
 
 const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK", "DRAIN"];
 
-/** Nomad's word for a node that takes placements; the orchestrator takes none either way. */
-const scheduling = (n: NodeState): string => (n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : "eligible");
+/** Nomad's word for a node that takes placements, else why not (a drain's state in DRAIN); the orchestrator takes none either way. */
+const scheduling = (n: NodeState): string => (n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible");
 
 /** --reason, or -m/--message as approve and reject take it; not both. */
 function reasonOf(values: Values): string | undefined {

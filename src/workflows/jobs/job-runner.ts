@@ -265,6 +265,38 @@ export class JobRunner {
     return this.serialized(() => this.place(jobId, c));
   }
 
+  /** What the pure scheduler is asked for one job, given its executions as placement counts them. */
+  private requestFor(job: JobState, spec: JobSpec, executions: readonly ExistingExecution[]): PlacementRequest {
+    const task = taskOf(spec);
+    return {
+      jobId: job.jobId,
+      type: spec.Type,
+      count: spec.Count,
+      constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
+      engine: task.Engine.Type,
+      resources: fromBacalhauResources(parseTaskResources(task.Resources)),
+      executions,
+      // A deleted node is in the read model (its history stays) but gone from the cluster.
+      nodes: this.options.nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
+      queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: this.options.clock.now() },
+    };
+  }
+
+  /**
+   * Whether another node would take this execution's partition now: a dry run of the placement
+   * with the execution leaving, nothing reserved or created. The node drain stops a batch
+   * execution only then; else the execution runs on (to its end, or the drain's deadline) rather
+   * than the job failing for want of a node.
+   */
+  async placeableElsewhere(execution: ExecutionState): Promise<boolean> {
+    const job = (await this.options.jobs.get(execution.jobId)).state;
+    const spec = job.spec;
+    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
+    const executions = (await this.executionsOf(execution.jobId)).map((e) => (e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e)));
+    const result = placeJob(this.requestFor(job, spec, executions), this.ledger());
+    return result.placements.some((p) => p.partitionIndex === execution.partitionIndex);
+  }
+
   /** One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why. */
   private retryJob(jobId: string, reason: string): Promise<void> {
     const c = { handler: PLACEMENT, entityId: jobId, type: "PlaceJob", reason, commandId: deterministicId("job-retry", jobId, reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
@@ -284,7 +316,7 @@ export class JobRunner {
 
   /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
   private async evaluate(jobId: string, c: Issued & { readonly workflow?: string }, ledger: CapacityLedger): Promise<CapacityLedger> {
-    const { jobs, executions, nodeViews, clock, logger } = this.options;
+    const { jobs, executions, logger } = this.options;
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
     if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
@@ -303,18 +335,7 @@ export class JobRunner {
       const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
       // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never fails the job.
       const replacingOnly = remainingPartitions(spec.Type, spec.Count, existing.map(toExisting)).length === 0 && (spec.Type === "batch" || spec.Type === "service");
-      const request: PlacementRequest = {
-        jobId,
-        type: spec.Type,
-        count: spec.Count,
-        constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
-        engine: task.Engine.Type,
-        resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-        executions: holding.map(this.existing),
-        // A deleted node is in the read model (its history stays) but gone from the cluster.
-        nodes: nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
-        queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: clock.now() },
-      };
+      const request = this.requestFor(job, spec, holding.map(this.existing));
       const result = placeJob(request, ledger);
       // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation later.
       const kept = result.placements.length > MAX_EXECUTIONS_PER_EVAL ? result.placements.slice(0, MAX_EXECUTIONS_PER_EVAL) : result.placements;

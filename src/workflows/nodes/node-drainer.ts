@@ -1,3 +1,4 @@
+import { isNodeGain } from "../jobs/job-flow.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execution/execution-commands.ts";
@@ -29,6 +30,8 @@ export interface NodeDrainerOptions {
   readonly work: NodeWorkClient;
   /** Places a job (the jobs workflow's placement, serialized with every other): a service's replacements. */
   readonly place: (jobId: string, by: { readonly workflow: string; readonly reason: string; readonly causationId: string; readonly correlationId: string }) => Promise<void>;
+  /** Whether another node would take a batch execution's partition now (a dry run): only then is it stopped to move. */
+  readonly placeableElsewhere: (execution: ExecutionState) => Promise<boolean>;
   readonly deadlines: DeadlineScheduler;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -91,8 +94,9 @@ export class NodeDrainer implements Processor {
 
   /**
    * Follows the store (not recorded: the actions a pass takes carry their reasons): an execution's
-   * change may let a drain go on (a replacement running, the last work ended), so every drain
-   * under way gets a pass; a drain's end disarms its deadline.
+   * change may let a drain go on (a replacement running, the last work ended), and a node's gain
+   * may give its batch work somewhere to go, so every drain under way gets a pass; a drain's end
+   * disarms its deadline.
    */
   handle(batch: readonly EventEnvelope[]): void {
     let changed: EventEnvelope | undefined;
@@ -105,6 +109,8 @@ export class NodeDrainer implements Processor {
           this.draining.add(nodeId);
           this.arm(nodeId, Date.parse((e.recorded.data as { Deadline: string }).Deadline));
         } else if (DRAIN_EVENTS_ENDING.has(e.recorded.type) || e.recorded.type === "NodeDeleted") this.disarm(nodeId);
+        // Another node that may take work now: batch work left on a draining node for want of one may move.
+        else if (isNodeGain(e.recorded.stream, e.recorded.type)) changed = e;
       }
     }
     if (changed === undefined || this.draining.size === 0) return;
@@ -214,7 +220,9 @@ export class NodeDrainer implements Processor {
     for (const e of await this.executionsOn(nodeId)) {
       switch (e.jobType) {
         case "batch":
-          await this.cancel(e, this.context(cause, `node ${nodeId} is draining: the execution is stopped and its partition placed on another node`));
+          // No node to take it: it runs on here (to its end, or the deadline) rather than its job failing for want of one; a later pass tries again.
+          if (await this.options.placeableElsewhere(e)) await this.cancel(e, this.context(cause, `node ${nodeId} is draining: the execution is stopped and its partition placed on another node`));
+          else left++;
           break;
         case "service": {
           const replacement = await this.replacementOf(e);
