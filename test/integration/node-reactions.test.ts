@@ -260,6 +260,19 @@ describe("daemon jobs follow labels", () => {
     expect(executionsOf(again).map(state)).toEqual([CANCELLED, RUNNING]);
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
   }, 120_000);
+
+  it("an operator's labels drive daemon matching as the node's own do: set, its daemon execution comes; removed, it goes", async () => {
+    const suite = `oplabels-${randomUUID().slice(0, 6)}`;
+    const n = await startNode(`o-${suite}`, { suite });
+    const daemon = await submit(spec("daemon", { suite, role: "edge" }, "sleep 600"));
+    const label = (body: Record<string, unknown>) => call("PUT", `/api/v1/orchestrator/nodes/${n}`, { Action: "label", Message: "edge duty", ...body });
+    expect((await label({ Labels: { role: "edge" } })).status).toBe(200);
+    const first = (await until(daemon, (j) => runningOn(j, n).length === 1, "running once the operator's label matches", 30_000)).Executions.Items[0] as Body;
+    expect((await label({ RemoveLabels: ["role"] })).status).toBe(200);
+    const stopped = await until(daemon, (j) => state(executionsOf(j).find((e) => e.ID === first.ID)) === CANCELLED, "cancelled once the label is gone", 30_000);
+    expect((executionsOf(stopped).find((e) => e.ID === first.ID) as Body).ComputeState.Message).toMatch(new RegExp(`^Execution stopped: node ${n} no longer matches the job's constraints \\(role = edge`));
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
+  }, 120_000);
 });
 
 describe("mass silence is rate-limited", () => {
