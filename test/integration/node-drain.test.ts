@@ -151,6 +151,13 @@ describe("a drain", () => {
 
     const node = await drainEnds(drained);
     expect(node.Drain).toMatchObject({ Status: "drained", KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "ops" } });
+    // The list filters on it: a drained node with the drained ones, the other with those never drained.
+    const listed = async (q: string) => ((await call("GET", `/api/v1/orchestrator/nodes?${q}&limit=10000`)).body.Nodes as Body[]).map((n) => n.Info.NodeID as string);
+    expect(await listed("filter-drain=drained")).toContain(drained);
+    expect(await listed("filter-drain=drained")).not.toContain(other);
+    expect(await listed("filter-drain=none")).toContain(other);
+    expect(await listed("filter-drain=none")).not.toContain(drained);
+    expect((await call("GET", "/api/v1/orchestrator/nodes?filter-drain=soon")).status).toBe(400);
     expect(Date.parse(node.Drain.Deadline) - Date.parse(node.Drain.StartedAt)).toBe(600_000);
 
     const events = await stored();

@@ -32,6 +32,8 @@ export const ListNodesQuery = Schema.Struct({
   "filter-status": Schema.optional(UpperCased(["HEALTHY", "UNHEALTHY", "UNKNOWN", "CONNECTED", "DISCONNECTED", ""])),
   labels: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
   "filter-cordoned": Schema.optional(Bool),
+  /** A drain's status (`none`: never drained, or undrained since). */
+  "filter-drain": Schema.optional(Schema.Literal("draining", "drained", "expired", "none", "")),
 });
 export type ListNodesQuery = typeof ListNodesQuery.Type;
 
@@ -91,6 +93,7 @@ export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: 
     ...(status ? { status } : {}),
     selector,
     ...(query["filter-cordoned"] === undefined ? {} : { cordoned: query["filter-cordoned"] }),
+    ...(query["filter-drain"] === undefined || query["filter-drain"] === "" ? {} : { drain: query["filter-drain"] }),
     limit: query.limit ?? Number.POSITIVE_INFINITY,
   });
   const NextToken = page.more && page.lastId !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: page.lastId }) : "";

@@ -42,7 +42,7 @@ Options:
                            sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
-        --filter-cordoned true|false  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+        --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
   history: --limit N  --next-token T
   drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
@@ -58,6 +58,7 @@ const OPTIONS = {
   "filter-approval": { type: "string" },
   "filter-status": { type: "string" },
   "filter-cordoned": { type: "string" },
+  "filter-drain": { type: "string" },
   reason: { type: "string" },
   remove: { type: "string", multiple: true },
   reset: { type: "string", multiple: true },
@@ -144,6 +145,7 @@ function labelWords(words: readonly string[]): Record<string, string> {
 /** Options that only some commands take: any other command given one is a mistake. */
 const ONLY_FOR: Record<string, readonly string[]> = {
   "filter-cordoned": ["list"],
+  "filter-drain": ["list"],
   remove: ["label"],
   reset: ["label"],
   "public-key": ["preauthorize"],
@@ -200,6 +202,11 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const q = new URLSearchParams();
       if (values["filter-approval"]) q.set("filter-approval", values["filter-approval"]);
       if (values["filter-status"]) q.set("filter-status", values["filter-status"]);
+      const drain = values["filter-drain"];
+      if (drain !== undefined) {
+        if (!["draining", "drained", "expired", "none"].includes(drain)) throw new UsageError(`--filter-drain takes draining, drained, expired or none, got ${JSON.stringify(drain)}`, "shoal node --help");
+        q.set("filter-drain", drain);
+      }
       const cordoned = values["filter-cordoned"];
       if (cordoned !== undefined) {
         if (cordoned !== "true" && cordoned !== "false") throw new UsageError(`--filter-cordoned takes true or false, got ${JSON.stringify(cordoned)}`, "shoal node --help");

@@ -22,6 +22,8 @@ export interface NodeIndexQuery {
   readonly selector: LabelSelector;
   /** Only cordoned nodes (true) or only schedulable ones (false). */
   readonly cordoned?: boolean;
+  /** Only nodes whose drain is in this status (`none`: no drain). */
+  readonly drain?: "draining" | "drained" | "expired" | "none";
   readonly limit: number;
 }
 
@@ -356,12 +358,14 @@ export class NodeIndex {
     const filtered = q.selector.requirements.length > 0;
     const candidates = filtered ? this.labels.smallestCandidateSet(q.selector) : undefined;
     const labelMatches = filtered ? this.labels.matcher(q.selector) : undefined;
-    // Few nodes are cordoned: a filter on it skips entries as a label selector does (same scan budget).
-    const cordoned = q.cordoned;
+    // Few nodes are cordoned or drained: a filter on it skips entries as a label selector does (same scan budget).
+    const { cordoned, drain } = q;
+    const operatorMatches = (view: NodeView): boolean =>
+      (cordoned === undefined || (view.cordon !== undefined) === cordoned) && (drain === undefined || (view.drain?.status ?? "none") === drain);
     const matches: SlotMatcher | undefined =
-      cordoned === undefined
+      cordoned === undefined && drain === undefined
         ? labelMatches
-        : (slot, labels) => ((this.views[slot] as NodeView).cordon !== undefined) === cordoned && (labelMatches === undefined || labelMatches(slot, labels));
+        : (slot, labels) => operatorMatches(this.views[slot] as NodeView) && (labelMatches === undefined || labelMatches(slot, labels));
     if (candidates !== undefined && this.ranksFirst(candidates.size, sets, q.limit)) return this.rank(q, o, partitions, candidates, matches);
 
     const budget = Number.isFinite(q.limit) ? this.scanBudget(q.limit) : Number.POSITIVE_INFINITY;
