@@ -71,7 +71,7 @@ export function attemptOf(type: JobType, executions: readonly ExistingExecution[
 
 /** How a message of an execution lost with its node begins (nodeLostMessage). */
 const LOST_PREFIX = "Execution lost: node ";
-/** How a message of a daemon execution stopped because its node no longer matches begins (nodeUnmatchedMessage). */
+/** How a message of a daemon execution stopped for its node's sake begins: it no longer matches (nodeUnmatchedMessage), or is drained (nodeDrainedMessage). */
 const UNMATCHED_PREFIX = "Execution stopped: node ";
 
 /** The failure of an execution lost with its node: `Execution lost: node n-1 became UNHEALTHY`. */
@@ -84,10 +84,16 @@ export function nodeUnmatchedMessage(nodeId: string, change: string): string {
   return `${UNMATCHED_PREFIX}${nodeId} no longer matches the job's constraints (${change})`;
 }
 
+/** A daemon execution a node's drain stopped at its end: the node, undrained, gets a new one. */
+export function nodeDrainedMessage(nodeId: string): string {
+  return `${UNMATCHED_PREFIX}${nodeId} is drained: its daemon work stops at the end`;
+}
+
 /**
  * Whether an ended execution leaves its node free for another of its daemon job: it was lost with
- * the node (unhealthy, rejected, deleted) or stopped because the node stopped matching, not failed
- * by its own doing. A node that recovers, or matches again, gets a new execution of the job.
+ * the node (unhealthy, rejected, deleted), stopped because the node stopped matching, or stopped
+ * by the node's drain, not failed by its own doing. A node that recovers, matches again or is
+ * undrained gets a new execution of the job.
  */
 export function releasesNode(computeMessage: string): boolean {
   return computeMessage.startsWith(LOST_PREFIX) || computeMessage.startsWith(UNMATCHED_PREFIX) || computeMessage === NODE_DISAPPEARED_MESSAGE;

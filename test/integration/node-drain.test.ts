@@ -252,7 +252,7 @@ describe("a drain", () => {
     const node = await drainEnds(x);
     expect(node.Drain.Status).toBe("drained");
     const d = await until(daemon, (j) => on(j, x, CANCELLED).length === 1, "the daemon stopped on x");
-    expect(on(d, x)[0]?.ComputeState?.Message).toBe(`node ${x} is drained: its daemon work stops at the end`);
+    expect(on(d, x)[0]?.ComputeState?.Message).toBe(`Execution stopped: node ${x} is drained: its daemon work stops at the end`);
     expect(on(d, y, RUNNING)).toHaveLength(1);
 
     const events = await stored();
@@ -260,6 +260,11 @@ describe("a drain", () => {
     const daemonStopped = one(events, `execution-${on(d, x)[0]?.ID as string}`, "ExecutionCancelled");
     expect(opsDone.position).toBeLessThan(daemonStopped.position);
     expect(one(events, `node-${x}`, "NodeDrainCompleted").data).toEqual({ NodeID: x, DaemonStopped: 1 });
+    // Drained, it gets no new daemon execution; undrained, it does (its stopped one released it).
+    expect(on(await jobNow(daemon), x)).toHaveLength(1);
+    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain" })).toMatchObject({ status: 200 });
+    const back = await until(daemon, (j) => on(j, x, RUNNING).length === 1, "a new daemon execution on x once undrained");
+    expect(on(back, x).map((e) => e.ComputeState.StateType)).toEqual([CANCELLED, RUNNING]);
     expect(await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).toMatchObject({ status: 200 });
   }, 120_000);
 

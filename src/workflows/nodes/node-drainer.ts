@@ -1,3 +1,4 @@
+import { nodeDrainedMessage } from "../../scheduler/job-outcome.ts";
 import { isNodeGain } from "../jobs/job-flow.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
@@ -244,7 +245,7 @@ export class NodeDrainer implements Processor {
       await this.options.place(jobId, { workflow: DRAIN_ACTOR, reason: `node ${nodeId} is draining: a replacement starts before its execution stops`, causationId: cause.causationId, correlationId: cause.correlationId });
     }
     if (left > 0) return;
-    for (const d of daemons) await this.cancel(d, this.context(cause, `node ${nodeId} is drained: its daemon work stops at the end`));
+    for (const d of daemons) await this.cancel(d, this.context(cause, nodeDrainedMessage(nodeId)));
     await this.options.manager.drainCommand(nodeId, { type: "CompleteDrain", daemonStopped: await this.daemonsStopped(nodeId, drain) }, this.context(cause, "nothing the drain had to move is left on the node"));
     this.disarm(nodeId);
     this.options.logger.info({ nodeId }, "drain completed");
