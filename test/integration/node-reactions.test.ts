@@ -19,6 +19,8 @@ import { freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { storedEvents } from "../support/stored-events.ts";
 import { testAgent } from "../support/test-agent.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { executionsOf, until as untilJob } from "../support/job-waits.ts";
 
 /**
  * Work follows node state (docs/jobs.md, Node reactions), on real components: the orchestrator in
@@ -42,16 +44,8 @@ const agents = new Map<string, ComputeAgent>();
 const nodes = new Map<string, { dataDir: string; labels: Record<string, string> }>();
 let testNodes: string[] = [];
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
+const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const call = (method: string, path: string, body?: unknown) => api.call(method, path, body);
 
 function spec(type: string, constraints: Record<string, string>, command: string, timeouts: Record<string, number> = {}) {
   return {
@@ -61,24 +55,9 @@ function spec(type: string, constraints: Record<string, string>, command: string
   };
 }
 
-async function submit(job: unknown): Promise<string> {
-  const res = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.JobID as string;
-}
-
-const jobNow = async (jobId: string): Promise<Body> => (await call("GET", `/api/v1/orchestrator/jobs/${jobId}?include=executions,history&limit=200`)).body;
-const executionsOf = (job: Body): Body[] => job.Executions?.Items ?? [];
-
-async function until(jobId: string, check: (job: Body) => boolean, what: string, timeoutMs = 60_000): Promise<Body> {
-  let last: Body = {};
-  await waitFor(
-    async () => check((last = await jobNow(jobId))),
-    timeoutMs,
-    () => `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(executionsOf(last).map((e) => [e.NodeID, e.ComputeState]))}`,
-  );
-  return last;
-}
+const submit = (job: unknown) => api.submit(job);
+const jobNow = (jobId: string) => api.job(jobId);
+const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) => untilJob(api, jobId, check, what, timeoutMs);
 
 const RUNNING = 6;
 const COMPLETED = 9;
