@@ -39,6 +39,24 @@ afterEach(async () => {
 const membership = async (store: SqliteEventStore, id: string) => (await store.readStream(`node-${id}`)).find((e) => e.type === "NodeRegistered")?.data;
 
 describe("pre-authorised registration and the PENDING cap", () => {
+  it("admits a pre-authorised node APPROVED after a restart from a node-state snapshot, which holds no node only pre-authorised", async () => {
+    const file = join(tempDir(), "shoal.db");
+    const first = setup(file);
+    await first.manager.recover();
+    await first.manager.preauthorize("pre-snap", undefined, opCtx);
+    await first.manager.register(computeInfo("stranger-1"), nodeCtx("stranger-1"));
+    const head = (await first.store.readAll()).at(-1)?.position ?? 0;
+    first.manager.stop();
+
+    // As a start from a snapshot written now: the registered node's state, none for the pre-authorised one.
+    const second = setup(file);
+    const stranger = (await second.store.readStream("node-stranger-1")).length;
+    expect(stranger).toBeGreaterThan(0);
+    await second.manager.recover({ position: head, states: [] });
+    await second.manager.register(computeInfo("pre-snap"), nodeCtx("pre-snap"));
+    expect(await membership(second.store, "pre-snap")).toMatchObject({ Membership: "APPROVED" });
+  });
+
   it("admits a pre-authorised node APPROVED while the cap refuses strangers, also after a restart", async () => {
     const file = join(tempDir(), "shoal.db");
     const first = setup(file);
