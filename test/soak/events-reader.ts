@@ -1,0 +1,85 @@
+import { readFileSync } from "node:fs";
+import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, type JsMsg, type NatsConnection } from "nats";
+import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
+
+/** One message as the downstream reader got it: JetStream's stream sequence and the event it carries. */
+export interface ReadEvent {
+  readonly seq: number;
+  readonly id: string;
+  readonly position: number;
+  readonly stream: string;
+  readonly type: string;
+  readonly subject: string;
+}
+
+const CONSUMER = "soak-auditor";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A downstream system on SHOAL_EVENTS as docs/security.md describes one: the reader credentials
+ * file (read again at every connect, since `shoal serve` issues a new JWT at each start), a
+ * durable pull consumer from the first event with explicit acks, fetched in a loop that outlives
+ * the orchestrator's restarts. Every delivery is kept, redeliveries included: the check tells a
+ * consumer's redelivery (the same stream sequence) from an event published twice (another one).
+ */
+export class EventsReader {
+  readonly received: ReadEvent[] = [];
+  redeliveries = 0;
+  fetchErrors = 0;
+  lastError = "";
+  private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly nc: NatsConnection) {}
+
+  static async start(natsUrl: string, credsFile: string): Promise<EventsReader> {
+    const nc = await connect({
+      servers: natsUrl,
+      authenticator: credsAuthenticator(() => readFileSync(credsFile)),
+      name: "soak-events-reader",
+      reconnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    const jsm = await nc.jetstreamManager();
+    await jsm.consumers.add(EVENTS_STREAM, { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+    const reader = new EventsReader(nc);
+    reader.loop = reader.run();
+    return reader;
+  }
+
+  /** The highest store position received so far (0: none). */
+  get lastPosition(): number {
+    return this.received.at(-1)?.position ?? 0;
+  }
+
+  private async run(): Promise<void> {
+    const decoder = new TextDecoder();
+    while (!this.stopped) {
+      try {
+        const consumer = await this.nc.jetstream().consumers.get(EVENTS_STREAM, CONSUMER);
+        const batch = await consumer.fetch({ max_messages: 1000, expires: 1000 });
+        for await (const m of batch) {
+          this.keep(m, decoder);
+          m.ack();
+        }
+      } catch (e) {
+        this.fetchErrors++;
+        this.lastError = (e as Error).message;
+        await sleep(250);
+      }
+    }
+  }
+
+  private keep(m: JsMsg, decoder: { decode(data: Uint8Array): string }): void {
+    if (m.redelivered) this.redeliveries++;
+    const event = JSON.parse(decoder.decode(m.data)) as { id: string; position: number; stream: string; type: string };
+    this.received.push({ seq: m.seq, id: event.id, position: event.position, stream: event.stream, type: event.type, subject: m.subject });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+    await this.nc.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * The soak (`npm run soak`): Shoal at a scale the tests do not reach, with its faults on the way.
+ *
+ * A real `shoal serve` (bin/shoal, its embedded nats-server, SQLite, JSON logs) takes a fleet of
+ * `shoal sim` virtual nodes (real joins and logins, heartbeats, no work) and real `shoal compute`
+ * agents running Docker, while jobs of every type (batch, ops, service, daemon; labelled so that
+ * only the agents match them) arrive steadily over REST. A third of the way through the job phase
+ * the orchestrator is killed with `kill -9` and started again; two thirds through it is stopped
+ * with SIGTERM and started again. At the end the soak stops the services and daemons, waits for
+ * every job to end, stops the fleet and compares what two downstream readers saw: a durable
+ * JetStream consumer on SHOAL_EVENTS (the events-reader credentials) and the SQLite store.
+ *
+ * It fails, saying why, when an event is missing, duplicated or out of order downstream, a node is
+ * recorded UNHEALTHY (or UNKNOWN) while its agent or sim ran, a job is left without an end state
+ * (services and daemons must be Stopped), the orchestrator logs an error the allow-list
+ * (unexpected-errors.ts) does not explain, or a process of the soak dies on its own. It prints its
+ * figures (events/s, jobs/s, restart times) and asserts none of them.
+ *
+ *   npm run soak [-- --nodes 100 --duration 30s]   (soak-settings.ts; SOAK_* variables work too)
+ */
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../../bench/support/free-port.ts";
+import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
+import { dockerTestImage } from "../support/docker-test-image.ts";
+import { removeContainersOf } from "../support/node-containers.ts";
+import { compareEventFeeds, PUBLISHED_CATEGORIES } from "./event-feed-check.ts";
+import { EventsReader } from "./events-reader.ts";
+import { FleetProcess } from "./fleet-process.ts";
+import { isLongRunning, isTerminal, jobEnds, storedJobs } from "./job-ends-check.ts";
+import { AGENT_LABEL, JobStream } from "./job-stream.ts";
+import { nodesBlamedWhileRunning } from "./node-health-check.ts";
+import { SOAK_HELP, soakSettings } from "./soak-settings.ts";
+import { SoakOrchestrator } from "./soak-orchestrator.ts";
+import { storeEvents, type StoreEvent } from "./store-events.ts";
+import { unexpectedErrors } from "./unexpected-errors.ts";
+
+const SIM_PREFIX = "soak-sim";
+const AGENT_PREFIX = "soak-agent";
+const PROGRESS_MS = 10_000;
+
+interface Check {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+const t0 = performance.now();
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+const log = (line: string) => console.log(`[soak ${seconds(performance.now() - t0).toFixed(1).padStart(6)} s] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const categoryOfStream = (stream: string) => stream.slice(0, Math.max(0, stream.indexOf("-")));
+const publishable = (events: readonly StoreEvent[]) => events.filter((e) => PUBLISHED_CATEGORIES.has(categoryOfStream(e.stream)));
+const sample = <T>(items: readonly T[], n = 5) => JSON.stringify(items.slice(0, n));
+
+async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${seconds(timeoutMs)} s waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+const parsed = soakSettings(process.argv.slice(2), process.env);
+if (parsed === "help") {
+  console.log(SOAK_HELP);
+  process.exit(0);
+}
+const settings = parsed;
+const root = mkdtempSync(join(tmpdir(), "shoal-soak-"));
+const dataDir = join(root, "orchestrator");
+mkdirSync(dataDir);
+const apiPort = await freePort();
+const natsPort = await freePort();
+const apiUrl = `http://127.0.0.1:${apiPort}`;
+const natsUrl = `nats://127.0.0.1:${natsPort}`;
+const agentIds = Array.from({ length: settings.agents }, (_, i) => `${AGENT_PREFIX}-${i + 1}`);
+const orchestrator = new SoakOrchestrator(
+  dataDir,
+  {
+    "API.Host": "127.0.0.1",
+    "API.Port": apiPort,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": natsPort,
+    // The fleet joins at the sim's own rate; the default admission rate would stretch its join over minutes.
+    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+    "Orchestrator.NodeManager.DisconnectTimeout": `${settings.disconnectTimeoutMs}ms`,
+    "Orchestrator.NodeManager.UnknownTimeout": `${Math.max(settings.disconnectTimeoutMs * 4, 60_000)}ms`,
+    "Logging.Level": "warn",
+  },
+  log,
+);
+const fleet: FleetProcess[] = [];
+let reader: EventsReader | undefined;
+let jobs: JobStream | undefined;
+
+function killEverythingNow(): void {
+  for (const p of fleet) p.killNow();
+  orchestrator.killNow();
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process the soak started`);
+    killEverythingNow();
+    void removeContainersOf(...agentIds).finally(() => {
+      if (!settings.keep) rmSync(root, { recursive: true, force: true });
+      process.exit(130);
+    });
+  });
+}
+
+const figures: Record<string, unknown> = {};
+const checks: Check[] = [];
+let fatal: Error | undefined;
+
+try {
+  log(
+    `${settings.simNodes} sim nodes, ${settings.agents} Docker agents, jobs at ${settings.jobsPerSecond}/s for ` +
+      `${seconds(settings.jobPhaseMs)} s; DisconnectTimeout ${seconds(settings.disconnectTimeoutMs)} s; in ${root}`,
+  );
+  const image = await dockerTestImage();
+  const first = await orchestrator.start(60_000);
+  figures.firstStartReadyMs = Math.round(first.readyMs);
+  log(`shoal serve ready in ${Math.round(first.readyMs)} ms (API ${apiUrl}, NATS ${natsUrl})`);
+  const apiKey = () => readFileSync(adminApiKeyPath(dataDir), "utf8").trim();
+  reader = await EventsReader.start(natsUrl, join(dataDir, "credentials", "nats-events-reader.creds"));
+  const tokenFile = join(dataDir, "credentials", "join-token");
+  const token = readFileSync(tokenFile, "utf8").trim();
+
+  const joinStarted = performance.now();
+  for (const nodeId of agentIds) {
+    const agentDir = join(root, nodeId);
+    mkdirSync(agentDir);
+    fleet.push(FleetProcess.agent({ nodeId, dataDir: agentDir, natsUrl, token, label: `${AGENT_LABEL.key}=${AGENT_LABEL.value}` }));
+  }
+  const sim =
+    settings.simNodes > 0
+      ? FleetProcess.sim({
+          nodes: settings.simNodes,
+          prefix: SIM_PREFIX,
+          natsUrl,
+          tokenFile,
+          joinRate: settings.simJoinRatePerSecond,
+          heartbeatMs: settings.simHeartbeatMs,
+        })
+      : undefined;
+  if (sim) fleet.push(sim);
+  const fleetBroken = () => fleet.find((p) => p.exitedOnItsOwn !== undefined)?.exitedOnItsOwn;
+  const agentApproved = async (nodeId: string) => {
+    const res = await fetch(`${apiUrl}/api/v1/orchestrator/nodes/${nodeId}`, { headers: { authorization: `Bearer ${apiKey()}` } });
+    if (res.status !== 200) return false;
+    const body = (await res.json()) as { Node?: { Membership?: string; Connection?: string } };
+    return body.Node?.Membership === "APPROVED" && body.Node.Connection === "CONNECTED";
+  };
+  let lastJoinLog = performance.now();
+  await until("the fleet to join", settings.settleMs, async () => {
+    const broken = fleetBroken();
+    if (broken) throw new Error(broken);
+    const p = sim?.progress;
+    if (performance.now() - lastJoinLog > PROGRESS_MS && p) {
+      lastJoinLog = performance.now();
+      log(`joining: ${p.registered}/${p.nodes} sim nodes registered, ${p.refused} refused, ${p.failed} undelivered`);
+    }
+    if (sim && (p === undefined || p.registered < settings.simNodes || p.joining > 0)) return false;
+    return (await Promise.all(agentIds.map(agentApproved))).every(Boolean);
+  });
+  const joinS = (performance.now() - joinStarted) / 1000;
+  figures.fleetJoinSeconds = Math.round(joinS * 10) / 10;
+  figures.fleetJoinsPerSecond = Math.round((settings.simNodes + settings.agents) / joinS);
+  log(`fleet up: ${settings.simNodes} sim nodes and ${settings.agents} agents APPROVED and CONNECTED in ${joinS.toFixed(1)} s`);
+
+  // The job phase: a steady stream, a kill -9 at a third, a SIGTERM restart at two thirds.
+  const stream = new JobStream(apiUrl, apiKey, image);
+  jobs = stream;
+  const phaseStarted = performance.now();
+  const eventsBefore = publishable(storeEvents(dataDir)).length;
+  stream.start(settings.jobsPerSecond);
+  const progress = setInterval(() => {
+    const p = sim?.progress;
+    log(
+      `${stream.submitted} jobs submitted (${JSON.stringify(stream.counts.accepted)} accepted); reader at position ` +
+        `${reader?.lastPosition}; sim ${p ? `${p.heartbeating}/${p.nodes} heartbeating, ${p.heartbeatsPerSecond ?? "?"} heartbeats/s` : "none"}`,
+    );
+  }, PROGRESS_MS);
+  try {
+    await sleep(settings.jobPhaseMs / 3);
+    log("kill -9 of shoal serve");
+    const killedAt = performance.now();
+    await orchestrator.kill9();
+    const second = await orchestrator.start(60_000);
+    figures.killRestartReadyMs = Math.round(second.readyMs);
+    figures.killDowntimeMs = Math.round(performance.now() - killedAt);
+    log(`shoal serve ready again in ${Math.round(second.readyMs)} ms (down ${figures.killDowntimeMs} ms)`);
+    await sleep(Math.max(0, phaseStarted + (2 * settings.jobPhaseMs) / 3 - performance.now()));
+    log("SIGTERM to shoal serve");
+    const termAt = performance.now();
+    figures.sigtermStopMs = Math.round(await orchestrator.terminate());
+    const third = await orchestrator.start(60_000);
+    figures.sigtermRestartReadyMs = Math.round(third.readyMs);
+    figures.sigtermDowntimeMs = Math.round(performance.now() - termAt);
+    log(`stopped in ${figures.sigtermStopMs} ms, ready again in ${Math.round(third.readyMs)} ms (down ${figures.sigtermDowntimeMs} ms)`);
+    await sleep(Math.max(0, phaseStarted + settings.jobPhaseMs - performance.now()));
+  } finally {
+    clearInterval(progress);
+    await stream.stop();
+  }
+  const phaseS = (performance.now() - phaseStarted) / 1000;
+  figures.jobsSubmitted = stream.submitted;
+  figures.jobsAccepted = stream.counts.accepted;
+  figures.submissionsNotAccepted = stream.counts.outcomes;
+  figures.jobsSubmittedPerSecond = Math.round((stream.submitted / phaseS) * 100) / 100;
+  const phaseEvents = publishable(storeEvents(dataDir)).length - eventsBefore;
+  figures.eventsPerSecondDuringJobs = Math.round(phaseEvents / phaseS);
+  log(`job phase over: ${stream.submitted} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored meanwhile`);
+
+  // The end: services and daemons stopped, every job given time to end.
+  const endStarted = performance.now();
+  const stopRequested = new Map<string, number>();
+  let lastEndLog = performance.now();
+  await until("every job to end", settings.settleMs, async () => {
+    const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
+    for (const job of open.filter(isLongRunning)) {
+      // Asked again after a while: a stop the orchestrator lost is the user's to repeat.
+      if (performance.now() - (stopRequested.get(job.jobId) ?? -Infinity) < 15_000) continue;
+      stopRequested.set(job.jobId, performance.now());
+      const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${apiKey()}` },
+      }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
+      if (res.status !== 200) log(`stop of ${job.type} job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+    }
+    if (performance.now() - lastEndLog > PROGRESS_MS) {
+      lastEndLog = performance.now();
+      log(`waiting for ${open.length} jobs to end: ${sample(open, 3)}`);
+    }
+    return open.length === 0;
+  }).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
+  figures.jobsEndSeconds = seconds(performance.now() - endStarted);
+
+  // The fleet stops: from here on a node's silence is its own.
+  const fleetStoppedAt = Date.now();
+  const fleetProblems = fleet.map((p) => p.exitedOnItsOwn).filter((s): s is string => s !== undefined);
+  const simLast = sim?.progress;
+  figures.simHeartbeatsPerSecond = simLast?.heartbeatsPerSecond;
+  figures.simRefusedByCode = simLast?.refusedByCode;
+  await Promise.all(fleet.map((p) => p.stop()));
+  log("fleet stopped");
+
+  // The JetStream reader catches up with the store's head, then both are compared up to it.
+  const catchUpStarted = performance.now();
+  const head = Math.max(0, ...publishable(storeEvents(dataDir)).map((e) => e.position));
+  await until(`the JetStream reader to reach store position ${head}`, settings.settleMs, () => (reader?.lastPosition ?? 0) >= head).catch(
+    (e: unknown) => log(`${(e as Error).message}; checked below`),
+  );
+  figures.readerCatchUpMs = Math.round(performance.now() - catchUpStarted);
+  const finalReader = reader;
+  reader = undefined;
+  await finalReader.stop();
+  figures.finalStopMs = Math.round(await orchestrator.terminate());
+  const store = storeEvents(dataDir);
+  const firstTime = Date.parse(store[0]?.time ?? "");
+  const lastTime = Date.parse(store.at(-1)?.time ?? "");
+  figures.storedEvents = store.length;
+  figures.clusterEvents = publishable(store).length;
+  figures.eventsPerSecondOverall = Math.round(publishable(store).length / Math.max(1, (lastTime - firstTime) / 1000));
+  figures.readerRedeliveries = finalReader.redeliveries;
+  figures.readerFetchErrors = finalReader.fetchErrors;
+
+  const feed = compareEventFeeds(store, finalReader.received, head);
+  checks.push({
+    name: "SHOAL_EVENTS: every stored event once, in store order",
+    ok: feed.missing.length + feed.duplicated.length + feed.outOfOrder.length + feed.unknown.length === 0 && feed.stored > 0,
+    detail:
+      `${feed.stored} stored up to position ${head}, ${feed.read} read; ${feed.missing.length} missing ${sample(feed.missing, 3)}, ` +
+      `${feed.duplicated.length} duplicated ${sample(feed.duplicated, 3)}, ${feed.outOfOrder.length} out of order ` +
+      `${sample(feed.outOfOrder, 2)}, ${feed.unknown.length} not as stored ${sample(feed.unknown, 3)}`,
+  });
+
+  const blamed = nodesBlamedWhileRunning(store, (id) => id.startsWith(`${SIM_PREFIX}-`) || agentIds.includes(id), fleetStoppedAt);
+  const restarts = orchestrator.incarnations.map((i) => `run ${i.run} ended by ${i.ended ?? "the final SIGTERM"}`);
+  checks.push({
+    name: "no node recorded UNHEALTHY or UNKNOWN while its agent or sim ran",
+    ok: blamed.length === 0,
+    detail:
+      `${blamed.length} health events (${new Set(blamed.map((b) => b.nodeId)).size} nodes: ` +
+      `${blamed.filter((b) => b.nodeId.startsWith(AGENT_PREFIX)).length} of them on agents); first ${sample(blamed, 3)}; ${restarts.join(", ")}`,
+  });
+
+  const ends = jobEnds(storedJobs(store));
+  figures.jobsByTypeAndEnd = ends.counts;
+  const ended = Object.entries(ends.counts)
+    .filter(([k]) => /(Completed|Failed|Stopped)$/.test(k))
+    .reduce((sum, [, n]) => sum + n, 0);
+  figures.jobsEndedPerSecond = Math.round((ended / phaseS) * 100) / 100;
+  checks.push({
+    name: "every job ended (services and daemons Stopped)",
+    ok: ends.unended.length === 0 && ends.longRunningNotStopped.length === 0,
+    detail:
+      `${ends.unended.length} without an end state ${sample(ends.unended)}; ${ends.longRunningNotStopped.length} services/daemons ` +
+      `ended otherwise than Stopped ${sample(ends.longRunningNotStopped)}; ${JSON.stringify(ends.counts)}`,
+  });
+  const wanted = ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"];
+  checks.push({
+    name: "jobs of every type ran",
+    ok: wanted.every((k) => (ends.counts[k] ?? 0) > 0),
+    detail: wanted.map((k) => `${k}: ${ends.counts[k] ?? 0}`).join(", "),
+  });
+
+  const unexpected = unexpectedErrors(orchestrator.errorLines);
+  figures.orchestratorErrorLines = orchestrator.errorLines.length;
+  figures.orchestratorWarnings = Object.fromEntries([...orchestrator.warnings].sort((a, b) => b[1] - a[1]).slice(0, 8));
+  checks.push({
+    name: "no orchestrator error line outside the allow-list",
+    ok: unexpected.length === 0,
+    detail: `${unexpected.length} of ${orchestrator.errorLines.length} error lines unexpected; first: ${unexpected.slice(0, 3).map((l) => `run ${l.run}: ${l.line.slice(0, 600)}`).join(" | ")}`,
+  });
+  checks.push({
+    name: "every process ran until the soak stopped it",
+    ok: fleetProblems.length === 0 && orchestrator.unexpectedExits.length === 0 && (simLast?.gaveUp ?? 0) === 0,
+    detail: [...orchestrator.unexpectedExits, ...fleetProblems, `sim nodes that gave up joining: ${simLast?.gaveUp ?? 0}`].join("; "),
+  });
+} catch (e) {
+  fatal = e as Error;
+} finally {
+  await jobs?.stop().catch(() => undefined);
+  await reader?.stop().catch(() => undefined);
+  await Promise.all(fleet.map((p) => p.stop().catch(() => undefined)));
+  await orchestrator.terminate().catch(() => undefined);
+  await removeContainersOf(...agentIds).catch((e: unknown) => log(`could not remove the agents' containers: ${String(e)}`));
+  if (!settings.keep) rmSync(root, { recursive: true, force: true });
+}
+
+figures.totalSeconds = seconds(performance.now() - t0);
+console.log("\n=== soak figures (not asserted) ===");
+for (const [name, value] of Object.entries(figures)) console.log(`  ${name}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+console.log("=== soak checks ===");
+for (const c of checks) console.log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}\n        ${c.detail}`);
+if (fatal) console.log(`  FAIL  the soak could not finish: ${fatal.stack ?? fatal.message}`);
+const ok = fatal === undefined && checks.every((c) => c.ok);
+console.log(`SOAK SUMMARY ${JSON.stringify({ ok, settings, checks, figures, ...(fatal ? { fatal: fatal.message } : {}), ...(settings.keep ? { dir: root } : {}) })}`);
+console.log(ok ? "soak passed" : "soak FAILED");
+process.exit(ok ? 0 : 1);

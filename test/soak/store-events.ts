@@ -1,0 +1,43 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+/** One stored event, as far as the soak's checks look at it. */
+export interface StoreEvent {
+  readonly position: number;
+  readonly id: string;
+  readonly stream: string;
+  readonly type: string;
+  /** The event's time (metadata.time), ISO. */
+  readonly time: string;
+  /** The job's type, on JobSubmitted only. */
+  readonly jobType?: string;
+}
+
+/**
+ * Every event in the orchestrator's SQLite store, in store order, read as an auditor's tool would:
+ * the file opened read-only beside the running (or stopped) orchestrator (WAL lets it read beside
+ * the writer), read and closed again.
+ */
+export function storeEvents(dataDir: string): StoreEvent[] {
+  const db = new Database(join(dataDir, "shoal.db"), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare("SELECT position, event_id, stream, type, time, data FROM events ORDER BY position").raw().all() as [
+      number,
+      string,
+      string,
+      string,
+      string | null,
+      string,
+    ][];
+    return rows.map(([position, id, stream, type, time, data]) => ({
+      position,
+      id,
+      stream,
+      type,
+      time: time ?? "",
+      ...(type === "JobSubmitted" ? { jobType: (JSON.parse(data) as { Job: { Type: string } }).Job.Type } : {}),
+    }));
+  } finally {
+    db.close();
+  }
+}
