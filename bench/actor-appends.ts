@@ -47,7 +47,7 @@ interface Measured {
   readonly lagMax: number;
 }
 
-/** How the store commits: one commit per event; group commit on the event loop; group commit on the writer thread (the default). */
+/** How the store commits: one commit per event; group commit on the event loop; group commit on the writer thread (EventStore.SQLite.WriterThread, off by default). */
 type Mode = "single" | "loop" | "thread";
 
 async function measure(mode: Mode, entities: number, commands: number): Promise<Measured> {

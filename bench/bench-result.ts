@@ -16,7 +16,7 @@ export interface BenchTarget {
 }
 
 export interface BenchFigure {
-  /** As in the issue's targets table and docs/performance.md. */
+  /** As in docs/performance.md's targets table. */
   readonly name: string;
   readonly value: number;
   /** `/s`, `ms`, `MB`, `events`, … */

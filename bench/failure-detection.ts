@@ -7,8 +7,8 @@
  * last heartbeat, and no other node got NodeBecameUnhealthy (or NodeBecameUnknown).
  *
  * The nodes are real ComputeAgents (`shoal sim`'s VirtualFleet, in this process), each with its
- * own nkey and its own NATS connection. They are pre-provisioned, not joined (a join reloads
- * nats-server: ≈ 13/s here): this bench generates their keys, stores each node's NodeRegistered
+ * own nkey and its own NATS connection. They are pre-provisioned, not joined (joins are
+ * admission-limited, MaxRegistrationsPerSecond): this bench generates their keys, stores each node's NodeRegistered
  * + NodeCredentialBound through the orchestrator's actor host before `shoal serve` starts (so it
  * admits every key in its one start-up config), and writes each node's registration sentinel,
  * so the agents connect as themselves and confirm with a heartbeat, with no second join.

@@ -20,7 +20,7 @@
  * folds them; and as it did before (round 8): the ledger rebuilt from every active execution
  * (`ledgerOf`) before each placement.
  *
- *   npm run bench -- --only placement [--set placement.jobs=2000] [--set placement.rounds=2]
+ *   npm run bench -- --only placement [--set placement.jobs1k=2000] [--set placement.jobs10k=600] [--set placement.rounds=2]
  */
 import { type CapacityLedger, type Allocation, ledgerOf, release } from "../src/scheduler/capacity-ledger.ts";
 import { placeJob } from "../src/scheduler/place-job.ts";

@@ -4,12 +4,12 @@
  * acknowledgement before its next (an actor's mailbox), all entities concurrently. Measured
  * three times in the same run: with group commit (appends of one turn of the event loop share
  * one fsynced commit; the default), with one commit per append (`groupCommit: false`, the store
- * before issue 6), and with group commit on the writer thread (`writerThread: true`). All are
+ * before group commit), and with group commit on the writer thread (`writerThread: true`). All are
  * fsynced (synchronous=FULL), read back and counted.
  *
  *   npx tsx bench/store-append.ts [--entities 2000] [--appends 25] [--baseline-appends 2]
  *
- * Targets (issue 6): >= 50,000 events/s and >= 10x one-commit-per-append, same run.
+ * Targets: >= 50,000 events/s and >= 10x one-commit-per-append, same run.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -10,9 +10,9 @@
  * and the node list's index), and as a start without a snapshot folds it (NodeManager.recover(),
  * whose states seed the views). Each both ways, alternately, `--rounds` times (medians): read
  * ahead on the store's reader thread (what they do now), and read on one thread (the path
- * before round 7, `readAheadFrom: Infinity`), with the wall ratio between them.
+ * without read-ahead, `readAheadFrom: Infinity`), with the wall ratio between them.
  *
- * Target (issue 6): >= 300,000 events/s. Also printed: events per CPU-second of the reading
+ * Target: >= 300,000 events/s. Also printed: events per CPU-second of the reading
  * process, which other load on the machine does not lower.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -144,7 +144,7 @@ async function rebuildThroughViews(file: string, events: number, readAhead: bool
  * and the node list's index is built from them.
  */
 async function startFold(file: string, events: number, readAhead: boolean): Promise<Phase & { recover: Phase; nodes: number }> {
-  // The same store read on this thread alone (the path before round 7), or read ahead on the store's reader thread.
+  // The same store read on this thread alone (the path without read-ahead), or read ahead on the store's reader thread.
   const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const manager = new NodeManager({
     store,

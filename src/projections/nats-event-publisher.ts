@@ -89,6 +89,8 @@ export class NatsEventPublisher implements Processor {
   /** Publishing is suspended after a failure until this resolves. */
   private paused: Promise<void> | undefined;
   private retryDelayMs = RETRY_DELAY_MS;
+  /** The position of the newest event queued. */
+  private queuedUpTo = -1;
   private stopping = false;
   private report: (position: number) => void = () => undefined;
   private roomWaiters: (() => void)[] = [];
@@ -173,6 +175,9 @@ export class NatsEventPublisher implements Processor {
   /** Queues the batch; resolves once fewer than `window` events wait for their acks. */
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
     for (const { recorded: e } of batch) {
+      // A batch delivered again after a failed handle() is already queued: queue each event once.
+      if (e.position <= this.queuedUpTo) continue;
+      this.queuedUpTo = e.position;
       const category = categoryOf(e.stream);
       const published = PUBLISHED_CATEGORIES.has(category);
       this.queue.push({ event: e, category: published ? category : undefined, state: published ? "waiting" : "acked", sentAt: 0 });
@@ -302,6 +307,9 @@ export class NatsEventPublisher implements Processor {
       this.head++;
     }
     if (this.head === start) return;
+    // Unpublished events are acknowledged as they are queued, so the prefix can run past the next
+    // event to send while the window is full; sending resumes after the prefix, never inside it.
+    if (this.sendIndex < this.head) this.sendIndex = this.head;
     this.retryDelayMs = RETRY_DELAY_MS;
     this.report((this.queue[this.head - 1] as Entry).event.position);
     if (this.head > 4096 && this.head * 2 > this.queue.length) {

@@ -88,6 +88,26 @@ describe("NatsEventPublisher on a processor host", () => {
     await store.close();
   });
 
+  it("keeps publishing when a full window is followed by long runs of unpublished events", async () => {
+    // Each round fills the window with published events and then stores many more that are never
+    // published (workflow steps): the acknowledged prefix runs past the next event to send, and
+    // once the queue is compacted the publisher must still know where to send from.
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const { progress, stop } = await running(store, logger);
+    let last = 0;
+    for (let round = 0; round < 24; round++) {
+      await store.append(`job-${randomUUID()}`, Array.from({ length: 64 }, (_, i) => queued(i)), "no_stream");
+      last = (await store.append(`internal-${randomUUID()}`, Array.from({ length: 448 }, () => queued(-1)), "no_stream")).position;
+    }
+    await progress.waitFor(last, 20_000);
+    await stop();
+    expect(messages("processor failed")).toEqual([]);
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    await store.close();
+  });
+
   it("stops at a refused publish, waits, and resumes after the last acknowledged event without reordering or repeating", async () => {
     await freshStream();
     const store = new SqliteEventStore(join(tempDir(), "shoal.db"));

@@ -71,8 +71,8 @@ function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
 
 /**
  * The store's write side: one connection and the group commit's transaction. It runs on the
- * writer thread (the default) or on the event loop (`writerThread: false`, and one commit per
- * write); either way the same code decides every write.
+ * event loop (the default, and one commit per write) or on the writer thread (`writerThread:
+ * true`); either way the same code decides every write.
  *
  * A batch is one IMMEDIATE transaction and one fsync. Each append is checked against its own
  * expected revision inside it, after the writes before it (so two appends to one stream in one
