@@ -24,7 +24,11 @@ export interface EventFeedComparison {
  * store's head when the reader had caught up with it): each event once, in store order, none
  * missing, none the store does not hold.
  */
-export function compareEventFeeds(store: readonly StoreEvent[], received: readonly ReadEvent[], upTo: number): EventFeedComparison {
+export function compareEventFeeds(
+  store: readonly StoreEvent[],
+  received: readonly ReadEvent[],
+  upTo: number,
+): EventFeedComparison {
   const publishable = store.filter((e) => e.position <= upTo && PUBLISHED_CATEGORIES.has(categoryOf(e.stream)));
   const bySeq = new Map<number, ReadEvent>();
   for (const r of received) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
@@ -42,7 +46,8 @@ export function compareEventFeeds(store: readonly StoreEvent[], received: readon
     }
     seenIds.add(r.id);
     const stored = storedById.get(r.id);
-    if (stored === undefined || stored.position !== r.position || stored.stream !== r.stream || stored.type !== r.type) unknown.push(r);
+    const asStored = stored?.position === r.position && stored.stream === r.stream && stored.type === r.type;
+    if (!asStored) unknown.push(r);
     if (previous !== undefined && r.position <= previous.position) outOfOrder.push({ after: previous, event: r });
     previous = r;
   }

@@ -42,7 +42,11 @@ export class EventsReader {
       reconnectTimeWait: 250,
     });
     const jsm = await nc.jetstreamManager();
-    await jsm.consumers.add(EVENTS_STREAM, { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+    await jsm.consumers.add(EVENTS_STREAM, {
+      durable_name: CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+    });
     const reader = new EventsReader(nc);
     reader.loop = reader.run();
     return reader;
@@ -74,7 +78,8 @@ export class EventsReader {
   private keep(m: JsMsg, decoder: { decode(data: Uint8Array): string }): void {
     if (m.redelivered) this.redeliveries++;
     const event = JSON.parse(decoder.decode(m.data)) as { id: string; position: number; stream: string; type: string };
-    this.received.push({ seq: m.seq, id: event.id, position: event.position, stream: event.stream, type: event.type, subject: m.subject });
+    const { id, position, stream, type } = event;
+    this.received.push({ seq: m.seq, id, position, stream, type, subject: m.subject });
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,24 @@ import { childEnv } from "./child-env.ts";
 
 const SHOAL = join(import.meta.dirname, "../../bin/shoal");
 
+export interface SimOptions {
+  readonly nodes: number;
+  readonly prefix: string;
+  readonly natsUrl: string;
+  readonly tokenFile: string;
+  readonly joinRate: number;
+  readonly heartbeatMs: number;
+}
+
+export interface AgentOptions {
+  readonly nodeId: string;
+  readonly dataDir: string;
+  readonly natsUrl: string;
+  readonly token: string;
+  /** `key=value` */
+  readonly label: string;
+}
+
 /**
  * A `shoal sim` or `shoal compute` process of the soak's fleet, started as a user starts it, with
  * JSON logs: the sim's last progress line is kept, and the tail of what each printed for a failure's
@@ -23,7 +41,10 @@ export class FleetProcess {
     args: readonly string[],
     env: Readonly<Record<string, string>> = {},
   ) {
-    this.child = spawn(SHOAL, [...args, "-c", "Logging.Mode=json"], { env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    this.child = spawn(SHOAL, [...args, "-c", "Logging.Mode=json"], {
+      env: childEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let partial = "";
     const read = (d: Buffer) => {
       this.tail = (this.tail + d.toString()).slice(-4000);
@@ -36,22 +57,25 @@ export class FleetProcess {
     this.child.stderr?.on("data", read);
     this.exited = new Promise((resolve) =>
       this.child.once("exit", (code, signal) => {
-        if (!this.stopping) this.exitedOnItsOwn = `${name} exited on its own: code ${code}, signal ${signal}; it printed: ${this.tail.slice(-1500)}`;
+        if (this.stopping) return resolve();
+        const printed = this.tail.slice(-1500);
+        this.exitedOnItsOwn = `${name} exited on its own: code ${code}, signal ${signal}; it printed: ${printed}`;
         resolve();
       }),
     );
   }
 
   /** `shoal sim`: `nodes` virtual nodes with ids `<prefix>-<index>`, joining with the token in `tokenFile`. */
-  static sim(options: { nodes: number; prefix: string; natsUrl: string; tokenFile: string; joinRate: number; heartbeatMs: number }): FleetProcess {
+  static sim(options: SimOptions): FleetProcess {
     return new FleetProcess("shoal sim", [
-      "sim", "--nodes", String(options.nodes), "--id-prefix", options.prefix, "--orchestrator", options.natsUrl,
-      "--token-file", options.tokenFile, "--join-rate", `${options.joinRate}/s`, "--heartbeat-interval", `${options.heartbeatMs}ms`,
+      "sim", "--nodes", String(options.nodes), "--id-prefix", options.prefix,
+      "--orchestrator", options.natsUrl, "--token-file", options.tokenFile,
+      "--join-rate", `${options.joinRate}/s`, "--heartbeat-interval", `${options.heartbeatMs}ms`,
     ]);
   }
 
   /** `shoal compute`: a real agent with Docker, labelled so that the soak's jobs match it and no virtual node. */
-  static agent(options: { nodeId: string; dataDir: string; natsUrl: string; token: string; label: string }): FleetProcess {
+  static agent(options: AgentOptions): FleetProcess {
     return new FleetProcess(
       `shoal compute ${options.nodeId}`,
       [

@@ -10,6 +10,8 @@ const READY = "is running.";
 export interface Incarnation {
   readonly run: number;
   readonly readyMs: number;
+  /** Date.now() when it printed that it is running. */
+  readonly readyAt: number;
   /** How it ended: "kill -9", "SIGTERM" (with how long the clean stop took), or how it crashed. */
   ended?: string;
   stopMs?: number;
@@ -82,7 +84,7 @@ export class SoakOrchestrator {
       }
       await new Promise((r) => setTimeout(r, 20));
     }
-    const incarnation: Incarnation = { run, readyMs: performance.now() - t0 };
+    const incarnation: Incarnation = { run, readyMs: performance.now() - t0, readyAt: Date.now() };
     this.incarnations.push(incarnation);
     return incarnation;
   }
@@ -101,7 +103,10 @@ export class SoakOrchestrator {
     }
     const level = typeof record.level === "number" ? record.level : undefined;
     if (level !== undefined && level >= 50) this.errorLines.push({ run, level, msg: String(record.msg ?? ""), line });
-    else if (level === 40) this.warnings.set(String(record.msg ?? ""), (this.warnings.get(String(record.msg ?? "")) ?? 0) + 1);
+    else if (level === 40) {
+      const msg = String(record.msg ?? "");
+      this.warnings.set(msg, (this.warnings.get(msg) ?? 0) + 1);
+    }
   }
 
   /** For a signal handler: at once, no waiting. */
@@ -139,7 +144,7 @@ export class SoakOrchestrator {
       incarnation.ended = forced ? `${how}, then SIGKILL after ${graceMs} ms` : how;
       incarnation.stopMs = ms;
     }
-    if (forced) this.unexpectedExits.push(`orchestrator run ${incarnation?.run} did not stop within ${graceMs} ms of ${how}`);
+    if (forced) this.unexpectedExits.push(`orchestrator run ${incarnation?.run} outlived ${how} by ${graceMs} ms`);
     return ms;
   }
 }

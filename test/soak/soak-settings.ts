@@ -12,9 +12,14 @@ export interface SoakSettings {
   /** How long jobs are submitted; the kill -9 falls at a third of it, the SIGTERM restart at two thirds. */
   readonly jobPhaseMs: number;
   readonly jobsPerSecond: number;
-  /** The orchestrator's Orchestrator.NodeManager.DisconnectTimeout. */
+  /**
+   * The orchestrator's Orchestrator.NodeManager.DisconnectTimeout: four sim heartbeats by default,
+   * the ratio of Shoal's own defaults (15s heartbeats, 1m), so that a blamed node missed four.
+   */
   readonly disconnectTimeoutMs: number;
-  /** How long the soak waits for the fleet to join, jobs to end and the reader to catch up, each. */
+  /** How long the soak waits for the fleet to join (joins cost CPU: about 50–100/s on two loaded cores). */
+  readonly joinTimeoutMs: number;
+  /** How long the soak waits for jobs to end and for the reader to catch up, each. */
   readonly settleMs: number;
   /** Leave the temporary directory (store, logs) in place for a look afterwards. */
   readonly keep: boolean;
@@ -22,14 +27,15 @@ export interface SoakSettings {
 
 export const SOAK_HELP = `Usage: npm run soak -- [options]   (or SOAK_* environment variables)
 
-  --nodes N               shoal sim nodes (SOAK_NODES, default 3000)
-  --join-rate R           sim node starts per second (SOAK_JOIN_RATE, default 250)
+  --nodes N               shoal sim nodes (SOAK_NODES, default 2000)
+  --join-rate R           sim node starts per second (SOAK_JOIN_RATE, default 100)
   --heartbeat D           sim heartbeat interval (SOAK_HEARTBEAT, default 5s)
   --agents N              real compute agents with Docker (SOAK_AGENTS, default 2)
   --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 120s)
   --job-rate R            jobs submitted per second (SOAK_JOB_RATE, default 0.5)
-  --disconnect-timeout D  Orchestrator.NodeManager.DisconnectTimeout (SOAK_DISCONNECT_TIMEOUT, default 15s)
-  --settle D              bound on each wait: joins, job ends, reader catch-up (SOAK_SETTLE, default 60s)
+  --disconnect-timeout D  Orchestrator.NodeManager.DisconnectTimeout (SOAK_DISCONNECT_TIMEOUT, default 4 heartbeats)
+  --join-timeout D        bound on the fleet's join (SOAK_JOIN_TIMEOUT, default 150s)
+  --settle D              bound on the wait for job ends, and for the reader (SOAK_SETTLE, default 60s)
   --keep                  keep the temporary directory (SOAK_KEEP=1)
   -h, --help
 
@@ -43,6 +49,7 @@ const OPTIONS = {
   duration: { type: "string" },
   "job-rate": { type: "string" },
   "disconnect-timeout": { type: "string" },
+  "join-timeout": { type: "string" },
   settle: { type: "string" },
   keep: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -60,29 +67,31 @@ export function soakSettings(args: readonly string[], env: NodeJS.ProcessEnv): S
   const count = (flag: keyof typeof OPTIONS, variable: string, fallback: string, min: number): number => {
     const [value, source] = text(flag, variable, fallback);
     const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min) throw new Error(`${source}: ${JSON.stringify(value)} is not a whole number ≥ ${min}`);
-    return n;
+    if (/^\d+$/.test(value) && n >= min) return n;
+    throw new Error(`${source}: ${JSON.stringify(value)} is not a whole number ≥ ${min}`);
   };
   const rate = (flag: keyof typeof OPTIONS, variable: string, fallback: string): number => {
     const [value, source] = text(flag, variable, fallback);
     const n = Number(value.replace(/\/s$/, ""));
-    if (value.trim() === "" || !(n > 0)) throw new Error(`${source}: ${JSON.stringify(value)} is not a rate per second above 0`);
-    return n;
+    if (value.trim() !== "" && n > 0) return n;
+    throw new Error(`${source}: ${JSON.stringify(value)} is not a rate per second above 0`);
   };
   const duration = (flag: keyof typeof OPTIONS, variable: string, fallback: string): number => {
     const [value, source] = text(flag, variable, fallback);
     const ms = parseDuration(value);
-    if (ms === undefined || ms <= 0) throw new Error(`${source}: ${JSON.stringify(value)} is not a duration above 0 (e.g. 500ms, 30s, 2m)`);
-    return ms;
+    if (ms !== undefined && ms > 0) return ms;
+    throw new Error(`${source}: ${JSON.stringify(value)} is not a duration above 0 (e.g. 500ms, 30s, 2m)`);
   };
+  const heartbeatMs = duration("heartbeat", "SOAK_HEARTBEAT", "5s");
   return {
-    simNodes: count("nodes", "SOAK_NODES", "3000", 0),
-    simJoinRatePerSecond: rate("join-rate", "SOAK_JOIN_RATE", "250"),
-    simHeartbeatMs: duration("heartbeat", "SOAK_HEARTBEAT", "5s"),
+    simNodes: count("nodes", "SOAK_NODES", "2000", 0),
+    simJoinRatePerSecond: rate("join-rate", "SOAK_JOIN_RATE", "100"),
+    simHeartbeatMs: heartbeatMs,
     agents: count("agents", "SOAK_AGENTS", "2", 1),
     jobPhaseMs: duration("duration", "SOAK_DURATION", "120s"),
     jobsPerSecond: rate("job-rate", "SOAK_JOB_RATE", "0.5"),
-    disconnectTimeoutMs: duration("disconnect-timeout", "SOAK_DISCONNECT_TIMEOUT", "15s"),
+    disconnectTimeoutMs: duration("disconnect-timeout", "SOAK_DISCONNECT_TIMEOUT", `${4 * heartbeatMs}ms`),
+    joinTimeoutMs: duration("join-timeout", "SOAK_JOIN_TIMEOUT", "150s"),
     settleMs: duration("settle", "SOAK_SETTLE", "60s"),
     keep: values.keep === true || env.SOAK_KEEP === "1",
   };

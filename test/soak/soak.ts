@@ -51,7 +51,8 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 const log = (line: string) => console.log(`[soak ${seconds(performance.now() - t0).toFixed(1).padStart(6)} s] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const categoryOfStream = (stream: string) => stream.slice(0, Math.max(0, stream.indexOf("-")));
-const publishable = (events: readonly StoreEvent[]) => events.filter((e) => PUBLISHED_CATEGORIES.has(categoryOfStream(e.stream)));
+const publishable = (events: readonly StoreEvent[]) =>
+  events.filter((e) => PUBLISHED_CATEGORIES.has(categoryOfStream(e.stream)));
 const sample = <T>(items: readonly T[], n = 5) => JSON.stringify(items.slice(0, n));
 
 async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
@@ -132,7 +133,8 @@ try {
   for (const nodeId of agentIds) {
     const agentDir = join(root, nodeId);
     mkdirSync(agentDir);
-    fleet.push(FleetProcess.agent({ nodeId, dataDir: agentDir, natsUrl, token, label: `${AGENT_LABEL.key}=${AGENT_LABEL.value}` }));
+    const label = `${AGENT_LABEL.key}=${AGENT_LABEL.value}`;
+    fleet.push(FleetProcess.agent({ nodeId, dataDir: agentDir, natsUrl, token, label }));
   }
   const sim =
     settings.simNodes > 0
@@ -148,13 +150,15 @@ try {
   if (sim) fleet.push(sim);
   const fleetBroken = () => fleet.find((p) => p.exitedOnItsOwn !== undefined)?.exitedOnItsOwn;
   const agentApproved = async (nodeId: string) => {
-    const res = await fetch(`${apiUrl}/api/v1/orchestrator/nodes/${nodeId}`, { headers: { authorization: `Bearer ${apiKey()}` } });
+    const res = await fetch(`${apiUrl}/api/v1/orchestrator/nodes/${nodeId}`, {
+      headers: { authorization: `Bearer ${apiKey()}` },
+    });
     if (res.status !== 200) return false;
     const body = (await res.json()) as { Node?: { Membership?: string; Connection?: string } };
     return body.Node?.Membership === "APPROVED" && body.Node.Connection === "CONNECTED";
   };
   let lastJoinLog = performance.now();
-  await until("the fleet to join", settings.settleMs, async () => {
+  await until("the fleet to join", settings.joinTimeoutMs, async () => {
     const broken = fleetBroken();
     if (broken) throw new Error(broken);
     const p = sim?.progress;
@@ -168,7 +172,7 @@ try {
   const joinS = (performance.now() - joinStarted) / 1000;
   figures.fleetJoinSeconds = Math.round(joinS * 10) / 10;
   figures.fleetJoinsPerSecond = Math.round((settings.simNodes + settings.agents) / joinS);
-  log(`fleet up: ${settings.simNodes} sim nodes and ${settings.agents} agents APPROVED and CONNECTED in ${joinS.toFixed(1)} s`);
+  log(`fleet up in ${joinS.toFixed(1)} s: ${settings.simNodes} sim nodes, ${settings.agents} agents APPROVED`);
 
   // The job phase: a steady stream, a kill -9 at a third, a SIGTERM restart at two thirds.
   const stream = new JobStream(apiUrl, apiKey, image);
@@ -178,9 +182,10 @@ try {
   stream.start(settings.jobsPerSecond);
   const progress = setInterval(() => {
     const p = sim?.progress;
+    const beating = p ? `${p.heartbeating}/${p.nodes} heartbeating (${p.heartbeatsPerSecond}/s)` : "-";
     log(
       `${stream.submitted} jobs submitted (${JSON.stringify(stream.counts.accepted)} accepted); reader at position ` +
-        `${reader?.lastPosition}; sim ${p ? `${p.heartbeating}/${p.nodes} heartbeating, ${p.heartbeatsPerSecond ?? "?"} heartbeats/s` : "none"}`,
+        `${reader?.lastPosition}; sim ${beating}`,
     );
   }, PROGRESS_MS);
   try {
@@ -199,7 +204,8 @@ try {
     const third = await orchestrator.start(60_000);
     figures.sigtermRestartReadyMs = Math.round(third.readyMs);
     figures.sigtermDowntimeMs = Math.round(performance.now() - termAt);
-    log(`stopped in ${figures.sigtermStopMs} ms, ready again in ${Math.round(third.readyMs)} ms (down ${figures.sigtermDowntimeMs} ms)`);
+    const ready = Math.round(third.readyMs);
+    log(`stopped in ${figures.sigtermStopMs} ms, ready again in ${ready} ms (down ${figures.sigtermDowntimeMs} ms)`);
     await sleep(Math.max(0, phaseStarted + settings.jobPhaseMs - performance.now()));
   } finally {
     clearInterval(progress);
@@ -212,7 +218,7 @@ try {
   figures.jobsSubmittedPerSecond = Math.round((stream.submitted / phaseS) * 100) / 100;
   const phaseEvents = publishable(storeEvents(dataDir)).length - eventsBefore;
   figures.eventsPerSecondDuringJobs = Math.round(phaseEvents / phaseS);
-  log(`job phase over: ${stream.submitted} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored meanwhile`);
+  log(`job phase over: ${stream.submitted} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored`);
 
   // The end: services and daemons stopped, every job given time to end.
   const endStarted = performance.now();
@@ -228,7 +234,7 @@ try {
         method: "DELETE",
         headers: { authorization: `Bearer ${apiKey()}` },
       }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
-      if (res.status !== 200) log(`stop of ${job.type} job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+      if (res.status !== 200) log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
     }
     if (performance.now() - lastEndLog > PROGRESS_MS) {
       lastEndLog = performance.now();
@@ -250,8 +256,9 @@ try {
   // The JetStream reader catches up with the store's head, then both are compared up to it.
   const catchUpStarted = performance.now();
   const head = Math.max(0, ...publishable(storeEvents(dataDir)).map((e) => e.position));
-  await until(`the JetStream reader to reach store position ${head}`, settings.settleMs, () => (reader?.lastPosition ?? 0) >= head).catch(
-    (e: unknown) => log(`${(e as Error).message}; checked below`),
+  const caughtUp = () => (reader?.lastPosition ?? 0) >= head;
+  await until(`the JetStream reader to reach store position ${head}`, settings.settleMs, caughtUp).catch((e: unknown) =>
+    log(`${(e as Error).message}; checked below`),
   );
   figures.readerCatchUpMs = Math.round(performance.now() - catchUpStarted);
   const finalReader = reader;
@@ -270,21 +277,32 @@ try {
   const feed = compareEventFeeds(store, finalReader.received, head);
   checks.push({
     name: "SHOAL_EVENTS: every stored event once, in store order",
-    ok: feed.missing.length + feed.duplicated.length + feed.outOfOrder.length + feed.unknown.length === 0 && feed.stored > 0,
+    ok: feed.stored > 0 && [feed.missing, feed.duplicated, feed.outOfOrder, feed.unknown].every((f) => f.length === 0),
     detail:
-      `${feed.stored} stored up to position ${head}, ${feed.read} read; ${feed.missing.length} missing ${sample(feed.missing, 3)}, ` +
+      `${feed.stored} stored up to position ${head}, ${feed.read} read; ` +
+      `${feed.missing.length} missing ${sample(feed.missing, 3)}, ` +
       `${feed.duplicated.length} duplicated ${sample(feed.duplicated, 3)}, ${feed.outOfOrder.length} out of order ` +
       `${sample(feed.outOfOrder, 2)}, ${feed.unknown.length} not as stored ${sample(feed.unknown, 3)}`,
   });
 
-  const blamed = nodesBlamedWhileRunning(store, (id) => id.startsWith(`${SIM_PREFIX}-`) || agentIds.includes(id), fleetStoppedAt);
-  const restarts = orchestrator.incarnations.map((i) => `run ${i.run} ended by ${i.ended ?? "the final SIGTERM"}`);
+  const ours = (nodeId: string) => nodeId.startsWith(`${SIM_PREFIX}-`) || agentIds.includes(nodeId);
+  const blamed = nodesBlamedWhileRunning(store, ours, fleetStoppedAt);
+  // Which start of the orchestrator each blamed event followed, and how long after it was ready.
+  const byRun = orchestrator.incarnations.map((i) => {
+    const next = orchestrator.incarnations[i.run]?.readyAt ?? Infinity;
+    const its = blamed.filter((b) => Date.parse(b.time) >= i.readyAt && Date.parse(b.time) < next);
+    const after = its.map((b) => (Date.parse(b.time) - i.readyAt) / 1000);
+    const span = its.length === 0 ? "" : ` at +${Math.min(...after).toFixed(1)}…+${Math.max(...after).toFixed(1)} s`;
+    const cause = i.run === 1 ? "first start" : `after ${orchestrator.incarnations[i.run - 2]?.ended}`;
+    return `${its.length} after start ${i.run} (${cause})${span}`;
+  });
   checks.push({
     name: "no node recorded UNHEALTHY or UNKNOWN while its agent or sim ran",
     ok: blamed.length === 0,
     detail:
-      `${blamed.length} health events (${new Set(blamed.map((b) => b.nodeId)).size} nodes: ` +
-      `${blamed.filter((b) => b.nodeId.startsWith(AGENT_PREFIX)).length} of them on agents); first ${sample(blamed, 3)}; ${restarts.join(", ")}`,
+      `${blamed.length} health events on ${new Set(blamed.map((b) => b.nodeId)).size} nodes ` +
+      `(${blamed.filter((b) => b.nodeId.startsWith(AGENT_PREFIX)).length} on agents): ${byRun.join("; ")}; ` +
+      `first ${sample(blamed, 3)}`,
   });
 
   const ends = jobEnds(storedJobs(store));
@@ -297,7 +315,8 @@ try {
     name: "every job ended (services and daemons Stopped)",
     ok: ends.unended.length === 0 && ends.longRunningNotStopped.length === 0,
     detail:
-      `${ends.unended.length} without an end state ${sample(ends.unended)}; ${ends.longRunningNotStopped.length} services/daemons ` +
+      `${ends.unended.length} without an end state ${sample(ends.unended)}; ` +
+      `${ends.longRunningNotStopped.length} services/daemons ` +
       `ended otherwise than Stopped ${sample(ends.longRunningNotStopped)}; ${JSON.stringify(ends.counts)}`,
   });
   const wanted = ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"];
@@ -313,12 +332,17 @@ try {
   checks.push({
     name: "no orchestrator error line outside the allow-list",
     ok: unexpected.length === 0,
-    detail: `${unexpected.length} of ${orchestrator.errorLines.length} error lines unexpected; first: ${unexpected.slice(0, 3).map((l) => `run ${l.run}: ${l.line.slice(0, 600)}`).join(" | ")}`,
+    detail:
+      `${unexpected.length} of ${orchestrator.errorLines.length} error lines unexpected; first: ` +
+      unexpected
+        .slice(0, 3)
+        .map((l) => `run ${l.run}: ${l.line.slice(0, 600)}`)
+        .join(" | "),
   });
   checks.push({
     name: "every process ran until the soak stopped it",
     ok: fleetProblems.length === 0 && orchestrator.unexpectedExits.length === 0 && (simLast?.gaveUp ?? 0) === 0,
-    detail: [...orchestrator.unexpectedExits, ...fleetProblems, `sim nodes that gave up joining: ${simLast?.gaveUp ?? 0}`].join("; "),
+    detail: [...orchestrator.unexpectedExits, ...fleetProblems, `${simLast?.gaveUp ?? 0} sim nodes gave up`].join(", "),
   });
 } catch (e) {
   fatal = e as Error;
@@ -327,17 +351,20 @@ try {
   await reader?.stop().catch(() => undefined);
   await Promise.all(fleet.map((p) => p.stop().catch(() => undefined)));
   await orchestrator.terminate().catch(() => undefined);
-  await removeContainersOf(...agentIds).catch((e: unknown) => log(`could not remove the agents' containers: ${String(e)}`));
+  await removeContainersOf(...agentIds).catch((e: unknown) => log(`could not remove the agents' containers: ${e}`));
   if (!settings.keep) rmSync(root, { recursive: true, force: true });
 }
 
 figures.totalSeconds = seconds(performance.now() - t0);
 console.log("\n=== soak figures (not asserted) ===");
-for (const [name, value] of Object.entries(figures)) console.log(`  ${name}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+for (const [name, value] of Object.entries(figures)) {
+  console.log(`  ${name}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+}
 console.log("=== soak checks ===");
 for (const c of checks) console.log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}\n        ${c.detail}`);
 if (fatal) console.log(`  FAIL  the soak could not finish: ${fatal.stack ?? fatal.message}`);
 const ok = fatal === undefined && checks.every((c) => c.ok);
-console.log(`SOAK SUMMARY ${JSON.stringify({ ok, settings, checks, figures, ...(fatal ? { fatal: fatal.message } : {}), ...(settings.keep ? { dir: root } : {}) })}`);
+const summary = { ok, settings, checks, figures, fatal: fatal?.message ?? null, kept: settings.keep ? root : null };
+console.log(`SOAK SUMMARY ${JSON.stringify(summary)}`);
 console.log(ok ? "soak passed" : "soak FAILED");
 process.exit(ok ? 0 : 1);

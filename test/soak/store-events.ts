@@ -21,14 +21,8 @@ export interface StoreEvent {
 export function storeEvents(dataDir: string): StoreEvent[] {
   const db = new Database(join(dataDir, "shoal.db"), { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare("SELECT position, event_id, stream, type, time, data FROM events ORDER BY position").raw().all() as [
-      number,
-      string,
-      string,
-      string,
-      string | null,
-      string,
-    ][];
+    const query = db.prepare("SELECT position, event_id, stream, type, time, data FROM events ORDER BY position");
+    const rows = query.raw().all() as [number, string, string, string, string | null, string][];
     return rows.map(([position, id, stream, type, time, data]) => ({
       position,
       id,

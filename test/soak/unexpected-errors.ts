@@ -1,4 +1,4 @@
-/** An orchestrator stderr line at pino level ≥ 50 (error, fatal), or one that is not JSON at all (level undefined). */
+/** An orchestrator stderr line at pino level ≥ 50 (error, fatal), or one that is not JSON (level undefined). */
 export interface LogLine {
   /** Which `shoal serve` start printed it (1, 2, 3). */
   readonly run: number;
