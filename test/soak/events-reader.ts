@@ -24,6 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class EventsReader {
   readonly received: ReadEvent[] = [];
+  private readonly ids = new Set<string>();
   redeliveries = 0;
   fetchErrors = 0;
   lastError = "";
@@ -52,9 +53,27 @@ export class EventsReader {
     return reader;
   }
 
-  /** The highest store position received so far (0: none). */
+  /** The store position of the last message received (0: none). */
   get lastPosition(): number {
     return this.received.at(-1)?.position ?? 0;
+  }
+
+  has(eventId: string): boolean {
+    return this.ids.has(eventId);
+  }
+
+  /** What JetStream holds: telling an event never stored in the stream from one not delivered to this consumer. */
+  async streamState(): Promise<{ messages: number; firstSeq: number; lastSeq: number }> {
+    const { state } = await (await this.nc.jetstreamManager()).streams.info(EVENTS_STREAM);
+    return { messages: state.messages, firstSeq: state.first_seq, lastSeq: state.last_seq };
+  }
+
+  /** Stream sequences between the first and the last this consumer received that it never received. */
+  unreceivedSequences(): number[] {
+    const seen = new Set(this.received.map((r) => r.seq));
+    const gaps: number[] = [];
+    for (let seq = Math.min(...seen); seq < Math.max(...seen); seq++) if (!seen.has(seq)) gaps.push(seq);
+    return gaps;
   }
 
   private async run(): Promise<void> {
@@ -80,6 +99,7 @@ export class EventsReader {
     const event = JSON.parse(decoder.decode(m.data)) as { id: string; position: number; stream: string; type: string };
     const { id, position, stream, type } = event;
     this.received.push({ seq: m.seq, id, position, stream, type, subject: m.subject });
+    this.ids.add(id);
   }
 
   async stop(): Promise<void> {

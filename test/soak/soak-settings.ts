@@ -34,7 +34,7 @@ export const SOAK_HELP = `Usage: npm run soak -- [options]   (or SOAK_* environm
   --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 120s)
   --job-rate R            jobs submitted per second (SOAK_JOB_RATE, default 0.5)
   --disconnect-timeout D  Orchestrator.NodeManager.DisconnectTimeout (SOAK_DISCONNECT_TIMEOUT, default 4 heartbeats)
-  --join-timeout D        bound on the fleet's join (SOAK_JOIN_TIMEOUT, default 150s)
+  --join-timeout D        bound on the fleet's join (SOAK_JOIN_TIMEOUT, default 120s)
   --settle D              bound on the wait for job ends, and for the reader (SOAK_SETTLE, default 60s)
   --keep                  keep the temporary directory (SOAK_KEEP=1)
   -h, --help
@@ -91,7 +91,7 @@ export function soakSettings(args: readonly string[], env: NodeJS.ProcessEnv): S
     jobPhaseMs: duration("duration", "SOAK_DURATION", "120s"),
     jobsPerSecond: rate("job-rate", "SOAK_JOB_RATE", "0.5"),
     disconnectTimeoutMs: duration("disconnect-timeout", "SOAK_DISCONNECT_TIMEOUT", `${4 * heartbeatMs}ms`),
-    joinTimeoutMs: duration("join-timeout", "SOAK_JOIN_TIMEOUT", "150s"),
+    joinTimeoutMs: duration("join-timeout", "SOAK_JOIN_TIMEOUT", "120s"),
     settleMs: duration("settle", "SOAK_SETTLE", "60s"),
     keep: values.keep === true || env.SOAK_KEEP === "1",
   };

@@ -253,16 +253,20 @@ try {
   await Promise.all(fleet.map((p) => p.stop()));
   log("fleet stopped");
 
-  // The JetStream reader catches up with the store's head, then both are compared up to it.
+  // The JetStream reader catches up with the store's head, then both are compared up to it. A
+  // message a fetch lost on its way is JetStream's to deliver again (after the consumer's ack wait):
+  // the wait is for every event, not only for the last one.
   const catchUpStarted = performance.now();
-  const head = Math.max(0, ...publishable(storeEvents(dataDir)).map((e) => e.position));
-  const caughtUp = () => (reader?.lastPosition ?? 0) >= head;
-  await until(`the JetStream reader to reach store position ${head}`, settings.settleMs, caughtUp).catch((e: unknown) =>
-    log(`${(e as Error).message}; checked below`),
-  );
+  const expected = publishable(storeEvents(dataDir));
+  const head = Math.max(0, ...expected.map((e) => e.position));
+  const caughtUp = () => expected.every((e) => reader?.has(e.id));
+  const what = `the JetStream reader to receive every event up to store position ${head}`;
+  await until(what, settings.settleMs, caughtUp).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
   figures.readerCatchUpMs = Math.round(performance.now() - catchUpStarted);
   const finalReader = reader;
   reader = undefined;
+  const jetStream = await finalReader.streamState().catch((e: unknown) => `unknown (${e})`);
+  const unreceived = finalReader.unreceivedSequences();
   await finalReader.stop();
   figures.finalStopMs = Math.round(await orchestrator.terminate());
   const store = storeEvents(dataDir);
@@ -282,7 +286,8 @@ try {
       `${feed.stored} stored up to position ${head}, ${feed.read} read; ` +
       `${feed.missing.length} missing ${sample(feed.missing, 3)}, ` +
       `${feed.duplicated.length} duplicated ${sample(feed.duplicated, 3)}, ${feed.outOfOrder.length} out of order ` +
-      `${sample(feed.outOfOrder, 2)}, ${feed.unknown.length} not as stored ${sample(feed.unknown, 3)}`,
+      `${sample(feed.outOfOrder, 2)}, ${feed.unknown.length} not as stored ${sample(feed.unknown, 3)}; ` +
+      `JetStream holds ${JSON.stringify(jetStream)}, the consumer never got sequences ${sample(unreceived, 10)}`,
   });
 
   const ours = (nodeId: string) => nodeId.startsWith(`${SIM_PREFIX}-`) || agentIds.includes(nodeId);
