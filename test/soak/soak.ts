@@ -222,19 +222,19 @@ try {
 
   // The end: services and daemons stopped, every job given time to end.
   const endStarted = performance.now();
-  const stopRequested = new Map<string, number>();
+  // Each service and daemon is stopped once; only a stop that got no 200 is asked again. A job
+  // whose stop was accepted and that does not end Stopped is the orchestrator's fault, shown below.
+  const stopAccepted = new Set<string>();
   let lastEndLog = performance.now();
   await until("every job to end", settings.settleMs, async () => {
     const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
-    for (const job of open.filter(isLongRunning)) {
-      // Asked again after a while: a stop the orchestrator lost is the user's to repeat.
-      if (performance.now() - (stopRequested.get(job.jobId) ?? -Infinity) < 15_000) continue;
-      stopRequested.set(job.jobId, performance.now());
+    for (const job of open.filter((j) => isLongRunning(j) && !stopAccepted.has(j.jobId))) {
       const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
         method: "DELETE",
         headers: { authorization: `Bearer ${apiKey()}` },
       }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
-      if (res.status !== 200) log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
+      if (res.status === 200) stopAccepted.add(job.jobId);
+      else log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
     }
     if (performance.now() - lastEndLog > PROGRESS_MS) {
       lastEndLog = performance.now();
