@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, type JsMsg, type NatsConnection } from "nats";
+import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, nanos, type JsMsg, type NatsConnection } from "nats";
 import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
 
 /** One message as the downstream reader got it: JetStream's stream sequence and the event it carries. */
@@ -47,6 +47,9 @@ export class EventsReader {
       durable_name: CONSUMER,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
+      // A message that reached the client after its fetch had expired is dropped there and comes
+      // again once this passes (JetStream's default is 30 s): the soak's end waits for it.
+      ack_wait: nanos(5_000),
     });
     const reader = new EventsReader(nc);
     reader.loop = reader.run();
