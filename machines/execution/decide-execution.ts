@@ -91,7 +91,8 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
     case "Reject":
       return current === "BidRejected" ? accept([]) : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
     case "Start":
-      return current === "Running" ? accept([]) : accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
+      if (current === "Running") return accept([]);
+      return accept([{ type: "ExecutionStarted", data: command.details === undefined ? { ExecutionID } : { ExecutionID, Details: { ...command.details } } }]);
     case "Complete":
       if (current === "Completed") return accept([]);
       if (state.jobType !== undefined && isLongRunning(state.jobType)) {

@@ -62,7 +62,8 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     const state = await this.placed(report);
     // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
-    await this.executions.execute(report.ExecutionID, { type: "Start" }, this.context(report, "the execution started"));
+    const start = report.Details === undefined ? { type: "Start" as const } : { type: "Start" as const, details: report.Details };
+    await this.executions.execute(report.ExecutionID, start, this.context(report, "the execution started"));
   }
 
   async completed(report: Work.ExecutionCompleted): Promise<void> {
