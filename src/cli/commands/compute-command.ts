@@ -5,7 +5,6 @@ import { parseLabels } from "../../config/coerce.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
 import { allocatedCapacity } from "../../compute/allocated-capacity.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
-import { type ContainerConfinement, confinementProblem } from "../../compute/executor/container-confinement.ts";
 import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../compute/executor/executor.ts";
 import { ConfigError } from "../../config/config-error.ts";
@@ -17,6 +16,7 @@ import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
 import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { confinementFromConfig } from "../confinement-from-config.ts";
 import { UsageError } from "../usage-error.ts";
 import { waitForSignal } from "./serve-command.ts";
 
@@ -58,7 +58,7 @@ function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: R
   const networks = config["Compute.Docker.AllowedNetworks"];
   const unknown = networks.filter((n) => n !== "None" && n !== "Host" && n !== "Full");
   if (unknown.length > 0) throw new ConfigError(`Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`);
-  const confinement = containerConfinement(config);
+  const confinement = confinementFromConfig(config);
   const capacity = allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]);
   if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
   return new DockerExecutor({
@@ -71,17 +71,6 @@ function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: R
     stopGraceSeconds: Math.ceil(config["Compute.Docker.StopGracePeriod"] / 1000),
     confinement,
   });
-}
-
-/** The node's container limits; capabilities as Docker spells them or as `cap_chown`, `CAP_CHOWN`. */
-function containerConfinement(config: ShoalConfig): ContainerConfinement {
-  const pidsLimit = config["Compute.Docker.PidsLimit"];
-  if (pidsLimit < 1) throw new ConfigError(`Compute.Docker.PidsLimit: must be at least 1, got ${pidsLimit}`);
-  const capabilities = [...new Set(config["Compute.Docker.Capabilities"].map((c) => c.toUpperCase().replace(/^CAP_/, "")))];
-  const confinement = { pidsLimit, capabilities, readOnlyRootFilesystem: config["Compute.Docker.ReadOnlyRootFilesystem"] };
-  const problem = confinementProblem(confinement);
-  if (problem !== undefined) throw new ConfigError(`Compute.Docker.Capabilities: ${problem}`);
-  return confinement;
 }
 
 /** The node's public key, and the entry an external NATS's operator adds so that it may join and speak only for itself. */
