@@ -92,7 +92,8 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       return current === "BidRejected" ? accept([]) : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
     case "Start":
       if (current === "Running") return accept([]);
-      return accept([{ type: "ExecutionStarted", data: command.details === undefined ? { ExecutionID } : { ExecutionID, Details: { ...command.details } } }]);
+      if (command.details === undefined) return accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
+      return accept([{ type: "ExecutionStarted", data: { ExecutionID, Details: { ...command.details } } }]);
     case "Complete":
       if (current === "Completed") return accept([]);
       if (state.jobType !== undefined && isLongRunning(state.jobType)) {

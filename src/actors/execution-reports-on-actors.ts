@@ -62,7 +62,8 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     const state = await this.placed(report);
     // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
-    const start = report.Details === undefined ? { type: "Start" as const } : { type: "Start" as const, details: report.Details };
+    const details = report.Details;
+    const start: ExecutionCommand = details === undefined ? { type: "Start" } : { type: "Start", details };
     await this.executions.execute(report.ExecutionID, start, this.context(report, "the execution started"));
   }
 

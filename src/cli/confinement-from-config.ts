@@ -10,8 +10,9 @@ import type { ShoalConfig } from "../config/keys.ts";
 export function confinementFromConfig(config: ShoalConfig): ContainerConfinement {
   const pidsLimit = config["Compute.Docker.PidsLimit"];
   if (pidsLimit < 1) throw new ConfigError(`Compute.Docker.PidsLimit: must be at least 1, got ${pidsLimit}`);
-  const capabilities = [...new Set(config["Compute.Docker.Capabilities"].map((c) => c.toUpperCase().replace(/^CAP_/, "")))];
-  const confinement = { pidsLimit, capabilities, readOnlyRootFilesystem: config["Compute.Docker.ReadOnlyRootFilesystem"] };
+  const named = config["Compute.Docker.Capabilities"].map((c) => c.toUpperCase().replace(/^CAP_/, ""));
+  const readOnlyRootFilesystem = config["Compute.Docker.ReadOnlyRootFilesystem"];
+  const confinement = { pidsLimit, capabilities: [...new Set(named)], readOnlyRootFilesystem };
   const problem = confinementProblem(confinement);
   if (problem !== undefined) throw new ConfigError(`Compute.Docker.Capabilities: ${problem}`);
   return confinement;

@@ -93,7 +93,8 @@ function hostEnvRefusal(executionId: string, task: WorkTask): ShoalError | undef
 function startReport(execution: RunningExecution): ReportBody {
   const details = execution.details;
   const ExecutionID = execution.executionId;
-  return Object.keys(details).length === 0 ? { Type: "ExecutionStarted", ExecutionID } : { Type: "ExecutionStarted", ExecutionID, Details: { ...details } };
+  if (Object.keys(details).length === 0) return { Type: "ExecutionStarted", ExecutionID };
+  return { Type: "ExecutionStarted", ExecutionID, Details: { ...details } };
 }
 
 /** The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as cause. */

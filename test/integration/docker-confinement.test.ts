@@ -50,7 +50,8 @@ async function containerOf(executionId: string): Promise<Docker.Container> {
   let id = "";
   await waitFor(
     async () => {
-      const found = await docker.listContainers({ all: true, filters: { label: [`${EXECUTION_LABEL}=${executionId}`] } });
+      const label = [`${EXECUTION_LABEL}=${executionId}`];
+      const found = await docker.listContainers({ all: true, filters: { label } });
       id = found[0]?.Id ?? "";
       return id !== "";
     },
@@ -100,7 +101,8 @@ describe("DockerExecutor: a container cannot take the node down", () => {
     const watch = (async () => {
       while (watching) {
         try {
-          const stats = (await container.stats({ stream: false, "one-shot": true } as never)) as unknown as { pids_stats?: { current?: number } };
+          const options = { stream: false, "one-shot": true } as never;
+          const stats = (await container.stats(options)) as unknown as { pids_stats?: { current?: number } };
           most = Math.max(most, stats.pids_stats?.current ?? 0);
         } catch {
           return; // removed at its end
@@ -139,7 +141,16 @@ describe("DockerExecutor: a container cannot take the node down", () => {
     expect(host.PidsLimit).toBe(200);
     expect(host.SecurityOpt).toEqual(["no-new-privileges"]);
     expect(host.CapDrop).toEqual(["ALL"]);
-    expect([...(host.CapAdd ?? [])].sort()).toEqual(["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"]);
+    expect([...(host.CapAdd ?? [])].sort()).toEqual([
+      "CHOWN",
+      "DAC_OVERRIDE",
+      "FOWNER",
+      "FSETID",
+      "KILL",
+      "NET_BIND_SERVICE",
+      "SETGID",
+      "SETUID",
+    ]);
     expect(host.Privileged).toBe(false);
     expect(host.ReadonlyRootfs).toBe(false);
     expect(host.Binds ?? []).toEqual([]);
@@ -159,18 +170,20 @@ describe("DockerExecutor: a container cannot take the node down", () => {
       "HostConfig.MemorySwap": String(64 * MIB),
       "HostConfig.NanoCpus": String(500_000_000),
     });
-    await waitFor(async () => (await ex.logs(s.executionId)[Symbol.asyncIterator]().next()).done === false, 10_000, () => "its first lines");
+    const written = async () => (await ex.logs(s.executionId)[Symbol.asyncIterator]().next()).done === false;
+    await waitFor(written, 10_000, () => "its first lines");
     const result = await ex.cancel(s.executionId);
-    // Inside: the kernel's view. CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6, SETUID 7, NET_BIND_SERVICE 10.
-    const status = Object.fromEntries(result.runOutput.STDOUT.trim().split("\n").map((l) => l.split(/:\s+/) as [string, string]));
+    // Inside: the kernel's view. CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6,
+    // SETUID 7, NET_BIND_SERVICE 10.
+    const lines = result.runOutput.STDOUT.trim().split("\n");
+    const status = Object.fromEntries(lines.map((l) => l.split(/:\s+/) as [string, string]));
     expect(status).toEqual({ CapEff: "00000000000004fb", CapBnd: "00000000000004fb", NoNewPrivs: "1" });
   }, 60_000);
 
   it("with a read-only root filesystem: the image cannot be written, /tmp can, and an ordinary job still runs", async () => {
     const ex = executor({ readOnlyRootFilesystem: true });
-    const s = spec("touch /root/x 2>&1 || echo root-refused; echo kept > /tmp/f && cat /tmp/f; grep ' /tmp ' /proc/mounts | cut -d' ' -f3", {
-      workingDir: "/tmp",
-    });
+    const script = "touch /root/x 2>&1 || echo root-refused; echo kept > /tmp/f && cat /tmp/f; grep ' /tmp ' /proc/mounts | cut -d' ' -f3";
+    const s = spec(script, { workingDir: "/tmp" });
     const run = await ex.run(s);
     const result = await run.done;
     expect(result.state).toBe("Completed");

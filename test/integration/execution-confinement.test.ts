@@ -24,7 +24,9 @@ import { testAgent } from "../support/test-agent.ts";
  * its next job.
  */
 const KEY = "confinement-key-0123456789abcdefghi";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const MIB = 1024 * 1024;
 const RUNNING = 6;
 const CANCELLED = 11;
@@ -36,11 +38,13 @@ let orchestrator: RunningOrchestrator;
 let agent: ComputeAgent;
 
 const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
-const job = (command: string) => shellJob(image, command, { constraints: [{ Key: "suite", Operator: "=", Values: [suite] }], timeouts: { ExecutionTimeout: 60 } });
+const job = (command: string) =>
+  shellJob(image, command, { constraints: [{ Key: "suite", Operator: "=", Values: [suite] }], timeouts: { ExecutionTimeout: 60 } });
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-confined-", { "API.Auth.Users": USERS }), silentLogger);
+  const config = await ownNatsOrchestratorConfig("shoal-confined-", { "API.Auth.Users": USERS });
+  orchestrator = await startOrchestrator(config, silentLogger);
   const executor = new DockerExecutor({
     nodeId,
     capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
@@ -49,7 +53,8 @@ beforeAll(async () => {
     stopGraceSeconds: 0,
     confinement: { ...DEFAULT_CONFINEMENT, pidsLimit: 64 },
   });
-  agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, labels: { suite }, executor, resourceUpdateMs: 200 });
+  const token = orchestrator.joinToken.token;
+  agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token, labels: { suite }, executor, resourceUpdateMs: 200 });
   await agent.start();
   await waitFor(() => orchestrator.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
 }, 60_000);
@@ -63,11 +68,18 @@ afterAll(async () => {
 describe("the limits a node runs an execution under, over the API", () => {
   it("are the execution's ComputeState.Details from its start on, as the container was created", async () => {
     const jobId = await api.submit(job("sleep 20"));
-    const [running] = await untilExecutions(api, jobId, (e) => e[0]?.ComputeState?.StateType === RUNNING, "its execution running");
+    const isRunning = (e: Body[]) => e[0]?.ComputeState?.StateType === RUNNING;
+    const [running] = await untilExecutions(api, jobId, isRunning, "its execution running");
     const execution = running as Body;
     const containers = await docker.listContainers({ filters: { label: [`${EXECUTION_LABEL}=${execution.ID}`] } });
     const host = (await docker.getContainer(containers[0]!.Id).inspect()).HostConfig;
-    expect(host).toMatchObject({ PidsLimit: 64, SecurityOpt: ["no-new-privileges"], CapDrop: ["ALL"], Privileged: false, ReadonlyRootfs: false });
+    expect(host).toMatchObject({
+      PidsLimit: 64,
+      SecurityOpt: ["no-new-privileges"],
+      CapDrop: ["ALL"],
+      Privileged: false,
+      ReadonlyRootfs: false,
+    });
     expect(execution.ComputeState.Details).toEqual({
       "HostConfig.PidsLimit": "64",
       "HostConfig.SecurityOpt": "no-new-privileges",
@@ -81,11 +93,13 @@ describe("the limits a node runs an execution under, over the API", () => {
       "HostConfig.MemorySwap": String(host.MemorySwap),
       "HostConfig.NanoCpus": String(host.NanoCpus),
     });
-    expect(execution.ComputeState.Details["HostConfig.CapAdd"]).toBe("CHOWN,DAC_OVERRIDE,FOWNER,FSETID,KILL,NET_BIND_SERVICE,SETGID,SETUID");
+    const capAdd = "CHOWN,DAC_OVERRIDE,FOWNER,FSETID,KILL,NET_BIND_SERVICE,SETGID,SETUID";
+    expect(execution.ComputeState.Details["HostConfig.CapAdd"]).toBe(capAdd);
 
     // Still there once it has ended (stopped here), and in the job's own view.
     expect((await api.stop(jobId, "seen enough")).status).toBe(200);
-    const [ended] = await untilExecutions(api, jobId, (e) => e[0]?.ComputeState?.StateType === CANCELLED, "its execution cancelled");
+    const isCancelled = (e: Body[]) => e[0]?.ComputeState?.StateType === CANCELLED;
+    const [ended] = await untilExecutions(api, jobId, isCancelled, "its execution cancelled");
     expect((ended as Body).ComputeState.Details).toEqual(execution.ComputeState.Details);
     const view = await api.job(jobId);
     expect((view.Executions.Items as Body[])[0]!.ComputeState.Details).toEqual(execution.ComputeState.Details);
@@ -109,6 +123,7 @@ describe("the limits a node runs an execution under, over the API", () => {
     const next = await api.submit(job("echo after the bomb"));
     const after = await settled(api, next, ["Completed", "Failed"]);
     expect(after.Job.State.StateType).toBe("Completed");
-    expect((after.Executions.Items as Body[])[0]!).toMatchObject({ NodeID: nodeId, RunOutput: { Stdout: "after the bomb\n" } });
+    const ran = (after.Executions.Items as Body[])[0]!;
+    expect(ran).toMatchObject({ NodeID: nodeId, RunOutput: { Stdout: "after the bomb\n" } });
   }, 90_000);
 });

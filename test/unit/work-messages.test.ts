@@ -38,8 +38,15 @@ describe("work messages", () => {
   });
 
   it("a start carries at most 32 details of the container's limits, and the largest still fits in one message", () => {
-    const details = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${String(i).padStart(2, "0")}${"k".repeat(62)}`, "€".repeat(256)]));
-    const started = (Details: unknown) => ({ Type: "ExecutionStarted", MessageID: "m".repeat(128), NodeID: "n".repeat(128), ExecutionID: `e-${"a".repeat(96)}`, Details });
+    const entry = (i: number) => [`${String(i).padStart(2, "0")}${"k".repeat(62)}`, "€".repeat(256)];
+    const details = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => entry(i)));
+    const started = (Details: unknown) => ({
+      Type: "ExecutionStarted",
+      MessageID: "m".repeat(128),
+      NodeID: "n".repeat(128),
+      ExecutionID: `e-${"a".repeat(96)}`,
+      Details,
+    });
     expect(encode(validateExecutionReport(started(details(32)))).length).toBeLessThan(MAX_MESSAGE_BYTES);
     expect(() => validateExecutionReport(started(details(33)))).toThrow(/Details.*at most 32 entries/s);
     expect(() => validateExecutionReport(started({ "HostConfig.PidsLimit": 1024 }))).toThrow(/Details/);

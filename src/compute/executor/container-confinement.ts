@@ -25,7 +25,16 @@ export const DOCKER_DEFAULT_CAPABILITIES = [
  * Left out of Docker's set: NET_RAW (forged packets, as Nomad's docker driver drops it), MKNOD
  * (device nodes), AUDIT_WRITE, SETFCAP, SETPCAP and SYS_CHROOT.
  */
-export const DEFAULT_CAPABILITIES: readonly string[] = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"];
+export const DEFAULT_CAPABILITIES: readonly string[] = [
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "FSETID",
+  "KILL",
+  "NET_BIND_SERVICE",
+  "SETGID",
+  "SETUID",
+];
 
 /** A fork bomb stops here; ordinary jobs, even parallel builds, stay well under it. */
 export const DEFAULT_PIDS_LIMIT = 1024;
@@ -49,8 +58,13 @@ export const DEFAULT_CONFINEMENT: ContainerConfinement = {
 /** Why a confinement cannot be applied (a node refuses to start with it), or undefined. */
 export function confinementProblem(confinement: ContainerConfinement): string | undefined {
   const { pidsLimit, capabilities } = confinement;
-  if (!Number.isSafeInteger(pidsLimit) || pidsLimit < 1) return `the pids limit must be a whole number of at least 1, got ${String(pidsLimit)}`;
+  if (!Number.isSafeInteger(pidsLimit) || pidsLimit < 1) {
+    return `the pids limit must be a whole number of at least 1, got ${String(pidsLimit)}`;
+  }
   const unknown = capabilities.filter((c) => !(DOCKER_DEFAULT_CAPABILITIES as readonly string[]).includes(c));
-  if (unknown.length > 0) return `capabilities ${unknown.join(", ")} are not in Docker's default set (${DOCKER_DEFAULT_CAPABILITIES.join(", ")})`;
+  if (unknown.length > 0) {
+    const known = DOCKER_DEFAULT_CAPABILITIES.join(", ");
+    return `capabilities ${unknown.join(", ")} are not in Docker's default set (${known})`;
+  }
   return undefined;
 }

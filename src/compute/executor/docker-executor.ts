@@ -113,7 +113,9 @@ export class DockerExecutor implements Executor {
     this.#stopGraceSeconds = options.stopGraceSeconds ?? 10;
     this.#confinement = options.confinement ?? DEFAULT_CONFINEMENT;
     const problem = confinementProblem(this.#confinement);
-    if (problem !== undefined) throw new Error(`the Docker executor of node ${options.nodeId} cannot confine containers so: ${problem}`);
+    if (problem !== undefined) {
+      throw new Error(`the Docker executor of node ${options.nodeId} cannot confine containers so: ${problem}`);
+    }
   }
 
   get #nodeId(): string {
@@ -308,7 +310,8 @@ export class DockerExecutor implements Executor {
       const options = dockerContainerOptions(this.#nodeId, spec, this.#maxOutputBytes, this.#confinement);
       let container: Docker.Container;
       try {
-        container = await this.#docker.createContainer({ ...options, abortSignal: signal } as Docker.ContainerCreateOptions);
+        const create = { ...options, abortSignal: signal } as Docker.ContainerCreateOptions;
+        container = await this.#docker.createContainer(create);
       } catch (e) {
         if (this.#closed) return undefined;
         const error = dockerError(e, `creating the container of execution ${executionId}`);

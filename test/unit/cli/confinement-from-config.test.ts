@@ -16,13 +16,16 @@ describe("a compute node's container limits from its config", () => {
   });
 
   it("takes capabilities as Docker spells them, in lower case or with CAP_, once each; none at all", () => {
-    const got = confinementFromConfig(config({ "Compute.Docker.Capabilities": ["chown", "CAP_NET_RAW", "Cap_Chown"], "Compute.Docker.PidsLimit": 64 }));
+    const named = ["chown", "CAP_NET_RAW", "Cap_Chown"];
+    const got = confinementFromConfig(config({ "Compute.Docker.Capabilities": named, "Compute.Docker.PidsLimit": 64 }));
     expect(got).toEqual({ pidsLimit: 64, capabilities: ["CHOWN", "NET_RAW"], readOnlyRootFilesystem: false });
-    expect(confinementFromConfig(config({ "Compute.Docker.Capabilities": [], "Compute.Docker.ReadOnlyRootFilesystem": true }))).toMatchObject({ capabilities: [], readOnlyRootFilesystem: true });
+    const none = config({ "Compute.Docker.Capabilities": [], "Compute.Docker.ReadOnlyRootFilesystem": true });
+    expect(confinementFromConfig(none)).toMatchObject({ capabilities: [], readOnlyRootFilesystem: true });
   });
 
   it("refuses a pids limit below 1 and a capability outside Docker's default set, naming the key", () => {
-    expect(() => confinementFromConfig(config({ "Compute.Docker.PidsLimit": 0 }))).toThrow("Compute.Docker.PidsLimit: must be at least 1, got 0");
+    const zero = config({ "Compute.Docker.PidsLimit": 0 });
+    expect(() => confinementFromConfig(zero)).toThrow("Compute.Docker.PidsLimit: must be at least 1, got 0");
     expect(() => confinementFromConfig(config({ "Compute.Docker.Capabilities": ["chown", "sys_admin"] }))).toThrow(
       /^Compute\.Docker\.Capabilities: capabilities SYS_ADMIN are not in Docker's default set \(AUDIT_WRITE, CHOWN, .*SYS_CHROOT\)$/,
     );
