@@ -180,6 +180,28 @@ describe("DockerExecutor: a container cannot take the node down", () => {
     expect(status).toEqual({ CapEff: "00000000000004fb", CapBnd: "00000000000004fb", NoNewPrivs: "1" });
   }, 60_000);
 
+  it("a node that restarts finds the limits of the containers it adopts", async () => {
+    const before = executor({ pidsLimit: 100 });
+    const run = await before.run(spec("sleep 30"));
+    expect(await run.started).toBe(true);
+    await before.close();
+    const after = new DockerExecutor({
+      nodeId: before.ledger.nodeId,
+      capacity: { cpuMillis: 2000, memoryBytes: 1024 * MIB },
+      logger: silentLogger,
+      docker,
+      stopGraceSeconds: 0,
+    });
+    executors.push(after);
+    const report = await after.reconcile([run.executionId]);
+    const adopted = report.adopted[0]!.execution;
+    expect(await adopted.started).toBe(true);
+    // As it was created, not as this executor would create one now.
+    expect(adopted.details).toEqual(run.details);
+    expect(adopted.details["HostConfig.PidsLimit"]).toBe("100");
+    expect((await after.cancel(run.executionId)).state).toBe("Cancelled");
+  }, 60_000);
+
   it("with a read-only root filesystem: the image cannot be written, /tmp can, and an ordinary job still runs", async () => {
     const ex = executor({ readOnlyRootFilesystem: true });
     const script = "touch /root/x 2>&1 || echo root-refused; echo kept > /tmp/f && cat /tmp/f; grep ' /tmp ' /proc/mounts | cut -d' ' -f3";
