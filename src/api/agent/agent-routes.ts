@@ -42,7 +42,7 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [])
       method: "GET",
       path: "/api/v1/agent/ready",
       operationId: "ready",
-      description: "Every check (nats, nats-server when embedded, store) with its state and reason; 503 lists them in Details.Checks",
+      description: "Every check (nats, nats-server when embedded, jetstream, store) with its state and reason; 503 lists them in Details.Checks",
       capability: "read:agent",
       responses: { "200": { description: "Ready", schema: ReadyResponse } },
       errors: ["Unavailable"],
