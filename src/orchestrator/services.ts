@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { ShoalConfig } from "../config/keys.ts";
+import { SCHEMA_VERSIONS } from "../events/catalog/schema-versions.ts";
 import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
@@ -65,8 +66,9 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
 async function usable<S extends EventStore>(store: S, check: (store: S) => Promise<void> | void = () => undefined): Promise<S> {
   try {
-    await store.checkWritable();
+    // First: a store this Shoal must not use (written by a newer one) gets no test write either.
     await check(store);
+    await store.checkWritable();
     return store;
   } catch (e) {
     await store.close().catch(() => undefined);
@@ -104,7 +106,11 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
             writerThread: config["EventStore.SQLite.WriterThread"],
             ...(config["EventStore.SQLite.ReadAhead"] ? {} : { readAheadFrom: Number.POSITIVE_INFINITY }),
           }),
-          () => logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store"),
+          (store) => {
+            // A downgrade: refused, naming the event, rather than read as if it were current.
+            store.refuseNewerEvents(SCHEMA_VERSIONS);
+            logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store");
+          },
         ),
       ),
       (store) => Effect.promise(() => store.close()),

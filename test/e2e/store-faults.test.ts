@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AckPolicy, connect, credsAuthenticator, type NatsConnection } from "nats";
 import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { categoryOf } from "../../src/events/streams.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import type { ProtocolResponse } from "../../src/transport/messages.ts";
@@ -220,6 +223,68 @@ describe("bad node ids", TIMEOUT, () => {
       expect(readFileSync(file, "utf8")).toBe(content);
       expect(readdirSync(join(dataDir, sub)).sort()).toEqual(["node-id", "shoal.lock"]); // no store, no nats, no owner left behind
     }
+  });
+});
+
+describe("stores written by a newer Shoal", TIMEOUT, () => {
+  const NEWER = "a newer Shoal wrote it, and this one does not read what it wrote. Run that version of Shoal (or a newer one); going back to an older one is not supported";
+  const rows = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return { events: db.prepare("SELECT * FROM events ORDER BY position").all(), version: db.pragma("user_version", { simple: true }) };
+    } finally {
+      db.close();
+    }
+  };
+  /** node-1 as this Shoal writes it, and node-2 registered by a Shoal whose NodeRegistered is at version 2. */
+  async function storeWith(file: string, node2Version: number): Promise<void> {
+    const store = new SqliteEventStore(file);
+    try {
+      const metadata = { time: "2026-11-28T00:00:00.000Z", actor: { type: "node" as const, id: "n" }, correlationId: "c", causationId: "c" };
+      for (const [i, id] of ["node-1", "node-2"].entries()) {
+        const event = encodeNodeEvent({ type: "NodeRegistered", data: { NodeID: id, NodeType: "Compute", Info: computeInfo(id), Membership: "APPROVED", Lifecycle: 1 } }, metadata, `e${i}`);
+        const version = id === "node-2" ? node2Version : 1;
+        await store.append(`node-${id}`, [{ ...event, metadata: { ...event.metadata, schemaVersion: version } }], "no_stream");
+      }
+    } finally {
+      await store.close();
+    }
+  }
+
+  it("refuses to start on an event of a schema version it does not know, naming it, and changes nothing", async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, "shoal.db");
+    await storeWith(file, 2);
+    const before = rows(file);
+    const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
+    const res = await runShoal(args);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(
+      `Error: cannot use the event store: stream node-node-2@0 (position 2) holds a NodeRegistered of schema version 2; this Shoal reads NodeRegistered up to version 1: ${NEWER}\n`,
+    );
+    expect(rows(file)).toEqual(before);
+    expect(existsSync(join(dataDir, "nats"))).toBe(false);
+
+    // The same store with version 1 throughout starts.
+    const current = join(tempDir(), "shoal.db");
+    await storeWith(current, 1);
+    await startServe(dirname(current), ["-c", "NodeID=node-0"]);
+  });
+
+  it("refuses to start on a store file of a newer layout, naming its version, and changes nothing", async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, "shoal.db");
+    await storeWith(file, 1);
+    expect(rows(file).version).toBe(1);
+    const db = new Database(file);
+    db.pragma("user_version = 2");
+    db.close();
+    const before = rows(file);
+    const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
+    const res = await runShoal(args);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(`Error: cannot use the event store: ${file} is a store file of version 2; this Shoal reads store files up to version 1: ${NEWER}\n`);
+    expect(rows(file)).toEqual(before);
   });
 });
 
