@@ -28,7 +28,7 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [])
       method: "GET",
       path: "/api/v1/agent/alive",
       operationId: "alive",
-      description: "Bacalhau's liveness shape; 503 (with Retry-After) while NATS or the event store is unusable",
+      description: "Bacalhau's liveness shape; 503 (with Retry-After) while NATS, JetStream or the event store is unusable",
       capability: "public",
       responses: { "200": { description: "Alive", schema: AliveResponse } },
       errors: ["Unavailable"],
