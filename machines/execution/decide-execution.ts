@@ -91,7 +91,9 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
     case "Reject":
       return current === "BidRejected" ? accept([]) : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
     case "Start":
-      return current === "Running" ? accept([]) : accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
+      if (current === "Running") return accept([]);
+      if (command.details === undefined) return accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
+      return accept([{ type: "ExecutionStarted", data: { ExecutionID, Details: { ...command.details } } }]);
     case "Complete":
       if (current === "Completed") return accept([]);
       if (state.jobType !== undefined && isLongRunning(state.jobType)) {

@@ -49,7 +49,7 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
     case "ExecutionRejected":
       return { ...s, computeState: "BidRejected", computeMessage: event.data.Reason, desiredState: "Stopped", desiredMessage: event.data.Reason };
     case "ExecutionStarted":
-      return { ...s, computeState: "Running", computeMessage: "" };
+      return { ...s, computeState: "Running", computeMessage: "", limits: event.data.Details ?? state.limits };
     case "ExecutionCompleted":
       return { ...s, computeState: "Completed", computeMessage: "", desiredState: "Stopped", desiredMessage: "execution completed", runOutput: event.data.RunOutput };
     case "ExecutionFailed":

@@ -28,7 +28,8 @@ export type ExecutionCommand =
   | { readonly type: "DeclineBid"; readonly reason: string }
   | { readonly type: "Approve" }
   | { readonly type: "Reject"; readonly reason: string }
-  | { readonly type: "Start" }
+  /** `details`: the limits the node runs it under, as it reported them. */
+  | { readonly type: "Start"; readonly details?: Readonly<Record<string, string>> }
   | { readonly type: "Complete"; readonly output: RunOutput }
   /** `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict (its node is gone). */
   | { readonly type: "Fail"; readonly reason: string; readonly cause: "Node" | "Orchestrator"; readonly output?: RunOutput }

@@ -23,6 +23,12 @@ export interface ExecutionState {
   readonly desiredMessage: string;
   readonly allocatedResources: typeof AllocatedResources.Type;
   readonly runOutput: RunOutput | undefined;
+  /**
+   * The limits its node said it runs it under, from its start on (served as ComputeState.Details).
+   * Undefined when the node said none; states snapshotted before it was added lack it, which reads
+   * the same, since no event then held any.
+   */
+  readonly limits?: Readonly<Record<string, string>> | undefined;
   readonly previousExecution: string;
   /** Seconds; 0 for none. */
   readonly executionTimeout: number;
@@ -51,6 +57,7 @@ export function initialExecutionState(executionId: string): ExecutionState {
     desiredMessage: "",
     allocatedResources: { CPU: 0, Memory: 0, Disk: 0, GPU: 0 },
     runOutput: undefined,
+    limits: undefined,
     previousExecution: "",
     executionTimeout: 0,
     timeoutBuffer: 0,

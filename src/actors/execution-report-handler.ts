@@ -6,6 +6,7 @@ import { validateExecutionReport } from "../transport/decode-work.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { EXECUTION_REPORT_QUEUE, EXECUTION_REPORT_SUBSCRIPTION, executionReportNodeId, isNodeWorkSubject, nodeInboxPrefix } from "../transport/subjects.ts";
 import type { ExecutionReports } from "./execution-reports.ts";
+import { RefusalLog } from "../logging/refusal-log.ts";
 
 export interface ExecutionReportHandlerOptions {
   /** The nats-server enforces per-node keys: replies only on the node's own inbox or work subjects. */
@@ -24,12 +25,15 @@ const ACCEPTED = encode({ Accepted: true } satisfies ProtocolResponse);
 export class ExecutionReportHandler {
   private subscription: Subscription | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly refusalLog: RefusalLog;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly reports: ExecutionReports,
     private readonly options: ExecutionReportHandlerOptions,
-  ) {}
+  ) {
+    this.refusalLog = new RefusalLog(options.logger);
+  }
 
   start(): void {
     this.subscription = this.nc.subscribe(EXECUTION_REPORT_SUBSCRIPTION, {
@@ -77,8 +81,8 @@ export class ExecutionReportHandler {
 
   private refusal(subject: string, e: unknown): ProtocolResponse {
     const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
-    const level = error.kind === "Internal" ? "error" : "warn";
-    this.options.logger[level]({ subject, kind: error.kind, reason: error.message }, "execution report refused");
+    if (error.kind === "Internal") this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "execution report refused");
+    else this.refusalLog.warn("execution report refused", error.kind, () => ({ subject, reason: error.message }));
     if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "execution report failed");
     return { Accepted: false, Reason: error.message, Code: error.kind, ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }) };
   }
@@ -90,7 +94,8 @@ export class ExecutionReportHandler {
     const nodeId = executionReportNodeId(msg.subject);
     const own = nodeId !== undefined && (reply.startsWith(`${nodeInboxPrefix(nodeId)}.`) || isNodeWorkSubject(nodeId, reply));
     if (!own && (this.options.enforcesNodeKeys || !reply.startsWith("_INBOX."))) {
-      this.options.logger.warn({ subject: msg.subject, reply }, "not answering on a reply subject outside the sender's own inbox");
+      const subject = msg.subject;
+      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({ subject, reply }));
       return;
     }
     msg.respond(data);

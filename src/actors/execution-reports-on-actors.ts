@@ -62,7 +62,9 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     const state = await this.placed(report);
     // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
-    await this.executions.execute(report.ExecutionID, { type: "Start" }, this.context(report, "the execution started"));
+    const details = report.Details;
+    const start: ExecutionCommand = details === undefined ? { type: "Start" } : { type: "Start", details };
+    await this.executions.execute(report.ExecutionID, start, this.context(report, "the execution started"));
   }
 
   async completed(report: Work.ExecutionCompleted): Promise<void> {

@@ -23,6 +23,7 @@ import {
 import { commandContext } from "./command-context.ts";
 import type { NodeManager } from "./node-manager.ts";
 import { RefusalLimiter } from "./refusal-limiter.ts";
+import { RefusalLog } from "../logging/refusal-log.ts";
 
 /** A node refused (deleted, say) hears it at most this often, however fast it publishes heartbeats. */
 export const HEARTBEAT_REFUSAL_INTERVAL_MS = 5000;
@@ -52,6 +53,7 @@ export class NodeProtocolHandler {
   private readonly subscriptions: Subscription[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly refusals: RefusalLimiter;
+  private readonly refusalLog: RefusalLog;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -59,6 +61,7 @@ export class NodeProtocolHandler {
     private readonly options: NodeProtocolOptions,
   ) {
     this.refusals = new RefusalLimiter(options.heartbeatRefusalIntervalMs ?? HEARTBEAT_REFUSAL_INTERVAL_MS);
+    this.refusalLog = new RefusalLog(options.logger);
   }
 
   start(): void {
@@ -219,12 +222,12 @@ export class NodeProtocolHandler {
     }
   }
 
-  /** The refusal a failed message gets, logged (a refused heartbeat only when its refusal is sent: a flood must not fill the log). */
+  /** The refusal a failed message gets, logged (rate-limited: a flood of junk must not fill the log). */
   private refusal(subject: string, e: unknown): ProtocolResponse {
     const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
     // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill the error log.
-    const level = error.kind === "Internal" ? "error" : "warn";
-    this.options.logger[level]({ subject, kind: error.kind, reason: error.message }, "compute request refused");
+    if (error.kind === "Internal") this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "compute request refused");
+    else this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
     if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
     return {
       Accepted: false,
@@ -237,7 +240,8 @@ export class NodeProtocolHandler {
   private reply(msg: Msg, data: Uint8Array): void {
     if (msg.reply === undefined || msg.reply === "") return;
     if (!this.mayReplyTo(msg.subject, msg.reply)) {
-      this.options.logger.warn({ subject: msg.subject, reply: msg.reply }, "not answering on a reply subject outside the sender's own inbox");
+      const { subject, reply } = msg;
+      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({ subject, reply }));
       return;
     }
     msg.respond(data);
@@ -251,6 +255,11 @@ export class NodeProtocolHandler {
       response = this.refusal(msg.subject, e);
     }
     this.reply(msg, encode(response));
+  }
+
+  /** What refusals leave behind, for tests: nodes the heartbeat-refusal limiter remembers, kinds of refusal logged. */
+  get refusalState(): { readonly limitedNodes: number; readonly loggedKinds: number } {
+    return { limitedNodes: this.refusals.size, loggedKinds: this.refusalLog.size };
   }
 
   async stop(): Promise<void> {

@@ -13,6 +13,11 @@ export class RefusalLimiter {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
+  /** Nodes remembered now (at most maxNodes). */
+  get size(): number {
+    return this.lastAt.size;
+  }
+
   /** Whether a refusal may be sent to this node now; if so, it counts as sent. */
   allow(nodeId: string): boolean {
     const now = this.now();

@@ -89,6 +89,14 @@ function hostEnvRefusal(executionId: string, task: WorkTask): ShoalError | undef
   return badRequest(`execution ${executionId} asks for ${asked[0]} from the node's environment (${asked[1]}), which this node does not give out`);
 }
 
+/** Its start, with the limits its container runs under (when the executor says any). */
+function startReport(execution: RunningExecution): ReportBody {
+  const details = execution.details;
+  const ExecutionID = execution.executionId;
+  if (Object.keys(details).length === 0) return { Type: "ExecutionStarted", ExecutionID };
+  return { Type: "ExecutionStarted", ExecutionID, Details: { ...details } };
+}
+
 /** The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as cause. */
 export function endReport(result: ExecutionResult): ReportBody {
   const output = reported(result.runOutput);
@@ -198,7 +206,7 @@ export class ExecutionRunner {
     else if (this.running.has(id)) {
       this.report({ Type: "BidAccepted", ExecutionID: id });
       const running = this.running.get(id)!;
-      void running.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
+      void running.started.then((started) => started && this.report(startReport(running)));
     }
     return true;
   }
@@ -236,7 +244,7 @@ export class ExecutionRunner {
   private follow(execution: RunningExecution, reportStart = true): void {
     const id = execution.executionId;
     this.running.set(id, execution);
-    if (reportStart) void execution.started.then((started) => started && this.report({ Type: "ExecutionStarted", ExecutionID: id }));
+    if (reportStart) void execution.started.then((started) => started && this.report(startReport(execution)));
     void execution.done.then((result) => {
       this.running.delete(id);
       this.finish(id, endReport(result));

@@ -1,3 +1,4 @@
+import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
@@ -111,6 +112,19 @@ export const CONFIG_KEYS = {
   "Compute.Docker.AllowedNetworks": { kind: "list", default: [] as string[], description: "Networks executions may ask for besides None: Host, Full" } as KeyDef<"list", string[]>,
   "Compute.Docker.MaxOutputBytes": bytes(1024 * 1024, "Bytes of stdout and of stderr kept per execution (each); the rest is counted, and the truncation said"),
   "Compute.Docker.StopGracePeriod": dur(10_000, "How long a cancelled container gets between SIGTERM and SIGKILL"),
+  "Compute.Docker.PidsLimit": int(
+    DEFAULT_PIDS_LIMIT,
+    "Processes and threads each container may hold at once (a fork bomb stops there); at least 1",
+  ),
+  "Compute.Docker.Capabilities": {
+    kind: "list",
+    default: [...DEFAULT_CAPABILITIES],
+    description: "Linux capabilities each container keeps, all others dropped: any of Docker's default set",
+  } as KeyDef<"list", string[]>,
+  "Compute.Docker.ReadOnlyRootFilesystem": bool(
+    false,
+    "Run containers with the image's filesystem read-only and a writable tmpfs at /tmp",
+  ),
   "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
   "Logging.Mode": str("default", "default (human readable) or json"),
 } as const;

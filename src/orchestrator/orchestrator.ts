@@ -48,6 +48,7 @@ import { buildVersion } from "../version.ts";
 import type { JoinToken } from "./nats-credentials.ts";
 import { resolveApiAuth } from "./api-auth.ts";
 import { resolveNodeIdentity } from "./node-identity.ts";
+import { JetStreamWatch } from "./jetstream-watch.ts";
 import { Nats, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import { StoreHealth } from "./store-health.ts";
@@ -144,7 +145,7 @@ export async function startOrchestrator(
   const inner = Context.get(built.value, Store);
   const storeHealth = new StoreHealth(inner, storeDescription(config), (events, position) => metrics.observeAppend(events, position));
   const store = storeHealth.store;
-  const { nc, url: natsUrl, server: natsServer, joinToken, access, readerCredsFile } = Context.get(built.value, Nats);
+  const { nc, eventsNc, url: natsUrl, server: natsServer, jetStreamDir, joinToken, access, readerCredsFile } = Context.get(built.value, Nats);
   const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
   transport.onReconnect(() => metrics.natsReconnected());
   transport.start();
@@ -220,7 +221,7 @@ export async function startOrchestrator(
     }
 
     // JetStream is checked first: a NATS that cannot take cluster events stops start-up here.
-    const publisher = new NatsEventPublisher(nc, store, logger.child({ component: "event-publisher" }), Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9));
+    const publisher = new NatsEventPublisher(eventsNc, store, logger.child({ component: "event-publisher" }), Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9));
     await publisher.start();
     // One store subscription feeds the read model and the publisher, each at its own pace.
     const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }), storeHead: () => metrics.headPosition });
@@ -382,7 +383,15 @@ export async function startOrchestrator(
       index: nodeIndex,
       processors: processors.processors,
     });
-    const checks = [...transport.checks, storeHealth];
+    const jetStream = new JetStreamWatch({
+      nc: eventsNc,
+      core: nc,
+      ...(natsServer && jetStreamDir !== undefined ? { server: natsServer, storeDir: jetStreamDir } : {}),
+      logger: logger.child({ component: "jetstream" }),
+    });
+    jetStream.start();
+    cleanups.push({ name: "stopping the JetStream watch", run: () => jetStream.stop() });
+    const checks = [...transport.checks, jetStream, storeHealth];
     const leaves = access ? leafLoginRevoker(access) : undefined;
     // Job logs are read from the nodes over NATS (docs/jobs.md, Logs).
     const nodeLogs = new NodeLogClient(nc, logger.child({ component: "job-logs" }));

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { ShoalConfig } from "../config/keys.ts";
+import { SCHEMA_VERSIONS } from "../events/catalog/schema-versions.ts";
 import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
@@ -32,10 +33,17 @@ export class Store extends Context.Tag("shoal/Store")<Store, EventStore & Checkp
 // manager stops blaming nodes) within about three intervals. A ping every 2 s costs nothing.
 const STALE_AFTER = { pingInterval: 2_000, maxPingOut: 2 };
 const STORE_CLOSE_TIMEOUT_MS = 5_000;
+const EVENTS_CONNECTION_NAME = "shoal-event-publisher";
 const SYSTEM_CLOSE_TIMEOUT_MS = 500;
 
 export interface NatsService {
   readonly nc: NatsConnection;
+  /**
+   * The event publisher's own connection. nats-server handles a JetStream call on the reading
+   * goroutine of the connection that made it, so a stuck JetStream (a full disk) stalls that
+   * connection: on `nc` it would stall the node protocol's replies, heartbeats included.
+   */
+  readonly eventsNc: NatsConnection;
   readonly url: string;
   readonly joinToken: JoinToken;
   /** The embedded server's per-node keys (JWT users); undefined on an external NATS, whose operator owns them. */
@@ -44,6 +52,8 @@ export interface NatsService {
   readonly readerCredsFile: string | undefined;
   /** The supervised child, when Shoal runs its own. */
   readonly server?: EmbeddedNatsServer;
+  /** Where the supervised child keeps its JetStream files. */
+  readonly jetStreamDir?: string;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -56,8 +66,9 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
 async function usable<S extends EventStore>(store: S, check: (store: S) => Promise<void> | void = () => undefined): Promise<S> {
   try {
-    await store.checkWritable();
+    // First: a store this Shoal must not use (written by a newer one) gets no test write either.
     await check(store);
+    await store.checkWritable();
     return store;
   } catch (e) {
     await store.close().catch(() => undefined);
@@ -95,7 +106,11 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
             writerThread: config["EventStore.SQLite.WriterThread"],
             ...(config["EventStore.SQLite.ReadAhead"] ? {} : { readAheadFrom: Number.POSITIVE_INFINITY }),
           }),
-          () => logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store"),
+          (store) => {
+            // A downgrade: refused, naming the event, rather than read as if it were current.
+            store.refuseNewerEvents(SCHEMA_VERSIONS);
+            logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store");
+          },
         ),
       ),
       (store) => Effect.promise(() => store.close()),
@@ -129,12 +144,17 @@ function externalAuth(config: ShoalConfig): Partial<ConnectionOptions> {
  */
 export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats, StartupError> {
   const external = config["Orchestrator.NATS.URL"];
-  const connectTo = (url: string, auth: Partial<ConnectionOptions>) =>
+  const connectTo = (url: string, auth: Partial<ConnectionOptions>, name = "shoal-orchestrator") =>
     Effect.acquireRelease(
       attempt(`cannot connect to NATS at ${redactUrl(url)}`, () =>
-        connect({ servers: url, name: "shoal-orchestrator", maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
+        connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
       ),
-      (nc) => Effect.promise(() => closeNatsConnection(nc, logger)),
+      (nc) =>
+        Effect.promise(async () => {
+          // The publisher has flushed (or given up) by now: nothing of its connection's is left to drain.
+          if (name === EVENTS_CONNECTION_NAME) await boundedStep("closing the event publisher's NATS connection", () => nc.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger });
+          else await closeNatsConnection(nc, logger);
+        }),
     );
   if (external !== "") {
     return Layer.scoped(
@@ -143,7 +163,8 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         const auth = yield* Effect.try({ try: () => externalAuth(config), catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))) });
         const joinToken = yield* attempt("cannot keep the join token", () => resolveJoinToken(config));
         const nc = yield* connectTo(external, auth);
-        return { nc, url: external, joinToken, access: undefined, readerCredsFile: undefined };
+        const eventsNc = yield* connectTo(external, auth, EVENTS_CONNECTION_NAME);
+        return { nc, eventsNc, url: external, joinToken, access: undefined, readerCredsFile: undefined };
       }),
     );
   }
@@ -184,11 +205,12 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         (s) => Effect.promise(() => s.stop()),
       );
       // A fresh key and JWT at each start: nothing of the orchestrator's own login is kept on disk.
-      const self = newNkey("user");
-      const nc = yield* connectTo(server.url, {
-        authenticator: jwtLogin(operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), self),
-        inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
-      });
+      const orchestratorLogin = () => {
+        const self = newNkey("user");
+        return { authenticator: jwtLogin(operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), self), inboxPrefix: ORCHESTRATOR_INBOX_PREFIX };
+      };
+      const nc = yield* connectTo(server.url, orchestratorLogin());
+      const eventsNc = yield* connectTo(server.url, orchestratorLogin(), EVENTS_CONNECTION_NAME);
       // The system account's connection, only to push account updates (revocations) to the running server.
       // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
       target.system = yield* Effect.acquireRelease(
@@ -213,7 +235,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         );
         logger.info({ port: config["Orchestrator.NATS.LeafNodes.Port"] }, "the embedded nats-server accepts leaf servers");
       }
-      return { nc, url: server.url, server, joinToken, access, readerCredsFile };
+      return { nc, eventsNc, url: server.url, server, jetStreamDir: embeddedNatsPaths(dir).storeDir, joinToken, access, readerCredsFile };
     }),
   );
 }

@@ -107,6 +107,8 @@ export class EmbeddedNatsServer {
   private readonly backoff: RestartBackoff;
   private readonly listeners = new Set<(state: EmbeddedNatsState) => void>();
   private restartCount = 0;
+  /** Why the running child is being killed to be started again (restartStuck), for the exit's log. */
+  private killedBecause: string | undefined;
 
   private constructor(private readonly options: EmbeddedNatsOptions) {
     const { host, port, dir } = options;
@@ -233,11 +235,16 @@ export class EmbeddedNatsServer {
     this.child = undefined;
     const uptimeMs = Date.now() - this.readyAt;
     const delay = this.backoff.next(uptimeMs);
-    this.options.logger.error(
-      { pid: child.pid, code, signal, uptimeMs, restartInMs: delay, stderr: stderr.slice(-1000) },
-      "embedded nats-server exited unexpectedly; restarting it",
-    );
-    this.setState({ running: false, reason: `nats-server exited (${signal ?? `code ${code}`}); restarting it`, since: Date.now() });
+    const killedBecause = this.killedBecause;
+    this.killedBecause = undefined;
+    if (killedBecause === undefined) {
+      this.options.logger.error(
+        { pid: child.pid, code, signal, uptimeMs, restartInMs: delay, stderr: stderr.slice(-1000) },
+        "embedded nats-server exited unexpectedly; restarting it",
+      );
+    } else this.options.logger.warn({ pid: child.pid, signal, restartInMs: delay, reason: killedBecause }, "stopped the embedded nats-server to start it again");
+    const why = killedBecause === undefined ? `nats-server exited (${signal ?? `code ${code}`})` : `nats-server stopped: ${killedBecause}`;
+    this.setState({ running: false, reason: `${why}; restarting it`, since: Date.now() });
     this.scheduleRestart(delay);
   }
 
@@ -274,6 +281,26 @@ export class EmbeddedNatsServer {
    */
   reload(): void {
     if (this.current.running) this.child?.kill("SIGHUP");
+  }
+
+  /**
+   * Stops the running child to start it again as after a crash: for a server that still answers
+   * but whose JetStream is stuck (nats-server 2.9 can deadlock a stream after a write failed on a
+   * full disk, and only a new process frees it). SIGTERM, then SIGKILL if it has not exited in
+   * time: a stuck JetStream can hold up its own shutdown.
+   */
+  restartStuck(reason: string): void {
+    const child = this.child;
+    if (this.stopping || !this.current.running || child === undefined || exited(child) || this.killedBecause !== undefined) return;
+    this.killedBecause = reason;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => {
+      if (exited(child)) return;
+      this.options.logger.warn({ pid: child.pid }, "nats-server did not exit after SIGTERM; killing it");
+      child.kill("SIGKILL");
+    }, this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
+    timer.unref();
+    child.once("exit", () => clearTimeout(timer));
   }
 
   /** Ends supervision, then stops the child: SIGTERM (and SIGCONT), and SIGKILL if it has not exited in time. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { NatsConnection, Subscription } from "nats";
 import type { Logger } from "pino";
 import { ShoalError, unavailable } from "../errors/shoal-error.ts";
+import { RefusalLog } from "../logging/refusal-log.ts";
 import { ProtocolError, encode, unpack, validate } from "./codec.ts";
 import { LOG_BATCH_SUBSCRIPTION, LOG_POLL_MS, LogBatch, logBatchNodeId, logReadSubject, type ReadLogs } from "./log-messages.ts";
 
@@ -45,12 +46,15 @@ const NO_ANSWER = Symbol("no answer");
 export class NodeLogClient implements NodeLogReader {
   private subscription: Subscription | undefined;
   private readonly waiting = new Map<string, Waiting>();
+  private readonly refusalLog: RefusalLog;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly logger: Logger,
     private readonly answerMs = LOG_POLL_MS + ANSWER_MS,
-  ) {}
+  ) {
+    this.refusalLog = new RefusalLog(logger);
+  }
 
   start(): void {
     this.subscription = this.nc.subscribe(LOG_BATCH_SUBSCRIPTION, {
@@ -76,13 +80,14 @@ export class NodeLogClient implements NodeLogReader {
     try {
       batch = validate(LogBatch, unpack(data));
     } catch (e) {
-      this.logger.warn({ nodeId, err: e instanceof ProtocolError ? e.message : e }, "log batch dropped: not a valid LogBatch");
+      this.refusalLog.warn("log batch dropped: not a valid LogBatch", "BadRequest", () => ({ nodeId, err: e instanceof ProtocolError ? e.message : e }));
       return;
     }
     const waiting = this.waiting.get(batch.StreamID);
     if (waiting === undefined) return; // another orchestrator's stream, or an answer that came too late
     if (waiting.nodeId !== nodeId || batch.NodeID !== nodeId) {
-      this.logger.warn({ nodeId, streamId: batch.StreamID }, "log batch dropped: sent by a node that was not asked");
+      const streamId = batch.StreamID;
+      this.refusalLog.warn("log batch dropped: sent by a node that was not asked", "Forbidden", () => ({ nodeId, streamId }));
       return;
     }
     if (batch.Seq !== waiting.seq) return;

@@ -81,13 +81,22 @@ const Reason = Text(MAX_REPORTED_REASON);
 /** One of Shoal's error kinds: why the node refused or failed it. */
 const Code = Text(32);
 
+/**
+ * The limits a node's engine runs an execution under (`HostConfig.PidsLimit` → `1024`, …): a few
+ * short strings, bounded so that a report stays small.
+ */
+export const ContainerDetails = Schema.Record({ key: Text(64), value: Text(256) }).pipe(
+  Schema.filter((d) => Object.keys(d).length <= 32 || "must hold at most 32 entries"),
+);
+
 export const BidAccepted = report("BidAccepted", {});
 /**
  * `Answers`: the message refused (nodes before it say nothing). An ask refused after the run was
  * approved is a stale answer (the run is checked on its own); a refused run ends the execution.
  */
 export const BidRejected = report("BidRejected", { Reason, Code, Answers: Schema.optional(Schema.Literal("AskForBid", "RunExecution")) });
-export const ExecutionStarted = report("ExecutionStarted", {});
+/** `Details`: the limits its container runs under (nodes before it say nothing). */
+export const ExecutionStarted = report("ExecutionStarted", { Details: Schema.optional(ContainerDetails) });
 export const ExecutionCompleted = report("ExecutionCompleted", { RunOutput });
 /** `Cause`: the executor's end reason (exited, timeout, oom-killed, cancelled, image-missing, …, lost). */
 export const ExecutionFailed = report("ExecutionFailed", { Reason, Cause: Text(32), RunOutput: Schema.optional(RunOutput) });

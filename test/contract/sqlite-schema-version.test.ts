@@ -163,6 +163,27 @@ describe("SQLite store: the schema_version column", () => {
   });
 });
 
+describe("SQLite store: events of a newer schema version", () => {
+  it("refuses the first in store order above what this Shoal reads of its type (types it does not name: version 1)", async () => {
+    const store = open(join(tempDir(), "shoal.db"));
+    const [[stream, registered], [, unknown]] = history() as [[string, NewEvent], [string, NewEvent]];
+    const at = (id: string, type: string, version: number): NewEvent => ({ ...registered, id, type, metadata: { ...registered.metadata, schemaVersion: version } });
+    await store.append(stream, [registered, unknown], "no_stream");
+    expect(() => store.refuseNewerEvents({ NodeRegistered: 1 })).not.toThrow();
+    await store.append("workflow-x", [at("w1", "WorkflowStep", 1)], "any");
+    await store.append("node-c", [at("c2", "NodeRegistered", 2), at("c3", "NodeApproved", 3)], "no_stream");
+    await store.append("workflow-x", [at("w2", "WorkflowStep", 2)], "any");
+    // NodeRegistered 2 is known to a Shoal that reads version 2; the workflow step at 2 comes later in the store.
+    expect(() => store.refuseNewerEvents({ NodeRegistered: 2, NodeApproved: 3 })).toThrow(
+      /^stream workflow-x@1 \(position 6\) holds a WorkflowStep of schema version 2; this Shoal reads WorkflowStep up to version 1: a newer Shoal wrote it/,
+    );
+    expect(() => store.refuseNewerEvents({ NodeRegistered: 1, NodeApproved: 1 })).toThrow(
+      /^stream node-c@0 \(position 4\) holds a NodeRegistered of schema version 2; this Shoal reads NodeRegistered up to version 1: /,
+    );
+    expect(() => store.refuseNewerEvents({ NodeRegistered: 2, NodeApproved: 3, WorkflowStep: 2 })).not.toThrow();
+  });
+});
+
 describe("schemaVersionColumn", () => {
   it("copies a safe integer the stored JSON will hold, and nothing it cannot be sure of", () => {
     expect(schemaVersionColumn({ time: "t", schemaVersion: 1 })).toBe(1);

@@ -108,7 +108,7 @@ describe("shoal compute takes work", () => {
     await waitFor(async () => (await containers()).length === 0, 15_000, () => "container removed");
   }, 120_000);
 
-  it("refuses a bad Compute.AllocatedCapacity or Compute.Docker.AllowedNetworks naming the key, exit 1", async () => {
+  it("refuses a bad Compute.AllocatedCapacity, Compute.Docker.AllowedNetworks, PidsLimit or Capabilities naming the key, exit 1", async () => {
     const run = (key: string) => runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, "-c", key]);
     const cpu = await run("Compute.AllocatedCapacity.CPU=lots");
     expect(cpu.code).toBe(1);
@@ -116,5 +116,11 @@ describe("shoal compute takes work", () => {
     const network = await run("Compute.Docker.AllowedNetworks=Host,Bridge");
     expect(network.code).toBe(1);
     expect(network.stderr).toContain("Config error: Compute.Docker.AllowedNetworks: unknown network(s) Bridge (allowed: Host, Full)");
+    const pids = await run("Compute.Docker.PidsLimit=0");
+    expect(pids.code).toBe(1);
+    expect(pids.stderr).toContain("Config error: Compute.Docker.PidsLimit: must be at least 1, got 0");
+    const caps = await run("Compute.Docker.Capabilities=chown,SYS_ADMIN");
+    expect(caps.code).toBe(1);
+    expect(caps.stderr).toContain("Config error: Compute.Docker.Capabilities: capabilities SYS_ADMIN are not in Docker's default set");
   });
 });

@@ -13,7 +13,7 @@ import { settled, untilExecutions } from "../support/job-waits.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
-import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
+import { runShoal, waitFor, type ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * Job logs end to end: an orchestrator (its own NATS), a real `shoal compute` running the jobs in
@@ -176,6 +176,51 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     const usage = await cli(queued, "--tail", "lots");
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--tail must be a number of lines");
+  }, 120_000);
+
+  it("the CLI shows the control characters a job wrote as \\uXXXX (ESC[2J, colours, a window title, CR), --raw as written; describe and executions never print them raw", async () => {
+    const command = String.raw`printf '\033[2Jcleared \033[31mred\033[0m \033]0;owned\007 tab\there\r\n'; printf '\033[1mbold\n' >&2`;
+    const jobId = await jobs.submit(batch(command));
+    await settled(jobs, jobId, ["Completed"]);
+    const written = {
+      stdout: "\u001b[2Jcleared \u001b[31mred\u001b[0m \u001b]0;owned\u0007 tab\there\r\n",
+      stderr: "\u001b[1mbold\n",
+    };
+    const shown = await cli(jobId);
+    expect(shown).toMatchObject({
+      code: 0,
+      stdout: String.raw`\u001b[2Jcleared \u001b[31mred\u001b[0m \u001b]0;owned\u0007 tab` + "\there" + String.raw`\u000d`
+        + "\n",
+      stderr: String.raw`\u001b[1mbold` + "\n",
+    });
+    expect(await cli(jobId, "--raw")).toMatchObject({ code: 0, ...written });
+    expect(await cli(jobId, "--follow")).toMatchObject({ code: 0, stdout: shown.stdout, stderr: shown.stderr });
+
+    const api = ["--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY];
+    // No C0 control but newline and tab, no DEL or C1, no bidirectional control: nothing a terminal acts on.
+    // eslint-disable-next-line no-control-regex
+    const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+    const commands = [
+      ["job", "describe", jobId, "--output", "table"],
+      ["job", "describe", jobId],
+      ["job", "executions", jobId, "--output", "yaml"],
+      ["job", "executions", jobId],
+    ];
+    for (const args of commands) {
+      const res = await runShoal([...args, ...api]);
+      expect(res.code, args.join(" ")).toBe(0);
+      expect(res.stdout, args.join(" ")).not.toMatch(unsafe);
+      expect(res.stderr, args.join(" ")).not.toMatch(unsafe);
+    }
+    const described = await runShoal(["job", "describe", jobId, "--output", "table", ...api]);
+    expect(described.stdout).toContain(String.raw`\u001b[2Jcleared`);
+    // The node's limits are the execution's ComputeState.Details, in the CLI's JSON too (the node's defaults here).
+    const listed = JSON.parse((await runShoal(["job", "executions", jobId, "--output", "json", ...api])).stdout) as Body[];
+    expect(listed[0]!.ComputeState.Details).toMatchObject({
+      "HostConfig.PidsLimit": "1024",
+      "HostConfig.SecurityOpt": "no-new-privileges",
+      "HostConfig.CapDrop": "ALL",
+    });
   }, 120_000);
 
   it("is in the OpenAPI document, with its parameters", async () => {

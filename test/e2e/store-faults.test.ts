@@ -1,9 +1,19 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../support/fixtures.ts";
+import { AckPolicy, connect, credsAuthenticator, type NatsConnection } from "nats";
+import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { categoryOf } from "../../src/events/streams.ts";
+import { ComputeClient } from "../../src/transport/compute-client.ts";
+import type { ProtocolResponse } from "../../src/transport/messages.ts";
+import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { computeInfo, tempDir } from "../support/fixtures.ts";
+import { storedEvents } from "../support/stored-events.ts";
 import { freePort } from "../support/nats-server.ts";
 import { bindReadOnly, mountExt4, mountTmpfs, whyCannotMount, whyCannotMountExt4, type ScratchFs } from "../support/scratch-filesystem.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
@@ -21,6 +31,8 @@ if (cannotMountExt4) console.warn(`e2e read-only-while-serving test skipped: ${c
 // Each test starts several processes one after another (about 2-5 s each here, more under
 // load), so the default 30 s is too tight for some of them.
 const TIMEOUT = { timeout: 180_000 };
+/** A node's request timeout (ComputeClient's default): an answer must come within it. */
+const PROTOCOL_TIMEOUT_MS = 5000;
 
 // Every process a test starts is tracked, the short-lived ones too: a test body that goes on
 // after a timeout must not leave an agent running.
@@ -33,6 +45,10 @@ async function stopAll(): Promise<void> {
     m.unmount();
   }
 }
+const connections: NatsConnection[] = [];
+afterEach(async () => {
+  await Promise.allSettled(connections.splice(0).map((nc) => nc.close()));
+});
 afterEach(stopAll);
 afterAll(stopAll);
 
@@ -75,13 +91,19 @@ async function startServe(dataDir: string, extra: string[] = []): Promise<Serve>
   return { process: p, api, natsPort, dataDir };
 }
 
+/** Node info near its size limit (16 KiB): 60 labels of about 130 bytes, their values told apart by `n`. */
+const largeInfo = (nodeId: string, n: number) => {
+  const info = computeInfo(nodeId);
+  return { ...info, Labels: { ...info.Labels, ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}-${"a".repeat(55)}`, String(n).padEnd(63, "v")])) } };
+};
+
 /** What serve generated under its DataDir: the join token, the admin API key. */
 const credential = (serve: Serve, name: string) => readFileSync(join(serve.dataDir, "credentials", name), "utf8").trim();
 
-function startCompute(nodeId: string, serve: Serve): ShoalProcess {
+function startCompute(nodeId: string, serve: Serve, dataDir = tempDir()): ShoalProcess {
   return start([
     "compute",
-    ...["--node-id", nodeId, "-c", `DataDir=${tempDir()}`, "-c", `Compute.Auth.Token=${credential(serve, "join-token")}`],
+    ...["--node-id", nodeId, "-c", `DataDir=${dataDir}`, "-c", `Compute.Auth.Token=${credential(serve, "join-token")}`],
     ...["-c", `Compute.Orchestrators=nats://127.0.0.1:${serve.natsPort}`, "-c", "Compute.Heartbeat.Interval=1s"],
   ]);
 }
@@ -204,6 +226,68 @@ describe("bad node ids", TIMEOUT, () => {
   });
 });
 
+describe("stores written by a newer Shoal", TIMEOUT, () => {
+  const NEWER = "a newer Shoal wrote it, and this one does not read what it wrote. Run that version of Shoal (or a newer one); going back to an older one is not supported";
+  const rows = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return { events: db.prepare("SELECT * FROM events ORDER BY position").all(), version: db.pragma("user_version", { simple: true }) };
+    } finally {
+      db.close();
+    }
+  };
+  /** node-1 as this Shoal writes it, and node-2 registered by a Shoal whose NodeRegistered is at version 2. */
+  async function storeWith(file: string, node2Version: number): Promise<void> {
+    const store = new SqliteEventStore(file);
+    try {
+      const metadata = { time: "2026-11-28T00:00:00.000Z", actor: { type: "node" as const, id: "n" }, correlationId: "c", causationId: "c" };
+      for (const [i, id] of ["node-1", "node-2"].entries()) {
+        const event = encodeNodeEvent({ type: "NodeRegistered", data: { NodeID: id, NodeType: "Compute", Info: computeInfo(id), Membership: "APPROVED", Lifecycle: 1 } }, metadata, `e${i}`);
+        const version = id === "node-2" ? node2Version : 1;
+        await store.append(`node-${id}`, [{ ...event, metadata: { ...event.metadata, schemaVersion: version } }], "no_stream");
+      }
+    } finally {
+      await store.close();
+    }
+  }
+
+  it("refuses to start on an event of a schema version it does not know, naming it, and changes nothing", async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, "shoal.db");
+    await storeWith(file, 2);
+    const before = rows(file);
+    const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
+    const res = await runShoal(args);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(
+      `Error: cannot use the event store: stream node-node-2@0 (position 2) holds a NodeRegistered of schema version 2; this Shoal reads NodeRegistered up to version 1: ${NEWER}\n`,
+    );
+    expect(rows(file)).toEqual(before);
+    expect(existsSync(join(dataDir, "nats"))).toBe(false);
+
+    // The same store with version 1 throughout starts.
+    const current = join(tempDir(), "shoal.db");
+    await storeWith(current, 1);
+    await startServe(dirname(current), ["-c", "NodeID=node-0"]);
+  });
+
+  it("refuses to start on a store file of a newer layout, naming its version, and changes nothing", async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, "shoal.db");
+    await storeWith(file, 1);
+    expect(rows(file).version).toBe(1);
+    const db = new Database(file);
+    db.pragma("user_version = 2");
+    db.close();
+    const before = rows(file);
+    const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
+    const res = await runShoal(args);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(`Error: cannot use the event store: ${file} is a store file of version 2; this Shoal reads store files up to version 1: ${NEWER}\n`);
+    expect(rows(file)).toEqual(before);
+  });
+});
+
 describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with real processes", TIMEOUT, () => {
   it("refuses to start on a read-only store file or a read-only DataDir, leaving both as they were", async () => {
     const fs = mountTmpfs(64 * 1024 * 1024);
@@ -250,6 +334,99 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     fs.free();
     expect((await approveNode1(serve)).status).toBe(200);
     expect(await historyOf(serve, "node-1")).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeApproved"]);
+    expect(serve.process.child.exitCode).toBeNull();
+  });
+
+  it("keeps the node protocol answering on a full disk, and recovers by itself once space is back: /ready, writes, every event on SHOAL_EVENTS once", async () => {
+    const fs = mountTmpfs(64 * 1024 * 1024);
+    mounted.push(fs);
+    const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
+    const computeDir = tempDir();
+    startCompute("node-1", serve, computeDir);
+    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
+    await waitFor(() => existsSync(join(computeDir, "compute", "credentials", "node-1.jwt")), 30_000, () => "node-1's JWT");
+
+    // A downstream consumer of SHOAL_EVENTS, reading all along, and node-1 itself (its own login, beside its agent's).
+    const reader = await connect({
+      servers: `nats://127.0.0.1:${serve.natsPort}`,
+      authenticator: credsAuthenticator(readFileSync(join(fs.dir, "credentials", "nats-events-reader.creds"))),
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    connections.push(reader);
+    await (await reader.jetstreamManager()).consumers.add("SHOAL_EVENTS", { durable_name: "downstream", ack_policy: AckPolicy.Explicit });
+    const messages = await (await reader.jetstream().consumers.get("SHOAL_EVENTS", "downstream")).consume({ max_messages: 100 });
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const m of messages) {
+        seen.push(m.headers?.get("Nats-Msg-Id") ?? "");
+        m.ack();
+      }
+    })();
+    const node = await connect({
+      servers: `nats://127.0.0.1:${serve.natsPort}`,
+      authenticator: jwtLogin(readFileSync(join(computeDir, "compute", "credentials", "node-1.jwt"), "utf8").trim(), loadOrCreateNodeKey(join(computeDir, "compute"), "node-1")),
+      inboxPrefix: "_INBOX_NODE.node-1",
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    connections.push(node);
+    const client = new ComputeClient(node, "node-1", PROTOCOL_TIMEOUT_MS);
+    /** Answered within the node's timeout (a timeout throws), and how long it took. */
+    const timed = async <T>(call: () => Promise<T>): Promise<T> => {
+      const started = Date.now();
+      const answer = await call();
+      expect(Date.now() - started).toBeLessThan(PROTOCOL_TIMEOUT_MS);
+      return answer;
+    };
+
+    // Room for a few large events and then none: the store commits events that JetStream, on the
+    // same disk, then has no room for.
+    const reserve = join(fs.dir, "reserve");
+    writeFileSync(reserve, Buffer.alloc(256 * 1024, 1));
+    fs.fill();
+    rmSync(reserve);
+    let refused: ProtocolResponse | undefined;
+    for (let i = 0; i < 40 && refused === undefined; i++) {
+      const answer = await timed(() => client.updateInfo(largeInfo("node-1", i)));
+      if (!answer.Accepted) refused = answer;
+      // Heartbeats are held in memory: a full disk is none of their business.
+      expect(await timed(() => client.heartbeatRequest())).toEqual({ Accepted: true });
+    }
+    expect(refused).toMatchObject({ Accepted: false, Code: "Unavailable", Reason: expect.stringMatching(/the disk is full/) });
+    // Longer than NATS takes to drop a connection that stopped answering pings. (SQLite may still
+    // commit a write into the space its log already holds: answered either way, in time.)
+    fs.fill(); // whatever a failed write gave back
+    for (let i = 0; i < 8; i++) {
+      expect(await timed(() => client.heartbeatRequest())).toEqual({ Accepted: true });
+      const answer = await timed(() => client.updateInfo(largeInfo("node-1", 100 + i)));
+      if (!answer.Accepted) expect(answer).toMatchObject({ Code: "Unavailable", Reason: expect.stringMatching(/the disk is full/), RetryAfter: 5 });
+    }
+
+    fs.free();
+    // Nobody else writes: readiness finds by itself that the store and JetStream work again.
+    await waitFor(async () => (await get(`${serve.api}/api/v1/agent/ready`)).status === 200, 60_000, () => "/ready 200 after space is back");
+    // Its nats-server may have been restarted to free JetStream: node-1 is back once its connection is, as an agent would be.
+    await waitFor(async () => (await client.heartbeatRequest().catch(() => undefined))?.Accepted === true, 30_000, () => "node-1's heartbeat answered");
+    expect(await timed(() => client.updateInfo(largeInfo("node-1", 200)))).toEqual({ Accepted: true });
+    expect((await approveNode1(serve)).status).toBe(200);
+    expect(await historyOf(serve, "node-1")).toContain("NodeApproved");
+
+    // Every stored event reaches the consumer once, in store order: from before the disk filled, while it filled, and after.
+    const published = async () => (await storedEvents(fs.dir)).filter((e) => ["node", "job", "execution"].includes(categoryOf(e.stream))).map((e) => e.id);
+    let stored: string[] = [];
+    await waitFor(
+      async () => {
+        stored = await published();
+        return seen.length >= stored.length;
+      },
+      60_000,
+      () => `the consumer to see ${stored.length} events; it saw ${seen.length}`,
+    );
+    await new Promise((r) => setTimeout(r, 1000)); // a duplicate would arrive by now
+    await messages.close();
+    await reading;
+    expect(seen).toEqual(await published());
     expect(serve.process.child.exitCode).toBeNull();
   });
 

@@ -153,6 +153,7 @@ describe("the orchestrator during its own NATS outage", () => {
     expect(ready.body.Checks.map((c: any) => [c.Name, c.Status])).toEqual([
       ["nats", "OK"],
       ["nats-server", "OK"],
+      ["jetstream", "OK"],
       ["store", "OK"],
     ]);
     expect(await get(o.apiUrl, "/api/v1/agent/alive")).toMatchObject({ status: 200, body: { Status: "OK" } });
@@ -216,6 +217,7 @@ describe("readiness with an external NATS", () => {
     expect(ready.status).toBe(200);
     expect(ready.body.Checks).toEqual([
       { Name: "nats", Status: "OK", Reason: expect.stringMatching(new RegExp(`^connected to ${nats.url} \\(round trip \\d+ms\\)$`)), Since: expect.any(String) },
+      { Name: "jetstream", Status: "OK", Reason: "answering" },
       { Name: "store", Status: "OK", Reason: expect.stringMatching(/^SQLite store .*shoal\.db is readable and its last write succeeded$/) },
     ]);
     const doc = (await get(o.apiUrl, "/api/v1/openapi.json")).body;

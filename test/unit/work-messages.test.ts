@@ -37,6 +37,23 @@ describe("work messages", () => {
     expect(encode(report).length).toBeLessThan(MAX_MESSAGE_BYTES);
   });
 
+  it("a start carries at most 32 details of the container's limits, and the largest still fits in one message", () => {
+    const entry = (i: number) => [`${String(i).padStart(2, "0")}${"k".repeat(62)}`, "€".repeat(256)];
+    const details = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => entry(i)));
+    const started = (Details: unknown) => ({
+      Type: "ExecutionStarted",
+      MessageID: "m".repeat(128),
+      NodeID: "n".repeat(128),
+      ExecutionID: `e-${"a".repeat(96)}`,
+      Details,
+    });
+    expect(encode(validateExecutionReport(started(details(32)))).length).toBeLessThan(MAX_MESSAGE_BYTES);
+    expect(() => validateExecutionReport(started(details(33)))).toThrow(/Details.*at most 32 entries/s);
+    expect(() => validateExecutionReport(started({ "HostConfig.PidsLimit": 1024 }))).toThrow(/Details/);
+    const { Details: _none, ...bare } = started(undefined);
+    expect(validateExecutionReport(bare)).toEqual(bare);
+  });
+
   it("refuses a message naming the field that is wrong, for the type it claims", () => {
     expect(() => validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" })).toThrow(ProtocolError);
     expect(() => validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" })).toThrow(/ExecutionID/);

@@ -30,6 +30,8 @@ export const JobJson = Schema.Struct({
 export type JobJson = typeof JobJson.Type;
 
 const ExecutionStateObject = Schema.Struct({ StateType: Int, Message: Schema.String });
+/** Bacalhau's State.Details: here the limits the execution's node runs it under, from its start on. */
+const ComputeStateObject = Schema.Struct({ StateType: Int, Message: Schema.String, Details: Schema.optional(TextMap) });
 const Resources = Schema.Struct({ CPU: Schema.Number, Memory: Int, Disk: Int, GPU: Int });
 
 /** Bacalhau's models.Execution, states as its integers (v1.6/1.7 numbering). */
@@ -43,7 +45,7 @@ export const ExecutionJson = Schema.Struct({
   JobVersion: Int,
   AllocatedResources: Schema.Struct({ Tasks: Schema.Record({ key: Schema.String, value: Resources }) }),
   DesiredState: ExecutionStateObject,
-  ComputeState: ExecutionStateObject,
+  ComputeState: ComputeStateObject,
   RunOutput: Schema.optional(RunOutput),
   PreviousExecution: Schema.String,
   NextExecution: Schema.String,
@@ -104,7 +106,11 @@ export function executionJson(execution: ExecutionState, taskName: string): Exec
     JobVersion: execution.jobVersion,
     AllocatedResources: { Tasks: { [taskName]: execution.allocatedResources } },
     DesiredState: { StateType: desiredStateNumber(desiredState), Message: execution.desiredMessage },
-    ComputeState: { StateType: computeStateNumber(computeState), Message: execution.computeMessage },
+    ComputeState: {
+      StateType: computeStateNumber(computeState),
+      Message: execution.computeMessage,
+      ...(execution.limits === undefined ? {} : { Details: execution.limits }),
+    },
     ...(execution.runOutput === undefined ? {} : { RunOutput: execution.runOutput }),
     PreviousExecution: execution.previousExecution,
     NextExecution: "",

@@ -16,6 +16,7 @@ import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
 import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { confinementFromConfig } from "../confinement-from-config.ts";
 import { UsageError } from "../usage-error.ts";
 import { waitForSignal } from "./serve-command.ts";
 
@@ -57,6 +58,7 @@ function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: R
   const networks = config["Compute.Docker.AllowedNetworks"];
   const unknown = networks.filter((n) => n !== "None" && n !== "Host" && n !== "Full");
   if (unknown.length > 0) throw new ConfigError(`Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`);
+  const confinement = confinementFromConfig(config);
   const capacity = allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]);
   if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
   return new DockerExecutor({
@@ -67,6 +69,7 @@ function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: R
     allowPull: config["Compute.Docker.AllowPull"],
     maxOutputBytes: config["Compute.Docker.MaxOutputBytes"],
     stopGraceSeconds: Math.ceil(config["Compute.Docker.StopGracePeriod"] / 1000),
+    confinement,
   });
 }
 

@@ -21,7 +21,7 @@ const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   executions: { usage: "executions <id>", summary: "list a job's executions", load: async () => (await import("./job-executions-command.ts")).jobExecutionsCommand },
   history: { usage: "history <id>", summary: "a job's and its executions' history, oldest first", load: async () => (await import("./job-history-command.ts")).jobHistoryCommand },
   stop: { usage: "stop <id>", summary: "stop a job (its executions are cancelled)", load: async () => (await import("./job-stop-command.ts")).jobStopCommand },
-  logs: { usage: "logs <id> [-f]", summary: "print a job's output; -f: follow it", load: async () => (await import("./job-logs-command.ts")).jobLogsCommand },
+  logs: { usage: "logs <id> [-f] [--raw]", summary: "print a job's output; -f: follow it", load: async () => (await import("./job-logs-command.ts")).jobLogsCommand },
 };
 
 export function jobHelp(): string {

@@ -12,11 +12,14 @@ export const JOB_LOGS_HELP = `Usage: shoal job logs <job-id> [options]
 Prints a job's output, line by line: stdout to stdout, stderr to stderr. The job's latest
 execution unless --execution-id names another. Without --follow: what it wrote so far (a finished
 execution: what its node reported); with it, lines as they come, until the execution ends.
+Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as
+\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.
 
 Options:
   -e, --execution-id ID    read this execution of the job
   -t, --tail N             only the last N lines so far (0: only what comes from now on)
   -f, --follow             keep printing until the execution ends
+  --raw                    write the output as the job wrote it, control characters and all
   --api-host, --api-port, --api-key, --username, --password   as for \`shoal node\``;
 
 const OPTIONS = {
@@ -25,6 +28,7 @@ const OPTIONS = {
   "execution-id": { type: "string", short: "e" },
   tail: { type: "string", short: "t" },
   follow: { type: "boolean", short: "f" },
+  raw: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -67,10 +71,12 @@ const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
   new Promise((resolve) => (stream.write(text) ? resolve() : stream.once("drain", resolve)));
 
 /**
- * `shoal job logs JOB_ID [--execution-id ID] [--tail N] [-f|--follow]`: reads the logs route
- * without the WebSocket upgrade (its NDJSON, streamed; docs/jobs.md, Logs) and prints each line as
- * it comes, stdout's to stdout and stderr's to stderr, as the job wrote them. 0 at the end of the
- * stream; an error the server sends (in the stream or as an HTTP error) is thrown as an ApiError.
+ * `shoal job logs JOB_ID [--execution-id ID] [--tail N] [-f|--follow] [--raw]`: reads the logs
+ * route without the WebSocket upgrade (its NDJSON, streamed; docs/jobs.md, Logs) and prints each
+ * line as it comes, stdout's to stdout and stderr's to stderr, made printable as every other
+ * command's output (a job's output is anyone's text), or with --raw as the job wrote it. 0 at the
+ * end of the stream; an error the server sends (in the stream or as an HTTP error) is thrown as an
+ * ApiError.
  */
 export async function jobLogsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
@@ -96,7 +102,7 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
     if (text.trim() === "") return;
     const message = JSON.parse(text) as LogMessage;
     if (message.error) throw new ApiError(200, `the log stream ended in an error: ${printable(message.error, { multiline: true })}`, message);
-    const line = message.value?.Line ?? "";
+    const line = values.raw ? (message.value?.Line ?? "") : printable(message.value?.Line ?? "", { multiline: true });
     await write(message.value?.Type === 2 ? process.stderr : process.stdout, line);
   };
   for await (const piece of response) {

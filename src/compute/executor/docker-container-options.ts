@@ -1,4 +1,5 @@
 import type Docker from "dockerode";
+import type { ContainerConfinement } from "./container-confinement.ts";
 import type { ExecutionSpec, NetworkType } from "./executor.ts";
 import { containerName, executionLabels } from "./docker-labels.ts";
 
@@ -14,8 +15,17 @@ function logConfig(maxOutputBytes: number): { Type: string; Config: Record<strin
   return { Type: "json-file", Config: { "max-size": String(maxSize), "max-file": "2" } };
 }
 
-/** How one execution's container is created: limits enforced by the engine, labelled, never auto-removed. */
-export function dockerContainerOptions(nodeId: string, spec: ExecutionSpec, maxOutputBytes: number): Docker.ContainerCreateOptions {
+/**
+ * How one execution's container is created: limits enforced by the engine, labelled, never
+ * auto-removed, and confined by the node (`confinement`) whatever the job asks: a pids limit, no
+ * new privileges, only the node's capabilities, no host mounts or devices, never privileged.
+ */
+export function dockerContainerOptions(
+  nodeId: string,
+  spec: ExecutionSpec,
+  maxOutputBytes: number,
+  confinement: ContainerConfinement,
+): Docker.ContainerCreateOptions {
   const network = spec.network ?? "None";
   const { cpuMillis, memoryBytes } = spec.resources;
   return {
@@ -38,6 +48,17 @@ export function dockerContainerOptions(nodeId: string, spec: ExecutionSpec, maxO
       Memory: memoryBytes,
       // No swap: past its memory the container is OOM-killed instead of slowing the node down.
       MemorySwap: memoryBytes,
+      PidsLimit: confinement.pidsLimit,
+      // setuid binaries in the image cannot raise a process above what it started with.
+      SecurityOpt: ["no-new-privileges"],
+      CapDrop: ["ALL"],
+      CapAdd: [...confinement.capabilities],
+      Privileged: false,
+      // Not joinable by other containers (a daemon may default to shareable).
+      IpcMode: "private",
+      ReadonlyRootfs: confinement.readOnlyRootFilesystem,
+      // tmpfs pages count against the container's memory, so its size cannot take more than that.
+      ...(confinement.readOnlyRootFilesystem ? { Tmpfs: { "/tmp": `rw,nosuid,nodev,size=${memoryBytes}` } } : {}),
       LogConfig: logConfig(maxOutputBytes),
       AutoRemove: false,
       RestartPolicy: { Name: "no" },

@@ -5,6 +5,8 @@ import { formatDuration } from "../../config/duration.ts";
 import { badRequest, conflict, forbidden, notFound, type ShoalError, unavailable } from "../../errors/shoal-error.ts";
 import { BoundedOutput } from "./bounded-output.ts";
 import { CapacityLedger } from "./capacity-ledger.ts";
+import { type ContainerConfinement, confinementProblem, DEFAULT_CONFINEMENT } from "./container-confinement.ts";
+import { dockerContainerDetails } from "./docker-container-details.ts";
 import { dockerContainerOptions } from "./docker-container-options.ts";
 import { dockerError, dockerMessage, isDockerAlreadyStopped, isDockerNotFound } from "./docker-error.ts";
 import { dockerFrames } from "./docker-frames.ts";
@@ -41,6 +43,8 @@ export interface DockerExecutorOptions {
   readonly maxOutputBytes?: number;
   /** Seconds a cancelled container gets between SIGTERM and SIGKILL. Default 10. */
   readonly stopGraceSeconds?: number;
+  /** How every container is confined (pids limit, capabilities, read-only root). Default DEFAULT_CONFINEMENT. */
+  readonly confinement?: ContainerConfinement;
 }
 
 /**
@@ -78,6 +82,8 @@ interface Tracked {
   readonly followers: Set<Promise<void>>;
   readonly started: Promise<boolean>;
   readonly markStarted: (started: boolean) => void;
+  /** The limits its container was created with (or, adopted, found with). */
+  details?: Readonly<Record<string, string>>;
   /** Settles with the result, or undefined when the executor closed first. */
   outcome?: Promise<ExecutionResult | undefined>;
 }
@@ -96,6 +102,7 @@ export class DockerExecutor implements Executor {
   readonly #allowedNetworks: ReadonlySet<NetworkType>;
   readonly #maxOutputBytes: number;
   readonly #stopGraceSeconds: number;
+  readonly #confinement: ContainerConfinement;
   #closed = false;
 
   constructor(private readonly options: DockerExecutorOptions) {
@@ -104,6 +111,11 @@ export class DockerExecutor implements Executor {
     this.#allowedNetworks = new Set<NetworkType>(["None", ...(options.allowedNetworks ?? [])]);
     this.#maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
     this.#stopGraceSeconds = options.stopGraceSeconds ?? 10;
+    this.#confinement = options.confinement ?? DEFAULT_CONFINEMENT;
+    const problem = confinementProblem(this.#confinement);
+    if (problem !== undefined) {
+      throw new Error(`the Docker executor of node ${options.nodeId} cannot confine containers so: ${problem}`);
+    }
   }
 
   get #nodeId(): string {
@@ -273,7 +285,14 @@ export class DockerExecutor implements Executor {
         if (result) resolve(result);
       });
     });
-    return { executionId: tracked.executionId, started: tracked.started, done };
+    return {
+      executionId: tracked.executionId,
+      started: tracked.started,
+      done,
+      get details() {
+        return tracked.details ?? {};
+      },
+    };
   }
 
   /** The whole life of a new execution; never rejects. */
@@ -288,15 +307,18 @@ export class DockerExecutor implements Executor {
       const noBridge = spec.network === "Full" ? await this.#bridgeMissing() : undefined;
       if (noBridge) return this.#endBeforeStart(tracked, "rejected-by-engine", noBridge);
 
+      const options = dockerContainerOptions(this.#nodeId, spec, this.#maxOutputBytes, this.#confinement);
       let container: Docker.Container;
       try {
-        container = await this.#docker.createContainer({ ...dockerContainerOptions(this.#nodeId, spec, this.#maxOutputBytes), abortSignal: signal } as Docker.ContainerCreateOptions);
+        const create = { ...options, abortSignal: signal } as Docker.ContainerCreateOptions;
+        container = await this.#docker.createContainer(create);
       } catch (e) {
         if (this.#closed) return undefined;
         const error = dockerError(e, `creating the container of execution ${executionId}`);
         return this.#endBeforeStart(tracked, error.kind === "BadRequest" || error.kind === "Conflict" ? "rejected-by-engine" : "engine-failed", error);
       }
       tracked.container = container;
+      tracked.details = dockerContainerDetails(options.HostConfig ?? {});
       if (tracked.endedBy) {
         await this.#remove(container, executionId);
         return this.#endBeforeStart(tracked, "cancelled");
@@ -342,7 +364,9 @@ export class DockerExecutor implements Executor {
   /** A container found after a restart: watched from where it is, its timeout counted from its start. */
   async #adopt(tracked: Tracked, container: Docker.Container, timeoutMs: number): Promise<ExecutionResult | undefined> {
     try {
-      const state = (await container.inspect({ abortSignal: tracked.abort.signal })).State;
+      const inspected = await container.inspect({ abortSignal: tracked.abort.signal });
+      const state = inspected.State;
+      tracked.details = dockerContainerDetails(inspected.HostConfig);
       tracked.markStarted(true);
       // One that ended while the node was away ended on its own, whatever the time now.
       if (!state.Running) timeoutMs = 0;

@@ -75,6 +75,11 @@ export interface RunningExecution {
   readonly started: Promise<boolean>;
   /** Its end, once; after `close()` it stays pending (the container keeps running for the next reconcile). */
   readonly done: Promise<ExecutionResult>;
+  /**
+   * The limits the engine runs it under (`HostConfig.PidsLimit`, `HostConfig.CapAdd`, …, as
+   * strings), once `started` is true; empty before, and when it never started.
+   */
+  readonly details: Readonly<Record<string, string>>;
 }
 
 export interface LogChunk {

@@ -77,8 +77,15 @@ export const ExecutionApproved = Schema.Struct({ ExecutionID: Schema.String });
 /** The orchestrator turned the bid down (more executions than needed, or the node went away): BidRejected, desired Stopped. */
 export const ExecutionRejected = Schema.Struct({ ExecutionID: Schema.String, Reason: Schema.String });
 
-/** The node started it: Running. */
-export const ExecutionStarted = Schema.Struct({ ExecutionID: Schema.String });
+/**
+ * The node started it: Running. `Details`: the limits its node's engine runs it under
+ * (`HostConfig.PidsLimit` → `1024`, …); absent in events of nodes that did not say, and in
+ * events stored before it was added.
+ */
+export const ExecutionStarted = Schema.Struct({
+  ExecutionID: Schema.String,
+  Details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+});
 
 /** The node finished it: Completed, desired Stopped. */
 export const ExecutionCompleted = Schema.Struct({ ExecutionID: Schema.String, RunOutput });

@@ -14,9 +14,10 @@ import type {
   RecordedEvent,
   StoreSubscription,
 } from "../store/event-store.ts";
-import { StoreUnavailableError } from "../store/store-errors.ts";
+import { NewerStoreError, StoreUnavailableError } from "../store/store-errors.ts";
 import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
+import { addNewerSchemaIndex, checkStoreFileVersion, newerSchemaEvent } from "./newer-schema.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
 import { OP_APPEND, OP_CHECK, OP_SAVE, SqliteBatchWriter, type BatchResult, type EncodedBatch, type WriteFailure } from "./sqlite-batch-writer.ts";
 import { readOnlyCause, unavailableReason } from "./sqlite-failure.ts";
@@ -179,14 +180,17 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       const readOnly = existsSync(file) ? readOnlyCause(file, "SQLITE_CANTOPEN") : undefined;
       if (readOnly !== undefined) throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${readOnly}` });
       db = openWriteConnection(file);
+      // Before anything is created or added: a newer Shoal's file is left as it is.
+      checkStoreFileVersion(db, file);
       db.exec(SCHEMA);
       addSchemaVersionColumn(db);
+      addNewerSchemaIndex(db);
       this.db = db;
       this.statements = this.prepareStatements();
     } catch (e) {
       // A half-opened store must not keep the file open (and its filesystem busy).
       db?.close();
-      if (e instanceof StoreUnavailableError) throw e;
+      if (e instanceof StoreUnavailableError || e instanceof NewerStoreError) throw e;
       const failure = storeFailure(e, file);
       const why = failure instanceof StoreUnavailableError ? failure.reason : (e as Error).message;
       throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${why}` });
@@ -206,6 +210,21 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
       head: this.db.prepare("SELECT max(position) FROM events").pluck(),
     };
+  }
+
+  /**
+   * Refuses a store holding an event of a schema version newer than `known` says this Shoal reads
+   * of its type (types not named: version 1), naming the first such event.
+   */
+  refuseNewerEvents(known: Readonly<Record<string, number>>): void {
+    this.assertOpen();
+    const found = this.guarded(() => newerSchemaEvent(this.db, known));
+    if (found === undefined) return;
+    throw new NewerStoreError({
+      reason:
+        `stream ${found.stream}@${found.revision} (position ${found.position}) holds a ${found.type} of schema version ${found.schemaVersion}; ` +
+        `this Shoal reads ${found.type} up to version ${found.known}`,
+    });
   }
 
   /** Commits so far and how full they were (the metrics read this). */

@@ -20,3 +20,15 @@ export class StoreUnavailableError extends Data.TaggedError("StoreUnavailable")<
     return `event store unavailable: ${this.reason}`;
   }
 }
+
+/**
+ * The store was written by a newer Shoal than this one (an event of a schema version, or a store
+ * file of a version, it does not know): reading on would guess at its meaning, so it is refused.
+ */
+export class NewerStoreError extends Data.TaggedError("NewerStore")<{
+  readonly reason: string;
+}> {
+  override get message(): string {
+    return `${this.reason}: a newer Shoal wrote it, and this one does not read what it wrote. Run that version of Shoal (or a newer one); going back to an older one is not supported`;
+  }
+}

@@ -70,6 +70,13 @@ function executionEvents(): ExecutionEvent[] {
   };
   return [
     ...run([{ type: "AskForBid" }, { type: "AcceptBid" }, { type: "Approve" }, { type: "Start" }, { type: "Complete", output }]),
+    // A start with the limits the node runs it under.
+    ...run([
+      { type: "AskForBid" },
+      { type: "AcceptBid" },
+      { type: "Approve" },
+      { type: "Start", details: { "HostConfig.PidsLimit": "1024", "HostConfig.CapDrop": "ALL" } },
+    ]).slice(4),
     ...run([{ type: "DeclineBid", reason: "busy" }]).slice(1),
     ...run([{ type: "Reject", reason: "not needed" }]).slice(1),
     ...run([{ type: "Fail", reason: "boom", cause: "Node", output }]).slice(1),
@@ -100,6 +107,16 @@ describe("job and execution events: stored as they are read", () => {
       expect(encoded, event.type).toEqual(encodeExecutionEventBySchema(event, metadata, "id-1"));
       expect(decodeExecutionEvent(asRecorded(encoded, executionStream(EXEC)))).toEqual(JSON.parse(JSON.stringify(event)));
     }
+  });
+
+  it("reads an ExecutionStarted stored before it could hold Details, and one with them", () => {
+    const stream = executionStream(EXEC);
+    const stored = { id: "id-old", type: "ExecutionStarted", data: { ExecutionID: EXEC }, metadata: { ...metadata, schemaVersion: 1 } };
+    const old = asRecorded(stored as NewEvent, stream);
+    expect(decodeExecutionEvent(old)).toEqual({ type: "ExecutionStarted", data: { ExecutionID: EXEC } });
+    const data = { ExecutionID: EXEC, Details: { "HostConfig.PidsLimit": "64" } };
+    const withDetails = encodeExecutionEvent({ type: "ExecutionStarted", data }, metadata, "id");
+    expect(decodeExecutionEvent(asRecorded(withDetails, stream)).data).toEqual(data);
   });
 
   it("refuses to store what its own schema rejects", () => {

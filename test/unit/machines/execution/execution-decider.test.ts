@@ -87,6 +87,18 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
     expect(given([...running, completed]).state).toMatchObject({ computeState: "Completed", desiredState: "Stopped", desiredMessage: "execution completed", runOutput: output, revision: 6 });
   });
 
+  it("keeps the limits the node runs it under, reported with its start, through its end", () => {
+    const details = { "HostConfig.PidsLimit": "1024", "HostConfig.CapDrop": "ALL" };
+    const startedWith: ExecutionEvent = { type: "ExecutionStarted", data: { ExecutionID: ID, Details: details } };
+    given([created(), asked, accepted, approved]).when({ type: "Start", details }).then([startedWith]);
+    const limited = [created(), asked, accepted, approved, startedWith];
+    expect(given(limited).state).toMatchObject({ computeState: "Running", limits: details });
+    expect(given([...limited, completed]).state).toMatchObject({ computeState: "Completed", limits: details });
+    expect(given([...limited, cancelled()]).state).toMatchObject({ computeState: "Cancelled", limits: details });
+    // A node that says nothing of its limits: none are made up.
+    expect(given(running).state.limits).toBeUndefined();
+  });
+
   it("takes a direct (ops/daemon) execution to BidAccepted when the node accepts", () => {
     given([created("ops"), asked]).when({ type: "AcceptBid" }).then([acceptedDirect]);
     expect(given([created("ops"), asked, acceptedDirect]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", executingSince: SPEC_NOW });
