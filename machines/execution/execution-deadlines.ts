@@ -47,6 +47,10 @@ export function answerDeadline(state: ExecutionState): number | undefined {
 /** How an unanswered execution's message begins (its node, what it did not answer, for how long). */
 export const UNANSWERED_PREFIX = "Execution unanswered: node ";
 
+/** Whether the execution ended because its node never answered its work (TimeOutAnswer). */
+export const endedUnanswered = (state: Pick<ExecutionState, "computeState" | "computeMessage">): boolean =>
+  state.computeState === "Failed" && state.computeMessage.startsWith(UNANSWERED_PREFIX);
+
 /** A bound as Go writes a duration (`5m0s`, `3s`), or in ms when it is not whole seconds. */
 const boundText = (ms: number): string => (ms % 1000 === 0 ? goDuration(ms / 1000) : `${ms}ms`);
 
