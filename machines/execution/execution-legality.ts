@@ -28,11 +28,15 @@ export const executionLegality = setup({
   states: {
     absent: { on: { Create: LEGAL } },
     New: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE, ...AWAITING } },
-    AskForBid: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE, ...AWAITING } },
+    AskForBid: {
+      on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE, ...AWAITING },
+    },
     // A node asked twice may answer twice; before approval its last word stands (Bacalhau's OnBidComplete).
     AskForBidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Reject: LEGAL, ...ENDABLE } },
     // DeclineBid here: the node refused the run it was approved for (it ends Failed).
-    BidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING, ...AWAITING } },
+    BidAccepted: {
+      on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING, ...AWAITING },
+    },
     // A resent RunExecution is answered again with the node's bid: acknowledged, nothing changes.
     Running: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Start: LEGAL, ...EXECUTING } },
     Publishing: { on: { ...EXECUTING } },

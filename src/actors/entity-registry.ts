@@ -114,7 +114,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   /** The orchestrator listens again: every deadline that judges silence counts its listenMs from now. */
   private rearmListening(): void {
     if (this.stopped) return;
-    for (const [id, deadlines] of this.armed) for (const d of deadlines.values()) if (d.listenMs !== undefined) this.schedule(id, d);
+    for (const [id, deadlines] of this.armed) {
+      for (const d of deadlines.values()) if (d.listenMs !== undefined) this.schedule(id, d);
+    }
   }
 
   /** A deadline came: its command runs unless the state no longer asks for it at that instant. */
@@ -122,7 +124,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     if (this.stopped) return;
     const { name, at, command } = deadline;
     if (deadline.listenMs !== undefined) {
-      // Not listening since long enough (the transport went down since it was armed): held or moved, not fired.
+      // Not listening for long enough (the transport went down since it was armed): held or moved, not fired.
       const due = this.fireAt(deadline);
       if (due === undefined || due > this.env.clock.now()) return this.schedule(id, deadline);
     }
@@ -135,7 +137,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     } catch (err) {
       this.options.logger.error({ err, category: this.kind.category, id, deadline: name }, "a deadline's command failed; it stays armed and is retried");
       // Stored state still asks for it: arm it again a little later rather than lose it.
-      this.options.deadlines?.set(this.deadlineKey(id, name), this.env.clock.now() + 5_000, () => void this.fire(id, deadline));
+      const retryAt = this.env.clock.now() + 5_000;
+      this.options.deadlines?.set(this.deadlineKey(id, name), retryAt, () => void this.fire(id, deadline));
     }
   }
 

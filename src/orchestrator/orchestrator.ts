@@ -195,7 +195,8 @@ export async function startOrchestrator(
     // Whether the orchestrator hears its nodes: from when it takes their reports, not while its transport is down.
     const listening = new Listening(clock);
     let listensToNodes = false;
-    const jobControl = new JobControl({ store, clock, logger: logger.child({ component: "jobs" }), deadlines, defaults: jobDefaults, listening });
+    const jobLogger = logger.child({ component: "jobs" });
+    const jobControl = new JobControl({ store, clock, logger: jobLogger, deadlines, defaults: jobDefaults, listening });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
     transport.onChange((down) => (down !== undefined ? listening.pause() : listensToNodes && listening.resume()));
     transport.onChange((down) => {
@@ -391,7 +392,7 @@ export async function startOrchestrator(
       executionReports.start();
       cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     }
-    // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart gives the full bound).
+    // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart: the full bound).
     listensToNodes = true;
     if (transport.down === undefined) listening.resume();
 

@@ -39,7 +39,7 @@ import { workToSend } from "./work-to-send.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
 const TIMEOUT_BUFFER_SECONDS = 60;
-/** An execution its node has not answered for is sent again this often, until it is answered or its answer bound ends it. */
+/** Work its node has not answered is sent again this often, until answered or the answer bound ends it. */
 const RESEND_MS = 2_000;
 /** Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next evaluation comes (`ExecutionLimitBackoff`). */
 export const MAX_EXECUTIONS_PER_EVAL = 20;
@@ -60,7 +60,7 @@ export interface JobRunnerOptions {
   readonly work: NodeWorkClient;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** How long a node may leave an execution's work unanswered (recorded on each execution created); the decider's default if not given. */
+  /** How long a node may leave an execution's work unanswered (recorded on each one); else the decider's default. */
   readonly answerTimeoutMs?: number;
   /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
   readonly transportDown?: () => boolean;
@@ -568,11 +568,15 @@ export class JobRunner {
     const execution = (await this.options.executions.get(executionId)).state;
     const due = workToSend(execution);
     if (chain !== undefined && due !== chain) return this.endChain(executionId, chain);
-    if (due === undefined || this.stopped || (chain === undefined && this.sending.get(executionId) === due)) return;
+    if (due === undefined || this.stopped) return;
+    // Already being sent: that chain sends it.
+    if (chain === undefined && this.sending.get(executionId) === due) return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
-    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return this.endChain(executionId, due);
+    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) {
+      return this.endChain(executionId, due);
+    }
     const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
-    // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, and its answer bound waits.
+    // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
     if (this.options.transportDown?.() !== true) {
       if (due === "AskForBid") this.options.work.askForBid(work);
       else this.options.work.runExecution(work);
@@ -622,7 +626,9 @@ export class JobRunner {
     const ended = (await this.options.executions.get(executionId)).state;
     if (ended.jobId === "") return;
     // Its node may hold it after all (an executor that was stuck): told to drop it, should it hear.
-    if (endedUnanswered(ended)) this.options.work.cancelExecution(ended.nodeId, executionId, ended.computeMessage.slice(0, 1024));
+    if (endedUnanswered(ended)) {
+      this.options.work.cancelExecution(ended.nodeId, executionId, ended.computeMessage.slice(0, 1024));
+    }
     await this.place(ended.jobId, c);
   }
 
