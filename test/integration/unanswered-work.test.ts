@@ -130,6 +130,20 @@ describe("an execution its node never answers", () => {
     expect(done.Job.State.Message).toContain(`on node ${silent} failed: Execution unanswered: node ${silent} did not answer RunExecution within 3s`);
   }, 60_000);
 
+  it("daemon: the unanswered execution fails and its node gets no new one of the job (it would go unanswered again)", async () => {
+    const suite = `daemon-${randomUUID().slice(0, 6)}`;
+    const silent = await startSilentNode(suite);
+    const jobId = await api.submit(spec("daemon", suite, "sleep 600"));
+    const failed = await until(jobId, (j) => executionsOf(j)[0]?.ComputeState?.StateType === FAILED, "the daemon's execution failed unanswered", 30_000);
+    expect(executionsOf(failed)[0]).toMatchObject({ NodeID: silent, ComputeState: { Message: `Execution unanswered: node ${silent} did not answer RunExecution within 3s` } });
+    // Two more bounds: no execution after execution on the same node.
+    await new Promise((r) => setTimeout(r, 2 * BOUND_MS));
+    const later = await api.job(jobId);
+    expect(executionsOf(later)).toHaveLength(1);
+    expect(later.Job.State.StateType).not.toBe("Failed");
+    expect((await api.stop(jobId, "test over")).status).toBe(200);
+  }, 60_000);
+
   it("a job stopped while its node never answered is Stopped at once, its execution Cancelled (nothing awaits the node's confirmation)", async () => {
     const suite = `stop-${randomUUID().slice(0, 6)}`;
     await startSilentNode(suite);
