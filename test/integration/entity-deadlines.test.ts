@@ -45,13 +45,22 @@ afterEach(async () => {
 const watchKind: typeof leaseKind = {
   ...leaseKind,
   category: "watch",
-  decider: { ...leaseDecider, deadlines: (state) => (leaseDecider.deadlines?.(state) ?? []).map((d) => ({ ...d, listenMs: 1000 })) },
+  decider: {
+    ...leaseDecider,
+    deadlines: (state) => (leaseDecider.deadlines?.(state) ?? []).map((d) => ({ ...d, listenMs: 1000 })),
+  },
 };
 
 function setup(file = join(tempDir(), "shoal.db"), clock = new ManualClock(), listening?: Listening, kind = leaseKind) {
   const store = new SqliteEventStore(file);
   const deadlines = new DeadlineScheduler(clock);
-  const options = { idleMs: 10_000, maxResident: 100, logger: silentLogger, deadlines, ...(listening ? { listening } : {}) };
+  const options = {
+    idleMs: 10_000,
+    maxResident: 100,
+    logger: silentLogger,
+    deadlines,
+    ...(listening ? { listening } : {}),
+  };
   const registry = new EntityRegistry(kind, { store, clock, newEventId: randomUUID }, options);
   cleanups.push(() => store.close(), () => deadlines.stop(), () => registry.stop());
   const types = async (id: string) => (await store.readStream(`${kind.category}-${id}`)).map((e) => e.type);
@@ -104,7 +113,7 @@ describe("deadlines held in an entity's state", () => {
 });
 
 describe("deadlines that judge someone's silence (listenMs)", () => {
-  it("fire only once the orchestrator has listened that long: not while it starts, and a start re-arms the full wait", async () => {
+  it("fire once the orchestrator has listened that long: not while it starts; a start re-arms the wait", async () => {
     const clock = new ManualClock();
     const listening = new Listening(clock);
     const { registry, types, file } = setup(undefined, clock, listening, watchKind);
@@ -124,7 +133,8 @@ describe("deadlines that judge someone's silence (listenMs)", () => {
     const relistening = new Listening(later);
     const second = setup(file, later, relistening, watchKind);
     const recorded = await second.store.readStream("watch-w2");
-    second.registry.arm("w2", fold(leaseDecider, "w2", recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time }))));
+    const events = recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time }));
+    second.registry.arm("w2", fold(leaseDecider, "w2", events));
     await later.advance(100);
     relistening.resume();
     await later.advance(999);
@@ -133,7 +143,7 @@ describe("deadlines that judge someone's silence (listenMs)", () => {
     expect(await second.types("w2")).toEqual(["LeaseGranted", "LeaseExpired"]);
   });
 
-  it("are held while the orchestrator cannot listen (its transport down) and count the full wait again from when it can", async () => {
+  it("are held while the orchestrator cannot listen (transport down), then wait in full from when it can", async () => {
     const clock = new ManualClock();
     const listening = new Listening(clock);
     listening.resume();

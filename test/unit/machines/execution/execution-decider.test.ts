@@ -212,7 +212,8 @@ describe("the execution timeout", () => {
     expect(executionDecider.deadlines?.(given(running).state)).toEqual([{ name: "execution-timeout", at: SPEC_NOW + 180_000, command: { type: "TimeOutExecution" } }]);
     expect(executionDecider.deadlines?.(given([...running, completed]).state)).toEqual([]);
     // A service's has no ExecutionTimeout: only its start is awaited (below, "the answer bound").
-    expect(executionDecider.deadlines?.(given([created("service"), asked, accepted, approved]).state)?.map((d) => d.name)).toEqual(["answer-timeout"]);
+    const service = given([created("service"), asked, accepted, approved]).state;
+    expect(executionDecider.deadlines?.(service)?.map((d) => d.name)).toEqual(["answer-timeout"]);
   });
 
   it("fails an execution still executing at the deadline, with Bacalhau's message", () => {
@@ -235,17 +236,30 @@ describe("the execution timeout", () => {
 
 describe("the answer bound: work its node never answers ends", () => {
   const BOUND = 300_000;
-  const answerDeadline = (history: readonly ExecutionEvent[]) => executionDecider.deadlines?.(given(history).state).find((d) => d.name === "answer-timeout");
-  const unanswered = (Previous: "New" | "BidAccepted", Message: string): ExecutionEvent => ({ type: "ExecutionFailed", data: { ExecutionID: ID, Previous, Cause: "Unanswered", Message } });
+  const answerDeadline = (history: readonly ExecutionEvent[]) =>
+    executionDecider.deadlines?.(given(history).state).find((d) => d.name === "answer-timeout");
+  const unanswered = (Previous: "New" | "BidAccepted", Message: string): ExecutionEvent => ({
+    type: "ExecutionFailed",
+    data: { ExecutionID: ID, Previous, Cause: "Unanswered", Message },
+  });
+  const withBound = (AnswerTimeoutMs: number) =>
+    ({ ...created(), data: { ...(created().data as object), AnswerTimeoutMs } }) as ExecutionEvent;
+  const declined: ExecutionEvent = {
+    type: "ExecutionBidDeclined",
+    data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" },
+  };
+  const bid = "Execution unanswered: node node-1 did not answer AskForBid within 5m0s";
 
   it("records the bound the orchestrator gave at creation; one created before it was recorded gets 5 minutes", () => {
-    given().when({ ...create(), answerTimeoutMs: 3_000 } as ExecutionCommand).then([{ ...created(), data: { ...(created().data as object), AnswerTimeoutMs: 3_000 } } as ExecutionEvent]);
-    expect(given([{ ...created(), data: { ...(created().data as object), AnswerTimeoutMs: 3_000 } } as ExecutionEvent]).state.answerTimeoutMs).toBe(3_000);
+    given().when({ ...create(), answerTimeoutMs: 3_000 } as ExecutionCommand).then([withBound(3_000)]);
+    expect(given([withBound(3_000)]).state.answerTimeoutMs).toBe(3_000);
     expect(given([created()]).state.answerTimeoutMs).toBe(BOUND);
   });
 
-  it("asks for a deadline while the node owes an answer (a bid; a direct run; the start it was told to make), judged on the orchestrator's listening time", () => {
-    expect(answerDeadline([created()])).toEqual({ name: "answer-timeout", at: SPEC_NOW + BOUND, command: { type: "TimeOutAnswer" }, listenMs: BOUND });
+  it("asks for a deadline while the node owes an answer (its bid, a direct run, its start), on listening time", () => {
+    const command = { type: "TimeOutAnswer" };
+    const expected = { name: "answer-timeout", at: SPEC_NOW + BOUND, command, listenMs: BOUND };
+    expect(answerDeadline([created()])).toEqual(expected);
     expect(answerDeadline([created(), asked])).toMatchObject({ at: SPEC_NOW + BOUND });
     expect(answerDeadline([created("ops")])).toMatchObject({ at: SPEC_NOW + BOUND });
     expect(answerDeadline([created(), accepted, approved])).toMatchObject({ at: SPEC_NOW + BOUND });
@@ -253,30 +267,35 @@ describe("the answer bound: work its node never answers ends", () => {
     // The orchestrator's move (approval), a running or an ended execution: nothing owed.
     expect(answerDeadline([created(), accepted])).toBeUndefined();
     expect(answerDeadline(running)).toBeUndefined();
-    expect(answerDeadline([created(), { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" } }])).toBeUndefined();
+    expect(answerDeadline([created(), declined])).toBeUndefined();
     expect(answerDeadline([created(), cancelled("New")])).toBeUndefined();
   });
 
   it("counts from when the answer came to be owed: the approval, not the creation", () => {
-    const approvedLater = deciderSpec(executionDecider, ID);
-    const state = [
+    const history = [
       { event: created(), time: SPEC_TIME },
       { event: accepted, time: new Date(SPEC_NOW + 10_000).toISOString() },
       { event: approved, time: new Date(SPEC_NOW + 20_000).toISOString() },
-    ].reduce((s, { event, time }) => executionDecider.evolve(s, event, time), approvedLater().state);
-    expect(executionDecider.deadlines?.(state).find((d) => d.name === "answer-timeout")?.at).toBe(SPEC_NOW + 20_000 + BOUND);
+    ];
+    const state = history.reduce((s, { event, time }) => executionDecider.evolve(s, event, time), given().state);
+    const deadline = executionDecider.deadlines?.(state).find((d) => d.name === "answer-timeout");
+    expect(deadline?.at).toBe(SPEC_NOW + 20_000 + BOUND);
   });
 
-  it("given work unanswered past the bound, when the deadline comes, then Failed (cause Unanswered) naming the node, what it did not answer and the bound", () => {
-    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).then([unanswered("New", "Execution unanswered: node node-1 did not answer AskForBid within 5m0s")]);
-    given([created("ops")]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).then([unanswered("New", "Execution unanswered: node node-1 did not answer RunExecution within 5m0s")]);
+  it("given work unanswered past the bound, when its deadline comes, then Failed, naming node, what and bound", () => {
+    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).then([unanswered("New", bid)]);
+    given([created("ops")])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
+      .then([unanswered("New", "Execution unanswered: node node-1 did not answer RunExecution within 5m0s")]);
+    const start = "did not report it started within 5m0s of being told to run it (RunExecution)";
     given([created(), accepted, approved])
       .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
-      .then([unanswered("BidAccepted", "Execution unanswered: node node-1 did not report it started within 5m0s of being told to run it (RunExecution)")]);
-    const short = { ...created(), data: { ...(created().data as object), AnswerTimeoutMs: 1_500 } } as ExecutionEvent;
-    given([short]).when({ type: "TimeOutAnswer" }, SPEC_NOW + 1_500).then([unanswered("New", "Execution unanswered: node node-1 did not answer AskForBid within 1500ms")]);
-    const state = executionDecider.evolve(given([created()]).state, unanswered("New", "Execution unanswered: node node-1 did not answer AskForBid within 5m0s"), SPEC_TIME);
-    expect(state).toMatchObject({ computeState: "Failed", desiredState: "Stopped", computeMessage: "Execution unanswered: node node-1 did not answer AskForBid within 5m0s" });
+      .then([unanswered("BidAccepted", `Execution unanswered: node node-1 ${start}`)]);
+    given([withBound(1_500)])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + 1_500)
+      .then([unanswered("New", "Execution unanswered: node node-1 did not answer AskForBid within 1500ms")]);
+    const state = executionDecider.evolve(given([created()]).state, unanswered("New", bid), SPEC_TIME);
+    expect(state).toMatchObject({ computeState: "Failed", desiredState: "Stopped", computeMessage: bid });
     expect(executionDecider.deadlines?.(state)).toEqual([]);
   });
 
