@@ -69,6 +69,11 @@ export const CONFIG_KEYS = {
   "Orchestrator.Auth.Token": secretStr("The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
   "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
   "Orchestrator.Scheduler.QueueBackoff": dur(60_000, "How often a Queued job is tried again (also at once when a node joins, is approved, recovers or frees capacity); 0: only then"),
+  "Orchestrator.Scheduler.ExecutionAnswerTimeout": dur(
+    300_000,
+    "How long a node may leave an execution's work unanswered (its bid, its start) while the orchestrator listens; " +
+      "then the execution fails and is placed elsewhere. At least 1s",
+  ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
   "Orchestrator.NodeManager.Overrides": {

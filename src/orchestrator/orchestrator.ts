@@ -8,6 +8,7 @@ import { HealthThresholds } from "../actors/health-thresholds.ts";
 import { NodeManager } from "../actors/node-manager.ts";
 import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import { JobControl } from "../actors/job-control.ts";
+import { Listening } from "../actors/listening.ts";
 import { JobHistory } from "../projections/jobs/job-history.ts";
 import { JobViews } from "../projections/jobs/job-views.ts";
 import { jobDefaultsOf } from "./job-defaults-config.ts";
@@ -192,8 +193,13 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
-    const jobControl = new JobControl({ store, clock, logger: logger.child({ component: "jobs" }), deadlines, defaults: jobDefaults });
+    // Whether the orchestrator hears its nodes: from when it takes their reports, not while its transport is down.
+    const listening = new Listening(clock);
+    let listensToNodes = false;
+    const jobLogger = logger.child({ component: "jobs" });
+    const jobControl = new JobControl({ store, clock, logger: jobLogger, deadlines, defaults: jobDefaults, listening });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
+    transport.onChange((down) => (down !== undefined ? listening.pause() : listensToNodes && listening.resume()));
     transport.onChange((down) => {
       if (down !== undefined) return manager.transportDown(down);
       manager.transportUp();
@@ -256,7 +262,18 @@ export async function startOrchestrator(
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
     const work = new NodeWorkClient(nc);
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
+    const jobRunner = new JobRunner({
+      jobs: jobControl.jobs,
+      executions: jobControl.executions,
+      jobViews,
+      nodeViews: views,
+      work,
+      clock,
+      logger: logger.child({ component: "job-runner" }),
+      answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
+      transportDown: () => transport.down !== undefined,
+    });
+    cleanups.push({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
     const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), placeableElsewhere: (e) => jobRunner.placeableElsewhere(e), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
@@ -376,6 +393,9 @@ export async function startOrchestrator(
       executionReports.start();
       cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     }
+    // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart: the full bound).
+    listensToNodes = true;
+    if (transport.down === undefined) listening.resume();
 
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {
