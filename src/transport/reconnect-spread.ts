@@ -4,12 +4,13 @@ export const RECONNECT_WAIT_MS = 1_000;
 /**
  * The window over which a fleet of `nodes` connected compute nodes spreads its reconnects after
  * the orchestrator's NATS comes back (a restart), so that about `loginsPerSecond` of them log in
- * each second instead of all at once (docs/protocol.md, Reconnecting). 0: no spread (no limit
- * asked, or no fleet).
+ * each second instead of all at once (docs/protocol.md, Reconnecting): whole seconds, rounded
+ * down, since a fleet smaller than `loginsPerSecond` already arrives over RECONNECT_WAIT_MS.
+ * 0: no spread (no limit asked, or a fleet that small).
  */
 export function reconnectSpreadMs(nodes: number, loginsPerSecond: number): number {
   if (!(loginsPerSecond > 0) || !(nodes > 0)) return 0;
-  return Math.ceil((nodes / loginsPerSecond) * 1000);
+  return Math.floor(nodes / loginsPerSecond) * 1000;
 }
 
 /**

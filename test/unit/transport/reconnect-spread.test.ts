@@ -2,14 +2,15 @@ import { describe, expect, it } from "vitest";
 import { RECONNECT_WAIT_MS, reconnectSpreadMs, reconnectWaitMs } from "../../../src/transport/reconnect-spread.ts";
 
 describe("the reconnect spread (docs/protocol.md, Reconnecting)", () => {
-  it("grows with the connected fleet at the logins per second asked for", () => {
+  it("grows with the connected fleet at the logins per second asked for, in whole seconds", () => {
     expect(reconnectSpreadMs(10_000, 500)).toBe(20_000);
     expect(reconnectSpreadMs(2_000, 500)).toBe(4_000);
-    expect(reconnectSpreadMs(1, 500)).toBe(2);
-    expect(reconnectSpreadMs(3, 2)).toBe(1_500);
+    expect(reconnectSpreadMs(2_499, 500)).toBe(4_000);
+    expect(reconnectSpreadMs(3, 2)).toBe(1_000);
   });
 
-  it("is none without a fleet or a rate", () => {
+  it("is none without a fleet or a rate, or for a fleet that logs in within a second anyway", () => {
+    expect(reconnectSpreadMs(499, 500)).toBe(0);
     expect(reconnectSpreadMs(0, 500)).toBe(0);
     expect(reconnectSpreadMs(10_000, 0)).toBe(0);
     expect(reconnectSpreadMs(10_000, Number.NaN)).toBe(0);
