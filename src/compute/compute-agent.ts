@@ -54,6 +54,8 @@ export interface ComputeAgentOptions {
    * reconciles it on start and closes it on stop (its containers keep running for the next start).
    */
   readonly executor?: Executor & { readonly ledger: CapacityLedger };
+  /** Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random). */
+  readonly reconnectDraw?: () => number;
 }
 
 /**
@@ -132,9 +134,10 @@ export class ComputeAgent {
   /** The reconnect spread the orchestrator last announced (docs/protocol.md, Reconnecting). */
   private reconnectSpreadMs = 0;
   /** This node's place in that spread, drawn again at each disconnect: the fleet's reconnects land apart. */
-  private reconnectDraw = Math.random();
+  private reconnectDraw: number;
 
   constructor(private readonly options: ComputeAgentOptions) {
+    this.reconnectDraw = (options.reconnectDraw ?? Math.random)();
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
     this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
@@ -249,7 +252,7 @@ export class ComputeAgent {
   private watch(nc: NatsConnection): void {
     void (async () => {
       for await (const status of nc.status()) {
-        if (status.type === "disconnect") this.reconnectDraw = Math.random();
+        if (status.type === "disconnect") this.reconnectDraw = (this.options.reconnectDraw ?? Math.random)();
         // Heard at once after a reconnect: the orchestrator's grace need not wait for the next tick.
         if (status.type === "reconnect" && !this.refused) void this.heartbeat();
         if (status.type === "error" && (isAuthError(status.data) || isRevoked(status.data)) && this.jwt !== undefined && !this.stopped && this.nc === nc) {
