@@ -88,6 +88,7 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.SecondaryNodeEvictionRate": num(0.01, "Nodes per second whose work is moved once UnhealthyNodesThreshold of the fleet is silent (fleets above LargeClusterSizeThreshold; smaller ones pause)"),
   "Orchestrator.NodeManager.UnhealthyNodesThreshold": num(0.55, "Share of the approved compute nodes (0–1) silent at once above which work moves at the secondary rate, or pauses"),
   "Orchestrator.NodeManager.LargeClusterSizeThreshold": int(50, "Fleets of at most this many approved compute nodes pause moving work, instead of slowing, once UnhealthyNodesThreshold is reached"),
+  "Orchestrator.NodeManager.ReconnectLoginsPerSecond": int(500, "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread"),
   "JobDefaults.Batch.Task.Resources.CPU": str("500m", "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
   "JobDefaults.Batch.Task.Resources.Memory": str("512Mb", "Memory a batch job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
   "JobDefaults.Batch.Task.Timeouts.QueueTimeout": dur(0, "How long a batch job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),

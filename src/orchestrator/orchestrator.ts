@@ -191,7 +191,10 @@ export async function startOrchestrator(
         registrationBurst: config["Orchestrator.NodeManager.RegistrationBurst"],
         maxPendingNodes: config["Orchestrator.NodeManager.MaxPendingNodes"],
       },
+      reconnectLoginsPerSecond: config["Orchestrator.NodeManager.ReconnectLoginsPerSecond"],
     });
+    // No heartbeat reaches us before the compute protocol subscribes, however long start-up takes.
+    manager.awaitListening();
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
     // Whether the orchestrator hears its nodes: from when it takes their reports, not while its transport is down.
     const listening = new Listening(clock);
@@ -312,8 +315,10 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node reactions", run: () => reactions.stop() });
-    // As the node manager gives every node a full DisconnectTimeout after a start, so does the queue of silent nodes.
-    const grace = () => reactions.holdUntil(clock.now() + config["Orchestrator.NodeManager.DisconnectTimeout"]);
+    // As the node manager gives every node its grace and a full DisconnectTimeout after a start, so does the queue of
+    // silent nodes.
+    const disconnectMs = config["Orchestrator.NodeManager.DisconnectTimeout"];
+    const grace = () => reactions.holdUntil(Math.max(clock.now(), manager.silenceCountsFrom) + disconnectMs);
     grace();
     transport.onChange((down) => (down === undefined ? grace() : reactions.wake()));
     const reactionQuery = {
@@ -387,6 +392,10 @@ export async function startOrchestrator(
       onHeartbeat: () => metrics.heartbeatReceived(),
     });
     protocol.start();
+    // The grace counts from here: the server holds the subscription, so a heartbeat sent now is heard.
+    await nc.flush();
+    manager.listening();
+    grace();
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     if (options.takeExecutionReports !== false) {
       const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
