@@ -28,6 +28,13 @@ export interface Deadline<Command> {
   readonly name: string;
   readonly at: number;
   readonly command: Command;
+  /**
+   * Set on a deadline that judges another party's silence (a node that does not answer): it fires
+   * only once the orchestrator has also been up and connected for this long, however long ago
+   * `at` passed. Silence the orchestrator could not have heard (it was stopped, its NATS was down)
+   * is not the other party's.
+   */
+  readonly listenMs?: number;
 }
 
 export const accept = <Event>(events: readonly Event[], note?: string): Decision<Event, never> =>

@@ -4,7 +4,7 @@ import { isExecutionId, isJobId } from "../job/job-id.ts";
 import { goDuration } from "../job/go-duration.ts";
 import { isLongRunning } from "../job/job-spec.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "./execution-commands.ts";
-import { executionDeadline } from "./execution-deadlines.ts";
+import { answerDeadline, awaitedAnswer, executionDeadline, unansweredMessage } from "./execution-deadlines.ts";
 import { isExecutionCommandLegal, statesAccepting } from "./execution-legality.ts";
 import type { ExecutionState } from "./execution-state.ts";
 import { isTerminalComputeState } from "./execution-states.ts";
@@ -42,7 +42,9 @@ function refusal(command: ExecutionCommand, state: ExecutionState): ExecutionRef
  */
 export function decideExecution(command: ExecutionCommand, state: ExecutionState, now: number): ExecutionDecision {
   const ExecutionID = state.executionId;
-  if (!isExecutionCommandLegal(state, command.type)) return command.type === "TimeOutExecution" ? accept([]) : refuse(refusal(command, state));
+  if (!isExecutionCommandLegal(state, command.type)) {
+    return isTimeout(command) ? accept([]) : refuse(refusal(command, state));
+  }
 
   if (command.type === "Create") {
     if (!isExecutionId(ExecutionID)) return refuse({ code: "Conflict", message: `an execution's id is e-<uuid>, not ${JSON.stringify(ExecutionID)}` });
@@ -64,6 +66,7 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
           ExecutionTimeout: isLongRunning(command.jobType) ? 0 : command.executionTimeout,
           TimeoutBuffer: command.timeoutBuffer,
           PreviousExecution: command.previousExecution ?? "",
+          ...(command.answerTimeoutMs === undefined ? {} : { AnswerTimeoutMs: command.answerTimeoutMs }),
         },
       },
     ]);
@@ -121,5 +124,18 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       const message = `Execution timed out. Execution took longer than ${goDuration(state.executionTimeout)}`;
       return accept([{ type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "ExecutionTimeout", Message: message } }]);
     }
+    case "TimeOutAnswer": {
+      const at = answerDeadline(state);
+      const awaited = awaitedAnswer(state);
+      if (at === undefined || awaited === undefined || now < at) return accept([]);
+      // Bacalhau's lost execution: Failed, and its partition placed again (not on this node).
+      const message = unansweredMessage(NodeID, awaited, state.answerTimeoutMs);
+      const data = { ExecutionID, Previous: current, Cause: "Unanswered", Message: message } as const;
+      return accept([{ type: "ExecutionFailed", data }]);
+    }
   }
 }
+
+/** A deadline's command: where it no longer applies it changes nothing, and is never refused. */
+const isTimeout = (command: ExecutionCommand): boolean =>
+  command.type === "TimeOutExecution" || command.type === "TimeOutAnswer";

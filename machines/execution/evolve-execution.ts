@@ -1,5 +1,5 @@
 import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
-import type { ExecutionState } from "./execution-state.ts";
+import { DEFAULT_ANSWER_TIMEOUT_MS, type ExecutionState } from "./execution-state.ts";
 import { isTerminalComputeState } from "./execution-states.ts";
 
 /**
@@ -28,6 +28,7 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
       executionTimeout: d.ExecutionTimeout,
       timeoutBuffer: d.TimeoutBuffer,
       previousExecution: d.PreviousExecution,
+      answerTimeoutMs: d.AnswerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS,
       revision: 1,
       createTime: at,
       modifyTime: at,

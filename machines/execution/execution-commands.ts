@@ -5,7 +5,8 @@ import type { JobType } from "../job/job-spec.ts";
  * What may be asked of an execution. The execution's id is the entity's (the host assigns
  * `e-<uuid>`); time is the command's `meta.now`. Create, AskForBid, Approve, Reject, Cancel and
  * Fail come from the orchestrator (scheduler, workflows); AcceptBid, DeclineBid, Start, Complete
- * and Fail from the node's messages; TimeOutExecution from the execution's own deadline.
+ * and Fail from the node's messages; TimeOutExecution and TimeOutAnswer from the execution's own
+ * deadlines.
  */
 export type ExecutionCommand =
   | {
@@ -22,6 +23,8 @@ export type ExecutionCommand =
       /** Seconds the orchestrator allows past it before failing the execution itself (Bacalhau's housekeeping buffer). */
       readonly timeoutBuffer: number;
       readonly previousExecution?: string;
+      /** How long the node may leave the work it is sent unanswered, in ms (DEFAULT_ANSWER_TIMEOUT_MS if not given). */
+      readonly answerTimeoutMs?: number;
     }
   | { readonly type: "AskForBid" }
   | { readonly type: "AcceptBid" }
@@ -34,7 +37,9 @@ export type ExecutionCommand =
   /** `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict (its node is gone). */
   | { readonly type: "Fail"; readonly reason: string; readonly cause: "Node" | "Orchestrator"; readonly output?: RunOutput }
   | { readonly type: "Cancel"; readonly reason: string }
-  | { readonly type: "TimeOutExecution" };
+  | { readonly type: "TimeOutExecution" }
+  /** The node left the work it was sent unanswered for its whole answer bound. */
+  | { readonly type: "TimeOutAnswer" };
 
 export type ExecutionCommandType = ExecutionCommand["type"];
 

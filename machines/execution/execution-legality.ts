@@ -6,6 +6,8 @@ import { COMPUTE_STATES, type ComputeStateName } from "./execution-states.ts";
 const LEGAL = { actions: "legal" } as const;
 /** What any execution that is not compute-terminal accepts: the orchestrator may fail or cancel it. */
 const ENDABLE = { Fail: LEGAL, Cancel: LEGAL } as const;
+/** Where the node owes an answer to the work it was sent (its bid, its start): the answer bound may end it. */
+const AWAITING = { TimeOutAnswer: LEGAL } as const;
 const EXECUTING = { Complete: LEGAL, ...ENDABLE, TimeOutExecution: LEGAL } as const;
 
 /**
@@ -14,8 +16,8 @@ const EXECUTING = { Complete: LEGAL, ...ENDABLE, TimeOutExecution: LEGAL } as co
  * from it). Transitions carry no target: `decideExecution` decides, `evolveExecution` folds. A
  * command repeating what already happened (Start on a Running execution, Cancel on a Cancelled
  * one) is legal and changes nothing, so that workflows and nodes may send it again; nothing moves
- * a compute-terminal execution elsewhere (Bacalhau's store refuses it too). TimeOutExecution is
- * never refused: where it is not legal it changes nothing.
+ * a compute-terminal execution elsewhere (Bacalhau's store refuses it too). TimeOutExecution and
+ * TimeOutAnswer are never refused: where they are not legal they change nothing.
  */
 export const executionLegality = setup({
   types: { events: {} as { type: ExecutionCommandType } },
@@ -25,12 +27,16 @@ export const executionLegality = setup({
   initial: "absent",
   states: {
     absent: { on: { Create: LEGAL } },
-    New: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE } },
-    AskForBid: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE } },
+    New: { on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE, ...AWAITING } },
+    AskForBid: {
+      on: { AskForBid: LEGAL, AcceptBid: LEGAL, DeclineBid: LEGAL, Reject: LEGAL, ...ENDABLE, ...AWAITING },
+    },
     // A node asked twice may answer twice; before approval its last word stands (Bacalhau's OnBidComplete).
     AskForBidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Reject: LEGAL, ...ENDABLE } },
     // DeclineBid here: the node refused the run it was approved for (it ends Failed).
-    BidAccepted: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING } },
+    BidAccepted: {
+      on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Approve: LEGAL, Start: LEGAL, ...EXECUTING, ...AWAITING },
+    },
     // A resent RunExecution is answered again with the node's bid: acknowledged, nothing changes.
     Running: { on: { AcceptBid: LEGAL, DeclineBid: LEGAL, Start: LEGAL, ...EXECUTING } },
     Publishing: { on: { ...EXECUTING } },

@@ -2,7 +2,13 @@ import type { AllocatedResources, RunOutput } from "../../src/events/catalog/exe
 import type { JobType } from "../job/job-spec.ts";
 import type { ComputeStateName, DesiredStateName } from "./execution-states.ts";
 
-export const EXECUTION_STATE_VERSION = 1;
+/**
+ * The answer bound of an execution whose creation recorded none (stored before it was):
+ * `Orchestrator.Scheduler.ExecutionAnswerTimeout`'s default.
+ */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 300_000;
+
+export const EXECUTION_STATE_VERSION = 2;
 
 /**
  * One execution as its stored events describe it: what its actor decides on and what the read
@@ -33,6 +39,8 @@ export interface ExecutionState {
   /** Seconds; 0 for none. */
   readonly executionTimeout: number;
   readonly timeoutBuffer: number;
+  /** How long its node may leave the work it is sent unanswered (its bid, its start) before it ends, in ms. */
+  readonly answerTimeoutMs: number;
   /** When it began executing (BidAccepted), ms since the epoch: its ExecutionTimeout counts from here. */
   readonly executingSince: number | undefined;
   /** Bacalhau's Revision: 1 at creation, +1 per update. */
@@ -61,6 +69,7 @@ export function initialExecutionState(executionId: string): ExecutionState {
     previousExecution: "",
     executionTimeout: 0,
     timeoutBuffer: 0,
+    answerTimeoutMs: DEFAULT_ANSWER_TIMEOUT_MS,
     executingSince: undefined,
     revision: 0,
     createTime: 0,

@@ -15,6 +15,7 @@ export interface HistoryEvent {
 
 const TIMEOUT_HINT = "Increase the task timeout or allocate more resources";
 const ERROR = { IsError: "true" } as const;
+const UNANSWERED_HINT = "The node is connected but did not answer its work: check its agent and its executor";
 
 /** The job-level history entry of a job event. */
 export function jobHistoryEvent(event: JobEvent): HistoryEvent {
@@ -71,6 +72,8 @@ export function executionHistoryEvent(event: ExecutionEvent, reason?: string): H
           return { Topic: "Exec Timeout", Message: event.data.Message, Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" } };
         case "Orchestrator":
           return { Topic: "Scheduling", Message: event.data.Message, Details: ERROR };
+        case "Unanswered":
+          return { Topic: "Scheduling", Message: event.data.Message, Details: { ...ERROR, Hint: UNANSWERED_HINT } };
         default:
           return { Topic: "Execution", Message: event.data.Message, Details: ERROR };
       }

@@ -5,6 +5,8 @@ import type { EntityKind } from "./entity-kind.ts";
 import type { TimerHandle } from "./clock.ts";
 import { systemContext } from "./command-context.ts";
 import type { DeadlineScheduler } from "./deadline-scheduler.ts";
+import type { Deadline } from "../../machines/decider.ts";
+import type { Listening } from "./listening.ts";
 
 export interface EntityRegistryOptions {
   /** Actors idle for this long are dropped from memory; the stream is the truth, memory a cache. */
@@ -20,6 +22,12 @@ export interface EntityRegistryOptions {
    * one, a decider that asks for deadlines is a configuration error, reported at construction.
    */
   readonly deadlines?: DeadlineScheduler;
+  /**
+   * Whether the orchestrator can hear its nodes now, and since when: a deadline with `listenMs`
+   * fires no earlier than that long after it, and not at all while it cannot. Without one, such a
+   * deadline fires at its instant like any other.
+   */
+  readonly listening?: Listening;
 }
 
 /**
@@ -45,8 +53,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   private passivatedCount = 0;
   private loadedCount = 0;
   private stopped = false;
-  /** Deadline names armed per entity, so that those its state no longer asks for are cancelled. */
-  private readonly armed = new Map<string, Map<string, number>>();
+  /** Deadlines armed per entity, by name, so that those its state no longer asks for are cancelled. */
+  private readonly armed = new Map<string, Map<string, Deadline<Command>>>();
 
   constructor(
     private readonly kind: EntityKind<State, Command, Event, Refusal>,
@@ -54,6 +62,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     private readonly options: EntityRegistryOptions,
   ) {
     if (kind.decider.deadlines && !options.deadlines) throw new Error(`${kind.category} entities have deadlines but no deadline scheduler was given`);
+    options.listening?.onResume(() => this.rearmListening());
     this.scheduleSweep();
   }
 
@@ -66,12 +75,11 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     if (!scheduler) return;
     const wanted = this.kind.decider.deadlines?.(state) ?? [];
     const before = this.armed.get(id);
-    const now = new Map<string, number>();
+    const now = new Map<string, Deadline<Command>>();
     for (const deadline of wanted) {
-      now.set(deadline.name, deadline.at);
-      if (before?.get(deadline.name) === deadline.at) continue;
-      const { name, at, command } = deadline;
-      scheduler.set(this.deadlineKey(id, name), at, () => void this.fire(id, name, at, command));
+      now.set(deadline.name, deadline);
+      if (before?.get(deadline.name)?.at === deadline.at) continue;
+      this.schedule(id, deadline);
     }
     for (const name of before?.keys() ?? []) if (!now.has(name)) scheduler.cancel(this.deadlineKey(id, name));
     if (now.size > 0) this.armed.set(id, now);
@@ -82,9 +90,44 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return `${this.kind.category}/${id}/${name}`;
   }
 
-  /** A deadline came: its command runs unless the state no longer asks for it at that instant. */
-  private async fire(id: string, name: string, at: number, command: Command): Promise<void> {
+  /**
+   * When a deadline may fire: its instant, or for one that judges a node's silence (`listenMs`)
+   * no earlier than that long after the orchestrator began listening; undefined while it is not.
+   */
+  private fireAt(deadline: Deadline<Command>): number | undefined {
+    const listening = this.options.listening;
+    if (deadline.listenMs === undefined || listening === undefined) return deadline.at;
+    const since = listening.since;
+    return since === undefined ? undefined : Math.max(deadline.at, since + deadline.listenMs);
+  }
+
+  /** Puts the deadline in the heap at fireAt, or holds it out (not listening) until rearmListening. */
+  private schedule(id: string, deadline: Deadline<Command>): void {
+    const scheduler = this.options.deadlines;
+    if (!scheduler) return;
+    const key = this.deadlineKey(id, deadline.name);
+    const at = this.fireAt(deadline);
+    if (at === undefined) scheduler.cancel(key);
+    else scheduler.set(key, at, () => void this.fire(id, deadline));
+  }
+
+  /** The orchestrator listens again: every deadline that judges silence counts its listenMs from now. */
+  private rearmListening(): void {
     if (this.stopped) return;
+    for (const [id, deadlines] of this.armed) {
+      for (const d of deadlines.values()) if (d.listenMs !== undefined) this.schedule(id, d);
+    }
+  }
+
+  /** A deadline came: its command runs unless the state no longer asks for it at that instant. */
+  private async fire(id: string, deadline: Deadline<Command>): Promise<void> {
+    if (this.stopped) return;
+    const { name, at, command } = deadline;
+    if (deadline.listenMs !== undefined) {
+      // Not listening for long enough (the transport went down since it was armed): held or moved, not fired.
+      const due = this.fireAt(deadline);
+      if (due === undefined || due > this.env.clock.now()) return this.schedule(id, deadline);
+    }
     this.armed.get(id)?.delete(name);
     try {
       // Judged on the state of the actor that runs the command, whichever is resident by then.
@@ -94,7 +137,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     } catch (err) {
       this.options.logger.error({ err, category: this.kind.category, id, deadline: name }, "a deadline's command failed; it stays armed and is retried");
       // Stored state still asks for it: arm it again a little later rather than lose it.
-      this.options.deadlines?.set(this.deadlineKey(id, name), this.env.clock.now() + 5_000, () => void this.fire(id, name, at, command));
+      const retryAt = this.env.clock.now() + 5_000;
+      this.options.deadlines?.set(this.deadlineKey(id, name), retryAt, () => void this.fire(id, deadline));
     }
   }
 

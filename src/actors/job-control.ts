@@ -17,6 +17,7 @@ import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 import { EntityRegistry } from "./entity-registry.ts";
 import { executionKind } from "./execution-kind.ts";
 import { jobKind } from "./job-kind.ts";
+import type { Listening } from "./listening.ts";
 
 export interface JobControlOptions {
   readonly store: EventStore;
@@ -30,6 +31,8 @@ export interface JobControlOptions {
   readonly newUuid?: () => string;
   readonly idleMs?: number;
   readonly maxResident?: number;
+  /** Since when the orchestrator hears its nodes: an execution's answer bound counts only that time. */
+  readonly listening?: Listening;
 }
 
 export interface Submitted {
@@ -56,7 +59,12 @@ export class JobControl {
 
   constructor(private readonly options: JobControlOptions) {
     const env = { store: options.store, clock: options.clock, newEventId: timeOrderedUuid };
-    const registry = { idleMs: options.idleMs ?? 300_000, maxResident: options.maxResident ?? 10_000, deadlines: options.deadlines };
+    const registry = {
+      idleMs: options.idleMs ?? 300_000,
+      maxResident: options.maxResident ?? 10_000,
+      deadlines: options.deadlines,
+      ...(options.listening ? { listening: options.listening } : {}),
+    };
     this.jobs = new EntityRegistry(jobKind, env, { ...registry, logger: options.logger.child({ entity: "job" }) });
     this.executions = new EntityRegistry(executionKind, env, { ...registry, logger: options.logger.child({ entity: "execution" }) });
     this.newUuid = options.newUuid ?? randomUUID;

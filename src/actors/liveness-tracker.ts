@@ -10,6 +10,8 @@ const HAS_PRINT = 4;
 const HAS_REPORT = 8;
 /** Tracked by recovery and not changed since: its recovered state may still give the info print. */
 const RECOVERED = 16;
+/** HEALTHY and not rejected: one of the connected fleet (connectedCount). */
+const CONNECTED = 32;
 /** A resource report's numbers per slot: AvailableCapacity's four, QueueUsedCapacity's four, the two counts. */
 const REPORT_WIDTH = 10;
 const RESOURCE_KEYS = ["CPU", "Memory", "Disk", "GPU"] as const;
@@ -58,14 +60,25 @@ export class LivenessTracker {
    * its transport came back, or the end of a stall of its own event loop.
    */
   private silenceFloor = 0;
+  private connected = 0;
 
   get size(): number {
     return this.slots.size;
   }
 
-  /** From now on, silence before `at` is not held against any node. */
+  /** Nodes HEALTHY and not rejected: the fleet that reconnects at once when our NATS comes back. */
+  get connectedCount(): number {
+    return this.connected;
+  }
+
+  /** From now on, silence before `at` is not held against any node (`at` may lie ahead: a grace). */
   forgiveSilenceBefore(at: number): void {
     this.silenceFloor = Math.max(this.silenceFloor, at);
+  }
+
+  /** The instant no node's silence counts from before. */
+  get silenceCountsFrom(): number {
+    return this.silenceFloor;
   }
 
   slotOf(nodeId: string): number {
@@ -112,6 +125,11 @@ export class LivenessTracker {
     this.unknown[slot] = node.unknownMs;
     this.healthCode[slot] = HEALTH_CODE[node.health];
     this.flags[slot] = ((this.flags[slot] as number) & ~REJECTED) | (node.rejected ? REJECTED : 0);
+    const connected = node.health === "HEALTHY" && !node.rejected;
+    if (connected !== (((this.flags[slot] as number) & CONNECTED) !== 0)) {
+      this.connected += connected ? 1 : -1;
+      this.setFlag(slot, CONNECTED, connected);
+    }
   }
 
   forget(nodeId: string): void {
@@ -120,6 +138,7 @@ export class LivenessTracker {
     this.slots.delete(nodeId);
     this.byBytes.delete(nodeId);
     this.ids[slot] = undefined;
+    if (((this.flags[slot] as number) & CONNECTED) !== 0) this.connected--;
     this.flags[slot] = 0;
     this.free.push(slot);
   }

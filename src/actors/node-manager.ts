@@ -24,6 +24,7 @@ import { nodeKind } from "./node-kind.ts";
 import { RegistrationAdmission, type RegistrationLimits } from "./registration-admission.ts";
 import { resolveNodeId } from "./resolve-node-id.ts";
 import { StallWatch } from "./stall-watch.ts";
+import { reconnectSpreadMs } from "../transport/reconnect-spread.ts";
 
 export type CommandResult = EntityCommandResult<NodeEvent>;
 
@@ -73,6 +74,12 @@ export interface NodeManagerOptions {
   readonly maxResidentActors?: number;
   /** Told whenever what live() reports as a node's resources changes (the node list's capacity index). */
   readonly onResources?: (nodeId: string, resources: ResourceReport | undefined) => void;
+  /**
+   * Logins per second the fleet is asked to keep to when it reconnects at once (our NATS back):
+   * nodes spread their reconnects over reconnectSpreadMs() and the health grace grows by as much.
+   * Absent or 0: no spread.
+   */
+  readonly reconnectLoginsPerSecond?: number;
 }
 
 /** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
@@ -141,6 +148,8 @@ export class NodeManager {
   private stopped = false;
   /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
   private transportDownReason: string | undefined;
+  /** Starting up: not subscribed to heartbeats yet (listening() ends it), so no silence is the nodes'. */
+  private notListening = false;
   private readonly admission: RegistrationAdmission;
   /** Keys live at recovery, for NATS (only with a credential gate), handed over once: the gate keeps them from then on. */
   private recoveredCredentials: [string, string][] = [];
@@ -299,13 +308,13 @@ export class NodeManager {
   /** Whether the node's health is due to change now (and may be written: our transport is up). */
   private due(slot: number): boolean {
     const at = this.liveness.deadline(slot);
-    return this.transportDownReason === undefined && at !== undefined && this.clock.now() >= at;
+    return !this.writesHeld && at !== undefined && this.clock.now() >= at;
   }
 
   private async onDeadline(nodeId: string): Promise<void> {
     if (this.stopped) return;
-    // No health change is written while our own transport is down; transportUp() re-arms every node.
-    if (this.transportDownReason !== undefined) return;
+    // Nothing is written while our transport is down or not heard yet: transportUp() and listening() re-arm every node.
+    if (this.writesHeld) return;
     // Timers due during a stall of our own run before the heartbeats queued meanwhile: look first.
     this.stall?.check();
     const slot = this.liveness.slotOf(nodeId);
@@ -647,6 +656,43 @@ export class NodeManager {
     return keys;
   }
 
+  /** Nodes cannot reach us (transport down, or not listening yet): silence now is ours; no health change is written. */
+  private get writesHeld(): boolean {
+    return this.transportDownReason !== undefined || this.notListening;
+  }
+
+  /**
+   * Start-up, before recover(): no heartbeat can reach us until the orchestrator subscribes to
+   * them (listening()), however long recovery takes, so none is held against a node meanwhile.
+   */
+  awaitListening(): void {
+    this.notListening = true;
+  }
+
+  /**
+   * The orchestrator now hears heartbeats (its subscription is on the server, which takes logins):
+   * every node's silence counts from the end of the reconnect grace that starts now.
+   */
+  listening(): void {
+    if (!this.notListening) return;
+    this.notListening = false;
+    if (this.transportDownReason === undefined) this.forgiveSilence("listening for heartbeats");
+  }
+
+  /**
+   * How long the connected fleet is asked to spread its reconnects over (docs/protocol.md,
+   * Reconnecting): told to every node in its replies, and added to the health grace after a
+   * restart or our transport's return.
+   */
+  reconnectSpreadMs(): number {
+    return reconnectSpreadMs(this.liveness.connectedCount, this.options.reconnectLoginsPerSecond ?? 0);
+  }
+
+  /** The instant before which no node's silence counts (the end of the latest grace). */
+  get silenceCountsFrom(): number {
+    return this.liveness.silenceCountsFrom;
+  }
+
   /**
    * The orchestrator's own transport (its NATS connection or embedded server) is down: no node
    * can reach us, so no node is marked UNHEALTHY or UNKNOWN for silence until transportUp().
@@ -659,28 +705,42 @@ export class NodeManager {
   }
 
   /**
-   * The transport is back: every node gets a full DisconnectTimeout from now before it can turn
-   * UNHEALTHY (the same grace as after a restart), since none could heartbeat while it was down.
+   * The transport is back: every node has the reconnect grace and then a full DisconnectTimeout
+   * before it can turn UNHEALTHY (as after a restart), since none could heartbeat while it was down.
    */
   transportUp(): void {
     if (this.transportDownReason === undefined) return;
     this.transportDownReason = undefined;
-    this.forgiveSilence();
-    this.options.logger.info({ nodes: this.liveness.size }, "transport back: every node has a full DisconnectTimeout to heartbeat");
+    if (!this.notListening) this.forgiveSilence("transport back");
   }
 
   /** Our own event loop stood still: heartbeats could not be read, so no node is blamed for that silence. */
   private stalled(from: number, to: number): void {
-    this.forgiveSilence();
+    // The nodes' connections stayed up: they need no time to reconnect, only to be read.
+    this.liveness.forgiveSilenceBefore(this.clock.now());
+    this.rearmAll();
     this.options.logger.warn(
       { stalledMs: to - from, nodes: this.liveness.size },
       "the orchestrator stalled: every node has a full DisconnectTimeout from now to heartbeat",
     );
   }
 
-  /** Silence until now is ours: every deadline is recomputed (a deadline that fired meanwhile was not re-armed). */
-  private forgiveSilence(): void {
-    this.liveness.forgiveSilenceBefore(this.clock.now());
+  /**
+   * The fleet can reach us again (listening after a start, our transport back): all of it
+   * reconnects now, spread over reconnectSpreadMs(), so silence counts from the end of that spread.
+   */
+  private forgiveSilence(why: string): void {
+    const spreadMs = this.reconnectSpreadMs();
+    this.liveness.forgiveSilenceBefore(this.clock.now() + spreadMs);
+    this.rearmAll();
+    this.options.logger.info(
+      { nodes: this.liveness.size, connected: this.liveness.connectedCount, reconnectSpreadMs: spreadMs },
+      `${why}: every node has the reconnect spread and then a full DisconnectTimeout to heartbeat`,
+    );
+  }
+
+  /** Every deadline recomputed (a deadline that fired meanwhile was not re-armed). */
+  private rearmAll(): void {
     for (const nodeId of this.liveness.nodeIds()) {
       const slot = this.liveness.slotOf(nodeId);
       if (!this.liveness.isChanging(slot)) this.arm(nodeId);

@@ -27,7 +27,6 @@ import { RefusalLog } from "../logging/refusal-log.ts";
 
 /** A node refused (deleted, say) hears it at most this often, however fast it publishes heartbeats. */
 export const HEARTBEAT_REFUSAL_INTERVAL_MS = 5000;
-const ACCEPTED = encode({ Accepted: true } satisfies ProtocolResponse);
 
 export interface NodeProtocolOptions {
   /** The join token (Orchestrator.Auth.Token, or the one generated under DataDir). */
@@ -54,6 +53,8 @@ export class NodeProtocolHandler {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly refusals: RefusalLimiter;
   private readonly refusalLog: RefusalLog;
+  /** The encoded accepted reply, kept while the reconnect spread it carries stays the same. */
+  private accepted: { spreadMs: number; bytes: Uint8Array } = { spreadMs: -1, bytes: new Uint8Array(0) };
 
   constructor(
     private readonly nc: NatsConnection,
@@ -125,7 +126,13 @@ export class NodeProtocolHandler {
     if (req.Rejoin === true && !this.manager.isRegistered(nodeId)) throw notFound(`node ${nodeId} is not registered (deleted?); restart its agent to join again`);
     const result = await this.manager.join(req.Info, req.PublicKey, { ...context, reason: "joined with the join token" });
     const jwt = this.options.nodeJwt?.(nodeId, req.PublicKey);
-    return { Accepted: true, Reason: result.note ?? "node registered", Reconnect: this.options.enforcesNodeKeys, ...(jwt === undefined ? {} : { UserJWT: jwt }) };
+    return {
+      Accepted: true,
+      Reason: result.note ?? "node registered",
+      Reconnect: this.options.enforcesNodeKeys,
+      ...(jwt === undefined ? {} : { UserJWT: jwt }),
+      ...this.reconnectSpread(),
+    };
   }
 
   private track(work: Promise<void>): void {
@@ -166,8 +173,13 @@ export class NodeProtocolHandler {
     }
     // Coming back from UNHEALTHY/UNKNOWN: answered (or refused) once that is stored.
     if (becoming !== undefined) {
-      this.track(becoming.then(() => this.reply(msg, ACCEPTED), (e: unknown) => this.refuseHeartbeat(nodeId, msg, e)));
-    } else if (msg.reply) this.reply(msg, ACCEPTED);
+      this.track(
+        becoming.then(
+          () => this.reply(msg, this.acceptedReply()),
+          (e: unknown) => this.refuseHeartbeat(nodeId, msg, e),
+        ),
+      );
+    } else if (msg.reply) this.reply(msg, this.acceptedReply());
   }
 
   /** What agents publish, checked in place: no decoding, no allocation. */
@@ -211,15 +223,30 @@ export class NodeProtocolHandler {
         const req = decode(UpdateInfoRequest, msg.data);
         const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
         await this.manager.updateInfo(req.Info, context);
-        return { Accepted: true };
+        return { Accepted: true, ...this.reconnectSpread() };
       }
       case "resources": {
         const req = decode(UpdateResourcesRequest, msg.data);
         this.admit(nodeId, req.NodeID, req.MessageID);
         this.manager.updateResources(nodeId, req.Resources);
-        return { Accepted: true };
+        return { Accepted: true, ...this.reconnectSpread() };
       }
     }
+  }
+
+  /** What every accepted reply tells the node about spreading its reconnects (docs/protocol.md, Reconnecting). */
+  private reconnectSpread(): { ReconnectSpread?: number } {
+    const spreadMs = this.manager.reconnectSpreadMs();
+    return spreadMs > 0 ? { ReconnectSpread: spreadMs / 1000 } : {};
+  }
+
+  private acceptedReply(): Uint8Array {
+    const spreadMs = this.manager.reconnectSpreadMs();
+    if (spreadMs !== this.accepted.spreadMs) {
+      const reply: ProtocolResponse = { Accepted: true, ...this.reconnectSpread() };
+      this.accepted = { spreadMs, bytes: encode(reply) };
+    }
+    return this.accepted.bytes;
   }
 
   /** The refusal a failed message gets, logged (rate-limited: a flood of junk must not fill the log). */

@@ -22,6 +22,7 @@ import { KnownExecutions } from "./known-executions.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
+import { reconnectWaitMs } from "../transport/reconnect-spread.ts";
 
 export interface ComputeAgentOptions {
   readonly nodeId: string;
@@ -53,6 +54,8 @@ export interface ComputeAgentOptions {
    * reconciles it on start and closes it on stop (its containers keep running for the next start).
    */
   readonly executor?: Executor & { readonly ledger: CapacityLedger };
+  /** Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random). */
+  readonly reconnectDraw?: () => number;
 }
 
 /**
@@ -128,8 +131,13 @@ export class ComputeAgent {
   private rejoining: Promise<void> | undefined;
   private readonly runner: ExecutionRunner | undefined;
   private readonly logServer: ExecutionLogServer | undefined;
+  /** The reconnect spread the orchestrator last announced (docs/protocol.md, Reconnecting). */
+  private reconnectSpreadMs = 0;
+  /** This node's place in that spread, drawn again at each disconnect: the fleet's reconnects land apart. */
+  private reconnectDraw: number;
 
   constructor(private readonly options: ComputeAgentOptions) {
+    this.reconnectDraw = (options.reconnectDraw ?? Math.random)();
     this.sentinel = new RegistrationSentinel(options.dataDir, options.nodeId);
     this.key = options.key ?? loadOrCreateNodeKey(options.dataDir, options.nodeId);
     this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
@@ -221,7 +229,9 @@ export class ComputeAgent {
         inboxPrefix: nodeInboxPrefix(this.options.nodeId),
         reconnect: true,
         maxReconnectAttempts: -1,
-        reconnectTimeWait: 1000,
+        // The same wait for every attempt of one outage (nats.js asks before each): where in the
+        // spread this node's first attempt after the server is back lands is its own draw.
+        reconnectDelayHandler: () => reconnectWaitMs(this.reconnectSpreadMs, this.reconnectDraw),
         // A rejected node's key is refused until an operator approves it again: keep trying.
         ignoreAuthErrorAbort: true,
       });
@@ -242,6 +252,9 @@ export class ComputeAgent {
   private watch(nc: NatsConnection): void {
     void (async () => {
       for await (const status of nc.status()) {
+        if (status.type === "disconnect") this.reconnectDraw = (this.options.reconnectDraw ?? Math.random)();
+        // Heard at once after a reconnect: the orchestrator's grace need not wait for the next tick.
+        if (status.type === "reconnect" && !this.refused) void this.heartbeat();
         if (status.type === "error" && (isAuthError(status.data) || isRevoked(status.data)) && this.jwt !== undefined && !this.stopped && this.nc === nc) {
           // The orchestrator's own server revoked our JWT (rejected or deleted): only a join can get a new one.
           this.refused = true;
@@ -432,6 +445,7 @@ export class ComputeAgent {
   }
 
   private tell(what: AgentOutcome["what"], response: ProtocolResponse): void {
+    if (response.Accepted) this.reconnectSpreadMs = Math.round((response.ReconnectSpread ?? 0) * 1000);
     const observe = this.options.observe;
     if (!observe) return;
     if (response.Accepted) observe({ what, outcome: "accepted" });

@@ -69,6 +69,11 @@ export const CONFIG_KEYS = {
   "Orchestrator.Auth.Token": secretStr("The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
   "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
   "Orchestrator.Scheduler.QueueBackoff": dur(60_000, "How often a Queued job is tried again (also at once when a node joins, is approved, recovers or frees capacity); 0: only then"),
+  "Orchestrator.Scheduler.ExecutionAnswerTimeout": dur(
+    300_000,
+    "How long a node may leave an execution's work unanswered (its bid, its start) while the orchestrator listens; " +
+      "then the execution fails and is placed elsewhere. At least 1s",
+  ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
   "Orchestrator.NodeManager.Overrides": {
@@ -83,6 +88,7 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.SecondaryNodeEvictionRate": num(0.01, "Nodes per second whose work is moved once UnhealthyNodesThreshold of the fleet is silent (fleets above LargeClusterSizeThreshold; smaller ones pause)"),
   "Orchestrator.NodeManager.UnhealthyNodesThreshold": num(0.55, "Share of the approved compute nodes (0–1) silent at once above which work moves at the secondary rate, or pauses"),
   "Orchestrator.NodeManager.LargeClusterSizeThreshold": int(50, "Fleets of at most this many approved compute nodes pause moving work, instead of slowing, once UnhealthyNodesThreshold is reached"),
+  "Orchestrator.NodeManager.ReconnectLoginsPerSecond": int(500, "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread"),
   "JobDefaults.Batch.Task.Resources.CPU": str("500m", "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
   "JobDefaults.Batch.Task.Resources.Memory": str("512Mb", "Memory a batch job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
   "JobDefaults.Batch.Task.Timeouts.QueueTimeout": dur(0, "How long a batch job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),

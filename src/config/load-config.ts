@@ -104,6 +104,11 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.NodeManager.UnknownTimeout must not be shorter than Orchestrator.NodeManager.DisconnectTimeout",
     );
   }
+  if (config["Orchestrator.Scheduler.ExecutionAnswerTimeout"] < 1000) {
+    throw new ConfigError(
+      "Orchestrator.Scheduler.ExecutionAnswerTimeout must be at least 1s: a node needs time to answer its work",
+    );
+  }
   if (config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 || config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1) {
     throw new ConfigError("Orchestrator.NodeManager.UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1");
   }

@@ -8,6 +8,7 @@ import { HealthThresholds } from "../actors/health-thresholds.ts";
 import { NodeManager } from "../actors/node-manager.ts";
 import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import { JobControl } from "../actors/job-control.ts";
+import { Listening } from "../actors/listening.ts";
 import { JobHistory } from "../projections/jobs/job-history.ts";
 import { JobViews } from "../projections/jobs/job-views.ts";
 import { jobDefaultsOf } from "./job-defaults-config.ts";
@@ -190,10 +191,18 @@ export async function startOrchestrator(
         registrationBurst: config["Orchestrator.NodeManager.RegistrationBurst"],
         maxPendingNodes: config["Orchestrator.NodeManager.MaxPendingNodes"],
       },
+      reconnectLoginsPerSecond: config["Orchestrator.NodeManager.ReconnectLoginsPerSecond"],
     });
+    // No heartbeat reaches us before the compute protocol subscribes, however long start-up takes.
+    manager.awaitListening();
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
-    const jobControl = new JobControl({ store, clock, logger: logger.child({ component: "jobs" }), deadlines, defaults: jobDefaults });
+    // Whether the orchestrator hears its nodes: from when it takes their reports, not while its transport is down.
+    const listening = new Listening(clock);
+    let listensToNodes = false;
+    const jobLogger = logger.child({ component: "jobs" });
+    const jobControl = new JobControl({ store, clock, logger: jobLogger, deadlines, defaults: jobDefaults, listening });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
+    transport.onChange((down) => (down !== undefined ? listening.pause() : listensToNodes && listening.resume()));
     transport.onChange((down) => {
       if (down !== undefined) return manager.transportDown(down);
       manager.transportUp();
@@ -256,7 +265,18 @@ export async function startOrchestrator(
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
     const work = new NodeWorkClient(nc);
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
+    const jobRunner = new JobRunner({
+      jobs: jobControl.jobs,
+      executions: jobControl.executions,
+      jobViews,
+      nodeViews: views,
+      work,
+      clock,
+      logger: logger.child({ component: "job-runner" }),
+      answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
+      transportDown: () => transport.down !== undefined,
+    });
+    cleanups.push({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
     const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), placeableElsewhere: (e) => jobRunner.placeableElsewhere(e), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
@@ -295,8 +315,10 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node reactions", run: () => reactions.stop() });
-    // As the node manager gives every node a full DisconnectTimeout after a start, so does the queue of silent nodes.
-    const grace = () => reactions.holdUntil(clock.now() + config["Orchestrator.NodeManager.DisconnectTimeout"]);
+    // As the node manager gives every node its grace and a full DisconnectTimeout after a start, so does the queue of
+    // silent nodes.
+    const disconnectMs = config["Orchestrator.NodeManager.DisconnectTimeout"];
+    const grace = () => reactions.holdUntil(Math.max(clock.now(), manager.silenceCountsFrom) + disconnectMs);
     grace();
     transport.onChange((down) => (down === undefined ? grace() : reactions.wake()));
     const reactionQuery = {
@@ -370,12 +392,19 @@ export async function startOrchestrator(
       onHeartbeat: () => metrics.heartbeatReceived(),
     });
     protocol.start();
+    // The grace counts from here: the server holds the subscription, so a heartbeat sent now is heard.
+    await nc.flush();
+    manager.listening();
+    grace();
     cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     if (options.takeExecutionReports !== false) {
       const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
       executionReports.start();
       cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
     }
+    // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart: the full bound).
+    listensToNodes = true;
+    if (transport.down === undefined) listening.resume();
 
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {

@@ -23,7 +23,9 @@ export type RejectionCode =
   | "busy"
   | "executed-twice"
   | "has-execution"
-  | "bid-rejected";
+  | "bid-rejected"
+  // Shoal's: the node left an execution of this job unanswered (it would leave the next one too).
+  | "unanswered";
 
 export interface Rejection {
   readonly code: RejectionCode;
@@ -93,6 +95,7 @@ const CODES: readonly RejectionCode[] = [
   "executed-twice",
   "has-execution",
   "bid-rejected",
+  "unanswered",
 ];
 const bit = (code: RejectionCode): number => 1 << CODES.indexOf(code);
 const NOT_COMPUTE = bit("not-compute");
@@ -109,17 +112,20 @@ const BUSY = bit("busy");
 const EXECUTED_TWICE = bit("executed-twice");
 const HAS_EXECUTION = bit("has-execution");
 const BID_REJECTED = bit("bid-rejected");
+const UNANSWERED = bit("unanswered");
 
 /**
  * Bacalhau's previous-executions ranker for batch and service jobs: a node that never ran the
  * job is preferred; one whose single execution was discarded (failed, cancelled, bid refused by
  * the orchestrator) may take a retry at lower rank; a node with two executions, or with one that
- * is still active or completed, or that refused to bid, is out. So a job is tried at most twice
+ * is still active or completed, or that refused to bid (or never answered), is out. So a job is tried at most twice
  * per node, which bounds its retries. Ops and daemon jobs take one execution per node, ever.
  */
 function previousBits(type: PlacementRequest["type"], onNode: readonly ExistingExecution[] | undefined): number {
   if (onNode === undefined || onNode.length === 0) return 0;
   if (type === "ops" || type === "daemon") return HAS_EXECUTION;
+  // Like a refused bid: a node that never answered this job's work does not get it again.
+  if (onNode.some((e) => e.unanswered === true)) return UNANSWERED;
   if (onNode.length > 1) return EXECUTED_TWICE;
   const only = onNode[0] as ExistingExecution;
   if (only.state === "AskForBidRejected") return BID_REJECTED;
@@ -286,6 +292,7 @@ function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number,
   if (bits & EXECUTED_TWICE) rejections.push(reject("executed-twice", "job already executed on this node more than once"));
   if (bits & HAS_EXECUTION) rejections.push(reject("has-execution", "job already has an execution on this node"));
   if (bits & BID_REJECTED) rejections.push(reject("bid-rejected", "node rejected the job's bid"));
+  if (bits & UNANSWERED) rejections.push(reject("unanswered", "node did not answer the job's work"));
   return { nodeId: node.id, available: (bits & GATE) === 0, suitable: bits === 0, rank, rejections, free };
 }
 

@@ -42,6 +42,8 @@ export interface ExistingExecution {
    * it holds no partition, so placement places its replacement while it still runs.
    */
   readonly leaving?: boolean;
+  /** Ended because its node never answered its work (its answer bound passed): the node takes no more of the job. */
+  readonly unanswered?: boolean;
 }
 
 /** A node as placement sees it: what the node read model stores, without its liveness details. */

@@ -59,6 +59,12 @@ export const ProtocolResponse = Schema.Struct({
   UserJWT: Schema.optional(Schema.String),
   /** Unavailable replies: when trying again may help. */
   RetryAfter: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
+  /**
+   * Accepted replies (seconds): the window over which the node spreads its reconnects when it
+   * loses its NATS connection, sized by the orchestrator to its fleet (docs/protocol.md,
+   * Reconnecting). Absent: no spread asked.
+   */
+  ReconnectSpread: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
 });
 export type ProtocolResponse = typeof ProtocolResponse.Type;
 

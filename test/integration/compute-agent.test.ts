@@ -122,3 +122,37 @@ describe("embedded nats-server", () => {
     ).rejects.toThrow("nats-server was not found on PATH");
   });
 });
+
+describe("compute agent reconnecting (docs/protocol.md, Reconnecting)", () => {
+  it("waits 1 s plus its own share of the announced spread between attempts, so a fleet comes back spread out", async () => {
+    const port = await freePort();
+    const dir = tempDir();
+    let server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger });
+    cleanups.push(() => server.stop());
+    // Six connected nodes at one login a second: a 6 s spread, told in every accepted reply.
+    const o = await orchestratorOn(server.url, { "Orchestrator.Auth.Token": "spread", "Orchestrator.NodeManager.ReconnectLoginsPerSecond": 1 });
+    const nc = await connect({ servers: server.url });
+    cleanups.push(() => nc.close());
+    for (const id of ["p1", "p2", "p3", "p4"]) await joinNode(nc, id, "spread");
+    const late = testAgent({ nodeId: "late", orchestrators: [server.url], token: "spread", heartbeatMs: 300, reconnectDraw: () => 0.99 });
+    const early = testAgent({ nodeId: "early", orchestrators: [server.url], token: "spread", heartbeatMs: 300, reconnectDraw: () => 0 });
+    cleanups.push(() => late.stop(), () => early.stop());
+    await late.start();
+    await early.start();
+    expect(o.manager.reconnectSpreadMs()).toBe(6_000);
+    // A resource report's reply (every 500 ms) has told both the 6 s spread.
+    await new Promise((r) => setTimeout(r, 1_500));
+
+    await server.stop();
+    server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger });
+    const upAt = Date.now();
+    const firstBeat = async (id: string): Promise<number> => {
+      await waitFor(() => (o.manager.live(id)?.lastHeartbeat ?? 0) > upAt, 20_000, () => `a heartbeat of ${id} after NATS was back`);
+      return o.manager.live(id)!.lastHeartbeat! - upAt;
+    };
+    const [lateMs, earlyMs] = await Promise.all([firstBeat("late"), firstBeat("early")]);
+    // The early node tries every 1 s; the late one every 1 s + 0.99 × 6 s = 6.94 s, counted from its first failed attempt.
+    expect(earlyMs).toBeLessThan(3_500);
+    expect(lateMs).toBeGreaterThan(4_000);
+  }, 60_000);
+});

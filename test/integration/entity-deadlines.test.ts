@@ -6,6 +6,7 @@ import { commandContext } from "../../src/actors/command-context.ts";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import type { EntityKind } from "../../src/actors/entity-kind.ts";
 import { EntityRegistry } from "../../src/actors/entity-registry.ts";
+import { Listening } from "../../src/actors/listening.ts";
 import { conflict } from "../../src/errors/shoal-error.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
@@ -40,12 +41,29 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function setup(file = join(tempDir(), "shoal.db"), clock = new ManualClock()) {
+/** The lease whose expiry judges the holder's silence: it counts only time the orchestrator listened. */
+const watchKind: typeof leaseKind = {
+  ...leaseKind,
+  category: "watch",
+  decider: {
+    ...leaseDecider,
+    deadlines: (state) => (leaseDecider.deadlines?.(state) ?? []).map((d) => ({ ...d, listenMs: 1000 })),
+  },
+};
+
+function setup(file = join(tempDir(), "shoal.db"), clock = new ManualClock(), listening?: Listening, kind = leaseKind) {
   const store = new SqliteEventStore(file);
   const deadlines = new DeadlineScheduler(clock);
-  const registry = new EntityRegistry(leaseKind, { store, clock, newEventId: randomUUID }, { idleMs: 10_000, maxResident: 100, logger: silentLogger, deadlines });
+  const options = {
+    idleMs: 10_000,
+    maxResident: 100,
+    logger: silentLogger,
+    deadlines,
+    ...(listening ? { listening } : {}),
+  };
+  const registry = new EntityRegistry(kind, { store, clock, newEventId: randomUUID }, options);
   cleanups.push(() => store.close(), () => deadlines.stop(), () => registry.stop());
-  const types = async (id: string) => (await store.readStream(`lease-${id}`)).map((e) => e.type);
+  const types = async (id: string) => (await store.readStream(`${kind.category}-${id}`)).map((e) => e.type);
   return { store, clock, deadlines, registry, types, file };
 }
 
@@ -91,5 +109,67 @@ describe("deadlines held in an entity's state", () => {
     expect(await second.types("l1")).toEqual(["LeaseGranted"]);
     await clock.advance(1);
     expect(await second.types("l1")).toEqual(["LeaseGranted", "LeaseExpired"]);
+  });
+});
+
+describe("deadlines that judge someone's silence (listenMs)", () => {
+  it("fire once the orchestrator has listened that long: not while it starts; a start re-arms the wait", async () => {
+    const clock = new ManualClock();
+    const listening = new Listening(clock);
+    const { registry, types, file } = setup(undefined, clock, listening, watchKind);
+    await registry.execute("w1", { type: "Grant", ttlMs: 1000 }, ctx);
+    // Not listening yet (starting): the instant passes, nothing fires.
+    await clock.advance(5000);
+    expect(await types("w1")).toEqual(["LeaseGranted"]);
+    listening.resume();
+    await clock.advance(999);
+    expect(await types("w1")).toEqual(["LeaseGranted"]);
+    await clock.advance(1);
+    expect(await types("w1")).toEqual(["LeaseGranted", "LeaseExpired"]);
+
+    // A restart long after the instant: armed from state, due listenMs after the new process listens.
+    await registry.execute("w2", { type: "Grant", ttlMs: 1000 }, ctx);
+    const later = new ManualClock(clock.now() + 60_000);
+    const relistening = new Listening(later);
+    const second = setup(file, later, relistening, watchKind);
+    const recorded = await second.store.readStream("watch-w2");
+    const events = recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time }));
+    second.registry.arm("w2", fold(leaseDecider, "w2", events));
+    await later.advance(100);
+    relistening.resume();
+    await later.advance(999);
+    expect(await second.types("w2")).toEqual(["LeaseGranted"]);
+    await later.advance(1);
+    expect(await second.types("w2")).toEqual(["LeaseGranted", "LeaseExpired"]);
+  });
+
+  it("are held while the orchestrator cannot listen (transport down), then wait in full from when it can", async () => {
+    const clock = new ManualClock();
+    const listening = new Listening(clock);
+    listening.resume();
+    const { registry, types } = setup(undefined, clock, listening, watchKind);
+    await registry.execute("w1", { type: "Grant", ttlMs: 1000 }, ctx);
+    await clock.advance(500);
+    listening.pause();
+    // The instant passes while the transport is down: held, not fired.
+    await clock.advance(3000);
+    expect(await types("w1")).toEqual(["LeaseGranted"]);
+    listening.resume();
+    await clock.advance(999);
+    expect(await types("w1")).toEqual(["LeaseGranted"]);
+    await clock.advance(1);
+    expect(await types("w1")).toEqual(["LeaseGranted", "LeaseExpired"]);
+  });
+
+  it("without listenMs, or in a registry given no Listening, fire at their instant", async () => {
+    const clock = new ManualClock();
+    const listening = new Listening(clock);
+    const lease = setup(undefined, clock, listening);
+    await lease.registry.execute("l1", { type: "Grant", ttlMs: 1000 }, ctx);
+    const watch = setup(undefined, clock, undefined, watchKind);
+    await watch.registry.execute("w1", { type: "Grant", ttlMs: 1000 }, ctx);
+    await clock.advance(1000);
+    expect(await lease.types("l1")).toEqual(["LeaseGranted", "LeaseExpired"]);
+    expect(await watch.types("w1")).toEqual(["LeaseGranted", "LeaseExpired"]);
   });
 });

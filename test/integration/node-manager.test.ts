@@ -539,3 +539,103 @@ describe("NodeManager limits", () => {
     await expect(manager.register(computeInfo("old"), nodeCtx("old"))).resolves.toMatchObject({ events: [{ type: "NodeInfoUpdated" }] });
   });
 });
+
+describe("NodeManager grace after a start (docs/nodes.md, Health after a restart)", () => {
+  /** Three HEALTHY compute nodes, one of them rejected, stored by a first orchestrator; then it stops. */
+  async function storedFleet(clock: ManualClock): Promise<string> {
+    const first = setup({ clock });
+    await first.manager.recover();
+    for (const id of ["n1", "n2", "n3"]) await first.manager.register(computeInfo(id), nodeCtx(id));
+    await first.manager.operatorAction("reject", "n3", opCtx());
+    await clock.advance(10 * S);
+    first.manager.stop();
+    await first.store.close();
+    opened.splice(0);
+    return first.file;
+  }
+
+  function restarted(clock: ManualClock, file: string, reconnectLoginsPerSecond: number) {
+    const store = new SqliteEventStore(file);
+    const manager = new NodeManager({
+      store,
+      clock,
+      logger: silentLogger,
+      manualApproval: false,
+      thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, []),
+      reconnectLoginsPerSecond,
+    });
+    opened.push({ store, manager });
+    return { store, manager };
+  }
+
+  it("holds health changes until it listens, however long start-up takes, then counts silence from the spread's end", async () => {
+    const clock = new ManualClock();
+    const file = await storedFleet(clock);
+    await clock.advance(10 * M); // the orchestrator was down
+    // Two connected nodes (the rejected one is not): at 1 login/s they spread over 2 s.
+    const { store, manager } = restarted(clock, file, 1);
+    manager.awaitListening();
+    await manager.recover();
+    expect(manager.reconnectSpreadMs()).toBe(2 * S);
+    // Recovery, read models, publisher: a start-up longer than a DisconnectTimeout blames nobody.
+    await clock.advance(3 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    manager.listening();
+    const listenedAt = clock.now();
+    expect(manager.silenceCountsFrom).toBe(listenedAt + 2 * S);
+    // n2 reconnects at the very end of the spread and heartbeats on; n1 never comes back.
+    await clock.advance(2 * S);
+    await manager.heartbeat("n2");
+    await clock.advance(30 * S);
+    await manager.heartbeat("n2");
+    await clock.advance(30 * S - 1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    expect(clock.now()).toBe(listenedAt + 2 * S + 1 * M);
+    expect(await types(store, "n2")).toEqual(["NodeRegistered"]);
+    const [, unhealthy] = await store.readStream("node-n1");
+    expect(unhealthy!.data).toMatchObject({ LastHeartbeat: null });
+  });
+
+  it("gives the same spread when its transport comes back, sized by the nodes connected then", async () => {
+    const clock = new ManualClock();
+    const file = await storedFleet(clock);
+    const { store, manager } = restarted(clock, file, 2);
+    manager.awaitListening();
+    await manager.recover();
+    manager.listening();
+    await clock.advance(30 * S);
+    await manager.heartbeat("n1");
+    await manager.heartbeat("n2");
+    manager.transportDown("embedded nats-server exited");
+    await clock.advance(10 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    manager.transportUp();
+    const backAt = clock.now();
+    expect(manager.silenceCountsFrom).toBe(backAt + 1 * S);
+    await clock.advance(31 * S);
+    await manager.heartbeat("n2");
+    await clock.advance(30 * S - 1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    // One node connected now: under a second's worth of logins, no spread.
+    expect(manager.reconnectSpreadMs()).toBe(0);
+  });
+
+  it("waits for listening even when the transport comes back during start-up", async () => {
+    const clock = new ManualClock();
+    const file = await storedFleet(clock);
+    const { store, manager } = restarted(clock, file, 0);
+    manager.awaitListening();
+    manager.transportDown("embedded nats-server exited");
+    await manager.recover();
+    manager.transportUp();
+    await clock.advance(5 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    manager.listening();
+    await clock.advance(1 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+  });
+});

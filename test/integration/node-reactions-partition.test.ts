@@ -12,7 +12,8 @@ import { storedEvents } from "../support/stored-events.ts";
 /**
  * A partition of most of a fleet (docs/jobs.md, Node reactions): `shoal sim`'s virtual nodes
  * against an orchestrator on a manual clock, real NATS and SQLite. Every node holds an execution
- * of a daemon job (virtual nodes run nothing, so it stays New: under way). 70 % of them go silent
+ * of a daemon job (virtual nodes run nothing, so it stays New: under way, within an answer bound
+ * longer than this test's clock). 70 % of them go silent
  * at once: their work must not all move; it moves at the secondary eviction rate, one node per
  * 100 s of the clock, and the nodes that come back before their turn keep it.
  */
@@ -55,6 +56,8 @@ beforeAll(async () => {
     "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
     // A fleet of 60 is "large" here: past the threshold, work moves at the secondary rate instead of not at all.
     "Orchestrator.NodeManager.LargeClusterSizeThreshold": 20,
+    // Virtual nodes never answer their work: it stays under way only until the answer bound, here past the test's clock.
+    "Orchestrator.Scheduler.ExecutionAnswerTimeout": 3_600_000,
   });
   orchestrator = await startOrchestrator(config, silentLogger, { clock });
   sim = Simulation.start({

@@ -55,6 +55,11 @@ export const ExecutionCreated = Schema.Struct({
   TimeoutBuffer: Whole,
   /** The execution this one replaces (a retry), or "". */
   PreviousExecution: Schema.String,
+  /**
+   * Milliseconds the orchestrator waits for the node to answer the work it is sent (its bid, its
+   * start) before the execution ends unanswered. Absent in events stored before it was added: 5 minutes.
+   */
+  AnswerTimeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
 });
 
 /** The orchestrator asked the node for a bid (AskForBid). */
@@ -92,9 +97,16 @@ export const ExecutionCompleted = Schema.Struct({ ExecutionID: Schema.String, Ru
 
 /**
  * Why an execution failed: the node reported an error, its ExecutionTimeout passed, the
- * orchestrator failed it (its node is gone, say), or a long-running one completed.
+ * orchestrator failed it (its node is gone, say), a long-running one completed, or its node never
+ * answered the work it was sent (its AnswerTimeoutMs passed).
  */
-export const ExecutionFailureCause = Schema.Literal("Node", "ExecutionTimeout", "Orchestrator", "CompletedUnexpectedly");
+export const ExecutionFailureCause = Schema.Literal(
+  "Node",
+  "ExecutionTimeout",
+  "Orchestrator",
+  "CompletedUnexpectedly",
+  "Unanswered",
+);
 export type ExecutionFailureCause = typeof ExecutionFailureCause.Type;
 
 export const ExecutionFailed = Schema.Struct({

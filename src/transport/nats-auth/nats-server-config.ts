@@ -10,6 +10,13 @@ export interface NatsServerSettings {
   readonly leafNodePort?: number;
 }
 
+/**
+ * Seconds a client has to finish its login after connecting (nats-server's default: 2). When a
+ * whole fleet reconnects at once (an orchestrator restart), logins queue behind each other on the
+ * server's and the nodes' CPUs; dropped at 2 s, most of them had to start over, and the storm with them.
+ */
+export const LOGIN_TIMEOUT_SECONDS = 10;
+
 const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`;
 
 /**
@@ -25,6 +32,8 @@ export function operatorModeServerConfig(settings: NatsServerSettings, auth: Rec
       pid_file: settings.pidFile,
       jetstream: { store_dir: settings.storeDir, max_file_store: settings.maxFileStoreBytes, max_memory_store: 64 * 1024 * 1024 },
       ...(settings.leafNodePort ? { leafnodes: { listen: hostPort(settings.host, settings.leafNodePort) } } : {}),
+      // Only the login deadline: operator mode admits no users here (the operator's JWTs do).
+      authorization: { timeout: LOGIN_TIMEOUT_SECONDS },
       ...auth,
     },
     null,

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execution/execution-commands.ts";
+import { endedUnanswered } from "../../../machines/execution/execution-deadlines.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.ts";
 import { isLongRunning, taskOf, type JobSpec, type TaskSpec } from "../../../machines/job/job-spec.ts";
@@ -38,9 +39,8 @@ import { workToSend } from "./work-to-send.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
 const TIMEOUT_BUFFER_SECONDS = 60;
-/** An execution its node has not answered for is sent again this often, this many times (then the node's health decides). */
+/** Work its node has not answered is sent again this often, until answered or the answer bound ends it. */
 const RESEND_MS = 2_000;
-const RESENDS = 30;
 /** Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next evaluation comes (`ExecutionLimitBackoff`). */
 export const MAX_EXECUTIONS_PER_EVAL = 20;
 const EXECUTION_LIMIT_BACKOFF_MS = 100;
@@ -60,6 +60,10 @@ export interface JobRunnerOptions {
   readonly work: NodeWorkClient;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** How long a node may leave an execution's work unanswered (recorded on each one); else the decider's default. */
+  readonly answerTimeoutMs?: number;
+  /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
+  readonly transportDown?: () => boolean;
 }
 
 type Issued = Parameters<WorkflowHandler>[0];
@@ -70,6 +74,7 @@ const toExisting = (e: ExecutionState): ExistingExecution => ({
   state: e.computeState ?? "New",
   desiredState: e.desiredState ?? "Pending",
   partitionIndex: e.partitionIndex,
+  ...(endedUnanswered(e) ? { unanswered: true } : {}),
 });
 
 /** Bacalhau's network types as the work protocol carries them: Default is the node's choice, which Shoal makes None. */
@@ -122,6 +127,9 @@ export class JobRunner {
   private readonly topUps = new Map<string, TimerHandle>();
   /** Jobs whose evaluation the rate limit cut short, waiting for the next one. */
   private readonly limited = new Set<string>();
+  /** Executions whose work is being sent again, with the message: one chain of resends each. */
+  private readonly sending = new Map<string, "AskForBid" | "RunExecution">();
+  private stopped = false;
 
   private readonly approver: BidApprover;
   /** What every execution of the read model holds (readModelFolded keeps it up to date). */
@@ -368,6 +376,7 @@ export class JobRunner {
             executionTimeout: timeout,
             timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
             ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
+            ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
           },
           previous === undefined ? context : this.context({ ...c, reason: isTerminal(toExisting(previous)) ? retryReason(previous, p.partitionIndex ?? 0) : replacementReason(previous, p.partitionIndex ?? 0) }),
         );
@@ -550,29 +559,45 @@ export class JobRunner {
    * an ops or daemon execution (a direct bid). Nothing is answered on the spot, and a node that
    * has only just joined may not listen yet: while the execution still stands where the message
    * found it, the same message goes again (the node answers a repeat with where it stands), every
-   * RESEND_MS, at most RESENDS times. A replay after a restart sends only what is still due.
+   * RESEND_MS, until it is answered or the execution ends (its answer bound, ExecutionAnswerTimeout,
+   * ends it if the node never answers). One chain of resends per execution and message: a replay,
+   * or the resume after a restart, of a message already being sent starts no second one.
+   * `chain`: the message of the chain this call continues.
    */
-  private async dispatch(executionId: string, attempt = 0): Promise<void> {
+  private async dispatch(executionId: string, chain?: "AskForBid" | "RunExecution"): Promise<void> {
     const execution = (await this.options.executions.get(executionId)).state;
     const due = workToSend(execution);
-    if (due === undefined) return;
+    if (chain !== undefined && due !== chain) return this.endChain(executionId, chain);
+    if (due === undefined || this.stopped) return;
+    // Already being sent: that chain sends it.
+    if (chain === undefined && this.sending.get(executionId) === due) return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
-    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
-    const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
-    if (due === "AskForBid") this.options.work.askForBid(work);
-    else this.options.work.runExecution(work);
-    if (attempt < RESENDS) {
-      const timer = setTimeout(() => {
-        this.resend(executionId, due, attempt + 1).catch((err: unknown) => this.options.logger.warn({ err, executionId }, "sending an execution again failed"));
-      }, RESEND_MS);
-      timer.unref();
+    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) {
+      return this.endChain(executionId, due);
     }
+    const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
+    // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
+    if (this.options.transportDown?.() !== true) {
+      if (due === "AskForBid") this.options.work.askForBid(work);
+      else this.options.work.runExecution(work);
+    }
+    this.sending.set(executionId, due);
+    const timer = setTimeout(() => {
+      this.dispatch(executionId, due).catch((err: unknown) => {
+        this.endChain(executionId, due);
+        this.options.logger.warn({ err, executionId }, "sending an execution again failed");
+      });
+    }, RESEND_MS);
+    timer.unref();
   }
 
-  /** Sends again only the message that was sent (a chain per phase: the ask's ends once the bid is in). */
-  private async resend(executionId: string, sent: "AskForBid" | "RunExecution", attempt: number): Promise<void> {
-    const execution = (await this.options.executions.get(executionId)).state;
-    if (workToSend(execution) === sent) await this.dispatch(executionId, attempt);
+  private endChain(executionId: string, message: "AskForBid" | "RunExecution"): void {
+    if (this.sending.get(executionId) === message) this.sending.delete(executionId);
+  }
+
+  /** No more resends (the orchestrator stops). */
+  stop(): void {
+    this.stopped = true;
   }
 
   /**
@@ -600,6 +625,10 @@ export class JobRunner {
   private async settle(executionId: string, c: Issued): Promise<void> {
     const ended = (await this.options.executions.get(executionId)).state;
     if (ended.jobId === "") return;
+    // Its node may hold it after all (an executor that was stuck): told to drop it, should it hear.
+    if (endedUnanswered(ended)) {
+      this.options.work.cancelExecution(ended.nodeId, executionId, ended.computeMessage.slice(0, 1024));
+    }
     await this.place(ended.jobId, c);
   }
 

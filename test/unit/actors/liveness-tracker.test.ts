@@ -38,6 +38,40 @@ describe("LivenessTracker", () => {
     expect(t.deadline(healthy)).toBe(580_000);
   });
 
+  it("counts silence from a floor ahead of now (a reconnect grace), and a heartbeat after it from itself", () => {
+    const t = new LivenessTracker();
+    const slot = t.track("a", 0, { ...node, lastHeartbeat: 0 });
+    t.forgiveSilenceBefore(10_000 + 4_000);
+    expect(t.silenceCountsFrom).toBe(14_000);
+    expect(t.deadline(slot)).toBe(74_000);
+    t.beat(slot, 12_000);
+    expect(t.deadline(slot)).toBe(74_000);
+    t.beat(slot, 20_000);
+    expect(t.deadline(slot)).toBe(80_000);
+  });
+
+  it("counts the connected fleet: HEALTHY and not rejected, through every change and a forgotten node", () => {
+    const t = new LivenessTracker();
+    const a = t.track("a", 0, node);
+    t.track("b", 0, node);
+    const c = t.track("c", 0, { ...node, health: "UNHEALTHY" });
+    t.track("d", 0, { ...node, rejected: true });
+    expect(t.connectedCount).toBe(2);
+    t.update(a, { ...node, health: "UNHEALTHY" }, 1);
+    t.update(c, node, 1);
+    expect(t.connectedCount).toBe(2);
+    t.update(c, { ...node, rejected: true }, 2);
+    expect(t.connectedCount).toBe(1);
+    t.forget("b");
+    t.forget("a");
+    expect(t.connectedCount).toBe(0);
+    // A reused slot starts uncounted, whatever its last owner was.
+    t.track("e", 3, { ...node, health: "UNKNOWN" });
+    expect(t.connectedCount).toBe(0);
+    t.track("e", 3, node);
+    expect(t.connectedCount).toBe(1);
+  });
+
   it("reuses the slots of forgotten nodes and grows past its first capacity", () => {
     const t = new LivenessTracker();
     for (let i = 0; i < 5000; i++) t.track(`n${i}`, i, { ...node, lastHeartbeat: i });

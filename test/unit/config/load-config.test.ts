@@ -108,6 +108,8 @@ describe("loadConfig", () => {
       [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=fast"] }, /NodeEvictionRate: expected a number of at least 0 \(such as 0.1\), got "fast"/],
       [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=-1"] }, /NodeEvictionRate: expected a number of at least 0/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=0"] }, /UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1/],
+      [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=0s"] }, /ExecutionAnswerTimeout must be at least/],
+      [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=500ms"] }, /must be at least 1s: a node needs time/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],
       [{ files: [yaml("API: [unclosed")] }, /not valid YAML/],

@@ -106,6 +106,14 @@ describe("the node filter: every reason a node cannot take the job", () => {
       available: true,
     },
     {
+      name: "a node that never answered the job's work (batch, service): out, as after a refused bid",
+      node: node("n1"),
+      over: { executions: [{ ...exec("e1", "n1", "Failed"), unanswered: true }] },
+      codes: ["unanswered"],
+      messages: ["node did not answer the job's work"],
+      available: true,
+    },
+    {
       name: "a node with any execution of an ops job",
       node: node("n1"),
       over: { type: "ops", executions: [exec("e1", "n1", "Failed")] },

@@ -223,7 +223,9 @@ describe("the execution timeout", () => {
     expect(executionDecider.deadlines?.(given([created(), asked, accepted]).state)).toEqual([]);
     expect(executionDecider.deadlines?.(given(running).state)).toEqual([{ name: "execution-timeout", at: SPEC_NOW + 180_000, command: { type: "TimeOutExecution" } }]);
     expect(executionDecider.deadlines?.(given([...running, completed]).state)).toEqual([]);
-    expect(executionDecider.deadlines?.(given([created("service"), asked, accepted, approved]).state)).toEqual([]);
+    // A service's has no ExecutionTimeout: only its start is awaited (below, "the answer bound").
+    const service = given([created("service"), asked, accepted, approved]).state;
+    expect(executionDecider.deadlines?.(service)?.map((d) => d.name)).toEqual(["answer-timeout"]);
   });
 
   it("fails an execution still executing at the deadline, with Bacalhau's message", () => {
@@ -244,6 +246,81 @@ describe("the execution timeout", () => {
   });
 });
 
+describe("the answer bound: work its node never answers ends", () => {
+  const BOUND = 300_000;
+  const answerDeadline = (history: readonly ExecutionEvent[]) =>
+    executionDecider.deadlines?.(given(history).state).find((d) => d.name === "answer-timeout");
+  const unanswered = (Previous: "New" | "BidAccepted", Message: string): ExecutionEvent => ({
+    type: "ExecutionFailed",
+    data: { ExecutionID: ID, Previous, Cause: "Unanswered", Message },
+  });
+  const withBound = (AnswerTimeoutMs: number) =>
+    ({ ...created(), data: { ...(created().data as object), AnswerTimeoutMs } }) as ExecutionEvent;
+  const declined: ExecutionEvent = {
+    type: "ExecutionBidDeclined",
+    data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" },
+  };
+  const bid = "Execution unanswered: node node-1 did not answer AskForBid within 5m0s";
+
+  it("records the bound the orchestrator gave at creation; one created before it was recorded gets 5 minutes", () => {
+    given().when({ ...create(), answerTimeoutMs: 3_000 } as ExecutionCommand).then([withBound(3_000)]);
+    expect(given([withBound(3_000)]).state.answerTimeoutMs).toBe(3_000);
+    expect(given([created()]).state.answerTimeoutMs).toBe(BOUND);
+  });
+
+  it("asks for a deadline while the node owes an answer (its bid, a direct run, its start), on listening time", () => {
+    const command = { type: "TimeOutAnswer" };
+    const expected = { name: "answer-timeout", at: SPEC_NOW + BOUND, command, listenMs: BOUND };
+    expect(answerDeadline([created()])).toEqual(expected);
+    expect(answerDeadline([created(), asked])).toMatchObject({ at: SPEC_NOW + BOUND });
+    expect(answerDeadline([created("ops")])).toMatchObject({ at: SPEC_NOW + BOUND });
+    expect(answerDeadline([created(), accepted, approved])).toMatchObject({ at: SPEC_NOW + BOUND });
+    expect(answerDeadline([created("daemon"), acceptedDirect])).toMatchObject({ at: SPEC_NOW + BOUND });
+    // The orchestrator's move (approval), a running or an ended execution: nothing owed.
+    expect(answerDeadline([created(), accepted])).toBeUndefined();
+    expect(answerDeadline(running)).toBeUndefined();
+    expect(answerDeadline([created(), declined])).toBeUndefined();
+    expect(answerDeadline([created(), cancelled("New")])).toBeUndefined();
+  });
+
+  it("counts from when the answer came to be owed: the approval, not the creation", () => {
+    const history = [
+      { event: created(), time: SPEC_TIME },
+      { event: accepted, time: new Date(SPEC_NOW + 10_000).toISOString() },
+      { event: approved, time: new Date(SPEC_NOW + 20_000).toISOString() },
+    ];
+    const state = history.reduce((s, { event, time }) => executionDecider.evolve(s, event, time), given().state);
+    const deadline = executionDecider.deadlines?.(state).find((d) => d.name === "answer-timeout");
+    expect(deadline?.at).toBe(SPEC_NOW + 20_000 + BOUND);
+  });
+
+  it("given work unanswered past the bound, when its deadline comes, then Failed, naming node, what and bound", () => {
+    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).then([unanswered("New", bid)]);
+    given([created("ops")])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
+      .then([unanswered("New", "Execution unanswered: node node-1 did not answer RunExecution within 5m0s")]);
+    const start = "did not report it started within 5m0s of being told to run it (RunExecution)";
+    given([created(), accepted, approved])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
+      .then([unanswered("BidAccepted", `Execution unanswered: node node-1 ${start}`)]);
+    given([withBound(1_500)])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + 1_500)
+      .then([unanswered("New", "Execution unanswered: node node-1 did not answer AskForBid within 1500ms")]);
+    const state = executionDecider.evolve(given([created()]).state, unanswered("New", bid), SPEC_TIME);
+    expect(state).toMatchObject({ computeState: "Failed", desiredState: "Stopped", computeMessage: bid });
+    expect(executionDecider.deadlines?.(state)).toEqual([]);
+  });
+
+  it("given an answer or an end before the bound, or a deadline that comes early, then nothing happens", () => {
+    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND - 1).thenNothingHappened();
+    given([created(), accepted]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).thenNothingHappened();
+    given(running).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
+    given([...running, completed]).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
+    given([created(), cancelled("New")]).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
+    given().when({ type: "TimeOutAnswer" }, SPEC_NOW).thenNothingHappened();
+  });
+});
+
 describe("the legality statechart and decide", () => {
   it("agree on every state a random run of commands reaches: refused exactly when illegal", () => {
     const commands: ExecutionCommand[] = [
@@ -259,6 +336,7 @@ describe("the legality statechart and decide", () => {
       { type: "Fail", reason: "boom", cause: "Node" },
       { type: "Cancel", reason: "stop" },
       { type: "TimeOutExecution" },
+      { type: "TimeOutAnswer" },
     ];
     let seed = 5;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -270,7 +348,7 @@ describe("the legality statechart and decide", () => {
         now += Math.floor(random() * 120_000);
         const command = commands[Math.floor(random() * commands.length)]!;
         const decision = executionDecider.decide(command, state, { now });
-        if (command.type === "TimeOutExecution") expect(decision.ok).toBe(true);
+        if (command.type === "TimeOutExecution" || command.type === "TimeOutAnswer") expect(decision.ok).toBe(true);
         else expect(decision.ok, `${command.type} in ${executionStateValue(state)}`).toBe(isExecutionCommandLegal(state, command.type));
         if (!decision.ok) continue;
         for (const e of decision.events) state = executionDecider.evolve(state, e, new Date(now).toISOString());
