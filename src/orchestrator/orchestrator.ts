@@ -11,6 +11,7 @@ import { JobControl } from "../actors/job-control.ts";
 import { JobHistory } from "../projections/jobs/job-history.ts";
 import { JobViews } from "../projections/jobs/job-views.ts";
 import { jobDefaultsOf } from "./job-defaults-config.ts";
+import { jobLimitsOf } from "./job-limits-config.ts";
 import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../snapshots/job-views-snapshot.ts";
 import { NodeProtocolHandler } from "../actors/node-protocol-handler.ts";
 import { buildApi } from "../api/api-server.ts";
@@ -37,6 +38,7 @@ import { entityIdOf } from "../events/streams.ts";
 import { drainFlow } from "../workflows/nodes/drain-flow.ts";
 import { NodeDrainer } from "../workflows/nodes/node-drainer.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
+import { failRefusedJobs } from "../workflows/jobs/refused-jobs.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
 import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
@@ -167,6 +169,7 @@ export async function startOrchestrator(
   try {
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
     const jobDefaults = jobDefaultsOf(config);
+    const jobLimits = jobLimitsOf(config, jobDefaults);
     const nodeIndex = new NodeIndex();
     // One heap for every entity's deadlines: nodes', jobs' and executions'.
     const deadlines = new DeadlineScheduler(clock);
@@ -191,7 +194,15 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
-    const jobControl = new JobControl({ store, clock, logger: logger.child({ component: "jobs" }), deadlines, defaults: jobDefaults });
+    const jobLogger = logger.child({ component: "jobs" });
+    const jobControl = new JobControl({
+      store,
+      clock,
+      logger: jobLogger,
+      deadlines,
+      defaults: jobDefaults,
+      limits: jobLimits,
+    });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
     transport.onChange((down) => {
       if (down !== undefined) return manager.transportDown(down);
@@ -255,7 +266,16 @@ export async function startOrchestrator(
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
     const work = new NodeWorkClient(nc);
-    const jobRunner = new JobRunner({ jobs: jobControl.jobs, executions: jobControl.executions, jobViews, nodeViews: views, work, clock, logger: logger.child({ component: "job-runner" }) });
+    const jobRunner = new JobRunner({
+      jobs: jobControl.jobs,
+      executions: jobControl.executions,
+      jobViews,
+      nodeViews: views,
+      work,
+      clock,
+      logger: logger.child({ component: "job-runner" }),
+      refusal: (jobId, spec) => jobControl.storedJobRefusal(jobId, spec),
+    });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
     const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), placeableElsewhere: (e) => jobRunner.placeableElsewhere(e), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
     const jobProjection = processors.add({
@@ -340,6 +360,8 @@ export async function startOrchestrator(
     const indexing = performance.now();
     await views.release();
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
+    await failRefusedJobs(jobViews.allJobs(), jobControl, logger.child({ component: "job-limits" }));
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
     // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait again.

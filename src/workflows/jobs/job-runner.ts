@@ -22,7 +22,7 @@ import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/j
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { NodeExecutions } from "../nodes/node-executions.ts";
-import { placeJob, remainingPartitions } from "../../scheduler/place-job.ts";
+import { placeJob, remainingPartitionCount } from "../../scheduler/place-job.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
@@ -34,6 +34,7 @@ import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger
 import { bacalhauEnv } from "./execution-env.ts";
 import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { sendOrEnd } from "./unsendable-work.ts";
 import { workToSend } from "./work-to-send.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
@@ -60,6 +61,8 @@ export interface JobRunnerOptions {
   readonly work: NodeWorkClient;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
+  readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
 }
 
 type Issued = Parameters<WorkflowHandler>[0];
@@ -320,9 +323,14 @@ export class JobRunner {
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
     if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
+    const context = this.context(c);
+    const refused = this.options.refusal?.(jobId, spec);
+    if (refused !== undefined) {
+      await jobs.execute(jobId, { type: "Fail", reason: refused }, context);
+      return ledger;
+    }
     const task = taskOf(spec);
     let existing = await this.executionsOf(jobId);
-    const context = this.context(c);
     const before = jobOutcome(spec.Type, spec.Count, existing.map(this.existing));
     if (before.kind === "completed" && spec.Type === "batch") {
       await jobs.execute(jobId, { type: "Complete" }, context);
@@ -334,13 +342,16 @@ export class JobRunner {
       // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
       const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
       // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never fails the job.
-      const replacingOnly = remainingPartitions(spec.Type, spec.Count, existing.map(toExisting)).length === 0 && (spec.Type === "batch" || spec.Type === "service");
-      const request = this.requestFor(job, spec, holding.map(this.existing));
-      const result = placeJob(request, ledger);
+      const partitioned = spec.Type === "batch" || spec.Type === "service";
+      const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, existing.map(toExisting)) < 1;
       // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation later.
-      const kept = result.placements.length > MAX_EXECUTIONS_PER_EVAL ? result.placements.slice(0, MAX_EXECUTIONS_PER_EVAL) : result.placements;
-      next = kept === result.placements ? result.ledger : reserve(ledger, kept);
-      if (kept !== result.placements) this.evaluateLater(jobId, result.placements.length - kept.length);
+      const maxPlacements = MAX_EXECUTIONS_PER_EVAL;
+      const request = { ...this.requestFor(job, spec, holding.map(this.existing)), maxPlacements };
+      const result = placeJob(request, ledger);
+      const kept = result.placements;
+      const deferred = result.deferred ?? 0;
+      next = result.ledger;
+      if (deferred > 0) this.evaluateLater(jobId, deferred);
       const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
       const allocated = parseTaskResources(task.Resources);
       const last = latestFailure(existing);
@@ -373,8 +384,9 @@ export class JobRunner {
         );
       }
       // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
-      const level = result.placements.length > 0 || result.decision !== "placed" ? "info" : "debug";
-      logger[level]({ jobId, decision: result.decision, placements: kept.map((p) => p.nodeId), deferred: result.placements.length - kept.length }, "job placed");
+      const level = kept.length > 0 || result.decision !== "placed" ? "info" : "debug";
+      const placements = kept.map((p) => p.nodeId);
+      logger[level]({ jobId, decision: result.decision, placements, deferred }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
@@ -558,9 +570,13 @@ export class JobRunner {
     if (due === undefined) return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
     if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return;
-    const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
-    if (due === "AskForBid") this.options.work.askForBid(work);
-    else this.options.work.runExecution(work);
+    const spec = job.spec;
+    const sent = await sendOrEnd(this.options, execution, () => {
+      const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(spec, execution) };
+      if (due === "AskForBid") this.options.work.askForBid(work);
+      else this.options.work.runExecution(work);
+    }, (reason) => this.context({ handler: DISPATCH, entityId: executionId, type: due, reason }));
+    if (!sent) return;
     if (attempt < RESENDS) {
       const timer = setTimeout(() => {
         this.resend(executionId, due, attempt + 1).catch((err: unknown) => this.options.logger.warn({ err, executionId }, "sending an execution again failed"));
