@@ -30,7 +30,7 @@ import { testAgent } from "../support/test-agent.ts";
  * after it run on a real compute node and Docker.
  */
 const KEY = "limits-key-0123456789abcdefghijklm";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] }];
 const MIB = 1024 * 1024;
 const docker = new Docker();
 let image = "";
@@ -51,8 +51,10 @@ function storedSpecOf(job: unknown, jobId: string) {
 async function storeJob(dataDir: string, job: unknown): Promise<string> {
   const jobId = `j-${randomUUID()}`;
   const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-  const metadata = { time: new Date().toISOString(), actor: { type: "operator" as const, id: "before-the-limits" }, correlationId: jobId, causationId: jobId };
-  const event = { type: "JobSubmitted" as const, data: { JobID: jobId, Job: storedSpecOf(job, jobId), Version: 1, Warnings: [] } };
+  const actor = { type: "operator" as const, id: "before-the-limits" };
+  const metadata = { time: new Date().toISOString(), actor, correlationId: jobId, causationId: jobId };
+  const data = { JobID: jobId, Job: storedSpecOf(job, jobId), Version: 1, Warnings: [] };
+  const event = { type: "JobSubmitted" as const, data };
   await store.append(`job-${jobId}`, [encodeJobEvent(event, metadata, randomUUID())], "no_stream");
   await store.close();
   return jobId;
@@ -61,9 +63,11 @@ async function storeJob(dataDir: string, job: unknown): Promise<string> {
 async function startNode(): Promise<string> {
   const nodeId = `limits-${randomUUID().slice(0, 8)}`;
   nodeIds.push(nodeId);
-  const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
+  const capacity = { cpuMillis: 1000, memoryBytes: 256 * MIB };
+  const executor = new DockerExecutor({ nodeId, capacity, logger: silentLogger, docker, stopGraceSeconds: 0 });
   const running = orchestrator as RunningOrchestrator;
-  const agent = testAgent({ nodeId, orchestrators: [running.natsUrl], token: running.joinToken.token, executor, resourceUpdateMs: 200 });
+  const token = running.joinToken.token;
+  const agent = testAgent({ nodeId, orchestrators: [running.natsUrl], token, executor, resourceUpdateMs: 200 });
   agents.push(agent);
   await agent.start();
   await waitFor(() => running.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
@@ -72,7 +76,10 @@ async function startNode(): Promise<string> {
 
 /** A batch job waits (Queued) up to a minute for a node: a stored job is placed once the node joins. */
 const config = (prefix: string): Promise<ShoalConfig> =>
-  ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
+  ownNatsOrchestratorConfig(prefix, {
+    "API.Auth.Users": USERS,
+    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000,
+  });
 
 /** The messages of the job's history, as the API serves it. */
 const historyText = (job: Body): string => JSON.stringify(job.History?.Items ?? []);
@@ -101,11 +108,19 @@ describe("submission refuses a job over a limit: 400 naming the field, nothing s
   it("Count 1e9, a 9,000-character env value, a Privileged docker param", async () => {
     const c = await config("shoal-limits-api-");
     orchestrator = await startOrchestrator(c, silentLogger);
+    const base = shellJob(image, "echo hi");
+    const main = base.Tasks[0];
     const cases: [unknown, string][] = [
-      [{ ...shellJob(image, "echo hi"), Count: 1_000_000_000 }, "Count: job count 1000000000 is more than the limit of 1000 (JobLimits.MaxCount)"],
-      [{ ...shellJob(image, "echo hi"), Tasks: [{ ...shellJob(image, "echo hi").Tasks[0], Env: { BIG: "x".repeat(9000) } }] }, "Tasks[0].Env.BIG:"],
       [
-        { ...shellJob(image, "echo hi"), Tasks: [{ ...shellJob(image, "echo hi").Tasks[0], Engine: { Type: "docker", Params: { Image: image, Privileged: true } } }] },
+        { ...shellJob(image, "echo hi"), Count: 1_000_000_000 },
+        "Count: job count 1000000000 is more than the limit of 1000 (JobLimits.MaxCount)",
+      ],
+      [
+        { ...base, Tasks: [{ ...main, Env: { BIG: "x".repeat(9000) } }] },
+        "Tasks[0].Env.BIG:",
+      ],
+      [
+        { ...base, Tasks: [{ ...main, Engine: { Type: "docker", Params: { Image: image, Privileged: true } } }] },
         'Tasks[0].Engine.Params.Privileged: docker engine param "Privileged" is not supported',
       ],
     ];
@@ -121,10 +136,14 @@ describe("submission refuses a job over a limit: 400 naming the field, nothing s
 
 describe("a store that already holds a job over the limits", () => {
   for (const [what, job, limit] of [
-    ["Count 1e9", { ...shellJobLater(), Count: 1_000_000_000 }, "Count: job count 1000000000 is more than the limit of 1000 (JobLimits.MaxCount)"],
+    [
+      "Count 1e9",
+      { ...shellJobLater(), Count: 1_000_000_000 },
+      "Count: job count 1000000000 is more than the limit of 1000 (JobLimits.MaxCount)",
+    ],
     ["a 9,000-character env value", withEnv({ BIG: "x".repeat(9000) }), "(JobLimits.MaxEnvValueLength)"],
   ] as const) {
-    it(`${what}: the orchestrator starts, fails that job with the reason, serves, and the next job runs to Completed`, async () => {
+    it(`${what}: a start fails that job with the reason and serves; the next job runs to Completed`, async () => {
       const c = await config("shoal-limits-stored-");
       const bad = await storeJob(c.DataDir, resolveImage(job));
       orchestrator = await startOrchestrator(c, silentLogger);
