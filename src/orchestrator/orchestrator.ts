@@ -38,6 +38,7 @@ import { entityIdOf } from "../events/streams.ts";
 import { drainFlow } from "../workflows/nodes/drain-flow.ts";
 import { NodeDrainer } from "../workflows/nodes/node-drainer.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
+import { endFailedJobStep } from "../workflows/jobs/failed-job-step.ts";
 import { failRefusedJobs } from "../workflows/jobs/refused-jobs.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
@@ -298,7 +299,16 @@ export async function startOrchestrator(
         logger: logger.child({ component: "workflows" }),
       }),
     );
-    processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
+    processors.add(
+      new WorkflowHost(jobFlow, {
+        store,
+        checkpoints: store,
+        handlers: jobRunner.handlers(),
+        logger: logger.child({ component: "workflows" }),
+        // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
+        endEntity: endFailedJobStep({ jobs: jobControl.jobs, executions: jobControl.executions }),
+      }),
+    );
     // Work follows node state: lost with a silent (rate-limited), rejected or deleted node, stopped when it is back, daemons follow labels (docs/jobs.md, Node reactions).
     const reactions = new NodeReactionRunner({
       work: jobRunner,

@@ -34,6 +34,8 @@ import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger
 import { bacalhauEnv } from "./execution-env.ts";
 import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { isTransientFailure } from "../transient-failure.ts";
+import { endFailedJobStep } from "./failed-job-step.ts";
 import { sendOrEnd } from "./unsendable-work.ts";
 import { workToSend } from "./work-to-send.ts";
 
@@ -246,7 +248,7 @@ export class JobRunner {
     }
     // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
     let ledger = this.ledger();
-    for (const jobId of waiting) ledger = await this.evaluate(jobId, c, ledger);
+    for (const jobId of waiting) ledger = await this.evaluateOrEnd(jobId, c, ledger);
   }
 
   /**
@@ -314,7 +316,24 @@ export class JobRunner {
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
   private async place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
-    await this.evaluate(jobId, c, this.ledger());
+    await this.evaluateOrEnd(jobId, c, this.ledger());
+  }
+
+  /**
+   * evaluate(), but a failure for this job's own data (not the store's or NATS's, which pass)
+   * fails the job with the reason, and the placements after it go on.
+   */
+  private async evaluateOrEnd(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
+    try {
+      return await this.evaluate(jobId, c, ledger);
+    } catch (err) {
+      if (isTransientFailure(err)) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      const reason = `the orchestrator cannot place this job: ${why}`.slice(0, 4096);
+      this.options.logger.error({ err, jobId }, "placing a job failed for its own data: the job fails");
+      await endFailedJobStep(this.options)({ ...c, handler: PLACEMENT, type: "PlaceJob", entityId: jobId }, reason);
+      return ledger;
+    }
   }
 
   /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
