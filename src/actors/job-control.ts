@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { JobDefaults } from "../../machines/job/job-defaults.ts";
+import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
 import { problemText, validateJobSubmission } from "../../machines/job/validate-job-submission.ts";
@@ -36,6 +36,9 @@ export interface JobControlOptions {
   readonly idleMs?: number;
   readonly maxResident?: number;
 }
+
+const NOTHING: JobTypeDefaults = { Priority: 0, Task: { Resources: {}, Timeouts: {} } };
+const NO_DEFAULTS: JobDefaults = { Batch: NOTHING, Ops: NOTHING, Service: NOTHING, Daemon: NOTHING };
 
 /** A stored job's refusal names this many of its problems (a job can have hundreds). */
 const MAX_PROBLEMS_SHOWN = 5;
@@ -78,7 +81,7 @@ export class JobControl {
   async submit(job: unknown, context: CommandContext): Promise<Submitted> {
     const jobId = jobIdOf(this.newUuid());
     // A fresh id has no stream: nothing to read before deciding.
-    const command = { type: "Submit", job, defaults: this.options.defaults, limits: this.limits } as const;
+    const command = { type: "Submit", job, defaults: NO_DEFAULTS, limits: this.limits } as const;
     const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");
     return { jobId, warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [], position: result.position };
@@ -97,7 +100,8 @@ export class JobControl {
     // A stored spec never changes: each is checked once while it is in memory.
     const known = this.checked.get(spec);
     if (known !== undefined) return known === "" ? undefined : known;
-    const checked = validateJobSubmission(spec, { jobId, defaults: this.options.defaults, limits: this.limits });
+    // No defaults: the spec is judged as it was stored, never by defaults configured since.
+    const checked = validateJobSubmission(spec, { jobId, defaults: NO_DEFAULTS, limits: this.limits });
     const problems = checked.ok ? [] : checked.problems.map(problemText);
     const more = problems.length - MAX_PROBLEMS_SHOWN;
     const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).join("; ") + (more > 0 ? `; and ${more} more` : "");

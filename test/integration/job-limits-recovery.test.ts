@@ -73,6 +73,23 @@ describe("a stored job that today's limits refuse", () => {
   });
 });
 
+describe("a stored job within today's limits", () => {
+  it("is judged as it was stored: defaults configured since (a longer QueueTimeout) never fail it", async () => {
+    const store = openStore();
+    const before = control(store);
+    const timed = spec({ Tasks: [{ ...spec().Tasks[0], Timeouts: { TotalTimeout: 600 } }] });
+    const jobId = (await before.submit(timed, operator)).jobId;
+    await before.close();
+    const longQueue = jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 3_600_000 });
+    const clock = new ManualClock(Date.parse("2026-11-28T12:00:00Z"));
+    const deadlines = new DeadlineScheduler(clock);
+    const now = new JobControl({ store, clock, logger: silentLogger, deadlines, defaults: longQueue });
+    cleanups.push(() => now.close());
+    expect(await failRefusedJobs([(await now.jobs.get(jobId)).state], now, silentLogger)).toBe(0);
+    expect((await store.readStream(`job-${jobId}`)).map((e) => e.type)).toEqual(["JobSubmitted"]);
+  });
+});
+
 describe("work the protocol refuses to carry", () => {
   it("fails the execution (the orchestrator's cause) and its job, with the reason; other errors throw", async () => {
     const store = openStore();
