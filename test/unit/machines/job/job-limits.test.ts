@@ -272,6 +272,12 @@ const BACALHAU_DOCS_EXAMPLES: Record<string, unknown> = {
       },
     ],
   },
+  "the job specification reference's basic structure": {
+    Name: "my-job",
+    Type: "batch",
+    Count: 1,
+    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "ubuntu:latest" } }, Resources: { CPU: "1", Memory: "1GB" } }],
+  },
   "the Docker engine's example": {
     Type: "batch",
     Tasks: [
