@@ -276,7 +276,9 @@ const BACALHAU_DOCS_EXAMPLES: Record<string, unknown> = {
     Name: "my-job",
     Type: "batch",
     Count: 1,
-    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "ubuntu:latest" } }, Resources: { CPU: "1", Memory: "1GB" } }],
+    Tasks: [
+      { Name: "main", Engine: { Type: "docker", Params: { Image: "ubuntu:latest" } }, Resources: { CPU: "1", Memory: "1GB" } },
+    ],
   },
   "the Docker engine's example": {
     Type: "batch",
