@@ -277,7 +277,11 @@ const BACALHAU_DOCS_EXAMPLES: Record<string, unknown> = {
     Type: "batch",
     Count: 1,
     Tasks: [
-      { Name: "main", Engine: { Type: "docker", Params: { Image: "ubuntu:latest" } }, Resources: { CPU: "1", Memory: "1GB" } },
+      {
+        Name: "main",
+        Engine: { Type: "docker", Params: { Image: "ubuntu:latest" } },
+        Resources: { CPU: "1", Memory: "1GB" },
+      },
     ],
   },
   "the Docker engine's example": {
