@@ -50,7 +50,8 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
 
   if (command.type === "Submit") {
     if (!isJobId(jobId)) return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
-    const submission = validateJobSubmission(command.job, { jobId, defaults: command.defaults });
+    const { defaults, limits } = command;
+    const submission = validateJobSubmission(command.job, { jobId, defaults, ...(limits ? { limits } : {}) });
     if (!submission.ok) {
       const problems = submission.problems;
       return refuse({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems });

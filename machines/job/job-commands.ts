@@ -1,4 +1,5 @@
 import type { JobDefaults } from "./job-defaults.ts";
+import type { JobLimits } from "./job-limits.ts";
 import type { SpecProblem } from "./validate-job-submission.ts";
 
 /**
@@ -7,8 +8,11 @@ import type { SpecProblem } from "./validate-job-submission.ts";
  * workflows; Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
  */
 export type JobCommand =
-  /** `job`: the submitted models.Job as decoded (JSON or YAML), validated here with the host's defaults. */
-  | { readonly type: "Submit"; readonly job: unknown; readonly defaults: JobDefaults }
+  /**
+   * `job`: the submitted models.Job as decoded (JSON or YAML), validated here with the host's
+   * defaults and limits (Shoal's own defaults where the host gives none).
+   */
+  | { readonly type: "Submit"; readonly job: unknown; readonly defaults: JobDefaults; readonly limits?: JobLimits }
   /** No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes to run job. …"). */
   | { readonly type: "Queue"; readonly reason: string }
   /** An execution of the job is to run (desired Running). */

@@ -1,5 +1,6 @@
 import { goDuration } from "./go-duration.ts";
 import { defaultsFor, type JobDefaults } from "./job-defaults.ts";
+import { DEFAULT_JOB_LIMITS, LIMIT_KEYS, MAX_TASKS, type JobLimits } from "./job-limits.ts";
 import {
   DEFAULT_NAMESPACE,
   JOB_TYPES,
@@ -14,6 +15,7 @@ import {
   type TimeoutConfig,
 } from "./job-spec.ts";
 import { Findings, field, integerField, isAbsent, isObject, quote, requiredString, stringField, stringList, stringMap, type Obj, type SpecProblem } from "./spec-fields.ts";
+import { checkName, checkNamespace, checkResources } from "./spec-limits.ts";
 import { normalizeResourceString } from "./task-resources.ts";
 import { validateTask } from "./validate-task.ts";
 
@@ -62,10 +64,13 @@ function jobType(job: Obj, f: Findings): JobType | undefined {
   return v as JobType;
 }
 
-function jobCount(job: Obj, type: JobType | undefined, f: Findings): number {
+function jobCount(job: Obj, type: JobType | undefined, limits: JobLimits, f: Findings): number {
   const count = integerField(job, "Count", "Count", f);
   if (count === undefined) return type === "batch" || type === "service" ? 1 : 0;
   if (count < 0) f.problem("Count", "job count must be >= 0");
+  else if (count > limits.MaxCount && type !== "daemon" && type !== "ops") {
+    f.problem("Count", `job count ${count} is more than the limit of ${limits.MaxCount} (${LIMIT_KEYS.MaxCount})`);
+  }
   else if (count > 1 && (type === "daemon" || type === "ops")) f.problem("Count", `${type} jobs cannot specify count > 1 as they run on all matching nodes`);
   else if (count === 0 && (type === "batch" || type === "service")) {
     // Bacalhau takes 0 as "stop all executions" of an existing job; a new job with none would do nothing.
@@ -167,18 +172,24 @@ function checkTimeouts(type: JobType, t: TimeoutConfig, f: Findings): void {
  * is named at once, each with its field path; field names match case-insensitively, as Go's
  * JSON decoder matches them. Pure: the host supplies the job's ID and the defaults.
  */
-export function validateJobSubmission(input: unknown, options: { readonly jobId: string; readonly defaults: JobDefaults }): JobSubmission {
+export function validateJobSubmission(
+  input: unknown,
+  options: { readonly jobId: string; readonly defaults: JobDefaults; readonly limits?: JobLimits },
+): JobSubmission {
   const f = new Findings();
+  const limits = options.limits ?? DEFAULT_JOB_LIMITS;
   if (!isObject(input)) return { ok: false, problems: [{ path: "", message: "a job must be a map of fields (Bacalhau's models.Job: Type, Tasks, …)" }] };
   const bytes = new TextEncoder().encode(JSON.stringify(input) ?? "").byteLength;
   if (bytes > MAX_JOB_SPEC_BYTES) f.problem("", `the job is ${bytes} bytes as JSON; the limit is ${MAX_JOB_SPEC_BYTES}`);
 
   const type = jobType(input, f);
   checkSanitized(input, typeof field(input, "Type") === "string" ? (field(input, "Type") as string) : undefined, f);
-  const count = jobCount(input, type, f);
+  const count = jobCount(input, type, limits, f);
   const priority = integerField(input, "Priority", "Priority", f);
   const name = stringField(input, "Name", "Name", f);
+  checkName(name, "Name", "job name", limits, f);
   const namespace = stringField(input, "Namespace", "Namespace", f);
+  checkNamespace(namespace, "Namespace", f);
   const labels = stringMap(field(input, "Labels"), "Labels", f);
   const meta = withoutReservedMeta(stringMap(field(input, "Meta"), "Meta", f), "Meta", f);
   const requirements = constraints(input, f);
@@ -188,8 +199,8 @@ export function validateJobSubmission(input: unknown, options: { readonly jobId:
   if (isAbsent(tasks) || (Array.isArray(tasks) && tasks.length === 0)) f.problem("Tasks", "missing job tasks");
   else if (!Array.isArray(tasks)) f.problem("Tasks", "must be a list of tasks");
   else {
-    if (tasks.length > 1) f.warnings.push("only one task is supported per job");
-    first = validateTask(tasks[0], "Tasks[0]", f);
+    if (tasks.length > MAX_TASKS) f.problem("Tasks", `Shoal runs one task per job; this one has ${tasks.length}`);
+    first = validateTask(tasks[0], "Tasks[0]", limits, f);
   }
 
   if (type === undefined || first === undefined || f.problems.length > 0) {
@@ -210,6 +221,7 @@ export function validateJobSubmission(input: unknown, options: { readonly jobId:
   };
   const spec = applyDefaults(submitted, options.defaults);
   checkTimeouts(spec.Type, (spec.Tasks[0] as TaskSpec).Timeouts, f);
+  checkResources((spec.Tasks[0] as TaskSpec).Resources, "Tasks[0].Resources", limits, f);
   if (f.problems.length > 0) return { ok: false, problems: f.problems };
   return { ok: true, spec, warnings: f.warnings };
 }

@@ -2,6 +2,8 @@ import { goDuration } from "./go-duration.ts";
 import { NETWORK_TYPES, type DockerEngineParams, type NetworkConfig, type NetworkType, type ResourcesConfig, type TaskSpec, type TimeoutConfig } from "./job-spec.ts";
 import { field, integerField, isAbsent, isObject, quote, requiredString, stringField, stringList, stringMap, type Findings, type Obj } from "./spec-fields.ts";
 import { RESOURCE_FORMS, RESOURCE_PARSERS, normalizeResourceString } from "./task-resources.ts";
+import { LIMIT_KEYS, WIRE_ENV_NAME, WIRE_LIMITS, type JobLimits } from "./job-limits.ts";
+import { checkImage, checkLength, checkList, checkName, checkWorkingDirectory } from "./spec-limits.ts";
 
 /** Bacalhau's EnvVarPrefix: the system's own environment variables. */
 const ENV_VAR_PREFIX = "BACALHAU_";
@@ -10,41 +12,68 @@ const ENV_VAR_PREFIX = "BACALHAU_";
 const DOMAIN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
-function dockerParams(engine: Obj, path: string, f: Findings): DockerEngineParams | undefined {
+/** Bacalhau's docker EngineSpec has these and no more; Shoal's nodes apply exactly these. */
+const DOCKER_PARAMS = ["Image", "Entrypoint", "Parameters", "EnvironmentVariables", "WorkingDirectory"] as const;
+
+function dockerParams(engine: Obj, path: string, limits: JobLimits, f: Findings): DockerEngineParams | undefined {
   const params = field(engine, "Params");
   if (!isObject(params)) {
     f.problem(`${path}.Params`, isAbsent(params) ? "missing docker engine params: Image is required" : "must be a map of docker engine params");
     return undefined;
   }
   const p = `${path}.Params`;
+  // Privileged, Binds, CapAdd, host namespaces…: a node would run the container without them, not as asked.
+  for (const key of Object.keys(params)) {
+    if (DOCKER_PARAMS.some((known) => known.toLowerCase() === key.toLowerCase())) continue;
+    const only = DOCKER_PARAMS.join(", ");
+    f.problem(`${p}.${key}`, `docker engine param ${quote(key)} is not supported: Shoal nodes apply only ${only}`);
+  }
   const image = requiredString(params, "Image", `${p}.Image`, "missing image: 'Image' cannot be empty", f);
+  checkImage(image, `${p}.Image`, limits, f);
   const workdir = stringField(params, "WorkingDirectory", `${p}.WorkingDirectory`, f) ?? "";
-  if (workdir !== "" && !workdir.startsWith("/")) f.problem(`${p}.WorkingDirectory`, `${quote(workdir)} must be an absolute path`);
+  checkWorkingDirectory(workdir, `${p}.WorkingDirectory`, limits, f);
   const env = stringList(field(params, "EnvironmentVariables"), `${p}.EnvironmentVariables`, f);
   env.forEach((e, i) => {
     const name = e.split("=", 1)[0] as string;
     if (name.toUpperCase().startsWith(ENV_VAR_PREFIX)) f.problem(`${p}.EnvironmentVariables[${i}]`, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
   });
+  const envLimits = { items: "MaxEnvironmentVariables", length: "MaxEnvValueLength" } as const;
+  checkList(env, `${p}.EnvironmentVariables`, envLimits, limits, f);
+  const entrypoint = stringList(field(params, "Entrypoint"), `${p}.Entrypoint`, f);
+  checkList(entrypoint, `${p}.Entrypoint`, { items: "MaxEntrypointItems", length: "MaxArgumentLength" }, limits, f);
+  const parameters = stringList(field(params, "Parameters"), `${p}.Parameters`, f);
+  checkList(parameters, `${p}.Parameters`, { items: "MaxParameters", length: "MaxArgumentLength" }, limits, f);
   return {
     Image: image ?? "",
-    Entrypoint: stringList(field(params, "Entrypoint"), `${p}.Entrypoint`, f),
-    Parameters: stringList(field(params, "Parameters"), `${p}.Parameters`, f),
+    Entrypoint: entrypoint,
+    Parameters: parameters,
     EnvironmentVariables: env,
     WorkingDirectory: workdir,
   };
 }
 
-function taskEnv(task: Obj, path: string, f: Findings): Record<string, string> {
+function taskEnv(task: Obj, path: string, limits: JobLimits, f: Findings): Record<string, string> {
   const env = stringMap(field(task, "Env"), path, f);
-  // Bacalhau's ValidateEnvVars, each rule a problem of its own.
-  for (const [name, value] of Object.entries(env)) {
+  const entries = Object.entries(env);
+  if (entries.length > limits.MaxEnvironmentVariables) {
+    const key = LIMIT_KEYS.MaxEnvironmentVariables;
+    f.problem(path, `${entries.length} environment variables; the limit is ${limits.MaxEnvironmentVariables} (${key})`);
+  }
+  // Bacalhau's ValidateEnvVars, each rule a problem of its own; names in ASCII, as the work protocol carries them.
+  for (const [name, value] of entries) {
     const at = `${path}.${name}`;
     if (name === "") f.problem(path, "environment variable name cannot be empty");
     else if (name !== name.toUpperCase()) f.problem(at, `environment variable ${quote(name)} must be uppercase`);
-    else if (!/^\p{L}/u.test(name)) f.problem(at, `environment variable ${quote(name)} must start with a letter`);
-    else if (!/^[\p{L}\p{N}_]+$/u.test(name)) f.problem(at, `environment variable ${quote(name)} can only contain letters, numbers, and underscores`);
-    else if (name.startsWith(ENV_VAR_PREFIX)) f.problem(at, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
+    else if (!/^[A-Z]/.test(name)) f.problem(at, `environment variable ${quote(name)} must start with a letter`);
+    else if (!/^[A-Z0-9_]+$/.test(name)) {
+      f.problem(at, `environment variable ${quote(name)} can only contain letters, numbers, and underscores`);
+    } else if (name.startsWith(ENV_VAR_PREFIX)) {
+      f.problem(at, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
+    } else if (!WIRE_ENV_NAME.test(name)) {
+      f.problem(at, `the name is ${name.length} characters; the limit is ${WIRE_LIMITS.envNameLength}`);
+    }
     if (value === "") f.problem(at, `environment variable ${quote(name)} cannot have empty value`);
+    else checkLength(value, at, `the value of ${quote(name)}`, "MaxEnvValueLength", limits, f);
   }
   return env;
 }
@@ -124,12 +153,13 @@ function taskTimeouts(task: Obj, path: string, f: Findings): TimeoutConfig {
  * A submitted job's task (Bacalhau's Task.ValidateSubmission and Normalize): the task Shoal
  * stores, its problems and warnings added to `f`; undefined when it is not a task at all.
  */
-export function validateTask(raw: unknown, path: string, f: Findings): TaskSpec | undefined {
+export function validateTask(raw: unknown, path: string, limits: JobLimits, f: Findings): TaskSpec | undefined {
   if (!isObject(raw)) {
     f.problem(path, "must be a task (Name, Engine, Resources, …)");
     return undefined;
   }
   const name = requiredString(raw, "Name", `${path}.Name`, "missing task name", f);
+  checkName(name, `${path}.Name`, "task name", limits, f);
 
   const engine = field(raw, "Engine");
   let params: DockerEngineParams | undefined;
@@ -137,7 +167,7 @@ export function validateTask(raw: unknown, path: string, f: Findings): TaskSpec 
   else {
     const type = requiredString(engine, "Type", `${path}.Engine.Type`, "missing spec type", f);
     if (type !== undefined && type.trim().toLowerCase() !== "docker") f.problem(`${path}.Engine.Type`, `engine type ${quote(type)} is not supported: Shoal runs docker`);
-    params = dockerParams(engine, `${path}.Engine`, f);
+    params = dockerParams(engine, `${path}.Engine`, limits, f);
   }
 
   const inputs = field(raw, "InputSources");
@@ -150,7 +180,7 @@ export function validateTask(raw: unknown, path: string, f: Findings): TaskSpec 
   const spec = {
     Name: name ?? "",
     Engine: { Type: "docker" as const, Params: params ?? { Image: "", Entrypoint: [], Parameters: [], EnvironmentVariables: [], WorkingDirectory: "" } },
-    Env: taskEnv(raw, `${path}.Env`, f),
+    Env: taskEnv(raw, `${path}.Env`, limits, f),
     Meta: stringMap(field(raw, "Meta"), `${path}.Meta`, f),
     Resources: taskResources(raw, `${path}.Resources`, f),
     Network: taskNetwork(raw, `${path}.Network`, f),

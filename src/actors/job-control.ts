@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { JobDefaults } from "../../machines/job/job-defaults.ts";
+import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
+import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
+import type { JobSpec } from "../../machines/job/job-spec.ts";
+import { problemText, validateJobSubmission } from "../../machines/job/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
 import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
@@ -27,6 +30,8 @@ export interface JobControlOptions {
   readonly deadlines: DeadlineScheduler;
   /** `JobDefaults.<Type>` from config: what a job gets where its spec sets nothing. */
   readonly defaults: JobDefaults;
+  /** `JobLimits.*` from config: how large a job may be (Shoal's defaults when absent). */
+  readonly limits?: JobLimits;
   /** Fresh UUIDs for job ids (tests may fix them). */
   readonly newUuid?: () => string;
   readonly idleMs?: number;
@@ -34,6 +39,12 @@ export interface JobControlOptions {
   /** Since when the orchestrator hears its nodes: an execution's answer bound counts only that time. */
   readonly listening?: Listening;
 }
+
+const NOTHING: JobTypeDefaults = { Priority: 0, Task: { Resources: {}, Timeouts: {} } };
+const NO_DEFAULTS: JobDefaults = { Batch: NOTHING, Ops: NOTHING, Service: NOTHING, Daemon: NOTHING };
+
+/** A stored job's refusal names this many of its problems (a job can have hundreds). */
+const MAX_PROBLEMS_SHOWN = 5;
 
 export interface Submitted {
   readonly jobId: string;
@@ -56,6 +67,7 @@ export class JobControl {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   private readonly newUuid: () => string;
+  private readonly checked = new WeakMap<JobSpec, string>();
 
   constructor(private readonly options: JobControlOptions) {
     const env = { store: options.store, clock: options.clock, newEventId: timeOrderedUuid };
@@ -77,9 +89,33 @@ export class JobControl {
   async submit(job: unknown, context: CommandContext): Promise<Submitted> {
     const jobId = jobIdOf(this.newUuid());
     // A fresh id has no stream: nothing to read before deciding.
-    const [result] = await this.jobs.executeWithState(jobId, { type: "Submit", job, defaults: this.options.defaults }, context, undefined, true);
+    const command = { type: "Submit", job, defaults: NO_DEFAULTS, limits: this.limits } as const;
+    const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");
     return { jobId, warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [], position: result.position };
+  }
+
+  private get limits(): JobLimits {
+    return this.options.limits ?? DEFAULT_JOB_LIMITS;
+  }
+
+  /**
+   * Why a stored job would be refused by today's rules and limits (they may be tighter than when
+   * it was submitted, or it predates them), or undefined when it would not. Such a job is failed
+   * with this reason, never placed: one stored job must not stop the others, or a start.
+   */
+  storedJobRefusal(jobId: string, spec: JobSpec): string | undefined {
+    // A stored spec never changes: each is checked once while it is in memory.
+    const known = this.checked.get(spec);
+    if (known !== undefined) return known === "" ? undefined : known;
+    // No defaults: the spec is judged as it was stored, never by defaults configured since.
+    const checked = validateJobSubmission(spec, { jobId, defaults: NO_DEFAULTS, limits: this.limits });
+    const problems = checked.ok ? [] : checked.problems.map(problemText);
+    const more = problems.length - MAX_PROBLEMS_SHOWN;
+    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).join("; ") + (more > 0 ? `; and ${more} more` : "");
+    const refusal = problems.length === 0 ? "" : `the job breaks today's job limits and cannot run: ${shown}`;
+    this.checked.set(spec, refusal);
+    return refusal === "" ? undefined : refusal;
   }
 
   /**

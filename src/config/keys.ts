@@ -1,3 +1,4 @@
+import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
@@ -104,6 +105,19 @@ export const CONFIG_KEYS = {
   "JobDefaults.Service.Task.Timeouts.QueueTimeout": dur(0, "How long a service job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),
   "JobDefaults.Daemon.Task.Resources.CPU": str("500m", "CPU a daemon job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
   "JobDefaults.Daemon.Task.Resources.Memory": str("512Mb", "Memory a daemon job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
+  "JobLimits.MaxCount": int(L.MaxCount, "Replicas a batch or service job may ask for (Count) at most"),
+  "JobLimits.MaxEnvironmentVariables": int(L.MaxEnvironmentVariables, "Env entries (and EnvironmentVariables items)"),
+  "JobLimits.MaxEnvValueLength": int(L.MaxEnvValueLength, "Characters of each Env value and EnvironmentVariables item"),
+  "JobLimits.MaxEntrypointItems": int(L.MaxEntrypointItems, "Items of a task's docker Entrypoint, at most"),
+  "JobLimits.MaxParameters": int(L.MaxParameters, "Items of a task's docker Parameters, at most"),
+  "JobLimits.MaxArgumentLength": int(L.MaxArgumentLength, "Characters of each Entrypoint and Parameters item, at most"),
+  "JobLimits.MaxImageLength": int(L.MaxImageLength, "Characters of a task's docker Image reference, at most"),
+  "JobLimits.MaxWorkingDirectoryLength": int(L.MaxWorkingDirectoryLength, "Characters of a WorkingDirectory, at most"),
+  "JobLimits.MaxNameLength": int(L.MaxNameLength, "Characters of a job's Name and of its task's Name, at most"),
+  "JobLimits.MinMemory": bytes(L.MinMemory, "Memory a task may ask for, at least (Docker refuses less than 6MiB)"),
+  "JobLimits.MaxCPU": int(L.MaxCPU, "CPU cores a task may ask for, at most: more than any node offers"),
+  "JobLimits.MaxMemory": bytes(L.MaxMemory, "Memory a task may ask for, at most: more than any node offers"),
+  "JobLimits.MaxGPU": int(L.MaxGPU, "GPUs a task may ask for, at most: more than any node offers"),
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
   "EventStore.SQLite.WriterThread": bool(false, "SQLite store: group commits (and their fsync) on a worker thread, off the event loop; worth it only with a core to spare"),
   "EventStore.SQLite.ReadAhead": bool(true, "SQLite store: long replays (start-up recovery, a processor far behind) read the store on a reader thread while the event loop folds"),

@@ -12,6 +12,7 @@ import { Listening } from "../actors/listening.ts";
 import { JobHistory } from "../projections/jobs/job-history.ts";
 import { JobViews } from "../projections/jobs/job-views.ts";
 import { jobDefaultsOf } from "./job-defaults-config.ts";
+import { jobLimitsOf } from "./job-limits-config.ts";
 import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../snapshots/job-views-snapshot.ts";
 import { NodeProtocolHandler } from "../actors/node-protocol-handler.ts";
 import { buildApi } from "../api/api-server.ts";
@@ -38,6 +39,8 @@ import { entityIdOf } from "../events/streams.ts";
 import { drainFlow } from "../workflows/nodes/drain-flow.ts";
 import { NodeDrainer } from "../workflows/nodes/node-drainer.ts";
 import { JobRunner } from "../workflows/jobs/job-runner.ts";
+import { endFailedJobStep } from "../workflows/jobs/failed-job-step.ts";
+import { failRefusedJobs } from "../workflows/jobs/refused-jobs.ts";
 import { NodeWorkClient } from "../transport/node-work-client.ts";
 import { NodeLogClient } from "../transport/node-log-client.ts";
 import { ExecutionReportHandler } from "../actors/execution-report-handler.ts";
@@ -169,6 +172,7 @@ export async function startOrchestrator(
   try {
     const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
     const jobDefaults = jobDefaultsOf(config);
+    const jobLimits = jobLimitsOf(config, jobDefaults);
     const nodeIndex = new NodeIndex();
     // One heap for every entity's deadlines: nodes', jobs' and executions'.
     const deadlines = new DeadlineScheduler(clock);
@@ -200,7 +204,15 @@ export async function startOrchestrator(
     const listening = new Listening(clock);
     let listensToNodes = false;
     const jobLogger = logger.child({ component: "jobs" });
-    const jobControl = new JobControl({ store, clock, logger: jobLogger, deadlines, defaults: jobDefaults, listening });
+    const jobControl = new JobControl({
+      store,
+      clock,
+      logger: jobLogger,
+      deadlines,
+      defaults: jobDefaults,
+      limits: jobLimits,
+      listening,
+    });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
     transport.onChange((down) => (down !== undefined ? listening.pause() : listensToNodes && listening.resume()));
     transport.onChange((down) => {
@@ -275,6 +287,7 @@ export async function startOrchestrator(
       logger: logger.child({ component: "job-runner" }),
       answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
       transportDown: () => transport.down !== undefined,
+      refusal: (jobId, spec) => jobControl.storedJobRefusal(jobId, spec),
     });
     cleanups.push({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
@@ -299,7 +312,16 @@ export async function startOrchestrator(
         logger: logger.child({ component: "workflows" }),
       }),
     );
-    processors.add(new WorkflowHost(jobFlow, { store, checkpoints: store, handlers: jobRunner.handlers(), logger: logger.child({ component: "workflows" }) }));
+    processors.add(
+      new WorkflowHost(jobFlow, {
+        store,
+        checkpoints: store,
+        handlers: jobRunner.handlers(),
+        logger: logger.child({ component: "workflows" }),
+        // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
+        endEntity: endFailedJobStep({ jobs: jobControl.jobs, executions: jobControl.executions }),
+      }),
+    );
     // Work follows node state: lost with a silent (rate-limited), rejected or deleted node, stopped when it is back, daemons follow labels (docs/jobs.md, Node reactions).
     const reactions = new NodeReactionRunner({
       work: jobRunner,
@@ -363,6 +385,8 @@ export async function startOrchestrator(
     const indexing = performance.now();
     await views.release();
     await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
+    await failRefusedJobs(jobViews.allJobs(), jobControl, logger.child({ component: "job-limits" }));
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
     // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait again.

@@ -1,5 +1,5 @@
 import { isTerminal } from "./execution-states.ts";
-import { remainingPartitions } from "./place-job.ts";
+import { remainingPartitionCount } from "./place-job.ts";
 import type { ExistingExecution, JobType } from "./placement-request.ts";
 
 /** Bacalhau's message for an ops job one of whose executions failed [pkg/orchestrator/events.go]. */
@@ -56,7 +56,7 @@ export function jobOutcome(type: JobType, count: number, executions: readonly Ex
  */
 export function wantsPlacement(type: JobType, count: number, executions: readonly ExistingExecution[]): boolean {
   if (type === "ops" || type === "daemon") return true;
-  return remainingPartitions(type, count, executions).length > 0;
+  return remainingPartitionCount(type, count, executions) > 0;
 }
 
 /**

@@ -3,9 +3,11 @@ import { isDiscarded, isTerminal } from "./execution-states.ts";
 import { jobSelectors } from "./job-constraints.ts";
 import { judge, type Judgement, type NodeVerdict } from "./node-verdicts.ts";
 import { PlacementInputError, placementRequestProblem } from "./placement-input-error.ts";
-import type { ExistingExecution, PlacementRequest } from "./placement-request.ts";
+import type { ExistingExecution, JobType, PlacementRequest } from "./placement-request.ts";
 import type { Resources } from "./resources.ts";
 import { noMatchingNodesMessage, notEnoughNodesMessage } from "./shortfall-message.ts";
+
+type Existing = ExistingExecution;
 
 /** A new execution to create. */
 export interface Placement {
@@ -61,6 +63,8 @@ export interface PlacementResult {
    * when not a single node matched; a job placed in part stays as it is and is retried).
    */
   readonly jobQueued?: boolean;
+  /** Placements left for a later evaluation by the request's `maxPlacements` (nodes were found for them). */
+  readonly deferred?: number;
 }
 
 /** Bacalhau's message when a job's failed executions may not be retried. */
@@ -110,47 +114,86 @@ function mayQueue(request: PlacementRequest): boolean {
   return timeoutMs > 0 && nowMs - createdAtMs <= timeoutMs;
 }
 
-/** The partitions 0..count-1 that hold no active (or, batch, completed) execution; one leaving a draining node holds none. */
-export function remainingPartitions(type: PlacementRequest["type"], count: number, executions: readonly ExistingExecution[]): number[] {
-  const holding = executions.filter((e) => (!isTerminal(e) || (type === "batch" && e.state === "Completed")) && !isDiscarded(e) && e.leaving !== true);
+/** What holds a partition: an active (or, batch, completed) execution; one leaving a draining node holds none. */
+function heldPartitions(type: JobType, count: number, executions: readonly Existing[]) {
   const used = new Set<number>();
-  const unindexed: ExistingExecution[] = [];
-  for (const e of holding) {
-    if (e.partitionIndex !== undefined && e.partitionIndex >= 0 && e.partitionIndex < count && !used.has(e.partitionIndex)) used.add(e.partitionIndex);
-    else if (e.partitionIndex === undefined) unindexed.push(e);
+  let unindexed = 0;
+  for (const e of executions) {
+    const active = !isTerminal(e) || (type === "batch" && e.state === "Completed");
+    if (!active || isDiscarded(e) || e.leaving === true) continue;
+    if (e.partitionIndex !== undefined && e.partitionIndex >= 0 && e.partitionIndex < count) used.add(e.partitionIndex);
+    else if (e.partitionIndex === undefined) unindexed++;
   }
-  // An execution that carries no index holds the lowest free one (a count-based model).
-  for (let i = 0, left = unindexed.length; i < count && left > 0; i++) {
-    if (!used.has(i)) {
-      used.add(i);
-      left--;
-    }
-  }
+  return { used, unindexed };
+}
+
+/** How many of the partitions 0..count-1 hold no execution: work in the executions, never in the Count. */
+export function remainingPartitionCount(type: JobType, count: number, executions: readonly Existing[]): number {
+  const { used, unindexed } = heldPartitions(type, count, executions);
+  return Math.max(0, count - used.size - unindexed);
+}
+
+/**
+ * The lowest `max` of the partitions 0..count-1 that hold no execution. An execution that carries
+ * no index holds the lowest free one (a count-based model). Work in the executions and `max`,
+ * never in the Count: a job's Count may be far more than one placement can make.
+ */
+export function remainingPartitions(type: JobType, count: number, execs: readonly Existing[], max: number): number[] {
+  const { used, unindexed } = heldPartitions(type, count, execs);
   const remaining: number[] = [];
-  for (let i = 0; i < count; i++) if (!used.has(i)) remaining.push(i);
+  for (let i = 0, skip = unindexed; i < count && remaining.length < max; i++) {
+    if (used.has(i)) continue;
+    if (skip > 0) skip--;
+    else remaining.push(i);
+  }
   return remaining;
 }
 
 function placeReplicas(request: PlacementRequest, ledger: CapacityLedger, judged: Judgement): PlacementResult {
-  const remaining = remainingPartitions(request.type, request.count, request.executions);
-  if (remaining.length === 0) return resultOf(judged, { decision: "placed", placements: [], ledger });
+  const wanted = remainingPartitionCount(request.type, request.count, request.executions);
+  if (wanted === 0) return resultOf(judged, { decision: "placed", placements: [], ledger });
   const failed = request.executions.filter((e) => e.state === "Failed").length;
   if (failed > 0 && request.maxRetries !== undefined && failed > request.maxRetries) {
     return resultOf(judged, { decision: "failed", placements: [], ledger, message: RETRIES_EXHAUSTED_MESSAGE });
   }
-  const ranked = judged.ranked(remaining.length);
-  const placements: Placement[] = ranked.map((nodeId, i) => ({ nodeId, desiredState: "Pending", partitionIndex: remaining[i] as number, resources: request.resources }));
-  if (placements.length === remaining.length) return resultOf(judged, { decision: "placed", placements, ledger: settle(ledger, placements) });
-  const shortfall = shortfallOf(remaining.length, judged);
-  const message = notEnoughNodesMessage(remaining.length, judged.verdicts());
+  // At most one partition per node: the nodes bound what is ranked, the batch bounds what is made.
+  const ranked = judged.ranked(wanted);
+  const made = Math.min(ranked.length, request.maxPlacements ?? Infinity);
+  const partitions = remainingPartitions(request.type, request.count, request.executions, made);
+  const placements: Placement[] = partitions.map((partitionIndex, i) => ({
+    nodeId: ranked[i] as string,
+    desiredState: "Pending",
+    partitionIndex,
+    resources: request.resources,
+  }));
+  const deferred = ranked.length - placements.length;
+  const reserved = settle(ledger, placements);
+  if (ranked.length === wanted) return resultOf(judged, { decision: "placed", placements, ledger: reserved, deferred });
+  const shortfall = shortfallOf(wanted, judged);
+  const message = notEnoughNodesMessage(wanted, judged.verdicts());
   if (!mayQueue(request)) return resultOf(judged, { decision: "failed", placements: [], ledger, shortfall, message });
-  return resultOf(judged, { decision: "queued", placements, ledger: settle(ledger, placements), shortfall, message, jobQueued: placements.length === 0 });
+  const jobQueued = ranked.length === 0;
+  return resultOf(judged, {
+    decision: "queued",
+    placements,
+    ledger: reserved,
+    shortfall,
+    message,
+    jobQueued,
+    deferred,
+  });
 }
 
 function placePerNode(request: PlacementRequest, ledger: CapacityLedger, judged: Judgement): PlacementResult {
   // Nodes with any execution of the job are rejected by judge already ("has-execution").
-  const placements: Placement[] = judged.ranked().map((nodeId) => ({ nodeId, desiredState: "Running" as const, resources: request.resources }));
-  if (placements.length > 0) return resultOf(judged, { decision: "placed", placements, ledger: settle(ledger, placements) });
+  const ranked = judged.ranked();
+  const made = ranked.length > (request.maxPlacements ?? Infinity) ? ranked.slice(0, request.maxPlacements) : ranked;
+  const { resources } = request;
+  const placements: Placement[] = made.map((nodeId) => ({ nodeId, desiredState: "Running", resources }));
+  const deferred = ranked.length - placements.length;
+  if (placements.length > 0) {
+    return resultOf(judged, { decision: "placed", placements, ledger: settle(ledger, placements), deferred });
+  }
   // Already running somewhere: nothing new to do now (Bacalhau fails an ops job only when it never ran).
   if (request.executions.length > 0) return resultOf(judged, { decision: "placed", placements, ledger });
   const shortfall = shortfallOf(undefined, judged);

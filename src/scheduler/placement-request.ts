@@ -93,4 +93,9 @@ export interface PlacementRequest {
    * Bacalhau's default (still bounded: a node takes a job at most twice, see placeJob).
    */
   readonly maxRetries?: number;
+  /**
+   * New executions one placement makes at most (Bacalhau's MaxExecutionsPerEval); the rest are
+   * counted in the result's `deferred`, for the next evaluation. Undefined: as many as there are nodes for.
+   */
+  readonly maxPlacements?: number;
 }

@@ -11,6 +11,16 @@ export class ProtocolError extends Error {
 
 export const encode = (value: unknown): Uint8Array => packr.pack(value);
 
+/**
+ * A message to send, refused here (ProtocolError) when its receiver would refuse it for its size:
+ * sent anyway, it would be dropped unread, and sent again for ever.
+ */
+export function encodeMessage(value: unknown): Uint8Array {
+  const bytes = packr.pack(value);
+  if (bytes.length <= MAX_MESSAGE_BYTES) return bytes;
+  throw new ProtocolError(`message is ${bytes.length} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
+}
+
 /** Decodes and validates one message; unknown fields, wrong types and garbage are refused. */
 export function decode<A, I>(schema: Schema.Schema<A, I>, bytes: Uint8Array): A {
   return validate(schema, unpack(bytes));

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
-import { encode } from "./codec.ts";
+import { encodeMessage } from "./codec.ts";
 import { validateWorkMessage } from "./decode-work.ts";
 import { executionWorkSubject } from "./subjects.ts";
 import type { WorkTask } from "./work-messages.ts";
@@ -26,7 +26,7 @@ export class NodeWorkClient {
   private send(nodeId: string, message: Record<string, unknown>): string {
     const messageId = randomUUID();
     const checked = validateWorkMessage({ ...message, MessageID: messageId, NodeID: nodeId });
-    this.nc.publish(executionWorkSubject(nodeId), encode(checked));
+    this.nc.publish(executionWorkSubject(nodeId), encodeMessage(checked));
     return messageId;
   }
 

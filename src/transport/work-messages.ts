@@ -1,4 +1,5 @@
 import { Schema } from "effect";
+import { WIRE_ENV_NAME, WIRE_LIMITS } from "../../machines/job/job-limits.ts";
 import { NodeId } from "../events/catalog/node-info.ts";
 
 /**
@@ -25,20 +26,27 @@ const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max));
 const Strings = (maxItems: number, max: number) => Schema.Array(Text(max)).pipe(Schema.maxItems(maxItems));
 const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive());
 
-/** The docker engine's parameters, as Bacalhau's `Tasks[0].Engine.Params`. */
+const W = WIRE_LIMITS;
+
+/**
+ * The docker engine's parameters, as Bacalhau's `Tasks[0].Engine.Params`. The caps are the job
+ * spec's (machines/job/job-limits.ts): a job that passed submission always fits.
+ */
 export const DockerEngine = Schema.Struct({
   Type: Schema.Literal("docker"),
-  Image: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(512)),
-  Entrypoint: Schema.optional(Strings(256, 8192)),
-  Parameters: Schema.optional(Strings(1024, 8192)),
-  EnvironmentVariables: Schema.optional(Strings(256, 8192)),
-  WorkingDirectory: Schema.optional(Text(1024)),
+  Image: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(W.imageLength)),
+  Entrypoint: Schema.optional(Strings(W.entrypointItems, W.textLength)),
+  Parameters: Schema.optional(Strings(W.parameterItems, W.textLength)),
+  EnvironmentVariables: Schema.optional(Strings(W.environmentVariableItems, W.textLength)),
+  WorkingDirectory: Schema.optional(Text(W.workingDirectoryLength)),
 });
 
 /** What the node runs: the task as the job spec stored it, with resources in whole units (millicores, bytes). */
 export const WorkTask = Schema.Struct({
   Engine: DockerEngine,
-  Env: Schema.optional(Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)), value: Text(8192) })),
+  Env: Schema.optional(
+    Schema.Record({ key: Schema.String.pipe(Schema.pattern(WIRE_ENV_NAME)), value: Text(W.textLength) }),
+  ),
   Resources: Schema.Struct({ CPUMillis: PositiveInt, MemoryBytes: PositiveInt }),
   /** Bacalhau's network types the executor knows; the node refuses what it does not allow. */
   Network: Schema.Literal("None", "Host", "Full", "HTTP"),

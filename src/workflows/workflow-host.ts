@@ -3,7 +3,8 @@ import type { CheckpointStore, EventStore, NewEvent } from "../events/store/even
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "./deterministic-id.ts";
-import type { Workflow, WorkflowHandler } from "./workflow.ts";
+import { isTransientFailure } from "./transient-failure.ts";
+import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
 export const WORKFLOW_STEP_EVENT = "WorkflowStepRecorded";
@@ -33,6 +34,12 @@ export class WorkflowHost implements Processor {
       readonly checkpoints?: CheckpointStore;
       readonly handlers: Readonly<Record<string, WorkflowHandler>>;
       readonly logger: Logger;
+      /**
+       * Ends the entity a command was for (a job, an execution fails with `reason`), when its handler
+       * failed for good: for that entity's data, not for a store or NATS that will be back. Without
+       * it, every failure is tried again.
+       */
+      readonly endEntity?: (command: IssuedCommand, reason: string) => Promise<void>;
     },
   ) {
     this.name = `workflow-${workflow.name}`;
@@ -78,8 +85,33 @@ export class WorkflowHost implements Processor {
     for (const command of issued) {
       const handler = this.options.handlers[command.handler];
       if (!handler) throw new Error(`workflow ${name} issued a command to ${command.handler}, which this host does not know`);
-      await handler({ ...command, causationId: recorded.id, correlationId });
+      const full = { ...command, causationId: recorded.id, correlationId };
+      try {
+        await handler(full);
+      } catch (err) {
+        await this.failed(full, err);
+      }
     }
     this.options.logger.info({ workflow: name, input: recorded.id, commands: issued.map((c) => `${c.type} ${c.entityId}`) }, "workflow step");
+  }
+
+  /**
+   * A command that failed: tried again (the batch is delivered again) when the failure passes;
+   * else its entity ends with the reason and the workflow goes on, so that one entity's data never
+   * holds up every step after it. An entity that cannot even be ended is logged and left.
+   */
+  private async failed(command: IssuedCommand, err: unknown): Promise<void> {
+    const { endEntity, logger } = this.options;
+    if (endEntity === undefined || isTransientFailure(err)) throw err;
+    const why = err instanceof Error ? err.message : String(err);
+    const reason = `the orchestrator cannot carry out ${command.type}: ${why}`;
+    const at = { err, workflow: this.workflow.name, command: command.type, entityId: command.entityId };
+    logger.error(at, "a workflow command failed for this entity's data: the entity ends, the workflow goes on");
+    try {
+      await endEntity(command, reason.slice(0, 4096));
+    } catch (endErr) {
+      if (isTransientFailure(endErr)) throw endErr;
+      logger.error({ ...at, endErr }, "the entity of a failed workflow command cannot be ended; the workflow goes on");
+    }
   }
 }

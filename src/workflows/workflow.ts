@@ -22,5 +22,12 @@ export interface Workflow {
   react(input: EventEnvelope): readonly WorkflowCommand[];
 }
 
+/** A command as its handler gets it: with its own id, and the input event as its cause. */
+export type IssuedCommand = WorkflowCommand & {
+  readonly commandId: string;
+  readonly causationId: string;
+  readonly correlationId: string;
+};
+
 /** Carries out one kind of workflow command; resolves once it is done. */
-export type WorkflowHandler = (command: WorkflowCommand & { readonly commandId: string; readonly causationId: string; readonly correlationId: string }) => Promise<void> | void;
+export type WorkflowHandler = (command: IssuedCommand) => Promise<void> | void;

@@ -91,7 +91,7 @@ describe("a partition of 70 % of the fleet", () => {
     const job = {
       Type: "daemon",
       Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
-      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } }, Resources: { CPU: "10m", Memory: "1Mb" } }],
+      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } }, Resources: { CPU: "10m", Memory: "8Mb" } }],
     };
     const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
     expect(put.status, JSON.stringify(put.body)).toBe(200);

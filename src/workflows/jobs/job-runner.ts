@@ -23,7 +23,7 @@ import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/j
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { NodeExecutions } from "../nodes/node-executions.ts";
-import { placeJob, remainingPartitions } from "../../scheduler/place-job.ts";
+import { placeJob, remainingPartitionCount } from "../../scheduler/place-job.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
@@ -35,6 +35,9 @@ import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger
 import { bacalhauEnv } from "./execution-env.ts";
 import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { isTransientFailure } from "../transient-failure.ts";
+import { endFailedJobStep } from "./failed-job-step.ts";
+import { sendOrEnd } from "./unsendable-work.ts";
 import { workToSend } from "./work-to-send.ts";
 
 /** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
@@ -64,6 +67,8 @@ export interface JobRunnerOptions {
   readonly answerTimeoutMs?: number;
   /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
   readonly transportDown?: () => boolean;
+  /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
+  readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
 }
 
 type Issued = Parameters<WorkflowHandler>[0];
@@ -251,7 +256,7 @@ export class JobRunner {
     }
     // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
     let ledger = this.ledger();
-    for (const jobId of waiting) ledger = await this.evaluate(jobId, c, ledger);
+    for (const jobId of waiting) ledger = await this.evaluateOrEnd(jobId, c, ledger);
   }
 
   /**
@@ -319,7 +324,24 @@ export class JobRunner {
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
   private async place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
-    await this.evaluate(jobId, c, this.ledger());
+    await this.evaluateOrEnd(jobId, c, this.ledger());
+  }
+
+  /**
+   * evaluate(), but a failure for this job's own data (not the store's or NATS's, which pass)
+   * fails the job with the reason, and the placements after it go on.
+   */
+  private async evaluateOrEnd(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
+    try {
+      return await this.evaluate(jobId, c, ledger);
+    } catch (err) {
+      if (isTransientFailure(err)) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      const reason = `the orchestrator cannot place this job: ${why}`.slice(0, 4096);
+      this.options.logger.error({ err, jobId }, "placing a job failed for its own data: the job fails");
+      await endFailedJobStep(this.options)({ ...c, handler: PLACEMENT, type: "PlaceJob", entityId: jobId }, reason);
+      return ledger;
+    }
   }
 
   /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
@@ -328,9 +350,14 @@ export class JobRunner {
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
     if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
+    const context = this.context(c);
+    const refused = this.options.refusal?.(jobId, spec);
+    if (refused !== undefined) {
+      await jobs.execute(jobId, { type: "Fail", reason: refused }, context);
+      return ledger;
+    }
     const task = taskOf(spec);
     let existing = await this.executionsOf(jobId);
-    const context = this.context(c);
     const before = jobOutcome(spec.Type, spec.Count, existing.map(this.existing));
     if (before.kind === "completed" && spec.Type === "batch") {
       await jobs.execute(jobId, { type: "Complete" }, context);
@@ -342,13 +369,16 @@ export class JobRunner {
       // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
       const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
       // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never fails the job.
-      const replacingOnly = remainingPartitions(spec.Type, spec.Count, existing.map(toExisting)).length === 0 && (spec.Type === "batch" || spec.Type === "service");
-      const request = this.requestFor(job, spec, holding.map(this.existing));
-      const result = placeJob(request, ledger);
+      const partitioned = spec.Type === "batch" || spec.Type === "service";
+      const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, existing.map(toExisting)) < 1;
       // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation later.
-      const kept = result.placements.length > MAX_EXECUTIONS_PER_EVAL ? result.placements.slice(0, MAX_EXECUTIONS_PER_EVAL) : result.placements;
-      next = kept === result.placements ? result.ledger : reserve(ledger, kept);
-      if (kept !== result.placements) this.evaluateLater(jobId, result.placements.length - kept.length);
+      const maxPlacements = MAX_EXECUTIONS_PER_EVAL;
+      const request = { ...this.requestFor(job, spec, holding.map(this.existing)), maxPlacements };
+      const result = placeJob(request, ledger);
+      const kept = result.placements;
+      const deferred = result.deferred ?? 0;
+      next = result.ledger;
+      if (deferred > 0) this.evaluateLater(jobId, deferred);
       const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
       const allocated = parseTaskResources(task.Resources);
       const last = latestFailure(existing);
@@ -382,8 +412,9 @@ export class JobRunner {
         );
       }
       // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
-      const level = result.placements.length > 0 || result.decision !== "placed" ? "info" : "debug";
-      logger[level]({ jobId, decision: result.decision, placements: kept.map((p) => p.nodeId), deferred: result.placements.length - kept.length }, "job placed");
+      const level = kept.length > 0 || result.decision !== "placed" ? "info" : "debug";
+      const placements = kept.map((p) => p.nodeId);
+      logger[level]({ jobId, decision: result.decision, placements, deferred }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
       const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
@@ -575,11 +606,20 @@ export class JobRunner {
     if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) {
       return this.endChain(executionId, due);
     }
-    const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(job.spec, execution) };
+    const spec = job.spec;
     // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
     if (this.options.transportDown?.() !== true) {
-      if (due === "AskForBid") this.options.work.askForBid(work);
-      else this.options.work.runExecution(work);
+      const sent = await sendOrEnd(
+        this.options,
+        execution,
+        () => {
+          const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(spec, execution) };
+          if (due === "AskForBid") this.options.work.askForBid(work);
+          else this.options.work.runExecution(work);
+        },
+        (reason) => this.context({ handler: DISPATCH, entityId: executionId, type: due, reason }),
+      );
+      if (!sent) return this.endChain(executionId, due);
     }
     this.sending.set(executionId, due);
     const timer = setTimeout(() => {

@@ -16,8 +16,8 @@ describe("placement and drains", () => {
 
   it("a service execution leaving a draining node holds no partition: its replacement is placed on another node while it runs", () => {
     const leaving = exec("e-1", "n-2", "Running", { partitionIndex: 0, leaving: true });
-    expect(remainingPartitions("service", 1, [leaving])).toEqual([0]);
-    expect(remainingPartitions("service", 1, [{ ...leaving, leaving: false }])).toEqual([]);
+    expect(remainingPartitions("service", 1, [leaving], 10)).toEqual([0]);
+    expect(remainingPartitions("service", 1, [{ ...leaving, leaving: false }], 10)).toEqual([]);
     const r = placeJob(job({ type: "service", executions: [leaving], nodes: [node("n-1"), node("n-2", { unschedulable: "node is draining" })] }), ledgerOf([]));
     expect(r.placements).toMatchObject([{ nodeId: "n-1", partitionIndex: 0 }]);
   });

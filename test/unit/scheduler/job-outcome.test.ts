@@ -54,9 +54,10 @@ describe("whether a job may take more executions now", () => {
 
   it("a failed, cancelled, lost or refused execution frees its partition; an execution asked to stop does too", () => {
     for (const state of ["Failed", "Cancelled", "BidRejected", "AskForBidRejected"] as const) {
-      expect(remainingPartitions("batch", 1, [exec("e0", "n-a", state, p(0))]), state).toEqual([0]);
+      expect(remainingPartitions("batch", 1, [exec("e0", "n-a", state, p(0))], 10), state).toEqual([0]);
     }
-    expect(remainingPartitions("batch", 1, [exec("e0", "n-a", "Running", { desiredState: "Stopped", partitionIndex: 0 })])).toEqual([0]);
+    const stopping = exec("e0", "n-a", "Running", { desiredState: "Stopped", partitionIndex: 0 });
+    expect(remainingPartitions("batch", 1, [stopping], 10)).toEqual([0]);
   });
 });
 

@@ -99,13 +99,10 @@ describe("a valid job gets Bacalhau's defaults", () => {
     expect(spec).toMatchObject({ Type: "batch", Count: 2, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }] });
   });
 
-  it("warns about what it ignores: server-owned fields, extra tasks, reserved meta, publishers, long-running timeouts", () => {
+  it("warns about what it ignores: server-owned fields, reserved meta, publishers, long-running timeouts", () => {
     const { warnings, spec } = accepted({
       ...job({ ID: "mine", State: { StateType: "Running" }, Revision: 3, Version: 2, CreateTime: 1, ModifyTime: 2, Meta: { "bacalhau.org/requester.id": "x", keep: "y" } }),
-      Tasks: [
-        { Name: "main", Engine: docker(), Publisher: { Type: "local" } },
-        { Name: "second", Engine: docker() },
-      ],
+      Tasks: [{ Name: "main", Engine: docker(), Publisher: { Type: "local" } }],
     });
     expect(warnings).toEqual([
       "job state is ignored when submitting a job",
@@ -115,7 +112,6 @@ describe("a valid job gets Bacalhau's defaults", () => {
       "job modify time is ignored when submitting a job",
       "job ID is ignored when submitting a batch job",
       'job meta key "bacalhau.org/requester.id" is reserved and will be ignored',
-      "only one task is supported per job",
       "Tasks[0].Publisher is ignored: Shoal does not publish results",
     ]);
     expect(spec.Meta).toEqual({ keep: "y" });
