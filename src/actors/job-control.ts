@@ -89,7 +89,7 @@ export class JobControl {
   async submit(job: unknown, context: CommandContext): Promise<Submitted> {
     const jobId = jobIdOf(this.newUuid());
     // A fresh id has no stream: nothing to read before deciding.
-    const command = { type: "Submit", job, defaults: NO_DEFAULTS, limits: this.limits } as const;
+    const command = { type: "Submit", job, defaults: this.options.defaults, limits: this.limits } as const;
     const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");
     return { jobId, warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [], position: result.position };

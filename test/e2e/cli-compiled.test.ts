@@ -17,7 +17,13 @@ const SERVER_PACKAGES = ["better-sqlite3", "@eventstore/db-client", "nats", "nke
 /** Shoal's server-side folders (compiled, under dist/). */
 const SERVER_FOLDERS = ["src/api/", "src/actors/", "src/compute/", "src/events/", "src/logging/", "src/orchestrator/", "src/projections/", "src/transport/", "machines/"];
 /** Dependency-free rules the CLI checks its input with, shared with the server on purpose. */
-const SHARED_RULES = ["src/events/catalog/node-id.js", "machines/execution/execution-states.js"];
+// Leaf modules of plain rules and constants (no imports): config's defaults for job limits and container confinement.
+const SHARED_RULES = [
+  "src/events/catalog/node-id.js",
+  "machines/execution/execution-states.js",
+  "machines/job/job-limits.js",
+  "src/compute/executor/container-confinement.js",
+];
 
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
