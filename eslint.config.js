@@ -11,6 +11,12 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
       "no-console": "off",
+      // Prettier keeps code within 120 columns; this catches what it leaves alone (comments). Strings,
+      // template literals and regular expressions stay whole: a message is easier to find in one piece.
+      "max-len": [
+        "error",
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
     },
   },
   {
@@ -22,7 +28,15 @@ export default tseslint.config(
     // machines/ stay pure: no I/O, clock or randomness (ARCHITECTURE.md).
     files: ["machines/**/*.ts"],
     rules: {
-      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [{ group: ["node:*"], message: "machines are pure" }, { group: ["**/src/**"], allowTypeImports: true, message: "machines import event types only" }] }],
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["node:*"], message: "machines are pure" },
+            { group: ["**/src/**"], allowTypeImports: true, message: "machines import event types only" },
+          ],
+        },
+      ],
       "no-restricted-properties": [
         "error",
         { object: "Date", property: "now", message: "machines are pure: the host supplies time" },
