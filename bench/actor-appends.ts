@@ -33,7 +33,12 @@ const TARGET_EVENTS_PER_S = 50_000;
 const TARGET_RATIO = 10;
 
 /** Each writes exactly one event in the state the one before leaves (checked: events stored = events returned). */
-const CYCLE: readonly NodeCommand[] = [{ type: "Approve" }, { type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 15_000 }, { type: "Reject" }, { type: "MarkHealthy" }];
+const CYCLE: readonly NodeCommand[] = [
+  { type: "Approve" },
+  { type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 15_000 },
+  { type: "Reject" },
+  { type: "MarkHealthy" },
+];
 
 interface Measured {
   readonly eventsPerSecond: number;
@@ -47,22 +52,38 @@ interface Measured {
   readonly lagMax: number;
 }
 
-/** How the store commits: one commit per event; group commit on the event loop; group commit on the writer thread (EventStore.SQLite.WriterThread, off by default). */
+/**
+ * How the store commits: one commit per event; group commit on the event loop; group commit on the writer thread
+ * (EventStore.SQLite.WriterThread, off by default).
+ */
 type Mode = "single" | "loop" | "thread";
 
 async function measure(mode: Mode, entities: number, commands: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-actor-appends-"));
-  const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit: mode !== "single", writerThread: mode === "thread" });
-  const registry = new EntityRegistry(nodeKind, { store, clock: systemClock, newEventId: timeOrderedUuid }, { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) });
+  const store = new SqliteEventStore(join(dir, "shoal.db"), {
+    groupCommit: mode !== "single",
+    writerThread: mode === "thread",
+  });
+  const registry = new EntityRegistry(
+    nodeKind,
+    { store, clock: systemClock, newEventId: timeOrderedUuid },
+    { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) },
+  );
   try {
     const ids = Array.from({ length: entities }, (_, e) => `bench-node-${e}`);
     const context = systemContext("bench");
     let returned = 0;
     const entity = async (id: string, index: number): Promise<void> => {
-      const registered = await registry.execute(id, { type: "Register", info: virtualNodeInfo(id, index), manualApproval: true }, context);
+      const registered = await registry.execute(
+        id,
+        { type: "Register", info: virtualNodeInfo(id, index), manualApproval: true },
+        context,
+      );
       returned += registered.events.length;
       // The rest go into the mailbox at once: the actor runs them one by one, other actors meanwhile.
-      const results = await Promise.all(Array.from({ length: commands - 1 }, (_, n) => registry.execute(id, CYCLE[n % CYCLE.length]!, context)));
+      const results = await Promise.all(
+        Array.from({ length: commands - 1 }, (_, n) => registry.execute(id, CYCLE[n % CYCLE.length]!, context)),
+      );
       for (const r of results) returned += r.events.length;
     };
     // A write before the clock starts: the writer thread (and, from sources, tsx in it) starts with the first.
@@ -80,7 +101,9 @@ async function measure(mode: Mode, entities: number, commands: number): Promise<
     const stored = (await store.readAll()).length;
     const expected = entities * commands;
     if (stored !== expected || returned !== expected || stats.events !== expected) {
-      throw new Error(`stored ${stored} events, actors returned ${returned}, commits held ${stats.events}; expected ${expected}`);
+      throw new Error(
+        `stored ${stored} events, actors returned ${returned}, commits held ${stats.events}; expected ${expected}`,
+      );
     }
     return {
       eventsPerSecond: stored / (ms / 1000),
@@ -139,7 +162,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         name: "with EventStore.SQLite.WriterThread, over without",
         value: Math.round(threaded.eventsPerSecond),
         unit: "events/s",
-        baseline: { name: "same, group commit on the event loop (the default)", value: Math.round(grouped.eventsPerSecond) },
+        baseline: {
+          name: "same, group commit on the event loop (the default)",
+          value: Math.round(grouped.eventsPerSecond),
+        },
         note: `per CPU-second (both threads): ${Math.round(threaded.eventsPerCpuSecond)} on the writer thread, ${Math.round(grouped.eventsPerCpuSecond)} on the event loop; event-loop delay p99/max ${threaded.lagP99.toFixed(0)}/${threaded.lagMax.toFixed(0)} ms against ${grouped.lagP99.toFixed(0)}/${grouped.lagMax.toFixed(0)} ms; ${threaded.commits} commits, largest ${threaded.largestBatch}`,
       },
     ],

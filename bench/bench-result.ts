@@ -81,16 +81,22 @@ export function setting(options: BenchOptions, key: string, fallback: number): n
  * A benchmark run on its own (`npx tsx bench/<name>.ts a b`) rather than by the suite: its
  * positional arguments become the named settings, in order, and the result is printed as JSON.
  */
-export async function runStandalone(moduleUrl: string, run: BenchModule["run"], positional: readonly string[]): Promise<void> {
+export async function runStandalone(
+  moduleUrl: string,
+  run: BenchModule["run"],
+  positional: readonly string[],
+): Promise<void> {
   if (moduleUrl !== pathToFileURL(process.argv[1] ?? "").href) return;
   const settings: Record<string, string> = {};
   const args = process.argv.slice(2);
   // `--quick` means what it means in the suite (small and short); the rest are positional knobs.
   const quick = args.includes("--quick");
-  args.filter((a) => a !== "--quick").forEach((value, i) => {
-    const key = positional[i];
-    if (key !== undefined) settings[key] = value;
-  });
+  args
+    .filter((a) => a !== "--quick")
+    .forEach((value, i) => {
+      const key = positional[i];
+      if (key !== undefined) settings[key] = value;
+    });
   const result = await run({ quick, settings, log: (line) => process.stderr.write(`${line}\n`) });
   console.log(JSON.stringify(result, null, 2));
 }

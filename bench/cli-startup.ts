@@ -5,7 +5,7 @@
  * It starts its own `shoal devstack --compute 3` (free ports, a temporary DataDir) and runs the
  * compiled CLI in dist/ through bin/shoal, exactly as a user's shell would.
  *
- *   npm run bench:cli                          (= npm run bench -- --only cli-startup; builds dist/ first when the sources changed)
+ * npm run bench:cli (= npm run bench -- --only cli-startup; builds dist/ first when the sources changed)
  *   npm run bench:cli -- --set cli.runs=50
  *
  * Targets (issue 5): `--help` within 100 ms of bare node; `node list` under 250 ms.
@@ -80,11 +80,21 @@ async function startDevstack(dataDir: string): Promise<{ apiPort: number; stop: 
   const child = spawn(
     SHOAL,
     [
-      "devstack", "--compute", "3",
-      "-c", `DataDir=${dataDir}`,
-      "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`,
-      "-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`,
-      "-c", "Logging.Level=warn",
+      "devstack",
+      "--compute",
+      "3",
+      "-c",
+      `DataDir=${dataDir}`,
+      "-c",
+      "API.Host=127.0.0.1",
+      "-c",
+      `API.Port=${apiPort}`,
+      "-c",
+      "Orchestrator.Host=127.0.0.1",
+      "-c",
+      `Orchestrator.Port=${natsPort}`,
+      "-c",
+      "Logging.Level=warn",
     ],
     { env, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -113,7 +123,8 @@ async function startDevstack(dataDir: string): Promise<{ apiPort: number; stop: 
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const RUNS = setting(options, "cli.runs", options.quick ? 5 : 30);
-  if (!Number.isInteger(RUNS) || RUNS < 5) throw new Error(`cli.runs must be a whole number of at least 5, got ${RUNS}`);
+  if (!Number.isInteger(RUNS) || RUNS < 5)
+    throw new Error(`cli.runs must be a whole number of at least 5, got ${RUNS}`);
   const log = options.log;
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-cli-"));
   const devstack = await startDevstack(dataDir).catch((e: unknown) => {
@@ -127,14 +138,26 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       {
         name: "shoal node list",
         command: SHOAL,
-        args: ["node", "list", "--api-host", "127.0.0.1", "--api-port", String(devstack.apiPort), "-c", `DataDir=${dataDir}`],
+        args: [
+          "node",
+          "list",
+          "--api-host",
+          "127.0.0.1",
+          "--api-port",
+          String(devstack.apiPort),
+          "-c",
+          `DataDir=${dataDir}`,
+        ],
         expect: "node-3",
         ms: [],
         cpuMs: [],
       },
     ];
     const [bare, help, list] = cases as [Case, Case, Case];
-    const node = spawnSync("node", ["-p", "process.version + ' ' + process.execPath"], { env, encoding: "utf8" }).stdout.trim();
+    const node = spawnSync("node", ["-p", "process.version + ' ' + process.execPath"], {
+      env,
+      encoding: "utf8",
+    }).stdout.trim();
     log(`CLI start-up, whole process; ${RUNS} rounds, the three commands in a shuffled order each round; node ${node}`);
 
     for (const c of cases) runOnce(c); // warm the page cache; not counted
@@ -146,15 +169,23 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
     const stats = (samples: readonly number[]) => {
       const sorted = [...samples].sort((a, b) => a - b);
-      return { min: sorted[0] ?? NaN, median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), max: sorted.at(-1) ?? NaN };
+      return {
+        min: sorted[0] ?? NaN,
+        median: quantile(sorted, 0.5),
+        p90: quantile(sorted, 0.9),
+        max: sorted.at(-1) ?? NaN,
+      };
     };
     const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
     const table = (title: string, samples: (c: Case) => readonly number[]) => {
       const base = stats(samples(bare));
-      log(`\n${title.padEnd(18)}${"min".padStart(10)}${"median".padStart(10)}${"p90".padStart(10)}${"max".padStart(10)}   Δ median / Δ p90 vs node -e 0`);
+      log(
+        `\n${title.padEnd(18)}${"min".padStart(10)}${"median".padStart(10)}${"p90".padStart(10)}${"max".padStart(10)}   Δ median / Δ p90 vs node -e 0`,
+      );
       for (const c of cases) {
         const s = stats(samples(c));
-        const delta = c === bare ? "" : `   ${(s.median - base.median).toFixed(1)} / ${(s.p90 - base.p90).toFixed(1)} ms`;
+        const delta =
+          c === bare ? "" : `   ${(s.median - base.median).toFixed(1)} / ${(s.p90 - base.p90).toFixed(1)} ms`;
         log(`${c.name.padEnd(18)}${fmt(s.min)}${fmt(s.median)}${fmt(s.p90)}${fmt(s.max)}${delta}`);
       }
     };
@@ -166,8 +197,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const note = `median of ${RUNS} shuffled rounds; node -e 0: ${bareMs.toFixed(1)} ms`;
     const figures: BenchFigure[] = [
       { name: "node -e 0 (the floor), wall median", value: bareMs, unit: "ms" },
-      { name: "shoal --help over node -e 0, wall median", value: stats(help.ms).median - bareMs, unit: "ms", target: { on: "value", max: HELP_TARGET_MS }, note },
-      { name: "shoal node list, wall median", value: stats(list.ms).median, unit: "ms", target: { on: "value", max: LIST_TARGET_MS }, note },
+      {
+        name: "shoal --help over node -e 0, wall median",
+        value: stats(help.ms).median - bareMs,
+        unit: "ms",
+        target: { on: "value", max: HELP_TARGET_MS },
+        note,
+      },
+      {
+        name: "shoal node list, wall median",
+        value: stats(list.ms).median,
+        unit: "ms",
+        target: { on: "value", max: LIST_TARGET_MS },
+        note,
+      },
     ];
     if (bare.cpuMs.length > 0) {
       const bareCpu = stats(bare.cpuMs).median;

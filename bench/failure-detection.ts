@@ -15,7 +15,8 @@
  *
  * N: each node holds one file descriptor here and one in nats-server; this machine's open-file
  * limit is 20,000 (hard); the default is 5,000 nodes and 50 killed (the issue's 1 % of
- * 100,000), what this shared machine's one-process fleet brings up reliably. A killed node's lateness is the event's recorded time minus the LastHeartbeat the
+ * 100,000), what this shared machine's one-process fleet brings up reliably. A killed node's lateness is the event's
+ * recorded time minus the LastHeartbeat the
  * orchestrator wrote in it; the bench fails if that LastHeartbeat is earlier than the last
  * heartbeat the node's agent saw answered (a heartbeat forgotten), and also reports the
  * lateness from the agent's side (larger when a last reply was lost under load).
@@ -117,8 +118,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     {
       prepare: async (dataDir) => {
         const t0 = performance.now();
-        const events = await seedNodes(dataDir, ids.map((nodeId, index) => ({ nodeId, index, publicKey: keys[index]!.publicKey })), false);
-        log(`  seeded ${nodes} APPROVED nodes with their keys (${events} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+        const events = await seedNodes(
+          dataDir,
+          ids.map((nodeId, index) => ({ nodeId, index, publicKey: keys[index]!.publicKey })),
+          false,
+        );
+        log(
+          `  seeded ${nodes} APPROVED nodes with their keys (${events} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+        );
       },
       readyTimeoutMs: 300_000,
     },
@@ -142,7 +149,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const p = fleet.progress();
         if (performance.now() - lastLog >= 10_000) {
           lastLog = performance.now();
-          log(`    ${((lastLog - t0) / 1000).toFixed(0)} s: ${p.registered} up, ${p.joining} starting, ${p.failed} undelivered`);
+          log(
+            `    ${((lastLog - t0) / 1000).toFixed(0)} s: ${p.registered} up, ${p.joining} starting, ${p.failed} undelivered`,
+          );
         }
         if (p.gaveUp > 0) throw new Error(`${p.gaveUp} nodes gave up: ${JSON.stringify(p)}`);
         return p.registered === nodes && p.joining === 0;
@@ -153,7 +162,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const upSeconds = (performance.now() - t0) / 1000;
     const fleetUpAt = Date.now();
     const progressUp = fleet.progress();
-    log(`    all ${nodes} agents up in ${upSeconds.toFixed(1)} s (${progressUp.joinsAccepted} joins, ${progressUp.refused} refused, ${progressUp.failed} undelivered)`);
+    log(
+      `    all ${nodes} agents up in ${upSeconds.toFixed(1)} s (${progressUp.joinsAccepted} joins, ${progressUp.refused} refused, ${progressUp.failed} undelivered)`,
+    );
 
     // The REST load runs from now until the check is over; the kill comes after steadySeconds of it.
     await scrapeLag();
@@ -176,7 +187,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const killedAt = Date.now();
       const killedIds = fleet.kill(killed / nodes);
       if (killedIds.length !== killed) throw new Error(`killed ${killedIds.length} nodes, wanted ${killed}`);
-      log(`    killed ${killedIds.length} at ${new Date(killedAt).toISOString()}; waiting DisconnectTimeout + heartbeat + 5 s`);
+      log(
+        `    killed ${killedIds.length} at ${new Date(killedAt).toISOString()}; waiting DisconnectTimeout + heartbeat + 5 s`,
+      );
       await sleep(disconnectMs + heartbeatMs + jitterMs + 5_000);
       loadOver = true;
       const load = await loadDone;
@@ -184,7 +197,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       await scrapeLag();
       const progress = fleet.progress();
       const lastAccepted = new Map(killedIds.map((id) => [id, fleet.lastHeartbeatAcceptedAt(indexOf.get(id)!)]));
-      log(`    REST: ${Math.round(load.perSecond)} GET/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failed} failed`);
+      log(
+        `    REST: ${Math.round(load.perSecond)} GET/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failed} failed`,
+      );
 
       // The orchestrator stops before the fleet: nodes falling silent afterwards must not count.
       const orchestratorRss = rssMB(orchestrator.process.child.pid);
@@ -201,7 +216,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           const data = e.data as { LastHeartbeat: string | null };
           const id = entityIdOf(e.stream);
           const list = unhealthy.get(id) ?? [];
-          list.push({ at: Date.parse(e.time), lastHeartbeat: data.LastHeartbeat === null ? undefined : Date.parse(data.LastHeartbeat) });
+          list.push({
+            at: Date.parse(e.time),
+            lastHeartbeat: data.LastHeartbeat === null ? undefined : Date.parse(data.LastHeartbeat),
+          });
           unhealthy.set(id, list);
         }
       } finally {
@@ -225,8 +243,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           continue;
         }
         const agentSaw = lastAccepted.get(id);
-        if (mark.lastHeartbeat === undefined) throw new Error(`killed node ${id}: NodeBecameUnhealthy without a LastHeartbeat`);
-        // The orchestrator must not have forgotten a heartbeat it answered: its last one is no earlier than the agent's last answer (less a round trip).
+        if (mark.lastHeartbeat === undefined)
+          throw new Error(`killed node ${id}: NodeBecameUnhealthy without a LastHeartbeat`);
+        // The orchestrator must not have forgotten a heartbeat it answered: its last one is no earlier than the agent's
+        // last answer (less a round trip).
         if (agentSaw !== undefined && mark.lastHeartbeat < agentSaw - SLACK_MS) forgotten++;
         const late = mark.at - mark.lastHeartbeat;
         lateness.push(late);
@@ -249,7 +269,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       lateness.sort((a, b) => a - b);
       latenessFromAgent.sort((a, b) => a - b);
       const agentMax = latenessFromAgent[latenessFromAgent.length - 1] ?? Number.NaN;
-      if (forgotten > 0) throw new Error(`${forgotten} killed nodes: the orchestrator's LastHeartbeat is earlier than a heartbeat their agent saw answered`);
+      if (forgotten > 0)
+        throw new Error(
+          `${forgotten} killed nodes: the orchestrator's LastHeartbeat is earlier than a heartbeat their agent saw answered`,
+        );
       const p50 = quantile(lateness, 0.5);
       const p99 = quantile(lateness, 0.99);
       const max = lateness[lateness.length - 1] ?? Number.NaN;
@@ -286,7 +309,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
             target: { on: "value", max: disconnectMs + SLACK_MS },
             note: `${nodes} nodes, ${killed} killed: ${lateness.length} UNHEALTHY, ${missed} missed${ok ? "" : " — FAILED"}; p50 ${Math.round(p50)} ms, p99 ${Math.round(p99)} ms; from the last heartbeat the agent saw answered: p50 ${Math.round(quantile(latenessFromAgent, 0.5))} ms, max ${Math.round(agentMax)} ms`,
           },
-          { name: "failure detection: killed nodes not marked UNHEALTHY in time", value: missed + tooLate, unit: "nodes", target: { on: "value", max: 0 } },
+          {
+            name: "failure detection: killed nodes not marked UNHEALTHY in time",
+            value: missed + tooLate,
+            unit: "nodes",
+            target: { on: "value", max: 0 },
+          },
           {
             name: "failure detection: false positives",
             value: falsePositives,
@@ -294,8 +322,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
             target: { on: "value", max: 0 },
             note: `NodeBecameUnhealthy of live nodes after the fleet was up${falseSample.length > 0 ? ` (e.g. ${falseSample.join(", ")})` : ""}; ${falseBeforeFleetUp} while it started; NodeBecameUnknown ${unknown}`,
           },
-          { name: "failure detection: orchestrator event-loop lag, max", value: Math.round(lagMaxMs), unit: "ms", note: `/metrics every 2 s under load; largest p99 of a scrape ${Math.round(lagP99MaxMs)} ms` },
-          { name: "failure detection: GET /nodes?limit=100 meanwhile", value: Math.round(load.perSecond), unit: "/s", note: `${connections} connections, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failed} failed` },
+          {
+            name: "failure detection: orchestrator event-loop lag, max",
+            value: Math.round(lagMaxMs),
+            unit: "ms",
+            note: `/metrics every 2 s under load; largest p99 of a scrape ${Math.round(lagP99MaxMs)} ms`,
+          },
+          {
+            name: "failure detection: GET /nodes?limit=100 meanwhile",
+            value: Math.round(load.perSecond),
+            unit: "/s",
+            note: `${connections} connections, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failed} failed`,
+          },
         ],
       };
     } finally {

@@ -27,11 +27,18 @@ import { rssMB } from "./support/process-rss.ts";
 
 const logger = pino({ level: "silent" });
 
-async function run(users: number, concurrent: number, withJwt: boolean): Promise<{ perSecond: number; signMs: number; rssMB: number; rssBeforeMB: number; serverCpuMsPerLogin: number }> {
+async function run(
+  users: number,
+  concurrent: number,
+  withJwt: boolean,
+): Promise<{ perSecond: number; signMs: number; rssMB: number; rssBeforeMB: number; serverCpuMsPerLogin: number }> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-jwt-bench-"));
   const port = await freePort();
   const { pidFile, storeDir } = embeddedNatsPaths(dir);
-  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(dir, "credentials")), { joinToken: "bench", jetStreamDiskBytes: 256 * 1024 ** 2 });
+  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(dir, "credentials")), {
+    joinToken: "bench",
+    jetStreamDiskBytes: 256 * 1024 ** 2,
+  });
   const configFile = join(dir, "nats-server.conf");
   const config = {
     listen: `127.0.0.1:${port}`,
@@ -56,13 +63,25 @@ async function run(users: number, concurrent: number, withJwt: boolean): Promise
           const t = performance.now();
           const jwt = operator.issueUser(key.publicKey, `node-${i}`, nodePermissions(`node-${i}`));
           signMs += performance.now() - t;
-          conns.push(await connect({ servers: server.url, reconnect: false, ...(withJwt ? { authenticator: jwtLogin(jwt, key) } : {}) }));
+          conns.push(
+            await connect({
+              servers: server.url,
+              reconnect: false,
+              ...(withJwt ? { authenticator: jwtLogin(jwt, key) } : {}),
+            }),
+          );
         }
       }),
     );
     const seconds = (performance.now() - started) / 1000;
     const serverCpuMsPerLogin = (processCpuMs(server.pid) - cpuBefore) / users;
-    return { perSecond: users / seconds, signMs: signMs / users, rssMB: rssMB(server.pid), rssBeforeMB, serverCpuMsPerLogin };
+    return {
+      perSecond: users / seconds,
+      signMs: signMs / users,
+      rssMB: rssMB(server.pid),
+      rssBeforeMB,
+      serverCpuMsPerLogin,
+    };
   } finally {
     await Promise.all(conns.map((c) => c.close()));
     await server.stop();
@@ -72,13 +91,17 @@ async function run(users: number, concurrent: number, withJwt: boolean): Promise
 
 // Only when run itself: the suite (bench/run.ts) imports every bench/*.ts to look for run(options).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { users: { type: "string", default: "5000" }, concurrent: { type: "string", default: "256" } } });
+  const { values } = parseArgs({
+    options: { users: { type: "string", default: "5000" }, concurrent: { type: "string", default: "256" } },
+  });
   const users = Number(values.users);
   const concurrent = Number(values.concurrent);
   const open = await run(users, concurrent, false);
   const jwt = await run(users, concurrent, true);
   console.log(`${users} node logins, ${concurrent} at once`);
-  console.log(`  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB, CPU ${open.serverCpuMsPerLogin.toFixed(3)} ms per login`);
+  console.log(
+    `  no auth (baseline): ${open.perSecond.toFixed(0)}/s, nats-server RSS ${open.rssBeforeMB} → ${open.rssMB} MB, CPU ${open.serverCpuMsPerLogin.toFixed(3)} ms per login`,
+  );
   console.log(
     `  JWT users:          ${jwt.perSecond.toFixed(0)}/s (${(jwt.perSecond / open.perSecond).toFixed(2)} × baseline), nats-server RSS ${jwt.rssBeforeMB} → ${jwt.rssMB} MB, CPU ${jwt.serverCpuMsPerLogin.toFixed(3)} ms per login`,
   );

@@ -32,7 +32,12 @@ import { credsFileText } from "../src/transport/nats-jwt/creds-file.ts";
 import { jwtLogin } from "../src/transport/nats-jwt/jwt-login.ts";
 import { userJwt } from "../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey } from "../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, joinLogin, loadOrCreateOperatorKeys, pushAccountJwt } from "../src/transport/nats-jwt/nats-operator.ts";
+import {
+  NatsOperator,
+  joinLogin,
+  loadOrCreateOperatorKeys,
+  pushAccountJwt,
+} from "../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../src/transport/subjects.ts";
 import { freePort } from "./support/free-port.ts";
 import { processCpuMs } from "./support/process-cpu.ts";
@@ -53,7 +58,16 @@ async function main(): Promise<void> {
     const dir = join(root, name);
     mkdirSync(dir, { recursive: true });
     const configFile = join(dir, "nats-server.conf");
-    writeFileAtomic(configFile, JSON.stringify({ listen: `127.0.0.1:${port}`, pid_file: embeddedNatsPaths(dir).pidFile, ...operator.serverConfig(), ...extra }), 0o600);
+    writeFileAtomic(
+      configFile,
+      JSON.stringify({
+        listen: `127.0.0.1:${port}`,
+        pid_file: embeddedNatsPaths(dir).pidFile,
+        ...operator.serverConfig(),
+        ...extra,
+      }),
+      0o600,
+    );
     return EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger, configFile });
   }
 
@@ -67,7 +81,8 @@ async function main(): Promise<void> {
   async function refusedToPublish(nc: NatsConnection, subject: string): Promise<boolean> {
     let refused = false;
     const watching = (async () => {
-      for await (const s of nc.status()) if (s.type === "error" && /permissions[ _]violation/i.test(String(s.data))) refused = true;
+      for await (const s of nc.status())
+        if (s.type === "error" && /permissions[ _]violation/i.test(String(s.data))) refused = true;
     })();
     nc.publish(subject, text.encode("x"));
     await nc.flush().catch(() => undefined);
@@ -87,12 +102,24 @@ async function main(): Promise<void> {
       remotes: [
         {
           url: `nats-leaf://127.0.0.1:${hubLeafPort}`,
-          credentials: credsFile("leaf", userJwt(keys.accountSigner, leafUser.publicKey, "shoal-leaf", undefined, { issuerAccount: operator.account }), leafUser.seed),
+          credentials: credsFile(
+            "leaf",
+            userJwt(keys.accountSigner, leafUser.publicKey, "shoal-leaf", undefined, {
+              issuerAccount: operator.account,
+            }),
+            leafUser.seed,
+          ),
           account: operator.account,
         },
         {
           url: `nats-leaf://127.0.0.1:${hubLeafPort}`,
-          credentials: credsFile("leaf-sys", userJwt(keys.systemSigner, leafSysUser.publicKey, "shoal-leaf-sys", undefined, { issuerAccount: keys.systemAccount.publicKey }), leafSysUser.seed),
+          credentials: credsFile(
+            "leaf-sys",
+            userJwt(keys.systemSigner, leafSysUser.publicKey, "shoal-leaf-sys", undefined, {
+              issuerAccount: keys.systemAccount.publicKey,
+            }),
+            leafSysUser.seed,
+          ),
           account: keys.systemAccount.publicKey,
         },
       ],
@@ -102,7 +129,13 @@ async function main(): Promise<void> {
   try {
     // The orchestrator's stand-in, on the hub.
     const orchKey = newNkey("user");
-    const orch = await connect({ servers: hub.url, authenticator: jwtLogin(operator.issueUser(orchKey.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), orchKey) });
+    const orch = await connect({
+      servers: hub.url,
+      authenticator: jwtLogin(
+        operator.issueUser(orchKey.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS),
+        orchKey,
+      ),
+    });
     open.push(orch);
     let heartbeats = 0;
     orch.subscribe("shoal.join.*", { callback: (_e, m) => m.respond(text.encode(`joined ${m.subject}`)) });
@@ -112,7 +145,12 @@ async function main(): Promise<void> {
     await sleep(1000);
 
     // 1–2. The join login at the leaf, answered from the hub.
-    const joining = await connect({ servers: leaf.url, authenticator: joinLogin(token), inboxPrefix: JOIN_INBOX_PREFIX, reconnect: false });
+    const joining = await connect({
+      servers: leaf.url,
+      authenticator: joinLogin(token),
+      inboxPrefix: JOIN_INBOX_PREFIX,
+      reconnect: false,
+    });
     open.push(joining);
     results.joinLoginAtLeaf = true;
     const reply = await joining.request("shoal.join.node-1", text.encode("join"), { timeout: 3000 });
@@ -121,7 +159,12 @@ async function main(): Promise<void> {
     results.joinLoginRefusedHeartbeat = await refusedToPublish(joining, "shoal.compute.node-1.heartbeat");
 
     const node1Key = newNkey("user");
-    const node1 = await connect({ servers: leaf.url, authenticator: jwtLogin(operator.issueUser(node1Key.publicKey, "node-1", nodePermissions("node-1")), node1Key), inboxPrefix: nodeInboxPrefix("node-1"), reconnect: false });
+    const node1 = await connect({
+      servers: leaf.url,
+      authenticator: jwtLogin(operator.issueUser(node1Key.publicKey, "node-1", nodePermissions("node-1")), node1Key),
+      inboxPrefix: nodeInboxPrefix("node-1"),
+      reconnect: false,
+    });
     open.push(node1);
     results.nodeJwtLoginAtLeaf = true;
     node1.publish("shoal.compute.node-1.heartbeat", text.encode("hb"));
@@ -142,14 +185,26 @@ async function main(): Promise<void> {
     while (!node1Closed && performance.now() - pushedAt < 3000) await sleep(10);
     results.revokedNodeDroppedAtLeaf = node1Closed;
     results.revokedNodeDroppedAfterMs = node1Closed ? Math.round(performance.now() - pushedAt) : -1;
-    const revokedJwt = userJwt(keys.accountSigner, node1Key.publicKey, "node-1", nodePermissions("node-1"), { issuerAccount: operator.account, iat: Math.floor(Date.now() / 1000) - 60 });
-    results.revokedJwtRefusedAtLeaf = await connect({ servers: leaf.url, authenticator: jwtLogin(revokedJwt, node1Key), reconnect: false }).then(
+    const revokedJwt = userJwt(keys.accountSigner, node1Key.publicKey, "node-1", nodePermissions("node-1"), {
+      issuerAccount: operator.account,
+      iat: Math.floor(Date.now() / 1000) - 60,
+    });
+    results.revokedJwtRefusedAtLeaf = await connect({
+      servers: leaf.url,
+      authenticator: jwtLogin(revokedJwt, node1Key),
+      reconnect: false,
+    }).then(
       (nc) => (open.push(nc), false),
       () => true,
     );
 
     // 5. N node logins held at the leaf.
-    const before = { leafRss: rssMB(leaf.pid), hubRss: rssMB(hub.pid), leafCpu: processCpuMs(leaf.pid), hubCpu: processCpuMs(hub.pid) };
+    const before = {
+      leafRss: rssMB(leaf.pid),
+      hubRss: rssMB(hub.pid),
+      leafCpu: processCpuMs(leaf.pid),
+      hubCpu: processCpuMs(hub.pid),
+    };
     let next = 0;
     const held: { readonly nc: NatsConnection; readonly id: string }[] = [];
     const t0 = performance.now();
@@ -158,7 +213,12 @@ async function main(): Promise<void> {
         for (let i = next++; i < nodes; i = next++) {
           const key = newNkey("user");
           const id = `leaf-node-${i}`;
-          const nc = await connect({ servers: leaf.url, authenticator: jwtLogin(operator.issueUser(key.publicKey, id, nodePermissions(id)), key), inboxPrefix: nodeInboxPrefix(id), reconnect: false });
+          const nc = await connect({
+            servers: leaf.url,
+            authenticator: jwtLogin(operator.issueUser(key.publicKey, id, nodePermissions(id)), key),
+            inboxPrefix: nodeInboxPrefix(id),
+            reconnect: false,
+          });
           open.push(nc);
           held.push({ nc, id });
         }

@@ -18,7 +18,8 @@
  * Orchestrator.NATS.GOMEMLIMIT (0: the key's default). The orchestrator's V8 heap (used, total) and
  * resident actors are read from /metrics beside its RSS, to tell heap from what V8 has not given back.
  *
- * Run: npx tsx bench/fleet-leaves.ts [nodes=20000] [leaves=2] [concurrency=32] [settleSeconds=20] [gogc=0] [gomemlimitMB=0]
+ * Run: npx tsx bench/fleet-leaves.ts [nodes=20000] [leaves=2] [concurrency=32] [settleSeconds=20] [gogc=0]
+ * [gomemlimitMB=0]
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -39,28 +40,39 @@ const TARGET_NODES = 100_000;
 const TARGET_MB = 400;
 const PER_LEAF_MAX = 19_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "fleet-leaves.nodes", options.quick ? 400 : 20_000);
-  const leafCount = setting(options, "fleet-leaves.leaves", options.quick ? 2 : Math.max(2, Math.ceil(nodes / PER_LEAF_MAX)));
+  const leafCount = setting(
+    options,
+    "fleet-leaves.leaves",
+    options.quick ? 2 : Math.max(2, Math.ceil(nodes / PER_LEAF_MAX)),
+  );
   const concurrency = setting(options, "fleet-leaves.concurrency", 32);
   const settleSeconds = setting(options, "fleet-leaves.settleSeconds", options.quick ? 5 : 20);
   const gogc = setting(options, "fleet-leaves.gogc", 0);
   const gomemlimitMB = setting(options, "fleet-leaves.gomemlimitMB", 0);
-  if (Math.ceil(nodes / leafCount) > PER_LEAF_MAX) throw new Error(`${nodes} nodes on ${leafCount} leaves is more than ${PER_LEAF_MAX} a leaf (the open-file limit)`);
+  if (Math.ceil(nodes / leafCount) > PER_LEAF_MAX)
+    throw new Error(`${nodes} nodes on ${leafCount} leaves is more than ${PER_LEAF_MAX} a leaf (the open-file limit)`);
   const log = options.log;
   const leafPort = await freePort();
-  const orchestrator = await serveOrchestrator({
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-    "Orchestrator.NATS.LeafNodes.Port": leafPort,
-    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
-    "Orchestrator.NodeManager.DisconnectTimeout": "30s",
-    "Orchestrator.NodeManager.UnknownTimeout": "1h",
-    ...(gogc > 0 ? { "Orchestrator.NATS.GOGC": gogc } : {}),
-    ...(gomemlimitMB > 0 ? { "Orchestrator.NATS.GOMEMLIMIT": `${gomemlimitMB}MiB` } : {}),
-  }, { nodeArgs: ["--expose-gc", "--import", PROBE] });
+  const orchestrator = await serveOrchestrator(
+    {
+      "Orchestrator.Host": "127.0.0.1",
+      "Orchestrator.Port": await freePort(),
+      "Orchestrator.NATS.LeafNodes.Port": leafPort,
+      "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+      "Orchestrator.NodeManager.DisconnectTimeout": "30s",
+      "Orchestrator.NodeManager.UnknownTimeout": "1h",
+      ...(gogc > 0 ? { "Orchestrator.NATS.GOGC": gogc } : {}),
+      ...(gomemlimitMB > 0 ? { "Orchestrator.NATS.GOMEMLIMIT": `${gomemlimitMB}MiB` } : {}),
+    },
+    { nodeArgs: ["--expose-gc", "--import", PROBE] },
+  );
   const leaves: EmbeddedNatsServer[] = [];
   const joiners: Joiner[] = [];
   const root = mkdtempSync(join(tmpdir(), "shoal-bench-leaves-"));
@@ -71,19 +83,55 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const dir = join(root, `leaf-${i}`);
       const port = await freePort();
       // As an operator does it: the CLI, beside the orchestrator, with its DataDir.
-      execFileSync(SHOAL, ["leaf", "config", "--out", dir, "--listen", `127.0.0.1:${port}`, "--name", `leaf-${i}`, "-c", `DataDir=${orchestrator.dataDir}`, "-c", `Orchestrator.NATS.LeafNodes.Port=${leafPort}`, "-c", "Orchestrator.Host=127.0.0.1"], { stdio: "ignore" });
-      leaves.push(await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: pino({ level: "silent" }), configFile: join(dir, "leaf.conf") }));
+      execFileSync(
+        SHOAL,
+        [
+          "leaf",
+          "config",
+          "--out",
+          dir,
+          "--listen",
+          `127.0.0.1:${port}`,
+          "--name",
+          `leaf-${i}`,
+          "-c",
+          `DataDir=${orchestrator.dataDir}`,
+          "-c",
+          `Orchestrator.NATS.LeafNodes.Port=${leafPort}`,
+          "-c",
+          "Orchestrator.Host=127.0.0.1",
+        ],
+        { stdio: "ignore" },
+      );
+      leaves.push(
+        await EmbeddedNatsServer.start({
+          host: "127.0.0.1",
+          port,
+          dir,
+          logger: pino({ level: "silent" }),
+          configFile: join(dir, "leaf.conf"),
+        }),
+      );
     }
     await sleep(2000); // the leaves' remotes connect and are handed the account JWT
     const baseHeap = (await probe(orchestrator.process.child.pid!)).after.heapUsed / 1024 / 1024;
-    const before = { orchestratorRss: rssMB(orchestratorPid), hubRss: rssMB(hubPid), hubCpu: processCpuMs(hubPid), orchestratorCpu: processCpuMs(orchestratorPid), leafRss: leaves.map((l) => rssMB(l.pid)) };
+    const before = {
+      orchestratorRss: rssMB(orchestratorPid),
+      hubRss: rssMB(hubPid),
+      hubCpu: processCpuMs(hubPid),
+      orchestratorCpu: processCpuMs(orchestratorPid),
+      leafRss: leaves.map((l) => rssMB(l.pid)),
+    };
     const loadBefore = load();
-    log(`  ${nodes} nodes over ${leafCount} leaf servers, ${concurrency} joins in flight per leaf; hub ${before.hubRss} MB, orchestrator ${before.orchestratorRss} MB; load ${loadBefore}`);
+    log(
+      `  ${nodes} nodes over ${leafCount} leaf servers, ${concurrency} joins in flight per leaf; hub ${before.hubRss} MB, orchestrator ${before.orchestratorRss} MB; load ${loadBefore}`,
+    );
     const tokenFile = join(orchestrator.dataDir, "credentials", "join-token");
     const share = Math.ceil(nodes / leafCount);
     leaves.forEach((leaf, i) => {
       const count = Math.min(share, nodes - i * share);
-      if (count > 0) joiners.push(startJoiner(leaf.url, tokenFile, i * share, count, concurrency, true, { STORM_AS_AGENT: "1" }));
+      if (count > 0)
+        joiners.push(startJoiner(leaf.url, tokenFile, i * share, count, concurrency, true, { STORM_AS_AGENT: "1" }));
     });
     while (!joiners.every((j) => j.ready)) {
       const broken = joiners.find((j) => j.exited);
@@ -99,12 +147,17 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       if (performance.now() - lastLog > 10_000) {
         lastLog = performance.now();
         const joined = joiners.reduce((sum, j) => sum + j.last.joined, 0);
-        log(`  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${joined} joined; hub ${rssMB(hubPid)} MB, orchestrator ${rssMB(orchestratorPid)} MB; load ${load()}`);
+        log(
+          `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${joined} joined; hub ${rssMB(hubPid)} MB, orchestrator ${rssMB(orchestratorPid)} MB; load ${load()}`,
+        );
       }
       await sleep(200);
     }
     const joinS = (performance.now() - t0) / 1000;
-    const cpu = { hub: processCpuMs(hubPid) - before.hubCpu, orchestrator: processCpuMs(orchestratorPid) - before.orchestratorCpu };
+    const cpu = {
+      hub: processCpuMs(hubPid) - before.hubCpu,
+      orchestrator: processCpuMs(orchestratorPid) - before.orchestratorCpu,
+    };
     log(`  all ${nodes} joined and held in ${joinS.toFixed(0)} s; heartbeating for ${settleSeconds} s`);
     const settleStart = { hubCpu: processCpuMs(hubPid), at: performance.now() };
     await sleep(settleSeconds * 1000);
@@ -114,8 +167,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const metrics = await orchestrator.metrics();
     const healthy = metrics.get('shoal_nodes{health="HEALTHY",membership="APPROVED"}') ?? 0;
     const heapMB = (name: string) => (metrics.get(name) ?? 0) / 1024 / 1024;
-    const residentActors = [...metrics].filter(([k]) => k.startsWith("shoal_actors_resident")).reduce((sum, [, v]) => sum + v, 0);
-    const after = { orchestratorRss: rssMB(orchestratorPid), hubRss: rssMB(hubPid), leafRss: leaves.map((l) => rssMB(l.pid)) };
+    const residentActors = [...metrics]
+      .filter(([k]) => k.startsWith("shoal_actors_resident"))
+      .reduce((sum, [, v]) => sum + v, 0);
+    const after = {
+      orchestratorRss: rssMB(orchestratorPid),
+      hubRss: rssMB(hubPid),
+      leafRss: leaves.map((l) => rssMB(l.pid)),
+    };
     const loadAfter = load();
     // Last, as it changes what it reads: a full GC in the orchestrator, then its heap and RSS.
     const gc = await probe(orchestratorPid!);
@@ -124,12 +183,29 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const hubKB = perNode(after.hubRss, before.hubRss);
     const orchestratorKB = perNode(after.orchestratorRss, before.orchestratorRss);
     const project = (base: number, kb: number) => base + (kb * TARGET_NODES) / 1024;
-    const leafKB = leaves.map((_, i) => ((after.leafRss[i]! - before.leafRss[i]!) * 1024) / Math.min(share, nodes - i * share));
+    const leafKB = leaves.map(
+      (_, i) => ((after.leafRss[i]! - before.leafRss[i]!) * 1024) / Math.min(share, nodes - i * share),
+    );
     const note = `load average ${loadBefore} before, ${loadAfter} after`;
     const figures: BenchFigure[] = [
-      { name: "nodes held via leaf servers, listed HEALTHY", value: healthy, unit: "", note: `of ${nodes} (and the orchestrator itself); joined in ${joinS.toFixed(0)} s; ${note}` },
-      { name: "hub nats-server RSS per node held via leaves", value: hubKB, unit: "KB", note: `${before.hubRss} → ${after.hubRss} MB` },
-      { name: "orchestrator RSS per node", value: orchestratorKB, unit: "KB", note: `${before.orchestratorRss} → ${after.orchestratorRss} MB` },
+      {
+        name: "nodes held via leaf servers, listed HEALTHY",
+        value: healthy,
+        unit: "",
+        note: `of ${nodes} (and the orchestrator itself); joined in ${joinS.toFixed(0)} s; ${note}`,
+      },
+      {
+        name: "hub nats-server RSS per node held via leaves",
+        value: hubKB,
+        unit: "KB",
+        note: `${before.hubRss} → ${after.hubRss} MB`,
+      },
+      {
+        name: "orchestrator RSS per node",
+        value: orchestratorKB,
+        unit: "KB",
+        note: `${before.orchestratorRss} → ${after.orchestratorRss} MB`,
+      },
       {
         name: "orchestrator V8 heap used at the end",
         value: heapMB("nodejs_heap_size_used_bytes"),
@@ -143,7 +219,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         note: `${baseHeap.toFixed(0)} → ${(gc.after.heapUsed / 1024 / 1024).toFixed(0)} MB (${(gc.before.heapUsed / 1024 / 1024).toFixed(0)} MB before that GC); RSS after it ${rssAfterGc} MB`,
       },
       { name: "hub nats-server RSS at 100,000 nodes, projected", value: project(before.hubRss, hubKB), unit: "MB" },
-      { name: "orchestrator RSS at 100,000 nodes, projected", value: project(before.orchestratorRss, orchestratorKB), unit: "MB" },
+      {
+        name: "orchestrator RSS at 100,000 nodes, projected",
+        value: project(before.orchestratorRss, orchestratorKB),
+        unit: "MB",
+      },
       {
         name: "orchestrator + hub nats-server RSS at 100,000 nodes, projected",
         value: project(before.hubRss, hubKB) + project(before.orchestratorRss, orchestratorKB),
@@ -151,10 +231,30 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "value", max: TARGET_MB },
         note: "RSS before + per node × 100,000, each process",
       },
-      { name: "leaf nats-server RSS per node connection", value: leafKB.reduce((a, b) => a + b, 0) / leafKB.length, unit: "KB", note: `leaves ${before.leafRss.join(", ")} → ${after.leafRss.join(", ")} MB (near the nodes, not on the orchestrator's machine)` },
-      { name: "hub nats-server CPU per join", value: cpu.hub / nodes, unit: "ms", note: `${(cpu.hub / 1000).toFixed(1)} CPU-s; the logins are taken at the leaves` },
-      { name: "hub nats-server CPU per 1,000 heartbeats, held nodes", value: (hubSteadyCpuMs * 1000) / heartbeatsSettled, unit: "ms", note: `${(hubSteadyCpuMs / 1000).toFixed(1)} CPU-s in ${settleSeconds} s of heartbeats (and the leaves' traffic)` },
-      { name: "orchestrator CPU per join", value: cpu.orchestrator / nodes, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s` },
+      {
+        name: "leaf nats-server RSS per node connection",
+        value: leafKB.reduce((a, b) => a + b, 0) / leafKB.length,
+        unit: "KB",
+        note: `leaves ${before.leafRss.join(", ")} → ${after.leafRss.join(", ")} MB (near the nodes, not on the orchestrator's machine)`,
+      },
+      {
+        name: "hub nats-server CPU per join",
+        value: cpu.hub / nodes,
+        unit: "ms",
+        note: `${(cpu.hub / 1000).toFixed(1)} CPU-s; the logins are taken at the leaves`,
+      },
+      {
+        name: "hub nats-server CPU per 1,000 heartbeats, held nodes",
+        value: (hubSteadyCpuMs * 1000) / heartbeatsSettled,
+        unit: "ms",
+        note: `${(hubSteadyCpuMs / 1000).toFixed(1)} CPU-s in ${settleSeconds} s of heartbeats (and the leaves' traffic)`,
+      },
+      {
+        name: "orchestrator CPU per join",
+        value: cpu.orchestrator / nodes,
+        unit: "ms",
+        note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s`,
+      },
     ];
     return { figures, parameters: { nodes, leaves: leafCount, concurrency, settleSeconds, gogc, gomemlimitMB } };
   } finally {
@@ -166,4 +266,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-await runStandalone(import.meta.url, run, ["fleet-leaves.nodes", "fleet-leaves.leaves", "fleet-leaves.concurrency", "fleet-leaves.settleSeconds", "fleet-leaves.gogc", "fleet-leaves.gomemlimitMB"]);
+await runStandalone(import.meta.url, run, [
+  "fleet-leaves.nodes",
+  "fleet-leaves.leaves",
+  "fleet-leaves.concurrency",
+  "fleet-leaves.settleSeconds",
+  "fleet-leaves.gogc",
+  "fleet-leaves.gomemlimitMB",
+]);

@@ -49,15 +49,47 @@ export interface Joiner {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(1)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
 
 /** One storm client process (bench/support/storm-joiner.ts); `env` adds to its environment (STORM_AS_AGENT=1). */
-export function startJoiner(natsUrl: string, tokenFile: string, from: number, count: number, concurrency: number, hold: boolean, env: Readonly<Record<string, string>> = {}): Joiner {
-  const child = spawn(process.execPath, ["--import", "tsx", JOINER, natsUrl, tokenFile, PREFIX, String(from), String(count), String(concurrency), hold ? "1" : "0"], {
-    env: { ...process.env, NODE_OPTIONS: "", STORM_ID_WIDTH: String(ID_WIDTH), ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const joiner: Joiner = { child, last: { joined: 0, refused: 0, failed: 0, refusedByCode: {}, errors: [], lastJoinAt: 0, done: false }, ready: false, exited: false, stderr: "" };
+export function startJoiner(
+  natsUrl: string,
+  tokenFile: string,
+  from: number,
+  count: number,
+  concurrency: number,
+  hold: boolean,
+  env: Readonly<Record<string, string>> = {},
+): Joiner {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      JOINER,
+      natsUrl,
+      tokenFile,
+      PREFIX,
+      String(from),
+      String(count),
+      String(concurrency),
+      hold ? "1" : "0",
+    ],
+    {
+      env: { ...process.env, NODE_OPTIONS: "", STORM_ID_WIDTH: String(ID_WIDTH), ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
+  const joiner: Joiner = {
+    child,
+    last: { joined: 0, refused: 0, failed: 0, refusedByCode: {}, errors: [], lastJoinAt: 0, done: false },
+    ready: false,
+    exited: false,
+    stderr: "",
+  };
   let buffer = "";
   child.stdout?.on("data", (d: Buffer) => {
     buffer += d.toString();
@@ -114,9 +146,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const natsPid = Number(readFileSync(join(orchestrator.dataDir, "nats", "nats-server.pid"), "utf8").trim());
     const natsUrl = `nats://127.0.0.1:${natsPort}`;
     const tokenFile = join(orchestrator.dataDir, "credentials", "join-token");
-    const before = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid), orchestratorCpu: processCpuMs(orchestratorPid), orchestratorMainCpu: threadCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), orchestratorSplit: processCpuSplitMs(orchestratorPid) };
+    const before = {
+      orchestratorRss: rssMB(orchestratorPid),
+      natsRss: rssMB(natsPid),
+      orchestratorCpu: processCpuMs(orchestratorPid),
+      orchestratorMainCpu: threadCpuMs(orchestratorPid),
+      natsCpu: processCpuMs(natsPid),
+      orchestratorSplit: processCpuSplitMs(orchestratorPid),
+    };
     const loadBefore = load();
-    log(`  ${nodes} nodes from ${clients} client processes, ${concurrency} joins in flight each${hold ? ", connections held" : ", each closes after its own login"}; load ${loadBefore}`);
+    log(
+      `  ${nodes} nodes from ${clients} client processes, ${concurrency} joins in flight each${hold ? ", connections held" : ", each closes after its own login"}; load ${loadBefore}`,
+    );
 
     const share = Math.ceil(nodes / clients);
     for (let c = 0; c < clients; c++) {
@@ -143,17 +184,26 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const refused = joiners.reduce((sum, j) => sum + j.last.refused, 0);
         const errors = [...new Set(joiners.flatMap((j) => j.last.errors))].slice(0, 3);
         const codes = JSON.stringify(Object.assign({}, ...joiners.map((j) => j.last.refusedByCode)));
-        log(`  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${total()} joined, ${refused} refused ${codes}, ${failed} failed; load ${load()}${errors.length > 0 ? `; e.g. ${errors.join(" | ")}` : ""}`);
+        log(
+          `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${total()} joined, ${refused} refused ${codes}, ${failed} failed; load ${load()}${errors.length > 0 ? `; e.g. ${errors.join(" | ")}` : ""}`,
+        );
       }
       await sleep(100);
     }
     const joinedS = (Math.max(...joiners.map((j) => j.last.lastJoinAt)) - startedAt) / 1000;
-    const afterJoins = { orchestratorCpu: processCpuMs(orchestratorPid), orchestratorMainCpu: threadCpuMs(orchestratorPid), natsCpu: processCpuMs(natsPid), orchestratorSplit: processCpuSplitMs(orchestratorPid), at: performance.now() };
+    const afterJoins = {
+      orchestratorCpu: processCpuMs(orchestratorPid),
+      orchestratorMainCpu: threadCpuMs(orchestratorPid),
+      natsCpu: processCpuMs(natsPid),
+      orchestratorSplit: processCpuSplitMs(orchestratorPid),
+      at: performance.now(),
+    };
     let listed = 0;
     for (;;) {
       listed = await listedApproved(orchestrator);
       if (listed === nodes) break;
-      if (performance.now() - afterJoins.at > 120_000) throw new Error(`only ${listed} of ${nodes} nodes listed as APPROVED 120 s after the last join`);
+      if (performance.now() - afterJoins.at > 120_000)
+        throw new Error(`only ${listed} of ${nodes} nodes listed as APPROVED 120 s after the last join`);
       await sleep(200);
     }
     const listedS = (performance.now() - t0) / 1000;
@@ -166,18 +216,34 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     if (settleSeconds > 0) await sleep(settleSeconds * 1000);
     const after = { orchestratorRss: rssMB(orchestratorPid), natsRss: rssMB(natsPid) };
     const refusedByCode: Record<string, number> = {};
-    for (const j of joiners) for (const [code, n] of Object.entries(j.last.refusedByCode)) refusedByCode[code] = (refusedByCode[code] ?? 0) + n;
+    for (const j of joiners)
+      for (const [code, n] of Object.entries(j.last.refusedByCode))
+        refusedByCode[code] = (refusedByCode[code] ?? 0) + n;
     const failed = joiners.reduce((sum, j) => sum + j.last.failed, 0);
     const orchestratorMsPerJoin = cpu.orchestrator / nodes;
     const natsMsPerJoin = cpu.nats / nodes;
     // The orchestrator's work is on one thread: 100,000 joins need at least this long even with every
     // client elsewhere; it and nats-server share two cores, which bounds them together as well.
-    const projectedS = Math.max((TARGET_NODES * orchestratorMsPerJoin) / 1000, (TARGET_NODES * (orchestratorMsPerJoin + natsMsPerJoin)) / 2000);
+    const projectedS = Math.max(
+      (TARGET_NODES * orchestratorMsPerJoin) / 1000,
+      (TARGET_NODES * (orchestratorMsPerJoin + natsMsPerJoin)) / 2000,
+    );
     const note = `load average ${loadBefore} before, ${loadAfter} after`;
     const figures: BenchFigure[] = [
-      { name: "registration storm: joins/s", value: nodes / joinedS, unit: "/s", target: { on: "value", min: TARGET_NODES / TARGET_SECONDS }, note: `${nodes} joined in ${joinedS.toFixed(1)} s; ${note}` },
+      {
+        name: "registration storm: joins/s",
+        value: nodes / joinedS,
+        unit: "/s",
+        target: { on: "value", min: TARGET_NODES / TARGET_SECONDS },
+        note: `${nodes} joined in ${joinedS.toFixed(1)} s; ${note}`,
+      },
       { name: "registration storm: all APPROVED and listed", value: listedS, unit: "s", note: `${nodes} nodes` },
-      { name: "orchestrator CPU per join", value: orchestratorMsPerJoin, unit: "ms", note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s for ${nodes} joins (${((afterJoins.orchestratorSplit.system - before.orchestratorSplit.system) / 1000).toFixed(1)} s of it in the kernel)` },
+      {
+        name: "orchestrator CPU per join",
+        value: orchestratorMsPerJoin,
+        unit: "ms",
+        note: `${(cpu.orchestrator / 1000).toFixed(1)} CPU-s for ${nodes} joins (${((afterJoins.orchestratorSplit.system - before.orchestratorSplit.system) / 1000).toFixed(1)} s of it in the kernel)`,
+      },
       {
         name: "orchestrator main-thread CPU per join",
         value: cpu.orchestratorMain / nodes,
@@ -185,7 +251,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "value", max: (TARGET_SECONDS * 1000) / TARGET_NODES },
         note: "the event loop's thread alone (the rest: GC helpers, libuv's pool); 100,000 joins in 20 s allow 0.2 ms",
       },
-      { name: "nats-server CPU per join", value: natsMsPerJoin, unit: "ms", note: `${(cpu.nats / 1000).toFixed(1)} CPU-s (two logins and one request per join)` },
+      {
+        name: "nats-server CPU per join",
+        value: natsMsPerJoin,
+        unit: "ms",
+        note: `${(cpu.nats / 1000).toFixed(1)} CPU-s (two logins and one request per join)`,
+      },
       {
         name: "registration storm, 100,000 nodes: projected from CPU per join",
         value: projectedS,
@@ -193,13 +264,40 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "value", max: TARGET_SECONDS },
         note: "at least max(orchestrator CPU ÷ 1 core, (orchestrator + nats-server CPU) ÷ 2 cores), clients elsewhere",
       },
-      { name: "orchestrator RSS after the storm", value: after.orchestratorRss, unit: "MB", note: `${before.orchestratorRss} MB before` },
-      { name: "nats-server RSS after the storm", value: after.natsRss, unit: "MB", note: `${before.natsRss} MB before${hold ? `; ${nodes} connections held` : ""}` },
-      { name: "join attempts refused or failed (retried)", value: failed + Object.values(refusedByCode).reduce((a, b) => a + b, 0), unit: "", note: JSON.stringify({ failed, refusedByCode, errors: [...new Set(joiners.flatMap((j) => j.last.errors))].slice(0, 5) }) },
+      {
+        name: "orchestrator RSS after the storm",
+        value: after.orchestratorRss,
+        unit: "MB",
+        note: `${before.orchestratorRss} MB before`,
+      },
+      {
+        name: "nats-server RSS after the storm",
+        value: after.natsRss,
+        unit: "MB",
+        note: `${before.natsRss} MB before${hold ? `; ${nodes} connections held` : ""}`,
+      },
+      {
+        name: "join attempts refused or failed (retried)",
+        value: failed + Object.values(refusedByCode).reduce((a, b) => a + b, 0),
+        unit: "",
+        note: JSON.stringify({
+          failed,
+          refusedByCode,
+          errors: [...new Set(joiners.flatMap((j) => j.last.errors))].slice(0, 5),
+        }),
+      },
     ];
     if (hold) {
-      figures.push({ name: "nats-server RSS per held connection", value: ((after.natsRss - before.natsRss) * 1024) / nodes, unit: "KB" });
-      figures.push({ name: "orchestrator RSS per node", value: ((after.orchestratorRss - before.orchestratorRss) * 1024) / nodes, unit: "KB" });
+      figures.push({
+        name: "nats-server RSS per held connection",
+        value: ((after.natsRss - before.natsRss) * 1024) / nodes,
+        unit: "KB",
+      });
+      figures.push({
+        name: "orchestrator RSS per node",
+        value: ((after.orchestratorRss - before.orchestratorRss) * 1024) / nodes,
+        unit: "KB",
+      });
     }
     return { figures, parameters: { nodes, clients, concurrency, hold, settleSeconds } };
   } finally {
@@ -209,4 +307,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-await runStandalone(import.meta.url, run, ["fleet-storm.nodes", "fleet-storm.clients", "fleet-storm.concurrency", "fleet-storm.hold"]);
+await runStandalone(import.meta.url, run, [
+  "fleet-storm.nodes",
+  "fleet-storm.clients",
+  "fleet-storm.concurrency",
+  "fleet-storm.hold",
+]);

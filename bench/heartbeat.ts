@@ -11,7 +11,8 @@
  * orchestrator's `shoal_heartbeats_received_total`, the counter's own count, polled; the moment
  * the last one arrived interpolated between polls). The ratio is the median of the rounds' ratios.
  *
- *   npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set heartbeat.rounds=8]
+ * npm run bench -- --only heartbeat [--set heartbeat.nodes=500 --set heartbeat.perRound=400000 --set
+ * heartbeat.rounds=8]
  *
  * The node keys are not enforced here (an external, open nats-server): enforcement is the
  * nats-server's work, the same for both sides; the orchestrator's handler does the same either way.
@@ -59,7 +60,13 @@ function info(nodeId: string): NodeInfo {
     NodeType: "Compute",
     Hostname: nodeId,
     Labels: {},
-    ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} },
+    ComputeNodeInfo: {
+      ExecutionEngines: [],
+      Publishers: [],
+      StorageSources: [],
+      MaxCapacity: {},
+      MaxJobRequirements: {},
+    },
     BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" },
   };
 }
@@ -140,7 +147,8 @@ async function drain(
       return { perSecond: total / seconds, seconds, publishSeconds: (publishedAt - start) / 1000, cpuMicros };
     }
     if (n > last.n) progressAt = at;
-    else if (at - progressAt > STALL_MS) throw new Error(`only ${n} of ${total} heartbeats arrived: the rest were lost (a slow consumer?)`);
+    else if (at - progressAt > STALL_MS)
+      throw new Error(`only ${n} of ${total} heartbeats arrived: the rest were lost (a slow consumer?)`);
     last = { at, n };
   }
 }
@@ -156,7 +164,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   try {
     const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
     cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: natsDir, logger: pino({ level: "silent" }) });
+    const server = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port: await freePort(),
+      dir: natsDir,
+      logger: pino({ level: "silent" }),
+    });
     cleanups.push(() => server.stop());
 
     const token = randomBytes(16).toString("hex");
@@ -169,11 +182,16 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       "Orchestrator.NodeManager.UnknownTimeout": "2h",
     });
     cleanups.push(() => orchestrator.stop());
-    const counter = await startChild(process.execPath, ["--import", "tsx", COUNTER, server.url, `${BASELINE_ROOT}.*.heartbeat`, "bench-baseline", COUNT_SUBJECT], "ready");
+    const counter = await startChild(
+      process.execPath,
+      ["--import", "tsx", COUNTER, server.url, `${BASELINE_ROOT}.*.heartbeat`, "bench-baseline", COUNT_SUBJECT],
+      "ready",
+    );
     cleanups.push(() => counter.stop());
 
     const connections: NatsConnection[] = [];
-    for (let i = 0; i < connectionCount; i++) connections.push(await connect({ servers: server.url, name: `bench-load-${i}` }));
+    for (let i = 0; i < connectionCount; i++)
+      connections.push(await connect({ servers: server.url, name: `bench-load-${i}` }));
     cleanups.push(() => Promise.all(connections.map((nc) => nc.close())));
     // Every heartbeat must be accepted: a refusal would come here.
     let refusals = 0;
@@ -186,7 +204,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       await Promise.all(
         ids.slice(i, i + JOIN_CONCURRENCY).map(async (id, j) => {
           const pair = nkeys.createUser();
-          const reply = await new ComputeClient(connections[j % connections.length]!, id, 30_000).join(info(id), { publicKey: pair.getPublicKey(), sign: (d) => pair.sign(d) }, token);
+          const reply = await new ComputeClient(connections[j % connections.length]!, id, 30_000).join(
+            info(id),
+            { publicKey: pair.getPublicKey(), sign: (d) => pair.sign(d) },
+            token,
+          );
           if (!reply.Accepted) throw new Error(`join of ${id} refused: ${reply.Reason}`);
         }),
       );
@@ -201,12 +223,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     };
     const toOrchestrator = heartbeat(ids.map((id) => computeSubject(id, "heartbeat")));
     const toBaseline = heartbeat(ids.map((id) => `${BASELINE_ROOT}.${id}.heartbeat`));
-    if (`${BASELINE_ROOT}.${ids[0]}.heartbeat`.length !== computeSubject(ids[0]!, "heartbeat").length) throw new Error("the baseline's subjects must be as long as the orchestrator's");
+    if (`${BASELINE_ROOT}.${ids[0]}.heartbeat`.length !== computeSubject(ids[0]!, "heartbeat").length)
+      throw new Error("the baseline's subjects must be as long as the orchestrator's");
     const orchestratorCount = async () => (await orchestrator.metrics()).get("shoal_heartbeats_received_total") ?? NaN;
     const orchestratorPid = orchestrator.process.child.pid;
     const counterPid = counter.child.pid;
     const decoder = new TextDecoder();
-    const baselineCount = async () => Number(decoder.decode((await connections[0]!.request(COUNT_SUBJECT, undefined, { timeout: 10_000 })).data));
+    const baselineCount = async () =>
+      Number(decoder.decode((await connections[0]!.request(COUNT_SUBJECT, undefined, { timeout: 10_000 })).data));
 
     log("  warming up both receivers");
     await drain(connections, Math.ceil(perRound / 5), toBaseline, baselineCount, counterPid);
@@ -247,18 +271,24 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     await connections[0]!.flush();
     const after = await orchestrator.metrics();
     if (refusals > 0) throw new Error(`${refusals} heartbeats were refused`);
-    const eventsWritten = (after.get("shoal_events_appended_total") ?? NaN) - (before.get("shoal_events_appended_total") ?? NaN);
-    const counted = (after.get("shoal_heartbeats_received_total") ?? NaN) - (before.get("shoal_heartbeats_received_total") ?? NaN);
+    const eventsWritten =
+      (after.get("shoal_events_appended_total") ?? NaN) - (before.get("shoal_events_appended_total") ?? NaN);
+    const counted =
+      (after.get("shoal_heartbeats_received_total") ?? NaN) - (before.get("shoal_heartbeats_received_total") ?? NaN);
 
     const ratios = ingest.map((r, i) => r.perSecond / baseline[i]!.perSecond);
-    const spread = (results: readonly DrainResult[]) => `${Math.round(Math.min(...results.map((r) => r.perSecond))).toLocaleString("en")}–${Math.round(Math.max(...results.map((r) => r.perSecond))).toLocaleString("en")}/s`;
+    const spread = (results: readonly DrainResult[]) =>
+      `${Math.round(Math.min(...results.map((r) => r.perSecond))).toLocaleString("en")}–${Math.round(Math.max(...results.map((r) => r.perSecond))).toLocaleString("en")}/s`;
     const publishShare = median([...ingest, ...baseline].map((r) => r.publishSeconds / r.seconds));
     const figures: BenchFigure[] = [
       {
         name: "heartbeat ingest (published)",
         value: median(ingest.map((r) => r.perSecond)),
         unit: "/s",
-        baseline: { name: "bare NATS subscriber counting the same publishes", value: median(baseline.map((r) => r.perSecond)) },
+        baseline: {
+          name: "bare NATS subscriber counting the same publishes",
+          value: median(baseline.map((r) => r.perSecond)),
+        },
         ratio: median(ratios),
         target: { on: "ratio", min: RATIO_TARGET },
         note: `median of ${rounds} paired rounds of ${perRound.toLocaleString("en")}; ratios ${ratios.map((x) => x.toFixed(2)).join(", ")}; ingest ${spread(ingest)}, baseline ${spread(baseline)}; publishing took ${Math.round(publishShare * 100)}% of a round (median)`,
@@ -271,9 +301,17 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         note: `median of rounds, all threads, polling included; orchestrator ${ingest.map((r) => r.cpuMicros.toFixed(2)).join(", ")}; counter ${baseline.map((r) => r.cpuMicros.toFixed(2)).join(", ")}`,
       },
       { name: "events written by heartbeats", value: eventsWritten, unit: "events", target: { on: "value", max: 0 } },
-      { name: "orchestrator event-loop lag, max during ingest", value: median(lagMax) * 1000, unit: "ms", note: `median over rounds; per round ${lagMax.map((s) => (s * 1000).toFixed(0)).join(", ")} ms` },
+      {
+        name: "orchestrator event-loop lag, max during ingest",
+        value: median(lagMax) * 1000,
+        unit: "ms",
+        note: `median over rounds; per round ${lagMax.map((s) => (s * 1000).toFixed(0)).join(", ")} ms`,
+      },
     ];
-    return { figures, parameters: { nodes, perRound, rounds, connections: connectionCount, heartbeatsCounted: counted, refusals } };
+    return {
+      figures,
+      parameters: { nodes, perRound, rounds, connections: connectionCount, heartbeatsCounted: counted, refusals },
+    };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }

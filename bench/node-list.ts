@@ -75,7 +75,16 @@ async function serve(nodes: number): Promise<void> {
   let position = 0;
   const time = new Date().toISOString();
   const feed = (nodeId: string, revision: number, type: string, data: unknown) =>
-    views.handle({ id: `${nodeId}-${revision}`, type, stream: `node-${nodeId}`, revision, position: ++position, time, data, metadata: { schemaVersion: 1 } });
+    views.handle({
+      id: `${nodeId}-${revision}`,
+      type,
+      stream: `node-${nodeId}`,
+      revision,
+      position: ++position,
+      time,
+      data,
+      metadata: { schemaVersion: 1 },
+    });
   // Deterministic spread: 60 % approved, 5 % unhealthy, zones a-d, gpu on 20 %, `spot` on all but 0.1 %.
   const started = performance.now();
   for (let i = 0; i < nodes; i++) {
@@ -88,20 +97,45 @@ async function serve(nodes: number): Promise<void> {
       NodeType: "Compute",
       Hostname: `${nodeId}.bench`,
       Labels: labels,
-      ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["urlDownload"], MaxCapacity: { CPU: 8, Memory: 16e9, Disk: 100e9, GPU: 1 }, MaxJobRequirements: {} },
+      ComputeNodeInfo: {
+        ExecutionEngines: ["docker"],
+        Publishers: ["local"],
+        StorageSources: ["urlDownload"],
+        MaxCapacity: { CPU: 8, Memory: 16e9, Disk: 100e9, GPU: 1 },
+        MaxJobRequirements: {},
+      },
       BacalhauVersion: { GitVersion: "v1.6.0", GOOS: "linux", GOARCH: "amd64" },
     };
-    feed(nodeId, 0, "NodeRegistered", { NodeID: nodeId, NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 });
+    feed(nodeId, 0, "NodeRegistered", {
+      NodeID: nodeId,
+      NodeType: "Compute",
+      Info: info,
+      Membership: "PENDING",
+      Lifecycle: 1,
+    });
     let revision = 1;
     if (i % 5 < 3) feed(nodeId, revision++, "NodeApproved", { NodeID: nodeId, Previous: "PENDING" });
-    if (i % 20 === 3) feed(nodeId, revision++, "NodeBecameUnhealthy", { NodeID: nodeId, LastHeartbeat: time, DisconnectTimeoutMs: 30_000 });
+    if (i % 20 === 3)
+      feed(nodeId, revision++, "NodeBecameUnhealthy", {
+        NodeID: nodeId,
+        LastHeartbeat: time,
+        DisconnectTimeoutMs: 30_000,
+      });
   }
   // The manager learns every node as from a snapshot (the store holds none of these events).
   await manager.recover({ position: 0, states: views.all() });
-  const ids = views.all().filter((v) => v.health === "HEALTHY").map((v) => v.nodeId);
+  const ids = views
+    .all()
+    .filter((v) => v.health === "HEALTHY")
+    .map((v) => v.nodeId);
   let beatRound = 0;
   const report = (i: number) => ({
-    AvailableCapacity: { CPU: (i * 7 + beatRound) % 9, Memory: ((i * 13 + beatRound) % 17) * 1e9, Disk: ((i * 31) % 101) * 1e9, GPU: i % 5 === 0 ? 1 : 0 },
+    AvailableCapacity: {
+      CPU: (i * 7 + beatRound) % 9,
+      Memory: ((i * 13 + beatRound) % 17) * 1e9,
+      Disk: ((i * 31) % 101) * 1e9,
+      GPU: i % 5 === 0 ? 1 : 0,
+    },
     QueueUsedCapacity: { CPU: beatRound % 3 },
     RunningExecutions: (i + beatRound) % 4,
     EnqueuedExecutions: 0,
@@ -139,7 +173,13 @@ async function serve(nodes: number): Promise<void> {
   const processors = new ProcessorHost({ store, logger });
   const api = buildApi({
     logger,
-    self: { NodeID: "bench-orchestrator", NodeType: "Requester", Hostname: "bench", Labels: {}, BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" } },
+    self: {
+      NodeID: "bench-orchestrator",
+      NodeType: "Requester",
+      Hostname: "bench",
+      Labels: {},
+      BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" },
+    },
     manager,
     views,
     index,
@@ -181,7 +221,9 @@ function get(agent: Agent, port: number, path: string, keepBody = false): Promis
     const req = request({ host: "127.0.0.1", port, path, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => keepBody && chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" }));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" }),
+      );
       res.on("error", reject);
     });
     req.on("error", reject);
@@ -214,7 +256,14 @@ async function load(port: number, path: string, seconds: number): Promise<ShapeR
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), maxMs: latencies[latencies.length - 1] ?? 0 };
+  return {
+    requests: latencies.length,
+    errors,
+    rps: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    maxMs: latencies[latencies.length - 1] ?? 0,
+  };
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -232,9 +281,23 @@ function cpuMs(pid: number | undefined): number | undefined {
 
 export async function run(options?: BenchOptions): Promise<Record<string, number | string>> {
   const nodes = options ? setting(options, "node-list.nodes", options.quick ? 10_000 : DEFAULT_NODES) : DEFAULT_NODES;
-  const seconds = options ? setting(options, "node-list.seconds", options.quick ? 2 : DEFAULT_SECONDS) : DEFAULT_SECONDS;
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", fileURLToPath(import.meta.url), "--serve", String(nodes)], { stdio: ["ignore", "pipe", "inherit"] });
-  const ready = await new Promise<{ port: number; seededMs: number; nodes: number; rssMb: number; heapMb: number; jsonCacheMb: number; jsonCacheReleasedMb: number }>((resolve, reject) => {
+  const seconds = options
+    ? setting(options, "node-list.seconds", options.quick ? 2 : DEFAULT_SECONDS)
+    : DEFAULT_SECONDS;
+  const child = spawn(
+    process.execPath,
+    ["--expose-gc", "--import", "tsx", fileURLToPath(import.meta.url), "--serve", String(nodes)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const ready = await new Promise<{
+    port: number;
+    seededMs: number;
+    nodes: number;
+    rssMb: number;
+    heapMb: number;
+    jsonCacheMb: number;
+    jsonCacheReleasedMb: number;
+  }>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
       out += c.toString();
@@ -246,20 +309,33 @@ export async function run(options?: BenchOptions): Promise<Record<string, number
   try {
     const agent = new Agent({ keepAlive: true });
     // A next_token from deep in the fleet: pages from the middle cost what the first page does.
-    const deep = JSON.parse((await get(agent, ready.port, "/api/v1/orchestrator/nodes?limit=5000&order_by=available_memory", true)).body) as { NextToken: string };
+    const deep = JSON.parse(
+      (await get(agent, ready.port, "/api/v1/orchestrator/nodes?limit=5000&order_by=available_memory", true)).body,
+    ) as { NextToken: string };
     agent.destroy();
     const shapes: [string, string][] = [
       ["alive", "/api/v1/agent/alive"],
       ["list", "/api/v1/orchestrator/nodes?limit=100"],
       ["list_cpu_reverse", "/api/v1/orchestrator/nodes?limit=100&order_by=available_cpu&reverse=true"],
-      ["list_memory_next_token", `/api/v1/orchestrator/nodes?limit=100&order_by=available_memory&next_token=${deep.NextToken}`],
+      [
+        "list_memory_next_token",
+        `/api/v1/orchestrator/nodes?limit=100&order_by=available_memory&next_token=${deep.NextToken}`,
+      ],
       ["list_disconnected", "/api/v1/orchestrator/nodes?limit=100&filter-status=DISCONNECTED&order_by=status"],
-      ["list_pending_zone", "/api/v1/orchestrator/nodes?limit=100&filter-approval=PENDING&labels=zone%3Da&order_by=approval"],
-      ["list_gpu_not_rack", "/api/v1/orchestrator/nodes?limit=100&labels=gpu%3Dtrue,rack!%3Dr0&order_by=available_disk"],
+      [
+        "list_pending_zone",
+        "/api/v1/orchestrator/nodes?limit=100&filter-approval=PENDING&labels=zone%3Da&order_by=approval",
+      ],
+      [
+        "list_gpu_not_rack",
+        "/api/v1/orchestrator/nodes?limit=100&labels=gpu%3Dtrue,rack!%3Dr0&order_by=available_disk",
+      ],
       ["list_label_matches_nothing", "/api/v1/orchestrator/nodes?limit=100&labels=zone%3Dnowhere"],
-      // Only a negative term, matched by 0.1 % of the nodes: answered from the complement of spot's posting (label-index.ts).
+      // Only a negative term, matched by 0.1 % of the nodes: answered from the complement of spot's posting
+      // (label-index.ts).
       ["list_negative_only_rare", "/api/v1/orchestrator/nodes?limit=100&labels=!spot"],
-      // A positive term 2 % of the nodes match, in a capacity order: ranked from its posting, not walked past 98 % non-matches.
+      // A positive term 2 % of the nodes match, in a capacity order: ranked from its posting, not walked past 98 %
+      // non-matches.
       ["list_rare_positive", "/api/v1/orchestrator/nodes?limit=100&labels=rack%3Dr7&order_by=available_memory"],
     ];
     const out: Record<string, number | string> = {
@@ -296,7 +372,8 @@ export async function run(options?: BenchOptions): Promise<Record<string, number
         out[`${name}_cpu_vs_alive`] = round(aliveCpuUs / cpuUs, 2);
       }
     }
-    // `!spot` paged to its end: every node matching it, and what it took (one page since round 7; 63 budget-cut pages before).
+    // `!spot` paged to its end: every node matching it, and what it took (one page since round 7; 63 budget-cut pages
+    // before).
     const agent2 = new Agent({ keepAlive: true });
     let token = "";
     let pages = 0;
@@ -304,7 +381,16 @@ export async function run(options?: BenchOptions): Promise<Record<string, number
     let slowest = 0;
     do {
       const t0 = performance.now();
-      const page = JSON.parse((await get(agent2, ready.port, `/api/v1/orchestrator/nodes?limit=100&labels=!spot${token ? `&next_token=${token}` : ""}`, true)).body) as { Nodes: unknown[]; NextToken: string };
+      const page = JSON.parse(
+        (
+          await get(
+            agent2,
+            ready.port,
+            `/api/v1/orchestrator/nodes?limit=100&labels=!spot${token ? `&next_token=${token}` : ""}`,
+            true,
+          )
+        ).body,
+      ) as { Nodes: unknown[]; NextToken: string };
       slowest = Math.max(slowest, performance.now() - t0);
       found += page.Nodes.length;
       token = page.NextToken;
@@ -324,15 +410,25 @@ if (process.argv[2] === "--serve") {
   await serve(Number(process.argv[3]));
 } else if (isMain) {
   const result = await run();
-  const names = [...new Set(Object.keys(result).filter((k) => k.endsWith("_rps")).map((k) => k.slice(0, -4)))];
+  const names = [
+    ...new Set(
+      Object.keys(result)
+        .filter((k) => k.endsWith("_rps"))
+        .map((k) => k.slice(0, -4)),
+    ),
+  ];
   console.log(
     `node list: ${result.nodes} nodes, ${CONNECTIONS} connections, ${result.seconds_per_shape} s per shape (seeded in ${result.seed_ms} ms, API RSS ${result.api_rss_mb} MB, heap ${result.api_heap_mb} MB; every node's kept JSON +${result.json_cache_heap_mb} MB)`,
   );
-  console.log(`${"shape".padEnd(28)} ${"req/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"× alive".padStart(8)} ${"CPU µs".padStart(8)} ${"CPU × alive".padStart(11)} errors`);
+  console.log(
+    `${"shape".padEnd(28)} ${"req/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"× alive".padStart(8)} ${"CPU µs".padStart(8)} ${"CPU × alive".padStart(11)} errors`,
+  );
   for (const n of names) {
     console.log(
       `${n.padEnd(28)} ${String(result[`${n}_rps`]).padStart(8)} ${String(result[`${n}_p50_ms`]).padStart(8)} ${String(result[`${n}_p99_ms`]).padStart(8)} ${String(result[`${n}_vs_alive`] ?? "").padStart(8)} ${String(result[`${n}_cpu_us`]).padStart(8)} ${String(result[`${n}_cpu_vs_alive`] ?? "").padStart(11)} ${result[`${n}_errors`]}`,
     );
   }
-  console.log(`labels=!spot&limit=100 paged to its end: ${result.negative_only_walk_nodes} nodes in ${result.negative_only_walk_pages} pages, slowest page ${result.negative_only_walk_slowest_ms} ms`);
+  console.log(
+    `labels=!spot&limit=100 paged to its end: ${result.negative_only_walk_nodes} nodes in ${result.negative_only_walk_pages} pages, slowest page ${result.negative_only_walk_slowest_ms} ms`,
+  );
 }

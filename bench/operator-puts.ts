@@ -39,7 +39,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const connections = setting(options, "operator-puts.connections", 50);
   const warmupSeconds = options.quick ? 1 : 3;
   const ids = Array.from({ length: nodes }, (_, i) => `put-${String(i).padStart(6, "0")}`);
-  if (nodes < connections) throw new Error(`operator-puts.nodes (${nodes}) must be at least the connections (${connections}): one node is never PUT twice at once`);
+  if (nodes < connections)
+    throw new Error(
+      `operator-puts.nodes (${nodes}) must be at least the connections (${connections}): one node is never PUT twice at once`,
+    );
 
   let seededEvents = 0;
   let seedSeconds = 0;
@@ -53,7 +56,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     {
       prepare: async (dataDir) => {
         const t0 = performance.now();
-        seededEvents = await seedNodes(dataDir, ids.map((nodeId, index) => ({ nodeId, index })), true);
+        seededEvents = await seedNodes(
+          dataDir,
+          ids.map((nodeId, index) => ({ nodeId, index })),
+          true,
+        );
         seedSeconds = (performance.now() - t0) / 1000;
         options.log(`  seeded ${nodes} PENDING nodes (${seededEvents} events) in ${seedSeconds.toFixed(1)} s`);
       },
@@ -76,13 +83,19 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const nodeId = ids[worker + connections * (n % owned)]!;
         // The node's k-th PUT: approve when k is even (it starts PENDING), reject when odd.
         const action = Math.floor(n / owned) % 2 === 0 ? "approve" : "reject";
-        return { method: "PUT", path: `/api/v1/orchestrator/nodes/${nodeId}`, body: JSON.stringify({ NodeID: nodeId, Action: action, Message: "bench" }) };
+        return {
+          method: "PUT",
+          path: `/api/v1/orchestrator/nodes/${nodeId}`,
+          body: JSON.stringify({ NodeID: nodeId, Action: action, Message: "bench" }),
+        };
       },
     });
     const after = await orchestrator.metrics();
     const lag = after.get("shoal_event_loop_lag_max_seconds");
     const lagP99 = after.get("shoal_event_loop_lag_p99_seconds");
-    options.log(`    ${Math.round(load.perSecond)} PUTs/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failedInAll} failed${load.firstError ? ` (${load.firstError})` : ""}`);
+    options.log(
+      `    ${Math.round(load.perSecond)} PUTs/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms, ${load.failedInAll} failed${load.firstError ? ` (${load.firstError})` : ""}`,
+    );
 
     await orchestrator.process.stop();
     stopped = true;
@@ -93,18 +106,54 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     } finally {
       await store.close();
     }
-    options.log(`    events written by the PUTs (from the store): ${written}, PUTs answered 200: ${load.succeededInAll}`);
-    if (written !== load.succeededInAll) throw new Error(`the store holds ${written} NodeApproved/NodeRejected events, but ${load.succeededInAll} PUTs were answered 200`);
+    options.log(
+      `    events written by the PUTs (from the store): ${written}, PUTs answered 200: ${load.succeededInAll}`,
+    );
+    if (written !== load.succeededInAll)
+      throw new Error(
+        `the store holds ${written} NodeApproved/NodeRejected events, but ${load.succeededInAll} PUTs were answered 200`,
+      );
     if (load.failedInAll > 0) throw new Error(`${load.failedInAll} PUTs failed; first: ${load.firstError ?? "?"}`);
-    const appended = (after.get("shoal_events_appended_total") ?? Number.NaN) - (before.get("shoal_events_appended_total") ?? Number.NaN);
+    const appended =
+      (after.get("shoal_events_appended_total") ?? Number.NaN) -
+      (before.get("shoal_events_appended_total") ?? Number.NaN);
 
     return {
-      parameters: { nodes, seconds, warmupSeconds, connections, seededEvents, seedSeconds: Math.round(seedSeconds * 10) / 10 },
+      parameters: {
+        nodes,
+        seconds,
+        warmupSeconds,
+        connections,
+        seededEvents,
+        seedSeconds: Math.round(seedSeconds * 10) / 10,
+      },
       figures: [
-        { name: "operator PUTs over REST", value: Math.round(load.perSecond), unit: "/s", target: { on: "value", min: TARGET_PER_S }, note: `${load.completed} in ${seconds} s, ${nodes} nodes, ${connections} connections` },
-        { name: "operator PUT p99", value: Math.round(load.p99Ms * 10) / 10, unit: "ms", target: { on: "value", max: TARGET_P99_MS }, note: `p50 ${load.p50Ms.toFixed(1)} ms, max ${load.maxMs.toFixed(0)} ms` },
-        { name: "events written by the PUTs (store)", value: written, unit: "events", note: `= PUTs answered 200 (warm-up included); shoal_events_appended_total moved ${appended}` },
-        { name: "orchestrator event-loop lag, max", value: lag === undefined ? Number.NaN : Math.round(lag * 1000), unit: "ms", note: `shoal_event_loop_lag_max_seconds over the load (p99 ${lagP99 === undefined ? "?" : Math.round(lagP99 * 1000)} ms)` },
+        {
+          name: "operator PUTs over REST",
+          value: Math.round(load.perSecond),
+          unit: "/s",
+          target: { on: "value", min: TARGET_PER_S },
+          note: `${load.completed} in ${seconds} s, ${nodes} nodes, ${connections} connections`,
+        },
+        {
+          name: "operator PUT p99",
+          value: Math.round(load.p99Ms * 10) / 10,
+          unit: "ms",
+          target: { on: "value", max: TARGET_P99_MS },
+          note: `p50 ${load.p50Ms.toFixed(1)} ms, max ${load.maxMs.toFixed(0)} ms`,
+        },
+        {
+          name: "events written by the PUTs (store)",
+          value: written,
+          unit: "events",
+          note: `= PUTs answered 200 (warm-up included); shoal_events_appended_total moved ${appended}`,
+        },
+        {
+          name: "orchestrator event-loop lag, max",
+          value: lag === undefined ? Number.NaN : Math.round(lag * 1000),
+          unit: "ms",
+          note: `shoal_event_loop_lag_max_seconds over the load (p99 ${lagP99 === undefined ? "?" : Math.round(lagP99 * 1000)} ms)`,
+        },
       ],
     };
   } finally {

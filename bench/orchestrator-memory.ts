@@ -193,11 +193,19 @@ class AgentLoad {
     const room = Math.max(0, MAX_IN_FLIGHT - this.inFlight);
     const resources = Math.min(room, this.due(this.intervals.resourceMs, this.sent.resources));
     const info = Math.min(room - Math.max(0, resources), this.due(this.intervals.infoMs, this.sent.info));
-    if (this.due(this.intervals.resourceMs, this.sent.resources) + this.due(this.intervals.infoMs, this.sent.info) > room) this.counts.deferredTicks++;
+    if (
+      this.due(this.intervals.resourceMs, this.sent.resources) + this.due(this.intervals.infoMs, this.sent.info) >
+      room
+    )
+      this.counts.deferredTicks++;
     for (let k = resources; k > 0; k--) {
       const i = this.sent.resources++ % n;
       const id = this.ids[i]!;
-      this.request(computeSubject(id, "resources"), { MessageID: randomUUID(), NodeID: id, Resources: resourceReport(virtualNodeInfo(id, i)) });
+      this.request(computeSubject(id, "resources"), {
+        MessageID: randomUUID(),
+        NodeID: id,
+        Resources: resourceReport(virtualNodeInfo(id, i)),
+      });
     }
     for (let k = info; k > 0; k--) {
       const i = this.sent.info++ % n;
@@ -222,12 +230,17 @@ class AgentLoad {
   }
 }
 
-/** Sets the publisher's and the workflow's checkpoints at the store's head: they published and reacted to the seeded events long ago. */
+/**
+ * Sets the publisher's and the workflow's checkpoints at the store's head: they published and reacted to the seeded
+ * events long ago.
+ */
 function checkpointsAtHead(dataDir: string): number {
   const db = new Database(join(dataDir, "shoal.db"));
   try {
     const head = (db.prepare("SELECT MAX(position) AS head FROM events").get() as { head: number }).head;
-    const save = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position");
+    const save = db.prepare(
+      "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
+    );
     for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`]) save.run(name, head);
     return head;
   } finally {
@@ -235,7 +248,8 @@ function checkpointsAtHead(dataDir: string): number {
   }
 }
 
-const fmt = (x: number, digits = 0) => x.toLocaleString("en", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (x: number, digits = 0) =>
+  x.toLocaleString("en", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const key = (k: string) => `orchestrator-memory.${k}`;
@@ -259,14 +273,25 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   try {
     const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
     cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: natsDir, logger: pino({ level: "silent" }) });
+    const server = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port: await freePort(),
+      dir: natsDir,
+      logger: pino({ level: "silent" }),
+    });
     cleanups.push(() => server.stop());
     const settings = {
       "Orchestrator.NATS.URL": server.url,
       "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
       "Orchestrator.NodeManager.DisconnectTimeout": `${disconnectMs}ms`,
     };
-    const nodeArgs = ["--expose-gc", "--import", PROBE, "--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snapshotDir}`];
+    const nodeArgs = [
+      "--expose-gc",
+      "--import",
+      PROBE,
+      "--heapsnapshot-signal=SIGUSR2",
+      `--diagnostic-dir=${snapshotDir}`,
+    ];
 
     log("  baseline: shoal serve with no nodes");
     const empty = await serveOrchestrator(settings, { nodeArgs });
@@ -277,7 +302,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     } finally {
       await empty.stop();
     }
-    log(`    RSS ${fmt(baseline.status.VmRSS ?? NaN)} MB, heap used after GC ${fmt(baseline.probe.after.heapUsed / MB, 1)} MB, nats-server ${fmt(baseline.natsRssMB)} MB`);
+    log(
+      `    RSS ${fmt(baseline.status.VmRSS ?? NaN)} MB, heap used after GC ${fmt(baseline.probe.after.heapUsed / MB, 1)} MB, nats-server ${fmt(baseline.natsRssMB)} MB`,
+    );
     log(`    V8 spaces (MB committed/used): ${spacesLine(baseline.probe)}`);
 
     let seedSeconds = 0;
@@ -287,10 +314,16 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       readyTimeoutMs: 600_000,
       prepare: async (dataDir) => {
         const t0 = performance.now();
-        const events = await seedNodes(dataDir, ids.map((nodeId, index) => ({ nodeId, index, publicKey: userPublicKey() })), false);
+        const events = await seedNodes(
+          dataDir,
+          ids.map((nodeId, index) => ({ nodeId, index, publicKey: userPublicKey() })),
+          false,
+        );
         head = checkpointsAtHead(dataDir);
         seedSeconds = (performance.now() - t0) / 1000;
-        log(`  seeded ${fmt(nodes)} APPROVED nodes with keys (${fmt(events)} events, head ${fmt(head)}) in ${seedSeconds.toFixed(1)} s`);
+        log(
+          `  seeded ${fmt(nodes)} APPROVED nodes with keys (${fmt(events)} events, head ${fmt(head)}) in ${seedSeconds.toFixed(1)} s`,
+        );
       },
     });
     cleanups.push(() => loaded.stop());
@@ -298,7 +331,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     log(`  shoal serve is up with ${fmt(nodes)} nodes: RSS ${fmt(rssMB(pid))} MB; agents' reports start`);
 
     const connections: NatsConnection[] = [];
-    for (let i = 0; i < connectionCount; i++) connections.push(await connect({ servers: server.url, name: `bench-agents-${i}` }));
+    for (let i = 0; i < connectionCount; i++)
+      connections.push(await connect({ servers: server.url, name: `bench-agents-${i}` }));
     cleanups.push(() => Promise.all(connections.map((nc) => nc.close())));
     let heartbeatRefusals = 0;
     connections[0]!.subscribe("shoal.work.*.heartbeat-refused", { callback: () => void heartbeatRefusals++ });
@@ -330,7 +364,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     load.stop();
     log(`  V8 spaces before the full GC (MB committed/used): ${spacesLine(steady.probe)}`);
     const after = steady.metrics;
-    const heartbeatsIngested = sumOf(after, "shoal_heartbeats_received_total") - sumOf(before, "shoal_heartbeats_received_total");
+    const heartbeatsIngested =
+      sumOf(after, "shoal_heartbeats_received_total") - sumOf(before, "shoal_heartbeats_received_total");
     const eventsWritten = sumOf(after, "shoal_events_appended_total") - sumOf(before, "shoal_events_appended_total");
     const healthy = sumOf(after, 'shoal_nodes{health="HEALTHY",membership="APPROVED"}');
     const rssSeries = samples.map((s) => s.rss);
@@ -352,7 +387,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         if (file === undefined) continue;
         const size = statSync(join(snapshotDir, file)).size;
         // Written synchronously by the orchestrator's thread: complete once it answers again and the size holds.
-        if (size === lastSize && size > 0 && (await loaded.metrics().then(() => true, () => false))) break;
+        if (
+          size === lastSize &&
+          size > 0 &&
+          (await loaded.metrics().then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
         lastSize = size;
       }
       snapshotMB = lastSize / MB;
@@ -363,7 +406,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const line = (name: string, bytes: number, strings: number, objects: number) =>
         `${fmt(bytes / MB, 1)} MB (${fmt(bytes / Math.max(1, nodes))} B/node; strings ${fmt(strings / MB, 1)} MB; ${fmt(objects)} objects)`;
       heapOwners = Object.fromEntries([
-        ["heap snapshot total", `${fmt(breakdown.totalBytes / MB, 1)} MB (${fmt(breakdown.totalBytes / Math.max(1, nodes))} B/node; ${fmt(graph.nodeCount)} objects)`],
+        [
+          "heap snapshot total",
+          `${fmt(breakdown.totalBytes / MB, 1)} MB (${fmt(breakdown.totalBytes / Math.max(1, nodes))} B/node; ${fmt(graph.nodeCount)} objects)`,
+        ],
         ...breakdown.owners.map((o) => [
           `owner: ${o.name}`,
           `${line(o.name, o.bytes, o.stringBytes, o.objects)}${o.kinds.length === 0 ? "" : `; largest: ${o.kinds.map((k) => `${k.kind} ${fmt(k.bytes / Math.max(1, nodes))} B/node (${fmt(k.objects)})`).join(", ")}`}`,
@@ -388,7 +434,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "value", max: 400 },
         note: `the target is for the orchestrator and its nats-server together: this is the orchestrator alone; steady-state samples ${fmt(Math.min(...secondHalf))}–${fmt(Math.max(...secondHalf))} MB over the second half; VmHWM ${fmt(steady.status.VmHWM ?? NaN)} MB; after a full GC ${fmt(steady.rssAfterGcMB)} MB`,
       },
-      { name: "orchestrator RSS per node over the no-node baseline", value: perNode(rss, baseRss), unit: "KB", note: `${fmt(rss - baseRss)} MB ÷ ${fmt(nodes)}; RssAnon ${fmt(steady.status.RssAnon ?? NaN)} MB (baseline ${fmt(baseline.status.RssAnon ?? NaN)})` },
+      {
+        name: "orchestrator RSS per node over the no-node baseline",
+        value: perNode(rss, baseRss),
+        unit: "KB",
+        note: `${fmt(rss - baseRss)} MB ÷ ${fmt(nodes)}; RssAnon ${fmt(steady.status.RssAnon ?? NaN)} MB (baseline ${fmt(baseline.status.RssAnon ?? NaN)})`,
+      },
       {
         name: "V8 heap used after a full GC",
         value: heapUsed,
@@ -409,8 +460,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         unit: "ms",
         note: `${fmt(cpuMs / 1000, 1)} CPU-s (its threads, the GC's included) over ${steadySeconds} s for ${fmt(load.counts.heartbeats)} heartbeats and ${fmt(load.counts.requests)} requests: what the memory settings cost, less load-dependent than the lag`,
       },
-      { name: "nats-server RSS (external, open; the bench's few connections)", value: steady.natsRssMB, unit: "MB", note: "not the per-node-connection figure: see Fleet, memory per node" },
-      { name: "node actors resident (end; max over the run)", value: sumOf(after, "shoal_actors_resident"), unit: "actors", note: `max ${fmt(residentMax)} (sampled every ${SAMPLE_MS / 1000} s)` },
+      {
+        name: "nats-server RSS (external, open; the bench's few connections)",
+        value: steady.natsRssMB,
+        unit: "MB",
+        note: "not the per-node-connection figure: see Fleet, memory per node",
+      },
+      {
+        name: "node actors resident (end; max over the run)",
+        value: sumOf(after, "shoal_actors_resident"),
+        unit: "actors",
+        note: `max ${fmt(residentMax)} (sampled every ${SAMPLE_MS / 1000} s)`,
+      },
       {
         name: "heartbeats ingested during the steady state",
         value: heartbeatsIngested / steadySeconds,
@@ -447,4 +508,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   }
 }
 
-await runStandalone(import.meta.url, run, ["orchestrator-memory.nodes", "orchestrator-memory.steadySeconds", "orchestrator-memory.snapshot"]);
+await runStandalone(import.meta.url, run, [
+  "orchestrator-memory.nodes",
+  "orchestrator-memory.steadySeconds",
+  "orchestrator-memory.snapshot",
+]);

@@ -20,7 +20,8 @@
  * folds them; and as it did before (round 8): the ledger rebuilt from every active execution
  * (`ledgerOf`) before each placement.
  *
- *   npm run bench -- --only placement [--set placement.jobs1k=2000] [--set placement.jobs10k=600] [--set placement.rounds=2]
+ * npm run bench -- --only placement [--set placement.jobs1k=2000] [--set placement.jobs10k=600] [--set
+ * placement.rounds=2]
  */
 import { type CapacityLedger, type Allocation, ledgerOf, release } from "../src/scheduler/capacity-ledger.ts";
 import { placeJob } from "../src/scheduler/place-job.ts";
@@ -92,15 +93,26 @@ function jobs(count: number, seed: number): Job[] {
   const shapes: ((r: () => number) => ConstraintRequirement[])[] = [
     () => [],
     (r) => [{ key: "zone", operator: "=", values: [`z${Math.floor(r() * ZONES)}`] }],
-    (r) => [{ key: "zone", operator: "in", values: [`z${Math.floor(r() * ZONES)}`, `z${Math.floor(r() * ZONES)}`] }, { key: "Architecture", operator: "=", values: ["x64"] }],
+    (r) => [
+      { key: "zone", operator: "in", values: [`z${Math.floor(r() * ZONES)}`, `z${Math.floor(r() * ZONES)}`] },
+      { key: "Architecture", operator: "=", values: ["x64"] },
+    ],
     () => [{ key: "spot", operator: "!", values: [] }],
-    (r) => [{ key: "rack", operator: "notin", values: [`r${Math.floor(r() * RACKS)}`] }, { key: "Operating-System", operator: "=", values: ["linux"] }],
+    (r) => [
+      { key: "rack", operator: "notin", values: [`r${Math.floor(r() * RACKS)}`] },
+      { key: "Operating-System", operator: "=", values: ["linux"] },
+    ],
   ];
   return Array.from({ length: count }, (_, i) => ({
     id: `j-bench-${seed}-${i}`,
     count: 1 + Math.floor(r() * 3),
     constraints: shapes[i % shapes.length]!(r),
-    resources: { cpuMillis: [250, 500, 1000][Math.floor(r() * 3)]!, memoryBytes: [256, 512, 1024][Math.floor(r() * 3)]! * 2 ** 20, diskBytes: 0, gpus: 0 },
+    resources: {
+      cpuMillis: [250, 500, 1000][Math.floor(r() * 3)]!,
+      memoryBytes: [256, 512, 1024][Math.floor(r() * 3)]! * 2 ** 20,
+      diskBytes: 0,
+      gpus: 0,
+    },
   }));
 }
 
@@ -189,7 +201,10 @@ function stateOf(a: Allocation, id: number, computeState: ExecutionState["comput
   };
 }
 
-/** JobRunner's way: placeJob given the ExecutionLedger's current ledger; each new and each ended execution fed to it as a state. */
+/**
+ * JobRunner's way: placeJob given the ExecutionLedger's current ledger; each new and each ended execution fed to it as
+ * a state.
+ */
 function tracked(nodes: readonly CandidateNode[], start: readonly Allocation[][]): Side {
   let ids = 0;
   const states = new Map<Allocation, ExecutionState>();
@@ -234,7 +249,14 @@ function bareScan(nodes: readonly CandidateNode[], start: readonly Allocation[][
         let best: CandidateNode | undefined;
         let bestFree = -1;
         for (const n of nodes) {
-          if (n.type !== "Compute" || n.membership !== "APPROVED" || n.health !== "HEALTHY" || !n.engines.includes("docker") || taken.has(n.id)) continue;
+          if (
+            n.type !== "Compute" ||
+            n.membership !== "APPROVED" ||
+            n.health !== "HEALTHY" ||
+            !n.engines.includes("docker") ||
+            taken.has(n.id)
+          )
+            continue;
           if (!job.constraints.every((c) => matches(n.labels, c))) continue;
           const freeCpu = n.capacity.cpuMillis - (usedCpu.get(n.id) ?? 0);
           const freeMemory = n.capacity.memoryBytes - (usedMemory.get(n.id) ?? 0);
@@ -315,18 +337,25 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const side = which === "scheduler" ? scheduler(nodes, start, false) : bareScan(nodes, start);
         const round = runRound(side, work, start);
         results[which].push(round);
-        options.log(`  ${size} nodes, ${side.name}: ${count} jobs in ${round.seconds.toFixed(2)} s (${round.placed} placed, ${round.executions} executions), p99 ${percentile(round.perPlacementMs, 99).toFixed(2)} ms`);
+        options.log(
+          `  ${size} nodes, ${side.name}: ${count} jobs in ${round.seconds.toFixed(2)} s (${round.placed} placed, ${round.executions} executions), p99 ${percentile(round.perPlacementMs, 99).toFixed(2)} ms`,
+        );
       }
     }
     // The runner's way, once over every job.
     const runner = runRound(tracked(nodes, start), work, start);
-    options.log(`  ${size} nodes, ledger kept by ExecutionLedger: ${count} jobs in ${runner.seconds.toFixed(2)} s (${runner.placed} placed), p99 ${percentile(runner.perPlacementMs, 99).toFixed(2)} ms`);
+    options.log(
+      `  ${size} nodes, ledger kept by ExecutionLedger: ${count} jobs in ${runner.seconds.toFixed(2)} s (${runner.placed} placed), p99 ${percentile(runner.perPlacementMs, 99).toFixed(2)} ms`,
+    );
     // The runner's way before round 9, once: slower by the size of the ledger, not a contender.
     const rebuiltJobs = work.slice(0, Math.max(1, Math.floor(count / 4)));
     const rebuilt = runRound(scheduler(nodes, start, true), rebuiltJobs, start);
     results.rebuilt.push(rebuilt);
-    options.log(`  ${size} nodes, ledger rebuilt per placement: ${rebuiltJobs.length} jobs in ${rebuilt.seconds.toFixed(2)} s, p99 ${percentile(rebuilt.perPlacementMs, 99).toFixed(2)} ms`);
-    if (results.scheduler.some((s) => s.placed === 0)) throw new Error(`the scheduler placed none of ${count} jobs on ${size} nodes`);
+    options.log(
+      `  ${size} nodes, ledger rebuilt per placement: ${rebuiltJobs.length} jobs in ${rebuilt.seconds.toFixed(2)} s, p99 ${percentile(rebuilt.perPlacementMs, 99).toFixed(2)} ms`,
+    );
+    if (results.scheduler.some((s) => s.placed === 0))
+      throw new Error(`the scheduler placed none of ${count} jobs on ${size} nodes`);
     const rate = (rs: Round[], jobsPerRound: number) => median(rs.map((r) => jobsPerRound / r.seconds));
     const schedulerRate = rate(results.scheduler, count);
     const baselineRate = rate(results.baseline, count);
@@ -342,8 +371,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         target: { on: "ratio", min: TARGET_RATIO },
         note: `${count} jobs × ${rounds} round(s), Count 1–3, label constraints; ${Math.round(placedShare * 100)} % placed; fleet ${BUSY * 100} % busy`,
       },
-      { name: `placement, ${size.toLocaleString("en")} nodes: p99 per placement`, value: p99(results.scheduler), unit: "ms", baseline: { name: "bare pass p99", value: p99(results.baseline) } },
-      { name: `placement, ${size.toLocaleString("en")} nodes: p50 per placement`, value: p50(results.scheduler), unit: "ms", baseline: { name: "bare pass p50", value: p50(results.baseline) } },
+      {
+        name: `placement, ${size.toLocaleString("en")} nodes: p99 per placement`,
+        value: p99(results.scheduler),
+        unit: "ms",
+        baseline: { name: "bare pass p99", value: p99(results.baseline) },
+      },
+      {
+        name: `placement, ${size.toLocaleString("en")} nodes: p50 per placement`,
+        value: p50(results.scheduler),
+        unit: "ms",
+        baseline: { name: "bare pass p50", value: p50(results.baseline) },
+      },
       {
         name: `placement, ${size.toLocaleString("en")} nodes: jobs per second, ledger kept by ExecutionLedger (JobRunner's way)`,
         value: Math.round(count / runner.seconds),

@@ -27,14 +27,29 @@ const PER_APPEND = Number(process.env.STORM_PER_APPEND ?? 50);
 const MAX_BYTES = 1024 * 1024 * 1024;
 const WINDOW = Number(process.env.STORM_WINDOW ?? DEFAULT_PUBLISH_WINDOW);
 
-
 /** About the size of a node's event (a job's, so the node views skip it and only the publisher works). */
 function event(i: number): NewEvent {
   return {
     id: randomUUID(),
     type: "JobQueued",
-    data: { JobID: `j-${i}`, Name: `storm-${i}`, Labels: { team: "bench", zone: `z${i % 7}` }, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "ubuntu:24.04", Entrypoint: ["/bin/sh", "-c", "echo hello"] } } }] },
-    metadata: { time: new Date().toISOString(), actor: { type: "system", id: "bench" }, correlationId: randomUUID(), causationId: randomUUID(), schemaVersion: 1 },
+    data: {
+      JobID: `j-${i}`,
+      Name: `storm-${i}`,
+      Labels: { team: "bench", zone: `z${i % 7}` },
+      Tasks: [
+        {
+          Name: "main",
+          Engine: { Type: "docker", Params: { Image: "ubuntu:24.04", Entrypoint: ["/bin/sh", "-c", "echo hello"] } },
+        },
+      ],
+    },
+    metadata: {
+      time: new Date().toISOString(),
+      actor: { type: "system", id: "bench" },
+      correlationId: randomUUID(),
+      causationId: randomUUID(),
+      schemaVersion: 1,
+    },
   };
 }
 
@@ -45,7 +60,12 @@ function percentile(sorted: Float64Array, p: number): number {
 export async function run(): Promise<Record<string, number | string>> {
   const logger = pino({ level: "warn" });
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-storm-"));
-  const nats = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: join(dir, "nats"), logger });
+  const nats = await EmbeddedNatsServer.start({
+    host: "127.0.0.1",
+    port: await freePort(),
+    dir: join(dir, "nats"),
+    logger,
+  });
   const store = new SqliteEventStore(join(dir, "shoal.db"));
   const nc = await connect({ servers: nats.url });
   const reader = await connect({ servers: nats.url });
@@ -81,7 +101,11 @@ export async function run(): Promise<Record<string, number | string>> {
     let lastPosition = 0;
     for (let done = 0; done < EVENTS; done += PER_APPEND) {
       const n = Math.min(PER_APPEND, EVENTS - done);
-      const { position } = await store.append(`job-${randomUUID()}`, Array.from({ length: n }, (_, i) => event(done + i)), "no_stream");
+      const { position } = await store.append(
+        `job-${randomUUID()}`,
+        Array.from({ length: n }, (_, i) => event(done + i)),
+        "no_stream",
+      );
       const at = performance.now();
       if (first === 0) first = position - n + 1;
       for (let p = position - n + 1; p <= position; p++) storedAt[p - first] = at;

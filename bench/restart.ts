@@ -20,7 +20,8 @@
  * job-views one, so what the job read model's fold costs is measured on its own. Every start
  * pages the job list and checks the count.
  *
- *   npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set restart.jobs=20000] [--set restart.rounds=1]
+ * npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set
+ * restart.jobs=20000] [--set restart.rounds=1]
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -79,13 +80,21 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
   await new SqliteEventStore(path).close();
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
-  const insert = db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
   const start = Date.parse("2026-01-01T00:00:00Z");
   let events = 0;
   let second = 0;
   const row = (nodeId: string, revision: number, type: string, data: unknown) => {
     const time = new Date(start + second++ * 10).toISOString();
-    const metadata = { time, schemaVersion: NODE_EVENT_VERSIONS[type as NodeEventType], actor: { type: "system", id: "node-manager" }, correlationId: randomUUID(), causationId: randomUUID() };
+    const metadata = {
+      time,
+      schemaVersion: NODE_EVENT_VERSIONS[type as NodeEventType],
+      actor: { type: "system", id: "node-manager" },
+      correlationId: randomUUID(),
+      causationId: randomUUID(),
+    };
     insert.run(randomUUID(), `node-${nodeId}`, revision, type, JSON.stringify(data), JSON.stringify(metadata), time);
     events++;
   };
@@ -93,26 +102,49 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
     const id = (i: number) => `bench-node-${String(i).padStart(6, "0")}`;
     for (let i = 0; i < nodes; i++) {
       const info = virtualNodeInfo(id(i), i);
-      row(id(i), 0, "NodeRegistered", { NodeID: id(i), NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 });
+      row(id(i), 0, "NodeRegistered", {
+        NodeID: id(i),
+        NodeType: "Compute",
+        Info: info,
+        Membership: "APPROVED",
+        Lifecycle: 1,
+      });
       row(id(i), 1, "NodeCredentialBound", { NodeID: id(i), PublicKey: userPublicKey(), Reinstated: false });
     }
     for (let revision = 2; revision < eventsPerNode; revision++) {
       for (let i = 0; i < nodes; i++) {
         const last = new Date(start + second * 10 - 15_000).toISOString();
-        if (revision % 2 === 0) row(id(i), revision, "NodeBecameUnhealthy", { NodeID: id(i), LastHeartbeat: last, DisconnectTimeoutMs: 15_000 });
+        if (revision % 2 === 0)
+          row(id(i), revision, "NodeBecameUnhealthy", {
+            NodeID: id(i),
+            LastHeartbeat: last,
+            DisconnectTimeoutMs: 15_000,
+          });
         else row(id(i), revision, "NodeBecameHealthy", { NodeID: id(i), Previous: "UNHEALTHY" });
       }
     }
     for (let j = 0; j < jobs; j++) {
-      for (const { stream, revision, event } of completedJobRows(id(j % Math.max(1, nodes)), () => start + second++ * 10)) {
-        insert.run(event.id, stream, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), event.metadata.time);
+      for (const { stream, revision, event } of completedJobRows(
+        id(j % Math.max(1, nodes)),
+        () => start + second++ * 10,
+      )) {
+        insert.run(
+          event.id,
+          stream,
+          revision,
+          event.type,
+          JSON.stringify(event.data),
+          JSON.stringify(event.metadata),
+          event.metadata.time,
+        );
         events++;
       }
     }
     // What a restart finds: the publisher and the workflows long caught up (their own catch-up,
     // 1M JetStream publishes, is another figure: bench/publish-storm.ts).
     const checkpoint = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?)");
-    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`, `workflow-${jobFlow.name}`]) checkpoint.run(name, events);
+    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`, `workflow-${jobFlow.name}`])
+      checkpoint.run(name, events);
   })();
   db.close();
   return events;
@@ -126,10 +158,33 @@ interface Start {
 }
 
 /** Spawn to the first answer of the node list; then the list paged and counted, and a clean stop. */
-async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: number, log: (line: string) => void, extra: string[] = []): Promise<Start> {
+async function startOnce(
+  dataDir: string,
+  expectedNodes: number,
+  expectedJobs: number,
+  log: (line: string) => void,
+  extra: string[] = [],
+): Promise<Start> {
   const port = await freePort();
   const natsPort = await freePort();
-  const args = ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${port}`, "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", "Logging.Level=info", "-c", "Logging.Mode=json", ...extra];
+  const args = [
+    "serve",
+    "-c",
+    `DataDir=${dataDir}`,
+    "-c",
+    "API.Host=127.0.0.1",
+    "-c",
+    `API.Port=${port}`,
+    "-c",
+    `Orchestrator.Port=${natsPort}`,
+    "-c",
+    "Orchestrator.Host=127.0.0.1",
+    "-c",
+    "Logging.Level=info",
+    "-c",
+    "Logging.Mode=json",
+    ...extra,
+  ];
   const spawned = performance.now();
   const child = await startChild(SHOAL, args, "is running.", 600_000);
   const url = `http://127.0.0.1:${port}`;
@@ -149,7 +204,10 @@ async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: n
     let listed = 0;
     let token: string | undefined;
     do {
-      const res = await fetch(`${url}/api/v1/orchestrator/nodes?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`, { headers });
+      const res = await fetch(
+        `${url}/api/v1/orchestrator/nodes?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`,
+        { headers },
+      );
       const page = (await res.json()) as { Nodes: { Revision?: number; Health?: string }[]; NextToken?: string };
       listed += page.Nodes.length;
       token = page.NextToken || undefined;
@@ -158,7 +216,10 @@ async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: n
     let jobsListed = 0;
     token = undefined;
     do {
-      const res = await fetch(`${url}/api/v1/orchestrator/jobs?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`, { headers });
+      const res = await fetch(
+        `${url}/api/v1/orchestrator/jobs?limit=10000${token ? `&next_token=${encodeURIComponent(token)}` : ""}`,
+        { headers },
+      );
       const page = (await res.json()) as { Items: { State: { StateType: string } }[]; NextToken?: string };
       jobsListed += page.Items.filter((j) => j.State.StateType === "Completed").length;
       token = page.NextToken || undefined;
@@ -182,7 +243,9 @@ async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: n
     if (admitted && ready) phases.readModelAndApiMs = ready.time - admitted.time;
     // Finer: from the first log line to the snapshot read, the read model's catch-up and the index.
     const first = lines[0];
-    const snapshotRead = at("starting from the node-state snapshot") ?? lines.find((l) => l.msg.startsWith("no usable node-state snapshot"));
+    const snapshotRead =
+      at("starting from the node-state snapshot") ??
+      lines.find((l) => l.msg.startsWith("no usable node-state snapshot"));
     const caughtUp = at("read model caught up; node list indexed");
     if (first && snapshotRead) phases.toSnapshotReadMs = snapshotRead.time - first.time;
     if (admitted && caughtUp) phases.readModelMs = caughtUp.time - admitted.time;
@@ -195,7 +258,9 @@ async function startOnce(dataDir: string, expectedNodes: number, expectedJobs: n
     if (admitted && jobsStarting) phases.toJobReadModelMs = jobsStarting.time - admitted.time;
     if (jobsStarting && jobsCaughtUp) phases.jobFoldMs = jobsCaughtUp.time - jobsStarting.time;
     if (admitted && jobsCaughtUp) phases.jobReadModelMs = jobsCaughtUp.time - admitted.time;
-    log(`    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes and ${jobsListed} jobs listed`);
+    log(
+      `    ${Math.round(ms)} ms to the node list; ${JSON.stringify(phases)}; ${listed} nodes and ${jobsListed} jobs listed`,
+    );
     const stopping = performance.now();
     await child.stop(120_000);
     const written = child
@@ -219,7 +284,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   try {
     const built = performance.now();
     const events = await buildStore(dataDir, nodes, eventsPerNode, jobs);
-    options.log(`  store: ${nodes} nodes, ${jobs} jobs, ${events} events, built in ${Math.round(performance.now() - built)} ms`);
+    options.log(
+      `  store: ${nodes} nodes, ${jobs} jobs, ${events} events, built in ${Math.round(performance.now() - built)} ms`,
+    );
     const replays: Start[] = [];
     const singleThreadReplays: Start[] = [];
     const snapshots: Start[] = [];
@@ -231,24 +298,32 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     // The orchestrator's own node is listed too.
     const expected = nodes + 1;
     for (let r = 0; r < rounds; r++) {
-      // The replay read on the event loop alone (the path before round 7), then read ahead on the store's reader thread (the default).
+      // The replay read on the event loop alone (the path before round 7), then read ahead on the store's reader thread
+      // (the default).
       noSnapshots();
       options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=false:");
-      singleThreadReplays.push(await startOnce(dataDir, expected, jobs, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]));
+      singleThreadReplays.push(
+        await startOnce(dataDir, expected, jobs, options.log, ["-c", "EventStore.SQLite.ReadAhead=false"]),
+      );
       noSnapshots();
-      options.log("  without a snapshot (full replay), EventStore.SQLite.ReadAhead=true (read ahead on the store's reader thread):");
+      options.log(
+        "  without a snapshot (full replay), EventStore.SQLite.ReadAhead=true (read ahead on the store's reader thread):",
+      );
       replays.push(await startOnce(dataDir, expected, jobs, options.log, ["-c", "EventStore.SQLite.ReadAhead=true"]));
       options.log("  from the snapshots written on that stop:");
       snapshots.push(await startOnce(dataDir, expected, jobs, options.log));
       rmSync(jobViewsSnapshotPath(dataDir), { force: true });
-      options.log("  from the node-state snapshot, without the job-views snapshot (the job read model folded from the store):");
+      options.log(
+        "  from the node-state snapshot, without the job-views snapshot (the job read model folded from the store):",
+      );
       withoutJobSnapshot.push(await startOnce(dataDir, expected, jobs, options.log));
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
     const replayMs = median(replays.map((s) => s.ms));
     const snapshotMs = median(snapshots.map((s) => s.ms));
     const phase = (starts: Start[], name: string) => median(starts.map((s) => s.phases[name] ?? NaN));
-    const rate = (starts: Start[], per: "recoverMs" | "recoverCpuMs") => median(starts.map((s) => ((s.phases.recoverEvents ?? NaN) * 1000) / (s.phases[per] ?? NaN)));
+    const rate = (starts: Start[], per: "recoverMs" | "recoverCpuMs") =>
+      median(starts.map((s) => ((s.phases.recoverEvents ?? NaN) * 1000) / (s.phases[per] ?? NaN)));
     const figures: BenchFigure[] = [
       {
         name: "restart from a snapshot: spawn to a correct node list",
@@ -275,7 +350,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         name: "restart, full replay: spawn to a correct node list",
         value: replayMs,
         unit: "ms",
-        baseline: { name: "replay read on the event loop alone (ReadAhead=false)", value: median(singleThreadReplays.map((s) => s.ms)) },
+        baseline: {
+          name: "replay read on the event loop alone (ReadAhead=false)",
+          value: median(singleThreadReplays.map((s) => s.ms)),
+        },
       },
       {
         name: "full replay: recover() events/s, wall",
@@ -290,10 +368,27 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         unit: "events/s",
         baseline: { name: "ReadAhead=false", value: Math.round(rate(singleThreadReplays, "recoverCpuMs")) },
       },
-      { name: "recovery (NodeManager.recover) from a snapshot", value: phase(snapshots, "recoverMs"), unit: "ms", baseline: { name: "full replay", value: phase(replays, "recoverMs") } },
-      { name: "NATS reload with every node's key (access.replaceAll), snapshot start", value: phase(snapshots, "natsKeysMs"), unit: "ms" },
-      { name: "NATS reload with every node's key (access.replaceAll), replay start", value: phase(replays, "natsKeysMs"), unit: "ms" },
-      { name: "clean stop (writes the snapshot after a replay)", value: median(replays.map((s) => s.stopMs)), unit: "ms" },
+      {
+        name: "recovery (NodeManager.recover) from a snapshot",
+        value: phase(snapshots, "recoverMs"),
+        unit: "ms",
+        baseline: { name: "full replay", value: phase(replays, "recoverMs") },
+      },
+      {
+        name: "NATS reload with every node's key (access.replaceAll), snapshot start",
+        value: phase(snapshots, "natsKeysMs"),
+        unit: "ms",
+      },
+      {
+        name: "NATS reload with every node's key (access.replaceAll), replay start",
+        value: phase(replays, "natsKeysMs"),
+        unit: "ms",
+      },
+      {
+        name: "clean stop (writes the snapshot after a replay)",
+        value: median(replays.map((s) => s.stopMs)),
+        unit: "ms",
+      },
     ];
     return { figures, parameters: { nodes, jobs, events, eventsPerNode, rounds } };
   } finally {

@@ -19,7 +19,15 @@ import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { isBenchResult, meetsTarget, ratioOf, type BenchFigure, type BenchModule, type BenchOptions, type BenchTarget } from "./bench-result.ts";
+import {
+  isBenchResult,
+  meetsTarget,
+  ratioOf,
+  type BenchFigure,
+  type BenchModule,
+  type BenchOptions,
+  type BenchTarget,
+} from "./bench-result.ts";
 
 const BENCH_DIR = import.meta.dirname;
 const RESULTS_DIR = join(BENCH_DIR, "results");
@@ -62,9 +70,13 @@ if (values.list) {
   process.exit(0);
 }
 
-const only = (values.only ?? []).flatMap((o) => o.split(",")).map((o) => o.trim()).filter((o) => o !== "");
+const only = (values.only ?? [])
+  .flatMap((o) => o.split(","))
+  .map((o) => o.trim())
+  .filter((o) => o !== "");
 for (const name of only) {
-  if (!available.includes(name)) throw new Error(`--only ${name}: no bench/${name}.ts (there are: ${available.join(", ")})`);
+  if (!available.includes(name))
+    throw new Error(`--only ${name}: no bench/${name}.ts (there are: ${available.join(", ")})`);
 }
 const selected = only.length > 0 ? available.filter((n) => only.includes(n)) : available;
 
@@ -99,13 +111,30 @@ for (const benchmark of selected) {
     const result = await module.run(options);
     const figures: BenchFigure[] = isBenchResult(result)
       ? [...result.figures]
-      : Object.entries(result).map(([name, value]) => ({ name, value: typeof value === "number" ? value : NaN, unit: "", ...(typeof value === "string" ? { note: value } : {}) }));
+      : Object.entries(result).map(([name, value]) => ({
+          name,
+          value: typeof value === "number" ? value : NaN,
+          unit: "",
+          ...(typeof value === "string" ? { note: value } : {}),
+        }));
     const parameters = isBenchResult(result) ? result.parameters : undefined;
-    outcomes.push({ benchmark, ok: true, seconds: (performance.now() - started) / 1000, figures, ...(parameters ? { parameters } : {}) });
+    outcomes.push({
+      benchmark,
+      ok: true,
+      seconds: (performance.now() - started) / 1000,
+      figures,
+      ...(parameters ? { parameters } : {}),
+    });
   } catch (e) {
     const error = e instanceof Error ? (e.stack ?? e.message) : String(e);
     log(`  ${benchmark} failed: ${error}`);
-    outcomes.push({ benchmark, ok: false, seconds: (performance.now() - started) / 1000, figures: [], error: e instanceof Error ? e.message : String(e) });
+    outcomes.push({
+      benchmark,
+      ok: false,
+      seconds: (performance.now() - started) / 1000,
+      figures: [],
+      error: e instanceof Error ? e.message : String(e),
+    });
   }
 }
 
@@ -129,7 +158,16 @@ const header = ["benchmark", "figure", "value", "unit", "baseline", "ratio", "ta
 const rows: string[][] = [];
 for (const outcome of outcomes) {
   if (!outcome.ok) {
-    rows.push([outcome.benchmark, "(failed to run)", "", "", "", "", "", `ERROR: ${outcome.error?.split("\n")[0] ?? ""}`]);
+    rows.push([
+      outcome.benchmark,
+      "(failed to run)",
+      "",
+      "",
+      "",
+      "",
+      "",
+      `ERROR: ${outcome.error?.split("\n")[0] ?? ""}`,
+    ]);
     continue;
   }
   for (const figure of outcome.figures) {
@@ -149,7 +187,11 @@ for (const outcome of outcomes) {
   }
 }
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-const line = (cells: readonly string[]) => cells.map((c, i) => (i === 2 || i === 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+const line = (cells: readonly string[]) =>
+  cells
+    .map((c, i) => (i === 2 || i === 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+    .join("  ")
+    .trimEnd();
 console.log(`\nShoal benchmarks — ${resultName}${values.quick ? " (quick: not a measurement)" : ""}`);
 console.log(line(header));
 console.log(line(widths.map((w) => "-".repeat(w))));
@@ -174,7 +216,11 @@ const saved = {
   },
   results: outcomes.map((o) => ({
     ...o,
-    figures: o.figures.map((f) => ({ ...f, ...(ratioOf(f) === undefined ? {} : { ratio: ratioOf(f) }), ...(meetsTarget(f) === undefined ? {} : { pass: meetsTarget(f) }) })),
+    figures: o.figures.map((f) => ({
+      ...f,
+      ...(ratioOf(f) === undefined ? {} : { ratio: ratioOf(f) }),
+      ...(meetsTarget(f) === undefined ? {} : { pass: meetsTarget(f) }),
+    })),
   })),
 };
 writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`);

@@ -30,8 +30,17 @@ function event(entity: number, n: number): NewEvent {
   return {
     id: `bench-${process.pid}-${ids++}`,
     type: n === 0 ? "NodeRegistered" : "NodeBecameHealthy",
-    data: n === 0 ? { NodeInfo: { NodeID: node, NodeType: "Compute", Labels: { zone: "a" } }, Membership: "APPROVED" } : { NodeID: node, Previous: "UNKNOWN" },
-    metadata: { time, actor: { type: "node", id: node }, correlationId: `c-${ids}`, causationId: `c-${ids}`, schemaVersion: 1 },
+    data:
+      n === 0
+        ? { NodeInfo: { NodeID: node, NodeType: "Compute", Labels: { zone: "a" } }, Membership: "APPROVED" }
+        : { NodeID: node, Previous: "UNKNOWN" },
+    metadata: {
+      time,
+      actor: { type: "node", id: node },
+      correlationId: `c-${ids}`,
+      causationId: `c-${ids}`,
+      schemaVersion: 1,
+    },
   };
 }
 
@@ -51,10 +60,14 @@ type Mode = "single" | "loop" | "thread";
 async function measure(mode: Mode, entities: number, appends: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-append-"));
   try {
-    const store = new SqliteEventStore(join(dir, "shoal.db"), { groupCommit: mode !== "single", writerThread: mode === "thread" });
+    const store = new SqliteEventStore(join(dir, "shoal.db"), {
+      groupCommit: mode !== "single",
+      writerThread: mode === "thread",
+    });
     const entity = async (e: number): Promise<void> => {
       let expected: number | "no_stream" = "no_stream";
-      for (let n = 0; n < appends; n++) expected = (await store.append(`node-${e}`, [event(e, n)], expected)).nextExpectedRevision;
+      for (let n = 0; n < appends; n++)
+        expected = (await store.append(`node-${e}`, [event(e, n)], expected)).nextExpectedRevision;
     };
     // A write before the clock starts: the writer thread (and, from sources, tsx in it) starts with the first.
     await store.checkWritable();
@@ -70,14 +83,24 @@ async function measure(mode: Mode, entities: number, appends: number): Promise<M
     const stats = store.commitStats;
     const stored = (await store.readAll()).length;
     await store.close();
-    if (stored !== entities * appends || stats.events !== stored) throw new Error(`stored ${stored} events, expected ${entities * appends}`);
-    return { eventsPerSecond: Math.round(stored / (ms / 1000)), eventsPerCpuSecond: Math.round(stored / ((user + system) / 1e6)), events: stored, commits: stats.commits, largestBatch: stats.largestBatchEvents, lagMax: Math.round(lag.max / 1e6) };
+    if (stored !== entities * appends || stats.events !== stored)
+      throw new Error(`stored ${stored} events, expected ${entities * appends}`);
+    return {
+      eventsPerSecond: Math.round(stored / (ms / 1000)),
+      eventsPerCpuSecond: Math.round(stored / ((user + system) / 1e6)),
+      events: stored,
+      commits: stats.commits,
+      largestBatch: stats.largestBatchEvents,
+      lagMax: Math.round(lag.max / 1e6),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function run(options: { entities?: number; appends?: number; baselineAppends?: number } = {}): Promise<Record<string, number | string>> {
+export async function run(
+  options: { entities?: number; appends?: number; baselineAppends?: number } = {},
+): Promise<Record<string, number | string>> {
   const entities = options.entities ?? 2_000;
   const appends = options.appends ?? 25;
   // One fsync per append is slow; fewer rounds give the same rate in a bearable time.
@@ -108,9 +131,17 @@ export async function run(options: { entities?: number; appends?: number; baseli
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const { values } = parseArgs({
-    options: { entities: { type: "string", default: "2000" }, appends: { type: "string", default: "25" }, "baseline-appends": { type: "string", default: "2" } },
+    options: {
+      entities: { type: "string", default: "2000" },
+      appends: { type: "string", default: "25" },
+      "baseline-appends": { type: "string", default: "2" },
+    },
   });
-  const figures = await run({ entities: Number(values.entities), appends: Number(values.appends), baselineAppends: Number(values["baseline-appends"]) });
+  const figures = await run({
+    entities: Number(values.entities),
+    appends: Number(values.appends),
+    baselineAppends: Number(values["baseline-appends"]),
+  });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
   console.log(
     `store appends, ${n("entities")} entities concurrently: group commit ${n("groupCommitEventsPerSecond")} events/s ` +

@@ -46,12 +46,24 @@ function eventRow(i: number): [string, string, number, string, string, string, s
   const node = `n-${index}`;
   const revision = Math.floor(i / NODES);
   const time = new Date(1_767_225_600_000 + i).toISOString();
-  const metadata = JSON.stringify({ time, actor: { type: "node", id: node }, correlationId: `c-${i}`, causationId: `c-${i}`, schemaVersion: 1 });
+  const metadata = JSON.stringify({
+    time,
+    actor: { type: "node", id: node },
+    correlationId: `c-${i}`,
+    causationId: `c-${i}`,
+    schemaVersion: 1,
+  });
   let type: string;
   let data: unknown;
   if (revision === 0) {
     type = "NodeRegistered";
-    data = { NodeID: node, NodeType: "Compute", Info: virtualNodeInfo(node, index), Membership: "APPROVED", Lifecycle: 1 };
+    data = {
+      NodeID: node,
+      NodeType: "Compute",
+      Info: virtualNodeInfo(node, index),
+      Membership: "APPROVED",
+      Lifecycle: 1,
+    };
   } else if (revision % 5 === 0) {
     type = "NodeInfoUpdated";
     data = { NodeID: node, Info: virtualNodeInfo(node, index + revision), Changed: ["ComputeNodeInfo"] };
@@ -73,7 +85,9 @@ export async function buildStore(file: string, count: number): Promise<void> {
   await new SqliteEventStore(file).close(); // creates the schema
   const db = new Database(file);
   db.pragma("synchronous = OFF");
-  const insert = db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
   db.transaction(() => {
     for (let i = 0; i < count; i++) insert.run(...eventRow(i));
   })();
@@ -94,7 +108,11 @@ function stopwatch(): () => Phase {
   const start = performance.now();
   return () => {
     const { user, system } = process.cpuUsage(cpu);
-    return { ms: performance.now() - start, cpuSeconds: (user + system) / 1e6, mainCpuSeconds: mainThreadCpuSeconds() - main };
+    return {
+      ms: performance.now() - start,
+      cpuSeconds: (user + system) / 1e6,
+      mainCpuSeconds: mainThreadCpuSeconds() - main,
+    };
   };
 }
 
@@ -119,7 +137,11 @@ function mainThreadCpuSeconds(): number {
  * once, feeding the node views (decode + the node decider's evolve) from position 0 with the
  * node list's index told once per node when the catch-up is over, as the orchestrator holds it.
  */
-async function rebuildThroughViews(file: string, events: number, readAhead: boolean): Promise<Phase & { nodes: number }> {
+async function rebuildThroughViews(
+  file: string,
+  events: number,
+  readAhead: boolean,
+): Promise<Phase & { nodes: number }> {
   const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const [last] = await store.readAll({ after: events - 1, maxCount: 1 });
   const index = new NodeIndex();
@@ -143,7 +165,11 @@ async function rebuildThroughViews(file: string, events: number, readAhead: bool
  * (decode + evolve; deadlines and liveness armed for every node), the node views take its states
  * and the node list's index is built from them.
  */
-async function startFold(file: string, events: number, readAhead: boolean): Promise<Phase & { recover: Phase; nodes: number }> {
+async function startFold(
+  file: string,
+  events: number,
+  readAhead: boolean,
+): Promise<Phase & { recover: Phase; nodes: number }> {
   // The same store read on this thread alone (the path without read-ahead), or read ahead on the store's reader thread.
   const store = new SqliteEventStore(file, readAhead ? {} : { readAheadFrom: Number.POSITIVE_INFINITY });
   const manager = new NodeManager({
@@ -164,11 +190,14 @@ async function startFold(file: string, events: number, readAhead: boolean): Prom
   const spent = watch();
   manager.stop();
   await store.close();
-  if (recovered.events !== events || index.size !== Math.min(events, NODES)) throw new Error(`recovery folded ${recovered.events} events, indexed ${index.size} nodes`);
+  if (recovered.events !== events || index.size !== Math.min(events, NODES))
+    throw new Error(`recovery folded ${recovered.events} events, indexed ${index.size} nodes`);
   return { ...spent, recover, nodes: index.size };
 }
 
-export async function run(options: { events?: number; page?: number; rounds?: number } = {}): Promise<Record<string, number | string>> {
+export async function run(
+  options: { events?: number; page?: number; rounds?: number } = {},
+): Promise<Record<string, number | string>> {
   const events = options.events ?? 1_000_000;
   const rounds = options.rounds ?? 3;
   // The machine is shared: the load around the run says how far its wall clocks can be trusted.
@@ -187,7 +216,7 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
     let checksum = 0;
     const cpu = process.cpuUsage();
     const start = performance.now();
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const batch = await store.readAll({ after, maxCount: page });
       if (batch.length === 0) break;
       for (const e of batch) {
@@ -204,7 +233,8 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
     await store.close();
     if (read !== events) throw new Error(`read ${read} events of ${events}`);
     const withInfo = Array.from({ length: events }, (_, i) => Math.floor(i / NODES) % 5 === 0).filter(Boolean).length;
-    if (registrations !== withInfo || checksum === 0) throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
+    if (registrations !== withInfo || checksum === 0)
+      throw new Error(`consumer saw ${registrations} events with node info, not ${withInfo}`);
     // The start-up fold read on one thread and read ahead on the reader thread, alternately (first
     // one, then the other, then the other first), so that both see the same neighbours on average.
     const inline: Awaited<ReturnType<typeof startFold>>[] = [];
@@ -228,8 +258,18 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
     const wallRate = (p: Phase) => events / (p.ms / 1000);
     const perCpu = (p: Phase) => events / p.cpuSeconds;
     const perMainCpu = (p: Phase) => events / p.mainCpuSeconds;
-    const fold = { wall: median(ahead.map(wallRate)), cpu: median(ahead.map(perCpu)), recoverWall: median(ahead.map((f) => wallRate(f.recover))), recoverCpu: median(ahead.map((f) => perCpu(f.recover))) };
-    const single = { wall: median(inline.map(wallRate)), cpu: median(inline.map(perCpu)), recoverWall: median(inline.map((f) => wallRate(f.recover))), recoverCpu: median(inline.map((f) => perCpu(f.recover))) };
+    const fold = {
+      wall: median(ahead.map(wallRate)),
+      cpu: median(ahead.map(perCpu)),
+      recoverWall: median(ahead.map((f) => wallRate(f.recover))),
+      recoverCpu: median(ahead.map((f) => perCpu(f.recover))),
+    };
+    const single = {
+      wall: median(inline.map(wallRate)),
+      cpu: median(inline.map(perCpu)),
+      recoverWall: median(inline.map((f) => wallRate(f.recover))),
+      recoverCpu: median(inline.map((f) => perCpu(f.recover))),
+    };
     const rounded = (x: number) => Math.round(x);
     const rate = Math.round(read / (readMs / 1000));
     // Other processes share the 2 cores; events per second of this process's own CPU time says
@@ -269,10 +309,32 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
       rebuildSingleThreadEventsPerMainThreadCpuSecond: rounded(median(hostInline.map(perMainCpu))),
       startFoldRuns: JSON.stringify({
         // [recover ms, recover CPU-s, recover main-thread CPU-s, fold ms, fold CPU-s, fold main-thread CPU-s]
-        readAhead: ahead.map((f) => [rounded(f.recover.ms), f.recover.cpuSeconds, f.recover.mainCpuSeconds, rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
-        singleThread: inline.map((f) => [rounded(f.recover.ms), f.recover.cpuSeconds, f.recover.mainCpuSeconds, rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
-        hostReadAhead: hostAhead.map((f) => [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
-        hostSingleThread: hostInline.map((f) => [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2)))),
+        readAhead: ahead.map((f) =>
+          [
+            rounded(f.recover.ms),
+            f.recover.cpuSeconds,
+            f.recover.mainCpuSeconds,
+            rounded(f.ms),
+            f.cpuSeconds,
+            f.mainCpuSeconds,
+          ].map((x) => Number(x.toFixed(2))),
+        ),
+        singleThread: inline.map((f) =>
+          [
+            rounded(f.recover.ms),
+            f.recover.cpuSeconds,
+            f.recover.mainCpuSeconds,
+            rounded(f.ms),
+            f.cpuSeconds,
+            f.mainCpuSeconds,
+          ].map((x) => Number(x.toFixed(2))),
+        ),
+        hostReadAhead: hostAhead.map((f) =>
+          [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2))),
+        ),
+        hostSingleThread: hostInline.map((f) =>
+          [rounded(f.ms), f.cpuSeconds, f.mainCpuSeconds].map((x) => Number(x.toFixed(2))),
+        ),
       }),
     };
   } finally {
@@ -281,10 +343,22 @@ export async function run(options: { events?: number; page?: number; rounds?: nu
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { values } = parseArgs({ options: { events: { type: "string", default: "1000000" }, page: { type: "string", default: "512" }, rounds: { type: "string", default: "3" } } });
-  const figures = await run({ events: Number(values.events), page: Number(values.page), rounds: Number(values.rounds) });
+  const { values } = parseArgs({
+    options: {
+      events: { type: "string", default: "1000000" },
+      page: { type: "string", default: "512" },
+      rounds: { type: "string", default: "3" },
+    },
+  });
+  const figures = await run({
+    events: Number(values.events),
+    page: Number(values.page),
+    rounds: Number(values.rounds),
+  });
   const n = (key: string) => Number(figures[key]).toLocaleString("en");
-  console.log(`store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`);
+  console.log(
+    `store readAll (projection rebuild): ${n("readAllEventsPerSecond")} events/s (${n("readAllEventsPerCpuSecond")} per CPU-second) over ${n("events")} events, pages of ${n("page")} (target ${n("target")}/s)`,
+  );
   console.log(
     `rebuild through the processor host, the node views and the list's index, read ahead: ${n("rebuildEventsPerSecond")} events/s wall (${n("rebuildEventsPerCpuSecond")} per CPU-second); ` +
       `one thread: ${n("rebuildSingleThreadEventsPerSecond")} events/s (${n("rebuildSingleThreadEventsPerCpuSecond")} per CPU-second); wall ratio ${figures.rebuildWallRatio}`,

@@ -15,7 +15,14 @@ import { URL, fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
 const HASH_FILE = ".source-hash";
-const INPUTS = ["src", "machines", "tsconfig.json", "tsconfig.build.json", "package.json", "node_modules/typescript/package.json"];
+const INPUTS = [
+  "src",
+  "machines",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "node_modules/typescript/package.json",
+];
 
 /** The file itself, or every file under a directory. */
 function files(path) {
@@ -37,14 +44,19 @@ function sourceHash() {
 
 const hash = sourceHash();
 const hashPath = join(dist, HASH_FILE);
-if (process.argv.includes("--if-stale") && existsSync(hashPath) && readFileSync(hashPath, "utf8") === hash) process.exit(0);
+if (process.argv.includes("--if-stale") && existsSync(hashPath) && readFileSync(hashPath, "utf8") === hash)
+  process.exit(0);
 
 const next = join(root, `dist.building-${process.pid}`);
 rmSync(next, { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.build.json"), "--outDir", next], {
-  cwd: root,
-  stdio: "inherit",
-});
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.build.json"), "--outDir", next],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 if (tsc.status !== 0) {
   rmSync(next, { recursive: true, force: true });
   process.stderr.write("build: tsc failed; dist/ is unchanged\n");

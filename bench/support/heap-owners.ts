@@ -80,8 +80,14 @@ export function readHeapSnapshot(path: string): HeapGraph {
 
   const nf = meta.node_fields.length;
   const ef = meta.edge_fields.length;
-  const [fType, fName, fSize, fEdges] = ["type", "name", "self_size", "edge_count"].map((f) => meta.node_fields.indexOf(f)) as [number, number, number, number];
-  const [eType, eName, eTo] = ["type", "name_or_index", "to_node"].map((f) => meta.edge_fields.indexOf(f)) as [number, number, number];
+  const [fType, fName, fSize, fEdges] = ["type", "name", "self_size", "edge_count"].map((f) =>
+    meta.node_fields.indexOf(f),
+  ) as [number, number, number, number];
+  const [eType, eName, eTo] = ["type", "name_or_index", "to_node"].map((f) => meta.edge_fields.indexOf(f)) as [
+    number,
+    number,
+    number,
+  ];
   const nodeTypes = meta.node_types[0];
   const edgeTypes = meta.edge_types[0];
   const count = nodes.values.length / nf;
@@ -111,11 +117,17 @@ export function readHeapSnapshot(path: string): HeapGraph {
     selfSize: (node) => nodes.values[node * nf + fSize] as number,
     instances(className) {
       const out: number[] = [];
-      for (let i = 0; i < count; i++) if (nodes.values[i * nf + fType] === objectType && strings[nodes.values[i * nf + fName] as number] === className) out.push(i);
+      for (let i = 0; i < count; i++)
+        if (
+          nodes.values[i * nf + fType] === objectType &&
+          strings[nodes.values[i * nf + fName] as number] === className
+        )
+          out.push(i);
       return out;
     },
     prop(node, name) {
-      for (let e = firstEdge[node] as number; e < (firstEdge[node + 1] as number); e += ef) if (edgeName(e) === name) return target(e);
+      for (let e = firstEdge[node] as number; e < (firstEdge[node + 1] as number); e += ef)
+        if (edgeName(e) === name) return target(e);
       return undefined;
     },
     children(node) {
@@ -157,7 +169,9 @@ export interface HeapBreakdown {
 /** Strings, code and the like by type; objects, arrays and native data by their constructor too. */
 function kindOf(graph: HeapGraph, node: number): string {
   const type = graph.typeOf(node);
-  return type === "object" || type === "array" || type === "hidden" || type === "native" ? `${type}: ${graph.nameOf(node).slice(0, 40)}` : type;
+  return type === "object" || type === "array" || type === "hidden" || type === "native"
+    ? `${type}: ${graph.nameOf(node).slice(0, 40)}`
+    : type;
 }
 
 /** Attributes the snapshot's bytes to `owners`, exclusively, in the order given. */
@@ -188,7 +202,10 @@ export function attribute(graph: HeapGraph, owners: readonly OwnerSpec[]): HeapB
         stack.push(child);
       }
     }
-    const top = [...kinds.entries()].map(([kind, k]) => ({ kind, ...k })).sort((a, b) => b.bytes - a.bytes).slice(0, 6);
+    const top = [...kinds.entries()]
+      .map(([kind, k]) => ({ kind, ...k }))
+      .sort((a, b) => b.bytes - a.bytes)
+      .slice(0, 6);
     shares.push({ name: owner.name, bytes, stringBytes, objects, kinds: top });
   }
   const rest = new Map<string, { bytes: number; objects: number }>();
@@ -201,7 +218,13 @@ export function attribute(graph: HeapGraph, owners: readonly OwnerSpec[]): HeapB
     rest.set(group, r);
   }
   const restShares = [...rest.entries()]
-    .map(([name, r]) => ({ name, bytes: r.bytes, stringBytes: STRING_TYPES.has(name) ? r.bytes : 0, objects: r.objects, kinds: [] }))
+    .map(([name, r]) => ({
+      name,
+      bytes: r.bytes,
+      stringBytes: STRING_TYPES.has(name) ? r.bytes : 0,
+      objects: r.objects,
+      kinds: [],
+    }))
     .sort((a, b) => b.bytes - a.bytes);
   return { totalBytes: graph.totalBytes, owners: shares, rest: restShares };
 }

@@ -47,7 +47,12 @@ function quantile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-function send(agent: Agent, base: URL, spec: HttpRequestSpec, headers: Readonly<Record<string, string>>): Promise<{ status: number; body: string }> {
+function send(
+  agent: Agent,
+  base: URL,
+  spec: HttpRequestSpec,
+  headers: Readonly<Record<string, string>>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
     const req = request(
@@ -57,7 +62,10 @@ function send(agent: Agent, base: URL, spec: HttpRequestSpec, headers: Readonly<
         method: spec.method,
         path: spec.path,
         agent,
-        headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }) },
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }),
+        },
       },
       (res) => {
         // Only error bodies are kept (for the report): the generator must cost little beside the server.

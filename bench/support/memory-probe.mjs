@@ -14,7 +14,9 @@ const path = join(tmpdir(), `shoal-memory-probe-${process.pid}.jsonl`);
 process.on("SIGWINCH", () => {
   const before = process.memoryUsage();
   // Committed size per V8 space before the GC: where heap total goes (new space: the semi-spaces).
-  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+  const spaces = Object.fromEntries(
+    getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
+  );
   const gc = globalThis.gc;
   if (typeof gc === "function") gc();
   const after = process.memoryUsage();

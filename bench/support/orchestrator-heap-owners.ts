@@ -25,9 +25,15 @@ function fieldOf(g: HeapGraph, objects: readonly number[], field: string): numbe
 export const ORCHESTRATOR_HEAP_OWNERS: readonly OwnerSpec[] = [
   // The read model: each view's NodeInfo first (the bulk of a view), then the views themselves.
   { name: "node views: NodeInfo objects (view.info)", roots: roots.fieldOfMapValues("NodeViews", "views", "info") },
-  { name: "node views: NodeView objects and their map (ids, times, credential)", roots: roots.field("NodeViews", "views") },
+  {
+    name: "node views: NodeView objects and their map (ids, times, credential)",
+    roots: roots.field("NodeViews", "views"),
+  },
   // Resident actors: each state's NodeInfo (a second copy, decoded from the actor's own stream read), then the rest.
-  { name: "actor registry: resident actors' NodeInfo (state.info)", roots: (g) => fieldOf(g, fieldOf(g, mapValues(g, "EntityRegistry", "resident"), "current"), "info") },
+  {
+    name: "actor registry: resident actors' NodeInfo (state.info)",
+    roots: (g) => fieldOf(g, fieldOf(g, mapValues(g, "EntityRegistry", "resident"), "current"), "info"),
+  },
   { name: "actor registry: resident actors and their states", roots: roots.field("EntityRegistry", "resident") },
   { name: "actor registry: the rest (armed deadlines, loading)", roots: roots.instances("EntityRegistry") },
   { name: "node index: label index", roots: roots.field("NodeIndex", "labels") },
@@ -49,6 +55,12 @@ export const ORCHESTRATOR_HEAP_OWNERS: readonly OwnerSpec[] = [
   { name: "node-state snapshotter", roots: roots.instances("NodeStateSnapshotter") },
   { name: "node views: the rest", roots: roots.instances("NodeViews") },
   { name: "SQLite event store", roots: roots.instances("SqliteEventStore") },
-  { name: "metrics (Shoal's and prom-client's registries)", roots: (g) => [...g.instances("ShoalMetrics"), ...g.instances("Registry")] },
-  { name: "nats.js connection", roots: (g) => [...g.instances("NatsConnectionImpl"), ...g.instances("ProtocolHandler")] },
+  {
+    name: "metrics (Shoal's and prom-client's registries)",
+    roots: (g) => [...g.instances("ShoalMetrics"), ...g.instances("Registry")],
+  },
+  {
+    name: "nats.js connection",
+    roots: (g) => [...g.instances("NatsConnectionImpl"), ...g.instances("ProtocolHandler")],
+  },
 ];

@@ -15,7 +15,9 @@ export function processCpuSplitMs(pid: number | undefined): { readonly user: num
  * thread's CPU, not the process's (GC helpers, libuv's pool and the compiler run beside it).
  */
 export function threadCpuMs(pid: number | undefined, tid: number | undefined = pid): number {
-  const { user, system } = statCpuSplitMs(pid === undefined || tid === undefined ? undefined : `/proc/${pid}/task/${tid}/stat`);
+  const { user, system } = statCpuSplitMs(
+    pid === undefined || tid === undefined ? undefined : `/proc/${pid}/task/${tid}/stat`,
+  );
   return user + system;
 }
 

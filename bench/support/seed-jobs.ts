@@ -30,7 +30,12 @@ export function completedJobRows(nodeId: string, at: () => number): SeedRow[] {
   const rows: SeedRow[] = [];
   let job = jobKind.decider.initialState(jobId);
   let execution = executionKind.decider.initialState(executionId);
-  const metadata = (now: number) => ({ time: new Date(now).toISOString(), actor: { type: "system", id: "bench" }, correlationId: jobId, causationId: jobId });
+  const metadata = (now: number) => ({
+    time: new Date(now).toISOString(),
+    actor: { type: "system", id: "bench" },
+    correlationId: jobId,
+    causationId: jobId,
+  });
   let jobRevision = -1;
   const onJob = (command: JobCommand) => {
     const now = at();
@@ -46,7 +51,8 @@ export function completedJobRows(nodeId: string, at: () => number): SeedRow[] {
   const onExecution = (command: ExecutionCommand) => {
     const now = at();
     const decision = executionKind.decider.decide(command, execution, { now });
-    if (!decision.ok) throw new Error(`seeding execution ${executionId}: ${command.type} refused: ${decision.refusal.message}`);
+    if (!decision.ok)
+      throw new Error(`seeding execution ${executionId}: ${command.type} refused: ${decision.refusal.message}`);
     for (const e of decision.events) {
       const event = executionKind.encode(e, metadata(now), randomUUID());
       execution = executionKind.decider.evolve(execution, e, event.metadata.time as string);
@@ -55,7 +61,19 @@ export function completedJobRows(nodeId: string, at: () => number): SeedRow[] {
   };
   onJob({
     type: "Submit",
-    job: { Type: "batch", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Entrypoint: ["echo"], Parameters: ["hello"] } }, Resources: RESOURCES }] },
+    job: {
+      Type: "batch",
+      Tasks: [
+        {
+          Name: "main",
+          Engine: {
+            Type: "docker",
+            Params: { Image: "shoal-test/busybox:1", Entrypoint: ["echo"], Parameters: ["hello"] },
+          },
+          Resources: RESOURCES,
+        },
+      ],
+    },
     defaults: BACALHAU_JOB_DEFAULTS,
   });
   onExecution({
@@ -74,7 +92,17 @@ export function completedJobRows(nodeId: string, at: () => number): SeedRow[] {
   onExecution({ type: "AcceptBid" });
   onExecution({ type: "Approve" });
   onExecution({ type: "Start" });
-  onExecution({ type: "Complete", output: { Stdout: "hello\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" } });
+  onExecution({
+    type: "Complete",
+    output: {
+      Stdout: "hello\n",
+      StdoutTruncated: false,
+      stderr: "",
+      StderrTruncated: false,
+      ExitCode: 0,
+      ErrorMsg: "",
+    },
+  });
   onJob({ type: "Complete" });
   return rows;
 }

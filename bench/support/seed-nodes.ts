@@ -24,16 +24,33 @@ const CHUNK = 2_000;
  * node with a key): what the joins would have stored, without one nats-server reload per join.
  * Returns the number of events written.
  */
-export async function seedNodes(dataDir: string, nodes: readonly SeededNode[], manualApproval: boolean): Promise<number> {
+export async function seedNodes(
+  dataDir: string,
+  nodes: readonly SeededNode[],
+  manualApproval: boolean,
+): Promise<number> {
   const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-  const registry = new EntityRegistry(nodeKind, { store, clock: systemClock, newEventId: randomUUID }, { idleMs: 60_000, maxResident: CHUNK, logger: pino({ level: "silent" }) });
+  const registry = new EntityRegistry(
+    nodeKind,
+    { store, clock: systemClock, newEventId: randomUUID },
+    { idleMs: 60_000, maxResident: CHUNK, logger: pino({ level: "silent" }) },
+  );
   let events = 0;
   try {
     const context = systemContext("seeded by a benchmark");
     for (let from = 0; from < nodes.length; from += CHUNK) {
       const results = await Promise.all(
         nodes.slice(from, from + CHUNK).map(({ nodeId, index, publicKey }) =>
-          registry.execute(nodeId, { type: "Register", info: virtualNodeInfo(nodeId, index), manualApproval, ...(publicKey === undefined ? {} : { publicKey }) }, context),
+          registry.execute(
+            nodeId,
+            {
+              type: "Register",
+              info: virtualNodeInfo(nodeId, index),
+              manualApproval,
+              ...(publicKey === undefined ? {} : { publicKey }),
+            },
+            context,
+          ),
         ),
       );
       for (const r of results) events += r.events.length;

@@ -12,12 +12,20 @@ const SHOAL = join(import.meta.dirname, "../../bin/shoal");
  * node's flags (memory settings, docs/performance.md). A bench that runs `node <its flags> bin/shoal`
  * bypasses that line, so it passes these itself: the orchestrator it measures is the one users run.
  */
-export function shoalLaunch(): { readonly env: Readonly<Record<string, string>>; readonly nodeFlags: readonly string[] } {
+export function shoalLaunch(): {
+  readonly env: Readonly<Record<string, string>>;
+  readonly nodeFlags: readonly string[];
+} {
   const line = readFileSync(SHOAL, "utf8").split("\n", 1)[0] ?? "";
-  const words = line.replace(/^#!\S*env\s+-S\s+/, "").split(/\s+/).filter((w) => w !== "");
+  const words = line
+    .replace(/^#!\S*env\s+-S\s+/, "")
+    .split(/\s+/)
+    .filter((w) => w !== "");
   const nodeAt = words.indexOf("node");
   if (!line.startsWith("#!") || nodeAt < 0) throw new Error(`bin/shoal: unexpected first line ${JSON.stringify(line)}`);
-  const env = Object.fromEntries(words.slice(0, nodeAt).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]));
+  const env = Object.fromEntries(
+    words.slice(0, nodeAt).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+  );
   return { env, nodeFlags: words.slice(nodeAt + 1) };
 }
 
@@ -48,7 +56,13 @@ export async function serveOrchestrator(
 ): Promise<ServedOrchestrator> {
   const dataDir = mkdtempSync(join(tmpdir(), "shoal-bench-serve-"));
   const apiPort = await freePort();
-  const config = { "API.Host": "127.0.0.1", "API.Port": apiPort, DataDir: dataDir, "Logging.Level": "warn", ...settings };
+  const config = {
+    "API.Host": "127.0.0.1",
+    "API.Port": apiPort,
+    DataDir: dataDir,
+    "Logging.Level": "warn",
+    ...settings,
+  };
   const args = ["serve", ...Object.entries(config).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
   let child: RunningChild;
   try {
@@ -56,7 +70,13 @@ export async function serveOrchestrator(
     child =
       options.nodeArgs === undefined
         ? await startChild(SHOAL, args, "is running.", options.readyTimeoutMs)
-        : await startChild(process.execPath, [...shoalLaunch().nodeFlags, ...options.nodeArgs, SHOAL, ...args], "is running.", options.readyTimeoutMs, shoalLaunch().env);
+        : await startChild(
+            process.execPath,
+            [...shoalLaunch().nodeFlags, ...options.nodeArgs, SHOAL, ...args],
+            "is running.",
+            options.readyTimeoutMs,
+            shoalLaunch().env,
+          );
   } catch (e) {
     rmSync(dataDir, { recursive: true, force: true });
     throw e;

@@ -8,7 +8,7 @@
  * (`--hold 1`, bounded by `ulimit -n`, each then heartbeating every 5 s): the storm measures
  * joins, not held connections.
  *
- *   node --import tsx bench/support/storm-joiner.ts <nats-url> <token-file> <prefix> <from> <count> <concurrency> <hold>
+ * node --import tsx bench/support/storm-joiner.ts <nats-url> <token-file> <prefix> <from> <count> <concurrency> <hold>
  *
  * Prints `ready` once loaded, starts when a line arrives on stdin (so that every client's start-up
  * is over before the storm's clock starts), then prints one JSON line every 250 ms and a last one
@@ -26,7 +26,14 @@ import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../../src/transport/subjects
 import { virtualNodeInfo } from "../../src/sim/virtual-node-info.ts";
 
 const [url, tokenFile, prefix, fromText, countText, concurrencyText, holdText] = process.argv.slice(2);
-if (url === undefined || tokenFile === undefined || prefix === undefined || fromText === undefined || countText === undefined || concurrencyText === undefined) {
+if (
+  url === undefined ||
+  tokenFile === undefined ||
+  prefix === undefined ||
+  fromText === undefined ||
+  countText === undefined ||
+  concurrencyText === undefined
+) {
   throw new Error("usage: storm-joiner.ts <nats-url> <token-file> <prefix> <from> <count> <concurrency> [hold 0|1]");
 }
 const token = readFileSync(tokenFile, "utf8").trim();
@@ -51,7 +58,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function joinOnce(index: number, key: NatsNkey): Promise<boolean> {
   const nodeId = `${prefix}-${String(index).padStart(width, "0")}`;
-  const joinNc = await connect({ servers: url, authenticator: joinLogin(token), inboxPrefix: JOIN_INBOX_PREFIX, reconnect: false, timeout: 20_000 });
+  const joinNc = await connect({
+    servers: url,
+    authenticator: joinLogin(token),
+    inboxPrefix: JOIN_INBOX_PREFIX,
+    reconnect: false,
+    timeout: 20_000,
+  });
   let response;
   try {
     response = await new ComputeClient(joinNc, nodeId, 30_000).join(virtualNodeInfo(nodeId, index), key, token);
@@ -64,7 +77,13 @@ async function joinOnce(index: number, key: NatsNkey): Promise<boolean> {
     refusedByCode[code] = (refusedByCode[code] ?? 0) + 1;
     return false;
   }
-  const own = await connect({ servers: url, authenticator: jwtLogin(response.UserJWT, key), inboxPrefix: nodeInboxPrefix(nodeId), reconnect: false, timeout: 20_000 });
+  const own = await connect({
+    servers: url,
+    authenticator: jwtLogin(response.UserJWT, key),
+    inboxPrefix: nodeInboxPrefix(nodeId),
+    reconnect: false,
+    timeout: 20_000,
+  });
   joined++;
   lastJoinAt = Date.now();
   if (hold) {
@@ -76,8 +95,7 @@ async function joinOnce(index: number, key: NatsNkey): Promise<boolean> {
       await client.heartbeatRequest();
     }
     held.push({ nc: own, client });
-  }
-  else await own.close().catch(() => undefined);
+  } else await own.close().catch(() => undefined);
   return true;
 }
 
@@ -98,7 +116,8 @@ async function joinWithRetries(index: number): Promise<void> {
   }
 }
 
-const report = (done: boolean) => process.stdout.write(`${JSON.stringify({ joined, refused, failed, refusedByCode, errors, lastJoinAt, done })}\n`);
+const report = (done: boolean) =>
+  process.stdout.write(`${JSON.stringify({ joined, refused, failed, refusedByCode, errors, lastJoinAt, done })}\n`);
 process.stdout.write("ready\n");
 await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
 const ticker = setInterval(() => report(false), 250);

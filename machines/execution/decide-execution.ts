@@ -30,9 +30,15 @@ function refusal(command: ExecutionCommand, state: ExecutionState): ExecutionRef
   if (current === undefined) return { code: "NotFound", message: `execution not found: ${id}` };
   if (command.type === "Create") return { code: "Conflict", message: `execution ${id} already exists` };
   if (isTerminalComputeState(current)) {
-    return { code: "Conflict", message: `execution ${id} is in terminal state ${current} and cannot transition to ${TARGET[command.type] ?? command.type}` };
+    return {
+      code: "Conflict",
+      message: `execution ${id} is in terminal state ${current} and cannot transition to ${TARGET[command.type] ?? command.type}`,
+    };
   }
-  return { code: "Conflict", message: `execution ${id} is in state ${current}, but ${command.type} expects ${statesAccepting(command.type).join(", ")}` };
+  return {
+    code: "Conflict",
+    message: `execution ${id} is in state ${current}, but ${command.type} expects ${statesAccepting(command.type).join(", ")}`,
+  };
 }
 
 /**
@@ -47,8 +53,13 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
   }
 
   if (command.type === "Create") {
-    if (!isExecutionId(ExecutionID)) return refuse({ code: "Conflict", message: `an execution's id is e-<uuid>, not ${JSON.stringify(ExecutionID)}` });
-    if (!isJobId(command.jobId)) return refuse({ code: "Conflict", message: `an execution belongs to a job j-<uuid>, not ${JSON.stringify(command.jobId)}` });
+    if (!isExecutionId(ExecutionID))
+      return refuse({ code: "Conflict", message: `an execution's id is e-<uuid>, not ${JSON.stringify(ExecutionID)}` });
+    if (!isJobId(command.jobId))
+      return refuse({
+        code: "Conflict",
+        message: `an execution belongs to a job j-<uuid>, not ${JSON.stringify(command.jobId)}`,
+      });
     return accept([
       {
         type: "ExecutionCreated",
@@ -77,22 +88,34 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
   const NodeID = state.nodeId;
   switch (command.type) {
     case "AskForBid":
-      return current === "AskForBid" ? accept([]) : accept([{ type: "ExecutionBidAsked", data: { ExecutionID, NodeID } }]);
+      return current === "AskForBid"
+        ? accept([])
+        : accept([{ type: "ExecutionBidAsked", data: { ExecutionID, NodeID } }]);
     case "AcceptBid":
       // Past the bid (approved, executing) a repeat of the node's answer changes nothing.
       if (current !== "New" && current !== "AskForBid") return accept([]);
-      return accept([{ type: "ExecutionBidAccepted", data: state.desiredState === "Running" ? { ExecutionID, NodeID, Direct: true } : { ExecutionID, NodeID } }]);
+      return accept([
+        {
+          type: "ExecutionBidAccepted",
+          data: state.desiredState === "Running" ? { ExecutionID, NodeID, Direct: true } : { ExecutionID, NodeID },
+        },
+      ]);
     case "DeclineBid":
-      if (current === "AskForBidRejected" || current === "Running") return accept([]); // a stale answer: the node runs it
+      // a stale answer: the node runs it
+      if (current === "AskForBidRejected" || current === "Running") return accept([]);
       if (current === "BidAccepted") {
         // Approved (or a direct bid) and then refused by the node when told to run: it ran nothing, and ends.
-        return accept([{ type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "Node", Message: command.reason } }]);
+        return accept([
+          { type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "Node", Message: command.reason } },
+        ]);
       }
       return accept([{ type: "ExecutionBidDeclined", data: { ExecutionID, NodeID, Reason: command.reason } }]);
     case "Approve":
       return current === "BidAccepted" ? accept([]) : accept([{ type: "ExecutionApproved", data: { ExecutionID } }]);
     case "Reject":
-      return current === "BidRejected" ? accept([]) : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
+      return current === "BidRejected"
+        ? accept([])
+        : accept([{ type: "ExecutionRejected", data: { ExecutionID, Reason: command.reason } }]);
     case "Start":
       if (current === "Running") return accept([]);
       if (command.details === undefined) return accept([{ type: "ExecutionStarted", data: { ExecutionID } }]);
@@ -102,7 +125,16 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       if (state.jobType !== undefined && isLongRunning(state.jobType)) {
         // Bacalhau: a service or daemon execution that ends has failed, whatever its exit code.
         return accept([
-          { type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "CompletedUnexpectedly", Message: "execution completed unexpectedly", RunOutput: command.output } },
+          {
+            type: "ExecutionFailed",
+            data: {
+              ExecutionID,
+              Previous: current,
+              Cause: "CompletedUnexpectedly",
+              Message: "execution completed unexpectedly",
+              RunOutput: command.output,
+            },
+          },
         ]);
       }
       return accept([{ type: "ExecutionCompleted", data: { ExecutionID, RunOutput: command.output } }]);
@@ -111,18 +143,32 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       return accept([
         {
           type: "ExecutionFailed",
-          data: command.output === undefined
-            ? { ExecutionID, Previous: current, Cause: command.cause, Message: command.reason }
-            : { ExecutionID, Previous: current, Cause: command.cause, Message: command.reason, RunOutput: command.output },
+          data:
+            command.output === undefined
+              ? { ExecutionID, Previous: current, Cause: command.cause, Message: command.reason }
+              : {
+                  ExecutionID,
+                  Previous: current,
+                  Cause: command.cause,
+                  Message: command.reason,
+                  RunOutput: command.output,
+                },
         },
       ]);
     case "Cancel":
-      return current === "Cancelled" ? accept([]) : accept([{ type: "ExecutionCancelled", data: { ExecutionID, Previous: current, Reason: command.reason } }]);
+      return current === "Cancelled"
+        ? accept([])
+        : accept([{ type: "ExecutionCancelled", data: { ExecutionID, Previous: current, Reason: command.reason } }]);
     case "TimeOutExecution": {
       const at = executionDeadline(state);
       if (at === undefined || now < at) return accept([]);
       const message = `Execution timed out. Execution took longer than ${goDuration(state.executionTimeout)}`;
-      return accept([{ type: "ExecutionFailed", data: { ExecutionID, Previous: current, Cause: "ExecutionTimeout", Message: message } }]);
+      return accept([
+        {
+          type: "ExecutionFailed",
+          data: { ExecutionID, Previous: current, Cause: "ExecutionTimeout", Message: message },
+        },
+      ]);
     }
     case "TimeOutAnswer": {
       const at = answerDeadline(state);

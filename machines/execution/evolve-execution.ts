@@ -44,15 +44,41 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
         ? { ...s, computeState: "BidAccepted", computeMessage: "", executingSince: at }
         : { ...s, computeState: "AskForBidAccepted", computeMessage: "" };
     case "ExecutionBidDeclined":
-      return { ...s, computeState: "AskForBidRejected", computeMessage: event.data.Reason, desiredState: "Stopped", desiredMessage: "bid rejected" };
+      return {
+        ...s,
+        computeState: "AskForBidRejected",
+        computeMessage: event.data.Reason,
+        desiredState: "Stopped",
+        desiredMessage: "bid rejected",
+      };
     case "ExecutionApproved":
-      return { ...s, computeState: "BidAccepted", computeMessage: "Running", desiredState: "Running", desiredMessage: "Running", executingSince: at };
+      return {
+        ...s,
+        computeState: "BidAccepted",
+        computeMessage: "Running",
+        desiredState: "Running",
+        desiredMessage: "Running",
+        executingSince: at,
+      };
     case "ExecutionRejected":
-      return { ...s, computeState: "BidRejected", computeMessage: event.data.Reason, desiredState: "Stopped", desiredMessage: event.data.Reason };
+      return {
+        ...s,
+        computeState: "BidRejected",
+        computeMessage: event.data.Reason,
+        desiredState: "Stopped",
+        desiredMessage: event.data.Reason,
+      };
     case "ExecutionStarted":
       return { ...s, computeState: "Running", computeMessage: "", limits: event.data.Details ?? state.limits };
     case "ExecutionCompleted":
-      return { ...s, computeState: "Completed", computeMessage: "", desiredState: "Stopped", desiredMessage: "execution completed", runOutput: event.data.RunOutput };
+      return {
+        ...s,
+        computeState: "Completed",
+        computeMessage: "",
+        desiredState: "Stopped",
+        desiredMessage: "execution completed",
+        runOutput: event.data.RunOutput,
+      };
     case "ExecutionFailed":
       return {
         ...s,
@@ -63,6 +89,12 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
         runOutput: event.data.RunOutput ?? state.runOutput,
       };
     case "ExecutionCancelled":
-      return { ...s, computeState: "Cancelled", computeMessage: event.data.Reason, desiredState: "Stopped", desiredMessage: event.data.Reason };
+      return {
+        ...s,
+        computeState: "Cancelled",
+        computeMessage: event.data.Reason,
+        desiredState: "Stopped",
+        desiredMessage: event.data.Reason,
+      };
   }
 }

@@ -20,7 +20,9 @@ export type ExecutionCommand =
       readonly resources: typeof AllocatedResources.Type;
       /** Seconds (Bacalhau's GetExecutionTimeout: ExecutionTimeout, else TotalTimeout); 0 for none. */
       readonly executionTimeout: number;
-      /** Seconds the orchestrator allows past it before failing the execution itself (Bacalhau's housekeeping buffer). */
+      /**
+       * Seconds the orchestrator allows past it before failing the execution itself (Bacalhau's housekeeping buffer).
+       */
       readonly timeoutBuffer: number;
       readonly previousExecution?: string;
       /** How long the node may leave the work it is sent unanswered, in ms (DEFAULT_ANSWER_TIMEOUT_MS if not given). */
@@ -34,8 +36,16 @@ export type ExecutionCommand =
   /** `details`: the limits the node runs it under, as it reported them. */
   | { readonly type: "Start"; readonly details?: Readonly<Record<string, string>> }
   | { readonly type: "Complete"; readonly output: RunOutput }
-  /** `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict (its node is gone). */
-  | { readonly type: "Fail"; readonly reason: string; readonly cause: "Node" | "Orchestrator"; readonly output?: RunOutput }
+  /**
+   * `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict
+   * (its node is gone).
+   */
+  | {
+      readonly type: "Fail";
+      readonly reason: string;
+      readonly cause: "Node" | "Orchestrator";
+      readonly output?: RunOutput;
+    }
   | { readonly type: "Cancel"; readonly reason: string }
   | { readonly type: "TimeOutExecution" }
   /** The node left the work it was sent unanswered for its whole answer bound. */
@@ -43,4 +53,5 @@ export type ExecutionCommand =
 
 export type ExecutionCommandType = ExecutionCommand["type"];
 
-export type ExecutionRefusal = { readonly code: "NotFound"; readonly message: string } | { readonly code: "Conflict"; readonly message: string };
+export type ExecutionRefusal =
+  { readonly code: "NotFound"; readonly message: string } | { readonly code: "Conflict"; readonly message: string };

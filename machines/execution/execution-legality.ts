@@ -65,7 +65,8 @@ function legalIn(value: ExecutionStateValue, command: ExecutionCommandType): boo
 }
 
 /** May this execution accept a command of this type now? */
-export const isExecutionCommandLegal = (state: ExecutionState, command: ExecutionCommandType): boolean => legalIn(executionStateValue(state), command);
+export const isExecutionCommandLegal = (state: ExecutionState, command: ExecutionCommandType): boolean =>
+  legalIn(executionStateValue(state), command);
 
 /** The compute states in which a command is legal, for the message that refuses it elsewhere. */
 export const statesAccepting = (command: ExecutionCommandType): ComputeStateName[] =>

@@ -33,7 +33,9 @@ export const isTerminalComputeState = (s: ComputeStateName): boolean =>
   s === "Completed" || s === "Failed" || s === "Cancelled" || s === "AskForBidRejected" || s === "BidRejected";
 
 /** Bacalhau's IsExecuting: the node holds resources for it and its ExecutionTimeout runs. */
-export const isExecuting = (s: ComputeStateName): boolean => s === "BidAccepted" || s === "Running" || s === "Publishing";
+export const isExecuting = (s: ComputeStateName): boolean =>
+  s === "BidAccepted" || s === "Running" || s === "Publishing";
 
 /** Bacalhau's IsDiscarded: ended without a result (a retry may replace it; its node ranks lower). */
-export const isDiscarded = (s: ComputeStateName): boolean => s === "AskForBidRejected" || s === "BidRejected" || s === "Cancelled" || s === "Failed";
+export const isDiscarded = (s: ComputeStateName): boolean =>
+  s === "AskForBidRejected" || s === "BidRejected" || s === "Cancelled" || s === "Failed";

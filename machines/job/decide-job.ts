@@ -17,7 +17,8 @@ const TARGET = { Queue: "Queued", Run: "Running", Complete: "Completed", Fail: "
 /** Why a user's or a workflow's command is not legal in this state (the statechart says only that it is not). */
 function refusal(command: JobCommand, state: JobState): JobRefusal {
   const { jobId } = state;
-  if (state.state === undefined || state.spec === undefined) return { code: "NotFound", message: `job not found: ${jobId}` };
+  if (state.state === undefined || state.spec === undefined)
+    return { code: "NotFound", message: `job not found: ${jobId}` };
   switch (command.type) {
     case "Submit":
       return { code: "Conflict", message: `job ${jobId} already exists` };
@@ -27,14 +28,20 @@ function refusal(command: JobCommand, state: JobState): JobRefusal {
       break;
     case "Complete":
       if (state.spec.Type === "service" || state.spec.Type === "daemon") {
-        return { code: "Conflict", message: `job ${jobId} is a ${state.spec.Type} job: it runs until stopped and never completes` };
+        return {
+          code: "Conflict",
+          message: `job ${jobId} is a ${state.spec.Type} job: it runs until stopped and never completes`,
+        };
       }
       break;
     default:
       break;
   }
   const target = command.type in TARGET ? TARGET[command.type as keyof typeof TARGET] : command.type;
-  return { code: "Conflict", message: `job ${jobId} is in terminal state ${state.state} and cannot transition to ${target}` };
+  return {
+    code: "Conflict",
+    message: `job ${jobId} is in terminal state ${state.state} and cannot transition to ${target}`,
+  };
 }
 
 /**
@@ -49,14 +56,23 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
   if (!isJobCommandLegal(state, command.type)) return deadline ? accept([]) : refuse(refusal(command, state));
 
   if (command.type === "Submit") {
-    if (!isJobId(jobId)) return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
+    if (!isJobId(jobId))
+      return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
     const { defaults, limits } = command;
     const submission = validateJobSubmission(command.job, { jobId, defaults, ...(limits ? { limits } : {}) });
     if (!submission.ok) {
       const problems = submission.problems;
       return refuse({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems });
     }
-    return accept([{ type: "JobSubmitted", data: { JobID: jobId, Job: submission.spec, Version: 1, Warnings: submission.warnings } }], "job submitted");
+    return accept(
+      [
+        {
+          type: "JobSubmitted",
+          data: { JobID: jobId, Job: submission.spec, Version: 1, Warnings: submission.warnings },
+        },
+      ],
+      "job submitted",
+    );
   }
 
   // Legal and past Submit: the job exists and is not terminal, or the command repeats its terminal state.
@@ -68,10 +84,15 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
 
   switch (command.type) {
     case "Queue": {
-      // Bacalhau's daemon scheduler neither queues nor fails a job for want of nodes: it stays as it is and runs on each node that comes.
+      // Bacalhau's daemon scheduler neither queues nor fails a job for want of nodes: it stays as it is and runs on
+      // each node that comes.
       if (spec.Type === "daemon") return accept([], "a daemon job waits for matching nodes");
-      // Bacalhau: past the QueueTimeout (counted from the job's creation; 0 means no queueing) the job fails with the reason.
-      if (now >= queueDeadline(state)) return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } }]);
+      // Bacalhau: past the QueueTimeout (counted from the job's creation; 0 means no queueing) the job fails with the
+      // reason.
+      if (now >= queueDeadline(state))
+        return accept([
+          { type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } },
+        ]);
       if (current === "Queued") return accept([]);
       return accept([{ type: "JobQueued", data: { JobID: jobId, Previous, Reason: command.reason } }]);
     }
@@ -80,13 +101,18 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
     case "Complete":
       return accept([{ type: "JobCompleted", data: { JobID: jobId, Previous } }]);
     case "Fail":
-      return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } }]);
+      return accept([
+        { type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } },
+      ]);
     case "Stop":
       return accept([{ type: "JobStopped", data: { JobID: jobId, Previous, Reason: command.reason } }]);
     case "TimeOutQueue": {
       const timeout = taskOf(spec).Timeouts.QueueTimeout;
       if (now < queueDeadline(state)) return accept([]);
-      const message = state.queueReason !== "" ? state.queueReason : `job could not be placed within its queue timeout of ${goDuration(timeout)}`;
+      const message =
+        state.queueReason !== ""
+          ? state.queueReason
+          : `job could not be placed within its queue timeout of ${goDuration(timeout)}`;
       return accept([{ type: "JobFailed", data: { JobID: jobId, Previous, Cause: "QueueTimeout", Message: message } }]);
     }
     case "TimeOutJob": {

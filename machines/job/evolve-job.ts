@@ -15,13 +15,29 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
   if (event.type === "JobSubmitted") {
     if (state.state !== undefined) return state;
     const d = event.data;
-    return { ...state, spec: d.Job, state: "Pending", message: "", version: d.Version, revision: 1, createTime: at, modifyTime: at, warnings: d.Warnings };
+    return {
+      ...state,
+      spec: d.Job,
+      state: "Pending",
+      message: "",
+      version: d.Version,
+      revision: 1,
+      createTime: at,
+      modifyTime: at,
+      warnings: d.Warnings,
+    };
   }
   if (state.state !== "Pending" && state.state !== "Queued" && state.state !== "Running") return state;
   const changed = { revision: state.revision + 1, modifyTime: at };
   switch (event.type) {
     case "JobQueued":
-      return { ...state, ...changed, state: "Queued", message: queuedMessage(event.data.Reason), queueReason: event.data.Reason };
+      return {
+        ...state,
+        ...changed,
+        state: "Queued",
+        message: queuedMessage(event.data.Reason),
+        queueReason: event.data.Reason,
+      };
     case "JobStarted":
       return { ...state, ...changed, state: "Running", message: "" };
     case "JobCompleted":

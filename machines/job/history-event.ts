@@ -30,10 +30,18 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
       return { Topic: "State Update", Message: "Completed", Details: { NewState: "Completed" } };
     case "JobFailed":
       return event.data.Cause === "TotalTimeout"
-        ? { Topic: "Job Timeout", Message: event.data.Message, Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" } }
+        ? {
+            Topic: "Job Timeout",
+            Message: event.data.Message,
+            Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" },
+          }
         : { Topic: "Scheduling", Message: event.data.Message, Details: ERROR };
     case "JobStopped":
-      return { Topic: "Scheduling", Message: "Job requested to stop before completion", Details: { Reason: event.data.Reason } };
+      return {
+        Topic: "Scheduling",
+        Message: "Job requested to stop before completion",
+        Details: { Reason: event.data.Reason },
+      };
   }
 }
 
@@ -48,10 +56,15 @@ export function executionHistoryEvent(event: ExecutionEvent, reason?: string): H
   switch (event.type) {
     case "ExecutionCreated": {
       const requested = `Requested execution on ${event.data.NodeID}`;
-      if (event.data.PreviousExecution === "") return { Topic: "Scheduling", Message: requested, Details: { NodeID: event.data.NodeID } };
+      if (event.data.PreviousExecution === "")
+        return { Topic: "Scheduling", Message: requested, Details: { NodeID: event.data.NodeID } };
       // Bacalhau's entry says nothing of a retry; Shoal's says what it replaces and why.
       const why = reason === undefined || reason === "" ? `replacing ${event.data.PreviousExecution}` : reason;
-      return { Topic: "Scheduling", Message: `${requested} (${why})`, Details: { NodeID: event.data.NodeID, PreviousExecution: event.data.PreviousExecution } };
+      return {
+        Topic: "Scheduling",
+        Message: `${requested} (${why})`,
+        Details: { NodeID: event.data.NodeID, PreviousExecution: event.data.PreviousExecution },
+      };
     }
     case "ExecutionBidAsked":
       return undefined;
@@ -69,7 +82,11 @@ export function executionHistoryEvent(event: ExecutionEvent, reason?: string): H
     case "ExecutionFailed":
       switch (event.data.Cause) {
         case "ExecutionTimeout":
-          return { Topic: "Exec Timeout", Message: event.data.Message, Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" } };
+          return {
+            Topic: "Exec Timeout",
+            Message: event.data.Message,
+            Details: { ...ERROR, Hint: TIMEOUT_HINT, FailsExecution: "true" },
+          };
         case "Orchestrator":
           return { Topic: "Scheduling", Message: event.data.Message, Details: ERROR };
         case "Unanswered":

@@ -13,7 +13,10 @@ export type JobCommand =
    * defaults and limits (Shoal's own defaults where the host gives none).
    */
   | { readonly type: "Submit"; readonly job: unknown; readonly defaults: JobDefaults; readonly limits?: JobLimits }
-  /** No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes to run job. …"). */
+  /**
+   * No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes
+   * to run job. …").
+   */
   | { readonly type: "Queue"; readonly reason: string }
   /** An execution of the job is to run (desired Running). */
   | { readonly type: "Run" }

@@ -27,7 +27,8 @@ export function totalDeadline(state: JobState): number | undefined {
 export function jobDeadlines(state: JobState): readonly Deadline<JobCommand>[] {
   if (state.state === undefined || isTerminalJobState(state.state)) return [];
   const out: Deadline<JobCommand>[] = [];
-  if (state.state === "Queued") out.push({ name: "queue-timeout", at: queueDeadline(state), command: { type: "TimeOutQueue" } });
+  if (state.state === "Queued")
+    out.push({ name: "queue-timeout", at: queueDeadline(state), command: { type: "TimeOutQueue" } });
   const total = totalDeadline(state);
   if (total !== undefined) out.push({ name: "total-timeout", at: total, command: { type: "TimeOutJob" } });
   return out;

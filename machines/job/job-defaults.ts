@@ -29,7 +29,10 @@ export interface JobDefaults {
   readonly Service: JobTypeDefaults;
 }
 
-const BACALHAU_TYPE_DEFAULTS: JobTypeDefaults = { Priority: 0, Task: { Resources: { CPU: "500m", Memory: "512Mb" }, Timeouts: {} } };
+const BACALHAU_TYPE_DEFAULTS: JobTypeDefaults = {
+  Priority: 0,
+  Task: { Resources: { CPU: "500m", Memory: "512Mb" }, Timeouts: {} },
+};
 
 /** Bacalhau v1.7's defaults (pkg/config/defaults.go): 500m CPU and 512Mb memory per task, no timeouts. */
 export const BACALHAU_JOB_DEFAULTS: JobDefaults = {
@@ -63,11 +66,13 @@ export function jobDefaultsProblems(defaults: JobDefaults): string[] {
     if (!Number.isSafeInteger(d.Priority)) problems.push(`${at}.Priority: must be a whole number`);
     for (const key of ["CPU", "Memory", "Disk", "GPU"] as const) {
       const text = d.Task.Resources[key];
-      if (text !== undefined && text !== "" && RESOURCE_PARSERS[key](text) === undefined) problems.push(`${at}.Task.Resources.${key}: ${JSON.stringify(text)} is not ${RESOURCE_FORMS[key]}`);
+      if (text !== undefined && text !== "" && RESOURCE_PARSERS[key](text) === undefined)
+        problems.push(`${at}.Task.Resources.${key}: ${JSON.stringify(text)} is not ${RESOURCE_FORMS[key]}`);
     }
     for (const key of ["ExecutionTimeout", "QueueTimeout", "TotalTimeout"] as const) {
       const seconds = d.Task.Timeouts[key];
-      if (seconds !== undefined && !(Number.isSafeInteger(seconds) && seconds >= 0)) problems.push(`${at}.Task.Timeouts.${key}: must be a whole number of seconds, at least 0`);
+      if (seconds !== undefined && !(Number.isSafeInteger(seconds) && seconds >= 0))
+        problems.push(`${at}.Task.Timeouts.${key}: must be a whole number of seconds, at least 0`);
     }
     const t = d.Task.Timeouts;
     if ((t.TotalTimeout ?? 0) > 0 && (t.ExecutionTimeout ?? 0) + (t.QueueTimeout ?? 0) > (t.TotalTimeout ?? 0)) {

@@ -30,9 +30,23 @@ export const jobLegality = setup({
   initial: "absent",
   states: {
     absent: { on: { Submit: LEGAL } },
-    pending: { on: { Queue: LEGAL, Run: LEGAL, Complete: IF_IT_COMPLETES, Fail: LEGAL, Stop: LEGAL, TimeOutJob: LEGAL } },
-    queued: { on: { Queue: LEGAL, Run: LEGAL, Complete: IF_IT_COMPLETES, Fail: LEGAL, Stop: LEGAL, TimeOutQueue: LEGAL, TimeOutJob: LEGAL } },
-    running: { on: { Queue: LEGAL, Run: LEGAL, Complete: IF_IT_COMPLETES, Fail: LEGAL, Stop: LEGAL, TimeOutJob: LEGAL } },
+    pending: {
+      on: { Queue: LEGAL, Run: LEGAL, Complete: IF_IT_COMPLETES, Fail: LEGAL, Stop: LEGAL, TimeOutJob: LEGAL },
+    },
+    queued: {
+      on: {
+        Queue: LEGAL,
+        Run: LEGAL,
+        Complete: IF_IT_COMPLETES,
+        Fail: LEGAL,
+        Stop: LEGAL,
+        TimeOutQueue: LEGAL,
+        TimeOutJob: LEGAL,
+      },
+    },
+    running: {
+      on: { Queue: LEGAL, Run: LEGAL, Complete: IF_IT_COMPLETES, Fail: LEGAL, Stop: LEGAL, TimeOutJob: LEGAL },
+    },
     completed: { on: { Complete: LEGAL } },
     failed: { on: { Fail: LEGAL } },
     stopped: { on: { Stop: LEGAL } },

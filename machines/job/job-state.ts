@@ -45,5 +45,16 @@ export interface JobState {
 }
 
 export function initialJobState(jobId: string): JobState {
-  return { jobId, spec: undefined, state: undefined, message: "", queueReason: "", version: 0, revision: 0, createTime: 0, modifyTime: 0, warnings: [] };
+  return {
+    jobId,
+    spec: undefined,
+    state: undefined,
+    message: "",
+    queueReason: "",
+    version: 0,
+    revision: 0,
+    createTime: 0,
+    modifyTime: 0,
+    warnings: [],
+  };
 }

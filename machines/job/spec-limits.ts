@@ -72,7 +72,12 @@ export function checkImage(image: string | undefined, path: string, limits: JobL
 
 /** Bytes as a person reads them: in the largest binary unit that divides them exactly. */
 function sizeOf(bytes: number): string {
-  for (const [unit, size] of [["Ti", 1024 ** 4], ["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]] as const) {
+  for (const [unit, size] of [
+    ["Ti", 1024 ** 4],
+    ["Gi", 1024 ** 3],
+    ["Mi", 1024 ** 2],
+    ["Ki", 1024],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
   }
   return `${bytes} bytes`;

@@ -14,7 +14,20 @@ import {
   type TaskSpec,
   type TimeoutConfig,
 } from "./job-spec.ts";
-import { Findings, field, integerField, isAbsent, isObject, quote, requiredString, stringField, stringList, stringMap, type Obj, type SpecProblem } from "./spec-fields.ts";
+import {
+  Findings,
+  field,
+  integerField,
+  isAbsent,
+  isObject,
+  quote,
+  requiredString,
+  stringField,
+  stringList,
+  stringMap,
+  type Obj,
+  type SpecProblem,
+} from "./spec-fields.ts";
 import { checkName, checkNamespace, checkResources } from "./spec-limits.ts";
 import { normalizeResourceString } from "./task-resources.ts";
 import { validateTask } from "./validate-task.ts";
@@ -35,7 +48,8 @@ function checkSanitized(job: Obj, type: string | undefined, f: Findings): void {
   // Bacalhau's SanitizeSubmission: server-owned fields are dropped with a warning.
   const state = field(job, "State");
   const stateType = isObject(state) ? field(state, "StateType") : undefined;
-  if (!isAbsent(stateType) && stateType !== 0 && stateType !== "" && stateType !== "Undefined") f.warnings.push("job state is ignored when submitting a job");
+  if (!isAbsent(stateType) && stateType !== 0 && stateType !== "" && stateType !== "Undefined")
+    f.warnings.push("job state is ignored when submitting a job");
   for (const [name, what] of [
     ["Revision", "revision"],
     ["Version", "version"],
@@ -47,7 +61,11 @@ function checkSanitized(job: Obj, type: string | undefined, f: Findings): void {
   }
   const id = field(job, "ID");
   if (typeof id === "string" && id !== "") {
-    f.warnings.push(type === "batch" || type === "ops" ? "job ID is ignored when submitting a batch job" : "job ID is ignored when submitting a job: Shoal assigns every job's ID");
+    f.warnings.push(
+      type === "batch" || type === "ops"
+        ? "job ID is ignored when submitting a batch job"
+        : "job ID is ignored when submitting a job: Shoal assigns every job's ID",
+    );
   }
 }
 
@@ -58,7 +76,10 @@ function jobType(job: Obj, f: Findings): JobType | undefined {
     return undefined;
   }
   if (typeof v !== "string" || !(JOB_TYPES as readonly string[]).includes(v)) {
-    f.problem("Type", `invalid job type: ${typeof v === "string" ? quote(v) : JSON.stringify(v)} (one of ${JOB_TYPES.join(", ")})`);
+    f.problem(
+      "Type",
+      `invalid job type: ${typeof v === "string" ? quote(v) : JSON.stringify(v)} (one of ${JOB_TYPES.join(", ")})`,
+    );
     return undefined;
   }
   return v as JobType;
@@ -70,8 +91,8 @@ function jobCount(job: Obj, type: JobType | undefined, limits: JobLimits, f: Fin
   if (count < 0) f.problem("Count", "job count must be >= 0");
   else if (count > limits.MaxCount && type !== "daemon" && type !== "ops") {
     f.problem("Count", `job count ${count} is more than the limit of ${limits.MaxCount} (${LIMIT_KEYS.MaxCount})`);
-  }
-  else if (count > 1 && (type === "daemon" || type === "ops")) f.problem("Count", `${type} jobs cannot specify count > 1 as they run on all matching nodes`);
+  } else if (count > 1 && (type === "daemon" || type === "ops"))
+    f.problem("Count", `${type} jobs cannot specify count > 1 as they run on all matching nodes`);
   else if (count === 0 && (type === "batch" || type === "service")) {
     // Bacalhau takes 0 as "stop all executions" of an existing job; a new job with none would do nothing.
     f.problem("Count", `a new ${type} job must run at least 1 replica`);
@@ -98,26 +119,33 @@ function constraints(job: Obj, f: Findings): LabelSelectorRequirement[] {
     const op = field(c, "Operator");
     const values = stringList(field(c, "Values"), `${path}.Values`, f);
     if (typeof op !== "string" || !(SELECTOR_OPERATORS as readonly string[]).includes(op)) {
-      f.problem(`${path}.Operator`, `unknown operator ${typeof op === "string" ? quote(op) : JSON.stringify(op ?? null)} (one of ${SELECTOR_OPERATORS.join(" ")})`);
+      f.problem(
+        `${path}.Operator`,
+        `unknown operator ${typeof op === "string" ? quote(op) : JSON.stringify(op ?? null)} (one of ${SELECTOR_OPERATORS.join(" ")})`,
+      );
     } else if (op === "in" || op === "notin") {
       if (values.length === 0) f.problem(`${path}.Values`, "selector values cannot be empty for In or NotIn operators");
     } else if (op === "exists" || op === "!") {
-      if (values.length > 0) f.problem(`${path}.Values`, "selector values must be empty for Exists or KeyNotInImap operators");
+      if (values.length > 0)
+        f.problem(`${path}.Values`, "selector values must be empty for Exists or KeyNotInImap operators");
     } else if (values.length !== 1) {
       f.problem(`${path}.Values`, "selector values must have exactly one value for other operators");
     } else if ((op === "gt" || op === "lt") && !/^-?\d+$/.test(values[0] as string)) {
       f.problem(`${path}.Values[0]`, `the value of a ${op} requirement must be a whole number`);
     }
-    if (f.problems.length === before) out.push({ Key: key as string, Operator: op as SelectorOperator, Values: values });
+    if (f.problems.length === before)
+      out.push({ Key: key as string, Operator: op as SelectorOperator, Values: values });
   });
   return out;
 }
 
-
 function withoutReservedMeta(meta: Record<string, string>, path: string, f: Findings): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(meta)) {
-    if (k.startsWith(META_RESERVED_PREFIX)) f.warnings.push(`${path === "Meta" ? "job" : path} meta key ${JSON.stringify(k)} is reserved and will be ignored`);
+    if (k.startsWith(META_RESERVED_PREFIX))
+      f.warnings.push(
+        `${path === "Meta" ? "job" : path} meta key ${JSON.stringify(k)} is reserved and will be ignored`,
+      );
     else out[k] = v;
   }
   return out;
@@ -130,15 +158,27 @@ function applyDefaults(spec: JobSpec, defaults: JobDefaults): JobSpec {
   const r = t.Resources;
   const resources: ResourcesConfig = Object.fromEntries(
     (["CPU", "Memory", "Disk", "GPU"] as const)
-      .map((k) => [k, r[k] !== undefined && r[k] !== "" ? r[k] : d.Task.Resources[k] === undefined ? undefined : normalizeResourceString(d.Task.Resources[k] as string)] as const)
+      .map(
+        (k) =>
+          [
+            k,
+            r[k] !== undefined && r[k] !== ""
+              ? r[k]
+              : d.Task.Resources[k] === undefined
+                ? undefined
+                : normalizeResourceString(d.Task.Resources[k] as string),
+          ] as const,
+      )
       .filter(([, v]) => v !== undefined && v !== ""),
   );
   const dt = d.Task.Timeouts;
   // Bacalhau sets no timeout defaults for long-running jobs: they run until stopped.
   const batchLike = !isLongRunning(spec.Type);
   const timeouts: TimeoutConfig = {
-    ExecutionTimeout: t.Timeouts.ExecutionTimeout > 0 || !batchLike ? t.Timeouts.ExecutionTimeout : (dt.ExecutionTimeout ?? 0),
-    QueueTimeout: t.Timeouts.QueueTimeout > 0 || spec.Type === "daemon" ? t.Timeouts.QueueTimeout : (dt.QueueTimeout ?? 0),
+    ExecutionTimeout:
+      t.Timeouts.ExecutionTimeout > 0 || !batchLike ? t.Timeouts.ExecutionTimeout : (dt.ExecutionTimeout ?? 0),
+    QueueTimeout:
+      t.Timeouts.QueueTimeout > 0 || spec.Type === "daemon" ? t.Timeouts.QueueTimeout : (dt.QueueTimeout ?? 0),
     TotalTimeout: t.Timeouts.TotalTimeout > 0 || !batchLike ? t.Timeouts.TotalTimeout : (dt.TotalTimeout ?? 0),
   };
   return {
@@ -178,9 +218,14 @@ export function validateJobSubmission(
 ): JobSubmission {
   const f = new Findings();
   const limits = options.limits ?? DEFAULT_JOB_LIMITS;
-  if (!isObject(input)) return { ok: false, problems: [{ path: "", message: "a job must be a map of fields (Bacalhau's models.Job: Type, Tasks, …)" }] };
+  if (!isObject(input))
+    return {
+      ok: false,
+      problems: [{ path: "", message: "a job must be a map of fields (Bacalhau's models.Job: Type, Tasks, …)" }],
+    };
   const bytes = new TextEncoder().encode(JSON.stringify(input) ?? "").byteLength;
-  if (bytes > MAX_JOB_SPEC_BYTES) f.problem("", `the job is ${bytes} bytes as JSON; the limit is ${MAX_JOB_SPEC_BYTES}`);
+  if (bytes > MAX_JOB_SPEC_BYTES)
+    f.problem("", `the job is ${bytes} bytes as JSON; the limit is ${MAX_JOB_SPEC_BYTES}`);
 
   const type = jobType(input, f);
   checkSanitized(input, typeof field(input, "Type") === "string" ? (field(input, "Type") as string) : undefined, f);

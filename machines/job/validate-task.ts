@@ -1,6 +1,26 @@
 import { goDuration } from "./go-duration.ts";
-import { NETWORK_TYPES, type DockerEngineParams, type NetworkConfig, type NetworkType, type ResourcesConfig, type TaskSpec, type TimeoutConfig } from "./job-spec.ts";
-import { field, integerField, isAbsent, isObject, quote, requiredString, stringField, stringList, stringMap, type Findings, type Obj } from "./spec-fields.ts";
+import {
+  NETWORK_TYPES,
+  type DockerEngineParams,
+  type NetworkConfig,
+  type NetworkType,
+  type ResourcesConfig,
+  type TaskSpec,
+  type TimeoutConfig,
+} from "./job-spec.ts";
+import {
+  field,
+  integerField,
+  isAbsent,
+  isObject,
+  quote,
+  requiredString,
+  stringField,
+  stringList,
+  stringMap,
+  type Findings,
+  type Obj,
+} from "./spec-fields.ts";
 import { RESOURCE_FORMS, RESOURCE_PARSERS, normalizeResourceString } from "./task-resources.ts";
 import { LIMIT_KEYS, WIRE_ENV_NAME, WIRE_LIMITS, type JobLimits } from "./job-limits.ts";
 import { checkImage, checkLength, checkList, checkName, checkWorkingDirectory } from "./spec-limits.ts";
@@ -18,7 +38,10 @@ const DOCKER_PARAMS = ["Image", "Entrypoint", "Parameters", "EnvironmentVariable
 function dockerParams(engine: Obj, path: string, limits: JobLimits, f: Findings): DockerEngineParams | undefined {
   const params = field(engine, "Params");
   if (!isObject(params)) {
-    f.problem(`${path}.Params`, isAbsent(params) ? "missing docker engine params: Image is required" : "must be a map of docker engine params");
+    f.problem(
+      `${path}.Params`,
+      isAbsent(params) ? "missing docker engine params: Image is required" : "must be a map of docker engine params",
+    );
     return undefined;
   }
   const p = `${path}.Params`;
@@ -35,7 +58,11 @@ function dockerParams(engine: Obj, path: string, limits: JobLimits, f: Findings)
   const env = stringList(field(params, "EnvironmentVariables"), `${p}.EnvironmentVariables`, f);
   env.forEach((e, i) => {
     const name = e.split("=", 1)[0] as string;
-    if (name.toUpperCase().startsWith(ENV_VAR_PREFIX)) f.problem(`${p}.EnvironmentVariables[${i}]`, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
+    if (name.toUpperCase().startsWith(ENV_VAR_PREFIX))
+      f.problem(
+        `${p}.EnvironmentVariables[${i}]`,
+        `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`,
+      );
   });
   const envLimits = { items: "MaxEnvironmentVariables", length: "MaxEnvValueLength" } as const;
   checkList(env, `${p}.EnvironmentVariables`, envLimits, limits, f);
@@ -96,7 +123,11 @@ function taskResources(task: Obj, path: string, f: Findings): ResourcesConfig {
       continue;
     }
     const normalized = normalizeResourceString(text);
-    if (RESOURCE_PARSERS[key](normalized) === undefined) f.problem(`${path}.${key}`, `invalid ${key === "CPU" || key === "GPU" ? key : key.toLowerCase()} value: ${quote(text)} (${RESOURCE_FORMS[key]})`);
+    if (RESOURCE_PARSERS[key](normalized) === undefined)
+      f.problem(
+        `${path}.${key}`,
+        `invalid ${key === "CPU" || key === "GPU" ? key : key.toLowerCase()} value: ${quote(text)} (${RESOURCE_FORMS[key]})`,
+      );
     else out[key] = normalized;
   }
   return out;
@@ -117,14 +148,21 @@ function taskNetwork(task: Obj, path: string, f: Findings): NetworkConfig {
   }
   const rawType = field(v, "Type");
   const type = isAbsent(rawType) ? "Default" : networkType(rawType);
-  if (type === undefined) f.problem(`${path}.Type`, `invalid networking type ${JSON.stringify(rawType)} (one of ${NETWORK_TYPES.join(", ")})`);
+  if (type === undefined)
+    f.problem(
+      `${path}.Type`,
+      `invalid networking type ${JSON.stringify(rawType)} (one of ${NETWORK_TYPES.join(", ")})`,
+    );
   const domains = stringList(field(v, "Domains"), `${path}.Domains`, f).map((d) => d.trim().toLowerCase());
-  if (domains.length > 0 && type !== undefined && type !== "HTTP") f.problem(`${path}.Domains`, "domains can only be set for HTTP network mode");
+  if (domains.length > 0 && type !== undefined && type !== "HTTP")
+    f.problem(`${path}.Domains`, "domains can only be set for HTTP network mode");
   domains.forEach((d, i) => {
-    if (!DOMAIN.test(d) && !IPV4.test(d) && !d.includes(":")) f.problem(`${path}.Domains[${i}]`, `invalid domain ${quote(d)}`);
+    if (!DOMAIN.test(d) && !IPV4.test(d) && !d.includes(":"))
+      f.problem(`${path}.Domains[${i}]`, `invalid domain ${quote(d)}`);
   });
   const ports = field(v, "Ports");
-  if (Array.isArray(ports) ? ports.length > 0 : !isAbsent(ports)) f.problem(`${path}.Ports`, "port mappings are not supported by Shoal");
+  if (Array.isArray(ports) ? ports.length > 0 : !isAbsent(ports))
+    f.problem(`${path}.Ports`, "port mappings are not supported by Shoal");
   return { Type: type ?? "Default", Domains: domains };
 }
 
@@ -163,23 +201,36 @@ export function validateTask(raw: unknown, path: string, limits: JobLimits, f: F
 
   const engine = field(raw, "Engine");
   let params: DockerEngineParams | undefined;
-  if (!isObject(engine)) f.problem(`${path}.Engine`, isAbsent(engine) ? "missing engine: a task runs on an engine (Type: docker)" : "must be an engine spec (Type, Params)");
+  if (!isObject(engine))
+    f.problem(
+      `${path}.Engine`,
+      isAbsent(engine)
+        ? "missing engine: a task runs on an engine (Type: docker)"
+        : "must be an engine spec (Type, Params)",
+    );
   else {
     const type = requiredString(engine, "Type", `${path}.Engine.Type`, "missing spec type", f);
-    if (type !== undefined && type.trim().toLowerCase() !== "docker") f.problem(`${path}.Engine.Type`, `engine type ${quote(type)} is not supported: Shoal runs docker`);
+    if (type !== undefined && type.trim().toLowerCase() !== "docker")
+      f.problem(`${path}.Engine.Type`, `engine type ${quote(type)} is not supported: Shoal runs docker`);
     params = dockerParams(engine, `${path}.Engine`, limits, f);
   }
 
   const inputs = field(raw, "InputSources");
-  if (Array.isArray(inputs) ? inputs.length > 0 : !isAbsent(inputs)) f.problem(`${path}.InputSources`, "input sources are not supported by Shoal");
+  if (Array.isArray(inputs) ? inputs.length > 0 : !isAbsent(inputs))
+    f.problem(`${path}.InputSources`, "input sources are not supported by Shoal");
   const publisher = field(raw, "Publisher");
-  if (isObject(publisher) && Object.keys(publisher).length > 0 && (field(publisher, "Type") ?? "") !== "") f.warnings.push(`${path}.Publisher is ignored: Shoal does not publish results`);
+  if (isObject(publisher) && Object.keys(publisher).length > 0 && (field(publisher, "Type") ?? "") !== "")
+    f.warnings.push(`${path}.Publisher is ignored: Shoal does not publish results`);
   const results = field(raw, "ResultPaths");
-  if (Array.isArray(results) && results.length > 0) f.warnings.push(`${path}.ResultPaths are ignored: Shoal does not publish results`);
+  if (Array.isArray(results) && results.length > 0)
+    f.warnings.push(`${path}.ResultPaths are ignored: Shoal does not publish results`);
 
   const spec = {
     Name: name ?? "",
-    Engine: { Type: "docker" as const, Params: params ?? { Image: "", Entrypoint: [], Parameters: [], EnvironmentVariables: [], WorkingDirectory: "" } },
+    Engine: {
+      Type: "docker" as const,
+      Params: params ?? { Image: "", Entrypoint: [], Parameters: [], EnvironmentVariables: [], WorkingDirectory: "" },
+    },
     Env: taskEnv(raw, `${path}.Env`, limits, f),
     Meta: stringMap(field(raw, "Meta"), `${path}.Meta`, f),
     Resources: taskResources(raw, `${path}.Resources`, f),

@@ -13,7 +13,9 @@ function infoUpdate(state: NodeState, info: NodeInfo): NodeEvent[] {
   const before = state.info;
   if (!before) return [];
   const changed = changedInfoFields(before, info);
-  return changed.length === 0 ? [] : [{ type: "NodeInfoUpdated", data: { NodeID: state.nodeId, Info: info, Changed: changed } }];
+  return changed.length === 0
+    ? []
+    : [{ type: "NodeInfoUpdated", data: { NodeID: state.nodeId, Info: info, Changed: changed } }];
 }
 
 /** Whether an operator pre-authorised this node id, for the key it joins with. */
@@ -37,28 +39,45 @@ function labelChangeProblem(command: Extract<NodeCommand, { type: "SetLabels" }>
 
 function sameOverrides(a: NodeState["labelOverrides"], b: NodeState["labelOverrides"]): boolean {
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k]);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k])
+  );
 }
 
 function revoke(state: NodeState, reason: "rejected" | "deleted"): NodeEvent[] {
   const held = state.credential;
-  return held?.active ? [{ type: "NodeCredentialRevoked", data: { NodeID: state.nodeId, PublicKey: held.publicKey, Reason: reason } }] : [];
+  return held?.active
+    ? [{ type: "NodeCredentialRevoked", data: { NodeID: state.nodeId, PublicKey: held.publicKey, Reason: reason } }]
+    : [];
 }
 
 /** Why an operator's or a node's command is not legal in this state (the statechart says only that it is not). */
 function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
   const { nodeId } = state;
   if (!state.registered) {
-    return { code: "NotFound", message: command.type === "UpdateInfo" ? `node not registered: ${nodeId}` : `node not found: ${nodeId}` };
+    return {
+      code: "NotFound",
+      message: command.type === "UpdateInfo" ? `node not registered: ${nodeId}` : `node not found: ${nodeId}`,
+    };
   }
   switch (command.type) {
     case "Preauthorize":
-      return { code: "Conflict", message: `node ${nodeId} is already registered (${state.membership ?? "PENDING"}); approve it instead of pre-authorising it` };
+      return {
+        code: "Conflict",
+        message: `node ${nodeId} is already registered (${state.membership ?? "PENDING"}); approve it instead of pre-authorising it`,
+      };
     case "Cordon":
     case "Uncordon":
-      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and takes no placements: it cannot be cordoned or uncordoned` };
+      return {
+        code: "Conflict",
+        message: `node ${nodeId} is the orchestrator and takes no placements: it cannot be cordoned or uncordoned`,
+      };
     case "SetLabels":
-      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and takes no placements: its labels cannot be set` };
+      return {
+        code: "Conflict",
+        message: `node ${nodeId} is the orchestrator and takes no placements: its labels cannot be set`,
+      };
     case "Register":
       return { code: "Rejected", message: "node has been rejected" };
     case "UpdateInfo":
@@ -85,7 +104,11 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
 export function decideNode(command: NodeCommand, state: NodeState): NodeDecision {
   const { nodeId } = state;
   const health =
-    command.type === "MarkHealthy" || command.type === "MarkUnhealthy" || command.type === "MarkUnknown" || command.type === "CompleteDrain" || command.type === "ExpireDrain";
+    command.type === "MarkHealthy" ||
+    command.type === "MarkUnhealthy" ||
+    command.type === "MarkUnknown" ||
+    command.type === "CompleteDrain" ||
+    command.type === "ExpireDrain";
   if (command.type === "Register" && command.info.NodeID !== nodeId) {
     return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
   }
@@ -93,18 +116,34 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
 
   switch (command.type) {
     case "Register": {
-      const bind = (publicKey: string): NodeEvent => ({ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: publicKey, Reinstated: false } });
+      const bind = (publicKey: string): NodeEvent => ({
+        type: "NodeCredentialBound",
+        data: { NodeID: nodeId, PublicKey: publicKey, Reinstated: false },
+      });
       if (!state.registered) {
-        const approved = command.info.NodeType === "Requester" || !command.manualApproval || preauthorized(state, command.publicKey);
+        const approved =
+          command.info.NodeType === "Requester" || !command.manualApproval || preauthorized(state, command.publicKey);
         const registered: NodeEvent = {
           type: "NodeRegistered",
-          data: { NodeID: nodeId, NodeType: command.info.NodeType, Info: command.info, Membership: approved ? "APPROVED" : "PENDING", Lifecycle: state.lifecycle + 1 },
+          data: {
+            NodeID: nodeId,
+            NodeType: command.info.NodeType,
+            Info: command.info,
+            Membership: approved ? "APPROVED" : "PENDING",
+            Lifecycle: state.lifecycle + 1,
+          },
         };
-        const note = approved && command.manualApproval && command.info.NodeType !== "Requester" ? "node registered (pre-authorised)" : "node registered";
+        const note =
+          approved && command.manualApproval && command.info.NodeType !== "Requester"
+            ? "node registered (pre-authorised)"
+            : "node registered";
         return accept(command.publicKey === undefined ? [registered] : [registered, bind(command.publicKey)], note);
       }
       if (command.info.NodeType !== state.nodeType) {
-        return refuse({ code: "Conflict", message: `node ${nodeId} is registered as ${state.nodeType}, not ${command.info.NodeType}` });
+        return refuse({
+          code: "Conflict",
+          message: `node ${nodeId} is registered as ${state.nodeType}, not ${command.info.NodeType}`,
+        });
       }
       const held = state.credential;
       if (command.publicKey !== undefined && held?.active && held.publicKey !== command.publicKey) {
@@ -119,37 +158,71 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
     }
     case "UpdateInfo":
       if (command.info.NodeID !== nodeId || command.info.NodeType !== state.nodeType) {
-        return refuse({ code: "Conflict", message: `node info does not match registered node ${nodeId} (${state.nodeType})` });
+        return refuse({
+          code: "Conflict",
+          message: `node info does not match registered node ${nodeId} (${state.nodeType})`,
+        });
       }
       return accept(infoUpdate(state, command.info));
     case "Approve": {
       // The key a reject revoked is let in again: the node comes back without re-joining.
       const held = state.credential;
-      const reinstate: NodeEvent[] = held && !held.active ? [{ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: held.publicKey, Reinstated: true } }] : [];
-      return accept([{ type: "NodeApproved", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } }, ...reinstate]);
+      const reinstate: NodeEvent[] =
+        held && !held.active
+          ? [{ type: "NodeCredentialBound", data: { NodeID: nodeId, PublicKey: held.publicKey, Reinstated: true } }]
+          : [];
+      return accept([
+        { type: "NodeApproved", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } },
+        ...reinstate,
+      ]);
     }
     case "Reject":
-      return accept([{ type: "NodeRejected", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } }, ...revoke(state, "rejected")]);
+      return accept([
+        { type: "NodeRejected", data: { NodeID: nodeId, Previous: state.membership ?? "PENDING" } },
+        ...revoke(state, "rejected"),
+      ]);
     case "Delete":
       // Revoked before the delete: a deleted node has no credential to revoke.
-      return accept([...revoke(state, "deleted"), { type: "NodeDeleted", data: { NodeID: nodeId, Membership: state.membership ?? "PENDING" } }]);
+      return accept([
+        ...revoke(state, "deleted"),
+        { type: "NodeDeleted", data: { NodeID: nodeId, Membership: state.membership ?? "PENDING" } },
+      ]);
     case "MarkUnhealthy":
-      return accept([{ type: "NodeBecameUnhealthy", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, DisconnectTimeoutMs: command.disconnectTimeoutMs } }]);
+      return accept([
+        {
+          type: "NodeBecameUnhealthy",
+          data: {
+            NodeID: nodeId,
+            LastHeartbeat: command.lastHeartbeat,
+            DisconnectTimeoutMs: command.disconnectTimeoutMs,
+          },
+        },
+      ]);
     case "MarkUnknown":
-      return accept([{ type: "NodeBecameUnknown", data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs } }]);
+      return accept([
+        {
+          type: "NodeBecameUnknown",
+          data: { NodeID: nodeId, LastHeartbeat: command.lastHeartbeat, UnknownTimeoutMs: command.unknownTimeoutMs },
+        },
+      ]);
     case "MarkHealthy":
       return accept([{ type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: state.health ?? "UNHEALTHY" } }]);
     // Cordoning a cordoned node (or uncordoning a schedulable one) changes nothing and is not an
     // error, as with kubectl cordon and Nomad's eligibility: scripts may repeat it safely.
     case "Cordon":
-      return state.cordon ? accept([], "node already cordoned") : accept([{ type: "NodeCordoned", data: { NodeID: nodeId, Reason: command.reason, By: command.by } }]);
+      return state.cordon
+        ? accept([], "node already cordoned")
+        : accept([{ type: "NodeCordoned", data: { NodeID: nodeId, Reason: command.reason, By: command.by } }]);
     case "Uncordon":
-      return state.cordon ? accept([{ type: "NodeUncordoned", data: { NodeID: nodeId, Reason: command.reason } }]) : accept([], "node not cordoned");
+      return state.cordon
+        ? accept([{ type: "NodeUncordoned", data: { NodeID: nodeId, Reason: command.reason } }])
+        : accept([], "node not cordoned");
     case "SetLabels": {
       const problem = labelChangeProblem(command);
       if (problem !== undefined) return refuse({ code: "Invalid", message: problem });
       const change = { Set: command.set, Removed: [...command.remove], Reset: [...command.reset] };
-      if (sameOverrides(overridden(state.labelOverrides, change), state.labelOverrides)) return accept([], "labels unchanged");
+      if (sameOverrides(overridden(state.labelOverrides, change), state.labelOverrides))
+        return accept([], "labels unchanged");
       return accept([{ type: "NodeLabelsSet", data: { NodeID: nodeId, ...change } }]);
     }
     case "Preauthorize": {
@@ -158,27 +231,49 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
       return accept([
         {
           type: "NodePreauthorized",
-          data: { NodeID: nodeId, ...(command.publicKey === undefined ? {} : { PublicKey: command.publicKey }), Reason: command.reason, By: command.by },
+          data: {
+            NodeID: nodeId,
+            ...(command.publicKey === undefined ? {} : { PublicKey: command.publicKey }),
+            Reason: command.reason,
+            By: command.by,
+          },
         },
       ]);
     }
     case "RevokePreauthorization":
-      if (!state.preauthorization) return refuse({ code: "NotFound", message: `node ${nodeId} has no pre-authorisation to revoke` });
+      if (!state.preauthorization)
+        return refuse({ code: "NotFound", message: `node ${nodeId} has no pre-authorisation to revoke` });
       return accept([{ type: "NodePreauthorizationRevoked", data: { NodeID: nodeId } }]);
     case "Drain":
-      // A drain under way may be drained again: its deadline and daemon choice are replaced (Nomad updates the drain strategy so).
-      return accept([{ type: "NodeDrainStarted", data: { NodeID: nodeId, Deadline: command.deadline, KeepDaemon: command.keepDaemon, Reason: command.reason, By: command.by } }]);
+      // A drain under way may be drained again: its deadline and daemon choice are replaced (Nomad updates the drain
+      // strategy so).
+      return accept([
+        {
+          type: "NodeDrainStarted",
+          data: {
+            NodeID: nodeId,
+            Deadline: command.deadline,
+            KeepDaemon: command.keepDaemon,
+            Reason: command.reason,
+            By: command.by,
+          },
+        },
+      ]);
     case "Undrain":
       if (state.drain === undefined) return refuse({ code: "Conflict", message: `node ${nodeId} is not drained` });
       return accept([{ type: "NodeUndrained", data: { NodeID: nodeId, Previous: state.drain.status } }]);
     // The workflow's ends of a drain: no-ops once it has ended (a deadline racing the last execution's end, a replay).
     case "CompleteDrain":
-      return state.drain?.status === "draining" ? accept([{ type: "NodeDrainCompleted", data: { NodeID: nodeId, DaemonStopped: command.daemonStopped } }]) : accept([]);
+      return state.drain?.status === "draining"
+        ? accept([{ type: "NodeDrainCompleted", data: { NodeID: nodeId, DaemonStopped: command.daemonStopped } }])
+        : accept([]);
     case "ExpireDrain": {
       const drain = state.drain;
       if (drain?.status !== "draining") return accept([]);
       const left = command.left.map((l) => ({ ExecutionID: l.executionId, JobID: l.jobId, JobType: l.jobType }));
-      return accept([{ type: "NodeDrainDeadlineReached", data: { NodeID: nodeId, Deadline: drain.deadline, Left: left } }]);
+      return accept([
+        { type: "NodeDrainDeadlineReached", data: { NodeID: nodeId, Deadline: drain.deadline, Left: left } },
+      ]);
     }
   }
 }

@@ -6,7 +6,10 @@ import type { LabelOverrides } from "./node-state.ts";
  * overrides (a null hides the node's label). The same object back when there is no override,
  * so that a node without overrides costs nothing.
  */
-export function effectiveLabels(reported: Readonly<Record<string, string>>, overrides: LabelOverrides): Readonly<Record<string, string>> {
+export function effectiveLabels(
+  reported: Readonly<Record<string, string>>,
+  overrides: LabelOverrides,
+): Readonly<Record<string, string>> {
   const keys = Object.keys(overrides);
   if (keys.length === 0) return reported;
   const labels: Record<string, string> = { ...reported };

@@ -22,7 +22,11 @@ export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEven
 /** The operator's overrides after a NodeLabelsSet: resets first, then removals, then what is set. */
 export function overridden(
   before: LabelOverrides,
-  change: { readonly Set: Readonly<Record<string, string>>; readonly Removed: readonly string[]; readonly Reset: readonly string[] },
+  change: {
+    readonly Set: Readonly<Record<string, string>>;
+    readonly Removed: readonly string[];
+    readonly Reset: readonly string[];
+  },
 ): LabelOverrides {
   const after: Record<string, string | null> = { ...before };
   for (const key of change.Reset) delete after[key];
@@ -60,7 +64,8 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
     const d = event.data;
     return { ...state, preauthorization: { publicKey: d.PublicKey, reason: d.Reason, by: d.By, at: time } };
   }
-  if (event.type === "NodePreauthorizationRevoked") return state.preauthorization ? { ...state, preauthorization: undefined } : state;
+  if (event.type === "NodePreauthorizationRevoked")
+    return state.preauthorization ? { ...state, preauthorization: undefined } : state;
   if (!state.registered) return state;
   switch (event.type) {
     case "NodeApproved":
@@ -70,32 +75,74 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
     case "NodeDeleted": {
       // A node deleted and joining again starts afresh: no cordon, no operator labels, no pre-authorisation, undrained.
       const { drain: _ended, ...rest } = state;
-      return { ...rest, registered: false, deleted: true, credential: undefined, cordon: undefined, labelOverrides: {}, preauthorization: undefined, updatedAt: time };
+      return {
+        ...rest,
+        registered: false,
+        deleted: true,
+        credential: undefined,
+        cordon: undefined,
+        labelOverrides: {},
+        preauthorization: undefined,
+        updatedAt: time,
+      };
     }
     case "NodeInfoUpdated":
       return { ...state, info: event.data.Info, updatedAt: time };
     case "NodeBecameUnhealthy":
-      return { ...state, health: "UNHEALTHY", healthSince: time, lastHeartbeatAtChange: event.data.LastHeartbeat, updatedAt: time };
+      return {
+        ...state,
+        health: "UNHEALTHY",
+        healthSince: time,
+        lastHeartbeatAtChange: event.data.LastHeartbeat,
+        updatedAt: time,
+      };
     case "NodeBecameUnknown":
-      return { ...state, health: "UNKNOWN", healthSince: time, lastHeartbeatAtChange: event.data.LastHeartbeat, updatedAt: time };
+      return {
+        ...state,
+        health: "UNKNOWN",
+        healthSince: time,
+        lastHeartbeatAtChange: event.data.LastHeartbeat,
+        updatedAt: time,
+      };
     case "NodeBecameHealthy":
       return { ...state, health: "HEALTHY", healthSince: time, updatedAt: time };
     case "NodeCredentialBound":
       return { ...state, credential: { publicKey: event.data.PublicKey, active: true }, updatedAt: time };
     case "NodeDrainStarted": {
       const d = event.data;
-      return { ...state, drain: { status: "draining", deadline: d.Deadline, keepDaemon: d.KeepDaemon, reason: d.Reason, by: d.By, startedAt: time }, updatedAt: time };
+      return {
+        ...state,
+        drain: {
+          status: "draining",
+          deadline: d.Deadline,
+          keepDaemon: d.KeepDaemon,
+          reason: d.Reason,
+          by: d.By,
+          startedAt: time,
+        },
+        updatedAt: time,
+      };
     }
     case "NodeDrainCompleted":
-      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "drained", endedAt: time }, updatedAt: time } : state;
+      return state.drain?.status === "draining"
+        ? { ...state, drain: { ...state.drain, status: "drained", endedAt: time }, updatedAt: time }
+        : state;
     case "NodeDrainDeadlineReached":
-      return state.drain?.status === "draining" ? { ...state, drain: { ...state.drain, status: "expired", endedAt: time, left: event.data.Left.length }, updatedAt: time } : state;
+      return state.drain?.status === "draining"
+        ? {
+            ...state,
+            drain: { ...state.drain, status: "expired", endedAt: time, left: event.data.Left.length },
+            updatedAt: time,
+          }
+        : state;
     case "NodeUndrained": {
       const { drain: _ended, ...rest } = state;
       return { ...rest, updatedAt: time };
     }
     case "NodeCredentialRevoked":
-      return state.credential ? { ...state, credential: { ...state.credential, active: false }, updatedAt: time } : { ...state, updatedAt: time };
+      return state.credential
+        ? { ...state, credential: { ...state.credential, active: false }, updatedAt: time }
+        : { ...state, updatedAt: time };
     case "NodeCordoned":
       return { ...state, cordon: { reason: event.data.Reason, by: event.data.By, since: time }, updatedAt: time };
     case "NodeUncordoned":

@@ -85,7 +85,9 @@ const table = new Map<string, boolean>();
 
 /** May this node accept a command of this type now? */
 export function isLegal(state: NodeState, command: CommandType): boolean {
-  const key = state.registered ? `${state.membership}|${state.health}|${state.nodeType}|${command}` : `absent|${command}`;
+  const key = state.registered
+    ? `${state.membership}|${state.health}|${state.nodeType}|${command}`
+    : `absent|${command}`;
   let legal = table.get(key);
   if (legal === undefined) {
     const snapshot = nodeLegality.resolveState({ value: nodeStateValue(state), context: { nodeType: state.nodeType } });

@@ -9,7 +9,10 @@ export interface CommandContext {
   readonly causationId: string;
 }
 
-export function commandContext(actor: Actor, options: { reason?: string; correlationId?: string; causationId?: string } = {}): CommandContext {
+export function commandContext(
+  actor: Actor,
+  options: { reason?: string; correlationId?: string; causationId?: string } = {},
+): CommandContext {
   const causationId = options.causationId ?? randomUUID();
   return {
     actor,

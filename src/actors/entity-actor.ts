@@ -120,8 +120,14 @@ export class EntityActor<State, Command, Event, Refusal> {
     return new Promise<void>((resolve, reject) => this.enqueue({ kind: "catchUp", resolve, reject }));
   }
 
-  execute(command: Command, context: CommandContext, options: ExecuteOptions<State> = NO_OPTIONS): Promise<CommandResult<Event>> {
-    return new Promise<CommandResult<Event>>((resolve, reject) => this.enqueue({ kind: "command", command, context, options, resolve, reject }));
+  execute(
+    command: Command,
+    context: CommandContext,
+    options: ExecuteOptions<State> = NO_OPTIONS,
+  ): Promise<CommandResult<Event>> {
+    return new Promise<CommandResult<Event>>((resolve, reject) =>
+      this.enqueue({ kind: "command", command, context, options, resolve, reject }),
+    );
   }
 
   /**
@@ -154,11 +160,16 @@ export class EntityActor<State, Command, Event, Refusal> {
     this.draining = false;
   };
 
-  private async run(command: Command, context: CommandContext, options: ExecuteOptions<State>): Promise<CommandResult<Event>> {
+  private async run(
+    command: Command,
+    context: CommandContext,
+    options: ExecuteOptions<State>,
+  ): Promise<CommandResult<Event>> {
     const { decider } = this.kind;
     const { clock } = this.env;
     this.lastUsed = clock.now();
-    if (options.precondition && !options.precondition(this.state)) return { events: [], position: undefined, revision: this.revision };
+    if (options.precondition && !options.precondition(this.state))
+      return { events: [], position: undefined, revision: this.revision };
     for (let attempt = 0; ; attempt++) {
       if (options.expectedRevision !== undefined && options.expectedRevision !== this.revision) {
         throw new ShoalError({
@@ -169,7 +180,8 @@ export class EntityActor<State, Command, Event, Refusal> {
       const now = clock.now();
       const decision = decider.decide(command, this.current, { now });
       if (!decision.ok) throw this.kind.refusalError(decision.refusal);
-      if (decision.events.length === 0) return withNote({ events: [], position: undefined, revision: this.revision }, decision.note);
+      if (decision.events.length === 0)
+        return withNote({ events: [], position: undefined, revision: this.revision }, decision.note);
 
       const time = isoTime(now);
       const metadata = { time, ...context };
@@ -199,7 +211,8 @@ export class EntityActor<State, Command, Event, Refusal> {
         if (!(e instanceof WrongExpectedRevisionError) || attempt >= MAX_CONFLICT_RETRIES) {
           // Contention between writers is Shoal's own business: the caller (a node, an operator
           // without If-Match) did nothing wrong and may simply try again.
-          if (e instanceof WrongExpectedRevisionError) throw unavailable(`${this.kind.category} ${this.id} was changed concurrently; try again`, 1);
+          if (e instanceof WrongExpectedRevisionError)
+            throw unavailable(`${this.kind.category} ${this.id} was changed concurrently; try again`, 1);
           throw e;
         }
         await this.catchUp();

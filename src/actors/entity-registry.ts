@@ -61,7 +61,8 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     private readonly env: ActorEnvironment,
     private readonly options: EntityRegistryOptions,
   ) {
-    if (kind.decider.deadlines && !options.deadlines) throw new Error(`${kind.category} entities have deadlines but no deadline scheduler was given`);
+    if (kind.decider.deadlines && !options.deadlines)
+      throw new Error(`${kind.category} entities have deadlines but no deadline scheduler was given`);
     options.listening?.onResume(() => this.rearmListening());
     this.scheduleSweep();
   }
@@ -132,10 +133,14 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     try {
       // Judged on the state of the actor that runs the command, whichever is resident by then.
       await this.execute(id, command, systemContext(`deadline ${name} passed`), {
-        precondition: (state) => (this.kind.decider.deadlines?.(state) ?? []).some((d) => d.name === name && d.at === at),
+        precondition: (state) =>
+          (this.kind.decider.deadlines?.(state) ?? []).some((d) => d.name === name && d.at === at),
       });
     } catch (err) {
-      this.options.logger.error({ err, category: this.kind.category, id, deadline: name }, "a deadline's command failed; it stays armed and is retried");
+      this.options.logger.error(
+        { err, category: this.kind.category, id, deadline: name },
+        "a deadline's command failed; it stays armed and is retried",
+      );
       // Stored state still asks for it: arm it again a little later rather than lose it.
       const retryAt = this.env.clock.now() + 5_000;
       this.options.deadlines?.set(this.deadlineKey(id, name), retryAt, () => void this.fire(id, deadline));
@@ -181,15 +186,29 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.resident.get(id);
   }
 
-  execute(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>): Promise<CommandResult<Event>> {
+  execute(
+    id: string,
+    command: Command,
+    context: CommandContext,
+    options?: ExecuteOptions<State>,
+  ): Promise<CommandResult<Event>> {
     // A resident actor takes the command at once; only a load waits for the store first.
     const actor = this.resident.get(id);
     if (actor) return this.executeOn(actor, id, command, context, options);
     return this.get(id).then((loaded) => this.executeOn(loaded, id, command, context, options));
   }
 
-  /** Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile); `streamAbsent` as for get. */
-  async executeWithState(id: string, command: Command, context: CommandContext, options?: ExecuteOptions<State>, streamAbsent = false): Promise<[CommandResult<Event>, State]> {
+  /**
+   * Like execute, and hands over the state the command left (that very actor's, even if it is evicted meanwhile);
+   * `streamAbsent` as for get.
+   */
+  async executeWithState(
+    id: string,
+    command: Command,
+    context: CommandContext,
+    options?: ExecuteOptions<State>,
+    streamAbsent = false,
+  ): Promise<[CommandResult<Event>, State]> {
     const actor = this.resident.get(id) ?? (await this.get(id, streamAbsent));
     const result = await this.executeOn(actor, id, command, context, options);
     return [result, actor.state];
@@ -261,7 +280,10 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     this.passivatedCount += dropped;
     dropped += this.trim();
     if (dropped > 0) {
-      this.options.logger.debug({ category: this.kind.category, passivated: dropped, resident: this.resident.size }, "passivated idle actors");
+      this.options.logger.debug(
+        { category: this.kind.category, passivated: dropped, resident: this.resident.size },
+        "passivated idle actors",
+      );
     }
   }
 

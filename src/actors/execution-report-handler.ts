@@ -4,7 +4,13 @@ import { ShoalError, asShoalError, badRequest } from "../errors/shoal-error.ts";
 import { ProtocolError, encode, unpack } from "../transport/codec.ts";
 import { validateExecutionReport } from "../transport/decode-work.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
-import { EXECUTION_REPORT_QUEUE, EXECUTION_REPORT_SUBSCRIPTION, executionReportNodeId, isNodeWorkSubject, nodeInboxPrefix } from "../transport/subjects.ts";
+import {
+  EXECUTION_REPORT_QUEUE,
+  EXECUTION_REPORT_SUBSCRIPTION,
+  executionReportNodeId,
+  isNodeWorkSubject,
+  nodeInboxPrefix,
+} from "../transport/subjects.ts";
 import type { ExecutionReports } from "./execution-reports.ts";
 import { RefusalLog } from "../logging/refusal-log.ts";
 
@@ -54,7 +60,8 @@ export class ExecutionReportHandler {
     const nodeId = executionReportNodeId(msg.subject);
     if (nodeId === undefined) throw badRequest(`unknown subject ${msg.subject}`);
     const report = validateExecutionReport(unpack(msg.data));
-    if (report.NodeID !== nodeId) throw badRequest(`subject is for node ${nodeId} but the message is from ${report.NodeID}`);
+    if (report.NodeID !== nodeId)
+      throw badRequest(`subject is for node ${nodeId} but the message is from ${report.NodeID}`);
     switch (report.Type) {
       case "BidAccepted":
         return this.reports.bidAccepted(report);
@@ -81,10 +88,17 @@ export class ExecutionReportHandler {
 
   private refusal(subject: string, e: unknown): ProtocolResponse {
     const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
-    if (error.kind === "Internal") this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "execution report refused");
+    if (error.kind === "Internal")
+      this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "execution report refused");
     else this.refusalLog.warn("execution report refused", error.kind, () => ({ subject, reason: error.message }));
-    if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "execution report failed");
-    return { Accepted: false, Reason: error.message, Code: error.kind, ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }) };
+    if (error.kind === "Internal" && !(e instanceof ShoalError))
+      this.options.logger.error({ err: e }, "execution report failed");
+    return {
+      Accepted: false,
+      Reason: error.message,
+      Code: error.kind,
+      ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
+    };
   }
 
   /** Only on the sender's own inbox or work subjects (as NodeProtocolHandler): never where a node names. */
@@ -92,10 +106,14 @@ export class ExecutionReportHandler {
     const reply = msg.reply;
     if (reply === undefined || reply === "") return;
     const nodeId = executionReportNodeId(msg.subject);
-    const own = nodeId !== undefined && (reply.startsWith(`${nodeInboxPrefix(nodeId)}.`) || isNodeWorkSubject(nodeId, reply));
+    const own =
+      nodeId !== undefined && (reply.startsWith(`${nodeInboxPrefix(nodeId)}.`) || isNodeWorkSubject(nodeId, reply));
     if (!own && (this.options.enforcesNodeKeys || !reply.startsWith("_INBOX."))) {
       const subject = msg.subject;
-      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({ subject, reply }));
+      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({
+        subject,
+        reply,
+      }));
       return;
     }
     msg.respond(data);

@@ -28,12 +28,15 @@ type Report = { readonly NodeID: string; readonly ExecutionID: string; readonly 
  * orchestrator that stops between the two still approves after a restart.
  */
 export class ExecutionReportsOnActors implements ExecutionReports {
-  constructor(private readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>) {}
+  constructor(
+    private readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>,
+  ) {}
 
   private async placed(report: Report): Promise<ExecutionState> {
     const state = (await this.executions.get(report.ExecutionID)).state;
     if (state.computeState === undefined) throw notFound(`execution not found: ${report.ExecutionID}`);
-    if (state.nodeId !== report.NodeID) throw forbidden(`execution ${report.ExecutionID} is not placed on node ${report.NodeID}`);
+    if (state.nodeId !== report.NodeID)
+      throw forbidden(`execution ${report.ExecutionID} is not placed on node ${report.NodeID}`);
     return state;
   }
 
@@ -41,21 +44,34 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     return commandContext({ type: "node", id: report.NodeID }, { reason, causationId: report.MessageID });
   }
 
-  /** To an AskForBid (batch, service: AskForBidAccepted, to be approved) or a RunExecution (it runs); a repeat changes nothing. */
+  /**
+   * To an AskForBid (batch, service: AskForBidAccepted, to be approved) or a RunExecution (it runs); a repeat changes
+   * nothing.
+   */
   async bidAccepted(report: Work.BidAccepted): Promise<void> {
     const state = await this.placed(report);
     // Ended meanwhile (cancelled by a stop, a bid rejected): the node hears of it through CancelExecution, if at all.
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
-    await this.executions.execute(report.ExecutionID, { type: "AcceptBid" }, this.context(report, "the node accepted the bid"));
+    await this.executions.execute(
+      report.ExecutionID,
+      { type: "AcceptBid" },
+      this.context(report, "the node accepted the bid"),
+    );
   }
 
-  /** Declined before approval: AskForBidRejected; refused when told to run: Failed (the execution decider says which). */
+  /**
+   * Declined before approval: AskForBidRejected; refused when told to run: Failed (the execution decider says which).
+   */
   async bidRejected(report: Work.BidRejected): Promise<void> {
     const state = await this.placed(report);
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
     // A refused ask (sent twice, answered late) once the run is under way: the run is checked on its own.
     if (report.Answers === "AskForBid" && state.desiredState === "Running" && state.computeState !== "New") return;
-    await this.executions.execute(report.ExecutionID, { type: "DeclineBid", reason: report.Reason }, this.context(report, report.Reason));
+    await this.executions.execute(
+      report.ExecutionID,
+      { type: "DeclineBid", reason: report.Reason },
+      this.context(report, report.Reason),
+    );
   }
 
   async started(report: Work.ExecutionStarted): Promise<void> {
@@ -70,7 +86,11 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async completed(report: Work.ExecutionCompleted): Promise<void> {
     const state = await this.placed(report);
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
-    await this.executions.execute(report.ExecutionID, { type: "Complete", output: storedOutput(report.RunOutput) }, this.context(report, "the execution completed"));
+    await this.executions.execute(
+      report.ExecutionID,
+      { type: "Complete", output: storedOutput(report.RunOutput) },
+      this.context(report, "the execution completed"),
+    );
   }
 
   async failed(report: Work.ExecutionFailed): Promise<void> {
@@ -78,6 +98,10 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     // A cancelled execution's container gone: the end the orchestrator already recorded.
     if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
     const output = report.RunOutput === undefined ? {} : { output: storedOutput(report.RunOutput) };
-    await this.executions.execute(report.ExecutionID, { type: "Fail", reason: report.Reason, cause: "Node", ...output }, this.context(report, report.Reason));
+    await this.executions.execute(
+      report.ExecutionID,
+      { type: "Fail", reason: report.Reason, cause: "Node", ...output },
+      this.context(report, report.Reason),
+    );
   }
 }

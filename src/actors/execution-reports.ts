@@ -1,4 +1,10 @@
-import type { BidAccepted, BidRejected, ExecutionCompleted, ExecutionFailed, ExecutionStarted } from "../transport/work-messages.ts";
+import type {
+  BidAccepted,
+  BidRejected,
+  ExecutionCompleted,
+  ExecutionFailed,
+  ExecutionStarted,
+} from "../transport/work-messages.ts";
 
 /**
  * Where the orchestrator's execution report handler hands a node's validated reports. Each

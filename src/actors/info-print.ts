@@ -32,7 +32,11 @@ export interface KnownNode {
 /** What a node's stored state lets the manager know (and keep) of it. */
 export function knownNode(state: NodeState): KnownNode {
   const compute = state.registered && state.nodeType === "Compute";
-  return { compute, rejected: state.membership === "REJECTED", print: compute && state.info ? infoPrint(state.info) : undefined };
+  return {
+    compute,
+    rejected: state.membership === "REJECTED",
+    print: compute && state.info ? infoPrint(state.info) : undefined,
+  };
 }
 
 /**
@@ -40,5 +44,12 @@ export function knownNode(state: NodeState): KnownNode {
  * what is known alone. False means only "ask the actor", never "changed".
  */
 export function knownUnchanged(known: KnownNode, info: NodeInfo, print: InfoPrint = infoPrint(info)): boolean {
-  return known.compute && !known.rejected && info.NodeType === "Compute" && known.print !== undefined && known.print.hi === print.hi && known.print.lo === print.lo;
+  return (
+    known.compute &&
+    !known.rejected &&
+    info.NodeType === "Compute" &&
+    known.print !== undefined &&
+    known.print.hi === print.hi &&
+    known.print.lo === print.lo
+  );
 }

@@ -78,7 +78,10 @@ export class JobControl {
       ...(options.listening ? { listening: options.listening } : {}),
     };
     this.jobs = new EntityRegistry(jobKind, env, { ...registry, logger: options.logger.child({ entity: "job" }) });
-    this.executions = new EntityRegistry(executionKind, env, { ...registry, logger: options.logger.child({ entity: "execution" }) });
+    this.executions = new EntityRegistry(executionKind, env, {
+      ...registry,
+      logger: options.logger.child({ entity: "execution" }),
+    });
     this.newUuid = options.newUuid ?? randomUUID;
   }
 
@@ -92,7 +95,11 @@ export class JobControl {
     const command = { type: "Submit", job, defaults: this.options.defaults, limits: this.limits } as const;
     const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");
-    return { jobId, warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [], position: result.position };
+    return {
+      jobId,
+      warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
+      position: result.position,
+    };
   }
 
   private get limits(): JobLimits {

@@ -15,7 +15,9 @@ function refusalError(refusal: JobRefusal): ShoalError {
       return conflict(refusal.message);
     case "Invalid":
       // Every problem, each with its field path, so a client can show them all at once.
-      return badRequest(refusal.message, { problems: refusal.problems.map((p) => ({ path: p.path, message: p.message })) });
+      return badRequest(refusal.message, {
+        problems: refusal.problems.map((p) => ({ path: p.path, message: p.message })),
+      });
   }
 }
 

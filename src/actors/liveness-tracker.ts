@@ -47,7 +47,9 @@ export class LivenessTracker {
   private unknown = new Float64Array(0);
   private healthCode = new Uint8Array(0);
   private flags = new Uint8Array(0);
-  /** Each slot's last resource report, REPORT_WIDTH numbers (NaN: a field the report left out), not 3 objects per node. */
+  /**
+   * Each slot's last resource report, REPORT_WIDTH numbers (NaN: a field the report left out), not 3 objects per node.
+   */
   private reports = new Float64Array(0);
   /** Which report a slot holds (a number never given twice), so readers can keep what they made of it. */
   private reportSeq = new Float64Array(0);

@@ -35,7 +35,8 @@ export class NodeDirectory {
       this.entries.set(id, i);
     }
     const before = this.flagsAt[i] as number;
-    const flags = (state.registered ? REGISTERED : 0) | (state.registered && state.membership === "PENDING" ? PENDING : 0);
+    const flags =
+      (state.registered ? REGISTERED : 0) | (state.registered && state.membership === "PENDING" ? PENDING : 0);
     if ((before & PENDING) !== 0) this.pendingCount--;
     if ((flags & PENDING) !== 0) this.pendingCount++;
     this.flagsAt[i] = flags;
@@ -67,6 +68,7 @@ export class NodeDirectory {
 
   /** Ids in the cluster now, or also the deleted ones (whose history is all that is left). */
   *ids(includeDeleted: boolean): IterableIterator<string> {
-    for (let i = 0; i < this.idAt.length; i++) if (includeDeleted || ((this.flagsAt[i] as number) & REGISTERED) !== 0) yield this.idAt[i] as string;
+    for (let i = 0; i < this.idAt.length; i++)
+      if (includeDeleted || ((this.flagsAt[i] as number) & REGISTERED) !== 0) yield this.idAt[i] as string;
   }
 }

@@ -57,7 +57,8 @@ export class NodeIdTable {
     for (let i = hashBytes(bytes, from, length, this.seed) & mask; ; i = (i + 1) & mask) {
       const key = this.keys[i];
       if (key === undefined) return -1;
-      if (key.length === length && spells(this.arena, this.keyAt[i] as number, length, bytes, from)) return this.values[i] as number;
+      if (key.length === length && spells(this.arena, this.keyAt[i] as number, length, bytes, from))
+        return this.values[i] as number;
     }
   }
 

@@ -85,10 +85,16 @@ export interface NodeManagerOptions {
 /** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
 export type OperatorAction =
   | { readonly action: "approve" | "reject" | "delete" | "cordon" | "uncordon" }
-  | { readonly action: "label"; readonly set: Readonly<Record<string, string>>; readonly remove: readonly string[]; readonly reset: readonly string[] };
+  | {
+      readonly action: "label";
+      readonly set: Readonly<Record<string, string>>;
+      readonly remove: readonly string[];
+      readonly reset: readonly string[];
+    };
 
 /** The labels health-threshold groups select on: the node's own overlaid by the operator's. */
-const labelsOf = (state: NodeState): Readonly<Record<string, string>> => effectiveLabels(state.info?.Labels ?? {}, state.labelOverrides);
+const labelsOf = (state: NodeState): Readonly<Record<string, string>> =>
+  effectiveLabels(state.info?.Labels ?? {}, state.labelOverrides);
 
 function operatorCommand(action: OperatorAction, context: CommandContext): NodeCommand {
   const reason = context.reason ?? "";
@@ -108,7 +114,11 @@ function operatorCommand(action: OperatorAction, context: CommandContext): NodeC
   }
 }
 
-const NO_REGISTRATION_LIMITS: RegistrationLimits = { maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0 };
+const NO_REGISTRATION_LIMITS: RegistrationLimits = {
+  maxRegistrationsPerSecond: 0,
+  registrationBurst: 0,
+  maxPendingNodes: 0,
+};
 
 /**
  * Events read per turn. Small pages keep what a page holds (rows, texts, parsed data) dying young:
@@ -146,12 +156,16 @@ export class NodeManager {
   private readonly healthDeadlines: DeadlineKind;
   private readonly stall: StallWatch | undefined;
   private stopped = false;
-  /** Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'. */
+  /**
+   * Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'.
+   */
   private transportDownReason: string | undefined;
   /** Starting up: not subscribed to heartbeats yet (listening() ends it), so no silence is the nodes'. */
   private notListening = false;
   private readonly admission: RegistrationAdmission;
-  /** Keys live at recovery, for NATS (only with a credential gate), handed over once: the gate keeps them from then on. */
+  /**
+   * Keys live at recovery, for NATS (only with a credential gate), handed over once: the gate keeps them from then on.
+   */
   private recoveredCredentials: [string, string][] = [];
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
@@ -176,10 +190,17 @@ export class NodeManager {
     this.actors = new EntityRegistry(
       nodeKind,
       { store: options.store, clock: options.clock, newEventId: timeOrderedUuid },
-      { idleMs: options.actorIdleMs ?? 5 * 60_000, maxResident: options.maxResidentActors ?? 10_000, logger: options.logger },
+      {
+        idleMs: options.actorIdleMs ?? 5 * 60_000,
+        maxResident: options.maxResidentActors ?? 10_000,
+        logger: options.logger,
+      },
     );
     if (options.stallThresholdMs !== undefined) {
-      this.stall = new StallWatch(options.clock, { thresholdMs: options.stallThresholdMs, onStall: (from, to) => this.stalled(from, to) });
+      this.stall = new StallWatch(options.clock, {
+        thresholdMs: options.stallThresholdMs,
+        onStall: (from, to) => this.stalled(from, to),
+      });
       this.stall.start();
     }
   }
@@ -204,11 +225,16 @@ export class NodeManager {
     // One look-up per event, by the stream name as read: no id sliced out of it and hashed per event.
     const byStream = new Map<string, Folding>();
     let last: RecoveredNodes["last"];
-    if (from) for (const state of from.states) folding.set(state.nodeId, { nodeId: state.nodeId, state, revision: NOT_READ });
+    if (from)
+      for (const state of from.states) folding.set(state.nodeId, { nodeId: state.nodeId, state, revision: NOT_READ });
     let after = from?.position ?? 0;
     let count = 0;
     let lastProgress = started;
-    if (from) logger.info({ nodes: folding.size, position: after }, "recovering nodes from a snapshot; replaying the events after it");
+    if (from)
+      logger.info(
+        { nodes: folding.size, position: after },
+        "recovering nodes from a snapshot; replaying the events after it",
+      );
     // A long replay reads ahead on the store's own thread (SQLite) while this one folds.
     for await (const batch of store.readAllPages({ after, pageSize: RECOVERY_BATCH })) {
       for (const recorded of batch) {
@@ -221,7 +247,8 @@ export class NodeManager {
         if (node === undefined) {
           const nodeId = entityIdOf(recorded.stream);
           node = folding.get(nodeId);
-          if (node === undefined) folding.set(nodeId, (node = { nodeId, state: initialNodeState(nodeId), revision: NOT_READ }));
+          if (node === undefined)
+            folding.set(nodeId, (node = { nodeId, state: initialNodeState(nodeId), revision: NOT_READ }));
           byStream.set(recorded.stream, node);
         }
         node.state = evolveNode(node.state, event, recorded.time);
@@ -233,7 +260,10 @@ export class NodeManager {
       const now = this.clock.now();
       if (now - lastProgress >= PROGRESS_EVERY_MS) {
         lastProgress = now;
-        logger.info({ events: count, position: after, perSecond: Math.round((count * 1000) / Math.max(1, now - started)) }, "recovering nodes: replaying events");
+        logger.info(
+          { events: count, position: after, perSecond: Math.round((count * 1000) / Math.max(1, now - started)) },
+          "recovering nodes: replaying events",
+        );
       }
       await yieldToEventLoop();
     }
@@ -271,7 +301,13 @@ export class NodeManager {
     this.printsLearnt = this.learnInfoPrints(states);
     const cpu = process.cpuUsage(cpuBefore);
     logger.info(
-      { nodes: this.directory.size, events: count, fromSnapshot: from !== undefined, ms: this.clock.now() - started, cpuMs: Math.round((cpu.user + cpu.system) / 1000) },
+      {
+        nodes: this.directory.size,
+        events: count,
+        fromSnapshot: from !== undefined,
+        ms: this.clock.now() - started,
+        cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      },
       "recovered nodes from the event store",
     );
     return { nodes: this.directory.size, events: count, position: after, last, states, revisions };
@@ -350,13 +386,26 @@ export class NodeManager {
   }
 
   /** Runs a command on the node's actor and brings the directory and liveness in step with what it stored. */
-  private async execute(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>, streamAbsent = false): Promise<CommandResult> {
+  private async execute(
+    nodeId: string,
+    command: NodeCommand,
+    context: CommandContext,
+    options?: ExecuteOptions<NodeState>,
+    streamAbsent = false,
+  ): Promise<CommandResult> {
     return (await this.executeWithState(nodeId, command, context, options, streamAbsent))[0];
   }
 
   /** execute(), also handing over the state the command left. */
-  private async executeWithState(nodeId: string, command: NodeCommand, context: CommandContext, options?: ExecuteOptions<NodeState>, streamAbsent = false): Promise<[CommandResult, NodeState]> {
-    // One id string per node for everything kept (the actor, its state): the caller's may be a slice of a whole message.
+  private async executeWithState(
+    nodeId: string,
+    command: NodeCommand,
+    context: CommandContext,
+    options?: ExecuteOptions<NodeState>,
+    streamAbsent = false,
+  ): Promise<[CommandResult, NodeState]> {
+    // One id string per node for everything kept (the actor, its state): the caller's may be a slice of a whole
+    // message.
     const id = this.directory.canonical(nodeId) ?? nodeId;
     const [result, state] = await this.actors.executeWithState(id, command, context, options, streamAbsent);
     if (result.events.length > 0) this.adopt(state);
@@ -422,7 +471,11 @@ export class NodeManager {
 
   /** The orchestrator's own node: registered (or refreshed) as a Requester on every start. */
   async registerSelf(info: NodeInfo): Promise<CommandResult> {
-    return this.execute(info.NodeID, { type: "Register", info, manualApproval: false }, systemContext("orchestrator started"));
+    return this.execute(
+      info.NodeID,
+      { type: "Register", info, manualApproval: false },
+      systemContext("orchestrator started"),
+    );
   }
 
   /**
@@ -447,7 +500,12 @@ export class NodeManager {
   async register(info: NodeInfo, context: CommandContext, publicKey?: string): Promise<CommandResult> {
     const nodeId = info.NodeID;
     const { manualApproval } = this.options;
-    const command: NodeCommand = { type: "Register", info, manualApproval, ...(publicKey === undefined ? {} : { publicKey }) };
+    const command: NodeCommand = {
+      type: "Register",
+      info,
+      manualApproval,
+      ...(publicKey === undefined ? {} : { publicKey }),
+    };
     const known = this.liveness.slotOf(nodeId) !== -1;
     let result: CommandResult;
     if (this.directory.isRegistered(nodeId)) {
@@ -477,7 +535,9 @@ export class NodeManager {
     if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
     this.liveness.beat(slot, this.clock.now());
     if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
-    return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() => this.arm(nodeId));
+    return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() =>
+      this.arm(nodeId),
+    );
   }
 
   /**
@@ -518,14 +578,23 @@ export class NodeManager {
     if (nodeId === undefined) throw notFound(`node not registered: ${info.NodeID}`);
     const slot = this.liveness.slotOf(nodeId);
     const print = infoPrint(info);
-    if (slot !== -1 && knownUnchanged({ compute: true, rejected: this.liveness.isRejected(slot), print: this.liveness.infoPrint(slot) }, info, print)) return [];
+    if (
+      slot !== -1 &&
+      knownUnchanged(
+        { compute: true, rejected: this.liveness.isRejected(slot), print: this.liveness.infoPrint(slot) },
+        info,
+        print,
+      )
+    )
+      return [];
     const result = await this.execute(nodeId, { type: "UpdateInfo", info }, context);
     const now = this.liveness.slotOf(nodeId);
     const actor = this.actors.peek(nodeId);
     // Learnt only from the latest stored state: the actor's, while no other command is changing it.
     if (now !== -1 && actor?.idle) {
       const known = knownNode(actor.state);
-      if (known.compute && known.print?.hi === print.hi && known.print.lo === print.lo) this.liveness.setInfoPrint(now, known.print);
+      if (known.compute && known.print?.hi === print.hi && known.print.lo === print.lo)
+        this.liveness.setInfoPrint(now, known.print);
     }
     return result.events;
   }
@@ -573,7 +642,12 @@ export class NodeManager {
     const action = typeof operatorAction === "string" ? { action: operatorAction } : operatorAction;
     const nodeId = this.resolve(idOrPrefix);
     const command = operatorCommand(action, context);
-    const result = await this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision });
+    const result = await this.execute(
+      nodeId,
+      command,
+      context,
+      expectedRevision === undefined ? {} : { expectedRevision },
+    );
     try {
       await this.syncCredential(nodeId);
     } catch (err) {
@@ -588,26 +662,56 @@ export class NodeManager {
    * joining with `publicKey`, when given. The id is taken exactly (no prefix: the node need not
    * exist yet); a registered node is refused (approve it instead).
    */
-  async preauthorize(nodeId: string, publicKey: string | undefined, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+  async preauthorize(
+    nodeId: string,
+    publicKey: string | undefined,
+    context: CommandContext,
+    expectedRevision?: number,
+  ): Promise<CommandResult> {
     if (!NODE_ID_PATTERN.test(nodeId)) throw badRequest(`node id ${JSON.stringify(nodeId)}: ${NODE_ID_RULE}`);
-    const command: NodeCommand = { type: "Preauthorize", ...(publicKey === undefined ? {} : { publicKey }), reason: context.reason ?? "", by: context.actor };
-    return this.execute(nodeId, command, context, expectedRevision === undefined ? {} : { expectedRevision }, !this.directory.has(nodeId));
+    const command: NodeCommand = {
+      type: "Preauthorize",
+      ...(publicKey === undefined ? {} : { publicKey }),
+      reason: context.reason ?? "",
+      by: context.actor,
+    };
+    return this.execute(
+      nodeId,
+      command,
+      context,
+      expectedRevision === undefined ? {} : { expectedRevision },
+      !this.directory.has(nodeId),
+    );
   }
 
   /**
    * Withdraws a pre-authorisation (exact id); NotFound when there is none (the decider's answer:
    * a node only pre-authorised is not in a node-state snapshot, so the directory may not know it).
    */
-  async revokePreauthorization(nodeId: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+  async revokePreauthorization(
+    nodeId: string,
+    context: CommandContext,
+    expectedRevision?: number,
+  ): Promise<CommandResult> {
     if (!NODE_ID_PATTERN.test(nodeId)) throw badRequest(`node id ${JSON.stringify(nodeId)}: ${NODE_ID_RULE}`);
-    return this.execute(nodeId, { type: "RevokePreauthorization" }, context, expectedRevision === undefined ? {} : { expectedRevision });
+    return this.execute(
+      nodeId,
+      { type: "RevokePreauthorization" },
+      context,
+      expectedRevision === undefined ? {} : { expectedRevision },
+    );
   }
 
   /**
    * An operator drains a node (docs/nodes.md, Drain): the deadline is the host's clock plus
    * `deadlineMs`, fixed in the event; who asked is the context's actor.
    */
-  async drain(idOrPrefix: string, spec: { readonly deadlineMs: number; readonly keepDaemon: boolean }, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+  async drain(
+    idOrPrefix: string,
+    spec: { readonly deadlineMs: number; readonly keepDaemon: boolean },
+    context: CommandContext,
+    expectedRevision?: number,
+  ): Promise<CommandResult> {
     const nodeId = this.resolve(idOrPrefix);
     const command: NodeCommand = {
       type: "Drain",
@@ -621,17 +725,29 @@ export class NodeManager {
 
   /** Ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
   async undrain(idOrPrefix: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
-    return this.execute(this.resolve(idOrPrefix), { type: "Undrain" }, context, expectedRevision === undefined ? {} : { expectedRevision });
+    return this.execute(
+      this.resolve(idOrPrefix),
+      { type: "Undrain" },
+      context,
+      expectedRevision === undefined ? {} : { expectedRevision },
+    );
   }
 
-  /** A node's state as its actor holds it (loaded from its stream if needed): what the drain workflow acts on, never behind the store. */
+  /**
+   * A node's state as its actor holds it (loaded from its stream if needed): what the drain workflow acts on, never
+   * behind the store.
+   */
   async nodeState(nodeId: string): Promise<NodeState> {
     const actor = await this.actors.get(this.directory.canonical(nodeId) ?? nodeId);
     return actor.state;
   }
 
   /** The drain workflow's own command on a node (its completion, its deadline): by the node's actor, as any other. */
-  async drainCommand(nodeId: string, command: Extract<NodeCommand, { type: "CompleteDrain" | "ExpireDrain" }>, context: CommandContext): Promise<CommandResult> {
+  async drainCommand(
+    nodeId: string,
+    command: Extract<NodeCommand, { type: "CompleteDrain" | "ExpireDrain" }>,
+    context: CommandContext,
+  ): Promise<CommandResult> {
     return this.execute(nodeId, command, context);
   }
 
@@ -750,7 +866,11 @@ export class NodeManager {
   live(nodeId: string): LiveView | undefined {
     const slot = this.liveness.slotOf(nodeId);
     if (slot === -1) return undefined;
-    return { lastHeartbeat: this.liveness.lastHeartbeat(slot), resources: this.liveness.resources(slot), resourcesVersion: this.liveness.reportVersion(slot) };
+    return {
+      lastHeartbeat: this.liveness.lastHeartbeat(slot),
+      resources: this.liveness.resources(slot),
+      resourcesVersion: this.liveness.reportVersion(slot),
+    };
   }
 
   stop(): void {

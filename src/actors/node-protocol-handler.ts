@@ -33,7 +33,10 @@ export interface NodeProtocolOptions {
   readonly joinToken: string;
   /** The nats-server enforces per-node keys: a node must reconnect with its own key after joining. */
   readonly enforcesNodeKeys: boolean;
-  /** The user JWT a joined node logs in with (the orchestrator's own nats-server); undefined unless the key is the node's live one. */
+  /**
+   * The user JWT a joined node logs in with (the orchestrator's own nats-server); undefined unless the key is the
+   * node's live one.
+   */
   readonly nodeJwt?: (nodeId: string, publicKey: string) => string | undefined;
   readonly logger: Logger;
   /** Counts each heartbeat message that arrives (the metrics). */
@@ -123,8 +126,12 @@ export class NodeProtocolHandler {
       throw unauthorized("join refused: the signature was not made with the key the join names (PublicKey)");
     }
     if (req.Info.NodeType !== "Compute") throw badRequest("node is not a compute node");
-    if (req.Rejoin === true && !this.manager.isRegistered(nodeId)) throw notFound(`node ${nodeId} is not registered (deleted?); restart its agent to join again`);
-    const result = await this.manager.join(req.Info, req.PublicKey, { ...context, reason: "joined with the join token" });
+    if (req.Rejoin === true && !this.manager.isRegistered(nodeId))
+      throw notFound(`node ${nodeId} is not registered (deleted?); restart its agent to join again`);
+    const result = await this.manager.join(req.Info, req.PublicKey, {
+      ...context,
+      reason: "joined with the join token",
+    });
     const jwt = this.options.nodeJwt?.(nodeId, req.PublicKey);
     return {
       Accepted: true,
@@ -200,7 +207,10 @@ export class NodeProtocolHandler {
     return this.manager.heartbeat(nodeId, req.MessageID);
   }
 
-  /** A request gets its reply as any other; a published heartbeat's refusal goes to the node's own subject, at most once per interval. */
+  /**
+   * A request gets its reply as any other; a published heartbeat's refusal goes to the node's own subject, at most once
+   * per interval.
+   */
   private refuseHeartbeat(nodeId: string, msg: Msg, e: unknown): void {
     if (msg.reply) {
       this.reply(msg, encode(this.refusal(msg.subject, e)));
@@ -252,10 +262,13 @@ export class NodeProtocolHandler {
   /** The refusal a failed message gets, logged (rate-limited: a flood of junk must not fill the log). */
   private refusal(subject: string, e: unknown): ProtocolResponse {
     const error = e instanceof ProtocolError ? badRequest(`invalid message: ${e.message}`) : asShoalError(e);
-    // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill the error log.
-    if (error.kind === "Internal") this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "compute request refused");
+    // Unavailable is a refusal the node retries (a rate limit, store trouble reported elsewhere): a flood must not fill
+    // the error log.
+    if (error.kind === "Internal")
+      this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "compute request refused");
     else this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
-    if (error.kind === "Internal" && !(e instanceof ShoalError)) this.options.logger.error({ err: e }, "compute request failed");
+    if (error.kind === "Internal" && !(e instanceof ShoalError))
+      this.options.logger.error({ err: e }, "compute request failed");
     return {
       Accepted: false,
       Reason: error.message,
@@ -268,7 +281,10 @@ export class NodeProtocolHandler {
     if (msg.reply === undefined || msg.reply === "") return;
     if (!this.mayReplyTo(msg.subject, msg.reply)) {
       const { subject, reply } = msg;
-      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({ subject, reply }));
+      this.refusalLog.warn("not answering on a reply subject outside the sender's own inbox", "Forbidden", () => ({
+        subject,
+        reply,
+      }));
       return;
     }
     msg.respond(data);

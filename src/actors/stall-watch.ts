@@ -14,7 +14,11 @@ export class StallWatch {
 
   constructor(
     private readonly clock: Clock,
-    private readonly options: { readonly thresholdMs: number; readonly tickMs?: number; readonly onStall: (fromMs: number, toMs: number) => void },
+    private readonly options: {
+      readonly thresholdMs: number;
+      readonly tickMs?: number;
+      readonly onStall: (fromMs: number, toMs: number) => void;
+    },
   ) {
     this.lastTick = clock.now();
   }

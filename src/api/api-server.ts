@@ -54,10 +54,17 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   registerJsonBodyParser(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ShoalError({ kind: "NotFound", message: `no route ${request.method} ${request.url}` })),
+    sendError(
+      request,
+      reply,
+      new ShoalError({ kind: "NotFound", message: `no route ${request.method} ${request.url}` }),
+    ),
   );
   app.addHook("onResponse", async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      "request",
+    );
   });
   registerAuth(app, deps.auth);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);

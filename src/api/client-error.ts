@@ -5,9 +5,13 @@ import { ShoalError } from "../errors/shoal-error.ts";
 import { errorBody } from "./error-body.ts";
 
 function classify(error: NodeJS.ErrnoException): ShoalError {
-  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") return new ShoalError({ kind: "RequestTimeout", message: "the request took too long to arrive" });
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT")
+    return new ShoalError({ kind: "RequestTimeout", message: "the request took too long to arrive" });
   if (error.code === "HPE_HEADER_OVERFLOW") {
-    return new ShoalError({ kind: "RequestHeaderFieldsTooLarge", message: "the request line and headers are too large (URL or headers over 16 KiB)" });
+    return new ShoalError({
+      kind: "RequestHeaderFieldsTooLarge",
+      message: "the request line and headers are too large (URL or headers over 16 KiB)",
+    });
   }
   return new ShoalError({ kind: "BadRequest", message: "malformed HTTP request" });
 }

@@ -23,7 +23,9 @@ export const ErrorResponse = Schema.Struct({
   RequestID: Schema.String,
   Component: Schema.String,
   Hint: Schema.optional(Schema.String),
-  Details: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } })),
+  Details: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } }),
+  ),
 }).annotations({ identifier: "Error" });
 
 /** Fastify's own refusals, by the status it gives them, in Shoal's closed set. */
@@ -40,7 +42,10 @@ function fromFastify(error: FastifyError): ShoalError {
       // find-my-way's FST_ERR_MAX_PARAM_LENGTH: a path segment longer than the router accepts.
       return new ShoalError({ kind: "URITooLong", message: "a path segment of the URL is too long" });
     case 415:
-      return new ShoalError({ kind: "UnsupportedMediaType", message: "unsupported content type; send application/json" });
+      return new ShoalError({
+        kind: "UnsupportedMediaType",
+        message: "unsupported content type; send application/json",
+      });
     case 431:
       return new ShoalError({ kind: "RequestHeaderFieldsTooLarge", message: "request headers are too large" });
     default:
@@ -71,6 +76,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   if (!e) request.log.error({ err: error }, "unhandled error");
   const shoal = e ?? new ShoalError({ kind: "Internal", message: "internal server error" });
   const body = errorBody(shoal, String(request.id));
-  if (shoal.retryAfterSeconds !== undefined) void reply.header("Retry-After", String(Math.max(1, Math.ceil(shoal.retryAfterSeconds))));
+  if (shoal.retryAfterSeconds !== undefined)
+    void reply.header("Retry-After", String(Math.max(1, Math.ceil(shoal.retryAfterSeconds))));
   return reply.status(body.Status).type("application/json").send(body);
 }

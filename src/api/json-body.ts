@@ -54,10 +54,16 @@ function checkStructure(text: string): void {
       }
       i = end;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (stack.length >= MAX_JSON_DEPTH) throw badRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (stack.length >= MAX_JSON_DEPTH)
+        throw badRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
       const top = stack[stack.length - 1];
       const isObject = c === OPEN_OBJECT;
-      stack.push({ keys: isObject ? new Set() : undefined, expectKey: isObject, lastKey: undefined, parentKey: top?.keys ? top.lastKey : undefined });
+      stack.push({
+        keys: isObject ? new Set() : undefined,
+        expectKey: isObject,
+        lastKey: undefined,
+        parentKey: top?.keys ? top.lastKey : undefined,
+      });
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       stack.pop();
     } else if (c === COMMA) {

@@ -26,7 +26,10 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
   const parameters = (route: AnyRoute, where: "path" | "query"): JsonObject[] => {
     const schema = where === "path" ? route.params : route.query;
     if (schema === undefined) return [];
-    const object = toJsonSchema(schema as Schema.Schema.Any) as { properties?: Record<string, JsonObject>; required?: string[] };
+    const object = toJsonSchema(schema as Schema.Schema.Any) as {
+      properties?: Record<string, JsonObject>;
+      required?: string[];
+    };
     return Object.entries(object.properties ?? {}).map(([name, property]) => {
       const description = route.describe?.[name];
       return {
@@ -44,18 +47,33 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
     for (const [status, response] of Object.entries(route.responses)) {
       responses[status] = {
         description: response.description,
-        ...(response.schema === undefined ? {} : { content: { [response.contentType ?? "application/json"]: { schema: toJsonSchema(response.schema) } } }),
+        ...(response.schema === undefined
+          ? {}
+          : { content: { [response.contentType ?? "application/json"]: { schema: toJsonSchema(response.schema) } } }),
       };
     }
     const statuses = [...new Set((route.errors ?? []).map((kind) => HTTP_STATUS[kind]))].sort((a, b) => a - b);
     for (const status of statuses) responses[String(status)] = { description: "Error", content: json(errorSchema) };
-    const headers = (route.headers ?? []).map((h) => ({ name: h.name, in: "header", required: false, description: h.description, schema: { type: "string" } }));
+    const headers = (route.headers ?? []).map((h) => ({
+      name: h.name,
+      in: "header",
+      required: false,
+      description: h.description,
+      schema: { type: "string" },
+    }));
     const params = [...parameters(route, "path"), ...headers, ...parameters(route, "query")];
     return {
       operationId: route.operationId,
       ...(route.description === undefined ? {} : { description: route.description }),
       ...(params.length === 0 ? {} : { parameters: params }),
-      ...(route.body === undefined ? {} : { requestBody: { required: true, content: json(toJsonSchema(requestBody(route.body as Schema.Schema.Any, route.bodyComponent))) } }),
+      ...(route.body === undefined
+        ? {}
+        : {
+            requestBody: {
+              required: true,
+              content: json(toJsonSchema(requestBody(route.body as Schema.Schema.Any, route.bodyComponent))),
+            },
+          }),
       responses,
     };
   };
@@ -67,7 +85,11 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
   }
   return {
     openapi: "3.0.3",
-    info: { title: "Shoal", version: SHOAL_VERSION, description: "Event-sourced node management with Bacalhau's REST paths and shapes" },
+    info: {
+      title: "Shoal",
+      version: SHOAL_VERSION,
+      description: "Event-sourced node management with Bacalhau's REST paths and shapes",
+    },
     paths: withSecurity(paths, anonymousAccess),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: components },
   };

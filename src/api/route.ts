@@ -90,16 +90,31 @@ export function checkAccess(route: AnyRoute): void {
   const access = routeAccess(route.method, route.path);
   const enforced = access.public ? "public" : access.capability;
   if (enforced !== route.capability) {
-    throw new Error(`${route.method} ${route.path} declares ${route.capability} but route-access.ts enforces ${enforced}`);
+    throw new Error(
+      `${route.method} ${route.path} declares ${route.capability} but route-access.ts enforces ${enforced}`,
+    );
   }
 }
 
 function inputOf(route: AnyRoute, request: FastifyRequest): RouteInput<unknown, unknown, unknown> {
-  const schemas = route as Route<Schema.Schema.Any | undefined, Schema.Schema.Any | undefined, Schema.Schema.Any | undefined>;
+  const schemas = route as Route<
+    Schema.Schema.Any | undefined,
+    Schema.Schema.Any | undefined,
+    Schema.Schema.Any | undefined
+  >;
   return {
-    params: schemas.params === undefined ? undefined : validate(schemas.params as Schema.Schema<unknown, unknown>, request.params, "path"),
-    query: schemas.query === undefined ? undefined : validate(schemas.query as Schema.Schema<unknown, unknown>, request.query, "query"),
-    body: schemas.body === undefined ? undefined : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
+    params:
+      schemas.params === undefined
+        ? undefined
+        : validate(schemas.params as Schema.Schema<unknown, unknown>, request.params, "path"),
+    query:
+      schemas.query === undefined
+        ? undefined
+        : validate(schemas.query as Schema.Schema<unknown, unknown>, request.query, "query"),
+    body:
+      schemas.body === undefined
+        ? undefined
+        : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
   } as RouteInput<unknown, unknown, unknown>;
 }
 
@@ -127,7 +142,10 @@ export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]
 const withWebSockets = new WeakSet<FastifyInstance>();
 
 function registerWebSocketRoute(app: FastifyInstance, route: AnyRoute): void {
-  const pending = new WeakMap<FastifyRequest, { input: RouteInput<unknown, unknown, unknown>; session?: (socket: WebSocket) => Promise<void> }>();
+  const pending = new WeakMap<
+    FastifyRequest,
+    { input: RouteInput<unknown, unknown, unknown>; session?: (socket: WebSocket) => Promise<void> }
+  >();
   if (!withWebSockets.has(app)) {
     withWebSockets.add(app);
     void app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
@@ -141,7 +159,8 @@ function registerWebSocketRoute(app: FastifyInstance, route: AnyRoute): void {
         const input = inputOf(route, request);
         pending.set(request, request.ws ? { input, session: route.websocket!(input, request) } : { input });
       },
-      handler: async (request: FastifyRequest, reply: FastifyReply) => route.handler(pending.get(request)!.input, request, reply),
+      handler: async (request: FastifyRequest, reply: FastifyReply) =>
+        route.handler(pending.get(request)!.input, request, reply),
       wsHandler: async (socket: WebSocket, request: FastifyRequest) => pending.get(request)!.session!(socket),
     });
   });

@@ -26,11 +26,17 @@ export class ApiClient {
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const { candidates, anonymousFallback } = this.credentials;
-    const attempts: (ApiCredential | undefined)[] = candidates.length === 0 || anonymousFallback ? [...candidates, undefined] : [...candidates];
+    const attempts: (ApiCredential | undefined)[] =
+      candidates.length === 0 || anonymousFallback ? [...candidates, undefined] : [...candidates];
     const first = this.current;
     for (;;) {
       const credential = attempts[this.current];
-      const response = await this.send(method, path, body, credential === undefined ? undefined : authorizationHeader(credential));
+      const response = await this.send(
+        method,
+        path,
+        body,
+        credential === undefined ? undefined : authorizationHeader(credential),
+      );
       const text = await response.text();
       const parsed = text === "" ? undefined : (JSON.parse(text) as unknown);
       if (response.ok) return parsed as T;
@@ -40,18 +46,30 @@ export class ApiClient {
         continue;
       }
       const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
-      throw new ApiError(response.status, response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message, parsed);
+      throw new ApiError(
+        response.status,
+        response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message,
+        parsed,
+      );
     }
   }
 
-  /** The Authorization header of the credential the API accepted last (none: anonymous), for requests this client does not make itself (a stream). */
+  /**
+   * The Authorization header of the credential the API accepted last (none: anonymous), for requests this client does
+   * not make itself (a stream).
+   */
   get acceptedAuthorization(): string | undefined {
     const { candidates } = this.credentials;
     const credential = candidates[this.current];
     return credential === undefined ? undefined : authorizationHeader(credential);
   }
 
-  private async send(method: string, path: string, body: unknown, authorization: string | undefined): Promise<HttpResponse> {
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    authorization: string | undefined,
+  ): Promise<HttpResponse> {
     try {
       return await httpRequest(`${this.baseUrl}${path}`, {
         method,
@@ -62,13 +80,19 @@ export class ApiClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (e) {
-      throw new ApiError(0, `cannot reach the Shoal API at ${this.baseUrl}: ${(e as Error).cause ?? (e as Error).message}`, undefined);
+      throw new ApiError(
+        0,
+        `cannot reach the Shoal API at ${this.baseUrl}: ${(e as Error).cause ?? (e as Error).message}`,
+        undefined,
+      );
     }
   }
 
   private describe(tried: readonly (ApiCredential | undefined)[]): string {
     const sent = `sent ${tried.map((c) => c?.source ?? "no credentials").join(", then ")}`;
     if (tried.at(-1) !== undefined) return sent;
-    return [`${sent}: pass --api-key or --username/--password, or set SHOAL_API_KEY`, ...this.credentials.notes].join("; ");
+    return [`${sent}: pass --api-key or --username/--password, or set SHOAL_API_KEY`, ...this.credentials.notes].join(
+      "; ",
+    );
   }
 }

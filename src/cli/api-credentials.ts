@@ -11,9 +11,15 @@ export type ApiCredential =
   | { readonly kind: "basic"; readonly username: string; readonly password: string; readonly source: string };
 
 export interface CredentialSources {
-  readonly flags: { readonly "api-key"?: string | undefined; readonly username?: string | undefined; readonly password?: string | undefined };
+  readonly flags: {
+    readonly "api-key"?: string | undefined;
+    readonly username?: string | undefined;
+    readonly password?: string | undefined;
+  };
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** The configured DataDir: `serve` keeps its key in DataDir/credentials, `devstack` in DataDir/devstack/credentials. */
+  /**
+   * The configured DataDir: `serve` keeps its key in DataDir/credentials, `devstack` in DataDir/devstack/credentials.
+   */
   readonly dataDir: string;
   /** The API host the credentials go to: this machine's key files go only to a loopback address. */
   readonly host: string;
@@ -31,11 +37,14 @@ export interface ResolvedCredentials {
   readonly notes: readonly string[];
 }
 
-const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v.trim() === "" ? undefined : v.trim());
+const nonEmpty = (v: string | undefined): string | undefined =>
+  v === undefined || v.trim() === "" ? undefined : v.trim();
 
 function basic(username: string | undefined, password: string | undefined, source: string): ApiCredential {
   if (username === undefined || password === undefined) {
-    throw new UsageError(`${source}: give both a username and a password (--username/--password or SHOAL_API_USERNAME/SHOAL_API_PASSWORD)`);
+    throw new UsageError(
+      `${source}: give both a username and a password (--username/--password or SHOAL_API_USERNAME/SHOAL_API_PASSWORD)`,
+    );
   }
   if (username.includes(":")) throw new UsageError("a username cannot contain ':'");
   return { kind: "basic", username, password, source };
@@ -52,16 +61,33 @@ export function resolveCredentials({ flags, env, dataDir, host }: CredentialSour
   if (flagKey !== undefined) return { candidates: [{ kind: "bearer", key: flagKey, source: "--api-key" }], notes: [] };
   if (flags.username !== undefined || flags.password !== undefined) {
     const source = "--username/--password";
-    return { candidates: [basic(nonEmpty(flags.username) ?? nonEmpty(env.SHOAL_API_USERNAME), flags.password ?? nonEmpty(env.SHOAL_API_PASSWORD), source)], notes: [] };
+    return {
+      candidates: [
+        basic(
+          nonEmpty(flags.username) ?? nonEmpty(env.SHOAL_API_USERNAME),
+          flags.password ?? nonEmpty(env.SHOAL_API_PASSWORD),
+          source,
+        ),
+      ],
+      notes: [],
+    };
   }
   const envKey = nonEmpty(env.SHOAL_API_KEY);
-  if (envKey !== undefined) return { candidates: [{ kind: "bearer", key: envKey, source: "SHOAL_API_KEY" }], notes: [] };
+  if (envKey !== undefined)
+    return { candidates: [{ kind: "bearer", key: envKey, source: "SHOAL_API_KEY" }], notes: [] };
   if (nonEmpty(env.SHOAL_API_USERNAME) !== undefined || nonEmpty(env.SHOAL_API_PASSWORD) !== undefined) {
     const source = "SHOAL_API_USERNAME/SHOAL_API_PASSWORD";
-    return { candidates: [basic(nonEmpty(env.SHOAL_API_USERNAME), nonEmpty(env.SHOAL_API_PASSWORD), source)], notes: [] };
+    return {
+      candidates: [basic(nonEmpty(env.SHOAL_API_USERNAME), nonEmpty(env.SHOAL_API_PASSWORD), source)],
+      notes: [],
+    };
   }
   if (!isLoopbackHost(host)) {
-    return { candidates: [], anonymousFallback: false, notes: [`this machine's admin key is sent only to 127.0.0.1, ::1 or localhost, not to ${host}`] };
+    return {
+      candidates: [],
+      anonymousFallback: false,
+      notes: [`this machine's admin key is sent only to 127.0.0.1, ::1 or localhost, not to ${host}`],
+    };
   }
   const candidates: ApiCredential[] = [];
   const notes: string[] = [];

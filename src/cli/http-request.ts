@@ -19,7 +19,10 @@ export async function httpRequest(
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
   const options: RequestOptions = {
     method: init.method,
-    headers: { ...init.headers, ...(init.body === undefined ? {} : { "content-length": String(Buffer.byteLength(init.body)) }) },
+    headers: {
+      ...init.headers,
+      ...(init.body === undefined ? {} : { "content-length": String(Buffer.byteLength(init.body)) }),
+    },
   };
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(target, options, resolve);

@@ -49,7 +49,10 @@ export const computeStateName = (n: number): string => COMPUTE_STATES[n] ?? `Unk
 export const desiredStateName = (n: number): string => DESIRED_STATES[n] ?? `Unknown(${n})`;
 
 /** A history entry's event text as Bacalhau's Event column has it: errors marked, the hint after. */
-export function historyEventText(event: { readonly Message: string; readonly Details: Readonly<Record<string, string>> }): string {
+export function historyEventText(event: {
+  readonly Message: string;
+  readonly Details: Readonly<Record<string, string>>;
+}): string {
   const text = event.Details.IsError === "true" ? `Error: ${event.Message}` : event.Message;
   return event.Details.Hint ? `${text} Hint: ${event.Details.Hint}` : text;
 }

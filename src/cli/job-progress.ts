@@ -11,7 +11,10 @@ export interface FollowOptions {
 
 export type FollowResult = { readonly job: JobJson; readonly timedOut: boolean };
 
-/** Bacalhau's progress columns (cmd/util/printer): time, execution, topic, event, at fixed widths since lines come one by one. */
+/**
+ * Bacalhau's progress columns (cmd/util/printer): time, execution, topic, event, at fixed widths since lines come one
+ * by one.
+ */
 const COLUMNS = [12, 10, 15] as const;
 const line = (cells: readonly string[]) =>
   cells
@@ -22,7 +25,12 @@ export const PROGRESS_HEADER = line(["TIME", "EXEC. ID", "TOPIC", "EVENT"]);
 
 export function progressLine(entry: JobHistoryJson): string {
   const at = new Date(entry.Time);
-  return line([timeOnlyMilli(at), entry.ExecutionID ? shortId(entry.ExecutionID) : "", entry.Event.Topic, historyEventText(entry.Event)]);
+  return line([
+    timeOnlyMilli(at),
+    entry.ExecutionID ? shortId(entry.ExecutionID) : "",
+    entry.Event.Topic,
+    historyEventText(entry.Event),
+  ]);
 }
 
 const isLongRunning = (job: JobJson) => job.Type === "service" || job.Type === "daemon";
@@ -53,12 +61,15 @@ export async function followJob(api: ApiClient, jobId: string, options: FollowOp
         }
         if (page.NextToken === "" || page.Items.length === 0) break;
       }
-      if (TERMINAL_JOB_STATES.has(job.State.StateType) || (isLongRunning(job) && job.State.StateType === "Running")) return { job, timedOut: false };
+      if (TERMINAL_JOB_STATES.has(job.State.StateType) || (isLongRunning(job) && job.State.StateType === "Running"))
+        return { job, timedOut: false };
     } catch (e) {
       if (!(e instanceof ApiError && (e.status === 0 || e.status === 503)) || job === undefined) throw e;
     }
     if (Date.now() >= deadline) return { job, timedOut: true };
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs ?? 500, Math.max(0, deadline - Date.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(options.pollMs ?? 500, Math.max(0, deadline - Date.now()))),
+    );
   }
 }
 

@@ -31,10 +31,16 @@ export const RUN_SETTINGS_HELP = `  --id-only                print only the job 
                            (--wait-timeout-secs N, Bacalhau's name, works too)`;
 
 export function runSettingsFrom(
-  values: { readonly "id-only"?: boolean; readonly wait?: boolean; readonly "wait-timeout"?: string; readonly "wait-timeout-secs"?: string },
+  values: {
+    readonly "id-only"?: boolean;
+    readonly wait?: boolean;
+    readonly "wait-timeout"?: string;
+    readonly "wait-timeout-secs"?: string;
+  },
   help: string,
 ): RunSettings {
-  if (values["wait-timeout"] !== undefined && values["wait-timeout-secs"] !== undefined) throw new UsageError("give --wait-timeout or --wait-timeout-secs, not both", help);
+  if (values["wait-timeout"] !== undefined && values["wait-timeout-secs"] !== undefined)
+    throw new UsageError("give --wait-timeout or --wait-timeout-secs, not both", help);
   const timeout = values["wait-timeout"] ?? values["wait-timeout-secs"];
   const flag = values["wait-timeout"] !== undefined ? "--wait-timeout" : "--wait-timeout-secs";
   const seconds = timeout === undefined ? DEFAULT_WAIT_SECONDS : secondsFlag(timeout, flag, help);
@@ -46,13 +52,18 @@ export function runSettingsFrom(
 const STDERR_TAIL_LINES = 20;
 
 async function printFailedOutput(api: ApiClient, jobId: string): Promise<void> {
-  const { Items } = await api.request<{ Items: ExecutionJson[] }>("GET", `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}/executions?limit=1000`);
+  const { Items } = await api.request<{ Items: ExecutionJson[] }>(
+    "GET",
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}/executions?limit=1000`,
+  );
   for (const e of Items) {
     const stderr = e.RunOutput?.stderr.trimEnd() ?? "";
     if (computeStateName(e.ComputeState.StateType) !== "Failed" || stderr === "") continue;
     const lines = stderr.split("\n");
     const tail = lines.slice(-STDERR_TAIL_LINES);
-    printError(`\nExecution ${shortId(e.ID)} wrote to stderr${lines.length > tail.length ? ` (its last ${tail.length} lines)` : ""}:\n${tail.join("\n")}`);
+    printError(
+      `\nExecution ${shortId(e.ID)} wrote to stderr${lines.length > tail.length ? ` (its last ${tail.length} lines)` : ""}:\n${tail.join("\n")}`,
+    );
   }
 }
 
@@ -79,7 +90,9 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
   } catch (e) {
     const problems = e instanceof ApiError && e.status === 400 ? problemsOf(e) : [];
     if (problems.length === 0) throw e;
-    printError(`Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`);
+    printError(
+      `Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`,
+    );
     for (const p of problems) printError(`  ${p.path ? `${p.path}: ` : ""}${p.message}`);
     return 1;
   }
@@ -88,7 +101,10 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
   if (settings.idOnly) print(id);
   else print(`Job successfully submitted. Job ID: ${id}`);
   if (!settings.wait) {
-    if (!settings.idOnly) print(`\nTo follow it, run:\n\tshoal job describe ${id}\n\tshoal job history ${id}\n\tshoal job executions ${id}`);
+    if (!settings.idOnly)
+      print(
+        `\nTo follow it, run:\n\tshoal job describe ${id}\n\tshoal job history ${id}\n\tshoal job executions ${id}`,
+      );
     return 0;
   }
 
@@ -107,7 +123,9 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
     ...(quiet ? {} : { onEntry: printError }),
   }).finally(() => process.off("SIGINT", stopWatching));
   if (timedOut) {
-    printError(`\nProgress tracking timed out after ${formatSeconds(settings.waitTimeoutSeconds)}. The job is still running (${last.State.StateType}).`);
+    printError(
+      `\nProgress tracking timed out after ${formatSeconds(settings.waitTimeoutSeconds)}. The job is still running (${last.State.StateType}).`,
+    );
     return 1;
   }
   const state = last.State.StateType;

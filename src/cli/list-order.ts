@@ -16,8 +16,14 @@ export interface ListOrder {
   readonly flags: readonly string[];
 }
 
-/** `--order-by` (one of ORDER_BY; anything else is a usage error) and `--order-reversed` or `--reverse` of a list command. */
-export function listOrder(values: { readonly "order-by"?: string; readonly "order-reversed"?: boolean; readonly reverse?: boolean }, helpRef: string): ListOrder {
+/**
+ * `--order-by` (one of ORDER_BY; anything else is a usage error) and `--order-reversed` or `--reverse` of a list
+ * command.
+ */
+export function listOrder(
+  values: { readonly "order-by"?: string; readonly "order-reversed"?: boolean; readonly reverse?: boolean },
+  helpRef: string,
+): ListOrder {
   const orderBy = values["order-by"];
   if (orderBy !== undefined && !(ORDER_BY as readonly string[]).includes(orderBy)) {
     throw new UsageError(`--order-by must be one of ${ORDER_BY.join(", ")}, got ${JSON.stringify(orderBy)}`, helpRef);

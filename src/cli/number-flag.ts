@@ -1,10 +1,19 @@
 import { UsageError } from "./usage-error.ts";
 
 /** A whole-number flag's value, within bounds; anything else is a usage error naming the flag. */
-export function wholeNumberFlag(text: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER, help?: string): number {
+export function wholeNumberFlag(
+  text: string,
+  flag: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  help?: string,
+): number {
   const value = /^\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!(value >= min && value <= max)) {
-    throw new UsageError(`${flag} must be a whole number${max === Number.MAX_SAFE_INTEGER ? ` of at least ${min}` : ` from ${min} to ${max}`}, got ${JSON.stringify(text)}`, help);
+    throw new UsageError(
+      `${flag} must be a whole number${max === Number.MAX_SAFE_INTEGER ? ` of at least ${min}` : ` from ${min} to ${max}`}, got ${JSON.stringify(text)}`,
+      help,
+    );
   }
   return value;
 }
@@ -20,10 +29,14 @@ export function secondsFlag(text: string, flag: string, help?: string): number {
   if (/^\d{1,12}$/.test(trimmed)) return Number(trimmed);
   if (/^(\d{1,9}[hms])+$/.test(trimmed)) {
     let total = 0;
-    for (const [, n, unit] of trimmed.matchAll(/(\d+)([hms])/g)) total += Number(n) * (UNIT_SECONDS[unit as string] as number);
+    for (const [, n, unit] of trimmed.matchAll(/(\d+)([hms])/g))
+      total += Number(n) * (UNIT_SECONDS[unit as string] as number);
     return total;
   }
-  throw new UsageError(`${flag} must be whole seconds (300) or a duration such as 90s, 5m or 1h30m, got ${JSON.stringify(text)}`, help);
+  throw new UsageError(
+    `${flag} must be whole seconds (300) or a duration such as 90s, 5m or 1h30m, got ${JSON.stringify(text)}`,
+    help,
+  );
 }
 
 /** Seconds as Go prints a duration (`10m0s`, `1h0m0s`, `45s`), as Bacalhau's messages show them. */

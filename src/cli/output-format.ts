@@ -6,7 +6,8 @@ export type OutputFormat = "table" | "json" | "yaml";
 /** `--output`'s value, or the command's default; anything else is a usage error. */
 export function outputFormat(value: string | undefined, fallback: OutputFormat, help?: string): OutputFormat {
   const format = value ?? fallback;
-  if (format !== "table" && format !== "json" && format !== "yaml") throw new UsageError(`--output must be table, json or yaml, got ${format}`, help);
+  if (format !== "table" && format !== "json" && format !== "yaml")
+    throw new UsageError(`--output must be table, json or yaml, got ${format}`, help);
   return format;
 }
 

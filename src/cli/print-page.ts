@@ -6,7 +6,13 @@ import { formatTable } from "./table.ts";
  * under it, or the items themselves in JSON or YAML. Bacalhau prints the list itself there; the
  * hint goes to stderr so that stdout stays one document.
  */
-export async function printPage<T>(format: OutputFormat, columns: readonly string[], items: readonly T[], row: (item: T) => string[], more: string | undefined): Promise<void> {
+export async function printPage<T>(
+  format: OutputFormat,
+  columns: readonly string[],
+  items: readonly T[],
+  row: (item: T) => string[],
+  more: string | undefined,
+): Promise<void> {
   if (format === "table") {
     print(formatTable(columns, items.map(row)));
     if (more) print(`\n${more}`);

@@ -40,7 +40,9 @@ export interface ComputeAgentOptions {
   readonly maxBackoffMs?: number;
   /** Each report is sent up to this much earlier or later than its interval says (0: exactly on time). */
   readonly jitterMs?: number;
-  /** The node's key; by default created once and kept under `<dataDir>/credentials` (a fleet simulator keeps its own). */
+  /**
+   * The node's key; by default created once and kept under `<dataDir>/credentials` (a fleet simulator keeps its own).
+   */
   readonly key?: JoinKey;
   /** Where the node's user JWT is kept; by default beside the key file (a fleet simulator keeps them in memory). */
   readonly jwtStore?: JwtStore;
@@ -54,7 +56,9 @@ export interface ComputeAgentOptions {
    * reconciles it on start and closes it on stop (its containers keep running for the next start).
    */
   readonly executor?: Executor & { readonly ledger: CapacityLedger };
-  /** Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random). */
+  /**
+   * Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random).
+   */
   readonly reconnectDraw?: () => number;
 }
 
@@ -67,7 +71,6 @@ export interface AgentOutcome {
   readonly outcome: "accepted" | "sent" | "refused" | "failed";
   readonly code?: string;
 }
-
 
 /** Keeps the user JWT the orchestrator's nats-server issued the node, across agent restarts. */
 export interface JwtStore {
@@ -89,7 +92,8 @@ export class ComputeAgentError extends Error {
 }
 
 // A failed connect rejects with a NatsError; the status stream reports the same as a bare code.
-const isAuthError = (e: unknown) => (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
+const isAuthError = (e: unknown) =>
+  (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
 // nats-server says this (nats.js has no code for it) when it drops a connection whose JWT was revoked.
 const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
 /**
@@ -149,7 +153,10 @@ export class ComputeAgent {
         executor,
         known: new KnownExecutions(options.dataDir, options.nodeId),
         // Sent once connected; until then (and while NATS is down) the runner retries.
-        send: (report) => (this.client ? this.client.reportExecution(report) : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet"))),
+        send: (report) =>
+          this.client
+            ? this.client.reportExecution(report)
+            : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet")),
         logger: options.logger,
       });
       this.logServer = new ExecutionLogServer({
@@ -176,15 +183,25 @@ export class ComputeAgent {
 
   private info(): NodeInfo {
     if (this.options.nodeInfo) return this.options.nodeInfo();
-    return computeNodeInfo(this.options.nodeId, this.options.labels, this.options.dataDir, this.options.executor?.ledger);
+    return computeNodeInfo(
+      this.options.nodeId,
+      this.options.labels,
+      this.options.dataDir,
+      this.options.executor?.ledger,
+    );
   }
 
   async start(): Promise<void> {
     // Before any work can arrive: adopt what still runs, report what was lost or not yet delivered.
     // An engine that cannot be reached now leaves them for the next start; the node still reports.
-    await this.runner?.reconcile().catch((e: unknown) =>
-      this.options.logger.error({ reason: (e as Error).message }, "could not reconcile this node's executions with its engine; they are reconciled at the next start"),
-    );
+    await this.runner
+      ?.reconcile()
+      .catch((e: unknown) =>
+        this.options.logger.error(
+          { reason: (e as Error).message },
+          "could not reconcile this node's executions with its engine; they are reconciled at the next start",
+        ),
+      );
     await this.join();
     if (this.stopped) return;
     this.every(this.options.heartbeatMs, () => this.heartbeat());
@@ -202,17 +219,22 @@ export class ComputeAgent {
     // Each tick re-armed with its own offset: nodes started together drift apart instead of reporting in lockstep.
     const slot = this.timers.length;
     const arm = () => {
-      this.timers[slot] = setTimeout(() => {
-        if (this.stopped) return;
-        arm();
-        void fn();
-      }, ms + (Math.random() * 2 - 1) * jitter);
+      this.timers[slot] = setTimeout(
+        () => {
+          if (this.stopped) return;
+          arm();
+          void fn();
+        },
+        ms + (Math.random() * 2 - 1) * jitter,
+      );
     };
     arm();
   }
 
   private refusedFatally(response: ProtocolResponse): never {
-    throw new ComputeAgentError(`orchestrator refused node ${this.options.nodeId}: ${response.Reason ?? response.Code}`);
+    throw new ComputeAgentError(
+      `orchestrator refused node ${this.options.nodeId}: ${response.Reason ?? response.Code}`,
+    );
   }
 
   private connectOptions(): ConnectionOptions {
@@ -225,7 +247,8 @@ export class ComputeAgent {
       const nc = await connect({
         ...this.connectOptions(),
         // Asked at every (re)connect: a JWT issued meanwhile is used from then on.
-        authenticator: (nonce?: string) => (this.jwt === undefined ? nkeyLogin(this.key) : jwtLogin(this.jwt, this.key))(nonce),
+        authenticator: (nonce?: string) =>
+          (this.jwt === undefined ? nkeyLogin(this.key) : jwtLogin(this.jwt, this.key))(nonce),
         inboxPrefix: nodeInboxPrefix(this.options.nodeId),
         reconnect: true,
         maxReconnectAttempts: -1,
@@ -255,7 +278,13 @@ export class ComputeAgent {
         if (status.type === "disconnect") this.reconnectDraw = (this.options.reconnectDraw ?? Math.random)();
         // Heard at once after a reconnect: the orchestrator's grace need not wait for the next tick.
         if (status.type === "reconnect" && !this.refused) void this.heartbeat();
-        if (status.type === "error" && (isAuthError(status.data) || isRevoked(status.data)) && this.jwt !== undefined && !this.stopped && this.nc === nc) {
+        if (
+          status.type === "error" &&
+          (isAuthError(status.data) || isRevoked(status.data)) &&
+          this.jwt !== undefined &&
+          !this.stopped &&
+          this.nc === nc
+        ) {
           // The orchestrator's own server revoked our JWT (rejected or deleted): only a join can get a new one.
           this.refused = true;
           this.rejoin(nc);
@@ -282,7 +311,9 @@ export class ComputeAgent {
    */
   private rejoin(revoked: NatsConnection): void {
     if (this.rejoining) return;
-    this.options.logger.warn("NATS revoked this node's login (an operator rejected or deleted the node); joining again to learn whether it is still in");
+    this.options.logger.warn(
+      "NATS revoked this node's login (an operator rejected or deleted the node); joining again to learn whether it is still in",
+    );
     this.nc = undefined;
     this.client = undefined;
     this.keepJwt(undefined);
@@ -292,7 +323,10 @@ export class ComputeAgent {
         await this.join(true);
         if (this.client) this.refused = false;
       } catch (e) {
-        this.options.logger.error({ reason: (e as Error).message }, "compute agent cannot join again; it stops reporting");
+        this.options.logger.error(
+          { reason: (e as Error).message },
+          "compute agent cannot join again; it stops reporting",
+        );
         this.registered = false;
       } finally {
         this.rejoining = undefined;
@@ -316,7 +350,10 @@ export class ComputeAgent {
     if (runner) this.client.onWork((data) => runner.handle(data));
     const logServer = this.logServer;
     if (logServer) this.client.onLogRequest((data) => logServer.handle(data));
-    this.options.logger.info({ nodeId: this.options.nodeId, orchestrators: this.options.orchestrators }, "compute node connected to NATS");
+    this.options.logger.info(
+      { nodeId: this.options.nodeId, orchestrators: this.options.orchestrators },
+      "compute node connected to NATS",
+    );
   }
 
   /**
@@ -349,7 +386,9 @@ export class ComputeAgent {
           "the orchestrator's NATS refused the join token: check Compute.Auth.Token (on an external NATS, its operator must add this node's key first: shoal compute --show-key)",
         );
       }
-      throw new RetryableJoinError("the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)");
+      throw new RetryableJoinError(
+        "the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)",
+      );
     }
     this.joinLoginRefusals = 0;
     try {
@@ -404,7 +443,12 @@ export class ComputeAgent {
           }
           this.registered = true;
           this.tell("join", response);
-          this.sentinel.write({ NodeID: this.options.nodeId, PublicKey: this.key.publicKey, RegisteredAt: new Date().toISOString(), Orchestrators: this.options.orchestrators });
+          this.sentinel.write({
+            NodeID: this.options.nodeId,
+            PublicKey: this.key.publicKey,
+            RegisteredAt: new Date().toISOString(),
+            Orchestrators: this.options.orchestrators,
+          });
           logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
           return;
         }
@@ -413,18 +457,26 @@ export class ComputeAgent {
           this.refusedReport("join", response);
           return;
         }
-        if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict") this.refusedFatally(response);
+        if (response.Code === "Unauthorized" || response.Code === "BadRequest" || response.Code === "Conflict")
+          this.refusedFatally(response);
         // Forbidden waits for an operator (a rejected node may be approved, a full queue of PENDING
         // nodes drained): keep trying, at the slowest pace. Unavailable (too many nodes joining
         // at once, store trouble) waits at least as long as the orchestrator asked.
         if (response.Code === "Forbidden") backoff = maxBackoff;
         notBefore = (response.RetryAfter ?? 0) * 1000;
-        logger.warn({ reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) }, "join refused; will retry");
+        logger.warn(
+          { reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) },
+          "join refused; will retry",
+        );
       } catch (e) {
         if (!(e instanceof ComputeAgentError)) this.options.observe?.({ what: "join", outcome: "failed" });
-        if (e instanceof RetryableJoinError) logger.warn({ reason: e.message, retryInMs: backoff }, "could not join yet; will retry");
+        if (e instanceof RetryableJoinError)
+          logger.warn({ reason: e.message, retryInMs: backoff }, "could not join yet; will retry");
         else if (e instanceof OrchestratorUnreachableError || isUnreachable(e)) {
-          logger.warn({ reason: (e as Error).message, retryInMs: backoff }, "orchestrator not reachable; will retry joining");
+          logger.warn(
+            { reason: (e as Error).message, retryInMs: backoff },
+            "orchestrator not reachable; will retry joining",
+          );
         } else throw e;
       }
       // Jitter: nodes refused together (a rate limit, an orchestrator restart) must not retry together.
@@ -461,7 +513,11 @@ export class ComputeAgent {
   private refusedReport(what: AgentOutcome["what"], response: ProtocolResponse): void {
     if (response.Code === "NotFound") {
       // Deleted by an operator: stay out until this agent is restarted (which registers anew).
-      if (this.registered) this.options.logger.warn({ reason: response.Reason }, "orchestrator has removed this node; restart the agent to register again");
+      if (this.registered)
+        this.options.logger.warn(
+          { reason: response.Reason },
+          "orchestrator has removed this node; restart the agent to register again",
+        );
       this.registered = false;
       this.sentinel.remove();
       return;
@@ -503,7 +559,9 @@ export class ComputeAgent {
   }
 
   private sendResources(): Promise<void> {
-    return this.send("resources", () => this.client!.updateResources(resourceReport(this.info(), this.options.executor?.ledger)));
+    return this.send("resources", () =>
+      this.client!.updateResources(resourceReport(this.info(), this.options.executor?.ledger)),
+    );
   }
 
   /** Bounded even when NATS is wedged: the drain is given up after a short wait and the socket closed. */

@@ -1,7 +1,15 @@
 import type { Logger } from "pino";
 import { asShoalError, unavailable, type ShoalError } from "../errors/shoal-error.ts";
 import { ProtocolError, unpack, validate } from "../transport/codec.ts";
-import { LOG_POLL_MS, LOG_STREAM_IDLE_MS, MAX_LOG_BATCH_BYTES, MAX_LOG_BATCH_CHUNKS, MAX_LOG_STREAMS, ReadLogs, type LogBatch } from "../transport/log-messages.ts";
+import {
+  LOG_POLL_MS,
+  LOG_STREAM_IDLE_MS,
+  MAX_LOG_BATCH_BYTES,
+  MAX_LOG_BATCH_CHUNKS,
+  MAX_LOG_STREAMS,
+  ReadLogs,
+  type LogBatch,
+} from "../transport/log-messages.ts";
 import { executionLog } from "./execution-log.ts";
 import type { Executor, LogChunk } from "./executor/executor.ts";
 
@@ -78,14 +86,19 @@ export class ExecutionLogServer {
     try {
       request = validate(ReadLogs, unpack(data));
     } catch (e) {
-      this.options.logger.warn({ err: e instanceof ProtocolError ? e.message : e }, "log request refused: not a valid ReadLogs");
+      this.options.logger.warn(
+        { err: e instanceof ProtocolError ? e.message : e },
+        "log request refused: not a valid ReadLogs",
+      );
       return;
     }
     if (request.NodeID !== this.options.nodeId) {
       this.options.logger.warn({ nodeId: request.NodeID }, "log request for another node dropped");
       return;
     }
-    void this.answer(request).catch((e: unknown) => this.options.logger.error({ err: e, executionId: request.ExecutionID }, "log batch could not be sent"));
+    void this.answer(request).catch((e: unknown) =>
+      this.options.logger.error({ err: e, executionId: request.ExecutionID }, "log batch could not be sent"),
+    );
   }
 
   private async answer(request: ReadLogs): Promise<void> {
@@ -95,8 +108,19 @@ export class ExecutionLogServer {
       return;
     }
     if (stream === undefined) {
-      if (request.Seq !== 0) return this.refuse(request, unavailable(`log stream ${request.StreamID} is not open on node ${this.options.nodeId} (closed after ${this.idleMs} ms without a read?)`, 1));
-      if (this.streams.size >= this.maxStreams) return this.refuse(request, unavailable(`node ${this.options.nodeId} has ${this.maxStreams} log streams open; try again later`, 5));
+      if (request.Seq !== 0)
+        return this.refuse(
+          request,
+          unavailable(
+            `log stream ${request.StreamID} is not open on node ${this.options.nodeId} (closed after ${this.idleMs} ms without a read?)`,
+            1,
+          ),
+        );
+      if (this.streams.size >= this.maxStreams)
+        return this.refuse(
+          request,
+          unavailable(`node ${this.options.nodeId} has ${this.maxStreams} log streams open; try again later`, 5),
+        );
       stream = this.open(request);
     }
     if (stream.executionId !== request.ExecutionID) return; // another execution's stream id: not an answer we give
@@ -105,7 +129,8 @@ export class ExecutionLogServer {
       this.options.send(stream.last); // the last answer was lost: the same batch again
       return;
     }
-    if (request.Seq !== stream.next || stream.busy) return; // a repeat of a request being answered, or out of order: dropped
+    // a repeat of a request being answered, or out of order: dropped
+    if (request.Seq !== stream.next || stream.busy) return;
     stream.busy = true;
     let batch: LogBatch;
     try {
@@ -145,7 +170,10 @@ export class ExecutionLogServer {
   private touch(stream: Stream): void {
     clearTimeout(stream.idle);
     stream.idle = setTimeout(() => {
-      this.options.logger.info({ executionId: stream.executionId, streamId: stream.id }, "log stream closed: its reader stopped asking");
+      this.options.logger.info(
+        { executionId: stream.executionId, streamId: stream.id },
+        "log stream closed: its reader stopped asking",
+      );
       this.close(stream);
     }, this.idleMs);
     stream.idle.unref();

@@ -17,7 +17,11 @@ const MAX_TAIL_LINE_BYTES = 64 * 1024;
  * follow that comes after skips, per stream, the bytes that read saw: Docker gives each stream's
  * bytes in order, so nothing is given twice or missed between the two reads.
  */
-export async function* executionLog(executor: Executor, executionId: string, options: ExecutionLogOptions): AsyncGenerator<LogChunk> {
+export async function* executionLog(
+  executor: Executor,
+  executionId: string,
+  options: ExecutionLogOptions,
+): AsyncGenerator<LogChunk> {
   const signalOption = options.signal ? { signal: options.signal } : {};
   if (options.tailLines === undefined) {
     yield* executor.logs(executionId, { follow: options.follow, ...signalOption });

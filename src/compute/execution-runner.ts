@@ -18,7 +18,11 @@ import type { ExecutionResult, ExecutionSpec, Executor, RunningExecution } from 
 import type { KnownExecutions } from "./known-executions.ts";
 
 /** A report as the runner makes it; MessageID and NodeID are added once, so a report sent again is the same one. */
-type ReportBody = ExecutionReport extends infer R ? (R extends ExecutionReport ? Omit<R, "MessageID" | "NodeID"> : never) : never;
+type ReportBody = ExecutionReport extends infer R
+  ? R extends ExecutionReport
+    ? Omit<R, "MessageID" | "NodeID">
+    : never
+  : never;
 
 export interface ExecutionRunnerOptions {
   readonly nodeId: string;
@@ -56,7 +60,10 @@ function reported(output: RunOutput): RunOutput {
 
 const reason = (text: string) => cut(text, MAX_REPORTED_REASON).text;
 
-/** The executor's view of a task: Bacalhau's `KEY=value` environment variables and the task's env, merged (the task's win). */
+/**
+ * The executor's view of a task: Bacalhau's `KEY=value` environment variables and the task's env, merged (the task's
+ * win).
+ */
 export function executionSpecOf(executionId: string, task: WorkTask): ExecutionSpec {
   const env: Record<string, string> = {};
   for (const pair of task.Engine.EnvironmentVariables ?? []) {
@@ -86,7 +93,9 @@ export function executionSpecOf(executionId: string, task: WorkTask): ExecutionS
 function hostEnvRefusal(executionId: string, task: WorkTask): ShoalError | undefined {
   const asked = Object.entries(task.Env ?? {}).find(([, value]) => value.startsWith("env:"));
   if (asked === undefined) return undefined;
-  return badRequest(`execution ${executionId} asks for ${asked[0]} from the node's environment (${asked[1]}), which this node does not give out`);
+  return badRequest(
+    `execution ${executionId} asks for ${asked[0]} from the node's environment (${asked[1]}), which this node does not give out`,
+  );
 }
 
 /** Its start, with the limits its container runs under (when the executor says any). */
@@ -97,14 +106,21 @@ function startReport(execution: RunningExecution): ReportBody {
   return { Type: "ExecutionStarted", ExecutionID, Details: { ...details } };
 }
 
-/** The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as cause. */
+/**
+ * The report an execution's end makes: Completed when its command exited 0, else Failed with the executor's reason as
+ * cause.
+ */
 export function endReport(result: ExecutionResult): ReportBody {
   const output = reported(result.runOutput);
-  if (result.state === "Completed") return { Type: "ExecutionCompleted", ExecutionID: result.executionId, RunOutput: output };
+  if (result.state === "Completed")
+    return { Type: "ExecutionCompleted", ExecutionID: result.executionId, RunOutput: output };
   return {
     Type: "ExecutionFailed",
     ExecutionID: result.executionId,
-    Reason: reason(result.runOutput.ErrorMsg || `execution ${result.executionId} ${result.state === "Cancelled" ? "was cancelled" : "failed"} (${result.reason})`),
+    Reason: reason(
+      result.runOutput.ErrorMsg ||
+        `execution ${result.executionId} ${result.state === "Cancelled" ? "was cancelled" : "failed"} (${result.reason})`,
+    ),
     Cause: result.reason,
     RunOutput: output,
   };
@@ -127,7 +143,10 @@ export class ExecutionRunner {
 
   constructor(private readonly options: ExecutionRunnerOptions) {}
 
-  /** One message from `shoal.work.<id>.execution`, undecoded. Never throws: a bad one is refused (logged, or a BidRejected when it names an execution). */
+  /**
+   * One message from `shoal.work.<id>.execution`, undecoded. Never throws: a bad one is refused (logged, or a
+   * BidRejected when it names an execution).
+   */
   handle(data: Uint8Array): void {
     let raw: unknown;
     let message: WorkMessage;
@@ -139,7 +158,10 @@ export class ExecutionRunner {
       return;
     }
     if (message.NodeID !== this.options.nodeId) {
-      this.options.logger.warn({ nodeId: message.NodeID, type: message.Type }, "work message refused: it is for another node");
+      this.options.logger.warn(
+        { nodeId: message.NodeID, type: message.Type },
+        "work message refused: it is for another node",
+      );
       return;
     }
     switch (message.Type) {
@@ -167,7 +189,8 @@ export class ExecutionRunner {
     const type = fields.Type;
     const asks = type === "AskForBid" || type === "RunExecution";
     if (!asks || fields.NodeID !== this.options.nodeId || typeof id !== "string" || !isExecutionId(id)) return;
-    if (this.starting.has(id) || this.running.has(id) || this.options.known.get(id) !== undefined) return; // never undo one it runs
+    // never undo one it runs
+    if (this.starting.has(id) || this.running.has(id) || this.options.known.get(id) !== undefined) return;
     this.report({ Type: "BidRejected", ExecutionID: id, Reason: reason(why), Code: "BadRequest", Answers: type });
   }
 
@@ -181,14 +204,19 @@ export class ExecutionRunner {
   private bid(executionId: string, task: WorkTask): void {
     if (this.standing(executionId)) return;
     const hostEnv = hostEnvRefusal(executionId, task);
-    const refusal = hostEnv ? Promise.resolve(hostEnv) : this.options.executor.bidRefusal(executionSpecOf(executionId, task));
+    const refusal = hostEnv
+      ? Promise.resolve(hostEnv)
+      : this.options.executor.bidRefusal(executionSpecOf(executionId, task));
     refusal.then(
       (refused) => {
         // A run that came while the engine was asked answers for itself.
         if (this.starting.has(executionId) || this.options.known.get(executionId) !== undefined) return;
-        this.report(refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId });
+        this.report(
+          refused ? rejected(executionId, refused, "AskForBid") : { Type: "BidAccepted", ExecutionID: executionId },
+        );
       },
-      (err: unknown) => this.options.logger.warn({ err, executionId }, "answering a bid failed; the orchestrator asks again"),
+      (err: unknown) =>
+        this.options.logger.warn({ err, executionId }, "answering a bid failed; the orchestrator asks again"),
     );
   }
 
@@ -201,7 +229,11 @@ export class ExecutionRunner {
     const known = this.options.known.get(id);
     if (this.starting.has(id)) return true; // its bid (or refusal) follows once the executor has it
     if (known === undefined) return false;
-    if (known.delivered) this.options.logger.info({ executionId: id }, "work for an execution that already ended here (its end was delivered); not run again");
+    if (known.delivered)
+      this.options.logger.info(
+        { executionId: id },
+        "work for an execution that already ended here (its end was delivered); not run again",
+      );
     else if (known.final) this.resend(known.final);
     else if (this.running.has(id)) {
       this.report({ Type: "BidAccepted", ExecutionID: id });
@@ -302,11 +334,17 @@ export class ExecutionRunner {
     }
     const report = await executor.reconcile(open);
     for (const { execution, wasRunning } of report.adopted) {
-      logger.info({ executionId: execution.executionId, wasRunning }, "adopted an execution's container after a restart");
+      logger.info(
+        { executionId: execution.executionId, wasRunning },
+        "adopted an execution's container after a restart",
+      );
       this.follow(execution, false);
     }
     for (const id of report.missing) {
-      logger.warn({ executionId: id }, "an execution this node had taken has no container after a restart; reporting it failed");
+      logger.warn(
+        { executionId: id },
+        "an execution this node had taken has no container after a restart; reporting it failed",
+      );
       this.finish(id, {
         Type: "ExecutionFailed",
         ExecutionID: id,
@@ -333,7 +371,8 @@ export class ExecutionRunner {
     const id = report.ExecutionID;
     const next = (this.chains.get(id) ?? Promise.resolve()).then(async () => {
       const delivered = await this.deliver(report);
-      if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID) this.options.known.delivered(id);
+      if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID)
+        this.options.known.delivered(id);
     });
     this.chains.set(id, next);
     void next.finally(() => {
@@ -341,7 +380,9 @@ export class ExecutionRunner {
     });
   }
 
-  /** Sends until answered: true when the orchestrator answered (accepted or refused for good), false when stopped first. */
+  /**
+   * Sends until answered: true when the orchestrator answered (accepted or refused for good), false when stopped first.
+   */
   private async deliver(report: ExecutionReport): Promise<boolean> {
     let wait = this.options.retryMs ?? 500;
     const maxWait = this.options.maxRetryMs ?? 30_000;
@@ -351,13 +392,19 @@ export class ExecutionRunner {
         const response = await this.options.send(report);
         if (response.Accepted) return true;
         if (response.Code !== "Unavailable") {
-          this.options.logger.warn({ executionId: report.ExecutionID, type: report.Type, reason: response.Reason, code: response.Code }, "orchestrator refused an execution report");
+          this.options.logger.warn(
+            { executionId: report.ExecutionID, type: report.Type, reason: response.Reason, code: response.Code },
+            "orchestrator refused an execution report",
+          );
           return true;
         }
         notBefore = (response.RetryAfter ?? 0) * 1000;
       } catch (e) {
         if (this.stopped) return false;
-        this.options.logger.warn({ executionId: report.ExecutionID, type: report.Type, reason: (e as Error).message, retryInMs: wait }, "execution report not delivered; will retry");
+        this.options.logger.warn(
+          { executionId: report.ExecutionID, type: report.Type, reason: (e as Error).message, retryInMs: wait },
+          "execution report not delivered; will retry",
+        );
       }
       await this.sleep(Math.max(wait, notBefore));
       wait = Math.min(wait * 2, maxWait);
@@ -394,5 +441,11 @@ const isExecutionId = (id: string) => {
 };
 
 function rejected(executionId: string, error: ShoalError, answers: "AskForBid" | "RunExecution"): ReportBody {
-  return { Type: "BidRejected", ExecutionID: executionId, Reason: reason(error.message), Code: error.kind, Answers: answers };
+  return {
+    Type: "BidRejected",
+    ExecutionID: executionId,
+    Reason: reason(error.message),
+    Code: error.kind,
+    Answers: answers,
+  };
 }

@@ -23,16 +23,28 @@ export function machineCapacity(dataDir: string): Resources {
 }
 
 /** Bacalhau's resources (CPU in cores) of what a ledger counts in millicores and bytes. */
-const asResources = (cpuMillis: number, memoryBytes: number, disk: number): Resources => ({ CPU: cpuMillis / 1000, Memory: memoryBytes, Disk: disk, GPU: 0 });
+const asResources = (cpuMillis: number, memoryBytes: number, disk: number): Resources => ({
+  CPU: cpuMillis / 1000,
+  Memory: memoryBytes,
+  Disk: disk,
+  GPU: 0,
+});
 
 /**
  * What a compute node reports about itself: Bacalhau's built-in labels plus the configured ones.
  * With an executor, its capacity is what the executor offers (Compute.AllocatedCapacity), and the
  * node runs docker.
  */
-export function computeNodeInfo(nodeId: string, labels: Readonly<Record<string, string>>, dataDir: string, ledger?: CapacityLedger): NodeInfo {
+export function computeNodeInfo(
+  nodeId: string,
+  labels: Readonly<Record<string, string>>,
+  dataDir: string,
+  ledger?: CapacityLedger,
+): NodeInfo {
   const machine = machineCapacity(dataDir);
-  const capacity = ledger ? asResources(ledger.capacity.cpuMillis, ledger.capacity.memoryBytes, machine.Disk ?? 0) : machine;
+  const capacity = ledger
+    ? asResources(ledger.capacity.cpuMillis, ledger.capacity.memoryBytes, machine.Disk ?? 0)
+    : machine;
   return {
     NodeID: nodeId,
     NodeType: "Compute",

@@ -24,6 +24,8 @@ export function loadOrCreateNodeKey(dataDir: string, nodeId: string): NodeKey {
   try {
     return { ...userNkeyFromSeed(seed), seed, path };
   } catch (e) {
-    throw new NodeKeyError(`${path} does not hold an NATS user seed (${(e as Error).message}); remove it to create a new key, then an operator must delete node ${nodeId} so it can join with it`);
+    throw new NodeKeyError(
+      `${path} does not hold an NATS user seed (${(e as Error).message}); remove it to create a new key, then an operator must delete node ${nodeId} so it can join with it`,
+    );
   }
 }

@@ -51,15 +51,21 @@ function entryName(at: string, e: Record<string, unknown>): string {
 }
 
 function parseCapabilities(raw: unknown, fail: (message: string) => never): AuthUser["Capabilities"] {
-  if (!Array.isArray(raw) || raw.length === 0) fail('Capabilities must be a non-empty list such as [{"Actions": ["read:node"]}]');
+  if (!Array.isArray(raw) || raw.length === 0)
+    fail('Capabilities must be a non-empty list such as [{"Actions": ["read:node"]}]');
   return raw.map((cap, j) => {
-    if (cap === null || typeof cap !== "object" || Array.isArray(cap)) fail(`Capabilities[${j}] must be a mapping with Actions`);
-    for (const f of Object.keys(cap)) if (f !== "Actions") fail(`Capabilities[${j}]: unknown field ${f} (expected Actions)`);
+    if (cap === null || typeof cap !== "object" || Array.isArray(cap))
+      fail(`Capabilities[${j}] must be a mapping with Actions`);
+    for (const f of Object.keys(cap))
+      if (f !== "Actions") fail(`Capabilities[${j}]: unknown field ${f} (expected Actions)`);
     const actions = (cap as { Actions?: unknown }).Actions;
-    if (!Array.isArray(actions) || actions.length === 0) fail(`Capabilities[${j}].Actions must be a non-empty list of actions`);
+    if (!Array.isArray(actions) || actions.length === 0)
+      fail(`Capabilities[${j}].Actions must be a non-empty list of actions`);
     for (const a of actions) {
       if (typeof a !== "string" || !(API_ACTIONS as readonly string[]).includes(a)) {
-        fail(`Capabilities[${j}].Actions: unknown action ${JSON.stringify(a)} (expected one of ${API_ACTIONS.join(", ")})`);
+        fail(
+          `Capabilities[${j}].Actions: unknown action ${JSON.stringify(a)} (expected one of ${API_ACTIONS.join(", ")})`,
+        );
       }
     }
     return { Actions: actions as ApiAction[] };
@@ -67,22 +73,30 @@ function parseCapabilities(raw: unknown, fail: (message: string) => never): Auth
 }
 
 function parseUser(raw: unknown, at: string, fail: (at: string, message: string) => never): AuthUser {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) fail(at, "expected a mapping with Username/Password or APIKey, and Capabilities");
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    fail(at, "expected a mapping with Username/Password or APIKey, and Capabilities");
   const e = raw as Record<string, unknown>;
   const here = entryName(at, e);
   const no: (message: string) => never = (message) => fail(here, message);
-  for (const f of Object.keys(e)) if (!USER_FIELDS.includes(f)) no(`unknown field ${f} (expected ${USER_FIELDS.join(", ")})`);
+  for (const f of Object.keys(e))
+    if (!USER_FIELDS.includes(f)) no(`unknown field ${f} (expected ${USER_FIELDS.join(", ")})`);
   for (const f of ["Alias", "Username", "Password", "APIKey"]) {
     if (e[f] !== undefined && (typeof e[f] !== "string" || e[f] === "")) no(`${f} must be a non-empty string`);
   }
   const { Alias, Username, Password, APIKey } = e as Record<string, string | undefined>;
-  if (Alias !== undefined && !(NAME.test(Alias) && Alias.length <= 128)) no("Alias must be 1-128 letters, digits or . _ @ -");
-  if (Username !== undefined && !(NAME.test(Username) && Username.length <= 100)) no("Username must be 1-100 letters, digits or . _ @ -");
-  if ((Username === undefined) !== (Password === undefined)) no("Username and Password go together; give both, or neither and an APIKey");
+  if (Alias !== undefined && !(NAME.test(Alias) && Alias.length <= 128))
+    no("Alias must be 1-128 letters, digits or . _ @ -");
+  if (Username !== undefined && !(NAME.test(Username) && Username.length <= 100))
+    no("Username must be 1-100 letters, digits or . _ @ -");
+  if ((Username === undefined) !== (Password === undefined))
+    no("Username and Password go together; give both, or neither and an APIKey");
   if (Username === undefined && APIKey === undefined) no("give Username and Password, or an APIKey (or both)");
   if (Password !== undefined) {
     if (isBcryptHash(Password)) {
-      if (!BCRYPT.test(Password)) no("Password looks like a bcrypt hash ($2…) but is not a valid one ($2a$, $2b$ or $2y$, cost 04-31, 53 characters)");
+      if (!BCRYPT.test(Password))
+        no(
+          "Password looks like a bcrypt hash ($2…) but is not a valid one ($2a$, $2b$ or $2y$, cost 04-31, 53 characters)",
+        );
     } else if (Password.length < PASSWORD_LENGTH[0] || Password.length > PASSWORD_LENGTH[1]) {
       no(`a plain Password must be ${PASSWORD_LENGTH[0]}-${PASSWORD_LENGTH[1]} characters (or give a bcrypt hash)`);
     }
@@ -90,7 +104,8 @@ function parseUser(raw: unknown, at: string, fail: (at: string, message: string)
   if (APIKey !== undefined) {
     if (!API_KEY.test(APIKey)) no("APIKey must be 20-255 printable characters without spaces");
     // The history names users; a key alone names nobody, and printing part of it would leak it.
-    if (Alias === undefined && Username === undefined) no("a user with only an APIKey needs an Alias: it is the identity recorded in the history");
+    if (Alias === undefined && Username === undefined)
+      no("a user with only an APIKey needs an Alias: it is the identity recorded in the history");
   }
   const Capabilities = parseCapabilities(e.Capabilities, no);
   return {
@@ -116,12 +131,19 @@ export function parseAuthUsers(raw: unknown, source: string, key: string): AuthU
     try {
       value = JSON.parse(raw);
     } catch {
-      fail(key, 'expected a JSON list such as [{"Alias":"ci","APIKey":"…","Capabilities":[{"Actions":["read:node"]}]}]');
+      fail(
+        key,
+        'expected a JSON list such as [{"Alias":"ci","APIKey":"…","Capabilities":[{"Actions":["read:node"]}]}]',
+      );
     }
   }
   if (!Array.isArray(value)) fail(key, "expected a list of users");
   const users = value.map((entry, i) => parseUser(entry, `${key}[${i}]`, fail));
-  const seen = { username: new Map<string, number>(), identity: new Map<string, number>(), apiKey: new Map<string, number>() };
+  const seen = {
+    username: new Map<string, number>(),
+    identity: new Map<string, number>(),
+    apiKey: new Map<string, number>(),
+  };
   users.forEach((user, i) => {
     const at = `${key}[${i}] (${identityOf(user)})`;
     const check = (map: Map<string, number>, value: string | undefined, what: string) => {
@@ -131,7 +153,11 @@ export function parseAuthUsers(raw: unknown, source: string, key: string): AuthU
       map.set(value, i);
     };
     check(seen.username, user.Username?.toLowerCase(), `duplicate Username ${user.Username} (usernames ignore case)`);
-    check(seen.identity, identityOf(user).toLowerCase(), `duplicate identity ${identityOf(user)}: two users would be recorded as the same person (Alias, else Username; ignoring case)`);
+    check(
+      seen.identity,
+      identityOf(user).toLowerCase(),
+      `duplicate identity ${identityOf(user)}: two users would be recorded as the same person (Alias, else Username; ignoring case)`,
+    );
     check(seen.apiKey, user.APIKey, "duplicate APIKey");
   });
   return users;

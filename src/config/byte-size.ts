@@ -23,7 +23,12 @@ export function parseByteSize(text: string): number | undefined {
 
 /** A size in the largest unit that divides it exactly (1GiB, 1536KiB), so it parses back to the same number. */
 export function formatExactBytes(n: number): string {
-  for (const [suffix, size] of [["TiB", 1024 ** 4], ["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) {
+  for (const [suffix, size] of [
+    ["TiB", 1024 ** 4],
+    ["GiB", 1024 ** 3],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const) {
     if (n >= size && n % size === 0) return `${n / size}${suffix}`;
   }
   return String(n);

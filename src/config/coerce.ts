@@ -47,7 +47,11 @@ export function parseLabels(raw: unknown, source: string, key: string): Record<s
   if (problem !== undefined) fail(source, key, problem);
   const total = new Set([...Object.keys(labels), ...BUILT_IN_LABEL_KEYS]).size;
   if (total > MAX_LABELS) {
-    fail(source, key, `${total} labels with ${BUILT_IN_LABEL_KEYS.join(" and ")}, which Shoal adds; a node may have at most ${MAX_LABELS}`);
+    fail(
+      source,
+      key,
+      `${total} labels with ${BUILT_IN_LABEL_KEYS.join(" and ")}, which Shoal adds; a node may have at most ${MAX_LABELS}`,
+    );
   }
   return labels;
 }
@@ -60,7 +64,7 @@ function toOverrides(raw: unknown, source: string, key: string): HealthOverride[
     try {
       value = JSON.parse(raw);
     } catch {
-      fail(source, key, "expected a JSON list such as [{\"Selector\":\"zone=edge\",\"DisconnectTimeout\":\"5m\"}]");
+      fail(source, key, 'expected a JSON list such as [{"Selector":"zone=edge","DisconnectTimeout":"5m"}]');
     }
   }
   if (!Array.isArray(value)) fail(source, key, "expected a list of overrides");
@@ -69,7 +73,8 @@ function toOverrides(raw: unknown, source: string, key: string): HealthOverride[
     if (entry === null || typeof entry !== "object" || Array.isArray(entry)) fail(source, at, "expected a mapping");
     const e = entry as Record<string, unknown>;
     for (const f of Object.keys(e)) {
-      if (!OVERRIDE_FIELDS.has(f)) fail(source, at, `unknown field ${f} (expected NodeIDs, Selector, DisconnectTimeout, UnknownTimeout)`);
+      if (!OVERRIDE_FIELDS.has(f))
+        fail(source, at, `unknown field ${f} (expected NodeIDs, Selector, DisconnectTimeout, UnknownTimeout)`);
     }
     const out: { -readonly [K in keyof HealthOverride]: HealthOverride[K] } = {};
     if (e.NodeIDs !== undefined) {
@@ -91,8 +96,10 @@ function toOverrides(raw: unknown, source: string, key: string): HealthOverride[
     if ((out.NodeIDs === undefined) === (out.Selector === undefined)) {
       fail(source, at, "give exactly one of NodeIDs or Selector");
     }
-    if (e.DisconnectTimeout !== undefined) out.DisconnectTimeout = toDuration(e.DisconnectTimeout, source, `${at}.DisconnectTimeout`);
-    if (e.UnknownTimeout !== undefined) out.UnknownTimeout = toDuration(e.UnknownTimeout, source, `${at}.UnknownTimeout`);
+    if (e.DisconnectTimeout !== undefined)
+      out.DisconnectTimeout = toDuration(e.DisconnectTimeout, source, `${at}.DisconnectTimeout`);
+    if (e.UnknownTimeout !== undefined)
+      out.UnknownTimeout = toDuration(e.UnknownTimeout, source, `${at}.UnknownTimeout`);
     return out;
   });
 }
@@ -103,7 +110,11 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
   switch (def.kind) {
     case "string": {
       if (typeof raw !== "string" && typeof raw !== "number") {
-        return fail(source, key, `expected a string, got ${def.secret === true ? (Array.isArray(raw) ? "a list" : typeof raw) : JSON.stringify(raw)}`);
+        return fail(
+          source,
+          key,
+          `expected a string, got ${def.secret === true ? (Array.isArray(raw) ? "a list" : typeof raw) : JSON.stringify(raw)}`,
+        );
       }
       if (def.choices === undefined) return String(raw);
       const choice = def.choices.find((c) => c === String(raw).trim().toLowerCase());
@@ -123,7 +134,8 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
       return fail(source, key, `expected a whole number from 0 to 65535, got ${JSON.stringify(raw)}`);
     }
     case "number": {
-      const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+      const n =
+        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
       if (Number.isFinite(n) && n >= 0) return n;
       return fail(source, key, `expected a number of at least 0 (such as 0.1), got ${JSON.stringify(raw)}`);
     }
@@ -135,12 +147,21 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
     case "duration":
       return toDuration(raw, source, key);
     case "bytes": {
-      const n = typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0 ? raw : typeof raw === "string" ? parseByteSize(raw) : undefined;
+      const n =
+        typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0
+          ? raw
+          : typeof raw === "string"
+            ? parseByteSize(raw)
+            : undefined;
       if (n !== undefined) return n;
       return fail(source, key, `expected a size such as 512MiB, 1GiB or 1073741824, got ${JSON.stringify(raw)}`);
     }
     case "list":
-      if (typeof raw === "string") return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      if (typeof raw === "string")
+        return raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "");
       if (Array.isArray(raw) && raw.every((s) => typeof s === "string")) return raw as string[];
       return fail(source, key, `expected a comma-separated list, got ${JSON.stringify(raw)}`);
     case "labels":

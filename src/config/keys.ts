@@ -12,7 +12,8 @@ export interface HealthOverride {
   readonly UnknownTimeout?: number;
 }
 
-export type KeyKind = "string" | "nodeId" | "int" | "number" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
+export type KeyKind =
+  "string" | "nodeId" | "int" | "number" | "bool" | "duration" | "bytes" | "list" | "labels" | "overrides" | "users";
 
 interface KeyDef<K extends KeyKind, V> {
   readonly kind: K;
@@ -29,7 +30,11 @@ const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: 
 /** A non-negative number that may have a fraction (a rate, a share). */
 const num = (d: number, description: string): KeyDef<"number", number> => ({ kind: "number", default: d, description });
 const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
-const dur = (d: number, description: string): KeyDef<"duration", number> => ({ kind: "duration", default: d, description });
+const dur = (d: number, description: string): KeyDef<"duration", number> => ({
+  kind: "duration",
+  default: d,
+  description,
+});
 /** A string that is a secret (password, token). */
 const secretStr = (description: string): KeyDef<"string", string> => ({ ...str("", description), secret: true });
 const bytes = (d: number, description: string): KeyDef<"bytes", number> => ({ kind: "bytes", default: d, description });
@@ -39,72 +44,184 @@ const bytes = (d: number, description: string): KeyDef<"bytes", number> => ({ ki
  * Durations are held in milliseconds.
  */
 export const CONFIG_KEYS = {
-  DataDir: str("", "Directory where Shoal keeps its state (event store, NATS JetStream data, node id). Default ~/.shoal"),
-  NodeID: { kind: "nodeId", default: "", description: "This process's node id. Empty: generated once as n-<uuid> and kept in DataDir" } as KeyDef<"nodeId", string>,
-  Labels: { kind: "labels", default: {} as Record<string, string>, description: "Labels of this node, k=v,k2=v2" } as KeyDef<"labels", Record<string, string>>,
+  DataDir: str(
+    "",
+    "Directory where Shoal keeps its state (event store, NATS JetStream data, node id). Default ~/.shoal",
+  ),
+  NodeID: {
+    kind: "nodeId",
+    default: "",
+    description: "This process's node id. Empty: generated once as n-<uuid> and kept in DataDir",
+  } as KeyDef<"nodeId", string>,
+  Labels: {
+    kind: "labels",
+    default: {} as Record<string, string>,
+    description: "Labels of this node, k=v,k2=v2",
+  } as KeyDef<"labels", Record<string, string>>,
   "API.Host": str("0.0.0.0", "Address the REST API listens on (serve) or connects to (node commands)"),
   "API.Port": int(1234, "Port of the REST API"),
   "API.Auth.Users": {
     kind: "users",
     secret: true,
     default: [] as AuthUser[],
-    description: "REST API users: Username/Password (plain or bcrypt) and/or APIKey, with Capabilities. Empty: serve generates an admin API key in DataDir/credentials",
+    description:
+      "REST API users: Username/Password (plain or bcrypt) and/or APIKey, with Capabilities. Empty: serve generates an admin API key in DataDir/credentials",
   } as KeyDef<"users", AuthUser[]>,
   "API.Auth.AnonymousAccess": {
     kind: "string",
     default: "read" as AnonymousAccess,
     choices: ["read", "none"],
-    description: "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
+    description:
+      "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
   } as KeyDef<"string", AnonymousAccess>,
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
-  "Orchestrator.NATS.URL": str("", "Use this external NATS (with JetStream) instead of starting an embedded nats-server"),
-  "Orchestrator.NATS.User": str("", "External NATS: the user the orchestrator logs in as (with Orchestrator.NATS.Password)"),
+  "Orchestrator.NATS.URL": str(
+    "",
+    "Use this external NATS (with JetStream) instead of starting an embedded nats-server",
+  ),
+  "Orchestrator.NATS.User": str(
+    "",
+    "External NATS: the user the orchestrator logs in as (with Orchestrator.NATS.Password)",
+  ),
   "Orchestrator.NATS.Password": secretStr("External NATS: the password of Orchestrator.NATS.User"),
   "Orchestrator.NATS.Token": secretStr("External NATS: a token to log in with instead of a user"),
   "Orchestrator.NATS.CredsFile": str("", "External NATS: a .creds file (user JWT and nkey seed) to log in with"),
-  "Orchestrator.NATS.JetStreamMaxStore": bytes(1024 ** 3, "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it"),
-  "Orchestrator.NATS.GOGC": int(0, "Embedded nats-server: its Go garbage collector's GOGC (heap growth in % over the live heap before a collection; lower: less memory, more CPU). 0: Go's default (100), or GOGC from Shoal's environment"),
-  "Orchestrator.NATS.GOMEMLIMIT": bytes(0, "Embedded nats-server: its Go runtime's soft memory limit (GOMEMLIMIT); the server collects harder as it nears it. 0: none, or GOMEMLIMIT from Shoal's environment"),
-  "Orchestrator.NATS.LeafNodes.Port": int(0, "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers"),
-  "Orchestrator.Auth.Token": secretStr("The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token"),
-  "Orchestrator.NodeManager.ManualApproval": bool(false, "New compute nodes start PENDING and need `shoal node approve`"),
-  "Orchestrator.Scheduler.QueueBackoff": dur(60_000, "How often a Queued job is tried again (also at once when a node joins, is approved, recovers or frees capacity); 0: only then"),
+  "Orchestrator.NATS.JetStreamMaxStore": bytes(
+    1024 ** 3,
+    "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it",
+  ),
+  "Orchestrator.NATS.GOGC": int(
+    0,
+    "Embedded nats-server: its Go garbage collector's GOGC (heap growth in % over the live heap before a collection; lower: less memory, more CPU). 0: Go's default (100), or GOGC from Shoal's environment",
+  ),
+  "Orchestrator.NATS.GOMEMLIMIT": bytes(
+    0,
+    "Embedded nats-server: its Go runtime's soft memory limit (GOMEMLIMIT); the server collects harder as it nears it. 0: none, or GOMEMLIMIT from Shoal's environment",
+  ),
+  "Orchestrator.NATS.LeafNodes.Port": int(
+    0,
+    "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers",
+  ),
+  "Orchestrator.Auth.Token": secretStr(
+    "The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token",
+  ),
+  "Orchestrator.NodeManager.ManualApproval": bool(
+    false,
+    "New compute nodes start PENDING and need `shoal node approve`",
+  ),
+  "Orchestrator.Scheduler.QueueBackoff": dur(
+    60_000,
+    "How often a Queued job is tried again (also at once when a node joins, is approved, recovers or frees capacity); 0: only then",
+  ),
   "Orchestrator.Scheduler.ExecutionAnswerTimeout": dur(
     300_000,
     "How long a node may leave an execution's work unanswered (its bid, its start) while the orchestrator listens; " +
       "then the execution fails and is placed elsewhere. At least 1s",
   ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
-  "Orchestrator.NodeManager.UnknownTimeout": dur(300_000, "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN"),
+  "Orchestrator.NodeManager.UnknownTimeout": dur(
+    300_000,
+    "A node silent for longer than this (from its last heartbeat) becomes UNKNOWN",
+  ),
   "Orchestrator.NodeManager.Overrides": {
     kind: "overrides",
     default: [] as HealthOverride[],
-    description: "Per-node (NodeIDs) or per-group (Selector) DisconnectTimeout/UnknownTimeout; node entries win over groups, first matching group wins",
+    description:
+      "Per-node (NodeIDs) or per-group (Selector) DisconnectTimeout/UnknownTimeout; node entries win over groups, first matching group wins",
   } as KeyDef<"overrides", HealthOverride[]>,
-  "Orchestrator.NodeManager.MaxRegistrationsPerSecond": int(10, "New nodes (ids not currently registered) admitted per second, sustained; 0 for no limit"),
-  "Orchestrator.NodeManager.RegistrationBurst": int(100, "New nodes admitted at once after a quiet spell (at least 1 when MaxRegistrationsPerSecond is set)"),
-  "Orchestrator.NodeManager.MaxPendingNodes": int(1000, "With ManualApproval: nodes awaiting approval at most; more are refused until an operator acts. 0 for no limit"),
-  "Orchestrator.NodeManager.NodeEvictionRate": num(0.1, "Nodes per second whose work is moved off when they go silent (UNHEALTHY, UNKNOWN), while most of the fleet is healthy"),
-  "Orchestrator.NodeManager.SecondaryNodeEvictionRate": num(0.01, "Nodes per second whose work is moved once UnhealthyNodesThreshold of the fleet is silent (fleets above LargeClusterSizeThreshold; smaller ones pause)"),
-  "Orchestrator.NodeManager.UnhealthyNodesThreshold": num(0.55, "Share of the approved compute nodes (0–1) silent at once above which work moves at the secondary rate, or pauses"),
-  "Orchestrator.NodeManager.LargeClusterSizeThreshold": int(50, "Fleets of at most this many approved compute nodes pause moving work, instead of slowing, once UnhealthyNodesThreshold is reached"),
-  "Orchestrator.NodeManager.ReconnectLoginsPerSecond": int(500, "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread"),
-  "JobDefaults.Batch.Task.Resources.CPU": str("500m", "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
-  "JobDefaults.Batch.Task.Resources.Memory": str("512Mb", "Memory a batch job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
-  "JobDefaults.Batch.Task.Timeouts.QueueTimeout": dur(0, "How long a batch job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),
-  "JobDefaults.Batch.Task.Timeouts.ExecutionTimeout": dur(0, "How long an execution of a batch job may run, when its spec sets none; 0: no limit"),
-  "JobDefaults.Batch.Task.Timeouts.TotalTimeout": dur(0, "How long a batch job may take from submission, when its spec sets none; 0: no limit"),
-  "JobDefaults.Ops.Task.Resources.CPU": str("500m", "CPU a ops job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
-  "JobDefaults.Ops.Task.Resources.Memory": str("512Mb", "Memory a ops job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
-  "JobDefaults.Ops.Task.Timeouts.QueueTimeout": dur(0, "How long a ops job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),
-  "JobDefaults.Ops.Task.Timeouts.ExecutionTimeout": dur(0, "How long an execution of a ops job may run, when its spec sets none; 0: no limit"),
-  "JobDefaults.Ops.Task.Timeouts.TotalTimeout": dur(0, "How long a ops job may take from submission, when its spec sets none; 0: no limit"),
-  "JobDefaults.Service.Task.Resources.CPU": str("500m", "CPU a service job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
-  "JobDefaults.Service.Task.Resources.Memory": str("512Mb", "Memory a service job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
-  "JobDefaults.Service.Task.Timeouts.QueueTimeout": dur(0, "How long a service job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once"),
-  "JobDefaults.Daemon.Task.Resources.CPU": str("500m", "CPU a daemon job's task gets when its spec sets none (cores or millicores, as Bacalhau)"),
-  "JobDefaults.Daemon.Task.Resources.Memory": str("512Mb", "Memory a daemon job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)"),
+  "Orchestrator.NodeManager.MaxRegistrationsPerSecond": int(
+    10,
+    "New nodes (ids not currently registered) admitted per second, sustained; 0 for no limit",
+  ),
+  "Orchestrator.NodeManager.RegistrationBurst": int(
+    100,
+    "New nodes admitted at once after a quiet spell (at least 1 when MaxRegistrationsPerSecond is set)",
+  ),
+  "Orchestrator.NodeManager.MaxPendingNodes": int(
+    1000,
+    "With ManualApproval: nodes awaiting approval at most; more are refused until an operator acts. 0 for no limit",
+  ),
+  "Orchestrator.NodeManager.NodeEvictionRate": num(
+    0.1,
+    "Nodes per second whose work is moved off when they go silent (UNHEALTHY, UNKNOWN), while most of the fleet is healthy",
+  ),
+  "Orchestrator.NodeManager.SecondaryNodeEvictionRate": num(
+    0.01,
+    "Nodes per second whose work is moved once UnhealthyNodesThreshold of the fleet is silent (fleets above LargeClusterSizeThreshold; smaller ones pause)",
+  ),
+  "Orchestrator.NodeManager.UnhealthyNodesThreshold": num(
+    0.55,
+    "Share of the approved compute nodes (0–1) silent at once above which work moves at the secondary rate, or pauses",
+  ),
+  "Orchestrator.NodeManager.LargeClusterSizeThreshold": int(
+    50,
+    "Fleets of at most this many approved compute nodes pause moving work, instead of slowing, once UnhealthyNodesThreshold is reached",
+  ),
+  "Orchestrator.NodeManager.ReconnectLoginsPerSecond": int(
+    500,
+    "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread",
+  ),
+  "JobDefaults.Batch.Task.Resources.CPU": str(
+    "500m",
+    "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
+  ),
+  "JobDefaults.Batch.Task.Resources.Memory": str(
+    "512Mb",
+    "Memory a batch job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)",
+  ),
+  "JobDefaults.Batch.Task.Timeouts.QueueTimeout": dur(
+    0,
+    "How long a batch job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once",
+  ),
+  "JobDefaults.Batch.Task.Timeouts.ExecutionTimeout": dur(
+    0,
+    "How long an execution of a batch job may run, when its spec sets none; 0: no limit",
+  ),
+  "JobDefaults.Batch.Task.Timeouts.TotalTimeout": dur(
+    0,
+    "How long a batch job may take from submission, when its spec sets none; 0: no limit",
+  ),
+  "JobDefaults.Ops.Task.Resources.CPU": str(
+    "500m",
+    "CPU a ops job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
+  ),
+  "JobDefaults.Ops.Task.Resources.Memory": str(
+    "512Mb",
+    "Memory a ops job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)",
+  ),
+  "JobDefaults.Ops.Task.Timeouts.QueueTimeout": dur(
+    0,
+    "How long a ops job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once",
+  ),
+  "JobDefaults.Ops.Task.Timeouts.ExecutionTimeout": dur(
+    0,
+    "How long an execution of a ops job may run, when its spec sets none; 0: no limit",
+  ),
+  "JobDefaults.Ops.Task.Timeouts.TotalTimeout": dur(
+    0,
+    "How long a ops job may take from submission, when its spec sets none; 0: no limit",
+  ),
+  "JobDefaults.Service.Task.Resources.CPU": str(
+    "500m",
+    "CPU a service job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
+  ),
+  "JobDefaults.Service.Task.Resources.Memory": str(
+    "512Mb",
+    "Memory a service job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)",
+  ),
+  "JobDefaults.Service.Task.Timeouts.QueueTimeout": dur(
+    0,
+    "How long a service job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once",
+  ),
+  "JobDefaults.Daemon.Task.Resources.CPU": str(
+    "500m",
+    "CPU a daemon job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
+  ),
+  "JobDefaults.Daemon.Task.Resources.Memory": str(
+    "512Mb",
+    "Memory a daemon job's task gets when its spec sets none (as Bacalhau: 512Mb, 1Gi, …)",
+  ),
   "JobLimits.MaxCount": int(L.MaxCount, "Replicas a batch or service job may ask for (Count) at most"),
   "JobLimits.MaxEnvironmentVariables": int(L.MaxEnvironmentVariables, "Env entries (and EnvironmentVariables items)"),
   "JobLimits.MaxEnvValueLength": int(L.MaxEnvValueLength, "Characters of each Env value and EnvironmentVariables item"),
@@ -119,18 +236,52 @@ export const CONFIG_KEYS = {
   "JobLimits.MaxMemory": bytes(L.MaxMemory, "Memory a task may ask for, at most: more than any node offers"),
   "JobLimits.MaxGPU": int(L.MaxGPU, "GPUs a task may ask for, at most: more than any node offers"),
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
-  "EventStore.SQLite.WriterThread": bool(false, "SQLite store: group commits (and their fsync) on a worker thread, off the event loop; worth it only with a core to spare"),
-  "EventStore.SQLite.ReadAhead": bool(true, "SQLite store: long replays (start-up recovery, a processor far behind) read the store on a reader thread while the event loop folds"),
-  "Compute.Orchestrators": { kind: "list", default: ["nats://127.0.0.1:4222"], description: "NATS URLs of the orchestrator(s)" } as KeyDef<"list", string[]>,
-  "Compute.Auth.Token": secretStr("The orchestrator's join token; used once to join, after which the node logs in with its own key"),
+  "EventStore.SQLite.WriterThread": bool(
+    false,
+    "SQLite store: group commits (and their fsync) on a worker thread, off the event loop; worth it only with a core to spare",
+  ),
+  "EventStore.SQLite.ReadAhead": bool(
+    true,
+    "SQLite store: long replays (start-up recovery, a processor far behind) read the store on a reader thread while the event loop folds",
+  ),
+  "Compute.Orchestrators": {
+    kind: "list",
+    default: ["nats://127.0.0.1:4222"],
+    description: "NATS URLs of the orchestrator(s)",
+  } as KeyDef<"list", string[]>,
+  "Compute.Auth.Token": secretStr(
+    "The orchestrator's join token; used once to join, after which the node logs in with its own key",
+  ),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
-  "Compute.Heartbeat.InfoUpdateInterval": dur(60_000, "How often node information is reported (only changes are stored)"),
-  "Compute.Heartbeat.ResourceUpdateInterval": dur(30_000, "How often resource availability is reported (kept in memory)"),
-  "Compute.AllocatedCapacity.CPU": str("70%", "CPU the node offers executions: a share of this machine's cores (70%), or cores or millicores (2, 1500m)"),
-  "Compute.AllocatedCapacity.Memory": str("70%", "Memory the node offers executions: a share of this machine's memory (70%), or a size (4Gb, 2Gi)"),
-  "Compute.Docker.AllowPull": bool(false, "Pull an image the Docker engine does not have; otherwise such an execution fails (image missing)"),
-  "Compute.Docker.AllowedNetworks": { kind: "list", default: [] as string[], description: "Networks executions may ask for besides None: Host, Full" } as KeyDef<"list", string[]>,
-  "Compute.Docker.MaxOutputBytes": bytes(1024 * 1024, "Bytes of stdout and of stderr kept per execution (each); the rest is counted, and the truncation said"),
+  "Compute.Heartbeat.InfoUpdateInterval": dur(
+    60_000,
+    "How often node information is reported (only changes are stored)",
+  ),
+  "Compute.Heartbeat.ResourceUpdateInterval": dur(
+    30_000,
+    "How often resource availability is reported (kept in memory)",
+  ),
+  "Compute.AllocatedCapacity.CPU": str(
+    "70%",
+    "CPU the node offers executions: a share of this machine's cores (70%), or cores or millicores (2, 1500m)",
+  ),
+  "Compute.AllocatedCapacity.Memory": str(
+    "70%",
+    "Memory the node offers executions: a share of this machine's memory (70%), or a size (4Gb, 2Gi)",
+  ),
+  "Compute.Docker.AllowPull": bool(
+    false,
+    "Pull an image the Docker engine does not have; otherwise such an execution fails (image missing)",
+  ),
+  "Compute.Docker.AllowedNetworks": {
+    kind: "list",
+    default: [] as string[],
+    description: "Networks executions may ask for besides None: Host, Full",
+  } as KeyDef<"list", string[]>,
+  "Compute.Docker.MaxOutputBytes": bytes(
+    1024 * 1024,
+    "Bytes of stdout and of stderr kept per execution (each); the rest is counted, and the truncation said",
+  ),
   "Compute.Docker.StopGracePeriod": dur(10_000, "How long a cancelled container gets between SIGTERM and SIGKILL"),
   "Compute.Docker.PidsLimit": int(
     DEFAULT_PIDS_LIMIT,

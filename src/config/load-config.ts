@@ -51,7 +51,8 @@ function applyYamlFile(config: ShoalConfig, path: string): void {
     throw new ConfigError(`config file ${path} is not valid YAML: ${(e as Error).message}`);
   }
   if (doc === null || doc === undefined) return;
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new ConfigError(`config file ${path} must be a YAML mapping`);
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new ConfigError(`config file ${path} must be a YAML mapping`);
   const pairs: [string, unknown][] = [];
   flatten(doc, "", pairs);
   for (const [path_, raw] of pairs) {
@@ -109,11 +110,21 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.Scheduler.ExecutionAnswerTimeout must be at least 1s: a node needs time to answer its work",
     );
   }
-  if (config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 || config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1) {
-    throw new ConfigError("Orchestrator.NodeManager.UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1");
+  if (
+    config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 ||
+    config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1
+  ) {
+    throw new ConfigError(
+      "Orchestrator.NodeManager.UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1",
+    );
   }
-  if (config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"] > 0 && config["Orchestrator.NodeManager.RegistrationBurst"] < 1) {
-    throw new ConfigError("Orchestrator.NodeManager.RegistrationBurst must be at least 1 while MaxRegistrationsPerSecond is set (0 turns the rate limit off)");
+  if (
+    config["Orchestrator.NodeManager.MaxRegistrationsPerSecond"] > 0 &&
+    config["Orchestrator.NodeManager.RegistrationBurst"] < 1
+  ) {
+    throw new ConfigError(
+      "Orchestrator.NodeManager.RegistrationBurst must be at least 1 while MaxRegistrationsPerSecond is set (0 turns the rate limit off)",
+    );
   }
   return config;
 }

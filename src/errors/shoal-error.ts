@@ -40,7 +40,8 @@ export const conflict = (message: string) => new ShoalError({ kind: "Conflict", 
 export const unauthorized = (message: string) => new ShoalError({ kind: "Unauthorized", message });
 export const forbidden = (message: string) => new ShoalError({ kind: "Forbidden", message });
 /** Shoal cannot serve the request now (store or transport trouble); nothing was changed. */
-export const unavailable = (message: string, retryAfterSeconds = 5) => new ShoalError({ kind: "Unavailable", message, retryAfterSeconds });
+export const unavailable = (message: string, retryAfterSeconds = 5) =>
+  new ShoalError({ kind: "Unavailable", message, retryAfterSeconds });
 
 /** How long a caller should wait before retrying after store trouble (disk full, read-only, unreachable). */
 export const STORE_RETRY_AFTER_SECONDS = 5;

@@ -58,7 +58,9 @@ export function lockDataDir(dir: string, command: string): DataDirLock {
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
   } catch (e) {
-    throw new StartupError(`DataDir ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); Shoal keeps its state there`);
+    throw new StartupError(
+      `DataDir ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); Shoal keeps its state there`,
+    );
   }
   const file = join(dir, LOCK_FILE);
   let db: Database.Database | undefined;
@@ -73,9 +75,15 @@ export function lockDataDir(dir: string, command: string): DataDirLock {
     db?.close();
     const code = (e as { code?: string }).code;
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
-      throw new StartupError(`DataDir ${dir} is in use by ${describeOwner(dir)}; stop it, or give this process another DataDir`);
+      throw new StartupError(
+        `DataDir ${dir} is in use by ${describeOwner(dir)}; stop it, or give this process another DataDir`,
+      );
     }
-    if (code?.startsWith("SQLITE_READONLY") || code?.startsWith("SQLITE_CANTOPEN") || code?.startsWith("SQLITE_IOERR")) {
+    if (
+      code?.startsWith("SQLITE_READONLY") ||
+      code?.startsWith("SQLITE_CANTOPEN") ||
+      code?.startsWith("SQLITE_IOERR")
+    ) {
       throw new StartupError(`DataDir ${dir} cannot be written: ${(e as Error).message} (${code})`);
     }
     throw new StartupError(`cannot lock DataDir ${dir}: ${(e as Error).message}`);

@@ -71,7 +71,7 @@ export async function writeFileAtomicAsync(path: string, chunks: readonly Uint8A
   try {
     for (const chunk of chunks) {
       // A write may take only part of a large buffer.
-      for (let done = 0; done < chunk.length; ) done += (await file.write(chunk, done)).bytesWritten;
+      for (let done = 0; done < chunk.length;) done += (await file.write(chunk, done)).bytesWritten;
     }
     await file.sync();
   } catch (e) {

@@ -46,8 +46,10 @@ export function labelKeyProblem(key: string): string | undefined {
     }
   }
   if (name === "") return `label key ${q} has an empty name`;
-  if (name.length > MAX_LABEL_NAME_LENGTH) return `label key ${q}: the name after any prefix is longer than ${MAX_LABEL_NAME_LENGTH} characters`;
-  if (!NAME.test(name)) return `label key ${q}: the name must be ${NAME_SHAPE}${name.includes("/") ? " (at most one '/')" : ""}`;
+  if (name.length > MAX_LABEL_NAME_LENGTH)
+    return `label key ${q}: the name after any prefix is longer than ${MAX_LABEL_NAME_LENGTH} characters`;
+  if (!NAME.test(name))
+    return `label key ${q}: the name must be ${NAME_SHAPE}${name.includes("/") ? " (at most one '/')" : ""}`;
   return undefined;
 }
 
@@ -55,7 +57,8 @@ export function labelKeyProblem(key: string): string | undefined {
 export function labelValueProblem(value: string): string | undefined {
   if (value === "") return undefined;
   const q = quoteLabelText(value);
-  if (value.length > MAX_LABEL_VALUE_LENGTH) return `label value ${q} is longer than ${MAX_LABEL_VALUE_LENGTH} characters`;
+  if (value.length > MAX_LABEL_VALUE_LENGTH)
+    return `label value ${q} is longer than ${MAX_LABEL_VALUE_LENGTH} characters`;
   if (!NAME.test(value)) return `label value ${q} must be empty or ${NAME_SHAPE}`;
   return undefined;
 }

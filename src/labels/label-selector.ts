@@ -52,7 +52,9 @@ const MAX_VALUE = 63;
 
 function checkKey(key: string, whole: string): string {
   if (key.length > MAX_STORED_KEY || !QUERY_KEY.test(key)) {
-    throw new LabelSelectorError(`invalid label selector ${quoteLabelText(whole)}: label key ${quoteLabelText(key)} is not a label key`);
+    throw new LabelSelectorError(
+      `invalid label selector ${quoteLabelText(whole)}: label key ${quoteLabelText(key)} is not a label key`,
+    );
   }
   return key;
 }

@@ -4,7 +4,10 @@ import { within } from "./within.ts";
 export interface BoundedStepOptions {
   readonly timeoutMs: number;
   readonly logger: Logger;
-  /** Run when the step has not finished in time: close without waiting for anyone (it is not awaited longer than timeoutMs either). */
+  /**
+   * Run when the step has not finished in time: close without waiting for anyone (it is not awaited longer than
+   * timeoutMs either).
+   */
   readonly hard?: () => Promise<unknown> | unknown;
 }
 
@@ -15,7 +18,11 @@ export type StepOutcome = "done" | "timed-out" | "failed";
  * a hung store) must not keep the process from exiting. After the bound the step is abandoned,
  * `hard` runs, and the log says so. Never throws: the next step runs regardless.
  */
-export async function boundedStep(name: string, step: () => Promise<unknown> | unknown, options: BoundedStepOptions): Promise<StepOutcome> {
+export async function boundedStep(
+  name: string,
+  step: () => Promise<unknown> | unknown,
+  options: BoundedStepOptions,
+): Promise<StepOutcome> {
   const { timeoutMs, logger } = options;
   try {
     const result = await within(Promise.resolve().then(step), timeoutMs);
@@ -28,7 +35,8 @@ export async function boundedStep(name: string, step: () => Promise<unknown> | u
   if (options.hard) {
     try {
       const result = await within(Promise.resolve().then(options.hard), timeoutMs);
-      if (!result.ok) logger.error({ step: name, timeoutMs }, `${name}: hard close did not finish either; abandoning it`);
+      if (!result.ok)
+        logger.error({ step: name, timeoutMs }, `${name}: hard close did not finish either; abandoning it`);
     } catch (err) {
       logger.error({ err, step: name }, "error while closing hard");
     }

@@ -22,7 +22,9 @@ export class TokenBucket {
     private readonly clock: { now(): number },
   ) {
     if (!(options.ratePerSecond > 0) || !(options.burst >= 1)) {
-      throw new RangeError(`a token bucket needs a positive rate and a burst of at least 1, got ${options.ratePerSecond}/s and ${options.burst}`);
+      throw new RangeError(
+        `a token bucket needs a positive rate and a burst of at least 1, got ${options.ratePerSecond}/s and ${options.burst}`,
+      );
     }
     this.milliTokens = options.burst * MILLI;
     this.last = clock.now();

@@ -17,7 +17,9 @@ function humanStream(out: NodeJS.WritableStream): Writable {
             .filter(([k]) => !OMIT.has(k))
             .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
             .join(" ");
-          out.write(`${time} ${(LEVELS[rec.level as number] ?? "LOG").padEnd(5)} ${String(rec.msg ?? "")}${fields ? ` ${fields}` : ""}\n`);
+          out.write(
+            `${time} ${(LEVELS[rec.level as number] ?? "LOG").padEnd(5)} ${String(rec.msg ?? "")}${fields ? ` ${fields}` : ""}\n`,
+          );
         } catch {
           out.write(`${line}\n`);
         }

@@ -34,7 +34,10 @@ export class RefusalLog {
     }
     const notLogged = known?.notLogged ?? 0;
     this.kinds.set(key, { at: now, notLogged: 0 });
-    this.logger.warn({ ...fields(), kind, ...(notLogged > 0 ? { notLogged, sinceMs: Math.round(now - (known?.at ?? now)) } : {}) }, message);
+    this.logger.warn(
+      { ...fields(), kind, ...(notLogged > 0 ? { notLogged, sinceMs: Math.round(now - (known?.at ?? now)) } : {}) },
+      message,
+    );
   }
 
   /** Kinds of refusal seen (bounded by the code's messages and the error kinds). */

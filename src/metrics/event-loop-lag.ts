@@ -22,8 +22,13 @@ export function takeEventLoopLag(): EventLoopLagSnapshot {
     monitor.enable();
   }
   // The histogram counts the timer's own resolution as delay; take it off so an idle loop reads 0.
-  const seconds = (ns: number) => (Number.isFinite(ns) && monitor!.count > 0 ? Math.max(0, ns / 1e9 - RESOLUTION_MS / 1000) : 0);
-  const snapshot = { p50Seconds: seconds(monitor.percentile(50)), p99Seconds: seconds(monitor.percentile(99)), maxSeconds: seconds(monitor.max) };
+  const seconds = (ns: number) =>
+    Number.isFinite(ns) && monitor!.count > 0 ? Math.max(0, ns / 1e9 - RESOLUTION_MS / 1000) : 0;
+  const snapshot = {
+    p50Seconds: seconds(monitor.percentile(50)),
+    p99Seconds: seconds(monitor.percentile(99)),
+    maxSeconds: seconds(monitor.max),
+  };
   monitor.reset();
   return snapshot;
 }

@@ -74,7 +74,11 @@ export class ShoalMetrics {
       buckets: BATCH_BUCKETS,
       registers,
     });
-    this.natsReconnects = new Counter({ name: "shoal_nats_reconnects_total", help: "Times this orchestrator's NATS connection was re-established", registers });
+    this.natsReconnects = new Counter({
+      name: "shoal_nats_reconnects_total",
+      help: "Times this orchestrator's NATS connection was re-established",
+      registers,
+    });
     this.requests = new Histogram({
       name: "shoal_http_request_duration_seconds",
       help: "REST request durations by route pattern, method and status class",
@@ -98,7 +102,12 @@ export class ShoalMetrics {
     });
     // A gauge whose collect() fills its companions is registered before them: the registry reads
     // each metric in registration order, the synchronous part of one before the next.
-    const positions = new Gauge({ name: "shoal_processor_position", help: "Last store position each processor has handled", labelNames: ["processor"], registers: [] });
+    const positions = new Gauge({
+      name: "shoal_processor_position",
+      help: "Last store position each processor has handled",
+      labelNames: ["processor"],
+      registers: [],
+    });
     new Gauge({
       name: "shoal_processor_lag_events",
       help: "Events between the store's head and each processor's checkpoint",
@@ -116,7 +125,12 @@ export class ShoalMetrics {
       },
     });
     this.registry.registerMetric(positions);
-    const passivated = new Gauge({ name: "shoal_actors_passivated", help: "Entities known but not in memory (loaded again on demand), by entity kind", labelNames: ["entity"], registers: [] });
+    const passivated = new Gauge({
+      name: "shoal_actors_passivated",
+      help: "Entities known but not in memory (loaded again on demand), by entity kind",
+      labelNames: ["entity"],
+      registers: [],
+    });
     new Gauge({
       name: "shoal_actors_resident",
       help: "Entity actors held in memory, by entity kind",
@@ -134,8 +148,16 @@ export class ShoalMetrics {
       },
     });
     this.registry.registerMetric(passivated);
-    const lagP50 = new Gauge({ name: "shoal_event_loop_lag_p50_seconds", help: "Median event-loop delay since the previous scrape", registers: [] });
-    const lagP99 = new Gauge({ name: "shoal_event_loop_lag_p99_seconds", help: "99th percentile event-loop delay since the previous scrape", registers: [] });
+    const lagP50 = new Gauge({
+      name: "shoal_event_loop_lag_p50_seconds",
+      help: "Median event-loop delay since the previous scrape",
+      registers: [],
+    });
+    const lagP99 = new Gauge({
+      name: "shoal_event_loop_lag_p99_seconds",
+      help: "99th percentile event-loop delay since the previous scrape",
+      registers: [],
+    });
     new Gauge({
       name: "shoal_event_loop_lag_max_seconds",
       help: "Longest event-loop delay since the previous scrape: how long nothing else (heartbeats, HTTP) could run",
@@ -178,13 +200,18 @@ export class ShoalMetrics {
     });
   }
 
-  /** Gives `use` each registered collector's answer; one broken collector must not take the whole scrape down with it. */
+  /**
+   * Gives `use` each registered collector's answer; one broken collector must not take the whole scrape down with it.
+   */
   private ask<K extends CollectorKind>(kind: K, use: (answer: ReturnType<MetricCollectors[K]>) => void): void {
     for (const collector of this.collectors[kind]) {
       try {
         use(collector() as ReturnType<MetricCollectors[K]>);
       } catch (err) {
-        this.logger.warn({ err, collector: kind }, "a metrics collector failed; its figures are left out of this scrape");
+        this.logger.warn(
+          { err, collector: kind },
+          "a metrics collector failed; its figures are left out of this scrape",
+        );
       }
     }
   }
@@ -198,7 +225,10 @@ export class ShoalMetrics {
     this.commitBatch.observe(batchSize);
   }
 
-  /** Events this orchestrator appended, and the store position of the last one (the head the processors' lag is measured from). */
+  /**
+   * Events this orchestrator appended, and the store position of the last one (the head the processors' lag is measured
+   * from).
+   */
   observeAppend(events: number, position: number): void {
     this.appendedSinceScrape += events;
     if (position > this.appendedPosition) this.appendedPosition = position;
@@ -218,7 +248,9 @@ export class ShoalMetrics {
     this.natsReconnects.inc();
   }
 
-  /** `route` is the matched route's pattern (`/api/v1/orchestrator/nodes/:id`) or UNMATCHED_ROUTE, never the raw URL. */
+  /**
+   * `route` is the matched route's pattern (`/api/v1/orchestrator/nodes/:id`) or UNMATCHED_ROUTE, never the raw URL.
+   */
   observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
     this.requests.observe({ method, route, status_class: `${Math.floor(statusCode / 100)}xx` }, seconds);
   }

@@ -21,7 +21,11 @@ export function resolveApiAuth(config: ShoalConfig, logger: Logger): ResolvedApi
   const users = config["API.Auth.Users"];
   if (users.length > 0) {
     const stale = adminApiKeyPath(config.DataDir);
-    if (existsSync(stale)) logger.info({ file: stale }, "API.Auth.Users is set, so the generated admin API key in this file is not accepted");
+    if (existsSync(stale))
+      logger.info(
+        { file: stale },
+        "API.Auth.Users is set, so the generated admin API key in this file is not accepted",
+      );
     logger.info({ users: users.length, anonymousAccess }, "REST API users from API.Auth.Users");
     return { auth: { users, anonymousAccess } };
   }
@@ -32,6 +36,11 @@ export function resolveApiAuth(config: ShoalConfig, logger: Logger): ResolvedApi
     if (e instanceof SecretFileError) throw new StartupError(`cannot use the generated admin API key: ${e.message}`);
     throw new StartupError(`cannot create the admin API key under ${config.DataDir}: ${(e as Error).message}`);
   }
-  logger.info({ file: admin.path, anonymousAccess }, admin.created ? "generated an admin API key (API.Auth.Users is empty)" : "using the generated admin API key (API.Auth.Users is empty)");
+  logger.info(
+    { file: admin.path, anonymousAccess },
+    admin.created
+      ? "generated an admin API key (API.Auth.Users is empty)"
+      : "using the generated admin API key (API.Auth.Users is empty)",
+  );
   return { auth: { users: [admin.user], anonymousAccess }, adminKey: { path: admin.path, created: admin.created } };
 }

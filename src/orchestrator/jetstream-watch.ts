@@ -79,7 +79,9 @@ export class JetStreamWatch implements HealthCheck {
         } catch {
           return { ok: false, reason: "JetStream answered its account info with something that is not JSON" };
         }
-        return info.error === undefined ? { ok: true, reason: "answering" } : { ok: false, reason: `JetStream refuses its account info: ${info.error.description ?? "no reason given"}` };
+        return info.error === undefined
+          ? { ok: true, reason: "answering" }
+          : { ok: false, reason: `JetStream refuses its account info: ${info.error.description ?? "no reason given"}` };
       },
       () => undefined,
     );
@@ -100,7 +102,10 @@ export class JetStreamWatch implements HealthCheck {
     const free = freeBytes(this.options.storeDir);
     const min = this.options.minFreeBytes ?? MIN_FREE_BYTES;
     if (free !== undefined && free < min) {
-      return { ok: false, reason: `${result.reason}; its disk has ${Math.floor(free / 1024)} KiB free: the embedded nats-server is restarted once it has ${min / 1024 / 1024} MiB` };
+      return {
+        ok: false,
+        reason: `${result.reason}; its disk has ${Math.floor(free / 1024)} KiB free: the embedded nats-server is restarted once it has ${min / 1024 / 1024} MiB`,
+      };
     }
     return result;
   }
@@ -122,7 +127,8 @@ export class JetStreamWatch implements HealthCheck {
       return;
     }
     if (this.unanswered < STUCK_AFTER || server === undefined || storeDir === undefined) {
-      if (this.unanswered === STUCK_AFTER) logger.error({ reason: result.reason }, "JetStream does not answer; cluster events wait");
+      if (this.unanswered === STUCK_AFTER)
+        logger.error({ reason: result.reason }, "JetStream does not answer; cluster events wait");
       return;
     }
     const coreAnswers = await within(core.rtt(), PROBE_TIMEOUT_MS).then(
@@ -136,7 +142,11 @@ export class JetStreamWatch implements HealthCheck {
     const free = freeBytes(storeDir);
     const min = this.options.minFreeBytes ?? MIN_FREE_BYTES;
     if (free === undefined || free < min) {
-      if (!this.waitingForRoom) logger.error({ reason: result.reason, storeDir, freeBytes: free }, "JetStream does not answer and its disk is (nearly) full; restarting the embedded nats-server once it has room");
+      if (!this.waitingForRoom)
+        logger.error(
+          { reason: result.reason, storeDir, freeBytes: free },
+          "JetStream does not answer and its disk is (nearly) full; restarting the embedded nats-server once it has room",
+        );
       this.waitingForRoom = true;
       return;
     }

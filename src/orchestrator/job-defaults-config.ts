@@ -26,7 +26,10 @@ export function jobDefaultsOf(config: ShoalConfig): JobDefaults {
     }
     return {
       Priority: 0,
-      Task: { Resources: { CPU: String(c[`${at}.Resources.CPU`]), Memory: String(c[`${at}.Resources.Memory`]) }, Timeouts: timeouts },
+      Task: {
+        Resources: { CPU: String(c[`${at}.Resources.CPU`]), Memory: String(c[`${at}.Resources.Memory`]) },
+        Timeouts: timeouts,
+      },
     };
   };
   const defaults: JobDefaults = { Batch: of("Batch"), Ops: of("Ops"), Service: of("Service"), Daemon: of("Daemon") };

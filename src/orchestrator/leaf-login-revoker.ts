@@ -9,7 +9,9 @@ export function leafLoginRevoker(gate: NatsJwtGate): LeafLoginRevoker {
       gate.revokeLeafLogins(keys).catch((e: unknown) => {
         if (e instanceof NatsJwtGateError) throw badRequest(e.message);
         // Already in the account JWT and the server's configuration: pushed again when NATS is back.
-        throw unavailable(`the revocation is recorded but the hub has not applied it yet (${e instanceof Error ? e.message : String(e)}); run the command again to wait for it`);
+        throw unavailable(
+          `the revocation is recorded but the hub has not applied it yet (${e instanceof Error ? e.message : String(e)}); run the command again to wait for it`,
+        );
       }),
   };
 }

@@ -7,7 +7,13 @@ import { SecretFileError, credentialsDir, loadOrCreateSecret, newSecret, readSec
 import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
 import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOperatorKeys, preloadedAccountJwt, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
+import {
+  NatsOperator,
+  loadOperatorKeys,
+  preloadedAccountJwt,
+  revocationsIn,
+  shoalAccountKey,
+} from "../transport/nats-jwt/nats-operator.ts";
 
 export interface JoinToken {
   readonly token: string;
@@ -34,9 +40,16 @@ export function resolveJoinToken(config: ShoalConfig): JoinToken {
  */
 export function writeEventsReaderCreds(dataDir: string, operator: NatsOperator): string {
   const dir = credentialsDir(dataDir);
-  const key = nkeyFromSeed("user", loadOrCreateSecret(join(dir, "nats-events-reader.nk"), () => newNkey("user").seed).value);
+  const key = nkeyFromSeed(
+    "user",
+    loadOrCreateSecret(join(dir, "nats-events-reader.nk"), () => newNkey("user").seed).value,
+  );
   const file = join(dir, "nats-events-reader.creds");
-  writeFileAtomic(file, credsFileText(operator.issueUser(key.publicKey, EVENTS_READER_USER, EVENTS_READER_PERMISSIONS), key.seed), 0o600);
+  writeFileAtomic(
+    file,
+    credsFileText(operator.issueUser(key.publicKey, EVENTS_READER_USER, EVENTS_READER_PERMISSIONS), key.seed),
+    0o600,
+  );
   return file;
 }
 
@@ -55,7 +68,10 @@ export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefin
   let token: string;
   let keys: ReturnType<typeof loadOperatorKeys>;
   try {
-    token = config["Orchestrator.Auth.Token"] !== "" ? config["Orchestrator.Auth.Token"] : readSecret(joinTokenFile(config.DataDir));
+    token =
+      config["Orchestrator.Auth.Token"] !== ""
+        ? config["Orchestrator.Auth.Token"]
+        : readSecret(joinTokenFile(config.DataDir));
     keys = loadOperatorKeys(dir);
   } catch (e) {
     if (!(e instanceof SecretFileError)) throw e;
@@ -69,5 +85,9 @@ export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefin
     );
   }
   const revocations = revocationsIn(serverConfig, keys.operatorSigner.publicKey, account);
-  return new NatsOperator(keys, { joinToken: token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
+  return new NatsOperator(keys, {
+    joinToken: token,
+    jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+    revocations,
+  });
 }

@@ -95,7 +95,9 @@ const SWEEP_EVERY_MS = 60_000;
 const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
 
 function storeDescription(config: ShoalConfig): string {
-  return config["EventStore.URL"] !== "" ? `EventStoreDB at ${redactUrl(config["EventStore.URL"])}` : `SQLite store ${join(config.DataDir, "shoal.db")}`;
+  return config["EventStore.URL"] !== ""
+    ? `EventStoreDB at ${redactUrl(config["EventStore.URL"])}`
+    : `SQLite store ${join(config.DataDir, "shoal.db")}`;
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
@@ -138,7 +140,9 @@ export async function startOrchestrator(
   const scope = Effect.runSync(Scope.make());
   // The store first, then NATS: a store that cannot be written stops start-up before a
   // nats-server is started on DataDir.
-  const built = await Effect.runPromiseExit(Layer.buildWithScope(Layer.provideMerge(natsLayer(config, logger), storeLayer(config, logger)), scope));
+  const built = await Effect.runPromiseExit(
+    Layer.buildWithScope(Layer.provideMerge(natsLayer(config, logger), storeLayer(config, logger)), scope),
+  );
   if (Exit.isFailure(built)) {
     await Effect.runPromise(Scope.close(scope, Exit.void));
     lock.release();
@@ -147,9 +151,20 @@ export async function startOrchestrator(
   }
   const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
   const inner = Context.get(built.value, Store);
-  const storeHealth = new StoreHealth(inner, storeDescription(config), (events, position) => metrics.observeAppend(events, position));
+  const storeHealth = new StoreHealth(inner, storeDescription(config), (events, position) =>
+    metrics.observeAppend(events, position),
+  );
   const store = storeHealth.store;
-  const { nc, eventsNc, url: natsUrl, server: natsServer, jetStreamDir, joinToken, access, readerCredsFile } = Context.get(built.value, Nats);
+  const {
+    nc,
+    eventsNc,
+    url: natsUrl,
+    server: natsServer,
+    jetStreamDir,
+    joinToken,
+    access,
+    readerCredsFile,
+  } = Context.get(built.value, Nats);
   const transport = new TransportWatch(nc, natsUrl, natsServer, logger.child({ component: "transport" }));
   transport.onReconnect(() => metrics.natsReconnected());
   transport.start();
@@ -157,15 +172,27 @@ export async function startOrchestrator(
   const cleanups: Cleanup[] = [
     // Last of all: the DataDir is free for another orchestrator only once this one has let go of it.
     { name: "releasing the DataDir lock", run: () => lock.release() },
-    { name: "closing NATS and the store", run: () => Effect.runPromise(Scope.close(scope, Exit.void)), timeoutMs: SCOPE_CLOSE_TIMEOUT_MS },
+    {
+      name: "closing NATS and the store",
+      run: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+      timeoutMs: SCOPE_CLOSE_TIMEOUT_MS,
+    },
   ];
   // SQLite commits appends together (EventStoreDB has no such batch): how many share a commit.
-  if (inner instanceof SqliteEventStore) cleanups.push({ name: "unwatching store commits", run: inner.onCommit((batch) => metrics.observeCommit(batch.events)) });
+  if (inner instanceof SqliteEventStore)
+    cleanups.push({
+      name: "unwatching store commits",
+      run: inner.onCommit((batch) => metrics.observeCommit(batch.events)),
+    });
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       for (const { name, run, hard, timeoutMs } of [...cleanups].reverse()) {
-        await boundedStep(name, run, { timeoutMs: timeoutMs ?? STOP_STEP_TIMEOUT_MS, logger, ...(hard ? { hard } : {}) });
+        await boundedStep(name, run, {
+          timeoutMs: timeoutMs ?? STOP_STEP_TIMEOUT_MS,
+          logger,
+          ...(hard ? { hard } : {}),
+        });
       }
     })());
 
@@ -185,7 +212,10 @@ export async function startOrchestrator(
       manualApproval: config["Orchestrator.NodeManager.ManualApproval"],
       ...(access ? { credentials: access } : {}),
       thresholds: new HealthThresholds(
-        { disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"], unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"] },
+        {
+          disconnectMs: config["Orchestrator.NodeManager.DisconnectTimeout"],
+          unknownMs: config["Orchestrator.NodeManager.UnknownTimeout"],
+        },
         config["Orchestrator.NodeManager.Overrides"],
       ),
       // On the real clock only: a test's manual clock never stalls.
@@ -228,8 +258,16 @@ export async function startOrchestrator(
     const snapshotPath = nodeStateSnapshotPath(config.DataDir);
     const loaded = await readNodeStateSnapshot(snapshotPath, store);
     const snapshot = "snapshot" in loaded ? loaded.snapshot : undefined;
-    if (snapshot) logger.info({ path: snapshotPath, nodes: snapshot.views.length, position: snapshot.position }, "starting from the node-state snapshot");
-    else logger.info({ path: snapshotPath, reason: "reason" in loaded ? loaded.reason : "" }, "no usable node-state snapshot: replaying every node stream");
+    if (snapshot)
+      logger.info(
+        { path: snapshotPath, nodes: snapshot.views.length, position: snapshot.position },
+        "starting from the node-state snapshot",
+      );
+    else
+      logger.info(
+        { path: snapshotPath, reason: "reason" in loaded ? loaded.reason : "" },
+        "no usable node-state snapshot: replaying every node stream",
+      );
     const recovered = await manager.recover(snapshot && { position: snapshot.position, states: snapshot.views });
     const self = selfInfo(nodeId, config.Labels);
     const selfResult = await manager.registerSelf(self);
@@ -242,10 +280,19 @@ export async function startOrchestrator(
     }
 
     // JetStream is checked first: a NATS that cannot take cluster events stops start-up here.
-    const publisher = new NatsEventPublisher(eventsNc, store, logger.child({ component: "event-publisher" }), Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9));
+    const publisher = new NatsEventPublisher(
+      eventsNc,
+      store,
+      logger.child({ component: "event-publisher" }),
+      Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
+    );
     await publisher.start();
     // One store subscription feeds the read model and the publisher, each at its own pace.
-    const processors = new ProcessorHost({ store, logger: logger.child({ component: "processors" }), storeHead: () => metrics.headPosition });
+    const processors = new ProcessorHost({
+      store,
+      logger: logger.child({ component: "processors" }),
+      storeHead: () => metrics.headPosition,
+    });
     const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
     // Until the read model has caught up, the index is told once per changed node, not per event.
     views.hold();
@@ -253,7 +300,10 @@ export async function startOrchestrator(
     // Recovery has already folded every event up to its position: the views start there, not from
     // the snapshot (or the beginning) again.
     views.seedStates(recovered.states, recovered.revisions);
-    const snapshotter = new NodeStateSnapshotter({ path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) }, snapshot);
+    const snapshotter = new NodeStateSnapshotter(
+      { path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) },
+      snapshot,
+    );
     if (recovered.last) snapshotter.advanced(recovered.position, recovered.last, recovered.events);
     // A number, not `recovered`: a closure over it would keep every recovered state alive.
     const viewsFrom = recovered.position;
@@ -273,7 +323,10 @@ export async function startOrchestrator(
     const jobViews = new JobViews();
     if ("snapshot" in jobLoad) jobViews.seed(jobLoad.snapshot);
     const jobsFrom = "snapshot" in jobLoad ? jobLoad.snapshot.anchor.position : 0;
-    logger.info({ path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) }, "job read model starting");
+    logger.info(
+      { path: jobSnapshotPath, position: jobsFrom, ...("reason" in jobLoad ? { reason: jobLoad.reason } : {}) },
+      "job read model starting",
+    );
     // Built on the seeded read model (its ledger starts from it); jobs run as a workflow: placed,
     // dispatched to their nodes, settled, cancelled (docs/jobs.md, Workflows).
     const work = new NodeWorkClient(nc);
@@ -291,7 +344,18 @@ export async function startOrchestrator(
     });
     cleanups.push({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
     // Node drains (docs/nodes.md, Drain): a recorded workflow, and a pass per drain under way as executions change.
-    const drainer = new NodeDrainer({ manager, nodeViews: views, jobViews, executions: jobControl.executions, work, place: (jobId, by) => jobRunner.placeFor(jobId, by), placeableElsewhere: (e) => jobRunner.placeableElsewhere(e), deadlines, clock, logger: logger.child({ component: "node-drain" }) });
+    const drainer = new NodeDrainer({
+      manager,
+      nodeViews: views,
+      jobViews,
+      executions: jobControl.executions,
+      work,
+      place: (jobId, by) => jobRunner.placeFor(jobId, by),
+      placeableElsewhere: (e) => jobRunner.placeableElsewhere(e),
+      deadlines,
+      clock,
+      logger: logger.child({ component: "node-drain" }),
+    });
     const jobProjection = processors.add({
       name: "job-views",
       checkpoints: { load: () => Promise.resolve(jobsFrom), save: () => Promise.resolve() },
@@ -299,7 +363,8 @@ export async function startOrchestrator(
         try {
           for (const e of batch) jobViews.handleEnvelope(e);
         } finally {
-          // The capacity ledger placement uses follows the read model, execution by execution (also what folded before a failure).
+          // The capacity ledger placement uses follows the read model, execution by execution (also what folded before
+          // a failure).
           jobRunner.readModelFolded(batch);
         }
       },
@@ -322,7 +387,8 @@ export async function startOrchestrator(
         endEntity: endFailedJobStep({ jobs: jobControl.jobs, executions: jobControl.executions }),
       }),
     );
-    // Work follows node state: lost with a silent (rate-limited), rejected or deleted node, stopped when it is back, daemons follow labels (docs/jobs.md, Node reactions).
+    // Work follows node state: lost with a silent (rate-limited), rejected or deleted node, stopped when it is back,
+    // daemons follow labels (docs/jobs.md, Node reactions).
     const reactions = new NodeReactionRunner({
       work: jobRunner,
       nodeViews: views,
@@ -348,24 +414,49 @@ export async function startOrchestrator(
       mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),
       holdsDaemonWork: (id: string) => jobRunner.nodeHoldsDaemonWork(id),
     };
-    processors.add(new WorkflowHost(nodeReactions(reactionQuery), { store, checkpoints: store, handlers: reactions.handlers(), logger: logger.child({ component: "workflows" }) }));
-    processors.add(new WorkflowHost(drainFlow, { store, checkpoints: store, handlers: drainer.handlers(), logger: logger.child({ component: "workflows" }) }));
-    // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not recorded as workflow steps).
+    processors.add(
+      new WorkflowHost(nodeReactions(reactionQuery), {
+        store,
+        checkpoints: store,
+        handlers: reactions.handlers(),
+        logger: logger.child({ component: "workflows" }),
+      }),
+    );
+    processors.add(
+      new WorkflowHost(drainFlow, {
+        store,
+        checkpoints: store,
+        handlers: drainer.handlers(),
+        logger: logger.child({ component: "workflows" }),
+      }),
+    );
+    // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not recorded as
+    // workflow steps).
     const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
-    processors.add({ name: drainer.name, checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() }, handle: (batch) => drainer.handle(batch) });
+    processors.add({
+      name: drainer.name,
+      checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
+      handle: (batch) => drainer.handle(batch),
+    });
     processors.add({
       name: "job-placement-on-node-gain",
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
       handle: (batch) => {
         const gained = new Set<string>();
-        for (const e of batch) if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
+        for (const e of batch)
+          if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
         if (gained.size === 0) return;
-        jobRunner.retryQueued("a node may take more work", gained).catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
+        jobRunner
+          .retryQueued("a node may take more work", gained)
+          .catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
       },
     });
     const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
     if (backoffMs > 0) {
-      const queueBackoff = setInterval(() => jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")), backoffMs);
+      const queueBackoff = setInterval(
+        () => jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
+        backoffMs,
+      );
       queueBackoff.unref();
       cleanups.push({ name: "stopping the queue backoff", run: () => clearInterval(queueBackoff) });
     }
@@ -380,7 +471,11 @@ export async function startOrchestrator(
     });
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
-    cleanups.push({ name: "stopping the event processors", run: () => processors.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    cleanups.push({
+      name: "stopping the event processors",
+      run: () => processors.stop(),
+      timeoutMs: NATS_DRAIN_TIMEOUT_MS,
+    });
     await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
     const indexing = performance.now();
     await views.release();
@@ -389,23 +484,36 @@ export async function startOrchestrator(
     await failRefusedJobs(jobViews.allJobs(), jobControl, logger.child({ component: "job-limits" }));
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
-    // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait again.
+    // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait
+    // again.
     jobRunner.seedLostWork((id) => {
       const view = views.get(id);
       return view !== undefined && !view.deleted && view.membership === "APPROVED" && view.health === "HEALTHY";
     });
     await reactions.sweep("found at start-up");
-    const sweeps = setInterval(() => reactions.sweep("found by the periodic check").catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")), SWEEP_EVERY_MS);
+    const sweeps = setInterval(
+      () =>
+        reactions
+          .sweep("found by the periodic check")
+          .catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")),
+      SWEEP_EVERY_MS,
+    );
     sweeps.unref();
     cleanups.push({ name: "stopping the node-work checks", run: () => clearInterval(sweeps) });
     // Drains under way: their deadlines armed again from the nodes' state, and a pass each.
     drainer.recover();
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
     jobRunner.resumeDispatch(jobViews.allExecutions());
-    // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next QueueBackoff.
-    jobRunner.retryQueued("the orchestrator started").catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
+    // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next
+    // QueueBackoff.
+    jobRunner
+      .retryQueued("the orchestrator started")
+      .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
-    logger.info({ nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) }, "read model caught up; node list indexed");
+    logger.info(
+      { nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) },
+      "read model caught up; node list indexed",
+    );
     snapshotter.start();
 
     const protocol = new NodeProtocolHandler(nc, manager, {
@@ -420,11 +528,22 @@ export async function startOrchestrator(
     await nc.flush();
     manager.listening();
     grace();
-    cleanups.push({ name: "stopping the compute protocol", run: () => protocol.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+    cleanups.push({
+      name: "stopping the compute protocol",
+      run: () => protocol.stop(),
+      timeoutMs: NATS_DRAIN_TIMEOUT_MS,
+    });
     if (options.takeExecutionReports !== false) {
-      const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), { enforcesNodeKeys: access !== undefined, logger: logger.child({ component: "execution-reports" }) });
+      const executionReports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(jobControl.executions), {
+        enforcesNodeKeys: access !== undefined,
+        logger: logger.child({ component: "execution-reports" }),
+      });
       executionReports.start();
-      cleanups.push({ name: "stopping the execution reports", run: () => executionReports.stop(), timeoutMs: NATS_DRAIN_TIMEOUT_MS });
+      cleanups.push({
+        name: "stopping the execution reports",
+        run: () => executionReports.stop(),
+        timeoutMs: NATS_DRAIN_TIMEOUT_MS,
+      });
     }
     // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart: the full bound).
     listensToNodes = true;
@@ -451,13 +570,29 @@ export async function startOrchestrator(
     nodeLogs.start();
     cleanups.push({ name: "stopping the job log reads", run: () => nodeLogs.stop() });
     const jobLogs = new JobLogs(jobViews, nodeLogs);
-    const api = buildApi({ logger: logger.child({ component: "api" }), self, manager, views, index: nodeIndex, projection, history: new NodeHistory(store), jobs: { control: jobControl, views: jobViews, projection: jobProjection, history: new JobHistory(store) }, jobLogs, auth, checks, metrics, ...(leaves ? { leaves } : {}) });
+    const api = buildApi({
+      logger: logger.child({ component: "api" }),
+      self,
+      manager,
+      views,
+      index: nodeIndex,
+      projection,
+      history: new NodeHistory(store),
+      jobs: { control: jobControl, views: jobViews, projection: jobProjection, history: new JobHistory(store) },
+      jobLogs,
+      auth,
+      checks,
+      metrics,
+      ...(leaves ? { leaves } : {}),
+    });
     try {
       await api.listen({ host: config["API.Host"], port: config["API.Port"] });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new StartupError(
-        code === "EADDRINUSE" ? `API.Port ${config["API.Port"]} is already in use; choose another with -c API.Port=<port>` : `cannot start the API: ${(e as Error).message}`,
+        code === "EADDRINUSE"
+          ? `API.Port ${config["API.Port"]} is already in use; choose another with -c API.Port=<port>`
+          : `cannot start the API: ${(e as Error).message}`,
       );
     }
     cleanups.push({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
@@ -468,7 +603,18 @@ export async function startOrchestrator(
     const apiUrl = `http://${host}:${address.port}`;
     logger.info({ nodeId, api: apiUrl, nats: redactUrl(natsUrl) }, "orchestrator ready");
     const eventsReader = readerCredsFile === undefined ? undefined : { credsFile: readerCredsFile };
-    return { nodeId, apiUrl, natsUrl, manager, jobs: jobControl, publisher: published, joinToken, eventsReader, ...(adminKey ? { adminKey } : {}), stop };
+    return {
+      nodeId,
+      apiUrl,
+      natsUrl,
+      manager,
+      jobs: jobControl,
+      publisher: published,
+      joinToken,
+      eventsReader,
+      ...(adminKey ? { adminKey } : {}),
+      stop,
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -15,13 +15,23 @@ import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nat
 import { goRuntimeEnv } from "../transport/go-runtime-env.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { credentialsDir } from "../security/secret-file.ts";
-import { ORCHESTRATOR_INBOX_PREFIX, ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER, SYSTEM_INBOX_PREFIX } from "../transport/nats-auth/nats-roles.ts";
+import {
+  ORCHESTRATOR_INBOX_PREFIX,
+  ORCHESTRATOR_PERMISSIONS,
+  ORCHESTRATOR_USER,
+  SYSTEM_INBOX_PREFIX,
+} from "../transport/nats-auth/nats-roles.ts";
 import { operatorModeServerConfig } from "../transport/nats-auth/nats-server-config.ts";
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn, shoalAccountKey } from "../transport/nats-jwt/nats-operator.ts";
+import {
+  NatsOperator,
+  loadOrCreateOperatorKeys,
+  revocationsIn,
+  shoalAccountKey,
+} from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
@@ -64,7 +74,10 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
-async function usable<S extends EventStore>(store: S, check: (store: S) => Promise<void> | void = () => undefined): Promise<S> {
+async function usable<S extends EventStore>(
+  store: S,
+  check: (store: S) => Promise<void> | void = () => undefined,
+): Promise<S> {
   try {
     // First: a store this Shoal must not use (written by a newer one) gets no test write either.
     await check(store);
@@ -81,7 +94,9 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
   const url = config["EventStore.URL"];
   if (url !== "") {
     if (!/^esdb(\+discover)?:\/\//.test(url)) {
-      return Layer.fail(new StartupError(`EventStore.URL must start with esdb:// or esdb+discover://, got ${redactUrl(url)}`));
+      return Layer.fail(
+        new StartupError(`EventStore.URL must start with esdb:// or esdb+discover://, got ${redactUrl(url)}`),
+      );
     }
     return Layer.scoped(
       Store,
@@ -92,7 +107,10 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
             logger.info({ url: redactUrl(url) }, "using EventStoreDB");
           }),
         ),
-        (store) => Effect.promise(() => boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger })),
+        (store) =>
+          Effect.promise(() =>
+            boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger }),
+          ),
       ),
     );
   }
@@ -109,7 +127,14 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
           (store) => {
             // A downgrade: refused, naming the event, rather than read as if it were current.
             store.refuseNewerEvents(SCHEMA_VERSIONS);
-            logger.info({ file, writerThread: config["EventStore.SQLite.WriterThread"], readAhead: config["EventStore.SQLite.ReadAhead"] }, "using the embedded SQLite event store");
+            logger.info(
+              {
+                file,
+                writerThread: config["EventStore.SQLite.WriterThread"],
+                readAhead: config["EventStore.SQLite.ReadAhead"],
+              },
+              "using the embedded SQLite event store",
+            );
           },
         ),
       ),
@@ -124,7 +149,10 @@ function externalAuth(config: ShoalConfig): Partial<ConnectionOptions> {
   const token = config["Orchestrator.NATS.Token"];
   const credsFile = config["Orchestrator.NATS.CredsFile"];
   const given = [user !== "", token !== "", credsFile !== ""].filter(Boolean).length;
-  if (given > 1) throw new StartupError("set only one of Orchestrator.NATS.User, Orchestrator.NATS.Token and Orchestrator.NATS.CredsFile");
+  if (given > 1)
+    throw new StartupError(
+      "set only one of Orchestrator.NATS.User, Orchestrator.NATS.Token and Orchestrator.NATS.CredsFile",
+    );
   if (user !== "") return { user, pass: config["Orchestrator.NATS.Password"] };
   if (token !== "") return { token };
   if (credsFile !== "") {
@@ -152,7 +180,11 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
       (nc) =>
         Effect.promise(async () => {
           // The publisher has flushed (or given up) by now: nothing of its connection's is left to drain.
-          if (name === EVENTS_CONNECTION_NAME) await boundedStep("closing the event publisher's NATS connection", () => nc.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger });
+          if (name === EVENTS_CONNECTION_NAME)
+            await boundedStep("closing the event publisher's NATS connection", () => nc.close(), {
+              timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS,
+              logger,
+            });
           else await closeNatsConnection(nc, logger);
         }),
     );
@@ -160,7 +192,10 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
     return Layer.scoped(
       Nats,
       Effect.gen(function* () {
-        const auth = yield* Effect.try({ try: () => externalAuth(config), catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))) });
+        const auth = yield* Effect.try({
+          try: () => externalAuth(config),
+          catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))),
+        });
         const joinToken = yield* attempt("cannot keep the join token", () => resolveJoinToken(config));
         const nc = yield* connectTo(external, auth);
         const eventsNc = yield* connectTo(external, auth, EVENTS_CONNECTION_NAME);
@@ -173,41 +208,79 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
     Effect.gen(function* () {
       const dir = join(config.DataDir, "nats");
       const configFile = join(dir, "nats-server.conf");
-      const target: { -readonly [K in keyof RevocationTarget]: RevocationTarget[K] } = { writeConfig: () => undefined, system: undefined };
-      if (config["Orchestrator.NATS.LeafNodes.Port"] !== 0 && config["Orchestrator.NATS.LeafNodes.Port"] === config["Orchestrator.Port"]) {
-        return yield* Effect.fail(new StartupError("Orchestrator.NATS.LeafNodes.Port must differ from Orchestrator.Port (nodes and leaf servers connect to different ports)"));
+      const target: { -readonly [K in keyof RevocationTarget]: RevocationTarget[K] } = {
+        writeConfig: () => undefined,
+        system: undefined,
+      };
+      if (
+        config["Orchestrator.NATS.LeafNodes.Port"] !== 0 &&
+        config["Orchestrator.NATS.LeafNodes.Port"] === config["Orchestrator.Port"]
+      ) {
+        return yield* Effect.fail(
+          new StartupError(
+            "Orchestrator.NATS.LeafNodes.Port must differ from Orchestrator.Port (nodes and leaf servers connect to different ports)",
+          ),
+        );
       }
-      const { joinToken, operator, readerCredsFile, access } = yield* attempt("cannot prepare the embedded NATS server's credentials", async () => {
-        const joinToken = resolveJoinToken(config);
-        const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
-        const account = shoalAccountKey(joinToken.token).publicKey;
-        // Revocations the last run wrote stay in force (the store may add some: NodeManager.revokedCredentials).
-        const revocations = existsSync(configFile) ? revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, account) : new Map<string, number>();
-        const operator = new NatsOperator(keys, { joinToken: joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"], revocations });
-        const port = config["Orchestrator.Port"];
-        const settings = {
-          host: config["Orchestrator.Host"],
-          port,
-          serverName: `shoal-${port}`,
-          ...embeddedNatsPaths(dir),
-          maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
-          leafNodePort: config["Orchestrator.NATS.LeafNodes.Port"],
-        };
-        target.writeConfig = () => writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
-        target.writeConfig();
-        const readerCredsFile = writeEventsReaderCreds(config.DataDir, operator);
-        return { joinToken, operator, readerCredsFile, access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })) };
-      });
+      const { joinToken, operator, readerCredsFile, access } = yield* attempt(
+        "cannot prepare the embedded NATS server's credentials",
+        async () => {
+          const joinToken = resolveJoinToken(config);
+          const keys = loadOrCreateOperatorKeys(credentialsDir(config.DataDir));
+          const account = shoalAccountKey(joinToken.token).publicKey;
+          // Revocations the last run wrote stay in force (the store may add some: NodeManager.revokedCredentials).
+          const revocations = existsSync(configFile)
+            ? revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, account)
+            : new Map<string, number>();
+          const operator = new NatsOperator(keys, {
+            joinToken: joinToken.token,
+            jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+            revocations,
+          });
+          const port = config["Orchestrator.Port"];
+          const settings = {
+            host: config["Orchestrator.Host"],
+            port,
+            serverName: `shoal-${port}`,
+            ...embeddedNatsPaths(dir),
+            maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+            leafNodePort: config["Orchestrator.NATS.LeafNodes.Port"],
+          };
+          target.writeConfig = () =>
+            writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
+          target.writeConfig();
+          const readerCredsFile = writeEventsReaderCreds(config.DataDir, operator);
+          return {
+            joinToken,
+            operator,
+            readerCredsFile,
+            access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })),
+          };
+        },
+      );
       const server = yield* Effect.acquireRelease(
         attempt("cannot start the embedded NATS server", () =>
-          EmbeddedNatsServer.start({ host: config["Orchestrator.Host"], port: config["Orchestrator.Port"], dir, logger, configFile, env: goRuntimeEnv(config["Orchestrator.NATS.GOGC"], config["Orchestrator.NATS.GOMEMLIMIT"]) }),
+          EmbeddedNatsServer.start({
+            host: config["Orchestrator.Host"],
+            port: config["Orchestrator.Port"],
+            dir,
+            logger,
+            configFile,
+            env: goRuntimeEnv(config["Orchestrator.NATS.GOGC"], config["Orchestrator.NATS.GOMEMLIMIT"]),
+          }),
         ),
         (s) => Effect.promise(() => s.stop()),
       );
       // A fresh key and JWT at each start: nothing of the orchestrator's own login is kept on disk.
       const orchestratorLogin = () => {
         const self = newNkey("user");
-        return { authenticator: jwtLogin(operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), self), inboxPrefix: ORCHESTRATOR_INBOX_PREFIX };
+        return {
+          authenticator: jwtLogin(
+            operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS),
+            self,
+          ),
+          inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
+        };
       };
       const nc = yield* connectTo(server.url, orchestratorLogin());
       const eventsNc = yield* connectTo(server.url, orchestratorLogin(), EVENTS_CONNECTION_NAME);
@@ -225,17 +298,37 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
             ...STALE_AFTER,
           }),
         ),
-        (system) => Effect.promise(() => boundedStep("closing the NATS system-account connection", () => system.close(), { timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS, logger })),
+        (system) =>
+          Effect.promise(() =>
+            boundedStep("closing the NATS system-account connection", () => system.close(), {
+              timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS,
+              logger,
+            }),
+          ),
       );
       if (config["Orchestrator.NATS.LeafNodes.Port"] > 0) {
         const system = target.system;
         yield* Effect.acquireRelease(
-          Effect.sync(() => watchLeafServers(system, operator, access, logger.child({ component: "nats-leaf-servers" }))),
+          Effect.sync(() =>
+            watchLeafServers(system, operator, access, logger.child({ component: "nats-leaf-servers" })),
+          ),
           (stop) => Effect.sync(stop),
         );
-        logger.info({ port: config["Orchestrator.NATS.LeafNodes.Port"] }, "the embedded nats-server accepts leaf servers");
+        logger.info(
+          { port: config["Orchestrator.NATS.LeafNodes.Port"] },
+          "the embedded nats-server accepts leaf servers",
+        );
       }
-      return { nc, eventsNc, url: server.url, server, jetStreamDir: embeddedNatsPaths(dir).storeDir, joinToken, access, readerCredsFile };
+      return {
+        nc,
+        eventsNc,
+        url: server.url,
+        server,
+        jetStreamDir: embeddedNatsPaths(dir).storeDir,
+        joinToken,
+        access,
+        readerCredsFile,
+      };
     }),
   );
 }

@@ -53,14 +53,16 @@ export class StoreHealth implements HealthCheck {
     /** Told of every acknowledged append: how many events, and the position of the last (the metrics). */
     onAppended?: (events: number, position: number) => void,
   ) {
-    const observe = <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+    const observe =
+      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
         try {
           const result = await write(...args);
           this.lastWriteFailure = undefined;
           return result;
         } catch (e) {
-          if (isStoreFault(e)) this.lastWriteFailure = { at: this.lastWriteFailure?.at ?? Date.now(), message: message(e) };
+          if (isStoreFault(e))
+            this.lastWriteFailure = { at: this.lastWriteFailure?.at ?? Date.now(), message: message(e) };
           throw e;
         }
       };

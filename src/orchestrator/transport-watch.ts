@@ -104,7 +104,12 @@ export class TransportWatch {
 
   private checkConnection(): Promise<CheckResult> {
     if (this.nc.isClosed()) return Promise.resolve({ ok: false, reason: `NATS connection to ${this.url} is closed` });
-    if (!this.connected) return Promise.resolve({ ok: false, reason: `disconnected from ${this.url}; reconnecting`, since: this.connectionSince });
+    if (!this.connected)
+      return Promise.resolve({
+        ok: false,
+        reason: `disconnected from ${this.url}; reconnecting`,
+        since: this.connectionSince,
+      });
     // A stopped or wedged server keeps the socket open: only a round trip tells.
     return this.roundTrip();
   }
@@ -112,11 +117,24 @@ export class TransportWatch {
   private async roundTrip(): Promise<CheckResult> {
     this.ping ??= this.nc.rtt().finally(() => (this.ping = undefined));
     const answered = this.ping.then(
-      (ms): CheckResult => ({ ok: true, reason: `connected to ${this.url} (round trip ${Math.round(ms)}ms)`, since: this.connectionSince }),
-      (e: unknown): CheckResult => ({ ok: false, reason: `NATS at ${this.url}: ${e instanceof Error ? e.message : String(e)}` }),
+      (ms): CheckResult => ({
+        ok: true,
+        reason: `connected to ${this.url} (round trip ${Math.round(ms)}ms)`,
+        since: this.connectionSince,
+      }),
+      (e: unknown): CheckResult => ({
+        ok: false,
+        reason: `NATS at ${this.url}: ${e instanceof Error ? e.message : String(e)}`,
+      }),
     );
     const result = await within(answered, PING_TIMEOUT_MS);
-    return result.ok ? result.value : { ok: false, reason: `NATS at ${this.url} did not answer a ping within ${PING_TIMEOUT_MS}ms`, since: this.connectionSince };
+    return result.ok
+      ? result.value
+      : {
+          ok: false,
+          reason: `NATS at ${this.url} did not answer a ping within ${PING_TIMEOUT_MS}ms`,
+          since: this.connectionSince,
+        };
   }
 
   stop(): void {

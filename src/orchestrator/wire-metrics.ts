@@ -10,7 +10,11 @@ import type { ProcessorProgress } from "../projections/processor.ts";
  */
 export function wireMetrics(
   metrics: ShoalMetrics,
-  components: { readonly manager: NodeManager; readonly index: NodeIndex; readonly processors: readonly ProcessorProgress[] },
+  components: {
+    readonly manager: NodeManager;
+    readonly index: NodeIndex;
+    readonly processors: readonly ProcessorProgress[];
+  },
 ): void {
   const { manager, index, processors } = components;
   // Read off the list's index partitions: O(1) in the fleet size, whatever the scrape rate.

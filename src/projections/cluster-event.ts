@@ -7,5 +7,14 @@ import type { RecordedEvent } from "../events/store/event-store.ts";
 export type ClusterEvent = RecordedEvent;
 
 export function toClusterEvent(e: RecordedEvent): ClusterEvent {
-  return { id: e.id, type: e.type, stream: e.stream, revision: e.revision, position: e.position, time: e.time, data: e.data, metadata: e.metadata };
+  return {
+    id: e.id,
+    type: e.type,
+    stream: e.stream,
+    revision: e.revision,
+    position: e.position,
+    time: e.time,
+    data: e.data,
+    metadata: e.metadata,
+  };
 }

@@ -1,4 +1,13 @@
-import { DiscardPolicy, createInbox, headers, type JetStreamManager, type Msg, type NatsConnection, type StreamConfig, type Subscription } from "nats";
+import {
+  DiscardPolicy,
+  createInbox,
+  headers,
+  type JetStreamManager,
+  type Msg,
+  type NatsConnection,
+  type StreamConfig,
+  type Subscription,
+} from "nats";
 import type { Logger } from "pino";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
@@ -11,7 +20,8 @@ const CHECKPOINT = "nats-event-publisher";
 const STREAM_NOT_FOUND = 10059;
 const INSUFFICIENT_RESOURCES = 10047;
 /** JetStream's own error code of a failed API call (undefined for a transport failure). */
-const jsErrorCode = (err: unknown): number | undefined => (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+const jsErrorCode = (err: unknown): number | undefined =>
+  (err as { api_error?: { err_code?: number } }).api_error?.err_code;
 const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
 const PUBLISHED_CATEGORIES = new Set(["node", "job", "execution"]);
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
@@ -116,7 +126,9 @@ export class NatsEventPublisher implements Processor {
   /** Checks JetStream and the stream; a processor host delivers events after this. */
   async start(): Promise<void> {
     this.jsm = await this.nc.jetstreamManager().catch((err: unknown) => {
-      throw new Error(`NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ${String(err)}`);
+      throw new Error(
+        `NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ${String(err)}`,
+      );
     });
     try {
       await this.ensureStream();
@@ -163,7 +175,10 @@ export class NatsEventPublisher implements Processor {
       // A stream made before purge was denied may refuse to change that on some servers.
       const { deny_purge: _p, deny_delete: _d, ...limits } = config;
       await jsm.streams.update(EVENTS_STREAM, limits);
-      this.logger.warn({ err, stream: EVENTS_STREAM }, "could not deny purge/delete on the existing event stream; recreate it to get that protection");
+      this.logger.warn(
+        { err, stream: EVENTS_STREAM },
+        "could not deny purge/delete on the existing event stream; recreate it to get that protection",
+      );
     }
     return "updated";
   }
@@ -180,18 +195,25 @@ export class NatsEventPublisher implements Processor {
       this.queuedUpTo = e.position;
       const category = categoryOf(e.stream);
       const published = PUBLISHED_CATEGORIES.has(category);
-      this.queue.push({ event: e, category: published ? category : undefined, state: published ? "waiting" : "acked", sentAt: 0 });
+      this.queue.push({
+        event: e,
+        category: published ? category : undefined,
+        state: published ? "waiting" : "acked",
+        sentAt: 0,
+      });
     }
     this.advance();
     this.pump();
-    while (this.queue.length - this.head >= this.window && !this.stopping) await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    while (this.queue.length - this.head >= this.window && !this.stopping)
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
   }
 
   /** Resolves when every queued event is acknowledged, or at the first failure once stopping. */
   async flush(): Promise<void> {
     this.stopping = true;
     this.notify();
-    while (this.head < this.queue.length && this.paused === undefined) await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    while (this.head < this.queue.length && this.paused === undefined)
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     if (this.ackTimer !== undefined) clearTimeout(this.ackTimer);
     this.ackTimer = undefined;
     this.ackSubscription?.unsubscribe();
@@ -224,11 +246,15 @@ export class NatsEventPublisher implements Processor {
     if (previousId !== undefined) h.set("Nats-Expected-Last-Msg-Id", previousId);
     h.set("Shoal-Event-Type", e.type);
     h.set("Shoal-Position", String(e.position));
-    if (this.logger.isLevelEnabled("debug")) this.logger.debug({ id: e.id, type: e.type, position: e.position }, "publishing cluster event");
+    if (this.logger.isLevelEnabled("debug"))
+      this.logger.debug({ id: e.id, type: e.type, position: e.position }, "publishing cluster event");
     entry.payload ??= this.encoder.encode(JSON.stringify(toClusterEvent(e)));
     const token = this.nextToken++;
     try {
-      this.nc.publish(eventSubject(entry.category as string, entityIdOf(e.stream), e.type), entry.payload, { reply: `${this.inbox}.${token}`, headers: h });
+      this.nc.publish(eventSubject(entry.category as string, entityIdOf(e.stream), e.type), entry.payload, {
+        reply: `${this.inbox}.${token}`,
+        headers: h,
+      });
     } catch (err) {
       // Closed, draining, or too large for the server: a failure of this event like any other.
       entry.state = "failed";
@@ -349,16 +375,25 @@ export class NatsEventPublisher implements Processor {
       if (streamGone) {
         // No stream takes the subject any more: put it back and carry on from the last ack.
         const how = await this.ensureStream();
-        this.logger.warn({ stream: EVENTS_STREAM, how, position }, "the cluster-event stream was missing; recreated it and resumed from the checkpoint");
+        this.logger.warn(
+          { stream: EVENTS_STREAM, how, position },
+          "the cluster-event stream was missing; recreated it and resumed from the checkpoint",
+        );
       } else {
-        this.logger.error({ err, position, retryInMs: delay }, "could not publish a cluster event; resuming after a pause from the last acknowledged one");
+        this.logger.error(
+          { err, position, retryInMs: delay },
+          "could not publish a cluster event; resuming after a pause from the last acknowledged one",
+        );
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
     };
     this.paused = resume().then(
       () => undefined,
       async (e: unknown) => {
-        this.logger.error({ err: e, stream: EVENTS_STREAM }, "could not recreate the cluster-event stream; retrying after a pause");
+        this.logger.error(
+          { err: e, stream: EVENTS_STREAM },
+          "could not recreate the cluster-event stream; retrying after a pause",
+        );
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       },
     );
@@ -369,12 +404,17 @@ export class NatsEventPublisher implements Processor {
   }
 }
 
-/** Undefined for a PubAck (a duplicate's too); otherwise the failure, shaped as nats.js's JetStream publish throws it. */
+/**
+ * Undefined for a PubAck (a duplicate's too); otherwise the failure, shaped as nats.js's JetStream publish throws it.
+ */
 function replyError(msg: Msg): PublishError | undefined {
   if (msg.data.length === 0) {
     const code = msg.headers?.code ?? 0;
     if (code === 503) return new PublishError("no responders: no stream takes the subject", "503");
-    return new PublishError(`empty reply to a JetStream publish (status ${code} ${msg.headers?.description ?? ""})`, String(code));
+    return new PublishError(
+      `empty reply to a JetStream publish (status ${code} ${msg.headers?.description ?? ""})`,
+      String(code),
+    );
   }
   let reply: { stream?: string; error?: { code: number; err_code?: number; description?: string } };
   try {
@@ -382,7 +422,13 @@ function replyError(msg: Msg): PublishError | undefined {
   } catch {
     return new PublishError("a JetStream publish was answered with something that is not JSON", "BAD_REPLY");
   }
-  if (reply.error !== undefined) return new PublishError(reply.error.description ?? "JetStream refused the publish", String(reply.error.code), reply.error);
-  if (typeof reply.stream !== "string" || reply.stream === "") return new PublishError("invalid JetStream publish acknowledgement", "BAD_REPLY");
+  if (reply.error !== undefined)
+    return new PublishError(
+      reply.error.description ?? "JetStream refused the publish",
+      String(reply.error.code),
+      reply.error,
+    );
+  if (typeof reply.stream !== "string" || reply.stream === "")
+    return new PublishError("invalid JetStream publish acknowledgement", "BAD_REPLY");
   return undefined;
 }

@@ -7,7 +7,11 @@ export class NodeHistory {
   constructor(private readonly store: EventStore) {}
 
   /** One page from `fromRevision`; `next` is the revision to continue from, if there is more. */
-  async page(nodeId: string, fromRevision: number, limit: number): Promise<{ items: ClusterEvent[]; next: number | undefined }> {
+  async page(
+    nodeId: string,
+    fromRevision: number,
+    limit: number,
+  ): Promise<{ items: ClusterEvent[]; next: number | undefined }> {
     const events = await this.store.readStream(nodeStream(nodeId), { fromRevision, maxCount: limit + 1 });
     const items = events.slice(0, limit).map(toClusterEvent);
     const next = events.length > limit ? events[limit]?.revision : undefined;

@@ -38,7 +38,11 @@ export function hasView(state: NodeState): boolean {
   );
 }
 
-export function nodeViewOf(state: NodeState, revision: number, info: NodeInfo | undefined = state.info): NodeView | undefined {
+export function nodeViewOf(
+  state: NodeState,
+  revision: number,
+  info: NodeInfo | undefined = state.info,
+): NodeView | undefined {
   const { nodeType, membership, health, registeredAt, updatedAt, healthSince } = state;
   if (
     nodeType === undefined ||

@@ -112,11 +112,19 @@ export class NodeViews {
     if (node === undefined) {
       const streamId = entityIdOf(recorded.stream);
       const before = this.views.get(streamId);
-      node = { nodeId: before?.nodeId ?? flatString(streamId), state: before ?? NO_STATE, revision: before?.revision ?? -1 };
+      node = {
+        nodeId: before?.nodeId ?? flatString(streamId),
+        state: before ?? NO_STATE,
+        revision: before?.revision ?? -1,
+      };
       this.folding.set(recorded.stream, node);
     }
     // As apply: a state without a view (never registered) is not kept, the next event folds from the start.
-    const state = evolveNode(node.state === NO_STATE ? initialNodeState(node.nodeId) : node.state, event, recorded.time);
+    const state = evolveNode(
+      node.state === NO_STATE ? initialNodeState(node.nodeId) : node.state,
+      event,
+      recorded.time,
+    );
     if (!hasView(state)) return;
     node.state = state;
     node.revision = recorded.revision;
@@ -140,7 +148,8 @@ export class NodeViews {
 
   /** The view of `state`, with the info's shared parts (looked up again only when the info changed). */
   private viewOf(state: NodeState, revision: number, before: NodeView | undefined): NodeView | undefined {
-    const info = state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, state.nodeId);
+    const info =
+      state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, state.nodeId);
     return nodeViewOf(state, revision, info);
   }
 

@@ -92,7 +92,8 @@ export class ProcessorHost {
   /** Registers a processor; all are added before start(). */
   add(processor: Processor): ProcessorProgress {
     if (this.started) throw new Error(`processor ${processor.name} added after the host started`);
-    if (this.lanes.some((l) => l.processor.name === processor.name)) throw new Error(`two processors named ${processor.name}`);
+    if (this.lanes.some((l) => l.processor.name === processor.name))
+      throw new Error(`two processors named ${processor.name}`);
     const lane = new Lane(processor, this);
     this.lanes.push(lane);
     return lane;
@@ -320,14 +321,20 @@ class Lane implements ProcessorProgress {
     if (this.delivered >= host.bufferFloor) {
       this.nextSeq = host.seqAfter(this.delivered);
       this.attached = true;
-      host.settings.logger.info({ processor: this.name, position: this.delivered }, "processor caught up; it follows the shared buffer again");
+      host.settings.logger.info(
+        { processor: this.name, position: this.delivered },
+        "processor caught up; it follows the shared buffer again",
+      );
       return undefined;
     }
     let events: RecordedEvent[];
     try {
       events = await host.settings.store.readAll({ after: this.delivered, maxCount: host.settings.batchSize });
     } catch (err) {
-      host.settings.logger.error({ err, processor: this.name, after: this.delivered }, "processor could not read the store; retrying");
+      host.settings.logger.error(
+        { err, processor: this.name, after: this.delivered },
+        "processor could not read the store; retrying",
+      );
       await this.pause(host.settings.resubscribeDelayMs);
       return undefined;
     }
@@ -381,7 +388,8 @@ class Lane implements ProcessorProgress {
 
   private async maybeSave(): Promise<void> {
     const { checkpointEvery, checkpointIntervalMs } = this.host.settings;
-    if (this.sinceSave >= checkpointEvery || this.host.timer.now() - this.savedAt >= checkpointIntervalMs) await this.save();
+    if (this.sinceSave >= checkpointEvery || this.host.timer.now() - this.savedAt >= checkpointIntervalMs)
+      await this.save();
   }
 
   private async save(): Promise<void> {
@@ -395,7 +403,10 @@ class Lane implements ProcessorProgress {
       this.sinceSave = 0;
     } catch (err) {
       // The next batch tries again; until then a restart re-delivers a little more.
-      this.host.settings.logger.warn({ err, processor: this.name, position }, "could not save the processor's checkpoint");
+      this.host.settings.logger.warn(
+        { err, processor: this.name, position },
+        "could not save the processor's checkpoint",
+      );
     }
   }
 
@@ -411,7 +422,11 @@ class Lane implements ProcessorProgress {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`processor ${this.name} did not reach position ${position} within ${timeoutMs} ms (it is at ${this.position})`));
+        reject(
+          new Error(
+            `processor ${this.name} did not reach position ${position} within ${timeoutMs} ms (it is at ${this.position})`,
+          ),
+        );
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);

@@ -59,7 +59,14 @@ export class SharedNodeParts {
     const version = share(this.versions, info.BacalhauVersion);
     return Object.freeze(
       compute !== undefined
-        ? { NodeID: nodeID, NodeType: info.NodeType, Hostname: hostname, Labels: labels, ComputeNodeInfo: share(this.compute, compute), BacalhauVersion: version }
+        ? {
+            NodeID: nodeID,
+            NodeType: info.NodeType,
+            Hostname: hostname,
+            Labels: labels,
+            ComputeNodeInfo: share(this.compute, compute),
+            BacalhauVersion: version,
+          }
         : { NodeID: nodeID, NodeType: info.NodeType, Hostname: hostname, Labels: labels, BacalhauVersion: version },
     );
   }

@@ -39,7 +39,10 @@ export class CapacityLedger {
     return this.base.get(nodeId) ?? NO_RESOURCES;
   }
 
-  /** Every node holding something, with what it holds: a snapshot, built on each read (for tests and reports, not placement). */
+  /**
+   * Every node holding something, with what it holds: a snapshot, built on each read (for tests and reports, not
+   * placement).
+   */
   get placed(): ReadonlyMap<string, Resources> {
     const out = new Map(this.base);
     for (const [id, r] of this.changes) {
@@ -53,7 +56,9 @@ export class CapacityLedger {
   apply(update: (current: Resources, a: Allocation) => Resources, allocations: Iterable<Allocation>): CapacityLedger {
     const changes = new Map(this.changes);
     for (const a of allocations) {
-      const before = changes.has(a.nodeId) ? (changes.get(a.nodeId) ?? NO_RESOURCES) : (this.base.get(a.nodeId) ?? NO_RESOURCES);
+      const before = changes.has(a.nodeId)
+        ? (changes.get(a.nodeId) ?? NO_RESOURCES)
+        : (this.base.get(a.nodeId) ?? NO_RESOURCES);
       const after = update(before, a);
       // A node at zero is absent from the base; from the changes it is removed by a null over a base entry.
       if (isZeroResources(after)) {
@@ -61,7 +66,8 @@ export class CapacityLedger {
         else changes.delete(a.nodeId);
       } else changes.set(a.nodeId, after);
     }
-    if (changes.size * changes.size <= Math.max(FOLD_AT * FOLD_AT, this.base.size)) return new CapacityLedger(this.base, changes);
+    if (changes.size * changes.size <= Math.max(FOLD_AT * FOLD_AT, this.base.size))
+      return new CapacityLedger(this.base, changes);
     return new CapacityLedger(folded(this.base, changes), EMPTY_CHANGES);
   }
 }
@@ -82,7 +88,9 @@ function folded(base: ReadonlyMap<string, Resources>, changes: ReadonlyMap<strin
 
 export const EMPTY_LEDGER: CapacityLedger = CapacityLedger.of(new Map(), EMPTY_CHANGES);
 
-/** The ledger of these allocations (the non-terminal executions a read model holds, say): built in place, in one pass. */
+/**
+ * The ledger of these allocations (the non-terminal executions a read model holds, say): built in place, in one pass.
+ */
 export function ledgerOf(allocations: Iterable<Allocation>): CapacityLedger {
   const base = new Map<string, Resources>();
   for (const a of allocations) {

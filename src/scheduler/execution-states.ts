@@ -1,10 +1,21 @@
 import type { ExecutionComputeState, ExistingExecution } from "./placement-request.ts";
 
 /** Bacalhau's compute-terminal states [pkg/models/execution.go]. */
-const COMPUTE_TERMINAL: ReadonlySet<ExecutionComputeState> = new Set(["Completed", "Failed", "Cancelled", "AskForBidRejected", "BidRejected"]);
+const COMPUTE_TERMINAL: ReadonlySet<ExecutionComputeState> = new Set([
+  "Completed",
+  "Failed",
+  "Cancelled",
+  "AskForBidRejected",
+  "BidRejected",
+]);
 
 /** Bacalhau's discarded states: the execution neither runs nor counts as done. */
-const DISCARDED: ReadonlySet<ExecutionComputeState> = new Set(["AskForBidRejected", "BidRejected", "Cancelled", "Failed"]);
+const DISCARDED: ReadonlySet<ExecutionComputeState> = new Set([
+  "AskForBidRejected",
+  "BidRejected",
+  "Cancelled",
+  "Failed",
+]);
 
 /** Terminal as Bacalhau has it: asked to stop, or in a compute-terminal state. */
 export function isTerminal(e: ExistingExecution): boolean {

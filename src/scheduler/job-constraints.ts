@@ -34,14 +34,18 @@ export function constraintProblem(c: ConstraintRequirement): string | undefined 
     case "gt":
     case "lt":
       if (c.values.length !== 1) return `${what}: ${c.operator} takes exactly one value`;
-      return parseInt64(c.values[0] as string) === undefined ? `${what}: ${c.operator} needs an integer value` : undefined;
+      return parseInt64(c.values[0] as string) === undefined
+        ? `${what}: ${c.operator} needs an integer value`
+        : undefined;
     default:
       return `${what}: unknown operator ${JSON.stringify(c.operator)} (one of =, ==, !=, in, notin, exists, !, gt, lt)`;
   }
 }
 
 function toRequirement(c: ConstraintRequirement, key: string): Requirement {
-  const problem = constraintProblem(c) ?? (key === "" ? `constraint ${JSON.stringify(formatConstraint(c))}: the key is empty` : undefined);
+  const problem =
+    constraintProblem(c) ??
+    (key === "" ? `constraint ${JSON.stringify(formatConstraint(c))}: the key is empty` : undefined);
   if (problem !== undefined) throw new PlacementInputError(problem);
   switch (c.operator) {
     case "=":

@@ -13,7 +13,10 @@ export const NODE_DISAPPEARED_MESSAGE = "Execution stop requested because node h
  * missing: `open` while it still runs (or waits for a retry); `completed`; `failed` naming the
  * failed execution that decides it.
  */
-export type JobOutcome = { readonly kind: "open" } | { readonly kind: "completed" } | { readonly kind: "failed"; readonly failed: ExistingExecution };
+export type JobOutcome =
+  | { readonly kind: "open" }
+  | { readonly kind: "completed" }
+  | { readonly kind: "failed"; readonly failed: ExistingExecution };
 
 /** The distinct partitions (0..count-1) that have a Completed execution. */
 export function completedPartitions(count: number, executions: readonly ExistingExecution[]): number {
@@ -38,7 +41,9 @@ export function completedPartitions(count: number, executions: readonly Existing
 export function jobOutcome(type: JobType, count: number, executions: readonly ExistingExecution[]): JobOutcome {
   switch (type) {
     case "batch":
-      return executions.length > 0 && completedPartitions(count, executions) >= count ? { kind: "completed" } : { kind: "open" };
+      return executions.length > 0 && completedPartitions(count, executions) >= count
+        ? { kind: "completed" }
+        : { kind: "open" };
     case "ops": {
       if (executions.length === 0 || executions.some((e) => !isTerminal(e))) return { kind: "open" };
       const failed = executions.find((e) => e.state === "Failed");
@@ -64,14 +69,22 @@ export function wantsPlacement(type: JobType, count: number, executions: readonl
  * executions it already had. With the job's id and the partition or node it makes the execution's
  * id, so that a retry gets a new id and a replayed placement the same one.
  */
-export function attemptOf(type: JobType, executions: readonly ExistingExecution[], placement: { readonly nodeId: string; readonly partitionIndex?: number }): number {
-  if (type === "ops" || type === "daemon" || placement.partitionIndex === undefined) return executions.filter((e) => e.nodeId === placement.nodeId).length;
+export function attemptOf(
+  type: JobType,
+  executions: readonly ExistingExecution[],
+  placement: { readonly nodeId: string; readonly partitionIndex?: number },
+): number {
+  if (type === "ops" || type === "daemon" || placement.partitionIndex === undefined)
+    return executions.filter((e) => e.nodeId === placement.nodeId).length;
   return executions.filter((e) => (e.partitionIndex ?? 0) === placement.partitionIndex).length;
 }
 
 /** How a message of an execution lost with its node begins (nodeLostMessage). */
 const LOST_PREFIX = "Execution lost: node ";
-/** How a message of a daemon execution stopped for its node's sake begins: it no longer matches (nodeUnmatchedMessage), or is drained (nodeDrainedMessage). */
+/**
+ * How a message of a daemon execution stopped for its node's sake begins: it no longer matches (nodeUnmatchedMessage),
+ * or is drained (nodeDrainedMessage).
+ */
 const UNMATCHED_PREFIX = "Execution stopped: node ";
 
 /** The failure of an execution lost with its node: `Execution lost: node n-1 became UNHEALTHY`. */
@@ -96,10 +109,16 @@ export function nodeDrainedMessage(nodeId: string): string {
  * undrained gets a new execution of the job.
  */
 export function releasesNode(computeMessage: string): boolean {
-  return computeMessage.startsWith(LOST_PREFIX) || computeMessage.startsWith(UNMATCHED_PREFIX) || computeMessage === NODE_DISAPPEARED_MESSAGE;
+  return (
+    computeMessage.startsWith(LOST_PREFIX) ||
+    computeMessage.startsWith(UNMATCHED_PREFIX) ||
+    computeMessage === NODE_DISAPPEARED_MESSAGE
+  );
 }
 
-/** Whether an execution's failure says it was lost with its node (and the node may still run it, should it come back). */
+/**
+ * Whether an execution's failure says it was lost with its node (and the node may still run it, should it come back).
+ */
 export function lostWithNode(computeMessage: string): boolean {
   return computeMessage.startsWith(LOST_PREFIX) || computeMessage === NODE_DISAPPEARED_MESSAGE;
 }

@@ -2,7 +2,15 @@ import { matchesRequirement, type LabelSelector } from "../labels/label-selector
 import type { CapacityLedger } from "./capacity-ledger.ts";
 import { formatConstraints, formatLabels, type JobSelectors } from "./job-constraints.ts";
 import type { CandidateNode, ExistingExecution, PlacementRequest } from "./placement-request.ts";
-import { fitsWithin, formatResources, humanBytes, isZeroResources, plainCores, subtractResources, type Resources } from "./resources.ts";
+import {
+  fitsWithin,
+  formatResources,
+  humanBytes,
+  isZeroResources,
+  plainCores,
+  subtractResources,
+  type Resources,
+} from "./resources.ts";
 import { isDiscarded } from "./execution-states.ts";
 
 /** Why a node cannot take an execution of the job. */
@@ -55,16 +63,23 @@ const MAX_CAPACITY_RANK = 100;
 
 const reject = (code: RejectionCode, message: string, retryable = false): Rejection => ({ code, message, retryable });
 
-const PER_RESOURCE = (what: string, requested: string, maximum: string) => `more ${what} (${requested}) than the maximum available (${maximum})`;
+const PER_RESOURCE = (what: string, requested: string, maximum: string) =>
+  `more ${what} (${requested}) than the maximum available (${maximum})`;
 
-/** Bacalhau's max-usage ranker: a job asking for nothing passes; a node saying nothing passes (Shoal checks capacity anyway). */
+/**
+ * Bacalhau's max-usage ranker: a job asking for nothing passes; a node saying nothing passes (Shoal checks capacity
+ * anyway).
+ */
 function maxJobRequirementsRejection(node: CandidateNode, wanted: Resources): Rejection | undefined {
   const max = node.maxJobRequirements;
   if (max === undefined || isZeroResources(wanted) || fitsWithin(wanted, max)) return undefined;
   const parts: string[] = [];
-  if (wanted.cpuMillis > max.cpuMillis) parts.push(PER_RESOURCE("CPU", plainCores(wanted.cpuMillis), plainCores(max.cpuMillis)));
-  if (wanted.memoryBytes > max.memoryBytes) parts.push(PER_RESOURCE("memory", humanBytes(wanted.memoryBytes), humanBytes(max.memoryBytes)));
-  if (wanted.diskBytes > max.diskBytes) parts.push(PER_RESOURCE("disk", humanBytes(wanted.diskBytes), humanBytes(max.diskBytes)));
+  if (wanted.cpuMillis > max.cpuMillis)
+    parts.push(PER_RESOURCE("CPU", plainCores(wanted.cpuMillis), plainCores(max.cpuMillis)));
+  if (wanted.memoryBytes > max.memoryBytes)
+    parts.push(PER_RESOURCE("memory", humanBytes(wanted.memoryBytes), humanBytes(max.memoryBytes)));
+  if (wanted.diskBytes > max.diskBytes)
+    parts.push(PER_RESOURCE("disk", humanBytes(wanted.diskBytes), humanBytes(max.diskBytes)));
   if (wanted.gpus > max.gpus) parts.push(PER_RESOURCE("GPUs", String(wanted.gpus), String(max.gpus)));
   return reject("max-job-requirements", `job requires ${parts.join(" and ")}`);
 }
@@ -208,7 +223,13 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     const freeDisk = Math.max(0, cap.diskBytes - held.diskBytes);
     const freeGpus = Math.max(0, cap.gpus - held.gpus);
     if (isZeroResources(cap)) bits |= CAPACITY_UNKNOWN;
-    else if (want.cpuMillis > freeCpu || want.memoryBytes > freeMemory || want.diskBytes > freeDisk || want.gpus > freeGpus) bits |= BUSY;
+    else if (
+      want.cpuMillis > freeCpu ||
+      want.memoryBytes > freeMemory ||
+      want.diskBytes > freeDisk ||
+      want.gpus > freeGpus
+    )
+      bits |= BUSY;
     bits |= previousBits(request.type, byNode?.get(node.id));
     let rank = (byNode?.has(node.id) !== true ? RANK_FRESH_NODE : 0) + (required.length > 0 ? RANK_PREFERRED : 0);
     if (favoured.length > 0 && matchesAll(favoured, node.labels)) rank += RANK_PREFERRED;
@@ -216,7 +237,11 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     ranks[i] = rank;
     if ((bits & GATE) === 0) {
       available++;
-      const w = (freeCpu / 1000) * weights[0] + (freeMemory / 1e6) * weights[1] + (freeDisk / 1e9) * weights[2] + freeGpus * weights[3];
+      const w =
+        (freeCpu / 1000) * weights[0] +
+        (freeMemory / 1e6) * weights[1] +
+        (freeDisk / 1e9) * weights[2] +
+        freeGpus * weights[3];
       freeWeight[i] = w;
       if (w > maxFree) maxFree = w;
       if (bits === BUSY) someBusy = true;
@@ -224,7 +249,10 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     if (bits === 0) suitable++;
   }
   // Bacalhau's available-capacity ranker: 0-100 by weighted free capacity, relative to the freest available node.
-  if (maxFree > 0) for (let i = 0; i < n; i++) if (reasons[i] === 0) ranks[i] = (ranks[i] as number) + Math.floor(((freeWeight[i] as number) / maxFree) * MAX_CAPACITY_RANK);
+  if (maxFree > 0)
+    for (let i = 0; i < n; i++)
+      if (reasons[i] === 0)
+        ranks[i] = (ranks[i] as number) + Math.floor(((freeWeight[i] as number) / maxFree) * MAX_CAPACITY_RANK);
 
   const better = (a: number, b: number): number => {
     const ra = ranks[a] as number;
@@ -243,7 +271,10 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
       if (limit > FEW) {
         const all: number[] = [];
         for (let i = 0; i < n; i++) if (reasons[i] === 0) all.push(i);
-        return all.sort(better).slice(0, limit).map((i) => (nodes[i] as CandidateNode).id);
+        return all
+          .sort(better)
+          .slice(0, limit)
+          .map((i) => (nodes[i] as CandidateNode).id);
       }
       // A few places (a Count): keep the best so far in order instead of sorting every suitable node.
       const best: number[] = [];
@@ -260,12 +291,22 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     verdicts() {
       if (verdicts !== undefined) return verdicts;
       const constraintsText = formatConstraints(request.constraints);
-      const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => byId(nodes[a] as CandidateNode, nodes[b] as CandidateNode));
-      verdicts = order.map((i) => verdictAt(request, nodes[i] as CandidateNode, reasons[i] as number, ranks[i] as number, ledger, constraintsText));
+      const order = Array.from({ length: n }, (_, i) => i).sort((a, b) =>
+        byId(nodes[a] as CandidateNode, nodes[b] as CandidateNode),
+      );
+      verdicts = order.map((i) =>
+        verdictAt(
+          request,
+          nodes[i] as CandidateNode,
+          reasons[i] as number,
+          ranks[i] as number,
+          ledger,
+          constraintsText,
+        ),
+      );
       return verdicts;
     },
   };
-
 }
 
 /** An operator must uncordon the node: not retryable on its own. */
@@ -275,21 +316,36 @@ function cordonedMessage(node: CandidateNode): string {
 }
 
 /** One node's verdict, its reasons in words (Bacalhau's where it has them). */
-function verdictAt(request: PlacementRequest, node: CandidateNode, bits: number, rank: number, ledger: CapacityLedger, constraintsText: string): NodeVerdict {
+function verdictAt(
+  request: PlacementRequest,
+  node: CandidateNode,
+  bits: number,
+  rank: number,
+  ledger: CapacityLedger,
+  constraintsText: string,
+): NodeVerdict {
   const free = subtractResources(node.capacity, ledger.held(node.id));
   const rejections: Rejection[] = [];
   if (bits & NOT_COMPUTE) rejections.push(reject("not-compute", `node is a ${node.type} node, not a Compute node`));
-  if (bits & NOT_APPROVED) rejections.push(reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"));
+  if (bits & NOT_APPROVED)
+    rejections.push(
+      reject("not-approved", `node membership is ${node.membership}, not APPROVED`, node.membership === "PENDING"),
+    );
   if (bits & NOT_HEALTHY) rejections.push(reject("not-healthy", `node is ${node.health}, not HEALTHY`, true));
   if (bits & CORDONED) rejections.push(reject("cordoned", cordonedMessage(node)));
   // An operator must undrain the node: not retryable on its own.
   if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string));
-  if (bits & ENGINE) rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
-  if (bits & LABELS) rejections.push(reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`));
+  if (bits & ENGINE)
+    rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
+  if (bits & LABELS)
+    rejections.push(
+      reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`),
+    );
   if (bits & MAX_JOB) rejections.push(maxJobRequirementsRejection(node, request.resources) as Rejection);
   if (bits & CAPACITY_UNKNOWN) rejections.push(reject("capacity-unknown", "node capacity is unknown", true));
   if (bits & BUSY) rejections.push(reject("busy", `node busy with available capacity ${formatResources(free)}`, true));
-  if (bits & EXECUTED_TWICE) rejections.push(reject("executed-twice", "job already executed on this node more than once"));
+  if (bits & EXECUTED_TWICE)
+    rejections.push(reject("executed-twice", "job already executed on this node more than once"));
   if (bits & HAS_EXECUTION) rejections.push(reject("has-execution", "job already has an execution on this node"));
   if (bits & BID_REJECTED) rejections.push(reject("bid-rejected", "node rejected the job's bid"));
   if (bits & UNANSWERED) rejections.push(reject("unanswered", "node did not answer the job's work"));

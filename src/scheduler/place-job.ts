@@ -90,12 +90,20 @@ export function placeJob(request: PlacementRequest, ledger: CapacityLedger): Pla
   const problem = placementRequestProblem(request);
   if (problem !== undefined) throw new PlacementInputError(problem);
   const judged = judge(request, jobSelectors(request.constraints), ledger);
-  return request.type === "batch" || request.type === "service" ? placeReplicas(request, ledger, judged) : placePerNode(request, ledger, judged);
+  return request.type === "batch" || request.type === "service"
+    ? placeReplicas(request, ledger, judged)
+    : placePerNode(request, ledger, judged);
 }
 
-/** The result, its `nodes` (every node's verdict, with messages) made only if read: a job that found its nodes never needs them. */
+/**
+ * The result, its `nodes` (every node's verdict, with messages) made only if read: a job that found its nodes never
+ * needs them.
+ */
 function resultOf(judged: Judgement, fields: Omit<PlacementResult, "nodes">): PlacementResult {
-  return Object.defineProperty({ ...fields }, "nodes", { get: () => judged.verdicts(), enumerable: true }) as PlacementResult;
+  return Object.defineProperty({ ...fields }, "nodes", {
+    get: () => judged.verdicts(),
+    enumerable: true,
+  }) as PlacementResult;
 }
 
 function settle(ledger: CapacityLedger, placements: Placement[]): CapacityLedger {
@@ -104,7 +112,11 @@ function settle(ledger: CapacityLedger, placements: Placement[]): CapacityLedger
 
 function shortfallOf(requested: number | undefined, judged: Judgement): Shortfall {
   // "All busy": a node the job fits but for its free capacity now.
-  const counts = { available: judged.available, suitable: judged.suitable, cause: judged.someBusy ? ("busy" as const) : ("no-match" as const) };
+  const counts = {
+    available: judged.available,
+    suitable: judged.suitable,
+    cause: judged.someBusy ? ("busy" as const) : ("no-match" as const),
+  };
   return requested === undefined ? counts : { requested, ...counts };
 }
 
@@ -199,7 +211,8 @@ function placePerNode(request: PlacementRequest, ledger: CapacityLedger, judged:
   const shortfall = shortfallOf(undefined, judged);
   const message = noMatchingNodesMessage(judged.verdicts());
   // A daemon job never fails for want of nodes: it waits for one to join.
-  if (request.type === "daemon") return resultOf(judged, { decision: "waiting", placements, ledger, shortfall, message });
+  if (request.type === "daemon")
+    return resultOf(judged, { decision: "waiting", placements, ledger, shortfall, message });
   if (!mayQueue(request)) return resultOf(judged, { decision: "failed", placements, ledger, shortfall, message });
   return resultOf(judged, { decision: "queued", placements, ledger, shortfall, message, jobQueued: true });
 }

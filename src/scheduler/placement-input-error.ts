@@ -16,7 +16,8 @@ const RESOURCE_KEYS = ["cpuMillis", "memoryBytes", "diskBytes", "gpus"] as const
 
 function resourcesProblem(what: string, r: Resources): string | undefined {
   // Checked once per node per placement: no entries array.
-  if (wholeNumber(r.cpuMillis) && wholeNumber(r.memoryBytes) && wholeNumber(r.diskBytes) && wholeNumber(r.gpus)) return undefined;
+  if (wholeNumber(r.cpuMillis) && wholeNumber(r.memoryBytes) && wholeNumber(r.diskBytes) && wholeNumber(r.gpus))
+    return undefined;
   const key = RESOURCE_KEYS.find((k) => !wholeNumber(r[k])) as (typeof RESOURCE_KEYS)[number];
   return `${what}: ${key} must be a whole number ≥ 0, not ${r[key]}`;
 }
@@ -26,11 +27,14 @@ export function placementRequestProblem(request: PlacementRequest): string | und
   if ((request.type === "batch" || request.type === "service") && !wholeNumber(request.count)) {
     return `Count must be a whole number ≥ 0, not ${request.count}`;
   }
-  if (request.maxRetries !== undefined && !wholeNumber(request.maxRetries)) return `maxRetries must be a whole number ≥ 0, not ${request.maxRetries}`;
+  if (request.maxRetries !== undefined && !wholeNumber(request.maxRetries))
+    return `maxRetries must be a whole number ≥ 0, not ${request.maxRetries}`;
   const problem = resourcesProblem("job resources", request.resources);
   if (problem) return problem;
   for (const n of request.nodes) {
-    const p = resourcesProblem(`node ${n.id} capacity`, n.capacity) ?? (n.maxJobRequirements && resourcesProblem(`node ${n.id} MaxJobRequirements`, n.maxJobRequirements));
+    const p =
+      resourcesProblem(`node ${n.id} capacity`, n.capacity) ??
+      (n.maxJobRequirements && resourcesProblem(`node ${n.id} MaxJobRequirements`, n.maxJobRequirements));
     if (p) return p;
   }
   return undefined;

@@ -31,7 +31,10 @@ export function reasonBullets(verdicts: readonly NodeVerdict[]): string {
   }
   const ordered = [...groups.entries()].sort((a, b) => b[1].length - a[1].length);
   return ordered
-    .map(([reason, ids]) => `\n• ${ids.length > 1 ? `${ids.length} of ${available.length} nodes` : `Node ${shortNodeId(ids[0] as string)}`}: ${reason}`)
+    .map(
+      ([reason, ids]) =>
+        `\n• ${ids.length > 1 ? `${ids.length} of ${available.length} nodes` : `Node ${shortNodeId(ids[0] as string)}`}: ${reason}`,
+    )
     .join("");
 }
 

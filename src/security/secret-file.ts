@@ -35,6 +35,7 @@ export function readSecret(path: string): string {
     throw new SecretFileError(`cannot read ${path}: ${(e as Error).message}`);
   }
   const value = text.trim();
-  if (value === "" || /\s/.test(value)) throw new SecretFileError(`${path} is empty or malformed; remove it to generate a new one`);
+  if (value === "" || /\s/.test(value))
+    throw new SecretFileError(`${path} is empty or malformed; remove it to generate a new one`);
   return value;
 }

@@ -40,7 +40,13 @@ export class Simulation {
   private run(): void {
     const { logger, killFraction, killAtMs, reviveAfterMs, durationMs } = this.options;
     logger.info(
-      { nodes: this.options.nodes, idPrefix: this.options.idPrefix, joinRatePerSecond: this.options.joinRatePerSecond, heartbeatMs: this.options.heartbeatMs, jitterMs: this.options.jitterMs },
+      {
+        nodes: this.options.nodes,
+        idPrefix: this.options.idPrefix,
+        joinRatePerSecond: this.options.joinRatePerSecond,
+        heartbeatMs: this.options.heartbeatMs,
+        jitterMs: this.options.jitterMs,
+      },
       "sim starting: one NATS connection and one nkey per virtual node",
     );
     this.fleet.start();
@@ -48,9 +54,17 @@ export class Simulation {
     if (killFraction !== undefined && killFraction > 0) {
       this.after(killAtMs ?? 0, () => {
         const killed = this.fleet.kill(killFraction);
-        logger.warn({ killed: killed.length, sample: killed.slice(0, 5) }, "sim killed nodes (agents stopped, connections closed)");
+        logger.warn(
+          { killed: killed.length, sample: killed.slice(0, 5) },
+          "sim killed nodes (agents stopped, connections closed)",
+        );
         if (reviveAfterMs !== undefined) {
-          this.after(reviveAfterMs, () => logger.info({ revived: this.fleet.revive().length }, "sim reviving the killed nodes (same keys, same sentinels)"));
+          this.after(reviveAfterMs, () =>
+            logger.info(
+              { revived: this.fleet.revive().length },
+              "sim reviving the killed nodes (same keys, same sentinels)",
+            ),
+          );
         }
       });
     }
@@ -64,11 +78,18 @@ export class Simulation {
   private report(): FleetProgress {
     const progress = this.fleet.progress();
     const now = performance.now();
-    const heartbeatsPerSecond = Math.round(((progress.heartbeatsAccepted - this.lastHeartbeats) * 1000) / Math.max(1, now - this.lastAt));
+    const heartbeatsPerSecond = Math.round(
+      ((progress.heartbeatsAccepted - this.lastHeartbeats) * 1000) / Math.max(1, now - this.lastAt),
+    );
     this.lastHeartbeats = progress.heartbeatsAccepted;
     this.lastAt = now;
     this.options.logger.info(
-      { ...progress, heartbeatsPerSecond, elapsedS: Math.round((now - this.startedAt) / 100) / 10, rssMB: Math.round(process.memoryUsage.rss() / 2 ** 20) },
+      {
+        ...progress,
+        heartbeatsPerSecond,
+        elapsedS: Math.round((now - this.startedAt) / 100) / 10,
+        rssMB: Math.round(process.memoryUsage.rss() / 2 ** 20),
+      },
       "sim progress",
     );
     return progress;

@@ -180,7 +180,8 @@ export class VirtualFleet {
         this.joining--;
         this.gaveUp++;
         if (this.agents[index] === agent) this.agents[index] = undefined;
-        if (this.gaveUp <= MAX_GIVE_UP_LOGS) this.options.logger.error({ nodeId, reason: (err as Error).message }, "virtual node gave up joining");
+        if (this.gaveUp <= MAX_GIVE_UP_LOGS)
+          this.options.logger.error({ nodeId, reason: (err as Error).message }, "virtual node gave up joining");
         if (this.gaveUp === MAX_GIVE_UP_LOGS) this.options.logger.error("further nodes that give up are only counted");
         void agent.stop();
       },
@@ -213,7 +214,8 @@ export class VirtualFleet {
    */
   kill(fraction: number): string[] {
     const candidates: number[] = [];
-    for (let i = 0; i < this.options.nodes; i++) if (this.agents[i] !== undefined && this.registered[i] === 1 && this.killed[i] === 0) candidates.push(i);
+    for (let i = 0; i < this.options.nodes; i++)
+      if (this.agents[i] !== undefined && this.registered[i] === 1 && this.killed[i] === 0) candidates.push(i);
     const count = Math.min(candidates.length, Math.round(fraction * this.options.nodes));
     const chosen: number[] = [];
     for (let k = 0; k < count; k++) {

@@ -20,7 +20,12 @@ export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
     NodeID: nodeId,
     NodeType: "Compute",
     Hostname: `${nodeId}.sim`,
-    Labels: { "Operating-System": "linux", Architecture: "amd64", sim: "true", zone: ZONES[index % ZONES.length] as string },
+    Labels: {
+      "Operating-System": "linux",
+      Architecture: "amd64",
+      sim: "true",
+      zone: ZONES[index % ZONES.length] as string,
+    },
     ComputeNodeInfo: {
       ExecutionEngines: ["docker"],
       Publishers: [],

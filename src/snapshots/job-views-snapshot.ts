@@ -10,7 +10,10 @@ import { writeFileAtomicAsync } from "../fs/write-file-atomic.ts";
 const FORMAT_VERSION = 1;
 const MAGIC = "shoal-job-views";
 
-/** The last event the job read model had handled (of any category): proves on load that the snapshot belongs to this store. */
+/**
+ * The last event the job read model had handled (of any category): proves on load that the snapshot belongs to this
+ * store.
+ */
 export interface JobViewsAnchor {
   readonly position: number;
   readonly stream: string;
@@ -66,19 +69,28 @@ export async function readJobViewsSnapshot(path: string, store: EventStore): Pro
   }
   const lines = file.split("\n");
   const json = lines[0] ?? "";
-  if (lines.length !== 3 || lines[2] !== "" || String(crc32(Buffer.from(json))) !== lines[1]) return { reason: "the snapshot is corrupt: its content does not match its checksum" };
+  if (lines.length !== 3 || lines[2] !== "" || String(crc32(Buffer.from(json))) !== lines[1])
+    return { reason: "the snapshot is corrupt: its content does not match its checksum" };
   let content: FileContent;
   try {
     content = JSON.parse(json) as FileContent;
   } catch (e) {
     return { reason: `the snapshot is corrupt: ${(e as Error).message}` };
   }
-  if (content?.magic !== MAGIC || content.formatVersion !== FORMAT_VERSION) return { reason: "not a job-views snapshot of this format" };
+  if (content?.magic !== MAGIC || content.formatVersion !== FORMAT_VERSION)
+    return { reason: "not a job-views snapshot of this format" };
   if (content.jobStateVersion !== JOB_STATE_VERSION || content.executionStateVersion !== EXECUTION_STATE_VERSION) {
     return { reason: "the snapshot holds job or execution states of another version" };
   }
   const a = content.anchor;
-  if (!Array.isArray(content.jobs) || !Array.isArray(content.executions) || typeof a?.stream !== "string" || typeof a.id !== "string" || !Number.isInteger(a.revision) || !(a.position > 0)) {
+  if (
+    !Array.isArray(content.jobs) ||
+    !Array.isArray(content.executions) ||
+    typeof a?.stream !== "string" ||
+    typeof a.id !== "string" ||
+    !Number.isInteger(a.revision) ||
+    !(a.position > 0)
+  ) {
     return { reason: "the snapshot is corrupt: it is incomplete" };
   }
   let anchored;
@@ -87,6 +99,7 @@ export async function readJobViewsSnapshot(path: string, store: EventStore): Pro
   } catch (e) {
     return { reason: `the store cannot be read to check the snapshot: ${(e as Error).message}` };
   }
-  if (anchored === undefined || anchored.id !== a.id || anchored.position !== a.position) return { reason: "the snapshot is of another store: its last event is not in this one" };
+  if (anchored === undefined || anchored.id !== a.id || anchored.position !== a.position)
+    return { reason: "the snapshot is of another store: its last event is not in this one" };
   return { snapshot: { anchor: a, jobs: content.jobs, executions: content.executions } };
 }

@@ -65,7 +65,10 @@ export interface EncodedSnapshot {
  * body's length and CRC-32), then the body: length-prefixed MessagePack slices of views.
  * Encodes slice by slice, yielding to the event loop in between.
  */
-export async function encodeNodeStateSnapshot(snapshot: NodeStateSnapshot, writtenAt: string): Promise<EncodedSnapshot> {
+export async function encodeNodeStateSnapshot(
+  snapshot: NodeStateSnapshot,
+  writtenAt: string,
+): Promise<EncodedSnapshot> {
   const packr = newPackr();
   const body: Uint8Array[] = [];
   let bodyBytes = 0;
@@ -102,7 +105,13 @@ export type SnapshotLoad = { readonly snapshot: NodeStateSnapshot } | { readonly
 
 function isAnchor(value: unknown): value is SnapshotAnchor {
   const a = value as SnapshotAnchor | null;
-  return typeof a === "object" && a !== null && typeof a.stream === "string" && typeof a.id === "string" && Number.isInteger(a.revision);
+  return (
+    typeof a === "object" &&
+    a !== null &&
+    typeof a.stream === "string" &&
+    typeof a.id === "string" &&
+    Number.isInteger(a.revision)
+  );
 }
 
 /**
@@ -127,21 +136,33 @@ export async function readNodeStateSnapshot(path: string, store: EventStore): Pr
   } catch (e) {
     return { reason: `the snapshot is corrupt: its header cannot be decoded (${(e as Error).message})` };
   }
-  if (typeof header !== "object" || header === null || header.magic !== MAGIC) return { reason: "the snapshot is corrupt: not a node-state snapshot" };
-  if (header.formatVersion !== SNAPSHOT_FORMAT_VERSION) return { reason: `the snapshot's format is version ${String(header.formatVersion)}; this Shoal reads ${SNAPSHOT_FORMAT_VERSION}` };
+  if (typeof header !== "object" || header === null || header.magic !== MAGIC)
+    return { reason: "the snapshot is corrupt: not a node-state snapshot" };
+  if (header.formatVersion !== SNAPSHOT_FORMAT_VERSION)
+    return {
+      reason: `the snapshot's format is version ${String(header.formatVersion)}; this Shoal reads ${SNAPSHOT_FORMAT_VERSION}`,
+    };
   if (header.stateVersion !== NODE_STATE_VERSION) {
-    return { reason: `the snapshot holds node states of version ${String(header.stateVersion)}; this Shoal's are version ${NODE_STATE_VERSION}` };
+    return {
+      reason: `the snapshot holds node states of version ${String(header.stateVersion)}; this Shoal's are version ${NODE_STATE_VERSION}`,
+    };
   }
-  if (!Number.isFinite(header.position) || header.position <= 0 || !isAnchor(header.anchor) || !Number.isInteger(header.count)) {
+  if (
+    !Number.isFinite(header.position) ||
+    header.position <= 0 ||
+    !isAnchor(header.anchor) ||
+    !Number.isInteger(header.count)
+  ) {
     return { reason: "the snapshot is corrupt: its header is incomplete" };
   }
   const body = file.subarray(bodyStart);
-  if (body.length !== header.bodyBytes || crc32(body) !== header.bodyCrc32) return { reason: "the snapshot is corrupt: its content does not match its checksum" };
+  if (body.length !== header.bodyBytes || crc32(body) !== header.bodyCrc32)
+    return { reason: "the snapshot is corrupt: its content does not match its checksum" };
 
   const views: NodeView[] = [];
   const packr = newPackr();
   try {
-    for (let at = 0; at < body.length; ) {
+    for (let at = 0; at < body.length;) {
       const length = body.readUInt32BE(at);
       const slice = packr.unpack(body.subarray(at + 4, at + 4 + length)) as NodeView[];
       for (const view of slice) views.push(view);
@@ -152,7 +173,10 @@ export async function readNodeStateSnapshot(path: string, store: EventStore): Pr
   } catch (e) {
     return { reason: `the snapshot is corrupt: ${(e as Error).message}` };
   }
-  if (views.length !== header.count || views.some((v) => typeof v?.nodeId !== "string" || !Number.isInteger(v.revision))) {
+  if (
+    views.length !== header.count ||
+    views.some((v) => typeof v?.nodeId !== "string" || !Number.isInteger(v.revision))
+  ) {
     return { reason: "the snapshot is corrupt: its nodes do not match its header" };
   }
 
@@ -164,7 +188,9 @@ export async function readNodeStateSnapshot(path: string, store: EventStore): Pr
     return { reason: `the store could not confirm the snapshot: ${(e as Error).message}` };
   }
   if (found?.id !== anchor.id || found.position !== position) {
-    return { reason: `the snapshot does not belong to this store: event ${anchor.stream}@${anchor.revision} at position ${position} is not there` };
+    return {
+      reason: `the snapshot does not belong to this store: event ${anchor.stream}@${anchor.revision} at position ${position} is not there`,
+    };
   }
   return { snapshot: { position, anchor, views } };
 }

@@ -55,7 +55,10 @@ export class NodeStateSnapshotter {
     this.advanced(position, { stream, revision, id }, batch.length);
   }
 
-  /** The views now reflect `events` more events, up to the one at `position` (`anchor`); also when another fold (recovery's) got them there. */
+  /**
+   * The views now reflect `events` more events, up to the one at `position` (`anchor`); also when another fold
+   * (recovery's) got them there.
+   */
   advanced(position: number, anchor: SnapshotAnchor, events: number): void {
     this.position = position;
     this.anchor = anchor;
@@ -109,7 +112,9 @@ export class NodeStateSnapshotter {
     }
   }
 
-  /** On a clean stop, after the views handled their last batch: waits for a write under way, then writes what is newer. */
+  /**
+   * On a clean stop, after the views handled their last batch: waits for a write under way, then writes what is newer.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;

@@ -28,7 +28,8 @@ export function decode<A, I>(schema: Schema.Schema<A, I>, bytes: Uint8Array): A 
 
 /** One message's MessagePack, not yet validated: size-checked, garbage refused. */
 export function unpack(bytes: Uint8Array): unknown {
-  if (bytes.length > MAX_MESSAGE_BYTES) throw new ProtocolError(`message is ${bytes.length} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
+  if (bytes.length > MAX_MESSAGE_BYTES)
+    throw new ProtocolError(`message is ${bytes.length} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
   try {
     return packr.unpack(bytes);
   } catch (e) {

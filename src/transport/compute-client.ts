@@ -29,7 +29,9 @@ interface Pending {
 
 /** nats.js's failures that mean the orchestrator cannot be reached, as the agent reports them; others as they are. */
 const asUnreachable = (e: unknown): unknown =>
-  isUnreachable(e) ? new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`) : e;
+  isUnreachable(e)
+    ? new OrchestratorUnreachableError(`orchestrator unreachable (${(e as { code?: string }).code})`)
+    : e;
 
 /** An error shaped as nats.js's own (`code`), so that isUnreachable() reads it the same way. */
 const natsLikeError = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -183,7 +185,10 @@ export class ComputeClient {
     return this.call(computeSubject(this.nodeId, "heartbeat"), { NodeID: this.nodeId, Sequence: this.sequence });
   }
 
-  /** Refusals of published heartbeats (the orchestrator's reply, on the node's own subject); undecodable ones are dropped. */
+  /**
+   * Refusals of published heartbeats (the orchestrator's reply, on the node's own subject); undecodable ones are
+   * dropped.
+   */
   onHeartbeatRefused(handle: (refusal: ProtocolResponse) => void): void {
     this.refusalHandlers.push(handle);
     this.subscribe();
@@ -209,12 +214,18 @@ export class ComputeClient {
     this.subscribe();
   }
 
-  /** One log batch, published on the node's own `shoal.compute.<id>.logs` (answers are matched by StreamID, not by reply subject). */
+  /**
+   * One log batch, published on the node's own `shoal.compute.<id>.logs` (answers are matched by StreamID, not by reply
+   * subject).
+   */
   publishLogBatch(batch: LogBatch): void {
     this.nc.publish(logBatchSubject(this.nodeId), encode(batch));
   }
 
-  /** One execution report, answered like every call; the report's own MessageID is kept, so a report sent again is the same one. */
+  /**
+   * One execution report, answered like every call; the report's own MessageID is kept, so a report sent again is the
+   * same one.
+   */
   reportExecution(report: ExecutionReport): Promise<ProtocolResponse> {
     return this.call(executionReportSubject(this.nodeId), { ...report });
   }

@@ -23,7 +23,9 @@ export function findExecutable(name: string): string | undefined {
 
 let setpriv: string | null | undefined;
 
-/** util-linux's setpriv when it can set the parent-death signal (Linux, util-linux ≥ 2.33), else null. Looked up once. */
+/**
+ * util-linux's setpriv when it can set the parent-death signal (Linux, util-linux ≥ 2.33), else null. Looked up once.
+ */
 function setprivWithPdeathsig(): string | null {
   if (setpriv !== undefined) return setpriv;
   setpriv = null;
@@ -48,7 +50,10 @@ function setprivWithPdeathsig(): string | null {
  * `binary` must already be resolved (findExecutable): through setpriv a missing binary would
  * surface as setpriv's exit status, not as spawn's ENOENT.
  */
-export function dieWithParent(binary: string, args: readonly string[]): { readonly command: string; readonly args: readonly string[]; readonly wrapped: boolean } {
+export function dieWithParent(
+  binary: string,
+  args: readonly string[],
+): { readonly command: string; readonly args: readonly string[]; readonly wrapped: boolean } {
   const wrapper = setprivWithPdeathsig();
   if (wrapper === null) return { command: binary, args, wrapped: false };
   return { command: wrapper, args: ["--pdeathsig", "KILL", "--", binary, ...args], wrapped: true };

@@ -41,7 +41,8 @@ export type EmbeddedNatsState =
 const STDERR_TAIL = 4096;
 const DEFAULT_READY_TIMEOUT_MS = 15_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
-const NOT_FOUND = "nats-server was not found on PATH; install it (apt-get install nats-server) or set Orchestrator.NATS.URL to an external NATS";
+const NOT_FOUND =
+  "nats-server was not found on PATH; install it (apt-get install nats-server) or set Orchestrator.NATS.URL to an external NATS";
 
 function portFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -125,7 +126,9 @@ export class EmbeddedNatsServer {
     const server = new EmbeddedNatsServer(options);
     await stopLeftover(server.pidFile, dir, logger);
     if (!(await portFree(host, port))) {
-      throw new NatsServerError(`Orchestrator.Port ${port} on ${host} is already in use; choose another with -c Orchestrator.Port=<port>`);
+      throw new NatsServerError(
+        `Orchestrator.Port ${port} on ${host} is already in use; choose another with -c Orchestrator.Port=<port>`,
+      );
     }
     await server.launch();
     logger.info({ url: server.url, pid: server.pid }, "embedded nats-server ready");
@@ -136,13 +139,29 @@ export class EmbeddedNatsServer {
    * How the server is started: the one place its command line is built. The first start and
    * every restart call it, so a change here (a config file, credentials) holds across restarts.
    */
-  private commandLine(): { readonly binary: string; readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv } {
+  private commandLine(): {
+    readonly binary: string;
+    readonly args: readonly string[];
+    readonly env: NodeJS.ProcessEnv;
+  } {
     const { host, port, dir, configFile } = this.options;
     return {
       binary: this.options.binary ?? "nats-server",
       args: configFile
         ? ["-c", configFile]
-        : ["-a", host, "-p", String(port), "-js", "-sd", embeddedNatsPaths(dir).storeDir, "-P", this.pidFile, "-n", `shoal-${port}`],
+        : [
+            "-a",
+            host,
+            "-p",
+            String(port),
+            "-js",
+            "-sd",
+            embeddedNatsPaths(dir).storeDir,
+            "-P",
+            this.pidFile,
+            "-n",
+            `shoal-${port}`,
+          ],
       env: { ...process.env, ...this.options.env },
     };
   }
@@ -182,8 +201,15 @@ export class EmbeddedNatsServer {
     // leave it serving, holding the port and the JetStream store.
     const resolved = findExecutable(binary);
     if (resolved === undefined) throw new NatsServerError(NOT_FOUND);
-    const command = this.options.alwaysWatchdog === true ? { command: resolved, args, wrapped: false } : dieWithParent(resolved, args);
-    const child = spawn(command.command, [...command.args], { stdio: ["ignore", "ignore", "pipe"], detached: true, env });
+    const command =
+      this.options.alwaysWatchdog === true
+        ? { command: resolved, args, wrapped: false }
+        : dieWithParent(resolved, args);
+    const child = spawn(command.command, [...command.args], {
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+      env,
+    });
     this.child = child;
     if (!command.wrapped && child.pid !== undefined) {
       const watchdog = parentWatchdog(child.pid);
@@ -204,21 +230,25 @@ export class EmbeddedNatsServer {
       };
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
-        settle(new NatsServerError(`nats-server did not become ready within ${readyTimeoutMs}ms: ${stderr.slice(-500)}`));
+        settle(
+          new NatsServerError(`nats-server did not become ready within ${readyTimeoutMs}ms: ${stderr.slice(-500)}`),
+        );
       }, readyTimeoutMs);
       const onReady = () => {
         if (stderr.includes("Server is ready")) settle();
       };
       const onEarlyExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const inUse = /address already in use/i.test(stderr);
-        settle(new NatsServerError(inUse ? `Orchestrator.Port ${port} is already in use` : `nats-server exited (${signal ?? code}): ${stderr.slice(-500)}`));
-      };
-      const onError = (err: NodeJS.ErrnoException) =>
         settle(
           new NatsServerError(
-            err.code === "ENOENT" ? NOT_FOUND : `could not start nats-server: ${err.message}`,
+            inUse
+              ? `Orchestrator.Port ${port} is already in use`
+              : `nats-server exited (${signal ?? code}): ${stderr.slice(-500)}`,
           ),
         );
+      };
+      const onError = (err: NodeJS.ErrnoException) =>
+        settle(new NatsServerError(err.code === "ENOENT" ? NOT_FOUND : `could not start nats-server: ${err.message}`));
       child.stderr?.on("data", onReady);
       child.once("exit", onEarlyExit);
       child.once("error", onError);
@@ -242,8 +272,15 @@ export class EmbeddedNatsServer {
         { pid: child.pid, code, signal, uptimeMs, restartInMs: delay, stderr: stderr.slice(-1000) },
         "embedded nats-server exited unexpectedly; restarting it",
       );
-    } else this.options.logger.warn({ pid: child.pid, signal, restartInMs: delay, reason: killedBecause }, "stopped the embedded nats-server to start it again");
-    const why = killedBecause === undefined ? `nats-server exited (${signal ?? `code ${code}`})` : `nats-server stopped: ${killedBecause}`;
+    } else
+      this.options.logger.warn(
+        { pid: child.pid, signal, restartInMs: delay, reason: killedBecause },
+        "stopped the embedded nats-server to start it again",
+      );
+    const why =
+      killedBecause === undefined
+        ? `nats-server exited (${signal ?? `code ${code}`})`
+        : `nats-server stopped: ${killedBecause}`;
     this.setState({ running: false, reason: `${why}; restarting it`, since: Date.now() });
     this.scheduleRestart(delay);
   }
@@ -265,7 +302,10 @@ export class EmbeddedNatsServer {
       this.child = undefined;
       const delay = this.backoff.next(0);
       const reason = e instanceof Error ? e.message : String(e);
-      this.options.logger.error({ reason, restartInMs: delay, restarts: this.restartCount }, "could not restart the embedded nats-server; trying again");
+      this.options.logger.error(
+        { reason, restartInMs: delay, restarts: this.restartCount },
+        "could not restart the embedded nats-server; trying again",
+      );
       this.setState({ running: false, reason: `nats-server could not be restarted: ${reason}`, since: Date.now() });
       this.scheduleRestart(delay);
       return;
@@ -291,7 +331,14 @@ export class EmbeddedNatsServer {
    */
   restartStuck(reason: string): void {
     const child = this.child;
-    if (this.stopping || !this.current.running || child === undefined || exited(child) || this.killedBecause !== undefined) return;
+    if (
+      this.stopping ||
+      !this.current.running ||
+      child === undefined ||
+      exited(child) ||
+      this.killedBecause !== undefined
+    )
+      return;
     this.killedBecause = reason;
     child.kill("SIGTERM");
     const timer = setTimeout(() => {

@@ -75,6 +75,8 @@ export const LogBatch = Schema.Struct({
   Chunks: Schema.Array(LogChunkMessage).pipe(Schema.maxItems(MAX_LOG_BATCH_CHUNKS)),
   End: Schema.Boolean,
   /** Why the stream ended early (then End is true): one of Shoal's error kinds and its message. */
-  Error: Schema.optional(Schema.Struct({ Kind: Schema.Literal(...ERROR_KINDS), Message: Schema.String.pipe(Schema.maxLength(1024)) })),
+  Error: Schema.optional(
+    Schema.Struct({ Kind: Schema.Literal(...ERROR_KINDS), Message: Schema.String.pipe(Schema.maxLength(1024)) }),
+  ),
 });
 export type LogBatch = typeof LogBatch.Type;

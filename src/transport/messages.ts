@@ -13,9 +13,13 @@ export const JoinRequest = Schema.Struct({
   MessageID,
   Info: NodeInfo,
   PublicKey: NodePublicKey,
-  Proof: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/, { message: () => "Proof must be a base64url HMAC-SHA256" })),
+  Proof: Schema.String.pipe(
+    Schema.pattern(/^[A-Za-z0-9_-]{43}$/, { message: () => "Proof must be a base64url HMAC-SHA256" }),
+  ),
   /** The same statement signed with the node's key (ed25519, base64url): the joiner holds that key. */
-  Signature: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{86}$/, { message: () => "Signature must be a base64url ed25519 signature" })),
+  Signature: Schema.String.pipe(
+    Schema.pattern(/^[A-Za-z0-9_-]{86}$/, { message: () => "Signature must be a base64url ed25519 signature" }),
+  ),
   /**
    * Only if the node is still registered: an agent whose login NATS revoked asks again this way,
    * so a rejected node that was approved gets a new login while a deleted one is not registered

@@ -26,7 +26,11 @@ export function userNkeyFromSeed(seed: Uint8Array): JoinKey {
     throw new NkeyError(`not an nkey seed: ${(e as Error).message}`);
   }
   if (decoded.prefix !== Prefix.User) throw new NkeyError("not a user key");
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, decoded.buf]), format: "der", type: "pkcs8" });
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, decoded.buf]),
+    format: "der",
+    type: "pkcs8",
+  });
   const raw = createPublicKey(privateKey).export({ format: "der", type: "spki" }).subarray(SPKI_ED25519_PREFIX.length);
   const publicKey = new TextDecoder().decode(Codec.encode(Prefix.User, raw));
   return { publicKey, sign: (data) => new Uint8Array(sign(null, data, privateKey)) };
@@ -39,7 +43,10 @@ export function userNkeyFromSeed(seed: Uint8Array): JoinKey {
  */
 export function ed25519PublicKey(raw: Uint8Array): KeyObject {
   if (raw.length !== 32) throw new NkeyError("an ed25519 public key is 32 bytes");
-  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" });
+  return createPublicKey({
+    key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(raw).toString("base64url") },
+    format: "jwk",
+  });
 }
 
 /** Whether `signature` over `data` was made by the user nkey `publicKey`; a malformed key is false. */

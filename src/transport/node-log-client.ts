@@ -4,7 +4,14 @@ import type { Logger } from "pino";
 import { ShoalError, unavailable } from "../errors/shoal-error.ts";
 import { RefusalLog } from "../logging/refusal-log.ts";
 import { ProtocolError, encode, unpack, validate } from "./codec.ts";
-import { LOG_BATCH_SUBSCRIPTION, LOG_POLL_MS, LogBatch, logBatchNodeId, logReadSubject, type ReadLogs } from "./log-messages.ts";
+import {
+  LOG_BATCH_SUBSCRIPTION,
+  LOG_POLL_MS,
+  LogBatch,
+  logBatchNodeId,
+  logReadSubject,
+  type ReadLogs,
+} from "./log-messages.ts";
 
 export interface LogRead {
   readonly follow: boolean;
@@ -80,14 +87,20 @@ export class NodeLogClient implements NodeLogReader {
     try {
       batch = validate(LogBatch, unpack(data));
     } catch (e) {
-      this.refusalLog.warn("log batch dropped: not a valid LogBatch", "BadRequest", () => ({ nodeId, err: e instanceof ProtocolError ? e.message : e }));
+      this.refusalLog.warn("log batch dropped: not a valid LogBatch", "BadRequest", () => ({
+        nodeId,
+        err: e instanceof ProtocolError ? e.message : e,
+      }));
       return;
     }
     const waiting = this.waiting.get(batch.StreamID);
     if (waiting === undefined) return; // another orchestrator's stream, or an answer that came too late
     if (waiting.nodeId !== nodeId || batch.NodeID !== nodeId) {
       const streamId = batch.StreamID;
-      this.refusalLog.warn("log batch dropped: sent by a node that was not asked", "Forbidden", () => ({ nodeId, streamId }));
+      this.refusalLog.warn("log batch dropped: sent by a node that was not asked", "Forbidden", () => ({
+        nodeId,
+        streamId,
+      }));
       return;
     }
     if (batch.Seq !== waiting.seq) return;
@@ -112,7 +125,10 @@ export class NodeLogClient implements NodeLogReader {
     });
   }
 
-  /** The execution's output from its node, batch by batch. Throws the node's error (NotFound: it no longer runs there) or Unavailable (no answer). */
+  /**
+   * The execution's output from its node, batch by batch. Throws the node's error (NotFound: it no longer runs there)
+   * or Unavailable (no answer).
+   */
   async *read(nodeId: string, executionId: string, options: LogRead): AsyncGenerator<OutputChunk> {
     const base = {
       Type: "ReadLogs" as const,
@@ -133,7 +149,10 @@ export class NodeLogClient implements NodeLogReader {
         if (options.signal?.aborted) return;
         if (batch === NO_ANSWER) {
           ended = true; // the node would not hear a close either
-          throw unavailable(`node ${nodeId} did not answer a read of the logs of execution ${executionId} (${ATTEMPTS} tries)`, 5);
+          throw unavailable(
+            `node ${nodeId} did not answer a read of the logs of execution ${executionId} (${ATTEMPTS} tries)`,
+            5,
+          );
         }
         for (const chunk of batch.Chunks) yield { stream: chunk.Stream, data: chunk.Data };
         if (batch.End) {
@@ -144,7 +163,8 @@ export class NodeLogClient implements NodeLogReader {
       }
     } finally {
       // The reader stopped early: the node frees the stream now rather than after its idle time.
-      if (!ended && !this.nc.isClosed()) this.nc.publish(logReadSubject(nodeId), encode({ ...base, Seq: 0, Close: true } satisfies ReadLogs));
+      if (!ended && !this.nc.isClosed())
+        this.nc.publish(logReadSubject(nodeId), encode({ ...base, Seq: 0, Close: true } satisfies ReadLogs));
     }
   }
 }

@@ -32,12 +32,22 @@ export class NodeWorkClient {
 
   /** Would the node take it now? Answered BidAccepted or BidRejected; nothing runs. Returns the MessageID. */
   askForBid(work: ExecutionWork): string {
-    return this.send(work.nodeId, { Type: "AskForBid", ExecutionID: work.executionId, JobID: work.jobId, Task: work.task });
+    return this.send(work.nodeId, {
+      Type: "AskForBid",
+      ExecutionID: work.executionId,
+      JobID: work.jobId,
+      Task: work.task,
+    });
   }
 
   /** Run it: BidRejected when it does not fit, else BidAccepted, ExecutionStarted and its end. */
   runExecution(work: ExecutionWork): string {
-    return this.send(work.nodeId, { Type: "RunExecution", ExecutionID: work.executionId, JobID: work.jobId, Task: work.task });
+    return this.send(work.nodeId, {
+      Type: "RunExecution",
+      ExecutionID: work.executionId,
+      JobID: work.jobId,
+      Task: work.task,
+    });
   }
 
   /** Stop it; the node reports it failed (cancelled) once its container is gone. */

@@ -18,7 +18,9 @@ export const JOIN_SUBSCRIPTION = "shoal.join.*";
  * subject per method, so that a node's execution reports (`shoal.compute.<id>.execution`, the
  * execution report handler's) are not delivered here too.
  */
-export const ORCHESTRATOR_SUBSCRIPTIONS: readonly string[] = PROTOCOL_METHODS.map((method) => `shoal.compute.*.${method}`);
+export const ORCHESTRATOR_SUBSCRIPTIONS: readonly string[] = PROTOCOL_METHODS.map(
+  (method) => `shoal.compute.*.${method}`,
+);
 export const ORCHESTRATOR_QUEUE = "shoal-orchestrators";
 
 /** Work for a node (executions arrive with the job lifecycle); only that node may subscribe. */
@@ -35,7 +37,9 @@ export const nodeReplyPrefix = (nodeId: string, tag: string): string => `shoal.w
 const WORK_PREFIX = "shoal.work.";
 /** Whether `reply` lies under node `nodeId`'s work subjects (a reply the node can receive on its one subscription). */
 export const isNodeWorkSubject = (nodeId: string, reply: string): boolean =>
-  reply.length > WORK_PREFIX.length + nodeId.length + 1 && reply.startsWith(WORK_PREFIX) && reply.startsWith(`${nodeId}.`, WORK_PREFIX.length);
+  reply.length > WORK_PREFIX.length + nodeId.length + 1 &&
+  reply.startsWith(WORK_PREFIX) &&
+  reply.startsWith(`${nodeId}.`, WORK_PREFIX.length);
 
 /**
  * A published heartbeat has no reply subject: its refusal goes here, under the node's work
@@ -62,14 +66,20 @@ const HEARTBEAT_SUFFIX_BYTES = ascii(HEARTBEAT_SUFFIX);
  * `id[from, from + length)` (ASCII bytes, as a node id is). The subject may be the bytes NATS
  * delivered (the hot path: nothing decoded, nothing allocated) or a string.
  */
-export function isHeartbeatSubjectOf(subject: Uint8Array | string, id: Uint8Array, from: number, length: number): boolean {
+export function isHeartbeatSubjectOf(
+  subject: Uint8Array | string,
+  id: Uint8Array,
+  from: number,
+  length: number,
+): boolean {
   const prefix = COMPUTE_PREFIX_BYTES.length;
   const suffix = HEARTBEAT_SUFFIX_BYTES.length;
   if (subject.length !== prefix + length + suffix) return false;
   if (typeof subject === "string") {
     for (let i = 0; i < prefix; i++) if (subject.charCodeAt(i) !== COMPUTE_PREFIX_BYTES[i]) return false;
     for (let i = 0; i < length; i++) if (subject.charCodeAt(prefix + i) !== id[from + i]) return false;
-    for (let i = 0; i < suffix; i++) if (subject.charCodeAt(prefix + length + i) !== HEARTBEAT_SUFFIX_BYTES[i]) return false;
+    for (let i = 0; i < suffix; i++)
+      if (subject.charCodeAt(prefix + length + i) !== HEARTBEAT_SUFFIX_BYTES[i]) return false;
     return true;
   }
   for (let i = 0; i < prefix; i++) if (subject[i] !== COMPUTE_PREFIX_BYTES[i]) return false;
@@ -101,7 +111,8 @@ export function parseJoinSubject(subject: string): string | undefined {
 }
 
 /** Cluster events for downstream systems: shoal.events.<category>.<entityId>.<EventType>. */
-export const eventSubject = (category: string, entityId: string, type: string): string => `shoal.events.${category}.${entityId}.${type}`;
+export const eventSubject = (category: string, entityId: string, type: string): string =>
+  `shoal.events.${category}.${entityId}.${type}`;
 export const EVENTS_STREAM = "SHOAL_EVENTS";
 export const EVENTS_SUBJECTS = "shoal.events.>";
 

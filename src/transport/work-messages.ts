@@ -19,7 +19,11 @@ export const MAX_REPORTED_REASON = 1024;
 const MessageID = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128));
 /** `e-<uuid>` / `j-<uuid>` as the host makes them; any token that is safe in a container name and label. */
 const EntityId = (prefix: string) =>
-  Schema.String.pipe(Schema.pattern(new RegExp(`^${prefix}-[A-Za-z0-9_-]{1,96}$`), { message: () => `must be ${prefix}-<id> (letters, digits, _ and -, at most 96 after ${prefix}-)` }));
+  Schema.String.pipe(
+    Schema.pattern(new RegExp(`^${prefix}-[A-Za-z0-9_-]{1,96}$`), {
+      message: () => `must be ${prefix}-<id> (letters, digits, _ and -, at most 96 after ${prefix}-)`,
+    }),
+  );
 export const ExecutionID = EntityId("e");
 export const JobID = EntityId("j");
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max));
@@ -63,7 +67,13 @@ export const AskForBid = executionWork("AskForBid");
 /** Run it: the node answers BidRejected (does not fit), or BidAccepted, ExecutionStarted and its end. */
 export const RunExecution = executionWork("RunExecution");
 /** Stop it: the node answers ExecutionFailed (cancelled) once its container is gone. */
-export const CancelExecution = Schema.Struct({ Type: Schema.Literal("CancelExecution"), MessageID, NodeID: NodeId, ExecutionID, Reason: Text(MAX_REPORTED_REASON) });
+export const CancelExecution = Schema.Struct({
+  Type: Schema.Literal("CancelExecution"),
+  MessageID,
+  NodeID: NodeId,
+  ExecutionID,
+  Reason: Text(MAX_REPORTED_REASON),
+});
 
 export const WorkMessage = Schema.Union(AskForBid, RunExecution, CancelExecution);
 export type WorkMessage = typeof WorkMessage.Type;
@@ -102,14 +112,28 @@ export const BidAccepted = report("BidAccepted", {});
  * `Answers`: the message refused (nodes before it say nothing). An ask refused after the run was
  * approved is a stale answer (the run is checked on its own); a refused run ends the execution.
  */
-export const BidRejected = report("BidRejected", { Reason, Code, Answers: Schema.optional(Schema.Literal("AskForBid", "RunExecution")) });
+export const BidRejected = report("BidRejected", {
+  Reason,
+  Code,
+  Answers: Schema.optional(Schema.Literal("AskForBid", "RunExecution")),
+});
 /** `Details`: the limits its container runs under (nodes before it say nothing). */
 export const ExecutionStarted = report("ExecutionStarted", { Details: Schema.optional(ContainerDetails) });
 export const ExecutionCompleted = report("ExecutionCompleted", { RunOutput });
 /** `Cause`: the executor's end reason (exited, timeout, oom-killed, cancelled, image-missing, …, lost). */
-export const ExecutionFailed = report("ExecutionFailed", { Reason, Cause: Text(32), RunOutput: Schema.optional(RunOutput) });
+export const ExecutionFailed = report("ExecutionFailed", {
+  Reason,
+  Cause: Text(32),
+  RunOutput: Schema.optional(RunOutput),
+});
 
-export const ExecutionReport = Schema.Union(BidAccepted, BidRejected, ExecutionStarted, ExecutionCompleted, ExecutionFailed);
+export const ExecutionReport = Schema.Union(
+  BidAccepted,
+  BidRejected,
+  ExecutionStarted,
+  ExecutionCompleted,
+  ExecutionFailed,
+);
 export type ExecutionReport = typeof ExecutionReport.Type;
 export type ExecutionReportType = ExecutionReport["Type"];
 export type BidAccepted = typeof BidAccepted.Type;

@@ -13,6 +13,13 @@ export const forgetDeletedNodes: Workflow = {
   react(input) {
     const { recorded } = input;
     if (recorded.type !== "NodeDeleted" || categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
-    return [{ handler: "node-liveness", entityId: entityIdOf(recorded.stream), type: FORGET_LIVENESS, reason: "the node was deleted" }];
+    return [
+      {
+        handler: "node-liveness",
+        entityId: entityIdOf(recorded.stream),
+        type: FORGET_LIVENESS,
+        reason: "the node was deleted",
+      },
+    ];
   },
 };

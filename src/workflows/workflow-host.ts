@@ -12,8 +12,19 @@ export const WORKFLOW_STEP_EVENT = "WorkflowStepRecorded";
 /** What one step of a workflow stores: the input it saw and the commands it issued for it. */
 export interface WorkflowStep {
   readonly Workflow: string;
-  readonly Input: { readonly EventID: string; readonly Stream: string; readonly Type: string; readonly Position: number };
-  readonly Commands: readonly { readonly CommandID: string; readonly Handler: string; readonly EntityID: string; readonly Type: string; readonly Reason: string }[];
+  readonly Input: {
+    readonly EventID: string;
+    readonly Stream: string;
+    readonly Type: string;
+    readonly Position: number;
+  };
+  readonly Commands: readonly {
+    readonly CommandID: string;
+    readonly Handler: string;
+    readonly EntityID: string;
+    readonly Type: string;
+    readonly Reason: string;
+  }[];
 }
 
 /**
@@ -65,9 +76,16 @@ export class WorkflowHost implements Processor {
     const step: WorkflowStep = {
       Workflow: name,
       Input: { EventID: recorded.id, Stream: recorded.stream, Type: recorded.type, Position: recorded.position },
-      Commands: issued.map((c) => ({ CommandID: c.commandId, Handler: c.handler, EntityID: c.entityId, Type: c.type, Reason: c.reason })),
+      Commands: issued.map((c) => ({
+        CommandID: c.commandId,
+        Handler: c.handler,
+        EntityID: c.entityId,
+        Type: c.type,
+        Reason: c.reason,
+      })),
     };
-    const correlationId = typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id;
+    const correlationId =
+      typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id;
     const event: NewEvent = {
       id: deterministicId(name, recorded.id),
       type: WORKFLOW_STEP_EVENT,
@@ -84,7 +102,8 @@ export class WorkflowHost implements Processor {
     await this.options.store.append(`${WORKFLOW_CATEGORY}-${name}`, [event], "any");
     for (const command of issued) {
       const handler = this.options.handlers[command.handler];
-      if (!handler) throw new Error(`workflow ${name} issued a command to ${command.handler}, which this host does not know`);
+      if (!handler)
+        throw new Error(`workflow ${name} issued a command to ${command.handler}, which this host does not know`);
       const full = { ...command, causationId: recorded.id, correlationId };
       try {
         await handler(full);
@@ -92,7 +111,10 @@ export class WorkflowHost implements Processor {
         await this.failed(full, err);
       }
     }
-    this.options.logger.info({ workflow: name, input: recorded.id, commands: issued.map((c) => `${c.type} ${c.entityId}`) }, "workflow step");
+    this.options.logger.info(
+      { workflow: name, input: recorded.id, commands: issued.map((c) => `${c.type} ${c.entityId}`) },
+      "workflow step",
+    );
   }
 
   /**

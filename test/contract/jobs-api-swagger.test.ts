@@ -24,14 +24,19 @@ import { SWAGGER_PATH, SwaggerValidator } from "../support/swagger-validator.ts"
  * `GET /jobs/{id}/history?limit=100[&next_token=…]`, `DELETE /jobs/{id}?reason=User requested stop`.
  */
 const KEY = "webui-key-0123456789abcdefghijklmn";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const nodeId = `wu-${randomUUID().slice(0, 8)}`;
 const api = "/api/v1/orchestrator/jobs";
 let image = "";
 let orchestrator: RunningOrchestrator;
 let compute: ShoalProcess | undefined;
 
-const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const jobs = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 /** What the WebUI does: a GET without credentials. */
 const read = async (path: string): Promise<Body> => {
   const res = await jobs.call("GET", path, undefined, null);
@@ -63,15 +68,21 @@ async function submit(spec: unknown): Promise<string> {
  * field checks below need no swagger and always run.
  */
 const swagger = existsSync(SWAGGER_PATH) ? new SwaggerValidator() : undefined;
-if (!swagger) console.warn(`Bacalhau's swagger not found at ${SWAGGER_PATH} (set BACALHAU_SWAGGER): the swagger conformance tests are skipped`);
+if (!swagger)
+  console.warn(
+    `Bacalhau's swagger not found at ${SWAGGER_PATH} (set BACALHAU_SWAGGER): the swagger conformance tests are skipped`,
+  );
 /** The response conforms to the swagger's definition of it (every mismatch listed when it does not). */
 function conforms(definition: string, body: unknown): void {
-  expect(swagger!.errors(definition, body), `${definition}: ${JSON.stringify(body, null, 1).slice(0, 4000)}`).toEqual([]);
+  expect(swagger!.errors(definition, body), `${definition}: ${JSON.stringify(body, null, 1).slice(0, 4000)}`).toEqual(
+    [],
+  );
 }
 
 const NS_2020 = Date.UTC(2020, 0, 1) * 1e6;
 /** The WebUI's normalizeTimestamp reads > 1e15 as nanoseconds; Bacalhau's times are nanoseconds. */
-const isNanos = (t: unknown, from: number) => typeof t === "number" && t > NS_2020 && t >= from * 1e6 - 1e9 && t <= Date.now() * 1e6;
+const isNanos = (t: unknown, from: number) =>
+  typeof t === "number" && t > NS_2020 && t >= from * 1e6 - 1e9 && t <= Date.now() * 1e6;
 
 let started = 0;
 let completed = "";
@@ -83,7 +94,10 @@ let stopResponse: Body = {};
 beforeAll(async () => {
   started = Date.now();
   image = await dockerTestImage();
-  orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-wu-orch-", { "API.Auth.Users": USERS }), silentLogger);
+  orchestrator = await startOrchestrator(
+    await ownNatsOrchestratorConfig("shoal-wu-orch-", { "API.Auth.Users": USERS }),
+    silentLogger,
+  );
   compute = startComputeProcess({
     nodeId,
     dataDir: tempDir(`shoal-wu-${nodeId}-`),
@@ -134,7 +148,8 @@ describe.skipIf(!swagger)("responses conform to Bacalhau's swagger", () => {
   });
 
   it("GET /jobs/{id}/versions: apimodels.ListJobVersionsResponse", async () => {
-    for (const id of [completed, failed, stopped]) conforms("apimodels.ListJobVersionsResponse", await read(`${api}/${id}/versions`));
+    for (const id of [completed, failed, stopped])
+      conforms("apimodels.ListJobVersionsResponse", await read(`${api}/${id}/versions`));
   });
 
   it("GET /jobs/{id}/executions and /history: apimodels.ListJobExecutionsResponse, apimodels.ListJobHistoryResponse", async () => {
@@ -180,27 +195,40 @@ describe("what the WebUI reads", () => {
     });
     expect(body.Job.Tasks[0].Engine.Type).toBe("docker");
     expect(body.Job.Tasks[0].Publisher).toBeUndefined();
-    expect((await read(`${api}/${failed}`)).Job.State).toMatchObject({ StateType: "Failed", Message: expect.stringContaining("exited with code 3") });
-    expect((await read(`${api}/${stopped}`)).Job.State).toEqual({ StateType: "Stopped", Message: "User requested stop" });
+    expect((await read(`${api}/${failed}`)).Job.State).toMatchObject({
+      StateType: "Failed",
+      Message: expect.stringContaining("exited with code 3"),
+    });
+    expect((await read(`${api}/${stopped}`)).Job.State).toEqual({
+      StateType: "Stopped",
+      Message: "User requested stop",
+    });
   });
 
   it("job detail by the short id Bacalhau's CLI prints (`/jobs?id=j-1a2b3c4d`): the same job, executions, history", async () => {
     const shortId = completed.slice(0, "j-".length + 8);
     const byShort = await read(`${api}/${shortId}?include=executions`);
     expect(byShort).toEqual(await read(`${api}/${completed}?include=executions`));
-    expect(await read(`${api}/${shortId}/history?limit=100`)).toEqual(await read(`${api}/${completed}/history?limit=100`));
+    expect(await read(`${api}/${shortId}/history?limit=100`)).toEqual(
+      await read(`${api}/${completed}/history?limit=100`),
+    );
   });
 
   it("served as the node routes the WebUI already uses: same-origin through its proxy, the same headers for a browser's Origin", async () => {
     const headers = async (path: string, method = "GET") => {
-      const res = await fetch(`${orchestrator.apiUrl}${path}`, { method, headers: { origin: "http://127.0.0.1:8438", "access-control-request-method": "GET" } });
+      const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+        method,
+        headers: { origin: "http://127.0.0.1:8438", "access-control-request-method": "GET" },
+      });
       await res.arrayBuffer();
       const cors = [...res.headers.keys()].filter((h) => h.startsWith("access-control-")).sort();
       return { status: res.status, cors };
     };
     expect(await headers(`${api}?limit=10&reverse=true`)).toEqual(await headers("/api/v1/orchestrator/nodes"));
     expect(await headers(`${api}/${completed}`)).toEqual(await headers(`/api/v1/orchestrator/nodes/${nodeId}`));
-    expect(await headers(`${api}/${completed}`, "OPTIONS")).toEqual(await headers(`/api/v1/orchestrator/nodes/${nodeId}`, "OPTIONS"));
+    expect(await headers(`${api}/${completed}`, "OPTIONS")).toEqual(
+      await headers(`/api/v1/orchestrator/nodes/${nodeId}`, "OPTIONS"),
+    );
   });
 
   it("executions tab (JobExecutions): ids, node, states as Bacalhau's integers, nanosecond times, the run output", async () => {
@@ -216,12 +244,19 @@ describe("what the WebUI reads", () => {
     expect(e.DesiredState.StateType).toBe(2);
     expect(isNanos(e.CreateTime, started)).toBe(true);
     expect(e.ModifyTime).toBeGreaterThanOrEqual(e.CreateTime);
-    expect(e.RunOutput).toMatchObject({ Stdout: "hello\n", stderr: "oops\n", ExitCode: 0, StdoutTruncated: false, StderrTruncated: false });
+    expect(e.RunOutput).toMatchObject({
+      Stdout: "hello\n",
+      stderr: "oops\n",
+      ExitCode: 0,
+      StdoutTruncated: false,
+      StderrTruncated: false,
+    });
     expect(e.PublishedResult).toBeUndefined();
     expect(e.AllocatedResources.Tasks.main).toMatchObject({ CPU: 0.1, Memory: 16_000_000 });
 
     const stoppedExecution = (await read(`${api}/${stopped}/executions`)).Items[0];
-    expect([stoppedExecution.ComputeState.StateType, stoppedExecution.DesiredState.StateType]).toEqual([11, 2]); // Cancelled, Stopped
+    // Cancelled, Stopped
+    expect([stoppedExecution.ComputeState.StateType, stoppedExecution.DesiredState.StateType]).toEqual([11, 2]);
   });
 
   it("history tab (JobHistoryContainer, JobHistory): Time, ExecutionID only on execution entries, Event Topic and Message, paged", async () => {
@@ -241,7 +276,11 @@ describe("what the WebUI reads", () => {
       if (h.Type === "JobLevel") expect(h.ExecutionID ?? "").toBe("");
       else expect(h.ExecutionID).toBe(executionId);
     }
-    expect(items.filter((h) => h.Type === "JobLevel").map((h) => h.Event.Topic)).toEqual(["Submission", "State Update", "State Update"]);
+    expect(items.filter((h) => h.Type === "JobLevel").map((h) => h.Event.Topic)).toEqual([
+      "Submission",
+      "State Update",
+      "State Update",
+    ]);
     const page = await read(`${api}/${completed}/history?limit=3`);
     expect(page.Items).toEqual(items.slice(0, 3));
     const next = await read(`${api}/${completed}/history?limit=3&next_token=${encodeURIComponent(page.NextToken)}`);

@@ -13,8 +13,14 @@ eventStoreContract("SQLite, one commit per append", async () => new SqliteEventS
 
 // Group commit on a writer thread (EventStore.SQLite.WriterThread=true) keeps it too.
 const threaded = join(tempDir(), "shoal.db");
-eventStoreContract("SQLite, group commit on a writer thread", async () => new SqliteEventStore(threaded, { writerThread: true }));
+eventStoreContract(
+  "SQLite, group commit on a writer thread",
+  async () => new SqliteEventStore(threaded, { writerThread: true }),
+);
 
 // Replays read ahead on the store's reader thread however short they are (a long replay's path).
 const readAhead = join(tempDir(), "shoal.db");
-eventStoreContract("SQLite, replays read ahead on a reader thread", async () => new SqliteEventStore(readAhead, { readAheadFrom: 0 }));
+eventStoreContract(
+  "SQLite, replays read ahead on a reader thread",
+  async () => new SqliteEventStore(readAhead, { readAheadFrom: 0 }),
+);

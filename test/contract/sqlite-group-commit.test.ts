@@ -1,18 +1,33 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DuplicateEventIdError, SqliteEventStore, type CommitBatch } from "../../src/events/sqlite/sqlite-event-store.ts";
+import {
+  DuplicateEventIdError,
+  SqliteEventStore,
+  type CommitBatch,
+} from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../../src/events/store/store-errors.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { mountExt4, mountTmpfs, whyCannotMount, whyCannotMountExt4, type ScratchFs } from "../support/scratch-filesystem.ts";
+import {
+  mountExt4,
+  mountTmpfs,
+  whyCannotMount,
+  whyCannotMountExt4,
+  type ScratchFs,
+} from "../support/scratch-filesystem.ts";
 
 /**
  * SQLite's group commit: writes made in one turn of the event loop share one transaction and
  * one fsync; inside it each append is decided on its own (and sees the ones before it), and a
  * failure of the store itself fails all of them and stores none.
  */
-const ev = (type = "Tick", data: unknown = {}): NewEvent => ({ id: randomUUID(), type, data, metadata: { time: "2026-01-01T00:00:00.000Z" } });
+const ev = (type = "Tick", data: unknown = {}): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  metadata: { time: "2026-01-01T00:00:00.000Z" },
+});
 
 function settle<A>(p: Promise<A>): Promise<PromiseSettledResult<A>> {
   return p.then(
@@ -52,11 +67,25 @@ describe.each([
       store.append("node-c", [ev()], "no_stream"),
     ]);
     expect(batches).toEqual([{ appends: 3, events: 4, saves: 1 }]);
-    expect(store.commitStats).toEqual({ commits: 1, appends: 3, events: 4, lastBatchAppends: 3, lastBatchEvents: 4, largestBatchEvents: 4 });
+    expect(store.commitStats).toEqual({
+      commits: 1,
+      appends: 3,
+      events: 4,
+      lastBatchAppends: 3,
+      lastBatchEvents: 4,
+      largestBatchEvents: 4,
+    });
     expect(await store.load("publisher")).toBe(7);
 
     await store.append("node-a", [ev()], 1);
-    expect(store.commitStats).toMatchObject({ commits: 2, appends: 4, events: 5, lastBatchAppends: 1, lastBatchEvents: 1, largestBatchEvents: 4 });
+    expect(store.commitStats).toMatchObject({
+      commits: 2,
+      appends: 4,
+      events: 5,
+      lastBatchAppends: 1,
+      lastBatchEvents: 1,
+      largestBatchEvents: 4,
+    });
     unsubscribe();
     await store.append("node-a", [ev()], 2);
     expect(batches).toHaveLength(2);
@@ -92,7 +121,10 @@ describe.each([
   it("acknowledges an append and its retry made in the same tick with one result, stored once", async () => {
     const store = open();
     const events = [ev("One"), ev("Two")];
-    const [original, retry] = await Promise.all([store.append("node-r", events, "no_stream"), store.append("node-r", events, "no_stream")]);
+    const [original, retry] = await Promise.all([
+      store.append("node-r", events, "no_stream"),
+      store.append("node-r", events, "no_stream"),
+    ]);
     expect(retry).toEqual(original);
     expect(original.nextExpectedRevision).toBe(1);
     expect((await store.readStream("node-r")).map((e) => e.id)).toEqual(events.map((e) => e.id));
@@ -110,7 +142,9 @@ describe.each([
     expect(before.status).toBe("fulfilled");
     expect(after.status).toBe("fulfilled");
     expect(dup).toMatchObject({ status: "rejected", reason: expect.any(DuplicateEventIdError) });
-    expect(((dup as PromiseRejectedResult).reason as Error).message).toMatch(/already stored in node-owner at revision 0/);
+    expect(((dup as PromiseRejectedResult).reason as Error).message).toMatch(
+      /already stored in node-owner at revision 0/,
+    );
     expect(await store.readStream("node-d")).toEqual([]);
     expect((await store.readStream("node-x")).map((e) => e.type)).toEqual(["X"]);
     expect((await store.readStream("node-y")).map((e) => e.type)).toEqual(["Y"]);
@@ -143,7 +177,9 @@ describe.each([
   it("takes a storm of appends in slices: every caller acknowledged, in order, none lost", async () => {
     const store = open();
     const n = 10_000;
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => store.append(`node-${i}`, [ev("Storm", { i })], "no_stream")));
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) => store.append(`node-${i}`, [ev("Storm", { i })], "no_stream")),
+    );
     expect(results.map((r) => r.position)).toEqual(results.map((_, i) => i + 1));
     expect(store.commitStats.commits).toBeGreaterThan(1);
     expect(store.commitStats.largestBatchEvents).toBeLessThanOrEqual(4096);
@@ -201,21 +237,26 @@ describe.each([
       expect(await store.load("publisher")).toBe(99);
     });
 
-    it.skipIf(cannotMountExt4 !== undefined)("rejects every caller of a batch as unavailable when the filesystem turns read-only, and stores none", async () => {
-      const fs = mountExt4(64 * 1024 * 1024);
-      mounted.push(fs);
-      const file = join(fs.dir, "shoal.db");
-      const store = open(file);
-      await store.append("node-a", [big("A0")], "no_stream");
-      await store.save("publisher", 1);
+    it.skipIf(cannotMountExt4 !== undefined)(
+      "rejects every caller of a batch as unavailable when the filesystem turns read-only, and stores none",
+      async () => {
+        const fs = mountExt4(64 * 1024 * 1024);
+        mounted.push(fs);
+        const file = join(fs.dir, "shoal.db");
+        const store = open(file);
+        await store.append("node-a", [big("A0")], "no_stream");
+        await store.save("publisher", 1);
 
-      fs.failReadOnly();
-      const settled = await failingBatch(store);
-      for (const s of settled) {
-        expect(s.status).toBe("rejected");
-        expect(((s as PromiseRejectedResult).reason as Error).message).toMatch(/^event store unavailable: it is read-only \(the filesystem holding .* is read-only\)/);
-      }
-      await expectNothingStored(store);
-    });
+        fs.failReadOnly();
+        const settled = await failingBatch(store);
+        for (const s of settled) {
+          expect(s.status).toBe("rejected");
+          expect(((s as PromiseRejectedResult).reason as Error).message).toMatch(
+            /^event store unavailable: it is read-only \(the filesystem holding .* is read-only\)/,
+          );
+        }
+        await expectNothingStored(store);
+      },
+    );
   });
 });

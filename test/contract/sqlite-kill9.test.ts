@@ -30,9 +30,15 @@ await Promise.all(Array.from({ length: 40 }, (_, w) => writer(w)));
 `;
 
 /** The same, with the commits on a writer thread (EventStore.SQLite.WriterThread=true). */
-const THREADED_WRITER = CONCURRENT_WRITER.replace("new SqliteEventStore(process.argv.at(-1))", "new SqliteEventStore(process.argv.at(-1), { writerThread: true })");
+const THREADED_WRITER = CONCURRENT_WRITER.replace(
+  "new SqliteEventStore(process.argv.at(-1))",
+  "new SqliteEventStore(process.argv.at(-1), { writerThread: true })",
+);
 
-/** Runs the writer until `acks` appends were acknowledged, kills it with SIGKILL; the last acknowledged index per stream. */
+/**
+ * Runs the writer until `acks` appends were acknowledged, kills it with SIGKILL; the last acknowledged index per
+ * stream.
+ */
 async function killAfter(writer: string, file: string, acks: number): Promise<Map<string, number>> {
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", writer, file], {
     cwd: join(import.meta.dirname, "../.."),

@@ -27,17 +27,26 @@ const ev = (i: number, filler = ""): NewEvent => ({
   id: `e-${i}`,
   type: i % 3 === 0 ? "Big" : "Small",
   data: { i, text: `é ✓ ${i}${filler}` },
-  metadata: { time: new Date(Date.UTC(2026, 0, 1) + i).toISOString(), actor: { type: "system", id: "t" }, schemaVersion: 1 + (i % 2) },
+  metadata: {
+    time: new Date(Date.UTC(2026, 0, 1) + i).toISOString(),
+    actor: { type: "system", id: "t" },
+    schemaVersion: 1 + (i % 2),
+  },
 });
 
-/** `streams` streams, `events` events appended in rounds of one append per stream (so streams interleave), a checkpoint saved between. */
+/**
+ * `streams` streams, `events` events appended in rounds of one append per stream (so streams interleave), a checkpoint
+ * saved between.
+ */
 async function fill(file: string, events: number, streams: number, filler = ""): Promise<void> {
   const s = new SqliteEventStore(file);
   const revisions = new Array<number>(streams).fill(-1);
-  for (let i = 0; i < events; ) {
+  for (let i = 0; i < events;) {
     const appends: Promise<unknown>[] = [];
     for (let k = 0; k < streams && i < events; k++, i++) {
-      appends.push(s.append(`thing-${k}`, [ev(i, filler)], revisions[k] === -1 ? "no_stream" : (revisions[k] as number)));
+      appends.push(
+        s.append(`thing-${k}`, [ev(i, filler)], revisions[k] === -1 ? "no_stream" : (revisions[k] as number)),
+      );
       revisions[k] = (revisions[k] as number) + 1;
     }
     if (i % (streams * 7) === 0) appends.push(s.save("some-processor", i));
@@ -55,7 +64,17 @@ function seen(e: RecordedEvent): unknown[] {
       return `${(err as Error).name}: ${(err as Error).message}`;
     }
   };
-  return [e.position, e.id, e.stream, e.revision, e.type, e.time, read(() => e.data), read(() => e.metadata), read(() => e.schemaVersion ?? e.metadata.schemaVersion)];
+  return [
+    e.position,
+    e.id,
+    e.stream,
+    e.revision,
+    e.type,
+    e.time,
+    read(() => e.data),
+    read(() => e.metadata),
+    read(() => e.schemaVersion ?? e.metadata.schemaVersion),
+  ];
 }
 
 async function pages(store: SqliteEventStore, after: number, pageSize: number): Promise<RecordedEvent[][]> {
@@ -103,7 +122,7 @@ describe("SQLite readAllPages read ahead on a reader thread", () => {
     const db = new Database(file);
     // As an older Shoal (before the column) stored them; then damage of three kinds.
     db.prepare("UPDATE events SET schema_version = NULL WHERE position % 2 = 0").run();
-    db.prepare("UPDATE events SET metadata = '{\"time\": \"x\", \"schemaV' WHERE position = 10").run();
+    db.prepare('UPDATE events SET metadata = \'{"time": "x", "schemaV\' WHERE position = 10').run();
     db.prepare(`UPDATE events SET metadata = '{"schemaVersion":"1"}' WHERE position = 12`).run();
     db.prepare(`UPDATE events SET metadata = '[1]' WHERE position = 14`).run();
     db.close();
@@ -114,7 +133,9 @@ describe("SQLite readAllPages read ahead on a reader thread", () => {
     expect(ahead.find((e) => e.position === 2)!.schemaVersion).toBe(2);
     expect(ahead.find((e) => e.position === 10)!.schemaVersion).toBeUndefined();
     expect(() => ahead.find((e) => e.position === 10)!.metadata).toThrow(CorruptEventError);
-    expect(() => ahead.find((e) => e.position === 10)!.metadata).toThrow(/^stream thing-1@2 \(position 10\): its metadata is not JSON: /);
+    expect(() => ahead.find((e) => e.position === 10)!.metadata).toThrow(
+      /^stream thing-1@2 \(position 10\): its metadata is not JSON: /,
+    );
   });
 
   it("stops its reader when the consumer leaves early, and the store reads on", async () => {
@@ -130,7 +151,8 @@ describe("SQLite readAllPages read ahead on a reader thread", () => {
     // A consumer that fails mid-replay (a corrupt event in a fold) ends the read the same way.
     await expect(
       (async () => {
-        for await (const page of s.readAllPages({ after: 0, pageSize: 50 })) if (page[0]!.position > 500) throw new Error("fold failed");
+        for await (const page of s.readAllPages({ after: 0, pageSize: 50 }))
+          if (page[0]!.position > 500) throw new Error("fold failed");
       })(),
     ).rejects.toThrow("fold failed");
     expect((await pages(s, 0, 500)).flat().length).toBe(2_000);
@@ -169,7 +191,10 @@ describe("SQLite readAllPages read ahead on a reader thread", () => {
         for await (const page of s.readAllPages({ after: 0, pageSize: 100 })) events += page.length;
         return { events, error: undefined };
       } catch (e) {
-        return { events, error: `${(e as Error).name} ${(e as { code?: string }).code ?? ""}: ${(e as Error).message}` };
+        return {
+          events,
+          error: `${(e as Error).name} ${(e as { code?: string }).code ?? ""}: ${(e as Error).message}`,
+        };
       }
     };
     const inline = await outcome(INLINE);

@@ -28,7 +28,8 @@ CREATE TABLE events (
 CREATE TABLE checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 `;
 /** How an older Shoal appends: it names its columns, so the new one is left empty. */
-const OLD_INSERT = "INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)";
+const OLD_INSERT =
+  "INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)";
 
 const opened: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -41,17 +42,49 @@ function open(file: string): SqliteEventStore {
   return store;
 }
 
-const metadata = (i: number) => ({ time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), actor: { type: "node" as const, id: "n" }, correlationId: `c${i}`, causationId: `c${i}` });
+const metadata = (i: number) => ({
+  time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+  actor: { type: "node" as const, id: "n" },
+  correlationId: `c${i}`,
+  causationId: `c${i}`,
+});
 
 /** A short history of two nodes, as the decider writes it. */
 function history(): [stream: string, NewEvent][] {
   const events: [string, NodeEvent][] = [];
   for (const id of ["a", "b"]) {
-    events.push([id, { type: "NodeRegistered", data: { NodeID: id, NodeType: "Compute", Info: computeInfo(id, { zone: id }), Membership: "APPROVED", Lifecycle: 1 } }]);
-    events.push([id, { type: "NodeBecameUnknown", data: { NodeID: id, LastHeartbeat: "2026-01-01T00:00:00.000Z", UnknownTimeoutMs: 5000 } }]);
+    events.push([
+      id,
+      {
+        type: "NodeRegistered",
+        data: {
+          NodeID: id,
+          NodeType: "Compute",
+          Info: computeInfo(id, { zone: id }),
+          Membership: "APPROVED",
+          Lifecycle: 1,
+        },
+      },
+    ]);
+    events.push([
+      id,
+      {
+        type: "NodeBecameUnknown",
+        data: { NodeID: id, LastHeartbeat: "2026-01-01T00:00:00.000Z", UnknownTimeoutMs: 5000 },
+      },
+    ]);
   }
-  events.push(["a", { type: "NodeCredentialBound", data: { NodeID: "a", PublicKey: "UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Reinstated: false } }]);
-  events.push(["b", { type: "NodeInfoUpdated", data: { NodeID: "b", Info: computeInfo("b", { zone: "c" }), Changed: ["Labels"] } }]);
+  events.push([
+    "a",
+    {
+      type: "NodeCredentialBound",
+      data: { NodeID: "a", PublicKey: "UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Reinstated: false },
+    },
+  ]);
+  events.push([
+    "b",
+    { type: "NodeInfoUpdated", data: { NodeID: "b", Info: computeInfo("b", { zone: "c" }), Changed: ["Labels"] } },
+  ]);
   return events.map(([id, e], i) => [`node-${id}`, encodeNodeEvent(e, metadata(i), `e${i}`)]);
 }
 
@@ -75,7 +108,13 @@ async function appendAll(store: SqliteEventStore, events: [string, NewEvent][]):
 }
 
 async function recover(store: SqliteEventStore) {
-  const manager = new NodeManager({ store, clock: new ManualClock(), logger: silentLogger, manualApproval: false, thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []) });
+  const manager = new NodeManager({
+    store,
+    clock: new ManualClock(),
+    logger: silentLogger,
+    manualApproval: false,
+    thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []),
+  });
   opened.push({ close: () => manager.stop() });
   const { states, revisions, events } = await manager.recover();
   return { states: [...states], revisions: [...revisions], events };
@@ -97,11 +136,18 @@ describe("SQLite store: the schema_version column", () => {
     oldStore(oldFile, events.slice(0, 4));
     const store = open(oldFile);
     const read = await store.readAll();
-    expect(read.map((e) => [e.stream, e.revision, e.type])).toEqual(events.slice(0, 4).map(([s, e], i) => [s, i % 2, e.type]));
+    expect(read.map((e) => [e.stream, e.revision, e.type])).toEqual(
+      events.slice(0, 4).map(([s, e], i) => [s, i % 2, e.type]),
+    );
     // Events stored before the column: no copy of the version, so readers take the metadata's.
     expect(read.map((e) => e.schemaVersion)).toEqual([undefined, undefined, undefined, undefined]);
     expect(read.map((e) => e.metadata)).toEqual(events.slice(0, 4).map(([, e]) => e.metadata));
-    expect(read.map((e) => decodeNodeEvent(e).type)).toEqual(["NodeRegistered", "NodeBecameUnknown", "NodeRegistered", "NodeBecameUnknown"]);
+    expect(read.map((e) => decodeNodeEvent(e).type)).toEqual([
+      "NodeRegistered",
+      "NodeBecameUnknown",
+      "NodeRegistered",
+      "NodeBecameUnknown",
+    ]);
     await appendAll(store, events.slice(4));
     expect(columnOf(oldFile)).toEqual([null, null, null, null, 1, 1]);
     await store.close();
@@ -109,7 +155,15 @@ describe("SQLite store: the schema_version column", () => {
     // Opened again (the column is there now, nothing changes), and written by an older Shoal again.
     const again = open(oldFile);
     const db = new Database(oldFile);
-    db.prepare(OLD_INSERT).run("e-old", "node-a", 3, "NodeBecameHealthy", JSON.stringify({ NodeID: "a", Previous: "UNKNOWN" }), JSON.stringify({ ...metadata(9), schemaVersion: 1 }), metadata(9).time);
+    db.prepare(OLD_INSERT).run(
+      "e-old",
+      "node-a",
+      3,
+      "NodeBecameHealthy",
+      JSON.stringify({ NodeID: "a", Previous: "UNKNOWN" }),
+      JSON.stringify({ ...metadata(9), schemaVersion: 1 }),
+      metadata(9).time,
+    );
     db.close();
     const all = await again.readAll();
     expect(all.map((e) => e.schemaVersion)).toEqual([undefined, undefined, undefined, undefined, 1, 1, undefined]);
@@ -117,7 +171,18 @@ describe("SQLite store: the schema_version column", () => {
 
     // The same history appended by this Shoal folds to the same states.
     const fresh = open(join(tempDir(), "shoal.db"));
-    await appendAll(fresh, [...events, ["node-a", { id: "e-old", type: "NodeBecameHealthy", data: { NodeID: "a", Previous: "UNKNOWN" }, metadata: { ...metadata(9), schemaVersion: 1 } }]]);
+    await appendAll(fresh, [
+      ...events,
+      [
+        "node-a",
+        {
+          id: "e-old",
+          type: "NodeBecameHealthy",
+          data: { NodeID: "a", Previous: "UNKNOWN" },
+          metadata: { ...metadata(9), schemaVersion: 1 },
+        },
+      ],
+    ]);
     expect((await fresh.readAll()).map((e) => e.schemaVersion)).toEqual([1, 1, 1, 1, 1, 1, 1]);
     const fromOld = await recover(again);
     expect(fromOld.events).toBe(7);
@@ -129,8 +194,16 @@ describe("SQLite store: the schema_version column", () => {
     const store = open(file);
     const [stream, registered] = history()[0]!;
     await store.append(stream, [registered], "no_stream");
-    await store.append(stream, [{ ...registered, id: "v2", metadata: { ...registered.metadata, schemaVersion: 2 } }], 0);
-    await store.append(stream, [{ ...registered, id: "v-text", metadata: { ...registered.metadata, schemaVersion: "1" } }], 1);
+    await store.append(
+      stream,
+      [{ ...registered, id: "v2", metadata: { ...registered.metadata, schemaVersion: 2 } }],
+      0,
+    );
+    await store.append(
+      stream,
+      [{ ...registered, id: "v-text", metadata: { ...registered.metadata, schemaVersion: "1" } }],
+      1,
+    );
     expect(columnOf(file)).toEqual([1, 2, null]);
     const [ok, v2, text] = await store.readAll();
     expect(decodeNodeEvent(ok!).type).toBe("NodeRegistered");
@@ -167,7 +240,12 @@ describe("SQLite store: events of a newer schema version", () => {
   it("refuses the first in store order above what this Shoal reads of its type (types it does not name: version 1)", async () => {
     const store = open(join(tempDir(), "shoal.db"));
     const [[stream, registered], [, unknown]] = history() as [[string, NewEvent], [string, NewEvent]];
-    const at = (id: string, type: string, version: number): NewEvent => ({ ...registered, id, type, metadata: { ...registered.metadata, schemaVersion: version } });
+    const at = (id: string, type: string, version: number): NewEvent => ({
+      ...registered,
+      id,
+      type,
+      metadata: { ...registered.metadata, schemaVersion: version },
+    });
     await store.append(stream, [registered, unknown], "no_stream");
     expect(() => store.refuseNewerEvents({ NodeRegistered: 1 })).not.toThrow();
     await store.append("workflow-x", [at("w1", "WorkflowStep", 1)], "any");
@@ -187,16 +265,31 @@ describe("SQLite store: events of a newer schema version", () => {
 describe("schemaVersionColumn", () => {
   it("copies a safe integer the stored JSON will hold, and nothing it cannot be sure of", () => {
     expect(schemaVersionColumn({ time: "t", schemaVersion: 1 })).toBe(1);
-    expect(schemaVersionColumn(Object.assign(Object.create(null) as Record<string, unknown>, { schemaVersion: 3 }))).toBe(3);
+    expect(
+      schemaVersionColumn(Object.assign(Object.create(null) as Record<string, unknown>, { schemaVersion: 3 })),
+    ).toBe(3);
     expect(Object.is(schemaVersionColumn({ schemaVersion: -0 }), 0)).toBe(true);
-    for (const value of ["1", 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, null, true, undefined, [1], { v: 1 }]) {
+    for (const value of [
+      "1",
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      2 ** 53,
+      null,
+      true,
+      undefined,
+      [1],
+      { v: 1 },
+    ]) {
       expect(schemaVersionColumn({ schemaVersion: value })).toBeNull();
     }
     expect(schemaVersionColumn({})).toBeNull();
     // JSON.stringify would not write these as the property reads.
     expect(schemaVersionColumn(Object.create({ schemaVersion: 1 }) as Record<string, unknown>)).toBeNull();
     expect(schemaVersionColumn(Object.defineProperty({}, "schemaVersion", { value: 1, enumerable: false }))).toBeNull();
-    expect(schemaVersionColumn(Object.defineProperty({}, "schemaVersion", { get: () => 1, enumerable: true }))).toBeNull();
+    expect(
+      schemaVersionColumn(Object.defineProperty({}, "schemaVersion", { get: () => 1, enumerable: true })),
+    ).toBeNull();
     expect(schemaVersionColumn({ schemaVersion: 1, toJSON: () => ({ schemaVersion: 2 }) })).toBeNull();
     class Meta {
       schemaVersion = 1;

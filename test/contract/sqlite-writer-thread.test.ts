@@ -14,7 +14,12 @@ import { tempDir } from "../support/fixtures.ts";
  * acknowledged or sent before it; every caller is acknowledged only after its commit, and a
  * read made after an acknowledgement (on the event loop's own connection) sees it.
  */
-const ev = (type = "Tick", data: unknown = {}): NewEvent => ({ id: randomUUID(), type, data, metadata: { time: "2026-01-01T00:00:00.000Z" } });
+const ev = (type = "Tick", data: unknown = {}): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  metadata: { time: "2026-01-01T00:00:00.000Z" },
+});
 const root = join(import.meta.dirname, "../..");
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -42,7 +47,12 @@ describe("SQLite writer thread", () => {
     expect(await first).toEqual({ nextExpectedRevision: 0, position: 1 });
     await Promise.all(fillers);
     expect(await next).toMatchObject({ nextExpectedRevision: 1 });
-    await expect(stale).rejects.toMatchObject({ _tag: "WrongExpectedRevision", stream: "node-x", expected: "no_stream", actual: 1 });
+    await expect(stale).rejects.toMatchObject({
+      _tag: "WrongExpectedRevision",
+      stream: "node-x",
+      expected: "no_stream",
+      actual: 1,
+    });
     await expect(retry).rejects.toMatchObject({ _tag: "WrongExpectedRevision", expected: 0, actual: 1 });
     // Two commits, the first holding node-x's first event, the second the append that expected it.
     expect(batches).toHaveLength(2);
@@ -68,7 +78,13 @@ describe("SQLite writer thread", () => {
       let expected: number | "no_stream" = "no_stream";
       for (let r = 0; r < rounds; r++) {
         // Every few rounds a stale attempt first, in the same turn as the real one: refused alone.
-        const stale = r > 0 && r % 2 === 0 ? store.append(stream, [ev("Stale")], (expected as number) - 1).then(() => "stored", (e: unknown) => e) : undefined;
+        const stale =
+          r > 0 && r % 2 === 0
+            ? store.append(stream, [ev("Stale")], (expected as number) - 1).then(
+                () => "stored",
+                (e: unknown) => e,
+              )
+            : undefined;
         const result = await store.append(stream, [ev("W", { w, r })], expected);
         if (stale) expect(await stale).toMatchObject({ _tag: "WrongExpectedRevision", actual: r - 1 });
         expect(result.nextExpectedRevision).toBe(r);
@@ -94,7 +110,9 @@ describe("SQLite writer thread", () => {
     const total = writers * rounds + 40;
     expect(store.commitStats.events).toBe(total);
     expect(new Set(results.map((r) => r.position)).size).toBe(writers * rounds);
-    expect((await store.readStream("node-any")).map((e) => (e.data as { i: number }).i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect((await store.readStream("node-any")).map((e) => (e.data as { i: number }).i)).toEqual(
+      Array.from({ length: 40 }, (_, i) => i),
+    );
     // The live subscription got every acknowledged event, in store order.
     for (let i = 0; i < 200 && delivered.length < total; i++) await new Promise((r) => setTimeout(r, 25));
     await subscription.stop();
@@ -138,17 +156,36 @@ describe("SQLite writer thread", () => {
       // no close(): an idle writer thread must not keep the process alive
     `;
     const runs = [
-      spawnSync(process.execPath, ["--input-type=module", "-e", script(compiled), join(tempDir(), "shoal.db")], { cwd: root, encoding: "utf8", timeout: 20_000 }),
-      spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script("./src/events/sqlite/sqlite-event-store.ts"), join(tempDir(), "shoal.db")], {
+      spawnSync(process.execPath, ["--input-type=module", "-e", script(compiled), join(tempDir(), "shoal.db")], {
         cwd: root,
         encoding: "utf8",
         timeout: 20_000,
       }),
+      spawnSync(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          "--input-type=module",
+          "-e",
+          script("./src/events/sqlite/sqlite-event-store.ts"),
+          join(tempDir(), "shoal.db"),
+        ],
+        {
+          cwd: root,
+          encoding: "utf8",
+          timeout: 20_000,
+        },
+      ),
     ];
     for (const run of runs) {
       expect(run.stderr).toBe("");
       expect(run.status).toBe(0);
-      expect(JSON.parse(run.stdout)).toEqual({ r: { nextExpectedRevision: 0, position: 1 }, type: "T", data: { ok: true } });
+      expect(JSON.parse(run.stdout)).toEqual({
+        r: { nextExpectedRevision: 0, position: 1 },
+        type: "T",
+        data: { ok: true },
+      });
     }
   });
 });

@@ -13,9 +13,30 @@ import { runShoal } from "../support/shoal-process.ts";
 const RECORDER = pathToFileURL(join(import.meta.dirname, "../support/record-imports/register.mjs")).href;
 
 /** Server-side libraries: a CLI call that only talks to the REST API must not load any of them. */
-const SERVER_PACKAGES = ["better-sqlite3", "@eventstore/db-client", "nats", "nkeys.js", "fastify", "effect", "xstate", "pino", "msgpackr", "bcryptjs"];
+const SERVER_PACKAGES = [
+  "better-sqlite3",
+  "@eventstore/db-client",
+  "nats",
+  "nkeys.js",
+  "fastify",
+  "effect",
+  "xstate",
+  "pino",
+  "msgpackr",
+  "bcryptjs",
+];
 /** Shoal's server-side folders (compiled, under dist/). */
-const SERVER_FOLDERS = ["src/api/", "src/actors/", "src/compute/", "src/events/", "src/logging/", "src/orchestrator/", "src/projections/", "src/transport/", "machines/"];
+const SERVER_FOLDERS = [
+  "src/api/",
+  "src/actors/",
+  "src/compute/",
+  "src/events/",
+  "src/logging/",
+  "src/orchestrator/",
+  "src/projections/",
+  "src/transport/",
+  "machines/",
+];
 /** Dependency-free rules the CLI checks its input with, shared with the server on purpose. */
 // Leaf modules of plain rules and constants (no imports): config's defaults for job limits and container confinement.
 const SHARED_RULES = [
@@ -71,26 +92,43 @@ describe("the compiled CLI loads only what a command needs", () => {
     expect(res.stdout).toMatch(/^node-0 +Requester +APPROVED +HEALTHY/m);
     expect(res.shoal).toContain("src/cli/commands/node-command.js");
     expect(res.packages.filter((p) => SERVER_PACKAGES.includes(p))).toEqual([]);
-    expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual([]);
+    expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual(
+      [],
+    );
     // Not even the yaml library: only YAML output or a config file needs it.
     expect(res.packages).toEqual([]);
   });
 
   it("`shoal job list` and `shoal job executions` load no store, NATS, Fastify or Effect either", async () => {
     const api = ["--api-host", "127.0.0.1", "--api-port", apiPort];
-    for (const args of [["job", "list", ...api], ["job", "executions", "j-none", ...api]]) {
+    for (const args of [
+      ["job", "list", ...api],
+      ["job", "executions", "j-none", ...api],
+    ]) {
       const res = await runRecorded(args);
       // An unknown job is the server's 404: the command ran its whole course.
       expect(res.code, res.stderr).toBe(args[1] === "list" ? 0 : 1);
       expect(res.shoal).toContain(`src/cli/commands/job-${args[1]}-command.js`);
       expect(res.packages).toEqual([]);
-      expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual([]);
+      expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual(
+        [],
+      );
     }
   });
 
   it("`shoal serve` does load the server side (the recorder sees what a command needs)", async () => {
     // A bad config value stops serve after its modules are loaded and before anything starts.
-    const res = await runRecorded(["serve", "-c", "EventStore.URL=http://not-esdb", "-c", `DataDir=${tempDir()}`, "-c", "API.Port=0", "-c", "Orchestrator.Port=0"]);
+    const res = await runRecorded([
+      "serve",
+      "-c",
+      "EventStore.URL=http://not-esdb",
+      "-c",
+      `DataDir=${tempDir()}`,
+      "-c",
+      "API.Port=0",
+      "-c",
+      "Orchestrator.Port=0",
+    ]);
     expect(res.code).toBe(1);
     expect(res.packages).toEqual(expect.arrayContaining(["effect", "fastify"]));
     expect(res.shoal).toContain("src/orchestrator/orchestrator.js");
@@ -102,7 +140,15 @@ describe("the CLI never prints control characters it received", () => {
   const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/;
 
   it("escapes them in error messages from the API", async () => {
-    const res = await runShoal(["node", "describe", "\u001b[2J\u001b]0;owned\u0007\u202eevil", "--api-host", "127.0.0.1", "--api-port", apiPort]);
+    const res = await runShoal([
+      "node",
+      "describe",
+      "\u001b[2J\u001b]0;owned\u0007\u202eevil",
+      "--api-host",
+      "127.0.0.1",
+      "--api-port",
+      apiPort,
+    ]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain("Error: node not found: \\u001b[2J\\u001b]0;owned\\u0007\\u202eevil");
     expect(res.stderr).not.toMatch(RAW);

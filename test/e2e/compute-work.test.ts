@@ -36,15 +36,25 @@ const computeDir = tempDir("shoal-cw-");
 
 const startCompute = () => {
   const p = ShoalProcess.start([
-    "compute", "--node-id", nodeId,
-    "-c", `DataDir=${computeDir}`,
-    "-c", `Compute.Orchestrators=${orchestrator.natsUrl}`,
-    "-c", `Compute.Auth.Token=${orchestrator.joinToken.token}`,
-    "-c", "Compute.Heartbeat.Interval=500ms",
-    "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-    "-c", "Compute.AllocatedCapacity.CPU=1",
-    "-c", "Compute.AllocatedCapacity.Memory=256Mi",
-    "-c", "Compute.Docker.StopGracePeriod=1s",
+    "compute",
+    "--node-id",
+    nodeId,
+    "-c",
+    `DataDir=${computeDir}`,
+    "-c",
+    `Compute.Orchestrators=${orchestrator.natsUrl}`,
+    "-c",
+    `Compute.Auth.Token=${orchestrator.joinToken.token}`,
+    "-c",
+    "Compute.Heartbeat.Interval=500ms",
+    "-c",
+    "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+    "-c",
+    "Compute.AllocatedCapacity.CPU=1",
+    "-c",
+    "Compute.AllocatedCapacity.Memory=256Mi",
+    "-c",
+    "Compute.Docker.StopGracePeriod=1s",
   ]);
   processes.push(p);
   return p;
@@ -70,9 +80,15 @@ beforeAll(async () => {
   };
   // The reports go to this test's recording port, not to the orchestrator's execution actors.
   orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });
-  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), { joinToken: orchestrator.joinToken.token, jetStreamDiskBytes: 1 });
+  const operator = new NatsOperator(loadOrCreateOperatorKeys(join(config.DataDir, "credentials")), {
+    joinToken: orchestrator.joinToken.token,
+    jetStreamDiskBytes: 1,
+  });
   const key = newNkey("user");
-  nc = await connect({ servers: orchestrator.natsUrl, authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
+  nc = await connect({
+    servers: orchestrator.natsUrl,
+    authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
+  });
   handler = new ExecutionReportHandler(nc, reports, { enforcesNodeKeys: true, logger: silentLogger });
   handler.start();
 }, 120_000);
@@ -88,7 +104,11 @@ afterAll(async () => {
 describe("shoal compute takes work", () => {
   it("offers its allocated capacity, refuses more, runs a job, and after kill -9 mid-run adopts its container and reports the end", async () => {
     startCompute();
-    await waitFor(() => orchestrator.manager.live(nodeId)?.resources?.AvailableCapacity.CPU === 1, 30_000, () => "capacity 1 CPU reported");
+    await waitFor(
+      () => orchestrator.manager.live(nodeId)?.resources?.AvailableCapacity.CPU === 1,
+      30_000,
+      () => "capacity 1 CPU reported",
+    );
     expect(orchestrator.manager.live(nodeId)?.resources?.AvailableCapacity.Memory).toBe(256 * 1024 * 1024);
     const work = new NodeWorkClient(nc);
 
@@ -105,22 +125,31 @@ describe("shoal compute takes work", () => {
     startCompute();
     const done = await reports.next(ids.executionId, "ExecutionCompleted", 60_000);
     expect(done.RunOutput).toMatchObject({ ExitCode: 0, STDOUT: "survived\n" });
-    await waitFor(async () => (await containers()).length === 0, 15_000, () => "container removed");
+    await waitFor(
+      async () => (await containers()).length === 0,
+      15_000,
+      () => "container removed",
+    );
   }, 120_000);
 
   it("refuses a bad Compute.AllocatedCapacity, Compute.Docker.AllowedNetworks, PidsLimit or Capabilities naming the key, exit 1", async () => {
-    const run = (key: string) => runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, "-c", key]);
+    const run = (key: string) =>
+      runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, "-c", key]);
     const cpu = await run("Compute.AllocatedCapacity.CPU=lots");
     expect(cpu.code).toBe(1);
     expect(cpu.stderr).toContain('Config error: Compute.AllocatedCapacity.CPU: invalid value "lots"');
     const network = await run("Compute.Docker.AllowedNetworks=Host,Bridge");
     expect(network.code).toBe(1);
-    expect(network.stderr).toContain("Config error: Compute.Docker.AllowedNetworks: unknown network(s) Bridge (allowed: Host, Full)");
+    expect(network.stderr).toContain(
+      "Config error: Compute.Docker.AllowedNetworks: unknown network(s) Bridge (allowed: Host, Full)",
+    );
     const pids = await run("Compute.Docker.PidsLimit=0");
     expect(pids.code).toBe(1);
     expect(pids.stderr).toContain("Config error: Compute.Docker.PidsLimit: must be at least 1, got 0");
     const caps = await run("Compute.Docker.Capabilities=chown,SYS_ADMIN");
     expect(caps.code).toBe(1);
-    expect(caps.stderr).toContain("Config error: Compute.Docker.Capabilities: capabilities SYS_ADMIN are not in Docker's default set");
+    expect(caps.stderr).toContain(
+      "Config error: Compute.Docker.Capabilities: capabilities SYS_ADMIN are not in Docker's default set",
+    );
   });
 });

@@ -33,7 +33,8 @@ async function devstack(dataDir: string, env: Record<string, string> = {}) {
 function readmeJobStep(): string {
   const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
   const block = /```sh\n(cat > hello\.json[\s\S]*?)```/.exec(readme)?.[1];
-  if (block === undefined) throw new Error("the README's tour has no job step (a sh block starting `cat > hello.json`)");
+  if (block === undefined)
+    throw new Error("the README's tour has no job step (a sh block starting `cat > hello.json`)");
   const lines = block.split("\n");
   const submitted = lines.findIndex((l) => l.includes("-d @hello.json"));
   return lines.slice(0, submitted + 1).join("\n");
@@ -45,29 +46,50 @@ describe("shoal devstack and the README's container job", { timeout: 150_000 }, 
     const { p, apiPort } = await devstack(dataDir);
     expect(p.stdout).toContain("the tour image shoal-test/busybox:1 is there");
     expect(p.stdout).toContain("/api/v1/orchestrator/jobs -d ");
-    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes/node-1`)).json()) as any).Node?.Membership === "APPROVED", 30_000, () => "node-1 approved");
+    await waitFor(
+      async () =>
+        ((await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes/node-1`)).json()) as any).Node
+          ?.Membership === "APPROVED",
+      30_000,
+      () => "node-1 approved",
+    );
 
     const key = readFileSync(join(dataDir, "devstack", "credentials", "api-admin-key"), "utf8").trim();
     const script = `${readmeJobStep().replaceAll("localhost:1234", `127.0.0.1:${apiPort}`)}\necho "$JOB"`;
-    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], { cwd: tempDir("shoal-e2e-tour-"), env: { ...process.env, KEY: key } });
+    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: tempDir("shoal-e2e-tour-"),
+      env: { ...process.env, KEY: key },
+    });
     const jobId = stdout.trim();
     expect(jobId).toMatch(/^j-[0-9a-f-]{36}$/);
 
     let got: any = {};
-    await waitFor(async () => {
-      got = await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/jobs/${jobId}?include=executions,history`)).json();
-      return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
-    }, 60_000, () => `the tour's job done, last ${JSON.stringify(got.Job?.State)}`);
+    await waitFor(
+      async () => {
+        got = await (
+          await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/jobs/${jobId}?include=executions,history`)
+        ).json();
+        return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
+      },
+      60_000,
+      () => `the tour's job done, last ${JSON.stringify(got.Job?.State)}`,
+    );
     expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
-    expect(got.Executions.Items.map((e: any) => [e.NodeID, e.RunOutput?.Stdout, e.RunOutput?.ExitCode])).toEqual([["node-1", "hello from Shoal\n", 0]]);
+    expect(got.Executions.Items.map((e: any) => [e.NodeID, e.RunOutput?.Stdout, e.RunOutput?.ExitCode])).toEqual([
+      ["node-1", "hello from Shoal\n", 0],
+    ]);
   });
 
   it("without a Docker engine: says so and how to start one, and still runs the node tour", async () => {
-    const { p, apiPort } = await devstack(tempDir("shoal-e2e-devstack-"), { DOCKER_HOST: "unix:///nonexistent/docker.sock" });
+    const { p, apiPort } = await devstack(tempDir("shoal-e2e-devstack-"), {
+      DOCKER_HOST: "unix:///nonexistent/docker.sock",
+    });
     expect(p.stdout).toContain("No Docker engine answers at DOCKER_HOST=unix:///nonexistent/docker.sock");
     expect(p.stdout).toMatch(/Start one: bash \S+\/scripts\/start-dockerd/);
     expect(p.stdout).not.toContain("/api/v1/orchestrator/jobs -d ");
-    const nodes = (await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes`)).json()) as { Nodes: { Info: { NodeID: string } }[] };
+    const nodes = (await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes`)).json()) as {
+      Nodes: { Info: { NodeID: string } }[];
+    };
     expect(nodes.Nodes.map((n) => n.Info.NodeID)).toContain("node-0");
   });
 });

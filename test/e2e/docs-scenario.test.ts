@@ -22,15 +22,24 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
 
   const serveArgs = () => [
     "serve",
-    "-c", `DataDir=${dataDir}`,
-    "-c", "NodeID=node-0",
-    "-c", "API.Host=127.0.0.1",
-    "-c", `API.Port=${apiPort}`,
-    "-c", "Orchestrator.Host=127.0.0.1",
-    "-c", `Orchestrator.Port=${natsPort}`,
-    "-c", "Orchestrator.NodeManager.ManualApproval=true",
-    "-c", "Orchestrator.NodeManager.DisconnectTimeout=3s",
-    "-c", "Orchestrator.NodeManager.UnknownTimeout=6s",
+    "-c",
+    `DataDir=${dataDir}`,
+    "-c",
+    "NodeID=node-0",
+    "-c",
+    "API.Host=127.0.0.1",
+    "-c",
+    `API.Port=${apiPort}`,
+    "-c",
+    "Orchestrator.Host=127.0.0.1",
+    "-c",
+    `Orchestrator.Port=${natsPort}`,
+    "-c",
+    "Orchestrator.NodeManager.ManualApproval=true",
+    "-c",
+    "Orchestrator.NodeManager.DisconnectTimeout=3s",
+    "-c",
+    "Orchestrator.NodeManager.UnknownTimeout=6s",
   ];
   const startServe = () => {
     const p = ShoalProcess.start(serveArgs());
@@ -39,11 +48,19 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
   };
   const startCompute = (id: string) => {
     const p = ShoalProcess.start([
-      "compute", "--node-id", id, "--labels", `index=${id.slice(5)}`,
-      "-c", `DataDir=${join(dataDir, id)}`,
-      "-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
-      "-c", `Compute.Auth.Token=${secret("join-token")}`,
-      "-c", "Compute.Heartbeat.Interval=500ms",
+      "compute",
+      "--node-id",
+      id,
+      "--labels",
+      `index=${id.slice(5)}`,
+      "-c",
+      `DataDir=${join(dataDir, id)}`,
+      "-c",
+      `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
+      "-c",
+      `Compute.Auth.Token=${secret("join-token")}`,
+      "-c",
+      "Compute.Heartbeat.Interval=500ms",
     ]);
     processes.push(p);
     return p;
@@ -51,7 +68,12 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
   const list = async () => {
     const res = await runShoal(["node", "list", "--output", "json"], cliEnv);
     if (res.code !== 0) throw new Error(res.stderr);
-    return (JSON.parse(res.stdout) as { Nodes: any[] }).Nodes.map((n) => [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health]);
+    return (JSON.parse(res.stdout) as { Nodes: any[] }).Nodes.map((n) => [
+      n.Info.NodeID,
+      n.Info.NodeType,
+      n.Membership,
+      n.Health,
+    ]);
   };
   const statusOf = async (id: string) => (await list()).find((r) => r[0] === id)?.[3];
   /** What `serve` generated on first start under DataDir/credentials (join token, reader credentials). */
@@ -102,7 +124,11 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     consumer = await nc.jetstream().consumers.get("SHOAL_EVENTS", "e2e-auditor");
 
     for (const id of ["node-1", "node-2", "node-3"]) computes[id] = startCompute(id);
-    await waitFor(async () => (await list()).length === 4, 30_000, () => "4 nodes listed");
+    await waitFor(
+      async () => (await list()).length === 4,
+      30_000,
+      () => "4 nodes listed",
+    );
     expect(await list()).toEqual([
       ["node-0", "Requester", "APPROVED", "HEALTHY"],
       ["node-1", "Compute", "PENDING", "HEALTHY"],
@@ -112,7 +138,10 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
   });
 
   it("approves node-1, rejects node-3 with a message and deletes node-2: the docs' final table", async () => {
-    expect(await runShoal(["node", "reject", "node-3", "-m", "malicious node?"], cliEnv)).toMatchObject({ code: 0, stdout: "Ok\n" });
+    expect(await runShoal(["node", "reject", "node-3", "-m", "malicious node?"], cliEnv)).toMatchObject({
+      code: 0,
+      stdout: "Ok\n",
+    });
     expect(await runShoal(["node", "approve", "node-1"], cliEnv)).toMatchObject({ code: 0, stdout: "Ok\n" });
     expect(await runShoal(["node", "delete", "node-2"], cliEnv)).toMatchObject({ code: 0, stdout: "Ok\n" });
     const again = await runShoal(["node", "approve", "node-1"], cliEnv);
@@ -121,21 +150,42 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     // The docs' final table. node-3's STATUS is not compared: in Shoal a reject revokes the
     // node's key, so it falls silent and decays (the next test waits for that).
     const table = await runShoal(["node", "list"], cliEnv);
-    const lines = table.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(0, 4).join(" "));
-    expect(lines.slice(0, 3)).toEqual(["ID TYPE APPROVAL STATUS", "node-0 Requester APPROVED HEALTHY", "node-1 Compute APPROVED HEALTHY"]);
+    const lines = table.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/).slice(0, 4).join(" "));
+    expect(lines.slice(0, 3)).toEqual([
+      "ID TYPE APPROVAL STATUS",
+      "node-0 Requester APPROVED HEALTHY",
+      "node-1 Compute APPROVED HEALTHY",
+    ]);
     expect(lines[3]).toMatch(/^node-3 Compute REJECTED \S+$/);
     expect(lines).toHaveLength(4);
   });
 
   it("marks a killed node UNHEALTHY, then UNKNOWN; the rejected node is cut off; the deleted node does not come back by itself", async () => {
     await computes["node-1"]!.kill("SIGKILL");
-    await waitFor(async () => (await statusOf("node-1")) === "UNHEALTHY", 15_000, () => "node-1 UNHEALTHY");
-    await waitFor(async () => (await statusOf("node-1")) === "UNKNOWN", 15_000, () => "node-1 UNKNOWN");
-    await waitFor(async () => (await statusOf("node-3")) === "UNKNOWN", 15_000, () => "node-3 UNKNOWN");
+    await waitFor(
+      async () => (await statusOf("node-1")) === "UNHEALTHY",
+      15_000,
+      () => "node-1 UNHEALTHY",
+    );
+    await waitFor(
+      async () => (await statusOf("node-1")) === "UNKNOWN",
+      15_000,
+      () => "node-1 UNKNOWN",
+    );
+    await waitFor(
+      async () => (await statusOf("node-3")) === "UNKNOWN",
+      15_000,
+      () => "node-3 UNKNOWN",
+    );
     expect((await list()).map((r) => r[0])).not.toContain("node-2");
     // Cut off either way: its live connection refused, or (if it was still logging in when the
     // reject came) its next join refused.
-    expect(computes["node-3"]!.stderr).toMatch(/NATS refuses this node's key|join refused; will retry .*reason=node has been rejected/);
+    expect(computes["node-3"]!.stderr).toMatch(
+      /NATS refuses this node's key|join refused; will retry .*reason=node has been rejected/,
+    );
     await drain();
   });
 
@@ -143,7 +193,10 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     const before = await list();
     const history = (await runShoal(["node", "history", "node-2", "--output", "json"], cliEnv)).stdout;
     // The CLI used the generated admin key; the history names that identity.
-    expect(JSON.parse(history).Items.at(-1)).toMatchObject({ type: "NodeDeleted", metadata: { actor: { type: "operator", id: "admin" } } });
+    expect(JSON.parse(history).Items.at(-1)).toMatchObject({
+      type: "NodeDeleted",
+      metadata: { actor: { type: "operator", id: "admin" } },
+    });
     await serve.kill("SIGKILL");
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
@@ -157,7 +210,11 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
   it("re-registers a deleted node as a new lifecycle when its agent restarts", async () => {
     await computes["node-2"]!.kill("SIGTERM");
     computes["node-2"] = startCompute("node-2");
-    await waitFor(async () => (await list()).some((r) => r[0] === "node-2"), 30_000, () => "node-2 back");
+    await waitFor(
+      async () => (await list()).some((r) => r[0] === "node-2"),
+      30_000,
+      () => "node-2 back",
+    );
     expect((await list()).find((r) => r[0] === "node-2")).toEqual(["node-2", "Compute", "PENDING", "HEALTHY"]);
     const history = JSON.parse((await runShoal(["node", "history", "node-2", "--output", "json"], cliEnv)).stdout);
     expect(history.Items.map((e: any) => [e.type, e.data.Lifecycle ?? e.data.Reason])).toEqual([
@@ -175,12 +232,24 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     const stored = (await storedEvents(dataDir)).filter((e) => e.stream.startsWith("node-"));
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
-    await waitFor(async () => {
-      await drain();
-      return received.length >= stored.length;
-    }, 20_000, () => `${stored.length} events, got ${received.length}`);
+    await waitFor(
+      async () => {
+        await drain();
+        return received.length >= stored.length;
+      },
+      20_000,
+      () => `${stored.length} events, got ${received.length}`,
+    );
     expect(received.map((e) => e.position)).toEqual(stored.map((e) => e.position));
-    expect(stored.map((e) => e.type)).toEqual(expect.arrayContaining(["NodeApproved", "NodeRejected", "NodeDeleted", "NodeBecameUnhealthy", "NodeBecameUnknown"]));
+    expect(stored.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        "NodeApproved",
+        "NodeRejected",
+        "NodeDeleted",
+        "NodeBecameUnhealthy",
+        "NodeBecameUnknown",
+      ]),
+    );
   });
 
   it("runs the README's container job: submitted as the tour does, Completed on an approved node with its output", async () => {
@@ -190,16 +259,26 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
     expect(spec, "the README's tour has a job step").toBeDefined();
     expect(await runShoal(["node", "approve", "node-2"], cliEnv)).toMatchObject({ code: 0, stdout: "Ok\n" });
     const api = `http://127.0.0.1:${apiPort}/api/v1/orchestrator/jobs`;
-    const put = await fetch(api, { method: "PUT", headers: { authorization: `Bearer ${secret("api-admin-key")}`, "content-type": "application/json" }, body: spec! });
+    const put = await fetch(api, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${secret("api-admin-key")}`, "content-type": "application/json" },
+      body: spec!,
+    });
     const submitted = (await put.json()) as { JobID: string };
     expect(put.status, JSON.stringify(submitted)).toBe(200);
     // Read as the tour reads it: no credentials (reads are open to anonymous callers by default).
     let got: any = {};
-    await waitFor(async () => {
-      got = await (await fetch(`${api}/${submitted.JobID}?include=executions,history`)).json();
-      return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
-    }, 60_000, () => `the tour's job done, last ${JSON.stringify(got.Job?.State)}`);
+    await waitFor(
+      async () => {
+        got = await (await fetch(`${api}/${submitted.JobID}?include=executions,history`)).json();
+        return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
+      },
+      60_000,
+      () => `the tour's job done, last ${JSON.stringify(got.Job?.State)}`,
+    );
     expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
-    expect(got.Executions.Items.map((e: any) => [e.NodeID, e.RunOutput?.Stdout, e.RunOutput?.ExitCode])).toEqual([["node-2", "hello from Shoal\n", 0]]);
+    expect(got.Executions.Items.map((e: any) => [e.NodeID, e.RunOutput?.Stdout, e.RunOutput?.ExitCode])).toEqual([
+      ["node-2", "hello from Shoal\n", 0],
+    ]);
   });
 });

@@ -17,7 +17,9 @@ import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-pro
  * `shoal compute` running containers in Docker, and every CLI call a `bin/shoal` process.
  */
 const KEY = "job-cli-key-0123456789abcdefghijkl";
-const USERS = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const nodeId = `jc-${randomUUID().slice(0, 8)}`;
 const dataDir = tempDir("shoal-jc-orch-");
 let image = "";
@@ -61,8 +63,10 @@ beforeAll(async () => {
   serve = ShoalProcess.start([
     "serve",
     ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c", `API.Auth.Users=${JSON.stringify(USERS)}`,
-    "-c", "Logging.Level=warn",
+    "-c",
+    `API.Auth.Users=${JSON.stringify(USERS)}`,
+    "-c",
+    "Logging.Level=warn",
   ]);
   await serve.waitForOutput("is running", 60_000);
   compute = startComputeProcess({
@@ -72,7 +76,14 @@ beforeAll(async () => {
     settings: ["Compute.Docker.StopGracePeriod=1s", "Logging.Level=warn"],
     env: { SHOAL_COMPUTE_AUTH_TOKEN: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim() },
   });
-  await waitFor(async () => (await get(`/api/v1/orchestrator/nodes`)).Nodes.some((n: Body) => n.Info.NodeID === nodeId && n.Membership === "APPROVED" && n.Health === "HEALTHY"), 30_000, () => "compute node approved and healthy");
+  await waitFor(
+    async () =>
+      (await get(`/api/v1/orchestrator/nodes`)).Nodes.some(
+        (n: Body) => n.Info.NodeID === nodeId && n.Membership === "APPROVED" && n.Health === "HEALTHY",
+      ),
+    30_000,
+    () => "compute node approved and healthy",
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -92,8 +103,20 @@ describe("shoal docker run", () => {
     expect(res.stdout).toContain(`shoal job describe ${completed}`);
     // Progress, as the history records it: the job's and the execution's steps, in order.
     const progress = res.stderr.split("\n").filter((l) => /^\d\d:\d\d:\d\d\.\d{3} /.test(l));
-    expect(progress.map((l) => l.slice(14).trim().replace(/^e-[0-9a-f]{8} +/, ""))).toEqual(
-      expect.arrayContaining(["Submission       Job submitted", "State Update     Running", "Execution        Completed successfully", "State Update     Completed"]),
+    expect(
+      progress.map((l) =>
+        l
+          .slice(14)
+          .trim()
+          .replace(/^e-[0-9a-f]{8} +/, ""),
+      ),
+    ).toEqual(
+      expect.arrayContaining([
+        "Submission       Job submitted",
+        "State Update     Running",
+        "Execution        Completed successfully",
+        "State Update     Completed",
+      ]),
     );
     expect(progress.at(-1)).toMatch(/State Update +Completed$/);
     const got = await get(`/api/v1/orchestrator/jobs/${completed}?include=executions`);
@@ -107,20 +130,41 @@ describe("shoal docker run", () => {
     expect(res.code).toBe(1);
     const id = jobIdIn(res.stdout);
     // Retried once on its one node, then no node is left: the scheduler's message names the last failure.
-    expect(res.stderr).toMatch(new RegExp(`Error: job ${id} Failed: not enough nodes to run job[\\s\\S]*Last failure: execution e-[0-9a-f-]+ on node ${nodeId} failed: .*exited with code 3`));
+    expect(res.stderr).toMatch(
+      new RegExp(
+        `Error: job ${id} Failed: not enough nodes to run job[\\s\\S]*Last failure: execution e-[0-9a-f-]+ on node ${nodeId} failed: .*exited with code 3`,
+      ),
+    );
     expect(res.stderr).toMatch(/Execution e-[0-9a-f]{8} wrote to stderr:\noops\n/);
     expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Failed");
   }, 60_000);
 
   it("--wait-timeout passing first: exit 1, saying the job goes on; Ctrl+C: exit 130, the job goes on", async () => {
-    const timedOut = await shoal(["docker", "run", "--wait", "--wait-timeout", "2s", ...SMALL, image, "--", "sleep", "30"]);
+    const timedOut = await shoal([
+      "docker",
+      "run",
+      "--wait",
+      "--wait-timeout",
+      "2s",
+      ...SMALL,
+      image,
+      "--",
+      "sleep",
+      "30",
+    ]);
     expect(timedOut.code).toBe(1);
-    expect(timedOut.stderr).toMatch(/Progress tracking timed out after 2s\. The job is still running \((Pending|Running)\)\./);
+    expect(timedOut.stderr).toMatch(
+      /Progress tracking timed out after 2s\. The job is still running \((Pending|Running)\)\./,
+    );
     const first = jobIdIn(timedOut.stdout);
     expect((await get(`/api/v1/orchestrator/jobs/${first}`)).Job.State.StateType).toBe("Running");
 
     const waiting = ShoalProcess.start(["docker", "run", ...api(), "--wait", ...SMALL, image, "--", "sleep", "30"]);
-    await waitFor(() => /Execution +Running/.test(waiting.stderr), 30_000, () => `progress; stderr: ${waiting.stderr}`);
+    await waitFor(
+      () => /Execution +Running/.test(waiting.stderr),
+      30_000,
+      () => `progress; stderr: ${waiting.stderr}`,
+    );
     expect(await waiting.kill("SIGINT")).toBe(130);
     expect(waiting.stderr).toContain("Progress tracking canceled. The job is still running.");
     const second = jobIdIn(waiting.stdout);
@@ -132,7 +176,18 @@ describe("shoal docker run", () => {
     const file = join(tempDir(), "service.yaml");
     writeFileSync(
       file,
-      ["Type: service", "Tasks:", "  - Name: main", "    Engine:", "      Type: docker", "      Params:", `        Image: ${image}`, "        Parameters: [sleep, '30']", "    Resources: {CPU: 250m, Memory: 32Mb}", ""].join("\n"),
+      [
+        "Type: service",
+        "Tasks:",
+        "  - Name: main",
+        "    Engine:",
+        "      Type: docker",
+        "      Params:",
+        `        Image: ${image}`,
+        "        Parameters: [sleep, '30']",
+        "    Resources: {CPU: 250m, Memory: 32Mb}",
+        "",
+      ].join("\n"),
     );
     const res = await shoal(["job", "run", file, "--wait"]);
     expect(res.code, res.stderr).toBe(0);
@@ -156,8 +211,27 @@ describe("shoal docker run", () => {
   it("--dry-run prints Bacalhau's job as YAML, submits nothing, and `job run` runs that file", async () => {
     const before = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length;
     const dry = await runShoal([
-      "docker", "run", "--dry-run", ...SMALL, "-l", "team=cli,env=test", "--constraints", `zone!=b`, "-e", "GREETING=hello",
-      "--timeout", "5m", "--queue-timeout", "30", "--network", "none", "--entrypoint", "sh,-c", image, "--", "echo $GREETING",
+      "docker",
+      "run",
+      "--dry-run",
+      ...SMALL,
+      "-l",
+      "team=cli,env=test",
+      "--constraints",
+      `zone!=b`,
+      "-e",
+      "GREETING=hello",
+      "--timeout",
+      "5m",
+      "--queue-timeout",
+      "30",
+      "--network",
+      "none",
+      "--entrypoint",
+      "sh,-c",
+      image,
+      "--",
+      "echo $GREETING",
     ]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(parseYaml(dry.stdout)).toEqual({
@@ -168,7 +242,10 @@ describe("shoal docker run", () => {
       Tasks: [
         {
           Name: "main",
-          Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: ["echo $GREETING"] } },
+          Engine: {
+            Type: "docker",
+            Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: ["echo $GREETING"] },
+          },
           Resources: { CPU: "250m", Memory: "32Mb" },
           Timeouts: { QueueTimeout: 30, TotalTimeout: 300 },
           Env: { GREETING: "hello" },
@@ -192,20 +269,44 @@ describe("shoal job run", () => {
     Name: "from-stdin",
     Type: "batch",
     Count: 1,
-    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "250m", Memory: "32Mb" } }],
+    Tasks: [
+      {
+        Name: "main",
+        Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } },
+        Resources: { CPU: "250m", Memory: "32Mb" },
+      },
+    ],
   });
 
   it("runs a JSON job from stdin ('-') and a YAML one from a file", async () => {
-    const res = await runWithStdin(["job", "run", ...api(), "-", "--wait", "--id-only"], JSON.stringify(spec("echo json")));
+    const res = await runWithStdin(
+      ["job", "run", ...api(), "-", "--wait", "--id-only"],
+      JSON.stringify(spec("echo json")),
+    );
     expect(res.code, res.stderr).toBe(0);
     const id = res.stdout.trim();
     expect(id).toMatch(/^j-[0-9a-f-]{36}$/);
-    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job).toMatchObject({ Name: "from-stdin", State: { StateType: "Completed" } });
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job).toMatchObject({
+      Name: "from-stdin",
+      State: { StateType: "Completed" },
+    });
 
     const file = join(tempDir(), "job.yaml");
     writeFileSync(
       file,
-      ["Name: from-yaml", "Type: batch", "Tasks:", "  - Name: main", "    Engine:", "      Type: docker", "      Params:", `        Image: ${image}`, "        Parameters: [echo, yaml]", "    Resources: {CPU: 250m, Memory: 32Mb}", ""].join("\n"),
+      [
+        "Name: from-yaml",
+        "Type: batch",
+        "Tasks:",
+        "  - Name: main",
+        "    Engine:",
+        "      Type: docker",
+        "      Params:",
+        `        Image: ${image}`,
+        "        Parameters: [echo, yaml]",
+        "    Resources: {CPU: 250m, Memory: 32Mb}",
+        "",
+      ].join("\n"),
     );
     const yamlRun = await shoal(["job", "run", file, "--wait"]);
     expect(yamlRun.code, yamlRun.stderr).toBe(0);
@@ -217,13 +318,29 @@ describe("shoal job run", () => {
   it("an invalid job: every problem the server names, one a line, exit 1, nothing stored", async () => {
     const before = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length;
     const file = join(tempDir(), "bad.yaml");
-    writeFileSync(file, ["Type: batch", "Count: -2", "Tasks:", "  - Name: main", "    Engine: {Type: docker, Params: {}}", "    Resources: {CPU: lots}", ""].join("\n"));
+    writeFileSync(
+      file,
+      [
+        "Type: batch",
+        "Count: -2",
+        "Tasks:",
+        "  - Name: main",
+        "    Engine: {Type: docker, Params: {}}",
+        "    Resources: {CPU: lots}",
+        "",
+      ].join("\n"),
+    );
     const res = await shoal(["job", "run", file]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe("");
     const lines = res.stderr.trimEnd().split("\n");
     expect(lines[0]).toBe("Error: the job provided is invalid (3 problems):");
-    expect(lines.slice(1).map((l) => l.trim().split(":")[0]).sort()).toEqual(["Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.trim().split(":")[0])
+        .sort(),
+    ).toEqual(["Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]);
     expect(res.stderr).toContain('Tasks[0].Resources.CPU: invalid CPU value: "lots"');
     expect((await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length).toBe(before);
   });
@@ -249,7 +366,20 @@ describe("shoal job run", () => {
 describe("shoal job list, describe, executions, history, stop", () => {
   let id = "";
   beforeAll(async () => {
-    const res = await shoal(["docker", "run", "--wait", "--name", "listed", "-l", "suite=read", ...SMALL, image, "--", "echo", "described"]);
+    const res = await shoal([
+      "docker",
+      "run",
+      "--wait",
+      "--name",
+      "listed",
+      "-l",
+      "suite=read",
+      ...SMALL,
+      image,
+      "--",
+      "echo",
+      "described",
+    ]);
     expect(res.code, res.stderr).toBe(0);
     id = jobIdIn(res.stdout);
   }, 60_000);
@@ -260,7 +390,14 @@ describe("shoal job list, describe, executions, history, stop", () => {
     const [header, ...rows] = table.stdout.trimEnd().split("\n");
     expect(header?.split(/ {2,}/)).toEqual(["CREATED", "ID", "NAME", "JOB", "TYPE", "STATE"]);
     expect(rows).toHaveLength(1);
-    expect(rows[0]?.split(/ {2,}/)).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d$/), id.slice(0, 10), "listed", "docker", "batch", "Completed"]);
+    expect(rows[0]?.split(/ {2,}/)).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d$/),
+      id.slice(0, 10),
+      "listed",
+      "docker",
+      "batch",
+      "Completed",
+    ]);
     for (const format of ["json", "yaml"] as const) {
       const res = await shoal(["job", "list", "--labels", "suite=read", "--output", format]);
       expect(res.code, res.stderr).toBe(0);
@@ -297,7 +434,11 @@ describe("shoal job list, describe, executions, history, stop", () => {
     expect(table.stdout).toContain("State         = Completed");
     expect(table.stdout).toContain("Summary\nCompleted = 1");
     expect(table.stdout).toMatch(/Job History\nTIME +TOPIC +EVENT\n.*Submission +Job submitted\n/);
-    expect(table.stdout).toMatch(new RegExp(`Executions\\nID +NODE ID +STATE +DESIRED +REV\\. +CREATED +MODIFIED +COMMENT\\ne-[0-9a-f]{8} +${nodeId} +Completed +Stopped`));
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `Executions\\nID +NODE ID +STATE +DESIRED +REV\\. +CREATED +MODIFIED +COMMENT\\ne-[0-9a-f]{8} +${nodeId} +Completed +Stopped`,
+      ),
+    );
     expect(table.stdout).toMatch(/Execution e-[0-9a-f]{8} History\n/);
     expect(table.stdout.trimEnd().endsWith("Standard Output\ndescribed")).toBe(true);
   });
@@ -306,8 +447,24 @@ describe("shoal job list, describe, executions, history, stop", () => {
     const table = await shoal(["job", "executions", id]);
     expect(table.code, table.stderr).toBe(0);
     const [header, row] = table.stdout.trimEnd().split("\n");
-    expect(header?.split(/ {2,}/)).toEqual(["CREATED", "MODIFIED", "ID", "JOB VERSION", "NODE ID", "REV.", "STATE", "DESIRED"]);
-    expect(row?.split(/ {2,}/).slice(2)).toEqual([expect.stringMatching(/^e-[0-9a-f]{8}$/), "1", nodeId, expect.stringMatching(/^\d+$/), "Completed", "Stopped"]);
+    expect(header?.split(/ {2,}/)).toEqual([
+      "CREATED",
+      "MODIFIED",
+      "ID",
+      "JOB VERSION",
+      "NODE ID",
+      "REV.",
+      "STATE",
+      "DESIRED",
+    ]);
+    expect(row?.split(/ {2,}/).slice(2)).toEqual([
+      expect.stringMatching(/^e-[0-9a-f]{8}$/),
+      "1",
+      nodeId,
+      expect.stringMatching(/^\d+$/),
+      "Completed",
+      "Stopped",
+    ]);
     for (const format of ["json", "yaml"] as const) {
       const res = await shoal(["job", "executions", id, "--output", format]);
       const items = (format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)) as Body[];
@@ -324,13 +481,20 @@ describe("shoal job list, describe, executions, history, stop", () => {
     expect(rows.at(-1)).toMatch(/JobLevel +1 +State Update +Completed$/);
     const all = JSON.parse((await shoal(["job", "history", id, "--output", "json"])).stdout) as Body[];
     expect(all).toHaveLength(rows.length);
-    const jobOnly = parseYaml((await shoal(["job", "history", id, "--event-type", "job", "--output", "yaml"])).stdout) as Body[];
+    const jobOnly = parseYaml(
+      (await shoal(["job", "history", id, "--event-type", "job", "--output", "yaml"])).stdout,
+    ) as Body[];
     expect(jobOnly.map((h) => h.JobState.New)).toEqual(["Pending", "Running", "Completed"]);
     const executionId = all.find((h) => h.ExecutionID)?.ExecutionID as string;
-    const own = JSON.parse((await shoal(["job", "history", id, "--execution-id", executionId, "--output", "json"])).stdout) as Body[];
+    const own = JSON.parse(
+      (await shoal(["job", "history", id, "--execution-id", executionId, "--output", "json"])).stdout,
+    ) as Body[];
     expect(own.length).toBeGreaterThan(0);
     expect(own.every((h) => h.ExecutionID === executionId)).toBe(true);
-    const future = JSON.parse((await shoal(["job", "history", id, "--since", String(Math.floor(Date.now() / 1000) + 3600), "--output", "json"])).stdout);
+    const future = JSON.parse(
+      (await shoal(["job", "history", id, "--since", String(Math.floor(Date.now() / 1000) + 3600), "--output", "json"]))
+        .stdout,
+    );
     expect(future).toEqual([]);
   });
 
@@ -338,12 +502,19 @@ describe("shoal job list, describe, executions, history, stop", () => {
     const started = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "sleep", "30"]);
     expect(started.code, started.stderr).toBe(0);
     const running = started.stdout.trim();
-    await waitFor(async () => (await get(`/api/v1/orchestrator/jobs/${running}/executions`)).Items[0]?.ComputeState.StateType === 6, 30_000, () => "execution Running");
+    await waitFor(
+      async () => (await get(`/api/v1/orchestrator/jobs/${running}/executions`)).Items[0]?.ComputeState.StateType === 6,
+      30_000,
+      () => "execution Running",
+    );
     const stop = await shoal(["job", "stop", running, "--reason", "enough for now"]);
     expect(stop.code, stop.stderr).toBe(0);
     expect(stop.stdout).toContain("Checking job status");
     expect(stop.stdout).toContain(`Job stop successfully submitted. Job ID: ${running}`);
-    expect((await get(`/api/v1/orchestrator/jobs/${running}`)).Job.State).toEqual({ StateType: "Stopped", Message: "enough for now" });
+    expect((await get(`/api/v1/orchestrator/jobs/${running}`)).Job.State).toEqual({
+      StateType: "Stopped",
+      Message: "enough for now",
+    });
 
     const again = await shoal(["job", "stop", running]);
     expect(again.code).toBe(1);
@@ -356,14 +527,32 @@ describe("shoal job list, describe, executions, history, stop", () => {
 
   it("stop --output json and yaml print the API's answer; --quiet prints nothing", async () => {
     for (const format of ["json", "yaml", "quiet"] as const) {
-      const started = await shoal(["docker", "run", "--id-only", "--queue-timeout", "600", "--cpu", "8", image, "--", "true"]);
+      const started = await shoal([
+        "docker",
+        "run",
+        "--id-only",
+        "--queue-timeout",
+        "600",
+        "--cpu",
+        "8",
+        image,
+        "--",
+        "true",
+      ]);
       const queued = started.stdout.trim();
-      await waitFor(async () => (await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State.StateType === "Queued", 30_000, () => "job Queued");
+      await waitFor(
+        async () => (await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State.StateType === "Queued",
+        30_000,
+        () => "job Queued",
+      );
       const res = await shoal(["job", "stop", queued, ...(format === "quiet" ? ["--quiet"] : ["--output", format])]);
       expect(res.code, res.stderr).toBe(0);
       if (format === "quiet") expect(res.stdout + res.stderr).toBe("");
       else expect(format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)).toEqual({ EvaluationID: "" });
-      expect((await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State).toEqual({ StateType: "Stopped", Message: "Stopped at user request" });
+      expect((await get(`/api/v1/orchestrator/jobs/${queued}`)).Job.State).toEqual({
+        StateType: "Stopped",
+        Message: "Stopped at user request",
+      });
     }
   });
 
@@ -381,21 +570,45 @@ describe("bad arguments", () => {
     const cases: [string[], string, string][] = [
       [["job", "list", "--bogus"], "Unknown option '--bogus'", "shoal job list --help"],
       [["job", "list", "--limit", "0"], "--limit must be a whole number from 1 to 10000", "shoal job list --help"],
-      [["job", "list", "--order-by", "name"], "--order-by must be one of created_at, modified_at, id", "shoal job list --help"],
+      [
+        ["job", "list", "--order-by", "name"],
+        "--order-by must be one of created_at, modified_at, id",
+        "shoal job list --help",
+      ],
       [["job", "list", "--output", "xml"], "--output must be table, json or yaml, got xml", "shoal job list --help"],
       [["job", "describe"], "takes exactly one job id", "shoal job describe --help"],
-      [["job", "history", "j-1", "--event-type", "node"], "--event-type must be one of all, job, execution", "shoal job history --help"],
-      [["job", "history", "j-1", "--since", "yesterday"], "--since must be Unix seconds or an ISO 8601 time", "shoal job history --help"],
+      [
+        ["job", "history", "j-1", "--event-type", "node"],
+        "--event-type must be one of all, job, execution",
+        "shoal job history --help",
+      ],
+      [
+        ["job", "history", "j-1", "--since", "yesterday"],
+        "--since must be Unix seconds or an ISO 8601 time",
+        "shoal job history --help",
+      ],
       [["job", "stop", "a", "b"], "takes exactly one job id", "shoal job stop --help"],
       [["job", "frobnicate"], 'unknown job command "frobnicate"', "shoal job --help"],
       [["docker", "run"], "needs an IMAGE", "shoal docker run --help"],
       [["docker", "run", "--cpu"], "argument missing", "shoal docker run --help"],
-      [["docker", "run", "--network", "wifi", "busybox"], "--network must be one of default, none, host, full, http, bridge", "shoal docker run --help"],
+      [
+        ["docker", "run", "--network", "wifi", "busybox"],
+        "--network must be one of default, none, host, full, http, bridge",
+        "shoal docker run --help",
+      ],
       [["docker", "run", "--timeout", "soon", "busybox"], "--timeout must be whole seconds", "shoal docker run --help"],
       [["docker", "run", "--count", "two", "busybox"], "--count must be a whole number", "shoal docker run --help"],
       [["docker", "run", "--env", "NOVALUE", "busybox"], "--env takes NAME=value", "shoal docker run --help"],
-      [["docker", "run", "--constraints", "zone in (a", "busybox"], "--constraints: unbalanced '('", "shoal docker run --help"],
-      [["docker", "run", "--wait-timeout", "0", "busybox"], "--wait-timeout must be at least 1 second", "shoal docker run --help"],
+      [
+        ["docker", "run", "--constraints", "zone in (a", "busybox"],
+        "--constraints: unbalanced '('",
+        "shoal docker run --help",
+      ],
+      [
+        ["docker", "run", "--wait-timeout", "0", "busybox"],
+        "--wait-timeout must be at least 1 second",
+        "shoal docker run --help",
+      ],
       [["docker", "build"], 'unknown docker command "build"', "shoal docker run --help"],
     ];
     for (const [args, message, help] of cases) {

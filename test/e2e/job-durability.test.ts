@@ -46,12 +46,19 @@ const whileRestarting = {
 };
 const batch = (command: string) => shellJob(image, command);
 
-/** How many containers of this test's node the engine started since `since` (Unix seconds): a counter no restart can fool. */
+/**
+ * How many containers of this test's node the engine started since `since` (Unix seconds): a counter no restart can
+ * fool.
+ */
 async function containerStarts(executionId: string, since: number): Promise<number> {
   const stream = await docker.getEvents({
     since,
     until: Math.ceil(Date.now() / 1000),
-    filters: { type: ["container"], event: ["start"], label: [`${NODE_LABEL}=${nodeId}`, `shoal.execution=${executionId}`] },
+    filters: {
+      type: ["container"],
+      event: ["start"],
+      label: [`${NODE_LABEL}=${nodeId}`, `shoal.execution=${executionId}`],
+    },
   });
   let text = "";
   for await (const chunk of stream as unknown as AsyncIterable<Buffer>) text += chunk.toString();
@@ -77,7 +84,8 @@ function expectWholeHistory(history: Body[], executionId: string): void {
   const states = executions.map((h) => h.ExecutionState.New as number);
   expect(states[0]).toBe(1);
   expect(states.slice(-2)).toEqual([6, 9]);
-  for (let i = 1; i < states.length; i++) expect(states[i]!, `execution states ${states.join(",")}`).toBeGreaterThan(states[i - 1]!);
+  for (let i = 1; i < states.length; i++)
+    expect(states[i]!, `execution states ${states.join(",")}`).toBeGreaterThan(states[i - 1]!);
 }
 
 const containers = () => containersOf(nodeId);
@@ -112,7 +120,9 @@ describe("an orchestrator killed with SIGKILL loses no job", () => {
     const since = Math.floor(Date.now() / 1000) - 1;
     const jobId = await jobs.submit(batch("sleep 3; echo survived"));
     const executionId = (await untilExecutions(jobs, jobId, firstExecutionIn(6), "execution Running"))[0]!.ID as string;
-    expect((await containers()).filter((c) => c.State === "running").map((c) => c.Labels["shoal.execution"])).toEqual([executionId]);
+    expect((await containers()).filter((c) => c.State === "running").map((c) => c.Labels["shoal.execution"])).toEqual([
+      executionId,
+    ]);
 
     await serve!.kill("SIGKILL");
     await startServe();
@@ -154,7 +164,10 @@ describe("an orchestrator killed with SIGKILL loses no job", () => {
     // The workflow saves its checkpoint after a batch once 1 s has passed since the last save: a
     // later job (one no node matches, so it fails at once) moves it past the ExecutionCreated step.
     await new Promise((r) => setTimeout(r, 1_500));
-    const later = await jobs.submit({ ...batch("true"), Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }] });
+    const later = await jobs.submit({
+      ...batch("true"),
+      Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
+    });
     await settled(whileRestarting, later, ["Failed"]);
     await new Promise((r) => setTimeout(r, 500));
     await serve!.kill("SIGKILL");

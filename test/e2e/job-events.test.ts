@@ -24,7 +24,9 @@ import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
  * are the dispatcher's and are not pinned: the two sequences are compared with each other.
  */
 const KEY = "events-key-0123456789abcdefghijklm";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const nodeId = `je-${randomUUID().slice(0, 8)}`;
 let image = "";
 let orchestrator: RunningOrchestrator;
@@ -41,18 +43,32 @@ interface Received {
 }
 const received: Received[] = [];
 
-const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const jobs = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const submit = (command: string) => jobs.submit(shellJob(image, command));
-/** Once every execution of the job has ended (so nothing more is coming), and the publisher has had JetStream take every event up to then. */
+/**
+ * Once every execution of the job has ended (so nothing more is coming), and the publisher has had JetStream take every
+ * event up to then.
+ */
 async function quiet(jobId: string, jobState: string): Promise<void> {
-  await waitFor(async () => {
-    const job = (await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}`)).body;
-    if (job.Job?.State?.StateType !== jobState) return false;
-    return (await jobs.executions(jobId)).every((e) => [9, 10, 11].includes(e.ComputeState.StateType));
-  }, 60_000, () => `job ${jobId} ${jobState} with every execution ended`);
+  await waitFor(
+    async () => {
+      const job = (await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}`)).body;
+      if (job.Job?.State?.StateType !== jobState) return false;
+      return (await jobs.executions(jobId)).every((e) => [9, 10, 11].includes(e.ComputeState.StateType));
+    },
+    60_000,
+    () => `job ${jobId} ${jobState} with every execution ended`,
+  );
   const history = await jobs.history(jobId);
   const last = Math.max(...history.map((h) => h.SeqNum as number));
-  await waitFor(() => orchestrator.publisher.position >= last, 30_000, () => `events up to ${last} published`);
+  await waitFor(
+    () => orchestrator.publisher.position >= last,
+    30_000,
+    () => `events up to ${last} published`,
+  );
   // What the server sent before the publisher's ack is in once a round trip through it returns.
   await reader.flush();
 }
@@ -61,7 +77,8 @@ async function seenOf(jobId: string): Promise<Received[]> {
   const executionStreams = new Set((await jobs.executions(jobId)).map((e) => `execution-${e.ID}`));
   return received.filter((r) => r.stream === `job-${jobId}` || executionStreams.has(r.stream));
 }
-const hasHistoryEntry = (r: Received) => r.stream.startsWith("job-") || executionHistoryEvent({ type: r.type, data: r.data } as ExecutionEvent) !== undefined;
+const hasHistoryEntry = (r: Received) =>
+  r.stream.startsWith("job-") || executionHistoryEvent({ type: r.type, data: r.data } as ExecutionEvent) !== undefined;
 
 /** Once, in order, subject and stream agreeing, and one-to-one with the history. */
 async function expectSameAsHistory(jobId: string): Promise<Received[]> {
@@ -78,16 +95,25 @@ async function expectSameAsHistory(jobId: string): Promise<Received[]> {
   const entries = seen.filter(hasHistoryEntry);
   expect(history.map((h) => h.SeqNum)).toEqual(entries.map((r) => r.position));
   expect(history.map((h) => [h.Type, h.ExecutionID ?? ""])).toEqual(
-    entries.map((r) => (r.stream.startsWith("job-") ? ["JobLevel", ""] : ["ExecutionLevel", r.stream.slice("execution-".length)])),
+    entries.map((r) =>
+      r.stream.startsWith("job-") ? ["JobLevel", ""] : ["ExecutionLevel", r.stream.slice("execution-".length)],
+    ),
   );
   return seen;
 }
-const typesOf = (seen: Received[], prefix: string) => seen.filter((r) => r.stream.startsWith(prefix)).map((r) => r.type);
+const typesOf = (seen: Received[], prefix: string) =>
+  seen.filter((r) => r.stream.startsWith(prefix)).map((r) => r.type);
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-je-orch-", { "API.Auth.Users": USERS }), silentLogger);
-  reader = await connect({ servers: orchestrator.natsUrl, authenticator: credsAuthenticator(readFileSync(orchestrator.eventsReader!.credsFile)) });
+  orchestrator = await startOrchestrator(
+    await ownNatsOrchestratorConfig("shoal-je-orch-", { "API.Auth.Users": USERS }),
+    silentLogger,
+  );
+  reader = await connect({
+    servers: orchestrator.natsUrl,
+    authenticator: credsAuthenticator(readFileSync(orchestrator.eventsReader!.credsFile)),
+  });
   const decoder = new TextDecoder();
   for (const subject of ["shoal.events.job.>", "shoal.events.execution.>"]) {
     reader.subscribe(subject, {
@@ -139,6 +165,8 @@ describe("a job's transitions on NATS and in its history", () => {
     expect(execution[0]).toBe("ExecutionCreated");
     expect(execution.at(-1)).toBe("ExecutionCancelled");
     // Cancelled by the stop: the node's later report of the end changes nothing and stores nothing.
-    expect(execution.filter((t) => ["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled"].includes(t))).toEqual(["ExecutionCancelled"]);
+    expect(
+      execution.filter((t) => ["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled"].includes(t)),
+    ).toEqual(["ExecutionCancelled"]);
   }, 90_000);
 });

@@ -31,7 +31,10 @@ let config: ShoalConfig;
 let orchestrator: RunningOrchestrator;
 let compute: ShoalProcess | undefined;
 
-const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const jobs = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const auth = (key: string | null): Record<string, string> => (key === null ? {} : { authorization: `Bearer ${key}` });
 const ndjson = (text: string) =>
   text
@@ -39,8 +42,14 @@ const ndjson = (text: string) =>
     .filter((l) => l !== "")
     .map((l) => JSON.parse(l) as Body);
 
-/** The route as a WebSocket: every message (parsed, with when it came) and the close code; or the HTTP status it was refused with. */
-function ws(path: string, key: string | null = KEY): Promise<{ messages: { at: number; body: Body }[]; code: number } | { refused: number; body: string }> {
+/**
+ * The route as a WebSocket: every message (parsed, with when it came) and the close code; or the HTTP status it was
+ * refused with.
+ */
+function ws(
+  path: string,
+  key: string | null = KEY,
+): Promise<{ messages: { at: number; body: Body }[]; code: number } | { refused: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`${orchestrator.apiUrl.replace(/^http/, "ws")}${path}`, { headers: auth(key) });
     const messages: { at: number; body: Body }[] = [];
@@ -58,15 +67,27 @@ function ws(path: string, key: string | null = KEY): Promise<{ messages: { at: n
 }
 const lines = (messages: readonly { body: Body }[]) => messages.map((m) => m.body);
 
-const batch = (command: string, resources?: Record<string, string>, timeouts: Record<string, number> = {}) => shellJob(image, command, { resources, timeouts });
+const batch = (command: string, resources?: Record<string, string>, timeouts: Record<string, number> = {}) =>
+  shellJob(image, command, { resources, timeouts });
 /** Bacalhau's execution compute state 6: Running on its node. */
-const executing = (jobId: string) => untilExecutions(jobs, jobId, (executions) => executions.some((e) => e.ComputeState?.StateType === 6), `an execution of ${jobId} running`, 60_000);
-const cli = (...args: string[]) => runJobLogs([...args, "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY]);
+const executing = (jobId: string) =>
+  untilExecutions(
+    jobs,
+    jobId,
+    (executions) => executions.some((e) => e.ComputeState?.StateType === 6),
+    `an execution of ${jobId} running`,
+    60_000,
+  );
+const cli = (...args: string[]) =>
+  runJobLogs([...args, "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY]);
 const out = (type: number, line: string) => ({ value: { Type: type, Line: line } });
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  config = await ownNatsOrchestratorConfig("shoal-jl-orch-", { "API.Auth.Users": USERS, "API.Auth.AnonymousAccess": "none" });
+  config = await ownNatsOrchestratorConfig("shoal-jl-orch-", {
+    "API.Auth.Users": USERS,
+    "API.Auth.AnonymousAccess": "none",
+  });
   orchestrator = await startOrchestrator(config, silentLogger);
   compute = startComputeProcess({
     nodeId,
@@ -99,10 +120,17 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     expect(socket).toMatchObject({ code: 1000 });
     expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual(expected);
     // tail N: the last N lines; tail=true (Bacalhau's): only what comes from now on, so nothing of a finished job.
-    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=2`)).text)).toEqual(expected.slice(1));
-    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=true&follow=true`)).text)).toEqual([]);
-    const executionId = (await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items[0].ID as string;
-    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?execution_id=${executionId}`)).text)).toEqual(expected);
+    expect(ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=2`)).text)).toEqual(
+      expected.slice(1),
+    );
+    expect(
+      ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?tail=true&follow=true`)).text),
+    ).toEqual([]);
+    const executionId = (await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).body.Items[0]
+      .ID as string;
+    expect(
+      ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs?execution_id=${executionId}`)).text),
+    ).toEqual(expected);
     const printed = await cli(jobId);
     expect(printed).toMatchObject({ code: 0, stdout: "out1\nout2\n", stderr: "err1\n" });
   }, 120_000);
@@ -122,17 +150,27 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     expect(messages[2]!.at - messages[0]!.at, "WebSocket: from line 1 to line 3").toBeGreaterThanOrEqual(1500);
     expect(ndjson(http.text)).toEqual([out(1, "1\n"), out(1, "2\n"), out(1, "3\n")]);
     expect(printed).toMatchObject({ code: 0, stdout: "1\n2\n3\n", stderr: "" });
-    expect(printed.stdoutAt.at(-1)!.at - printed.stdoutAt[0]!.at, "CLI: from line 1 to line 3").toBeGreaterThanOrEqual(1500);
+    expect(printed.stdoutAt.at(-1)!.at - printed.stdoutAt[0]!.at, "CLI: from line 1 to line 3").toBeGreaterThanOrEqual(
+      1500,
+    );
   }, 120_000);
 
   it("tail on a running job with follow: the last lines so far, stderr tagged, then what follows", async () => {
     const jobId = await jobs.submit(batch("echo l1; sleep 1; echo l2 >&2; sleep 1; echo l3; sleep 4; echo l4"));
     await executing(jobId);
-    await waitFor(async () => ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`)).text).length === 3, 20_000, () => "three lines written");
+    await waitFor(
+      async () => ndjson((await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId}/logs`)).text).length === 3,
+      20_000,
+      () => "three lines written",
+    );
     // Docker orders the two streams' lines as its log received them: a second apart, l1, l2 and l3 come in order.
     const socket = await ws(`/api/v1/orchestrator/jobs/${jobId}/logs?tail=2&follow=true`);
     expect(socket).toMatchObject({ code: 1000 });
-    expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual([out(2, "l2\n"), out(1, "l3\n"), out(1, "l4\n")]);
+    expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual([
+      out(2, "l2\n"),
+      out(1, "l3\n"),
+      out(1, "l4\n"),
+    ]);
   }, 120_000);
 
   it("refused: no credentials (401), without read:job (403), a bad query (400), an unknown job (404), a job without executions (409)", async () => {
@@ -169,7 +207,9 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     await settled(jobs, queued, ["Queued"]);
     const none = await jobs.call("GET", `/api/v1/orchestrator/jobs/${queued}/logs`);
     expect(none.status).toBe(409);
-    expect(none.body.Message).toBe(`job ${queued} has no executions yet (it is Queued): there is no output to read until it is placed on a node`);
+    expect(none.body.Message).toBe(
+      `job ${queued} has no executions yet (it is Queued): there is no output to read until it is placed on a node`,
+    );
     const printed = await cli(queued);
     expect(printed.code).toBe(1);
     expect(printed.stderr).toContain(`Error: job ${queued} has no executions yet`);
@@ -189,8 +229,11 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     const shown = await cli(jobId);
     expect(shown).toMatchObject({
       code: 0,
-      stdout: String.raw`\u001b[2Jcleared \u001b[31mred\u001b[0m \u001b]0;owned\u0007 tab` + "\there" + String.raw`\u000d`
-        + "\n",
+      stdout:
+        String.raw`\u001b[2Jcleared \u001b[31mred\u001b[0m \u001b]0;owned\u0007 tab` +
+        "\there" +
+        String.raw`\u000d` +
+        "\n",
       stderr: String.raw`\u001b[1mbold` + "\n",
     });
     expect(await cli(jobId, "--raw")).toMatchObject({ code: 0, ...written });
@@ -215,7 +258,9 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     const described = await runShoal(["job", "describe", jobId, "--output", "table", ...api]);
     expect(described.stdout).toContain(String.raw`\u001b[2Jcleared`);
     // The node's limits are the execution's ComputeState.Details, in the CLI's JSON too (the node's defaults here).
-    const listed = JSON.parse((await runShoal(["job", "executions", jobId, "--output", "json", ...api])).stdout) as Body[];
+    const listed = JSON.parse(
+      (await runShoal(["job", "executions", jobId, "--output", "json", ...api])).stdout,
+    ) as Body[];
     expect(listed[0]!.ComputeState.Details).toMatchObject({
       "HostConfig.PidsLimit": "1024",
       "HostConfig.SecurityOpt": "no-new-privileges",
@@ -237,17 +282,30 @@ describe("an orchestrator that stops", () => {
     const jobId = await jobs.submit(batch("echo started; sleep 60"));
     await executing(jobId);
     const received: Body[] = [];
-    const socket = new WebSocket(`${orchestrator.apiUrl.replace(/^http/, "ws")}/api/v1/orchestrator/jobs/${jobId}/logs?follow=true`, { headers: auth(KEY) });
+    const socket = new WebSocket(
+      `${orchestrator.apiUrl.replace(/^http/, "ws")}/api/v1/orchestrator/jobs/${jobId}/logs?follow=true`,
+      { headers: auth(KEY) },
+    );
     socket.on("message", (data) => received.push(JSON.parse(data.toString()) as Body));
     const closed = new Promise<number>((resolve) => socket.on("close", resolve));
     const live = { stdout: "" };
-    const printed = runJobLogs([jobId, "--follow", "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY], live);
-    await waitFor(() => received.length > 0 && live.stdout !== "", 30_000, () => `both readers have the first line (WebSocket ${received.length}, CLI ${JSON.stringify(live.stdout)})`);
+    const printed = runJobLogs(
+      [jobId, "--follow", "--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port, "--api-key", KEY],
+      live,
+    );
+    await waitFor(
+      () => received.length > 0 && live.stdout !== "",
+      30_000,
+      () => `both readers have the first line (WebSocket ${received.length}, CLI ${JSON.stringify(live.stdout)})`,
+    );
     await orchestrator.stop();
     expect(await closed).toBe(1000);
     const messages = received;
     expect(messages[0]).toEqual(out(1, "started\n"));
-    expect(messages.at(-1)).toEqual({ value: { Type: 0, Line: "" }, error: "the orchestrator is stopping: read the logs again once it is back" });
+    expect(messages.at(-1)).toEqual({
+      value: { Type: 0, Line: "" },
+      error: "the orchestrator is stopping: read the logs again once it is back",
+    });
     const cut = await printed;
     expect(cut.stdout).toBe("started\n");
     expect(cut.code).toBe(1);

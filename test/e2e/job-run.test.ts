@@ -18,20 +18,32 @@ import { waitFor, type ShoalProcess } from "../support/shoal-process.ts";
  * `shoal compute` runs it in Docker, and its end comes back over the REST API with whole history.
  */
 const KEY = "jobs-key-0123456789abcdefghijklmn";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const nodeId = `jr-${randomUUID().slice(0, 8)}`;
 let image = "";
 let config: ShoalConfig;
 let orchestrator: RunningOrchestrator;
 let compute: ShoalProcess | undefined;
-const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const jobs = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 
-const batch = (command: string, resources?: Record<string, string>, timeouts: Record<string, number> = {}) => shellJob(image, command, { resources, timeouts });
+const batch = (command: string, resources?: Record<string, string>, timeouts: Record<string, number> = {}) =>
+  shellJob(image, command, { resources, timeouts });
 const containers = () => containersOf(nodeId);
 
 /** A `shoal compute` process joined to this test's orchestrator: 1 CPU, 256 MiB, fast heartbeats. */
 const startCompute = (id: string, settings: readonly string[]): ShoalProcess =>
-  startComputeProcess({ nodeId: id, dataDir: tempDir(`shoal-jr-${id}-`), orchestrators: orchestrator.natsUrl, token: orchestrator.joinToken.token, settings });
+  startComputeProcess({
+    nodeId: id,
+    dataDir: tempDir(`shoal-jr-${id}-`),
+    orchestrators: orchestrator.natsUrl,
+    token: orchestrator.joinToken.token,
+    settings,
+  });
 
 beforeAll(async () => {
   image = await dockerTestImage();
@@ -56,10 +68,23 @@ describe("a submitted job runs on a compute node", () => {
     const execution = got.Executions.Items[0];
     expect(execution.NodeID).toBe(nodeId);
     expect(execution.RunOutput).toMatchObject({ Stdout: "hello\n", ExitCode: 0 });
-    const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
-    expect(types.filter((t) => t.startsWith("JobLevel"))).toEqual(["JobLevel:Pending", "JobLevel:Running", "JobLevel:Completed"]);
-    // Bacalhau's integers: 1 New, 3 AskForBidAccepted (the node's bid), 5 BidAccepted (approved), 6 Running, 9 Completed.
-    expect(types.filter((t) => t.startsWith("ExecutionLevel"))).toEqual(["ExecutionLevel:1", "ExecutionLevel:3", "ExecutionLevel:5", "ExecutionLevel:6", "ExecutionLevel:9"]);
+    const types = (got.History.Items as Body[]).map(
+      (h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`,
+    );
+    expect(types.filter((t) => t.startsWith("JobLevel"))).toEqual([
+      "JobLevel:Pending",
+      "JobLevel:Running",
+      "JobLevel:Completed",
+    ]);
+    // Bacalhau's integers: 1 New, 3 AskForBidAccepted (the node's bid), 5 BidAccepted (approved), 6 Running, 9
+    // Completed.
+    expect(types.filter((t) => t.startsWith("ExecutionLevel"))).toEqual([
+      "ExecutionLevel:1",
+      "ExecutionLevel:3",
+      "ExecutionLevel:5",
+      "ExecutionLevel:6",
+      "ExecutionLevel:9",
+    ]);
     const bid = (got.History.Items as Body[]).find((h) => h.ExecutionState?.New === 3);
     expect(bid).toMatchObject({ ExecutionState: { Previous: 1, New: 3 }, Event: { Message: "Accepted job" } });
   }, 90_000);
@@ -85,22 +110,37 @@ describe("a submitted job runs on a compute node", () => {
     const jobId = await jobs.submit(batch("sleep 30", undefined, { TotalTimeout: 3 }));
     const got = await settled(jobs, jobId, ["Failed", "Completed"], 30_000);
     expect(got.Job.State.Message).toBe("Job timed out. Job took longer than 3s");
-    await waitFor(async () => (await containers()).length === 0, 30_000, () => "container removed");
+    await waitFor(
+      async () => (await containers()).length === 0,
+      30_000,
+      () => "container removed",
+    );
   }, 90_000);
 
   it("stopping a running `sleep 30` job: Stopped, its container gone", async () => {
     const jobId = await jobs.submit(batch("sleep 30"));
-    await waitFor(async () => (await containers()).some((c) => c.State === "running"), 30_000, () => "container running");
+    await waitFor(
+      async () => (await containers()).some((c) => c.State === "running"),
+      30_000,
+      () => "container running",
+    );
     const stop = await jobs.stop(jobId, "enough");
     expect(stop.status, JSON.stringify(stop.body)).toBe(200);
     const got = await settled(jobs, jobId, ["Stopped"], 10_000);
     expect(got.Job.State.StateType).toBe("Stopped");
-    await waitFor(async () => (await containers()).length === 0, 30_000, () => "container removed");
+    await waitFor(
+      async () => (await containers()).length === 0,
+      30_000,
+      () => "container removed",
+    );
     await untilExecutions(jobs, jobId, firstExecutionIn(11), "execution Cancelled", 10_000);
   }, 90_000);
 
   it("a job Queued while no node matches runs when a matching node joins", async () => {
-    const spec = { ...batch("echo matched", undefined, { QueueTimeout: 600 }), Constraints: [{ Key: "zone", Operator: "=", Values: ["b"] }] };
+    const spec = {
+      ...batch("echo matched", undefined, { QueueTimeout: 600 }),
+      Constraints: [{ Key: "zone", Operator: "=", Values: ["b"] }],
+    };
     const jobId = await jobs.submit(spec);
     const waiting = await settled(jobs, jobId, ["Queued", "Failed"], 30_000);
     expect(waiting.Job.State.StateType).toBe("Queued");
@@ -125,7 +165,18 @@ describe("a submitted job runs on a compute node", () => {
     expect(got.Job.State.StateType).toBe("Completed");
     expect(got.Executions.Items).toHaveLength(1);
     expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: "survived\n", ExitCode: 0 });
-    const types = (got.History.Items as Body[]).map((h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`);
-    expect(types).toEqual(["JobLevel:Pending", "ExecutionLevel:1", "ExecutionLevel:3", "ExecutionLevel:5", "JobLevel:Running", "ExecutionLevel:6", "ExecutionLevel:9", "JobLevel:Completed"]);
+    const types = (got.History.Items as Body[]).map(
+      (h) => `${h.Type}:${h.JobState?.New ?? h.ExecutionState?.New ?? ""}`,
+    );
+    expect(types).toEqual([
+      "JobLevel:Pending",
+      "ExecutionLevel:1",
+      "ExecutionLevel:3",
+      "ExecutionLevel:5",
+      "JobLevel:Running",
+      "ExecutionLevel:6",
+      "ExecutionLevel:9",
+      "JobLevel:Completed",
+    ]);
   }, 120_000);
 });

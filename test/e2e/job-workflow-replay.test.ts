@@ -40,7 +40,12 @@ type Append = { stream: string; events: NewEvent[] };
 /** Events as a job's and an execution's actors would store them, made by their own deciders. */
 function recorder(jobId: string, executionId: string) {
   const now = Date.now();
-  const metadata = { time: new Date(now).toISOString(), actor: { type: "system", id: "test" }, correlationId: jobId, causationId: jobId };
+  const metadata = {
+    time: new Date(now).toISOString(),
+    actor: { type: "system", id: "test" },
+    correlationId: jobId,
+    causationId: jobId,
+  };
   let job = jobKind.decider.initialState(jobId);
   let execution = executionKind.decider.initialState(executionId);
   const appends: Append[] = [];
@@ -67,25 +72,56 @@ function recorder(jobId: string, executionId: string) {
 
 const FILLER_JOBS = 20_000;
 const RESOURCES = { CPU: "250m", Memory: "32Mb" };
-const spec = { Type: "batch", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox", Entrypoint: ["true"] } }, Resources: RESOURCES }] };
+const spec = {
+  Type: "batch",
+  Tasks: [
+    {
+      Name: "main",
+      Engine: { Type: "docker", Params: { Image: "busybox", Entrypoint: ["true"] } },
+      Resources: RESOURCES,
+    },
+  ],
+};
 const create = (jobId: string, nodeId: string): ExecutionCommand => ({
-  type: "Create", jobId, namespace: "default", nodeId, jobType: "batch", jobVersion: 1, partitionIndex: 0,
-  resources: parseTaskResources(RESOURCES), executionTimeout: 0, timeoutBuffer: 60,
+  type: "Create",
+  jobId,
+  namespace: "default",
+  nodeId,
+  jobType: "batch",
+  jobVersion: 1,
+  partitionIndex: 0,
+  resources: parseTaskResources(RESOURCES),
+  executionTimeout: 0,
+  timeoutBuffer: 60,
 });
-const output = { Stdout: "done\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" };
+const output = {
+  Stdout: "done\n",
+  StdoutTruncated: false,
+  stderr: "",
+  StderrTruncated: false,
+  ExitCode: 0,
+  ErrorMsg: "",
+};
 
 describe("the jobs workflow after a kill -9", () => {
   it("a replayed ExecutionCompleted completes its job, though the job read model starts from the beginning of a long store", async () => {
     const dataDir = tempDir("shoal-replay-");
     const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-    // Many jobs before it (each submitted, then failed): what the read model folds before it reaches the job under test.
+    // Many jobs before it (each submitted, then failed): what the read model folds before it reaches the job under
+    // test.
     for (let chunk = 0; chunk < FILLER_JOBS; chunk += 1_000) {
       const appends: Promise<unknown>[] = [];
       for (let i = 0; i < 1_000; i++) {
         const filler = recorder(jobIdOf(randomUUID()), executionIdOf(randomUUID()));
         filler.job({ type: "Submit", job: spec, defaults: BACALHAU_JOB_DEFAULTS });
         filler.job({ type: "Fail", reason: "filler" });
-        appends.push(store.append(filler.appends[0]!.stream, filler.appends.flatMap((a) => a.events), "no_stream"));
+        appends.push(
+          store.append(
+            filler.appends[0]!.stream,
+            filler.appends.flatMap((a) => a.events),
+            "no_stream",
+          ),
+        );
       }
       await Promise.all(appends);
     }
@@ -114,15 +150,30 @@ describe("the jobs workflow after a kill -9", () => {
     await store.close();
 
     orchestrator = await startOrchestrator(
-      { ...defaultConfig(), DataDir: dataDir, NodeID: "node-0", "API.Host": "127.0.0.1", "API.Port": 0, "API.Auth.Users": USERS, "Orchestrator.Host": "127.0.0.1", "Orchestrator.Port": await freePort() },
+      {
+        ...defaultConfig(),
+        DataDir: dataDir,
+        NodeID: "node-0",
+        "API.Host": "127.0.0.1",
+        "API.Port": 0,
+        "API.Auth.Users": USERS,
+        "Orchestrator.Host": "127.0.0.1",
+        "Orchestrator.Port": await freePort(),
+      },
       silentLogger,
     );
     let state = "";
-    await waitFor(async () => {
-      const res = await fetch(`${orchestrator!.apiUrl}/api/v1/orchestrator/jobs/${jobId}`, { headers: { authorization: `Bearer ${KEY}` } });
-      state = ((await res.json()) as { Job?: { State?: { StateType?: string } } }).Job?.State?.StateType ?? "";
-      return state === "Completed";
-    }, 20_000, () => `job ${jobId} Completed, it is ${state}`);
+    await waitFor(
+      async () => {
+        const res = await fetch(`${orchestrator!.apiUrl}/api/v1/orchestrator/jobs/${jobId}`, {
+          headers: { authorization: `Bearer ${KEY}` },
+        });
+        state = ((await res.json()) as { Job?: { State?: { StateType?: string } } }).Job?.State?.StateType ?? "";
+        return state === "Completed";
+      },
+      20_000,
+      () => `job ${jobId} Completed, it is ${state}`,
+    );
     expect(state).toBe("Completed");
   }, 120_000);
 });

@@ -25,7 +25,14 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
     const p = ShoalProcess.start([
       "serve",
       ...["-c", `DataDir=${dataDir}`, "-c", "NodeID=node-0", "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`],
-      ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.NodeManager.ManualApproval=true"],
+      ...[
+        "-c",
+        "Orchestrator.Host=127.0.0.1",
+        "-c",
+        `Orchestrator.Port=${natsPort}`,
+        "-c",
+        "Orchestrator.NodeManager.ManualApproval=true",
+      ],
     ]);
     processes.push(p);
     await p.waitForOutput("orchestrator node-0 is running");
@@ -33,14 +40,25 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
   };
   const startCompute = (id: string, labels: string) => {
     const p = ShoalProcess.start([
-      "compute", "--node-id", id, "--labels", labels,
-      "-c", `DataDir=${join(dataDir, id)}`,
-      "-c", `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
-      "-c", `Compute.Auth.Token=${readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim()}`,
-      "-c", "Compute.Heartbeat.Interval=500ms",
-      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-      "-c", "Compute.AllocatedCapacity.CPU=1",
-      "-c", "Compute.AllocatedCapacity.Memory=256Mi",
+      "compute",
+      "--node-id",
+      id,
+      "--labels",
+      labels,
+      "-c",
+      `DataDir=${join(dataDir, id)}`,
+      "-c",
+      `Compute.Orchestrators=nats://127.0.0.1:${natsPort}`,
+      "-c",
+      `Compute.Auth.Token=${readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim()}`,
+      "-c",
+      "Compute.Heartbeat.Interval=500ms",
+      "-c",
+      "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+      "-c",
+      "Compute.AllocatedCapacity.CPU=1",
+      "-c",
+      "Compute.AllocatedCapacity.Memory=256Mi",
     ]);
     processes.push(p);
     return p;
@@ -49,13 +67,17 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
   const nodes = async () => {
     const res = await shoal(["node", "list", "--output", "json"]);
     if (res.code !== 0) throw new Error(res.stderr);
-    return (JSON.parse(res.stdout) as { Nodes: { Info: { NodeID: string }; Membership: string; Cordoned: boolean }[] }).Nodes;
+    return (JSON.parse(res.stdout) as { Nodes: { Info: { NodeID: string }; Membership: string; Cordoned: boolean }[] })
+      .Nodes;
   };
   const api = async (method: string, path: string, body?: unknown): Promise<any> => {
     const key = readFileSync(join(dataDir, "credentials", "api-admin-key"), "utf8").trim();
     const res = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return res.json();
@@ -101,16 +123,37 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
     cliEnv = { SHOAL_API_HOST: "127.0.0.1", SHOAL_API_PORT: String(apiPort), SHOAL_DATADIR: dataDir };
     await startServe();
     // ops-a's key, made on its machine before it ever starts (shoal compute --show-key), pins its pre-authorisation.
-    const shown = await shoal(["compute", "--node-id", "ops-a", "--show-key", "-c", `DataDir=${join(dataDir, "ops-a")}`]);
+    const shown = await shoal([
+      "compute",
+      "--node-id",
+      "ops-a",
+      "--show-key",
+      "-c",
+      `DataDir=${join(dataDir, "ops-a")}`,
+    ]);
     const key = /\b(U[A-Z2-7]{55})\b/.exec(shown.stdout)?.[1];
     expect(key, shown.stdout + shown.stderr).toBeDefined();
-    const pre = await shoal(["node", "preauthorize", "ops-a", "--public-key", key as string, "--reason", "rack 7 delivery"]);
+    const pre = await shoal([
+      "node",
+      "preauthorize",
+      "ops-a",
+      "--public-key",
+      key as string,
+      "--reason",
+      "rack 7 delivery",
+    ]);
     expect(pre).toMatchObject({ code: 0, stdout: "Ok\n" });
     expect(await shoal(["node", "preauthorize", "ops-b"])).toMatchObject({ code: 0, stdout: "Ok\n" });
-    expect(await shoal(["node", "preauthorize", "ops-b"])).toMatchObject({ code: 0, stdout: "Ok: node already pre-authorised\n" });
+    expect(await shoal(["node", "preauthorize", "ops-b"])).toMatchObject({
+      code: 0,
+      stdout: "Ok: node already pre-authorised\n",
+    });
     // ops-c is pre-authorised, then no longer: it will stay PENDING.
     expect(await shoal(["node", "preauthorize", "ops-c"])).toMatchObject({ code: 0 });
-    expect(await shoal(["node", "preauthorize", "ops-c", "--revoke", "-m", "order cancelled"])).toMatchObject({ code: 0, stdout: "Ok\n" });
+    expect(await shoal(["node", "preauthorize", "ops-c", "--revoke", "-m", "order cancelled"])).toMatchObject({
+      code: 0,
+      stdout: "Ok\n",
+    });
     expect(await shoal(["node", "preauthorize", "ops-c", "--revoke"])).toMatchObject({
       code: 1,
       stderr: "Failed to revoke the pre-authorisation of node ops-c: node ops-c has no pre-authorisation to revoke\n",
@@ -139,7 +182,11 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
     startCompute("ops-a", "zone=a");
     startCompute("ops-b", "zone=b");
     const stranger = startCompute("ops-c", "zone=a");
-    await waitFor(async () => (await nodes()).length === 4, 60_000, () => "4 nodes listed");
+    await waitFor(
+      async () => (await nodes()).length === 4,
+      60_000,
+      () => "4 nodes listed",
+    );
     const membership = Object.fromEntries((await nodes()).map((n) => [n.Info.NodeID, n.Membership]));
     expect(membership).toEqual({ "node-0": "APPROVED", "ops-a": "APPROVED", "ops-b": "APPROVED", "ops-c": "PENDING" });
     const history = await shoal(["node", "history", "ops-a"]);
@@ -149,12 +196,19 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
   });
 
   it("a cordoned node takes no new job: it queues naming the reason, and lands after the uncordon", async () => {
-    expect(await shoal(["node", "cordon", "ops-a", "--reason", "disk check"])).toMatchObject({ code: 0, stdout: "Ok\n" });
+    expect(await shoal(["node", "cordon", "ops-a", "--reason", "disk check"])).toMatchObject({
+      code: 0,
+      stdout: "Ok\n",
+    });
     const table = await shoal(["node", "list"]);
     expect(table.stdout).toMatch(/ops-a\s+Compute\s+APPROVED\s+HEALTHY\s+cordoned/);
     expect(table.stdout).toMatch(/ops-b\s+Compute\s+APPROVED\s+HEALTHY\s+eligible/);
-    expect((await shoal(["node", "list", "--filter-cordoned", "true", "--output", "json"])).stdout).toContain('"ops-a"');
-    expect((await shoal(["node", "list", "--filter-cordoned", "true", "--output", "json"])).stdout).not.toContain('"ops-b"');
+    expect((await shoal(["node", "list", "--filter-cordoned", "true", "--output", "json"])).stdout).toContain(
+      '"ops-a"',
+    );
+    expect((await shoal(["node", "list", "--filter-cordoned", "true", "--output", "json"])).stdout).not.toContain(
+      '"ops-b"',
+    );
     const describe = await shoal(["node", "describe", "ops-a"]);
     expect(describe.stdout).toMatch(/Cordoned: true/);
     expect(describe.stdout).toMatch(/Reason: disk check/);
@@ -173,7 +227,9 @@ describe("node operator controls, end to end", { timeout: 180_000 }, () => {
   it("an operator label makes a queued job land on the node it now matches", async () => {
     const jobId = await submit([{ Key: "gpu", Operator: "=", Values: ["yes"] }]);
     expect((await jobIn(jobId, ["Queued", "Failed", "Completed"])).Job.State.StateType).toBe("Queued");
-    expect(await shoal(["node", "label", "ops-b", "gpu=yes", "--remove", "zone", "--reason", "new card"])).toMatchObject({ code: 0, stdout: "Ok\n" });
+    expect(
+      await shoal(["node", "label", "ops-b", "gpu=yes", "--remove", "zone", "--reason", "new card"]),
+    ).toMatchObject({ code: 0, stdout: "Ok\n" });
     const done = await jobIn(jobId, ["Completed", "Failed"]);
     expect(done.Job.State.StateType).toBe("Completed");
     expect(done.Executions.Items.map((e: any) => e.NodeID)).toEqual(["ops-b"]);

@@ -45,11 +45,16 @@ function startServe(): ShoalProcess {
   return ShoalProcess.start([
     "serve",
     ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c", `Orchestrator.NodeManager.DisconnectTimeout=${DISCONNECT_MS}ms`,
-    "-c", "Orchestrator.NodeManager.UnknownTimeout=1h",
-    "-c", "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0",
-    "-c", `Orchestrator.NodeManager.ReconnectLoginsPerSecond=${LOGINS_PER_SECOND}`,
-    "-c", "Logging.Level=warn",
+    "-c",
+    `Orchestrator.NodeManager.DisconnectTimeout=${DISCONNECT_MS}ms`,
+    "-c",
+    "Orchestrator.NodeManager.UnknownTimeout=1h",
+    "-c",
+    "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0",
+    "-c",
+    `Orchestrator.NodeManager.ReconnectLoginsPerSecond=${LOGINS_PER_SECOND}`,
+    "-c",
+    "Logging.Level=warn",
   ]);
 }
 
@@ -72,7 +77,11 @@ async function unhealthyMarks(): Promise<Mark[]> {
     const marks: Mark[] = [];
     for (const e of await store.readAll()) {
       if (!e.stream.startsWith(`${NODE_CATEGORY}-`) || e.type !== "NodeBecameUnhealthy") continue;
-      marks.push({ nodeId: entityIdOf(e.stream), at: Date.parse(e.time), lastHeartbeat: (e.data as { LastHeartbeat: string | null }).LastHeartbeat });
+      marks.push({
+        nodeId: entityIdOf(e.stream),
+        at: Date.parse(e.time),
+        lastHeartbeat: (e.data as { LastHeartbeat: string | null }).LastHeartbeat,
+      });
     }
     return marks;
   } finally {
@@ -81,7 +90,9 @@ async function unhealthyMarks(): Promise<Mark[]> {
 }
 
 async function healthOf(nodeId: string): Promise<string | undefined> {
-  const res = await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes/${nodeId}`, { headers: { authorization: `Bearer ${adminKey()}` } });
+  const res = await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes/${nodeId}`, {
+    headers: { authorization: `Bearer ${adminKey()}` },
+  });
   if (res.status !== 200) return undefined;
   return ((await res.json()) as { Node: { Health: string } }).Node.Health;
 }
@@ -113,7 +124,8 @@ beforeAll(async () => {
   await fleetUp();
 }, 420_000);
 
-const running = (p: ShoalProcess | undefined): p is ShoalProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null;
+const running = (p: ShoalProcess | undefined): p is ShoalProcess =>
+  p !== undefined && p.child.exitCode === null && p.child.signalCode === null;
 
 /** The orchestrator up and every node joined and heartbeating to it, past its grace: how each restart below begins. */
 async function fleetUp(): Promise<void> {
@@ -144,7 +156,11 @@ describe("an orchestrator restart with a fleet connected", () => {
       const restartedAt = Date.now();
       await serveReady();
       // The gone node is found once the grace is over, bounded: start-up, the reconnect spread, its DisconnectTimeout.
-      await waitFor(async () => (await healthOf(gone!)) === "UNHEALTHY", 120_000, () => `${gone} UNHEALTHY after the restart`);
+      await waitFor(
+        async () => (await healthOf(gone!)) === "UNHEALTHY",
+        120_000,
+        () => `${gone} UNHEALTHY after the restart`,
+      );
       // Past every grace the live nodes could have had, with heartbeats to spare.
       await sleep(2 * HEARTBEAT_MS);
       await serve!.kill("SIGTERM");

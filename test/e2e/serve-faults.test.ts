@@ -20,11 +20,16 @@ describe("shoal serve when its NATS is wedged", () => {
     const natsPort = await freePort();
     const serve = ShoalProcess.start([
       "serve",
-      "-c", `DataDir=${dataDir}`,
-      "-c", "API.Host=127.0.0.1",
-      "-c", `API.Port=${apiPort}`,
-      "-c", "Orchestrator.Host=127.0.0.1",
-      "-c", `Orchestrator.Port=${natsPort}`,
+      "-c",
+      `DataDir=${dataDir}`,
+      "-c",
+      "API.Host=127.0.0.1",
+      "-c",
+      `API.Port=${apiPort}`,
+      "-c",
+      "Orchestrator.Host=127.0.0.1",
+      "-c",
+      `Orchestrator.Port=${natsPort}`,
     ]);
     cleanups.push(() => serve.child.exitCode === null && serve.kill("SIGKILL"));
     await serve.waitForOutput("is running");
@@ -34,7 +39,11 @@ describe("shoal serve when its NATS is wedged", () => {
     expect(await (await fetch(`${api}/alive`)).json()).toEqual({ Status: "OK" });
 
     process.kill(pid, "SIGSTOP");
-    await waitFor(async () => (await fetch(`${api}/ready`)).status === 503, 10_000, () => "ready to fail");
+    await waitFor(
+      async () => (await fetch(`${api}/ready`)).status === 503,
+      10_000,
+      () => "ready to fail",
+    );
     const alive = await fetch(`${api}/alive`);
     expect(alive.status).toBe(503);
     expect(await alive.json()).toMatchObject({ Code: "Unavailable", Message: expect.stringContaining("nats: ") });
@@ -57,7 +66,19 @@ describe("shoal serve on Ctrl-C", () => {
     // A terminal's Ctrl-C signals its foreground process group: serve leads its own group here.
     const child = spawn(
       SHOAL_BIN,
-      ["serve", "-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`, "-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`],
+      [
+        "serve",
+        "-c",
+        `DataDir=${dataDir}`,
+        "-c",
+        "API.Host=127.0.0.1",
+        "-c",
+        `API.Port=${apiPort}`,
+        "-c",
+        "Orchestrator.Host=127.0.0.1",
+        "-c",
+        `Orchestrator.Port=${natsPort}`,
+      ],
       { detached: true, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stdout = "";
@@ -66,7 +87,11 @@ describe("shoal serve on Ctrl-C", () => {
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     cleanups.push(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"));
-    await waitFor(() => stdout.includes("is running"), 60_000, () => `serve running; stderr: ${stderr}`);
+    await waitFor(
+      () => stdout.includes("is running"),
+      60_000,
+      () => `serve running; stderr: ${stderr}`,
+    );
     const pid = readPid(join(dataDir, "nats", "nats-server.pid"));
     cleanups.push(killLater(pid));
 
@@ -98,7 +123,9 @@ function natsPid(dataDir: string): number {
 }
 
 describe("shoal serve on SIGTERM at any moment after it starts", () => {
-  /** Calls act once, the moment text arrives on the stream: no polling delay, as a supervisor reading the output would. */
+  /**
+   * Calls act once, the moment text arrives on the stream: no polling delay, as a supervisor reading the output would.
+   */
   const onFirst = (stream: NodeJS.ReadableStream | null, text: string, act: () => void) => {
     let seen = "";
     const listener = (d: Buffer) => {
@@ -144,13 +171,21 @@ describe("shoal serve on SIGTERM at any moment after it starts", () => {
 describe("shoal serve killed with SIGKILL", () => {
   // Its nats-server runs in a process group of its own (Ctrl-C above), so nothing took it down
   // with a killed serve: it kept the port and the JetStream store until the next start.
-  it.skipIf(!dieWithParent("/bin/true", []).wrapped)("takes its nats-server with it (Linux, util-linux setpriv)", async () => {
-    const { serve, dataDir } = await startWatched();
-    await serve.waitForOutput("is running");
-    const pid = natsPid(dataDir);
-    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("nats-server");
+  it.skipIf(!dieWithParent("/bin/true", []).wrapped)(
+    "takes its nats-server with it (Linux, util-linux setpriv)",
+    async () => {
+      const { serve, dataDir } = await startWatched();
+      await serve.waitForOutput("is running");
+      const pid = natsPid(dataDir);
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("nats-server");
 
-    await serve.kill("SIGKILL");
-    await waitFor(() => !processRunning(pid), 10_000, () => `nats-server ${pid} gone after serve was killed`);
-  }, 60_000);
+      await serve.kill("SIGKILL");
+      await waitFor(
+        () => !processRunning(pid),
+        10_000,
+        () => `nats-server ${pid} gone after serve was killed`,
+      );
+    },
+    60_000,
+  );
 });

@@ -15,7 +15,14 @@ import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { computeInfo, tempDir } from "../support/fixtures.ts";
 import { storedEvents } from "../support/stored-events.ts";
 import { freePort } from "../support/nats-server.ts";
-import { bindReadOnly, mountExt4, mountTmpfs, whyCannotMount, whyCannotMountExt4, type ScratchFs } from "../support/scratch-filesystem.ts";
+import {
+  bindReadOnly,
+  mountExt4,
+  mountTmpfs,
+  whyCannotMount,
+  whyCannotMountExt4,
+  type ScratchFs,
+} from "../support/scratch-filesystem.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 /**
@@ -39,7 +46,8 @@ const PROTOCOL_TIMEOUT_MS = 5000;
 const processes: ShoalProcess[] = [];
 const mounted: ScratchFs[] = [];
 async function stopAll(): Promise<void> {
-  for (const p of processes.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill("SIGTERM");
+  for (const p of processes.splice(0))
+    if (p.child.exitCode === null && p.child.signalCode === null) await p.kill("SIGTERM");
   for (const m of mounted.splice(0)) {
     m.free();
     m.unmount();
@@ -78,7 +86,14 @@ async function serveArgs(dataDir: string, extra: string[] = []) {
   const args = [
     "serve",
     ...["-c", `DataDir=${dataDir}`, "-c", "API.Host=127.0.0.1", "-c", `API.Port=${apiPort}`],
-    ...["-c", "Orchestrator.Host=127.0.0.1", "-c", `Orchestrator.Port=${natsPort}`, "-c", "Orchestrator.NodeManager.ManualApproval=true"],
+    ...[
+      "-c",
+      "Orchestrator.Host=127.0.0.1",
+      "-c",
+      `Orchestrator.Port=${natsPort}`,
+      "-c",
+      "Orchestrator.NodeManager.ManualApproval=true",
+    ],
     ...extra,
   ];
   return { args, api: `http://127.0.0.1:${apiPort}`, natsPort };
@@ -94,11 +109,20 @@ async function startServe(dataDir: string, extra: string[] = []): Promise<Serve>
 /** Node info near its size limit (16 KiB): 60 labels of about 130 bytes, their values told apart by `n`. */
 const largeInfo = (nodeId: string, n: number) => {
   const info = computeInfo(nodeId);
-  return { ...info, Labels: { ...info.Labels, ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}-${"a".repeat(55)}`, String(n).padEnd(63, "v")])) } };
+  return {
+    ...info,
+    Labels: {
+      ...info.Labels,
+      ...Object.fromEntries(
+        Array.from({ length: 60 }, (_, i) => [`k${i}-${"a".repeat(55)}`, String(n).padEnd(63, "v")]),
+      ),
+    },
+  };
 };
 
 /** What serve generated under its DataDir: the join token, the admin API key. */
-const credential = (serve: Serve, name: string) => readFileSync(join(serve.dataDir, "credentials", name), "utf8").trim();
+const credential = (serve: Serve, name: string) =>
+  readFileSync(join(serve.dataDir, "credentials", name), "utf8").trim();
 
 function startCompute(nodeId: string, serve: Serve, dataDir = tempDir()): ShoalProcess {
   return start([
@@ -109,7 +133,10 @@ function startCompute(nodeId: string, serve: Serve, dataDir = tempDir()): ShoalP
 }
 
 async function get(url: string, serve?: Serve) {
-  const res = await fetch(url, serve ? { headers: { authorization: `Bearer ${credential(serve, "api-admin-key")}` } } : {});
+  const res = await fetch(
+    url,
+    serve ? { headers: { authorization: `Bearer ${credential(serve, "api-admin-key")}` } } : {},
+  );
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
@@ -137,7 +164,8 @@ function snapshot(dir: string): Record<string, string> {
     for (const entry of readdirSync(d, { withFileTypes: true })) {
       const path = join(d, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) out[path.slice(dir.length)] = createHash("sha256").update(readFileSync(path)).digest("hex");
+      else if (entry.isFile())
+        out[path.slice(dir.length)] = createHash("sha256").update(readFileSync(path)).digest("hex");
     }
   };
   walk(dir);
@@ -150,11 +178,17 @@ async function approveNode1(serve: Serve) {
     headers: { "content-type": "application/json", authorization: `Bearer ${credential(serve, "api-admin-key")}` },
     body: JSON.stringify({ Action: "approve" }),
   });
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get("retry-after"),
+    body: (await res.json()) as Record<string, any>,
+  };
 }
 
 const historyOf = async (serve: Serve, id: string) =>
-  (await get(`${serve.api}/api/v1/orchestrator/nodes/${id}/history`, serve)).body.Items.map((e: { type: string }) => e.type);
+  (await get(`${serve.api}/api/v1/orchestrator/nodes/${id}/history`, serve)).body.Items.map(
+    (e: { type: string }) => e.type,
+  );
 
 describe("one process per DataDir", TIMEOUT, () => {
   it("refuses a second serve on the same DataDir, naming the first; the first's nats-server and API keep answering", async () => {
@@ -162,13 +196,20 @@ describe("one process per DataDir", TIMEOUT, () => {
     const first = await startServe(dataDir); // its id generated and kept in DataDir/node-id
     const natsPid = readFileSync(join(dataDir, "nats", "nats-server.pid"), "utf8");
     // What a second serve would rewrite on its way up (the first's own nats-server keeps writing JetStream files).
-    const mine = () => ["node-id", "shoal.lock.owner", join("nats", "nats-server.pid")].map((f) => readFileSync(join(dataDir, f), "utf8"));
+    const mine = () =>
+      ["node-id", "shoal.lock.owner", join("nats", "nats-server.pid")].map((f) =>
+        readFileSync(join(dataDir, f), "utf8"),
+      );
     const before = mine();
 
     const { args } = await serveArgs(dataDir);
     const second = await runShoal(args);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(new RegExp(`^Error: DataDir ${dataDir} is in use by shoal serve \\(pid ${first.process.child.pid} on .*\\); stop it, or give this process another DataDir\\n$`));
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `^Error: DataDir ${dataDir} is in use by shoal serve \\(pid ${first.process.child.pid} on .*\\); stop it, or give this process another DataDir\\n$`,
+      ),
+    );
 
     expect(readFileSync(join(dataDir, "nats", "nats-server.pid"), "utf8")).toBe(natsPid);
     expect(() => process.kill(Number(natsPid), 0)).not.toThrow();
@@ -185,11 +226,17 @@ describe("one process per DataDir", TIMEOUT, () => {
     const port = await freePort(); // nobody there: the first agent keeps retrying, holding its DataDir
     const args = ["compute", "-c", `DataDir=${dataDir}`, "-c", `Compute.Orchestrators=nats://127.0.0.1:${port}`];
     const first = start(args);
-    await waitFor(() => existsSync(join(dataDir, "compute", "node-id")), 60_000, () => `the first agent to start; stderr: ${first.stderr}`);
+    await waitFor(
+      () => existsSync(join(dataDir, "compute", "node-id")),
+      60_000,
+      () => `the first agent to start; stderr: ${first.stderr}`,
+    );
     const nodeId = readFileSync(join(dataDir, "compute", "node-id"), "utf8");
     const second = await runShoal(args);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(new RegExp(`^Error: DataDir ${join(dataDir, "compute")} is in use by shoal compute \\(pid ${first.child.pid} `));
+    expect(second.stderr).toMatch(
+      new RegExp(`^Error: DataDir ${join(dataDir, "compute")} is in use by shoal compute \\(pid ${first.child.pid} `),
+    );
     expect(readFileSync(join(dataDir, "compute", "node-id"), "utf8")).toBe(nodeId);
     expect(first.child.exitCode).toBeNull();
   });
@@ -219,19 +266,28 @@ describe("bad node ids", TIMEOUT, () => {
       const { args } = await serveArgs(dataDir);
       const res = await runShoal(command === "serve" ? args : ["compute", "-c", `DataDir=${dataDir}`]);
       expect(res.code, command).toBe(1);
-      expect(res.stderr).toMatch(new RegExp(`^Error: ${file} holds this node's id, but ".*" is not a valid node id: .*; deleting the file makes a new id`));
+      expect(res.stderr).toMatch(
+        new RegExp(
+          `^Error: ${file} holds this node's id, but ".*" is not a valid node id: .*; deleting the file makes a new id`,
+        ),
+      );
       expect(readFileSync(file, "utf8")).toBe(content);
-      expect(readdirSync(join(dataDir, sub)).sort()).toEqual(["node-id", "shoal.lock"]); // no store, no nats, no owner left behind
+      // no store, no nats, no owner left behind
+      expect(readdirSync(join(dataDir, sub)).sort()).toEqual(["node-id", "shoal.lock"]);
     }
   });
 });
 
 describe("stores written by a newer Shoal", TIMEOUT, () => {
-  const NEWER = "a newer Shoal wrote it, and this one does not read what it wrote. Run that version of Shoal (or a newer one); going back to an older one is not supported";
+  const NEWER =
+    "a newer Shoal wrote it, and this one does not read what it wrote. Run that version of Shoal (or a newer one); going back to an older one is not supported";
   const rows = (file: string) => {
     const db = new Database(file, { readonly: true });
     try {
-      return { events: db.prepare("SELECT * FROM events ORDER BY position").all(), version: db.pragma("user_version", { simple: true }) };
+      return {
+        events: db.prepare("SELECT * FROM events ORDER BY position").all(),
+        version: db.pragma("user_version", { simple: true }),
+      };
     } finally {
       db.close();
     }
@@ -240,11 +296,27 @@ describe("stores written by a newer Shoal", TIMEOUT, () => {
   async function storeWith(file: string, node2Version: number): Promise<void> {
     const store = new SqliteEventStore(file);
     try {
-      const metadata = { time: "2026-11-28T00:00:00.000Z", actor: { type: "node" as const, id: "n" }, correlationId: "c", causationId: "c" };
+      const metadata = {
+        time: "2026-11-28T00:00:00.000Z",
+        actor: { type: "node" as const, id: "n" },
+        correlationId: "c",
+        causationId: "c",
+      };
       for (const [i, id] of ["node-1", "node-2"].entries()) {
-        const event = encodeNodeEvent({ type: "NodeRegistered", data: { NodeID: id, NodeType: "Compute", Info: computeInfo(id), Membership: "APPROVED", Lifecycle: 1 } }, metadata, `e${i}`);
+        const event = encodeNodeEvent(
+          {
+            type: "NodeRegistered",
+            data: { NodeID: id, NodeType: "Compute", Info: computeInfo(id), Membership: "APPROVED", Lifecycle: 1 },
+          },
+          metadata,
+          `e${i}`,
+        );
         const version = id === "node-2" ? node2Version : 1;
-        await store.append(`node-${id}`, [{ ...event, metadata: { ...event.metadata, schemaVersion: version } }], "no_stream");
+        await store.append(
+          `node-${id}`,
+          [{ ...event, metadata: { ...event.metadata, schemaVersion: version } }],
+          "no_stream",
+        );
       }
     } finally {
       await store.close();
@@ -283,7 +355,9 @@ describe("stores written by a newer Shoal", TIMEOUT, () => {
     const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
     const res = await runShoal(args);
     expect(res.code).toBe(1);
-    expect(res.stderr).toBe(`Error: cannot use the event store: ${file} is a store file of version 2; this Shoal reads store files up to version 1: ${NEWER}\n`);
+    expect(res.stderr).toBe(
+      `Error: cannot use the event store: ${file} is a store file of version 2; this Shoal reads store files up to version 1: ${NEWER}\n`,
+    );
     expect(rows(file)).toEqual(before);
   });
 });
@@ -321,13 +395,20 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     mounted.push(fs);
     const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
     startCompute("node-1", serve);
-    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
+    await waitFor(
+      async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200,
+      60_000,
+      () => "node-1 registered",
+    );
 
     fs.fill();
     const refused = await approveNode1(serve);
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBe("5");
-    expect(refused.body).toMatchObject({ Code: "Unavailable", Message: expect.stringMatching(/^event store unavailable: the disk is full \(SQLITE_FULL/) });
+    expect(refused.body).toMatchObject({
+      Code: "Unavailable",
+      Message: expect.stringMatching(/^event store unavailable: the disk is full \(SQLITE_FULL/),
+    });
     expect((await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).body.Node.Membership).toBe("PENDING");
     expect(await historyOf(serve, "node-1")).toEqual(["NodeRegistered", "NodeCredentialBound"]);
 
@@ -343,8 +424,16 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
     const computeDir = tempDir();
     startCompute("node-1", serve, computeDir);
-    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
-    await waitFor(() => existsSync(join(computeDir, "compute", "credentials", "node-1.jwt")), 30_000, () => "node-1's JWT");
+    await waitFor(
+      async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200,
+      60_000,
+      () => "node-1 registered",
+    );
+    await waitFor(
+      () => existsSync(join(computeDir, "compute", "credentials", "node-1.jwt")),
+      30_000,
+      () => "node-1's JWT",
+    );
 
     // A downstream consumer of SHOAL_EVENTS, reading all along, and node-1 itself (its own login, beside its agent's).
     const reader = await connect({
@@ -354,8 +443,12 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
       reconnectTimeWait: 250,
     });
     connections.push(reader);
-    await (await reader.jetstreamManager()).consumers.add("SHOAL_EVENTS", { durable_name: "downstream", ack_policy: AckPolicy.Explicit });
-    const messages = await (await reader.jetstream().consumers.get("SHOAL_EVENTS", "downstream")).consume({ max_messages: 100 });
+    await (
+      await reader.jetstreamManager()
+    ).consumers.add("SHOAL_EVENTS", { durable_name: "downstream", ack_policy: AckPolicy.Explicit });
+    const messages = await (
+      await reader.jetstream().consumers.get("SHOAL_EVENTS", "downstream")
+    ).consume({ max_messages: 100 });
     const seen: string[] = [];
     const reading = (async () => {
       for await (const m of messages) {
@@ -365,7 +458,10 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     })();
     const node = await connect({
       servers: `nats://127.0.0.1:${serve.natsPort}`,
-      authenticator: jwtLogin(readFileSync(join(computeDir, "compute", "credentials", "node-1.jwt"), "utf8").trim(), loadOrCreateNodeKey(join(computeDir, "compute"), "node-1")),
+      authenticator: jwtLogin(
+        readFileSync(join(computeDir, "compute", "credentials", "node-1.jwt"), "utf8").trim(),
+        loadOrCreateNodeKey(join(computeDir, "compute"), "node-1"),
+      ),
       inboxPrefix: "_INBOX_NODE.node-1",
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
@@ -393,27 +489,49 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
       // Heartbeats are held in memory: a full disk is none of their business.
       expect(await timed(() => client.heartbeatRequest())).toEqual({ Accepted: true });
     }
-    expect(refused).toMatchObject({ Accepted: false, Code: "Unavailable", Reason: expect.stringMatching(/the disk is full/) });
+    expect(refused).toMatchObject({
+      Accepted: false,
+      Code: "Unavailable",
+      Reason: expect.stringMatching(/the disk is full/),
+    });
     // Longer than NATS takes to drop a connection that stopped answering pings. (SQLite may still
     // commit a write into the space its log already holds: answered either way, in time.)
     fs.fill(); // whatever a failed write gave back
     for (let i = 0; i < 8; i++) {
       expect(await timed(() => client.heartbeatRequest())).toEqual({ Accepted: true });
       const answer = await timed(() => client.updateInfo(largeInfo("node-1", 100 + i)));
-      if (!answer.Accepted) expect(answer).toMatchObject({ Code: "Unavailable", Reason: expect.stringMatching(/the disk is full/), RetryAfter: 5 });
+      if (!answer.Accepted)
+        expect(answer).toMatchObject({
+          Code: "Unavailable",
+          Reason: expect.stringMatching(/the disk is full/),
+          RetryAfter: 5,
+        });
     }
 
     fs.free();
     // Nobody else writes: readiness finds by itself that the store and JetStream work again.
-    await waitFor(async () => (await get(`${serve.api}/api/v1/agent/ready`)).status === 200, 60_000, () => "/ready 200 after space is back");
-    // Its nats-server may have been restarted to free JetStream: node-1 is back once its connection is, as an agent would be.
-    await waitFor(async () => (await client.heartbeatRequest().catch(() => undefined))?.Accepted === true, 30_000, () => "node-1's heartbeat answered");
+    await waitFor(
+      async () => (await get(`${serve.api}/api/v1/agent/ready`)).status === 200,
+      60_000,
+      () => "/ready 200 after space is back",
+    );
+    // Its nats-server may have been restarted to free JetStream: node-1 is back once its connection is, as an agent
+    // would be.
+    await waitFor(
+      async () => (await client.heartbeatRequest().catch(() => undefined))?.Accepted === true,
+      30_000,
+      () => "node-1's heartbeat answered",
+    );
     expect(await timed(() => client.updateInfo(largeInfo("node-1", 200)))).toEqual({ Accepted: true });
     expect((await approveNode1(serve)).status).toBe(200);
     expect(await historyOf(serve, "node-1")).toContain("NodeApproved");
 
-    // Every stored event reaches the consumer once, in store order: from before the disk filled, while it filled, and after.
-    const published = async () => (await storedEvents(fs.dir)).filter((e) => ["node", "job", "execution"].includes(categoryOf(e.stream))).map((e) => e.id);
+    // Every stored event reaches the consumer once, in store order: from before the disk filled, while it filled, and
+    // after.
+    const published = async () =>
+      (await storedEvents(fs.dir))
+        .filter((e) => ["node", "job", "execution"].includes(categoryOf(e.stream)))
+        .map((e) => e.id);
     let stored: string[] = [];
     await waitFor(
       async () => {
@@ -430,19 +548,28 @@ describe.skipIf(cannotMount !== undefined)("stores that cannot be written, with 
     expect(serve.process.child.exitCode).toBeNull();
   });
 
-  it.skipIf(cannotMountExt4 !== undefined)("refuses writes with 503 and stores nothing when the store turns read-only while serving", async () => {
-    const fs = mountExt4(128 * 1024 * 1024);
-    mounted.push(fs);
-    const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
-    startCompute("node-1", serve);
-    await waitFor(async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200, 60_000, () => "node-1 registered");
+  it.skipIf(cannotMountExt4 !== undefined)(
+    "refuses writes with 503 and stores nothing when the store turns read-only while serving",
+    async () => {
+      const fs = mountExt4(128 * 1024 * 1024);
+      mounted.push(fs);
+      const serve = await startServe(fs.dir, ["-c", "NodeID=node-0"]);
+      startCompute("node-1", serve);
+      await waitFor(
+        async () => (await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).status === 200,
+        60_000,
+        () => "node-1 registered",
+      );
 
-    fs.failReadOnly();
-    const refused = await approveNode1(serve);
-    expect(refused.status).toBe(503);
-    expect(refused.retryAfter).toBe("5");
-    expect(refused.body.Message).toMatch(/^event store unavailable: it is read-only \(the filesystem holding .* is read-only\)/);
-    expect((await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).body.Node.Membership).toBe("PENDING");
-    expect(await historyOf(serve, "node-1")).toEqual(["NodeRegistered", "NodeCredentialBound"]);
-  });
+      fs.failReadOnly();
+      const refused = await approveNode1(serve);
+      expect(refused.status).toBe(503);
+      expect(refused.retryAfter).toBe("5");
+      expect(refused.body.Message).toMatch(
+        /^event store unavailable: it is read-only \(the filesystem holding .* is read-only\)/,
+      );
+      expect((await get(`${serve.api}/api/v1/orchestrator/nodes/node-1`)).body.Node.Membership).toBe("PENDING");
+      expect(await historyOf(serve, "node-1")).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+    },
+  );
 });

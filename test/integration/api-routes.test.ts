@@ -27,7 +27,11 @@ type Doc = { paths: Record<string, Record<string, { operationId: string; respons
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
     method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: `Bearer ${adminKey}`, ...headers },
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      authorization: `Bearer ${adminKey}`,
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
@@ -37,7 +41,12 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
  * The routes as declared, for their schemas. Only their declarations are read here: no handler
  * runs, so the dependencies they would use are never reached.
  */
-const unusedDeps = { logger: silentLogger, auth: { users: [], anonymousAccess: "read" }, metrics: {}, self: {} } as unknown as ApiDeps;
+const unusedDeps = {
+  logger: silentLogger,
+  auth: { users: [], anonymousAccess: "read" },
+  metrics: {},
+  self: {},
+} as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
 const declaredBy = (operationId: string): AnyRoute => {
   const route = declared.find((r) => r.operationId === operationId);
@@ -50,7 +59,10 @@ function expectDeclaredShape(operationId: string, status: number, text: string):
   const response = declaredBy(operationId).responses[String(status)];
   expect(response?.schema, `${operationId} declares no schema for ${status}`).toBeDefined();
   const body: unknown = JSON.parse(text);
-  const decoded = Schema.decodeUnknownEither(response!.schema as Schema.Schema<unknown, unknown>, { onExcessProperty: "error", errors: "all" })(body);
+  const decoded = Schema.decodeUnknownEither(response!.schema as Schema.Schema<unknown, unknown>, {
+    onExcessProperty: "error",
+    errors: "all",
+  })(body);
   expect(decoded._tag === "Left" ? String(decoded.left) : "ok", operationId).toBe("ok");
   return body;
 }
@@ -73,13 +85,22 @@ function servedOperations(tree: string): string[] {
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  const config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true });
+  const config = orchestratorConfig(nats.url, {
+    "Orchestrator.Auth.Token": TOKEN,
+    "Orchestrator.NodeManager.ManualApproval": true,
+  });
   orchestrator = await startOrchestrator(config, silentLogger);
   adminKey = readFileSync(adminApiKeyPath(config.DataDir), "utf8").trim();
   nc = await connect({ servers: nats.url });
-  for (const id of ["node-1", "node-2"]) expect((await joinNode(nc, id, TOKEN, computeInfo(id, { zone: "a" }))).Accepted).toBe(true);
+  for (const id of ["node-1", "node-2"])
+    expect((await joinNode(nc, id, TOKEN, computeInfo(id, { zone: "a" }))).Accepted).toBe(true);
   // node-2's live fields (capacities, executions) come from a report, not from events.
-  const report = { AvailableCapacity: { CPU: 3, Memory: 1024 }, QueueUsedCapacity: { CPU: 1 }, RunningExecutions: 1, EnqueuedExecutions: 2 };
+  const report = {
+    AvailableCapacity: { CPU: 3, Memory: 1024 },
+    QueueUsedCapacity: { CPU: 1 },
+    RunningExecutions: 1,
+    EnqueuedExecutions: 2,
+  };
   expect(await new ComputeClient(nc, "node-2").updateResources(report)).toEqual({ Accepted: true });
 });
 
@@ -97,20 +118,26 @@ describe("the OpenAPI document and the routes", () => {
     const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as Doc;
     await app.close();
     const documented = Object.entries(doc.paths)
-      .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ":$1")}`))
+      .flatMap(([path, ops]) =>
+        Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ":$1")}`),
+      )
       .sort();
     expect(served.length).toBeGreaterThanOrEqual(10);
     expect(documented).toEqual(served);
     for (const route of declared) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
-      expect(doc.paths[path]?.[route.method.toLowerCase()]?.operationId, `${route.method} ${route.path}`).toBe(route.operationId);
+      expect(doc.paths[path]?.[route.method.toLowerCase()]?.operationId, `${route.method} ${route.path}`).toBe(
+        route.operationId,
+      );
     }
     expect(new Set(declared.map((r) => r.operationId)).size).toBe(declared.length);
   });
 
   it("serves every documented operation, answering a status it documents", async () => {
     const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text) as Doc;
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+    );
     expect(operations.length).toBeGreaterThanOrEqual(10);
     for (const { path, method, op } of operations) {
       // A PUT with an empty body is refused by validation (400): it proves the route without changing anything.
@@ -135,14 +162,26 @@ describe("real responses decode with their declared schemas", () => {
     const node2 = await call("GET", "/api/v1/orchestrator/nodes/node-2");
     expect(node2.status).toBe(200);
     const state = expectDeclaredShape("getNode", 200, node2.text) as { Node: { Info: { ComputeNodeInfo: unknown } } };
-    expect(state.Node.Info.ComputeNodeInfo).toMatchObject({ AvailableCapacity: { CPU: 3, Memory: 1024 }, QueueCapacity: { CPU: 1 }, RunningExecutions: 1, EnqueuedExecutions: 2 });
+    expect(state.Node.Info.ComputeNodeInfo).toMatchObject({
+      AvailableCapacity: { CPU: 3, Memory: 1024 },
+      QueueCapacity: { CPU: 1 },
+      RunningExecutions: 1,
+      EnqueuedExecutions: 2,
+    });
     // The orchestrator itself is a Requester: no ComputeNodeInfo at all.
     const self = await call("GET", "/api/v1/orchestrator/nodes/node-0");
-    expect((expectDeclaredShape("getNode", 200, self.text) as { Node: { Info: Record<string, unknown> } }).Node.Info).not.toHaveProperty("ComputeNodeInfo");
+    expect(
+      (expectDeclaredShape("getNode", 200, self.text) as { Node: { Info: Record<string, unknown> } }).Node.Info,
+    ).not.toHaveProperty("ComputeNodeInfo");
 
     const etag = (await call("GET", "/api/v1/orchestrator/nodes/node-1")).headers.get("etag");
     expect(etag).toMatch(/^W\/"\d+"$/);
-    const put = await call("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve", Message: "checked" }, { "if-match": etag! });
+    const put = await call(
+      "PUT",
+      "/api/v1/orchestrator/nodes/node-1",
+      { Action: "approve", Message: "checked" },
+      { "if-match": etag! },
+    );
     expect(put.status).toBe(200);
     expect(expectDeclaredShape("updateNode", 200, put.text)).toEqual({ Success: true });
 
@@ -150,7 +189,9 @@ describe("real responses decode with their declared schemas", () => {
     expect(history.status).toBe(200);
     expect((expectDeclaredShape("nodeHistory", 200, history.text) as { NextToken: string }).NextToken).not.toBe("");
     const all = await call("GET", "/api/v1/orchestrator/nodes/node-1/history");
-    const items = (expectDeclaredShape("nodeHistory", 200, all.text) as { Items: { type: string; metadata: { reason?: string } }[] }).Items;
+    const items = (
+      expectDeclaredShape("nodeHistory", 200, all.text) as { Items: { type: string; metadata: { reason?: string } }[] }
+    ).Items;
     expect(items.map((e) => e.type)).toContain("NodeApproved");
     expect(items.at(-1)?.metadata.reason).toBe("checked");
   });

@@ -36,8 +36,21 @@ const agents = new Map<string, { agent: ComputeAgent; executor: DockerExecutor; 
 const occupying: string[] = [];
 
 async function startNode(nodeId: string, zone: string, dir = tempDir(`shoal-${nodeId}-`)) {
-  const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 2000, memoryBytes: 1024 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
-  const agent = testAgent({ nodeId, orchestrators: [nats.url], token: TOKEN, dataDir: dir, executor, labels: { zone } });
+  const executor = new DockerExecutor({
+    nodeId,
+    capacity: { cpuMillis: 2000, memoryBytes: 1024 * MIB },
+    logger: silentLogger,
+    docker,
+    stopGraceSeconds: 0,
+  });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [nats.url],
+    token: TOKEN,
+    dataDir: dir,
+    executor,
+    labels: { zone },
+  });
   agents.set(nodeId, { agent, executor, dataDir: dir });
   await agent.start();
   return { agent, executor };
@@ -51,44 +64,67 @@ async function get(path: string): Promise<Body> {
 }
 
 async function nodeReady(nodeId: string): Promise<void> {
-  await waitFor(async () => {
-    const res = await fetch(`${orchestrator.apiUrl}/api/v1/orchestrator/nodes/${nodeId}`);
-    if (res.status !== 200) return false;
-    const body = (await res.json()) as Body;
-    const node = body.Node ?? body;
-    return node.Membership === "APPROVED" && node.Health === "HEALTHY";
-  }, 20_000, () => `node ${nodeId} approved and healthy`);
+  await waitFor(
+    async () => {
+      const res = await fetch(`${orchestrator.apiUrl}/api/v1/orchestrator/nodes/${nodeId}`);
+      if (res.status !== 200) return false;
+      const body = (await res.json()) as Body;
+      const node = body.Node ?? body;
+      return node.Membership === "APPROVED" && node.Health === "HEALTHY";
+    },
+    20_000,
+    () => `node ${nodeId} approved and healthy`,
+  );
 }
 
 const job = (command: string, zone: string, type = "batch", timeouts: Record<string, number> = {}, cpu = "250m") => ({
   Type: type,
   Constraints: [{ Key: "zone", Operator: "=", Values: [zone] }],
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: cpu, Memory: "32Mb" }, Timeouts: timeouts }],
+  Tasks: [
+    {
+      Name: "main",
+      Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } },
+      Resources: { CPU: cpu, Memory: "32Mb" },
+      Timeouts: timeouts,
+    },
+  ],
 });
-const submit = async (spec: unknown) => (await orchestrator.jobs.submit(spec, commandContext({ type: "operator", id: "test" }))).jobId;
+const submit = async (spec: unknown) =>
+  (await orchestrator.jobs.submit(spec, commandContext({ type: "operator", id: "test" }))).jobId;
 
 async function settled(jobId: string, states: readonly string[], timeoutMs = 60_000): Promise<Body> {
   let last: Body = {};
-  await waitFor(async () => {
-    last = await get(`/api/v1/orchestrator/jobs/${jobId}?include=executions`);
-    return states.includes(last.Job?.State?.StateType);
-  }, timeoutMs, () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`);
+  await waitFor(
+    async () => {
+      last = await get(`/api/v1/orchestrator/jobs/${jobId}?include=executions`);
+      return states.includes(last.Job?.State?.StateType);
+    },
+    timeoutMs,
+    () => `job ${jobId} in ${states.join("/")}, last ${JSON.stringify(last.Job?.State)}`,
+  );
   return last;
 }
 
-const typesOf = async (executionId: string) => (await storedStream(dataDir, `execution-${executionId}`)).map((e) => e.type);
+const typesOf = async (executionId: string) =>
+  (await storedStream(dataDir, `execution-${executionId}`)).map((e) => e.type);
 /** The jobs workflow's steps for one execution's events: input type → the commands it issued. */
 async function stepsOf(executionId: string): Promise<string[]> {
   const steps = (await storedStream(dataDir, "workflow-jobs")).map((e: RecordedEvent) => e.data as WorkflowStep);
-  return steps.filter((s) => s.Input.Stream === `execution-${executionId}`).map((s) => `${s.Input.Type} → ${s.Commands.map((c) => c.Type).join(", ")}`);
+  return steps
+    .filter((s) => s.Input.Stream === `execution-${executionId}`)
+    .map((s) => `${s.Input.Type} → ${s.Commands.map((c) => c.Type).join(", ")}`);
 }
-const containersOf = (nodeId: string) => docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } });
+const containersOf = (nodeId: string) =>
+  docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } });
 
 beforeAll(async () => {
   image = await dockerTestImage();
   nats = await TestNatsServer.start();
   dataDir = tempDir("shoal-bid-orch-");
-  orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { DataDir: dataDir, "Orchestrator.Auth.Token": TOKEN }), silentLogger);
+  orchestrator = await startOrchestrator(
+    orchestratorConfig(nats.url, { DataDir: dataDir, "Orchestrator.Auth.Token": TOKEN }),
+    silentLogger,
+  );
   await startNode(A, "a");
   await startNode(B, "b");
   await nodeReady(A);
@@ -96,14 +132,16 @@ beforeAll(async () => {
 }, 90_000);
 
 afterEach(async () => {
-  for (const id of occupying.splice(0)) for (const { executor } of agents.values()) await executor.cancel(id, "test over").catch(() => undefined);
+  for (const id of occupying.splice(0))
+    for (const { executor } of agents.values()) await executor.cancel(id, "test over").catch(() => undefined);
 });
 
 afterAll(async () => {
   for (const { agent } of agents.values()) await agent.stop();
   await orchestrator?.stop();
   await nats?.stop();
-  for (const nodeId of [A, B]) for (const c of await containersOf(nodeId)) await docker.getContainer(c.Id).remove({ force: true });
+  for (const nodeId of [A, B])
+    for (const c of await containersOf(nodeId)) await docker.getContainer(c.Id).remove({ force: true });
 });
 
 describe("AskForBid before RunExecution", () => {
@@ -112,8 +150,18 @@ describe("AskForBid before RunExecution", () => {
     const got = await settled(jobId, ["Completed", "Failed"]);
     expect(got.Job.State.StateType).toBe("Completed");
     const [execution] = got.Executions.Items as Body[];
-    expect(execution).toMatchObject({ NodeID: A, ComputeState: { StateType: 9 }, RunOutput: { Stdout: "two-phase\n", ExitCode: 0 } });
-    expect(await typesOf(execution!.ID)).toEqual(["ExecutionCreated", "ExecutionBidAccepted", "ExecutionApproved", "ExecutionStarted", "ExecutionCompleted"]);
+    expect(execution).toMatchObject({
+      NodeID: A,
+      ComputeState: { StateType: 9 },
+      RunOutput: { Stdout: "two-phase\n", ExitCode: 0 },
+    });
+    expect(await typesOf(execution!.ID)).toEqual([
+      "ExecutionCreated",
+      "ExecutionBidAccepted",
+      "ExecutionApproved",
+      "ExecutionStarted",
+      "ExecutionCompleted",
+    ]);
     // Why each message went, in the workflow's own record: the ask on creation, the run only after approval.
     expect((await stepsOf(execution!.ID)).slice(0, 3)).toEqual([
       "ExecutionCreated → AskForBid",
@@ -127,16 +175,28 @@ describe("AskForBid before RunExecution", () => {
     const opsGot = await settled(ops, ["Completed", "Failed"]);
     expect(opsGot.Job.State.StateType).toBe("Completed");
     const [direct] = opsGot.Executions.Items as Body[];
-    expect(await typesOf(direct!.ID)).toEqual(["ExecutionCreated", "ExecutionBidAccepted", "ExecutionStarted", "ExecutionCompleted"]);
+    expect(await typesOf(direct!.ID)).toEqual([
+      "ExecutionCreated",
+      "ExecutionBidAccepted",
+      "ExecutionStarted",
+      "ExecutionCompleted",
+    ]);
     expect((await stepsOf(direct!.ID))[0]).toBe("ExecutionCreated → RunExecution");
   }, 90_000);
 
   it("a node that lacks the capacity now declines the bid, running nothing: AskForBidRejected with its reason, and the job does not run there", async () => {
-    // Capacity taken on A by something the orchestrator does not count (what a node may hold while a cancelled container stops).
+    // Capacity taken on A by something the orchestrator does not count (what a node may hold while a cancelled
+    // container stops).
     const { executor } = agents.get(A)!;
     const holder = executionIdOf(randomUUID());
     occupying.push(holder);
-    const held = await executor.run({ executionId: holder, image, entrypoint: ["sh", "-c"], parameters: ["sleep 60"], resources: { cpuMillis: 1500, memoryBytes: 64 * MIB } });
+    const held = await executor.run({
+      executionId: holder,
+      image,
+      entrypoint: ["sh", "-c"],
+      parameters: ["sleep 60"],
+      resources: { cpuMillis: 1500, memoryBytes: 64 * MIB },
+    });
     expect(await held.started).toBe(true);
 
     const jobId = await submit(job("echo never", "a", "batch", {}, "1"));
@@ -145,12 +205,19 @@ describe("AskForBid before RunExecution", () => {
     expect(got.Job.State.Message).toContain(A);
     const [execution] = got.Executions.Items as Body[];
     const id = execution!.ID as string;
-    expect(execution).toMatchObject({ NodeID: A, ComputeState: { StateType: 4 }, DesiredState: { StateType: 2, Message: "bid rejected" } });
+    expect(execution).toMatchObject({
+      NodeID: A,
+      ComputeState: { StateType: 4 },
+      DesiredState: { StateType: 2, Message: "bid rejected" },
+    });
     expect(execution!.ComputeState.Message).toBe(
       `node ${A} cannot fit execution ${id} now: it asks for 1000m CPU and 31250KiB memory; free: 500m CPU of 2000m CPU, 960MiB of 1GiB memory (1 running)`,
     );
     expect(await typesOf(id)).toEqual(["ExecutionCreated", "ExecutionBidDeclined"]);
-    expect(await stepsOf(id)).toEqual(["ExecutionCreated → AskForBid", "ExecutionBidDeclined → SettleJob, PlaceQueuedJobs"]);
+    expect(await stepsOf(id)).toEqual([
+      "ExecutionCreated → AskForBid",
+      "ExecutionBidDeclined → SettleJob, PlaceQueuedJobs",
+    ]);
     // Nothing ran for it: A's only container is the one holding the capacity.
     expect((await containersOf(A)).map((c) => c.Labels["shoal.execution"])).toEqual([holder]);
   }, 90_000);
@@ -161,8 +228,16 @@ describe("AskForBid before RunExecution", () => {
     await settled(jobId, ["Queued"], 20_000);
     const ids = [executionIdOf(randomUUID()), executionIdOf(randomUUID())];
     const create = (nodeId: string) => ({
-      type: "Create" as const, jobId, namespace: "default", nodeId, jobType: "batch" as const, jobVersion: 1, partitionIndex: 0,
-      resources: { CPU: 0.25, Memory: 32_000_000, Disk: 0, GPU: 0 }, executionTimeout: 0, timeoutBuffer: 60,
+      type: "Create" as const,
+      jobId,
+      namespace: "default",
+      nodeId,
+      jobType: "batch" as const,
+      jobVersion: 1,
+      partitionIndex: 0,
+      resources: { CPU: 0.25, Memory: 32_000_000, Disk: 0, GPU: 0 },
+      executionTimeout: 0,
+      timeoutBuffer: 60,
     });
     const scheduler = commandContext({ type: "system", id: "test-scheduler" });
     await orchestrator.jobs.executions.execute(ids[0]!, create(A), scheduler);
@@ -176,9 +251,17 @@ describe("AskForBid before RunExecution", () => {
     expect(rejected).toMatchObject({ ComputeState: { Message: MORE_THAN_NEEDED }, DesiredState: { StateType: 2 } });
     // Both nodes accepted their bid; only the approved one was told to run.
     expect(await typesOf(rejected.ID)).toEqual(["ExecutionCreated", "ExecutionBidAccepted", "ExecutionRejected"]);
-    expect(await typesOf(ran.ID)).toEqual(["ExecutionCreated", "ExecutionBidAccepted", "ExecutionApproved", "ExecutionStarted", "ExecutionCompleted"]);
+    expect(await typesOf(ran.ID)).toEqual([
+      "ExecutionCreated",
+      "ExecutionBidAccepted",
+      "ExecutionApproved",
+      "ExecutionStarted",
+      "ExecutionCompleted",
+    ]);
     expect((await stepsOf(rejected.ID)).some((s) => s.endsWith("RunExecution"))).toBe(false);
-    const started = (await storedEvents(dataDir)).filter((e) => e.type === "ExecutionStarted" && ids.some((id) => e.stream === `execution-${id}`));
+    const started = (await storedEvents(dataDir)).filter(
+      (e) => e.type === "ExecutionStarted" && ids.some((id) => e.stream === `execution-${id}`),
+    );
     expect(started).toHaveLength(1);
   }, 90_000);
 });
@@ -190,10 +273,17 @@ describe("resends to a node not listening yet", () => {
     await agent.stop(); // B stays HEALTHY for the orchestrator a while, but hears nothing now
     const batchJob = await submit(job("echo asked-again", "b"));
     const opsJob = await submit(job("echo run-again", "b", "ops"));
-    await waitFor(async () => (await get(`/api/v1/orchestrator/jobs/${opsJob}/executions`)).Items?.length === 1, 10_000, () => "ops execution placed");
+    await waitFor(
+      async () => (await get(`/api/v1/orchestrator/jobs/${opsJob}/executions`)).Items?.length === 1,
+      10_000,
+      () => "ops execution placed",
+    );
     await new Promise((r) => setTimeout(r, 2500)); // the first messages went to nobody
     await startNode(B, "b", dir);
-    for (const [jobId, out] of [[batchJob, "asked-again\n"], [opsJob, "run-again\n"]] as const) {
+    for (const [jobId, out] of [
+      [batchJob, "asked-again\n"],
+      [opsJob, "run-again\n"],
+    ] as const) {
       const got = await settled(jobId, ["Completed", "Failed"]);
       expect(got.Job.State.StateType, JSON.stringify(got.Job.State)).toBe("Completed");
       expect(got.Executions.Items[0].RunOutput).toMatchObject({ Stdout: out });

@@ -23,7 +23,10 @@ afterEach(async () => {
 /** A real pino logger whose records the test can read. */
 function recordingLogger() {
   const records: Record<string, unknown>[] = [];
-  const logger = pino({ level: "info" }, { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: "info" },
+    { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, records };
 }
 
@@ -52,7 +55,11 @@ describe("compute agent", () => {
     await started;
     expect(a.isRegistered).toBe(true);
     expect(existsSync(join(dataDir, "edge-1.registration.lock"))).toBe(true);
-    await waitFor(() => o.manager.live("edge-1")?.resources !== undefined, 5000, () => "resources reported");
+    await waitFor(
+      () => o.manager.live("edge-1")?.resources !== undefined,
+      5000,
+      () => "resources reported",
+    );
     expect(o.manager.live("edge-1")?.lastHeartbeat).not.toBeNull();
   });
 
@@ -70,7 +77,11 @@ describe("compute agent and the orchestrator's registration limits", () => {
   it("retries a registration refused as Unavailable (too many new nodes at once) until it is admitted", async () => {
     const nats = await TestNatsServer.start();
     cleanups.push(() => nats.stop());
-    const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 1, "Orchestrator.NodeManager.RegistrationBurst": 1 });
+    const o = await orchestratorOn(nats.url, {
+      "Orchestrator.Auth.Token": "t",
+      "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 1,
+      "Orchestrator.NodeManager.RegistrationBurst": 1,
+    });
     const nc = await connect({ servers: nats.url });
     cleanups.push(() => nc.drain());
     expect(await joinNode(nc, "first", "t")).toMatchObject({ Accepted: true });
@@ -80,13 +91,20 @@ describe("compute agent and the orchestrator's registration limits", () => {
     expect(o.manager.live("edge-1")).toBeDefined();
     const refusals = records.filter((r) => r.msg === "join refused; will retry");
     expect(refusals.length).toBeGreaterThan(0);
-    expect(refusals[0]).toMatchObject({ code: "Unavailable", reason: expect.stringMatching(/too many new nodes registering/) });
+    expect(refusals[0]).toMatchObject({
+      code: "Unavailable",
+      reason: expect.stringMatching(/too many new nodes registering/),
+    });
   });
 
   it("keeps retrying, at its slowest pace, while the orchestrator holds too many PENDING nodes", async () => {
     const nats = await TestNatsServer.start();
     cleanups.push(() => nats.stop());
-    const o = await orchestratorOn(nats.url, { "Orchestrator.Auth.Token": "t", "Orchestrator.NodeManager.ManualApproval": true, "Orchestrator.NodeManager.MaxPendingNodes": 1 });
+    const o = await orchestratorOn(nats.url, {
+      "Orchestrator.Auth.Token": "t",
+      "Orchestrator.NodeManager.ManualApproval": true,
+      "Orchestrator.NodeManager.MaxPendingNodes": 1,
+    });
     const nc = await connect({ servers: nats.url });
     cleanups.push(() => nc.drain());
     expect(await joinNode(nc, "squatter", "t")).toMatchObject({ Accepted: true });
@@ -94,10 +112,18 @@ describe("compute agent and the orchestrator's registration limits", () => {
     const { logger, records } = recordingLogger();
     const a = agent(nats.url, tempDir(), "t", logger);
     const started = a.start();
-    await waitFor(() => records.filter((r) => r.msg === "join refused; will retry").length >= 2, 10_000, () => "two refusals");
+    await waitFor(
+      () => records.filter((r) => r.msg === "join refused; will retry").length >= 2,
+      10_000,
+      () => "two refusals",
+    );
     expect(a.isRegistered).toBe(false);
     for (const r of records.filter((r) => r.msg === "join refused; will retry")) {
-      expect(r).toMatchObject({ code: "Forbidden", retryInMs: 400, reason: expect.stringMatching(/Orchestrator.NodeManager.MaxPendingNodes/) });
+      expect(r).toMatchObject({
+        code: "Forbidden",
+        retryInMs: 400,
+        reason: expect.stringMatching(/Orchestrator.NodeManager.MaxPendingNodes/),
+      });
     }
     await o.manager.operatorAction("delete", "squatter", commandContext({ type: "operator", id: "alice" }));
     await started;
@@ -111,14 +137,20 @@ describe("embedded nats-server", () => {
     const blocker = createServer().listen(port, "127.0.0.1");
     cleanups.push(() => new Promise((r) => blocker.close(r)));
     await new Promise((r) => blocker.once("listening", r));
-    await expect(EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir: tempDir(), logger: silentLogger })).rejects.toThrow(
-      `Orchestrator.Port ${port} on 127.0.0.1 is already in use`,
-    );
+    await expect(
+      EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir: tempDir(), logger: silentLogger }),
+    ).rejects.toThrow(`Orchestrator.Port ${port} on 127.0.0.1 is already in use`);
   });
 
   it("says clearly when the nats-server binary is missing", async () => {
     await expect(
-      EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: tempDir(), logger: silentLogger, binary: "nats-server-not-installed" }),
+      EmbeddedNatsServer.start({
+        host: "127.0.0.1",
+        port: await freePort(),
+        dir: tempDir(),
+        logger: silentLogger,
+        binary: "nats-server-not-installed",
+      }),
     ).rejects.toThrow("nats-server was not found on PATH");
   });
 });
@@ -130,13 +162,31 @@ describe("compute agent reconnecting (docs/protocol.md, Reconnecting)", () => {
     let server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger });
     cleanups.push(() => server.stop());
     // Six connected nodes at one login a second: a 6 s spread, told in every accepted reply.
-    const o = await orchestratorOn(server.url, { "Orchestrator.Auth.Token": "spread", "Orchestrator.NodeManager.ReconnectLoginsPerSecond": 1 });
+    const o = await orchestratorOn(server.url, {
+      "Orchestrator.Auth.Token": "spread",
+      "Orchestrator.NodeManager.ReconnectLoginsPerSecond": 1,
+    });
     const nc = await connect({ servers: server.url });
     cleanups.push(() => nc.close());
     for (const id of ["p1", "p2", "p3", "p4"]) await joinNode(nc, id, "spread");
-    const late = testAgent({ nodeId: "late", orchestrators: [server.url], token: "spread", heartbeatMs: 300, reconnectDraw: () => 0.99 });
-    const early = testAgent({ nodeId: "early", orchestrators: [server.url], token: "spread", heartbeatMs: 300, reconnectDraw: () => 0 });
-    cleanups.push(() => late.stop(), () => early.stop());
+    const late = testAgent({
+      nodeId: "late",
+      orchestrators: [server.url],
+      token: "spread",
+      heartbeatMs: 300,
+      reconnectDraw: () => 0.99,
+    });
+    const early = testAgent({
+      nodeId: "early",
+      orchestrators: [server.url],
+      token: "spread",
+      heartbeatMs: 300,
+      reconnectDraw: () => 0,
+    });
+    cleanups.push(
+      () => late.stop(),
+      () => early.stop(),
+    );
     await late.start();
     await early.start();
     expect(o.manager.reconnectSpreadMs()).toBe(6_000);
@@ -147,11 +197,16 @@ describe("compute agent reconnecting (docs/protocol.md, Reconnecting)", () => {
     server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger });
     const upAt = Date.now();
     const firstBeat = async (id: string): Promise<number> => {
-      await waitFor(() => (o.manager.live(id)?.lastHeartbeat ?? 0) > upAt, 20_000, () => `a heartbeat of ${id} after NATS was back`);
+      await waitFor(
+        () => (o.manager.live(id)?.lastHeartbeat ?? 0) > upAt,
+        20_000,
+        () => `a heartbeat of ${id} after NATS was back`,
+      );
       return o.manager.live(id)!.lastHeartbeat! - upAt;
     };
     const [lateMs, earlyMs] = await Promise.all([firstBeat("late"), firstBeat("early")]);
-    // The early node tries every 1 s; the late one every 1 s + 0.99 × 6 s = 6.94 s, counted from its first failed attempt.
+    // The early node tries every 1 s; the late one every 1 s + 0.99 × 6 s = 6.94 s, counted from its first failed
+    // attempt.
     expect(earlyMs).toBeLessThan(3_500);
     expect(lateMs).toBeGreaterThan(4_000);
   }, 60_000);

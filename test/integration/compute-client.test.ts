@@ -35,7 +35,10 @@ beforeAll(async () => {
   const port = await freePort();
   const httpPort = await freePort();
   const configFile = join(dir, "nats.conf");
-  writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${port}`, http_port: httpPort, pid_file: join(dir, "nats-server.pid") }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({ listen: `127.0.0.1:${port}`, http_port: httpPort, pid_file: join(dir, "nats-server.pid") }),
+  );
   server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile });
   monitor = `http://127.0.0.1:${httpPort}`;
 });
@@ -64,14 +67,32 @@ describe("ComputeClient", () => {
     node.onHeartbeatRefused((r) => refusals.push(r));
 
     // Answered concurrently, each reply matched to its own call.
-    const answers = await Promise.all([node.heartbeatRequest(), node.updateInfo({} as never), node.updateResources({} as never), node.heartbeatRequest()]);
-    expect(answers).toEqual([{ Accepted: true }, { Accepted: false, Code: "BadRequest", Reason: "no" }, { Accepted: true }, { Accepted: true }]);
-    expect(seen.map((s) => s.subject)).toEqual(["shoal.compute.node-1.heartbeat", "shoal.compute.node-1.info", "shoal.compute.node-1.resources", "shoal.compute.node-1.heartbeat"]);
+    const answers = await Promise.all([
+      node.heartbeatRequest(),
+      node.updateInfo({} as never),
+      node.updateResources({} as never),
+      node.heartbeatRequest(),
+    ]);
+    expect(answers).toEqual([
+      { Accepted: true },
+      { Accepted: false, Code: "BadRequest", Reason: "no" },
+      { Accepted: true },
+      { Accepted: true },
+    ]);
+    expect(seen.map((s) => s.subject)).toEqual([
+      "shoal.compute.node-1.heartbeat",
+      "shoal.compute.node-1.info",
+      "shoal.compute.node-1.resources",
+      "shoal.compute.node-1.heartbeat",
+    ]);
     for (const { reply } of seen) expect(reply).toMatch(/^shoal\.work\.node-1\.reply\.[A-Za-z0-9]+\.\d+$/);
     expect(new Set(seen.map((s) => s.reply)).size).toBe(4);
 
     // A refusal on the node's refusal subject reaches the handler; an accepted or undecodable one does not.
-    orchestrator.publish("shoal.work.node-1.heartbeat-refused", encode({ Accepted: false, Code: "NotFound", Reason: "node not registered: node-1" }));
+    orchestrator.publish(
+      "shoal.work.node-1.heartbeat-refused",
+      encode({ Accepted: false, Code: "NotFound", Reason: "node not registered: node-1" }),
+    );
     orchestrator.publish("shoal.work.node-1.heartbeat-refused", encode({ Accepted: true }));
     orchestrator.publish("shoal.work.node-1.heartbeat-refused", new Uint8Array([0xc1]));
     // Replies nobody waits for (another tag, a spent token) and unknown work are ignored.
@@ -79,7 +100,11 @@ describe("ComputeClient", () => {
     orchestrator.publish("shoal.work.node-1.reply.other.0", encode({ Accepted: true }));
     orchestrator.publish("shoal.work.node-1.something-else", encode({ Accepted: true }));
     await orchestrator.flush();
-    await waitFor(() => refusals.length > 0, 5000, () => "the refusal");
+    await waitFor(
+      () => refusals.length > 0,
+      5000,
+      () => "the refusal",
+    );
     await nc.flush();
     expect(refusals).toEqual([{ Accepted: false, Code: "NotFound", Reason: "node not registered: node-1" }]);
 
@@ -89,19 +114,25 @@ describe("ComputeClient", () => {
   it("says the orchestrator is unreachable when nobody answers (503) and when the answer is late", async () => {
     const nc = await client("node-2");
     const node = new ComputeClient(nc, "node-2", 300);
-    await expect(node.updateResources({} as never)).rejects.toThrow(new OrchestratorUnreachableError("orchestrator unreachable (503)"));
+    await expect(node.updateResources({} as never)).rejects.toThrow(
+      new OrchestratorUnreachableError("orchestrator unreachable (503)"),
+    );
 
     const silent = await client("silent");
     const late: string[] = [];
     silent.subscribe("shoal.compute.node-2.*", { callback: (_e, m) => late.push(m.reply ?? "") });
     await silent.flush();
-    await expect(node.updateResources({} as never)).rejects.toThrow(new OrchestratorUnreachableError("orchestrator unreachable (TIMEOUT)"));
+    await expect(node.updateResources({} as never)).rejects.toThrow(
+      new OrchestratorUnreachableError("orchestrator unreachable (TIMEOUT)"),
+    );
     // The answer that comes after the timeout is dropped, and the next call gets its own.
     expect(late).toHaveLength(1);
     silent.publish(late[0]!, encode({ Accepted: true }));
     await silent.flush();
     const answering = await client("answering");
-    answering.subscribe("shoal.compute.node-2.heartbeat", { callback: (_e, m) => m.respond(encode({ Accepted: true })) });
+    answering.subscribe("shoal.compute.node-2.heartbeat", {
+      callback: (_e, m) => m.respond(encode({ Accepted: true })),
+    });
     await answering.flush();
     expect(await node.heartbeatRequest()).toEqual({ Accepted: true });
   });
@@ -126,7 +157,9 @@ describe("ComputeClient", () => {
     const nc = await connect({ servers: server.url, name: "joining", inboxPrefix: "_INBOX_JOIN" });
     connections.push(nc);
     const key = { publicKey: "UKEY", sign: () => new Uint8Array(64) };
-    expect(await new ComputeClient(nc, "node-4").join({ NodeID: "node-4" } as never, key, "token")).toEqual({ Accepted: true });
+    expect(await new ComputeClient(nc, "node-4").join({ NodeID: "node-4" } as never, key, "token")).toEqual({
+      Accepted: true,
+    });
     const subs = await subscriptionsOf("joining");
     expect(subs.some((s) => s.startsWith("shoal.work."))).toBe(false);
     expect(subs.every((s) => s.startsWith("_INBOX_JOIN."))).toBe(true);

@@ -14,7 +14,10 @@ afterAll(async () => {
 it("shoal compute releases its DataDir lock when the orchestrator refuses it", async () => {
   const nats = await TestNatsServer.start();
   cleanups.push(() => nats.stop());
-  const orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": "the-right-token" }), silentLogger);
+  const orchestrator = await startOrchestrator(
+    orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": "the-right-token" }),
+    silentLogger,
+  );
   cleanups.push(() => orchestrator.stop());
   // The command waits for SIGINT/SIGTERM; what it leaves registered must not outlive the test.
   const signalListeners = [...process.listeners("SIGINT"), ...process.listeners("SIGTERM")];
@@ -25,7 +28,18 @@ it("shoal compute releases its DataDir lock when the orchestrator refuses it", a
   });
 
   const dataDir = tempDir();
-  const args = ["--node-id", "edge-1", "-c", `DataDir=${dataDir}`, "-c", `Compute.Orchestrators=${nats.url}`, "-c", "Compute.Auth.Token=a-wrong-token", "-c", "Logging.Level=error"];
+  const args = [
+    "--node-id",
+    "edge-1",
+    "-c",
+    `DataDir=${dataDir}`,
+    "-c",
+    `Compute.Orchestrators=${nats.url}`,
+    "-c",
+    "Compute.Auth.Token=a-wrong-token",
+    "-c",
+    "Logging.Level=error",
+  ];
   await expect(computeCommand(args)).rejects.toThrow(/refused node edge-1/);
   // Free again: a second agent (or this one, retried) may take the DataDir.
   const lock = lockDataDir(join(dataDir, "compute"), "test");

@@ -25,7 +25,9 @@ describe("the DataDir lock", () => {
     expect(owner).toMatchObject({ pid: process.pid, command: "shoal serve" });
     expect(() => lockDataDir(dir, "shoal serve")).toThrow(StartupError);
     expect(() => lockDataDir(dir, "shoal serve")).toThrow(
-      new RegExp(`^DataDir ${dir} is in use by shoal serve \\(pid ${process.pid} on .*, since .*\\); stop it, or give this process another DataDir$`),
+      new RegExp(
+        `^DataDir ${dir} is in use by shoal serve \\(pid ${process.pid} on .*, since .*\\); stop it, or give this process another DataDir$`,
+      ),
     );
     // The refused attempts changed nothing: the first still holds it.
     expect(JSON.parse(readFileSync(join(dir, LOCK_OWNER_FILE), "utf8"))).toEqual(owner);
@@ -36,7 +38,10 @@ describe("the DataDir lock", () => {
 
   it("is another process's until that process dies, kill -9 included; nothing to clean up", async () => {
     const dir = tempDir();
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", HOLDER, dir], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", HOLDER, dir], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on("data", (d: Buffer) => d.toString().includes("locked") && resolve());
       child.once("exit", (code) => reject(new Error(`holder exited (${code})`)));
@@ -46,7 +51,10 @@ describe("the DataDir lock", () => {
     child.kill("SIGKILL");
     await exited;
     const lock = lockDataDir(dir, "shoal serve"); // the kernel released it; the stale owner file is simply overwritten
-    expect(JSON.parse(readFileSync(join(dir, LOCK_OWNER_FILE), "utf8"))).toMatchObject({ pid: process.pid, command: "shoal serve" });
+    expect(JSON.parse(readFileSync(join(dir, LOCK_OWNER_FILE), "utf8"))).toMatchObject({
+      pid: process.pid,
+      command: "shoal serve",
+    });
     lock.release();
   });
 });
@@ -72,7 +80,9 @@ describe("a second orchestrator on the same DataDir", () => {
       (e: unknown) => e,
     );
     expect(second).toBeInstanceOf(StartupError);
-    expect((second as Error).message).toMatch(new RegExp(`^DataDir ${config.DataDir} is in use by shoal serve \\(pid ${process.pid} `));
+    expect((second as Error).message).toMatch(
+      new RegExp(`^DataDir ${config.DataDir} is in use by shoal serve \\(pid ${process.pid} `),
+    );
     expect(readdirSync(config.DataDir).sort()).toEqual(files);
     expect(readFileSync(join(config.DataDir, "node-id"), "utf8")).toBe(nodeId);
     const res = await fetch(`${first.apiUrl}/api/v1/orchestrator/nodes`);

@@ -204,7 +204,8 @@ describe("DockerExecutor: a container cannot take the node down", () => {
 
   it("with a read-only root filesystem: the image cannot be written, /tmp can, and an ordinary job still runs", async () => {
     const ex = executor({ readOnlyRootFilesystem: true });
-    const script = "touch /root/x 2>&1 || echo root-refused; echo kept > /tmp/f && cat /tmp/f; grep ' /tmp ' /proc/mounts | cut -d' ' -f3";
+    const script =
+      "touch /root/x 2>&1 || echo root-refused; echo kept > /tmp/f && cat /tmp/f; grep ' /tmp ' /proc/mounts | cut -d' ' -f3";
     const s = spec(script, { workingDir: "/tmp" });
     const run = await ex.run(s);
     const result = await run.done;

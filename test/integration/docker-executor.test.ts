@@ -78,7 +78,14 @@ describe("DockerExecutor: running one execution", () => {
     expect(await run.started).toBe(true);
     const result = await run.done;
     expect(result).toMatchObject({ state: "Completed", reason: "exited", stdoutBytes: 6, stderrBytes: 5 });
-    expect(result.runOutput).toEqual({ STDOUT: "hello\n", StdoutTruncated: false, STDERR: "oops\n", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" });
+    expect(result.runOutput).toEqual({
+      STDOUT: "hello\n",
+      StdoutTruncated: false,
+      STDERR: "oops\n",
+      StderrTruncated: false,
+      ExitCode: 0,
+      ErrorMsg: "",
+    });
     expect(result.startedAt).toBeDefined();
     expect(result.finishedAt).toBeDefined();
     expect(await containersOf(ex.ledger.nodeId)).toEqual([]);
@@ -98,7 +105,12 @@ describe("DockerExecutor: running one execution", () => {
   it("passes the environment, working directory, entrypoint and parameters as given", async () => {
     const ex = executor();
     const run = await ex.run(
-      spec("", { entrypoint: ["/bin/sh"], parameters: ["-c", 'echo "$GREETING $0 $(pwd)"', "arg0"], env: { GREETING: "hi there" }, workingDir: "/tmp" }),
+      spec("", {
+        entrypoint: ["/bin/sh"],
+        parameters: ["-c", 'echo "$GREETING $0 $(pwd)"', "arg0"],
+        env: { GREETING: "hi there" },
+        workingDir: "/tmp",
+      }),
     );
     expect((await run.done).runOutput.STDOUT).toBe("hi there arg0 /tmp\n");
     // Without an entrypoint the image's own (none; CMD sh) is replaced by the parameters alone.
@@ -134,7 +146,9 @@ describe("DockerExecutor: running one execution", () => {
     const result = await run.done;
     expect(result).toMatchObject({ state: "Failed", reason: "image-missing" });
     expect(result.error?.kind).toBe("NotFound");
-    expect(result.runOutput.ErrorMsg).toBe(`image ${missing} is not on node ${ex.ledger.nodeId}, and this node does not pull images`);
+    expect(result.runOutput.ErrorMsg).toBe(
+      `image ${missing} is not on node ${ex.ledger.nodeId}, and this node does not pull images`,
+    );
     expect(result.runOutput.ExitCode).toBe(-1);
     expect(await containersOf(ex.ledger.nodeId)).toEqual([]);
     expect(ex.ledger.used().cpuMillis).toBe(0);
@@ -145,7 +159,9 @@ describe("DockerExecutor: running one execution", () => {
     const missing = `shoal-test/not-here:${randomUUID().slice(0, 8)}`;
     const result = await (await ex.run(spec("true", { image: missing }))).done;
     expect(result).toMatchObject({ state: "Failed", reason: "image-missing" });
-    expect(result.runOutput.ErrorMsg).toMatch(new RegExp(`^image ${missing} is not on node \\S+, and pulling it failed: .+`));
+    expect(result.runOutput.ErrorMsg).toMatch(
+      new RegExp(`^image ${missing} is not on node \\S+, and pulling it failed: .+`),
+    );
   });
 
   it("fails an execution the engine refuses to start (no such command), with the engine's reason", async () => {
@@ -166,7 +182,9 @@ describe("DockerExecutor: running one execution", () => {
     expect(ex.ledger.used().cpuMillis).toBe(0);
     const refused = await refusal(ex.reconcile([]));
     expect(refused.kind).toBe("Unavailable");
-    expect(refused.message).toContain(`listing the containers of node ${ex.ledger.nodeId}: the Docker engine cannot be reached`);
+    expect(refused.message).toContain(
+      `listing the containers of node ${ex.ledger.nodeId}: the Docker engine cannot be reached`,
+    );
   });
 
   it("kills an execution at its timeout and says so", async () => {
@@ -183,7 +201,13 @@ describe("DockerExecutor: running one execution", () => {
   it("reports an execution the kernel killed at its memory limit as OOM-killed", async () => {
     const ex = executor();
     // The shell holds a command substitution's whole output in memory: 100 MB against a 16 MiB limit.
-    const result = await (await ex.run(spec("x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived", { resources: { cpuMillis: 500, memoryBytes: 16 * MIB } }))).done;
+    const result = await (
+      await ex.run(
+        spec("x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived", {
+          resources: { cpuMillis: 500, memoryBytes: 16 * MIB },
+        }),
+      )
+    ).done;
     expect(result).toMatchObject({ state: "Failed", reason: "oom-killed" });
     expect(result.runOutput.ErrorMsg).toContain("ran out of memory: killed at its 16MiB memory limit");
     expect(result.runOutput.STDOUT).toBe("");
@@ -191,7 +215,8 @@ describe("DockerExecutor: running one execution", () => {
 
   it("gives the container the execution's CPU and memory limits (cgroup v1 or v2)", async () => {
     const ex = executor();
-    const script = "cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us; cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes";
+    const script =
+      "cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us; cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes";
     const result = await (await ex.run(spec(script, { resources: { cpuMillis: 250, memoryBytes: 48 * MIB } }))).done;
     const numbers = result.runOutput.STDOUT.split(/\s+/).filter(Boolean).map(Number);
     // v1: quota, period, limit; v2: "quota period", limit.
@@ -229,7 +254,9 @@ describe("DockerExecutor: running one execution", () => {
       expect(result.runOutput.STDOUT).toContain("eth0");
     } else {
       expect(result).toMatchObject({ state: "Failed", reason: "rejected-by-engine" });
-      expect(result.runOutput.ErrorMsg).toBe(`network Full needs the Docker engine's bridge network, and the engine of node ${ex.ledger.nodeId} has none (started with --bridge=none?)`);
+      expect(result.runOutput.ErrorMsg).toBe(
+        `network Full needs the Docker engine's bridge network, and the engine of node ${ex.ledger.nodeId} has none (started with --bridge=none?)`,
+      );
     }
   });
 });
@@ -252,7 +279,11 @@ describe("DockerExecutor: cancel and logs", () => {
   it("gives a container SIGTERM and its grace period before SIGKILL", async () => {
     const ex = executor({ stopGraceSeconds: 5 });
     const run = await ex.run(spec("trap 'echo got TERM; exit 0' TERM; sleep 30 & wait"));
-    await waitFor(async () => (await containersOf(ex.ledger.nodeId))[0]?.State === "running", 5000, () => "the container to run");
+    await waitFor(
+      async () => (await containersOf(ex.ledger.nodeId))[0]?.State === "running",
+      5000,
+      () => "the container to run",
+    );
     const result = await ex.cancel(run.executionId);
     expect(result.state).toBe("Cancelled");
     expect(result.runOutput.STDOUT).toBe("got TERM\n");
@@ -277,7 +308,11 @@ describe("DockerExecutor: cancel and logs", () => {
       chunks.push(chunk);
     }
     expect(runningAtFirstChunk).toBe(true);
-    expect(chunks.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual(["stdout:one\n", "stderr:two\n", "stdout:three\n"]);
+    expect(chunks.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual([
+      "stdout:one\n",
+      "stderr:two\n",
+      "stdout:three\n",
+    ]);
     const result = await run.done;
     expect(result.runOutput.STDOUT).toBe("one\nthree\n");
     expect(result.runOutput.STDERR).toBe("two\n");
@@ -287,7 +322,15 @@ describe("DockerExecutor: cancel and logs", () => {
     // Docker 20.10's own follow, open when such a line is flushed at exit, misses it in most
     // runs here; eight at once would all have to be lucky for a regression to pass unseen.
     const ex = executor();
-    const runs = await Promise.all(Array.from({ length: 8 }, () => ex.run(spec("sleep 0.5; head -c 3000 /dev/zero | tr '\\0' b", { resources: { cpuMillis: 100, memoryBytes: 16 * MIB } }))));
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        ex.run(
+          spec("sleep 0.5; head -c 3000 /dev/zero | tr '\\0' b", {
+            resources: { cpuMillis: 100, memoryBytes: 16 * MIB },
+          }),
+        ),
+      ),
+    );
     const followed = await Promise.all(
       runs.map(async (run) => {
         let bytes = 0;
@@ -311,11 +354,15 @@ describe("DockerExecutor: cancel and logs", () => {
   it("reads what a running execution wrote so far without following, and stops a follow on abort", async () => {
     const ex = executor();
     const run = await ex.run(spec("echo early; sleep 30"));
-    await waitFor(async () => {
-      const chunks: LogChunk[] = [];
-      for await (const c of ex.logs(run.executionId)) chunks.push(c);
-      return chunks.map((c) => c.data.toString()).join("") === "early\n";
-    }, 5000, () => "the first line in the log");
+    await waitFor(
+      async () => {
+        const chunks: LogChunk[] = [];
+        for await (const c of ex.logs(run.executionId)) chunks.push(c);
+        return chunks.map((c) => c.data.toString()).join("") === "early\n";
+      },
+      5000,
+      () => "the first line in the log",
+    );
     const abort = new AbortController();
     const seen: string[] = [];
     const t0 = Date.now();
@@ -395,12 +442,31 @@ describe("DockerExecutor: reconcile after a restart", () => {
 
     // The agent goes away: its containers keep running (or end) without it.
     await before.close();
-    await waitFor(async () => (await containersOf(nodeId)).some((c) => c.Labels[EXECUTION_LABEL] === finishedWhileDown.executionId && c.State === "exited"), 10_000, () => "the short execution to exit");
-    const startedAt = Date.parse((await docker.getContainer(`shoal-${finishedWhileDown.executionId}`).inspect()).State.StartedAt);
-    await waitFor(() => Date.now() > startedAt + 1600, 5000, () => "the short execution's deadline to pass");
+    await waitFor(
+      async () =>
+        (await containersOf(nodeId)).some(
+          (c) => c.Labels[EXECUTION_LABEL] === finishedWhileDown.executionId && c.State === "exited",
+        ),
+      10_000,
+      () => "the short execution to exit",
+    );
+    const startedAt = Date.parse(
+      (await docker.getContainer(`shoal-${finishedWhileDown.executionId}`).inspect()).State.StartedAt,
+    );
+    await waitFor(
+      () => Date.now() > startedAt + 1600,
+      5000,
+      () => "the short execution's deadline to pass",
+    );
     // The node stopped between creating a container and starting it.
     const neverStartedId = `e-${randomUUID()}`;
-    await docker.createContainer({ name: `shoal-${neverStartedId}`, Image: image, Cmd: ["true"], Labels: { [NODE_LABEL]: nodeId, [EXECUTION_LABEL]: neverStartedId }, HostConfig: { NetworkMode: "none" } });
+    await docker.createContainer({
+      name: `shoal-${neverStartedId}`,
+      Image: image,
+      Cmd: ["true"],
+      Labels: { [NODE_LABEL]: nodeId, [EXECUTION_LABEL]: neverStartedId },
+      HostConfig: { NetworkMode: "none" },
+    });
 
     const { logger, messages } = capturedLogger();
     const after = executor({ nodeId, logger, capacity: { cpuMillis: 1000, memoryBytes: 1024 * MIB } });
@@ -449,8 +515,17 @@ describe("DockerExecutor: reconcile after a restart", () => {
     for (const command of ["sleep 30", "sleep 1"]) expect(await (await before.run(spec(command))).started).toBe(true);
     await before.close();
     // A container that carries the node's label but no execution's is Shoal's leftover too.
-    await docker.createContainer({ Image: image, Cmd: ["true"], Labels: { [NODE_LABEL]: nodeId }, HostConfig: { NetworkMode: "none" } });
-    await waitFor(async () => (await containersOf(nodeId)).length === 3, 5000, () => "three containers");
+    await docker.createContainer({
+      Image: image,
+      Cmd: ["true"],
+      Labels: { [NODE_LABEL]: nodeId },
+      HostConfig: { NetworkMode: "none" },
+    });
+    await waitFor(
+      async () => (await containersOf(nodeId)).length === 3,
+      5000,
+      () => "three containers",
+    );
 
     const report = await executor({ nodeId }).reconcile([]);
     expect(report.adopted).toEqual([]);

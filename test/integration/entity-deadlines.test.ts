@@ -15,7 +15,9 @@ import { ManualClock } from "../support/manual-clock.ts";
 /** A lease: the smallest entity with a deadline in its state (what a job's queue timeout will be). */
 type LeaseState = { readonly expiresAt: number | undefined };
 type LeaseCommand = { readonly type: "Grant"; readonly ttlMs: number } | { readonly type: "Expire" };
-type LeaseEvent = { readonly type: "LeaseGranted"; readonly data: { ExpiresAt: number } } | { readonly type: "LeaseExpired"; readonly data: { At: number } };
+type LeaseEvent =
+  | { readonly type: "LeaseGranted"; readonly data: { ExpiresAt: number } }
+  | { readonly type: "LeaseExpired"; readonly data: { At: number } };
 
 const leaseDecider: Decider<LeaseState, LeaseCommand, LeaseEvent, string> = {
   initialState: () => ({ expiresAt: undefined }),
@@ -23,8 +25,10 @@ const leaseDecider: Decider<LeaseState, LeaseCommand, LeaseEvent, string> = {
     if (command.type === "Grant") return accept([{ type: "LeaseGranted", data: { ExpiresAt: now + command.ttlMs } }]);
     return state.expiresAt === undefined ? refuse("no lease") : accept([{ type: "LeaseExpired", data: { At: now } }]);
   },
-  evolve: (_state, event) => (event.type === "LeaseGranted" ? { expiresAt: event.data.ExpiresAt } : { expiresAt: undefined }),
-  deadlines: (state) => (state.expiresAt === undefined ? [] : [{ name: "expiry", at: state.expiresAt, command: { type: "Expire" } }]),
+  evolve: (_state, event) =>
+    event.type === "LeaseGranted" ? { expiresAt: event.data.ExpiresAt } : { expiresAt: undefined },
+  deadlines: (state) =>
+    state.expiresAt === undefined ? [] : [{ name: "expiry", at: state.expiresAt, command: { type: "Expire" } }],
 };
 
 const leaseKind: EntityKind<LeaseState, LeaseCommand, LeaseEvent, string> = {
@@ -62,7 +66,11 @@ function setup(file = join(tempDir(), "shoal.db"), clock = new ManualClock(), li
     ...(listening ? { listening } : {}),
   };
   const registry = new EntityRegistry(kind, { store, clock, newEventId: randomUUID }, options);
-  cleanups.push(() => store.close(), () => deadlines.stop(), () => registry.stop());
+  cleanups.push(
+    () => store.close(),
+    () => deadlines.stop(),
+    () => registry.stop(),
+  );
   const types = async (id: string) => (await store.readStream(`${kind.category}-${id}`)).map((e) => e.type);
   return { store, clock, deadlines, registry, types, file };
 }
@@ -104,7 +112,14 @@ describe("deadlines held in an entity's state", () => {
     const clock = new ManualClock(first.clock.now());
     const second = setup(first.file, clock);
     const recorded = await second.store.readStream("lease-l1");
-    second.registry.arm("l1", fold(leaseDecider, "l1", recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time }))));
+    second.registry.arm(
+      "l1",
+      fold(
+        leaseDecider,
+        "l1",
+        recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time })),
+      ),
+    );
     await clock.advance(39_999);
     expect(await second.types("l1")).toEqual(["LeaseGranted"]);
     await clock.advance(1);

@@ -23,11 +23,15 @@ function setup(options: { idleMs?: number; maxResident?: number; file?: string }
   const store = new SqliteEventStore(file);
   stores.push(store);
   const clock = new ManualClock();
-  const registry = new EntityRegistry(nodeKind, { store, clock, newEventId: randomUUID }, {
-    idleMs: options.idleMs ?? 60_000,
-    maxResident: options.maxResident ?? 1000,
-    logger: silentLogger,
-  });
+  const registry = new EntityRegistry(
+    nodeKind,
+    { store, clock, newEventId: randomUUID },
+    {
+      idleMs: options.idleMs ?? 60_000,
+      maxResident: options.maxResident ?? 1000,
+      logger: silentLogger,
+    },
+  );
   registries.push(registry);
   return { store, clock, registry, file };
 }
@@ -39,7 +43,10 @@ describe("EntityRegistry", () => {
     await first.registry.execute("n1", { type: "Approve" }, ctx);
     const second = setup({ file: first.file });
     expect(second.registry.residentCount).toBe(0);
-    await expect(second.registry.execute("n1", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "Conflict", message: "node n1 already approved" });
+    await expect(second.registry.execute("n1", { type: "Approve" }, ctx)).rejects.toMatchObject({
+      kind: "Conflict",
+      message: "node n1 already approved",
+    });
     const result = await second.registry.execute("n1", { type: "Reject" }, ctx);
     expect(result).toMatchObject({ revision: 2, events: [{ type: "NodeRejected", data: { Previous: "APPROVED" } }] });
     expect(second.registry.loaded).toBe(1);
@@ -47,7 +54,11 @@ describe("EntityRegistry", () => {
 
   it("loads one actor for concurrent first commands to the same id, and runs them one at a time", async () => {
     const { registry, store } = setup();
-    const results = await Promise.allSettled([registry.execute("n1", register("n1"), ctx), registry.execute("n1", { type: "Approve" }, ctx), registry.execute("n1", { type: "Approve" }, ctx)]);
+    const results = await Promise.allSettled([
+      registry.execute("n1", register("n1"), ctx),
+      registry.execute("n1", { type: "Approve" }, ctx),
+      registry.execute("n1", { type: "Approve" }, ctx),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     expect(registry.loaded).toBe(1);
     expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
@@ -63,7 +74,8 @@ describe("EntityRegistry", () => {
     await other.registry.execute("n2", register("n2"), ctx);
     await other.registry.execute("n2", { type: "Approve" }, ctx);
     const [result, state] = await registry.executeWithState("n2", register("n2"), ctx, undefined, true);
-    // Decided again on the stored state: n2 stays APPROVED (a fresh registration would have made it PENDING), its history untouched.
+    // Decided again on the stored state: n2 stays APPROVED (a fresh registration would have made it PENDING), its
+    // history untouched.
     expect(result.revision).toBeGreaterThanOrEqual(1);
     expect(state).toMatchObject({ registered: true, membership: "APPROVED" });
     const stored = (await store.readStream("node-n2")).map((e) => e.type);
@@ -130,8 +142,17 @@ describe("EntityRegistry", () => {
       registry.execute("n1", { type: "Reject" }, ctx),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled"]);
-    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({ kind: "Conflict", message: "node n1 already approved" });
-    expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved", "NodeRejected", "NodeApproved", "NodeRejected"]);
+    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({
+      kind: "Conflict",
+      message: "node n1 already approved",
+    });
+    expect((await store.readStream("node-n1")).map((e) => e.type)).toEqual([
+      "NodeRegistered",
+      "NodeApproved",
+      "NodeRejected",
+      "NodeApproved",
+      "NodeRejected",
+    ]);
     expect(actor.idle).toBe(true);
     expect(actor.currentRevision).toBe(4);
   });
@@ -170,8 +191,11 @@ describe("EntityRegistry", () => {
     await new Promise((resolve) => setImmediate(resolve));
     // n0's approval waits for the store's group commit (the next turn of the event loop) while every other actor loads.
     const approving = registry.execute("n0", { type: "Approve" }, ctx);
-    // Each caller asks for the actor, then gives it a command (as the node manager does): the load's continuation comes later.
-    const storm = Promise.allSettled(ids.slice(1).map((id) => registry.get(id).then(() => registry.execute(id, { type: "Approve" }, ctx))));
+    // Each caller asks for the actor, then gives it a command (as the node manager does): the load's continuation comes
+    // later.
+    const storm = Promise.allSettled(
+      ids.slice(1).map((id) => registry.get(id).then(() => registry.execute(id, { type: "Approve" }, ctx))),
+    );
     await Promise.all(ids.slice(1).map((id) => registry.get(id)));
     expect(busy.idle).toBe(false);
     expect(registry.peek("n0")).toBe(busy);
@@ -179,7 +203,8 @@ describe("EntityRegistry", () => {
     expect((await storm).every((r) => r.status === "fulfilled")).toBe(true);
     await new Promise((resolve) => setImmediate(resolve));
     expect(registry.residentCount).toBeLessThanOrEqual(5);
-    for (const id of ids) expect((await store.readStream(`node-${id}`)).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
+    for (const id of ids)
+      expect((await store.readStream(`node-${id}`)).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
     // One actor per id throughout: each was loaded once, n0's never twice.
     expect(registry.loaded).toBe(ids.length);
   });
@@ -194,6 +219,9 @@ describe("EntityRegistry", () => {
     const reloaded = await registry.get("a");
     expect(reloaded.state).toEqual(before);
     expect(reloaded.currentRevision).toBe(1);
-    await expect(registry.execute("a", { type: "Reject" }, ctx)).rejects.toMatchObject({ kind: "Conflict", message: "node a already rejected" });
+    await expect(registry.execute("a", { type: "Reject" }, ctx)).rejects.toMatchObject({
+      kind: "Conflict",
+      message: "node a already rejected",
+    });
   });
 });

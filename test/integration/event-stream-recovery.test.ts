@@ -22,12 +22,16 @@ it("recreates SHOAL_EVENTS when it disappears, says so, and resumes from its che
     { level: "info" },
     new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split("\n")) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split("\n"))
+          if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     }),
   );
-  const orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": "t" }), logger);
+  const orchestrator = await startOrchestrator(
+    orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": "t" }),
+    logger,
+  );
   cleanups.push(() => orchestrator.stop());
   const admin = await connect({ servers: nats.url });
   cleanups.push(() => admin.close());
@@ -37,14 +41,27 @@ it("recreates SHOAL_EVENTS when it disappears, says so, and resumes from its che
 
   const reply = await joinNode(admin, "node-7", "t");
   expect(reply.Accepted).toBe(true);
-  await waitFor(() => orchestrator.publisher.position > before, 10_000, () => "the join published");
+  await waitFor(
+    () => orchestrator.publisher.position > before,
+    10_000,
+    () => "the join published",
+  );
 
   const info = await jsm.streams.info("SHOAL_EVENTS");
   expect(info.config).toMatchObject({ deny_purge: true, deny_delete: true, discard: "old" });
   // Only what came after the checkpoint: NodeRegistered and NodeCredentialBound of node-7.
   expect(info.state.messages).toBe(2);
   const subjects = [];
-  for await (const m of await (await admin.jetstream().consumers.get("SHOAL_EVENTS")).fetch({ max_messages: 10, expires: 1000 })) subjects.push(m.subject);
+  for await (const m of await (
+    await admin.jetstream().consumers.get("SHOAL_EVENTS")
+  ).fetch({ max_messages: 10, expires: 1000 }))
+    subjects.push(m.subject);
   expect(subjects).toEqual(["shoal.events.node.node-7.NodeRegistered", "shoal.events.node.node-7.NodeCredentialBound"]);
-  expect(logs.some((l) => l.msg === "the cluster-event stream was missing; recreated it and resumed from the checkpoint" && l.how === "created")).toBe(true);
+  expect(
+    logs.some(
+      (l) =>
+        l.msg === "the cluster-event stream was missing; recreated it and resumed from the checkpoint" &&
+        l.how === "created",
+    ),
+  ).toBe(true);
 });

@@ -37,9 +37,15 @@ let image = "";
 let orchestrator: RunningOrchestrator;
 let agent: ComputeAgent;
 
-const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const api = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const job = (command: string) =>
-  shellJob(image, command, { constraints: [{ Key: "suite", Operator: "=", Values: [suite] }], timeouts: { ExecutionTimeout: 60 } });
+  shellJob(image, command, {
+    constraints: [{ Key: "suite", Operator: "=", Values: [suite] }],
+    timeouts: { ExecutionTimeout: 60 },
+  });
 
 beforeAll(async () => {
   image = await dockerTestImage();
@@ -54,9 +60,20 @@ beforeAll(async () => {
     confinement: { ...DEFAULT_CONFINEMENT, pidsLimit: 64 },
   });
   const token = orchestrator.joinToken.token;
-  agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token, labels: { suite }, executor, resourceUpdateMs: 200 });
+  agent = testAgent({
+    nodeId,
+    orchestrators: [orchestrator.natsUrl],
+    token,
+    labels: { suite },
+    executor,
+    resourceUpdateMs: 200,
+  });
   await agent.start();
-  await waitFor(() => orchestrator.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
+  await waitFor(
+    () => orchestrator.manager.live(nodeId) !== undefined,
+    10_000,
+    () => `node ${nodeId} joined`,
+  );
 }, 60_000);
 
 afterAll(async () => {

@@ -24,7 +24,13 @@ const servers: ExecutionLogServer[] = [];
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 4000, memoryBytes: 1024 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
+  executor = new DockerExecutor({
+    nodeId,
+    capacity: { cpuMillis: 4000, memoryBytes: 1024 * MIB },
+    logger: silentLogger,
+    docker,
+    stopGraceSeconds: 0,
+  });
 }, 60_000);
 
 afterEach(() => {
@@ -33,7 +39,8 @@ afterEach(() => {
 
 afterAll(async () => {
   await executor?.close();
-  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } }))
+    await docker.getContainer(c.Id).remove({ force: true });
 });
 
 const spec = (command: string): ExecutionSpec => ({
@@ -47,27 +54,55 @@ const spec = (command: string): ExecutionSpec => ({
 /** A server whose batches land in `batches`, in the order sent, each with the time it was sent. */
 function server(overrides: Partial<ExecutionLogServerOptions> = {}) {
   const batches: (LogBatch & { at: number })[] = [];
-  const s = new ExecutionLogServer({ nodeId, executor, send: (b) => batches.push({ ...b, at: Date.now() }), logger: silentLogger, pollMs: 500, ...overrides });
+  const s = new ExecutionLogServer({
+    nodeId,
+    executor,
+    send: (b) => batches.push({ ...b, at: Date.now() }),
+    logger: silentLogger,
+    pollMs: 500,
+    ...overrides,
+  });
   servers.push(s);
   return { s, batches };
 }
 
 const request = (executionId: string, streamId: string, seq: number, extra: Partial<ReadLogs> = {}): Uint8Array =>
-  encode({ Type: "ReadLogs", NodeID: nodeId, ExecutionID: executionId, StreamID: streamId, Seq: seq, Follow: false, ...extra });
+  encode({
+    Type: "ReadLogs",
+    NodeID: nodeId,
+    ExecutionID: executionId,
+    StreamID: streamId,
+    Seq: seq,
+    Follow: false,
+    ...extra,
+  });
 
 /** Reads a stream to its end the way the orchestrator does: one request per batch. */
-async function readAll(s: ExecutionLogServer, batches: (LogBatch & { at: number })[], executionId: string, extra: Partial<ReadLogs> = {}) {
+async function readAll(
+  s: ExecutionLogServer,
+  batches: (LogBatch & { at: number })[],
+  executionId: string,
+  extra: Partial<ReadLogs> = {},
+) {
   const streamId = randomUUID().replaceAll("-", "");
   const mine = () => batches.filter((b) => b.StreamID === streamId);
   for (let seq = 0; ; seq++) {
     s.handle(request(executionId, streamId, seq, extra));
-    await waitFor(() => mine().length > seq, 20_000, () => `batch ${seq} of ${streamId}`);
+    await waitFor(
+      () => mine().length > seq,
+      20_000,
+      () => `batch ${seq} of ${streamId}`,
+    );
     const batch = mine()[seq]!;
     if (batch.End) return mine();
   }
 }
 const text = (batches: readonly LogBatch[], stream?: "stdout" | "stderr") =>
-  Buffer.concat(batches.flatMap((b) => b.Chunks.filter((c) => stream === undefined || c.Stream === stream).map((c) => Buffer.from(c.Data)))).toString();
+  Buffer.concat(
+    batches.flatMap((b) =>
+      b.Chunks.filter((c) => stream === undefined || c.Stream === stream).map((c) => Buffer.from(c.Data)),
+    ),
+  ).toString();
 
 describe("ExecutionLogServer on a Docker executor", () => {
   it("follow: batches come as the container writes, and the last says End once it has ended", async () => {
@@ -90,7 +125,11 @@ describe("ExecutionLogServer on a Docker executor", () => {
     expect(await running.started).toBe(true);
     const { s, batches } = server();
     // Wait until the first four lines are written.
-    await waitFor(async () => (text(await readAll(s, batches, running.executionId)).match(/\n/g) ?? []).length >= 4, 10_000, () => "four lines written");
+    await waitFor(
+      async () => (text(await readAll(s, batches, running.executionId)).match(/\n/g) ?? []).length >= 4,
+      10_000,
+      () => "four lines written",
+    );
     const all = await readAll(s, batches, running.executionId);
     expect(text(all, "stdout")).toBe("a\nc\nd\n");
     expect(text(all, "stderr")).toBe("b\n");
@@ -114,18 +153,34 @@ describe("ExecutionLogServer on a Docker executor", () => {
     const { s, batches } = server({ maxBatchBytes: 1000, idleMs: 300 });
     const streamId = randomUUID().replaceAll("-", "");
     s.handle(request(running.executionId, streamId, 0, { Follow: true }));
-    await waitFor(() => batches.length === 1, 10_000, () => "first batch");
+    await waitFor(
+      () => batches.length === 1,
+      10_000,
+      () => "first batch",
+    );
     s.handle(request(running.executionId, streamId, 1, { Follow: true }));
-    await waitFor(() => batches.length === 2, 10_000, () => "second batch");
+    await waitFor(
+      () => batches.length === 2,
+      10_000,
+      () => "second batch",
+    );
     for (const b of batches) expect(text([b]).length).toBeLessThanOrEqual(1000);
     expect(batches.every((b) => !b.End)).toBe(true);
     expect(s.openStreams).toBe(1);
-    await waitFor(() => s.openStreams === 0, 5_000, () => "idle stream closed");
+    await waitFor(
+      () => s.openStreams === 0,
+      5_000,
+      () => "idle stream closed",
+    );
     // Nothing was sent that was not asked for.
     expect(batches).toHaveLength(2);
     // Asking on after the close: refused, not resumed.
     s.handle(request(running.executionId, streamId, 2, { Follow: true }));
-    await waitFor(() => batches.length === 3, 5_000, () => "refusal");
+    await waitFor(
+      () => batches.length === 3,
+      5_000,
+      () => "refusal",
+    );
     expect(batches[2]).toMatchObject({ End: true, Error: { Kind: "Unavailable" } });
     await executor.cancel(running.executionId, "test over");
   }, 30_000);
@@ -136,13 +191,25 @@ describe("ExecutionLogServer on a Docker executor", () => {
     const { s, batches } = server({ maxStreams: 1 });
     const first = randomUUID().replaceAll("-", "");
     s.handle(request(running.executionId, first, 0, { Follow: true }));
-    await waitFor(() => batches.length === 1, 10_000, () => "first batch");
+    await waitFor(
+      () => batches.length === 1,
+      10_000,
+      () => "first batch",
+    );
     s.handle(request(running.executionId, first, 0, { Follow: true }));
-    await waitFor(() => batches.length === 2, 10_000, () => "the same batch again");
+    await waitFor(
+      () => batches.length === 2,
+      10_000,
+      () => "the same batch again",
+    );
     expect(batches[1]).toEqual({ ...batches[0], at: batches[1]!.at });
     const second = randomUUID().replaceAll("-", "");
     s.handle(request(running.executionId, second, 0, { Follow: true }));
-    await waitFor(() => batches.length === 3, 10_000, () => "refusal");
+    await waitFor(
+      () => batches.length === 3,
+      10_000,
+      () => "refusal",
+    );
     expect(batches[2]).toMatchObject({ StreamID: second, End: true, Error: { Kind: "Unavailable" } });
     s.handle(request(running.executionId, first, 0, { Close: true }));
     expect(s.openStreams).toBe(0);
@@ -153,7 +220,16 @@ describe("ExecutionLogServer on a Docker executor", () => {
     const { s, batches } = server();
     s.handle(encode({ Type: "ReadLogs", NodeID: nodeId }));
     s.handle(new Uint8Array([0xc1]));
-    s.handle(encode({ Type: "ReadLogs", NodeID: "other-node", ExecutionID: `e-${randomUUID()}`, StreamID: "abcdefgh12", Seq: 0, Follow: false }));
+    s.handle(
+      encode({
+        Type: "ReadLogs",
+        NodeID: "other-node",
+        ExecutionID: `e-${randomUUID()}`,
+        StreamID: "abcdefgh12",
+        Seq: 0,
+        Follow: false,
+      }),
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(batches).toEqual([]);
     expect(s.openStreams).toBe(0);

@@ -34,7 +34,13 @@ beforeAll(async () => {
   orch = await connect({ servers: nats.url });
   node = await connect({ servers: nats.url });
   store = new SqliteEventStore(join(tempDir(), "shoal.db"));
-  manager = new NodeManager({ store, clock: systemClock, logger: silentLogger, manualApproval: false, thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }) });
+  manager = new NodeManager({
+    store,
+    clock: systemClock,
+    logger: silentLogger,
+    manualApproval: false,
+    thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }),
+  });
   protocol = new NodeProtocolHandler(orch, manager, { joinToken: "t", enforcesNodeKeys: false, logger: silentLogger });
   protocol.start();
   reportsHandler = new ExecutionReportHandler(orch, reports, { enforcesNodeKeys: false, logger: silentLogger });
@@ -52,7 +58,8 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const ask = async (subject: string, body: unknown) => decode(ProtocolResponse, (await node.request(subject, encode(body), { timeout: 5000 })).data);
+const ask = async (subject: string, body: unknown) =>
+  decode(ProtocolResponse, (await node.request(subject, encode(body), { timeout: 5000 })).data);
 
 describe("execution reports: one subscription", () => {
   it("delivers each report to the orchestrator once, and the node protocol's own messages once", async () => {
@@ -60,7 +67,14 @@ describe("execution reports: one subscription", () => {
     const before = orch.stats().inMsgs;
     const ids = Array.from({ length: 5 }, () => `e-${randomUUID()}`);
     for (const id of ids) {
-      expect(await ask(executionReportSubject("n1"), { Type: "BidAccepted", MessageID: randomUUID(), NodeID: "n1", ExecutionID: id })).toEqual({ Accepted: true });
+      expect(
+        await ask(executionReportSubject("n1"), {
+          Type: "BidAccepted",
+          MessageID: randomUUID(),
+          NodeID: "n1",
+          ExecutionID: id,
+        }),
+      ).toEqual({ Accepted: true });
     }
     // A node-protocol call still reaches its handler (refused: n1 never joined), once.
     const info = await ask(computeSubject("n1", "resources"), { MessageID: randomUUID(), NodeID: "n1", Resources: {} });

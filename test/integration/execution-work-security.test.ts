@@ -28,8 +28,14 @@ const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
 const nats = new OwnNatsLogins(() => ({ running: orchestrator, dataDir: config.DataDir }));
 const asNode = (id: string) => nats.asNode(id, agents[id]!.dataDir);
 const asOrchestrator = () => nats.asOrchestrator();
-const started = (nodeId: string, executionId: string) => ({ Type: "ExecutionStarted", MessageID: randomUUID(), NodeID: nodeId, ExecutionID: executionId });
-const report = async (nc: NatsConnection, subject: string, body: unknown) => decode(ProtocolResponse, (await nc.request(subject, encode(body), { timeout: 5000 })).data);
+const started = (nodeId: string, executionId: string) => ({
+  Type: "ExecutionStarted",
+  MessageID: randomUUID(),
+  NodeID: nodeId,
+  ExecutionID: executionId,
+});
+const report = async (nc: NatsConnection, subject: string, body: unknown) =>
+  decode(ProtocolResponse, (await nc.request(subject, encode(body), { timeout: 5000 })).data);
 
 beforeAll(async () => {
   config = await ownNatsOrchestratorConfig("shoal-worksec-");
@@ -37,7 +43,10 @@ beforeAll(async () => {
   orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });
   Object.assign(agents, await startJoinedAgents(orchestrator, ["node-a", "node-b"]));
   reports = new RecordingExecutionReports();
-  handler = new ExecutionReportHandler(await asOrchestrator(), reports, { enforcesNodeKeys: true, logger: silentLogger });
+  handler = new ExecutionReportHandler(await asOrchestrator(), reports, {
+    enforcesNodeKeys: true,
+    logger: silentLogger,
+  });
   handler.start();
 });
 
@@ -52,7 +61,9 @@ describe("work protocol on the orchestrator's own nats-server", () => {
   it("node A cannot report for node B: NATS refuses B's subject, and B's id on A's subject is refused", async () => {
     const a = await asNode("node-a");
     const executionId = `e-${randomUUID()}`;
-    await expect(a.request(executionReportSubject("node-b"), encode(started("node-b", executionId)), { timeout: 2000 })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+    await expect(
+      a.request(executionReportSubject("node-b"), encode(started("node-b", executionId)), { timeout: 2000 }),
+    ).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     expect(await report(a, executionReportSubject("node-a"), started("node-b", executionId))).toEqual({
       Accepted: false,
       Code: "BadRequest",
@@ -72,7 +83,9 @@ describe("work protocol on the orchestrator's own nats-server", () => {
       Reason: `execution ${executionId} is not placed on node node-a`,
     });
     expect(reports.of(executionId)).toEqual([]);
-    expect(await report(b, executionReportSubject("node-b"), started("node-b", executionId))).toEqual({ Accepted: true });
+    expect(await report(b, executionReportSubject("node-b"), started("node-b", executionId))).toEqual({
+      Accepted: true,
+    });
     expect(reports.types(executionId)).toEqual(["ExecutionStarted"]);
   });
 
@@ -86,7 +99,9 @@ describe("work protocol on the orchestrator's own nats-server", () => {
     await expect(outcome).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     const forger = await asNode("node-a");
     for (const target of ["node-a", "node-b"]) {
-      await expect(forger.request(executionWorkSubject(target), encode({ Type: "CancelExecution" }), { timeout: 2000 })).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+      await expect(
+        forger.request(executionWorkSubject(target), encode({ Type: "CancelExecution" }), { timeout: 2000 }),
+      ).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
     }
   });
 });

@@ -18,7 +18,16 @@ afterAll(async () => {
 });
 
 function agentFor(natsUrl: string, nodeId: string, dataDir: string): ComputeAgent {
-  const agent = testAgent({ nodeId, orchestrators: [natsUrl], token: "join-me", dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000, initialBackoffMs: 50, maxBackoffMs: 200 });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [natsUrl],
+    token: "join-me",
+    dataDir,
+    infoUpdateMs: 5000,
+    resourceUpdateMs: 5000,
+    initialBackoffMs: 50,
+    maxBackoffMs: 200,
+  });
   cleanups.push(() => agent.stop());
   return agent;
 }
@@ -35,10 +44,19 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
   const configFile = join(dir, "operator.conf");
   writeFileSync(
     configFile,
-    configUsersNatsConfig({ host: "127.0.0.1", port, serverName: "operator", ...embeddedNatsPaths(dir), maxFileStoreBytes: 256 * 1024 * 1024 }, [
-      { user: "shoal", password: "orchestrator-secret", permissions: ORCHESTRATOR_PERMISSIONS },
-      { nkey: edgeKey.publicKey, permissions: nodePermissions("edge-1") },
-    ]),
+    configUsersNatsConfig(
+      {
+        host: "127.0.0.1",
+        port,
+        serverName: "operator",
+        ...embeddedNatsPaths(dir),
+        maxFileStoreBytes: 256 * 1024 * 1024,
+      },
+      [
+        { user: "shoal", password: "orchestrator-secret", permissions: ORCHESTRATOR_PERMISSIONS },
+        { nkey: edgeKey.publicKey, permissions: nodePermissions("edge-1") },
+      ],
+    ),
   );
   const nats = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile });
   cleanups.push(() => nats.stop());
@@ -49,9 +67,16 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
   ).rejects.toThrow(`cannot connect to NATS at ${nats.url}`);
   // The default budget (1 GiB) does not fit this server's 256 MiB: said plainly, at start.
   await expect(
-    startOrchestrator(orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret" }), silentLogger),
+    startOrchestrator(
+      orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret" }),
+      silentLogger,
+    ),
   ).rejects.toThrow("set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold");
-  const config = orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret", "Orchestrator.NATS.JetStreamMaxStore": 128 * 1024 * 1024 });
+  const config = orchestratorConfig(nats.url, {
+    ...login,
+    "Orchestrator.NATS.Password": "orchestrator-secret",
+    "Orchestrator.NATS.JetStreamMaxStore": 128 * 1024 * 1024,
+  });
   const orchestrator: RunningOrchestrator = await startOrchestrator(config, silentLogger);
   cleanups.push(() => orchestrator.stop());
 
@@ -63,5 +88,7 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
   expect(history[1]).toMatchObject({ data: { PublicKey: edgeKey.publicKey } });
 
   // A node the operator did not let in gets nowhere, and is told what to do.
-  await expect(agentFor(nats.url, "edge-2", tempDir()).start()).rejects.toThrow("its operator must add this node's key first: shoal compute --show-key");
+  await expect(agentFor(nats.url, "edge-2", tempDir()).start()).rejects.toThrow(
+    "its operator must add this node's key first: shoal compute --show-key",
+  );
 });

@@ -61,7 +61,8 @@ const request = (nodeId: string, method: string, body: Record<string, unknown>) 
 const register = (info: ReturnType<typeof computeInfo>) => joinNode(nc, info.NodeID, TOKEN, info);
 
 /** What a join stores: the registration and the key's binding. */
-const joined = (ids: string[]) => ids.flatMap((id) => [`node-${id}:NodeCredentialBound`, `node-${id}:NodeRegistered`]).sort();
+const joined = (ids: string[]) =>
+  ids.flatMap((id) => [`node-${id}:NodeCredentialBound`, `node-${id}:NodeRegistered`]).sort();
 
 /** Every stored event as `stream:type`. */
 const stored = async (config: ShoalConfig) => (await storedEvents(config.DataDir)).map((e) => `${e.stream}:${e.type}`);
@@ -91,13 +92,19 @@ describe("registration rate", () => {
     expect(refused).toHaveLength(35);
     for (const r of refused) {
       expect(r.Code).toBe("Unavailable");
-      expect(r.Reason).toMatch(/too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=5\); try again in 1s/);
+      expect(r.Reason).toMatch(
+        /too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=5\); try again in 1s/,
+      );
     }
     expect(added(before, await stored(config))).toEqual(joined(admitted));
     expect(orchestrator.manager.nodeCount).toBe(actors + 5);
 
     // Admitted nodes carry on, re-registering (an agent restart) and heartbeating, with the bucket empty.
-    expect(await register(computeInfo(admitted[0]!))).toEqual({ Accepted: true, Reason: "node already registered", Reconnect: false });
+    expect(await register(computeInfo(admitted[0]!))).toEqual({
+      Accepted: true,
+      Reason: "node already registered",
+      Reconnect: false,
+    });
     expect(await request(admitted[1]!, "heartbeat", { NodeID: admitted[1], Sequence: 1 })).toEqual({ Accepted: true });
 
     // The rate refills the bucket: 2 per second.
@@ -124,7 +131,9 @@ describe("PENDING nodes under manual approval", () => {
     expect(admitted).toHaveLength(4);
     for (const r of replies.filter((r) => !r.Accepted)) {
       expect(r.Code).toBe("Forbidden");
-      expect(r.Reason).toMatch(/the limit of 4 nodes awaiting approval \(Orchestrator.NodeManager.MaxPendingNodes\) is reached\. An operator must approve, reject or delete pending nodes/);
+      expect(r.Reason).toMatch(
+        /the limit of 4 nodes awaiting approval \(Orchestrator.NodeManager.MaxPendingNodes\) is reached\. An operator must approve, reject or delete pending nodes/,
+      );
     }
     const after = await stored(config);
     expect(added(before, after)).toEqual(joined(admitted));
@@ -134,8 +143,16 @@ describe("PENDING nodes under manual approval", () => {
     expect(await stored(config)).toEqual(after);
 
     // The operator rejects one fake: a slot frees up.
-    await orchestrator.manager.operatorAction("reject", admitted[0]!, commandContext({ type: "operator", id: "alice" }));
-    expect(await register(computeInfo("honest"))).toEqual({ Accepted: true, Reason: "node registered", Reconnect: false });
+    await orchestrator.manager.operatorAction(
+      "reject",
+      admitted[0]!,
+      commandContext({ type: "operator", id: "alice" }),
+    );
+    expect(await register(computeInfo("honest"))).toEqual({
+      Accepted: true,
+      Reason: "node registered",
+      Reconnect: false,
+    });
     expect(await register(computeInfo("honest-2"))).toMatchObject({ Accepted: false, Code: "Forbidden" });
   });
 });
@@ -152,19 +169,36 @@ describe("what nodes say about themselves", () => {
     const longKey = (i: number) => `${"p".repeat(187)}${String(i).padStart(2, "0")}/${"n".repeat(63)}`;
     const cases: [string, ReturnType<typeof computeInfo>, RegExp][] = [
       ["bad key", computeInfo("bad-1", { "bad key": "x" }), /label key "bad key": the name must be letters, digits/],
-      ["bad prefix", computeInfo("bad-2", { "Example.com/zone": "x" }), /label key "Example.com\/zone": the prefix must be a DNS subdomain/],
+      [
+        "bad prefix",
+        computeInfo("bad-2", { "Example.com/zone": "x" }),
+        /label key "Example.com\/zone": the prefix must be a DNS subdomain/,
+      ],
       ["bad value", computeInfo("bad-3", { zone: "a b" }), /label value "a b" must be empty or/],
-      ["long value", computeInfo("bad-4", { zone: "v".repeat(64) }), /label value "v{64}" is longer than 63 characters/],
+      [
+        "long value",
+        computeInfo("bad-4", { zone: "v".repeat(64) }),
+        /label value "v{64}" is longer than 63 characters/,
+      ],
       ["too many labels", { ...computeInfo("bad-5"), Labels: labels(65) }, /65 labels; a node may have at most 64/],
       ["long hostname", { ...computeInfo("bad-6"), Hostname: "h".repeat(254) }, /Hostname[\s\S]*at most 253/],
       [
         "too many engines",
-        { ...computeInfo("bad-7"), ComputeNodeInfo: { ...computeInfo("bad-7").ComputeNodeInfo!, ExecutionEngines: Array.from({ length: 33 }, (_, i) => `e${i}`) } },
+        {
+          ...computeInfo("bad-7"),
+          ComputeNodeInfo: {
+            ...computeInfo("bad-7").ComputeNodeInfo!,
+            ExecutionEngines: Array.from({ length: 33 }, (_, i) => `e${i}`),
+          },
+        },
         /ExecutionEngines[\s\S]*at most 32/,
       ],
       [
         "oversized info",
-        { ...computeInfo("bad-8"), Labels: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [longKey(i), "v".repeat(63)])) },
+        {
+          ...computeInfo("bad-8"),
+          Labels: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [longKey(i), "v".repeat(63)])),
+        },
         /node info is \d+ bytes encoded; the limit is 16384/,
       ],
     ];
@@ -193,7 +227,8 @@ describe("what nodes say about themselves", () => {
         request(id, "resources", { NodeID: id, Resources: resources }),
         request(id, "heartbeat", { NodeID: id, Sequence: 1 }),
       ]);
-      for (const r of replies) expect(r).toEqual({ Accepted: false, Code: "NotFound", Reason: `node not registered: ${id}` });
+      for (const r of replies)
+        expect(r).toEqual({ Accepted: false, Code: "NotFound", Reason: `node not registered: ${id}` });
     }
     expect(orchestrator.manager.nodeCount).toBe(actors);
     expect(await stored(config)).toEqual(before);

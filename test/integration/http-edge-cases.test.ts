@@ -31,11 +31,20 @@ async function api(method: string, path: string, init: { body?: string; headers?
     ...(init.body === undefined ? {} : { body: init.body }),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, contentType: res.headers.get("content-type"), body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    contentType: res.headers.get("content-type"),
+    body: text ? (JSON.parse(text) as Record<string, any>) : undefined,
+  };
 }
 
 /** Shoal's error body (Bacalhau's APIError shape) with the given status and code. */
-function expectErrorBody(res: { status: number; contentType: string | null; body?: Record<string, any> }, status: number, code: string) {
+function expectErrorBody(
+  res: { status: number; contentType: string | null; body?: Record<string, any> },
+  status: number,
+  code: string,
+) {
   expect(res.status).toBe(status);
   expect(res.contentType).toMatch(/^application\/json/);
   expect(res.body).toMatchObject({ Status: status, Code: code, Component: "orchestrator" });
@@ -90,23 +99,38 @@ describe("node ids up to the protocol's 128 characters", () => {
     // NodeRegistered (0) and NodeCredentialBound (1).
     expect(got.headers.get("etag")).toBe('W/"1"');
 
-    expect((await api("PUT", path, { body: '{"Action":"approve"}', headers: { "if-match": 'W/"7"' } })).status).toBe(412);
-    const put = await api("PUT", path, { body: '{"Action":"approve"}', headers: { "if-match": got.headers.get("etag")! } });
+    expect((await api("PUT", path, { body: '{"Action":"approve"}', headers: { "if-match": 'W/"7"' } })).status).toBe(
+      412,
+    );
+    const put = await api("PUT", path, {
+      body: '{"Action":"approve"}',
+      headers: { "if-match": got.headers.get("etag")! },
+    });
     expect(put.status).toBe(200);
     expect(put.headers.get("etag")).toBe('W/"2"');
     expect((await api("GET", path)).headers.get("etag")).toBe('W/"2"');
 
     const history = await api("GET", `${path}/history`);
     expect(history.status).toBe(200);
-    expect(history.body!.Items.map((e: any) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound", "NodeApproved"]);
+    expect(history.body!.Items.map((e: any) => e.type)).toEqual([
+      "NodeRegistered",
+      "NodeCredentialBound",
+      "NodeApproved",
+    ]);
     // A long unique prefix resolves as a short one does.
-    expect((await api("GET", `/api/v1/orchestrator/nodes/${LONG_ID.slice(0, 120)}`)).body!.Node.Info.NodeID).toBe(LONG_ID);
+    expect((await api("GET", `/api/v1/orchestrator/nodes/${LONG_ID.slice(0, 120)}`)).body!.Node.Info.NodeID).toBe(
+      LONG_ID,
+    );
   });
 
   it("a longer id is not found; a path segment over 256 characters is 414, both as Shoal's error body", async () => {
     expectErrorBody(await api("GET", `/api/v1/orchestrator/nodes/${LONG_ID}x`), 404, "NotFound");
     expectErrorBody(await api("GET", `/api/v1/orchestrator/nodes/${"y".repeat(300)}/history`), 414, "URITooLong");
-    expectErrorBody(await api("PUT", `/api/v1/orchestrator/nodes/${"y".repeat(300)}`, { body: '{"Action":"approve"}' }), 414, "URITooLong");
+    expectErrorBody(
+      await api("PUT", `/api/v1/orchestrator/nodes/${"y".repeat(300)}`, { body: '{"Action":"approve"}' }),
+      414,
+      "URITooLong",
+    );
   });
 });
 
@@ -136,8 +160,16 @@ describe("JSON bodies", () => {
 
   it("refuse other content types with 415 and an oversized body with 413, as Shoal's error body", async () => {
     const path = "/api/v1/orchestrator/nodes/node-1";
-    expectErrorBody(await api("PUT", path, { body: "approve", headers: { "content-type": "text/plain" } }), 415, "UnsupportedMediaType");
-    expectErrorBody(await api("PUT", path, { body: JSON.stringify({ Action: "approve", Message: "x".repeat(70_000) }) }), 413, "PayloadTooLarge");
+    expectErrorBody(
+      await api("PUT", path, { body: "approve", headers: { "content-type": "text/plain" } }),
+      415,
+      "UnsupportedMediaType",
+    );
+    expectErrorBody(
+      await api("PUT", path, { body: JSON.stringify({ Action: "approve", Message: "x".repeat(70_000) }) }),
+      413,
+      "PayloadTooLarge",
+    );
   });
 });
 
@@ -159,7 +191,11 @@ describe("errors before a route is found use Shoal's error body", () => {
   });
 
   it("a request line and headers over Node's 16 KiB limit are 431", async () => {
-    expectErrorBody(await api("GET", `/api/v1/orchestrator/nodes?labels=${"a".repeat(20_000)}`), 431, "RequestHeaderFieldsTooLarge");
+    expectErrorBody(
+      await api("GET", `/api/v1/orchestrator/nodes?labels=${"a".repeat(20_000)}`),
+      431,
+      "RequestHeaderFieldsTooLarge",
+    );
   });
 
   it("a malformed HTTP request is 400", async () => {
@@ -174,16 +210,24 @@ describe("errors before a route is found use Shoal's error body", () => {
 
 describe("client-chosen request ids", () => {
   it("are used when sane and replaced by a generated one otherwise", async () => {
-    const idOf = async (header: string) => (await api("GET", "/api/v1/nope", { headers: { "x-request-id": header } })).body!.RequestID as string;
+    const idOf = async (header: string) =>
+      (await api("GET", "/api/v1/nope", { headers: { "x-request-id": header } })).body!.RequestID as string;
     expect(await idOf("trace-01HZX.42:7")).toBe("trace-01HZX.42:7");
     expect(await idOf("a".repeat(128))).toBe("a".repeat(128));
-    for (const bad of ["a".repeat(129), "has spaces", "<script>", "x".repeat(10_000)]) expect(await idOf(bad)).toMatch(UUID);
+    for (const bad of ["a".repeat(129), "has spaces", "<script>", "x".repeat(10_000)])
+      expect(await idOf(bad)).toMatch(UUID);
   });
 
   it("become the correlation id of the events a request causes only when sane", async () => {
-    const reject = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { body: '{"Action":"reject"}', headers: { "x-request-id": "z".repeat(500) } });
+    const reject = await api("PUT", "/api/v1/orchestrator/nodes/node-1", {
+      body: '{"Action":"reject"}',
+      headers: { "x-request-id": "z".repeat(500) },
+    });
     expect(reject.status).toBe(200);
-    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { body: '{"Action":"approve"}', headers: { "x-request-id": "req-42" } });
+    const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", {
+      body: '{"Action":"approve"}',
+      headers: { "x-request-id": "req-42" },
+    });
     expect(approve.status).toBe(200);
     const items = (await api("GET", "/api/v1/orchestrator/nodes/node-1/history")).body!.Items as any[];
     // Each action appends two events (the key's revocation and reinstatement ride along), sharing the request's id.

@@ -4,7 +4,12 @@ import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
-import { GetJobResponse, ListHistoryResponse, ListJobsResponse, PutJobResponse } from "../../src/api/jobs/job-routes.ts";
+import {
+  GetJobResponse,
+  ListHistoryResponse,
+  ListJobsResponse,
+  PutJobResponse,
+} from "../../src/api/jobs/job-routes.ts";
 import { jobViewsSnapshotPath } from "../../src/snapshots/job-views-snapshot.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
@@ -31,12 +36,21 @@ type Body = Record<string, any>;
 
 const job = (overrides: Record<string, unknown> = {}, task: Record<string, unknown> = {}) => ({
   Type: "batch",
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["echo", "hi"] } }, ...task }],
+  Tasks: [
+    {
+      Name: "main",
+      Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["echo", "hi"] } },
+      ...task,
+    },
+  ],
   ...overrides,
 });
 
 function decodes(schema: Schema.Schema.Any, body: unknown): void {
-  const decoded = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, { onExcessProperty: "error", errors: "all" })(body);
+  const decoded = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, {
+    onExcessProperty: "error",
+    errors: "all",
+  })(body);
   expect(decoded._tag === "Left" ? String(decoded.left) : "ok").toBe("ok");
 }
 
@@ -47,7 +61,10 @@ let orchestrator: RunningOrchestrator;
 async function call(method: string, path: string, key: string | undefined, body?: unknown) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
     method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -59,18 +76,30 @@ const submit = async (spec: unknown) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.JobID as string;
 };
-/** With no compute node to run on, the placement workflow queues a job (the suite's QueueTimeout is 60 s): its settled state. */
+/**
+ * With no compute node to run on, the placement workflow queues a job (the suite's QueueTimeout is 60 s): its settled
+ * state.
+ */
 const queued = async (id: string): Promise<Body> => {
   let j: Body = {};
-  await waitFor(async () => (j = (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job).State.StateType === "Queued", 10_000, () => `job ${id} queued`);
+  await waitFor(
+    async () =>
+      (j = (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job).State.StateType === "Queued",
+    10_000,
+    () => `job ${id} queued`,
+  );
   return j;
 };
 const QUEUED_MESSAGE = /^Job queued\. not enough nodes to run job\. requested: 1, available: 0, suitable: 0\.$/;
-const jobStreams = async () => new Set((await storedEvents(config.DataDir)).filter((e) => e.stream.startsWith("job-")).map((e) => e.stream)).size;
+const jobStreams = async () =>
+  new Set((await storedEvents(config.DataDir)).filter((e) => e.stream.startsWith("job-")).map((e) => e.stream)).size;
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  config = orchestratorConfig(nats.url, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
+  config = orchestratorConfig(nats.url, {
+    "API.Auth.Users": USERS,
+    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000,
+  });
   orchestrator = await startOrchestrator(config, silentLogger);
 });
 
@@ -82,7 +111,9 @@ afterAll(async () => {
 describe("PUT /api/v1/orchestrator/jobs", () => {
   it("stores a valid job and answers Bacalhau's PutJobResponse; GET shows it as models.Job", async () => {
     const before = Date.now();
-    const res = await call("PUT", "/api/v1/orchestrator/jobs", AS.writer, { Job: job({ Name: "hello", Labels: { team: "a" }, ID: "mine" }) });
+    const res = await call("PUT", "/api/v1/orchestrator/jobs", AS.writer, {
+      Job: job({ Name: "hello", Labels: { team: "a" }, ID: "mine" }),
+    });
     expect(res.status).toBe(200);
     decodes(PutJobResponse, res.body);
     expect(res.body.JobID).toMatch(/^j-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -95,7 +126,16 @@ describe("PUT /api/v1/orchestrator/jobs", () => {
     decodes(GetJobResponse, got.body);
     // Placed at once: no node can take it, so it is Queued (Revision 2).
     const j = await queued(res.body.JobID);
-    expect(j).toMatchObject({ ID: res.body.JobID, Name: "hello", Namespace: "default", Type: "batch", Count: 1, Labels: { team: "a" }, Version: 1, Revision: 2 });
+    expect(j).toMatchObject({
+      ID: res.body.JobID,
+      Name: "hello",
+      Namespace: "default",
+      Type: "batch",
+      Count: 1,
+      Labels: { team: "a" },
+      Version: 1,
+      Revision: 2,
+    });
     expect(j.State.StateType).toBe("Queued");
     expect(j.State.Message).toMatch(QUEUED_MESSAGE);
     // Nanoseconds, as Bacalhau's.
@@ -112,11 +152,17 @@ describe("PUT /api/v1/orchestrator/jobs", () => {
   it("refuses an invalid job with every problem named, and stores nothing", async () => {
     const streams = await jobStreams();
     const res = await call("PUT", "/api/v1/orchestrator/jobs", AS.writer, {
-      Job: { Type: "sometimes", Count: -1, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} }, Resources: { CPU: "lots" } }] },
+      Job: {
+        Type: "sometimes",
+        Count: -1,
+        Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} }, Resources: { CPU: "lots" } }],
+      },
     });
     expect(res.status).toBe(400);
     const paths = (res.body.Details.problems as { path: string; message: string }[]).map((p) => p.path);
-    expect(paths).toEqual(expect.arrayContaining(["Type", "Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]));
+    expect(paths).toEqual(
+      expect.arrayContaining(["Type", "Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]),
+    );
     // The message names them all too, for a client that shows only the message.
     for (const path of paths) expect(res.body.Message).toContain(path);
     expect(await jobStreams()).toBe(streams);
@@ -136,7 +182,12 @@ describe("PUT /api/v1/orchestrator/jobs", () => {
 describe("GET /api/v1/orchestrator/jobs", () => {
   const ids: string[] = [];
   beforeAll(async () => {
-    for (let i = 0; i < 5; i++) ids.push(await submit(job({ Name: `list-${i}`, Namespace: i % 2 === 0 ? "even" : "odd", Labels: { idx: String(i), kind: "list" } })));
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        await submit(
+          job({ Name: `list-${i}`, Namespace: i % 2 === 0 ? "even" : "odd", Labels: { idx: String(i), kind: "list" } }),
+        ),
+      );
   });
 
   const page = async (query: string) => {
@@ -174,12 +225,22 @@ describe("GET /api/v1/orchestrator/jobs", () => {
   });
 
   it("refuses bad parameters with a 400", async () => {
-    for (const query of ["limit=0", "limit=abc", "order_by=name", "reverse=maybe", "next_token=zzz", "labels=a%20in%20(", "colour=blue"]) {
+    for (const query of [
+      "limit=0",
+      "limit=abc",
+      "order_by=name",
+      "reverse=maybe",
+      "next_token=zzz",
+      "labels=a%20in%20(",
+      "colour=blue",
+    ]) {
       const res = await call("GET", `/api/v1/orchestrator/jobs?${query}`, AS.reader);
       expect(res.status, query).toBe(400);
     }
     const token = (await page("limit=1")).NextToken;
-    expect((await call("GET", `/api/v1/orchestrator/jobs?order_by=id&next_token=${token}`, AS.reader)).status).toBe(400);
+    expect((await call("GET", `/api/v1/orchestrator/jobs?order_by=id&next_token=${token}`, AS.reader)).status).toBe(
+      400,
+    );
   });
 });
 
@@ -199,11 +260,22 @@ describe("DELETE, history and executions", () => {
     expect(got.body.Job.Revision).toBe(3);
     const events = (await storedEvents(config.DataDir)).filter((e) => e.stream === `job-${id}`);
     expect(events.map((e) => e.type)).toEqual(["JobSubmitted", "JobQueued", "JobStopped"]);
-    expect(events[2]!.metadata).toMatchObject({ actor: { type: "operator", id: "writer" }, reason: "no longer needed" });
+    expect(events[2]!.metadata).toMatchObject({
+      actor: { type: "operator", id: "writer" },
+      reason: "no longer needed",
+    });
 
     // Stored, then published on NATS, in order.
-    await waitFor(() => subjects.filter((s) => s.includes(id)).length >= 3, 10_000, () => `published: ${subjects.join(", ")}`);
-    expect(subjects.filter((s) => s.includes(id))).toEqual([`shoal.events.job.${id}.JobSubmitted`, `shoal.events.job.${id}.JobQueued`, `shoal.events.job.${id}.JobStopped`]);
+    await waitFor(
+      () => subjects.filter((s) => s.includes(id)).length >= 3,
+      10_000,
+      () => `published: ${subjects.join(", ")}`,
+    );
+    expect(subjects.filter((s) => s.includes(id))).toEqual([
+      `shoal.events.job.${id}.JobSubmitted`,
+      `shoal.events.job.${id}.JobQueued`,
+      `shoal.events.job.${id}.JobStopped`,
+    ]);
     sub.unsubscribe();
     await nc.close();
 
@@ -238,11 +310,25 @@ describe("DELETE, history and executions", () => {
 
     const first = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=2`, AS.reader);
     expect(first.body.Items).toHaveLength(2);
-    const second = await call("GET", `/api/v1/orchestrator/jobs/${id}/history?limit=2&next_token=${first.body.NextToken}`, AS.reader);
+    const second = await call(
+      "GET",
+      `/api/v1/orchestrator/jobs/${id}/history?limit=2&next_token=${first.body.NextToken}`,
+      AS.reader,
+    );
     expect(second.body.Items.map((h: Body) => h.SeqNum)).toEqual([items[2]!.SeqNum]);
     expect(second.body.NextToken).toBe("");
-    expect((await call("GET", `/api/v1/orchestrator/jobs/${id}/history?event_type=execution`, AS.reader)).body.Items).toEqual([]);
-    expect((await call("GET", `/api/v1/orchestrator/jobs/${id}/history?since=${Math.floor(Date.now() / 1000) + 3600}`, AS.reader)).body.Items).toEqual([]);
+    expect(
+      (await call("GET", `/api/v1/orchestrator/jobs/${id}/history?event_type=execution`, AS.reader)).body.Items,
+    ).toEqual([]);
+    expect(
+      (
+        await call(
+          "GET",
+          `/api/v1/orchestrator/jobs/${id}/history?since=${Math.floor(Date.now() / 1000) + 3600}`,
+          AS.reader,
+        )
+      ).body.Items,
+    ).toEqual([]);
     for (const bad of ["event_type=node", "since=yesterday", "next_token=abc", "limit=0"]) {
       expect((await call("GET", `/api/v1/orchestrator/jobs/${id}/history?${bad}`, AS.reader)).status, bad).toBe(400);
     }
@@ -256,10 +342,16 @@ describe("DELETE, history and executions", () => {
     expect((await call("GET", `/api/v1/orchestrator/jobs/${id}?include=everything`, AS.reader)).status).toBe(400);
   });
 
-  // (TotalTimeout is proven on a running job, test/e2e/job-run.test.ts: here nothing runs, and a queued job's QueueTimeout comes first.)
+  // (TotalTimeout is proven on a running job, test/e2e/job-run.test.ts: here nothing runs, and a queued job's
+  // QueueTimeout comes first.)
   it("fails a job past its QueueTimeout with the queue reason (its deadline is armed on the core)", async () => {
     const id = await submit(job({ Name: "timeout" }, { Timeouts: { TotalTimeout: 2, QueueTimeout: 1 } }));
-    await waitFor(async () => (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.State.StateType === "Failed", 30_000, () => "job failed");
+    await waitFor(
+      async () =>
+        (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job.State.StateType === "Failed",
+      30_000,
+      () => "job failed",
+    );
     const j = (await call("GET", `/api/v1/orchestrator/jobs/${id}`, AS.reader)).body.Job;
     expect(j.State.Message).toMatch(/^not enough nodes to run job\. requested: 1, available: 0, suitable: 0\.$/);
   });
@@ -282,7 +374,14 @@ describe("capabilities", () => {
 
   it("lists the job routes in the OpenAPI document", async () => {
     const doc = (await call("GET", "/api/v1/openapi.json", undefined)).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v1/orchestrator/jobs", "/api/v1/orchestrator/jobs/{id}", "/api/v1/orchestrator/jobs/{id}/history", "/api/v1/orchestrator/jobs/{id}/executions"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/api/v1/orchestrator/jobs",
+        "/api/v1/orchestrator/jobs/{id}",
+        "/api/v1/orchestrator/jobs/{id}/history",
+        "/api/v1/orchestrator/jobs/{id}/executions",
+      ]),
+    );
     expect(doc.paths["/api/v1/orchestrator/jobs"].put.operationId).toBe("putJob");
     expect(doc.paths["/api/v1/orchestrator/jobs/{id}"].delete.operationId).toBe("stopJob");
   });
@@ -291,7 +390,9 @@ describe("capabilities", () => {
 describe("restart", () => {
   it("keeps every job, its state, its history, and arms its deadlines again", async () => {
     const pending = await submit(job({ Name: "survivor", Labels: { kind: "survivor" } }));
-    const timed = await submit(job({ Name: "timed-survivor", Labels: { kind: "survivor" } }, { Timeouts: { TotalTimeout: 5, QueueTimeout: 1 } }));
+    const timed = await submit(
+      job({ Name: "timed-survivor", Labels: { kind: "survivor" } }, { Timeouts: { TotalTimeout: 5, QueueTimeout: 1 } }),
+    );
     await queued(pending);
     const before = {
       list: (await call("GET", "/api/v1/orchestrator/jobs?limit=1000", AS.reader)).body,
@@ -304,7 +405,12 @@ describe("restart", () => {
     const strip = (b: Body) => b.Items.filter((j: Body) => j.ID !== timed);
     expect(strip(list)).toEqual(strip(before.list));
     expect((await call("GET", `/api/v1/orchestrator/jobs/${pending}/history`, AS.reader)).body).toEqual(before.history);
-    await waitFor(async () => (await call("GET", `/api/v1/orchestrator/jobs/${timed}`, AS.reader)).body.Job.State.StateType === "Failed", 30_000, () => "timed job failed after restart");
+    await waitFor(
+      async () =>
+        (await call("GET", `/api/v1/orchestrator/jobs/${timed}`, AS.reader)).body.Job.State.StateType === "Failed",
+      30_000,
+      () => "timed job failed after restart",
+    );
     // And the restarted orchestrator takes new work.
     const after = await submit(job({ Name: "after-restart" }));
     expect((await call("GET", `/api/v1/orchestrator/jobs/${after}`, AS.reader)).status).toBe(200);

@@ -58,7 +58,13 @@ async function setup(file = join(tempDir(), "shoal.db"), start = Date.parse("202
     const res = await fetch(`http://127.0.0.1:${address.port}${path}`);
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
-  cleanups.push(() => store.close(), () => deadlines.stop(), () => control.close(), () => host.stop(), () => app.close());
+  cleanups.push(
+    () => store.close(),
+    () => deadlines.stop(),
+    () => control.close(),
+    () => host.stop(),
+    () => app.close(),
+  );
   const createExecution = async (jobId: string, executionTimeout = 0) => {
     const id = executionIdOf(randomUUID());
     const command: ExecutionCommand = {
@@ -84,7 +90,10 @@ async function setup(file = join(tempDir(), "shoal.db"), start = Date.parse("202
 }
 
 function decodes(schema: Schema.Schema.Any, body: unknown): void {
-  const decoded = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, { onExcessProperty: "error", errors: "all" })(body);
+  const decoded = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, {
+    onExcessProperty: "error",
+    errors: "all",
+  })(body);
   expect(decoded._tag === "Left" ? String(decoded.left) : "ok").toBe("ok");
 }
 
@@ -94,7 +103,9 @@ describe("JobControl", () => {
     const error = await control.submit({ Type: "batch", Tasks: [] }, operator).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ShoalError);
     expect((error as ShoalError).kind).toBe("BadRequest");
-    expect((error as ShoalError).details?.problems).toEqual(expect.arrayContaining([expect.objectContaining({ path: "Tasks" })]));
+    expect((error as ShoalError).details?.problems).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: "Tasks" })]),
+    );
     expect(await store.readAll()).toEqual([]);
     expect(control.jobs.residentCount).toBe(0);
   });
@@ -103,22 +114,31 @@ describe("JobControl", () => {
     const { control, store } = await setup();
     const completed = (await control.submit(spec(), operator)).jobId;
     await control.jobs.execute(completed, { type: "Complete" }, operator);
-    await expect(control.stop(completed, "late", operator)).rejects.toMatchObject({ kind: "Conflict", message: "cannot stop job in state Completed" });
+    await expect(control.stop(completed, "late", operator)).rejects.toMatchObject({
+      kind: "Conflict",
+      message: "cannot stop job in state Completed",
+    });
     const failed = (await control.submit(spec(), operator)).jobId;
     await control.jobs.execute(failed, { type: "Fail", reason: "broken" }, operator);
-    await expect(control.stop(failed, "late", operator)).rejects.toMatchObject({ kind: "Conflict", message: expect.stringContaining("terminal state Failed") });
+    await expect(control.stop(failed, "late", operator)).rejects.toMatchObject({
+      kind: "Conflict",
+      message: expect.stringContaining("terminal state Failed"),
+    });
     const stopped = (await control.submit(spec(), operator)).jobId;
     expect((await control.stop(stopped, "once", operator)).position).toBeDefined();
     expect((await control.stop(stopped, "twice", operator)).position).toBeUndefined();
     expect((await store.readStream(`job-${stopped}`)).map((e) => e.type)).toEqual(["JobSubmitted", "JobStopped"]);
-    await expect(control.stop("j-00000000-0000-4000-8000-00000000dead", "x", operator)).rejects.toMatchObject({ kind: "NotFound" });
+    await expect(control.stop("j-00000000-0000-4000-8000-00000000dead", "x", operator)).rejects.toMatchObject({
+      kind: "NotFound",
+    });
   });
 
   it("arms an execution's ExecutionTimeout on the core, and arms it again from the read model after a restart", async () => {
     const first = await setup();
     const jobId = (await first.control.submit(spec({ ExecutionTimeout: 60 }), operator)).jobId;
     const executionId = await first.createExecution(jobId, 60);
-    for (const type of ["AskForBid", "AcceptBid", "Approve", "Start"] as const) await first.control.executions.execute(executionId, { type }, operator);
+    for (const type of ["AskForBid", "AcceptBid", "Approve", "Start"] as const)
+      await first.control.executions.execute(executionId, { type }, operator);
     await first.clock.advance(30_000);
     expect(first.views.execution(executionId)?.computeState).toBe("Running");
     // Restart: a new host on the same file, deadlines armed from the read model's fold only.
@@ -128,7 +148,10 @@ describe("JobControl", () => {
     second.control.armRecovered(second.views.allJobs(), second.views.allExecutions());
     await second.clock.advance(61_000);
     await second.synced();
-    expect(second.views.execution(executionId)).toMatchObject({ computeState: "Failed", computeMessage: "Execution timed out. Execution took longer than 1m0s" });
+    expect(second.views.execution(executionId)).toMatchObject({
+      computeState: "Failed",
+      computeMessage: "Execution timed out. Execution took longer than 1m0s",
+    });
   });
 });
 
@@ -138,9 +161,17 @@ describe("executions and history over HTTP", () => {
     const jobId = (await control.submit(spec(), operator)).jobId;
     const a = await createExecution(jobId);
     const b = await createExecution(jobId);
-    for (const type of ["AskForBid", "AcceptBid", "Approve", "Start"] as const) await control.executions.execute(a, { type }, operator);
+    for (const type of ["AskForBid", "AcceptBid", "Approve", "Start"] as const)
+      await control.executions.execute(a, { type }, operator);
     await control.jobs.execute(jobId, { type: "Run" }, operator);
-    const output = { Stdout: "hi\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" };
+    const output = {
+      Stdout: "hi\n",
+      StdoutTruncated: false,
+      stderr: "",
+      StderrTruncated: false,
+      ExitCode: 0,
+      ErrorMsg: "",
+    };
     await control.executions.execute(a, { type: "Complete", output }, operator);
     await control.executions.execute(b, { type: "Reject", reason: "more executions than needed" }, operator);
     await synced();
@@ -161,7 +192,9 @@ describe("executions and history over HTTP", () => {
     expect(executions.body.Items[1]).toMatchObject({ ComputeState: { StateType: 8 }, DesiredState: { StateType: 2 } });
     const paged = await get(`/api/v1/orchestrator/jobs/${jobId}/executions?limit=1&reverse=true`);
     expect(paged.body.Items.map((e: any) => e.ID)).toEqual([b]);
-    const rest = await get(`/api/v1/orchestrator/jobs/${jobId}/executions?limit=1&reverse=true&next_token=${paged.body.NextToken}`);
+    const rest = await get(
+      `/api/v1/orchestrator/jobs/${jobId}/executions?limit=1&reverse=true&next_token=${paged.body.NextToken}`,
+    );
     expect(rest.body).toMatchObject({ Items: [{ ID: a }], NextToken: "" });
 
     const history = (await get(`/api/v1/orchestrator/jobs/${jobId}/history`)).body.Items as any[];
@@ -195,14 +228,26 @@ describe("executions and history over HTTP", () => {
 
 describe("JobDefaults from config", () => {
   it("takes the keys in whole seconds and refuses bad ones at start, naming the key", () => {
-    const config = { ...defaultConfig(), "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 90_000, "JobDefaults.Ops.Task.Resources.CPU": "2" };
+    const config = {
+      ...defaultConfig(),
+      "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 90_000,
+      "JobDefaults.Ops.Task.Resources.CPU": "2",
+    };
     const defaults = jobDefaultsOf(config);
     expect(defaults.Batch.Task.Timeouts).toEqual({ QueueTimeout: 90 });
     expect(defaults.Ops.Task.Resources).toEqual({ CPU: "2", Memory: "512Mb" });
-    expect(() => jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Service.Task.Resources.Memory": "lots" })).toThrow(StartupError);
-    expect(() => jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Batch.Task.Timeouts.TotalTimeout": 1_500 })).toThrow(/JobDefaults.Batch.Task.Timeouts.TotalTimeout/);
-    expect(() => jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Batch.Task.Timeouts.TotalTimeout": 60_000, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 120_000 })).toThrow(
-      /exceed TotalTimeout/,
+    expect(() => jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Service.Task.Resources.Memory": "lots" })).toThrow(
+      StartupError,
     );
+    expect(() => jobDefaultsOf({ ...defaultConfig(), "JobDefaults.Batch.Task.Timeouts.TotalTimeout": 1_500 })).toThrow(
+      /JobDefaults.Batch.Task.Timeouts.TotalTimeout/,
+    );
+    expect(() =>
+      jobDefaultsOf({
+        ...defaultConfig(),
+        "JobDefaults.Batch.Task.Timeouts.TotalTimeout": 60_000,
+        "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 120_000,
+      }),
+    ).toThrow(/exceed TotalTimeout/);
   });
 });

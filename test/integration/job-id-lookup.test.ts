@@ -21,7 +21,10 @@ let orchestrator: RunningOrchestrator;
 let config: ShoalConfig;
 let dataDir = "";
 
-const jobs = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const jobs = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 /** Status and body, as the assertions compare them whole. */
 const call = async (method: string, path: string) => {
   const { status, body } = await jobs.call(method, path);
@@ -29,7 +32,9 @@ const call = async (method: string, path: string) => {
 };
 const job = (overrides: Record<string, unknown> = {}) => ({
   Type: "batch",
-  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } }],
+  Tasks: [
+    { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
+  ],
   ...overrides,
 });
 const short = (id: string) => id.slice(0, "j-".length + 8);
@@ -43,7 +48,10 @@ let elsewhere = "";
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  config = orchestratorConfig(nats.url, { "API.Auth.Users": USERS, "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000 });
+  config = orchestratorConfig(nats.url, {
+    "API.Auth.Users": USERS,
+    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 60_000,
+  });
   dataDir = config.DataDir;
   orchestrator = await startOrchestrator(config, silentLogger);
   for (let i = 0; i < 4; i++) ids.push(await jobs.submit(job()));
@@ -80,18 +88,31 @@ describe("job ids in paths", () => {
 
   it("an ambiguous prefix is a 400 listing some of the matches; an unknown one a 404; nothing is stopped", async () => {
     const before = await jobEvents();
-    for (const [method, path] of [["GET", `${api}/j-`], ["GET", `${api}/j-/history`], ["GET", `${api}/j-/executions`], ["DELETE", `${api}/j-`]] as const) {
+    for (const [method, path] of [
+      ["GET", `${api}/j-`],
+      ["GET", `${api}/j-/history`],
+      ["GET", `${api}/j-/executions`],
+      ["DELETE", `${api}/j-`],
+    ] as const) {
       const res = await call(method, path);
       expect(res.status, `${method} ${path}`).toBe(400);
       expect(res.body.Code).toBe("BadRequest");
-      expect(res.body.Message).toMatch(/^multiple jobs found for ID prefix j-: \[j-[0-9a-f-]+, j-[0-9a-f-]+, j-[0-9a-f-]+, \.\.\.\]$/);
+      expect(res.body.Message).toMatch(
+        /^multiple jobs found for ID prefix j-: \[j-[0-9a-f-]+, j-[0-9a-f-]+, j-[0-9a-f-]+, \.\.\.\]$/,
+      );
       expect(res.body.Hint).toBe("Use the full job ID");
       expect(res.body.Details.matches).toHaveLength(3);
     }
-    for (const [method, path] of [["GET", `${api}/j-zzzz`], ["GET", `${api}/j-zzzz/history`], ["DELETE", `${api}/j-zzzz`]] as const) {
+    for (const [method, path] of [
+      ["GET", `${api}/j-zzzz`],
+      ["GET", `${api}/j-zzzz/history`],
+      ["DELETE", `${api}/j-zzzz`],
+    ] as const) {
       const res = await call(method, path);
       expect(res.status, `${method} ${path}`).toBe(404);
-      expect(res.body.Message).toBe("job not found: j-zzzz (no job has this ID, ID prefix, or name in namespace default)");
+      expect(res.body.Message).toBe(
+        "job not found: j-zzzz (no job has this ID, ID prefix, or name in namespace default)",
+      );
     }
     expect(await jobEvents()).toBe(before);
   });
@@ -134,17 +155,25 @@ describe("job_version", () => {
     }
     const other = await call("GET", `${api}/${id}?job_version=2`);
     expect(other.status).toBe(404);
-    expect(other.body.Message).toBe(`job ${id} has no version 2: its only version is 1 (Shoal keeps one version of a job until job updates exist)`);
+    expect(other.body.Message).toBe(
+      `job ${id} has no version 2: its only version is 1 (Shoal keeps one version of a job until job updates exist)`,
+    );
     expect((await call("GET", `${api}/${id}/history?job_version=7`)).status).toBe(404);
-    for (const bad of ["-1", "x", "1.5"]) expect((await call("GET", `${api}/${id}?job_version=${bad}`)).status, bad).toBe(400);
+    for (const bad of ["-1", "x", "1.5"])
+      expect((await call("GET", `${api}/${id}?job_version=${bad}`)).status, bad).toBe(400);
   });
 
   it("GET /jobs/{id}/versions: the one version, by id, short id or name; paging parameters checked", async () => {
     const job1 = (await call("GET", `${api}/${named}`)).body.Job;
     for (const ref of [named, short(named), "nightly-report"]) {
-      expect(await call("GET", `${api}/${ref}/versions?limit=5&order_by=version&reverse=true`)).toEqual({ status: 200, body: { Items: [job1], NextToken: "" } });
+      expect(await call("GET", `${api}/${ref}/versions?limit=5&order_by=version&reverse=true`)).toEqual({
+        status: 200,
+        body: { Items: [job1], NextToken: "" },
+      });
     }
-    expect((await call("GET", `${api}/twin/versions?namespace=lab`)).body.Items.map((j: Body) => j.ID)).toEqual([elsewhere]);
+    expect((await call("GET", `${api}/twin/versions?namespace=lab`)).body.Items.map((j: Body) => j.ID)).toEqual([
+      elsewhere,
+    ]);
     const token = await call("GET", `${api}/${named}/versions?next_token=abc`);
     expect(token.status).toBe(400);
     expect(token.body.Message).toContain("next_token");
@@ -175,6 +204,7 @@ describe("after a restart", () => {
     expect((await call("GET", `${api}/twin`)).status).toBe(400);
     expect((await call("GET", `${api}/j-`)).status).toBe(400);
     const prefix = short(named);
-    if ([...ids, twinA, twinB, elsewhere].every((id) => !id.startsWith(prefix))) expect((await call("GET", `${api}/${prefix}`)).body.Job.ID).toBe(named);
+    if ([...ids, twinA, twinB, elsewhere].every((id) => !id.startsWith(prefix)))
+      expect((await call("GET", `${api}/${prefix}`)).body.Job.ID).toBe(named);
   });
 });

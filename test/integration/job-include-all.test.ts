@@ -30,9 +30,25 @@ beforeAll(async () => {
   const deadlines = new DeadlineScheduler(clock);
   const control = new JobControl({ store, clock, logger: silentLogger, deadlines, defaults: BACALHAU_JOB_DEFAULTS });
   const operator = commandContext({ type: "operator", id: "test" });
-  jobId = (await control.submit({ Type: "ops", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1" } } }] }, operator)).jobId;
+  jobId = (
+    await control.submit(
+      { Type: "ops", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1" } } }] },
+      operator,
+    )
+  ).jobId;
   for (let n = 0; n < EXECUTIONS; n++) {
-    const command = { type: "Create", jobId, namespace: "default", nodeId: `n-${n}`, jobType: "ops", jobVersion: 1, partitionIndex: 0, resources: { CPU: 0.1, Memory: 1, Disk: 0, GPU: 0 }, executionTimeout: 0, timeoutBuffer: 0 } as const;
+    const command = {
+      type: "Create",
+      jobId,
+      namespace: "default",
+      nodeId: `n-${n}`,
+      jobType: "ops",
+      jobVersion: 1,
+      partitionIndex: 0,
+      resources: { CPU: 0.1, Memory: 1, Disk: 0, GPU: 0 },
+      executionTimeout: 0,
+      timeoutBuffer: 0,
+    } as const;
     await control.executions.execute(executionIdOf(randomUUID()), command, operator);
   }
   await control.close();

@@ -37,7 +37,10 @@ let image = "";
 let orchestrator: RunningOrchestrator | undefined;
 const agents: ComputeAgent[] = [];
 const nodeIds: string[] = [];
-const api = new JobApiClient(() => (orchestrator as RunningOrchestrator).apiUrl, () => KEY);
+const api = new JobApiClient(
+  () => (orchestrator as RunningOrchestrator).apiUrl,
+  () => KEY,
+);
 
 /** A spec as an orchestrator without limits stored it: validated, defaults in, limits as loose as Shoal was. */
 function storedSpecOf(job: unknown, jobId: string) {
@@ -70,7 +73,11 @@ async function startNode(): Promise<string> {
   const agent = testAgent({ nodeId, orchestrators: [running.natsUrl], token, executor, resourceUpdateMs: 200 });
   agents.push(agent);
   await agent.start();
-  await waitFor(() => running.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
+  await waitFor(
+    () => running.manager.live(nodeId) !== undefined,
+    10_000,
+    () => `node ${nodeId} joined`,
+  );
   return nodeId;
 }
 
@@ -115,10 +122,7 @@ describe("submission refuses a job over a limit: 400 naming the field, nothing s
         { ...shellJob(image, "echo hi"), Count: 1_000_000_000 },
         "Count: job count 1000000000 is more than the limit of 1000 (JobLimits.MaxCount)",
       ],
-      [
-        { ...base, Tasks: [{ ...main, Env: { BIG: "x".repeat(9000) } }] },
-        "Tasks[0].Env.BIG:",
-      ],
+      [{ ...base, Tasks: [{ ...main, Env: { BIG: "x".repeat(9000) } }] }, "Tasks[0].Env.BIG:"],
       [
         { ...base, Tasks: [{ ...main, Engine: { Type: "docker", Params: { Image: image, Privileged: true } } }] },
         'Tasks[0].Engine.Params.Privileged: docker engine param "Privileged" is not supported',

@@ -62,7 +62,9 @@ describe("log protocol on the orchestrator's own nats-server", () => {
   it("a node can neither send log requests nor publish batches as another node", async () => {
     const a = await asNode("node-a");
     for (const subject of [logReadSubject("node-a"), logReadSubject("node-b"), logBatchSubject("node-b")]) {
-      await expect(a.request(subject, encode({ Type: "ReadLogs" }), { timeout: 2000 }), subject).rejects.toMatchObject({ code: "PERMISSIONS_VIOLATION" });
+      await expect(a.request(subject, encode({ Type: "ReadLogs" }), { timeout: 2000 }), subject).rejects.toMatchObject({
+        code: "PERMISSIONS_VIOLATION",
+      });
     }
   });
 
@@ -78,7 +80,8 @@ describe("log protocol on the orchestrator's own nats-server", () => {
     const executionId = `e-${randomUUID()}`;
     const read = (async () => {
       const got: string[] = [];
-      for await (const chunk of client.read("node-b", executionId, { follow: false })) got.push(Buffer.from(chunk.data).toString());
+      for await (const chunk of client.read("node-b", executionId, { follow: false }))
+        got.push(Buffer.from(chunk.data).toString());
       return got;
     })();
     let request: ReadLogs | undefined;
@@ -102,6 +105,8 @@ describe("log protocol on the orchestrator's own nats-server", () => {
     await a.flush();
     await new Promise((r) => setTimeout(r, 300));
     // Before log batches were skipped there, each one was a bad request it would not answer: a warning apiece.
-    expect(logs.records.filter((r) => r.level >= 40 && JSON.stringify(r).includes(logBatchSubject("node-a")))).toEqual([]);
+    expect(logs.records.filter((r) => r.level >= 40 && JSON.stringify(r).includes(logBatchSubject("node-a")))).toEqual(
+      [],
+    );
   });
 });

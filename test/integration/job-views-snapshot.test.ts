@@ -9,14 +9,22 @@ import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { JobControl } from "../../src/actors/job-control.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { JobViews } from "../../src/projections/jobs/job-views.ts";
-import { jobViewsSnapshotPath, readJobViewsSnapshot, writeJobViewsSnapshot } from "../../src/snapshots/job-views-snapshot.ts";
+import {
+  jobViewsSnapshotPath,
+  readJobViewsSnapshot,
+  writeJobViewsSnapshot,
+} from "../../src/snapshots/job-views-snapshot.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 
 /** The job read model's snapshot over a real SQLite file: a restart starts from it, and never from a wrong one. */
 
 const operator = commandContext({ type: "operator", id: "alice" });
-const spec = (labels: Record<string, string>) => ({ Type: "batch", Labels: labels, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }] });
+const spec = (labels: Record<string, string>) => ({
+  Type: "batch",
+  Labels: labels,
+  Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }],
+});
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -27,7 +35,11 @@ async function storeWithJobs(dir = tempDir()) {
   const store = new SqliteEventStore(join(dir, "shoal.db"));
   const deadlines = new DeadlineScheduler(clock);
   const control = new JobControl({ store, clock, logger: silentLogger, deadlines, defaults: BACALHAU_JOB_DEFAULTS });
-  cleanups.push(() => store.close(), () => deadlines.stop(), () => control.close());
+  cleanups.push(
+    () => store.close(),
+    () => deadlines.stop(),
+    () => control.close(),
+  );
   const jobs: string[] = [];
   for (let i = 0; i < 3; i++) {
     jobs.push((await control.submit(spec({ i: String(i) }), operator)).jobId);
@@ -39,7 +51,22 @@ async function storeWithJobs(dir = tempDir()) {
       const id = executionIdOf(randomUUID());
       executions.push(id);
       const resources = { CPU: 0.5, Memory: 1, Disk: 0, GPU: 0 };
-      await control.executions.execute(id, { type: "Create", jobId, namespace: "default", nodeId: "n1", jobType: "batch", jobVersion: 1, partitionIndex: n, resources, executionTimeout: 0, timeoutBuffer: 0 }, operator);
+      await control.executions.execute(
+        id,
+        {
+          type: "Create",
+          jobId,
+          namespace: "default",
+          nodeId: "n1",
+          jobType: "batch",
+          jobVersion: 1,
+          partitionIndex: n,
+          resources,
+          executionTimeout: 0,
+          timeoutBuffer: 0,
+        },
+        operator,
+      );
     }
   }
   await control.stop(jobs[2]!, "enough", operator);
@@ -51,8 +78,16 @@ const folded = async (store: SqliteEventStore, from = 0, views = new JobViews())
   return views;
 };
 const picture = (views: JobViews, jobs: string[]) =>
-  jobs.map((id) => ({ job: views.job(id), executions: views.executionsOfJob(id).map((e) => JSON.parse(JSON.stringify(e)) as unknown) }));
-const listed = (views: JobViews) => views.index.query({ order: "created_at", reverse: false, selector: { requirements: [], text: "" }, limit: 100 }, (id) => views.job(id)).jobs.map((j) => j.jobId);
+  jobs.map((id) => ({
+    job: views.job(id),
+    executions: views.executionsOfJob(id).map((e) => JSON.parse(JSON.stringify(e)) as unknown),
+  }));
+const listed = (views: JobViews) =>
+  views.index
+    .query({ order: "created_at", reverse: false, selector: { requirements: [], text: "" }, limit: 100 }, (id) =>
+      views.job(id),
+    )
+    .jobs.map((j) => j.jobId);
 
 describe("job-views snapshot", () => {
   it("round-trips: views seeded from it, plus the events after it, equal a full fold", async () => {

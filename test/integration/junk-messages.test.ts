@@ -40,7 +40,10 @@ beforeAll(async () => {
   manager = new NodeManager({ store, clock: systemClock, logger: log.logger, manualApproval: false, thresholds });
   protocol = new NodeProtocolHandler(orch, manager, { joinToken: "t", enforcesNodeKeys: false, logger: log.logger });
   protocol.start();
-  reportsHandler = new ExecutionReportHandler(orch, new RecordingExecutionReports(), { enforcesNodeKeys: false, logger: log.logger });
+  reportsHandler = new ExecutionReportHandler(orch, new RecordingExecutionReports(), {
+    enforcesNodeKeys: false,
+    logger: log.logger,
+  });
   reportsHandler.start();
   logs = new NodeLogClient(orch, log.logger);
   logs.start();
@@ -60,13 +63,19 @@ afterAll(async () => {
 
 describe("junk messages", () => {
   it("are all refused, and leave bounded state and a bounded log behind", async () => {
-    const garbage = [new Uint8Array([0xc1]), encode({ NodeID: 7 }), encode({ Junk: "x".repeat(100) }), new Uint8Array([0xdf, 0xff, 0xff, 0xff])];
+    const garbage = [
+      new Uint8Array([0xc1]),
+      encode({ NodeID: 7 }),
+      encode({ Junk: "x".repeat(100) }),
+      new Uint8Array([0xdf, 0xff, 0xff, 0xff]),
+    ];
     const methods = ["heartbeat", "info", "resources", "execution", "logs"];
     const answered: Promise<unknown>[] = [];
     for (let i = 0; i < JUNK; i++) {
       const id = `junk-${i}`;
       const data = garbage[i % garbage.length] as Uint8Array;
-      const subject = i % 11 === 0 ? `shoal.join.${id}` : `shoal.compute.${id}.${methods[i % methods.length] as string}`;
+      const subject =
+        i % 11 === 0 ? `shoal.join.${id}` : `shoal.compute.${id}.${methods[i % methods.length] as string}`;
       // Published, asked with a reply, and asked with a reply outside the sender's inbox.
       if (i % 3 === 0) node.publish(subject, data);
       else if (i % 3 === 1) node.publish(subject, data, { reply: `_INBOX.junk.${i}` });
@@ -81,7 +90,13 @@ describe("junk messages", () => {
     const refusals = log.records.filter((r) => r.level === 40);
     // A line per kind of refusal (the message and the error kind) of each handler, not per message.
     expect(refusals.length).toBeLessThan(20);
-    expect(refusals.map((r) => r.msg)).toEqual(expect.arrayContaining(["compute request refused", "execution report refused", "log batch dropped: not a valid LogBatch"]));
+    expect(refusals.map((r) => r.msg)).toEqual(
+      expect.arrayContaining([
+        "compute request refused",
+        "execution report refused",
+        "log batch dropped: not a valid LogBatch",
+      ]),
+    );
     expect(protocol.refusalState.loggedKinds).toBeLessThan(10);
     expect(protocol.refusalState.limitedNodes).toBeLessThanOrEqual(10_000);
     expect(log.records.filter((r) => r.level >= 50)).toEqual([]);

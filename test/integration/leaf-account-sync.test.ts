@@ -45,8 +45,18 @@ beforeAll(async () => {
   const dir = tempDir("shoal-leaf-sync-hub-");
   const port = (hubPort = await freePort());
   leafPort = await freePort();
-  operator = new NatsOperator(loadOrCreateOperatorKeys(join(dir, "credentials")), { joinToken: "join-me", jetStreamDiskBytes: 64 * 1024 * 1024 });
-  const settings = { host: "127.0.0.1", port, serverName: "hub", leafNodePort: leafPort, ...embeddedNatsPaths(dir), maxFileStoreBytes: 64 * 1024 * 1024 };
+  operator = new NatsOperator(loadOrCreateOperatorKeys(join(dir, "credentials")), {
+    joinToken: "join-me",
+    jetStreamDiskBytes: 64 * 1024 * 1024,
+  });
+  const settings = {
+    host: "127.0.0.1",
+    port,
+    serverName: "hub",
+    leafNodePort: leafPort,
+    ...embeddedNatsPaths(dir),
+    maxFileStoreBytes: 64 * 1024 * 1024,
+  };
   const file = join(dir, "nats-server.conf");
   const target: { writeConfig: () => void; system: NatsConnection | undefined } = {
     writeConfig: () => writeFileAtomic(file, operatorModeServerConfig(settings, operator.serverConfig()), 0o600),
@@ -62,10 +72,19 @@ beforeAll(async () => {
 });
 
 /** A leaf configuration as `shoal leaf config` writes it, with `edit` applied to its remotes. */
-function leafConfig(edit: (remotes: Record<string, unknown>[]) => void = () => undefined, hub = `nats-leaf://127.0.0.1:${leafPort}`): Promise<{ files: LeafServerFiles; port: number }> {
+function leafConfig(
+  edit: (remotes: Record<string, unknown>[]) => void = () => undefined,
+  hub = `nats-leaf://127.0.0.1:${leafPort}`,
+): Promise<{ files: LeafServerFiles; port: number }> {
   return freePort().then((port) => {
-    const files = writeLeafServerConfig(operator, { hub, listen: `127.0.0.1:${port}`, dir: tempDir("shoal-leaf-sync-leaf-") });
-    const config = JSON.parse(readFileSync(files.configFile, "utf8")) as { leafnodes: { remotes: Record<string, unknown>[] } };
+    const files = writeLeafServerConfig(operator, {
+      hub,
+      listen: `127.0.0.1:${port}`,
+      dir: tempDir("shoal-leaf-sync-leaf-"),
+    });
+    const config = JSON.parse(readFileSync(files.configFile, "utf8")) as {
+      leafnodes: { remotes: Record<string, unknown>[] };
+    };
     edit(config.leafnodes.remotes);
     writeFileSync(files.configFile, JSON.stringify(config));
     return { files, port };
@@ -73,13 +92,20 @@ function leafConfig(edit: (remotes: Record<string, unknown>[]) => void = () => u
 }
 
 async function startLeaf({ files, port }: { files: LeafServerFiles; port: number }): Promise<EmbeddedNatsServer> {
-  const leaf = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir: join(files.configFile, ".."), logger: silentLogger, configFile: files.configFile });
+  const leaf = await EmbeddedNatsServer.start({
+    host: "127.0.0.1",
+    port,
+    dir: join(files.configFile, ".."),
+    logger: silentLogger,
+    configFile: files.configFile,
+  });
   cleanups.push(() => leaf.stop());
   return leaf;
 }
 
 /** A broken leaf: its system login connects but never asks the hub for account updates. */
-const mute = (remotes: Record<string, unknown>[]) => Object.assign(remotes[1]!, { deny_imports: ["$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE"] });
+const mute = (remotes: Record<string, unknown>[]) =>
+  Object.assign(remotes[1]!, { deny_imports: ["$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE"] });
 
 function newSync(giveUpMs: number): LeafAccountSync {
   const sync = new LeafAccountSync(system, operator, silentLogger, { giveUpMs });
@@ -92,12 +118,17 @@ function nodeLogin(id: string): { key: NatsNkey; jwt: string } {
   const key = newNkey("user");
   return { key, jwt: operator.issueUser(key.publicKey, id, nodePermissions(id)) };
 }
-const admits = (url: string, { key, jwt }: { key: NatsNkey; jwt: string }): Promise<boolean> => jwtLoginAdmitted(url, jwt, key);
+const admits = (url: string, { key, jwt }: { key: NatsNkey; jwt: string }): Promise<boolean> =>
+  jwtLoginAdmitted(url, jwt, key);
 
 it("a leaf that never takes account updates holds up no join or revocation, and is given up on after giveUpMs", async () => {
   const sync = newSync(8_000);
   for (let i = 0; i < 3; i++) await startLeaf(await leafConfig(mute));
-  await waitFor(() => sync.state().waiting.length === 3, 10_000, () => `three mute leaves waited for: ${JSON.stringify(sync.state())}`);
+  await waitFor(
+    () => sync.state().waiting.length === 3,
+    10_000,
+    () => `three mute leaves waited for: ${JSON.stringify(sync.state())}`,
+  );
 
   // Ten joins and revocations go to the hub and back while those leaves are still waited for
   // (each waited for up to 8 s: with the queue, every unanswered attempt held it for 1 s).
@@ -122,7 +153,9 @@ it("a leaf whose nodes' account loads after its system login was handed the JWT 
   // Written before the revocation: its preloaded account JWT admits the key.
   const relay = new HeldRelay(await freePort());
   cleanups.push(() => relay.close());
-  const config = await leafConfig((remotes) => Object.assign(remotes[0]!, { url: `nats-leaf://127.0.0.1:${relay.port}` }));
+  const config = await leafConfig((remotes) =>
+    Object.assign(remotes[0]!, { url: `nats-leaf://127.0.0.1:${relay.port}` }),
+  );
   await gate.apply("node-r", revoked.key.publicKey);
   await gate.apply("node-r", undefined);
   await gate.apply("node-l", live.key.publicKey);
@@ -130,12 +163,20 @@ it("a leaf whose nodes' account loads after its system login was handed the JWT 
   // The system login reaches the hub and is handed the JWT while the leaf has not loaded the
   // Shoal account (its remote cannot reach the hub yet): the leaf skips the update.
   const leaf = await startLeaf(config);
-  await waitFor(() => sync.state().synced.length === 1, 10_000, () => `the leaf's system login handed the JWT: ${JSON.stringify(sync.state())}`);
+  await waitFor(
+    () => sync.state().synced.length === 1,
+    10_000,
+    () => `the leaf's system login handed the JWT: ${JSON.stringify(sync.state())}`,
+  );
 
   // Its Shoal-account remote connects: the leaf loads the account from its stale configuration,
   // and is handed the current JWT again.
   await relay.open(leafPort);
-  await waitFor(() => admits(leaf.url, revoked).then((yes) => !yes), 10_000, () => "the leaf refusing the key revoked before it started");
+  await waitFor(
+    () => admits(leaf.url, revoked).then((yes) => !yes),
+    10_000,
+    () => "the leaf refusing the key revoked before it started",
+  );
   expect(await admits(leaf.url, live)).toBe(true);
 });
 
@@ -151,13 +192,23 @@ it("goes by the hub's report, not by answers: a leaf forging another's confirmat
   // Someone holding a leaf's system login, on a nats-server of their own, answers every account
   // update as if the victim had applied it.
   const forger = await startForger(victimId);
-  await waitFor(() => sync.state().synced.length === 1 && sync.state().waiting.length === 1, 10_000, () => `the forger synced, the victim waited for: ${JSON.stringify(sync.state())}`);
+  await waitFor(
+    () => sync.state().synced.length === 1 && sync.state().waiting.length === 1,
+    10_000,
+    () => `the forger synced, the victim waited for: ${JSON.stringify(sync.state())}`,
+  );
   // Pushes carry a reply subject (for the hub's answer): the forger answers them as the victim,
   // but the hub lets no leaf publish into the orchestrator's answer space.
   const forged: string[] = [];
-  system.subscribe(`${HUB_ANSWER_PREFIX}.>`, { callback: (_err, msg) => void (new TextDecoder().decode(msg.data).includes(victimId) && forged.push(msg.subject)) });
+  system.subscribe(`${HUB_ANSWER_PREFIX}.>`, {
+    callback: (_err, msg) => void (new TextDecoder().decode(msg.data).includes(victimId) && forged.push(msg.subject)),
+  });
   await gate.republish();
-  await waitFor(() => forger.answered > 0, 10_000, () => "the forger answering account updates");
+  await waitFor(
+    () => forger.answered > 0,
+    10_000,
+    () => "the forger answering account updates",
+  );
   await gate.republish();
   await system.flush();
   expect(forged).toEqual([]);
@@ -172,7 +223,12 @@ it("hands the JWT to a leaf that connected while the orchestrator's system login
   const relay = new HeldRelay(await freePort());
   cleanups.push(() => relay.close());
   await relay.open(hubPort);
-  const away = await connect({ servers: `nats://127.0.0.1:${relay.port}`, authenticator: operator.systemLogin(), maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const away = await connect({
+    servers: `nats://127.0.0.1:${relay.port}`,
+    authenticator: operator.systemLogin(),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  });
   cleanups.push(() => away.close());
   const sync = new LeafAccountSync(away, operator, silentLogger, { giveUpMs: 30_000 });
   let disconnected = false;
@@ -187,14 +243,28 @@ it("hands the JWT to a leaf that connected while the orchestrator's system login
 
   await sync.sync(); // the round its start began is over: nothing is waited for
   await relay.close();
-  await waitFor(() => disconnected, 10_000, () => "the system login noticing it is cut off");
+  await waitFor(
+    () => disconnected,
+    10_000,
+    () => "the system login noticing it is cut off",
+  );
   const leaf = await startLeaf(config);
   // Both its logins are at the hub and its nodes' account is loaded; the advisory reached nobody.
-  await waitFor(async () => (await hubLeafConnections(system, operator.systemAccount)).length === 1 && (await hubLeafConnections(system, operator.account)).length === 1, 10_000, () => "the leaf's two logins at the hub");
+  await waitFor(
+    async () =>
+      (await hubLeafConnections(system, operator.systemAccount)).length === 1 &&
+      (await hubLeafConnections(system, operator.account)).length === 1,
+    10_000,
+    () => "the leaf's two logins at the hub",
+  );
   expect(await admits(leaf.url, revoked)).toBe(true);
 
   await relay.open(hubPort);
-  await waitFor(() => admits(leaf.url, revoked).then((yes) => !yes), 10_000, () => "the leaf refusing the revoked key once the system login is back");
+  await waitFor(
+    () => admits(leaf.url, revoked).then((yes) => !yes),
+    10_000,
+    () => "the leaf refusing the revoked key once the system login is back",
+  );
 });
 
 /** The id of the server at `url` (its INFO), by logging in as a node. */
@@ -207,16 +277,24 @@ async function serverId(url: string): Promise<string> {
   return id;
 }
 
-/** A nats-server (no operator) bound to the hub with a leaf's system login, and a client on it answering for `victim`. */
+/**
+ * A nats-server (no operator) bound to the hub with a leaf's system login, and a client on it answering for `victim`.
+ */
 async function startForger(victim: string): Promise<{ answered: number }> {
   const port = await freePort();
   const dir = tempDir("shoal-leaf-sync-forger-");
-  const files = writeLeafServerConfig(operator, { hub: `nats-leaf://127.0.0.1:${leafPort}`, listen: `127.0.0.1:${port}`, dir });
+  const files = writeLeafServerConfig(operator, {
+    hub: `nats-leaf://127.0.0.1:${leafPort}`,
+    listen: `127.0.0.1:${port}`,
+    dir,
+  });
   const config = {
     listen: `127.0.0.1:${port}`,
     pid_file: join(dir, "nats-server.pid"),
     accounts: { X: { users: [{ user: "forger", password: "forger" }] } },
-    leafnodes: { remotes: [{ url: `nats-leaf://127.0.0.1:${leafPort}`, credentials: files.systemCreds, account: "X" }] },
+    leafnodes: {
+      remotes: [{ url: `nats-leaf://127.0.0.1:${leafPort}`, credentials: files.systemCreds, account: "X" }],
+    },
   };
   writeFileSync(files.configFile, JSON.stringify(config));
   await startLeaf({ files, port });
@@ -227,7 +305,12 @@ async function startForger(victim: string): Promise<{ answered: number }> {
     callback: (_err, msg) => {
       if (!msg.reply) return;
       state.answered++;
-      nc.publish(msg.reply, new TextEncoder().encode(JSON.stringify({ server: { id: victim }, data: { code: 200, message: "jwt updated" } })));
+      nc.publish(
+        msg.reply,
+        new TextEncoder().encode(
+          JSON.stringify({ server: { id: victim }, data: { code: 200, message: "jwt updated" } }),
+        ),
+      );
     },
   });
   await nc.flush();

@@ -1,4 +1,15 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
@@ -21,7 +32,15 @@ let leaf: EmbeddedNatsServer | undefined;
 let agent: ComputeAgent | undefined;
 
 const leafConfig = (...args: string[]) =>
-  runShoal(["leaf", "config", ...args, "-c", `DataDir=${config.DataDir}`, "-c", `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`]);
+  runShoal([
+    "leaf",
+    "config",
+    ...args,
+    "-c",
+    `DataDir=${config.DataDir}`,
+    "-c",
+    `Orchestrator.NATS.LeafNodes.Port=${config["Orchestrator.NATS.LeafNodes.Port"]}`,
+  ]);
 const mode = (path: string) => statSync(path).mode & 0o7777;
 const LEAF_FILES = ["leaf-shoal.creds", "leaf-system.creds", "leaf.conf"];
 
@@ -51,21 +70,47 @@ describe("shoal leaf config", () => {
     const elsewhere = join(tempDir("shoal-leaf-machine-"), "etc", "nats", "leaf");
     const port = await freePort();
     const hub = `nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]}`;
-    const written = await leafConfig("--out", out, "--leaf-dir", `${elsewhere}/`, "--hub", hub, "--listen", `127.0.0.1:${port}`);
-    expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining(`Start it: nats-server -c ${elsewhere}/leaf.conf`) });
+    const written = await leafConfig(
+      "--out",
+      out,
+      "--leaf-dir",
+      `${elsewhere}/`,
+      "--hub",
+      hub,
+      "--listen",
+      `127.0.0.1:${port}`,
+    );
+    expect(written).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining(`Start it: nats-server -c ${elsewhere}/leaf.conf`),
+    });
     expect(written.stdout).toContain(`copy the three files there`);
     const text = readFileSync(join(out, "leaf.conf"), "utf8");
     expect(text).not.toContain(out);
     const conf = JSON.parse(text) as { pid_file: string; leafnodes: { remotes: { credentials: string }[] } };
-    expect(conf.leafnodes.remotes.map((r) => r.credentials)).toEqual([join(elsewhere, "leaf-shoal.creds"), join(elsewhere, "leaf-system.creds")]);
+    expect(conf.leafnodes.remotes.map((r) => r.credentials)).toEqual([
+      join(elsewhere, "leaf-shoal.creds"),
+      join(elsewhere, "leaf-system.creds"),
+    ]);
     expect(conf.pid_file).toBe(join(elsewhere, "nats-server.pid"));
 
     // As on the leaf's machine: the files moved to --leaf-dir, nothing left where they were written.
     mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
     for (const file of LEAF_FILES) renameSync(join(out, file), join(elsewhere, file));
     rmSync(out, { recursive: true });
-    leaf = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir: elsewhere, logger: silentLogger, configFile: join(elsewhere, "leaf.conf") });
-    agent = testAgent({ nodeId: "moved-leaf-node", orchestrators: [leaf.url], token: orchestrator.joinToken.token, heartbeatMs: 300 });
+    leaf = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port,
+      dir: elsewhere,
+      logger: silentLogger,
+      configFile: join(elsewhere, "leaf.conf"),
+    });
+    agent = testAgent({
+      nodeId: "moved-leaf-node",
+      orchestrators: [leaf.url],
+      token: orchestrator.joinToken.token,
+      heartbeatMs: 300,
+    });
     await agent.start();
     await waitFor(
       async () => {
@@ -80,7 +125,10 @@ describe("shoal leaf config", () => {
   it("--leaf-dir must be an absolute path: refused, nothing written", async () => {
     const out = join(tempDir("shoal-leaf-out-"), "new");
     for (const bad of ["relative/leaf", "./leaf", ""]) {
-      expect(await leafConfig("--out", out, "--leaf-dir", bad, "--hub", "nats-leaf://10.0.0.1:7422")).toMatchObject({ code: 2, stderr: expect.stringContaining("--leaf-dir: an absolute path") });
+      expect(await leafConfig("--out", out, "--leaf-dir", bad, "--hub", "nats-leaf://10.0.0.1:7422")).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("--leaf-dir: an absolute path"),
+      });
     }
     expect(existsSync(out)).toBe(false);
   });
@@ -89,11 +137,23 @@ describe("shoal leaf config", () => {
     const out = join(tempDir("shoal-leaf-out-"), "new");
     for (const wildcard of ["0.0.0.0", "::", "[::]"]) {
       const refused = await leafConfig("--out", out, "-c", `Orchestrator.Host=${wildcard}`);
-      expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("no address a leaf can reach: give --hub nats-leaf://") });
-      expect(refused.stderr).toContain(`nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]} for a leaf on this machine`);
+      expect(refused).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("no address a leaf can reach: give --hub nats-leaf://"),
+      });
+      expect(refused.stderr).toContain(
+        `nats-leaf://127.0.0.1:${config["Orchestrator.NATS.LeafNodes.Port"]} for a leaf on this machine`,
+      );
     }
     expect(existsSync(out)).toBe(false);
-    const given = await leafConfig("--out", out, "-c", "Orchestrator.Host=0.0.0.0", "--hub", "nats-leaf://10.1.2.3:7422");
+    const given = await leafConfig(
+      "--out",
+      out,
+      "-c",
+      "Orchestrator.Host=0.0.0.0",
+      "--hub",
+      "nats-leaf://10.1.2.3:7422",
+    );
     expect(given).toMatchObject({ code: 0, stdout: expect.stringContaining("Hub: nats-leaf://10.1.2.3:7422") });
     // A named host is what the leaf dials, as before.
     expect(await leafConfig("--out", out, "-c", "Orchestrator.Host=127.0.0.1")).toMatchObject({
@@ -128,18 +188,27 @@ describe("shoal leaf config", () => {
     expect(readdirSync(shared)).toEqual([]);
     const file = join(tempDir("shoal-leaf-out-"), "a-file");
     writeFileSync(file, "");
-    expect(await leafConfig("--out", file, "--hub", "nats-leaf://10.0.0.1:7422")).toMatchObject({ code: 1, stderr: expect.stringContaining(`--out: ${file} is not a directory`) });
+    expect(await leafConfig("--out", file, "--hub", "nats-leaf://10.0.0.1:7422")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`--out: ${file} is not a directory`),
+    });
   });
 
   // Only root can give a directory away (and only root could chmod it, which is what must not happen).
-  it.skipIf(process.getuid?.() !== 0)("refuses another user's directory: nothing written, mode and owner kept", async () => {
-    const theirs = tempDir("shoal-leaf-theirs-");
-    chmodSync(theirs, 0o755);
-    chownSync(theirs, 65534, 65534);
-    const refused = await leafConfig("--out", theirs, "--hub", "nats-leaf://10.0.0.1:7422");
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining(`--out: ${theirs} belongs to another user (uid 65534)`) });
-    expect(mode(theirs)).toBe(0o755);
-    expect(statSync(theirs).uid).toBe(65534);
-    expect(readdirSync(theirs)).toEqual([]);
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses another user's directory: nothing written, mode and owner kept",
+    async () => {
+      const theirs = tempDir("shoal-leaf-theirs-");
+      chmodSync(theirs, 0o755);
+      chownSync(theirs, 65534, 65534);
+      const refused = await leafConfig("--out", theirs, "--hub", "nats-leaf://10.0.0.1:7422");
+      expect(refused).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining(`--out: ${theirs} belongs to another user (uid 65534)`),
+      });
+      expect(mode(theirs)).toBe(0o755);
+      expect(statSync(theirs).uid).toBe(65534);
+      expect(readdirSync(theirs)).toEqual([]);
+    },
+  );
 });

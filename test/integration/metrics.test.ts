@@ -31,7 +31,10 @@ const cleanups: (() => unknown)[] = [];
 async function call(method: string, path: string, key?: string, body?: unknown) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
     method,
-    headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
@@ -56,7 +59,12 @@ beforeAll(async () => {
   const dataDir = tempDir();
   // The embedded nats-server (no Orchestrator.NATS.URL), on a port of its own.
   orchestrator = await startOrchestrator(
-    orchestratorConfig("", { DataDir: dataDir, "Orchestrator.Host": "127.0.0.1", "Orchestrator.Port": await freePort(), "API.Auth.Users": USERS }),
+    orchestratorConfig("", {
+      DataDir: dataDir,
+      "Orchestrator.Host": "127.0.0.1",
+      "Orchestrator.Port": await freePort(),
+      "API.Auth.Users": USERS,
+    }),
     silentLogger,
   );
   pidFile = join(dataDir, "nats", "nats-server.pid");
@@ -82,14 +90,25 @@ describe("GET /metrics", () => {
     expect(ok.status).toBe(200);
     expect(ok.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text);
-    expect(doc.paths["/metrics"].get).toMatchObject({ security: [{ basicAuth: [] }, { apiKey: [] }], "x-shoal-capability": "read:agent" });
+    expect(doc.paths["/metrics"].get).toMatchObject({
+      security: [{ basicAuth: [] }, { apiKey: [] }],
+      "x-shoal-capability": "read:agent",
+    });
   });
 
   it("counts heartbeats as they arrive and shows nodes by health and membership", async () => {
-    await waitFor(async () => value(await scrape(), 'shoal_nodes{health="HEALTHY",membership="APPROVED"}') === 3, 10_000, () => "the two agents and the orchestrator, healthy and approved");
+    await waitFor(
+      async () => value(await scrape(), 'shoal_nodes{health="HEALTHY",membership="APPROVED"}') === 3,
+      10_000,
+      () => "the two agents and the orchestrator, healthy and approved",
+    );
     const before = value(await scrape(), "shoal_heartbeats_received_total");
     // Two agents heartbeat every 200 ms.
-    await waitFor(async () => value(await scrape(), "shoal_heartbeats_received_total") >= before + 6, 10_000, () => "six more heartbeats");
+    await waitFor(
+      async () => value(await scrape(), "shoal_heartbeats_received_total") >= before + 6,
+      10_000,
+      () => "six more heartbeats",
+    );
     const samples = await scrape();
     expect(value(samples, 'shoal_actors_resident{entity="node"}')).toBe(3);
     expect(value(samples, 'shoal_actors_passivated{entity="node"}')).toBe(0);
@@ -102,11 +121,18 @@ describe("GET /metrics", () => {
     const commits = value(before, "shoal_store_commit_batch_size_count");
     expect(commits).toBeGreaterThan(0);
     expect((await call("PUT", "/api/v1/orchestrator/nodes/edge-2", OPS_KEY, { Action: "reject" })).status).toBe(200);
-    await waitFor(async () => value(await scrape(), 'shoal_nodes{health="HEALTHY",membership="REJECTED"}') === 1, 10_000, () => "edge-2 rejected");
+    await waitFor(
+      async () => value(await scrape(), 'shoal_nodes{health="HEALTHY",membership="REJECTED"}') === 1,
+      10_000,
+      () => "edge-2 rejected",
+    );
     await waitFor(
       async () => {
         const s = await scrape();
-        return value(s, 'shoal_processor_lag_events{processor="node-views"}') === 0 && value(s, 'shoal_processor_lag_events{processor="nats-event-publisher"}') === 0;
+        return (
+          value(s, 'shoal_processor_lag_events{processor="node-views"}') === 0 &&
+          value(s, 'shoal_processor_lag_events{processor="nats-event-publisher"}') === 0
+        );
       },
       10_000,
       () => "both processors at the head",
@@ -123,7 +149,8 @@ describe("GET /metrics", () => {
   });
 
   it("times REST requests by route pattern, method and status class, never by raw URL", async () => {
-    for (let i = 0; i < 3; i++) expect((await call("GET", "/api/v1/orchestrator/nodes/edge-1", VIEWER_KEY)).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await call("GET", "/api/v1/orchestrator/nodes/edge-1", VIEWER_KEY)).status).toBe(200);
     expect((await call("GET", "/api/v1/orchestrator/nodes/no-such-node", VIEWER_KEY)).status).toBe(404);
     expect((await call("GET", "/no/such/path/unmatched-route-x", OPS_KEY)).status).toBe(404);
     const res = await call("GET", "/metrics", SCRAPER_KEY);
@@ -140,10 +167,16 @@ describe("GET /metrics", () => {
 
   it("reports event-loop lag and the process's own metrics", async () => {
     const samples = await scrape();
-    for (const name of ["shoal_event_loop_lag_p50_seconds", "shoal_event_loop_lag_p99_seconds", "shoal_event_loop_lag_max_seconds"]) {
+    for (const name of [
+      "shoal_event_loop_lag_p50_seconds",
+      "shoal_event_loop_lag_p99_seconds",
+      "shoal_event_loop_lag_max_seconds",
+    ]) {
       expect(value(samples, name), name).toBeGreaterThanOrEqual(0);
     }
-    expect(value(samples, "shoal_event_loop_lag_p99_seconds")).toBeLessThanOrEqual(value(samples, "shoal_event_loop_lag_max_seconds"));
+    expect(value(samples, "shoal_event_loop_lag_p99_seconds")).toBeLessThanOrEqual(
+      value(samples, "shoal_event_loop_lag_max_seconds"),
+    );
     expect(value(samples, "process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(samples.has("nodejs_heap_size_used_bytes")).toBe(true);
   });
@@ -153,9 +186,17 @@ describe("GET /metrics", () => {
     expect(value(before, "shoal_nats_reconnects_total")).toBe(0);
     const pid = readPid(pidFile);
     process.kill(pid, "SIGKILL");
-    await waitFor(async () => value(await scrape(), "shoal_nats_reconnects_total") === 1, 20_000, () => "a reconnect to the restarted nats-server");
+    await waitFor(
+      async () => value(await scrape(), "shoal_nats_reconnects_total") === 1,
+      20_000,
+      () => "a reconnect to the restarted nats-server",
+    );
     cleanups.push(killLater(readPid(pidFile)));
     const heartbeats = value(await scrape(), "shoal_heartbeats_received_total");
-    await waitFor(async () => value(await scrape(), "shoal_heartbeats_received_total") >= heartbeats + 4, 20_000, () => "heartbeats after the reconnect");
+    await waitFor(
+      async () => value(await scrape(), "shoal_heartbeats_received_total") >= heartbeats + 4,
+      20_000,
+      () => "heartbeats after the reconnect",
+    );
   });
 });

@@ -13,14 +13,23 @@ import { TestNatsServer } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 const MAX_BYTES = 256 * 1024 * 1024;
-const queued = (i: number): NewEvent => ({ id: randomUUID(), type: "JobQueued", data: { i }, metadata: { time: new Date().toISOString() } });
+const queued = (i: number): NewEvent => ({
+  id: randomUUID(),
+  type: "JobQueued",
+  data: { i },
+  metadata: { time: new Date().toISOString() },
+});
 
 /** `count` job events (published) with a few events of an unpublished category among them; the last position. */
 async function appendJobs(store: SqliteEventStore, count: number, perAppend = 250): Promise<number> {
   let position = 0;
   for (let done = 0; done < count; done += perAppend) {
     const n = Math.min(perAppend, count - done);
-    await store.append(`job-${randomUUID()}`, Array.from({ length: n }, (_, i) => queued(done + i)), "no_stream");
+    await store.append(
+      `job-${randomUUID()}`,
+      Array.from({ length: n }, (_, i) => queued(done + i)),
+      "no_stream",
+    );
     position = (await store.append(`internal-${randomUUID()}`, [queued(-1)], "no_stream")).position;
   }
   return position;
@@ -98,8 +107,18 @@ describe("NatsEventPublisher on a processor host", () => {
     const { progress, stop } = await running(store, logger);
     let last = 0;
     for (let round = 0; round < 24; round++) {
-      await store.append(`job-${randomUUID()}`, Array.from({ length: 64 }, (_, i) => queued(i)), "no_stream");
-      last = (await store.append(`internal-${randomUUID()}`, Array.from({ length: 448 }, () => queued(-1)), "no_stream")).position;
+      await store.append(
+        `job-${randomUUID()}`,
+        Array.from({ length: 64 }, (_, i) => queued(i)),
+        "no_stream",
+      );
+      last = (
+        await store.append(
+          `internal-${randomUUID()}`,
+          Array.from({ length: 448 }, () => queued(-1)),
+          "no_stream",
+        )
+      ).position;
     }
     await progress.waitFor(last, 20_000);
     await stop();
@@ -119,7 +138,11 @@ describe("NatsEventPublisher on a processor host", () => {
     const config = (await jsm.streams.info(EVENTS_STREAM)).config;
     await jsm.streams.update(EVENTS_STREAM, { ...config, max_msgs: 1_000, discard: DiscardPolicy.New });
     const last = await appendJobs(store, 3_000);
-    await waitFor(() => messages("could not publish a cluster event").length >= 2, 20_000, () => "the publisher retried the refused publish");
+    await waitFor(
+      () => messages("could not publish a cluster event").length >= 2,
+      20_000,
+      () => "the publisher retried the refused publish",
+    );
     const stalled = first.progress.position;
     expect(stalled).toBeLessThan(last);
     expect((await jsm.streams.info(EVENTS_STREAM)).state.messages).toBe(1_000);
@@ -160,7 +183,11 @@ describe("NatsEventPublisher on a processor host", () => {
     const config = (await jsm.streams.info(EVENTS_STREAM)).config;
     await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
     const last = await appendJobs(store, 1_000);
-    await waitFor(() => messages("could not publish a cluster event").length >= 2, 20_000, () => "the publisher timed out waiting for acks");
+    await waitFor(
+      () => messages("could not publish a cluster event").length >= 2,
+      20_000,
+      () => "the publisher timed out waiting for acks",
+    );
     expect(first.progress.position).toBeLessThan(last);
 
     await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });

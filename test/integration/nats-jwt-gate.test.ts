@@ -23,13 +23,18 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-
 it("issues JWTs only for live keys, revokes on unbinding (the server drops the node, the config keeps it out across a restart) and pushes again after a failed push", async () => {
   const dir = tempDir("shoal-nats-jwt-gate-");
   const port = await freePort();
   const keys = loadOrCreateOperatorKeys(join(dir, "credentials"));
   const operator = new NatsOperator(keys, { joinToken: "join-me", jetStreamDiskBytes: 64 * 1024 * 1024 });
-  const settings = { host: "127.0.0.1", port, serverName: "t", ...embeddedNatsPaths(dir), maxFileStoreBytes: 64 * 1024 * 1024 };
+  const settings = {
+    host: "127.0.0.1",
+    port,
+    serverName: "t",
+    ...embeddedNatsPaths(dir),
+    maxFileStoreBytes: 64 * 1024 * 1024,
+  };
   const file = join(dir, "nats-server.conf");
   const target: { writeConfig: () => void; system: NatsConnection | undefined } = {
     writeConfig: () => writeFileAtomic(file, operatorModeServerConfig(settings, operator.serverConfig()), 0o600),
@@ -57,7 +62,9 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   // No system connection yet: the revocation is written but cannot be pushed; the next call pushes it.
   await gate.apply("node-b", undefined);
   expect(gate.userJwtFor("node-b", b.publicKey)).toBeUndefined();
-  expect([...revocationsIn(readFileSync(file, "utf8"), keys.operatorSigner.publicKey, operator.account).keys()]).toEqual([b.publicKey]);
+  expect([
+    ...revocationsIn(readFileSync(file, "utf8"), keys.operatorSigner.publicKey, operator.account).keys(),
+  ]).toEqual([b.publicKey]);
   expect(await jwtLoginAdmitted(server.url, jwtB, b)).toBe(true);
   target.system = await connect({ servers: server.url, authenticator: operator.systemLogin() });
   cleanups.push(() => target.system!.close());
@@ -76,7 +83,11 @@ it("issues JWTs only for live keys, revokes on unbinding (the server drops the n
   // Bound again (an approval): a JWT issued now gets in, the old one stays out.
   await gate.apply("node-a", a.publicKey);
   const again = gate.userJwtFor("node-a", a.publicKey)!;
-  await waitFor(() => jwtLoginAdmitted(server.url, again, a), 5000, () => "the new JWT admitted");
+  await waitFor(
+    () => jwtLoginAdmitted(server.url, again, a),
+    5000,
+    () => "the new JWT admitted",
+  );
   expect(await jwtLoginAdmitted(server.url, jwtA, a)).toBe(false);
 
   // Keys the store shows revoked: only those not live and not revoked already get a new entry.

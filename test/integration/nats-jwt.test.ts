@@ -35,7 +35,13 @@ const open: NatsConnection[] = [];
 
 function writeConfig(port: number): void {
   const { pidFile, storeDir } = embeddedNatsPaths(dir);
-  const config = { server_name: "jwt-test", listen: `127.0.0.1:${port}`, pid_file: pidFile, jetstream: { store_dir: storeDir, max_file_store: 64 * 1024 * 1024 }, ...operator.serverConfig() };
+  const config = {
+    server_name: "jwt-test",
+    listen: `127.0.0.1:${port}`,
+    pid_file: pidFile,
+    jetstream: { store_dir: storeDir, max_file_store: 64 * 1024 * 1024 },
+    ...operator.serverConfig(),
+  };
   writeFileAtomic(configFile, JSON.stringify(config), 0o600);
 }
 
@@ -91,7 +97,13 @@ describe("Shoal as the NATS operator", () => {
   it("keeps its keys as 0600 files and finds the same ones again", () => {
     const again = loadOrCreateOperatorKeys(join(dir, "credentials"));
     expect(again.accountSigner.publicKey).toBe(keys.accountSigner.publicKey);
-    for (const file of ["nats-operator.nk", "nats-operator-signer.nk", "nats-system-account.nk", "nats-system-signer.nk", "nats-account-signer.nk"]) {
+    for (const file of [
+      "nats-operator.nk",
+      "nats-operator-signer.nk",
+      "nats-system-account.nk",
+      "nats-system-signer.nk",
+      "nats-account-signer.nk",
+    ]) {
       expect(statSync(join(dir, "credentials", file)).mode & 0o777).toBe(0o600);
     }
     expect(readFileSync(join(dir, "credentials", "nats-account-signer.nk"), "utf8")).toMatch(/^SA/);
@@ -102,9 +114,16 @@ describe("Shoal as the NATS operator", () => {
   it("writes JWTs nats-server's format describes: nkey-signed, typed, versioned", () => {
     const key = newNkey("user");
     const claims = decodeJwt(operator.issueUser(key.publicKey, "edge-1", nodePermissions("edge-1")));
-    expect(claims).toMatchObject({ iss: keys.accountSigner.publicKey, sub: key.publicKey, name: "edge-1", nats: { type: "user", version: 2, issuer_account: operator.account } });
+    expect(claims).toMatchObject({
+      iss: keys.accountSigner.publicKey,
+      sub: key.publicKey,
+      name: "edge-1",
+      nats: { type: "user", version: 2, issuer_account: operator.account },
+    });
     expect(claims.jti).toMatch(/^[A-Z2-7]{52}$/);
-    const tampered = operator.issueUser(key.publicKey, "edge-1", nodePermissions("edge-1")).replace(/\.[^.]+\./, `.${Buffer.from(JSON.stringify({ ...claims, name: "x" })).toString("base64url")}.`);
+    const tampered = operator
+      .issueUser(key.publicKey, "edge-1", nodePermissions("edge-1"))
+      .replace(/\.[^.]+\./, `.${Buffer.from(JSON.stringify({ ...claims, name: "x" })).toString("base64url")}.`);
     expect(() => decodeJwt(tampered)).toThrow("signature");
   });
 
@@ -132,19 +151,38 @@ describe("Shoal as the NATS operator", () => {
   it("refuses a key with no JWT, a JWT for another key, and a JWT not signed by the account's signing key", async () => {
     const key = newNkey("user");
     // Signed by the account's identity key, which every holder of the join token can derive: strict usage refuses it.
-    expect(await refused(jwtLogin(userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(true);
-    expect(await refused(jwtLogin(userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1"), { issuerAccount: operator.account }), key))).toBe(true);
+    expect(
+      await refused(
+        jwtLogin(userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1")), key),
+      ),
+    ).toBe(true);
+    expect(
+      await refused(
+        jwtLogin(
+          userJwt(shoalAccountKey(JOIN_TOKEN), key.publicKey, "edge-1", nodePermissions("edge-1"), {
+            issuerAccount: operator.account,
+          }),
+          key,
+        ),
+      ),
+    ).toBe(true);
     const other = newNkey("user");
-    expect(await refused(jwtLogin(operator.issueUser(other.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(true);
+    expect(await refused(jwtLogin(operator.issueUser(other.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(
+      true,
+    );
     const stranger = newNkey("account");
-    expect(await refused(jwtLogin(userJwt(stranger, key.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(true);
+    expect(await refused(jwtLogin(userJwt(stranger, key.publicKey, "edge-1", nodePermissions("edge-1")), key))).toBe(
+      true,
+    );
     expect(await refused(() => ({ nkey: key.publicKey, sig: "" }))).toBe(true);
     expect(await refused(() => ({ user: "shoal-orchestrator", pass: "" }))).toBe(true);
   });
 
   it("lets the orchestrator use JetStream in the account", async () => {
     const key = newNkey("user");
-    const nc = await login(jwtLogin(operator.issueUser(key.publicKey, "shoal-orchestrator", ORCHESTRATOR_PERMISSIONS), key));
+    const nc = await login(
+      jwtLogin(operator.issueUser(key.publicKey, "shoal-orchestrator", ORCHESTRATOR_PERMISSIONS), key),
+    );
     const jsm = await nc.jetstreamManager();
     await jsm.streams.add({ name: "JWT_TEST", subjects: ["jwt-test.>"] });
     const ack = await nc.jetstream().publish("jwt-test.one", new TextEncoder().encode("x"));
@@ -162,27 +200,42 @@ describe("Shoal as the NATS operator", () => {
     // A token holder signing itself the orchestrator's permissions gets the join template all the same.
     // Signed by the token's key but naming no account: nobody.
     const greedy = newNkey("user");
-    expect(await refused(jwtLogin(userJwt(joinSigner(JOIN_TOKEN), greedy.publicKey, "greedy", ORCHESTRATOR_PERMISSIONS), greedy))).toBe(true);
+    expect(
+      await refused(
+        jwtLogin(userJwt(joinSigner(JOIN_TOKEN), greedy.publicKey, "greedy", ORCHESTRATOR_PERMISSIONS), greedy),
+      ),
+    ).toBe(true);
     const scopedClaimsMore = newNkey("user");
     const greedyAuth = jwtLogin(
       // The scoped signer's JWT, naming the account, with permissions of its own.
       (() => {
-        const jwt = userJwt(joinSigner(JOIN_TOKEN), scopedClaimsMore.publicKey, "greedy", undefined, { issuerAccount: operator.account, scoped: true });
+        const jwt = userJwt(joinSigner(JOIN_TOKEN), scopedClaimsMore.publicKey, "greedy", undefined, {
+          issuerAccount: operator.account,
+          scoped: true,
+        });
         const [h, p] = jwt.split(".");
         const claims = JSON.parse(Buffer.from(p!, "base64url").toString()) as { nats: Record<string, unknown> };
         claims.nats = { ...claims.nats, pub: { allow: [">"] }, sub: { allow: [">"] } };
         const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
-        const sig = Buffer.from(joinSigner(JOIN_TOKEN).sign(new TextEncoder().encode(`${h}.${body}`))).toString("base64url");
+        const sig = Buffer.from(joinSigner(JOIN_TOKEN).sign(new TextEncoder().encode(`${h}.${body}`))).toString(
+          "base64url",
+        );
         return `${h}.${body}.${sig}`;
       })(),
       scopedClaimsMore,
     );
     // nats-server 2.9 admits it with the template's permissions (a later one may refuse it outright).
-    const greedyConn = await connect({ servers: server.url, authenticator: greedyAuth, reconnect: false }).catch(() => undefined);
+    const greedyConn = await connect({ servers: server.url, authenticator: greedyAuth, reconnect: false }).catch(
+      () => undefined,
+    );
     if (greedyConn) {
       open.push(greedyConn);
-      expect(await violations(greedyConn, () => greedyConn.subscribe("shoal.events.>"))).toContain("PERMISSIONS_VIOLATION");
-      expect(await violations(greedyConn, () => greedyConn.publish("shoal.compute.edge-1.heartbeat"))).toContain("PERMISSIONS_VIOLATION");
+      expect(await violations(greedyConn, () => greedyConn.subscribe("shoal.events.>"))).toContain(
+        "PERMISSIONS_VIOLATION",
+      );
+      expect(await violations(greedyConn, () => greedyConn.publish("shoal.compute.edge-1.heartbeat"))).toContain(
+        "PERMISSIONS_VIOLATION",
+      );
     }
 
     // Another token's signer is nobody.
@@ -202,7 +255,9 @@ describe("Shoal as the NATS operator", () => {
 
     // JetStream stays on for the account after the update.
     const orch = newNkey("user");
-    const onc = await login(jwtLogin(operator.issueUser(orch.publicKey, "shoal-orchestrator", ORCHESTRATOR_PERMISSIONS), orch));
+    const onc = await login(
+      jwtLogin(operator.issueUser(orch.publicKey, "shoal-orchestrator", ORCHESTRATOR_PERMISSIONS), orch),
+    );
     expect((await (await onc.jetstreamManager()).getAccountInfo()).streams).toBeGreaterThanOrEqual(0);
 
     // A restarted server reads the revocation from its config: written, not reloaded; and a
@@ -210,10 +265,13 @@ describe("Shoal as the NATS operator", () => {
     writeConfig(Number(new URL(server.url).port));
     const carried = revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account);
     expect([...carried.keys()]).toEqual([key.publicKey]);
-    expect(revocationsIn(readFileSync(configFile, "utf8"), newNkey("operator").publicKey, operator.account).size).toBe(0);
+    expect(revocationsIn(readFileSync(configFile, "utf8"), newNkey("operator").publicKey, operator.account).size).toBe(
+      0,
+    );
     const pid = server.pid;
     process.kill(pid!, "SIGKILL");
-    for (let i = 0; i < 200 && (server.pid === pid || !server.state.running); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (server.pid === pid || !server.state.running); i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(server.state.running).toBe(true);
     expect(await refused(nodeAuth)).toBe(true);
     // Joined again later, the same key gets a JWT issued after the revocation, and is let in.

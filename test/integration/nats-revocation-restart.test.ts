@@ -39,22 +39,35 @@ it("revokes at start every key the store shows revoked that the server's config 
   const jwt = readFileSync(join(dataDir, "credentials", "n1.jwt"), "utf8").trim();
   const key = loadOrCreateNodeKey(dataDir, "n1");
   await agent.stop();
-  await first.manager.operatorAction("reject", "n1", commandContext({ type: "operator", id: "alice" }, { reason: "not ours" }));
+  await first.manager.operatorAction(
+    "reject",
+    "n1",
+    commandContext({ type: "operator", id: "alice" }, { reason: "not ours" }),
+  );
   await first.stop();
   running.pop();
 
   // The crash: the config as it was before the revocation was written.
   const configFile = join(config.DataDir, "nats", "nats-server.conf");
   const keys = loadOrCreateOperatorKeys(join(config.DataDir, "credentials"));
-  const operator = new NatsOperator(keys, { joinToken: first.joinToken.token, jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"] });
+  const operator = new NatsOperator(keys, {
+    joinToken: first.joinToken.token,
+    jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+  });
   const text = JSON.parse(readFileSync(configFile, "utf8")) as { resolver_preload: Record<string, string> };
-  expect(revocationsIn(JSON.stringify(text), keys.operatorSigner.publicKey, operator.account).has(key.publicKey)).toBe(true);
+  expect(revocationsIn(JSON.stringify(text), keys.operatorSigner.publicKey, operator.account).has(key.publicKey)).toBe(
+    true,
+  );
   text.resolver_preload[operator.account] = operator.accountJwt();
   writeFileSync(configFile, JSON.stringify(text));
   expect(revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account).size).toBe(0);
 
   const second = await startOrchestrator(config, silentLogger);
   running.push(second);
-  expect(revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account).has(key.publicKey)).toBe(true);
-  await expect(connect({ servers: second.natsUrl, authenticator: jwtLogin(jwt, key), reconnect: false })).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+  expect(
+    revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, operator.account).has(key.publicKey),
+  ).toBe(true);
+  await expect(
+    connect({ servers: second.natsUrl, authenticator: jwtLogin(jwt, key), reconnect: false }),
+  ).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
 });

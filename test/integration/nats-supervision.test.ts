@@ -64,7 +64,12 @@ async function attachAgent(o: RunningOrchestrator, nodeId = "edge-1"): Promise<C
 describe("the embedded nats-server is supervised", () => {
   it("restarts a killed nats-server on the same port with its JetStream data, and clients reconnect", async () => {
     const { logger, messages } = capturedLogger();
-    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: tempDir(), logger });
+    const server = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port: await freePort(),
+      dir: tempDir(),
+      logger,
+    });
     cleanups.push(() => server.stop());
     const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     cleanups.push(() => nc.close());
@@ -77,38 +82,77 @@ describe("the embedded nats-server is supervised", () => {
     const first = server.pid!;
     expect(readPid(server.pidFile)).toBe(first);
     process.kill(first, "SIGKILL");
-    await waitFor(() => server.state.running && server.pid !== first, 10_000, () => "a restarted nats-server");
+    await waitFor(
+      () => server.state.running && server.pid !== first,
+      10_000,
+      () => "a restarted nats-server",
+    );
     killOnCleanup(server.pid!);
 
     expect(seen).toEqual([false, true]);
     expect(server.restarts).toBe(1);
-    expect(messages("exited unexpectedly")).toEqual([expect.objectContaining({ pid: first, signal: "SIGKILL", restartInMs: 250 })]);
-    expect(messages("embedded nats-server restarted")).toEqual([expect.objectContaining({ pid: server.pid, restarts: 1 })]);
-    await waitFor(() => readPid(server.pidFile) === server.pid, 5000, () => "the new pid in the pid file");
+    expect(messages("exited unexpectedly")).toEqual([
+      expect.objectContaining({ pid: first, signal: "SIGKILL", restartInMs: 250 }),
+    ]);
+    expect(messages("embedded nats-server restarted")).toEqual([
+      expect.objectContaining({ pid: server.pid, restarts: 1 }),
+    ]);
+    await waitFor(
+      () => readPid(server.pidFile) === server.pid,
+      5000,
+      () => "the new pid in the pid file",
+    );
     expect(server.url).toBe(`nats://127.0.0.1:${new URL(server.url).port}`);
     // The client reconnects to the same URL and JetStream kept its data.
-    await waitFor(() => nc.flush().then(() => true, () => false), 10_000, () => "the client to reconnect");
+    await waitFor(
+      () =>
+        nc.flush().then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      () => "the client to reconnect",
+    );
     expect((await jsm.streams.info("KEEP")).state.messages).toBe(1);
   });
 
   it("runs the nats-server with the Go runtime settings of Orchestrator.NATS.GOGC and GOMEMLIMIT, and restarts it with them", async () => {
-    const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((e) => e.startsWith("GOGC=") || e.startsWith("GOMEMLIMIT="));
-    const { o, pidFile } = await orchestratorWithEmbeddedNats(undefined, { "Orchestrator.NATS.GOGC": 50, "Orchestrator.NATS.GOMEMLIMIT": 256 * 1024 * 1024 });
+    const environment = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\0")
+        .filter((e) => e.startsWith("GOGC=") || e.startsWith("GOMEMLIMIT="));
+    const { o, pidFile } = await orchestratorWithEmbeddedNats(undefined, {
+      "Orchestrator.NATS.GOGC": 50,
+      "Orchestrator.NATS.GOMEMLIMIT": 256 * 1024 * 1024,
+    });
     const first = readPid(pidFile);
     expect(environment(first).sort()).toEqual(["GOGC=50", "GOMEMLIMIT=268435456B"]);
     process.kill(first, "SIGKILL");
-    await waitFor(() => processRunning(readPid(pidFile)) && readPid(pidFile) !== first, 15_000, () => "a restarted nats-server");
+    await waitFor(
+      () => processRunning(readPid(pidFile)) && readPid(pidFile) !== first,
+      15_000,
+      () => "a restarted nats-server",
+    );
     killOnCleanup(readPid(pidFile));
     expect(environment(readPid(pidFile)).sort()).toEqual(["GOGC=50", "GOMEMLIMIT=268435456B"]);
     expect(o.natsUrl).toMatch(/^nats:/);
   });
 
   it("leaves the nats-server's Go runtime to Go by default", async () => {
-    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir: tempDir(), logger: silentLogger, env: goRuntimeEnv(0, 0) });
+    const server = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port: await freePort(),
+      dir: tempDir(),
+      logger: silentLogger,
+      env: goRuntimeEnv(0, 0),
+    });
     cleanups.push(() => server.stop());
     const env = readFileSync(`/proc/${server.pid!}/environ`, "utf8").split("\0");
     expect(env.filter((e) => e.startsWith("GOGC=") || e.startsWith("GOMEMLIMIT="))).toEqual(
-      [process.env.GOGC === undefined ? [] : [`GOGC=${process.env.GOGC}`], process.env.GOMEMLIMIT === undefined ? [] : [`GOMEMLIMIT=${process.env.GOMEMLIMIT}`]].flat(),
+      [
+        process.env.GOGC === undefined ? [] : [`GOGC=${process.env.GOGC}`],
+        process.env.GOMEMLIMIT === undefined ? [] : [`GOMEMLIMIT=${process.env.GOMEMLIMIT}`],
+      ].flat(),
     );
   });
 
@@ -121,7 +165,11 @@ describe("the embedded nats-server is supervised", () => {
     process.kill(first, "SIGKILL");
     const blocker = await holdPort(port);
     cleanups.push(() => blocker.release());
-    await waitFor(() => messages("could not restart").length >= 2, 10_000, () => "two failed restarts");
+    await waitFor(
+      () => messages("could not restart").length >= 2,
+      10_000,
+      () => "two failed restarts",
+    );
     expect(messages("exited unexpectedly")[0]).toMatchObject({ restartInMs: 250 });
     expect(messages("could not restart").slice(0, 2)).toEqual([
       expect.objectContaining({ restartInMs: 500, reason: `Orchestrator.Port ${port} is already in use` }),
@@ -130,7 +178,11 @@ describe("the embedded nats-server is supervised", () => {
     expect(server.state).toMatchObject({ running: false, reason: expect.stringContaining("could not be restarted") });
 
     await blocker.release();
-    await waitFor(() => server.state.running, 10_000, () => "the nats-server to come back once its port is free");
+    await waitFor(
+      () => server.state.running,
+      10_000,
+      () => "the nats-server to come back once its port is free",
+    );
     const second = server.pid!;
     killOnCleanup(second);
     await server.stop();
@@ -164,31 +216,68 @@ describe("the orchestrator during its own NATS outage", () => {
     const blocker = await holdPort(natsPort);
     cleanups.push(() => blocker.release());
 
-    await waitFor(async () => (await get(o.apiUrl, "/api/v1/agent/alive")).status === 503, 5000, () => "alive to fail");
+    await waitFor(
+      async () => (await get(o.apiUrl, "/api/v1/agent/alive")).status === 503,
+      5000,
+      () => "alive to fail",
+    );
     const alive = await get(o.apiUrl, "/api/v1/agent/alive");
-    expect(alive.body).toMatchObject({ Status: 503, Code: "Unavailable", Message: expect.stringMatching(/^not alive: .*nats-server: nats-server (exited|could not be restarted)/) });
+    expect(alive.body).toMatchObject({
+      Status: 503,
+      Code: "Unavailable",
+      Message: expect.stringMatching(/^not alive: .*nats-server: nats-server (exited|could not be restarted)/),
+    });
     expect(alive.retryAfter).toBe("5");
     const natsCheck = (r: { body: any }) => r.body.Details?.Checks.find((c: any) => c.Name === "nats");
-    await waitFor(async () => natsCheck(await get(o.apiUrl, "/api/v1/agent/ready"))?.Reason.startsWith("disconnected"), 5000, () => "the disconnect to show");
+    await waitFor(
+      async () => natsCheck(await get(o.apiUrl, "/api/v1/agent/ready"))?.Reason.startsWith("disconnected"),
+      5000,
+      () => "the disconnect to show",
+    );
     const down = await get(o.apiUrl, "/api/v1/agent/ready");
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ Code: "Unavailable", Message: expect.stringContaining("not ready") });
     const checks = Object.fromEntries(down.body.Details.Checks.map((c: any) => [c.Name, c]));
-    expect(checks.nats).toMatchObject({ Status: "FAILING", Reason: expect.stringContaining("disconnected from nats://127.0.0.1:") });
-    expect(checks["nats-server"]).toMatchObject({ Status: "FAILING", Reason: expect.stringMatching(/nats-server (exited \(SIGKILL\)|could not be restarted)/) });
+    expect(checks.nats).toMatchObject({
+      Status: "FAILING",
+      Reason: expect.stringContaining("disconnected from nats://127.0.0.1:"),
+    });
+    expect(checks["nats-server"]).toMatchObject({
+      Status: "FAILING",
+      Reason: expect.stringMatching(/nats-server (exited \(SIGKILL\)|could not be restarted)/),
+    });
     expect(checks.store).toMatchObject({ Status: "OK" });
 
-    await waitFor(() => Date.now() - killedAt > 4_500, 10_000, () => "an outage longer than UnknownTimeout");
+    await waitFor(
+      () => Date.now() - killedAt > 4_500,
+      10_000,
+      () => "an outage longer than UnknownTimeout",
+    );
     await blocker.release();
-    await waitFor(() => messages("embedded nats-server restarted").length === 1, 15_000, () => "the restart");
+    await waitFor(
+      () => messages("embedded nats-server restarted").length === 1,
+      15_000,
+      () => "the restart",
+    );
     const backAt = Date.now();
-    await waitFor(() => (o.manager.live("edge-1")?.lastHeartbeat ?? 0) > backAt, 10_000, () => "a heartbeat after the restart");
-    await waitFor(async () => (await get(o.apiUrl, "/api/v1/agent/ready")).status === 200, 10_000, () => "ready again");
+    await waitFor(
+      () => (o.manager.live("edge-1")?.lastHeartbeat ?? 0) > backAt,
+      10_000,
+      () => "a heartbeat after the restart",
+    );
+    await waitFor(
+      async () => (await get(o.apiUrl, "/api/v1/agent/ready")).status === 200,
+      10_000,
+      () => "ready again",
+    );
     expect(await get(o.apiUrl, "/api/v1/agent/alive")).toMatchObject({ status: 200, body: { Status: "OK" } });
 
     expect(messages("transport down")).not.toHaveLength(0);
     expect(messages("transport back")).not.toHaveLength(0);
-    expect((await storedStream(dataDir, "node-edge-1")).map((e) => e.type)).toEqual(["NodeRegistered", "NodeCredentialBound"]);
+    expect((await storedStream(dataDir, "node-edge-1")).map((e) => e.type)).toEqual([
+      "NodeRegistered",
+      "NodeCredentialBound",
+    ]);
     const node = await get(o.apiUrl, "/api/v1/orchestrator/nodes/edge-1");
     expect(node.body.Node).toMatchObject({ Health: "HEALTHY", Connection: "CONNECTED" });
   });
@@ -199,10 +288,19 @@ describe("the orchestrator during its own NATS outage", () => {
     const agent = await attachAgent(o);
     process.kill(readPid(pidFile), "SIGKILL");
     await agent.stop(); // the node really goes away during the outage
-    await waitFor(() => messages("orchestrator transport back").length > 0, 15_000, () => "the transport to come back");
+    await waitFor(
+      () => messages("orchestrator transport back").length > 0,
+      15_000,
+      () => "the transport to come back",
+    );
     const backAt = messages("orchestrator transport back")[0]!.time as number;
-    const unhealthy = async () => (await storedStream(dataDir, "node-edge-1")).find((e) => e.type === "NodeBecameUnhealthy");
-    await waitFor(async () => (await unhealthy()) !== undefined, 10_000, () => "the silent node to become UNHEALTHY");
+    const unhealthy = async () =>
+      (await storedStream(dataDir, "node-edge-1")).find((e) => e.type === "NodeBecameUnhealthy");
+    await waitFor(
+      async () => (await unhealthy()) !== undefined,
+      10_000,
+      () => "the silent node to become UNHEALTHY",
+    );
     expect(Date.parse((await unhealthy())!.time) - backAt).toBeGreaterThanOrEqual(2_000);
   });
 });
@@ -216,9 +314,18 @@ describe("readiness with an external NATS", () => {
     const ready = await get(o.apiUrl, "/api/v1/agent/ready");
     expect(ready.status).toBe(200);
     expect(ready.body.Checks).toEqual([
-      { Name: "nats", Status: "OK", Reason: expect.stringMatching(new RegExp(`^connected to ${nats.url} \\(round trip \\d+ms\\)$`)), Since: expect.any(String) },
+      {
+        Name: "nats",
+        Status: "OK",
+        Reason: expect.stringMatching(new RegExp(`^connected to ${nats.url} \\(round trip \\d+ms\\)$`)),
+        Since: expect.any(String),
+      },
       { Name: "jetstream", Status: "OK", Reason: "answering" },
-      { Name: "store", Status: "OK", Reason: expect.stringMatching(/^SQLite store .*shoal\.db is readable and its last write succeeded$/) },
+      {
+        Name: "store",
+        Status: "OK",
+        Reason: expect.stringMatching(/^SQLite store .*shoal\.db is readable and its last write succeeded$/),
+      },
     ]);
     const doc = (await get(o.apiUrl, "/api/v1/openapi.json")).body;
     expect(doc.paths["/api/v1/agent/ready"].get.responses).toHaveProperty("503");
@@ -235,13 +342,26 @@ describe("bounded shutdown", () => {
     process.kill(pid, "SIGSTOP");
 
     // The socket stays open, so only a round trip tells: ready and alive fail, saying why.
-    await waitFor(async () => (await get(o.apiUrl, "/api/v1/agent/ready")).status === 503, 10_000, () => "ready to fail");
+    await waitFor(
+      async () => (await get(o.apiUrl, "/api/v1/agent/ready")).status === 503,
+      10_000,
+      () => "ready to fail",
+    );
     const ready = await get(o.apiUrl, "/api/v1/agent/ready");
     const nats = ready.body.Details.Checks.find((c: any) => c.Name === "nats");
-    expect(nats).toMatchObject({ Status: "FAILING", Reason: expect.stringMatching(/did not answer a ping within 2000ms|disconnected from/) });
+    expect(nats).toMatchObject({
+      Status: "FAILING",
+      Reason: expect.stringMatching(/did not answer a ping within 2000ms|disconnected from/),
+    });
     // Pings notice the wedge as an outage of the orchestrator's own transport.
-    await waitFor(() => messages("orchestrator transport down").length > 0, 10_000, () => "the wedge to count as an outage");
-    expect(messages("orchestrator transport down")[0]).toMatchObject({ reason: expect.stringContaining("NATS connection to nats://127.0.0.1:") });
+    await waitFor(
+      () => messages("orchestrator transport down").length > 0,
+      10_000,
+      () => "the wedge to count as an outage",
+    );
+    expect(messages("orchestrator transport down")[0]).toMatchObject({
+      reason: expect.stringContaining("NATS connection to nats://127.0.0.1:"),
+    });
 
     const started = Date.now();
     await agent.stop();

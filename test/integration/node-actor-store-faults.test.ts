@@ -15,7 +15,8 @@ import { ManualClock } from "../support/manual-clock.ts";
 const ctx = commandContext({ type: "operator", id: "alice" });
 const register = (nodeId: string) => ({ type: "Register" as const, info: computeInfo(nodeId), manualApproval: true });
 
-const nodeActor = (id: string, store: EventStore, clock: Clock) => new EntityActor(nodeKind, id, { store, clock, newEventId: randomUUID });
+const nodeActor = (id: string, store: EventStore, clock: Clock) =>
+  new EntityActor(nodeKind, id, { store, clock, newEventId: randomUUID });
 
 const stores: SqliteEventStore[] = [];
 afterEach(async () => {
@@ -42,7 +43,11 @@ class LostAcknowledgements {
   ) {}
   asStore(): EventStore {
     return Object.assign(Object.create(this.inner) as EventStore, {
-      append: async (stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> => {
+      append: async (
+        stream: string,
+        events: readonly NewEvent[],
+        expected: ExpectedRevision,
+      ): Promise<AppendResult> => {
         this.attempts.push({ ids: events.map((e) => e.id), expected });
         const result = await this.inner.append(stream, events, expected);
         if (this.lose > 0) {
@@ -89,7 +94,11 @@ describe("the actor host under store trouble", () => {
     );
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(clock.now() - started).toBeGreaterThanOrEqual(1300); // 100 + 300 + 900 ms of pauses, on the actor's clock
-    expect(asShoalError(error)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5, message: expect.stringMatching(/^event store unavailable: /) });
+    expect(asShoalError(error)).toMatchObject({
+      kind: "Unavailable",
+      retryAfterSeconds: 5,
+      message: expect.stringMatching(/^event store unavailable: /),
+    });
     expect(actor.currentRevision).toBe(0);
     expect(actor.state.membership).toBe("PENDING");
   });
@@ -102,7 +111,10 @@ describe("the actor host under store trouble", () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(ShoalError);
-    expect(error).toMatchObject({ kind: "Internal", message: expect.stringMatching(/^refusing to store an invalid NodeRegistered \(data\):[\s\S]*a node id is/) });
+    expect(error).toMatchObject({
+      kind: "Internal",
+      message: expect.stringMatching(/^refusing to store an invalid NodeRegistered \(data\):[\s\S]*a node id is/),
+    });
     expect(await store.readAll()).toEqual([]);
     expect(actor.currentRevision).toBe(-1);
   });

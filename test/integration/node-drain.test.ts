@@ -25,7 +25,9 @@ import { executionsOf, until as untilJob } from "../support/job-waits.ts";
  * health timeouts are set far beyond any move, so no node turns unhealthy meanwhile).
  */
 const KEY = "drain-key-0123456789abcdefghijklmnop";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const MIB = 1024 * 1024;
 const DRAIN_ACTOR = { type: "system", id: "workflow-node-drain" };
 const docker = new Docker();
@@ -36,49 +38,84 @@ let config: ShoalConfig;
 const agents: ComputeAgent[] = [];
 const nodeIds: string[] = [];
 
-const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const api = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const call = (method: string, path: string, body?: unknown) => api.call(method, path, body);
 
 function spec(type: string, suite: string, command: string, over: Record<string, unknown> = {}) {
   return {
     Type: type,
     Constraints: [{ Key: "suite", Operator: "=", Values: [suite] }],
-    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "100m", Memory: "16Mb" } }],
+    Tasks: [
+      {
+        Name: "main",
+        Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } },
+        Resources: { CPU: "100m", Memory: "16Mb" },
+      },
+    ],
     ...over,
   };
 }
 
 const submit = (job: unknown) => api.submit(job);
 const jobNow = (jobId: string) => api.job(jobId);
-const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) => untilJob(api, jobId, check, what, timeoutMs);
+const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) =>
+  untilJob(api, jobId, check, what, timeoutMs);
 
 const RUNNING = 6;
 const COMPLETED = 9;
 const CANCELLED = 11;
-const on = (job: Body, nodeId: string, state?: number) => executionsOf(job).filter((e) => e.NodeID === nodeId && (state === undefined || e.ComputeState?.StateType === state));
+const on = (job: Body, nodeId: string, state?: number) =>
+  executionsOf(job).filter((e) => e.NodeID === nodeId && (state === undefined || e.ComputeState?.StateType === state));
 
 async function startNode(suite: string, name: string): Promise<string> {
   const nodeId = `${name}-${randomUUID().slice(0, 8)}`;
   nodeIds.push(nodeId);
-  const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
-  const agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, labels: { suite }, executor, resourceUpdateMs: 200 });
+  const executor = new DockerExecutor({
+    nodeId,
+    capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
+    logger: silentLogger,
+    docker,
+    stopGraceSeconds: 0,
+  });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    labels: { suite },
+    executor,
+    resourceUpdateMs: 200,
+  });
   agents.push(agent);
   await agent.start();
-  await waitFor(() => orchestrator.manager.live(nodeId) !== undefined, 10_000, () => `node ${nodeId} joined`);
+  await waitFor(
+    () => orchestrator.manager.live(nodeId) !== undefined,
+    10_000,
+    () => `node ${nodeId} joined`,
+  );
   return nodeId;
 }
 
-const drain = (nodeId: string, body: Record<string, unknown>) => call("PUT", `/api/v1/orchestrator/nodes/${nodeId}`, { Action: "drain", ...body });
-const nodeNow = async (nodeId: string): Promise<Body> => (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body.Node as Body;
+const drain = (nodeId: string, body: Record<string, unknown>) =>
+  call("PUT", `/api/v1/orchestrator/nodes/${nodeId}`, { Action: "drain", ...body });
+const nodeNow = async (nodeId: string): Promise<Body> =>
+  (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body.Node as Body;
 
 async function drainEnds(nodeId: string, status = "drained"): Promise<Body> {
   let last: Body = {};
-  await waitFor(async () => (last = await nodeNow(nodeId)).Drain?.Status === status, 60_000, () => `node ${nodeId} ${status}; now ${JSON.stringify(last.Drain)}`);
+  await waitFor(
+    async () => (last = await nodeNow(nodeId)).Drain?.Status === status,
+    60_000,
+    () => `node ${nodeId} ${status}; now ${JSON.stringify(last.Drain)}`,
+  );
   return last;
 }
 
 const stored = () => storedEvents(config.DataDir);
-const ofStream = (events: RecordedEvent[], stream: string, type?: string) => events.filter((e) => e.stream === stream && (type === undefined || e.type === type));
+const ofStream = (events: RecordedEvent[], stream: string, type?: string) =>
+  events.filter((e) => e.stream === stream && (type === undefined || e.type === type));
 const one = (events: RecordedEvent[], stream: string, type: string): RecordedEvent => {
   const found = ofStream(events, stream, type);
   expect(found, `${type} in ${stream}`).toHaveLength(1);
@@ -109,7 +146,8 @@ afterEach(async () => {
 afterAll(async () => {
   await orchestrator?.stop();
   for (const nodeId of nodeIds) {
-    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } }))
+      await docker.getContainer(c.Id).remove({ force: true });
   }
 });
 
@@ -125,13 +163,36 @@ describe("a drain", () => {
 
     expect(await drain(drained, { Deadline: "10m", Message: "kernel upgrade" })).toMatchObject({ status: 200 });
     const got = await until(jobId, (j) => j.Job?.State?.StateType === "Completed", "the job completed elsewhere");
-    expect(on(got, drained)).toMatchObject([{ ID: first.ID, ComputeState: { StateType: CANCELLED, Message: `node ${drained} is draining: the execution is stopped and its partition placed on another node` } }]);
-    expect(on(got, other)).toMatchObject([{ PreviousExecution: first.ID, PartitionIndex: 0, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } }]);
+    expect(on(got, drained)).toMatchObject([
+      {
+        ID: first.ID,
+        ComputeState: {
+          StateType: CANCELLED,
+          Message: `node ${drained} is draining: the execution is stopped and its partition placed on another node`,
+        },
+      },
+    ]);
+    expect(on(got, other)).toMatchObject([
+      {
+        PreviousExecution: first.ID,
+        PartitionIndex: 0,
+        ComputeState: { StateType: COMPLETED },
+        RunOutput: { Stdout: "done\n" },
+      },
+    ]);
 
     const node = await drainEnds(drained);
-    expect(node.Drain).toMatchObject({ Status: "drained", KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "ops" } });
+    expect(node.Drain).toMatchObject({
+      Status: "drained",
+      KeepDaemon: false,
+      Reason: "kernel upgrade",
+      By: { type: "operator", id: "ops" },
+    });
     // The list filters on it: a drained node with the drained ones, the other with those never drained.
-    const listed = async (q: string) => ((await call("GET", `/api/v1/orchestrator/nodes?${q}&limit=10000`)).body.Nodes as Body[]).map((n) => n.Info.NodeID as string);
+    const listed = async (q: string) =>
+      ((await call("GET", `/api/v1/orchestrator/nodes?${q}&limit=10000`)).body.Nodes as Body[]).map(
+        (n) => n.Info.NodeID as string,
+      );
     expect(await listed("filter-drain=drained")).toContain(drained);
     expect(await listed("filter-drain=drained")).not.toContain(other);
     expect(await listed("filter-drain=none")).toContain(other);
@@ -142,12 +203,24 @@ describe("a drain", () => {
     const events = await stored();
     const started = one(events, `node-${drained}`, "NodeDrainStarted");
     expect(started.metadata).toMatchObject({ actor: { type: "operator", id: "ops" }, reason: "kernel upgrade" });
-    expect(one(events, `node-${drained}`, "NodeDrainCompleted")).toMatchObject({ data: { DaemonStopped: 0 }, metadata: { actor: DRAIN_ACTOR } });
+    expect(one(events, `node-${drained}`, "NodeDrainCompleted")).toMatchObject({
+      data: { DaemonStopped: 0 },
+      metadata: { actor: DRAIN_ACTOR },
+    });
     const cancelled = one(events, `execution-${first.ID as string}`, "ExecutionCancelled");
     expect(cancelled.metadata.actor).toEqual(DRAIN_ACTOR);
     // The workflow's step: the drain's input and the command it issued, recorded before it acted.
     const step = ofStream(events, "workflow-node-drain").find((e) => (e.data as Body).Input.EventID === started.id);
-    expect(step?.data).toMatchObject({ Commands: [{ Handler: "node-drain", EntityID: drained, Type: "MoveDrainedWork", Reason: `node ${drained} is draining: kernel upgrade` }] });
+    expect(step?.data).toMatchObject({
+      Commands: [
+        {
+          Handler: "node-drain",
+          EntityID: drained,
+          Type: "MoveDrainedWork",
+          Reason: `node ${drained} is draining: kernel upgrade`,
+        },
+      ],
+    });
     expect(cancelled.metadata.causationId).toBe(started.id);
 
     // Drained, the node takes no new work: a Count 2 job finds one node, and the shortfall names the drain.
@@ -184,7 +257,14 @@ describe("a drain", () => {
     expect(await drain(drained, { Deadline: "10m" })).toMatchObject({ status: 200 });
     const got = await until(jobId, (j) => ["Completed", "Failed"].includes(j.Job?.State?.StateType), "the job ended");
     expect(got.Job.State.StateType).toBe("Completed");
-    expect(executionsOf(got)).toMatchObject([{ ID: executionsOf(running)[0]?.ID, NodeID: drained, ComputeState: { StateType: COMPLETED }, RunOutput: { Stdout: "done\n" } }]);
+    expect(executionsOf(got)).toMatchObject([
+      {
+        ID: executionsOf(running)[0]?.ID,
+        NodeID: drained,
+        ComputeState: { StateType: COMPLETED },
+        RunOutput: { Stdout: "done\n" },
+      },
+    ]);
     expect(await drainEnds(drained)).toMatchObject({ Drain: { Status: "drained" } });
   }, 120_000);
 
@@ -198,10 +278,16 @@ describe("a drain", () => {
     const other = nodes.find((n) => n !== drained) as string;
 
     expect(await drain(drained, { Deadline: "10m" })).toMatchObject({ status: 200 });
-    const moved = await until(jobId, (j) => on(j, other, RUNNING).length === 1 && on(j, drained, CANCELLED).length === 1, "the replacement running, the original stopped");
+    const moved = await until(
+      jobId,
+      (j) => on(j, other, RUNNING).length === 1 && on(j, drained, CANCELLED).length === 1,
+      "the replacement running, the original stopped",
+    );
     const replacement = on(moved, other, RUNNING)[0] as Body;
     expect(replacement).toMatchObject({ PartitionIndex: 0, PreviousExecution: original.ID });
-    expect(on(moved, drained)[0]?.ComputeState?.Message).toBe(`node ${drained} is draining: replaced by ${replacement.ID as string} on node ${other}, which is running`);
+    expect(on(moved, drained)[0]?.ComputeState?.Message).toBe(
+      `node ${drained} is draining: replaced by ${replacement.ID as string} on node ${other}, which is running`,
+    );
     expect(moved.Job.State.StateType).toBe("Running");
     await drainEnds(drained);
 
@@ -221,7 +307,11 @@ describe("a drain", () => {
     const suite = `ops-${randomUUID().slice(0, 6)}`;
     const [x, y] = [await startNode(suite, "a"), await startNode(suite, "b")] as [string, string];
     const daemon = await submit(spec("daemon", suite, "sleep 3600"));
-    await until(daemon, (j) => on(j, x, RUNNING).length === 1 && on(j, y, RUNNING).length === 1, "the daemon running on both");
+    await until(
+      daemon,
+      (j) => on(j, x, RUNNING).length === 1 && on(j, y, RUNNING).length === 1,
+      "the daemon running on both",
+    );
     const ops = await submit(spec("ops", suite, "sleep 3; echo ok"));
     await until(ops, (j) => on(j, x, RUNNING).length === 1, "the ops execution running on x");
 
@@ -231,7 +321,9 @@ describe("a drain", () => {
     const node = await drainEnds(x);
     expect(node.Drain.Status).toBe("drained");
     const d = await until(daemon, (j) => on(j, x, CANCELLED).length === 1, "the daemon stopped on x");
-    expect(on(d, x)[0]?.ComputeState?.Message).toBe(`Execution stopped: node ${x} is drained: its daemon work stops at the end`);
+    expect(on(d, x)[0]?.ComputeState?.Message).toBe(
+      `Execution stopped: node ${x} is drained: its daemon work stops at the end`,
+    );
     expect(on(d, y, RUNNING)).toHaveLength(1);
 
     const events = await stored();
@@ -242,7 +334,11 @@ describe("a drain", () => {
     // Drained, it gets no new daemon execution; undrained, it does (its stopped one released it).
     expect(on(await jobNow(daemon), x)).toHaveLength(1);
     expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain" })).toMatchObject({ status: 200 });
-    const back = await until(daemon, (j) => on(j, x, RUNNING).length === 1, "a new daemon execution on x once undrained");
+    const back = await until(
+      daemon,
+      (j) => on(j, x, RUNNING).length === 1,
+      "a new daemon execution on x once undrained",
+    );
     expect(on(back, x).map((e) => e.ComputeState.StateType)).toEqual([CANCELLED, RUNNING]);
     expect(await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).toMatchObject({ status: 200 });
   }, 120_000);
@@ -269,7 +365,12 @@ describe("a drain", () => {
 
     expect(await drain(x, { Deadline: "5m", Message: "rack move" })).toMatchObject({ status: 200 });
     // No other node: the replacement finds none, the original runs on and the job does not fail.
-    await waitFor(async () => ofStream(await stored(), "workflow-node-drain").some((e) => (e.data as Body).Commands[0]?.EntityID === x), 10_000, () => "the drain's step");
+    await waitFor(
+      async () =>
+        ofStream(await stored(), "workflow-node-drain").some((e) => (e.data as Body).Commands[0]?.EntityID === x),
+      10_000,
+      () => "the drain's step",
+    );
     expect((await nodeNow(x)).Drain.Status).toBe("draining");
     expect((await jobNow(jobId)).Job.State.StateType).toBe("Running");
 
@@ -281,11 +382,21 @@ describe("a drain", () => {
 
     const events = await stored();
     const reached = one(events, `node-${x}`, "NodeDrainDeadlineReached");
-    expect(reached.data).toEqual({ NodeID: x, Deadline: node.Drain.Deadline, Left: [{ ExecutionID: original.ID, JobID: jobId, JobType: "service" }] });
-    expect(reached.metadata).toMatchObject({ actor: DRAIN_ACTOR, reason: `the drain deadline ${node.Drain.Deadline as string} passed with 1 execution left` });
+    expect(reached.data).toEqual({
+      NodeID: x,
+      Deadline: node.Drain.Deadline,
+      Left: [{ ExecutionID: original.ID, JobID: jobId, JobType: "service" }],
+    });
+    expect(reached.metadata).toMatchObject({
+      actor: DRAIN_ACTOR,
+      reason: `the drain deadline ${node.Drain.Deadline as string} passed with 1 execution left`,
+    });
     const step = ofStream(events, "workflow-node-drain").find((e) => (e.data as Body).Input.EventID === reached.id);
     expect(step?.data).toMatchObject({ Commands: [{ EntityID: original.ID, Type: "StopDrainedExecution" }] });
-    expect(one(events, `execution-${original.ID as string}`, "ExecutionCancelled").metadata).toMatchObject({ actor: DRAIN_ACTOR, causationId: reached.id });
+    expect(one(events, `execution-${original.ID as string}`, "ExecutionCancelled").metadata).toMatchObject({
+      actor: DRAIN_ACTOR,
+      causationId: reached.id,
+    });
     await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`);
   }, 120_000);
 
@@ -295,18 +406,32 @@ describe("a drain", () => {
     const jobId = await submit(spec("service", suite, "sleep 3600"));
     const running = await until(jobId, (j) => on(j, x, RUNNING).length === 1, "running");
     expect(await drain(x, { Deadline: "5m" })).toMatchObject({ status: 200 });
-    await waitFor(async () => ofStream(await stored(), "workflow-node-drain").some((e) => (e.data as Body).Commands[0]?.EntityID === x), 10_000, () => "the drain's step");
-    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain", Message: "maintenance postponed" })).toMatchObject({ status: 200 });
+    await waitFor(
+      async () =>
+        ofStream(await stored(), "workflow-node-drain").some((e) => (e.data as Body).Commands[0]?.EntityID === x),
+      10_000,
+      () => "the drain's step",
+    );
+    expect(
+      await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain", Message: "maintenance postponed" }),
+    ).toMatchObject({ status: 200 });
     expect((await nodeNow(x)).Drain).toBeUndefined();
 
     await clock.advance(10 * 60_000);
     const events = await stored();
     expect(ofStream(events, `node-${x}`, "NodeDrainDeadlineReached")).toHaveLength(0);
-    expect(one(events, `node-${x}`, "NodeUndrained")).toMatchObject({ data: { Previous: "draining" }, metadata: { actor: { type: "operator", id: "ops" }, reason: "maintenance postponed" } });
+    expect(one(events, `node-${x}`, "NodeUndrained")).toMatchObject({
+      data: { Previous: "draining" },
+      metadata: { actor: { type: "operator", id: "ops" }, reason: "maintenance postponed" },
+    });
     const now = await jobNow(jobId);
     expect(executionsOf(now)).toMatchObject([{ ID: on(running, x)[0]?.ID, ComputeState: { StateType: RUNNING } }]);
     const again = await submit(spec("batch", suite, "echo back"));
-    const done = await until(again, (j) => j.Job?.State?.StateType === "Completed", "a new job completed on the undrained node");
+    const done = await until(
+      again,
+      (j) => j.Job?.State?.StateType === "Completed",
+      "a new job completed on the undrained node",
+    );
     expect(on(done, x, COMPLETED)).toHaveLength(1);
     await call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`);
   }, 120_000);
@@ -316,14 +441,18 @@ describe("a drain", () => {
     const x = await startNode(suite, "a");
     expect(await drain(x, { Deadline: "ten minutes" })).toMatchObject({ status: 400 });
     expect(await drain(x, { Deadline: "0s" })).toMatchObject({ status: 400 });
-    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "approve", Deadline: "10m" })).toMatchObject({ status: 400 });
+    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "approve", Deadline: "10m" })).toMatchObject({
+      status: 400,
+    });
     expect((await nodeNow(x)).Drain).toBeUndefined();
     expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain" })).toMatchObject({ status: 409 });
     expect(await drain(x, {})).toMatchObject({ status: 200 });
     const node = await drainEnds(x);
     // Nomad's default deadline: an hour.
     expect(Date.parse(node.Drain.Deadline) - Date.parse(node.Drain.StartedAt)).toBe(3_600_000);
-    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain", Message: "done" })).toMatchObject({ status: 200 });
+    expect(await call("PUT", `/api/v1/orchestrator/nodes/${x}`, { Action: "undrain", Message: "done" })).toMatchObject({
+      status: 200,
+    });
     expect((await nodeNow(x)).Drain).toBeUndefined();
   }, 60_000);
 });

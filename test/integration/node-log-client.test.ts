@@ -33,7 +33,9 @@ afterAll(async () => {
 /** The node's side: every request it gets, and a way to answer one. */
 function playNode() {
   const requests: ReadLogs[] = [];
-  const sub = node.subscribe(logReadSubject(NODE), { callback: (_err, msg) => requests.push(unpack(msg.data) as ReadLogs) });
+  const sub = node.subscribe(logReadSubject(NODE), {
+    callback: (_err, msg) => requests.push(unpack(msg.data) as ReadLogs),
+  });
   const answer = (request: ReadLogs, text: string, end: boolean, error?: LogBatch["Error"]) =>
     node.publish(
       logBatchSubject(NODE),
@@ -59,17 +61,36 @@ describe("NodeLogClient", () => {
     client.start();
     const chunks = client.read(NODE, "e-1", { follow: true, tailLines: 5 })[Symbol.asyncIterator]();
     const first = chunks.next();
-    await waitFor(() => played.requests.length === 1, 5000, () => "first request");
-    expect(played.requests[0]).toMatchObject({ Type: "ReadLogs", NodeID: NODE, ExecutionID: "e-1", Seq: 0, Follow: true, TailLines: 5 });
+    await waitFor(
+      () => played.requests.length === 1,
+      5000,
+      () => "first request",
+    );
+    expect(played.requests[0]).toMatchObject({
+      Type: "ReadLogs",
+      NodeID: NODE,
+      ExecutionID: "e-1",
+      Seq: 0,
+      Follow: true,
+      TailLines: 5,
+    });
     played.answer(played.requests[0]!, "one\n", false);
     expect(Buffer.from((await first).value!.data).toString()).toBe("one\n");
     // Nothing more is asked for until the reader asks.
     await new Promise((r) => setTimeout(r, 200));
     expect(played.requests).toHaveLength(1);
     const second = chunks.next();
-    await waitFor(() => played.requests.length === 2, 5000, () => "second request");
+    await waitFor(
+      () => played.requests.length === 2,
+      5000,
+      () => "second request",
+    );
     // This answer is "lost": the same Seq is asked for again, and that answer is taken.
-    await waitFor(() => played.requests.length === 3, 5000, () => "the same request again");
+    await waitFor(
+      () => played.requests.length === 3,
+      5000,
+      () => "the same request again",
+    );
     expect(played.requests[2]).toMatchObject({ Seq: 1, StreamID: played.requests[0]!.StreamID });
     played.answer(played.requests[2]!, "two\n", true);
     expect(Buffer.from((await second).value!.data).toString()).toBe("two\n");
@@ -87,15 +108,27 @@ describe("NodeLogClient", () => {
       for await (const _ of client.read(NODE, "e-2", { follow: false })) return "got output";
       return "ended";
     })();
-    await expect(silent).rejects.toMatchObject({ kind: "Unavailable", message: `node ${NODE} did not answer a read of the logs of execution e-2 (3 tries)` });
+    await expect(silent).rejects.toMatchObject({
+      kind: "Unavailable",
+      message: `node ${NODE} did not answer a read of the logs of execution e-2 (3 tries)`,
+    });
     expect(played.requests.filter((r) => r.ExecutionID === "e-2").map((r) => r.Seq)).toEqual([0, 0, 0]);
 
     const failing = (async () => {
       for await (const _ of client.read(NODE, "e-3", { follow: false })) return "got output";
       return "ended";
     })();
-    await waitFor(() => played.requests.some((r) => r.ExecutionID === "e-3"), 5000, () => "request");
-    played.answer(played.requests.find((r) => r.ExecutionID === "e-3")!, "", true, { Kind: "NotFound", Message: "execution e-3 does not run on node node-x" });
+    await waitFor(
+      () => played.requests.some((r) => r.ExecutionID === "e-3"),
+      5000,
+      () => "request",
+    );
+    played.answer(
+      played.requests.find((r) => r.ExecutionID === "e-3")!,
+      "",
+      true,
+      { Kind: "NotFound", Message: "execution e-3 does not run on node node-x" },
+    );
     const error = (await failing.catch((e: unknown) => e)) as ShoalError;
     expect(error).toMatchObject({ kind: "NotFound", message: "execution e-3 does not run on node node-x" });
     client.stop();
@@ -111,10 +144,22 @@ describe("NodeLogClient", () => {
       for await (const chunk of client.read(NODE, "e-4", { follow: true })) return Buffer.from(chunk.data).toString();
       return "ended";
     })();
-    await waitFor(() => played.requests.some((r) => r.ExecutionID === "e-4"), 5000, () => "request");
-    played.answer(played.requests.find((r) => r.ExecutionID === "e-4")!, "first\n", false);
+    await waitFor(
+      () => played.requests.some((r) => r.ExecutionID === "e-4"),
+      5000,
+      () => "request",
+    );
+    played.answer(
+      played.requests.find((r) => r.ExecutionID === "e-4")!,
+      "first\n",
+      false,
+    );
     expect(await reading).toBe("first\n");
-    await waitFor(() => played.requests.some((r) => r.ExecutionID === "e-4" && r.Close === true), 5000, () => "Close");
+    await waitFor(
+      () => played.requests.some((r) => r.ExecutionID === "e-4" && r.Close === true),
+      5000,
+      () => "Close",
+    );
     client.stop();
     played.stop();
   });

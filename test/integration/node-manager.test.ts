@@ -17,7 +17,15 @@ const nodeCtx = (id: string) => commandContext({ type: "node", id });
 const opCtx = (reason?: string) => commandContext({ type: "operator", id: "alice" }, reason ? { reason } : {});
 
 function setup(
-  options: { file?: string; clock?: ManualClock; manualApproval?: boolean; overrides?: HealthOverride[]; limits?: RegistrationLimits; maxResidentActors?: number; credentials?: CredentialGate } = {},
+  options: {
+    file?: string;
+    clock?: ManualClock;
+    manualApproval?: boolean;
+    overrides?: HealthOverride[];
+    limits?: RegistrationLimits;
+    maxResidentActors?: number;
+    credentials?: CredentialGate;
+  } = {},
 ) {
   const file = options.file ?? join(tempDir(), "shoal.db");
   const store = new SqliteEventStore(file);
@@ -70,7 +78,12 @@ describe("NodeManager health", () => {
 
     await manager.heartbeat("n1");
     await settle();
-    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy", "NodeBecameUnknown", "NodeBecameHealthy"]);
+    expect(await types(store, "n1")).toEqual([
+      "NodeRegistered",
+      "NodeBecameUnhealthy",
+      "NodeBecameUnknown",
+      "NodeBecameHealthy",
+    ]);
   });
 
   it("writes nothing for heartbeats of a healthy node, however many", async () => {
@@ -127,7 +140,8 @@ describe("NodeManager health", () => {
 
     await manager.operatorAction("delete", "n1", opCtx());
     expect(beat("n1")).toBe(false);
-    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeDeleted"]); // its last heartbeat was 5 ms later: still healthy
+    // its last heartbeat was 5 ms later: still healthy
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeDeleted"]);
   });
 
   it("refuses heartbeats from unknown and deleted nodes", async () => {
@@ -278,10 +292,17 @@ describe("NodeManager membership", () => {
     const [registered, rejected] = await store.readStream("node-node-3");
     expect(registered!.data).toMatchObject({ Membership: "PENDING" });
     expect(registered!.metadata).toMatchObject({ actor: { type: "node", id: "node-3" }, schemaVersion: 1 });
-    expect(rejected!.metadata).toMatchObject({ actor: { type: "operator", id: "alice" }, reason: "malicious node?", schemaVersion: 1 });
+    expect(rejected!.metadata).toMatchObject({
+      actor: { type: "operator", id: "alice" },
+      reason: "malicious node?",
+      schemaVersion: 1,
+    });
     expect(typeof rejected!.metadata.correlationId).toBe("string");
     expect(typeof rejected!.metadata.causationId).toBe("string");
-    await expect(manager.register(computeInfo("node-3"), nodeCtx("node-3"))).rejects.toMatchObject({ kind: "Forbidden", message: "node has been rejected" });
+    await expect(manager.register(computeInfo("node-3"), nodeCtx("node-3"))).rejects.toMatchObject({
+      kind: "Forbidden",
+      message: "node has been rejected",
+    });
   });
 
   it("resolves exact ids before prefixes and reports ambiguous prefixes", async () => {
@@ -290,7 +311,9 @@ describe("NodeManager membership", () => {
     for (const id of ["node-1", "node-10", "node-2"]) await manager.register(computeInfo(id), nodeCtx(id));
     expect(manager.resolve("node-1")).toBe("node-1");
     expect(manager.resolve("node-2")).toBe("node-2");
-    expect(() => manager.resolve("node-")).toThrow("multiple nodes found for prefix: node-, matching IDs: [node-1, node-10, node-2]");
+    expect(() => manager.resolve("node-")).toThrow(
+      "multiple nodes found for prefix: node-, matching IDs: [node-1, node-10, node-2]",
+    );
     expect(() => manager.resolve("nope")).toThrow("node not found: nope");
   });
 
@@ -309,7 +332,9 @@ describe("NodeManager membership", () => {
     const second = setup({ clock, file: first.file, manualApproval: true });
     expect(await second.manager.recover()).toMatchObject({ nodes: 1, events: 4 });
     await expect(second.manager.operatorAction("approve", "a", opCtx())).resolves.toMatchObject({ revision: 4 });
-    const registrations = (await second.store.readStream("node-a")).filter((e) => e.type === "NodeRegistered").map((e) => (e.data as { Lifecycle: number }).Lifecycle);
+    const registrations = (await second.store.readStream("node-a"))
+      .filter((e) => e.type === "NodeRegistered")
+      .map((e) => (e.data as { Lifecycle: number }).Lifecycle);
     expect(registrations).toEqual([1, 2]);
   });
 
@@ -317,7 +342,9 @@ describe("NodeManager membership", () => {
     const { manager } = setup({ manualApproval: true });
     await manager.recover();
     await manager.register(computeInfo("a"), nodeCtx("a"));
-    await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({ kind: "PreconditionFailed" });
+    await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({
+      kind: "PreconditionFailed",
+    });
     await expect(manager.operatorAction("approve", "a", opCtx(), 0)).resolves.toMatchObject({ revision: 1 });
   });
 });
@@ -336,14 +363,18 @@ describe("NodeManager info reports", () => {
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
 
     const changed = computeInfo("n1", { rack: "r7" });
-    await expect(manager.updateInfo(changed, nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated", data: { Changed: ["Labels"] } }]);
+    await expect(manager.updateInfo(changed, nodeCtx("n1"))).resolves.toMatchObject([
+      { type: "NodeInfoUpdated", data: { Changed: ["Labels"] } },
+    ]);
     expect(manager.actorStats.loaded).toBe(loaded + 1);
     await manager.register(computeInfo("n3"), nodeCtx("n3"));
     const after = manager.actorStats.loaded;
     await expect(manager.updateInfo(changed, nodeCtx("n1"))).resolves.toEqual([]);
     expect(manager.actorStats.loaded).toBe(after);
     // The info it had before is a change again, stored as the actor decides it.
-    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([
+      { type: "NodeInfoUpdated" },
+    ]);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
   });
 
@@ -353,12 +384,23 @@ describe("NodeManager info reports", () => {
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.updateInfo(computeInfo("n1"), nodeCtx("n1"));
     await manager.operatorAction("reject", "n1", opCtx());
-    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).rejects.toMatchObject({ kind: "Forbidden", message: "node registration rejected" });
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).rejects.toMatchObject({
+      kind: "Forbidden",
+      message: "node registration rejected",
+    });
     await manager.operatorAction("approve", "n1", opCtx());
     const relabelled = computeInfo("n1", { zone: "b" });
     await manager.register(relabelled, nodeCtx("n1"));
-    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
-    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeRejected", "NodeApproved", "NodeInfoUpdated", "NodeInfoUpdated"]);
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toMatchObject([
+      { type: "NodeInfoUpdated" },
+    ]);
+    expect(await types(store, "n1")).toEqual([
+      "NodeRegistered",
+      "NodeRejected",
+      "NodeApproved",
+      "NodeInfoUpdated",
+      "NodeInfoUpdated",
+    ]);
   });
 
   it("after a restart, answers unchanged reports from the recovered state, and stores changed ones through the actor", async () => {
@@ -376,7 +418,9 @@ describe("NodeManager info reports", () => {
     await second.manager.whenInfoPrintsLearnt();
     await expect(second.manager.updateInfo(computeInfo("n1", { zone: "b" }), nodeCtx("n1"))).resolves.toEqual([]);
     expect(second.manager.actorStats.loaded).toBe(0);
-    await expect(second.manager.updateInfo(computeInfo("n1", { zone: "a" }), nodeCtx("n1"))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    await expect(second.manager.updateInfo(computeInfo("n1", { zone: "a" }), nodeCtx("n1"))).resolves.toMatchObject([
+      { type: "NodeInfoUpdated" },
+    ]);
     expect(second.manager.actorStats.loaded).toBe(1);
     await expect(second.manager.updateInfo(computeInfo("n1", { zone: "a" }), nodeCtx("n1"))).resolves.toEqual([]);
     expect(await types(second.store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
@@ -398,7 +442,9 @@ describe("NodeManager info reports", () => {
     const last = ids[ids.length - 1] as string;
     await second.manager.updateInfo(computeInfo(last, { zone: "b" }), nodeCtx(last));
     await second.manager.whenInfoPrintsLearnt();
-    await expect(second.manager.updateInfo(computeInfo(last, { zone: "a" }), nodeCtx(last))).resolves.toMatchObject([{ type: "NodeInfoUpdated" }]);
+    await expect(second.manager.updateInfo(computeInfo(last, { zone: "a" }), nodeCtx(last))).resolves.toMatchObject([
+      { type: "NodeInfoUpdated" },
+    ]);
     await expect(second.manager.updateInfo(computeInfo("n0", { zone: "a" }), nodeCtx("n0"))).resolves.toEqual([]);
     expect(await types(second.store, last)).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeInfoUpdated"]);
   });
@@ -429,8 +475,17 @@ describe("NodeManager credentials at start-up", () => {
 });
 
 describe("NodeManager limits", () => {
-  const limits = (l: Partial<RegistrationLimits>): RegistrationLimits => ({ maxRegistrationsPerSecond: 0, registrationBurst: 0, maxPendingNodes: 0, ...l });
-  const outcome = (p: Promise<unknown>) => p.then(() => "ok", (e: { kind?: string }) => e.kind ?? String(e));
+  const limits = (l: Partial<RegistrationLimits>): RegistrationLimits => ({
+    maxRegistrationsPerSecond: 0,
+    registrationBurst: 0,
+    maxPendingNodes: 0,
+    ...l,
+  });
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => "ok",
+      (e: { kind?: string }) => e.kind ?? String(e),
+    );
 
   it("creates nothing for info, resources or heartbeats from nodes it does not know", async () => {
     const { manager, store } = setup();
@@ -440,8 +495,18 @@ describe("NodeManager limits", () => {
     const events = (await store.readAll()).length;
     for (let i = 0; i < 200; i++) {
       const id = `ghost-${i}`;
-      await expect(manager.updateInfo(computeInfo(id), nodeCtx(id))).rejects.toMatchObject({ kind: "NotFound", message: `node not registered: ${id}` });
-      expect(() => manager.updateResources(id, { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 })).toThrow(`node not registered: ${id}`);
+      await expect(manager.updateInfo(computeInfo(id), nodeCtx(id))).rejects.toMatchObject({
+        kind: "NotFound",
+        message: `node not registered: ${id}`,
+      });
+      expect(() =>
+        manager.updateResources(id, {
+          AvailableCapacity: {},
+          QueueUsedCapacity: {},
+          RunningExecutions: 0,
+          EnqueuedExecutions: 0,
+        }),
+      ).toThrow(`node not registered: ${id}`);
       expect(() => manager.heartbeat(id)).toThrow(`node not registered: ${id}`);
     }
     expect(manager.nodeCount).toBe(actors);
@@ -452,7 +517,9 @@ describe("NodeManager limits", () => {
   it("throttles new registrations by rate and burst, never known nodes re-registering, and stores nothing it refuses", async () => {
     const { manager, clock, store } = setup({ limits: limits({ maxRegistrationsPerSecond: 2, registrationBurst: 3 }) });
     await manager.recover();
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => outcome(manager.register(computeInfo(`n${i}`), nodeCtx(`n${i}`)))));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => outcome(manager.register(computeInfo(`n${i}`), nodeCtx(`n${i}`)))),
+    );
     expect(results.filter((r) => r === "ok")).toHaveLength(3);
     expect(results.filter((r) => r === "Unavailable")).toHaveLength(7);
     expect(manager.nodeCount).toBe(3);
@@ -460,15 +527,23 @@ describe("NodeManager limits", () => {
 
     const refused = await manager.register(computeInfo("late"), nodeCtx("late")).catch((e: unknown) => e);
     expect(refused).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 1 });
-    expect((refused as Error).message).toMatch(/too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=3\); try again in 1s/);
+    expect((refused as Error).message).toMatch(
+      /too many new nodes registering \(Orchestrator.NodeManager.MaxRegistrationsPerSecond=2, RegistrationBurst=3\); try again in 1s/,
+    );
 
     // Known nodes re-register (an agent restart) and heartbeat whatever the bucket holds.
-    await expect(manager.register(computeInfo("n0", { zone: "b" }), nodeCtx("n0"))).resolves.toMatchObject({ note: "node already registered" });
+    await expect(manager.register(computeInfo("n0", { zone: "b" }), nodeCtx("n0"))).resolves.toMatchObject({
+      note: "node already registered",
+    });
     expect(manager.heartbeat("n1")).toBeUndefined();
 
     await clock.advance(500);
-    await expect(manager.register(computeInfo("late"), nodeCtx("late"))).resolves.toMatchObject({ note: "node registered" });
-    await expect(manager.register(computeInfo("later"), nodeCtx("later"))).rejects.toMatchObject({ kind: "Unavailable" });
+    await expect(manager.register(computeInfo("late"), nodeCtx("late"))).resolves.toMatchObject({
+      note: "node registered",
+    });
+    await expect(manager.register(computeInfo("later"), nodeCtx("later"))).rejects.toMatchObject({
+      kind: "Unavailable",
+    });
     expect(manager.nodeCount).toBe(4);
   });
 
@@ -484,7 +559,9 @@ describe("NodeManager limits", () => {
   it("caps PENDING nodes under manual approval, concurrent registrations included, until an operator acts", async () => {
     const { manager, store } = setup({ manualApproval: true, limits: limits({ maxPendingNodes: 3 }) });
     await manager.recover();
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`)))));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`)))),
+    );
     expect(results.filter((r) => r === "ok")).toHaveLength(3);
     expect(results.filter((r) => r === "Forbidden")).toHaveLength(5);
     expect(manager.nodeCount).toBe(3);
@@ -498,7 +575,9 @@ describe("NodeManager limits", () => {
     );
     // PENDING nodes themselves still re-register and heartbeat.
     const pending = results.flatMap((r, i) => (r === "ok" ? [`p${i}`] : []));
-    await expect(manager.register(computeInfo(pending[0]!), nodeCtx(pending[0]!))).resolves.toMatchObject({ note: "node already registered" });
+    await expect(manager.register(computeInfo(pending[0]!), nodeCtx(pending[0]!))).resolves.toMatchObject({
+      note: "node already registered",
+    });
 
     await manager.operatorAction("approve", pending[0]!, opCtx());
     await manager.register(computeInfo("x"), nodeCtx("x"));
@@ -532,11 +611,31 @@ describe("NodeManager limits", () => {
   it("recovers events stored with labels that the new label rule refuses", async () => {
     const { store, file } = setup();
     const info = { ...computeInfo("old"), Labels: { "bad key": "a b", "Upper.Case/x": "-" } };
-    const metadata = { time: "2025-06-01T00:00:00.000Z", actor: { type: "node" as const, id: "old" }, correlationId: "c", causationId: "c" };
-    await store.append("node-old", [encodeNodeEvent({ type: "NodeRegistered", data: { NodeID: "old", NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 } }, metadata, "00000000-0000-4000-8000-000000000001")], "no_stream");
+    const metadata = {
+      time: "2025-06-01T00:00:00.000Z",
+      actor: { type: "node" as const, id: "old" },
+      correlationId: "c",
+      causationId: "c",
+    };
+    await store.append(
+      "node-old",
+      [
+        encodeNodeEvent(
+          {
+            type: "NodeRegistered",
+            data: { NodeID: "old", NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 },
+          },
+          metadata,
+          "00000000-0000-4000-8000-000000000001",
+        ),
+      ],
+      "no_stream",
+    );
     const { manager } = setup({ file });
     await expect(manager.recover()).resolves.toMatchObject({ nodes: 1, events: 1 });
-    await expect(manager.register(computeInfo("old"), nodeCtx("old"))).resolves.toMatchObject({ events: [{ type: "NodeInfoUpdated" }] });
+    await expect(manager.register(computeInfo("old"), nodeCtx("old"))).resolves.toMatchObject({
+      events: [{ type: "NodeInfoUpdated" }],
+    });
   });
 });
 

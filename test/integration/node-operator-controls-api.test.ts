@@ -21,7 +21,10 @@ const TOKEN = "s3cret";
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(`${orchestrator.apiUrl}${path}`, {
     method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: `Bearer ${adminKey}` },
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      authorization: `Bearer ${adminKey}`,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -29,19 +32,30 @@ async function call(method: string, path: string, body?: unknown) {
 }
 
 const put = (id: string, body: unknown) => call("PUT", `/api/v1/orchestrator/nodes/${id}`, body);
-const node = async (id: string) => (await call("GET", `/api/v1/orchestrator/nodes/${id}`)).json?.Node as Record<string, unknown>;
+const node = async (id: string) =>
+  (await call("GET", `/api/v1/orchestrator/nodes/${id}`)).json?.Node as Record<string, unknown>;
 const history = async (id: string) =>
-  ((await call("GET", `/api/v1/orchestrator/nodes/${id}/history`)).json?.Items ?? []) as { type: string; data: Record<string, unknown>; metadata: Record<string, unknown> }[];
+  ((await call("GET", `/api/v1/orchestrator/nodes/${id}/history`)).json?.Items ?? []) as {
+    type: string;
+    data: Record<string, unknown>;
+    metadata: Record<string, unknown>;
+  }[];
 const list = async (query: string) =>
-  (((await call("GET", `/api/v1/orchestrator/nodes?${query}`)).json?.Nodes ?? []) as { Info: { NodeID: string } }[]).map((n) => n.Info.NodeID).sort();
+  (((await call("GET", `/api/v1/orchestrator/nodes?${query}`)).json?.Nodes ?? []) as { Info: { NodeID: string } }[])
+    .map((n) => n.Info.NodeID)
+    .sort();
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
-  const config = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true });
+  const config = orchestratorConfig(nats.url, {
+    "Orchestrator.Auth.Token": TOKEN,
+    "Orchestrator.NodeManager.ManualApproval": true,
+  });
   orchestrator = await startOrchestrator(config, silentLogger);
   adminKey = readFileSync(adminApiKeyPath(config.DataDir), "utf8").trim();
   nc = await connect({ servers: nats.url });
-  for (const id of ["node-1", "node-2"]) expect((await joinNode(nc, id, TOKEN, computeInfo(id, { zone: "a", rack: "r1" }))).Accepted).toBe(true);
+  for (const id of ["node-1", "node-2"])
+    expect((await joinNode(nc, id, TOKEN, computeInfo(id, { zone: "a", rack: "r1" }))).Accepted).toBe(true);
   for (const id of ["node-1", "node-2"]) expect((await put(id, { Action: "approve" })).status).toBe(200);
 });
 
@@ -61,7 +75,11 @@ describe("cordon and uncordon over PUT /api/v1/orchestrator/nodes/{id}", () => {
     expect(n.Cordon).toMatchObject({ Reason: "disk failing", By: { type: "operator", id: "admin" } });
     expect((await node("node-2")).Cordoned).toBe(false);
     const last = (await history("node-1")).at(-1);
-    expect(last).toMatchObject({ type: "NodeCordoned", data: { Reason: "disk failing" }, metadata: { actor: { type: "operator", id: "admin" }, reason: "disk failing" } });
+    expect(last).toMatchObject({
+      type: "NodeCordoned",
+      data: { Reason: "disk failing" },
+      metadata: { actor: { type: "operator", id: "admin" }, reason: "disk failing" },
+    });
     expect(await list("filter-cordoned=true")).toEqual(["node-1"]);
     expect(await list("filter-cordoned=false")).toEqual(expect.arrayContaining(["node-2"]));
     expect(await list("filter-cordoned=false")).not.toContain("node-1");
@@ -77,7 +95,10 @@ describe("cordon and uncordon over PUT /api/v1/orchestrator/nodes/{id}", () => {
   it("uncordons", async () => {
     expect((await put("node-1", { Action: "uncordon", Message: "disk replaced" })).status).toBe(200);
     expect((await node("node-1")).Cordoned).toBe(false);
-    expect((await history("node-1")).at(-1)).toMatchObject({ type: "NodeUncordoned", metadata: { reason: "disk replaced" } });
+    expect((await history("node-1")).at(-1)).toMatchObject({
+      type: "NodeUncordoned",
+      metadata: { reason: "disk replaced" },
+    });
   });
 
   it("refuses an unknown node (404), an unknown action and a field the action does not take (400), storing nothing", async () => {
@@ -85,7 +106,9 @@ describe("cordon and uncordon over PUT /api/v1/orchestrator/nodes/{id}", () => {
     expect((await put("no-such-node", { Action: "cordon" })).status).toBe(404);
     const unknown = await put("node-1", { Action: "evict" });
     expect(unknown.status).toBe(400);
-    expect(unknown.json?.Message).toContain('must be one of "approve", "reject", "delete", "cordon", "uncordon", "label"');
+    expect(unknown.json?.Message).toContain(
+      'must be one of "approve", "reject", "delete", "cordon", "uncordon", "label"',
+    );
     const misplaced = await put("node-1", { Action: "cordon", Labels: { zone: "b" } });
     expect(misplaced.status).toBe(400);
     expect(misplaced.json?.Message).toBe('Labels is not taken by Action "cordon"');
@@ -95,15 +118,26 @@ describe("cordon and uncordon over PUT /api/v1/orchestrator/nodes/{id}", () => {
   it("keeps approve byte-compatible: Bacalhau's body, Bacalhau's answer", async () => {
     const res = await put("node-2", { NodeID: "node-2", Action: "reject", Message: "bye" });
     expect(res.text).toBe('{"Success":true}');
-    expect((await put("node-2", { NodeID: "node-2", Action: "approve", Message: "back" })).text).toBe('{"Success":true}');
+    expect((await put("node-2", { NodeID: "node-2", Action: "approve", Message: "back" })).text).toBe(
+      '{"Success":true}',
+    );
   });
 });
 
 describe("operator labels", () => {
   it("sets, overrides and hides labels; Info.Labels are the effective ones, ReportedLabels the node's own", async () => {
-    const res = await put("node-2", { Action: "label", Labels: { zone: "b", gpu: "a100" }, RemoveLabels: ["rack"], Message: "moved" });
+    const res = await put("node-2", {
+      Action: "label",
+      Labels: { zone: "b", gpu: "a100" },
+      RemoveLabels: ["rack"],
+      Message: "moved",
+    });
     expect(res.status).toBe(200);
-    const n = (await node("node-2")) as { Info: { Labels: Record<string, string> }; ReportedLabels: Record<string, string>; OperatorLabels: unknown };
+    const n = (await node("node-2")) as {
+      Info: { Labels: Record<string, string> };
+      ReportedLabels: Record<string, string>;
+      OperatorLabels: unknown;
+    };
     expect(n.Info.Labels).toMatchObject({ zone: "b", gpu: "a100" });
     expect(n.Info.Labels.rack).toBeUndefined();
     expect(n.ReportedLabels).toMatchObject({ zone: "a", rack: "r1" });
@@ -124,7 +158,10 @@ describe("operator labels", () => {
   it("the node's later reports do not undo the operator's labels", async () => {
     const client = new ComputeClient(nc, "node-2");
     expect(await client.updateInfo(computeInfo("node-2", { zone: "c", rack: "r9" }))).toMatchObject({ Accepted: true });
-    const n = (await node("node-2")) as { Info: { Labels: Record<string, string> }; ReportedLabels: Record<string, string> };
+    const n = (await node("node-2")) as {
+      Info: { Labels: Record<string, string> };
+      ReportedLabels: Record<string, string>;
+    };
     expect(n.Info.Labels.zone).toBe("b");
     expect(n.Info.Labels.rack).toBeUndefined();
     expect(n.ReportedLabels).toMatchObject({ zone: "c", rack: "r9" });
@@ -153,7 +190,11 @@ describe("operator labels", () => {
 
 describe("pre-authorised join under manual approval", () => {
   it("a node pre-authorised (pinned to its key) before it exists joins APPROVED; another stays PENDING", async () => {
-    const pre = await put("node-pre", { Action: "preauthorize", PublicKey: nodeKey("node-pre").publicKey, Message: "rack 7 delivery" });
+    const pre = await put("node-pre", {
+      Action: "preauthorize",
+      PublicKey: nodeKey("node-pre").publicKey,
+      Message: "rack 7 delivery",
+    });
     expect(pre.status).toBe(200);
     // Not a node yet: not listed, not found.
     expect((await call("GET", "/api/v1/orchestrator/nodes/node-pre")).status).toBe(404);
@@ -165,7 +206,10 @@ describe("pre-authorised join under manual approval", () => {
     expect((await node("node-other")).Membership).toBe("PENDING");
     const h = await history("node-pre");
     expect(h.map((e) => e.type)).toEqual(["NodePreauthorized", "NodeRegistered", "NodeCredentialBound"]);
-    expect(h[0]).toMatchObject({ data: { PublicKey: nodeKey("node-pre").publicKey, Reason: "rack 7 delivery" }, metadata: { actor: { type: "operator", id: "admin" } } });
+    expect(h[0]).toMatchObject({
+      data: { PublicKey: nodeKey("node-pre").publicKey, Reason: "rack 7 delivery" },
+      metadata: { actor: { type: "operator", id: "admin" } },
+    });
   });
 
   it("a node joining with another key than the pre-authorised one stays PENDING", async () => {
@@ -176,7 +220,9 @@ describe("pre-authorised join under manual approval", () => {
 
   it("a revoked pre-authorisation lets nothing in", async () => {
     expect((await put("node-revoked", { Action: "preauthorize" })).status).toBe(200);
-    expect((await put("node-revoked", { Action: "revoke-preauthorization", Message: "order cancelled" })).status).toBe(200);
+    expect((await put("node-revoked", { Action: "revoke-preauthorization", Message: "order cancelled" })).status).toBe(
+      200,
+    );
     expect((await joinNode(nc, "node-revoked", TOKEN)).Accepted).toBe(true);
     expect((await node("node-revoked")).Membership).toBe("PENDING");
   });

@@ -62,7 +62,11 @@ describe("health-threshold groups follow the operator's labels", () => {
     const first = setup(file, clock);
     await first.manager.recover();
     await first.manager.register(computeInfo("core1", { zone: "core" }), nodeCtx("core1"));
-    await first.manager.operatorAction({ action: "label", set: { zone: "edge" }, remove: [], reset: [] }, "core1", opCtx);
+    await first.manager.operatorAction(
+      { action: "label", set: { zone: "edge" }, remove: [], reset: [] },
+      "core1",
+      opCtx,
+    );
     first.manager.stop();
     const second = setup(file, clock);
     await second.manager.recover();

@@ -36,7 +36,8 @@ afterEach(async () => {
     await store.close();
   }
 });
-const membership = async (store: SqliteEventStore, id: string) => (await store.readStream(`node-${id}`)).find((e) => e.type === "NodeRegistered")?.data;
+const membership = async (store: SqliteEventStore, id: string) =>
+  (await store.readStream(`node-${id}`)).find((e) => e.type === "NodeRegistered")?.data;
 
 describe("pre-authorised registration and the PENDING cap", () => {
   it("admits a pre-authorised node APPROVED after a restart from a node-state snapshot, which holds no node only pre-authorised", async () => {
@@ -66,11 +67,15 @@ describe("pre-authorised registration and the PENDING cap", () => {
     await first.manager.preauthorize("pre-2", key, opCtx);
     await first.manager.preauthorize("pinned", nkeys.createUser().getPublicKey(), opCtx);
     await first.manager.register(computeInfo("stranger-1"), nodeCtx("stranger-1"));
-    await expect(first.manager.register(computeInfo("stranger-2"), nodeCtx("stranger-2"))).rejects.toMatchObject({ kind: "Forbidden" });
+    await expect(first.manager.register(computeInfo("stranger-2"), nodeCtx("stranger-2"))).rejects.toMatchObject({
+      kind: "Forbidden",
+    });
     await first.manager.register(computeInfo("pre-1"), nodeCtx("pre-1"));
     expect(await membership(first.store, "pre-1")).toMatchObject({ Membership: "APPROVED" });
     // Another key than the pinned one would make a PENDING node: the cap holds it back.
-    await expect(first.manager.register(computeInfo("pinned"), nodeCtx("pinned"), nkeys.createUser().getPublicKey())).rejects.toMatchObject({ kind: "Forbidden" });
+    await expect(
+      first.manager.register(computeInfo("pinned"), nodeCtx("pinned"), nkeys.createUser().getPublicKey()),
+    ).rejects.toMatchObject({ kind: "Forbidden" });
     expect(await first.store.readStream("node-stranger-2")).toEqual([]);
     first.manager.stop();
 
@@ -78,11 +83,19 @@ describe("pre-authorised registration and the PENDING cap", () => {
     await second.manager.recover();
     await second.manager.register(computeInfo("pre-2"), nodeCtx("pre-2"), key);
     expect(await membership(second.store, "pre-2")).toMatchObject({ Membership: "APPROVED" });
-    expect((await second.store.readStream("node-pre-2")).map((e) => e.type)).toEqual(["NodePreauthorized", "NodeRegistered", "NodeCredentialBound"]);
+    expect((await second.store.readStream("node-pre-2")).map((e) => e.type)).toEqual([
+      "NodePreauthorized",
+      "NodeRegistered",
+      "NodeCredentialBound",
+    ]);
 
-    // Revoked from its stream, whether or not the directory knows the node (a node-state snapshot holds no node only pre-authorised).
+    // Revoked from its stream, whether or not the directory knows the node (a node-state snapshot holds no node only
+    // pre-authorised).
     await second.manager.revokePreauthorization("pinned", opCtx);
-    expect((await second.store.readStream("node-pinned")).map((e) => e.type)).toEqual(["NodePreauthorized", "NodePreauthorizationRevoked"]);
+    expect((await second.store.readStream("node-pinned")).map((e) => e.type)).toEqual([
+      "NodePreauthorized",
+      "NodePreauthorizationRevoked",
+    ]);
     await expect(second.manager.revokePreauthorization("pinned", opCtx)).rejects.toMatchObject({ kind: "NotFound" });
     await expect(second.manager.revokePreauthorization("nobody", opCtx)).rejects.toMatchObject({ kind: "NotFound" });
     expect(await second.store.readStream("node-nobody")).toEqual([]);

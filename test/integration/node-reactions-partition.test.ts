@@ -18,7 +18,9 @@ import { storedEvents } from "../support/stored-events.ts";
  * 100 s of the clock, and the nodes that come back before their turn keep it.
  */
 const KEY = "partition-key-0123456789abcdefghijk";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const NODES = 60;
 const DISCONNECT_MS = 10_000;
 const clock = new ManualClock(Date.now());
@@ -56,7 +58,8 @@ beforeAll(async () => {
     "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
     // A fleet of 60 is "large" here: past the threshold, work moves at the secondary rate instead of not at all.
     "Orchestrator.NodeManager.LargeClusterSizeThreshold": 20,
-    // Virtual nodes never answer their work: it stays under way only until the answer bound, here past the test's clock.
+    // Virtual nodes never answer their work: it stays under way only until the answer bound, here past the test's
+    // clock.
     "Orchestrator.Scheduler.ExecutionAnswerTimeout": 3_600_000,
   });
   orchestrator = await startOrchestrator(config, silentLogger, { clock });
@@ -76,7 +79,11 @@ beforeAll(async () => {
     logger: silentLogger,
     dataDir: tempDir("shoal-partition-sim-"),
   });
-  await waitFor(() => sim.fleet.progress().heartbeating === NODES, 120_000, () => `all heartbeating: ${JSON.stringify(sim.fleet.progress())}`);
+  await waitFor(
+    () => sim.fleet.progress().heartbeating === NODES,
+    120_000,
+    () => `all heartbeating: ${JSON.stringify(sim.fleet.progress())}`,
+  );
   // Past the grace after the start.
   await pass(DISCONNECT_MS, 1_000);
 }, 180_000);
@@ -91,19 +98,32 @@ describe("a partition of 70 % of the fleet", () => {
     const job = {
       Type: "daemon",
       Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
-      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } }, Resources: { CPU: "10m", Memory: "8Mb" } }],
+      Tasks: [
+        {
+          Name: "main",
+          Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } },
+          Resources: { CPU: "10m", Memory: "8Mb" },
+        },
+      ],
     };
     const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const jobId = put.body.JobID as string;
-    const executions = async (): Promise<Body[]> => (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=1000`)).body?.Items ?? [];
-    await waitFor(async () => (await executions()).length === NODES, 60_000, () => "an execution on every node");
+    const executions = async (): Promise<Body[]> =>
+      (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=1000`)).body?.Items ?? [];
+    await waitFor(
+      async () => (await executions()).length === NODES,
+      60_000,
+      () => "an execution on every node",
+    );
 
     const cut = new Set(sim.fleet.kill(0.7));
     expect(cut.size).toBe(42);
     // 400 s of the clock: nodes go UNHEALTHY after 10 s; at 0.01 nodes/s at most 1 + 4 more may lose their work.
     await pass(400_000, 2_000);
-    const unhealthy = (await call("GET", "/api/v1/orchestrator/nodes?limit=1000")).body.Nodes.filter((n: Body) => n.Health === "UNHEALTHY").map((n: Body) => n.Info.NodeID);
+    const unhealthy = (await call("GET", "/api/v1/orchestrator/nodes?limit=1000")).body.Nodes.filter(
+      (n: Body) => n.Health === "UNHEALTHY",
+    ).map((n: Body) => n.Info.NodeID);
     expect(new Set(unhealthy)).toEqual(cut);
 
     const all = await storedEvents(dataDir);
@@ -119,14 +139,24 @@ describe("a partition of 70 % of the fleet", () => {
     expect(lost.length).toBeLessThanOrEqual(5);
     // Past the first (moved while the share was still small), one per 100 s at most.
     const times = lost.map((e) => Date.parse(e.time));
-    for (let i = 2; i < times.length; i++) expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(100_000);
+    for (let i = 2; i < times.length; i++)
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(100_000);
     // Every silent node waited with a recorded step: one per node, whatever moved.
-    const steps = all.filter((e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.Type === "NodeBecameUnhealthy" && cut.has((e.data as Body).Input.Stream.slice("node-".length)));
+    const steps = all.filter(
+      (e) =>
+        e.stream === "workflow-node-reactions" &&
+        (e.data as Body).Input.Type === "NodeBecameUnhealthy" &&
+        cut.has((e.data as Body).Input.Stream.slice("node-".length)),
+    );
     expect(steps).toHaveLength(42);
 
     // The partition heals: the nodes whose turn had not come keep their executions.
     sim.fleet.revive();
-    await waitFor(() => sim.fleet.progress().heartbeating === NODES, 60_000, () => `all back: ${JSON.stringify(sim.fleet.progress())}`);
+    await waitFor(
+      () => sim.fleet.progress().heartbeating === NODES,
+      60_000,
+      () => `all back: ${JSON.stringify(sim.fleet.progress())}`,
+    );
     await pass(30_000, 2_000);
     const after = (await storedEvents(dataDir)).filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
     expect(after).toHaveLength(lost.length);

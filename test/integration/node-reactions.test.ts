@@ -30,7 +30,9 @@ import { executionsOf, until as untilJob } from "../support/job-waits.ts";
  * comes back when the agent starts again with the same id and DataDir.
  */
 const KEY = "reactions-key-0123456789abcdefghijk";
-const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] }];
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
 const MIB = 1024 * 1024;
 const DISCONNECT_MS = 10_000;
 const docker = new Docker();
@@ -44,39 +46,79 @@ const agents = new Map<string, ComputeAgent>();
 const nodes = new Map<string, { dataDir: string; labels: Record<string, string> }>();
 let testNodes: string[] = [];
 
-const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const api = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const call = (method: string, path: string, body?: unknown) => api.call(method, path, body);
 
-function spec(type: string, constraints: Record<string, string>, command: string, timeouts: Record<string, number> = {}) {
+function spec(
+  type: string,
+  constraints: Record<string, string>,
+  command: string,
+  timeouts: Record<string, number> = {},
+) {
   return {
     Type: type,
     Constraints: Object.entries(constraints).map(([Key, value]) => ({ Key, Operator: "=", Values: [value] })),
-    Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } }, Resources: { CPU: "100m", Memory: "16Mb" }, Timeouts: timeouts }],
+    Tasks: [
+      {
+        Name: "main",
+        Engine: { Type: "docker", Params: { Image: image, Entrypoint: ["sh", "-c"], Parameters: [command] } },
+        Resources: { CPU: "100m", Memory: "16Mb" },
+        Timeouts: timeouts,
+      },
+    ],
   };
 }
 
 const submit = (job: unknown) => api.submit(job);
 const jobNow = (jobId: string) => api.job(jobId);
-const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) => untilJob(api, jobId, check, what, timeoutMs);
+const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) =>
+  untilJob(api, jobId, check, what, timeoutMs);
 
 const RUNNING = 6;
 const COMPLETED = 9;
 const FAILED = 10;
 const CANCELLED = 11;
 const state = (e: Body | undefined): number | undefined => e?.ComputeState?.StateType;
-const runningOn = (job: Body, nodeId: string) => executionsOf(job).filter((e) => e.NodeID === nodeId && state(e) === RUNNING);
+const runningOn = (job: Body, nodeId: string) =>
+  executionsOf(job).filter((e) => e.NodeID === nodeId && state(e) === RUNNING);
 
-/** A compute agent: 1 CPU, 256 MiB, these labels; started again with the same id and DataDir when it was started before. */
+/**
+ * A compute agent: 1 CPU, 256 MiB, these labels; started again with the same id and DataDir when it was started before.
+ */
 async function startNode(nodeId: string, labels?: Record<string, string>): Promise<string> {
   const known = nodes.get(nodeId);
-  const node = { dataDir: known?.dataDir ?? tempDir(`shoal-reactions-${nodeId}-`), labels: labels ?? known?.labels ?? {} };
+  const node = {
+    dataDir: known?.dataDir ?? tempDir(`shoal-reactions-${nodeId}-`),
+    labels: labels ?? known?.labels ?? {},
+  };
   nodes.set(nodeId, node);
   if (!testNodes.includes(nodeId)) testNodes.push(nodeId);
-  const executor = new DockerExecutor({ nodeId, capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB }, logger: silentLogger, docker, stopGraceSeconds: 0 });
-  const agent = testAgent({ nodeId, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, labels: node.labels, executor, resourceUpdateMs: 200, dataDir: node.dataDir });
+  const executor = new DockerExecutor({
+    nodeId,
+    capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
+    logger: silentLogger,
+    docker,
+    stopGraceSeconds: 0,
+  });
+  const agent = testAgent({
+    nodeId,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    labels: node.labels,
+    executor,
+    resourceUpdateMs: 200,
+    dataDir: node.dataDir,
+  });
   agents.set(nodeId, agent);
   await agent.start();
-  await waitFor(async () => (await health(nodeId)) === "HEALTHY", 15_000, () => `node ${nodeId} joined, HEALTHY`);
+  await waitFor(
+    async () => (await health(nodeId)) === "HEALTHY",
+    15_000,
+    () => `node ${nodeId} joined, HEALTHY`,
+  );
   return nodeId;
 }
 
@@ -99,12 +141,15 @@ async function pass(ms: number, stepMs = 1_000, done?: () => Promise<boolean>): 
   }
 }
 
-const health = async (nodeId: string): Promise<string> => (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Health as string;
+const health = async (nodeId: string): Promise<string> =>
+  (await call("GET", `/api/v1/orchestrator/nodes/${nodeId}`)).body?.Node?.Health as string;
 
 /** The stored events of these executions, in store order. */
 async function executionEvents(ids: readonly string[], type?: string): Promise<RecordedEvent[]> {
   const streams = new Set(ids.map((id) => `execution-${id}`));
-  return (await storedEvents(config.DataDir)).filter((e) => streams.has(e.stream) && (type === undefined || e.type === type));
+  return (await storedEvents(config.DataDir)).filter(
+    (e) => streams.has(e.stream) && (type === undefined || e.type === type),
+  );
 }
 
 beforeAll(async () => {
@@ -133,7 +178,9 @@ afterEach(async () => {
   agents.clear();
   // Nodes of a finished test leave the fleet: their silence must not count in the next test's.
   for (const nodeId of testNodes) {
-    await orchestrator.manager.operatorAction("delete", nodeId, commandContext({ type: "operator", id: "test" }, { reason: "test over" })).catch(() => undefined);
+    await orchestrator.manager
+      .operatorAction("delete", nodeId, commandContext({ type: "operator", id: "test" }, { reason: "test over" }))
+      .catch(() => undefined);
   }
   testNodes = [];
 });
@@ -141,7 +188,8 @@ afterEach(async () => {
 afterAll(async () => {
   await orchestrator?.stop();
   for (const nodeId of nodes.keys()) {
-    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+    for (const c of await docker.listContainers({ all: true, filters: { label: [`${NODE_LABEL}=${nodeId}`] } }))
+      await docker.getContainer(c.Id).remove({ force: true });
   }
 });
 
@@ -157,7 +205,11 @@ describe("a node that goes silent", () => {
     const y = x === a ? b : a;
     await until(ops, (j) => runningOn(j, x).length === 1 && runningOn(j, y).length === 1, "ops running on both");
     await until(daemon, (j) => runningOn(j, x).length === 1 && runningOn(j, y).length === 1, "daemon running on both");
-    const lost = [executionsOf(placed)[0]?.ID, runningOn(await jobNow(ops), x)[0]?.ID, runningOn(await jobNow(daemon), x)[0]?.ID] as string[];
+    const lost = [
+      executionsOf(placed)[0]?.ID,
+      runningOn(await jobNow(ops), x)[0]?.ID,
+      runningOn(await jobNow(daemon), x)[0]?.ID,
+    ] as string[];
 
     await silence(x);
     await pass(3 * DISCONNECT_MS, 1_000, async () => (await executionEvents(lost, "ExecutionFailed")).length === 3);
@@ -167,17 +219,32 @@ describe("a node that goes silent", () => {
     // Every loss: failed by the workflow, naming the node and its state, caused by the node's event.
     const failures = await executionEvents(lost, "ExecutionFailed");
     expect(failures).toHaveLength(3);
-    const nodeEvents = (await storedEvents(config.DataDir)).filter((e) => e.stream === `node-${x}` && e.type === "NodeBecameUnhealthy");
+    const nodeEvents = (await storedEvents(config.DataDir)).filter(
+      (e) => e.stream === `node-${x}` && e.type === "NodeBecameUnhealthy",
+    );
     expect(nodeEvents).toHaveLength(1);
     for (const f of failures) {
       expect(f.data).toMatchObject({ Cause: "Orchestrator", Message: `Execution lost: node ${x} became UNHEALTHY` });
-      expect(f.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" }, reason: `node ${x} became UNHEALTHY`, causationId: nodeEvents[0]?.id });
+      expect(f.metadata).toMatchObject({
+        actor: { type: "system", id: "workflow-node-reactions" },
+        reason: `node ${x} became UNHEALTHY`,
+        causationId: nodeEvents[0]?.id,
+      });
     }
-    const steps = (await storedEvents(config.DataDir)).filter((e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.EventID === nodeEvents[0]?.id);
-    expect(steps.map((s) => (s.data as Body).Commands)).toEqual([[expect.objectContaining({ Type: "QueueNodeLoss", EntityID: x, Reason: `node ${x} became UNHEALTHY` })]]);
+    const steps = (await storedEvents(config.DataDir)).filter(
+      (e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.EventID === nodeEvents[0]?.id,
+    );
+    expect(steps.map((s) => (s.data as Body).Commands)).toEqual([
+      [expect.objectContaining({ Type: "QueueNodeLoss", EntityID: x, Reason: `node ${x} became UNHEALTHY` })],
+    ]);
 
     // Batch: a replacement on the other node, Count kept, the job completes.
-    const done = await until(batch, (j) => ["Completed", "Failed"].includes(j.Job.State.StateType), "the batch ended", 60_000);
+    const done = await until(
+      batch,
+      (j) => ["Completed", "Failed"].includes(j.Job.State.StateType),
+      "the batch ended",
+      60_000,
+    );
     expect(done.Job.State.StateType).toBe("Completed");
     expect(executionsOf(done).map((e) => [e.NodeID, state(e)])).toEqual([
       [x, FAILED],
@@ -185,21 +252,45 @@ describe("a node that goes silent", () => {
     ]);
     expect(executionsOf(done)[1]).toMatchObject({ PreviousExecution: lost[0], RunOutput: { Stdout: "done\n" } });
     // Ops: not retried; the job fails once the other node's ends.
-    const opsDone = await until(ops, (j) => ["Completed", "Failed"].includes(j.Job.State.StateType), "the ops job ended", 60_000);
+    const opsDone = await until(
+      ops,
+      (j) => ["Completed", "Failed"].includes(j.Job.State.StateType),
+      "the ops job ended",
+      60_000,
+    );
     expect(opsDone.Job.State).toMatchObject({ StateType: "Failed" });
     expect(opsDone.Job.State.Message).toContain(`Execution lost: node ${x} became UNHEALTHY`);
 
     // Back: told to stop what was lost (its containers go), and the daemon comes back on it.
     await startNode(x);
-    const back = await until(daemon, (j) => runningOn(j, x).length === 1, "the daemon running again on the node that came back", 30_000);
-    expect(executionsOf(back).filter((e) => e.NodeID === x).map(state)).toEqual([FAILED, RUNNING]);
+    const back = await until(
+      daemon,
+      (j) => runningOn(j, x).length === 1,
+      "the daemon running again on the node that came back",
+      30_000,
+    );
+    expect(
+      executionsOf(back)
+        .filter((e) => e.NodeID === x)
+        .map(state),
+    ).toEqual([FAILED, RUNNING]);
     await waitFor(
-      async () => (await docker.listContainers({ all: true, filters: { label: lost.map((id) => `${EXECUTION_LABEL}=${id}`) } })).filter((c) => c.State === "running").length === 0,
+      async () =>
+        (
+          await docker.listContainers({ all: true, filters: { label: lost.map((id) => `${EXECUTION_LABEL}=${id}`) } })
+        ).filter((c) => c.State === "running").length === 0,
       30_000,
       () => "the lost executions' containers stopped",
     );
     // The lost ones were never resurrected.
-    for (const id of lost) expect(state(executionsOf(await jobNow(batch)).concat(executionsOf(opsDone), executionsOf(back)).find((e) => e.ID === id))).toBe(FAILED);
+    for (const id of lost)
+      expect(
+        state(
+          executionsOf(await jobNow(batch))
+            .concat(executionsOf(opsDone), executionsOf(back))
+            .find((e) => e.ID === id),
+        ),
+      ).toBe(FAILED);
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
   }, 180_000);
 
@@ -222,20 +313,41 @@ describe("daemon jobs follow labels", () => {
     const suite = `labels-${randomUUID().slice(0, 6)}`;
     const n = await startNode(`l-${suite}`, { suite, role: "edge" });
     const daemon = await submit(spec("daemon", { suite, role: "edge" }, "sleep 600"));
-    const first = (await until(daemon, (j) => runningOn(j, n).length === 1, "running on the matching node"))
-      .Executions.Items[0] as Body;
+    const first = (await until(daemon, (j) => runningOn(j, n).length === 1, "running on the matching node")).Executions
+      .Items[0] as Body;
     await silence(n);
     await startNode(n, { suite, role: "core" });
-    const stopped = await until(daemon, (j) => state(executionsOf(j).find((e) => e.ID === first.ID)) === CANCELLED, "cancelled as the node stopped matching", 30_000);
+    const stopped = await until(
+      daemon,
+      (j) => state(executionsOf(j).find((e) => e.ID === first.ID)) === CANCELLED,
+      "cancelled as the node stopped matching",
+      30_000,
+    );
     const gone = executionsOf(stopped).find((e) => e.ID === first.ID) as Body;
-    expect(gone.ComputeState.Message).toBe(`Execution stopped: node ${n} no longer matches the job's constraints (role = edge: role is now core)`);
+    expect(gone.ComputeState.Message).toBe(
+      `Execution stopped: node ${n} no longer matches the job's constraints (role = edge: role is now core)`,
+    );
     const cancelled = await executionEvents([first.ID as string], "ExecutionCancelled");
-    expect(cancelled[0]?.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" }, reason: `node ${n}'s labels changed` });
-    await waitFor(async () => (await docker.listContainers({ filters: { label: [`${EXECUTION_LABEL}=${first.ID as string}`] } })).length === 0, 30_000, () => "its container stopped");
+    expect(cancelled[0]?.metadata).toMatchObject({
+      actor: { type: "system", id: "workflow-node-reactions" },
+      reason: `node ${n}'s labels changed`,
+    });
+    await waitFor(
+      async () =>
+        (await docker.listContainers({ filters: { label: [`${EXECUTION_LABEL}=${first.ID as string}`] } })).length ===
+        0,
+      30_000,
+      () => "its container stopped",
+    );
     // Its labels change back: a node that newly matches gets an execution.
     await silence(n);
     await startNode(n, { suite, role: "edge" });
-    const again = await until(daemon, (j) => runningOn(j, n).length === 1, "running again once the node matches again", 30_000);
+    const again = await until(
+      daemon,
+      (j) => runningOn(j, n).length === 1,
+      "running again once the node matches again",
+      30_000,
+    );
     expect(executionsOf(again).map(state)).toEqual([CANCELLED, RUNNING]);
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
   }, 120_000);
@@ -244,12 +356,22 @@ describe("daemon jobs follow labels", () => {
     const suite = `oplabels-${randomUUID().slice(0, 6)}`;
     const n = await startNode(`o-${suite}`, { suite });
     const daemon = await submit(spec("daemon", { suite, role: "edge" }, "sleep 600"));
-    const label = (body: Record<string, unknown>) => call("PUT", `/api/v1/orchestrator/nodes/${n}`, { Action: "label", Message: "edge duty", ...body });
+    const label = (body: Record<string, unknown>) =>
+      call("PUT", `/api/v1/orchestrator/nodes/${n}`, { Action: "label", Message: "edge duty", ...body });
     expect((await label({ Labels: { role: "edge" } })).status).toBe(200);
-    const first = (await until(daemon, (j) => runningOn(j, n).length === 1, "running once the operator's label matches", 30_000)).Executions.Items[0] as Body;
+    const first = (
+      await until(daemon, (j) => runningOn(j, n).length === 1, "running once the operator's label matches", 30_000)
+    ).Executions.Items[0] as Body;
     expect((await label({ RemoveLabels: ["role"] })).status).toBe(200);
-    const stopped = await until(daemon, (j) => state(executionsOf(j).find((e) => e.ID === first.ID)) === CANCELLED, "cancelled once the label is gone", 30_000);
-    expect((executionsOf(stopped).find((e) => e.ID === first.ID) as Body).ComputeState.Message).toMatch(new RegExp(`^Execution stopped: node ${n} no longer matches the job's constraints \\(role = edge`));
+    const stopped = await until(
+      daemon,
+      (j) => state(executionsOf(j).find((e) => e.ID === first.ID)) === CANCELLED,
+      "cancelled once the label is gone",
+      30_000,
+    );
+    expect((executionsOf(stopped).find((e) => e.ID === first.ID) as Body).ComputeState.Message).toMatch(
+      new RegExp(`^Execution stopped: node ${n} no longer matches the job's constraints \\(role = edge`),
+    );
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
   }, 120_000);
 });
@@ -260,22 +382,37 @@ describe("mass silence is rate-limited", () => {
     const fleet: string[] = [];
     for (let i = 0; i < 6; i++) fleet.push(await startNode(`p${i}-${suite}`, { suite }));
     const daemon = await submit(spec("daemon", { suite }, "sleep 600"));
-    await until(daemon, (j) => fleet.every((id) => runningOn(j, id).length === 1), "a daemon execution on each of the six", 60_000);
+    await until(
+      daemon,
+      (j) => fleet.every((id) => runningOn(j, id).length === 1),
+      "a daemon execution on each of the six",
+      60_000,
+    );
     const executionOn = async (id: string) => runningOn(await jobNow(daemon), id)[0]?.ID as string;
 
     // Two silent of six: the fleet stays "normal", one node's work at once, the next 10 s later.
     const pair = [fleet[0], fleet[1]] as string[];
     const pairExecutions = await Promise.all(pair.map(executionOn));
     for (const id of pair) await silence(id);
-    await pass(5 * DISCONNECT_MS, 1_000, async () => (await executionEvents(pairExecutions, "ExecutionFailed")).length === 2);
+    await pass(
+      5 * DISCONNECT_MS,
+      1_000,
+      async () => (await executionEvents(pairExecutions, "ExecutionFailed")).length === 2,
+    );
     const pairLost = await executionEvents(pairExecutions, "ExecutionFailed");
     expect(pairLost).toHaveLength(2);
     const [t1, t2] = pairLost.map((e) => Date.parse(e.time)) as [number, number];
     expect(t2 - t1).toBeGreaterThanOrEqual(10_000);
-    for (const e of pairLost) expect(e.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" } });
+    for (const e of pairLost)
+      expect(e.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" } });
     // Both back: each gets the daemon again.
     for (const id of pair) await startNode(id);
-    await until(daemon, (j) => fleet.every((id) => runningOn(j, id).length === 1), "the daemon on all six again", 60_000);
+    await until(
+      daemon,
+      (j) => fleet.every((id) => runningOn(j, id).length === 1),
+      "the daemon on all six again",
+      60_000,
+    );
 
     // Four silent of six (more than two, 0.67 ≥ 0.55, a fleet of at most 50): work moves for the
     // first at most (while the share was still small), then pauses for as long as they are away.
@@ -290,7 +427,12 @@ describe("mass silence is rate-limited", () => {
     for (const id of cut) await startNode(id);
     await pass(3 * DISCONNECT_MS, 2_000);
     expect(await executionEvents(cutExecutions, "ExecutionFailed")).toHaveLength(cutLost.length);
-    const healed = await until(daemon, (j) => fleet.every((id) => runningOn(j, id).length === 1), "the daemon on all six again", 60_000);
+    const healed = await until(
+      daemon,
+      (j) => fleet.every((id) => runningOn(j, id).length === 1),
+      "the daemon on all six again",
+      60_000,
+    );
     const kept = cutExecutions.filter((id) => !cutLost.some((e) => e.stream === `execution-${id}`));
     for (const id of kept) expect(state(executionsOf(healed).find((e) => e.ID === id))).toBe(RUNNING);
     expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemon}`)).status).toBe(200);
@@ -311,7 +453,8 @@ describe("a restart", () => {
       steps: events.filter((e) => e.stream === "workflow-node-reactions").length,
       executionEvents: events.filter((e) => e.stream.startsWith("execution-")).length,
     });
-    // The workflow's checkpoint put back to the start of the store: the restart replays every node event it ever reacted to.
+    // The workflow's checkpoint put back to the start of the store: the restart replays every node event it ever
+    // reacted to.
     await orchestrator.stop();
     const store = new SqliteEventStore(join(config.DataDir, "shoal.db"));
     try {
@@ -321,8 +464,13 @@ describe("a restart", () => {
       await store.close();
     }
     orchestrator = await startOrchestrator(config, silentLogger, { clock });
-    await waitFor(async () => (await health(b)) === "HEALTHY", 30_000, () => "the live node heartbeating the new orchestrator");
-    // Past the grace after the start: the silent node, still UNHEALTHY, is found again by the sweep, and has nothing left to lose.
+    await waitFor(
+      async () => (await health(b)) === "HEALTHY",
+      30_000,
+      () => "the live node heartbeating the new orchestrator",
+    );
+    // Past the grace after the start: the silent node, still UNHEALTHY, is found again by the sweep, and has nothing
+    // left to lose.
     await pass(2 * DISCONNECT_MS, 1_000);
     const after = await storedEvents(config.DataDir);
     expect(count(after)).toEqual(count(before));

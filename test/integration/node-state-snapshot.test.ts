@@ -20,13 +20,20 @@ let base: ShoalConfig;
 let snapshotPath: string;
 
 /** Restarts never judge silence within the test: a restart must not make any node flap. */
-const calm = (): ShoalConfig => ({ ...base, "Orchestrator.NodeManager.DisconnectTimeout": 600_000, "Orchestrator.NodeManager.UnknownTimeout": 1_200_000 });
+const calm = (): ShoalConfig => ({
+  ...base,
+  "Orchestrator.NodeManager.DisconnectTimeout": 600_000,
+  "Orchestrator.NodeManager.UnknownTimeout": 1_200_000,
+});
 
 async function call(apiUrl: string, method: string, path: string, body?: unknown) {
   const adminKey = readFileSync(adminApiKeyPath(base.DataDir), "utf8").trim();
   const res = await fetch(`${apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${adminKey}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   // A request's own id differs on every call: not part of the state.
@@ -61,36 +68,65 @@ async function restartAndObserve(config: ShoalConfig = calm()) {
 }
 
 const startedFrom = (logs: readonly { msg?: string }[]) =>
-  logs.some((r) => r.msg === "starting from the node-state snapshot") ? "snapshot" : logs.some((r) => r.msg?.startsWith("no usable node-state snapshot")) ? "replay" : "?";
+  logs.some((r) => r.msg === "starting from the node-state snapshot")
+    ? "snapshot"
+    : logs.some((r) => r.msg?.startsWith("no usable node-state snapshot"))
+      ? "replay"
+      : "?";
 
-const replayReason = (logs: readonly Record<string, unknown>[]) => logs.find((r) => r.msg === "no usable node-state snapshot: replaying every node stream")?.reason;
+const replayReason = (logs: readonly Record<string, unknown>[]) =>
+  logs.find((r) => r.msg === "no usable node-state snapshot: replaying every node stream")?.reason;
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
   nc = await connect({ servers: nats.url });
-  base = orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ManualApproval": true });
+  base = orchestratorConfig(nats.url, {
+    "Orchestrator.Auth.Token": TOKEN,
+    "Orchestrator.NodeManager.ManualApproval": true,
+  });
   snapshotPath = nodeStateSnapshotPath(base.DataDir);
 
   // A history worth snapshotting: approvals, a rejection, nodes gone UNHEALTHY (and one UNKNOWN),
   // a deleted node, a deleted node that registered again, and operator controls.
   const first = await startOrchestrator(
-    { ...base, "Orchestrator.NodeManager.DisconnectTimeout": 1_000, "Orchestrator.NodeManager.UnknownTimeout": 600_000, "Orchestrator.NodeManager.Overrides": [{ NodeIDs: ["node-8"], DisconnectTimeout: 500, UnknownTimeout: 1_000 }] },
+    {
+      ...base,
+      "Orchestrator.NodeManager.DisconnectTimeout": 1_000,
+      "Orchestrator.NodeManager.UnknownTimeout": 600_000,
+      "Orchestrator.NodeManager.Overrides": [{ NodeIDs: ["node-8"], DisconnectTimeout: 500, UnknownTimeout: 1_000 }],
+    },
     silentLogger,
   );
   try {
-    for (let i = 1; i <= 10; i++) expect((await joinNode(nc, `node-${i}`, TOKEN, computeInfo(`node-${i}`, { zone: i % 2 ? "a" : "b" }))).Accepted).toBe(true);
-    for (const id of ["node-1", "node-2", "node-3", "node-4", "node-8"]) expect((await call(first.apiUrl, "PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "approve" })).status).toBe(200);
-    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-5", { Action: "reject" })).status).toBe(200);
-    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-6", { Action: "delete" })).status).toBe(200);
-    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-7", { Action: "delete" })).status).toBe(200);
+    for (let i = 1; i <= 10; i++)
+      expect(
+        (await joinNode(nc, `node-${i}`, TOKEN, computeInfo(`node-${i}`, { zone: i % 2 ? "a" : "b" }))).Accepted,
+      ).toBe(true);
+    for (const id of ["node-1", "node-2", "node-3", "node-4", "node-8"])
+      expect((await call(first.apiUrl, "PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "approve" })).status).toBe(
+        200,
+      );
+    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-5", { Action: "reject" })).status).toBe(
+      200,
+    );
+    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-6", { Action: "delete" })).status).toBe(
+      200,
+    );
+    expect((await call(first.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-7", { Action: "delete" })).status).toBe(
+      200,
+    );
     expect((await joinNode(nc, "node-7", TOKEN, computeInfo("node-7", { zone: "c" }))).Accepted).toBe(true);
     // Operator controls: a cordon, operator labels over the node's own, a pre-authorisation of a node that never joins.
     const put = (id: string, body: unknown) => call(first.apiUrl, "PUT", `/api/v1/orchestrator/nodes/${id}`, body);
     expect((await put("node-1", { Action: "cordon", Message: "disk check" })).status).toBe(200);
-    expect((await put("node-2", { Action: "label", Labels: { zone: "z", gpu: "yes" }, RemoveLabels: ["Architecture"] })).status).toBe(200);
+    expect(
+      (await put("node-2", { Action: "label", Labels: { zone: "z", gpu: "yes" }, RemoveLabels: ["Architecture"] }))
+        .status,
+    ).toBe(200);
     expect((await put("node-12", { Action: "preauthorize", Message: "on its way" })).status).toBe(200);
     await waitFor(
-      async () => (await call(first.apiUrl, "GET", "/api/v1/orchestrator/nodes/node-8")).body.Node?.Health === "UNKNOWN",
+      async () =>
+        (await call(first.apiUrl, "GET", "/api/v1/orchestrator/nodes/node-8")).body.Node?.Health === "UNKNOWN",
       15_000,
       () => "node-8 UNKNOWN",
     );
@@ -138,8 +174,12 @@ describe("node-state snapshot", () => {
     try {
       expect((await joinNode(nc, "node-11", TOKEN)).Accepted).toBe(true);
       expect((await joinNode(nc, "node-12", TOKEN)).Accepted).toBe(true);
-      expect((await call(second.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-9", { Action: "approve" })).status).toBe(200);
-      expect((await call(second.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-7", { Action: "delete" })).status).toBe(200);
+      expect(
+        (await call(second.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-9", { Action: "approve" })).status,
+      ).toBe(200);
+      expect((await call(second.apiUrl, "PUT", "/api/v1/orchestrator/nodes/node-7", { Action: "delete" })).status).toBe(
+        200,
+      );
       expect((await joinNode(nc, "node-7", TOKEN, computeInfo("node-7", { zone: "d" }))).Accepted).toBe(true);
     } finally {
       await second.stop();
@@ -158,7 +198,10 @@ describe("node-state snapshot", () => {
     const replayed = await restartAndObserve();
     expect(startedFrom(replayed.logs)).toBe("replay");
     expect(tail.seen).toEqual(replayed.seen);
-    const list = tail.seen.list.Nodes as { Info: { NodeID: string; Labels: Record<string, string> }; Membership: string }[];
+    const list = tail.seen.list.Nodes as {
+      Info: { NodeID: string; Labels: Record<string, string> };
+      Membership: string;
+    }[];
     const byId = new Map(list.map((n) => [n.Info.NodeID, n]));
     expect(byId.has("node-11") && byId.has("node-12")).toBe(true);
     expect(byId.get("node-9")?.Membership).toBe("APPROVED");
@@ -178,7 +221,11 @@ describe("node-state snapshot", () => {
       ["garbage", "not a snapshot at all", /corrupt/],
       ["an empty file", Buffer.alloc(0), /corrupt/],
       ["another state version", withHeader(good, { stateVersion: 999 }), /version 999; this Shoal's are version/],
-      ["another store", withHeader(good, { anchor: { stream: "node-node-1", revision: 0, id: "not-the-stored-id" } }), /does not belong to this store/],
+      [
+        "another store",
+        withHeader(good, { anchor: { stream: "node-node-1", revision: 0, id: "not-the-stored-id" } }),
+        /does not belong to this store/,
+      ],
     ];
     for (const [what, content, reason] of cases) {
       writeFileSync(snapshotPath, content);

@@ -13,14 +13,26 @@ import { ManualClock } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
-const KEYS = ["UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "UBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"];
+const KEYS = [
+  "UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+  "UBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+];
 
 /** Any node event, legal for the decider or not: the fold must take what a store holds. */
 function randomEvent(random: ReturnType<typeof seededRandom>, id: string, lifecycle: number): NodeEvent {
   const NodeID = id;
   switch (random.int(10)) {
     case 0:
-      return { type: "NodeRegistered", data: { NodeID, NodeType: random.pick(["Compute", "Requester"]), Info: computeInfo(id, { zone: random.pick(["a", "b"]) }), Membership: random.pick(["PENDING", "APPROVED"]), Lifecycle: lifecycle } };
+      return {
+        type: "NodeRegistered",
+        data: {
+          NodeID,
+          NodeType: random.pick(["Compute", "Requester"]),
+          Info: computeInfo(id, { zone: random.pick(["a", "b"]) }),
+          Membership: random.pick(["PENDING", "APPROVED"]),
+          Lifecycle: lifecycle,
+        },
+      };
     case 1:
       return { type: "NodeApproved", data: { NodeID, Previous: "PENDING" } };
     case 2:
@@ -28,9 +40,15 @@ function randomEvent(random: ReturnType<typeof seededRandom>, id: string, lifecy
     case 3:
       return { type: "NodeDeleted", data: { NodeID, Membership: "APPROVED" } };
     case 4:
-      return { type: "NodeInfoUpdated", data: { NodeID, Info: computeInfo(id, { zone: random.pick(["a", "b", "c"]) }), Changed: ["Labels"] } };
+      return {
+        type: "NodeInfoUpdated",
+        data: { NodeID, Info: computeInfo(id, { zone: random.pick(["a", "b", "c"]) }), Changed: ["Labels"] },
+      };
     case 5:
-      return { type: "NodeBecameUnhealthy", data: { NodeID, LastHeartbeat: random.pick([null, "2026-01-01T00:00:00.000Z"]), DisconnectTimeoutMs: 1000 } };
+      return {
+        type: "NodeBecameUnhealthy",
+        data: { NodeID, LastHeartbeat: random.pick([null, "2026-01-01T00:00:00.000Z"]), DisconnectTimeoutMs: 1000 },
+      };
     case 6:
       return { type: "NodeBecameUnknown", data: { NodeID, LastHeartbeat: null, UnknownTimeoutMs: 5000 } };
     case 7:
@@ -56,17 +74,37 @@ async function randomStore(seed: number, nodes: number, events: number): Promise
   for (let i = 0; i < events; i++) {
     const id = `node-${random.int(nodes)}`;
     const revision = revisions.get(id) ?? -1;
-    const metadata = { time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), actor: { type: "system" as const, id: "t" }, correlationId: `c${i}`, causationId: `c${i}` };
-    await store.append(`node-${id}`, [encodeNodeEvent(randomEvent(random, id, 1 + random.int(3)), metadata, `e${i}`)], revision === -1 ? "no_stream" : revision);
+    const metadata = {
+      time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+      actor: { type: "system" as const, id: "t" },
+      correlationId: `c${i}`,
+      causationId: `c${i}`,
+    };
+    await store.append(
+      `node-${id}`,
+      [encodeNodeEvent(randomEvent(random, id, 1 + random.int(3)), metadata, `e${i}`)],
+      revision === -1 ? "no_stream" : revision,
+    );
     revisions.set(id, revision + 1);
     // Other categories between node events: neither fold may trip over them.
-    if (random.int(20) === 0) await store.append(`workflow-x`, [{ id: `w${i}`, type: "WorkflowStepRecorded", data: {}, metadata: { time: metadata.time } }], "any");
+    if (random.int(20) === 0)
+      await store.append(
+        `workflow-x`,
+        [{ id: `w${i}`, type: "WorkflowStepRecorded", data: {}, metadata: { time: metadata.time } }],
+        "any",
+      );
   }
   return store;
 }
 
 async function recovered(store: SqliteEventStore, from?: { position: number; states: readonly NodeView[] }) {
-  const manager = new NodeManager({ store, clock: new ManualClock(), logger: silentLogger, manualApproval: false, thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []) });
+  const manager = new NodeManager({
+    store,
+    clock: new ManualClock(),
+    logger: silentLogger,
+    manualApproval: false,
+    thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []),
+  });
   opened.push({ close: () => manager.stop() });
   return manager.recover(from);
 }
@@ -165,7 +203,13 @@ describe("node views seeded from recovery's fold", () => {
     // After release, changes reach the listener at once again.
     told.length = 0;
     const registered = all.find((e) => e.type === "NodeRegistered") as (typeof all)[number];
-    heldViews.handle({ ...registered, type: "NodeBecameUnknown", data: { NodeID: "x", LastHeartbeat: null, UnknownTimeoutMs: 1 }, position: 1e9, revision: 1e6 });
+    heldViews.handle({
+      ...registered,
+      type: "NodeBecameUnknown",
+      data: { NodeID: "x", LastHeartbeat: null, UnknownTimeoutMs: 1 },
+      position: 1e9,
+      revision: 1e6,
+    });
     expect(told.map((t) => [t.id, t.after.revision])).toEqual([[registered.stream.slice("node-".length), 1e6]]);
   });
 });

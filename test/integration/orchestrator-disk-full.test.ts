@@ -29,15 +29,23 @@ describe.skipIf(cannotMount !== undefined)("orchestrator on a full disk", () => 
       headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, any> };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get("retry-after"),
+      body: (await res.json()) as Record<string, any>,
+    };
   };
   const join = (id: string) => joinNode(nc, id, orchestrator.joinToken.token);
-  const history = async (id: string) => (await api("GET", `/api/v1/orchestrator/nodes/${id}/history`)).body.Items.map((e: { type: string }) => e.type);
+  const history = async (id: string) =>
+    (await api("GET", `/api/v1/orchestrator/nodes/${id}/history`)).body.Items.map((e: { type: string }) => e.type);
 
   beforeAll(async () => {
     fs = mountTmpfs(32 * 1024 * 1024);
     nats = await TestNatsServer.start();
-    orchestrator = await startOrchestrator(orchestratorConfig(nats.url, { DataDir: fs.dir, "Orchestrator.NodeManager.ManualApproval": true }), silentLogger);
+    orchestrator = await startOrchestrator(
+      orchestratorConfig(nats.url, { DataDir: fs.dir, "Orchestrator.NodeManager.ManualApproval": true }),
+      silentLogger,
+    );
     nc = await connect({ servers: nats.url });
     expect((await join("node-1")).Accepted).toBe(true);
   });
@@ -55,10 +63,19 @@ describe.skipIf(cannotMount !== undefined)("orchestrator on a full disk", () => 
     const approve = await api("PUT", "/api/v1/orchestrator/nodes/node-1", { Action: "approve" });
     expect(approve.status).toBe(503);
     expect(approve.retryAfter).toBe("5");
-    expect(approve.body).toMatchObject({ Status: 503, Code: "Unavailable", Message: expect.stringMatching(/^event store unavailable: the disk is full \(SQLITE_FULL/) });
+    expect(approve.body).toMatchObject({
+      Status: 503,
+      Code: "Unavailable",
+      Message: expect.stringMatching(/^event store unavailable: the disk is full \(SQLITE_FULL/),
+    });
 
     const register = await join("node-2");
-    expect(register).toEqual({ Accepted: false, Code: "Unavailable", RetryAfter: 5, Reason: expect.stringMatching(/^event store unavailable: the disk is full/) });
+    expect(register).toEqual({
+      Accepted: false,
+      Code: "Unavailable",
+      RetryAfter: 5,
+      Reason: expect.stringMatching(/^event store unavailable: the disk is full/),
+    });
 
     expect((await api("GET", "/api/v1/orchestrator/nodes/node-1")).body.Node.Membership).toBe("PENDING");
     expect(await history("node-1")).toEqual(["NodeRegistered", "NodeCredentialBound"]);

@@ -13,14 +13,25 @@ import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
-const tick = (i: number): NewEvent => ({ id: randomUUID(), type: "Ticked", data: { i }, metadata: { time: new Date().toISOString() } });
+const tick = (i: number): NewEvent => ({
+  id: randomUUID(),
+  type: "Ticked",
+  data: { i },
+  metadata: { time: new Date().toISOString() },
+});
 
 /** `count` events over `count / perAppend` streams, one append (one commit) per stream. */
 async function appendTicks(store: EventStore, count: number, perAppend = 500): Promise<number> {
   let position = 0;
   for (let done = 0; done < count; done += perAppend) {
     const n = Math.min(perAppend, count - done);
-    position = (await store.append(`tick-${randomUUID()}`, Array.from({ length: n }, (_, i) => tick(done + i)), "no_stream")).position;
+    position = (
+      await store.append(
+        `tick-${randomUUID()}`,
+        Array.from({ length: n }, (_, i) => tick(done + i)),
+        "no_stream",
+      )
+    ).position;
   }
   return position;
 }
@@ -108,7 +119,10 @@ describe("ProcessorHost", () => {
     const envelopeB = b.batches.flat().find((e) => e.recorded.stream === "node-n1");
     expect(envelopeA).toBe(envelopeB);
     // Named, not compared whole: the data of a type the node fold does not read is a getter (decoded on use).
-    expect({ type: envelopeA?.event?.type, data: envelopeA?.event?.data }).toEqual({ type: "NodeApproved", data: { NodeID: "n1", Previous: "PENDING" } });
+    expect({ type: envelopeA?.event?.type, data: envelopeA?.event?.data }).toEqual({
+      type: "NodeApproved",
+      data: { NodeID: "n1", Previous: "PENDING" },
+    });
     expect(envelopeA?.event).toBe(envelopeB?.event);
     expect(a.batches.flat().find((e) => e.recorded.type === "Ticked")?.event).toBeUndefined();
   });
@@ -119,7 +133,10 @@ describe("ProcessorHost", () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     // A subscription that has not delivered yet (a slow poll, a reconnect): each delivery waits.
     const slow: EventStore = Object.assign(Object.create(store) as SqliteEventStore, {
-      subscribeToAll: (options: Parameters<EventStore["subscribeToAll"]>[0], handler: Parameters<EventStore["subscribeToAll"]>[1]) =>
+      subscribeToAll: (
+        options: Parameters<EventStore["subscribeToAll"]>[0],
+        handler: Parameters<EventStore["subscribeToAll"]>[1],
+      ) =>
         store.subscribeToAll(options, async (event) => {
           await held;
           await handler(event);
@@ -168,7 +185,11 @@ describe("ProcessorHost", () => {
     // Back on the shared buffer, it gets live events with the others.
     const more = await appendTicks(store, 300, 100);
     await Promise.all([pFast.waitFor(more), pSlow.waitFor(more)]);
-    await waitFor(() => messages("caught up").length > 0, 10_000, () => "the slow processor rejoined the shared buffer");
+    await waitFor(
+      () => messages("caught up").length > 0,
+      10_000,
+      () => "the slow processor rejoined the shared buffer",
+    );
     expect(messages("caught up").map((r) => r.processor)).toEqual(["slow"]);
     const live = await appendTicks(store, 100);
     await pSlow.waitFor(live);
@@ -209,14 +230,22 @@ describe("ProcessorHost", () => {
     await h.start();
     await progress.waitFor(positions.at(-1));
     // 25 batches of 10: saved after the 10th and the 20th, not after each.
-    await waitFor(async () => (await store.load("audit")) === positions[199], 5_000, () => "checkpoint at the 200th event");
+    await waitFor(
+      async () => (await store.load("audit")) === positions[199],
+      5_000,
+      () => "checkpoint at the 200th event",
+    );
     expect(await store.load("audit")).toBe(positions[199]);
 
     // T: the next batch after the interval saves, however few events it has.
     await clock.advance(60_000);
     const one = await appendTicks(store, 1);
     await progress.waitFor(one);
-    await waitFor(async () => (await store.load("audit")) === one, 5_000, () => "checkpoint after the interval");
+    await waitFor(
+      async () => (await store.load("audit")) === one,
+      5_000,
+      () => "checkpoint after the interval",
+    );
 
     const two = await appendTicks(store, 2);
     await progress.waitFor(two);
@@ -264,7 +293,11 @@ describe("ProcessorHost", () => {
     const other = new Database(file);
     try {
       other.exec("ALTER TABLE events RENAME TO events_away");
-      await waitFor(() => messages("processor subscription failed").length >= 2, 10_000, () => "the subscription failed and was retried");
+      await waitFor(
+        () => messages("processor subscription failed").length >= 2,
+        10_000,
+        () => "the subscription failed and was retried",
+      );
       other.exec("ALTER TABLE events_away RENAME TO events");
     } finally {
       other.close();

@@ -34,7 +34,11 @@ it("never shows the password of the configured NATS URL on ready, alive or in th
 
   await nats.stop();
   natsStopped = true;
-  await waitFor(async () => (await get(orchestrator.apiUrl, "/api/v1/agent/ready")).status === 503, 10_000, () => "ready to fail");
+  await waitFor(
+    async () => (await get(orchestrator.apiUrl, "/api/v1/agent/ready")).status === 503,
+    10_000,
+    () => "ready to fail",
+  );
   const down = await get(orchestrator.apiUrl, "/api/v1/agent/ready");
   expect(down.text).toContain(`disconnected from ${nats.url}`);
   expect(down.text).not.toContain(PASSWORD);

@@ -19,7 +19,10 @@ let nc: NatsConnection;
 beforeAll(async () => {
   nats = await TestNatsServer.start();
   orchestrator = await startOrchestrator(
-    orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NodeManager.ReconnectLoginsPerSecond": 1 }),
+    orchestratorConfig(nats.url, {
+      "Orchestrator.Auth.Token": TOKEN,
+      "Orchestrator.NodeManager.ReconnectLoginsPerSecond": 1,
+    }),
     silentLogger,
   );
   nc = await connect({ servers: nats.url });
@@ -34,11 +37,21 @@ afterAll(async () => {
 describe("the reconnect spread in accepted replies", () => {
   it("grows with the nodes connected, and leaves out the nodes an operator rejected", async () => {
     // Connected nodes once each join is stored, at one login a second: that many seconds.
-    expect(await joinNode(nc, "s1", TOKEN)).toEqual({ Accepted: true, Reason: "node registered", Reconnect: false, ReconnectSpread: 1 });
+    expect(await joinNode(nc, "s1", TOKEN)).toEqual({
+      Accepted: true,
+      Reason: "node registered",
+      Reconnect: false,
+      ReconnectSpread: 1,
+    });
     expect(await joinNode(nc, "s2", TOKEN)).toMatchObject({ Accepted: true, ReconnectSpread: 2 });
     await joinNode(nc, "s3", TOKEN);
     const client = new ComputeClient(nc, "s1");
-    const report = { AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    const report = {
+      AvailableCapacity: { CPU: 1 },
+      QueueUsedCapacity: {},
+      RunningExecutions: 0,
+      EnqueuedExecutions: 0,
+    };
     expect(await client.updateResources(report)).toEqual({ Accepted: true, ReconnectSpread: 3 });
     expect(await client.heartbeatRequest()).toEqual({ Accepted: true, ReconnectSpread: 3 });
     await orchestrator.manager.operatorAction("reject", "s3", commandContext({ type: "operator", id: "alice" }));

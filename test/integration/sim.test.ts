@@ -68,40 +68,70 @@ afterAll(async () => {
 
 describe("shoal sim against a real orchestrator", () => {
   it("joins every virtual node over its own key: all listed APPROVED and HEALTHY, heartbeating, nothing refused", async () => {
-    await waitFor(async () => {
-      expect(sim.fleet.progress().gaveUp, "virtual nodes that gave up joining").toBe(0);
-      const nodes = await simNodes();
-      return nodes.length === NODES && nodes.every((n) => n.Membership === "APPROVED" && n.Health === "HEALTHY");
-    }, 30_000, () => `all sim nodes APPROVED and HEALTHY: ${JSON.stringify(sim.fleet.progress())}`);
+    await waitFor(
+      async () => {
+        expect(sim.fleet.progress().gaveUp, "virtual nodes that gave up joining").toBe(0);
+        const nodes = await simNodes();
+        return nodes.length === NODES && nodes.every((n) => n.Membership === "APPROVED" && n.Health === "HEALTHY");
+      },
+      30_000,
+      () => `all sim nodes APPROVED and HEALTHY: ${JSON.stringify(sim.fleet.progress())}`,
+    );
     const nodes = await simNodes();
-    expect(nodes.map((n) => n.Info.NodeID).sort()).toEqual(Array.from({ length: NODES }, (_, i) => sim.fleet.nodeId(i)));
+    expect(nodes.map((n) => n.Info.NodeID).sort()).toEqual(
+      Array.from({ length: NODES }, (_, i) => sim.fleet.nodeId(i)),
+    );
     expect(new Set(nodes.map((n) => n.Info.NodeType))).toEqual(new Set(["Compute"]));
-    await waitFor(() => sim.fleet.progress().heartbeating === NODES, 10_000, () => `heartbeating: ${JSON.stringify(sim.fleet.progress())}`);
+    await waitFor(
+      () => sim.fleet.progress().heartbeating === NODES,
+      10_000,
+      () => `heartbeating: ${JSON.stringify(sim.fleet.progress())}`,
+    );
     const progress = sim.fleet.progress();
-    expect(progress).toMatchObject({ registered: NODES, running: NODES, joinsAccepted: NODES, refused: 0, gaveUp: 0, killed: 0 });
+    expect(progress).toMatchObject({
+      registered: NODES,
+      running: NODES,
+      joinsAccepted: NODES,
+      refused: 0,
+      gaveUp: 0,
+      killed: 0,
+    });
     // The JWTs each node's nats-server login needs are kept by the fleet in memory: no file per node.
     const credentials = join(simDataDir, "credentials");
     expect(existsSync(credentials) ? readdirSync(credentials).filter((f) => f.endsWith(".jwt")) : []).toEqual([]);
     // Each joined under its own key: the orchestrator's nats-server admits exactly these keys.
-    for (let i = 0; i < NODES; i++) expect(orchestrator.manager.live(sim.fleet.nodeId(i))?.lastHeartbeat).not.toBeNull();
+    for (let i = 0; i < NODES; i++)
+      expect(orchestrator.manager.live(sim.fleet.nodeId(i))?.lastHeartbeat).not.toBeNull();
   });
 
   it("turns a killed share UNHEALTHY (and only it), and HEALTHY again once revived", async () => {
     const killed = sim.fleet.kill(0.2);
     expect(killed).toHaveLength(NODES * 0.2);
     expect(sim.fleet.progress()).toMatchObject({ killed: killed.length, running: NODES - killed.length });
-    await waitFor(async () => {
-      const health = healthOf(await simNodes());
-      return killed.every((id) => health.get(id) === "UNHEALTHY");
-    }, 15_000, () => "killed nodes UNHEALTHY");
+    await waitFor(
+      async () => {
+        const health = healthOf(await simNodes());
+        return killed.every((id) => health.get(id) === "UNHEALTHY");
+      },
+      15_000,
+      () => "killed nodes UNHEALTHY",
+    );
     const health = healthOf(await simNodes());
     const survivors = [...health].filter(([id]) => !killed.includes(id));
     expect(survivors).toHaveLength(NODES - killed.length);
     for (const [id, h] of survivors) expect(h, id).toBe("HEALTHY");
 
     expect(sim.fleet.revive().sort()).toEqual([...killed].sort());
-    await waitFor(async () => [...healthOf(await simNodes()).values()].every((h) => h === "HEALTHY"), 15_000, () => "revived nodes HEALTHY");
-    await waitFor(() => sim.fleet.progress().registered === NODES, 10_000, () => JSON.stringify(sim.fleet.progress()));
+    await waitFor(
+      async () => [...healthOf(await simNodes()).values()].every((h) => h === "HEALTHY"),
+      15_000,
+      () => "revived nodes HEALTHY",
+    );
+    await waitFor(
+      () => sim.fleet.progress().registered === NODES,
+      10_000,
+      () => JSON.stringify(sim.fleet.progress()),
+    );
     // A restarted node confirms itself with its sentinel and key: no second join.
     expect(sim.fleet.progress()).toMatchObject({ joinsAccepted: NODES, killed: 0, refused: 0, gaveUp: 0 });
   });

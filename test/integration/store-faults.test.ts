@@ -4,7 +4,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MIN_FREE_BYTES, SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
-import { mountExt4, mountTmpfs, whyCannotMount, whyCannotMountExt4, type ScratchFs } from "../support/scratch-filesystem.ts";
+import {
+  mountExt4,
+  mountTmpfs,
+  whyCannotMount,
+  whyCannotMountExt4,
+  type ScratchFs,
+} from "../support/scratch-filesystem.ts";
 
 /**
  * The SQLite store on filesystems that really are full or read-only (see scratch-filesystem.ts):
@@ -17,7 +23,12 @@ const cannotMountExt4 = whyCannotMountExt4();
 if (cannotMount) console.warn(`SQLite full-disk tests skipped: ${cannotMount}`);
 if (cannotMountExt4) console.warn(`SQLite read-only-while-running test skipped: ${cannotMountExt4}`);
 
-const ev = (type = "Tick"): NewEvent => ({ id: randomUUID(), type, data: { pad: "x".repeat(2000) }, metadata: { time: new Date().toISOString() } });
+const ev = (type = "Tick"): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data: { pad: "x".repeat(2000) },
+  metadata: { time: new Date().toISOString() },
+});
 
 async function failure(p: Promise<unknown>): Promise<unknown> {
   return p.then(
@@ -79,7 +90,9 @@ describe.skipIf(cannotMount !== undefined)("SQLite store on a real full or read-
     mounted.push(fs);
     const refused = await failure(openChecked(join(fs.dir, "shoal.db")));
     expect(refused).toBeInstanceOf(StoreUnavailableError);
-    expect((refused as Error).message).toMatch(/the disk holding .*shoal\.db is \(nearly\) full: \d+ KiB free, at least 16 MiB needed/);
+    expect((refused as Error).message).toMatch(
+      /the disk holding .*shoal\.db is \(nearly\) full: \d+ KiB free, at least 16 MiB needed/,
+    );
   });
 
   it("refuses at start-up a store on a read-only filesystem, and leaves it as it was", async () => {
@@ -94,20 +107,27 @@ describe.skipIf(cannotMount !== undefined)("SQLite store on a real full or read-
     fs.unmount(); // also proves the refused open left nothing open on it
     mounted.pop();
     expect(refused).toBeInstanceOf(StoreUnavailableError);
-    expect((refused as Error).message).toMatch(/^event store unavailable: cannot open SQLite store .*shoal\.db: it is read-only \(the filesystem holding .* is read-only\)/);
+    expect((refused as Error).message).toMatch(
+      /^event store unavailable: cannot open SQLite store .*shoal\.db: it is read-only \(the filesystem holding .* is read-only\)/,
+    );
   });
 
-  it.skipIf(cannotMountExt4 !== undefined)("fails appends as unavailable when the filesystem turns read-only while the store is open", async () => {
-    const fs = mountExt4(64 * 1024 * 1024);
-    mounted.push(fs);
-    const store = await openChecked(join(fs.dir, "shoal.db"));
-    stores.push(store);
-    await store.append("node-a", [ev("First")], "no_stream");
-    fs.failReadOnly();
-    const refused = await failure(store.append("node-a", [ev("Second")], 0));
-    expect(refused).toBeInstanceOf(StoreUnavailableError);
-    // SQLite sees EROFS as SQLITE_IOERR_WRITE; the store says what the filesystem says.
-    expect((refused as Error).message).toMatch(/^event store unavailable: it is read-only \(the filesystem holding .* is read-only\) \(SQLITE_IOERR/);
-    expect((await store.readStream("node-a")).map((e) => e.type)).toEqual(["First"]);
-  });
+  it.skipIf(cannotMountExt4 !== undefined)(
+    "fails appends as unavailable when the filesystem turns read-only while the store is open",
+    async () => {
+      const fs = mountExt4(64 * 1024 * 1024);
+      mounted.push(fs);
+      const store = await openChecked(join(fs.dir, "shoal.db"));
+      stores.push(store);
+      await store.append("node-a", [ev("First")], "no_stream");
+      fs.failReadOnly();
+      const refused = await failure(store.append("node-a", [ev("Second")], 0));
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      // SQLite sees EROFS as SQLITE_IOERR_WRITE; the store says what the filesystem says.
+      expect((refused as Error).message).toMatch(
+        /^event store unavailable: it is read-only \(the filesystem holding .* is read-only\) \(SQLITE_IOERR/,
+      );
+      expect((await store.readStream("node-a")).map((e) => e.type)).toEqual(["First"]);
+    },
+  );
 });

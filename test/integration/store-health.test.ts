@@ -20,7 +20,10 @@ describe("the store readiness check", () => {
     cleanups.push(() => inner.close());
     const health = new StoreHealth(inner, `SQLite store ${file}`);
     await health.store.append("node-a", [event()], "no_stream");
-    expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} is readable and its last write succeeded` });
+    expect(await health.check()).toMatchObject({
+      ok: true,
+      reason: `SQLite store ${file} is readable and its last write succeeded`,
+    });
 
     // Another process holds SQLite's write lock (WAL: readers still read).
     const other = new Database(file);
@@ -28,12 +31,18 @@ describe("the store readiness check", () => {
     other.exec("BEGIN IMMEDIATE");
     await expect(health.store.append("node-a", [event()], 0)).rejects.toThrow(/locked|busy/i);
     const failing = await health.check();
-    expect(failing).toMatchObject({ ok: false, reason: expect.stringMatching(new RegExp(`^SQLite store .* cannot be written: .*(locked|busy)`, "i")) });
+    expect(failing).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(new RegExp(`^SQLite store .* cannot be written: .*(locked|busy)`, "i")),
+    });
     expect(typeof failing.since).toBe("number");
 
     other.exec("ROLLBACK");
     expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} accepts writes again` });
-    expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} is readable and its last write succeeded` });
+    expect(await health.check()).toMatchObject({
+      ok: true,
+      reason: `SQLite store ${file} is readable and its last write succeeded`,
+    });
   }, 60_000);
 
   it("with a writer thread, gives the last write's failure when its probe only times out on the lock", async () => {
@@ -51,12 +60,17 @@ describe("the store readiness check", () => {
     const failing = await health.check();
     expect(failing).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/^SQLite store .* cannot be written: a write did not answer within \d+ms; the last write failed: .*(locked|busy)/i),
+      reason: expect.stringMatching(
+        /^SQLite store .* cannot be written: a write did not answer within \d+ms; the last write failed: .*(locked|busy)/i,
+      ),
     });
 
     other.exec("ROLLBACK");
     await expect(health.store.append("node-a", [event()], 0)).resolves.toMatchObject({ nextExpectedRevision: 1 });
-    expect(await health.check()).toMatchObject({ ok: true, reason: `SQLite store ${file} is readable and its last write succeeded` });
+    expect(await health.check()).toMatchObject({
+      ok: true,
+      reason: `SQLite store ${file} is readable and its last write succeeded`,
+    });
   }, 60_000);
 
   it("does not count a concurrency conflict against the store", async () => {
@@ -65,7 +79,9 @@ describe("the store readiness check", () => {
     cleanups.push(() => inner.close());
     const health = new StoreHealth(inner, "the store");
     await health.store.append("node-a", [event()], "no_stream");
-    await expect(health.store.append("node-a", [event()], "no_stream")).rejects.toMatchObject({ _tag: "WrongExpectedRevision" });
+    await expect(health.store.append("node-a", [event()], "no_stream")).rejects.toMatchObject({
+      _tag: "WrongExpectedRevision",
+    });
     expect(await health.check()).toEqual({ ok: true, reason: "the store is readable and its last write succeeded" });
   });
 
@@ -74,6 +90,9 @@ describe("the store readiness check", () => {
     const inner = new SqliteEventStore(file);
     const health = new StoreHealth(inner, "the store");
     await inner.close();
-    expect(await health.check()).toMatchObject({ ok: false, reason: expect.stringMatching(/^the store cannot be read: /) });
+    expect(await health.check()).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^the store cannot be read: /),
+    });
   });
 });

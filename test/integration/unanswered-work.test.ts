@@ -41,7 +41,10 @@ let orchestrator: RunningOrchestrator;
 let config: ShoalConfig;
 const agents: ComputeAgent[] = [];
 const nodeIds: string[] = [];
-const api = new JobApiClient(() => orchestrator.apiUrl, () => KEY);
+const api = new JobApiClient(
+  () => orchestrator.apiUrl,
+  () => KEY,
+);
 const until = (jobId: string, check: (job: Body) => boolean, what: string, timeoutMs?: number) =>
   untilJob(api, jobId, check, what, timeoutMs);
 const firstIn = (stateType: number) => (job: Body) => executionsOf(job)[0]?.ComputeState?.StateType === stateType;
@@ -61,10 +64,14 @@ const spec = (type: string, suite: string, command: string, timeouts: Record<str
 
 /** Until the node read model (what placement reads) shows the node approved and healthy. */
 async function joined(nodeId: string, client = api): Promise<void> {
-  await waitFor(async () => {
-    const node = (await client.node(nodeId)).Node;
-    return node?.Membership === "APPROVED" && node?.Health === "HEALTHY";
-  }, 20_000, () => `node ${nodeId} approved and healthy`);
+  await waitFor(
+    async () => {
+      const node = (await client.node(nodeId)).Node;
+      return node?.Membership === "APPROVED" && node?.Health === "HEALTHY";
+    },
+    20_000,
+    () => `node ${nodeId} approved and healthy`,
+  );
 }
 
 /** A node that joins and heartbeats but has no executor: it never answers the work it is sent. */
@@ -76,7 +83,13 @@ async function startSilentNode(suite: string, to = orchestrator): Promise<string
   const agent = testAgent({ nodeId, orchestrators: [to.natsUrl], token, labels: { suite }, nodeInfo });
   agents.push(agent);
   await agent.start();
-  await joined(nodeId, new JobApiClient(() => to.apiUrl, () => KEY));
+  await joined(
+    nodeId,
+    new JobApiClient(
+      () => to.apiUrl,
+      () => KEY,
+    ),
+  );
   return nodeId;
 }
 
@@ -210,7 +223,10 @@ describe("an execution its node never answers", () => {
     const o = await startOrchestrator(own, silentLogger);
     const cleanups: (() => unknown)[] = [() => o.stop()];
     try {
-      const client = new JobApiClient(() => o.apiUrl, () => KEY);
+      const client = new JobApiClient(
+        () => o.apiUrl,
+        () => KEY,
+      );
       const suite = `outage-${randomUUID().slice(0, 6)}`;
       await startSilentNode(suite, o);
       const jobId = await client.submit(spec("batch", suite, "echo never", { QueueTimeout: 120 }));

@@ -34,7 +34,13 @@ function writer(file: string) {
 
 async function runWorkflow(store: SqliteEventStore, manager: NodeManager) {
   const host = new ProcessorHost({ store, logger: silentLogger });
-  const progress = host.add(new WorkflowHost(forgetDeletedNodes, { store, handlers: { "node-liveness": (c) => manager.forgetIfGone(c.entityId) }, logger: silentLogger }));
+  const progress = host.add(
+    new WorkflowHost(forgetDeletedNodes, {
+      store,
+      handlers: { "node-liveness": (c) => manager.forgetIfGone(c.entityId) },
+      logger: silentLogger,
+    }),
+  );
   await host.start();
   cleanups.push(() => host.stop());
   return { host, progress };
@@ -50,12 +56,20 @@ describe("the forget-deleted-nodes workflow", () => {
     await b.manager.recover();
     expect(b.manager.heartbeat("n1")).toBeUndefined(); // B tracks n1 too
 
-    const deleted = await a.manager.operatorAction("delete", "n1", commandContext({ type: "operator", id: "alice" }, { reason: "decommissioned" }));
+    const deleted = await a.manager.operatorAction(
+      "delete",
+      "n1",
+      commandContext({ type: "operator", id: "alice" }, { reason: "decommissioned" }),
+    );
     // Until B sees the delete, it still takes n1's heartbeats: the workflow is what tells it.
     expect(b.manager.heartbeat("n1")).toBeUndefined();
     const { progress, host } = await runWorkflow(b.store, b.manager);
     await progress.waitFor(deleted.position, 10_000);
-    await waitFor(async () => (await b.store.readStream("workflow-forget-deleted-nodes")).length === 1, 10_000, () => "the step recorded");
+    await waitFor(
+      async () => (await b.store.readStream("workflow-forget-deleted-nodes")).length === 1,
+      10_000,
+      () => "the step recorded",
+    );
     expect(() => b.manager.heartbeat("n1")).toThrow("node not registered: n1");
 
     const [step] = await b.store.readStream("workflow-forget-deleted-nodes");
@@ -65,9 +79,15 @@ describe("the forget-deleted-nodes workflow", () => {
       data: {
         Workflow: "forget-deleted-nodes",
         Input: { EventID: deleteEvent.id, Stream: "node-n1", Type: "NodeDeleted", Position: deleteEvent.position },
-        Commands: [{ Handler: "node-liveness", EntityID: "n1", Type: "ForgetNodeLiveness", Reason: "the node was deleted" }],
+        Commands: [
+          { Handler: "node-liveness", EntityID: "n1", Type: "ForgetNodeLiveness", Reason: "the node was deleted" },
+        ],
       },
-      metadata: { actor: { type: "system", id: "workflow-forget-deleted-nodes" }, causationId: deleteEvent.id, correlationId: deleteEvent.metadata.correlationId },
+      metadata: {
+        actor: { type: "system", id: "workflow-forget-deleted-nodes" },
+        causationId: deleteEvent.id,
+        correlationId: deleteEvent.metadata.correlationId,
+      },
     });
 
     // A replay of the same input (no checkpoint: from the start of the store) stores no second step.

@@ -86,7 +86,11 @@ describe("a workflow step that fails", () => {
     await host.start();
     cleanups.push(() => host.stop());
     for (const id of ["bad", "after"]) await happen(store, id);
-    await waitFor(() => done.includes("after"), 10_000, () => "the step after the bad one ran");
+    await waitFor(
+      () => done.includes("after"),
+      10_000,
+      () => "the step after the bad one ran",
+    );
     expect(done).toEqual(["after"]);
   });
 });

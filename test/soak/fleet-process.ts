@@ -68,9 +68,19 @@ export class FleetProcess {
   /** `shoal sim`: `nodes` virtual nodes with ids `<prefix>-<index>`, joining with the token in `tokenFile`. */
   static sim(options: SimOptions): FleetProcess {
     return new FleetProcess("shoal sim", [
-      "sim", "--nodes", String(options.nodes), "--id-prefix", options.prefix,
-      "--orchestrator", options.natsUrl, "--token-file", options.tokenFile,
-      "--join-rate", `${options.joinRate}/s`, "--heartbeat-interval", `${options.heartbeatMs}ms`,
+      "sim",
+      "--nodes",
+      String(options.nodes),
+      "--id-prefix",
+      options.prefix,
+      "--orchestrator",
+      options.natsUrl,
+      "--token-file",
+      options.tokenFile,
+      "--join-rate",
+      `${options.joinRate}/s`,
+      "--heartbeat-interval",
+      `${options.heartbeatMs}ms`,
     ]);
   }
 
@@ -79,14 +89,25 @@ export class FleetProcess {
     return new FleetProcess(
       `shoal compute ${options.nodeId}`,
       [
-        "compute", "--node-id", options.nodeId, "--labels", options.label,
-        "-c", `DataDir=${options.dataDir}`,
-        "-c", `Compute.Orchestrators=${options.natsUrl}`,
-        "-c", "Compute.Heartbeat.Interval=2s",
-        "-c", "Compute.Heartbeat.ResourceUpdateInterval=2s",
-        "-c", "Compute.AllocatedCapacity.CPU=2",
-        "-c", "Compute.AllocatedCapacity.Memory=2Gi",
-        "-c", "Compute.Docker.StopGracePeriod=1s",
+        "compute",
+        "--node-id",
+        options.nodeId,
+        "--labels",
+        options.label,
+        "-c",
+        `DataDir=${options.dataDir}`,
+        "-c",
+        `Compute.Orchestrators=${options.natsUrl}`,
+        "-c",
+        "Compute.Heartbeat.Interval=2s",
+        "-c",
+        "Compute.Heartbeat.ResourceUpdateInterval=2s",
+        "-c",
+        "Compute.AllocatedCapacity.CPU=2",
+        "-c",
+        "Compute.AllocatedCapacity.Memory=2Gi",
+        "-c",
+        "Compute.Docker.StopGracePeriod=1s",
       ],
       // In the environment, as the orchestrator's own instructions say: not in `ps`.
       { SHOAL_COMPUTE_AUTH_TOKEN: options.token },

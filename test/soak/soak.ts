@@ -48,7 +48,12 @@ interface Check {
 
 const t0 = performance.now();
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
-const log = (line: string) => console.log(`[soak ${seconds(performance.now() - t0).toFixed(1).padStart(6)} s] ${line}`);
+const log = (line: string) =>
+  console.log(
+    `[soak ${seconds(performance.now() - t0)
+      .toFixed(1)
+      .padStart(6)} s] ${line}`,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const categoryOfStream = (stream: string) => stream.slice(0, Math.max(0, stream.indexOf("-")));
 const publishable = (events: readonly StoreEvent[]) =>

@@ -7,5 +7,7 @@ import { join } from "node:path";
  * content hash; a fresh build costs nothing). `npx vitest run test/e2e/…` after an edit tests the edit.
  */
 export default function buildOnce(): void {
-  execFileSync(process.execPath, [join(import.meta.dirname, "../../scripts/build.mjs"), "--if-stale"], { stdio: "inherit" });
+  execFileSync(process.execPath, [join(import.meta.dirname, "../../scripts/build.mjs"), "--if-stale"], {
+    stdio: "inherit",
+  });
 }

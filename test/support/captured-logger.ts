@@ -12,7 +12,8 @@ export function capturedLogger(): { logger: Logger; records: LogRecord[]; messag
   const records: LogRecord[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") records.push(JSON.parse(line) as LogRecord);
+      for (const line of chunk.toString().split("\n"))
+        if (line.trim() !== "") records.push(JSON.parse(line) as LogRecord);
       done();
     },
   });

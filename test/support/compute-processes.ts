@@ -20,14 +20,22 @@ export interface ComputeProcessOptions {
 export function startComputeProcess(options: ComputeProcessOptions): ShoalProcess {
   return ShoalProcess.start(
     [
-      "compute", "--node-id", options.nodeId,
-      "-c", `DataDir=${options.dataDir}`,
-      "-c", `Compute.Orchestrators=${options.orchestrators}`,
+      "compute",
+      "--node-id",
+      options.nodeId,
+      "-c",
+      `DataDir=${options.dataDir}`,
+      "-c",
+      `Compute.Orchestrators=${options.orchestrators}`,
       ...(options.token === undefined ? [] : ["-c", `Compute.Auth.Token=${options.token}`]),
-      "-c", "Compute.Heartbeat.Interval=500ms",
-      "-c", "Compute.Heartbeat.ResourceUpdateInterval=500ms",
-      "-c", `Compute.AllocatedCapacity.CPU=${options.cpu ?? "1"}`,
-      "-c", `Compute.AllocatedCapacity.Memory=${options.memory ?? "256Mi"}`,
+      "-c",
+      "Compute.Heartbeat.Interval=500ms",
+      "-c",
+      "Compute.Heartbeat.ResourceUpdateInterval=500ms",
+      "-c",
+      `Compute.AllocatedCapacity.CPU=${options.cpu ?? "1"}`,
+      "-c",
+      `Compute.AllocatedCapacity.Memory=${options.memory ?? "256Mi"}`,
       ...(options.settings ?? []).flatMap((setting) => ["-c", setting]),
     ],
     options.env,
@@ -40,7 +48,12 @@ export interface NodeReader {
 }
 
 /** Until the orchestrator lists the node APPROVED (GET /nodes/{id}); a failure shows the process's last stderr. */
-export async function untilApproved(api: NodeReader, nodeId: string, process?: ShoalProcess, timeoutMs = 30_000): Promise<void> {
+export async function untilApproved(
+  api: NodeReader,
+  nodeId: string,
+  process?: ShoalProcess,
+  timeoutMs = 30_000,
+): Promise<void> {
   await waitFor(
     async () => (await api.node(nodeId))?.Node?.Membership === "APPROVED",
     timeoutMs,

@@ -77,6 +77,11 @@ export function mutate(value: unknown, random: ReturnType<typeof seededRandom>):
     }
     default:
       // The same data as a store would hand it back, "__proto__" keys included (JSON.parse keeps them as own keys).
-      return JSON.parse(JSON.stringify(copy).replace(/"Labels":\{(\}?)/, (_, empty: string) => `"Labels":{"__proto__":"x"${empty ? "}" : ","}`)) as unknown;
+      return JSON.parse(
+        JSON.stringify(copy).replace(
+          /"Labels":\{(\}?)/,
+          (_, empty: string) => `"Labels":{"__proto__":"x"${empty ? "}" : ","}`,
+        ),
+      ) as unknown;
   }
 }

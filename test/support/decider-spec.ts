@@ -11,14 +11,19 @@ export const SPEC_NOW = Date.parse(SPEC_TIME);
  */
 export function deciderSpec<S, C, E, R>(decider: Decider<S, C, E, R>, id: string) {
   return (history: readonly E[] = []) => {
-    const state = fold(decider, id, history.map((event) => ({ event, time: SPEC_TIME })));
+    const state = fold(
+      decider,
+      id,
+      history.map((event) => ({ event, time: SPEC_TIME })),
+    );
     return {
       state,
       /** `now`: the command's time (default SPEC_TIME, when the history was recorded). */
       when(command: C, now: number = SPEC_NOW) {
         const decision = decider.decide(command, state, { now });
         const events = () => {
-          if (!decision.ok) throw new Error(`expected events, but the command was refused: ${JSON.stringify(decision.refusal)}`);
+          if (!decision.ok)
+            throw new Error(`expected events, but the command was refused: ${JSON.stringify(decision.refusal)}`);
           return decision.events;
         };
         return {

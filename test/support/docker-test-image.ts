@@ -10,6 +10,8 @@ let image: Promise<string> | undefined;
  * the script prints.
  */
 export function dockerTestImage(): Promise<string> {
-  image ??= promisify(execFile)("bash", [join(import.meta.dirname, "../../scripts/build-test-image")]).then(({ stdout }) => stdout.trim());
+  image ??= promisify(execFile)("bash", [join(import.meta.dirname, "../../scripts/build-test-image")]).then(
+    ({ stdout }) => stdout.trim(),
+  );
   return image;
 }

@@ -28,7 +28,10 @@ export class JobApiClient {
   async call(method: string, path: string, body?: unknown, key: string | null = this.key()): Promise<ApiResponse> {
     const res = await fetch(`${this.apiUrl()}${path}`, {
       method,
-      headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -66,7 +69,8 @@ export class JobApiClient {
     const items: Body[] = [];
     let token = "";
     do {
-      const page = (await this.call("GET", `${JOBS}/${jobId}/history?limit=100${token ? `&next_token=${token}` : ""}`)).body;
+      const page = (await this.call("GET", `${JOBS}/${jobId}/history?limit=100${token ? `&next_token=${token}` : ""}`))
+        .body;
       items.push(...(page.Items as Body[]));
       token = page.NextToken ?? "";
     } while (token !== "");

@@ -10,12 +10,17 @@ const COMMAND = pathToFileURL(join(import.meta.dirname, "../../dist/src/cli/comm
  * `Error: …`). `stdoutAt` holds when each piece of stdout arrived; `live.stdout`, if given, is
  * the stdout so far while it runs.
  */
-export function runJobLogs(args: readonly string[], live?: { stdout: string }): Promise<{ code: number | null; stdout: string; stderr: string; stdoutAt: { at: number; text: string }[] }> {
+export function runJobLogs(
+  args: readonly string[],
+  live?: { stdout: string },
+): Promise<{ code: number | null; stdout: string; stderr: string; stdoutAt: { at: number; text: string }[] }> {
   const script = `
 const { jobLogsCommand } = await import(${JSON.stringify(COMMAND)});
 try { process.exitCode = await jobLogsCommand(process.argv.slice(1)); }
 catch (e) { console.error("Error: " + e.message); process.exitCode = e.name === "UsageError" || String(e.code).startsWith("ERR_PARSE_ARGS") ? 2 : 1; }`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script, "--", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script, "--", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   const stdoutAt: { at: number; text: string }[] = [];

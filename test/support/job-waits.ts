@@ -21,12 +21,19 @@ export const firstExecutionIn =
     executions[0]?.ComputeState?.StateType === stateType;
 
 /** Until the job, as read, passes `check`: the job as last read. */
-export async function until(jobs: JobReader, jobId: string, check: (job: Body) => boolean, what: string, timeoutMs = 60_000): Promise<Body> {
+export async function until(
+  jobs: JobReader,
+  jobId: string,
+  check: (job: Body) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<Body> {
   let last: Body = {};
   await waitFor(
     async () => check((last = await jobs.job(jobId))),
     timeoutMs,
-    () => `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(executionsOf(last).map((e) => [e.NodeID, e.ComputeState]))}`,
+    () =>
+      `${what}; job ${JSON.stringify(last.Job?.State)}, executions ${JSON.stringify(executionsOf(last).map((e) => [e.NodeID, e.ComputeState]))}`,
   );
   return last;
 }
@@ -36,7 +43,13 @@ export const settled = (jobs: JobReader, jobId: string, states: readonly string[
   until(jobs, jobId, inState(...states), `job ${jobId} in ${states.join("/")}`, timeoutMs);
 
 /** Until the job's executions (GET /jobs/{id}/executions) pass `check`: them as last read. */
-export async function untilExecutions(jobs: ExecutionReader, jobId: string, check: (executions: Body[]) => boolean, what: string, timeoutMs = 30_000): Promise<Body[]> {
+export async function untilExecutions(
+  jobs: ExecutionReader,
+  jobId: string,
+  check: (executions: Body[]) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<Body[]> {
   let last: Body[] = [];
   await waitFor(
     async () => check((last = await jobs.executions(jobId))),

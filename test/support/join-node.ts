@@ -24,6 +24,11 @@ export function otherKey(): JoinKey {
 }
 
 /** Joins (registers) as the node over NATS with its key and a proof of the join token, as an agent does. */
-export function joinNode(nc: NatsConnection, nodeId: string, joinToken: string, info: NodeInfo = computeInfo(nodeId)): Promise<ProtocolResponse> {
+export function joinNode(
+  nc: NatsConnection,
+  nodeId: string,
+  joinToken: string,
+  info: NodeInfo = computeInfo(nodeId),
+): Promise<ProtocolResponse> {
   return new ComputeClient(nc, nodeId).join(info, nodeKey(nodeId), joinToken);
 }

@@ -7,7 +7,8 @@ import { LabelSelectorError, matchesLabels, parseLabelSelector } from "../../src
 import type { ListNodesQuery } from "../../src/api/nodes/node-query.ts";
 import type { NodeState } from "../../src/api/nodes/node-state.ts";
 
-type OrderBy = "id" | "type" | "approval" | "status" | "available_cpu" | "available_memory" | "available_disk" | "available_gpu";
+type OrderBy =
+  "id" | "type" | "approval" | "status" | "available_cpu" | "available_memory" | "available_disk" | "available_gpu";
 
 const TYPE_ORDER: Record<string, number> = { Requester: 1, Compute: 2 };
 const HEALTH_ORDER: Record<string, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2 };
@@ -66,7 +67,10 @@ function decodeCursor(token: string, orderBy: OrderBy, reverse: boolean): Cursor
  * Bacalhau's processing order: filter approval, then status, then labels; sort; then page.
  * Pages are cursor-based (the last node's sort key and id), so they stay correct while nodes change.
  */
-export function naiveQueryNodes(nodes: readonly NodeState[], query: ListNodesQuery): { Nodes: NodeState[]; NextToken: string } {
+export function naiveQueryNodes(
+  nodes: readonly NodeState[],
+  query: ListNodesQuery,
+): { Nodes: NodeState[]; NextToken: string } {
   const orderBy: OrderBy = query.order_by === undefined || query.order_by === "" ? "id" : query.order_by;
   const reverse = query.reverse ?? false;
   let selector;
@@ -104,5 +108,8 @@ export function naiveQueryNodes(nodes: readonly NodeState[], query: ListNodesQue
   const page = keyed.slice(0, limit);
   const last = page[page.length - 1];
   const more = keyed.length > page.length && last !== undefined;
-  return { Nodes: page.map((x) => x.node), NextToken: more ? encodeCursor({ o: orderBy, r: reverse, k: last.k, i: last.i }) : "" };
+  return {
+    Nodes: page.map((x) => x.node),
+    NextToken: more ? encodeCursor({ o: orderBy, r: reverse, k: last.k, i: last.i }) : "",
+  };
 }

@@ -27,7 +27,12 @@ export class TestNatsServer {
 
   static async start(): Promise<TestNatsServer> {
     const dir = tempDir("shoal-nats-");
-    const server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port: await freePort(), dir, logger: silentLogger });
+    const server = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port: await freePort(),
+      dir,
+      logger: silentLogger,
+    });
     return new TestNatsServer(server, dir);
   }
 

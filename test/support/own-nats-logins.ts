@@ -15,7 +15,9 @@ import { NatsOperator, loadOrCreateOperatorKeys } from "../../src/transport/nats
 export class OwnNatsLogins {
   private readonly open: NatsConnection[] = [];
 
-  constructor(private readonly orchestrator: () => { readonly running: RunningOrchestrator; readonly dataDir: string }) {}
+  constructor(
+    private readonly orchestrator: () => { readonly running: RunningOrchestrator; readonly dataDir: string },
+  ) {}
 
   async login(options: Partial<ConnectionOptions>): Promise<NatsConnection> {
     const nc = await connect({ servers: this.orchestrator().running.natsUrl, reconnect: false, ...options });
@@ -26,15 +28,23 @@ export class OwnNatsLogins {
   /** As the node `id` that joined with its DataDir `dataDir`: its JWT and nkey from there. */
   asNode(id: string, dataDir: string): Promise<NatsConnection> {
     const jwt = readFileSync(join(dataDir, "credentials", `${id}.jwt`), "utf8").trim();
-    return this.login({ authenticator: jwtLogin(jwt, loadOrCreateNodeKey(dataDir, id)), inboxPrefix: `_INBOX_NODE.${id}` });
+    return this.login({
+      authenticator: jwtLogin(jwt, loadOrCreateNodeKey(dataDir, id)),
+      inboxPrefix: `_INBOX_NODE.${id}`,
+    });
   }
 
   /** As the orchestrator: a user its operator issues with the orchestrator's permissions. */
   asOrchestrator(): Promise<NatsConnection> {
     const { running, dataDir } = this.orchestrator();
-    const operator = new NatsOperator(loadOrCreateOperatorKeys(join(dataDir, "credentials")), { joinToken: running.joinToken.token, jetStreamDiskBytes: 1 });
+    const operator = new NatsOperator(loadOrCreateOperatorKeys(join(dataDir, "credentials")), {
+      joinToken: running.joinToken.token,
+      jetStreamDiskBytes: 1,
+    });
     const key = newNkey("user");
-    return this.login({ authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key) });
+    return this.login({
+      authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
+    });
   }
 
   async closeAll(): Promise<void> {

@@ -6,7 +6,10 @@ import { freePort } from "./nats-server.ts";
  * An orchestrator with its own NATS server (for compute nodes to join) on a free local port, its
  * API on another, in a fresh DataDir.
  */
-export async function ownNatsOrchestratorConfig(dataDirPrefix: string, extra: Partial<ShoalConfig> = {}): Promise<ShoalConfig> {
+export async function ownNatsOrchestratorConfig(
+  dataDirPrefix: string,
+  extra: Partial<ShoalConfig> = {},
+): Promise<ShoalConfig> {
   return {
     ...defaultConfig(),
     DataDir: tempDir(dataDirPrefix),

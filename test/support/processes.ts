@@ -25,7 +25,8 @@ export function killLater(pid: number): () => void {
   const started = stat(pid)?.[19];
   return () => {
     const fields = stat(pid);
-    if (started !== undefined && fields !== undefined && fields[0] !== "Z" && fields[19] === started) process.kill(pid, "SIGKILL");
+    if (started !== undefined && fields !== undefined && fields[0] !== "Z" && fields[19] === started)
+      process.kill(pid, "SIGKILL");
   };
 }
 
@@ -37,7 +38,11 @@ export function readPid(pidFile: string): number {
  * Takes a TCP port as soon as it is free and refuses every connection on it (accept, then
  * close): a nats-server restarted meanwhile fails to listen, and clients see a dead server.
  */
-export async function holdPort(port: number, host = "127.0.0.1", timeoutMs = 10_000): Promise<{ release(): Promise<void> }> {
+export async function holdPort(
+  port: number,
+  host = "127.0.0.1",
+  timeoutMs = 10_000,
+): Promise<{ release(): Promise<void> }> {
   const deadline = Date.now() + timeoutMs;
   // Polled tightly: a supervisor restarting the server a few hundred ms later must lose the race.
   for (;;) {

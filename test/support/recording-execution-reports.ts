@@ -37,8 +37,16 @@ export class RecordingExecutionReports implements ExecutionReports {
   }
 
   /** Waits for the execution's report of that type and returns it. */
-  async next<T extends ExecutionReport["Type"]>(executionId: string, type: T, timeoutMs = 20_000): Promise<Extract<ExecutionReport, { Type: T }>> {
-    await waitFor(() => this.of(executionId).some((r) => r.Type === type), timeoutMs, () => `${type} of ${executionId}; got ${this.types(executionId).join(", ") || "nothing"}`);
+  async next<T extends ExecutionReport["Type"]>(
+    executionId: string,
+    type: T,
+    timeoutMs = 20_000,
+  ): Promise<Extract<ExecutionReport, { Type: T }>> {
+    await waitFor(
+      () => this.of(executionId).some((r) => r.Type === type),
+      timeoutMs,
+      () => `${type} of ${executionId}; got ${this.types(executionId).join(", ") || "nothing"}`,
+    );
     return this.of(executionId).find((r) => r.Type === type) as Extract<ExecutionReport, { Type: T }>;
   }
 }

@@ -111,7 +111,10 @@ function scratch(dir: string, cleanup: () => void): ScratchFs {
   };
 }
 
-/** Unmounts, waiting up to 2 s for exiting processes; a filesystem still busy then is an error (something kept a file open). */
+/**
+ * Unmounts, waiting up to 2 s for exiting processes; a filesystem still busy then is an error (something kept a file
+ * open).
+ */
 function unmountStrictly(dir: string): void {
   for (let i = 0; i < 20; i++) {
     try {

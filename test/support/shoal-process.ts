@@ -16,11 +16,17 @@ export class ShoalProcess {
   }
 
   static start(args: string[], env: Record<string, string> = {}): ShoalProcess {
-    return new ShoalProcess(spawn(SHOAL_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
+    return new ShoalProcess(
+      spawn(SHOAL_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }),
+    );
   }
 
   async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {
-    await waitFor(() => this.stdout.includes(text), timeoutMs, () => `"${text}" not printed; stdout: ${this.stdout}\nstderr: ${this.stderr.slice(-2000)}`);
+    await waitFor(
+      () => this.stdout.includes(text),
+      timeoutMs,
+      () => `"${text}" not printed; stdout: ${this.stdout}\nstderr: ${this.stderr.slice(-2000)}`,
+    );
   }
 
   kill(signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
@@ -30,12 +36,19 @@ export class ShoalProcess {
 }
 
 /** Runs `bin/shoal …` to completion. */
-export function runShoal(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runShoal(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = ShoalProcess.start(args, env);
   return p.exited.then((code) => ({ code, stdout: p.stdout, stderr: p.stderr }));
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, describe: () => string = () => "condition"): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  describe: () => string = () => "condition",
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -26,8 +26,12 @@ type Schema = {
   readonly "x-enum-varnames"?: readonly string[];
 };
 
-/** Bacalhau's swagger.json (in its repository: webui/lib/api/schema/swagger.json): BACALHAU_SWAGGER, else the shared reference beside the checkout. */
-export const SWAGGER_PATH = process.env.BACALHAU_SWAGGER ?? join(import.meta.dirname, "../../../shared/reference/bacalhau-swagger.json");
+/**
+ * Bacalhau's swagger.json (in its repository: webui/lib/api/schema/swagger.json): BACALHAU_SWAGGER, else the shared
+ * reference beside the checkout.
+ */
+export const SWAGGER_PATH =
+  process.env.BACALHAU_SWAGGER ?? join(import.meta.dirname, "../../../shared/reference/bacalhau-swagger.json");
 
 /** Go enum type → the prefix its stringer trims (`--trimprefix`). */
 const TEXT_ENUMS: Readonly<Record<string, string>> = {
@@ -67,15 +71,18 @@ export class SwaggerValidator {
     const prefix = name === undefined ? undefined : TEXT_ENUMS[name];
     if (prefix !== undefined) {
       const names = (schema["x-enum-varnames"] ?? []).map((n) => n.slice(prefix.length));
-      if (typeof value !== "string" || !names.includes(value)) out.push(`${at}: ${JSON.stringify(value)} is not one of ${names.join(", ")} (${name})`);
+      if (typeof value !== "string" || !names.includes(value))
+        out.push(`${at}: ${JSON.stringify(value)} is not one of ${names.join(", ")} (${name})`);
       return;
     }
-    if (schema.enum !== undefined && !schema.enum.includes(value)) out.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(", ")}`);
+    if (schema.enum !== undefined && !schema.enum.includes(value))
+      out.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(", ")}`);
     switch (schema.type) {
       case undefined:
         break;
       case "integer":
-        if (typeof value !== "number" || !Number.isInteger(value)) out.push(`${at}: ${JSON.stringify(value)} is not an integer`);
+        if (typeof value !== "number" || !Number.isInteger(value))
+          out.push(`${at}: ${JSON.stringify(value)} is not an integer`);
         return;
       case "number":
       case "string":
@@ -84,7 +91,8 @@ export class SwaggerValidator {
         return;
       case "array":
         if (!Array.isArray(value)) out.push(`${at}: ${JSON.stringify(value)} is not an array`);
-        else if (schema.items !== undefined) value.forEach((item, i) => this.check(schema.items!, undefined, item, `${at}[${i}]`, out));
+        else if (schema.items !== undefined)
+          value.forEach((item, i) => this.check(schema.items!, undefined, item, `${at}[${i}]`, out));
         return;
       case "object":
         this.object(schema, value, at, out);
@@ -102,7 +110,8 @@ export class SwaggerValidator {
     for (const [key, item] of Object.entries(value)) {
       const property = schema.properties?.[key];
       if (property !== undefined) this.check(property, undefined, item, `${at}.${key}`, out);
-      else if (typeof schema.additionalProperties === "object") this.check(schema.additionalProperties, undefined, item, `${at}.${key}`, out);
+      else if (typeof schema.additionalProperties === "object")
+        this.check(schema.additionalProperties, undefined, item, `${at}.${key}`, out);
       else if (schema.additionalProperties !== true) out.push(`${at}.${key}: not a property of the definition`);
     }
   }

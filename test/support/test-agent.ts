@@ -2,7 +2,9 @@ import { ComputeAgent, type ComputeAgentOptions } from "../../src/compute/comput
 import { silentLogger, tempDir } from "./fixtures.ts";
 
 /** A real compute agent on test timings: fast heartbeats and short join backoff; any option can be given. */
-export function testAgent(options: Pick<ComputeAgentOptions, "nodeId" | "orchestrators" | "token"> & Partial<ComputeAgentOptions>): ComputeAgent {
+export function testAgent(
+  options: Pick<ComputeAgentOptions, "nodeId" | "orchestrators" | "token"> & Partial<ComputeAgentOptions>,
+): ComputeAgent {
   return new ComputeAgent({
     labels: {},
     dataDir: tempDir(`shoal-${options.nodeId}-`),
@@ -16,7 +18,10 @@ export function testAgent(options: Pick<ComputeAgentOptions, "nodeId" | "orchest
   });
 }
 
-/** A started test agent for each node id, each in a DataDir of its own, joined to the orchestrator; info and resource updates only every 5 s. */
+/**
+ * A started test agent for each node id, each in a DataDir of its own, joined to the orchestrator; info and resource
+ * updates only every 5 s.
+ */
 export async function startJoinedAgents(
   orchestrator: { readonly natsUrl: string; readonly joinToken: { readonly token: string } },
   ids: readonly string[],
@@ -24,7 +29,14 @@ export async function startJoinedAgents(
   const agents: Record<string, { agent: ComputeAgent; dataDir: string }> = {};
   for (const id of ids) {
     const dataDir = tempDir(`shoal-${id}-`);
-    const agent = testAgent({ nodeId: id, orchestrators: [orchestrator.natsUrl], token: orchestrator.joinToken.token, dataDir, infoUpdateMs: 5000, resourceUpdateMs: 5000 });
+    const agent = testAgent({
+      nodeId: id,
+      orchestrators: [orchestrator.natsUrl],
+      token: orchestrator.joinToken.token,
+      dataDir,
+      infoUpdateMs: 5000,
+      resourceUpdateMs: 5000,
+    });
     agents[id] = { agent, dataDir };
     await agent.start();
   }

@@ -13,8 +13,14 @@ describe("Compute.AllocatedCapacity", () => {
   });
 
   it("refuses what is not a capacity, naming the key", () => {
-    expect(() => allocatedCapacity("lots", "1Gi", machine)).toThrow(new ConfigError('Compute.AllocatedCapacity.CPU: invalid value "lots" (a share of this machine such as 70%, or cores or millicores such as 2 or 1500m)'));
-    expect(() => allocatedCapacity("1", "0", machine)).toThrow(/^Compute\.AllocatedCapacity\.Memory: invalid value "0"/);
+    expect(() => allocatedCapacity("lots", "1Gi", machine)).toThrow(
+      new ConfigError(
+        'Compute.AllocatedCapacity.CPU: invalid value "lots" (a share of this machine such as 70%, or cores or millicores such as 2 or 1500m)',
+      ),
+    );
+    expect(() => allocatedCapacity("1", "0", machine)).toThrow(
+      /^Compute\.AllocatedCapacity\.Memory: invalid value "0"/,
+    );
     expect(() => allocatedCapacity("150%", "1Gi", machine)).toThrow(/^Compute\.AllocatedCapacity\.CPU/);
     expect(() => allocatedCapacity("0%", "1Gi", machine)).toThrow(/^Compute\.AllocatedCapacity\.CPU/);
   });

@@ -6,7 +6,18 @@ import { canonicalKey } from "../../src/config/keys.ts";
 
 const root = join(import.meta.dirname, "../..");
 const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
-  services: Record<string, { image?: string; build?: string; command?: string[]; environment?: Record<string, string>; depends_on?: string[]; volumes?: string[]; ports?: string[] }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      build?: string;
+      command?: string[];
+      environment?: Record<string, string>;
+      depends_on?: string[];
+      volumes?: string[];
+      ports?: string[];
+    }
+  >;
   volumes: Record<string, unknown>;
 };
 
@@ -33,10 +44,12 @@ describe("docker-compose.yml", () => {
   it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
     // COPY from the build context (not --from another stage) names files that exist.
-    for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
+    for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm))
+      for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
     for (const [name, service] of Object.entries(compose.services)) {
       if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
-      for (const dep of service.depends_on ?? []) expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
+      for (const dep of service.depends_on ?? [])
+        expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
       for (const v of service.volumes ?? []) expect(compose.volumes, v).toHaveProperty(v.split(":")[0]!);
       for (const env of Object.keys(service.environment ?? {})) {
         if (!env.startsWith("SHOAL_")) continue;
@@ -45,7 +58,9 @@ describe("docker-compose.yml", () => {
     }
     const orch = compose.services.orchestrator!.environment!;
     expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("eventstore");
-    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe("orchestrator");
+    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe(
+      "orchestrator",
+    );
   });
 
   it("builds the image in a stage and runs node on the compiled CLI with production dependencies only", () => {
@@ -61,7 +76,9 @@ describe("docker-compose.yml", () => {
     expect(runtime).not.toMatch(/COPY (src|machines) /);
     expect(dockerfile).not.toMatch(/tsx/);
     expect(runtime).toMatch(/^ENTRYPOINT \["node", "\/app\/bin\/shoal"\]$/m);
-    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
     expect(Object.keys(pkg.dependencies)).not.toContain("tsx");
     expect(Object.keys(pkg.dependencies)).not.toContain("typescript");
   });

@@ -14,11 +14,21 @@ describe("work messages", () => {
       executionId: id,
       state: "Completed",
       reason: "exited",
-      runOutput: { STDOUT: stdout, StdoutTruncated: false, STDERR: "short", StderrTruncated: true, ExitCode: 0, ErrorMsg: "" },
+      runOutput: {
+        STDOUT: stdout,
+        StdoutTruncated: false,
+        STDERR: "short",
+        StderrTruncated: true,
+        ExitCode: 0,
+        ErrorMsg: "",
+      },
       stdoutBytes: 9000,
       stderrBytes: 2_000_000,
     });
-    expect(report).toMatchObject({ Type: "ExecutionCompleted", RunOutput: { StdoutTruncated: true, STDERR: "short", StderrTruncated: true } });
+    expect(report).toMatchObject({
+      Type: "ExecutionCompleted",
+      RunOutput: { StdoutTruncated: true, STDERR: "short", StderrTruncated: true },
+    });
     const out = (report as { RunOutput: { STDOUT: string } }).RunOutput.STDOUT;
     expect(out).toBe("x".repeat(MAX_REPORTED_OUTPUT - 1));
   });
@@ -32,7 +42,14 @@ describe("work messages", () => {
       ExecutionID: `e-${"a".repeat(96)}`,
       Reason: "€".repeat(MAX_REPORTED_REASON),
       Cause: "c".repeat(32),
-      RunOutput: { STDOUT: wide, StdoutTruncated: true, STDERR: wide, StderrTruncated: true, ExitCode: -1, ErrorMsg: "€".repeat(MAX_REPORTED_REASON) },
+      RunOutput: {
+        STDOUT: wide,
+        StdoutTruncated: true,
+        STDERR: wide,
+        StderrTruncated: true,
+        ExitCode: -1,
+        ErrorMsg: "€".repeat(MAX_REPORTED_REASON),
+      },
     });
     expect(encode(report).length).toBeLessThan(MAX_MESSAGE_BYTES);
   });
@@ -55,11 +72,28 @@ describe("work messages", () => {
   });
 
   it("refuses a message naming the field that is wrong, for the type it claims", () => {
-    expect(() => validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" })).toThrow(ProtocolError);
-    expect(() => validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" })).toThrow(/ExecutionID/);
-    expect(() => validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: id, Reason: "r", Extra: 1 })).toThrow(/Extra/);
+    expect(() =>
+      validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" }),
+    ).toThrow(ProtocolError);
+    expect(() =>
+      validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: "x-1", Reason: "r" }),
+    ).toThrow(/ExecutionID/);
+    expect(() =>
+      validateWorkMessage({
+        Type: "CancelExecution",
+        MessageID: "m",
+        NodeID: "n1",
+        ExecutionID: id,
+        Reason: "r",
+        Extra: 1,
+      }),
+    ).toThrow(/Extra/);
     expect(() => validateWorkMessage({ Type: "RunExecution" })).toThrow(/MessageID/);
-    expect(() => validateWorkMessage(["RunExecution"])).toThrow("Type must be one of AskForBid, RunExecution, CancelExecution (got none)");
-    expect(validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: id, Reason: "r" })).toMatchObject({ ExecutionID: id });
+    expect(() => validateWorkMessage(["RunExecution"])).toThrow(
+      "Type must be one of AskForBid, RunExecution, CancelExecution (got none)",
+    );
+    expect(
+      validateWorkMessage({ Type: "CancelExecution", MessageID: "m", NodeID: "n1", ExecutionID: id, Reason: "r" }),
+    ).toMatchObject({ ExecutionID: id });
   });
 });

@@ -18,7 +18,13 @@ const Check = Schema.Struct({
 export const AliveResponse = Schema.Struct({ Status: Schema.Literal("OK") });
 export const ReadyResponse = Schema.Struct({ Status: Schema.Literal("OK"), Checks: Schema.Array(Check) });
 /** Bacalhau's BuildVersionInfo fields that Shoal fills (version.ts). */
-export const VersionResponse = Schema.Struct({ Major: Schema.String, Minor: Schema.String, GitVersion: Schema.String, GOOS: Schema.String, GOARCH: Schema.String });
+export const VersionResponse = Schema.Struct({
+  Major: Schema.String,
+  Minor: Schema.String,
+  GitVersion: Schema.String,
+  GOOS: Schema.String,
+  GOARCH: Schema.String,
+});
 export const AgentNodeResponse = NodeInfo.annotations({ identifier: "NodeInfo" });
 
 export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = []): AnyRoute[] {
@@ -28,13 +34,18 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [])
       method: "GET",
       path: "/api/v1/agent/alive",
       operationId: "alive",
-      description: "Bacalhau's liveness shape; 503 (with Retry-After) while NATS, JetStream or the event store is unusable",
+      description:
+        "Bacalhau's liveness shape; 503 (with Retry-After) while NATS, JetStream or the event store is unusable",
       capability: "public",
       responses: { "200": { description: "Alive", schema: AliveResponse } },
       errors: ["Unavailable"],
       handler: async () => {
         const failing = (await runChecks(checks)).filter((c) => c.Status !== "OK");
-        if (failing.length > 0) throw unavailable(`not alive: ${failing.map((c) => `${c.Name}: ${c.Reason}`).join("; ")}`, RETRY_AFTER_SECONDS);
+        if (failing.length > 0)
+          throw unavailable(
+            `not alive: ${failing.map((c) => `${c.Name}: ${c.Reason}`).join("; ")}`,
+            RETRY_AFTER_SECONDS,
+          );
         return { Status: "OK" };
       },
     }),
@@ -42,7 +53,8 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [])
       method: "GET",
       path: "/api/v1/agent/ready",
       operationId: "ready",
-      description: "Every check (nats, nats-server when embedded, jetstream, store) with its state and reason; 503 lists them in Details.Checks",
+      description:
+        "Every check (nats, nats-server when embedded, jetstream, store) with its state and reason; 503 lists them in Details.Checks",
       capability: "read:agent",
       responses: { "200": { description: "Ready", schema: ReadyResponse } },
       errors: ["Unavailable"],
@@ -51,7 +63,12 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [])
         const failing = report.filter((c) => c.Status !== "OK");
         if (failing.length > 0) {
           const message = `not ready: ${failing.map((c) => `${c.Name}: ${c.Reason}`).join("; ")}`;
-          throw new ShoalError({ kind: "Unavailable", message, retryAfterSeconds: RETRY_AFTER_SECONDS, details: { Checks: report } });
+          throw new ShoalError({
+            kind: "Unavailable",
+            message,
+            retryAfterSeconds: RETRY_AFTER_SECONDS,
+            details: { Checks: report },
+          });
         }
         return { Status: "OK", Checks: report };
       },

@@ -9,7 +9,8 @@ export interface Principal {
   readonly actions: readonly ApiAction[];
 }
 
-export type Authentication = { readonly ok: true; readonly principal: Principal } | { readonly ok: false; readonly reason: string };
+export type Authentication =
+  { readonly ok: true; readonly principal: Principal } | { readonly ok: false; readonly reason: string };
 
 interface PasswordUser {
   readonly principal: Principal;
@@ -28,7 +29,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * A well-formed bcrypt hash of no password anyone knows: checking a password against it costs
  * what checking a real one of that cost does (bcryptjs hashes with its salt, then compares).
  */
-const dummyBcryptHash = (cost: number): string => `$2b$${String(cost).padStart(2, "0")}$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy`;
+const dummyBcryptHash = (cost: number): string =>
+  `$2b$${String(cost).padStart(2, "0")}$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy`;
 
 /** What one bcrypt check past the cap is told: come back in a second. */
 const BCRYPT_BUSY_RETRY_AFTER_SECONDS = 1;
@@ -99,7 +101,10 @@ export class Authenticator {
     const m = /^\s*([A-Za-z]+)\s+(\S+)\s*$/.exec(header);
     const scheme = m?.[1]?.toLowerCase();
     if (!m || (scheme !== "basic" && scheme !== "bearer")) {
-      return { ok: false, reason: "unsupported Authorization header: use Basic <base64 user:password> or Bearer <API key>" };
+      return {
+        ok: false,
+        reason: "unsupported Authorization header: use Basic <base64 user:password> or Bearer <API key>",
+      };
     }
     return scheme === "bearer" ? this.bearer(m[2]!) : this.basic(m[2]!);
   }
@@ -107,13 +112,15 @@ export class Authenticator {
   private bearer(key: string): Authentication {
     const presented = digest(key);
     let found: Principal | undefined;
-    for (const candidate of this.apiKeys) if (sameDigest(presented, candidate.digest) && found === undefined) found = candidate.principal;
+    for (const candidate of this.apiKeys)
+      if (sameDigest(presented, candidate.digest) && found === undefined) found = candidate.principal;
     return found ? { ok: true, principal: found } : { ok: false, reason: "invalid API key" };
   }
 
   private async basic(encoded: string): Promise<Authentication> {
     const invalid: Authentication = { ok: false, reason: "invalid username or password" };
-    if (!BASE64.test(encoded)) return { ok: false, reason: "malformed Basic credentials: expected base64 of user:password" };
+    if (!BASE64.test(encoded))
+      return { ok: false, reason: "malformed Basic credentials: expected base64 of user:password" };
     const decoded = Buffer.from(encoded, "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     if (colon < 0) return { ok: false, reason: "malformed Basic credentials: expected base64 of user:password" };
@@ -124,7 +131,8 @@ export class Authenticator {
       if (this.unknownUserHash !== undefined) await this.bcrypt(username, password, this.unknownUserHash);
       return invalid;
     }
-    if (typeof user.secret !== "string") return sameDigest(digest(password), user.secret) ? { ok: true, principal: user.principal } : invalid;
+    if (typeof user.secret !== "string")
+      return sameDigest(digest(password), user.secret) ? { ok: true, principal: user.principal } : invalid;
     return (await this.bcrypt(username, password, user.secret)) ? { ok: true, principal: user.principal } : invalid;
   }
 
@@ -138,7 +146,10 @@ export class Authenticator {
     let pending = this.inFlight.get(key);
     if (pending === undefined) {
       if (this.bcryptRunning >= this.maxConcurrentBcrypt) {
-        throw unavailable("too many password checks in progress; retry shortly, or use an API key", BCRYPT_BUSY_RETRY_AFTER_SECONDS);
+        throw unavailable(
+          "too many password checks in progress; retry shortly, or use an API key",
+          BCRYPT_BUSY_RETRY_AFTER_SECONDS,
+        );
       }
       this.bcryptVerifications++;
       this.bcryptRunning++;

@@ -2,15 +2,23 @@ import type { AnonymousAccess } from "../../config/auth-users.ts";
 import { routeAccess } from "./route-access.ts";
 
 export const SECURITY_SCHEMES = {
-  basicAuth: { type: "http", scheme: "basic", description: "Username and Password of an API.Auth.Users entry (plain or bcrypt in the config)" },
+  basicAuth: {
+    type: "http",
+    scheme: "basic",
+    description: "Username and Password of an API.Auth.Users entry (plain or bcrypt in the config)",
+  },
   apiKey: {
     type: "http",
     scheme: "bearer",
-    description: "APIKey of an API.Auth.Users entry, or the admin key `shoal serve` generates in <DataDir>/credentials/api-admin-key when no users are configured",
+    description:
+      "APIKey of an API.Auth.Users entry, or the admin key `shoal serve` generates in <DataDir>/credentials/api-admin-key when no users are configured",
   },
 } as const;
 
-const errorRef = { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+const errorRef = {
+  description: "Error",
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+};
 
 /**
  * Adds to every operation the security it really has, from the same table the server enforces
@@ -18,7 +26,10 @@ const errorRef = { description: "Error", content: { "application/json": { schema
  * two schemes (plus `{}` when anonymous read applies), the capability as `x-shoal-capability`,
  * and the 401/403 responses.
  */
-export function withSecurity(paths: Record<string, Record<string, Record<string, unknown>>>, anonymousAccess: AnonymousAccess) {
+export function withSecurity(
+  paths: Record<string, Record<string, Record<string, unknown>>>,
+  anonymousAccess: AnonymousAccess,
+) {
   const out: Record<string, Record<string, Record<string, unknown>>> = {};
   for (const [path, operations] of Object.entries(paths)) {
     const route = path.replace(/\{([^}]+)\}/g, ":$1");

@@ -16,6 +16,7 @@ export function setPrincipal(request: FastifyRequest, principal: Principal): voi
  */
 export function operatorActor(request: FastifyRequest): Actor {
   const principal = principals.get(request);
-  if (principal === undefined) throw new ShoalError({ kind: "Internal", message: "no authenticated user on a writing request" });
+  if (principal === undefined)
+    throw new ShoalError({ kind: "Internal", message: "no authenticated user on a writing request" });
   return { type: "operator", id: principal.id };
 }

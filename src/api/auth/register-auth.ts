@@ -37,7 +37,11 @@ export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === "") {
       if (access.anonymousRead && auth.anonymousAccess === "read") return;
-      return unauthorized(request, reply, `authentication required: ${request.method} ${route} needs ${access.capability}`);
+      return unauthorized(
+        request,
+        reply,
+        `authentication required: ${request.method} ${route} needs ${access.capability}`,
+      );
     }
     const result = await authenticator.authenticate(header);
     if (!result.ok) return unauthorized(request, reply, result.reason);
@@ -47,7 +51,11 @@ export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
       return sendError(
         request,
         reply,
-        new ShoalError({ kind: "Forbidden", message: `user ${principal.id} does not have the capability ${access.capability}`, details: { required: access.capability } }),
+        new ShoalError({
+          kind: "Forbidden",
+          message: `user ${principal.id} does not have the capability ${access.capability}`,
+          details: { required: access.capability },
+        }),
       );
     }
     setPrincipal(request, principal);

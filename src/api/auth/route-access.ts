@@ -9,7 +9,11 @@ export type RouteAccess =
  * Open without credentials, as in Bacalhau (alive and version are what probes and version
  * checks call); the API's own description is public too. Credentials sent here are ignored.
  */
-export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/api/v1/agent/alive", "/api/v1/agent/version", "/api/v1/openapi.json"]);
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  "/api/v1/agent/alive",
+  "/api/v1/agent/version",
+  "/api/v1/openapi.json",
+]);
 
 /** The audit record names operators, so it is its own capability and never anonymous. */
 export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";

@@ -72,7 +72,8 @@ export const JobHistoryJson = Schema.Struct({
 /** A submitted job's view as Bacalhau's models.Job. */
 export function jobJson(job: JobState): JobJson {
   const spec = job.spec;
-  if (spec === undefined || job.state === undefined) throw new Error(`job ${job.jobId} has no view: it was never submitted`);
+  if (spec === undefined || job.state === undefined)
+    throw new Error(`job ${job.jobId} has no view: it was never submitted`);
   return {
     ID: job.jobId,
     Name: spec.Name,
@@ -95,7 +96,8 @@ export function jobJson(job: JobState): JobJson {
 /** An execution's view as Bacalhau's models.Execution; `taskName` keys its allocated resources as Bacalhau's do. */
 export function executionJson(execution: ExecutionState, taskName: string): ExecutionJson {
   const { computeState, desiredState } = execution;
-  if (computeState === undefined || desiredState === undefined) throw new Error(`execution ${execution.executionId} has no view: it was never created`);
+  if (computeState === undefined || desiredState === undefined)
+    throw new Error(`execution ${execution.executionId} has no view: it was never created`);
   return {
     ID: execution.executionId,
     Namespace: execution.namespace,

@@ -16,7 +16,8 @@ const GoBool = Schema.Literal(...GO_TRUE, ...GO_FALSE, "");
 
 const Tail = Schema.String.pipe(
   Schema.pattern(/^(t|T|TRUE|true|True|f|F|FALSE|false|False|[0-9]{1,5})?$/, {
-    message: () => `tail must be true (only what comes from now on), false (everything) or a number of lines from 0 to ${MAX_TAIL_LINES} (the last ones)`,
+    message: () =>
+      `tail must be true (only what comes from now on), false (everything) or a number of lines from 0 to ${MAX_TAIL_LINES} (the last ones)`,
   }),
 );
 
@@ -38,7 +39,10 @@ export const LogMessageJson = Schema.Struct({
   error: Schema.optional(Schema.String),
 });
 
-/** The query's read, or a 400 naming what is wrong. A bare `tail` (a Go bool spelling) is Bacalhau's; a number is Shoal's last N lines. */
+/**
+ * The query's read, or a 400 naming what is wrong. A bare `tail` (a Go bool spelling) is Bacalhau's; a number is
+ * Shoal's last N lines.
+ */
 export function logsReadOf(query: typeof JobLogsQuery.Type): Omit<JobLogsRead, "signal"> {
   const follow = query.follow !== undefined && GO_TRUE.includes(query.follow);
   const tail = query.tail ?? "";
@@ -50,7 +54,8 @@ export function logsReadOf(query: typeof JobLogsQuery.Type): Omit<JobLogsRead, "
 }
 
 const valueMessage = (log: ExecutionLog): string => JSON.stringify({ value: log });
-const errorMessage = (e: unknown): string => JSON.stringify({ value: { Type: 0, Line: "" }, error: asShoalError(e).message });
+const errorMessage = (e: unknown): string =>
+  JSON.stringify({ value: { Type: 0, Line: "" }, error: asShoalError(e).message });
 
 function sent(socket: WebSocket, data: string): Promise<void> {
   return new Promise((resolve, reject) => socket.send(data, (err) => (err ? reject(err) : resolve())));
@@ -83,7 +88,12 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
       follow: "Keep streaming until the execution ends",
     },
     responses: {
-      "200": { description: "NDJSON: one `{value: {Type, Line}}` per line (Type 1 stdout, 2 stderr), `{value, error}` if the stream fails", schema: LogMessageJson, contentType: "application/x-ndjson" },
+      "200": {
+        description:
+          "NDJSON: one `{value: {Type, Line}}` per line (Type 1 stdout, 2 stderr), `{value, error}` if the stream fails",
+        schema: LogMessageJson,
+        contentType: "application/x-ndjson",
+      },
     },
     errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
     handler: async ({ params, query }, request, reply) => {
@@ -97,7 +107,8 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
       });
       async function* ndjson(): AsyncGenerator<string> {
         try {
-          for await (const line of logs.lines(execution, { ...read, signal: abort.signal })) yield `${valueMessage(line)}\n`;
+          for await (const line of logs.lines(execution, { ...read, signal: abort.signal }))
+            yield `${valueMessage(line)}\n`;
         } catch (e) {
           request.log.warn({ err: e, executionId: execution.executionId }, "log stream failed");
           yield `${errorMessage(e)}\n`;

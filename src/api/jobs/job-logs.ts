@@ -59,7 +59,10 @@ export class JobLogs {
       if (!found) throw notFound(`unable to find execution ${executionId} in job ${jobId}`);
       return found;
     }
-    if (executions.length === 0) throw conflict(`job ${jobId} has no executions yet (it is ${job.state}): there is no output to read until it is placed on a node`);
+    if (executions.length === 0)
+      throw conflict(
+        `job ${jobId} has no executions yet (it is ${job.state}): there is no output to read until it is placed on a node`,
+      );
     const latest = (list: ExecutionState[]) => list.reduce((a, b) => (b.modifyTime > a.modifyTime ? b : a));
     const kept = executions.filter((e) => !isDiscarded(e.computeState!));
     return latest(kept.length > 0 ? kept : executions);
@@ -72,7 +75,8 @@ export class JobLogs {
   async *lines(execution: ExecutionState, read: JobLogsRead): AsyncGenerator<ExecutionLog> {
     const signal = read.signal ? AbortSignal.any([read.signal, this.closing.signal]) : this.closing.signal;
     yield* this.read(execution, { ...read, signal });
-    if (this.closing.signal.aborted && !read.signal?.aborted) throw unavailable("the orchestrator is stopping: read the logs again once it is back", 5);
+    if (this.closing.signal.aborted && !read.signal?.aborted)
+      throw unavailable("the orchestrator is stopping: read the logs again once it is back", 5);
   }
 
   /** Registers a stream's whole session (its last message sent), so that stop() can wait for it. */
@@ -85,7 +89,10 @@ export class JobLogs {
     return session;
   }
 
-  /** Ends every read under way (the orchestrator is stopping) and waits, a while, for their sessions to send their last message. */
+  /**
+   * Ends every read under way (the orchestrator is stopping) and waits, a while, for their sessions to send their last
+   * message.
+   */
   async stop(): Promise<void> {
     this.closing.abort();
     await Promise.race([Promise.allSettled([...this.sessions]), sleep(STOP_WAIT_MS, undefined, { ref: false })]);

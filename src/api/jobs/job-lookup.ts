@@ -11,9 +11,15 @@ const SHOWN_MATCHES = 3;
 
 /** A 400, as Bacalhau's MultipleJobsFound says it (its 500 would blame the server for the caller's ambiguity). */
 const ambiguous = (message: string, matches: readonly string[]) =>
-  new ShoalError({ kind: "BadRequest", message, hint: "Use the full job ID", details: { matches: matches.slice(0, SHOWN_MATCHES) } });
+  new ShoalError({
+    kind: "BadRequest",
+    message,
+    hint: "Use the full job ID",
+    details: { matches: matches.slice(0, SHOWN_MATCHES) },
+  });
 
-const shown = (ids: readonly string[]) => ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ", ..." : "");
+const shown = (ids: readonly string[]) =>
+  ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ", ..." : "");
 
 /**
  * The job a path's `{id}` means, as Bacalhau resolves it (jobstore GetJobByIDOrName): its full
@@ -39,6 +45,7 @@ export function resolveJob(views: JobViews, idOrName: string, namespace: string 
     id = matches[0];
   }
   const job = id === undefined ? undefined : views.job(id);
-  if (!job?.spec) throw notFound(`job not found: ${idOrName} (no job has this ID, ID prefix, or name in namespace ${ns})`);
+  if (!job?.spec)
+    throw notFound(`job not found: ${idOrName} (no job has this ID, ID prefix, or name in namespace ${ns})`);
   return job as SubmittedJob;
 }

@@ -46,7 +46,8 @@ function decodeCursor(token: string, order: JobOrder, reverse: boolean): Cursor 
     throw badRequest("invalid next_token: use the NextToken of the previous page");
   }
   const keyType = order === "id" ? "string" : "number";
-  if (c === null || typeof c !== "object" || typeof c.i !== "string" || typeof c.k !== keyType) throw badRequest("invalid next_token: use the NextToken of the previous page");
+  if (c === null || typeof c !== "object" || typeof c.i !== "string" || typeof c.k !== keyType)
+    throw badRequest("invalid next_token: use the NextToken of the previous page");
   if (c.o !== order || c.r !== reverse) throw badRequest("next_token was issued for a different order_by/reverse");
   return c;
 }
@@ -79,6 +80,9 @@ export function queryJobs(views: JobViews, query: ListJobsQuery): { Items: JobSt
     },
     (id) => views.job(id),
   );
-  const NextToken = page.more && page.lastId !== undefined && page.lastKey !== undefined ? encodeCursor({ o: order, r: reverse, k: page.lastKey, i: page.lastId }) : "";
+  const NextToken =
+    page.more && page.lastId !== undefined && page.lastKey !== undefined
+      ? encodeCursor({ o: order, r: reverse, k: page.lastKey, i: page.lastId })
+      : "";
   return { Items: page.jobs, NextToken };
 }

@@ -27,7 +27,11 @@ export const PutJobRequest = Schema.Struct({
   Job: Schema.Unknown.annotations({ jsonSchema: { type: "object", description: "Bacalhau's models.Job" } }),
   Force: Schema.optional(Schema.Boolean),
 });
-export const PutJobResponse = Schema.Struct({ JobID: Schema.String, EvaluationID: Schema.String, Warnings: Schema.Array(Schema.String) });
+export const PutJobResponse = Schema.Struct({
+  JobID: Schema.String,
+  EvaluationID: Schema.String,
+  Warnings: Schema.Array(Schema.String),
+});
 export const ListJobsResponse = Schema.Struct({ Items: Schema.Array(JobJson), NextToken: Schema.String });
 export const ListExecutionsResponse = Schema.Struct({ Items: Schema.Array(ExecutionJson), NextToken: Schema.String });
 export const ListHistoryResponse = Schema.Struct({ Items: Schema.Array(JobHistoryJson), NextToken: Schema.String });
@@ -40,16 +44,24 @@ export const StopJobResponse = Schema.Struct({ EvaluationID: Schema.String });
 export const ListJobVersionsResponse = Schema.Struct({ Items: Schema.Array(JobJson), NextToken: Schema.String });
 
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
-const BY_ID = { params: IdParams, describe: { id: "Job ID (j-<uuid>), a unique prefix of it (the short form j-<8 hex>), or the job's name in namespace" } };
+const BY_ID = {
+  params: IdParams,
+  describe: {
+    id: "Job ID (j-<uuid>), a unique prefix of it (the short form j-<8 hex>), or the job's name in namespace",
+  },
+};
 const Namespace = Schema.optional(Schema.String.pipe(Schema.maxLength(256)));
 /** Bacalhau's job_version: 0 or absent means the current one. */
 const JobVersion = Schema.optional(DecimalInteger(0, 999_999_999_999));
 const LOOKUP_DESCRIPTIONS = {
-  namespace: "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
+  namespace:
+    "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
   job_version: "The job's version (0 or absent: the current one; Shoal jobs have one version)",
 };
 
-const NextToken = Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }));
+const NextToken = Schema.String.pipe(
+  Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }),
+);
 const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
 
 /**
@@ -62,7 +74,9 @@ const GetJobQuery = Schema.Struct({
   include: Schema.optional(
     Schema.String.pipe(
       // Bacalhau trims each item of the list.
-      Schema.pattern(/^( *(executions|history) *(, *(executions|history) *)*)?$/, { message: () => 'include is a comma-separated list of "executions" and "history"' }),
+      Schema.pattern(/^( *(executions|history) *(, *(executions|history) *)*)?$/, {
+        message: () => 'include is a comma-separated list of "executions" and "history"',
+      }),
     ),
   ),
   limit: Schema.optional(DecimalInteger(1, INCLUDED_MAX)),
@@ -88,12 +102,21 @@ const ExecutionsQuery = Schema.Struct({
   order_by: Schema.optional(Schema.Literal(...EXECUTION_ORDERS, "")),
   reverse: Schema.optional(QueryBool),
 });
-const StopQuery = Schema.Struct({ reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))), namespace: Namespace });
-/** Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it. */
+const StopQuery = Schema.Struct({
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
+  namespace: Namespace,
+});
+/**
+ * Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it.
+ */
 const VersionsQuery = Schema.Struct({
   namespace: Namespace,
   limit: Schema.optional(DecimalInteger(1, 1000)),
-  next_token: Schema.optional(Schema.Literal("").annotations({ message: () => "next_token: this endpoint never issues one (all versions fit one page)" })),
+  next_token: Schema.optional(
+    Schema.Literal("").annotations({
+      message: () => "next_token: this endpoint never issues one (all versions fit one page)",
+    }),
+  ),
   order_by: Schema.optional(Schema.Literal("created_at", "modified_at", "version", "")),
   reverse: Schema.optional(QueryBool),
 });
@@ -105,17 +128,23 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
    * The job a path names, at the version asked for. Until job updates exist a Shoal job has one
    * version, its current one: any other is refused, saying so (Bacalhau: version not found).
    */
-  const jobOf = (id: string, query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined }): SubmittedJob => {
+  const jobOf = (
+    id: string,
+    query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined },
+  ): SubmittedJob => {
     const job = resolveJob(jobs.views, id, query.namespace);
     const version = query.job_version ?? 0;
     if (version !== 0 && version !== job.version) {
-      throw notFound(`job ${job.jobId} has no version ${version}: its only version is ${job.version} (Shoal keeps one version of a job until job updates exist)`);
+      throw notFound(
+        `job ${job.jobId} has no version ${version}: its only version is ${job.version} (Shoal keeps one version of a job until job updates exist)`,
+      );
     }
     return job;
   };
   const executionsPage = (job: SubmittedJob, query: typeof ExecutionsQuery.Type) => {
     const order = query.order_by || "created_at";
-    const key = (e: ReturnType<typeof executionJson>) => (order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime);
+    const key = (e: ReturnType<typeof executionJson>) =>
+      order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime;
     const cmp = (a: ReturnType<typeof executionJson>, b: ReturnType<typeof executionJson>) => {
       const ka = key(a);
       const kb = key(b);
@@ -149,11 +178,17 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "PUT",
       path: "/api/v1/orchestrator/jobs",
       operationId: "putJob",
-      description: "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
+      description:
+        "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
       capability: "write:job",
       body: PutJobRequest,
       bodyComponent: "PutJobRequest",
-      responses: { "200": { description: "The job was stored; EvaluationID is empty (Shoal has no evaluations)", schema: PutJobResponse } },
+      responses: {
+        "200": {
+          description: "The job was stored; EvaluationID is empty (Shoal has no evaluations)",
+          schema: PutJobResponse,
+        },
+      },
       errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
       handler: async ({ body }, request) => {
         const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
@@ -196,11 +231,18 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         include: '"executions", "history" or both, comma-separated',
         limit: "Size of the included lists (default: all of them, up to 10,000)",
       },
-      responses: { "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse } },
+      responses: {
+        "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse },
+      },
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => {
         const job = jobOf(params.id, query);
-        const include = new Set((query.include ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""));
+        const include = new Set(
+          (query.include ?? "")
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s !== ""),
+        );
         const limit = { limit: query.limit ?? INCLUDED_MAX };
         return {
           Job: jobJson(job),
@@ -226,7 +268,9 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         ...LOOKUP_DESCRIPTIONS,
         all_job_versions: "Every version's entries (Shoal jobs have one version)",
       },
-      responses: { "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse } },
+      responses: {
+        "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse },
+      },
       errors: ["BadRequest", "NotFound"],
       handler: async ({ params, query }) => historyPage(jobOf(params.id, query), query),
     }),
@@ -274,16 +318,29 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "DELETE",
       path: "/api/v1/orchestrator/jobs/:id",
       operationId: "stopJob",
-      description: "Stops a job, as Bacalhau: a Stopped job stays as it is; a Completed or Failed one cannot be stopped (409).",
+      description:
+        "Stops a job, as Bacalhau: a Stopped job stays as it is; a Completed or Failed one cannot be stopped (409).",
       capability: "write:job",
       ...BY_ID,
       query: StopQuery,
-      describe: { ...BY_ID.describe, namespace: LOOKUP_DESCRIPTIONS.namespace, reason: "Why (the job's state message and history say it)" },
-      responses: { "200": { description: "The job is Stopped; EvaluationID is empty (Shoal has no evaluations)", schema: StopJobResponse } },
+      describe: {
+        ...BY_ID.describe,
+        namespace: LOOKUP_DESCRIPTIONS.namespace,
+        reason: "Why (the job's state message and history say it)",
+      },
+      responses: {
+        "200": {
+          description: "The job is Stopped; EvaluationID is empty (Shoal has no evaluations)",
+          schema: StopJobResponse,
+        },
+      },
       errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
       handler: async ({ params, query }, request) => {
         const { jobId } = jobOf(params.id, query);
-        const context = commandContext(operatorActor(request), { ...(query.reason ? { reason: query.reason } : {}), correlationId: String(request.id) });
+        const context = commandContext(operatorActor(request), {
+          ...(query.reason ? { reason: query.reason } : {}),
+          correlationId: String(request.id),
+        });
         const stopped = await jobs.control.stop(jobId, query.reason ?? "", context);
         await jobs.projection.waitFor(stopped.position);
         return { EvaluationID: "" };

@@ -9,14 +9,18 @@ export interface LeafLoginRevoker {
 
 /** A NATS user public key: `U` and 55 more base32 characters. */
 const UserKey = Schema.String.pipe(
-  Schema.pattern(/^U[A-Z2-7]{55}$/, { message: () => "each key must be a NATS user public key (U followed by 55 base32 characters)" }),
+  Schema.pattern(/^U[A-Z2-7]{55}$/, {
+    message: () => "each key must be a NATS user public key (U followed by 55 base32 characters)",
+  }),
 );
 
 export const RevokeLeafLoginsRequest = Schema.Struct({
   Keys: Schema.Array(UserKey).pipe(Schema.minItems(1), Schema.maxItems(100)),
 });
 
-const RevokeLeafLoginsResponse = Schema.Struct({ Revoked: Schema.Array(Schema.String) }).annotations({ identifier: "RevokeLeafLoginsResponse" });
+const RevokeLeafLoginsResponse = Schema.Struct({ Revoked: Schema.Array(Schema.String) }).annotations({
+  identifier: "RevokeLeafLoginsResponse",
+});
 
 /**
  * `shoal leaf revoke`: a leaf server's login to the hub (the public key in its leaf-shoal.creds)
@@ -29,7 +33,8 @@ export function leafRoutes(revoker: LeafLoginRevoker): AnyRoute[] {
       method: "POST",
       path: "/api/v1/orchestrator/leaves/revocations",
       operationId: "revokeLeafLogins",
-      description: "Revokes leaf servers' logins to the hub (the keys of their leaf-shoal.creds): the hub drops them and refuses them from then on",
+      description:
+        "Revokes leaf servers' logins to the hub (the keys of their leaf-shoal.creds): the hub drops them and refuses them from then on",
       capability: "write:node",
       body: RevokeLeafLoginsRequest,
       bodyComponent: "RevokeLeafLoginsRequest",

@@ -11,7 +11,12 @@ import { defineRoute, type AnyRoute } from "../route.ts";
  */
 export function registerRequestMetrics(app: FastifyInstance, metrics: ShoalMetrics): void {
   app.addHook("onResponse", async (request, reply) => {
-    metrics.observeRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? UNMATCHED_ROUTE,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
 }
 

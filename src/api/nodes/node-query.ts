@@ -70,7 +70,11 @@ function decodeCursor(token: string, orderBy: OrderBy, reverse: boolean): Cursor
  * that almost no node matches ends its page at the index's scan budget; keep paging while
  * NextToken is not empty.
  */
-export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: (view: NodeView) => T): { Nodes: T[]; NextToken: string } {
+export function queryNodes<T>(
+  index: NodeIndex,
+  query: ListNodesQuery,
+  present: (view: NodeView) => T,
+): { Nodes: T[]; NextToken: string } {
   const orderBy: OrderBy = query.order_by === undefined || query.order_by === "" ? "id" : query.order_by;
   const reverse = query.reverse ?? false;
   let selector;
@@ -96,6 +100,9 @@ export function queryNodes<T>(index: NodeIndex, query: ListNodesQuery, present: 
     ...(query["filter-drain"] === undefined || query["filter-drain"] === "" ? {} : { drain: query["filter-drain"] }),
     limit: query.limit ?? Number.POSITIVE_INFINITY,
   });
-  const NextToken = page.more && page.lastId !== undefined && page.lastKey !== undefined ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: page.lastId }) : "";
+  const NextToken =
+    page.more && page.lastId !== undefined && page.lastKey !== undefined
+      ? encodeCursor({ o: orderBy, r: reverse, k: page.lastKey, i: page.lastId })
+      : "";
   return { Nodes: page.views.map(present), NextToken };
 }

@@ -20,7 +20,18 @@ import { NodeStateResponse, toNodeState } from "./node-state.ts";
 import { NodeStateJson } from "./node-state-json.ts";
 
 /** Bacalhau's three actions, then Shoal's operator controls (docs/nodes.md). */
-export const NODE_ACTIONS = ["approve", "reject", "delete", "cordon", "uncordon", "label", "preauthorize", "revoke-preauthorization", "drain", "undrain"] as const;
+export const NODE_ACTIONS = [
+  "approve",
+  "reject",
+  "delete",
+  "cordon",
+  "uncordon",
+  "label",
+  "preauthorize",
+  "revoke-preauthorization",
+  "drain",
+  "undrain",
+] as const;
 type NodeAction = (typeof NODE_ACTIONS)[number];
 
 const LabelKey = Schema.String.pipe(Schema.filter((key) => labelKeyProblem(key) ?? true));
@@ -33,13 +44,18 @@ const LabelKeys = Schema.Array(LabelKey).pipe(Schema.maxItems(MAX_LABELS));
  */
 export const PutNodeRequest = Schema.Struct({
   Action: Schema.Literal(...NODE_ACTIONS).annotations({
-    message: () => ({ message: `must be one of ${NODE_ACTIONS.map((a) => JSON.stringify(a)).join(", ")}`, override: true }),
+    message: () => ({
+      message: `must be one of ${NODE_ACTIONS.map((a) => JSON.stringify(a)).join(", ")}`,
+      override: true,
+    }),
   }),
   Message: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
   NodeID: Schema.optional(Schema.String),
   /** label: labels to set or override (Kubernetes keys and values). */
   Labels: Schema.optional(
-    Schema.Record({ key: Schema.String, value: Schema.String }).pipe(Schema.filter((labels) => labelsProblem(labels) ?? true, { jsonSchema: { maxProperties: MAX_LABELS } })),
+    Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+      Schema.filter((labels) => labelsProblem(labels) ?? true, { jsonSchema: { maxProperties: MAX_LABELS } }),
+    ),
   ),
   /** label: labels to hide, the node's own too. */
   RemoveLabels: Schema.optional(LabelKeys),
@@ -47,7 +63,9 @@ export const PutNodeRequest = Schema.Struct({
   ResetLabels: Schema.optional(LabelKeys),
   /** preauthorize: only a node joining with this NATS user nkey is let in on the strength of it. */
   PublicKey: Schema.optional(NodePublicKey),
-  /** drain: how long the drain may take, a Go duration ("10m", "1h30m"), as Bacalhau's timeouts; default 1h (Nomad's). */
+  /**
+   * drain: how long the drain may take, a Go duration ("10m", "1h30m"), as Bacalhau's timeouts; default 1h (Nomad's).
+   */
   Deadline: Schema.optional(Schema.String.pipe(Schema.maxLength(32))),
   /** drain: leave the node's daemon executions running (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
   KeepDaemon: Schema.optional(Schema.Boolean),
@@ -71,7 +89,9 @@ const EXTRA_FIELDS = ["Labels", "RemoveLabels", "ResetLabels", "PublicKey", "Dea
 function misplacedField(body: typeof PutNodeRequest.Type): string | undefined {
   const allowed = ACTION_FIELDS[body.Action];
   const wrong = EXTRA_FIELDS.find((f) => body[f] !== undefined && !allowed.includes(f));
-  return wrong === undefined ? undefined : `${wrong} is not taken by Action ${JSON.stringify(body.Action)}${allowed.length > 0 ? ` (it takes ${allowed.join(", ")})` : ""}`;
+  return wrong === undefined
+    ? undefined
+    : `${wrong} is not taken by Action ${JSON.stringify(body.Action)}${allowed.length > 0 ? ` (it takes ${allowed.join(", ")})` : ""}`;
 }
 
 /** Nomad's default drain deadline. */
@@ -79,15 +99,23 @@ const DEFAULT_DRAIN_DEADLINE_MS = 3_600_000;
 
 /** A drain's deadline from its Go duration: positive, at most a year (misplacedField keeps it to Action "drain"). */
 function drainSpec(body: typeof PutNodeRequest.Type): { deadlineMs: number; keepDaemon: boolean } {
-  if (body.Deadline === undefined) return { deadlineMs: DEFAULT_DRAIN_DEADLINE_MS, keepDaemon: body.KeepDaemon ?? false };
+  if (body.Deadline === undefined)
+    return { deadlineMs: DEFAULT_DRAIN_DEADLINE_MS, keepDaemon: body.KeepDaemon ?? false };
   const ms = parseDuration(body.Deadline);
-  if (ms === undefined || ms <= 0 || ms > 365 * 24 * 3_600_000) throw badRequest(`Deadline must be a positive Go duration of at most a year, like "10m" or "1h30m"; got ${JSON.stringify(body.Deadline)}`);
+  if (ms === undefined || ms <= 0 || ms > 365 * 24 * 3_600_000)
+    throw badRequest(
+      `Deadline must be a positive Go duration of at most a year, like "10m" or "1h30m"; got ${JSON.stringify(body.Deadline)}`,
+    );
   return { deadlineMs: ms, keepDaemon: body.KeepDaemon ?? false };
 }
 
 export const HistoryQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 1000)),
-  next_token: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,15}$/, { message: () => "next_token must be a token returned by this endpoint" }))),
+  next_token: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^\d{1,15}$/, { message: () => "next_token must be a token returned by this endpoint" }),
+    ),
+  ),
 });
 
 export interface NodeRouteDeps {
@@ -124,7 +152,8 @@ const LIST_DESCRIPTIONS = {
   reverse: "Reverse the order",
   "filter-approval": "PENDING, APPROVED or REJECTED (any case)",
   "filter-status": "HEALTHY, UNHEALTHY, UNKNOWN; CONNECTED = HEALTHY, DISCONNECTED = UNHEALTHY or UNKNOWN",
-  labels: "Kubernetes label selector on the effective labels (the node's own overlaid by the operator's); may repeat (joined with commas)",
+  labels:
+    "Kubernetes label selector on the effective labels (the node's own overlaid by the operator's); may repeat (joined with commas)",
   "filter-cordoned": "true: only cordoned nodes; false: only schedulable ones",
 };
 
@@ -159,7 +188,12 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
   // (≈ 68 KB for 100 nodes) instead of building 100 NodeStates for Fastify to serialise.
   // The body is what returning the object would have sent (test/unit/projections/node-index.test.ts).
   const json = new NodeStateJson();
-  const act = (body: typeof PutNodeRequest.Type, id: string, context: CommandContext, expectedRevision: number | undefined) => {
+  const act = (
+    body: typeof PutNodeRequest.Type,
+    id: string,
+    context: CommandContext,
+    expectedRevision: number | undefined,
+  ) => {
     switch (body.Action) {
       case "preauthorize":
         return manager.preauthorize(id, body.PublicKey, context, expectedRevision);
@@ -190,7 +224,9 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       handler: async ({ query }, _request, reply) => {
         const page = queryNodes(index, query, (view) => view);
         // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
-        return reply.type("application/json; charset=utf-8").send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
+        return reply
+          .type("application/json; charset=utf-8")
+          .send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
       },
     }),
     defineRoute({
@@ -200,7 +236,11 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       capability: "read:node",
       ...BY_ID,
       responses: {
-        "200": { description: 'The node; its weak ETag, W/"<revision>", carries its revision (heartbeats change the body, not the revision)', schema: GetNodeResponse },
+        "200": {
+          description:
+            'The node; its weak ETag, W/"<revision>", carries its revision (heartbeats change the body, not the revision)',
+          schema: GetNodeResponse,
+        },
       },
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
       handler: async ({ params }, _request, reply) => {
@@ -219,7 +259,15 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       bodyComponent: "PutNodeRequest",
       headers: [{ name: "If-Match", description: 'ETag from GET (W/"<revision>"); 412 if the node has changed' }],
       responses: { "200": { description: "Done", schema: PutNodeResponse } },
-      errors: ["BadRequest", "NotFound", "Conflict", "MultipleNodesFound", "PreconditionFailed", "PayloadTooLarge", "UnsupportedMediaType"],
+      errors: [
+        "BadRequest",
+        "NotFound",
+        "Conflict",
+        "MultipleNodesFound",
+        "PreconditionFailed",
+        "PayloadTooLarge",
+        "UnsupportedMediaType",
+      ],
       handler: async ({ params: { id }, body }, request, reply) => {
         const misplaced = misplacedField(body);
         if (misplaced !== undefined) throw badRequest(misplaced);
@@ -230,15 +278,17 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
           throw badRequest(`the body names node ${body.NodeID} but the path names ${id}`);
         }
         const expectedRevision = ifMatch(request);
-        const context = commandContext(
-          operatorActor(request),
-          { ...(body.Message === undefined ? {} : { reason: body.Message }), correlationId: String(request.id) },
-        );
+        const context = commandContext(operatorActor(request), {
+          ...(body.Message === undefined ? {} : { reason: body.Message }),
+          correlationId: String(request.id),
+        });
         const result = await act(body, id, context, expectedRevision);
         // Read-your-writes: the next GET must show what this PUT did.
         await projection.waitFor(result.position);
         void reply.header("ETag", etag(result.revision));
-        return result.events.length === 0 && result.note !== undefined ? { Success: true, Message: result.note } : { Success: true };
+        return result.events.length === 0 && result.note !== undefined
+          ? { Success: true, Message: result.note }
+          : { Success: true };
       },
     }),
     defineRoute({
@@ -255,7 +305,8 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
         const from = query.next_token === undefined ? 0 : Number(query.next_token);
         const limit = query.limit ?? 100;
         if (seen.length === 0) {
-          // A node only pre-authorised has no view (nor a place in a node-state snapshot): its exact id still shows its stream.
+          // A node only pre-authorised has no view (nor a place in a node-state snapshot): its exact id still shows its
+          // stream.
           const page = await history.page(id, from, limit);
           if (page.items.length === 0 && from === 0) resolveNodeId(id, seen);
           return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };

@@ -7,7 +7,9 @@ import { lastHeartbeatOf, liveCapacityOf, toNodeState, type NodeState } from "./
  * so a node's own strings could spell a mark too: a template is used only when each mark occurs
  * exactly once in its text (see templateOf).
  */
-const MARKS = ["AvailableCapacity", "QueueCapacity", "RunningExecutions", "EnqueuedExecutions", "LastHeartbeat"].map((name) => `\u0000shoal-live:${name}\u0000`);
+const MARKS = ["AvailableCapacity", "QueueCapacity", "RunningExecutions", "EnqueuedExecutions", "LastHeartbeat"].map(
+  (name) => `\u0000shoal-live:${name}\u0000`,
+);
 const MARK_TEXTS = MARKS.map((mark) => JSON.stringify(mark));
 const [AVAILABLE, QUEUE, RUNNING, ENQUEUED, BEAT] = MARKS as [string, string, string, string, string];
 
@@ -97,7 +99,11 @@ export class NodeStateJson {
    * byte length and the socket's write of a string) encodes it character by character, three
    * times the cost of building the page.
    */
-  listBody(views: readonly NodeView[], liveOf: (view: NodeView) => LiveView | undefined, nextToken: string): string | Buffer {
+  listBody(
+    views: readonly NodeView[],
+    liveOf: (view: NodeView) => LiveView | undefined,
+    nextToken: string,
+  ): string | Buffer {
     this.ascii = true;
     let body = '{"Nodes":[';
     for (let i = 0; i < views.length; i++) {
@@ -149,7 +155,9 @@ export class NodeStateJson {
       template.report = reportKey;
     }
     this.ascii &&= template.capacityAscii;
-    return template.head + (parts[0] as string) + template.capacityText + (parts[4] as string) + beat + (parts[5] as string);
+    return (
+      template.head + (parts[0] as string) + template.capacityText + (parts[4] as string) + beat + (parts[5] as string)
+    );
   }
 }
 
@@ -164,7 +172,16 @@ function templateOf(view: NodeView): Template | typeof WHOLE {
   const marked = {
     ...state,
     Info: compute
-      ? { ...state.Info, ComputeNodeInfo: { ...compute, AvailableCapacity: AVAILABLE, QueueCapacity: QUEUE, RunningExecutions: RUNNING, EnqueuedExecutions: ENQUEUED } }
+      ? {
+          ...state.Info,
+          ComputeNodeInfo: {
+            ...compute,
+            AvailableCapacity: AVAILABLE,
+            QueueCapacity: QUEUE,
+            RunningExecutions: RUNNING,
+            EnqueuedExecutions: ENQUEUED,
+          },
+        }
       : state.Info,
     ConnectionState: { ...state.ConnectionState, LastHeartbeat: BEAT },
   } satisfies Record<Exclude<keyof NodeState, "Cordon" | "Drain">, unknown> & Pick<NodeState, "Drain">;
@@ -192,7 +209,15 @@ function templateOf(view: NodeView): Template | typeof WHOLE {
   // The node's own text is copied out, so the whole rendered text is not kept for its sake.
   const last = parts.length - 1;
   parts[last] = ascii ? copyOf(parts[last] as string) : (parts[last] as string);
-  return { head: ascii ? copyOf(head) : head, parts, compute: compute !== undefined, ascii, report: UNSET, capacityText: "", capacityAscii: true };
+  return {
+    head: ascii ? copyOf(head) : head,
+    parts,
+    compute: compute !== undefined,
+    ascii,
+    report: UNSET,
+    capacityText: "",
+    capacityAscii: true,
+  };
 }
 
 /** A flat copy of an ASCII string (a slice would keep the string it was cut from). */

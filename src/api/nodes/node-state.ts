@@ -1,7 +1,15 @@
 import { Schema } from "effect";
 import type { LiveView } from "../../actors/node-manager.ts";
 import type { ResourceReport } from "../../events/catalog/node-info.ts";
-import { BuildVersion, ComputeNodeInfo, Health, Membership, NodeType, Resources, StoredNodeInfo } from "../../events/catalog/node-info.ts";
+import {
+  BuildVersion,
+  ComputeNodeInfo,
+  Health,
+  Membership,
+  NodeType,
+  Resources,
+  StoredNodeInfo,
+} from "../../events/catalog/node-info.ts";
 import type { NodeDrain } from "../../../machines/node/node-state.ts";
 import { viewLabels, type NodeView } from "../../projections/node-view.ts";
 
@@ -39,7 +47,9 @@ export const NodeStateResponse = Schema.Struct({
   ConnectionState: Schema.Struct({
     Status: Connection,
     // OpenAPI 3.0 has no null type: nullable is its way of saying "string or null".
-    LastHeartbeat: Schema.NullOr(Schema.String).annotations({ jsonSchema: { type: "string", format: "date-time", nullable: true } }),
+    LastHeartbeat: Schema.NullOr(Schema.String).annotations({
+      jsonSchema: { type: "string", format: "date-time", nullable: true },
+    }),
     ConnectedSince: Schema.optional(Time),
     DisconnectedSince: Schema.optional(Time),
   }),
@@ -62,12 +72,19 @@ export const NodeStateResponse = Schema.Struct({
   /** Shoal's: no new placements on the node while true (shoal node cordon). */
   Cordoned: Schema.Boolean,
   Cordon: Schema.optional(
-    Schema.Struct({ Reason: Schema.String, By: Schema.Struct({ type: Schema.String, id: Schema.String }), Since: Time }).annotations({ identifier: "NodeCordon" }),
+    Schema.Struct({
+      Reason: Schema.String,
+      By: Schema.Struct({ type: Schema.String, id: Schema.String }),
+      Since: Time,
+    }).annotations({ identifier: "NodeCordon" }),
   ),
   /** What the node reports about itself; Info.Labels are the effective labels (these overlaid by OperatorLabels). */
   ReportedLabels: StoredNodeInfo.fields.Labels,
   /** The operator's labels (shoal node label): Set overrides or adds, Removed hides the node's own. */
-  OperatorLabels: Schema.Struct({ Set: Schema.Record({ key: Schema.String, value: Schema.String }), Removed: Schema.Array(Schema.String) }).annotations({
+  OperatorLabels: Schema.Struct({
+    Set: Schema.Record({ key: Schema.String, value: Schema.String }),
+    Removed: Schema.Array(Schema.String),
+  }).annotations({
     identifier: "OperatorLabels",
   }),
 }).annotations({ identifier: "NodeState" });
@@ -75,13 +92,15 @@ export const NodeStateResponse = Schema.Struct({
 /** Bacalhau's models.NodeState, plus Shoal's Health and Revision: the shape the schema above declares. */
 export type NodeState = typeof NodeStateResponse.Type;
 
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const iso = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 /**
  * ConnectionState.LastHeartbeat: the last heartbeat this process received, else the one the
  * last UNHEALTHY/UNKNOWN event recorded. Live: it changes without an event (node-state-json.ts).
  */
-export const lastHeartbeatOf = (view: NodeView, live: LiveView | undefined): string | null => iso(live?.lastHeartbeat) ?? view.lastHeartbeatAtChange;
+export const lastHeartbeatOf = (view: NodeView, live: LiveView | undefined): string | null =>
+  iso(live?.lastHeartbeat) ?? view.lastHeartbeatAtChange;
 
 /** ComputeNodeInfo's live fields, from the node's last resource report (also live: no event moves them). */
 export interface LiveCapacity {
@@ -147,7 +166,13 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
           EnqueuedExecutions: capacity.EnqueuedExecutions,
         },
       }
-    : { NodeID: stored.NodeID, NodeType: stored.NodeType, Hostname: stored.Hostname, Labels: labels, BacalhauVersion: stored.BacalhauVersion };
+    : {
+        NodeID: stored.NodeID,
+        NodeType: stored.NodeType,
+        Hostname: stored.Hostname,
+        Labels: labels,
+        BacalhauVersion: stored.BacalhauVersion,
+      };
   const lastHeartbeat = lastHeartbeatOf(view, live);
   return {
     Info: info,
@@ -161,7 +186,9 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
     ...(view.drain === undefined ? {} : { Drain: drainJson(view.drain) }),
     Revision: view.revision,
     Cordoned: view.cordon !== undefined,
-    ...(view.cordon === undefined ? {} : { Cordon: { Reason: view.cordon.reason, By: view.cordon.by, Since: view.cordon.since } }),
+    ...(view.cordon === undefined
+      ? {}
+      : { Cordon: { Reason: view.cordon.reason, By: view.cordon.by, Since: view.cordon.since } }),
     ReportedLabels: stored.Labels,
     OperatorLabels: operatorLabelsOf(view),
   };

@@ -33,7 +33,11 @@ Options:
 ${CONFIG_HELP}
   -h, --help           show this help`;
 
-export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): ComputeAgent {
+export function computeAgentFromConfig(
+  config: ShoalConfig,
+  nodeId: string,
+  logger: ReturnType<typeof createLogger>,
+): ComputeAgent {
   const executor = dockerExecutorFromConfig(config, nodeId, logger);
   return new ComputeAgent({
     nodeId,
@@ -53,13 +57,23 @@ export function computeAgentFromConfig(config: ShoalConfig, nodeId: string, logg
  * The node runs executions in Docker when an engine is there to talk to (DOCKER_HOST, or the
  * default socket); without one it takes no work, as Bacalhau's node without an engine.
  */
-function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: ReturnType<typeof createLogger>): DockerExecutor | undefined {
+function dockerExecutorFromConfig(
+  config: ShoalConfig,
+  nodeId: string,
+  logger: ReturnType<typeof createLogger>,
+): DockerExecutor | undefined {
   // Checked with or without an engine: a bad key is refused, not ignored on a machine without Docker.
   const networks = config["Compute.Docker.AllowedNetworks"];
   const unknown = networks.filter((n) => n !== "None" && n !== "Host" && n !== "Full");
-  if (unknown.length > 0) throw new ConfigError(`Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`);
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `Compute.Docker.AllowedNetworks: unknown network(s) ${unknown.join(", ")} (allowed: Host, Full)`,
+    );
   const confinement = confinementFromConfig(config);
-  const capacity = allocatedCapacity(config["Compute.AllocatedCapacity.CPU"], config["Compute.AllocatedCapacity.Memory"]);
+  const capacity = allocatedCapacity(
+    config["Compute.AllocatedCapacity.CPU"],
+    config["Compute.AllocatedCapacity.Memory"],
+  );
   if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
   return new DockerExecutor({
     nodeId,
@@ -73,7 +87,9 @@ function dockerExecutorFromConfig(config: ShoalConfig, nodeId: string, logger: R
   });
 }
 
-/** The node's public key, and the entry an external NATS's operator adds so that it may join and speak only for itself. */
+/**
+ * The node's public key, and the entry an external NATS's operator adds so that it may join and speak only for itself.
+ */
 function nodeKeyInstructions(nodeId: string, dataDir: string): string {
   const key = loadOrCreateNodeKey(dataDir, nodeId);
   const entry = { nkey: key.publicKey, permissions: nodePermissions(nodeId) };
@@ -108,7 +124,10 @@ export async function computeCommand(args: string[]): Promise<number> {
   const base = configFrom(values);
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
   // Each source is within the cap on its own; together they must be too.
-  const config = { ...base, Labels: parseLabels({ ...base.Labels, ...labels }, "--labels with the Labels config", "Labels") };
+  const config = {
+    ...base,
+    Labels: parseLabels({ ...base.Labels, ...labels }, "--labels with the Labels config", "Labels"),
+  };
   const dataDir = join(config.DataDir, "compute");
   // Reading (or creating) the key is safe beside a running agent: no lock, nothing else touched.
   if (values["show-key"]) {
@@ -129,7 +148,9 @@ export async function computeCommand(args: string[]): Promise<number> {
     try {
       await Promise.race([agent.start(), signal]);
       if (!interrupted) {
-        console.log(`Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].map(redactUrl).join(", ")}).`);
+        console.log(
+          `Compute node ${nodeId} is running (orchestrators: ${config["Compute.Orchestrators"].map(redactUrl).join(", ")}).`,
+        );
         await signal;
       }
     } finally {

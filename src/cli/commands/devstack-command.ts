@@ -32,18 +32,29 @@ export async function devstackCommand(args: string[]): Promise<number> {
     return 0;
   }
   const count = Number(values.compute);
-  if (!Number.isInteger(count) || count < 0 || count > 100) throw new UsageError(`--compute must be a whole number from 0 to 100, got ${values.compute}`);
+  if (!Number.isInteger(count) || count < 0 || count > 100)
+    throw new UsageError(`--compute must be a whole number from 0 to 100, got ${values.compute}`);
   const base = configFrom(values);
   const config = { ...base, NodeID: base.NodeID || "node-0", DataDir: join(base.DataDir, "devstack") };
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   const signalled = waitForSignal(); // before anything starts, as serve does
   const docker = await prepareDockerForDevstack((line) => console.log(line));
-  const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), { command: "shoal devstack" });
+  const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), {
+    command: "shoal devstack",
+  });
   const agents = [];
-  const computeConfig = { ...config, "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.Auth.Token": orchestrator.joinToken.token };
+  const computeConfig = {
+    ...config,
+    "Compute.Orchestrators": [orchestrator.natsUrl],
+    "Compute.Auth.Token": orchestrator.joinToken.token,
+  };
   for (let i = 1; i <= count; i++) {
     const nodeId = `node-${i}`;
-    const agent = computeAgentFromConfig({ ...computeConfig, DataDir: join(config.DataDir, "compute", nodeId) }, nodeId, logger.child({ node: nodeId }));
+    const agent = computeAgentFromConfig(
+      { ...computeConfig, DataDir: join(config.DataDir, "compute", nodeId) },
+      nodeId,
+      logger.child({ node: nodeId }),
+    );
     await agent.start();
     agents.push(agent);
   }
@@ -74,7 +85,20 @@ Press Ctrl-C to stop.`);
 
 /** The README's job step, for this devstack's port and key. */
 function jobTry(port: string, adminKeyFile: string | undefined): string {
-  const job = { Job: { Type: "batch", Tasks: [{ Name: "hello", Engine: { Type: "docker", Params: { Image: TOUR_IMAGE, Entrypoint: ["echo"], Parameters: ["hello from Shoal"] } } }] } };
+  const job = {
+    Job: {
+      Type: "batch",
+      Tasks: [
+        {
+          Name: "hello",
+          Engine: {
+            Type: "docker",
+            Params: { Image: TOUR_IMAGE, Entrypoint: ["echo"], Parameters: ["hello from Shoal"] },
+          },
+        },
+      ],
+    },
+  };
   return [
     `  KEY=${adminKeyFile ? `$(cat ${adminKeyFile})` : "<an API key with write:job>"}     # a container job:`,
     `  curl -s -X PUT -H "Authorization: Bearer $KEY" -H 'content-type: application/json' localhost:${port}/api/v1/orchestrator/jobs -d '${JSON.stringify(job)}'`,

@@ -17,7 +17,9 @@ export interface DockerReadiness {
   readonly lines: readonly string[];
 }
 
-/** scripts/ of the checkout this CLI runs from (src/cli/commands/ or dist/src/cli/commands/ below it), if there is one. */
+/**
+ * scripts/ of the checkout this CLI runs from (src/cli/commands/ or dist/src/cli/commands/ below it), if there is one.
+ */
 function scriptPath(name: string): string | undefined {
   for (const up of ["../../../scripts/", "../../../../scripts/"]) {
     const candidate = fileURLToPath(new URL(`${up}${name}`, import.meta.url));
@@ -50,7 +52,9 @@ async function engineAnswers(docker: Docker): Promise<string | undefined> {
  * Never fails the devstack: without them the nodes still join and the node tour works; the
  * lines say what is missing and how to get it.
  */
-export async function prepareDockerForDevstack(progress: (line: string) => void = () => undefined): Promise<DockerReadiness> {
+export async function prepareDockerForDevstack(
+  progress: (line: string) => void = () => undefined,
+): Promise<DockerReadiness> {
   const where = process.env.DOCKER_HOST ? `DOCKER_HOST=${process.env.DOCKER_HOST}` : "/var/run/docker.sock";
   const docker = new Docker();
   const down = await engineAnswers(docker);
@@ -72,13 +76,20 @@ export async function prepareDockerForDevstack(progress: (line: string) => void 
   }
   const build = scriptPath("build-test-image");
   const how = `install busybox-static and run ${build ? `bash ${build}` : "scripts/build-test-image from Shoal's checkout"}`;
-  if (build === undefined) return { ready: false, lines: [`The tour image ${TOUR_IMAGE} is not in the Docker engine: ${how}.`] };
+  if (build === undefined)
+    return { ready: false, lines: [`The tour image ${TOUR_IMAGE} is not in the Docker engine: ${how}.`] };
   progress(`Building the tour image ${TOUR_IMAGE} from busybox (${build}); once per Docker engine…`);
   try {
     await promisify(execFile)("bash", [build], { timeout: BUILD_TIMEOUT_MS });
-    return { ready: true, lines: [`Docker engine at ${where}; built the tour image ${TOUR_IMAGE} from busybox (${build}).`] };
+    return {
+      ready: true,
+      lines: [`Docker engine at ${where}; built the tour image ${TOUR_IMAGE} from busybox (${build}).`],
+    };
   } catch (e) {
     const why = ((e as { stderr?: string }).stderr ?? (e as Error).message).trim().split("\n").at(-1) ?? "";
-    return { ready: false, lines: [`The tour image ${TOUR_IMAGE} is not in the Docker engine and could not be built (${why}): ${how}.`] };
+    return {
+      ready: false,
+      lines: [`The tour image ${TOUR_IMAGE} is not in the Docker engine and could not be built (${why}): ${how}.`],
+    };
   }
 }

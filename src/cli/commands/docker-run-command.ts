@@ -76,13 +76,20 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
 
-/** Bacalhau's LabelSelectorRequirement of one parsed requirement, with the operator it was written with where that is one value. */
+/**
+ * Bacalhau's LabelSelectorRequirement of one parsed requirement, with the operator it was written with where that is
+ * one value.
+ */
 function constraintOf(r: Requirement): { Key: string; Operator: string; Values: string[] } {
   switch (r.op) {
     case "in":
-      return r.values.length === 1 ? { Key: r.key, Operator: "=", Values: [...r.values] } : { Key: r.key, Operator: "in", Values: [...r.values] };
+      return r.values.length === 1
+        ? { Key: r.key, Operator: "=", Values: [...r.values] }
+        : { Key: r.key, Operator: "in", Values: [...r.values] };
     case "notin":
-      return r.values.length === 1 ? { Key: r.key, Operator: "!=", Values: [...r.values] } : { Key: r.key, Operator: "notin", Values: [...r.values] };
+      return r.values.length === 1
+        ? { Key: r.key, Operator: "!=", Values: [...r.values] }
+        : { Key: r.key, Operator: "notin", Values: [...r.values] };
     case "exists":
       return { Key: r.key, Operator: "exists", Values: [] };
     case "doesnotexist":
@@ -128,24 +135,36 @@ function env(values: Values): Record<string, string> {
 function network(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   const type = NETWORK_TYPES.find((t) => t.toLowerCase() === text.trim().toLowerCase());
-  if (type === undefined) throw new UsageError(`--network must be one of ${NETWORK_TYPES.map((t) => t.toLowerCase()).join(", ")}, got ${JSON.stringify(text)}`, HELP_REF);
+  if (type === undefined)
+    throw new UsageError(
+      `--network must be one of ${NETWORK_TYPES.map((t) => t.toLowerCase()).join(", ")}, got ${JSON.stringify(text)}`,
+      HELP_REF,
+    );
   return type;
 }
 
 const nonEmpty = <T extends object>(o: T): T | undefined => (Object.keys(o).length === 0 ? undefined : o);
-const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
-/** The job `bacalhau docker run` would build from these flags (cmd/cli/helpers BuildJobFromFlags), with only the fields given. */
+/**
+ * The job `bacalhau docker run` would build from these flags (cmd/cli/helpers BuildJobFromFlags), with only the fields
+ * given.
+ */
 export function dockerJob(values: Values, positionals: readonly string[]): Record<string, unknown> {
   const [image, ...parameters] = positionals;
   if (image === undefined || image.trim() === "") throw new UsageError("shoal docker run needs an IMAGE", HELP_REF);
   const target = values.target ?? "any";
-  if (target !== "any" && target !== "all") throw new UsageError(`--target must be any or all, got ${JSON.stringify(target)}`, HELP_REF);
-  if (target === "all" && values.count !== undefined) throw new UsageError("--count is for --target any: --target all runs on every matching node", HELP_REF);
-  const seconds = (flag: "timeout" | "execution-timeout" | "queue-timeout") => (values[flag] === undefined ? undefined : secondsFlag(values[flag], `--${flag}`, HELP_REF));
+  if (target !== "any" && target !== "all")
+    throw new UsageError(`--target must be any or all, got ${JSON.stringify(target)}`, HELP_REF);
+  if (target === "all" && values.count !== undefined)
+    throw new UsageError("--count is for --target any: --target all runs on every matching node", HELP_REF);
+  const seconds = (flag: "timeout" | "execution-timeout" | "queue-timeout") =>
+    values[flag] === undefined ? undefined : secondsFlag(values[flag], `--${flag}`, HELP_REF);
   const entrypoint = (values.entrypoint ?? []).flatMap((e) => e.split(","));
   const networkType = network(values.network);
-  if ((values.domain ?? []).length > 0 && networkType !== "HTTP") throw new UsageError("--domain needs --network http", HELP_REF);
+  if ((values.domain ?? []).length > 0 && networkType !== "HTTP")
+    throw new UsageError("--domain needs --network http", HELP_REF);
   const task = defined({
     Name: values["task-name"] ?? "main",
     Engine: {
@@ -158,7 +177,13 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
       }),
     },
     Resources: nonEmpty(defined({ CPU: values.cpu, Memory: values.memory, Disk: values.disk, GPU: values.gpu })),
-    Timeouts: nonEmpty(defined({ ExecutionTimeout: seconds("execution-timeout"), QueueTimeout: seconds("queue-timeout"), TotalTimeout: seconds("timeout") })),
+    Timeouts: nonEmpty(
+      defined({
+        ExecutionTimeout: seconds("execution-timeout"),
+        QueueTimeout: seconds("queue-timeout"),
+        TotalTimeout: seconds("timeout"),
+      }),
+    ),
     Env: nonEmpty(env(values)),
     Network: networkType === undefined ? undefined : defined({ Type: networkType, Domains: values.domain }),
   });
@@ -167,8 +192,16 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
     Name: values.name,
     Namespace: values.namespace,
     Type: target === "all" ? "ops" : "batch",
-    Priority: values.priority === undefined ? undefined : wholeNumberFlag(values.priority, "--priority", 0, Number.MAX_SAFE_INTEGER, HELP_REF),
-    Count: target === "all" ? undefined : values.count === undefined ? 1 : wholeNumberFlag(values.count, "--count", 1, 10_000, HELP_REF),
+    Priority:
+      values.priority === undefined
+        ? undefined
+        : wholeNumberFlag(values.priority, "--priority", 0, Number.MAX_SAFE_INTEGER, HELP_REF),
+    Count:
+      target === "all"
+        ? undefined
+        : values.count === undefined
+          ? 1
+          : wholeNumberFlag(values.count, "--count", 1, 10_000, HELP_REF),
     Constraints: selectorRequirements.length > 0 ? selectorRequirements : undefined,
     Labels: nonEmpty(labels(values)),
     Tasks: [task],
@@ -187,7 +220,11 @@ export async function dockerCommand(args: string[]): Promise<number> {
     console.log(DOCKER_HELP);
     return 0;
   }
-  if (values.output !== undefined) throw new UsageError("shoal docker run has no --output (Bacalhau's result paths are not supported); --dry-run prints the job", HELP_REF);
+  if (values.output !== undefined)
+    throw new UsageError(
+      "shoal docker run has no --output (Bacalhau's result paths are not supported); --dry-run prints the job",
+      HELP_REF,
+    );
   const settings = runSettingsFrom(values, HELP_REF);
   const job = dockerJob(values, positionals);
   if (values["dry-run"]) {

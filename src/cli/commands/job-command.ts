@@ -15,13 +15,41 @@ interface JobSubcommand {
  * below lists exactly these, so a subcommand is in the help once it is wired here.
  */
 const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
-  run: { usage: "run <file>", summary: "submit a job from a YAML or JSON file ('-': stdin)", load: async () => (await import("./job-run-command.ts")).jobRunCommand },
-  list: { usage: "list", summary: "list jobs", load: async () => (await import("./job-list-command.ts")).jobListCommand },
-  describe: { usage: "describe <id>", summary: "show a job, its executions and history", load: async () => (await import("./job-describe-command.ts")).jobDescribeCommand },
-  executions: { usage: "executions <id>", summary: "list a job's executions", load: async () => (await import("./job-executions-command.ts")).jobExecutionsCommand },
-  history: { usage: "history <id>", summary: "a job's and its executions' history, oldest first", load: async () => (await import("./job-history-command.ts")).jobHistoryCommand },
-  stop: { usage: "stop <id>", summary: "stop a job (its executions are cancelled)", load: async () => (await import("./job-stop-command.ts")).jobStopCommand },
-  logs: { usage: "logs <id> [-f] [--raw]", summary: "print a job's output; -f: follow it", load: async () => (await import("./job-logs-command.ts")).jobLogsCommand },
+  run: {
+    usage: "run <file>",
+    summary: "submit a job from a YAML or JSON file ('-': stdin)",
+    load: async () => (await import("./job-run-command.ts")).jobRunCommand,
+  },
+  list: {
+    usage: "list",
+    summary: "list jobs",
+    load: async () => (await import("./job-list-command.ts")).jobListCommand,
+  },
+  describe: {
+    usage: "describe <id>",
+    summary: "show a job, its executions and history",
+    load: async () => (await import("./job-describe-command.ts")).jobDescribeCommand,
+  },
+  executions: {
+    usage: "executions <id>",
+    summary: "list a job's executions",
+    load: async () => (await import("./job-executions-command.ts")).jobExecutionsCommand,
+  },
+  history: {
+    usage: "history <id>",
+    summary: "a job's and its executions' history, oldest first",
+    load: async () => (await import("./job-history-command.ts")).jobHistoryCommand,
+  },
+  stop: {
+    usage: "stop <id>",
+    summary: "stop a job (its executions are cancelled)",
+    load: async () => (await import("./job-stop-command.ts")).jobStopCommand,
+  },
+  logs: {
+    usage: "logs <id> [-f] [--raw]",
+    summary: "print a job's output; -f: follow it",
+    load: async () => (await import("./job-logs-command.ts")).jobLogsCommand,
+  },
 };
 
 export function jobHelp(): string {

@@ -57,7 +57,11 @@ export function describeText(res: Described): string {
     ["Message", job.State.Message],
   ];
   if (job.Type === "batch" || job.Type === "service") header.push(["Count", String(job.Count)]);
-  header.push(["Created Time", dateTime(nanosToDate(job.CreateTime))], ["Modified Time", dateTime(nanosToDate(job.ModifyTime))], ["Version", String(job.Version)]);
+  header.push(
+    ["Created Time", dateTime(nanosToDate(job.CreateTime))],
+    ["Modified Time", dateTime(nanosToDate(job.ModifyTime))],
+    ["Version", String(job.Version)],
+  );
   const parts = [keyValues(header)];
 
   const byState = new Map<string, number>();
@@ -65,11 +69,14 @@ export function describeText(res: Described): string {
     const state = computeStateName(e.ComputeState.StateType);
     byState.set(state, (byState.get(state) ?? 0) + 1);
   }
-  parts.push(`Summary\n${byState.size === 0 ? "(no executions)" : keyValues([...byState].map(([s, n]) => [s, String(n)]))}`);
+  parts.push(
+    `Summary\n${byState.size === 0 ? "(no executions)" : keyValues([...byState].map(([s, n]) => [s, String(n)]))}`,
+  );
 
   const jobHistory = history.filter((h) => h.Type === "JobLevel");
   if (jobHistory.length > 0) parts.push(`Job History\n${historyTable(jobHistory)}`);
-  if (executions.length > 0) parts.push(`Executions\n${formatTable(EXECUTION_SUMMARY_COLUMNS, executions.map(executionSummaryRow))}`);
+  if (executions.length > 0)
+    parts.push(`Executions\n${formatTable(EXECUTION_SUMMARY_COLUMNS, executions.map(executionSummaryRow))}`);
   for (const e of executions) {
     const own = history.filter((h) => h.ExecutionID === e.ID);
     if (own.length > 0) parts.push(`Execution ${shortId(e.ID)} History\n${historyTable(own)}`);
@@ -83,7 +90,10 @@ export function describeText(res: Described): string {
     return [{ id: e.ID, text }];
   });
   if (outputs.length === 1) parts.push(`Standard Output\n${(outputs[0] as { text: string }).text.trimEnd()}`);
-  else if (outputs.length > 1) parts.push(`Standard Output\n${outputs.map((o) => `Execution ${shortId(o.id)}:\n${o.text.trimEnd()}`).join("\n\n")}`);
+  else if (outputs.length > 1)
+    parts.push(
+      `Standard Output\n${outputs.map((o) => `Execution ${shortId(o.id)}:\n${o.text.trimEnd()}`).join("\n\n")}`,
+    );
   return parts.join("\n\n");
 }
 

@@ -34,7 +34,16 @@ const OPTIONS = {
   ...ORDER_OPTIONS,
 } as const;
 
-export const EXECUTION_COLUMNS = ["CREATED", "MODIFIED", "ID", "JOB VERSION", "NODE ID", "REV.", "STATE", "DESIRED"] as const;
+export const EXECUTION_COLUMNS = [
+  "CREATED",
+  "MODIFIED",
+  "ID",
+  "JOB VERSION",
+  "NODE ID",
+  "REV.",
+  "STATE",
+  "DESIRED",
+] as const;
 
 export function executionRow(e: ExecutionJson): string[] {
   return [
@@ -50,7 +59,16 @@ export function executionRow(e: ExecutionJson): string[] {
 }
 
 /** `shoal job describe`'s execution table: Bacalhau's, times as how long ago. */
-export const EXECUTION_SUMMARY_COLUMNS = ["ID", "NODE ID", "STATE", "DESIRED", "REV.", "CREATED", "MODIFIED", "COMMENT"] as const;
+export const EXECUTION_SUMMARY_COLUMNS = [
+  "ID",
+  "NODE ID",
+  "STATE",
+  "DESIRED",
+  "REV.",
+  "CREATED",
+  "MODIFIED",
+  "COMMENT",
+] as const;
 export function executionSummaryRow(e: ExecutionJson): string[] {
   return [
     shortId(e.ID),
@@ -72,7 +90,8 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
   }
   const id = oneJobId(positionals, "executions", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
-  const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
+  const limit =
+    values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
   const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
@@ -81,12 +100,10 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
   );
-  const again = [
-    ...order.flags,
-    `--limit ${limit}`,
-    `--next-token ${res.NextToken}`,
-  ];
-  const more = res.NextToken ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}` : undefined;
+  const again = [...order.flags, `--limit ${limit}`, `--next-token ${res.NextToken}`];
+  const more = res.NextToken
+    ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}`
+    : undefined;
   await printPage(format, EXECUTION_COLUMNS, res.Items, executionRow, more);
   return 0;
 }

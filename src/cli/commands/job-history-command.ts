@@ -39,13 +39,21 @@ const OPTIONS = {
 export const HISTORY_COLUMNS = ["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "TOPIC", "EVENT"] as const;
 
 export function historyRow(h: JobHistoryJson): string[] {
-  return [dateTime(new Date(h.Time)), h.Type, String(h.JobVersion), h.ExecutionID ? shortId(h.ExecutionID) : "", h.Event.Topic, historyEventText(h.Event)];
+  return [
+    dateTime(new Date(h.Time)),
+    h.Type,
+    String(h.JobVersion),
+    h.ExecutionID ? shortId(h.ExecutionID) : "",
+    h.Event.Topic,
+    historyEventText(h.Event),
+  ];
 }
 
 function sinceSeconds(text: string): number {
   if (/^\d{1,12}$/.test(text.trim())) return Number(text.trim());
   const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
-  if (Number.isNaN(ms) || ms < 0) throw new UsageError(`--since must be Unix seconds or an ISO 8601 time, got ${JSON.stringify(text)}`, HELP_REF);
+  if (Number.isNaN(ms) || ms < 0)
+    throw new UsageError(`--since must be Unix seconds or an ISO 8601 time, got ${JSON.stringify(text)}`, HELP_REF);
   return Math.floor(ms / 1000);
 }
 
@@ -59,7 +67,10 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
   const format = outputFormat(values.output, "table", HELP_REF);
   const eventType = values["event-type"];
   if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
-    throw new UsageError(`--event-type must be one of ${EVENT_TYPES.join(", ")}, got ${JSON.stringify(eventType)}`, HELP_REF);
+    throw new UsageError(
+      `--event-type must be one of ${EVENT_TYPES.join(", ")}, got ${JSON.stringify(eventType)}`,
+      HELP_REF,
+    );
   }
   const q = new URLSearchParams();
   if (eventType !== undefined) q.set("event_type", eventType);
@@ -71,7 +82,9 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/history?${q}`,
   );
-  const more = res.NextToken ? `To fetch more records use the same options and:\n\t--next-token ${res.NextToken}` : undefined;
+  const more = res.NextToken
+    ? `To fetch more records use the same options and:\n\t--next-token ${res.NextToken}`
+    : undefined;
   await printPage(format, HISTORY_COLUMNS, res.Items, historyRow, more);
   return 0;
 }

@@ -51,14 +51,18 @@ export async function jobListCommand(args: string[]): Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);
   const format = outputFormat(values.output, "table", HELP_REF);
-  const limit = values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
+  const limit =
+    values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
   const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   for (const l of values.labels ?? []) q.append("labels", l);
   if (values.namespace !== undefined) q.set("namespace", values.namespace);
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   order.query(q);
-  const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
+  const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>(
+    "GET",
+    `/api/v1/orchestrator/jobs?${q}`,
+  );
   // The cursor holds to the order and filters it was made with: the hint repeats them.
   const again = [
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),

@@ -44,7 +44,14 @@ async function open(api: ApiClient, path: string): Promise<IncomingMessage> {
   const authorization = api.acceptedAuthorization;
   try {
     return await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(target, { method: "GET", headers: { accept: "application/x-ndjson", ...(authorization === undefined ? {} : { authorization }) } }, resolve);
+      const req = request(
+        target,
+        {
+          method: "GET",
+          headers: { accept: "application/x-ndjson", ...(authorization === undefined ? {} : { authorization }) },
+        },
+        resolve,
+      );
       req.once("error", reject);
       req.end();
     });
@@ -85,7 +92,8 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
     return 0;
   }
   const jobId = oneJobId(positionals, "logs");
-  if (values.tail !== undefined && !/^[0-9]{1,5}$/.test(values.tail)) throw new UsageError(`--tail must be a number of lines, got ${values.tail}`);
+  if (values.tail !== undefined && !/^[0-9]{1,5}$/.test(values.tail))
+    throw new UsageError(`--tail must be a number of lines, got ${values.tail}`);
   const api = apiClientFrom(values);
   const query = new URLSearchParams();
   if (values["execution-id"]) query.set("execution_id", values["execution-id"]);
@@ -101,7 +109,12 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
   const print = async (text: string) => {
     if (text.trim() === "") return;
     const message = JSON.parse(text) as LogMessage;
-    if (message.error) throw new ApiError(200, `the log stream ended in an error: ${printable(message.error, { multiline: true })}`, message);
+    if (message.error)
+      throw new ApiError(
+        200,
+        `the log stream ended in an error: ${printable(message.error, { multiline: true })}`,
+        message,
+      );
     const line = values.raw ? (message.value?.Line ?? "") : printable(message.value?.Line ?? "", { multiline: true });
     await write(message.value?.Type === 2 ? process.stderr : process.stdout, line);
   };

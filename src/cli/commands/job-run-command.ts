@@ -25,7 +25,10 @@ function readJobText(file: string): string {
   try {
     return readFileSync(file === "-" ? 0 : file, "utf8");
   } catch (e) {
-    throw new UsageError(`cannot read the job from ${file === "-" ? "stdin" : file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, HELP_REF);
+    throw new UsageError(
+      `cannot read the job from ${file === "-" ? "stdin" : file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      HELP_REF,
+    );
   }
 }
 
@@ -44,14 +47,22 @@ export async function parseJobDocument(text: string, source: string): Promise<un
     const YAML = await import("yaml");
     const docs = YAML.parseAllDocuments(text);
     const list = Array.isArray(docs) ? docs : [docs];
-    if (list.length !== 1) throw new UsageError(`${source} holds ${list.length} YAML documents: expected one job`, HELP_REF);
+    if (list.length !== 1)
+      throw new UsageError(`${source} holds ${list.length} YAML documents: expected one job`, HELP_REF);
     const [doc] = list;
     const error = doc?.errors[0];
     if (error) throw new UsageError(`${source} is not valid YAML or JSON: ${error.message}`, HELP_REF);
     document = doc?.toJS();
   }
   const wrapped = document as { Job?: unknown } | null;
-  if (wrapped !== null && typeof wrapped === "object" && !Array.isArray(wrapped) && typeof wrapped.Job === "object" && wrapped.Job !== null && !("Tasks" in wrapped)) {
+  if (
+    wrapped !== null &&
+    typeof wrapped === "object" &&
+    !Array.isArray(wrapped) &&
+    typeof wrapped.Job === "object" &&
+    wrapped.Job !== null &&
+    !("Tasks" in wrapped)
+  ) {
     return wrapped.Job;
   }
   return document;
@@ -63,8 +74,13 @@ export async function jobRunCommand(args: string[]): Promise<number> {
     console.log(JOB_RUN_HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError("shoal job run takes exactly one file (or '-' for stdin)", HELP_REF);
-  if (values.output !== undefined) throw new UsageError("shoal job run prints the job id (--id-only for the id alone); --output is for the read commands", HELP_REF);
+  if (positionals.length !== 1)
+    throw new UsageError("shoal job run takes exactly one file (or '-' for stdin)", HELP_REF);
+  if (values.output !== undefined)
+    throw new UsageError(
+      "shoal job run prints the job id (--id-only for the id alone); --output is for the read commands",
+      HELP_REF,
+    );
   const settings = runSettingsFrom(values, HELP_REF);
   const file = positionals[0] as string;
   const job = await parseJobDocument(readJobText(file), file === "-" ? "stdin" : file);

@@ -40,14 +40,23 @@ export async function jobStopCommand(args: string[]): Promise<number> {
   say("Checking job status\n");
   const { Job: job } = await api.request<{ Job: JobJson }>("GET", path);
   if (TERMINAL_JOB_STATES.has(job.State.StateType)) {
-    if (!values.quiet) printError(`Error: Job is already in a terminal state.\nThe current state is: ${job.State.StateType}`);
+    if (!values.quiet)
+      printError(`Error: Job is already in a terminal state.\nThe current state is: ${job.State.StateType}`);
     return 1;
   }
   say("Stopping job");
   // The id as the server knows it (a short id given here resolves to it on the GET above).
-  const res = await api.request<{ EvaluationID: string }>("DELETE", `/api/v1/orchestrator/jobs/${encodeURIComponent(job.ID)}?${new URLSearchParams({ reason: values.reason ?? DEFAULT_REASON })}`);
+  const res = await api.request<{ EvaluationID: string }>(
+    "DELETE",
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(job.ID)}?${new URLSearchParams({ reason: values.reason ?? DEFAULT_REASON })}`,
+  );
   if (format !== "table") {
     if (!values.quiet) await printData(format, res);
-  } else say(res.EvaluationID ? `\nJob stop successfully submitted with evaluation ID: ${res.EvaluationID}` : `\nJob stop successfully submitted. Job ID: ${job.ID}`);
+  } else
+    say(
+      res.EvaluationID
+        ? `\nJob stop successfully submitted with evaluation ID: ${res.EvaluationID}`
+        : `\nJob stop successfully submitted. Job ID: ${job.ID}`,
+    );
   return 0;
 }

@@ -50,15 +50,20 @@ export async function leafCommand(args: string[]): Promise<number> {
     console.log(LEAF_HELP);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "config") throw new UsageError(`shoal leaf: expected "config", got ${JSON.stringify(positionals.join(" "))}`);
+  if (positionals.length !== 1 || positionals[0] !== "config")
+    throw new UsageError(`shoal leaf: expected "config", got ${JSON.stringify(positionals.join(" "))}`);
   if (values.out === undefined || values.out === "") throw new UsageError("shoal leaf config: --out DIR is required");
   const config = configFrom(values);
   if (config["Orchestrator.NATS.URL"] !== "") {
-    throw new UsageError("shoal leaf config: Orchestrator.NATS.URL is set; leaf servers of an external NATS are its operator's to configure");
+    throw new UsageError(
+      "shoal leaf config: Orchestrator.NATS.URL is set; leaf servers of an external NATS are its operator's to configure",
+    );
   }
   const port = config["Orchestrator.NATS.LeafNodes.Port"];
   if (values.hub === undefined && port === 0) {
-    throw new UsageError("shoal leaf config: set Orchestrator.NATS.LeafNodes.Port (as the orchestrator has it) or give --hub nats-leaf://host:port");
+    throw new UsageError(
+      "shoal leaf config: set Orchestrator.NATS.LeafNodes.Port (as the orchestrator has it) or give --hub nats-leaf://host:port",
+    );
   }
   const listen = values.listen ?? "0.0.0.0:4222";
   if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(listen) || !validPort(listen.split(":").pop()!)) {
@@ -75,20 +80,35 @@ export async function leafCommand(args: string[]): Promise<number> {
     );
   }
   // nats-server 2.9 refuses a server name with spaces, at start, on the leaf's machine: say it here.
-  if (values.name !== undefined && !/^[^\s]+$/.test(values.name)) throw new UsageError(`--name: a server name without spaces, got ${JSON.stringify(values.name)}`);
+  if (values.name !== undefined && !/^[^\s]+$/.test(values.name))
+    throw new UsageError(`--name: a server name without spaces, got ${JSON.stringify(values.name)}`);
   const operator = currentNatsOperator(config);
   if (operator === undefined) {
-    throw new UsageError(`shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`);
+    throw new UsageError(
+      `shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`,
+    );
   }
   const host = config["Orchestrator.Host"];
   const hub = values.hub ?? `nats-leaf://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const files = writeLeafServerConfig(operator, { hub, listen, dir: values.out, ...(leafDir ? { leafDir } : {}), ...(values.name ? { serverName: values.name } : {}) });
+  const files = writeLeafServerConfig(operator, {
+    hub,
+    listen,
+    dir: values.out,
+    ...(leafDir ? { leafDir } : {}),
+    ...(values.name ? { serverName: values.name } : {}),
+  });
   const dir = dirname(files.configFile);
   console.log(
     [
       `Wrote ${files.configFile} (with ${files.shoalCreds} and ${files.systemCreds}).`,
-      ...(files.dirModeWas === undefined ? [] : [`${dir} was ${files.dirModeWas.toString(8).padStart(4, "0")}: made 0700 (it holds secrets).`]),
-      ...(leafDir === undefined || leafDir === dir ? [] : [`leaf.conf names ${leafDir}: copy the three files there on the leaf's machine (a 0700 directory, the files 0600).`]),
+      ...(files.dirModeWas === undefined
+        ? []
+        : [`${dir} was ${files.dirModeWas.toString(8).padStart(4, "0")}: made 0700 (it holds secrets).`]),
+      ...(leafDir === undefined || leafDir === dir
+        ? []
+        : [
+            `leaf.conf names ${leafDir}: copy the three files there on the leaf's machine (a 0700 directory, the files 0600).`,
+          ]),
       `Hub: ${hub}; compute nodes connect to this leaf at ${listen} (Compute.Orchestrators=nats://<this host>:${listen.split(":").pop()}).`,
       `Start it: nats-server -c ${files.leafConfigFile}`,
     ].join("\n"),
@@ -125,5 +145,6 @@ function checkHubUrl(hub: string): void {
   if (!["nats-leaf:", "tls:", "ws:", "wss:"].includes(url.protocol)) {
     throw new UsageError(`--hub: the scheme must be nats-leaf, tls, ws or wss, got ${JSON.stringify(hub)}`);
   }
-  if (url.hostname === "" || (url.port !== "" && !validPort(url.port))) throw new UsageError(`--hub: expected a host and a port from 1 to 65535, got ${JSON.stringify(hub)}`);
+  if (url.hostname === "" || (url.port !== "" && !validPort(url.port)))
+    throw new UsageError(`--hub: expected a host and a port from 1 to 65535, got ${JSON.stringify(hub)}`);
 }

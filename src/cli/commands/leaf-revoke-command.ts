@@ -42,8 +42,10 @@ function leafKeyIn(file: string): string {
   } catch (e) {
     throw new UsageError(`${file}: ${(e as Error).message}`);
   }
-  if (claims.name === LEAF_SYSTEM_USER) throw new UsageError(`${file} is a leaf's system-account login; give its leaf-shoal.creds (or its directory)`);
-  if (claims.name !== LEAF_USER || !USER_KEY.test(claims.sub)) throw new UsageError(`${file} is not a leaf server's login (shoal leaf config writes leaf-shoal.creds)`);
+  if (claims.name === LEAF_SYSTEM_USER)
+    throw new UsageError(`${file} is a leaf's system-account login; give its leaf-shoal.creds (or its directory)`);
+  if (claims.name !== LEAF_USER || !USER_KEY.test(claims.sub))
+    throw new UsageError(`${file} is not a leaf server's login (shoal leaf config writes leaf-shoal.creds)`);
   return claims.sub;
 }
 
@@ -65,15 +67,28 @@ export async function leafRevokeCommand(args: string[]): Promise<number> {
     console.log(LEAF_REVOKE_HELP);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "revoke") throw new UsageError(`shoal leaf revoke: unexpected ${JSON.stringify(positionals.slice(1).join(" "))}`);
-  for (const key of values.key ?? []) if (!USER_KEY.test(key)) throw new UsageError(`--key: expected a NATS user public key (U followed by 55 base32 characters), got ${JSON.stringify(key)}`);
+  if (positionals.length !== 1 || positionals[0] !== "revoke")
+    throw new UsageError(`shoal leaf revoke: unexpected ${JSON.stringify(positionals.slice(1).join(" "))}`);
+  for (const key of values.key ?? [])
+    if (!USER_KEY.test(key))
+      throw new UsageError(
+        `--key: expected a NATS user public key (U followed by 55 base32 characters), got ${JSON.stringify(key)}`,
+      );
   const keys = [
     ...(values.dir ?? []).map((dir) => leafKeyIn(join(dir, "leaf-shoal.creds"))),
     ...(values.creds ?? []).map((file) => leafKeyIn(file)),
     ...(values.key ?? []),
   ];
   if (keys.length === 0) throw new UsageError("shoal leaf revoke: give --dir DIR, --creds FILE or --key KEY");
-  const { Revoked } = await apiClientFrom(values).request<{ Revoked: string[] }>("POST", "/api/v1/orchestrator/leaves/revocations", { Keys: [...new Set(keys)] });
-  console.log(printable(`Revoked ${Revoked.join(", ")}: the orchestrator's nats-server refuses ${Revoked.length === 1 ? "that leaf" : "those leaves"} from now on.`));
+  const { Revoked } = await apiClientFrom(values).request<{ Revoked: string[] }>(
+    "POST",
+    "/api/v1/orchestrator/leaves/revocations",
+    { Keys: [...new Set(keys)] },
+  );
+  console.log(
+    printable(
+      `Revoked ${Revoked.join(", ")}: the orchestrator's nats-server refuses ${Revoked.length === 1 ? "that leaf" : "those leaves"} from now on.`,
+    ),
+  );
   return 0;
 }

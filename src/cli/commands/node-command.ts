@@ -85,7 +85,8 @@ const output = (values: Values, fallback: "table" | "yaml"): OutputFormat => out
 function capacity(node: NodeState, key: "CPU" | "Memory" | "Disk" | "GPU"): string {
   const c = node.Info.ComputeNodeInfo;
   if (!c) return "";
-  const fmt = (v: number | undefined) => (key === "Memory" || key === "Disk" ? formatBytes(v) : v === undefined ? "-" : String(v));
+  const fmt = (v: number | undefined) =>
+    key === "Memory" || key === "Disk" ? formatBytes(v) : v === undefined ? "-" : String(v);
   return `${fmt(c.AvailableCapacity[key])} / ${fmt(c.MaxCapacity[key])}`;
 }
 
@@ -94,7 +95,18 @@ function nodeRow(n: NodeState): string[] {
     .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
-  return [n.Info.NodeID, n.Info.NodeType, n.Membership, n.Health, scheduling(n), labels, capacity(n, "CPU"), capacity(n, "Memory"), capacity(n, "Disk"), drainCell(n)];
+  return [
+    n.Info.NodeID,
+    n.Info.NodeType,
+    n.Membership,
+    n.Health,
+    scheduling(n),
+    labels,
+    capacity(n, "CPU"),
+    capacity(n, "Memory"),
+    capacity(n, "Disk"),
+    drainCell(n),
+  ];
 }
 
 /** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
@@ -108,24 +120,35 @@ function drainCell(n: NodeState): string {
 /** The drain's body from the flags: a bad deadline is a usage error (exit 2), not a request the API refuses. */
 function drainBody(values: Values): Record<string, unknown> {
   if (values.disable) {
-    if (values.deadline !== undefined || values["keep-daemon"]) throw new UsageError("shoal node drain --disable takes neither --deadline nor --keep-daemon");
+    if (values.deadline !== undefined || values["keep-daemon"])
+      throw new UsageError("shoal node drain --disable takes neither --deadline nor --keep-daemon");
     return { Action: "undrain" };
   }
   if (values.deadline !== undefined) {
     const ms = parseDuration(values.deadline);
-    if (ms === undefined || ms <= 0) throw new UsageError(`--deadline must be a positive duration like 10m or 1h30m; got ${values.deadline}`);
+    if (ms === undefined || ms <= 0)
+      throw new UsageError(`--deadline must be a positive duration like 10m or 1h30m; got ${values.deadline}`);
   }
-  return { Action: "drain", ...(values.deadline === undefined ? {} : { Deadline: values.deadline }), ...(values["keep-daemon"] ? { KeepDaemon: true } : {}) };
+  return {
+    Action: "drain",
+    ...(values.deadline === undefined ? {} : { Deadline: values.deadline }),
+    ...(values["keep-daemon"] ? { KeepDaemon: true } : {}),
+  };
 }
 
 const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK", "DRAIN"];
 
-/** Nomad's word for a node that takes placements, else why not (a drain's state in DRAIN); the orchestrator takes none either way. */
-const scheduling = (n: NodeState): string => (n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible");
+/**
+ * Nomad's word for a node that takes placements, else why not (a drain's state in DRAIN); the orchestrator takes none
+ * either way.
+ */
+const scheduling = (n: NodeState): string =>
+  n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible";
 
 /** --reason, or -m/--message as approve and reject take it; not both. */
 function reasonOf(values: Values): string | undefined {
-  if (values.reason !== undefined && values.message !== undefined) throw new UsageError("give the reason once: --reason or -m/--message", "shoal node --help");
+  if (values.reason !== undefined && values.message !== undefined)
+    throw new UsageError("give the reason once: --reason or -m/--message", "shoal node --help");
   return values.reason ?? values.message;
 }
 
@@ -134,7 +157,11 @@ function labelWords(words: readonly string[]): Record<string, string> {
   const labels: Record<string, string> = {};
   for (const word of words) {
     const at = word.indexOf("=");
-    if (at <= 0) throw new UsageError(`shoal node label: ${JSON.stringify(word)} is not key=value (use --remove ${word} to hide a label)`, "shoal node --help");
+    if (at <= 0)
+      throw new UsageError(
+        `shoal node label: ${JSON.stringify(word)} is not key=value (use --remove ${word} to hide a label)`,
+        "shoal node --help",
+      );
     const key = word.slice(0, at);
     if (key in labels) throw new UsageError(`shoal node label: label ${key} is given twice`, "shoal node --help");
     labels[key] = word.slice(at + 1);
@@ -157,7 +184,8 @@ const ONLY_FOR: Record<string, readonly string[]> = {
 
 function one(positionals: string[], command: string): string {
   const id = positionals[0];
-  if (id === undefined || positionals.length !== 1) throw new UsageError(`shoal node ${command} takes exactly one node id`);
+  if (id === undefined || positionals.length !== 1)
+    throw new UsageError(`shoal node ${command} takes exactly one node id`);
   return id;
 }
 
@@ -174,7 +202,10 @@ export async function nodeCommand(args: string[]): Promise<number> {
   }
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
     if ((values as Record<string, unknown>)[option] !== undefined && !commands.includes(sub)) {
-      throw new UsageError(`--${option} is an option of shoal node ${commands.join("/")}, not of ${sub}`, "shoal node --help");
+      throw new UsageError(
+        `--${option} is an option of shoal node ${commands.join("/")}, not of ${sub}`,
+        "shoal node --help",
+      );
     }
   }
   const api = client(values);
@@ -182,10 +213,14 @@ export async function nodeCommand(args: string[]): Promise<number> {
     const format = output(values, "table");
     const reason = reasonOf(values);
     try {
-      const res = await api.request<{ Success: boolean; Message?: string }>("PUT", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`, {
-        ...body,
-        ...(reason === undefined ? {} : { Message: reason }),
-      });
+      const res = await api.request<{ Success: boolean; Message?: string }>(
+        "PUT",
+        `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`,
+        {
+          ...body,
+          ...(reason === undefined ? {} : { Message: reason }),
+        },
+      );
       if (format === "table") print(res.Message === undefined ? "Ok" : `Ok: ${res.Message}`);
       else await printData(format, res);
       return 0;
@@ -204,12 +239,20 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["filter-status"]) q.set("filter-status", values["filter-status"]);
       const drain = values["filter-drain"];
       if (drain !== undefined) {
-        if (!["draining", "drained", "expired", "none"].includes(drain)) throw new UsageError(`--filter-drain takes draining, drained, expired or none, got ${JSON.stringify(drain)}`, "shoal node --help");
+        if (!["draining", "drained", "expired", "none"].includes(drain))
+          throw new UsageError(
+            `--filter-drain takes draining, drained, expired or none, got ${JSON.stringify(drain)}`,
+            "shoal node --help",
+          );
         q.set("filter-drain", drain);
       }
       const cordoned = values["filter-cordoned"];
       if (cordoned !== undefined) {
-        if (cordoned !== "true" && cordoned !== "false") throw new UsageError(`--filter-cordoned takes true or false, got ${JSON.stringify(cordoned)}`, "shoal node --help");
+        if (cordoned !== "true" && cordoned !== "false")
+          throw new UsageError(
+            `--filter-cordoned takes true or false, got ${JSON.stringify(cordoned)}`,
+            "shoal node --help",
+          );
         q.set("filter-cordoned", cordoned);
       }
       for (const l of values.labels ?? []) q.append("labels", l);
@@ -217,7 +260,10 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["next-token"]) q.set("next_token", values["next-token"]);
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
-      const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
+      const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>(
+        "GET",
+        `/api/v1/orchestrator/nodes?${q}`,
+      );
       if (format !== "table") await printData(format, res);
       else {
         print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
@@ -241,12 +287,19 @@ export async function nodeCommand(args: string[]): Promise<number> {
       return act(one(positionals, sub), { Action: sub }, sub);
     case "label": {
       const [id, ...words] = positionals;
-      if (id === undefined) throw new UsageError("shoal node label takes a node id, then key=value labels and/or --remove/--reset keys", "shoal node --help");
+      if (id === undefined)
+        throw new UsageError(
+          "shoal node label takes a node id, then key=value labels and/or --remove/--reset keys",
+          "shoal node --help",
+        );
       const set = labelWords(words);
       const remove = values.remove ?? [];
       const reset = values.reset ?? [];
       if (Object.keys(set).length + remove.length + reset.length === 0) {
-        throw new UsageError("shoal node label: give labels to set (key=value), --remove KEY or --reset KEY", "shoal node --help");
+        throw new UsageError(
+          "shoal node label: give labels to set (key=value), --remove KEY or --reset KEY",
+          "shoal node --help",
+        );
       }
       return act(
         id,
@@ -264,10 +317,18 @@ export async function nodeCommand(args: string[]): Promise<number> {
     case "preauthorize": {
       const id = one(positionals, sub);
       if (values.revoke) {
-        if (values["public-key"] !== undefined) throw new UsageError("--revoke withdraws the node's pre-authorisation: it takes no --public-key", "shoal node --help");
+        if (values["public-key"] !== undefined)
+          throw new UsageError(
+            "--revoke withdraws the node's pre-authorisation: it takes no --public-key",
+            "shoal node --help",
+          );
         return act(id, { Action: "revoke-preauthorization" }, "revoke the pre-authorisation of");
       }
-      return act(id, { Action: "preauthorize", ...(values["public-key"] === undefined ? {} : { PublicKey: values["public-key"] }) }, "pre-authorise");
+      return act(
+        id,
+        { Action: "preauthorize", ...(values["public-key"] === undefined ? {} : { PublicKey: values["public-key"] }) },
+        "pre-authorise",
+      );
     }
     case "history": {
       const id = one(positionals, sub);
@@ -283,7 +344,13 @@ export async function nodeCommand(args: string[]): Promise<number> {
       else {
         const rows = res.Items.map((e) => {
           const actor = e.metadata.actor as { type?: string; id?: string } | undefined;
-          return [String(e.revision), e.time, e.type, `${actor?.type ?? "?"}:${actor?.id ?? "?"}`, String(e.metadata.reason ?? "")];
+          return [
+            String(e.revision),
+            e.time,
+            e.type,
+            `${actor?.type ?? "?"}:${actor?.id ?? "?"}`,
+            String(e.metadata.reason ?? ""),
+          ];
         });
         print(formatTable(["REV", "TIME", "EVENT", "BY", "REASON"], rows));
         if (res.NextToken) print(`\nMore events: --next-token ${res.NextToken}`);

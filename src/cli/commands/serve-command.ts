@@ -14,7 +14,11 @@ ${CONFIG_HELP}
 
 /** Resolves when the process should exit (after SIGINT/SIGTERM and a clean stop). */
 export async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } },
+    strict: true,
+  });
   if (values.help) {
     console.log(SERVE_HELP);
     return 0;
@@ -39,7 +43,8 @@ export async function serveCommand(args: string[]): Promise<number> {
 
 /** How a compute node joins and a downstream system reads events; paths, never the secrets themselves. */
 export function joinInstructions(orchestrator: RunningOrchestrator): string {
-  const token = orchestrator.joinToken.file === undefined ? "<Orchestrator.Auth.Token>" : `"$(cat ${orchestrator.joinToken.file})"`;
+  const token =
+    orchestrator.joinToken.file === undefined ? "<Orchestrator.Auth.Token>" : `"$(cat ${orchestrator.joinToken.file})"`;
   // In the environment, not on the command line, where any user could read it in `ps`.
   const lines = [
     "",

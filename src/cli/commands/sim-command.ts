@@ -33,7 +33,10 @@ Options:
 ${CONFIG_HELP}
   -h, --help                show this help`;
 
-export type SimSettings = Omit<SimulationOptions, "logger" | "token" | "orchestrators" | "infoUpdateMs" | "resourceUpdateMs"> & {
+export type SimSettings = Omit<
+  SimulationOptions,
+  "logger" | "token" | "orchestrators" | "infoUpdateMs" | "resourceUpdateMs"
+> & {
   readonly orchestrator?: string;
   readonly tokenFile?: string;
 };
@@ -57,17 +60,21 @@ const OPTIONS = {
 function duration(flag: string, text: string | undefined, fallback?: number): number | undefined {
   if (text === undefined) return fallback;
   const ms = parseDuration(text);
-  if (ms === undefined) throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a duration (e.g. 500ms, 5s, 1m30s)`);
+  if (ms === undefined)
+    throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a duration (e.g. 500ms, 5s, 1m30s)`);
   return ms;
 }
 
 function positiveInteger(flag: string, text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a positive whole number`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a positive whole number`);
   return Number(text);
 }
 
 /** The sim's flags, checked; every mistake is a UsageError that names the flag. */
-export function parseSimArgs(args: string[]): { help: true } | { help: false; settings: SimSettings; values: { c?: string[]; config?: string[] } } {
+export function parseSimArgs(
+  args: string[],
+): { help: true } | { help: false; settings: SimSettings; values: { c?: string[]; config?: string[] } } {
   const { values } = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false });
   if (values.help) return { help: true };
   if (values.nodes === undefined) throw new UsageError("--nodes is required (how many virtual nodes to run)");
@@ -75,15 +82,18 @@ export function parseSimArgs(args: string[]): { help: true } | { help: false; se
   const heartbeatMs = duration("heartbeat-interval", values["heartbeat-interval"], 5000) as number;
   if (heartbeatMs < 10) throw new UsageError("--heartbeat-interval must be at least 10ms");
   const jitterMs = duration("jitter", values.jitter, Math.min(1000, heartbeatMs / 2)) as number;
-  if (jitterMs * 2 > heartbeatMs) throw new UsageError(`--jitter must be at most half of --heartbeat-interval (${heartbeatMs / 2}ms)`);
+  if (jitterMs * 2 > heartbeatMs)
+    throw new UsageError(`--jitter must be at most half of --heartbeat-interval (${heartbeatMs / 2}ms)`);
   const rateText = values["join-rate"] ?? "1000/s";
   const rateMatch = /^(\d+(?:\.\d+)?)(\/s)?$/.exec(rateText);
   const joinRatePerSecond = Number(rateMatch?.[1]);
-  if (!rateMatch || !(joinRatePerSecond > 0)) throw new UsageError(`--join-rate: ${JSON.stringify(rateText)} is not a rate (e.g. 1000/s)`);
+  if (!rateMatch || !(joinRatePerSecond > 0))
+    throw new UsageError(`--join-rate: ${JSON.stringify(rateText)} is not a rate (e.g. 1000/s)`);
   let killFraction: number | undefined;
   if (values.kill !== undefined) {
     killFraction = Number(values.kill);
-    if (values.kill.trim() === "" || !(killFraction > 0 && killFraction <= 1)) throw new UsageError(`--kill: ${JSON.stringify(values.kill)} is not a share of the nodes (0 < F ≤ 1, e.g. 0.01)`);
+    if (values.kill.trim() === "" || !(killFraction > 0 && killFraction <= 1))
+      throw new UsageError(`--kill: ${JSON.stringify(values.kill)} is not a share of the nodes (0 < F ≤ 1, e.g. 0.01)`);
   }
   for (const flag of ["kill-at", "revive-after"] as const) {
     if (values[flag] !== undefined && killFraction === undefined) throw new UsageError(`--${flag} needs --kill`);
@@ -93,7 +103,10 @@ export function parseSimArgs(args: string[]): { help: true } | { help: false; se
   const durationMs = duration("duration", values.duration);
   if (durationMs !== undefined && durationMs <= 0) throw new UsageError("--duration must be longer than 0s");
   const idPrefix = values["id-prefix"] ?? `sim-${randomBytes(2).toString("hex")}`;
-  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(idPrefix)) throw new UsageError(`--id-prefix: ${JSON.stringify(idPrefix)} may hold only letters, digits, - and _ (at most 64)`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(idPrefix))
+    throw new UsageError(
+      `--id-prefix: ${JSON.stringify(idPrefix)} may hold only letters, digits, - and _ (at most 64)`,
+    );
   if (values.orchestrator !== undefined && !/^(nats|tls|ws|wss):\/\/./.test(values.orchestrator)) {
     throw new UsageError(`--orchestrator: ${JSON.stringify(values.orchestrator)} is not a NATS URL (nats://host:port)`);
   }
@@ -119,13 +132,16 @@ export function simJoinToken(settings: SimSettings, config: ShoalConfig, env: No
     try {
       token = readFileSync(settings.tokenFile, "utf8").trim();
     } catch (e) {
-      throw new UsageError(`--token-file: cannot read ${settings.tokenFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new UsageError(
+        `--token-file: cannot read ${settings.tokenFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
     }
     if (token === "") throw new UsageError(`--token-file: ${settings.tokenFile} is empty`);
     return token;
   }
   const token = env.SHOAL_JOIN_TOKEN?.trim() || config["Compute.Auth.Token"];
-  if (token === "") throw new UsageError("no join token: give --token-file FILE, or set SHOAL_JOIN_TOKEN (or Compute.Auth.Token)");
+  if (token === "")
+    throw new UsageError("no join token: give --token-file FILE, or set SHOAL_JOIN_TOKEN (or Compute.Auth.Token)");
   return token;
 }
 
@@ -154,9 +170,13 @@ export async function simCommand(args: string[]): Promise<number> {
     resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],
     logger,
   });
-  console.log(`Simulating ${settings.nodes} nodes (${settings.idPrefix}-…) against ${orchestrators.map(redactUrl).join(", ")}; Ctrl-C to stop.`);
+  console.log(
+    `Simulating ${settings.nodes} nodes (${settings.idPrefix}-…) against ${orchestrators.map(redactUrl).join(", ")}; Ctrl-C to stop.`,
+  );
   await Promise.race([sim.finished, waitForSignal()]);
   const last = await sim.stop();
-  console.log(`Stopped: ${last.registered} registered, ${last.heartbeating} heartbeating, ${last.refused} refusals, ${last.failed} undelivered, ${last.gaveUp} gave up.`);
+  console.log(
+    `Stopped: ${last.registered} registered, ${last.heartbeating} heartbeating, ${last.refused} refusals, ${last.failed} undelivered, ${last.gaveUp} gave up.`,
+  );
   return last.gaveUp > 0 ? 1 : 0;
 }

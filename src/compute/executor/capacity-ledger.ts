@@ -34,7 +34,10 @@ export class CapacityLedger {
 
   free(): ExecutionResources {
     const used = this.used();
-    return { cpuMillis: this.capacity.cpuMillis - used.cpuMillis, memoryBytes: this.capacity.memoryBytes - used.memoryBytes };
+    return {
+      cpuMillis: this.capacity.cpuMillis - used.cpuMillis,
+      memoryBytes: this.capacity.memoryBytes - used.memoryBytes,
+    };
   }
 
   holds(executionId: string): boolean {
@@ -44,10 +47,18 @@ export class CapacityLedger {
   /** Why `wanted` cannot be taken now, or undefined. */
   refusal(executionId: string, wanted: ExecutionResources): ShoalError | undefined {
     const asked = `${cpu(wanted.cpuMillis)} and ${mem(wanted.memoryBytes)} memory`;
-    if (!(Number.isInteger(wanted.cpuMillis) && wanted.cpuMillis > 0 && Number.isInteger(wanted.memoryBytes) && wanted.memoryBytes > 0)) {
-      return badRequest(`execution ${executionId} must ask for a whole number of CPU millicores and memory bytes, both above 0 (it asks for ${asked})`);
+    if (!(
+      Number.isInteger(wanted.cpuMillis) &&
+      wanted.cpuMillis > 0 &&
+      Number.isInteger(wanted.memoryBytes) &&
+      wanted.memoryBytes > 0
+    )) {
+      return badRequest(
+        `execution ${executionId} must ask for a whole number of CPU millicores and memory bytes, both above 0 (it asks for ${asked})`,
+      );
     }
-    if (this.#held.has(executionId)) return badRequest(`execution ${executionId} already holds resources on node ${this.nodeId}`);
+    if (this.#held.has(executionId))
+      return badRequest(`execution ${executionId} already holds resources on node ${this.nodeId}`);
     const { capacity } = this;
     if (wanted.cpuMillis > capacity.cpuMillis || wanted.memoryBytes > capacity.memoryBytes) {
       return badRequest(

@@ -3,7 +3,11 @@ import type { ContainerConfinement } from "./container-confinement.ts";
 import type { ExecutionSpec, NetworkType } from "./executor.ts";
 import { containerName, executionLabels } from "./docker-labels.ts";
 
-const DOCKER_NETWORK_MODE: Readonly<Record<Exclude<NetworkType, "HTTP">, string>> = { None: "none", Host: "host", Full: "bridge" };
+const DOCKER_NETWORK_MODE: Readonly<Record<Exclude<NetworkType, "HTTP">, string>> = {
+  None: "none",
+  Host: "host",
+  Full: "bridge",
+};
 
 /**
  * The engine's json-file log is what `logs` and the capture read; it is bounded on disk too

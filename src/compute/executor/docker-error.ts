@@ -3,7 +3,15 @@ import { badRequest, conflict, notFound, ShoalError, unavailable } from "../../e
 /** How long a caller might wait before trying again after the engine failed or was unreachable. */
 export const ENGINE_RETRY_AFTER_SECONDS = 10;
 
-const UNREACHABLE_CODES = new Set(["ENOENT", "ECONNREFUSED", "EACCES", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
+const UNREACHABLE_CODES = new Set([
+  "ENOENT",
+  "ECONNREFUSED",
+  "EACCES",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+]);
 
 interface DockerodeError {
   readonly statusCode?: number;
@@ -41,7 +49,8 @@ export function dockerError(e: unknown, doing: string): ShoalError {
     case undefined:
       break;
     default:
-      if (err.statusCode >= 500) return unavailable(`${doing}: the Docker engine failed: ${said}`, ENGINE_RETRY_AFTER_SECONDS);
+      if (err.statusCode >= 500)
+        return unavailable(`${doing}: the Docker engine failed: ${said}`, ENGINE_RETRY_AFTER_SECONDS);
   }
   return new ShoalError({ kind: "Internal", message: `${doing}: ${said}` });
 }

@@ -12,7 +12,13 @@ import { dockerError, dockerMessage, isDockerAlreadyStopped, isDockerNotFound } 
 import { dockerFrames } from "./docker-frames.ts";
 import { followDockerLog } from "./docker-log-follow.ts";
 import { dockerLogStream } from "./docker-log-stream.ts";
-import { EXECUTION_LABEL, executionIdProblem, labelledResources, labelledTimeoutMs, NODE_LABEL } from "./docker-labels.ts";
+import {
+  EXECUTION_LABEL,
+  executionIdProblem,
+  labelledResources,
+  labelledTimeoutMs,
+  NODE_LABEL,
+} from "./docker-labels.ts";
 import {
   type ExecutionEndReason,
   type ExecutionResources,
@@ -126,18 +132,34 @@ export class DockerExecutor implements Executor {
     if (this.#closed) return unavailable(`the executor of node ${this.#nodeId} is closed (the node is stopping)`);
     const badId = executionIdProblem(spec.executionId);
     if (badId) return badId;
-    if (this.#tracked.has(spec.executionId)) return conflict(`execution ${spec.executionId} already runs on node ${this.#nodeId}`);
-    if (typeof spec.image !== "string" || spec.image.trim() === "") return badRequest(`execution ${spec.executionId} names no image`);
+    if (this.#tracked.has(spec.executionId))
+      return conflict(`execution ${spec.executionId} already runs on node ${this.#nodeId}`);
+    if (typeof spec.image !== "string" || spec.image.trim() === "")
+      return badRequest(`execution ${spec.executionId} names no image`);
     const network = spec.network ?? "None";
-    if (!NETWORK_TYPES.includes(network)) return badRequest(`execution ${spec.executionId} asks for network ${JSON.stringify(network)}; known: ${NETWORK_TYPES.join(", ")}`);
-    if (network === "HTTP") return badRequest(`execution ${spec.executionId} asks for network HTTP, which the Docker executor does not offer`);
+    if (!NETWORK_TYPES.includes(network))
+      return badRequest(
+        `execution ${spec.executionId} asks for network ${JSON.stringify(network)}; known: ${NETWORK_TYPES.join(", ")}`,
+      );
+    if (network === "HTTP")
+      return badRequest(
+        `execution ${spec.executionId} asks for network HTTP, which the Docker executor does not offer`,
+      );
     if (!this.#allowedNetworks.has(network)) {
-      return forbidden(`node ${this.#nodeId} does not allow network ${network} (it allows ${[...this.#allowedNetworks].join(", ")})`);
+      return forbidden(
+        `node ${this.#nodeId} does not allow network ${network} (it allows ${[...this.#allowedNetworks].join(", ")})`,
+      );
     }
     const timeoutMs = spec.timeoutMs ?? 0;
-    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) return badRequest(`execution ${spec.executionId} has timeout ${String(timeoutMs)}: a whole number of milliseconds, 0 for none`);
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0)
+      return badRequest(
+        `execution ${spec.executionId} has timeout ${String(timeoutMs)}: a whole number of milliseconds, 0 for none`,
+      );
     const badEnv = Object.keys(spec.env ?? {}).find((k) => k === "" || k.includes("="));
-    if (badEnv !== undefined) return badRequest(`execution ${spec.executionId} has environment variable name ${JSON.stringify(badEnv)}: names are not empty and hold no '='`);
+    if (badEnv !== undefined)
+      return badRequest(
+        `execution ${spec.executionId} has environment variable name ${JSON.stringify(badEnv)}: names are not empty and hold no '='`,
+      );
     return this.ledger.refusal(spec.executionId, spec.resources);
   }
 
@@ -150,7 +172,9 @@ export class DockerExecutor implements Executor {
       return undefined;
     } catch (e) {
       if (isDockerNotFound(e)) return this.#imageMissing(spec.image);
-      return unavailable(`node ${this.#nodeId} cannot reach its Docker engine to check image ${spec.image}: ${e instanceof Error ? e.message : String(e)}`);
+      return unavailable(
+        `node ${this.#nodeId} cannot reach its Docker engine to check image ${spec.image}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   }
 
@@ -171,7 +195,8 @@ export class DockerExecutor implements Executor {
     if (tracked.container) await this.#stop(tracked.container, executionId);
     // Before its container exists, #execute sees endedBy and stops short.
     const result = await tracked.outcome;
-    if (!result) throw conflict(`the executor of node ${this.#nodeId} closed while execution ${executionId} was being cancelled`);
+    if (!result)
+      throw conflict(`the executor of node ${this.#nodeId} closed while execution ${executionId} was being cancelled`);
     return result;
   }
 
@@ -191,7 +216,10 @@ export class DockerExecutor implements Executor {
       if (follow) {
         source = followDockerLog(this.#docker, container.id, options.signal, reread);
       } else {
-        const stream = await dockerLogStream(this.#docker, container.id, { follow: false, ...(options.signal ? { abortSignal: options.signal } : {}) });
+        const stream = await dockerLogStream(this.#docker, container.id, {
+          follow: false,
+          ...(options.signal ? { abortSignal: options.signal } : {}),
+        });
         source = dockerFrames(stream as AsyncIterable<Buffer>);
       }
       yield* source;
@@ -240,18 +268,27 @@ export class DockerExecutor implements Executor {
         tracked.container = container;
         tracked.outcome = this.#adopt(tracked, container, labelledTimeoutMs(info.Labels));
         adopted.push({ execution: this.#handle(tracked), containerId: info.Id, wasRunning });
-        this.options.logger.info({ executionId, containerId: info.Id, wasRunning }, "adopted the container of an execution this node still runs");
+        this.options.logger.info(
+          { executionId, containerId: info.Id, wasRunning },
+          "adopted the container of an execution this node still runs",
+        );
         continue;
       }
       try {
         await this.#docker.getContainer(info.Id).remove({ force: true, v: true });
         removed.push({ containerId: info.Id, ...(executionId !== undefined ? { executionId } : {}), wasRunning });
-        this.options.logger.info({ executionId, containerId: info.Id, wasRunning }, "removed a container of an execution this node no longer runs");
+        this.options.logger.info(
+          { executionId, containerId: info.Id, wasRunning },
+          "removed a container of an execution this node no longer runs",
+        );
       } catch (e) {
         if (isDockerNotFound(e)) continue;
         const error = dockerError(e, `removing container ${info.Id}`);
         failed.push({ containerId: info.Id, error });
-        this.options.logger.warn({ executionId, containerId: info.Id, reason: error.message }, "could not remove a container this node no longer runs");
+        this.options.logger.warn(
+          { executionId, containerId: info.Id, reason: error.message },
+          "could not remove a container this node no longer runs",
+        );
       }
     }
     const missing = [...knownIds].filter((id) => !seen.has(id) && !this.#tracked.has(id));
@@ -272,7 +309,14 @@ export class DockerExecutor implements Executor {
   #track(executionId: string, resources: ExecutionResources): Tracked {
     let markStarted: (started: boolean) => void = () => {};
     const started = new Promise<boolean>((resolve) => (markStarted = resolve));
-    const tracked: Tracked = { executionId, resources, abort: new AbortController(), followers: new Set(), started, markStarted };
+    const tracked: Tracked = {
+      executionId,
+      resources,
+      abort: new AbortController(),
+      followers: new Set(),
+      started,
+      markStarted,
+    };
     this.#tracked.set(executionId, tracked);
     return tracked;
   }
@@ -315,7 +359,11 @@ export class DockerExecutor implements Executor {
       } catch (e) {
         if (this.#closed) return undefined;
         const error = dockerError(e, `creating the container of execution ${executionId}`);
-        return this.#endBeforeStart(tracked, error.kind === "BadRequest" || error.kind === "Conflict" ? "rejected-by-engine" : "engine-failed", error);
+        return this.#endBeforeStart(
+          tracked,
+          error.kind === "BadRequest" || error.kind === "Conflict" ? "rejected-by-engine" : "engine-failed",
+          error,
+        );
       }
       tracked.container = container;
       tracked.details = dockerContainerDetails(options.HostConfig ?? {});
@@ -325,17 +373,33 @@ export class DockerExecutor implements Executor {
       }
       // Attached before it starts, the capture misses nothing, and it is whole when the container
       // exits (a follow of the log is not: see followDockerLog).
-      const output: Captured = { stdout: new BoundedOutput(this.#maxOutputBytes), stderr: new BoundedOutput(this.#maxOutputBytes) };
+      const output: Captured = {
+        stdout: new BoundedOutput(this.#maxOutputBytes),
+        stderr: new BoundedOutput(this.#maxOutputBytes),
+      };
       let attached: NodeJS.ReadableStream & { destroy?: () => void };
       try {
-        attached = (await container.attach({ stream: true, stdout: true, stderr: true, abortSignal: signal })) as NodeJS.ReadableStream;
+        attached = (await container.attach({
+          stream: true,
+          stdout: true,
+          stderr: true,
+          abortSignal: signal,
+        })) as NodeJS.ReadableStream;
       } catch (e) {
         if (this.#closed) return undefined;
         await this.#remove(container, executionId);
-        return this.#endBeforeStart(tracked, "engine-failed", dockerError(e, `attaching to the container of execution ${executionId}`));
+        return this.#endBeforeStart(
+          tracked,
+          "engine-failed",
+          dockerError(e, `attaching to the container of execution ${executionId}`),
+        );
       }
       const captured = capture(attached, output).catch((e: unknown) => {
-        if (!signal.aborted) this.options.logger.warn({ executionId, reason: dockerMessage(e) }, "capturing the output of an execution failed; its result holds what was read");
+        if (!signal.aborted)
+          this.options.logger.warn(
+            { executionId, reason: dockerMessage(e) },
+            "capturing the output of an execution failed; its result holds what was read",
+          );
       });
       try {
         await container.start({ abortSignal: signal });
@@ -344,7 +408,11 @@ export class DockerExecutor implements Executor {
         if (this.#closed) return undefined;
         const error = dockerError(e, `starting the container of execution ${executionId}`);
         await this.#remove(container, executionId);
-        return this.#endBeforeStart(tracked, error.kind === "BadRequest" ? "rejected-by-engine" : "engine-failed", error);
+        return this.#endBeforeStart(
+          tracked,
+          error.kind === "BadRequest" ? "rejected-by-engine" : "engine-failed",
+          error,
+        );
       }
       tracked.markStarted(true);
       this.options.logger.info({ executionId, containerId: container.id, image: spec.image }, "execution started");
@@ -371,20 +439,41 @@ export class DockerExecutor implements Executor {
       // One that ended while the node was away ended on its own, whatever the time now.
       if (!state.Running) timeoutMs = 0;
       const startedAt = Date.parse(state.StartedAt);
-      const output: Captured = { stdout: new BoundedOutput(this.#maxOutputBytes), stderr: new BoundedOutput(this.#maxOutputBytes) };
+      const output: Captured = {
+        stdout: new BoundedOutput(this.#maxOutputBytes),
+        stderr: new BoundedOutput(this.#maxOutputBytes),
+      };
       // What it wrote before the adoption is only in its log: read the whole log once it has ended
       // (the engine keeps it to 2 × its max-size, see dockerContainerOptions).
       const readLog = async () => {
         try {
-          await capture(await dockerLogStream(this.#docker, container.id, { follow: false, abortSignal: tracked.abort.signal }), output);
+          await capture(
+            await dockerLogStream(this.#docker, container.id, { follow: false, abortSignal: tracked.abort.signal }),
+            output,
+          );
         } catch (e) {
-          if (!this.#closed) this.options.logger.warn({ executionId: tracked.executionId, reason: dockerMessage(e) }, "reading the log of an adopted execution failed; its result holds what was read");
+          if (!this.#closed)
+            this.options.logger.warn(
+              { executionId: tracked.executionId, reason: dockerMessage(e) },
+              "reading the log of an adopted execution failed; its result holds what was read",
+            );
         }
       };
-      return await this.#watch(tracked, container, timeoutMs, Number.isFinite(startedAt) ? startedAt : Date.now(), output, readLog);
+      return await this.#watch(
+        tracked,
+        container,
+        timeoutMs,
+        Number.isFinite(startedAt) ? startedAt : Date.now(),
+        output,
+        readLog,
+      );
     } catch (e) {
       if (this.#closed) return undefined;
-      return this.#endBeforeStart(tracked, "engine-failed", dockerError(e, `adopting the container of execution ${tracked.executionId}`));
+      return this.#endBeforeStart(
+        tracked,
+        "engine-failed",
+        dockerError(e, `adopting the container of execution ${tracked.executionId}`),
+      );
     }
   }
 
@@ -398,7 +487,9 @@ export class DockerExecutor implements Executor {
       return undefined;
     } catch (e) {
       if (!isDockerNotFound(e)) throw e;
-      return badRequest(`network Full needs the Docker engine's bridge network, and the engine of node ${this.#nodeId} has none (started with --bridge=none?)`);
+      return badRequest(
+        `network Full needs the Docker engine's bridge network, and the engine of node ${this.#nodeId} has none (started with --bridge=none?)`,
+      );
     }
   }
 
@@ -420,7 +511,9 @@ export class DockerExecutor implements Executor {
     this.options.logger.info({ image }, "pulling an image the engine does not have");
     try {
       const stream = await this.#docker.pull(image, { abortSignal: signal });
-      await new Promise<void>((resolve, reject) => this.#docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        this.#docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve())),
+      );
       return undefined;
     } catch (e) {
       if (this.#closed) throw e;
@@ -454,7 +547,11 @@ export class DockerExecutor implements Executor {
             // It had exited on its own just before its deadline: its end is its own.
             if (isDockerAlreadyStopped(e)) {
               if (claimed) tracked.endedBy = undefined;
-            } else this.options.logger.warn({ executionId, reason: dockerMessage(e) }, "killing a timed-out execution failed");
+            } else
+              this.options.logger.warn(
+                { executionId, reason: dockerMessage(e) },
+                "killing a timed-out execution failed",
+              );
           },
         );
       };
@@ -491,7 +588,10 @@ export class DockerExecutor implements Executor {
     }
     if (tracked.followers.size > 0) {
       let drained: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(tracked.followers), new Promise((resolve) => (drained = setTimeout(resolve, DRAIN_MS)))]);
+      await Promise.race([
+        Promise.all(tracked.followers),
+        new Promise((resolve) => (drained = setTimeout(resolve, DRAIN_MS))),
+      ]);
       clearTimeout(drained);
     }
     await this.#remove(container, executionId);
@@ -539,12 +639,21 @@ export class DockerExecutor implements Executor {
 
   #endBeforeStart(tracked: Tracked, reason: ExecutionEndReason, error?: ShoalError): ExecutionResult {
     const cancelled = reason === "cancelled";
-    const message = cancelled ? `execution ${tracked.executionId} was cancelled before it started${tracked.cancelReason ? `: ${tracked.cancelReason}` : ""}` : (error?.message ?? "");
+    const message = cancelled
+      ? `execution ${tracked.executionId} was cancelled before it started${tracked.cancelReason ? `: ${tracked.cancelReason}` : ""}`
+      : (error?.message ?? "");
     const result: ExecutionResult = {
       executionId: tracked.executionId,
       state: cancelled ? "Cancelled" : "Failed",
       reason,
-      runOutput: { STDOUT: "", StdoutTruncated: false, STDERR: "", StderrTruncated: false, ExitCode: -1, ErrorMsg: message },
+      runOutput: {
+        STDOUT: "",
+        StdoutTruncated: false,
+        STDERR: "",
+        StderrTruncated: false,
+        ExitCode: -1,
+        ErrorMsg: message,
+      },
       stdoutBytes: 0,
       stderrBytes: 0,
       ...(error ? { error } : {}),
@@ -578,7 +687,11 @@ export class DockerExecutor implements Executor {
     try {
       await container.stop({ t: this.#stopGraceSeconds });
     } catch (e) {
-      if (!isDockerAlreadyStopped(e)) this.options.logger.warn({ executionId, reason: dockerMessage(e) }, "stopping the container of a cancelled execution failed");
+      if (!isDockerAlreadyStopped(e))
+        this.options.logger.warn(
+          { executionId, reason: dockerMessage(e) },
+          "stopping the container of a cancelled execution failed",
+        );
     }
   }
 
@@ -587,7 +700,11 @@ export class DockerExecutor implements Executor {
       await container.remove({ force: true, v: true });
     } catch (e) {
       // Left behind, it is found by the node's label and removed by the next reconcile.
-      if (!isDockerNotFound(e)) this.options.logger.warn({ executionId, containerId: container.id, reason: dockerMessage(e) }, "removing the container of an execution failed");
+      if (!isDockerNotFound(e))
+        this.options.logger.warn(
+          { executionId, containerId: container.id, reason: dockerMessage(e) },
+          "removing the container of an execution failed",
+        );
     }
   }
 }

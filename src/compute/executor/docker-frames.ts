@@ -8,7 +8,9 @@ const HEADER = 8;
  * a big-endian payload length — then the payload. A frame may span reads, and a read may
  * hold many frames.
  */
-export async function* dockerFrames(stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): AsyncGenerator<LogChunk> {
+export async function* dockerFrames(
+  stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+): AsyncGenerator<LogChunk> {
   let pending = Buffer.alloc(0);
   for await (const piece of stream) {
     pending = pending.length === 0 ? Buffer.from(piece) : Buffer.concat([pending, Buffer.from(piece)]);

@@ -17,7 +17,9 @@ const EXECUTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export function executionIdProblem(executionId: string): ShoalError | undefined {
   return EXECUTION_ID.test(executionId)
     ? undefined
-    : badRequest(`execution id ${JSON.stringify(executionId)} is not usable: 1-128 letters, digits, '_', '.', '-', starting with a letter or digit`);
+    : badRequest(
+        `execution id ${JSON.stringify(executionId)} is not usable: 1-128 letters, digits, '_', '.', '-', starting with a letter or digit`,
+      );
 }
 
 /** One container per execution per engine: a second create of the same execution is refused by name. */
@@ -25,7 +27,12 @@ export function containerName(executionId: string): string {
   return `shoal-${executionId}`;
 }
 
-export function executionLabels(nodeId: string, executionId: string, resources: ExecutionResources, timeoutMs: number): Record<string, string> {
+export function executionLabels(
+  nodeId: string,
+  executionId: string,
+  resources: ExecutionResources,
+  timeoutMs: number,
+): Record<string, string> {
   return {
     [EXECUTION_LABEL]: executionId,
     [NODE_LABEL]: nodeId,

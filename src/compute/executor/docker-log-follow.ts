@@ -14,18 +14,29 @@ type Destroyable = NodeJS.ReadableStream & { destroy?: () => void };
  * that whoever removes the container can wait for it: an answered read is not yet a read one, and
  * a removal in between cut the re-read short (a follower then got nothing of the last line).
  */
-export async function* followDockerLog(docker: Docker, containerId: string, signal: AbortSignal | undefined, onReread: () => void): AsyncGenerator<LogChunk> {
+export async function* followDockerLog(
+  docker: Docker,
+  containerId: string,
+  signal: AbortSignal | undefined,
+  onReread: () => void,
+): AsyncGenerator<LogChunk> {
   const given = { stdout: 0, stderr: 0 };
   const streams: Destroyable[] = [];
   try {
-    const live = (await dockerLogStream(docker, containerId, { follow: true, ...(signal ? { abortSignal: signal } : {}) })) as Destroyable;
+    const live = (await dockerLogStream(docker, containerId, {
+      follow: true,
+      ...(signal ? { abortSignal: signal } : {}),
+    })) as Destroyable;
     streams.push(live);
     for await (const chunk of dockerFrames(live as AsyncIterable<Buffer>)) {
       given[chunk.stream] += chunk.data.length;
       yield chunk;
     }
     if (signal?.aborted) return;
-    const all = (await dockerLogStream(docker, containerId, { follow: false, ...(signal ? { abortSignal: signal } : {}) })) as Destroyable;
+    const all = (await dockerLogStream(docker, containerId, {
+      follow: false,
+      ...(signal ? { abortSignal: signal } : {}),
+    })) as Destroyable;
     streams.push(all);
     const reread = { stdout: 0, stderr: 0 };
     for await (const chunk of dockerFrames(all as AsyncIterable<Buffer>)) {

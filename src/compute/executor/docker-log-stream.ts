@@ -11,7 +11,11 @@ export interface DockerLogStreamOptions {
  * answers a read without `follow` with one Buffer of the whole log; this streams it, so that
  * reading a log the engine bounds to megabytes never holds it all in memory.
  */
-export function dockerLogStream(docker: Docker, containerId: string, options: DockerLogStreamOptions): Promise<NodeJS.ReadableStream> {
+export function dockerLogStream(
+  docker: Docker,
+  containerId: string,
+  options: DockerLogStreamOptions,
+): Promise<NodeJS.ReadableStream> {
   const dial = {
     path: `/containers/${encodeURIComponent(containerId)}/logs?`,
     method: "GET",
@@ -20,5 +24,7 @@ export function dockerLogStream(docker: Docker, containerId: string, options: Do
     statusCodes: { 200: true, 404: "no such container", 500: "server error" },
     options: { stdout: true, stderr: true, follow: options.follow },
   } as DockerModem.DialOptions;
-  return new Promise((resolve, reject) => docker.modem.dial(dial, (err, stream) => (err ? reject(err) : resolve(stream as NodeJS.ReadableStream))));
+  return new Promise((resolve, reject) =>
+    docker.modem.dial(dial, (err, stream) => (err ? reject(err) : resolve(stream as NodeJS.ReadableStream))),
+  );
 }

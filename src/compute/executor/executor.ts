@@ -35,7 +35,8 @@ export interface ExecutionSpec {
  * Why an execution ended. `exited` is the command's own end (its exit code says how it went);
  * the others say who ended it.
  */
-export type ExecutionEndReason = "exited" | "timeout" | "oom-killed" | "cancelled" | "image-missing" | "rejected-by-engine" | "engine-failed";
+export type ExecutionEndReason =
+  "exited" | "timeout" | "oom-killed" | "cancelled" | "image-missing" | "rejected-by-engine" | "engine-failed";
 
 /** Bacalhau's RunCommandResult: the captured output of one execution, bounded. */
 export interface RunOutput {
@@ -97,9 +98,17 @@ export interface LogOptions {
 /** What a restarted compute node found of its executions in the engine, and what it did. */
 export interface ReconcileReport {
   /** Executions the node still knows whose containers were found: their results come through `execution.done`. */
-  readonly adopted: readonly { readonly execution: RunningExecution; readonly containerId: string; readonly wasRunning: boolean }[];
+  readonly adopted: readonly {
+    readonly execution: RunningExecution;
+    readonly containerId: string;
+    readonly wasRunning: boolean;
+  }[];
   /** Containers of this node that no known execution claims, or that never started, removed. */
-  readonly removed: readonly { readonly containerId: string; readonly executionId?: string; readonly wasRunning: boolean }[];
+  readonly removed: readonly {
+    readonly containerId: string;
+    readonly executionId?: string;
+    readonly wasRunning: boolean;
+  }[];
   /** Known executions with no container, or one that never started: the node does not run them. */
   readonly missing: readonly string[];
   /** Containers that could not be removed (the engine refused); they are found again next time. */

@@ -74,12 +74,17 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
 ): EntityEventCodec<Event> {
   type Type = Event["type"];
   const fastPaths = Object.fromEntries(
-    Object.entries(schemas).map(([type, schema]) => [type, schemaFastPath(schema as Schema.Schema.Any) ?? NO_FAST_PATH]),
+    Object.entries(schemas).map(([type, schema]) => [
+      type,
+      schemaFastPath(schema as Schema.Schema.Any) ?? NO_FAST_PATH,
+    ]),
   ) as Record<Type, SchemaFastPath>;
   const isEventType = (type: string): type is Type => Object.prototype.hasOwnProperty.call(schemas, type);
   const schemaOf = (type: Type) => schemas[type] as unknown as Schema.Schema<unknown>;
   const invalid = (type: string, part: string, error: ParseResult.ParseError) =>
-    new InvalidEventError(`refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`);
+    new InvalidEventError(
+      `refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+    );
 
   function encodeBySchema(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
     const type = event.type as Type;
@@ -104,13 +109,20 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
     return encodeBySchema(event, metadata, id);
   }
 
-  /** decode's checks of type and version, without its data. The store's copy of the version spares parsing the metadata. */
+  /**
+   * decode's checks of type and version, without its data. The store's copy of the version spares parsing the metadata.
+   */
   function checkTypeAndVersion(recorded: RecordedEvent): Type {
-    if (!isEventType(recorded.type)) throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: unknown ${entity} event type ${recorded.type}`);
+    if (!isEventType(recorded.type))
+      throw new CorruptEventError(
+        `stream ${recorded.stream}@${recorded.revision}: unknown ${entity} event type ${recorded.type}`,
+      );
     const type = recorded.type;
     const version = recorded.schemaVersion ?? recorded.metadata.schemaVersion;
     if (version !== versions[type]) {
-      throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: ${type} schema version ${String(version)} is not known to this Shoal`);
+      throw new CorruptEventError(
+        `stream ${recorded.stream}@${recorded.revision}: ${type} schema version ${String(version)} is not known to this Shoal`,
+      );
     }
     return type;
   }
@@ -119,7 +131,10 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
   function dataOf(type: Type, recorded: RecordedEvent): unknown {
     if (fastPaths[type].isStored(recorded.data)) return recorded.data;
     const result = Schema.decodeUnknownEither(schemaOf(type))(recorded.data);
-    if (result._tag === "Left") throw new CorruptEventError(`stream ${recorded.stream}@${recorded.revision}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`);
+    if (result._tag === "Left")
+      throw new CorruptEventError(
+        `stream ${recorded.stream}@${recorded.revision}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`,
+      );
     return result.right;
   }
 
@@ -131,7 +146,11 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
   function decodeForFold(recorded: RecordedEvent, onUse: ReadonlySet<Type>): Event {
     const type = checkTypeAndVersion(recorded);
     if (!onUse.has(type)) return { type, data: dataOf(type, recorded) } as unknown as Event;
-    return new EventDecodedOnUse(type, recorded, dataOf as (type: string, recorded: RecordedEvent) => unknown) as unknown as Event;
+    return new EventDecodedOnUse(
+      type,
+      recorded,
+      dataOf as (type: string, recorded: RecordedEvent) => unknown,
+    ) as unknown as Event;
   }
 
   return { encode, encodeBySchema, decode, decodeForFold, isEventType };

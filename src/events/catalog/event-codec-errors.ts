@@ -1,4 +1,7 @@
-/** A stored event its codec cannot read (unknown type or version, data its schema rejects): the store is corrupt, never misread. */
+/**
+ * A stored event its codec cannot read (unknown type or version, data its schema rejects): the store is corrupt, never
+ * misread.
+ */
 export class CorruptEventError extends Error {
   override readonly name = "CorruptEventError";
 }

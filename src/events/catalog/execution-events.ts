@@ -51,7 +51,10 @@ export const ExecutionCreated = Schema.Struct({
   AllocatedResources,
   /** Seconds the execution may run once it is executing; 0 for none (long-running jobs). */
   ExecutionTimeout: Whole,
-  /** Seconds the orchestrator waits past ExecutionTimeout before it fails the execution itself (the node enforces the timeout first). */
+  /**
+   * Seconds the orchestrator waits past ExecutionTimeout before it fails the execution itself (the node enforces the
+   * timeout first).
+   */
   TimeoutBuffer: Whole,
   /** The execution this one replaces (a retry), or "". */
   PreviousExecution: Schema.String,
@@ -69,17 +72,27 @@ export const ExecutionBidAsked = Schema.Struct({ ExecutionID: Schema.String, Nod
 export const ExecutionBidAccepted = Schema.Struct({
   ExecutionID: Schema.String,
   NodeID: Schema.String,
-  /** A direct bid (ops, daemon: already desired Running), which no approval follows. Absent in events stored before it was added: an asked bid. */
+  /**
+   * A direct bid (ops, daemon: already desired Running), which no approval follows. Absent in events stored before it
+   * was added: an asked bid.
+   */
   Direct: Schema.optional(Schema.Boolean),
 });
 
 /** The node declined: AskForBidRejected, desired Stopped. */
-export const ExecutionBidDeclined = Schema.Struct({ ExecutionID: Schema.String, NodeID: Schema.String, Reason: Schema.String });
+export const ExecutionBidDeclined = Schema.Struct({
+  ExecutionID: Schema.String,
+  NodeID: Schema.String,
+  Reason: Schema.String,
+});
 
 /** The orchestrator approved the node's bid: desired Running, BidAccepted. */
 export const ExecutionApproved = Schema.Struct({ ExecutionID: Schema.String });
 
-/** The orchestrator turned the bid down (more executions than needed, or the node went away): BidRejected, desired Stopped. */
+/**
+ * The orchestrator turned the bid down (more executions than needed, or the node went away): BidRejected, desired
+ * Stopped.
+ */
 export const ExecutionRejected = Schema.Struct({ ExecutionID: Schema.String, Reason: Schema.String });
 
 /**
@@ -117,8 +130,14 @@ export const ExecutionFailed = Schema.Struct({
   RunOutput: Schema.optional(RunOutput),
 });
 
-/** The orchestrator stopped it (the job was stopped or failed, or it is no longer needed): Cancelled, desired Stopped. */
-export const ExecutionCancelled = Schema.Struct({ ExecutionID: Schema.String, Previous: ComputeStateName, Reason: Schema.String });
+/**
+ * The orchestrator stopped it (the job was stopped or failed, or it is no longer needed): Cancelled, desired Stopped.
+ */
+export const ExecutionCancelled = Schema.Struct({
+  ExecutionID: Schema.String,
+  Previous: ComputeStateName,
+  Reason: Schema.String,
+});
 
 export const EXECUTION_EVENT_SCHEMAS = {
   ExecutionCreated,

@@ -33,7 +33,12 @@ export const JobCompleted = Schema.Struct({ JobID: Schema.String, Previous: Live
 export const JobFailureCause = Schema.Literal("Scheduling", "QueueTimeout", "TotalTimeout");
 export type JobFailureCause = typeof JobFailureCause.Type;
 
-export const JobFailed = Schema.Struct({ JobID: Schema.String, Previous: Live, Cause: JobFailureCause, Message: Schema.String });
+export const JobFailed = Schema.Struct({
+  JobID: Schema.String,
+  Previous: Live,
+  Cause: JobFailureCause,
+  Message: Schema.String,
+});
 
 /** A user stopped the job before it completed; `Reason` is theirs (possibly empty). */
 export const JobStopped = Schema.Struct({ JobID: Schema.String, Previous: Live, Reason: Schema.String });

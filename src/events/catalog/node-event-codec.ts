@@ -41,5 +41,11 @@ export const encodeNodeEvent = codec.encode;
 export const encodeNodeEventBySchema = codec.encodeBySchema;
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */
 export const decodeNodeEvent = codec.decode;
-/** decodeNodeEvent for a fold: the data of the types in `onUse` (machines/node's EVOLVE_READS_NO_DATA) decoded only when read. */
-export const decodeNodeEventForFold: (recorded: Parameters<typeof codec.decodeForFold>[0], onUse: ReadonlySet<NodeEventType>) => NodeEvent = codec.decodeForFold;
+/**
+ * decodeNodeEvent for a fold: the data of the types in `onUse` (machines/node's EVOLVE_READS_NO_DATA) decoded only when
+ * read.
+ */
+export const decodeNodeEventForFold: (
+  recorded: Parameters<typeof codec.decodeForFold>[0],
+  onUse: ReadonlySet<NodeEventType>,
+) => NodeEvent = codec.decodeForFold;

@@ -42,17 +42,27 @@ export const NodeBecameHealthy = Schema.Struct({ NodeID: Schema.String, Previous
 
 /** An NATS nkey public key (a user key: `U` and 55 base32 characters). */
 export const NodePublicKey = Schema.String.pipe(
-  Schema.pattern(/^U[A-Z2-7]{55}$/, { message: () => "a node's public key is an NATS user nkey: U followed by 55 base32 characters" }),
+  Schema.pattern(/^U[A-Z2-7]{55}$/, {
+    message: () => "a node's public key is an NATS user nkey: U followed by 55 base32 characters",
+  }),
 );
 
 /**
  * The node id is bound to a key only the node holds: from now on NATS lets that key speak for
  * this node and no other. `Reinstated`: an operator approved a node whose key a reject revoked.
  */
-export const NodeCredentialBound = Schema.Struct({ NodeID: Schema.String, PublicKey: NodePublicKey, Reinstated: Schema.Boolean });
+export const NodeCredentialBound = Schema.Struct({
+  NodeID: Schema.String,
+  PublicKey: NodePublicKey,
+  Reinstated: Schema.Boolean,
+});
 
 /** The node's key no longer gets in: an operator rejected or deleted the node. */
-export const NodeCredentialRevoked = Schema.Struct({ NodeID: Schema.String, PublicKey: NodePublicKey, Reason: Schema.Literal("rejected", "deleted") });
+export const NodeCredentialRevoked = Schema.Struct({
+  NodeID: Schema.String,
+  PublicKey: NodePublicKey,
+  Reason: Schema.Literal("rejected", "deleted"),
+});
 
 /** Who did it, kept in the node's state (as well as in the event's metadata) where the state shows it. */
 const By = Schema.Struct({ type: Schema.Literal("operator", "node", "system"), id: Schema.String });
@@ -106,16 +116,30 @@ export const NodeDrainStarted = Schema.Struct({
 });
 
 /** Nothing the drain had to move is left on the node; `DaemonStopped` daemon executions were stopped at the end. */
-export const NodeDrainCompleted = Schema.Struct({ NodeID: Schema.String, DaemonStopped: Schema.Number.pipe(Schema.int(), Schema.nonNegative()) });
+export const NodeDrainCompleted = Schema.Struct({
+  NodeID: Schema.String,
+  DaemonStopped: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+});
 
 /** One execution a drain's deadline found still on its node. */
-export const DrainLeftover = Schema.Struct({ ExecutionID: Schema.String, JobID: Schema.String, JobType: Schema.String });
+export const DrainLeftover = Schema.Struct({
+  ExecutionID: Schema.String,
+  JobID: Schema.String,
+  JobType: Schema.String,
+});
 
 /** The drain's deadline passed: `Left` were still on the node and are stopped; the drain ends. */
-export const NodeDrainDeadlineReached = Schema.Struct({ NodeID: Schema.String, Deadline: Time, Left: Schema.Array(DrainLeftover) });
+export const NodeDrainDeadlineReached = Schema.Struct({
+  NodeID: Schema.String,
+  Deadline: Time,
+  Left: Schema.Array(DrainLeftover),
+});
 
 /** An operator ended a drain under way, or released a drained node: it takes new work again. */
-export const NodeUndrained = Schema.Struct({ NodeID: Schema.String, Previous: Schema.Literal("draining", "drained", "expired") });
+export const NodeUndrained = Schema.Struct({
+  NodeID: Schema.String,
+  Previous: Schema.Literal("draining", "drained", "expired"),
+});
 
 export const NODE_EVENT_SCHEMAS = {
   NodeRegistered,

@@ -27,7 +27,10 @@ export const Resources = Schema.Struct({
 export type Resources = typeof Resources.Type;
 
 const Name = Schema.String.pipe(Schema.maxLength(256));
-const LabelMap = Schema.Record({ key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(253)), value: Schema.String.pipe(Schema.maxLength(63)) });
+const LabelMap = Schema.Record({
+  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(253)),
+  value: Schema.String.pipe(Schema.maxLength(63)),
+});
 
 /** The static part of Bacalhau's ComputeNodeInfo; live capacities travel separately. */
 export const ComputeNodeInfo = Schema.Struct({
@@ -85,7 +88,10 @@ const encodedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify
 
 const withinSize = (info: unknown) => {
   const bytes = encodedBytes(info);
-  return bytes <= NODE_INFO_LIMITS.maxBytes || `node info is ${bytes} bytes encoded; the limit is ${NODE_INFO_LIMITS.maxBytes}`;
+  return (
+    bytes <= NODE_INFO_LIMITS.maxBytes ||
+    `node info is ${bytes} bytes encoded; the limit is ${NODE_INFO_LIMITS.maxBytes}`
+  );
 };
 
 /**

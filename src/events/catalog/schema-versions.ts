@@ -6,4 +6,8 @@ import { NODE_EVENT_VERSIONS } from "./node-event-codec.ts";
  * The newest schema version of every entity event type this Shoal reads: a store holding a newer
  * one was written by a newer Shoal. Workflow steps and other bookkeeping events are at version 1.
  */
-export const SCHEMA_VERSIONS: Readonly<Record<string, number>> = { ...NODE_EVENT_VERSIONS, ...JOB_EVENT_VERSIONS, ...EXECUTION_EVENT_VERSIONS };
+export const SCHEMA_VERSIONS: Readonly<Record<string, number>> = {
+  ...NODE_EVENT_VERSIONS,
+  ...JOB_EVENT_VERSIONS,
+  ...EXECUTION_EVENT_VERSIONS,
+};

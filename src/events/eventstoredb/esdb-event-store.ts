@@ -48,7 +48,9 @@ export const SUBSCRIPTION_FILTER = eventTypeFilter({ regex: USER_EVENT_TYPES });
 
 /** The client-side second guard: the same rule, plus the checkpoint streams themselves. */
 function isBookkeeping(type: string, stream: string): boolean {
-  return type.startsWith("$") || type === CHECKPOINT_TYPE || stream.startsWith(CHECKPOINT_PREFIX) || stream.startsWith("$");
+  return (
+    type.startsWith("$") || type === CHECKPOINT_TYPE || stream.startsWith(CHECKPOINT_PREFIX) || stream.startsWith("$")
+  );
 }
 
 function toNumber(value: bigint): number {
@@ -116,7 +118,9 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         { expectedRevision: toExpected(expected) },
       );
       const nextExpectedRevision = toNumber(result.nextExpectedRevision);
-      const position = result.position ? toNumber(result.position.commit) : await this.positionOf(stream, nextExpectedRevision);
+      const position = result.position
+        ? toNumber(result.position.commit)
+        : await this.positionOf(stream, nextExpectedRevision);
       return { nextExpectedRevision, position };
     } catch (e) {
       if (e instanceof WrongExpectedVersionError) {
@@ -163,7 +167,11 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       for (;;) {
         let seen = 0;
         let last: Position | undefined;
-        for await (const resolved of readAllFiltered(this.client, { from, maxCount: READ_ALL_PAGE, eventTypeRegex: USER_EVENT_TYPES })) {
+        for await (const resolved of readAllFiltered(this.client, {
+          from,
+          maxCount: READ_ALL_PAGE,
+          eventTypeRegex: USER_EVENT_TYPES,
+        })) {
           seen++;
           last = resolved.event?.position ?? last;
           const e = toRecorded(resolved);
@@ -184,7 +192,10 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return readAllPagesInline((o) => this.readAll(o), options);
   }
 
-  subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
+  subscribeToAll(
+    options: { readonly after?: number },
+    handler: (event: RecordedEvent) => Promise<void> | void,
+  ): StoreSubscription {
     const after = options.after ?? 0;
     const subscription = this.client.subscribeToAll({ fromPosition: fromPosition(after), filter: SUBSCRIPTION_FILTER });
     let stopped = false;
@@ -247,9 +258,13 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         if (!this.checkpointRevisions.has(stream)) await this.load(name);
         const revision = this.checkpointRevisions.get(stream) ?? -1;
         try {
-          const result = await this.client.appendToStream(stream, jsonEvent({ id: randomUUID(), type: CHECKPOINT_TYPE, data: { position } }), {
-            expectedRevision: revision === -1 ? NO_STREAM : BigInt(revision),
-          });
+          const result = await this.client.appendToStream(
+            stream,
+            jsonEvent({ id: randomUUID(), type: CHECKPOINT_TYPE, data: { position } }),
+            {
+              expectedRevision: revision === -1 ? NO_STREAM : BigInt(revision),
+            },
+          );
           this.checkpointRevisions.set(stream, toNumber(result.nextExpectedRevision));
           return;
         } catch (e) {
@@ -271,7 +286,10 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
    */
   async checkWritable(): Promise<void> {
     try {
-      await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, { maxCount: 1, custom: { checkedAt: new Date().toISOString() } });
+      await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, {
+        maxCount: 1,
+        custom: { checkedAt: new Date().toISOString() },
+      });
     } catch (e) {
       throw esdbStoreError(e);
     }

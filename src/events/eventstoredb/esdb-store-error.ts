@@ -1,8 +1,24 @@
-import { CancelledError, DeadlineExceededError, NotLeaderError, TimeoutError, UnavailableError } from "@eventstore/db-client";
+import {
+  CancelledError,
+  DeadlineExceededError,
+  NotLeaderError,
+  TimeoutError,
+  UnavailableError,
+} from "@eventstore/db-client";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 
 /** Socket-level failures under gRPC: the server is not reachable now. */
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /** What the client throws when an esdb+discover:// cluster answers none of its attempts. */
 const DISCOVERY_FAILED = /^Failed to discover after \d+ attempts/;
@@ -13,7 +29,13 @@ const DISCOVERY_FAILED = /^Failed to discover after \d+ attempts/;
  * (access denied, invalid argument, append too large, stream deleted, …) are not.
  */
 function isTransient(e: unknown): boolean {
-  if (e instanceof UnavailableError || e instanceof DeadlineExceededError || e instanceof NotLeaderError || e instanceof CancelledError || e instanceof TimeoutError) {
+  if (
+    e instanceof UnavailableError ||
+    e instanceof DeadlineExceededError ||
+    e instanceof NotLeaderError ||
+    e instanceof CancelledError ||
+    e instanceof TimeoutError
+  ) {
     return true;
   }
   if (!(e instanceof Error)) return false;

@@ -27,14 +27,23 @@ type GrpcRead = ReturnType<InstanceType<typeof StreamsClient>["read"]>;
 
 /** The two members of the client that its own read methods use (protected in its typings). */
 interface ClientInternals {
-  GRPCStreamCreator(client: typeof StreamsClient, debugName: string, creator: (client: InstanceType<typeof StreamsClient>) => GrpcRead): CreateGrpcStream;
-  callArguments(baseOptions: object, callOptions: { deadline: number }): Parameters<InstanceType<typeof StreamsClient>["read"]> extends [unknown, ...infer R] ? R : never;
+  GRPCStreamCreator(
+    client: typeof StreamsClient,
+    debugName: string,
+    creator: (client: InstanceType<typeof StreamsClient>) => GrpcRead,
+  ): CreateGrpcStream;
+  callArguments(
+    baseOptions: object,
+    callOptions: { deadline: number },
+  ): Parameters<InstanceType<typeof StreamsClient>["read"]> extends [unknown, ...infer R] ? R : never;
 }
 
 function internals(client: EventStoreDBClient): ClientInternals {
   const c = client as unknown as Partial<ClientInternals>;
   if (typeof c.GRPCStreamCreator !== "function" || typeof c.callArguments !== "function") {
-    throw new Error("this @eventstore/db-client has no GRPCStreamCreator/callArguments; update src/events/eventstoredb/read-all-filtered.ts for it");
+    throw new Error(
+      "this @eventstore/db-client has no GRPCStreamCreator/callArguments; update src/events/eventstoredb/read-all-filtered.ts for it",
+    );
   }
   return c as ClientInternals;
 }
@@ -84,7 +93,10 @@ export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.
  * Reads $all forwards from `from` (inclusive, as the client's readAll), returning only events
  * whose type matches `eventTypeRegex`; the server counts `maxCount` in matching events only.
  */
-export function readAllFiltered(client: EventStoreDBClient, options: FilteredReadOptions): AsyncIterable<AllStreamResolvedEvent> {
+export function readAllFiltered(
+  client: EventStoreDBClient,
+  options: FilteredReadOptions,
+): AsyncIterable<AllStreamResolvedEvent> {
   const { GRPCStreamCreator, callArguments } = internals(client);
   const req = filteredReadAllRequest(options);
   const createStream = GRPCStreamCreator.call(client, StreamsClient, "readAll", (grpc) =>

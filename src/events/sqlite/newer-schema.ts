@@ -13,7 +13,9 @@ export const STORE_FILE_VERSION = 1;
 export function checkStoreFileVersion(db: Database.Database, file: string): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version > STORE_FILE_VERSION) {
-    throw new NewerStoreError({ reason: `${file} is a store file of version ${version}; this Shoal reads store files up to version ${STORE_FILE_VERSION}` });
+    throw new NewerStoreError({
+      reason: `${file} is a store file of version ${version}; this Shoal reads store files up to version ${STORE_FILE_VERSION}`,
+    });
   }
   if (version < STORE_FILE_VERSION) db.pragma(`user_version = ${STORE_FILE_VERSION}`);
 }
@@ -42,8 +44,13 @@ export interface NewerSchemaEvent {
  * caller reads of its type (types not in `known`: version 1). Events stored before the
  * `schema_version` column existed were all written at version 1 by the Shoals of then.
  */
-export function newerSchemaEvent(db: Database.Database, known: Readonly<Record<string, number>>): NewerSchemaEvent | undefined {
-  const newest = db.prepare("SELECT type, MAX(schema_version) AS version FROM events WHERE schema_version > 1 GROUP BY type").all() as { type: string; version: number }[];
+export function newerSchemaEvent(
+  db: Database.Database,
+  known: Readonly<Record<string, number>>,
+): NewerSchemaEvent | undefined {
+  const newest = db
+    .prepare("SELECT type, MAX(schema_version) AS version FROM events WHERE schema_version > 1 GROUP BY type")
+    .all() as { type: string; version: number }[];
   const first = db.prepare(
     "SELECT position, stream, revision, schema_version AS schemaVersion FROM events WHERE type = ? AND schema_version > 1 AND schema_version > ? ORDER BY position LIMIT 1",
   );

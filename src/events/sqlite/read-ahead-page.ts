@@ -11,7 +11,9 @@ import type { Row } from "./sqlite-columns.ts";
  */
 export interface ReadAheadPage {
   readonly count: number;
-  /** Per event: position, revision, schema version (NaN: unknown without parsing the metadata on the receiving side). */
+  /**
+   * Per event: position, revision, schema version (NaN: unknown without parsing the metadata on the receiving side).
+   */
   readonly numbers: Float64Array;
   /** Per event: the ordinal of its stream's name among the names sent so far in this read. */
   readonly streams: Int32Array;

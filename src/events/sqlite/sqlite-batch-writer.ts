@@ -6,7 +6,8 @@ import { unavailableReason } from "./sqlite-failure.ts";
  * The store's writes, encoded flat so that a batch crosses to the writer thread as one
  * structured clone of strings and numbers (and costs the same in-thread):
  *
- *   append:  OP_APPEND, stream, expected, n, then n × (id, type, data JSON, metadata JSON, time | null, schema_version | null)
+ * append: OP_APPEND, stream, expected, n, then n × (id, type, data JSON, metadata JSON, time | null, schema_version |
+ * null)
  *   save:    OP_SAVE, name, position
  *   check:   OP_CHECK, time
  */
@@ -82,7 +83,13 @@ function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
 export class SqliteBatchWriter {
   private readonly statements;
   private readonly transaction: (batch: EncodedBatch, result: BatchResult) => void;
-  private readonly insertAtomically: (batch: EncodedBatch, at: number, stream: string, n: number, after: number) => number;
+  private readonly insertAtomically: (
+    batch: EncodedBatch,
+    at: number,
+    stream: string,
+    n: number,
+    after: number,
+  ) => number;
 
   constructor(
     private readonly db: Database.Database,
@@ -92,12 +99,23 @@ export class SqliteBatchWriter {
       currentRevision: db.prepare("SELECT MAX(revision) AS r FROM events WHERE stream = ?").pluck(),
       findEvent: db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
-      insert: db.prepare("INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-      saveCheckpoint: db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position"),
-      recordCheck: db.prepare("INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at"),
+      insert: db.prepare(
+        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      ),
+      saveCheckpoint: db.prepare(
+        "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
+      ),
+      recordCheck: db.prepare(
+        "INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at",
+      ),
     };
-    this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => this.applyAll(batch, result)).immediate;
-    this.insertAtomically = db.transaction((batch: EncodedBatch, at: number, stream: string, n: number, after: number) => this.insert(batch, at, stream, n, after));
+    this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) =>
+      this.applyAll(batch, result),
+    ).immediate;
+    this.insertAtomically = db.transaction(
+      (batch: EncodedBatch, at: number, stream: string, n: number, after: number) =>
+        this.insert(batch, at, stream, n, after),
+    );
   }
 
   /** Writes in a batch (the length of its result's values ÷ 2). */
@@ -158,7 +176,10 @@ export class SqliteBatchWriter {
       }
       try {
         // A single INSERT that fails undoes itself; several need a savepoint to go together.
-        values[2 * op + 1] = n === 1 ? this.insert(batch, at + 4, stream, 1, actual) : this.insertAtomically(batch, at + 4, stream, n, actual);
+        values[2 * op + 1] =
+          n === 1
+            ? this.insert(batch, at + 4, stream, 1, actual)
+            : this.insertAtomically(batch, at + 4, stream, n, actual);
         values[2 * op] = actual + n;
         return;
       } catch (e) {
@@ -177,7 +198,10 @@ export class SqliteBatchWriter {
     let now: string | undefined;
     for (let k = 0, i = at; k < n; k++, i += EVENT_FIELDS) {
       const time = batch[i + 4] ?? (now ??= new Date().toISOString());
-      position = Number(insert.run(batch[i], stream, after + k + 1, batch[i + 1], batch[i + 2], batch[i + 3], time, batch[i + 5]).lastInsertRowid);
+      position = Number(
+        insert.run(batch[i], stream, after + k + 1, batch[i + 1], batch[i + 2], batch[i + 3], time, batch[i + 5])
+          .lastInsertRowid,
+      );
     }
     return position;
   }
@@ -187,7 +211,14 @@ export class SqliteBatchWriter {
    * where an append with this expected revision put them is that append, acknowledged again.
    * Anything else is a wrong expected revision, or an id stored somewhere else.
    */
-  private resolveConflict(batch: EncodedBatch, at: number, stream: string, n: number, expected: ExpectedRevision, actual: number): [number, number] {
+  private resolveConflict(
+    batch: EncodedBatch,
+    at: number,
+    stream: string,
+    n: number,
+    expected: ExpectedRevision,
+    actual: number,
+  ): [number, number] {
     const { findEvent, eventAt } = this.statements;
     const idOf = (k: number) => batch[at + k * EVENT_FIELDS] as string;
     const found = findEvent.get(idOf(0)) as { stream: string; revision: number; position: number } | undefined;
@@ -205,8 +236,15 @@ export class SqliteBatchWriter {
     if (!revisionMatches(expected, actual)) throw new Refusal({ t: "wrong", stream, expected, actual });
     for (let k = 0; k < n; k++) {
       const stored = findEvent.get(idOf(k)) as { stream: string; revision: number } | undefined;
-      if (stored) throw new Refusal({ t: "duplicate", message: `event ${idOf(k)} is already stored in ${stored.stream} at revision ${stored.revision}; event ids are unique` });
+      if (stored)
+        throw new Refusal({
+          t: "duplicate",
+          message: `event ${idOf(k)} is already stored in ${stored.stream} at revision ${stored.revision}; event ids are unique`,
+        });
     }
-    throw new Refusal({ t: "duplicate", message: `an event id of this append to ${stream} is given twice; event ids are unique` });
+    throw new Refusal({
+      t: "duplicate",
+      message: `an event id of this append to ${stream} is given twice; event ids are unique`,
+    });
   }
 }

@@ -11,5 +11,8 @@ export type Row = [
   schemaVersion: number | null,
 ];
 
-/** The columns of a Row, in its order. Kept apart from the recorded event (and the catalog it needs) for the reader thread. */
+/**
+ * The columns of a Row, in its order. Kept apart from the recorded event (and the catalog it needs) for the reader
+ * thread.
+ */
 export const COLUMNS = "position, event_id, stream, revision, type, data, metadata, time, schema_version";

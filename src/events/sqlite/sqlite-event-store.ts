@@ -19,7 +19,15 @@ import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { addNewerSchemaIndex, checkStoreFileVersion, newerSchemaEvent } from "./newer-schema.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
-import { OP_APPEND, OP_CHECK, OP_SAVE, SqliteBatchWriter, type BatchResult, type EncodedBatch, type WriteFailure } from "./sqlite-batch-writer.ts";
+import {
+  OP_APPEND,
+  OP_CHECK,
+  OP_SAVE,
+  SqliteBatchWriter,
+  type BatchResult,
+  type EncodedBatch,
+  type WriteFailure,
+} from "./sqlite-batch-writer.ts";
 import { readOnlyCause, unavailableReason } from "./sqlite-failure.ts";
 import { DuplicateEventIdError, toError } from "./write-failure-error.ts";
 import { COLUMNS, SqliteRecordedEvent, schemaVersionColumn, type Row } from "./sqlite-recorded-event.ts";
@@ -118,7 +126,10 @@ export interface SqliteEventStoreOptions {
 
 /** Replays shorter than this read on the caller's thread (a thread costs ≈ 20–50 ms to start, more from sources). */
 export const READ_AHEAD_FROM = 50_000;
-/** Pages the reader thread reads ahead of the one being folded (≈ 8,000 events: enough to ride out either thread losing its core for a while on a busy machine). */
+/**
+ * Pages the reader thread reads ahead of the one being folded (≈ 8,000 events: enough to ride out either thread losing
+ * its core for a while on a busy machine).
+ */
 const READ_AHEAD_PAGES = 16;
 
 /**
@@ -178,7 +189,8 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       mkdirSync(dirname(file), { recursive: true });
       // SQLite would open a file it cannot write read-only, creating -wal and -shm beside it.
       const readOnly = existsSync(file) ? readOnlyCause(file, "SQLITE_CANTOPEN") : undefined;
-      if (readOnly !== undefined) throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${readOnly}` });
+      if (readOnly !== undefined)
+        throw new StoreUnavailableError({ reason: `cannot open SQLite store ${file}: ${readOnly}` });
       db = openWriteConnection(file);
       // Before anything is created or added: a newer Shoal's file is left as it is.
       checkStoreFileVersion(db, file);
@@ -205,7 +217,9 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   // Prepared once: catch-up reads are the store's hot path on this thread.
   private prepareStatements() {
     return {
-      readStream: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`).raw(),
+      readStream: this.db
+        .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`)
+        .raw(),
       readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
       head: this.db.prepare("SELECT max(position) FROM events").pluck(),
@@ -245,9 +259,22 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       const encoded: EncodedBatch = [OP_APPEND, stream, expected, events.length];
       for (const e of events) {
         const time = e.metadata.time;
-        encoded.push(e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata), typeof time === "string" ? time : null, schemaVersionColumn(e.metadata));
+        encoded.push(
+          e.id,
+          e.type,
+          JSON.stringify(e.data),
+          JSON.stringify(e.metadata),
+          typeof time === "string" ? time : null,
+          schemaVersionColumn(e.metadata),
+        );
       }
-      this.enqueue({ kind: OP_APPEND, encoded, events: events.length, resolve: resolve as (r: AppendResult | undefined) => void, reject });
+      this.enqueue({
+        kind: OP_APPEND,
+        encoded,
+        events: events.length,
+        resolve: resolve as (r: AppendResult | undefined) => void,
+        reject,
+      });
     });
   }
 
@@ -350,7 +377,9 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    const rows = this.guarded(() => this.statements.readStream.all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[]);
+    const rows = this.guarded(
+      () => this.statements.readStream.all(stream, options.fromRevision ?? 0, options.maxCount ?? -1) as Row[],
+    );
     return rows.map(toRecorded);
   }
 
@@ -375,7 +404,10 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     return readAheadPages(this.file, { after, pageSize: options.pageSize, depth: READ_AHEAD_PAGES });
   }
 
-  subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription {
+  subscribeToAll(
+    options: { readonly after?: number },
+    handler: (event: RecordedEvent) => Promise<void> | void,
+  ): StoreSubscription {
     return pollingSubscription({
       after: options.after ?? 0,
       // A long catch-up (a processor far behind) reads ahead on the reader thread, as a replay does.
@@ -417,13 +449,17 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
    */
   async checkWritable(): Promise<void> {
     this.assertOpen();
-    await new Promise<AppendResult | undefined>((resolve, reject) => this.enqueue({ kind: OP_CHECK, encoded: [OP_CHECK, new Date().toISOString()], events: 0, resolve, reject }));
+    await new Promise<AppendResult | undefined>((resolve, reject) =>
+      this.enqueue({ kind: OP_CHECK, encoded: [OP_CHECK, new Date().toISOString()], events: 0, resolve, reject }),
+    );
     let free: number;
     try {
       const fs = statfsSync(dirname(this.file));
       free = fs.bavail * fs.bsize;
     } catch (e) {
-      throw new StoreUnavailableError({ reason: `cannot tell how much space is free for ${this.file}: ${(e as Error).message}` });
+      throw new StoreUnavailableError({
+        reason: `cannot tell how much space is free for ${this.file}: ${(e as Error).message}`,
+      });
     }
     if (free < MIN_FREE_BYTES) {
       throw new StoreUnavailableError({

@@ -34,12 +34,22 @@ export interface ReadAheadOptions {
  * thread failing or stopping — rejects the iteration after the last page read, naming the store.
  * Leaving the loop (or a consumer's error) terminates the thread.
  */
-export async function* readAheadPages(file: string, options: ReadAheadOptions): AsyncGenerator<readonly RecordedEvent[]> {
+export async function* readAheadPages(
+  file: string,
+  options: ReadAheadOptions,
+): AsyncGenerator<readonly RecordedEvent[]> {
   const { port1: pages, port2 } = new MessageChannel();
   const control = new Int32Array(new SharedArrayBuffer(CONTROL_WORDS * Int32Array.BYTES_PER_ELEMENT));
   const worker = startStoreWorker(
     "sqlite-reader-worker",
-    { file, after: options.after, pageSize: options.pageSize, depth: options.depth, pages: port2, control: control.buffer },
+    {
+      file,
+      after: options.after,
+      pageSize: options.pageSize,
+      depth: options.depth,
+      pages: port2,
+      control: control.buffer,
+    },
     { maxYoungGenerationSizeMb: YOUNG_MB },
     [port2],
   );
@@ -52,11 +62,15 @@ export async function* readAheadPages(file: string, options: ReadAheadOptions): 
   };
   worker.on("message", wakeUp);
   worker.on("error", (e) => {
-    stopped ??= new StoreUnavailableError({ reason: `cannot read SQLite store ${file}: its reader thread failed: ${e.message}` });
+    stopped ??= new StoreUnavailableError({
+      reason: `cannot read SQLite store ${file}: its reader thread failed: ${e.message}`,
+    });
     wakeUp();
   });
   worker.on("exit", (code) => {
-    stopped ??= new StoreUnavailableError({ reason: `cannot read SQLite store ${file}: its reader thread stopped (exit code ${code}) before the end of the store` });
+    stopped ??= new StoreUnavailableError({
+      reason: `cannot read SQLite store ${file}: its reader thread stopped (exit code ${code}) before the end of the store`,
+    });
     wakeUp();
   });
   const streams: string[] = [];
@@ -79,7 +93,9 @@ export async function* readAheadPages(file: string, options: ReadAheadOptions): 
       const page = received.message;
       if ("fatal" in page) {
         const f = page.fatal;
-        throw f.t === "unavailable" ? new StoreUnavailableError({ reason: `cannot read SQLite store ${file}: ${f.reason}` }) : toError(f);
+        throw f.t === "unavailable"
+          ? new StoreUnavailableError({ reason: `cannot read SQLite store ${file}: ${f.reason}` })
+          : toError(f);
       }
       for (const s of page.newStreams) streams.push(s);
       for (const t of page.newTypes) types.push(t);
@@ -87,7 +103,8 @@ export async function* readAheadPages(file: string, options: ReadAheadOptions): 
       const events = new Array<RecordedEvent>(count);
       for (let i = 0; i < count; i++) {
         const position = numbers[3 * i] as number;
-        if (!(position > last)) throw new Error(`SQLite store ${file}: the reader thread sent position ${position} after ${last}`);
+        if (!(position > last))
+          throw new Error(`SQLite store ${file}: the reader thread sent position ${position} after ${last}`);
         last = position;
         const version = numbers[3 * i + 2] as number;
         events[i] = new SqliteRecordedEvent(

@@ -16,7 +16,14 @@ import { COLUMNS, type Row } from "./sqlite-columns.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("sqlite-reader-worker runs as a worker thread");
-const { file, after, pageSize, depth, pages, control: shared } = workerData as {
+const {
+  file,
+  after,
+  pageSize,
+  depth,
+  pages,
+  control: shared,
+} = workerData as {
   file: string;
   after: number;
   pageSize: number;

@@ -29,7 +29,17 @@ export class SqliteRecordedEvent implements RecordedEvent {
   #metadataText: string | undefined;
   #metadata: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(position: number, id: string, stream: string, revision: number, type: string, dataText: string, metadataText: string, time: string, schemaVersion: number | undefined) {
+  constructor(
+    position: number,
+    id: string,
+    stream: string,
+    revision: number,
+    type: string,
+    dataText: string,
+    metadataText: string,
+    time: string,
+    schemaVersion: number | undefined,
+  ) {
     this.id = id;
     this.type = type;
     this.stream = stream;
@@ -50,7 +60,9 @@ export class SqliteRecordedEvent implements RecordedEvent {
       try {
         this.#data = JSON.parse(this.#dataText as string) as unknown;
       } catch (e) {
-        throw new CorruptEventError(`stream ${this.stream}@${this.revision} (position ${this.position}): its data is not JSON: ${(e as Error).message}`);
+        throw new CorruptEventError(
+          `stream ${this.stream}@${this.revision} (position ${this.position}): its data is not JSON: ${(e as Error).message}`,
+        );
       }
       this.#dataText = undefined;
     }
@@ -62,7 +74,9 @@ export class SqliteRecordedEvent implements RecordedEvent {
       try {
         this.#metadata = JSON.parse(this.#metadataText as string) as Record<string, unknown>;
       } catch (e) {
-        throw new CorruptEventError(`stream ${this.stream}@${this.revision} (position ${this.position}): its metadata is not JSON: ${(e as Error).message}`);
+        throw new CorruptEventError(
+          `stream ${this.stream}@${this.revision} (position ${this.position}): its metadata is not JSON: ${(e as Error).message}`,
+        );
       }
       this.#metadataText = undefined;
     }
@@ -78,7 +92,8 @@ export class SqliteRecordedEvent implements RecordedEvent {
  */
 export function schemaVersionColumn(metadata: Readonly<Record<string, unknown>>): number | null {
   const proto: unknown = Object.getPrototypeOf(metadata);
-  if ((proto !== Object.prototype && proto !== null) || (metadata as { toJSON?: unknown }).toJSON !== undefined) return null;
+  if ((proto !== Object.prototype && proto !== null) || (metadata as { toJSON?: unknown }).toJSON !== undefined)
+    return null;
   const own = Object.getOwnPropertyDescriptor(metadata, "schemaVersion");
   return own?.enumerable === true && Number.isSafeInteger(own.value) ? (own.value as number) + 0 : null;
 }

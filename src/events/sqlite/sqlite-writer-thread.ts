@@ -63,10 +63,12 @@ export class SqliteWriterThread {
       if (this.waiting.length === 0) this.worker.unref();
     });
     this.worker.on("error", (e) => this.stop({ t: "unavailable", reason: `its writer thread failed: ${e.message}` }));
-    this.exited = new Promise((resolve) => this.worker.once("exit", () => {
-      this.stop({ t: "unavailable", reason: "its writer thread stopped" });
-      resolve();
-    }));
+    this.exited = new Promise((resolve) =>
+      this.worker.once("exit", () => {
+        this.stop({ t: "unavailable", reason: "its writer thread stopped" });
+        resolve();
+      }),
+    );
   }
 
   /** Batches sent and not answered yet. */

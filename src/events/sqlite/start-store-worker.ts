@@ -11,13 +11,20 @@ import { Worker, type ResourceLimits, type TransferListItem } from "node:worker_
  * `--import tsx` in a worker's execArgv nor vitest's transform reaches a worker, so a one-line
  * bootstrap registers tsx's loader in the worker first.
  */
-export function startStoreWorker(name: string, workerData: unknown, resourceLimits: ResourceLimits, transferList: readonly TransferListItem[] = []): Worker {
+export function startStoreWorker(
+  name: string,
+  workerData: unknown,
+  resourceLimits: ResourceLimits,
+  transferList: readonly TransferListItem[] = [],
+): Worker {
   const fromSources = import.meta.url.endsWith(".ts");
   const entry = new URL(`./${name}${fromSources ? ".ts" : ".js"}`, import.meta.url);
   const options = { workerData, execArgv: [] as string[], resourceLimits, transferList: [...transferList] };
   if (!fromSources) return new Worker(entry, options);
   const pkg = createRequire(import.meta.url).resolve("tsx/package.json");
-  const exports = (JSON.parse(readFileSync(pkg, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports;
+  const exports = (
+    JSON.parse(readFileSync(pkg, "utf8")) as { exports: Record<string, { import: { default: string } }> }
+  ).exports;
   const api = pathToFileURL(join(dirname(pkg), exports["./esm/api"]!.import.default)).href;
   const bootstrap = `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(bootstrap, { ...options, eval: true });

@@ -19,7 +19,12 @@ export function toError(f: WriteFailure): unknown {
     case "sqlite":
       return new Database.SqliteError(f.message, f.code);
     case "error": {
-      const e = f.name === "TypeError" ? new TypeError(f.message) : f.name === "RangeError" ? new RangeError(f.message) : new Error(f.message);
+      const e =
+        f.name === "TypeError"
+          ? new TypeError(f.message)
+          : f.name === "RangeError"
+            ? new RangeError(f.message)
+            : new Error(f.message);
       if (e.name !== f.name) e.name = f.name;
       return e;
     }

@@ -85,7 +85,10 @@ export interface EventStore {
    * Catch-up subscription: every event after `after` in global order, then live ones as they are
    * appended (never checkpoints). The handler is awaited; the next event is not delivered before it settles.
    */
-  subscribeToAll(options: { readonly after?: number }, handler: (event: RecordedEvent) => Promise<void> | void): StoreSubscription;
+  subscribeToAll(
+    options: { readonly after?: number },
+    handler: (event: RecordedEvent) => Promise<void> | void,
+  ): StoreSubscription;
   /** Start-up check: fails with StoreUnavailableError unless the store can take a write now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;

@@ -10,7 +10,9 @@ import type { RecordedEvent, StoreSubscription } from "./event-store.ts";
  */
 export function pollingSubscription(options: {
   after: number;
-  /** Every event after `after` as the store holds it now, in pages (a catch-up may read ahead: EventStore.readAllPages). */
+  /**
+   * Every event after `after` as the store holds it now, in pages (a catch-up may read ahead: EventStore.readAllPages).
+   */
   readPages: (after: number) => AsyncIterable<readonly RecordedEvent[]>;
   /** Resolves when new events may exist (or after a poll interval). */
   waitForAppend: (signal: AbortSignal) => Promise<void>;

@@ -45,7 +45,11 @@ export interface HistoryQuery {
 export class JobHistory {
   constructor(private readonly store: EventStore) {}
 
-  async entries(jobId: string, executionIds: readonly string[], query: HistoryQuery): Promise<{ items: JobHistoryEntry[]; next: number | undefined }> {
+  async entries(
+    jobId: string,
+    executionIds: readonly string[],
+    query: HistoryQuery,
+  ): Promise<{ items: JobHistoryEntry[]; next: number | undefined }> {
     const out: JobHistoryEntry[] = [];
     let version = 0;
     if (query.eventType !== "execution" && query.executionId === undefined) {
@@ -67,7 +71,8 @@ export class JobHistory {
       }
     }
     if (query.eventType !== "job") {
-      const ids = query.executionId === undefined ? executionIds : executionIds.filter((id) => id === query.executionId);
+      const ids =
+        query.executionId === undefined ? executionIds : executionIds.filter((id) => id === query.executionId);
       for (const executionId of ids) {
         let state = initialExecutionState(executionId);
         for (const recorded of await this.store.readStream(executionStream(executionId))) {
@@ -96,7 +101,11 @@ export class JobHistory {
     }
     out.sort((a, b) => a.SeqNum - b.SeqNum);
     const sinceMs = query.since === undefined ? undefined : query.since * 1000;
-    const filtered = out.filter((e) => (query.after === undefined || e.SeqNum > query.after) && (sinceMs === undefined || Date.parse(e.Time) >= sinceMs));
+    const filtered = out.filter(
+      (e) =>
+        (query.after === undefined || e.SeqNum > query.after) &&
+        (sinceMs === undefined || Date.parse(e.Time) >= sinceMs),
+    );
     const items = filtered.slice(0, query.limit);
     const next = filtered.length > query.limit ? items[items.length - 1]?.SeqNum : undefined;
     return { items, next };

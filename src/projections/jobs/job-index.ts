@@ -6,7 +6,8 @@ import { SortedEntries, type SortKey } from "../node-index/sorted-entries.ts";
 export const JOB_ORDERS = ["created_at", "modified_at", "id"] as const;
 export type JobOrder = (typeof JOB_ORDERS)[number];
 
-const keyOf = (order: JobOrder, job: JobState): SortKey => (order === "created_at" ? job.createTime : order === "modified_at" ? job.modifyTime : job.jobId);
+const keyOf = (order: JobOrder, job: JobState): SortKey =>
+  order === "created_at" ? job.createTime : order === "modified_at" ? job.modifyTime : job.jobId;
 
 const nameKey = (namespace: string, name: string): string => `${namespace}\u0000${name}`;
 
@@ -86,7 +87,12 @@ export class JobIndex {
     const out: string[] = [];
     if (prefix === "") return out;
     const set = this.all.get("id") as SortedEntries;
-    for (const cursor = set.seek(false, { key: prefix, id: prefix, strict: false }); !cursor.done && out.length < max && cursor.id.startsWith(prefix); cursor.next()) out.push(cursor.id);
+    for (
+      const cursor = set.seek(false, { key: prefix, id: prefix, strict: false });
+      !cursor.done && out.length < max && cursor.id.startsWith(prefix);
+      cursor.next()
+    )
+      out.push(cursor.id);
     return out;
   }
 
@@ -104,7 +110,8 @@ export class JobIndex {
       lastKey = cursor.key;
       lastId = cursor.id;
       const job = get(cursor.id);
-      if (job?.spec && (q.selector.requirements.length === 0 || matchesLabels(q.selector, job.spec.Labels))) jobs.push(job);
+      if (job?.spec && (q.selector.requirements.length === 0 || matchesLabels(q.selector, job.spec.Labels)))
+        jobs.push(job);
     }
     return { jobs, more: false, lastKey, lastId };
   }

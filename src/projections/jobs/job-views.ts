@@ -44,7 +44,11 @@ export class JobViews {
     } else if (category === EXECUTION_CATEGORY) {
       const executionId = entityIdOf(recorded.stream);
       const before = this.executions.get(executionId);
-      const after = evolveExecution(before ?? initialExecutionState(executionId), decodeExecutionEvent(recorded), recorded.time);
+      const after = evolveExecution(
+        before ?? initialExecutionState(executionId),
+        decodeExecutionEvent(recorded),
+        recorded.time,
+      );
       if (after === before || after.computeState === undefined) return;
       this.executions.set(executionId, after);
       if (!before) {

@@ -156,7 +156,8 @@ export class LabelIndex {
     this.all = widen(this.all);
     for (const postings of this.byKey.values()) {
       if (postings.bits) postings.bits = this.dropsBitmap(postings.size) ? undefined : widen(postings.bits);
-      for (const p of postings.byValue.values()) if (p.bits) p.bits = this.dropsBitmap(p.slots.size) ? undefined : widen(p.bits);
+      for (const p of postings.byValue.values())
+        if (p.bits) p.bits = this.dropsBitmap(p.slots.size) ? undefined : widen(p.bits);
     }
   }
 
@@ -185,13 +186,20 @@ export class LabelIndex {
         return postings ? union([...postings.byValue.values()], postings.size) : EMPTY;
       case "in": {
         // Distinct values: a node has one value per key, so their postings are disjoint.
-        const lists = [...new Set(r.values)].map((v) => postings?.byValue.get(v)).filter((p): p is Posting => p !== undefined);
-        return union(lists, lists.reduce((n, p) => n + p.slots.size, 0));
+        const lists = [...new Set(r.values)]
+          .map((v) => postings?.byValue.get(v))
+          .filter((p): p is Posting => p !== undefined);
+        return union(
+          lists,
+          lists.reduce((n, p) => n + p.slots.size, 0),
+        );
       }
       case "doesnotexist":
         return postings?.bits ? this.complement([postings.bits], this.count - postings.size) : undefined;
       case "notin": {
-        const ruledOut = [...new Set(r.values)].map((v) => postings?.byValue.get(v)).filter((p): p is Posting & { bits: Uint32Array } => p?.bits !== undefined);
+        const ruledOut = [...new Set(r.values)]
+          .map((v) => postings?.byValue.get(v))
+          .filter((p): p is Posting & { bits: Uint32Array } => p?.bits !== undefined);
         if (ruledOut.length === 0) return undefined;
         return this.complement(
           ruledOut.map((p) => p.bits),
@@ -255,7 +263,9 @@ export class LabelIndex {
         const values = [...new Set(r.values)];
         // Values no node has drop out; the rest are bit tests when every one has a bitmap.
         const present = values.map((v) => postings?.byValue.get(v)).filter((p): p is Posting => p !== undefined);
-        const bitmaps = present.every((p) => p.bits !== undefined) ? present.map((p) => p.bits as Uint32Array) : undefined;
+        const bitmaps = present.every((p) => p.bits !== undefined)
+          ? present.map((p) => p.bits as Uint32Array)
+          : undefined;
         let isIn: SlotMatcher;
         if (bitmaps === undefined) isIn = (_slot, labels) => has(labels) && values.includes(labels[key] as string);
         else if (bitmaps.length === 0) isIn = () => false;

@@ -8,7 +8,8 @@ import { SortedCursor, SortedEntries, compareKeys, type SortKey } from "./sorted
 const MEMBERSHIPS: readonly Membership[] = ["PENDING", "APPROVED", "REJECTED"];
 const HEALTHS: readonly Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
 const PARTITIONS = MEMBERSHIPS.length * HEALTHS.length;
-const partitionOf = (view: NodeView) => MEMBERSHIPS.indexOf(view.membership) * HEALTHS.length + HEALTHS.indexOf(view.health);
+const partitionOf = (view: NodeView) =>
+  MEMBERSHIPS.indexOf(view.membership) * HEALTHS.length + HEALTHS.indexOf(view.health);
 
 export type StatusFilter = Health | "CONNECTED" | "DISCONNECTED";
 
@@ -102,7 +103,9 @@ export class NodeIndex {
   /** CAPACITY_WIDTH numbers per slot; HAS_CAPACITY says whether a report was kept at all. */
   private capacity = new Float64Array(INITIAL_SLOTS * CAPACITY_WIDTH);
   private hasCapacity = new Uint8Array(INITIAL_SLOTS);
-  /** 1 where the slot's view has ComputeNodeInfo (capacity shows only on those): ranking reads it instead of the view. */
+  /**
+   * 1 where the slot's view has ComputeNodeInfo (capacity shows only on those): ranking reads it instead of the view.
+   */
   private computeInfo = new Uint8Array(INITIAL_SLOTS);
   private free: number[] = [];
   /** reindex()'s keys before the change, per order (kept to spare an array per call). */
@@ -127,7 +130,13 @@ export class NodeIndex {
    * of `limit` may look at) the early end of a page, `bitmapMin` which label postings get bitmaps
    * (label-index.ts); the defaults suit every fleet size.
    */
-  constructor(options: { readonly smallCandidateSet?: number; readonly scanBudget?: (limit: number) => number; readonly bitmapMin?: number } = {}) {
+  constructor(
+    options: {
+      readonly smallCandidateSet?: number;
+      readonly scanBudget?: (limit: number) => number;
+      readonly bitmapMin?: number;
+    } = {},
+  ) {
     this.labels = new LabelIndex(options.bitmapMin === undefined ? {} : { bitmapMin: options.bitmapMin });
     this.smallCandidateSet = options.smallCandidateSet ?? SMALL_CANDIDATE_SET;
     this.costModel = options.smallCandidateSet === undefined;
@@ -144,7 +153,12 @@ export class NodeIndex {
     const out: { membership: Membership; health: Health; count: number }[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const count = sets[p]?.size ?? 0;
-      if (count > 0) out.push({ membership: MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership, health: HEALTHS[p % HEALTHS.length] as Health, count });
+      if (count > 0)
+        out.push({
+          membership: MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership,
+          health: HEALTHS[p % HEALTHS.length] as Health,
+          count,
+        });
     }
     return out;
   }
@@ -225,7 +239,8 @@ export class NodeIndex {
   private writeCapacity(slot: number, available: Resources | undefined): void {
     this.hasCapacity[slot] = available === undefined ? 0 : 1;
     if (available === undefined) return;
-    for (let i = 0; i < CAPACITY_WIDTH; i++) this.capacity[slot * CAPACITY_WIDTH + i] = available[CAPACITY_KEYS[i] as keyof Resources] ?? Number.NaN;
+    for (let i = 0; i < CAPACITY_WIDTH; i++)
+      this.capacity[slot * CAPACITY_WIDTH + i] = available[CAPACITY_KEYS[i] as keyof Resources] ?? Number.NaN;
   }
 
   /** The slot's capacity as the report gave it (a new object), or undefined for none. */
@@ -240,7 +255,8 @@ export class NodeIndex {
   }
 
   private sameCapacity(slot: number, available: Resources | undefined): boolean {
-    if (available === undefined || this.hasCapacity[slot] === 0) return available === undefined && this.hasCapacity[slot] === 0;
+    if (available === undefined || this.hasCapacity[slot] === 0)
+      return available === undefined && this.hasCapacity[slot] === 0;
     for (let i = 0; i < CAPACITY_WIDTH; i++) {
       const kept = this.capacity[slot * CAPACITY_WIDTH + i] as number;
       const v = available[CAPACITY_KEYS[i] as keyof Resources] ?? Number.NaN;
@@ -251,7 +267,12 @@ export class NodeIndex {
 
   /** The slot's sort key in order `o`, for `view`. */
   private keyOf(slot: number, view: NodeView, o: number): SortKey {
-    return sortKeyOf(view, NODE_ORDERS[o] as NodeOrder, this.capacity, this.hasCapacity[slot] === 0 ? -1 : slot * CAPACITY_WIDTH);
+    return sortKeyOf(
+      view,
+      NODE_ORDERS[o] as NodeOrder,
+      this.capacity,
+      this.hasCapacity[slot] === 0 ? -1 : slot * CAPACITY_WIDTH,
+    );
   }
 
   /**
@@ -272,8 +293,10 @@ export class NodeIndex {
         return Number.isNaN(v) ? -0 : -v;
       };
     }
-    if (order === "approval") return (slot) => MEMBERSHIPS[Math.floor((this.partitions[slot] as number) / HEALTHS.length)] as Membership;
-    if (order === "status") return (slot) => statusKeyOf(HEALTHS[(this.partitions[slot] as number) % HEALTHS.length] as Health);
+    if (order === "approval")
+      return (slot) => MEMBERSHIPS[Math.floor((this.partitions[slot] as number) / HEALTHS.length)] as Membership;
+    if (order === "status")
+      return (slot) => statusKeyOf(HEALTHS[(this.partitions[slot] as number) % HEALTHS.length] as Health);
     return (slot) => this.keyOf(slot, this.views[slot] as NodeView, o);
   }
 
@@ -314,7 +337,8 @@ export class NodeIndex {
     const oldPartition = this.partitions[slot] as number;
     const partition = partitionOf(view);
     const before = this.keysBefore;
-    for (let o = 0; o < NODE_ORDERS.length; o++) before[o] = PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder) ? undefined : this.keyOf(slot, old, o);
+    for (let o = 0; o < NODE_ORDERS.length; o++)
+      before[o] = PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder) ? undefined : this.keyOf(slot, old, o);
     if (available !== undefined) this.writeCapacity(slot, available ?? undefined);
     for (let o = 0; o < NODE_ORDERS.length; o++) {
       const was = before[o];
@@ -332,12 +356,16 @@ export class NodeIndex {
 
   /** Current node ids starting with `prefix`, in id order: O(log N + matches). */
   idsWithPrefix(prefix: string): string[] {
-    return prefix === "" ? [] : this.walkPrefix(prefix, (sets) => this.merge(sets, false, { key: prefix, id: prefix, strict: false }));
+    return prefix === ""
+      ? []
+      : this.walkPrefix(prefix, (sets) => this.merge(sets, false, { key: prefix, id: prefix, strict: false }));
   }
 
   /** Node ids ever seen (deleted ones too) starting with `prefix`. */
   everSeenWithPrefix(prefix: string): string[] {
-    return prefix === "" ? [] : this.walkPrefix(prefix, () => [this.everSeen.seek(false, { key: prefix, id: prefix, strict: false })]);
+    return prefix === ""
+      ? []
+      : this.walkPrefix(prefix, () => [this.everSeen.seek(false, { key: prefix, id: prefix, strict: false })]);
   }
 
   private walkPrefix(prefix: string, cursors: (sets: OrderedSet[]) => SortedCursor[]): string[] {
@@ -347,7 +375,11 @@ export class NodeIndex {
     return out;
   }
 
-  private merge(sets: readonly OrderedSet[], descending: boolean, from?: { key: SortKey; id: string; strict: boolean }): SortedCursor[] {
+  private merge(
+    sets: readonly OrderedSet[],
+    descending: boolean,
+    from?: { key: SortKey; id: string; strict: boolean },
+  ): SortedCursor[] {
     return sets.filter((s) => s.size > 0).map((s) => s.seek(descending, from));
   }
 
@@ -361,18 +393,25 @@ export class NodeIndex {
     // Few nodes are cordoned or drained: a filter on it skips entries as a label selector does (same scan budget).
     const { cordoned, drain } = q;
     const operatorMatches = (view: NodeView): boolean =>
-      (cordoned === undefined || (view.cordon !== undefined) === cordoned) && (drain === undefined || (view.drain?.status ?? "none") === drain);
+      (cordoned === undefined || (view.cordon !== undefined) === cordoned) &&
+      (drain === undefined || (view.drain?.status ?? "none") === drain);
     const matches: SlotMatcher | undefined =
       cordoned === undefined && drain === undefined
         ? labelMatches
-        : (slot, labels) => operatorMatches(this.views[slot] as NodeView) && (labelMatches === undefined || labelMatches(slot, labels));
-    if (candidates !== undefined && this.ranksFirst(candidates.size, sets, q.limit)) return this.rank(q, o, partitions, candidates, matches);
+        : (slot, labels) =>
+            operatorMatches(this.views[slot] as NodeView) && (labelMatches === undefined || labelMatches(slot, labels));
+    if (candidates !== undefined && this.ranksFirst(candidates.size, sets, q.limit))
+      return this.rank(q, o, partitions, candidates, matches);
 
     const budget = Number.isFinite(q.limit) ? this.scanBudget(q.limit) : Number.POSITIVE_INFINITY;
     // The walk skips at most as many nodes as the candidate set holds before ranking that
     // instead, when the skips and the ranking together fit the budget.
-    const rankAt = candidates !== undefined && 2 * candidates.size <= budget ? candidates.size : Number.POSITIVE_INFINITY;
-    const walk = new MergedWalk(this.merge(sets, q.reverse, q.after && { key: q.after.key, id: q.after.id, strict: true }), q.reverse);
+    const rankAt =
+      candidates !== undefined && 2 * candidates.size <= budget ? candidates.size : Number.POSITIVE_INFINITY;
+    const walk = new MergedWalk(
+      this.merge(sets, q.reverse, q.after && { key: q.after.key, id: q.after.id, strict: true }),
+      q.reverse,
+    );
     const views: NodeView[] = [];
     let lastKey: SortKey | undefined;
     let lastId: string | undefined;
@@ -381,7 +420,8 @@ export class NodeIndex {
       const slot = this.slots.get(c.id) as number;
       const view = this.views[slot] as NodeView;
       if (matches === undefined || matches(slot, viewLabels(view))) {
-        if (views.length === q.limit) return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
+        if (views.length === q.limit)
+          return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
         views.push(view);
         lastKey = c.key;
         lastId = c.id;
@@ -419,7 +459,13 @@ export class NodeIndex {
    * (insertions into the kept run are rare once it is full), or one sort of the matches when
    * the page may hold them all.
    */
-  private rank(q: NodeIndexQuery, o: number, partitions: readonly number[], candidates: CandidateSet, matches: SlotMatcher | undefined): NodeIndexPage {
+  private rank(
+    q: NodeIndexQuery,
+    o: number,
+    partitions: readonly number[],
+    candidates: CandidateSet,
+    matches: SlotMatcher | undefined,
+  ): NodeIndexPage {
     let wanted = 0;
     for (const p of partitions) wanted |= 1 << p;
     const sign = q.reverse ? -1 : 1;
@@ -458,7 +504,13 @@ export class NodeIndex {
     best.sort(cmp);
     const page = best.slice(0, q.limit);
     const last = page[page.length - 1];
-    return { views: page.map((b) => b.view), lastKey: last?.key, lastId: last?.id, more: best.length > page.length, visited: candidates.size };
+    return {
+      views: page.map((b) => b.view),
+      lastKey: last?.key,
+      lastId: last?.id,
+      more: best.length > page.length,
+      visited: candidates.size,
+    };
   }
 }
 
@@ -551,7 +603,10 @@ interface OrderedSet {
   readonly size: number;
   add(key: SortKey, id: string): boolean;
   delete(key: SortKey, id: string): boolean;
-  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor;
+  seek(
+    descending: boolean,
+    from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean },
+  ): SortedCursor;
 }
 
 /**
@@ -576,11 +631,17 @@ class ConstantKeyEntries implements OrderedSet {
     throw new Error("ConstantKeyEntries is read-only: its entries are the id order's");
   }
 
-  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }): SortedCursor {
+  seek(
+    descending: boolean,
+    from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean },
+  ): SortedCursor {
     if (from === undefined) return this.byId.seek(descending, undefined, this.key);
     const c = compareKeys(this.key, from.key);
     // Every entry's key is this.key: a start on another key takes all of them or none.
-    if (c !== 0) return (descending ? c < 0 : c > 0) ? this.byId.seek(descending, undefined, this.key) : SortedCursor.empty(descending);
+    if (c !== 0)
+      return (descending ? c < 0 : c > 0)
+        ? this.byId.seek(descending, undefined, this.key)
+        : SortedCursor.empty(descending);
     return this.byId.seek(descending, { key: from.id, id: from.id, strict: from.strict }, this.key);
   }
 }
@@ -589,15 +650,25 @@ function orderSets(): OrderedSet[][] {
   const byId = Array.from({ length: PARTITIONS }, () => new SortedEntries());
   return NODE_ORDERS.map((order) => {
     if (order === "id") return byId;
-    if (order === "approval") return byId.map((set, p) => new ConstantKeyEntries(set, MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership));
-    if (order === "status") return byId.map((set, p) => new ConstantKeyEntries(set, statusKeyOf(HEALTHS[p % HEALTHS.length] as Health)));
+    if (order === "approval")
+      return byId.map(
+        (set, p) => new ConstantKeyEntries(set, MEMBERSHIPS[Math.floor(p / HEALTHS.length)] as Membership),
+      );
+    if (order === "status")
+      return byId.map((set, p) => new ConstantKeyEntries(set, statusKeyOf(HEALTHS[p % HEALTHS.length] as Health)));
     return Array.from({ length: PARTITIONS }, () => new SortedEntries());
   });
 }
 
 function selectedPartitions(approval: Membership | undefined, status: StatusFilter | undefined): number[] {
   const healths: readonly Health[] =
-    status === undefined ? HEALTHS : status === "CONNECTED" ? ["HEALTHY"] : status === "DISCONNECTED" ? ["UNHEALTHY", "UNKNOWN"] : [status];
+    status === undefined
+      ? HEALTHS
+      : status === "CONNECTED"
+        ? ["HEALTHY"]
+        : status === "DISCONNECTED"
+          ? ["UNHEALTHY", "UNKNOWN"]
+          : [status];
   const memberships = approval === undefined ? MEMBERSHIPS : [approval];
   return memberships.flatMap((m) => healths.map((h) => MEMBERSHIPS.indexOf(m) * HEALTHS.length + HEALTHS.indexOf(h)));
 }

@@ -2,7 +2,16 @@ import type { NodeView } from "../node-view.ts";
 import type { SortKey } from "./sorted-entries.ts";
 
 /** The orders the node list offers (Bacalhau's order_by values). */
-export const NODE_ORDERS = ["id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
+export const NODE_ORDERS = [
+  "id",
+  "type",
+  "approval",
+  "status",
+  "available_cpu",
+  "available_memory",
+  "available_disk",
+  "available_gpu",
+] as const;
 export type NodeOrder = (typeof NODE_ORDERS)[number];
 
 const TYPE_ORDER: Record<string, number> = { Requester: 1, Compute: 2 };
@@ -12,7 +21,8 @@ const HEALTH_ORDER: Record<string, number> = { HEALTHY: 0, UNHEALTHY: 1, UNKNOWN
 export const statusKeyOf = (health: string): number => HEALTH_ORDER[health] ?? 0;
 
 /** The kind of key an order sorts by: a next_token's key must be of it. */
-export const keyTypeOf = (order: NodeOrder): "string" | "number" => (order === "id" || order === "approval" ? "string" : "number");
+export const keyTypeOf = (order: NodeOrder): "string" | "number" =>
+  order === "id" || order === "approval" ? "string" : "number";
 
 /**
  * A node's sort key for an order. Its last reported available capacity is `capacity[at … at + 3]`

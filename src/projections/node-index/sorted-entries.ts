@@ -70,7 +70,8 @@ export class SortedEntries {
       chunk = this.chunks[ci] as Chunk;
       at = this.offsetIn(chunk, key, id, false);
     }
-    if (at < chunk.keys.length && compareKeys(chunk.keys[at] as SortKey, key) === 0 && chunk.ids[at] === id) return false;
+    if (at < chunk.keys.length && compareKeys(chunk.keys[at] as SortKey, key) === 0 && chunk.ids[at] === id)
+      return false;
     if (at === chunk.keys.length) {
       chunk.keys.push(key);
       chunk.ids.push(id);
@@ -98,7 +99,8 @@ export class SortedEntries {
     const chunk = this.chunks[ci];
     if (!chunk) return false;
     const at = this.offsetIn(chunk, key, id, false);
-    if (at >= chunk.keys.length || compareKeys(chunk.keys[at] as SortKey, key) !== 0 || chunk.ids[at] !== id) return false;
+    if (at >= chunk.keys.length || compareKeys(chunk.keys[at] as SortKey, key) !== 0 || chunk.ids[at] !== id)
+      return false;
     chunk.keys.splice(at, 1);
     chunk.ids.splice(at, 1);
     this.count--;
@@ -122,10 +124,15 @@ export class SortedEntries {
    * `strict`, else ≥; or, for a descending walk (`descending`), the last entry < (key, id)
    * (≤ unless `strict`). Without a key, the first (or last) entry.
    */
-  seek(descending: boolean, from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean }, cursorKey?: SortKey): SortedCursor {
+  seek(
+    descending: boolean,
+    from?: { readonly key: SortKey; readonly id: string; readonly strict: boolean },
+    cursorKey?: SortKey,
+  ): SortedCursor {
     const cursor = new SortedCursor(this.chunks, descending, cursorKey);
     if (from === undefined) {
-      if (descending) cursor.moveTo(this.chunks.length - 1, (this.chunks[this.chunks.length - 1]?.keys.length ?? 0) - 1);
+      if (descending)
+        cursor.moveTo(this.chunks.length - 1, (this.chunks[this.chunks.length - 1]?.keys.length ?? 0) - 1);
       else cursor.moveTo(0, 0);
       return cursor;
     }
@@ -142,7 +149,8 @@ export class SortedEntries {
 
   /** Every entry in order (tests and diagnostics). */
   *entries(): IterableIterator<[SortKey, string]> {
-    for (const c of this.chunks) for (let i = 0; i < c.keys.length; i++) yield [c.keys[i] as SortKey, c.ids[i] as string];
+    for (const c of this.chunks)
+      for (let i = 0; i < c.keys.length; i++) yield [c.keys[i] as SortKey, c.ids[i] as string];
   }
 }
 

@@ -30,7 +30,11 @@ export function operatorModeServerConfig(settings: NatsServerSettings, auth: Rec
       server_name: settings.serverName,
       listen: hostPort(settings.host, settings.port),
       pid_file: settings.pidFile,
-      jetstream: { store_dir: settings.storeDir, max_file_store: settings.maxFileStoreBytes, max_memory_store: 64 * 1024 * 1024 },
+      jetstream: {
+        store_dir: settings.storeDir,
+        max_file_store: settings.maxFileStoreBytes,
+        max_memory_store: 64 * 1024 * 1024,
+      },
       ...(settings.leafNodePort ? { leafnodes: { listen: hostPort(settings.host, settings.leafNodePort) } } : {}),
       // Only the login deadline: operator mode admits no users here (the operator's JWTs do).
       authorization: { timeout: LOGIN_TIMEOUT_SECONDS },

@@ -12,7 +12,14 @@ export interface HubLeafConnection {
 }
 
 interface LeafzAnswer {
-  readonly data?: { readonly leafs?: readonly { account?: string; ip?: string; port?: number; subscriptions_list?: readonly string[] }[] };
+  readonly data?: {
+    readonly leafs?: readonly {
+      account?: string;
+      ip?: string;
+      port?: number;
+      subscriptions_list?: readonly string[];
+    }[];
+  };
   readonly error?: { readonly description?: string };
 }
 
@@ -21,7 +28,11 @@ interface LeafzAnswer {
  * subscriptions (`$SYS.REQ.SERVER.<id>.LEAFZ`), answered on an inbox no leaf may publish to.
  * Asked for one account only: a Shoal-account leaf connection carries two subscriptions per node.
  */
-export async function hubLeafConnections(system: NatsConnection, account: string, timeoutMs = 2000): Promise<HubLeafConnection[]> {
+export async function hubLeafConnections(
+  system: NatsConnection,
+  account: string,
+  timeoutMs = 2000,
+): Promise<HubLeafConnection[]> {
   const hub = system.info?.server_id;
   if (!hub) throw new NatsOperatorError("not connected to the hub: no server id to ask");
   const inbox = createInbox(HUB_ANSWER_PREFIX);
@@ -43,22 +54,27 @@ export async function hubLeafConnections(system: NatsConnection, account: string
       },
     });
     try {
-      system.publish(`$SYS.REQ.SERVER.${hub}.LEAFZ`, new TextEncoder().encode(JSON.stringify({ subscriptions: true, account })), { reply: inbox });
+      system.publish(
+        `$SYS.REQ.SERVER.${hub}.LEAFZ`,
+        new TextEncoder().encode(JSON.stringify({ subscriptions: true, account })),
+        { reply: inbox },
+      );
     } catch (e) {
       clearTimeout(timer);
       sub.unsubscribe();
       reject(e as Error);
     }
   });
-  if (answer.error) throw new NatsOperatorError(`nats-server ${hub} refused LEAFZ: ${answer.error.description ?? "no reason given"}`);
+  if (answer.error)
+    throw new NatsOperatorError(`nats-server ${hub} refused LEAFZ: ${answer.error.description ?? "no reason given"}`);
   return (answer.data?.leafs ?? [])
     .filter((leaf) => leaf.account === account)
     .map((leaf) => ({
-    connection: `${leaf.ip ?? "?"}:${leaf.port ?? 0}`,
-    account: leaf.account ?? "",
-    // A queue subscription is listed as "subject queue".
-    subscriptions: (leaf.subscriptions_list ?? []).map((s) => s.split(" ")[0]!),
-  }));
+      connection: `${leaf.ip ?? "?"}:${leaf.port ?? 0}`,
+      account: leaf.account ?? "",
+      // A queue subscription is listed as "subject queue".
+      subscriptions: (leaf.subscriptions_list ?? []).map((s) => s.split(" ")[0]!),
+    }));
 }
 
 /** Whether a subscription to `pattern` (NATS wildcards `*` and `>`) receives messages on `subject`. */

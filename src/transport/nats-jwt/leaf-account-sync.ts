@@ -106,7 +106,10 @@ export class LeafAccountSync {
     };
   }
 
-  /** Starts a new round: every leaf system connection the hub lists is handed the current JWT. Resolves when that round settles. */
+  /**
+   * Starts a new round: every leaf system connection the hub lists is handed the current JWT. Resolves when that round
+   * settles.
+   */
   sync(): Promise<void> {
     this.newRound = true;
     this.wake?.();
@@ -151,7 +154,10 @@ export class LeafAccountSync {
       leaves = await hubLeafConnections(this.system, this.source.systemAccount);
     } catch (e) {
       if (Date.now() - this.roundStart > this.giveUpMs) {
-        this.logger.warn({ err: e }, "could not list the hub's leaf servers to hand them the current account JWT; trying again when a leaf or the orchestrator reconnects");
+        this.logger.warn(
+          { err: e },
+          "could not list the hub's leaf servers to hand them the current account JWT; trying again when a leaf or the orchestrator reconnects",
+        );
         return false;
       }
       return true;
@@ -165,7 +171,8 @@ export class LeafAccountSync {
       if (leaf.subscriptions.some((s) => subjectCovers(s, subject))) ready.push(leaf.connection);
       else if (!this.waiting.has(leaf.connection)) this.waiting.set(leaf.connection, now);
     }
-    for (const connection of this.waiting.keys()) if (!listed.has(connection) || ready.includes(connection)) this.waiting.delete(connection);
+    for (const connection of this.waiting.keys())
+      if (!listed.has(connection) || ready.includes(connection)) this.waiting.delete(connection);
     if (ready.length > 0) {
       try {
         // No reply subject: nothing a leaf answers is believed. The hub has the publish once the flush returns.
@@ -177,7 +184,10 @@ export class LeafAccountSync {
       }
       for (const connection of ready) {
         this.synced.add(connection);
-        this.logger.info({ leaf: connection, ms: Date.now() - this.roundStart }, "leaf server connected; it holds the current account JWT");
+        this.logger.info(
+          { leaf: connection, ms: Date.now() - this.roundStart },
+          "leaf server connected; it holds the current account JWT",
+        );
       }
     }
     for (const [connection, since] of this.waiting) {
@@ -198,13 +208,22 @@ export class LeafAccountSync {
  * account JWT to the hub again whenever that connection comes back (the hub may have restarted,
  * or missed a push). Returns its stop.
  */
-export function watchLeafServers(system: NatsConnection, source: AccountJwtSource, gate: Pick<NatsJwtGate, "republish">, logger: Logger, options?: LeafAccountSyncOptions): () => void {
+export function watchLeafServers(
+  system: NatsConnection,
+  source: AccountJwtSource,
+  gate: Pick<NatsJwtGate, "republish">,
+  logger: Logger,
+  options?: LeafAccountSyncOptions,
+): () => void {
   const stopSync = new LeafAccountSync(system, source, logger, options).start();
   let stopped = false;
   void (async () => {
     for await (const status of system.status()) {
       if (stopped) break;
-      if (status.type === "reconnect") gate.republish().catch((e: unknown) => logger.warn({ err: e }, "could not hand the hub the current account JWT"));
+      if (status.type === "reconnect")
+        gate
+          .republish()
+          .catch((e: unknown) => logger.warn({ err: e }, "could not hand the hub the current account JWT"));
     }
   })();
   return () => {

@@ -74,9 +74,14 @@ export function writeLeafServerConfig(operator: NatsOperator, options: LeafServe
   };
 }
 
-/** An absolute POSIX path, normalised; nats-server resolves a relative one against its working directory, unknown here. */
+/**
+ * An absolute POSIX path, normalised; nats-server resolves a relative one against its working directory, unknown here.
+ */
 export function leafDirPath(path: string): string {
-  if (!posix.isAbsolute(path) || /[\0\n\r]/.test(path)) throw new StartupError(`--leaf-dir: an absolute path on the leaf's machine (such as /etc/nats/leaf), got ${JSON.stringify(path)}`);
+  if (!posix.isAbsolute(path) || /[\0\n\r]/.test(path))
+    throw new StartupError(
+      `--leaf-dir: an absolute path on the leaf's machine (such as /etc/nats/leaf), got ${JSON.stringify(path)}`,
+    );
   const normal = posix.normalize(path);
   return normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
 }
@@ -92,9 +97,13 @@ function privateDirectory(dir: string): number | undefined {
   if (existed && !statSync(dir).isDirectory()) throw new StartupError(`--out: ${dir} is not a directory`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const stat = statSync(dir);
-  if (stat.mode & 0o1000) throw new StartupError(`--out: ${dir} is a shared directory (sticky bit, as /tmp); give a directory of its own, such as ${join(dir, "shoal-leaf")}`);
+  if (stat.mode & 0o1000)
+    throw new StartupError(
+      `--out: ${dir} is a shared directory (sticky bit, as /tmp); give a directory of its own, such as ${join(dir, "shoal-leaf")}`,
+    );
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) throw new StartupError(`--out: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
+  if (uid !== undefined && stat.uid !== uid)
+    throw new StartupError(`--out: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
   const mode = stat.mode & 0o7777;
   if (mode === 0o700) return undefined;
   chmodSync(dir, 0o700);

@@ -81,7 +81,8 @@ export class NatsJwtGate {
   revokeLeafLogins(keys: readonly string[]): Promise<void> {
     const live = new Set(this.nodes.values());
     const node = keys.find((key) => live.has(key));
-    if (node !== undefined) return Promise.reject(new NatsJwtGateError(`${node} is a node's key: reject or delete the node instead`));
+    if (node !== undefined)
+      return Promise.reject(new NatsJwtGateError(`${node} is a node's key: reject or delete the node instead`));
     const fresh = keys.filter((key) => !this.operator.revocations.has(key));
     if (fresh.length === 0) return this.catchUp();
     this.logger.info({ keys: fresh }, "revoking leaf server logins");

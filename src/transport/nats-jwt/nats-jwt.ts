@@ -31,7 +31,13 @@ function base64url(text: string | Uint8Array): string {
 }
 
 /** Signs `nats` as a JWT about `subject` issued by `issuer`. */
-export function encodeJwt(issuer: NatsNkey, subject: string, name: string, nats: Record<string, unknown>, options: { iat?: number; exp?: number } = {}): string {
+export function encodeJwt(
+  issuer: NatsNkey,
+  subject: string,
+  name: string,
+  nats: Record<string, unknown>,
+  options: { iat?: number; exp?: number } = {},
+): string {
   const standard: StandardClaims = {
     iss: issuer.publicKey,
     sub: subject,
@@ -39,21 +45,33 @@ export function encodeJwt(issuer: NatsNkey, subject: string, name: string, nats:
     iat: options.iat ?? Math.floor(Date.now() / 1000),
     ...(options.exp === undefined ? {} : { exp: options.exp }),
   };
-  const jti = new TextDecoder().decode(base32.encode(createHash("sha512-256").update(JSON.stringify(standard)).digest()));
+  const jti = new TextDecoder().decode(
+    base32.encode(createHash("sha512-256").update(JSON.stringify(standard)).digest()),
+  );
   const payload = base64url(JSON.stringify({ jti, ...standard, nats }));
   const signed = `${HEADER}.${payload}`;
   return `${signed}.${base64url(issuer.sign(new TextEncoder().encode(signed)))}`;
 }
 
 /** The claims of a JWT whose signature its own `iss` made; throws NatsJwtError otherwise. */
-export function decodeJwt(jwt: string): StandardClaims & { readonly jti: string; readonly nats: Record<string, unknown> } {
+export function decodeJwt(
+  jwt: string,
+): StandardClaims & { readonly jti: string; readonly nats: Record<string, unknown> } {
   const parts = jwt.split(".");
   if (parts.length !== 3 || parts[0] !== HEADER) throw new NatsJwtError("not a NATS JWT");
-  const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as StandardClaims & { jti: string; nats: Record<string, unknown> };
+  const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as StandardClaims & {
+    jti: string;
+    nats: Record<string, unknown>;
+  };
   let valid = false;
   try {
     const raw = rawPublicKey(claims.iss);
-    valid = verify(null, new TextEncoder().encode(`${parts[0]}.${parts[1]}`), ed25519PublicKey(raw), Buffer.from(parts[2]!, "base64url"));
+    valid = verify(
+      null,
+      new TextEncoder().encode(`${parts[0]}.${parts[1]}`),
+      ed25519PublicKey(raw),
+      Buffer.from(parts[2]!, "base64url"),
+    );
   } catch {
     valid = false;
   }
@@ -68,7 +86,10 @@ function rawPublicKey(publicKey: string): Uint8Array {
 }
 
 /** nats-server's config permissions in a JWT's shape (`pub`/`sub` instead of `publish`/`subscribe`). */
-export function jwtPermissions(permissions: NatsPermissions): { pub: { allow?: string[]; deny?: string[] }; sub: { allow?: string[]; deny?: string[] } } {
+export function jwtPermissions(permissions: NatsPermissions): {
+  pub: { allow?: string[]; deny?: string[] };
+  sub: { allow?: string[]; deny?: string[] };
+} {
   const side = (p: NatsPermissions["publish"]) => ({
     ...(p?.allow ? { allow: [...p.allow] } : {}),
     ...(p?.deny ? { deny: [...p.deny] } : {}),
@@ -82,7 +103,12 @@ const UNLIMITED = { subs: -1, data: -1, payload: -1 };
  * The operator: trusts the system account, and with `signingKeys` set only they may sign
  * accounts and (strict usage) no identity key may sign users — only an account's signing keys.
  */
-export function operatorJwt(operator: NatsNkey, name: string, systemAccount: string, signingKeys: readonly string[] = []): string {
+export function operatorJwt(
+  operator: NatsNkey,
+  name: string,
+  systemAccount: string,
+  signingKeys: readonly string[] = [],
+): string {
   return encodeJwt(operator, operator.publicKey, name, {
     type: "operator",
     version: 2,
@@ -99,7 +125,11 @@ export interface AccountOptions {
   /** Keys that sign the account's users, with the permissions in each user's JWT. */
   readonly signingKeys?: readonly string[];
   /** Signing keys whose users get exactly `template`'s permissions, whatever their JWT says. */
-  readonly scopedSigners?: readonly { readonly key: string; readonly role: string; readonly template: NatsPermissions }[];
+  readonly scopedSigners?: readonly {
+    readonly key: string;
+    readonly role: string;
+    readonly template: NatsPermissions;
+  }[];
   readonly iat?: number;
 }
 
@@ -108,10 +138,22 @@ export function accountJwt(issuer: NatsNkey, account: string, name: string, opti
   const jetStream =
     options.jetStreamDiskBytes === undefined
       ? {}
-      : { mem_storage: 64 * 1024 * 1024, disk_storage: options.jetStreamDiskBytes, streams: -1, consumer: -1, max_ack_pending: -1, max_bytes_required: false };
+      : {
+          mem_storage: 64 * 1024 * 1024,
+          disk_storage: options.jetStreamDiskBytes,
+          streams: -1,
+          consumer: -1,
+          max_ack_pending: -1,
+          max_bytes_required: false,
+        };
   const signingKeys = [
     ...(options.signingKeys ?? []),
-    ...(options.scopedSigners ?? []).map((s) => ({ kind: "user_scope", key: s.key, role: s.role, template: { ...jwtPermissions(s.template), ...UNLIMITED } })),
+    ...(options.scopedSigners ?? []).map((s) => ({
+      kind: "user_scope",
+      key: s.key,
+      role: s.role,
+      template: { ...jwtPermissions(s.template), ...UNLIMITED },
+    })),
   ];
   return encodeJwt(
     issuer,
@@ -122,7 +164,9 @@ export function accountJwt(issuer: NatsNkey, account: string, name: string, opti
       version: 2,
       limits: { ...UNLIMITED, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, ...jetStream },
       default_permissions: { pub: {}, sub: {} },
-      ...(options.revocations && options.revocations.size > 0 ? { revocations: Object.fromEntries(options.revocations) } : {}),
+      ...(options.revocations && options.revocations.size > 0
+        ? { revocations: Object.fromEntries(options.revocations) }
+        : {}),
       ...(signingKeys.length > 0 ? { signing_keys: signingKeys } : {}),
     },
     options.iat === undefined ? {} : { iat: options.iat },
@@ -144,7 +188,13 @@ export interface UserOptions {
  * A user, with `permissions` in its JWT (none: all) — or, signed by a scoped signer, with the
  * scope's template (nats-server 2.9 replaces whatever such a JWT names; later ones refuse it).
  */
-export function userJwt(signer: NatsNkey, user: string, name: string, permissions: NatsPermissions | undefined, options: UserOptions = {}): string {
+export function userJwt(
+  signer: NatsNkey,
+  user: string,
+  name: string,
+  permissions: NatsPermissions | undefined,
+  options: UserOptions = {},
+): string {
   return encodeJwt(
     signer,
     user,
@@ -157,6 +207,9 @@ export function userJwt(signer: NatsNkey, user: string, name: string, permission
       ...(options.connectionTypes ? { allowed_connection_types: [...options.connectionTypes] } : {}),
       ...(options.issuerAccount ? { issuer_account: options.issuerAccount } : {}),
     },
-    { ...(options.iat === undefined ? {} : { iat: options.iat }), ...(options.exp === undefined ? {} : { exp: options.exp }) },
+    {
+      ...(options.iat === undefined ? {} : { iat: options.iat }),
+      ...(options.exp === undefined ? {} : { exp: options.exp }),
+    },
   );
 }

@@ -26,8 +26,14 @@ const SPKI_ED25519_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 /** The nkey whose ed25519 seed is these 32 bytes. */
 export function nkeyFromRawSeed(kind: NkeyKind, raw: Uint8Array): NatsNkey {
   if (raw.length !== 32) throw new NkeyError("an nkey seed is 32 bytes");
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, raw]), format: "der", type: "pkcs8" });
-  const publicRaw = createPublicKey(privateKey).export({ format: "der", type: "spki" }).subarray(SPKI_ED25519_PREFIX.length);
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, raw]),
+    format: "der",
+    type: "pkcs8",
+  });
+  const publicRaw = createPublicKey(privateKey)
+    .export({ format: "der", type: "spki" })
+    .subarray(SPKI_ED25519_PREFIX.length);
   const text = new TextDecoder();
   return {
     kind,

@@ -55,7 +55,10 @@ export const joinSigner = (joinToken: string): NatsNkey => nkeyDerivedFrom("acco
 /** A login as a holder of the join token: a fresh user key, and a JWT for it from the token's scoped signer. */
 export function joinLogin(joinToken: string): ReturnType<typeof jwtLogin> {
   const key = newNkey("user");
-  const jwt = userJwt(joinSigner(joinToken), key.publicKey, JOIN_USER, undefined, { issuerAccount: shoalAccountKey(joinToken).publicKey, scoped: true });
+  const jwt = userJwt(joinSigner(joinToken), key.publicKey, JOIN_USER, undefined, {
+    issuerAccount: shoalAccountKey(joinToken).publicKey,
+    scoped: true,
+  });
   return jwtLogin(jwt, key);
 }
 
@@ -72,15 +75,22 @@ export interface NatsOperatorKeys {
 }
 
 export function loadOrCreateOperatorKeys(dir: string): NatsOperatorKeys {
-  return operatorKeys((file, kind) => nkeyFromSeed(kind, loadOrCreateSecret(join(dir, file), () => newNkey(kind).seed).value));
+  return operatorKeys((file, kind) =>
+    nkeyFromSeed(kind, loadOrCreateSecret(join(dir, file), () => newNkey(kind).seed).value),
+  );
 }
 
-/** The keys loadOrCreateOperatorKeys made, for tools beside the orchestrator: a missing file is an error, never made anew. */
+/**
+ * The keys loadOrCreateOperatorKeys made, for tools beside the orchestrator: a missing file is an error, never made
+ * anew.
+ */
 export function loadOperatorKeys(dir: string): NatsOperatorKeys {
   return operatorKeys((file, kind) => nkeyFromSeed(kind, readSecret(join(dir, file))));
 }
 
-function operatorKeys(load: (file: string, kind: "operator" | "account") => ReturnType<typeof nkeyFromSeed>): NatsOperatorKeys {
+function operatorKeys(
+  load: (file: string, kind: "operator" | "account") => ReturnType<typeof nkeyFromSeed>,
+): NatsOperatorKeys {
   return {
     operator: load("nats-operator.nk", "operator"),
     operatorSigner: load("nats-operator-signer.nk", "operator"),
@@ -138,7 +148,9 @@ export class NatsOperator {
     const { operator, operatorSigner, systemAccount, systemSigner } = this.keys;
     this.fixed ??= {
       operator: operatorJwt(operator, "shoal", systemAccount.publicKey, [operatorSigner.publicKey]),
-      system: accountJwt(operatorSigner, systemAccount.publicKey, SYSTEM_ACCOUNT_NAME, { signingKeys: [systemSigner.publicKey] }),
+      system: accountJwt(operatorSigner, systemAccount.publicKey, SYSTEM_ACCOUNT_NAME, {
+        signingKeys: [systemSigner.publicKey],
+      }),
     };
     return {
       operator: this.fixed.operator,
@@ -180,7 +192,13 @@ export class NatsOperator {
   /** A login for the system account, only to push account updates. */
   systemLogin(): ReturnType<typeof jwtLogin> {
     const key = newNkey("user");
-    return jwtLogin(userJwt(this.keys.systemSigner, key.publicKey, "shoal-account-updates", undefined, { issuerAccount: this.keys.systemAccount.publicKey, connectionTypes: CLIENT_ONLY }), key);
+    return jwtLogin(
+      userJwt(this.keys.systemSigner, key.publicKey, "shoal-account-updates", undefined, {
+        issuerAccount: this.keys.systemAccount.publicKey,
+        connectionTypes: CLIENT_ONLY,
+      }),
+      key,
+    );
   }
 
   /**
@@ -192,8 +210,14 @@ export class NatsOperator {
     // Only as a leaf connection: as a client on the hub, the Shoal login could speak for any node.
     const leafOnly = { connectionTypes: ["LEAFNODE"] };
     return {
-      shoal: userJwt(this.keys.accountSigner, shoalKey, LEAF_USER, LEAF_PERMISSIONS, { issuerAccount: this.account, ...leafOnly }),
-      system: userJwt(this.keys.systemSigner, systemKey, LEAF_SYSTEM_USER, LEAF_SYSTEM_PERMISSIONS, { issuerAccount: this.keys.systemAccount.publicKey, ...leafOnly }),
+      shoal: userJwt(this.keys.accountSigner, shoalKey, LEAF_USER, LEAF_PERMISSIONS, {
+        issuerAccount: this.account,
+        ...leafOnly,
+      }),
+      system: userJwt(this.keys.systemSigner, systemKey, LEAF_SYSTEM_USER, LEAF_SYSTEM_PERMISSIONS, {
+        issuerAccount: this.keys.systemAccount.publicKey,
+        ...leafOnly,
+      }),
     };
   }
 
@@ -225,7 +249,9 @@ export function revocationsIn(configText: string, operatorSigner: string, accoun
   }
 }
 
-/** The JWT a configuration serverConfig() wrote preloads for `account`; undefined if none (or not such a configuration). */
+/**
+ * The JWT a configuration serverConfig() wrote preloads for `account`; undefined if none (or not such a configuration).
+ */
 export function preloadedAccountJwt(configText: string, account: string): string | undefined {
   let preload: Record<string, unknown> | undefined;
   try {
@@ -250,7 +276,12 @@ export interface PushOptions {
  * revoked users itself). Leaf servers apply it too but cannot answer (HUB_ANSWER_PREFIX); which
  * of them holds it is LeafAccountSync's business.
  */
-export function pushAccountJwt(system: NatsConnection, account: string, jwt: string, options: PushOptions = {}): Promise<void> {
+export function pushAccountJwt(
+  system: NatsConnection,
+  account: string,
+  jwt: string,
+  options: PushOptions = {},
+): Promise<void> {
   const server = options.server ?? system.info?.server_id;
   const timeoutMs = options.timeoutMs ?? 5000;
   // The hub's answer space: leaf servers get no interest in it, so they neither answer nor can forge the hub's answer.
@@ -262,11 +293,16 @@ export function pushAccountJwt(system: NatsConnection, account: string, jwt: str
       if (error) reject(error);
       else resolve();
     };
-    // Throws at once on a closed connection, before any timer is set. settle() runs only later (a reply, the timer, a failed publish).
+    // Throws at once on a closed connection, before any timer is set. settle() runs only later (a reply, the timer, a
+    // failed publish).
     const sub = system.subscribe(inbox, {
       callback: (err, msg) => {
         if (err) return settle(new NatsOperatorError(`nats-server did not apply the account update: ${err.message}`));
-        let body: { data?: { code?: number; message?: string }; error?: { code?: number; description?: string }; server?: { id?: string } };
+        let body: {
+          data?: { code?: number; message?: string };
+          error?: { code?: number; description?: string };
+          server?: { id?: string };
+        };
         try {
           body = JSON.parse(new TextDecoder().decode(msg.data)) as typeof body;
         } catch {
@@ -274,10 +310,21 @@ export function pushAccountJwt(system: NatsConnection, account: string, jwt: str
         }
         if (server !== undefined && body.server?.id !== server) return;
         if (body.data?.code === 200) settle();
-        else settle(new NatsOperatorError(`nats-server did not apply the account update: ${body.error?.description ?? body.data?.message ?? "no answer"}`));
+        else
+          settle(
+            new NatsOperatorError(
+              `nats-server did not apply the account update: ${body.error?.description ?? body.data?.message ?? "no answer"}`,
+            ),
+          );
       },
     });
-    const timer = setTimeout(() => settle(new NatsOperatorError(`nats-server ${server ?? ""} did not answer the account update within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        settle(
+          new NatsOperatorError(`nats-server ${server ?? ""} did not answer the account update within ${timeoutMs} ms`),
+        ),
+      timeoutMs,
+    );
     try {
       system.publish(`$SYS.REQ.ACCOUNT.${account}.CLAIMS.UPDATE`, new TextEncoder().encode(jwt), { reply: inbox });
     } catch (e) {

@@ -11,10 +11,14 @@ export interface ApprovalPlan {
   readonly cancel: readonly string[];
 }
 
-type Candidate = Pick<ExecutionState, "executionId" | "partitionIndex" | "computeState" | "desiredState" | "createTime">;
+type Candidate = Pick<
+  ExecutionState,
+  "executionId" | "partitionIndex" | "computeState" | "desiredState" | "createTime"
+>;
 
 /** Oldest first; executions created in the same millisecond go by id, so the choice never depends on read order. */
-const oldestFirst = (a: Candidate, b: Candidate) => a.createTime - b.createTime || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0);
+const oldestFirst = (a: Candidate, b: Candidate) =>
+  a.createTime - b.createTime || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0);
 
 /**
  * Bacalhau v1.7's approval per partition (scheduler `getApprovalStatuses`), for a batch or service
@@ -35,7 +39,11 @@ export function approvalsOf(executions: readonly Candidate[]): ApprovalPlan {
     else partitions.set(e.partitionIndex, [e]);
   }
   for (const list of partitions.values()) {
-    const live = list.filter((e) => e.computeState !== undefined && !isTerminalComputeState(e.computeState) && e.desiredState !== "Stopped").sort(oldestFirst);
+    const live = list
+      .filter(
+        (e) => e.computeState !== undefined && !isTerminalComputeState(e.computeState) && e.desiredState !== "Stopped",
+      )
+      .sort(oldestFirst);
     const accepted = live.filter((e) => e.computeState === "AskForBidAccepted" && e.desiredState === "Pending");
     const runners = live.filter((e) => e.desiredState === "Running");
     if (list.some((e) => e.computeState === "Completed")) {

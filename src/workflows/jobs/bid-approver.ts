@@ -44,7 +44,10 @@ export class BidApprover {
     } catch (e) {
       const error = asShoalError(e);
       if (error.kind !== "Conflict") throw e;
-      this.options.logger.info({ executionId, command: command.type, reason: error.message }, "approval step skipped: the execution moved on meanwhile");
+      this.options.logger.info(
+        { executionId, command: command.type, reason: error.message },
+        "approval step skipped: the execution moved on meanwhile",
+      );
       return false;
     }
   }

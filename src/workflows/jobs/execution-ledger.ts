@@ -1,11 +1,26 @@
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
-import { EMPTY_LEDGER, ledgerOf, release, reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
+import {
+  EMPTY_LEDGER,
+  ledgerOf,
+  release,
+  reserve,
+  type Allocation,
+  type CapacityLedger,
+} from "../../scheduler/capacity-ledger.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 
 /** An execution as the ledger counts it: it holds its allocated resources on its node while it is not terminal. */
 export function holdsCapacity(e: ExecutionState): boolean {
-  return e.computeState !== undefined && !isTerminal({ id: e.executionId, nodeId: e.nodeId, state: e.computeState, desiredState: e.desiredState ?? "Pending" });
+  return (
+    e.computeState !== undefined &&
+    !isTerminal({
+      id: e.executionId,
+      nodeId: e.nodeId,
+      state: e.computeState,
+      desiredState: e.desiredState ?? "Pending",
+    })
+  );
 }
 
 export function allocationOf(e: ExecutionState): Allocation {
@@ -54,7 +69,8 @@ export class ExecutionLedger {
   update(e: ExecutionState): void {
     const held = this.holds.get(e.executionId);
     const holds = holdsCapacity(e);
-    if (held !== undefined && holds && held.source === e.allocatedResources && held.allocation.nodeId === e.nodeId) return;
+    if (held !== undefined && holds && held.source === e.allocatedResources && held.allocation.nodeId === e.nodeId)
+      return;
     let next = this.ledger;
     if (held !== undefined) {
       next = release(next, [held.allocation]);

@@ -13,9 +13,23 @@ export const APPROVAL = "execution-approval";
  * workflow (a step per node event would be stored for nothing when no job waits): `isNodeGain`
  * lets the orchestrator place the Queued jobs again, and those placements are recorded on the jobs.
  */
-const NODE_GAINS = new Set(["NodeRegistered", "NodeApproved", "NodeBecameHealthy", "NodeInfoUpdated", "NodeUncordoned", "NodeLabelsSet", "NodeUndrained"]);
+const NODE_GAINS = new Set([
+  "NodeRegistered",
+  "NodeApproved",
+  "NodeBecameHealthy",
+  "NodeInfoUpdated",
+  "NodeUncordoned",
+  "NodeLabelsSet",
+  "NodeUndrained",
+]);
 /** An execution's end: its job may be done, and its capacity is free again. */
-const EXECUTION_ENDS = new Set(["ExecutionCompleted", "ExecutionFailed", "ExecutionCancelled", "ExecutionBidDeclined", "ExecutionRejected"]);
+const EXECUTION_ENDS = new Set([
+  "ExecutionCompleted",
+  "ExecutionFailed",
+  "ExecutionCancelled",
+  "ExecutionBidDeclined",
+  "ExecutionRejected",
+]);
 /** A job's end that leaves executions to stop on their nodes. */
 const JOB_ENDS = new Set(["JobStopped", "JobFailed"]);
 
@@ -23,7 +37,8 @@ const JOB_ENDS = new Set(["JobStopped", "JobFailed"]);
  * How a submitted job runs, as a process manager on the store: a job submitted is placed; a node
  * that can take more work, or an execution that ends, has the Queued jobs placed again; an
  * execution created is sent to its node; an execution that ends may end its job; a job stopped or
- * failed has its executions cancelled (a node that can take more work: see isNodeGain). Pure: the host records every step before it acts.
+ * failed has its executions cancelled (a node that can take more work: see isNodeGain). Pure: the host records every
+ * step before it acts.
  */
 export const jobFlow: Workflow = {
   name: "jobs",
@@ -32,21 +47,36 @@ export const jobFlow: Workflow = {
     const category = categoryOf(recorded.stream);
     const id = entityIdOf(recorded.stream);
     if (category === JOB_CATEGORY) {
-      if (recorded.type === "JobSubmitted") return [{ handler: PLACEMENT, entityId: id, type: "PlaceJob", reason: "the job was submitted" }];
-      if (JOB_ENDS.has(recorded.type)) return [{ handler: CANCEL, entityId: id, type: "CancelExecutions", reason: `the job ended (${recorded.type})` }];
+      if (recorded.type === "JobSubmitted")
+        return [{ handler: PLACEMENT, entityId: id, type: "PlaceJob", reason: "the job was submitted" }];
+      if (JOB_ENDS.has(recorded.type))
+        return [
+          { handler: CANCEL, entityId: id, type: "CancelExecutions", reason: `the job ended (${recorded.type})` },
+        ];
       return [];
     }
     if (category === EXECUTION_CATEGORY) {
-      // Batch and service: ask for the node's bid, approve it, then run (Bacalhau v1.7); ops and daemon: a direct bid, one message.
+      // Batch and service: ask for the node's bid, approve it, then run (Bacalhau v1.7); ops and daemon: a direct bid,
+      // one message.
       if (recorded.type === "ExecutionCreated") {
         const asks = (recorded.data as { DesiredState?: string }).DesiredState === "Pending";
-        return [{ handler: DISPATCH, entityId: id, type: asks ? "AskForBid" : "RunExecution", reason: "the execution was placed" }];
+        return [
+          {
+            handler: DISPATCH,
+            entityId: id,
+            type: asks ? "AskForBid" : "RunExecution",
+            reason: "the execution was placed",
+          },
+        ];
       }
       // A direct bid (ops, daemon) is approved by being made: no step to record.
       if (recorded.type === "ExecutionBidAccepted") {
-        return (recorded.data as { Direct?: boolean }).Direct === true ? [] : [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
+        return (recorded.data as { Direct?: boolean }).Direct === true
+          ? []
+          : [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
       }
-      if (recorded.type === "ExecutionApproved") return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the bid was approved" }];
+      if (recorded.type === "ExecutionApproved")
+        return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the bid was approved" }];
       if (EXECUTION_ENDS.has(recorded.type)) {
         return [
           { handler: SETTLE, entityId: id, type: "SettleJob", reason: `an execution ended (${recorded.type})` },
@@ -59,4 +89,5 @@ export const jobFlow: Workflow = {
   },
 };
 
-export const isNodeGain = (stream: string, type: string): boolean => categoryOf(stream) === NODE_CATEGORY && NODE_GAINS.has(type);
+export const isNodeGain = (stream: string, type: string): boolean =>
+  categoryOf(stream) === NODE_CATEGORY && NODE_GAINS.has(type);

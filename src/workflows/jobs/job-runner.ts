@@ -18,7 +18,14 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
-import { EXECUTIONS_FAILED_MESSAGE, attemptOf, jobOutcome, nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
+import {
+  EXECUTIONS_FAILED_MESSAGE,
+  attemptOf,
+  jobOutcome,
+  nodeUnmatchedMessage,
+  releasesNode,
+  wantsPlacement,
+} from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
@@ -40,11 +47,17 @@ import { endFailedJobStep } from "./failed-job-step.ts";
 import { sendOrEnd } from "./unsendable-work.ts";
 import { workToSend } from "./work-to-send.ts";
 
-/** Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it first). */
+/**
+ * Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it
+ * first).
+ */
 const TIMEOUT_BUFFER_SECONDS = 60;
 /** Work its node has not answered is sent again this often, until answered or the answer bound ends it. */
 const RESEND_MS = 2_000;
-/** Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next evaluation comes (`ExecutionLimitBackoff`). */
+/**
+ * Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next
+ * evaluation comes (`ExecutionLimitBackoff`).
+ */
 export const MAX_EXECUTIONS_PER_EVAL = 20;
 const EXECUTION_LIMIT_BACKOFF_MS = 100;
 /** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
@@ -126,7 +139,10 @@ export function workTaskOf(spec: JobSpec, execution: ExecutionState): WorkTask {
 export class JobRunner {
   /** Placements, one after another. */
   private queue: Promise<void> = Promise.resolve();
-  /** Executions created here that the read model may not show yet, per job: counted in the ledger and the job's executions. */
+  /**
+   * Executions created here that the read model may not show yet, per job: counted in the ledger and the job's
+   * executions.
+   */
   private readonly created = new Map<string, Set<string>>();
   /** Jobs placed in part, each with its timer at its QueueTimeout. */
   private readonly topUps = new Map<string, TimerHandle>();
@@ -150,7 +166,10 @@ export class JobRunner {
 
   handlers(): Record<string, WorkflowHandler> {
     return {
-      [PLACEMENT]: (c) => (c.type === "PlaceJob" ? this.serialized(() => this.place(c.entityId, c)) : this.serialized(() => this.placeQueued(c))),
+      [PLACEMENT]: (c) =>
+        c.type === "PlaceJob"
+          ? this.serialized(() => this.place(c.entityId, c))
+          : this.serialized(() => this.placeQueued(c)),
       [DISPATCH]: (c) => this.dispatch(c.entityId),
       [APPROVAL]: (c) => this.serialized(() => this.approve(c.entityId, c)),
       [SETTLE]: (c) => this.serialized(() => this.settle(c.entityId, c)),
@@ -164,7 +183,15 @@ export class JobRunner {
    * of them could take are evaluated (see placeQueued).
    */
   retryQueued(reason = "queue backoff", gainedNodes?: ReadonlySet<string>): Promise<void> {
-    const c = { handler: PLACEMENT, entityId: "", type: "PlaceQueuedJobs", reason, commandId: deterministicId("queue-retry", reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
+    const c = {
+      handler: PLACEMENT,
+      entityId: "",
+      type: "PlaceQueuedJobs",
+      reason,
+      commandId: deterministicId("queue-retry", reason, String(this.options.clock.now())),
+      causationId: "",
+      correlationId: "",
+    };
     return this.serialized(() => this.placeQueued(c, gainedNodes));
   }
 
@@ -179,7 +206,12 @@ export class JobRunner {
   resumeDispatch(executions: Iterable<ExecutionState>): void {
     for (const e of executions) {
       if (!NOT_YET_RUNNING.has(e.computeState ?? "New")) continue;
-      this.dispatch(e.executionId).catch((err: unknown) => this.options.logger.warn({ err, executionId: e.executionId }, "sending an execution again after a restart failed"));
+      this.dispatch(e.executionId).catch((err: unknown) =>
+        this.options.logger.warn(
+          { err, executionId: e.executionId },
+          "sending an execution again after a restart failed",
+        ),
+      );
     }
   }
 
@@ -192,8 +224,18 @@ export class JobRunner {
     return next;
   }
 
-  private context(c: WorkflowCommand & Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">> & { readonly workflow?: string }): CommandContext {
-    return commandContext({ type: "system", id: c.workflow ?? "workflow-jobs" }, { reason: c.reason, ...(c.causationId ? { causationId: c.causationId } : {}), ...(c.correlationId ? { correlationId: c.correlationId } : {}) });
+  private context(
+    c: WorkflowCommand &
+      Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">> & { readonly workflow?: string },
+  ): CommandContext {
+    return commandContext(
+      { type: "system", id: c.workflow ?? "workflow-jobs" },
+      {
+        reason: c.reason,
+        ...(c.causationId ? { causationId: c.causationId } : {}),
+        ...(c.correlationId ? { correlationId: c.correlationId } : {}),
+      },
+    );
   }
 
   private async executionsOf(jobId: string): Promise<ExecutionState[]> {
@@ -244,17 +286,22 @@ export class JobRunner {
   private async placeQueued(c: Issued, gainedNodes?: ReadonlySet<string>): Promise<void> {
     const { jobViews } = this.options;
     const waiting: string[] = [];
-    const gained = gainedNodes === undefined ? undefined : [...gainedNodes].flatMap((id) => {
-      const view = this.options.nodeViews.get(id);
-      return view === undefined || view.deleted ? [] : [{ id, labels: candidateNodeOf(view).labels }];
-    });
+    const gained =
+      gainedNodes === undefined
+        ? undefined
+        : [...gainedNodes].flatMap((id) => {
+            const view = this.options.nodeViews.get(id);
+            return view === undefined || view.deleted ? [] : [{ id, labels: candidateNodeOf(view).labels }];
+          });
     for (const j of jobViews.allJobs()) {
       if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
       const executions = jobViews.executionsOfJob(j.jobId);
       if (gained !== undefined && !gained.some((n) => mayTake(j.spec as JobSpec, executions, n))) continue;
-      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(this.existing))) waiting.push(j.jobId);
+      if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(this.existing)))
+        waiting.push(j.jobId);
     }
-    // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next pass).
+    // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next
+    // pass).
     let ledger = this.ledger();
     for (const jobId of waiting) ledger = await this.evaluateOrEnd(jobId, c, ledger);
   }
@@ -265,7 +312,12 @@ export class JobRunner {
    */
   private readonly existing = (e: ExecutionState): ExistingExecution => {
     const base = toExisting(e);
-    if (e.jobType !== "service" || isTerminal(base) || this.options.nodeViews.get(e.nodeId)?.drain?.status !== "draining") return base;
+    if (
+      e.jobType !== "service" ||
+      isTerminal(base) ||
+      this.options.nodeViews.get(e.nodeId)?.drain?.status !== "draining"
+    )
+      return base;
     return { ...base, leaving: true };
   };
 
@@ -273,8 +325,25 @@ export class JobRunner {
    * Another workflow (the node drain) asks for a job's placement: the drain's replacements of a
    * service's executions. Serialized with every other placement; its actor and reason are the caller's.
    */
-  placeFor(jobId: string, by: { readonly workflow: string; readonly reason: string; readonly causationId: string; readonly correlationId: string }): Promise<void> {
-    const c = { handler: PLACEMENT, entityId: jobId, type: "PlaceJob", reason: by.reason, workflow: by.workflow, commandId: deterministicId(by.workflow, jobId, by.causationId), causationId: by.causationId, correlationId: by.correlationId };
+  placeFor(
+    jobId: string,
+    by: {
+      readonly workflow: string;
+      readonly reason: string;
+      readonly causationId: string;
+      readonly correlationId: string;
+    },
+  ): Promise<void> {
+    const c = {
+      handler: PLACEMENT,
+      entityId: jobId,
+      type: "PlaceJob",
+      reason: by.reason,
+      workflow: by.workflow,
+      commandId: deterministicId(by.workflow, jobId, by.causationId),
+      causationId: by.causationId,
+      correlationId: by.correlationId,
+    };
     return this.serialized(() => this.place(jobId, c));
   }
 
@@ -290,8 +359,15 @@ export class JobRunner {
       resources: fromBacalhauResources(parseTaskResources(task.Resources)),
       executions,
       // A deleted node is in the read model (its history stays) but gone from the cluster.
-      nodes: this.options.nodeViews.all().filter((v) => !v.deleted).map(candidateNodeOf),
-      queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: this.options.clock.now() },
+      nodes: this.options.nodeViews
+        .all()
+        .filter((v) => !v.deleted)
+        .map(candidateNodeOf),
+      queue: {
+        timeoutMs: task.Timeouts.QueueTimeout * 1000,
+        createdAtMs: job.createTime,
+        nowMs: this.options.clock.now(),
+      },
     };
   }
 
@@ -305,14 +381,26 @@ export class JobRunner {
     const job = (await this.options.jobs.get(execution.jobId)).state;
     const spec = job.spec;
     if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
-    const executions = (await this.executionsOf(execution.jobId)).map((e) => (e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e)));
+    const executions = (await this.executionsOf(execution.jobId)).map((e) =>
+      e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
+    );
     const result = placeJob(this.requestFor(job, spec, executions), this.ledger());
     return result.placements.some((p) => p.partitionIndex === execution.partitionIndex);
   }
 
-  /** One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why. */
+  /**
+   * One job placed again outside any workflow step (its partial placement's QueueTimeout passed): its context says why.
+   */
   private retryJob(jobId: string, reason: string): Promise<void> {
-    const c = { handler: PLACEMENT, entityId: jobId, type: "PlaceJob", reason, commandId: deterministicId("job-retry", jobId, reason, String(this.options.clock.now())), causationId: "", correlationId: "" };
+    const c = {
+      handler: PLACEMENT,
+      entityId: jobId,
+      type: "PlaceJob",
+      reason,
+      commandId: deterministicId("job-retry", jobId, reason, String(this.options.clock.now())),
+      causationId: "",
+      correlationId: "",
+    };
     return this.serialized(() => this.place(jobId, c));
   }
 
@@ -345,7 +433,11 @@ export class JobRunner {
   }
 
   /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
-  private async evaluate(jobId: string, c: Issued & { readonly workflow?: string }, ledger: CapacityLedger): Promise<CapacityLedger> {
+  private async evaluate(
+    jobId: string,
+    c: Issued & { readonly workflow?: string },
+    ledger: CapacityLedger,
+  ): Promise<CapacityLedger> {
     const { jobs, executions, logger } = this.options;
     const job = (await jobs.get(jobId)).state;
     const spec = job.spec;
@@ -366,12 +458,18 @@ export class JobRunner {
     let placed = 0;
     let next = ledger;
     if (wantsPlacement(spec.Type, spec.Count, existing.map(this.existing))) {
-      // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
-      const holding = spec.Type === "daemon" ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage))) : existing;
-      // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never fails the job.
+      // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for
+      // another.
+      const holding =
+        spec.Type === "daemon"
+          ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage)))
+          : existing;
+      // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
+      // fails the job.
       const partitioned = spec.Type === "batch" || spec.Type === "service";
       const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, existing.map(toExisting)) < 1;
-      // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation later.
+      // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an
+      // evaluation later.
       const maxPlacements = MAX_EXECUTIONS_PER_EVAL;
       const request = { ...this.requestFor(job, spec, holding.map(this.existing)), maxPlacements };
       const result = placeJob(request, ledger);
@@ -408,7 +506,14 @@ export class JobRunner {
             ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
             ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
           },
-          previous === undefined ? context : this.context({ ...c, reason: isTerminal(toExisting(previous)) ? retryReason(previous, p.partitionIndex ?? 0) : replacementReason(previous, p.partitionIndex ?? 0) }),
+          previous === undefined
+            ? context
+            : this.context({
+                ...c,
+                reason: isTerminal(toExisting(previous))
+                  ? retryReason(previous, p.partitionIndex ?? 0)
+                  : replacementReason(previous, p.partitionIndex ?? 0),
+              }),
         );
       }
       // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
@@ -416,7 +521,9 @@ export class JobRunner {
       const placements = kept.map((p) => p.nodeId);
       logger[level]({ jobId, decision: result.decision, placements, deferred }, "job placed");
       // A job that had executions fail: its shortfall says which failed last, and why.
-      const message = (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
+      const message =
+        (result.message ?? "the job cannot be placed") +
+        (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
       if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
         logger.info({ jobId, message }, "no node for a draining node's replacement yet: the original runs on");
         return next;
@@ -425,11 +532,15 @@ export class JobRunner {
         await jobs.execute(jobId, { type: "Fail", reason: message }, context);
         return next;
       }
-      if (result.decision === "queued" && result.jobQueued === true) await jobs.execute(jobId, { type: "Queue", reason: message }, context);
-      // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one at its bid's approval.
-      else if (kept.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
-      // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes.
-      if (result.decision === "queued" && result.jobQueued !== true) this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
+      // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or
+      // service one at its bid's approval.
+      if (result.decision === "queued" && result.jobQueued === true) {
+        await jobs.execute(jobId, { type: "Queue", reason: message }, context);
+      } else if (kept.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
+      // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout
+      // passes.
+      if (result.decision === "queued" && result.jobQueued !== true)
+        this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
     }
     if (spec.Type !== "ops" || placed > 0) return next;
     existing = await this.executionsOf(jobId);
@@ -437,7 +548,11 @@ export class JobRunner {
     if (outcome.kind === "completed") await jobs.execute(jobId, { type: "Complete" }, context);
     else if (outcome.kind === "failed") {
       const failed = existing.find((e) => e.executionId === outcome.failed.id) as ExecutionState;
-      await jobs.execute(jobId, { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` }, context);
+      await jobs.execute(
+        jobId,
+        { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` },
+        context,
+      );
     }
     return next;
   }
@@ -445,16 +560,21 @@ export class JobRunner {
   /**
    * The placements a rate-limited evaluation left out are made by the next one, EXECUTION_LIMIT_BACKOFF_MS
    * later (Bacalhau's `exec-limit` trigger): a daemon job on a large fleet never holds the placement
-   * queue for one long step. Should the orchestrator stop first, the start's placement pass (retryQueued) picks the job up.
+   * queue for one long step. Should the orchestrator stop first, the start's placement pass (retryQueued) picks the job
+   * up.
    */
   private evaluateLater(jobId: string, deferred: number): void {
     if (this.limited.has(jobId)) return;
     const { logger } = this.options;
     this.limited.add(jobId);
-    // Pacing, not a deadline of the job's (as the resends): real time, so that a host on a manual clock still places the rest.
+    // Pacing, not a deadline of the job's (as the resends): real time, so that a host on a manual clock still places
+    // the rest.
     const timer = setTimeout(() => {
       this.limited.delete(jobId);
-      this.retryJob(jobId, `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`).catch((err: unknown) => logger.error({ err, jobId }, "placing the rest of a rate-limited job failed"));
+      this.retryJob(
+        jobId,
+        `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`,
+      ).catch((err: unknown) => logger.error({ err, jobId }, "placing the rest of a rate-limited job failed"));
     }, EXECUTION_LIMIT_BACKOFF_MS);
     timer.unref();
   }
@@ -465,7 +585,9 @@ export class JobRunner {
     const { clock, logger } = this.options;
     const timer = clock.setTimer(Math.max(0, at - clock.now()) + 1, () => {
       this.topUps.delete(jobId);
-      this.retryJob(jobId, "the queue timeout of a job placed in part passed").catch((err: unknown) => logger.error({ err, jobId }, "placing a job placed in part again failed"));
+      this.retryJob(jobId, "the queue timeout of a job placed in part passed").catch((err: unknown) =>
+        logger.error({ err, jobId }, "placing a job placed in part again failed"),
+      );
     });
     this.topUps.set(jobId, timer);
   }
@@ -503,7 +625,13 @@ export class JobRunner {
     for (const ids of this.created.values()) {
       for (const id of ids) {
         const actor = this.options.executions.peek(id);
-        if (actor && actor.state.nodeId === nodeId && holdsCapacity(actor.state) && this.options.jobViews.execution(id) === undefined) out.push(actor.state);
+        if (
+          actor &&
+          actor.state.nodeId === nodeId &&
+          holdsCapacity(actor.state) &&
+          this.options.jobViews.execution(id) === undefined
+        )
+          out.push(actor.state);
       }
     }
     return out;
@@ -518,7 +646,12 @@ export class JobRunner {
    * on the node meanwhile from a stale view. Idempotent: an execution that ended is left alone.
    * Callable by any workflow (node reactions, drain): `context` says which and why.
    */
-  loseNodeWork(nodeId: string, message: string, context: CommandContext, jobTypes?: ReadonlySet<JobType>): Promise<number> {
+  loseNodeWork(
+    nodeId: string,
+    message: string,
+    context: CommandContext,
+    jobTypes?: ReadonlySet<JobType>,
+  ): Promise<number> {
     return this.serialized(async () => {
       const { executions, work } = this.options;
       const candidates = new Map<string, ExecutionState>();
@@ -528,14 +661,16 @@ export class JobRunner {
       for (const e of candidates.values()) {
         if (jobTypes !== undefined && e.jobType !== undefined && !jobTypes.has(e.jobType)) continue;
         const current = (await executions.get(e.executionId)).state;
-        if (current.nodeId !== nodeId || current.computeState === undefined || isTerminal(toExisting(current))) continue;
+        if (current.nodeId !== nodeId || current.computeState === undefined || isTerminal(toExisting(current)))
+          continue;
         await executions.execute(e.executionId, { type: "Fail", reason: message, cause: "Orchestrator" }, context);
         this.byNode.markLost(nodeId, e.executionId);
         // Heard only if the node is reachable; else it is told again when it is back (stopLostWork).
         work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
         lost++;
       }
-      if (lost > 0) this.options.logger.info({ nodeId, lost, reason: context.reason }, "a node's executions were lost with it");
+      if (lost > 0)
+        this.options.logger.info({ nodeId, lost, reason: context.reason }, "a node's executions were lost with it");
       return lost;
     });
   }
@@ -554,7 +689,10 @@ export class JobRunner {
     };
     if (ids.length > 0) {
       send(STOP_RESENDS);
-      this.options.logger.info({ nodeId, executions: ids }, "a node that came back is told to stop the executions lost with it");
+      this.options.logger.info(
+        { nodeId, executions: ids },
+        "a node that came back is told to stop the executions lost with it",
+      );
     }
     return ids.length;
   }
@@ -576,7 +714,15 @@ export class JobRunner {
       if (unmet.length === 0) continue;
       const current = (await this.options.executions.get(e.executionId)).state;
       if (current.computeState === undefined || isTerminal(toExisting(current))) continue;
-      const message = nodeUnmatchedMessage(nodeId, unmet.map((c) => `${formatConstraint(c)}: ${c.key} is ${labels[c.key] === undefined ? "not set" : `now ${labels[c.key]}`}`).join("; "));
+      const message = nodeUnmatchedMessage(
+        nodeId,
+        unmet
+          .map(
+            (c) =>
+              `${formatConstraint(c)}: ${c.key} is ${labels[c.key] === undefined ? "not set" : `now ${labels[c.key]}`}`,
+          )
+          .join("; "),
+      );
       await this.options.executions.execute(e.executionId, { type: "Cancel", reason: message }, context);
       this.options.work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
       stopped++;
@@ -613,7 +759,12 @@ export class JobRunner {
         this.options,
         execution,
         () => {
-          const work = { nodeId: execution.nodeId, executionId, jobId: execution.jobId, task: workTaskOf(spec, execution) };
+          const work = {
+            nodeId: execution.nodeId,
+            executionId,
+            jobId: execution.jobId,
+            task: workTaskOf(spec, execution),
+          };
           if (due === "AskForBid") this.options.work.askForBid(work);
           else this.options.work.runExecution(work);
         },
@@ -650,10 +801,18 @@ export class JobRunner {
     const job = (await this.options.jobs.get(accepted.jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
     const context = this.context(c);
-    // An execution leaving a draining node is not its partition's runner: its replacement's bid is approved while it still runs.
-    await this.approver.approve((await this.executionsOf(accepted.jobId)).filter((e) => this.existing(e).leaving !== true), context);
-    // Checked on the executions, not on what this call approved: a replay after a crash between the two finds the approval done.
-    if (job.state !== "Running" && (await this.executionsOf(accepted.jobId)).some((e) => e.desiredState === "Running" && !isTerminal(toExisting(e)))) {
+    // An execution leaving a draining node is not its partition's runner: its replacement's bid is approved while it
+    // still runs.
+    await this.approver.approve(
+      (await this.executionsOf(accepted.jobId)).filter((e) => this.existing(e).leaving !== true),
+      context,
+    );
+    // Checked on the executions, not on what this call approved: a replay after a crash between the two finds the
+    // approval done.
+    if (
+      job.state !== "Running" &&
+      (await this.executionsOf(accepted.jobId)).some((e) => e.desiredState === "Running" && !isTerminal(toExisting(e)))
+    ) {
       await this.options.jobs.execute(accepted.jobId, { type: "Run" }, context);
     }
   }
@@ -688,20 +847,25 @@ export class JobRunner {
   }
 }
 
-/** Batch and service executions wait for their node's bid and its approval (Bacalhau v1.7); ops and daemon ones bid directly. */
+/**
+ * Batch and service executions wait for their node's bid and its approval (Bacalhau v1.7); ops and daemon ones bid
+ * directly.
+ */
 const asksForBids = (type: JobSpec["Type"]): boolean => type === "batch" || type === "service";
 
 /** The failed execution that ended last (by its last change), if any. */
 function latestFailure(executions: readonly ExecutionState[]): ExecutionState | undefined {
   let latest: ExecutionState | undefined;
-  for (const e of executions) if (e.computeState === "Failed" && (latest === undefined || e.modifyTime >= latest.modifyTime)) latest = e;
+  for (const e of executions)
+    if (e.computeState === "Failed" && (latest === undefined || e.modifyTime >= latest.modifyTime)) latest = e;
   return latest;
 }
 
 /** The newest execution a partition had: what a new execution for it replaces (Bacalhau's PreviousExecution). */
 function latestOfPartition(executions: readonly ExecutionState[], partition: number): ExecutionState | undefined {
   let latest: ExecutionState | undefined;
-  for (const e of executions) if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
+  for (const e of executions)
+    if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
   return latest;
 }
 
@@ -715,9 +879,16 @@ function retryReason(previous: ExecutionState, partition: number): string {
   return `retry of partition ${partition}: ${failureOf(previous)}`;
 }
 
-const toRequirement = (r: JobSpec["Constraints"][number]): ConstraintRequirement => ({ key: r.Key, operator: r.Operator, values: r.Values });
+const toRequirement = (r: JobSpec["Constraints"][number]): ConstraintRequirement => ({
+  key: r.Key,
+  operator: r.Operator,
+  values: r.Values,
+});
 
-/** Whether labels match a job's required constraints (its favoured ones only rank). A spec that cannot be parsed matches: placement says why. */
+/**
+ * Whether labels match a job's required constraints (its favoured ones only rank). A spec that cannot be parsed
+ * matches: placement says why.
+ */
 function matchesConstraints(spec: JobSpec, labels: Readonly<Record<string, string>>): boolean {
   try {
     return matchesLabels(jobSelectors(spec.Constraints.map(toRequirement)).required, labels);
@@ -726,7 +897,9 @@ function matchesConstraints(spec: JobSpec, labels: Readonly<Record<string, strin
   }
 }
 
-/** The job's required constraints the labels do not meet (none for a spec that cannot be parsed: placement says why). */
+/**
+ * The job's required constraints the labels do not meet (none for a spec that cannot be parsed: placement says why).
+ */
 function unmetConstraints(spec: JobSpec, labels: Readonly<Record<string, string>>): ConstraintRequirement[] {
   const required = spec.Constraints.map(toRequirement).filter((c) => !c.key.startsWith(FAVOUR_PREFIX));
   try {
@@ -742,8 +915,15 @@ function unmetConstraints(spec: JobSpec, labels: Readonly<Record<string, string>
  * job: it matches the job's constraints and, for ops and daemon, holds no execution of it that
  * keeps it (one lost with it, or stopped for not matching, does not).
  */
-function mayTake(spec: JobSpec, executions: readonly ExecutionState[], node: { readonly id: string; readonly labels: Readonly<Record<string, string>> }): boolean {
+function mayTake(
+  spec: JobSpec,
+  executions: readonly ExecutionState[],
+  node: { readonly id: string; readonly labels: Readonly<Record<string, string>> },
+): boolean {
   if (!matchesConstraints(spec, node.labels)) return false;
   if (spec.Type !== "ops" && spec.Type !== "daemon") return true;
-  return !executions.some((e) => e.nodeId === node.id && !(spec.Type === "daemon" && isTerminal(toExisting(e)) && releasesNode(e.computeMessage)));
+  return !executions.some(
+    (e) =>
+      e.nodeId === node.id && !(spec.Type === "daemon" && isTerminal(toExisting(e)) && releasesNode(e.computeMessage)),
+  );
 }

@@ -6,9 +6,12 @@ import type { ExecutionState } from "../../../machines/execution/execution-state
  * Running) is told to run until the node reports it Running; an ops or daemon execution (created
  * desired Running: a direct bid) is told to run from the start. Pure.
  */
-export function workToSend(execution: Pick<ExecutionState, "computeState" | "desiredState">): "AskForBid" | "RunExecution" | undefined {
+export function workToSend(
+  execution: Pick<ExecutionState, "computeState" | "desiredState">,
+): "AskForBid" | "RunExecution" | undefined {
   const { computeState, desiredState } = execution;
   if (desiredState === "Pending") return computeState === "New" ? "AskForBid" : undefined;
-  if (desiredState === "Running") return computeState === "New" || computeState === "BidAccepted" ? "RunExecution" : undefined;
+  if (desiredState === "Running")
+    return computeState === "New" || computeState === "BidAccepted" ? "RunExecution" : undefined;
   return undefined;
 }

@@ -31,14 +31,33 @@ export const drainFlow: Workflow = {
     switch (recorded.type) {
       case "NodeDrainStarted": {
         const why = (recorded.data as Started).Reason;
-        return [{ handler: DRAIN, entityId: nodeId, type: "MoveDrainedWork", reason: `node ${nodeId} is draining${why ? `: ${why}` : ""}` }];
+        return [
+          {
+            handler: DRAIN,
+            entityId: nodeId,
+            type: "MoveDrainedWork",
+            reason: `node ${nodeId} is draining${why ? `: ${why}` : ""}`,
+          },
+        ];
       }
       case "NodeDrainDeadlineReached": {
         const left = (recorded.data as DeadlineReached).Left ?? [];
-        return left.map((l) => ({ handler: DRAIN, entityId: l.ExecutionID, type: "StopDrainedExecution", reason: `the drain deadline of node ${nodeId} passed` }));
+        return left.map((l) => ({
+          handler: DRAIN,
+          entityId: l.ExecutionID,
+          type: "StopDrainedExecution",
+          reason: `the drain deadline of node ${nodeId} passed`,
+        }));
       }
       case "NodeUndrained":
-        return [{ handler: DRAIN, entityId: nodeId, type: "SettleUndrained", reason: `the drain of node ${nodeId} was ended by an operator` }];
+        return [
+          {
+            handler: DRAIN,
+            entityId: nodeId,
+            type: "SettleUndrained",
+            reason: `the drain of node ${nodeId} was ended by an operator`,
+          },
+        ];
       default:
         return [];
     }

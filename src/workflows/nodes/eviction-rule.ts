@@ -81,7 +81,10 @@ export interface EvictionStep {
   readonly bucket: EvictionBucket;
   readonly disruption: Disruption;
   readonly rate: number;
-  /** When the next one may go, from now (ms); undefined while nothing waits or the rate is 0 (paused; the end of a grace is known). */
+  /**
+   * When the next one may go, from now (ms); undefined while nothing waits or the rate is 0 (paused; the end of a grace
+   * is known).
+   */
   readonly nextInMs: number | undefined;
 }
 
@@ -90,7 +93,13 @@ export interface EvictionStep {
  * which wait: a token bucket at the rate the fleet's state allows, holding at most one token.
  * Pure: the caller keeps the bucket and calls again at `nextInMs`, or when the fleet changes.
  */
-export function evictionStep(waiting: readonly string[], fleet: FleetHealth, policy: EvictionPolicy, bucket: EvictionBucket, own: OwnState): EvictionStep {
+export function evictionStep(
+  waiting: readonly string[],
+  fleet: FleetHealth,
+  policy: EvictionPolicy,
+  bucket: EvictionBucket,
+  own: OwnState,
+): EvictionStep {
   const { now } = own;
   const disruption = disruptionOf(fleet, policy, own);
   const rate = evictionRateOf(disruption, fleet, policy);

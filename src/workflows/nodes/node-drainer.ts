@@ -30,7 +30,15 @@ export interface NodeDrainerOptions {
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   readonly work: NodeWorkClient;
   /** Places a job (the jobs workflow's placement, serialized with every other): a service's replacements. */
-  readonly place: (jobId: string, by: { readonly workflow: string; readonly reason: string; readonly causationId: string; readonly correlationId: string }) => Promise<void>;
+  readonly place: (
+    jobId: string,
+    by: {
+      readonly workflow: string;
+      readonly reason: string;
+      readonly causationId: string;
+      readonly correlationId: string;
+    },
+  ) => Promise<void>;
   /** Whether another node would take a batch execution's partition now (a dry run): only then is it stopped to move. */
   readonly placeableElsewhere: (execution: ExecutionState) => Promise<boolean>;
   readonly deadlines: DeadlineScheduler;
@@ -49,7 +57,12 @@ interface Cause {
 
 const DRAIN_EVENTS_ENDING = new Set(["NodeDrainCompleted", "NodeDrainDeadlineReached", "NodeUndrained"]);
 
-const stateOf = (e: ExecutionState) => ({ id: e.executionId, nodeId: e.nodeId, state: e.computeState ?? "New", desiredState: e.desiredState ?? "Pending" });
+const stateOf = (e: ExecutionState) => ({
+  id: e.executionId,
+  nodeId: e.nodeId,
+  state: e.computeState ?? "New",
+  desiredState: e.desiredState ?? "Pending",
+});
 const ended = (e: ExecutionState): boolean => e.computeState === undefined || isTerminal(stateOf(e));
 
 /**
@@ -116,17 +129,29 @@ export class NodeDrainer implements Processor {
     }
     if (changed === undefined || this.draining.size === 0) return;
     const { recorded } = changed;
-    const cause = { reason: `${recorded.type} of ${entityIdOf(recorded.stream)}`, causationId: recorded.id, correlationId: typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id };
+    const cause = {
+      reason: `${recorded.type} of ${entityIdOf(recorded.stream)}`,
+      causationId: recorded.id,
+      correlationId:
+        typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id,
+    };
     for (const nodeId of this.draining) this.later(nodeId, cause);
   }
 
-  /** After a restart: every drain under way is armed again and gets a pass (its deadline may have passed while the orchestrator was down). */
+  /**
+   * After a restart: every drain under way is armed again and gets a pass (its deadline may have passed while the
+   * orchestrator was down).
+   */
   recover(): void {
     for (const view of this.options.nodeViews.all()) {
       if (view.deleted || view.drain?.status !== "draining") continue;
       this.draining.add(view.nodeId);
       this.arm(view.nodeId, Date.parse(view.drain.deadline));
-      this.later(view.nodeId, { reason: "the orchestrator started while the node was draining", causationId: "", correlationId: "" });
+      this.later(view.nodeId, {
+        reason: "the orchestrator started while the node was draining",
+        causationId: "",
+        correlationId: "",
+      });
     }
   }
 
@@ -137,7 +162,9 @@ export class NodeDrainer implements Processor {
     this.serialized(() => {
       this.waiting.delete(nodeId);
       return this.progress(nodeId, cause);
-    }).catch((err: unknown) => this.options.logger.error({ err, nodeId }, "a drain's pass failed; the next change tries again"));
+    }).catch((err: unknown) =>
+      this.options.logger.error({ err, nodeId }, "a drain's pass failed; the next change tries again"),
+    );
   }
 
   private serialized(work: () => Promise<void>): Promise<void> {
@@ -147,12 +174,21 @@ export class NodeDrainer implements Processor {
   }
 
   private context(cause: Cause, reason = cause.reason): CommandContext {
-    return commandContext({ type: "system", id: DRAIN_ACTOR }, { reason, ...(cause.causationId ? { causationId: cause.causationId } : {}), ...(cause.correlationId ? { correlationId: cause.correlationId } : {}) });
+    return commandContext(
+      { type: "system", id: DRAIN_ACTOR },
+      {
+        reason,
+        ...(cause.causationId ? { causationId: cause.causationId } : {}),
+        ...(cause.correlationId ? { correlationId: cause.correlationId } : {}),
+      },
+    );
   }
 
   private arm(nodeId: string, at: number): void {
     this.options.deadlines.set(`node-drain/${nodeId}`, at, () => {
-      this.serialized(() => this.expire(nodeId)).catch((err: unknown) => this.options.logger.error({ err, nodeId }, "a drain's deadline failed"));
+      this.serialized(() => this.expire(nodeId)).catch((err: unknown) =>
+        this.options.logger.error({ err, nodeId }, "a drain's deadline failed"),
+      );
     });
   }
 
@@ -172,7 +208,8 @@ export class NodeDrainer implements Processor {
   /** The node's executions under way, as their actors have them. */
   private async executionsOn(nodeId: string): Promise<ExecutionState[]> {
     const ids: string[] = [];
-    for (const e of this.options.jobViews.allExecutions()) if (e.nodeId === nodeId && !ended(e)) ids.push(e.executionId);
+    for (const e of this.options.jobViews.allExecutions())
+      if (e.nodeId === nodeId && !ended(e)) ids.push(e.executionId);
     const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
     return states.filter((e) => !ended(e));
   }
@@ -180,14 +217,23 @@ export class NodeDrainer implements Processor {
   /** Another execution of the same service partition, under way on another node: the replacement. */
   private async replacementOf(e: ExecutionState): Promise<ExecutionState | undefined> {
     for (const other of this.options.jobViews.executionsOfJob(e.jobId)) {
-      if (other.executionId === e.executionId || other.partitionIndex !== e.partitionIndex || other.nodeId === e.nodeId || ended(other)) continue;
+      if (
+        other.executionId === e.executionId ||
+        other.partitionIndex !== e.partitionIndex ||
+        other.nodeId === e.nodeId ||
+        ended(other)
+      )
+        continue;
       const state = (await this.options.executions.get(other.executionId)).state;
       if (!ended(state)) return state;
     }
     return undefined;
   }
 
-  /** Placement reads the node read model: it must show the drain before anything moves, so nothing comes back to the node. */
+  /**
+   * Placement reads the node read model: it must show the drain before anything moves, so nothing comes back to the
+   * node.
+   */
   private async viewShowsDrain(nodeId: string): Promise<void> {
     const until = Date.now() + (this.options.viewWaitMs ?? 10_000);
     while (this.options.nodeViews.get(nodeId)?.drain?.status !== "draining") {
@@ -221,15 +267,29 @@ export class NodeDrainer implements Processor {
     for (const e of await this.executionsOn(nodeId)) {
       switch (e.jobType) {
         case "batch":
-          // No node to take it: it runs on here (to its end, or the deadline) rather than its job failing for want of one; a later pass tries again.
-          if (await this.options.placeableElsewhere(e)) await this.cancel(e, this.context(cause, `node ${nodeId} is draining: the execution is stopped and its partition placed on another node`));
+          // No node to take it: it runs on here (to its end, or the deadline) rather than its job failing for want of
+          // one; a later pass tries again.
+          if (await this.options.placeableElsewhere(e))
+            await this.cancel(
+              e,
+              this.context(
+                cause,
+                `node ${nodeId} is draining: the execution is stopped and its partition placed on another node`,
+              ),
+            );
           else left++;
           break;
         case "service": {
           const replacement = await this.replacementOf(e);
           if (replacement === undefined) toPlace.add(e.jobId);
           if (replacement?.computeState === "Running") {
-            await this.cancel(e, this.context(cause, `node ${nodeId} is draining: replaced by ${replacement.executionId} on node ${replacement.nodeId}, which is running`));
+            await this.cancel(
+              e,
+              this.context(
+                cause,
+                `node ${nodeId} is draining: replaced by ${replacement.executionId} on node ${replacement.nodeId}, which is running`,
+              ),
+            );
           } else left++;
           break;
         }
@@ -242,25 +302,41 @@ export class NodeDrainer implements Processor {
       }
     }
     for (const jobId of toPlace) {
-      await this.options.place(jobId, { workflow: DRAIN_ACTOR, reason: `node ${nodeId} is draining: a replacement starts before its execution stops`, causationId: cause.causationId, correlationId: cause.correlationId });
+      await this.options.place(jobId, {
+        workflow: DRAIN_ACTOR,
+        reason: `node ${nodeId} is draining: a replacement starts before its execution stops`,
+        causationId: cause.causationId,
+        correlationId: cause.correlationId,
+      });
     }
     if (left > 0) return;
     for (const d of daemons) await this.cancel(d, this.context(cause, nodeDrainedMessage(nodeId)));
-    await this.options.manager.drainCommand(nodeId, { type: "CompleteDrain", daemonStopped: await this.daemonsStopped(nodeId, drain) }, this.context(cause, "nothing the drain had to move is left on the node"));
+    await this.options.manager.drainCommand(
+      nodeId,
+      { type: "CompleteDrain", daemonStopped: await this.daemonsStopped(nodeId, drain) },
+      this.context(cause, "nothing the drain had to move is left on the node"),
+    );
     this.disarm(nodeId);
     this.options.logger.info({ nodeId }, "drain completed");
   }
 
-  /** Daemon executions on the node cancelled since the drain started (their actors: the read model may not show this pass's yet). */
+  /**
+   * Daemon executions on the node cancelled since the drain started (their actors: the read model may not show this
+   * pass's yet).
+   */
   private async daemonsStopped(nodeId: string, drain: NodeDrain): Promise<number> {
     const since = Date.parse(drain.startedAt);
     const ids: string[] = [];
-    for (const e of this.options.jobViews.allExecutions()) if (e.nodeId === nodeId && e.jobType === "daemon") ids.push(e.executionId);
+    for (const e of this.options.jobViews.allExecutions())
+      if (e.nodeId === nodeId && e.jobType === "daemon") ids.push(e.executionId);
     const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
     return states.filter((e) => e.computeState === "Cancelled" && e.modifyTime >= since).length;
   }
 
-  /** The deadline came: what is left (kept daemon work aside) is named in NodeDrainDeadlineReached, and the flow stops each. */
+  /**
+   * The deadline came: what is left (kept daemon work aside) is named in NodeDrainDeadlineReached, and the flow stops
+   * each.
+   */
   private async expire(nodeId: string): Promise<void> {
     const drain = await this.drainOf(nodeId);
     if (drain === undefined) return;
@@ -270,7 +346,10 @@ export class NodeDrainer implements Processor {
     const left: DrainLeftover[] = (await this.executionsOn(nodeId))
       .filter((e) => !(e.jobType === "daemon" && drain.keepDaemon))
       .map((e) => ({ executionId: e.executionId, jobId: e.jobId, jobType: e.jobType ?? "batch" }));
-    const context = this.context({ reason: "", causationId: "", correlationId: "" }, `the drain deadline ${drain.deadline} passed with ${left.length} execution${left.length === 1 ? "" : "s"} left`);
+    const context = this.context(
+      { reason: "", causationId: "", correlationId: "" },
+      `the drain deadline ${drain.deadline} passed with ${left.length} execution${left.length === 1 ? "" : "s"} left`,
+    );
     await this.options.manager.drainCommand(nodeId, { type: "ExpireDrain", left }, context);
     this.disarm(nodeId);
     this.options.logger.info({ nodeId, left: left.length }, "drain deadline passed");
@@ -295,8 +374,19 @@ export class NodeDrainer implements Processor {
       if (e.jobType !== "service") continue;
       const replacement = await this.replacementOf(e);
       if (replacement === undefined) continue;
-      if (replacement.computeState === "Running") await this.cancel(e, this.context(cause, `the drain of node ${nodeId} ended; ${replacement.executionId} on node ${replacement.nodeId} already runs in its place`));
-      else await this.cancel(replacement, this.context(cause, `the drain of node ${nodeId} ended: the replacement of ${e.executionId} is not needed`));
+      if (replacement.computeState === "Running")
+        await this.cancel(
+          e,
+          this.context(
+            cause,
+            `the drain of node ${nodeId} ended; ${replacement.executionId} on node ${replacement.nodeId} already runs in its place`,
+          ),
+        );
+      else
+        await this.cancel(
+          replacement,
+          this.context(cause, `the drain of node ${nodeId} ended: the replacement of ${e.executionId} is not needed`),
+        );
     }
   }
 }

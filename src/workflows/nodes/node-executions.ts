@@ -42,7 +42,9 @@ export class NodeExecutions {
 
   /** Seeds the executions lost with their nodes (after a restart) whose nodes are not back yet. */
   seedLost(executions: Iterable<ExecutionState>, nodeIsBack: (nodeId: string) => boolean): void {
-    for (const e of executions) if (e.computeState === "Failed" && lostWithNode(e.computeMessage) && !nodeIsBack(e.nodeId)) this.markLost(e.nodeId, e.executionId);
+    for (const e of executions)
+      if (e.computeState === "Failed" && lostWithNode(e.computeMessage) && !nodeIsBack(e.nodeId))
+        this.markLost(e.nodeId, e.executionId);
   }
 
   markLost(nodeId: string, executionId: string): void {

@@ -7,8 +7,22 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
 import type { WorkflowHandler } from "../workflow.ts";
-import { FULL_BUCKET, evictionStep, type Disruption, type EvictionBucket, type EvictionPolicy, type FleetHealth } from "./eviction-rule.ts";
-import { CHECK_DAEMON_MATCH, LOSE_NODE_WORK, NODE_REACTIONS, NODE_WORK, QUEUE_NODE_LOSS, STOP_LOST_WORK } from "./node-reactions.ts";
+import {
+  FULL_BUCKET,
+  evictionStep,
+  type Disruption,
+  type EvictionBucket,
+  type EvictionPolicy,
+  type FleetHealth,
+} from "./eviction-rule.ts";
+import {
+  CHECK_DAEMON_MATCH,
+  LOSE_NODE_WORK,
+  NODE_REACTIONS,
+  NODE_WORK,
+  QUEUE_NODE_LOSS,
+  STOP_LOST_WORK,
+} from "./node-reactions.ts";
 
 type Issued = Parameters<WorkflowHandler>[0];
 
@@ -80,7 +94,10 @@ export class NodeReactionRunner {
     return [...this.waiting.keys()];
   }
 
-  /** Nothing moves for silence until `until` (a start, the transport's return: nodes get their DisconnectTimeout to heartbeat). */
+  /**
+   * Nothing moves for silence until `until` (a start, the transport's return: nodes get their DisconnectTimeout to
+   * heartbeat).
+   */
   holdUntil(until: number): void {
     this.graceUntil = Math.max(this.graceUntil ?? 0, until);
     this.schedule();
@@ -93,7 +110,11 @@ export class NodeReactionRunner {
 
   private async handle(c: Issued): Promise<void> {
     const nodeId = c.entityId;
-    const context = commandContext(NODE_REACTIONS_ACTOR, { reason: c.reason, causationId: c.causationId, correlationId: c.correlationId });
+    const context = commandContext(NODE_REACTIONS_ACTOR, {
+      reason: c.reason,
+      causationId: c.causationId,
+      correlationId: c.correlationId,
+    });
     switch (c.type) {
       case QUEUE_NODE_LOSS:
         this.queue(nodeId, { reason: c.reason, causationId: c.causationId, correlationId: c.correlationId });
@@ -101,7 +122,11 @@ export class NodeReactionRunner {
       case LOSE_NODE_WORK: {
         this.waiting.delete(nodeId);
         const deleted = c.reason === `node ${nodeId} was deleted`;
-        await this.options.work.loseNodeWork(nodeId, deleted ? NODE_DISAPPEARED_MESSAGE : nodeLostMessage(nodeId, "was rejected"), context);
+        await this.options.work.loseNodeWork(
+          nodeId,
+          deleted ? NODE_DISAPPEARED_MESSAGE : nodeLostMessage(nodeId, "was rejected"),
+          context,
+        );
         return;
       }
       case STOP_LOST_WORK:
@@ -132,10 +157,14 @@ export class NodeReactionRunner {
     const { nodeViews, work } = this.options;
     for (const nodeId of work.nodesWithWork()) {
       const view = nodeViews.get(nodeId);
-      const context = (reason: string): CommandContext => commandContext(NODE_REACTIONS_ACTOR, { reason: `${reason} (${why})` });
-      if (view === undefined || view.deleted) await work.loseNodeWork(nodeId, NODE_DISAPPEARED_MESSAGE, context(`node ${nodeId} is gone`));
-      else if (view.membership === "REJECTED") await work.loseNodeWork(nodeId, nodeLostMessage(nodeId, "was rejected"), context(`node ${nodeId} is rejected`));
-      else if (view.health !== "HEALTHY" && !this.waiting.has(nodeId)) this.queue(nodeId, { reason: `node ${nodeId} is ${view.health} (${why})`, causationId: "", correlationId: "" });
+      const context = (reason: string): CommandContext =>
+        commandContext(NODE_REACTIONS_ACTOR, { reason: `${reason} (${why})` });
+      if (view === undefined || view.deleted)
+        await work.loseNodeWork(nodeId, NODE_DISAPPEARED_MESSAGE, context(`node ${nodeId} is gone`));
+      else if (view.membership === "REJECTED")
+        await work.loseNodeWork(nodeId, nodeLostMessage(nodeId, "was rejected"), context(`node ${nodeId} is rejected`));
+      else if (view.health !== "HEALTHY" && !this.waiting.has(nodeId))
+        this.queue(nodeId, { reason: `node ${nodeId} is ${view.health} (${why})`, causationId: "", correlationId: "" });
     }
   }
 
@@ -145,7 +174,9 @@ export class NodeReactionRunner {
     // Coalesced: a partition's many events cost one look at the fleet, not one each.
     void nextTurn().then(() => {
       this.tickQueued = false;
-      this.running = this.running.then(() => this.tick()).catch((err: unknown) => this.options.logger.error({ err }, "moving silent nodes' work failed"));
+      this.running = this.running
+        .then(() => this.tick())
+        .catch((err: unknown) => this.options.logger.error({ err }, "moving silent nodes' work failed"));
     });
   }
 
@@ -173,7 +204,10 @@ export class NodeReactionRunner {
     this.bucket = step.bucket;
     if (step.disruption !== this.lastDisruption) {
       const level = step.disruption === "normal" || step.disruption === "grace" ? "info" : "warn";
-      logger[level]({ disruption: step.disruption, rate: step.rate, ...fleet, waiting: step.waiting.length }, "silent nodes' work moves at a new rate");
+      logger[level](
+        { disruption: step.disruption, rate: step.rate, ...fleet, waiting: step.waiting.length },
+        "silent nodes' work moves at a new rate",
+      );
       this.lastDisruption = step.disruption;
     }
     for (const nodeId of step.release) {
@@ -182,7 +216,9 @@ export class NodeReactionRunner {
       const health = nodeViews.get(nodeId)?.health ?? "UNHEALTHY";
       const context = commandContext(NODE_REACTIONS_ACTOR, {
         reason: waiting.reason,
-        ...(waiting.causationId === "" ? {} : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
+        ...(waiting.causationId === ""
+          ? {}
+          : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
       });
       await this.options.work.loseNodeWork(nodeId, nodeLostMessage(nodeId, `became ${health}`), context);
     }

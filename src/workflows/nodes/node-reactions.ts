@@ -13,7 +13,10 @@ export const STOP_LOST_WORK = "StopLostWork";
 /** The node's labels changed: daemon executions of jobs it no longer matches are stopped. */
 export const CHECK_DAEMON_MATCH = "CheckDaemonMatch";
 
-/** What the workflow asks of the executions a node has, at the moment it reacts (the job read model and the runner's own creations). */
+/**
+ * What the workflow asks of the executions a node has, at the moment it reacts (the job read model and the runner's own
+ * creations).
+ */
 export interface NodeWorkQuery {
   /** The node holds an execution under way (not terminal). */
   holdsWork(nodeId: string): boolean;
@@ -54,7 +57,9 @@ export function nodeReactions(query: NodeWorkQuery): Workflow {
       const { recorded } = input;
       if (categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
       const nodeId = entityIdOf(recorded.stream);
-      const command = (type: string, reason: string): WorkflowCommand[] => [{ handler: NODE_WORK, entityId: nodeId, type, reason }];
+      const command = (type: string, reason: string): WorkflowCommand[] => [
+        { handler: NODE_WORK, entityId: nodeId, type, reason },
+      ];
       switch (recorded.type) {
         case "NodeBecameUnhealthy":
           return query.holdsWork(nodeId) ? command(QUEUE_NODE_LOSS, `node ${nodeId} became UNHEALTHY`) : [];
@@ -66,9 +71,16 @@ export function nodeReactions(query: NodeWorkQuery): Workflow {
           return query.holdsWork(nodeId) ? command(LOSE_NODE_WORK, `node ${nodeId} was deleted`) : [];
         case "NodeBecameHealthy":
         case "NodeApproved":
-          return query.mayRunLostWork(nodeId) ? command(STOP_LOST_WORK, `node ${nodeId} is back (${recorded.type === "NodeApproved" ? "approved" : "HEALTHY"})`) : [];
+          return query.mayRunLostWork(nodeId)
+            ? command(
+                STOP_LOST_WORK,
+                `node ${nodeId} is back (${recorded.type === "NodeApproved" ? "approved" : "HEALTHY"})`,
+              )
+            : [];
         default:
-          return labelsMayHaveChanged(recorded.type, recorded.data) && query.holdsDaemonWork(nodeId) ? command(CHECK_DAEMON_MATCH, `node ${nodeId}'s labels changed`) : [];
+          return labelsMayHaveChanged(recorded.type, recorded.data) && query.holdsDaemonWork(nodeId)
+            ? command(CHECK_DAEMON_MATCH, `node ${nodeId}'s labels changed`)
+            : [];
       }
     },
   };

@@ -5,7 +5,8 @@ let log;
 
 export function initialize(data) {
   log = data.log;
-  if (typeof log !== "string" || log === "") throw new Error("record-imports: set SHOAL_TEST_IMPORT_LOG to a file path");
+  if (typeof log !== "string" || log === "")
+    throw new Error("record-imports: set SHOAL_TEST_IMPORT_LOG to a file path");
 }
 
 export async function resolve(specifier, context, nextResolve) {

@@ -9,7 +9,13 @@ describe("DeadlineScheduler", () => {
     const fired: [string, number][] = [];
     const fire = (key: string) => fired.push([key, clock.now() - t0]);
     const t0 = clock.now();
-    for (const [key, at] of [["c", 300], ["a", 100], ["b", 200], ["d", 200]] as const) scheduler.set(key, t0 + at, fire);
+    for (const [key, at] of [
+      ["c", 300],
+      ["a", 100],
+      ["b", 200],
+      ["d", 200],
+    ] as const)
+      scheduler.set(key, t0 + at, fire);
     expect(scheduler.size).toBe(4);
     expect(clock.pendingTimers).toBe(1);
     await clock.advance(99);
@@ -101,7 +107,13 @@ describe("DeadlineScheduler", () => {
     other.set("n2", t0 + 150);
     other.cancel("n2");
     expect(scheduler.size).toBe(4);
-    expect([health.at("n1"), other.at("n1"), scheduler.at("n1"), health.at("n2"), other.has("n2")]).toEqual([t0 + 300, t0 + 100, t0 + 200, t0 + 400, false]);
+    expect([health.at("n1"), other.at("n1"), scheduler.at("n1"), health.at("n2"), other.has("n2")]).toEqual([
+      t0 + 300,
+      t0 + 100,
+      t0 + 200,
+      t0 + 400,
+      false,
+    ]);
     await clock.advance(1000);
     expect(fired).toEqual(["other n1", "plain n1", "health n1", "health n2"]);
     expect(scheduler.size).toBe(0);

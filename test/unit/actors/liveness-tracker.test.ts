@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { LivenessTracker } from "../../../src/actors/liveness-tracker.ts";
 
-const node = { health: "HEALTHY" as const, disconnectMs: 60_000, unknownMs: 300_000, rejected: false, lastHeartbeat: null };
+const node = {
+  health: "HEALTHY" as const,
+  disconnectMs: 60_000,
+  unknownMs: 300_000,
+  rejected: false,
+  lastHeartbeat: null,
+};
 
 describe("LivenessTracker", () => {
   it("counts a healthy node's silence from its last heartbeat, or from when tracking began", () => {
@@ -78,7 +84,12 @@ describe("LivenessTracker", () => {
     expect(t.size).toBe(5000);
     expect(t.lastHeartbeat(t.slotOf("n4999"))).toBe(4999);
     const slot = t.slotOf("n7");
-    t.setResources(slot, { AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 });
+    t.setResources(slot, {
+      AvailableCapacity: { CPU: 1 },
+      QueueUsedCapacity: {},
+      RunningExecutions: 0,
+      EnqueuedExecutions: 0,
+    });
     t.forget("n7");
     expect(t.slotOf("n7")).toBe(-1);
     const again = t.track("fresh", 0, node);
@@ -103,8 +114,18 @@ describe("LivenessTracker", () => {
     const a = t.track("a", 0, node);
     const b = t.track("b", 0, node);
     expect(t.resources(a)).toBeUndefined();
-    const full = { AvailableCapacity: { CPU: 3.5, Memory: 7 * 1024 ** 3, Disk: 2 ** 40, GPU: 1 }, QueueUsedCapacity: { CPU: 0.5, Memory: 0, Disk: 0, GPU: 0 }, RunningExecutions: 2, EnqueuedExecutions: 9 };
-    const partial = { AvailableCapacity: { Memory: 1024 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    const full = {
+      AvailableCapacity: { CPU: 3.5, Memory: 7 * 1024 ** 3, Disk: 2 ** 40, GPU: 1 },
+      QueueUsedCapacity: { CPU: 0.5, Memory: 0, Disk: 0, GPU: 0 },
+      RunningExecutions: 2,
+      EnqueuedExecutions: 9,
+    };
+    const partial = {
+      AvailableCapacity: { Memory: 1024 },
+      QueueUsedCapacity: {},
+      RunningExecutions: 0,
+      EnqueuedExecutions: 0,
+    };
     t.setResources(a, full);
     t.setResources(b, partial);
     expect(t.resources(a)).toEqual(full);
@@ -119,7 +140,12 @@ describe("LivenessTracker", () => {
     const a = t.track("a", 0, node);
     const b = t.track("b", 0, node);
     expect([t.reportVersion(a), t.reportVersion(b)]).toEqual([0, 0]);
-    const report = { AvailableCapacity: { CPU: 1 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    const report = {
+      AvailableCapacity: { CPU: 1 },
+      QueueUsedCapacity: {},
+      RunningExecutions: 0,
+      EnqueuedExecutions: 0,
+    };
     t.setResources(a, report);
     const first = t.reportVersion(a);
     expect(first).toBeGreaterThan(0);

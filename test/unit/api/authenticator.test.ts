@@ -6,10 +6,25 @@ import { ManualClock } from "../../support/manual-clock.ts";
 
 const KEY = "ci-key-0123456789abcdef";
 const USERS: AuthUser[] = [
-  { Alias: "ops", Username: "Alice", Password: "plain password", Capabilities: [{ Actions: ["read:node", "write:node"] }] },
-  { Username: "bob", Password: bcrypt.hashSync("bcrypt password", 4), Capabilities: [{ Actions: ["read:*"] }, { Actions: ["write:node"] }] },
+  {
+    Alias: "ops",
+    Username: "Alice",
+    Password: "plain password",
+    Capabilities: [{ Actions: ["read:node", "write:node"] }],
+  },
+  {
+    Username: "bob",
+    Password: bcrypt.hashSync("bcrypt password", 4),
+    Capabilities: [{ Actions: ["read:*"] }, { Actions: ["write:node"] }],
+  },
   { Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["*"] }] },
-  { Alias: "both", Username: "carol", Password: "carol's password", APIKey: `${KEY}-carol`, Capabilities: [{ Actions: ["read:history"] }] },
+  {
+    Alias: "both",
+    Username: "carol",
+    Password: "carol's password",
+    APIKey: `${KEY}-carol`,
+    Capabilities: [{ Actions: ["read:history"] }],
+  },
 ];
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
@@ -17,10 +32,22 @@ describe("Authenticator", () => {
   const auth = new Authenticator(USERS);
 
   it("accepts Basic with a plain or bcrypt password (usernames ignore case) and names the user by Alias, else Username", async () => {
-    expect(await auth.authenticate(basic("alice", "plain password"))).toEqual({ ok: true, principal: { id: "ops", actions: ["read:node", "write:node"] } });
-    expect(await auth.authenticate(basic("ALICE", "plain password"))).toMatchObject({ ok: true, principal: { id: "ops" } });
-    expect(await auth.authenticate(basic("bob", "bcrypt password"))).toEqual({ ok: true, principal: { id: "bob", actions: ["read:*", "write:node"] } });
-    expect(await auth.authenticate(basic("carol", "carol's password"))).toMatchObject({ ok: true, principal: { id: "both" } });
+    expect(await auth.authenticate(basic("alice", "plain password"))).toEqual({
+      ok: true,
+      principal: { id: "ops", actions: ["read:node", "write:node"] },
+    });
+    expect(await auth.authenticate(basic("ALICE", "plain password"))).toMatchObject({
+      ok: true,
+      principal: { id: "ops" },
+    });
+    expect(await auth.authenticate(basic("bob", "bcrypt password"))).toEqual({
+      ok: true,
+      principal: { id: "bob", actions: ["read:*", "write:node"] },
+    });
+    expect(await auth.authenticate(basic("carol", "carol's password"))).toMatchObject({
+      ok: true,
+      principal: { id: "both" },
+    });
   });
 
   it("accepts Bearer API keys, the scheme in any case", async () => {
@@ -70,9 +97,15 @@ describe("Authenticator", () => {
   });
 
   it("makes an unknown username pay bcrypt at the highest configured cost, so timing does not tell which names exist", async () => {
-    const mixed = new Authenticator([...USERS, { Username: "dave", Password: bcrypt.hashSync("dave's password", 5), Capabilities: [{ Actions: ["read:node"] }] }]);
+    const mixed = new Authenticator([
+      ...USERS,
+      { Username: "dave", Password: bcrypt.hashSync("dave's password", 5), Capabilities: [{ Actions: ["read:node"] }] },
+    ]);
     expect(mixed.unknownUserCost).toBe(5);
-    expect(await mixed.authenticate(basic("nobody", "bcrypt password"))).toEqual({ ok: false, reason: "invalid username or password" });
+    expect(await mixed.authenticate(basic("nobody", "bcrypt password"))).toEqual({
+      ok: false,
+      reason: "invalid username or password",
+    });
     expect(mixed.bcryptVerifications).toBe(1);
     expect((await mixed.authenticate(basic("nobody", "bcrypt password"))).ok).toBe(false);
     expect(mixed.bcryptVerifications).toBe(2); // a failure is never cached, an unknown name's neither
@@ -90,7 +123,10 @@ describe("Authenticator", () => {
     const first = capped.authenticate(basic("bob", "wrong 1"));
     const second = capped.authenticate(basic("nobody", "wrong 2")); // an unknown name counts too
     const sameAsFirst = capped.authenticate(basic("bob", "wrong 1")); // shares the first's check
-    await expect(capped.authenticate(basic("bob", "wrong 3"))).rejects.toMatchObject({ kind: "Unavailable", retryAfterSeconds: 1 });
+    await expect(capped.authenticate(basic("bob", "wrong 3"))).rejects.toMatchObject({
+      kind: "Unavailable",
+      retryAfterSeconds: 1,
+    });
     await expect(capped.authenticate(basic("nobody", "wrong 4"))).rejects.toMatchObject({ kind: "Unavailable" });
     // What needs no bcrypt is answered meanwhile: a cached success, plain passwords, API keys.
     expect((await capped.authenticate(good)).ok).toBe(true);
@@ -99,7 +135,10 @@ describe("Authenticator", () => {
     expect((await Promise.all([first, second, sameAsFirst])).map((r) => r.ok)).toEqual([false, false, false]);
     expect(capped.bcryptVerifications).toBe(3);
     // Once they are done, the next check runs.
-    expect(await capped.authenticate(basic("bob", "wrong 3"))).toEqual({ ok: false, reason: "invalid username or password" });
+    expect(await capped.authenticate(basic("bob", "wrong 3"))).toEqual({
+      ok: false,
+      reason: "invalid username or password",
+    });
     expect(capped.bcryptVerifications).toBe(4);
   });
 });

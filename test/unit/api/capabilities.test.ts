@@ -38,18 +38,54 @@ describe("route access", () => {
   });
 
   it("maps GET to read:<resource> and other methods to write:<resource>, anonymous only for reads", () => {
-    expect(routeAccess("GET", "/api/v1/orchestrator/nodes")).toEqual({ public: false, capability: "read:node", anonymousRead: true });
-    expect(routeAccess("HEAD", "/api/v1/orchestrator/nodes/:id")).toEqual({ public: false, capability: "read:node", anonymousRead: true });
-    expect(routeAccess("PUT", "/api/v1/orchestrator/nodes/:id")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
-    expect(routeAccess("DELETE", "/api/v1/orchestrator/nodes/:id")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
-    expect(routeAccess("GET", "/api/v1/agent/node")).toEqual({ public: false, capability: "read:agent", anonymousRead: true });
-    expect(routeAccess("POST", "/api/v1/agent/node")).toEqual({ public: false, capability: "write:agent", anonymousRead: false });
-    expect(routeAccess("GET", "/api/v1/orchestrator/jobs/:id")).toEqual({ public: false, capability: "read:job", anonymousRead: true });
-    expect(routeAccess("PUT", "/api/v1/orchestrator/jobs")).toEqual({ public: false, capability: "write:job", anonymousRead: false });
+    expect(routeAccess("GET", "/api/v1/orchestrator/nodes")).toEqual({
+      public: false,
+      capability: "read:node",
+      anonymousRead: true,
+    });
+    expect(routeAccess("HEAD", "/api/v1/orchestrator/nodes/:id")).toEqual({
+      public: false,
+      capability: "read:node",
+      anonymousRead: true,
+    });
+    expect(routeAccess("PUT", "/api/v1/orchestrator/nodes/:id")).toEqual({
+      public: false,
+      capability: "write:node",
+      anonymousRead: false,
+    });
+    expect(routeAccess("DELETE", "/api/v1/orchestrator/nodes/:id")).toEqual({
+      public: false,
+      capability: "write:node",
+      anonymousRead: false,
+    });
+    expect(routeAccess("GET", "/api/v1/agent/node")).toEqual({
+      public: false,
+      capability: "read:agent",
+      anonymousRead: true,
+    });
+    expect(routeAccess("POST", "/api/v1/agent/node")).toEqual({
+      public: false,
+      capability: "write:agent",
+      anonymousRead: false,
+    });
+    expect(routeAccess("GET", "/api/v1/orchestrator/jobs/:id")).toEqual({
+      public: false,
+      capability: "read:job",
+      anonymousRead: true,
+    });
+    expect(routeAccess("PUT", "/api/v1/orchestrator/jobs")).toEqual({
+      public: false,
+      capability: "write:job",
+      anonymousRead: false,
+    });
   });
 
   it("guards the history with read:history and never lets anonymous callers read it", () => {
-    expect(routeAccess("GET", "/api/v1/orchestrator/nodes/:id/history")).toEqual({ public: false, capability: "read:history", anonymousRead: false });
+    expect(routeAccess("GET", "/api/v1/orchestrator/nodes/:id/history")).toEqual({
+      public: false,
+      capability: "read:history",
+      anonymousRead: false,
+    });
   });
 
   it("guards /metrics with read:agent and never lets anonymous callers scrape it", () => {
@@ -58,8 +94,20 @@ describe("route access", () => {
   });
 
   it("needs write:node for routes outside the map, as Bacalhau does, and matches prefixes on whole segments", () => {
-    expect(routeAccess("GET", "/api/v1/secret")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
-    expect(routeAccess("GET", "/api/v1/orchestrator/nodesx")).toEqual({ public: false, capability: "write:node", anonymousRead: false });
-    expect(routeAccess("GET", "/api/v1/agent/alive/x")).toEqual({ public: false, capability: "read:agent", anonymousRead: true });
+    expect(routeAccess("GET", "/api/v1/secret")).toEqual({
+      public: false,
+      capability: "write:node",
+      anonymousRead: false,
+    });
+    expect(routeAccess("GET", "/api/v1/orchestrator/nodesx")).toEqual({
+      public: false,
+      capability: "write:node",
+      anonymousRead: false,
+    });
+    expect(routeAccess("GET", "/api/v1/agent/alive/x")).toEqual({
+      public: false,
+      capability: "read:agent",
+      anonymousRead: true,
+    });
   });
 });

@@ -21,7 +21,11 @@ describe("clientErrorResponse", () => {
       expect(res.statusLine, code).toBe(statusLine);
       expect(res.headers).toContain("Content-Type: application/json");
       expect(res.headers).toContain(`Content-Length: ${res.bodyBytes}`);
-      expect(res.body).toMatchObject({ Status: Number(statusLine.split(" ")[1]), Code: kind, Component: "orchestrator" });
+      expect(res.body).toMatchObject({
+        Status: Number(statusLine.split(" ")[1]),
+        Code: kind,
+        Component: "orchestrator",
+      });
       expect(res.body.RequestID).toMatch(/^[0-9a-f-]{36}$/);
     }
   });

@@ -30,7 +30,10 @@ describe("parseJsonBody", () => {
   });
 
   it("takes the same key in different objects, and keys or brackets inside strings", () => {
-    expect(parseJsonBody('{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}')).toEqual({ a: { a: { a: 1 } }, b: [{ a: 1 }, { a: 2 }] });
+    expect(parseJsonBody('{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}')).toEqual({
+      a: { a: { a: 1 } },
+      b: [{ a: 1 }, { a: 2 }],
+    });
     expect(parseJsonBody('{"a":"\\"a\\":1,{[[[","b":"}]\\\\"}')).toEqual({ a: '"a":1,{[[[', b: "}]\\" });
     expect(parseJsonBody(`{"a":"${"[".repeat(1000)}"}`)).toEqual({ a: "[".repeat(1000) });
   });

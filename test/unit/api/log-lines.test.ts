@@ -3,14 +3,20 @@ import { logsReadOf } from "../../../src/api/jobs/job-logs-route.ts";
 import { LogLines, MAX_LINE_BYTES, completedLines } from "../../../src/api/jobs/log-lines.ts";
 import { ShoalError } from "../../../src/errors/shoal-error.ts";
 
-const chunk = (stream: "stdout" | "stderr", data: string | Buffer) => ({ stream, data: typeof data === "string" ? Buffer.from(data) : data });
+const chunk = (stream: "stdout" | "stderr", data: string | Buffer) => ({
+  stream,
+  data: typeof data === "string" ? Buffer.from(data) : data,
+});
 
 describe("LogLines", () => {
   it("cuts chunks into lines per stream, a line going on across chunks while the other stream's come between", () => {
     const lines = new LogLines();
     expect(lines.push(chunk("stdout", "a\nb"))).toEqual([{ Type: 1, Line: "a\n" }]);
     expect(lines.push(chunk("stderr", "x\n"))).toEqual([{ Type: 2, Line: "x\n" }]);
-    expect(lines.push(chunk("stdout", "c\nd\n"))).toEqual([{ Type: 1, Line: "bc\n" }, { Type: 1, Line: "d\n" }]);
+    expect(lines.push(chunk("stdout", "c\nd\n"))).toEqual([
+      { Type: 1, Line: "bc\n" },
+      { Type: 1, Line: "d\n" },
+    ]);
     expect(lines.push(chunk("stderr", "tail"))).toEqual([]);
     expect(lines.flush()).toEqual([{ Type: 2, Line: "tail" }]);
     expect(lines.flush()).toEqual([]);
@@ -52,7 +58,10 @@ describe("the logs route's query", () => {
     [{ follow: "1" }, { follow: true }],
     [{ follow: "F" }, { follow: false }],
     [{ tail: "true" }, { follow: false, tailLines: 0 }],
-    [{ tail: "T", follow: "t" }, { follow: true, tailLines: 0 }],
+    [
+      { tail: "T", follow: "t" },
+      { follow: true, tailLines: 0 },
+    ],
     [{ tail: "false" }, { follow: false }],
     [{ tail: "" }, { follow: false }],
     [{ tail: "0" }, { follow: false, tailLines: 0 }],

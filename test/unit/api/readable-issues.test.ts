@@ -5,7 +5,11 @@ import { readableIssues, validate } from "../../../src/api/validate.ts";
 
 const Query = Schema.Struct({
   order_by: Schema.optional(Schema.Literal("created_at", "modified_at", "id", "")),
-  limit: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9]+$/, { message: () => "must be a whole number written in decimal digits" }))),
+  limit: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[0-9]+$/, { message: () => "must be a whole number written in decimal digits" }),
+    ),
+  ),
   reverse: Schema.optional(Schema.Literal("true", "false")),
 });
 
@@ -26,12 +30,18 @@ describe("validate: one message per problem", () => {
       { path: "order_by", message: 'must be one of "created_at", "modified_at", "id", got "bogus"' },
       { path: "limit", message: "must be a whole number written in decimal digits" },
     ]);
-    expect(got.message).toBe('invalid query: order_by: must be one of "created_at", "modified_at", "id", got "bogus"; limit: must be a whole number written in decimal digits');
+    expect(got.message).toBe(
+      'invalid query: order_by: must be one of "created_at", "modified_at", "id", got "bogus"; limit: must be a whole number written in decimal digits',
+    );
   });
 
   it("keeps unknown fields and single mismatches as Effect says them", () => {
     const got = refusal({ nope: "1" });
-    expect(got.issues).toEqual([{ path: "nope", message: "is unexpected, expected: \"order_by\" | \"limit\" | \"reverse\"" }]);
-    expect(readableIssues([{ path: "a", message: 'Expected "x", actual "y"' }])).toEqual([{ path: "a", message: 'Expected "x", actual "y"' }]);
+    expect(got.issues).toEqual([
+      { path: "nope", message: 'is unexpected, expected: "order_by" | "limit" | "reverse"' },
+    ]);
+    expect(readableIssues([{ path: "a", message: 'Expected "x", actual "y"' }])).toEqual([
+      { path: "a", message: 'Expected "x", actual "y"' },
+    ]);
   });
 });

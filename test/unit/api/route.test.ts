@@ -3,7 +3,14 @@ import { describe, expect, it } from "vitest";
 import { defineRoute, registerRoutes } from "../../../src/api/route.ts";
 
 const route = (capability: "read:node" | "write:node" | "public") =>
-  defineRoute({ method: "GET", path: "/api/v1/orchestrator/nodes/:id/labels", operationId: "nodeLabels", capability, responses: { "200": { description: "Labels" } }, handler: async () => ({}) });
+  defineRoute({
+    method: "GET",
+    path: "/api/v1/orchestrator/nodes/:id/labels",
+    operationId: "nodeLabels",
+    capability,
+    responses: { "200": { description: "Labels" } },
+    handler: async () => ({}),
+  });
 
 describe("registerRoutes", () => {
   it("refuses a route whose declared capability is not the one route-access.ts enforces", () => {

@@ -21,7 +21,16 @@ describe("the stored job spec schema", () => {
         Tasks: [
           {
             Name: "web",
-            Engine: { Type: "docker", Params: { Image: "busybox", Entrypoint: ["sh", "-c"], Parameters: ["sleep 1"], WorkingDirectory: "/tmp", EnvironmentVariables: ["A=1"] } },
+            Engine: {
+              Type: "docker",
+              Params: {
+                Image: "busybox",
+                Entrypoint: ["sh", "-c"],
+                Parameters: ["sleep 1"],
+                WorkingDirectory: "/tmp",
+                EnvironmentVariables: ["A=1"],
+              },
+            },
             Env: { MODE: "x" },
             Resources: { CPU: "1", Memory: "1Gi", Disk: "1Gb", GPU: "1" },
             Network: { Type: "HTTP", Domains: ["example.com"] },
@@ -31,7 +40,10 @@ describe("the stored job spec schema", () => {
       },
     ];
     for (const input of inputs) {
-      const result = validateJobSubmission(input, { jobId: "j-00000000-0000-4000-8000-000000000001", defaults: BACALHAU_JOB_DEFAULTS });
+      const result = validateJobSubmission(input, {
+        jobId: "j-00000000-0000-4000-8000-000000000001",
+        defaults: BACALHAU_JOB_DEFAULTS,
+      });
       if (!result.ok) throw new Error("fixture invalid");
       const stored = JSON.parse(JSON.stringify(result.spec));
       expect(Schema.decodeUnknownSync(StoredJobSpec)(stored)).toEqual(result.spec);

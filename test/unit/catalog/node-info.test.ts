@@ -18,7 +18,10 @@ const refusal = (info: unknown): string => {
 };
 const labelsOf = (n: number, key = (i: number) => `k${i}`, value = () => "v") =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), value()]));
-const withEngines = (engines: string[]) => ({ ...computeInfo("n1"), ComputeNodeInfo: { ...computeInfo("n1").ComputeNodeInfo!, ExecutionEngines: engines } });
+const withEngines = (engines: string[]) => ({
+  ...computeInfo("n1"),
+  ComputeNodeInfo: { ...computeInfo("n1").ComputeNodeInfo!, ExecutionEngines: engines },
+});
 
 describe("NodeInfo entering Shoal", () => {
   it("accepts what a compute node reports", () => {
@@ -28,18 +31,24 @@ describe("NodeInfo entering Shoal", () => {
   });
 
   it("refuses labels Kubernetes would refuse, and more than the cap", () => {
-    expect(refusal(computeInfo("n1", { "bad key": "x" }))).toMatch(/label key "bad key": the name must be letters, digits/);
+    expect(refusal(computeInfo("n1", { "bad key": "x" }))).toMatch(
+      /label key "bad key": the name must be letters, digits/,
+    );
     expect(refusal(computeInfo("n1", { zone: "a b" }))).toMatch(/label value "a b"/);
     expect(refusal(computeInfo("n1", { zone: "v".repeat(64) }))).toMatch(/longer than 63/);
     expect(refusal(computeInfo("n1", { "Example.COM/zone": "a" }))).toMatch(/DNS subdomain/);
-    expect(refusal({ ...computeInfo("n1"), Labels: labelsOf(MAX_LABELS + 1) })).toMatch(`${MAX_LABELS + 1} labels; a node may have at most ${MAX_LABELS}`);
+    expect(refusal({ ...computeInfo("n1"), Labels: labelsOf(MAX_LABELS + 1) })).toMatch(
+      `${MAX_LABELS + 1} labels; a node may have at most ${MAX_LABELS}`,
+    );
     expect(accepted({ ...computeInfo("n1"), Labels: labelsOf(MAX_LABELS) }).Labels).toEqual(labelsOf(MAX_LABELS));
   });
 
   it("caps the hostname and the engine, publisher and storage lists", () => {
     expect(accepted({ ...computeInfo("n1"), Hostname: "h".repeat(253) }).Hostname).toHaveLength(253);
     expect(refusal({ ...computeInfo("n1"), Hostname: "h".repeat(254) })).toMatch(/Hostname[\s\S]*at most 253/);
-    expect(refusal(withEngines(Array.from({ length: 33 }, (_, i) => `e${i}`)))).toMatch(/ExecutionEngines[\s\S]*at most 32/);
+    expect(refusal(withEngines(Array.from({ length: 33 }, (_, i) => `e${i}`)))).toMatch(
+      /ExecutionEngines[\s\S]*at most 32/,
+    );
     expect(refusal(withEngines(["e".repeat(65)]))).toMatch(/ExecutionEngines[\s\S]*at most 64/);
     expect(refusal(withEngines([""]))).toMatch(/ExecutionEngines/);
   });
@@ -50,7 +59,9 @@ describe("NodeInfo entering Shoal", () => {
     const big = { ...computeInfo("n1"), Labels: labelsOf(MAX_LABELS, key, () => "v".repeat(63)) };
     for (const [k, v] of Object.entries(big.Labels)) expect(labelKeyProblem(k) ?? labelValueProblem(v)).toBeUndefined();
     expect(encode(big).byteLength).toBeLessThan(64 * 1024);
-    expect(refusal(big)).toMatch(new RegExp(`node info is \\d+ bytes encoded; the limit is ${NODE_INFO_LIMITS.maxBytes}`));
+    expect(refusal(big)).toMatch(
+      new RegExp(`node info is \\d+ bytes encoded; the limit is ${NODE_INFO_LIMITS.maxBytes}`),
+    );
   });
 
   it("accepts only what the stored-event schema can read back", () => {
@@ -70,7 +81,10 @@ describe("stored node events", () => {
       ...computeInfo("n1"),
       Hostname: "h".repeat(256),
       Labels: { "bad key": "a b", "Example.COM/zone": "-x-", [`${"k".repeat(253)}`]: "v", ...labelsOf(100) },
-      ComputeNodeInfo: { ...computeInfo("n1").ComputeNodeInfo!, ExecutionEngines: ["", "e".repeat(256), ...Array.from({ length: 62 }, (_, i) => `e${i}`)] },
+      ComputeNodeInfo: {
+        ...computeInfo("n1").ComputeNodeInfo!,
+        ExecutionEngines: ["", "e".repeat(256), ...Array.from({ length: 62 }, (_, i) => `e${i}`)],
+      },
     };
     expect(() => accepted(old)).toThrow(ProtocolError);
     const recorded = {
@@ -81,10 +95,22 @@ describe("stored node events", () => {
       position: 1,
       time: "2026-01-01T00:00:00.000Z",
       data: { NodeID: "n1", NodeType: "Compute", Info: old, Membership: "PENDING", Lifecycle: 1 },
-      metadata: { time: "2026-01-01T00:00:00.000Z", actor: { type: "node", id: "n1" }, correlationId: "c", causationId: "c", schemaVersion: 1 },
+      metadata: {
+        time: "2026-01-01T00:00:00.000Z",
+        actor: { type: "node", id: "n1" },
+        correlationId: "c",
+        causationId: "c",
+        schemaVersion: 1,
+      },
     };
     expect(decodeNodeEvent(recorded)).toEqual({ type: "NodeRegistered", data: recorded.data });
-    const updated = { ...recorded, type: "NodeInfoUpdated", revision: 1, position: 2, data: { NodeID: "n1", Info: old, Changed: ["Labels"] } };
+    const updated = {
+      ...recorded,
+      type: "NodeInfoUpdated",
+      revision: 1,
+      position: 2,
+      data: { NodeID: "n1", Info: old, Changed: ["Labels"] },
+    };
     expect(decodeNodeEvent(updated)).toEqual({ type: "NodeInfoUpdated", data: updated.data });
   });
 });

@@ -17,33 +17,59 @@ describe("job table cells, as Bacalhau's CLI prints them", () => {
   it("elapsed: Bacalhau's output.Elapsed", () => {
     const now = new Date("2026-11-23T12:00:00Z");
     const ago = (s: number) => elapsed(new Date(now.getTime() - s * 1000), now);
-    expect([ago(0), ago(10), ago(60), ago(310), ago(3600), ago(3660), ago(86_400), ago(90_000)]).toEqual(["0s", "10s", "1m", "5m10s", "1h", "1h1m", "1d", "1d1h"]);
+    expect([ago(0), ago(10), ago(60), ago(310), ago(3600), ago(3660), ago(86_400), ago(90_000)]).toEqual([
+      "0s",
+      "10s",
+      "1m",
+      "5m10s",
+      "1h",
+      "1h1m",
+      "1d",
+      "1d1h",
+    ]);
     // A clock a little behind the server's: never negative.
     expect(ago(-5)).toBe("0s");
   });
 
   it("execution states by Bacalhau's integers", () => {
-    expect([1, 5, 6, 9, 10, 11].map(computeStateName)).toEqual(["New", "BidAccepted", "Running", "Completed", "Failed", "Cancelled"]);
+    expect([1, 5, 6, 9, 10, 11].map(computeStateName)).toEqual([
+      "New",
+      "BidAccepted",
+      "Running",
+      "Completed",
+      "Failed",
+      "Cancelled",
+    ]);
     expect([0, 1, 2].map(desiredStateName)).toEqual(["Pending", "Running", "Stopped"]);
     expect(computeStateName(42)).toBe("Unknown(42)");
   });
 
   it("history event text: errors marked, the hint after", () => {
     expect(historyEventText({ Message: "Running", Details: {} })).toBe("Running");
-    expect(historyEventText({ Message: "boom", Details: { IsError: "true", Hint: "try a bigger node" } })).toBe("Error: boom Hint: try a bigger node");
+    expect(historyEventText({ Message: "boom", Details: { IsError: "true", Hint: "try a bigger node" } })).toBe(
+      "Error: boom Hint: try a bigger node",
+    );
   });
 });
 
 describe("number flags", () => {
   it("seconds or a duration; anything else a usage error naming the flag", () => {
-    expect(["300", "90s", "5m", "1h30m", "1h0m5s"].map((t) => secondsFlag(t, "--timeout"))).toEqual([300, 90, 300, 5400, 3605]);
-    for (const bad of ["soon", "-1", "1.5", "5d", "", "m"]) expect(() => secondsFlag(bad, "--timeout"), bad).toThrow(UsageError);
-    expect(() => secondsFlag("soon", "--timeout", "shoal docker run --help")).toThrow(/--timeout must be whole seconds/);
+    expect(["300", "90s", "5m", "1h30m", "1h0m5s"].map((t) => secondsFlag(t, "--timeout"))).toEqual([
+      300, 90, 300, 5400, 3605,
+    ]);
+    for (const bad of ["soon", "-1", "1.5", "5d", "", "m"])
+      expect(() => secondsFlag(bad, "--timeout"), bad).toThrow(UsageError);
+    expect(() => secondsFlag("soon", "--timeout", "shoal docker run --help")).toThrow(
+      /--timeout must be whole seconds/,
+    );
   });
 
   it("whole numbers within bounds", () => {
     expect(wholeNumberFlag("10", "--limit", 1, 100)).toBe(10);
-    for (const bad of ["0", "101", "ten", "1e2", "-1", "2.5"]) expect(() => wholeNumberFlag(bad, "--limit", 1, 100), bad).toThrow(/--limit must be a whole number from 1 to 100/);
+    for (const bad of ["0", "101", "ten", "1e2", "-1", "2.5"])
+      expect(() => wholeNumberFlag(bad, "--limit", 1, 100), bad).toThrow(
+        /--limit must be a whole number from 1 to 100/,
+      );
   });
 
   it("formatSeconds prints as Go prints a duration", () => {

@@ -32,7 +32,10 @@ describe("a list command's order flags", () => {
       error = e;
     }
     expect(error).toBeInstanceOf(UsageError);
-    expect(error).toMatchObject({ message: '--order-by must be one of created_at, modified_at, id, got "name"', help: "shoal job executions --help" });
+    expect(error).toMatchObject({
+      message: '--order-by must be one of created_at, modified_at, id, got "name"',
+      help: "shoal job executions --help",
+    });
   });
 });
 
@@ -42,12 +45,19 @@ describe("the one job id of a job command", () => {
   });
 
   it("none or more: a usage error naming the command, pointing at its help (or shoal's)", () => {
-    for (const [positionals, help] of [[[], "shoal job stop --help"], [["a", "b"], undefined]] as const) {
+    for (const [positionals, help] of [
+      [[], "shoal job stop --help"],
+      [["a", "b"], undefined],
+    ] as const) {
       try {
         oneJobId(positionals, "stop", help);
         expect.unreachable();
       } catch (e) {
-        expect(e).toMatchObject({ name: "UsageError", message: "shoal job stop takes exactly one job id", help: help ?? "shoal --help" });
+        expect(e).toMatchObject({
+          name: "UsageError",
+          message: "shoal job stop takes exactly one job id",
+          help: help ?? "shoal --help",
+        });
       }
     }
   });

@@ -42,7 +42,13 @@ describe("printable", () => {
 
 describe("formatTable", () => {
   it("prints cells from the API on one line each, with nothing raw, aligned by what is shown", () => {
-    const table = formatTable(["ID", "REASON"], [["node-1", "line1\nline2\u001b[2J"], ["node-22", "ok"]]);
+    const table = formatTable(
+      ["ID", "REASON"],
+      [
+        ["node-1", "line1\nline2\u001b[2J"],
+        ["node-22", "ok"],
+      ],
+    );
     expect(table).not.toMatch(RAW);
     expect(table.split("\n")).toEqual(["ID       REASON", "node-1   line1\\u000aline2\\u001b[2J", "node-22  ok"]);
   });

@@ -34,8 +34,32 @@ describe("shoal sim's arguments", () => {
 
   it("read every option", () => {
     const s = settings([
-      ...["--nodes", "20000", "--orchestrator", "nats://10.0.0.5:4222", "--token-file", "/tmp/t", "--heartbeat-interval", "2s", "--jitter", "500ms"],
-      ...["--join-rate", "250/s", "--kill", "0.01", "--kill-at", "1m", "--revive-after", "30s", "--duration", "5m", "--id-prefix", "rack-7"],
+      ...[
+        "--nodes",
+        "20000",
+        "--orchestrator",
+        "nats://10.0.0.5:4222",
+        "--token-file",
+        "/tmp/t",
+        "--heartbeat-interval",
+        "2s",
+        "--jitter",
+        "500ms",
+      ],
+      ...[
+        "--join-rate",
+        "250/s",
+        "--kill",
+        "0.01",
+        "--kill-at",
+        "1m",
+        "--revive-after",
+        "30s",
+        "--duration",
+        "5m",
+        "--id-prefix",
+        "rack-7",
+      ],
     ]);
     expect(s).toEqual({
       nodes: 20000,
@@ -57,17 +81,26 @@ describe("shoal sim's arguments", () => {
 
   it("refuse bad arguments with a message that names the flag", () => {
     expect(usageError([])).toMatch(/--nodes is required/);
-    for (const n of ["0", "-5", "ten", "1.5", ""]) expect(usageError([`--nodes=${n}`])).toMatch(/--nodes: .* is not a positive whole number/);
-    expect(usageError(["--nodes", "5", "--heartbeat-interval", "5"])).toMatch(/--heartbeat-interval: "5" is not a duration/);
+    for (const n of ["0", "-5", "ten", "1.5", ""])
+      expect(usageError([`--nodes=${n}`])).toMatch(/--nodes: .* is not a positive whole number/);
+    expect(usageError(["--nodes", "5", "--heartbeat-interval", "5"])).toMatch(
+      /--heartbeat-interval: "5" is not a duration/,
+    );
     expect(usageError(["--nodes", "5", "--heartbeat-interval", "5ms"])).toMatch(/at least 10ms/);
-    expect(usageError(["--nodes", "5", "--heartbeat-interval", "2s", "--jitter", "1.5s"])).toMatch(/--jitter must be at most half/);
-    for (const r of ["fast", "0", "-3/s", "10/m"]) expect(usageError(["--nodes", "5", `--join-rate=${r}`])).toMatch(/--join-rate: .* is not a rate/);
-    for (const k of ["0", "1.5", "-0.1", "x", ""]) expect(usageError(["--nodes", "5", `--kill=${k}`])).toMatch(/--kill: .* is not a share of the nodes/);
+    expect(usageError(["--nodes", "5", "--heartbeat-interval", "2s", "--jitter", "1.5s"])).toMatch(
+      /--jitter must be at most half/,
+    );
+    for (const r of ["fast", "0", "-3/s", "10/m"])
+      expect(usageError(["--nodes", "5", `--join-rate=${r}`])).toMatch(/--join-rate: .* is not a rate/);
+    for (const k of ["0", "1.5", "-0.1", "x", ""])
+      expect(usageError(["--nodes", "5", `--kill=${k}`])).toMatch(/--kill: .* is not a share of the nodes/);
     expect(usageError(["--nodes", "5", "--kill-at", "10s"])).toBe("--kill-at needs --kill");
     expect(usageError(["--nodes", "5", "--revive-after", "10s"])).toBe("--revive-after needs --kill");
     expect(usageError(["--nodes", "5", "--duration", "0s"])).toMatch(/--duration must be longer than 0s/);
     expect(usageError(["--nodes", "5", "--id-prefix", "a.b"])).toMatch(/--id-prefix: "a.b" may hold only/);
-    expect(usageError(["--nodes", "5", "--orchestrator", "localhost:4222"])).toMatch(/--orchestrator: .* is not a NATS URL/);
+    expect(usageError(["--nodes", "5", "--orchestrator", "localhost:4222"])).toMatch(
+      /--orchestrator: .* is not a NATS URL/,
+    );
     expect(() => parseSimArgs(["--nodes", "5", "--bogus"])).toThrow(/Unknown option '--bogus'/);
   });
 
@@ -77,17 +110,26 @@ describe("shoal sim's arguments", () => {
     const file = join(dir, "credentials", "join-token");
     writeFileSync(file, "from-file\n");
     const config = { ...defaultConfig(), "Compute.Auth.Token": "from-config" };
-    expect(simJoinToken(settings(["--nodes", "1", "--token-file", file]), config, { SHOAL_JOIN_TOKEN: "from-env" })).toBe("from-file");
+    expect(
+      simJoinToken(settings(["--nodes", "1", "--token-file", file]), config, { SHOAL_JOIN_TOKEN: "from-env" }),
+    ).toBe("from-file");
     expect(simJoinToken(settings(["--nodes", "1"]), config, { SHOAL_JOIN_TOKEN: "from-env" })).toBe("from-env");
     expect(simJoinToken(settings(["--nodes", "1"]), config, {})).toBe("from-config");
-    expect(() => simJoinToken(settings(["--nodes", "1"]), defaultConfig(), {})).toThrow(/no join token: give --token-file FILE, or set SHOAL_JOIN_TOKEN/);
-    expect(() => simJoinToken(settings(["--nodes", "1", "--token-file", join(dir, "missing")]), config, {})).toThrow(/--token-file: cannot read .*missing: ENOENT/);
+    expect(() => simJoinToken(settings(["--nodes", "1"]), defaultConfig(), {})).toThrow(
+      /no join token: give --token-file FILE, or set SHOAL_JOIN_TOKEN/,
+    );
+    expect(() => simJoinToken(settings(["--nodes", "1", "--token-file", join(dir, "missing")]), config, {})).toThrow(
+      /--token-file: cannot read .*missing: ENOENT/,
+    );
     writeFileSync(file, "\n");
-    expect(() => simJoinToken(settings(["--nodes", "1", "--token-file", file]), config, {})).toThrow(/--token-file: .* is empty/);
+    expect(() => simJoinToken(settings(["--nodes", "1", "--token-file", file]), config, {})).toThrow(
+      /--token-file: .* is empty/,
+    );
   });
 
   it("read the open-file limit that bounds how many nodes one sim can run", () => {
-    const limits = "Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                40000                files\n";
+    const limits =
+      "Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                40000                files\n";
     expect(openFileLimit(limits)).toBe(20000);
     expect(openFileLimit(limits.replace("20000 ", "unlimited "))).toBeUndefined();
     expect(openFileLimit()).toBeGreaterThan(0);

@@ -8,7 +8,10 @@ import { tempDir } from "../../support/fixtures.ts";
 
 const KEY = "k".repeat(24);
 const HASH = bcrypt.hashSync("correct horse battery", 4);
-const users = (list: unknown) => loadConfig({ env: {}, settings: [`API.Auth.Users=${typeof list === "string" ? list : JSON.stringify(list)}`] })["API.Auth.Users"];
+const users = (list: unknown) =>
+  loadConfig({ env: {}, settings: [`API.Auth.Users=${typeof list === "string" ? list : JSON.stringify(list)}`] })[
+    "API.Auth.Users"
+  ];
 const refusal = (list: unknown): string => {
   try {
     users(list);
@@ -48,7 +51,12 @@ describe("API.Auth.Users", () => {
     const c = loadConfig({ env: {}, files: [file] });
     expect(c["API.Auth.AnonymousAccess"]).toBe("none");
     expect(c["API.Auth.Users"]).toEqual([
-      { Alias: "ops", Username: "alice", Password: HASH, Capabilities: [{ Actions: ["read:node", "write:node"] }, { Actions: ["read:history"] }] },
+      {
+        Alias: "ops",
+        Username: "alice",
+        Password: HASH,
+        Capabilities: [{ Actions: ["read:node", "write:node"] }, { Actions: ["read:history"] }],
+      },
       { Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["read:*"] }] },
     ]);
   });
@@ -56,7 +64,9 @@ describe("API.Auth.Users", () => {
   it("reads a JSON list from -c and from SHOAL_API_AUTH_USERS, like Overrides", () => {
     const list = [{ Username: "bob", Password: "long enough pw", APIKey: KEY, Capabilities: [{ Actions: ["*"] }] }];
     expect(users(list)).toEqual(list);
-    expect(loadConfig({ env: { SHOAL_API_AUTH_USERS: JSON.stringify(list), SHOAL_API_AUTH_ANONYMOUSACCESS: "NONE" } })).toMatchObject({
+    expect(
+      loadConfig({ env: { SHOAL_API_AUTH_USERS: JSON.stringify(list), SHOAL_API_AUTH_ANONYMOUSACCESS: "NONE" } }),
+    ).toMatchObject({
       "API.Auth.Users": list,
       "API.Auth.AnonymousAccess": "none",
     });
@@ -74,23 +84,50 @@ describe("API.Auth.Users", () => {
       ["not json", "API.Auth.Users: expected a JSON list"],
       [{ Username: "a" }, "API.Auth.Users: expected a list of users"],
       [["x"], "API.Auth.Users[0]: expected a mapping"],
-      [[{ Username: "bob", Password: "long enough pw", Capabilities: cap, Role: "admin" }], "API.Auth.Users[0] (bob): unknown field Role"],
+      [
+        [{ Username: "bob", Password: "long enough pw", Capabilities: cap, Role: "admin" }],
+        "API.Auth.Users[0] (bob): unknown field Role",
+      ],
       [[{ Username: "bob", Capabilities: cap }], "API.Auth.Users[0] (bob): Username and Password go together"],
-      [[{ Password: "long enough pw", Alias: "x", Capabilities: cap }], "API.Auth.Users[0] (x): Username and Password go together"],
+      [
+        [{ Password: "long enough pw", Alias: "x", Capabilities: cap }],
+        "API.Auth.Users[0] (x): Username and Password go together",
+      ],
       [[{ Alias: "x", Capabilities: cap }], "API.Auth.Users[0] (x): give Username and Password, or an APIKey"],
-      [[{ Username: "bob", Password: "short", Capabilities: cap }], "API.Auth.Users[0] (bob): a plain Password must be 10-255 characters"],
+      [
+        [{ Username: "bob", Password: "short", Capabilities: cap }],
+        "API.Auth.Users[0] (bob): a plain Password must be 10-255 characters",
+      ],
       [[{ Username: "bob", Password: "$2b$10$tooshort", Capabilities: cap }], "looks like a bcrypt hash"],
-      [[{ Username: "b o b", Password: "long enough pw", Capabilities: cap }], "API.Auth.Users[0]: Username must be 1-100 letters"],
+      [
+        [{ Username: "b o b", Password: "long enough pw", Capabilities: cap }],
+        "API.Auth.Users[0]: Username must be 1-100 letters",
+      ],
       [[{ Username: "bob:x", Password: "long enough pw", Capabilities: cap }], "Username must be"],
       [[{ Alias: "bad\nname", APIKey: KEY, Capabilities: cap }], "Alias must be 1-128"],
-      [[{ Alias: "ci", APIKey: "short", Capabilities: cap }], "API.Auth.Users[0] (ci): APIKey must be 20-255 printable characters"],
+      [
+        [{ Alias: "ci", APIKey: "short", Capabilities: cap }],
+        "API.Auth.Users[0] (ci): APIKey must be 20-255 printable characters",
+      ],
       [[{ APIKey: KEY, Capabilities: cap }], "API.Auth.Users[0]: a user with only an APIKey needs an Alias"],
       [[{ Alias: "ci", APIKey: KEY }], "API.Auth.Users[0] (ci): Capabilities must be a non-empty list"],
       [[{ Alias: "ci", APIKey: KEY, Capabilities: [] }], "Capabilities must be a non-empty list"],
-      [[{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: [] }] }], "Capabilities[0].Actions must be a non-empty list"],
-      [[{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["read:node"], Resources: ["x"] }] }], "Capabilities[0]: unknown field Resources"],
-      [[{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["read:nodes"] }] }], 'Capabilities[0].Actions: unknown action "read:nodes"'],
-      [[{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["admin"] }] }], 'unknown action "admin" (expected one of read:node, write:node'],
+      [
+        [{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: [] }] }],
+        "Capabilities[0].Actions must be a non-empty list",
+      ],
+      [
+        [{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["read:node"], Resources: ["x"] }] }],
+        "Capabilities[0]: unknown field Resources",
+      ],
+      [
+        [{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["read:nodes"] }] }],
+        'Capabilities[0].Actions: unknown action "read:nodes"',
+      ],
+      [
+        [{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["admin"] }] }],
+        'unknown action "admin" (expected one of read:node, write:node',
+      ],
       [[{ Alias: 5, APIKey: KEY, Capabilities: cap }], "Alias must be a non-empty string"],
     ];
     for (const [list, message] of cases) {
@@ -99,10 +136,17 @@ describe("API.Auth.Users", () => {
       expect(error.startsWith("-c API.Auth.Users=…: "), error).toBe(true);
     }
     expect(refusal([{ Alias: "ci", APIKey: KEY, Capabilities: [{ Actions: ["nope"] }] }])).not.toContain(KEY);
-    expect(refusal([{ Username: "bob", Password: "secret-password-1", Capabilities: [] }])).not.toContain("secret-password-1");
+    expect(refusal([{ Username: "bob", Password: "secret-password-1", Capabilities: [] }])).not.toContain(
+      "secret-password-1",
+    );
     const fromFile = join(tempDir(), "c.yaml");
-    writeFileSync(fromFile, `API:\n  Auth:\n    Users:\n      - {Alias: ci, APIKey: ${KEY}, Capabilities: [{Actions: [nope]}]}\n      - {Username: bob, Password: "supersecretpw", Capabilities: []}\n`);
-    expect(() => loadConfig({ env: {}, files: [fromFile] })).toThrow(`${fromFile}: API.Auth.Users[0] (ci): Capabilities[0].Actions: unknown action "nope"`);
+    writeFileSync(
+      fromFile,
+      `API:\n  Auth:\n    Users:\n      - {Alias: ci, APIKey: ${KEY}, Capabilities: [{Actions: [nope]}]}\n      - {Username: bob, Password: "supersecretpw", Capabilities: []}\n`,
+    );
+    expect(() => loadConfig({ env: {}, files: [fromFile] })).toThrow(
+      `${fromFile}: API.Auth.Users[0] (ci): Capabilities[0].Actions: unknown action "nope"`,
+    );
     try {
       loadConfig({ env: {}, files: [fromFile] });
     } catch (e) {
@@ -113,17 +157,29 @@ describe("API.Auth.Users", () => {
   it("refuses duplicate usernames, identities and API keys, ignoring case where Bacalhau does", () => {
     const cap = [{ Actions: ["*"] }];
     const pw = "long enough pw";
-    expect(refusal([{ Username: "Bob", Password: pw, Capabilities: cap }, { Alias: "x", Username: "bob", Password: pw, Capabilities: cap }])).toContain(
-      "API.Auth.Users[1] (x): duplicate Username bob (usernames ignore case) (also API.Auth.Users[0])",
-    );
-    expect(refusal([{ Alias: "ops", APIKey: KEY, Capabilities: cap }, { Alias: "OPS", APIKey: `${KEY}2`, Capabilities: cap }])).toContain(
-      "API.Auth.Users[1] (OPS): duplicate identity OPS",
-    );
+    expect(
+      refusal([
+        { Username: "Bob", Password: pw, Capabilities: cap },
+        { Alias: "x", Username: "bob", Password: pw, Capabilities: cap },
+      ]),
+    ).toContain("API.Auth.Users[1] (x): duplicate Username bob (usernames ignore case) (also API.Auth.Users[0])");
+    expect(
+      refusal([
+        { Alias: "ops", APIKey: KEY, Capabilities: cap },
+        { Alias: "OPS", APIKey: `${KEY}2`, Capabilities: cap },
+      ]),
+    ).toContain("API.Auth.Users[1] (OPS): duplicate identity OPS");
     // bob recorded twice: once by username, once by alias.
-    expect(refusal([{ Username: "bob", Password: pw, Capabilities: cap }, { Alias: "bob", APIKey: KEY, Capabilities: cap }])).toContain(
-      "API.Auth.Users[1] (bob): duplicate identity bob",
-    );
-    const dupKey = refusal([{ Alias: "a", APIKey: KEY, Capabilities: cap }, { Alias: "b", APIKey: KEY, Capabilities: cap }]);
+    expect(
+      refusal([
+        { Username: "bob", Password: pw, Capabilities: cap },
+        { Alias: "bob", APIKey: KEY, Capabilities: cap },
+      ]),
+    ).toContain("API.Auth.Users[1] (bob): duplicate identity bob");
+    const dupKey = refusal([
+      { Alias: "a", APIKey: KEY, Capabilities: cap },
+      { Alias: "b", APIKey: KEY, Capabilities: cap },
+    ]);
     expect(dupKey).toContain("API.Auth.Users[1] (b): duplicate APIKey (also API.Auth.Users[0])");
   });
 });

@@ -63,12 +63,17 @@ describe("loadConfig", () => {
   });
 
   it("reads health overrides from YAML and JSON", () => {
-    const f = yaml("Orchestrator:\n  NodeManager:\n    Overrides:\n      - Selector: zone=edge\n        DisconnectTimeout: 5m\n      - NodeIDs: [n7]\n        UnknownTimeout: 1h\n");
+    const f = yaml(
+      "Orchestrator:\n  NodeManager:\n    Overrides:\n      - Selector: zone=edge\n        DisconnectTimeout: 5m\n      - NodeIDs: [n7]\n        UnknownTimeout: 1h\n",
+    );
     expect(loadConfig({ files: [f], env: {} })["Orchestrator.NodeManager.Overrides"]).toEqual([
       { Selector: "zone=edge", DisconnectTimeout: 300_000 },
       { NodeIDs: ["n7"], UnknownTimeout: 3_600_000 },
     ]);
-    const c = loadConfig({ settings: ['Orchestrator.NodeManager.Overrides=[{"NodeIDs":["a"],"DisconnectTimeout":"10s"}]'], env: {} });
+    const c = loadConfig({
+      settings: ['Orchestrator.NodeManager.Overrides=[{"NodeIDs":["a"],"DisconnectTimeout":"10s"}]'],
+      env: {},
+    });
     expect(c["Orchestrator.NodeManager.Overrides"]).toEqual([{ NodeIDs: ["a"], DisconnectTimeout: 10_000 }]);
   });
 
@@ -80,12 +85,27 @@ describe("loadConfig", () => {
       empty: "",
       Architecture: "arm64",
     });
-    expect(loadConfig({ settings: ["Orchestrator.NodeManager.MaxRegistrationsPerSecond=0", "Orchestrator.NodeManager.RegistrationBurst=0"], env: {} })["Orchestrator.NodeManager.RegistrationBurst"]).toBe(0);
+    expect(
+      loadConfig({
+        settings: [
+          "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0",
+          "Orchestrator.NodeManager.RegistrationBurst=0",
+        ],
+        env: {},
+      })["Orchestrator.NodeManager.RegistrationBurst"],
+    ).toBe(0);
   });
 
   it("takes rates and shares as numbers with a fraction", () => {
-    const c = loadConfig({ settings: ["Orchestrator.NodeManager.NodeEvictionRate=0.5", "Orchestrator.NodeManager.UnhealthyNodesThreshold=1"], env: { SHOAL_ORCHESTRATOR_NODEMANAGER_SECONDARYNODEEVICTIONRATE: "0" } });
-    expect([c["Orchestrator.NodeManager.NodeEvictionRate"], c["Orchestrator.NodeManager.SecondaryNodeEvictionRate"], c["Orchestrator.NodeManager.UnhealthyNodesThreshold"]]).toEqual([0.5, 0, 1]);
+    const c = loadConfig({
+      settings: ["Orchestrator.NodeManager.NodeEvictionRate=0.5", "Orchestrator.NodeManager.UnhealthyNodesThreshold=1"],
+      env: { SHOAL_ORCHESTRATOR_NODEMANAGER_SECONDARYNODEEVICTIONRATE: "0" },
+    });
+    expect([
+      c["Orchestrator.NodeManager.NodeEvictionRate"],
+      c["Orchestrator.NodeManager.SecondaryNodeEvictionRate"],
+      c["Orchestrator.NodeManager.UnhealthyNodesThreshold"],
+    ]).toEqual([0.5, 0, 1]);
     expect(loadConfig({ env: {} })["Orchestrator.NodeManager.NodeEvictionRate"]).toBe(0.1);
   });
 
@@ -94,20 +114,58 @@ describe("loadConfig", () => {
       [{ settings: ["No.Such.Key=1"] }, /-c No.Such.Key=…: unknown config key No.Such.Key$/],
       [{ settings: ["API.Port=http"] }, /API.Port: expected a whole number/],
       [{ settings: ["API.Port=70000"] }, /API.Port/],
-      [{ env: { SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "15" } }, /environment variable SHOAL_COMPUTE_HEARTBEAT_INTERVAL: Compute.Heartbeat.Interval: expected a duration/],
+      [
+        { env: { SHOAL_COMPUTE_HEARTBEAT_INTERVAL: "15" } },
+        /environment variable SHOAL_COMPUTE_HEARTBEAT_INTERVAL: Compute.Heartbeat.Interval: expected a duration/,
+      ],
       [{ settings: ["Orchestrator.NodeManager.ManualApproval=perhaps"] }, /expected true or false/],
       [{ settings: ["Labels=novalue"] }, /expected k=v/],
-      [{ settings: ["Labels=zone=a b"] }, /-c Labels=zone=a b: Labels: label value "a b" must be empty or letters, digits/],
-      [{ settings: ["Labels=Example.com/zone=a"] }, /Labels: label key "Example.com\/zone": the prefix must be a DNS subdomain/],
-      [{ files: [yaml(`Labels:\n  ${"k".repeat(64)}: x\n`)] }, /Labels: label key "k+": the name after any prefix is longer than 63 characters/],
-      [{ settings: [`Labels=${Array.from({ length: 63 }, (_, i) => `k${i}=v`).join(",")}`] }, /65 labels with Operating-System and Architecture, which Shoal adds; a node may have at most 64/],
-      [{ settings: ["Orchestrator.NodeManager.MaxRegistrationsPerSecond=5", "Orchestrator.NodeManager.RegistrationBurst=0"] }, /RegistrationBurst must be at least 1/],
-      [{ settings: ['Orchestrator.NodeManager.Overrides=[{"Selector":"a in (","DisconnectTimeout":"1s"}]'] }, /unbalanced/],
-      [{ settings: ['Orchestrator.NodeManager.Overrides=[{"DisconnectTimeout":"1s"}]'] }, /exactly one of NodeIDs or Selector/],
+      [
+        { settings: ["Labels=zone=a b"] },
+        /-c Labels=zone=a b: Labels: label value "a b" must be empty or letters, digits/,
+      ],
+      [
+        { settings: ["Labels=Example.com/zone=a"] },
+        /Labels: label key "Example.com\/zone": the prefix must be a DNS subdomain/,
+      ],
+      [
+        { files: [yaml(`Labels:\n  ${"k".repeat(64)}: x\n`)] },
+        /Labels: label key "k+": the name after any prefix is longer than 63 characters/,
+      ],
+      [
+        { settings: [`Labels=${Array.from({ length: 63 }, (_, i) => `k${i}=v`).join(",")}`] },
+        /65 labels with Operating-System and Architecture, which Shoal adds; a node may have at most 64/,
+      ],
+      [
+        {
+          settings: [
+            "Orchestrator.NodeManager.MaxRegistrationsPerSecond=5",
+            "Orchestrator.NodeManager.RegistrationBurst=0",
+          ],
+        },
+        /RegistrationBurst must be at least 1/,
+      ],
+      [
+        { settings: ['Orchestrator.NodeManager.Overrides=[{"Selector":"a in (","DisconnectTimeout":"1s"}]'] },
+        /unbalanced/,
+      ],
+      [
+        { settings: ['Orchestrator.NodeManager.Overrides=[{"DisconnectTimeout":"1s"}]'] },
+        /exactly one of NodeIDs or Selector/,
+      ],
       [{ settings: ["Orchestrator.NodeManager.DisconnectTimeout=10m"] }, /UnknownTimeout must not be shorter/],
-      [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=fast"] }, /NodeEvictionRate: expected a number of at least 0 \(such as 0.1\), got "fast"/],
-      [{ settings: ["Orchestrator.NodeManager.NodeEvictionRate=-1"] }, /NodeEvictionRate: expected a number of at least 0/],
-      [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=0"] }, /UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1/],
+      [
+        { settings: ["Orchestrator.NodeManager.NodeEvictionRate=fast"] },
+        /NodeEvictionRate: expected a number of at least 0 \(such as 0.1\), got "fast"/,
+      ],
+      [
+        { settings: ["Orchestrator.NodeManager.NodeEvictionRate=-1"] },
+        /NodeEvictionRate: expected a number of at least 0/,
+      ],
+      [
+        { settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=0"] },
+        /UnhealthyNodesThreshold is a share of the fleet: more than 0, at most 1/,
+      ],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=0s"] }, /ExecutionAnswerTimeout must be at least/],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=500ms"] }, /must be at least 1s: a node needs time/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
@@ -115,7 +173,8 @@ describe("loadConfig", () => {
       [{ files: [yaml("API: [unclosed")] }, /not valid YAML/],
       [{ files: [yaml("API:\n  Colour: red\n")] }, /unknown config key API.Colour/],
     ];
-    for (const [sources, message] of cases) expect(() => loadConfig({ env: {}, ...sources }), String(message)).toThrow(message);
+    for (const [sources, message] of cases)
+      expect(() => loadConfig({ env: {}, ...sources }), String(message)).toThrow(message);
   });
 
   it("never echoes the value of an unknown key or of a secret key", () => {
@@ -128,12 +187,21 @@ describe("loadConfig", () => {
       throw new Error("accepted");
     };
     // A misspelt secret key: named, its value not shown.
-    expect(refusal({ settings: ["Orchestrator.NATS.Pasword=s3cret"] })).toBe("-c Orchestrator.NATS.Pasword=…: unknown config key Orchestrator.NATS.Pasword");
+    expect(refusal({ settings: ["Orchestrator.NATS.Pasword=s3cret"] })).toBe(
+      "-c Orchestrator.NATS.Pasword=…: unknown config key Orchestrator.NATS.Pasword",
+    );
     // ':' for '=' makes the whole entry the "name": not echoed either.
     expect(refusal({ settings: ["Orchestrator.NATS.Password:s3cret"] })).not.toContain("s3cret");
-    expect(refusal({ settings: ["Compute.Auth.Tokn"] })).toBe("-c Compute.Auth.Tokn: unknown config key Compute.Auth.Tokn");
+    expect(refusal({ settings: ["Compute.Auth.Tokn"] })).toBe(
+      "-c Compute.Auth.Tokn: unknown config key Compute.Auth.Tokn",
+    );
     // A secret key given a value of the wrong type (YAML) names the type, not the value.
-    for (const key of ["Orchestrator.NATS.Password", "Orchestrator.NATS.Token", "Orchestrator.Auth.Token", "Compute.Auth.Token"]) {
+    for (const key of [
+      "Orchestrator.NATS.Password",
+      "Orchestrator.NATS.Token",
+      "Orchestrator.Auth.Token",
+      "Compute.Auth.Token",
+    ]) {
       const [section, ...rest] = key.split(".");
       const nested = rest.reduceRight<unknown>((inner, k) => ({ [k]: inner }), { hidden: "s3cret" });
       const message = refusal({ files: [yaml(JSON.stringify({ [section!]: nested }))] });
@@ -145,7 +213,15 @@ describe("loadConfig", () => {
   });
 
   it("marks every key that holds a password, token or API key as secret, and nothing else", () => {
-    const secret = Object.entries(CONFIG_KEYS).filter(([, def]) => "secret" in def && def.secret === true).map(([k]) => k);
-    expect(secret.sort()).toEqual(["API.Auth.Users", "Compute.Auth.Token", "Orchestrator.Auth.Token", "Orchestrator.NATS.Password", "Orchestrator.NATS.Token"]);
+    const secret = Object.entries(CONFIG_KEYS)
+      .filter(([, def]) => "secret" in def && def.secret === true)
+      .map(([k]) => k);
+    expect(secret.sort()).toEqual([
+      "API.Auth.Users",
+      "Compute.Auth.Token",
+      "Orchestrator.Auth.Token",
+      "Orchestrator.NATS.Password",
+      "Orchestrator.NATS.Token",
+    ]);
   });
 });

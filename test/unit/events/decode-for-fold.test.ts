@@ -1,13 +1,27 @@
 import { Arbitrary, FastCheck, type Schema } from "effect";
 import { describe, expect, it } from "vitest";
 import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
-import { decodeNodeEvent, decodeNodeEventForFold, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
-import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../src/events/catalog/node-events.ts";
+import {
+  decodeNodeEvent,
+  decodeNodeEventForFold,
+  encodeNodeEvent,
+} from "../../../src/events/catalog/node-event-codec.ts";
+import {
+  NODE_EVENT_SCHEMAS,
+  NODE_EVENT_TYPES,
+  type NodeEvent,
+  type NodeEventType,
+} from "../../../src/events/catalog/node-events.ts";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { JUNK, mutate } from "../../support/damaged-json.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
-const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "system" as const, id: "t" }, correlationId: "c", causationId: "c" };
+const metadata = {
+  time: "2026-01-01T00:00:00.000Z",
+  actor: { type: "system" as const, id: "t" },
+  correlationId: "c",
+  causationId: "c",
+};
 const EVERY_TYPE: ReadonlySet<NodeEventType> = new Set(NODE_EVENT_TYPES);
 const NO_TYPE: ReadonlySet<NodeEventType> = new Set();
 
@@ -54,7 +68,10 @@ describe("decodeNodeEventForFold agrees with decodeNodeEvent", () => {
     it(`${type}: random valid and damaged data give the same data or the same CorruptEventError, when the data is read`, () => {
       const schema = NODE_EVENT_SCHEMAS[type] as Schema.Schema<unknown>;
       const random = seededRandom(100 + NODE_EVENT_TYPES.indexOf(type));
-      const samples = FastCheck.sample(Arbitrary.make(schema), { numRuns: 100, seed: 7 + NODE_EVENT_TYPES.indexOf(type) });
+      const samples = FastCheck.sample(Arbitrary.make(schema), {
+        numRuns: 100,
+        seed: 7 + NODE_EVENT_TYPES.indexOf(type),
+      });
       let good = 0;
       let bad = 0;
       for (const sample of samples) {
@@ -68,14 +85,19 @@ describe("decodeNodeEventForFold agrees with decodeNodeEvent", () => {
           const expected = outcome(() => decodeNodeEvent(recorded(type, data)).data);
           if (expected.ok) good++;
           else bad++;
-          // Decoded on use (every type, not only those a fold skips): nothing read until asked, then the same answer, every time.
+          // Decoded on use (every type, not only those a fold skips): nothing read until asked, then the same answer,
+          // every time.
           const lazySource = recorded(type, data);
           const lazy = decodeNodeEventForFold(lazySource, EVERY_TYPE);
           expect(lazy.type).toBe(type);
           expect(lazySource.reads).toBe(0);
-          expect(outcome(() => lazy.data), JSON.stringify(data)).toEqual(expected);
+          expect(
+            outcome(() => lazy.data),
+            JSON.stringify(data),
+          ).toEqual(expected);
           expect(outcome(() => lazy.data)).toEqual(expected);
-          if (expected.ok) expect(JSON.stringify(lazy)).toBe(JSON.stringify({ type, data: JSON.parse(expected.json) as unknown }));
+          if (expected.ok)
+            expect(JSON.stringify(lazy)).toBe(JSON.stringify({ type, data: JSON.parse(expected.json) as unknown }));
           // Decoded at once: decodeNodeEvent's own answer, thrown by the call itself.
           expect(outcome(() => decodeNodeEventForFold(recorded(type, data), NO_TYPE).data)).toEqual(expected);
         }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { EVENT_TYPE } from "@eventstore/db-client";
-import { CHECKPOINT_TYPE, SUBSCRIPTION_FILTER, USER_EVENT_TYPES } from "../../../src/events/eventstoredb/esdb-event-store.ts";
+import {
+  CHECKPOINT_TYPE,
+  SUBSCRIPTION_FILTER,
+  USER_EVENT_TYPES,
+} from "../../../src/events/eventstoredb/esdb-event-store.ts";
 import { filteredReadAllRequest } from "../../../src/events/eventstoredb/read-all-filtered.ts";
 import { NODE_EVENT_TYPES } from "../../../src/events/catalog/node-events.ts";
 
@@ -14,7 +18,8 @@ describe("EventStoreDB: the server-side filter that keeps checkpoints and system
     // .NET's Regex.IsMatch (the server's) and JavaScript agree on this anchored lookahead.
     const allowed = (type: string) => new RegExp(USER_EVENT_TYPES).test(type);
     for (const type of NODE_EVENT_TYPES) expect(allowed(type), type).toBe(true);
-    for (const type of [CHECKPOINT_TYPE, "$metadata", "$>", "$streamDeleted", "$statsCollected"]) expect(allowed(type), type).toBe(false);
+    for (const type of [CHECKPOINT_TYPE, "$metadata", "$>", "$streamDeleted", "$statsCollected"])
+      expect(allowed(type), type).toBe(false);
     expect(allowed(`${CHECKPOINT_TYPE}Later`)).toBe(true);
   });
 
@@ -23,7 +28,11 @@ describe("EventStoreDB: the server-side filter that keeps checkpoints and system
   });
 
   it("asks for a forward, counted, filtered read of $all (not a subscription)", () => {
-    const fromStart = filteredReadAllRequest({ from: "start", maxCount: 512, eventTypeRegex: USER_EVENT_TYPES }).toObject().options!;
+    const fromStart = filteredReadAllRequest({
+      from: "start",
+      maxCount: 512,
+      eventTypeRegex: USER_EVENT_TYPES,
+    }).toObject().options!;
     expect(fromStart).toMatchObject({
       all: { start: {} },
       readDirection: 0,
@@ -34,7 +43,11 @@ describe("EventStoreDB: the server-side filter that keeps checkpoints and system
     });
     expect(fromStart.subscription).toBeUndefined();
     expect(fromStart.noFilter).toBeUndefined();
-    const fromPosition = filteredReadAllRequest({ from: { commit: 42n, prepare: 41n }, maxCount: 1, eventTypeRegex: "^x" }).toObject().options!;
+    const fromPosition = filteredReadAllRequest({
+      from: { commit: 42n, prepare: 41n },
+      maxCount: 1,
+      eventTypeRegex: "^x",
+    }).toObject().options!;
     expect(fromPosition.all).toEqual({ position: { commitPosition: "42", preparePosition: "41" } });
     expect(fromPosition.count).toBe("1");
   });

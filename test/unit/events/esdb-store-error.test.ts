@@ -39,7 +39,13 @@ describe("EventStoreDB client errors", () => {
       convertToCommandError(grpcFailure(DEADLINE_EXCEEDED, "Deadline exceeded")),
       convertToCommandError(grpcFailure(CANCELLED, "Cancelled on server")),
       convertToCommandError(grpcFailure(ABORTED, "timed out")),
-      convertToCommandError(grpcFailure(UNAVAILABLE, "Leader info available", { exception: "not-leader", "leader-endpoint-host": "db-2", "leader-endpoint-port": "2113" })),
+      convertToCommandError(
+        grpcFailure(UNAVAILABLE, "Leader info available", {
+          exception: "not-leader",
+          "leader-endpoint-host": "db-2",
+          "leader-endpoint-port": "2113",
+        }),
+      ),
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:2113"), { code: "ECONNREFUSED" }),
       Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
       new Error("Failed to discover after 10 attempts."),
@@ -48,7 +54,11 @@ describe("EventStoreDB client errors", () => {
     for (const e of transient) {
       const mapped = esdbStoreError(e);
       expect(mapped, (e as Error).message).toBeInstanceOf(StoreUnavailableError);
-      expect(asShoalError(mapped)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5, message: expect.stringContaining((e as Error).message) });
+      expect(asShoalError(mapped)).toMatchObject({
+        kind: "Unavailable",
+        retryAfterSeconds: 5,
+        message: expect.stringContaining((e as Error).message),
+      });
     }
   });
 

@@ -5,9 +5,23 @@ import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
 import type { JobCommand } from "../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../machines/job/job-decider.ts";
 import { CorruptEventError, InvalidEventError } from "../../../src/events/catalog/event-codec-errors.ts";
-import { EXECUTION_EVENT_VERSIONS, decodeExecutionEvent, encodeExecutionEvent, encodeExecutionEventBySchema } from "../../../src/events/catalog/execution-event-codec.ts";
-import { EXECUTION_EVENT_SCHEMAS, EXECUTION_EVENT_TYPES, type ExecutionEvent } from "../../../src/events/catalog/execution-events.ts";
-import { JOB_EVENT_VERSIONS, decodeJobEvent, encodeJobEvent, encodeJobEventBySchema } from "../../../src/events/catalog/job-event-codec.ts";
+import {
+  EXECUTION_EVENT_VERSIONS,
+  decodeExecutionEvent,
+  encodeExecutionEvent,
+  encodeExecutionEventBySchema,
+} from "../../../src/events/catalog/execution-event-codec.ts";
+import {
+  EXECUTION_EVENT_SCHEMAS,
+  EXECUTION_EVENT_TYPES,
+  type ExecutionEvent,
+} from "../../../src/events/catalog/execution-events.ts";
+import {
+  JOB_EVENT_VERSIONS,
+  decodeJobEvent,
+  encodeJobEvent,
+  encodeJobEventBySchema,
+} from "../../../src/events/catalog/job-event-codec.ts";
 import { JOB_EVENT_SCHEMAS, JOB_EVENT_TYPES, type JobEvent } from "../../../src/events/catalog/job-events.ts";
 import { schemaFastPath } from "../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
 import type { NewEvent, RecordedEvent } from "../../../src/events/store/event-store.ts";
@@ -15,7 +29,12 @@ import { executionStream, jobStream } from "../../../src/events/streams.ts";
 
 const JOB = "j-00000000-0000-4000-8000-000000000001";
 const EXEC = "e-00000000-0000-4000-8000-000000000002";
-const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "operator" as const, id: "alice" }, correlationId: "c-1", causationId: "c-1" };
+const metadata = {
+  time: "2026-01-01T00:00:00.000Z",
+  actor: { type: "operator" as const, id: "alice" },
+  correlationId: "c-1",
+  causationId: "c-1",
+};
 const asRecorded = (e: NewEvent, stream: string): RecordedEvent => ({
   ...e,
   stream,
@@ -41,7 +60,17 @@ function jobEvents(): JobEvent[] {
     }
     return out;
   };
-  const job = { Type: "batch", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } }, Timeouts: { QueueTimeout: 60 }, Resources: { GPU: "1" } }] };
+  const job = {
+    Type: "batch",
+    Tasks: [
+      {
+        Name: "main",
+        Engine: { Type: "docker", Params: { Image: "busybox" } },
+        Timeouts: { QueueTimeout: 60 },
+        Resources: { GPU: "1" },
+      },
+    ],
+  };
   return [
     ...run([{ type: "Queue", reason: "no nodes" }, { type: "Run" }, { type: "Complete" }], job),
     ...run([{ type: "Fail", reason: "boom" }], job).slice(1),
@@ -51,8 +80,16 @@ function jobEvents(): JobEvent[] {
 
 function executionEvents(): ExecutionEvent[] {
   const create: ExecutionCommand = {
-    type: "Create", jobId: JOB, namespace: "default", nodeId: "n1", jobType: "batch", jobVersion: 1, partitionIndex: 0,
-    resources: { CPU: 0.5, Memory: 1, Disk: 0, GPU: 0 }, executionTimeout: 10, timeoutBuffer: 5,
+    type: "Create",
+    jobId: JOB,
+    namespace: "default",
+    nodeId: "n1",
+    jobType: "batch",
+    jobVersion: 1,
+    partitionIndex: 0,
+    resources: { CPU: 0.5, Memory: 1, Disk: 0, GPU: 0 },
+    executionTimeout: 10,
+    timeoutBuffer: 5,
   };
   const output = { Stdout: "hi", StdoutTruncated: false, stderr: "", StderrTruncated: true, ExitCode: 0, ErrorMsg: "" };
   const run = (commands: ExecutionCommand[]): ExecutionEvent[] => {
@@ -69,7 +106,13 @@ function executionEvents(): ExecutionEvent[] {
     return out;
   };
   return [
-    ...run([{ type: "AskForBid" }, { type: "AcceptBid" }, { type: "Approve" }, { type: "Start" }, { type: "Complete", output }]),
+    ...run([
+      { type: "AskForBid" },
+      { type: "AcceptBid" },
+      { type: "Approve" },
+      { type: "Start" },
+      { type: "Complete", output },
+    ]),
     // A start with the limits the node runs it under.
     ...run([
       { type: "AskForBid" },
@@ -93,7 +136,8 @@ describe("job and execution events: stored as they are read", () => {
   });
 
   it("has the schema fast path for every type", () => {
-    for (const schema of [...Object.values(JOB_EVENT_SCHEMAS), ...Object.values(EXECUTION_EVENT_SCHEMAS)]) expect(schemaFastPath(schema)).toBeDefined();
+    for (const schema of [...Object.values(JOB_EVENT_SCHEMAS), ...Object.values(EXECUTION_EVENT_SCHEMAS)])
+      expect(schemaFastPath(schema)).toBeDefined();
   });
 
   it("encodes what the deciders decide, as Effect alone would, and decodes it back unchanged", () => {
@@ -105,13 +149,20 @@ describe("job and execution events: stored as they are read", () => {
     for (const event of executionEvents()) {
       const encoded = encodeExecutionEvent(event, metadata, "id-1");
       expect(encoded, event.type).toEqual(encodeExecutionEventBySchema(event, metadata, "id-1"));
-      expect(decodeExecutionEvent(asRecorded(encoded, executionStream(EXEC)))).toEqual(JSON.parse(JSON.stringify(event)));
+      expect(decodeExecutionEvent(asRecorded(encoded, executionStream(EXEC)))).toEqual(
+        JSON.parse(JSON.stringify(event)),
+      );
     }
   });
 
   it("reads an ExecutionStarted stored before it could hold Details, and one with them", () => {
     const stream = executionStream(EXEC);
-    const stored = { id: "id-old", type: "ExecutionStarted", data: { ExecutionID: EXEC }, metadata: { ...metadata, schemaVersion: 1 } };
+    const stored = {
+      id: "id-old",
+      type: "ExecutionStarted",
+      data: { ExecutionID: EXEC },
+      metadata: { ...metadata, schemaVersion: 1 },
+    };
     const old = asRecorded(stored as NewEvent, stream);
     expect(decodeExecutionEvent(old)).toEqual({ type: "ExecutionStarted", data: { ExecutionID: EXEC } });
     const data = { ExecutionID: EXEC, Details: { "HostConfig.PidsLimit": "64" } };
@@ -120,16 +171,28 @@ describe("job and execution events: stored as they are read", () => {
   });
 
   it("refuses to store what its own schema rejects", () => {
-    expect(() => encodeJobEvent({ type: "JobQueued", data: { JobID: JOB, Previous: "Stopped" as never, Reason: "x" } }, metadata, "id")).toThrow(InvalidEventError);
-    expect(() => encodeExecutionEvent({ type: "ExecutionStarted", data: { ExecutionID: 7 as never } }, metadata, "id")).toThrow(/invalid ExecutionStarted \(data\)/);
+    expect(() =>
+      encodeJobEvent(
+        { type: "JobQueued", data: { JobID: JOB, Previous: "Stopped" as never, Reason: "x" } },
+        metadata,
+        "id",
+      ),
+    ).toThrow(InvalidEventError);
+    expect(() =>
+      encodeExecutionEvent({ type: "ExecutionStarted", data: { ExecutionID: 7 as never } }, metadata, "id"),
+    ).toThrow(/invalid ExecutionStarted \(data\)/);
   });
 
   it("calls a stored event of an unknown type or version, or with bad data, corrupt", () => {
     const good = encodeJobEvent({ type: "JobStarted", data: { JobID: JOB, Previous: "Pending" } }, metadata, "id");
     const stream = jobStream(JOB);
     expect(() => decodeJobEvent(asRecorded({ ...good, type: "JobExploded" }, stream))).toThrow(CorruptEventError);
-    expect(() => decodeJobEvent(asRecorded({ ...good, metadata: { ...good.metadata, schemaVersion: 9 } }, stream))).toThrow(/JobStarted schema version 9 is not known/);
-    expect(() => decodeJobEvent(asRecorded({ ...good, data: { JobID: JOB, Previous: "Nowhere" } }, stream))).toThrow(CorruptEventError);
+    expect(() =>
+      decodeJobEvent(asRecorded({ ...good, metadata: { ...good.metadata, schemaVersion: 9 } }, stream)),
+    ).toThrow(/JobStarted schema version 9 is not known/);
+    expect(() => decodeJobEvent(asRecorded({ ...good, data: { JobID: JOB, Previous: "Nowhere" } }, stream))).toThrow(
+      CorruptEventError,
+    );
   });
 
   it("names streams job-<id> and execution-<id>", () => {

@@ -25,7 +25,10 @@ const asRecorded = (e: NewEvent): RecordedEvent => ({
 
 describe("encodeNodeEvent: nothing unreadable is ever stored", () => {
   it("encodes a valid event that the reader decodes back to the same event", () => {
-    const event: NodeEvent = { type: "NodeRegistered", data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1"), Membership: "PENDING", Lifecycle: 1 } };
+    const event: NodeEvent = {
+      type: "NodeRegistered",
+      data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1"), Membership: "PENDING", Lifecycle: 1 },
+    };
     const encoded = encodeNodeEvent(event, metadata, "id-1");
     expect(encoded).toMatchObject({ id: "id-1", type: "NodeRegistered", metadata: { ...metadata, schemaVersion: 1 } });
     expect(decodeNodeEvent(asRecorded(encoded))).toEqual(event);
@@ -35,7 +38,16 @@ describe("encodeNodeEvent: nothing unreadable is ever stored", () => {
     const cases: [string, NodeEvent, RegExp][] = [
       [
         "a bad node id inside the info",
-        { type: "NodeRegistered", data: { NodeID: "bad.id", NodeType: "Compute", Info: computeInfo("bad.id"), Membership: "PENDING", Lifecycle: 1 } },
+        {
+          type: "NodeRegistered",
+          data: {
+            NodeID: "bad.id",
+            NodeType: "Compute",
+            Info: computeInfo("bad.id"),
+            Membership: "PENDING",
+            Lifecycle: 1,
+          },
+        },
         /refusing to store an invalid NodeRegistered \(data\):[\s\S]*a node id is 1-128/,
       ],
       [
@@ -43,8 +55,19 @@ describe("encodeNodeEvent: nothing unreadable is ever stored", () => {
         { type: "NodeBecameUnhealthy", data: { NodeID: "n1", LastHeartbeat: null, DisconnectTimeoutMs: Number.NaN } },
         /invalid NodeBecameUnhealthy \(data\)[\s\S]*DisconnectTimeoutMs/,
       ],
-      ["a wrong literal", { type: "NodeApproved", data: { NodeID: "n1", Previous: "MAYBE" as never } }, /invalid NodeApproved \(data\)[\s\S]*Previous/],
-      ["a zero lifecycle", { type: "NodeRegistered", data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1"), Membership: "PENDING", Lifecycle: 0 } }, /Lifecycle/],
+      [
+        "a wrong literal",
+        { type: "NodeApproved", data: { NodeID: "n1", Previous: "MAYBE" as never } },
+        /invalid NodeApproved \(data\)[\s\S]*Previous/,
+      ],
+      [
+        "a zero lifecycle",
+        {
+          type: "NodeRegistered",
+          data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1"), Membership: "PENDING", Lifecycle: 0 },
+        },
+        /Lifecycle/,
+      ],
     ];
     for (const [name, event, message] of cases) {
       expect(() => encodeNodeEvent(event, metadata, "id"), name).toThrow(InvalidEventError);
@@ -54,8 +77,12 @@ describe("encodeNodeEvent: nothing unreadable is ever stored", () => {
 
   it("checks the metadata too, and keeps fields the schema does not name", () => {
     const event: NodeEvent = { type: "NodeApproved", data: { NodeID: "n1", Previous: "PENDING" } };
-    expect(() => encodeNodeEvent(event, { ...metadata, actor: { type: "robot" as never, id: "r" } }, "id")).toThrow(/\(metadata\)[\s\S]*actor/);
-    expect(() => encodeNodeEvent(event, { ...metadata, correlationId: undefined as never }, "id")).toThrow(/\(metadata\)[\s\S]*correlationId/);
+    expect(() => encodeNodeEvent(event, { ...metadata, actor: { type: "robot" as never, id: "r" } }, "id")).toThrow(
+      /\(metadata\)[\s\S]*actor/,
+    );
+    expect(() => encodeNodeEvent(event, { ...metadata, correlationId: undefined as never }, "id")).toThrow(
+      /\(metadata\)[\s\S]*correlationId/,
+    );
     const extra = encodeNodeEvent(event, { ...metadata, ...{ source: "test" } }, "id");
     expect(extra.metadata).toMatchObject({ source: "test" });
   });

@@ -10,7 +10,8 @@ import { tempDir } from "../../support/fixtures.ts";
  */
 const writers = {
   writeFileAtomic: (path: string, text: string, mode: number) => Promise.resolve(writeFileAtomic(path, text, mode)),
-  writeFileAtomicAsync: (path: string, text: string, mode: number) => writeFileAtomicAsync(path, [new TextEncoder().encode(text)], mode),
+  writeFileAtomicAsync: (path: string, text: string, mode: number) =>
+    writeFileAtomicAsync(path, [new TextEncoder().encode(text)], mode),
 };
 
 describe.each(Object.entries(writers))("%s", (_, write) => {

@@ -26,7 +26,9 @@ describe("NodeID from config", () => {
     expect(() => loadConfig({ settings: ["NodeID=bad.id"], env: {} })).toThrow(
       new ConfigError(`-c NodeID=bad.id: NodeID: "bad.id" is not a valid node id: ${NODE_ID_RULE}`),
     );
-    expect(() => loadConfig({ env: { SHOAL_NODEID: "a b" } })).toThrow(/environment variable SHOAL_NODEID: NodeID: "a b" is not a valid node id/);
+    expect(() => loadConfig({ env: { SHOAL_NODEID: "a b" } })).toThrow(
+      /environment variable SHOAL_NODEID: NodeID: "a b" is not a valid node id/,
+    );
     const file = join(tempDir(), "c.yaml");
     writeFileSync(file, "NodeID: 'x.y'\n");
     expect(() => loadConfig({ files: [file], env: {} })).toThrow(/c\.yaml: NodeID: "x\.y" is not a valid node id/);
@@ -54,7 +56,9 @@ describe("the node-id file", () => {
       const dir = tempDir();
       writeFileSync(join(dir, "node-id"), content);
       expect(() => resolveNodeIdentity("", dir), JSON.stringify(content)).toThrow(StartupError);
-      expect(() => resolveNodeIdentity("", dir)).toThrow(/node-id holds this node's id, but .* is not a valid node id.*set -c NodeID=<id>/);
+      expect(() => resolveNodeIdentity("", dir)).toThrow(
+        /node-id holds this node's id, but .* is not a valid node id.*set -c NodeID=<id>/,
+      );
       expect(readFileSync(join(dir, "node-id"), "utf8")).toBe(content);
     }
   });
@@ -63,6 +67,8 @@ describe("the node-id file", () => {
     const dir = tempDir();
     expect(resolveNodeIdentity("node-3", dir)).toBe("node-3");
     expect(existsSync(join(dir, "node-id"))).toBe(false);
-    expect(() => resolveNodeIdentity("bad.id", dir)).toThrow(new StartupError(`NodeID: "bad.id" is not a valid node id: ${NODE_ID_RULE}`));
+    expect(() => resolveNodeIdentity("bad.id", dir)).toThrow(
+      new StartupError(`NodeID: "bad.id" is not a valid node id: ${NODE_ID_RULE}`),
+    );
   });
 });

@@ -45,7 +45,8 @@ describe("label rule (Kubernetes' syntax and sizes)", () => {
 
   it("accepts empty values and 63-character names; refuses the rest", () => {
     for (const v of ["", "a", "linux", "v1.2.3", "x_y-z", name63]) expect(labelValueProblem(v), v).toBeUndefined();
-    for (const v of ["a b", "-a", "a-", "a/b", "a".repeat(64), "é", "a\nb"]) expect(labelValueProblem(v), v).toBeDefined();
+    for (const v of ["a b", "-a", "a-", "a/b", "a".repeat(64), "é", "a\nb"])
+      expect(labelValueProblem(v), v).toBeDefined();
   });
 
   it("caps the number of labels and names the first bad one", () => {

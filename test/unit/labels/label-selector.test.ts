@@ -20,13 +20,16 @@ describe("label selectors", () => {
   });
 
   it("refuses malformed selectors", () => {
-    for (const bad of ["zone in (a", "zone=a,", "=a", "zone=a b", "zone in a)"]) expect(() => parseLabelSelector(bad), bad).toThrow();
+    for (const bad of ["zone in (a", "zone=a,", "=a", "zone=a b", "zone in a)"])
+      expect(() => parseLabelSelector(bad), bad).toThrow();
   });
 });
 
 describe("label selectors and the label rule", () => {
   it("select what stores hold: keys older Shoals accepted (an uppercase prefix) still match; syntax and sizes are checked", () => {
-    expect(parseLabelSelector("example.com/zone=a").requirements).toEqual([{ key: "example.com/zone", op: "in", values: ["a"] }]);
+    expect(parseLabelSelector("example.com/zone=a").requirements).toEqual([
+      { key: "example.com/zone", op: "in", values: ["a"] },
+    ]);
     const old = parseLabelSelector("Example.com/zone=x");
     expect(matchesLabels(old, { "Example.com/zone": "x" })).toBe(true);
     expect(() => parseLabelSelector(`${"a".repeat(254)}=x`)).toThrow(/is not a label key/);
@@ -39,12 +42,27 @@ describe("gt and lt requirements (job constraints)", () => {
   it("compare integers as Kubernetes does: the node's value must be an int64 too", () => {
     const gt = { requirements: [{ key: "cores", op: "gt" as const, value: 8n }], text: "" };
     const lt = { requirements: [{ key: "cores", op: "lt" as const, value: 8n }], text: "" };
-    expect([matchesLabels(gt, { cores: "16" }), matchesLabels(gt, { cores: "8" }), matchesLabels(gt, { cores: "x" }), matchesLabels(gt, {})]).toEqual([true, false, false, false]);
-    expect([matchesLabels(lt, { cores: "+7" }), matchesLabels(lt, { cores: "-9" }), matchesLabels(lt, { cores: "7.5" })]).toEqual([true, true, false]);
+    expect([
+      matchesLabels(gt, { cores: "16" }),
+      matchesLabels(gt, { cores: "8" }),
+      matchesLabels(gt, { cores: "x" }),
+      matchesLabels(gt, {}),
+    ]).toEqual([true, false, false, false]);
+    expect([
+      matchesLabels(lt, { cores: "+7" }),
+      matchesLabels(lt, { cores: "-9" }),
+      matchesLabels(lt, { cores: "7.5" }),
+    ]).toEqual([true, true, false]);
     expect(matchesLabels(lt, { cores: "9223372036854775808" })).toBe(false);
   });
 
   it("reads an int64 operand or nothing", () => {
-    expect([parseInt64("42"), parseInt64("-9223372036854775808"), parseInt64("9223372036854775808"), parseInt64("4.2"), parseInt64("")]).toEqual([42n, -(2n ** 63n), undefined, undefined, undefined]);
+    expect([
+      parseInt64("42"),
+      parseInt64("-9223372036854775808"),
+      parseInt64("9223372036854775808"),
+      parseInt64("4.2"),
+      parseInt64(""),
+    ]).toEqual([42n, -(2n ** 63n), undefined, undefined, undefined]);
   });
 });

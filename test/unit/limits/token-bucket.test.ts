@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { TokenBucket } from "../../../src/limits/token-bucket.ts";
 import { ManualClock } from "../../support/manual-clock.ts";
 
-const takeAll = (bucket: TokenBucket, tries: number) => Array.from({ length: tries }, () => bucket.take().ok).filter(Boolean).length;
+const takeAll = (bucket: TokenBucket, tries: number) =>
+  Array.from({ length: tries }, () => bucket.take().ok).filter(Boolean).length;
 
 describe("token bucket", () => {
   it("lets a full burst through at once, then one token per 1/rate seconds", async () => {

@@ -13,7 +13,9 @@ describe("RefusalLog", () => {
     log.warn("compute request refused", "BadRequest", () => ({ subject: "s.late" }));
     now = 1500;
     log.warn("compute request refused", "BadRequest", () => ({ subject: "s.next" }));
-    expect(records.map(({ msg, kind, subject, notLogged, sinceMs }) => ({ msg, kind, subject, notLogged, sinceMs }))).toEqual([
+    expect(
+      records.map(({ msg, kind, subject, notLogged, sinceMs }) => ({ msg, kind, subject, notLogged, sinceMs })),
+    ).toEqual([
       { msg: "compute request refused", kind: "BadRequest", subject: "s.0", notLogged: undefined, sinceMs: undefined },
       { msg: "compute request refused", kind: "NotFound", subject: "s.nf", notLogged: undefined, sinceMs: undefined },
       { msg: "compute request refused", kind: "BadRequest", subject: "s.next", notLogged: 500, sinceMs: 1500 },

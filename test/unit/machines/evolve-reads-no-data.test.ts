@@ -40,9 +40,19 @@ const DATA: Record<NodeEventType, unknown> = {
   NodeLabelsSet: { NodeID: "n1", Set: { zone: "c" }, Removed: ["rack"], Reset: [] },
   NodePreauthorized: { NodeID: "n1", PublicKey: KEY, Reason: "new rack", By: { type: "operator", id: "alice" } },
   NodePreauthorizationRevoked: { NodeID: "n1" },
-  NodeDrainStarted: { NodeID: "n1", Deadline: T, KeepDaemon: false, Reason: "kernel upgrade", By: { type: "operator", id: "admin" } },
+  NodeDrainStarted: {
+    NodeID: "n1",
+    Deadline: T,
+    KeepDaemon: false,
+    Reason: "kernel upgrade",
+    By: { type: "operator", id: "admin" },
+  },
   NodeDrainCompleted: { NodeID: "n1", DaemonStopped: 1 },
-  NodeDrainDeadlineReached: { NodeID: "n1", Deadline: T, Left: [{ ExecutionID: "e-1", JobID: "j-1", JobType: "batch" }] },
+  NodeDrainDeadlineReached: {
+    NodeID: "n1",
+    Deadline: T,
+    Left: [{ ExecutionID: "e-1", JobID: "j-1", JobType: "batch" }],
+  },
   NodeUndrained: { NodeID: "n1", Previous: "drained" },
 };
 
@@ -51,7 +61,8 @@ function states(): NodeState[] {
   let all: NodeState[] = [initialNodeState("n1")];
   for (let round = 0; round < 2; round++) {
     const next: NodeState[] = [];
-    for (const s of all) for (const type of NODE_EVENT_TYPES) next.push(evolveNode(s, { type, data: DATA[type] } as NodeEvent, T));
+    for (const s of all)
+      for (const type of NODE_EVENT_TYPES) next.push(evolveNode(s, { type, data: DATA[type] } as NodeEvent, T));
     all = [...new Map([...all, ...next].map((s) => [JSON.stringify(s), s])).values()];
   }
   return all;

@@ -16,17 +16,36 @@ const registered = (membership: "PENDING" | "APPROVED" = "PENDING", lifecycle = 
 const approved: NodeEvent = { type: "NodeApproved", data: { NodeID: ID, Previous: "PENDING" } };
 const rejected: NodeEvent = { type: "NodeRejected", data: { NodeID: ID, Previous: "PENDING" } };
 const deleted: NodeEvent = { type: "NodeDeleted", data: { NodeID: ID, Membership: "APPROVED" } };
-const unhealthy: NodeEvent = { type: "NodeBecameUnhealthy", data: { NodeID: ID, LastHeartbeat: null, DisconnectTimeoutMs: 60000 } };
-const unknown: NodeEvent = { type: "NodeBecameUnknown", data: { NodeID: ID, LastHeartbeat: null, UnknownTimeoutMs: 300000 } };
-const self: NodeEvent = { type: "NodeRegistered", data: { NodeID: ID, NodeType: "Requester", Info: { ...info, NodeType: "Requester" }, Membership: "APPROVED", Lifecycle: 1 } };
+const unhealthy: NodeEvent = {
+  type: "NodeBecameUnhealthy",
+  data: { NodeID: ID, LastHeartbeat: null, DisconnectTimeoutMs: 60000 },
+};
+const unknown: NodeEvent = {
+  type: "NodeBecameUnknown",
+  data: { NodeID: ID, LastHeartbeat: null, UnknownTimeoutMs: 300000 },
+};
+const self: NodeEvent = {
+  type: "NodeRegistered",
+  data: {
+    NodeID: ID,
+    NodeType: "Requester",
+    Info: { ...info, NodeType: "Requester" },
+    Membership: "APPROVED",
+    Lifecycle: 1,
+  },
+};
 
 describe("node membership", () => {
   it("registers a new node as APPROVED by default", () => {
-    given().when({ type: "Register", info, manualApproval: false }).then([registered("APPROVED")], "node registered");
+    given()
+      .when({ type: "Register", info, manualApproval: false })
+      .then([registered("APPROVED")], "node registered");
   });
 
   it("registers a new node as PENDING under manual approval", () => {
-    given().when({ type: "Register", info, manualApproval: true }).then([registered("PENDING")]);
+    given()
+      .when({ type: "Register", info, manualApproval: true })
+      .then([registered("PENDING")]);
   });
 
   it("registers the orchestrator's own node APPROVED even under manual approval", () => {
@@ -36,7 +55,9 @@ describe("node membership", () => {
   });
 
   it("refuses a registration whose info names another node", () => {
-    given().when({ type: "Register", info: computeInfo("node-2"), manualApproval: false }).thenThrows({ code: "Conflict", message: "node info is for node-2, not node-1" });
+    given()
+      .when({ type: "Register", info: computeInfo("node-2"), manualApproval: false })
+      .thenThrows({ code: "Conflict", message: "node info is for node-2, not node-1" });
   });
 
   it("approves a PENDING node", () => {
@@ -44,24 +65,34 @@ describe("node membership", () => {
   });
 
   it("approves a REJECTED node", () => {
-    given([registered(), rejected]).when({ type: "Approve" }).then([{ type: "NodeApproved", data: { NodeID: ID, Previous: "REJECTED" } }]);
+    given([registered(), rejected])
+      .when({ type: "Approve" })
+      .then([{ type: "NodeApproved", data: { NodeID: ID, Previous: "REJECTED" } }]);
   });
 
   it("refuses to approve an APPROVED node with a conflict", () => {
-    given([registered(), approved]).when({ type: "Approve" }).thenThrows({ code: "Conflict", message: "node node-1 already approved" });
+    given([registered(), approved])
+      .when({ type: "Approve" })
+      .thenThrows({ code: "Conflict", message: "node node-1 already approved" });
   });
 
   it("rejects PENDING and APPROVED nodes", () => {
     given([registered()]).when({ type: "Reject" }).then([rejected]);
-    given([registered(), approved]).when({ type: "Reject" }).then([{ type: "NodeRejected", data: { NodeID: ID, Previous: "APPROVED" } }]);
+    given([registered(), approved])
+      .when({ type: "Reject" })
+      .then([{ type: "NodeRejected", data: { NodeID: ID, Previous: "APPROVED" } }]);
   });
 
   it("refuses to reject a REJECTED node", () => {
-    given([registered(), rejected]).when({ type: "Reject" }).thenThrows({ code: "Conflict", message: "node node-1 already rejected" });
+    given([registered(), rejected])
+      .when({ type: "Reject" })
+      .thenThrows({ code: "Conflict", message: "node node-1 already rejected" });
   });
 
   it("refuses a rejected node's registration with a reason", () => {
-    given([registered(), rejected]).when({ type: "Register", info, manualApproval: false }).thenThrows({ code: "Rejected", message: "node has been rejected" });
+    given([registered(), rejected])
+      .when({ type: "Register", info, manualApproval: false })
+      .thenThrows({ code: "Rejected", message: "node has been rejected" });
   });
 
   it("writes nothing when a registered node registers again with the same info", () => {
@@ -87,31 +118,49 @@ describe("node membership", () => {
       given().when({ type }).thenThrows({ code: "NotFound", message: "node not found: node-1" });
       given([registered(), deleted]).when({ type }).thenThrows({ code: "NotFound" });
     }
-    given([registered(), deleted]).when({ type: "UpdateInfo", info }).thenThrows({ code: "NotFound", message: "node not registered: node-1" });
+    given([registered(), deleted])
+      .when({ type: "UpdateInfo", info })
+      .thenThrows({ code: "NotFound", message: "node not registered: node-1" });
   });
 
   it("refuses to reject or delete the orchestrator's own node", () => {
-    given([self]).when({ type: "Reject" }).thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be rejected" });
-    given([self]).when({ type: "Delete" }).thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be deleted" });
+    given([self])
+      .when({ type: "Reject" })
+      .thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be rejected" });
+    given([self])
+      .when({ type: "Delete" })
+      .thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be deleted" });
   });
 });
 
 describe("node info", () => {
   it("records a changed report as NodeInfoUpdated naming the changed fields", () => {
     const changed = { ...info, Labels: { ...info.Labels, zone: "b" } };
-    given([registered()]).when({ type: "UpdateInfo", info: changed }).then([{ type: "NodeInfoUpdated", data: { NodeID: ID, Info: changed, Changed: ["Labels"] } }]);
+    given([registered()])
+      .when({ type: "UpdateInfo", info: changed })
+      .then([{ type: "NodeInfoUpdated", data: { NodeID: ID, Info: changed, Changed: ["Labels"] } }]);
   });
 
   it("ignores list order when comparing reports", () => {
-    const withEngines = { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo!, ExecutionEngines: ["docker", "wasm"] } };
+    const withEngines = {
+      ...info,
+      ComputeNodeInfo: { ...info.ComputeNodeInfo!, ExecutionEngines: ["docker", "wasm"] },
+    };
     const reordered = { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo!, ExecutionEngines: ["wasm", "docker"] } };
-    given([{ type: "NodeRegistered", data: { NodeID: ID, NodeType: "Compute", Info: withEngines, Membership: "APPROVED", Lifecycle: 1 } }])
+    given([
+      {
+        type: "NodeRegistered",
+        data: { NodeID: ID, NodeType: "Compute", Info: withEngines, Membership: "APPROVED", Lifecycle: 1 },
+      },
+    ])
       .when({ type: "UpdateInfo", info: reordered })
       .thenNothingHappened();
   });
 
   it("refuses info from a rejected node", () => {
-    given([registered(), rejected]).when({ type: "UpdateInfo", info }).thenThrows({ code: "Rejected", message: "node registration rejected" });
+    given([registered(), rejected])
+      .when({ type: "UpdateInfo", info })
+      .thenThrows({ code: "Rejected", message: "node registration rejected" });
   });
 
   it("refuses info that does not match the registered node", () => {
@@ -126,25 +175,43 @@ describe("node health", () => {
     const lastHeartbeat = "2026-01-01T00:00:00.000Z";
     given([registered()])
       .when({ type: "MarkUnhealthy", lastHeartbeat, disconnectTimeoutMs: 60000 })
-      .then([{ type: "NodeBecameUnhealthy", data: { NodeID: ID, LastHeartbeat: lastHeartbeat, DisconnectTimeoutMs: 60000 } }]);
-    given([registered(), unhealthy]).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 300000 }).then([unknown]);
-    given([registered(), unhealthy, unknown]).when({ type: "MarkHealthy" }).then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNKNOWN" } }]);
-    given([registered(), unhealthy]).when({ type: "MarkHealthy" }).then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNHEALTHY" } }]);
+      .then([
+        { type: "NodeBecameUnhealthy", data: { NodeID: ID, LastHeartbeat: lastHeartbeat, DisconnectTimeoutMs: 60000 } },
+      ]);
+    given([registered(), unhealthy])
+      .when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 300000 })
+      .then([unknown]);
+    given([registered(), unhealthy, unknown])
+      .when({ type: "MarkHealthy" })
+      .then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNKNOWN" } }]);
+    given([registered(), unhealthy])
+      .when({ type: "MarkHealthy" })
+      .then([{ type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNHEALTHY" } }]);
   });
 
   it("writes nothing for a healthy node's heartbeat or a repeated mark: deadlines may race heartbeats", () => {
     given([registered()]).when({ type: "MarkHealthy" }).thenNothingHappened();
-    given([registered(), unhealthy]).when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 }).thenNothingHappened();
+    given([registered(), unhealthy])
+      .when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 })
+      .thenNothingHappened();
     given([registered()]).when({ type: "MarkUnknown", lastHeartbeat: null, unknownTimeoutMs: 1 }).thenNothingHappened();
-    given([registered(), deleted]).when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 }).thenNothingHappened();
+    given([registered(), deleted])
+      .when({ type: "MarkUnhealthy", lastHeartbeat: null, disconnectTimeoutMs: 1 })
+      .thenNothingHappened();
   });
 
   it("keeps membership and health independent", () => {
-    expect(given([registered(), unhealthy, rejected]).state).toMatchObject({ membership: "REJECTED", health: "UNHEALTHY" });
+    expect(given([registered(), unhealthy, rejected]).state).toMatchObject({
+      membership: "REJECTED",
+      health: "UNHEALTHY",
+    });
   });
 
   it("starts every new lifecycle HEALTHY", () => {
-    expect(given([registered(), unhealthy, unknown, deleted, registered("APPROVED", 2)]).state).toMatchObject({ health: "HEALTHY", lifecycle: 2 });
+    expect(given([registered(), unhealthy, unknown, deleted, registered("APPROVED", 2)]).state).toMatchObject({
+      health: "HEALTHY",
+      lifecycle: 2,
+    });
   });
 });
 
@@ -173,7 +240,10 @@ describe("the legality statechart and the fold", () => {
         expect(decision.ok || !isLegal(state, command.type)).toBe(true);
         if (!decision.ok) continue;
         for (const e of decision.events) state = nodeDecider.evolve(state, e, SPEC_TIME);
-        const resolved = nodeLegality.resolveState({ value: nodeStateValue(state), context: { nodeType: state.nodeType } });
+        const resolved = nodeLegality.resolveState({
+          value: nodeStateValue(state),
+          context: { nodeType: state.nodeType },
+        });
         expect(resolved.status).toBe("active");
         seen.add(JSON.stringify(resolved.value));
       }

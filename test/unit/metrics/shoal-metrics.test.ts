@@ -98,8 +98,16 @@ describe("ShoalMetrics push figures", () => {
     metrics.observeRequest("PUT", "/api/v1/orchestrator/nodes/:id", 412, 0.003);
     metrics.observeRequest("GET", "/api/v1/orchestrator/nodes", 200, 0.002);
     const s = await samples(metrics);
-    expect(s.get('shoal_http_request_duration_seconds_count{method="PUT",route="/api/v1/orchestrator/nodes/:id",status_class="4xx"}')).toBe(1);
-    expect(s.get('shoal_http_request_duration_seconds_bucket{le="0.0025",method="GET",route="/api/v1/orchestrator/nodes",status_class="2xx"}')).toBe(1);
+    expect(
+      s.get(
+        'shoal_http_request_duration_seconds_count{method="PUT",route="/api/v1/orchestrator/nodes/:id",status_class="4xx"}',
+      ),
+    ).toBe(1);
+    expect(
+      s.get(
+        'shoal_http_request_duration_seconds_bucket{le="0.0025",method="GET",route="/api/v1/orchestrator/nodes",status_class="2xx"}',
+      ),
+    ).toBe(1);
   });
 });
 

@@ -4,7 +4,17 @@ import type { JobSpec } from "../../../machines/job/job-spec.ts";
 import { initialJobState, type JobState } from "../../../machines/job/job-state.ts";
 
 const spec = (name: string, namespace = "default"): JobSpec =>
-  ({ Name: name, Namespace: namespace, Type: "batch", Priority: 0, Count: 1, Constraints: [], Labels: {}, Meta: {}, Tasks: [] }) as unknown as JobSpec;
+  ({
+    Name: name,
+    Namespace: namespace,
+    Type: "batch",
+    Priority: 0,
+    Count: 1,
+    Constraints: [],
+    Labels: {},
+    Meta: {},
+    Tasks: [],
+  }) as unknown as JobSpec;
 
 const submitted = (jobId: string, name: string, namespace?: string, at = 1): JobState => ({
   ...initialJobState(jobId),
@@ -23,7 +33,16 @@ describe("JobIndex: ids by prefix and by name", () => {
     const ids = Array.from({ length: 2000 }, (_, i) => `j-${(i * 7919).toString(16).padStart(8, "0")}-x`);
     ids.forEach((id, i) => index.update(undefined, submitted(id, id, "default", i)));
     const sorted = [...ids].sort();
-    for (const prefix of ["j-0000", "j-00", "j-001", sorted[700]!.slice(0, 9), sorted[1999]!, "j-fffffffff", "k", "j-"]) {
+    for (const prefix of [
+      "j-0000",
+      "j-00",
+      "j-001",
+      sorted[700]!.slice(0, 9),
+      sorted[1999]!,
+      "j-fffffffff",
+      "k",
+      "j-",
+    ]) {
       const all = sorted.filter((id) => id.startsWith(prefix));
       expect(index.idsWithPrefix(prefix, 5), prefix).toEqual(all.slice(0, 5));
     }

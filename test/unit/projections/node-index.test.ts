@@ -17,11 +17,46 @@ type Random = ReturnType<typeof seededRandom>;
 
 const MEMBERSHIPS: Membership[] = ["PENDING", "APPROVED", "REJECTED"];
 const HEALTHS: Health[] = ["HEALTHY", "UNHEALTHY", "UNKNOWN"];
-const ORDERS = ["", "id", "type", "approval", "status", "available_cpu", "available_memory", "available_disk", "available_gpu"] as const;
+const ORDERS = [
+  "",
+  "id",
+  "type",
+  "approval",
+  "status",
+  "available_cpu",
+  "available_memory",
+  "available_disk",
+  "available_gpu",
+] as const;
 const TERMS = [
-  ...["zone=a", "zone==b", "zone in (a,c)", "zone!=a", "zone notin (b,c)", "gpu", "!gpu", "rack=r1", "rack in (r2,r9)", "tier=rare", "tier", "!rack", "none=x"],
+  ...[
+    "zone=a",
+    "zone==b",
+    "zone in (a,c)",
+    "zone!=a",
+    "zone notin (b,c)",
+    "gpu",
+    "!gpu",
+    "rack=r1",
+    "rack in (r2,r9)",
+    "tier=rare",
+    "tier",
+    "!rack",
+    "none=x",
+  ],
   // Terms few nodes match through their complement (spot is on almost every node), and ones that rule out a whole key.
-  ...["!spot", "spot!=true", "spot notin (true,x)", "spot", "spot=true", "zone notin (a,b,c)", "!zone", "none!=x", "!none", "gpu!=true"],
+  ...[
+    "!spot",
+    "spot!=true",
+    "spot notin (true,x)",
+    "spot",
+    "spot=true",
+    "zone notin (a,b,c)",
+    "!zone",
+    "none!=x",
+    "!none",
+    "gpu!=true",
+  ],
 ];
 
 /** A node's view as the read model holds it; only what a test varies is a parameter. */
@@ -48,7 +83,17 @@ function nodeView(
       NodeType: nodeType,
       Hostname: v.hostname ?? nodeId,
       Labels: v.labels ?? {},
-      ...(nodeType === "Compute" ? { ComputeNodeInfo: { ExecutionEngines: [], Publishers: [], StorageSources: [], MaxCapacity: {}, MaxJobRequirements: {} } } : {}),
+      ...(nodeType === "Compute"
+        ? {
+            ComputeNodeInfo: {
+              ExecutionEngines: [],
+              Publishers: [],
+              StorageSources: [],
+              MaxCapacity: {},
+              MaxJobRequirements: {},
+            },
+          }
+        : {}),
       BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
     },
     membership: v.membership,
@@ -69,9 +114,17 @@ function nodeView(
 }
 
 /** Host names JSON must escape, and ones that spell the JSON renderer's marks of the live fields. */
-const HOSTNAMES = ["h\"quoted\\", "ünïcødé ✓", "\u0000shoal-live:LastHeartbeat\u0000", "\u0000shoal-live:AvailableCapacity\u0000x", "line\nbreak"];
+const HOSTNAMES = [
+  'h"quoted\\',
+  "ünïcødé ✓",
+  "\u0000shoal-live:LastHeartbeat\u0000",
+  "\u0000shoal-live:AvailableCapacity\u0000x",
+  "line\nbreak",
+];
 
-/** A fleet where everything is drawn from small sets, so keys tie often and filters select anything from all to none. */
+/**
+ * A fleet where everything is drawn from small sets, so keys tie often and filters select anything from all to none.
+ */
 class Fleet {
   readonly views = new Map<string, NodeView>();
   readonly resources = new Map<string, ResourceReport>();
@@ -101,18 +154,33 @@ class Fleet {
       revision: r.int(10),
       deleted,
       ...(r.next() < 0.1 ? { hostname: r.pick(HOSTNAMES) } : {}),
-      ...(r.next() < 0.3 ? { lastHeartbeatAtChange: new Date(Date.UTC(2023, 11, 31) + r.int(1_000_000)).toISOString() } : {}),
+      ...(r.next() < 0.3
+        ? { lastHeartbeatAtChange: new Date(Date.UTC(2023, 11, 31) + r.int(1_000_000)).toISOString() }
+        : {}),
     });
   }
 
   private randomResources(): ResourceReport {
     const r = this.random;
     const maybe = (values: number[]) => (r.next() < 0.2 ? undefined : r.pick(values));
-    const cap = { CPU: maybe([0, 1, 2, 4, 0.5]), Memory: maybe([0, 1024, 2048]), Disk: maybe([0, 10, 20]), GPU: maybe([0, 1, 2]) };
-    return { AvailableCapacity: Object.fromEntries(Object.entries(cap).filter(([, v]) => v !== undefined)), QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    const cap = {
+      CPU: maybe([0, 1, 2, 4, 0.5]),
+      Memory: maybe([0, 1024, 2048]),
+      Disk: maybe([0, 10, 20]),
+      GPU: maybe([0, 1, 2]),
+    };
+    return {
+      AvailableCapacity: Object.fromEntries(Object.entries(cap).filter(([, v]) => v !== undefined)),
+      QueueUsedCapacity: {},
+      RunningExecutions: 0,
+      EnqueuedExecutions: 0,
+    };
   }
 
-  /** One change as the orchestrator makes them: a view change (new, changed, deleted, re-registered) or a resource report. */
+  /**
+   * One change as the orchestrator makes them: a view change (new, changed, deleted, re-registered) or a resource
+   * report.
+   */
   change(idSpace: number): void {
     const r = this.random;
     const nodeId = `node-${r.int(idSpace)}`;
@@ -135,7 +203,12 @@ class Fleet {
       // Partial changes, as single events make them: membership, health or labels/info.
       const fresh = this.randomView(nodeId, false);
       const which = r.int(3);
-      view = which === 0 ? { ...before, membership: fresh.membership } : which === 1 ? { ...before, health: fresh.health } : { ...before, info: fresh.info, nodeType: fresh.nodeType };
+      view =
+        which === 0
+          ? { ...before, membership: fresh.membership }
+          : which === 1
+            ? { ...before, health: fresh.health }
+            : { ...before, info: fresh.info, nodeType: fresh.nodeType };
     } else view = this.randomView(nodeId, false);
     this.views.set(nodeId, view);
     this.index.update(nodeId, view);
@@ -178,7 +251,13 @@ const ids = (page: { Nodes: NodeState[] }) => page.Nodes.map((n) => n.Info.NodeI
  * Pages through a query with the index and with the naive filter+sort over the same fleet,
  * changing the fleet between pages: every page and every next_token must be the same.
  */
-function comparePaging(fleet: Fleet, r: Random, idSpace: number, changesBetweenPages: number, json: NodeStateJson): number {
+function comparePaging(
+  fleet: Fleet,
+  r: Random,
+  idSpace: number,
+  changesBetweenPages: number,
+  json: NodeStateJson,
+): number {
   const query = randomQuery(r);
   let token: string | undefined;
   let pages = 0;
@@ -247,18 +326,36 @@ describe("NodeIndex queries equal the naive filter, sort and page", () => {
   it("matches job constraints' gt and lt requirements (no text form) as matchesLabels does, with and without bitmaps", () => {
     for (const bitmapMin of [1, 1_000_000]) {
       const index = new NodeIndex({ bitmapMin });
-      const labelsOf = (i: number): Record<string, string> => (i % 5 === 0 ? {} : i % 5 === 1 ? { cores: "x" } : { cores: String(i % 13), zone: i % 2 ? "a" : "b" });
-      for (let i = 0; i < 600; i++) index.update(`n-${String(i).padStart(4, "0")}`, nodeView(`n-${String(i).padStart(4, "0")}`, { labels: labelsOf(i), membership: "APPROVED", health: "HEALTHY" }));
+      const labelsOf = (i: number): Record<string, string> =>
+        i % 5 === 0 ? {} : i % 5 === 1 ? { cores: "x" } : { cores: String(i % 13), zone: i % 2 ? "a" : "b" };
+      for (let i = 0; i < 600; i++)
+        index.update(
+          `n-${String(i).padStart(4, "0")}`,
+          nodeView(`n-${String(i).padStart(4, "0")}`, {
+            labels: labelsOf(i),
+            membership: "APPROVED",
+            health: "HEALTHY",
+          }),
+        );
       for (const selector of [
         { text: "cores>6", requirements: [{ key: "cores", op: "gt", value: 6n }] },
-        { text: "cores<3,zone=a", requirements: [{ key: "cores", op: "lt", value: 3n }, { key: "zone", op: "in", values: ["a"] }] },
+        {
+          text: "cores<3,zone=a",
+          requirements: [
+            { key: "cores", op: "lt", value: 3n },
+            { key: "zone", op: "in", values: ["a"] },
+          ],
+        },
         { text: "none>-1", requirements: [{ key: "none", op: "gt", value: -1n }] },
       ] as const satisfies readonly LabelSelector[]) {
         const expected = Array.from({ length: 600 }, (_, i) => i)
           .filter((i) => matchesLabels(selector, labelsOf(i)))
           .map((i) => `n-${String(i).padStart(4, "0")}`);
         const page = index.query({ order: "id", reverse: false, selector, limit: 1000 });
-        expect(page.views.map((v) => v.nodeId), selector.text).toEqual(expected);
+        expect(
+          page.views.map((v) => v.nodeId),
+          selector.text,
+        ).toEqual(expected);
       }
     }
   });
@@ -266,10 +363,18 @@ describe("NodeIndex queries equal the naive filter, sort and page", () => {
   it("refuses a next_token from another order, or with a key of the wrong type, as the naive list does", () => {
     const fleet = new Fleet(seededRandom(3), new NodeIndex());
     for (let i = 0; i < 50; i++) fleet.change(40);
-    const first = queryNodes(fleet.index, { limit: 2, order_by: "available_cpu" } as ListNodesQuery, (v) => fleet.state(v));
-    expect(() => queryNodes(fleet.index, { next_token: first.NextToken } as ListNodesQuery, (v) => v)).toThrow(/different order_by/);
-    const forged = Buffer.from(JSON.stringify({ o: "available_cpu", r: false, k: "x", i: "node-1" })).toString("base64url");
-    expect(() => queryNodes(fleet.index, { order_by: "available_cpu", next_token: forged } as ListNodesQuery, (v) => v)).toThrow(/invalid next_token/);
+    const first = queryNodes(fleet.index, { limit: 2, order_by: "available_cpu" } as ListNodesQuery, (v) =>
+      fleet.state(v),
+    );
+    expect(() => queryNodes(fleet.index, { next_token: first.NextToken } as ListNodesQuery, (v) => v)).toThrow(
+      /different order_by/,
+    );
+    const forged = Buffer.from(JSON.stringify({ o: "available_cpu", r: false, k: "x", i: "node-1" })).toString(
+      "base64url",
+    );
+    expect(() =>
+      queryNodes(fleet.index, { order_by: "available_cpu", next_token: forged } as ListNodesQuery, (v) => v),
+    ).toThrow(/invalid next_token/);
   });
 });
 
@@ -287,9 +392,27 @@ describe("NodeIndex id look-ups", () => {
         return `${(e as { kind: string }).kind}: ${(e as Error).message} ${JSON.stringify((e as { details?: unknown }).details)}`;
       }
     };
-    for (const probe of ["node-1", "node-12", "node-123", "node-2", "node-29", "node-299", "node-", "nod", "x", "node-1000", "node-7"]) {
-      expect(outcome(() => resolveNodeId(probe, fleet.index.idsWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, current)));
-      expect(outcome(() => resolveNodeId(probe, fleet.index.everSeenWithPrefix(probe))), probe).toBe(outcome(() => resolveNodeId(probe, all)));
+    for (const probe of [
+      "node-1",
+      "node-12",
+      "node-123",
+      "node-2",
+      "node-29",
+      "node-299",
+      "node-",
+      "nod",
+      "x",
+      "node-1000",
+      "node-7",
+    ]) {
+      expect(
+        outcome(() => resolveNodeId(probe, fleet.index.idsWithPrefix(probe))),
+        probe,
+      ).toBe(outcome(() => resolveNodeId(probe, current)));
+      expect(
+        outcome(() => resolveNodeId(probe, fleet.index.everSeenWithPrefix(probe))),
+        probe,
+      ).toBe(outcome(() => resolveNodeId(probe, all)));
     }
   });
 });
@@ -301,17 +424,40 @@ describe("toNodeState", () => {
       NodeType: "Compute",
       Hostname: "h",
       Labels: { zone: "a" },
-      ComputeNodeInfo: { ExecutionEngines: ["docker"], Publishers: ["local"], StorageSources: ["s3"], MaxCapacity: { CPU: 2 }, MaxJobRequirements: { CPU: 1 } },
+      ComputeNodeInfo: {
+        ExecutionEngines: ["docker"],
+        Publishers: ["local"],
+        StorageSources: ["s3"],
+        MaxCapacity: { CPU: 2 },
+        MaxJobRequirements: { CPU: 1 },
+      },
       BacalhauVersion: { GitVersion: "v1", GOOS: "linux", GOARCH: "amd64" },
     };
     const views = new NodeViews();
-    views.handle({ id: "e1", type: "NodeRegistered", stream: "node-node-1", revision: 0, position: 1, time: "2024-01-01T00:00:00.000Z", data: { NodeID: "node-1", NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 }, metadata: { schemaVersion: 1 } });
+    views.handle({
+      id: "e1",
+      type: "NodeRegistered",
+      stream: "node-node-1",
+      revision: 0,
+      position: 1,
+      time: "2024-01-01T00:00:00.000Z",
+      data: { NodeID: "node-1", NodeType: "Compute", Info: info, Membership: "PENDING", Lifecycle: 1 },
+      metadata: { schemaVersion: 1 },
+    });
     const view = views.get("node-1") as NodeView;
     const state = toNodeState(view, undefined);
     const { ComputeNodeInfo: compute, ...rest } = view.info;
     expect(state.Info).toMatchObject(rest);
     expect(Object.keys(state.Info).sort()).toEqual(Object.keys(view.info).sort());
-    expect(Object.keys(state.Info.ComputeNodeInfo ?? {}).sort()).toEqual([...Object.keys(compute ?? {}), "AvailableCapacity", "QueueCapacity", "RunningExecutions", "EnqueuedExecutions"].sort());
+    expect(Object.keys(state.Info.ComputeNodeInfo ?? {}).sort()).toEqual(
+      [
+        ...Object.keys(compute ?? {}),
+        "AvailableCapacity",
+        "QueueCapacity",
+        "RunningExecutions",
+        "EnqueuedExecutions",
+      ].sort(),
+    );
     expect(state.Info.ComputeNodeInfo).toMatchObject(compute ?? {});
   });
 });
@@ -321,7 +467,24 @@ describe("NodeStateJson", () => {
     const json = new NodeStateJson();
     const view = nodeView("node-1", { membership: "APPROVED", health: "HEALTHY" });
     const second = Date.UTC(2024, 5, 1, 12, 0, 0);
-    for (const ms of [0, -1, -1000, -1001, 999, 1000, second, second + 7, second + 42, second + 999, 1.5, -1.5, 8.64e15, -8.64e15, 253402300799999, 253402300800000]) {
+    for (const ms of [
+      0,
+      -1,
+      -1000,
+      -1001,
+      999,
+      1000,
+      second,
+      second + 7,
+      second + 42,
+      second + 999,
+      1.5,
+      -1.5,
+      8.64e15,
+      -8.64e15,
+      253402300799999,
+      253402300800000,
+    ]) {
       const live = { lastHeartbeat: ms, resources: undefined };
       expect(json.render(view, live), String(ms)).toBe(JSON.stringify(toNodeState(view, live)));
     }
@@ -336,7 +499,8 @@ describe("NodeStateJson", () => {
 describe("NodeIndex counts", () => {
   it("counts nodes in the cluster per membership and health, deleted ones left out", () => {
     const index = new NodeIndex();
-    const view = (nodeId: string, membership: Membership, health: Health, deleted = false) => nodeView(nodeId, { membership, health, deleted });
+    const view = (nodeId: string, membership: Membership, health: Health, deleted = false) =>
+      nodeView(nodeId, { membership, health, deleted });
     index.update("a", view("a", "APPROVED", "HEALTHY"));
     index.update("b", view("b", "APPROVED", "HEALTHY"));
     index.update("c", view("c", "PENDING", "UNHEALTHY"));
@@ -368,7 +532,10 @@ describe("NodeIndex scan budget", () => {
       const nodeId = `node-${String(i).padStart(6, "0")}`;
       const labels: Record<string, string> = { zone: r.pick(["a", "b", "c"]) };
       if (i % 500 !== 7) labels.spot = "true";
-      views.set(nodeId, nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }));
+      views.set(
+        nodeId,
+        nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }),
+      );
     }
     return views;
   }
@@ -380,11 +547,18 @@ describe("NodeIndex scan budget", () => {
     for (const [id, view] of views) index.update(id, view);
     const resources = new Map<string, ResourceReport>();
     for (const id of views.keys()) {
-      const report = { AvailableCapacity: { CPU: r.int(8), Memory: r.int(4) * 1024 }, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+      const report = {
+        AvailableCapacity: { CPU: r.int(8), Memory: r.int(4) * 1024 },
+        QueueUsedCapacity: {},
+        RunningExecutions: 0,
+        EnqueuedExecutions: 0,
+      };
       resources.set(id, report);
       index.setCapacity(id, report.AvailableCapacity);
     }
-    const states = [...views.values()].map((v) => toNodeState(v, { lastHeartbeat: null, resources: resources.get(v.nodeId) }));
+    const states = [...views.values()].map((v) =>
+      toNodeState(v, { lastHeartbeat: null, resources: resources.get(v.nodeId) }),
+    );
     const queries: ListNodesQuery[] = [
       { labels: "!spot" },
       { labels: "spot notin (true)", order_by: "available_cpu", reverse: true },
@@ -400,7 +574,11 @@ describe("NodeIndex scan budget", () => {
       let shortPages = 0;
       let pages = 0;
       do {
-        const page = queryNodes(index, { ...query, limit: LIMIT, ...(token ? { next_token: token } : {}) }, (v) => v.nodeId);
+        const page = queryNodes(
+          index,
+          { ...query, limit: LIMIT, ...(token ? { next_token: token } : {}) },
+          (v) => v.nodeId,
+        );
         seen.push(...page.Nodes);
         if (page.NextToken && page.Nodes.length < LIMIT) shortPages++;
         token = page.NextToken;
@@ -436,7 +614,11 @@ describe("NodeIndex scan budget", () => {
     let token = "";
     let pages = 0;
     do {
-      const page = queryNodes(index, { labels: "!spot", limit: LIMIT, ...(token ? { next_token: token } : {}) } as ListNodesQuery, (v) => v.nodeId);
+      const page = queryNodes(
+        index,
+        { labels: "!spot", limit: LIMIT, ...(token ? { next_token: token } : {}) } as ListNodesQuery,
+        (v) => v.nodeId,
+      );
       seen.push(...page.Nodes);
       token = page.NextToken;
       // Labels, membership and health change anywhere in the fleet, ahead of the cursor and behind it.
@@ -446,7 +628,12 @@ describe("NodeIndex scan budget", () => {
         const labels = { ...before.info.Labels };
         if (r.next() < 0.5) delete labels.spot;
         else labels.spot = "true";
-        const view = { ...before, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), info: { ...before.info, Labels: labels } };
+        const view = {
+          ...before,
+          membership: r.pick(MEMBERSHIPS),
+          health: r.pick(HEALTHS),
+          info: { ...before.info, Labels: labels },
+        };
         views.set(id, view);
         index.update(id, view);
         touched.add(id);
@@ -493,12 +680,24 @@ describe("NodeIndex label postings: negative terms few nodes match", () => {
       if (i % 400 !== 11) labels.spot = "true";
       if (i % 7 !== 0) labels.zone = r.pick(["a", "b", "c"]);
       if (r.next() < 0.5) labels.rack = r.pick(["r1", "r2"]);
-      views.set(nodeId, nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }));
+      views.set(
+        nodeId,
+        nodeView(nodeId, { labels, membership: r.pick(MEMBERSHIPS), health: r.pick(HEALTHS), revision: r.int(5) }),
+      );
     }
     return views;
   }
 
-  const SELECTORS = ["!spot", "spot!=true", "spot notin (true)", "!spot,zone=a", "!spot,!rack", "zone notin (a,b,c)", "!zone,rack=r1", "!zone,spot"];
+  const SELECTORS = [
+    "!spot",
+    "spot!=true",
+    "spot notin (true)",
+    "!spot,zone=a",
+    "!spot,!rack",
+    "zone notin (a,b,c)",
+    "!zone,rack=r1",
+    "!zone,spot",
+  ];
 
   it("fills every page from the complement of the ruled-out postings, looking at no more nodes than the complement holds", () => {
     const r = seededRandom(21);
@@ -509,7 +708,9 @@ describe("NodeIndex label postings: negative terms few nodes match", () => {
     for (const labels of SELECTORS) {
       for (const order of ["id", "status", "available_cpu"] as const) {
         const query = { labels, order_by: order, limit: 7 } as ListNodesQuery;
-        const all = naiveQueryNodes(states, { ...query, limit: undefined } as ListNodesQuery).Nodes.map((n) => n.Info.NodeID);
+        const all = naiveQueryNodes(states, { ...query, limit: undefined } as ListNodesQuery).Nodes.map(
+          (n) => n.Info.NodeID,
+        );
         expect(all.length, labels).toBeGreaterThan(7);
         const seen: string[] = [];
         let token = "";
@@ -563,12 +764,20 @@ describe("NodeIndex label postings: negative terms few nodes match", () => {
     };
     for (const labels of SELECTORS) {
       for (const reverse of [false, true]) {
-        const query = { labels, order_by: r.pick(["id", "approval", "available_memory"]), reverse, limit: 5 } as ListNodesQuery;
+        const query = {
+          labels,
+          order_by: r.pick(["id", "approval", "available_memory"]),
+          reverse,
+          limit: 5,
+        } as ListNodesQuery;
         let token = "";
         let pages = 0;
         do {
           const q = { ...query, ...(token ? { next_token: token } : {}) } as ListNodesQuery;
-          const expected = naiveQueryNodes([...views.values()].map((v) => toNodeState(v, undefined)), q);
+          const expected = naiveQueryNodes(
+            [...views.values()].map((v) => toNodeState(v, undefined)),
+            q,
+          );
           const actual = queryNodes(index, q, (v) => toNodeState(v, undefined));
           expect(actual, JSON.stringify(q)).toEqual(expected);
           token = actual.NextToken;

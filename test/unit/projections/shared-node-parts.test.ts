@@ -24,8 +24,17 @@ async function fold(histories: readonly [string, NodeEvent][]): Promise<NodeView
   let i = 0;
   for (const [id, event] of histories) {
     const revision = revisions.get(id) ?? -1;
-    const metadata = { time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), actor: { type: "system" as const, id: "t" }, correlationId: `c${i}`, causationId: `c${i}` };
-    await store.append(`node-${id}`, [encodeNodeEvent(event, metadata, `e${i++}`)], revision === -1 ? "no_stream" : revision);
+    const metadata = {
+      time: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+      actor: { type: "system" as const, id: "t" },
+      correlationId: `c${i}`,
+      causationId: `c${i}`,
+    };
+    await store.append(
+      `node-${id}`,
+      [encodeNodeEvent(event, metadata, `e${i++}`)],
+      revision === -1 ? "no_stream" : revision,
+    );
     revisions.set(id, revision + 1);
   }
   const views = new NodeViews();
@@ -33,30 +42,57 @@ async function fold(histories: readonly [string, NodeEvent][]): Promise<NodeView
   return views;
 }
 
-const registered = (id: string, info: NodeInfo): [string, NodeEvent] => [id, { type: "NodeRegistered", data: { NodeID: id, NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 } }];
-const infoUpdated = (id: string, info: NodeInfo): [string, NodeEvent] => [id, { type: "NodeInfoUpdated", data: { NodeID: id, Info: info, Changed: ["Labels"] } }];
+const registered = (id: string, info: NodeInfo): [string, NodeEvent] => [
+  id,
+  {
+    type: "NodeRegistered",
+    data: { NodeID: id, NodeType: "Compute", Info: info, Membership: "APPROVED", Lifecycle: 1 },
+  },
+];
+const infoUpdated = (id: string, info: NodeInfo): [string, NodeEvent] => [
+  id,
+  { type: "NodeInfoUpdated", data: { NodeID: id, Info: info, Changed: ["Labels"] } },
+];
 const view = (views: NodeViews, id: string) => views.get(id) as NodeView;
 
 describe("shared NodeInfo parts", () => {
   it("nodes with equal labels, compute info and version share one frozen object of each", async () => {
-    const views = await fold([registered("node-a", computeInfo("node-a", { zone: "a" })), registered("node-b", computeInfo("node-b", { zone: "a" }))]);
+    const views = await fold([
+      registered("node-a", computeInfo("node-a", { zone: "a" })),
+      registered("node-b", computeInfo("node-b", { zone: "a" })),
+    ]);
     const [a, b] = [view(views, "node-a"), view(views, "node-b")];
     expect(a.info).not.toBe(b.info);
     expect(a.info.Labels).toBe(b.info.Labels);
     expect(a.info.ComputeNodeInfo).toBe(b.info.ComputeNodeInfo);
     expect(a.info.BacalhauVersion).toBe(b.info.BacalhauVersion);
-    for (const part of [a.info, a.info.Labels, a.info.ComputeNodeInfo, a.info.ComputeNodeInfo?.ExecutionEngines, a.info.ComputeNodeInfo?.MaxCapacity, a.info.BacalhauVersion]) {
+    for (const part of [
+      a.info,
+      a.info.Labels,
+      a.info.ComputeNodeInfo,
+      a.info.ComputeNodeInfo?.ExecutionEngines,
+      a.info.ComputeNodeInfo?.MaxCapacity,
+      a.info.BacalhauVersion,
+    ]) {
       expect(Object.isFrozen(part)).toBe(true);
     }
     // Each keeps its own id and host name.
-    expect([a.info.NodeID, a.info.Hostname, b.info.NodeID, b.info.Hostname]).toEqual(["node-a", "host-node-a", "node-b", "host-node-b"]);
+    expect([a.info.NodeID, a.info.Hostname, b.info.NodeID, b.info.Hostname]).toEqual([
+      "node-a",
+      "host-node-a",
+      "node-b",
+      "host-node-b",
+    ]);
   });
 
   it("a change to one node never shows in another that shared its parts", async () => {
     const views = await fold([
       registered("node-a", computeInfo("node-a", { zone: "a" })),
       registered("node-b", computeInfo("node-b", { zone: "a" })),
-      infoUpdated("node-a", { ...computeInfo("node-a", { zone: "b", gpu: "yes" }), BacalhauVersion: { GitVersion: "v0.2.0", GOOS: "linux", GOARCH: "arm64" } }),
+      infoUpdated("node-a", {
+        ...computeInfo("node-a", { zone: "b", gpu: "yes" }),
+        BacalhauVersion: { GitVersion: "v0.2.0", GOOS: "linux", GOARCH: "arm64" },
+      }),
     ]);
     const [a, b] = [view(views, "node-a"), view(views, "node-b")];
     expect(a.info.Labels).toEqual({ "Operating-System": "linux", Architecture: "amd64", zone: "b", gpu: "yes" });
@@ -68,7 +104,10 @@ describe("shared NodeInfo parts", () => {
   });
 
   it("a shared part refuses to be changed in place, and the other node's view stays as it was", async () => {
-    const views = await fold([registered("node-a", computeInfo("node-a", { zone: "a" })), registered("node-b", computeInfo("node-b", { zone: "a" }))]);
+    const views = await fold([
+      registered("node-a", computeInfo("node-a", { zone: "a" })),
+      registered("node-b", computeInfo("node-b", { zone: "a" })),
+    ]);
     const [a, b] = [view(views, "node-a"), view(views, "node-b")];
     const labels = a.info.Labels as Record<string, string>;
     const capacity = a.info.ComputeNodeInfo?.MaxCapacity as { CPU?: number };
@@ -89,7 +128,10 @@ describe("shared NodeInfo parts", () => {
 
   it("serves byte for byte what the unshared info serves", async () => {
     const info = computeInfo("node-a", { zone: "a", "x.io/rack": "r1" });
-    const views = await fold([registered("node-a", info), registered("node-b", computeInfo("node-b", { zone: "a", "x.io/rack": "r1" }))]);
+    const views = await fold([
+      registered("node-a", info),
+      registered("node-b", computeInfo("node-b", { zone: "a", "x.io/rack": "r1" })),
+    ]);
     const shared = view(views, "node-a");
     const unshared: NodeView = { ...shared, info };
     expect(JSON.stringify(toNodeState(shared, undefined))).toBe(JSON.stringify(toNodeState(unshared, undefined)));
@@ -98,10 +140,34 @@ describe("shared NodeInfo parts", () => {
 
   it("keeps an info of another key order as it is, and does not share parts of unequal JSON", () => {
     const parts = new SharedNodeParts();
-    const reordered = { NodeType: "Compute", NodeID: "n", Hostname: "h", Labels: {}, BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" } } as NodeInfo;
+    const reordered = {
+      NodeType: "Compute",
+      NodeID: "n",
+      Hostname: "h",
+      Labels: {},
+      BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" },
+    } as NodeInfo;
     expect(parts.info(reordered, "n")).toBe(reordered);
-    const one = parts.info({ NodeID: "n1", NodeType: "Requester", Hostname: "h", Labels: { a: "1", b: "2" }, BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" } }, "n1");
-    const other = parts.info({ NodeID: "n2", NodeType: "Requester", Hostname: "h", Labels: { b: "2", a: "1" }, BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" } }, "n2");
+    const one = parts.info(
+      {
+        NodeID: "n1",
+        NodeType: "Requester",
+        Hostname: "h",
+        Labels: { a: "1", b: "2" },
+        BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" },
+      },
+      "n1",
+    );
+    const other = parts.info(
+      {
+        NodeID: "n2",
+        NodeType: "Requester",
+        Hostname: "h",
+        Labels: { b: "2", a: "1" },
+        BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" },
+      },
+      "n2",
+    );
     // Same labels in another order: another JSON, so another object (the response keeps its order).
     expect(one.Labels).not.toBe(other.Labels);
     expect(Object.keys(other.Labels)).toEqual(["b", "a"]);

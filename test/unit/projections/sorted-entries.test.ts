@@ -5,7 +5,12 @@ import { seededRandom } from "../../support/seeded-random.ts";
 type Pair = [SortKey, string];
 const cmp = (a: Pair, b: Pair) => compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);
 
-function walk(set: SortedEntries, descending: boolean, from?: { key: SortKey; id: string; strict: boolean }, max = Infinity): Pair[] {
+function walk(
+  set: SortedEntries,
+  descending: boolean,
+  from?: { key: SortKey; id: string; strict: boolean },
+  max = Infinity,
+): Pair[] {
   const out: Pair[] = [];
   for (const c = set.seek(descending, from); !c.done && out.length < max; c.next()) out.push([c.key, c.id]);
   return out;
@@ -37,12 +42,26 @@ describe("SortedEntries", () => {
     expect(set.add(1, "z")).toBe(true);
     expect(set.add(2, "a")).toBe(true);
     expect(set.add(2, "a")).toBe(false);
-    expect([...set.entries()]).toEqual([[1, "z"], [2, "a"], [2, "b"]]);
-    expect(walk(set, true)).toEqual([[2, "b"], [2, "a"], [1, "z"]]);
+    expect([...set.entries()]).toEqual([
+      [1, "z"],
+      [2, "a"],
+      [2, "b"],
+    ]);
+    expect(walk(set, true)).toEqual([
+      [2, "b"],
+      [2, "a"],
+      [1, "z"],
+    ]);
     expect(walk(set, false, { key: 2, id: "a", strict: true })).toEqual([[2, "b"]]);
-    expect(walk(set, false, { key: 2, id: "a", strict: false })).toEqual([[2, "a"], [2, "b"]]);
+    expect(walk(set, false, { key: 2, id: "a", strict: false })).toEqual([
+      [2, "a"],
+      [2, "b"],
+    ]);
     expect(walk(set, true, { key: 2, id: "a", strict: true })).toEqual([[1, "z"]]);
-    expect(walk(set, true, { key: 2, id: "a", strict: false })).toEqual([[2, "a"], [1, "z"]]);
+    expect(walk(set, true, { key: 2, id: "a", strict: false })).toEqual([
+      [2, "a"],
+      [1, "z"],
+    ]);
     expect(set.delete(2, "b")).toBe(true);
     expect(set.delete(2, "b")).toBe(false);
     expect(set.size).toBe(2);
@@ -74,11 +93,14 @@ describe("SortedEntries", () => {
           expect([...set.entries()]).toEqual(expected([...model.values()], false));
         }
         if (step % 151 === 0) {
-          const [key, id] = random.next() < 0.5 && model.size > 0 ? random.pick([...model.values()].slice(0, 50)) : randomPair();
+          const [key, id] =
+            random.next() < 0.5 && model.size > 0 ? random.pick([...model.values()].slice(0, 50)) : randomPair();
           for (const descending of [false, true]) {
             for (const strict of [false, true]) {
               const from = { key, id, strict };
-              expect(walk(set, descending, from, 30)).toEqual(expected([...model.values()], descending, from).slice(0, 30));
+              expect(walk(set, descending, from, 30)).toEqual(
+                expected([...model.values()], descending, from).slice(0, 30),
+              );
             }
           }
         }
@@ -117,7 +139,8 @@ describe("SortedEntries", () => {
     const set = new SortedEntries();
     for (const id of ["c", "a", "b"]) set.add(id, id);
     const walked: Pair[] = [];
-    for (const c = set.seek(false, { key: "a", id: "a", strict: true }, "APPROVED"); !c.done; c.next()) walked.push([c.key, c.id]);
+    for (const c = set.seek(false, { key: "a", id: "a", strict: true }, "APPROVED"); !c.done; c.next())
+      walked.push([c.key, c.id]);
     expect(walked).toEqual([
       ["APPROVED", "b"],
       ["APPROVED", "c"],

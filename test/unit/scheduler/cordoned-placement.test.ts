@@ -16,8 +16,13 @@ describe("a cordoned node takes no new placements", () => {
   it("a batch job with only cordoned nodes fails naming the reason (or queues, with a QueueTimeout)", () => {
     const r = placeJob(job({ nodes: [cordoned("n-a")] }), EMPTY_LEDGER);
     expect(r.decision).toBe("failed");
-    expect(r.message).toBe("not enough nodes to run job. requested: 1, available: 1, suitable: 0.\n• Node n-a: node is cordoned (disk failing)");
-    const queued = placeJob(job({ nodes: [cordoned("n-a", "")], queue: { timeoutMs: 60_000, createdAtMs: 1_000, nowMs: 1_000 } }), EMPTY_LEDGER);
+    expect(r.message).toBe(
+      "not enough nodes to run job. requested: 1, available: 1, suitable: 0.\n• Node n-a: node is cordoned (disk failing)",
+    );
+    const queued = placeJob(
+      job({ nodes: [cordoned("n-a", "")], queue: { timeoutMs: 60_000, createdAtMs: 1_000, nowMs: 1_000 } }),
+      EMPTY_LEDGER,
+    );
     expect(queued.decision).toBe("queued");
     expect(queued.message).toContain("node is cordoned");
   });
@@ -36,7 +41,12 @@ describe("a cordoned node takes no new placements", () => {
       nodeType: "Compute",
       membership: "APPROVED",
       health: "HEALTHY",
-      info: { NodeID: "n-a", NodeType: "Compute", Labels: { zone: "a", rack: "r1" }, ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: {}, MaxJobRequirements: {} } },
+      info: {
+        NodeID: "n-a",
+        NodeType: "Compute",
+        Labels: { zone: "a", rack: "r1" },
+        ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: {}, MaxJobRequirements: {} },
+      },
       labelOverrides: { zone: "b", rack: null },
       cordon: { reason: "maintenance", by: { type: "operator", id: "alice" }, since: "2026-01-01T00:00:00.000Z" },
     } as unknown as NodeView;

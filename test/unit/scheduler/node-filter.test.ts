@@ -3,7 +3,11 @@ import { ledgerOf, EMPTY_LEDGER, type CapacityLedger } from "../../../src/schedu
 import { constraintProblem, jobSelectors } from "../../../src/scheduler/job-constraints.ts";
 import { PlacementInputError } from "../../../src/scheduler/placement-input-error.ts";
 import { judgeNodes, type RejectionCode } from "../../../src/scheduler/node-verdicts.ts";
-import type { CandidateNode, ConstraintRequirement, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
+import type {
+  CandidateNode,
+  ConstraintRequirement,
+  PlacementRequest,
+} from "../../../src/scheduler/placement-request.ts";
 import { placeJob } from "../../../src/scheduler/place-job.ts";
 import { GB, exec, job, node, res } from "./scheduler-fixtures.ts";
 
@@ -26,10 +30,33 @@ describe("the node filter: every reason a node cannot take the job", () => {
     messages?: string[];
     available: boolean;
   }[] = [
-    { name: "a Requester node", node: node("n1", { type: "Requester" }), codes: ["not-compute"], messages: ["node is a Requester node, not a Compute node"], available: false },
-    { name: "a PENDING node", node: node("n1", { membership: "PENDING" }), codes: ["not-approved"], messages: ["node membership is PENDING, not APPROVED"], available: false },
-    { name: "a REJECTED node", node: node("n1", { membership: "REJECTED" }), codes: ["not-approved"], available: false },
-    { name: "an UNHEALTHY node", node: node("n1", { health: "UNHEALTHY" }), codes: ["not-healthy"], messages: ["node is UNHEALTHY, not HEALTHY"], available: false },
+    {
+      name: "a Requester node",
+      node: node("n1", { type: "Requester" }),
+      codes: ["not-compute"],
+      messages: ["node is a Requester node, not a Compute node"],
+      available: false,
+    },
+    {
+      name: "a PENDING node",
+      node: node("n1", { membership: "PENDING" }),
+      codes: ["not-approved"],
+      messages: ["node membership is PENDING, not APPROVED"],
+      available: false,
+    },
+    {
+      name: "a REJECTED node",
+      node: node("n1", { membership: "REJECTED" }),
+      codes: ["not-approved"],
+      available: false,
+    },
+    {
+      name: "an UNHEALTHY node",
+      node: node("n1", { health: "UNHEALTHY" }),
+      codes: ["not-healthy"],
+      messages: ["node is UNHEALTHY, not HEALTHY"],
+      available: false,
+    },
     { name: "an UNKNOWN node", node: node("n1", { health: "UNKNOWN" }), codes: ["not-healthy"], available: false },
     {
       name: "a node without the engine",
@@ -43,7 +70,9 @@ describe("the node filter: every reason a node cannot take the job", () => {
       node: node("n1", { labels: { Architecture: "amd64", "Operating-System": "linux", owner: "bacalhau" } }),
       over: { constraints: [c("name", "=", "walid")] },
       codes: ["labels"],
-      messages: ["labels map[Architecture:amd64 Operating-System:linux owner:bacalhau] don't match required selectors [name = walid]"],
+      messages: [
+        "labels map[Architecture:amd64 Operating-System:linux owner:bacalhau] don't match required selectors [name = walid]",
+      ],
       available: true,
     },
     {
@@ -58,7 +87,12 @@ describe("the node filter: every reason a node cannot take the job", () => {
       ],
       available: true,
     },
-    { name: "a node reporting no capacity", node: node("n1", { capacity: res(0) }), codes: ["capacity-unknown"], available: true },
+    {
+      name: "a node reporting no capacity",
+      node: node("n1", { capacity: res(0) }),
+      codes: ["capacity-unknown"],
+      available: true,
+    },
     {
       name: "a node whose capacity Shoal has already placed",
       node: node("n1"),
@@ -67,7 +101,13 @@ describe("the node filter: every reason a node cannot take the job", () => {
       messages: ["node busy with available capacity {CPU: 0.20, Memory: 3.0 GB, Disk: 100 GB, GPU: 0}"],
       available: true,
     },
-    { name: "a node without the GPU asked for", node: node("n1"), over: { resources: res(100, 0, 0, 1) }, codes: ["busy"], available: true },
+    {
+      name: "a node without the GPU asked for",
+      node: node("n1"),
+      over: { resources: res(100, 0, 0, 1) },
+      codes: ["busy"],
+      available: true,
+    },
     {
       name: "a node without the disk asked for",
       node: node("n1"),
@@ -199,7 +239,9 @@ describe("job constraints", () => {
     [c("zone", "~", "a"), 'unknown operator "~"'],
   ])("refuses %j: %s", (constraint, problem) => {
     expect(constraintProblem(constraint)).toContain(problem);
-    expect(() => placeJob(job({ nodes: [node("n1")], constraints: [constraint] }), EMPTY_LEDGER)).toThrow(PlacementInputError);
+    expect(() => placeJob(job({ nodes: [node("n1")], constraints: [constraint] }), EMPTY_LEDGER)).toThrow(
+      PlacementInputError,
+    );
   });
 
   it("ranks nodes matching a favour_ constraint first, without excluding the others", () => {

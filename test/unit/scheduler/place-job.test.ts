@@ -41,7 +41,9 @@ describe("batch and service jobs: Count replicas, one per node", () => {
       EMPTY_LEDGER,
     );
     // Partition 2 failed on n-c: n-a runs one and n-b completed one, so n-c takes its retry.
-    expect(r.placements).toEqual([{ nodeId: "n-c", desiredState: "Pending", partitionIndex: 2, resources: res(500, GB) }]);
+    expect(r.placements).toEqual([
+      { nodeId: "n-c", desiredState: "Pending", partitionIndex: 2, resources: res(500, GB) },
+    ]);
   });
 
   it("counts executions without a partition index against the lowest free replicas", () => {
@@ -52,14 +54,20 @@ describe("batch and service jobs: Count replicas, one per node", () => {
 
   it("has nothing to do for a batch job whose replicas completed, but replaces a service's completed one", () => {
     const executions = [exec("e0", "n-a", "Completed", { partitionIndex: 0 })];
-    expect(placeJob(job({ nodes: three, executions }), EMPTY_LEDGER)).toMatchObject({ decision: "placed", placements: [] });
+    expect(placeJob(job({ nodes: three, executions }), EMPTY_LEDGER)).toMatchObject({
+      decision: "placed",
+      placements: [],
+    });
     const service = placeJob(job({ type: "service", nodes: three, executions }), EMPTY_LEDGER);
     expect(service.placements).toHaveLength(1);
     expect(service.placements[0]?.partitionIndex).toBe(0);
   });
 
   it("does not count an execution asked to stop as holding its replica", () => {
-    const r = placeJob(job({ nodes: three, executions: [exec("e0", "n-a", "Running", { partitionIndex: 0, desiredState: "Stopped" })] }), EMPTY_LEDGER);
+    const r = placeJob(
+      job({ nodes: three, executions: [exec("e0", "n-a", "Running", { partitionIndex: 0, desiredState: "Stopped" })] }),
+      EMPTY_LEDGER,
+    );
     expect(r.placements).toHaveLength(1);
   });
 
@@ -90,9 +98,28 @@ describe("too few nodes: fail at once, or queue within the QueueTimeout", () => 
     jobQueued?: boolean;
     cause: "busy" | "no-match";
   }[] = [
-    { name: "no QueueTimeout, no node: fails", request: { nodes: [] }, decision: "failed", placed: 0, cause: "no-match" },
-    { name: "no QueueTimeout, Count 4 on 3 nodes: fails, placing nothing", request: { count: 4, nodes: three }, decision: "failed", placed: 0, cause: "no-match" },
-    { name: "QueueTimeout, no node: the job is queued", request: { nodes: [], queue: QUEUE }, decision: "queued", placed: 0, jobQueued: true, cause: "no-match" },
+    {
+      name: "no QueueTimeout, no node: fails",
+      request: { nodes: [] },
+      decision: "failed",
+      placed: 0,
+      cause: "no-match",
+    },
+    {
+      name: "no QueueTimeout, Count 4 on 3 nodes: fails, placing nothing",
+      request: { count: 4, nodes: three },
+      decision: "failed",
+      placed: 0,
+      cause: "no-match",
+    },
+    {
+      name: "QueueTimeout, no node: the job is queued",
+      request: { nodes: [], queue: QUEUE },
+      decision: "queued",
+      placed: 0,
+      jobQueued: true,
+      cause: "no-match",
+    },
     {
       name: "QueueTimeout, Count 4 on 3 nodes: 3 placed, one waits, the job is not marked Queued",
       request: { count: 4, nodes: three, queue: QUEUE },
@@ -172,24 +199,35 @@ describe("too few nodes: fail at once, or queue within the QueueTimeout", () => 
 
   it("gives the history message of a queued job", () => {
     const r = placeJob(job({ nodes: [], queue: QUEUE }), EMPTY_LEDGER);
-    expect(jobQueuedMessage(r.message ?? "")).toBe("Job queued. not enough nodes to run job. requested: 1, available: 0, suitable: 0.");
+    expect(jobQueuedMessage(r.message ?? "")).toBe(
+      "Job queued. not enough nodes to run job. requested: 1, available: 0, suitable: 0.",
+    );
   });
 
   it("counts only what is still needed as requested", () => {
-    const r = placeJob(job({ count: 3, nodes: [node("n-a")], executions: [exec("e0", "n-b", "Running", { partitionIndex: 0 })] }), EMPTY_LEDGER);
+    const r = placeJob(
+      job({ count: 3, nodes: [node("n-a")], executions: [exec("e0", "n-b", "Running", { partitionIndex: 0 })] }),
+      EMPTY_LEDGER,
+    );
     expect(r.message).toBe("not enough nodes to run job. requested: 2, available: 1, suitable: 1.");
   });
 });
 
 describe("retries of failed executions", () => {
   it("retries a failed replica on another node first", () => {
-    const r = placeJob(job({ nodes: three, executions: [exec("e1", "n-a", "Failed", { partitionIndex: 0 })] }), EMPTY_LEDGER);
+    const r = placeJob(
+      job({ nodes: three, executions: [exec("e1", "n-a", "Failed", { partitionIndex: 0 })] }),
+      EMPTY_LEDGER,
+    );
     expect(r.decision).toBe("placed");
     expect(onNodes(r)).not.toContain("n-a");
   });
 
   it("retries on a node where it failed once when no other is left", () => {
-    const r = placeJob(job({ nodes: [node("n-a")], executions: [exec("e1", "n-a", "Failed", { partitionIndex: 0 })] }), EMPTY_LEDGER);
+    const r = placeJob(
+      job({ nodes: [node("n-a")], executions: [exec("e1", "n-a", "Failed", { partitionIndex: 0 })] }),
+      EMPTY_LEDGER,
+    );
     expect(onNodes(r)).toEqual(["n-a"]);
   });
 
@@ -221,21 +259,35 @@ describe("retries of failed executions", () => {
     { maxRetries: 1, failed: 2, decision: "failed" },
     { maxRetries: undefined, failed: 2, decision: "placed" },
   ] as const)("maxRetries $maxRetries after $failed failures: $decision", ({ maxRetries, failed, decision }) => {
-    const executions = [...Array(failed).keys()].map((i) => exec(`e${i}`, `n-${"ab"[i]}`, "Failed", { partitionIndex: 0 }));
-    const r = placeJob(job({ nodes: three, executions, ...(maxRetries === undefined ? {} : { maxRetries }) }), EMPTY_LEDGER);
+    const executions = [...Array(failed).keys()].map((i) =>
+      exec(`e${i}`, `n-${"ab"[i]}`, "Failed", { partitionIndex: 0 }),
+    );
+    const r = placeJob(
+      job({ nodes: three, executions, ...(maxRetries === undefined ? {} : { maxRetries }) }),
+      EMPTY_LEDGER,
+    );
     expect(r.decision).toBe(decision);
     if (decision === "failed") expect(r.message).toBe(RETRIES_EXHAUSTED_MESSAGE);
   });
 
   it("does not fail a job whose failed replica is no longer needed", () => {
-    const executions = [exec("e0", "n-a", "Failed", { partitionIndex: 0 }), exec("e1", "n-b", "Running", { partitionIndex: 0 })];
-    expect(placeJob(job({ nodes: three, executions, maxRetries: 0 }), EMPTY_LEDGER)).toMatchObject({ decision: "placed", placements: [] });
+    const executions = [
+      exec("e0", "n-a", "Failed", { partitionIndex: 0 }),
+      exec("e1", "n-b", "Running", { partitionIndex: 0 }),
+    ];
+    expect(placeJob(job({ nodes: three, executions, maxRetries: 0 }), EMPTY_LEDGER)).toMatchObject({
+      decision: "placed",
+      placements: [],
+    });
   });
 });
 
 describe("ops jobs: one execution on every matching node", () => {
   it("lands on each matching node and no other", () => {
-    const r = placeJob(job({ type: "ops", count: 0, nodes: [...three, node("n-wasm", { engines: ["wasm"] })] }), EMPTY_LEDGER);
+    const r = placeJob(
+      job({ type: "ops", count: 0, nodes: [...three, node("n-wasm", { engines: ["wasm"] })] }),
+      EMPTY_LEDGER,
+    );
     expect(r.decision).toBe("placed");
     expect(onNodes(r)).toEqual(["n-a", "n-b", "n-c"]);
     expect(r.placements.every((p) => p.partitionIndex === undefined && p.desiredState === "Running")).toBe(true);
@@ -244,15 +296,23 @@ describe("ops jobs: one execution on every matching node", () => {
   it("adds a node that matches later, leaving the nodes it ran on alone", () => {
     const executions = [exec("e0", "n-a", "Completed"), exec("e1", "n-b", "Failed")];
     expect(onNodes(placeJob(job({ type: "ops", nodes: three, executions }), EMPTY_LEDGER))).toEqual(["n-c"]);
-    expect(placeJob(job({ type: "ops", nodes: three.slice(0, 2), executions }), EMPTY_LEDGER)).toMatchObject({ decision: "placed", placements: [] });
+    expect(placeJob(job({ type: "ops", nodes: three.slice(0, 2), executions }), EMPTY_LEDGER)).toMatchObject({
+      decision: "placed",
+      placements: [],
+    });
   });
 
   it("fails with Bacalhau's ErrNoMatchingNodes when nothing matches, or queues within its QueueTimeout", () => {
     const nodes = [node("n-a", { engines: ["wasm"] }), node("n-b", { engines: ["wasm"] })];
     const failed = placeJob(job({ type: "ops", nodes }), EMPTY_LEDGER);
     expect(failed.decision).toBe("failed");
-    expect(failed.message).toBe("not matching nodes to run job out of 2 available nodes.\n• 2 of 2 nodes: does not support docker, only wasm");
-    expect(placeJob(job({ type: "ops", nodes, queue: QUEUE }), EMPTY_LEDGER)).toMatchObject({ decision: "queued", jobQueued: true });
+    expect(failed.message).toBe(
+      "not matching nodes to run job out of 2 available nodes.\n• 2 of 2 nodes: does not support docker, only wasm",
+    );
+    expect(placeJob(job({ type: "ops", nodes, queue: QUEUE }), EMPTY_LEDGER)).toMatchObject({
+      decision: "queued",
+      jobQueued: true,
+    });
   });
 });
 
@@ -267,7 +327,11 @@ describe("daemon jobs: one execution on every matching node, new nodes included"
 
   it("waits, never fails, when no node matches", () => {
     const r = placeJob(job({ type: "daemon", nodes: [node("n-a", { health: "UNKNOWN" })] }), EMPTY_LEDGER);
-    expect(r).toMatchObject({ decision: "waiting", placements: [], message: "not matching nodes to run job out of 0 available nodes." });
+    expect(r).toMatchObject({
+      decision: "waiting",
+      placements: [],
+      message: "not matching nodes to run job out of 0 available nodes.",
+    });
   });
 });
 
@@ -285,15 +349,30 @@ describe("placements in sequence cannot overbook a node", () => {
   });
 
   it("many jobs of every type placed in turn never exceed any node's capacity", () => {
-    const nodes = [node("n-a"), node("n-b", { capacity: res(1000, 2 * GB, 10 * GB) }), node("n-c", { capacity: res(3000, 8 * GB, 10 * GB, 1) })];
+    const nodes = [
+      node("n-a"),
+      node("n-b", { capacity: res(1000, 2 * GB, 10 * GB) }),
+      node("n-c", { capacity: res(3000, 8 * GB, 10 * GB, 1) }),
+    ];
     const types = ["batch", "service", "ops", "daemon"] as const;
     let ledger: CapacityLedger = EMPTY_LEDGER;
     let placed = 0;
     for (let i = 0; i < 40; i++) {
-      const r = placeJob(job({ jobId: `j-${i}`, type: types[i % 4], count: 1 + (i % 3), nodes, resources: res(250 * (1 + (i % 3)), GB / 2), queue: QUEUE }), ledger);
+      const r = placeJob(
+        job({
+          jobId: `j-${i}`,
+          type: types[i % 4],
+          count: 1 + (i % 3),
+          nodes,
+          resources: res(250 * (1 + (i % 3)), GB / 2),
+          queue: QUEUE,
+        }),
+        ledger,
+      );
       placed += r.placements.length;
       ledger = r.ledger;
-      for (const n of nodes) expect(fitsWithin(placedOn(ledger, n.id), n.capacity), `${n.id} after job ${i}`).toBe(true);
+      for (const n of nodes)
+        expect(fitsWithin(placedOn(ledger, n.id), n.capacity), `${n.id} after job ${i}`).toBe(true);
     }
     expect(placed).toBeGreaterThan(10);
     // The cluster ends full: nothing more of the smallest size fits anywhere.
@@ -307,7 +386,10 @@ describe("bad input", () => {
     [{ count: 1.5 }, "Count must be a whole number ≥ 0, not 1.5"],
     [{ resources: res(0.5) }, "job resources: cpuMillis must be a whole number ≥ 0, not 0.5"],
     [{ maxRetries: -2 }, "maxRetries must be a whole number ≥ 0, not -2"],
-    [{ nodes: [node("n-a", { capacity: res(-1) })] }, "node n-a capacity: cpuMillis must be a whole number ≥ 0, not -1"],
+    [
+      { nodes: [node("n-a", { capacity: res(-1) })] },
+      "node n-a capacity: cpuMillis must be a whole number ≥ 0, not -1",
+    ],
   ] as const)("%j is refused: %s", (over, message) => {
     expect(() => placeJob(job(over), EMPTY_LEDGER)).toThrow(new PlacementInputError(message));
   });

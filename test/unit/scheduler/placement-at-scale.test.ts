@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_LEDGER, ledgerOf, placedOn, release, reserve, type Allocation, type CapacityLedger } from "../../../src/scheduler/capacity-ledger.ts";
+import {
+  EMPTY_LEDGER,
+  ledgerOf,
+  placedOn,
+  release,
+  reserve,
+  type Allocation,
+  type CapacityLedger,
+} from "../../../src/scheduler/capacity-ledger.ts";
 import { jobSelectors } from "../../../src/scheduler/job-constraints.ts";
 import { judgeNodes, rankOrder } from "../../../src/scheduler/node-verdicts.ts";
 import { placeJob } from "../../../src/scheduler/place-job.ts";
@@ -37,11 +45,16 @@ describe("the capacity ledger, persistent", () => {
     const model = new Map<string, Resources>();
     const history: { ledger: CapacityLedger; snapshot: Map<string, Resources> }[] = [];
     for (let step = 0; step < 3000; step++) {
-      const batch: Allocation[] = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({ nodeId: ids[Math.floor(r() * ids.length)] as string, resources: res(250 * (1 + Math.floor(r() * 4)), GB) }));
+      const batch: Allocation[] = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({
+        nodeId: ids[Math.floor(r() * ids.length)] as string,
+        resources: res(250 * (1 + Math.floor(r() * 4)), GB),
+      }));
       const giveBack = r() < 0.45;
       ledger = giveBack ? release(ledger, batch) : reserve(ledger, batch);
       for (const a of batch) {
-        const next = giveBack ? subtractResources(model.get(a.nodeId) ?? NO_RESOURCES, a.resources) : addResources(model.get(a.nodeId) ?? NO_RESOURCES, a.resources);
+        const next = giveBack
+          ? subtractResources(model.get(a.nodeId) ?? NO_RESOURCES, a.resources)
+          : addResources(model.get(a.nodeId) ?? NO_RESOURCES, a.resources);
         if (next.cpuMillis === 0 && next.memoryBytes === 0) model.delete(a.nodeId);
         else model.set(a.nodeId, next);
       }
@@ -74,12 +87,29 @@ describe("placement at scale", () => {
       const type = types[round % types.length] as JobType;
       // Counts on both sides of the one-pass pick (up to 16) and the full sort.
       const count = 1 + Math.floor(r() * 30);
-      const constraints = round % 3 === 0 ? [{ key: "zone", operator: "!=", values: ["z1"] }] : round % 3 === 1 ? [{ key: "favour_spot", operator: "exists", values: [] }] : [];
-      const ledger = ledgerOf(nodes.filter(() => r() < 0.4).map((n) => ({ nodeId: n.id, resources: res(1000 * Math.floor(r() * 3)) })));
-      const executions = nodes.filter(() => r() < 0.1).map((n, i) => exec(`e${i}`, n.id, r() < 0.5 ? "Failed" : "Running", { partitionIndex: count + i }));
+      const constraints =
+        round % 3 === 0
+          ? [{ key: "zone", operator: "!=", values: ["z1"] }]
+          : round % 3 === 1
+            ? [{ key: "favour_spot", operator: "exists", values: [] }]
+            : [];
+      const ledger = ledgerOf(
+        nodes.filter(() => r() < 0.4).map((n) => ({ nodeId: n.id, resources: res(1000 * Math.floor(r() * 3)) })),
+      );
+      const executions = nodes
+        .filter(() => r() < 0.1)
+        .map((n, i) => exec(`e${i}`, n.id, r() < 0.5 ? "Failed" : "Running", { partitionIndex: count + i }));
       // Within its QueueTimeout: a job short of nodes is placed in part, so every round places something to compare.
       const queue = { timeoutMs: 60_000, createdAtMs: 0, nowMs: 1 };
-      const request = job({ type, count, nodes, constraints, executions, queue, resources: res(500 * (1 + Math.floor(r() * 3)), GB) });
+      const request = job({
+        type,
+        count,
+        nodes,
+        constraints,
+        executions,
+        queue,
+        resources: res(500 * (1 + Math.floor(r() * 3)), GB),
+      });
       const result = placeJob(request, ledger);
       const ranked = judgeNodes(request, jobSelectors(constraints), ledger)
         .filter((v) => v.suitable)
@@ -87,7 +117,10 @@ describe("placement at scale", () => {
         .map((v) => v.nodeId);
       // No execution holds a partition (their indices are past Count): a batch or service job wants Count nodes.
       const expected = type === "batch" || type === "service" ? ranked.slice(0, count) : ranked;
-      expect(result.placements.map((p) => p.nodeId), `round ${round}`).toEqual(expected);
+      expect(
+        result.placements.map((p) => p.nodeId),
+        `round ${round}`,
+      ).toEqual(expected);
     }
   });
 
@@ -97,14 +130,20 @@ describe("placement at scale", () => {
     const ledger = ledgerOf(nodes.slice(0, 120).map((n) => ({ nodeId: n.id, resources: res(1000) })));
     const before = ledger.placed;
     for (const count of [3, 150]) {
-      const request = job({ count, nodes, constraints: [{ key: "spot", operator: "!", values: [] }], queue: { timeoutMs: 60_000, createdAtMs: 0, nowMs: 1 } });
+      const request = job({
+        count,
+        nodes,
+        constraints: [{ key: "spot", operator: "!", values: [] }],
+        queue: { timeoutMs: 60_000, createdAtMs: 0, nowMs: 1 },
+      });
       const first = placeJob(request, ledger);
       const again = placeJob(request, ledger);
       expect(again).toEqual(first);
       expect(again.nodes).toEqual(first.nodes);
       expect(again.message).toBe(first.message);
       expect(ledger.placed).toEqual(before);
-      for (const p of first.placements) expect(placedOn(first.ledger, p.nodeId)).toEqual(addResources(placedOn(ledger, p.nodeId), p.resources));
+      for (const p of first.placements)
+        expect(placedOn(first.ledger, p.nodeId)).toEqual(addResources(placedOn(ledger, p.nodeId), p.resources));
     }
   });
 
@@ -114,7 +153,16 @@ describe("placement at scale", () => {
     let ledger: CapacityLedger = EMPTY_LEDGER;
     const held: Allocation[][] = [];
     for (let i = 0; i < 1500; i++) {
-      const result = placeJob(job({ jobId: `j-${i}`, count: 1 + (i % 4), nodes, resources: res(250 * (1 + (i % 3)), GB / 4), queue: { timeoutMs: 60_000, createdAtMs: 0, nowMs: 0 } }), ledger);
+      const result = placeJob(
+        job({
+          jobId: `j-${i}`,
+          count: 1 + (i % 4),
+          nodes,
+          resources: res(250 * (1 + (i % 3)), GB / 4),
+          queue: { timeoutMs: 60_000, createdAtMs: 0, nowMs: 0 },
+        }),
+        ledger,
+      );
       ledger = result.ledger;
       held.push(result.placements.map((p) => ({ nodeId: p.nodeId, resources: p.resources })));
       if (i % 3 === 0) ledger = release(ledger, held.shift() ?? []);
@@ -135,7 +183,12 @@ describe("candidates from the node read model", () => {
       nodeType: "Compute",
       membership: "APPROVED",
       health: "HEALTHY",
-      info: { NodeID: "n-a", NodeType: "Compute", Labels: { zone: "a" }, ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: { CPU: 2, Memory: 4 * GB, Disk: 0, GPU: 0 } } },
+      info: {
+        NodeID: "n-a",
+        NodeType: "Compute",
+        Labels: { zone: "a" },
+        ComputeNodeInfo: { ExecutionEngines: ["docker"], MaxCapacity: { CPU: 2, Memory: 4 * GB, Disk: 0, GPU: 0 } },
+      },
       labelOverrides: {},
       ...over,
     }) as unknown as NodeView;

@@ -81,7 +81,10 @@ describe("the capacity ledger", () => {
     expect(placedOn(one, "a")).toEqual(res(500, GB));
     expect(placedOn(two, "a")).toEqual(res(750, 2 * GB));
     expect(placedOn(two, "b")).toEqual(res(1000));
-    const back = release(two, [{ nodeId: "b", resources: res(1000) }, { nodeId: "a", resources: res(500, GB) }]);
+    const back = release(two, [
+      { nodeId: "b", resources: res(1000) },
+      { nodeId: "a", resources: res(500, GB) },
+    ]);
     expect(placedOn(back, "a")).toEqual(res(250, GB));
     expect(back.placed.has("b")).toBe(false);
     expect(placedOn(two, "b")).toEqual(res(1000));
@@ -89,7 +92,9 @@ describe("the capacity ledger", () => {
   });
 
   it("never goes below zero on a release of more than was placed", () => {
-    const ledger = release(ledgerOf([{ nodeId: "a", resources: res(100) }]), [{ nodeId: "a", resources: res(300, GB) }]);
+    const ledger = release(ledgerOf([{ nodeId: "a", resources: res(100) }]), [
+      { nodeId: "a", resources: res(300, GB) },
+    ]);
     expect(placedOn(ledger, "a")).toEqual(res(0));
   });
 });

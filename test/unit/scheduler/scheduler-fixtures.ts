@@ -4,7 +4,9 @@ import { fromBacalhauResources, type Resources } from "../../../src/scheduler/re
 export const GB = 1_000_000_000;
 export const MB = 1_000_000;
 
-/** A node as Bacalhau's compute node reports itself: 2 cores, 4 GB memory, 100 GB disk, no GPU; approved and healthy. */
+/**
+ * A node as Bacalhau's compute node reports itself: 2 cores, 4 GB memory, 100 GB disk, no GPU; approved and healthy.
+ */
 export function node(id: string, over: Partial<CandidateNode> = {}): CandidateNode {
   return {
     id,
@@ -18,7 +20,12 @@ export function node(id: string, over: Partial<CandidateNode> = {}): CandidateNo
   };
 }
 
-export const res = (cpuMillis: number, memoryBytes = 0, diskBytes = 0, gpus = 0): Resources => ({ cpuMillis, memoryBytes, diskBytes, gpus });
+export const res = (cpuMillis: number, memoryBytes = 0, diskBytes = 0, gpus = 0): Resources => ({
+  cpuMillis,
+  memoryBytes,
+  diskBytes,
+  gpus,
+});
 
 /** A batch job asking for one replica of 500m CPU and 1 GB memory, no queueing. */
 export function job(over: Partial<PlacementRequest> = {}): PlacementRequest {
@@ -36,7 +43,12 @@ export function job(over: Partial<PlacementRequest> = {}): PlacementRequest {
   };
 }
 
-export function exec(id: string, nodeId: string, state: ExistingExecution["state"], over: Partial<ExistingExecution> = {}): ExistingExecution {
+export function exec(
+  id: string,
+  nodeId: string,
+  state: ExistingExecution["state"],
+  over: Partial<ExistingExecution> = {},
+): ExistingExecution {
   const terminal = ["Completed", "Failed", "Cancelled", "AskForBidRejected", "BidRejected"].includes(state);
   return { id, nodeId, state, desiredState: terminal ? "Stopped" : "Running", ...over };
 }

@@ -39,7 +39,9 @@ describe("decodeHeartbeat", () => {
     ];
     for (const value of cases) {
       const bytes = encode(value);
-      expect(outcome(bytes, decodeHeartbeat), JSON.stringify(value)).toEqual(outcome(bytes, (b) => decode(HeartbeatRequest, b)));
+      expect(outcome(bytes, decodeHeartbeat), JSON.stringify(value)).toEqual(
+        outcome(bytes, (b) => decode(HeartbeatRequest, b)),
+      );
     }
     expect(decodeHeartbeat(encode({ NodeID: "n1", Sequence: 3 }))).toEqual({ NodeID: "n1", Sequence: 3 });
   });
@@ -78,7 +80,8 @@ describe("isAgentHeartbeat", () => {
       [{ NodeID: "n1" }, "n1"],
       [["n1", 1], "n1"],
     ];
-    for (const [value, nodeId] of others) expect(isAgentHeartbeat(encode(value), nodeId), JSON.stringify(value)).toBe(false);
+    for (const [value, nodeId] of others)
+      expect(isAgentHeartbeat(encode(value), nodeId), JSON.stringify(value)).toBe(false);
     const exact = encode({ NodeID: "n1", Sequence: 1 });
     expect(isAgentHeartbeat(Uint8Array.from([...exact, 0]), "n1")).toBe(false);
     expect(isAgentHeartbeat(exact.subarray(0, exact.length - 1), "n1")).toBe(false);
@@ -99,7 +102,8 @@ describe("agentHeartbeatIdSpan", () => {
 
   it("points at the node id of exactly what agents publish, and at nothing in anything else", () => {
     for (const nodeId of ["n", "a".repeat(31), "b".repeat(32), "c".repeat(128)]) {
-      for (const Sequence of [0, 255, 65_536, 2 ** 32 - 1]) expect(idAt(encode({ NodeID: nodeId, Sequence }))).toBe(nodeId);
+      for (const Sequence of [0, 255, 65_536, 2 ** 32 - 1])
+        expect(idAt(encode({ NodeID: nodeId, Sequence }))).toBe(nodeId);
     }
     for (const value of [
       { Sequence: 1, NodeID: "n1" },
@@ -115,7 +119,8 @@ describe("agentHeartbeatIdSpan", () => {
     }
     const exact = encode({ NodeID: "n1", Sequence: 1 });
     expect(agentHeartbeatIdSpan(Uint8Array.from([...exact, 0]))).toBe(-1);
-    for (let cut = 0; cut < exact.length; cut++) expect(agentHeartbeatIdSpan(exact.subarray(0, cut)), `cut at ${cut}`).toBe(-1);
+    for (let cut = 0; cut < exact.length; cut++)
+      expect(agentHeartbeatIdSpan(exact.subarray(0, cut)), `cut at ${cut}`).toBe(-1);
   });
 });
 

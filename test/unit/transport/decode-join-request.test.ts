@@ -20,7 +20,13 @@ const outcome = (bytes: Uint8Array, decoder: (b: Uint8Array) => unknown) => {
 function request(nodeId: string, info: unknown): Record<string, unknown> {
   const key = newNkey("user");
   const messageId = `m-${nodeId}`;
-  return { MessageID: messageId, Info: info, PublicKey: key.publicKey, Proof: joinProof("token", nodeId, key.publicKey, messageId), Signature: signJoin(key, nodeId, messageId) };
+  return {
+    MessageID: messageId,
+    Info: info,
+    PublicKey: key.publicKey,
+    Proof: joinProof("token", nodeId, key.publicKey, messageId),
+    Signature: signJoin(key, nodeId, messageId),
+  };
 }
 
 const agent = request("edge-1", computeNodeInfo("edge-1", { zone: "a" }, tempDir("shoal-join-decode-")));
@@ -37,7 +43,13 @@ describe("decodeJoinRequest", () => {
       { ...agent, Rejoin: "yes" },
       { ...agent, Extra: 1 },
       // Another key order: the schema decides (and accepts).
-      { Signature: agent.Signature, Proof: agent.Proof, PublicKey: agent.PublicKey, Info: agent.Info, MessageID: agent.MessageID },
+      {
+        Signature: agent.Signature,
+        Proof: agent.Proof,
+        PublicKey: agent.PublicKey,
+        Info: agent.Info,
+        MessageID: agent.MessageID,
+      },
       { ...agent, Proof: "short" },
       { ...agent, Signature: `${String(agent.Signature).slice(1)}=` },
       { ...agent, PublicKey: "UNOTAKEY" },
@@ -47,13 +59,27 @@ describe("decodeJoinRequest", () => {
       { ...agent, Info: { ...info, NodeType: "Other" } },
       { ...agent, Info: { ...info, Hostname: "h".repeat(254) } },
       { ...agent, Info: { ...info, Labels: { "bad key!": "x" } } },
-      { ...agent, Info: { ...info, Labels: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, "v"])) } },
+      {
+        ...agent,
+        Info: { ...info, Labels: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, "v"])) },
+      },
       { ...agent, Info: { ...info, Extra: true } },
       { ...agent, Info: { ...info, ComputeNodeInfo: { ...compute, ExecutionEngines: [""] } } },
       { ...agent, Info: { ...info, ComputeNodeInfo: { ...compute, MaxCapacity: { CPU: -1 } } } },
       { ...agent, Info: { ...info, ComputeNodeInfo: { ...compute, MaxCapacity: { GPU: 1.5 } } } },
-      { ...agent, Info: { ...info, ComputeNodeInfo: { ...compute, Publishers: Array.from({ length: 33 }, () => "p") } } },
-      { ...agent, Info: { ...info, Labels: { big: "v".repeat(63) }, Hostname: "h".repeat(253), ComputeNodeInfo: { ...compute, StorageSources: Array.from({ length: 32 }, () => "s".repeat(64)) } } },
+      {
+        ...agent,
+        Info: { ...info, ComputeNodeInfo: { ...compute, Publishers: Array.from({ length: 33 }, () => "p") } },
+      },
+      {
+        ...agent,
+        Info: {
+          ...info,
+          Labels: { big: "v".repeat(63) },
+          Hostname: "h".repeat(253),
+          ComputeNodeInfo: { ...compute, StorageSources: Array.from({ length: 32 }, () => "s".repeat(64)) },
+        },
+      },
       { ...agent, Info: { ...info, BacalhauVersion: { GitVersion: "v1" } } },
       { ...agent, Info: null },
       [agent],
@@ -62,7 +88,9 @@ describe("decodeJoinRequest", () => {
     ];
     for (const value of cases) {
       const bytes = encode(value);
-      expect(outcome(bytes, decodeJoinRequest), JSON.stringify(value).slice(0, 200)).toEqual(outcome(bytes, (b) => decode(JoinRequest, b)));
+      expect(outcome(bytes, decodeJoinRequest), JSON.stringify(value).slice(0, 200)).toEqual(
+        outcome(bytes, (b) => decode(JoinRequest, b)),
+      );
     }
     expect(decodeJoinRequest(encode(agent))).toEqual(agent);
   });

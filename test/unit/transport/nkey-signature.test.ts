@@ -1,6 +1,12 @@
 import { nkeys } from "nats";
 import { describe, expect, it } from "vitest";
-import { NkeyError, ed25519PublicKey, nkeyLogin, userNkeyFromSeed, verifyUserNkeySignature } from "../../../src/transport/nkey-signature.ts";
+import {
+  NkeyError,
+  ed25519PublicKey,
+  nkeyLogin,
+  userNkeyFromSeed,
+  verifyUserNkeySignature,
+} from "../../../src/transport/nkey-signature.ts";
 
 const data = new TextEncoder().encode("shoal-join-v1\nnode-1\nU…\nmessage-1");
 

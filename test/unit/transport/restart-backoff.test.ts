@@ -4,7 +4,9 @@ import { RestartBackoff } from "../../../src/transport/restart-backoff.ts";
 describe("RestartBackoff", () => {
   it("doubles from the initial delay up to the cap while the process keeps failing", () => {
     const backoff = new RestartBackoff({ initialMs: 250, maxMs: 10_000, stableAfterMs: 60_000 });
-    expect(Array.from({ length: 9 }, () => backoff.next(100))).toEqual([250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]);
+    expect(Array.from({ length: 9 }, () => backoff.next(100))).toEqual([
+      250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000,
+    ]);
   });
 
   it("starts again from the initial delay after the process stayed up for stableAfterMs", () => {

@@ -6,17 +6,31 @@ import { APPROVAL, DISPATCH, jobFlow } from "../../../src/workflows/jobs/job-flo
 import { workToSend } from "../../../src/workflows/jobs/work-to-send.ts";
 
 type E = Pick<ExecutionState, "executionId" | "partitionIndex" | "computeState" | "desiredState" | "createTime">;
-const e = (executionId: string, computeState: E["computeState"], desiredState: E["desiredState"], createTime: number, partitionIndex = 0): E => ({ executionId, computeState, desiredState, createTime, partitionIndex });
+const e = (
+  executionId: string,
+  computeState: E["computeState"],
+  desiredState: E["desiredState"],
+  createTime: number,
+  partitionIndex = 0,
+): E => ({ executionId, computeState, desiredState, createTime, partitionIndex });
 
 describe("approval per partition (Bacalhau v1.7's getApprovalStatuses)", () => {
   const cases: [string, E[], { approve: string[]; reject: string[]; cancel: string[] }][] = [
-    ["one accepted bid: approved", [e("a", "AskForBidAccepted", "Pending", 1)], { approve: ["a"], reject: [], cancel: [] }],
+    [
+      "one accepted bid: approved",
+      [e("a", "AskForBidAccepted", "Pending", 1)],
+      { approve: ["a"], reject: [], cancel: [] },
+    ],
     [
       "two accepted bids for one partition: the oldest approved, the other rejected",
       [e("b", "AskForBidAccepted", "Pending", 2), e("a", "AskForBidAccepted", "Pending", 1)],
       { approve: ["a"], reject: ["b"], cancel: [] },
     ],
-    ["equal creation times go by id", [e("b", "AskForBidAccepted", "Pending", 1), e("a", "AskForBidAccepted", "Pending", 1)], { approve: ["a"], reject: ["b"], cancel: [] }],
+    [
+      "equal creation times go by id",
+      [e("b", "AskForBidAccepted", "Pending", 1), e("a", "AskForBidAccepted", "Pending", 1)],
+      { approve: ["a"], reject: ["b"], cancel: [] },
+    ],
     [
       "one already meant to run: a later accepted bid is rejected",
       [e("a", "Running", "Running", 1), e("b", "AskForBidAccepted", "Pending", 2)],
@@ -29,17 +43,33 @@ describe("approval per partition (Bacalhau v1.7's getApprovalStatuses)", () => {
     ],
     [
       "a completed one: accepted bids rejected, the rest under way cancelled",
-      [e("a", "Completed", "Stopped", 1), e("b", "AskForBidAccepted", "Pending", 2), e("c", "New", "Pending", 3), e("d", "Running", "Running", 4)],
+      [
+        e("a", "Completed", "Stopped", 1),
+        e("b", "AskForBidAccepted", "Pending", 2),
+        e("c", "New", "Pending", 3),
+        e("d", "Running", "Running", 4),
+      ],
       { approve: [], reject: ["b"], cancel: ["c", "d"] },
     ],
     [
       "bids still awaited are left alone; ended executions count for nothing",
-      [e("a", "New", "Pending", 1), e("b", "AskForBid", "Pending", 2), e("c", "AskForBidRejected", "Stopped", 3), e("d", "Failed", "Stopped", 4)],
+      [
+        e("a", "New", "Pending", 1),
+        e("b", "AskForBid", "Pending", 2),
+        e("c", "AskForBidRejected", "Stopped", 3),
+        e("d", "Failed", "Stopped", 4),
+      ],
       { approve: [], reject: [], cancel: [] },
     ],
     [
       "each partition on its own",
-      [e("a", "AskForBidAccepted", "Pending", 1, 0), e("b", "AskForBidAccepted", "Pending", 2, 1), e("c", "AskForBidAccepted", "Pending", 3, 1), e("d", "Running", "Running", 4, 2), e("f", "AskForBidAccepted", "Pending", 5, 2)],
+      [
+        e("a", "AskForBidAccepted", "Pending", 1, 0),
+        e("b", "AskForBidAccepted", "Pending", 2, 1),
+        e("c", "AskForBidAccepted", "Pending", 3, 1),
+        e("d", "Running", "Running", 4, 2),
+        e("f", "AskForBidAccepted", "Pending", 5, 2),
+      ],
       { approve: ["a", "b"], reject: ["c", "f"], cancel: [] },
     ],
   ];
@@ -52,21 +82,50 @@ describe("the work message an execution's node is due", () => {
     expect(workToSend({ computeState: "AskForBidAccepted", desiredState: "Pending" })).toBeUndefined();
     expect(workToSend({ computeState: "BidAccepted", desiredState: "Running" })).toBe("RunExecution");
     expect(workToSend({ computeState: "New", desiredState: "Running" })).toBe("RunExecution");
-    for (const computeState of ["Running", "Completed", "Failed", "Cancelled", "BidRejected", "AskForBidRejected"] as const) {
-      expect(workToSend({ computeState, desiredState: computeState === "Running" ? "Running" : "Stopped" }), computeState).toBeUndefined();
+    for (const computeState of [
+      "Running",
+      "Completed",
+      "Failed",
+      "Cancelled",
+      "BidRejected",
+      "AskForBidRejected",
+    ] as const) {
+      expect(
+        workToSend({ computeState, desiredState: computeState === "Running" ? "Running" : "Stopped" }),
+        computeState,
+      ).toBeUndefined();
     }
   });
 });
 
 describe("the jobs workflow's bid steps", () => {
   const input = (type: string, data: unknown = {}): EventEnvelope =>
-    ({ recorded: { id: "ev-1", stream: "execution-e-1", type, data, metadata: {}, position: 1, revision: 1, time: "2026-11-23T00:00:00Z" } }) as unknown as EventEnvelope;
+    ({
+      recorded: {
+        id: "ev-1",
+        stream: "execution-e-1",
+        type,
+        data,
+        metadata: {},
+        position: 1,
+        revision: 1,
+        time: "2026-11-23T00:00:00Z",
+      },
+    }) as unknown as EventEnvelope;
 
   it("asks for a bid when a batch or service execution is created, runs an ops or daemon one at once, approves accepted bids, runs an approved one", () => {
-    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Pending" }))).toEqual([{ handler: DISPATCH, entityId: "e-1", type: "AskForBid", reason: "the execution was placed" }]);
-    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Running" }))).toEqual([{ handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the execution was placed" }]);
-    expect(jobFlow.react(input("ExecutionBidAccepted"))).toEqual([{ handler: APPROVAL, entityId: "e-1", type: "ApproveBids", reason: "a node accepted the bid" }]);
-    expect(jobFlow.react(input("ExecutionApproved"))).toEqual([{ handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the bid was approved" }]);
+    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Pending" }))).toEqual([
+      { handler: DISPATCH, entityId: "e-1", type: "AskForBid", reason: "the execution was placed" },
+    ]);
+    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Running" }))).toEqual([
+      { handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the execution was placed" },
+    ]);
+    expect(jobFlow.react(input("ExecutionBidAccepted"))).toEqual([
+      { handler: APPROVAL, entityId: "e-1", type: "ApproveBids", reason: "a node accepted the bid" },
+    ]);
+    expect(jobFlow.react(input("ExecutionApproved"))).toEqual([
+      { handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the bid was approved" },
+    ]);
     expect(jobFlow.react(input("ExecutionBidDeclined")).map((c) => c.type)).toEqual(["SettleJob", "PlaceQueuedJobs"]);
   });
 });

@@ -4,17 +4,42 @@ import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
 
 const react = (stream: string, type: string, data: Record<string, unknown> = {}) =>
-  drainFlow.react(new EventEnvelope({ id: "id-1", type, stream, revision: 0, position: 1, time: "2026-01-01T00:00:00.000Z", data, metadata: {} } as RecordedEvent));
+  drainFlow.react(
+    new EventEnvelope({
+      id: "id-1",
+      type,
+      stream,
+      revision: 0,
+      position: 1,
+      time: "2026-01-01T00:00:00.000Z",
+      data,
+      metadata: {},
+    } as RecordedEvent),
+  );
 
 describe("the drain workflow: which event calls for what", () => {
   it("a drain started moves the node's work, saying why", () => {
-    expect(react("node-n-1", "NodeDrainStarted", { Reason: "kernel upgrade" })).toEqual([{ handler: "node-drain", entityId: "n-1", type: "MoveDrainedWork", reason: "node n-1 is draining: kernel upgrade" }]);
+    expect(react("node-n-1", "NodeDrainStarted", { Reason: "kernel upgrade" })).toEqual([
+      {
+        handler: "node-drain",
+        entityId: "n-1",
+        type: "MoveDrainedWork",
+        reason: "node n-1 is draining: kernel upgrade",
+      },
+    ]);
     expect(react("node-n-1", "NodeDrainStarted", { Reason: "" })[0]?.reason).toBe("node n-1 is draining");
   });
 
   it("a deadline reached stops each execution it names, one command each", () => {
-    const left = [{ ExecutionID: "e-1", JobID: "j-1", JobType: "batch" }, { ExecutionID: "e-2", JobID: "j-2", JobType: "ops" }];
-    expect(react("node-n-1", "NodeDrainDeadlineReached", { NodeID: "n-1", Left: left }).map((c) => `${c.type} ${c.entityId}: ${c.reason}`)).toEqual([
+    const left = [
+      { ExecutionID: "e-1", JobID: "j-1", JobType: "batch" },
+      { ExecutionID: "e-2", JobID: "j-2", JobType: "ops" },
+    ];
+    expect(
+      react("node-n-1", "NodeDrainDeadlineReached", { NodeID: "n-1", Left: left }).map(
+        (c) => `${c.type} ${c.entityId}: ${c.reason}`,
+      ),
+    ).toEqual([
       "StopDrainedExecution e-1: the drain deadline of node n-1 passed",
       "StopDrainedExecution e-2: the drain deadline of node n-1 passed",
     ]);

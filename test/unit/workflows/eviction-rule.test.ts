@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FULL_BUCKET, disruptionOf, evictionRateOf, evictionStep, type EvictionPolicy } from "../../../src/workflows/nodes/eviction-rule.ts";
+import {
+  FULL_BUCKET,
+  disruptionOf,
+  evictionRateOf,
+  evictionStep,
+  type EvictionPolicy,
+} from "../../../src/workflows/nodes/eviction-rule.ts";
 
 /** Kubernetes' defaults: 0.1 nodes/s, 0.01 nodes/s, 0.55, 50 nodes. */
 const K8S: EvictionPolicy = { rate: 0.1, secondaryRate: 0.01, unhealthyThreshold: 0.55, largeClusterSize: 50 };
@@ -25,12 +31,15 @@ describe("the fleet's disruption, as Kubernetes' ComputeZoneState", () => {
     [10, 1, false, NOW + 1, "grace", 0],
     [10, 1, false, NOW, "normal", 0.1],
     [0, 0, false, undefined, "normal", 0.1],
-  ] as const)("%i nodes, %i unhealthy, transport down %s, grace until %s → %s at %f/s", (nodes, unhealthy, transportDown, graceUntil, disruption, rate) => {
-    const fleet = { nodes, unhealthy };
-    const own = { now: NOW, transportDown, ...(graceUntil === undefined ? {} : { graceUntil }) };
-    expect(disruptionOf(fleet, K8S, own)).toBe(disruption);
-    expect(evictionRateOf(disruptionOf(fleet, K8S, own), fleet, K8S)).toBe(rate);
-  });
+  ] as const)(
+    "%i nodes, %i unhealthy, transport down %s, grace until %s → %s at %f/s",
+    (nodes, unhealthy, transportDown, graceUntil, disruption, rate) => {
+      const fleet = { nodes, unhealthy };
+      const own = { now: NOW, transportDown, ...(graceUntil === undefined ? {} : { graceUntil }) };
+      expect(disruptionOf(fleet, K8S, own)).toBe(disruption);
+      expect(evictionRateOf(disruptionOf(fleet, K8S, own), fleet, K8S)).toBe(rate);
+    },
+  );
 });
 
 describe("which silent nodes' work moves now", () => {
@@ -50,7 +59,13 @@ describe("which silent nodes' work moves now", () => {
 
   it("at the secondary rate once the threshold share is silent in a large fleet", () => {
     const step = evictionStep(["a", "b"], { nodes: 100, unhealthy: 60 }, K8S, FULL_BUCKET(NOW), { now: NOW });
-    expect(step).toMatchObject({ release: ["a"], waiting: ["b"], disruption: "partial", rate: 0.01, nextInMs: 100_000 });
+    expect(step).toMatchObject({
+      release: ["a"],
+      waiting: ["b"],
+      disruption: "partial",
+      rate: 0.01,
+      nextInMs: 100_000,
+    });
   });
 
   it.each([
@@ -68,11 +83,16 @@ describe("which silent nodes' work moves now", () => {
   it("nothing during the grace after a start, then the next at its end", () => {
     const step = evictionStep(["a"], healthy, K8S, FULL_BUCKET(NOW), { now: NOW, graceUntil: NOW + 60_000 });
     expect(step).toMatchObject({ release: [], disruption: "grace", nextInMs: 60_000 });
-    expect(evictionStep(["a"], healthy, K8S, step.bucket, { now: NOW + 60_000, graceUntil: NOW + 60_000 }).release).toEqual(["a"]);
+    expect(
+      evictionStep(["a"], healthy, K8S, step.bucket, { now: NOW + 60_000, graceUntil: NOW + 60_000 }).release,
+    ).toEqual(["a"]);
   });
 
   it("with nothing waiting, nothing to wait for", () => {
-    expect(evictionStep([], healthy, K8S, FULL_BUCKET(NOW), { now: NOW })).toMatchObject({ release: [], nextInMs: undefined });
+    expect(evictionStep([], healthy, K8S, FULL_BUCKET(NOW), { now: NOW })).toMatchObject({
+      release: [],
+      nextInMs: undefined,
+    });
   });
 
   it("a rate above one node a second moves as many as have come due", () => {

@@ -16,7 +16,9 @@ function failed(message: string, exitCode?: number): ExecutionState {
 
 describe("failureOf: an execution's failure as the job's message and history say it", () => {
   it("names the execution and node once, and the exit code once", () => {
-    expect(failureOf(failed("execution e-1: the command exited with code 3", 3))).toBe("execution e-1 on node n-1 failed: the command exited with code 3");
+    expect(failureOf(failed("execution e-1: the command exited with code 3", 3))).toBe(
+      "execution e-1 on node n-1 failed: the command exited with code 3",
+    );
     expect(failureOf(failed("execution e-1 timed out: it ran past its 2s timeout and was killed", 137))).toBe(
       "execution e-1 on node n-1 failed: timed out: it ran past its 2s timeout and was killed (exit code 137)",
     );

@@ -11,9 +11,23 @@ function random(seed: number): () => number {
   };
 }
 
-const COMPUTE = ["New", "AskForBid", "AskForBidAccepted", "BidAccepted", "Running", "Completed", "Failed", "Cancelled", "BidRejected", "AskForBidRejected"] as const;
+const COMPUTE = [
+  "New",
+  "AskForBid",
+  "AskForBidAccepted",
+  "BidAccepted",
+  "Running",
+  "Completed",
+  "Failed",
+  "Cancelled",
+  "BidRejected",
+  "AskForBidRejected",
+] as const;
 
-/** A life of executions as the read model folds them: each change a new state, the resources object kept as evolve keeps it. */
+/**
+ * A life of executions as the read model folds them: each change a new state, the resources object kept as evolve keeps
+ * it.
+ */
 function lives(seed: number, steps: number): ExecutionState[] {
   const r = random(seed);
   const now = new Map<string, ExecutionState>();
@@ -29,9 +43,18 @@ function lives(seed: number, steps: number): ExecutionState[] {
             nodeId: `n-${Math.floor(r() * 20)}`,
             computeState: "New",
             desiredState: "Pending",
-            allocatedResources: { CPU: [0.25, 0.5, 1][Math.floor(r() * 3)] as number, Memory: 2 ** 20 * (1 + Math.floor(r() * 4)), Disk: 0, GPU: 0 },
+            allocatedResources: {
+              CPU: [0.25, 0.5, 1][Math.floor(r() * 3)] as number,
+              Memory: 2 ** 20 * (1 + Math.floor(r() * 4)),
+              Disk: 0,
+              GPU: 0,
+            },
           }
-        : { ...before, computeState: COMPUTE[Math.floor(r() * COMPUTE.length)], desiredState: r() < 0.15 ? "Stopped" : before.desiredState };
+        : {
+            ...before,
+            computeState: COMPUTE[Math.floor(r() * COMPUTE.length)],
+            desiredState: r() < 0.15 ? "Stopped" : before.desiredState,
+          };
     now.set(id, after);
     out.push(after);
   }
@@ -51,7 +74,8 @@ describe("the runner's execution ledger, kept up to date", () => {
     const ledger = new ExecutionLedger();
     states.forEach((s, i) => {
       ledger.update(s);
-      if (i % 10 === 0) expect(ledger.current().placed, `after change ${i}`).toEqual(rebuilt(states.slice(0, i + 1)).placed);
+      if (i % 10 === 0)
+        expect(ledger.current().placed, `after change ${i}`).toEqual(rebuilt(states.slice(0, i + 1)).placed);
     });
     expect(ledger.current().placed).toEqual(rebuilt(states).placed);
     expect(ledger.current().placed.size).toBeGreaterThan(0);
@@ -84,11 +108,19 @@ describe("the runner's execution ledger, kept up to date", () => {
   });
 
   it("moves a hold when the state names another node or other resources", () => {
-    const base = { ...initialExecutionState("e-1"), nodeId: "a", computeState: "Running" as const, desiredState: "Running" as const, allocatedResources: { CPU: 1, Memory: 100, Disk: 0, GPU: 0 } };
+    const base = {
+      ...initialExecutionState("e-1"),
+      nodeId: "a",
+      computeState: "Running" as const,
+      desiredState: "Running" as const,
+      allocatedResources: { CPU: 1, Memory: 100, Disk: 0, GPU: 0 },
+    };
     const ledger = new ExecutionLedger();
     ledger.update(base);
     ledger.update({ ...base, nodeId: "b" });
     ledger.update({ ...base, nodeId: "b", allocatedResources: { CPU: 0.5, Memory: 100, Disk: 0, GPU: 0 } });
-    expect(ledger.current().placed).toEqual(ledgerOf([{ nodeId: "b", resources: { cpuMillis: 500, memoryBytes: 100, diskBytes: 0, gpus: 0 } }]).placed);
+    expect(ledger.current().placed).toEqual(
+      ledgerOf([{ nodeId: "b", resources: { cpuMillis: 500, memoryBytes: 100, diskBytes: 0, gpus: 0 } }]).placed,
+    );
   });
 });

@@ -3,8 +3,18 @@ import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
 
-const recorded = (stream: string, type: string): RecordedEvent => ({ id: `id-${stream}-${type}`, type, stream, revision: 0, position: 1, time: "2026-01-01T00:00:00.000Z", data: {}, metadata: {} });
-const react = (stream: string, type: string) => jobFlow.react(new EventEnvelope(recorded(stream, type))).map((c) => `${c.type} ${c.entityId}`);
+const recorded = (stream: string, type: string): RecordedEvent => ({
+  id: `id-${stream}-${type}`,
+  type,
+  stream,
+  revision: 0,
+  position: 1,
+  time: "2026-01-01T00:00:00.000Z",
+  data: {},
+  metadata: {},
+});
+const react = (stream: string, type: string) =>
+  jobFlow.react(new EventEnvelope(recorded(stream, type))).map((c) => `${c.type} ${c.entityId}`);
 
 describe("the jobs workflow: which event calls for what", () => {
   it.each([
@@ -14,7 +24,8 @@ describe("the jobs workflow: which event calls for what", () => {
     ["job-j-1", "JobCompleted", []],
     ["job-j-1", "JobStarted", []],
     ["execution-e-1", "ExecutionCreated", ["RunExecution e-1"]],
-    // Every end of an execution has its job evaluated again: completion, a retry, an ops job's end; and its capacity is free.
+    // Every end of an execution has its job evaluated again: completion, a retry, an ops job's end; and its capacity is
+    // free.
     ["execution-e-1", "ExecutionFailed", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
     ["execution-e-1", "ExecutionCompleted", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
     ["execution-e-1", "ExecutionCancelled", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
@@ -29,7 +40,10 @@ describe("the jobs workflow: which event calls for what", () => {
   });
 
   it("records an approval step for an asked bid (batch, service), none for a direct one (ops, daemon)", () => {
-    const bid = (data: Record<string, unknown>) => jobFlow.react(new EventEnvelope({ ...recorded("execution-e-1", "ExecutionBidAccepted"), data })).map((c) => c.type);
+    const bid = (data: Record<string, unknown>) =>
+      jobFlow
+        .react(new EventEnvelope({ ...recorded("execution-e-1", "ExecutionBidAccepted"), data }))
+        .map((c) => c.type);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1" })).toEqual(["ApproveBids"]);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1", Direct: true })).toEqual([]);
   });

@@ -3,7 +3,12 @@ import { initialExecutionState, type ExecutionState } from "../../../machines/ex
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../../src/scheduler/job-outcome.ts";
 import { NodeExecutions } from "../../../src/workflows/nodes/node-executions.ts";
 
-const exec = (id: string, nodeId: string, computeState: ExecutionState["computeState"], over: Partial<ExecutionState> = {}): ExecutionState => ({
+const exec = (
+  id: string,
+  nodeId: string,
+  computeState: ExecutionState["computeState"],
+  over: Partial<ExecutionState> = {},
+): ExecutionState => ({
   ...initialExecutionState(id),
   jobId: "j-1",
   nodeId,
@@ -15,7 +20,12 @@ const exec = (id: string, nodeId: string, computeState: ExecutionState["computeS
 
 describe("each node's executions, as the read model folds them", () => {
   it("knows which nodes hold work under way, and daemon work", () => {
-    const index = NodeExecutions.of([exec("e1", "n-1", "Running"), exec("e2", "n-2", "Completed"), exec("e3", "n-3", "New", { jobType: "daemon" }), exec("e4", "n-4", "Running", { desiredState: "Stopped" })]);
+    const index = NodeExecutions.of([
+      exec("e1", "n-1", "Running"),
+      exec("e2", "n-2", "Completed"),
+      exec("e3", "n-3", "New", { jobType: "daemon" }),
+      exec("e4", "n-4", "Running", { desiredState: "Stopped" }),
+    ]);
     expect(["n-1", "n-2", "n-3", "n-4"].map((n) => index.holdsWork(n))).toEqual([true, false, true, false]);
     expect(["n-1", "n-3"].map((n) => index.holdsDaemonWork(n))).toEqual([false, true]);
     expect([...index.nodesWithWork()].sort()).toEqual(["n-1", "n-3"]);

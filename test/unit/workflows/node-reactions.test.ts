@@ -3,7 +3,16 @@ import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { nodeReactions, type NodeWorkQuery } from "../../../src/workflows/nodes/node-reactions.ts";
 
-const recorded = (stream: string, type: string, data: unknown = {}): RecordedEvent => ({ id: `id-${stream}-${type}`, type, stream, revision: 0, position: 1, time: "2026-01-01T00:00:00.000Z", data, metadata: {} });
+const recorded = (stream: string, type: string, data: unknown = {}): RecordedEvent => ({
+  id: `id-${stream}-${type}`,
+  type,
+  stream,
+  revision: 0,
+  position: 1,
+  time: "2026-01-01T00:00:00.000Z",
+  data,
+  metadata: {},
+});
 
 /** n-busy runs a batch execution, n-daemon a daemon one, n-back ran work lost while it was away, n-idle nothing. */
 const query: NodeWorkQuery = {
@@ -24,8 +33,18 @@ describe("the node-reactions workflow: given a node's work, when its state chang
     ["node-n-busy", "NodeDeleted", undefined, ["node-work LoseNodeWork n-busy: node n-busy was deleted"]],
     ["node-n-back", "NodeBecameHealthy", undefined, ["node-work StopLostWork n-back: node n-back is back (HEALTHY)"]],
     ["node-n-back", "NodeApproved", undefined, ["node-work StopLostWork n-back: node n-back is back (approved)"]],
-    ["node-n-daemon", "NodeInfoUpdated", { Changed: ["Labels"] }, ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"]],
-    ["node-n-daemon", "NodeLabelsSet", { Set: { role: "core" }, Removed: [], Reset: [] }, ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"]],
+    [
+      "node-n-daemon",
+      "NodeInfoUpdated",
+      { Changed: ["Labels"] },
+      ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"],
+    ],
+    [
+      "node-n-daemon",
+      "NodeLabelsSet",
+      { Set: { role: "core" }, Removed: [], Reset: [] },
+      ["node-work CheckDaemonMatch n-daemon: node n-daemon's labels changed"],
+    ],
     // No step for what changes nothing: nodes that run nothing (most node events), and info that is not labels.
     ["node-n-idle", "NodeBecameUnhealthy", undefined, []],
     ["node-n-idle", "NodeBecameUnknown", undefined, []],

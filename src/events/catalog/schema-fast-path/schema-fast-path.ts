@@ -70,7 +70,8 @@ function compile(ast: AST.AST): Compiled {
       return leaf((v) => typeof v === "boolean");
     case "Literal": {
       const literal = ast.literal;
-      if (typeof literal === "bigint" || (typeof literal === "number" && !isJsonNumber(literal))) throw new Unsupported("a literal JSON cannot hold");
+      if (typeof literal === "bigint" || (typeof literal === "number" && !isJsonNumber(literal)))
+        throw new Unsupported("a literal JSON cannot hold");
       return leaf((v) => v === literal);
     }
     case "UndefinedKeyword":

@@ -27,7 +27,8 @@ describe("CapacityLedger", () => {
     }
     expect(error).toMatchObject({
       kind: "Unavailable",
-      message: "node n1 cannot fit execution e-2 now: it asks for 100m CPU and 256MiB memory; free: 800m CPU of 1000m CPU, 128MiB of 512MiB memory (1 running)",
+      message:
+        "node n1 cannot fit execution e-2 now: it asks for 100m CPU and 256MiB memory; free: 800m CPU of 1000m CPU, 128MiB of 512MiB memory (1 running)",
     });
     expect(ledger.holds("e-2")).toBe(false);
   });
@@ -36,7 +37,8 @@ describe("CapacityLedger", () => {
     const ledger = new CapacityLedger("n1", { cpuMillis: 1000, memoryBytes: 512 * MIB });
     expect(ledger.refusal("e-1", { cpuMillis: 1001, memoryBytes: 1 })).toMatchObject({
       kind: "BadRequest",
-      message: "node n1 can never fit execution e-1: it asks for 1001m CPU and 1 memory; the node has 1000m CPU and 512MiB memory in all",
+      message:
+        "node n1 can never fit execution e-1: it asks for 1001m CPU and 1 memory; the node has 1000m CPU and 512MiB memory in all",
     });
   });
 

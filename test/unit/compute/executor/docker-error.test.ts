@@ -4,7 +4,11 @@ import { notFound } from "../../../../src/errors/shoal-error.ts";
 
 /** Errors shaped as dockerode gives them (from docker-modem): statusCode, json.message, reason. */
 function modemError(statusCode: number, message: string): Error {
-  return Object.assign(new Error(`(HTTP code ${statusCode}) unexpected - ${message} `), { statusCode, json: { message }, reason: "unexpected" });
+  return Object.assign(new Error(`(HTTP code ${statusCode}) unexpected - ${message} `), {
+    statusCode,
+    json: { message },
+    reason: "unexpected",
+  });
 }
 
 describe("dockerError", () => {
@@ -21,7 +25,10 @@ describe("dockerError", () => {
   });
 
   it("maps an engine it cannot reach to Unavailable with a retry hint", () => {
-    const e = dockerError(Object.assign(new Error("connect ENOENT /var/run/docker.sock"), { code: "ENOENT" }), "listing");
+    const e = dockerError(
+      Object.assign(new Error("connect ENOENT /var/run/docker.sock"), { code: "ENOENT" }),
+      "listing",
+    );
     expect(e.kind).toBe("Unavailable");
     expect(e.retryAfterSeconds).toBeGreaterThan(0);
     expect(e.message).toBe("listing: the Docker engine cannot be reached (connect ENOENT /var/run/docker.sock)");

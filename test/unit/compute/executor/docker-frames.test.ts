@@ -17,7 +17,11 @@ async function collect(pieces: Buffer[]): Promise<string[]> {
 
 describe("dockerFrames", () => {
   it("splits many frames in one read", async () => {
-    expect(await collect([Buffer.concat([frame(1, "out\n"), frame(2, "err\n"), frame(1, "more")])])).toEqual(["stdout:out\n", "stderr:err\n", "stdout:more"]);
+    expect(await collect([Buffer.concat([frame(1, "out\n"), frame(2, "err\n"), frame(1, "more")])])).toEqual([
+      "stdout:out\n",
+      "stderr:err\n",
+      "stdout:more",
+    ]);
   });
 
   it("joins a frame split across reads, even inside its header", async () => {
@@ -27,7 +31,9 @@ describe("dockerFrames", () => {
   });
 
   it("passes an empty frame and skips stream types it does not know", async () => {
-    expect(await collect([Buffer.concat([frame(1, ""), frame(3, "system"), frame(0, "stdin"), frame(1, "ok")])])).toEqual(["stdout:", "stdout:ok"]);
+    expect(
+      await collect([Buffer.concat([frame(1, ""), frame(3, "system"), frame(0, "stdin"), frame(1, "ok")])]),
+    ).toEqual(["stdout:", "stdout:ok"]);
   });
 
   it("drops an incomplete frame at the end of the stream", async () => {

@@ -6,7 +6,11 @@ import { encodeNodeEvent, encodeNodeEventBySchema } from "../../../../src/events
 import { NODE_EVENT_SCHEMAS, type NodeEvent } from "../../../../src/events/catalog/node-events.ts";
 import type { NodeInfo } from "../../../../src/events/catalog/node-info.ts";
 import { isJsonValue } from "../../../../src/events/catalog/schema-fast-path/json-value.ts";
-import { NOT_VOUCHED, schemaFastPath, type SchemaFastPath } from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
+import {
+  NOT_VOUCHED,
+  schemaFastPath,
+  type SchemaFastPath,
+} from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
 import { computeInfo } from "../../../support/fixtures.ts";
 import { seededRandom } from "../../../support/seeded-random.ts";
 
@@ -18,17 +22,38 @@ function withoutCompute(info: NodeInfo): NodeInfo {
 }
 
 const KEY = `U${"A".repeat(55)}`;
-const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "operator" as const, id: "alice" }, reason: "test", correlationId: "c-1", causationId: "c-2" };
+const metadata = {
+  time: "2026-01-01T00:00:00.000Z",
+  actor: { type: "operator" as const, id: "alice" },
+  reason: "test",
+  correlationId: "c-1",
+  causationId: "c-2",
+};
 
 /** One valid event of every type: the fast path must vouch for each (or it would speed up nothing). */
 const VALID: NodeEvent[] = [
-  { type: "NodeRegistered", data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1", { zone: "a" }), Membership: "PENDING", Lifecycle: 1 } },
+  {
+    type: "NodeRegistered",
+    data: {
+      NodeID: "n1",
+      NodeType: "Compute",
+      Info: computeInfo("n1", { zone: "a" }),
+      Membership: "PENDING",
+      Lifecycle: 1,
+    },
+  },
   { type: "NodeApproved", data: { NodeID: "n1", Previous: "PENDING" } },
   { type: "NodeRejected", data: { NodeID: "n1", Previous: "APPROVED" } },
   { type: "NodeDeleted", data: { NodeID: "n1", Membership: "REJECTED" } },
-  { type: "NodeInfoUpdated", data: { NodeID: "n1", Info: withoutCompute(computeInfo("n1")), Changed: ["Labels", "Hostname"] } },
+  {
+    type: "NodeInfoUpdated",
+    data: { NodeID: "n1", Info: withoutCompute(computeInfo("n1")), Changed: ["Labels", "Hostname"] },
+  },
   { type: "NodeBecameUnhealthy", data: { NodeID: "n1", LastHeartbeat: null, DisconnectTimeoutMs: 15_000 } },
-  { type: "NodeBecameUnknown", data: { NodeID: "n1", LastHeartbeat: "2026-01-01T00:00:00.000Z", UnknownTimeoutMs: 30_000 } },
+  {
+    type: "NodeBecameUnknown",
+    data: { NodeID: "n1", LastHeartbeat: "2026-01-01T00:00:00.000Z", UnknownTimeoutMs: 30_000 },
+  },
   { type: "NodeBecameHealthy", data: { NodeID: "n1", Previous: "UNKNOWN" } },
   { type: "NodeCredentialBound", data: { NodeID: "n1", PublicKey: KEY, Reinstated: false } },
   { type: "NodeCredentialRevoked", data: { NodeID: "n1", PublicKey: KEY, Reason: "deleted" } },
@@ -75,7 +100,8 @@ const AWKWARD: unknown[] = [
 function paths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
   const out = [at];
   if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...at, i])));
-  else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...at, k]));
+  else if (value !== null && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...at, k]));
   return out;
 }
 
@@ -99,7 +125,8 @@ function mutate(value: unknown, path: (string | number)[], change: { replace: un
   if (change === "delete") delete parent[key];
   else if (change === "extra") {
     const target = parent[key];
-    if (target !== null && typeof target === "object" && !Array.isArray(target)) (target as Record<string, unknown>).extra = "kept?";
+    if (target !== null && typeof target === "object" && !Array.isArray(target))
+      (target as Record<string, unknown>).extra = "kept?";
     else parent[key] = { extra: 1 };
   } else parent[key] = change.replace;
   return root.v;
@@ -136,12 +163,19 @@ describe("the schema fast path agrees with Effect on every value it vouches for"
       const target: unknown = onData ? base.data : metadata;
       const path = random.pick(paths(target));
       const roll = random.next();
-      const changed = mutate(target, path, roll < 0.1 ? "delete" : roll < 0.2 ? "extra" : { replace: random.pick(AWKWARD) });
+      const changed = mutate(
+        target,
+        path,
+        roll < 0.1 ? "delete" : roll < 0.2 ? "extra" : { replace: random.pick(AWKWARD) },
+      );
       const event = (onData ? { type: base.type, data: changed } : base) as NodeEvent;
       const meta = (onData ? metadata : changed) as typeof metadata;
       const expected = outcome(() => encodeNodeEventBySchema(event, meta, "id"));
       const where = `${base.type} ${onData ? "data" : "metadata"} at ${JSON.stringify(path)}`;
-      expect(outcome(() => encodeNodeEvent(event, meta, "id")), where).toEqual(expected);
+      expect(
+        outcome(() => encodeNodeEvent(event, meta, "id")),
+        where,
+      ).toEqual(expected);
       if (expected.ok) vouched++;
       else if (expected.error === new InvalidEventError("").name) refused++;
     }
@@ -170,9 +204,21 @@ describe("the schema fast path agrees with Effect on every value it vouches for"
   });
 
   it("does not count what JSON would change as JSON", () => {
-    for (const v of [undefined, Number.NaN, -0, Number.POSITIVE_INFINITY, new Date(0), [undefined], { a: undefined }, new Box(1), () => 1, 1n]) {
+    for (const v of [
+      undefined,
+      Number.NaN,
+      -0,
+      Number.POSITIVE_INFINITY,
+      new Date(0),
+      [undefined],
+      { a: undefined },
+      new Box(1),
+      () => 1,
+      1n,
+    ]) {
       expect(isJsonValue(v), String(v)).toBe(false);
     }
-    for (const v of [null, 0, "", "x", [], {}, { a: [1, "b", null, { c: true }] }, Object.create(null) as object]) expect(isJsonValue(v)).toBe(true);
+    for (const v of [null, 0, "", "x", [], {}, { a: [1, "b", null, { c: true }] }, Object.create(null) as object])
+      expect(isJsonValue(v)).toBe(true);
   });
 });

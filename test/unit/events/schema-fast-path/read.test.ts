@@ -2,13 +2,23 @@ import { Arbitrary, FastCheck, ParseResult, Schema } from "effect";
 import { describe, expect, it } from "vitest";
 import { CorruptEventError } from "../../../../src/events/catalog/event-codec-errors.ts";
 import { decodeNodeEvent, encodeNodeEvent } from "../../../../src/events/catalog/node-event-codec.ts";
-import { NODE_EVENT_SCHEMAS, NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../../src/events/catalog/node-events.ts";
+import {
+  NODE_EVENT_SCHEMAS,
+  NODE_EVENT_TYPES,
+  type NodeEvent,
+  type NodeEventType,
+} from "../../../../src/events/catalog/node-events.ts";
 import { schemaFastPath } from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
 import type { RecordedEvent } from "../../../../src/events/store/event-store.ts";
 import { mutate } from "../../../support/damaged-json.ts";
 import { seededRandom } from "../../../support/seeded-random.ts";
 
-const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "system" as const, id: "t" }, correlationId: "c", causationId: "c" };
+const metadata = {
+  time: "2026-01-01T00:00:00.000Z",
+  actor: { type: "system" as const, id: "t" },
+  correlationId: "c",
+  causationId: "c",
+};
 
 /** The read side of a schema's fast path: whether a reader may keep `input` as Effect's decode of it. */
 const storedCheck = (schema: Schema.Schema.Any) => schemaFastPath(schema)?.isStored;
@@ -49,7 +59,9 @@ describe("the compiled check of stored node events gives Effect's answers", () =
   it("compiles for every node event type, and declines what it does not mirror", () => {
     for (const type of NODE_EVENT_TYPES) expect(storedCheck(NODE_EVENT_SCHEMAS[type]), type).toBeDefined();
     expect(storedCheck(Schema.NumberFromString)).toBeUndefined();
-    expect(storedCheck(Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String })))).toBeUndefined();
+    expect(
+      storedCheck(Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String }))),
+    ).toBeUndefined();
   });
 
   for (const type of NODE_EVENT_TYPES) {
@@ -57,7 +69,10 @@ describe("the compiled check of stored node events gives Effect's answers", () =
       const schema = NODE_EVENT_SCHEMAS[type] as Schema.Schema<unknown>;
       const check = storedCheck(schema) as (u: unknown) => boolean;
       const random = seededRandom(NODE_EVENT_TYPES.indexOf(type) + 1);
-      const samples = FastCheck.sample(Arbitrary.make(schema), { numRuns: 150, seed: 42 + NODE_EVENT_TYPES.indexOf(type) });
+      const samples = FastCheck.sample(Arbitrary.make(schema), {
+        numRuns: 150,
+        seed: 42 + NODE_EVENT_TYPES.indexOf(type),
+      });
       let storable = 0;
       let refused = 0;
       for (const sample of samples) {
@@ -73,10 +88,17 @@ describe("the compiled check of stored node events gives Effect's answers", () =
           expect(check(stored), JSON.stringify(stored)).toBe(true);
           expect(readerOutcome(type, stored)).toEqual(effectOutcome(type, stored));
         }
-        for (const input of [JSON.parse(JSON.stringify(sample ?? null)) as unknown, ...Array.from({ length: 12 }, () => mutate(stored ?? sample, random))]) {
+        for (const input of [
+          JSON.parse(JSON.stringify(sample ?? null)) as unknown,
+          ...Array.from({ length: 12 }, () => mutate(stored ?? sample, random)),
+        ]) {
           const expected = effectOutcome(type, input);
           expect(readerOutcome(type, input), JSON.stringify(input)).toEqual(expected);
-          if (check(input)) expect(expected, "the check never vouches for what Effect would change or refuse").toEqual({ ok: true, json: JSON.stringify(input) });
+          if (check(input))
+            expect(expected, "the check never vouches for what Effect would change or refuse").toEqual({
+              ok: true,
+              json: JSON.stringify(input),
+            });
           if (!expected.ok) refused++;
         }
       }
@@ -91,8 +113,17 @@ describe("the compiled check of stored node events gives Effect's answers", () =
     const check = storedCheck(NODE_EVENT_SCHEMAS.NodeBecameUnhealthy) as (u: unknown) => boolean;
     expect(check(data)).toBe(false);
     expect(readerOutcome("NodeBecameUnhealthy", data)).toEqual(effectOutcome("NodeBecameUnhealthy", data));
-    const info = { NodeID: "n1", NodeType: "Compute", Hostname: "h", Labels: {}, ComputeNodeInfo: undefined, BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" } };
+    const info = {
+      NodeID: "n1",
+      NodeType: "Compute",
+      Hostname: "h",
+      Labels: {},
+      ComputeNodeInfo: undefined,
+      BacalhauVersion: { GitVersion: "v", GOOS: "l", GOARCH: "a" },
+    };
     expect(storedCheck(NODE_EVENT_SCHEMAS.NodeInfoUpdated)?.({ NodeID: "n1", Info: info, Changed: [] })).toBe(false);
-    expect(readerOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] })).toEqual(effectOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] }));
+    expect(readerOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] })).toEqual(
+      effectOutcome("NodeInfoUpdated", { NodeID: "n1", Info: info, Changed: [] }),
+    );
   });
 });

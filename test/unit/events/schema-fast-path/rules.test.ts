@@ -1,8 +1,16 @@
 import { Either, Schema } from "effect";
 import { describe, expect, it } from "vitest";
-import { decodeNodeEvent, encodeNodeEvent, encodeNodeEventBySchema } from "../../../../src/events/catalog/node-event-codec.ts";
+import {
+  decodeNodeEvent,
+  encodeNodeEvent,
+  encodeNodeEventBySchema,
+} from "../../../../src/events/catalog/node-event-codec.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent } from "../../../../src/events/catalog/node-events.ts";
-import { NOT_VOUCHED, schemaFastPath, type SchemaFastPath } from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
+import {
+  NOT_VOUCHED,
+  schemaFastPath,
+  type SchemaFastPath,
+} from "../../../../src/events/catalog/schema-fast-path/schema-fast-path.ts";
 import type { RecordedEvent } from "../../../../src/events/store/event-store.ts";
 import { computeInfo } from "../../../support/fixtures.ts";
 
@@ -38,7 +46,12 @@ function expectAgreement(any: Schema.Schema.Any, value: unknown): void {
   }
 }
 
-const metadata = { time: "2026-01-01T00:00:00.000Z", actor: { type: "system" as const, id: "t" }, correlationId: "c", causationId: "c" };
+const metadata = {
+  time: "2026-01-01T00:00:00.000Z",
+  actor: { type: "system" as const, id: "t" },
+  correlationId: "c",
+  causationId: "c",
+};
 
 const recorded = (type: string, data: unknown): RecordedEvent => ({
   id: "e",
@@ -87,10 +100,18 @@ describe("one set of rules for writing and reading", () => {
     expectAgreement(schema, { a: disguised });
     // Through the reader: MaxCapacity (every field optional) given a Date reads as Effect's {}.
     const info = computeInfo("n1");
-    const data = { NodeID: "n1", NodeType: "Compute", Info: { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo, MaxCapacity: new Date(0) } }, Membership: "PENDING", Lifecycle: 1 };
+    const data = {
+      NodeID: "n1",
+      NodeType: "Compute",
+      Info: { ...info, ComputeNodeInfo: { ...info.ComputeNodeInfo, MaxCapacity: new Date(0) } },
+      Membership: "PENDING",
+      Lifecycle: 1,
+    };
     const read = decodeNodeEvent(recorded("NodeRegistered", data));
     expect(read.data).toStrictEqual(decodedByEffect("NodeRegistered", data));
-    expect((read.data as { Info: { ComputeNodeInfo: { MaxCapacity: unknown } } }).Info.ComputeNodeInfo.MaxCapacity).toStrictEqual({});
+    expect(
+      (read.data as { Info: { ComputeNodeInfo: { MaxCapacity: unknown } } }).Info.ComputeNodeInfo.MaxCapacity,
+    ).toStrictEqual({});
   });
 
   it("an empty struct has no fast path (the old encoder gave {} where Effect gives the input back)", () => {
@@ -114,7 +135,20 @@ describe("one set of rules for writing and reading", () => {
     expect(fast.isStored({ a: "x" })).toBe(true);
     expect(fast.isStored({ a: "x", b: 1 })).toBe(false);
     expect(fast.isStored(null)).toBe(true);
-    for (const v of [null, undefined, "x", 1, {}, { a: "x" }, { a: "x", b: 1 }, { b: 1, a: "x" }, { a: 1 }, [], new Date(0)]) expectAgreement(schema, v);
+    for (const v of [
+      null,
+      undefined,
+      "x",
+      1,
+      {},
+      { a: "x" },
+      { a: "x", b: 1 },
+      { b: 1, a: "x" },
+      { a: 1 },
+      [],
+      new Date(0),
+    ])
+      expectAgreement(schema, v);
   });
 
   it("an optional struct (a union of a struct and undefined) vouches for neither an undefined value nor a present undefined key", () => {
@@ -126,7 +160,16 @@ describe("one set of rules for writing and reading", () => {
     expect(fast.isStored({})).toBe(true);
     expect(fast.encode({ s: { a: "x", z: 1 } })).toStrictEqual({ s: { a: "x" } });
     expect(fast.isStored({ s: { a: "x" } })).toBe(true);
-    for (const v of [{}, { s: undefined }, { s: null }, { s: { a: "x" } }, { s: { a: "x", z: 1 } }, { s: {} }, { s: [] }]) expectAgreement(schema, v);
+    for (const v of [
+      {},
+      { s: undefined },
+      { s: null },
+      { s: { a: "x" } },
+      { s: { a: "x", z: 1 } },
+      { s: {} },
+      { s: [] },
+    ])
+      expectAgreement(schema, v);
   });
 
   it("a record key its key schema refuses is dropped by Effect, and vouched for by neither side", () => {
@@ -140,7 +183,9 @@ describe("one set of rules for writing and reading", () => {
     const data = { NodeID: "n1", Info: { ...computeInfo("n1"), Labels: { "": "x", zone: "a" } }, Changed: ["Labels"] };
     const event = { type: "NodeInfoUpdated", data } as NodeEvent;
     expect(encodeNodeEvent(event, metadata, "id")).toStrictEqual(encodeNodeEventBySchema(event, metadata, "id"));
-    expect(decodeNodeEvent(recorded("NodeInfoUpdated", data)).data).toStrictEqual(decodedByEffect("NodeInfoUpdated", data));
+    expect(decodeNodeEvent(recorded("NodeInfoUpdated", data)).data).toStrictEqual(
+      decodedByEffect("NodeInfoUpdated", data),
+    );
   });
 
   it("literals JSON cannot hold have no fast path (the old stored check compiled them)", () => {

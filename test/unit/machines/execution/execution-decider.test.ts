@@ -1,10 +1,23 @@
 import { describe, expect, it } from "vitest";
 import type { ExecutionCommand } from "../../../../machines/execution/execution-commands.ts";
 import { executionDecider } from "../../../../machines/execution/execution-decider.ts";
-import { executionLegality, executionStateValue, isExecutionCommandLegal } from "../../../../machines/execution/execution-legality.ts";
-import { COMPUTE_STATES, DESIRED_STATES, computeStateNumber, desiredStateNumber } from "../../../../machines/execution/execution-states.ts";
+import {
+  executionLegality,
+  executionStateValue,
+  isExecutionCommandLegal,
+} from "../../../../machines/execution/execution-legality.ts";
+import {
+  COMPUTE_STATES,
+  DESIRED_STATES,
+  computeStateNumber,
+  desiredStateNumber,
+} from "../../../../machines/execution/execution-states.ts";
 import type { JobType } from "../../../../machines/job/job-spec.ts";
-import { ComputeStateName, type ExecutionEvent, type RunOutput } from "../../../../src/events/catalog/execution-events.ts";
+import {
+  ComputeStateName,
+  type ExecutionEvent,
+  type RunOutput,
+} from "../../../../src/events/catalog/execution-events.ts";
 import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
 
 const ID = "e-00000000-0000-4000-8000-000000000002";
@@ -43,12 +56,25 @@ const created = (jobType: JobType = "batch"): ExecutionEvent => ({
 const asked: ExecutionEvent = { type: "ExecutionBidAsked", data: { ExecutionID: ID, NodeID: "node-1" } };
 const accepted: ExecutionEvent = { type: "ExecutionBidAccepted", data: { ExecutionID: ID, NodeID: "node-1" } };
 /** A direct bid's acceptance says so: the workflow records no approval step for it. */
-const acceptedDirect: ExecutionEvent = { type: "ExecutionBidAccepted", data: { ExecutionID: ID, NodeID: "node-1", Direct: true } };
+const acceptedDirect: ExecutionEvent = {
+  type: "ExecutionBidAccepted",
+  data: { ExecutionID: ID, NodeID: "node-1", Direct: true },
+};
 const approved: ExecutionEvent = { type: "ExecutionApproved", data: { ExecutionID: ID } };
 const startedE: ExecutionEvent = { type: "ExecutionStarted", data: { ExecutionID: ID } };
-const output: RunOutput = { Stdout: "hello\n", StdoutTruncated: false, stderr: "", StderrTruncated: false, ExitCode: 0, ErrorMsg: "" };
+const output: RunOutput = {
+  Stdout: "hello\n",
+  StdoutTruncated: false,
+  stderr: "",
+  StderrTruncated: false,
+  ExitCode: 0,
+  ErrorMsg: "",
+};
 const completed: ExecutionEvent = { type: "ExecutionCompleted", data: { ExecutionID: ID, RunOutput: output } };
-const cancelled = (Previous: "Running" | "New" = "Running"): ExecutionEvent => ({ type: "ExecutionCancelled", data: { ExecutionID: ID, Previous, Reason: "Execution stop requested because job has been stopped" } });
+const cancelled = (Previous: "Running" | "New" = "Running"): ExecutionEvent => ({
+  type: "ExecutionCancelled",
+  data: { ExecutionID: ID, Previous, Reason: "Execution stop requested because job has been stopped" },
+});
 const running = [created(), asked, accepted, approved, startedE];
 
 describe("Bacalhau's state numbers", () => {
@@ -58,8 +84,18 @@ describe("Bacalhau's state numbers", () => {
 
   it("serializes compute and desired states as v1.6/1.7 integers", () => {
     expect(COMPUTE_STATES.map((s, i) => `${i} ${s}`)).toEqual([
-      "0 Undefined", "1 New", "2 AskForBid", "3 AskForBidAccepted", "4 AskForBidRejected", "5 BidAccepted",
-      "6 Running", "7 Publishing", "8 BidRejected", "9 Completed", "10 Failed", "11 Cancelled",
+      "0 Undefined",
+      "1 New",
+      "2 AskForBid",
+      "3 AskForBidAccepted",
+      "4 AskForBidRejected",
+      "5 BidAccepted",
+      "6 Running",
+      "7 Publishing",
+      "8 BidRejected",
+      "9 Completed",
+      "10 Failed",
+      "11 Cancelled",
     ]);
     expect(computeStateNumber("Cancelled")).toBe(11);
     expect(DESIRED_STATES).toEqual(["Pending", "Running", "Stopped"]);
@@ -70,21 +106,47 @@ describe("Bacalhau's state numbers", () => {
 describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
   it("is created New; batch and service ones wait for approval (desired Pending), ops and daemon ones run directly", () => {
     given().when(create()).then([created()]);
-    given().when(create("ops")).then([created("ops")]);
-    given().when(create("daemon")).then([created("daemon")]);
-    expect(given([created()]).state).toMatchObject({ computeState: "New", desiredState: "Pending", nodeId: "node-1", jobId: JOB, revision: 1, createTime: SPEC_NOW, allocatedResources: resources });
+    given()
+      .when(create("ops"))
+      .then([created("ops")]);
+    given()
+      .when(create("daemon"))
+      .then([created("daemon")]);
+    expect(given([created()]).state).toMatchObject({
+      computeState: "New",
+      desiredState: "Pending",
+      nodeId: "node-1",
+      jobId: JOB,
+      revision: 1,
+      createTime: SPEC_NOW,
+      allocatedResources: resources,
+    });
     expect(given([created("daemon")]).state).toMatchObject({ desiredState: "Running", executionTimeout: 0 });
   });
 
   it("goes AskForBid → AskForBidAccepted → (approved) BidAccepted → Running → Completed", () => {
     given([created()]).when({ type: "AskForBid" }).then([asked]);
     given([created(), asked]).when({ type: "AcceptBid" }).then([accepted]);
-    expect(given([created(), asked, accepted]).state).toMatchObject({ computeState: "AskForBidAccepted", desiredState: "Pending" });
+    expect(given([created(), asked, accepted]).state).toMatchObject({
+      computeState: "AskForBidAccepted",
+      desiredState: "Pending",
+    });
     given([created(), asked, accepted]).when({ type: "Approve" }).then([approved]);
-    expect(given([created(), asked, accepted, approved]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", computeMessage: "Running", executingSince: SPEC_NOW });
+    expect(given([created(), asked, accepted, approved]).state).toMatchObject({
+      computeState: "BidAccepted",
+      desiredState: "Running",
+      computeMessage: "Running",
+      executingSince: SPEC_NOW,
+    });
     given([created(), asked, accepted, approved]).when({ type: "Start" }).then([startedE]);
     given(running).when({ type: "Complete", output }).then([completed]);
-    expect(given([...running, completed]).state).toMatchObject({ computeState: "Completed", desiredState: "Stopped", desiredMessage: "execution completed", runOutput: output, revision: 6 });
+    expect(given([...running, completed]).state).toMatchObject({
+      computeState: "Completed",
+      desiredState: "Stopped",
+      desiredMessage: "execution completed",
+      runOutput: output,
+      revision: 6,
+    });
   });
 
   it("keeps the limits the node runs it under, reported with its start, through its end", () => {
@@ -100,43 +162,104 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
   });
 
   it("takes a direct (ops/daemon) execution to BidAccepted when the node accepts", () => {
-    given([created("ops"), asked]).when({ type: "AcceptBid" }).then([acceptedDirect]);
-    expect(given([created("ops"), asked, acceptedDirect]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running", executingSince: SPEC_NOW });
-    given([created("ops"), asked, acceptedDirect]).when({ type: "Start" }).then([startedE]);
+    given([created("ops"), asked])
+      .when({ type: "AcceptBid" })
+      .then([acceptedDirect]);
+    expect(given([created("ops"), asked, acceptedDirect]).state).toMatchObject({
+      computeState: "BidAccepted",
+      desiredState: "Running",
+      executingSince: SPEC_NOW,
+    });
+    given([created("ops"), asked, acceptedDirect])
+      .when({ type: "Start" })
+      .then([startedE]);
   });
 
   it("records a node that declines: AskForBidRejected, desired Stopped", () => {
-    const declined: ExecutionEvent = { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "not enough memory" } };
+    const declined: ExecutionEvent = {
+      type: "ExecutionBidDeclined",
+      data: { ExecutionID: ID, NodeID: "node-1", Reason: "not enough memory" },
+    };
     given([created(), asked]).when({ type: "DeclineBid", reason: "not enough memory" }).then([declined]);
-    expect(given([created(), asked, declined]).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "not enough memory", desiredState: "Stopped", desiredMessage: "bid rejected" });
+    expect(given([created(), asked, declined]).state).toMatchObject({
+      computeState: "AskForBidRejected",
+      computeMessage: "not enough memory",
+      desiredState: "Stopped",
+      desiredMessage: "bid rejected",
+    });
   });
 
   it("records the orchestrator turning a bid down: BidRejected, desired Stopped", () => {
     const reason = "Execution stop requested because there are more executions than needed";
-    given([created(), asked, accepted]).when({ type: "Reject", reason }).then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
-    expect(given([created(), asked, accepted, { type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]).state).toMatchObject({ computeState: "BidRejected", desiredState: "Stopped" });
+    given([created(), asked, accepted])
+      .when({ type: "Reject", reason })
+      .then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
+    expect(
+      given([created(), asked, accepted, { type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }])
+        .state,
+    ).toMatchObject({ computeState: "BidRejected", desiredState: "Stopped" });
   });
 
   it("fails on the node's error, keeping what it said and the output it had", () => {
-    const failed: ExecutionEvent = { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "Node", Message: "exit code 3", RunOutput: { ...output, ExitCode: 3 } } };
-    given(running).when({ type: "Fail", reason: "exit code 3", cause: "Node", output: { ...output, ExitCode: 3 } }).then([failed]);
-    expect(given([...running, failed]).state).toMatchObject({ computeState: "Failed", computeMessage: "exit code 3", desiredState: "Stopped", runOutput: { ExitCode: 3 } });
-    given([created()]).when({ type: "Fail", reason: "node has disappeared", cause: "Orchestrator" }).then([
-      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "New", Cause: "Orchestrator", Message: "node has disappeared" } },
-    ]);
+    const failed: ExecutionEvent = {
+      type: "ExecutionFailed",
+      data: {
+        ExecutionID: ID,
+        Previous: "Running",
+        Cause: "Node",
+        Message: "exit code 3",
+        RunOutput: { ...output, ExitCode: 3 },
+      },
+    };
+    given(running)
+      .when({ type: "Fail", reason: "exit code 3", cause: "Node", output: { ...output, ExitCode: 3 } })
+      .then([failed]);
+    expect(given([...running, failed]).state).toMatchObject({
+      computeState: "Failed",
+      computeMessage: "exit code 3",
+      desiredState: "Stopped",
+      runOutput: { ExitCode: 3 },
+    });
+    given([created()])
+      .when({ type: "Fail", reason: "node has disappeared", cause: "Orchestrator" })
+      .then([
+        {
+          type: "ExecutionFailed",
+          data: { ExecutionID: ID, Previous: "New", Cause: "Orchestrator", Message: "node has disappeared" },
+        },
+      ]);
   });
 
   it("fails a service or daemon execution that completes: they should run until stopped", () => {
     const longRunning = [created("service"), asked, accepted, approved, startedE];
-    given(longRunning).when({ type: "Complete", output }).then([
-      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "CompletedUnexpectedly", Message: "execution completed unexpectedly", RunOutput: output } },
-    ]);
+    given(longRunning)
+      .when({ type: "Complete", output })
+      .then([
+        {
+          type: "ExecutionFailed",
+          data: {
+            ExecutionID: ID,
+            Previous: "Running",
+            Cause: "CompletedUnexpectedly",
+            Message: "execution completed unexpectedly",
+            RunOutput: output,
+          },
+        },
+      ]);
   });
 
   it("is cancelled from any state that is not terminal", () => {
-    given(running).when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" }).then([cancelled()]);
-    given([created()]).when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" }).then([cancelled("New")]);
-    expect(given([...running, cancelled()]).state).toMatchObject({ computeState: "Cancelled", desiredState: "Stopped", desiredMessage: "Execution stop requested because job has been stopped" });
+    given(running)
+      .when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" })
+      .then([cancelled()]);
+    given([created()])
+      .when({ type: "Cancel", reason: "Execution stop requested because job has been stopped" })
+      .then([cancelled("New")]);
+    expect(given([...running, cancelled()]).state).toMatchObject({
+      computeState: "Cancelled",
+      desiredState: "Stopped",
+      desiredMessage: "Execution stop requested because job has been stopped",
+    });
   });
 });
 
@@ -146,45 +269,92 @@ describe("asking for a bid before the run (batch, service), as Bacalhau v1.7 doe
 
   it("given New (desired Pending), when the node accepts the bid, then AskForBidAccepted: it waits for approval and runs nothing", () => {
     given([created()]).when({ type: "AcceptBid" }).then([accepted]);
-    expect(given(waiting).state).toMatchObject({ computeState: "AskForBidAccepted", desiredState: "Pending", executingSince: undefined });
+    expect(given(waiting).state).toMatchObject({
+      computeState: "AskForBidAccepted",
+      desiredState: "Pending",
+      executingSince: undefined,
+    });
   });
 
   it("given New, when the node declines, then AskForBidRejected, desired Stopped with 'bid rejected' and the node's reason", () => {
-    const declined: ExecutionEvent = { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "node n1 cannot fit execution now" } };
+    const declined: ExecutionEvent = {
+      type: "ExecutionBidDeclined",
+      data: { ExecutionID: ID, NodeID: "node-1", Reason: "node n1 cannot fit execution now" },
+    };
     given([created()]).when({ type: "DeclineBid", reason: "node n1 cannot fit execution now" }).then([declined]);
-    expect(given([created(), declined]).state).toMatchObject({ computeState: "AskForBidRejected", computeMessage: "node n1 cannot fit execution now", desiredState: "Stopped", desiredMessage: "bid rejected" });
+    expect(given([created(), declined]).state).toMatchObject({
+      computeState: "AskForBidRejected",
+      computeMessage: "node n1 cannot fit execution now",
+      desiredState: "Stopped",
+      desiredMessage: "bid rejected",
+    });
   });
 
   it("given an accepted bid not yet approved, when the node (asked again) declines, then its last word stands: AskForBidRejected", () => {
-    given(waiting).when({ type: "DeclineBid", reason: "busy now" }).then([{ type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy now" } }]);
+    given(waiting)
+      .when({ type: "DeclineBid", reason: "busy now" })
+      .then([{ type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy now" } }]);
   });
 
   it("given an approved bid, when the node refuses the run, then Failed (cause Node) with its reason: it ran nothing and the execution ends", () => {
-    given(approvedRun).when({ type: "DeclineBid", reason: "node n1 cannot fit execution now" }).then([
-      { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "BidAccepted", Cause: "Node", Message: "node n1 cannot fit execution now" } },
-    ]);
-    given([created("ops"), accepted]).when({ type: "DeclineBid", reason: "busy" }).thenMatches([{ type: "ExecutionFailed", data: { Previous: "BidAccepted", Cause: "Node" } }]);
+    given(approvedRun)
+      .when({ type: "DeclineBid", reason: "node n1 cannot fit execution now" })
+      .then([
+        {
+          type: "ExecutionFailed",
+          data: {
+            ExecutionID: ID,
+            Previous: "BidAccepted",
+            Cause: "Node",
+            Message: "node n1 cannot fit execution now",
+          },
+        },
+      ]);
+    given([created("ops"), accepted])
+      .when({ type: "DeclineBid", reason: "busy" })
+      .thenMatches([{ type: "ExecutionFailed", data: { Previous: "BidAccepted", Cause: "Node" } }]);
   });
 
   it("given an approved or running execution, when the node answers a resent RunExecution with its bid again, then nothing happens", () => {
     given(approvedRun).when({ type: "AcceptBid" }).thenNothingHappened();
-    given([...approvedRun, startedE]).when({ type: "AcceptBid" }).thenNothingHappened();
-    given([...approvedRun, startedE]).when({ type: "DeclineBid", reason: "stale answer to a resent ask" }).thenNothingHappened();
+    given([...approvedRun, startedE])
+      .when({ type: "AcceptBid" })
+      .thenNothingHappened();
+    given([...approvedRun, startedE])
+      .when({ type: "DeclineBid", reason: "stale answer to a resent ask" })
+      .thenNothingHappened();
   });
 
   it("given a direct (ops, daemon) execution, when the node accepts, then BidAccepted at once: nothing to approve", () => {
-    given([created("daemon")]).when({ type: "AcceptBid" }).then([acceptedDirect]);
-    expect(given([created("daemon"), acceptedDirect]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
-    given([created("daemon"), acceptedDirect]).when({ type: "Approve" }).thenNothingHappened();
+    given([created("daemon")])
+      .when({ type: "AcceptBid" })
+      .then([acceptedDirect]);
+    expect(given([created("daemon"), acceptedDirect]).state).toMatchObject({
+      computeState: "BidAccepted",
+      desiredState: "Running",
+    });
+    given([created("daemon"), acceptedDirect])
+      .when({ type: "Approve" })
+      .thenNothingHappened();
     // Stored before Direct existed: the same state.
-    expect(given([created("daemon"), accepted]).state).toMatchObject({ computeState: "BidAccepted", desiredState: "Running" });
+    expect(given([created("daemon"), accepted]).state).toMatchObject({
+      computeState: "BidAccepted",
+      desiredState: "Running",
+    });
   });
 
   it("given several accepted bids, the orchestrator approves one and rejects another: BidRejected, desired Stopped, its reason kept", () => {
     const reason = "Execution stop requested because there are more executions than needed";
     given(waiting).when({ type: "Approve" }).then([approved]);
-    given(waiting).when({ type: "Reject", reason }).then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
-    given(approvedRun).when({ type: "Reject", reason }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state BidAccepted, but Reject expects New, AskForBid, AskForBidAccepted, BidRejected` });
+    given(waiting)
+      .when({ type: "Reject", reason })
+      .then([{ type: "ExecutionRejected", data: { ExecutionID: ID, Reason: reason } }]);
+    given(approvedRun)
+      .when({ type: "Reject", reason })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in state BidAccepted, but Reject expects New, AskForBid, AskForBidAccepted, BidRejected`,
+      });
   });
 });
 
@@ -194,34 +364,79 @@ describe("repeats change nothing; terminal executions stay terminal", () => {
     given([created(), asked, accepted]).when({ type: "AcceptBid" }).thenNothingHappened();
     given([created(), asked, accepted, approved]).when({ type: "Approve" }).thenNothingHappened();
     given(running).when({ type: "Start" }).thenNothingHappened();
-    given([...running, completed]).when({ type: "Complete", output }).thenNothingHappened();
-    given([...running, cancelled()]).when({ type: "Cancel", reason: "again" }).thenNothingHappened();
+    given([...running, completed])
+      .when({ type: "Complete", output })
+      .thenNothingHappened();
+    given([...running, cancelled()])
+      .when({ type: "Cancel", reason: "again" })
+      .thenNothingHappened();
   });
 
   it("refuses to move a compute-terminal execution, with Bacalhau's message", () => {
-    given([...running, completed]).when({ type: "Cancel", reason: "x" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Completed and cannot transition to Cancelled` });
-    given([...running, cancelled()]).when({ type: "Complete", output }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Cancelled and cannot transition to Completed` });
-    given([...running, cancelled()]).when({ type: "Start" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in terminal state Cancelled and cannot transition to Running` });
+    given([...running, completed])
+      .when({ type: "Cancel", reason: "x" })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in terminal state Completed and cannot transition to Cancelled`,
+      });
+    given([...running, cancelled()])
+      .when({ type: "Complete", output })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in terminal state Cancelled and cannot transition to Completed`,
+      });
+    given([...running, cancelled()])
+      .when({ type: "Start" })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in terminal state Cancelled and cannot transition to Running`,
+      });
   });
 
   it("refuses a command the current state does not take, naming the states that do", () => {
-    given([created()]).when({ type: "Start" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Start expects BidAccepted, Running` });
-    given([created()]).when({ type: "Approve" }).thenThrows({ code: "Conflict", message: `execution ${ID} is in state New, but Approve expects AskForBidAccepted, BidAccepted` });
-    given([created(), asked, { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" } }]).when({ type: "AcceptBid" }).thenThrows({ code: "Conflict" });
+    given([created()])
+      .when({ type: "Start" })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in state New, but Start expects BidAccepted, Running`,
+      });
+    given([created()])
+      .when({ type: "Approve" })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in state New, but Approve expects AskForBidAccepted, BidAccepted`,
+      });
+    given([
+      created(),
+      asked,
+      { type: "ExecutionBidDeclined", data: { ExecutionID: ID, NodeID: "node-1", Reason: "busy" } },
+    ])
+      .when({ type: "AcceptBid" })
+      .thenThrows({ code: "Conflict" });
   });
 
   it("refuses commands on an unknown execution, a second creation, and an id that is not e-<uuid>", () => {
-    given().when({ type: "Start" }).thenThrows({ code: "NotFound", message: `execution not found: ${ID}` });
-    given([created()]).when(create()).thenThrows({ code: "Conflict", message: `execution ${ID} already exists` });
-    deciderSpec(executionDecider, "e-1")().when(create()).thenThrows({ code: "Conflict", message: 'an execution\'s id is e-<uuid>, not "e-1"' });
-    given().when({ ...create(), jobId: "job-1" } as ExecutionCommand).thenThrows({ code: "Conflict", message: 'an execution belongs to a job j-<uuid>, not "job-1"' });
+    given()
+      .when({ type: "Start" })
+      .thenThrows({ code: "NotFound", message: `execution not found: ${ID}` });
+    given([created()])
+      .when(create())
+      .thenThrows({ code: "Conflict", message: `execution ${ID} already exists` });
+    deciderSpec(executionDecider, "e-1")()
+      .when(create())
+      .thenThrows({ code: "Conflict", message: 'an execution\'s id is e-<uuid>, not "e-1"' });
+    given()
+      .when({ ...create(), jobId: "job-1" } as ExecutionCommand)
+      .thenThrows({ code: "Conflict", message: 'an execution belongs to a job j-<uuid>, not "job-1"' });
   });
 });
 
 describe("the execution timeout", () => {
   it("asks for a deadline ExecutionTimeout + buffer after the execution began executing", () => {
     expect(executionDecider.deadlines?.(given([created(), asked, accepted]).state)).toEqual([]);
-    expect(executionDecider.deadlines?.(given(running).state)).toEqual([{ name: "execution-timeout", at: SPEC_NOW + 180_000, command: { type: "TimeOutExecution" } }]);
+    expect(executionDecider.deadlines?.(given(running).state)).toEqual([
+      { name: "execution-timeout", at: SPEC_NOW + 180_000, command: { type: "TimeOutExecution" } },
+    ]);
     expect(executionDecider.deadlines?.(given([...running, completed]).state)).toEqual([]);
     // A service's has no ExecutionTimeout: only its start is awaited (below, "the answer bound").
     const service = given([created("service"), asked, accepted, approved]).state;
@@ -231,13 +446,29 @@ describe("the execution timeout", () => {
   it("fails an execution still executing at the deadline, with Bacalhau's message", () => {
     given(running)
       .when({ type: "TimeOutExecution" }, SPEC_NOW + 180_000)
-      .then([{ type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "ExecutionTimeout", Message: "Execution timed out. Execution took longer than 1m0s" } }]);
+      .then([
+        {
+          type: "ExecutionFailed",
+          data: {
+            ExecutionID: ID,
+            Previous: "Running",
+            Cause: "ExecutionTimeout",
+            Message: "Execution timed out. Execution took longer than 1m0s",
+          },
+        },
+      ]);
   });
 
   it("ignores a timeout that comes early or finds the execution ended", () => {
-    given(running).when({ type: "TimeOutExecution" }, SPEC_NOW + 179_999).thenNothingHappened();
-    given([...running, completed]).when({ type: "TimeOutExecution" }, SPEC_NOW + 180_000).thenNothingHappened();
-    given([created()]).when({ type: "TimeOutExecution" }, SPEC_NOW + 999_999).thenNothingHappened();
+    given(running)
+      .when({ type: "TimeOutExecution" }, SPEC_NOW + 179_999)
+      .thenNothingHappened();
+    given([...running, completed])
+      .when({ type: "TimeOutExecution" }, SPEC_NOW + 180_000)
+      .thenNothingHappened();
+    given([created()])
+      .when({ type: "TimeOutExecution" }, SPEC_NOW + 999_999)
+      .thenNothingHappened();
   });
 
   it("folds nothing onto a terminal execution", () => {
@@ -263,7 +494,9 @@ describe("the answer bound: work its node never answers ends", () => {
   const bid = "Execution unanswered: node node-1 did not answer AskForBid within 5m0s";
 
   it("records the bound the orchestrator gave at creation; one created before it was recorded gets 5 minutes", () => {
-    given().when({ ...create(), answerTimeoutMs: 3_000 } as ExecutionCommand).then([withBound(3_000)]);
+    given()
+      .when({ ...create(), answerTimeoutMs: 3_000 } as ExecutionCommand)
+      .then([withBound(3_000)]);
     expect(given([withBound(3_000)]).state.answerTimeoutMs).toBe(3_000);
     expect(given([created()]).state.answerTimeoutMs).toBe(BOUND);
   });
@@ -295,7 +528,9 @@ describe("the answer bound: work its node never answers ends", () => {
   });
 
   it("given work unanswered past the bound, when its deadline comes, then Failed, naming node, what and bound", () => {
-    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).then([unanswered("New", bid)]);
+    given([created()])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
+      .then([unanswered("New", bid)]);
     given([created("ops")])
       .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
       .then([unanswered("New", "Execution unanswered: node node-1 did not answer RunExecution within 5m0s")]);
@@ -312,11 +547,21 @@ describe("the answer bound: work its node never answers ends", () => {
   });
 
   it("given an answer or an end before the bound, or a deadline that comes early, then nothing happens", () => {
-    given([created()]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND - 1).thenNothingHappened();
-    given([created(), accepted]).when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND).thenNothingHappened();
-    given(running).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
-    given([...running, completed]).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
-    given([created(), cancelled("New")]).when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND).thenNothingHappened();
+    given([created()])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND - 1)
+      .thenNothingHappened();
+    given([created(), accepted])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + BOUND)
+      .thenNothingHappened();
+    given(running)
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND)
+      .thenNothingHappened();
+    given([...running, completed])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND)
+      .thenNothingHappened();
+    given([created(), cancelled("New")])
+      .when({ type: "TimeOutAnswer" }, SPEC_NOW + 10 * BOUND)
+      .thenNothingHappened();
     given().when({ type: "TimeOutAnswer" }, SPEC_NOW).thenNothingHappened();
   });
 });
@@ -349,16 +594,33 @@ describe("the legality statechart and decide", () => {
         const command = commands[Math.floor(random() * commands.length)]!;
         const decision = executionDecider.decide(command, state, { now });
         if (command.type === "TimeOutExecution" || command.type === "TimeOutAnswer") expect(decision.ok).toBe(true);
-        else expect(decision.ok, `${command.type} in ${executionStateValue(state)}`).toBe(isExecutionCommandLegal(state, command.type));
+        else
+          expect(decision.ok, `${command.type} in ${executionStateValue(state)}`).toBe(
+            isExecutionCommandLegal(state, command.type),
+          );
         if (!decision.ok) continue;
         for (const e of decision.events) state = executionDecider.evolve(state, e, new Date(now).toISOString());
-        expect(executionLegality.resolveState({ value: executionStateValue(state), context: {} }).status).toBe("active");
+        expect(executionLegality.resolveState({ value: executionStateValue(state), context: {} }).status).toBe(
+          "active",
+        );
         seen.add(executionStateValue(state));
       }
     }
     // Every state Shoal reaches (Publishing is Bacalhau's alone).
     expect([...seen].sort()).toEqual(
-      ["absent", "AskForBid", "AskForBidAccepted", "AskForBidRejected", "BidAccepted", "BidRejected", "Cancelled", "Completed", "Failed", "New", "Running"].sort(),
+      [
+        "absent",
+        "AskForBid",
+        "AskForBidAccepted",
+        "AskForBidRejected",
+        "BidAccepted",
+        "BidRejected",
+        "Cancelled",
+        "Completed",
+        "Failed",
+        "New",
+        "Running",
+      ].sort(),
     );
   });
 });

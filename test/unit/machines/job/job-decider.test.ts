@@ -21,29 +21,71 @@ function specOf(input: unknown): JobSpec {
   if (!r.ok) throw new Error("fixture is invalid");
   return r.spec;
 }
-const submitted = (input: unknown = raw()): JobEvent => ({ type: "JobSubmitted", data: { JobID: ID, Job: specOf(input), Version: 1, Warnings: [] } });
+const submitted = (input: unknown = raw()): JobEvent => ({
+  type: "JobSubmitted",
+  data: { JobID: ID, Job: specOf(input), Version: 1, Warnings: [] },
+});
 const queuing = submitted(raw({}, { QueueTimeout: 600, TotalTimeout: 3600 }));
-const queued = (reason = "no nodes", Previous: "Pending" | "Running" = "Pending"): JobEvent => ({ type: "JobQueued", data: { JobID: ID, Previous, Reason: reason } });
-const started = (Previous: "Pending" | "Queued" = "Pending"): JobEvent => ({ type: "JobStarted", data: { JobID: ID, Previous } });
+const queued = (reason = "no nodes", Previous: "Pending" | "Running" = "Pending"): JobEvent => ({
+  type: "JobQueued",
+  data: { JobID: ID, Previous, Reason: reason },
+});
+const started = (Previous: "Pending" | "Queued" = "Pending"): JobEvent => ({
+  type: "JobStarted",
+  data: { JobID: ID, Previous },
+});
 const completed: JobEvent = { type: "JobCompleted", data: { JobID: ID, Previous: "Running" } };
-const failed: JobEvent = { type: "JobFailed", data: { JobID: ID, Previous: "Running", Cause: "Scheduling", Message: "Job failed because one or more executions failed" } };
+const failed: JobEvent = {
+  type: "JobFailed",
+  data: {
+    JobID: ID,
+    Previous: "Running",
+    Cause: "Scheduling",
+    Message: "Job failed because one or more executions failed",
+  },
+};
 const stopped: JobEvent = { type: "JobStopped", data: { JobID: ID, Previous: "Running", Reason: "enough" } };
 const NOT_ENOUGH = "not enough nodes to run job. requested: 1, available: 0, suitable: 0.";
 
 describe("submitting a job", () => {
   it("stores the validated spec with Bacalhau's defaults; the job is Pending at revision 1, version 1", () => {
     const spec = given().when({ type: "Submit", job: raw({ ID: "mine" }), defaults });
-    spec.then([{ type: "JobSubmitted", data: { JobID: ID, Job: specOf(raw()), Version: 1, Warnings: ["job ID is ignored when submitting a batch job"] } }], "job submitted");
+    spec.then(
+      [
+        {
+          type: "JobSubmitted",
+          data: {
+            JobID: ID,
+            Job: specOf(raw()),
+            Version: 1,
+            Warnings: ["job ID is ignored when submitting a batch job"],
+          },
+        },
+      ],
+      "job submitted",
+    );
     const state = given([submitted()]).state;
-    expect(state).toMatchObject({ state: "Pending", revision: 1, version: 1, createTime: SPEC_NOW, modifyTime: SPEC_NOW, message: "" });
+    expect(state).toMatchObject({
+      state: "Pending",
+      revision: 1,
+      version: 1,
+      createTime: SPEC_NOW,
+      modifyTime: SPEC_NOW,
+      message: "",
+    });
   });
 
   it("refuses an invalid spec with every problem, storing nothing", () => {
     given()
-      .when({ type: "Submit", job: { Type: "batch", Count: -1, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} } }] }, defaults })
+      .when({
+        type: "Submit",
+        job: { Type: "batch", Count: -1, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} } }] },
+        defaults,
+      })
       .thenThrows({
         code: "Invalid",
-        message: "invalid job: Count: job count must be >= 0; Tasks[0].Engine.Params.Image: missing image: 'Image' cannot be empty",
+        message:
+          "invalid job: Count: job count must be >= 0; Tasks[0].Engine.Params.Image: missing image: 'Image' cannot be empty",
         problems: [
           { path: "Count", message: "job count must be >= 0" },
           { path: "Tasks[0].Engine.Params.Image", message: "missing image: 'Image' cannot be empty" },
@@ -52,42 +94,73 @@ describe("submitting a job", () => {
   });
 
   it("refuses a second submission of the same id, and an id that is not j-<uuid>", () => {
-    given([submitted()]).when({ type: "Submit", job: raw(), defaults }).thenThrows({ code: "Conflict", message: `job ${ID} already exists` });
-    deciderSpec(jobDecider, "j-nope")().when({ type: "Submit", job: raw(), defaults }).thenThrows({ code: "Conflict", message: 'a job\'s id is j-<uuid>, not "j-nope"' });
+    given([submitted()])
+      .when({ type: "Submit", job: raw(), defaults })
+      .thenThrows({ code: "Conflict", message: `job ${ID} already exists` });
+    deciderSpec(jobDecider, "j-nope")()
+      .when({ type: "Submit", job: raw(), defaults })
+      .thenThrows({ code: "Conflict", message: 'a job\'s id is j-<uuid>, not "j-nope"' });
   });
 
   it("treats every other command on an unknown job as not found", () => {
-    for (const command of [{ type: "Queue", reason: "x" }, { type: "Run" }, { type: "Complete" }, { type: "Fail", reason: "x" }, { type: "Stop", reason: "" }] as JobCommand[]) {
-      given().when(command).thenThrows({ code: "NotFound", message: `job not found: ${ID}` });
+    for (const command of [
+      { type: "Queue", reason: "x" },
+      { type: "Run" },
+      { type: "Complete" },
+      { type: "Fail", reason: "x" },
+      { type: "Stop", reason: "" },
+    ] as JobCommand[]) {
+      given()
+        .when(command)
+        .thenThrows({ code: "NotFound", message: `job not found: ${ID}` });
     }
   });
 });
 
 describe("queueing", () => {
   it("fails a job with the scheduler's reason at once when it has no QueueTimeout (Bacalhau's default)", () => {
-    given([submitted()]).when({ type: "Queue", reason: NOT_ENOUGH }).then([{ type: "JobFailed", data: { JobID: ID, Previous: "Pending", Cause: "Scheduling", Message: NOT_ENOUGH } }]);
+    given([submitted()])
+      .when({ type: "Queue", reason: NOT_ENOUGH })
+      .then([
+        { type: "JobFailed", data: { JobID: ID, Previous: "Pending", Cause: "Scheduling", Message: NOT_ENOUGH } },
+      ]);
   });
 
   it("queues a job with a QueueTimeout, with Bacalhau's message; queueing it again changes nothing", () => {
-    given([queuing]).when({ type: "Queue", reason: NOT_ENOUGH }).then([queued(NOT_ENOUGH)]);
-    expect(given([queuing, queued(NOT_ENOUGH)]).state).toMatchObject({ state: "Queued", message: `Job queued. ${NOT_ENOUGH}`, revision: 2 });
+    given([queuing])
+      .when({ type: "Queue", reason: NOT_ENOUGH })
+      .then([queued(NOT_ENOUGH)]);
+    expect(given([queuing, queued(NOT_ENOUGH)]).state).toMatchObject({
+      state: "Queued",
+      message: `Job queued. ${NOT_ENOUGH}`,
+      revision: 2,
+    });
     given([queuing, queued()]).when({ type: "Queue", reason: "other" }).thenNothingHappened();
   });
 
   it("leaves a daemon job as it is: it waits for matching nodes, without a queue timeout", () => {
-    const spec = given([submitted(raw({ Type: "daemon" }))]).when({ type: "Queue", reason: NOT_ENOUGH }, SPEC_NOW + 86_400_000);
+    const spec = given([submitted(raw({ Type: "daemon" }))]).when(
+      { type: "Queue", reason: NOT_ENOUGH },
+      SPEC_NOW + 86_400_000,
+    );
     spec.thenNothingHappened();
     expect(spec.decision).toMatchObject({ note: "a daemon job waits for matching nodes" });
   });
 
   it("queues a Running job again (its executions failed and no node is left) while its QueueTimeout lasts", () => {
-    given([queuing, started()]).when({ type: "Queue", reason: "all busy" }).then([queued("all busy", "Running")]);
+    given([queuing, started()])
+      .when({ type: "Queue", reason: "all busy" })
+      .then([queued("all busy", "Running")]);
   });
 
   it("fails a job queued past its QueueTimeout, counted from its creation", () => {
     const past = SPEC_NOW + 600_000;
-    given([queuing, queued()]).when({ type: "Queue", reason: NOT_ENOUGH }, past).then([{ type: "JobFailed", data: { JobID: ID, Previous: "Queued", Cause: "Scheduling", Message: NOT_ENOUGH } }]);
-    given([queuing]).when({ type: "Queue", reason: NOT_ENOUGH }, past + 1).thenMatches([{ type: "JobFailed" }]);
+    given([queuing, queued()])
+      .when({ type: "Queue", reason: NOT_ENOUGH }, past)
+      .then([{ type: "JobFailed", data: { JobID: ID, Previous: "Queued", Cause: "Scheduling", Message: NOT_ENOUGH } }]);
+    given([queuing])
+      .when({ type: "Queue", reason: NOT_ENOUGH }, past + 1)
+      .thenMatches([{ type: "JobFailed" }]);
   });
 
   it("asks for a queue-timeout deadline while Queued, which fails the job with the last reason", () => {
@@ -98,55 +171,95 @@ describe("queueing", () => {
     ]);
     given([queuing, queued(NOT_ENOUGH)])
       .when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000)
-      .then([{ type: "JobFailed", data: { JobID: ID, Previous: "Queued", Cause: "QueueTimeout", Message: NOT_ENOUGH } }]);
+      .then([
+        { type: "JobFailed", data: { JobID: ID, Previous: "Queued", Cause: "QueueTimeout", Message: NOT_ENOUGH } },
+      ]);
     given([queuing, queued("")])
       .when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000)
       .thenMatches([{ data: { Message: "job could not be placed within its queue timeout of 10m0s" } }]);
   });
 
   it("ignores a queue-timeout that comes early or finds the job no longer queued", () => {
-    given([queuing, queued()]).when({ type: "TimeOutQueue" }, SPEC_NOW + 599_999).thenNothingHappened();
-    given([queuing, queued(), started("Queued")]).when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000).thenNothingHappened();
-    given([queuing, queued(), stopped]).when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000).thenNothingHappened();
-    expect(jobDecider.deadlines?.(given([queuing, started()]).state)).toEqual([{ name: "total-timeout", at: SPEC_NOW + 3_600_000, command: { type: "TimeOutJob" } }]);
+    given([queuing, queued()])
+      .when({ type: "TimeOutQueue" }, SPEC_NOW + 599_999)
+      .thenNothingHappened();
+    given([queuing, queued(), started("Queued")])
+      .when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000)
+      .thenNothingHappened();
+    given([queuing, queued(), stopped])
+      .when({ type: "TimeOutQueue" }, SPEC_NOW + 600_000)
+      .thenNothingHappened();
+    expect(jobDecider.deadlines?.(given([queuing, started()]).state)).toEqual([
+      { name: "total-timeout", at: SPEC_NOW + 3_600_000, command: { type: "TimeOutJob" } },
+    ]);
   });
 });
 
 describe("running, completing, failing", () => {
   it("runs a Pending or Queued job once an execution is to run; again changes nothing", () => {
     given([submitted()]).when({ type: "Run" }).then([started()]);
-    given([queuing, queued()]).when({ type: "Run" }).then([started("Queued")]);
+    given([queuing, queued()])
+      .when({ type: "Run" })
+      .then([started("Queued")]);
     given([submitted(), started()]).when({ type: "Run" }).thenNothingHappened();
     expect(given([submitted(), started()]).state).toMatchObject({ state: "Running", message: "", revision: 2 });
   });
 
   it("completes a batch or ops job; completing again changes nothing", () => {
     given([submitted(), started()]).when({ type: "Complete" }).then([completed]);
-    given([submitted(raw({ Type: "ops" }))]).when({ type: "Complete" }).then([{ type: "JobCompleted", data: { JobID: ID, Previous: "Pending" } }]);
+    given([submitted(raw({ Type: "ops" }))])
+      .when({ type: "Complete" })
+      .then([{ type: "JobCompleted", data: { JobID: ID, Previous: "Pending" } }]);
     given([submitted(), started(), completed]).when({ type: "Complete" }).thenNothingHappened();
     expect(given([submitted(), started(), completed]).state).toMatchObject({ state: "Completed", revision: 3 });
   });
 
   it("refuses to complete a service or daemon job: they run until stopped", () => {
     for (const Type of ["service", "daemon"]) {
-      given([submitted(raw({ Type })), started()]).when({ type: "Complete" }).thenThrows({ code: "Conflict", message: `job ${ID} is a ${Type} job: it runs until stopped and never completes` });
+      given([submitted(raw({ Type })), started()])
+        .when({ type: "Complete" })
+        .thenThrows({
+          code: "Conflict",
+          message: `job ${ID} is a ${Type} job: it runs until stopped and never completes`,
+        });
     }
   });
 
   it("fails a live job with the reason as its state message; failing again changes nothing", () => {
-    given([submitted(), started()]).when({ type: "Fail", reason: "Job failed because one or more executions failed" }).then([failed]);
-    expect(given([submitted(), started(), failed]).state).toMatchObject({ state: "Failed", message: "Job failed because one or more executions failed" });
+    given([submitted(), started()])
+      .when({ type: "Fail", reason: "Job failed because one or more executions failed" })
+      .then([failed]);
+    expect(given([submitted(), started(), failed]).state).toMatchObject({
+      state: "Failed",
+      message: "Job failed because one or more executions failed",
+    });
     given([submitted(), started(), failed]).when({ type: "Fail", reason: "again" }).thenNothingHappened();
   });
 
   it("fails a batch job past its TotalTimeout, with Bacalhau's message", () => {
     const timed = submitted(raw({}, { TotalTimeout: 1800 }));
-    expect(jobDecider.deadlines?.(given([timed, started()]).state)).toEqual([{ name: "total-timeout", at: SPEC_NOW + 1_800_000, command: { type: "TimeOutJob" } }]);
+    expect(jobDecider.deadlines?.(given([timed, started()]).state)).toEqual([
+      { name: "total-timeout", at: SPEC_NOW + 1_800_000, command: { type: "TimeOutJob" } },
+    ]);
     given([timed, started()])
       .when({ type: "TimeOutJob" }, SPEC_NOW + 1_800_000)
-      .then([{ type: "JobFailed", data: { JobID: ID, Previous: "Running", Cause: "TotalTimeout", Message: "Job timed out. Job took longer than 30m0s" } }]);
-    given([timed, started()]).when({ type: "TimeOutJob" }, SPEC_NOW + 1_799_999).thenNothingHappened();
-    given([timed, started(), completed]).when({ type: "TimeOutJob" }, SPEC_NOW + 1_800_000).thenNothingHappened();
+      .then([
+        {
+          type: "JobFailed",
+          data: {
+            JobID: ID,
+            Previous: "Running",
+            Cause: "TotalTimeout",
+            Message: "Job timed out. Job took longer than 30m0s",
+          },
+        },
+      ]);
+    given([timed, started()])
+      .when({ type: "TimeOutJob" }, SPEC_NOW + 1_799_999)
+      .thenNothingHappened();
+    given([timed, started(), completed])
+      .when({ type: "TimeOutJob" }, SPEC_NOW + 1_800_000)
+      .thenNothingHappened();
     expect(jobDecider.deadlines?.(given([timed, started(), completed]).state)).toEqual([]);
   });
 
@@ -159,10 +272,18 @@ describe("running, completing, failing", () => {
 
 describe("stopping a job, as Bacalhau's DELETE does", () => {
   it("stops a Pending, Queued or Running job with the reason as its message", () => {
-    given([submitted()]).when({ type: "Stop", reason: "oops" }).then([{ type: "JobStopped", data: { JobID: ID, Previous: "Pending", Reason: "oops" } }]);
-    given([queuing, queued()]).when({ type: "Stop", reason: "" }).then([{ type: "JobStopped", data: { JobID: ID, Previous: "Queued", Reason: "" } }]);
+    given([submitted()])
+      .when({ type: "Stop", reason: "oops" })
+      .then([{ type: "JobStopped", data: { JobID: ID, Previous: "Pending", Reason: "oops" } }]);
+    given([queuing, queued()])
+      .when({ type: "Stop", reason: "" })
+      .then([{ type: "JobStopped", data: { JobID: ID, Previous: "Queued", Reason: "" } }]);
     given([submitted(), started()]).when({ type: "Stop", reason: "enough" }).then([stopped]);
-    expect(given([submitted(), started(), stopped]).state).toMatchObject({ state: "Stopped", message: "enough", revision: 3 });
+    expect(given([submitted(), started(), stopped]).state).toMatchObject({
+      state: "Stopped",
+      message: "enough",
+      revision: 3,
+    });
   });
 
   it("does nothing to a Stopped job", () => {
@@ -170,8 +291,15 @@ describe("stopping a job, as Bacalhau's DELETE does", () => {
   });
 
   it("refuses to stop a Completed or Failed job", () => {
-    given([submitted(), started(), completed]).when({ type: "Stop", reason: "" }).thenThrows({ code: "Conflict", message: "cannot stop job in state Completed" });
-    given([submitted(), started(), failed]).when({ type: "Stop", reason: "" }).thenThrows({ code: "Conflict", message: `job ${ID} is in terminal state Failed and cannot transition to Stopped` });
+    given([submitted(), started(), completed])
+      .when({ type: "Stop", reason: "" })
+      .thenThrows({ code: "Conflict", message: "cannot stop job in state Completed" });
+    given([submitted(), started(), failed])
+      .when({ type: "Stop", reason: "" })
+      .thenThrows({
+        code: "Conflict",
+        message: `job ${ID} is in terminal state Failed and cannot transition to Stopped`,
+      });
   });
 });
 
@@ -189,7 +317,12 @@ describe("terminal jobs stay terminal", () => {
     ];
     for (const [end, command, target] of cases) {
       const state = end.type === "JobCompleted" ? "Completed" : end.type === "JobFailed" ? "Failed" : "Stopped";
-      given([submitted(), started(), end]).when(command).thenThrows({ code: "Conflict", message: `job ${ID} is in terminal state ${state} and cannot transition to ${target}` });
+      given([submitted(), started(), end])
+        .when(command)
+        .thenThrows({
+          code: "Conflict",
+          message: `job ${ID} is in terminal state ${state} and cannot transition to ${target}`,
+        });
     }
   });
 
@@ -232,7 +365,10 @@ describe("the legality statechart and decide", () => {
         else expect(decision.ok, `${command.type} in ${jobStateValue(state)}`).toBe(legal);
         if (!decision.ok) continue;
         for (const e of decision.events) state = jobDecider.evolve(state, e, new Date(now).toISOString());
-        const resolved = jobLegality.resolveState({ value: jobStateValue(state), context: { jobType: state.spec?.Type } });
+        const resolved = jobLegality.resolveState({
+          value: jobStateValue(state),
+          context: { jobType: state.spec?.Type },
+        });
         expect(resolved.status).toBe("active");
         seen.add(jobStateValue(state));
       }

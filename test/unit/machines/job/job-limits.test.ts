@@ -110,9 +110,9 @@ describe("job limits: every odd spec is refused, naming the field", () => {
     [
       "a control character in Name",
       job({ Name: "a\u0007b" }),
-      "Name: job name \"a\\u0007b\" cannot contain control characters",
+      'Name: job name "a\\u0007b" cannot contain control characters',
     ],
-    ["a newline in Name", job({ Name: "a\nb" }), "Name: job name \"a\\nb\" cannot contain control characters"],
+    ["a newline in Name", job({ Name: "a\nb" }), 'Name: job name "a\\nb" cannot contain control characters'],
     [
       "a 300-character Name",
       job({ Name: x(300) }),
@@ -121,7 +121,7 @@ describe("job limits: every odd spec is refused, naming the field", () => {
     ["'..' in Namespace", job({ Namespace: ".." }), 'Namespace: namespace ".." must be 1 to 63 letters'],
     ["'/' in Namespace", job({ Namespace: "team/a" }), 'Namespace: namespace "team/a" must be'],
     ["'..' in task Name", job({}, task({ Name: "a/../b" })), 'Tasks[0].Name: task name "a/../b" cannot contain "/"'],
-    ["'..' alone in task Name", job({}, task({ Name: "..", })), 'Tasks[0].Name: task name ".." cannot contain ".."'],
+    ["'..' alone in task Name", job({}, task({ Name: ".." })), 'Tasks[0].Name: task name ".." cannot contain ".."'],
     [
       "CPU 0",
       job({}, task({ Resources: { CPU: "0" } })),
@@ -155,7 +155,7 @@ describe("job limits: every odd spec is refused, naming the field", () => {
     ],
     [
       "a non-ASCII env name",
-      job({}, task({ Env: { "ÄPFEL": "1" } })),
+      job({}, task({ Env: { ÄPFEL: "1" } })),
       'Tasks[0].Env.ÄPFEL: environment variable "ÄPFEL" must start with a letter',
     ],
     [
@@ -165,7 +165,10 @@ describe("job limits: every odd spec is refused, naming the field", () => {
     ],
   ] as [string, unknown, string][])("%s", (_name, input, expected) => {
     const found = problems(input);
-    expect(found.some((p) => p.includes(expected)), `${expected}\nin ${JSON.stringify(found)}`).toBe(true);
+    expect(
+      found.some((p) => p.includes(expected)),
+      `${expected}\nin ${JSON.stringify(found)}`,
+    ).toBe(true);
   });
 
   it.each([

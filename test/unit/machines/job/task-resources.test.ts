@@ -20,7 +20,8 @@ describe("resource strings as Bacalhau reads them", () => {
     expect(parseBytes("1.5 kb")).toBe(1500);
     expect(parseBytes("1,000")).toBe(1000);
     expect(parseBytes("10")).toBe(10);
-    for (const bad of ["", "Gb", "-1Gb", "1 parsec", "1e3", "1.2.3kb", "99999999eb"]) expect(parseBytes(bad), bad).toBeUndefined();
+    for (const bad of ["", "Gb", "-1Gb", "1 parsec", "1e3", "1.2.3kb", "99999999eb"])
+      expect(parseBytes(bad), bad).toBeUndefined();
   });
 
   it("reads GPUs as a whole number", () => {
@@ -29,8 +30,18 @@ describe("resource strings as Bacalhau reads them", () => {
   });
 
   it("turns a stored spec's resources into numbers, 0 where nothing was asked", () => {
-    expect(parseTaskResources({ CPU: "500m", Memory: "512mb" })).toEqual({ CPU: 0.5, Memory: 512_000_000, Disk: 0, GPU: 0 });
-    expect(parseTaskResources({ CPU: "2", Memory: "1gi", Disk: "10gb", GPU: "1" })).toEqual({ CPU: 2, Memory: 1024 ** 3, Disk: 10_000_000_000, GPU: 1 });
+    expect(parseTaskResources({ CPU: "500m", Memory: "512mb" })).toEqual({
+      CPU: 0.5,
+      Memory: 512_000_000,
+      Disk: 0,
+      GPU: 0,
+    });
+    expect(parseTaskResources({ CPU: "2", Memory: "1gi", Disk: "10gb", GPU: "1" })).toEqual({
+      CPU: 2,
+      Memory: 1024 ** 3,
+      Disk: 10_000_000_000,
+      GPU: 1,
+    });
   });
 });
 
@@ -41,7 +52,13 @@ describe("configured job defaults", () => {
     expect(
       jobDefaultsProblems({
         ...BACALHAU_JOB_DEFAULTS,
-        Ops: { Priority: 1.5, Task: { Resources: { CPU: "lots", Memory: "1Gb" }, Timeouts: { ExecutionTimeout: -1, TotalTimeout: 60, QueueTimeout: 120 } } },
+        Ops: {
+          Priority: 1.5,
+          Task: {
+            Resources: { CPU: "lots", Memory: "1Gb" },
+            Timeouts: { ExecutionTimeout: -1, TotalTimeout: 60, QueueTimeout: 120 },
+          },
+        },
       }),
     ).toEqual([
       "JobDefaults.Ops.Priority: must be a whole number",

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS, type JobDefaults } from "../../../../machines/job/job-defaults.ts";
-import { MAX_JOB_SPEC_BYTES, problemText, validateJobSubmission } from "../../../../machines/job/validate-job-submission.ts";
+import {
+  MAX_JOB_SPEC_BYTES,
+  problemText,
+  validateJobSubmission,
+} from "../../../../machines/job/validate-job-submission.ts";
 
 const ID = "j-00000000-0000-4000-8000-000000000001";
 const opts = { jobId: ID, defaults: BACALHAU_JOB_DEFAULTS };
@@ -39,7 +43,16 @@ describe("a valid job gets Bacalhau's defaults", () => {
       Tasks: [
         {
           Name: "main",
-          Engine: { Type: "docker", Params: { Image: "busybox:1.36", Entrypoint: [], Parameters: [], EnvironmentVariables: [], WorkingDirectory: "" } },
+          Engine: {
+            Type: "docker",
+            Params: {
+              Image: "busybox:1.36",
+              Entrypoint: [],
+              Parameters: [],
+              EnvironmentVariables: [],
+              WorkingDirectory: "",
+            },
+          },
           Env: {},
           Meta: {},
           Resources: { CPU: "500m", Memory: "512mb" },
@@ -53,11 +66,31 @@ describe("a valid job gets Bacalhau's defaults", () => {
   it("keeps what the job sets, normalizing resource strings and network names", () => {
     const { spec } = accepted(
       job(
-        { Name: "hello", Namespace: "team", Count: 3, Priority: 5, Labels: { env: "dev" }, Meta: { owner: "me" }, Constraints: [{ Key: "zone", Operator: "in", Values: ["a", "b"] }] },
-        { Resources: { CPU: "2", Memory: "1 GB", GPU: 1 }, Network: { Type: "none" }, Timeouts: { ExecutionTimeout: 60, QueueTimeout: 120, TotalTimeout: 600 }, Env: { MODE: "fast" } },
+        {
+          Name: "hello",
+          Namespace: "team",
+          Count: 3,
+          Priority: 5,
+          Labels: { env: "dev" },
+          Meta: { owner: "me" },
+          Constraints: [{ Key: "zone", Operator: "in", Values: ["a", "b"] }],
+        },
+        {
+          Resources: { CPU: "2", Memory: "1 GB", GPU: 1 },
+          Network: { Type: "none" },
+          Timeouts: { ExecutionTimeout: 60, QueueTimeout: 120, TotalTimeout: 600 },
+          Env: { MODE: "fast" },
+        },
       ),
     );
-    expect(spec).toMatchObject({ Name: "hello", Namespace: "team", Count: 3, Priority: 5, Labels: { env: "dev" }, Meta: { owner: "me" } });
+    expect(spec).toMatchObject({
+      Name: "hello",
+      Namespace: "team",
+      Count: 3,
+      Priority: 5,
+      Labels: { env: "dev" },
+      Meta: { owner: "me" },
+    });
     expect(spec.Constraints).toEqual([{ Key: "zone", Operator: "in", Values: ["a", "b"] }]);
     expect(spec.Tasks[0]).toMatchObject({
       Resources: { CPU: "2", Memory: "1gb", GPU: "1" },
@@ -70,21 +103,43 @@ describe("a valid job gets Bacalhau's defaults", () => {
   it("applies the job type's configured defaults (priority, resources, timeouts) only where the job sets none", () => {
     const defaults: JobDefaults = {
       ...BACALHAU_JOB_DEFAULTS,
-      Batch: { Priority: 7, Task: { Resources: { CPU: "1", Memory: "1Gi", Disk: "10Gb" }, Timeouts: { ExecutionTimeout: 300, QueueTimeout: 60, TotalTimeout: 1800 } } },
+      Batch: {
+        Priority: 7,
+        Task: {
+          Resources: { CPU: "1", Memory: "1Gi", Disk: "10Gb" },
+          Timeouts: { ExecutionTimeout: 300, QueueTimeout: 60, TotalTimeout: 1800 },
+        },
+      },
     };
     expect(accepted(job(), defaults).spec.Tasks[0]).toMatchObject({
       Resources: { CPU: "1", Memory: "1gi", Disk: "10gb" },
       Timeouts: { ExecutionTimeout: 300, QueueTimeout: 60, TotalTimeout: 1800 },
     });
     expect(accepted(job(), defaults).spec.Priority).toBe(7);
-    const own = accepted(job({ Priority: 2 }, { Resources: { CPU: "250m" }, Timeouts: { ExecutionTimeout: 10 } }), defaults).spec;
+    const own = accepted(
+      job({ Priority: 2 }, { Resources: { CPU: "250m" }, Timeouts: { ExecutionTimeout: 10 } }),
+      defaults,
+    ).spec;
     expect(own.Priority).toBe(2);
-    expect(own.Tasks[0]).toMatchObject({ Resources: { CPU: "250m", Memory: "1gi" }, Timeouts: { ExecutionTimeout: 10, TotalTimeout: 1800 } });
+    expect(own.Tasks[0]).toMatchObject({
+      Resources: { CPU: "250m", Memory: "1gi" },
+      Timeouts: { ExecutionTimeout: 10, TotalTimeout: 1800 },
+    });
   });
 
   it("gives long-running jobs no execution or total timeout defaults", () => {
-    const defaults: JobDefaults = { ...BACALHAU_JOB_DEFAULTS, Service: { Priority: 0, Task: { Resources: {}, Timeouts: { ExecutionTimeout: 300, TotalTimeout: 1800, QueueTimeout: 60 } } } };
-    expect(accepted(job({ Type: "service" }), defaults).spec.Tasks[0]?.Timeouts).toEqual({ ExecutionTimeout: 0, QueueTimeout: 60, TotalTimeout: 0 });
+    const defaults: JobDefaults = {
+      ...BACALHAU_JOB_DEFAULTS,
+      Service: {
+        Priority: 0,
+        Task: { Resources: {}, Timeouts: { ExecutionTimeout: 300, TotalTimeout: 1800, QueueTimeout: 60 } },
+      },
+    };
+    expect(accepted(job({ Type: "service" }), defaults).spec.Tasks[0]?.Timeouts).toEqual({
+      ExecutionTimeout: 0,
+      QueueTimeout: 60,
+      TotalTimeout: 0,
+    });
   });
 
   it("runs ops and daemon jobs on every matching node: Count 0, whether absent, 0 or 1", () => {
@@ -95,13 +150,29 @@ describe("a valid job gets Bacalhau's defaults", () => {
   });
 
   it("reads field names case-insensitively, as Go's JSON decoder does", () => {
-    const { spec } = accepted({ type: "batch", count: 2, tasks: [{ name: "main", engine: { type: "Docker", params: { image: "busybox" } } }] });
-    expect(spec).toMatchObject({ Type: "batch", Count: 2, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }] });
+    const { spec } = accepted({
+      type: "batch",
+      count: 2,
+      tasks: [{ name: "main", engine: { type: "Docker", params: { image: "busybox" } } }],
+    });
+    expect(spec).toMatchObject({
+      Type: "batch",
+      Count: 2,
+      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }],
+    });
   });
 
   it("warns about what it ignores: server-owned fields, reserved meta, publishers, long-running timeouts", () => {
     const { warnings, spec } = accepted({
-      ...job({ ID: "mine", State: { StateType: "Running" }, Revision: 3, Version: 2, CreateTime: 1, ModifyTime: 2, Meta: { "bacalhau.org/requester.id": "x", keep: "y" } }),
+      ...job({
+        ID: "mine",
+        State: { StateType: "Running" },
+        Revision: 3,
+        Version: 2,
+        CreateTime: 1,
+        ModifyTime: 2,
+        Meta: { "bacalhau.org/requester.id": "x", keep: "y" },
+      }),
       Tasks: [{ Name: "main", Engine: docker(), Publisher: { Type: "local" } }],
     });
     expect(warnings).toEqual([
@@ -116,7 +187,9 @@ describe("a valid job gets Bacalhau's defaults", () => {
     ]);
     expect(spec.Meta).toEqual({ keep: "y" });
     expect(spec.Tasks).toHaveLength(1);
-    expect(accepted(job({ Type: "daemon" }, { Timeouts: { TotalTimeout: 60 } })).warnings).toEqual(["Tasks[0].Timeouts.TotalTimeout is ignored: daemon jobs run until stopped"]);
+    expect(accepted(job({ Type: "daemon" }, { Timeouts: { TotalTimeout: 60 } })).warnings).toEqual([
+      "Tasks[0].Timeouts.TotalTimeout is ignored: daemon jobs run until stopped",
+    ]);
   });
 });
 
@@ -126,7 +199,10 @@ describe("an invalid job is refused with every problem named, each with its fiel
       problems({
         Type: "batch",
         Count: -1,
-        Constraints: [{ Key: "", Operator: "in", Values: [] }, { Key: "zone", Operator: "like", Values: ["a"] }],
+        Constraints: [
+          { Key: "", Operator: "in", Values: [] },
+          { Key: "zone", Operator: "like", Values: ["a"] },
+        ],
         Tasks: [
           {
             Name: "",
@@ -163,15 +239,24 @@ describe("an invalid job is refused with every problem named, each with its fiel
 
   it("refuses a missing or unknown type, and missing tasks", () => {
     expect(problems({})).toEqual(["Type: missing job type", "Tasks: missing job tasks"]);
-    expect(problems({ Type: "cron", Tasks: [] })).toEqual(['Type: invalid job type: "cron" (one of batch, ops, daemon, service)', "Tasks: missing job tasks"]);
+    expect(problems({ Type: "cron", Tasks: [] })).toEqual([
+      'Type: invalid job type: "cron" (one of batch, ops, daemon, service)',
+      "Tasks: missing job tasks",
+    ]);
     expect(problems("batch")).toEqual(["a job must be a map of fields (Bacalhau's models.Job: Type, Tasks, …)"]);
   });
 
   it("applies Count rules per type", () => {
-    expect(problems(job({ Type: "ops", Count: 2 }))).toEqual(["Count: ops jobs cannot specify count > 1 as they run on all matching nodes"]);
-    expect(problems(job({ Type: "daemon", Count: 3 }))).toEqual(["Count: daemon jobs cannot specify count > 1 as they run on all matching nodes"]);
+    expect(problems(job({ Type: "ops", Count: 2 }))).toEqual([
+      "Count: ops jobs cannot specify count > 1 as they run on all matching nodes",
+    ]);
+    expect(problems(job({ Type: "daemon", Count: 3 }))).toEqual([
+      "Count: daemon jobs cannot specify count > 1 as they run on all matching nodes",
+    ]);
     expect(problems(job({ Count: 0 }))).toEqual(["Count: a new batch job must run at least 1 replica"]);
-    expect(problems(job({ Type: "service", Count: 0 }))).toEqual(["Count: a new service job must run at least 1 replica"]);
+    expect(problems(job({ Type: "service", Count: 0 }))).toEqual([
+      "Count: a new service job must run at least 1 replica",
+    ]);
     expect(problems(job({ Count: 1.5 }))).toEqual(["Count: must be a whole number"]);
   });
 
@@ -179,21 +264,32 @@ describe("an invalid job is refused with every problem named, each with its fiel
     expect(problems(job({}, { Timeouts: { QueueTimeout: 3600, TotalTimeout: 1800 } }))).toEqual([
       "Tasks[0].Timeouts: execution timeout 0s and queue timeout 1h0m0s should be less than total timeout 30m0s",
     ]);
-    const thirtyMinutes: JobDefaults = { ...BACALHAU_JOB_DEFAULTS, Batch: { Priority: 0, Task: { Resources: {}, Timeouts: { TotalTimeout: 1800 } } } };
+    const thirtyMinutes: JobDefaults = {
+      ...BACALHAU_JOB_DEFAULTS,
+      Batch: { Priority: 0, Task: { Resources: {}, Timeouts: { TotalTimeout: 1800 } } },
+    };
     expect(problems(job({}, { Timeouts: { QueueTimeout: 7200 } }), thirtyMinutes)).toEqual([
       "Tasks[0].Timeouts: execution timeout 0s and queue timeout 2h0m0s should be less than total timeout 30m0s",
     ]);
-    expect(problems(job({}, { Timeouts: { ExecutionTimeout: 1000, QueueTimeout: 1000, TotalTimeout: 1800 } }))).toEqual([
-      "Tasks[0].Timeouts: execution timeout 16m40s and queue timeout 16m40s should be less than total timeout 30m0s",
-    ]);
+    expect(problems(job({}, { Timeouts: { ExecutionTimeout: 1000, QueueTimeout: 1000, TotalTimeout: 1800 } }))).toEqual(
+      ["Tasks[0].Timeouts: execution timeout 16m40s and queue timeout 16m40s should be less than total timeout 30m0s"],
+    );
     accepted(job({}, { Timeouts: { QueueTimeout: 600, TotalTimeout: 1800 } }));
   });
 
   it("names the engine's problems: missing, unsupported, without params", () => {
-    expect(problems(job({}, { Engine: undefined }))).toEqual(["Tasks[0].Engine: missing engine: a task runs on an engine (Type: docker)"]);
-    expect(problems(job({}, { Engine: { Type: "wasm", Params: { Image: "x" } } }))).toEqual(['Tasks[0].Engine.Type: engine type "wasm" is not supported: Shoal runs docker']);
-    expect(problems(job({}, { Engine: { Type: "docker" } }))).toEqual(["Tasks[0].Engine.Params: missing docker engine params: Image is required"]);
-    expect(problems(job({}, { Engine: { Params: { Image: "x" } } }))).toEqual(["Tasks[0].Engine.Type: missing spec type"]);
+    expect(problems(job({}, { Engine: undefined }))).toEqual([
+      "Tasks[0].Engine: missing engine: a task runs on an engine (Type: docker)",
+    ]);
+    expect(problems(job({}, { Engine: { Type: "wasm", Params: { Image: "x" } } }))).toEqual([
+      'Tasks[0].Engine.Type: engine type "wasm" is not supported: Shoal runs docker',
+    ]);
+    expect(problems(job({}, { Engine: { Type: "docker" } }))).toEqual([
+      "Tasks[0].Engine.Params: missing docker engine params: Image is required",
+    ]);
+    expect(problems(job({}, { Engine: { Params: { Image: "x" } } }))).toEqual([
+      "Tasks[0].Engine.Type: missing spec type",
+    ]);
     expect(problems(job({}, { Engine: docker({ Image: "x", Entrypoint: "sh -c", Parameters: ["ok", 3] }) }))).toEqual([
       "Tasks[0].Engine.Params.Entrypoint: must be a list of strings",
       "Tasks[0].Engine.Params.Parameters[1]: must be a string",
@@ -201,7 +297,17 @@ describe("an invalid job is refused with every problem named, each with its fiel
   });
 
   it("names wrong shapes and unsupported features", () => {
-    expect(problems(job({ Labels: { a: 1 }, Meta: "x", Name: 7, Priority: "high", Constraints: {} }, { InputSources: [{ Source: { Type: "s3" } }], Network: { Type: "Host", Ports: [{ Name: "http" }], Domains: ["example.com"] } }))).toEqual([
+    expect(
+      problems(
+        job(
+          { Labels: { a: 1 }, Meta: "x", Name: 7, Priority: "high", Constraints: {} },
+          {
+            InputSources: [{ Source: { Type: "s3" } }],
+            Network: { Type: "Host", Ports: [{ Name: "http" }], Domains: ["example.com"] },
+          },
+        ),
+      ),
+    ).toEqual([
       "Priority: must be a whole number",
       "Name: must be a string",
       "Labels.a: must be a string",
@@ -211,8 +317,20 @@ describe("an invalid job is refused with every problem named, each with its fiel
       "Tasks[0].Network.Domains: domains can only be set for HTTP network mode",
       "Tasks[0].Network.Ports: port mappings are not supported by Shoal",
     ]);
-    expect(problems(job({}, { Network: { Type: "HTTP", Domains: ["example.com", "not a domain"] } }))).toEqual(['Tasks[0].Network.Domains[1]: invalid domain "not a domain"']);
-    expect(problems(job({ Constraints: [{ Key: "cpus", Operator: "gt", Values: ["many"] }, { Key: "gpu", Operator: "exists", Values: ["1"] }, { Key: "zone", Operator: "=", Values: ["a", "b"] }] }))).toEqual([
+    expect(problems(job({}, { Network: { Type: "HTTP", Domains: ["example.com", "not a domain"] } }))).toEqual([
+      'Tasks[0].Network.Domains[1]: invalid domain "not a domain"',
+    ]);
+    expect(
+      problems(
+        job({
+          Constraints: [
+            { Key: "cpus", Operator: "gt", Values: ["many"] },
+            { Key: "gpu", Operator: "exists", Values: ["1"] },
+            { Key: "zone", Operator: "=", Values: ["a", "b"] },
+          ],
+        }),
+      ),
+    ).toEqual([
       "Constraints[0].Values[0]: the value of a gt requirement must be a whole number",
       "Constraints[1].Values: selector values must be empty for Exists or KeyNotInImap operators",
       "Constraints[2].Values: selector values must have exactly one value for other operators",
@@ -220,7 +338,9 @@ describe("an invalid job is refused with every problem named, each with its fiel
   });
 
   it("refuses a job too large to store", () => {
-    expect(problems(job({}, { Engine: docker({ Image: "busybox", Parameters: ["x".repeat(MAX_JOB_SPEC_BYTES)] }) }))[0]).toMatch(/^the job is \d+ bytes as JSON; the limit is 65536$/);
+    expect(
+      problems(job({}, { Engine: docker({ Image: "busybox", Parameters: ["x".repeat(MAX_JOB_SPEC_BYTES)] }) }))[0],
+    ).toMatch(/^the job is \d+ bytes as JSON; the limit is 65536$/);
   });
 
   it("uses the job id it is given as the default name, and nothing else", () => {
