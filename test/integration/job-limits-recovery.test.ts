@@ -110,19 +110,18 @@ describe("work the protocol refuses to carry", () => {
     };
     await c.executions.execute(executionId, create, operator);
     const execution = (await c.executions.get(executionId)).state;
-    const context = (reason: string) => commandContext({ type: "system", id: "workflow-jobs" }, { reason });
     const runner = { jobs: c.jobs, executions: c.executions, logger: silentLogger };
 
     const down = () => {
       throw new Error("NATS is down");
     };
-    await expect(sendOrEnd(runner, execution, down, context)).rejects.toThrow("NATS is down");
+    await expect(sendOrEnd(runner, execution, "AskForBid", down)).rejects.toThrow("NATS is down");
     expect((await store.readStream(`job-${jobId}`)).map((e) => e.type)).toEqual(["JobSubmitted"]);
 
     const refused = () => {
       throw new ProtocolError("Task.Engine.Parameters[0]: Expected a string at most 8192 character(s) long");
     };
-    expect(await sendOrEnd(runner, execution, refused, context)).toBe(false);
+    expect(await sendOrEnd(runner, execution, "AskForBid", refused)).toBe(false);
     const reason =
       "the orchestrator cannot send this job's work to a node: " +
       "Task.Engine.Parameters[0]: Expected a string at most 8192 character(s) long";
@@ -130,7 +129,7 @@ describe("work the protocol refuses to carry", () => {
     expect(failed?.data).toMatchObject({ Cause: "Orchestrator", Message: reason });
     const jobFailed = (await store.readStream(`job-${jobId}`)).find((e) => e.type === "JobFailed");
     expect(jobFailed?.data).toMatchObject({ Message: reason });
-    expect(await sendOrEnd(runner, execution, () => undefined, context)).toBe(true);
+    expect(await sendOrEnd(runner, execution, "AskForBid", () => undefined)).toBe(true);
   });
 });
 

@@ -1,6 +1,6 @@
 import { isTerminalJobState } from "../../../machines/job/job-state.ts";
 import { commandContext } from "../../actors/command-context.ts";
-import type { IssuedCommand } from "../workflow.ts";
+import type { IssuedCommand, WorkflowCommand } from "../workflow.ts";
 import { APPROVAL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import type { JobRunnerOptions } from "./job-runner.ts";
 
@@ -14,13 +14,16 @@ const ENDED = new Set(["Completed", "Failed", "Cancelled", "BidRejected", "AskFo
  * queued job ends nobody here (each job's own failure ends that job), nor does cancelling the
  * executions of a job that has ended.
  */
+/** A job flow command, as the workflow host issued it or as the runner makes one outside it (a resend). */
+type JobStep = WorkflowCommand & Partial<Pick<IssuedCommand, "causationId" | "correlationId">>;
+
 export function endFailedJobStep(options: Pick<JobRunnerOptions, "jobs" | "executions">) {
-  const failJob = async (jobId: string, reason: string, c: IssuedCommand) => {
+  const failJob = async (jobId: string, reason: string, c: JobStep) => {
     const job = (await options.jobs.get(jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
     await options.jobs.execute(jobId, { type: "Fail", reason }, contextOf(c, reason));
   };
-  return async (c: IssuedCommand, reason: string): Promise<void> => {
+  return async (c: JobStep, reason: string): Promise<void> => {
     if (c.handler === PLACEMENT && c.type === "PlaceJob") return failJob(c.entityId, reason, c);
     if (c.handler !== DISPATCH && c.handler !== APPROVAL && c.handler !== SETTLE) return;
     const execution = (await options.executions.get(c.entityId)).state;
@@ -32,7 +35,7 @@ export function endFailedJobStep(options: Pick<JobRunnerOptions, "jobs" | "execu
   };
 }
 
-function contextOf(c: IssuedCommand, reason: string) {
+function contextOf(c: JobStep, reason: string) {
   // Steps outside the recorded workflow (a queue backoff) have no cause of their own.
   const cause = c.causationId ? { causationId: c.causationId } : {};
   const correlation = c.correlationId ? { correlationId: c.correlationId } : {};

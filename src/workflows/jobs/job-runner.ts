@@ -755,21 +755,16 @@ export class JobRunner {
     const spec = job.spec;
     // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
     if (this.options.transportDown?.() !== true) {
-      const sent = await sendOrEnd(
-        this.options,
-        execution,
-        () => {
-          const work = {
-            nodeId: execution.nodeId,
-            executionId,
-            jobId: execution.jobId,
-            task: workTaskOf(spec, execution),
-          };
-          if (due === "AskForBid") this.options.work.askForBid(work);
-          else this.options.work.runExecution(work);
-        },
-        (reason) => this.context({ handler: DISPATCH, entityId: executionId, type: due, reason }),
-      );
+      const sent = await sendOrEnd(this.options, execution, due, () => {
+        const work = {
+          nodeId: execution.nodeId,
+          executionId,
+          jobId: execution.jobId,
+          task: workTaskOf(spec, execution),
+        };
+        if (due === "AskForBid") this.options.work.askForBid(work);
+        else this.options.work.runExecution(work);
+      });
       if (!sent) return this.endChain(executionId, due);
     }
     this.sending.set(executionId, due);
