@@ -67,6 +67,14 @@ export class LeafAccountSync {
   private wake: (() => void) | undefined;
   private retryMs = FIRST_RETRY_MS;
   private stopped = false;
+  /** The leaf system connections the hub listed at the last look. */
+  private listed = new Set<string>();
+  /**
+   * Set when a leaf's system login announced itself: the connections listed before it. The hub
+   * sends the advisory while it still authorises the login, before LEAFZ lists the connection, so
+   * the round looks again until a connection outside this set is listed (or giveUpMs passes).
+   */
+  private awaitedBeside: ReadonlySet<string> | undefined;
 
   constructor(
     private readonly system: NatsConnection,
@@ -89,16 +97,18 @@ export class LeafAccountSync {
         } catch {
           return;
         }
-        if (advisory.client?.kind === "Leafnode" && accounts.has(advisory.client.acc ?? "")) this.sync();
+        if (advisory.client?.kind !== "Leafnode" || !accounts.has(advisory.client.acc ?? "")) return;
+        if (advisory.client.acc === this.source.systemAccount) this.awaitedBeside ??= new Set(this.listed);
+        void this.sync();
       },
     });
     void (async () => {
       for await (const status of this.system.status()) {
         if (this.stopped) break;
-        if (status.type === "reconnect") this.sync();
+        if (status.type === "reconnect") void this.sync();
       }
     })();
-    this.sync();
+    void this.sync();
     return () => {
       this.stopped = true;
       this.wake?.();
@@ -167,10 +177,12 @@ export class LeafAccountSync {
     const listed = new Set<string>();
     for (const leaf of leaves) {
       listed.add(leaf.connection);
+      if (this.awaitedBeside && !this.awaitedBeside.has(leaf.connection)) this.awaitedBeside = undefined;
       if (this.synced.has(leaf.connection) || this.gaveUp.has(leaf.connection)) continue;
       if (leaf.subscriptions.some((s) => subjectCovers(s, subject))) ready.push(leaf.connection);
       else if (!this.waiting.has(leaf.connection)) this.waiting.set(leaf.connection, now);
     }
+    this.listed = listed;
     for (const connection of this.waiting.keys())
       if (!listed.has(connection) || ready.includes(connection)) this.waiting.delete(connection);
     if (ready.length > 0) {
@@ -199,7 +211,9 @@ export class LeafAccountSync {
         "a leaf server's system login shows no interest in account updates at the hub; it may admit revoked node keys until a leaf or the orchestrator reconnects",
       );
     }
-    return this.waiting.size > 0;
+    // A login that never shows up (it failed, or left at once) is looked for no longer than a mute leaf is waited for.
+    if (this.awaitedBeside && now - this.roundStart > this.giveUpMs) this.awaitedBeside = undefined;
+    return this.waiting.size > 0 || this.awaitedBeside !== undefined;
   }
 }
 
