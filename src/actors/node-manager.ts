@@ -18,6 +18,7 @@ import type { CommandResult as EntityCommandResult, ExecuteOptions } from "./ent
 import { EntityRegistry } from "./entity-registry.ts";
 import type { HealthThresholds } from "./health-thresholds.ts";
 import { infoPrint, knownNode, knownUnchanged } from "./info-print.ts";
+import { Listening } from "./listening.ts";
 import { LivenessTracker } from "./liveness-tracker.ts";
 import { NodeDirectory } from "./node-directory.ts";
 import { nodeKind } from "./node-kind.ts";
@@ -80,6 +81,11 @@ export interface NodeManagerOptions {
    * Absent or 0: no spread.
    */
   readonly reconnectLoginsPerSecond?: number;
+  /**
+   * Whether the orchestrator hears its nodes (it has started taking their reports, its transport is
+   * up): no health change is written while it does not. Absent: listening from construction (tests).
+   */
+  readonly listening?: Listening;
 }
 
 /** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
@@ -156,12 +162,8 @@ export class NodeManager {
   private readonly healthDeadlines: DeadlineKind;
   private readonly stall: StallWatch | undefined;
   private stopped = false;
-  /**
-   * Why the orchestrator's own transport is down, or undefined while it is up: silence then is ours, not the nodes'.
-   */
-  private transportDownReason: string | undefined;
-  /** Starting up: not subscribed to heartbeats yet (listening() ends it), so no silence is the nodes'. */
-  private notListening = false;
+  /** Whether the nodes can reach us: silence while they cannot is ours, not theirs. */
+  private readonly listening: Listening;
   private readonly admission: RegistrationAdmission;
   /**
    * Keys live at recovery, for NATS (only with a credential gate), handed over once: the gate keeps them from then on.
@@ -186,6 +188,11 @@ export class NodeManager {
   constructor(private readonly options: NodeManagerOptions) {
     this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock);
     this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
+    this.listening = options.listening ?? Listening.begun(options.clock);
+    this.listening.onResume((why) => this.forgiveSilence(why));
+    this.listening.onPause((reason) =>
+      options.logger.warn({ reason }, "transport down: no node is marked unhealthy for silence until it is back"),
+    );
     this.healthDeadlines = this.deadlines.kind((nodeId) => void this.onDeadline(nodeId));
     this.actors = new EntityRegistry(
       nodeKind,
@@ -349,7 +356,7 @@ export class NodeManager {
 
   private async onDeadline(nodeId: string): Promise<void> {
     if (this.stopped) return;
-    // Nothing is written while our transport is down or not heard yet: transportUp() and listening() re-arm every node.
+    // Nothing is written while the nodes cannot reach us: listening again re-arms every node.
     if (this.writesHeld) return;
     // Timers due during a stall of our own run before the heartbeats queued meanwhile: look first.
     this.stall?.check();
@@ -772,27 +779,9 @@ export class NodeManager {
     return keys;
   }
 
-  /** Nodes cannot reach us (transport down, or not listening yet): silence now is ours; no health change is written. */
+  /** Nodes cannot reach us (starting, transport down): silence now is ours; no health change is written. */
   private get writesHeld(): boolean {
-    return this.transportDownReason !== undefined || this.notListening;
-  }
-
-  /**
-   * Start-up, before recover(): no heartbeat can reach us until the orchestrator subscribes to
-   * them (listening()), however long recovery takes, so none is held against a node meanwhile.
-   */
-  awaitListening(): void {
-    this.notListening = true;
-  }
-
-  /**
-   * The orchestrator now hears heartbeats (its subscription is on the server, which takes logins):
-   * every node's silence counts from the end of the reconnect grace that starts now.
-   */
-  listening(): void {
-    if (!this.notListening) return;
-    this.notListening = false;
-    if (this.transportDownReason === undefined) this.forgiveSilence("listening for heartbeats");
+    return this.listening.since === undefined;
   }
 
   /**
@@ -809,27 +798,6 @@ export class NodeManager {
     return this.liveness.silenceCountsFrom;
   }
 
-  /**
-   * The orchestrator's own transport (its NATS connection or embedded server) is down: no node
-   * can reach us, so no node is marked UNHEALTHY or UNKNOWN for silence until transportUp().
-   * A deadline that fires meanwhile writes nothing.
-   */
-  transportDown(reason: string): void {
-    if (this.transportDownReason !== undefined) return;
-    this.transportDownReason = reason;
-    this.options.logger.warn({ reason }, "transport down: no node is marked unhealthy for silence until it is back");
-  }
-
-  /**
-   * The transport is back: every node has the reconnect grace and then a full DisconnectTimeout
-   * before it can turn UNHEALTHY (as after a restart), since none could heartbeat while it was down.
-   */
-  transportUp(): void {
-    if (this.transportDownReason === undefined) return;
-    this.transportDownReason = undefined;
-    if (!this.notListening) this.forgiveSilence("transport back");
-  }
-
   /** Our own event loop stood still: heartbeats could not be read, so no node is blamed for that silence. */
   private stalled(from: number, to: number): void {
     // The nodes' connections stayed up: they need no time to reconnect, only to be read.
@@ -842,7 +810,8 @@ export class NodeManager {
   }
 
   /**
-   * The fleet can reach us again (listening after a start, our transport back): all of it
+   * The fleet can reach us again (listening after a start, our transport back; a restart and a
+   * transport's return alike give every node a full DisconnectTimeout after the grace): all of it
    * reconnects now, spread over reconnectSpreadMs(), so silence counts from the end of that spread.
    */
   private forgiveSilence(why: string): void {

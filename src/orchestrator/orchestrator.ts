@@ -203,6 +203,9 @@ export async function startOrchestrator(
     const nodeIndex = new NodeIndex();
     // One heap for every entity's deadlines: nodes', jobs' and executions'.
     const deadlines = new DeadlineScheduler(clock);
+    // Whether the orchestrator hears its nodes: not before it takes their reports, however long start-up takes, nor
+    // while its transport is down. Node health, silent nodes and answer bounds all go by it.
+    const listening = new Listening(clock);
     const manager = new NodeManager({
       deadlines,
       onResources: (id, resources) => nodeIndex.setCapacity(id, resources?.AvailableCapacity),
@@ -226,13 +229,9 @@ export async function startOrchestrator(
         maxPendingNodes: config["Orchestrator.NodeManager.MaxPendingNodes"],
       },
       reconnectLoginsPerSecond: config["Orchestrator.NodeManager.ReconnectLoginsPerSecond"],
+      listening,
     });
-    // No heartbeat reaches us before the compute protocol subscribes, however long start-up takes.
-    manager.awaitListening();
     cleanups.push({ name: "stopping the node manager", run: () => manager.stop() });
-    // Whether the orchestrator hears its nodes: from when it takes their reports, not while its transport is down.
-    const listening = new Listening(clock);
-    let listensToNodes = false;
     const jobLogger = logger.child({ component: "jobs" });
     const jobControl = new JobControl({
       store,
@@ -244,15 +243,14 @@ export async function startOrchestrator(
       listening,
     });
     cleanups.push({ name: "stopping the job actors", run: () => jobControl.close() });
-    transport.onChange((down) => (down !== undefined ? listening.pause() : listensToNodes && listening.resume()));
     transport.onChange((down) => {
-      if (down !== undefined) return manager.transportDown(down);
-      manager.transportUp();
+      if (down !== undefined) return listening.transportDown(down);
+      listening.transportUp();
       // A key change that could not be applied while NATS was down is applied now.
       access?.catchUp().catch((err: unknown) => logger.error({ err }, "NATS has still not applied the nodes' keys"));
     });
     cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
-    if (transport.down !== undefined) manager.transportDown(transport.down);
+    if (transport.down !== undefined) listening.transportDown(transport.down);
     // A snapshot of every node's state lets both folds below skip the events it covers; the
     // stream stays the truth (anything wrong with the snapshot: a full replay).
     const snapshotPath = nodeStateSnapshotPath(config.DataDir);
@@ -394,7 +392,7 @@ export async function startOrchestrator(
       nodeViews: views,
       clock,
       logger: logger.child({ component: "node-reactions" }),
-      transportDown: () => transport.down !== undefined,
+      transportDown: () => listening.since === undefined,
       policy: {
         rate: config["Orchestrator.NodeManager.NodeEvictionRate"],
         secondaryRate: config["Orchestrator.NodeManager.SecondaryNodeEvictionRate"],
@@ -408,7 +406,9 @@ export async function startOrchestrator(
     const disconnectMs = config["Orchestrator.NodeManager.DisconnectTimeout"];
     const grace = () => reactions.holdUntil(Math.max(clock.now(), manager.silenceCountsFrom) + disconnectMs);
     grace();
-    transport.onChange((down) => (down === undefined ? grace() : reactions.wake()));
+    // After the node manager's own listener: its grace is the one this follows.
+    listening.onResume(grace);
+    listening.onPause(() => reactions.wake());
     const reactionQuery = {
       holdsWork: (id: string) => jobRunner.nodeHoldsWork(id),
       mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),
@@ -524,10 +524,6 @@ export async function startOrchestrator(
       onHeartbeat: () => metrics.heartbeatReceived(),
     });
     protocol.start();
-    // The grace counts from here: the server holds the subscription, so a heartbeat sent now is heard.
-    await nc.flush();
-    manager.listening();
-    grace();
     cleanups.push({
       name: "stopping the compute protocol",
       run: () => protocol.stop(),
@@ -545,9 +541,10 @@ export async function startOrchestrator(
         timeoutMs: NATS_DRAIN_TIMEOUT_MS,
       });
     }
-    // Nodes' answers are heard from now: each execution's answer bound counts from here (a restart: the full bound).
-    listensToNodes = true;
-    if (transport.down === undefined) listening.resume();
+    // Nodes' heartbeats and answers are heard from here (the server holds the subscriptions): the reconnect grace and
+    // each execution's answer bound count from now (a restart: the full bound).
+    await nc.flush();
+    listening.begin();
 
     metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
     wireMetrics(metrics, {

@@ -136,7 +136,7 @@ describe("deadlines that judge someone's silence (listenMs)", () => {
     // Not listening yet (starting): the instant passes, nothing fires.
     await clock.advance(5000);
     expect(await types("w1")).toEqual(["LeaseGranted"]);
-    listening.resume();
+    listening.begin();
     await clock.advance(999);
     expect(await types("w1")).toEqual(["LeaseGranted"]);
     await clock.advance(1);
@@ -151,7 +151,7 @@ describe("deadlines that judge someone's silence (listenMs)", () => {
     const events = recorded.map((r) => ({ event: leaseKind.decode(r), time: r.time }));
     second.registry.arm("w2", fold(leaseDecider, "w2", events));
     await later.advance(100);
-    relistening.resume();
+    relistening.begin();
     await later.advance(999);
     expect(await second.types("w2")).toEqual(["LeaseGranted"]);
     await later.advance(1);
@@ -160,16 +160,15 @@ describe("deadlines that judge someone's silence (listenMs)", () => {
 
   it("are held while the orchestrator cannot listen (transport down), then wait in full from when it can", async () => {
     const clock = new ManualClock();
-    const listening = new Listening(clock);
-    listening.resume();
+    const listening = Listening.begun(clock);
     const { registry, types } = setup(undefined, clock, listening, watchKind);
     await registry.execute("w1", { type: "Grant", ttlMs: 1000 }, ctx);
     await clock.advance(500);
-    listening.pause();
+    listening.transportDown("NATS connection lost");
     // The instant passes while the transport is down: held, not fired.
     await clock.advance(3000);
     expect(await types("w1")).toEqual(["LeaseGranted"]);
-    listening.resume();
+    listening.transportUp();
     await clock.advance(999);
     expect(await types("w1")).toEqual(["LeaseGranted"]);
     await clock.advance(1);

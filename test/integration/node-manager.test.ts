@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { nkeys } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
+import { Listening } from "../../src/actors/listening.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager, type CredentialGate } from "../../src/actors/node-manager.ts";
 import type { RegistrationLimits } from "../../src/actors/registration-admission.ts";
@@ -30,9 +31,11 @@ function setup(
   const file = options.file ?? join(tempDir(), "shoal.db");
   const store = new SqliteEventStore(file);
   const clock = options.clock ?? new ManualClock();
+  const listening = Listening.begun(clock);
   const manager = new NodeManager({
     store,
     clock,
+    listening,
     logger: silentLogger,
     manualApproval: options.manualApproval ?? false,
     thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, options.overrides ?? []),
@@ -41,7 +44,7 @@ function setup(
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   opened.push({ store, manager });
-  return { store, clock, manager, file };
+  return { store, clock, manager, file, listening };
 }
 
 const opened: { store: SqliteEventStore; manager: NodeManager }[] = [];
@@ -199,17 +202,17 @@ describe("NodeManager health", () => {
 
 describe("NodeManager while the orchestrator's own transport is down", () => {
   it("marks no node UNHEALTHY or UNKNOWN for silence during the outage, then gives each a full DisconnectTimeout", async () => {
-    const { manager, clock, store } = setup();
+    const { manager, clock, store, listening } = setup();
     await manager.recover();
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.register(computeInfo("n2"), nodeCtx("n2"));
     await clock.advance(30 * S);
-    manager.transportDown("NATS connection lost");
+    listening.transportDown("NATS connection lost");
     await clock.advance(30 * M); // past both DisconnectTimeout and UnknownTimeout
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
     expect(await types(store, "n2")).toEqual(["NodeRegistered"]);
 
-    manager.transportUp();
+    listening.transportUp();
     await clock.advance(1 * M - 1);
     await manager.heartbeat("n2");
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
@@ -226,15 +229,15 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
   });
 
   it("does not move an UNHEALTHY node to UNKNOWN during the outage, nor sooner than a DisconnectTimeout after it", async () => {
-    const { manager, clock, store } = setup();
+    const { manager, clock, store, listening } = setup();
     await manager.recover();
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(1 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
-    manager.transportDown("embedded nats-server exited");
+    listening.transportDown("embedded nats-server exited");
     await clock.advance(10 * M); // UnknownTimeout (5m from the last heartbeat) passes meanwhile
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
-    manager.transportUp();
+    listening.transportUp();
     await clock.advance(1 * M - 1);
     expect(await types(store, "n1")).toHaveLength(2);
     await clock.advance(1);
@@ -242,27 +245,27 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
   });
 
   it("drops a health change already on its way to the store when the transport goes down", async () => {
-    const { manager, clock, store } = setup();
+    const { manager, clock, store, listening } = setup();
     await manager.recover();
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     // Keep n1's actor busy so the deadline's command waits in its mailbox.
     const busy = manager.updateInfo(computeInfo("n1", { rack: "r1" }), nodeCtx("n1"));
     const passing = clock.advance(1 * M); // the deadline fires and queues MarkUnhealthy
-    manager.transportDown("NATS connection lost");
+    listening.transportDown("NATS connection lost");
     await Promise.all([busy, passing]);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated"]);
-    manager.transportUp();
+    listening.transportUp();
     await clock.advance(1 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeInfoUpdated", "NodeBecameUnhealthy"]);
   });
 
   it("counts a node registered during the outage from when the transport is back", async () => {
-    const { manager, clock, store } = setup();
+    const { manager, clock, store, listening } = setup();
     await manager.recover();
-    manager.transportDown("NATS connection lost");
+    listening.transportDown("NATS connection lost");
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(5 * M);
-    manager.transportUp();
+    listening.transportUp();
     await clock.advance(1 * M - 1);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
     await clock.advance(1);
@@ -270,12 +273,12 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
   });
 
   it("keeps heartbeats of healthy nodes synchronous and store-free during and after an outage", async () => {
-    const { manager, clock, store } = setup();
+    const { manager, clock, store, listening } = setup();
     await manager.recover();
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
-    manager.transportDown("NATS connection lost");
+    listening.transportDown("NATS connection lost");
     expect(manager.heartbeat("n1")).toBeUndefined();
-    manager.transportUp();
+    listening.transportUp();
     expect(manager.heartbeat("n1")).toBeUndefined();
     await clock.advance(59 * S);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
@@ -655,6 +658,8 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
 
   function restarted(clock: ManualClock, file: string, reconnectLoginsPerSecond: number) {
     const store = new SqliteEventStore(file);
+    // Started: not listening until the test says the orchestrator takes the nodes' reports.
+    const listening = new Listening(clock);
     const manager = new NodeManager({
       store,
       clock,
@@ -662,9 +667,10 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
       manualApproval: false,
       thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, []),
       reconnectLoginsPerSecond,
+      listening,
     });
     opened.push({ store, manager });
-    return { store, manager };
+    return { store, manager, listening };
   }
 
   it("holds health changes until it listens, however long start-up takes, then counts silence from the spread's end", async () => {
@@ -672,14 +678,13 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
     const file = await storedFleet(clock);
     await clock.advance(10 * M); // the orchestrator was down
     // Two connected nodes (the rejected one is not): at 1 login/s they spread over 2 s.
-    const { store, manager } = restarted(clock, file, 1);
-    manager.awaitListening();
+    const { store, manager, listening } = restarted(clock, file, 1);
     await manager.recover();
     expect(manager.reconnectSpreadMs()).toBe(2 * S);
     // Recovery, read models, publisher: a start-up longer than a DisconnectTimeout blames nobody.
     await clock.advance(3 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    manager.listening();
+    listening.begin();
     const listenedAt = clock.now();
     expect(manager.silenceCountsFrom).toBe(listenedAt + 2 * S);
     // n2 reconnects at the very end of the spread and heartbeats on; n1 never comes back.
@@ -700,17 +705,16 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
   it("gives the same spread when its transport comes back, sized by the nodes connected then", async () => {
     const clock = new ManualClock();
     const file = await storedFleet(clock);
-    const { store, manager } = restarted(clock, file, 2);
-    manager.awaitListening();
+    const { store, manager, listening } = restarted(clock, file, 2);
     await manager.recover();
-    manager.listening();
+    listening.begin();
     await clock.advance(30 * S);
     await manager.heartbeat("n1");
     await manager.heartbeat("n2");
-    manager.transportDown("embedded nats-server exited");
+    listening.transportDown("embedded nats-server exited");
     await clock.advance(10 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    manager.transportUp();
+    listening.transportUp();
     const backAt = clock.now();
     expect(manager.silenceCountsFrom).toBe(backAt + 1 * S);
     await clock.advance(31 * S);
@@ -726,14 +730,13 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
   it("waits for listening even when the transport comes back during start-up", async () => {
     const clock = new ManualClock();
     const file = await storedFleet(clock);
-    const { store, manager } = restarted(clock, file, 0);
-    manager.awaitListening();
-    manager.transportDown("embedded nats-server exited");
+    const { store, manager, listening } = restarted(clock, file, 0);
+    listening.transportDown("embedded nats-server exited");
     await manager.recover();
-    manager.transportUp();
+    listening.transportUp();
     await clock.advance(5 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    manager.listening();
+    listening.begin();
     await clock.advance(1 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
   });
