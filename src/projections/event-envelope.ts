@@ -1,15 +1,25 @@
 import { EVOLVE_READS_NO_DATA } from "../../machines/node/evolve-node.ts";
+import { decodeExecutionEvent } from "../events/catalog/execution-event-codec.ts";
+import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
+import { decodeJobEvent } from "../events/catalog/job-event-codec.ts";
+import type { JobEvent } from "../events/catalog/job-events.ts";
 import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
-import { NODE_CATEGORY, categoryOf } from "../events/streams.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf } from "../events/streams.ts";
 
-/** A domain event of any category the catalog has a codec for. */
-export type DomainEvent = NodeEvent;
+/**
+ * A domain event of any entity kind: event type names are unique across kinds, so `type` alone
+ * narrows it to its kind's event and data.
+ */
+export type DomainEvent = NodeEvent | JobEvent | ExecutionEvent;
 
+/** Each entity kind's codec, by stream category: the one place a stored event becomes a domain event. */
 const CODECS: Readonly<Record<string, (recorded: RecordedEvent) => DomainEvent>> = {
   // Data the read model's fold does not read is decoded (and checked) when a processor reads it.
   [NODE_CATEGORY]: (recorded) => decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA),
+  [JOB_CATEGORY]: decodeJobEvent,
+  [EXECUTION_CATEGORY]: decodeExecutionEvent,
 };
 
 const NOT_DECODED: unique symbol = Symbol("not decoded");
@@ -39,5 +49,30 @@ export class EventEnvelope {
       this.decoded = codec === undefined ? undefined : codec(this.recorded);
     }
     return this.decoded;
+  }
+
+  /** The event when it is of `type`, typed as such; undefined (and nothing decoded) when it is not. */
+  as<T extends DomainEvent["type"]>(type: T): Extract<DomainEvent, { readonly type: T }> | undefined {
+    if (this.recorded.type !== type) return undefined;
+    // Type names are unique across kinds: a category's codec yields only its own kind's types.
+    return this.event as Extract<DomainEvent, { readonly type: T }> | undefined;
+  }
+
+  /** The event of a node stream, typed as such; undefined for any other stream. */
+  get nodeEvent(): NodeEvent | undefined {
+    return this.kindEvent<NodeEvent>(NODE_CATEGORY);
+  }
+
+  get jobEvent(): JobEvent | undefined {
+    return this.kindEvent<JobEvent>(JOB_CATEGORY);
+  }
+
+  get executionEvent(): ExecutionEvent | undefined {
+    return this.kindEvent<ExecutionEvent>(EXECUTION_CATEGORY);
+  }
+
+  private kindEvent<E extends DomainEvent>(category: string): E | undefined {
+    // The codec of a category decodes only its own kind's events (CODECS above).
+    return categoryOf(this.recorded.stream) === category ? (this.event as E) : undefined;
   }
 }

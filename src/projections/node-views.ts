@@ -4,7 +4,7 @@ import { initialNodeState, type NodeState } from "../../machines/node/node-state
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { EventEnvelope } from "./event-envelope.ts";
-import { NODE_CATEGORY, categoryOf, entityIdOf, nodeStream } from "../events/streams.ts";
+import { entityIdOf, nodeStream } from "../events/streams.ts";
 import { hasView, nodeViewOf, type NodeView } from "./node-view.ts";
 import { SharedNodeParts, flatString } from "./shared-node-parts.ts";
 
@@ -88,8 +88,7 @@ export class NodeViews {
 
   /** An event the processor host has already decoded (once, for every processor). */
   handleEnvelope = (envelope: EventEnvelope): void => {
-    if (categoryOf(envelope.recorded.stream) !== NODE_CATEGORY) return;
-    const event = envelope.event;
+    const event = envelope.nodeEvent;
     if (event) this.apply(envelope.recorded, event);
   };
 

@@ -2,11 +2,9 @@ import { evolveExecution } from "../../../machines/execution/evolve-execution.ts
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { evolveJob } from "../../../machines/job/evolve-job.ts";
 import { initialJobState, type JobState } from "../../../machines/job/job-state.ts";
-import { decodeExecutionEvent } from "../../events/catalog/execution-event-codec.ts";
-import { decodeJobEvent } from "../../events/catalog/job-event-codec.ts";
 import type { RecordedEvent } from "../../events/store/event-store.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
-import type { EventEnvelope } from "../event-envelope.ts";
+import { EventEnvelope } from "../event-envelope.ts";
 import { JobIndex } from "./job-index.ts";
 import type { JobViewsAnchor, JobViewsSnapshot } from "../../snapshots/job-views-snapshot.ts";
 
@@ -24,20 +22,23 @@ export class JobViews {
   /** The last event handled, of any category: where a snapshot of these views stands. */
   private last: JobViewsAnchor | undefined;
 
-  handleEnvelope = (envelope: EventEnvelope): void => this.handle(envelope.recorded);
+  handle = (recorded: RecordedEvent): void => this.handleEnvelope(new EventEnvelope(recorded));
 
-  handle = (recorded: RecordedEvent): void => {
-    this.fold(recorded);
+  /** Decoded once by the envelope, which the workflows that follow the same subscription share. */
+  handleEnvelope = (envelope: EventEnvelope): void => {
+    this.fold(envelope);
+    const { recorded } = envelope;
     // Only once folded: an event that failed to decode is delivered again, and a snapshot never stands past it.
     this.last = { position: recorded.position, stream: recorded.stream, revision: recorded.revision, id: recorded.id };
   };
 
-  private fold(recorded: RecordedEvent): void {
+  private fold(envelope: EventEnvelope): void {
+    const { recorded } = envelope;
     const category = categoryOf(recorded.stream);
     if (category === JOB_CATEGORY) {
       const jobId = entityIdOf(recorded.stream);
       const before = this.jobs.get(jobId);
-      const after = evolveJob(before ?? initialJobState(jobId), decodeJobEvent(recorded), recorded.time);
+      const after = evolveJob(before ?? initialJobState(jobId), envelope.jobEvent!, recorded.time);
       if (after === before || after.state === undefined) return;
       this.jobs.set(jobId, after);
       this.index.update(before, after);
@@ -46,7 +47,7 @@ export class JobViews {
       const before = this.executions.get(executionId);
       const after = evolveExecution(
         before ?? initialExecutionState(executionId),
-        decodeExecutionEvent(recorded),
+        envelope.executionEvent!,
         recorded.time,
       );
       if (after === before || after.computeState === undefined) return;

@@ -58,8 +58,9 @@ export const jobFlow: Workflow = {
     if (category === EXECUTION_CATEGORY) {
       // Batch and service: ask for the node's bid, approve it, then run (Bacalhau v1.7); ops and daemon: a direct bid,
       // one message.
-      if (recorded.type === "ExecutionCreated") {
-        const asks = (recorded.data as { DesiredState?: string }).DesiredState === "Pending";
+      const created = input.as("ExecutionCreated");
+      if (created) {
+        const asks = created.data.DesiredState === "Pending";
         return [
           {
             handler: DISPATCH,
@@ -70,8 +71,9 @@ export const jobFlow: Workflow = {
         ];
       }
       // A direct bid (ops, daemon) is approved by being made: no step to record.
-      if (recorded.type === "ExecutionBidAccepted") {
-        return (recorded.data as { Direct?: boolean }).Direct === true
+      const accepted = input.as("ExecutionBidAccepted");
+      if (accepted) {
+        return accepted.data.Direct === true
           ? []
           : [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
       }

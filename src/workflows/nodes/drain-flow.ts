@@ -6,14 +6,6 @@ export const DRAIN_WORKFLOW = "node-drain";
 /** The actor of every automatic action of a drain. */
 export const DRAIN_ACTOR = `workflow-${DRAIN_WORKFLOW}`;
 
-interface Started {
-  readonly Reason?: string;
-}
-interface DeadlineReached {
-  readonly NodeID?: string;
-  readonly Left?: readonly { readonly ExecutionID: string }[];
-}
-
 /**
  * A node's drain as a process manager on the store (docs/nodes.md, Drain). A drain started moves
  * the node's work: its batch executions are cancelled (the jobs workflow places their partitions
@@ -30,7 +22,7 @@ export const drainFlow: Workflow = {
     const nodeId = entityIdOf(recorded.stream);
     switch (recorded.type) {
       case "NodeDrainStarted": {
-        const why = (recorded.data as Started).Reason;
+        const why = input.as("NodeDrainStarted")?.data.Reason;
         return [
           {
             handler: DRAIN,
@@ -41,7 +33,7 @@ export const drainFlow: Workflow = {
         ];
       }
       case "NodeDrainDeadlineReached": {
-        const left = (recorded.data as DeadlineReached).Left ?? [];
+        const left = input.as("NodeDrainDeadlineReached")?.data.Left ?? [];
         return left.map((l) => ({
           handler: DRAIN,
           entityId: l.ExecutionID,

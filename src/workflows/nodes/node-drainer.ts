@@ -119,9 +119,10 @@ export class NodeDrainer implements Processor {
       if (category === EXECUTION_CATEGORY) changed = e;
       else if (category === NODE_CATEGORY) {
         const nodeId = entityIdOf(e.recorded.stream);
-        if (e.recorded.type === "NodeDrainStarted") {
+        const started = e.as("NodeDrainStarted");
+        if (started) {
           this.draining.add(nodeId);
-          this.arm(nodeId, Date.parse((e.recorded.data as { Deadline: string }).Deadline));
+          this.arm(nodeId, Date.parse(started.data.Deadline));
         } else if (DRAIN_EVENTS_ENDING.has(e.recorded.type) || e.recorded.type === "NodeDeleted") this.disarm(nodeId);
         // Another node that may take work now: batch work left on a draining node for want of one may move.
         else if (isNodeGain(e.recorded.stream, e.recorded.type)) changed = e;

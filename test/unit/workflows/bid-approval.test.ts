@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
-import type { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { approvalsOf } from "../../../src/workflows/jobs/bid-approval.ts";
 import { APPROVAL, DISPATCH, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
 import { workToSend } from "../../../src/workflows/jobs/work-to-send.ts";
+import { envelopeOf } from "../../support/recorded-event.ts";
 
 type E = Pick<ExecutionState, "executionId" | "partitionIndex" | "computeState" | "desiredState" | "createTime">;
 const e = (
@@ -100,29 +101,47 @@ describe("the work message an execution's node is due", () => {
 
 describe("the jobs workflow's bid steps", () => {
   const input = (type: string, data: unknown = {}): EventEnvelope =>
-    ({
-      recorded: {
-        id: "ev-1",
-        stream: "execution-e-1",
-        type,
-        data,
-        metadata: {},
-        position: 1,
-        revision: 1,
-        time: "2026-11-23T00:00:00Z",
+    new EventEnvelope({
+      id: "ev-1",
+      stream: "execution-e-1",
+      type,
+      data,
+      metadata: {},
+      position: 1,
+      revision: 1,
+      time: "2026-11-23T00:00:00Z",
+    });
+  const created = (DesiredState: "Pending" | "Running", JobType: "batch" | "ops"): EventEnvelope =>
+    envelopeOf("execution-e-1", {
+      type: "ExecutionCreated",
+      data: {
+        ExecutionID: "e-1",
+        JobID: "j-1",
+        Namespace: "default",
+        NodeID: "n-1",
+        JobType,
+        JobVersion: 1,
+        PartitionIndex: 0,
+        DesiredState,
+        AllocatedResources: { CPU: 0.1, Memory: 1024, Disk: 0, GPU: 0 },
+        ExecutionTimeout: 60,
+        TimeoutBuffer: 120,
+        PreviousExecution: "",
       },
-    }) as unknown as EventEnvelope;
+    });
 
   it("asks for a bid when a batch or service execution is created, runs an ops or daemon one at once, approves accepted bids, runs an approved one", () => {
-    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Pending" }))).toEqual([
+    expect(jobFlow.react(created("Pending", "batch"))).toEqual([
       { handler: DISPATCH, entityId: "e-1", type: "AskForBid", reason: "the execution was placed" },
     ]);
-    expect(jobFlow.react(input("ExecutionCreated", { DesiredState: "Running" }))).toEqual([
+    expect(jobFlow.react(created("Running", "ops"))).toEqual([
       { handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the execution was placed" },
     ]);
-    expect(jobFlow.react(input("ExecutionBidAccepted"))).toEqual([
-      { handler: APPROVAL, entityId: "e-1", type: "ApproveBids", reason: "a node accepted the bid" },
-    ]);
+    expect(
+      jobFlow.react(
+        envelopeOf("execution-e-1", { type: "ExecutionBidAccepted", data: { ExecutionID: "e-1", NodeID: "n-1" } }),
+      ),
+    ).toEqual([{ handler: APPROVAL, entityId: "e-1", type: "ApproveBids", reason: "a node accepted the bid" }]);
     expect(jobFlow.react(input("ExecutionApproved"))).toEqual([
       { handler: DISPATCH, entityId: "e-1", type: "RunExecution", reason: "the bid was approved" },
     ]);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
+import { envelopeOf } from "../../support/recorded-event.ts";
 
 const react = (stream: string, type: string, data: Record<string, unknown> = {}) =>
   drainFlow.react(
@@ -19,7 +20,20 @@ const react = (stream: string, type: string, data: Record<string, unknown> = {})
 
 describe("the drain workflow: which event calls for what", () => {
   it("a drain started moves the node's work, saying why", () => {
-    expect(react("node-n-1", "NodeDrainStarted", { Reason: "kernel upgrade" })).toEqual([
+    const started = (Reason: string) =>
+      drainFlow.react(
+        envelopeOf("node-n-1", {
+          type: "NodeDrainStarted",
+          data: {
+            NodeID: "n-1",
+            Deadline: "2026-01-01T01:00:00.000Z",
+            KeepDaemon: false,
+            Reason,
+            By: { type: "operator", id: "ops" },
+          },
+        }),
+      );
+    expect(started("kernel upgrade")).toEqual([
       {
         handler: "node-drain",
         entityId: "n-1",
@@ -27,7 +41,7 @@ describe("the drain workflow: which event calls for what", () => {
         reason: "node n-1 is draining: kernel upgrade",
       },
     ]);
-    expect(react("node-n-1", "NodeDrainStarted", { Reason: "" })[0]?.reason).toBe("node n-1 is draining");
+    expect(started("")[0]?.reason).toBe("node n-1 is draining");
   });
 
   it("a deadline reached stops each execution it names, one command each", () => {
@@ -36,9 +50,14 @@ describe("the drain workflow: which event calls for what", () => {
       { ExecutionID: "e-2", JobID: "j-2", JobType: "ops" },
     ];
     expect(
-      react("node-n-1", "NodeDrainDeadlineReached", { NodeID: "n-1", Left: left }).map(
-        (c) => `${c.type} ${c.entityId}: ${c.reason}`,
-      ),
+      drainFlow
+        .react(
+          envelopeOf("node-n-1", {
+            type: "NodeDrainDeadlineReached",
+            data: { NodeID: "n-1", Deadline: "2026-01-01T01:00:00.000Z", Left: left },
+          }),
+        )
+        .map((c) => `${c.type} ${c.entityId}: ${c.reason}`),
     ).toEqual([
       "StopDrainedExecution e-1: the drain deadline of node n-1 passed",
       "StopDrainedExecution e-2: the drain deadline of node n-1 passed",

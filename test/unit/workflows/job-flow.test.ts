@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
+import { envelopeOf } from "../../support/recorded-event.ts";
 
 const recorded = (stream: string, type: string): RecordedEvent => ({
   id: `id-${stream}-${type}`,
@@ -23,7 +24,6 @@ describe("the jobs workflow: which event calls for what", () => {
     ["job-j-1", "JobFailed", ["CancelExecutions j-1"]],
     ["job-j-1", "JobCompleted", []],
     ["job-j-1", "JobStarted", []],
-    ["execution-e-1", "ExecutionCreated", ["RunExecution e-1"]],
     // Every end of an execution has its job evaluated again: completion, a retry, an ops job's end; and its capacity is
     // free.
     ["execution-e-1", "ExecutionFailed", ["SettleJob e-1", "PlaceQueuedJobs e-1"]],
@@ -40,10 +40,8 @@ describe("the jobs workflow: which event calls for what", () => {
   });
 
   it("records an approval step for an asked bid (batch, service), none for a direct one (ops, daemon)", () => {
-    const bid = (data: Record<string, unknown>) =>
-      jobFlow
-        .react(new EventEnvelope({ ...recorded("execution-e-1", "ExecutionBidAccepted"), data }))
-        .map((c) => c.type);
+    const bid = (data: { ExecutionID: string; NodeID: string; Direct?: boolean }) =>
+      jobFlow.react(envelopeOf("execution-e-1", { type: "ExecutionBidAccepted", data })).map((c) => c.type);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1" })).toEqual(["ApproveBids"]);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1", Direct: true })).toEqual([]);
   });

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
+import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
+import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { recordedEvent } from "../../support/recorded-event.ts";
+
+/** The one envelope: every kind's events decoded once, through that kind's codec, and handed out typed. */
+describe("EventEnvelope", () => {
+  const bid = recordedEvent("execution-e-1", {
+    type: "ExecutionBidAccepted",
+    data: { ExecutionID: "e-1", NodeID: "n-1", Direct: true },
+  });
+
+  /** `recorded` whose data counts how often it is read (SQLite's is a getter that parses). */
+  function counted(recorded: RecordedEvent): { envelope: EventEnvelope; reads: () => number } {
+    let reads = 0;
+    const data = recorded.data;
+    const envelope = new EventEnvelope({
+      ...recorded,
+      get data() {
+        reads++;
+        return data;
+      },
+    });
+    return { envelope, reads: () => reads };
+  }
+
+  it("decodes a job's and an execution's events through their kind's codec, once for every reader", () => {
+    const { envelope, reads } = counted(bid);
+    expect(envelope.executionEvent).toEqual({
+      type: "ExecutionBidAccepted",
+      data: { ExecutionID: "e-1", NodeID: "n-1", Direct: true },
+    });
+    const decoding = reads();
+    expect(envelope.as("ExecutionBidAccepted")?.data.Direct).toBe(true);
+    expect(envelope.event).toBe(envelope.executionEvent);
+    expect(reads()).toBe(decoding);
+    const job = new EventEnvelope(
+      recordedEvent("job-j-1", {
+        type: "JobStopped",
+        data: { JobID: "j-1", Previous: "Running", Reason: "no longer needed" },
+      }),
+    );
+    expect(job.jobEvent?.type).toBe("JobStopped");
+  });
+
+  it("hands out nothing of another kind or type, and decodes nothing to say so", () => {
+    const { envelope, reads } = counted(bid);
+    expect(envelope.as("ExecutionCreated")).toBeUndefined();
+    expect(envelope.jobEvent).toBeUndefined();
+    expect(envelope.nodeEvent).toBeUndefined();
+    expect(reads()).toBe(0);
+    // A workflow's step: no kind of entity, no domain event.
+    const step = new EventEnvelope({ ...bid, stream: "workflow-jobs", type: "WorkflowStepRecorded", data: {} });
+    expect(step.event).toBeUndefined();
+  });
+
+  it("refuses a stored event its kind's schema rejects, every time it is asked", () => {
+    const broken = new EventEnvelope({ ...bid, data: { ExecutionID: "e-1" } });
+    expect(() => broken.executionEvent).toThrow(CorruptEventError);
+    expect(() => broken.as("ExecutionBidAccepted")).toThrow(CorruptEventError);
+  });
+});
