@@ -71,6 +71,32 @@ export class DeadlineScheduler {
     if (this.remove(GENERIC, key)) this.handlers.delete(key);
   }
 
+  /**
+   * Runs `run` every `periodMs` of the clock, the next period counted from the end of the run
+   * before it (runs never overlap), until the returned cancel or stop(). A run that throws or
+   * rejects is the caller's to log: the next one comes all the same.
+   */
+  every(key: string, periodMs: number, run: () => Promise<unknown> | unknown): () => void {
+    let cancelled = false;
+    const arm = () => {
+      if (!cancelled) this.set(key, this.clock.now() + periodMs, fire);
+    };
+    const fire = () => {
+      let ran: Promise<unknown>;
+      try {
+        ran = Promise.resolve(run());
+      } catch {
+        ran = Promise.resolve();
+      }
+      ran.then(arm, arm);
+    };
+    arm();
+    return () => {
+      cancelled = true;
+      this.cancel(key);
+    };
+  }
+
   has(key: string): boolean {
     return (this.kinds[GENERIC] as Kind).index.has(key);
   }

@@ -3,6 +3,7 @@ import { Empty, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
 import { within } from "../lifecycle/within.ts";
+import type { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import type { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
 
 const PROBE_EVERY_MS = 5_000;
@@ -22,6 +23,8 @@ export interface JetStreamWatchOptions {
   /** The embedded server's JetStream directory: it is restarted only once that disk has room again. */
   readonly storeDir?: string;
   readonly logger: Logger;
+  /** The orchestrator's one deadline heap, which times the probes. */
+  readonly deadlines: Pick<DeadlineScheduler, "every">;
   readonly probeEveryMs?: number;
   readonly minFreeBytes?: number;
 }
@@ -47,7 +50,7 @@ export class JetStreamWatch implements HealthCheck {
   readonly name = "jetstream";
   private probing: Promise<CheckResult> | undefined;
   private unanswered = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private stopProbes: (() => void) | undefined;
   private waitingForRoom = false;
   /** When the current run of unanswered probes began. */
   private failingSince = 0;
@@ -55,13 +58,14 @@ export class JetStreamWatch implements HealthCheck {
   constructor(private readonly options: JetStreamWatchOptions) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.options.probeEveryMs ?? PROBE_EVERY_MS);
-    this.timer.unref();
+    this.stopProbes = this.options.deadlines.every("jetstream-probe", this.options.probeEveryMs ?? PROBE_EVERY_MS, () =>
+      this.tick(),
+    );
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopProbes?.();
+    this.stopProbes = undefined;
   }
 
   check(): Promise<CheckResult> {

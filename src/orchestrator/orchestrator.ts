@@ -453,12 +453,10 @@ export async function startOrchestrator(
     });
     const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
     if (backoffMs > 0) {
-      const queueBackoff = setInterval(
-        () => jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
-        backoffMs,
+      const stopBackoff = deadlines.every("queue-backoff", backoffMs, () =>
+        jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
       );
-      queueBackoff.unref();
-      cleanups.push({ name: "stopping the queue backoff", run: () => clearInterval(queueBackoff) });
+      cleanups.push({ name: "stopping the queue backoff", run: stopBackoff });
     }
     // After the processors stopped (cleanups run in reverse): the views' final state.
     cleanups.push({ name: "writing the node-state snapshot", run: () => snapshotter.stop() });
@@ -491,15 +489,12 @@ export async function startOrchestrator(
       return view !== undefined && !view.deleted && view.membership === "APPROVED" && view.health === "HEALTHY";
     });
     await reactions.sweep("found at start-up");
-    const sweeps = setInterval(
-      () =>
-        reactions
-          .sweep("found by the periodic check")
-          .catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")),
-      SWEEP_EVERY_MS,
+    const stopSweeps = deadlines.every("node-work-sweep", SWEEP_EVERY_MS, () =>
+      reactions
+        .sweep("found by the periodic check")
+        .catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")),
     );
-    sweeps.unref();
-    cleanups.push({ name: "stopping the node-work checks", run: () => clearInterval(sweeps) });
+    cleanups.push({ name: "stopping the node-work checks", run: stopSweeps });
     // Drains under way: their deadlines armed again from the nodes' state, and a pass each.
     drainer.recover();
     // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
@@ -557,6 +552,7 @@ export async function startOrchestrator(
       core: nc,
       ...(natsServer && jetStreamDir !== undefined ? { server: natsServer, storeDir: jetStreamDir } : {}),
       logger: logger.child({ component: "jetstream" }),
+      deadlines,
     });
     jetStream.start();
     cleanups.push({ name: "stopping the JetStream watch", run: () => jetStream.stop() });

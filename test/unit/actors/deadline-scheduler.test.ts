@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../../src/actors/deadline-scheduler.ts";
-import { ManualClock } from "../../support/manual-clock.ts";
+import { ManualClock, settle } from "../../support/manual-clock.ts";
 
 describe("DeadlineScheduler", () => {
   it("fires each key once at its deadline, in deadline order, with one timer for all of them", async () => {
@@ -146,5 +146,41 @@ describe("DeadlineScheduler", () => {
     expect(new Map(fired)).toEqual(expected);
     const times = fired.map(([, at]) => at);
     expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+  it("runs periodic work every period of the clock, never two runs at once, until cancelled", async () => {
+    const clock = new ManualClock(0);
+    const deadlines = new DeadlineScheduler(clock);
+    const starts: number[] = [];
+    let finish: (() => void) | undefined;
+    const cancel = deadlines.every("sweep", 1000, () => {
+      starts.push(clock.now());
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    await clock.advance(999);
+    expect(starts).toEqual([]);
+    await clock.advance(1);
+    expect(starts).toEqual([1000]);
+    // The run takes 2.5 periods: no second one meanwhile; the next period counts from its end.
+    await clock.advance(2500);
+    expect(starts).toEqual([1000]);
+    finish!();
+    await settle();
+    await clock.advance(999);
+    expect(starts).toEqual([1000]);
+    await clock.advance(1);
+    expect(starts).toEqual([1000, 4500]);
+    finish!();
+    // A run that fails does not end the series.
+    const failing = deadlines.every("probe", 100, () => {
+      starts.push(-clock.now());
+      throw new Error("probe failed");
+    });
+    await clock.advance(250);
+    expect(starts.filter((t) => t < 0)).toEqual([-4600, -4700]);
+    cancel();
+    failing();
+    await clock.advance(10_000);
+    expect(starts).toEqual([1000, 4500, -4600, -4700]);
+    expect(deadlines.size).toBe(0);
   });
 });
