@@ -1,13 +1,5 @@
-import { goDuration } from "./go-duration.ts";
-import {
-  NETWORK_TYPES,
-  type DockerEngineParams,
-  type NetworkConfig,
-  type NetworkType,
-  type ResourcesConfig,
-  type TaskSpec,
-  type TimeoutConfig,
-} from "./job-spec.ts";
+import { goDuration } from "../../../machines/job/go-duration.ts";
+import { LIMIT_KEYS, WIRE_ENV_NAME, WIRE_LIMITS, type JobLimits } from "../../../machines/job/job-limits.ts";
 import {
   field,
   integerField,
@@ -20,10 +12,25 @@ import {
   stringMap,
   type Findings,
   type Obj,
-} from "./spec-fields.ts";
-import { RESOURCE_FORMS, RESOURCE_PARSERS, normalizeResourceString } from "./task-resources.ts";
-import { LIMIT_KEYS, WIRE_ENV_NAME, WIRE_LIMITS, type JobLimits } from "./job-limits.ts";
-import { checkImage, checkLength, checkList, checkName, checkWorkingDirectory } from "./spec-limits.ts";
+} from "../../../machines/job/spec-fields.ts";
+import {
+  checkImage,
+  checkLength,
+  checkList,
+  checkName,
+  checkWorkingDirectory,
+} from "../../../machines/job/spec-limits.ts";
+import { RESOURCE_FORMS, RESOURCE_PARSERS, normalizeResourceString } from "../../../machines/job/task-resources.ts";
+import {
+  DockerEngineParams,
+  NetworkType,
+  ResourcesConfig,
+  TimeoutConfig,
+  type NetworkConfig,
+  type TaskSpec,
+} from "../../events/catalog/job-spec.ts";
+
+const NETWORK_TYPES = NetworkType.literals;
 
 /** Bacalhau's EnvVarPrefix: the system's own environment variables. */
 const ENV_VAR_PREFIX = "BACALHAU_";
@@ -33,7 +40,16 @@ const DOMAIN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /** Bacalhau's docker EngineSpec has these and no more; Shoal's nodes apply exactly these. */
-const DOCKER_PARAMS = ["Image", "Entrypoint", "Parameters", "EnvironmentVariables", "WorkingDirectory"] as const;
+const DOCKER_PARAMS = Object.keys(DockerEngineParams.fields) as readonly (keyof DockerEngineParams)[];
+/** The resources and timeouts a task may set, in the schema's order (the order their problems are named in). */
+const RESOURCE_KEYS = Object.keys(ResourcesConfig.fields) as readonly (keyof ResourcesConfig)[];
+const TIMEOUT_KEYS = Object.keys(TimeoutConfig.fields) as readonly (keyof TimeoutConfig)[];
+/** How a timeout's message names it ("invalid execution timeout value: -5s"). */
+const TIMEOUT_NAMES: { readonly [K in keyof TimeoutConfig]: string } = {
+  ExecutionTimeout: "execution",
+  QueueTimeout: "queue",
+  TotalTimeout: "total",
+};
 
 function dockerParams(engine: Obj, path: string, limits: JobLimits, f: Findings): DockerEngineParams | undefined {
   const params = field(engine, "Params");
@@ -113,7 +129,7 @@ function taskResources(task: Obj, path: string, f: Findings): ResourcesConfig {
     return {};
   }
   const out: { -readonly [K in keyof ResourcesConfig]: string } = {};
-  for (const key of ["CPU", "Memory", "Disk", "GPU"] as const) {
+  for (const key of RESOURCE_KEYS) {
     const raw = field(v, key);
     if (isAbsent(raw) || raw === "") continue;
     // YAML writes `CPU: 1` as a number; Bacalhau's strings are what is meant.
@@ -174,11 +190,8 @@ function taskTimeouts(task: Obj, path: string, f: Findings): TimeoutConfig {
     f.problem(path, "must be a timeout config (ExecutionTimeout, QueueTimeout, TotalTimeout in seconds)");
     return out;
   }
-  for (const [key, what] of [
-    ["ExecutionTimeout", "execution"],
-    ["QueueTimeout", "queue"],
-    ["TotalTimeout", "total"],
-  ] as const) {
+  for (const key of TIMEOUT_KEYS) {
+    const what = TIMEOUT_NAMES[key];
     const n = integerField(v, key, `${path}.${key}`, f);
     if (n === undefined) continue;
     if (n < 0) f.problem(`${path}.${key}`, `invalid ${what} timeout value: ${goDuration(n)}`);

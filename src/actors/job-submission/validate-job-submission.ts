@@ -1,19 +1,7 @@
-import { goDuration } from "./go-duration.ts";
-import { defaultsFor, type JobDefaults } from "./job-defaults.ts";
-import { DEFAULT_JOB_LIMITS, LIMIT_KEYS, MAX_TASKS, type JobLimits } from "./job-limits.ts";
-import {
-  DEFAULT_NAMESPACE,
-  JOB_TYPES,
-  SELECTOR_OPERATORS,
-  isLongRunning,
-  type JobSpec,
-  type JobType,
-  type LabelSelectorRequirement,
-  type ResourcesConfig,
-  type SelectorOperator,
-  type TaskSpec,
-  type TimeoutConfig,
-} from "./job-spec.ts";
+import { goDuration } from "../../../machines/job/go-duration.ts";
+import { defaultsFor, type JobDefaults } from "../../../machines/job/job-defaults.ts";
+import { DEFAULT_JOB_LIMITS, LIMIT_KEYS, MAX_TASKS, type JobLimits } from "../../../machines/job/job-limits.ts";
+import { DEFAULT_NAMESPACE, isLongRunning } from "../../../machines/job/job-spec.ts";
 import {
   Findings,
   field,
@@ -26,17 +14,27 @@ import {
   stringList,
   stringMap,
   type Obj,
-  type SpecProblem,
-} from "./spec-fields.ts";
-import { checkName, checkNamespace, checkResources } from "./spec-limits.ts";
-import { normalizeResourceString } from "./task-resources.ts";
+} from "../../../machines/job/spec-fields.ts";
+import type { JobSubmission } from "../../../machines/job/job-commands.ts";
+import { checkName, checkNamespace, checkResources } from "../../../machines/job/spec-limits.ts";
+import { normalizeResourceString } from "../../../machines/job/task-resources.ts";
+import {
+  JobType,
+  SelectorOperator,
+  type JobSpec,
+  type LabelSelectorRequirement,
+  type ResourcesConfig,
+  type TaskSpec,
+  type TimeoutConfig,
+} from "../../events/catalog/job-spec.ts";
 import { validateTask } from "./validate-task.ts";
 
-export { problemText, type SpecProblem } from "./spec-fields.ts";
+const JOB_TYPES = JobType.literals;
+const SELECTOR_OPERATORS = SelectorOperator.literals;
 
-export type JobSubmission =
-  | { readonly ok: true; readonly spec: JobSpec; readonly warnings: readonly string[] }
-  | { readonly ok: false; readonly problems: readonly SpecProblem[] };
+export { problemText, type SpecProblem } from "../../../machines/job/spec-fields.ts";
+
+export type { JobSubmission };
 
 /** A submitted job, encoded as JSON, may be at most this large (its whole spec is stored in one event). */
 export const MAX_JOB_SPEC_BYTES = 64 * 1024;

@@ -4,7 +4,7 @@ import {
   MAX_JOB_SPEC_BYTES,
   problemText,
   validateJobSubmission,
-} from "../../../../machines/job/validate-job-submission.ts";
+} from "../../../../src/actors/job-submission/validate-job-submission.ts";
 
 const ID = "j-00000000-0000-4000-8000-000000000001";
 const opts = { jobId: ID, defaults: BACALHAU_JOB_DEFAULTS };
