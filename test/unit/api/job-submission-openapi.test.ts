@@ -1,6 +1,7 @@
 import { JSONSchema } from "effect";
 import { describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
+import { RESOURCE_FORMS } from "../../../machines/job/task-resources.ts";
 import { problemText, validateJobSubmission } from "../../../src/actors/job-submission/validate-job-submission.ts";
 import { jobRoutes, type JobRouteDeps } from "../../../src/api/jobs/job-routes.ts";
 import { openApiDocument } from "../../../src/api/openapi.ts";
@@ -14,6 +15,7 @@ interface Schema7 {
   readonly items?: Schema7;
   readonly enum?: readonly string[];
   readonly $ref?: string;
+  readonly description?: string;
 }
 type Doc = {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema7 }> } }>>;
@@ -62,5 +64,14 @@ describe("the OpenAPI request body of PUT /api/v1/orchestrator/jobs", () => {
     expect(problems({ Type: "batch", Tasks: [{ ...task, Network: { Type: "Carrier" } }] })).toEqual([
       `Tasks[0].Network.Type: invalid networking type "Carrier" (one of ${networks.join(", ")})`,
     ]);
+  });
+
+  it("describes each resource as the message that refuses a malformed one does", () => {
+    const resources = jobSchema?.properties?.Tasks?.items?.properties?.Resources?.properties ?? {};
+    for (const key of ["CPU", "Memory", "Disk", "GPU"] as const) {
+      expect(resources[key]?.description, key).toBe(RESOURCE_FORMS[key]);
+      const [problem] = problems({ Type: "batch", Tasks: [{ ...task, Resources: { [key]: "lots" } }] });
+      expect(problem, key).toContain(`(${RESOURCE_FORMS[key]})`);
+    }
   });
 });

@@ -337,6 +337,29 @@ describe("an invalid job is refused with every problem named, each with its fiel
     ]);
   });
 
+  it("tells a blank or wrongly typed value from a missing one", () => {
+    expect(problems({ Type: "  ", Tasks: [] })).toEqual([
+      'Type: invalid job type: "  " (one of batch, ops, daemon, service)',
+      "Tasks: missing job tasks",
+    ]);
+    expect(problems({ Type: [], Tasks: "" })).toEqual([
+      "Type: invalid job type: [] (one of batch, ops, daemon, service)",
+      "Tasks: must be a list of tasks",
+    ]);
+    expect(
+      problems(job({ Constraints: [{ Key: [], Operator: "  ", Values: [] }] }, { Name: [], Engine: "docker" })),
+    ).toEqual([
+      "Constraints[0].Key: must be a string",
+      'Constraints[0].Operator: unknown operator "  " (one of ! = == in != notin exists gt lt)',
+      "Tasks[0].Name: must be a string",
+      "Tasks[0].Engine: must be an engine spec (Type, Params)",
+    ]);
+    expect(problems(job({}, { Name: "  ", Network: { Type: true } }))).toEqual([
+      "Tasks[0].Name: missing task name",
+      "Tasks[0].Network.Type: invalid networking type true (one of Default, None, Host, Full, HTTP, Bridge)",
+    ]);
+  });
+
   it("refuses a job too large to store", () => {
     expect(
       problems(job({}, { Engine: docker({ Image: "busybox", Parameters: ["x".repeat(MAX_JOB_SPEC_BYTES)] }) }))[0],
