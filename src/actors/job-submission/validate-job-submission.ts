@@ -30,7 +30,7 @@ import type {
   TaskSpec,
   TimeoutConfig,
 } from "../../events/catalog/job-spec.ts";
-import { ENV_VAR_PREFIX, META_RESERVED_PREFIX, SubmittedJob } from "../../events/catalog/submitted-job.ts";
+import { META_RESERVED_PREFIX, SubmittedJob } from "../../events/catalog/submitted-job.ts";
 import { walkSchema, type Findings, type Hooks, type SpecProblem } from "../../events/catalog/walk-schema.ts";
 
 export { problemText } from "../../../machines/job/spec-fields.ts";
@@ -79,22 +79,31 @@ function limitHooks(limits: JobLimits): Hooks {
       "Tasks[].Engine.Params.Parameters": (list, at, f) => {
         checkList(list as string[], at.path, { items: "MaxParameters", length: "MaxArgumentLength" }, limits, f);
       },
-      "Tasks[].Env": (env, at, f) => {
+      "Tasks[].Env#count": (env, at, f) => {
         const n = Object.keys(env as object).length;
         if (n > limits.MaxEnvironmentVariables) {
           const key = LIMIT_KEYS.MaxEnvironmentVariables;
           f.problem(at.path, `${n} environment variables; the limit is ${limits.MaxEnvironmentVariables} (${key})`);
         }
       },
-      "Tasks[].Env.*": (value, at, f) => {
-        const name = at.key as string;
-        // What the schema's own name rules leave: a name the work protocol cannot carry.
-        if (/^[A-Z][A-Z0-9_]*$/.test(name) && !name.startsWith(ENV_VAR_PREFIX) && !WIRE_ENV_NAME.test(name)) {
-          f.problem(at.path, `the name is ${name.length} characters; the limit is ${WIRE_LIMITS.envNameLength}`);
+      // A name the schema's rules find sound may still be more than the work protocol carries.
+      "Tasks[].Env.*#name": (name, at, f) => {
+        if (!WIRE_ENV_NAME.test(name as string)) {
+          f.problem(
+            at.path,
+            `the name is ${(name as string).length} characters; the limit is ${WIRE_LIMITS.envNameLength}`,
+          );
         }
-        if (value !== "")
-          checkLength(value as string, at.path, `the value of ${quote(name)}`, "MaxEnvValueLength", limits, f);
       },
+      "Tasks[].Env.*#value": (value, at, f) =>
+        checkLength(
+          value as string,
+          at.path,
+          `the value of ${quote(at.key as string)}`,
+          "MaxEnvValueLength",
+          limits,
+          f,
+        ),
     };
   for (const key of RESOURCE_KEYS) {
     hooks[`Tasks[].Resources.${key}`] = (value, at, f) => {

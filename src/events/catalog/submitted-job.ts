@@ -191,18 +191,28 @@ const dockerOnly: Check = (type, at, f) => {
     f.problem(at.path, `engine type ${quote(type as string)} is not supported: Shoal runs docker`);
 };
 
-/** Bacalhau's ValidateEnvVars, each rule a problem of its own; names in ASCII, as the work protocol carries them. */
-const envVariable: Check = (value, at, f) => {
-  const name = at.key as string;
-  if (name === "") f.problem(at.parentPath, "environment variable name cannot be empty");
-  else if (name !== name.toUpperCase()) f.problem(at.path, `environment variable ${quote(name)} must be uppercase`);
-  else if (!/^[A-Z]/.test(name)) f.problem(at.path, `environment variable ${quote(name)} must start with a letter`);
-  else if (!/^[A-Z0-9_]+$/.test(name)) {
-    f.problem(at.path, `environment variable ${quote(name)} can only contain letters, numbers, and underscores`);
-  } else if (name.startsWith(ENV_VAR_PREFIX)) {
-    f.problem(at.path, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
+/**
+ * Bacalhau's ValidateEnvVars, each rule a problem of its own, after the entries' types: the
+ * caller's `#count` first (how many there may be), then per entry its name (the caller's `#name`
+ * where these rules find none wrong) and its value (the caller's `#value` where it is not empty).
+ */
+const envVariables: Check = (env, at, f, hook) => {
+  hook("count", env, at);
+  for (const [name, value] of Object.entries(env as Record<string, string>)) {
+    const entry: At = { ...at, path: `${at.path}.${name}`, pattern: `${at.pattern}.*`, key: name, parentPath: at.path };
+    if (name === "") f.problem(at.path, "environment variable name cannot be empty");
+    else if (name !== name.toUpperCase())
+      f.problem(entry.path, `environment variable ${quote(name)} must be uppercase`);
+    else if (!/^[A-Z]/.test(name))
+      f.problem(entry.path, `environment variable ${quote(name)} must start with a letter`);
+    else if (!/^[A-Z0-9_]+$/.test(name)) {
+      f.problem(entry.path, `environment variable ${quote(name)} can only contain letters, numbers, and underscores`);
+    } else if (name.startsWith(ENV_VAR_PREFIX)) {
+      f.problem(entry.path, `environment variable ${quote(name)} cannot start with ${ENV_VAR_PREFIX}`);
+    } else hook("name", name, entry);
+    if (value === "") f.problem(entry.path, `environment variable ${quote(name)} cannot have empty value`);
+    else hook("value", value, entry);
   }
-  if (value === "") f.problem(at.path, `environment variable ${quote(name)} cannot have empty value`);
 };
 
 const unsupported =
@@ -294,9 +304,10 @@ export const SubmittedTask = Schema.Struct(
     Publisher: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredPublisher) })),
     ResultPaths: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredResultPaths) })),
     Env: optional(
-      Schema.Record({ key: Schema.String, value: Item.annotations(checks(envVariable)) }).annotations({
+      Schema.Record({ key: Schema.String, value: Item }).annotations({
         description: "upper-case names; a value is literal, or env:HOST_VAR for the node to resolve",
         [ShapeMessage]: "must be a map of strings",
+        ...checks(envVariables),
       }),
     ),
     Meta: optional(TextMap),

@@ -36,8 +36,12 @@ export interface At {
   readonly parentRaw: Readonly<Record<string, unknown>>;
 }
 
-/** A rule over a node's decoded value (a struct: what of it could be read). */
-export type Check = (value: unknown, at: At, f: Findings) => void;
+/**
+ * A rule over a node's decoded value (a struct: what of it could be read). `hook` runs the
+ * caller's rule `<pattern>#<name>` where the schema's rule puts it, for rules that interleave.
+ */
+export type Check = (value: unknown, at: At, f: Findings, hook: Hook) => void;
+export type Hook = (name: string, value: unknown, at: At) => void;
 
 /** The message for a required field that is absent, a blank string or an empty list. */
 export const MissingMessage = Symbol.for("shoal/walk/missing");
@@ -69,8 +73,16 @@ export function field(obj: Obj, name: string): unknown {
   return undefined;
 }
 
-/** Rules a caller adds by pattern (what the schema cannot say: configured limits), run after the node's own. */
-export type Hooks = Readonly<Record<string, Check>>;
+/**
+ * Rules a caller adds (what the schema cannot say: configured limits): by a node's pattern, run
+ * after the node's own; by `<pattern>#<name>`, run where the node's own rules call `hook(name)`.
+ */
+export type Hooks = Readonly<Record<string, (value: unknown, at: At, f: Findings) => void>>;
+
+const hookOf =
+  (hooks: Hooks, f: Findings): Hook =>
+  (name, value, at) =>
+    hooks[`${at.pattern}#${name}`]?.(value, at, f);
 
 const FAILED = Symbol("failed");
 type Read = unknown;
@@ -114,7 +126,7 @@ function decodeLeaf(ast: AST.AST, raw: unknown, at: At, f: Findings): Read | typ
 }
 
 function walkStruct(ast: AST.TypeLiteral, raw: Obj, at: At, hooks: Hooks, f: Findings): Record<string, unknown> {
-  for (const check of annotation<readonly Check[]>(ast, BeforeChecks) ?? []) check(raw, at, f);
+  for (const check of annotation<readonly Check[]>(ast, BeforeChecks) ?? []) check(raw, at, f, hookOf(hooks, f));
   const unknown = annotation<(key: string) => string>(ast, UnknownFieldMessage);
   if (unknown) {
     const names = ast.propertySignatures.map((p) => String(p.name).toLowerCase());
@@ -172,7 +184,7 @@ function walkNode(ast: AST.AST, raw: unknown, at: At, hooks: Hooks, f: Findings)
       f.problem(at.path, shape ?? "must be a list");
       return FAILED;
     }
-    for (const check of annotation<readonly Check[]>(ast, BeforeChecks) ?? []) check(raw, at, f);
+    for (const check of annotation<readonly Check[]>(ast, BeforeChecks) ?? []) check(raw, at, f, hookOf(hooks, f));
     const item = (ast.rest[0] as AST.Type).type;
     const out: unknown[] = [];
     const n = Math.min(raw.length, annotation<number>(ast, ItemsRead) ?? raw.length);
@@ -183,7 +195,7 @@ function walkNode(ast: AST.AST, raw: unknown, at: At, hooks: Hooks, f: Findings)
     read = out;
   } else read = decodeLeaf(ast, raw, at, f);
   if (read === FAILED) return FAILED;
-  for (const check of annotation<readonly Check[]>(ast, Checks) ?? []) check(read, at, f);
+  for (const check of annotation<readonly Check[]>(ast, Checks) ?? []) check(read, at, f, hookOf(hooks, f));
   hooks[at.pattern]?.(read, at, f);
   return read;
 }
