@@ -55,6 +55,13 @@ const resourceText = (v: unknown): string => (typeof v === "number" ? String(v) 
  * strings, the wire's env names, Go's durations).
  */
 function limitHooks(limits: JobLimits): Hooks {
+  let hooks = hooksByLimits.get(limits);
+  if (hooks === undefined) hooksByLimits.set(limits, (hooks = makeLimitHooks(limits)));
+  return hooks;
+}
+const hooksByLimits = new WeakMap<JobLimits, Hooks>();
+
+function makeLimitHooks(limits: JobLimits): Hooks {
   const hooks: Record<string, (value: unknown, at: { path: string; key?: string; parent: Read }, f: Findings) => void> =
     {
       Count: (count, at, f) => {

@@ -1,4 +1,4 @@
-import { ParseResult, Schema, SchemaAST as AST } from "effect";
+import { type Either, Option, ParseResult, Schema, SchemaAST as AST } from "effect";
 
 /**
  * Reading a submitted document (decoded JSON or YAML) with an Effect schema as Go's encoding/json
@@ -89,11 +89,16 @@ type Read = unknown;
 
 const annotation = <T>(ast: AST.AST, key: symbol): T | undefined => ast.annotations[key] as T | undefined;
 
-/** An optional field's type without its `undefined`. */
+/** An optional field's type without its `undefined` (made once per field: leaves' decoders are kept by node). */
+const presentTypes = new WeakMap<AST.AST, AST.AST>();
 function present(ast: AST.AST): AST.AST {
   if (!AST.isUnion(ast)) return ast;
+  const known = presentTypes.get(ast);
+  if (known !== undefined) return known;
   const types = ast.types.filter((t) => !AST.isUndefinedKeyword(t));
-  return types.length === 1 ? (types[0] as AST.AST) : AST.Union.make(types, ast.annotations);
+  const type = types.length === 1 ? (types[0] as AST.AST) : AST.Union.make(types, ast.annotations);
+  presentTypes.set(ast, type);
+  return type;
 }
 
 const isStruct = (ast: AST.AST): boolean => AST.isTypeLiteral(ast) && ast.propertySignatures.length > 0;
@@ -111,8 +116,47 @@ const isMissing = (ast: AST.AST, v: unknown): boolean => {
 
 const join = (path: string, name: string): string => (path === "" ? name : `${path}.${name}`);
 
+/**
+ * Whether a leaf that does not transform (strings, numbers, literals, their unions and
+ * refinements) takes `raw` as it is; undefined for the others (transformations).
+ */
+function accepts(ast: AST.AST, raw: unknown): boolean | undefined {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return typeof raw === "string";
+    case "NumberKeyword":
+      return typeof raw === "number";
+    case "UnknownKeyword":
+      return true;
+    case "Literal":
+      return raw === ast.literal;
+    case "Union": {
+      let known = true;
+      for (const member of ast.types) {
+        const a = accepts(member, raw);
+        if (a === true) return true;
+        if (a === undefined) known = false;
+      }
+      return known ? false : undefined;
+    }
+    case "Refinement": {
+      const from = accepts(ast.from, raw);
+      return from === true ? Option.isNone(ast.filter(raw, AST.defaultParseOption, ast)) : from;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Each leaf's decoder, made once: a store's recovery reads every stored job through here. */
+const decoders = new WeakMap<AST.AST, (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>>();
+
 function decodeLeaf(ast: AST.AST, raw: unknown, at: At, f: Findings): Read | typeof FAILED {
-  const result = Schema.decodeUnknownEither(Schema.make(ast))(raw);
+  // Most fields are sound: a plain check answers them; Effect's decoder runs for the others and says what is wrong.
+  if (accepts(ast, raw) === true) return raw;
+  let decode = decoders.get(ast);
+  if (decode === undefined) decoders.set(ast, (decode = Schema.decodeUnknownEither(Schema.make(ast))));
+  const result = decode(raw);
   if (result._tag === "Right") return result.right;
   // Effect names a union's failure by its members ("Expected \"batch\""): a union's own message names it whole.
   const own = AST.isUnion(ast) ? ast.annotations[AST.MessageAnnotationId] : undefined;
