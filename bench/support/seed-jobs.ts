@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecutionCommand } from "../../machines/execution/execution-commands.ts";
 import { BACALHAU_JOB_DEFAULTS } from "../../machines/job/job-defaults.ts";
+import { validateJobSubmission } from "../../src/actors/job-submission/validate-job-submission.ts";
 import type { JobCommand } from "../../machines/job/job-commands.ts";
 import { executionIdOf, jobIdOf } from "../../machines/job/job-id.ts";
 import { parseTaskResources } from "../../machines/job/task-resources.ts";
@@ -61,20 +62,22 @@ export function completedJobRows(nodeId: string, at: () => number): SeedRow[] {
   };
   onJob({
     type: "Submit",
-    job: {
-      Type: "batch",
-      Tasks: [
-        {
-          Name: "main",
-          Engine: {
-            Type: "docker",
-            Params: { Image: "shoal-test/busybox:1", Entrypoint: ["echo"], Parameters: ["hello"] },
+    submission: validateJobSubmission(
+      {
+        Type: "batch",
+        Tasks: [
+          {
+            Name: "main",
+            Engine: {
+              Type: "docker",
+              Params: { Image: "shoal-test/busybox:1", Entrypoint: ["echo"], Parameters: ["hello"] },
+            },
+            Resources: RESOURCES,
           },
-          Resources: RESOURCES,
-        },
-      ],
-    },
-    defaults: BACALHAU_JOB_DEFAULTS,
+        ],
+      },
+      { jobId, defaults: BACALHAU_JOB_DEFAULTS },
+    ),
   });
   onExecution({
     type: "Create",

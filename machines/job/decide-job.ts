@@ -7,7 +7,7 @@ import { queueDeadline, totalDeadline } from "./job-deadlines.ts";
 import { isJobCommandLegal } from "./job-legality.ts";
 import { taskOf } from "./job-spec.ts";
 import type { JobState } from "./job-state.ts";
-import { problemText, validateJobSubmission } from "./validate-job-submission.ts";
+import { problemText } from "./spec-fields.ts";
 
 export type JobDecision = Decision<JobEvent, JobRefusal>;
 
@@ -58,8 +58,7 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
   if (command.type === "Submit") {
     if (!isJobId(jobId))
       return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
-    const { defaults, limits } = command;
-    const submission = validateJobSubmission(command.job, { jobId, defaults, ...(limits ? { limits } : {}) });
+    const { submission } = command;
     if (!submission.ok) {
       const problems = submission.problems;
       return refuse({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems });

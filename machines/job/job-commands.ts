@@ -1,6 +1,14 @@
-import type { JobDefaults } from "./job-defaults.ts";
-import type { JobLimits } from "./job-limits.ts";
-import type { SpecProblem } from "./validate-job-submission.ts";
+import type { JobSpec } from "./job-spec.ts";
+import type { SpecProblem } from "./spec-fields.ts";
+
+/**
+ * A submitted job as the host's validation left it (src/actors/job-submission/: the schema's
+ * shape, the host's JobLimits and JobDefaults): the spec to store with its warnings, or every
+ * problem with it.
+ */
+export type JobSubmission =
+  | { readonly ok: true; readonly spec: JobSpec; readonly warnings: readonly string[] }
+  | { readonly ok: false; readonly problems: readonly SpecProblem[] };
 
 /**
  * What may be asked of a job. The job's id is the entity's (the host assigns `j-<uuid>`); the
@@ -8,11 +16,8 @@ import type { SpecProblem } from "./validate-job-submission.ts";
  * workflows; Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
  */
 export type JobCommand =
-  /**
-   * `job`: the submitted models.Job as decoded (JSON or YAML), validated here with the host's
-   * defaults and limits (Shoal's own defaults where the host gives none).
-   */
-  | { readonly type: "Submit"; readonly job: unknown; readonly defaults: JobDefaults; readonly limits?: JobLimits }
+  /** The submitted models.Job, validated by the host before it asks (the job's id is its default Name). */
+  | { readonly type: "Submit"; readonly submission: JobSubmission }
   /**
    * No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes
    * to run job. …").

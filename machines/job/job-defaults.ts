@@ -1,5 +1,12 @@
-import type { JobType, ResourcesConfig } from "./job-spec.ts";
-import { RESOURCE_FORMS, RESOURCE_PARSERS } from "./task-resources.ts";
+import {
+  isLongRunning,
+  taskOf,
+  type JobSpec,
+  type JobType,
+  type ResourcesConfig,
+  type TimeoutConfig,
+} from "./job-spec.ts";
+import { RESOURCE_FORMS, RESOURCE_PARSERS, normalizeResourceString } from "./task-resources.ts";
 
 /** Seconds; absent or 0 leaves the job's own value (or none). */
 export interface TimeoutDefaults {
@@ -80,4 +87,41 @@ export function jobDefaultsProblems(defaults: JobDefaults): string[] {
     }
   }
   return problems;
+}
+
+/** Bacalhau's DefaultsApplier: what the job leaves unset, its type's defaults set. */
+export function applyJobDefaults(spec: JobSpec, defaults: JobDefaults): JobSpec {
+  const d = defaultsFor(defaults, spec.Type);
+  const t = taskOf(spec);
+  const r = t.Resources;
+  const resources: ResourcesConfig = Object.fromEntries(
+    (["CPU", "Memory", "Disk", "GPU"] as const)
+      .map(
+        (k) =>
+          [
+            k,
+            r[k] !== undefined && r[k] !== ""
+              ? r[k]
+              : d.Task.Resources[k] === undefined
+                ? undefined
+                : normalizeResourceString(d.Task.Resources[k] as string),
+          ] as const,
+      )
+      .filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const dt = d.Task.Timeouts;
+  // Bacalhau sets no timeout defaults for long-running jobs: they run until stopped.
+  const batchLike = !isLongRunning(spec.Type);
+  const timeouts: TimeoutConfig = {
+    ExecutionTimeout:
+      t.Timeouts.ExecutionTimeout > 0 || !batchLike ? t.Timeouts.ExecutionTimeout : (dt.ExecutionTimeout ?? 0),
+    QueueTimeout:
+      t.Timeouts.QueueTimeout > 0 || spec.Type === "daemon" ? t.Timeouts.QueueTimeout : (dt.QueueTimeout ?? 0),
+    TotalTimeout: t.Timeouts.TotalTimeout > 0 || !batchLike ? t.Timeouts.TotalTimeout : (dt.TotalTimeout ?? 0),
+  };
+  return {
+    ...spec,
+    Priority: spec.Priority !== 0 ? spec.Priority : d.Priority,
+    Tasks: [{ ...t, Resources: resources, Timeouts: timeouts }],
+  };
 }

@@ -24,9 +24,6 @@ export const WIRE_LIMITS = {
 /** The env names the wire carries; submission asks for upper case on top. */
 export const WIRE_ENV_NAME = new RegExp(`^[A-Za-z_][A-Za-z0-9_]{0,${WIRE_LIMITS.envNameLength - 1}}$`);
 
-/** Shoal runs exactly one task per job (Bacalhau v1.x runs only the first). */
-export const MAX_TASKS = 1;
-
 /** The highest `JobLimits.MaxCount` may be set to: placement and settling read every execution of a job. */
 export const MAX_COUNT_CEILING = 100_000;
 

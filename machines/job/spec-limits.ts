@@ -1,13 +1,11 @@
+import { goDuration } from "./go-duration.ts";
 import { LIMIT_KEYS, type JobLimits } from "./job-limits.ts";
-import type { ResourcesConfig } from "./job-spec.ts";
+import { isLongRunning, type JobType, type ResourcesConfig, type TimeoutConfig } from "./job-spec.ts";
 import { quote, type Findings } from "./spec-fields.ts";
 import { parseTaskResources } from "./task-resources.ts";
 
 /** C0 and C1 control characters, and the line and paragraph separators: nothing a name or path means. */
 const CONTROL = /[\p{Cc}\u2028\u2029]/u;
-
-/** Kubernetes' and Nomad's namespaces, together: letters, digits, '-', '_' and '.', a letter or digit first. */
-const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 /** "the limit is 64 (JobLimits.MaxEntrypointItems)": every refusal names the key that sets it. */
 const limitText = (limits: JobLimits, key: keyof JobLimits, shown: string = String(limits[key])): string =>
@@ -33,13 +31,6 @@ export function checkName(name: string | undefined, path: string, what: string, 
   if (CONTROL.test(name)) f.problem(path, `${what} ${quote(name)} cannot contain control characters`);
   else if (name.includes("/")) f.problem(path, `${what} ${quote(name)} cannot contain "/"`);
   else if (name.includes("..")) f.problem(path, `${what} ${quote(name)} cannot contain ".."`);
-}
-
-export function checkNamespace(namespace: string | undefined, path: string, f: Findings): void {
-  if (namespace === undefined || namespace === "") return;
-  if (NAMESPACE.test(namespace) && !namespace.includes("..")) return;
-  const rule = "1 to 63 letters, digits, '-', '_' or '.', a letter or digit first, without \"..\"";
-  f.problem(path, `namespace ${quote(namespace)} must be ${rule}`);
 }
 
 /** A list's length and each item's, each against its limit. */
@@ -109,4 +100,19 @@ export function checkResources(resources: ResourcesConfig, path: string, limits:
     }
   }
   if (r.GPU > limits.MaxGPU) f.problem(`${path}.GPU`, `${r.GPU} GPUs ${NO_NODE}: ${limitText(limits, "MaxGPU")}`);
+}
+
+/** Bacalhau's TimeoutConfig.Validate, run once the defaults are in. */
+export function checkTimeouts(type: JobType, t: TimeoutConfig, f: Findings): void {
+  if (t.TotalTimeout > 0 && t.ExecutionTimeout + t.QueueTimeout > t.TotalTimeout) {
+    f.problem(
+      "Tasks[0].Timeouts",
+      `execution timeout ${goDuration(t.ExecutionTimeout)} and queue timeout ${goDuration(t.QueueTimeout)} should be less than total timeout ${goDuration(t.TotalTimeout)}`,
+    );
+  }
+  if (isLongRunning(type)) {
+    for (const key of ["ExecutionTimeout", "TotalTimeout"] as const) {
+      if (t[key] > 0) f.warnings.push(`Tasks[0].Timeouts.${key} is ignored: ${type} jobs run until stopped`);
+    }
+  }
 }

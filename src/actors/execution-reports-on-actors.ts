@@ -1,5 +1,6 @@
 import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
 import type { ExecutionState } from "../../machines/execution/execution-state.ts";
+import { isTerminalComputeState } from "../../machines/execution/execution-states.ts";
 import { forbidden, notFound } from "../errors/shoal-error.ts";
 import type { ExecutionEvent, RunOutput } from "../events/catalog/execution-events.ts";
 import type * as Work from "../transport/work-messages.ts";
@@ -7,7 +8,8 @@ import { commandContext, type CommandContext } from "./command-context.ts";
 import type { EntityRegistry } from "./entity-registry.ts";
 import type { ExecutionReports } from "./execution-reports.ts";
 
-const COMPUTE_TERMINAL = new Set(["Completed", "Failed", "Cancelled", "AskForBidRejected", "BidRejected"]);
+const ended = (state: ExecutionState): boolean =>
+  state.computeState !== undefined && isTerminalComputeState(state.computeState);
 
 /** A node's RunOutput in the stored event's shape (Bacalhau's RunCommandResult field names). */
 const storedOutput = (o: Work.RunOutput): RunOutput => ({
@@ -51,7 +53,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async bidAccepted(report: Work.BidAccepted): Promise<void> {
     const state = await this.placed(report);
     // Ended meanwhile (cancelled by a stop, a bid rejected): the node hears of it through CancelExecution, if at all.
-    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    if (ended(state)) return;
     await this.executions.execute(
       report.ExecutionID,
       { type: "AcceptBid" },
@@ -64,7 +66,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
    */
   async bidRejected(report: Work.BidRejected): Promise<void> {
     const state = await this.placed(report);
-    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    if (ended(state)) return;
     // A refused ask (sent twice, answered late) once the run is under way: the run is checked on its own.
     if (report.Answers === "AskForBid" && state.desiredState === "Running" && state.computeState !== "New") return;
     await this.executions.execute(
@@ -77,7 +79,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async started(report: Work.ExecutionStarted): Promise<void> {
     const state = await this.placed(report);
     // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
-    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    if (ended(state)) return;
     const details = report.Details;
     const start: ExecutionCommand = details === undefined ? { type: "Start" } : { type: "Start", details };
     await this.executions.execute(report.ExecutionID, start, this.context(report, "the execution started"));
@@ -85,7 +87,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
 
   async completed(report: Work.ExecutionCompleted): Promise<void> {
     const state = await this.placed(report);
-    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    if (ended(state)) return;
     await this.executions.execute(
       report.ExecutionID,
       { type: "Complete", output: storedOutput(report.RunOutput) },
@@ -96,7 +98,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async failed(report: Work.ExecutionFailed): Promise<void> {
     const state = await this.placed(report);
     // A cancelled execution's container gone: the end the orchestrator already recorded.
-    if (COMPUTE_TERMINAL.has(state.computeState ?? "")) return;
+    if (ended(state)) return;
     const output = report.RunOutput === undefined ? {} : { output: storedOutput(report.RunOutput) };
     await this.executions.execute(
       report.ExecutionID,

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
-import { problemText, validateJobSubmission } from "../../machines/job/validate-job-submission.ts";
+import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
 import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
@@ -92,7 +92,8 @@ export class JobControl {
   async submit(job: unknown, context: CommandContext): Promise<Submitted> {
     const jobId = jobIdOf(this.newUuid());
     // A fresh id has no stream: nothing to read before deciding.
-    const command = { type: "Submit", job, defaults: this.options.defaults, limits: this.limits } as const;
+    const submission = validateJobSubmission(job, { jobId, defaults: this.options.defaults, limits: this.limits });
+    const command = { type: "Submit", submission } as const;
     const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");
     return {

@@ -1,6 +1,6 @@
 import { LIMIT_KEYS, jobLimitsProblems, type JobLimits } from "../../machines/job/job-limits.ts";
 import type { JobDefaults } from "../../machines/job/job-defaults.ts";
-import { problemText, validateJobSubmission } from "../../machines/job/validate-job-submission.ts";
+import { problemText, validateJobSubmission } from "../actors/job-submission/validate-job-submission.ts";
 import type { ShoalConfig } from "../config/keys.ts";
 import { StartupError } from "../errors/startup-error.ts";
 

@@ -11,7 +11,7 @@ import {
   subtractResources,
   type Resources,
 } from "./resources.ts";
-import { isDiscarded } from "./execution-states.ts";
+import { isDiscarded } from "../../machines/execution/execution-states.ts";
 
 /** Why a node cannot take an execution of the job. */
 export type RejectionCode =
@@ -144,7 +144,7 @@ function previousBits(type: PlacementRequest["type"], onNode: readonly ExistingE
   if (onNode.length > 1) return EXECUTED_TWICE;
   const only = onNode[0] as ExistingExecution;
   if (only.state === "AskForBidRejected") return BID_REJECTED;
-  return isDiscarded(only) ? 0 : HAS_EXECUTION;
+  return isDiscarded(only.state) ? 0 : HAS_EXECUTION;
 }
 
 function supportsEngine(node: CandidateNode, engine: string, wanted: string): boolean {

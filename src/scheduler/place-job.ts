@@ -1,5 +1,6 @@
 import { reserve, type CapacityLedger } from "./capacity-ledger.ts";
-import { isDiscarded, isTerminal } from "./execution-states.ts";
+import { isDiscarded } from "../../machines/execution/execution-states.ts";
+import { isTerminal } from "./execution-states.ts";
 import { jobSelectors } from "./job-constraints.ts";
 import { judge, type Judgement, type NodeVerdict } from "./node-verdicts.ts";
 import { PlacementInputError, placementRequestProblem } from "./placement-input-error.ts";
@@ -132,7 +133,7 @@ function heldPartitions(type: JobType, count: number, executions: readonly Exist
   let unindexed = 0;
   for (const e of executions) {
     const active = !isTerminal(e) || (type === "batch" && e.state === "Completed");
-    if (!active || isDiscarded(e) || e.leaving === true) continue;
+    if (!active || isDiscarded(e.state) || e.leaving === true) continue;
     if (e.partitionIndex !== undefined && e.partitionIndex >= 0 && e.partitionIndex < count) used.add(e.partitionIndex);
     else if (e.partitionIndex === undefined) unindexed++;
   }

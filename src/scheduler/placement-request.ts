@@ -1,7 +1,8 @@
 import type { Health, Membership, NodeType } from "../events/catalog/node-info.ts";
 import type { Resources } from "./resources.ts";
+import type { JobType } from "../events/catalog/job-spec.ts";
 
-export type JobType = "batch" | "service" | "ops" | "daemon";
+export type { JobType };
 
 /**
  * Bacalhau's LabelSelectorRequirement (a job's Constraints): Kubernetes' operators as they travel

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ExecutionCommand } from "../../machines/execution/execution-commands.ts";
 import type { JobCommand } from "../../machines/job/job-commands.ts";
-import { BACALHAU_JOB_DEFAULTS } from "../../machines/job/job-defaults.ts";
+import { BACALHAU_JOB_DEFAULTS as defaults } from "../../machines/job/job-defaults.ts";
+import { validateJobSubmission } from "../../src/actors/job-submission/validate-job-submission.ts";
 import { executionIdOf, jobIdOf } from "../../machines/job/job-id.ts";
 import { parseTaskResources } from "../../machines/job/task-resources.ts";
 import { executionKind } from "../../src/actors/execution-kind.ts";
@@ -112,8 +113,9 @@ describe("the jobs workflow after a kill -9", () => {
     for (let chunk = 0; chunk < FILLER_JOBS; chunk += 1_000) {
       const appends: Promise<unknown>[] = [];
       for (let i = 0; i < 1_000; i++) {
-        const filler = recorder(jobIdOf(randomUUID()), executionIdOf(randomUUID()));
-        filler.job({ type: "Submit", job: spec, defaults: BACALHAU_JOB_DEFAULTS });
+        const fillerId = jobIdOf(randomUUID());
+        const filler = recorder(fillerId, executionIdOf(randomUUID()));
+        filler.job({ type: "Submit", submission: validateJobSubmission(spec, { jobId: fillerId, defaults }) });
         filler.job({ type: "Fail", reason: "filler" });
         appends.push(
           store.append(
@@ -128,7 +130,7 @@ describe("the jobs workflow after a kill -9", () => {
     // The job under test: submitted, placed, run and ended on its node; the job's own end is the workflow's SettleJob.
     const jobId = jobIdOf(randomUUID());
     const life = recorder(jobId, executionIdOf(randomUUID()));
-    life.job({ type: "Submit", job: spec, defaults: BACALHAU_JOB_DEFAULTS });
+    life.job({ type: "Submit", submission: validateJobSubmission(spec, { jobId, defaults }) });
     life.execution(create(jobId, "n-gone"));
     life.job({ type: "Run" });
     life.execution({ type: "AcceptBid" });

@@ -4,7 +4,7 @@ import Docker from "dockerode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS } from "../../machines/job/job-limits.ts";
-import { problemText, validateJobSubmission } from "../../machines/job/validate-job-submission.ts";
+import { problemText, validateJobSubmission } from "../../src/actors/job-submission/validate-job-submission.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";

@@ -1,7 +1,8 @@
-import { Schema } from "effect";
+import { JSONSchema, Schema } from "effect";
 import { commandContext } from "../../actors/command-context.ts";
 import type { JobControl } from "../../actors/job-control.ts";
 import { notFound } from "../../errors/shoal-error.ts";
+import { SubmittedJob as SubmittedJobSchema } from "../../events/catalog/submitted-job.ts";
 import type { JobHistory } from "../../projections/jobs/job-history.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
@@ -22,11 +23,21 @@ export interface JobRouteDeps {
   readonly history: JobHistory;
 }
 
-/** `{Job}` as Bacalhau's PutJobRequest has it; the job itself is validated by the job's rules, every problem named. */
+/**
+ * `{Job}` as Bacalhau's PutJobRequest has it. The job is validated by the job's rules
+ * (src/actors/job-submission/), not here, so that every problem is named with its field path and
+ * names match case-insensitively; the document shows the job as the catalog's `SubmittedJob`.
+ */
 export const PutJobRequest = Schema.Struct({
-  Job: Schema.Unknown.annotations({ jsonSchema: { type: "object", description: "Bacalhau's models.Job" } }),
+  Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema() }),
   Force: Schema.optional(Schema.Boolean),
 });
+/** The JSON Schema of a submitted job, without the `$schema` line (a document part, not a document). */
+function submittedJobJsonSchema(): object {
+  const { $schema: _, ...schema } = JSONSchema.make(SubmittedJobSchema);
+  return schema;
+}
+
 export const PutJobResponse = Schema.Struct({
   JobID: Schema.String,
   EvaluationID: Schema.String,

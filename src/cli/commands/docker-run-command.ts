@@ -1,4 +1,4 @@
-import { NETWORK_TYPES } from "../../../machines/job/job-spec.ts";
+import { NETWORK_TYPES } from "../../events/catalog/network-types.ts";
 import { parseLabelSelector, type Requirement } from "../../labels/label-selector.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";

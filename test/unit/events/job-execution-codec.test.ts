@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { executionDecider } from "../../../machines/execution/execution-decider.ts";
 import type { ExecutionCommand } from "../../../machines/execution/execution-commands.ts";
 import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
+import { validateJobSubmission } from "../../../src/actors/job-submission/validate-job-submission.ts";
 import type { JobCommand } from "../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../machines/job/job-decider.ts";
 import { CorruptEventError, InvalidEventError } from "../../../src/events/catalog/event-codec-errors.ts";
@@ -50,7 +51,8 @@ function jobEvents(): JobEvent[] {
   const run = (commands: JobCommand[], job: unknown): JobEvent[] => {
     let state = jobDecider.initialState(JOB);
     const out: JobEvent[] = [];
-    for (const command of [{ type: "Submit", job, defaults: BACALHAU_JOB_DEFAULTS } as JobCommand, ...commands]) {
+    const submission = validateJobSubmission(job, { jobId: JOB, defaults: BACALHAU_JOB_DEFAULTS });
+    for (const command of [{ type: "Submit", submission } as JobCommand, ...commands]) {
       const d = jobDecider.decide(command, state, { now: 0 });
       if (!d.ok) throw new Error(JSON.stringify(d.refusal));
       for (const e of d.events) {

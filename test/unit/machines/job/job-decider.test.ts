@@ -4,7 +4,7 @@ import type { JobCommand } from "../../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../../machines/job/job-decider.ts";
 import { isJobCommandLegal, jobLegality, jobStateValue } from "../../../../machines/job/job-legality.ts";
 import type { JobSpec } from "../../../../machines/job/job-spec.ts";
-import { validateJobSubmission } from "../../../../machines/job/validate-job-submission.ts";
+import { validateJobSubmission } from "../../../../src/actors/job-submission/validate-job-submission.ts";
 import type { JobEvent } from "../../../../src/events/catalog/job-events.ts";
 import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
 
@@ -21,6 +21,11 @@ function specOf(input: unknown): JobSpec {
   if (!r.ok) throw new Error("fixture is invalid");
   return r.spec;
 }
+/** The host validates a submission before the decider sees it. */
+const submit = (input: unknown): JobCommand => ({
+  type: "Submit",
+  submission: validateJobSubmission(input, { jobId: ID, defaults }),
+});
 const submitted = (input: unknown = raw()): JobEvent => ({
   type: "JobSubmitted",
   data: { JobID: ID, Job: specOf(input), Version: 1, Warnings: [] },
@@ -49,7 +54,7 @@ const NOT_ENOUGH = "not enough nodes to run job. requested: 1, available: 0, sui
 
 describe("submitting a job", () => {
   it("stores the validated spec with Bacalhau's defaults; the job is Pending at revision 1, version 1", () => {
-    const spec = given().when({ type: "Submit", job: raw({ ID: "mine" }), defaults });
+    const spec = given().when(submit(raw({ ID: "mine" })));
     spec.then(
       [
         {
@@ -77,11 +82,7 @@ describe("submitting a job", () => {
 
   it("refuses an invalid spec with every problem, storing nothing", () => {
     given()
-      .when({
-        type: "Submit",
-        job: { Type: "batch", Count: -1, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} } }] },
-        defaults,
-      })
+      .when(submit({ Type: "batch", Count: -1, Tasks: [{ Name: "main", Engine: { Type: "docker", Params: {} } }] }))
       .thenThrows({
         code: "Invalid",
         message:
@@ -95,10 +96,10 @@ describe("submitting a job", () => {
 
   it("refuses a second submission of the same id, and an id that is not j-<uuid>", () => {
     given([submitted()])
-      .when({ type: "Submit", job: raw(), defaults })
+      .when(submit(raw()))
       .thenThrows({ code: "Conflict", message: `job ${ID} already exists` });
     deciderSpec(jobDecider, "j-nope")()
-      .when({ type: "Submit", job: raw(), defaults })
+      .when(submit(raw()))
       .thenThrows({ code: "Conflict", message: 'a job\'s id is j-<uuid>, not "j-nope"' });
   });
 
@@ -335,9 +336,9 @@ describe("terminal jobs stay terminal", () => {
 
 describe("the legality statechart and decide", () => {
   const commands: JobCommand[] = [
-    { type: "Submit", job: raw({}, { QueueTimeout: 60, TotalTimeout: 600 }), defaults },
-    { type: "Submit", job: raw({ Type: "service" }, { QueueTimeout: 60 }), defaults },
-    { type: "Submit", job: { Type: "nope" }, defaults },
+    submit(raw({}, { QueueTimeout: 60, TotalTimeout: 600 })),
+    submit(raw({ Type: "service" }, { QueueTimeout: 60 })),
+    submit({ Type: "nope" }),
     { type: "Queue", reason: "r" },
     { type: "Run" },
     { type: "Complete" },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS } from "../../../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, WIRE_LIMITS, jobLimitsProblems } from "../../../../machines/job/job-limits.ts";
-import { problemText, validateJobSubmission } from "../../../../machines/job/validate-job-submission.ts";
+import { problemText, validateJobSubmission } from "../../../../src/actors/job-submission/validate-job-submission.ts";
 import { validateWorkMessage } from "../../../../src/transport/decode-work.ts";
 import { workTaskOf } from "../../../../src/workflows/jobs/job-runner.ts";
 import type { ExecutionState } from "../../../../machines/execution/execution-state.ts";

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS, type JobDefaults } from "../../../../machines/job/job-defaults.ts";
+import { DEFAULT_JOB_LIMITS } from "../../../../machines/job/job-limits.ts";
 import {
   MAX_JOB_SPEC_BYTES,
   problemText,
   validateJobSubmission,
-} from "../../../../machines/job/validate-job-submission.ts";
+} from "../../../../src/actors/job-submission/validate-job-submission.ts";
 
 const ID = "j-00000000-0000-4000-8000-000000000001";
 const opts = { jobId: ID, defaults: BACALHAU_JOB_DEFAULTS };
@@ -334,6 +335,45 @@ describe("an invalid job is refused with every problem named, each with its fiel
       "Constraints[0].Values[0]: the value of a gt requirement must be a whole number",
       "Constraints[1].Values: selector values must be empty for Exists or KeyNotInImap operators",
       "Constraints[2].Values: selector values must have exactly one value for other operators",
+    ]);
+  });
+
+  it("tells a blank or wrongly typed value from a missing one", () => {
+    expect(problems({ Type: "  ", Tasks: [] })).toEqual([
+      'Type: invalid job type: "  " (one of batch, ops, daemon, service)',
+      "Tasks: missing job tasks",
+    ]);
+    expect(problems({ Type: [], Tasks: "" })).toEqual([
+      "Type: invalid job type: [] (one of batch, ops, daemon, service)",
+      "Tasks: must be a list of tasks",
+    ]);
+    expect(
+      problems(job({ Constraints: [{ Key: [], Operator: "  ", Values: [] }] }, { Name: [], Engine: "docker" })),
+    ).toEqual([
+      "Constraints[0].Key: must be a string",
+      'Constraints[0].Operator: unknown operator "  " (one of ! = == in != notin exists gt lt)',
+      "Tasks[0].Name: must be a string",
+      "Tasks[0].Engine: must be an engine spec (Type, Params)",
+    ]);
+    expect(problems(job({}, { Name: "  ", Network: { Type: true } }))).toEqual([
+      "Tasks[0].Name: missing task name",
+      "Tasks[0].Network.Type: invalid networking type true (one of Default, None, Host, Full, HTTP, Bridge)",
+    ]);
+  });
+
+  it("names an Env's problems in order: their types, how many there are, then each variable's name and value", () => {
+    const limits = { ...DEFAULT_JOB_LIMITS, MaxEnvironmentVariables: 2, MaxEnvValueLength: 3 };
+    const result = validateJobSubmission(
+      job({}, { Env: { lower: "x", ["A".repeat(129)]: "", N: 1, LONG: "abcd", OK: "y" } }),
+      { ...opts, limits },
+    );
+    expect(result.ok ? [] : result.problems.map(problemText)).toEqual([
+      "Tasks[0].Env.N: must be a string",
+      "Tasks[0].Env: 4 environment variables; the limit is 2 (JobLimits.MaxEnvironmentVariables)",
+      'Tasks[0].Env.lower: environment variable "lower" must be uppercase',
+      `Tasks[0].Env.${"A".repeat(129)}: the name is 129 characters; the limit is 128`,
+      `Tasks[0].Env.${"A".repeat(129)}: environment variable "${"A".repeat(64)}…" cannot have empty value`,
+      'Tasks[0].Env.LONG: the value of "LONG" is 4 characters; the limit is 3 (JobLimits.MaxEnvValueLength)',
     ]);
   });
 
