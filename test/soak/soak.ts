@@ -2,9 +2,11 @@
  * The soak (`npm run soak`): Shoal at a scale the tests do not reach, with its faults on the way.
  *
  * A real `shoal serve` (bin/shoal, its embedded nats-server, SQLite, JSON logs) takes a fleet of
- * `shoal sim` virtual nodes (real joins and logins, heartbeats, no work) and real `shoal compute`
- * agents running Docker, while jobs of every type (batch, ops, service, daemon; labelled so that
- * only the agents match them) arrive steadily over REST. A third of the way through the job phase
+ * `shoal sim --run-work` virtual nodes (real joins and logins, heartbeats, work run in memory) and
+ * real `shoal compute` agents running Docker, while jobs of every type (batch, ops, service,
+ * daemon) arrive steadily over REST: a few for the agents (labelled so that only they match), and
+ * thousands for the virtual nodes, so that one orchestrator life stores and publishes tens of
+ * thousands of events, workflow steps among them. A third of the way through the job phase
  * the orchestrator is killed with `kill -9` and started again; two thirds through it is stopped
  * with SIGTERM and started again. At the end the soak stops the services and daemons, waits for
  * every job to end, stops the fleet and compares what two downstream readers saw: a durable
@@ -29,7 +31,7 @@ import { compareEventFeeds, PUBLISHED_CATEGORIES } from "./event-feed-check.ts";
 import { EventsReader } from "./events-reader.ts";
 import { FleetProcess } from "./fleet-process.ts";
 import { isLongRunning, isTerminal, jobEnds, storedJobs } from "./job-ends-check.ts";
-import { AGENT_LABEL, JobStream } from "./job-stream.ts";
+import { AGENT_LABEL, dockerJob, JobStream, simJob } from "./job-stream.ts";
 import { nodesBlamedWhileRunning } from "./node-health-check.ts";
 import { SOAK_HELP, soakSettings } from "./soak-settings.ts";
 import { SoakOrchestrator } from "./soak-orchestrator.ts";
@@ -99,7 +101,7 @@ const orchestrator = new SoakOrchestrator(
 );
 const fleet: FleetProcess[] = [];
 let reader: EventsReader | undefined;
-let jobs: JobStream | undefined;
+let jobs: JobStream[] = [];
 
 function killEverythingNow(): void {
   for (const p of fleet) p.killNow();
@@ -122,8 +124,9 @@ let fatal: Error | undefined;
 
 try {
   log(
-    `${settings.simNodes} sim nodes, ${settings.agents} Docker agents, jobs at ${settings.jobsPerSecond}/s for ` +
-      `${seconds(settings.jobPhaseMs)} s; DisconnectTimeout ${seconds(settings.disconnectTimeoutMs)} s; in ${root}`,
+    `${settings.simNodes} sim nodes, ${settings.agents} Docker agents, Docker jobs at ${settings.jobsPerSecond}/s and ` +
+      `sim jobs at ${settings.simNodes > 0 ? settings.simJobsPerSecond : 0}/s for ${seconds(settings.jobPhaseMs)} s; ` +
+      `DisconnectTimeout ${seconds(settings.disconnectTimeoutMs)} s; in ${root}`,
   );
   const image = await dockerTestImage();
   const first = await orchestrator.start(60_000);
@@ -150,6 +153,7 @@ try {
           tokenFile,
           joinRate: settings.simJoinRatePerSecond,
           heartbeatMs: settings.simHeartbeatMs,
+          runMs: settings.simRunMs,
         })
       : undefined;
   if (sim) fleet.push(sim);
@@ -180,16 +184,20 @@ try {
   log(`fleet up in ${joinS.toFixed(1)} s: ${settings.simNodes} sim nodes, ${settings.agents} agents APPROVED`);
 
   // The job phase: a steady stream, a kill -9 at a third, a SIGTERM restart at two thirds.
-  const stream = new JobStream(apiUrl, apiKey, image);
-  jobs = stream;
+  const stream = new JobStream(apiUrl, apiKey, (n) => dockerJob(image, n));
+  const simStream = sim ? new JobStream(apiUrl, apiKey, simJob) : undefined;
+  jobs = simStream ? [stream, simStream] : [stream];
+  const submitted = () => jobs.reduce((sum, j) => sum + j.submitted, 0);
+  const accepted = () => Object.assign({}, ...jobs.map((j) => j.counts.accepted)) as Record<string, number>;
   const phaseStarted = performance.now();
   const eventsBefore = publishable(storeEvents(dataDir)).length;
   stream.start(settings.jobsPerSecond);
+  simStream?.start(settings.simJobsPerSecond);
   const progress = setInterval(() => {
     const p = sim?.progress;
     const beating = p ? `${p.heartbeating}/${p.nodes} heartbeating (${p.heartbeatsPerSecond}/s)` : "-";
     log(
-      `${stream.submitted} jobs submitted (${JSON.stringify(stream.counts.accepted)} accepted); reader at position ` +
+      `${submitted()} jobs submitted (${JSON.stringify(accepted())} accepted); reader at position ` +
         `${reader?.lastPosition}; sim ${beating}`,
     );
   }, PROGRESS_MS);
@@ -214,16 +222,16 @@ try {
     await sleep(Math.max(0, phaseStarted + settings.jobPhaseMs - performance.now()));
   } finally {
     clearInterval(progress);
-    await stream.stop();
+    await Promise.all(jobs.map((j) => j.stop()));
   }
   const phaseS = (performance.now() - phaseStarted) / 1000;
-  figures.jobsSubmitted = stream.submitted;
-  figures.jobsAccepted = stream.counts.accepted;
-  figures.submissionsNotAccepted = stream.counts.outcomes;
-  figures.jobsSubmittedPerSecond = Math.round((stream.submitted / phaseS) * 100) / 100;
+  figures.jobsSubmitted = submitted();
+  figures.jobsAccepted = accepted();
+  figures.submissionsNotAccepted = Object.assign({}, ...jobs.map((j) => j.counts.outcomes)) as Record<string, number>;
+  figures.jobsSubmittedPerSecond = Math.round((submitted() / phaseS) * 100) / 100;
   const phaseEvents = publishable(storeEvents(dataDir)).length - eventsBefore;
   figures.eventsPerSecondDuringJobs = Math.round(phaseEvents / phaseS);
-  log(`job phase over: ${stream.submitted} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored`);
+  log(`job phase over: ${submitted()} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored`);
 
   // The end: services and daemons stopped, every job given time to end.
   const endStarted = performance.now();
@@ -329,7 +337,9 @@ try {
       `${ends.longRunningNotStopped.length} services/daemons ` +
       `ended otherwise than Stopped ${sample(ends.longRunningNotStopped)}; ${JSON.stringify(ends.counts)}`,
   });
-  const wanted = ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"];
+  const wanted = (sim ? ["docker", "sim"] : ["docker"]).flatMap((on) =>
+    ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"].map((k) => `${on} ${k}`),
+  );
   checks.push({
     name: "jobs of every type ran",
     ok: wanted.every((k) => (ends.counts[k] ?? 0) > 0),
@@ -357,7 +367,7 @@ try {
 } catch (e) {
   fatal = e as Error;
 } finally {
-  await jobs?.stop().catch(() => undefined);
+  await Promise.all(jobs.map((j) => j.stop().catch(() => undefined)));
   await reader?.stop().catch(() => undefined);
   await Promise.all(fleet.map((p) => p.stop().catch(() => undefined)));
   await orchestrator.terminate().catch(() => undefined);
