@@ -62,11 +62,16 @@ const publishable = (events: readonly StoreEvent[]) =>
   events.filter((e) => PUBLISHED_CATEGORIES.has(categoryOfStream(e.stream)));
 const sample = <T>(items: readonly T[], n = 5) => JSON.stringify(items.slice(0, n));
 
-async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+async function until(
+  what: string,
+  timeoutMs: number,
+  check: () => boolean | Promise<boolean>,
+  everyMs = 250,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${seconds(timeoutMs)} s waiting for ${what}`);
-    await sleep(250);
+    await sleep(everyMs);
   }
 }
 
@@ -239,22 +244,28 @@ try {
   // whose stop was accepted and that does not end Stopped is the orchestrator's fault, shown below.
   const stopAccepted = new Set<string>();
   let lastEndLog = performance.now();
-  await until("every job to end", settings.settleMs, async () => {
-    const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
-    for (const job of open.filter((j) => isLongRunning(j) && !stopAccepted.has(j.jobId))) {
-      const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${apiKey()}` },
-      }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
-      if (res.status === 200) stopAccepted.add(job.jobId);
-      else log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
-    }
-    if (performance.now() - lastEndLog > PROGRESS_MS) {
-      lastEndLog = performance.now();
-      log(`waiting for ${open.length} jobs to end: ${sample(open, 3)}`);
-    }
-    return open.length === 0;
-  }).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
+  await until(
+    "every job to end",
+    settings.settleMs,
+    async () => {
+      const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
+      for (const job of open.filter((j) => isLongRunning(j) && !stopAccepted.has(j.jobId))) {
+        const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${apiKey()}` },
+        }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
+        if (res.status === 200) stopAccepted.add(job.jobId);
+        else log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
+      }
+      if (performance.now() - lastEndLog > PROGRESS_MS) {
+        lastEndLog = performance.now();
+        log(`waiting for ${open.length} jobs to end: ${sample(open, 3)}`);
+      }
+      return open.length === 0;
+    },
+    // Each look reads the whole store (tens of thousands of events): once a second is often enough.
+    1000,
+  ).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
   figures.jobsEndSeconds = seconds(performance.now() - endStarted);
 
   // The fleet stops: from here on a node's silence is its own.
@@ -288,6 +299,14 @@ try {
   figures.storedEvents = store.length;
   figures.clusterEvents = publishable(store).length;
   figures.eventsPerSecondOverall = Math.round(publishable(store).length / Math.max(1, (lastTime - firstTime) / 1000));
+  // What each start of the orchestrator stored (by event time, from one start's ready to the next's):
+  // the publisher's queue is per life, and only a long life fills and compacts it.
+  figures.eventsPerLife = orchestrator.incarnations.map((i) => {
+    const next = orchestrator.incarnations[i.run]?.readyAt ?? Infinity;
+    const from = i.run === 1 ? -Infinity : i.readyAt;
+    const its = store.filter((e) => Date.parse(e.time) >= from && Date.parse(e.time) < next);
+    return { stored: its.length, published: publishable(its).length };
+  });
   figures.readerRedeliveries = finalReader.redeliveries;
   figures.readerFetchErrors = finalReader.fetchErrors;
 

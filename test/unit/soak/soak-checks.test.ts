@@ -147,7 +147,7 @@ describe("soakSettings", () => {
     expect(settings).toMatchObject({ simNodes: 10, jobPhaseMs: 30_000, jobsPerSecond: 2, agents: 2 });
     // Four heartbeats, as Shoal's own defaults (15s, 1m).
     expect(settings).toMatchObject({ simHeartbeatMs: 5000, disconnectTimeoutMs: 20_000 });
-    expect(settings).toMatchObject({ simJobsPerSecond: 10, simRunMs: 2000 });
+    expect(settings).toMatchObject({ simJobsPerSecond: 4, simRunMs: 2000 });
     expect(soakSettings(["--sim-run-time", "500ms"], { SOAK_SIM_JOB_RATE: "25" })).toMatchObject({
       simJobsPerSecond: 25,
       simRunMs: 500,
