@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { parseDuration } from "../../src/config/duration.ts";
 
-/** The soak's scale and timeline; the defaults are CI's (about three minutes on a 2-core machine). */
+/** The soak's scale and timeline; the defaults are CI's (four to five minutes on a busy 2-core machine). */
 export interface SoakSettings {
   /** Virtual nodes of one `shoal sim --run-work` process: joins, logins, heartbeats, and work run in memory. */
   readonly simNodes: number;

@@ -5,8 +5,9 @@
  * `shoal sim --run-work` virtual nodes (real joins and logins, heartbeats, work run in memory) and
  * real `shoal compute` agents running Docker, while jobs of every type (batch, ops, service,
  * daemon) arrive steadily over REST: a few for the agents (labelled so that only they match), and
- * thousands for the virtual nodes, so that one orchestrator life stores and publishes tens of
- * thousands of events, workflow steps among them. A third of the way through the job phase
+ * hundreds for the virtual nodes (thousands of executions), so that one orchestrator life stores
+ * some ten thousand events, a quarter to a third of them workflow steps, and the SHOAL_EVENTS
+ * publisher's queue is compacted with unpublished steps at its head (what once crashed it). A third of the way through the job phase
  * the orchestrator is killed with `kill -9` and started again; two thirds through it is stopped
  * with SIGTERM and started again. At the end the soak stops the services and daemons, waits for
  * every job to end, stops the fleet and compares what two downstream readers saw: a durable
