@@ -8,11 +8,11 @@
  * hundreds for the virtual nodes (thousands of executions), so that one orchestrator life stores
  * some ten thousand events, a quarter to a third of them workflow steps, and the SHOAL_EVENTS
  * publisher's queue is compacted with unpublished steps at its head (what once crashed it). A third
- * of the way through the job phase
- * the orchestrator is killed with `kill -9` and started again; two thirds through it is stopped
- * with SIGTERM and started again. At the end the soak stops the services and daemons, waits for
- * every job to end, stops the fleet and compares what two downstream readers saw: a durable
- * JetStream consumer on SHOAL_EVENTS (the events-reader credentials) and the SQLite store.
+ * of the way through the job phase the orchestrator is killed with `kill -9` and started again;
+ * two thirds through it is stopped with SIGTERM and started again. At the end the soak stops the
+ * services and daemons, waits for every job to end, stops the fleet and compares what two
+ * downstream readers saw: a durable JetStream consumer on SHOAL_EVENTS (the events-reader
+ * credentials) and the SQLite store.
  *
  * It fails, saying why, when an event is missing, duplicated or out of order downstream, a node is
  * recorded UNHEALTHY (or UNKNOWN) while its agent or sim ran, a job is left without an end state
