@@ -57,6 +57,12 @@ export interface ComputeAgentOptions {
    */
   readonly executor?: Executor & { readonly ledger: CapacityLedger };
   /**
+   * Keep what the node knows of its executions in memory only, not in `<dataDir>/<nodeId>.executions.json`:
+   * for an executor whose executions end with the process (a fleet simulator's), where a file written at
+   * every change per node would only cost the machine.
+   */
+  readonly executionsInMemory?: boolean;
+  /**
    * Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random).
    */
   readonly reconnectDraw?: () => number;
@@ -151,7 +157,7 @@ export class ComputeAgent {
       this.runner = new ExecutionRunner({
         nodeId: options.nodeId,
         executor,
-        known: new KnownExecutions(options.dataDir, options.nodeId),
+        known: new KnownExecutions(options.executionsInMemory ? undefined : options.dataDir, options.nodeId),
         // Sent once connected; until then (and while NATS is down) the runner retries.
         send: (report) =>
           this.client

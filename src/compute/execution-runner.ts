@@ -138,6 +138,13 @@ export class ExecutionRunner {
   private readonly running = new Map<string, RunningExecution>();
   /** Each execution's reports go out one after another, in order. */
   private readonly chains = new Map<string, Promise<void>>();
+  /**
+   * Reports queued in an execution's chain and not yet being sent, by execution: a report's type,
+   * or `final:<MessageID>` for an end. The orchestrator repeats its work until it hears an answer;
+   * while it is slow to answer, each repeat would queue the same report again, the chain would
+   * grow faster than it drains, and the execution's end would wait behind all of them.
+   */
+  private readonly waiting = new Map<string, Set<string>>();
   private stopped = false;
   private readonly sleeps = new Set<() => void>();
 
@@ -369,7 +376,15 @@ export class ExecutionRunner {
 
   private queue(report: ExecutionReport, isFinal: boolean): void {
     const id = report.ExecutionID;
+    const key = isFinal ? `final:${report.MessageID}` : report.Type;
+    const waiting = this.waiting.get(id) ?? new Set<string>();
+    // The same report already waits its turn: it says what this one would.
+    if (waiting.has(key)) return;
+    waiting.add(key);
+    this.waiting.set(id, waiting);
     const next = (this.chains.get(id) ?? Promise.resolve()).then(async () => {
+      waiting.delete(key);
+      if (waiting.size === 0 && this.waiting.get(id) === waiting) this.waiting.delete(id);
       const delivered = await this.deliver(report);
       if (delivered && isFinal && this.options.known.get(id)?.final?.MessageID === report.MessageID)
         this.options.known.delivered(id);

@@ -22,12 +22,13 @@ export const REMEMBERED_ENDS = 256;
  * end it had not delivered before it stopped.
  */
 export class KnownExecutions {
-  private readonly file: string;
+  private readonly file: string | undefined;
   private readonly entries = new Map<string, KnownExecution>();
 
-  constructor(dataDir: string, nodeId: string) {
-    this.file = join(dataDir, `${nodeId}.executions.json`);
-    if (!existsSync(this.file)) return;
+  /** Without a DataDir: kept in memory only, for a node whose executions end with its process (a simulated one). */
+  constructor(dataDir: string | undefined, nodeId: string) {
+    this.file = dataDir === undefined ? undefined : join(dataDir, `${nodeId}.executions.json`);
+    if (this.file === undefined || !existsSync(this.file)) return;
     const saved = JSON.parse(readFileSync(this.file, "utf8")) as Record<string, KnownExecution>;
     for (const [id, entry] of Object.entries(saved)) this.entries.set(id, entry);
   }
@@ -68,6 +69,7 @@ export class KnownExecutions {
   }
 
   private save(): void {
+    if (this.file === undefined) return;
     writeFileAtomic(this.file, `${JSON.stringify(Object.fromEntries(this.entries))}\n`, 0o600);
   }
 }

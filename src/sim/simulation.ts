@@ -46,6 +46,7 @@ export class Simulation {
         joinRatePerSecond: this.options.joinRatePerSecond,
         heartbeatMs: this.options.heartbeatMs,
         jitterMs: this.options.jitterMs,
+        runWorkMs: this.options.runWork?.runMs ?? null,
       },
       "sim starting: one NATS connection and one nkey per virtual node",
     );

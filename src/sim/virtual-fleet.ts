@@ -6,7 +6,8 @@ import type { Logger } from "pino";
 import { ComputeAgent, type AgentOutcome } from "../compute/compute-agent.ts";
 import type { JoinKey } from "../transport/join-proof.ts";
 import { userNkeyFromSeed } from "../transport/nkey-signature.ts";
-import { virtualNodeInfo } from "./virtual-node-info.ts";
+import { SimExecutor } from "./sim-executor.ts";
+import { virtualNodeCapacity, virtualNodeInfo } from "./virtual-node-info.ts";
 
 export interface VirtualFleetOptions {
   readonly nodes: number;
@@ -33,6 +34,11 @@ export interface VirtualFleetOptions {
    * registration sentinel in dataDir) a node starts without joining: a pre-provisioned fleet.
    */
   readonly key?: (index: number) => JoinKey;
+  /**
+   * Nodes take work: each runs its executions in a SimExecutor (in memory, nothing runs) for
+   * `runMs` unless the task says otherwise. Without it a node answers no work.
+   */
+  readonly runWork?: { readonly runMs: number };
 }
 
 /** Counts at one moment; the refused/failed/heartbeat totals are cumulative since start. */
@@ -166,6 +172,12 @@ export class VirtualFleet {
       jwtStore: { load: () => this.jwts[index], save: (jwt) => void (this.jwts[index] = jwt) },
       nodeInfo: () => virtualNodeInfo(nodeId, index),
       observe: (outcome) => this.observe(index, outcome),
+      ...(this.options.runWork === undefined
+        ? {}
+        : {
+            executor: new SimExecutor(nodeId, virtualNodeCapacity(index), this.options.runWork.runMs),
+            executionsInMemory: true,
+          }),
       ...(this.options.initialBackoffMs === undefined ? {} : { initialBackoffMs: this.options.initialBackoffMs }),
       ...(this.options.maxBackoffMs === undefined ? {} : { maxBackoffMs: this.options.maxBackoffMs }),
     });

@@ -9,13 +9,24 @@ const SHAPES = [
   { CPU: 16, Memory: 64 * GiB, Disk: 500 * GiB, GPU: 2 },
 ] as const;
 const ZONES = ["zone-a", "zone-b", "zone-c"] as const;
+/** Racks of the fleet: a constraint on one picks every 50th node, a few dozen of a few thousand. */
+export const SIM_RACKS = 50;
+
+const shapeOf = (index: number) => SHAPES[index % SHAPES.length] as (typeof SHAPES)[number];
+
+/** What the i-th simulated node can run at once, as its executor's ledger counts it. */
+export function virtualNodeCapacity(index: number): { cpuMillis: number; memoryBytes: number } {
+  const shape = shapeOf(index);
+  return { cpuMillis: shape.CPU * 1000, memoryBytes: shape.Memory };
+}
 
 /**
- * What a simulated node reports: a few machine shapes and zones, so that filters and orderings
- * over the fleet have something to tell apart, and a `sim` label that marks it as simulated.
+ * What a simulated node reports: a few machine shapes, zones and racks (`rack-<i mod 50>`), so
+ * that filters and orderings over the fleet have something to tell apart, and a `sim` label that
+ * marks it as simulated.
  */
 export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
-  const capacity = SHAPES[index % SHAPES.length] as (typeof SHAPES)[number];
+  const capacity = shapeOf(index);
   return {
     NodeID: nodeId,
     NodeType: "Compute",
@@ -25,6 +36,7 @@ export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
       Architecture: "amd64",
       sim: "true",
       zone: ZONES[index % ZONES.length] as string,
+      rack: `rack-${index % SIM_RACKS}`,
     },
     ComputeNodeInfo: {
       ExecutionEngines: ["docker"],

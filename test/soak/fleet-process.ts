@@ -12,6 +12,8 @@ export interface SimOptions {
   readonly tokenFile: string;
   readonly joinRate: number;
   readonly heartbeatMs: number;
+  /** How long the nodes' batch and ops executions run (`--run-work --run-time`). */
+  readonly runMs: number;
 }
 
 export interface AgentOptions {
@@ -65,7 +67,10 @@ export class FleetProcess {
     );
   }
 
-  /** `shoal sim`: `nodes` virtual nodes with ids `<prefix>-<index>`, joining with the token in `tokenFile`. */
+  /**
+   * `shoal sim --run-work`: `nodes` virtual nodes with ids `<prefix>-<index>`, joining with the token
+   * in `tokenFile`, running their work in memory.
+   */
   static sim(options: SimOptions): FleetProcess {
     return new FleetProcess("shoal sim", [
       "sim",
@@ -81,6 +86,9 @@ export class FleetProcess {
       `${options.joinRate}/s`,
       "--heartbeat-interval",
       `${options.heartbeatMs}ms`,
+      "--run-work",
+      "--run-time",
+      `${options.runMs}ms`,
     ]);
   }
 

@@ -1,17 +1,22 @@
 import { parseArgs } from "node:util";
 import { parseDuration } from "../../src/config/duration.ts";
 
-/** The soak's scale and timeline; the defaults are CI's (about three minutes on a 2-core machine). */
+/** The soak's scale and timeline; the defaults are CI's (four to five minutes on a busy 2-core machine). */
 export interface SoakSettings {
-  /** Virtual nodes of one `shoal sim` process: joins, logins and heartbeats, no work. */
+  /** Virtual nodes of one `shoal sim --run-work` process: joins, logins, heartbeats, and work run in memory. */
   readonly simNodes: number;
   readonly simJoinRatePerSecond: number;
   readonly simHeartbeatMs: number;
-  /** Real `shoal compute` agents running Docker: the only nodes the soak's jobs match. */
+  /** Real `shoal compute` agents running Docker: the only nodes the Docker jobs match. */
   readonly agents: number;
   /** How long jobs are submitted; the kill -9 falls at a third of it, the SIGTERM restart at two thirds. */
   readonly jobPhaseMs: number;
+  /** Docker jobs (on the agents) submitted per second. */
   readonly jobsPerSecond: number;
+  /** Jobs for the sim nodes submitted per second (besides the Docker ones); none without sim nodes. */
+  readonly simJobsPerSecond: number;
+  /** How long a sim node's batch or ops execution runs. */
+  readonly simRunMs: number;
   /**
    * The orchestrator's Orchestrator.NodeManager.DisconnectTimeout: four sim heartbeats by default,
    * the ratio of Shoal's own defaults (15s heartbeats, 1m), so that a blamed node missed four.
@@ -31,8 +36,10 @@ export const SOAK_HELP = `Usage: npm run soak -- [options]   (or SOAK_* environm
   --join-rate R           sim node starts per second (SOAK_JOIN_RATE, default 100)
   --heartbeat D           sim heartbeat interval (SOAK_HEARTBEAT, default 5s)
   --agents N              real compute agents with Docker (SOAK_AGENTS, default 2)
-  --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 120s)
-  --job-rate R            jobs submitted per second (SOAK_JOB_RATE, default 0.5)
+  --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 150s)
+  --job-rate R            Docker jobs (on the agents) submitted per second (SOAK_JOB_RATE, default 0.5)
+  --sim-job-rate R        jobs for the sim nodes submitted per second (SOAK_SIM_JOB_RATE, default 4)
+  --sim-run-time D        how long a sim batch or ops execution runs (SOAK_SIM_RUN_TIME, default 2s)
   --disconnect-timeout D  Orchestrator.NodeManager.DisconnectTimeout (SOAK_DISCONNECT_TIMEOUT, default 4 heartbeats)
   --join-timeout D        bound on the fleet's join (SOAK_JOIN_TIMEOUT, default 120s)
   --settle D              bound on the wait for job ends, and for the reader (SOAK_SETTLE, default 60s)
@@ -48,6 +55,8 @@ const OPTIONS = {
   agents: { type: "string" },
   duration: { type: "string" },
   "job-rate": { type: "string" },
+  "sim-job-rate": { type: "string" },
+  "sim-run-time": { type: "string" },
   "disconnect-timeout": { type: "string" },
   "join-timeout": { type: "string" },
   settle: { type: "string" },
@@ -88,8 +97,10 @@ export function soakSettings(args: readonly string[], env: NodeJS.ProcessEnv): S
     simJoinRatePerSecond: rate("join-rate", "SOAK_JOIN_RATE", "100"),
     simHeartbeatMs: heartbeatMs,
     agents: count("agents", "SOAK_AGENTS", "2", 1),
-    jobPhaseMs: duration("duration", "SOAK_DURATION", "120s"),
+    jobPhaseMs: duration("duration", "SOAK_DURATION", "150s"),
     jobsPerSecond: rate("job-rate", "SOAK_JOB_RATE", "0.5"),
+    simJobsPerSecond: rate("sim-job-rate", "SOAK_SIM_JOB_RATE", "4"),
+    simRunMs: duration("sim-run-time", "SOAK_SIM_RUN_TIME", "2s"),
     disconnectTimeoutMs: duration("disconnect-timeout", "SOAK_DISCONNECT_TIMEOUT", `${4 * heartbeatMs}ms`),
     joinTimeoutMs: duration("join-timeout", "SOAK_JOIN_TIMEOUT", "120s"),
     settleMs: duration("settle", "SOAK_SETTLE", "60s"),

@@ -2,13 +2,17 @@
  * The soak (`npm run soak`): Shoal at a scale the tests do not reach, with its faults on the way.
  *
  * A real `shoal serve` (bin/shoal, its embedded nats-server, SQLite, JSON logs) takes a fleet of
- * `shoal sim` virtual nodes (real joins and logins, heartbeats, no work) and real `shoal compute`
- * agents running Docker, while jobs of every type (batch, ops, service, daemon; labelled so that
- * only the agents match them) arrive steadily over REST. A third of the way through the job phase
- * the orchestrator is killed with `kill -9` and started again; two thirds through it is stopped
- * with SIGTERM and started again. At the end the soak stops the services and daemons, waits for
- * every job to end, stops the fleet and compares what two downstream readers saw: a durable
- * JetStream consumer on SHOAL_EVENTS (the events-reader credentials) and the SQLite store.
+ * `shoal sim --run-work` virtual nodes (real joins and logins, heartbeats, work run in memory) and
+ * real `shoal compute` agents running Docker, while jobs of every type (batch, ops, service,
+ * daemon) arrive steadily over REST: a few for the agents (labelled so that only they match), and
+ * hundreds for the virtual nodes (thousands of executions), so that one orchestrator life stores
+ * some ten thousand events, a quarter to a third of them workflow steps, and the SHOAL_EVENTS
+ * publisher's queue is compacted with unpublished steps at its head (what once crashed it). A third
+ * of the way through the job phase the orchestrator is killed with `kill -9` and started again;
+ * two thirds through it is stopped with SIGTERM and started again. At the end the soak stops the
+ * services and daemons, waits for every job to end, stops the fleet and compares what two
+ * downstream readers saw: a durable JetStream consumer on SHOAL_EVENTS (the events-reader
+ * credentials) and the SQLite store.
  *
  * It fails, saying why, when an event is missing, duplicated or out of order downstream, a node is
  * recorded UNHEALTHY (or UNKNOWN) while its agent or sim ran, a job is left without an end state
@@ -29,7 +33,7 @@ import { compareEventFeeds, PUBLISHED_CATEGORIES } from "./event-feed-check.ts";
 import { EventsReader } from "./events-reader.ts";
 import { FleetProcess } from "./fleet-process.ts";
 import { isLongRunning, isTerminal, jobEnds, storedJobs } from "./job-ends-check.ts";
-import { AGENT_LABEL, JobStream } from "./job-stream.ts";
+import { AGENT_LABEL, dockerJob, JobStream, simJob } from "./job-stream.ts";
 import { nodesBlamedWhileRunning } from "./node-health-check.ts";
 import { SOAK_HELP, soakSettings } from "./soak-settings.ts";
 import { SoakOrchestrator } from "./soak-orchestrator.ts";
@@ -60,11 +64,16 @@ const publishable = (events: readonly StoreEvent[]) =>
   events.filter((e) => PUBLISHED_CATEGORIES.has(categoryOfStream(e.stream)));
 const sample = <T>(items: readonly T[], n = 5) => JSON.stringify(items.slice(0, n));
 
-async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+async function until(
+  what: string,
+  timeoutMs: number,
+  check: () => boolean | Promise<boolean>,
+  everyMs = 250,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${seconds(timeoutMs)} s waiting for ${what}`);
-    await sleep(250);
+    await sleep(everyMs);
   }
 }
 
@@ -99,7 +108,7 @@ const orchestrator = new SoakOrchestrator(
 );
 const fleet: FleetProcess[] = [];
 let reader: EventsReader | undefined;
-let jobs: JobStream | undefined;
+let jobs: JobStream[] = [];
 
 function killEverythingNow(): void {
   for (const p of fleet) p.killNow();
@@ -122,8 +131,9 @@ let fatal: Error | undefined;
 
 try {
   log(
-    `${settings.simNodes} sim nodes, ${settings.agents} Docker agents, jobs at ${settings.jobsPerSecond}/s for ` +
-      `${seconds(settings.jobPhaseMs)} s; DisconnectTimeout ${seconds(settings.disconnectTimeoutMs)} s; in ${root}`,
+    `${settings.simNodes} sim nodes, ${settings.agents} Docker agents, Docker jobs at ${settings.jobsPerSecond}/s and ` +
+      `sim jobs at ${settings.simNodes > 0 ? settings.simJobsPerSecond : 0}/s for ${seconds(settings.jobPhaseMs)} s; ` +
+      `DisconnectTimeout ${seconds(settings.disconnectTimeoutMs)} s; in ${root}`,
   );
   const image = await dockerTestImage();
   const first = await orchestrator.start(60_000);
@@ -150,6 +160,7 @@ try {
           tokenFile,
           joinRate: settings.simJoinRatePerSecond,
           heartbeatMs: settings.simHeartbeatMs,
+          runMs: settings.simRunMs,
         })
       : undefined;
   if (sim) fleet.push(sim);
@@ -180,16 +191,20 @@ try {
   log(`fleet up in ${joinS.toFixed(1)} s: ${settings.simNodes} sim nodes, ${settings.agents} agents APPROVED`);
 
   // The job phase: a steady stream, a kill -9 at a third, a SIGTERM restart at two thirds.
-  const stream = new JobStream(apiUrl, apiKey, image);
-  jobs = stream;
+  const stream = new JobStream(apiUrl, apiKey, (n) => dockerJob(image, n));
+  const simStream = sim ? new JobStream(apiUrl, apiKey, simJob) : undefined;
+  jobs = simStream ? [stream, simStream] : [stream];
+  const submitted = () => jobs.reduce((sum, j) => sum + j.submitted, 0);
+  const accepted = () => Object.assign({}, ...jobs.map((j) => j.counts.accepted)) as Record<string, number>;
   const phaseStarted = performance.now();
   const eventsBefore = publishable(storeEvents(dataDir)).length;
   stream.start(settings.jobsPerSecond);
+  simStream?.start(settings.simJobsPerSecond);
   const progress = setInterval(() => {
     const p = sim?.progress;
     const beating = p ? `${p.heartbeating}/${p.nodes} heartbeating (${p.heartbeatsPerSecond}/s)` : "-";
     log(
-      `${stream.submitted} jobs submitted (${JSON.stringify(stream.counts.accepted)} accepted); reader at position ` +
+      `${submitted()} jobs submitted (${JSON.stringify(accepted())} accepted); reader at position ` +
         `${reader?.lastPosition}; sim ${beating}`,
     );
   }, PROGRESS_MS);
@@ -214,16 +229,16 @@ try {
     await sleep(Math.max(0, phaseStarted + settings.jobPhaseMs - performance.now()));
   } finally {
     clearInterval(progress);
-    await stream.stop();
+    await Promise.all(jobs.map((j) => j.stop()));
   }
   const phaseS = (performance.now() - phaseStarted) / 1000;
-  figures.jobsSubmitted = stream.submitted;
-  figures.jobsAccepted = stream.counts.accepted;
-  figures.submissionsNotAccepted = stream.counts.outcomes;
-  figures.jobsSubmittedPerSecond = Math.round((stream.submitted / phaseS) * 100) / 100;
+  figures.jobsSubmitted = submitted();
+  figures.jobsAccepted = accepted();
+  figures.submissionsNotAccepted = Object.assign({}, ...jobs.map((j) => j.counts.outcomes)) as Record<string, number>;
+  figures.jobsSubmittedPerSecond = Math.round((submitted() / phaseS) * 100) / 100;
   const phaseEvents = publishable(storeEvents(dataDir)).length - eventsBefore;
   figures.eventsPerSecondDuringJobs = Math.round(phaseEvents / phaseS);
-  log(`job phase over: ${stream.submitted} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored`);
+  log(`job phase over: ${submitted()} submitted in ${phaseS.toFixed(1)} s; ${phaseEvents} cluster events stored`);
 
   // The end: services and daemons stopped, every job given time to end.
   const endStarted = performance.now();
@@ -231,22 +246,28 @@ try {
   // whose stop was accepted and that does not end Stopped is the orchestrator's fault, shown below.
   const stopAccepted = new Set<string>();
   let lastEndLog = performance.now();
-  await until("every job to end", settings.settleMs, async () => {
-    const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
-    for (const job of open.filter((j) => isLongRunning(j) && !stopAccepted.has(j.jobId))) {
-      const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${apiKey()}` },
-      }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
-      if (res.status === 200) stopAccepted.add(job.jobId);
-      else log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
-    }
-    if (performance.now() - lastEndLog > PROGRESS_MS) {
-      lastEndLog = performance.now();
-      log(`waiting for ${open.length} jobs to end: ${sample(open, 3)}`);
-    }
-    return open.length === 0;
-  }).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
+  await until(
+    "every job to end",
+    settings.settleMs,
+    async () => {
+      const open = storedJobs(storeEvents(dataDir)).filter((j) => !isTerminal(j));
+      for (const job of open.filter((j) => isLongRunning(j) && !stopAccepted.has(j.jobId))) {
+        const res = await fetch(`${apiUrl}/api/v1/orchestrator/jobs/${job.jobId}?reason=soak%20over`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${apiKey()}` },
+        }).catch((e: unknown) => ({ status: 0, text: () => Promise.resolve(String(e)) }));
+        if (res.status === 200) stopAccepted.add(job.jobId);
+        else log(`stop of job ${job.jobId}: ${res.status} ${(await res.text()).slice(0, 120)}`);
+      }
+      if (performance.now() - lastEndLog > PROGRESS_MS) {
+        lastEndLog = performance.now();
+        log(`waiting for ${open.length} jobs to end: ${sample(open, 3)}`);
+      }
+      return open.length === 0;
+    },
+    // Each look reads the whole store (tens of thousands of events): once a second is often enough.
+    1000,
+  ).catch((e: unknown) => log(`${(e as Error).message}; checked below`));
   figures.jobsEndSeconds = seconds(performance.now() - endStarted);
 
   // The fleet stops: from here on a node's silence is its own.
@@ -280,6 +301,14 @@ try {
   figures.storedEvents = store.length;
   figures.clusterEvents = publishable(store).length;
   figures.eventsPerSecondOverall = Math.round(publishable(store).length / Math.max(1, (lastTime - firstTime) / 1000));
+  // What each start of the orchestrator stored (by event time, from one start's ready to the next's):
+  // the publisher's queue is per life, and only a long life fills and compacts it.
+  figures.eventsPerLife = orchestrator.incarnations.map((i) => {
+    const next = orchestrator.incarnations[i.run]?.readyAt ?? Infinity;
+    const from = i.run === 1 ? -Infinity : i.readyAt;
+    const its = store.filter((e) => Date.parse(e.time) >= from && Date.parse(e.time) < next);
+    return { stored: its.length, published: publishable(its).length };
+  });
   figures.readerRedeliveries = finalReader.redeliveries;
   figures.readerFetchErrors = finalReader.fetchErrors;
 
@@ -329,7 +358,9 @@ try {
       `${ends.longRunningNotStopped.length} services/daemons ` +
       `ended otherwise than Stopped ${sample(ends.longRunningNotStopped)}; ${JSON.stringify(ends.counts)}`,
   });
-  const wanted = ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"];
+  const wanted = (sim ? ["docker", "sim"] : ["docker"]).flatMap((on) =>
+    ["batch Completed", "ops Completed", "service Stopped", "daemon Stopped"].map((k) => `${on} ${k}`),
+  );
   checks.push({
     name: "jobs of every type ran",
     ok: wanted.every((k) => (ends.counts[k] ?? 0) > 0),
@@ -357,7 +388,7 @@ try {
 } catch (e) {
   fatal = e as Error;
 } finally {
-  await jobs?.stop().catch(() => undefined);
+  await Promise.all(jobs.map((j) => j.stop().catch(() => undefined)));
   await reader?.stop().catch(() => undefined);
   await Promise.all(fleet.map((p) => p.stop().catch(() => undefined)));
   await orchestrator.terminate().catch(() => undefined);

@@ -11,7 +11,16 @@ export interface StoreEvent {
   readonly time: string;
   /** The job's type, on JobSubmitted only. */
   readonly jobType?: string;
+  /** On JobSubmitted only: `sim` for a job constrained to sim=true (the virtual nodes), else `docker`. */
+  readonly runsOn?: "sim" | "docker";
 }
+
+interface SubmittedJob {
+  readonly Job: { readonly Type: string; readonly Constraints?: readonly { Key: string; Values?: string[] }[] };
+}
+
+const runsOn = ({ Job }: SubmittedJob): "sim" | "docker" =>
+  Job.Constraints?.some((c) => c.Key === "sim" && c.Values?.includes("true")) ? "sim" : "docker";
 
 /**
  * Every event in the orchestrator's SQLite store, in store order, read as an auditor's tool would:
@@ -23,14 +32,12 @@ export function storeEvents(dataDir: string): StoreEvent[] {
   try {
     const query = db.prepare("SELECT position, event_id, stream, type, time, data FROM events ORDER BY position");
     const rows = query.raw().all() as [number, string, string, string, string | null, string][];
-    return rows.map(([position, id, stream, type, time, data]) => ({
-      position,
-      id,
-      stream,
-      type,
-      time: time ?? "",
-      ...(type === "JobSubmitted" ? { jobType: (JSON.parse(data) as { Job: { Type: string } }).Job.Type } : {}),
-    }));
+    return rows.map(([position, id, stream, type, time, data]) => {
+      const event = { position, id, stream, type, time: time ?? "" };
+      if (type !== "JobSubmitted") return event;
+      const submitted = JSON.parse(data) as SubmittedJob;
+      return { ...event, jobType: submitted.Job.Type, runsOn: runsOn(submitted) };
+    });
   } finally {
     db.close();
   }

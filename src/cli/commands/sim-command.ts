@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { parseDuration } from "../../config/duration.ts";
+import { formatDuration, parseDuration } from "../../config/duration.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { redactUrl } from "../../security/redact-url.ts";
@@ -30,6 +30,11 @@ Options:
   --revive-after D          restart the killed nodes this long after the kill (same keys)
   --duration D              stop after this long (default: until Ctrl-C)
   --id-prefix P             node ids are P-<index> (default sim-<random>)
+  --run-work                nodes take work: an execution runs in memory (nothing is started) for
+                            --run-time, then exits 0 with one line of output; a task with env
+                            SHOAL_SIM_RUN=<duration> runs that long, SHOAL_SIM_RUN=until-stopped
+                            until cancelled (for services and daemons). Without it nodes answer no work
+  --run-time D              how long an execution runs on a node with --run-work (default 1s)
 ${CONFIG_HELP}
   -h, --help                show this help`;
 
@@ -54,6 +59,8 @@ const OPTIONS = {
   "revive-after": { type: "string" },
   duration: { type: "string" },
   "id-prefix": { type: "string" },
+  "run-work": { type: "boolean" },
+  "run-time": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -102,6 +109,8 @@ export function parseSimArgs(
   const reviveAfterMs = duration("revive-after", values["revive-after"]);
   const durationMs = duration("duration", values.duration);
   if (durationMs !== undefined && durationMs <= 0) throw new UsageError("--duration must be longer than 0s");
+  if (values["run-time"] !== undefined && !values["run-work"]) throw new UsageError("--run-time needs --run-work");
+  const runMs = duration("run-time", values["run-time"], 1000) as number;
   const idPrefix = values["id-prefix"] ?? `sim-${randomBytes(2).toString("hex")}`;
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(idPrefix))
     throw new UsageError(
@@ -119,6 +128,7 @@ export function parseSimArgs(
     ...(killFraction === undefined ? {} : { killFraction, killAtMs }),
     ...(reviveAfterMs === undefined ? {} : { reviveAfterMs }),
     ...(durationMs === undefined ? {} : { durationMs }),
+    ...(values["run-work"] ? { runWork: { runMs } } : {}),
     ...(values.orchestrator === undefined ? {} : { orchestrator: values.orchestrator }),
     ...(values["token-file"] === undefined ? {} : { tokenFile: values["token-file"] }),
   };
@@ -170,8 +180,9 @@ export async function simCommand(args: string[]): Promise<number> {
     resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],
     logger,
   });
+  const work = settings.runWork ? `, running work for ${formatDuration(settings.runWork.runMs)} each` : "";
   console.log(
-    `Simulating ${settings.nodes} nodes (${settings.idPrefix}-…) against ${orchestrators.map(redactUrl).join(", ")}; Ctrl-C to stop.`,
+    `Simulating ${settings.nodes} nodes (${settings.idPrefix}-…) against ${orchestrators.map(redactUrl).join(", ")}${work}; Ctrl-C to stop.`,
   );
   await Promise.race([sim.finished, waitForSignal()]);
   const last = await sim.stop();

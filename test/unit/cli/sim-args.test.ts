@@ -30,6 +30,17 @@ describe("shoal sim's arguments", () => {
     expect(s.idPrefix).toMatch(/^sim-[0-9a-f]{4}$/);
     expect(s).not.toHaveProperty("killFraction");
     expect(s).not.toHaveProperty("durationMs");
+    expect(s).not.toHaveProperty("runWork");
+  });
+
+  it("take work with --run-work: 1s runs unless --run-time says", () => {
+    expect(settings(["--nodes", "3", "--run-work"]).runWork).toEqual({ runMs: 1000 });
+    expect(settings(["--nodes", "3", "--run-work", "--run-time", "250ms"]).runWork).toEqual({ runMs: 250 });
+    expect(settings(["--nodes", "3", "--run-work", "--run-time", "0s"]).runWork).toEqual({ runMs: 0 });
+    expect(usageError(["--nodes", "3", "--run-time", "2s"])).toBe("--run-time needs --run-work");
+    expect(usageError(["--nodes", "3", "--run-work", "--run-time", "soon"])).toMatch(
+      /--run-time: "soon" is not a duration/,
+    );
   });
 
   it("read every option", () => {

@@ -113,6 +113,19 @@ describe("jobEnds", () => {
       "ops Queued": 1,
     });
   });
+  it("counts the sim nodes' jobs apart from the agents' when the store says where a job runs", () => {
+    const on = (runsOn: "sim" | "docker", events: StoreEvent[]) =>
+      events.map((e) => (e.type === "JobSubmitted" ? { ...e, runsOn } : e));
+    const ends = jobEnds(
+      storedJobs([
+        ...on("sim", job("j-1", "batch", "JobSubmitted", "JobCompleted")),
+        ...on("docker", job("j-2", "batch", "JobSubmitted", "JobCompleted")),
+        ...on("sim", job("j-3", "daemon", "JobSubmitted", "JobStarted")),
+      ]),
+    );
+    expect(ends.counts).toEqual({ "sim batch Completed": 1, "docker batch Completed": 1, "sim daemon Running": 1 });
+    expect(ends.unended.map((j) => [j.jobId, j.runsOn])).toEqual([["j-3", "sim"]]);
+  });
 });
 
 describe("unexpectedErrors", () => {
@@ -134,9 +147,15 @@ describe("soakSettings", () => {
     expect(settings).toMatchObject({ simNodes: 10, jobPhaseMs: 30_000, jobsPerSecond: 2, agents: 2 });
     // Four heartbeats, as Shoal's own defaults (15s, 1m).
     expect(settings).toMatchObject({ simHeartbeatMs: 5000, disconnectTimeoutMs: 20_000 });
+    expect(settings).toMatchObject({ simJobsPerSecond: 4, simRunMs: 2000 });
+    expect(soakSettings(["--sim-run-time", "500ms"], { SOAK_SIM_JOB_RATE: "25" })).toMatchObject({
+      simJobsPerSecond: 25,
+      simRunMs: 500,
+    });
   });
   it("refuses a bad value naming where it came from", () => {
     expect(() => soakSettings([], { SOAK_NODES: "many" })).toThrow('SOAK_NODES: "many" is not a whole number');
     expect(() => soakSettings(["--duration", "soon"], {})).toThrow('--duration: "soon" is not a duration');
+    expect(() => soakSettings([], { SOAK_SIM_JOB_RATE: "0" })).toThrow('SOAK_SIM_JOB_RATE: "0" is not a rate');
   });
 });
