@@ -36,13 +36,13 @@ export const SOAK_HELP = `Usage: npm run soak -- [options]   (or SOAK_* environm
   --join-rate R           sim node starts per second (SOAK_JOIN_RATE, default 100)
   --heartbeat D           sim heartbeat interval (SOAK_HEARTBEAT, default 5s)
   --agents N              real compute agents with Docker (SOAK_AGENTS, default 2)
-  --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 150s)
+  --duration D            job phase; restarts at 1/3 and 2/3 of it (SOAK_DURATION, default 120s)
   --job-rate R            Docker jobs (on the agents) submitted per second (SOAK_JOB_RATE, default 0.5)
   --sim-job-rate R        jobs for the sim nodes submitted per second (SOAK_SIM_JOB_RATE, default 4)
   --sim-run-time D        how long a sim batch or ops execution runs (SOAK_SIM_RUN_TIME, default 2s)
   --disconnect-timeout D  Orchestrator.NodeManager.DisconnectTimeout (SOAK_DISCONNECT_TIMEOUT, default 4 heartbeats)
   --join-timeout D        bound on the fleet's join (SOAK_JOIN_TIMEOUT, default 120s)
-  --settle D              bound on the wait for job ends, and for the reader (SOAK_SETTLE, default 60s)
+  --settle D              bound on the wait for job ends, and for the reader (SOAK_SETTLE, default 180s)
   --keep                  keep the temporary directory (SOAK_KEEP=1)
   -h, --help
 
@@ -97,13 +97,13 @@ export function soakSettings(args: readonly string[], env: NodeJS.ProcessEnv): S
     simJoinRatePerSecond: rate("join-rate", "SOAK_JOIN_RATE", "100"),
     simHeartbeatMs: heartbeatMs,
     agents: count("agents", "SOAK_AGENTS", "2", 1),
-    jobPhaseMs: duration("duration", "SOAK_DURATION", "150s"),
+    jobPhaseMs: duration("duration", "SOAK_DURATION", "120s"),
     jobsPerSecond: rate("job-rate", "SOAK_JOB_RATE", "0.5"),
     simJobsPerSecond: rate("sim-job-rate", "SOAK_SIM_JOB_RATE", "4"),
     simRunMs: duration("sim-run-time", "SOAK_SIM_RUN_TIME", "2s"),
     disconnectTimeoutMs: duration("disconnect-timeout", "SOAK_DISCONNECT_TIMEOUT", `${4 * heartbeatMs}ms`),
     joinTimeoutMs: duration("join-timeout", "SOAK_JOIN_TIMEOUT", "120s"),
-    settleMs: duration("settle", "SOAK_SETTLE", "60s"),
+    settleMs: duration("settle", "SOAK_SETTLE", "180s"),
     keep: values.keep === true || env.SOAK_KEEP === "1",
   };
 }
