@@ -9,9 +9,11 @@
  * The nodes are real ComputeAgents (`shoal sim`'s VirtualFleet, in this process), each with its
  * own nkey and its own NATS connection. They are pre-provisioned, not joined (joins are
  * admission-limited, MaxRegistrationsPerSecond): this bench generates their keys, stores each node's NodeRegistered
- * + NodeCredentialBound through the orchestrator's actor host before `shoal serve` starts (so it
- * admits every key in its one start-up config), and writes each node's registration sentinel,
- * so the agents connect as themselves and confirm with a heartbeat, with no second join.
+ * + NodeCredentialBound through the orchestrator's actor host before `shoal serve` starts, and writes each node's
+ * registration sentinel. `shoal serve` runs as by default, its own nats-server in operator mode, which lets a node
+ * in only with a user JWT for its key: once it is up, each node gets the JWT a join would have returned, issued with
+ * the orchestrator's operator keys from its DataDir (bench/support/node-jwts.ts). So the agents log in as themselves
+ * and confirm with a heartbeat, with no join.
  *
  * N: each node holds one file descriptor here and one in nats-server; this machine's open-file
  * limit is 20,000 (hard); the default is 5,000 nodes and 50 killed (the issue's 1 % of
@@ -41,6 +43,7 @@ import type { JoinKey } from "../src/transport/join-proof.ts";
 import { userNkeyFromSeed } from "../src/transport/nkey-signature.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { freePort } from "./support/free-port.ts";
+import { nodeJwts } from "./support/node-jwts.ts";
 import { httpLoad, type HttpLoadResult } from "./support/http-load.ts";
 import { rssMB } from "./support/process-rss.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
@@ -87,11 +90,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const natsPort = await freePort();
   log(`  ${nodes} nodes: generating keys and sentinels`);
   const keys: JoinKey[] = Array.from({ length: nodes }, () => userNkeyFromSeed(nkeys.createUser().getSeed()));
+  /** Issued once `shoal serve` is up, before the fleet starts (it asks for them then). */
+  let jwts: readonly string[] = [];
   const fleet = new VirtualFleet({
     nodes,
     idPrefix: "fd",
     orchestrators: [`nats://127.0.0.1:${natsPort}`],
-    // Never used: every node has its key bound and its sentinel, so none joins.
+    // Never used: every node has its key bound, its JWT and its sentinel, so none joins (a node
+    // that cannot log in gives up on this token and fails the bench, rather than joining).
     token: "unused-pre-provisioned",
     heartbeatMs,
     jitterMs,
@@ -102,6 +108,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     logger: pino({ level: "warn" }, pino.destination(2)),
     dataDir: fleetDir,
     key: (index) => keys[index]!,
+    jwt: (index) => jwts[index],
   });
   const ids = Array.from({ length: nodes }, (_, i) => fleet.nodeId(i));
   const indexOf = new Map(ids.map((id, i) => [id, i]));
@@ -140,7 +147,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     lagP99MaxMs = Math.max(lagP99MaxMs, (m.get("shoal_event_loop_lag_p99_seconds") ?? 0) * 1000);
   };
   try {
-    log(`  shoal serve is up; starting ${nodes} agents (no joins)`);
+    jwts = nodeJwts(
+      orchestrator.dataDir,
+      ids.map((nodeId, index) => ({ nodeId, publicKey: keys[index]!.publicKey })),
+    );
+    log(`  shoal serve is up; issued ${jwts.length} node JWTs; starting ${nodes} agents (no joins)`);
     const t0 = performance.now();
     fleet.start();
     let lastLog = performance.now();
@@ -158,7 +169,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       },
       600_000,
       "every agent connected and confirmed by a heartbeat",
-    );
+    ).catch((e: unknown) => {
+      // The agents log errors only, and the orchestrator's warnings stay in its output: show what it said.
+      const said = orchestrator.process.output().trimEnd().split("\n").slice(-20).join("\n");
+      throw new Error(`${(e as Error).message}\n  shoal serve's last log lines:\n${said || "(none)"}`);
+    });
     const upSeconds = (performance.now() - t0) / 1000;
     const fleetUpAt = Date.now();
     const progressUp = fleet.progress();

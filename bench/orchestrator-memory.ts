@@ -33,14 +33,12 @@
  * Knobs: orchestrator-memory.nodes, .heartbeatMs, .resourceMs (0: none), .infoMs (0: none),
  * .steadySeconds, .baselineSeconds, .connections, .disconnectTimeoutMs, .snapshot, .keepSnapshot.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { connect, type NatsConnection } from "nats";
-import { Codec } from "nkeys.js/lib/codec.js";
-import { Prefix } from "nkeys.js/lib/nkeys.js";
 import pino from "pino";
 import { resourceReport } from "../src/compute/machine-info.ts";
 import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
@@ -56,6 +54,7 @@ import { ORCHESTRATOR_HEAP_OWNERS } from "./support/orchestrator-heap-owners.ts"
 import { processCpuMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
+import { wellFormedUserKey } from "./support/well-formed-user-key.ts";
 import { serveOrchestrator, shoalLaunch, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
 export const PROBE = join(import.meta.dirname, "support/memory-probe.mjs");
@@ -66,11 +65,6 @@ const MAX_IN_FLIGHT = 2_000;
 const MB = 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A user nkey public key (`U…`, checksummed) from random bytes: what a join binds, without generating a key pair. */
-function userPublicKey(): string {
-  return new TextDecoder().decode(Codec.encode(Prefix.User, randomBytes(32)));
-}
 
 /** kB fields of /proc/<pid>/status, in MB. */
 function procStatus(pid: number | undefined): Record<string, number> {
@@ -316,7 +310,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const t0 = performance.now();
         const events = await seedNodes(
           dataDir,
-          ids.map((nodeId, index) => ({ nodeId, index, publicKey: userPublicKey() })),
+          ids.map((nodeId, index) => ({ nodeId, index, publicKey: wellFormedUserKey() })),
           false,
         );
         head = checkpointsAtHead(dataDir);

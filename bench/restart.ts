@@ -23,7 +23,7 @@
  * npm run bench -- --only restart [--set restart.nodes=100000] [--set restart.eventsPerNode=10] [--set
  * restart.jobs=20000] [--set restart.rounds=1]
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,40 +41,9 @@ import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "
 import { startChild } from "./support/child-process.ts";
 import { freePort } from "./support/free-port.ts";
 import { completedJobRows } from "./support/seed-jobs.ts";
+import { wellFormedUserKey } from "./support/well-formed-user-key.ts";
 
 const SHOAL = join(import.meta.dirname, "../bin/shoal");
-const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
-function crc16(bytes: Uint8Array): number {
-  let crc = 0;
-  for (const b of bytes) {
-    crc ^= b << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
-}
-
-/** A user nkey public key as NATS checks it: prefix U, 32 key bytes, CRC-16, base32. */
-function userPublicKey(): string {
-  const raw = Buffer.alloc(35);
-  raw[0] = 20 << 3;
-  randomBytes(32).copy(raw, 1);
-  raw.writeUInt16LE(crc16(raw.subarray(0, 33)), 33);
-  let bits = 0;
-  let value = 0;
-  let out = "";
-  for (const byte of raw) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out;
-}
-
 async function buildStore(dataDir: string, nodes: number, eventsPerNode: number, jobs: number): Promise<number> {
   const path = join(dataDir, "shoal.db");
   await new SqliteEventStore(path).close();
@@ -109,7 +78,7 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
         Membership: "APPROVED",
         Lifecycle: 1,
       });
-      row(id(i), 1, "NodeCredentialBound", { NodeID: id(i), PublicKey: userPublicKey(), Reinstated: false });
+      row(id(i), 1, "NodeCredentialBound", { NodeID: id(i), PublicKey: wellFormedUserKey(), Reinstated: false });
     }
     for (let revision = 2; revision < eventsPerNode; revision++) {
       for (let i = 0; i < nodes; i++) {

@@ -30,8 +30,9 @@ export interface VirtualFleetOptions {
   readonly initialBackoffMs?: number;
   readonly maxBackoffMs?: number;
   /**
-   * The i-th node's key; default a fresh one. With keys already bound in the store (and a
-   * registration sentinel in dataDir) a node starts without joining: a pre-provisioned fleet.
+   * The i-th node's key; default a fresh one. With keys already bound in the store, a registration
+   * sentinel in dataDir and each node's user JWT (`jwt`) a node starts without joining: a
+   * pre-provisioned fleet.
    */
   readonly key?: (index: number) => JoinKey;
   /**
@@ -39,6 +40,12 @@ export interface VirtualFleetOptions {
    * `runMs` unless the task says otherwise. Without it a node answers no work.
    */
   readonly runWork?: { readonly runMs: number };
+  /**
+   * The i-th node's user JWT for its key, as its agent would have kept it from a join; asked once, when the fleet
+   * starts. The orchestrator's own nats-server (operator mode) refuses a key alone, so a node with neither a JWT
+   * nor the join token cannot log in.
+   */
+  readonly jwt?: (index: number) => string | undefined;
 }
 
 /** Counts at one moment; the refused/failed/heartbeat totals are cumulative since start. */
@@ -128,7 +135,10 @@ export class VirtualFleet {
 
   /** Queues every node to start at the join rate; returns at once. */
   start(): void {
-    for (let i = 0; i < this.options.nodes; i++) this.queue.push(i);
+    for (let i = 0; i < this.options.nodes; i++) {
+      this.jwts[i] ??= this.options.jwt?.(i);
+      this.queue.push(i);
+    }
     this.lastPump = performance.now();
     this.pump = setInterval(() => this.startSome(), PUMP_MS);
     this.startSome();

@@ -7,7 +7,7 @@ export const NATS_DRAIN_TIMEOUT_MS = 2_000;
 
 /**
  * Drains the connection (pending replies and publishes go out), or closes it outright if the server does not answer in
- * time.
+ * time; closed either way when it returns.
  */
 export async function closeNatsConnection(
   nc: NatsConnection,
@@ -17,7 +17,8 @@ export async function closeNatsConnection(
   if (nc.isClosed()) return "done";
   const hard = () => nc.close();
   const outcome = await boundedStep("draining the NATS connection", () => nc.drain(), { timeoutMs, logger, hard });
-  if (outcome === "failed" && !nc.isClosed())
-    await boundedStep("closing the NATS connection", hard, { timeoutMs, logger });
+  // Not only after a failure: nats.js resolves a drain whose flush a reconnect attempt dropped (the server gone)
+  // without closing, and the connection would go on reconnecting.
+  if (!nc.isClosed()) await boundedStep("closing the NATS connection", hard, { timeoutMs, logger });
   return outcome;
 }
