@@ -1,18 +1,20 @@
 import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
+import { executionChartIndex, executionTransitions } from "./execution-chart.ts";
 import { DEFAULT_ANSWER_TIMEOUT_MS, type ExecutionState } from "./execution-state.ts";
-import { isTerminalComputeState } from "./execution-states.ts";
 
 /**
  * Folds one stored event into an execution's state: the one fold of an execution stream, for its
  * actor and the read model alike. Every event is an update: Revision +1, ModifyTime = its time
- * (Bacalhau's job store). The state messages are Bacalhau's. An event that does not fit (which
- * the decider never produces: a second creation, a change after a compute-terminal state) leaves
- * the state as it is.
+ * (Bacalhau's job store). The compute state comes from the execution's chart; this adds the
+ * event's data, and the messages are Bacalhau's. An event the chart does not take in the
+ * execution's state (which the decider never produces: a second creation, a change after a
+ * compute-terminal state) leaves the state as it is.
  */
 export function evolveExecution(state: ExecutionState, event: ExecutionEvent, time: string): ExecutionState {
+  const to = executionTransitions.next(executionChartIndex(state), event, state);
+  if (to === undefined) return state;
   const at = Date.parse(time);
   if (event.type === "ExecutionCreated") {
-    if (state.computeState !== undefined) return state;
     const d = event.data;
     return {
       ...state,
@@ -22,7 +24,7 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
       jobType: d.JobType,
       jobVersion: d.JobVersion,
       partitionIndex: d.PartitionIndex,
-      computeState: "New",
+      computeState: to,
       desiredState: d.DesiredState,
       allocatedResources: d.AllocatedResources,
       executionTimeout: d.ExecutionTimeout,
@@ -34,19 +36,16 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
       modifyTime: at,
     };
   }
-  if (state.computeState === undefined || isTerminalComputeState(state.computeState)) return state;
-  const s = { ...state, revision: state.revision + 1, modifyTime: at };
+  const s = { ...state, revision: state.revision + 1, modifyTime: at, computeState: to };
   switch (event.type) {
     case "ExecutionBidAsked":
-      return { ...s, computeState: "AskForBid", computeMessage: "" };
+      return { ...s, computeMessage: "" };
     case "ExecutionBidAccepted":
-      return state.desiredState === "Running"
-        ? { ...s, computeState: "BidAccepted", computeMessage: "", executingSince: at }
-        : { ...s, computeState: "AskForBidAccepted", computeMessage: "" };
+      // Taken by a direct execution's node, it is executing from now (the chart's target says which).
+      return to === "BidAccepted" ? { ...s, computeMessage: "", executingSince: at } : { ...s, computeMessage: "" };
     case "ExecutionBidDeclined":
       return {
         ...s,
-        computeState: "AskForBidRejected",
         computeMessage: event.data.Reason,
         desiredState: "Stopped",
         desiredMessage: "bid rejected",
@@ -54,7 +53,6 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
     case "ExecutionApproved":
       return {
         ...s,
-        computeState: "BidAccepted",
         computeMessage: "Running",
         desiredState: "Running",
         desiredMessage: "Running",
@@ -63,17 +61,15 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
     case "ExecutionRejected":
       return {
         ...s,
-        computeState: "BidRejected",
         computeMessage: event.data.Reason,
         desiredState: "Stopped",
         desiredMessage: event.data.Reason,
       };
     case "ExecutionStarted":
-      return { ...s, computeState: "Running", computeMessage: "", limits: event.data.Details ?? state.limits };
+      return { ...s, computeMessage: "", limits: event.data.Details ?? state.limits };
     case "ExecutionCompleted":
       return {
         ...s,
-        computeState: "Completed",
         computeMessage: "",
         desiredState: "Stopped",
         desiredMessage: "execution completed",
@@ -82,7 +78,6 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
     case "ExecutionFailed":
       return {
         ...s,
-        computeState: "Failed",
         computeMessage: event.data.Message,
         desiredState: "Stopped",
         desiredMessage: event.data.Message,
@@ -91,7 +86,6 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
     case "ExecutionCancelled":
       return {
         ...s,
-        computeState: "Cancelled",
         computeMessage: event.data.Reason,
         desiredState: "Stopped",
         desiredMessage: event.data.Reason,

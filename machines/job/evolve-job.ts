@@ -1,4 +1,5 @@
 import type { JobEvent } from "../../src/events/catalog/job-events.ts";
+import { jobChartIndex, jobTransitions } from "./job-chart.ts";
 import type { JobState } from "./job-state.ts";
 
 /** Bacalhau's job-queued message (pkg/orchestrator/events.go: JobQueueingEvent). */
@@ -7,18 +8,20 @@ export const queuedMessage = (reason: string): string => (reason === "" ? "Job q
 /**
  * Folds one stored event into a job's state: the one fold of a job stream, used by its actor and
  * by the read model alike. Every event is a state change: Revision +1 and ModifyTime = its time,
- * as Bacalhau's job store does. An event that does not fit the state (which the decider never
- * produces: a second submission, a change to a terminal job) leaves it as it is.
+ * as Bacalhau's job store does. The job's state comes from its chart; this adds the event's data.
+ * An event the chart does not take in the job's state (which the decider never produces: a second
+ * submission, a change to a terminal job) leaves it as it is.
  */
 export function evolveJob(state: JobState, event: JobEvent, time: string): JobState {
+  const to = jobTransitions.next(jobChartIndex(state), event, state);
+  if (to === undefined) return state;
   const at = Date.parse(time);
   if (event.type === "JobSubmitted") {
-    if (state.state !== undefined) return state;
     const d = event.data;
     return {
       ...state,
       spec: d.Job,
-      state: "Pending",
+      state: to,
       message: "",
       version: d.Version,
       revision: 1,
@@ -27,24 +30,22 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
       warnings: d.Warnings,
     };
   }
-  if (state.state !== "Pending" && state.state !== "Queued" && state.state !== "Running") return state;
-  const changed = { revision: state.revision + 1, modifyTime: at };
+  const changed = { revision: state.revision + 1, modifyTime: at, state: to };
   switch (event.type) {
     case "JobQueued":
       return {
         ...state,
         ...changed,
-        state: "Queued",
         message: queuedMessage(event.data.Reason),
         queueReason: event.data.Reason,
       };
     case "JobStarted":
-      return { ...state, ...changed, state: "Running", message: "" };
+      return { ...state, ...changed, message: "" };
     case "JobCompleted":
-      return { ...state, ...changed, state: "Completed", message: "" };
+      return { ...state, ...changed, message: "" };
     case "JobFailed":
-      return { ...state, ...changed, state: "Failed", message: event.data.Message };
+      return { ...state, ...changed, message: event.data.Message };
     case "JobStopped":
-      return { ...state, ...changed, state: "Stopped", message: event.data.Reason };
+      return { ...state, ...changed, message: event.data.Reason };
   }
 }

@@ -1,4 +1,5 @@
 import type { NodeEvent, NodeEventType } from "../../src/events/catalog/node-events.ts";
+import { nodeChartIndex, nodeTransitions } from "./node-chart.ts";
 import type { LabelOverrides, NodeState } from "./node-state.ts";
 
 /**
@@ -37,47 +38,47 @@ export function overridden(
 
 /**
  * Folds one stored event into a node's state: the one fold of a node stream, used by its actor
- * and by the read model alike. An event that does not fit the state (which the decider never
- * produces) leaves it as it is, so a damaged history cannot make a node up.
+ * and by the read model alike. Where the node is (registered, membership, health) comes from its
+ * chart; this adds the event's data. An event the chart does not take in the node's state (which
+ * the decider never produces) leaves it as it is, so a damaged history cannot make a node up.
  */
 export function evolveNode(state: NodeState, event: NodeEvent, time: string): NodeState {
-  if (event.type === "NodeRegistered") {
-    if (state.registered) return state;
-    const d = event.data;
-    return {
-      ...state,
-      registered: true,
-      deleted: false,
-      nodeType: d.NodeType,
-      info: d.Info,
-      membership: d.Membership,
-      health: "HEALTHY",
-      lifecycle: d.Lifecycle,
-      registeredAt: time,
-      updatedAt: time,
-      healthSince: time,
-      lastHeartbeatAtChange: null,
-    };
-  }
-  // A pre-authorisation comes before the node exists (and outlives nothing: a delete clears it).
-  if (event.type === "NodePreauthorized") {
-    const d = event.data;
-    return { ...state, preauthorization: { publicKey: d.PublicKey, reason: d.Reason, by: d.By, at: time } };
-  }
-  if (event.type === "NodePreauthorizationRevoked")
-    return state.preauthorization ? { ...state, preauthorization: undefined } : state;
-  if (!state.registered) return state;
+  const to = nodeTransitions.next(nodeChartIndex(state), event, state);
+  if (to === undefined) return state;
   switch (event.type) {
+    case "NodeRegistered": {
+      const d = event.data;
+      return {
+        ...state,
+        registered: to.registered,
+        deleted: false,
+        nodeType: d.NodeType,
+        info: d.Info,
+        membership: to.membership,
+        health: to.health,
+        lifecycle: d.Lifecycle,
+        registeredAt: time,
+        updatedAt: time,
+        healthSince: time,
+        lastHeartbeatAtChange: null,
+      };
+    }
+    // A pre-authorisation comes before the node exists (and outlives nothing: a delete clears it).
+    case "NodePreauthorized": {
+      const d = event.data;
+      return { ...state, preauthorization: { publicKey: d.PublicKey, reason: d.Reason, by: d.By, at: time } };
+    }
+    case "NodePreauthorizationRevoked":
+      return state.preauthorization ? { ...state, preauthorization: undefined } : state;
     case "NodeApproved":
-      return { ...state, membership: "APPROVED", updatedAt: time };
     case "NodeRejected":
-      return { ...state, membership: "REJECTED", updatedAt: time };
+      return { ...state, membership: to.membership, updatedAt: time };
     case "NodeDeleted": {
       // A node deleted and joining again starts afresh: no cordon, no operator labels, no pre-authorisation, undrained.
       const { drain: _ended, ...rest } = state;
       return {
         ...rest,
-        registered: false,
+        registered: to.registered,
         deleted: true,
         credential: undefined,
         cordon: undefined,
@@ -89,23 +90,16 @@ export function evolveNode(state: NodeState, event: NodeEvent, time: string): No
     case "NodeInfoUpdated":
       return { ...state, info: event.data.Info, updatedAt: time };
     case "NodeBecameUnhealthy":
-      return {
-        ...state,
-        health: "UNHEALTHY",
-        healthSince: time,
-        lastHeartbeatAtChange: event.data.LastHeartbeat,
-        updatedAt: time,
-      };
     case "NodeBecameUnknown":
       return {
         ...state,
-        health: "UNKNOWN",
+        health: to.health,
         healthSince: time,
         lastHeartbeatAtChange: event.data.LastHeartbeat,
         updatedAt: time,
       };
     case "NodeBecameHealthy":
-      return { ...state, health: "HEALTHY", healthSince: time, updatedAt: time };
+      return { ...state, health: to.health, healthSince: time, updatedAt: time };
     case "NodeCredentialBound":
       return { ...state, credential: { publicKey: event.data.PublicKey, active: true }, updatedAt: time };
     case "NodeDrainStarted": {

@@ -1,0 +1,144 @@
+import { getNextSnapshot, type AnyStateMachine, type StateValue } from "xstate";
+
+/** A guard as `setup({ guards })` holds it: what the chart reads of the entity's data and of the event. */
+type Guard = (args: { context: unknown; event: unknown }, params: unknown) => boolean;
+
+/** Where one event type leads from one chart state: a fixed target, or one picked by the chart's guards. */
+type Entry<Target> =
+  | { readonly guarded: false; readonly target: Target }
+  | {
+      readonly guarded: true;
+      readonly guards: readonly Guard[];
+      /** By the guards' outcomes as a bit mask (bit i: guard i holds). */
+      readonly targets: readonly Target[];
+    };
+
+/**
+ * A statechart compiled into a lookup table: (state, event type) → the state the event leads to.
+ * Built once from the chart by asking xstate itself, so the table cannot say what the chart does
+ * not; folds use it because resolving a snapshot per event costs far more than a fold may.
+ * `Target` is the entity's own reading of a chart state (the fields of its state that the chart
+ * decides), made once per state here rather than once per event.
+ */
+export interface ChartTable<Target, Context, Event extends { readonly type: string }> {
+  /** Every state of the chart, as xstate writes its value, in the chart's order. */
+  readonly values: readonly StateValue[];
+  /** The entity's reading of each state in `values`, at the same index. */
+  readonly targets: readonly Target[];
+  /** The index in `values` of a state value (throws on a value the chart does not have). */
+  indexOf(value: StateValue): number;
+  /** The state an event leads to from the state at `from`, or undefined when the chart refuses it there. */
+  next(from: number, event: Event, context: Context): Target | undefined;
+  /** Whether the chart takes an event of this type in the state at `from`, whatever its data. */
+  allows(from: number, type: Event["type"]): boolean;
+  /** The indexes of the states an event of this type may lead to, from wherever the chart takes it. */
+  leadsTo(type: Event["type"]): ReadonlySet<number>;
+}
+
+/** A state value as one string: `absent`, `registered.(health.healthy,membership.pending)`. */
+export function stateKey(value: StateValue): string {
+  if (typeof value === "string") return value;
+  const parts = Object.keys(value)
+    .sort()
+    .map((k) => {
+      const inner = value[k];
+      return inner === undefined ? k : `${k}.${stateKey(inner)}`;
+    });
+  return parts.length === 1 ? parts[0]! : `(${parts.join(",")})`;
+}
+
+interface StateNodeLike {
+  readonly key: string;
+  readonly type: "atomic" | "compound" | "parallel" | "final" | "history";
+  readonly states: Readonly<Record<string, StateNodeLike>>;
+}
+
+/** Every value a state node can contribute: its children's for a compound, their product for a parallel one. */
+function valuesWithin(node: StateNodeLike): StateValue[] {
+  const children = Object.values(node.states).filter((c) => c.type !== "history");
+  const of = (child: StateNodeLike): StateValue[] =>
+    child.type === "atomic" || child.type === "final"
+      ? [child.key]
+      : valuesWithin(child).map((v) => ({ [child.key]: v }));
+  if (node.type !== "parallel") return children.flatMap(of);
+  let product: Record<string, StateValue>[] = [{}];
+  for (const child of children) {
+    const inner = valuesWithin(child);
+    product = product.flatMap((p) => inner.map((v) => ({ ...p, [child.key]: v })));
+  }
+  return product;
+}
+
+/**
+ * Compiles `machine` for folding. `project` reads a chart state as the entity's fields;
+ * `resolveContext` is any context the chart resolves a state with (its guards are forced here, one
+ * outcome after another, so their reading of it does not matter). Guards may only choose between
+ * targets: an event type the chart takes under one outcome of its guards and refuses under
+ * another would make its legality depend on data, which is decide's to check, and is refused here.
+ */
+export function compileChart<Target, Context, Event extends { readonly type: string }>(
+  machine: AnyStateMachine,
+  project: (value: StateValue) => Target,
+  resolveContext: unknown,
+): ChartTable<Target, Context, Event> {
+  const values = valuesWithin(machine.root as unknown as StateNodeLike);
+  const keys = values.map(stateKey);
+  const targets = values.map(project);
+  const indexByKey = new Map(keys.map((k, i) => [k, i]));
+  const eventTypes = [...(machine.root.events as readonly string[])].filter((t) => !t.startsWith("xstate."));
+  const guardNames = Object.keys(machine.implementations.guards);
+  const guards = guardNames.map((name) => machine.implementations.guards[name] as unknown as Guard);
+  const forced = Array.from({ length: 2 ** guardNames.length }, (_, mask) =>
+    machine.provide({ guards: Object.fromEntries(guardNames.map((name, i) => [name, () => (mask & (1 << i)) !== 0])) }),
+  );
+
+  // Rows as objects of one shape (every event type, in one order): a fold's lookup by event type then hits
+  // V8's property cache, where a Map would hash the type's string on every event.
+  const rows: Record<string, Entry<Target> | undefined>[] = [];
+  const leads = new Map<string, Set<number>>();
+  values.forEach((value, from) => {
+    const row: Record<string, Entry<Target> | undefined> = {};
+    for (const type of eventTypes) row[type] = undefined;
+    for (const type of eventTypes) {
+      const outcomes = forced.map((m) => {
+        const snapshot = m.resolveState({ value, context: resolveContext });
+        const taken = m.getTransitionData(snapshot, { type });
+        // xstate's own test of a transition that happens (`can`): a target, or an action on a targetless one.
+        if (!taken.some((t) => t.target !== undefined || t.actions.length > 0)) return undefined;
+        const to = indexByKey.get(stateKey(getNextSnapshot(m, snapshot, { type }).value));
+        if (to === undefined) throw new Error(`chart ${machine.id}: ${type} leads out of its own states`);
+        return to;
+      });
+      const legal = outcomes.filter((o) => o !== undefined);
+      if (legal.length === 0) continue;
+      if (legal.length !== outcomes.length)
+        throw new Error(`chart ${machine.id}: whether ${type} is taken in ${keys[from]} depends on a guard`);
+      for (const to of legal) leads.set(type, (leads.get(type) ?? new Set()).add(to));
+      const first = legal[0]!;
+      row[type] = legal.every((o) => o === first)
+        ? { guarded: false, target: targets[first]! }
+        : { guarded: true, guards, targets: legal.map((o) => targets[o]!) };
+    }
+    rows.push(row);
+  });
+
+  const none: ReadonlySet<number> = new Set();
+  return {
+    values,
+    targets,
+    indexOf(value) {
+      const index = indexByKey.get(stateKey(value));
+      if (index === undefined) throw new Error(`chart ${machine.id} has no state ${stateKey(value)}`);
+      return index;
+    },
+    next(from, event, context) {
+      const entry = rows[from]?.[event.type];
+      if (entry === undefined || !entry.guarded) return entry?.target;
+      let mask = 0;
+      for (let i = 0; i < entry.guards.length; i++) if (entry.guards[i]!({ context, event }, undefined)) mask |= 1 << i;
+      return entry.targets[mask];
+    },
+    allows: (from, type) => rows[from]?.[type] !== undefined,
+    leadsTo: (type) => leads.get(type) ?? none,
+  };
+}
