@@ -201,6 +201,19 @@ describe("node health", () => {
       .thenNothingHappened();
   });
 
+  it("folds nothing its chart refuses (a damaged history): healthy straight to UNKNOWN, a registered node pre-authorised", () => {
+    const state = given([registered("APPROVED")]).state;
+    expect(nodeDecider.evolve(state, unknown, SPEC_TIME)).toBe(state);
+    const preauthorized: NodeEvent = {
+      type: "NodePreauthorized",
+      data: { NodeID: ID, Reason: "new rack", By: { type: "operator", id: "alice" } },
+    };
+    expect(nodeDecider.evolve(state, preauthorized, SPEC_TIME)).toBe(state);
+    // Registered again while rejected: the chart takes NodeRegistered only from absent.
+    const rejectedState = given([registered(), rejected]).state;
+    expect(nodeDecider.evolve(rejectedState, registered("APPROVED"), SPEC_TIME)).toBe(rejectedState);
+  });
+
   it("keeps membership and health independent", () => {
     expect(given([registered(), unhealthy, rejected]).state).toMatchObject({
       membership: "REJECTED",

@@ -264,6 +264,16 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
   });
 });
 
+describe("a damaged history", () => {
+  it("folds nothing the execution's chart refuses: a start before approval, a completion before the run, an approval unasked", () => {
+    const waiting = given([created(), asked]).state;
+    expect(executionDecider.evolve(waiting, startedE, SPEC_TIME)).toBe(waiting);
+    expect(executionDecider.evolve(waiting, completed, SPEC_TIME)).toBe(waiting);
+    const fresh = given([created()]).state;
+    expect(executionDecider.evolve(fresh, approved, SPEC_TIME)).toBe(fresh);
+  });
+});
+
 describe("asking for a bid before the run (batch, service), as Bacalhau v1.7 does", () => {
   const waiting = [created(), accepted];
   const approvedRun = [created(), accepted, approved];

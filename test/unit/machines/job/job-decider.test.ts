@@ -327,6 +327,13 @@ describe("terminal jobs stay terminal", () => {
     }
   });
 
+  it("folds nothing its chart refuses: a second JobQueued on a queued job, a second JobStarted on a running one", () => {
+    const queuedState = given([submitted(), queued()]).state;
+    expect(jobDecider.evolve(queuedState, queued("again"), SPEC_TIME)).toBe(queuedState);
+    const runningState = given([submitted(), started()]).state;
+    expect(jobDecider.evolve(runningState, started(), SPEC_TIME)).toBe(runningState);
+  });
+
   it("folds nothing onto a terminal job (a damaged history cannot revive it)", () => {
     const state = given([submitted(), started(), stopped]).state;
     expect(jobDecider.evolve(state, started("Queued"), SPEC_TIME)).toBe(state);
