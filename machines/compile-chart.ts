@@ -92,16 +92,16 @@ export function compileChart<Target, Context, Event extends { readonly type: str
     machine.provide({ guards: Object.fromEntries(guardNames.map((name, i) => [name, () => (mask & (1 << i)) !== 0])) }),
   );
 
-  // Rows as objects of one shape (every event type, in one order): a fold's lookup by event type then hits
-  // V8's property cache, where a Map would hash the type's string on every event.
+  // Rows are objects of one shape (every event type, in one order), so the fold's lookup meets one hidden class.
   const rows: Record<string, Entry<Target> | undefined>[] = [];
   const leads = new Map<string, Set<number>>();
   values.forEach((value, from) => {
     const row: Record<string, Entry<Target> | undefined> = {};
     for (const type of eventTypes) row[type] = undefined;
+    const snapshots = forced.map((m) => m.resolveState({ value, context: resolveContext }));
     for (const type of eventTypes) {
-      const outcomes = forced.map((m) => {
-        const snapshot = m.resolveState({ value, context: resolveContext });
+      const outcomes = forced.map((m, mask) => {
+        const snapshot = snapshots[mask]!;
         const taken = m.getTransitionData(snapshot, { type });
         // xstate's own test of a transition that happens (`can`): a target, or an action on a targetless one.
         if (!taken.some((t) => t.target !== undefined || t.actions.length > 0)) return undefined;
