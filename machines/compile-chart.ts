@@ -3,6 +3,21 @@ import { getNextSnapshot, type AnyStateMachine, type StateValue } from "xstate";
 /** A guard as `setup({ guards })` holds it: what the chart reads of the entity's data and of the event. */
 type Guard = (args: { context: unknown; event: unknown }, params: unknown) => boolean;
 
+/** Where the chart's guards choose an event's target in one state: the targets by the guards' outcomes. */
+class Choice<Target> {
+  constructor(
+    private readonly guards: readonly Guard[],
+    /** By the guards' outcomes as a bit mask (bit i: guard i holds). */
+    private readonly targets: readonly Target[],
+  ) {}
+
+  pick(context: unknown, event: unknown): Target {
+    let mask = 0;
+    for (let i = 0; i < this.guards.length; i++) if (this.guards[i]!({ context, event }, undefined)) mask |= 1 << i;
+    return this.targets[mask]!;
+  }
+}
+
 /** Where one event type leads from one chart state: a fixed target, or one picked by the chart's guards. */
 type Entry<Target> =
   | { readonly guarded: false; readonly target: Target }
@@ -20,7 +35,12 @@ type Entry<Target> =
  * `Target` is the entity's own reading of a chart state (the fields of its state that the chart
  * decides), made once per state here rather than once per event.
  */
-export interface ChartTable<Target, Context, Event extends { readonly type: string }> {
+export interface ChartTable<
+  Target,
+  Context,
+  Event extends { readonly type: string },
+  Guarded extends Event["type"] = never,
+> {
   /** Every state of the chart, as xstate writes its value, in the chart's order. */
   readonly values: readonly StateValue[];
   /** The entity's reading of each state in `values`, at the same index. */
@@ -29,6 +49,16 @@ export interface ChartTable<Target, Context, Event extends { readonly type: stri
   indexOf(value: StateValue): number;
   /** The state an event leads to from the state at `from`, or undefined when the chart refuses it there. */
   next(from: number, event: Event, context: Context): Target | undefined;
+  /**
+   * By event type whose target no guard chooses, then by state: where the event leads, undefined where the chart
+   * refuses it. A fold that has switched on the event's type reads its column by name: one property load and one
+   * array load per event, where `next` looks the type up by its string.
+   */
+  readonly columns: Readonly<Record<Exclude<Event["type"], Guarded>, readonly (Target | undefined)[]>>;
+  /** The same for the event types whose target the chart's guards choose: `pick` asks them (undefined: refused). */
+  readonly choices: Readonly<
+    Record<Guarded, readonly ({ pick(context: Context, event: Event): Target } | undefined)[]>
+  >;
   /** Whether the chart takes an event of this type in the state at `from`, whatever its data. */
   allows(from: number, type: Event["type"]): boolean;
   /** The indexes of the states an event of this type may lead to, from wherever the chart takes it. */
@@ -76,11 +106,17 @@ function valuesWithin(node: StateNodeLike): StateValue[] {
  * targets: an event type the chart takes under one outcome of its guards and refuses under
  * another would make its legality depend on data, which is decide's to check, and is refused here.
  */
-export function compileChart<Target, Context, Event extends { readonly type: string }>(
+export function compileChart<
+  Target,
+  Context,
+  Event extends { readonly type: string },
+  Guarded extends Event["type"] = never,
+>(
   machine: AnyStateMachine,
   project: (value: StateValue) => Target,
   resolveContext: unknown,
-): ChartTable<Target, Context, Event> {
+  guarded: readonly Guarded[] = [],
+): ChartTable<Target, Context, Event, Guarded> {
   const values = valuesWithin(machine.root as unknown as StateNodeLike);
   const keys = values.map(stateKey);
   const targets = values.map(project);
@@ -92,7 +128,6 @@ export function compileChart<Target, Context, Event extends { readonly type: str
     machine.provide({ guards: Object.fromEntries(guardNames.map((name, i) => [name, () => (mask & (1 << i)) !== 0])) }),
   );
 
-  // Rows are objects of one shape (every event type, in one order), so the fold's lookup meets one hidden class.
   const rows: Record<string, Entry<Target> | undefined>[] = [];
   const leads = new Map<string, Set<number>>();
   values.forEach((value, from) => {
@@ -122,21 +157,41 @@ export function compileChart<Target, Context, Event extends { readonly type: str
     rows.push(row);
   });
 
+  // By event type, then by state: the target, or the Choice where the chart's guards pick it.
+  const columns: Record<string, (Target | Choice<Target> | undefined)[]> = {};
+  for (const type of eventTypes)
+    columns[type] = rows.map((row) => {
+      const entry = row[type];
+      return entry === undefined ? undefined : entry.guarded ? new Choice(entry.guards, entry.targets) : entry.target;
+    });
+  const guardedTypes = eventTypes.filter((type) => columns[type]!.some((cell) => cell instanceof Choice));
+  if ([...guardedTypes].sort().join() !== [...guarded].sort().join())
+    throw new Error(
+      `chart ${machine.id}: guards choose the targets of ${guardedTypes.join(", ")}, not ${guarded.join(", ")}`,
+    );
+  const unguarded = Object.fromEntries(
+    eventTypes.filter((type) => !guardedTypes.includes(type)).map((type) => [type, columns[type]]),
+  ) as unknown as ChartTable<Target, Context, Event, Guarded>["columns"];
+  const choices = Object.fromEntries(guardedTypes.map((type) => [type, columns[type]])) as unknown as ChartTable<
+    Target,
+    Context,
+    Event,
+    Guarded
+  >["choices"];
   const none: ReadonlySet<number> = new Set();
   return {
     values,
     targets,
+    columns: unguarded,
+    choices,
     indexOf(value) {
       const index = indexByKey.get(stateKey(value));
       if (index === undefined) throw new Error(`chart ${machine.id} has no state ${stateKey(value)}`);
       return index;
     },
     next(from, event, context) {
-      const entry = rows[from]?.[event.type];
-      if (entry === undefined || !entry.guarded) return entry?.target;
-      let mask = 0;
-      for (let i = 0; i < entry.guards.length; i++) if (entry.guards[i]!({ context, event }, undefined)) mask |= 1 << i;
-      return entry.targets[mask];
+      const cell = columns[event.type]?.[from];
+      return cell instanceof Choice ? cell.pick(context, event) : cell;
     },
     allows: (from, type) => rows[from]?.[type] !== undefined,
     leadsTo: (type) => leads.get(type) ?? none,

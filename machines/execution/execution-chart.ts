@@ -60,11 +60,12 @@ const project = (value: StateValue): ComputeStateName | undefined =>
   value === "absent" ? undefined : (value as ComputeStateName);
 
 /** The execution chart as a table, for the fold. */
-export const executionTransitions = compileChart<ComputeStateName | undefined, ExecutionState, ExecutionEvent>(
-  executionChart,
-  project,
-  { desiredState: undefined },
-);
+export const executionTransitions = compileChart<
+  ComputeStateName | undefined,
+  ExecutionState,
+  ExecutionEvent,
+  "ExecutionBidAccepted"
+>(executionChart, project, { desiredState: undefined }, ["ExecutionBidAccepted"]);
 
 const ABSENT = executionTransitions.indexOf("absent");
 const INDEX = Object.fromEntries(

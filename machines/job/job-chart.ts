@@ -46,11 +46,23 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
   },
 });
 
+// The catalog's own literals, not strings made from the chart's keys: the fold compares and looks these up per event.
+const STATES: Readonly<Record<string, JobStateName>> = {
+  pending: "Pending",
+  queued: "Queued",
+  running: "Running",
+  completed: "Completed",
+  failed: "Failed",
+  stopped: "Stopped",
+};
+
 /** The job state a chart state is (undefined: not submitted). */
-const project = (value: StateValue): JobStateName | undefined =>
-  value === "absent"
-    ? undefined
-    : (`${(value as string)[0]!.toUpperCase()}${(value as string).slice(1)}` as JobStateName);
+function project(value: StateValue): JobStateName | undefined {
+  if (value === "absent") return undefined;
+  const state = STATES[value as string];
+  if (state === undefined) throw new Error(`job chart: no such state ${JSON.stringify(value)}`);
+  return state;
+}
 
 /** The job chart as a table, for the fold. */
 export const jobTransitions = compileChart<JobStateName | undefined, JobState, JobEvent>(jobChart, project, {});

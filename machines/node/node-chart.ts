@@ -83,18 +83,31 @@ export interface NodeChartState {
   readonly health: Health | undefined;
 }
 
+// The catalog's own literals, not strings made from the chart's keys: the fold compares and looks these up per event.
+const MEMBERSHIP: Readonly<Record<string, Membership>> = {
+  pending: "PENDING",
+  approved: "APPROVED",
+  rejected: "REJECTED",
+};
+const HEALTH: Readonly<Record<string, Health>> = { healthy: "HEALTHY", unhealthy: "UNHEALTHY", unknown: "UNKNOWN" };
+
 function project(value: StateValue): NodeChartState {
   if (typeof value === "string") return { registered: false, membership: undefined, health: undefined };
   const regions = value["registered"] as { membership: string; health: string };
-  return {
-    registered: true,
-    membership: regions.membership.toUpperCase() as Membership,
-    health: regions.health.toUpperCase() as Health,
-  };
+  const membership = MEMBERSHIP[regions.membership];
+  const health = HEALTH[regions.health];
+  if (membership === undefined || health === undefined)
+    throw new Error(`node chart: no such state ${JSON.stringify(value)}`);
+  return { registered: true, membership, health };
 }
 
 /** The node chart as a table, for the fold (bench/restart.ts replays hundreds of thousands of node events). */
-export const nodeTransitions = compileChart<NodeChartState, NodeState, NodeEvent>(nodeChart, project, {});
+export const nodeTransitions = compileChart<NodeChartState, NodeState, NodeEvent, "NodeRegistered">(
+  nodeChart,
+  project,
+  {},
+  ["NodeRegistered"],
+);
 
 const ABSENT = nodeTransitions.indexOf("absent");
 const REGISTERED: Readonly<Record<string, number>> = Object.fromEntries(
