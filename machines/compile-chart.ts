@@ -47,12 +47,10 @@ export interface ChartTable<
   readonly targets: readonly Target[];
   /** The index in `values` of a state value (throws on a value the chart does not have). */
   indexOf(value: StateValue): number;
-  /** The state an event leads to from the state at `from`, or undefined when the chart refuses it there. */
-  next(from: number, event: Event, context: Context): Target | undefined;
   /**
    * By event type whose target no guard chooses, then by state: where the event leads, undefined where the chart
    * refuses it. A fold that has switched on the event's type reads its column by name: one property load and one
-   * array load per event, where `next` looks the type up by its string.
+   * array load per event.
    */
   readonly columns: Readonly<Record<Exclude<Event["type"], Guarded>, readonly (Target | undefined)[]>>;
   /** The same for the event types whose target the chart's guards choose: `pick` asks them (undefined: refused). */
@@ -188,10 +186,6 @@ export function compileChart<
       const index = indexByKey.get(stateKey(value));
       if (index === undefined) throw new Error(`chart ${machine.id} has no state ${stateKey(value)}`);
       return index;
-    },
-    next(from, event, context) {
-      const cell = columns[event.type]?.[from];
-      return cell instanceof Choice ? cell.pick(context, event) : cell;
     },
     allows: (from, type) => rows[from]?.[type] !== undefined,
     leadsTo: (type) => leads.get(type) ?? none,
