@@ -1,13 +1,13 @@
 import { accept, refuse, type Decision } from "../decider.ts";
-import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
+import type { ExecutionEvent, ExecutionEventType } from "../../src/events/catalog/execution-events.ts";
 import { isExecutionId, isJobId } from "../job/job-id.ts";
 import { goDuration } from "../job/go-duration.ts";
 import { isLongRunning } from "../job/job-spec.ts";
-import type { ExecutionCommand, ExecutionRefusal } from "./execution-commands.ts";
+import { executionChartIndex, executionTransitions } from "./execution-chart.ts";
+import type { ExecutionCommand, ExecutionCommandType, ExecutionRefusal } from "./execution-commands.ts";
 import { answerDeadline, awaitedAnswer, executionDeadline, unansweredMessage } from "./execution-deadlines.ts";
-import { isExecutionCommandLegal, statesAccepting } from "./execution-legality.ts";
 import type { ExecutionState } from "./execution-state.ts";
-import { isTerminalComputeState } from "./execution-states.ts";
+import { COMPUTE_STATES, isTerminalComputeState, type ComputeStateName } from "./execution-states.ts";
 
 export type ExecutionDecision = Decision<ExecutionEvent, ExecutionRefusal>;
 
@@ -23,6 +23,47 @@ const TARGET: Partial<Record<ExecutionCommand["type"], string>> = {
   Fail: "Failed",
   Cancel: "Cancelled",
 };
+
+/** The event each command causes: what the chart is asked about before anything else is checked. */
+const CAUSES: Readonly<Record<ExecutionCommandType, ExecutionEventType>> = {
+  Create: "ExecutionCreated",
+  AskForBid: "ExecutionBidAsked",
+  AcceptBid: "ExecutionBidAccepted",
+  DeclineBid: "ExecutionBidDeclined",
+  Approve: "ExecutionApproved",
+  Reject: "ExecutionRejected",
+  Start: "ExecutionStarted",
+  // A long-running execution that completes is recorded as failed, but where it may complete is the chart's answer.
+  Complete: "ExecutionCompleted",
+  Fail: "ExecutionFailed",
+  Cancel: "ExecutionCancelled",
+  TimeOutExecution: "ExecutionFailed",
+  TimeOutAnswer: "ExecutionFailed",
+};
+
+const BID_ACCEPTED = executionChartIndex({ computeState: "BidAccepted" });
+const RUNNING = executionChartIndex({ computeState: "Running" });
+
+/**
+ * Whether a command may happen in the chart state at `from`: the chart takes the event it causes
+ * (a node that declines what it was approved for fails it), or the command repeats where the
+ * execution already is (Start on a Running execution, Cancel on a Cancelled one), which is legal
+ * and writes nothing so that workflows and nodes may send it again. A node's answer to a resent
+ * RunExecution (its bid again) reaches a Running execution: acknowledged, nothing changes. A
+ * second creation is no repeat but a conflict.
+ */
+function isLegalIn(from: number, type: ExecutionCommandType): boolean {
+  const event = type === "DeclineBid" && from === BID_ACCEPTED ? "ExecutionFailed" : CAUSES[type];
+  if (type !== "Create" && executionTransitions.leadsTo(event).has(from)) return true;
+  if ((type === "AcceptBid" || type === "DeclineBid") && from === RUNNING) return true;
+  return executionTransitions.allows(from, event);
+}
+
+/** The compute states in which a command is legal, for the message that refuses it elsewhere. */
+const statesAccepting = (type: ExecutionCommandType): ComputeStateName[] =>
+  COMPUTE_STATES.filter(
+    (s): s is ComputeStateName => s !== "Undefined" && isLegalIn(executionChartIndex({ computeState: s }), type),
+  );
 
 function refusal(command: ExecutionCommand, state: ExecutionState): ExecutionRefusal {
   const id = state.executionId;
@@ -43,12 +84,12 @@ function refusal(command: ExecutionCommand, state: ExecutionState): ExecutionRef
 
 /**
  * The execution's rules: given a command and the execution's state, which events happen, or
- * why not. Legality comes from the statechart; a repeat of what already happened writes nothing;
+ * why not. Legality comes from the chart (`isLegalIn`); a repeat of what already happened writes nothing;
  * a timeout that no longer applies is a no-op.
  */
 export function decideExecution(command: ExecutionCommand, state: ExecutionState, now: number): ExecutionDecision {
   const ExecutionID = state.executionId;
-  if (!isExecutionCommandLegal(state, command.type)) {
+  if (!isLegalIn(executionChartIndex(state), command.type)) {
     return isTimeout(command) ? accept([]) : refuse(refusal(command, state));
   }
 

@@ -8,7 +8,7 @@ import type { ComputeStateName, DesiredStateName } from "./execution-states.ts";
  */
 export const DEFAULT_ANSWER_TIMEOUT_MS = 300_000;
 
-export const EXECUTION_STATE_VERSION = 2;
+export const EXECUTION_STATE_VERSION = 3;
 
 /**
  * One execution as its stored events describe it: what its actor decides on and what the read

@@ -1,10 +1,10 @@
 import { accept, refuse, type Decision } from "../decider.ts";
-import type { JobEvent } from "../../src/events/catalog/job-events.ts";
+import type { JobEvent, JobEventType } from "../../src/events/catalog/job-events.ts";
 import { isJobId } from "./job-id.ts";
 import { goDuration } from "./go-duration.ts";
-import type { JobCommand, JobRefusal } from "./job-commands.ts";
+import { jobChartIndex, jobTransitions } from "./job-chart.ts";
+import type { JobCommand, JobCommandType, JobRefusal } from "./job-commands.ts";
 import { queueDeadline, totalDeadline } from "./job-deadlines.ts";
-import { isJobCommandLegal } from "./job-legality.ts";
 import { taskOf } from "./job-spec.ts";
 import type { JobState } from "./job-state.ts";
 import { problemText } from "./spec-fields.ts";
@@ -13,6 +13,34 @@ export type JobDecision = Decision<JobEvent, JobRefusal>;
 
 /** The state a command would move the job to (for Bacalhau's ErrJobAlreadyTerminal message). */
 const TARGET = { Queue: "Queued", Run: "Running", Complete: "Completed", Fail: "Failed", Stop: "Stopped" } as const;
+
+/** The event each command causes: what the chart is asked about before anything else is checked. */
+const CAUSES: Readonly<Record<JobCommandType, JobEventType>> = {
+  Submit: "JobSubmitted",
+  Queue: "JobQueued",
+  Run: "JobStarted",
+  Complete: "JobCompleted",
+  Fail: "JobFailed",
+  Stop: "JobStopped",
+  TimeOutQueue: "JobFailed",
+  TimeOutJob: "JobFailed",
+};
+
+/**
+ * Whether a command may happen now: the chart takes the event it causes, or the command repeats
+ * where the job already is (Stop on a Stopped job, Run on a Running one), which is legal and
+ * writes nothing so that workflows may issue it again. A second submission is no repeat but a
+ * conflict. Long-running jobs run until stopped (Bacalhau: a service or daemon job never
+ * completes), and a queue timeout concerns a queued job only: checks on data, not on the chart.
+ */
+function isLegal(command: JobCommand, state: JobState): boolean {
+  const from = jobChartIndex(state);
+  const event = CAUSES[command.type];
+  if (command.type !== "Submit" && jobTransitions.leadsTo(event).has(from)) return true;
+  if (command.type === "Complete" && (state.spec?.Type === "service" || state.spec?.Type === "daemon")) return false;
+  if (command.type === "TimeOutQueue" && state.state !== "Queued") return false;
+  return jobTransitions.allows(from, event);
+}
 
 /** Why a user's or a workflow's command is not legal in this state (the statechart says only that it is not). */
 function refusal(command: JobCommand, state: JobState): JobRefusal {
@@ -46,14 +74,14 @@ function refusal(command: JobCommand, state: JobState): JobRefusal {
 
 /**
  * The job's rules: given a command and the job's state, which events happen, or why not. Whether
- * a command may happen at all comes from the statechart (`isJobCommandLegal`); a repeat of what
+ * a command may happen at all comes from the chart (`isLegal`); a repeat of what
  * already happened writes nothing; deadline commands that no longer apply (the job moved on) are
  * no-ops, never refusals.
  */
 export function decideJob(command: JobCommand, state: JobState, now: number): JobDecision {
   const { jobId } = state;
   const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
-  if (!isJobCommandLegal(state, command.type)) return deadline ? accept([]) : refuse(refusal(command, state));
+  if (!isLegal(command, state)) return deadline ? accept([]) : refuse(refusal(command, state));
 
   if (command.type === "Submit") {
     if (!isJobId(jobId))

@@ -19,7 +19,7 @@ export const isTerminalJobState = (s: JobStateName): boolean => s === "Completed
  * The shape of JobState below. Bump it whenever it or evolveJob changes, so that a snapshot
  * written under another version is ignored and the stream replayed.
  */
-export const JOB_STATE_VERSION = 1;
+export const JOB_STATE_VERSION = 2;
 
 /**
  * One job as its stored events describe it: what the actor decides on and what the read model

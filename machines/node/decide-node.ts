@@ -1,10 +1,10 @@
 import { accept, refuse, type Decision } from "../decider.ts";
-import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
+import type { NodeEvent, NodeEventType } from "../../src/events/catalog/node-events.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 import { overridden } from "./evolve-node.ts";
 import { changedInfoFields } from "./info-diff.ts";
+import { nodeChartIndex, nodeTransitions } from "./node-chart.ts";
 import type { NodeCommand, NodeRefusal } from "./node-commands.ts";
-import { isLegal } from "./node-legality.ts";
 import type { NodeState } from "./node-state.ts";
 
 export type NodeDecision = Decision<NodeEvent, NodeRefusal>;
@@ -52,6 +52,62 @@ function revoke(state: NodeState, reason: "rejected" | "deleted"): NodeEvent[] {
     : [];
 }
 
+/**
+ * The event a command causes: what the chart is asked about before anything else is checked. A
+ * registered node that registers again reports its info again.
+ */
+function causes(command: NodeCommand, state: NodeState): NodeEventType {
+  switch (command.type) {
+    case "Register":
+      return state.registered ? "NodeInfoUpdated" : "NodeRegistered";
+    case "UpdateInfo":
+      return "NodeInfoUpdated";
+    case "Approve":
+      return "NodeApproved";
+    case "Reject":
+      return "NodeRejected";
+    case "Delete":
+      return "NodeDeleted";
+    case "MarkUnhealthy":
+      return "NodeBecameUnhealthy";
+    case "MarkUnknown":
+      return "NodeBecameUnknown";
+    case "MarkHealthy":
+      return "NodeBecameHealthy";
+    case "Cordon":
+      return "NodeCordoned";
+    case "Uncordon":
+      return "NodeUncordoned";
+    case "SetLabels":
+      return "NodeLabelsSet";
+    case "Preauthorize":
+      return "NodePreauthorized";
+    case "RevokePreauthorization":
+      return "NodePreauthorizationRevoked";
+    case "Drain":
+      return "NodeDrainStarted";
+    case "Undrain":
+      return "NodeUndrained";
+    case "CompleteDrain":
+      return "NodeDrainCompleted";
+    case "ExpireDrain":
+      return "NodeDrainDeadlineReached";
+  }
+}
+
+/**
+ * What the orchestrator's own node refuses whatever its state: it takes no placements, has no work
+ * to move, and is not the operators' to reject or delete. Its node type is data, not a state.
+ */
+const NOT_FOR_THE_ORCHESTRATOR: ReadonlySet<NodeCommand["type"]> = new Set([
+  "Reject",
+  "Delete",
+  "Cordon",
+  "Uncordon",
+  "SetLabels",
+  "Drain",
+]);
+
 /** Why an operator's or a node's command is not legal in this state (the statechart says only that it is not). */
 function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
   const { nodeId } = state;
@@ -97,7 +153,8 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
 
 /**
  * The node's rules: given a command and the node's state, which events happen, or why not.
- * Whether a command may happen at all comes from the statechart (`isLegal`); health commands
+ * Whether a command may happen at all is the chart's answer for the event it causes, and not for
+ * the orchestrator's own node where NOT_FOR_THE_ORCHESTRATOR says so; health commands
  * that no longer apply (the node already changed) are no-ops, never refusals, since the host
  * issues them from deadlines that may have raced a heartbeat.
  */
@@ -112,7 +169,10 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
   if (command.type === "Register" && command.info.NodeID !== nodeId) {
     return refuse({ code: "Conflict", message: `node info is for ${command.info.NodeID}, not ${nodeId}` });
   }
-  if (!isLegal(state, command.type)) return health ? accept([]) : refuse(refusal(command, state));
+  const legal =
+    nodeTransitions.allows(nodeChartIndex(state), causes(command, state)) &&
+    !(state.nodeType === "Requester" && NOT_FOR_THE_ORCHESTRATOR.has(command.type));
+  if (!legal) return health ? accept([]) : refuse(refusal(command, state));
 
   switch (command.type) {
     case "Register": {

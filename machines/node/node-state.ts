@@ -33,7 +33,7 @@ export interface NodeDrain {
  * changes: a node-state snapshot written under another version is ignored and the streams are
  * replayed in full (src/snapshots/).
  */
-export const NODE_STATE_VERSION = 3;
+export const NODE_STATE_VERSION = 4;
 
 /**
  * Why a node takes no new placements (Kubernetes' `spec.unschedulable`, Nomad's ineligible):

@@ -56,10 +56,13 @@ const DATA: Record<NodeEventType, unknown> = {
   NodeUndrained: { NodeID: "n1", Previous: "drained" },
 };
 
-/** States of every kind a node passes through: every type folded onto each, twice over. */
+/**
+ * States of every kind a node passes through: every type folded onto each, three times over (a
+ * node becomes UNKNOWN only from UNHEALTHY: registered, unhealthy, unknown).
+ */
 function states(): NodeState[] {
   let all: NodeState[] = [initialNodeState("n1")];
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < 3; round++) {
     const next: NodeState[] = [];
     for (const s of all)
       for (const type of NODE_EVENT_TYPES) next.push(evolveNode(s, { type, data: DATA[type] } as NodeEvent, T));

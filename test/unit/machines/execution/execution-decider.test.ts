@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { ExecutionCommand } from "../../../../machines/execution/execution-commands.ts";
 import { executionDecider } from "../../../../machines/execution/execution-decider.ts";
 import {
-  executionLegality,
-  executionStateValue,
-  isExecutionCommandLegal,
-} from "../../../../machines/execution/execution-legality.ts";
+  executionChart,
+  executionChartIndex,
+  executionTransitions,
+} from "../../../../machines/execution/execution-chart.ts";
 import {
   COMPUTE_STATES,
   DESIRED_STATES,
@@ -18,6 +18,7 @@ import {
   type ExecutionEvent,
   type RunOutput,
 } from "../../../../src/events/catalog/execution-events.ts";
+import { chartStep } from "../../../support/chart-agreement.ts";
 import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
 
 const ID = "e-00000000-0000-4000-8000-000000000002";
@@ -260,6 +261,16 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
       desiredState: "Stopped",
       desiredMessage: "Execution stop requested because job has been stopped",
     });
+  });
+});
+
+describe("a damaged history", () => {
+  it("folds nothing the execution's chart refuses: a start before approval, a completion before the run, an approval unasked", () => {
+    const waiting = given([created(), asked]).state;
+    expect(executionDecider.evolve(waiting, startedE, SPEC_TIME)).toBe(waiting);
+    expect(executionDecider.evolve(waiting, completed, SPEC_TIME)).toBe(waiting);
+    const fresh = given([created()]).state;
+    expect(executionDecider.evolve(fresh, approved, SPEC_TIME)).toBe(fresh);
   });
 });
 
@@ -566,8 +577,8 @@ describe("the answer bound: work its node never answers ends", () => {
   });
 });
 
-describe("the legality statechart and decide", () => {
-  it("agree on every state a random run of commands reaches: refused exactly when illegal", () => {
+describe("the chart and decide", () => {
+  it("agree on every state a random run of commands reaches: decide emits only what the chart takes", () => {
     const commands: ExecutionCommand[] = [
       create(),
       create("ops"),
@@ -593,17 +604,14 @@ describe("the legality statechart and decide", () => {
         now += Math.floor(random() * 120_000);
         const command = commands[Math.floor(random() * commands.length)]!;
         const decision = executionDecider.decide(command, state, { now });
+        const value = () => executionTransitions.values[executionChartIndex(state)]!;
         if (command.type === "TimeOutExecution" || command.type === "TimeOutAnswer") expect(decision.ok).toBe(true);
-        else
-          expect(decision.ok, `${command.type} in ${executionStateValue(state)}`).toBe(
-            isExecutionCommandLegal(state, command.type),
-          );
         if (!decision.ok) continue;
-        for (const e of decision.events) state = executionDecider.evolve(state, e, new Date(now).toISOString());
-        expect(executionLegality.resolveState({ value: executionStateValue(state), context: {} }).status).toBe(
-          "active",
-        );
-        seen.add(executionStateValue(state));
+        for (const e of decision.events) {
+          expect(chartStep(executionChart, value(), state, e), `${command.type} in ${String(value())}`).toBeDefined();
+          state = executionDecider.evolve(state, e, new Date(now).toISOString());
+        }
+        seen.add(String(value()));
       }
     }
     // Every state Shoal reaches (Publishing is Bacalhau's alone).

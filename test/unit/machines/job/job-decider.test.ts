@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS } from "../../../../machines/job/job-defaults.ts";
 import type { JobCommand } from "../../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../../machines/job/job-decider.ts";
-import { isJobCommandLegal, jobLegality, jobStateValue } from "../../../../machines/job/job-legality.ts";
+import { jobChart, jobChartIndex, jobTransitions } from "../../../../machines/job/job-chart.ts";
 import type { JobSpec } from "../../../../machines/job/job-spec.ts";
 import { validateJobSubmission } from "../../../../src/actors/job-submission/validate-job-submission.ts";
 import type { JobEvent } from "../../../../src/events/catalog/job-events.ts";
+import { chartStep } from "../../../support/chart-agreement.ts";
 import { SPEC_NOW, SPEC_TIME, deciderSpec } from "../../../support/decider-spec.ts";
 
 const ID = "j-00000000-0000-4000-8000-000000000001";
@@ -327,6 +328,13 @@ describe("terminal jobs stay terminal", () => {
     }
   });
 
+  it("folds nothing its chart refuses: a second JobQueued on a queued job, a second JobStarted on a running one", () => {
+    const queuedState = given([submitted(), queued()]).state;
+    expect(jobDecider.evolve(queuedState, queued("again"), SPEC_TIME)).toBe(queuedState);
+    const runningState = given([submitted(), started()]).state;
+    expect(jobDecider.evolve(runningState, started(), SPEC_TIME)).toBe(runningState);
+  });
+
   it("folds nothing onto a terminal job (a damaged history cannot revive it)", () => {
     const state = given([submitted(), started(), stopped]).state;
     expect(jobDecider.evolve(state, started("Queued"), SPEC_TIME)).toBe(state);
@@ -334,7 +342,7 @@ describe("terminal jobs stay terminal", () => {
   });
 });
 
-describe("the legality statechart and decide", () => {
+describe("the chart and decide", () => {
   const commands: JobCommand[] = [
     submit(raw({}, { QueueTimeout: 60, TotalTimeout: 600 })),
     submit(raw({ Type: "service" }, { QueueTimeout: 60 })),
@@ -348,7 +356,7 @@ describe("the legality statechart and decide", () => {
     { type: "TimeOutJob" },
   ];
 
-  it("agree on every state a random run of commands reaches: refused exactly when illegal", () => {
+  it("agree on every state a random run of commands reaches: decide emits only what the chart takes", () => {
     let seed = 11;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const seen = new Set<string>();
@@ -359,19 +367,16 @@ describe("the legality statechart and decide", () => {
         now += Math.floor(random() * 30_000);
         const command = commands[Math.floor(random() * commands.length)]!;
         const decision = jobDecider.decide(command, state, { now });
-        const legal = isJobCommandLegal(state, command.type);
+        const value = () => jobTransitions.values[jobChartIndex(state)]!;
         const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
         if (deadline) expect(decision.ok).toBe(true);
-        else if (!decision.ok && decision.refusal.code === "Invalid") expect(legal).toBe(true);
-        else expect(decision.ok, `${command.type} in ${jobStateValue(state)}`).toBe(legal);
         if (!decision.ok) continue;
-        for (const e of decision.events) state = jobDecider.evolve(state, e, new Date(now).toISOString());
-        const resolved = jobLegality.resolveState({
-          value: jobStateValue(state),
-          context: { jobType: state.spec?.Type },
-        });
-        expect(resolved.status).toBe("active");
-        seen.add(jobStateValue(state));
+        for (const e of decision.events) {
+          expect(chartStep(jobChart, value(), state, e), `${command.type} in ${String(value())}`).toBeDefined();
+          state = jobDecider.evolve(state, e, new Date(now).toISOString());
+        }
+        expect(jobChart.resolveState({ value: value() }).status).not.toBe("error");
+        seen.add(String(value()));
       }
     }
     expect([...seen].sort()).toEqual(["absent", "completed", "failed", "pending", "queued", "running", "stopped"]);
