@@ -31,7 +31,7 @@ import {
 
 const BENCH_DIR = import.meta.dirname;
 const RESULTS_DIR = join(BENCH_DIR, "results");
-const NOT_BENCHMARKS = new Set(["run", "bench-result"]);
+const NOT_BENCHMARKS = new Set(["run", "bench-result", "compare"]);
 
 const { values } = parseArgs({
   options: {
