@@ -30,3 +30,19 @@ export function evolveDrainingNodes(state: DrainingNodes, event: DrainingNodeEve
   next.delete(event.nodeId);
   return next;
 }
+
+/**
+ * The node's actor (never behind the store) shows its drain under way before this fold has its start: kept with the
+ * position its start is known at (0: the node read model holds it already). A node the fold has keeps its own.
+ */
+export function withDrainingNode(state: DrainingNodes, nodeId: string, position: number): DrainingNodes {
+  return state.has(nodeId) ? state : new Map(state).set(nodeId, position);
+}
+
+/** The node's actor shows no drain under way: its ending event, when this fold gets to it, would drop it anyway. */
+export function withoutDrainingNode(state: DrainingNodes, nodeId: string): DrainingNodes {
+  if (!state.has(nodeId)) return state;
+  const next = new Map(state);
+  next.delete(nodeId);
+  return next;
+}

@@ -9,6 +9,8 @@ import {
   DRAIN_ENDING_EVENTS,
   evolveDrainingNodes,
   initialDrainingNodes,
+  withDrainingNode,
+  withoutDrainingNode,
 } from "../../../machines/drain/draining-nodes.ts";
 import { isUnderWay } from "../../../machines/drain/execution-under-way.ts";
 import { settleUndrained } from "../../../machines/drain/settle-undrained.ts";
@@ -145,11 +147,7 @@ export class NodeDrainer implements Processor {
     for (const view of this.options.nodeViews.all()) {
       if (view.deleted || view.drain?.status !== "draining") continue;
       // The read model these come from shows the drain already: nothing to wait for.
-      this.draining = evolveDrainingNodes(this.draining, {
-        type: "NodeDrainStarted",
-        nodeId: view.nodeId,
-        position: 0,
-      });
+      this.draining = withDrainingNode(this.draining, view.nodeId, 0);
       this.arm(view.nodeId, Date.parse(view.drain.deadline));
       this.later(view.nodeId, {
         reason: "the orchestrator started while the node was draining",
@@ -196,7 +194,9 @@ export class NodeDrainer implements Processor {
     });
   }
 
+  /** The drain ended (or is not under way, as the node's actor shows): no deadline, no more passes. */
   private disarm(nodeId: string): void {
+    this.draining = withoutDrainingNode(this.draining, nodeId);
     this.options.deadlines.cancel(`node-drain/${nodeId}`);
   }
 
@@ -278,6 +278,7 @@ export class NodeDrainer implements Processor {
   private async progress(nodeId: string, cause: Cause, shownFrom?: number): Promise<void> {
     const drain = await this.drainOf(nodeId);
     if (drain === undefined) return;
+    if (shownFrom !== undefined) this.draining = withDrainingNode(this.draining, nodeId, shownFrom);
     this.arm(nodeId, drainDeadlineAt(drain));
     if (!(await this.viewShowsDrain(nodeId, shownFrom ?? this.draining.get(nodeId)))) return;
     const plan = drainPass({ nodeId, drain, executions: await this.gather(await this.executionsOn(nodeId)) });

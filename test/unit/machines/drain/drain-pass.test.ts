@@ -3,7 +3,12 @@ import { drainDeadline } from "../../../../machines/drain/drain-deadline.ts";
 import { daemonsStopped, drainPass, type DrainPlan } from "../../../../machines/drain/drain-pass.ts";
 import { drainUnderWay } from "../../../../machines/drain/drain-under-way.ts";
 import type { DrainedExecution } from "../../../../machines/drain/drained-execution.ts";
-import { evolveDrainingNodes, initialDrainingNodes } from "../../../../machines/drain/draining-nodes.ts";
+import {
+  evolveDrainingNodes,
+  initialDrainingNodes,
+  withDrainingNode,
+  withoutDrainingNode,
+} from "../../../../machines/drain/draining-nodes.ts";
 import { isUnderWay } from "../../../../machines/drain/execution-under-way.ts";
 import { settleUndrained } from "../../../../machines/drain/settle-undrained.ts";
 import { fold } from "../../../../machines/decider.ts";
@@ -278,6 +283,16 @@ describe("which nodes are draining", () => {
     expect(state.get(N)).toBe(9);
     for (const end of ["NodeDrainCompleted", "NodeDrainDeadlineReached", "NodeUndrained", "NodeDeleted"])
       expect(evolveDrainingNodes(state, at(end, 10)).has(N)).toBe(false);
+  });
+
+  it("what the node's actor shows ahead of the events: a drain under way kept, none dropped", () => {
+    const started = evolveDrainingNodes(initialDrainingNodes(), at("NodeDrainStarted", 7));
+    // The fold's own position stays: it has the node's latest start.
+    expect(withDrainingNode(started, N, 3)).toBe(started);
+    expect([...withDrainingNode(initialDrainingNodes(), N, 5)]).toEqual([[N, 5]]);
+    expect(withoutDrainingNode(started, N).size).toBe(0);
+    const none = initialDrainingNodes();
+    expect(withoutDrainingNode(none, N)).toBe(none);
   });
 
   it("other events change nothing, and leave the state as it was", () => {
