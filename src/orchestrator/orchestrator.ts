@@ -345,6 +345,7 @@ export async function startOrchestrator(
     const drainer = new NodeDrainer({
       manager,
       nodeViews: views,
+      nodeViewsProgress: projection,
       jobViews,
       executions: jobControl.executions,
       work,

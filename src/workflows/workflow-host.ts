@@ -104,7 +104,7 @@ export class WorkflowHost implements Processor {
       const handler = this.options.handlers[command.handler];
       if (!handler)
         throw new Error(`workflow ${name} issued a command to ${command.handler}, which this host does not know`);
-      const full = { ...command, causationId: recorded.id, correlationId };
+      const full = { ...command, causationId: recorded.id, correlationId, causationPosition: recorded.position };
       try {
         await handler(full);
       } catch (err) {

@@ -27,6 +27,8 @@ export type IssuedCommand = WorkflowCommand & {
   readonly commandId: string;
   readonly causationId: string;
   readonly correlationId: string;
+  /** The input event's store position (absent outside a workflow step): the position a read model must reach. */
+  readonly causationPosition?: number;
 };
 
 /** Carries out one kind of workflow command; resolves once it is done. */

@@ -1,10 +1,21 @@
 import { nodeDrainedMessage } from "../../scheduler/job-outcome.ts";
 import { isNodeGain } from "../jobs/job-flow.ts";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import { drainDeadline } from "../../../machines/drain/drain-deadline.ts";
+import { daemonsStopped, drainPass } from "../../../machines/drain/drain-pass.ts";
+import { drainDeadlineAt, drainUnderWay } from "../../../machines/drain/drain-under-way.ts";
+import type { DrainCancel, DrainedExecution } from "../../../machines/drain/drained-execution.ts";
+import {
+  DRAIN_ENDING_EVENTS,
+  evolveDrainingNodes,
+  initialDrainingNodes,
+  withDrainingNode,
+  withoutDrainingNode,
+} from "../../../machines/drain/draining-nodes.ts";
+import { isUnderWay } from "../../../machines/drain/execution-under-way.ts";
+import { settleUndrained } from "../../../machines/drain/settle-undrained.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execution/execution-commands.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
-import type { DrainLeftover } from "../../../machines/node/node-commands.ts";
 import type { NodeDrain } from "../../../machines/node/node-state.ts";
 import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
@@ -17,8 +28,7 @@ import { EXECUTION_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../..
 import type { EventEnvelope } from "../../projections/event-envelope.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import type { Processor } from "../../projections/processor.ts";
-import { isTerminal } from "../../scheduler/execution-states.ts";
+import type { Processor, ProcessorProgress } from "../../projections/processor.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { DRAIN, DRAIN_ACTOR } from "./drain-flow.ts";
@@ -26,6 +36,8 @@ import { DRAIN, DRAIN_ACTOR } from "./drain-flow.ts";
 export interface NodeDrainerOptions {
   readonly manager: NodeManager;
   readonly nodeViews: NodeViews;
+  /** The node read model's processor: a pass waits until it has folded the drain's start (placement reads it). */
+  readonly nodeViewsProgress: Pick<ProcessorProgress, "waitFor">;
   readonly jobViews: JobViews;
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   readonly work: NodeWorkClient;
@@ -55,33 +67,21 @@ interface Cause {
   readonly correlationId: string;
 }
 
-const DRAIN_EVENTS_ENDING = new Set(["NodeDrainCompleted", "NodeDrainDeadlineReached", "NodeUndrained"]);
-
-const stateOf = (e: ExecutionState) => ({
-  id: e.executionId,
-  nodeId: e.nodeId,
-  state: e.computeState ?? "New",
-  desiredState: e.desiredState ?? "Pending",
-});
-const ended = (e: ExecutionState): boolean => e.computeState === undefined || isTerminal(stateOf(e));
-
 /**
- * Carries out the drain flow's commands (drain-flow.ts) and follows each drain under way to its
- * end: one pass (`progress`) looks at what still runs on the node and does what is due —
- * batch executions cancelled (the jobs workflow places their partitions on other nodes: a
- * draining node takes none), a service execution's replacement placed while it runs and the
- * original stopped once the replacement is Running, ops executions left to finish, daemon
- * executions stopped once nothing else is left (unless KeepDaemon) — and, when nothing is left,
- * completes the drain. Each pass reads the executions' actors, so a pass repeated (a replay after
- * a crash, the next execution's change) does only what is still due: nothing twice. Its deadline
- * is armed from the node's state (also at recovery); when it passes, what is left is named in
- * NodeDrainDeadlineReached and the flow stops each of them. Every action's actor is
- * `workflow-node-drain`, with a reason.
+ * Carries out the drain flow's commands (drain-flow.ts) and follows each drain under way to its end. The rules are
+ * machines/drain's, pure; this is their host: it gathers what they need (the node's drain from its actor, the
+ * executions under way on the node from theirs, whether each batch execution's partition is placeable elsewhere,
+ * each service execution's replacement), asks them for a plan and issues it through the execution actors, the
+ * placement and the node manager. One pass (`progress`): drainPass. Each pass reads the actors afresh, so a pass
+ * repeated (a replay after a crash, the next execution's change) does only what is still due: nothing twice. Which
+ * nodes drain comes from the node events (evolveDrainingNodes). Its deadline is armed on the deadline scheduler from
+ * the node's state (also at recovery); when it passes, drainDeadline names what is left in NodeDrainDeadlineReached
+ * and the flow stops each of them. Every action's actor is `workflow-node-drain`, with a reason.
  */
 export class NodeDrainer implements Processor {
   readonly name = "node-drain-progress";
   /** Nodes draining now (as far as this process has seen): an execution's change passes over them. */
-  private readonly draining = new Set<string>();
+  private draining = initialDrainingNodes();
   private queue: Promise<void> = Promise.resolve();
   /** Nodes with a pass queued that has not begun. */
   private readonly waiting = new Set<string>();
@@ -94,7 +94,7 @@ export class NodeDrainer implements Processor {
         const cause = { reason: c.reason, causationId: c.causationId, correlationId: c.correlationId };
         switch (c.type) {
           case "MoveDrainedWork":
-            return this.serialized(() => this.progress(c.entityId, cause));
+            return this.serialized(() => this.progress(c.entityId, cause, c.causationPosition));
           case "StopDrainedExecution":
             return this.serialized(() => this.stopLeft(c.entityId, cause));
           case "SettleUndrained":
@@ -119,13 +119,13 @@ export class NodeDrainer implements Processor {
       if (category === EXECUTION_CATEGORY) changed = e;
       else if (category === NODE_CATEGORY) {
         const nodeId = entityIdOf(e.recorded.stream);
+        const { type, position } = e.recorded;
+        this.draining = evolveDrainingNodes(this.draining, { type, nodeId, position });
         const started = e.as("NodeDrainStarted");
-        if (started) {
-          this.draining.add(nodeId);
-          this.arm(nodeId, Date.parse(started.data.Deadline));
-        } else if (DRAIN_EVENTS_ENDING.has(e.recorded.type) || e.recorded.type === "NodeDeleted") this.disarm(nodeId);
+        if (started) this.arm(nodeId, Date.parse(started.data.Deadline));
+        else if (DRAIN_ENDING_EVENTS.has(type)) this.disarm(nodeId);
         // Another node that may take work now: batch work left on a draining node for want of one may move.
-        else if (isNodeGain(e.recorded.stream, e.recorded.type)) changed = e;
+        else if (isNodeGain(e.recorded.stream, type)) changed = e;
       }
     }
     if (changed === undefined || this.draining.size === 0) return;
@@ -136,7 +136,7 @@ export class NodeDrainer implements Processor {
       correlationId:
         typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id,
     };
-    for (const nodeId of this.draining) this.later(nodeId, cause);
+    for (const nodeId of this.draining.keys()) this.later(nodeId, cause);
   }
 
   /**
@@ -146,7 +146,8 @@ export class NodeDrainer implements Processor {
   recover(): void {
     for (const view of this.options.nodeViews.all()) {
       if (view.deleted || view.drain?.status !== "draining") continue;
-      this.draining.add(view.nodeId);
+      // The read model these come from shows the drain already: nothing to wait for.
+      this.draining = withDrainingNode(this.draining, view.nodeId, 0);
       this.arm(view.nodeId, Date.parse(view.drain.deadline));
       this.later(view.nodeId, {
         reason: "the orchestrator started while the node was draining",
@@ -193,26 +194,26 @@ export class NodeDrainer implements Processor {
     });
   }
 
+  /** The drain ended (or is not under way, as the node's actor shows): no deadline, no more passes. */
   private disarm(nodeId: string): void {
-    this.draining.delete(nodeId);
+    this.draining = withoutDrainingNode(this.draining, nodeId);
     this.options.deadlines.cancel(`node-drain/${nodeId}`);
   }
 
   /** The node's drain under way, from its actor (never behind the store), else undefined (its end disarms it here). */
   private async drainOf(nodeId: string): Promise<NodeDrain | undefined> {
-    const drain = (await this.options.manager.nodeState(nodeId)).drain;
-    if (drain?.status === "draining") return drain;
-    this.disarm(nodeId);
-    return undefined;
+    const drain = drainUnderWay((await this.options.manager.nodeState(nodeId)).drain);
+    if (drain === undefined) this.disarm(nodeId);
+    return drain;
   }
 
   /** The node's executions under way, as their actors have them. */
   private async executionsOn(nodeId: string): Promise<ExecutionState[]> {
     const ids: string[] = [];
     for (const e of this.options.jobViews.allExecutions())
-      if (e.nodeId === nodeId && !ended(e)) ids.push(e.executionId);
+      if (e.nodeId === nodeId && isUnderWay(e)) ids.push(e.executionId);
     const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
-    return states.filter((e) => !ended(e));
+    return states.filter(isUnderWay);
   }
 
   /** Another execution of the same service partition, under way on another node: the replacement. */
@@ -222,31 +223,45 @@ export class NodeDrainer implements Processor {
         other.executionId === e.executionId ||
         other.partitionIndex !== e.partitionIndex ||
         other.nodeId === e.nodeId ||
-        ended(other)
+        !isUnderWay(other)
       )
         continue;
       const state = (await this.options.executions.get(other.executionId)).state;
-      if (!ended(state)) return state;
+      if (isUnderWay(state)) return state;
     }
     return undefined;
   }
 
-  /**
-   * Placement reads the node read model: it must show the drain before anything moves, so nothing comes back to the
-   * node.
-   */
-  private async viewShowsDrain(nodeId: string): Promise<void> {
-    const until = Date.now() + (this.options.viewWaitMs ?? 10_000);
-    while (this.options.nodeViews.get(nodeId)?.drain?.status !== "draining") {
-      if (Date.now() > until) throw new Error(`the node read model does not show node ${nodeId} draining`);
-      await sleep(10);
+  /** What a pass needs to know of each execution: batch work's chance elsewhere, a service's replacement. */
+  private async gather(executions: readonly ExecutionState[]): Promise<DrainedExecution[]> {
+    const gathered: DrainedExecution[] = [];
+    for (const execution of executions) {
+      if (execution.jobType === "batch")
+        gathered.push({ execution, placeableElsewhere: await this.options.placeableElsewhere(execution) });
+      else if (execution.jobType === "service") {
+        const replacement = await this.replacementOf(execution);
+        gathered.push(replacement === undefined ? { execution } : { execution, replacement });
+      } else gathered.push({ execution });
     }
+    return gathered;
   }
 
-  private async cancel(e: ExecutionState, context: CommandContext): Promise<boolean> {
-    const reason = context.reason ?? "the node is draining";
+  /**
+   * Placement reads the node read model: it must show the drain before anything moves, so nothing comes back to the
+   * node. It has once it has folded the drain's start (`shownFrom`, its store position). False when it then shows the
+   * drain ended, as the node's actor does: nothing is left to do.
+   */
+  private async viewShowsDrain(nodeId: string, shownFrom: number | undefined): Promise<boolean> {
+    const waitMs = this.options.viewWaitMs ?? 10_000;
+    await this.options.nodeViewsProgress.waitFor(shownFrom, waitMs);
+    if (this.options.nodeViews.get(nodeId)?.drain?.status === "draining") return true;
+    if ((await this.drainOf(nodeId)) === undefined) return false;
+    throw new Error(`the node read model does not show node ${nodeId} draining`);
+  }
+
+  private async cancel({ execution: e, reason }: DrainCancel, cause: Cause): Promise<boolean> {
     try {
-      await this.options.executions.execute(e.executionId, { type: "Cancel", reason }, context);
+      await this.options.executions.execute(e.executionId, { type: "Cancel", reason }, this.context(cause, reason));
     } catch (err) {
       if (asShoalError(err).kind !== "Conflict") throw err;
       return false;
@@ -255,83 +270,45 @@ export class NodeDrainer implements Processor {
     return true;
   }
 
-  /** One pass over a draining node: what is due now (see the class), then its end when nothing is left. */
-  private async progress(nodeId: string, cause: Cause): Promise<void> {
+  /**
+   * One pass over a draining node: drainPass's plan, issued in its order — executions stopped, replacements placed,
+   * and when nothing is left its daemon work stopped and the drain completed. `shownFrom`: the store position of the
+   * drain's start, when the caller knows it (the flow's command); else the one the node events gave.
+   */
+  private async progress(nodeId: string, cause: Cause, shownFrom?: number): Promise<void> {
     const drain = await this.drainOf(nodeId);
     if (drain === undefined) return;
-    this.draining.add(nodeId);
-    this.arm(nodeId, Date.parse(drain.deadline));
-    await this.viewShowsDrain(nodeId);
-    let left = 0;
-    const daemons: ExecutionState[] = [];
-    const toPlace = new Set<string>();
-    for (const e of await this.executionsOn(nodeId)) {
-      switch (e.jobType) {
-        case "batch":
-          // No node to take it: it runs on here (to its end, or the deadline) rather than its job failing for want of
-          // one; a later pass tries again.
-          if (await this.options.placeableElsewhere(e))
-            await this.cancel(
-              e,
-              this.context(
-                cause,
-                `node ${nodeId} is draining: the execution is stopped and its partition placed on another node`,
-              ),
-            );
-          else left++;
-          break;
-        case "service": {
-          const replacement = await this.replacementOf(e);
-          if (replacement === undefined) toPlace.add(e.jobId);
-          if (replacement?.computeState === "Running") {
-            await this.cancel(
-              e,
-              this.context(
-                cause,
-                `node ${nodeId} is draining: replaced by ${replacement.executionId} on node ${replacement.nodeId}, which is running`,
-              ),
-            );
-          } else left++;
-          break;
-        }
-        case "daemon":
-          if (!drain.keepDaemon) daemons.push(e);
-          break;
-        default:
-          // ops: let finish.
-          left++;
-      }
-    }
-    for (const jobId of toPlace) {
+    if (shownFrom !== undefined) this.draining = withDrainingNode(this.draining, nodeId, shownFrom);
+    this.arm(nodeId, drainDeadlineAt(drain));
+    if (!(await this.viewShowsDrain(nodeId, shownFrom ?? this.draining.get(nodeId)))) return;
+    const plan = drainPass({ nodeId, drain, executions: await this.gather(await this.executionsOn(nodeId)) });
+    for (const c of plan.cancel) await this.cancel(c, cause);
+    for (const { jobId, reason } of plan.place) {
       await this.options.place(jobId, {
         workflow: DRAIN_ACTOR,
-        reason: `node ${nodeId} is draining: a replacement starts before its execution stops`,
+        reason,
         causationId: cause.causationId,
         correlationId: cause.correlationId,
       });
     }
-    if (left > 0) return;
-    for (const d of daemons) await this.cancel(d, this.context(cause, nodeDrainedMessage(nodeId)));
+    if (plan.end === undefined) return;
+    const message = nodeDrainedMessage(nodeId);
+    for (const execution of plan.end.daemons) await this.cancel({ execution, reason: message }, cause);
     await this.options.manager.drainCommand(
       nodeId,
-      { type: "CompleteDrain", daemonStopped: await this.daemonsStopped(nodeId, drain) },
-      this.context(cause, "nothing the drain had to move is left on the node"),
+      { type: "CompleteDrain", daemonStopped: daemonsStopped(drain, await this.daemonExecutionsOn(nodeId)) },
+      this.context(cause, plan.end.complete),
     );
     this.disarm(nodeId);
     this.options.logger.info({ nodeId }, "drain completed");
   }
 
-  /**
-   * Daemon executions on the node cancelled since the drain started (their actors: the read model may not show this
-   * pass's yet).
-   */
-  private async daemonsStopped(nodeId: string, drain: NodeDrain): Promise<number> {
-    const since = Date.parse(drain.startedAt);
+  /** Every daemon execution of the node, ended ones too, from their actors (the read model may lag this pass). */
+  private async daemonExecutionsOn(nodeId: string): Promise<ExecutionState[]> {
     const ids: string[] = [];
     for (const e of this.options.jobViews.allExecutions())
       if (e.nodeId === nodeId && e.jobType === "daemon") ids.push(e.executionId);
-    const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
-    return states.filter((e) => e.computeState === "Cancelled" && e.modifyTime >= since).length;
+    return Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
   }
 
   /**
@@ -341,53 +318,28 @@ export class NodeDrainer implements Processor {
   private async expire(nodeId: string): Promise<void> {
     const drain = await this.drainOf(nodeId);
     if (drain === undefined) return;
-    const at = Date.parse(drain.deadline);
+    const outcome = drainDeadline(drain, await this.executionsOn(nodeId), this.options.clock.now());
     // Drained again meanwhile with a later deadline: that one is armed.
-    if (at > this.options.clock.now()) return this.arm(nodeId, at);
-    const left: DrainLeftover[] = (await this.executionsOn(nodeId))
-      .filter((e) => !(e.jobType === "daemon" && drain.keepDaemon))
-      .map((e) => ({ executionId: e.executionId, jobId: e.jobId, jobType: e.jobType ?? "batch" }));
-    const context = this.context(
-      { reason: "", causationId: "", correlationId: "" },
-      `the drain deadline ${drain.deadline} passed with ${left.length} execution${left.length === 1 ? "" : "s"} left`,
-    );
-    await this.options.manager.drainCommand(nodeId, { type: "ExpireDrain", left }, context);
+    if (outcome.type === "later") return this.arm(nodeId, outcome.at);
+    const context = this.context({ reason: "", causationId: "", correlationId: "" }, outcome.reason);
+    await this.options.manager.drainCommand(nodeId, { type: "ExpireDrain", left: outcome.left }, context);
     this.disarm(nodeId);
-    this.options.logger.info({ nodeId, left: left.length }, "drain deadline passed");
+    this.options.logger.info({ nodeId, left: outcome.left.length }, "drain deadline passed");
   }
 
   /** The flow's stop of one execution the deadline found left. */
   private async stopLeft(executionId: string, cause: Cause): Promise<void> {
-    const e = (await this.options.executions.get(executionId)).state;
-    if (ended(e)) return;
-    await this.cancel(e, this.context(cause));
+    const execution = (await this.options.executions.get(executionId)).state;
+    if (!isUnderWay(execution)) return;
+    await this.cancel({ execution, reason: cause.reason }, cause);
   }
 
-  /**
-   * An operator ended a drain under way: a service partition with both its original and a
-   * replacement keeps one — the replacement when it already runs (the move is done), else the
-   * original (the replacement is cancelled).
-   */
+  /** An operator ended a drain under way: settleUndrained's cancels (what a cut-short move left half done). */
   private async settleUndrained(nodeId: string, cause: Cause): Promise<void> {
     this.disarm(nodeId);
-    if ((await this.options.manager.nodeState(nodeId)).drain !== undefined) return;
-    for (const e of await this.executionsOn(nodeId)) {
-      if (e.jobType !== "service") continue;
-      const replacement = await this.replacementOf(e);
-      if (replacement === undefined) continue;
-      if (replacement.computeState === "Running")
-        await this.cancel(
-          e,
-          this.context(
-            cause,
-            `the drain of node ${nodeId} ended; ${replacement.executionId} on node ${replacement.nodeId} already runs in its place`,
-          ),
-        );
-      else
-        await this.cancel(
-          replacement,
-          this.context(cause, `the drain of node ${nodeId} ended: the replacement of ${e.executionId} is not needed`),
-        );
-    }
+    const drain = (await this.options.manager.nodeState(nodeId)).drain;
+    if (drain !== undefined) return;
+    const services = (await this.executionsOn(nodeId)).filter((e) => e.jobType === "service");
+    for (const c of settleUndrained(nodeId, drain, await this.gather(services))) await this.cancel(c, cause);
   }
 }
