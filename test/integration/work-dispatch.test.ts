@@ -207,7 +207,7 @@ describe("WorkDispatch", () => {
     expect(h.work.sent).toHaveLength(8);
   });
 
-  it("publishes nothing while the transport is down, goes on with the resends, and sends at once when it is back", async () => {
+  it("publishes nothing while the transport is down, goes on with the resends, and sends what it withheld at once when it is back", async () => {
     const h = host();
     const { executionId } = await execution(h, "ops");
     const t0 = h.clock.now();
@@ -221,6 +221,15 @@ describe("WorkDispatch", () => {
     // The chain goes on from there, every 2 s.
     await h.clock.advance(4_000);
     expect(times(h, "RunExecution", executionId, t0)).toEqual([5_000, 7_000, 9_000]);
+    // A short outage between two resends withheld nothing: the chain keeps its turn (no extra send when it is back).
+    await h.clock.advance(500);
+    h.listening.transportDown("NATS connection lost");
+    await h.clock.advance(500);
+    h.listening.transportUp();
+    await h.clock.advance(999);
+    expect(times(h, "RunExecution", executionId, t0)).toEqual([5_000, 7_000, 9_000]);
+    await h.clock.advance(1);
+    expect(times(h, "RunExecution", executionId, t0)).toEqual([5_000, 7_000, 9_000, 11_000]);
   });
 
   it("a node is judged unanswered only over a bound in which its work was published (sends withheld do not count)", async () => {

@@ -33,7 +33,7 @@ export interface WorkDispatchOptions {
   readonly transportDown?: () => boolean;
   /**
    * When the orchestrator begins to hear its nodes again (start-up over, its transport back): each answer bound counts
-   * from then, so every chain sends at once rather than up to RESEND_MS into the bound.
+   * from then, so a chain whose last send was withheld sends at once rather than up to RESEND_MS into the bound.
    */
   readonly listening?: Pick<Listening, "onResume">;
 }
@@ -60,11 +60,13 @@ export class WorkDispatch {
    * together (a replayed step and the resume after a restart) see each other's chain and start one.
    */
   private readonly turns = new Map<string, Promise<void>>();
+  /** Chains whose last send was not published (the transport was down): they send the moment it is back. */
+  private readonly withheld = new Set<string>();
   private stopped = false;
 
   constructor(private readonly options: WorkDispatchOptions) {
     this.resends = options.deadlines.kind((executionId) => this.resend(executionId));
-    options.listening?.onResume(() => this.resendWaiting());
+    options.listening?.onResume(() => this.resendWithheld());
   }
 
   /** Sends what the execution is due now, and keeps sending it (see the class). */
@@ -97,6 +99,7 @@ export class WorkDispatch {
     this.stopped = true;
     for (const executionId of this.sending.keys()) this.resends.cancel(executionId);
     this.sending.clear();
+    this.withheld.clear();
   }
 
   /**
@@ -131,7 +134,8 @@ export class WorkDispatch {
     }
     const spec = job.spec;
     // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
-    if (this.options.transportDown?.() !== true) {
+    const down = this.options.transportDown?.() === true;
+    if (!down) {
       const sent = await sendOrEnd(this.options, execution, due, () => {
         const work = {
           nodeId: execution.nodeId,
@@ -148,6 +152,8 @@ export class WorkDispatch {
     // leaves the deadline to the one that holds it now.
     if (this.stopped || (chain !== undefined && this.sending.get(executionId) !== chain)) return;
     this.sending.set(executionId, due);
+    if (down) this.withheld.add(executionId);
+    else this.withheld.delete(executionId);
     this.resends.set(executionId, this.options.clock.now() + RESEND_MS);
   }
 
@@ -163,13 +169,16 @@ export class WorkDispatch {
   private endChain(executionId: string, message: WorkMessage): void {
     if (this.sending.get(executionId) !== message) return;
     this.sending.delete(executionId);
+    this.withheld.delete(executionId);
     this.resends.cancel(executionId);
   }
 
-  /** The orchestrator hears its nodes again: every chain waiting for its next resend sends now. */
-  private resendWaiting(): void {
+  /**
+   * The orchestrator hears its nodes again: each chain whose last send was withheld sends now (those published before
+   * keep their turn: a node retries its reports until answered, so an answer sent meanwhile still arrives).
+   */
+  private resendWithheld(): void {
     const now = this.options.clock.now();
-    for (const executionId of this.sending.keys())
-      if (this.resends.has(executionId)) this.resends.set(executionId, now);
+    for (const executionId of this.withheld) if (this.resends.has(executionId)) this.resends.set(executionId, now);
   }
 }
