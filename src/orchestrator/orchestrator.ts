@@ -335,9 +335,11 @@ export async function startOrchestrator(
       nodeViews: views,
       work,
       clock,
+      deadlines,
       logger: logger.child({ component: "job-runner" }),
       answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
       transportDown: () => transport.down !== undefined,
+      listening,
       refusal: (jobId, spec) => jobControl.storedJobRefusal(jobId, spec),
     });
     cleanups.push({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });

@@ -3,12 +3,14 @@ import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execu
 import { endedUnanswered } from "../../../machines/execution/execution-deadlines.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.ts";
-import { isLongRunning, taskOf, type JobSpec, type TaskSpec } from "../../../machines/job/job-spec.ts";
+import { isLongRunning, taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../../machines/job/task-resources.ts";
 import type { Clock, TimerHandle } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
+import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
+import type { Listening } from "../../actors/listening.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { EventEnvelope } from "../../projections/event-envelope.ts";
@@ -34,26 +36,22 @@ import { placeJob, remainingPartitionCount } from "../../scheduler/place-job.ts"
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
-import type { WorkTask } from "../../transport/work-messages.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { BidApprover } from "./bid-approver.ts";
 import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger.ts";
-import { bacalhauEnv } from "./execution-env.ts";
 import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
-import { sendOrEnd } from "./unsendable-work.ts";
-import { workToSend } from "./work-to-send.ts";
+import { LostWorkStops } from "./lost-work-stops.ts";
+import { WorkDispatch } from "./work-dispatch.ts";
 
 /**
  * Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it
  * first).
  */
 const TIMEOUT_BUFFER_SECONDS = 60;
-/** Work its node has not answered is sent again this often, until answered or the answer bound ends it. */
-const RESEND_MS = 2_000;
 /**
  * Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next
  * evaluation comes (`ExecutionLimitBackoff`).
@@ -63,10 +61,6 @@ const EXECUTION_LIMIT_BACKOFF_MS = 100;
 /** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
 const JOB_FAILED_CANCEL = "Execution stopped due to job failure";
 const JOB_STOPPED_CANCEL = "Execution stop requested because job has been stopped";
-/** How many more times a node that came back is told to stop what was lost with it. */
-const STOP_RESENDS = 2;
-/** Compute states in which the node may not hold an execution's work yet. */
-const NOT_YET_RUNNING = new Set(["New", "AskForBid", "AskForBidAccepted", "BidAccepted"]);
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -75,11 +69,15 @@ export interface JobRunnerOptions {
   readonly nodeViews: NodeViews;
   readonly work: NodeWorkClient;
   readonly clock: Clock;
+  /** The orchestrator's one deadline heap: work sent again, and nodes told again to stop lost work, wait in it. */
+  readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
   /** How long a node may leave an execution's work unanswered (recorded on each one); else the decider's default. */
   readonly answerTimeoutMs?: number;
   /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
   readonly transportDown?: () => boolean;
+  /** When the orchestrator hears its nodes again: work waiting to be sent again goes at once. */
+  readonly listening?: Pick<Listening, "onResume">;
   /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
   readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
 }
@@ -94,40 +92,6 @@ const toExisting = (e: ExecutionState): ExistingExecution => ({
   partitionIndex: e.partitionIndex,
   ...(endedUnanswered(e) ? { unanswered: true } : {}),
 });
-
-/** Bacalhau's network types as the work protocol carries them: Default is the node's choice, which Shoal makes None. */
-function workNetwork(task: TaskSpec): WorkTask["Network"] {
-  switch (task.Network.Type) {
-    case "Host":
-    case "Full":
-    case "HTTP":
-      return task.Network.Type;
-    case "Bridge":
-      return "Full";
-    default:
-      return "None";
-  }
-}
-
-export function workTaskOf(spec: JobSpec, execution: ExecutionState): WorkTask {
-  const task = taskOf(spec);
-  const p = task.Engine.Params;
-  const r = parseTaskResources(task.Resources);
-  return {
-    Engine: {
-      Type: "docker",
-      Image: p.Image,
-      ...(p.Entrypoint.length > 0 ? { Entrypoint: p.Entrypoint } : {}),
-      ...(p.Parameters.length > 0 ? { Parameters: p.Parameters } : {}),
-      ...(p.EnvironmentVariables.length > 0 ? { EnvironmentVariables: p.EnvironmentVariables } : {}),
-      ...(p.WorkingDirectory !== "" ? { WorkingDirectory: p.WorkingDirectory } : {}),
-    },
-    Env: { ...task.Env, ...bacalhauEnv(spec, execution) },
-    Resources: { CPUMillis: Math.max(1, Math.round(r.CPU * 1000)), MemoryBytes: Math.max(1, Math.round(r.Memory)) },
-    Network: workNetwork(task),
-    ExecutionTimeout: execution.executionTimeout,
-  };
-}
 
 /**
  * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler, one
@@ -148,9 +112,10 @@ export class JobRunner {
   private readonly topUps = new Map<string, TimerHandle>();
   /** Jobs whose evaluation the rate limit cut short, waiting for the next one. */
   private readonly limited = new Set<string>();
-  /** Executions whose work is being sent again, with the message: one chain of resends each. */
-  private readonly sending = new Map<string, "AskForBid" | "RunExecution">();
-  private stopped = false;
+  /** Work sent to nodes and sent again until answered. */
+  private readonly dispatcher: WorkDispatch;
+  /** Nodes that came back told, and told again, to stop what was lost with them. */
+  private readonly lostStops: LostWorkStops;
 
   private readonly approver: BidApprover;
   /** What every execution of the read model holds (readModelFolded keeps it up to date). */
@@ -162,6 +127,8 @@ export class JobRunner {
     this.held = ExecutionLedger.of(options.jobViews.allExecutions());
     this.byNode = NodeExecutions.of(options.jobViews.allExecutions());
     this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
+    this.dispatcher = new WorkDispatch(options);
+    this.lostStops = new LostWorkStops(options);
   }
 
   handlers(): Record<string, WorkflowHandler> {
@@ -170,7 +137,7 @@ export class JobRunner {
         c.type === "PlaceJob"
           ? this.serialized(() => this.place(c.entityId, c))
           : this.serialized(() => this.placeQueued(c)),
-      [DISPATCH]: (c) => this.dispatch(c.entityId),
+      [DISPATCH]: (c) => this.dispatcher.dispatch(c.entityId),
       [APPROVAL]: (c) => this.serialized(() => this.approve(c.entityId, c)),
       [SETTLE]: (c) => this.serialized(() => this.settle(c.entityId, c)),
       [CANCEL]: (c) => this.cancel(c.entityId, c),
@@ -195,24 +162,9 @@ export class JobRunner {
     return this.serialized(() => this.placeQueued(c, gainedNodes));
   }
 
-  /**
-   * After a restart: the work of every execution its node may not have yet (not Running, not
-   * ended) goes to dispatch again, which sends what its state calls for. The workflow's checkpoint
-   * can be past their ExecutionCreated step (saved once the step acted), so no replay sends it,
-   * and the resends of the process that died died with it: without this a kill -9 left such an
-   * execution New, its job Running, for ever. Read-model states pick them, so a restart with many
-   * running executions loads none of their actors.
-   */
+  /** After a restart: the work of every execution its node may not hold yet goes out again (WorkDispatch.resume). */
   resumeDispatch(executions: Iterable<ExecutionState>): void {
-    for (const e of executions) {
-      if (!NOT_YET_RUNNING.has(e.computeState ?? "New")) continue;
-      this.dispatch(e.executionId).catch((err: unknown) =>
-        this.options.logger.warn(
-          { err, executionId: e.executionId },
-          "sending an execution again after a restart failed",
-        ),
-      );
-    }
+    this.dispatcher.resume(executions);
   }
 
   private serialized<T>(work: () => Promise<T>): Promise<T> {
@@ -677,23 +629,12 @@ export class JobRunner {
 
   /**
    * A node is back (HEALTHY again, approved again): the executions lost with it may still run
-   * there (nothing told it while it was away), so it is told to stop each, a few times (it may
-   * not listen yet, as it has only just come back). Told once per return: then forgotten.
+   * there (nothing told it while it was away), so it is told to stop each, a few times
+   * (LostWorkStops). Told once per return: then forgotten.
    */
   stopLostWork(nodeId: string): number {
     const ids = this.byNode.takeLost(nodeId);
-    const reason = `the orchestrator gave this execution up while node ${nodeId} was away`;
-    const send = (left: number) => {
-      for (const id of ids) this.options.work.cancelExecution(nodeId, id, reason);
-      if (left > 0) setTimeout(() => send(left - 1), RESEND_MS).unref();
-    };
-    if (ids.length > 0) {
-      send(STOP_RESENDS);
-      this.options.logger.info(
-        { nodeId, executions: ids },
-        "a node that came back is told to stop the executions lost with it",
-      );
-    }
+    this.lostStops.tell(nodeId, ids);
     return ids.length;
   }
 
@@ -730,60 +671,10 @@ export class JobRunner {
     return stopped;
   }
 
-  /**
-   * Sends an execution's work to its node (docs/jobs.md, Dispatch): AskForBid while a batch or
-   * service execution waits for its node's bid, RunExecution once it is approved, or at once for
-   * an ops or daemon execution (a direct bid). Nothing is answered on the spot, and a node that
-   * has only just joined may not listen yet: while the execution still stands where the message
-   * found it, the same message goes again (the node answers a repeat with where it stands), every
-   * RESEND_MS, until it is answered or the execution ends (its answer bound, ExecutionAnswerTimeout,
-   * ends it if the node never answers). One chain of resends per execution and message: a replay,
-   * or the resume after a restart, of a message already being sent starts no second one.
-   * `chain`: the message of the chain this call continues.
-   */
-  private async dispatch(executionId: string, chain?: "AskForBid" | "RunExecution"): Promise<void> {
-    const execution = (await this.options.executions.get(executionId)).state;
-    const due = workToSend(execution);
-    if (chain !== undefined && due !== chain) return this.endChain(executionId, chain);
-    if (due === undefined || this.stopped) return;
-    // Already being sent: that chain sends it.
-    if (chain === undefined && this.sending.get(executionId) === due) return;
-    const job = (await this.options.jobs.get(execution.jobId)).state;
-    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) {
-      return this.endChain(executionId, due);
-    }
-    const spec = job.spec;
-    // While the orchestrator's own NATS is down a publish would only pile up: the resends go on, the bound waits.
-    if (this.options.transportDown?.() !== true) {
-      const sent = await sendOrEnd(this.options, execution, due, () => {
-        const work = {
-          nodeId: execution.nodeId,
-          executionId,
-          jobId: execution.jobId,
-          task: workTaskOf(spec, execution),
-        };
-        if (due === "AskForBid") this.options.work.askForBid(work);
-        else this.options.work.runExecution(work);
-      });
-      if (!sent) return this.endChain(executionId, due);
-    }
-    this.sending.set(executionId, due);
-    const timer = setTimeout(() => {
-      this.dispatch(executionId, due).catch((err: unknown) => {
-        this.endChain(executionId, due);
-        this.options.logger.warn({ err, executionId }, "sending an execution again failed");
-      });
-    }, RESEND_MS);
-    timer.unref();
-  }
-
-  private endChain(executionId: string, message: "AskForBid" | "RunExecution"): void {
-    if (this.sending.get(executionId) === message) this.sending.delete(executionId);
-  }
-
   /** No more resends (the orchestrator stops). */
   stop(): void {
-    this.stopped = true;
+    this.dispatcher.stop();
+    this.lostStops.stop();
   }
 
   /**

@@ -2,7 +2,7 @@ import type { ExecutionState } from "../../../machines/execution/execution-state
 import { ProtocolError } from "../../transport/codec.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
 import { DISPATCH } from "./job-flow.ts";
-import type { JobRunnerOptions } from "./job-runner.ts";
+import type { WorkDispatchOptions } from "./work-dispatch.ts";
 
 /** Why an execution's work could not be made into a message (the job, not its node, is at fault). */
 export const unsendableMessage = (err: ProtocolError): string =>
@@ -17,7 +17,7 @@ export const unsendableMessage = (err: ProtocolError): string =>
  * work was sent.
  */
 export async function sendOrEnd(
-  options: Pick<JobRunnerOptions, "jobs" | "executions" | "logger">,
+  options: Pick<WorkDispatchOptions, "jobs" | "executions" | "logger">,
   execution: ExecutionState,
   message: "AskForBid" | "RunExecution",
   send: () => void,

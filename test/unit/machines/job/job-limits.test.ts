@@ -3,7 +3,7 @@ import { BACALHAU_JOB_DEFAULTS } from "../../../../machines/job/job-defaults.ts"
 import { DEFAULT_JOB_LIMITS, WIRE_LIMITS, jobLimitsProblems } from "../../../../machines/job/job-limits.ts";
 import { problemText, validateJobSubmission } from "../../../../src/actors/job-submission/validate-job-submission.ts";
 import { validateWorkMessage } from "../../../../src/transport/decode-work.ts";
-import { workTaskOf } from "../../../../src/workflows/jobs/job-runner.ts";
+import { workTaskOf } from "../../../../src/workflows/jobs/work-task-of.ts";
 import type { ExecutionState } from "../../../../machines/execution/execution-state.ts";
 
 const ID = "j-00000000-0000-4000-8000-000000000001";

@@ -1,0 +1,63 @@
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../src/actors/clock.ts";
+import { validateWorkMessage } from "../../src/transport/decode-work.ts";
+import type { ExecutionWork, NodeWorkClient } from "../../src/transport/node-work-client.ts";
+import type { WorkMessage } from "../../src/transport/work-messages.ts";
+
+export interface SentWork {
+  readonly nodeId: string;
+  readonly message: WorkMessage;
+  /** The orchestrator's clock when it was published. */
+  readonly at: number;
+}
+
+/**
+ * The transport boundary of work sent to nodes, recorded instead of published: each message is
+ * made and validated as NodeWorkClient makes it (a malformed one throws the same ProtocolError),
+ * then kept with the clock's time. `failNext` makes the next publishes throw, as a NATS
+ * connection in trouble does.
+ */
+export class RecordingWorkClient implements Pick<NodeWorkClient, "askForBid" | "runExecution" | "cancelExecution"> {
+  readonly sent: SentWork[] = [];
+  failNext = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  askForBid(work: ExecutionWork): string {
+    return this.send(work.nodeId, {
+      Type: "AskForBid",
+      ExecutionID: work.executionId,
+      JobID: work.jobId,
+      Task: work.task,
+    });
+  }
+
+  runExecution(work: ExecutionWork): string {
+    return this.send(work.nodeId, {
+      Type: "RunExecution",
+      ExecutionID: work.executionId,
+      JobID: work.jobId,
+      Task: work.task,
+    });
+  }
+
+  cancelExecution(nodeId: string, executionId: string, reason: string): string {
+    return this.send(nodeId, { Type: "CancelExecution", ExecutionID: executionId, Reason: reason });
+  }
+
+  /** The messages of this type sent for this execution, in order. */
+  of(type: WorkMessage["Type"], executionId: string): SentWork[] {
+    return this.sent.filter((s) => s.message.Type === type && s.message.ExecutionID === executionId);
+  }
+
+  private send(nodeId: string, message: Record<string, unknown>): string {
+    const messageId = randomUUID();
+    const checked = validateWorkMessage({ ...message, MessageID: messageId, NodeID: nodeId });
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error("NATS connection is closed");
+    }
+    this.sent.push({ nodeId, message: checked, at: this.clock.now() });
+    return messageId;
+  }
+}
