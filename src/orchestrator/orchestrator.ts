@@ -390,6 +390,8 @@ export async function startOrchestrator(
     const reactions = new NodeReactionRunner({
       work: jobRunner,
       nodeViews: views,
+      store,
+      deadlines,
       clock,
       logger: logger.child({ component: "node-reactions" }),
       transportDown: () => listening.since === undefined,
@@ -401,6 +403,8 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node reactions", run: () => reactions.stop() });
+    // The silent nodes' queue as the last run left it, before the workflow's replayed steps apply onto it.
+    await reactions.recover();
     // As the node manager gives every node its grace and a full DisconnectTimeout after a start, so does the queue of
     // silent nodes.
     const disconnectMs = config["Orchestrator.NodeManager.DisconnectTimeout"];
