@@ -403,8 +403,6 @@ export async function startOrchestrator(
       },
     });
     cleanups.push({ name: "stopping the node reactions", run: () => reactions.stop() });
-    // The silent nodes' queue as the last run left it, before the workflow's replayed steps apply onto it.
-    await reactions.recover();
     // As the node manager gives every node its grace and a full DisconnectTimeout after a start, so does the queue of
     // silent nodes.
     const disconnectMs = config["Orchestrator.NodeManager.DisconnectTimeout"];
@@ -413,6 +411,9 @@ export async function startOrchestrator(
     // After the node manager's own listener: its grace is the one this follows.
     listening.onResume(grace);
     listening.onPause(() => reactions.wake());
+    // The silent nodes' queue as the last run left it (under the grace above), before the workflow's replayed steps
+    // apply onto it.
+    await reactions.recover();
     const reactionQuery = {
       holdsWork: (id: string) => jobRunner.nodeHoldsWork(id),
       mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),
