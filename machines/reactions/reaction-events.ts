@@ -37,15 +37,14 @@ export type ReactionEvent =
     }
   | { readonly type: "LookDue"; readonly at: number | undefined };
 
-/** The reaction events that are stored in the workflow's stream (under these names). */
-export const STORED_REACTION_EVENTS = new Set<ReactionEvent["type"]>([
+/** The reaction events stored in the workflow's stream, under these names; the others are never stored. */
+type StoredType = "NodeLossQueued" | "NodeLossReleased" | "NodeLossWithdrawn";
+export type StoredReactionEvent = Extract<ReactionEvent, { type: StoredType }>;
+
+const STORED: ReadonlySet<ReactionEvent["type"]> = new Set<StoredType>([
   "NodeLossQueued",
   "NodeLossReleased",
   "NodeLossWithdrawn",
 ]);
 
-export const isStoredReactionEvent = (e: ReactionEvent): e is Extract<ReactionEvent, { type: StoredType }> =>
-  STORED_REACTION_EVENTS.has(e.type);
-
-type StoredType = "NodeLossQueued" | "NodeLossReleased" | "NodeLossWithdrawn";
-export type StoredReactionEvent = Extract<ReactionEvent, { type: StoredType }>;
+export const isStoredReactionEvent = (e: ReactionEvent): e is StoredReactionEvent => STORED.has(e.type);

@@ -2,7 +2,7 @@ import { decideReactions, type ReactionsDecision } from "./decide-reactions.ts";
 import { evolveReactions } from "./evolve-reactions.ts";
 import type { ReactionInput } from "./reaction-commands.ts";
 import type { ReactionEvent } from "./reaction-events.ts";
-import { reactionsDeadlines, type LookRequest } from "./reactions-deadlines.ts";
+import { reactionsDeadlines } from "./reactions-deadlines.ts";
 import { initialReactionsState, type ReactionsState } from "./reactions-state.ts";
 
 /** The node reactions as a process decider: its state folded from its own stream, its next look a deadline. */
@@ -17,5 +17,3 @@ export const reactionsDecider: {
   evolve: evolveReactions,
   deadlines: reactionsDeadlines,
 };
-
-export type { LookRequest };
