@@ -393,6 +393,8 @@ export async function startOrchestrator(
     const reactions = new NodeReactionRunner({
       work: jobRunner,
       nodeViews: views,
+      store,
+      deadlines,
       clock,
       logger: logger.child({ component: "node-reactions" }),
       transportDown: () => listening.since === undefined,
@@ -412,6 +414,9 @@ export async function startOrchestrator(
     // After the node manager's own listener: its grace is the one this follows.
     listening.onResume(grace);
     listening.onPause(() => reactions.wake());
+    // The silent nodes' queue as the last run left it (under the grace above), before the workflow's replayed steps
+    // apply onto it.
+    await reactions.recover();
     const reactionQuery = {
       holdsWork: (id: string) => jobRunner.nodeHoldsWork(id),
       mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),

@@ -191,7 +191,10 @@ describe("a compute node killed mid-run", () => {
     const unhealthy = events.filter((e) => e.stream === `node-${x}` && e.type === "NodeBecameUnhealthy");
     expect(unhealthy).toHaveLength(1);
     const step = events.find(
-      (e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.EventID === unhealthy[0]?.id,
+      (e) =>
+        e.stream === "workflow-node-reactions" &&
+        e.type === "WorkflowStepRecorded" &&
+        (e.data as Body).Input.EventID === unhealthy[0]?.id,
     );
     expect((step?.data as Body | undefined)?.Commands).toEqual([
       expect.objectContaining({ Type: "QueueNodeLoss", EntityID: x, Reason: `node ${x} became UNHEALTHY` }),

@@ -145,6 +145,7 @@ describe("a partition of 70 % of the fleet", () => {
     const steps = all.filter(
       (e) =>
         e.stream === "workflow-node-reactions" &&
+        e.type === "WorkflowStepRecorded" &&
         (e.data as Body).Input.Type === "NodeBecameUnhealthy" &&
         cut.has((e.data as Body).Input.Stream.slice("node-".length)),
     );

@@ -232,7 +232,10 @@ describe("a node that goes silent", () => {
       });
     }
     const steps = (await storedEvents(config.DataDir)).filter(
-      (e) => e.stream === "workflow-node-reactions" && (e.data as Body).Input.EventID === nodeEvents[0]?.id,
+      (e) =>
+        e.stream === "workflow-node-reactions" &&
+        e.type === "WorkflowStepRecorded" &&
+        (e.data as Body).Input.EventID === nodeEvents[0]?.id,
     );
     expect(steps.map((s) => (s.data as Body).Commands)).toEqual([
       [expect.objectContaining({ Type: "QueueNodeLoss", EntityID: x, Reason: `node ${x} became UNHEALTHY` })],

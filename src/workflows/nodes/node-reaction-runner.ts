@@ -1,35 +1,52 @@
+import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../actors/clock.ts";
+import { decideReactions } from "../../../machines/reactions/decide-reactions.ts";
+import type { EvictionPolicy, FleetHealth } from "../../../machines/reactions/eviction-rule.ts";
+import { evolveReactionsAll } from "../../../machines/reactions/evolve-reactions.ts";
+import {
+  CHECK_DAEMON_MATCH,
+  LOSE_NODE_WORK,
+  QUEUE_NODE_LOSS,
+  STOP_LOST_WORK,
+  type ReactionCommand,
+  type ReactionInput,
+} from "../../../machines/reactions/reaction-commands.ts";
+import {
+  isStoredReactionEvent,
+  type ReactionEvent,
+  type StoredReactionEvent,
+  type WaitingStanding,
+} from "../../../machines/reactions/reaction-events.ts";
+import {
+  reactionEventsOf,
+  reactionRecordData,
+  stepReactionEvents,
+} from "../../../machines/reactions/reaction-records.ts";
+import { reactionsDeadlines } from "../../../machines/reactions/reactions-deadlines.ts";
+import { initialReactionsState, type ReactionsState } from "../../../machines/reactions/reactions-state.ts";
+import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
+import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
+import type { EventStore } from "../../events/store/event-store.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
+import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowHandler } from "../workflow.ts";
-import {
-  FULL_BUCKET,
-  evictionStep,
-  type Disruption,
-  type EvictionBucket,
-  type EvictionPolicy,
-  type FleetHealth,
-} from "./eviction-rule.ts";
-import {
-  CHECK_DAEMON_MATCH,
-  LOSE_NODE_WORK,
-  NODE_REACTIONS,
-  NODE_WORK,
-  QUEUE_NODE_LOSS,
-  STOP_LOST_WORK,
-} from "./node-reactions.ts";
+import { WORKFLOW_CATEGORY } from "../workflow-host.ts";
+import { NODE_REACTIONS, NODE_WORK } from "./node-reactions.ts";
 
 type Issued = Parameters<WorkflowHandler>[0];
 
-/** While paused (a fleet mostly silent), the fleet is looked at again this often. */
-const PAUSED_RECHECK_MS = 5_000;
-
 export const NODE_REACTIONS_ACTOR = { type: "system", id: `workflow-${NODE_REACTIONS}` } as const;
+/** The workflow's own stream: its steps and the queue's records. */
+export const NODE_REACTIONS_STREAM = `${WORKFLOW_CATEGORY}-${NODE_REACTIONS}`;
+/** The key of the reactions' next look on the deadline scheduler. */
+const LOOK_DEADLINE = "node-reactions-look";
+/** How many records of the workflow's stream a restart folds per read. */
+const RECOVERY_PAGE = 5_000;
 
 /** The node work a node's reactions call on (JobRunner's). */
 export type NodeWork = Pick<JobRunner, "loseNodeWork" | "stopLostWork" | "checkDaemonMatch" | "nodesWithWork">;
@@ -38,16 +55,12 @@ export interface NodeReactionRunnerOptions {
   readonly work: NodeWork;
   readonly nodeViews: NodeViews;
   readonly policy: EvictionPolicy;
+  readonly store: EventStore;
+  readonly deadlines: DeadlineScheduler;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Whether the orchestrator's own transport is down now (nothing moves meanwhile). */
   readonly transportDown: () => boolean;
-}
-
-interface Waiting {
-  readonly reason: string;
-  readonly causationId: string;
-  readonly correlationId: string;
 }
 
 /** The approved compute nodes in the cluster now, and how many are not HEALTHY. */
@@ -62,28 +75,38 @@ export function fleetHealthOf(views: Iterable<NodeView>): FleetHealth {
   return { nodes, unhealthy };
 }
 
+function standingOf(view: NodeView | undefined): WaitingStanding {
+  if (view === undefined || view.deleted) return "GONE";
+  if (view.membership === "REJECTED") return "REJECTED";
+  return view.health;
+}
+
 /**
- * Carries out the node-reactions workflow's commands (node-reactions.ts). A silent node waits in
- * a queue, first come first, until the eviction rule (eviction-rule.ts) lets its work move: then,
- * if it is still not HEALTHY, its executions are lost (JobRunner.loseNodeWork) with the workflow
- * as their actor, the node and its state as their reason, the recorded step's input as their
- * cause. A node that comes back before its turn loses nothing. The queue is memory: after a
- * restart, sweep() finds again every node not HEALTHY that still holds work.
+ * Hosts the node-reactions decider (machines/reactions/) and carries out its commands. A silent
+ * node waits in a queue, first come first, until the eviction rule lets its work move: then, if it
+ * is still not HEALTHY, its executions are lost (JobRunner.loseNodeWork) with the workflow as their
+ * actor, the node and its state as their reason, the recorded step's input as their cause. A node
+ * that comes back before its turn loses nothing.
+ *
+ * The queue is folded from the workflow's own stream, not kept only in memory: a QueueNodeLoss
+ * step (recorded by the workflow host before it reaches here) queues a node, and every way out of
+ * the queue is recorded there too (NodeLossReleased before its work is lost, NodeLossWithdrawn when
+ * it is back or gone first, a LoseNodeWork or StopLostWork step). A restart folds that stream
+ * (recover) and finds the queue in its order, with each node's reason and cause. This was chosen
+ * over deriving the queue from the node read model and the executions: those do not keep the order
+ * nodes started waiting, nor why. The periodic check (sweep) stays for what no step covers (a
+ * deletion while the orchestrator was down, an execution placed as its node went silent); what it
+ * queues it records as well.
  */
 export class NodeReactionRunner {
-  /** Insertion-ordered: the order nodes started waiting. */
-  private readonly waiting = new Map<string, Waiting>();
-  private bucket: EvictionBucket;
-  private timer: TimerHandle | undefined;
-  private tickQueued = false;
+  private state: ReactionsState = initialReactionsState();
+  /** Steps applied since the last look, folded in one go before the next decision. */
+  private pending: ReactionEvent[] = [];
+  private lookQueued = false;
   private stopped = false;
-  private graceUntil: number | undefined;
-  private lastDisruption: Disruption = "normal";
   private running: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: NodeReactionRunnerOptions) {
-    this.bucket = FULL_BUCKET(options.clock.now());
-  }
+  constructor(private readonly options: NodeReactionRunnerOptions) {}
 
   handlers(): Record<string, WorkflowHandler> {
     return { [NODE_WORK]: (c) => this.handle(c) };
@@ -91,7 +114,31 @@ export class NodeReactionRunner {
 
   /** Nodes whose work waits its turn, in order. */
   get queued(): string[] {
-    return [...this.waiting.keys()];
+    this.applyPending();
+    return [...this.state.waiting.keys()];
+  }
+
+  /**
+   * Folds the workflow's stream: the queue as the last run left it. Before the workflow host
+   * starts, so that the steps it replays apply onto it.
+   */
+  async recover(): Promise<void> {
+    const events: ReactionEvent[] = [];
+    for (let from = 0; ;) {
+      const page = await this.options.store.readStream(NODE_REACTIONS_STREAM, {
+        fromRevision: from,
+        maxCount: RECOVERY_PAGE,
+      });
+      for (const r of page)
+        events.push(
+          ...reactionEventsOf({ id: r.id, type: r.type, data: r.data, metadata: r.metadata, at: Date.parse(r.time) }),
+        );
+      if (page.length < RECOVERY_PAGE) break;
+      from = (page[page.length - 1]?.revision ?? from) + 1;
+    }
+    this.state = evolveReactionsAll(this.state, events);
+    this.options.logger.info({ waiting: this.state.waiting.size }, "silent nodes' queue recovered from its stream");
+    this.schedule();
   }
 
   /**
@@ -99,7 +146,7 @@ export class NodeReactionRunner {
    * heartbeat).
    */
   holdUntil(until: number): void {
-    this.graceUntil = Math.max(this.graceUntil ?? 0, until);
+    this.adopt(decideReactions({ type: "HoldUntil", until }, this.state).events);
     this.schedule();
   }
 
@@ -115,12 +162,13 @@ export class NodeReactionRunner {
       causationId: c.causationId,
       correlationId: c.correlationId,
     });
+    // The step is recorded (the workflow host appends it before it calls here): now it is applied.
+    this.pending.push(...stepReactionEvents(c, c.causationId, c.correlationId));
     switch (c.type) {
       case QUEUE_NODE_LOSS:
-        this.queue(nodeId, { reason: c.reason, causationId: c.causationId, correlationId: c.correlationId });
+        this.schedule();
         return;
       case LOSE_NODE_WORK: {
-        this.waiting.delete(nodeId);
         const deleted = c.reason === `node ${nodeId} was deleted`;
         await this.options.work.loseNodeWork(
           nodeId,
@@ -130,7 +178,6 @@ export class NodeReactionRunner {
         return;
       }
       case STOP_LOST_WORK:
-        this.waiting.delete(nodeId);
         this.options.work.stopLostWork(nodeId);
         return;
       case CHECK_DAEMON_MATCH:
@@ -141,17 +188,11 @@ export class NodeReactionRunner {
     }
   }
 
-  private queue(nodeId: string, waiting: Waiting): void {
-    if (this.waiting.has(nodeId)) return;
-    this.waiting.set(nodeId, waiting);
-    this.schedule();
-  }
-
   /**
    * Every node that holds work and is gone from the cluster, rejected, or not HEALTHY, and not
-   * already waiting: what the workflow's steps may not cover (a restart lost the queue; a
-   * deletion while the orchestrator was down; an execution placed as its node went silent).
-   * Gone and rejected nodes lose their work at once; silent ones join the queue.
+   * already waiting: what the workflow's steps may not cover (a deletion while the orchestrator
+   * was down; an execution placed as its node went silent). Gone and rejected nodes lose their
+   * work at once; silent ones join the queue.
    */
   async sweep(why: string): Promise<void> {
     const { nodeViews, work } = this.options;
@@ -163,75 +204,159 @@ export class NodeReactionRunner {
         await work.loseNodeWork(nodeId, NODE_DISAPPEARED_MESSAGE, context(`node ${nodeId} is gone`));
       else if (view.membership === "REJECTED")
         await work.loseNodeWork(nodeId, nodeLostMessage(nodeId, "was rejected"), context(`node ${nodeId} is rejected`));
-      else if (view.health !== "HEALTHY" && !this.waiting.has(nodeId))
-        this.queue(nodeId, { reason: `node ${nodeId} is ${view.health} (${why})`, causationId: "", correlationId: "" });
+      else if (view.health !== "HEALTHY") {
+        this.applyPending();
+        const input: ReactionInput = {
+          type: "NodeFoundSilent",
+          nodeId,
+          health: view.health,
+          why,
+          recordId: randomUUID(),
+        };
+        const { events } = decideReactions(input, this.state);
+        if (events.length === 0) continue;
+        await this.record(events, why);
+        this.adopt(events);
+        this.schedule();
+      }
     }
   }
 
   private schedule(): void {
-    if (this.tickQueued || this.stopped) return;
-    this.tickQueued = true;
+    if (this.lookQueued || this.stopped) return;
+    this.lookQueued = true;
     // Coalesced: a partition's many events cost one look at the fleet, not one each.
     void nextTurn().then(() => {
-      this.tickQueued = false;
+      this.lookQueued = false;
       this.running = this.running
-        .then(() => this.tick())
+        .then(() => this.look())
         .catch((err: unknown) => this.options.logger.error({ err }, "moving silent nodes' work failed"));
     });
   }
 
-  private async tick(): Promise<void> {
+  private async look(): Promise<void> {
     if (this.stopped) return;
-    this.timer?.cancel();
-    this.timer = undefined;
-    const { nodeViews, clock, policy, logger } = this.options;
-    // A node back (or gone: its deletion's step acts) before its turn loses nothing here.
-    for (const nodeId of [...this.waiting.keys()]) {
-      const view = nodeViews.get(nodeId);
-      if (view === undefined || view.deleted || view.membership === "REJECTED" || view.health === "HEALTHY") {
-        this.waiting.delete(nodeId);
-        logger.info({ nodeId, health: view?.health }, "a silent node came back (or left) before its work was moved");
-      }
-    }
-    if (this.waiting.size === 0) return;
-    const fleet = fleetHealthOf(nodeViews.all());
-    const now = clock.now();
-    const step = evictionStep([...this.waiting.keys()], fleet, policy, this.bucket, {
-      now,
+    const { nodeViews, clock, policy, logger, work } = this.options;
+    this.applyPending();
+    const standing = new Map<string, WaitingStanding>();
+    for (const nodeId of this.state.waiting.keys()) standing.set(nodeId, standingOf(nodeViews.get(nodeId)));
+    const fleet = this.state.waiting.size === 0 ? { nodes: 0, unhealthy: 0 } : fleetHealthOf(nodeViews.all());
+    const input: ReactionInput = {
+      type: "Look",
+      now: clock.now(),
       transportDown: this.options.transportDown(),
-      ...(this.graceUntil === undefined ? {} : { graceUntil: this.graceUntil }),
-    });
-    this.bucket = step.bucket;
-    if (step.disruption !== this.lastDisruption) {
-      const level = step.disruption === "normal" || step.disruption === "grace" ? "info" : "warn";
+      policy,
+      fleet,
+      standing,
+    };
+    const { events, commands } = decideReactions(input, this.state);
+    const withdrawn = events.filter((e) => e.type === "NodeLossWithdrawn");
+    if (withdrawn.length > 0) {
+      await this.record(withdrawn, "a silent node came back (or left) before its work was moved");
+      this.adopt(withdrawn);
+      for (const e of withdrawn)
+        logger.info(
+          { nodeId: e.nodeId, health: nodeViews.get(e.nodeId)?.health },
+          "a silent node came back (or left) before its work was moved",
+        );
+    }
+    const before = this.state;
+    const looked = events.filter((e) => e.type === "RateChecked" || e.type === "LookDue");
+    this.adopt(looked);
+    const rate = looked.find((e) => e.type === "RateChecked");
+    if (rate !== undefined && rate.disruption !== before.disruption) {
+      const level = rate.disruption === "normal" || rate.disruption === "grace" ? "info" : "warn";
+      const waiting = this.state.waiting.size - commands.length;
       logger[level](
-        { disruption: step.disruption, rate: step.rate, ...fleet, waiting: step.waiting.length },
+        { disruption: rate.disruption, rate: rate.rate, ...fleet, waiting },
         "silent nodes' work moves at a new rate",
       );
-      this.lastDisruption = step.disruption;
     }
-    for (const nodeId of step.release) {
-      const waiting = this.waiting.get(nodeId) as Waiting;
-      this.waiting.delete(nodeId);
-      const health = nodeViews.get(nodeId)?.health ?? "UNHEALTHY";
-      const context = commandContext(NODE_REACTIONS_ACTOR, {
-        reason: waiting.reason,
-        ...(waiting.causationId === ""
-          ? {}
-          : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
-      });
-      await this.options.work.loseNodeWork(nodeId, nodeLostMessage(nodeId, `became ${health}`), context);
+    for (const c of commands) {
+      if (c.type !== "LoseSilentNodeWork") continue;
+      const released = events.filter((e) => e.type === "NodeLossReleased" && e.nodeId === c.nodeId);
+      // Recorded before the work is lost: a crash in between finds the node out of the queue, and the check
+      // (sweep) finds its work again.
+      await this.record(released, c.waiting.reason, c.waiting);
+      this.adopt(released);
+      await work.loseNodeWork(c.nodeId, nodeLostMessage(c.nodeId, `became ${c.health}`), this.lossContext(c));
     }
-    if (this.waiting.size === 0 || this.stopped) return;
-    const next = step.nextInMs ?? PAUSED_RECHECK_MS;
-    this.timer = clock.setTimer(next, () => {
-      this.timer = undefined;
-      this.schedule();
+    this.arm();
+  }
+
+  private lossContext(c: Extract<ReactionCommand, { type: "LoseSilentNodeWork" }>): CommandContext {
+    const { waiting } = c;
+    return commandContext(NODE_REACTIONS_ACTOR, {
+      reason: waiting.reason,
+      ...(waiting.causationId === "" ? {} : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
     });
+  }
+
+  /** The next look on the one deadline scheduler, where the decider wants it. */
+  private arm(): void {
+    const { deadlines } = this.options;
+    if (this.stopped) return;
+    const [next] = reactionsDeadlines(this.state);
+    if (next === undefined) deadlines.cancel(LOOK_DEADLINE);
+    else deadlines.set(LOOK_DEADLINE, next.at, () => this.schedule());
+  }
+
+  /**
+   * Appends the decision's stored events to the workflow's stream, one per append: each id derives
+   * from the record that queued the node, so a replayed step that settles a node again stores nothing new.
+   */
+  private async record(
+    events: readonly ReactionEvent[],
+    reason: string,
+    waiting?: { causationId: string; correlationId: string },
+  ): Promise<void> {
+    const { store, clock } = this.options;
+    const time = new Date(clock.now()).toISOString();
+    await Promise.all(
+      events.filter(isStoredReactionEvent).map((e) =>
+        store.append(
+          NODE_REACTIONS_STREAM,
+          [
+            {
+              id: this.recordIdOf(e),
+              type: e.type,
+              data: reactionRecordData(e),
+              metadata: {
+                time,
+                actor: NODE_REACTIONS_ACTOR,
+                reason,
+                ...(waiting === undefined || waiting.causationId === ""
+                  ? {}
+                  : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
+                schemaVersion: 1,
+              },
+            },
+          ],
+          "any",
+        ),
+      ),
+    );
+  }
+
+  private recordIdOf(e: StoredReactionEvent): string {
+    if (e.type === "NodeLossQueued") return e.queuedBy;
+    const queuedBy = this.state.waiting.get(e.nodeId)?.queuedBy ?? e.nodeId;
+    return deterministicId(NODE_REACTIONS, "settled", queuedBy);
+  }
+
+  private adopt(events: readonly ReactionEvent[]): void {
+    if (events.length > 0) this.state = evolveReactionsAll(this.state, events);
+  }
+
+  private applyPending(): void {
+    if (this.pending.length === 0) return;
+    const pending = this.pending;
+    this.pending = [];
+    this.adopt(pending);
   }
 
   stop(): void {
     this.stopped = true;
-    this.timer?.cancel();
+    this.options.deadlines.cancel(LOOK_DEADLINE);
   }
 }

@@ -5,7 +5,7 @@ import {
   evictionRateOf,
   evictionStep,
   type EvictionPolicy,
-} from "../../../src/workflows/nodes/eviction-rule.ts";
+} from "../../../machines/reactions/eviction-rule.ts";
 
 /** Kubernetes' defaults: 0.1 nodes/s, 0.01 nodes/s, 0.55, 50 nodes. */
 const K8S: EvictionPolicy = { rate: 0.1, secondaryRate: 0.01, unhealthyThreshold: 0.55, largeClusterSize: 50 };

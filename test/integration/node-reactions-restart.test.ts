@@ -1,0 +1,169 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import type { RecordedEvent } from "../../src/events/store/event-store.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { Simulation } from "../../src/sim/simulation.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { freePort } from "../support/nats-server.ts";
+import { waitFor } from "../support/shoal-process.ts";
+import { storedEvents } from "../support/stored-events.ts";
+
+/**
+ * The silent nodes' queue across a restart (docs/jobs.md, Node reactions): `shoal sim`'s virtual
+ * nodes against an orchestrator on a manual clock, real NATS and SQLite. Two of six nodes go
+ * silent together: the first loses its work at once, the second waits its turn (10 s at
+ * NodeEvictionRate). The orchestrator stops before that turn and starts again: the queue is folded
+ * from the workflow's stream, so the second node's work is lost for the reason and the cause its
+ * own step recorded, not found again as something else.
+ */
+const KEY = "restart-queue-key-0123456789abcdefghij";
+const USERS: AuthUser[] = [
+  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+];
+const DISCONNECT_MS = 10_000;
+const clock = new ManualClock(Date.now());
+const dataDir = tempDir("shoal-reactions-restart-");
+let config: ReturnType<typeof orchestratorConfig>;
+let orchestrator: RunningOrchestrator;
+const sims: Simulation[] = [];
+
+type Body = Record<string, any>;
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
+}
+
+/** Moves the clock on in 1 s steps, with real time between them for the live nodes' heartbeats, until `done`. */
+async function pass(ms: number, done: () => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
+  for (let t = 0; t < ms; t += 1_000) {
+    await clock.advance(1_000);
+    await sleep(250);
+    if (await done()) return;
+  }
+}
+
+const fleet = (nodes: number, idPrefix: string) =>
+  Simulation.start({
+    nodes,
+    idPrefix,
+    orchestrators: [orchestrator.natsUrl],
+    token: orchestrator.joinToken.token,
+    heartbeatMs: 200,
+    jitterMs: 20,
+    infoUpdateMs: 5000,
+    resourceUpdateMs: 5000,
+    joinRatePerSecond: 100,
+    maxJoining: 1,
+    initialBackoffMs: 200,
+    maxBackoffMs: 1000,
+    logger: silentLogger,
+    dataDir: tempDir(`shoal-reactions-restart-${idPrefix}-`),
+  });
+
+beforeAll(async () => {
+  config = orchestratorConfig("", {
+    DataDir: dataDir,
+    "API.Auth.Users": USERS,
+    "Orchestrator.Host": "127.0.0.1",
+    "Orchestrator.Port": await freePort(),
+    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+    "Orchestrator.NodeManager.DisconnectTimeout": DISCONNECT_MS,
+    "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
+    // Virtual nodes never answer their work: it stays under way until the answer bound, past the test's clock.
+    "Orchestrator.Scheduler.ExecutionAnswerTimeout": 3_600_000,
+  });
+  orchestrator = await startOrchestrator(config, silentLogger, { clock });
+  sims.push(fleet(4, "stay"), fleet(2, "gone"));
+  await waitFor(
+    () => sims.every((s) => s.fleet.progress().heartbeating === s.fleet.progress().nodes),
+    120_000,
+    () => `all heartbeating: ${JSON.stringify(sims.map((s) => s.fleet.progress()))}`,
+  );
+  // Past the grace after the start.
+  await pass(DISCONNECT_MS);
+}, 180_000);
+
+afterAll(async () => {
+  for (const sim of sims) await sim.stop();
+  await orchestrator?.stop();
+});
+
+describe("a restart while a silent node waits its turn", () => {
+  it("folds the queue from the workflow's stream: the node's work is lost later for its own step's reason and cause", async () => {
+    const job = {
+      Type: "daemon",
+      Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
+      Tasks: [
+        {
+          Name: "main",
+          Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } },
+          Resources: { CPU: "10m", Memory: "8Mb" },
+        },
+      ],
+    };
+    const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const jobId = put.body.JobID as string;
+    const executions = async (): Promise<Body[]> =>
+      (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=100`)).body?.Items ?? [];
+    await waitFor(
+      async () => (await executions()).length === 6,
+      60_000,
+      () => "an execution on every node",
+    );
+    const byNode = new Map((await executions()).map((e) => [e.NodeID as string, `execution-${e.ID as string}`]));
+
+    const gone = (sims[1] as Simulation).fleet.kill(1);
+    expect(gone).toHaveLength(2);
+    const lost = async (): Promise<RecordedEvent[]> => {
+      const streams = new Set(gone.map((n) => byNode.get(n)));
+      return (await storedEvents(dataDir)).filter((e) => streams.has(e.stream) && e.type === "ExecutionFailed");
+    };
+    await pass(3 * DISCONNECT_MS, async () => (await lost()).length > 0);
+    const first = await lost();
+    expect(first).toHaveLength(1);
+    const released = ((first[0] as RecordedEvent).data as Body).Message.split(" ")[3] as string;
+    const waiting = gone.find((n) => n !== released) as string;
+    // Its turn is 10 s of the clock away: the orchestrator stops before it.
+    await orchestrator.stop();
+    const stopped = await storedEvents(dataDir);
+    const stream = stopped.filter((e) => e.stream === "workflow-node-reactions");
+    expect(stream.filter((e) => e.type === "NodeLossReleased").map((e) => (e.data as Body).NodeID)).toEqual([released]);
+    expect(await lost()).toHaveLength(1);
+
+    orchestrator = await startOrchestrator(config, silentLogger, { clock });
+    await waitFor(
+      async () =>
+        (await call("GET", "/api/v1/orchestrator/nodes?limit=100")).body.Nodes.filter(
+          (n: Body) => n.Health === "HEALTHY",
+        ).length >= 4,
+      60_000,
+      () => "the live nodes heartbeating the new orchestrator",
+    );
+    // The grace after the start, then its turn.
+    await pass(4 * DISCONNECT_MS, async () => (await lost()).length === 2);
+    const all = await storedEvents(dataDir);
+    const silentEvent = all.find((e) => e.stream === `node-${waiting}` && e.type === "NodeBecameUnhealthy");
+    expect(silentEvent).toBeDefined();
+    const loss = (await lost()).find((e) => e.stream === byNode.get(waiting));
+    expect(loss?.data).toMatchObject({ Message: `Execution lost: node ${waiting} became UNHEALTHY` });
+    // The reason and the cause its step recorded before the restart: the queue was not found again by a sweep.
+    expect(loss?.metadata).toMatchObject({
+      actor: { type: "system", id: "workflow-node-reactions" },
+      reason: `node ${waiting} became UNHEALTHY`,
+      causationId: silentEvent?.id,
+    });
+    const records = all.filter((e) => e.stream === "workflow-node-reactions" && e.type !== "WorkflowStepRecorded");
+    expect(records.map((e) => `${e.type} ${(e.data as Body).NodeID}`)).toEqual([
+      `NodeLossReleased ${released}`,
+      `NodeLossReleased ${waiting}`,
+    ]);
+  }, 300_000);
+});
