@@ -335,6 +335,7 @@ export async function startOrchestrator(
       nodeViews: views,
       work,
       clock,
+      deadlines,
       logger: logger.child({ component: "job-runner" }),
       answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
       transportDown: () => transport.down !== undefined,
