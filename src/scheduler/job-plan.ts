@@ -34,8 +34,9 @@ export interface FollowUp {
 }
 
 /**
- * What one evaluation of a job decided, for the applier to carry out in this order: `again` is armed, the executions
- * are created, the log lines written, the job's commands issued, then `topUp` armed (Nomad's plan, then its applier).
+ * What one evaluation of a job decided (Nomad's plan; applyJobPlan is its applier), carried out in this order: `again`
+ * is armed, the executions created, then cancelled, the log lines written, the job's commands issued, `topUp` armed.
+ * The order is the one the evaluation always issued its commands in: a command that fails stops what follows it.
  */
 export interface JobPlan {
   readonly create: readonly ExecutionToCreate[];
