@@ -11,7 +11,7 @@ import type { ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { nodeStream } from "../../src/events/streams.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { MAX_EXECUTIONS_PER_EVAL } from "../../src/workflows/jobs/job-runner.ts";
+import { MAX_EXECUTIONS_PER_EVAL } from "../../src/scheduler/evaluate-job.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";

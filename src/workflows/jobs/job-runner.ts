@@ -3,10 +3,10 @@ import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execu
 import { endedUnanswered } from "../../../machines/execution/execution-deadlines.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.ts";
-import { isLongRunning, taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
+import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../../machines/job/task-resources.ts";
-import type { Clock, TimerHandle } from "../../actors/clock.ts";
+import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
@@ -20,47 +20,29 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
-import {
-  EXECUTIONS_FAILED_MESSAGE,
-  attemptOf,
-  jobOutcome,
-  nodeUnmatchedMessage,
-  releasesNode,
-  wantsPlacement,
-} from "../../scheduler/job-outcome.ts";
+import { evaluateJob } from "../../scheduler/evaluate-job.ts";
+import { toExisting } from "../../scheduler/existing-execution.ts";
+import { jobEndPlan } from "../../scheduler/job-end-plan.ts";
+import { nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { NodeExecutions } from "../nodes/node-executions.ts";
-import { placeJob, remainingPartitionCount } from "../../scheduler/place-job.ts";
+import { placeJob } from "../../scheduler/place-job.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
+import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";
 import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger.ts";
-import { failureOf } from "./execution-failure.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
 
-/**
- * Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it
- * first).
- */
-const TIMEOUT_BUFFER_SECONDS = 60;
-/**
- * Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next
- * evaluation comes (`ExecutionLimitBackoff`).
- */
-export const MAX_EXECUTIONS_PER_EVAL = 20;
-const EXECUTION_LIMIT_BACKOFF_MS = 100;
-/** Why an execution is cancelled when its job fails, or is stopped (Bacalhau's texts, scheduler v1.7). */
-const JOB_FAILED_CANCEL = "Execution stopped due to job failure";
-const JOB_STOPPED_CANCEL = "Execution stop requested because job has been stopped";
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -69,7 +51,10 @@ export interface JobRunnerOptions {
   readonly nodeViews: NodeViews;
   readonly work: NodeWorkClient;
   readonly clock: Clock;
-  /** The orchestrator's one deadline heap: work sent again, and nodes told again to stop lost work, wait in it. */
+  /**
+   * The orchestrator's one deadline heap: work sent again, nodes told again to stop lost work, and a job's
+   * placement follow-ups (the rate limit's next evaluation, a top-up) wait in it.
+   */
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
   /** How long a node may leave an execution's work unanswered (recorded on each one); else the decider's default. */
@@ -84,14 +69,6 @@ export interface JobRunnerOptions {
 
 type Issued = Parameters<WorkflowHandler>[0];
 
-const toExisting = (e: ExecutionState): ExistingExecution => ({
-  id: e.executionId,
-  nodeId: e.nodeId,
-  state: e.computeState ?? "New",
-  desiredState: e.desiredState ?? "Pending",
-  partitionIndex: e.partitionIndex,
-  ...(endedUnanswered(e) ? { unanswered: true } : {}),
-});
 
 /**
  * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler, one
@@ -108,10 +85,6 @@ export class JobRunner {
    * executions.
    */
   private readonly created = new Map<string, Set<string>>();
-  /** Jobs placed in part, each with its timer at its QueueTimeout. */
-  private readonly topUps = new Map<string, TimerHandle>();
-  /** Jobs whose evaluation the rate limit cut short, waiting for the next one. */
-  private readonly limited = new Set<string>();
   /** Work sent to nodes and sent again until answered. */
   private readonly dispatcher: WorkDispatch;
   /** Nodes that came back told, and told again, to stop what was lost with them. */
@@ -384,164 +357,48 @@ export class JobRunner {
     }
   }
 
-  /** place() against a given ledger; returns the ledger with what it placed, for the next placement. */
+  /**
+   * place() against a given ledger; returns the ledger with what it placed, for the next placement. The job and its
+   * executions are read, evaluateJob decides, applyJobPlan issues what it decided.
+   */
   private async evaluate(
     jobId: string,
     c: Issued & { readonly workflow?: string },
     ledger: CapacityLedger,
   ): Promise<CapacityLedger> {
-    const { jobs, executions, logger } = this.options;
-    const job = (await jobs.get(jobId)).state;
+    const job = (await this.options.jobs.get(jobId)).state;
     const spec = job.spec;
-    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return ledger;
-    const context = this.context(c);
-    const refused = this.options.refusal?.(jobId, spec);
-    if (refused !== undefined) {
-      await jobs.execute(jobId, { type: "Fail", reason: refused }, context);
-      return ledger;
-    }
-    const task = taskOf(spec);
-    let existing = await this.executionsOf(jobId);
-    const before = jobOutcome(spec.Type, spec.Count, existing.map(this.existing));
-    if (before.kind === "completed" && spec.Type === "batch") {
-      await jobs.execute(jobId, { type: "Complete" }, context);
-      return ledger;
-    }
-    let placed = 0;
-    let next = ledger;
-    if (wantsPlacement(spec.Type, spec.Count, existing.map(this.existing))) {
-      // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for
-      // another.
-      const holding =
-        spec.Type === "daemon"
-          ? existing.filter((e) => !(isTerminal(toExisting(e)) && releasesNode(e.computeMessage)))
-          : existing;
-      // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
-      // fails the job.
-      const partitioned = spec.Type === "batch" || spec.Type === "service";
-      const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, existing.map(toExisting)) < 1;
-      // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an
-      // evaluation later.
-      const maxPlacements = MAX_EXECUTIONS_PER_EVAL;
-      const request = { ...this.requestFor(job, spec, holding.map(this.existing)), maxPlacements };
-      const result = placeJob(request, ledger);
-      const kept = result.placements;
-      const deferred = result.deferred ?? 0;
-      next = result.ledger;
-      if (deferred > 0) this.evaluateLater(jobId, deferred);
-      const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
-      const allocated = parseTaskResources(task.Resources);
-      const last = latestFailure(existing);
-      for (const p of kept) {
-        const attempt = attemptOf(spec.Type, existing.map(toExisting), p);
-        const executionId = `e-${deterministicId("placement", jobId, p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex), String(attempt))}`;
-        const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(existing, p.partitionIndex);
+    // A job that ended, or that today's limits refuse, is decided without its executions: none is loaded.
+    const open = spec !== undefined && job.state !== undefined && !isTerminalJobState(job.state);
+    const refusal = open ? this.options.refusal?.(jobId, spec) : undefined;
+    const executions = open && refusal === undefined ? await this.executionsOf(jobId) : [];
+    const plan = evaluateJob({
+      job,
+      executions,
+      leaving: new Set(executions.filter((e) => this.existing(e).leaving === true).map((e) => e.executionId)),
+      requestFor: (existing) => this.requestFor(job, spec as JobSpec, existing),
+      ledger,
+      now: this.options.clock.now(),
+      ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
+      ...(refusal === undefined ? {} : { refusal }),
+    });
+    await applyJobPlan(this.options, plan, this.step(jobId, c));
+    return plan.ledger;
+  }
+
+  /** How a plan for the job is carried out in answer to `c`: its contexts, its bookkeeping, its follow-ups. */
+  private step(jobId: string, c: Issued & { readonly workflow?: string }): JobPlanStep {
+    return {
+      jobId,
+      context: this.context(c),
+      because: (reason) => this.context({ ...c, reason }),
+      created: (executionId) => {
         let ids = this.created.get(jobId);
         if (!ids) this.created.set(jobId, (ids = new Set()));
         ids.add(executionId);
-        placed++;
-        // A replayed step finds the execution it created the first time: nothing to do again.
-        if ((await executions.get(executionId)).state.computeState !== undefined) continue;
-        await executions.execute(
-          executionId,
-          {
-            type: "Create",
-            jobId,
-            namespace: spec.Namespace,
-            nodeId: p.nodeId,
-            jobType: spec.Type,
-            jobVersion: job.version,
-            partitionIndex: p.partitionIndex ?? 0,
-            resources: allocated,
-            executionTimeout: timeout,
-            timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
-            ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
-            ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
-          },
-          previous === undefined
-            ? context
-            : this.context({
-                ...c,
-                reason: isTerminal(toExisting(previous))
-                  ? retryReason(previous, p.partitionIndex ?? 0)
-                  : replacementReason(previous, p.partitionIndex ?? 0),
-              }),
-        );
-      }
-      // Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line.
-      const level = kept.length > 0 || result.decision !== "placed" ? "info" : "debug";
-      const placements = kept.map((p) => p.nodeId);
-      logger[level]({ jobId, decision: result.decision, placements, deferred }, "job placed");
-      // A job that had executions fail: its shortfall says which failed last, and why.
-      const message =
-        (result.message ?? "the job cannot be placed") +
-        (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
-      if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
-        logger.info({ jobId, message }, "no node for a draining node's replacement yet: the original runs on");
-        return next;
-      }
-      if (result.decision === "failed") {
-        await jobs.execute(jobId, { type: "Fail", reason: message }, context);
-        return next;
-      }
-      // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or
-      // service one at its bid's approval.
-      if (result.decision === "queued" && result.jobQueued === true) {
-        await jobs.execute(jobId, { type: "Queue", reason: message }, context);
-      } else if (kept.length > 0 && !asksForBids(spec.Type)) await jobs.execute(jobId, { type: "Run" }, context);
-      // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout
-      // passes.
-      if (result.decision === "queued" && result.jobQueued !== true)
-        this.armTopUp(jobId, job.createTime + task.Timeouts.QueueTimeout * 1000);
-    }
-    if (spec.Type !== "ops" || placed > 0) return next;
-    existing = await this.executionsOf(jobId);
-    const outcome = jobOutcome(spec.Type, spec.Count, existing.map(toExisting));
-    if (outcome.kind === "completed") await jobs.execute(jobId, { type: "Complete" }, context);
-    else if (outcome.kind === "failed") {
-      const failed = existing.find((e) => e.executionId === outcome.failed.id) as ExecutionState;
-      await jobs.execute(
-        jobId,
-        { type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` },
-        context,
-      );
-    }
-    return next;
-  }
-
-  /**
-   * The placements a rate-limited evaluation left out are made by the next one, EXECUTION_LIMIT_BACKOFF_MS
-   * later (Bacalhau's `exec-limit` trigger): a daemon job on a large fleet never holds the placement
-   * queue for one long step. Should the orchestrator stop first, the start's placement pass (retryQueued) picks the job
-   * up.
-   */
-  private evaluateLater(jobId: string, deferred: number): void {
-    if (this.limited.has(jobId)) return;
-    const { logger } = this.options;
-    this.limited.add(jobId);
-    // Pacing, not a deadline of the job's (as the resends): real time, so that a host on a manual clock still places
-    // the rest.
-    const timer = setTimeout(() => {
-      this.limited.delete(jobId);
-      this.retryJob(
-        jobId,
-        `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`,
-      ).catch((err: unknown) => logger.error({ err, jobId }, "placing the rest of a rate-limited job failed"));
-    }, EXECUTION_LIMIT_BACKOFF_MS);
-    timer.unref();
-  }
-
-  /** One timer per job placed in part, at its QueueTimeout: then it is placed again, and fails if still short. */
-  private armTopUp(jobId: string, at: number): void {
-    if (this.topUps.has(jobId)) return;
-    const { clock, logger } = this.options;
-    const timer = clock.setTimer(Math.max(0, at - clock.now()) + 1, () => {
-      this.topUps.delete(jobId);
-      this.retryJob(jobId, "the queue timeout of a job placed in part passed").catch((err: unknown) =>
-        logger.error({ err, jobId }, "placing a job placed in part again failed"),
-      );
-    });
-    this.topUps.set(jobId, timer);
+      },
+      evaluateAgain: (reason) => this.retryJob(jobId, reason),
+    };
   }
 
   /** Whether the node holds an execution under way: in the read model, or created here and not shown there yet. */
@@ -724,45 +581,8 @@ export class JobRunner {
    */
   private async cancel(jobId: string, c: Issued): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
-    const reason = job.state === "Failed" ? JOB_FAILED_CANCEL : JOB_STOPPED_CANCEL;
-    for (const e of await this.executionsOf(jobId)) {
-      if (isTerminal(toExisting(e))) continue;
-      await this.options.executions.execute(e.executionId, { type: "Cancel", reason }, this.context(c));
-      this.options.work.cancelExecution(e.nodeId, e.executionId, reason.slice(0, 1024));
-    }
+    await applyJobPlan(this.options, jobEndPlan(job, await this.executionsOf(jobId)), this.step(jobId, c));
   }
-}
-
-/**
- * Batch and service executions wait for their node's bid and its approval (Bacalhau v1.7); ops and daemon ones bid
- * directly.
- */
-const asksForBids = (type: JobSpec["Type"]): boolean => type === "batch" || type === "service";
-
-/** The failed execution that ended last (by its last change), if any. */
-function latestFailure(executions: readonly ExecutionState[]): ExecutionState | undefined {
-  let latest: ExecutionState | undefined;
-  for (const e of executions)
-    if (e.computeState === "Failed" && (latest === undefined || e.modifyTime >= latest.modifyTime)) latest = e;
-  return latest;
-}
-
-/** The newest execution a partition had: what a new execution for it replaces (Bacalhau's PreviousExecution). */
-function latestOfPartition(executions: readonly ExecutionState[], partition: number): ExecutionState | undefined {
-  let latest: ExecutionState | undefined;
-  for (const e of executions)
-    if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
-  return latest;
-}
-
-/** Why a partition gets a second execution while its first still runs: its node is draining. */
-function replacementReason(previous: ExecutionState, partition: number): string {
-  return `replacement of partition ${partition}: ${previous.executionId} runs on node ${previous.nodeId}, which is draining`;
-}
-
-/** Why a partition gets another execution, as its Create's reason and its history entry say. */
-function retryReason(previous: ExecutionState, partition: number): string {
-  return `retry of partition ${partition}: ${failureOf(previous)}`;
 }
 
 const toRequirement = (r: JobSpec["Constraints"][number]): ConstraintRequirement => ({

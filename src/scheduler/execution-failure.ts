@@ -1,4 +1,4 @@
-import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
+import type { ExecutionState } from "../../machines/execution/execution-state.ts";
 
 /** The job's failure as its history shows it: which execution, where, why, and the command's exit code when it ran. */
 export function failureOf(e: ExecutionState): string {

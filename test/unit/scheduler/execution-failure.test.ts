@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
-import { failureOf } from "../../../src/workflows/jobs/execution-failure.ts";
+import { failureOf } from "../../../src/scheduler/execution-failure.ts";
 
 const output = { Stdout: "", StdoutTruncated: false, stderr: "", StderrTruncated: false, ErrorMsg: "" };
 

@@ -1,0 +1,222 @@
+import type { ExecutionState } from "../../machines/execution/execution-state.ts";
+import { isLongRunning, taskOf } from "../../machines/job/job-spec.ts";
+import { isTerminalJobState, type JobState } from "../../machines/job/job-state.ts";
+import { parseTaskResources } from "../../machines/job/task-resources.ts";
+import { deterministicId } from "../workflows/deterministic-id.ts";
+import type { CapacityLedger } from "./capacity-ledger.ts";
+import { isTerminal } from "./execution-states.ts";
+import { failureOf } from "./execution-failure.ts";
+import { toExisting } from "./existing-execution.ts";
+import { EXECUTIONS_FAILED_MESSAGE, attemptOf, jobOutcome, releasesNode, wantsPlacement } from "./job-outcome.ts";
+import {
+  EMPTY_PLAN,
+  type ExecutionToCreate,
+  type JobPlanCommand,
+  type PlacementPlan,
+  type PlanLog,
+} from "./job-plan.ts";
+import { placeJob, remainingPartitionCount } from "./place-job.ts";
+import type { ExistingExecution, JobType, PlacementRequest } from "./placement-request.ts";
+
+/**
+ * Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next
+ * evaluation comes (`ExecutionLimitBackoff`).
+ */
+export const MAX_EXECUTIONS_PER_EVAL = 20;
+export const EXECUTION_LIMIT_BACKOFF_MS = 100;
+/**
+ * Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it
+ * first).
+ */
+export const TIMEOUT_BUFFER_SECONDS = 60;
+
+/** What one evaluation of a job reads: all of it read beforehand, so that deciding does no I/O. */
+export interface JobEvaluation {
+  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "createTime">;
+  /** Its executions as their actors hold them: the read model's and those created here that it does not show yet. */
+  readonly executions: readonly ExecutionState[];
+  /** Of those, the ids of a service's executions on a draining node: they hold no partition, and are replaced. */
+  readonly leaving: ReadonlySet<string>;
+  /**
+   * The placement request for the job given its executions as placement counts them: the candidate nodes and the queue
+   * policy at `now` (JobRunner's `requestFor`). Asked only when the job wants placing.
+   */
+  readonly requestFor: (executions: readonly ExistingExecution[]) => PlacementRequest;
+  /** The capacity held before this evaluation. */
+  readonly ledger: CapacityLedger;
+  readonly now: number;
+  /** How long a node may leave an execution's work unanswered, recorded on each new one; else the decider's default. */
+  readonly answerTimeoutMs?: number;
+  /** Why today's limits refuse the stored job: it fails with that, never placed. */
+  readonly refusal?: string;
+}
+
+/**
+ * Bacalhau's evaluation of one job, as its schedulers for v1.7 do it: place what is missing (a first placement, a
+ * failed partition's retry, a top-up of a job placed in part, a new node for an ops or daemon job, a replacement for
+ * a service's execution leaving a draining node), then judge the job by its executions. Every new execution's id comes
+ * from the job, the partition (ops, daemon: the node) and how many executions that partition already had, so a retry
+ * gets a new id and a replayed evaluation the same. Pure: throws only for the job's own data (placeJob's
+ * PlacementInputError, a spec the request cannot be built from).
+ */
+export function evaluateJob(input: JobEvaluation): PlacementPlan {
+  const { job, executions, ledger } = input;
+  const spec = job.spec;
+  if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return { ...EMPTY_PLAN, ledger };
+  if (input.refusal !== undefined) return { ...EMPTY_PLAN, ledger, job: [{ type: "Fail", reason: input.refusal }] };
+  const task = taskOf(spec);
+  const counted = executions.map((e) =>
+    input.leaving.has(e.executionId) ? { ...toExisting(e), leaving: true } : toExisting(e),
+  );
+  const before = jobOutcome(spec.Type, spec.Count, counted);
+  if (before.kind === "completed" && spec.Type === "batch")
+    return { ...EMPTY_PLAN, ledger, job: [{ type: "Complete" }] };
+  if (!wantsPlacement(spec.Type, spec.Count, counted)) return { ...EMPTY_PLAN, ledger };
+  const all = executions.map(toExisting);
+  // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
+  const holding =
+    spec.Type === "daemon"
+      ? counted.filter((e, i) => !(isTerminal(e) && releasesNode((executions[i] as ExecutionState).computeMessage)))
+      : counted;
+  // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
+  // fails the job.
+  const partitioned = spec.Type === "batch" || spec.Type === "service";
+  const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, all) < 1;
+  // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation
+  // later.
+  const result = placeJob({ ...input.requestFor(holding), maxPlacements: MAX_EXECUTIONS_PER_EVAL }, ledger);
+  const kept = result.placements;
+  const deferred = result.deferred ?? 0;
+  const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
+  const allocated = parseTaskResources(task.Resources);
+  const create = kept.map((p): ExecutionToCreate => {
+    const attempt = attemptOf(spec.Type, all, p);
+    const key = p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex);
+    const executionId = `e-${deterministicId("placement", job.jobId, key, String(attempt))}`;
+    const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(executions, p.partitionIndex);
+    const partition = p.partitionIndex ?? 0;
+    return {
+      executionId,
+      command: {
+        type: "Create",
+        jobId: job.jobId,
+        namespace: spec.Namespace,
+        nodeId: p.nodeId,
+        jobType: spec.Type,
+        jobVersion: job.version,
+        partitionIndex: partition,
+        resources: allocated,
+        executionTimeout: timeout,
+        timeoutBuffer: TIMEOUT_BUFFER_SECONDS,
+        ...(previous === undefined ? {} : { previousExecution: previous.executionId }),
+        ...(input.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: input.answerTimeoutMs }),
+      },
+      ...(previous === undefined
+        ? {}
+        : {
+            reason: isTerminal(toExisting(previous))
+              ? retryReason(previous, partition)
+              : replacementReason(previous, partition),
+          }),
+    };
+  });
+  const placed: Omit<PlacementPlan, "job"> = {
+    create,
+    cancel: [],
+    ledger: result.ledger,
+    log: [placedLog(job.jobId, result.decision, kept, deferred)],
+    ...(deferred > 0
+      ? {
+          again: {
+            at: input.now + EXECUTION_LIMIT_BACKOFF_MS,
+            reason: `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`,
+          },
+        }
+      : {}),
+  };
+  // A job that had executions fail: its shortfall says which failed last, and why.
+  const last = latestFailure(executions);
+  const message =
+    (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
+  if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
+    const waits: PlanLog = {
+      level: "info",
+      fields: { jobId: job.jobId, message },
+      message: "no node for a draining node's replacement yet: the original runs on",
+    };
+    return { ...placed, job: [], log: [...placed.log, waits] };
+  }
+  if (result.decision === "failed") return { ...placed, job: [{ type: "Fail", reason: message }] };
+  // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one
+  // at its bid's approval.
+  const commands: JobPlanCommand[] = [];
+  if (result.decision === "queued" && result.jobQueued === true) commands.push({ type: "Queue", reason: message });
+  else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
+  // An ops job that placed nothing new is judged by its executions: done once none is left under way.
+  if (spec.Type === "ops" && kept.length === 0) commands.push(...opsOutcome(spec.Count, executions));
+  // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes
+  // (just past it: at the instant itself the job may still wait).
+  const topUp =
+    result.decision === "queued" && result.jobQueued !== true
+      ? {
+          at: Math.max(input.now, job.createTime + task.Timeouts.QueueTimeout * 1000) + 1,
+          reason: "the queue timeout of a job placed in part passed",
+        }
+      : undefined;
+  return { ...placed, job: commands, ...(topUp === undefined ? {} : { topUp }) };
+}
+
+/** Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line. */
+function placedLog(
+  jobId: string,
+  decision: string,
+  kept: readonly { readonly nodeId: string }[],
+  deferred: number,
+): PlanLog {
+  return {
+    level: kept.length > 0 || decision !== "placed" ? "info" : "debug",
+    fields: { jobId, decision, placements: kept.map((p) => p.nodeId), deferred },
+    message: "job placed",
+  };
+}
+
+/** Bacalhau's ops scheduler: Complete once every execution ended and none failed, Fail naming a failed one. */
+function opsOutcome(count: number, executions: readonly ExecutionState[]): JobPlanCommand[] {
+  const outcome = jobOutcome("ops", count, executions.map(toExisting));
+  if (outcome.kind === "completed") return [{ type: "Complete" }];
+  if (outcome.kind !== "failed") return [];
+  const failed = executions.find((e) => e.executionId === outcome.failed.id) as ExecutionState;
+  return [{ type: "Fail", reason: `${EXECUTIONS_FAILED_MESSAGE}: ${failureOf(failed)}` }];
+}
+
+/**
+ * Batch and service executions wait for their node's bid and its approval (Bacalhau v1.7); ops and daemon ones bid
+ * directly.
+ */
+const asksForBids = (type: JobType): boolean => type === "batch" || type === "service";
+
+/** The failed execution that ended last (by its last change), if any. */
+function latestFailure(executions: readonly ExecutionState[]): ExecutionState | undefined {
+  let latest: ExecutionState | undefined;
+  for (const e of executions)
+    if (e.computeState === "Failed" && (latest === undefined || e.modifyTime >= latest.modifyTime)) latest = e;
+  return latest;
+}
+
+/** The newest execution a partition had: what a new execution for it replaces (Bacalhau's PreviousExecution). */
+function latestOfPartition(executions: readonly ExecutionState[], partition: number): ExecutionState | undefined {
+  let latest: ExecutionState | undefined;
+  for (const e of executions)
+    if (e.partitionIndex === partition && (latest === undefined || e.createTime >= latest.createTime)) latest = e;
+  return latest;
+}
+
+/** Why a partition gets a second execution while its first still runs: its node is draining. */
+function replacementReason(previous: ExecutionState, partition: number): string {
+  return `replacement of partition ${partition}: ${previous.executionId} runs on node ${previous.nodeId}, which is draining`;
+}
+
+/** Why a partition gets another execution, as its Create's reason and its history entry say. */
+function retryReason(previous: ExecutionState, partition: number): string {
+  return `retry of partition ${partition}: ${failureOf(previous)}`;
+}

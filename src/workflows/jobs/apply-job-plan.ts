@@ -1,0 +1,79 @@
+import type { Logger } from "pino";
+import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execution/execution-commands.ts";
+import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
+import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.ts";
+import type { JobState } from "../../../machines/job/job-state.ts";
+import type { CommandContext } from "../../actors/command-context.ts";
+import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
+import type { EntityRegistry } from "../../actors/entity-registry.ts";
+import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
+import type { JobEvent } from "../../events/catalog/job-events.ts";
+import type { FollowUp, JobPlan } from "../../scheduler/job-plan.ts";
+import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+
+/** Where a job's plan is carried out: its actors, the nodes' work subjects, the one deadline scheduler. */
+export interface JobPlanTarget {
+  readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
+  readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
+  readonly work: NodeWorkClient;
+  readonly deadlines: DeadlineScheduler;
+  readonly logger: Logger;
+}
+
+/** One plan's job and the step that evaluated it. */
+export interface JobPlanStep {
+  readonly jobId: string;
+  /** The evaluation's context: who acts, why, in answer to what. */
+  readonly context: CommandContext;
+  /** The same with another reason (a retry's or a replacement's Create). */
+  readonly because: (reason: string) => CommandContext;
+  /** Called before each Create: the execution counts in the ledger and the job's executions from then on. */
+  readonly created: (executionId: string) => void;
+  /** The job evaluated again, as a follow-up comes due. */
+  readonly evaluateAgain: (reason: string) => Promise<void>;
+}
+
+/** The deadline key of a job's follow-up of one kind: at most one of each per job is armed. */
+export const followUpKey = (jobId: string, kind: "exec-limit" | "top-up"): string => `job-placement/${jobId}/${kind}`;
+
+/**
+ * Issues a job's plan (evaluateJob, jobEndPlan) through the registries, in the plan's order. Every command is
+ * idempotent where it lands: a replayed step finds the executions it created and creates none again.
+ */
+export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: JobPlanStep): Promise<void> {
+  const { jobs, executions, work, logger } = target;
+  const { jobId, context } = step;
+  // The rest of a rate-limited job is placed by the next evaluation, whatever this one still has to do (should the
+  // orchestrator stop first, the start's placement pass picks the job up).
+  if (plan.again) arm(target, step, "exec-limit", plan.again, "placing the rest of a rate-limited job failed");
+  for (const c of plan.create) {
+    step.created(c.executionId);
+    // A replayed step finds the execution it created the first time: nothing to do again.
+    if ((await executions.get(c.executionId)).state.computeState !== undefined) continue;
+    await executions.execute(c.executionId, c.command, c.reason === undefined ? context : step.because(c.reason));
+  }
+  for (const c of plan.cancel) {
+    await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context);
+    work.cancelExecution(c.nodeId, c.executionId, c.reason.slice(0, 1024));
+  }
+  for (const line of plan.log) logger[line.level](line.fields, line.message);
+  for (const command of plan.job) await jobs.execute(jobId, command, context);
+  if (plan.topUp) arm(target, step, "top-up", plan.topUp, "placing a job placed in part again failed");
+}
+
+/** A follow-up already armed for the job stays as it is: it evaluates everything then. */
+function arm(
+  target: JobPlanTarget,
+  step: JobPlanStep,
+  kind: "exec-limit" | "top-up",
+  followUp: FollowUp,
+  failure: string,
+): void {
+  const key = followUpKey(step.jobId, kind);
+  if (target.deadlines.has(key)) return;
+  target.deadlines.set(key, followUp.at, () => {
+    step
+      .evaluateAgain(followUp.reason)
+      .catch((err: unknown) => target.logger.error({ err, jobId: step.jobId }, failure));
+  });
+}

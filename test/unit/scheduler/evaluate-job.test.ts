@@ -1,0 +1,381 @@
+import { describe, expect, it } from "vitest";
+import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
+import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
+import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
+import type { JobState } from "../../../machines/job/job-state.ts";
+import { parseTaskResources } from "../../../machines/job/task-resources.ts";
+import { validateJobSubmission } from "../../../src/actors/job-submission/validate-job-submission.ts";
+import { EMPTY_LEDGER, placedOn } from "../../../src/scheduler/capacity-ledger.ts";
+import {
+  EXECUTION_LIMIT_BACKOFF_MS,
+  MAX_EXECUTIONS_PER_EVAL,
+  evaluateJob,
+  type JobEvaluation,
+} from "../../../src/scheduler/evaluate-job.ts";
+import { JOB_FAILED_CANCEL, JOB_STOPPED_CANCEL, jobEndPlan } from "../../../src/scheduler/job-end-plan.ts";
+import type { CandidateNode, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
+import { fromBacalhauResources } from "../../../src/scheduler/resources.ts";
+import { deterministicId } from "../../../src/workflows/deterministic-id.ts";
+import { node } from "./scheduler-fixtures.ts";
+
+/**
+ * evaluateJob as a specification: given a job, its executions and the fleet, when it is evaluated at some instant,
+ * then this plan. No orchestrator, no store: the plan is data.
+ */
+const JOB_ID = "j-00000000-0000-4000-8000-000000000001";
+const CREATED = Date.parse("2026-11-28T10:00:00Z");
+
+function specOf(type: string, extra: Record<string, unknown> = {}, timeouts: Record<string, number> = {}): JobSpec {
+  const r = validateJobSubmission(
+    {
+      Type: type,
+      Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } }, Timeouts: timeouts }],
+      ...extra,
+    },
+    { jobId: JOB_ID, defaults: BACALHAU_JOB_DEFAULTS },
+  );
+  if (!r.ok) throw new Error(`fixture is invalid: ${JSON.stringify(r.problems)}`);
+  return r.spec;
+}
+
+type Job = JobEvaluation["job"];
+const jobOf = (spec: JobSpec, state: JobState["state"] = "Pending"): Job => ({
+  jobId: JOB_ID,
+  spec,
+  state,
+  version: 1,
+  createTime: CREATED,
+});
+
+function execution(id: string, nodeId: string, over: Partial<ExecutionState> = {}): ExecutionState {
+  return {
+    ...initialExecutionState(id),
+    jobId: JOB_ID,
+    nodeId,
+    computeState: "Running",
+    desiredState: "Running",
+    createTime: CREATED,
+    modifyTime: CREATED,
+    ...over,
+  };
+}
+
+const failed = (id: string, nodeId: string, message: string, over: Partial<ExecutionState> = {}) =>
+  execution(id, nodeId, { computeState: "Failed", desiredState: "Stopped", computeMessage: message, ...over });
+
+/** What JobRunner.requestFor builds from the job's actor state, the fleet and the clock. */
+const requestOf =
+  (job: Job, nodes: readonly CandidateNode[], now: number): JobEvaluation["requestFor"] =>
+  (executions): PlacementRequest => {
+    const spec = job.spec as JobSpec;
+    const task = taskOf(spec);
+    return {
+      jobId: job.jobId,
+      type: spec.Type,
+      count: spec.Count,
+      constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
+      engine: task.Engine.Type,
+      resources: fromBacalhauResources(parseTaskResources(task.Resources)),
+      executions,
+      nodes,
+      queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: now },
+    };
+  };
+
+function given(
+  job: Job,
+  over: { executions?: ExecutionState[]; nodes?: CandidateNode[]; leaving?: string[]; refusal?: string } = {},
+) {
+  return {
+    whenEvaluatedAt(now = CREATED) {
+      return evaluateJob({
+        job,
+        executions: over.executions ?? [],
+        leaving: new Set(over.leaving ?? []),
+        requestFor: requestOf(job, over.nodes ?? [], now),
+        ledger: EMPTY_LEDGER,
+        now,
+        answerTimeoutMs: 30_000,
+        ...(over.refusal === undefined ? {} : { refusal: over.refusal }),
+      });
+    },
+  };
+}
+
+const nodes = (n: number) => Array.from({ length: n }, (_, i) => node(`n-${String(i).padStart(2, "0")}`));
+const idOf = (key: string, attempt = 0) => `e-${deterministicId("placement", JOB_ID, key, String(attempt))}`;
+const DEFAULT_RESOURCES = parseTaskResources(taskOf(specOf("batch")).Resources);
+
+describe("evaluateJob: a first placement", () => {
+  it("given a batch job of Count 3 and three nodes, then three executions, one per partition, every Create field set, and nothing asked of the job until a bid is approved", () => {
+    const spec = specOf("batch", { Count: 3 }, { ExecutionTimeout: 30 });
+    const plan = given(jobOf(spec), { nodes: nodes(3) }).whenEvaluatedAt();
+    expect(plan.create).toEqual(
+      [0, 1, 2].map((partition) => ({
+        executionId: idOf(String(partition)),
+        command: {
+          type: "Create",
+          jobId: JOB_ID,
+          namespace: "default",
+          nodeId: expect.stringMatching(/^n-0[0-2]$/),
+          jobType: "batch",
+          jobVersion: 1,
+          partitionIndex: partition,
+          resources: DEFAULT_RESOURCES,
+          executionTimeout: 30,
+          timeoutBuffer: 60,
+          answerTimeoutMs: 30_000,
+        },
+      })),
+    );
+    expect(new Set(plan.create.map((c) => c.command.nodeId))).toEqual(new Set(["n-00", "n-01", "n-02"]));
+    expect(plan.job).toEqual([]);
+    expect(plan.cancel).toEqual([]);
+    expect(plan.log).toEqual([
+      {
+        level: "info",
+        fields: {
+          jobId: JOB_ID,
+          decision: "placed",
+          placements: plan.create.map((c) => c.command.nodeId),
+          deferred: 0,
+        },
+        message: "job placed",
+      },
+    ]);
+    expect(plan.again).toBeUndefined();
+    expect(plan.topUp).toBeUndefined();
+    // The next placement sees the capacity these three hold.
+    for (const n of ["n-00", "n-01", "n-02"])
+      expect(placedOn(plan.ledger, n)).toEqual(fromBacalhauResources(DEFAULT_RESOURCES));
+  });
+
+  it("given a batch job placed on fewer nodes than its Count within its QueueTimeout, then what fits is placed, the job left as it is, and a top-up just past the QueueTimeout", () => {
+    const spec = specOf("batch", { Count: 3 }, { QueueTimeout: 600 });
+    const plan = given(jobOf(spec), { nodes: nodes(2) }).whenEvaluatedAt(CREATED + 5_000);
+    expect(plan.create.map((c) => c.command.partitionIndex)).toEqual([0, 1]);
+    expect(plan.job).toEqual([]);
+    expect(plan.topUp).toEqual({
+      at: CREATED + 600_000 + 1,
+      reason: "the queue timeout of a job placed in part passed",
+    });
+    expect(plan.log[0]).toMatchObject({ level: "info", fields: { decision: "queued", deferred: 0 } });
+  });
+
+  it("given no node and a QueueTimeout not yet passed, then the job is Queued with Bacalhau's message, and nothing created", () => {
+    const spec = specOf("batch", {}, { QueueTimeout: 600 });
+    const plan = given(jobOf(spec)).whenEvaluatedAt(CREATED + 600_000);
+    expect(plan.create).toEqual([]);
+    expect(plan.job).toEqual([
+      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
+    expect(plan.topUp).toBeUndefined();
+  });
+
+  it("given no node and the QueueTimeout passed, then the job fails with Bacalhau's message", () => {
+    const spec = specOf("batch", {}, { QueueTimeout: 600 });
+    const plan = given(jobOf(spec, "Queued")).whenEvaluatedAt(CREATED + 600_001);
+    expect(plan.create).toEqual([]);
+    expect(plan.job).toEqual([
+      { type: "Fail", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
+  });
+
+  it("given a daemon job and 25 nodes, then 20 executions now, the job Running, and the next evaluation 100 ms later for the other 5", () => {
+    const spec = specOf("daemon");
+    const now = CREATED + 1_234;
+    const plan = given(jobOf(spec), { nodes: nodes(25) }).whenEvaluatedAt(now);
+    expect(plan.create).toHaveLength(MAX_EXECUTIONS_PER_EVAL);
+    for (const c of plan.create) {
+      expect(c.executionId).toBe(idOf(c.command.nodeId));
+      expect(c.command).toMatchObject({ jobType: "daemon", executionTimeout: 0, partitionIndex: 0 });
+    }
+    expect(plan.job).toEqual([{ type: "Run" }]);
+    expect(plan.again).toEqual({
+      at: now + EXECUTION_LIMIT_BACKOFF_MS,
+      reason: "5 more executions to place (at most 20 per evaluation)",
+    });
+    expect(plan.log[0]).toMatchObject({ fields: { decision: "placed", deferred: 5 } });
+  });
+});
+
+describe("evaluateJob: after executions ended", () => {
+  it("given a batch partition whose execution failed, then a retry on another node, naming the failure and the execution it replaces", () => {
+    const spec = specOf("batch");
+    const first = failed("e-first", "n-00", "the command exited with code 3", { partitionIndex: 0 });
+    const plan = given(jobOf(spec, "Running"), { executions: [first], nodes: nodes(2) }).whenEvaluatedAt(CREATED + 9);
+    expect(plan.create).toEqual([
+      {
+        executionId: idOf("0", 1),
+        command: expect.objectContaining({ nodeId: "n-01", partitionIndex: 0, previousExecution: "e-first" }),
+        reason: "retry of partition 0: execution e-first on node n-00 failed: the command exited with code 3",
+      },
+    ]);
+    expect(plan.job).toEqual([]);
+  });
+
+  it("given a batch partition that failed and no node left, then the job fails with the shortfall and the last failure", () => {
+    const spec = specOf("batch");
+    const executions = [
+      failed("e-1", "n-00", "boom", { modifyTime: CREATED + 1 }),
+      failed("e-2", "n-00", "boom again", { modifyTime: CREATED + 2, createTime: CREATED + 1 }),
+    ];
+    const plan = given(jobOf(spec, "Running"), { executions, nodes: nodes(1) }).whenEvaluatedAt(CREATED + 9);
+    expect(plan.create).toEqual([]);
+    expect(plan.job).toEqual([
+      {
+        type: "Fail",
+        reason:
+          "not enough nodes to run job. requested: 1, available: 1, suitable: 0.\n" +
+          "• Node n-00: job already executed on this node more than once\n" +
+          "Last failure: execution e-2 on node n-00 failed: boom again",
+      },
+    ]);
+  });
+
+  it("given a batch job every partition of which completed, then it completes", () => {
+    const spec = specOf("batch", { Count: 2 });
+    const done = (id: string, p: number) =>
+      execution(id, `n-0${p}`, { computeState: "Completed", desiredState: "Stopped", partitionIndex: p });
+    const plan = given(jobOf(spec, "Running"), { executions: [done("e-0", 0), done("e-1", 1)] }).whenEvaluatedAt();
+    expect(plan).toEqual({ create: [], cancel: [], job: [{ type: "Complete" }], log: [], ledger: EMPTY_LEDGER });
+  });
+
+  it("given an ops job whose executions all ended, none failed, then it completes; one failed, then it fails naming it", () => {
+    const spec = specOf("ops");
+    const ok = (id: string, n: string) => execution(id, n, { computeState: "Completed", desiredState: "Stopped" });
+    const fleet = nodes(2);
+    const completed = given(jobOf(spec, "Running"), {
+      executions: [ok("e-0", "n-00"), ok("e-1", "n-01")],
+      nodes: fleet,
+    }).whenEvaluatedAt();
+    expect(completed.create).toEqual([]);
+    expect(completed.job).toEqual([{ type: "Complete" }]);
+    // Nothing changed: the line is for debugging only.
+    expect(completed.log).toMatchObject([{ level: "debug", message: "job placed" }]);
+
+    const failing = given(jobOf(spec, "Running"), {
+      executions: [ok("e-0", "n-00"), failed("e-1", "n-01", "execution e-1: the command exited with code 2")],
+      nodes: fleet,
+    }).whenEvaluatedAt();
+    expect(failing.job).toEqual([
+      {
+        type: "Fail",
+        reason:
+          "Job failed because one or more executions failed: execution e-1 on node n-01 failed: the command exited with code 2",
+      },
+    ]);
+  });
+
+  it("given an ops job with an execution still under way, then it is left open", () => {
+    const spec = specOf("ops");
+    const plan = given(jobOf(spec, "Running"), {
+      executions: [execution("e-0", "n-00"), failed("e-1", "n-01", "boom")],
+      nodes: nodes(2),
+    }).whenEvaluatedAt();
+    expect(plan.job).toEqual([]);
+  });
+});
+
+describe("evaluateJob: jobs it leaves alone", () => {
+  it("given a spec today's limits refuse, then the job fails with the refusal and placement is never asked", () => {
+    const spec = specOf("batch");
+    const plan = evaluateJob({
+      job: jobOf(spec),
+      executions: [],
+      leaving: new Set(),
+      requestFor: () => {
+        throw new Error("a refused job is never placed");
+      },
+      ledger: EMPTY_LEDGER,
+      now: CREATED,
+      refusal: "the job's CPU 500m is more than JobLimits allow (100m)",
+    });
+    expect(plan).toEqual({
+      create: [],
+      cancel: [],
+      job: [{ type: "Fail", reason: "the job's CPU 500m is more than JobLimits allow (100m)" }],
+      log: [],
+      ledger: EMPTY_LEDGER,
+    });
+  });
+
+  it.each(["Completed", "Failed", "Stopped"] as const)("given a job %s, then an empty plan", (state) => {
+    const plan = given(jobOf(specOf("batch"), state), { nodes: nodes(3) }).whenEvaluatedAt();
+    expect(plan).toEqual({ create: [], cancel: [], job: [], log: [], ledger: EMPTY_LEDGER });
+  });
+});
+
+describe("evaluateJob: a service on a draining node", () => {
+  const spec = specOf("service");
+  const draining = node("n-drain", { unschedulable: "node is draining" });
+  const original = execution("e-orig", "n-drain", { partitionIndex: 0, jobType: "service" });
+
+  it("given its execution leaving a draining node and another node, then a replacement there, naming the original", () => {
+    const plan = given(jobOf(spec, "Running"), {
+      executions: [original],
+      leaving: ["e-orig"],
+      nodes: [node("n-00"), draining],
+    }).whenEvaluatedAt();
+    expect(plan.create).toEqual([
+      {
+        executionId: idOf("0", 1),
+        command: expect.objectContaining({ nodeId: "n-00", partitionIndex: 0, previousExecution: "e-orig" }),
+        reason: "replacement of partition 0: e-orig runs on node n-drain, which is draining",
+      },
+    ]);
+    expect(plan.job).toEqual([]);
+  });
+
+  it("given no node for the replacement, then nothing: the job does not fail, the original runs on", () => {
+    const plan = given(jobOf(spec, "Running"), {
+      executions: [original],
+      leaving: ["e-orig"],
+      nodes: [draining],
+    }).whenEvaluatedAt();
+    expect(plan.create).toEqual([]);
+    expect(plan.job).toEqual([]);
+    expect(plan.topUp).toBeUndefined();
+    expect(plan.log.map((l) => l.message)).toEqual([
+      "job placed",
+      "no node for a draining node's replacement yet: the original runs on",
+    ]);
+    expect(plan.log[1]?.fields).toEqual({
+      jobId: JOB_ID,
+      message:
+        "not enough nodes to run job. requested: 1, available: 1, suitable: 0.\n" +
+        "• Node n-drain: node is draining; job already has an execution on this node",
+    });
+  });
+
+  it("given the same execution not leaving, then nothing is placed", () => {
+    const plan = given(jobOf(spec, "Running"), { executions: [original], nodes: [node("n-00")] }).whenEvaluatedAt();
+    expect(plan).toEqual({ create: [], cancel: [], job: [], log: [], ledger: EMPTY_LEDGER });
+  });
+});
+
+describe("jobEndPlan: a job that ended", () => {
+  const executions = [
+    execution("e-run", "n-00"),
+    execution("e-new", "n-01", { computeState: "New", desiredState: "Pending" }),
+    execution("e-done", "n-02", { computeState: "Completed", desiredState: "Stopped" }),
+  ];
+
+  it("given a job stopped, then its executions under way are cancelled with Bacalhau's stop reason", () => {
+    expect(jobEndPlan({ state: "Stopped" }, executions).cancel).toEqual([
+      { executionId: "e-run", nodeId: "n-00", reason: JOB_STOPPED_CANCEL },
+      { executionId: "e-new", nodeId: "n-01", reason: JOB_STOPPED_CANCEL },
+    ]);
+    expect(JOB_STOPPED_CANCEL).toBe("Execution stop requested because job has been stopped");
+  });
+
+  it("given a job failed, then they are cancelled with Bacalhau's failure reason, and nothing else is asked", () => {
+    const plan = jobEndPlan({ state: "Failed" }, executions);
+    expect(plan.cancel.map((c) => [c.executionId, c.reason])).toEqual([
+      ["e-run", JOB_FAILED_CANCEL],
+      ["e-new", JOB_FAILED_CANCEL],
+    ]);
+    expect(JOB_FAILED_CANCEL).toBe("Execution stopped due to job failure");
+    expect(plan).toMatchObject({ create: [], job: [], log: [] });
+  });
+});
