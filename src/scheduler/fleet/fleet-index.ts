@@ -5,7 +5,7 @@ import { candidateProblem } from "../placement-input-error.ts";
 import type { CandidateNode } from "../placement-request.ts";
 import type { Resources } from "../resources.ts";
 import { FleetView, type FleetLookup } from "./fleet-view.ts";
-import { PeakFree } from "./peak-free.ts";
+import { PeakFree, type Leading } from "./peak-free.ts";
 
 /** Past placement's gate: what Bacalhau counts as available. */
 const isAvailable = (n: CandidateNode): boolean =>
@@ -46,6 +46,8 @@ export class FleetIndex implements FleetLookup {
   /** Open nodes with each label key, whatever its value. */
   private readonly keyCount = new Map<string, number>();
   private readonly peaks = new PeakFree();
+  /** The available nodes as PeakFree reads them: made when first asked for after a change. */
+  private availableList: CandidateNode[] | undefined;
 
   get version(): number {
     return this.changes;
@@ -75,7 +77,7 @@ export class FleetIndex implements FleetLookup {
     if (node !== undefined) this.add(slot, node);
     this.changes++;
     this.current = undefined;
-    this.peaks.reset();
+    this.availableList = undefined;
   }
 
   /** The fleet now, as an immutable view (the same one until the next change). */
@@ -123,11 +125,19 @@ export class FleetIndex implements FleetLookup {
   }
 
   peakFree(weights: CapacityWeights, ledger: CapacityLedger): number {
-    return this.peaks.peak(weights, ledger, () => this.availableNodes(), this.available.size, this.availableNode);
+    return this.peakOfAvailable().peak(weights, ledger, this.availableNode);
   }
 
-  private *availableNodes(): Iterable<CandidateNode> {
-    for (const slot of this.available) yield this.slots[slot] as CandidateNode;
+  leading(weights: CapacityWeights, ledger: CapacityLedger, limit: number): Leading | undefined {
+    return this.peakOfAvailable().leading(weights, ledger, this.availableNode, limit);
+  }
+
+  private peakOfAvailable(): PeakFree {
+    if (this.availableList === undefined) {
+      this.availableList = [...this.available].map((slot) => this.slots[slot] as CandidateNode);
+      this.peaks.reset(this.availableList);
+    }
+    return this.peaks;
   }
 
   private readonly availableNode = (id: string): CandidateNode | undefined => {

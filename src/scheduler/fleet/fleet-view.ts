@@ -2,6 +2,7 @@ import type { Requirement } from "../../labels/label-selector.ts";
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { CapacityWeights } from "../node-verdicts.ts";
 import type { CandidateNode } from "../placement-request.ts";
+import type { Leading } from "./peak-free.ts";
 
 /** What placement asks of the fleet's index (FleetIndex), valid while the fleet has not changed. */
 export interface FleetLookup {
@@ -15,6 +16,11 @@ export interface FleetLookup {
   candidates(engine: string, required: readonly Requirement[]): CandidateNode[];
   /** The highest weighted free capacity among every available node against this ledger (judge's maxFree). */
   peakFree(weights: CapacityWeights, ledger: CapacityLedger): number;
+  /**
+   * The available nodes with the most weighted free capacity against this ledger, best first, at most `limit`, and the
+   * most any other available node has (−1: none is left); undefined when the index cannot say.
+   */
+  leading(weights: CapacityWeights, ledger: CapacityLedger, limit: number): Leading | undefined;
 }
 
 /**

@@ -1,14 +1,24 @@
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { JobSelectors } from "../job-constraints.ts";
-import { capacityWeights, judgeList, type Judgement } from "../node-verdicts.ts";
+import { capacityWeights, judgeList, type CapacityWeights, type Judgement } from "../node-verdicts.ts";
 import type { PlacementRequest } from "../placement-request.ts";
-import type { FleetView } from "./fleet-view.ts";
+import type { FleetLookup, FleetView } from "./fleet-view.ts";
+
+/** The freest nodes a walk judges first; each further step four times as many. */
+const FIRST_WALK = 64;
+/** A walk that has not found its nodes among this many judges the job's whole candidate set instead. */
+const MAX_WALK = 1024;
 
 /**
  * judge() over a fleet: the nodes the index says may be suitable are judged, ranked against the whole fleet's freest
  * node, and they are every suitable node, so `ranked` is what judging the whole fleet would give. What counts every
  * node (available, suitable, someBusy, the verdicts of a shortfall's message and of `PlacementResult.nodes`) judges
  * the whole fleet, once, when first read: a job that finds its nodes never reads it.
+ *
+ * A job the index cannot narrow (no constraint, or only negations) would still judge most of the fleet. When its
+ * nodes' ranks differ only by free capacity (no execution of it anywhere, no favour_ constraint), the freest nodes are
+ * judged first (PeakFree's leaders): once the last of the best `limit` among them ranks above anything the rest could
+ * reach, the rest cannot change the answer.
  */
 export function judgeFleet(
   request: PlacementRequest,
@@ -21,9 +31,18 @@ export function judgeFleet(
   const lookup = fleet.indexed();
   // The fleet changed since the view was taken: the index no longer says what the view holds.
   if (lookup === undefined) return all();
-  const within = lookup.candidates(request.engine.toLowerCase(), selectors.required.requirements);
-  const peak = lookup.peakFree(capacityWeights(request.resources), ledger);
-  const found = judgeList(request, within, selectors, ledger, peak);
+  const weights = capacityWeights(request.resources);
+  const peak = lookup.peakFree(weights, ledger);
+  let found: Judgement | undefined;
+  const candidates = (): Judgement =>
+    (found ??= judgeList(
+      request,
+      lookup.candidates(request.engine.toLowerCase(), selectors.required.requirements),
+      selectors,
+      ledger,
+      peak,
+    ));
+  const byCapacityAlone = request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
   return {
     get available() {
       return all().available;
@@ -34,7 +53,35 @@ export function judgeFleet(
     get someBusy() {
       return all().someBusy;
     },
-    ranked: (limit) => found.ranked(limit),
+    ranked: (limit = Infinity) =>
+      (byCapacityAlone && Number.isFinite(limit)
+        ? walk(request, lookup, selectors, ledger, weights, peak, limit)
+        : undefined) ?? candidates().ranked(limit),
     verdicts: () => all().verdicts(),
   };
+}
+
+/** The best `limit` suitable nodes found among the freest, or undefined when the walk cannot tell. */
+function walk(
+  request: PlacementRequest,
+  lookup: FleetLookup,
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+  weights: CapacityWeights,
+  peak: number,
+  limit: number,
+): string[] | undefined {
+  // judge's capacity rank; every other part of a rank is the same for every node here.
+  const capacityRank = (w: number) => Math.floor((w / peak) * 100);
+  for (let size = Math.max(FIRST_WALK, 4 * limit); size <= MAX_WALK; size *= 4) {
+    const lead = lookup.leading(weights, ledger, size);
+    if (lead === undefined) return undefined;
+    const best = judgeList(request, lead.nodes, selectors, ledger, peak).ranked(limit);
+    if (lead.rest < 0) return best;
+    if (best.length < limit) continue;
+    const last = best[limit - 1] as string;
+    const at = lead.nodes.findIndex((n) => n.id === last);
+    if (capacityRank(lead.values[at] as number) > capacityRank(lead.rest)) return best;
+  }
+  return undefined;
 }

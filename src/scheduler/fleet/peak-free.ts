@@ -1,16 +1,31 @@
 import type { CapacityLedger } from "../capacity-ledger.ts";
-import { weightedFree, type CapacityWeights } from "../node-verdicts.ts";
+import { weighFree, weightedFree, type CapacityWeights } from "../node-verdicts.ts";
 import type { CandidateNode } from "../placement-request.ts";
 import { NO_RESOURCES, type Resources } from "../resources.ts";
 
-/** The best nodes of a ledger base for one set of weights, best first: ids and their weighted free capacity. */
-interface Leaders {
-  readonly ids: string[];
-  readonly values: number[];
+/** Per resource, four numbers a node: CPU, memory, disk, GPUs. */
+const WIDTH = 4;
+
+/**
+ * The fewest leaders kept per base and weights: room for a placement's walk down the freest nodes, and more than the
+ * changes a ledger holds before it folds them into a new base (32, or √n).
+ */
+const MIN_LEADERS = 256;
+
+/** Available nodes best first by weighted free capacity, and the most any other has (−1: none is left). */
+export interface Leading {
+  readonly nodes: readonly CandidateNode[];
+  readonly values: readonly number[];
+  readonly rest: number;
 }
 
-/** The fewest leaders kept: more than a ledger holds changes before it folds them into a new base (≥ 32, √n). */
-const MIN_LEADERS = 64;
+/** What every available node has free against one ledger base, and the leaders found in it per weights. */
+interface BaseFree {
+  /** WIDTH numbers per available node, in the order of `nodes`. */
+  readonly free: Float64Array;
+  /** The nodes with the most weighted free capacity, best first, as indexes into `nodes`, per weights. */
+  readonly leaders: Map<string, Int32Array>;
+}
 
 /**
  * The highest weighted free capacity among a fleet's available nodes against a ledger: what judge ranks every suitable
@@ -18,74 +33,139 @@ const MIN_LEADERS = 64;
  * placement still needs it over the whole fleet; this finds it without looking at every node each time.
  *
  * A ledger is a base that stays the same map for many placements plus a few changes (capacity-ledger.ts). For each base
- * and weights the nodes with the most free capacity against the base are found once, in one pass; a placement then
- * weighs the nodes the changes name, and takes the first leader they do not name. Only when the changes name every
- * leader is the fleet walked again. Exact: every value is weightedFree, as judge computes it.
+ * what every available node has free is read once; for each weights the nodes with the most of it are found in one pass
+ * over those numbers. A placement then weighs the nodes the changes name, and merges them with the leaders they do not
+ * name: the freest nodes now, best first (`leading`), the first of them the peak. Only when the changes name every
+ * leader are the nodes walked again. Exact: every value is weighFree's, as judge's.
  */
 export class PeakFree {
-  private byBase = new WeakMap<ReadonlyMap<string, Resources>, Map<string, Leaders>>();
+  private byBase = new WeakMap<ReadonlyMap<string, Resources>, BaseFree>();
 
-  /** The fleet changed: what was found is stale. */
-  reset(): void {
+  /** `nodes`: every available node (the same array until the fleet changes, when `reset` is called). */
+  constructor(private nodes: readonly CandidateNode[] = []) {}
+
+  /** The fleet changed: these are its available nodes now; what was found is stale. */
+  reset(nodes: readonly CandidateNode[]): void {
+    this.nodes = nodes;
     this.byBase = new WeakMap();
   }
 
-  /** `available`: every node past the gate, and `nodeOf` finds one by id (undefined: gone or not available). */
-  peak(
-    weights: CapacityWeights,
-    ledger: CapacityLedger,
-    available: () => Iterable<CandidateNode>,
-    availableCount: number,
-    nodeOf: (id: string) => CandidateNode | undefined,
-  ): number {
-    const base = ledger.sharedBase;
-    const changes = ledger.recentChanges;
-    let byWeights = this.byBase.get(base);
-    if (byWeights === undefined) this.byBase.set(base, (byWeights = new Map()));
-    const key = `${weights[0]},${weights[1]},${weights[2]},${weights[3]}`;
-    let leaders = byWeights.get(key);
-    if (leaders === undefined) byWeights.set(key, (leaders = leadersOf(base, weights, available())));
+  /** `nodeOf` finds an available node by id (undefined: gone or not available). */
+  peak(weights: CapacityWeights, ledger: CapacityLedger, nodeOf: (id: string) => CandidateNode | undefined): number {
+    const first = this.leading(weights, ledger, nodeOf, 1);
+    if (first !== undefined) return Math.max(0, first.values[0] ?? 0);
     let best = 0;
-    for (const [id, held] of changes) {
-      const node = nodeOf(id);
-      if (node === undefined) continue;
-      const w = weightedFree(node.capacity, held ?? NO_RESOURCES, weights);
-      if (w > best) best = w;
-    }
-    for (let i = 0; i < leaders.ids.length; i++) {
-      if (changes.has(leaders.ids[i] as string)) continue;
-      const w = leaders.values[i] as number;
-      return w > best ? w : best;
-    }
-    // Every leader changed: the best of the rest is unknown here.
-    if (leaders.ids.length === availableCount) return best;
-    for (const node of available()) {
+    for (const node of this.nodes) {
       const w = weightedFree(node.capacity, ledger.held(node.id), weights);
       if (w > best) best = w;
     }
     return best;
   }
+
+  /**
+   * The available nodes with the most weighted free capacity against the ledger, best first, at most `limit` of them,
+   * and the most any other available node has; undefined when the leaders found for the ledger's base run out first.
+   */
+  leading(
+    weights: CapacityWeights,
+    ledger: CapacityLedger,
+    nodeOf: (id: string) => CandidateNode | undefined,
+    limit: number,
+  ): Leading | undefined {
+    const base = ledger.sharedBase;
+    const changes = ledger.recentChanges;
+    let found = this.byBase.get(base);
+    if (found === undefined) this.byBase.set(base, (found = { free: this.freeOf(base), leaders: new Map() }));
+    const key = `${weights[0]},${weights[1]},${weights[2]},${weights[3]}`;
+    let leaders = found.leaders.get(key);
+    if (leaders === undefined) found.leaders.set(key, (leaders = leadersOf(found.free, weights, changes.size)));
+    // The nodes the changes name hold other than the base says: weighed as they are now.
+    const changed: { readonly node: CandidateNode; readonly w: number }[] = [];
+    for (const [id, held] of changes) {
+      const node = nodeOf(id);
+      if (node !== undefined) changed.push({ node, w: weightedFree(node.capacity, held ?? NO_RESOURCES, weights) });
+    }
+    if (changed.length > 1) changed.sort((a, b) => b.w - a.w);
+    const free = found.free;
+    const weigh = (at: number): number => {
+      const o = at * WIDTH;
+      return weighFree(free[o] as number, free[o + 1] as number, free[o + 2] as number, free[o + 3] as number, weights);
+    };
+    const all = this.nodes;
+    let l = 0;
+    const nextLeader = (): number => {
+      while (l < leaders.length && changes.has((all[leaders[l] as number] as CandidateNode).id)) l++;
+      return l < leaders.length ? (leaders[l] as number) : -1;
+    };
+    // Below the last leader are only nodes the base weighs no higher than it.
+    const truncated = leaders.length < all.length;
+    const floor = truncated ? weigh(leaders[leaders.length - 1] as number) : -1;
+    const nodes: CandidateNode[] = [];
+    const values: number[] = [];
+    let c = 0;
+    while (nodes.length < limit) {
+      const leader = nextLeader();
+      if (leader < 0 && truncated) return undefined;
+      const lw = leader < 0 ? -1 : weigh(leader);
+      const cw = c < changed.length ? (changed[c] as { w: number }).w : -1;
+      if (lw < 0 && cw < 0) break;
+      if (cw >= lw) {
+        nodes.push((changed[c++] as { node: CandidateNode }).node);
+        values.push(cw);
+      } else {
+        nodes.push(all[leader] as CandidateNode);
+        values.push(lw);
+        l++;
+      }
+    }
+    const leader = nextLeader();
+    const rest = Math.max(
+      c < changed.length ? (changed[c] as { w: number }).w : -1,
+      leader < 0 ? floor : weigh(leader),
+    );
+    return { nodes, values, rest };
+  }
+
+  private freeOf(base: ReadonlyMap<string, Resources>): Float64Array {
+    const free = new Float64Array(this.nodes.length * WIDTH);
+    this.nodes.forEach((node, i) => {
+      const cap = node.capacity;
+      const held = base.get(node.id) ?? NO_RESOURCES;
+      const o = i * WIDTH;
+      free[o] = Math.max(0, cap.cpuMillis - held.cpuMillis);
+      free[o + 1] = Math.max(0, cap.memoryBytes - held.memoryBytes);
+      free[o + 2] = Math.max(0, cap.diskBytes - held.diskBytes);
+      free[o + 3] = Math.max(0, cap.gpus - held.gpus);
+    });
+    return free;
+  }
 }
 
-function leadersOf(
-  base: ReadonlyMap<string, Resources>,
-  weights: CapacityWeights,
-  nodes: Iterable<CandidateNode>,
-): Leaders {
-  const limit = Math.max(MIN_LEADERS, 2 * Math.ceil(Math.sqrt(base.size)));
-  const ids: string[] = [];
-  const values: number[] = [];
-  for (const node of nodes) {
-    const w = weightedFree(node.capacity, base.get(node.id) ?? NO_RESOURCES, weights);
-    if (ids.length >= limit && w <= (values[values.length - 1] as number)) continue;
-    let at = values.length;
-    while (at > 0 && (values[at - 1] as number) < w) at--;
-    ids.splice(at, 0, node.id);
-    values.splice(at, 0, w);
-    if (ids.length > limit) {
-      ids.pop();
-      values.pop();
+/** The best nodes by weighted free capacity, more than the changes a ledger of this base holds before it folds. */
+function leadersOf(free: Float64Array, weights: CapacityWeights, changes: number): Int32Array {
+  const n = free.length / WIDTH;
+  const limit = Math.min(n, Math.max(MIN_LEADERS, 4 * Math.ceil(Math.sqrt(n)), 2 * changes));
+  const at = new Int32Array(limit);
+  const values = new Float64Array(limit);
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * WIDTH;
+    const w = weighFree(
+      free[o] as number,
+      free[o + 1] as number,
+      free[o + 2] as number,
+      free[o + 3] as number,
+      weights,
+    );
+    if (size === limit && w <= (values[size - 1] as number)) continue;
+    let j = size < limit ? size++ : size - 1;
+    while (j > 0 && (values[j - 1] as number) < w) {
+      values[j] = values[j - 1] as number;
+      at[j] = at[j - 1] as number;
+      j--;
     }
+    values[j] = w;
+    at[j] = i;
   }
-  return { ids, values };
+  return at.subarray(0, size);
 }

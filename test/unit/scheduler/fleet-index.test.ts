@@ -134,13 +134,24 @@ function outcome(result: PlacementResult) {
 }
 
 describe("placement over the fleet index", () => {
-  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-    it(`decides and says what placement over the whole node list does, as nodes change (random fleets, seed ${seed})`, () => {
+  // Small fleets, and fleets larger than the freest nodes PeakFree keeps per ledger base (its leaders).
+  for (const [seed, least, most] of [
+    [1, 40, 200],
+    [2, 40, 200],
+    [3, 40, 200],
+    [4, 40, 200],
+    [5, 40, 200],
+    [6, 40, 200],
+    [7, 300, 1500],
+    [8, 300, 1500],
+    [9, 300, 1500],
+  ] as const) {
+    it(`decides and says what placement over the whole node list does, as nodes change (random fleets of ${least}–${most}, seed ${seed})`, () => {
       const r = seededRandom(seed);
       const index = new FleetIndex();
       /** The node list as the read model would give it, kept apart from the index. */
       const model = new Map<string, CandidateNode>();
-      const size = 40 + r.int(160);
+      const size = least + r.int(most - least);
       for (let i = 0; i < size; i++) {
         const n = randomNode(r, `n-${String(r.int(1e6)).padStart(6, "0")}-${i}`);
         model.set(n.id, n);
@@ -178,6 +189,21 @@ describe("placement over the fleet index", () => {
       expect(fast).toBeGreaterThan(30);
     });
   }
+
+  it("ranks nodes of equal free capacity by id across the whole fleet, not among the first it looks at", () => {
+    const index = new FleetIndex();
+    const nodes: CandidateNode[] = [];
+    // Ids falling as they are added: the index meets the best ones by id last.
+    for (let i = 999; i >= 0; i--) nodes.push(node(`n-${String(i).padStart(4, "0")}`, { capacity: res(4000, 8 * GB) }));
+    for (const n of nodes) index.update(n.id, n);
+    const ledger = ledgerOf([{ nodeId: "n-0001", resources: res(1000) }]);
+    for (const count of [1, 3, 20]) {
+      const request = job({ count, resources: res(500, GB) });
+      const fromFleet = placeJob({ ...request, nodes: index.view() }, ledger);
+      expect(fromFleet.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
+      expect(fromFleet.placements[0]?.nodeId).toBe("n-0000");
+    }
+  });
 
   it("judges only the smallest set the job names: open nodes with a label value it asks for, or running its engine", () => {
     const r = seededRandom(11);
