@@ -10,13 +10,18 @@ const WIDTH = 4;
  * The fewest leaders kept per base and weights: room for a placement's walk down the freest nodes, and more than the
  * changes a ledger holds before it folds them into a new base (32, or √n).
  */
-const MIN_LEADERS = 256;
+const MIN_LEADERS = 64;
 
 /** Available nodes best first by weighted free capacity, and the most any other has (−1: none is left). */
 export interface Leading {
   readonly nodes: readonly CandidateNode[];
   readonly values: readonly number[];
   readonly rest: number;
+}
+
+interface Weighed {
+  readonly node: CandidateNode;
+  readonly w: number;
 }
 
 /** What every available node has free against one ledger base, and the leaders found in it per weights. */
@@ -48,6 +53,7 @@ export class PeakFree {
   reset(nodes: readonly CandidateNode[]): void {
     this.nodes = nodes;
     this.byBase = new WeakMap();
+    this.last = undefined;
   }
 
   /** `nodeOf` finds an available node by id (undefined: gone or not available). */
@@ -79,13 +85,7 @@ export class PeakFree {
     const key = `${weights[0]},${weights[1]},${weights[2]},${weights[3]}`;
     let leaders = found.leaders.get(key);
     if (leaders === undefined) found.leaders.set(key, (leaders = leadersOf(found.free, weights, changes.size)));
-    // The nodes the changes name hold other than the base says: weighed as they are now.
-    const changed: { readonly node: CandidateNode; readonly w: number }[] = [];
-    for (const [id, held] of changes) {
-      const node = nodeOf(id);
-      if (node !== undefined) changed.push({ node, w: weightedFree(node.capacity, held ?? NO_RESOURCES, weights) });
-    }
-    if (changed.length > 1) changed.sort((a, b) => b.w - a.w);
+    const changed = this.changedOf(weights, key, ledger, nodeOf);
     const free = found.free;
     const weigh = (at: number): number => {
       const o = at * WIDTH;
@@ -126,6 +126,27 @@ export class PeakFree {
     return { nodes, values, rest };
   }
 
+  /** One placement asks several times with one ledger: its changed nodes are weighed and sorted once. */
+  private last: { ledger: CapacityLedger; key: string; changed: Weighed[] } | undefined;
+
+  /** The nodes the ledger's changes name, which hold other than the base says: weighed as they are now, best first. */
+  private changedOf(
+    weights: CapacityWeights,
+    key: string,
+    ledger: CapacityLedger,
+    nodeOf: (id: string) => CandidateNode | undefined,
+  ): Weighed[] {
+    if (this.last?.ledger === ledger && this.last.key === key) return this.last.changed;
+    const changed: Weighed[] = [];
+    for (const [id, held] of ledger.recentChanges) {
+      const node = nodeOf(id);
+      if (node !== undefined) changed.push({ node, w: weightedFree(node.capacity, held ?? NO_RESOURCES, weights) });
+    }
+    if (changed.length > 1) changed.sort((a, b) => b.w - a.w);
+    this.last = { ledger, key, changed };
+    return changed;
+  }
+
   private freeOf(base: ReadonlyMap<string, Resources>): Float64Array {
     const free = new Float64Array(this.nodes.length * WIDTH);
     this.nodes.forEach((node, i) => {
@@ -145,27 +166,47 @@ export class PeakFree {
 function leadersOf(free: Float64Array, weights: CapacityWeights, changes: number): Int32Array {
   const n = free.length / WIDTH;
   const limit = Math.min(n, Math.max(MIN_LEADERS, 4 * Math.ceil(Math.sqrt(n)), 2 * changes));
-  const at = new Int32Array(limit);
-  const values = new Float64Array(limit);
-  let size = 0;
+  const values = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const o = i * WIDTH;
-    const w = weighFree(
+    values[i] = weighFree(
       free[o] as number,
       free[o + 1] as number,
       free[o + 2] as number,
       free[o + 3] as number,
       weights,
     );
-    if (size === limit && w <= (values[size - 1] as number)) continue;
-    let j = size < limit ? size++ : size - 1;
-    while (j > 0 && (values[j - 1] as number) < w) {
-      values[j] = values[j - 1] as number;
-      at[j] = at[j - 1] as number;
-      j--;
-    }
-    values[j] = w;
-    at[j] = i;
   }
-  return at.subarray(0, size);
+  if (limit === 0) return new Int32Array(0);
+  // The limit-th largest value, by selection on a copy (O(n)); then only the nodes at or above it are sorted.
+  const threshold = selectDescending(values.slice(), limit - 1);
+  const at = new Int32Array(limit);
+  let size = 0;
+  for (let i = 0; i < n && size < limit; i++) if ((values[i] as number) > threshold) at[size++] = i;
+  for (let i = 0; i < n && size < limit; i++) if (values[i] === threshold) at[size++] = i;
+  return at.sort((a, b) => (values[b] as number) - (values[a] as number));
+}
+
+/** The value that would be at `k` (0-based) were `values` sorted largest first; `values` is reordered. */
+function selectDescending(values: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1] as number;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while ((values[i] as number) > pivot) i++;
+      while ((values[j] as number) < pivot) j--;
+      if (i <= j) {
+        const t = values[i] as number;
+        values[i++] = values[j] as number;
+        values[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return values[k] as number;
+  }
+  return values[k] as number;
 }
