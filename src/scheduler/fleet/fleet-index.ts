@@ -90,8 +90,26 @@ export class FleetIndex implements FleetLookup {
   }
 
   candidates(engine: string, required: readonly Requirement[]): CandidateNode[] {
+    const out: CandidateNode[] = [];
+    // A node has one value per key: the sets of one key's values never share a node.
+    for (const set of this.smallest(engine, required).sets)
+      for (const slot of set) out.push(this.slots[slot] as CandidateNode);
+    return out;
+  }
+
+  candidateCount(engine: string, required: readonly Requirement[]): number {
+    return this.smallest(engine, required).size;
+  }
+
+  /** How many nodes are available (past the gate). */
+  get availableCount(): number {
+    return this.available.size;
+  }
+
+  /** The smallest of the sets the job's engine and terms name, as the sets whose union it is. */
+  private smallest(engine: string, required: readonly Requirement[]): { sets: readonly Set<number>[]; size: number } {
     const ofEngine = this.byEngine.get(engine);
-    if (ofEngine === undefined) return [];
+    if (ofEngine === undefined) return { sets: [], size: 0 };
     let best: readonly Set<number>[] = [ofEngine];
     let bestSize = ofEngine.size;
     for (const r of required) {
@@ -118,10 +136,7 @@ export class FleetIndex implements FleetLookup {
         bestSize = size;
       }
     }
-    const out: CandidateNode[] = [];
-    // A node has one value per key: the sets of one key's values never share a node.
-    for (const set of best) for (const slot of set) out.push(this.slots[slot] as CandidateNode);
-    return out;
+    return { sets: best, size: bestSize };
   }
 
   peakFree(weights: CapacityWeights, ledger: CapacityLedger): number {

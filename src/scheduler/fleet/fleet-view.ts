@@ -14,6 +14,10 @@ export interface FleetLookup {
    * neither cordoned nor withheld and run the engine; those with a label value the job asks for).
    */
   candidates(engine: string, required: readonly Requirement[]): CandidateNode[];
+  /** How many nodes `candidates` would give. */
+  candidateCount(engine: string, required: readonly Requirement[]): number;
+  /** How many nodes are available (past the gate). */
+  readonly availableCount: number;
   /** The highest weighted free capacity among every available node against this ledger (judge's maxFree). */
   peakFree(weights: CapacityWeights, ledger: CapacityLedger): number;
   /**

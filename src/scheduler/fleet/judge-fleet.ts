@@ -33,16 +33,15 @@ export function judgeFleet(
   if (lookup === undefined) return all();
   const weights = capacityWeights(request.resources);
   const peak = lookup.peakFree(weights, ledger);
+  const engine = request.engine.toLowerCase();
+  const required = selectors.required.requirements;
   let found: Judgement | undefined;
   const candidates = (): Judgement =>
-    (found ??= judgeList(
-      request,
-      lookup.candidates(request.engine.toLowerCase(), selectors.required.requirements),
-      selectors,
-      ledger,
-      peak,
-    ));
-  const byCapacityAlone = request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
+    (found ??= judgeList(request, lookup.candidates(engine, required), selectors, ledger, peak));
+  // Walked only when the index leaves most of the fleet: else the freest nodes are mostly ones the job cannot take.
+  const broad = 2 * lookup.candidateCount(engine, required) > lookup.availableCount;
+  const byCapacityAlone =
+    broad && request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
   return {
     get available() {
       return all().available;
