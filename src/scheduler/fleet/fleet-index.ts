@@ -1,11 +1,12 @@
 import type { Requirement } from "../../labels/label-selector.ts";
 import type { CapacityLedger } from "../capacity-ledger.ts";
-import type { CapacityWeights } from "../node-verdicts.ts";
+import { weightedFree, type CapacityWeights } from "../node-verdicts.ts";
 import { candidateProblem } from "../placement-input-error.ts";
 import type { CandidateNode } from "../placement-request.ts";
-import type { Resources } from "../resources.ts";
+import { NO_RESOURCES, type Resources } from "../resources.ts";
 import { FleetView, type FleetLookup } from "./fleet-view.ts";
-import { PeakFree, type Leading } from "./peak-free.ts";
+import { FreestFirst } from "./freest-first.ts";
+import { PeakFree, weighAt, type Leading } from "./peak-free.ts";
 
 /** Past placement's gate: what Bacalhau counts as available. */
 const isAvailable = (n: CandidateNode): boolean =>
@@ -48,6 +49,8 @@ export class FleetIndex implements FleetLookup {
   private readonly peaks = new PeakFree();
   /** The available nodes as PeakFree reads them: made when first asked for after a change. */
   private availableList: CandidateNode[] | undefined;
+  /** Each slot's place in availableList (−1: not available). */
+  private availableAt: Int32Array | undefined;
 
   get version(): number {
     return this.changes;
@@ -147,10 +150,45 @@ export class FleetIndex implements FleetLookup {
     return this.peakOfAvailable().leading(weights, ledger, this.availableNode, limit);
   }
 
+  freestCandidates(
+    engine: string,
+    required: readonly Requirement[],
+    weights: CapacityWeights,
+    ledger: CapacityLedger,
+  ): FreestFirst {
+    const peaks = this.peakOfAvailable();
+    const at = this.availableAt as Int32Array;
+    const free = peaks.freeAgainst(ledger.sharedBase);
+    const changes = ledger.recentChanges;
+    const { sets, size } = this.smallest(engine, required);
+    const nodes: CandidateNode[] = new Array<CandidateNode>(size);
+    const values = new Float64Array(size);
+    let n = 0;
+    for (const set of sets)
+      for (const slot of set) {
+        const node = this.slots[slot] as CandidateNode;
+        const held = changes.get(node.id);
+        nodes[n] = node;
+        // A node the ledger's changes name holds other than its base says.
+        values[n++] =
+          held === undefined
+            ? weighAt(free, at[slot] as number, weights)
+            : weightedFree(node.capacity, held ?? NO_RESOURCES, weights);
+      }
+    return new FreestFirst(nodes, values);
+  }
+
   private peakOfAvailable(): PeakFree {
     if (this.availableList === undefined) {
-      this.availableList = [...this.available].map((slot) => this.slots[slot] as CandidateNode);
-      this.peaks.reset(this.availableList);
+      const list: CandidateNode[] = [];
+      const at = new Int32Array(this.slots.length).fill(-1);
+      for (const slot of this.available) {
+        at[slot] = list.length;
+        list.push(this.slots[slot] as CandidateNode);
+      }
+      this.availableList = list;
+      this.availableAt = at;
+      this.peaks.reset(list);
     }
     return this.peaks;
   }

@@ -2,6 +2,7 @@ import type { Requirement } from "../../labels/label-selector.ts";
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { CapacityWeights } from "../node-verdicts.ts";
 import type { CandidateNode } from "../placement-request.ts";
+import type { FreestFirst } from "./freest-first.ts";
 import type { Leading } from "./peak-free.ts";
 
 /** What placement asks of the fleet's index (FleetIndex), valid while the fleet has not changed. */
@@ -14,6 +15,13 @@ export interface FleetLookup {
    * neither cordoned nor withheld and run the engine; those with a label value the job asks for).
    */
   candidates(engine: string, required: readonly Requirement[]): CandidateNode[];
+  /** `candidates`, each weighed by its free capacity against this ledger, to be taken freest first. */
+  freestCandidates(
+    engine: string,
+    required: readonly Requirement[],
+    weights: CapacityWeights,
+    ledger: CapacityLedger,
+  ): FreestFirst;
   /** How many nodes `candidates` would give. */
   candidateCount(engine: string, required: readonly Requirement[]): number;
   /** How many nodes are available (past the gate). */

@@ -1,8 +1,10 @@
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { JobSelectors } from "../job-constraints.ts";
-import { capacityWeights, judgeList, type CapacityWeights, type Judgement } from "../node-verdicts.ts";
+import { capacityWeights, judgeList, type Judgement } from "../node-verdicts.ts";
 import type { PlacementRequest } from "../placement-request.ts";
-import type { FleetLookup, FleetView } from "./fleet-view.ts";
+import type { FleetView } from "./fleet-view.ts";
+import type { FreestFirst } from "./freest-first.ts";
+import type { Leading } from "./peak-free.ts";
 
 /** The freest nodes a walk judges first; each further step four times as many. */
 const FIRST_WALK = 64;
@@ -15,10 +17,11 @@ const MAX_WALK = 1024;
  * node (available, suitable, someBusy, the verdicts of a shortfall's message and of `PlacementResult.nodes`) judges
  * the whole fleet, once, when first read: a job that finds its nodes never reads it.
  *
- * A job the index cannot narrow (no constraint, or only negations) would still judge most of the fleet. When its
- * nodes' ranks differ only by free capacity (no execution of it anywhere, no favour_ constraint), the freest nodes are
- * judged first (PeakFree's leaders): once the last of the best `limit` among them ranks above anything the rest could
- * reach, the rest cannot change the answer.
+ * When the job's nodes' ranks differ only by free capacity (no execution of it anywhere, no favour_ constraint), its
+ * freest nodes are judged first: once the last of the best `limit` among them ranks above anything the rest could
+ * reach, the rest cannot change the answer. A job the index cannot narrow (no constraint, or only negations) takes
+ * them from the whole fleet's freest (PeakFree's leaders); a narrowed one weighs its candidates (numbers read, no
+ * judging) and takes its own freest.
  */
 export function judgeFleet(
   request: PlacementRequest,
@@ -38,10 +41,15 @@ export function judgeFleet(
   let found: Judgement | undefined;
   const candidates = (): Judgement =>
     (found ??= judgeList(request, lookup.candidates(engine, required), selectors, ledger, peak));
-  // Walked only when the index leaves most of the fleet: else the freest nodes are mostly ones the job cannot take.
-  const broad = 2 * lookup.candidateCount(engine, required) > lookup.availableCount;
+  const count = lookup.candidateCount(engine, required);
+  // When the index leaves most of the fleet, the fleet's freest nodes are walked; else the job's own, weighed first.
+  const broad = 2 * count > lookup.availableCount;
+  let freest: FreestFirst | undefined;
+  const own = (size: number) => (freest ??= lookup.freestCandidates(engine, required, weights, ledger)).take(size);
+  // The fleet's leaders may run out before the walk ends: the job's own candidates, weighed, take over.
+  const lead = broad ? (size: number) => lookup.leading(weights, ledger, size) ?? own(size) : own;
   const byCapacityAlone =
-    broad && request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
+    count > FIRST_WALK && request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
   return {
     get available() {
       return all().available;
@@ -53,9 +61,8 @@ export function judgeFleet(
       return all().someBusy;
     },
     ranked: (limit = Infinity) =>
-      (byCapacityAlone && Number.isFinite(limit)
-        ? walk(request, lookup, selectors, ledger, weights, peak, limit)
-        : undefined) ?? candidates().ranked(limit),
+      (byCapacityAlone && Number.isFinite(limit) ? walk(request, lead, selectors, ledger, peak, limit) : undefined) ??
+      candidates().ranked(limit),
     verdicts: () => all().verdicts(),
   };
 }
@@ -63,17 +70,16 @@ export function judgeFleet(
 /** The best `limit` suitable nodes found among the freest, or undefined when the walk cannot tell. */
 function walk(
   request: PlacementRequest,
-  lookup: FleetLookup,
+  freestFirst: (size: number) => Leading | undefined,
   selectors: JobSelectors,
   ledger: CapacityLedger,
-  weights: CapacityWeights,
   peak: number,
   limit: number,
 ): string[] | undefined {
   // judge's capacity rank; every other part of a rank is the same for every node here.
   const capacityRank = (w: number) => Math.floor((w / peak) * 100);
   for (let size = Math.max(FIRST_WALK, 4 * limit); size <= MAX_WALK; size *= 4) {
-    const lead = lookup.leading(weights, ledger, size);
+    const lead = freestFirst(size);
     if (lead === undefined) return undefined;
     const best = judgeList(request, lead.nodes, selectors, ledger, peak).ranked(limit);
     if (lead.rest < 0) return best;

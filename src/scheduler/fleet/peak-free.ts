@@ -147,6 +147,13 @@ export class PeakFree {
     return changed;
   }
 
+  /** What every available node has free against this base, WIDTH numbers each, in the order of the nodes given. */
+  freeAgainst(base: ReadonlyMap<string, Resources>): Float64Array {
+    let found = this.byBase.get(base);
+    if (found === undefined) this.byBase.set(base, (found = { free: this.freeOf(base), leaders: new Map() }));
+    return found.free;
+  }
+
   private freeOf(base: ReadonlyMap<string, Resources>): Float64Array {
     const free = new Float64Array(this.nodes.length * WIDTH);
     this.nodes.forEach((node, i) => {
@@ -187,8 +194,14 @@ function leadersOf(free: Float64Array, weights: CapacityWeights, changes: number
   return at.sort((a, b) => (values[b] as number) - (values[a] as number));
 }
 
+/** weighFree of the node at `at` in a free array. */
+export function weighAt(free: Float64Array, at: number, weights: CapacityWeights): number {
+  const o = at * WIDTH;
+  return weighFree(free[o] as number, free[o + 1] as number, free[o + 2] as number, free[o + 3] as number, weights);
+}
+
 /** The value that would be at `k` (0-based) were `values` sorted largest first; `values` is reordered. */
-function selectDescending(values: Float64Array, k: number): number {
+export function selectDescending(values: Float64Array, k: number): number {
   let lo = 0;
   let hi = values.length - 1;
   while (lo < hi) {

@@ -194,7 +194,10 @@ describe("placement over the fleet index", () => {
     const index = new FleetIndex();
     const nodes: CandidateNode[] = [];
     // Ids falling as they are added: the index meets the best ones by id last.
-    for (let i = 999; i >= 0; i--) nodes.push(node(`n-${String(i).padStart(4, "0")}`, { capacity: res(4000, 8 * GB) }));
+    for (let i = 999; i >= 0; i--)
+      nodes.push(
+        node(`n-${String(i).padStart(4, "0")}`, { capacity: res(4000, 8 * GB), labels: { zone: `z${i % 4}` } }),
+      );
     for (const n of nodes) index.update(n.id, n);
     const ledger = ledgerOf([{ nodeId: "n-0001", resources: res(1000) }]);
     for (const count of [1, 3, 20]) {
@@ -202,6 +205,11 @@ describe("placement over the fleet index", () => {
       const fromFleet = placeJob({ ...request, nodes: index.view() }, ledger);
       expect(fromFleet.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
       expect(fromFleet.placements[0]?.nodeId).toBe("n-0000");
+      // Narrowed to a quarter of the fleet: its own freest nodes are weighed and walked the same way.
+      const narrowed = { ...request, constraints: [{ key: "zone", operator: "=", values: ["z3"] }] };
+      const fromIndex = placeJob({ ...narrowed, nodes: index.view() }, ledger);
+      expect(fromIndex.placements).toEqual(placeJob({ ...narrowed, nodes }, ledger).placements);
+      expect(fromIndex.placements[0]?.nodeId).toBe("n-0003");
     }
   });
 
