@@ -27,7 +27,7 @@ const enginesOf = (n: CandidateNode): Set<string> => new Set(n.engines.map((e) =
  * Indexed: the available nodes (the gate: Compute, APPROVED, HEALTHY), which every placement's capacity ranking reads
  * (PeakFree); and among the open ones (available, not cordoned, not withheld) the nodes by engine and by label
  * key=value. A job's suitable nodes are all in the smallest of the sets its engine and its `=`/`in`/`exists`/`gt`/`lt`
- * constraints name; placement judges that set alone (src/scheduler/fleet/judge-fleet.ts).
+ * constraints name; placement judges no other node, and of that set its freest first (judge-fleet.ts).
  */
 export class FleetIndex implements FleetLookup {
   private readonly slotOf = new Map<string, number>();
