@@ -43,7 +43,7 @@ export class FleetIndex implements FleetLookup {
   /** Open nodes by engine (lower case). */
   private readonly byEngine = new Map<string, Set<number>>();
   /** Open nodes by label key, then value. */
-  private readonly byLabel = new Map<string, Map<string, Set<number>>>();
+  private readonly byLabel = new Map<string, Map<string, Posting>>();
   /** Open nodes with each label key, whatever its value. */
   private readonly keyCount = new Map<string, number>();
   private readonly peaks = new PeakFree();
@@ -95,8 +95,8 @@ export class FleetIndex implements FleetLookup {
   candidates(engine: string, required: readonly Requirement[]): CandidateNode[] {
     const out: CandidateNode[] = [];
     // A node has one value per key: the sets of one key's values never share a node.
-    for (const set of this.smallest(engine, required).sets)
-      for (const slot of set) out.push(this.slots[slot] as CandidateNode);
+    for (const posting of this.smallest(engine, required).sets)
+      forEachSlot(posting, (slot) => out.push(this.slots[slot] as CandidateNode));
     return out;
   }
 
@@ -110,15 +110,15 @@ export class FleetIndex implements FleetLookup {
   }
 
   /** The smallest of the sets the job's engine and terms name, as the sets whose union it is. */
-  private smallest(engine: string, required: readonly Requirement[]): { sets: readonly Set<number>[]; size: number } {
+  private smallest(engine: string, required: readonly Requirement[]): { sets: readonly Posting[]; size: number } {
     const ofEngine = this.byEngine.get(engine);
     if (ofEngine === undefined) return { sets: [], size: 0 };
-    let best: readonly Set<number>[] = [ofEngine];
+    let best: readonly Posting[] = [ofEngine];
     let bestSize = ofEngine.size;
     for (const r of required) {
       if (bestSize === 0) break;
       const values = this.byLabel.get(r.key);
-      let sets: Set<number>[];
+      let sets: Posting[];
       let size: number;
       if (r.op === "in") {
         sets = [];
@@ -127,7 +127,7 @@ export class FleetIndex implements FleetLookup {
           const s = values?.get(v);
           if (s === undefined) continue;
           sets.push(s);
-          size += s.size;
+          size += sizeOf(s);
         }
       } else if (r.op === "exists" || r.op === "gt" || r.op === "lt") {
         // A node without the key matches none of these.
@@ -164,8 +164,8 @@ export class FleetIndex implements FleetLookup {
     const nodes: CandidateNode[] = new Array<CandidateNode>(size);
     const values = new Float64Array(size);
     let n = 0;
-    for (const set of sets)
-      for (const slot of set) {
+    for (const posting of sets)
+      forEachSlot(posting, (slot) => {
         const node = this.slots[slot] as CandidateNode;
         const held = changes.get(node.id);
         nodes[n] = node;
@@ -174,7 +174,7 @@ export class FleetIndex implements FleetLookup {
           held === undefined
             ? weighAt(free, at[slot] as number, weights)
             : weightedFree(node.capacity, held ?? NO_RESOURCES, weights);
-      }
+      });
     return new FreestFirst(nodes, values);
   }
 
@@ -210,7 +210,7 @@ export class FleetIndex implements FleetLookup {
       if (!Object.prototype.hasOwnProperty.call(labels, key)) continue;
       let values = this.byLabel.get(key);
       if (values === undefined) this.byLabel.set(key, (values = new Map()));
-      setOf(values, labels[key] as string).add(slot);
+      addPosting(values, labels[key] as string, slot);
       this.keyCount.set(key, (this.keyCount.get(key) ?? 0) + 1);
     }
   }
@@ -225,13 +225,45 @@ export class FleetIndex implements FleetLookup {
       if (!Object.prototype.hasOwnProperty.call(labels, key)) continue;
       const values = this.byLabel.get(key);
       if (values === undefined) continue;
-      dropFrom(values, labels[key] as string, slot);
+      dropPosting(values, labels[key] as string, slot);
       if (values.size === 0) this.byLabel.delete(key);
       const left = (this.keyCount.get(key) ?? 1) - 1;
       if (left === 0) this.keyCount.delete(key);
       else this.keyCount.set(key, left);
     }
   }
+}
+
+/**
+ * The slots of the nodes with one label value. A value only one node has (a hostname, say) is kept as the slot itself,
+ * not as a set of one: ≈ 150 B less a node for each such label.
+ */
+type Posting = number | Set<number>;
+
+const sizeOf = (p: Posting): number => (typeof p === "number" ? 1 : p.size);
+
+function forEachSlot(p: Posting, visit: (slot: number) => void): void {
+  if (typeof p === "number") visit(p);
+  else for (const slot of p) visit(slot);
+}
+
+function addPosting(values: Map<string, Posting>, value: string, slot: number): void {
+  const p = values.get(value);
+  if (p === undefined) values.set(value, slot);
+  else if (typeof p !== "number") p.add(slot);
+  else if (p !== slot) values.set(value, new Set([p, slot]));
+}
+
+function dropPosting(values: Map<string, Posting>, value: string, slot: number): void {
+  const p = values.get(value);
+  if (p === undefined) return;
+  if (typeof p === "number") {
+    if (p === slot) values.delete(value);
+    return;
+  }
+  p.delete(slot);
+  if (p.size === 0) values.delete(value);
+  else if (p.size === 1) values.set(value, p.values().next().value as number);
 }
 
 function setOf<K>(map: Map<K, Set<number>>, key: K): Set<number> {
