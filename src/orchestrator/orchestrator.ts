@@ -23,6 +23,7 @@ import { NatsEventPublisher } from "../projections/nats-event-publisher.ts";
 import { NodeHistory } from "../projections/node-history.ts";
 import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
+import { PlacementFleet } from "../projections/placement-fleet.ts";
 import type { ProcessorProgress } from "../projections/processor.ts";
 import { ProcessorHost } from "../projections/processor-host.ts";
 import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../snapshots/node-state-snapshot-file.ts";
@@ -291,7 +292,12 @@ export async function startOrchestrator(
       logger: logger.child({ component: "processors" }),
       storeHead: () => metrics.headPosition,
     });
-    const views = new NodeViews((id, _before, after) => nodeIndex.update(id, after));
+    // Placement's fleet follows the same views, one node change at a time.
+    const fleet = new PlacementFleet();
+    const views = new NodeViews((id, _before, after) => {
+      nodeIndex.update(id, after);
+      fleet.changed(after);
+    });
     // Until the read model has caught up, the index is told once per changed node, not per event.
     views.hold();
     if (snapshot) views.seed(snapshot.views);
@@ -333,6 +339,7 @@ export async function startOrchestrator(
       executions: jobControl.executions,
       jobViews,
       nodeViews: views,
+      fleet: () => fleet.view(views),
       work,
       clock,
       deadlines,

@@ -79,6 +79,11 @@ export class NodeViews {
     }
   }
 
+  /** Between hold() and the end of release(): the listener is not told of changes as they happen. */
+  get holding(): boolean {
+    return this.heldFrom !== undefined;
+  }
+
   private changed(nodeId: string, before: NodeView | undefined, after: NodeView): void {
     if (!this.heldFrom) this.listener?.(nodeId, before, after);
   }

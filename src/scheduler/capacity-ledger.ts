@@ -52,6 +52,19 @@ export class CapacityLedger {
     return out;
   }
 
+  /**
+   * @internal The shared base: the same map until the changes are folded into a new one, so what is derived from it
+   * may be kept beside it (keyed by its identity) and corrected by the few changes.
+   */
+  get sharedBase(): ReadonlyMap<string, Resources> {
+    return this.base;
+  }
+
+  /** @internal What changed since the base, per node: what it holds now, null when released to zero. */
+  get recentChanges(): ReadonlyMap<string, Resources | null> {
+    return this.changes;
+  }
+
   /** @internal The ledger with these per-node changes applied. */
   apply(update: (current: Resources, a: Allocation) => Resources, allocations: Iterable<Allocation>): CapacityLedger {
     const changes = new Map(this.changes);

@@ -12,6 +12,7 @@ import {
   type Resources,
 } from "./resources.ts";
 import { isDiscarded } from "../../machines/execution/execution-states.ts";
+import { listOf } from "./fleet/fleet-view.ts";
 
 /** Why a node cannot take an execution of the job. */
 export type RejectionCode =
@@ -84,8 +85,11 @@ function maxJobRequirementsRejection(node: CandidateNode, wanted: Resources): Re
   return reject("max-job-requirements", `job requires ${parts.join(" and ")}`);
 }
 
+/** How much each resource counts when free capacities are compared: CPU, memory, disk, GPUs. */
+export type CapacityWeights = readonly [number, number, number, number];
+
 /** Bacalhau's job-dependent weights for comparing capacities: the resources the job asks for most count most. */
-function capacityWeights(wanted: Resources): readonly [number, number, number, number] {
+export function capacityWeights(wanted: Resources): CapacityWeights {
   const n = [wanted.cpuMillis / 1000, wanted.memoryBytes / 1e6, wanted.diskBytes / 1e9, wanted.gpus] as const;
   const total = n[0] + n[1] + n[2] + n[3];
   return total === 0 ? [0.4, 0.3, 0.2, 0.1] : [n[0] / total, n[1] / total, n[2] / total, n[3] / total];
@@ -157,6 +161,37 @@ function matchesAll(requirements: LabelSelector["requirements"], labels: Readonl
   return true;
 }
 
+/**
+ * A node's free capacity as one number, in the units and weights Bacalhau's available-capacity ranker compares (cores,
+ * MB, GB, GPUs). Every caller computes it here, in the same order of operations, so that equal inputs give the same
+ * double.
+ */
+export function weighFree(
+  freeCpu: number,
+  freeMemory: number,
+  freeDisk: number,
+  freeGpus: number,
+  weights: CapacityWeights,
+): number {
+  return (
+    (freeCpu / 1000) * weights[0] +
+    (freeMemory / 1e6) * weights[1] +
+    (freeDisk / 1e9) * weights[2] +
+    freeGpus * weights[3]
+  );
+}
+
+/** weighFree of capacity minus what is held, each resource never below zero. */
+export function weightedFree(capacity: Resources, held: Resources, weights: CapacityWeights): number {
+  return weighFree(
+    Math.max(0, capacity.cpuMillis - held.cpuMillis),
+    Math.max(0, capacity.memoryBytes - held.memoryBytes),
+    Math.max(0, capacity.diskBytes - held.diskBytes),
+    Math.max(0, capacity.gpus - held.gpus),
+    weights,
+  );
+}
+
 /** Up to this many places, the best nodes are picked in one pass; more, all suitable nodes are sorted. */
 const FEW = 16;
 
@@ -182,7 +217,20 @@ export interface Judgement {
 }
 
 export function judge(request: PlacementRequest, selectors: JobSelectors, ledger: CapacityLedger): Judgement {
-  const nodes = request.nodes;
+  return judgeList(request, listOf(request.nodes), selectors, ledger);
+}
+
+/**
+ * judge() over these nodes. With `peakFree` (the highest weighted free capacity among the whole fleet's available
+ * nodes, which a subset of it cannot know), suitable nodes are ranked against that instead of against this list's.
+ */
+export function judgeList(
+  request: PlacementRequest,
+  nodes: readonly CandidateNode[],
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+  peakFree?: number,
+): Judgement {
   const n = nodes.length;
   const want = request.resources;
   const wantedEngine = request.engine.toLowerCase();
@@ -237,17 +285,14 @@ export function judge(request: PlacementRequest, selectors: JobSelectors, ledger
     ranks[i] = rank;
     if ((bits & GATE) === 0) {
       available++;
-      const w =
-        (freeCpu / 1000) * weights[0] +
-        (freeMemory / 1e6) * weights[1] +
-        (freeDisk / 1e9) * weights[2] +
-        freeGpus * weights[3];
+      const w = weighFree(freeCpu, freeMemory, freeDisk, freeGpus, weights);
       freeWeight[i] = w;
       if (w > maxFree) maxFree = w;
       if (bits === BUSY) someBusy = true;
     }
     if (bits === 0) suitable++;
   }
+  if (peakFree !== undefined) maxFree = peakFree;
   // Bacalhau's available-capacity ranker: 0-100 by weighted free capacity, relative to the freest available node.
   if (maxFree > 0)
     for (let i = 0; i < n; i++)

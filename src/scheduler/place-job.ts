@@ -1,6 +1,8 @@
 import { reserve, type CapacityLedger } from "./capacity-ledger.ts";
 import { isDiscarded } from "../../machines/execution/execution-states.ts";
 import { isTerminal } from "./execution-states.ts";
+import { FleetView } from "./fleet/fleet-view.ts";
+import { judgeFleet } from "./fleet/judge-fleet.ts";
 import { jobSelectors } from "./job-constraints.ts";
 import { judge, type Judgement, type NodeVerdict } from "./node-verdicts.ts";
 import { PlacementInputError, placementRequestProblem } from "./placement-input-error.ts";
@@ -90,7 +92,11 @@ export const RETRIES_EXHAUSTED_MESSAGE = "Job failed because it has been retried
 export function placeJob(request: PlacementRequest, ledger: CapacityLedger): PlacementResult {
   const problem = placementRequestProblem(request);
   if (problem !== undefined) throw new PlacementInputError(problem);
-  const judged = judge(request, jobSelectors(request.constraints), ledger);
+  const selectors = jobSelectors(request.constraints);
+  const judged =
+    request.nodes instanceof FleetView
+      ? judgeFleet(request, request.nodes, selectors, ledger)
+      : judge(request, selectors, ledger);
   return request.type === "batch" || request.type === "service"
     ? placeReplicas(request, ledger, judged)
     : placePerNode(request, ledger, judged);

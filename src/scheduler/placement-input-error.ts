@@ -1,4 +1,5 @@
-import type { PlacementRequest } from "./placement-request.ts";
+import { FleetView, listOf } from "./fleet/fleet-view.ts";
+import type { CandidateNode, PlacementRequest } from "./placement-request.ts";
 import type { Resources } from "./resources.ts";
 
 /**
@@ -31,11 +32,19 @@ export function placementRequestProblem(request: PlacementRequest): string | und
     return `maxRetries must be a whole number ≥ 0, not ${request.maxRetries}`;
   const problem = resourcesProblem("job resources", request.resources);
   if (problem) return problem;
-  for (const n of request.nodes) {
-    const p =
-      resourcesProblem(`node ${n.id} capacity`, n.capacity) ??
-      (n.maxJobRequirements && resourcesProblem(`node ${n.id} MaxJobRequirements`, n.maxJobRequirements));
+  // A fleet counts its nodes' problems as they change: its list is read only when it has some.
+  const nodes = request.nodes instanceof FleetView && request.nodes.problems === 0 ? [] : listOf(request.nodes);
+  for (const n of nodes) {
+    const p = candidateProblem(n);
     if (p) return p;
   }
   return undefined;
+}
+
+/** What is wrong with a node's numbers, or undefined. */
+export function candidateProblem(n: CandidateNode): string | undefined {
+  return (
+    resourcesProblem(`node ${n.id} capacity`, n.capacity) ??
+    (n.maxJobRequirements && resourcesProblem(`node ${n.id} MaxJobRequirements`, n.maxJobRequirements))
+  );
 }

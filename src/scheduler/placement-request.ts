@@ -1,6 +1,7 @@
 import type { Health, Membership, NodeType } from "../events/catalog/node-info.ts";
 import type { Resources } from "./resources.ts";
 import type { JobType } from "../events/catalog/job-spec.ts";
+import type { FleetView } from "./fleet/fleet-view.ts";
 
 export type { JobType };
 
@@ -87,7 +88,11 @@ export interface PlacementRequest {
   /** What each execution needs. */
   readonly resources: Resources;
   readonly executions: readonly ExistingExecution[];
-  readonly nodes: readonly CandidateNode[];
+  /**
+   * Every node of the cluster: a list, or a fleet view (FleetView), whose index lets placement judge only the nodes a
+   * job can take when it finds them there. Either gives the same result.
+   */
+  readonly nodes: readonly CandidateNode[] | FleetView;
   readonly queue: QueuePolicy;
   /**
    * How many failed executions a batch or service job may retry; undefined retries always, as

@@ -19,6 +19,7 @@ import { EXECUTION_CATEGORY, categoryOf, entityIdOf } from "../../events/streams
 import type { NodeViews } from "../../projections/node-views.ts";
 import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
+import type { FleetView } from "../../scheduler/fleet/fleet-view.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
 import { evaluateJob } from "../../scheduler/evaluate-job.ts";
 import { toExisting } from "../../scheduler/existing-execution.ts";
@@ -49,6 +50,8 @@ export interface JobRunnerOptions {
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   readonly jobViews: JobViews;
   readonly nodeViews: NodeViews;
+  /** The cluster's nodes as placement reads them now, indexed (PlacementFleet): not rebuilt per placement. */
+  readonly fleet: () => FleetView;
   readonly work: NodeWorkClient;
   readonly clock: Clock;
   /**
@@ -283,11 +286,7 @@ export class JobRunner {
       engine: task.Engine.Type,
       resources: fromBacalhauResources(parseTaskResources(task.Resources)),
       executions,
-      // A deleted node is in the read model (its history stays) but gone from the cluster.
-      nodes: this.options.nodeViews
-        .all()
-        .filter((v) => !v.deleted)
-        .map(candidateNodeOf),
+      nodes: this.options.fleet(),
       queue: {
         timeoutMs: task.Timeouts.QueueTimeout * 1000,
         createdAtMs: job.createTime,

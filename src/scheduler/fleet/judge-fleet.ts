@@ -1,0 +1,92 @@
+import type { CapacityLedger } from "../capacity-ledger.ts";
+import type { JobSelectors } from "../job-constraints.ts";
+import { capacityWeights, judgeList, type Judgement } from "../node-verdicts.ts";
+import type { PlacementRequest } from "../placement-request.ts";
+import type { FleetView } from "./fleet-view.ts";
+import type { FreestFirst } from "./freest-first.ts";
+import type { Leading } from "./peak-free.ts";
+
+/** The freest nodes a walk judges first; each further step four times as many. */
+const FIRST_WALK = 64;
+/** A walk that has not found its nodes among this many judges the job's whole candidate set instead. */
+const MAX_WALK = 1024;
+
+/**
+ * judge() over a fleet: the nodes the index says may be suitable are judged, ranked against the whole fleet's freest
+ * node, and they are every suitable node, so `ranked` is what judging the whole fleet would give. What counts every
+ * node (available, suitable, someBusy, the verdicts of a shortfall's message and of `PlacementResult.nodes`) judges
+ * the whole fleet, once, when first read: a job that finds its nodes never reads it.
+ *
+ * When the job's nodes' ranks differ only by free capacity (no execution of it anywhere, no favour_ constraint), its
+ * freest nodes are judged first: once the last of the best `limit` among them ranks above anything the rest could
+ * reach, the rest cannot change the answer. A job the index cannot narrow (no constraint, or only negations) takes
+ * them from the whole fleet's freest (PeakFree's leaders); a narrowed one weighs its candidates (numbers read, no
+ * judging) and takes its own freest.
+ */
+export function judgeFleet(
+  request: PlacementRequest,
+  fleet: FleetView,
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+): Judgement {
+  let whole: Judgement | undefined;
+  const all = (): Judgement => (whole ??= judgeList(request, fleet.list(), selectors, ledger));
+  const lookup = fleet.indexed();
+  // The fleet changed since the view was taken: the index no longer says what the view holds.
+  if (lookup === undefined) return all();
+  const weights = capacityWeights(request.resources);
+  const peak = lookup.peakFree(weights, ledger);
+  const engine = request.engine.toLowerCase();
+  const required = selectors.required.requirements;
+  let found: Judgement | undefined;
+  const candidates = (): Judgement =>
+    (found ??= judgeList(request, lookup.candidates(engine, required), selectors, ledger, peak));
+  const count = lookup.candidateCount(engine, required);
+  // When the index leaves most of the fleet, the fleet's freest nodes are walked; else the job's own, weighed first.
+  const broad = 2 * count > lookup.availableCount;
+  let freest: FreestFirst | undefined;
+  const own = (size: number) => (freest ??= lookup.freestCandidates(engine, required, weights, ledger)).take(size);
+  // The fleet's leaders may run out before the walk ends: the job's own candidates, weighed, take over.
+  const lead = broad ? (size: number) => lookup.leading(weights, ledger, size) ?? own(size) : own;
+  const byCapacityAlone =
+    count > FIRST_WALK && request.executions.length === 0 && selectors.favoured.requirements.length === 0 && peak > 0;
+  return {
+    get available() {
+      return all().available;
+    },
+    get suitable() {
+      return all().suitable;
+    },
+    get someBusy() {
+      return all().someBusy;
+    },
+    ranked: (limit = Infinity) =>
+      (byCapacityAlone && Number.isFinite(limit) ? walk(request, lead, selectors, ledger, peak, limit) : undefined) ??
+      candidates().ranked(limit),
+    verdicts: () => all().verdicts(),
+  };
+}
+
+/** The best `limit` suitable nodes found among the freest, or undefined when the walk cannot tell. */
+function walk(
+  request: PlacementRequest,
+  freestFirst: (size: number) => Leading | undefined,
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+  peak: number,
+  limit: number,
+): string[] | undefined {
+  // judge's capacity rank; every other part of a rank is the same for every node here.
+  const capacityRank = (w: number) => Math.floor((w / peak) * 100);
+  for (let size = Math.max(FIRST_WALK, 4 * limit); size <= MAX_WALK; size *= 4) {
+    const lead = freestFirst(size);
+    if (lead === undefined) return undefined;
+    const best = judgeList(request, lead.nodes, selectors, ledger, peak).ranked(limit);
+    if (lead.rest < 0) return best;
+    if (best.length < limit) continue;
+    const last = best[limit - 1] as string;
+    const at = lead.nodes.findIndex((n) => n.id === last);
+    if (capacityRank(lead.values[at] as number) > capacityRank(lead.rest)) return best;
+  }
+  return undefined;
+}
