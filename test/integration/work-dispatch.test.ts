@@ -11,6 +11,7 @@ import { JobControl } from "../../src/actors/job-control.ts";
 import { Listening } from "../../src/actors/listening.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { JobViews } from "../../src/projections/jobs/job-views.ts";
+import { PlacementFleet } from "../../src/projections/placement-fleet.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
 import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
 import { DISPATCH } from "../../src/workflows/jobs/job-flow.ts";
@@ -303,11 +304,14 @@ describe("WorkDispatch", () => {
   it("is what JobRunner's DISPATCH step runs: its resends wait in the orchestrator's heap, on its clock", async () => {
     const h = host();
     h.dispatch.stop();
+    const nodeViews = new NodeViews();
+    const fleet = new PlacementFleet();
     const runner = new JobRunner({
       jobs: h.control.jobs,
       executions: h.control.executions,
       jobViews: new JobViews(),
-      nodeViews: new NodeViews(),
+      nodeViews,
+      fleet: () => fleet.view(nodeViews),
       work: h.work as unknown as NodeWorkClient,
       clock: h.clock,
       deadlines: h.deadlines,
