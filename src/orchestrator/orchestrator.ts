@@ -394,6 +394,7 @@ export async function startOrchestrator(
     const reactions = new NodeReactionRunner({
       work: jobRunner,
       byNode: jobViews.byNode,
+      byNodeProgress: jobProjection,
       nodeViews: views,
       store,
       deadlines,

@@ -32,6 +32,7 @@ import type { EventStore } from "../../events/store/event-store.ts";
 import type { ExecutionsByNode } from "../../projections/jobs/executions-by-node.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
 import { deterministicId } from "../deterministic-id.ts";
@@ -56,6 +57,11 @@ export interface NodeReactionRunnerOptions {
   readonly work: NodeWork;
   /** Which nodes hold executions under way: the job read model's index (JobViews.byNode). */
   readonly byNode: Pick<ExecutionsByNode, "nodesWithWork">;
+  /**
+   * How far the job read model has folded: a node back is told to stop what was lost with it before its return, so the
+   * read model must have folded up to the return first (its lanes run at their own pace).
+   */
+  readonly byNodeProgress?: Pick<ProcessorProgress, "waitFor">;
   readonly nodeViews: NodeViews;
   readonly policy: EvictionPolicy;
   readonly store: EventStore;
@@ -181,6 +187,7 @@ export class NodeReactionRunner {
         return;
       }
       case STOP_LOST_WORK:
+        await this.options.byNodeProgress?.waitFor(c.causationPosition);
         this.options.work.stopLostWork(nodeId, c.causationPosition);
         return;
       case CHECK_DAEMON_MATCH:
