@@ -35,6 +35,7 @@ import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
 import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { nodeReactions } from "../workflows/nodes/node-reactions.ts";
+import { nodeWorkQuery } from "../workflows/nodes/node-work-query.ts";
 import { NodeReactionRunner } from "../workflows/nodes/node-reaction-runner.ts";
 import { entityIdOf } from "../events/streams.ts";
 import { drainFlow } from "../workflows/nodes/drain-flow.ts";
@@ -399,6 +400,8 @@ export async function startOrchestrator(
     // daemons follow labels (docs/jobs.md, Node reactions).
     const reactions = new NodeReactionRunner({
       work: jobRunner,
+      byNode: jobViews.byNode,
+      byNodeProgress: jobProjection,
       nodeViews: views,
       store,
       deadlines,
@@ -424,11 +427,7 @@ export async function startOrchestrator(
     // The silent nodes' queue as the last run left it (under the grace above), before the workflow's replayed steps
     // apply onto it.
     await reactions.recover();
-    const reactionQuery = {
-      holdsWork: (id: string) => jobRunner.nodeHoldsWork(id),
-      mayRunLostWork: (id: string) => jobRunner.nodeMayRunLostWork(id),
-      holdsDaemonWork: (id: string) => jobRunner.nodeHoldsDaemonWork(id),
-    };
+    const reactionQuery = nodeWorkQuery(jobViews.byNode, (id) => jobRunner.placedJustNowOn(id));
     processors.add(
       new WorkflowHost(nodeReactions(reactionQuery), {
         store,
@@ -499,10 +498,6 @@ export async function startOrchestrator(
     jobControl.armRecovered(jobViews.allJobs(), jobViews.allExecutions());
     // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait
     // again.
-    jobRunner.seedLostWork((id) => {
-      const view = views.get(id);
-      return view !== undefined && !view.deleted && view.membership === "APPROVED" && view.health === "HEALTHY";
-    });
     await reactions.sweep("found at start-up");
     const stopSweeps = deadlines.every("node-work-sweep", SWEEP_EVERY_MS, () =>
       reactions

@@ -4,10 +4,11 @@ import { crc32 } from "node:zlib";
 import { EXECUTION_STATE_VERSION, type ExecutionState } from "../../machines/execution/execution-state.ts";
 import { JOB_STATE_VERSION, type JobState } from "../../machines/job/job-state.ts";
 import type { EventStore } from "../events/store/event-store.ts";
+import type { ExecutionsByNodeSnapshot } from "../projections/jobs/executions-by-node.ts";
 import { writeFileAtomicAsync } from "../fs/write-file-atomic.ts";
 
 /** The file's layout; a change gets a new file name, so an old file is simply not read. */
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
 const MAGIC = "shoal-job-views";
 
 /**
@@ -26,6 +27,8 @@ export interface JobViewsSnapshot {
   readonly anchor: JobViewsAnchor;
   readonly jobs: readonly JobState[];
   readonly executions: readonly ExecutionState[];
+  /** The executions lost with each node and the nodes' returns (node events: not in the executions' states). */
+  readonly byNode: ExecutionsByNodeSnapshot;
 }
 
 interface FileContent extends JobViewsSnapshot {
@@ -86,6 +89,8 @@ export async function readJobViewsSnapshot(path: string, store: EventStore): Pro
   if (
     !Array.isArray(content.jobs) ||
     !Array.isArray(content.executions) ||
+    !Array.isArray(content.byNode?.lost) ||
+    !Array.isArray(content.byNode.returns) ||
     typeof a?.stream !== "string" ||
     typeof a.id !== "string" ||
     !Number.isInteger(a.revision) ||
@@ -101,5 +106,5 @@ export async function readJobViewsSnapshot(path: string, store: EventStore): Pro
   }
   if (anchored === undefined || anchored.id !== a.id || anchored.position !== a.position)
     return { reason: "the snapshot is of another store: its last event is not in this one" };
-  return { snapshot: { anchor: a, jobs: content.jobs, executions: content.executions } };
+  return { snapshot: { anchor: a, jobs: content.jobs, executions: content.executions, byNode: content.byNode } };
 }

@@ -16,7 +16,9 @@ import { storedEvents } from "../support/stored-events.ts";
  * silent together: the first loses its work at once, the second waits its turn (10 s at
  * NodeEvictionRate). The orchestrator stops before that turn and starts again: the queue is folded
  * from the workflow's stream, so the second node's work is lost for the reason and the cause its
- * own step recorded, not found again as something else.
+ * own step recorded, not found again as something else. Then the two dead nodes come back and are
+ * told to stop what was lost with them, die again holding nothing, and the orchestrator restarts:
+ * back once more, they are told nothing again (what a node back is told is folded from the store).
  */
 const KEY = "restart-queue-key-0123456789abcdefghij";
 const USERS: AuthUser[] = [
@@ -28,6 +30,9 @@ const dataDir = tempDir("shoal-reactions-restart-");
 let config: ReturnType<typeof orchestratorConfig>;
 let orchestrator: RunningOrchestrator;
 const sims: Simulation[] = [];
+/** The first test's daemon job, and its two nodes that died (their executions lost with them), for the second. */
+let daemonJobId = "";
+let goneNodes: string[] = [];
 
 type Body = Record<string, any>;
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
@@ -111,6 +116,7 @@ describe("a restart while a silent node waits its turn", () => {
     const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const jobId = put.body.JobID as string;
+    daemonJobId = jobId;
     const executions = async (): Promise<Body[]> =>
       (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=100`)).body?.Items ?? [];
     await waitFor(
@@ -122,6 +128,7 @@ describe("a restart while a silent node waits its turn", () => {
 
     const gone = (sims[1] as Simulation).fleet.kill(1);
     expect(gone).toHaveLength(2);
+    goneNodes = gone;
     const lost = async (): Promise<RecordedEvent[]> => {
       const streams = new Set(gone.map((n) => byNode.get(n)));
       return (await storedEvents(dataDir)).filter((e) => streams.has(e.stream) && e.type === "ExecutionFailed");
@@ -165,5 +172,61 @@ describe("a restart while a silent node waits its turn", () => {
       `NodeLossReleased ${released}`,
       `NodeLossReleased ${waiting}`,
     ]);
+  }, 300_000);
+});
+
+/** The desired state of an execution asked to stop (Bacalhau's ExecutionDesiredStateStopped). */
+const STOPPED = 2;
+
+describe("a restart after a node that came back was told to stop its lost work", () => {
+  it("tells it nothing again when it comes back once more: what it was told is stored fact, not memory", async () => {
+    expect(goneNodes).toHaveLength(2);
+    const stopSteps = async (nodeId: string): Promise<number> =>
+      (await storedEvents(dataDir)).filter(
+        (e) =>
+          e.stream === "workflow-node-reactions" &&
+          e.type === "WorkflowStepRecorded" &&
+          ((e.data as Body).Commands as Body[]).some((c) => c.Type === "StopLostWork" && c.EntityID === nodeId),
+      ).length;
+    const healthy = async (): Promise<boolean> => {
+      const nodes = (await call("GET", "/api/v1/orchestrator/nodes?limit=100")).body.Nodes as Body[];
+      return goneNodes.every((id) => nodes.find((n) => n.Info?.NodeID === id || n.NodeID === id)?.Health === "HEALTHY");
+    };
+    const sim = sims[1] as Simulation;
+
+    // Back: each is told once to stop what was lost with it.
+    expect(sim.fleet.revive().sort()).toEqual([...goneNodes].sort());
+    await pass(3 * DISCONNECT_MS, async () => (await healthy()) && (await stopSteps(goneNodes[1] as string)) > 0);
+    for (const id of goneNodes) expect(await stopSteps(id)).toBe(1);
+
+    // Their work ends (the daemon job stops), so nothing more is lost when they die again.
+    expect((await call("DELETE", `/api/v1/orchestrator/jobs/${daemonJobId}?reason=test%20over`)).status).toBe(200);
+    const onGone = async (): Promise<Body[]> =>
+      ((await call("GET", `/api/v1/orchestrator/jobs/${daemonJobId}/executions?limit=100`)).body?.Items ?? []).filter(
+        (e: Body) => goneNodes.includes(e.NodeID as string),
+      );
+    let seen: Body[] = [];
+    await waitFor(
+      async () => (seen = await onGone()).every((e) => e.DesiredState?.StateType === STOPPED),
+      60_000,
+      () => `the executions on the revived nodes ended: ${JSON.stringify(seen)}`,
+    );
+    expect(sim.fleet.kill(1).sort()).toEqual([...goneNodes].sort());
+    // Silent when the orchestrator stops: not back at the restart.
+    const silent = async (): Promise<boolean> => {
+      const nodes = (await call("GET", "/api/v1/orchestrator/nodes?limit=100")).body.Nodes as Body[];
+      return goneNodes.every((id) => nodes.find((n) => n.Info?.NodeID === id || n.NodeID === id)?.Health !== "HEALTHY");
+    };
+    await pass(3 * DISCONNECT_MS, silent);
+    expect(await silent()).toBe(true);
+    await orchestrator.stop();
+
+    orchestrator = await startOrchestrator(config, silentLogger, { clock });
+    sim.fleet.revive();
+    await pass(3 * DISCONNECT_MS, healthy);
+    expect(await healthy()).toBe(true);
+    // Time for the reactions to their return to be stored, were there any.
+    await pass(3_000);
+    for (const id of goneNodes) expect(await stopSteps(id)).toBe(1);
   }, 300_000);
 });

@@ -3,14 +3,16 @@ import { initialExecutionState, type ExecutionState } from "../../../machines/ex
 import { evolveJob } from "../../../machines/job/evolve-job.ts";
 import { initialJobState, type JobState } from "../../../machines/job/job-state.ts";
 import type { RecordedEvent } from "../../events/store/event-store.ts";
-import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import { EventEnvelope } from "../event-envelope.ts";
+import { ExecutionsByNode, NODE_RETURNS } from "./executions-by-node.ts";
 import { JobIndex } from "./job-index.ts";
 import type { JobViewsAnchor, JobViewsSnapshot } from "../../snapshots/job-views-snapshot.ts";
 
 /**
  * Every job and execution as its stream describes it, folded in store order with the deciders'
- * own evolve (the actor's fold: the two can never drift), and the jobs indexed for the list.
+ * own evolve (the actor's fold: the two can never drift), the jobs indexed for the list, and the
+ * executions by node (with the nodes' returns, which decide what a node is told to stop).
  * Fed by the processor host's one subscription.
  */
 export class JobViews {
@@ -19,6 +21,7 @@ export class JobViews {
   /** Execution ids per job, in creation order. */
   private readonly executionsOf = new Map<string, string[]>();
   readonly index = new JobIndex();
+  readonly byNode = new ExecutionsByNode();
   /** The last event handled, of any category: where a snapshot of these views stands. */
   private last: JobViewsAnchor | undefined;
 
@@ -52,11 +55,14 @@ export class JobViews {
       );
       if (after === before || after.computeState === undefined) return;
       this.executions.set(executionId, after);
+      this.byNode.executionChanged(before, after, recorded.position);
       if (!before) {
         const list = this.executionsOf.get(after.jobId);
         if (list) list.push(executionId);
         else this.executionsOf.set(after.jobId, [executionId]);
       }
+    } else if (category === NODE_CATEGORY && NODE_RETURNS.has(recorded.type)) {
+      this.byNode.nodeReturned(entityIdOf(recorded.stream), recorded.position);
     }
   }
 
@@ -73,6 +79,7 @@ export class JobViews {
       if (list) list.push(execution.executionId);
       else this.executionsOf.set(execution.jobId, [execution.executionId]);
     }
+    this.byNode.seed(snapshot.executions, snapshot.byNode);
     this.last = snapshot.anchor;
   }
 
@@ -80,7 +87,7 @@ export class JobViews {
   snapshot(): JobViewsSnapshot | undefined {
     if (this.last === undefined) return undefined;
     const executions = [...this.executionsOf.values()].flat().map((id) => this.executions.get(id) as ExecutionState);
-    return { anchor: this.last, jobs: [...this.jobs.values()], executions };
+    return { anchor: this.last, jobs: [...this.jobs.values()], executions, byNode: this.byNode.snapshot() };
   }
 
   job(jobId: string): JobState | undefined {

@@ -7,21 +7,8 @@ import {
   type Allocation,
   type CapacityLedger,
 } from "../../scheduler/capacity-ledger.ts";
-import { isTerminal } from "../../scheduler/execution-states.ts";
+import { holdsCapacity } from "../../scheduler/holds-capacity.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
-
-/** An execution as the ledger counts it: it holds its allocated resources on its node while it is not terminal. */
-export function holdsCapacity(e: ExecutionState): boolean {
-  return (
-    e.computeState !== undefined &&
-    !isTerminal({
-      id: e.executionId,
-      nodeId: e.nodeId,
-      state: e.computeState,
-      desiredState: e.desiredState ?? "Pending",
-    })
-  );
-}
 
 export function allocationOf(e: ExecutionState): Allocation {
   return { nodeId: e.nodeId, resources: fromBacalhauResources(e.allocatedResources) };

@@ -28,7 +28,6 @@ import { nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../schedu
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
-import { NodeExecutions } from "../nodes/node-executions.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import { fromBacalhauResources } from "../../scheduler/resources.ts";
@@ -37,13 +36,13 @@ import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";
-import { ExecutionLedger, allocationOf, holdsCapacity } from "./execution-ledger.ts";
+import { holdsCapacity } from "../../scheduler/holds-capacity.ts";
+import { ExecutionLedger, allocationOf } from "./execution-ledger.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
-
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -72,7 +71,6 @@ export interface JobRunnerOptions {
 
 type Issued = Parameters<WorkflowHandler>[0];
 
-
 /**
  * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler, one
  * placement at a time so that two jobs never take the same capacity; dispatch of new executions
@@ -96,12 +94,9 @@ export class JobRunner {
   private readonly approver: BidApprover;
   /** What every execution of the read model holds (readModelFolded keeps it up to date). */
   private readonly held: ExecutionLedger;
-  /** Each node's executions under way, and those lost with it (readModelFolded keeps it up to date). */
-  private readonly byNode: NodeExecutions;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.held = ExecutionLedger.of(options.jobViews.allExecutions());
-    this.byNode = NodeExecutions.of(options.jobViews.allExecutions());
     this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
     this.dispatcher = new WorkDispatch(options);
     this.lostStops = new LostWorkStops(options);
@@ -201,7 +196,6 @@ export class JobRunner {
       const e = this.options.jobViews.execution(entityIdOf(recorded.stream));
       if (e === undefined) continue;
       this.held.update(e);
-      this.byNode.update(e);
     }
   }
 
@@ -400,35 +394,13 @@ export class JobRunner {
     };
   }
 
-  /** Whether the node holds an execution under way: in the read model, or created here and not shown there yet. */
-  nodeHoldsWork(nodeId: string): boolean {
-    return this.byNode.holdsWork(nodeId) || this.unseenOn(nodeId).length > 0;
-  }
-
-  nodeHoldsDaemonWork(nodeId: string): boolean {
-    return this.byNode.holdsDaemonWork(nodeId) || this.unseenOn(nodeId).some((e) => e.jobType === "daemon");
-  }
-
-  /** Whether the node may still run executions lost with it (it is told to stop them when it is back). */
-  nodeMayRunLostWork(nodeId: string): boolean {
-    return this.byNode.mayRunLostWork(nodeId);
-  }
-
   /**
-   * After a restart: the executions lost with nodes that are not back yet (not HEALTHY and
-   * approved), so that such a node is told to stop them when it comes back.
+   * Executions this orchestrator created on the node that the read model does not show yet, under way. The bridge for
+   * "placed just now": an execution is in its actor's state as soon as its creation is stored, but in the read model
+   * (JobViews.byNode) only once the processor folded it, and a node's loss or a question about its work meanwhile must
+   * count it. Nothing here outlives the fold: the read model has it then, and a restart finds it there.
    */
-  seedLostWork(isBack: (nodeId: string) => boolean): void {
-    this.byNode.seedLost(this.options.jobViews.allExecutions(), isBack);
-  }
-
-  /** The nodes holding executions under way (the read model's). */
-  nodesWithWork(): string[] {
-    return [...this.byNode.nodesWithWork()];
-  }
-
-  /** Executions this orchestrator created on the node that the read model does not show yet, under way. */
-  private unseenOn(nodeId: string): ExecutionState[] {
+  placedJustNowOn(nodeId: string): ExecutionState[] {
     const out: ExecutionState[] = [];
     for (const ids of this.created.values()) {
       for (const id of ids) {
@@ -463,16 +435,16 @@ export class JobRunner {
     return this.serialized(async () => {
       const { executions, work } = this.options;
       const candidates = new Map<string, ExecutionState>();
-      for (const e of this.byNode.underWayOn(nodeId)) candidates.set(e.executionId, e);
-      for (const e of this.unseenOn(nodeId)) candidates.set(e.executionId, e);
+      for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) candidates.set(e.executionId, e);
+      for (const e of this.placedJustNowOn(nodeId)) candidates.set(e.executionId, e);
       let lost = 0;
       for (const e of candidates.values()) {
         if (jobTypes !== undefined && e.jobType !== undefined && !jobTypes.has(e.jobType)) continue;
         const current = (await executions.get(e.executionId)).state;
         if (current.nodeId !== nodeId || current.computeState === undefined || isTerminal(toExisting(current)))
           continue;
+        // Once folded, the read model counts it as lost with the node (JobViews.byNode), to be stopped when it is back.
         await executions.execute(e.executionId, { type: "Fail", reason: message, cause: "Orchestrator" }, context);
-        this.byNode.markLost(nodeId, e.executionId);
         // Heard only if the node is reachable; else it is told again when it is back (stopLostWork).
         work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
         lost++;
@@ -484,12 +456,13 @@ export class JobRunner {
   }
 
   /**
-   * A node is back (HEALTHY again, approved again): the executions lost with it may still run
-   * there (nothing told it while it was away), so it is told to stop each, a few times
-   * (LostWorkStops). Told once per return: then forgotten.
+   * A node is back (HEALTHY again, approved again) with the event at `at`: the executions lost with
+   * it since its previous return may still run there (nothing told it while it was away), so it is
+   * told to stop each, a few times (LostWorkStops). Told once per return: the next one asks only for
+   * what was lost after this one (the read model's JobViews.byNode.lostBefore).
    */
-  stopLostWork(nodeId: string): number {
-    const ids = this.byNode.takeLost(nodeId);
+  stopLostWork(nodeId: string, at?: number): number {
+    const ids = this.options.jobViews.byNode.lostBefore(nodeId, at);
     this.lostStops.tell(nodeId, ids);
     return ids.length;
   }
@@ -504,7 +477,7 @@ export class JobRunner {
     if (view === undefined || view.deleted) return 0;
     const labels = candidateNodeOf(view).labels;
     let stopped = 0;
-    for (const e of [...this.byNode.underWayOn(nodeId), ...this.unseenOn(nodeId)]) {
+    for (const e of [...this.options.jobViews.byNode.underWayOn(nodeId), ...this.placedJustNowOn(nodeId)]) {
       if (e.jobType !== "daemon") continue;
       const spec = (await this.options.jobs.get(e.jobId)).state.spec;
       const unmet = spec === undefined ? [] : unmetConstraints(spec, labels);

@@ -29,8 +29,10 @@ import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EventStore } from "../../events/store/event-store.ts";
+import type { ExecutionsByNode } from "../../projections/jobs/executions-by-node.ts";
 import type { NodeView } from "../../projections/node-view.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
 import { deterministicId } from "../deterministic-id.ts";
@@ -49,10 +51,17 @@ const LOOK_DEADLINE = "node-reactions-look";
 const RECOVERY_PAGE = 5_000;
 
 /** The node work a node's reactions call on (JobRunner's). */
-export type NodeWork = Pick<JobRunner, "loseNodeWork" | "stopLostWork" | "checkDaemonMatch" | "nodesWithWork">;
+export type NodeWork = Pick<JobRunner, "loseNodeWork" | "stopLostWork" | "checkDaemonMatch">;
 
 export interface NodeReactionRunnerOptions {
   readonly work: NodeWork;
+  /** Which nodes hold executions under way: the job read model's index (JobViews.byNode). */
+  readonly byNode: Pick<ExecutionsByNode, "nodesWithWork">;
+  /**
+   * How far the job read model has folded: a node back is told to stop what was lost with it before its return, so the
+   * read model must have folded up to the return first (its lanes run at their own pace).
+   */
+  readonly byNodeProgress?: Pick<ProcessorProgress, "waitFor">;
   readonly nodeViews: NodeViews;
   readonly policy: EvictionPolicy;
   readonly store: EventStore;
@@ -178,7 +187,8 @@ export class NodeReactionRunner {
         return;
       }
       case STOP_LOST_WORK:
-        this.options.work.stopLostWork(nodeId);
+        await this.options.byNodeProgress?.waitFor(c.causationPosition);
+        this.options.work.stopLostWork(nodeId, c.causationPosition);
         return;
       case CHECK_DAEMON_MATCH:
         await this.options.work.checkDaemonMatch(nodeId, context);
@@ -195,8 +205,8 @@ export class NodeReactionRunner {
    * work at once; silent ones join the queue.
    */
   async sweep(why: string): Promise<void> {
-    const { nodeViews, work } = this.options;
-    for (const nodeId of work.nodesWithWork()) {
+    const { nodeViews, work, byNode } = this.options;
+    for (const nodeId of byNode.nodesWithWork()) {
       const view = nodeViews.get(nodeId);
       const context = (reason: string): CommandContext =>
         commandContext(NODE_REACTIONS_ACTOR, { reason: `${reason} (${why})` });

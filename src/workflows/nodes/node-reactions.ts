@@ -9,14 +9,17 @@ export const NODE_REACTIONS = "node-reactions";
 export const NODE_WORK = "node-work";
 
 /**
- * What the workflow asks of the executions a node has, at the moment it reacts (the job read model and the runner's own
- * creations).
+ * What the workflow asks of the executions a node has, at the moment it reacts (the job read model's JobViews.byNode,
+ * and the runner's creations it does not show yet: nodeWorkQuery).
  */
 export interface NodeWorkQuery {
   /** The node holds an execution under way (not terminal). */
   holdsWork(nodeId: string): boolean;
-  /** The node may still run executions the orchestrator gave up on while it was away. */
-  mayRunLostWork(nodeId: string): boolean;
+  /**
+   * The node, back with the event at store position `at`, may still run executions the orchestrator gave up on while
+   * it was away (since its previous return).
+   */
+  mayRunLostWork(nodeId: string, at: number): boolean;
   /** The node holds a daemon execution under way. */
   holdsDaemonWork(nodeId: string): boolean;
 }
@@ -39,12 +42,13 @@ const NO_QUEUE = initialReactionsState();
  * reactions decider's input (machines/reactions/), and its commands are the recorded step.
  *
  * A step is recorded only for a node that holds work (or may still run lost work). Whether it does
- * is read at the moment of reacting (NodeWorkQuery, from the runner's per-node index of
+ * is read at the moment of reacting (NodeWorkQuery, from the job read model's per-node index of
  * executions): a replay may find the work already moved and record nothing more; the first step,
- * stored under its deterministic id, still says why it was moved.
+ * stored under its deterministic id, still says why it was moved. What a node back may still run
+ * is asked as of its return's position, so a replay after a restart gets the same answer.
  */
 export function nodeReactions(query: NodeWorkQuery): Workflow {
-  const inputOf = (type: string, data: unknown, nodeId: string): ReactionInput | undefined => {
+  const inputOf = (type: string, data: unknown, nodeId: string, at: number): ReactionInput | undefined => {
     switch (type) {
       case "NodeBecameUnhealthy":
         return { type: "NodeWentSilent", nodeId, health: "UNHEALTHY", holdsWork: query.holdsWork(nodeId) };
@@ -55,9 +59,9 @@ export function nodeReactions(query: NodeWorkQuery): Workflow {
       case "NodeDeleted":
         return { type: "NodeRemoved", nodeId, how: "deleted", holdsWork: query.holdsWork(nodeId) };
       case "NodeBecameHealthy":
-        return { type: "NodeBack", nodeId, how: "HEALTHY", mayRunLostWork: query.mayRunLostWork(nodeId) };
+        return { type: "NodeBack", nodeId, how: "HEALTHY", mayRunLostWork: query.mayRunLostWork(nodeId, at) };
       case "NodeApproved":
-        return { type: "NodeBack", nodeId, how: "approved", mayRunLostWork: query.mayRunLostWork(nodeId) };
+        return { type: "NodeBack", nodeId, how: "approved", mayRunLostWork: query.mayRunLostWork(nodeId, at) };
       default:
         return labelsMayHaveChanged(type, data)
           ? { type: "LabelsChanged", nodeId, holdsDaemonWork: query.holdsDaemonWork(nodeId) }
@@ -70,7 +74,7 @@ export function nodeReactions(query: NodeWorkQuery): Workflow {
       const { recorded } = input;
       if (categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
       const nodeId = entityIdOf(recorded.stream);
-      const reaction = inputOf(recorded.type, recorded.data, nodeId);
+      const reaction = inputOf(recorded.type, recorded.data, nodeId, recorded.position);
       if (reaction === undefined) return [];
       return decideReactions(reaction, NO_QUEUE).commands.map((c) => ({
         handler: NODE_WORK,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { ledgerOf } from "../../../src/scheduler/capacity-ledger.ts";
-import { ExecutionLedger, allocationOf, holdsCapacity } from "../../../src/workflows/jobs/execution-ledger.ts";
+import { holdsCapacity } from "../../../src/scheduler/holds-capacity.ts";
+import { ExecutionLedger, allocationOf } from "../../../src/workflows/jobs/execution-ledger.ts";
 
 function random(seed: number): () => number {
   let s = seed >>> 0;

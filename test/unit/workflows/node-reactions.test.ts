@@ -62,3 +62,25 @@ describe("the node-reactions workflow: given a node's work, when its state chang
     expect(react(stream, type, data)).toEqual(commands);
   });
 });
+
+describe("the node-reactions workflow, when a node is back", () => {
+  it("asks what it may still run as of its return's store position (the same answer on a replay)", () => {
+    const asked: [string, number][] = [];
+    const lostBefore: NodeWorkQuery = {
+      ...query,
+      mayRunLostWork: (id, at) => {
+        asked.push([id, at]);
+        return at > 40;
+      },
+    };
+    const back = (position: number) =>
+      nodeReactions(lostBefore)
+        .react(new EventEnvelope({ ...recorded("node-n-1", "NodeBecameHealthy"), position }))
+        .map((c) => c.type);
+    expect([back(42), back(7)]).toEqual([["StopLostWork"], []]);
+    expect(asked).toEqual([
+      ["n-1", 42],
+      ["n-1", 7],
+    ]);
+  });
+});

@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import type { ExecutionEvent } from "../../../src/events/catalog/execution-events.ts";
+import type { JobType } from "../../../src/events/catalog/job-spec.ts";
+import type { NodeEvent } from "../../../src/events/catalog/node-events.ts";
+import type { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { JobViews } from "../../../src/projections/jobs/job-views.ts";
+import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../../src/scheduler/job-outcome.ts";
+import { envelopeOf } from "../../support/recorded-event.ts";
+
+/** Recorded events in store order: each `given` entry is stored after the ones before it. */
+class Given {
+  readonly events: EventEnvelope[] = [];
+
+  private add(stream: string, event: ExecutionEvent | NodeEvent): this {
+    this.events.push(envelopeOf(stream, event, this.events.length + 1));
+    return this;
+  }
+
+  /** Where the last event stands: what a reaction to it is asked at. */
+  get last(): number {
+    return this.events.length;
+  }
+
+  created(id: string, nodeId: string, jobType: JobType = "batch"): this {
+    return this.add(`execution-${id}`, {
+      type: "ExecutionCreated",
+      data: {
+        ExecutionID: id,
+        JobID: "j-1",
+        Namespace: "default",
+        NodeID: nodeId,
+        JobType: jobType,
+        JobVersion: 1,
+        PartitionIndex: 0,
+        DesiredState: jobType === "daemon" ? "Running" : "Pending",
+        AllocatedResources: { CPU: 0.1, Memory: 1, Disk: 0, GPU: 0 },
+        ExecutionTimeout: 0,
+        TimeoutBuffer: 0,
+        PreviousExecution: "",
+      },
+    });
+  }
+
+  failed(id: string, message: string): this {
+    return this.add(`execution-${id}`, {
+      type: "ExecutionFailed",
+      data: { ExecutionID: id, Previous: "New", Cause: "Orchestrator", Message: message },
+    });
+  }
+
+  /** It ends for a reason of its own (not its node's loss). */
+  ended(id: string): this {
+    return this.failed(id, "the command exited with code 3");
+  }
+
+  healthy(nodeId: string): this {
+    return this.add(`node-${nodeId}`, { type: "NodeBecameHealthy", data: { NodeID: nodeId, Previous: "UNHEALTHY" } });
+  }
+
+  approved(nodeId: string): this {
+    return this.add(`node-${nodeId}`, { type: "NodeApproved", data: { NodeID: nodeId, Previous: "REJECTED" } });
+  }
+
+  /** The job read model folded from scratch over every event so far (a restart with no snapshot). */
+  folded(): JobViews {
+    const views = new JobViews();
+    for (const e of this.events) views.handleEnvelope(e);
+    return views;
+  }
+}
+
+const lost = (nodeId: string) => nodeLostMessage(nodeId, "became UNHEALTHY");
+
+describe("executions by node in the job read model: given recorded events, then", () => {
+  it("the nodes holding work under way, and daemon work, until it ends", () => {
+    const given = new Given().created("e1", "n-1").created("e2", "n-2").created("e3", "n-3", "daemon").ended("e2");
+    const { byNode } = given.folded();
+    expect(["n-1", "n-2", "n-3"].map((n) => byNode.holdsWork(n))).toEqual([true, false, true]);
+    expect(["n-1", "n-3"].map((n) => byNode.holdsDaemonWork(n))).toEqual([false, true]);
+    expect(byNode.nodesWithWork().sort()).toEqual(["n-1", "n-3"]);
+    expect(byNode.underWayOn("n-3").map((e) => e.executionId)).toEqual(["e3"]);
+
+    const ended = given.ended("e1").folded().byNode;
+    expect(ended.holdsWork("n-1")).toBe(false);
+    expect(ended.nodesWithWork()).toEqual(["n-3"]);
+  });
+
+  it("an execution failed as lost with its node is what the node is told to stop when back, once", () => {
+    const given = new Given()
+      .created("e1", "n-1")
+      .created("e2", "n-1")
+      .created("e3", "n-2")
+      .failed("e1", lost("n-1"))
+      .ended("e2")
+      .failed("e3", NODE_DISAPPEARED_MESSAGE);
+    let byNode = given.folded().byNode;
+    // Not back yet: what it would be told now.
+    expect(byNode.holdsWork("n-1")).toBe(false);
+    expect(byNode.lostBefore("n-1")).toEqual(["e1"]);
+    expect(byNode.lostBefore("n-2")).toEqual(["e3"]);
+
+    given.healthy("n-1");
+    const back = given.last;
+    byNode = given.folded().byNode;
+    // The reaction to the return, whether it runs before or after the read model folded it.
+    expect(byNode.mayRunLostWork("n-1", back)).toBe(true);
+    expect(byNode.lostBefore("n-1", back)).toEqual(["e1"]);
+    // Told at that return: nothing more to tell since.
+    expect(byNode.mayRunLostWork("n-1")).toBe(false);
+
+    // Back again (an approval this time) with nothing lost meanwhile: nothing to tell, the first one forgotten.
+    given.approved("n-1");
+    const again = given.last;
+    byNode = given.folded().byNode;
+    expect(byNode.mayRunLostWork("n-1", again)).toBe(false);
+    expect(byNode.lostBefore("n-1", back)).toEqual(["e1"]);
+
+    // Lost again, then back: only the new loss.
+    given.created("e4", "n-1").failed("e4", lost("n-1")).healthy("n-1").healthy("n-1");
+    byNode = given.folded().byNode;
+    expect(byNode.lostBefore("n-1", given.last - 1)).toEqual(["e4"]);
+    expect(byNode.lostBefore("n-1", given.last)).toEqual([]);
+    // Three returns after it, e1 is forgotten.
+    expect(byNode.lostBefore("n-1", back)).toEqual([]);
+    expect(byNode.snapshot().lost).toEqual([
+      ["n-1", [{ id: "e4", at: 10 }]],
+      ["n-2", [{ id: "e3", at: 6 }]],
+    ]);
+  });
+
+  it("the reaction to a return asked before the read model folded it gets the same answer", () => {
+    const given = new Given().created("e1", "n-1").failed("e1", lost("n-1"));
+    const before = given.folded().byNode;
+    given.healthy("n-1");
+    expect(before.lostBefore("n-1", given.last)).toEqual(["e1"]);
+    expect(given.folded().byNode.lostBefore("n-1", given.last)).toEqual(["e1"]);
+  });
+
+  it("a restart from the snapshot answers as the running fold, and goes on folding as it would", () => {
+    const given = new Given()
+      .created("e1", "n-1")
+      .created("e2", "n-1", "daemon")
+      .created("e3", "n-2")
+      .failed("e3", lost("n-2"))
+      .healthy("n-2")
+      .created("e4", "n-2")
+      .failed("e4", lost("n-2"));
+    const running = given.folded();
+    const restarted = new JobViews();
+    restarted.seed(JSON.parse(JSON.stringify(running.snapshot())));
+    given.healthy("n-2").ended("e1");
+    const tail = given.events.slice(-2);
+    for (const e of tail) {
+      running.handleEnvelope(e);
+      restarted.handleEnvelope(e);
+    }
+    const fromScratch = given.folded();
+    for (const views of [running, restarted, fromScratch]) {
+      const { byNode } = views;
+      expect(byNode.nodesWithWork()).toEqual(["n-1"]);
+      expect([byNode.holdsDaemonWork("n-1"), byNode.holdsWork("n-2")]).toEqual([true, false]);
+      expect(byNode.lostBefore("n-2", 5)).toEqual(["e3"]);
+      expect(byNode.lostBefore("n-2", 8)).toEqual(["e4"]);
+      expect(byNode.mayRunLostWork("n-2")).toBe(false);
+    }
+  });
+});
