@@ -3,9 +3,8 @@ import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execu
 import { endedUnanswered } from "../../../machines/execution/execution-deadlines.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import type { JobCommand, JobRefusal } from "../../../machines/job/job-commands.ts";
-import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
+import type { JobSpec } from "../../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../../machines/job/job-state.ts";
-import { parseTaskResources } from "../../../machines/job/task-resources.ts";
 import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
@@ -29,8 +28,8 @@ import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/j
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
+import { placementRequestOf } from "../../scheduler/placement-request-of.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
-import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { deterministicId } from "../deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
@@ -271,22 +270,7 @@ export class JobRunner {
 
   /** What the pure scheduler is asked for one job, given its executions as placement counts them. */
   private requestFor(job: JobState, spec: JobSpec, executions: readonly ExistingExecution[]): PlacementRequest {
-    const task = taskOf(spec);
-    return {
-      jobId: job.jobId,
-      type: spec.Type,
-      count: spec.Count,
-      constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
-      engine: task.Engine.Type,
-      resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-      executions,
-      nodes: this.options.fleet(),
-      queue: {
-        timeoutMs: task.Timeouts.QueueTimeout * 1000,
-        createdAtMs: job.createTime,
-        nowMs: this.options.clock.now(),
-      },
-    };
+    return placementRequestOf(job, spec, executions, this.options.fleet(), this.options.clock.now());
   }
 
   /**

@@ -14,6 +14,7 @@ import {
 } from "../../../src/scheduler/evaluate-job.ts";
 import { JOB_FAILED_CANCEL, JOB_STOPPED_CANCEL, jobEndPlan } from "../../../src/scheduler/job-end-plan.ts";
 import type { CandidateNode, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
+import { placementRequestOf } from "../../../src/scheduler/placement-request-of.ts";
 import { fromBacalhauResources } from "../../../src/scheduler/resources.ts";
 import { deterministicId } from "../../../src/workflows/deterministic-id.ts";
 import { node } from "./scheduler-fixtures.ts";
@@ -66,21 +67,8 @@ const failed = (id: string, nodeId: string, message: string, over: Partial<Execu
 /** What JobRunner.requestFor builds from the job's actor state, the fleet and the clock. */
 const requestOf =
   (job: Job, nodes: readonly CandidateNode[], now: number): JobEvaluation["requestFor"] =>
-  (executions): PlacementRequest => {
-    const spec = job.spec as JobSpec;
-    const task = taskOf(spec);
-    return {
-      jobId: job.jobId,
-      type: spec.Type,
-      count: spec.Count,
-      constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
-      engine: task.Engine.Type,
-      resources: fromBacalhauResources(parseTaskResources(task.Resources)),
-      executions,
-      nodes,
-      queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs: now },
-    };
-  };
+  (executions): PlacementRequest =>
+    placementRequestOf(job, job.spec as JobSpec, executions, nodes, now);
 
 function given(
   job: Job,

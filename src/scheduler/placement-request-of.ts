@@ -1,0 +1,27 @@
+import { taskOf, type JobSpec } from "../../machines/job/job-spec.ts";
+import type { JobState } from "../../machines/job/job-state.ts";
+import { parseTaskResources } from "../../machines/job/task-resources.ts";
+import type { ExistingExecution, PlacementRequest } from "./placement-request.ts";
+import { fromBacalhauResources } from "./resources.ts";
+
+/** What the pure scheduler is asked for one job: its spec, its executions as placement counts them, the fleet, now. */
+export function placementRequestOf(
+  job: Pick<JobState, "jobId" | "createTime">,
+  spec: JobSpec,
+  executions: readonly ExistingExecution[],
+  nodes: PlacementRequest["nodes"],
+  nowMs: number,
+): PlacementRequest {
+  const task = taskOf(spec);
+  return {
+    jobId: job.jobId,
+    type: spec.Type,
+    count: spec.Count,
+    constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
+    engine: task.Engine.Type,
+    resources: fromBacalhauResources(parseTaskResources(task.Resources)),
+    executions,
+    nodes,
+    queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs },
+  };
+}
