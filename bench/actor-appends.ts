@@ -22,6 +22,7 @@ import { pino } from "pino";
 import type { NodeCommand } from "../machines/node/node-commands.ts";
 import { systemClock } from "../src/actors/clock.ts";
 import { systemContext } from "../src/actors/command-context.ts";
+import { DeadlineScheduler } from "../src/actors/deadline-scheduler.ts";
 import { EntityRegistry } from "../src/actors/entity-registry.ts";
 import { nodeKind } from "../src/actors/node-kind.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
@@ -66,7 +67,7 @@ async function measure(mode: Mode, entities: number, commands: number): Promise<
   });
   const registry = new EntityRegistry(
     nodeKind,
-    { store, clock: systemClock, newEventId: timeOrderedUuid },
+    { store, clock: systemClock, deadlines: new DeadlineScheduler(systemClock), newEventId: timeOrderedUuid },
     { idleMs: 5 * 60_000, maxResident: entities + 1, logger: pino({ level: "silent" }) },
   );
   try {

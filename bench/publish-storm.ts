@@ -70,7 +70,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const nc = await connect({ servers: nats.url });
   const reader = await connect({ servers: nats.url });
   try {
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, WINDOW);
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { window: WINDOW });
     await publisher.start();
     const host = new ProcessorHost({ store, logger });
     const views = new NodeViews();

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { systemClock } from "../../src/actors/clock.ts";
 import { systemContext } from "../../src/actors/command-context.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { EntityRegistry } from "../../src/actors/entity-registry.ts";
 import { nodeKind } from "../../src/actors/node-kind.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -32,7 +33,7 @@ export async function seedNodes(
   const store = new SqliteEventStore(join(dataDir, "shoal.db"));
   const registry = new EntityRegistry(
     nodeKind,
-    { store, clock: systemClock, newEventId: randomUUID },
+    { store, clock: systemClock, deadlines: new DeadlineScheduler(systemClock), newEventId: randomUUID },
     { idleMs: 60_000, maxResident: CHUNK, logger: pino({ level: "silent" }) },
   );
   let events = 0;

@@ -97,6 +97,28 @@ export class DeadlineScheduler {
     };
   }
 
+  /**
+   * Resolves once `ms` of the clock have passed (a pause before a retry), under `key` like any
+   * deadline, or at once when `signal` aborts: its owner stopped, and looks for itself what is
+   * left to do. A stopped scheduler fires nothing, so only the signal ends a sleep after stop().
+   * A key already armed is refused: one of the two waits would never end.
+   */
+  sleep(key: string, ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.has(key)) return Promise.reject(new Error(`deadline ${key} is already armed`));
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const wake = () => {
+        this.cancel(key);
+        resolve();
+      };
+      signal?.addEventListener("abort", wake, { once: true });
+      this.set(key, this.clock.now() + ms, () => {
+        signal?.removeEventListener("abort", wake);
+        resolve();
+      });
+    });
+  }
+
   has(key: string): boolean {
     return (this.kinds[GENERIC] as Kind).index.has(key);
   }

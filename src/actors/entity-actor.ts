@@ -3,6 +3,7 @@ import { StoreUnavailableError, WrongExpectedRevisionError } from "../events/sto
 import { ShoalError, unavailable } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
 import type { CommandContext } from "./command-context.ts";
+import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 import { streamOf, type EntityKind } from "./entity-kind.ts";
 
 export interface CommandResult<Event> {
@@ -26,7 +27,11 @@ export interface ExecuteOptions<State = unknown> {
 export interface ActorEnvironment {
   readonly store: EventStore;
   readonly clock: Clock;
+  /** The one deadline heap: entities' deadlines, the registry's idle sweep, the pauses between re-appends. */
+  readonly deadlines: DeadlineScheduler;
   readonly newEventId: () => string;
+  /** Aborted when the host stops: a re-append waiting out its pause is tried at once, so its caller gets an answer. */
+  readonly stopping?: AbortSignal;
 }
 
 /** A queued command, or a catch-up, with its caller's promise to settle. */
@@ -229,8 +234,8 @@ export class EntityActor<State, Command, Event, Refusal> {
   private async reappend(events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
       const delay = STORE_RETRY_DELAYS_MS[attempt] as number;
-      // The host's clock, like every other wait of the actor: tests fake it, nothing else.
-      await new Promise<void>((resolve) => this.env.clock.setTimer(delay, resolve));
+      // On the one deadline heap, like every other wait of the host: a test's clock drives it.
+      await this.env.deadlines.sleep(`re-append/${this.stream}`, delay, this.env.stopping);
       try {
         return await this.env.store.append(this.stream, events, expected);
       } catch (e) {

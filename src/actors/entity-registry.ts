@@ -2,9 +2,7 @@ import type { Logger } from "pino";
 import type { CommandContext } from "./command-context.ts";
 import { EntityActor, type ActorEnvironment, type CommandResult, type ExecuteOptions } from "./entity-actor.ts";
 import type { EntityKind } from "./entity-kind.ts";
-import type { TimerHandle } from "./clock.ts";
 import { systemContext } from "./command-context.ts";
-import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 import type { Deadline } from "../../machines/decider.ts";
 import type { Listening } from "./listening.ts";
 
@@ -17,11 +15,6 @@ export interface EntityRegistryOptions {
    */
   readonly maxResident: number;
   readonly logger: Logger;
-  /**
-   * Where the deadlines an entity's state asks for (its decider's `deadlines`) are armed. Without
-   * one, a decider that asks for deadlines is a configuration error, reported at construction.
-   */
-  readonly deadlines?: DeadlineScheduler;
   /**
    * Whether the orchestrator can hear its nodes now, and since when: a deadline with `listenMs`
    * fires no earlier than that long after it, and not at all while it cannot. Without one, such a
@@ -49,7 +42,10 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     this.trim();
   };
   private readonly loading = new Map<string, Promise<EntityActor<State, Command, Event, Refusal>>>();
-  private sweepTimer: TimerHandle | undefined;
+  private readonly stopSweeps: () => void;
+  /** The actors' environment: the registry's, with its stop. */
+  private readonly actorEnv: ActorEnvironment;
+  private readonly stopping = new AbortController();
   private passivatedCount = 0;
   private loadedCount = 0;
   private stopped = false;
@@ -61,10 +57,12 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     private readonly env: ActorEnvironment,
     private readonly options: EntityRegistryOptions,
   ) {
-    if (kind.decider.deadlines && !options.deadlines)
-      throw new Error(`${kind.category} entities have deadlines but no deadline scheduler was given`);
+    this.actorEnv = { ...env, stopping: this.stopping.signal };
     options.listening?.onResume(() => this.rearmListening());
-    this.scheduleSweep();
+    // On the one heap like every other wait: a test's clock drives it.
+    this.stopSweeps = env.deadlines.every(`idle-sweep/${kind.category}`, Math.max(1000, options.idleMs / 2), () =>
+      this.sweep(),
+    );
   }
 
   /**
@@ -72,9 +70,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
    * and for each entity whose state recovery rebuilt without loading its actor.
    */
   arm(id: string, state: State): void {
-    const scheduler = this.options.deadlines;
-    if (!scheduler) return;
-    const wanted = this.kind.decider.deadlines?.(state) ?? [];
+    if (!this.kind.decider.deadlines) return;
+    const scheduler = this.env.deadlines;
+    const wanted = this.kind.decider.deadlines(state);
     const before = this.armed.get(id);
     const now = new Map<string, Deadline<Command>>();
     for (const deadline of wanted) {
@@ -104,8 +102,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
 
   /** Puts the deadline in the heap at fireAt, or holds it out (not listening) until rearmListening. */
   private schedule(id: string, deadline: Deadline<Command>): void {
-    const scheduler = this.options.deadlines;
-    if (!scheduler) return;
+    const scheduler = this.env.deadlines;
     const key = this.deadlineKey(id, deadline.name);
     const at = this.fireAt(deadline);
     if (at === undefined) scheduler.cancel(key);
@@ -143,7 +140,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
       );
       // Stored state still asks for it: arm it again a little later rather than lose it.
       const retryAt = this.env.clock.now() + 5_000;
-      this.options.deadlines?.set(this.deadlineKey(id, name), retryAt, () => void this.fire(id, deadline));
+      this.env.deadlines.set(this.deadlineKey(id, name), retryAt, () => void this.fire(id, deadline));
     }
   }
 
@@ -161,7 +158,7 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     let pending = this.loading.get(id);
     if (!pending) {
       pending = (async () => {
-        const fresh = new EntityActor(this.kind, id, this.env);
+        const fresh = new EntityActor(this.kind, id, this.actorEnv);
         try {
           // Awaited either way: the load must stay under way (in `loading`) until after it is listed there.
           await (streamAbsent ? undefined : fresh.catchUp());
@@ -287,16 +284,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     }
   }
 
-  private scheduleSweep(): void {
-    if (this.stopped) return;
-    this.sweepTimer = this.env.clock.setTimer(Math.max(1000, this.options.idleMs / 2), () => {
-      this.sweep();
-      this.scheduleSweep();
-    });
-  }
-
   stop(): void {
     this.stopped = true;
-    this.sweepTimer?.cancel();
+    this.stopSweeps();
+    this.stopping.abort();
   }
 }

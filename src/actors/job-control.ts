@@ -70,11 +70,15 @@ export class JobControl {
   private readonly checked = new WeakMap<JobSpec, string>();
 
   constructor(private readonly options: JobControlOptions) {
-    const env = { store: options.store, clock: options.clock, newEventId: timeOrderedUuid };
+    const env = {
+      store: options.store,
+      clock: options.clock,
+      deadlines: options.deadlines,
+      newEventId: timeOrderedUuid,
+    };
     const registry = {
       idleMs: options.idleMs ?? 300_000,
       maxResident: options.maxResident ?? 10_000,
-      deadlines: options.deadlines,
       ...(options.listening ? { listening: options.listening } : {}),
     };
     this.jobs = new EntityRegistry(jobKind, env, { ...registry, logger: options.logger.child({ entity: "job" }) });

@@ -11,7 +11,7 @@ import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { badRequest, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
 import { DeadlineScheduler, type DeadlineKind } from "./deadline-scheduler.ts";
 import type { CommandResult as EntityCommandResult, ExecuteOptions } from "./entity-actor.ts";
@@ -171,7 +171,8 @@ export class NodeManager {
   private recoveredCredentials: [string, string][] = [];
   /** Keys the store shows revoked and not live again, for NATS (a revocation cut short by a crash). */
   private revokedKeys = new Set<string>();
-  private readonly retryTimers = new Map<string, TimerHandle>();
+  /** A health change the store refused, tried again a while later: keyed by the node's one id string. */
+  private readonly storeRetries: DeadlineKind;
   /**
    * Node ids an operator pre-authorised that are not registered, with the key pinned (if any):
    * their registration under manual approval makes no PENDING node, so the PENDING cap does not
@@ -194,9 +195,10 @@ export class NodeManager {
       options.logger.warn({ reason }, "transport down: no node is marked unhealthy for silence until it is back"),
     );
     this.healthDeadlines = this.deadlines.kind((nodeId) => void this.onDeadline(nodeId));
+    this.storeRetries = this.deadlines.kind((nodeId) => void this.onDeadline(nodeId));
     this.actors = new EntityRegistry(
       nodeKind,
-      { store: options.store, clock: options.clock, newEventId: timeOrderedUuid },
+      { store: options.store, clock: options.clock, deadlines: this.deadlines, newEventId: timeOrderedUuid },
       {
         idleMs: options.actorIdleMs ?? 5 * 60_000,
         maxResident: options.maxResidentActors ?? 10_000,
@@ -204,7 +206,7 @@ export class NodeManager {
       },
     );
     if (options.stallThresholdMs !== undefined) {
-      this.stall = new StallWatch(options.clock, {
+      this.stall = new StallWatch(options.clock, this.deadlines, {
         thresholdMs: options.stallThresholdMs,
         onStall: (from, to) => this.stalled(from, to),
       });
@@ -379,14 +381,7 @@ export class NodeManager {
       this.arm(nodeId);
     } catch (e) {
       this.options.logger.error({ err: e, nodeId }, "could not record a health change; retrying");
-      this.retryTimers.get(nodeId)?.cancel();
-      this.retryTimers.set(
-        nodeId,
-        this.clock.setTimer(RETRY_AFTER_STORE_ERROR_MS, () => {
-          this.retryTimers.delete(nodeId);
-          void this.onDeadline(nodeId);
-        }),
-      );
+      this.storeRetries.set(nodeId, this.clock.now() + RETRY_AFTER_STORE_ERROR_MS);
     } finally {
       if (this.liveness.slotOf(nodeId) === slot) this.liveness.setChanging(slot, false);
     }
@@ -847,6 +842,5 @@ export class NodeManager {
     this.stall?.stop();
     this.actors.stop();
     this.deadlines.stop();
-    for (const t of this.retryTimers.values()) t.cancel();
   }
 }

@@ -1,4 +1,5 @@
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock } from "./clock.ts";
+import type { DeadlineScheduler } from "./deadline-scheduler.ts";
 
 /**
  * Notices when this process itself stopped running for a while (a blocked event loop, a paused
@@ -9,11 +10,12 @@ import type { Clock, TimerHandle } from "./clock.ts";
  */
 export class StallWatch {
   private lastTick: number;
-  private timer: TimerHandle | undefined;
-  private stopped = false;
+  private stopTicks: (() => void) | undefined;
 
   constructor(
     private readonly clock: Clock,
+    /** The tick is a deadline like any other: one heap, one timer. */
+    private readonly deadlines: DeadlineScheduler,
     private readonly options: {
       readonly thresholdMs: number;
       readonly tickMs?: number;
@@ -25,7 +27,7 @@ export class StallWatch {
 
   start(): void {
     this.lastTick = this.clock.now();
-    this.schedule();
+    this.stopTicks ??= this.deadlines.every("stall-watch", this.options.tickMs ?? 100, () => this.check());
   }
 
   /** True when the process was stalled since the last look (and reports it once). */
@@ -38,16 +40,7 @@ export class StallWatch {
     return true;
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = this.clock.setTimer(this.options.tickMs ?? 100, () => {
-      this.check();
-      this.schedule();
-    });
-  }
-
   stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
+    this.stopTicks?.();
   }
 }

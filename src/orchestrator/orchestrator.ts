@@ -285,11 +285,14 @@ export async function startOrchestrator(
       store,
       logger.child({ component: "event-publisher" }),
       Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
+      { clock, deadlines },
     );
     await publisher.start();
     // One store subscription feeds the read model and the publisher, each at its own pace.
     const processors = new ProcessorHost({
       store,
+      clock,
+      deadlines,
       logger: logger.child({ component: "processors" }),
       storeHead: () => metrics.headPosition,
     });
@@ -572,7 +575,7 @@ export async function startOrchestrator(
     const nodeLogs = new NodeLogClient(nc, logger.child({ component: "job-logs" }));
     nodeLogs.start();
     cleanups.push({ name: "stopping the job log reads", run: () => nodeLogs.stop() });
-    const jobLogs = new JobLogs(jobViews, nodeLogs);
+    const jobLogs = new JobLogs(jobViews, nodeLogs, { clock, deadlines });
     const api = buildApi({
       logger: logger.child({ component: "api" }),
       self,

@@ -9,6 +9,8 @@ import {
   type Subscription,
 } from "nats";
 import type { Logger } from "pino";
+import { type Clock, systemClock } from "../actors/clock.ts";
+import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
@@ -34,6 +36,19 @@ export const DEFAULT_PUBLISH_WINDOW = 1024;
 
 /** A JetStream publish that got no reply within this long is lost (as nats.js's own publish timeout). */
 export const DEFAULT_ACK_TIMEOUT_MS = 5_000;
+/** The deadline that watches the oldest unanswered publish, and the pause after a failure. */
+const ACK_TIMEOUT = "nats-event-publisher/ack-timeout";
+const RESUME = "nats-event-publisher/resume";
+
+export interface NatsEventPublisherOptions {
+  /** JetStream publishes in flight at once, at most. */
+  readonly window?: number;
+  readonly ackTimeoutMs?: number;
+  /** Times the ack timeout (tests fake it). */
+  readonly clock?: Clock;
+  /** The one deadline heap, on the same clock; without one the publisher keeps its own, stopped by flush(). */
+  readonly deadlines?: DeadlineScheduler;
+}
 
 /** An accepted event until JetStream acknowledged it (or it is not published at all). */
 interface Entry {
@@ -41,7 +56,7 @@ interface Entry {
   /** Undefined for an event of a category that is not published. */
   readonly category: string | undefined;
   state: "waiting" | "sent" | "acked" | "failed";
-  /** When it was last sent (performance.now()), for the ack timeout. */
+  /** When it was last sent (the clock's time), for the ack timeout. */
   sentAt: number;
   /** The JSON, encoded once and kept until acknowledged: a re-send does not encode again. */
   payload?: Uint8Array;
@@ -110,8 +125,16 @@ export class NatsEventPublisher implements Processor {
   /** Publishes awaiting their reply, by token; cleared on a failure, so late replies are ignored. */
   private readonly awaiting = new Map<number, Entry>();
   private ackSubscription: Subscription | undefined;
-  private ackTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the ack timeout's deadline is armed. */
+  private ackArmed = false;
   private settleScheduled = false;
+  private readonly window: number;
+  private readonly ackTimeoutMs: number;
+  private readonly clock: Clock;
+  private readonly deadlines: DeadlineScheduler;
+  private readonly ownsDeadlines: boolean;
+  /** Aborted by flush(): the pause after a failure ends, and publishing does not resume. */
+  private readonly stopped = new AbortController();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -119,9 +142,14 @@ export class NatsEventPublisher implements Processor {
     private readonly logger: Logger,
     /** JetStream keeps the newest events within this many bytes; the event store keeps them all. */
     private readonly maxBytes: number,
-    private readonly window = DEFAULT_PUBLISH_WINDOW,
-    private readonly ackTimeoutMs = DEFAULT_ACK_TIMEOUT_MS,
-  ) {}
+    options: NatsEventPublisherOptions = {},
+  ) {
+    this.window = options.window ?? DEFAULT_PUBLISH_WINDOW;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
+    this.clock = options.clock ?? systemClock;
+    this.ownsDeadlines = options.deadlines === undefined;
+    this.deadlines = options.deadlines ?? new DeadlineScheduler(this.clock);
+  }
 
   /** Checks JetStream and the stream; a processor host delivers events after this. */
   async start(): Promise<void> {
@@ -214,8 +242,9 @@ export class NatsEventPublisher implements Processor {
     this.notify();
     while (this.head < this.queue.length && this.paused === undefined)
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
-    if (this.ackTimer !== undefined) clearTimeout(this.ackTimer);
-    this.ackTimer = undefined;
+    this.disarmAckTimeout();
+    this.stopped.abort();
+    if (this.ownsDeadlines) this.deadlines.stop();
     this.ackSubscription?.unsubscribe();
   }
 
@@ -263,11 +292,11 @@ export class NatsEventPublisher implements Processor {
       return false;
     }
     entry.state = "sent";
-    entry.sentAt = performance.now();
+    entry.sentAt = this.clock.now();
     this.chainId = e.id;
     this.awaiting.set(token, entry);
     this.inFlight++;
-    this.ackTimer ??= setTimeout(this.checkAckTimeout, this.ackTimeoutMs).unref();
+    if (!this.ackArmed) this.armAckTimeout(this.ackTimeoutMs);
     return true;
   }
 
@@ -302,10 +331,10 @@ export class NatsEventPublisher implements Processor {
 
   /** Fails the oldest publish once it is unanswered for ackTimeoutMs; re-armed while any is in flight. */
   private readonly checkAckTimeout = (): void => {
-    this.ackTimer = undefined;
+    this.ackArmed = false;
     if (this.awaiting.size === 0) return;
     const oldest = this.queue[this.head] as Entry | undefined;
-    const now = performance.now();
+    const now = this.clock.now();
     if (oldest?.state === "sent" && now - oldest.sentAt >= this.ackTimeoutMs) {
       oldest.state = "failed";
       oldest.error = new PublishError(`no acknowledgement from JetStream within ${this.ackTimeoutMs} ms`, "TIMEOUT");
@@ -313,8 +342,18 @@ export class NatsEventPublisher implements Processor {
       return;
     }
     const due = oldest?.state === "sent" ? oldest.sentAt + this.ackTimeoutMs - now : this.ackTimeoutMs;
-    this.ackTimer = setTimeout(this.checkAckTimeout, Math.max(1, due)).unref();
+    this.armAckTimeout(Math.max(1, due));
   };
+
+  private armAckTimeout(inMs: number): void {
+    this.ackArmed = true;
+    this.deadlines.set(ACK_TIMEOUT, this.clock.now() + inMs, this.checkAckTimeout);
+  }
+
+  private disarmAckTimeout(): void {
+    this.ackArmed = false;
+    this.deadlines.cancel(ACK_TIMEOUT);
+  }
 
   /** Moves past the acknowledged prefix, reports it, and handles a failure at its front. */
   private advance(): void {
@@ -350,8 +389,7 @@ export class NatsEventPublisher implements Processor {
     const err = entry.error;
     this.awaiting.clear(); // replies to what is in flight are ignored: it is all sent again
     this.inFlight = 0;
-    if (this.ackTimer !== undefined) clearTimeout(this.ackTimer);
-    this.ackTimer = undefined;
+    this.disarmAckTimeout();
     this.lastId = undefined; // what follows was refused or may be out of order: re-send from here
     this.chainId = undefined;
     this.sendIndex = this.head;
@@ -384,7 +422,7 @@ export class NatsEventPublisher implements Processor {
           { err, position, retryInMs: delay },
           "could not publish a cluster event; resuming after a pause from the last acknowledged one",
         );
-        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
       }
     };
     this.paused = resume().then(
@@ -394,10 +432,12 @@ export class NatsEventPublisher implements Processor {
           { err: e, stream: EVENTS_STREAM },
           "could not recreate the cluster-event stream; retrying after a pause",
         );
-        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
       },
     );
     void this.paused.then(() => {
+      // Stopped meanwhile: flush() has returned; nothing more is sent.
+      if (this.stopped.signal.aborted) return;
       this.paused = undefined;
       this.pump();
     });

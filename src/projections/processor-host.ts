@@ -1,6 +1,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Logger } from "pino";
-import { type Clock, type TimerHandle, systemClock } from "../actors/clock.ts";
+import { type Clock, systemClock } from "../actors/clock.ts";
+import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import type { EventStore, RecordedEvent, StoreSubscription } from "../events/store/event-store.ts";
 import { EventEnvelope } from "./event-envelope.ts";
 import type { Processor, ProcessorProgress } from "./processor.ts";
@@ -8,8 +9,13 @@ import type { Processor, ProcessorProgress } from "./processor.ts";
 export interface ProcessorHostOptions {
   readonly store: EventStore;
   readonly logger: Logger;
-  /** Times checkpoints and retries (tests fake it). */
+  /** Times checkpoints (tests fake it). */
   readonly clock?: Clock;
+  /**
+   * The one deadline heap, on the same clock: the pauses before a resubscription or a batch delivered again, and
+   * waitFor's bound. Without one the host keeps its own, stopped with it.
+   */
+  readonly deadlines?: DeadlineScheduler;
   /** Events held for processors that are behind the subscription, at most. */
   readonly bufferSize?: number;
   /** Events per handle() call, at most. */
@@ -29,6 +35,9 @@ export interface ProcessorHostOptions {
    */
   readonly storeHead?: () => number;
 }
+
+/** The deadline of the next resubscription after a store failure. */
+const RESUBSCRIBE = "processors/resubscribe";
 
 const DEFAULTS = {
   bufferSize: 16_384,
@@ -68,6 +77,10 @@ const DEFAULTS = {
 export class ProcessorHost {
   private readonly options: typeof DEFAULTS & ProcessorHostOptions;
   private readonly clock: Clock;
+  private readonly deadlineHeap: DeadlineScheduler;
+  private readonly ownsDeadlines: boolean;
+  /** Aborted on stop: a lane waiting out a pause looks at once whether to go on. */
+  private readonly stopping = new AbortController();
   private readonly lanes: Lane[] = [];
   /** Shared buffer: items[i] has the absolute sequence number itemsSeq + i. */
   private items: (EventEnvelope | undefined)[] = [];
@@ -79,7 +92,6 @@ export class ProcessorHost {
   /** The newest position the subscription delivered. */
   private head = 0;
   private subscription: StoreSubscription | undefined;
-  private resubscribeTimer: TimerHandle | undefined;
   private roomWaiter: (() => void) | undefined;
   private started = false;
   private stopped = false;
@@ -87,6 +99,8 @@ export class ProcessorHost {
   constructor(options: ProcessorHostOptions) {
     this.options = { ...DEFAULTS, ...options };
     this.clock = options.clock ?? systemClock;
+    this.ownsDeadlines = options.deadlines === undefined;
+    this.deadlineHeap = options.deadlines ?? new DeadlineScheduler(this.clock);
   }
 
   /** Registers a processor; all are added before start(). */
@@ -117,11 +131,13 @@ export class ProcessorHost {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.resubscribeTimer?.cancel();
+    this.deadlineHeap.cancel(RESUBSCRIBE);
+    this.stopping.abort();
     this.roomWaiter?.();
     await this.subscription?.stop();
     // In parallel: a processor stuck in handle() (NATS wedged) must not keep the others from saving.
     await Promise.all(this.lanes.map((l) => l.stop()));
+    if (this.ownsDeadlines) this.deadlineHeap.stop();
   }
 
   // ---- the subscription side ----
@@ -135,7 +151,7 @@ export class ProcessorHost {
       (err: unknown) => {
         if (this.stopped) return;
         this.options.logger.error({ err, after: this.head }, "processor subscription failed; resubscribing");
-        this.resubscribeTimer = this.clock.setTimer(this.options.resubscribeDelayMs, () => this.subscribe());
+        this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
       },
     );
   }
@@ -190,6 +206,14 @@ export class ProcessorHost {
     return this.clock;
   }
 
+  get deadlines(): DeadlineScheduler {
+    return this.deadlineHeap;
+  }
+
+  get stopSignal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
   get isStopped(): boolean {
     return this.stopped;
   }
@@ -240,9 +264,10 @@ class Lane implements ProcessorProgress {
   private savedAt = 0;
   private sinceSave = 0;
   private waker: (() => void) | undefined;
-  private retryTimer: { handle: TimerHandle; fire: () => void } | undefined;
   private loop: Promise<void> = Promise.resolve();
-  private waiters: { position: number; resolve: () => void }[] = [];
+  private waiters: { position: number; resolve: () => void; reject: (error: Error) => void; key: string }[] = [];
+  /** Each waitFor's bound is a deadline of its own. */
+  private nextWait = 0;
 
   constructor(
     readonly processor: Processor,
@@ -376,14 +401,9 @@ class Lane implements ProcessorProgress {
     this.release();
   }
 
+  /** Cut short when the host stops. */
   private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const fire = () => {
-        this.retryTimer = undefined;
-        resolve();
-      };
-      this.retryTimer = { handle: this.host.timer.setTimer(ms, fire), fire };
-    });
+    return this.host.deadlines.sleep(`processor/${this.name}/pause`, ms, this.host.stopSignal);
   }
 
   private async maybeSave(): Promise<void> {
@@ -414,38 +434,46 @@ class Lane implements ProcessorProgress {
     if (this.waiters.length === 0) return;
     const ready = this.waiters.filter((w) => w.position <= this.position);
     this.waiters = this.waiters.filter((w) => w.position > this.position);
-    for (const w of ready) w.resolve();
+    for (const w of ready) {
+      this.host.deadlines.cancel(w.key);
+      w.resolve();
+    }
   }
 
+  /** The bound is a deadline on the host's clock; a stop ends every wait it has not met. */
   waitFor(position: number | undefined, timeoutMs = 10_000): Promise<void> {
     if (position === undefined || position <= this.position) return Promise.resolve();
+    if (this.host.isStopped) return Promise.reject(this.stoppedBefore(position));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w.resolve !== done);
+      const key = `processor/${this.name}/wait/${this.nextWait++}`;
+      this.waiters.push({ position, resolve, reject, key });
+      this.host.deadlines.set(key, this.host.timer.now() + timeoutMs, () => {
+        this.waiters = this.waiters.filter((w) => w.key !== key);
         reject(
           new Error(
             `processor ${this.name} did not reach position ${position} within ${timeoutMs} ms (it is at ${this.position})`,
           ),
         );
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.waiters.push({ position, resolve: done });
+      });
     });
   }
 
+  private stoppedBefore(position: number): Error {
+    return new Error(`processor ${this.name} stopped at position ${this.position}, before reaching ${position}`);
+  }
+
   async stop(): Promise<void> {
-    if (this.retryTimer) {
-      this.retryTimer.handle.cancel();
-      this.retryTimer.fire();
-    }
     this.wake();
     // Flushing also tells a processor waiting for room inside handle() to stop waiting.
     const flushed = this.processor.flush?.();
     await this.loop;
     await flushed;
     await this.save();
+    const unmet = this.waiters;
+    this.waiters = [];
+    for (const w of unmet) {
+      this.host.deadlines.cancel(w.key);
+      w.reject(this.stoppedBefore(w.position));
+    }
   }
 }

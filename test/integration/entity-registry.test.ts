@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { EntityRegistry } from "../../src/actors/entity-registry.ts";
 import { nodeKind } from "../../src/actors/node-kind.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -23,9 +24,10 @@ function setup(options: { idleMs?: number; maxResident?: number; file?: string }
   const store = new SqliteEventStore(file);
   stores.push(store);
   const clock = new ManualClock();
+  const deadlines = new DeadlineScheduler(clock);
   const registry = new EntityRegistry(
     nodeKind,
-    { store, clock, newEventId: randomUUID },
+    { store, clock, deadlines, newEventId: randomUUID },
     {
       idleMs: options.idleMs ?? 60_000,
       maxResident: options.maxResident ?? 1000,
@@ -33,7 +35,7 @@ function setup(options: { idleMs?: number; maxResident?: number; file?: string }
     },
   );
   registries.push(registry);
-  return { store, clock, registry, file };
+  return { store, clock, deadlines, registry, file };
 }
 
 describe("EntityRegistry", () => {
@@ -113,6 +115,28 @@ describe("EntityRegistry", () => {
     await expect(registry.execute("b", { type: "Approve" }, ctx)).resolves.toMatchObject({ revision: 1 });
     await expect(registry.execute("b", { type: "Approve" }, ctx)).rejects.toMatchObject({ kind: "Conflict" });
     expect(registry.loaded).toBe(4);
+  });
+
+  it("sweeps idle actors as a deadline of the one heap: the clock passing passivates them, and stop ends the sweeps", async () => {
+    const { registry, clock, deadlines } = setup({ idleMs: 10_000 });
+    const t0 = clock.now();
+    // Every idleMs / 2, on the heap the registry was given: no timer of its own.
+    expect(deadlines.at("idle-sweep/node")).toBe(t0 + 5_000);
+    expect(clock.pendingTimers).toBe(1);
+    for (const id of ["a", "b"]) await registry.execute(id, register(id), ctx);
+    await clock.advance(5_000);
+    await registry.execute("a", { type: "Approve" }, ctx);
+    expect(registry.residentCount).toBe(2);
+    // b idle since t0, a since t0 + 5 s: the sweep at t0 + 10 s drops b; a goes at the one after.
+    await clock.advance(5_000);
+    expect(registry.peek("b")).toBeUndefined();
+    expect(registry.peek("a")).toBeDefined();
+    await clock.advance(5_000);
+    expect(registry.residentCount).toBe(0);
+    expect(registry.passivated).toBe(2);
+    registry.stop();
+    expect(deadlines.has("idle-sweep/node")).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it("holds at most maxResident actors, dropping the longest idle first", async () => {

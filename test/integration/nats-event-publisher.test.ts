@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { DiscardPolicy, connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
@@ -9,6 +10,7 @@ import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -65,7 +67,10 @@ describe("NatsEventPublisher on a processor host", () => {
 
   async function running(store: SqliteEventStore, logger = silentLogger, ackTimeoutMs?: number) {
     const nc = await connect({ servers: nats.url });
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, 64, ackTimeoutMs);
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, {
+      window: 64,
+      ...(ackTimeoutMs === undefined ? {} : { ackTimeoutMs }),
+    });
     await publisher.start();
     const host = new ProcessorHost({ store, logger, retryDelayMs: 50, maxRetryDelayMs: 200 });
     const progress = host.add(publisher);
@@ -196,6 +201,84 @@ describe("NatsEventPublisher on a processor host", () => {
     // Stored while unanswered, then re-sent: the duplicate window kept each once, in order.
     expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
     expect(await store.load("nats-event-publisher")).toBe(last);
+    await store.close();
+  });
+
+  it("times an unanswered publish out, and pauses before sending again, on the clock it is given", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const nc = await connect({ servers: nats.url });
+    // A minute: the test's own run never lasts that long in real time; only the clock gets there.
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { ackTimeoutMs: 60_000, clock, deadlines });
+    await publisher.start();
+    const host = new ProcessorHost({ store, logger, clock, deadlines });
+    const progress = host.add(publisher);
+    await host.start();
+    await progress.waitFor(await appendJobs(store, 10));
+    const jsm = await admin.jetstreamManager();
+    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    const last = await appendJobs(store, 10);
+    await waitFor(
+      () => deadlines.has("nats-event-publisher/ack-timeout"),
+      10_000,
+      () => "the publisher sent and waits for acks",
+    );
+    const sentAt = clock.now();
+    expect(deadlines.at("nats-event-publisher/ack-timeout")).toBe(sentAt + 60_000);
+    await clock.advance(59_999);
+    expect(messages("could not publish a cluster event")).toEqual([]);
+    await clock.advance(1);
+    expect(messages("could not publish a cluster event")).toHaveLength(1);
+    expect(JSON.stringify(messages("could not publish a cluster event"))).toContain(
+      "no acknowledgement from JetStream within 60000 ms",
+    );
+    // Then a pause of the clock's before it sends again: nothing is sent until it passes.
+    expect(deadlines.at("nats-event-publisher/resume")).toBe(clock.now() + 250);
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+    expect(progress.position).toBeLessThan(last);
+    await clock.advance(250);
+    await progress.waitFor(last, 30_000);
+    await host.stop();
+    await nc.close();
+    expect(deadlines.size).toBe(0);
+    expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
+    await store.close();
+  });
+
+  it("stopped while it pauses after a failure, it leaves nothing on the heap and sends nothing more", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const nc = await connect({ servers: nats.url });
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { ackTimeoutMs: 1_000, clock, deadlines });
+    await publisher.start();
+    const host = new ProcessorHost({ store, logger, clock, deadlines });
+    host.add(publisher);
+    await host.start();
+    const jsm = await admin.jetstreamManager();
+    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    await appendJobs(store, 10);
+    await waitFor(
+      () => deadlines.has("nats-event-publisher/ack-timeout"),
+      10_000,
+      () => "the publisher sent and waits for acks",
+    );
+    await clock.advance(1_000);
+    expect(deadlines.has("nats-event-publisher/resume")).toBe(true);
+    await host.stop();
+    expect(deadlines.size).toBe(0);
+    const sent = messages("publishing cluster event").length;
+    await clock.advance(60_000);
+    expect(messages("publishing cluster event")).toHaveLength(sent);
+    await nc.close();
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
     await store.close();
   });
 });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../src/actors/clock.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { EntityActor } from "../../src/actors/entity-actor.ts";
 import { nodeKind } from "../../src/actors/node-kind.ts";
 import { ShoalError, asShoalError } from "../../src/errors/shoal-error.ts";
@@ -10,13 +11,13 @@ import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts"
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
 import { computeInfo, tempDir } from "../support/fixtures.ts";
-import { ManualClock } from "../support/manual-clock.ts";
+import { ManualClock, settle } from "../support/manual-clock.ts";
 
 const ctx = commandContext({ type: "operator", id: "alice" });
 const register = (nodeId: string) => ({ type: "Register" as const, info: computeInfo(nodeId), manualApproval: true });
 
 const nodeActor = (id: string, store: EventStore, clock: Clock) =>
-  new EntityActor(nodeKind, id, { store, clock, newEventId: randomUUID });
+  new EntityActor(nodeKind, id, { store, clock, deadlines: new DeadlineScheduler(clock), newEventId: randomUUID });
 
 const stores: SqliteEventStore[] = [];
 afterEach(async () => {
@@ -101,6 +102,34 @@ describe("the actor host under store trouble", () => {
     });
     expect(actor.currentRevision).toBe(0);
     expect(actor.state.membership).toBe("PENDING");
+  });
+
+  it("waits out each pause before a re-append as a deadline of the host's heap, and its host's stop cuts it short", async () => {
+    const flaky = new LostAcknowledgements(sqlite(), 3);
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const stopping = new AbortController();
+    const actor = new EntityActor(nodeKind, "n1", {
+      store: flaky.asStore(),
+      clock,
+      deadlines,
+      newEventId: randomUUID,
+      stopping: stopping.signal,
+    });
+    const t0 = clock.now();
+    const registering = actor.execute(register("n1"), ctx);
+    await settle();
+    expect(deadlines.at("re-append/node-n1")).toBe(t0 + 100);
+    await clock.advance(100);
+    expect(flaky.attempts).toHaveLength(2);
+    expect(deadlines.at("re-append/node-n1")).toBe(t0 + 400);
+    // The host stops: the caller is answered now, not after the rest of the pauses.
+    stopping.abort();
+    const result = await registering;
+    expect(clock.now()).toBe(t0 + 100);
+    expect(flaky.attempts).toHaveLength(4);
+    expect(result.events.map((e) => e.type)).toEqual(["NodeRegistered"]);
+    expect(deadlines.size).toBe(0);
   });
 
   it("refuses to store an event its schema rejects: Internal, nothing written", async () => {

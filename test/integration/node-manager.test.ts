@@ -1,7 +1,9 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { nkeys } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { Listening } from "../../src/actors/listening.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager, type CredentialGate } from "../../src/actors/node-manager.ts";
@@ -26,6 +28,7 @@ function setup(
     limits?: RegistrationLimits;
     maxResidentActors?: number;
     credentials?: CredentialGate;
+    deadlines?: DeadlineScheduler;
   } = {},
 ) {
   const file = options.file ?? join(tempDir(), "shoal.db");
@@ -42,6 +45,7 @@ function setup(
     ...(options.limits ? { registrationLimits: options.limits } : {}),
     ...(options.maxResidentActors === undefined ? {} : { maxResidentActors: options.maxResidentActors }),
     ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.deadlines ? { deadlines: options.deadlines } : {}),
   });
   opened.push({ store, manager });
   return { store, clock, manager, file, listening };
@@ -100,7 +104,7 @@ describe("NodeManager health", () => {
     }
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
     expect(clock.pendingTimers).toBe(timers); // one deadline heap timer, not one per heartbeat
-    expect(manager.deadlineCount).toBe(1);
+    expect(manager.deadlineCount).toBe(2); // n1's health deadline and the actors' idle sweep
   });
 
   it("records a healthy node's heartbeat from its id's bytes, once per run of heartbeats reading the clock, and leaves every other case to heartbeat()", async () => {
@@ -282,7 +286,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
     expect(manager.heartbeat("n1")).toBeUndefined();
     await clock.advance(59 * S);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
-    expect(manager.deadlineCount).toBe(1);
+    expect(manager.deadlineCount).toBe(2); // n1's health deadline and the actors' idle sweep
   });
 });
 
@@ -597,6 +601,33 @@ describe("NodeManager limits", () => {
     await manager.recover();
     for (const id of ["a", "b", "c"]) await manager.register(computeInfo(id), nodeCtx(id));
     expect(manager.nodeCount).toBe(3);
+  });
+
+  it("tries a health change the store could not take again 5 s later, as a deadline of the one heap", async () => {
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const { manager, store, file } = setup({ clock, deadlines });
+    await manager.recover();
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await clock.advance(1 * M - 1);
+    // Another connection takes the events table away: the health change cannot be stored.
+    const other = new Database(file);
+    try {
+      other.exec("ALTER TABLE events RENAME TO events_away");
+      await clock.advance(1);
+      await clock.advance(2 * S);
+      // Every wait of the node manager (the retry, the actors' idle sweep) is on its one heap: one timer.
+      expect(clock.pendingTimers).toBe(1);
+      expect(deadlines.size).toBe(2);
+      other.exec("ALTER TABLE events_away RENAME TO events");
+    } finally {
+      other.close();
+    }
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    await clock.advance(3 * S);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+    manager.stop();
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it("keeps no actor for a registration the store could not take", async () => {

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import type { EventStore, NewEvent } from "../../src/events/store/event-store.ts";
 import type { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import type { Processor } from "../../src/projections/processor.ts";
@@ -323,5 +324,106 @@ describe("ProcessorHost", () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(await store.load("fine")).toBe(last);
     expect(await store.load("broken")).toBeUndefined();
+  });
+});
+
+describe("ProcessorHost on the clock", () => {
+  /** A host whose every wait is a deadline of `deadlines`, on a clock only the test moves. */
+  function clocked(store: EventStore, options: Partial<ProcessorHostOptions> = {}) {
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    return { clock, deadlines, h: host(store, { clock, deadlines, ...options }) };
+  }
+
+  it("bounds waitFor by a deadline on the host's clock", async () => {
+    const store = openStore();
+    const { clock, deadlines, h } = clocked(store);
+    const slow = new Recorder("slow");
+    let open: () => void = () => undefined;
+    slow.gate = new Promise<void>((resolve) => (open = resolve));
+    const progress = h.add(slow);
+    await h.start();
+    const first = await appendTicks(store, 1);
+    let outcome = "waiting";
+    const waited = progress.waitFor(first, 5_000).then(
+      () => (outcome = "reached"),
+      (e: Error) => (outcome = e.message),
+    );
+    expect(deadlines.at("processor/slow/wait/0")).toBe(clock.now() + 5_000);
+    await clock.advance(4_999);
+    expect(outcome).toBe("waiting");
+    await clock.advance(1);
+    await waited;
+    expect(outcome).toBe(`processor slow did not reach position ${first} within 5000 ms (it is at 0)`);
+    expect(deadlines.has("processor/slow/wait/0")).toBe(false);
+    open();
+    await progress.waitFor(first);
+  });
+
+  it("ends at stop every wait it has not met, leaving nothing on the heap", async () => {
+    const store = openStore();
+    const { deadlines, h } = clocked(store);
+    const progress = h.add(new Recorder("p"));
+    await h.start();
+    const last = await appendTicks(store, 3);
+    await progress.waitFor(last);
+    const beyond = progress.waitFor(last + 100, 60_000);
+    expect(deadlines.size).toBe(1);
+    await h.stop();
+    await expect(beyond).rejects.toThrow(`processor p stopped at position ${last}, before reaching ${last + 100}`);
+    expect(deadlines.size).toBe(0);
+    await expect(progress.waitFor(last + 1)).rejects.toThrow("stopped");
+  });
+
+  it("waits out the pause before delivering a failed batch again as a deadline of the host's heap", async () => {
+    const store = openStore();
+    const { clock, deadlines, h } = clocked(store, { retryDelayMs: 60_000 });
+    const flaky = new Recorder("flaky");
+    flaky.failNext = 1;
+    const progress = h.add(flaky);
+    await h.start();
+    const last = await appendTicks(store, 10);
+    await waitFor(
+      () => deadlines.has("processor/flaky/pause"),
+      5_000,
+      () => "the failed batch waits out its pause",
+    );
+    expect(deadlines.at("processor/flaky/pause")).toBe(clock.now() + 60_000);
+    await clock.advance(59_999);
+    expect(flaky.seen).toEqual([]);
+    await clock.advance(1);
+    await progress.waitFor(last);
+    expect(flaky.seen).toEqual(await storedPositions(store));
+  });
+
+  it("resubscribes after a store failure when the host's clock says so", async () => {
+    const file = join(tempDir(), "shoal.db");
+    const store = openStore(file);
+    const { logger, messages } = capturedLogger();
+    const { clock, deadlines, h } = clocked(store, { logger, resubscribeDelayMs: 30_000 });
+    const p = new Recorder("p");
+    const progress = h.add(p);
+    await h.start();
+    await progress.waitFor(await appendTicks(store, 10));
+    const other = new Database(file);
+    try {
+      other.exec("ALTER TABLE events RENAME TO events_away");
+      await waitFor(
+        () => messages("processor subscription failed").length >= 1,
+        10_000,
+        () => "the subscription failed",
+      );
+      expect(deadlines.at("processors/resubscribe")).toBe(clock.now() + 30_000);
+      other.exec("ALTER TABLE events_away RENAME TO events");
+    } finally {
+      other.close();
+    }
+    const last = await appendTicks(store, 10);
+    await clock.advance(29_999);
+    expect(progress.position).toBeLessThan(last);
+    await clock.advance(1);
+    await progress.waitFor(last);
+    expect(p.seen).toEqual(await storedPositions(store));
+    expect(messages("processor subscription failed")).toHaveLength(1);
   });
 });

@@ -1,4 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import type { Clock } from "../../actors/clock.ts";
+import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
+import { within } from "../../lifecycle/within.ts";
 import { conflict, notFound, ShoalError, unavailable } from "../../errors/shoal-error.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
@@ -17,6 +19,9 @@ export interface JobLogsRead {
 }
 
 export interface JobLogsOptions {
+  readonly clock: Clock;
+  /** The one deadline heap, on the same clock: a read's pauses before it looks again. */
+  readonly deadlines: DeadlineScheduler;
   /** How often a read waiting for an execution to reach its node or to end looks again. */
   readonly retryMs?: number;
   /** How long a read without follow waits for an execution that is not on its node (yet or any more). */
@@ -35,11 +40,13 @@ export class JobLogs {
   /** Ends every read when the orchestrator stops, so that the API can close without cutting streams off. */
   private readonly closing = new AbortController();
   private readonly sessions = new Set<Promise<unknown>>();
+  /** Each read's pause is a deadline of its own. */
+  private nextPause = 0;
 
   constructor(
     private readonly views: JobViews,
     private readonly nodes: NodeLogReader,
-    options: JobLogsOptions = {},
+    private readonly options: JobLogsOptions,
   ) {
     this.retryMs = options.retryMs ?? 500;
     this.settleMs = options.settleMs ?? 10_000;
@@ -95,11 +102,13 @@ export class JobLogs {
    */
   async stop(): Promise<void> {
     this.closing.abort();
-    await Promise.race([Promise.allSettled([...this.sessions]), sleep(STOP_WAIT_MS, undefined, { ref: false })]);
+    // A bound on a shutdown step, in real time like every other (src/lifecycle): not a wait of the cluster's.
+    await within(Promise.allSettled([...this.sessions]), STOP_WAIT_MS);
   }
 
   private async *read(execution: ExecutionState, read: JobLogsRead): AsyncGenerator<ExecutionLog> {
-    const waitUntil = Date.now() + this.settleMs;
+    const { clock, deadlines } = this.options;
+    const waitUntil = clock.now() + this.settleMs;
     for (;;) {
       const now = this.views.execution(execution.executionId) ?? execution;
       if (now.computeState !== undefined && isTerminalComputeState(now.computeState)) {
@@ -110,8 +119,8 @@ export class JobLogs {
       if (outcome === "ended") return;
       // Not on its node (not there yet, or gone since it ended): wait for the node or for its end.
       if (read.signal?.aborted) return;
-      if (!read.follow && Date.now() >= waitUntil) return;
-      await sleep(this.retryMs, undefined, read.signal ? { signal: read.signal } : {}).catch(() => undefined);
+      if (!read.follow && clock.now() >= waitUntil) return;
+      await deadlines.sleep(`job-logs/${execution.executionId}/${this.nextPause++}`, this.retryMs, read.signal);
       if (read.signal?.aborted) return;
     }
   }

@@ -183,4 +183,32 @@ describe("DeadlineScheduler", () => {
     expect(starts).toEqual([1000, 4500, -4600, -4700]);
     expect(deadlines.size).toBe(0);
   });
+
+  it("sleeps on the clock under a key, wakes early when its signal aborts, and refuses a key already armed", async () => {
+    const clock = new ManualClock(0);
+    const deadlines = new DeadlineScheduler(clock);
+    const woke: string[] = [];
+    void deadlines.sleep("retry", 500).then(() => woke.push(`retry at ${clock.now()}`));
+    expect(deadlines.at("retry")).toBe(500);
+    await expect(deadlines.sleep("retry", 10)).rejects.toThrow("deadline retry is already armed");
+    const stopping = new AbortController();
+    void deadlines.sleep("pause", 60_000, stopping.signal).then(() => woke.push(`pause at ${clock.now()}`));
+    await clock.advance(499);
+    expect(woke).toEqual([]);
+    await clock.advance(1);
+    expect(woke).toEqual(["retry at 500"]);
+    stopping.abort();
+    await settle();
+    expect(woke).toEqual(["retry at 500", "pause at 500"]);
+    // Cut short, it leaves nothing armed; a signal aborted before the sleep wakes it at once.
+    expect(deadlines.size).toBe(0);
+    await deadlines.sleep("pause", 60_000, stopping.signal);
+    expect(deadlines.size).toBe(0);
+    // A stopped scheduler fires nothing: only its signal ends a sleep.
+    deadlines.stop();
+    let late = false;
+    void deadlines.sleep("after-stop", 10).then(() => (late = true));
+    await clock.advance(1_000);
+    expect(late).toBe(false);
+  });
 });
