@@ -35,7 +35,7 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
-import { deterministicId } from "../deterministic-id.ts";
+import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { WORKFLOW_CATEGORY } from "../workflow-host.ts";
 import { NODE_REACTIONS, NODE_WORK } from "./node-reactions.ts";
