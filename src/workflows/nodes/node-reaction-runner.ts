@@ -28,7 +28,10 @@ import { initialReactionsState, type ReactionsState } from "../../../machines/re
 import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
-import { encodeNodeReactionRecordData } from "../../events/catalog/node-reaction-record-codec.ts";
+import {
+  encodeNodeReactionRecordData,
+  NODE_REACTION_RECORD_VERSIONS,
+} from "../../events/catalog/node-reaction-record-codec.ts";
 import type { EventStore } from "../../events/store/event-store.ts";
 import type { ExecutionsByNode } from "../../projections/jobs/executions-by-node.ts";
 import type { NodeView } from "../../projections/node-view.ts";
@@ -340,7 +343,7 @@ export class NodeReactionRunner {
                 ...(waiting === undefined || waiting.causationId === ""
                   ? {}
                   : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
-                schemaVersion: 1,
+                schemaVersion: NODE_REACTION_RECORD_VERSIONS[e.type],
               },
             },
           ],
