@@ -1,5 +1,6 @@
+import type { NodeReactionRecord } from "../../src/events/catalog/node-reaction-records.ts";
 import { LOSE_NODE_WORK, QUEUE_NODE_LOSS, STOP_LOST_WORK } from "./reaction-commands.ts";
-import type { ReactionEvent, StoredReactionEvent, WaitingStanding } from "./reaction-events.ts";
+import type { ReactionEvent, StoredReactionEvent } from "./reaction-events.ts";
 
 /** One command of a recorded step, as the host hands it over or as the step stores it. */
 export interface StepCommand {
@@ -39,25 +40,26 @@ export function stepReactionEvents(
   }
 }
 
-/** A stored record of the workflow's stream, as the store gives it back. */
-export interface ReactionRecord {
+/**
+ * A stored record of the workflow's stream: a step as the store gives it back, or one of the
+ * reactions' own records decoded through the event catalog.
+ */
+export type ReactionRecord = {
   readonly id: string;
-  readonly type: string;
-  readonly data: unknown;
   readonly metadata: Readonly<Record<string, unknown>>;
   /** When it was recorded, in ms. */
   readonly at: number;
-}
+} & (NodeReactionRecord | { readonly type: "WorkflowStepRecorded"; readonly data: unknown });
 
-/** The data a stored reaction event is recorded with (its type is the event's). */
-export function reactionRecordData(event: StoredReactionEvent): Record<string, unknown> {
+/** The record a stored reaction event is kept as (its type is the event's). */
+export function reactionRecordOf(event: StoredReactionEvent): NodeReactionRecord {
   switch (event.type) {
     case "NodeLossQueued":
-      return { NodeID: event.nodeId, Reason: event.reason };
+      return { type: event.type, data: { NodeID: event.nodeId, Reason: event.reason } };
     case "NodeLossReleased":
-      return { NodeID: event.nodeId, Health: event.health, Tokens: event.tokens };
+      return { type: event.type, data: { NodeID: event.nodeId, Health: event.health, Tokens: event.tokens } };
     case "NodeLossWithdrawn":
-      return { NodeID: event.nodeId, Standing: event.standing ?? null };
+      return { type: event.type, data: { NodeID: event.nodeId, Standing: event.standing ?? null } };
   }
 }
 
@@ -69,14 +71,6 @@ interface StepData {
     readonly EntityID: string;
     readonly Reason: string;
   }[];
-}
-
-interface RecordData {
-  readonly NodeID: string;
-  readonly Reason?: string;
-  readonly Health?: WaitingStanding;
-  readonly Tokens?: number;
-  readonly Standing?: WaitingStanding | null;
 }
 
 /** What one record of the workflow's stream changes in the queue: the fold a restart rebuilds it with. */
@@ -96,12 +90,12 @@ export function reactionEventsOf(record: ReactionRecord): readonly ReactionEvent
       );
     }
     case "NodeLossQueued": {
-      const d = record.data as RecordData;
+      const d = record.data;
       return [
         {
           type: "NodeLossQueued",
           nodeId: d.NodeID,
-          reason: d.Reason ?? "",
+          reason: d.Reason,
           causationId: "",
           correlationId: "",
           queuedBy: record.id,
@@ -109,22 +103,20 @@ export function reactionEventsOf(record: ReactionRecord): readonly ReactionEvent
       ];
     }
     case "NodeLossReleased": {
-      const d = record.data as RecordData;
+      const d = record.data;
       return [
         {
           type: "NodeLossReleased",
           nodeId: d.NodeID,
-          health: d.Health ?? "UNHEALTHY",
-          tokens: d.Tokens ?? 0,
+          health: d.Health,
+          tokens: d.Tokens,
           at: record.at,
         },
       ];
     }
     case "NodeLossWithdrawn": {
-      const d = record.data as RecordData;
+      const d = record.data;
       return [{ type: "NodeLossWithdrawn", nodeId: d.NodeID, standing: d.Standing ?? undefined }];
     }
-    default:
-      return [];
   }
 }

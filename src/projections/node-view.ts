@@ -1,4 +1,3 @@
-import { effectiveLabels } from "../../machines/node/effective-labels.ts";
 import type { NodeState } from "../../machines/node/node-state.ts";
 import type { Health, Membership, NodeInfo, NodeType } from "../events/catalog/node-info.ts";
 
@@ -75,18 +74,4 @@ export function nodeViewOf(
     ...(state.drain === undefined ? {} : { drain: state.drain }),
     revision,
   };
-}
-
-const labelsOfView = new WeakMap<NodeView, Readonly<Record<string, string>>>();
-
-/**
- * The node's effective labels: its own (`info.Labels`) overlaid by the operator's. What every
- * selection of nodes reads (placement, the list's label filter, daemon matching). The node's
- * own object when there is no override; else made once per view (views are immutable).
- */
-export function viewLabels(view: NodeView): Readonly<Record<string, string>> {
-  if (Object.keys(view.labelOverrides).length === 0) return view.info.Labels;
-  let labels = labelsOfView.get(view);
-  if (labels === undefined) labelsOfView.set(view, (labels = effectiveLabels(view.info.Labels, view.labelOverrides)));
-  return labels;
 }

@@ -1,36 +1,49 @@
-import { unschedulableReason } from "../../machines/node/node-state.ts";
-import { viewLabels, type NodeView } from "../projections/node-view.ts";
+import { unschedulableReason, type NodeState } from "../../machines/node/node-state.ts";
+import type { Health, Membership, NodeInfo, NodeType } from "../events/catalog/node-info.ts";
+import { nodeLabels } from "../labels/node-labels.ts";
 import type { CandidateNode } from "./placement-request.ts";
 import { fromBacalhauResources, isZeroResources } from "./resources.ts";
 
 /**
- * A node read-model entry as placement sees it. A node that reports no MaxJobRequirements has
- * none (Bacalhau would refuse every job with resources on it; Shoal checks free capacity anyway).
+ * The stored facts of a registered node that placement reads: the node read model's entry
+ * (NodeView) is one, so placement needs no read model, only its shape.
  */
-export function candidateNodeOf(view: NodeView): CandidateNode {
-  // Views are immutable (a change makes a new one): each is made a candidate once, not at every placement.
-  let candidate = candidates.get(view);
-  if (candidate === undefined) candidates.set(view, (candidate = candidateOf(view)));
+export interface NodeFacts extends Pick<NodeState, "nodeId" | "labelOverrides" | "drain"> {
+  readonly nodeType: NodeType;
+  readonly info: NodeInfo;
+  readonly membership: Membership;
+  readonly health: Health;
+  readonly cordon: { readonly reason: string } | undefined;
+}
+
+/**
+ * A node as placement sees it. A node that reports no MaxJobRequirements has none (Bacalhau would
+ * refuse every job with resources on it; Shoal checks free capacity anyway).
+ */
+export function candidateNodeOf(node: NodeFacts): CandidateNode {
+  // Node views are immutable (a change makes a new one): each is made a candidate once, not at every placement.
+  let candidate = candidates.get(node);
+  if (candidate === undefined) candidates.set(node, (candidate = candidateOf(node)));
   return candidate;
 }
 
-const candidates = new WeakMap<NodeView, CandidateNode>();
+const candidates = new WeakMap<NodeFacts, CandidateNode>();
 
-function candidateOf(view: NodeView): CandidateNode {
-  const compute = view.info.ComputeNodeInfo;
+function candidateOf(node: NodeFacts): CandidateNode {
+  const compute = node.info.ComputeNodeInfo;
   const maxJob = fromBacalhauResources(compute?.MaxJobRequirements ?? {});
-  const unschedulable = unschedulableReason(view);
+  const unschedulable = unschedulableReason(node);
   return {
-    id: view.nodeId,
-    type: view.nodeType,
-    membership: view.membership,
-    health: view.health,
+    id: node.nodeId,
+    type: node.nodeType,
+    membership: node.membership,
+    health: node.health,
     // The node's own labels overlaid by the operator's: what constraints and daemon matching see.
-    labels: viewLabels(view),
+    labels: nodeLabels(node),
     engines: compute?.ExecutionEngines ?? [],
     capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
     ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),
-    ...(view.cordon === undefined ? {} : { cordoned: { reason: view.cordon.reason } }),
+    ...(node.cordon === undefined ? {} : { cordoned: { reason: node.cordon.reason } }),
     ...(unschedulable === undefined ? {} : { unschedulable }),
   };
 }

@@ -2,7 +2,7 @@ import type { ExecutionState } from "../../machines/execution/execution-state.ts
 import { isLongRunning, taskOf } from "../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../machines/job/task-resources.ts";
-import { deterministicId } from "../workflows/deterministic-id.ts";
+import { deterministicId } from "../events/store/deterministic-id.ts";
 import type { CapacityLedger } from "./capacity-ledger.ts";
 import { isTerminal } from "./execution-states.ts";
 import { failureOf } from "./execution-failure.ts";

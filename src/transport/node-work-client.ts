@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "nats";
 import { encodeMessage } from "./codec.ts";
-import { validateWorkMessage } from "./decode-work.ts";
 import { executionWorkSubject } from "./subjects.ts";
-import type { WorkTask } from "./work-messages.ts";
+import {
+  askForBidMessage,
+  cancelExecutionMessage,
+  runExecutionMessage,
+  type ExecutionWork,
+} from "./work-message-builders.ts";
+import type { WorkMessage } from "./work-messages.ts";
 
-export interface ExecutionWork {
-  readonly nodeId: string;
-  readonly executionId: string;
-  readonly jobId: string;
-  readonly task: WorkTask;
-}
+export type { ExecutionWork } from "./work-message-builders.ts";
 
 /**
  * The orchestrator's side of sending work to a compute node (docs/protocol.md, Work): published on
@@ -23,35 +23,23 @@ export interface ExecutionWork {
 export class NodeWorkClient {
   constructor(private readonly nc: NatsConnection) {}
 
-  private send(nodeId: string, message: Record<string, unknown>): string {
-    const messageId = randomUUID();
-    const checked = validateWorkMessage({ ...message, MessageID: messageId, NodeID: nodeId });
-    this.nc.publish(executionWorkSubject(nodeId), encodeMessage(checked));
-    return messageId;
+  private send(message: WorkMessage): string {
+    this.nc.publish(executionWorkSubject(message.NodeID), encodeMessage(message));
+    return message.MessageID;
   }
 
   /** Would the node take it now? Answered BidAccepted or BidRejected; nothing runs. Returns the MessageID. */
   askForBid(work: ExecutionWork): string {
-    return this.send(work.nodeId, {
-      Type: "AskForBid",
-      ExecutionID: work.executionId,
-      JobID: work.jobId,
-      Task: work.task,
-    });
+    return this.send(askForBidMessage(work, randomUUID()));
   }
 
   /** Run it: BidRejected when it does not fit, else BidAccepted, ExecutionStarted and its end. */
   runExecution(work: ExecutionWork): string {
-    return this.send(work.nodeId, {
-      Type: "RunExecution",
-      ExecutionID: work.executionId,
-      JobID: work.jobId,
-      Task: work.task,
-    });
+    return this.send(runExecutionMessage(work, randomUUID()));
   }
 
   /** Stop it; the node reports it failed (cancelled) once its container is gone. */
   cancelExecution(nodeId: string, executionId: string, reason: string): string {
-    return this.send(nodeId, { Type: "CancelExecution", ExecutionID: executionId, Reason: reason });
+    return this.send(cancelExecutionMessage(nodeId, executionId, reason, randomUUID()));
   }
 }

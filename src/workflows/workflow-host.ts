@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { CheckpointStore, EventStore, NewEvent } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
-import { deterministicId } from "./deterministic-id.ts";
+import { deterministicId } from "../events/store/deterministic-id.ts";
 import { isTransientFailure } from "./transient-failure.ts";
 import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
 

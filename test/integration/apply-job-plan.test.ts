@@ -1,6 +1,5 @@
 import { join } from "node:path";
-import { connect, type NatsConnection } from "nats";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { BACALHAU_JOB_DEFAULTS } from "../../machines/job/job-defaults.ts";
 import { taskOf, type JobSpec } from "../../machines/job/job-spec.ts";
 import { parseTaskResources } from "../../machines/job/task-resources.ts";
@@ -20,7 +19,7 @@ import { executionWorkSubject } from "../../src/transport/subjects.ts";
 import { applyJobPlan, followUpKey, type JobPlanStep } from "../../src/workflows/jobs/apply-job-plan.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { node } from "../unit/scheduler/scheduler-fixtures.ts";
 
 /**
@@ -29,17 +28,7 @@ import { node } from "../unit/scheduler/scheduler-fixtures.ts";
  */
 const START = Date.parse("2026-11-28T12:00:00Z");
 const submitter = commandContext({ type: "operator", id: "alice" });
-let nats: TestNatsServer;
-let nc: NatsConnection;
-
-beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  nc = await connect({ servers: nats.url });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.stop();
-});
+const nats = natsPerSuite();
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -59,7 +48,7 @@ function setup() {
   const target = {
     jobs: control.jobs,
     executions: control.executions,
-    work: new NodeWorkClient(nc),
+    work: new NodeWorkClient(nats.nc),
     deadlines,
     logger: silentLogger,
   };
@@ -190,10 +179,10 @@ describe("applyJobPlan", () => {
     const placed = await planFor(jobId, nodes);
     await applyJobPlan(target, placed, stepOf(jobId));
     const heard = nodes.map(async (n) => {
-      for await (const m of nc.subscribe(executionWorkSubject(n.id), { max: 1 })) return unpack(m.data);
+      for await (const m of nats.nc.subscribe(executionWorkSubject(n.id), { max: 1 })) return unpack(m.data);
       return undefined;
     });
-    await nc.flush();
+    await nats.nc.flush();
     await control.jobs.execute(jobId, { type: "Stop", reason: "enough" }, submitter);
     const ended = (await control.jobs.get(jobId)).state;
     const executions = await Promise.all(

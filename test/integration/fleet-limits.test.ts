@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -9,7 +8,7 @@ import { commandContext } from "../../src/actors/command-context.ts";
 import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode } from "../support/join-node.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { storedEvents } from "../support/stored-events.ts";
 
 /**
@@ -17,18 +16,7 @@ import { storedEvents } from "../support/stored-events.ts";
  * msgpack messages as any client could send them.
  */
 const TOKEN = "s3cret";
-let nats: TestNatsServer;
-let nc: NatsConnection;
-
-beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  nc = await connect({ servers: nats.url });
-});
-
-afterAll(async () => {
-  await nc?.drain();
-  await nats?.stop();
-});
+const nats = natsPerSuite();
 
 interface Running {
   orchestrator: RunningOrchestrator;
@@ -51,14 +39,14 @@ function orchestratorFor(extra: Partial<ShoalConfig>): () => Running {
 }
 
 async function send(subject: string, body: Record<string, unknown>): Promise<ProtocolResponse> {
-  const reply = await nc.request(subject, encode(body), { timeout: 5000 });
+  const reply = await nats.nc.request(subject, encode(body), { timeout: 5000 });
   return decode(ProtocolResponse, reply.data);
 }
 
 const request = (nodeId: string, method: string, body: Record<string, unknown>) =>
   send(`shoal.compute.${nodeId}.${method}`, { MessageID: randomUUID(), ...body });
 
-const register = (info: ReturnType<typeof computeInfo>) => joinNode(nc, info.NodeID, TOKEN, info);
+const register = (info: ReturnType<typeof computeInfo>) => joinNode(nats.nc, info.NodeID, TOKEN, info);
 
 /** What a join stores: the registration and the key's binding. */
 const joined = (ids: string[]) =>

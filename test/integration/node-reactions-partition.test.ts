@@ -1,13 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuthUser } from "../../src/config/auth-users.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { Simulation } from "../../src/sim/simulation.ts";
-import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
-import { ManualClock } from "../support/manual-clock.ts";
-import { freePort } from "../support/nats-server.ts";
+import type { Simulation } from "../../src/sim/simulation.ts";
+import type { Body } from "../support/job-api-client.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { storedEvents } from "../support/stored-events.ts";
+import { VIRTUAL_DAEMON_JOB, VirtualFleetCluster } from "../support/virtual-fleet-cluster.ts";
 
 /**
  * A partition of most of a fleet (docs/jobs.md, Node reactions): `shoal sim`'s virtual nodes
@@ -17,98 +14,32 @@ import { storedEvents } from "../support/stored-events.ts";
  * at once: their work must not all move; it moves at the secondary eviction rate, one node per
  * 100 s of the clock, and the nodes that come back before their turn keep it.
  */
-const KEY = "partition-key-0123456789abcdefghijk";
-const USERS: AuthUser[] = [
-  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
-];
 const NODES = 60;
 const DISCONNECT_MS = 10_000;
-const clock = new ManualClock(Date.now());
-const dataDir = tempDir("shoal-partition-");
-let orchestrator: RunningOrchestrator;
+let cluster: VirtualFleetCluster;
 let sim: Simulation;
-
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
-
-/** Moves the clock on in steps, with real time between them for the live nodes' heartbeats. */
-async function pass(ms: number, stepMs: number): Promise<void> {
-  for (let t = 0; t < ms; t += stepMs) {
-    await clock.advance(stepMs);
-    await sleep(250);
-  }
-}
+const call = (method: string, path: string, body?: unknown) => cluster.api.call(method, path, body);
+const pass = (ms: number, stepMs: number) => cluster.pass(ms, { stepMs });
 
 beforeAll(async () => {
-  const config = orchestratorConfig("", {
-    DataDir: dataDir,
-    "API.Auth.Users": USERS,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+  cluster = await VirtualFleetCluster.start("partition", {
     "Orchestrator.NodeManager.DisconnectTimeout": DISCONNECT_MS,
-    "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
     // A fleet of 60 is "large" here: past the threshold, work moves at the secondary rate instead of not at all.
     "Orchestrator.NodeManager.LargeClusterSizeThreshold": 20,
-    // Virtual nodes never answer their work: it stays under way only until the answer bound, here past the test's
-    // clock.
-    "Orchestrator.Scheduler.ExecutionAnswerTimeout": 3_600_000,
   });
-  orchestrator = await startOrchestrator(config, silentLogger, { clock });
-  sim = Simulation.start({
-    nodes: NODES,
-    idPrefix: "part",
-    orchestrators: [orchestrator.natsUrl],
-    token: orchestrator.joinToken.token,
-    heartbeatMs: 200,
-    jitterMs: 20,
-    infoUpdateMs: 5000,
-    resourceUpdateMs: 5000,
-    joinRatePerSecond: 100,
-    maxJoining: 1,
-    initialBackoffMs: 200,
-    maxBackoffMs: 1000,
-    logger: silentLogger,
-    dataDir: tempDir("shoal-partition-sim-"),
-  });
-  await waitFor(
-    () => sim.fleet.progress().heartbeating === NODES,
-    120_000,
-    () => `all heartbeating: ${JSON.stringify(sim.fleet.progress())}`,
-  );
+  sim = cluster.fleet(NODES, "part");
+  await cluster.allHeartbeating(120_000);
   // Past the grace after the start.
   await pass(DISCONNECT_MS, 1_000);
 }, 180_000);
 
 afterAll(async () => {
-  await sim?.stop();
-  await orchestrator?.stop();
+  await cluster?.stop();
 });
 
 describe("a partition of 70 % of the fleet", () => {
   it("moves no storm of work: the first node's at once, then one per 100 s of the clock; the rest keep theirs when they come back", async () => {
-    const job = {
-      Type: "daemon",
-      Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
-      Tasks: [
-        {
-          Name: "main",
-          Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } },
-          Resources: { CPU: "10m", Memory: "8Mb" },
-        },
-      ],
-    };
-    const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
-    expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const jobId = put.body.JobID as string;
+    const jobId = await cluster.api.submit(VIRTUAL_DAEMON_JOB);
     const executions = async (): Promise<Body[]> =>
       (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=1000`)).body?.Items ?? [];
     const placed = (count: number) =>
@@ -122,9 +53,9 @@ describe("a partition of 70 % of the fleet", () => {
     await placed(20);
     await sleep(1_000);
     expect(await executions()).toHaveLength(20);
-    await clock.advance(100);
+    await cluster.clock.advance(100);
     await placed(40);
-    await clock.advance(100);
+    await cluster.clock.advance(100);
     await placed(NODES);
 
     const cut = new Set(sim.fleet.kill(0.7));
@@ -136,7 +67,7 @@ describe("a partition of 70 % of the fleet", () => {
     ).map((n: Body) => n.Info.NodeID);
     expect(new Set(unhealthy)).toEqual(cut);
 
-    const all = await storedEvents(dataDir);
+    const all = await storedEvents(cluster.dataDir);
     const mine = new Set((await executions()).map((e) => `execution-${e.ID as string}`));
     const lost = all.filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
     // Only silent nodes lost work, each loss by the workflow with its reason.
@@ -169,7 +100,9 @@ describe("a partition of 70 % of the fleet", () => {
       () => `all back: ${JSON.stringify(sim.fleet.progress())}`,
     );
     await pass(30_000, 2_000);
-    const after = (await storedEvents(dataDir)).filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
+    const after = (await storedEvents(cluster.dataDir)).filter(
+      (e) => mine.has(e.stream) && e.type === "ExecutionFailed",
+    );
     expect(after).toHaveLength(lost.length);
   }, 300_000);
 });

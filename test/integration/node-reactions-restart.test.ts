@@ -1,14 +1,10 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { Simulation } from "../../src/sim/simulation.ts";
-import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
-import { ManualClock } from "../support/manual-clock.ts";
-import { freePort } from "../support/nats-server.ts";
+import type { Simulation } from "../../src/sim/simulation.ts";
+import type { Body } from "../support/job-api-client.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { storedEvents } from "../support/stored-events.ts";
+import { VIRTUAL_DAEMON_JOB, VirtualFleetCluster } from "../support/virtual-fleet-cluster.ts";
 
 /**
  * The silent nodes' queue across a restart (docs/jobs.md, Node reactions): `shoal sim`'s virtual
@@ -20,102 +16,34 @@ import { storedEvents } from "../support/stored-events.ts";
  * told to stop what was lost with them, die again holding nothing, and the orchestrator restarts:
  * back once more, they are told nothing again (what a node back is told is folded from the store).
  */
-const KEY = "restart-queue-key-0123456789abcdefghij";
-const USERS: AuthUser[] = [
-  { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
-];
 const DISCONNECT_MS = 10_000;
-const clock = new ManualClock(Date.now());
-const dataDir = tempDir("shoal-reactions-restart-");
-let config: ReturnType<typeof orchestratorConfig>;
-let orchestrator: RunningOrchestrator;
+let cluster: VirtualFleetCluster;
 const sims: Simulation[] = [];
 /** The first test's daemon job, and its two nodes that died (their executions lost with them), for the second. */
 let daemonJobId = "";
 let goneNodes: string[] = [];
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Body };
-}
-
+const call = (method: string, path: string, body?: unknown) => cluster.api.call(method, path, body);
 /** Moves the clock on in 1 s steps, with real time between them for the live nodes' heartbeats, until `done`. */
-async function pass(ms: number, done: () => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
-  for (let t = 0; t < ms; t += 1_000) {
-    await clock.advance(1_000);
-    await sleep(250);
-    if (await done()) return;
-  }
-}
-
-const fleet = (nodes: number, idPrefix: string) =>
-  Simulation.start({
-    nodes,
-    idPrefix,
-    orchestrators: [orchestrator.natsUrl],
-    token: orchestrator.joinToken.token,
-    heartbeatMs: 200,
-    jitterMs: 20,
-    infoUpdateMs: 5000,
-    resourceUpdateMs: 5000,
-    joinRatePerSecond: 100,
-    maxJoining: 1,
-    initialBackoffMs: 200,
-    maxBackoffMs: 1000,
-    logger: silentLogger,
-    dataDir: tempDir(`shoal-reactions-restart-${idPrefix}-`),
-  });
+const pass = (ms: number, done?: () => Promise<boolean>) => cluster.pass(ms, { until: done });
 
 beforeAll(async () => {
-  config = orchestratorConfig("", {
-    DataDir: dataDir,
-    "API.Auth.Users": USERS,
-    "Orchestrator.Host": "127.0.0.1",
-    "Orchestrator.Port": await freePort(),
-    "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+  cluster = await VirtualFleetCluster.start("reactions-restart", {
     "Orchestrator.NodeManager.DisconnectTimeout": DISCONNECT_MS,
-    "Orchestrator.NodeManager.UnknownTimeout": 3_600_000,
-    // Virtual nodes never answer their work: it stays under way until the answer bound, past the test's clock.
-    "Orchestrator.Scheduler.ExecutionAnswerTimeout": 3_600_000,
   });
-  orchestrator = await startOrchestrator(config, silentLogger, { clock });
-  sims.push(fleet(4, "stay"), fleet(2, "gone"));
-  await waitFor(
-    () => sims.every((s) => s.fleet.progress().heartbeating === s.fleet.progress().nodes),
-    120_000,
-    () => `all heartbeating: ${JSON.stringify(sims.map((s) => s.fleet.progress()))}`,
-  );
+  sims.push(cluster.fleet(4, "stay"), cluster.fleet(2, "gone"));
+  await cluster.allHeartbeating(120_000);
   // Past the grace after the start.
   await pass(DISCONNECT_MS);
 }, 180_000);
 
 afterAll(async () => {
-  for (const sim of sims) await sim.stop();
-  await orchestrator?.stop();
+  await cluster?.stop();
 });
 
 describe("a restart while a silent node waits its turn", () => {
   it("folds the queue from the workflow's stream: the node's work is lost later for its own step's reason and cause", async () => {
-    const job = {
-      Type: "daemon",
-      Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
-      Tasks: [
-        {
-          Name: "main",
-          Engine: { Type: "docker", Params: { Image: "busybox:1", Entrypoint: ["sleep", "600"] } },
-          Resources: { CPU: "10m", Memory: "8Mb" },
-        },
-      ],
-    };
-    const put = await call("PUT", "/api/v1/orchestrator/jobs", { Job: job });
-    expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const jobId = put.body.JobID as string;
+    const jobId = await cluster.api.submit(VIRTUAL_DAEMON_JOB);
     daemonJobId = jobId;
     const executions = async (): Promise<Body[]> =>
       (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions?limit=100`)).body?.Items ?? [];
@@ -131,7 +59,7 @@ describe("a restart while a silent node waits its turn", () => {
     goneNodes = gone;
     const lost = async (): Promise<RecordedEvent[]> => {
       const streams = new Set(gone.map((n) => byNode.get(n)));
-      return (await storedEvents(dataDir)).filter((e) => streams.has(e.stream) && e.type === "ExecutionFailed");
+      return (await storedEvents(cluster.dataDir)).filter((e) => streams.has(e.stream) && e.type === "ExecutionFailed");
     };
     await pass(3 * DISCONNECT_MS, async () => (await lost()).length > 0);
     const first = await lost();
@@ -139,13 +67,13 @@ describe("a restart while a silent node waits its turn", () => {
     const released = ((first[0] as RecordedEvent).data as Body).Message.split(" ")[3] as string;
     const waiting = gone.find((n) => n !== released) as string;
     // Its turn is 10 s of the clock away: the orchestrator stops before it.
-    await orchestrator.stop();
-    const stopped = await storedEvents(dataDir);
+    await cluster.stopOrchestrator();
+    const stopped = await storedEvents(cluster.dataDir);
     const stream = stopped.filter((e) => e.stream === "workflow-node-reactions");
     expect(stream.filter((e) => e.type === "NodeLossReleased").map((e) => (e.data as Body).NodeID)).toEqual([released]);
     expect(await lost()).toHaveLength(1);
 
-    orchestrator = await startOrchestrator(config, silentLogger, { clock });
+    await cluster.startOrchestrator();
     await waitFor(
       async () =>
         (await call("GET", "/api/v1/orchestrator/nodes?limit=100")).body.Nodes.filter(
@@ -156,7 +84,7 @@ describe("a restart while a silent node waits its turn", () => {
     );
     // The grace after the start, then its turn.
     await pass(4 * DISCONNECT_MS, async () => (await lost()).length === 2);
-    const all = await storedEvents(dataDir);
+    const all = await storedEvents(cluster.dataDir);
     const silentEvent = all.find((e) => e.stream === `node-${waiting}` && e.type === "NodeBecameUnhealthy");
     expect(silentEvent).toBeDefined();
     const loss = (await lost()).find((e) => e.stream === byNode.get(waiting));
@@ -182,7 +110,7 @@ describe("a restart after a node that came back was told to stop its lost work",
   it("tells it nothing again when it comes back once more: what it was told is stored fact, not memory", async () => {
     expect(goneNodes).toHaveLength(2);
     const stopSteps = async (nodeId: string): Promise<number> =>
-      (await storedEvents(dataDir)).filter(
+      (await storedEvents(cluster.dataDir)).filter(
         (e) =>
           e.stream === "workflow-node-reactions" &&
           e.type === "WorkflowStepRecorded" &&
@@ -219,9 +147,9 @@ describe("a restart after a node that came back was told to stop its lost work",
     };
     await pass(3 * DISCONNECT_MS, silent);
     expect(await silent()).toBe(true);
-    await orchestrator.stop();
+    await cluster.stopOrchestrator();
 
-    orchestrator = await startOrchestrator(config, silentLogger, { clock });
+    await cluster.startOrchestrator();
     sim.fleet.revive();
     await pass(3 * DISCONNECT_MS, healthy);
     expect(await healthy()).toBe(true);

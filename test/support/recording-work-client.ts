@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../src/actors/clock.ts";
-import { validateWorkMessage } from "../../src/transport/decode-work.ts";
-import type { ExecutionWork, NodeWorkClient } from "../../src/transport/node-work-client.ts";
+import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
+import {
+  askForBidMessage,
+  cancelExecutionMessage,
+  runExecutionMessage,
+  type ExecutionWork,
+} from "../../src/transport/work-message-builders.ts";
 import type { WorkMessage } from "../../src/transport/work-messages.ts";
 
 export interface SentWork {
@@ -13,7 +18,7 @@ export interface SentWork {
 
 /**
  * The transport boundary of work sent to nodes, recorded instead of published: each message is
- * made and validated as NodeWorkClient makes it (a malformed one throws the same ProtocolError),
+ * made by the builders NodeWorkClient sends (a malformed one throws the same ProtocolError),
  * then kept with the clock's time. `failNext` makes the next publishes throw, as a NATS
  * connection in trouble does.
  */
@@ -24,25 +29,15 @@ export class RecordingWorkClient implements Pick<NodeWorkClient, "askForBid" | "
   constructor(private readonly clock: Clock) {}
 
   askForBid(work: ExecutionWork): string {
-    return this.send(work.nodeId, {
-      Type: "AskForBid",
-      ExecutionID: work.executionId,
-      JobID: work.jobId,
-      Task: work.task,
-    });
+    return this.send(askForBidMessage(work, randomUUID()));
   }
 
   runExecution(work: ExecutionWork): string {
-    return this.send(work.nodeId, {
-      Type: "RunExecution",
-      ExecutionID: work.executionId,
-      JobID: work.jobId,
-      Task: work.task,
-    });
+    return this.send(runExecutionMessage(work, randomUUID()));
   }
 
   cancelExecution(nodeId: string, executionId: string, reason: string): string {
-    return this.send(nodeId, { Type: "CancelExecution", ExecutionID: executionId, Reason: reason });
+    return this.send(cancelExecutionMessage(nodeId, executionId, reason, randomUUID()));
   }
 
   /** The messages of this type sent for this execution, in order. */
@@ -50,14 +45,12 @@ export class RecordingWorkClient implements Pick<NodeWorkClient, "askForBid" | "
     return this.sent.filter((s) => s.message.Type === type && s.message.ExecutionID === executionId);
   }
 
-  private send(nodeId: string, message: Record<string, unknown>): string {
-    const messageId = randomUUID();
-    const checked = validateWorkMessage({ ...message, MessageID: messageId, NodeID: nodeId });
+  private send(message: WorkMessage): string {
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error("NATS connection is closed");
     }
-    this.sent.push({ nodeId, message: checked, at: this.clock.now() });
-    return messageId;
+    this.sent.push({ nodeId: message.NodeID, message, at: this.clock.now() });
+    return message.MessageID;
   }
 }

@@ -5,6 +5,10 @@ import { CONFIG_KEYS } from "../../src/config/keys.ts";
 import { EXECUTION_EVENT_TYPES } from "../../src/events/catalog/execution-events.ts";
 import { JOB_EVENT_TYPES } from "../../src/events/catalog/job-events.ts";
 import { NODE_EVENT_TYPES } from "../../src/events/catalog/node-events.ts";
+import {
+  NODE_REACTION_RECORD_SCHEMAS,
+  NODE_REACTION_RECORD_TYPES,
+} from "../../src/events/catalog/node-reaction-records.ts";
 import { ERROR_KINDS } from "../../src/errors/shoal-error.ts";
 
 const doc = (name: string) => readFileSync(join(import.meta.dirname, "../../docs", name), "utf8");
@@ -23,6 +27,16 @@ describe("docs stay true to the code", () => {
   it("documents every job and execution event type", () => {
     const events = doc("events.md");
     for (const type of [...JOB_EVENT_TYPES, ...EXECUTION_EVENT_TYPES]) expect(events, type).toContain(`\`${type}\``);
+  });
+
+  it("documents every node-reactions record with its fields", () => {
+    const events = doc("events.md");
+    for (const type of NODE_REACTION_RECORD_TYPES) {
+      const row = events.split("\n").find((line) => line.startsWith(`| \`${type}\` |`));
+      expect(row, type).toBeDefined();
+      for (const field of Object.keys(NODE_REACTION_RECORD_SCHEMAS[type].fields))
+        expect(row, `${type}.${field}`).toContain(field);
+    }
   });
 
   it("documents every error kind", () => {

@@ -11,7 +11,8 @@ import {
   StoredNodeInfo,
 } from "../../events/catalog/node-info.ts";
 import type { NodeDrain } from "../../../machines/node/node-state.ts";
-import { viewLabels, type NodeView } from "../../projections/node-view.ts";
+import { nodeLabels } from "../../labels/node-labels.ts";
+import type { NodeView } from "../../projections/node-view.ts";
 
 const ResourcesComponent = Resources.annotations({ identifier: "Resources" });
 const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative());
@@ -146,7 +147,7 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
   const stored = view.info;
   const compute = stored.ComputeNodeInfo;
   const capacity = liveCapacityOf(live?.resources);
-  const labels = viewLabels(view);
+  const labels = nodeLabels(view);
   const info: NodeState["Info"] = compute
     ? {
         NodeID: stored.NodeID,

@@ -10,6 +10,8 @@ export interface EntityEventCodec<Event extends { readonly type: string; readonl
   encode(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent;
   /** encode through Effect alone: the reference the fast path is tested against. */
   encodeBySchema(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent;
+  /** The event's data as it is stored, checked by its schema both ways, as a reader will check it. */
+  encodeData(event: Event): unknown;
   decode(recorded: RecordedEvent): Event;
   /**
    * decode for a fold (recovery, a read model): the type and schema version are checked at once,
@@ -86,14 +88,20 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
       `refusing to store an invalid ${type} (${part}): ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
     );
 
-  function encodeBySchema(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
+  function encodeData(event: Event): unknown {
     const type = event.type as Type;
-    const full: EventMetadata = { ...metadata, schemaVersion: versions[type] };
     const data = Schema.encodeUnknownEither(schemaOf(type))(event.data);
     if (data._tag === "Left") throw invalid(type, "data", data.left);
     const stored = asStored(data.right);
     const readable = Schema.decodeUnknownEither(schemaOf(type))(stored);
     if (readable._tag === "Left") throw invalid(type, "data", readable.left);
+    return stored;
+  }
+
+  function encodeBySchema(event: Event, metadata: Omit<EventMetadata, "schemaVersion">, id: string): NewEvent {
+    const type = event.type as Type;
+    const full: EventMetadata = { ...metadata, schemaVersion: versions[type] };
+    const stored = encodeData(event);
     const storedMetadata = asStored(full) as Record<string, unknown>;
     const meta = Schema.decodeUnknownEither(EventMetadata)(storedMetadata);
     if (meta._tag === "Left") throw invalid(type, "metadata", meta.left);
@@ -153,5 +161,5 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
     ) as unknown as Event;
   }
 
-  return { encode, encodeBySchema, decode, decodeForFold, isEventType };
+  return { encode, encodeBySchema, encodeData, decode, decodeForFold, isEventType };
 }

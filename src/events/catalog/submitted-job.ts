@@ -1,4 +1,5 @@
 import { ParseResult, Schema } from "effect";
+import { quote } from "../../../machines/job/spec-fields.ts";
 import { DockerEngineParams, JobType, NetworkType, SelectorOperator } from "./job-spec.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
 import {
@@ -11,7 +12,6 @@ import {
   field,
   isAbsent,
   isObject,
-  quote,
   type At,
   type Check,
   type Findings,

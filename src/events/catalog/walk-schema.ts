@@ -59,8 +59,6 @@ export const BeforeChecks = Symbol.for("shoal/walk/before-checks");
 export type Obj = Readonly<Record<string, unknown>>;
 export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 export const isAbsent = (v: unknown): boolean => v === undefined || v === null;
-/** Quoted for a message: long input cut (it comes from the submitter). */
-export const quote = (s: string): string => JSON.stringify(s.length > 70 ? `${s.slice(0, 64)}…` : s);
 
 /**
  * A field as Go's encoding/json finds it: the exact name first, else one that differs only in

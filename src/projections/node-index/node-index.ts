@@ -1,6 +1,7 @@
 import type { Health, Membership, Resources } from "../../events/catalog/node-info.ts";
 import type { LabelSelector } from "../../labels/label-selector.ts";
-import { viewLabels, type NodeView } from "../node-view.ts";
+import { nodeLabels } from "../../labels/node-labels.ts";
+import type { NodeView } from "../node-view.ts";
 import { LabelIndex, type CandidateSet, type SlotMatcher } from "./label-index.ts";
 import { NODE_ORDERS, sortKeyOf, statusKeyOf, type NodeOrder } from "./node-order.ts";
 import { SortedCursor, SortedEntries, compareKeys, type SortKey } from "./sorted-entries.ts";
@@ -190,11 +191,11 @@ export class NodeIndex {
       this.pendingCapacity.delete(id);
       this.writeCapacity(slot, available);
       this.insert(slot);
-      this.labels.add(slot, viewLabels(view));
+      this.labels.add(slot, nodeLabels(view));
       return;
     }
     const before = this.views[old] as NodeView;
-    if (viewLabels(before) !== viewLabels(view)) this.labels.replace(old, viewLabels(before), viewLabels(view));
+    if (nodeLabels(before) !== nodeLabels(view)) this.labels.replace(old, nodeLabels(before), nodeLabels(view));
     this.reindex(old, view, undefined);
   }
 
@@ -317,7 +318,7 @@ export class NodeIndex {
       if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
       (this.orders[o] as OrderedSet[])[partition]?.delete(this.keyOf(slot, view, o), id);
     }
-    this.labels.remove(slot, viewLabels(view));
+    this.labels.remove(slot, nodeLabels(view));
     // The capacity outlives the entry, as the report outlives the view (until liveness ends).
     const available = this.availableOf(slot);
     if (available !== undefined) this.pendingCapacity.set(id, available);
@@ -419,7 +420,7 @@ export class NodeIndex {
     for (let c = walk.head; c !== undefined; walk.advance(), c = walk.head) {
       const slot = this.slots.get(c.id) as number;
       const view = this.views[slot] as NodeView;
-      if (matches === undefined || matches(slot, viewLabels(view))) {
+      if (matches === undefined || matches(slot, nodeLabels(view))) {
         if (views.length === q.limit)
           return { views, lastKey, lastId, more: true, visited: views.length + skipped + 1 };
         views.push(view);
@@ -491,7 +492,7 @@ export class NodeIndex {
       if (after && sign * (compareKeys(key, after.key) || compareKeys(id, after.id)) <= 0) return;
       if (worst && sign * (compareKeys(key, worst.key) || compareKeys(id, worst.id)) >= 0) return;
       // The selector last: once the kept run is full, most candidates fall behind it on their key.
-      if (matches && !matches(slot, viewLabels(view))) return;
+      if (matches && !matches(slot, nodeLabels(view))) return;
       const ranked = { key, id, view };
       if (!bounded) {
         best.push(ranked);

@@ -31,7 +31,7 @@ import { placeJob } from "../../scheduler/place-job.ts";
 import { placementRequestOf } from "../../scheduler/placement-request-of.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
-import { deterministicId } from "../deterministic-id.ts";
+import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";

@@ -20,7 +20,7 @@ import {
 } from "../../../machines/reactions/reaction-events.ts";
 import {
   reactionEventsOf,
-  reactionRecordData,
+  reactionRecordOf,
   stepReactionEvents,
 } from "../../../machines/reactions/reaction-records.ts";
 import { reactionsDeadlines } from "../../../machines/reactions/reactions-deadlines.ts";
@@ -28,6 +28,10 @@ import { initialReactionsState, type ReactionsState } from "../../../machines/re
 import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
+import {
+  encodeNodeReactionRecordData,
+  NODE_REACTION_RECORD_VERSIONS,
+} from "../../events/catalog/node-reaction-record-codec.ts";
 import type { EventStore } from "../../events/store/event-store.ts";
 import type { ExecutionsByNode } from "../../projections/jobs/executions-by-node.ts";
 import type { NodeView } from "../../projections/node-view.ts";
@@ -35,10 +39,11 @@ import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-outcome.ts";
 import type { JobRunner } from "../jobs/job-runner.ts";
-import { deterministicId } from "../deterministic-id.ts";
+import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { WORKFLOW_CATEGORY } from "../workflow-host.ts";
 import { NODE_REACTIONS, NODE_WORK } from "./node-reactions.ts";
+import { storedReactionRecord } from "./stored-reaction-record.ts";
 
 type Issued = Parameters<WorkflowHandler>[0];
 
@@ -138,10 +143,10 @@ export class NodeReactionRunner {
         fromRevision: from,
         maxCount: RECOVERY_PAGE,
       });
-      for (const r of page)
-        events.push(
-          ...reactionEventsOf({ id: r.id, type: r.type, data: r.data, metadata: r.metadata, at: Date.parse(r.time) }),
-        );
+      for (const r of page) {
+        const record = storedReactionRecord(r);
+        if (record !== undefined) events.push(...reactionEventsOf(record));
+      }
       if (page.length < RECOVERY_PAGE) break;
       from = (page[page.length - 1]?.revision ?? from) + 1;
     }
@@ -330,7 +335,7 @@ export class NodeReactionRunner {
             {
               id: this.recordIdOf(e),
               type: e.type,
-              data: reactionRecordData(e),
+              data: encodeNodeReactionRecordData(reactionRecordOf(e)),
               metadata: {
                 time,
                 actor: NODE_REACTIONS_ACTOR,
@@ -338,7 +343,7 @@ export class NodeReactionRunner {
                 ...(waiting === undefined || waiting.causationId === ""
                   ? {}
                   : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
-                schemaVersion: 1,
+                schemaVersion: NODE_REACTION_RECORD_VERSIONS[e.type],
               },
             },
           ],

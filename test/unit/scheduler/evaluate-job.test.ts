@@ -16,7 +16,7 @@ import { JOB_FAILED_CANCEL, JOB_STOPPED_CANCEL, jobEndPlan } from "../../../src/
 import type { CandidateNode, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
 import { placementRequestOf } from "../../../src/scheduler/placement-request-of.ts";
 import { fromBacalhauResources } from "../../../src/scheduler/resources.ts";
-import { deterministicId } from "../../../src/workflows/deterministic-id.ts";
+import { deterministicId } from "../../../src/events/store/deterministic-id.ts";
 import { node } from "./scheduler-fixtures.ts";
 
 /**

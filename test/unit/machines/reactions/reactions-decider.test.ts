@@ -2,8 +2,16 @@ import { describe, expect, it } from "vitest";
 import { PAUSED_RECHECK_MS } from "../../../../machines/reactions/decide-reactions.ts";
 import type { EvictionPolicy, FleetHealth } from "../../../../machines/reactions/eviction-rule.ts";
 import type { ReactionInput } from "../../../../machines/reactions/reaction-commands.ts";
-import type { ReactionEvent, WaitingStanding } from "../../../../machines/reactions/reaction-events.ts";
-import { reactionEventsOf, reactionRecordData } from "../../../../machines/reactions/reaction-records.ts";
+import {
+  isStoredReactionEvent,
+  type ReactionEvent,
+  type WaitingStanding,
+} from "../../../../machines/reactions/reaction-events.ts";
+import {
+  reactionEventsOf,
+  reactionRecordOf,
+  type ReactionRecord,
+} from "../../../../machines/reactions/reaction-records.ts";
 import { reactionsDecider } from "../../../../machines/reactions/reactions-decider.ts";
 import type { ReactionsState } from "../../../../machines/reactions/reactions-state.ts";
 
@@ -14,7 +22,7 @@ const T0 = 1_000_000;
 /** A QueueNodeLoss step, as the workflow host records it for a node event. */
 const step = (nodeId: string, health = "UNHEALTHY", eventId = `ev-${nodeId}-${health}`) => ({
   id: `step-${eventId}`,
-  type: "WorkflowStepRecorded",
+  type: "WorkflowStepRecorded" as const,
   data: {
     Workflow: "node-reactions",
     Input: { EventID: eventId, Stream: `node-${nodeId}`, Type: `NodeBecame${health}`, Position: 1 },
@@ -254,11 +262,9 @@ describe("the silent nodes' queue", () => {
 
   it("a restart folds the same queue, in the same order, with the same reasons and the bucket, from the stream", () => {
     // A live run: five silent nodes, the first released at once, a back before its turn, one found by the check.
-    const records: { id: string; type: string; data: unknown; metadata: Record<string, unknown>; at: number }[] = [];
+    const records: ReactionRecord[] = [];
     const recordOf = (e: ReactionEvent, id: string, at: number) =>
-      e.type === "NodeLossQueued" || e.type === "NodeLossReleased" || e.type === "NodeLossWithdrawn"
-        ? records.push({ id, type: e.type, data: reactionRecordData(e), metadata: {}, at })
-        : 0;
+      isStoredReactionEvent(e) ? records.push({ id, metadata: {}, at, ...reactionRecordOf(e) }) : 0;
     let live = reactionsDecider.initialState();
     for (const n of ["n1", "n2", "n3", "n4", "n5"]) {
       records.push(step(n));

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 
 /**
  * A UUID (version 5 layout, SHA-1 of a namespace and parts) that is the same every time for the
- * same inputs: what a workflow records and issues for one input event never changes on replay.
+ * same inputs: what a workflow records and issues for one input event, and the executions a
+ * placement creates, never change on replay. These ids are stored: the function must never change.
  */
 export function deterministicId(namespace: string, ...parts: readonly string[]): string {
   const hash = createHash("sha1").update(namespace);
