@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
-import type { CheckpointStore, EventStore, NewEvent } from "../events/store/event-store.ts";
+import { encodeWorkflowStep } from "../events/catalog/workflow-step-codec.ts";
+import type { WorkflowStep } from "../events/catalog/workflow-steps.ts";
+import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
@@ -7,25 +9,8 @@ import { isTransientFailure } from "./transient-failure.ts";
 import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
-export const WORKFLOW_STEP_EVENT = "WorkflowStepRecorded";
-
-/** What one step of a workflow stores: the input it saw and the commands it issued for it. */
-export interface WorkflowStep {
-  readonly Workflow: string;
-  readonly Input: {
-    readonly EventID: string;
-    readonly Stream: string;
-    readonly Type: string;
-    readonly Position: number;
-  };
-  readonly Commands: readonly {
-    readonly CommandID: string;
-    readonly Handler: string;
-    readonly EntityID: string;
-    readonly Type: string;
-    readonly Reason: string;
-  }[];
-}
+/** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
+export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
 
 /**
  * Runs a workflow as a processor of the store. For every input event that calls for commands it
@@ -86,19 +71,17 @@ export class WorkflowHost implements Processor {
     };
     const correlationId =
       typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id;
-    const event: NewEvent = {
-      id: deterministicId(name, recorded.id),
-      type: WORKFLOW_STEP_EVENT,
-      data: step,
-      metadata: {
+    const event = encodeWorkflowStep(
+      step,
+      {
         time: recorded.time,
         actor: { type: "system", id: this.name },
         reason: `reacting to ${recorded.type} in ${recorded.stream}`,
         correlationId,
         causationId: recorded.id,
-        schemaVersion: 1,
       },
-    };
+      deterministicId(name, recorded.id),
+    );
     await this.options.store.append(`${WORKFLOW_CATEGORY}-${name}`, [event], "any");
     for (const command of issued) {
       const handler = this.options.handlers[command.handler];
