@@ -1,12 +1,13 @@
 import type { Logger } from "pino";
 import { encodeWorkflowStep } from "../events/catalog/workflow-step-codec.ts";
 import type { WorkflowStep } from "../events/catalog/workflow-steps.ts";
-import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
+import type { CheckpointStore, EventStore, RecordedEvent } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
 import { isTransientFailure } from "./transient-failure.ts";
 import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
+import { workflowInputOf } from "./workflow-input.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
 /** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
@@ -46,16 +47,16 @@ export class WorkflowHost implements Processor {
   }
 
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
-    for (const input of batch) {
-      // The workflow's own steps are inputs of nobody.
-      if (input.recorded.stream.startsWith(`${WORKFLOW_CATEGORY}-`)) continue;
+    for (const envelope of batch) {
+      // Entities' events only: the workflows' own steps are inputs of nobody.
+      const input = workflowInputOf(envelope);
+      if (input === undefined) continue;
       const commands = this.workflow.react(input);
-      if (commands.length > 0) await this.step(input, commands);
+      if (commands.length > 0) await this.step(envelope.recorded, commands);
     }
   }
 
-  private async step(input: EventEnvelope, commands: ReturnType<Workflow["react"]>): Promise<void> {
-    const { recorded } = input;
+  private async step(recorded: RecordedEvent, commands: ReturnType<Workflow["react"]>): Promise<void> {
     const { name } = this.workflow;
     const issued = commands.map((c, i) => ({ ...c, commandId: deterministicId(name, recorded.id, String(i)) }));
     const step: WorkflowStep = {
