@@ -1,4 +1,5 @@
 import type { NodeReactionRecord } from "../../src/events/catalog/node-reaction-records.ts";
+import type { WorkflowStepRecord } from "../../src/events/catalog/workflow-steps.ts";
 import { LOSE_NODE_WORK, QUEUE_NODE_LOSS, STOP_LOST_WORK } from "./reaction-commands.ts";
 import type { ReactionEvent, StoredReactionEvent } from "./reaction-events.ts";
 
@@ -40,16 +41,13 @@ export function stepReactionEvents(
   }
 }
 
-/**
- * A stored record of the workflow's stream: a step as the store gives it back, or one of the
- * reactions' own records decoded through the event catalog.
- */
+/** A stored record of the workflow's stream, a step or one of the reactions' own, decoded through the event catalog. */
 export type ReactionRecord = {
   readonly id: string;
   readonly metadata: Readonly<Record<string, unknown>>;
   /** When it was recorded, in ms. */
   readonly at: number;
-} & (NodeReactionRecord | { readonly type: "WorkflowStepRecorded"; readonly data: unknown });
+} & (NodeReactionRecord | WorkflowStepRecord);
 
 /** The record a stored reaction event is kept as (its type is the event's). */
 export function reactionRecordOf(event: StoredReactionEvent): NodeReactionRecord {
@@ -63,25 +61,15 @@ export function reactionRecordOf(event: StoredReactionEvent): NodeReactionRecord
   }
 }
 
-interface StepData {
-  readonly Input?: { readonly EventID?: string };
-  readonly Commands?: readonly {
-    readonly CommandID: string;
-    readonly Type: string;
-    readonly EntityID: string;
-    readonly Reason: string;
-  }[];
-}
-
 /** What one record of the workflow's stream changes in the queue: the fold a restart rebuilds it with. */
 export function reactionEventsOf(record: ReactionRecord): readonly ReactionEvent[] {
   switch (record.type) {
     case "WorkflowStepRecorded": {
-      const step = record.data as StepData;
-      const causationId = step.Input?.EventID ?? "";
+      const step = record.data;
+      const causationId = step.Input.EventID;
       const correlation = record.metadata.correlationId;
       const correlationId = typeof correlation === "string" ? correlation : causationId;
-      return (step.Commands ?? []).flatMap((c) =>
+      return step.Commands.flatMap((c) =>
         stepReactionEvents(
           { commandId: c.CommandID, type: c.Type, entityId: c.EntityID, reason: c.Reason },
           causationId,

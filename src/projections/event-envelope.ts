@@ -6,7 +6,7 @@ import type { JobEvent } from "../events/catalog/job-events.ts";
 import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
-import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf } from "../events/streams.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 
 /**
  * A domain event of any entity kind: event type names are unique across kinds, so `type` alone
@@ -36,6 +36,20 @@ export class EventEnvelope {
 
   get position(): number {
     return this.recorded.position;
+  }
+
+  get stream(): string {
+    return this.recorded.stream;
+  }
+
+  /** The entity whose stream holds the event (a node's, a job's or an execution's id). */
+  get entityId(): string {
+    return entityIdOf(this.recorded.stream);
+  }
+
+  /** When it was recorded (ISO-8601). */
+  get time(): string {
+    return this.recorded.time;
   }
 
   /**

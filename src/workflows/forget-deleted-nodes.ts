@@ -1,4 +1,3 @@
-import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import type { Workflow } from "./workflow.ts";
 
 export const FORGET_LIVENESS = "ForgetNodeLiveness";
@@ -10,16 +9,8 @@ export const FORGET_LIVENESS = "ForgetNodeLiveness";
  */
 export const forgetDeletedNodes: Workflow = {
   name: "forget-deleted-nodes",
-  react(input) {
-    const { recorded } = input;
-    if (recorded.type !== "NodeDeleted" || categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
-    return [
-      {
-        handler: "node-liveness",
-        entityId: entityIdOf(recorded.stream),
-        type: FORGET_LIVENESS,
-        reason: "the node was deleted",
-      },
-    ];
+  react({ event, entityId }) {
+    if (event.type !== "NodeDeleted") return [];
+    return [{ handler: "node-liveness", entityId, type: FORGET_LIVENESS, reason: "the node was deleted" }];
   },
 };

@@ -1,31 +1,17 @@
 import type { Logger } from "pino";
-import type { CheckpointStore, EventStore, NewEvent } from "../events/store/event-store.ts";
+import { encodeWorkflowStep } from "../events/catalog/workflow-step-codec.ts";
+import type { WorkflowStep } from "../events/catalog/workflow-steps.ts";
+import type { CheckpointStore, EventStore, RecordedEvent } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
 import { isTransientFailure } from "./transient-failure.ts";
 import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
+import { workflowInputOf } from "./workflow-input.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
-export const WORKFLOW_STEP_EVENT = "WorkflowStepRecorded";
-
-/** What one step of a workflow stores: the input it saw and the commands it issued for it. */
-export interface WorkflowStep {
-  readonly Workflow: string;
-  readonly Input: {
-    readonly EventID: string;
-    readonly Stream: string;
-    readonly Type: string;
-    readonly Position: number;
-  };
-  readonly Commands: readonly {
-    readonly CommandID: string;
-    readonly Handler: string;
-    readonly EntityID: string;
-    readonly Type: string;
-    readonly Reason: string;
-  }[];
-}
+/** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
+export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
 
 /**
  * Runs a workflow as a processor of the store. For every input event that calls for commands it
@@ -61,16 +47,16 @@ export class WorkflowHost implements Processor {
   }
 
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
-    for (const input of batch) {
-      // The workflow's own steps are inputs of nobody.
-      if (input.recorded.stream.startsWith(`${WORKFLOW_CATEGORY}-`)) continue;
+    for (const envelope of batch) {
+      // Entities' events only: the workflows' own steps are inputs of nobody.
+      const input = workflowInputOf(envelope);
+      if (input === undefined) continue;
       const commands = this.workflow.react(input);
-      if (commands.length > 0) await this.step(input, commands);
+      if (commands.length > 0) await this.step(envelope.recorded, commands);
     }
   }
 
-  private async step(input: EventEnvelope, commands: ReturnType<Workflow["react"]>): Promise<void> {
-    const { recorded } = input;
+  private async step(recorded: RecordedEvent, commands: ReturnType<Workflow["react"]>): Promise<void> {
     const { name } = this.workflow;
     const issued = commands.map((c, i) => ({ ...c, commandId: deterministicId(name, recorded.id, String(i)) }));
     const step: WorkflowStep = {
@@ -86,19 +72,17 @@ export class WorkflowHost implements Processor {
     };
     const correlationId =
       typeof recorded.metadata.correlationId === "string" ? recorded.metadata.correlationId : recorded.id;
-    const event: NewEvent = {
-      id: deterministicId(name, recorded.id),
-      type: WORKFLOW_STEP_EVENT,
-      data: step,
-      metadata: {
+    const event = encodeWorkflowStep(
+      step,
+      {
         time: recorded.time,
         actor: { type: "system", id: this.name },
         reason: `reacting to ${recorded.type} in ${recorded.stream}`,
         correlationId,
         causationId: recorded.id,
-        schemaVersion: 1,
       },
-    };
+      deterministicId(name, recorded.id),
+    );
     await this.options.store.append(`${WORKFLOW_CATEGORY}-${name}`, [event], "any");
     for (const command of issued) {
       const handler = this.options.handlers[command.handler];

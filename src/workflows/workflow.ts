@@ -1,4 +1,4 @@
-import type { EventEnvelope } from "../projections/event-envelope.ts";
+import type { WorkflowInput } from "./workflow-input.ts";
 
 /**
  * A command a workflow issues: to whom (a handler the host knows by name, and the entity id),
@@ -13,13 +13,14 @@ export interface WorkflowCommand {
 }
 
 /**
- * A process manager: when this happens, do that. `react` is pure — from one stored event to the
- * commands it calls for (none for most events) — and the host records both before it acts.
- * Commands must be idempotent where they land (a second delivery after a crash changes nothing).
+ * A process manager: when this happens, do that. `react` is pure — from one entity's event, typed
+ * by its kind's codec, to the commands it calls for (none for most events) — and the host records
+ * both before it acts. Commands must be idempotent where they land (a second delivery after a
+ * crash changes nothing).
  */
 export interface Workflow {
   readonly name: string;
-  react(input: EventEnvelope): readonly WorkflowCommand[];
+  react(input: WorkflowInput): readonly WorkflowCommand[];
 }
 
 /** A command as its handler gets it: with its own id, and the input event as its cause. */

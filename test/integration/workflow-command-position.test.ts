@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import type { IssuedCommand, Workflow } from "../../src/workflows/workflow.ts";
@@ -20,9 +21,9 @@ afterEach(async () => {
 
 const things: Workflow = {
   name: "things",
-  react: ({ recorded }) =>
-    recorded.type === "ThingHappened"
-      ? [{ handler: "thing", entityId: recorded.stream, type: "DoThing", reason: "a thing happened" }]
+  react: ({ event, stream }) =>
+    event.type === "NodeCordoned"
+      ? [{ handler: "thing", entityId: stream, type: "DoThing", reason: "a thing happened" }]
       : [],
 };
 
@@ -54,19 +55,10 @@ describe("a workflow command", () => {
     // Before the host stops (cleanups run in reverse): a read model still held back would hold up its stop.
     cleanups.push(() => open());
 
-    const metadata = { time: new Date().toISOString(), actor: { type: "system", id: "test" } };
-    const appended = await store.append(
-      "thing-1",
-      [
-        {
-          id: randomUUID(),
-          type: "ThingHappened",
-          data: {},
-          metadata: { ...metadata, correlationId: "c", causationId: "c" },
-        },
-      ],
-      "any",
-    );
+    const actor = { type: "system" as const, id: "test" };
+    const metadata = { time: new Date().toISOString(), actor, correlationId: "c", causationId: "c" };
+    const cordoned = { type: "NodeCordoned" as const, data: { NodeID: "1", Reason: "a thing happened", By: actor } };
+    const appended = await store.append("node-1", [encodeNodeEvent(cordoned, metadata, randomUUID())], "any");
     await waitFor(
       () => waiting,
       10_000,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
@@ -12,7 +13,7 @@ import { waitFor } from "../support/shoal-process.ts";
 /**
  * A workflow step that fails for its entity's data ends that entity and the workflow goes on; one
  * that fails for a passing reason (the store unavailable) is tried again. A real SQLite store and
- * processor host; the workflow reacts to `ThingHappened` in `thing-<id>` streams.
+ * processor host; the workflow reacts to a node cordoned (`NodeCordoned` in `node-<id>`).
  */
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -21,17 +22,17 @@ afterEach(async () => {
 
 const things: Workflow = {
   name: "things",
-  react: ({ recorded }) => {
-    if (recorded.type !== "ThingHappened") return [];
-    const entityId = recorded.stream.slice("thing-".length);
+  react: ({ event, entityId }) => {
+    if (event.type !== "NodeCordoned") return [];
     return [{ handler: "thing", entityId, type: "DoThing", reason: "a thing happened" }];
   },
 };
 
 async function happen(store: SqliteEventStore, id: string): Promise<void> {
-  const actor = { type: "system", id: "test" };
+  const actor = { type: "system" as const, id: "test" };
   const metadata = { time: new Date().toISOString(), actor, correlationId: id, causationId: id };
-  await store.append(`thing-${id}`, [{ id: randomUUID(), type: "ThingHappened", data: {}, metadata }], "any");
+  const cordoned = { type: "NodeCordoned" as const, data: { NodeID: id, Reason: "a thing happened", By: actor } };
+  await store.append(`node-${id}`, [encodeNodeEvent(cordoned, metadata, randomUUID())], "any");
 }
 
 describe("a workflow step that fails", () => {
@@ -63,10 +64,10 @@ describe("a workflow step that fails", () => {
     // Every step is recorded, the failed one too: an auditor sees what was tried.
     const steps = await store.readStream("workflow-things");
     expect(steps.map((e) => (e.data as { Input: { Stream: string } }).Input.Stream)).toEqual([
-      "thing-first",
-      "thing-bad",
-      "thing-flaky",
-      "thing-after",
+      "node-first",
+      "node-bad",
+      "node-flaky",
+      "node-after",
     ]);
   });
 

@@ -9,6 +9,12 @@ import {
   NODE_REACTION_RECORD_SCHEMAS,
   NODE_REACTION_RECORD_TYPES,
 } from "../../src/events/catalog/node-reaction-records.ts";
+import {
+  WORKFLOW_STEP_SCHEMAS,
+  WORKFLOW_STEP_TYPES,
+  WorkflowStepCommand,
+  WorkflowStepInput,
+} from "../../src/events/catalog/workflow-steps.ts";
 import { ERROR_KINDS } from "../../src/errors/shoal-error.ts";
 
 const doc = (name: string) => readFileSync(join(import.meta.dirname, "../../docs", name), "utf8");
@@ -36,6 +42,20 @@ describe("docs stay true to the code", () => {
       expect(row, type).toBeDefined();
       for (const field of Object.keys(NODE_REACTION_RECORD_SCHEMAS[type].fields))
         expect(row, `${type}.${field}`).toContain(field);
+    }
+  });
+
+  it("documents the workflows' step record with its fields, those of its input and commands too", () => {
+    const events = doc("events.md");
+    for (const type of WORKFLOW_STEP_TYPES) {
+      const row = events.split("\n").find((line) => line.startsWith(`| \`${type}\` |`));
+      expect(row, type).toBeDefined();
+      const fields = [
+        ...Object.keys(WORKFLOW_STEP_SCHEMAS[type].fields),
+        ...Object.keys(WorkflowStepInput.fields),
+        ...Object.keys(WorkflowStepCommand.fields),
+      ];
+      for (const field of fields) expect(row, `${type}.${field}`).toContain(field);
     }
   });
 

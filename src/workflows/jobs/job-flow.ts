@@ -1,4 +1,5 @@
-import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import type { NodeEventType } from "../../events/catalog/node-events.ts";
+import { NODE_CATEGORY, categoryOf } from "../../events/streams.ts";
 import type { Workflow, WorkflowCommand } from "../workflow.ts";
 
 export const PLACEMENT = "job-placement";
@@ -13,7 +14,7 @@ export const APPROVAL = "execution-approval";
  * workflow (a step per node event would be stored for nothing when no job waits): `isNodeGain`
  * lets the orchestrator place the Queued jobs again, and those placements are recorded on the jobs.
  */
-const NODE_GAINS = new Set([
+const NODE_GAINS: ReadonlySet<string> = new Set<NodeEventType>([
   "NodeRegistered",
   "NodeApproved",
   "NodeBecameHealthy",
@@ -22,16 +23,6 @@ const NODE_GAINS = new Set([
   "NodeLabelsSet",
   "NodeUndrained",
 ]);
-/** An execution's end: its job may be done, and its capacity is free again. */
-const EXECUTION_ENDS = new Set([
-  "ExecutionCompleted",
-  "ExecutionFailed",
-  "ExecutionCancelled",
-  "ExecutionBidDeclined",
-  "ExecutionRejected",
-]);
-/** A job's end that leaves executions to stop on their nodes. */
-const JOB_ENDS = new Set(["JobStopped", "JobFailed"]);
 
 /**
  * How a submitted job runs, as a process manager on the store: a job submitted is placed; a node
@@ -42,25 +33,18 @@ const JOB_ENDS = new Set(["JobStopped", "JobFailed"]);
  */
 export const jobFlow: Workflow = {
   name: "jobs",
-  react(input): WorkflowCommand[] {
-    const { recorded } = input;
-    const category = categoryOf(recorded.stream);
-    const id = entityIdOf(recorded.stream);
-    if (category === JOB_CATEGORY) {
-      if (recorded.type === "JobSubmitted")
+  react({ event, entityId: id }): WorkflowCommand[] {
+    switch (event.type) {
+      case "JobSubmitted":
         return [{ handler: PLACEMENT, entityId: id, type: "PlaceJob", reason: "the job was submitted" }];
-      if (JOB_ENDS.has(recorded.type))
-        return [
-          { handler: CANCEL, entityId: id, type: "CancelExecutions", reason: `the job ended (${recorded.type})` },
-        ];
-      return [];
-    }
-    if (category === EXECUTION_CATEGORY) {
+      // A job's end that leaves executions to stop on their nodes.
+      case "JobStopped":
+      case "JobFailed":
+        return [{ handler: CANCEL, entityId: id, type: "CancelExecutions", reason: `the job ended (${event.type})` }];
       // Batch and service: ask for the node's bid, approve it, then run (Bacalhau v1.7); ops and daemon: a direct bid,
       // one message.
-      const created = input.as("ExecutionCreated");
-      if (created) {
-        const asks = created.data.DesiredState === "Pending";
+      case "ExecutionCreated": {
+        const asks = event.data.DesiredState === "Pending";
         return [
           {
             handler: DISPATCH,
@@ -71,23 +55,25 @@ export const jobFlow: Workflow = {
         ];
       }
       // A direct bid (ops, daemon) is approved by being made: no step to record.
-      const accepted = input.as("ExecutionBidAccepted");
-      if (accepted) {
-        return accepted.data.Direct === true
+      case "ExecutionBidAccepted":
+        return event.data.Direct === true
           ? []
           : [{ handler: APPROVAL, entityId: id, type: "ApproveBids", reason: "a node accepted the bid" }];
-      }
-      if (recorded.type === "ExecutionApproved")
+      case "ExecutionApproved":
         return [{ handler: DISPATCH, entityId: id, type: "RunExecution", reason: "the bid was approved" }];
-      if (EXECUTION_ENDS.has(recorded.type)) {
+      // An execution's end: its job may be done, and its capacity is free again.
+      case "ExecutionCompleted":
+      case "ExecutionFailed":
+      case "ExecutionCancelled":
+      case "ExecutionBidDeclined":
+      case "ExecutionRejected":
         return [
-          { handler: SETTLE, entityId: id, type: "SettleJob", reason: `an execution ended (${recorded.type})` },
+          { handler: SETTLE, entityId: id, type: "SettleJob", reason: `an execution ended (${event.type})` },
           { handler: PLACEMENT, entityId: id, type: "PlaceQueuedJobs", reason: "an execution freed capacity" },
         ];
-      }
-      return [];
+      default:
+        return [];
     }
-    return [];
   },
 };
 

@@ -1,4 +1,3 @@
-import { NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import type { Workflow, WorkflowCommand } from "../workflow.ts";
 
 export const DRAIN = "node-drain";
@@ -16,13 +15,10 @@ export const DRAIN_ACTOR = `workflow-${DRAIN_WORKFLOW}`;
  */
 export const drainFlow: Workflow = {
   name: DRAIN_WORKFLOW,
-  react(input): WorkflowCommand[] {
-    const { recorded } = input;
-    if (categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
-    const nodeId = entityIdOf(recorded.stream);
-    switch (recorded.type) {
+  react({ event, entityId: nodeId }): WorkflowCommand[] {
+    switch (event.type) {
       case "NodeDrainStarted": {
-        const why = input.as("NodeDrainStarted")?.data.Reason;
+        const why = event.data.Reason;
         return [
           {
             handler: DRAIN,
@@ -32,15 +28,13 @@ export const drainFlow: Workflow = {
           },
         ];
       }
-      case "NodeDrainDeadlineReached": {
-        const left = input.as("NodeDrainDeadlineReached")?.data.Left ?? [];
-        return left.map((l) => ({
+      case "NodeDrainDeadlineReached":
+        return event.data.Left.map((l) => ({
           handler: DRAIN,
           entityId: l.ExecutionID,
           type: "StopDrainedExecution",
           reason: `the drain deadline of node ${nodeId} passed`,
         }));
-      }
       case "NodeUndrained":
         return [
           {

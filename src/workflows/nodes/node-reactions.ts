@@ -1,7 +1,7 @@
 import { decideReactions } from "../../../machines/reactions/decide-reactions.ts";
 import type { ReactionInput } from "../../../machines/reactions/reaction-commands.ts";
 import { initialReactionsState } from "../../../machines/reactions/reactions-state.ts";
-import { NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import type { DomainEvent } from "../../projections/event-envelope.ts";
 import type { Workflow, WorkflowCommand } from "../workflow.ts";
 
 export const NODE_REACTIONS = "node-reactions";
@@ -24,16 +24,6 @@ export interface NodeWorkQuery {
   holdsDaemonWork(nodeId: string): boolean;
 }
 
-/** Node events whose effective labels may have changed: the node's own report, or the operator's labels. */
-const LABEL_CHANGES = new Set(["NodeInfoUpdated", "NodeLabelsSet"]);
-
-function labelsMayHaveChanged(type: string, data: unknown): boolean {
-  if (!LABEL_CHANGES.has(type)) return false;
-  if (type !== "NodeInfoUpdated") return true;
-  const changed = (data as { Changed?: unknown }).Changed;
-  return !Array.isArray(changed) || changed.includes("Labels");
-}
-
 /** A node event's decision reads no queue (decide-reactions.ts): it is taken against the empty one. */
 const NO_QUEUE = initialReactionsState();
 
@@ -48,8 +38,13 @@ const NO_QUEUE = initialReactionsState();
  * is asked as of its return's position, so a replay after a restart gets the same answer.
  */
 export function nodeReactions(query: NodeWorkQuery): Workflow {
-  const inputOf = (type: string, data: unknown, nodeId: string, at: number): ReactionInput | undefined => {
-    switch (type) {
+  const labelsChanged = (nodeId: string): ReactionInput => ({
+    type: "LabelsChanged",
+    nodeId,
+    holdsDaemonWork: query.holdsDaemonWork(nodeId),
+  });
+  const inputOf = (event: DomainEvent, nodeId: string, at: number): ReactionInput | undefined => {
+    switch (event.type) {
       case "NodeBecameUnhealthy":
         return { type: "NodeWentSilent", nodeId, health: "UNHEALTHY", holdsWork: query.holdsWork(nodeId) };
       case "NodeBecameUnknown":
@@ -62,19 +57,19 @@ export function nodeReactions(query: NodeWorkQuery): Workflow {
         return { type: "NodeBack", nodeId, how: "HEALTHY", mayRunLostWork: query.mayRunLostWork(nodeId, at) };
       case "NodeApproved":
         return { type: "NodeBack", nodeId, how: "approved", mayRunLostWork: query.mayRunLostWork(nodeId, at) };
+      // The effective labels may have changed: the node's own report said so, or the operator set them.
+      case "NodeInfoUpdated":
+        return event.data.Changed.includes("Labels") ? labelsChanged(nodeId) : undefined;
+      case "NodeLabelsSet":
+        return labelsChanged(nodeId);
       default:
-        return labelsMayHaveChanged(type, data)
-          ? { type: "LabelsChanged", nodeId, holdsDaemonWork: query.holdsDaemonWork(nodeId) }
-          : undefined;
+        return undefined;
     }
   };
   return {
     name: NODE_REACTIONS,
-    react(input): WorkflowCommand[] {
-      const { recorded } = input;
-      if (categoryOf(recorded.stream) !== NODE_CATEGORY) return [];
-      const nodeId = entityIdOf(recorded.stream);
-      const reaction = inputOf(recorded.type, recorded.data, nodeId, recorded.position);
+    react({ event, entityId, position }): WorkflowCommand[] {
+      const reaction = inputOf(event, entityId, position);
       if (reaction === undefined) return [];
       return decideReactions(reaction, NO_QUEUE).commands.map((c) => ({
         handler: NODE_WORK,

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
-import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import type { DomainEvent } from "../../../src/projections/event-envelope.ts";
 import { approvalsOf } from "../../../src/workflows/jobs/bid-approval.ts";
 import { APPROVAL, DISPATCH, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
 import { workToSend } from "../../../src/workflows/jobs/work-to-send.ts";
-import { envelopeOf } from "../../support/recorded-event.ts";
+import type { WorkflowInput } from "../../../src/workflows/workflow-input.ts";
+import { exampleEvent } from "../../support/example-events.ts";
+import { workflowInput } from "../../support/workflow-input.ts";
 
 type E = Pick<ExecutionState, "executionId" | "partitionIndex" | "computeState" | "desiredState" | "createTime">;
 const e = (
@@ -100,19 +102,9 @@ describe("the work message an execution's node is due", () => {
 });
 
 describe("the jobs workflow's bid steps", () => {
-  const input = (type: string, data: unknown = {}): EventEnvelope =>
-    new EventEnvelope({
-      id: "ev-1",
-      stream: "execution-e-1",
-      type,
-      data,
-      metadata: {},
-      position: 1,
-      revision: 1,
-      time: "2026-11-23T00:00:00Z",
-    });
-  const created = (DesiredState: "Pending" | "Running", JobType: "batch" | "ops"): EventEnvelope =>
-    envelopeOf("execution-e-1", {
+  const input = (type: DomainEvent["type"]): WorkflowInput => workflowInput("execution-e-1", exampleEvent(type, "e-1"));
+  const created = (DesiredState: "Pending" | "Running", JobType: "batch" | "ops"): WorkflowInput =>
+    workflowInput("execution-e-1", {
       type: "ExecutionCreated",
       data: {
         ExecutionID: "e-1",
@@ -139,7 +131,7 @@ describe("the jobs workflow's bid steps", () => {
     ]);
     expect(
       jobFlow.react(
-        envelopeOf("execution-e-1", { type: "ExecutionBidAccepted", data: { ExecutionID: "e-1", NodeID: "n-1" } }),
+        workflowInput("execution-e-1", { type: "ExecutionBidAccepted", data: { ExecutionID: "e-1", NodeID: "n-1" } }),
       ),
     ).toEqual([{ handler: APPROVAL, entityId: "e-1", type: "ApproveBids", reason: "a node accepted the bid" }]);
     expect(jobFlow.react(input("ExecutionApproved"))).toEqual([

@@ -1,28 +1,18 @@
 import { describe, expect, it } from "vitest";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
-import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { entityIdOf } from "../../../src/events/streams.ts";
+import type { DomainEvent } from "../../../src/projections/event-envelope.ts";
 import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
-import { envelopeOf } from "../../support/recorded-event.ts";
+import { exampleEvent } from "../../support/example-events.ts";
+import { workflowInput } from "../../support/workflow-input.ts";
 
-const react = (stream: string, type: string, data: Record<string, unknown> = {}) =>
-  drainFlow.react(
-    new EventEnvelope({
-      id: "id-1",
-      type,
-      stream,
-      revision: 0,
-      position: 1,
-      time: "2026-01-01T00:00:00.000Z",
-      data,
-      metadata: {},
-    } as RecordedEvent),
-  );
+const react = (stream: string, type: DomainEvent["type"]) =>
+  drainFlow.react(workflowInput(stream, exampleEvent(type, entityIdOf(stream))));
 
 describe("the drain workflow: which event calls for what", () => {
   it("a drain started moves the node's work, saying why", () => {
     const started = (Reason: string) =>
       drainFlow.react(
-        envelopeOf("node-n-1", {
+        workflowInput("node-n-1", {
           type: "NodeDrainStarted",
           data: {
             NodeID: "n-1",
@@ -52,7 +42,7 @@ describe("the drain workflow: which event calls for what", () => {
     expect(
       drainFlow
         .react(
-          envelopeOf("node-n-1", {
+          workflowInput("node-n-1", {
             type: "NodeDrainDeadlineReached",
             data: { NodeID: "n-1", Deadline: "2026-01-01T01:00:00.000Z", Left: left },
           }),

@@ -1,21 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
-import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { entityIdOf } from "../../../src/events/streams.ts";
+import type { DomainEvent } from "../../../src/projections/event-envelope.ts";
 import { isNodeGain, jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
-import { envelopeOf } from "../../support/recorded-event.ts";
+import { exampleEvent } from "../../support/example-events.ts";
+import { workflowInput } from "../../support/workflow-input.ts";
 
-const recorded = (stream: string, type: string): RecordedEvent => ({
-  id: `id-${stream}-${type}`,
-  type,
-  stream,
-  revision: 0,
-  position: 1,
-  time: "2026-01-01T00:00:00.000Z",
-  data: {},
-  metadata: {},
-});
-const react = (stream: string, type: string) =>
-  jobFlow.react(new EventEnvelope(recorded(stream, type))).map((c) => `${c.type} ${c.entityId}`);
+const react = (stream: string, type: DomainEvent["type"]) =>
+  jobFlow.react(workflowInput(stream, exampleEvent(type, entityIdOf(stream)))).map((c) => `${c.type} ${c.entityId}`);
 
 describe("the jobs workflow: which event calls for what", () => {
   it.each([
@@ -41,7 +32,7 @@ describe("the jobs workflow: which event calls for what", () => {
 
   it("records an approval step for an asked bid (batch, service), none for a direct one (ops, daemon)", () => {
     const bid = (data: { ExecutionID: string; NodeID: string; Direct?: boolean }) =>
-      jobFlow.react(envelopeOf("execution-e-1", { type: "ExecutionBidAccepted", data })).map((c) => c.type);
+      jobFlow.react(workflowInput("execution-e-1", { type: "ExecutionBidAccepted", data })).map((c) => c.type);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1" })).toEqual(["ApproveBids"]);
     expect(bid({ ExecutionID: "e-1", NodeID: "n-1", Direct: true })).toEqual([]);
   });

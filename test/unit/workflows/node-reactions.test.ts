@@ -1,18 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
-import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
+import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
+import { entityIdOf } from "../../../src/events/streams.ts";
+import { EventEnvelope, type DomainEvent } from "../../../src/projections/event-envelope.ts";
 import { nodeReactions, type NodeWorkQuery } from "../../../src/workflows/nodes/node-reactions.ts";
-
-const recorded = (stream: string, type: string, data: unknown = {}): RecordedEvent => ({
-  id: `id-${stream}-${type}`,
-  type,
-  stream,
-  revision: 0,
-  position: 1,
-  time: "2026-01-01T00:00:00.000Z",
-  data,
-  metadata: {},
-});
+import { workflowInputOf } from "../../../src/workflows/workflow-input.ts";
+import { exampleEvent } from "../../support/example-events.ts";
+import { recordedEvent } from "../../support/recorded-event.ts";
+import { workflowInput } from "../../support/workflow-input.ts";
 
 /** n-busy runs a batch execution, n-daemon a daemon one, n-back ran work lost while it was away, n-idle nothing. */
 const query: NodeWorkQuery = {
@@ -20,9 +14,9 @@ const query: NodeWorkQuery = {
   holdsDaemonWork: (id) => id === "n-daemon",
   mayRunLostWork: (id) => id === "n-back",
 };
-const react = (stream: string, type: string, data?: unknown) =>
+const react = (stream: string, type: DomainEvent["type"], data?: object) =>
   nodeReactions(query)
-    .react(new EventEnvelope(recorded(stream, type, data)))
+    .react(workflowInput(stream, exampleEvent(type, entityIdOf(stream), data)))
     .map((c) => `${c.handler} ${c.type} ${c.entityId}: ${c.reason}`);
 
 describe("the node-reactions workflow: given a node's work, when its state changes, then", () => {
@@ -56,10 +50,20 @@ describe("the node-reactions workflow: given a node's work, when its state chang
     ["node-n-busy", "NodeRegistered", undefined, []],
     ["node-n-busy", "NodeCredentialRevoked", undefined, []],
     // Not a node's event.
-    ["job-j-1", "NodeDeleted", undefined, []],
     ["execution-e-1", "ExecutionFailed", undefined, []],
   ] as const)("%s %s %j → %j", (stream, type, data, commands) => {
     expect(react(stream, type, data)).toEqual(commands);
+  });
+});
+
+describe("the node-reactions workflow's inputs", () => {
+  it("are entities' events of their own kind: a node's event in a job's stream is corrupt, never an input", () => {
+    const misplaced = new EventEnvelope({
+      ...recordedEvent("node-n-busy", exampleEvent("NodeDeleted", "n-busy")),
+      stream: "job-j-1",
+    });
+    expect(() => workflowInputOf(misplaced)).toThrow(CorruptEventError);
+    expect(() => workflowInputOf(misplaced)).toThrow(/job-j-1@0: unknown job event type NodeDeleted/);
   });
 });
 
@@ -75,7 +79,7 @@ describe("the node-reactions workflow, when a node is back", () => {
     };
     const back = (position: number) =>
       nodeReactions(lostBefore)
-        .react(new EventEnvelope({ ...recorded("node-n-1", "NodeBecameHealthy"), position }))
+        .react(workflowInput("node-n-1", exampleEvent("NodeBecameHealthy", "n-1"), position))
         .map((c) => c.type);
     expect([back(42), back(7)]).toEqual([["StopLostWork"], []]);
     expect(asked).toEqual([
