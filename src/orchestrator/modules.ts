@@ -4,6 +4,7 @@ import { type ApiModule, apiModule } from "./modules/api-module.ts";
 import { drainModule } from "./modules/drain-module.ts";
 import { type EventPublisherModule, eventPublisherModule } from "./modules/event-publisher-module.ts";
 import { forgetDeletedNodesModule } from "./modules/forget-deleted-nodes-module.ts";
+import { jobFlowModule } from "./modules/job-flow-module.ts";
 import { type JobModule, jobModule } from "./modules/job-module.ts";
 import { type NodeModule, nodeModule } from "./modules/node-module.ts";
 import { nodeReactionsModule } from "./modules/node-reactions-module.ts";
@@ -34,6 +35,8 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
     forgetDeletedNodesModule(context, { nodes }),
     nodeReactionsModule(context, { nodes, jobs }),
     drainModule(context, { nodes, jobs }),
+    // After node reactions and drain: lost work is found and drains resume before dispatch resumes at start.
+    jobFlowModule(context, { nodes, jobs }),
     // Last: nothing is served before every read model caught up and every deadline is armed.
     api,
   ];

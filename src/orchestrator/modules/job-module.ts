@@ -2,7 +2,6 @@ import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts
 import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
 import { JobControl } from "../../actors/job-control.ts";
 import { JobLogs } from "../../api/jobs/job-logs.ts";
-import { entityIdOf } from "../../events/streams.ts";
 import { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import {
@@ -13,11 +12,8 @@ import {
 import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
 import { NodeLogClient } from "../../transport/node-log-client.ts";
 import { NodeWorkClient } from "../../transport/node-work-client.ts";
-import { endFailedJobStep } from "../../workflows/jobs/failed-job-step.ts";
-import { isNodeGain, jobFlow } from "../../workflows/jobs/job-flow.ts";
 import { JobRunner } from "../../workflows/jobs/job-runner.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
-import { WorkflowHost } from "../../workflows/workflow-host.ts";
 import { jobDefaultsOf } from "../job-defaults-config.ts";
 import { jobLimitsOf } from "../job-limits-config.ts";
 import { Later, type Module } from "../module.ts";
@@ -33,7 +29,7 @@ export interface JobModule extends Module {
   readonly views: JobViews;
   /** Work sent to nodes over NATS. */
   readonly work: NodeWorkClient;
-  /** Placement, dispatch, settling and cancelling: the job flow's commands (recover on). */
+  /** Placement, dispatch, settling and cancelling: what the job flow's commands do (recover on). */
   readonly runner: Later<JobRunner>;
   /** The job read model's processor (follow on). */
   readonly lane: Later<ProcessorProgress>;
@@ -42,8 +38,8 @@ export interface JobModule extends Module {
 }
 
 /**
- * Jobs and executions: their actors, their read model and its snapshot, the job flow (placement, dispatch, settling;
- * docs/jobs.md, Workflows), the nodes' execution reports and job logs.
+ * Jobs and executions: their actors, their read model and its snapshot, the job runner that carries out placement
+ * and dispatch (its ledger follows the read model), the nodes' execution reports and job logs.
  */
 export function jobModule(context: OrchestratorContext, offers: { readonly nodes: NodeModule }): JobModule {
   const { config, clock, store, logger, processors, deadlines, listening, transport, stops } = context;
@@ -125,32 +121,6 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
           },
         }),
       );
-      processors.add(
-        new WorkflowHost(jobFlow, {
-          store,
-          checkpoints: store,
-          handlers: jobRunner.handlers(),
-          logger: logger.child({ component: "workflows" }),
-          // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
-          endEntity: endFailedJobStep({ jobs: control.jobs, executions: control.executions }),
-        }),
-      );
-      // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not
-      // recorded as workflow steps).
-      const nodesFrom = nodes.startPosition.get();
-      processors.add({
-        name: "job-placement-on-node-gain",
-        checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
-        handle: (batch) => {
-          const gained = new Set<string>();
-          for (const e of batch)
-            if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
-          if (gained.size === 0) return;
-          jobRunner
-            .retryQueued("a node may take more work", gained)
-            .catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
-        },
-      });
     },
 
     async catchUp() {
@@ -158,25 +128,10 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     },
 
     async arm() {
-      const jobRunner = runner.get();
       // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
       await failRefusedJobs(views.allJobs(), control, logger.child({ component: "job-limits" }));
       // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
       control.armRecovered(views.allJobs(), views.allExecutions());
-      // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
-      jobRunner.resumeDispatch(views.allExecutions());
-      // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next
-      // QueueBackoff.
-      jobRunner
-        .retryQueued("the orchestrator started")
-        .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
-      const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
-      if (backoffMs > 0) {
-        const stopBackoff = deadlines.every("queue-backoff", backoffMs, () =>
-          jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
-        );
-        stops.add({ name: "stopping the queue backoff", run: stopBackoff });
-      }
       logger.info({ jobs: views.index.size }, "jobs read model caught up; their deadlines are armed");
     },
 
