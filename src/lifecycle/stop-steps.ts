@@ -34,6 +34,7 @@ export class StopSteps {
   stop(): Promise<void> {
     return (this.stopping ??= (async () => {
       for (const { name, run, hard, timeoutMs } of [...this.steps].reverse()) {
+        this.logger.debug({ step: name }, "stop step");
         await boundedStep(name, run, {
           timeoutMs: timeoutMs ?? STOP_STEP_TIMEOUT_MS,
           logger: this.logger,

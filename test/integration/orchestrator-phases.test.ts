@@ -42,6 +42,35 @@ describe("the orchestrator's start-up phases", () => {
     expect(indexOf(records, "orchestrator ready")).toBeGreaterThan(indexOf(records, "start-up phase done", "serve"));
   });
 
+  it("stops last started first: the API before the nodes' messages, the snapshots after the processors", async () => {
+    const { logger, records } = capturedLogger();
+    const orchestrator = await startOrchestrator(orchestratorConfig(nats.url), logger);
+    await orchestrator.stop();
+    expect(records.filter((r) => r.msg === "stop step").map((r) => r.step)).toEqual([
+      "ending the job log streams",
+      "closing the API",
+      "stopping the job log reads",
+      "stopping the JetStream watch",
+      "stopping the execution reports",
+      "stopping the compute protocol",
+      "stopping the queue backoff",
+      "stopping the node-work checks",
+      "stopping the event processors",
+      // The read models' final state: nothing folds any more.
+      "writing the job-views snapshot",
+      "writing the node-state snapshot",
+      "stopping the node reactions",
+      "stopping the job runner's resends",
+      "stopping the job actors",
+      "stopping the node manager",
+      "stopping the transport watch",
+      "unwatching store commits",
+      "closing NATS and the store",
+      // Last of all: another orchestrator may take the DataDir only once this one let go of it.
+      "releasing the DataDir lock",
+    ]);
+  });
+
   it("a phase that fails stops start-up, stops what started and frees the DataDir", async () => {
     const first = await startOrchestrator(orchestratorConfig(nats.url), silentLogger);
     running.push(first);
