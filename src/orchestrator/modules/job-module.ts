@@ -16,11 +16,9 @@ import { JobRunner } from "../../workflows/jobs/job-runner.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
 import { jobDefaultsOf } from "../job-defaults-config.ts";
 import { jobLimitsOf } from "../job-limits-config.ts";
-import { Later, type Module } from "../module.ts";
+import { CATCH_UP_TIMEOUT_MS, Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 import type { NodeModule } from "./node-module.ts";
-
-const CATCH_UP_TIMEOUT_MS = 120_000;
 
 export interface JobModule extends Module {
   /** The job and execution actors. */

@@ -12,12 +12,11 @@ import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../../snapshots/no
 import { NodeStateSnapshotter } from "../../snapshots/node-state-snapshotter.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
 import { buildVersion } from "../../version.ts";
-import { Later, type Module } from "../module.ts";
+import { CATCH_UP_TIMEOUT_MS, Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 
 /** A gap this long in our own event loop is a stall: nodes' silence over it is not held against them. */
 const STALL_THRESHOLD_MS = 1_000;
-const CATCH_UP_TIMEOUT_MS = 120_000;
 
 /** What the node module offers the others. */
 export interface NodeModule extends Module {
