@@ -483,6 +483,7 @@ export async function startOrchestrator(
         if (snapshot) await writeJobViewsSnapshot(jobSnapshotPath, snapshot);
       },
     });
+    nodesCatchUp.begin();
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({

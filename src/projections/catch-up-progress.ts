@@ -8,8 +8,8 @@ const PROGRESS_EVERY_MS = 1000;
  * long replay runs, and how long it took (wall and CPU: the process's, every thread, the store's reader too).
  */
 export class CatchUpProgress {
-  private readonly started: number;
-  private readonly cpuBefore = process.cpuUsage();
+  private started: number;
+  private cpuBefore = process.cpuUsage();
   private lastLog: number;
   private done = false;
   private fail: (err: unknown) => void = () => undefined;
@@ -27,6 +27,12 @@ export class CatchUpProgress {
     this.started = this.lastLog = options.clock.now();
     // Nobody may be waiting yet (until() not called): a failure is not an unhandled rejection.
     this.failure.catch(() => undefined);
+  }
+
+  /** The catch-up begins now (the processors start): what elapsed() measures from. */
+  begin(): void {
+    this.started = this.lastLog = this.options.clock.now();
+    this.cpuBefore = process.cpuUsage();
   }
 
   /** After a batch up to `position`; `events` is how many were folded so far. */
@@ -56,7 +62,7 @@ export class CatchUpProgress {
     return Promise.race([caughtUp, this.failure]);
   }
 
-  /** Since construction: wall time on the clock, and the process's CPU. */
+  /** Since begin() (else construction): wall time on the clock, and the process's CPU. */
   elapsed(): { readonly ms: number; readonly cpuMs: number } {
     const cpu = process.cpuUsage(this.cpuBefore);
     return { ms: this.options.clock.now() - this.started, cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
