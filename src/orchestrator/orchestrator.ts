@@ -115,8 +115,8 @@ function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): Nod
 
 /**
  * The composition root of `shoal serve`: picks the store and NATS from config (as effect
- * Layers), folds the read models up to the store's head (the node manager adopts the nodes' from
- * them), then opens NATS and the API. Nothing is served before the read models have caught up.
+ * Layers), folds the read models up to the store's head (the node manager takes its nodes from
+ * the node read model), then opens NATS and the API. Nothing is served before they have caught up.
  */
 export async function startOrchestrator(
   config: ShoalConfig,
