@@ -24,6 +24,7 @@ import { NodeHistory } from "../projections/node-history.ts";
 import { NodeIndex } from "../projections/node-index/node-index.ts";
 import { NodeViews } from "../projections/node-views.ts";
 import { PlacementFleet } from "../projections/placement-fleet.ts";
+import { CatchUpProgress } from "../projections/catch-up-progress.ts";
 import type { ProcessorProgress } from "../projections/processor.ts";
 import { ProcessorHost } from "../projections/processor-host.ts";
 import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../snapshots/node-state-snapshot-file.ts";
@@ -114,8 +115,8 @@ function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): Nod
 
 /**
  * The composition root of `shoal serve`: picks the store and NATS from config (as effect
- * Layers), recovers every node from the store, then opens NATS and the API. Nothing is served
- * before the read model has caught up with what was recovered.
+ * Layers), folds the read models up to the store's head (the node manager takes its nodes from
+ * the node read model), then opens NATS and the API. Nothing is served before they have caught up.
  */
 export async function startOrchestrator(
   config: ShoalConfig,
@@ -253,7 +254,7 @@ export async function startOrchestrator(
     });
     cleanups.push({ name: "stopping the transport watch", run: () => transport.stop() });
     if (transport.down !== undefined) listening.transportDown(transport.down);
-    // A snapshot of every node's state lets both folds below skip the events it covers; the
+    // A snapshot of every node's state lets the node read model skip the events it covers; the
     // stream stays the truth (anything wrong with the snapshot: a full replay).
     const snapshotPath = nodeStateSnapshotPath(config.DataDir);
     const loaded = await readNodeStateSnapshot(snapshotPath, store);
@@ -268,16 +269,9 @@ export async function startOrchestrator(
         { path: snapshotPath, reason: "reason" in loaded ? loaded.reason : "" },
         "no usable node-state snapshot: replaying every node stream",
       );
-    const recovered = await manager.recover(snapshot && { position: snapshot.position, states: snapshot.views });
-    const self = selfInfo(nodeId, config.Labels);
-    const selfResult = await manager.registerSelf(self);
-    // The store says which keys are live; until now the ones the previous config admitted were in.
-    if (access) {
-      await access.replaceAll(manager.activeCredentials());
-      // A crash between a revocation's event and its push to NATS must not leave the key in.
-      await access.revokeStale(manager.revokedCredentials());
-      logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
-    }
+    // Everything stored now: the node read model folds up to here before the node manager adopts what it folded.
+    const head = await store.headPosition();
+    metrics.observeHead(head);
 
     // JetStream is checked first: a NATS that cannot take cluster events stops start-up here.
     const publisher = new NatsEventPublisher(
@@ -305,23 +299,31 @@ export async function startOrchestrator(
     // Until the read model has caught up, the index is told once per changed node, not per event.
     views.hold();
     if (snapshot) views.seed(snapshot.views);
-    // Recovery has already folded every event up to its position: the views start there, not from
-    // the snapshot (or the beginning) again.
-    views.seedStates(recovered.states, recovered.revisions);
     const snapshotter = new NodeStateSnapshotter(
       { path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) },
       snapshot,
     );
-    if (recovered.last) snapshotter.advanced(recovered.position, recovered.last, recovered.events);
-    // A number, not `recovered`: a closure over it would keep every recovered state alive.
-    const viewsFrom = recovered.position;
+    const viewsFrom = snapshot?.position ?? 0;
+    const nodesCatchUp = new CatchUpProgress({
+      logger: logger.child({ component: "node-manager" }),
+      clock,
+      head,
+      message: "recovering nodes: replaying events",
+    });
     const projection = processors.add({
       name: "node-views",
-      // What recovery folded is the read model's checkpoint: it resumes right after it.
+      // The one fold of node streams at start-up: from the snapshot (else the start of the store) to the head.
       checkpoints: { load: () => Promise.resolve(viewsFrom), save: () => Promise.resolve() },
       handle: (batch) => {
-        for (const e of batch) views.handleEnvelope(e);
+        try {
+          for (const e of batch) views.handleEnvelope(e);
+        } catch (err) {
+          nodesCatchUp.failed(err);
+          throw err;
+        }
         snapshotter.handled(batch);
+        const last = batch[batch.length - 1];
+        if (last) nodesCatchUp.handled(last.position, views.eventsFolded);
       },
     });
     const published = processors.add(publisher);
@@ -449,7 +451,7 @@ export async function startOrchestrator(
     );
     // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not recorded as
     // workflow steps).
-    const nodesFrom = Math.max(recovered.position, selfResult.position ?? 0);
+    const nodesFrom = head;
     processors.add({
       name: drainer.name,
       checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
@@ -484,6 +486,7 @@ export async function startOrchestrator(
         if (snapshot) await writeJobViewsSnapshot(jobSnapshotPath, snapshot);
       },
     });
+    nodesCatchUp.begin();
     await processors.start();
     // Waits on JetStream acks: as bounded as a NATS drain.
     cleanups.push({
@@ -491,10 +494,33 @@ export async function startOrchestrator(
       run: () => processors.stop(),
       timeoutMs: NATS_DRAIN_TIMEOUT_MS,
     });
-    await projection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    // A corrupt node event stops start-up here, named (the views cannot fold past it).
+    await nodesCatchUp.until(projection.waitFor(head, 120_000));
     const indexing = performance.now();
     await views.release();
-    await jobProjection.waitFor(Math.max(recovered.position, selfResult.position ?? 0), 120_000);
+    const indexMs = Math.round(performance.now() - indexing);
+    // What the read model folded is what the node manager knows: no second replay.
+    manager.adoptRecovered(views.recovered());
+    logger.info(
+      {
+        nodes: manager.nodeCount,
+        events: views.eventsFolded,
+        fromSnapshot: snapshot !== undefined,
+        ...nodesCatchUp.elapsed(),
+      },
+      "recovered nodes from the event store",
+    );
+    const self = selfInfo(nodeId, config.Labels);
+    const selfResult = await manager.registerSelf(self);
+    // The store says which keys are live; until now the ones the previous config admitted were in.
+    if (access) {
+      await access.replaceAll(manager.activeCredentials());
+      // A crash between a revocation's event and its push to NATS must not leave the key in.
+      await access.revokeStale(manager.revokedCredentials());
+      logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
+    }
+    const startHead = Math.max(head, selfResult.position ?? 0);
+    await jobProjection.waitFor(startHead, 120_000);
     // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
     await failRefusedJobs(jobViews.allJobs(), jobControl, logger.child({ component: "job-limits" }));
     // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
@@ -518,10 +544,7 @@ export async function startOrchestrator(
       .retryQueued("the orchestrator started")
       .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
     logger.info({ jobs: jobViews.index.size }, "jobs read model caught up; their deadlines are armed");
-    logger.info(
-      { nodes: nodeIndex.size, indexMs: Math.round(performance.now() - indexing) },
-      "read model caught up; node list indexed",
-    );
+    logger.info({ nodes: nodeIndex.size, indexMs }, "read model caught up; node list indexed");
     snapshotter.start();
 
     const protocol = new NodeProtocolHandler(nc, manager, {
@@ -554,7 +577,7 @@ export async function startOrchestrator(
     await nc.flush();
     listening.begin();
 
-    metrics.observeHead(Math.max(recovered.position, selfResult.position ?? 0));
+    metrics.observeHead(startHead);
     wireMetrics(metrics, {
       manager,
       index: nodeIndex,
