@@ -608,7 +608,7 @@ describe("NodeManager limits", () => {
     const clock = new ManualClock();
     const deadlines = new DeadlineScheduler(clock);
     const { manager, store, file } = setup({ clock, deadlines });
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(1 * M - 1);
     // Another connection takes the events table away: the health change cannot be stored.
