@@ -7,7 +7,7 @@
  * over an empty SQLite store. The views are seeded directly, not through the store (100,000
  * fsynced registrations would take a minute): each node's events are handed to
  * NodeViews.handle as the projection would, so the fold and the index do the same work they do
- * in `shoal serve`. The NodeManager then recovers from those views as from a snapshot, so it
+ * in `shoal serve`. The NodeManager then adopts those views' states, as at a start, so it
  * tracks every compute node's liveness: every healthy node heartbeats every 5 s and one report
  * in ten carries resources (through NodeManager.heartbeat/updateResources, the capacity index
  * fed by its hook), so bodies carry live LastHeartbeat and capacity fields.
@@ -123,7 +123,7 @@ async function serve(nodes: number): Promise<void> {
       });
   }
   // The manager learns every node as from a snapshot (the store holds none of these events).
-  await manager.recover({ position: 0, states: views.all() });
+  manager.adoptRecovered(views.recovered());
   const ids = views
     .all()
     .filter((v) => v.health === "HEALTHY")

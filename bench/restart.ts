@@ -205,7 +205,8 @@ async function startOnce(
     const admitted = at("NATS admits the joined nodes' keys");
     const ready = at("orchestrator ready");
     if (recovered?.ms !== undefined) phases.recoverMs = recovered.ms;
-    // The process's CPU over recover() (every thread), and the events it folded.
+    // The process's CPU from the node read model's start to the manager's adoption (every thread), and the node events
+    // it folded.
     if (typeof recovered?.cpuMs === "number") phases.recoverCpuMs = recovered.cpuMs;
     if (typeof recovered?.events === "number") phases.recoverEvents = recovered.events;
     if (recovered && admitted) phases.natsKeysMs = admitted.time - recovered.time;

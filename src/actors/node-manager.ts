@@ -1,15 +1,12 @@
 import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { Logger } from "pino";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
-import { EVOLVE_READS_NO_DATA, evolveNode } from "../../machines/node/evolve-node.ts";
 import { effectiveLabels } from "../../machines/node/effective-labels.ts";
-import { activeCredential, initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
+import { activeCredential, type NodeState } from "../../machines/node/node-state.ts";
 import { NODE_ID_PATTERN, NODE_ID_RULE } from "../events/catalog/node-id.ts";
-import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
-import { NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
 import { badRequest, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
@@ -28,19 +25,6 @@ import { StallWatch } from "./stall-watch.ts";
 import { reconnectSpreadMs } from "../transport/reconnect-spread.ts";
 
 export type CommandResult = EntityCommandResult<NodeEvent>;
-
-/** What recover() folded: every node's state at `position`, for a read model to start from. */
-export interface RecoveredNodes {
-  readonly nodes: number;
-  readonly events: number;
-  /** The last store position read (of any stream). */
-  readonly position: number;
-  /** The event at `position`, when the replay read any. */
-  readonly last: { readonly stream: string; readonly revision: number; readonly id: string } | undefined;
-  readonly states: ReadonlyMap<string, NodeState>;
-  /** The stream revision of each node's last event the replay read (nodes it read nothing of are absent). */
-  readonly revisions: ReadonlyMap<string, number>;
-}
 
 export interface LiveView {
   readonly lastHeartbeat: number | null;
@@ -126,25 +110,9 @@ const NO_REGISTRATION_LIMITS: RegistrationLimits = {
   maxPendingNodes: 0,
 };
 
-/**
- * Events read per turn. Small pages keep what a page holds (rows, texts, parsed data) dying young:
- * with serve's 4 MB semi-spaces (bin/shoal) pages of 5,000 were copied and promoted by the
- * scavenger, and a replay of 1,000,000 events ran at 124,000 per CPU-second against 170,000 with
- * 512 (docs/performance.md, Projection rebuild, round 6).
- */
-const RECOVERY_BATCH = 512;
 /** Info prints learnt per turn after start-up (≈ 15 ms of work). */
 const PRINT_BATCH = 1000;
-const PROGRESS_EVERY_MS = 1000;
 const RETRY_AFTER_STORE_ERROR_MS = 5000;
-
-/** A node's state while recover() folds its stream; `revision` is NOT_READ until an event of it is read. */
-interface Folding {
-  readonly nodeId: string;
-  state: NodeState;
-  revision: number;
-}
-const NOT_READ = -1;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -219,74 +187,20 @@ export class NodeManager {
   }
 
   /**
-   * Reads every node stream once to learn which nodes exist, their health and their keys, then
-   * arms health deadlines with a full grace period. Actors are not kept: each loads its own
-   * stream on its next command. Yields between batches, so a long replay never starves timers.
-   * From a snapshot (every node's state at a store position), only the events after it are read.
-   * What it folded is returned, so that the read model need not fold the same events again.
+   * Adopts what the node read model folded at start-up (it has caught up with the store): which nodes exist, their
+   * health, pre-authorisations and keys; then arms health deadlines with a full grace period. Nothing is read from the
+   * store here, and no actor is loaded: each loads its own stream on its next command. `revokedKeys` are the keys
+   * revoked in the events folded; a key live on some node now is not among those kept out.
    */
-  async recover(from?: { readonly position: number; readonly states: Iterable<NodeState> }): Promise<RecoveredNodes> {
-    const { store, logger } = this.options;
+  adoptRecovered(recovered: { readonly states: readonly NodeState[]; readonly revokedKeys: Iterable<string> }): void {
+    const { states } = recovered;
     const started = this.clock.now();
-    // The process's CPU (every thread: the store's reader thread too), for the log.
-    const cpuBefore = process.cpuUsage();
-    const folding = new Map<string, Folding>();
-    // One look-up per event, by the stream name as read: no id sliced out of it and hashed per event.
-    const byStream = new Map<string, Folding>();
-    let last: RecoveredNodes["last"];
-    if (from)
-      for (const state of from.states) folding.set(state.nodeId, { nodeId: state.nodeId, state, revision: NOT_READ });
-    let after = from?.position ?? 0;
-    let count = 0;
-    let lastProgress = started;
-    if (from)
-      logger.info(
-        { nodes: folding.size, position: after },
-        "recovering nodes from a snapshot; replaying the events after it",
-      );
-    // A long replay reads ahead on the store's own thread (SQLite) while this one folds.
-    for await (const batch of store.readAllPages({ after, pageSize: RECOVERY_BATCH })) {
-      for (const recorded of batch) {
-        after = recorded.position;
-        // A stream already folded is a node's: its category is not sliced out again for every event.
-        let node = byStream.get(recorded.stream);
-        if (node === undefined && categoryOf(recorded.stream) !== NODE_CATEGORY) continue;
-        const event = decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA);
-        if (event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
-        if (node === undefined) {
-          const nodeId = entityIdOf(recorded.stream);
-          node = folding.get(nodeId);
-          if (node === undefined)
-            folding.set(nodeId, (node = { nodeId, state: initialNodeState(nodeId), revision: NOT_READ }));
-          byStream.set(recorded.stream, node);
-        }
-        node.state = evolveNode(node.state, event, recorded.time);
-        node.revision = recorded.revision;
-        count++;
-      }
-      const end = batch[batch.length - 1];
-      if (end) last = { stream: end.stream, revision: end.revision, id: end.id };
-      const now = this.clock.now();
-      if (now - lastProgress >= PROGRESS_EVERY_MS) {
-        lastProgress = now;
-        logger.info(
-          { events: count, position: after, perSecond: Math.round((count * 1000) / Math.max(1, now - started)) },
-          "recovering nodes: replaying events",
-        );
-      }
-      await yieldToEventLoop();
-    }
-    const states = new Map<string, NodeState>();
-    const revisions = new Map<string, number>();
-    for (const node of folding.values()) {
-      states.set(node.nodeId, node.state);
-      if (node.revision !== NOT_READ) revisions.set(node.nodeId, node.revision);
-    }
+    for (const key of recovered.revokedKeys) this.revokedKeys.add(key);
     const now = this.clock.now();
     // A restart is silence of our own: every node gets a full DisconnectTimeout from now (Bacalhau #4585).
     this.liveness.forgiveSilenceBefore(now);
     this.recoveredCredentials = [];
-    for (const state of states.values()) {
+    for (const state of states) {
       const nodeId = this.directory.set(state);
       this.notePreauthorization(nodeId, state);
       const key = activeCredential(state);
@@ -308,18 +222,10 @@ export class NodeManager {
       this.arm(nodeId);
     }
     this.printsLearnt = this.learnInfoPrints(states);
-    const cpu = process.cpuUsage(cpuBefore);
-    logger.info(
-      {
-        nodes: this.directory.size,
-        events: count,
-        fromSnapshot: from !== undefined,
-        ms: this.clock.now() - started,
-        cpuMs: Math.round((cpu.user + cpu.system) / 1000),
-      },
-      "recovered nodes from the event store",
+    this.options.logger.info(
+      { nodes: this.directory.size, tracked: this.liveness.size, ms: this.clock.now() - started },
+      "adopted the nodes the read model recovered; their health deadlines are armed",
     );
-    return { nodes: this.directory.size, events: count, position: after, last, states, revisions };
   }
 
   /**
@@ -327,11 +233,11 @@ export class NodeManager {
    * a node), so that the first info report of each node after a restart does not load its actor.
    * A node something was stored for meanwhile is skipped: its actor teaches its print.
    */
-  private async learnInfoPrints(states: ReadonlyMap<string, NodeState>): Promise<void> {
+  private async learnInfoPrints(states: readonly NodeState[]): Promise<void> {
     let done = 0;
-    for (const [nodeId, state] of states) {
+    for (const state of states) {
       if (this.stopped) return;
-      const slot = this.liveness.slotOf(nodeId);
+      const slot = this.liveness.slotOf(state.nodeId);
       if (slot !== -1 && this.liveness.isRecovered(slot)) this.liveness.setInfoPrint(slot, knownNode(state).print);
       if (++done % PRINT_BATCH === 0) await yieldToEventLoop();
     }

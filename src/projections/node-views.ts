@@ -5,7 +5,7 @@ import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { EventEnvelope } from "./event-envelope.ts";
 import { entityIdOf, nodeStream } from "../events/streams.ts";
-import { hasView, nodeViewOf, type NodeView } from "./node-view.ts";
+import { nodeViewOf, type NodeView } from "./node-view.ts";
 import { SharedNodeParts, flatString } from "./shared-node-parts.ts";
 
 const RELEASE_SLICE = 4_096;
@@ -17,6 +17,20 @@ interface Folding {
   readonly nodeId: string;
   state: NodeState;
   revision: number;
+}
+
+/**
+ * What start-up recovery takes from the read model (NodeManager.adoptRecovered): every node's folded state, and the
+ * keys revoked in the events folded.
+ */
+export interface RecoveredNodeStates {
+  /** Every view (deleted nodes too), and the state of every node folded that never registered (pre-authorised). */
+  readonly states: readonly NodeState[];
+  /**
+   * Every key a NodeCredentialRevoked named in the events folded. Not those a snapshot covers: a snapshot holds views,
+   * and a deleted node's state no longer holds its key.
+   */
+  readonly revokedKeys: ReadonlySet<string>;
 }
 
 /** Told of every view change, after it is applied (an index of the views, say). */
@@ -39,6 +53,14 @@ export class NodeViews {
    * catch-up is never shared, and never indexed).
    */
   private readonly folding = new Map<string, Folding>();
+  /**
+   * The states of nodes folded that have no view (never registered: pre-authorised, or a pre-authorisation
+   * withdrawn), by node id: the next event of such a node folds on from it, and recovery needs them.
+   */
+  private readonly unviewed = new Map<string, NodeState>();
+  /** Every key a NodeCredentialRevoked named, until recovered() hands them over (nothing reads them after). */
+  private revokedKeys: Set<string> | undefined = new Set();
+  private folded = 0;
 
   constructor(private readonly listener?: NodeViewListener) {}
 
@@ -79,6 +101,11 @@ export class NodeViews {
     }
   }
 
+  /** How many node events these views have folded (snapshot's not counted). */
+  get eventsFolded(): number {
+    return this.folded;
+  }
+
   /** Between hold() and the end of release(): the listener is not told of changes as they happen. */
   get holding(): boolean {
     return this.heldFrom !== undefined;
@@ -94,18 +121,26 @@ export class NodeViews {
   /** An event the processor host has already decoded (once, for every processor). */
   handleEnvelope = (envelope: EventEnvelope): void => {
     const event = envelope.nodeEvent;
-    if (event) this.apply(envelope.recorded, event);
+    if (event === undefined) return;
+    this.folded++;
+    if (this.revokedKeys && event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);
+    this.apply(envelope.recorded, event);
   };
 
   private apply(recorded: RecordedEvent, event: NodeEvent): void {
     if (this.heldFrom) return this.fold(recorded, event);
     const streamId = entityIdOf(recorded.stream);
     const before = this.views.get(streamId);
+    const unviewed = before === undefined && this.unviewed.size > 0 ? this.unviewed.get(streamId) : undefined;
     // A new node's id is a flat copy: the stream name's slice would keep the whole name alive.
-    const nodeId = before?.nodeId ?? flatString(streamId);
-    const state = evolveNode(before ?? initialNodeState(nodeId), event, recorded.time);
+    const nodeId = before?.nodeId ?? unviewed?.nodeId ?? flatString(streamId);
+    const state = evolveNode(before ?? unviewed ?? initialNodeState(nodeId), event, recorded.time);
     const next = this.viewOf(state, recorded.revision, before);
-    if (!next) return;
+    if (!next) {
+      this.unviewed.set(nodeId, state);
+      return;
+    }
+    if (unviewed) this.unviewed.delete(nodeId);
     this.views.set(nodeId, next);
     this.changed(nodeId, before, next);
   }
@@ -116,21 +151,15 @@ export class NodeViews {
     if (node === undefined) {
       const streamId = entityIdOf(recorded.stream);
       const before = this.views.get(streamId);
+      const unviewed = before === undefined && this.unviewed.size > 0 ? this.unviewed.get(streamId) : undefined;
       node = {
-        nodeId: before?.nodeId ?? flatString(streamId),
-        state: before ?? NO_STATE,
+        nodeId: before?.nodeId ?? unviewed?.nodeId ?? flatString(streamId),
+        state: before ?? unviewed ?? NO_STATE,
         revision: before?.revision ?? -1,
       };
       this.folding.set(recorded.stream, node);
     }
-    // As apply: a state without a view (never registered) is not kept, the next event folds from the start.
-    const state = evolveNode(
-      node.state === NO_STATE ? initialNodeState(node.nodeId) : node.state,
-      event,
-      recorded.time,
-    );
-    if (!hasView(state)) return;
-    node.state = state;
+    node.state = evolveNode(node.state === NO_STATE ? initialNodeState(node.nodeId) : node.state, event, recorded.time);
     node.revision = recorded.revision;
   }
 
@@ -141,7 +170,13 @@ export class NodeViews {
     // Nothing folded since the view was made. An event evolve ignores still moves the revision (the ETag), as in apply.
     if (node.state === before && node.revision === before.revision) return;
     const next = this.viewOf(node.state, node.revision, before);
-    if (next) this.views.set(node.nodeId, next);
+    if (next === undefined) {
+      // Never registered (as apply: kept aside, no view).
+      this.unviewed.set(node.nodeId, node.state);
+      return;
+    }
+    this.views.set(node.nodeId, next);
+    if (this.unviewed.size > 0) this.unviewed.delete(node.nodeId);
   }
 
   /** Makes the views of every node folded while held (the views are then current; the hold goes on). */
@@ -170,21 +205,14 @@ export class NodeViews {
   }
 
   /**
-   * Takes the states another fold of the same events reached (NodeManager.recover()): the view of
-   * each node in `revisions`, at that revision. Nodes absent from it keep their view.
+   * What start-up recovery adopts, once the views have caught up with the store (NodeManager.adoptRecovered). Taken
+   * once: revoked keys are not collected after (the node manager follows each revocation itself from then on).
    */
-  seedStates(states: ReadonlyMap<string, NodeState>, revisions: ReadonlyMap<string, number>): void {
+  recovered(): RecoveredNodeStates {
     this.materializeAll();
-    for (const [nodeId, revision] of revisions) {
-      const state = states.get(nodeId);
-      if (!state) continue;
-      const id = this.views.get(nodeId)?.nodeId ?? flatString(nodeId);
-      const view = this.viewOf({ ...state, nodeId: id }, revision, undefined);
-      if (!view) continue;
-      const before = this.views.get(id);
-      this.views.set(id, view);
-      this.changed(id, before, view);
-    }
+    const revokedKeys = this.revokedKeys ?? new Set<string>();
+    this.revokedKeys = undefined;
+    return { states: [...this.views.values(), ...this.unviewed.values()], revokedKeys };
   }
 
   /** Every view now, deleted ones included: what a node-state snapshot holds. */

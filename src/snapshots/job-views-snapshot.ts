@@ -27,7 +27,7 @@ export interface JobViewsSnapshot {
   readonly anchor: JobViewsAnchor;
   readonly jobs: readonly JobState[];
   readonly executions: readonly ExecutionState[];
-  /** The executions lost with each node and the nodes' returns (node events: not in the executions' states). */
+  /** The executions lost with each node and those nodes' returns (node events: not in the executions' states). */
   readonly byNode: ExecutionsByNodeSnapshot;
 }
 

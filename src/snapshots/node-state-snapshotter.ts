@@ -55,11 +55,8 @@ export class NodeStateSnapshotter {
     this.advanced(position, { stream, revision, id }, batch.length);
   }
 
-  /**
-   * The views now reflect `events` more events, up to the one at `position` (`anchor`); also when another fold
-   * (recovery's) got them there.
-   */
-  advanced(position: number, anchor: SnapshotAnchor, events: number): void {
+  /** The views now reflect `events` more events, up to the one at `position` (`anchor`). */
+  private advanced(position: number, anchor: SnapshotAnchor, events: number): void {
     this.position = position;
     this.anchor = anchor;
     this.sinceWritten += events;

@@ -212,6 +212,18 @@ export function eventStoreContract(
         }
       });
 
+      it("knows its head: the newest event's position, never a checkpoint's, the last of readAll", async () => {
+        const s = stream("head");
+        const a = await store.append(s, [ev("A"), ev("B")], "no_stream");
+        expect(await store.headPosition()).toBe(a.position);
+        await store.save(`head-${run}`, a.position);
+        await store.save(`head-${run}`, a.position + 1);
+        expect(await store.headPosition()).toBe(a.position);
+        expect((await store.readAll({ after: a.position - 1 })).at(-1)?.position).toBe(a.position);
+        const b = await store.append(s, [ev("C")], 1);
+        expect(await store.headPosition()).toBe(b.position);
+      });
+
       it("never returns a checkpoint from readAll, nor counts one in maxCount", async () => {
         const s = stream("cpread");
         const name = `cpread-${run}`;

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { expect, it } from "vitest";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { eventStoreContract } from "./event-store-contract.ts";
@@ -24,3 +25,12 @@ eventStoreContract(
   "SQLite, replays read ahead on a reader thread",
   async () => new SqliteEventStore(readAhead, { readAheadFrom: 0 }),
 );
+
+it("SQLite: an empty store's head is 0", async () => {
+  const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+  try {
+    expect(await store.headPosition()).toBe(0);
+  } finally {
+    await store.close();
+  }
+});

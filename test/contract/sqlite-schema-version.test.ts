@@ -11,6 +11,7 @@ import { schemaVersionColumn } from "../../src/events/sqlite/sqlite-recorded-eve
 import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 /** The events table as every Shoal before the schema_version column created it. */
 const OLD_SCHEMA = `
@@ -116,8 +117,8 @@ async function recover(store: SqliteEventStore) {
     thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []),
   });
   opened.push({ close: () => manager.stop() });
-  const { states, revisions, events } = await manager.recover();
-  return { states: [...states], revisions: [...revisions], events };
+  const { views, events } = await recoverNodes(manager, store);
+  return { views: views.all().sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1)), events };
 }
 
 const columnOf = (file: string) => {

@@ -11,6 +11,7 @@ import { SqliteEventStore, type SqliteEventStoreOptions } from "../../src/events
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 
 const opened: { close(): unknown }[] = [];
@@ -100,13 +101,12 @@ for (const [mode, options] of [
     ] as const) {
       it(`NodeBecameHealthy with ${what}: recovery and the views fold it as any NodeBecameHealthy; its reader and the node's actor get a CorruptEventError naming it`, async () => {
         const { file, store: s } = await store(options);
-        const before = await manager(s).recover();
+        const before = await recoverNodes(manager(s), s);
         const viewsBefore = await viewsOf(s);
         damage(file, "node-a", 2, text);
 
-        const after = await manager(s).recover();
-        expect([...after.states]).toEqual([...before.states]);
-        expect([...after.revisions]).toEqual([...before.revisions]);
+        const after = await recoverNodes(manager(s), s);
+        expect(after.views.all()).toEqual(before.views.all());
         expect(await viewsOf(s)).toEqual(viewsBefore);
 
         const damaged = (await s.readAll()).find((e) => e.stream === "node-a" && e.revision === 2)!;
@@ -116,7 +116,7 @@ for (const [mode, options] of [
         // The node's actor loads its whole stream, every event checked: the command fails, naming the event, and stores
         // nothing.
         const m = manager(s);
-        await m.recover();
+        await recoverNodes(m, s);
         await expect(m.operatorAction("approve", "a", systemContext("test"))).rejects.toThrow(message);
         expect((await s.readStream("node-a")).length).toBe(3);
       });
@@ -129,8 +129,8 @@ for (const [mode, options] of [
       ] as const) {
         const { file, store: s } = await store(options);
         damage(file, "node-a", 1, text);
-        await expect(manager(s).recover()).rejects.toThrow(CorruptEventError);
-        await expect(manager(s).recover()).rejects.toThrow(message);
+        await expect(recoverNodes(manager(s), s)).rejects.toThrow(CorruptEventError);
+        await expect(recoverNodes(manager(s), s)).rejects.toThrow(message);
         await expect(viewsOf(s)).rejects.toThrow(message);
       }
     });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "nats";
 import { afterAll, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { commandContext } from "../../src/actors/command-context.ts";
 import { loadOrCreateNodeKey } from "../../src/compute/node-key.ts";
 import { defaultConfig, type ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { nodeStateSnapshotPath } from "../../src/snapshots/node-state-snapshot-file.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { NatsOperator, loadOrCreateOperatorKeys, revocationsIn } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
@@ -71,3 +72,59 @@ it("revokes at start every key the store shows revoked that the server's config 
     connect({ servers: second.natsUrl, authenticator: jwtLogin(jwt, key), reconnect: false }),
   ).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
 });
+
+// A deleted node's state no longer holds its key: the revocation is known from its NodeCredentialRevoked, folded by the
+// node read model (from the start, or from a snapshot older than the deletion).
+for (const start of ["without a snapshot", "from a snapshot older than the deletion"] as const)
+  it(`keeps a deleted node's key out after a crash that lost its revocation, starting ${start}`, async () => {
+    const config: ShoalConfig = {
+      ...defaultConfig(),
+      DataDir: tempDir("shoal-revoke-deleted-"),
+      NodeID: "node-0",
+      "API.Host": "127.0.0.1",
+      "API.Port": 0,
+      "Orchestrator.Host": "127.0.0.1",
+      "Orchestrator.Port": await freePort(),
+    };
+    const first = await startOrchestrator(config, silentLogger);
+    running.push(first);
+    const dataDir = tempDir("shoal-n1-");
+    const agent = testAgent({ nodeId: "n1", orchestrators: [first.natsUrl], token: first.joinToken.token, dataDir });
+    await agent.start();
+    const jwt = readFileSync(join(dataDir, "credentials", "n1.jwt"), "utf8").trim();
+    const key = loadOrCreateNodeKey(dataDir, "n1");
+    await agent.stop();
+    await first.stop();
+    running.pop();
+    const snapshotFile = nodeStateSnapshotPath(config.DataDir);
+    const olderSnapshot = `${snapshotFile}.before-delete`;
+    copyFileSync(snapshotFile, olderSnapshot);
+    const configFile = join(config.DataDir, "nats", "nats-server.conf");
+    const configBefore = readFileSync(configFile, "utf8");
+
+    const second = await startOrchestrator(config, silentLogger);
+    running.push(second);
+    await second.manager.operatorAction("delete", "n1", commandContext({ type: "operator", id: "alice" }));
+    await second.stop();
+    running.pop();
+    const keys = loadOrCreateOperatorKeys(join(config.DataDir, "credentials"));
+    const { account } = new NatsOperator(keys, {
+      joinToken: first.joinToken.token,
+      jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+    });
+    const revoked = () => revocationsIn(readFileSync(configFile, "utf8"), keys.operatorSigner.publicKey, account);
+    expect(revoked().has(key.publicKey)).toBe(true);
+
+    // The crash: the config as it was before the revocation was written, and no snapshot newer than the deletion.
+    writeFileSync(configFile, configBefore);
+    expect(revoked().has(key.publicKey)).toBe(false);
+    if (start === "without a snapshot") rmSync(snapshotFile);
+    else copyFileSync(olderSnapshot, snapshotFile);
+
+    const third = await startOrchestrator(config, silentLogger);
+    running.push(third);
+    expect(revoked().has(key.publicKey)).toBe(true);
+    await expect(
+      connect({ servers: third.natsUrl, authenticator: jwtLogin(jwt, key), reconnect: false }),
+    ).rejects.toMatchObject({ code: "AUTHORIZATION_VIOLATION" });
+  });

@@ -13,6 +13,7 @@ import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts"
 import type { HealthOverride } from "../../src/config/keys.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 const S = 1000;
 const M = 60 * S;
@@ -66,7 +67,7 @@ async function types(store: SqliteEventStore, nodeId: string): Promise<string[]>
 describe("NodeManager health", () => {
   it("marks a silent node UNHEALTHY after DisconnectTimeout and UNKNOWN after UnknownTimeout, one event each", async () => {
     const { manager, clock, store } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(1 * M - 1);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
@@ -95,7 +96,7 @@ describe("NodeManager health", () => {
 
   it("writes nothing for heartbeats of a healthy node, however many", async () => {
     const { manager, clock, store } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     const timers = clock.pendingTimers;
     for (let i = 0; i < 100; i++) {
@@ -116,7 +117,7 @@ describe("NodeManager health", () => {
       }
     }
     const { manager, clock, store } = setup({ clock: new SteppedClock() });
-    await manager.recover();
+    await recoverNodes(manager, store);
     for (const id of ["n1", "n12"]) await manager.register(computeInfo(id), nodeCtx(id));
     const message = new TextEncoder().encode("..n12..");
     const beat = (id: string) => manager.beatIfHealthy(message, 2, id.length);
@@ -152,8 +153,8 @@ describe("NodeManager health", () => {
   });
 
   it("refuses heartbeats from unknown and deleted nodes", async () => {
-    const { manager } = setup();
-    await manager.recover();
+    const { manager, store } = setup();
+    await recoverNodes(manager, store);
     expect(() => manager.heartbeat("ghost")).toThrow("node not registered: ghost");
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.operatorAction("delete", "n1", opCtx());
@@ -163,7 +164,7 @@ describe("NodeManager health", () => {
   it("gives every node a full DisconnectTimeout after a restart before it can become UNHEALTHY", async () => {
     const clock = new ManualClock();
     const first = setup({ clock });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     await first.manager.register(computeInfo("n1"), nodeCtx("n1"));
     await first.manager.register(computeInfo("n2"), nodeCtx("n2"));
     await clock.advance(50 * S);
@@ -173,7 +174,7 @@ describe("NodeManager health", () => {
 
     await clock.advance(10 * M); // the orchestrator was down for ten minutes
     const second = setup({ clock, file: first.file });
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     await clock.advance(1 * M - 1);
     await second.manager.heartbeat("n2");
     expect(await types(second.store, "n1")).toEqual(["NodeRegistered"]);
@@ -190,7 +191,7 @@ describe("NodeManager health", () => {
       { Selector: "zone=edge", DisconnectTimeout: 5 * M, UnknownTimeout: 30 * M },
     ];
     const { manager, clock, store } = setup({ overrides });
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("special", { zone: "edge" }), nodeCtx("special"));
     await manager.register(computeInfo("edge1", { zone: "edge" }), nodeCtx("edge1"));
     await manager.register(computeInfo("plain"), nodeCtx("plain"));
@@ -207,7 +208,7 @@ describe("NodeManager health", () => {
 describe("NodeManager while the orchestrator's own transport is down", () => {
   it("marks no node UNHEALTHY or UNKNOWN for silence during the outage, then gives each a full DisconnectTimeout", async () => {
     const { manager, clock, store, listening } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.register(computeInfo("n2"), nodeCtx("n2"));
     await clock.advance(30 * S);
@@ -234,7 +235,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
 
   it("does not move an UNHEALTHY node to UNKNOWN during the outage, nor sooner than a DisconnectTimeout after it", async () => {
     const { manager, clock, store, listening } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(1 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
@@ -250,7 +251,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
 
   it("drops a health change already on its way to the store when the transport goes down", async () => {
     const { manager, clock, store, listening } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     // Keep n1's actor busy so the deadline's command waits in its mailbox.
     const busy = manager.updateInfo(computeInfo("n1", { rack: "r1" }), nodeCtx("n1"));
@@ -265,7 +266,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
 
   it("counts a node registered during the outage from when the transport is back", async () => {
     const { manager, clock, store, listening } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     listening.transportDown("NATS connection lost");
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(5 * M);
@@ -278,7 +279,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
 
   it("keeps heartbeats of healthy nodes synchronous and store-free during and after an outage", async () => {
     const { manager, clock, store, listening } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     listening.transportDown("NATS connection lost");
     expect(manager.heartbeat("n1")).toBeUndefined();
@@ -293,7 +294,7 @@ describe("NodeManager while the orchestrator's own transport is down", () => {
 describe("NodeManager membership", () => {
   it("records who did what and why, with correlation and causation ids", async () => {
     const { manager, store } = setup({ manualApproval: true });
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("node-3"), nodeCtx("node-3"));
     await manager.operatorAction("reject", "node-3", opCtx("malicious node?"));
     const [registered, rejected] = await store.readStream("node-node-3");
@@ -313,8 +314,8 @@ describe("NodeManager membership", () => {
   });
 
   it("resolves exact ids before prefixes and reports ambiguous prefixes", async () => {
-    const { manager } = setup();
-    await manager.recover();
+    const { manager, store } = setup();
+    await recoverNodes(manager, store);
     for (const id of ["node-1", "node-10", "node-2"]) await manager.register(computeInfo(id), nodeCtx(id));
     expect(manager.resolve("node-1")).toBe("node-1");
     expect(manager.resolve("node-2")).toBe("node-2");
@@ -327,7 +328,7 @@ describe("NodeManager membership", () => {
   it("rebuilds every node from its stream on start, deleted and re-registered lifecycles included", async () => {
     const clock = new ManualClock();
     const first = setup({ clock, manualApproval: true });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     await first.manager.register(computeInfo("a"), nodeCtx("a"));
     await first.manager.operatorAction("approve", "a", opCtx());
     await first.manager.operatorAction("delete", "a", opCtx());
@@ -337,7 +338,7 @@ describe("NodeManager membership", () => {
     opened.splice(0);
 
     const second = setup({ clock, file: first.file, manualApproval: true });
-    expect(await second.manager.recover()).toMatchObject({ nodes: 1, events: 4 });
+    expect(await recoverNodes(second.manager, second.store)).toMatchObject({ nodes: 1, events: 4 });
     await expect(second.manager.operatorAction("approve", "a", opCtx())).resolves.toMatchObject({ revision: 4 });
     const registrations = (await second.store.readStream("node-a"))
       .filter((e) => e.type === "NodeRegistered")
@@ -346,8 +347,8 @@ describe("NodeManager membership", () => {
   });
 
   it("honours an expected revision (If-Match)", async () => {
-    const { manager } = setup({ manualApproval: true });
-    await manager.recover();
+    const { manager, store } = setup({ manualApproval: true });
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await expect(manager.operatorAction("approve", "a", opCtx(), 7)).rejects.toMatchObject({
       kind: "PreconditionFailed",
@@ -359,7 +360,7 @@ describe("NodeManager membership", () => {
 describe("NodeManager info reports", () => {
   it("answers an unchanged info report without loading the node's actor, and stores a changed one", async () => {
     const { manager, store } = setup({ maxResidentActors: 1 });
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     // The first report after a registration is decided by the actor; from then on the manager knows the info.
     await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).resolves.toEqual([]);
@@ -387,7 +388,7 @@ describe("NodeManager info reports", () => {
 
   it("leaves to the actor a report from a node an operator rejected, or that re-registered with other info", async () => {
     const { manager, store } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.updateInfo(computeInfo("n1"), nodeCtx("n1"));
     await manager.operatorAction("reject", "n1", opCtx());
@@ -413,7 +414,7 @@ describe("NodeManager info reports", () => {
   it("after a restart, answers unchanged reports from the recovered state, and stores changed ones through the actor", async () => {
     const clock = new ManualClock();
     const first = setup({ clock });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     await first.manager.register(computeInfo("n1", { zone: "a" }), nodeCtx("n1"));
     await first.manager.updateInfo(computeInfo("n1", { zone: "b" }), nodeCtx("n1"));
     first.manager.stop();
@@ -421,7 +422,7 @@ describe("NodeManager info reports", () => {
     opened.splice(0);
 
     const second = setup({ clock, file: first.file });
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     await second.manager.whenInfoPrintsLearnt();
     await expect(second.manager.updateInfo(computeInfo("n1", { zone: "b" }), nodeCtx("n1"))).resolves.toEqual([]);
     expect(second.manager.actorStats.loaded).toBe(0);
@@ -436,7 +437,7 @@ describe("NodeManager info reports", () => {
   it("learns no print after a restart from a recovered state that something stored since has replaced", async () => {
     const clock = new ManualClock();
     const first = setup({ clock });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     const ids = Array.from({ length: 2500 }, (_, i) => `n${i}`);
     for (const id of ids) await first.manager.register(computeInfo(id, { zone: "a" }), nodeCtx(id));
     first.manager.stop();
@@ -444,7 +445,7 @@ describe("NodeManager info reports", () => {
     opened.splice(0);
 
     const second = setup({ clock, file: first.file });
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     // Learning yields every 1,000 nodes: the last node's info changes before its print is learnt.
     const last = ids[ids.length - 1] as string;
     await second.manager.updateInfo(computeInfo(last, { zone: "b" }), nodeCtx(last));
@@ -463,7 +464,7 @@ describe("NodeManager credentials at start-up", () => {
     const applied = new Map<string, string | undefined>();
     const gate: CredentialGate = { apply: async (nodeId, key) => void applied.set(nodeId, key) };
     const first = setup({ clock, credentials: gate });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     const key = nkeys.createUser().getPublicKey();
     await first.manager.join(computeInfo("n1"), key, nodeCtx("n1"));
     expect(applied.get("n1")).toBe(key);
@@ -472,11 +473,11 @@ describe("NodeManager credentials at start-up", () => {
     opened.splice(0);
 
     const second = setup({ clock, file: first.file, credentials: gate });
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     expect(second.manager.activeCredentials()).toEqual([["n1", key]]);
     expect(second.manager.activeCredentials()).toEqual([]);
     const ungated = setup({ clock, file: first.file });
-    await ungated.manager.recover();
+    await recoverNodes(ungated.manager, ungated.store);
     expect(ungated.manager.activeCredentials()).toEqual([]);
   });
 });
@@ -496,7 +497,7 @@ describe("NodeManager limits", () => {
 
   it("creates nothing for info, resources or heartbeats from nodes it does not know", async () => {
     const { manager, store } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("real"), nodeCtx("real"));
     const actors = manager.nodeCount;
     const events = (await store.readAll()).length;
@@ -523,7 +524,7 @@ describe("NodeManager limits", () => {
 
   it("throttles new registrations by rate and burst, never known nodes re-registering, and stores nothing it refuses", async () => {
     const { manager, clock, store } = setup({ limits: limits({ maxRegistrationsPerSecond: 2, registrationBurst: 3 }) });
-    await manager.recover();
+    await recoverNodes(manager, store);
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => outcome(manager.register(computeInfo(`n${i}`), nodeCtx(`n${i}`)))),
     );
@@ -555,8 +556,8 @@ describe("NodeManager limits", () => {
   });
 
   it("counts a deleted node coming back as new", async () => {
-    const { manager } = setup({ limits: limits({ maxRegistrationsPerSecond: 1, registrationBurst: 1 }) });
-    await manager.recover();
+    const { manager, store } = setup({ limits: limits({ maxRegistrationsPerSecond: 1, registrationBurst: 1 }) });
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await manager.operatorAction("delete", "a", opCtx());
     await expect(manager.register(computeInfo("a"), nodeCtx("a"))).rejects.toMatchObject({ kind: "Unavailable" });
@@ -565,7 +566,7 @@ describe("NodeManager limits", () => {
 
   it("caps PENDING nodes under manual approval, concurrent registrations included, until an operator acts", async () => {
     const { manager, store } = setup({ manualApproval: true, limits: limits({ maxPendingNodes: 3 }) });
-    await manager.recover();
+    await recoverNodes(manager, store);
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) => outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`)))),
     );
@@ -597,8 +598,8 @@ describe("NodeManager limits", () => {
   });
 
   it("does not cap nodes that need no approval", async () => {
-    const { manager } = setup({ manualApproval: false, limits: limits({ maxPendingNodes: 1 }) });
-    await manager.recover();
+    const { manager, store } = setup({ manualApproval: false, limits: limits({ maxPendingNodes: 1 }) });
+    await recoverNodes(manager, store);
     for (const id of ["a", "b", "c"]) await manager.register(computeInfo(id), nodeCtx(id));
     expect(manager.nodeCount).toBe(3);
   });
@@ -607,7 +608,7 @@ describe("NodeManager limits", () => {
     const clock = new ManualClock();
     const deadlines = new DeadlineScheduler(clock);
     const { manager, store, file } = setup({ clock, deadlines });
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await clock.advance(1 * M - 1);
     // Another connection takes the events table away: the health change cannot be stored.
@@ -632,7 +633,7 @@ describe("NodeManager limits", () => {
 
   it("keeps no actor for a registration the store could not take", async () => {
     const { manager, store, file, clock } = setup();
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("a"), nodeCtx("a"));
     await store.close();
     await expect(clock.drive(manager.register(computeInfo("b"), nodeCtx("b")))).rejects.toThrow(/closed/);
@@ -666,7 +667,7 @@ describe("NodeManager limits", () => {
       "no_stream",
     );
     const { manager } = setup({ file });
-    await expect(manager.recover()).resolves.toMatchObject({ nodes: 1, events: 1 });
+    await expect(recoverNodes(manager, store)).resolves.toMatchObject({ nodes: 1, events: 1 });
     await expect(manager.register(computeInfo("old"), nodeCtx("old"))).resolves.toMatchObject({
       events: [{ type: "NodeInfoUpdated" }],
     });
@@ -677,7 +678,7 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
   /** Three HEALTHY compute nodes, one of them rejected, stored by a first orchestrator; then it stops. */
   async function storedFleet(clock: ManualClock): Promise<string> {
     const first = setup({ clock });
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     for (const id of ["n1", "n2", "n3"]) await first.manager.register(computeInfo(id), nodeCtx(id));
     await first.manager.operatorAction("reject", "n3", opCtx());
     await clock.advance(10 * S);
@@ -710,7 +711,7 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
     await clock.advance(10 * M); // the orchestrator was down
     // Two connected nodes (the rejected one is not): at 1 login/s they spread over 2 s.
     const { store, manager, listening } = restarted(clock, file, 1);
-    await manager.recover();
+    await recoverNodes(manager, store);
     expect(manager.reconnectSpreadMs()).toBe(2 * S);
     // Recovery, read models, publisher: a start-up longer than a DisconnectTimeout blames nobody.
     await clock.advance(3 * M);
@@ -737,7 +738,7 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
     const clock = new ManualClock();
     const file = await storedFleet(clock);
     const { store, manager, listening } = restarted(clock, file, 2);
-    await manager.recover();
+    await recoverNodes(manager, store);
     listening.begin();
     await clock.advance(30 * S);
     await manager.heartbeat("n1");
@@ -763,7 +764,7 @@ describe("NodeManager grace after a start (docs/nodes.md, Health after a restart
     const file = await storedFleet(clock);
     const { store, manager, listening } = restarted(clock, file, 0);
     listening.transportDown("embedded nats-server exited");
-    await manager.recover();
+    await recoverNodes(manager, store);
     listening.transportUp();
     await clock.advance(5 * M);
     expect(await types(store, "n1")).toEqual(["NodeRegistered"]);

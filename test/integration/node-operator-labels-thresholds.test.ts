@@ -7,6 +7,7 @@ import type { HealthOverride } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 // Health-threshold groups select nodes by their effective labels: an operator's label moves a
 // node into a group (or out of one), also after a restart. Real SQLite, a manual clock.
@@ -42,7 +43,7 @@ describe("health-threshold groups follow the operator's labels", () => {
   it("a node labelled into the group gets its thresholds; one whose label is hidden leaves it", async () => {
     const clock = new ManualClock();
     const { manager, store } = setup(join(tempDir(), "shoal.db"), clock);
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("core1", { zone: "core" }), nodeCtx("core1"));
     await manager.register(computeInfo("edge1", { zone: "edge" }), nodeCtx("edge1"));
     await manager.operatorAction({ action: "label", set: { zone: "edge" }, remove: [], reset: [] }, "core1", opCtx);
@@ -60,7 +61,7 @@ describe("health-threshold groups follow the operator's labels", () => {
     const clock = new ManualClock();
     const file = join(tempDir(), "shoal.db");
     const first = setup(file, clock);
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     await first.manager.register(computeInfo("core1", { zone: "core" }), nodeCtx("core1"));
     await first.manager.operatorAction(
       { action: "label", set: { zone: "edge" }, remove: [], reset: [] },
@@ -69,7 +70,7 @@ describe("health-threshold groups follow the operator's labels", () => {
     );
     first.manager.stop();
     const second = setup(file, clock);
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     await clock.advance(2 * M);
     expect(await types(second.store, "core1")).toEqual(["NodeRegistered", "NodeLabelsSet"]);
     await clock.advance(3 * M);

@@ -7,6 +7,7 @@ import { NodeManager } from "../../src/actors/node-manager.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 // Pre-authorised nodes under manual approval, on a real SQLite store: they register APPROVED,
 // the PENDING cap (MaxPendingNodes) does not hold them back since they will not be PENDING, and
@@ -43,7 +44,7 @@ describe("pre-authorised registration and the PENDING cap", () => {
   it("admits a pre-authorised node APPROVED after a restart from a node-state snapshot, which holds no node only pre-authorised", async () => {
     const file = join(tempDir(), "shoal.db");
     const first = setup(file);
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     await first.manager.preauthorize("pre-snap", undefined, opCtx);
     await first.manager.register(computeInfo("stranger-1"), nodeCtx("stranger-1"));
     const head = (await first.store.readAll()).at(-1)?.position ?? 0;
@@ -53,7 +54,7 @@ describe("pre-authorised registration and the PENDING cap", () => {
     const second = setup(file);
     const stranger = (await second.store.readStream("node-stranger-1")).length;
     expect(stranger).toBeGreaterThan(0);
-    await second.manager.recover({ position: head, states: [] });
+    await recoverNodes(second.manager, second.store, { position: head, views: [] });
     await second.manager.register(computeInfo("pre-snap"), nodeCtx("pre-snap"));
     expect(await membership(second.store, "pre-snap")).toMatchObject({ Membership: "APPROVED" });
   });
@@ -61,7 +62,7 @@ describe("pre-authorised registration and the PENDING cap", () => {
   it("admits a pre-authorised node APPROVED while the cap refuses strangers, also after a restart", async () => {
     const file = join(tempDir(), "shoal.db");
     const first = setup(file);
-    await first.manager.recover();
+    await recoverNodes(first.manager, first.store);
     const key = nkeys.createUser().getPublicKey();
     await first.manager.preauthorize("pre-1", undefined, opCtx);
     await first.manager.preauthorize("pre-2", key, opCtx);
@@ -80,7 +81,7 @@ describe("pre-authorised registration and the PENDING cap", () => {
     first.manager.stop();
 
     const second = setup(file);
-    await second.manager.recover();
+    await recoverNodes(second.manager, second.store);
     await second.manager.register(computeInfo("pre-2"), nodeCtx("pre-2"), key);
     expect(await membership(second.store, "pre-2")).toMatchObject({ Membership: "APPROVED" });
     expect((await second.store.readStream("node-pre-2")).map((e) => e.type)).toEqual([

@@ -11,6 +11,7 @@ import type { NodeView } from "../../src/projections/node-view.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
 const KEYS = [
@@ -97,7 +98,7 @@ async function randomStore(seed: number, nodes: number, events: number): Promise
   return store;
 }
 
-async function recovered(store: SqliteEventStore, from?: { position: number; states: readonly NodeView[] }) {
+function newManager(store: SqliteEventStore): NodeManager {
   const manager = new NodeManager({
     store,
     clock: new ManualClock(),
@@ -106,36 +107,41 @@ async function recovered(store: SqliteEventStore, from?: { position: number; sta
     thresholds: new HealthThresholds({ disconnectMs: 60_000, unknownMs: 300_000 }, []),
   });
   opened.push({ close: () => manager.stop() });
-  return manager.recover(from);
+  return manager;
 }
 
 const byId = (views: readonly NodeView[]) => [...views].sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
 
-describe("node views seeded from recovery's fold", () => {
+describe("the node read model as start-up recovery folds it", () => {
   for (const seed of [1, 2, 3]) {
-    it(`equal the views folded event by event (random histories, seed ${seed})`, async () => {
+    it(`equals the views folded event by event, from the start and from a snapshot; the manager adopts its states, which are the actors' own (random histories, seed ${seed})`, async () => {
       const store = await randomStore(seed, 40, 600);
       const folded = new NodeViews();
       const all = await store.readAll();
       for (const e of all) folded.handle(e);
+      const nodeEvents = all.filter((e) => e.stream.startsWith("node-"));
 
-      const recovery = await recovered(store);
+      const manager = newManager(store);
+      const recovery = await recoverNodes(manager, store);
       expect(recovery.position).toBe(all.at(-1)?.position);
-      expect(recovery.last).toEqual({ stream: all.at(-1)?.stream, revision: all.at(-1)?.revision, id: all.at(-1)?.id });
-      const seeded = new NodeViews();
-      seeded.seedStates(recovery.states, recovery.revisions);
-      expect(byId(seeded.all())).toEqual(byId(folded.all()));
+      expect(recovery.events).toBe(nodeEvents.length);
+      expect(byId(recovery.views.all())).toEqual(byId(folded.all()));
       expect(folded.all().length).toBeGreaterThan(20);
+      // One fold: what each node's actor folds from its own stream is what the read model holds (less the ETag).
+      for (const view of recovery.views.all()) {
+        const { revision: _revision, ...state } = view;
+        expect(await manager.nodeState(view.nodeId)).toEqual(state);
+      }
+      // Never-registered streams too: the manager knows every id with stored history.
+      expect(manager.nodeCount).toBe(new Set(nodeEvents.map((e) => e.stream)).size);
 
-      // From a snapshot halfway: the snapshot's views, then what recovery replayed after it.
+      // From a snapshot halfway: the snapshot's views, then what the read model folded after it.
       const half = all[Math.floor(all.length / 2)]?.position ?? 0;
       const early = new NodeViews();
       for (const e of all) if (e.position <= half) early.handle(e);
-      const fromSnapshot = await recovered(store, { position: half, states: early.all() });
-      const resumed = new NodeViews();
-      resumed.seed(early.all());
-      resumed.seedStates(fromSnapshot.states, fromSnapshot.revisions);
-      expect(byId(resumed.all())).toEqual(byId(folded.all()));
+      const fromSnapshot = await recoverNodes(newManager(store), store, { position: half, views: early.all() });
+      expect(fromSnapshot.events).toBe(nodeEvents.filter((e) => e.position > half).length);
+      expect(byId(fromSnapshot.views.all())).toEqual(byId(folded.all()));
     });
   }
 

@@ -7,6 +7,7 @@ import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager } from "../../src/actors/node-manager.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 const DISCONNECT_MS = 1500;
 const opened: { store: SqliteEventStore; manager: NodeManager }[] = [];
@@ -75,7 +76,7 @@ const types = async (store: SqliteEventStore, id: string) => (await store.readSt
 describe("an orchestrator that stalls", () => {
   it("does not blame a heartbeating node for its own stall, and still finds a dead one afterwards", async () => {
     const { store, manager } = setup(500);
-    await manager.recover();
+    await recoverNodes(manager, store);
     const ctx = (id: string) => commandContext({ type: "node", id });
     await manager.register(computeInfo("alive"), ctx("alive"));
     await manager.register(computeInfo("dead"), ctx("dead"));
@@ -95,7 +96,7 @@ describe("an orchestrator that stalls", () => {
 
   it("without the stall watch, the same stall is recorded as the node's failure (what the watch prevents)", async () => {
     const { store, manager } = setup(undefined);
-    await manager.recover();
+    await recoverNodes(manager, store);
     await manager.register(computeInfo("alive"), commandContext({ type: "node", id: "alive" }));
     await stallWithQueuedHeartbeat(manager, "alive", DISCONNECT_MS + 1000);
     await sleep(300);

@@ -10,6 +10,7 @@ import { forgetDeletedNodes } from "../../src/workflows/forget-deleted-nodes.ts"
 import { WORKFLOW_STEP_EVENT, WorkflowHost } from "../../src/workflows/workflow-host.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { recoverNodes } from "../support/recover-nodes.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -50,10 +51,10 @@ describe("the forget-deleted-nodes workflow", () => {
   it("makes an orchestrator forget a node another writer deleted, records why, and never acts twice", async () => {
     const file = join(tempDir(), "shoal.db");
     const a = writer(file);
-    await a.manager.recover();
+    await recoverNodes(a.manager, a.store);
     await a.manager.register(computeInfo("n1"), commandContext({ type: "node", id: "n1" }));
     const b = writer(file);
-    await b.manager.recover();
+    await recoverNodes(b.manager, b.store);
     expect(b.manager.heartbeat("n1")).toBeUndefined(); // B tracks n1 too
 
     const deleted = await a.manager.operatorAction(

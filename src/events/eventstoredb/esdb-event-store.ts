@@ -192,6 +192,25 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return readAllPagesInline((o) => this.readAll(o), options);
   }
 
+  /** The newest event of $all that readAll would return: one filtered read backwards from the end. */
+  async headPosition(): Promise<number> {
+    try {
+      // The server counts matching events only; the client-side guard may still drop a checkpoint stream's event.
+      for await (const resolved of readAllFiltered(this.client, {
+        from: "end",
+        maxCount: READ_ALL_PAGE,
+        eventTypeRegex: USER_EVENT_TYPES,
+        backwards: true,
+      })) {
+        const e = toRecorded(resolved);
+        if (e) return e.position;
+      }
+      return 0;
+    } catch (e) {
+      throw esdbStoreError(e);
+    }
+  }
+
   subscribeToAll(
     options: { readonly after?: number },
     handler: (event: RecordedEvent) => Promise<void> | void,

@@ -54,9 +54,12 @@ export function assertFilteredReadSupported(client: EventStoreDBClient): void {
 }
 
 interface FilteredReadOptions {
-  readonly from: "start" | Position;
+  /** "end" with backwards only: the newest event first. */
+  readonly from: "start" | "end" | Position;
   readonly maxCount: number;
   readonly eventTypeRegex: string;
+  /** Forwards when absent. */
+  readonly backwards?: boolean;
 }
 
 /** The gRPC request: the client's readAll request (forwards, count, no links) with its subscribeToAll's filter. */
@@ -67,6 +70,7 @@ export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.
   uuidOption.setString(new Empty());
   const all = new ReadReq.Options.AllOptions();
   if (options.from === "start") all.setStart(new Empty());
+  else if (options.from === "end") all.setEnd(new Empty());
   else {
     const position = new ReadReq.Options.Position();
     position.setCommitPosition(options.from.commit.toString(10));
@@ -84,13 +88,15 @@ export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.
   filter.setCount(new Empty());
   filter.setCheckpointintervalmultiplier(1);
   opts.setFilter(filter);
-  opts.setReadDirection(ReadReq.Options.ReadDirection.FORWARDS);
+  opts.setReadDirection(
+    options.backwards ? ReadReq.Options.ReadDirection.BACKWARDS : ReadReq.Options.ReadDirection.FORWARDS,
+  );
   req.setOptions(opts);
   return req;
 }
 
 /**
- * Reads $all forwards from `from` (inclusive, as the client's readAll), returning only events
+ * Reads $all from `from` (inclusive, as the client's readAll; forwards unless asked), returning only events
  * whose type matches `eventTypeRegex`; the server counts `maxCount` in matching events only.
  */
 export function readAllFiltered(

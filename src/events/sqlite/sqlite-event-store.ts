@@ -392,6 +392,12 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     return out;
   }
 
+  /** Checkpoints live in their own table: the newest event's position is the table's largest. */
+  async headPosition(): Promise<number> {
+    this.assertOpen();
+    return this.guarded(() => this.statements.head.get() as number | null) ?? 0;
+  }
+
   /**
    * A long replay reads ahead on a reader thread (its own read-only connection: WAL lets it read
    * beside the writer) while the caller folds; a short one reads on this thread, page by page.

@@ -89,6 +89,11 @@ export interface EventStore {
     options: { readonly after?: number },
     handler: (event: RecordedEvent) => Promise<void> | void,
   ): StoreSubscription;
+  /**
+   * The position of the newest event stored now (system events and checkpoints excluded), 0 when
+   * there is none: where a catch-up at start-up has read everything stored before it.
+   */
+  headPosition(): Promise<number>;
   /** Start-up check: fails with StoreUnavailableError unless the store can take a write now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;

@@ -41,7 +41,7 @@ export function drainModule(
           logger: logger.child({ component: "workflows" }),
         }),
       );
-      const nodesFrom = nodes.startPosition.get();
+      const nodesFrom = nodes.headAtStart.get();
       processors.add({
         name: nodeDrainer.name,
         checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },

@@ -36,7 +36,7 @@ export function jobFlowModule(
       );
       // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not
       // recorded as workflow steps).
-      const nodesFrom = nodes.startPosition.get();
+      const nodesFrom = nodes.headAtStart.get();
       processors.add({
         name: "job-placement-on-node-gain",
         checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },

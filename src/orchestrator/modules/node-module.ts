@@ -4,6 +4,7 @@ import { HealthThresholds } from "../../actors/health-thresholds.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
+import { CatchUpProgress } from "../../projections/catch-up-progress.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
 import { NodeViews } from "../../projections/node-views.ts";
 import { PlacementFleet } from "../../projections/placement-fleet.ts";
@@ -29,7 +30,9 @@ export interface NodeModule extends Module {
   readonly self: NodeInfo;
   /** The node read model's processor (follow on). */
   readonly lane: Later<ProcessorProgress>;
-  /** Where every read model and lane that follows the store at start-up stands caught up (recover on). */
+  /** The store's head at start: what every read model folds up to before it serves, where new-event lanes begin. */
+  readonly headAtStart: Later<number>;
+  /** The head at start, or this orchestrator's own registration after it: what the job read model catches up to. */
   readonly startPosition: Later<number>;
 }
 
@@ -90,10 +93,13 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
   });
   const self = selfInfo(context.nodeId, config.Labels);
   const lane = new Later<ProcessorProgress>("the node-views processor", "follow");
-  const startPosition = new Later<number>("the store position at start", "recover");
+  const headAtStart = new Later<number>("the store's head at start", "recover");
+  const startPosition = new Later<number>("the store position after the node's own registration", "catch up");
   const snapshotPath = nodeStateSnapshotPath(config.DataDir);
   const snapshotter = new Later<NodeStateSnapshotter>("the node-state snapshotter", "recover");
+  const catchUp = new Later<CatchUpProgress>("the node read model's catch-up progress", "recover");
   let viewsFrom = 0;
+  let fromSnapshot = false;
 
   return {
     name: "nodes",
@@ -103,10 +109,11 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
     fleet,
     self,
     lane,
+    headAtStart,
     startPosition,
 
     async recover() {
-      // A snapshot of every node's state lets both folds below skip the events it covers; the
+      // A snapshot of every node's state lets the node read model skip the events it covers; the
       // stream stays the truth (anything wrong with the snapshot: a full replay).
       const loaded = await readNodeStateSnapshot(snapshotPath, store);
       const snapshot = "snapshot" in loaded ? loaded.snapshot : undefined;
@@ -120,7 +127,74 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
           { path: snapshotPath, reason: "reason" in loaded ? loaded.reason : "" },
           "no usable node-state snapshot: replaying every node stream",
         );
-      const recovered = await manager.recover(snapshot && { position: snapshot.position, states: snapshot.views });
+      // Everything stored now: the node read model folds up to here before the node manager adopts what it folded.
+      const head = headAtStart.set(await store.headPosition());
+      context.metrics.observeHead(head);
+      // Until the read model has caught up, the index is told once per changed node, not per event.
+      views.hold();
+      if (snapshot) views.seed(snapshot.views);
+      snapshotter.set(
+        new NodeStateSnapshotter(
+          { path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) },
+          snapshot,
+        ),
+      );
+      viewsFrom = snapshot?.position ?? 0;
+      fromSnapshot = snapshot !== undefined;
+      catchUp.set(
+        new CatchUpProgress({
+          logger: logger.child({ component: "node-manager" }),
+          clock,
+          head,
+          message: "recovering nodes: replaying events",
+        }),
+      );
+    },
+
+    follow() {
+      const nodeSnapshotter = snapshotter.get();
+      const progress = catchUp.get();
+      const from = viewsFrom;
+      lane.set(
+        processors.add({
+          name: "node-views",
+          // The one fold of node streams at start-up: from the snapshot (else the start of the store) to the head.
+          checkpoints: {
+            load: () => {
+              // The processors start: what the recovered-nodes log measures from.
+              progress.begin();
+              return Promise.resolve(from);
+            },
+            save: () => Promise.resolve(),
+          },
+          handle: (batch) => {
+            try {
+              for (const e of batch) views.handleEnvelope(e);
+            } catch (err) {
+              progress.failed(err);
+              throw err;
+            }
+            nodeSnapshotter.handled(batch);
+            const last = batch[batch.length - 1];
+            if (last) progress.handled(last.position, views.eventsFolded);
+          },
+        }),
+      );
+    },
+
+    async catchUp() {
+      const progress = catchUp.get();
+      // A corrupt node event stops start-up here, named (the views cannot fold past it).
+      await progress.until(lane.get().waitFor(headAtStart.get(), CATCH_UP_TIMEOUT_MS));
+      const indexing = performance.now();
+      await views.release();
+      const indexMs = Math.round(performance.now() - indexing);
+      // What the read model folded is what the node manager knows: no second replay.
+      manager.adoptRecovered(views.recovered());
+      logger.info(
+        { nodes: manager.nodeCount, events: views.eventsFolded, fromSnapshot, ...progress.elapsed() },
+        "recovered nodes from the event store",
+      );
       const selfResult = await manager.registerSelf(self);
       // The store says which keys are live; until now the ones the previous config admitted were in.
       if (access) {
@@ -129,47 +203,8 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
         await access.revokeStale(manager.revokedCredentials());
         logger.info({ nodes: access.boundNodes }, "NATS admits the joined nodes' keys");
       }
-      // Until the read model has caught up, the index is told once per changed node, not per event.
-      views.hold();
-      if (snapshot) views.seed(snapshot.views);
-      // Recovery has already folded every event up to its position: the views start there, not from
-      // the snapshot (or the beginning) again.
-      views.seedStates(recovered.states, recovered.revisions);
-      const nodeSnapshotter = snapshotter.set(
-        new NodeStateSnapshotter(
-          { path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) },
-          snapshot,
-        ),
-      );
-      if (recovered.last) nodeSnapshotter.advanced(recovered.position, recovered.last, recovered.events);
-      // A number, not `recovered`: a closure over it would keep every recovered state alive.
-      viewsFrom = recovered.position;
-      startPosition.set(Math.max(recovered.position, selfResult.position ?? 0));
-    },
-
-    follow() {
-      const nodeSnapshotter = snapshotter.get();
-      lane.set(
-        processors.add({
-          name: "node-views",
-          // What recovery folded is the read model's checkpoint: it resumes right after it.
-          checkpoints: { load: () => Promise.resolve(viewsFrom), save: () => Promise.resolve() },
-          handle: (batch) => {
-            for (const e of batch) views.handleEnvelope(e);
-            nodeSnapshotter.handled(batch);
-          },
-        }),
-      );
-    },
-
-    async catchUp() {
-      await lane.get().waitFor(startPosition.get(), CATCH_UP_TIMEOUT_MS);
-      const indexing = performance.now();
-      await views.release();
-      logger.info(
-        { nodes: index.size, indexMs: Math.round(performance.now() - indexing) },
-        "read model caught up; node list indexed",
-      );
+      startPosition.set(Math.max(headAtStart.get(), selfResult.position ?? 0));
+      logger.info({ nodes: index.size, indexMs }, "read model caught up; node list indexed");
     },
 
     arm() {

@@ -18,7 +18,7 @@ interface Lost {
 export interface ExecutionsByNodeSnapshot {
   /** Per node, its executions lost with it and their failures' positions, oldest first. */
   readonly lost: readonly (readonly [string, readonly Lost[]])[];
-  /** Per node, the positions of its last returns (at most three), oldest first. */
+  /** Per node with executions lost with it, the positions of its last returns since (at most three), oldest first. */
   readonly returns: readonly (readonly [string, readonly number[]])[];
 }
 
@@ -39,11 +39,14 @@ export class ExecutionsByNode {
   private readonly lost = new Map<string, Lost[]>();
   private readonly returns = new Map<string, number[]>();
 
-  /** Starts from the read model's executions and a snapshot's node facts (before any event is folded). */
+  /**
+   * Starts from the read model's executions and a snapshot's node facts (before any event is folded). The returns of a
+   * node with nothing lost with it, which older snapshots hold, are left out as nodeReturned leaves them out.
+   */
   seed(executions: Iterable<ExecutionState>, snapshot: ExecutionsByNodeSnapshot): void {
     for (const e of executions) if (holdsCapacity(e)) this.index(e);
-    for (const [nodeId, lost] of snapshot.lost) this.lost.set(nodeId, [...lost]);
-    for (const [nodeId, at] of snapshot.returns) this.returns.set(nodeId, [...at]);
+    for (const [nodeId, lost] of snapshot.lost) if (lost.length > 0) this.lost.set(nodeId, [...lost]);
+    for (const [nodeId, at] of snapshot.returns) if (this.lost.has(nodeId)) this.returns.set(nodeId, [...at]);
   }
 
   snapshot(): ExecutionsByNodeSnapshot {
@@ -72,16 +75,26 @@ export class ExecutionsByNode {
    * The node is back (NODE_RETURNS) with the event at `position`. What was lost before the return before its previous
    * one was told then and is forgotten; the rest is kept, so that the reactions to this return and to the previous one
    * find theirs whether this index folded the return before they react or after.
+   *
+   * Returns are remembered only while something lost with the node is: every execution it loses later is failed after
+   * them, so they bound no answer of lostBefore and forget nothing sooner. A fleet whose nodes come and go without
+   * losing work then costs nothing here, nor in the snapshot.
    */
   nodeReturned(nodeId: string, position: number): void {
-    const kept = [...(this.returns.get(nodeId) ?? []), position].slice(-RETURNS_KEPT);
-    this.returns.set(nodeId, kept);
     const lost = this.lost.get(nodeId);
-    if (lost === undefined || kept.length < RETURNS_KEPT) return;
-    const told = kept[0] as number;
-    const left = lost.filter((l) => l.at > told);
-    if (left.length === 0) this.lost.delete(nodeId);
-    else this.lost.set(nodeId, left);
+    if (lost === undefined) return;
+    const kept = [...(this.returns.get(nodeId) ?? []), position].slice(-RETURNS_KEPT);
+    if (kept.length === RETURNS_KEPT) {
+      const told = kept[0] as number;
+      const left = lost.filter((l) => l.at > told);
+      if (left.length === 0) {
+        this.lost.delete(nodeId);
+        this.returns.delete(nodeId);
+        return;
+      }
+      this.lost.set(nodeId, left);
+    }
+    this.returns.set(nodeId, kept);
   }
 
   holdsWork(nodeId: string): boolean {

@@ -51,4 +51,20 @@ describe("EventStoreDB: the server-side filter that keeps checkpoints and system
     expect(fromPosition.all).toEqual({ position: { commitPosition: "42", preparePosition: "41" } });
     expect(fromPosition.count).toBe("1");
   });
+
+  it("asks for the newest matching event with one backwards read from the end of $all (the store's head)", () => {
+    const head = filteredReadAllRequest({
+      from: "end",
+      maxCount: 512,
+      eventTypeRegex: USER_EVENT_TYPES,
+      backwards: true,
+    }).toObject().options!;
+    expect(head).toMatchObject({
+      all: { end: {} },
+      readDirection: 1,
+      count: "512",
+      filter: { eventType: { regex: USER_EVENT_TYPES }, count: {} },
+    });
+    expect(head.all?.start).toBeUndefined();
+  });
 });

@@ -165,3 +165,132 @@ describe("executions by node in the job read model: given recorded events, then"
     }
   });
 });
+
+/** A small deterministic generator (the same cases on every run). */
+function randomOf(seed: number): (n: number) => number {
+  let s = seed;
+  return (n) => {
+    s = (s * 1_103_515_245 + 12_345) % 2 ** 31;
+    return s % n;
+  };
+}
+
+const RETURNS = new Set(["NodeBecameHealthy", "NodeApproved"]);
+
+/** The positions of the node's returns. */
+function returnsOf(given: Given, nodeId: string): number[] {
+  const out: number[] = [];
+  given.events.forEach(({ recorded }, i) => {
+    if (RETURNS.has(recorded.type) && recorded.stream === `node-${nodeId}`) out.push(i + 1);
+  });
+  return out;
+}
+
+/**
+ * What a node back with the event at `at` is told to stop, straight from the events: the executions failed as lost
+ * with it after its last return before `at`, and before `at`.
+ */
+function expectedLostBefore(given: Given, nodeId: string, at = Number.POSITIVE_INFINITY): string[] {
+  const since = returnsOf(given, nodeId).reduce((last, r) => (r < at ? r : last), Number.NEGATIVE_INFINITY);
+  const told: string[] = [];
+  given.events.forEach(({ recorded }, i) => {
+    const data = recorded.data as { ExecutionID?: string; Message?: string };
+    if (recorded.type === "ExecutionFailed" && data.Message === lost(nodeId) && i + 1 > since && i + 1 < at)
+      told.push(data.ExecutionID ?? "");
+  });
+  return told;
+}
+
+/** Executions created on three nodes, each lost with its node or ended, the nodes coming back now and then. */
+function randomHistory(seed: number, length: number): Given {
+  const random = randomOf(seed);
+  const given = new Given();
+  const underWay: { id: string; nodeId: string }[] = [];
+  let next = 0;
+  while (given.events.length < length) {
+    const nodeId = `n-${random(3) + 1}`;
+    const action = random(10);
+    if (action < 3 || underWay.length === 0) {
+      const id = `e${++next}`;
+      given.created(id, nodeId);
+      underWay.push({ id, nodeId });
+    } else if (action < 5) {
+      const [e] = underWay.splice(random(underWay.length), 1);
+      if (e) given.failed(e.id, lost(e.nodeId));
+    } else if (action < 6) {
+      const [e] = underWay.splice(random(underWay.length), 1);
+      if (e) given.ended(e.id);
+    } else if (action < 9) given.healthy(nodeId);
+    else given.approved(nodeId);
+  }
+  return given;
+}
+
+const NODES = ["n-1", "n-2", "n-3"];
+
+/** What each node is told at its last two returns and now: as `lostBefore` answers it. */
+function answers(given: Given, lostBefore: (nodeId: string, at?: number) => string[]): string[][][] {
+  return NODES.map((nodeId) => [...returnsOf(given, nodeId).slice(-2), undefined].map((at) => lostBefore(nodeId, at)));
+}
+
+describe("executions by node: what a node's returns cost", () => {
+  it("a node that comes back with nothing lost with it leaves no return behind, in memory or in the snapshot", () => {
+    const given = new Given();
+    for (let round = 0; round < 4; round++) for (const n of ["n-1", "n-2", "n-3"]) given.healthy(n);
+    given.created("e1", "n-1").failed("e1", lost("n-1")).healthy("n-1").healthy("n-2");
+    const snapshot = given.folded().byNode.snapshot();
+    expect(snapshot.returns).toEqual([["n-1", [given.last - 1]]]);
+    expect(snapshot.lost).toEqual([["n-1", [{ id: "e1", at: given.last - 2 }]]]);
+  });
+
+  it("once what was lost with a node is forgotten, so are its returns", () => {
+    const given = new Given().created("e1", "n-1").failed("e1", lost("n-1"));
+    given.healthy("n-1").healthy("n-1").healthy("n-1");
+    expect(given.folded().byNode.snapshot()).toEqual({ lost: [], returns: [] });
+  });
+
+  it("a snapshot that holds returns of nodes with nothing lost seeds none of them", () => {
+    const restarted = new JobViews();
+    restarted.seed({
+      anchor: { position: 9, stream: "node-n-3", revision: 4, id: "x" },
+      jobs: [],
+      executions: [],
+      byNode: {
+        lost: [["n-1", [{ id: "e1", at: 5 }]]],
+        returns: [
+          ["n-1", [2, 7]],
+          ["n-2", [3, 6, 8]],
+          ["n-3", [9]],
+        ],
+      },
+    });
+    expect(restarted.byNode.snapshot().returns).toEqual([["n-1", [2, 7]]]);
+    expect(restarted.byNode.lostBefore("n-1", 7)).toEqual(["e1"]);
+    expect(restarted.byNode.lostBefore("n-1")).toEqual([]);
+  });
+
+  it("answers as the events say, folded from scratch or restarted from a snapshot at any point", () => {
+    let told = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const given = randomHistory(seed, 60);
+      const expected = answers(given, (nodeId, at) => expectedLostBefore(given, nodeId, at));
+      told += expected.flat(2).length;
+      const { byNode } = given.folded();
+      expect(
+        answers(given, (n, at) => byNode.lostBefore(n, at)),
+        `seed ${seed}, from scratch`,
+      ).toEqual(expected);
+      for (let cut = 5; cut < given.events.length; cut += 11) {
+        const running = new JobViews();
+        for (const e of given.events.slice(0, cut)) running.handleEnvelope(e);
+        const restarted = new JobViews();
+        restarted.seed(JSON.parse(JSON.stringify(running.snapshot())));
+        for (const e of given.events.slice(cut)) restarted.handleEnvelope(e);
+        const answered = answers(given, (n, at) => restarted.byNode.lostBefore(n, at));
+        expect(answered, `seed ${seed}, restarted after ${cut} events`).toEqual(expected);
+      }
+    }
+    // The histories do lose work that returning nodes are told about.
+    expect(told).toBeGreaterThan(40);
+  });
+});
