@@ -1,0 +1,76 @@
+import type { AddressInfo } from "node:net";
+import { buildApi } from "../../api/api-server.ts";
+import { JobHistory } from "../../projections/jobs/job-history.ts";
+import { NodeHistory } from "../../projections/node-history.ts";
+import { resolveApiAuth } from "../api-auth.ts";
+import { leafLoginRevoker } from "../leaf-login-revoker.ts";
+import { Later, type Module } from "../module.ts";
+import type { OrchestratorContext } from "../orchestrator-context.ts";
+import { StartupError } from "../services.ts";
+import { wireMetrics } from "../wire-metrics.ts";
+import type { EventPublisherModule } from "./event-publisher-module.ts";
+import type { JobModule } from "./job-module.ts";
+import type { NodeModule } from "./node-module.ts";
+
+export interface ApiModule extends Module {
+  /** The generated admin API key's file, when API.Auth.Users is empty. */
+  readonly adminKey: { readonly path: string; readonly created: boolean } | undefined;
+  /** Where the API listens (serve on). */
+  readonly url: Later<string>;
+}
+
+/** The REST API (and /metrics), served last: nothing is served before every read model caught up. */
+export function apiModule(
+  context: OrchestratorContext,
+  offers: { readonly nodes: NodeModule; readonly jobs: JobModule; readonly publisher: EventPublisherModule },
+): ApiModule {
+  const { config, store, logger, metrics, processors, stops, transport, storeHealth } = context;
+  const { nodes, jobs, publisher } = offers;
+  // At build: a bad API.Auth stops start-up before anything is recovered.
+  const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
+  const url = new Later<string>("the API's URL", "serve");
+  return {
+    name: "api",
+    adminKey,
+    url,
+
+    async serve() {
+      metrics.observeHead(nodes.startPosition.get());
+      wireMetrics(metrics, { manager: nodes.manager, index: nodes.index, processors: processors.processors });
+      const access = context.nats.access;
+      const leaves = access ? leafLoginRevoker(access) : undefined;
+      const jobLogs = jobs.logs.get();
+      const api = buildApi({
+        logger: logger.child({ component: "api" }),
+        self: nodes.self,
+        manager: nodes.manager,
+        views: nodes.views,
+        index: nodes.index,
+        projection: nodes.lane.get(),
+        history: new NodeHistory(store),
+        jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
+        jobLogs,
+        auth,
+        checks: [...transport.checks, publisher.jetStream.get(), storeHealth],
+        metrics,
+        ...(leaves ? { leaves } : {}),
+      });
+      try {
+        await api.listen({ host: config["API.Host"], port: config["API.Port"] });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new StartupError(
+          code === "EADDRINUSE"
+            ? `API.Port ${config["API.Port"]} is already in use; choose another with -c API.Port=<port>`
+            : `cannot start the API: ${(e as Error).message}`,
+        );
+      }
+      stops.add({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
+      // Before the API closes (stop steps run last first): log streams end with an error instead of holding the close.
+      stops.add({ name: "ending the job log streams", run: () => jobLogs.stop() });
+      const address = api.server.address() as AddressInfo;
+      const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
+      url.set(`http://${host}:${address.port}`);
+    },
+  };
+}

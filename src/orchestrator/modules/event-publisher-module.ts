@@ -1,0 +1,52 @@
+import { NatsEventPublisher } from "../../projections/nats-event-publisher.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
+import { JetStreamWatch } from "../jetstream-watch.ts";
+import { Later, type Module } from "../module.ts";
+import type { OrchestratorContext } from "../orchestrator-context.ts";
+
+export interface EventPublisherModule extends Module {
+  /** The publisher's progress: `position` is the last event JetStream acknowledged (follow on). */
+  readonly lane: Later<ProcessorProgress>;
+  /** JetStream's health, for /agent/ready (serve on). */
+  readonly jetStream: Later<JetStreamWatch>;
+}
+
+/** The store's events published on NATS (JetStream SHOAL_EVENTS) for downstream systems, in store order. */
+export function eventPublisherModule(context: OrchestratorContext): EventPublisherModule {
+  const { config, store, logger, processors, deadlines, stops } = context;
+  const { nc, eventsNc, server, jetStreamDir } = context.nats;
+  const lane = new Later<ProcessorProgress>("the event publisher's processor", "follow");
+  const jetStream = new Later<JetStreamWatch>("the JetStream watch", "serve");
+  return {
+    name: "event publisher",
+    lane,
+    jetStream,
+
+    async follow() {
+      // JetStream is checked first: a NATS that cannot take cluster events stops start-up here, before anything
+      // follows the store.
+      const publisher = new NatsEventPublisher(
+        eventsNc,
+        store,
+        logger.child({ component: "event-publisher" }),
+        Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
+        { clock: context.clock, deadlines },
+      );
+      await publisher.start();
+      lane.set(processors.add(publisher));
+    },
+
+    serve() {
+      const watch = new JetStreamWatch({
+        nc: eventsNc,
+        core: nc,
+        ...(server && jetStreamDir !== undefined ? { server, storeDir: jetStreamDir } : {}),
+        logger: logger.child({ component: "jetstream" }),
+        deadlines,
+      });
+      watch.start();
+      stops.add({ name: "stopping the JetStream watch", run: () => watch.stop() });
+      jetStream.set(watch);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { entityIdOf } from "../../events/streams.ts";
+import { endFailedJobStep } from "../../workflows/jobs/failed-job-step.ts";
+import { isNodeGain, jobFlow } from "../../workflows/jobs/job-flow.ts";
+import { WorkflowHost } from "../../workflows/workflow-host.ts";
+import type { Module } from "../module.ts";
+import type { OrchestratorContext } from "../orchestrator-context.ts";
+import type { JobModule } from "./job-module.ts";
+import type { NodeModule } from "./node-module.ts";
+
+/**
+ * The job flow (docs/jobs.md, Workflows): jobs placed, dispatched to their nodes, settled, cancelled, as a recorded
+ * workflow; queued jobs tried again when a node may take more, every QueueBackoff, and at start. Listed after node
+ * reactions and drain: at start, work lost with nodes gone meanwhile is found and drains resume before dispatch
+ * resumes and the queue is tried again.
+ */
+export function jobFlowModule(
+  context: OrchestratorContext,
+  offers: { readonly nodes: NodeModule; readonly jobs: JobModule },
+): Module {
+  const { config, store, logger, processors, deadlines, stops } = context;
+  const { nodes, jobs } = offers;
+  return {
+    name: "job flow",
+
+    follow() {
+      const jobRunner = jobs.runner.get();
+      processors.add(
+        new WorkflowHost(jobFlow, {
+          store,
+          checkpoints: store,
+          handlers: jobRunner.handlers(),
+          logger: logger.child({ component: "workflows" }),
+          // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
+          endEntity: endFailedJobStep({ jobs: jobs.control.jobs, executions: jobs.control.executions }),
+        }),
+      );
+      // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not
+      // recorded as workflow steps).
+      const nodesFrom = nodes.headAtStart.get();
+      processors.add({
+        name: "job-placement-on-node-gain",
+        checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
+        handle: (batch) => {
+          const gained = new Set<string>();
+          for (const e of batch)
+            if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
+          if (gained.size === 0) return;
+          jobRunner
+            .retryQueued("a node may take more work", gained)
+            .catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed"));
+        },
+      });
+    },
+
+    arm() {
+      const jobRunner = jobs.runner.get();
+      // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
+      jobRunner.resumeDispatch(jobs.views.allExecutions());
+      // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next
+      // QueueBackoff.
+      jobRunner
+        .retryQueued("the orchestrator started")
+        .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
+      const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
+      if (backoffMs > 0) {
+        const stopBackoff = deadlines.every("queue-backoff", backoffMs, () =>
+          jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
+        );
+        stops.add({ name: "stopping the queue backoff", run: stopBackoff });
+      }
+    },
+  };
+}

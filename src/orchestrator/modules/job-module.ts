@@ -1,0 +1,166 @@
+import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts";
+import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
+import { JobControl } from "../../actors/job-control.ts";
+import { JobLogs } from "../../api/jobs/job-logs.ts";
+import { JobViews } from "../../projections/jobs/job-views.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
+import {
+  jobViewsSnapshotPath,
+  readJobViewsSnapshot,
+  writeJobViewsSnapshot,
+} from "../../snapshots/job-views-snapshot.ts";
+import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
+import { NodeLogClient } from "../../transport/node-log-client.ts";
+import { NodeWorkClient } from "../../transport/node-work-client.ts";
+import { JobRunner } from "../../workflows/jobs/job-runner.ts";
+import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
+import { jobDefaultsOf } from "../job-defaults-config.ts";
+import { jobLimitsOf } from "../job-limits-config.ts";
+import { CATCH_UP_TIMEOUT_MS, Later, type Module } from "../module.ts";
+import type { OrchestratorContext } from "../orchestrator-context.ts";
+import type { NodeModule } from "./node-module.ts";
+
+export interface JobModule extends Module {
+  /** The job and execution actors. */
+  readonly control: JobControl;
+  /** The job and execution read model. */
+  readonly views: JobViews;
+  /** Work sent to nodes over NATS. */
+  readonly work: NodeWorkClient;
+  /** Placement, dispatch, settling and cancelling: what the job flow's commands do (recover on). */
+  readonly runner: Later<JobRunner>;
+  /** The job read model's processor (follow on). */
+  readonly lane: Later<ProcessorProgress>;
+  /** Job logs read from the nodes (serve on). */
+  readonly logs: Later<JobLogs>;
+}
+
+/**
+ * Jobs and executions: their actors, their read model and its snapshot, the job runner that carries out placement
+ * and dispatch (its ledger follows the read model), the nodes' execution reports and job logs.
+ */
+export function jobModule(context: OrchestratorContext, offers: { readonly nodes: NodeModule }): JobModule {
+  const { config, clock, store, logger, processors, deadlines, listening, transport, stops } = context;
+  const { nc } = context.nats;
+  const { nodes } = offers;
+  const defaults = jobDefaultsOf(config);
+  const limits = jobLimitsOf(config, defaults);
+  const control = new JobControl({
+    store,
+    clock,
+    logger: logger.child({ component: "jobs" }),
+    deadlines,
+    defaults,
+    limits,
+    listening,
+  });
+  stops.add({ name: "stopping the job actors", run: () => control.close() });
+  const views = new JobViews();
+  const work = new NodeWorkClient(nc);
+  const runner = new Later<JobRunner>("the job runner", "recover");
+  const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
+  const logs = new Later<JobLogs>("the job logs", "serve");
+  // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
+  const snapshotPath = jobViewsSnapshotPath(config.DataDir);
+  let viewsFrom = 0;
+
+  return {
+    name: "jobs",
+    control,
+    views,
+    work,
+    runner,
+    lane,
+    logs,
+
+    async recover() {
+      const load = await readJobViewsSnapshot(snapshotPath, store);
+      if ("snapshot" in load) views.seed(load.snapshot);
+      viewsFrom = "snapshot" in load ? load.snapshot.anchor.position : 0;
+      logger.info(
+        { path: snapshotPath, position: viewsFrom, ...("reason" in load ? { reason: load.reason } : {}) },
+        "job read model starting",
+      );
+      // Built on the seeded read model (its ledger starts from it).
+      const jobRunner = new JobRunner({
+        jobs: control.jobs,
+        executions: control.executions,
+        jobViews: views,
+        nodeViews: nodes.views,
+        fleet: () => nodes.fleet.view(nodes.views),
+        work,
+        clock,
+        deadlines,
+        logger: logger.child({ component: "job-runner" }),
+        answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
+        transportDown: () => transport.down !== undefined,
+        listening,
+        refusal: (jobId, spec) => control.storedJobRefusal(jobId, spec),
+      });
+      stops.add({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
+      runner.set(jobRunner);
+    },
+
+    follow() {
+      const jobRunner = runner.get();
+      const from = viewsFrom;
+      lane.set(
+        processors.add({
+          name: "job-views",
+          checkpoints: { load: () => Promise.resolve(from), save: () => Promise.resolve() },
+          handle: (batch) => {
+            try {
+              for (const e of batch) views.handleEnvelope(e);
+            } finally {
+              // The capacity ledger placement uses follows the read model, execution by execution (also what folded
+              // before a failure).
+              jobRunner.readModelFolded(batch);
+            }
+          },
+        }),
+      );
+    },
+
+    async catchUp() {
+      await lane.get().waitFor(nodes.startPosition.get(), CATCH_UP_TIMEOUT_MS);
+    },
+
+    async arm() {
+      // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
+      await failRefusedJobs(views.allJobs(), control, logger.child({ component: "job-limits" }));
+      // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
+      control.armRecovered(views.allJobs(), views.allExecutions());
+      logger.info({ jobs: views.index.size }, "jobs read model caught up; their deadlines are armed");
+    },
+
+    listen() {
+      if (!context.takeExecutionReports) return;
+      const reports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(control.executions), {
+        enforcesNodeKeys: context.nats.access !== undefined,
+        logger: logger.child({ component: "execution-reports" }),
+      });
+      reports.start();
+      stops.add({
+        name: "stopping the execution reports",
+        run: () => reports.stop(),
+        timeoutMs: NATS_DRAIN_TIMEOUT_MS,
+      });
+    },
+
+    serve() {
+      // Job logs are read from the nodes over NATS (docs/jobs.md, Logs).
+      const nodeLogs = new NodeLogClient(nc, logger.child({ component: "job-logs" }));
+      nodeLogs.start();
+      stops.add({ name: "stopping the job log reads", run: () => nodeLogs.stop() });
+      logs.set(new JobLogs(views, nodeLogs, { clock, deadlines }));
+    },
+
+    snapshot: {
+      name: "job-views",
+      write: async () => {
+        const snapshot = views.snapshot();
+        if (snapshot) await writeJobViewsSnapshot(snapshotPath, snapshot);
+      },
+    },
+  };
+}
