@@ -35,7 +35,7 @@ import { forgetDeletedNodes } from "../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../workflows/workflow-host.ts";
 import { isNodeGain, jobFlow } from "../workflows/jobs/job-flow.ts";
 import { nodeReactions } from "../workflows/nodes/node-reactions.ts";
-import { nodeWorkQuery } from "../workflows/nodes/node-work-query.ts";
+import { afterReadModel } from "../workflows/after-read-model.ts";
 import { NodeReactionRunner } from "../workflows/nodes/node-reaction-runner.ts";
 import { entityIdOf } from "../events/streams.ts";
 import { drainFlow } from "../workflows/nodes/drain-flow.ts";
@@ -342,6 +342,8 @@ export async function startOrchestrator(
       jobs: jobControl.jobs,
       executions: jobControl.executions,
       jobViews,
+      // Read once a step runs, after the processors started: jobProjection is added below.
+      jobViewsProgress: { waitFor: (position, timeoutMs) => jobProjection.waitFor(position, timeoutMs) },
       nodeViews: views,
       fleet: () => fleet.view(views),
       work,
@@ -430,14 +432,18 @@ export async function startOrchestrator(
     // The silent nodes' queue as the last run left it (under the grace above), before the workflow's replayed steps
     // apply onto it.
     await reactions.recover();
-    const reactionQuery = nodeWorkQuery(jobViews.byNode, (id) => jobRunner.placedJustNowOn(id));
+    // Whether a node holds work is asked of the job read model once it has folded the node's event: every execution
+    // placed on the node before it is counted.
     processors.add(
-      new WorkflowHost(nodeReactions(reactionQuery), {
-        store,
-        checkpoints: store,
-        handlers: reactions.handlers(),
-        logger: logger.child({ component: "workflows" }),
-      }),
+      afterReadModel(
+        new WorkflowHost(nodeReactions(jobViews.byNode), {
+          store,
+          checkpoints: store,
+          handlers: reactions.handlers(),
+          logger: logger.child({ component: "workflows" }),
+        }),
+        jobProjection,
+      ),
     );
     processors.add(
       new WorkflowHost(drainFlow, {
