@@ -11,6 +11,7 @@ import { JobViews } from "../../src/projections/jobs/job-views.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
 import { PlacementFleet } from "../../src/projections/placement-fleet.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
+import { isTransientFailure } from "../../src/workflows/transient-failure.ts";
 import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
 import { PLACEMENT } from "../../src/workflows/jobs/job-flow.ts";
 import { JobRunner } from "../../src/workflows/jobs/job-runner.ts";
@@ -92,7 +93,24 @@ async function orchestrator(store: SqliteEventStore, clock: ManualClock, gate?: 
       correlationId: randomUUID(),
       ...(position === undefined ? {} : { causationPosition: position }),
     });
-  return { control, jobViews, folded, placeSubmitted, stop };
+  return { control, jobViews, folded, placeSubmitted, stop, deadlines };
+}
+
+async function registerNode(store: SqliteEventStore, clock: ManualClock, nodeId: string): Promise<void> {
+  const registered = encodeNodeEvent(
+    {
+      type: "NodeRegistered",
+      data: { NodeID: nodeId, NodeType: "Compute", Info: computeInfo(nodeId), Membership: "APPROVED", Lifecycle: 1 },
+    },
+    {
+      time: new Date(clock.now()).toISOString(),
+      actor: { type: "system", id: "test" },
+      correlationId: "c",
+      causationId: "c",
+    },
+    randomUUID(),
+  );
+  await store.append(`node-${nodeId}`, [registered], "no_stream");
 }
 
 async function executionsOfJob(store: SqliteEventStore, jobId: string) {
@@ -106,20 +124,7 @@ describe("JobRunner over the job read model", () => {
     const clock = new ManualClock(Date.parse("2026-11-29T02:00:00Z"));
     const store = new SqliteEventStore(join(tempDir("shoal-runner-views-"), "shoal.db"));
     cleanups.push(() => store.close());
-    const registered = encodeNodeEvent(
-      {
-        type: "NodeRegistered",
-        data: { NodeID: "n1", NodeType: "Compute", Info: computeInfo("n1"), Membership: "APPROVED", Lifecycle: 1 },
-      },
-      {
-        time: new Date(clock.now()).toISOString(),
-        actor: { type: "system", id: "test" },
-        correlationId: "c",
-        causationId: "c",
-      },
-      randomUUID(),
-    );
-    await store.append("node-n1", [registered], "no_stream");
+    await registerNode(store, clock, "n1");
 
     const first = await orchestrator(store, clock);
     const a = await first.control.submit(opsJob, submitter);
@@ -133,6 +138,8 @@ describe("JobRunner over the job read model", () => {
     let open = () => {};
     const gate = new Promise<void>((resolve) => (open = resolve));
     const second = await orchestrator(store, clock, gate);
+    // A failed assertion leaves the read model held: opened first, so the orchestrator can stop.
+    cleanups.push(() => open());
     const b = await second.control.submit(opsJob, submitter);
     let done = false;
     const step = second.placeSubmitted(b.jobId, b.position)?.then(() => (done = true));
@@ -144,5 +151,30 @@ describe("JobRunner over the job read model", () => {
     expect(second.folded).toContain(b.position);
     expect(await executionsOfJob(store, b.jobId)).toEqual([]);
     expect(second.jobViews.byNode.underWayOn("n1").map((e) => e.executionId)).toEqual(placed.map((e) => e.ExecutionID));
+  });
+
+  it("whose read model does not catch up in time, tries the step again later and does not fail the job", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-29T02:00:00Z"));
+    const store = new SqliteEventStore(join(tempDir("shoal-runner-views-"), "shoal.db"));
+    cleanups.push(() => store.close());
+    await registerNode(store, clock, "n1");
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const runner = await orchestrator(store, clock, gate);
+    cleanups.push(() => open());
+    const { jobId, position } = await runner.control.submit(opsJob, submitter);
+    const step = runner.placeSubmitted(jobId, position);
+    const failed = step?.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await clock.advance(10_000);
+    const err = await failed;
+    expect(err).toMatchObject({ kind: "Unavailable" });
+    expect(String((err as Error).message)).toContain("job read model");
+    expect(isTransientFailure(err)).toBe(true);
+    expect((await runner.control.jobs.get(jobId)).state.state).toBe("Pending");
+    expect(await executionsOfJob(store, jobId)).toEqual([]);
   });
 });
