@@ -33,7 +33,7 @@ export const TIMEOUT_BUFFER_SECONDS = 60;
 /** What one evaluation of a job reads: all of it read beforehand, so that deciding does no I/O. */
 export interface JobEvaluation {
   readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "createTime">;
-  /** Its executions as their actors hold them: the read model's and those created here that it does not show yet. */
+  /** Its executions as their actors hold them: those the job read model shows, once it folded what came before. */
   readonly executions: readonly ExecutionState[];
   /** Of those, the ids of a service's executions on a draining node: they hold no partition, and are replaced. */
   readonly leaving: ReadonlySet<string>;

@@ -52,13 +52,13 @@ function setup() {
     deadlines,
     logger: silentLogger,
   };
-  const created: string[] = [];
+  const wrote: (number | undefined)[] = [];
   const evaluations: string[] = [];
   const stepOf = (jobId: string): JobPlanStep => ({
     jobId,
     context: commandContext({ type: "system", id: "workflow-jobs" }, { reason: "the job was submitted" }),
     because: (reason) => commandContext({ type: "system", id: "workflow-jobs" }, { reason }),
-    created: (id) => created.push(id),
+    wrote: (position) => wrote.push(position),
     evaluateAgain: (reason) => {
       evaluations.push(reason);
       return Promise.resolve();
@@ -88,7 +88,7 @@ function setup() {
       now: clock.now(),
     });
   };
-  return { clock, store, control, deadlines, target, created, evaluations, stepOf, planFor };
+  return { clock, store, control, deadlines, target, wrote, evaluations, stepOf, planFor };
 }
 
 const job = (type: string, count = 1) => ({
@@ -100,13 +100,21 @@ const job = (type: string, count = 1) => ({
 const fleet = (n: number) => Array.from({ length: n }, (_, i) => node(`n-${String(i).padStart(2, "0")}`));
 
 describe("applyJobPlan", () => {
-  it("creates the plan's executions, each recorded first, then runs the job; applied again (a replayed step) it creates nothing new", async () => {
-    const { store, control, target, created, stepOf, planFor } = setup();
+  it("creates the plan's executions, then runs the job, reporting where each landed in the store; applied again (a replayed step) it creates nothing new", async () => {
+    const { store, control, target, wrote, stepOf, planFor } = setup();
     const { jobId } = await control.submit(job("ops"), submitter);
     const plan = await planFor(jobId, fleet(3));
     expect(plan.create).toHaveLength(3);
     await applyJobPlan(target, plan, stepOf(jobId));
-    expect(created).toEqual(plan.create.map((c) => c.executionId));
+    // The read model is waited for up to these: each creation's event, then the job's.
+    const stored = await store.readAll();
+    const positionOf = (stream: string, type: string) =>
+      stored.find((e) => e.stream === stream && e.type === type)?.position;
+    expect(wrote).toEqual([
+      ...plan.create.map((c) => positionOf(`execution-${c.executionId}`, "ExecutionCreated")),
+      positionOf(`job-${jobId}`, "JobStarted"),
+    ]);
+    expect(Math.max(...wrote.map(Number))).toBe(stored.at(-1)?.position);
     for (const c of plan.create) {
       const state = (await control.executions.get(c.executionId)).state;
       expect(state).toMatchObject({ jobId, nodeId: c.command.nodeId, computeState: "New", desiredState: "Running" });
@@ -116,7 +124,7 @@ describe("applyJobPlan", () => {
 
     await applyJobPlan(target, { ...plan, job: [] }, stepOf(jobId));
     expect((await store.readAll()).length).toBe(before);
-    expect(created).toEqual([...plan.create, ...plan.create].map((c) => c.executionId));
+    expect(wrote).toHaveLength(plan.create.length + 1);
   });
 
   it("gives a retry's Create its own reason, and the rest the evaluation's", async () => {

@@ -16,6 +16,7 @@ import { NodeViews } from "../../src/projections/node-views.ts";
 import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
 import { DISPATCH } from "../../src/workflows/jobs/job-flow.ts";
 import { JobRunner } from "../../src/workflows/jobs/job-runner.ts";
+import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { RESEND_MS, WorkDispatch } from "../../src/workflows/jobs/work-dispatch.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
@@ -43,6 +44,7 @@ interface Host {
   readonly dispatch: WorkDispatch;
   readonly listening: Listening;
   readonly file: string;
+  readonly store: SqliteEventStore;
   /** Log lines at warn and above. */
   readonly warnings: string[];
 }
@@ -82,7 +84,7 @@ function host(file = join(tempDir(), "shoal.db"), clock = new ManualClock(Date.p
     () => control.close(),
     () => dispatch.stop(),
   );
-  return { clock, control, deadlines, work, dispatch, listening, file, warnings };
+  return { clock, control, deadlines, work, dispatch, listening, file, store, warnings };
 }
 
 const spec = (type: "batch" | "ops") => ({
@@ -306,10 +308,22 @@ describe("WorkDispatch", () => {
     h.dispatch.stop();
     const nodeViews = new NodeViews();
     const fleet = new PlacementFleet();
+    const jobViews = new JobViews();
+    const { clock, deadlines } = h;
+    const processors = new ProcessorHost({ store: h.store, logger: silentLogger, clock, deadlines });
+    const jobViewsProgress = processors.add({
+      name: "job-views",
+      handle: (batch) => {
+        for (const e of batch) jobViews.handleEnvelope(e);
+      },
+    });
+    await processors.start();
+    cleanups.push(() => processors.stop());
     const runner = new JobRunner({
       jobs: h.control.jobs,
       executions: h.control.executions,
-      jobViews: new JobViews(),
+      jobViews,
+      jobViewsProgress,
       nodeViews,
       fleet: () => fleet.view(nodeViews),
       work: h.work as unknown as NodeWorkClient,

@@ -86,6 +86,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
         jobs: control.jobs,
         executions: control.executions,
         jobViews: views,
+        // Read once a step runs, after the processors started (the lane is added in follow).
+        jobViewsProgress: { waitFor: (position, timeoutMs) => lane.get().waitFor(position, timeoutMs) },
         nodeViews: nodes.views,
         fleet: () => nodes.fleet.view(nodes.views),
         work,

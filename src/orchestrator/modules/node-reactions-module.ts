@@ -1,6 +1,6 @@
 import { nodeReactions } from "../../workflows/nodes/node-reactions.ts";
 import { NodeReactionRunner } from "../../workflows/nodes/node-reaction-runner.ts";
-import { nodeWorkQuery } from "../../workflows/nodes/node-work-query.ts";
+import { afterReadModel } from "../../workflows/after-read-model.ts";
 import { WorkflowHost } from "../../workflows/workflow-host.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
@@ -56,14 +56,18 @@ export function nodeReactionsModule(
       // The silent nodes' queue as the last run left it (under the grace above), before the workflow's replayed steps
       // apply onto it.
       await reactions.recover();
-      const query = nodeWorkQuery(jobs.views.byNode, (id) => jobRunner.placedJustNowOn(id));
+      // Whether a node holds work is asked of the job read model once it has folded the node's event: every execution
+      // placed on the node before it is counted.
       processors.add(
-        new WorkflowHost(nodeReactions(query), {
-          store,
-          checkpoints: store,
-          handlers: reactions.handlers(),
-          logger: logger.child({ component: "workflows" }),
-        }),
+        afterReadModel(
+          new WorkflowHost(nodeReactions(jobs.views.byNode), {
+            store,
+            checkpoints: store,
+            handlers: reactions.handlers(),
+            logger: logger.child({ component: "workflows" }),
+          }),
+          jobs.lane.get(),
+        ),
       );
     },
 

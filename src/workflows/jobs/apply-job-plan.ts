@@ -27,8 +27,8 @@ export interface JobPlanStep {
   readonly context: CommandContext;
   /** The same with another reason (a retry's or a replacement's Create). */
   readonly because: (reason: string) => CommandContext;
-  /** Called before each Create: the execution counts in the ledger and the job's executions from then on. */
-  readonly created: (executionId: string) => void;
+  /** The store position of what a command of the plan appended (the read model is waited for up to it). */
+  readonly wrote: (position: number | undefined) => void;
   /** The job evaluated again, as a follow-up comes due. */
   readonly evaluateAgain: (reason: string) => Promise<void>;
 }
@@ -47,17 +47,17 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
   // orchestrator stop first, the start's placement pass picks the job up).
   if (plan.again) arm(target, step, "exec-limit", plan.again, "placing the rest of a rate-limited job failed");
   for (const c of plan.create) {
-    step.created(c.executionId);
     // A replayed step finds the execution it created the first time: nothing to do again.
     if ((await executions.get(c.executionId)).state.computeState !== undefined) continue;
-    await executions.execute(c.executionId, c.command, c.reason === undefined ? context : step.because(c.reason));
+    const because = c.reason === undefined ? context : step.because(c.reason);
+    step.wrote((await executions.execute(c.executionId, c.command, because)).position);
   }
   for (const c of plan.cancel) {
-    await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context);
+    step.wrote((await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context)).position);
     work.cancelExecution(c.nodeId, c.executionId, c.reason.slice(0, 1024));
   }
   for (const line of plan.log) logger[line.level](line.fields, line.message);
-  for (const command of plan.job) await jobs.execute(jobId, command, context);
+  for (const command of plan.job) step.wrote((await jobs.execute(jobId, command, context)).position);
   if (plan.topUp) arm(target, step, "top-up", plan.topUp, "placing a job placed in part again failed");
 }
 

@@ -16,7 +16,8 @@ import type { EventEnvelope } from "../../projections/event-envelope.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import { EXECUTION_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
-import { reserve, type Allocation, type CapacityLedger } from "../../scheduler/capacity-ledger.ts";
+import type { ProcessorProgress } from "../../projections/processor.ts";
+import type { CapacityLedger } from "../../scheduler/capacity-ledger.ts";
 import { candidateNodeOf } from "../../scheduler/candidate-node.ts";
 import type { FleetView } from "../../scheduler/fleet/fleet-view.ts";
 import { isTerminal } from "../../scheduler/execution-states.ts";
@@ -35,11 +36,11 @@ import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";
-import { holdsCapacity } from "../../scheduler/holds-capacity.ts";
-import { ExecutionLedger, allocationOf } from "./execution-ledger.ts";
+import { ExecutionLedger } from "./execution-ledger.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
+import { JobViewsWrites } from "./job-views-writes.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
 
@@ -47,6 +48,11 @@ export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   readonly jobViews: JobViews;
+  /**
+   * The job read model's processor: a job is evaluated only once it has folded everything the runner appended (and
+   * the step's cause), so the read model alone says which executions a job has.
+   */
+  readonly jobViewsProgress: Pick<ProcessorProgress, "waitFor">;
   readonly nodeViews: NodeViews;
   /** The cluster's nodes as placement reads them now, indexed (PlacementFleet): not rebuilt per placement. */
   readonly fleet: () => FleetView;
@@ -80,22 +86,24 @@ type Issued = Parameters<WorkflowHandler>[0];
 export class JobRunner {
   /** Placements, one after another. */
   private queue: Promise<void> = Promise.resolve();
-  /**
-   * Executions created here that the read model may not show yet, per job: counted in the ledger and the job's
-   * executions.
-   */
-  private readonly created = new Map<string, Set<string>>();
+  /** What the runner appended, for the read model to fold before a job is evaluated from it. */
+  private readonly writes: JobViewsWrites;
   /** Work sent to nodes and sent again until answered. */
   private readonly dispatcher: WorkDispatch;
   /** Nodes that came back told, and told again, to stop what was lost with them. */
   private readonly lostStops: LostWorkStops;
 
   private readonly approver: BidApprover;
-  /** What every execution of the read model holds (readModelFolded keeps it up to date). */
+  /**
+   * What every execution of the read model holds (readModelFolded keeps it up to date). Nothing is added at creation:
+   * each evaluation waits for the read model to fold what came before it, and within one pass over the queued jobs
+   * the ledger each placement returns (with what it reserved) is handed to the next.
+   */
   private readonly held: ExecutionLedger;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.held = ExecutionLedger.of(options.jobViews.allExecutions());
+    this.writes = new JobViewsWrites(options.jobViewsProgress);
     this.approver = new BidApprover({ executions: options.executions, work: options.work, logger: options.logger });
     this.dispatcher = new WorkDispatch(options);
     this.lostStops = new LostWorkStops(options);
@@ -160,32 +168,22 @@ export class JobRunner {
     );
   }
 
+  /**
+   * A job's executions: which ones from the read model (caughtUp first), each as its actor has it now (a node's answer
+   * may be stored and not folded yet).
+   */
   private async executionsOf(jobId: string): Promise<ExecutionState[]> {
-    const ids = new Set(this.options.jobViews.executionsOfJob(jobId).map((e) => e.executionId));
-    for (const id of this.created.get(jobId) ?? []) ids.add(id);
-    return Promise.all([...ids].map(async (id) => (await this.options.executions.get(id)).state));
+    const ids = this.options.jobViews.executionsOfJob(jobId).map((e) => e.executionId);
+    return Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
   }
 
   /**
-   * The capacity held now: every execution the read model has that is not terminal (kept up to
-   * date as it folds, readModelFolded), plus those this orchestrator created that it does not
-   * show yet. Nothing is rebuilt per placement.
+   * The capacity held now: every execution the read model has that is not terminal, kept up to date as it folds
+   * (readModelFolded). Read after caughtUp, it counts every execution this orchestrator created. Nothing is rebuilt
+   * per placement.
    */
   private ledger(): CapacityLedger {
-    const { jobViews } = this.options;
-    const unseen: Allocation[] = [];
-    for (const [jobId, ids] of this.created) {
-      for (const id of ids) {
-        if (jobViews.execution(id) !== undefined) ids.delete(id);
-        else {
-          const actor = this.options.executions.peek(id);
-          if (actor && holdsCapacity(actor.state)) unseen.push(allocationOf(actor.state));
-        }
-      }
-      if (ids.size === 0) this.created.delete(jobId);
-    }
-    const held = this.held.current();
-    return unseen.length === 0 ? held : reserve(held, unseen);
+    return this.held.current();
   }
 
   /** The job read model folded these events: the executions they changed take, move or give back their capacity. */
@@ -206,6 +204,7 @@ export class JobRunner {
    */
   private async placeQueued(c: Issued, gainedNodes?: ReadonlySet<string>): Promise<void> {
     const { jobViews } = this.options;
+    await this.writes.caughtUp(c.causationPosition);
     const waiting: string[] = [];
     const gained =
       gainedNodes === undefined
@@ -283,6 +282,7 @@ export class JobRunner {
     const job = (await this.options.jobs.get(execution.jobId)).state;
     const spec = job.spec;
     if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
+    await this.writes.caughtUp();
     const executions = (await this.executionsOf(execution.jobId)).map((e) =>
       e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
     );
@@ -314,6 +314,7 @@ export class JobRunner {
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
   private async place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
+    await this.writes.caughtUp(c.causationPosition);
     await this.evaluateOrEnd(jobId, c, this.ledger());
   }
 
@@ -369,36 +370,9 @@ export class JobRunner {
       jobId,
       context: this.context(c),
       because: (reason) => this.context({ ...c, reason }),
-      created: (executionId) => {
-        let ids = this.created.get(jobId);
-        if (!ids) this.created.set(jobId, (ids = new Set()));
-        ids.add(executionId);
-      },
+      wrote: (position) => this.writes.wrote(position),
       evaluateAgain: (reason) => this.retryJob(jobId, reason),
     };
-  }
-
-  /**
-   * Executions this orchestrator created on the node that the read model does not show yet, under way. The bridge for
-   * "placed just now": an execution is in its actor's state as soon as its creation is stored, but in the read model
-   * (JobViews.byNode) only once the processor folded it, and a node's loss or a question about its work meanwhile must
-   * count it. Nothing here outlives the fold: the read model has it then, and a restart finds it there.
-   */
-  placedJustNowOn(nodeId: string): ExecutionState[] {
-    const out: ExecutionState[] = [];
-    for (const ids of this.created.values()) {
-      for (const id of ids) {
-        const actor = this.options.executions.peek(id);
-        if (
-          actor &&
-          actor.state.nodeId === nodeId &&
-          holdsCapacity(actor.state) &&
-          this.options.jobViews.execution(id) === undefined
-        )
-          out.push(actor.state);
-      }
-    }
-    return out;
   }
 
   /**
@@ -418,17 +392,16 @@ export class JobRunner {
   ): Promise<number> {
     return this.serialized(async () => {
       const { executions, work } = this.options;
-      const candidates = new Map<string, ExecutionState>();
-      for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) candidates.set(e.executionId, e);
-      for (const e of this.placedJustNowOn(nodeId)) candidates.set(e.executionId, e);
+      await this.writes.caughtUp();
       let lost = 0;
-      for (const e of candidates.values()) {
+      for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) {
         if (jobTypes !== undefined && e.jobType !== undefined && !jobTypes.has(e.jobType)) continue;
         const current = (await executions.get(e.executionId)).state;
         if (current.nodeId !== nodeId || current.computeState === undefined || isTerminal(toExisting(current)))
           continue;
         // Once folded, the read model counts it as lost with the node (JobViews.byNode), to be stopped when it is back.
-        await executions.execute(e.executionId, { type: "Fail", reason: message, cause: "Orchestrator" }, context);
+        const failed = { type: "Fail", reason: message, cause: "Orchestrator" } as const;
+        this.writes.wrote((await executions.execute(e.executionId, failed, context)).position);
         // Heard only if the node is reachable; else it is told again when it is back (stopLostWork).
         work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
         lost++;
@@ -460,8 +433,9 @@ export class JobRunner {
     const view = this.options.nodeViews.get(nodeId);
     if (view === undefined || view.deleted) return 0;
     const labels = candidateNodeOf(view).labels;
+    await this.writes.caughtUp();
     let stopped = 0;
-    for (const e of [...this.options.jobViews.byNode.underWayOn(nodeId), ...this.placedJustNowOn(nodeId)]) {
+    for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) {
       if (e.jobType !== "daemon") continue;
       const spec = (await this.options.jobs.get(e.jobId)).state.spec;
       const unmet = spec === undefined ? [] : unmetConstraints(spec, labels);
@@ -477,7 +451,12 @@ export class JobRunner {
           )
           .join("; "),
       );
-      await this.options.executions.execute(e.executionId, { type: "Cancel", reason: message }, context);
+      const cancelled = await this.options.executions.execute(
+        e.executionId,
+        { type: "Cancel", reason: message },
+        context,
+      );
+      this.writes.wrote(cancelled.position);
       this.options.work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
       stopped++;
     }
@@ -500,6 +479,7 @@ export class JobRunner {
     const job = (await this.options.jobs.get(accepted.jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
     const context = this.context(c);
+    await this.writes.caughtUp(c.causationPosition);
     // An execution leaving a draining node is not its partition's runner: its replacement's bid is approved while it
     // still runs.
     await this.approver.approve(
@@ -537,6 +517,7 @@ export class JobRunner {
    */
   private async cancel(jobId: string, c: Issued): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
+    await this.writes.caughtUp(c.causationPosition);
     await applyJobPlan(this.options, jobEndPlan(job, await this.executionsOf(jobId)), this.step(jobId, c));
   }
 }

@@ -9,8 +9,8 @@ export const NODE_REACTIONS = "node-reactions";
 export const NODE_WORK = "node-work";
 
 /**
- * What the workflow asks of the executions a node has, at the moment it reacts (the job read model's JobViews.byNode,
- * and the runner's creations it does not show yet: nodeWorkQuery).
+ * What the workflow asks of the executions a node has, at the moment it reacts: the job read model's JobViews.byNode,
+ * once it has folded the event reacted to (afterReadModel).
  */
 export interface NodeWorkQuery {
   /** The node holds an execution under way (not terminal). */
