@@ -7,8 +7,11 @@
 export const PHASES = ["open", "recover", "follow", "catch up", "arm", "listen", "serve"] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** How long a read model may take in the catch-up phase to fold the store up to where it stood at start. */
-export const CATCH_UP_TIMEOUT_MS = 120_000;
+/**
+ * How long a read model may fold nothing in the catch-up phase before start-up stops: the catch-up itself may take as
+ * long as the store's history needs, as long as it moves.
+ */
+export const CATCH_UP_STALL_MS = 120_000;
 
 /** The phases a module takes part in: open is the shared services' (the store, NATS), never a module's. */
 export type ModulePhase = Exclude<Phase, "open">;

@@ -2,6 +2,7 @@ import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts
 import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
 import { JobControl } from "../../actors/job-control.ts";
 import { JobLogs } from "../../api/jobs/job-logs.ts";
+import { catchUp as catchUpTo } from "../../projections/catch-up.ts";
 import { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import {
@@ -16,7 +17,7 @@ import { JobRunner } from "../../workflows/jobs/job-runner.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
 import { jobDefaultsOf } from "../job-defaults-config.ts";
 import { jobLimitsOf } from "../job-limits-config.ts";
-import { CATCH_UP_TIMEOUT_MS, Later, type Module } from "../module.ts";
+import { CATCH_UP_STALL_MS, Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 import type { NodeModule } from "./node-module.ts";
 
@@ -124,7 +125,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     },
 
     async catchUp() {
-      await lane.get().waitFor(nodes.startPosition.get(), CATCH_UP_TIMEOUT_MS);
+      await catchUpTo(lane.get(), nodes.startPosition.get(), CATCH_UP_STALL_MS);
     },
 
     async arm() {

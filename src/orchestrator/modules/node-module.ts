@@ -5,6 +5,7 @@ import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
 import { CatchUpProgress } from "../../projections/catch-up-progress.ts";
+import { catchUp as catchUpTo } from "../../projections/catch-up.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
 import { NodeViews } from "../../projections/node-views.ts";
 import { PlacementFleet } from "../../projections/placement-fleet.ts";
@@ -13,7 +14,7 @@ import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../../snapshots/no
 import { NodeStateSnapshotter } from "../../snapshots/node-state-snapshotter.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
 import { buildVersion } from "../../version.ts";
-import { CATCH_UP_TIMEOUT_MS, Later, type Module } from "../module.ts";
+import { CATCH_UP_STALL_MS, Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 
 /** A gap this long in our own event loop is a stall: nodes' silence over it is not held against them. */
@@ -185,7 +186,7 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
     async catchUp() {
       const progress = catchUp.get();
       // A corrupt node event stops start-up here, named (the views cannot fold past it).
-      await progress.until(lane.get().waitFor(headAtStart.get(), CATCH_UP_TIMEOUT_MS));
+      await progress.until(catchUpTo(lane.get(), headAtStart.get(), CATCH_UP_STALL_MS));
       const indexing = performance.now();
       await views.release();
       const indexMs = Math.round(performance.now() - indexing);
