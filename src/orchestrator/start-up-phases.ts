@@ -18,13 +18,14 @@ export async function startInPhases(
 ): Promise<void> {
   const { logger, stops } = options;
   for (const { name, run } of phases) {
-    logger.info({ phase: name }, "start-up phase starting");
+    // At debug: a start that cannot open its store or NATS prints its reason alone (the error), as before any phase.
+    logger.debug({ phase: name }, "start-up phase starting");
     const started = performance.now();
     try {
       await run();
     } catch (e) {
-      // The error itself is the caller's to report; the log says where start-up stopped.
-      logger.warn({ phase: name, ms: Math.round(performance.now() - started) }, "start-up phase failed");
+      // The error itself is the caller's to report (its message names what failed); at debug, where start-up stopped.
+      logger.debug({ phase: name, ms: Math.round(performance.now() - started) }, "start-up phase failed");
       await stops.stop();
       throw e;
     }
