@@ -1,26 +1,42 @@
 /**
- * Writes the state diagram of each entity, drawn from its chart (machines/<entity>/<entity>-chart.ts),
- * into docs/core.md between the begin and end markers, as mermaid `stateDiagram-v2`.
+ * Writes the state diagram of each entity kind registered in the event catalog (ENTITY_EVENTS, in its order), drawn
+ * from its chart (machines/<category>/<category>-chart.ts, which exports that one chart), into docs/core.md between
+ * the begin and end markers, as mermaid `stateDiagram-v2`.
  *
  *   npm run diagrams          rewrite the diagrams
  *   npm run diagrams:check    fail when the checked-in diagrams differ from the charts (part of npm run check)
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AnyStateMachine } from "xstate";
-import { executionChart } from "../machines/execution/execution-chart.ts";
-import { jobChart } from "../machines/job/job-chart.ts";
-import { nodeChart } from "../machines/node/node-chart.ts";
+import { pathToFileURL } from "node:url";
+import { StateMachine, type AnyStateMachine } from "xstate";
+import { ENTITY_EVENTS } from "../src/events/catalog/entity-events.ts";
 
 const DOC = join(import.meta.dirname, "../docs/core.md");
 const BEGIN = "<!-- state diagrams: begin (generated from the charts by `npm run diagrams`; do not edit) -->";
 const END = "<!-- state diagrams: end -->";
 
-const CHARTS: readonly { readonly title: string; readonly chart: AnyStateMachine }[] = [
-  { title: "Node (`machines/node/node-chart.ts`)", chart: nodeChart },
-  { title: "Job (`machines/job/job-chart.ts`)", chart: jobChart },
-  { title: "Execution (`machines/execution/execution-chart.ts`)", chart: executionChart },
-];
+interface TitledChart {
+  readonly title: string;
+  readonly chart: AnyStateMachine;
+}
+
+/** Each registered kind's chart, found where its kind keeps it: no list here for a new kind to be missing from. */
+async function charts(): Promise<TitledChart[]> {
+  const found: TitledChart[] = [];
+  for (const { category } of ENTITY_EVENTS) {
+    const file = `machines/${category}/${category}-chart.ts`;
+    const path = join(import.meta.dirname, "..", file);
+    if (!existsSync(path)) throw new Error(`entity kind ${category}: no chart at ${file}`);
+    const exported = Object.values(await import(pathToFileURL(path).href));
+    const machines = exported.filter((value): value is AnyStateMachine => value instanceof StateMachine);
+    if (machines.length !== 1)
+      throw new Error(`entity kind ${category}: ${file} exports ${machines.length} charts; it must export exactly one`);
+    const title = `${category[0]!.toUpperCase()}${category.slice(1)} (\`${file}\`)`;
+    found.push({ title, chart: machines[0]! });
+  }
+  return found;
+}
 
 interface StateNode {
   readonly key: string;
@@ -106,8 +122,8 @@ export function stateDiagram(chart: AnyStateMachine): string {
   return ["```mermaid", "stateDiagram-v2", ...render(root, edgesWithin(root), "  "), "```"].join("\n");
 }
 
-function generated(): string {
-  const parts = CHARTS.map(({ title, chart }) => `#### ${title}\n\n${stateDiagram(chart)}`);
+function generated(drawn: readonly TitledChart[]): string {
+  const parts = drawn.map(({ title, chart }) => `#### ${title}\n\n${stateDiagram(chart)}`);
   return [BEGIN, "", ...parts.flatMap((p) => [p, ""]), END].join("\n");
 }
 
@@ -118,7 +134,7 @@ if (begin < 0 || end < begin) {
   console.error(`${DOC}: no state-diagram markers (${BEGIN} … ${END})`);
   process.exit(1);
 }
-const updated = doc.slice(0, begin) + generated() + doc.slice(end + END.length);
+const updated = doc.slice(0, begin) + generated(await charts()) + doc.slice(end + END.length);
 if (process.argv.includes("--check")) {
   if (updated !== doc) {
     console.error("docs/core.md: the state diagrams differ from the charts; run `npm run diagrams` to redraw them");

@@ -1,24 +1,6 @@
-import type { NodeEvent, NodeEventType } from "../../src/events/catalog/node-events.ts";
+import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
 import { nodeChartIndex, nodeTransitions } from "./node-chart.ts";
 import type { LabelOverrides, NodeState } from "./node-state.ts";
-
-/**
- * The event types whose fold reads nothing of their data (only their type, the state and the
- * time): a rebuild need not parse it (decodeNodeEventForFold). Kept beside evolveNode, which it
- * describes; test/unit/machines/evolve-reads-no-data.test.ts folds them with data that throws
- * when touched, from every kind of state.
- */
-export const EVOLVE_READS_NO_DATA: ReadonlySet<NodeEventType> = new Set<NodeEventType>([
-  "NodeApproved",
-  "NodeRejected",
-  "NodeDeleted",
-  "NodeBecameHealthy",
-  "NodeCredentialRevoked",
-  "NodeUncordoned",
-  "NodePreauthorizationRevoked",
-  "NodeDrainCompleted",
-  "NodeUndrained",
-]);
 
 /** The operator's overrides after a NodeLabelsSet: resets first, then removals, then what is set. */
 export function overridden(
@@ -43,7 +25,9 @@ const TO = nodeTransitions.columns;
  * and by the read model alike. Where the node is (registered, membership, health) comes from its
  * chart (its column for the event's type, read by name: the fold is hot); this adds the event's
  * data. An event the chart does not take in the node's state (which the decider never produces)
- * leaves it as it is, so a damaged history cannot make a node up.
+ * leaves it as it is, so a damaged history cannot make a node up. The types whose data it reads
+ * none of are decoded on read by the processors (the catalog's `nodeEvents.decodedOnRead`): reading
+ * the data of one of them here makes test/unit/machines/evolve-reads-no-data.test.ts fail.
  */
 export function evolveNode(state: NodeState, event: NodeEvent, time: string): NodeState {
   const from = nodeChartIndex(state);

@@ -250,6 +250,11 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return dropped;
   }
 
+  /** The kind's stream category: what its actors are counted as (`entity` on /metrics). */
+  get category(): string {
+    return this.kind.category;
+  }
+
   get residentCount(): number {
     return this.resident.size;
   }

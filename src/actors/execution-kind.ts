@@ -1,11 +1,10 @@
 import { executionDecider } from "../../machines/execution/execution-decider.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
 import type { ExecutionState } from "../../machines/execution/execution-state.ts";
-import { decodeExecutionEvent, encodeExecutionEvent } from "../events/catalog/execution-event-codec.ts";
+import { executionEvents } from "../events/catalog/execution-event-codec.ts";
 import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
-import { EXECUTION_CATEGORY } from "../events/streams.ts";
 import { conflict, notFound, type ShoalError } from "../errors/shoal-error.ts";
-import type { EntityKind } from "./entity-kind.ts";
+import { entityKind, type EntityKind } from "./entity-kind.ts";
 
 function refusalError(refusal: ExecutionRefusal): ShoalError {
   switch (refusal.code) {
@@ -19,10 +18,4 @@ function refusalError(refusal: ExecutionRefusal): ShoalError {
 export type ExecutionKind = EntityKind<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
 
 /** Executions as the generic actor host sees them. */
-export const executionKind: ExecutionKind = {
-  category: EXECUTION_CATEGORY,
-  decider: executionDecider,
-  encode: encodeExecutionEvent,
-  decode: decodeExecutionEvent,
-  refusalError,
-};
+export const executionKind: ExecutionKind = entityKind(executionEvents, { decider: executionDecider, refusalError });

@@ -1,11 +1,10 @@
 import { jobDecider } from "../../machines/job/job-decider.ts";
 import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
-import { decodeJobEvent, encodeJobEvent } from "../events/catalog/job-event-codec.ts";
+import { jobEvents } from "../events/catalog/job-event-codec.ts";
 import type { JobEvent } from "../events/catalog/job-events.ts";
-import { JOB_CATEGORY } from "../events/streams.ts";
 import { badRequest, conflict, notFound, type ShoalError } from "../errors/shoal-error.ts";
-import type { EntityKind } from "./entity-kind.ts";
+import { entityKind, type EntityKind } from "./entity-kind.ts";
 
 function refusalError(refusal: JobRefusal): ShoalError {
   switch (refusal.code) {
@@ -24,10 +23,4 @@ function refusalError(refusal: JobRefusal): ShoalError {
 export type JobKind = EntityKind<JobState, JobCommand, JobEvent, JobRefusal>;
 
 /** Jobs as the generic actor host sees them. */
-export const jobKind: JobKind = {
-  category: JOB_CATEGORY,
-  decider: jobDecider,
-  encode: encodeJobEvent,
-  decode: decodeJobEvent,
-  refusalError,
-};
+export const jobKind: JobKind = entityKind(jobEvents, { decider: jobDecider, refusalError });

@@ -1,11 +1,10 @@
 import { nodeDecider } from "../../machines/node/node-decider.ts";
 import type { NodeCommand, NodeRefusal } from "../../machines/node/node-commands.ts";
 import type { NodeState } from "../../machines/node/node-state.ts";
-import { decodeNodeEvent, encodeNodeEvent } from "../events/catalog/node-event-codec.ts";
+import { nodeEvents } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
-import { NODE_CATEGORY } from "../events/streams.ts";
 import { badRequest, conflict, forbidden, notFound, type ShoalError } from "../errors/shoal-error.ts";
-import type { EntityKind } from "./entity-kind.ts";
+import { entityKind, type EntityKind } from "./entity-kind.ts";
 
 function refusalError(refusal: NodeRefusal): ShoalError {
   switch (refusal.code) {
@@ -23,10 +22,4 @@ function refusalError(refusal: NodeRefusal): ShoalError {
 export type NodeKind = EntityKind<NodeState, NodeCommand, NodeEvent, NodeRefusal>;
 
 /** Nodes as the generic actor host sees them. */
-export const nodeKind: NodeKind = {
-  category: NODE_CATEGORY,
-  decider: nodeDecider,
-  encode: encodeNodeEvent,
-  decode: decodeNodeEvent,
-  refusalError,
-};
+export const nodeKind: NodeKind = entityKind(nodeEvents, { decider: nodeDecider, refusalError });

@@ -4,9 +4,9 @@ import type { NodeIndex } from "../projections/node-index/node-index.ts";
 import type { ProcessorProgress } from "../projections/processor.ts";
 
 /**
- * Plugs the components that exist into the metrics' collectors. The composition root owns this
- * list: a new component (the actor registry, the deadline scheduler, the processor host) adds
- * its collector here, and the metrics module does not change.
+ * Plugs the node list's counts, the processors' progress and the deadline heap into the metrics'
+ * collectors (the API module does, as it serves /metrics). Each entity module registers its own
+ * actors' counts where it builds them, so a new kind adds no line here; the metrics module does not change.
  */
 export function wireMetrics(
   metrics: ShoalMetrics,
@@ -22,9 +22,5 @@ export function wireMetrics(
   // Each processor's own lag (ProcessorHost: measured from the store's head as this orchestrator
   // knows it), a subtraction per processor per scrape: one definition for the metric and the host.
   metrics.registerCollector("processors", () => processors.map(({ name, position, lag }) => ({ name, position, lag })));
-  metrics.registerCollector("actors", () => {
-    const { resident, passivated } = manager.actorStats;
-    return [{ entity: "node", resident, passivated }];
-  });
   metrics.registerCollector("deadlines", () => manager.deadlineCount);
 }

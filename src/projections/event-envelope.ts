@@ -1,26 +1,13 @@
-import { EVOLVE_READS_NO_DATA } from "../../machines/node/evolve-node.ts";
-import { decodeExecutionEvent } from "../events/catalog/execution-event-codec.ts";
-import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
-import { decodeJobEvent } from "../events/catalog/job-event-codec.ts";
-import type { JobEvent } from "../events/catalog/job-events.ts";
-import { decodeNodeEventForFold } from "../events/catalog/node-event-codec.ts";
-import type { NodeEvent } from "../events/catalog/node-events.ts";
+import {
+  type AnyEntityEvents,
+  type DomainEvent,
+  type EventOf,
+  entityEventsOf,
+} from "../events/catalog/entity-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
-import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../events/streams.ts";
+import { categoryOf, entityIdOf } from "../events/streams.ts";
 
-/**
- * A domain event of any entity kind: event type names are unique across kinds, so `type` alone
- * narrows it to its kind's event and data.
- */
-export type DomainEvent = NodeEvent | JobEvent | ExecutionEvent;
-
-/** Each entity kind's codec, by stream category: the one place a stored event becomes a domain event. */
-const CODECS: Readonly<Record<string, (recorded: RecordedEvent) => DomainEvent>> = {
-  // Data the read model's fold does not read is decoded (and checked) when a processor reads it.
-  [NODE_CATEGORY]: (recorded) => decodeNodeEventForFold(recorded, EVOLVE_READS_NO_DATA),
-  [JOB_CATEGORY]: decodeJobEvent,
-  [EXECUTION_CATEGORY]: decodeExecutionEvent,
-};
+export type { DomainEvent } from "../events/catalog/entity-events.ts";
 
 const NOT_DECODED: unique symbol = Symbol("not decoded");
 
@@ -53,14 +40,14 @@ export class EventEnvelope {
   }
 
   /**
-   * The domain event, checked by its category's schema; undefined for a category without a
-   * codec. Throws CorruptEventError for a stored event its schema rejects (every time asked);
-   * for the data of a node event its fold does not read, when that data is read.
+   * The domain event, decoded by its kind's codec (ENTITY_EVENTS); undefined for a category of no
+   * registered kind. Throws CorruptEventError for a stored event its schema rejects (every time asked);
+   * for the data of a type its kind decodes on read (a node event its fold does not read), when that data is read.
    */
   get event(): DomainEvent | undefined {
     if (this.decoded === NOT_DECODED) {
-      const codec = CODECS[categoryOf(this.recorded.stream)];
-      this.decoded = codec === undefined ? undefined : codec(this.recorded);
+      const events = entityEventsOf(categoryOf(this.recorded.stream));
+      this.decoded = events === undefined ? undefined : events.decodeForProcessors(this.recorded);
     }
     return this.decoded;
   }
@@ -72,21 +59,9 @@ export class EventEnvelope {
     return this.event as Extract<DomainEvent, { readonly type: T }> | undefined;
   }
 
-  /** The event of a node stream, typed as such; undefined for any other stream. */
-  get nodeEvent(): NodeEvent | undefined {
-    return this.kindEvent<NodeEvent>(NODE_CATEGORY);
-  }
-
-  get jobEvent(): JobEvent | undefined {
-    return this.kindEvent<JobEvent>(JOB_CATEGORY);
-  }
-
-  get executionEvent(): ExecutionEvent | undefined {
-    return this.kindEvent<ExecutionEvent>(EXECUTION_CATEGORY);
-  }
-
-  private kindEvent<E extends DomainEvent>(category: string): E | undefined {
-    // The codec of a category decodes only its own kind's events (CODECS above).
-    return categoryOf(this.recorded.stream) === category ? (this.event as E) : undefined;
+  /** The event when its stream is of `events`' kind (`envelope.of(nodeEvents)`), typed as such; undefined otherwise. */
+  of<Events extends AnyEntityEvents>(events: Events): EventOf<Events> | undefined {
+    // A kind's codec decodes only its own kind's events.
+    return categoryOf(this.recorded.stream) === events.category ? (this.event as EventOf<Events>) : undefined;
   }
 }

@@ -11,6 +11,7 @@ import {
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../actors/clock.ts";
 import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
+import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
@@ -25,7 +26,6 @@ const INSUFFICIENT_RESOURCES = 10047;
 const jsErrorCode = (err: unknown): number | undefined =>
   (err as { api_error?: { err_code?: number } }).api_error?.err_code;
 const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
-const PUBLISHED_CATEGORIES = new Set(["node", "job", "execution"]);
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
 const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 
@@ -222,7 +222,8 @@ export class NatsEventPublisher implements Processor {
       if (e.position <= this.queuedUpTo) continue;
       this.queuedUpTo = e.position;
       const category = categoryOf(e.stream);
-      const published = PUBLISHED_CATEGORIES.has(category);
+      // Every entity kind's events, and only those: workflow and bookkeeping streams are Shoal's own.
+      const published = entityEventsOf(category) !== undefined;
       this.queue.push({
         event: e,
         category: published ? category : undefined,

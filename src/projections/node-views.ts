@@ -1,6 +1,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { evolveNode } from "../../machines/node/evolve-node.ts";
 import { initialNodeState, type NodeState } from "../../machines/node/node-state.ts";
+import { nodeEvents } from "../events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { RecordedEvent } from "../events/store/event-store.ts";
 import { EventEnvelope } from "./event-envelope.ts";
@@ -120,7 +121,7 @@ export class NodeViews {
 
   /** An event the processor host has already decoded (once, for every processor). */
   handleEnvelope = (envelope: EventEnvelope): void => {
-    const event = envelope.nodeEvent;
+    const event = envelope.of(nodeEvents);
     if (event === undefined) return;
     this.folded++;
     if (this.revokedKeys && event.type === "NodeCredentialRevoked") this.revokedKeys.add(event.data.PublicKey);

@@ -114,6 +114,27 @@ describe("GET /metrics", () => {
     expect(value(samples, 'shoal_actors_passivated{entity="node"}')).toBe(0);
   });
 
+  it("counts every entity kind's actors: nodes, jobs and executions, each by its kind", async () => {
+    const before = await scrape();
+    for (const entity of ["job", "execution"]) {
+      expect(value(before, `shoal_actors_resident{entity="${entity}"}`), entity).toBe(0);
+      expect(value(before, `shoal_actors_passivated{entity="${entity}"}`), entity).toBe(0);
+    }
+    const job = {
+      Type: "batch",
+      Tasks: [
+        { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
+      ],
+    };
+    const res = await call("PUT", "/api/v1/orchestrator/jobs", OPS_KEY, { Job: job });
+    expect(res.status, res.text).toBe(200);
+    // The job's actor stored its submission and stays in memory (idle for far less than its idle timeout).
+    const after = await scrape();
+    expect(value(after, 'shoal_actors_resident{entity="job"}')).toBe(1);
+    expect(value(after, 'shoal_actors_passivated{entity="job"}')).toBe(0);
+    expect(value(after, 'shoal_actors_resident{entity="node"}')).toBe(3);
+  });
+
   it("counts appended events, and each processor's position catches up with them (lag 0)", async () => {
     const before = await scrape();
     const appended = value(before, "shoal_events_appended_total");

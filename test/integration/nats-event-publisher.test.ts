@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { DiscardPolicy, connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
+import { ENTITY_EVENTS } from "../../src/events/catalog/entity-events.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../../src/events/store/event-store.ts";
+import { categoryOf, entityIdOf } from "../../src/events/streams.ts";
 import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
@@ -99,6 +101,29 @@ describe("NatsEventPublisher on a processor host", () => {
     await stop();
     expect(await streamPositions(admin)).toEqual(await publishedPositions(store));
     expect(await store.load("nats-event-publisher")).toBe(last);
+    await store.close();
+  });
+
+  it("publishes the events of every registered entity kind (ENTITY_EVENTS), under its category, and no other stream's", async () => {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { progress, stop } = await running(store);
+    const categories = ENTITY_EVENTS.map((events) => events.category);
+    let last = 0;
+    for (const stream of [...categories.map((c) => `${c}-${randomUUID()}`), `workflow-${randomUUID()}`, "volume-v-1"])
+      last = (await store.append(stream, [queued(0)], "no_stream")).position;
+    await progress.waitFor(last, 10_000);
+    await stop();
+    const published = (await store.readAll()).filter((e) => categories.includes(categoryOf(e.stream)));
+    expect(published.map((e) => categoryOf(e.stream))).toEqual(categories);
+    expect(await streamPositions(admin)).toEqual(published.map((e) => e.position));
+    const jsm = await admin.jetstreamManager();
+    const subjects: string[] = [];
+    for (let seq = 1; seq <= published.length; seq++)
+      subjects.push((await jsm.streams.getMessage(EVENTS_STREAM, { seq })).subject);
+    expect(subjects).toEqual(
+      published.map((e) => `shoal.events.${categoryOf(e.stream)}.${entityIdOf(e.stream)}.JobQueued`),
+    );
     await store.close();
   });
 

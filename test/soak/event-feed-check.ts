@@ -1,9 +1,13 @@
+import { ENTITY_EVENTS } from "../../src/events/catalog/entity-events.ts";
 import { categoryOf } from "../../src/events/streams.ts";
 import type { ReadEvent } from "./events-reader.ts";
 import type { StoreEvent } from "./store-events.ts";
 
-/** The categories whose events go to SHOAL_EVENTS (docs/protocol.md, cluster events): the rest stays in the store. */
-export const PUBLISHED_CATEGORIES: ReadonlySet<string> = new Set(["node", "job", "execution"]);
+/**
+ * The categories whose events go to SHOAL_EVENTS (docs/protocol.md, cluster events): every entity kind's; the rest
+ * stays in the store.
+ */
+export const PUBLISHED_CATEGORIES: ReadonlySet<string> = new Set(ENTITY_EVENTS.map((events) => events.category));
 
 export interface EventFeedComparison {
   /** Publishable store events up to the compared position. */

@@ -1,11 +1,6 @@
-import { encodeExecutionEvent } from "../../src/events/catalog/execution-event-codec.ts";
-import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
-import { encodeJobEvent } from "../../src/events/catalog/job-event-codec.ts";
-import type { JobEvent } from "../../src/events/catalog/job-events.ts";
-import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
-import type { NodeEvent } from "../../src/events/catalog/node-events.ts";
-import type { RecordedEvent } from "../../src/events/store/event-store.ts";
-import { JOB_CATEGORY, NODE_CATEGORY, categoryOf } from "../../src/events/streams.ts";
+import { entityEventsOf } from "../../src/events/catalog/entity-events.ts";
+import type { NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
+import { categoryOf } from "../../src/events/streams.ts";
 import { EventEnvelope, type DomainEvent } from "../../src/projections/event-envelope.ts";
 
 const TIME = "2026-01-01T00:00:00.000Z";
@@ -14,13 +9,11 @@ const TIME = "2026-01-01T00:00:00.000Z";
 export function recordedEvent(stream: string, event: DomainEvent, position = 1): RecordedEvent {
   const metadata = { time: TIME, actor: { type: "system" as const, id: "test" }, correlationId: "c", causationId: "c" };
   const id = `id-${stream}-${event.type}`;
-  const category = categoryOf(stream);
-  const stored =
-    category === NODE_CATEGORY
-      ? encodeNodeEvent(event as NodeEvent, metadata, id)
-      : category === JOB_CATEGORY
-        ? encodeJobEvent(event as JobEvent, metadata, id)
-        : encodeExecutionEvent(event as ExecutionEvent, metadata, id);
+  const events = entityEventsOf(categoryOf(stream));
+  if (events === undefined) throw new Error(`${stream} is no entity kind's stream`);
+  // The kind's own encode: its type is the stream's kind's, as in a real store.
+  const encode = events.encode as (e: DomainEvent, m: typeof metadata, id: string) => NewEvent;
+  const stored = encode(event, metadata, id);
   return { ...stored, stream, revision: 0, position, time: TIME };
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONFIG_KEYS } from "../../src/config/keys.ts";
+import { ENTITY_EVENTS } from "../../src/events/catalog/entity-events.ts";
 import { EXECUTION_EVENT_TYPES } from "../../src/events/catalog/execution-events.ts";
 import { JOB_EVENT_TYPES } from "../../src/events/catalog/job-events.ts";
 import { NODE_EVENT_TYPES } from "../../src/events/catalog/node-events.ts";
@@ -25,14 +26,12 @@ describe("docs stay true to the code", () => {
     for (const key of Object.keys(CONFIG_KEYS)) expect(ops, key).toContain(`\`${key}\``);
   });
 
-  it("documents every node event type", () => {
+  it("documents every event type of every entity kind (node, job, execution, and any kind registered after)", () => {
     const events = doc("events.md");
-    for (const type of NODE_EVENT_TYPES) expect(events, type).toContain(`\`${type}\``);
-  });
-
-  it("documents every job and execution event type", () => {
-    const events = doc("events.md");
-    for (const type of [...JOB_EVENT_TYPES, ...EXECUTION_EVENT_TYPES]) expect(events, type).toContain(`\`${type}\``);
+    const types = ENTITY_EVENTS.flatMap((kind) => Object.keys(kind.versions));
+    for (const type of [...NODE_EVENT_TYPES, ...JOB_EVENT_TYPES, ...EXECUTION_EVENT_TYPES])
+      expect(types).toContain(type);
+    for (const type of types) expect(events, type).toContain(`\`${type}\``);
   });
 
   it("documents every node-reactions record with its fields", () => {

@@ -163,3 +163,36 @@ export function entityEventCodec<Event extends { readonly type: string; readonly
 
   return { encode, encodeBySchema, encodeData, decode, decodeForFold, isEventType };
 }
+
+/**
+ * One entity kind's events as Shoal registers them (src/events/catalog/entity-events.ts lists every kind's): the
+ * category of its streams (`<category>-<id>`), the current schema version of each type, and its codec. The actor host,
+ * the processors' envelope, the NATS publisher and the store's newer-schema check all read a kind from here.
+ */
+export interface EntityEvents<
+  Event extends { readonly type: string; readonly data: unknown },
+> extends EntityEventCodec<Event> {
+  readonly category: string;
+  readonly versions: Readonly<Record<Event["type"], number>>;
+  /** The types whose data the processors' envelope decodes when first read (decodeForFold's `onUse`). */
+  readonly decodedOnRead: ReadonlySet<Event["type"]>;
+  /** A stored event as the processors' shared envelope decodes it: decodeForFold with `decodedOnRead`. */
+  decodeForProcessors(recorded: RecordedEvent): Event;
+}
+
+/** The kind's events: its codec (entityEventCodec, named by the category) with its category and versions. */
+export function entityEvents<Event extends { readonly type: string; readonly data: unknown }>(kind: {
+  readonly category: string;
+  readonly schemas: Readonly<Record<Event["type"], Schema.Schema.Any>>;
+  readonly versions: Readonly<Record<Event["type"], number>>;
+  readonly decodedOnRead?: ReadonlySet<Event["type"]>;
+}): EntityEvents<Event> {
+  const { category, versions } = kind;
+  const codec = entityEventCodec<Event>(category, kind.schemas, versions);
+  const decodedOnRead = kind.decodedOnRead ?? new Set<Event["type"]>();
+  const decodeForProcessors =
+    decodedOnRead.size === 0
+      ? codec.decode
+      : (recorded: RecordedEvent): Event => codec.decodeForFold(recorded, decodedOnRead);
+  return { ...codec, category, versions, decodedOnRead, decodeForProcessors };
+}

@@ -1,4 +1,5 @@
-import { entityEventCodec } from "./entity-event-codec.ts";
+import { EXECUTION_CATEGORY } from "../streams.ts";
+import { entityEvents } from "./entity-event-codec.ts";
 import { EXECUTION_EVENT_SCHEMAS, type ExecutionEvent, type ExecutionEventType } from "./execution-events.ts";
 
 /** Current schema version of each execution event type (see entityEventCodec for what a change takes). */
@@ -15,7 +16,13 @@ export const EXECUTION_EVENT_VERSIONS: Record<ExecutionEventType, number> = {
   ExecutionCancelled: 1,
 };
 
-const codec = entityEventCodec<ExecutionEvent>("execution", EXECUTION_EVENT_SCHEMAS, EXECUTION_EVENT_VERSIONS);
+/** Execution events, registered in ENTITY_EVENTS (entity-events.ts). */
+export const executionEvents = entityEvents<ExecutionEvent>({
+  category: EXECUTION_CATEGORY,
+  schemas: EXECUTION_EVENT_SCHEMAS,
+  versions: EXECUTION_EVENT_VERSIONS,
+});
+const codec = executionEvents;
 
 export const encodeExecutionEvent = codec.encode;
 export const encodeExecutionEventBySchema = codec.encodeBySchema;

@@ -1,4 +1,5 @@
-import { entityEventCodec } from "./entity-event-codec.ts";
+import { JOB_CATEGORY } from "../streams.ts";
+import { entityEvents } from "./entity-event-codec.ts";
 import { JOB_EVENT_SCHEMAS, type JobEvent, type JobEventType } from "./job-events.ts";
 
 /** Current schema version of each job event type (see entityEventCodec for what a change takes). */
@@ -11,7 +12,13 @@ export const JOB_EVENT_VERSIONS: Record<JobEventType, number> = {
   JobStopped: 1,
 };
 
-const codec = entityEventCodec<JobEvent>("job", JOB_EVENT_SCHEMAS, JOB_EVENT_VERSIONS);
+/** Job events, registered in ENTITY_EVENTS (entity-events.ts). */
+export const jobEvents = entityEvents<JobEvent>({
+  category: JOB_CATEGORY,
+  schemas: JOB_EVENT_SCHEMAS,
+  versions: JOB_EVENT_VERSIONS,
+});
+const codec = jobEvents;
 
 export const encodeJobEvent = codec.encode;
 export const encodeJobEventBySchema = codec.encodeBySchema;

@@ -1,4 +1,5 @@
-import { entityEventCodec } from "./entity-event-codec.ts";
+import { NODE_CATEGORY } from "../streams.ts";
+import { entityEvents } from "./entity-event-codec.ts";
 import { NODE_EVENT_SCHEMAS, type NodeEvent, type NodeEventType } from "./node-events.ts";
 
 /**
@@ -27,7 +28,32 @@ export const NODE_EVENT_VERSIONS: Record<NodeEventType, number> = {
   NodeUndrained: 1,
 };
 
-const codec = entityEventCodec<NodeEvent>("node", NODE_EVENT_SCHEMAS, NODE_EVENT_VERSIONS);
+/**
+ * Node events, registered in ENTITY_EVENTS (entity-events.ts).
+ *
+ * `decodedOnRead`: the types whose data the node read model's fold (evolveNode) reads none of, only their type, the
+ * state and the time. The processors' envelope decodes their data when something reads it, so a rebuild over a large
+ * fleet's history does not parse it. It is a choice of how the catalog decodes, so it lives here, where the envelope
+ * (which may import the catalog, not the machines) finds it; test/unit/machines/evolve-reads-no-data.test.ts folds
+ * each of them with data that throws when touched, from every kind of state, and fails for a type evolveNode reads.
+ */
+export const nodeEvents = entityEvents<NodeEvent>({
+  category: NODE_CATEGORY,
+  schemas: NODE_EVENT_SCHEMAS,
+  versions: NODE_EVENT_VERSIONS,
+  decodedOnRead: new Set<NodeEventType>([
+    "NodeApproved",
+    "NodeRejected",
+    "NodeDeleted",
+    "NodeBecameHealthy",
+    "NodeCredentialRevoked",
+    "NodeUncordoned",
+    "NodePreauthorizationRevoked",
+    "NodeDrainCompleted",
+    "NodeUndrained",
+  ]),
+});
+const codec = nodeEvents;
 
 export const isNodeEventType = codec.isEventType;
 /**
@@ -42,7 +68,7 @@ export const encodeNodeEventBySchema = codec.encodeBySchema;
 /** Validates a stored node event against its schema; a store holding anything else is corrupt. */
 export const decodeNodeEvent = codec.decode;
 /**
- * decodeNodeEvent for a fold: the data of the types in `onUse` (machines/node's EVOLVE_READS_NO_DATA) decoded only when
+ * decodeNodeEvent for a fold: the data of the types in `onUse` (nodeEvents.decodedOnRead) decoded only when
  * read.
  */
 export const decodeNodeEventForFold: (

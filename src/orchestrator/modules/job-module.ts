@@ -56,6 +56,15 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     listening,
   });
   stops.add({ name: "stopping the job actors", run: () => control.close() });
+  // Counted on /metrics by the module that owns them (shoal_actors_resident{entity="job"|"execution"}): no list
+  // elsewhere for a new kind to be missing from.
+  context.metrics.registerCollector("actors", () =>
+    [control.jobs, control.executions].map((actors) => ({
+      entity: actors.category,
+      resident: actors.residentCount,
+      passivated: actors.passivated,
+    })),
+  );
   const views = new JobViews();
   const work = new NodeWorkClient(nc);
   const runner = new Later<JobRunner>("the job runner", "recover");

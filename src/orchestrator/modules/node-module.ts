@@ -1,6 +1,7 @@
 import { arch, hostname, platform } from "node:os";
 import { type Clock, systemClock } from "../../actors/clock.ts";
 import { HealthThresholds } from "../../actors/health-thresholds.ts";
+import { nodeKind } from "../../actors/node-kind.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
@@ -87,6 +88,11 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
   const index = new NodeIndex();
   const manager = newNodeManager(context, index, clock);
   stops.add({ name: "stopping the node manager", run: () => manager.stop() });
+  // Counted on /metrics by the module that owns them (shoal_actors_resident{entity="node"}), as every kind's are.
+  context.metrics.registerCollector("actors", () => {
+    const { resident, passivated } = manager.actorStats;
+    return [{ entity: nodeKind.category, resident, passivated }];
+  });
   const fleet = new PlacementFleet();
   const views = new NodeViews((id, _before, after) => {
     index.update(id, after);

@@ -2,6 +2,8 @@ import { evolveExecution } from "../../../machines/execution/evolve-execution.ts
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { evolveJob } from "../../../machines/job/evolve-job.ts";
 import { initialJobState, type JobState } from "../../../machines/job/job-state.ts";
+import { executionEvents } from "../../events/catalog/execution-event-codec.ts";
+import { jobEvents } from "../../events/catalog/job-event-codec.ts";
 import type { RecordedEvent } from "../../events/store/event-store.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import { EventEnvelope } from "../event-envelope.ts";
@@ -41,7 +43,7 @@ export class JobViews {
     if (category === JOB_CATEGORY) {
       const jobId = entityIdOf(recorded.stream);
       const before = this.jobs.get(jobId);
-      const after = evolveJob(before ?? initialJobState(jobId), envelope.jobEvent!, recorded.time);
+      const after = evolveJob(before ?? initialJobState(jobId), envelope.of(jobEvents)!, recorded.time);
       if (after === before || after.state === undefined) return;
       this.jobs.set(jobId, after);
       this.index.update(before, after);
@@ -50,7 +52,7 @@ export class JobViews {
       const before = this.executions.get(executionId);
       const after = evolveExecution(
         before ?? initialExecutionState(executionId),
-        envelope.executionEvent!,
+        envelope.of(executionEvents)!,
         recorded.time,
       );
       if (after === before || after.computeState === undefined) return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { EVOLVE_READS_NO_DATA, evolveNode } from "../../../machines/node/evolve-node.ts";
+import { evolveNode } from "../../../machines/node/evolve-node.ts";
 import { initialNodeState, type NodeState } from "../../../machines/node/node-state.ts";
+import { nodeEvents } from "../../../src/events/catalog/node-event-codec.ts";
 import { NODE_EVENT_TYPES, type NodeEvent, type NodeEventType } from "../../../src/events/catalog/node-events.ts";
 import { computeInfo } from "../../support/fixtures.ts";
 
@@ -71,7 +72,7 @@ function states(): NodeState[] {
   return all;
 }
 
-describe("EVOLVE_READS_NO_DATA: the types a fold need not decode the data of", () => {
+describe("nodeEvents.decodedOnRead: the types a fold need not decode the data of", () => {
   const kinds = states();
 
   it("covers the states a node goes through (registered or not, deleted, with a credential, each health)", () => {
@@ -83,7 +84,7 @@ describe("EVOLVE_READS_NO_DATA: the types a fold need not decode the data of", (
   });
 
   for (const type of NODE_EVENT_TYPES) {
-    it(`${type}: ${EVOLVE_READS_NO_DATA.has(type) ? "folds alike without touching its data" : "reads its data, so it is decoded at once"}`, () => {
+    it(`${type}: ${nodeEvents.decodedOnRead.has(type) ? "folds alike without touching its data" : "reads its data, so it is decoded at once"}`, () => {
       let touched = 0;
       for (const state of kinds) {
         const expected = evolveNode(state, { type, data: DATA[type] } as NodeEvent, T);
@@ -97,7 +98,7 @@ describe("EVOLVE_READS_NO_DATA: the types a fold need not decode the data of", (
         expect(folded).toEqual(expected);
       }
       // A type left out of the set must be one whose fold does read its data from some state.
-      if (EVOLVE_READS_NO_DATA.has(type)) expect(touched).toBe(0);
+      if (nodeEvents.decodedOnRead.has(type)) expect(touched).toBe(0);
       else expect(touched).toBeGreaterThan(0);
     });
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
+import { nodeEvents } from "../../../src/events/catalog/node-event-codec.ts";
 import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
@@ -38,7 +39,7 @@ describe("a workflow fed the processor host's envelope", () => {
       recordedEvent("node-n-daemon", exampleEvent("NodeInfoUpdated", "n-daemon", { Changed: ["Labels"] })),
     );
     // The node read model, ahead of the workflow in the host, decodes it.
-    expect(envelope.nodeEvent?.type).toBe("NodeInfoUpdated");
+    expect(envelope.of(nodeEvents)?.type).toBe("NodeInfoUpdated");
     const decoded = reads();
     workflowSpec(nodeReactions(daemonOnly))
       .when(envelope)
