@@ -2,7 +2,8 @@ import type { NodeManager } from "../../src/actors/node-manager.ts";
 import type { EventStore } from "../../src/events/store/event-store.ts";
 import type { NodeView } from "../../src/projections/node-view.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
-import { CatchUpProgress } from "../../src/projections/catch-up-progress.ts";
+import { CatchUp } from "../../src/projections/catch-up.ts";
+import { CATCH_UP_STALL_MS } from "../../src/orchestrator/module.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { systemClock } from "../../src/actors/clock.ts";
 import { silentLogger } from "./fixtures.ts";
@@ -32,25 +33,25 @@ export async function recoverNodes(
   views.hold();
   if (from) views.seed(from.views);
   const position = await store.headPosition();
-  const progress = new CatchUpProgress({ logger: silentLogger, clock: systemClock, head: position, message: "" });
+  const catchUp = new CatchUp({
+    logger: silentLogger,
+    clock: systemClock,
+    head: position,
+    message: "",
+    stallMs: CATCH_UP_STALL_MS,
+    folded: () => views.eventsFolded,
+  });
   const host = new ProcessorHost({ store, logger: silentLogger });
-  const lane = host.add({
+  catchUp.follow(host, {
     name: "node-views",
     checkpoints: { load: () => Promise.resolve(from?.position ?? 0), save: () => Promise.resolve() },
     handle: (batch) => {
-      try {
-        for (const e of batch) views.handleEnvelope(e);
-      } catch (err) {
-        progress.failed(err);
-        throw err;
-      }
-      const last = batch[batch.length - 1];
-      if (last) progress.handled(last.position, views.eventsFolded);
+      for (const e of batch) views.handleEnvelope(e);
     },
   });
   await host.start();
   try {
-    await progress.until(lane.waitFor(position, 60_000));
+    await catchUp.until();
   } finally {
     await host.stop();
   }
