@@ -4,8 +4,9 @@ import { HealthThresholds } from "../../actors/health-thresholds.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
-import { CatchUp } from "../../projections/catch-up.ts";
+import type { CatchUp } from "../../projections/catch-up.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
+import { nodeViewsLane } from "../../projections/node-views-lane.ts";
 import { NodeViews } from "../../projections/node-views.ts";
 import { PlacementFleet } from "../../projections/placement-fleet.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
@@ -145,28 +146,16 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
 
     follow() {
       const nodeSnapshotter = snapshotter.get();
-      const from = viewsFrom;
-      const nodesCatchUp = catchUp.set(
-        new CatchUp({
-          logger: logger.child({ component: "node-manager" }),
-          clock,
-          head: headAtStart.get(),
-          message: "recovering nodes: replaying events",
-          stallMs: CATCH_UP_STALL_MS,
-          folded: () => views.eventsFolded,
-        }),
-      );
-      lane.set(
-        nodesCatchUp.follow(processors, {
-          name: "node-views",
-          // The one fold of node streams at start-up: from the snapshot (else the start of the store) to the head.
-          checkpoints: { load: () => Promise.resolve(from), save: () => Promise.resolve() },
-          handle: (batch) => {
-            for (const e of batch) views.handleEnvelope(e);
-            nodeSnapshotter.handled(batch);
-          },
-        }),
-      );
+      const nodesCatchUp = nodeViewsLane(processors, views, {
+        from: viewsFrom,
+        head: headAtStart.get(),
+        logger: logger.child({ component: "node-manager" }),
+        clock,
+        stallMs: CATCH_UP_STALL_MS,
+        handled: (batch) => nodeSnapshotter.handled(batch),
+      });
+      catchUp.set(nodesCatchUp);
+      lane.set(nodesCatchUp.lane);
     },
 
     async catchUp() {
