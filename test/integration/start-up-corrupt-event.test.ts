@@ -2,7 +2,6 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { CorruptEventError } from "../../src/events/catalog/event-codec-errors.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import type { DomainEvent } from "../../src/projections/event-envelope.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
@@ -11,6 +10,7 @@ import { orchestratorConfig } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { encodedEvent } from "../support/recorded-event.ts";
+import { storesPerTest } from "../support/stores-per-test.ts";
 
 /**
  * A stored event a read model cannot fold stops start-up in the catch-up phase at once, naming the event: not after
@@ -18,6 +18,7 @@ import { encodedEvent } from "../support/recorded-event.ts";
  * never moves, so neither a retry's pause nor the stall bound can pass.
  */
 const nats = natsPerSuite();
+const openStore = storesPerTest("shoal-corrupt-start-");
 const running: RunningOrchestrator[] = [];
 afterAll(async () => {
   for (const o of running) await o.stop();
@@ -26,17 +27,13 @@ afterAll(async () => {
 /** A fresh DataDir whose store holds `events` (each its stream's first), the first of them no longer JSON. */
 async function storeWithCorruptFirst(events: readonly (readonly [string, DomainEvent])[]) {
   const config = orchestratorConfig(nats.url);
-  const file = join(config.DataDir, "shoal.db");
-  const store = new SqliteEventStore(file);
+  const store = openStore(config.DataDir);
   const positions: number[] = [];
-  try {
-    for (const [stream, event] of events)
-      positions.push((await store.append(stream, [encodedEvent(stream, event)], "no_stream")).position);
-  } finally {
-    await store.close();
-  }
+  for (const [stream, event] of events)
+    positions.push((await store.append(stream, [encodedEvent(stream, event)], "no_stream")).position);
+  await store.close();
   const [stream] = events[0] as readonly [string, DomainEvent];
-  const db = new Database(file);
+  const db = new Database(join(config.DataDir, "shoal.db"));
   db.prepare("UPDATE events SET data = ? WHERE stream = ? AND revision = 0").run('{"ID": "x", "Da', stream);
   db.close();
   return { config, stream, position: positions[0] as number };

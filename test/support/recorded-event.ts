@@ -27,6 +27,20 @@ export function recordedEvent(stream: string, event: DomainEvent, position = 1):
   return { ...encodedEvent(stream, event), stream, revision: 0, position, time: TIME };
 }
 
+/** An envelope of `recorded` whose stored data counts how often it is read (SQLite's is a getter that parses). */
+export function countedReads(recorded: RecordedEvent): { envelope: EventEnvelope; reads: () => number } {
+  let reads = 0;
+  const data = recorded.data;
+  const envelope = new EventEnvelope({
+    ...recorded,
+    get data() {
+      reads++;
+      return data;
+    },
+  });
+  return { envelope, reads: () => reads };
+}
+
 /** The envelope a processor receives for `event` stored on `stream`. */
 export const envelopeOf = (stream: string, event: DomainEvent, position = 1): EventEnvelope =>
   new EventEnvelope(recordedEvent(stream, event, position));
