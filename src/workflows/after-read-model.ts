@@ -1,4 +1,5 @@
 import type { Processor, ProcessorProgress } from "../projections/processor.ts";
+import { READ_YOUR_WRITES_TIMEOUT_MS } from "./read-your-writes-timeout.ts";
 
 /**
  * A processor (a workflow whose react reads a read model) that handles each batch only once the read model has folded
@@ -8,7 +9,7 @@ import type { Processor, ProcessorProgress } from "../projections/processor.ts";
 export function afterReadModel(
   processor: Processor,
   readModel: Pick<ProcessorProgress, "name" | "waitFor">,
-  timeoutMs = 10_000,
+  timeoutMs = READ_YOUR_WRITES_TIMEOUT_MS,
 ): Processor {
   return {
     name: processor.name,

@@ -91,6 +91,38 @@ describe("NatsEventPublisher on a processor host", () => {
     await jsm.streams.delete(EVENTS_STREAM).catch(() => undefined);
   }
 
+  /** A publisher and its host on a manual clock and one deadline heap, over a fresh store and SHOAL_EVENTS. */
+  async function onManualClock(ackTimeoutMs: number) {
+    await freshStream();
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    const { logger, messages } = capturedLogger();
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const nc = await connect({ servers: nats.url });
+    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { ackTimeoutMs, clock, deadlines });
+    await publisher.start();
+    const host = new ProcessorHost({ store, logger, clock, deadlines });
+    const progress = host.add(publisher);
+    await host.start();
+    return { store, messages, clock, deadlines, nc, host, progress };
+  }
+
+  /** JetStream stores what it gets and answers nothing (no_ack), as when replies are lost; the result undoes it. */
+  async function withholdAcks(): Promise<() => Promise<unknown>> {
+    const jsm = await admin.jetstreamManager();
+    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
+    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    return () => jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+  }
+
+  /** Until the publisher has sent and waits for acks on its clock. */
+  const awaitingAcks = (deadlines: DeadlineScheduler) =>
+    waitFor(
+      () => deadlines.has("nats-event-publisher/ack-timeout"),
+      10_000,
+      () => "the publisher sent and waits for acks",
+    );
+
   it("publishes a backlog and live events through the window: each once, in store order; the checkpoint is the last ack", async () => {
     await freshStream();
     const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
@@ -208,10 +240,7 @@ describe("NatsEventPublisher on a processor host", () => {
     const { logger, messages } = capturedLogger();
     const first = await running(store, logger, 300);
     await first.progress.waitFor(await appendJobs(store, 10));
-    // no_ack: JetStream stores what it gets and answers nothing, as when replies are lost.
-    const jsm = await admin.jetstreamManager();
-    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    const answerAgain = await withholdAcks();
     const last = await appendJobs(store, 1_000);
     await waitFor(
       () => messages("could not publish a cluster event").length >= 2,
@@ -220,7 +249,7 @@ describe("NatsEventPublisher on a processor host", () => {
     );
     expect(first.progress.position).toBeLessThan(last);
 
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+    await answerAgain();
     await first.progress.waitFor(last, 30_000);
     await first.stop();
     // Stored while unanswered, then re-sent: the duplicate window kept each once, in order.
@@ -230,28 +259,12 @@ describe("NatsEventPublisher on a processor host", () => {
   });
 
   it("times an unanswered publish out, and pauses before sending again, on the clock it is given", async () => {
-    await freshStream();
-    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
-    const { logger, messages } = capturedLogger();
-    const clock = new ManualClock();
-    const deadlines = new DeadlineScheduler(clock);
-    const nc = await connect({ servers: nats.url });
     // A minute: the test's own run never lasts that long in real time; only the clock gets there.
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { ackTimeoutMs: 60_000, clock, deadlines });
-    await publisher.start();
-    const host = new ProcessorHost({ store, logger, clock, deadlines });
-    const progress = host.add(publisher);
-    await host.start();
+    const { store, messages, clock, deadlines, nc, host, progress } = await onManualClock(60_000);
     await progress.waitFor(await appendJobs(store, 10));
-    const jsm = await admin.jetstreamManager();
-    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    const answerAgain = await withholdAcks();
     const last = await appendJobs(store, 10);
-    await waitFor(
-      () => deadlines.has("nats-event-publisher/ack-timeout"),
-      10_000,
-      () => "the publisher sent and waits for acks",
-    );
+    await awaitingAcks(deadlines);
     const sentAt = clock.now();
     expect(deadlines.at("nats-event-publisher/ack-timeout")).toBe(sentAt + 60_000);
     await clock.advance(59_999);
@@ -263,7 +276,7 @@ describe("NatsEventPublisher on a processor host", () => {
     );
     // Then a pause of the clock's before it sends again: nothing is sent until it passes.
     expect(deadlines.at("nats-event-publisher/resume")).toBe(clock.now() + 250);
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+    await answerAgain();
     expect(progress.position).toBeLessThan(last);
     await clock.advance(250);
     await progress.waitFor(last, 30_000);
@@ -275,26 +288,10 @@ describe("NatsEventPublisher on a processor host", () => {
   });
 
   it("stopped while it pauses after a failure, it leaves nothing on the heap and sends nothing more", async () => {
-    await freshStream();
-    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
-    const { logger, messages } = capturedLogger();
-    const clock = new ManualClock();
-    const deadlines = new DeadlineScheduler(clock);
-    const nc = await connect({ servers: nats.url });
-    const publisher = new NatsEventPublisher(nc, store, logger, MAX_BYTES, { ackTimeoutMs: 1_000, clock, deadlines });
-    await publisher.start();
-    const host = new ProcessorHost({ store, logger, clock, deadlines });
-    host.add(publisher);
-    await host.start();
-    const jsm = await admin.jetstreamManager();
-    const config = (await jsm.streams.info(EVENTS_STREAM)).config;
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: true });
+    const { store, messages, clock, deadlines, nc, host } = await onManualClock(1_000);
+    const answerAgain = await withholdAcks();
     await appendJobs(store, 10);
-    await waitFor(
-      () => deadlines.has("nats-event-publisher/ack-timeout"),
-      10_000,
-      () => "the publisher sent and waits for acks",
-    );
+    await awaitingAcks(deadlines);
     await clock.advance(1_000);
     expect(deadlines.has("nats-event-publisher/resume")).toBe(true);
     await host.stop();
@@ -303,7 +300,7 @@ describe("NatsEventPublisher on a processor host", () => {
     await clock.advance(60_000);
     expect(messages("publishing cluster event")).toHaveLength(sent);
     await nc.close();
-    await jsm.streams.update(EVENTS_STREAM, { ...config, no_ack: false });
+    await answerAgain();
     await store.close();
   });
 });

@@ -1,14 +1,14 @@
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ReactionEvent, StoredReactionEvent } from "../../machines/reactions/reaction-events.ts";
 import { reactionEventsOf, reactionRecordOf } from "../../machines/reactions/reaction-records.ts";
 import { CorruptEventError, InvalidEventError } from "../../src/events/catalog/event-codec-errors.ts";
 import { encodeNodeReactionRecordData } from "../../src/events/catalog/node-reaction-record-codec.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { storedReactionRecord } from "../../src/workflows/nodes/stored-reaction-record.ts";
-import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
+import { silentLogger } from "../support/fixtures.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { storesPerTest } from "../support/stores-per-test.ts";
 
 /**
  * The node-reactions workflow's records (NodeLossQueued, NodeLossReleased, NodeLossWithdrawn) through
@@ -25,16 +25,7 @@ const metadata = (i: number) => ({
   schemaVersion: 1,
 });
 
-const opened: SqliteEventStore[] = [];
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-});
-
-function openStore(dataDir = tempDir("shoal-reaction-records-")): SqliteEventStore {
-  const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-  opened.push(store);
-  return store;
-}
+const openStore = storesPerTest("shoal-reaction-records-");
 
 /** Appends records as they are, one per append (as the workflow does). */
 async function append(store: SqliteEventStore, records: readonly { type: string; data: unknown }[]): Promise<void> {
@@ -108,19 +99,13 @@ describe("the node-reactions records in the event catalog", () => {
   });
 
   it("an orchestrator does not start on a damaged queue: its recovery names the record and the field", async () => {
-    const dataDir = tempDir("shoal-reaction-records-start-");
-    const store = openStore(dataDir);
+    const config = await ownNatsOrchestratorConfig("shoal-reaction-records-start-");
+    const store = openStore(config.DataDir);
     await append(store, [
       { type: "NodeLossQueued", data: { NodeID: "n1", Reason: "node n1 is UNHEALTHY and holds work" } },
       { type: "NodeLossReleased", data: { NodeID: "n1", Health: "UNHEALTHY", Tokens: "all of them" } },
     ]);
     await store.close();
-    opened.splice(0);
-    const config = orchestratorConfig("", {
-      DataDir: dataDir,
-      "Orchestrator.Host": "127.0.0.1",
-      "Orchestrator.Port": await freePort(),
-    });
     const started = startOrchestrator(config, silentLogger);
     await expect(started).rejects.toThrow(CorruptEventError);
     await expect(started).rejects.toThrow(/workflow-node-reactions@1: .*\["Tokens"\]/s);

@@ -36,6 +36,9 @@ describe("the orchestrator's start-up phases", () => {
     const nodesCaughtUp = indexOf(records, "read model caught up; node list indexed");
     expect(nodesCaughtUp).toBeGreaterThan(indexOf(records, "start-up phase starting", "catch up"));
     expect(nodesCaughtUp).toBeLessThan(indexOf(records, "start-up phase done", "catch up"));
+    const jobsCaughtUp = indexOf(records, "recovered jobs from the event store");
+    expect(jobsCaughtUp).toBeGreaterThan(nodesCaughtUp);
+    expect(jobsCaughtUp).toBeLessThan(indexOf(records, "start-up phase done", "catch up"));
     const jobsArmed = indexOf(records, "jobs read model caught up; their deadlines are armed");
     expect(jobsArmed).toBeGreaterThan(indexOf(records, "start-up phase starting", "arm"));
     expect(jobsArmed).toBeLessThan(indexOf(records, "start-up phase starting", "listen"));

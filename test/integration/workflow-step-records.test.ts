@@ -1,16 +1,16 @@
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { reactionEventsOf } from "../../machines/reactions/reaction-records.ts";
 import { CorruptEventError, InvalidEventError } from "../../src/events/catalog/event-codec-errors.ts";
 import { decodeWorkflowStep, encodeWorkflowStep } from "../../src/events/catalog/workflow-step-codec.ts";
 import type { WorkflowStep } from "../../src/events/catalog/workflow-steps.ts";
-import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import type { Workflow } from "../../src/workflows/workflow.ts";
 import { WORKFLOW_STEP_EVENT, WorkflowHost } from "../../src/workflows/workflow-host.ts";
 import { storedReactionRecord } from "../../src/workflows/nodes/stored-reaction-record.ts";
-import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
-import { freePort } from "../support/nats-server.ts";
+import { silentLogger } from "../support/fixtures.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { storesPerTest } from "../support/stores-per-test.ts";
 import { envelopeOf } from "../support/recorded-event.ts";
 
 /**
@@ -41,16 +41,7 @@ const STEP: WorkflowStep = {
   ],
 };
 
-const opened: SqliteEventStore[] = [];
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-});
-
-function openStore(dataDir = tempDir("shoal-step-records-")): SqliteEventStore {
-  const store = new SqliteEventStore(join(dataDir, "shoal.db"));
-  opened.push(store);
-  return store;
-}
+const openStore = storesPerTest("shoal-step-records-");
 
 /** Appends steps as they are, bypassing the codec (as an older Shoal, or a damaged file, left them). */
 async function appendRaw(store: SqliteEventStore, steps: readonly unknown[]): Promise<void> {
@@ -132,16 +123,10 @@ describe("the workflows' step record in the event catalog", () => {
   });
 
   it("an orchestrator does not start on a damaged step of the queue: its recovery names the record and the field", async () => {
-    const dataDir = tempDir("shoal-step-records-start-");
-    const store = openStore(dataDir);
+    const config = await ownNatsOrchestratorConfig("shoal-step-records-start-");
+    const store = openStore(config.DataDir);
     await appendRaw(store, [STEP, { ...STEP, Commands: [{ ...STEP.Commands[0], Type: 7 }] }]);
     await store.close();
-    opened.splice(0);
-    const config = orchestratorConfig("", {
-      DataDir: dataDir,
-      "Orchestrator.Host": "127.0.0.1",
-      "Orchestrator.Port": await freePort(),
-    });
     const started = startOrchestrator(config, silentLogger);
     await expect(started).rejects.toThrow(CorruptEventError);
     await expect(started).rejects.toThrow(/workflow-node-reactions@1: .*\["Commands"\].*\["Type"\]/s);

@@ -2,7 +2,8 @@ import type { NodeManager } from "../../src/actors/node-manager.ts";
 import type { EventStore } from "../../src/events/store/event-store.ts";
 import type { NodeView } from "../../src/projections/node-view.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
-import { CatchUpProgress } from "../../src/projections/catch-up-progress.ts";
+import { nodeViewsLane } from "../../src/projections/node-views-lane.ts";
+import { CATCH_UP_STALL_MS } from "../../src/orchestrator/module.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { systemClock } from "../../src/actors/clock.ts";
 import { silentLogger } from "./fixtures.ts";
@@ -19,9 +20,9 @@ export interface RecoveredNodes {
 }
 
 /**
- * What the orchestrator does at start-up: the node read model, on a processor host's lane, folds the store from a
- * snapshot's views and position (else from the start) up to the store's head, then the node manager adopts what it
- * folded. A corrupt event the fold reads rejects, naming it, as start-up stops.
+ * What the orchestrator does at start-up, through the lane it builds (nodeViewsLane): the node read model, on a
+ * processor host, folds the store from a snapshot's views and position (else from the start) up to the store's head,
+ * then the node manager adopts what it folded. A corrupt event the fold reads rejects, naming it, as start-up stops.
  */
 export async function recoverNodes(
   manager: NodeManager,
@@ -32,25 +33,17 @@ export async function recoverNodes(
   views.hold();
   if (from) views.seed(from.views);
   const position = await store.headPosition();
-  const progress = new CatchUpProgress({ logger: silentLogger, clock: systemClock, head: position, message: "" });
   const host = new ProcessorHost({ store, logger: silentLogger });
-  const lane = host.add({
-    name: "node-views",
-    checkpoints: { load: () => Promise.resolve(from?.position ?? 0), save: () => Promise.resolve() },
-    handle: (batch) => {
-      try {
-        for (const e of batch) views.handleEnvelope(e);
-      } catch (err) {
-        progress.failed(err);
-        throw err;
-      }
-      const last = batch[batch.length - 1];
-      if (last) progress.handled(last.position, views.eventsFolded);
-    },
+  const catchUp = nodeViewsLane(host, views, {
+    from: from?.position ?? 0,
+    head: position,
+    logger: silentLogger,
+    clock: systemClock,
+    stallMs: CATCH_UP_STALL_MS,
   });
   await host.start();
   try {
-    await progress.until(lane.waitFor(position, 60_000));
+    await catchUp.until();
   } finally {
     await host.stop();
   }

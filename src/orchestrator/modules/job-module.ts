@@ -2,7 +2,7 @@ import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts
 import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
 import { JobControl } from "../../actors/job-control.ts";
 import { JobLogs } from "../../api/jobs/job-logs.ts";
-import { catchUp as catchUpTo } from "../../projections/catch-up.ts";
+import { CatchUp } from "../../projections/catch-up.ts";
 import { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import {
@@ -69,6 +69,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   const work = new NodeWorkClient(nc);
   const runner = new Later<JobRunner>("the job runner", "recover");
   const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
+  const catchUp = new Later<CatchUp>("the job read model's catch-up", "follow");
   const logs = new Later<JobLogs>("the job logs", "serve");
   // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
   const snapshotPath = jobViewsSnapshotPath(config.DataDir);
@@ -116,8 +117,17 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     follow() {
       const jobRunner = runner.get();
       const from = viewsFrom;
+      const jobsCatchUp = catchUp.set(
+        new CatchUp({
+          logger: logger.child({ component: "jobs" }),
+          clock,
+          head: nodes.headAtStart.get(),
+          message: "recovering jobs: replaying events",
+          stallMs: CATCH_UP_STALL_MS,
+        }),
+      );
       lane.set(
-        processors.add({
+        jobsCatchUp.follow(processors, {
           name: "job-views",
           checkpoints: { load: () => Promise.resolve(from), save: () => Promise.resolve() },
           handle: (batch) => {
@@ -134,7 +144,13 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     },
 
     async catchUp() {
-      await catchUpTo(lane.get(), nodes.startPosition.get(), CATCH_UP_STALL_MS);
+      const progress = catchUp.get();
+      // A corrupt job or execution event stops start-up here, named (the views cannot fold past it).
+      await progress.until(nodes.startPosition.get());
+      logger.info(
+        { jobs: views.index.size, from: viewsFrom, ...progress.elapsed() },
+        "recovered jobs from the event store",
+      );
     },
 
     async arm() {

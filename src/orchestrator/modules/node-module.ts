@@ -5,9 +5,9 @@ import { nodeKind } from "../../actors/node-kind.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
-import { CatchUpProgress } from "../../projections/catch-up-progress.ts";
-import { catchUp as catchUpTo } from "../../projections/catch-up.ts";
+import type { CatchUp } from "../../projections/catch-up.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
+import { nodeViewsLane } from "../../projections/node-views-lane.ts";
 import { NodeViews } from "../../projections/node-views.ts";
 import { PlacementFleet } from "../../projections/placement-fleet.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
@@ -104,7 +104,7 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
   const startPosition = new Later<number>("the store position after the node's own registration", "catch up");
   const snapshotPath = nodeStateSnapshotPath(config.DataDir);
   const snapshotter = new Later<NodeStateSnapshotter>("the node-state snapshotter", "recover");
-  const catchUp = new Later<CatchUpProgress>("the node read model's catch-up progress", "recover");
+  const catchUp = new Later<CatchUp>("the node read model's catch-up", "follow");
   let viewsFrom = 0;
   let fromSnapshot = false;
 
@@ -148,51 +148,26 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
       );
       viewsFrom = snapshot?.position ?? 0;
       fromSnapshot = snapshot !== undefined;
-      catchUp.set(
-        new CatchUpProgress({
-          logger: logger.child({ component: "node-manager" }),
-          clock,
-          head,
-          message: "recovering nodes: replaying events",
-        }),
-      );
     },
 
     follow() {
       const nodeSnapshotter = snapshotter.get();
-      const progress = catchUp.get();
-      const from = viewsFrom;
-      lane.set(
-        processors.add({
-          name: "node-views",
-          // The one fold of node streams at start-up: from the snapshot (else the start of the store) to the head.
-          checkpoints: {
-            load: () => {
-              // The processors start: what the recovered-nodes log measures from.
-              progress.begin();
-              return Promise.resolve(from);
-            },
-            save: () => Promise.resolve(),
-          },
-          handle: (batch) => {
-            try {
-              for (const e of batch) views.handleEnvelope(e);
-            } catch (err) {
-              progress.failed(err);
-              throw err;
-            }
-            nodeSnapshotter.handled(batch);
-            const last = batch[batch.length - 1];
-            if (last) progress.handled(last.position, views.eventsFolded);
-          },
-        }),
-      );
+      const nodesCatchUp = nodeViewsLane(processors, views, {
+        from: viewsFrom,
+        head: headAtStart.get(),
+        logger: logger.child({ component: "node-manager" }),
+        clock,
+        stallMs: CATCH_UP_STALL_MS,
+        handled: (batch) => nodeSnapshotter.handled(batch),
+      });
+      catchUp.set(nodesCatchUp);
+      lane.set(nodesCatchUp.lane);
     },
 
     async catchUp() {
       const progress = catchUp.get();
       // A corrupt node event stops start-up here, named (the views cannot fold past it).
-      await progress.until(catchUpTo(lane.get(), headAtStart.get(), CATCH_UP_STALL_MS));
+      await progress.until();
       const indexing = performance.now();
       await views.release();
       const indexMs = Math.round(performance.now() - indexing);

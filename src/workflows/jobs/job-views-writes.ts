@@ -1,5 +1,6 @@
 import { unavailable } from "../../errors/shoal-error.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
+import { READ_YOUR_WRITES_TIMEOUT_MS } from "../read-your-writes-timeout.ts";
 
 /**
  * Read-your-writes on the job read model for the job runner: the highest store position its own commands appended,
@@ -12,7 +13,7 @@ export class JobViewsWrites {
 
   constructor(
     private readonly progress: Pick<ProcessorProgress, "waitFor">,
-    private readonly timeoutMs = 10_000,
+    private readonly timeoutMs = READ_YOUR_WRITES_TIMEOUT_MS,
   ) {}
 
   /** A command of the runner's stored its events up to `position` (undefined: it stored nothing). */

@@ -30,6 +30,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import type { Processor, ProcessorProgress } from "../../projections/processor.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import { READ_YOUR_WRITES_TIMEOUT_MS } from "../read-your-writes-timeout.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { DRAIN, DRAIN_ACTOR } from "./drain-flow.ts";
 
@@ -56,7 +57,7 @@ export interface NodeDrainerOptions {
   readonly deadlines: DeadlineScheduler;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** How long a drain waits for the node read model (what placement reads) to show it; default 10 s. */
+  /** How long a drain waits for the node read model (what placement reads) to show it (read-your-writes). */
   readonly viewWaitMs?: number;
 }
 
@@ -252,7 +253,7 @@ export class NodeDrainer implements Processor {
    * drain ended, as the node's actor does: nothing is left to do.
    */
   private async viewShowsDrain(nodeId: string, shownFrom: number | undefined): Promise<boolean> {
-    const waitMs = this.options.viewWaitMs ?? 10_000;
+    const waitMs = this.options.viewWaitMs ?? READ_YOUR_WRITES_TIMEOUT_MS;
     await this.options.nodeViewsProgress.waitFor(shownFrom, waitMs);
     if (this.options.nodeViews.get(nodeId)?.drain?.status === "draining") return true;
     if ((await this.drainOf(nodeId)) === undefined) return false;

@@ -3,9 +3,8 @@ import { CorruptEventError } from "../../../src/events/catalog/event-codec-error
 import { executionEvents } from "../../../src/events/catalog/execution-event-codec.ts";
 import { jobEvents } from "../../../src/events/catalog/job-event-codec.ts";
 import { nodeEvents } from "../../../src/events/catalog/node-event-codec.ts";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
-import { recordedEvent } from "../../support/recorded-event.ts";
+import { countedReads, recordedEvent } from "../../support/recorded-event.ts";
 
 /** The one envelope: every kind's events decoded once, through that kind's codec, and handed out typed. */
 describe("EventEnvelope", () => {
@@ -14,22 +13,8 @@ describe("EventEnvelope", () => {
     data: { ExecutionID: "e-1", NodeID: "n-1", Direct: true },
   });
 
-  /** `recorded` whose data counts how often it is read (SQLite's is a getter that parses). */
-  function counted(recorded: RecordedEvent): { envelope: EventEnvelope; reads: () => number } {
-    let reads = 0;
-    const data = recorded.data;
-    const envelope = new EventEnvelope({
-      ...recorded,
-      get data() {
-        reads++;
-        return data;
-      },
-    });
-    return { envelope, reads: () => reads };
-  }
-
   it("decodes a job's and an execution's events through their kind's codec, once for every reader", () => {
-    const { envelope, reads } = counted(bid);
+    const { envelope, reads } = countedReads(bid);
     expect(envelope.of(executionEvents)).toEqual({
       type: "ExecutionBidAccepted",
       data: { ExecutionID: "e-1", NodeID: "n-1", Direct: true },
@@ -48,7 +33,7 @@ describe("EventEnvelope", () => {
   });
 
   it("hands out nothing of another kind or type, and decodes nothing to say so", () => {
-    const { envelope, reads } = counted(bid);
+    const { envelope, reads } = countedReads(bid);
     expect(envelope.as("ExecutionCreated")).toBeUndefined();
     expect(envelope.of(jobEvents)).toBeUndefined();
     expect(envelope.of(nodeEvents)).toBeUndefined();

@@ -1,30 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { CorruptEventError } from "../../../src/events/catalog/event-codec-errors.ts";
 import { nodeEvents } from "../../../src/events/catalog/node-event-codec.ts";
-import type { RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { EventEnvelope } from "../../../src/projections/event-envelope.ts";
 import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
 import { jobFlow } from "../../../src/workflows/jobs/job-flow.ts";
 import { nodeReactions, type NodeWorkQuery } from "../../../src/workflows/nodes/node-reactions.ts";
 import { exampleEvent } from "../../support/example-events.ts";
-import { recordedEvent } from "../../support/recorded-event.ts";
+import { countedReads, recordedEvent } from "../../support/recorded-event.ts";
 import { workflowSpec } from "../../support/workflow-spec.ts";
 
 /** The workflows are fed the processor host's envelope: its typed event, decoded once for every processor. */
-
-/** `recorded` whose stored data counts how often it is read (SQLite's is a getter that parses). */
-function counted(recorded: RecordedEvent): { envelope: EventEnvelope; reads: () => number } {
-  let reads = 0;
-  const data = recorded.data;
-  const envelope = new EventEnvelope({
-    ...recorded,
-    get data() {
-      reads++;
-      return data;
-    },
-  });
-  return { envelope, reads: () => reads };
-}
 
 /** Given: n-daemon runs a daemon execution; no node holds other work. */
 const daemonOnly: NodeWorkQuery = {
@@ -35,7 +20,7 @@ const daemonOnly: NodeWorkQuery = {
 
 describe("a workflow fed the processor host's envelope", () => {
   it("given a node with daemon work, when its labels change in an envelope a read model already decoded, then a daemon check, with nothing decoded again", () => {
-    const { envelope, reads } = counted(
+    const { envelope, reads } = countedReads(
       recordedEvent("node-n-daemon", exampleEvent("NodeInfoUpdated", "n-daemon", { Changed: ["Labels"] })),
     );
     // The node read model, ahead of the workflow in the host, decodes it.
