@@ -4,7 +4,7 @@ import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
 
-/** A per-node or per-group health threshold override (Nodes Manager epic, requirement 8). */
+/** A per-node or per-group health threshold override. */
 export interface HealthOverride {
   readonly NodeIDs?: readonly string[];
   readonly Selector?: string;

@@ -426,7 +426,7 @@ export class JobRunner {
 
   /**
    * A node's labels changed: each daemon execution under way on it whose job's constraints the
-   * node no longer matches is cancelled, and the node told to stop it (Nodes Manager epic 12). The
+   * node no longer matches is cancelled, and the node told to stop it. The
    * labels are placement's (candidateNodeOf), so matching here and there never disagree.
    */
   async checkDaemonMatch(nodeId: string, context: CommandContext): Promise<number> {
