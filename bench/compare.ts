@@ -1,9 +1,10 @@
 /**
  * Before and after in the same run: the benchmarks of this checkout against those of another
  * commit, in alternating rounds (base, head, then head, base, …) on the same machine, so that both
- * sides meet the same load. The base is checked out into a temporary git worktree (its own
- * benchmarks and its own build, sharing this checkout's node_modules) and run with its own
- * bench/run.ts; each round's figures are paired by name.
+ * sides meet the same load. The base is checked out into a git worktree of this run's own
+ * (/tmp/shoal-bench-base-<sha>-<random>: its own benchmarks and its own build, sharing this
+ * checkout's node_modules), run with its own bench/run.ts, and removed at the end (--keep leaves
+ * it and prints where); each round's figures are paired by name.
  *
  *   npm run bench:compare -- --base main                          the default set, 3 rounds
  *   npm run bench:compare -- --base v0.9 --only placement --rounds 5
@@ -14,12 +15,12 @@
  * paired rounds' ratios; writes bench/results/compare-<base>-<head>.json. Exit status 1 when a run
  * failed; a ratio under --floor is a result (marked), not an error.
  */
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BenchFigure } from "./bench-result.ts";
+import { addBaseWorktree, type BaseWorktree } from "./support/base-worktree.ts";
 import { compareRuns, type ComparedFigure, type SideRun } from "./support/compare-figures.ts";
 
 /** The figures a change to the core must not make worse: heartbeat, appends, restart, rebuild, node list, placement. */
@@ -68,28 +69,31 @@ const headLabel = `${short(headCommit)}${headDirty ? "-dirty" : ""}`;
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** The base checked out beside this one, with this checkout's node_modules. */
-function baseWorktree(): string {
-  const dir = join(tmpdir(), `shoal-bench-base-${short(baseCommit)}`);
-  if (existsSync(dir) && git(dir, "rev-parse", "HEAD") === baseCommit) return dir;
-  if (existsSync(dir)) git(HEAD_ROOT, "worktree", "remove", "--force", dir);
-  log(`checking out ${short(baseCommit)} into ${dir}`);
-  git(HEAD_ROOT, "worktree", "add", "--detach", dir, baseCommit);
-  symlinkSync(join(HEAD_ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+/** The base checked out into a directory of this run's own, with this checkout's node_modules. */
+function baseWorktree(): BaseWorktree {
+  const worktree = addBaseWorktree(HEAD_ROOT, baseCommit, { nodeModules: join(HEAD_ROOT, "node_modules") });
+  log(`checked out ${short(baseCommit)} into ${worktree.dir}`);
   const deps = (root: string) => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>;
     return JSON.stringify([pkg.dependencies, pkg.devDependencies]);
   };
-  if (deps(dir) !== deps(HEAD_ROOT))
+  if (deps(worktree.dir) !== deps(HEAD_ROOT))
     log(`note: ${short(baseCommit)} declares other dependencies; it runs with this checkout's node_modules`);
-  return dir;
+  return worktree;
 }
 
+/** The side's run under way: an interrupted compare stops it before removing the checkout it runs in. */
+let running: { readonly child: ChildProcess; readonly exited: Promise<number> } | undefined;
+
 function run(cwd: string, command: string, args: readonly string[], stdout: "inherit" | "ignore"): Promise<number> {
-  return new Promise((done, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ["ignore", stdout, "inherit"] });
+  const child = spawn(command, args, { cwd, stdio: ["ignore", stdout, "inherit"] });
+  const exited = new Promise<number>((done, reject) => {
     child.once("error", reject);
     child.once("exit", (code, signal) => done(code ?? (signal ? 1 : 0)));
+  });
+  running = { child, exited };
+  return exited.finally(() => {
+    if (running?.child === child) running = undefined;
   });
 }
 
@@ -139,7 +143,29 @@ function table(rows: readonly ComparedFigure[]): string {
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
 
-const baseRoot = baseWorktree();
+const baseCheckout = baseWorktree();
+const baseRoot = baseCheckout.dir;
+const leaveBase = () => {
+  if (!values.keep) return baseCheckout.remove();
+  log(`kept the base checkout: ${baseRoot} (git worktree remove --force ${baseRoot} when done)`);
+};
+// Interrupted (Ctrl-C, a job's timeout): the side under way is stopped, then the checkout goes as at the end of a run.
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+] as const)
+  process.once(signal, () => {
+    const stopping = running;
+    stopping?.child.kill(signal);
+    const timer = setTimeout(() => stopping?.child.kill("SIGKILL"), 10_000);
+    void (stopping?.exited ?? Promise.resolve(0))
+      .catch(() => 0)
+      .then(() => {
+        clearTimeout(timer);
+        leaveBase();
+        process.exit(code);
+      });
+  });
 try {
   for (const root of [baseRoot, HEAD_ROOT]) {
     if (existsSync(join(root, "scripts", "build.mjs")))
@@ -176,5 +202,5 @@ try {
   console.log(`\nresults: ${file}`);
   if (!allOk) process.exitCode = 1;
 } finally {
-  if (!values.keep) git(HEAD_ROOT, "worktree", "remove", "--force", baseRoot);
+  leaveBase();
 }

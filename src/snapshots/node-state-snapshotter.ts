@@ -73,10 +73,14 @@ export class NodeStateSnapshotter {
     if (!this.started || this.stopped || this.writing !== undefined || this.position === this.writtenPosition) return;
     const { everyEvents = DEFAULT_EVERY_EVENTS, everyMs = DEFAULT_EVERY_MS } = this.options;
     if (this.sinceWritten < everyEvents && this.options.clock.now() - this.lastWrittenAt < everyMs) return;
-    this.writing = this.write().finally(() => (this.writing = undefined));
+    this.writing = this.write("due").finally(() => (this.writing = undefined));
   }
 
-  private async write(): Promise<void> {
+  /**
+   * `cause` is for the log: a write that is due (the first one after a start's catch-up is, after a full replay) runs
+   * beside whatever else the process does then; a stop waits for it and writes again only if the views moved on.
+   */
+  private async write(cause: "due" | "stop"): Promise<void> {
     const { position, anchor } = this;
     if (anchor === undefined) return;
     const { clock, logger, path } = this.options;
@@ -93,10 +97,12 @@ export class NodeStateSnapshotter {
       this.writtenPosition = Math.max(this.writtenPosition, position);
       logger.info(
         {
+          cause,
           nodes: views.length,
           position,
           bytes: encoded.bytes,
           encodeMs: Math.round(encodedMs),
+          encodeOwnMs: Math.round(encoded.slicesMs),
           writeMs: Math.round(performance.now() - started - encodedMs),
           longestSliceMs: Math.round(encoded.longestSliceMs),
         },
@@ -116,6 +122,6 @@ export class NodeStateSnapshotter {
     if (this.stopped) return;
     this.stopped = true;
     await this.writing;
-    if (this.started && this.position !== this.writtenPosition) await this.write();
+    if (this.started && this.position !== this.writtenPosition) await this.write("stop");
   }
 }
