@@ -335,20 +335,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         },
       },
       {
-        name: "full replay: recover() events/s, wall",
+        name: "full replay: node events folded to the head and adopted, events/s, wall",
         value: Math.round(rate(replays, "recoverMs")),
         unit: "events/s",
         baseline: { name: "ReadAhead=false", value: Math.round(rate(singleThreadReplays, "recoverMs")) },
         target: { on: "value", min: 300_000 },
       },
       {
-        name: "full replay: recover() events per CPU-second (all threads)",
+        name: "full replay: node events folded to the head and adopted, per CPU-second (all threads)",
         value: Math.round(rate(replays, "recoverCpuMs")),
         unit: "events/s",
         baseline: { name: "ReadAhead=false", value: Math.round(rate(singleThreadReplays, "recoverCpuMs")) },
       },
       {
-        name: "recovery (NodeManager.recover) from a snapshot",
+        name: "node recovery from a snapshot: the fold to the head and the adoption",
         value: phase(snapshots, "recoverMs"),
         unit: "ms",
         baseline: { name: "full replay", value: phase(replays, "recoverMs") },
@@ -365,7 +365,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       },
       {
         // Waits for the node-state snapshot due since the catch-up when it is still being written.
-        name: "clean stop (writes the snapshot after a replay)",
+        name: "clean stop after a replay (waits for a snapshot write under way)",
         value: median(replays.map((s) => s.stopMs)),
         unit: "ms",
       },
