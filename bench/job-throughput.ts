@@ -26,6 +26,7 @@ import { runStandalone, setting, type BenchFigure, type BenchOptions, type Bench
 import { COMPUTE_STATES } from "../machines/execution/execution-states.ts";
 import { freePort } from "./support/free-port.ts";
 import { httpLoad } from "./support/http-load.ts";
+import { processCpuMs, threadCpuMs } from "./support/process-cpu.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 import { startSimFleet, type SimFleet } from "./support/shoal-sim.ts";
 
@@ -187,6 +188,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     // Which processor falls behind the store while the jobs run, and how long the event loop stalls.
     const processorLag = new Map<string, number>();
     let lagMaxMs = 0;
+    const appended: number[] = [];
     const sampleMetrics = async () => {
       for (const [sample, value] of await orchestrator.metrics()) {
         if (sample.startsWith("shoal_processor_lag_events")) {
@@ -194,6 +196,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           processorLag.set(processor, Math.max(processorLag.get(processor) ?? 0, value));
         }
         if (sample === "shoal_event_loop_lag_max_seconds") lagMaxMs = Math.max(lagMaxMs, value * 1000);
+        if (sample === "shoal_events_appended_total") appended.push(value);
       }
     };
     // Each scrape reads the loop's longest stall since the previous one: sampled every second, nothing is missed.
@@ -201,6 +204,13 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     sampler = setInterval(() => void sampleMetrics().catch(() => undefined), 1_000);
     options.log(`  submitting ${jobs} batch jobs from ${connections} clients (load ${load()})`);
     let issued = 0;
+    const orchestratorPid = orchestrator.process.child.pid;
+    const simPid = fleet.process.child.pid;
+    const cpuBefore = {
+      main: threadCpuMs(orchestratorPid),
+      orchestrator: processCpuMs(orchestratorPid),
+      sim: processCpuMs(simPid),
+    };
     const firstSubmitAt = Date.now();
     const submitted = await httpLoad({
       url: apiUrl,
@@ -246,8 +256,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         );
       await sleep(PROGRESS_MS);
     }
+    const phaseWallMs = Date.now() - firstSubmitAt;
+    const cpuShare = (now: number, before: number) => Math.round(((now - before) / phaseWallMs) * 100);
+    const mainCpu = cpuShare(threadCpuMs(orchestratorPid), cpuBefore.main);
+    const orchestratorCpu = cpuShare(processCpuMs(orchestratorPid), cpuBefore.orchestrator);
+    const simCpu = cpuShare(processCpuMs(simPid), cpuBefore.sim);
+    options.log(
+      `    CPU over the job phase, % of one core: orchestrator main thread ${mainCpu}, ` +
+        `orchestrator in all ${orchestratorCpu}, shoal sim ${simCpu}`,
+    );
     clearInterval(sampler);
     await sampleMetrics();
+    const eventsAppended = Math.max(...appended) - Math.min(...appended);
     const lastCompletedAt = Math.max(...listed.map((j) => j.ModifyTime / 1e6));
     const endToEndSeconds = (lastCompletedAt - firstSubmitAt) / 1000;
     const latencies = listed.map((j) => (j.ModifyTime - j.CreateTime) / 1e6).sort((a, b) => a - b);
@@ -340,6 +360,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         unit: "ms",
         note: `p99 ${r.p99Ms} ms; the last job's ${r.lastAfterFirstSubmitS.toFixed(2)} s after the first submission`,
       })),
+      {
+        name: "events appended while the jobs ran",
+        value: eventsAppended,
+        unit: "events",
+        note: `${(eventsAppended / jobs).toFixed(1)} per job (heartbeats write none); ${Math.round(eventsAppended / endToEndSeconds)}/s`,
+      },
+      {
+        name: "orchestrator main thread's CPU over the job phase",
+        value: mainCpu,
+        unit: "% of a core",
+        note: `the orchestrator in all ${orchestratorCpu} %, shoal sim ${simCpu} %; first submission → all Completed seen`,
+      },
       {
         name: "orchestrator event-loop lag, max over the run",
         value: Math.round(lagMaxMs),
