@@ -57,8 +57,12 @@ export interface DockerExecutorOptions {
  * How long the capture may trail the container's exit before what it has is taken as all, and
  * how long log followers get to catch up before the container (and its log) is removed.
  */
-/** How often, and how far apart, an unexplained SIGKILL exit is inspected again for a late OOM flag. */
-const OOM_RECHECKS = 5;
+/**
+ * How often, and how far apart, an unexplained SIGKILL exit is inspected again for a late OOM flag: up to 3 s, as
+ * containerd's OOM event was seen to trail the exit by more than half a second on a loaded machine, and a kill the
+ * kernel made for memory must not be reported as an ordinary exit.
+ */
+const OOM_RECHECKS = 30;
 const OOM_RECHECK_MS = 100;
 const DRAIN_MS = 5_000;
 
