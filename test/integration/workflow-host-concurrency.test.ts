@@ -3,7 +3,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
+import { jobOrderKey } from "../../src/orchestrator/modules/job-flow-module.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
+import { JobViews } from "../../src/projections/jobs/job-views.ts";
+import { APPROVAL, DISPATCH, PLACEMENT, jobFlow } from "../../src/workflows/jobs/job-flow.ts";
 import type { IssuedCommand, Workflow } from "../../src/workflows/workflow.ts";
 import { WorkflowHost } from "../../src/workflows/workflow-host.ts";
 import { exampleEvent } from "../support/example-events.ts";
@@ -257,6 +260,37 @@ describe("the workflow host's order and concurrency", () => {
     await expect(host.handle(inputs("a1", "b1", "c1"))).rejects.toThrow(StoreUnavailableError);
     expect(ran.sort()).toEqual(["a1", "b1"]);
     expect((await stepInputs(store)).sort()).toEqual(["a1", "b1"]);
+  });
+
+  it("keeps a stream's inputs in order when its key changes in a batch (job flow, read model behind)", async () => {
+    const { store } = openStore();
+    const log: string[] = [];
+    const created = held();
+    const handler = async (c: IssuedCommand) => {
+      log.push(`start ${c.type} ${c.entityId}`);
+      if (c.type === "AskForBid") await created.promise;
+      log.push(`end ${c.type} ${c.entityId}`);
+    };
+    // The job read model has not folded e-1's ExecutionCreated: its bid's key alone would be its stream.
+    const views = new JobViews();
+    const handlers = { [PLACEMENT]: handler, [DISPATCH]: handler, [APPROVAL]: handler };
+    const orderKey = jobOrderKey(views);
+    const host = new WorkflowHost(jobFlow, { store, handlers, logger: silentLogger, concurrency: 4, orderKey });
+    const batch = [
+      new EventEnvelope(recordedEvent("execution-e-1", exampleEvent("ExecutionCreated", "e-1", { JobID: "j-1" }), 1)),
+      new EventEnvelope(recordedEvent("job-j-2", exampleEvent("JobSubmitted", "j-2"), 2)),
+      new EventEnvelope(recordedEvent("execution-e-1", exampleEvent("ExecutionBidAccepted", "e-1"), 3)),
+    ];
+    const handled = host.handle(batch);
+    await waitFor(
+      () => log.includes("end PlaceJob j-2"),
+      10_000,
+      () => log.join(", "),
+    );
+    expect(log).not.toContain("start ApproveBids e-1");
+    created.release();
+    await handled;
+    expect(log.indexOf("start ApproveBids e-1")).toBeGreaterThan(log.indexOf("end AskForBid e-1"));
   });
 
   it("refuses a concurrency that is not a whole number of at least 1, naming it", () => {
