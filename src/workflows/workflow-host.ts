@@ -13,6 +13,12 @@ export const WORKFLOW_CATEGORY = "workflow";
 /** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
 export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
 
+/** An input that calls for commands, and the commands. */
+interface Step {
+  readonly recorded: RecordedEvent;
+  readonly commands: readonly WorkflowCommand[];
+}
+
 /**
  * Runs a workflow as a processor of the store. For every input event that calls for commands it
  * first appends one step to the workflow's own stream (`workflow-<name>`) — input, commands, their
@@ -26,12 +32,6 @@ export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workfl
  * step stays its own single-event append: idempotent on its own however a replay cuts the lane's batches, where a
  * batch's steps merged into one append would overlap a stored one only in part after a restart, and be refused.
  */
-/** An input that calls for commands, and the commands. */
-interface Step {
-  readonly recorded: RecordedEvent;
-  readonly commands: readonly WorkflowCommand[];
-}
-
 export class WorkflowHost implements Processor {
   readonly name: string;
   private readonly concurrency: number;
