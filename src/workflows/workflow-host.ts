@@ -6,12 +6,18 @@ import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
 import { isTransientFailure } from "./transient-failure.ts";
-import type { IssuedCommand, Workflow, WorkflowHandler } from "./workflow.ts";
-import { workflowInputOf } from "./workflow-input.ts";
+import type { IssuedCommand, Workflow, WorkflowCommand, WorkflowHandler } from "./workflow.ts";
+import { type WorkflowInput, workflowInputOf } from "./workflow-input.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
 /** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
 export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
+
+/** An input that calls for commands, and the commands. */
+interface Step {
+  readonly recorded: RecordedEvent;
+  readonly commands: readonly WorkflowCommand[];
+}
 
 /**
  * Runs a workflow as a processor of the store. For every input event that calls for commands it
@@ -20,9 +26,15 @@ export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workfl
  * the input event as their cause. A restart replays from the checkpoint: the step's append is
  * recognised by its id and stores nothing, and the commands, being idempotent, change nothing.
  * An auditor reads in the workflow's stream why every automatic action happened.
+ *
+ * Inputs with the same order key run strictly in batch order; with `concurrency` above 1, inputs of different keys run
+ * at the same time, so their step records' appends are in flight together and share the store's group commit. Each
+ * step stays its own single-event append: idempotent on its own however a replay cuts the lane's batches, where a
+ * batch's steps merged into one append would overlap a stored one only in part after a restart, and be refused.
  */
 export class WorkflowHost implements Processor {
   readonly name: string;
+  private readonly concurrency: number;
 
   constructor(
     private readonly workflow: Workflow,
@@ -37,9 +49,22 @@ export class WorkflowHost implements Processor {
        * it, every failure is tried again.
        */
       readonly endEntity?: (command: IssuedCommand, reason: string) => Promise<void>;
+      /** How many order groups of a batch run at once; 1 (the default): one input after another. */
+      readonly concurrency?: number;
+      /**
+       * Inputs with the same key run strictly in batch order (default: the input's stream). Inputs of one stream
+       * always keep their order: a stream's later inputs in a batch join the group of its first.
+       */
+      readonly orderKey?: (input: WorkflowInput) => string;
     },
   ) {
     this.name = `workflow-${workflow.name}`;
+    const { concurrency = 1 } = options;
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new Error(
+        `concurrency of workflow ${workflow.name} must be a whole number of at least 1, not ${concurrency}`,
+      );
+    this.concurrency = concurrency;
   }
 
   get checkpoints(): CheckpointStore | undefined {
@@ -47,16 +72,65 @@ export class WorkflowHost implements Processor {
   }
 
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
+    if (this.concurrency === 1) {
+      for (const envelope of batch) {
+        // Entities' events only: the workflows' own steps are inputs of nobody.
+        const input = workflowInputOf(envelope);
+        if (input === undefined) continue;
+        const commands = this.workflow.react(input);
+        if (commands.length > 0) await this.step(envelope.recorded, commands);
+      }
+      return;
+    }
+    await this.runGroups(this.groupsOf(batch));
+  }
+
+  /** The batch's steps by order key, each group in batch order; groups in the order of their first input. */
+  private groupsOf(batch: readonly EventEnvelope[]): Step[][] {
+    const { orderKey = (input: WorkflowInput) => input.stream } = this.options;
+    const groups = new Map<string, Step[]>();
+    const keyOfStream = new Map<string, string>();
     for (const envelope of batch) {
-      // Entities' events only: the workflows' own steps are inputs of nobody.
       const input = workflowInputOf(envelope);
       if (input === undefined) continue;
       const commands = this.workflow.react(input);
-      if (commands.length > 0) await this.step(envelope.recorded, commands);
+      if (commands.length === 0) continue;
+      // A key that changed within the batch (a read model caught up meanwhile) must not split a stream's inputs.
+      let key = keyOfStream.get(input.stream);
+      if (key === undefined) keyOfStream.set(input.stream, (key = orderKey(input)));
+      const group = groups.get(key);
+      const step = { recorded: envelope.recorded, commands };
+      if (group === undefined) groups.set(key, [step]);
+      else group.push(step);
     }
+    return [...groups.values()];
   }
 
-  private async step(recorded: RecordedEvent, commands: ReturnType<Workflow["react"]>): Promise<void> {
+  /**
+   * Runs the groups, at most `concurrency` at once, and resolves when every group has finished. A failure stops new
+   * groups from starting and rejects once the groups in flight have settled: the lane delivers the batch again, and
+   * nothing of this delivery runs on beside the next one.
+   */
+  private async runGroups(groups: readonly Step[][]): Promise<void> {
+    let next = 0;
+    let failure: { readonly err: unknown } | undefined;
+    const worker = async (): Promise<void> => {
+      while (failure === undefined && next < groups.length) {
+        const group = groups[next++] as Step[];
+        try {
+          for (const { recorded, commands } of group) await this.step(recorded, commands);
+        } catch (err) {
+          failure ??= { err };
+        }
+      }
+    };
+    const workers: Promise<void>[] = [];
+    for (let i = 0; i < Math.min(this.concurrency, groups.length); i++) workers.push(worker());
+    await Promise.all(workers);
+    if (failure !== undefined) throw failure.err;
+  }
+
+  private async step(recorded: RecordedEvent, commands: readonly WorkflowCommand[]): Promise<void> {
     const { name } = this.workflow;
     const issued = commands.map((c, i) => ({ ...c, commandId: deterministicId(name, recorded.id, String(i)) }));
     const step: WorkflowStep = {

@@ -1,11 +1,36 @@
-import { entityIdOf } from "../../events/streams.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
+import type { JobViews } from "../../projections/jobs/job-views.ts";
 import { endFailedJobStep } from "../../workflows/jobs/failed-job-step.ts";
 import { isNodeGain, jobFlow } from "../../workflows/jobs/job-flow.ts";
 import { WorkflowHost } from "../../workflows/workflow-host.ts";
+import type { WorkflowInput } from "../../workflows/workflow-input.ts";
 import type { Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 import type { JobModule } from "./job-module.ts";
 import type { NodeModule } from "./node-module.ts";
+
+/**
+ * How many jobs' steps of one batch the job flow runs at once. Each step waits on its own durable commits (the step
+ * record, then its job's or execution's events); with this many in flight, a group commit takes dozens of appends
+ * instead of one or two, while a batch of the lane (up to 512 events) still spreads over a bounded number of
+ * concurrent placements and NATS requests.
+ */
+export const JOB_FLOW_CONCURRENCY = 64;
+
+/**
+ * A job flow input's order key: its job's id, so that a job's own steps (placement, its executions' approval,
+ * settle, cancel) keep store order relative to each other, and different jobs run side by side. An execution's job is
+ * in its ExecutionCreated, else in the job read model; failing both, the execution's own stream keeps its order.
+ */
+export const jobOrderKey =
+  (views: Pick<JobViews, "execution">) =>
+  (input: WorkflowInput): string => {
+    const category = categoryOf(input.stream);
+    if (category === JOB_CATEGORY) return input.entityId;
+    if (category !== EXECUTION_CATEGORY) return input.stream;
+    if (input.event.type === "ExecutionCreated") return input.event.data.JobID;
+    return views.execution(input.entityId)?.jobId ?? input.stream;
+  };
 
 /**
  * The job flow (docs/jobs.md, Workflows): jobs placed, dispatched to their nodes, settled, cancelled, as a recorded
@@ -32,6 +57,8 @@ export function jobFlowModule(
           logger: logger.child({ component: "workflows" }),
           // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
           endEntity: endFailedJobStep({ jobs: jobs.control.jobs, executions: jobs.control.executions }),
+          concurrency: JOB_FLOW_CONCURRENCY,
+          orderKey: jobOrderKey(jobs.views),
         }),
       );
       // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not
