@@ -8,6 +8,8 @@ import { JobControl, type Submitted } from "../../src/actors/job-control.ts";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { EventStore, NewEvent } from "../../src/events/store/event-store.ts";
+import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
+import { isTransientFailure } from "../../src/workflows/transient-failure.ts";
 import type { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { JobViews } from "../../src/projections/jobs/job-views.ts";
 import { NodeViews } from "../../src/projections/node-views.ts";
@@ -145,6 +147,21 @@ async function created(store: SqliteEventStore, jobId?: string) {
     .map((e) => e.data as { NodeID: string; ExecutionID: string; JobID: string });
 }
 
+/** The store, but an append of an ExecutionCreated of a job `hold` names first waits for what it returns. */
+function storeHolding(store: SqliteEventStore, hold: (jobId: string) => Promise<void> | undefined): EventStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "append")
+        return async (stream: string, events: readonly NewEvent[], expected: Parameters<EventStore["append"]>[2]) => {
+          for (const e of events) if (e.type === "ExecutionCreated") await hold((e.data as { JobID: string }).JobID);
+          return target.append(stream, events, expected);
+        };
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 /** How a promise stands after `ms` of real time: settled or still pending. */
 async function within(p: Promise<unknown>, ms: number): Promise<"done" | "pending"> {
   let timer: NodeJS.Timeout | undefined;
@@ -253,18 +270,7 @@ describe("JobRunner with commands handed over concurrently", () => {
     const until = new Promise<void>((resolve) => (open = resolve));
     let aJobId = "";
     // The actors' store: an append of job A's execution waits for `until`, as a slow commit would.
-    const actorStore = new Proxy(store, {
-      get(target, property) {
-        if (property === "append")
-          return async (stream: string, events: readonly NewEvent[], expected: Parameters<EventStore["append"]>[2]) => {
-            if (events.some((e) => e.type === "ExecutionCreated" && (e.data as { JobID: string }).JobID === aJobId))
-              await until;
-            return target.append(stream, events, expected);
-          };
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const actorStore = storeHolding(store, (jobId) => (jobId === aJobId ? until : undefined));
     const o = await orchestrator(store, clock, { actorStore });
     cleanups.push(() => open());
     const a = await o.control.submit(batchJob("3"), submitter);
@@ -289,5 +295,34 @@ describe("JobRunner with commands handed over concurrently", () => {
     expect(await created(store, a.jobId)).toHaveLength(1);
     await o.synced();
     expect(o.jobViews.byNode.underWayOn("n1")).toHaveLength(2);
+  });
+
+  it("gives back the capacity of a Create the store did not take, and counts it once when the step is tried again", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-29T08:00:00Z"));
+    const store = new SqliteEventStore(join(tempDir("shoal-runner-concurrent-"), "shoal.db"));
+    cleanups.push(() => store.close());
+    await registerNode(store, clock, "n1");
+    let failing = "";
+    const actorStore = storeHolding(store, (jobId) =>
+      jobId === failing ? Promise.reject(new StoreUnavailableError({ reason: "disk gone" })) : undefined,
+    );
+    const o = await orchestrator(store, clock, { actorStore });
+    // 3 CPUs each on a node of 4: room for one of them.
+    const a = await o.control.submit(batchJob("3"), submitter);
+    const b = await o.control.submit(batchJob("3"), submitter);
+    await o.synced();
+
+    failing = a.jobId;
+    const err = await clock.drive(o.step(PLACEMENT, "PlaceJob", a.jobId, a.position)).catch((e: unknown) => e);
+    expect(isTransientFailure(err)).toBe(true);
+    expect(await created(store, a.jobId)).toHaveLength(0);
+    failing = "";
+    // A's reservation went with its Create: B takes the node.
+    await o.step(PLACEMENT, "PlaceJob", b.jobId, b.position);
+    expect((await created(store, b.jobId)).map((e) => e.NodeID)).toEqual(["n1"]);
+    // A's step, tried again, finds the node taken by B alone.
+    await o.step(PLACEMENT, "PlaceJob", a.jobId, a.position);
+    expect(await created(store, a.jobId)).toHaveLength(0);
+    expect((await o.control.jobs.get(a.jobId)).state.state).toBe("Queued");
   });
 });
