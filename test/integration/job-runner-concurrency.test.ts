@@ -83,10 +83,19 @@ async function orchestrator(store: SqliteEventStore, clock: ManualClock, options
       runner.readModelFolded(batch);
     },
   });
+  // The runner's view of the read model, counting its passes over every job.
+  let passes = 0;
+  const counted = new Proxy(jobViews, {
+    get(target, property) {
+      if (property === "allJobs") passes++;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
   const runner: JobRunner = new JobRunner({
     jobs: control.jobs,
     executions: control.executions,
-    jobViews,
+    jobViews: counted,
     jobViewsProgress,
     nodeViews,
     fleet: () => fleet.view(nodeViews),
@@ -119,7 +128,7 @@ async function orchestrator(store: SqliteEventStore, clock: ManualClock, options
     const all = await store.readAll();
     await jobViewsProgress.waitFor(all.at(-1)?.position ?? 0, 10_000);
   };
-  return { control, jobViews, step, synced };
+  return { control, jobViews, step, synced, passes: () => passes };
 }
 
 async function registerNode(store: SqliteEventStore, clock: ManualClock, nodeId: string): Promise<void> {
@@ -324,5 +333,29 @@ describe("JobRunner with commands handed over concurrently", () => {
     await o.step(PLACEMENT, "PlaceJob", a.jobId, a.position);
     expect(await created(store, a.jobId)).toHaveLength(0);
     expect((await o.control.jobs.get(a.jobId)).state.state).toBe("Queued");
+  });
+
+  it("runs at most one more pass over the jobs however many executions end while one pass waits", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-29T08:00:00Z"));
+    const store = new SqliteEventStore(join(tempDir("shoal-runner-concurrent-"), "shoal.db"));
+    cleanups.push(() => store.close());
+    await registerNode(store, clock, "n1");
+    let open = () => {};
+    const until = new Promise<void>((resolve) => (open = resolve));
+    const o = await orchestrator(store, clock, {
+      holdFold: { matches: (e) => e.recorded.type === "JobSubmitted", until },
+    });
+    cleanups.push(() => open());
+    // The first pass waits for the read model to fold its cause (held), the requests after it join the next pass.
+    const { position } = await o.control.submit(batchJob("1"), submitter);
+    const first = o.step(PLACEMENT, "PlaceQueuedJobs", "e-0", position);
+    // The first pass has started (it waits for the read model): the next requests cannot join it.
+    await new Promise((resolve) => setImmediate(resolve));
+    const more = Array.from({ length: 20 }, (_, i) => o.step(PLACEMENT, "PlaceQueuedJobs", `e-${i + 1}`, position));
+    expect(await within(Promise.race([first, ...more]), 100)).toBe("pending");
+    const before = o.passes();
+    open();
+    await Promise.all([first, ...more]);
+    expect(o.passes() - before).toBe(2);
   });
 });
