@@ -29,6 +29,11 @@ export interface JobPlanStep {
   readonly because: (reason: string) => CommandContext;
   /** The store position of what a command of the plan appended (the read model is waited for up to it). */
   readonly wrote: (position: number | undefined) => void;
+  /**
+   * The plan's Creates from this one on were not stored (this one was refused or failed, which stops the rest): what
+   * was reserved for them when the plan was made is given back.
+   */
+  readonly abandoned?: (executionIds: readonly string[]) => void;
   /** The job evaluated again, as a follow-up comes due. */
   readonly evaluateAgain: (reason: string) => Promise<void>;
 }
@@ -46,11 +51,16 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
   // The rest of a rate-limited job is placed by the next evaluation, whatever this one still has to do (should the
   // orchestrator stop first, the start's placement pass picks the job up).
   if (plan.again) arm(target, step, "exec-limit", plan.again, "placing the rest of a rate-limited job failed");
-  for (const c of plan.create) {
-    // A replayed step finds the execution it created the first time: nothing to do again.
-    if ((await executions.get(c.executionId)).state.computeState !== undefined) continue;
-    const because = c.reason === undefined ? context : step.because(c.reason);
-    step.wrote((await executions.execute(c.executionId, c.command, because)).position);
+  for (const [i, c] of plan.create.entries()) {
+    try {
+      // A replayed step finds the execution it created the first time: nothing to do again.
+      if ((await executions.get(c.executionId)).state.computeState !== undefined) continue;
+      const because = c.reason === undefined ? context : step.because(c.reason);
+      step.wrote((await executions.execute(c.executionId, c.command, because)).position);
+    } catch (err) {
+      step.abandoned?.(plan.create.slice(i).map((d) => d.executionId));
+      throw err;
+    }
   }
   for (const c of plan.cancel) {
     step.wrote((await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context)).position);

@@ -16,8 +16,11 @@ export function allocationOf(e: ExecutionState): Allocation {
 
 interface Hold {
   readonly allocation: Allocation;
-  /** The state's resources object it was made of: an execution whose next state shares it holds the same. */
-  readonly source: ExecutionState["allocatedResources"];
+  /**
+   * The state's resources object it was made of: an execution whose next state shares it holds the same. Undefined
+   * for a reservation made at plan time, before the read model folded the execution.
+   */
+  readonly source: ExecutionState["allocatedResources"] | undefined;
 }
 
 /**
@@ -26,6 +29,10 @@ interface Hold {
  * before each placement: an update is a release and a reserve on the persistent ledger, O(√n).
  * After a restart it is seeded from the read model's executions and fed the events replayed
  * after them, and so holds what a rebuild from the final states would (`ledgerOf`).
+ *
+ * A placement reserves what it plans to create (reserve) before its Create is appended, under the execution's id: the
+ * read model's fold of that execution replaces the reservation (update), so it is never counted twice, and a Create
+ * that was never stored gives it back (forget).
  */
 export class ExecutionLedger {
   private ledger: CapacityLedger = EMPTY_LEDGER;
@@ -50,6 +57,27 @@ export class ExecutionLedger {
   /** Whether this execution holds capacity in the ledger now. */
   holding(executionId: string): boolean {
     return this.holds.has(executionId);
+  }
+
+  /**
+   * A planned execution holds `allocation` from now on, before its Create is stored. An execution the ledger holds
+   * already (the read model folded it) keeps what the read model says, so a replayed plan counts nothing twice.
+   */
+  reserve(executionId: string, allocation: Allocation): void {
+    if (this.holds.has(executionId)) return;
+    this.holds.set(executionId, { allocation, source: undefined });
+    this.ledger = reserve(this.ledger, [allocation]);
+  }
+
+  /**
+   * A planned execution whose Create was refused or failed: its reservation is given back. What the read model folded
+   * stays (an append that failed after all was stored is folded, and holds from then on).
+   */
+  forget(executionId: string): void {
+    const held = this.holds.get(executionId);
+    if (held === undefined || held.source !== undefined) return;
+    this.holds.delete(executionId);
+    this.ledger = release(this.ledger, [held.allocation]);
   }
 
   /** An execution's state now: it takes, keeps, moves or gives back its hold. */

@@ -24,10 +24,12 @@ import { isTerminal } from "../../scheduler/execution-states.ts";
 import { evaluateJob } from "../../scheduler/evaluate-job.ts";
 import { toExisting } from "../../scheduler/existing-execution.ts";
 import { jobEndPlan } from "../../scheduler/job-end-plan.ts";
+import type { PlacementPlan } from "../../scheduler/job-plan.ts";
 import { nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
 import type { JobType } from "../../scheduler/placement-request.ts";
+import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
 import { placementRequestOf } from "../../scheduler/placement-request-of.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
@@ -36,10 +38,12 @@ import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";
+import { CoalescedPasses } from "./coalesced-passes.ts";
 import { ExecutionLedger } from "./execution-ledger.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
+import { JobQueues } from "./job-queues.ts";
 import { JobViewsWrites } from "./job-views-writes.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
@@ -76,16 +80,42 @@ export interface JobRunnerOptions {
 
 type Issued = Parameters<WorkflowHandler>[0];
 
+/** One pass over the Queued jobs: why (the latest request's context), and which nodes gained (undefined: any). */
+interface QueuedPass {
+  readonly c: Issued;
+  readonly gainedNodes: ReadonlySet<string> | undefined;
+}
+
+/** Requests joined into one pass: the latest one's context, the furthest cause, the union of the nodes that gained. */
+function joinPasses(queued: QueuedPass, joining: QueuedPass): QueuedPass {
+  const cause = Math.max(queued.c.causationPosition ?? 0, joining.c.causationPosition ?? 0);
+  return {
+    c: { ...joining.c, ...(cause > 0 ? { causationPosition: cause } : {}) },
+    gainedNodes:
+      queued.gainedNodes === undefined || joining.gainedNodes === undefined
+        ? undefined
+        : new Set([...queued.gainedNodes, ...joining.gainedNodes]),
+  };
+}
+
 /**
- * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler, one
- * placement at a time so that two jobs never take the same capacity; dispatch of new executions
- * to their nodes; a job's end once its executions ended; cancelling a stopped job's executions.
+ * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler; dispatch of new executions
+ * to their nodes; a job's end once its executions ended; cancelling a stopped job's executions. A job's commands run
+ * one after another (JobQueues), different jobs' concurrently: two jobs never take the same capacity because each
+ * placement reads the ledger, decides and reserves what it creates in one synchronous section (evaluate).
  * Every command it issues is idempotent: execution ids are derived from the job, its revision
  * (the placement round) and the partition or node, so a replayed step creates nothing new.
  */
 export class JobRunner {
-  /** Placements, one after another. */
-  private queue: Promise<void> = Promise.resolve();
+  /** Each job's placements, approvals, settles and cancels, one after another; different jobs' concurrently. */
+  private readonly queues = new JobQueues();
+  /**
+   * What a node's loss or label change does to its executions (loseNodeWork, checkDaemonMatch), one after another per
+   * node: two of them never both find an execution under way and both end it (the second would be refused).
+   */
+  private readonly nodeWork = new JobQueues();
+  /** The passes over the Queued jobs, one at a time, requests made while one waits joined into it. */
+  private readonly passes = new CoalescedPasses<QueuedPass>((p) => this.placeQueued(p.c, p.gainedNodes), joinPasses);
   /** What the runner appended, for the read model to fold before a job is evaluated from it. */
   private readonly writes: JobViewsWrites;
   /** Work sent to nodes and sent again until answered. */
@@ -95,9 +125,9 @@ export class JobRunner {
 
   private readonly approver: BidApprover;
   /**
-   * What every execution of the read model holds (readModelFolded keeps it up to date). Nothing is added at creation:
-   * each evaluation waits for the read model to fold what came before it, and within one pass over the queued jobs
-   * the ledger each placement returns (with what it reserved) is handed to the next.
+   * What every execution of the read model holds (readModelFolded keeps it up to date), and what every placement
+   * planned and the read model has not folded yet: reserved when the plan is made (evaluate), replaced by the read
+   * model's fold of the execution, given back if its Create was not stored.
    */
   private readonly held: ExecutionLedger;
 
@@ -112,13 +142,13 @@ export class JobRunner {
   handlers(): Record<string, WorkflowHandler> {
     return {
       [PLACEMENT]: (c) =>
-        c.type === "PlaceJob"
-          ? this.serialized(() => this.place(c.entityId, c))
-          : this.serialized(() => this.placeQueued(c)),
+        c.type === "PlaceJob" ? this.place(c.entityId, c) : this.passes.request({ c, gainedNodes: undefined }),
       [DISPATCH]: (c) => this.dispatcher.dispatch(c.entityId),
-      [APPROVAL]: (c) => this.serialized(() => this.approve(c.entityId, c)),
-      [SETTLE]: (c) => this.serialized(() => this.settle(c.entityId, c)),
-      [CANCEL]: (c) => this.cancel(c.entityId, c),
+      [APPROVAL]: (c) => this.forExecution(c.entityId, () => this.approve(c.entityId, c)),
+      [SETTLE]: (c) => this.forExecution(c.entityId, () => this.settle(c.entityId, c)),
+      // In the job's queue: a placement's Create under way is stored (and its write known) before the job's executions
+      // are read, so none is left running.
+      [CANCEL]: (c) => this.queues.run(c.entityId, () => this.cancel(c.entityId, c)),
     };
   }
 
@@ -137,7 +167,7 @@ export class JobRunner {
       causationId: "",
       correlationId: "",
     };
-    return this.serialized(() => this.placeQueued(c, gainedNodes));
+    return this.passes.request({ c, gainedNodes });
   }
 
   /** After a restart: the work of every execution its node may not hold yet goes out again (WorkDispatch.resume). */
@@ -145,13 +175,19 @@ export class JobRunner {
     this.dispatcher.resume(executions);
   }
 
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work);
-    this.queue = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    return next;
+  /**
+   * Work on an execution, in its job's queue: the job id is the execution actor's (in memory once the step's cause
+   * loaded it), since only ExecutionCreated carries it. An execution with no job runs as it is (there is nothing to
+   * order it with).
+   */
+  private async forExecution(executionId: string, work: () => Promise<void>): Promise<void> {
+    const { jobId } = (await this.options.executions.get(executionId)).state;
+    return jobId === "" ? work() : this.queues.run(jobId, work);
+  }
+
+  /** A job evaluated in its queue, in answer to `c`. */
+  private place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
+    return this.queues.run(jobId, () => this.placeNow(jobId, c));
   }
 
   private context(
@@ -179,8 +215,9 @@ export class JobRunner {
 
   /**
    * The capacity held now: every execution the read model has that is not terminal, kept up to date as it folds
-   * (readModelFolded). Read after caughtUp, it counts every execution this orchestrator created. Nothing is rebuilt
-   * per placement.
+   * (readModelFolded), and every execution planned and not folded yet (reserved by evaluate). It counts every
+   * execution this orchestrator created or is creating, whatever the read model folded: read it after the last await
+   * of a placement, never before one. Nothing is rebuilt per placement.
    */
   private ledger(): CapacityLedger {
     return this.held.current();
@@ -204,7 +241,9 @@ export class JobRunner {
    */
   private async placeQueued(c: Issued, gainedNodes?: ReadonlySet<string>): Promise<void> {
     const { jobViews } = this.options;
-    await this.writes.caughtUp(c.causationPosition);
+    // Every job's writes: the pass picks the jobs to evaluate from the read model's view of all of them. One wait per
+    // pass (requests join a waiting pass), so it is no convoy.
+    await this.writes.caughtUpAll(c.causationPosition);
     const waiting: string[] = [];
     const gained =
       gainedNodes === undefined
@@ -220,10 +259,18 @@ export class JobRunner {
       if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(this.existing)))
         waiting.push(j.jobId);
     }
-    // One ledger for the pass, each placement's result handed to the next (capacity freed meanwhile waits for the next
-    // pass).
-    let ledger = this.ledger();
-    for (const jobId of waiting) ledger = await this.evaluateOrEnd(jobId, c, ledger);
+    // In the pass's order, each job's capacity reserved before the next job is decided (a job's earlier work in its
+    // queue first); their appends go on concurrently, and the pass ends when all of them did.
+    const done: Promise<void>[] = [];
+    for (const jobId of waiting) {
+      let planned = (): void => {};
+      const decided = new Promise<void>((resolve) => (planned = resolve));
+      const work = this.queues.run(jobId, () => this.placeNow(jobId, c, planned));
+      done.push(work);
+      await Promise.race([decided, work.then(noop, noop)]);
+    }
+    const failed = (await Promise.allSettled(done)).find((r) => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
   }
 
   /**
@@ -243,7 +290,7 @@ export class JobRunner {
 
   /**
    * Another workflow (the node drain) asks for a job's placement: the drain's replacements of a
-   * service's executions. Serialized with every other placement; its actor and reason are the caller's.
+   * service's executions. In the job's queue, like every placement of it; its actor and reason are the caller's.
    */
   placeFor(
     jobId: string,
@@ -264,7 +311,7 @@ export class JobRunner {
       causationId: by.causationId,
       correlationId: by.correlationId,
     };
-    return this.serialized(() => this.place(jobId, c));
+    return this.place(jobId, c);
   }
 
   /** What the pure scheduler is asked for one job, given its executions as placement counts them. */
@@ -276,18 +323,22 @@ export class JobRunner {
    * Whether another node would take this execution's partition now: a dry run of the placement
    * with the execution leaving, nothing reserved or created. The node drain stops a batch
    * execution only then; else the execution runs on (to its end, or the drain's deadline) rather
-   * than the job failing for want of a node.
+   * than the job failing for want of a node. In the job's queue: a placement of the job under way is stored and
+   * listed (its reservation alone, without its execution, would make the dry run count the partition missing). The
+   * ledger is read after the last await, so it counts every other job's placements planned so far.
    */
-  async placeableElsewhere(execution: ExecutionState): Promise<boolean> {
-    const job = (await this.options.jobs.get(execution.jobId)).state;
-    const spec = job.spec;
-    if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
-    await this.writes.caughtUp();
-    const executions = (await this.executionsOf(execution.jobId)).map((e) =>
-      e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
-    );
-    const result = placeJob(this.requestFor(job, spec, executions), this.ledger());
-    return result.placements.some((p) => p.partitionIndex === execution.partitionIndex);
+  placeableElsewhere(execution: ExecutionState): Promise<boolean> {
+    return this.queues.run(execution.jobId, async () => {
+      const job = (await this.options.jobs.get(execution.jobId)).state;
+      const spec = job.spec;
+      if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
+      await this.writes.caughtUp(execution.jobId);
+      const executions = (await this.executionsOf(execution.jobId)).map((e) =>
+        e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
+      );
+      const result = placeJob(this.requestFor(job, spec, executions), this.ledger());
+      return result.placements.some((p) => p.partitionIndex === execution.partitionIndex);
+    });
   }
 
   /**
@@ -303,7 +354,7 @@ export class JobRunner {
       causationId: "",
       correlationId: "",
     };
-    return this.serialized(() => this.place(jobId, c));
+    return this.place(jobId, c);
   }
 
   /**
@@ -313,55 +364,81 @@ export class JobRunner {
    * execution id comes from the job, the partition (ops, daemon: the node) and how many
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
-  private async place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
-    await this.writes.caughtUp(c.causationPosition);
-    await this.evaluateOrEnd(jobId, c, this.ledger());
+  private async placeNow(
+    jobId: string,
+    c: Issued & { readonly workflow?: string },
+    planned?: () => void,
+  ): Promise<void> {
+    try {
+      await this.writes.caughtUp(jobId, c.causationPosition);
+      await this.evaluateOrEnd(jobId, c, planned);
+    } finally {
+      planned?.();
+    }
   }
 
   /**
    * evaluate(), but a failure for this job's own data (not the store's or NATS's, which pass)
    * fails the job with the reason, and the placements after it go on.
    */
-  private async evaluateOrEnd(jobId: string, c: Issued, ledger: CapacityLedger): Promise<CapacityLedger> {
+  private async evaluateOrEnd(jobId: string, c: Issued, planned?: () => void): Promise<void> {
     try {
-      return await this.evaluate(jobId, c, ledger);
+      await this.evaluate(jobId, c, planned);
     } catch (err) {
       if (isTransientFailure(err)) throw err;
       const why = err instanceof Error ? err.message : String(err);
       const reason = `the orchestrator cannot place this job: ${why}`.slice(0, 4096);
       this.options.logger.error({ err, jobId }, "placing a job failed for its own data: the job fails");
       await endFailedJobStep(this.options)({ ...c, handler: PLACEMENT, type: "PlaceJob", entityId: jobId }, reason);
-      return ledger;
     }
   }
 
   /**
-   * place() against a given ledger; returns the ledger with what it placed, for the next placement. The job and its
-   * executions are read, evaluateJob decides, applyJobPlan issues what it decided.
+   * The job and its executions are read, evaluateJob decides, applyJobPlan issues what it decided. `planned` is called
+   * once the capacity it takes is reserved, before its appends.
    */
   private async evaluate(
     jobId: string,
     c: Issued & { readonly workflow?: string },
-    ledger: CapacityLedger,
-  ): Promise<CapacityLedger> {
+    planned?: () => void,
+  ): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
     const spec = job.spec;
     // A job that ended, or that today's limits refuse, is decided without its executions: none is loaded.
     const open = spec !== undefined && job.state !== undefined && !isTerminalJobState(job.state);
     const refusal = open ? this.options.refusal?.(jobId, spec) : undefined;
     const executions = open && refusal === undefined ? await this.executionsOf(jobId) : [];
+    // From here to the reservations, no await: no other placement runs in between, so none can count the capacity
+    // this one takes as free. The ledger is read here, after the last await, never before one (a ledger read before
+    // would miss what other jobs reserved meanwhile, and book their capacity again). It does not need the read model
+    // to have folded other jobs' Creates (this job's caughtUp waits for this job's writes only): every execution is
+    // created by a plan of this runner, reserved here before its Create is appended, and the fold only replaces that
+    // reservation. What other jobs' executions gave back and the read model has not folded yet still counts as held:
+    // a placement may queue a job too early, never book a node twice.
     const plan = evaluateJob({
       job,
       executions,
       leaving: new Set(executions.filter((e) => this.existing(e).leaving === true).map((e) => e.executionId)),
       requestFor: (existing) => this.requestFor(job, spec as JobSpec, existing),
-      ledger,
+      ledger: this.ledger(),
       now: this.options.clock.now(),
       ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
       ...(refusal === undefined ? {} : { refusal }),
     });
+    this.reserve(plan.create);
+    planned?.();
     await applyJobPlan(this.options, plan, this.step(jobId, c));
-    return plan.ledger;
+  }
+
+  /**
+   * What a plan creates holds its capacity from now on. An execution the read model has already folded (a replayed
+   * step's Create, stored the first time) holds what the read model says instead.
+   */
+  private reserve(create: PlacementPlan["create"]): void {
+    for (const { executionId, command } of create) {
+      if (this.options.jobViews.execution(executionId) !== undefined) continue;
+      this.held.reserve(executionId, { nodeId: command.nodeId, resources: fromBacalhauResources(command.resources) });
+    }
   }
 
   /** How a plan for the job is carried out in answer to `c`: its contexts, its bookkeeping, its follow-ups. */
@@ -370,7 +447,10 @@ export class JobRunner {
       jobId,
       context: this.context(c),
       because: (reason) => this.context({ ...c, reason }),
-      wrote: (position) => this.writes.wrote(position),
+      wrote: (position) => this.writes.wrote(jobId, position),
+      abandoned: (ids) => {
+        for (const id of ids) this.held.forget(id);
+      },
       evaluateAgain: (reason) => this.retryJob(jobId, reason),
     };
   }
@@ -380,8 +460,11 @@ export class JobRunner {
    * type) is failed by the orchestrator with `message`, as lost with the node, and the node is
    * told to stop it (should it hear). What follows is any failure's (SettleJob): a batch or service
    * partition gets a replacement on another node, an ops job fails, a daemon's node gets a new
-   * execution once it is back (releasesNode). Serialized with placements, so nothing is placed
-   * on the node meanwhile from a stale view. Idempotent: an execution that ended is left alone.
+   * execution once it is back (releasesNode). After every job's work queued before it (JobQueues.settled): a
+   * placement on the node planned from the view before its loss has stored its Create by then and is listed, so it is
+   * failed too rather than left on a node nobody watches. Placements planned later see the node as it is now. Other
+   * jobs' work is not held up meanwhile: what this frees only makes the ledger more cautious until it is folded.
+   * Idempotent: an execution that ended is left alone.
    * Callable by any workflow (node reactions, drain): `context` says which and why.
    */
   loseNodeWork(
@@ -390,9 +473,10 @@ export class JobRunner {
     context: CommandContext,
     jobTypes?: ReadonlySet<JobType>,
   ): Promise<number> {
-    return this.serialized(async () => {
+    return this.nodeWork.run(nodeId, async () => {
+      await this.queues.settled();
       const { executions, work } = this.options;
-      await this.writes.caughtUp();
+      await this.writes.caughtUpAll();
       let lost = 0;
       for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) {
         if (jobTypes !== undefined && e.jobType !== undefined && !jobTypes.has(e.jobType)) continue;
@@ -401,7 +485,7 @@ export class JobRunner {
           continue;
         // Once folded, the read model counts it as lost with the node (JobViews.byNode), to be stopped when it is back.
         const failed = { type: "Fail", reason: message, cause: "Orchestrator" } as const;
-        this.writes.wrote((await executions.execute(e.executionId, failed, context)).position);
+        this.writes.wrote(e.jobId, (await executions.execute(e.executionId, failed, context)).position);
         // Heard only if the node is reachable; else it is told again when it is back (stopLostWork).
         work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
         lost++;
@@ -427,13 +511,19 @@ export class JobRunner {
   /**
    * A node's labels changed: each daemon execution under way on it whose job's constraints the
    * node no longer matches is cancelled, and the node told to stop it. The
-   * labels are placement's (candidateNodeOf), so matching here and there never disagree.
+   * labels are placement's (candidateNodeOf), so matching here and there never disagree. After every job's work
+   * queued before it, as loseNodeWork: a daemon placed on the node from its old labels is listed and stopped too.
    */
-  async checkDaemonMatch(nodeId: string, context: CommandContext): Promise<number> {
+  checkDaemonMatch(nodeId: string, context: CommandContext): Promise<number> {
+    return this.nodeWork.run(nodeId, () => this.stopUnmatchedDaemons(nodeId, context));
+  }
+
+  private async stopUnmatchedDaemons(nodeId: string, context: CommandContext): Promise<number> {
+    await this.queues.settled();
     const view = this.options.nodeViews.get(nodeId);
     if (view === undefined || view.deleted) return 0;
     const labels = candidateNodeOf(view).labels;
-    await this.writes.caughtUp();
+    await this.writes.caughtUpAll();
     let stopped = 0;
     for (const e of this.options.jobViews.byNode.underWayOn(nodeId)) {
       if (e.jobType !== "daemon") continue;
@@ -456,7 +546,7 @@ export class JobRunner {
         { type: "Cancel", reason: message },
         context,
       );
-      this.writes.wrote(cancelled.position);
+      this.writes.wrote(e.jobId, cancelled.position);
       this.options.work.cancelExecution(nodeId, e.executionId, message.slice(0, 1024));
       stopped++;
     }
@@ -479,7 +569,7 @@ export class JobRunner {
     const job = (await this.options.jobs.get(accepted.jobId)).state;
     if (job.state === undefined || isTerminalJobState(job.state)) return;
     const context = this.context(c);
-    await this.writes.caughtUp(c.causationPosition);
+    await this.writes.caughtUp(accepted.jobId, c.causationPosition);
     // An execution leaving a draining node is not its partition's runner: its replacement's bid is approved while it
     // still runs.
     await this.approver.approve(
@@ -507,7 +597,7 @@ export class JobRunner {
     if (endedUnanswered(ended)) {
       this.options.work.cancelExecution(ended.nodeId, executionId, ended.computeMessage.slice(0, 1024));
     }
-    await this.place(ended.jobId, c);
+    await this.placeNow(ended.jobId, c);
   }
 
   /**
@@ -517,10 +607,12 @@ export class JobRunner {
    */
   private async cancel(jobId: string, c: Issued): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
-    await this.writes.caughtUp(c.causationPosition);
+    await this.writes.caughtUp(jobId, c.causationPosition);
     await applyJobPlan(this.options, jobEndPlan(job, await this.executionsOf(jobId)), this.step(jobId, c));
   }
 }
+
+const noop = (): void => {};
 
 const toRequirement = (r: JobSpec["Constraints"][number]): ConstraintRequirement => ({
   key: r.Key,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
-import { ledgerOf } from "../../../src/scheduler/capacity-ledger.ts";
+import { ledgerOf, type Allocation } from "../../../src/scheduler/capacity-ledger.ts";
 import { holdsCapacity } from "../../../src/scheduler/holds-capacity.ts";
 import { ExecutionLedger, allocationOf } from "../../../src/workflows/jobs/execution-ledger.ts";
 
@@ -123,5 +123,99 @@ describe("the runner's execution ledger, kept up to date", () => {
     expect(ledger.current().placed).toEqual(
       ledgerOf([{ nodeId: "b", resources: { cpuMillis: 500, memoryBytes: 100, diskBytes: 0, gpus: 0 } }]).placed,
     );
+  });
+
+  describe("reservations made at plan time", () => {
+    const running = {
+      ...initialExecutionState("e-1"),
+      jobId: "j-1",
+      nodeId: "a",
+      computeState: "New" as const,
+      desiredState: "Pending" as const,
+      allocatedResources: { CPU: 1, Memory: 100, Disk: 0, GPU: 0 },
+    };
+    const planned = allocationOf(running);
+    const only = (...allocations: Allocation[]) => ledgerOf(allocations).placed;
+
+    it("holds a planned execution's allocation before the read model folds it, then the fold's, never both", () => {
+      const ledger = new ExecutionLedger();
+      ledger.reserve("e-1", planned);
+      expect(ledger.holding("e-1")).toBe(true);
+      expect(ledger.current().placed).toEqual(only(planned));
+      // The read model folds the Create: the reservation is replaced, not added to.
+      ledger.update(running);
+      expect(ledger.current().placed).toEqual(only(planned));
+      ledger.update({ ...running, computeState: "Running", desiredState: "Running" });
+      expect(ledger.current().placed).toEqual(only(planned));
+      ledger.update({ ...running, computeState: "Completed", desiredState: "Stopped" });
+      expect(ledger.current().placed.size).toBe(0);
+      expect(ledger.holding("e-1")).toBe(false);
+    });
+
+    it("replaces a reservation by what the fold says it holds (another node, other resources, or nothing)", () => {
+      const ledger = new ExecutionLedger();
+      ledger.reserve("e-1", planned);
+      ledger.update({ ...running, nodeId: "b", allocatedResources: { CPU: 2, Memory: 100, Disk: 0, GPU: 0 } });
+      expect(ledger.current().placed).toEqual(
+        only({ nodeId: "b", resources: { cpuMillis: 2000, memoryBytes: 100, diskBytes: 0, gpus: 0 } }),
+      );
+      const ended = new ExecutionLedger();
+      ended.reserve("e-1", planned);
+      // Created and ended in one batch of the read model: the first fold it sees holds nothing.
+      ended.update({ ...running, computeState: "Cancelled", desiredState: "Stopped" });
+      expect(ended.current().placed.size).toBe(0);
+    });
+
+    it("gives a reservation back when its Create was not stored, and nothing the read model folded", () => {
+      const ledger = new ExecutionLedger();
+      ledger.reserve("e-1", planned);
+      ledger.reserve("e-2", planned);
+      ledger.forget("e-1");
+      expect(ledger.holding("e-1")).toBe(false);
+      expect(ledger.current().placed).toEqual(only(planned));
+      // A Create that failed and was stored after all: folded before the failure is handled, it stays held.
+      ledger.update({ ...running, executionId: "e-2" });
+      ledger.forget("e-2");
+      expect(ledger.holding("e-2")).toBe(true);
+      expect(ledger.current().placed).toEqual(only(planned));
+      // Forgetting what was never reserved, or twice, changes nothing.
+      ledger.forget("e-1");
+      ledger.forget("e-3");
+      expect(ledger.current().placed).toEqual(only(planned));
+    });
+
+    it("counts an execution once when it is reserved again, folded or not (a replayed plan)", () => {
+      const ledger = new ExecutionLedger();
+      ledger.reserve("e-1", planned);
+      ledger.reserve("e-1", planned);
+      expect(ledger.current().placed).toEqual(only(planned));
+      const folded = ExecutionLedger.of([running]);
+      folded.reserve("e-1", { nodeId: "b", resources: planned.resources });
+      expect(folded.current().placed).toEqual(only(planned));
+      // What the read model folded stays the read model's: forget leaves it.
+      folded.forget("e-1");
+      expect(folded.current().placed).toEqual(only(planned));
+    });
+
+    it("holds what a rebuild would once every reservation is folded or forgotten", () => {
+      const states = lives(4, 1500);
+      const ledger = new ExecutionLedger();
+      const r = random(5);
+      const seen = new Set<string>();
+      for (const s of states) {
+        // Before its first state is folded, each execution is reserved; a few reservations of executions never created.
+        if (!seen.has(s.executionId)) {
+          seen.add(s.executionId);
+          ledger.reserve(s.executionId, allocationOf(s));
+          if (r() < 0.2) {
+            const ghost = `ghost-${s.executionId}`;
+            ledger.reserve(ghost, allocationOf(s));
+            ledger.forget(ghost);
+          }
+        }
+        ledger.update(s);
+      }
+      expect(ledger.current().placed).toEqual(rebuilt(states).placed);
+    });
   });
 });
