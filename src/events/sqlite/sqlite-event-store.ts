@@ -28,6 +28,7 @@ import {
   type EncodedBatch,
   type WriteFailure,
 } from "./sqlite-batch-writer.ts";
+import { CommittedTail } from "./committed-tail.ts";
 import { readOnlyCause, unavailableReason } from "./sqlite-failure.ts";
 import { DuplicateEventIdError, toError } from "./write-failure-error.ts";
 import { COLUMNS, SqliteRecordedEvent, schemaVersionColumn, type Row } from "./sqlite-recorded-event.ts";
@@ -178,6 +179,11 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private queue: Pending[] = [];
   private queuedEvents = 0;
   private flushScheduled = false;
+  /** Commits that stored events, so far: what a subscription's pass compares to know it has read them all. */
+  private commitsWithEvents = 0;
+  /** What subscriptions take instead of reading back what was just committed; kept while there are any. */
+  private readonly tail = new CommittedTail();
+  private subscriptions = 0;
   private stats = { commits: 0, appends: 0, events: 0, lastBatchAppends: 0, lastBatchEvents: 0, largestBatchEvents: 0 };
 
   constructor(
@@ -355,6 +361,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       } else if (op.kind === OP_APPEND) {
         appends++;
         events += op.events;
+        if (this.subscriptions > 0) this.tail.add(op.encoded, values[2 * i] as number, values[2 * i + 1] as number);
         op.resolve({ nextExpectedRevision: values[2 * i] as number, position: values[2 * i + 1] as number });
       } else {
         if (op.kind === OP_SAVE) saves++;
@@ -372,7 +379,10 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     s.largestBatchEvents = Math.max(s.largestBatchEvents, events);
     const committed: CommitBatch = { appends, events, saves };
     this.appended.emit("commit", committed);
-    if (events > 0) this.appended.emit("append");
+    if (events > 0) {
+      this.commitsWithEvents++;
+      this.appended.emit("append");
+    }
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -414,12 +424,17 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     options: { readonly after?: number },
     handler: (event: RecordedEvent) => Promise<void> | void,
   ): StoreSubscription {
-    return pollingSubscription({
+    this.subscriptions++;
+    const subscription = pollingSubscription({
       after: options.after ?? 0,
-      // A long catch-up (a processor far behind) reads ahead on the reader thread, as a replay does.
-      readPages: (after) => this.readAllPages({ after, pageSize: BATCH }),
-      waitForAppend: (signal) =>
+      readPages: (after) => this.pagesAfter(after),
+      commits: () => this.commitsWithEvents,
+      waitForAppend: (seen, signal) =>
         new Promise<void>((resolve) => {
+          if (seen !== this.commitsWithEvents || signal.aborted) {
+            resolve();
+            return;
+          }
           const finish = () => {
             clearTimeout(timer);
             this.appended.off("append", finish);
@@ -432,6 +447,31 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
         }),
       handler,
     });
+    void subscription.done
+      .catch(() => undefined)
+      .finally(() => {
+        if (--this.subscriptions === 0) this.tail.clear();
+      });
+    return subscription;
+  }
+
+  /**
+   * A subscription's pass: the events this process just committed straight from the tail while it
+   * holds the next position, then (or else) the store itself. A long catch-up (a processor far
+   * behind) reads ahead on the reader thread, as a replay does.
+   */
+  private async *pagesAfter(after: number): AsyncGenerator<readonly RecordedEvent[]> {
+    let position = after;
+    let fromTail = false;
+    for (let page = this.tail.after(position, BATCH); page !== undefined; page = this.tail.after(position, BATCH)) {
+      this.assertOpen();
+      fromTail = true;
+      yield page;
+      position = (page[page.length - 1] as RecordedEvent).position;
+    }
+    // Up to this process's newest commit: another process's writes are found by the poll, or by the gap they leave.
+    if (fromTail && position >= this.tail.newest) return;
+    yield* this.readAllPages({ after: position, pageSize: BATCH });
   }
 
   async load(name: string): Promise<number | undefined> {

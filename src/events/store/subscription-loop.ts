@@ -4,9 +4,14 @@ import type { RecordedEvent, StoreSubscription } from "./event-store.ts";
 /**
  * A catch-up subscription built from a paged reader and a "something was appended" signal.
  * Used by adapters whose store has no native subscription (SQLite). A handler that returns
- * nothing is not awaited, and the loop yields to the event loop after every batch: a reader
- * that answers synchronously (SQLite) would otherwise run a whole catch-up in one macrotask,
+ * nothing is not awaited, and the loop yields to the event loop between pages: a reader that
+ * answers synchronously (SQLite) would otherwise run a whole catch-up in one macrotask,
  * starving timers, NATS and HTTP until it ends.
+ *
+ * Each pass reads from the last position delivered to the end of the store. A pass that saw no
+ * commit of this process while it ran has read all of them, so it waits at once: once woken,
+ * the store is read once, not a second time to find it empty. That is most of the cost of
+ * following a store whose appends come one commit at a time.
  */
 export function pollingSubscription(options: {
   after: number;
@@ -14,16 +19,24 @@ export function pollingSubscription(options: {
    * Every event after `after` as the store holds it now, in pages (a catch-up may read ahead: EventStore.readAllPages).
    */
   readPages: (after: number) => AsyncIterable<readonly RecordedEvent[]>;
-  /** Resolves when new events may exist (or after a poll interval). */
-  waitForAppend: (signal: AbortSignal) => Promise<void>;
+  /** How many commits that stored events this process has made so far (it only grows). */
+  commits: () => number;
+  /**
+   * Resolves once `commits()` differs from `seen` (at once when it already does), after a poll
+   * interval (another process may write), or when `signal` aborts.
+   */
+  waitForAppend: (seen: number, signal: AbortSignal) => Promise<void>;
   handler: (event: RecordedEvent) => Promise<void> | void;
 }): StoreSubscription {
   const abort = new AbortController();
   let position = options.after;
   const done = (async () => {
     while (!abort.signal.aborted) {
-      let read = 0;
+      // Taken before the first read: a commit made after it is read again, even one the pass may have seen.
+      const seen = options.commits();
+      let pages = 0;
       for await (const batch of options.readPages(position)) {
+        if (pages++ > 0) await yieldToEventLoop();
         for (const event of batch) {
           // Leaving the loop ends a read-ahead too.
           if (abort.signal.aborted) return;
@@ -31,10 +44,8 @@ export function pollingSubscription(options: {
           if (handled !== undefined) await handled;
           position = event.position;
         }
-        read += batch.length;
-        await yieldToEventLoop();
       }
-      if (read === 0) await options.waitForAppend(abort.signal);
+      await options.waitForAppend(seen, abort.signal);
     }
   })();
   done.catch(() => undefined); // observed through `done` by the owner
