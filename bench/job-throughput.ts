@@ -229,10 +229,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       headers: { authorization: `Bearer ${key}` },
       request: () => ({ method: "PUT", path: "/api/v1/orchestrator/jobs", body: batchJob(issued++) }),
       until: () => issued >= jobs,
+      // A client pool submits over connections it holds open: how long accepting 50 new ones takes while jobs run
+      // is another figure (the note), not a submission's latency.
+      open: { method: "GET", path: "/api/v1/agent/alive" },
     });
     options.log(
       `    ${Math.round(submitted.perSecond)} submissions/s, p50 ${submitted.p50Ms.toFixed(1)} ms, ` +
-        `p99 ${submitted.p99Ms.toFixed(1)} ms, ${submitted.failedInAll} failed`,
+        `p99 ${submitted.p99Ms.toFixed(1)} ms, ${submitted.failedInAll} failed ` +
+        `(${connections} connections opened first, in ${(submitted.openMs ?? 0).toFixed(0)} ms)`,
     );
     if (submitted.failedInAll > 0)
       throw new Error(`${submitted.failedInAll} submissions failed; first: ${submitted.firstError ?? "?"}`);
@@ -345,7 +349,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         value: Math.round(submitted.p99Ms * 10) / 10,
         unit: "ms",
         target: { on: "value", max: TARGET_SUBMIT_P99_MS },
-        note: `max ${submitted.maxMs.toFixed(0)} ms; GET /agent/alive p99 ${baseline.p99Ms.toFixed(1)} ms`,
+        note:
+          `max ${submitted.maxMs.toFixed(0)} ms; GET /agent/alive p99 ${baseline.p99Ms.toFixed(1)} ms; ` +
+          `over ${connections} connections opened first (in ${(submitted.openMs ?? 0).toFixed(0)} ms)`,
       },
       {
         name: "placements (first submission → last execution created)",

@@ -24,6 +24,12 @@ export interface HttpLoadOptions {
   readonly ok?: (status: number) => boolean;
   /** Stops early (e.g. the scenario it runs under is over). */
   readonly until?: () => boolean;
+  /**
+   * Sent once on every connection before anything is measured, and the load starts only once every connection has
+   * its answer: the measured requests then go over open connections, as a client pool's do once it runs, and a
+   * connection's opening (accept, handshake) is reported apart, in `openMs`.
+   */
+  readonly open?: HttpRequestSpec;
 }
 
 export interface HttpLoadResult {
@@ -40,6 +46,8 @@ export interface HttpLoadResult {
   readonly p99Ms: number;
   readonly maxMs: number;
   readonly firstError?: string;
+  /** With `open`: how long until every connection was open and had its first answer. */
+  readonly openMs?: number;
 }
 
 function quantile(sorted: Float64Array, q: number): number {
@@ -98,6 +106,18 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
   let failedInAll = 0;
   let firstError: string | undefined;
   let next = 0;
+  let openMs: number | undefined;
+  if (options.open !== undefined) {
+    const spec = options.open;
+    const openedFrom = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: options.connections }, () => send(agent, base, spec, headers)),
+    );
+    const refused = answers.find((a) => !ok(a.status));
+    if (refused !== undefined)
+      throw new Error(`opening the connections: ${spec.method} ${spec.path}: ${refused.status} ${refused.body}`);
+    openMs = performance.now() - openedFrom;
+  }
   const start = performance.now();
   const measureFrom = start + options.warmupSeconds * 1000;
   const end = measureFrom + options.seconds * 1000;
@@ -141,5 +161,6 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
     p99Ms: quantile(sorted, 0.99),
     maxMs: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
     ...(firstError === undefined ? {} : { firstError }),
+    ...(openMs === undefined ? {} : { openMs }),
   };
 }
