@@ -134,6 +134,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const connections = setting(options, "job-throughput.connections", 50);
   const timeoutSeconds = setting(options, "job-throughput.timeoutSeconds", options.quick ? 120 : 600);
   const joinRate = setting(options, "job-throughput.joinRate", 1_000);
+  // 1: the store commits on its writer thread (EventStore.SQLite.WriterThread), not on the event loop.
+  const writerThread = setting(options, "job-throughput.writerThread", 0) === 1;
   const natsPort = await freePort();
   const serveNodeArgs = process.env.JOBS_SERVE_NODE_ARGS?.split(" ").filter((a) => a !== "");
   const orchestrator = await serveOrchestrator(
@@ -142,6 +144,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       "Orchestrator.Port": natsPort,
       // The fleet joins at the sim's own rate; the default admission rate would stretch its join over minutes.
       "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
+      "EventStore.SQLite.WriterThread": String(writerThread),
     },
     serveNodeArgs === undefined || serveNodeArgs.length === 0 ? {} : { nodeArgs: serveNodeArgs },
   );
