@@ -5,7 +5,6 @@ import { BACALHAU_JOB_DEFAULTS } from "../../machines/job/job-defaults.ts";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { JobControl, type Submitted } from "../../src/actors/job-control.ts";
-import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { EventStore, NewEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
@@ -18,8 +17,9 @@ import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
 import { APPROVAL, PLACEMENT, SETTLE } from "../../src/workflows/jobs/job-flow.ts";
 import { JobRunner } from "../../src/workflows/jobs/job-runner.ts";
-import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { registerNode } from "../support/register-node.ts";
 import { RecordingWorkClient } from "../support/recording-work-client.ts";
 
 /**
@@ -129,23 +129,6 @@ async function orchestrator(store: SqliteEventStore, clock: ManualClock, options
     await jobViewsProgress.waitFor(all.at(-1)?.position ?? 0, 10_000);
   };
   return { control, jobViews, step, synced, passes: () => passes };
-}
-
-async function registerNode(store: SqliteEventStore, clock: ManualClock, nodeId: string): Promise<void> {
-  const registered = encodeNodeEvent(
-    {
-      type: "NodeRegistered",
-      data: { NodeID: nodeId, NodeType: "Compute", Info: computeInfo(nodeId), Membership: "APPROVED", Lifecycle: 1 },
-    },
-    {
-      time: new Date(clock.now()).toISOString(),
-      actor: { type: "system", id: "test" },
-      correlationId: "c",
-      causationId: "c",
-    },
-    randomUUID(),
-  );
-  await store.append(`node-${nodeId}`, [registered], "no_stream");
 }
 
 async function created(store: SqliteEventStore, jobId?: string) {
