@@ -289,7 +289,7 @@ describe("JobRunner with commands handed over concurrently", () => {
     expect(o.jobViews.byNode.underWayOn("n1")).toHaveLength(2);
   });
 
-  it("gives back the capacity of a Create the store did not take, and counts it once when the step is tried again", async () => {
+  it("keeps the capacity of a Create the store answered Unavailable until its step is tried again, and counts it once then", async () => {
     const clock = new ManualClock(Date.parse("2026-11-29T08:00:00Z"));
     const store = new SqliteEventStore(join(tempDir("shoal-runner-concurrent-"), "shoal.db"));
     cleanups.push(() => store.close());
@@ -302,6 +302,7 @@ describe("JobRunner with commands handed over concurrently", () => {
     // 3 CPUs each on a node of 4: room for one of them.
     const a = await o.control.submit(batchJob("3"), submitter);
     const b = await o.control.submit(batchJob("3"), submitter);
+    const c = await o.control.submit(batchJob("1"), submitter);
     await o.synced();
 
     failing = a.jobId;
@@ -309,13 +310,81 @@ describe("JobRunner with commands handed over concurrently", () => {
     expect(isTransientFailure(err)).toBe(true);
     expect(await created(store, a.jobId)).toHaveLength(0);
     failing = "";
-    // A's reservation went with its Create: B takes the node.
+    // Unavailable does not say the Create was not stored: A's reservation stays, B finds no room.
     await o.step(PLACEMENT, "PlaceJob", b.jobId, b.position);
-    expect((await created(store, b.jobId)).map((e) => e.NodeID)).toEqual(["n1"]);
-    // A's step, tried again, finds the node taken by B alone.
+    expect(await created(store, b.jobId)).toHaveLength(0);
+    expect((await o.control.jobs.get(b.jobId)).state.state).toBe("Queued");
+    // A's step, tried again, creates A's execution in the room it kept.
     await o.step(PLACEMENT, "PlaceJob", a.jobId, a.position);
-    expect(await created(store, a.jobId)).toHaveLength(0);
-    expect((await o.control.jobs.get(a.jobId)).state.state).toBe("Queued");
+    expect((await created(store, a.jobId)).map((e) => e.NodeID)).toEqual(["n1"]);
+    await o.synced();
+    // Counted once: the CPU A leaves takes C.
+    await o.step(PLACEMENT, "PlaceJob", c.jobId, c.position);
+    expect((await created(store, c.jobId)).map((e) => e.NodeID)).toEqual(["n1"]);
+    expect(o.jobViews.byNode.underWayOn("n1")).toHaveLength(2);
+  });
+
+  it("never lets another job take the capacity of a Create stored though its answer was lost (Unavailable)", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-29T08:00:00Z"));
+    const store = new SqliteEventStore(join(tempDir("shoal-runner-concurrent-"), "shoal.db"));
+    cleanups.push(() => store.close());
+    await registerNode(store, clock, "n1");
+    let failing = "";
+    let committed = false;
+    // The first append of the failing job's Create commits and its answer is lost; the re-appends find the store gone.
+    const actorStore = new Proxy(store, {
+      get(target, property) {
+        if (property === "append")
+          return async (stream: string, events: readonly NewEvent[], expected: Parameters<EventStore["append"]>[2]) => {
+            const ours = events.some(
+              (e) => e.type === "ExecutionCreated" && (e.data as { JobID: string }).JobID === failing,
+            );
+            if (!ours) return target.append(stream, events, expected);
+            if (!committed) {
+              committed = true;
+              await target.append(stream, events, expected);
+            }
+            throw new StoreUnavailableError({ reason: "the answer was lost" });
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    // The read model folds A's Create late, as a lagging lane would: after B's placement.
+    let open = () => {};
+    const until = new Promise<void>((resolve) => (open = resolve));
+    let aJobId = "";
+    const o = await orchestrator(store, clock, {
+      actorStore,
+      holdFold: {
+        matches: (e) =>
+          e.recorded.type === "ExecutionCreated" && (e.recorded.data as { JobID: string }).JobID === aJobId,
+        until,
+      },
+    });
+    cleanups.push(() => open());
+    // 3 CPUs each on a node of 4: room for one of them.
+    const a = await o.control.submit(batchJob("3"), submitter);
+    aJobId = a.jobId;
+    const b = await o.control.submit(batchJob("3"), submitter);
+    await o.synced();
+
+    failing = a.jobId;
+    const err = await clock.drive(o.step(PLACEMENT, "PlaceJob", a.jobId, a.position)).catch((e: unknown) => e);
+    expect(isTransientFailure(err)).toBe(true);
+    // Stored after all.
+    expect((await created(store, a.jobId)).map((e) => e.NodeID)).toEqual(["n1"]);
+    failing = "";
+    await o.step(PLACEMENT, "PlaceJob", b.jobId, b.position);
+    expect(await created(store, b.jobId)).toHaveLength(0);
+    expect((await o.control.jobs.get(b.jobId)).state.state).toBe("Queued");
+    // A's step tried again before the read model has A's execution: it finds the execution stored, a replay.
+    await o.step(PLACEMENT, "PlaceJob", a.jobId, a.position);
+    expect((await o.control.jobs.get(a.jobId)).state.state).not.toBe("Failed");
+    expect(await created(store, a.jobId)).toHaveLength(1);
+    open();
+    await o.synced();
+    expect(o.jobViews.byNode.underWayOn("n1")).toHaveLength(1);
   });
 
   it("runs at most one more pass over the jobs however many executions end while one pass waits", async () => {

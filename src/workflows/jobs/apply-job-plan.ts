@@ -10,6 +10,7 @@ import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { FollowUp, JobPlan } from "../../scheduler/job-plan.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import { isTransientFailure } from "../transient-failure.ts";
 
 /** Where a job's plan is carried out: its actors, the nodes' work subjects, the one deadline scheduler. */
 export interface JobPlanTarget {
@@ -30,8 +31,8 @@ export interface JobPlanStep {
   /** The store position of what a command of the plan appended (the read model is waited for up to it). */
   readonly wrote: (position: number | undefined) => void;
   /**
-   * The plan's Creates from this one on were not stored (this one was refused or failed, which stops the rest): what
-   * was reserved for them when the plan was made is given back.
+   * These Creates of the plan were certainly not stored (one was refused, which stops the rest; or they came after one
+   * whose outcome is unknown): what was reserved for them when the plan was made is given back.
    */
   readonly abandoned?: (executionIds: readonly string[]) => void;
   /** The job evaluated again, as a follow-up comes due. */
@@ -58,7 +59,10 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
       const because = c.reason === undefined ? context : step.because(c.reason);
       step.wrote((await executions.execute(c.executionId, c.command, because)).position);
     } catch (err) {
-      step.abandoned?.(plan.create.slice(i).map((d) => d.executionId));
+      // Unavailable may come after the store took the Create (its answer was what got lost): that one keeps its
+      // reservation, which the read model's fold replaces if it was stored and the step, tried again, reuses if not.
+      // Given back, it could be booked by another job before the fold, and the node would hold both.
+      step.abandoned?.(plan.create.slice(isTransientFailure(err) ? i + 1 : i).map((d) => d.executionId));
       throw err;
     }
   }

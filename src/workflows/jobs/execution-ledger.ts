@@ -21,6 +21,8 @@ interface Hold {
    * for a reservation made at plan time, before the read model folded the execution.
    */
   readonly source: ExecutionState["allocatedResources"] | undefined;
+  /** The job a reservation made at plan time is for (undefined once the read model folded the execution). */
+  readonly jobId?: string;
 }
 
 /**
@@ -37,6 +39,8 @@ interface Hold {
 export class ExecutionLedger {
   private ledger: CapacityLedger = EMPTY_LEDGER;
   private readonly holds = new Map<string, Hold>();
+  /** Per job, its executions reserved at plan time and not folded yet (only jobs that have some). */
+  private readonly planned = new Map<string, Set<string>>();
 
   /** Seeded from these executions (the read model's, after a snapshot's seed), in one pass. */
   static of(executions: Iterable<ExecutionState>): ExecutionLedger {
@@ -54,6 +58,24 @@ export class ExecutionLedger {
     return this.ledger;
   }
 
+  /**
+   * The ledger now without what `jobId`'s own plans reserved and the read model has not folded: what the job's next
+   * evaluation reads. Once a job's earlier plan is carried out its Creates are folded before the job is evaluated again
+   * (its writes are waited for), so these are only Creates whose outcome is unknown (the store answered Unavailable):
+   * planned again, they must not count against their own job, and the new plan's reservation replaces them.
+   */
+  currentFor(jobId: string): CapacityLedger {
+    const ids = this.planned.get(jobId);
+    if (ids === undefined) return this.ledger;
+    return release(
+      this.ledger,
+      [...ids].flatMap((id) => {
+        const held = this.holds.get(id);
+        return held === undefined ? [] : [held.allocation];
+      }),
+    );
+  }
+
   /** Whether this execution holds capacity in the ledger now. */
   holding(executionId: string): boolean {
     return this.holds.has(executionId);
@@ -61,12 +83,28 @@ export class ExecutionLedger {
 
   /**
    * A planned execution holds `allocation` from now on, before its Create is stored. An execution the ledger holds
-   * already (the read model folded it) keeps what the read model says, so a replayed plan counts nothing twice.
+   * already (the read model folded it) keeps what the read model says, so a replayed plan counts nothing twice. One
+   * only reserved (a Create whose outcome was unknown, planned again) holds the new plan's allocation instead of the
+   * old: the same execution id may be planned on another node the second time.
    */
-  reserve(executionId: string, allocation: Allocation): void {
-    if (this.holds.has(executionId)) return;
-    this.holds.set(executionId, { allocation, source: undefined });
-    this.ledger = reserve(this.ledger, [allocation]);
+  reserve(executionId: string, allocation: Allocation, jobId?: string): void {
+    const held = this.holds.get(executionId);
+    if (held !== undefined && held.source !== undefined) return;
+    if (held !== undefined) this.unplan(executionId, held);
+    const next = held === undefined ? this.ledger : release(this.ledger, [held.allocation]);
+    this.holds.set(executionId, { allocation, source: undefined, ...(jobId === undefined ? {} : { jobId }) });
+    this.ledger = reserve(next, [allocation]);
+    if (jobId === undefined) return;
+    const ids = this.planned.get(jobId) ?? new Set<string>();
+    ids.add(executionId);
+    this.planned.set(jobId, ids);
+  }
+
+  private unplan(executionId: string, held: Hold): void {
+    if (held.jobId === undefined) return;
+    const ids = this.planned.get(held.jobId);
+    ids?.delete(executionId);
+    if (ids?.size === 0) this.planned.delete(held.jobId);
   }
 
   /**
@@ -76,6 +114,7 @@ export class ExecutionLedger {
   forget(executionId: string): void {
     const held = this.holds.get(executionId);
     if (held === undefined || held.source !== undefined) return;
+    this.unplan(executionId, held);
     this.holds.delete(executionId);
     this.ledger = release(this.ledger, [held.allocation]);
   }
@@ -89,6 +128,7 @@ export class ExecutionLedger {
     let next = this.ledger;
     if (held !== undefined) {
       next = release(next, [held.allocation]);
+      this.unplan(e.executionId, held);
       this.holds.delete(e.executionId);
     }
     if (holds) {

@@ -431,12 +431,14 @@ export class JobRunner {
         executions,
         leaving: new Set(executions.filter((e) => this.existing(e).leaving === true).map((e) => e.executionId)),
         requestFor: (existing) => this.requestFor(job, spec as JobSpec, existing),
-        ledger: this.ledger(),
+        // Without what this job's own Creates of unknown outcome reserved: planned again, they must not block
+        // themselves.
+        ledger: this.held.currentFor(jobId),
         now: this.options.clock.now(),
         ...(this.options.answerTimeoutMs === undefined ? {} : { answerTimeoutMs: this.options.answerTimeoutMs }),
         ...(refusal === undefined ? {} : { refusal }),
       });
-      this.reserve(decided.create);
+      this.reserve(jobId, decided.create);
       return decided;
     });
     planned?.();
@@ -447,10 +449,11 @@ export class JobRunner {
    * What a plan creates holds its capacity from now on. An execution the read model has already folded (a replayed
    * step's Create, stored the first time) holds what the read model says instead.
    */
-  private reserve(create: PlacementPlan["create"]): void {
+  private reserve(jobId: string, create: PlacementPlan["create"]): void {
     for (const { executionId, command } of create) {
       if (this.options.jobViews.execution(executionId) !== undefined) continue;
-      this.held.reserve(executionId, { nodeId: command.nodeId, resources: fromBacalhauResources(command.resources) });
+      const allocation = { nodeId: command.nodeId, resources: fromBacalhauResources(command.resources) };
+      this.held.reserve(executionId, allocation, jobId);
     }
   }
 

@@ -197,6 +197,32 @@ describe("the runner's execution ledger, kept up to date", () => {
       expect(folded.current().placed).toEqual(only(planned));
     });
 
+    it("moves a reservation not folded yet to the allocation it is planned with again (another node)", () => {
+      const ledger = new ExecutionLedger();
+      ledger.reserve("e-1", planned);
+      const elsewhere = { nodeId: "b", resources: planned.resources };
+      // A Create whose outcome was unknown kept its reservation on a; planned again, the same id goes to b.
+      ledger.reserve("e-1", elsewhere);
+      expect(ledger.current().placed).toEqual(only(elsewhere));
+      ledger.update({ ...running, nodeId: "b" });
+      expect(ledger.current().placed).toEqual(only(elsewhere));
+    });
+
+    it("reads for a job without what its own plans reserved and the read model has not folded", () => {
+      const ledger = new ExecutionLedger();
+      const other = { nodeId: "b", resources: planned.resources };
+      ledger.reserve("e-1", planned, "j-1");
+      ledger.reserve("e-2", other, "j-2");
+      expect(ledger.currentFor("j-1").placed).toEqual(only(other));
+      expect(ledger.currentFor("j-2").placed).toEqual(only(planned));
+      expect(ledger.currentFor("j-3").placed).toEqual(only(planned, other));
+      // Once folded (or forgotten) a reservation is no longer the job's own to leave out.
+      ledger.update(running);
+      expect(ledger.currentFor("j-1").placed).toEqual(only(planned, other));
+      ledger.forget("e-2");
+      expect(ledger.currentFor("j-2").placed).toEqual(only(planned));
+    });
+
     it("holds what a rebuild would once every reservation is folded or forgotten", () => {
       const states = lives(4, 1500);
       const ledger = new ExecutionLedger();
