@@ -35,6 +35,8 @@ interface Step {
 export class WorkflowHost implements Processor {
   readonly name: string;
   private readonly concurrency: number;
+  /** Inputs whose step finished (carried out, or its entity ended) in a batch that has not ended well yet. */
+  private readonly doneSinceCheckpoint = new Set<string>();
 
   constructor(
     private readonly workflow: Workflow,
@@ -78,11 +80,22 @@ export class WorkflowHost implements Processor {
         const input = workflowInputOf(envelope);
         if (input === undefined) continue;
         const commands = this.workflow.react(input);
-        if (commands.length > 0) await this.step(envelope.recorded, commands);
+        if (commands.length > 0) await this.stepOnce(envelope.recorded, commands);
       }
-      return;
-    }
-    await this.runGroups(this.groupsOf(batch));
+    } else await this.runGroups(this.groupsOf(batch));
+    // The whole batch is done: the checkpoint passes it, and nothing of it comes again.
+    this.doneSinceCheckpoint.clear();
+  }
+
+  /**
+   * A step, unless this host already carried it out since the last batch that ended well: a batch delivered again
+   * after a passing failure (however the lane cuts it) repeats only what did not finish. Idempotence covers a
+   * restart; this spares the entities that ended and the commands that went out a second round meanwhile.
+   */
+  private async stepOnce(recorded: RecordedEvent, commands: readonly WorkflowCommand[]): Promise<void> {
+    if (this.doneSinceCheckpoint.has(recorded.id)) return;
+    await this.step(recorded, commands);
+    this.doneSinceCheckpoint.add(recorded.id);
   }
 
   /** The batch's steps by order key, each group in batch order; groups in the order of their first input. */
@@ -118,7 +131,7 @@ export class WorkflowHost implements Processor {
       while (failure === undefined && next < groups.length) {
         const group = groups[next++] as Step[];
         try {
-          for (const { recorded, commands } of group) await this.step(recorded, commands);
+          for (const { recorded, commands } of group) await this.stepOnce(recorded, commands);
         } catch (err) {
           failure ??= { err };
         }

@@ -300,4 +300,35 @@ describe("the workflow host's order and concurrency", () => {
         /concurrency of workflow things must be a whole number of at least 1/,
       );
   });
+
+  for (const concurrency of [1, 4]) {
+    it(`delivered again after a passing failure, repeats only the steps that did not finish (concurrency ${concurrency})`, async () => {
+      const { store } = openStore();
+      const done: string[] = [];
+      const ended: string[] = [];
+      let unavailable = 2;
+      const handler = (c: IssuedCommand) => {
+        if (c.causationId === "b1") throw new Error("this thing's data cannot be sent");
+        if (c.causationId === "c1" && unavailable-- > 0) throw new StoreUnavailableError({ reason: "disk full" });
+        done.push(c.causationId);
+      };
+      const host = new WorkflowHost(things, {
+        store,
+        handlers: { thing: handler },
+        logger: silentLogger,
+        endEntity: async (c) => void ended.push(c.causationId),
+        concurrency,
+      });
+      const batch = inputs("a1", "b1", "c1", "d1");
+      await expect(host.handle(batch)).rejects.toThrow(StoreUnavailableError);
+      await expect(host.handle(batch)).rejects.toThrow(StoreUnavailableError);
+      // The lane cuts its next delivery elsewhere: the same inputs and the one after them.
+      await host.handle([...batch, input("e1", 5)]);
+      expect(done.sort()).toEqual(["a1", "c1", "d1", "e1"]);
+      expect(ended).toEqual(["b1"]);
+      // Once a batch ended well, its inputs are forgotten: a later delivery of one is a step again (idempotent).
+      await host.handle([input("a1", 1)]);
+      expect(done.filter((d) => d === "a1")).toHaveLength(2);
+    });
+  }
 });
