@@ -1,15 +1,22 @@
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { JobSelectors } from "../job-constraints.ts";
 import { capacityWeights, judgeList, type Judgement } from "../node-verdicts.ts";
-import type { PlacementRequest } from "../placement-request.ts";
-import type { FleetView } from "./fleet-view.ts";
+import type { CandidateNode, PlacementRequest } from "../placement-request.ts";
+import type { FleetView, NextInRank } from "./fleet-view.ts";
 import type { FreestFirst } from "./freest-first.ts";
 import type { Leading } from "./peak-free.ts";
 
 /** The freest nodes a walk judges first; each further step four times as many. */
 const FIRST_WALK = 64;
+/** After a first batch of `limit`, a rank-order read judges at least this many at a time. */
+const FEW_BATCH = 16;
 /** A walk that has not found its nodes among this many judges the job's whole candidate set instead. */
 const MAX_WALK = 1024;
+/**
+ * Up to this many classes of equal free capacity, the nodes are read in rank order (classes weighed, ties by id) before
+ * the freest are walked: weighing the classes costs less than judging the walk's first nodes.
+ */
+const FEW_CLASSES = 256;
 
 /**
  * judge() over a fleet: the nodes the index says may be suitable are judged, ranked against the whole fleet's freest
@@ -60,9 +67,21 @@ export function judgeFleet(
     get someBusy() {
       return all().someBusy;
     },
-    ranked: (limit = Infinity) =>
-      (byCapacityAlone && Number.isFinite(limit) ? walk(request, lead, selectors, ledger, peak, limit) : undefined) ??
-      candidates().ranked(limit),
+    ranked: (limit = Infinity) => {
+      if (!byCapacityAlone || !Number.isFinite(limit)) return candidates().ranked(limit);
+      const inOrder = () => {
+        const next = lookup.rankOrder(engine, required, weights, ledger, peak, MAX_WALK);
+        return next === undefined ? undefined : inRankOrder(request, next, selectors, ledger, peak, limit);
+      };
+      // Many nodes alike tie at the walk's boundary, where it cannot conclude: in rank order, ties are read by id.
+      const fewClasses = lookup.capacityClasses(ledger) <= FEW_CLASSES;
+      return (
+        (fewClasses ? inOrder() : undefined) ??
+        walk(request, lead, selectors, ledger, peak, limit) ??
+        (fewClasses ? undefined : inOrder()) ??
+        candidates().ranked(limit)
+      );
+    },
     verdicts: () => all().verdicts(),
   };
 }
@@ -89,4 +108,28 @@ function walk(
     if (capacityRank(lead.values[at] as number) > capacityRank(lead.rest)) return best;
   }
   return undefined;
+}
+
+/**
+ * The best `limit` suitable nodes, judged in batches in rank order (judge's, as ranks differ by free capacity alone):
+ * the first `limit` suitable ones met are the answer. Undefined when the order gives up.
+ */
+function inRankOrder(
+  request: PlacementRequest,
+  next: NextInRank,
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+  peak: number,
+  limit: number,
+): string[] | undefined {
+  const best: string[] = [];
+  for (let size = limit; ; size = Math.max(FEW_BATCH, 4 * size)) {
+    const batch: CandidateNode[] = [];
+    let node: CandidateNode | undefined | null;
+    while (batch.length < size && (node = next()) != null) batch.push(node);
+    if (node === null) return undefined;
+    // Within a batch judge orders the suitable by rank, then id: the order they came in.
+    for (const id of judgeList(request, batch, selectors, ledger, peak).ranked(limit - best.length)) best.push(id);
+    if (best.length >= limit || batch.length < size) return best;
+  }
 }
