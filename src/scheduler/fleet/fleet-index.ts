@@ -36,7 +36,9 @@ export class FleetIndex implements FleetLookup {
   private slots: (CandidateNode | undefined)[] = [];
   /** Each slot's node id, and the slots by id: ties in rank go by id, and so are the available nodes listed. */
   private readonly idOfSlot: string[] = [];
-  private readonly slotsById: number[] = [];
+  private slotsById: number[] = [];
+  /** Slots made since slotsById was last read: merged in then, sorted among themselves (a join storm sorts once). */
+  private newSlots: number[] = [];
   /** The slots array is a view's too: the next change copies it first. */
   private shared = false;
   private count = 0;
@@ -82,7 +84,7 @@ export class FleetIndex implements FleetLookup {
       this.slotOf.set(id, slot);
       this.slots.push(undefined);
       this.idOfSlot.push(id);
-      this.slotsById.splice(this.placeById(id), 0, slot);
+      this.newSlots.push(slot);
     }
     if (before !== undefined) this.remove(slot, before);
     this.slots[slot] = node;
@@ -224,7 +226,7 @@ export class FleetIndex implements FleetLookup {
       const list: CandidateNode[] = [];
       const slots: number[] = [];
       const at = new Int32Array(this.slots.length).fill(-1);
-      for (const slot of this.slotsById) {
+      for (const slot of this.byId()) {
         if (!this.available.has(slot)) continue;
         at[slot] = list.length;
         list.push(this.slots[slot] as CandidateNode);
@@ -244,16 +246,24 @@ export class FleetIndex implements FleetLookup {
     return slot === undefined ? -1 : ((this.availableAt as Int32Array)[slot] ?? -1);
   };
 
-  /** Where a new id goes among the slots by id. */
-  private placeById(id: string): number {
-    let lo = 0;
-    let hi = this.slotsById.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.idOfSlot[this.slotsById[mid] as number] as string) < id) lo = mid + 1;
-      else hi = mid;
+  /** Every slot, by its node's id. */
+  private byId(): readonly number[] {
+    if (this.newSlots.length === 0) return this.slotsById;
+    const ids = this.idOfSlot;
+    const idOf = (slot: number) => ids[slot] as string;
+    const added = this.newSlots.sort((a, b) => (idOf(a) < idOf(b) ? -1 : 1));
+    const old = this.slotsById;
+    const merged: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < old.length || j < added.length) {
+      if (j === added.length || (i < old.length && idOf(old[i] as number) < idOf(added[j] as number)))
+        merged.push(old[i++] as number);
+      else merged.push(added[j++] as number);
     }
-    return lo;
+    this.slotsById = merged;
+    this.newSlots = [];
+    return merged;
   }
 
   private readonly availableNode = (id: string): CandidateNode | undefined => {

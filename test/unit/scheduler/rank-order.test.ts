@@ -88,6 +88,12 @@ describe("placement among many nodes alike", () => {
         index.update(n.id, n);
       }
       for (let step = 0; step < 20; step++) {
+        // Nodes join between placements, their ids anywhere among the others'.
+        for (let j = r.int(3); j > 0; j--) {
+          const n = alikeNode(r, idOf(r, size + 10 * step + j), 1 + r.int(SHAPES.length));
+          ids.push(n.id);
+          index.update(n.id, n);
+        }
         const ledger = randomLedger(r, ids);
         const request = randomRequest(r, step);
         const required = jobSelectors(request.constraints).required.requirements;
@@ -132,7 +138,9 @@ describe("placement among many nodes alike", () => {
       const held: Allocation[][] = [];
       for (let step = 0; step < 150; step++) {
         if (r.int(10) === 0) {
-          const id = r.pick(ids);
+          // A node that joins (its id anywhere among the others'), or one that changes or goes.
+          const id = r.int(3) === 0 ? idOf(r, size + step) : r.pick(ids);
+          if (!ids.includes(id)) ids.push(id);
           const after = r.int(4) === 0 ? undefined : alikeNode(r, id, shapes);
           if (after === undefined) model.delete(id);
           else model.set(id, after);
