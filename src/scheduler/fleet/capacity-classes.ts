@@ -173,14 +173,21 @@ export class CapacityClasses {
       while (table[s] !== -1 && !same(o, table[s] as number)) s = (s + 1) & mask;
       return s;
     };
+    // Nodes alike sit side by side more often than not: the previous node's class is tried first, from locals.
     let last = -1;
+    let f0 = NaN;
+    let f1 = NaN;
+    let f2 = NaN;
+    let f3 = NaN;
     for (let i = 0; i < n; i++) {
       const o = i * WIDTH;
-      // Nodes alike sit side by side more often than not: the previous node's class is tried first.
-      let c = last >= 0 && same(o, last) ? last : -1;
-      if (c < 0) {
+      const a0 = free[o] as number;
+      const a1 = free[o + 1] as number;
+      const a2 = free[o + 2] as number;
+      const a3 = free[o + 3] as number;
+      if (a0 !== f0 || a1 !== f1 || a2 !== f2 || a3 !== f3) {
         const s = slotOf(o);
-        c = table[s] as number;
+        let c = table[s] as number;
         if (c < 0) {
           c = sizes.length;
           table[s] = c;
@@ -192,10 +199,14 @@ export class CapacityClasses {
             firsts.forEach((first, d) => (table[slotOf(first * WIDTH)] = d));
           }
         }
+        last = c;
+        f0 = a0;
+        f1 = a1;
+        f2 = a2;
+        f3 = a3;
       }
-      keys[i] = c;
-      sizes[c] = (sizes[c] as number) + 1;
-      last = c;
+      keys[i] = last;
+      sizes[last] = (sizes[last] as number) + 1;
     }
     const members = sizes.map((size) => new Int32Array(size));
     const filled = new Int32Array(sizes.length);
