@@ -30,7 +30,8 @@ export interface RankOrder {
  * by the ledger's few changes: a node they name is left out of its class and weighed on its own as it is now.
  */
 export class CapacityClasses {
-  private byBase = new WeakMap<ReadonlyMap<string, Resources>, Classes>();
+  /** Per base its classes, or how many were found before a count was cut short (`fewerThan`). */
+  private byBase = new WeakMap<ReadonlyMap<string, Resources>, Classes | number>();
 
   /** `nodes`: every available node, by id (the same array until the fleet changes, when `reset` is called). */
   constructor(private nodes: readonly CandidateNode[] = []) {}
@@ -41,9 +42,15 @@ export class CapacityClasses {
     this.byBase = new WeakMap();
   }
 
-  /** How many classes the nodes fall in against this base; `free` is PeakFree's for it. */
-  count(base: ReadonlyMap<string, Resources>, free: Float64Array): number {
-    return this.classesOf(base, free).members.length;
+  /**
+   * Whether the nodes fall in fewer than `most` classes against this base; `free` is PeakFree's for it. Stops reading
+   * once it has found `most`: a fleet of nodes all unlike costs a few hundred nodes' reading, not the fleet's.
+   */
+  fewerThan(base: ReadonlyMap<string, Resources>, free: Float64Array, most: number): boolean {
+    const found = this.byBase.get(base);
+    if (typeof found === "number" && found >= most) return false;
+    const classes = typeof found === "object" ? found : this.classesOf(base, free, most);
+    return classes !== undefined && classes.members.length < most;
   }
 
   /**
@@ -58,7 +65,7 @@ export class CapacityClasses {
     free: Float64Array,
     indexOf: (id: string) => number,
   ): RankOrder | undefined {
-    const classes = this.classesOf(ledger.sharedBase, free);
+    const classes = this.classesOf(ledger.sharedBase, free, Infinity) as Classes;
     const changes = ledger.recentChanges;
     const k = classes.members.length;
     // Entries: the classes, then the nodes the changes name, each weighed as it is now.
@@ -150,9 +157,10 @@ export class CapacityClasses {
     };
   }
 
-  private classesOf(base: ReadonlyMap<string, Resources>, free: Float64Array): Classes {
-    let found = this.byBase.get(base);
-    if (found !== undefined) return found;
+  /** The classes against this base; undefined once `most` are found (the count is kept, not the classes). */
+  private classesOf(base: ReadonlyMap<string, Resources>, free: Float64Array, most: number): Classes | undefined {
+    const known = this.byBase.get(base);
+    if (typeof known === "object") return known;
     const n = this.nodes.length;
     // Open addressing on the four numbers (no key strings: this pass is per base, over every available node).
     let mask = 63;
@@ -189,6 +197,10 @@ export class CapacityClasses {
         const s = slotOf(o);
         let c = table[s] as number;
         if (c < 0) {
+          if (sizes.length >= most) {
+            this.byBase.set(base, sizes.length);
+            return undefined;
+          }
           c = sizes.length;
           table[s] = c;
           sizes.push(0);
@@ -218,7 +230,7 @@ export class CapacityClasses {
     }
     const classFree = new Float64Array(sizes.length * WIDTH);
     firsts.forEach((i, c) => classFree.set(free.subarray(i * WIDTH, i * WIDTH + WIDTH), c * WIDTH));
-    found = { free: classFree, members };
+    const found = { free: classFree, members };
     this.byBase.set(base, found);
     return found;
   }

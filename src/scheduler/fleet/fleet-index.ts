@@ -189,9 +189,9 @@ export class FleetIndex implements FleetLookup {
     return new FreestFirst(nodes, values);
   }
 
-  capacityClasses(ledger: CapacityLedger): number {
+  fewerClassesThan(ledger: CapacityLedger, most: number): boolean {
     const peaks = this.peakOfAvailable();
-    return this.classes.count(ledger.sharedBase, peaks.freeAgainst(ledger.sharedBase));
+    return this.classes.fewerThan(ledger.sharedBase, peaks.freeAgainst(ledger.sharedBase), most);
   }
 
   rankOrder(

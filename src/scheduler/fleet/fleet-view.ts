@@ -33,8 +33,8 @@ export interface FleetLookup {
    * most any other available node has (−1: none is left); undefined when the index cannot say.
    */
   leading(weights: CapacityWeights, ledger: CapacityLedger, limit: number): Leading | undefined;
-  /** How many classes of equal free capacity against this ledger the available nodes fall in. */
-  capacityClasses(ledger: CapacityLedger): number;
+  /** Whether the available nodes fall in fewer than `most` classes of equal free capacity against this ledger. */
+  fewerClassesThan(ledger: CapacityLedger, most: number): boolean;
   /**
    * The nodes `candidates` gives, one at a time, in judge's order for a job whose nodes' ranks differ by free capacity
    * alone: capacity rank against `peak` highest first, equal ranks by id. Undefined when the index cannot say.

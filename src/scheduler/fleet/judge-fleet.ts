@@ -13,8 +13,9 @@ const FEW_BATCH = 16;
 /** A walk that has not found its nodes among this many judges the job's whole candidate set instead. */
 const MAX_WALK = 1024;
 /**
- * Up to this many classes of equal free capacity, the nodes are read in rank order (classes weighed, ties by id) before
- * the freest are walked: weighing the classes costs less than judging the walk's first nodes.
+ * Below this many classes of equal free capacity, the nodes are read in rank order (classes weighed, ties by id) before
+ * the freest are walked: weighing the classes costs less than judging the walk's first nodes. With more, the walk
+ * goes first and rank order is read only where it cannot conclude.
  */
 const FEW_CLASSES = 256;
 
@@ -74,7 +75,7 @@ export function judgeFleet(
         return next === undefined ? undefined : inRankOrder(request, next, selectors, ledger, peak, limit);
       };
       // Many nodes alike tie at the walk's boundary, where it cannot conclude: in rank order, ties are read by id.
-      const fewClasses = lookup.capacityClasses(ledger) <= FEW_CLASSES;
+      const fewClasses = lookup.fewerClassesThan(ledger, FEW_CLASSES);
       return (
         (fewClasses ? inOrder() : undefined) ??
         walk(request, lead, selectors, ledger, peak, limit) ??

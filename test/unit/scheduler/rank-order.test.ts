@@ -158,6 +158,38 @@ describe("placement among many nodes alike", () => {
     });
   }
 
+  it("reads ties by id where the walk cannot conclude among nodes all unlike: each in a class of its own, ranks equal", () => {
+    const index = new FleetIndex();
+    let judged = 0;
+    const nodes: CandidateNode[] = [];
+    for (let i = 2_999; i >= 0; i--) {
+      // Each a little different in CPU, the same in memory: a memory-heavy job ranks them all alike.
+      const n = node(`n-${String(i).padStart(5, "0")}`, { capacity: res(8000 + ((i * 7919) % 3000), 32 * GB) });
+      const engines = n.engines;
+      nodes.push(
+        Object.defineProperty({ ...n }, "engines", {
+          enumerable: true,
+          get: () => {
+            judged++;
+            return engines;
+          },
+        }) as CandidateNode,
+      );
+    }
+    for (const n of nodes) index.update(n.id, n);
+    let ledger = ledgerOf([]);
+    for (let step = 0; step < 5; step++) {
+      const request = job({ jobId: `j-${step}`, count: 2, resources: res(1, 2 * GB) });
+      judged = 0;
+      const fromFleet = placeJob({ ...request, nodes: index.view() }, ledger);
+      const walked = judged;
+      expect(fromFleet.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
+      // The walk's 1,344, then a few in rank order: not the 3,000 a whole judging would read.
+      expect(walked).toBeLessThan(1_400);
+      ledger = fromFleet.ledger;
+    }
+  });
+
   it("judges a few of 10,000 identical nodes per placement, not all of them, and takes the lowest ids", () => {
     const index = new FleetIndex();
     let judged = 0;
