@@ -74,12 +74,18 @@ export function judgeFleet(
         const next = lookup.rankOrder(engine, required, weights, ledger, peak, MAX_WALK);
         return next === undefined ? undefined : inRankOrder(request, next, selectors, ledger, peak, limit);
       };
-      // Many nodes alike tie at the walk's boundary, where it cannot conclude: in rank order, ties are read by id.
-      const fewClasses = lookup.fewerClassesThan(ledger, FEW_CLASSES);
+      const walkOver = (from: number, to: number) => walk(request, lead, selectors, ledger, peak, limit, from, to);
+      const first = Math.max(FIRST_WALK, 4 * limit);
+      // Many nodes alike tie at the walk's boundary, where it cannot conclude: in rank order, ties are read by id. A
+      // job the index cannot narrow reads it first; a narrowed one's own freest settle most placements in one step.
+      let fewClasses: boolean | undefined;
+      const few = () => (fewClasses ??= lookup.fewerClassesThan(ledger, FEW_CLASSES));
+      if (broad && few()) return inOrder() ?? walkOver(first, MAX_WALK) ?? candidates().ranked(limit);
       return (
-        (fewClasses ? inOrder() : undefined) ??
-        walk(request, lead, selectors, ledger, peak, limit) ??
-        (fewClasses ? undefined : inOrder()) ??
+        walkOver(first, first) ??
+        (few() ? inOrder() : undefined) ??
+        walkOver(4 * first, MAX_WALK) ??
+        (few() ? undefined : inOrder()) ??
         candidates().ranked(limit)
       );
     },
@@ -87,7 +93,10 @@ export function judgeFleet(
   };
 }
 
-/** The best `limit` suitable nodes found among the freest, or undefined when the walk cannot tell. */
+/**
+ * The best `limit` suitable nodes found among the freest (the first `from`, then four times as many each step up to
+ * `to`), or undefined when the walk cannot tell.
+ */
 function walk(
   request: PlacementRequest,
   freestFirst: (size: number) => Leading | undefined,
@@ -95,10 +104,12 @@ function walk(
   ledger: CapacityLedger,
   peak: number,
   limit: number,
+  from: number,
+  to: number,
 ): string[] | undefined {
   // judge's capacity rank; every other part of a rank is the same for every node here.
   const capacityRank = (w: number) => Math.floor((w / peak) * 100);
-  for (let size = Math.max(FIRST_WALK, 4 * limit); size <= MAX_WALK; size *= 4) {
+  for (let size = from; size <= to; size *= 4) {
     const lead = freestFirst(size);
     if (lead === undefined) return undefined;
     const best = judgeList(request, lead.nodes, selectors, ledger, peak).ranked(limit);

@@ -195,7 +195,10 @@ describe("placement among many nodes alike", () => {
     let judged = 0;
     const nodes: CandidateNode[] = [];
     for (let i = 9_999; i >= 0; i--) {
-      const n = node(`n-${String(i).padStart(5, "0")}`, { capacity: res(8000, 32 * GB, 200 * GB) });
+      const n = node(`n-${String(i).padStart(5, "0")}`, {
+        capacity: res(8000, 32 * GB, 200 * GB),
+        labels: { sim: "true", zone: `z${i % 4}` },
+      });
       // Judging a node reads its engines; the index read them once, as each node was added.
       const engines = n.engines;
       nodes.push(
@@ -219,6 +222,20 @@ describe("placement among many nodes alike", () => {
         [0, 1, 2].map((k) => `n-${String(3 * step + k).padStart(5, "0")}`),
       );
       expect(judged).toBeLessThanOrEqual(16);
+      ledger = result.ledger;
+    }
+    // A job narrowed to one zone (2,500 nodes alike): its freest 64 cannot settle the tie, rank order does.
+    for (let step = 0; step < 10; step++) {
+      const request = job({
+        jobId: `j-zone-${step}`,
+        count: 2,
+        constraints: [{ key: "zone", operator: "=", values: ["z1"] }],
+        resources: res(10, 16e6),
+      });
+      judged = 0;
+      const result = placeJob({ ...request, nodes: index.view() }, ledger);
+      expect(judged).toBeLessThanOrEqual(64 + 16);
+      expect(result.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
       ledger = result.ledger;
     }
   });
