@@ -89,6 +89,41 @@ function fleet(size: number): CandidateNode[] {
   return nodes;
 }
 
+/**
+ * 10,000 nodes alike in everything placement reads (the job bench's `shoal sim` fleet, one machine shape): every node
+ * ties with every other, and equal ranks go by node id across the whole fleet.
+ */
+function identicalFleet(size: number): CandidateNode[] {
+  return Array.from({ length: size }, (_, i) => ({
+    id: `node-${String(i).padStart(6, "0")}`,
+    type: "Compute" as const,
+    membership: "APPROVED" as const,
+    health: "HEALTHY" as const,
+    labels: { sim: "true", "Operating-System": "linux" },
+    engines: ["docker"],
+    capacity: { cpuMillis: 8_000, memoryBytes: 32 * GiB, diskBytes: 200 * GiB, gpus: 0 },
+  }));
+}
+
+/** The job bench's jobs: Count 1, tiny resources, `sim = true` (every node has it: the index cannot narrow). */
+function simJobs(count: number): Job[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `j-sim-${i}`,
+    kind: "other" as const,
+    count: 1,
+    constraints: [{ key: "sim", operator: "=", values: ["true"] }],
+    resources: { cpuMillis: 10, memoryBytes: 16 * 2 ** 20, diskBytes: 0, gpus: 0 },
+  }));
+}
+
+/** A few executions in flight, as the job bench's 50 clients keep: spread over the identical fleet. */
+function inFlight(nodes: readonly CandidateNode[], count: number): Allocation[][] {
+  const r = random(11);
+  return Array.from({ length: count }, () => [
+    { nodeId: nodes[Math.floor(r() * nodes.length)]!.id, resources: simJobs(1)[0]!.resources },
+  ]);
+}
+
 /** What the index can do for a job: nothing to narrow; `=`/`in` on labels few nodes share; other constraints. */
 type JobKind = "unconstrained" | "narrowed" | "other";
 const KINDS: readonly JobKind[] = ["unconstrained", "narrowed", "other"];
@@ -351,17 +386,24 @@ const median = (xs: readonly number[]) => percentile(xs, 50);
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const rounds = setting(options, "placement.rounds", options.quick ? 1 : 2);
-  const fleets = [1_000, 10_000];
   const figures: BenchFigure[] = [];
   const parameters: Record<string, number> = { rounds, busyShare: BUSY };
-  for (const size of fleets) {
-    const nodes = fleet(size);
-    const start = busyAllocations(nodes);
+  // A case whose job count is set to 0 is left out.
+  const cases = [
+    { key: "1k", label: "1,000 nodes", size: 1_000, jobs: options.quick ? 50 : 4_000 },
     // Fewer jobs on the big fleet: each placement there looks at ten times as many nodes.
-    const count = setting(options, `placement.jobs${size / 1000}k`, options.quick ? 50 : size === 1_000 ? 4_000 : 600);
-    const work = jobs(count, size);
-    parameters[`jobs${size / 1000}k`] = count;
-    parameters[`startExecutions${size / 1000}k`] = start.length;
+    { key: "10k", label: "10,000 nodes", size: 10_000, jobs: options.quick ? 50 : 600 },
+    { key: "Identical", label: "10,000 identical nodes", size: 10_000, jobs: options.quick ? 50 : 600 },
+  ];
+  for (const { key, label, size, jobs: defaultJobs } of cases) {
+    const count = setting(options, `placement.jobs${key}`, defaultJobs);
+    if (count <= 0) continue;
+    const alike = key === "Identical";
+    const nodes = alike ? identicalFleet(size) : fleet(size);
+    const start = alike ? inFlight(nodes, 50) : busyAllocations(nodes);
+    const work = alike ? simJobs(count) : jobs(count, size);
+    parameters[`jobs${key}`] = count;
+    parameters[`startExecutions${key}`] = start.length;
     const results: Record<"scheduler" | "indexed" | "baseline" | "rebuilt", Round[]> = {
       scheduler: [],
       indexed: [],
@@ -382,29 +424,29 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const round = runRound(side, work, start);
         results[which].push(round);
         options.log(
-          `  ${size} nodes, ${side.name}: ${count} jobs in ${round.seconds.toFixed(2)} s (${round.placed} placed, ${round.executions} executions), p99 ${percentile(round.perPlacementMs, 99).toFixed(2)} ms`,
+          `  ${label}, ${side.name}: ${count} jobs in ${round.seconds.toFixed(2)} s (${round.placed} placed, ${round.executions} executions), p99 ${percentile(round.perPlacementMs, 99).toFixed(2)} ms`,
         );
       }
     }
     // The runner's way, once over every job.
     const runner = runRound(tracked(nodes, start), work, start);
     options.log(
-      `  ${size} nodes, over the fleet index, ledger kept by ExecutionLedger: ${count} jobs in ${runner.seconds.toFixed(2)} s (${runner.placed} placed), p99 ${percentile(runner.perPlacementMs, 99).toFixed(2)} ms`,
+      `  ${label}, over the fleet index, ledger kept by ExecutionLedger: ${count} jobs in ${runner.seconds.toFixed(2)} s (${runner.placed} placed), p99 ${percentile(runner.perPlacementMs, 99).toFixed(2)} ms`,
     );
     // The ledger rebuilt per placement, once: slower by the size of the ledger, not a contender.
     const rebuiltJobs = work.slice(0, Math.max(1, Math.floor(count / 4)));
     const rebuilt = runRound(scheduler(nodes, start, true), rebuiltJobs, start);
     results.rebuilt.push(rebuilt);
     options.log(
-      `  ${size} nodes, ledger rebuilt per placement: ${rebuiltJobs.length} jobs in ${rebuilt.seconds.toFixed(2)} s, p99 ${percentile(rebuilt.perPlacementMs, 99).toFixed(2)} ms`,
+      `  ${label}, ledger rebuilt per placement: ${rebuiltJobs.length} jobs in ${rebuilt.seconds.toFixed(2)} s, p99 ${percentile(rebuilt.perPlacementMs, 99).toFixed(2)} ms`,
     );
     if (results.scheduler.some((s) => s.placed === 0))
-      throw new Error(`the scheduler placed none of ${count} jobs on ${size} nodes`);
+      throw new Error(`the scheduler placed none of ${count} jobs on ${label}`);
     // The index changes how fast, never where: the same jobs placed, with as many executions.
     for (const [i, round] of results.indexed.entries()) {
       const list = results.scheduler[i] as Round;
       if (round.placed !== list.placed || round.executions !== list.executions)
-        throw new Error(`over the index ${round.placed} jobs placed, over the list ${list.placed}, on ${size} nodes`);
+        throw new Error(`over the index ${round.placed} jobs placed, over the list ${list.placed}, on ${label}`);
     }
     const rate = (rs: Round[], jobsPerRound: number) => median(rs.map((r) => jobsPerRound / r.seconds));
     const schedulerRate = rate(results.scheduler, count);
@@ -438,15 +480,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       );
     figures.push(
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: jobs placed per second over the fleet index`,
+        name: `placement, ${label}: jobs placed per second over the fleet index`,
         value: Math.round(indexedRate),
         unit: "jobs/s",
         baseline: { name: "one pass over the fleet per replica", value: Math.round(baselineRate) },
         target: { on: "value", min: INDEXED_TARGET },
         note: `same jobs and rounds; placeJob over the list ${Math.round(schedulerRate)} jobs/s (${(indexedRate / schedulerRate).toFixed(2)} ×); p50 ${p50(results.indexed).toFixed(3)} ms, p99 ${p99(results.indexed).toFixed(3)} ms`,
       },
-      ...KINDS.map((kind) => ({
-        name: `placement, ${size.toLocaleString("en")} nodes: ${kind} jobs per second over the fleet index`,
+      ...KINDS.filter((kind) => work.some((j) => j.kind === kind)).map((kind) => ({
+        name: `placement, ${label}: ${kind} jobs per second over the fleet index`,
         value: Math.round(kindRate(results.indexed, kind)),
         unit: "jobs/s",
         baseline: { name: "bare pass, same jobs", value: Math.round(kindRate(results.baseline, kind)) },
@@ -455,7 +497,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     );
     figures.push(
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: jobs placed per second`,
+        name: `placement, ${label}: jobs placed per second`,
         value: Math.round(schedulerRate),
         unit: "jobs/s",
         baseline: { name: "one pass over the fleet per replica", value: Math.round(baselineRate) },
@@ -463,19 +505,19 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         note: `${count} jobs × ${rounds} round(s), Count 1–3, label constraints; ${Math.round(placedShare * 100)} % placed; fleet ${BUSY * 100} % busy`,
       },
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: p99 per placement`,
+        name: `placement, ${label}: p99 per placement`,
         value: p99(results.scheduler),
         unit: "ms",
         baseline: { name: "bare pass p99", value: p99(results.baseline) },
       },
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: p50 per placement`,
+        name: `placement, ${label}: p50 per placement`,
         value: p50(results.scheduler),
         unit: "ms",
         baseline: { name: "bare pass p50", value: p50(results.baseline) },
       },
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: jobs per second over the fleet index, ledger kept by ExecutionLedger (JobRunner's way)`,
+        name: `placement, ${label}: jobs per second over the fleet index, ledger kept by ExecutionLedger (JobRunner's way)`,
         value: Math.round(count / runner.seconds),
         unit: "jobs/s",
         baseline: { name: "one pass over the fleet per replica", value: Math.round(baselineRate) },
@@ -483,7 +525,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         note: `${count} jobs, once; ${Math.round((runner.placed / count) * 100)} % placed; p99 ${percentile(runner.perPlacementMs, 99).toFixed(2)} ms`,
       },
       {
-        name: `placement, ${size.toLocaleString("en")} nodes: p99 over the list with the ledger rebuilt per placement`,
+        name: `placement, ${label}: p99 over the list with the ledger rebuilt per placement`,
         value: percentile(rebuilt.perPlacementMs, 99),
         unit: "ms",
         baseline: { name: "ledger threaded", value: p99(results.scheduler) },
@@ -494,4 +536,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   return { figures, parameters };
 }
 
-await runStandalone(import.meta.url, run, ["placement.jobs1k", "placement.jobs10k", "placement.rounds"]);
+await runStandalone(import.meta.url, run, [
+  "placement.jobs1k",
+  "placement.jobs10k",
+  "placement.rounds",
+  "placement.jobsIdentical",
+]);

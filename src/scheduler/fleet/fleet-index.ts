@@ -4,7 +4,8 @@ import { weightedFree, type CapacityWeights } from "../node-verdicts.ts";
 import { candidateProblem } from "../placement-input-error.ts";
 import type { CandidateNode } from "../placement-request.ts";
 import { NO_RESOURCES, type Resources } from "../resources.ts";
-import { FleetView, type FleetLookup } from "./fleet-view.ts";
+import { CapacityClasses } from "./capacity-classes.ts";
+import { FleetView, type FleetLookup, type NextInRank } from "./fleet-view.ts";
 import { FreestFirst } from "./freest-first.ts";
 import { PeakFree, weighAt, type Leading } from "./peak-free.ts";
 
@@ -33,6 +34,11 @@ export class FleetIndex implements FleetLookup {
   private readonly slotOf = new Map<string, number>();
   /** Nodes by slot; a node keeps its slot once given (a gone node leaves a hole), so the list's order is stable. */
   private slots: (CandidateNode | undefined)[] = [];
+  /** Each slot's node id, and the slots by id: ties in rank go by id, and so are the available nodes listed. */
+  private readonly idOfSlot: string[] = [];
+  private slotsById: number[] = [];
+  /** Slots made since slotsById was last read: merged in then, sorted among themselves (a join storm sorts once). */
+  private newSlots: number[] = [];
   /** The slots array is a view's too: the next change copies it first. */
   private shared = false;
   private count = 0;
@@ -47,10 +53,13 @@ export class FleetIndex implements FleetLookup {
   /** Open nodes with each label key, whatever its value. */
   private readonly keyCount = new Map<string, number>();
   private readonly peaks = new PeakFree();
+  private readonly classes = new CapacityClasses();
   /** The available nodes as PeakFree reads them: made when first asked for after a change. */
   private availableList: CandidateNode[] | undefined;
   /** Each slot's place in availableList (−1: not available). */
   private availableAt: Int32Array | undefined;
+  /** The slot of each node in availableList. */
+  private availableSlots: Int32Array | undefined;
 
   get version(): number {
     return this.changes;
@@ -74,6 +83,8 @@ export class FleetIndex implements FleetLookup {
       slot = this.slots.length;
       this.slotOf.set(id, slot);
       this.slots.push(undefined);
+      this.idOfSlot.push(id);
+      this.newSlots.push(slot);
     }
     if (before !== undefined) this.remove(slot, before);
     this.slots[slot] = node;
@@ -178,19 +189,81 @@ export class FleetIndex implements FleetLookup {
     return new FreestFirst(nodes, values);
   }
 
+  fewerClassesThan(ledger: CapacityLedger, most: number): boolean {
+    const peaks = this.peakOfAvailable();
+    return this.classes.fewerThan(ledger.sharedBase, peaks.freeAgainst(ledger.sharedBase), most);
+  }
+
+  rankOrder(
+    engine: string,
+    required: readonly Requirement[],
+    weights: CapacityWeights,
+    ledger: CapacityLedger,
+    peak: number,
+    budget: number,
+  ): NextInRank | undefined {
+    const peaks = this.peakOfAvailable();
+    const list = this.availableList as CandidateNode[];
+    const slots = this.availableSlots as Int32Array;
+    const order = this.classes.order(weights, ledger, peak, peaks.freeAgainst(ledger.sharedBase), this.availableIndex);
+    if (order === undefined) return undefined;
+    const { sets } = this.smallest(engine, required);
+    let passed = 0;
+    return () => {
+      for (;;) {
+        const at = order.next();
+        if (at < 0) return undefined;
+        if (passed++ >= budget) return null;
+        const slot = slots[at] as number;
+        // Available nodes outside the job's smallest set cannot be suitable: passed over, not judged.
+        for (const p of sets) if (typeof p === "number" ? p === slot : p.has(slot)) return list[at] as CandidateNode;
+      }
+    };
+  }
+
   private peakOfAvailable(): PeakFree {
     if (this.availableList === undefined) {
       const list: CandidateNode[] = [];
+      const slots: number[] = [];
       const at = new Int32Array(this.slots.length).fill(-1);
-      for (const slot of this.available) {
+      for (const slot of this.byId()) {
+        if (!this.available.has(slot)) continue;
         at[slot] = list.length;
         list.push(this.slots[slot] as CandidateNode);
+        slots.push(slot);
       }
       this.availableList = list;
       this.availableAt = at;
+      this.availableSlots = Int32Array.from(slots);
       this.peaks.reset(list);
+      this.classes.reset(list);
     }
     return this.peaks;
+  }
+
+  private readonly availableIndex = (id: string): number => {
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? -1 : ((this.availableAt as Int32Array)[slot] ?? -1);
+  };
+
+  /** Every slot, by its node's id. */
+  private byId(): readonly number[] {
+    if (this.newSlots.length === 0) return this.slotsById;
+    const ids = this.idOfSlot;
+    const idOf = (slot: number) => ids[slot] as string;
+    const added = this.newSlots.sort((a, b) => (idOf(a) < idOf(b) ? -1 : 1));
+    const old = this.slotsById;
+    const merged: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < old.length || j < added.length) {
+      if (j === added.length || (i < old.length && idOf(old[i] as number) < idOf(added[j] as number)))
+        merged.push(old[i++] as number);
+      else merged.push(added[j++] as number);
+    }
+    this.slotsById = merged;
+    this.newSlots = [];
+    return merged;
   }
 
   private readonly availableNode = (id: string): CandidateNode | undefined => {

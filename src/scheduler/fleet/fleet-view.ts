@@ -33,7 +33,24 @@ export interface FleetLookup {
    * most any other available node has (−1: none is left); undefined when the index cannot say.
    */
   leading(weights: CapacityWeights, ledger: CapacityLedger, limit: number): Leading | undefined;
+  /** Whether the available nodes fall in fewer than `most` classes of equal free capacity against this ledger. */
+  fewerClassesThan(ledger: CapacityLedger, most: number): boolean;
+  /**
+   * The nodes `candidates` gives, one at a time, in judge's order for a job whose nodes' ranks differ by free capacity
+   * alone: capacity rank against `peak` highest first, equal ranks by id. Undefined when the index cannot say.
+   */
+  rankOrder(
+    engine: string,
+    required: readonly Requirement[],
+    weights: CapacityWeights,
+    ledger: CapacityLedger,
+    peak: number,
+    budget: number,
+  ): NextInRank | undefined;
 }
+
+/** The next node in rank order; undefined when none is left, null once `budget` nodes were passed (it gives up). */
+export type NextInRank = () => CandidateNode | undefined | null;
 
 /**
  * The fleet as one placement sees it: every candidate node as it was when the view was taken (FleetIndex.view()), and

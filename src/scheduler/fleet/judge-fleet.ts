@@ -1,15 +1,23 @@
 import type { CapacityLedger } from "../capacity-ledger.ts";
 import type { JobSelectors } from "../job-constraints.ts";
 import { capacityWeights, judgeList, type Judgement } from "../node-verdicts.ts";
-import type { PlacementRequest } from "../placement-request.ts";
-import type { FleetView } from "./fleet-view.ts";
+import type { CandidateNode, PlacementRequest } from "../placement-request.ts";
+import type { FleetView, NextInRank } from "./fleet-view.ts";
 import type { FreestFirst } from "./freest-first.ts";
 import type { Leading } from "./peak-free.ts";
 
 /** The freest nodes a walk judges first; each further step four times as many. */
 const FIRST_WALK = 64;
+/** After a first batch of `limit`, a rank-order read judges at least this many at a time. */
+const FEW_BATCH = 16;
 /** A walk that has not found its nodes among this many judges the job's whole candidate set instead. */
 const MAX_WALK = 1024;
+/**
+ * Below this many classes of equal free capacity, the nodes are read in rank order (classes weighed, ties by id) before
+ * the freest are walked: weighing the classes costs less than judging the walk's first nodes. With more, the walk
+ * goes first and rank order is read only where it cannot conclude.
+ */
+const FEW_CLASSES = 256;
 
 /**
  * judge() over a fleet: the nodes the index says may be suitable are judged, ranked against the whole fleet's freest
@@ -60,14 +68,35 @@ export function judgeFleet(
     get someBusy() {
       return all().someBusy;
     },
-    ranked: (limit = Infinity) =>
-      (byCapacityAlone && Number.isFinite(limit) ? walk(request, lead, selectors, ledger, peak, limit) : undefined) ??
-      candidates().ranked(limit),
+    ranked: (limit = Infinity) => {
+      if (!byCapacityAlone || !Number.isFinite(limit)) return candidates().ranked(limit);
+      const inOrder = () => {
+        const next = lookup.rankOrder(engine, required, weights, ledger, peak, MAX_WALK);
+        return next === undefined ? undefined : inRankOrder(request, next, selectors, ledger, peak, limit);
+      };
+      const walkOver = (from: number, to: number) => walk(request, lead, selectors, ledger, peak, limit, from, to);
+      const first = Math.max(FIRST_WALK, 4 * limit);
+      // Many nodes alike tie at the walk's boundary, where it cannot conclude: in rank order, ties are read by id. A
+      // job the index cannot narrow reads it first; a narrowed one's own freest settle most placements in one step.
+      let fewClasses: boolean | undefined;
+      const few = () => (fewClasses ??= lookup.fewerClassesThan(ledger, FEW_CLASSES));
+      if (broad && few()) return inOrder() ?? walkOver(first, MAX_WALK) ?? candidates().ranked(limit);
+      return (
+        walkOver(first, first) ??
+        (few() ? inOrder() : undefined) ??
+        walkOver(4 * first, MAX_WALK) ??
+        (few() ? undefined : inOrder()) ??
+        candidates().ranked(limit)
+      );
+    },
     verdicts: () => all().verdicts(),
   };
 }
 
-/** The best `limit` suitable nodes found among the freest, or undefined when the walk cannot tell. */
+/**
+ * The best `limit` suitable nodes found among the freest (the first `from`, then four times as many each step up to
+ * `to`), or undefined when the walk cannot tell.
+ */
 function walk(
   request: PlacementRequest,
   freestFirst: (size: number) => Leading | undefined,
@@ -75,10 +104,12 @@ function walk(
   ledger: CapacityLedger,
   peak: number,
   limit: number,
+  from: number,
+  to: number,
 ): string[] | undefined {
   // judge's capacity rank; every other part of a rank is the same for every node here.
   const capacityRank = (w: number) => Math.floor((w / peak) * 100);
-  for (let size = Math.max(FIRST_WALK, 4 * limit); size <= MAX_WALK; size *= 4) {
+  for (let size = from; size <= to; size *= 4) {
     const lead = freestFirst(size);
     if (lead === undefined) return undefined;
     const best = judgeList(request, lead.nodes, selectors, ledger, peak).ranked(limit);
@@ -89,4 +120,28 @@ function walk(
     if (capacityRank(lead.values[at] as number) > capacityRank(lead.rest)) return best;
   }
   return undefined;
+}
+
+/**
+ * The best `limit` suitable nodes, judged in batches in rank order (judge's, as ranks differ by free capacity alone):
+ * the first `limit` suitable ones met are the answer. Undefined when the order gives up.
+ */
+function inRankOrder(
+  request: PlacementRequest,
+  next: NextInRank,
+  selectors: JobSelectors,
+  ledger: CapacityLedger,
+  peak: number,
+  limit: number,
+): string[] | undefined {
+  const best: string[] = [];
+  for (let size = limit; ; size = Math.max(FEW_BATCH, 4 * size)) {
+    const batch: CandidateNode[] = [];
+    let node: CandidateNode | undefined | null;
+    while (batch.length < size && (node = next()) != null) batch.push(node);
+    if (node === null) return undefined;
+    // Within a batch judge orders the suitable by rank, then id: the order they came in.
+    for (const id of judgeList(request, batch, selectors, ledger, peak).ranked(limit - best.length)) best.push(id);
+    if (best.length >= limit || batch.length < size) return best;
+  }
 }

@@ -4,7 +4,7 @@ import type { CandidateNode } from "../placement-request.ts";
 import { NO_RESOURCES, type Resources } from "../resources.ts";
 
 /** Per resource, four numbers a node: CPU, memory, disk, GPUs. */
-const WIDTH = 4;
+export const WIDTH = 4;
 
 /**
  * The fewest leaders kept per base and weights: room for a placement's walk down the freest nodes, and more than the
