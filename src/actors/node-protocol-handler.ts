@@ -3,10 +3,15 @@ import type { Logger } from "pino";
 import { ShoalError, asShoalError, badRequest, notFound, unauthorized } from "../errors/shoal-error.ts";
 import { ProtocolError, decode, encode } from "../transport/codec.ts";
 import { verifyJoinProof, verifyJoinSignature } from "../transport/join-proof.ts";
-import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
-import { decodeJoinRequest } from "../transport/decode-join-request.ts";
+import { agentHeartbeatIdSpan, isAgentHeartbeat } from "../transport/decode-heartbeat.ts";
 import { asksForReply, subjectOf } from "../transport/message-bytes.ts";
-import { UpdateInfoRequest, UpdateResourcesRequest, type ProtocolResponse } from "../transport/messages.ts";
+import {
+  HeartbeatRequest,
+  JoinRequest,
+  UpdateInfoRequest,
+  UpdateResourcesRequest,
+  type ProtocolResponse,
+} from "../transport/messages.ts";
 import {
   JOIN_INBOX_PREFIX,
   JOIN_SUBSCRIPTION,
@@ -117,7 +122,7 @@ export class NodeProtocolHandler {
   }
 
   private async join(nodeId: string, msg: Msg): Promise<ProtocolResponse> {
-    const req = decodeJoinRequest(msg.data);
+    const req = decode(JoinRequest, msg.data);
     const context = this.admit(nodeId, req.Info.NodeID, req.MessageID);
     if (!verifyJoinProof(this.options.joinToken, nodeId, req.PublicKey, req.MessageID, req.Proof)) {
       throw unauthorized("join refused: the proof does not match the orchestrator's join token (Compute.Auth.Token)");
@@ -195,14 +200,14 @@ export class NodeProtocolHandler {
       return this.manager.heartbeat(nodeId);
     } catch (e) {
       // An unknown id may also be an invalid one: that refusal says so, as for any message.
-      decodeHeartbeat(data);
+      decode(HeartbeatRequest, data);
       throw e;
     }
   }
 
   /** Any other heartbeat (older agents', other encoders'): decoded and validated in full. */
   private decodedBeat(nodeId: string, data: Uint8Array): Promise<void> | undefined {
-    const req = decodeHeartbeat(data);
+    const req = decode(HeartbeatRequest, data);
     this.checkSender(nodeId, req.NodeID);
     return this.manager.heartbeat(nodeId, req.MessageID);
   }

@@ -1,20 +1,3 @@
-import { schemaFastPath } from "../events/catalog/schema-fast-path/schema-fast-path.ts";
-import { unpack, validate } from "./codec.ts";
-import { HeartbeatRequest } from "./messages.ts";
-
-/**
- * Checked from the schema itself (its refinements included): a heartbeat in the schema's own
- * key order is taken as it is; any other goes through the schema, which refuses it with the same
- * explanation as any other message.
- */
-const WELL_FORMED = schemaFastPath(HeartbeatRequest);
-
-/** Decodes a heartbeat as `decode(HeartbeatRequest, …)` would, without its cost on the hot path. */
-export function decodeHeartbeat(bytes: Uint8Array): HeartbeatRequest {
-  const raw = unpack(bytes);
-  return WELL_FORMED?.isStored(raw) ? (raw as HeartbeatRequest) : validate(HeartbeatRequest, raw);
-}
-
 const ascii = (text: string) => Array.from(text, (c) => c.charCodeAt(0));
 /** The keys as msgpack fixstr, with their headers. */
 const NODE_ID_KEY = Uint8Array.from([0xa0 | 6, ...ascii("NodeID")]);
@@ -30,8 +13,8 @@ function matches(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
  * (ComputeClient.heartbeat): the msgpack map `{NodeID: <string>, Sequence: n}` in that order, n an
  * unsigned integer of at most 32 bits, and nothing more. Returns `offset * 256 + length` of the
  * id's bytes, or -1 for anything else (a MessageID, another key order or encoding: for
- * `decodeHeartbeat`). Read in place, allocating nothing: the hot path. It does not check that the
- * id is a valid node id: a registered node's always is, and a refusal must ask `decodeHeartbeat`
+ * `decode(HeartbeatRequest, …)`). Read in place, allocating nothing: the hot path. It does not check that the
+ * id is a valid node id: a registered node's always is, and a refusal must ask the schema
  * for the precise reason.
  */
 export function agentHeartbeatIdSpan(bytes: Uint8Array): number {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../../src/transport/codec.ts";
-import { agentHeartbeatIdSpan, decodeHeartbeat, isAgentHeartbeat } from "../../../src/transport/decode-heartbeat.ts";
+import { agentHeartbeatIdSpan, isAgentHeartbeat } from "../../../src/transport/decode-heartbeat.ts";
 import { isHeartbeatSubjectOf } from "../../../src/transport/subjects.ts";
 import { HeartbeatRequest } from "../../../src/transport/messages.ts";
+import { effectOnlyDecode } from "../../support/effect-only-decode.ts";
 
 const outcome = (bytes: Uint8Array, decoder: (b: Uint8Array) => unknown) => {
   try {
@@ -12,7 +13,7 @@ const outcome = (bytes: Uint8Array, decoder: (b: Uint8Array) => unknown) => {
   }
 };
 
-describe("decodeHeartbeat", () => {
+describe("decode(HeartbeatRequest)", () => {
   it("decodes exactly what the HeartbeatRequest schema accepts, and refuses the rest with the schema's reason", () => {
     const cases: unknown[] = [
       { NodeID: "n1", Sequence: 0 },
@@ -39,17 +40,20 @@ describe("decodeHeartbeat", () => {
     ];
     for (const value of cases) {
       const bytes = encode(value);
-      expect(outcome(bytes, decodeHeartbeat), JSON.stringify(value)).toEqual(
+      expect(
         outcome(bytes, (b) => decode(HeartbeatRequest, b)),
-      );
+        JSON.stringify(value),
+      ).toEqual(outcome(bytes, (b) => effectOnlyDecode(HeartbeatRequest, b)));
     }
-    expect(decodeHeartbeat(encode({ NodeID: "n1", Sequence: 3 }))).toEqual({ NodeID: "n1", Sequence: 3 });
+    expect(decode(HeartbeatRequest, encode({ NodeID: "n1", Sequence: 3 }))).toEqual({ NodeID: "n1", Sequence: 3 });
   });
 
   it("refuses garbage and oversized messages as any message", () => {
     for (const bytes of [Uint8Array.of(0xc1), new Uint8Array(64 * 1024 + 1)]) {
-      expect(outcome(bytes, decodeHeartbeat)).toEqual(outcome(bytes, (b) => decode(HeartbeatRequest, b)));
-      expect(() => decodeHeartbeat(bytes)).toThrow();
+      expect(outcome(bytes, (b) => decode(HeartbeatRequest, b))).toEqual(
+        outcome(bytes, (b) => effectOnlyDecode(HeartbeatRequest, b)),
+      );
+      expect(() => decode(HeartbeatRequest, bytes)).toThrow();
     }
   });
 });
@@ -60,7 +64,7 @@ describe("isAgentHeartbeat", () => {
       for (const Sequence of [0, 127, 128, 255, 256, 65_535, 65_536, 2 ** 32 - 1]) {
         const bytes = encode({ NodeID: nodeId, Sequence });
         expect(isAgentHeartbeat(bytes, nodeId), `${nodeId.length} ${Sequence}`).toBe(true);
-        expect(decodeHeartbeat(bytes)).toEqual({ NodeID: nodeId, Sequence }); // the schema agrees
+        expect(decode(HeartbeatRequest, bytes)).toEqual({ NodeID: nodeId, Sequence }); // the schema agrees
       }
     }
   });
@@ -90,7 +94,7 @@ describe("isAgentHeartbeat", () => {
     const fixmap = Uint8Array.from([0x82, ...exact.subarray(3)]);
     expect([...exact.subarray(0, 3)]).toEqual([0xde, 0, 2]);
     expect(isAgentHeartbeat(fixmap, "n1")).toBe(true);
-    expect(decodeHeartbeat(fixmap)).toEqual({ NodeID: "n1", Sequence: 1 });
+    expect(decode(HeartbeatRequest, fixmap)).toEqual({ NodeID: "n1", Sequence: 1 });
   });
 });
 

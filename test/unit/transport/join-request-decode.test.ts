@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import { computeNodeInfo } from "../../../src/compute/machine-info.ts";
 import { virtualNodeInfo } from "../../../src/sim/virtual-node-info.ts";
 import { decode, encode } from "../../../src/transport/codec.ts";
-import { decodeJoinRequest } from "../../../src/transport/decode-join-request.ts";
 import { joinProof, signJoin } from "../../../src/transport/join-proof.ts";
 import { JoinRequest } from "../../../src/transport/messages.ts";
 import { newNkey } from "../../../src/transport/nats-jwt/nats-nkey.ts";
+import { effectOnlyDecode } from "../../support/effect-only-decode.ts";
 import { tempDir } from "../../support/fixtures.ts";
 
 const outcome = (bytes: Uint8Array, decoder: (b: Uint8Array) => unknown) => {
@@ -34,7 +34,7 @@ const sim = request("sim-000001", virtualNodeInfo("sim-000001", 1));
 const info = agent.Info as Record<string, unknown>;
 const compute = info.ComputeNodeInfo as Record<string, unknown>;
 
-describe("decodeJoinRequest", () => {
+describe("decode(JoinRequest)", () => {
   it("decodes exactly what the JoinRequest schema accepts, and refuses the rest with the schema's reason", () => {
     const cases: unknown[] = [
       agent,
@@ -88,17 +88,20 @@ describe("decodeJoinRequest", () => {
     ];
     for (const value of cases) {
       const bytes = encode(value);
-      expect(outcome(bytes, decodeJoinRequest), JSON.stringify(value).slice(0, 200)).toEqual(
+      expect(
         outcome(bytes, (b) => decode(JoinRequest, b)),
-      );
+        JSON.stringify(value).slice(0, 200),
+      ).toEqual(outcome(bytes, (b) => effectOnlyDecode(JoinRequest, b)));
     }
-    expect(decodeJoinRequest(encode(agent))).toEqual(agent);
+    expect(decode(JoinRequest, encode(agent))).toEqual(agent);
   });
 
   it("refuses garbage and oversized messages as any message", () => {
     for (const bytes of [Uint8Array.of(0xc1), new Uint8Array(64 * 1024 + 1)]) {
-      expect(outcome(bytes, decodeJoinRequest)).toEqual(outcome(bytes, (b) => decode(JoinRequest, b)));
-      expect(() => decodeJoinRequest(bytes)).toThrow();
+      expect(outcome(bytes, (b) => decode(JoinRequest, b))).toEqual(
+        outcome(bytes, (b) => effectOnlyDecode(JoinRequest, b)),
+      );
+      expect(() => decode(JoinRequest, bytes)).toThrow();
     }
   });
 });
