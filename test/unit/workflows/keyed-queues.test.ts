@@ -11,12 +11,26 @@ function held(log: string[], name: string) {
       end = resolve;
       fail = reject;
     });
-  return { work, end: () => end(), fail: (err: Error) => fail(err) };
+  return { name, work, end: () => end(), fail: (err: Error) => fail(err) };
 }
 
 const turns = async (n = 5) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
+
+type Queued = ReturnType<typeof held> & { readonly done: Promise<void> };
+
+/** `first` runs and `second`, queued behind it on its key, waits; once `first` has ended, `second` runs. */
+async function inTurn(log: string[], first: Queued, second: Queued): Promise<void> {
+  await turns();
+  expect(log).toEqual([first.name]);
+  first.end();
+  await first.done;
+  await turns();
+  expect(log).toEqual([first.name, second.name]);
+  second.end();
+  await second.done;
+}
 
 describe("keyed queues", () => {
   it("runs a key's work in order, other keys' meanwhile, and forgets a key once idle", async () => {
@@ -52,36 +66,20 @@ describe("keyed queues", () => {
     const pa1 = queues.run("a", a1.work);
     expect(log).toEqual(["a1"]);
     const pa2 = queues.run("a", a2.work);
-    expect(log).toEqual(["a1"]);
-    await turns();
-    expect(log).toEqual(["a1"]);
-    a1.end();
-    await pa1;
-    await turns();
-    expect(log).toEqual(["a1", "a2"]);
-    a2.end();
-    await pa2;
+    await inTurn(log, { ...a1, done: pa1 }, { ...a2, done: pa2 });
   });
 
   it("queues a run for the same key made while a work starts behind that work, not beside it", async () => {
     const queues = new KeyedQueues();
     const log: string[] = [];
+    const outer = held(log, "outer");
     const inner = held(log, "inner");
-    let innerDone: Promise<void> | undefined;
-    let end = () => {};
-    const outer = queues.run("a", () => {
-      log.push("outer");
+    let innerDone = Promise.resolve();
+    const outerDone = queues.run("a", () => {
       innerDone = queues.run("a", inner.work);
-      return new Promise<void>((resolve) => (end = resolve));
+      return outer.work();
     });
-    await turns();
-    expect(log).toEqual(["outer"]);
-    end();
-    await outer;
-    await turns();
-    expect(log).toEqual(["outer", "inner"]);
-    inner.end();
-    await innerDone;
+    await inTurn(log, { ...outer, done: outerDone }, { ...inner, done: innerDone });
   });
 
   it("takes a work that throws before its first await as a failure, and runs the key's next work", async () => {
