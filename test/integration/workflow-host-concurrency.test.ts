@@ -54,6 +54,23 @@ function held(): { promise: Promise<void>; release: () => void } {
   return { promise, release };
 }
 
+/**
+ * A handler that logs `start <name>` and `end <name>` of each command (its input's id unless `name` says otherwise);
+ * those `holds` picks end only once `until` has resolved.
+ */
+function logging(
+  log: string[],
+  until: Promise<void>,
+  holds: (c: IssuedCommand) => boolean,
+  name = (c: IssuedCommand) => c.causationId,
+): (c: IssuedCommand) => Promise<void> {
+  return async (c) => {
+    log.push(`start ${name(c)}`);
+    if (holds(c)) await until;
+    log.push(`end ${name(c)}`);
+  };
+}
+
 const stepInputs = async (store: SqliteEventStore) =>
   (await store.readStream("workflow-things")).map((e) => (e.data as { Input: { EventID: string } }).Input.EventID);
 
@@ -62,11 +79,7 @@ describe("the workflow host's order and concurrency", () => {
     const { store } = openStore();
     const log: string[] = [];
     const a1 = held();
-    const handler = async (c: IssuedCommand) => {
-      log.push(`start ${c.causationId}`);
-      if (c.causationId === "a1") await a1.promise;
-      log.push(`end ${c.causationId}`);
-    };
+    const handler = logging(log, a1.promise, (c) => c.causationId === "a1");
     const host = new WorkflowHost(things, {
       store,
       handlers: { thing: handler },
@@ -99,11 +112,7 @@ describe("the workflow host's order and concurrency", () => {
     const { store } = openStore();
     const log: string[] = [];
     const a1 = held();
-    const handler = async (c: IssuedCommand) => {
-      log.push(`start ${c.causationId}`);
-      if (c.causationId === "a1") await a1.promise;
-      log.push(`end ${c.causationId}`);
-    };
+    const handler = logging(log, a1.promise, (c) => c.causationId === "a1");
     const host = new WorkflowHost(things, { store, handlers: { thing: handler }, logger: silentLogger });
     const handled = host.handle(inputs("a1", "b1", "a2", "b2"));
     await waitFor(
@@ -266,11 +275,12 @@ describe("the workflow host's order and concurrency", () => {
     const { store } = openStore();
     const log: string[] = [];
     const created = held();
-    const handler = async (c: IssuedCommand) => {
-      log.push(`start ${c.type} ${c.entityId}`);
-      if (c.type === "AskForBid") await created.promise;
-      log.push(`end ${c.type} ${c.entityId}`);
-    };
+    const handler = logging(
+      log,
+      created.promise,
+      (c) => c.type === "AskForBid",
+      (c) => `${c.type} ${c.entityId}`,
+    );
     // The job read model has not folded e-1's ExecutionCreated: its bid's key alone would be its stream.
     const views = new JobViews();
     const handlers = { [PLACEMENT]: handler, [DISPATCH]: handler, [APPROVAL]: handler };

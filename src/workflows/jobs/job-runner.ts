@@ -43,8 +43,8 @@ import { ExecutionLedger } from "./execution-ledger.ts";
 import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
-import { JobQueues } from "./job-queues.ts";
 import { JobViewsWrites } from "./job-views-writes.ts";
+import { KeyedQueues } from "../keyed-queues.ts";
 import { LoopSlices } from "../loop-slices.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
@@ -108,19 +108,19 @@ function joinPasses(queued: QueuedPass, joining: QueuedPass): QueuedPass {
 /**
  * Carries out the job flow's commands (job-flow.ts): placement through the pure scheduler; dispatch of new executions
  * to their nodes; a job's end once its executions ended; cancelling a stopped job's executions. A job's commands run
- * one after another (JobQueues), different jobs' concurrently: two jobs never take the same capacity because each
+ * one after another (KeyedQueues), different jobs' concurrently: two jobs never take the same capacity because each
  * placement reads the ledger, decides and reserves what it creates in one synchronous section (evaluate).
  * Every command it issues is idempotent: execution ids are derived from the job, its revision
  * (the placement round) and the partition or node, so a replayed step creates nothing new.
  */
 export class JobRunner {
   /** Each job's placements, approvals, settles and cancels, one after another; different jobs' concurrently. */
-  private readonly queues = new JobQueues();
+  private readonly queues = new KeyedQueues();
   /**
    * What a node's loss or label change does to its executions (loseNodeWork, checkDaemonMatch), one after another per
    * node: two of them never both find an execution under way and both end it (the second would be refused).
    */
-  private readonly nodeWork = new JobQueues();
+  private readonly nodeWork = new KeyedQueues();
   /** The passes over the Queued jobs, one at a time, requests made while one waits joined into it. */
   private readonly passes = new CoalescedPasses<QueuedPass>((p) => this.placeQueued(p.c, p.gainedNodes), joinPasses);
   /** Evaluations take turns with the rest of the event loop (LoopSlices): a burst of them never starves I/O. */
@@ -476,7 +476,7 @@ export class JobRunner {
    * type) is failed by the orchestrator with `message`, as lost with the node, and the node is
    * told to stop it (should it hear). What follows is any failure's (SettleJob): a batch or service
    * partition gets a replacement on another node, an ops job fails, a daemon's node gets a new
-   * execution once it is back (releasesNode). After every job's work queued before it (JobQueues.settled): a
+   * execution once it is back (releasesNode). After every job's work queued before it (KeyedQueues.settled): a
    * placement on the node planned from the view before its loss has stored its Create by then and is listed, so it is
    * failed too rather than left on a node nobody watches. Placements planned later see the node as it is now. Other
    * jobs' work is not held up meanwhile: what this frees only makes the ledger more cautious until it is folded.

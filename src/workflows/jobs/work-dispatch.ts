@@ -10,6 +10,7 @@ import type { Listening } from "../../actors/listening.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import { KeyedQueues } from "../keyed-queues.ts";
 import { workTaskOf } from "./work-task-of.ts";
 import { sendOrEnd } from "./unsendable-work.ts";
 import { workToSend } from "./work-to-send.ts";
@@ -56,10 +57,10 @@ export class WorkDispatch {
   /** Each chain's next resend, keyed by its execution. */
   private readonly resends: DeadlineKind;
   /**
-   * The send under way per execution, the last one queued: sends of one execution take turns, so two that arrive
-   * together (a replayed step and the resume after a restart) see each other's chain and start one.
+   * Sends per execution: those of one execution take turns, so two that arrive together (a replayed step and the
+   * resume after a restart) see each other's chain and start one.
    */
-  private readonly turns = new Map<string, Promise<void>>();
+  private readonly turns = new KeyedQueues();
   /** Chains whose last send was not published (the transport was down): they send the moment it is back. */
   private readonly withheld = new Set<string>();
   private stopped = false;
@@ -107,18 +108,7 @@ export class WorkDispatch {
    * which starts a chain unless one already sends that message.
    */
   private send(executionId: string, chain?: WorkMessage): Promise<void> {
-    const before = this.turns.get(executionId);
-    const turn =
-      before === undefined ? this.sendNow(executionId, chain) : before.then(() => this.sendNow(executionId, chain));
-    const done = turn.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.turns.set(executionId, done);
-    void done.then(() => {
-      if (this.turns.get(executionId) === done) this.turns.delete(executionId);
-    });
-    return turn;
+    return this.turns.run(executionId, () => this.sendNow(executionId, chain));
   }
 
   private async sendNow(executionId: string, chain?: WorkMessage): Promise<void> {

@@ -75,6 +75,31 @@ function randomRequest(r: Random, step: number): Omit<PlacementRequest, "nodes">
   });
 }
 
+/**
+ * `size` nodes, n-00000 upwards (`nodeOf` makes each from its id and number), added to an index highest id first, that
+ * count how many placement judges: judging a node reads its engines, which the index read once, as each was added.
+ */
+function countedFleet(size: number, nodeOf: (id: string, i: number) => CandidateNode) {
+  const index = new FleetIndex();
+  const count = { judged: 0 };
+  const nodes: CandidateNode[] = [];
+  for (let i = size - 1; i >= 0; i--) {
+    const n = nodeOf(`n-${String(i).padStart(5, "0")}`, i);
+    const engines = n.engines;
+    nodes.push(
+      Object.defineProperty({ ...n }, "engines", {
+        enumerable: true,
+        get: () => {
+          count.judged++;
+          return engines;
+        },
+      }) as CandidateNode,
+    );
+  }
+  for (const n of nodes) index.update(n.id, n);
+  return { index, nodes, count };
+}
+
 describe("placement among many nodes alike", () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     it(`reads the job's candidates in judge's order, capacity rank then id, as sorting them all would (seed ${seed})`, () => {
@@ -159,30 +184,16 @@ describe("placement among many nodes alike", () => {
   }
 
   it("reads ties by id where the walk cannot conclude among nodes all unlike: each in a class of its own, ranks equal", () => {
-    const index = new FleetIndex();
-    let judged = 0;
-    const nodes: CandidateNode[] = [];
-    for (let i = 2_999; i >= 0; i--) {
-      // Each a little different in CPU, the same in memory: a memory-heavy job ranks them all alike.
-      const n = node(`n-${String(i).padStart(5, "0")}`, { capacity: res(8000 + ((i * 7919) % 3000), 32 * GB) });
-      const engines = n.engines;
-      nodes.push(
-        Object.defineProperty({ ...n }, "engines", {
-          enumerable: true,
-          get: () => {
-            judged++;
-            return engines;
-          },
-        }) as CandidateNode,
-      );
-    }
-    for (const n of nodes) index.update(n.id, n);
+    // Each a little different in CPU, the same in memory: a memory-heavy job ranks them all alike.
+    const { index, nodes, count } = countedFleet(3_000, (id, i) =>
+      node(id, { capacity: res(8000 + ((i * 7919) % 3000), 32 * GB) }),
+    );
     let ledger = ledgerOf([]);
     for (let step = 0; step < 5; step++) {
       const request = job({ jobId: `j-${step}`, count: 2, resources: res(1, 2 * GB) });
-      judged = 0;
+      count.judged = 0;
       const fromFleet = placeJob({ ...request, nodes: index.view() }, ledger);
-      const walked = judged;
+      const walked = count.judged;
       expect(fromFleet.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
       // The walk's 1,344, then a few in rank order: not the 3,000 a whole judging would read.
       expect(walked).toBeLessThan(1_400);
@@ -191,37 +202,19 @@ describe("placement among many nodes alike", () => {
   });
 
   it("judges a few of 10,000 identical nodes per placement, not all of them, and takes the lowest ids", () => {
-    const index = new FleetIndex();
-    let judged = 0;
-    const nodes: CandidateNode[] = [];
-    for (let i = 9_999; i >= 0; i--) {
-      const n = node(`n-${String(i).padStart(5, "0")}`, {
-        capacity: res(8000, 32 * GB, 200 * GB),
-        labels: { sim: "true", zone: `z${i % 4}` },
-      });
-      // Judging a node reads its engines; the index read them once, as each node was added.
-      const engines = n.engines;
-      nodes.push(
-        Object.defineProperty({ ...n }, "engines", {
-          enumerable: true,
-          get: () => {
-            judged++;
-            return engines;
-          },
-        }) as CandidateNode,
-      );
-    }
-    for (const n of nodes) index.update(n.id, n);
+    const { index, nodes, count } = countedFleet(10_000, (id, i) =>
+      node(id, { capacity: res(8000, 32 * GB, 200 * GB), labels: { sim: "true", zone: `z${i % 4}` } }),
+    );
     let ledger = ledgerOf([]);
     for (let step = 0; step < 20; step++) {
       const request = job({ jobId: `j-${step}`, count: 3, resources: res(10, 16e6) });
-      judged = 0;
+      count.judged = 0;
       const result = placeJob({ ...request, nodes: index.view() }, ledger);
       // Idle nodes rank above busy ones: each job takes the next three ids.
       expect(result.placements.map((p) => p.nodeId)).toEqual(
         [0, 1, 2].map((k) => `n-${String(3 * step + k).padStart(5, "0")}`),
       );
-      expect(judged).toBeLessThanOrEqual(16);
+      expect(count.judged).toBeLessThanOrEqual(16);
       ledger = result.ledger;
     }
     // A job narrowed to one zone (2,500 nodes alike): its freest 64 cannot settle the tie, rank order does.
@@ -232,9 +225,9 @@ describe("placement among many nodes alike", () => {
         constraints: [{ key: "zone", operator: "=", values: ["z1"] }],
         resources: res(10, 16e6),
       });
-      judged = 0;
+      count.judged = 0;
       const result = placeJob({ ...request, nodes: index.view() }, ledger);
-      expect(judged).toBeLessThanOrEqual(64 + 16);
+      expect(count.judged).toBeLessThanOrEqual(64 + 16);
       expect(result.placements).toEqual(placeJob({ ...request, nodes }, ledger).placements);
       ledger = result.ledger;
     }
