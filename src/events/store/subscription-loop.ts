@@ -7,9 +7,9 @@ import type { RecordedEvent, StoreSubscription } from "./event-store.ts";
  * nothing is not awaited, and the loop yields to the event loop after every full page: a reader
  * that answers synchronously (SQLite) would otherwise run a whole catch-up in one macrotask,
  * starving timers, NATS and HTTP until it ends. It yields before it asks for the next page, not
- * after: asked for at once, the next page is read (a synchronous reader reads it there and then)
- * before the processors this page woke have folded it, and a one-thread catch-up so ordered
- * took about a fifth more CPU for the same events.
+ * after: asked for at once, a synchronous reader reads the next page there and then, before the
+ * processors this page woke have folded it, so every page would wait a fold and a turn between
+ * its read and its own fold instead of being folded as soon as it is read.
  *
  * Each pass reads from the last position delivered to the end of the store. A pass that saw no
  * commit of this process while it ran has read all of them, so it waits at once: once woken,
