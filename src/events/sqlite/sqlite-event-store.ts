@@ -428,6 +428,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
     const subscription = pollingSubscription({
       after: options.after ?? 0,
       readPages: (after) => this.pagesAfter(after),
+      pageSize: BATCH,
       commits: () => this.commitsWithEvents,
       waitForAppend: (seen, signal) =>
         new Promise<void>((resolve) => {
