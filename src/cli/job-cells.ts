@@ -57,4 +57,8 @@ export function historyEventText(event: {
   return event.Details.Hint ? `${text} Hint: ${event.Details.Hint}` : text;
 }
 
+/** Who caused a history entry (its Details.Actor, `operator:alice`); `-` for an event stored without one. */
+export const historyActor = (event: { readonly Details: Readonly<Record<string, string>> }): string =>
+  event.Details.Actor || "-";
+
 export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(["Completed", "Failed", "Stopped"]);

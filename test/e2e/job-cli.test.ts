@@ -433,7 +433,7 @@ describe("shoal job list, describe, executions, history, stop", () => {
     expect(table.stdout).toContain(`ID            = ${id}`);
     expect(table.stdout).toContain("State         = Completed");
     expect(table.stdout).toContain("Summary\nCompleted = 1");
-    expect(table.stdout).toMatch(/Job History\nTIME +TOPIC +EVENT\n.*Submission +Job submitted\n/);
+    expect(table.stdout).toMatch(/Job History\nTIME +BY +TOPIC +EVENT\n.* +operator:ops +Submission +Job submitted\n/);
     expect(table.stdout).toMatch(
       new RegExp(
         `Executions\\nID +NODE ID +STATE +DESIRED +REV\\. +CREATED +MODIFIED +COMMENT\\ne-[0-9a-f]{8} +${nodeId} +Completed +Stopped`,
@@ -476,11 +476,14 @@ describe("shoal job list, describe, executions, history, stop", () => {
     const table = await shoal(["job", "history", id]);
     expect(table.code, table.stderr).toBe(0);
     const [header, ...rows] = table.stdout.trimEnd().split("\n");
-    expect(header?.split(/ {2,}/)).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "TOPIC", "EVENT"]);
-    expect(rows[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +JobLevel +1 +Submission +Job submitted$/);
-    expect(rows.at(-1)).toMatch(/JobLevel +1 +State Update +Completed$/);
+    expect(header?.split(/ {2,}/)).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"]);
+    expect(rows[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +JobLevel +1 +operator:ops +Submission +Job submitted$/);
+    expect(rows.at(-1)).toMatch(/JobLevel +1 +system:workflow-jobs +State Update +Completed$/);
+    expect(rows.some((r) => r.includes(`node:${nodeId}`))).toBe(true);
     const all = JSON.parse((await shoal(["job", "history", id, "--output", "json"])).stdout) as Body[];
     expect(all).toHaveLength(rows.length);
+    // JSON carries who acted in each entry's Event.Details, as the table's BY shows it.
+    expect(all[0]!.Event.Details.Actor).toBe("operator:ops");
     const jobOnly = parseYaml(
       (await shoal(["job", "history", id, "--event-type", "job", "--output", "yaml"])).stdout,
     ) as Body[];

@@ -304,7 +304,12 @@ describe("DELETE, history and executions", () => {
       ["JobLevel", { Previous: "Pending", New: "Queued" }, "Queueing", State.Message],
       ["JobLevel", { Previous: "Queued", New: "Stopped" }, "Scheduling", "Job requested to stop before completion"],
     ]);
-    expect(items[2]!.Event.Details).toEqual({ Reason: "done here" });
+    // Who acted and why, from the events' metadata: the writer submitted and stopped, the placement workflow queued.
+    expect(items.map((h) => h.Event.Details)).toEqual([
+      { Actor: "operator:writer" },
+      { Actor: "system:workflow-jobs", Reason: "the job was submitted" },
+      { Actor: "operator:writer", Reason: "done here" },
+    ]);
     expect(items[0]!.SeqNum).toBeLessThan(items[1]!.SeqNum);
     expect(items[1]!.SeqNum).toBeLessThan(items[2]!.SeqNum);
 

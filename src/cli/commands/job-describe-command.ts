@@ -1,6 +1,6 @@
 import type { ExecutionJson, JobJson, JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { computeStateName, dateTime, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
+import { computeStateName, dateTime, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData } from "../output-format.ts";
 import { oneJobId } from "../one-job-id.ts";
@@ -19,8 +19,8 @@ Shows a job with its executions and history.
 Options:
   --output yaml|json|table yaml (default) and json print {Job, Executions, History} as the API
                            returns them; table prints Bacalhau's summary: the job, its executions
-                           by state, the job's history, the executions, each one's history, and
-                           their output
+                           by state, the job's history, the executions, each one's history (each
+                           entry with who caused it), and their output
 
 ${API_OPTIONS_HELP}`;
 
@@ -38,8 +38,8 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
 
 const historyTable = (entries: readonly JobHistoryJson[]) =>
   formatTable(
-    ["TIME", "TOPIC", "EVENT"],
-    entries.map((h) => [dateTime(new Date(h.Time)), h.Event.Topic, historyEventText(h.Event)]),
+    ["TIME", "BY", "TOPIC", "EVENT"],
+    entries.map((h) => [dateTime(new Date(h.Time)), historyActor(h.Event), h.Event.Topic, historyEventText(h.Event)]),
   );
 
 /** Bacalhau's `job describe` without --output (cmd/cli/job/describe.go). */

@@ -1,6 +1,6 @@
 import type { JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { dateTime, historyEventText, shortId } from "../job-cells.ts";
+import { dateTime, historyActor, historyEventText, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { outputFormat } from "../output-format.ts";
@@ -15,7 +15,8 @@ const EVENT_TYPES = ["all", "job", "execution"] as const;
 export const JOB_HISTORY_HELP = `Usage: shoal job history <job-id> [options]
 
 A job's and its executions' history, oldest first (Bacalhau's columns: time, level, job version,
-execution id, topic, event).
+execution id, topic, event) and BY: who caused each entry (operator:<user>, node:<id> or
+system:<part>).
 
 Options:
   --event-type TYPE        all (default), job or execution
@@ -36,7 +37,7 @@ const OPTIONS = {
   "next-token": { type: "string" },
 } as const;
 
-export const HISTORY_COLUMNS = ["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "TOPIC", "EVENT"] as const;
+export const HISTORY_COLUMNS = ["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"] as const;
 
 export function historyRow(h: JobHistoryJson): string[] {
   return [
@@ -44,6 +45,7 @@ export function historyRow(h: JobHistoryJson): string[] {
     h.Type,
     String(h.JobVersion),
     h.ExecutionID ? shortId(h.ExecutionID) : "",
+    historyActor(h.Event),
     h.Event.Topic,
     historyEventText(h.Event),
   ];

@@ -8,11 +8,13 @@ import { decodeExecutionEvent } from "../../events/catalog/execution-event-codec
 import { decodeJobEvent } from "../../events/catalog/job-event-codec.ts";
 import type { EventStore } from "../../events/store/event-store.ts";
 import { executionStream, jobStream } from "../../events/streams.ts";
+import { withEventActor } from "./with-event-actor.ts";
 
 /**
  * One entry of a job's history as Bacalhau v1.7 serializes models.JobHistory: JobLevel entries
  * carry the job's state change, ExecutionLevel ones the execution's (compute states as Bacalhau's
  * integers). SeqNum is the event's store position: increasing across the job and its executions.
+ * Event.Details also says who caused the entry and why (`withEventActor`).
  */
 export interface JobHistoryEntry {
   readonly Type: "JobLevel" | "ExecutionLevel";
@@ -63,7 +65,7 @@ export class JobHistory {
           JobID: jobId,
           JobVersion: next.version,
           JobState: { Previous: state.state ?? "Undefined", New: next.state ?? "Undefined" },
-          Event: { ...jobHistoryEvent(event), Timestamp: recorded.time },
+          Event: { ...withEventActor(jobHistoryEvent(event), recorded.metadata), Timestamp: recorded.time },
           Time: recorded.time,
           SeqNum: recorded.position,
         });
@@ -90,7 +92,7 @@ export class JobHistory {
                 Previous: state.computeState === undefined ? 0 : computeStateNumber(state.computeState),
                 New: next.computeState === undefined ? 0 : computeStateNumber(next.computeState),
               },
-              Event: { ...entry, Timestamp: recorded.time },
+              Event: { ...withEventActor(entry, recorded.metadata), Timestamp: recorded.time },
               Time: recorded.time,
               SeqNum: recorded.position,
             });
