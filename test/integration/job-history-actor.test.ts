@@ -12,7 +12,7 @@ import { executionsOf, until } from "../support/job-waits.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { startJoined } from "../support/start-joined.ts";
 import { testAgent } from "../support/test-agent.ts";
 
 /**
@@ -53,12 +53,7 @@ beforeAll(async () => {
       stopGraceSeconds: 0,
     }),
   });
-  await agent.start();
-  await waitFor(
-    () => orchestrator.manager.live(nodeId) !== undefined,
-    10_000,
-    () => `node ${nodeId} joined`,
-  );
+  await startJoined(agent, orchestrator.manager, nodeId);
 }, 60_000);
 
 afterAll(async () => {

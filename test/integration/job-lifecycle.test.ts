@@ -19,7 +19,7 @@ import { executionsOf, inState, until as untilJob } from "../support/job-waits.t
 import { removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { startJoined } from "../support/start-joined.ts";
 import { testAgent } from "../support/test-agent.ts";
 
 /**
@@ -83,12 +83,7 @@ async function startNode(suite: string, name: string, again?: { nodeId: string; 
     ...(again === undefined ? {} : { dataDir: again.dataDir }),
   });
   agents.push(agent);
-  await agent.start();
-  await waitFor(
-    () => orchestrator.manager.live(nodeId) !== undefined,
-    10_000,
-    () => `node ${nodeId} joined`,
-  );
+  await startJoined(agent, orchestrator.manager, nodeId);
   return nodeId;
 }
 

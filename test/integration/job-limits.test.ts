@@ -20,7 +20,7 @@ import { removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
 import { storedEvents } from "../support/stored-events.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { startJoined } from "../support/start-joined.ts";
 import { testAgent } from "../support/test-agent.ts";
 
 /**
@@ -72,12 +72,7 @@ async function startNode(): Promise<string> {
   const token = running.joinToken.token;
   const agent = testAgent({ nodeId, orchestrators: [running.natsUrl], token, executor, resourceUpdateMs: 200 });
   agents.push(agent);
-  await agent.start();
-  await waitFor(
-    () => running.manager.live(nodeId) !== undefined,
-    10_000,
-    () => `node ${nodeId} joined`,
-  );
+  await startJoined(agent, running.manager, nodeId);
   return nodeId;
 }
 

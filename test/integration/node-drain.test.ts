@@ -13,6 +13,7 @@ import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { freePort } from "../support/nats-server.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { startJoined } from "../support/start-joined.ts";
 import { storedEvents } from "../support/stored-events.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
@@ -89,12 +90,7 @@ async function startNode(suite: string, name: string): Promise<string> {
     resourceUpdateMs: 200,
   });
   agents.push(agent);
-  await agent.start();
-  await waitFor(
-    () => orchestrator.manager.live(nodeId) !== undefined,
-    10_000,
-    () => `node ${nodeId} joined`,
-  );
+  await startJoined(agent, orchestrator.manager, nodeId);
   return nodeId;
 }
 
