@@ -1,0 +1,274 @@
+import type Database from "better-sqlite3";
+import { checkFilteredRead, inTimeWindow, matchesNothing } from "../store/event-filter.ts";
+import type {
+  ActorFilter,
+  EventFilter,
+  FilteredPage,
+  PositionBounds,
+  ReadFilteredOptions,
+  RecordedEvent,
+} from "../store/event-store.ts";
+import { COLUMNS, SqliteRecordedEvent, type Row } from "./sqlite-recorded-event.ts";
+import { MAX_TIME_SKEW, timeMs } from "./time-marks.ts";
+
+/** Positions after `cursor`, up to `hi`, in order, at most `limit` of them. */
+type SubRead = (cursor: number, hi: number, limit: number) => number[];
+
+/**
+ * The planner of filtered reads. Every equality a filter holds has an index whose rows are in
+ * position order (audit-schema.ts), so each part of the filter becomes a few sub-reads of
+ * positions, each a range of one index (no sort, no row read that is not returned); the sub-reads
+ * are merged in position order and only then the rows are read. The time window is first turned
+ * into positions by the time marks, and the exact comparison is left to the rows at its edges.
+ *
+ * | filter             | sub-reads                                                               |
+ * |--------------------|-------------------------------------------------------------------------|
+ * | streams (+ types)  | per stream (and type): events_by_stream_type, or (stream, revision)     |
+ * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type; without types, |
+ * |                    | over the types that actor has (found by a skip-scan of the same index)  |
+ * | types              | per type: events_by_type                                                |
+ * | time only, nothing | one range of the table                                                  |
+ *
+ * With streams and actors both, the actor is checked on the stream's rows (an entity's stream is
+ * short next to an actor's history).
+ */
+export class SqliteFilteredReader {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  private statement(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** One page; the caller runs it in a read transaction, so every sub-read sees the same commit. */
+  read(filter: EventFilter, options: ReadFilteredOptions): FilteredPage {
+    checkFilteredRead(filter, options);
+    const head = (this.statement("SELECT max(position) FROM events").pluck().get() as number | null) ?? 0;
+    const after = options.after ?? 0;
+    const bound = options.through ?? head;
+    // Not past the head: a position not yet written is not read yet.
+    const end: FilteredPage = { events: [], scannedThrough: Math.max(after, Math.min(bound, head)) };
+    if (matchesNothing(filter)) return end;
+    let lo = after;
+    let hi = Math.min(bound, head);
+    if (filter.since !== undefined || filter.until !== undefined) {
+      const window = this.timeBounds(filter.since, filter.until);
+      lo = Math.max(lo, window.after);
+      if (window.through !== undefined) hi = Math.min(hi, window.through);
+    }
+    if (lo >= hi) return end;
+
+    const subReads = this.plan(filter);
+    const events: RecordedEvent[] = [];
+    let cursor = lo;
+    while (events.length < options.maxCount) {
+      const limit = options.maxCount - events.length;
+      const rows =
+        subReads === undefined ? this.rangeRows(cursor, hi, limit) : this.rowsAt(merge(subReads, cursor, hi, limit));
+      for (const row of rows) {
+        if (inTimeWindow(row[7], filter)) events.push(SqliteRecordedEvent.fromRow(row));
+      }
+      if (rows.length < limit) return { events, scannedThrough: end.scannedThrough };
+      cursor = (rows[rows.length - 1] as Row)[0];
+    }
+    return { events, scannedThrough: cursor };
+  }
+
+  /** The sub-reads of a filter with an equality in it; undefined for a plain range (time only, or nothing). */
+  private plan(filter: EventFilter): SubRead[] | undefined {
+    const types = filter.types === undefined ? undefined : [...new Set(filter.types)];
+    const actors = filter.actors === undefined ? undefined : distinctActors(filter.actors);
+    if (filter.streams !== undefined) {
+      const residual = actors === undefined ? { sql: "", args: [] } : actorCondition(actors);
+      return [...new Set(filter.streams)].flatMap((stream) =>
+        types === undefined
+          ? [this.streamRead(stream, residual)]
+          : types.map((type) =>
+              this.indexRead("events_by_stream_type", "stream = ? AND type = ?", [stream, type], residual),
+            ),
+      );
+    }
+    if (actors !== undefined) {
+      return actors.flatMap((actor) => {
+        const [index, prefix, args] =
+          actor.id === undefined
+            ? (["events_by_actor_type", "actor_type = ?", [actor.type]] as const)
+            : (["events_by_actor", "actor_type = ? AND actor_id = ?", [actor.type, actor.id]] as const);
+        return (types ?? this.typesIn(index, prefix, args)).map((type) =>
+          this.indexRead(index, `${prefix} AND type = ?`, [...args, type]),
+        );
+      });
+    }
+    if (types !== undefined) return types.map((type) => this.indexRead("events_by_type", "type = ?", [type]));
+    return undefined;
+  }
+
+  private indexRead(
+    index: string,
+    equal: string,
+    args: readonly unknown[],
+    residual: { sql: string; args: readonly unknown[] } = { sql: "", args: [] },
+  ): SubRead {
+    const read = this.statement(
+      `SELECT position FROM events INDEXED BY ${index} WHERE ${equal} AND position > ? AND position <= ?` +
+        `${residual.sql} ORDER BY position LIMIT ?`,
+    ).pluck();
+    return (cursor, hi, limit) => read.all(...args, cursor, hi, ...residual.args, limit) as number[];
+  }
+
+  /**
+   * A stream's events in revision order, which is their position order: it starts at the first
+   * revision past the cursor (a binary search on (stream, revision)), so a long stream read late
+   * does not walk its beginning again.
+   */
+  private streamRead(stream: string, residual: { sql: string; args: readonly unknown[] }): SubRead {
+    const read = this.statement(
+      "SELECT position FROM events INDEXED BY sqlite_autoindex_events_2 WHERE stream = ? AND revision >= ? " +
+        `AND position > ? AND position <= ?${residual.sql} ORDER BY revision LIMIT ?`,
+    ).pluck();
+    return (cursor, hi, limit) =>
+      read.all(stream, this.firstRevisionAfter(stream, cursor), cursor, hi, ...residual.args, limit) as number[];
+  }
+
+  private firstRevisionAfter(stream: string, position: number): number {
+    const last = this.statement("SELECT max(revision) FROM events WHERE stream = ?").pluck().get(stream) as
+      number | null;
+    const at = this.statement("SELECT position FROM events WHERE stream = ? AND revision = ?").pluck();
+    let lo = 0;
+    let hi = (last ?? -1) + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const p = at.get(stream, mid) as number | undefined;
+      // A revision missing (only a hand-edited store has one) ends the search early: read from there.
+      if (p === undefined || p > position) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /** The types present under an index's prefix, one probe each (a skip-scan), in type order. */
+  private typesIn(index: string, prefix: string, args: readonly unknown[]): string[] {
+    const first = this.statement(
+      `SELECT type FROM events INDEXED BY ${index} WHERE ${prefix} ORDER BY type LIMIT 1`,
+    ).pluck();
+    const next = this.statement(
+      `SELECT type FROM events INDEXED BY ${index} WHERE ${prefix} AND type > ? ORDER BY type LIMIT 1`,
+    ).pluck();
+    const out: string[] = [];
+    for (
+      let t = first.get(...args) as string | undefined;
+      t !== undefined;
+      t = next.get(...args, t) as string | undefined
+    )
+      out.push(t);
+    return out;
+  }
+
+  private rangeRows(cursor: number, hi: number, limit: number): Row[] {
+    return this.statement(
+      `SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`,
+    )
+      .raw()
+      .all(cursor, hi, limit) as Row[];
+  }
+
+  private rowsAt(positions: readonly number[]): Row[] {
+    const at = this.statement(`SELECT ${COLUMNS} FROM events WHERE position = ?`).raw();
+    const rows: Row[] = [];
+    for (const p of positions) rows.push(at.get(p) as Row);
+    return rows;
+  }
+
+  /** See EventStore.positionAt. */
+  positionAt(time: number): number {
+    if (!Number.isFinite(time)) throw new RangeError(`time must be a time in ms, got ${time}`);
+    const mark = this.statement(
+      "SELECT position, max_time_ms FROM time_marks WHERE max_time_ms <= ? ORDER BY max_time_ms DESC, position DESC LIMIT 1",
+    ).get(time) as { position: number; max_time_ms: number } | undefined;
+    let max = mark?.max_time_ms ?? -Infinity;
+    let through = mark?.position ?? 0;
+    // Up to the next mark at most: its maximum is past `time`, or there is none after.
+    const rows = this.statement("SELECT position, time FROM events WHERE position > ? ORDER BY position").raw();
+    for (const [position, text] of rows.iterate(through) as Iterable<[number, string]>) {
+      const t = timeMs(text);
+      if (t > max) max = t;
+      if (max > time) break;
+      through = position;
+    }
+    return through;
+  }
+
+  /** See EventStore.timeBounds. */
+  timeBounds(since: number | undefined, until: number | undefined): PositionBounds {
+    for (const [name, v] of [
+      ["since", since],
+      ["until", until],
+    ] as const)
+      if (v !== undefined && !Number.isFinite(v)) throw new RangeError(`${name} must be a time in ms, got ${v}`);
+    // Every event up to a mark whose maximum is before `since` is before it too.
+    const after =
+      since === undefined
+        ? 0
+        : ((this.statement(
+            "SELECT position FROM time_marks WHERE max_time_ms < ? " +
+              "ORDER BY max_time_ms DESC, position DESC LIMIT 1",
+          )
+            .pluck()
+            .get(since) as number | undefined) ?? 0);
+    if (until === undefined) return { after };
+    // From a mark whose maximum is past `until` by more than any event ever lagged the maximum, all are after `until`.
+    const skew =
+      (this.statement("SELECT value FROM store_meta WHERE name = ?").pluck().get(MAX_TIME_SKEW) as
+        number | undefined) ?? 0;
+    const mark = this.statement(
+      "SELECT position FROM time_marks WHERE max_time_ms > ? ORDER BY max_time_ms, position LIMIT 1",
+    )
+      .pluck()
+      .get(until + skew) as number | undefined;
+    return mark === undefined ? { after } : { after, through: mark - 1 };
+  }
+}
+
+function distinctActors(actors: readonly ActorFilter[]): ActorFilter[] {
+  const seen = new Map<string, ActorFilter>();
+  for (const a of actors) seen.set(JSON.stringify([a.type, a.id ?? null]), a);
+  return [...seen.values()];
+}
+
+/** The actors as a condition on a row: ` AND (…)`. */
+function actorCondition(actors: readonly ActorFilter[]): { sql: string; args: readonly unknown[] } {
+  const parts: string[] = [];
+  const args: unknown[] = [];
+  for (const a of actors) {
+    if (a.id === undefined) {
+      parts.push("actor_type = ?");
+      args.push(a.type);
+    } else {
+      parts.push("(actor_type = ? AND actor_id = ?)");
+      args.push(a.type, a.id);
+    }
+  }
+  return { sql: ` AND (${parts.join(" OR ")})`, args };
+}
+
+/**
+ * The first `limit` positions of the union, in order, once each (two actors may both match a
+ * row). Each sub-read gave its first `limit`, so the union's first `limit` are among them.
+ */
+function merge(subReads: readonly SubRead[], cursor: number, hi: number, limit: number): number[] {
+  const all: number[] = [];
+  for (const read of subReads) for (const p of read(cursor, hi, limit)) all.push(p);
+  all.sort((a, b) => a - b);
+  const out: number[] = [];
+  for (const p of all) {
+    if (out.length === limit) break;
+    if (out[out.length - 1] !== p) out.push(p);
+  }
+  return out;
+}
