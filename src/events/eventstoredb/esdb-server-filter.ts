@@ -1,9 +1,13 @@
 import type { EventFilter } from "../store/event-store.ts";
 import type { ServerFilter } from "./read-all-filtered.ts";
 
-/** .NET and JavaScript escape the same characters the same way for a literal match. */
+/**
+ * A name as a literal in a regular expression that .NET (the server's) and JavaScript read alike:
+ * the metacharacters (and `#`, which .NET's Regex.Escape escapes too) with a backslash, whitespace
+ * as \uXXXX.
+ */
 function literal(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\#\s-]/g, (c) =>
+  return text.replace(/[.*+?^${}()|[\]\\#]|\s/g, (c) =>
     /\s/.test(c) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}` : `\\${c}`,
   );
 }
