@@ -25,14 +25,15 @@ const ACTOR_COLUMNS: readonly [string, string][] = [
 ];
 
 /**
- * Each keeps its rows in position order (SQLite appends the rowid), so every filter the feed
- * offers reads the rows it returns and no others, with no sort.
+ * Each keeps its rows in position order (SQLite appends the rowid), so a filter on types and
+ * actors reads the rows it returns and no others, with no sort. A stream's rows are found by
+ * (stream, revision), and its types checked on them: an index on (stream, type) as well cost ≈ 14 %
+ * of an insert's CPU, to spare reading the rest of a stream, short but for a pathological one.
  */
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type);
 CREATE INDEX IF NOT EXISTS events_by_actor_type ON events (actor_type, type);
 CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor_type, actor_id, type);
-CREATE INDEX IF NOT EXISTS events_by_stream_type ON events (stream, type);
 `;
 
 const TABLES = `

@@ -15,22 +15,22 @@ import { MAX_TIME_SKEW, timeMs } from "./time-marks.ts";
 type SubRead = (cursor: number, hi: number, limit: number) => number[];
 
 /**
- * The planner of filtered reads. Every equality a filter holds has an index whose rows are in
- * position order (audit-schema.ts), so each part of the filter becomes a few sub-reads of
- * positions, each a range of one index (no sort, no row read that is not returned); the sub-reads
- * are merged in position order and only then the rows are read. The time window is first turned
+ * The planner of filtered reads. Types and actors have indexes whose rows are in position order
+ * (audit-schema.ts), and a stream has (stream, revision), so each part of the filter becomes a few
+ * sub-reads of positions, each a range of one index with no sort; the sub-reads are merged in
+ * position order and only then the rows are read. The time window is first turned
  * into positions by the time marks, and the exact comparison is left to the rows at its edges.
  *
- * | filter             | sub-reads                                                               |
- * |--------------------|-------------------------------------------------------------------------|
- * | streams (+ types)  | per stream (and type): events_by_stream_type, or (stream, revision)     |
+ * | filter             | sub-reads                                                                  |
+ * |--------------------|----------------------------------------------------------------------------|
+ * | streams (+ more)   | per stream: (stream, revision) from the cursor on, the rest checked on rows |
  * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type; without types, |
- * |                    | over the types that actor has (found by a skip-scan of the same index)  |
- * | types              | per type: events_by_type                                                |
- * | time only, nothing | one range of the table                                                  |
+ * |                    | over the types that actor has (found by a skip-scan of the same index)     |
+ * | types              | per type: events_by_type                                                   |
+ * | time only, nothing | one range of the table                                                     |
  *
- * With streams and actors both, the actor is checked on the stream's rows (an entity's stream is
- * short next to an actor's history).
+ * With streams, the types and actors asked for too are checked on the stream's rows (an entity's
+ * stream is short next to a type's or an actor's history).
  */
 export class SqliteFilteredReader {
   private readonly statements = new Map<string, Database.Statement>();
@@ -85,14 +85,8 @@ export class SqliteFilteredReader {
     const types = filter.types === undefined ? undefined : [...new Set(filter.types)];
     const actors = filter.actors === undefined ? undefined : distinctActors(filter.actors);
     if (filter.streams !== undefined) {
-      const residual = actors === undefined ? { sql: "", args: [] } : actorCondition(actors);
-      return [...new Set(filter.streams)].flatMap((stream) =>
-        types === undefined
-          ? [this.streamRead(stream, residual)]
-          : types.map((type) =>
-              this.indexRead("events_by_stream_type", "stream = ? AND type = ?", [stream, type], residual),
-            ),
-      );
+      const residual = rowCondition(types, actors);
+      return [...new Set(filter.streams)].map((stream) => this.streamRead(stream, residual));
     }
     if (actors !== undefined) {
       return actors.flatMap((actor) => {
@@ -109,17 +103,12 @@ export class SqliteFilteredReader {
     return undefined;
   }
 
-  private indexRead(
-    index: string,
-    equal: string,
-    args: readonly unknown[],
-    residual: { sql: string; args: readonly unknown[] } = { sql: "", args: [] },
-  ): SubRead {
+  private indexRead(index: string, equal: string, args: readonly unknown[]): SubRead {
     const read = this.statement(
-      `SELECT position FROM events INDEXED BY ${index} WHERE ${equal} AND position > ? AND position <= ?` +
-        `${residual.sql} ORDER BY position LIMIT ?`,
+      `SELECT position FROM events INDEXED BY ${index} WHERE ${equal} AND position > ? AND position <= ? ` +
+        "ORDER BY position LIMIT ?",
     ).pluck();
-    return (cursor, hi, limit) => read.all(...args, cursor, hi, ...residual.args, limit) as number[];
+    return (cursor, hi, limit) => read.all(...args, cursor, hi, limit) as number[];
   }
 
   /**
@@ -239,6 +228,25 @@ function distinctActors(actors: readonly ActorFilter[]): ActorFilter[] {
   const seen = new Map<string, ActorFilter>();
   for (const a of actors) seen.set(JSON.stringify([a.type, a.id ?? null]), a);
   return [...seen.values()];
+}
+
+/** The types and the actors as a condition on a row: ` AND …`, or nothing. */
+function rowCondition(
+  types: readonly string[] | undefined,
+  actors: readonly ActorFilter[] | undefined,
+): { sql: string; args: readonly unknown[] } {
+  let sql = "";
+  const args: unknown[] = [];
+  if (types !== undefined) {
+    sql += ` AND type IN (${types.map(() => "?").join(", ")})`;
+    args.push(...types);
+  }
+  if (actors !== undefined) {
+    const actor = actorCondition(actors);
+    sql += actor.sql;
+    args.push(...actor.args);
+  }
+  return { sql, args };
 }
 
 /** The actors as a condition on a row: ` AND (…)`. */
