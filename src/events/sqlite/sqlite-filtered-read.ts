@@ -11,6 +11,9 @@ import type {
 import { COLUMNS, SqliteRecordedEvent, type Row } from "./sqlite-recorded-event.ts";
 import { MAX_TIME_SKEW, timeMs } from "./time-marks.ts";
 
+/** Rows a time-filtered page reads at a time, at least (its own size when larger). */
+const TIME_STEP = 128;
+
 /** Positions after `cursor`, up to `hi`, in order, at most `limit` of them. */
 type SubRead = (cursor: number, hi: number, limit: number) => number[];
 
@@ -65,19 +68,24 @@ export class SqliteFilteredReader {
     if (lo >= hi) return end;
 
     const subReads = this.plan(filter);
+    const timed = filter.since !== undefined || filter.until !== undefined;
+    const rowAt = this.statement(`SELECT ${COLUMNS} FROM events WHERE position = ?`).raw();
     const events: RecordedEvent[] = [];
     let cursor = lo;
-    while (events.length < options.maxCount) {
+    for (;;) {
       const limit = options.maxCount - events.length;
-      const rows =
-        subReads === undefined ? this.rangeRows(cursor, hi, limit) : this.rowsAt(merge(subReads, cursor, hi, limit));
-      for (const row of rows) {
-        if (inTimeWindow(row[7], filter)) events.push(SqliteRecordedEvent.fromRow(row));
+      // Rows near the edges of a time window may fail its comparison: there, read on in longer steps.
+      const step = timed ? Math.max(limit, TIME_STEP) : limit;
+      const batch = subReads === undefined ? this.rangeRows(cursor, hi, step) : merge(subReads, cursor, hi, step);
+      for (const item of batch) {
+        const row = typeof item === "number" ? (rowAt.get(item) as Row) : item;
+        cursor = row[0];
+        if (!inTimeWindow(row[7], filter)) continue;
+        events.push(SqliteRecordedEvent.fromRow(row));
+        if (events.length === options.maxCount) return { events, scannedThrough: cursor };
       }
-      if (rows.length < limit) return { events, scannedThrough: end.scannedThrough };
-      cursor = (rows[rows.length - 1] as Row)[0];
+      if (batch.length < step) return { events, scannedThrough: end.scannedThrough };
     }
-    return { events, scannedThrough: cursor };
   }
 
   /** The sub-reads of a filter with an equality in it; undefined for a plain range (time only, or nothing). */
@@ -165,13 +173,6 @@ export class SqliteFilteredReader {
     )
       .raw()
       .all(cursor, hi, limit) as Row[];
-  }
-
-  private rowsAt(positions: readonly number[]): Row[] {
-    const at = this.statement(`SELECT ${COLUMNS} FROM events WHERE position = ?`).raw();
-    const rows: Row[] = [];
-    for (const p of positions) rows.push(at.get(p) as Row);
-    return rows;
   }
 
   /** See EventStore.positionAt. */
