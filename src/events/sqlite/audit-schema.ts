@@ -82,7 +82,7 @@ export function addAuditSchema(
         "store upgraded to file version 2: time marks written",
       );
     }
-    db.pragma(`user_version = ${upgradeToVersion}`);
+    if (upgrading) db.pragma(`user_version = ${upgradeToVersion}`);
   }).immediate();
 }
 
