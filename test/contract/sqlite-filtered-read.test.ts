@@ -112,6 +112,9 @@ describe("SQLite store file version 2", () => {
 
     const store = open(file, { logger });
     expect(version(file)).toBe(2);
+    const [copied] = messages("actors copied from metadata");
+    const withActor = log.filter((l, i) => !damaged.has(i) && l.event.metadata.actor !== undefined).length;
+    expect(copied).toMatchObject({ events: 1500, actors: withActor, ms: expect.any(Number) });
     const [built] = messages("filter indexes built");
     expect(built).toMatchObject({ events: 1500, ms: expect.any(Number) });
     const [marked] = messages("time marks written");

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { actorFromJson } from "./actor-columns.ts";
 import { MARK_EVERY, MAX_TIME_SKEW, observeTime, type TimeMarkState } from "./time-marks.ts";
 
 /** Where the store logs its one-time upgrade work. */
@@ -7,31 +8,44 @@ export interface UpgradeLog {
 }
 
 /**
- * The actor of an event, read from its metadata. Virtual: computed when read or indexed, so old
- * rows are covered without being rewritten. A row whose metadata is not JSON has no actor rather
- * than failing every index build and insert (the store would not open).
+ * The actor of an event, beside its metadata: plain columns the writer fills from the metadata it
+ * appends (actor-columns.ts), so an insert indexes them with no JSON work, and a filtered read
+ * finds positions in their indexes alone. Generated columns (computed from the JSON) cost each
+ * insert the JSON's parse, and their indexes do not cover a read (SQLite goes to the table row).
  */
 const ACTOR_COLUMNS: readonly [string, string][] = [
-  [
-    "actor_type",
-    "ALTER TABLE events ADD COLUMN actor_type TEXT GENERATED ALWAYS AS " +
-      "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.actor.type') END) VIRTUAL",
-  ],
-  [
-    "actor_id",
-    "ALTER TABLE events ADD COLUMN actor_id TEXT GENERATED ALWAYS AS " +
-      "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.actor.id') END) VIRTUAL",
-  ],
+  ["actor_type", "ALTER TABLE events ADD COLUMN actor_type TEXT"],
+  ["actor_id", "ALTER TABLE events ADD COLUMN actor_id TEXT"],
 ];
+
+/** Rows stored before the columns existed get their actor from their metadata, once. */
+const COPY_ACTORS =
+  `UPDATE events SET actor_type = ${actorFromJson("metadata", "type")}, ` +
+  `actor_id = ${actorFromJson("metadata", "id")} ` +
+  "WHERE CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.actor') = 'object' ELSE 0 END";
+
+/**
+ * Metadata edited in the file (by hand, or damaged) takes its actor columns along: they say what
+ * the text says, as a filter decided in memory reads it. Shoal never updates an event, so this
+ * costs its appends nothing.
+ */
+const ACTOR_FOLLOWS_METADATA = `
+CREATE TRIGGER IF NOT EXISTS events_actor_follows_metadata AFTER UPDATE OF metadata ON events BEGIN
+  UPDATE events SET
+    actor_type = ${actorFromJson("NEW.metadata", "type")},
+    actor_id = ${actorFromJson("NEW.metadata", "id")}
+  WHERE position = NEW.position;
+END;
+`;
 
 /**
  * Each keeps its rows in position order (SQLite appends the rowid), so a filter on types and
- * actors reads the rows it returns and no others, with no sort. A stream's rows are found by
- * (stream, revision), and its types checked on them: an index on (stream, type) as well cost ≈ 14 %
- * of an insert's CPU, to spare reading the rest of a stream, short but for a pathological one.
+ * actors reads the rows it returns and no others, with no sort. Every index costs each append a
+ * B-tree insert, so there are as few as the filters allow. A filter on types alone reads
+ * (actor_type, type) once per actor type (a handful), rather than an index on type of its own. A
+ * stream's rows are found by (stream, revision), and its types checked on them.
  */
 const INDEXES = `
-CREATE INDEX IF NOT EXISTS events_by_type ON events (type);
 CREATE INDEX IF NOT EXISTS events_by_actor_type ON events (actor_type, type);
 CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor_type, actor_id, type);
 `;
@@ -63,9 +77,22 @@ export function addAuditSchema(
 ): void {
   db.transaction(() => {
     const columns = db.prepare("SELECT name FROM pragma_table_xinfo('events')").pluck().all() as string[];
-    for (const [name, sql] of ACTOR_COLUMNS) if (!columns.includes(name)) db.exec(sql);
+    const added = ACTOR_COLUMNS.filter(([name]) => !columns.includes(name));
+    for (const [, sql] of added) db.exec(sql);
     const events = upgrading ? (db.prepare("SELECT count(*) FROM events").pluck().get() as number) : 0;
     let started = performance.now();
+    if (added.length > 0) {
+      // Before the indexes exist: the copy then updates rows only, and each index is built once from them.
+      const actors = db.prepare(COPY_ACTORS).run().changes;
+      if (events > 0) {
+        log?.info(
+          { events, actors, ms: Math.round(performance.now() - started) },
+          "store upgraded to file version 2: actors copied from metadata",
+        );
+      }
+    }
+    db.exec(ACTOR_FOLLOWS_METADATA);
+    started = performance.now();
     db.exec(INDEXES);
     db.exec(TABLES);
     if (events > 0) {

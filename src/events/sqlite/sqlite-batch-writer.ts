@@ -9,7 +9,7 @@ import { observeTime, restoreMarks, snapshotMarks, type TimeMarkState } from "./
  * structured clone of strings and numbers (and costs the same in-thread):
  *
  * append: OP_APPEND, stream, expected, n, then n × (id, type, data JSON, metadata JSON, time | null, schema_version |
- * null)
+ * null, actor type | null, actor id | null)
  *   save:    OP_SAVE, name, position
  *   check:   OP_CHECK, time
  */
@@ -18,7 +18,7 @@ export const OP_APPEND = 0;
 export const OP_SAVE = 1;
 export const OP_CHECK = 2;
 /** Values per event of an encoded append. */
-export const EVENT_FIELDS = 6;
+export const EVENT_FIELDS = 8;
 
 /** Why a write failed, as plain data; the store turns it back into the port's errors. */
 export type WriteFailure =
@@ -108,7 +108,8 @@ export class SqliteBatchWriter {
       findEvent: db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
       insert: db.prepare(
-        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version, actor_type, actor_id) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       saveCheckpoint: db.prepare(
         "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
@@ -215,8 +216,18 @@ export class SqliteBatchWriter {
     for (let k = 0, i = at; k < n; k++, i += EVENT_FIELDS) {
       const time = (batch[i + 4] as string | null) ?? (now ??= new Date().toISOString());
       position = Number(
-        insert.run(batch[i], stream, after + k + 1, batch[i + 1], batch[i + 2], batch[i + 3], time, batch[i + 5])
-          .lastInsertRowid,
+        insert.run(
+          batch[i],
+          stream,
+          after + k + 1,
+          batch[i + 1],
+          batch[i + 2],
+          batch[i + 3],
+          time,
+          batch[i + 5],
+          batch[i + 6],
+          batch[i + 7],
+        ).lastInsertRowid,
       );
       observeTime(this.marks, position, time);
     }

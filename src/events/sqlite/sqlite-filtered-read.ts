@@ -29,7 +29,7 @@ type SubRead = (cursor: number, hi: number, limit: number) => number[];
  * | streams (+ more)   | per stream: (stream, revision) from the cursor on, the rest checked on rows |
  * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type; without types, |
  * |                    | over the types that actor has (found by a skip-scan of the same index)     |
- * | types              | per type: events_by_type                                                   |
+ * | types              | per type and actor type present: events_by_actor_type                      |
  * | time only, nothing | one range of the table                                                     |
  *
  * With streams, the types and actors asked for too are checked on the stream's rows (an entity's
@@ -107,7 +107,15 @@ export class SqliteFilteredReader {
         );
       });
     }
-    if (types !== undefined) return types.map((type) => this.indexRead("events_by_type", "type = ?", [type]));
+    if (types !== undefined) {
+      // One index serves types with and without actors: per type, one range for each actor type there is (a handful).
+      const actorTypes = this.actorTypes();
+      return types.flatMap((type) =>
+        actorTypes.map((actorType) =>
+          this.indexRead("events_by_actor_type", "actor_type IS ? AND type = ?", [actorType, type]),
+        ),
+      );
+    }
     return undefined;
   }
 
@@ -164,6 +172,23 @@ export class SqliteFilteredReader {
       t = next.get(...args, t) as string | undefined
     )
       out.push(t);
+    return out;
+  }
+
+  /** The actor types present (null first, for events that name none), one probe each. */
+  private actorTypes(): (string | null)[] {
+    const none = this.statement(
+      "SELECT 1 FROM events INDEXED BY events_by_actor_type WHERE actor_type IS NULL LIMIT 1",
+    ).pluck();
+    const first = this.statement(
+      "SELECT actor_type FROM events INDEXED BY events_by_actor_type WHERE actor_type IS NOT NULL " +
+        "ORDER BY actor_type LIMIT 1",
+    ).pluck();
+    const next = this.statement(
+      "SELECT actor_type FROM events INDEXED BY events_by_actor_type WHERE actor_type > ? ORDER BY actor_type LIMIT 1",
+    ).pluck();
+    const out: (string | null)[] = none.get() === undefined ? [] : [null];
+    for (let t = first.get() as string | undefined; t !== undefined; t = next.get(t) as string | undefined) out.push(t);
     return out;
   }
 
