@@ -13,7 +13,8 @@
  * from `timeBounds`, for a time window; anywhere in the log otherwise), in rounds that visit every
  * combination and the unfiltered page in a shuffled order, so that all meet the same load. A page
  * is timed from the call to its events' metadata parsed (the feed shows each event's actor and
- * reason). Every event returned is checked against the filter, untimed.
+ * reason). Every event returned is checked against the filter, and a page of an entity filter
+ * against the entity's streams read whole and filtered in memory, untimed.
  *
  * Target: p99 ≤ 20 ms for every combination. Reported: p50 and p99 per combination and their
  * ratios to the unfiltered page's, events per page, and CPU per page.
@@ -191,6 +192,14 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           return { after: bounds.after, through: bounds.through ?? head };
         }),
       );
+      // An entity filter is checked whole, untimed: a page is exactly its streams' matching events after `after`.
+      const naive = await Promise.all(
+        cases.map(async ({ filter }) => {
+          if (filter.streams === undefined) return undefined;
+          const all = (await Promise.all(filter.streams.map((s) => store.readStream(s)))).flat();
+          return all.filter((e) => matchesFilter(e, filter)).sort((a, b) => a.position - b.position);
+        }),
+      );
       const random = seededRandom(seed + 1);
       const samples: Samples[] = cases.map(() => ({ ms: [], cpuMicros: 0, events: 0, fullPages: 0 }));
       const page = async (i: number, measured: boolean) => {
@@ -206,6 +215,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         for (const e of read.events)
           if (e.position <= after || !matchesFilter(e, filter))
             throw new Error(`${cases[i]?.name}: position ${e.position} does not match the filter`);
+        const expected = naive[i]
+          ?.filter((e) => e.position > after)
+          .slice(0, PAGE)
+          .map((e) => e.position);
+        if (expected !== undefined && JSON.stringify(expected) !== JSON.stringify(read.events.map((e) => e.position)))
+          throw new Error(`${cases[i]?.name}: the page after ${after} is not the streams' matching events`);
         if (!measured) return;
         const s = samples[i] as Samples;
         s.ms.push(ms);

@@ -17,6 +17,13 @@ const TIME_STEP = 128;
 /** Positions after `cursor`, up to `hi`, in order, at most `limit` of them. */
 type SubRead = (cursor: number, hi: number, limit: number) => number[];
 
+/** Rows of one index with some leading columns equal (`equal`, with its arguments), in position order. */
+interface IndexRange {
+  readonly index: string;
+  readonly equal: string;
+  readonly args: readonly unknown[];
+}
+
 /**
  * The planner of filtered reads. Types and actors have indexes whose rows are in position order
  * (audit-schema.ts), and a stream has (stream, revision), so each part of the filter becomes a few
@@ -27,13 +34,16 @@ type SubRead = (cursor: number, hi: number, limit: number) => number[];
  * | filter             | sub-reads                                                                  |
  * |--------------------|----------------------------------------------------------------------------|
  * | streams (+ more)   | per stream: (stream, revision) from the cursor on, the rest checked on rows |
+ * |                    | (or, when they hold fewer rows after the cursor, the types' and actors'    |
+ * |                    | sub-reads with the stream checked on their rows)                           |
  * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type; without types, |
  * |                    | over the types that actor has (found by a skip-scan of the same index)     |
  * | types              | per type and actor type present: events_by_actor_type                      |
  * | time only, nothing | one range of the table                                                     |
  *
  * With streams, the types and actors asked for too are checked on the stream's rows (an entity's
- * stream is short next to a type's or an actor's history).
+ * stream is short next to a type's or an actor's history), unless the stream is the longer side:
+ * one node's 50,000 events asked for a type it holds 10 of (streamOrIndexRead).
  */
 export class SqliteFilteredReader {
   private readonly statements = new Map<string, Database.Statement>();
@@ -94,37 +104,92 @@ export class SqliteFilteredReader {
     const actors = filter.actors === undefined ? undefined : distinctActors(filter.actors);
     if (filter.streams !== undefined) {
       const residual = rowCondition(types, actors);
-      return [...new Set(filter.streams)].map((stream) => this.streamRead(stream, residual));
+      const streams = [...new Set(filter.streams)];
+      const ranges = this.indexRanges(types, actors);
+      if (ranges === undefined) return streams.map((stream) => this.streamRead(stream, residual));
+      return streams.map((stream) => this.streamOrIndexRead(stream, residual, ranges));
     }
+    return this.indexRanges(types, actors)?.map((range) => this.indexRead(range));
+  }
+
+  /** The index ranges of the types and actors (one per actor and type); undefined when there are neither. */
+  private indexRanges(
+    types: readonly string[] | undefined,
+    actors: readonly ActorFilter[] | undefined,
+  ): IndexRange[] | undefined {
     if (actors !== undefined) {
       return actors.flatMap((actor) => {
         const [index, prefix, args] =
           actor.id === undefined
             ? (["events_by_actor_type", "actor_type = ?", [actor.type]] as const)
             : (["events_by_actor", "actor_type = ? AND actor_id = ?", [actor.type, actor.id]] as const);
-        return (types ?? this.typesIn(index, prefix, args)).map((type) =>
-          this.indexRead(index, `${prefix} AND type = ?`, [...args, type]),
-        );
+        return (types ?? this.typesIn(index, prefix, args)).map((type): IndexRange => ({
+          index,
+          equal: `${prefix} AND type = ?`,
+          args: [...args, type],
+        }));
       });
     }
     if (types !== undefined) {
       // One index serves types with and without actors: per type, one range for each actor type there is (a handful).
       const actorTypes = this.actorTypes();
       return types.flatMap((type) =>
-        actorTypes.map((actorType) =>
-          this.indexRead("events_by_actor_type", "actor_type IS ? AND type = ?", [actorType, type]),
+        actorTypes.map(
+          (actorType): IndexRange => ({
+            index: "events_by_actor_type",
+            equal: "actor_type IS ? AND type = ?",
+            args: [actorType, type],
+          }),
         ),
       );
     }
     return undefined;
   }
 
-  private indexRead(index: string, equal: string, args: readonly unknown[]): SubRead {
+  /** The range's positions, those whose rows meet `residual` (a condition on the row, ` AND …`) when one is given. */
+  private indexRead(range: IndexRange, residual = { sql: "", args: [] as readonly unknown[] }): SubRead {
     const read = this.statement(
-      `SELECT position FROM events INDEXED BY ${index} WHERE ${equal} AND position > ? AND position <= ? ` +
-        "ORDER BY position LIMIT ?",
+      `SELECT position FROM events INDEXED BY ${range.index} WHERE ${range.equal} AND position > ? AND position <= ?` +
+        `${residual.sql} ORDER BY position LIMIT ?`,
     ).pluck();
-    return (cursor, hi, limit) => read.all(...args, cursor, hi, limit) as number[];
+    return (cursor, hi, limit) => read.all(...range.args, cursor, hi, ...residual.args, limit) as number[];
+  }
+
+  /** How many positions the range holds after `cursor` up to `hi`, counted up to `cap`: from the index alone. */
+  private countIn(range: IndexRange, cursor: number, hi: number, cap: number): number {
+    return this.statement(
+      `SELECT count(*) FROM (SELECT 1 FROM events INDEXED BY ${range.index} WHERE ${range.equal} ` +
+        "AND position > ? AND position <= ? LIMIT ?)",
+    )
+      .pluck()
+      .get(...range.args, cursor, hi, cap) as number;
+  }
+
+  /**
+   * A stream's events of some types or actors, read from the smaller side: the stream's rows after
+   * the cursor with the types and actors checked on them, or the types' and actors' index rows
+   * with the stream checked on them. Either costs a row lookup for each row it looks at, and finds
+   * the page's events as often as the other side's rows are a larger share of its own, so the side
+   * with fewer rows after the cursor is the cheaper. The stream's are counted exactly by
+   * revisions; the index rows are counted from the index alone, and only up to the stream's count.
+   */
+  private streamOrIndexRead(
+    stream: string,
+    residual: { sql: string; args: readonly unknown[] },
+    ranges: readonly IndexRange[],
+  ): SubRead {
+    const walk = this.streamRead(stream, residual);
+    const inStream = { sql: " AND stream = ?", args: [stream] };
+    const probe = ranges.map((range) => this.indexRead(range, inStream));
+    return (cursor, hi, limit) => {
+      const rows = this.revisionsAfter(stream, cursor);
+      let indexed = 0;
+      for (const range of ranges) {
+        if (indexed >= rows) break;
+        indexed += this.countIn(range, cursor, hi, rows - indexed);
+      }
+      return indexed < rows ? merge(probe, cursor, hi, limit) : walk(cursor, hi, limit);
+    };
   }
 
   /**
@@ -141,12 +206,22 @@ export class SqliteFilteredReader {
       read.all(stream, this.firstRevisionAfter(stream, cursor), cursor, hi, ...residual.args, limit) as number[];
   }
 
+  /** How many of the stream's events come after the position. */
+  private revisionsAfter(stream: string, position: number): number {
+    return this.lastRevision(stream) + 1 - this.firstRevisionAfter(stream, position);
+  }
+
+  private lastRevision(stream: string): number {
+    return (
+      (this.statement("SELECT max(revision) FROM events WHERE stream = ?").pluck().get(stream) as number | null) ?? -1
+    );
+  }
+
   private firstRevisionAfter(stream: string, position: number): number {
-    const last = this.statement("SELECT max(revision) FROM events WHERE stream = ?").pluck().get(stream) as
-      number | null;
+    const last = this.lastRevision(stream);
     const at = this.statement("SELECT position FROM events WHERE stream = ? AND revision = ?").pluck();
     let lo = 0;
-    let hi = (last ?? -1) + 1;
+    let hi = last + 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const p = at.get(stream, mid) as number | undefined;
