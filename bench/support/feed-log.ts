@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { actorColumns } from "../../src/events/sqlite/actor-columns.ts";
 import { OP_APPEND, SqliteBatchWriter, type EncodedBatch } from "../../src/events/sqlite/sqlite-batch-writer.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { ExpectedRevision } from "../../src/events/store/event-store.ts";
@@ -133,7 +134,10 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
         causationId: correlation,
         schemaVersion: 1,
       };
-      batch.push(uuid(), e.type, JSON.stringify(e.data), JSON.stringify(metadata), time, 1);
+      const json = JSON.stringify(metadata);
+      // The actor columns as SqliteEventStore.append fills them, so the filter indexes hold what a live store's do.
+      const [actorType, actorId] = actorColumns(metadata, json);
+      batch.push(uuid(), e.type, JSON.stringify(e.data), json, time, 1, actorType, actorId);
       byActorType[e.actor[0]] = (byActorType[e.actor[0]] ?? 0) + 1;
       if (e.actor[0] === "operator") byOperator[e.actor[1]] = (byOperator[e.actor[1]] ?? 0) + 1;
       byType[e.type] = (byType[e.type] ?? 0) + 1;
