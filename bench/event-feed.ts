@@ -1,6 +1,6 @@
 /**
  * The feed: a page of 100 events through the store's filtered read (`readFiltered`, the time
- * window bounded by `timeBounds`), with 1,000,000 events stored, for 16 combinations of filters
+ * window bounded by `timeBounds`), with 1,000,000 events stored, for 18 combinations of filters
  * and, beside them in the same run, the unfiltered page.
  *
  * The store is a cluster's two-week history (bench/support/feed-log.ts) written through the
@@ -26,6 +26,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { storeFilterOf } from "../src/projections/event-feed/event-feed.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import { matchesFilter } from "../src/events/store/event-filter.ts";
 import type { EventFilter } from "../src/events/store/event-store.ts";
@@ -102,6 +103,11 @@ function combinations(log: FeedLog): Combination[] {
     },
     { name: "category=node (19 types)", filter: { types: NODE_TYPES } },
     { name: "category=job,execution (16 types)", filter: { types: JOB_AND_EXECUTION_TYPES } },
+    {
+      name: "default: category=node,job,execution (35 types)",
+      filter: storeFilterOf({}),
+    },
+    { name: "category=workflow", filter: storeFilterOf({ categories: ["workflow"] }) },
     { name: "actor=operator", filter: { actors: [{ type: "operator" }] } },
     { name: "actor=operator:alice", filter: { actors: [{ type: "operator", id: "alice" }] } },
     {

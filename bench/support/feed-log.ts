@@ -66,7 +66,9 @@ interface Job {
  * lives over a job and an execution stream (submitted by operator:ci-pipeline or, one in twenty,
  * operator:carol; placed and ended by workflow:jobs, or system:workflow-jobs, the name workflows
  * had before the workflow actor type, in the first half of the log; bids, starts and ends reported
- * by the node), 2 % failing and 1.5 % stopped by carol. alice cordons, uncordons, labels, drains and
+ * by the node), 2 % failing and 1.5 % stopped by carol; before each event the jobs workflow causes,
+ * it records its step (WorkflowStepRecorded in workflow-jobs, ≈ 8 % of the log), records the
+ * default feed (node, job, execution) leaves out. alice cordons, uncordons, labels, drains and
  * deletes nodes, bob approves and rejects them: alice, bob and carol cause ≈ 1 % of the events.
  * One node's stream is long (events ÷ 20: a node flapping for months, cordoned by alice now and then).
  *
@@ -225,6 +227,20 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
       : { type: "NodeBecameHealthy", data: { NodeID: longNode, Previous: "UNKNOWN" }, actor: NODE_MANAGER };
   };
 
+  /** A step of the jobs workflow: the event it reacted to and the command it sent. */
+  const workflowStep = (stream: string, event: Pending, execution: string): Pending => {
+    const entity = stream.startsWith("execution-") ? execution : stream.slice("job-".length);
+    return {
+      type: "WorkflowStepRecorded",
+      data: {
+        Workflow: "jobs",
+        Input: { EventID: uuid(), Stream: stream, Type: "JobSubmitted", Position: written },
+        Commands: [{ CommandID: uuid(), Handler: "job", EntityID: entity, Type: event.type, Reason: "" }],
+      },
+      actor: event.actor,
+    };
+  };
+
   const pool: Job[] = [];
   let jobsStarted = 0;
   const newJob = (): Job => {
@@ -312,7 +328,8 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
   const budgets = {
     registrations: nodes * 2,
     long: longStreamEvents,
-    jobs: Math.round(jobs * 8.05),
+    // 8.05 events a job in its streams, and 4.03 steps the jobs workflow records for the ones it causes.
+    jobs: Math.round(jobs * 12.08),
     approvals: per(0.005),
     rejections: per(0.00005),
     cordons: per(0.001),
@@ -369,7 +386,13 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
         const at = random.int(pool.length);
         const job = pool[at] as Job;
         const step = job.steps.shift();
-        if (step !== undefined) append(step[0], [step[1]]);
+        if (step !== undefined) {
+          const [stream, event] = step;
+          // The jobs workflow records its step (the input and the command) in its own stream before it acts.
+          if (event.actor[0] === "workflow" || event.actor[1] === "workflow-jobs")
+            append("workflow-jobs", [workflowStep(stream, event, job.execution)]);
+          append(stream, [event]);
+        }
         if (job.steps.length === 0) pool.splice(at, 1);
         break;
       }

@@ -137,13 +137,11 @@ export class SqliteFilteredReader {
       // One index serves types with and without actors: per type, one range for each actor type there is (a handful).
       const actorTypes = this.actorTypes();
       return types.flatMap((type) =>
-        actorTypes.map(
-          (actorType): IndexRange => ({
-            index: "events_by_actor_type",
-            equal: "actor_type IS ? AND type = ?",
-            args: [actorType, type],
-          }),
-        ),
+        actorTypes.map((actorType): IndexRange => ({
+          index: "events_by_actor_type",
+          equal: "actor_type IS ? AND type = ?",
+          args: [actorType, type],
+        })),
       );
     }
     return undefined;
