@@ -389,18 +389,27 @@ function actorCondition(actors: readonly ActorFilter[]): { sql: string; args: re
 }
 
 /**
- * Reads the first rows after the cursor (SCAN_WINDOW times the page) with `scan`, and only when
- * they hold fewer than a page, the rest with `reads` from where the scan stopped. Index ranges cost
- * a seek and up to a page of positions each however few of them the page takes, so a filter of many
- * ranges whose rows are most of the log finds its page sooner in the table; one whose rows are few
- * pays the window once a page on top of its ranges.
+ * Reads the rows after the cursor a window at a time (SCAN_WINDOW times the page) with `scan`, on
+ * to the next window while the last one found at least as many as the page still lacks, and then
+ * the rest with `reads` from where the scan stopped. Index ranges cost a seek and up to a page of
+ * positions each however few of them the page takes, so a filter of many ranges whose rows are a
+ * good share of the log finds its page sooner in the table; one whose rows are few pays one window
+ * a page on top of its ranges.
  */
 function scanFirst(scan: SubRead, reads: readonly SubRead[]): SubRead {
   return (cursor, hi, limit) => {
-    const edge = Math.min(hi, cursor + limit * SCAN_WINDOW);
-    const found = scan(cursor, edge, limit);
-    if (found.length === limit || edge === hi) return found;
-    return found.concat(merge(reads, edge, hi, limit - found.length));
+    const found: number[] = [];
+    let from = cursor;
+    for (;;) {
+      const edge = Math.min(hi, from + limit * SCAN_WINDOW);
+      const window = scan(from, edge, limit - found.length);
+      for (const p of window) found.push(p);
+      if (found.length === limit || edge === hi) return found;
+      from = edge;
+      if (window.length < limit - found.length) break;
+    }
+    for (const p of merge(reads, from, hi, limit - found.length)) found.push(p);
+    return found;
   };
 }
 
