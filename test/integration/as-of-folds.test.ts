@@ -1,0 +1,168 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseLabelSelector } from "../../src/labels/label-selector.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import type { EventStore, RecordedEvent } from "../../src/events/store/event-store.ts";
+import { AsOfFolds } from "../../src/projections/as-of/as-of-folds.ts";
+import { JobReadModel } from "../../src/projections/as-of/job-read-model.ts";
+import { NodeReadModel } from "../../src/projections/as-of/node-read-model.ts";
+import { EventEnvelope } from "../../src/projections/event-envelope.ts";
+import { writeClusterHistory } from "../support/cluster-history.ts";
+import { silentLogger, tempDir } from "../support/fixtures.ts";
+
+/**
+ * The read models as of a position, on a generated cluster history in a real store file: every answer equals a fresh
+ * fold of the events up to that position, however the kept states were reached (forward from a kept one, back to the
+ * start, held or not), and a later question reads only the events after the nearest kept state.
+ */
+
+const EVENTS = 6_000;
+let store: SqliteEventStore;
+let all: RecordedEvent[];
+/** Events handed out by the store's reads since the last reset. */
+let read = 0;
+let counting: EventStore;
+
+/** The store, counting the events its reads return. */
+function countingStore(inner: EventStore): EventStore {
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === "readAll")
+        return async (options?: Parameters<EventStore["readAll"]>[0]) => {
+          const page = await target.readAll(options);
+          read += page.length;
+          return page;
+        };
+      if (name === "readAllPages")
+        return async function* (options: Parameters<EventStore["readAllPages"]>[0]) {
+          for await (const page of target.readAllPages(options)) {
+            read += page.length;
+            yield page;
+          }
+        };
+      const value: unknown = Reflect.get(target, name, receiver);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** What a node model holds, in a form toEqual compares: every view, and the id order's whole list. */
+function nodesOf(model: NodeReadModel) {
+  const views = model.views.all().sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
+  const listed = model.index
+    .query({ order: "id", reverse: false, selector: parseLabelSelector(""), limit: Number.POSITIVE_INFINITY })
+    .views.map((v) => v.nodeId);
+  return { views: JSON.parse(JSON.stringify(views)) as unknown, listed };
+}
+
+function jobsOf(model: JobReadModel) {
+  const snapshot = model.views.snapshot();
+  return snapshot === undefined
+    ? undefined
+    : (JSON.parse(JSON.stringify({ ...snapshot, anchor: undefined })) as unknown);
+}
+
+/** The oracle: a fresh model fed every stored event up to `position`, one at a time, never held. */
+function freshNodes(position: number): NodeReadModel {
+  const model = new NodeReadModel();
+  for (const e of all) if (e.position <= position) model.handle(new EventEnvelope(e));
+  return model;
+}
+
+function freshJobs(position: number): JobReadModel {
+  const model = new JobReadModel();
+  for (const e of all) if (e.position <= position) model.handle(new EventEnvelope(e));
+  return model;
+}
+
+beforeAll(async () => {
+  store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+  await writeClusterHistory(store, EVENTS, 7);
+  all = await store.readAll();
+  counting = countingStore(store);
+}, 120_000);
+
+afterAll(async () => {
+  await store?.close();
+});
+
+describe("AsOfFolds", () => {
+  it("answers every position as a fresh fold does, folding on from the nearest kept state at or before it", async () => {
+    expect(all.length).toBe(EVENTS);
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "nodes",
+      create: () => new NodeReadModel(),
+    });
+    const at = (p: number) => all[p - 1]!.position;
+    const ask = async (position: number) => {
+      read = 0;
+      const answer = await folds.read(position, nodesOf);
+      expect(answer, `as of ${position}`).toEqual(nodesOf(freshNodes(position)));
+      return read;
+    };
+
+    expect(await ask(at(2_000))).toBe(2_000);
+    expect(folds.keptPositions).toEqual([at(2_000)]);
+    // Later: only the difference, from the kept state (moved, not copied).
+    expect(await ask(at(2_300))).toBe(300);
+    expect(folds.keptPositions).toEqual([at(2_300)]);
+    // The same moment again: nothing read.
+    expect(await ask(at(2_300))).toBe(0);
+    // Earlier than every kept state: from the start, kept beside it.
+    expect(await ask(at(1_000))).toBe(1_000);
+    expect(folds.keptPositions).toEqual([at(1_000), at(2_300)]);
+    // Between the two: from the nearer one before it.
+    expect(await ask(at(2_500))).toBe(200);
+    expect(folds.keptPositions).toEqual([at(1_000), at(2_500)]);
+    expect(await ask(at(1_100))).toBe(100);
+    // Two kept at most: an earlier question again starts over, and the least recently used goes.
+    expect(await ask(at(500))).toBe(500);
+    expect(folds.keptPositions).toEqual([at(500), at(1_100)]);
+    // The empty cluster, and the whole log.
+    expect(await folds.read(0, nodesOf)).toEqual({ views: [], listed: [] });
+    read = 0;
+    expect(await folds.read(at(EVENTS), nodesOf)).toEqual(nodesOf(freshNodes(at(EVENTS))));
+  });
+
+  it("a long fold (held, read through the store's replay) ends where a fold of every event does", async () => {
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "nodes",
+      create: () => new NodeReadModel(),
+      longFold: 1_000,
+    });
+    for (const n of [3_500, 5_999, 1_234]) {
+      const position = all[n - 1]!.position;
+      read = 0;
+      expect(await folds.read(position, nodesOf), `as of ${position}`).toEqual(nodesOf(freshNodes(position)));
+    }
+  });
+
+  it("folds jobs and executions the same way", async () => {
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "jobs",
+      create: () => new JobReadModel(),
+    });
+    for (const n of [1_500, 4_000, 2_000, 6_000]) {
+      const position = all[n - 1]!.position;
+      expect(await folds.read(position, jobsOf), `as of ${position}`).toEqual(jobsOf(freshJobs(position)));
+    }
+  });
+
+  it("answers one question at a time: a question asked while another folds sees its own position", async () => {
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "nodes",
+      create: () => new NodeReadModel(),
+    });
+    const positions = [4_000, 4_100, 3_000, 4_200].map((n) => all[n - 1]!.position);
+    const answers = await Promise.all(positions.map((p) => folds.read(p, nodesOf)));
+    answers.forEach((answer, i) => expect(answer).toEqual(nodesOf(freshNodes(positions[i]!))));
+  });
+});
