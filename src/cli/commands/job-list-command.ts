@@ -1,5 +1,6 @@
 import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { nanosToDate, shortId, timeOnly } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
@@ -25,6 +26,7 @@ Options:
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         newest (or last) first; --reverse works too
   --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
+${AS_OF_HELP}
 
 ${API_OPTIONS_HELP}`;
 
@@ -35,6 +37,7 @@ const OPTIONS = {
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
+  ...AS_OF_OPTIONS,
 } as const;
 
 export function jobRow(job: JobJson): string[] {
@@ -59,6 +62,7 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (values.namespace !== undefined) q.set("namespace", values.namespace);
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   order.query(q);
+  asOfQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>(
     "GET",
     `/api/v1/orchestrator/jobs?${q}`,
@@ -68,10 +72,13 @@ export async function jobListCommand(args: string[]): Promise<number> {
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),
     ...(values.namespace === undefined ? [] : [`--namespace '${values.namespace}'`]),
     ...order.flags,
+    ...(values["as-of"] === undefined ? [] : [`--as-of ${values["as-of"]}`]),
+    ...(values["at-position"] === undefined ? [] : [`--at-position ${values["at-position"]}`]),
     `--limit ${limit}`,
     `--next-token ${res.NextToken}`,
   ];
   const more = res.NextToken ? `To fetch more records use:\n\tshoal job list ${again.join(" ")}` : undefined;
+  if (format === "table") printAsOfHeading(values);
   await printPage(format, JOB_COLUMNS, res.Items, jobRow, more);
   return 0;
 }

@@ -4,6 +4,7 @@ import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
 import { printable } from "../printable.ts";
@@ -43,6 +44,8 @@ Options:
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+  list, describe:
+${AS_OF_HELP}
   history: --limit N  --next-token T
   drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
@@ -73,6 +76,7 @@ const OPTIONS = {
   deadline: { type: "string" },
   "keep-daemon": { type: "boolean" },
   disable: { type: "boolean" },
+  ...AS_OF_OPTIONS,
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -180,6 +184,8 @@ const ONLY_FOR: Record<string, readonly string[]> = {
   deadline: ["drain"],
   "keep-daemon": ["drain"],
   disable: ["drain"],
+  "as-of": ["list", "describe"],
+  "at-position": ["list", "describe"],
 };
 
 function one(positionals: string[], command: string): string {
@@ -260,12 +266,14 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["next-token"]) q.set("next_token", values["next-token"]);
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
+      asOfQuery(values, q, "shoal node --help");
       const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>(
         "GET",
         `/api/v1/orchestrator/nodes?${q}`,
       );
       if (format !== "table") await printData(format, res);
       else {
+        printAsOfHeading(values);
         print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
         if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
       }
@@ -274,9 +282,17 @@ export async function nodeCommand(args: string[]): Promise<number> {
     case "describe": {
       const id = one(positionals, sub);
       const format = output(values, "yaml");
-      const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
-      if (format === "table") print(formatTable(COLUMNS, [nodeRow(res.Node)]));
-      else await printData(format, res.Node);
+      const q = new URLSearchParams();
+      asOfQuery(values, q, "shoal node --help");
+      const query = q.size === 0 ? "" : `?${q}`;
+      const res = await api.request<{ Node: NodeState }>(
+        "GET",
+        `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}${query}`,
+      );
+      if (format === "table") {
+        printAsOfHeading(values);
+        print(formatTable(COLUMNS, [nodeRow(res.Node)]));
+      } else await printData(format, res.Node);
       return 0;
     }
     case "approve":

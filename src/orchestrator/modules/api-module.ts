@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
@@ -41,6 +42,7 @@ export function apiModule(
       const access = context.nats.access;
       const leaves = access ? leafLoginRevoker(access) : undefined;
       const jobLogs = jobs.logs.get();
+      const asOf = new ClusterAsOf({ store, clock: context.clock, logger: logger.child({ component: "as-of" }) });
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,
@@ -49,8 +51,15 @@ export function apiModule(
         index: nodes.index,
         projection: nodes.lane.get(),
         history: new NodeHistory(store),
+        asOf,
         feed: new EventFeed(store),
-        jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
+        jobs: {
+          control: jobs.control,
+          views: jobs.views,
+          projection: jobs.lane.get(),
+          history: new JobHistory(store),
+          asOf,
+        },
         jobLogs,
         auth,
         checks: [...transport.checks, publisher.jetStream.get(), storeHealth],
