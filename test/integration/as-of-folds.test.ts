@@ -3,12 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLabelSelector } from "../../src/labels/label-selector.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { EventStore, RecordedEvent } from "../../src/events/store/event-store.ts";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { AsOfFolds } from "../../src/projections/as-of/as-of-folds.ts";
 import { JobReadModel } from "../../src/projections/as-of/job-read-model.ts";
 import { NodeReadModel } from "../../src/projections/as-of/node-read-model.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { writeClusterHistory } from "../support/cluster-history.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 /**
  * The read models as of a position, on a generated cluster history in a real store file: every answer equals a fresh
@@ -164,5 +166,33 @@ describe("AsOfFolds", () => {
     const positions = [4_000, 4_100, 3_000, 4_200].map((n) => all[n - 1]!.position);
     const answers = await Promise.all(positions.map((p) => folds.read(p, nodesOf)));
     answers.forEach((answer, i) => expect(answer).toEqual(nodesOf(freshNodes(positions[i]!))));
+  });
+
+  it("drops the kept states once nobody asked for KeepFor, and folds from the start after", async () => {
+    const clock = new ManualClock();
+    const deadlines = new DeadlineScheduler(clock);
+    const keepForMs = 60_000;
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "nodes",
+      create: () => new NodeReadModel(),
+      idle: { now: () => clock.now(), set: (key, at, fire) => deadlines.set(key, at, fire), keepForMs },
+    });
+    const position = all[3_000 - 1]!.position;
+    await folds.read(position, nodesOf);
+    await clock.advance(keepForMs - 1_000);
+    // Asked again before the deadline: kept, and kept for another KeepFor from this answer.
+    read = 0;
+    await folds.read(position, nodesOf);
+    expect(read).toBe(0);
+    await clock.advance(keepForMs - 1_000);
+    expect(folds.keptPositions).toEqual([position]);
+    await clock.advance(2_000);
+    expect(folds.keptPositions).toEqual([]);
+    read = 0;
+    expect(await folds.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
+    expect(read).toBe(3_000);
+    deadlines.stop();
   });
 });

@@ -42,7 +42,16 @@ export function apiModule(
       const access = context.nats.access;
       const leaves = access ? leafLoginRevoker(access) : undefined;
       const jobLogs = jobs.logs.get();
-      const asOf = new ClusterAsOf({ store, clock: context.clock, logger: logger.child({ component: "as-of" }) });
+      const asOf = new ClusterAsOf({
+        store,
+        clock: context.clock,
+        logger: logger.child({ component: "as-of" }),
+        cached: config["Orchestrator.Audit.AsOf.KeptStates"],
+        keepFor: {
+          ms: config["Orchestrator.Audit.AsOf.KeepFor"],
+          deadlines: { set: (key, at, fire) => context.deadlines.set(key, at, fire) },
+        },
+      });
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,

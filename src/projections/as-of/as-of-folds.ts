@@ -12,6 +12,14 @@ export interface FoldedModel {
   release?(): Promise<void>;
 }
 
+/** Where the kept states' idle deadline is armed (the orchestrator's one deadline heap), and its clock. */
+export interface IdleDeadline {
+  readonly now: () => number;
+  readonly set: (key: string, at: number, fire: () => void) => void;
+  /** How long kept states stay after the last question; 0: dropped once it is answered. */
+  readonly keepForMs: number;
+}
+
 export interface AsOfFoldsOptions<M extends FoldedModel> {
   readonly store: EventStore;
   readonly logger: Logger;
@@ -23,6 +31,8 @@ export interface AsOfFoldsOptions<M extends FoldedModel> {
   readonly cached?: number;
   /** Folds of at least this many positions hold the model and read through the store's replay (LONG_FOLD). */
   readonly longFold?: number;
+  /** Without it, kept states stay until others push them out. */
+  readonly idle?: IdleDeadline;
 }
 
 /** Kept states per kind: each holds a whole read model, as large as the live one at its moment. */
@@ -55,6 +65,8 @@ export class AsOfFolds<M extends FoldedModel> {
   private readonly capacity: number;
   private turn: Promise<unknown> = Promise.resolve();
   private uses = 0;
+  /** Questions asked and not yet answered: the kept states are in use. */
+  private asked = 0;
 
   constructor(private readonly options: AsOfFoldsOptions<M>) {
     this.capacity = Math.max(1, options.cached ?? AS_OF_CACHED);
@@ -65,9 +77,33 @@ export class AsOfFolds<M extends FoldedModel> {
    * before any other fold may move the model, so it must not wait on anything (it reads, renders and returns).
    */
   read<T>(position: number, answer: (model: M) => T): Promise<T> {
-    const run = this.turn.then(async () => answer((await this.at(position)).model));
+    this.asked++;
+    const run = this.turn.then(async () => {
+      try {
+        return answer((await this.at(position)).model);
+      } finally {
+        this.asked--;
+        // Armed before the answer is handed over: the deadline counts from it.
+        this.armIdle();
+      }
+    });
     this.turn = run.catch(() => undefined);
     return run;
+  }
+
+  /** Each kept state holds a whole read model: once nobody has asked for a while, the memory goes back. */
+  private armIdle(): void {
+    const { idle, name, logger } = this.options;
+    if (idle === undefined || this.kept.length === 0) return;
+    idle.set(`as-of-${name}`, idle.now() + idle.keepForMs, () => {
+      // A question asked since arms it again once answered.
+      if (this.asked > 0 || this.kept.length === 0) return;
+      logger.debug(
+        { positions: this.keptPositions },
+        `as-of ${name}: kept states dropped after ${idle.keepForMs} ms idle`,
+      );
+      this.kept.length = 0;
+    });
   }
 
   /** The positions of the states kept now (tests, logs). */

@@ -5,7 +5,7 @@ import { nodeStream } from "../../events/streams.ts";
 import { EventEnvelope } from "../event-envelope.ts";
 import type { NodeView } from "../node-view.ts";
 import { NodeViews } from "../node-views.ts";
-import { AsOfFolds } from "./as-of-folds.ts";
+import { AsOfFolds, type IdleDeadline } from "./as-of-folds.ts";
 import { JobReadModel } from "./job-read-model.ts";
 import { NodeReadModel } from "./node-read-model.ts";
 import { positionAsOf } from "./position-as-of.ts";
@@ -16,6 +16,8 @@ export interface ClusterAsOfOptions {
   readonly logger: Logger;
   /** Folded states kept per kind (AS_OF_CACHED when absent). */
   readonly cached?: number;
+  /** Drops the kept states once nobody asked for this long (ms); without it they stay. */
+  readonly keepFor?: { readonly ms: number; readonly deadlines: Pick<IdleDeadline, "set"> };
 }
 
 /**
@@ -27,8 +29,10 @@ export class ClusterAsOf {
   readonly jobs: AsOfFolds<JobReadModel>;
 
   constructor(private readonly options: ClusterAsOfOptions) {
-    const { store, logger, cached } = options;
-    const folds = { store, ...(cached === undefined ? {} : { cached }) };
+    const { store, logger, cached, keepFor, clock } = options;
+    const idle: IdleDeadline | undefined =
+      keepFor === undefined ? undefined : { now: () => clock.now(), set: keepFor.deadlines.set, keepForMs: keepFor.ms };
+    const folds = { store, ...(cached === undefined ? {} : { cached }), ...(idle === undefined ? {} : { idle }) };
     this.nodes = new AsOfFolds({ ...folds, logger, name: "nodes", create: () => new NodeReadModel() });
     this.jobs = new AsOfFolds({ ...folds, logger, name: "jobs", create: () => new JobReadModel() });
   }
