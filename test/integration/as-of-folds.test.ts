@@ -7,6 +7,7 @@ import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { AsOfFolds } from "../../src/projections/as-of/as-of-folds.ts";
 import { JobReadModel } from "../../src/projections/as-of/job-read-model.ts";
 import { NodeReadModel } from "../../src/projections/as-of/node-read-model.ts";
+import { positionAsOf } from "../../src/projections/as-of/position-as-of.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { writeClusterHistory } from "../support/cluster-history.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
@@ -194,5 +195,43 @@ describe("AsOfFolds", () => {
     expect(await folds.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
     expect(read).toBe(3_000);
     deadlines.stop();
+  });
+});
+
+describe("positionAsOf", () => {
+  it("is the prefix up to the last event whose running maximum time is at or before the moment, with or without time marks", async () => {
+    // A store that keeps no time index (EventStoreDB's answer): the log is read from the start instead.
+    const unindexed = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name === "positionAt") return () => Promise.resolve(undefined);
+        const value: unknown = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as EventStore;
+    const oracle = (time: number) => {
+      let max = Number.NEGATIVE_INFINITY;
+      let through = 0;
+      for (const e of all) {
+        max = Math.max(max, Date.parse(e.time));
+        if (max > time) break;
+        through = e.position;
+      }
+      return through;
+    };
+    const first = Date.parse(all[0]!.time);
+    const last = Date.parse(all[all.length - 1]!.time);
+    // Every event's own time and the millisecond before it (times out of store order among them), and beyond the ends.
+    const times = [
+      first - 1,
+      last + 1,
+      ...all.filter((_, i) => i % 97 === 0).flatMap((e) => [Date.parse(e.time), Date.parse(e.time) - 1]),
+    ];
+    for (const time of times) {
+      const expected = oracle(time);
+      expect(await positionAsOf(store, time), `as of ${new Date(time).toISOString()}`).toBe(expected);
+      expect(await positionAsOf(unindexed, time), `as of ${new Date(time).toISOString()}, scanned`).toBe(expected);
+    }
+    expect(await positionAsOf(store, first - 1)).toBe(0);
+    expect(await positionAsOf(store, last + 1)).toBe(all[all.length - 1]!.position);
   });
 });
