@@ -239,6 +239,10 @@ export const CONFIG_KEYS = {
     2,
     "Read models folded as of past moments kept per kind (nodes, jobs), so a later question folds on from one; at least 1",
   ),
+  "Orchestrator.Audit.AsOf.Snapshots": int(
+    10,
+    "Node-state snapshots kept along the log, from which a node read model as of a past moment is folded; 0: none",
+  ),
   "Orchestrator.Audit.AsOf.KeepFor": dur(
     300_000,
     "How long those kept read models stay after the last as-of question; 0: dropped once it is answered",

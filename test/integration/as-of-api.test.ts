@@ -6,6 +6,14 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode } from "../support/join-node.ts";
 import { runShoal } from "../support/shoal-process.ts";
+import { AsOfSeeds } from "../../src/snapshots/as-of-seeds.ts";
+import { join } from "node:path";
+import { systemClock } from "../../src/actors/clock.ts";
+import { queryNodes, type ListNodesQuery } from "../../src/api/nodes/node-query.ts";
+import { toNodeState } from "../../src/api/nodes/node-state.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { ClusterAsOf } from "../../src/projections/as-of/cluster-as-of.ts";
+import { capturedLogger } from "../support/captured-logger.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { storedEvents } from "../support/stored-events.ts";
 
@@ -284,5 +292,41 @@ describe("as_of and at_position on the node and job reads", () => {
     const late = await runShoal(["node", "list", "--at-position", String(p1 + 100_000), ...api]);
     expect(late.code).toBe(1);
     expect(late.stderr).toContain("at_position");
+  });
+
+  // Last: it restarts the orchestrator.
+  it("keeps the node-state snapshot a clean stop writes, and after a restart folds on from it as from the start", async () => {
+    await orchestrator.stop();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(config.DataDir), 10, silentLogger);
+    const stored = await storedEvents(config.DataDir);
+    const head = stored.at(-1)!.position;
+    const deadline = Date.now() + 5_000;
+    while (!(await seeds.list()).some((s) => s.position === head)) {
+      expect(Date.now(), "the snapshot kept at the head").toBeLessThan(deadline);
+      await pause();
+    }
+    const captured = capturedLogger();
+    orchestrator = await startOrchestrator(config, captured.logger);
+    // The oracle: the same questions folded from the start by an as-of read model of its own over the same file.
+    const file = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    try {
+      const fromStart = new ClusterAsOf({ store: file, clock: systemClock, logger: silentLogger });
+      const queries: [Record<string, string>, ListNodesQuery][] = [
+        [{ limit: "100" }, { limit: 100 } as ListNodesQuery],
+        [{ "filter-approval": "APPROVED" }, { "filter-approval": "APPROVED" } as ListNodesQuery],
+        [{ order_by: "id", reverse: "true" }, { order_by: "id", reverse: true } as ListNodesQuery],
+      ];
+      for (const [params, query] of queries) {
+        const served = await call("GET", `${NODES}?${new URLSearchParams({ ...params, at_position: String(head) })}`);
+        const folded = await fromStart.nodes.read(head, (model) =>
+          queryNodes(model.index, query, (view) => toNodeState(view, undefined)),
+        );
+        expect(served.body, JSON.stringify(params)).toEqual(JSON.parse(JSON.stringify(folded)));
+      }
+    } finally {
+      await file.close();
+    }
+    expect(captured.messages("nodes folded").map((r) => r.from)).toContain(head);
+    expect(captured.messages("not used")).toEqual([]);
   });
 });

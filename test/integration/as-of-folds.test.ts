@@ -1,10 +1,15 @@
+import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLabelSelector } from "../../src/labels/label-selector.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { EventStore, RecordedEvent } from "../../src/events/store/event-store.ts";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
+import { writeFileAtomicAsync } from "../../src/fs/write-file-atomic.ts";
 import { AsOfFolds } from "../../src/projections/as-of/as-of-folds.ts";
+import { ClusterAsOf } from "../../src/projections/as-of/cluster-as-of.ts";
+import { AsOfSeeds } from "../../src/snapshots/as-of-seeds.ts";
+import { encodeNodeStateSnapshot } from "../../src/snapshots/node-state-snapshot-file.ts";
 import { JobReadModel } from "../../src/projections/as-of/job-read-model.ts";
 import { NodeReadModel } from "../../src/projections/as-of/node-read-model.ts";
 import { positionAsOf } from "../../src/projections/as-of/position-as-of.ts";
@@ -233,5 +238,93 @@ describe("positionAsOf", () => {
     }
     expect(await positionAsOf(store, first - 1)).toBe(0);
     expect(await positionAsOf(store, last + 1)).toBe(all[all.length - 1]!.position);
+  });
+});
+
+describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
+  /** A snapshot as the live snapshotter writes one: every node's view after the events up to the n-th, kept. */
+  async function keepSnapshot(seeds: AsOfSeeds, dir: string, n: number): Promise<number> {
+    const last = all[n - 1]!;
+    const encoded = await encodeNodeStateSnapshot(
+      {
+        position: last.position,
+        anchor: { stream: last.stream, revision: last.revision, id: last.id },
+        views: freshNodes(last.position).views.all(),
+      },
+      new Date().toISOString(),
+    );
+    const live = join(dir, "node-states.msgpack");
+    await writeFileAtomicAsync(live, encoded.chunks);
+    await seeds.keep(live, last.position);
+    return last.position;
+  }
+
+  it("folds the node read model on from the nearest kept snapshot at or before the moment", async () => {
+    const dir = tempDir();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, silentLogger);
+    const [s2000, s4000] = [await keepSnapshot(seeds, dir, 2_000), await keepSnapshot(seeds, dir, 4_000)];
+    expect((await seeds.list()).map((s) => s.position)).toEqual([s2000, s4000]);
+    const asOf = new ClusterAsOf({
+      store: counting,
+      clock: new ManualClock(),
+      logger: silentLogger,
+      nodeSeed: (position) => seeds.load(position, store),
+    });
+    const ask = async (n: number) => {
+      const position = all[n - 1]!.position;
+      read = 0;
+      expect(await asOf.nodes.read(position, nodesOf), `as of ${position}`).toEqual(nodesOf(freshNodes(position)));
+      return read;
+    };
+    expect(await ask(4_500)).toBe(500);
+    // The snapshot itself, nothing folded after it.
+    expect(await ask(4_000)).toBe(0);
+    expect(await ask(3_000)).toBe(1_000);
+    expect(await ask(1_000)).toBe(1_000);
+    // A kept state near enough before the moment is folded on rather than a snapshot read.
+    expect(await ask(2_000)).toBe(1_000);
+  });
+
+  it("leaves a damaged snapshot, or one its name does not describe, alone and folds from further back", async () => {
+    const dir = tempDir();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, silentLogger);
+    await keepSnapshot(seeds, dir, 2_000);
+    const s4000 = await keepSnapshot(seeds, dir, 4_000);
+    const kept = (await seeds.list()).find((s) => s.position === s4000)!;
+    const bytes = await readFile(kept.path);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
+    await writeFile(kept.path, bytes);
+    const asOf = new ClusterAsOf({
+      store: counting,
+      clock: new ManualClock(),
+      logger: silentLogger,
+      nodeSeed: (position) => seeds.load(position, store),
+    });
+    const position = all[4_500 - 1]!.position;
+    read = 0;
+    expect(await asOf.nodes.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
+    expect(read).toBe(4_500);
+    // The snapshot of 2,000 named as if it were of 1,500: not used for a moment before 2,000.
+    const s2000 = (await seeds.list())[0]!;
+    await rename(s2000.path, s2000.path.replace(`-${s2000.position}.`, `-${all[1_500 - 1]!.position}.`));
+    const earlier = all[1_800 - 1]!.position;
+    read = 0;
+    expect(await asOf.nodes.read(earlier, nodesOf)).toEqual(nodesOf(freshNodes(earlier)));
+    expect(read).toBe(1_800);
+  });
+
+  it("keeps at most its bound, the first and the newest always, the others spread over the log", async () => {
+    const dir = tempDir();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 4, silentLogger);
+    const live = join(dir, "node-states.msgpack");
+    for (const position of [100, 200, 300, 1_000, 1_100, 2_000, 3_000]) {
+      // Replaced as the live snapshotter replaces it (a new file renamed over it).
+      await writeFileAtomicAsync(live, [Buffer.from(`snapshot ${position}`)]);
+      await seeds.keep(live, position);
+    }
+    const left = await seeds.list();
+    expect(left.map((s) => s.position)).toEqual([100, 1_000, 2_000, 3_000]);
+    // Each a copy of what the live file held when it was kept, not the live file itself.
+    expect(await readFile(left[1]!.path, "utf8")).toBe("snapshot 1000");
   });
 });

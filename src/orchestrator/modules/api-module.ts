@@ -46,6 +46,7 @@ export function apiModule(
         store,
         clock: context.clock,
         logger: logger.child({ component: "as-of" }),
+        nodeSeed: (position) => nodes.seeds.load(position, store),
         cached: config["Orchestrator.Audit.AsOf.KeptStates"],
         keepFor: {
           ms: config["Orchestrator.Audit.AsOf.KeepFor"],

@@ -33,10 +33,17 @@ export interface AsOfFoldsOptions<M extends FoldedModel> {
   readonly longFold?: number;
   /** Without it, kept states stay until others push them out. */
   readonly idle?: IdleDeadline;
+  /**
+   * A model already folded up to a position at or before the one asked for (a snapshot kept along the log), held: the
+   * fold goes on from there and releases it. Undefined: none, the fold starts from the beginning.
+   */
+  readonly seed?: (position: number) => Promise<{ readonly model: M; readonly position: number } | undefined>;
 }
 
 /** Kept states per kind: each holds a whole read model, as large as the live one at its moment. */
 export const AS_OF_CACHED = 2;
+/** A kept state this far behind the moment asked for gives way to a seed nearer to it. */
+const SEED_OVER = 50_000;
 /** Events read per page of a fold. */
 const PAGE = 2_048;
 /**
@@ -52,6 +59,8 @@ interface Cached<M> {
   position: number;
   /** When it last answered (a counter): the least recently used goes first. */
   used: number;
+  /** Held (a seed): released at the end of the fold that follows. */
+  held: boolean;
 }
 
 /**
@@ -115,8 +124,13 @@ export class AsOfFolds<M extends FoldedModel> {
     let from: Cached<M> | undefined;
     for (const k of this.kept)
       if (k.position <= position && (from === undefined || k.position > from.position)) from = k;
-    if (from === undefined) {
-      from = { model: this.options.create(), position: 0, used: 0 };
+    if (from === undefined || position - from.position > SEED_OVER) {
+      const seeded = await this.options.seed?.(position);
+      if (seeded !== undefined && seeded.position > (from?.position ?? 0))
+        from = { model: seeded.model, position: seeded.position, used: 0, held: true };
+      else from ??= { model: this.options.create(), position: 0, used: 0, held: false };
+    }
+    if (!this.kept.includes(from)) {
       if (this.kept.length >= this.capacity) {
         const oldest = this.kept.reduce((a, b) => (b.used < a.used ? b : a));
         this.kept.splice(this.kept.indexOf(oldest), 1);
@@ -124,7 +138,7 @@ export class AsOfFolds<M extends FoldedModel> {
       this.kept.push(from);
     }
     from.used = ++this.uses;
-    if (from.position < position) {
+    if (from.position < position || from.held) {
       try {
         await this.fold(from, position);
       } catch (e) {
@@ -143,11 +157,17 @@ export class AsOfFolds<M extends FoldedModel> {
     const long = target - start >= (this.options.longFold ?? LONG_FOLD);
     let lastLog = started;
     let folded = 0;
-    if (long) {
+    if (long && !kept.held) {
       kept.model.hold?.();
-      logger.info({ from: start, to: target }, `as of ${target}: folding ${name} from position ${start}`);
+      kept.held = true;
     }
-    const pages = long ? store.readAllPages({ after: start, pageSize: PAGE }) : this.inlinePages(start, target);
+    if (long) logger.info({ from: start, to: target }, `as of ${target}: folding ${name} from position ${start}`);
+    const pages =
+      start >= target
+        ? []
+        : long
+          ? store.readAllPages({ after: start, pageSize: PAGE })
+          : this.inlinePages(start, target);
     pages: for await (const page of pages) {
       for (const recorded of page) {
         if (recorded.position > target) break pages;
@@ -166,7 +186,8 @@ export class AsOfFolds<M extends FoldedModel> {
       // Reads of a store on this thread settle as microtasks: without this a long fold would starve every request.
       await yieldToEventLoop();
     }
-    if (long) await kept.model.release?.();
+    if (kept.held) await kept.model.release?.();
+    kept.held = false;
     kept.position = target;
     const ms = Math.round(performance.now() - started);
     if (long) logger.info({ from: start, to: target, events: folded, ms }, `as of ${target}: ${name} folded`);

@@ -16,6 +16,13 @@ export interface ClusterAsOfOptions {
   readonly logger: Logger;
   /** Folded states kept per kind (AS_OF_CACHED when absent). */
   readonly cached?: number;
+  /**
+   * Every node's view after the event at a position at or before the one given (a node-state snapshot kept along the
+   * log), where a node read model is folded on from instead of from the start; undefined when there is none.
+   */
+  readonly nodeSeed?: (
+    position: number,
+  ) => Promise<{ readonly position: number; readonly views: readonly NodeView[] } | undefined>;
   /** Drops the kept states once nobody asked for this long (ms); without it they stay. */
   readonly keepFor?: { readonly ms: number; readonly deadlines: Pick<IdleDeadline, "set"> };
 }
@@ -33,7 +40,26 @@ export class ClusterAsOf {
     const idle: IdleDeadline | undefined =
       keepFor === undefined ? undefined : { now: () => clock.now(), set: keepFor.deadlines.set, keepForMs: keepFor.ms };
     const folds = { store, ...(cached === undefined ? {} : { cached }), ...(idle === undefined ? {} : { idle }) };
-    this.nodes = new AsOfFolds({ ...folds, logger, name: "nodes", create: () => new NodeReadModel() });
+    const { nodeSeed } = options;
+    this.nodes = new AsOfFolds({
+      ...folds,
+      logger,
+      name: "nodes",
+      create: () => new NodeReadModel(),
+      ...(nodeSeed === undefined
+        ? {}
+        : {
+            seed: async (position: number) => {
+              const seed = await nodeSeed(position);
+              if (seed === undefined) return undefined;
+              const model = new NodeReadModel();
+              // Held: the index is built once, after the fold on from the seed.
+              model.hold();
+              model.views.seed(seed.views);
+              return { model, position: seed.position };
+            },
+          }),
+    });
     this.jobs = new AsOfFolds({ ...folds, logger, name: "jobs", create: () => new JobReadModel() });
   }
 
