@@ -15,6 +15,11 @@
  * and an earlier one by 5,000 events. Beside them: the same page from the folded model alone (what a live list costs),
  * a node describe by exact id (its stream alone), and the job list as of the moment, cold (no target).
  *
+ * The cold question is asked twice per round: with the node-state snapshots a running orchestrator keeps along the
+ * log (one every 100,000 events here, written and kept as NodeStateSnapshotter and AsOfSeeds do; untimed), and without
+ * any (a store written before they were kept), each from a fresh ClusterAsOf; the nearby questions follow on the one
+ * with the snapshots, as an orchestrator answers them.
+ *
  * Targets: the cold node list ≤ 2 s, a nearby later question ≤ 200 ms.
  *
  *   npm run bench -- --only as-of [--set as-of.events=1000000] [--set as-of.rounds=3] [--set as-of.seed=1]
@@ -32,6 +37,11 @@ import { jobJson } from "../src/api/jobs/job-json.ts";
 import { systemClock } from "../src/actors/clock.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import { ClusterAsOf } from "../src/projections/as-of/cluster-as-of.ts";
+import { EventEnvelope } from "../src/projections/event-envelope.ts";
+import { NodeViews } from "../src/projections/node-views.ts";
+import { writeFileAtomicAsync } from "../src/fs/write-file-atomic.ts";
+import { AsOfSeeds } from "../src/snapshots/as-of-seeds.ts";
+import { encodeNodeStateSnapshot } from "../src/snapshots/node-state-snapshot-file.ts";
 import { seededRandom } from "../test/support/seeded-random.ts";
 import { runStandalone, setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { buildAsOfStore } from "./support/as-of-log.ts";
@@ -39,6 +49,35 @@ import { buildAsOfStore } from "./support/as-of-log.ts";
 export const COLD_TARGET_MS = 2_000;
 export const NEARBY_TARGET_MS = 200;
 const PAGE = { limit: 100 } as unknown as ListNodesQuery;
+/** As the live node-state snapshot is written: every 100,000 events. */
+const SNAPSHOT_EVERY = 100_000;
+
+/**
+ * The node-state snapshots a running orchestrator would have kept along this log (one every SNAPSHOT_EVERY events),
+ * written as its snapshotter writes them and kept as it keeps them; untimed.
+ */
+async function keepSnapshots(store: SqliteEventStore, dir: string, log: (line: string) => void): Promise<AsOfSeeds> {
+  const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, pino({ level: "silent" }));
+  const views = new NodeViews();
+  const live = join(dir, "node-states.msgpack");
+  let next = SNAPSHOT_EVERY;
+  for await (const page of store.readAllPages({ pageSize: 2_048 })) {
+    for (const recorded of page) {
+      views.handleEnvelope(new EventEnvelope(recorded));
+      if (recorded.position < next) continue;
+      const { stream, revision, id, position } = recorded;
+      const encoded = await encodeNodeStateSnapshot(
+        { position, anchor: { stream, revision, id }, views: views.all() },
+        new Date().toISOString(),
+      );
+      await writeFileAtomicAsync(live, encoded.chunks);
+      await seeds.keep(live, position);
+      log(`  node-state snapshot kept at ${position} (${(encoded.bytes / 1e6).toFixed(1)} MB)`);
+      next += SNAPSHOT_EVERY;
+    }
+  }
+  return seeds;
+}
 
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
@@ -61,6 +100,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const random = seededRandom(seed);
     const loadBefore = loadavg()[0] as number;
     const samples: Record<string, number[]> = {
+      seeded: [],
       cold: [],
       later60s: [],
       later5k: [],
@@ -72,10 +112,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const nodesListed: number[] = [];
     try {
       const head = await store.headPosition();
+      const seeds = await keepSnapshots(store, dir, options.log);
       for (let round = 0; round < rounds; round++) {
-        const asOf = new ClusterAsOf({ store, clock: systemClock, logger });
         const moment = log.firstTime + Math.floor((0.5 + random.next() * 0.45) * (log.lastTime - log.firstTime));
-        const list = async (query: { as_of?: string; at_position?: number }) => {
+        const list = async (asOf: ClusterAsOf, query: { as_of?: string; at_position?: number }) => {
           const started = performance.now();
           const position = (await asOfPosition(asOf, query)) as number;
           const page = await asOf.nodes.read(position, (model) =>
@@ -85,11 +125,21 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           nodesListed.push(page.Nodes.length);
           return { ms, position };
         };
-        const cold = await list({ as_of: new Date(moment).toISOString() });
+        // The baseline: no snapshot kept (a store written before they were), from a fresh ClusterAsOf.
+        const plain = new ClusterAsOf({ store, clock: systemClock, logger });
+        const cold = await list(plain, { as_of: new Date(moment).toISOString() });
         samples.cold!.push(cold.ms);
-        samples.later60s!.push((await list({ as_of: new Date(moment + 60_000).toISOString() })).ms);
+        // As an orchestrator answers: the snapshots kept along the log, and the states it keeps between questions.
+        const asOf = new ClusterAsOf({
+          store,
+          clock: systemClock,
+          logger,
+          nodeSeed: (position) => seeds.load(position, store),
+        });
+        samples.seeded!.push((await list(asOf, { as_of: new Date(moment).toISOString() })).ms);
+        samples.later60s!.push((await list(asOf, { as_of: new Date(moment + 60_000).toISOString() })).ms);
         const later = Math.min(head, cold.position + 5_000);
-        samples.later5k!.push((await list({ at_position: later })).ms);
+        samples.later5k!.push((await list(asOf, { at_position: later })).ms);
         // The page alone, from the model already folded: what the live list costs.
         const paging = performance.now();
         await asOf.nodes.read(later, (model) => queryNodes(model.index, PAGE, (view) => toNodeState(view, undefined)));
@@ -98,14 +148,15 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         const one = `n-${String(random.int(log.nodes / 2)).padStart(6, "0")}`;
         await asOf.node(one, cold.position);
         samples.describe!.push(performance.now() - describing);
-        samples.earlier5k!.push((await list({ at_position: Math.max(0, cold.position - 5_000) })).ms);
+        samples.earlier5k!.push((await list(asOf, { at_position: Math.max(0, cold.position - 5_000) })).ms);
         const jobsStarted = performance.now();
         await asOf.jobs.read(cold.position, (model) =>
           queryJobs(model.views, { limit: 100 } as unknown as ListJobsQuery).Items.map(jobJson),
         );
         samples.jobsCold!.push(performance.now() - jobsStarted);
         options.log(
-          `  round ${round + 1}: as of position ${cold.position} of ${head}: cold ${cold.ms.toFixed(0)} ms, ` +
+          `  round ${round + 1}: as of position ${cold.position} of ${head}: from a kept snapshot ` +
+            `${samples.seeded!.at(-1)!.toFixed(0)} ms, from the start ${cold.ms.toFixed(0)} ms, ` +
             `+60 s ${samples.later60s!.at(-1)!.toFixed(0)} ms, +5,000 ${samples.later5k!.at(-1)!.toFixed(0)} ms, ` +
             `−5,000 ${samples.earlier5k!.at(-1)!.toFixed(0)} ms, jobs cold ${samples.jobsCold!.at(-1)!.toFixed(0)} ms`,
         );
@@ -131,14 +182,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     };
     return {
       figures: [
-        figure("node list as of a moment, cold", "cold", COLD_TARGET_MS, "the log folded from its start"),
+        figure(
+          "node list as of a moment, cold, snapshots kept along the log",
+          "seeded",
+          COLD_TARGET_MS,
+          `from the nearest of the node-state snapshots kept every ${SNAPSHOT_EVERY.toLocaleString("en")} events`,
+        ),
+        figure("node list as of a moment, cold, from the start", "cold", COLD_TARGET_MS, "no snapshot kept"),
         figure("node list as of 60 s later", "later60s", NEARBY_TARGET_MS),
         figure("node list as of 5,000 events later", "later5k", NEARBY_TARGET_MS),
         figure(
           "node list as of 5,000 events earlier",
           "earlier5k",
           undefined,
-          "no kept state before it: from the start",
+          "no kept state before it: from the nearest snapshot",
         ),
         figure("node list page from the folded model", "page"),
         figure("node describe as of a moment (its stream)", "describe"),
