@@ -286,6 +286,8 @@ describe("as_of and at_position on the node and job reads", () => {
     const table = await shoal("node", "list", "--as-of", t1);
     expect(table.split("\n")[0]).toBe(`As of ${t1}:`);
     expect(table).toMatch(/n-1 .* cordoned/);
+    const paged = await shoal("node", "list", "--at-position", String(p1), "--limit", "2");
+    expect(paged).toMatch(new RegExp(`More nodes: --next-token \\S+ --at-position ${p1}\\n?$`));
     const both = await runShoal(["node", "list", "--as-of", t1, "--at-position", "1", ...api]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give --as-of or --at-position, not both");

@@ -275,7 +275,13 @@ export async function nodeCommand(args: string[]): Promise<number> {
       else {
         printAsOfHeading(values);
         print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
-        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
+        // An as-of page's token goes on as of the same moment: the hint says so.
+        const asOf = q.has("as_of")
+          ? ` --as-of ${q.get("as_of")}`
+          : q.has("at_position")
+            ? ` --at-position ${q.get("at_position")}`
+            : "";
+        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}${asOf}`);
       }
       return 0;
     }
