@@ -8,6 +8,7 @@ import type {
   ReadFilteredOptions,
   RecordedEvent,
 } from "../store/event-store.ts";
+import { ACTOR_ELSEWHERE } from "./audit-schema.ts";
 import { COLUMNS, SqliteRecordedEvent, type Row } from "./sqlite-recorded-event.ts";
 import { MAX_TIME_SKEW, timeMs } from "./time-marks.ts";
 
@@ -43,13 +44,16 @@ interface IndexRange {
  * |                    | sub-reads with the stream checked on their rows)                           |
  * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type, over the types |
  * |                    | that actor has (found by a skip-scan of the same index) that are asked for |
+ * |                    | and, for an actor with an id, its own stream (`<type>-<id>`: a node's      |
+ * |                    | `node-<id>`), the actor and types checked on rows (not in events_by_actor) |
  * | types              | per type and actor type present: events_by_actor_type; with 32 ranges or   |
  * |                    | more, the table's next rows first, their types checked (scanFirst)         |
  * | time only, nothing | one range of the table                                                     |
  *
  * With streams, the types and actors asked for too are checked on the stream's rows (an entity's
  * stream is short next to a type's or an actor's history), unless the stream is the longer side:
- * one node's 50,000 events asked for a type it holds 10 of (streamOrIndexRead).
+ * one node's 50,000 events asked for a type it holds 10 of (streamOrIndexRead), and the index
+ * holds the stream's rows of every actor asked for (it does not for an actor on its own stream).
  */
 export class SqliteFilteredReader {
   private readonly statements = new Map<string, Database.Statement>();
@@ -112,12 +116,19 @@ export class SqliteFilteredReader {
       const residual = rowCondition(types, actors);
       const streams = [...new Set(filter.streams)];
       const ranges = this.indexRanges(types, actors);
-      if (ranges === undefined) return streams.map((stream) => this.streamRead(stream, residual));
-      return streams.map((stream) => this.streamOrIndexRead(stream, residual, ranges));
+      const own = new Set(actors?.flatMap(ownStream));
+      return streams.map((stream) =>
+        ranges === undefined || own.has(stream)
+          ? this.streamRead(stream, residual)
+          : this.streamOrIndexRead(stream, residual, ranges),
+      );
     }
     const ranges = this.indexRanges(types, actors);
     if (ranges === undefined) return undefined;
     const reads = ranges.map((range) => this.indexRead(range));
+    // The rows events_by_actor leaves out: each actor's own stream, read for that actor (and the types) alone.
+    for (const actor of actors ?? [])
+      for (const stream of ownStream(actor)) reads.push(this.streamRead(stream, rowCondition(types, [actor])));
     // Many types alone (the feed's default page is 35, each over every actor type): they are most rows as a rule.
     if (actors === undefined && types !== undefined && ranges.length >= SCAN_FIRST_RANGES)
       return [scanFirst(this.typeScan(types), reads)];
@@ -143,7 +154,11 @@ export class SqliteFilteredReader {
         const [index, prefix, args] =
           actor.id === undefined
             ? (["events_by_actor_type", "actor_type = ?", [actor.type]] as const)
-            : (["events_by_actor", "actor_type = ? AND actor_id = ?", [actor.type, actor.id]] as const);
+            : ([
+                "events_by_actor",
+                `actor_type = ? AND actor_id = ? AND ${ACTOR_ELSEWHERE}`,
+                [actor.type, actor.id],
+              ] as const);
         // Only the types this actor has: alice over the 19 node types is a handful of ranges, not 19.
         const present = this.typesIn(index, prefix, args);
         const wanted = types === undefined ? present : types.filter((type) => present.includes(type));
@@ -345,6 +360,11 @@ export class SqliteFilteredReader {
       .get(until + skew) as number | undefined;
     return mark === undefined ? { after } : { after, through: mark - 1 };
   }
+}
+
+/** The stream an actor with an id acts on as its own (a node's `node-<id>`), whose rows events_by_actor leaves out. */
+function ownStream(actor: ActorFilter): string[] {
+  return actor.id === undefined ? [] : [`${actor.type}-${actor.id}`];
 }
 
 function distinctActors(actors: readonly ActorFilter[]): ActorFilter[] {
