@@ -134,6 +134,12 @@ function combinations(log: FeedLog): Combination[] {
         ],
       },
     },
+    // A node's rows on its own stream are not in the actor index: its stream is read beside the index.
+    { name: "actor=node:<a node that ran a job>", filter: { actors: [{ type: "node", id: log.someJobNode }] } },
+    {
+      name: `actor=node:${log.longNode} (its stream's ${log.longStreamEvents.toLocaleString("en")} events are others')`,
+      filter: { actors: [{ type: "node", id: log.longNode }] },
+    },
     {
       name: `entity=${log.longNode} (${log.longStreamEvents.toLocaleString("en")} events) ∧ type=NodeCordoned`,
       filter: { streams: [`node-${log.longNode}`], types: ["NodeCordoned"] },
