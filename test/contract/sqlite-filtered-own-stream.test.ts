@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { EventFilter, NewEvent } from "../../src/events/store/event-store.ts";
 import { expectPagesAsNaive } from "../support/expect-pages-as-naive.ts";
+import { naiveMatch, readAllFilteredPages } from "../support/skewed-log.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
@@ -118,5 +119,30 @@ describe("SQLite filtered reads of a node that acts on its own stream and on oth
       [0, 1000],
       [middle, 3],
     ]);
+  });
+
+  it("end a page short where an actor's own stream was read up to its budget, and read on from there", async () => {
+    const store = new SqliteEventStore(join(tempDir("shoal-own-stream-"), "events.db"));
+    opened.push(store);
+    await ownStreamLog(store);
+    const all = await store.readAll({ after: 0, maxCount: 100_000 });
+    const through = await store.headPosition();
+    const filters: EventFilter[] = [
+      { actors: [{ type: "node", id: "n-1" }] },
+      { actors: [{ type: "node", id: "n-1" }], types: ["NodeCordoned", "ExecutionStarted"] },
+      { actors: [{ type: "node", id: "n3" }, { type: "operator" }] },
+    ];
+    for (const filter of filters) {
+      const { events, pages } = await readAllFilteredPages(store, filter, { through, limit: 5, scanBudget: 3 });
+      expect(
+        events.map((e) => e.position),
+        JSON.stringify(filter),
+      ).toEqual(all.filter((e) => naiveMatch(e, filter)).map((e) => e.position));
+      // Pages ended by the budget: short of both the page and the end.
+      expect(pages.some((p) => p.events.length < 5 && p.scannedThrough < through)).toBe(true);
+    }
+    // Without a budget named, the default covers these short streams: every page but the last is full.
+    const { pages } = await readAllFilteredPages(store, filters[0]!, { through, limit: 5 });
+    expect(pages.slice(0, -1).every((p) => p.events.length === 5)).toBe(true);
   });
 });
