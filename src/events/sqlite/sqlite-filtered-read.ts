@@ -21,7 +21,7 @@ const SCAN_FIRST_RANGES = 32;
 const SCAN_WINDOW = 4;
 
 /** The rows of an actor's own stream a page looks at, at most, unless the read names a scan budget. */
-export const OWN_STREAM_BUDGET = 2_000;
+export const OWN_STREAM_BUDGET = 1_000;
 
 /**
  * Positions after `cursor`, up to `hi`, in order, at most `limit` of them. One with `reach` reads
