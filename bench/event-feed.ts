@@ -1,6 +1,6 @@
 /**
  * The feed: a page of 100 events through the store's filtered read (`readFiltered`, the time
- * window bounded by `timeBounds`), with 1,000,000 events stored, for 18 combinations of filters
+ * window bounded by `timeBounds`), with 1,000,000 events stored, for 20 combinations of filters
  * and, beside them in the same run, the unfiltered page.
  *
  * The store is a cluster's two-week history (bench/support/feed-log.ts) written through the
