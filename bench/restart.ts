@@ -116,6 +116,9 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
       checkpoint.run(name, events);
   })();
   db.close();
+  // The rows went in around the writer: opening the store writes their time marks (an upgrade's one-time work), here
+  // rather than in what is measured.
+  await new SqliteEventStore(path).close();
   return events;
 }
 

@@ -93,6 +93,9 @@ export async function buildStore(file: string, count: number): Promise<void> {
     for (let i = 0; i < count; i++) insert.run(...eventRow(i));
   })();
   db.close();
+  // The rows went in around the writer: opening the store writes their time marks (an upgrade's one-time work), here
+  // rather than in what is measured.
+  await new SqliteEventStore(file).close();
 }
 
 interface Phase {

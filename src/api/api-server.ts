@@ -1,10 +1,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
+import type { EventFeed } from "../projections/event-feed/event-feed.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
+import { eventFeedRoutes } from "./events/event-feed-routes.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
@@ -23,6 +25,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
   readonly self: NodeInfo;
   readonly auth: ApiAuth;
+  /** The cluster's whole history, filtered (GET /events); without it there is no feed route. */
+  readonly feed?: EventFeed;
   /** What /agent/alive and /agent/ready check (NATS, the store). */
   readonly checks?: readonly HealthCheck[];
   /** GET /metrics and request durations; without it there is no /metrics route. */
@@ -78,6 +82,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   let document: Record<string, unknown> = {};
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
+    ...(deps.feed ? eventFeedRoutes(deps.feed) : []),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),

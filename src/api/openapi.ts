@@ -45,11 +45,14 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
   const operation = (route: AnyRoute): JsonObject => {
     const responses: JsonObject = {};
     for (const [status, response] of Object.entries(route.responses)) {
+      const content: JsonObject = {};
+      if (response.schema !== undefined)
+        content[response.contentType ?? "application/json"] = { schema: toJsonSchema(response.schema) };
+      for (const [type, schema] of Object.entries(response.variants ?? {}))
+        content[type] = { schema: toJsonSchema(schema) };
       responses[status] = {
         description: response.description,
-        ...(response.schema === undefined
-          ? {}
-          : { content: { [response.contentType ?? "application/json"]: { schema: toJsonSchema(response.schema) } } }),
+        ...(Object.keys(content).length === 0 ? {} : { content }),
       };
     }
     const statuses = [...new Set((route.errors ?? []).map((kind) => HTTP_STATUS[kind]))].sort((a, b) => a - b);

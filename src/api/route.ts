@@ -16,6 +16,8 @@ export interface RouteResponse {
   readonly schema?: Schema.Schema.Any;
   /** `application/json` unless said otherwise (/metrics is Prometheus text). */
   readonly contentType?: string;
+  /** Other content types the same status answers with when the caller's Accept asks for them, with their schemas. */
+  readonly variants?: Readonly<Record<string, Schema.Schema.Any>>;
 }
 
 /** A request header the route reads (documented; the handler parses it). */

@@ -14,6 +14,7 @@ Commands:
   devstack    run an orchestrator and N compute nodes in one process
   node        list, describe, approve, reject, delete nodes; show their history
   job         run jobs from a file; list, describe, stop them; show their executions and history
+  events      the whole cluster's history, filtered by entity, type, actor and time
   docker      run a Docker container as a job (docker run)
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
   leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
@@ -29,6 +30,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   devstack: async () => (await import("./commands/devstack-command.ts")).devstackCommand,
   node: async () => (await import("./commands/node-command.ts")).nodeCommand,
   job: async () => (await import("./commands/job-command.ts")).jobCommand,
+  events: async () => (await import("./commands/events-command.ts")).eventsCommand,
   docker: async () => (await import("./commands/docker-run-command.ts")).dockerCommand,
   sim: async () => (await import("./commands/sim-command.ts")).simCommand,
   leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,

@@ -121,6 +121,7 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
       attempt("cannot use the event store", () =>
         usable(
           new SqliteEventStore(file, {
+            logger,
             writerThread: config["EventStore.SQLite.WriterThread"],
             ...(config["EventStore.SQLite.ReadAhead"] ? {} : { readAheadFrom: Number.POSITIVE_INFINITY }),
           }),

@@ -2,6 +2,14 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CheckpointStore, EventStore, NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
 import { WrongExpectedRevisionError } from "../../src/events/store/store-errors.ts";
+import {
+  appendLog,
+  filtersFor,
+  LOG_START_MS,
+  naiveMatch,
+  readAllFilteredPages,
+  skewedLog,
+} from "../support/skewed-log.ts";
 
 const ev = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   id: randomUUID(),
@@ -302,6 +310,100 @@ export function eventStoreContract(
 
       it("passes its start-up write check when healthy", async () => {
         await expect(store.checkWritable()).resolves.toBeUndefined();
+      });
+
+      describe("filtered reads over a log whose times are not in store order", () => {
+        const log = skewedLog(run, 2500);
+        let after = 0;
+        let through = 0;
+        /** Every stored event of the log (and only those: the bounds hold nothing else), in store order. */
+        let stored: RecordedEvent[] = [];
+
+        beforeAll(async () => {
+          after = await store.headPosition();
+          await appendLog(store, log);
+          through = await store.headPosition();
+          for await (const page of store.readAllPages({ after, pageSize: 1000 }))
+            stored.push(...page.filter((e) => e.position <= through));
+          stored = stored.filter((e) => e.stream.includes(run));
+          expect(stored).toHaveLength(log.length);
+        }, 120_000);
+
+        it("returns, page after page at a small limit, exactly what readAll returns filtered in memory, for every filter alone and combined", async () => {
+          const filters = filtersFor(run, log);
+          let nonEmpty = 0;
+          for (const filter of filters) {
+            const expected = stored.filter((e) => naiveMatch(e, filter)).map((e) => [e.position, e.id]);
+            const { events, pages } = await readAllFilteredPages(store, filter, { after, through, limit: 7 });
+            expect(
+              events.map((e) => [e.position, e.id]),
+              JSON.stringify(filter),
+            ).toEqual(expected);
+            expect(pages.every((p) => p.events.length <= 7)).toBe(true);
+            if (expected.length > 0) nonEmpty++;
+          }
+          // The filters are not all trivially empty: most select something, some select a few.
+          expect(nonEmpty).toBeGreaterThan(filters.length / 2);
+        }, 120_000);
+
+        it("says in scannedThrough where the next page starts, and reads nothing past `through`", async () => {
+          const filter = { types: ["NodeApproved"] };
+          const first = await store.readFiltered(filter, { after, through, maxCount: 3 });
+          expect(first.events).toHaveLength(3);
+          expect(first.scannedThrough).toBe(first.events[2]!.position);
+          const cut = first.events[1]!.position;
+          const short = await store.readFiltered(filter, { after, through: cut, maxCount: 3 });
+          expect(short.events.map((e) => e.position)).toEqual(first.events.slice(0, 2).map((e) => e.position));
+          expect(short.scannedThrough).toBe(cut);
+          const head = await store.headPosition();
+          expect(await store.readFiltered(filter, { after: head + 10, maxCount: 3 })).toEqual({
+            events: [],
+            scannedThrough: head + 10,
+          });
+        });
+
+        it("bounds a time window by positions that hold every event in it", async () => {
+          for (const [since, until] of [
+            [LOG_START_MS + 300_000, LOG_START_MS + 360_000],
+            [LOG_START_MS + 1_000_000, undefined],
+            [undefined, LOG_START_MS + 900_000],
+            [LOG_START_MS + 2_000_000, LOG_START_MS + 2_000_000],
+          ] as const) {
+            const bounds = await store.timeBounds(since, until);
+            const inWindow = stored.filter((e) => naiveMatch(e, { since, until }));
+            expect(inWindow.length, `${since}..${until}`).toBeGreaterThan(0);
+            for (const e of inWindow) {
+              expect(e.position).toBeGreaterThan(bounds.after);
+              if (bounds.through !== undefined) expect(e.position).toBeLessThanOrEqual(bounds.through);
+            }
+          }
+        });
+
+        it("knows the end of the log as of a moment: the longest prefix with no event later than it, when it keeps a time index", async () => {
+          let all: RecordedEvent[] | undefined;
+          for (const t of [LOG_START_MS - 1, LOG_START_MS + 123_456, LOG_START_MS + 1_500_000, LOG_START_MS + 9e9]) {
+            const at = await store.positionAt(t);
+            if (at === undefined) continue;
+            all ??= await store.readAll();
+            let max = -Infinity;
+            let prefix = 0;
+            for (const e of all) {
+              max = Math.max(max, Number.isNaN(Date.parse(e.time)) ? -Infinity : Date.parse(e.time));
+              if (max > t) break;
+              prefix = e.position;
+            }
+            expect(at, String(t)).toBe(prefix);
+          }
+        });
+
+        it("refuses a read it cannot make sense of, naming the field", async () => {
+          await expect(store.readFiltered({}, { maxCount: 0 })).rejects.toThrow(/maxCount/);
+          await expect(store.readFiltered({ since: Number.NaN }, { maxCount: 1 })).rejects.toThrow(/filter\.since/);
+          await expect(store.readFiltered({ actors: [{ type: "" }] }, { maxCount: 1 })).rejects.toThrow(
+            /filter\.actors\[0\]/,
+          );
+          await expect(store.readFiltered({}, { maxCount: 1, after: -1 })).rejects.toThrow(/after/);
+        });
       });
     },
   );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { timeMarksOf } from "../support/time-marks-check.ts";
 
 /** One writer, each append awaited before the next: a batch of one per commit. */
 const SEQUENTIAL_WRITER = `
@@ -71,6 +72,10 @@ async function killAfter(writer: string, file: string, acks: number): Promise<Ma
 }
 
 async function expectAllAcknowledgedStored(file: string, acked: Map<string, number>): Promise<void> {
+  // As the kill left the file (opening the store would write marks found missing): committed with their events.
+  const marks = timeMarksOf(file);
+  expect(marks.stored).toEqual(marks.expected);
+  expect(marks.stored.marks.length).toBeGreaterThan(0);
   const store = new SqliteEventStore(file);
   try {
     for (const [stream, last] of acked) {

@@ -116,6 +116,20 @@ describe("the compiled CLI loads only what a command needs", () => {
     }
   });
 
+  it("`shoal events` loads no store, NATS, Fastify or Effect, whether it prints a page or streams NDJSON", async () => {
+    const api = ["--api-host", "127.0.0.1", "--api-port", apiPort, "--api-key", adminKey];
+    for (const output of ["table", "ndjson"]) {
+      const res = await runRecorded(["events", "--category", "node", "--output", output, ...api]);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain("NodeRegistered");
+      expect(res.shoal).toContain("src/cli/commands/events-command.js");
+      expect(res.packages).toEqual([]);
+      expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual(
+        [],
+      );
+    }
+  });
+
   it("`shoal serve` does load the server side (the recorder sees what a command needs)", async () => {
     // A bad config value stops serve after its modules are loaded and before anything starts.
     const res = await runRecorded([

@@ -46,6 +46,7 @@ const unusedDeps = {
   auth: { users: [], anonymousAccess: "read" },
   metrics: {},
   self: {},
+  feed: {},
 } as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
 const declaredBy = (operationId: string): AnyRoute => {
@@ -223,6 +224,21 @@ describe("real responses decode with their declared schemas", () => {
     ).Items;
     expect(items.map((e) => e.type)).toContain("NodeApproved");
     expect(items.at(-1)?.metadata.reason).toBe("checked");
+  });
+
+  it("the event feed: a page as JSON, and the NDJSON it documents beside it", async () => {
+    const res = await call("GET", "/api/v1/orchestrator/events?limit=2");
+    expect(res.status).toBe(200);
+    const page = expectDeclaredShape("eventFeed", 200, res.text) as { Items: unknown[]; NextToken: string };
+    expect(page.Items).toHaveLength(2);
+    expect(page.NextToken).not.toBe("");
+    const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, unknown> }> }>>;
+    };
+    expect(Object.keys(doc.paths["/api/v1/orchestrator/events"]!.get!.responses["200"]!.content)).toEqual([
+      "application/json",
+      "application/x-ndjson",
+    ]);
   });
 
   it("alive, ready, agent node and version", async () => {

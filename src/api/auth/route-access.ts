@@ -17,6 +17,8 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
 
 /** The audit record names operators, so it is its own capability and never anonymous. */
 export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";
+/** The whole history of the cluster: the same audit record, so the same capability. */
+export const EVENT_FEED_ROUTE = "/api/v1/orchestrator/events";
 
 /**
  * Operational figures of the orchestrator itself, for a scraper with an API key: never
@@ -36,6 +38,7 @@ const READ_METHODS = new Set(["GET", "HEAD"]);
 /** Routes whose reads need a capability of their own, never granted to anonymous readers. */
 const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
   [HISTORY_ROUTE, "read:history"],
+  [EVENT_FEED_ROUTE, "read:history"],
   [METRICS_ROUTE, "read:agent"],
 ]);
 

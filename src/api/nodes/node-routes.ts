@@ -1,6 +1,5 @@
 import { Schema } from "effect";
 import type { FastifyRequest } from "fastify";
-import { EventMetadata } from "../../events/catalog/event-metadata.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import { NodePublicKey } from "../../events/catalog/node-events.ts";
 import { MAX_LABELS, labelKeyProblem, labelsProblem } from "../../labels/label-rule.ts";
@@ -14,6 +13,7 @@ import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { parseDuration } from "../../config/duration.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { ClusterEventJson } from "../events/cluster-event-json.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ListNodesQuery, queryNodes } from "./node-query.ts";
 import { NodeStateResponse, toNodeState } from "./node-state.ts";
@@ -157,22 +157,11 @@ const LIST_DESCRIPTIONS = {
   "filter-cordoned": "true: only cordoned nodes; false: only schedulable ones",
 };
 
-const ClusterEvent = Schema.Struct({
-  id: Schema.String,
-  type: Schema.String,
-  stream: Schema.String,
-  revision: Schema.Number.pipe(Schema.int()),
-  position: Schema.Number.pipe(Schema.int()),
-  time: Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } }),
-  data: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ jsonSchema: { type: "object" } }),
-  metadata: EventMetadata,
-}).annotations({ identifier: "ClusterEvent" });
-
 export const ListNodesResponse = Schema.Struct({ Nodes: Schema.Array(NodeStateResponse), NextToken: Schema.String });
 export const GetNodeResponse = Schema.Struct({ Node: NodeStateResponse });
 /** Message: set when the action changed nothing (e.g. "node already cordoned"). */
 export const PutNodeResponse = Schema.Struct({ Success: Schema.Boolean, Message: Schema.optional(Schema.String) });
-export const NodeHistoryResponse = Schema.Struct({ Items: Schema.Array(ClusterEvent), NextToken: Schema.String });
+export const NodeHistoryResponse = Schema.Struct({ Items: Schema.Array(ClusterEventJson), NextToken: Schema.String });
 
 export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
   const { manager, views, index, projection, history } = deps;

@@ -1,8 +1,8 @@
-import type { IncomingMessage } from "node:http";
 import { parseArgs } from "node:util";
-import { ApiError, type ApiClient } from "../api-client.ts";
+import { ApiError } from "../api-client.ts";
 import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { printable } from "../printable.ts";
 import { UsageError } from "../usage-error.ts";
@@ -38,42 +38,6 @@ interface LogMessage {
   readonly error?: string;
 }
 
-async function open(api: ApiClient, path: string): Promise<IncomingMessage> {
-  const target = new URL(`${api.baseUrl}${path}`);
-  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
-  const authorization = api.acceptedAuthorization;
-  try {
-    return await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(
-        target,
-        {
-          method: "GET",
-          headers: { accept: "application/x-ndjson", ...(authorization === undefined ? {} : { authorization }) },
-        },
-        resolve,
-      );
-      req.once("error", reject);
-      req.end();
-    });
-  } catch (e) {
-    throw new ApiError(0, `cannot reach the Shoal API at ${api.baseUrl}: ${(e as Error).message}`, undefined);
-  }
-}
-
-async function refusal(response: IncomingMessage): Promise<ApiError> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of response) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  let body: unknown;
-  try {
-    body = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  const message = (body as { Message?: string } | undefined)?.Message ?? `HTTP ${response.statusCode}`;
-  return new ApiError(response.statusCode ?? 0, message, body);
-}
-
 const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
   new Promise((resolve) => (stream.write(text) ? resolve() : stream.once("drain", resolve)));
 
@@ -102,12 +66,8 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
   const jobPath = `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}`;
   // Finds the credential the API takes (and says which were tried) and an unknown job, before the stream.
   await api.request("GET", jobPath);
-  const response = await open(api, `${jobPath}/logs?${query}`);
-  if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) >= 300) throw await refusal(response);
-  response.setEncoding("utf8");
-  let pending = "";
-  const print = async (text: string) => {
-    if (text.trim() === "") return;
+  const response = await openNdjson(api, `${jobPath}/logs?${query}`);
+  for await (const text of ndjsonLines(response)) {
     const message = JSON.parse(text) as LogMessage;
     if (message.error)
       throw new ApiError(
@@ -117,16 +77,6 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
       );
     const line = values.raw ? (message.value?.Line ?? "") : printable(message.value?.Line ?? "", { multiline: true });
     await write(message.value?.Type === 2 ? process.stderr : process.stdout, line);
-  };
-  for await (const piece of response) {
-    pending += piece as string;
-    let nl = pending.indexOf("\n");
-    while (nl !== -1) {
-      await print(pending.slice(0, nl));
-      pending = pending.slice(nl + 1);
-      nl = pending.indexOf("\n");
-    }
   }
-  await print(pending);
   return 0;
 }

@@ -19,18 +19,24 @@ import {
 import type {
   AppendResult,
   CheckpointStore,
+  EventFilter,
   EventStore,
   ExpectedRevision,
+  FilteredPage,
   NewEvent,
+  PositionBounds,
   ReadAllOptions,
+  ReadFilteredOptions,
   ReadAllPagesOptions,
   ReadStreamOptions,
   RecordedEvent,
   StoreSubscription,
 } from "../store/event-store.ts";
+import { checkFilteredRead, matchesFilter, matchesNothing } from "../store/event-filter.ts";
 import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { redactUrl } from "../../security/redact-url.ts";
+import { serverFilterFor } from "./esdb-server-filter.ts";
 import { esdbStoreError } from "./esdb-store-error.ts";
 import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
 
@@ -43,6 +49,8 @@ export const CHECKPOINT_TYPE = "CheckpointStored";
  */
 export const USER_EVENT_TYPES = `^(?!\\$|${CHECKPOINT_TYPE}$)`;
 const READ_ALL_PAGE = 512;
+/** Events a filtered page looks at, by default, before it ends early with a cursor; actor and time are checked here. */
+export const SCAN_BUDGET = 20_000;
 /** What every subscription asks the server for: USER_EVENT_TYPES, so its own checkpoint saves never come back to it. */
 export const SUBSCRIPTION_FILTER = eventTypeFilter({ regex: USER_EVENT_TYPES });
 
@@ -185,6 +193,71 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     } catch (e) {
       throw esdbStoreError(e);
     }
+  }
+
+  /**
+   * The server filters by stream names or event types (esdb-server-filter.ts); the rest of the
+   * filter is checked here, on at most `scanBudget` events a page, so a rare actor in a long log
+   * answers in several short pages rather than one long wait.
+   */
+  async readFiltered(filter: EventFilter, options: ReadFilteredOptions): Promise<FilteredPage> {
+    checkFilteredRead(filter, options);
+    const after = options.after ?? 0;
+    const head = await this.headPosition();
+    const hi = Math.min(options.through ?? head, head);
+    const end: FilteredPage = { events: [], scannedThrough: Math.max(after, hi) };
+    if (matchesNothing(filter) || after >= hi) return end;
+    const server = serverFilterFor(filter, USER_EVENT_TYPES);
+    const budget = Math.max(1, options.scanBudget ?? SCAN_BUDGET);
+    const events: RecordedEvent[] = [];
+    let scanned = 0;
+    let scannedThrough = after;
+    let from: "start" | Position = fromPosition(after);
+    try {
+      for (;;) {
+        // A read from a position repeats the event there (inclusive): one more, so every page moves on.
+        const count = Math.min(READ_ALL_PAGE, budget - scanned) + (from === START ? 0 : 1);
+        let seen = 0;
+        let last: Position | undefined;
+        for await (const resolved of readAllFiltered(this.client, { ...server, from, maxCount: count })) {
+          seen++;
+          last = resolved.event?.position ?? last;
+          const at = resolved.event?.position;
+          if (at === undefined) continue;
+          const position = toNumber(at.commit);
+          if (position <= scannedThrough) continue;
+          if (position > hi) return { events, scannedThrough: end.scannedThrough };
+          scanned++;
+          scannedThrough = position;
+          const e = toRecorded(resolved);
+          if (e !== undefined && matchesFilter(e, filter)) {
+            events.push(e);
+            if (events.length >= options.maxCount) return { events, scannedThrough };
+          }
+          if (scanned >= budget) return { events, scannedThrough };
+        }
+        if (seen < count || last === undefined) return { events, scannedThrough: end.scannedThrough };
+        from = last;
+      }
+    } catch (e) {
+      throw esdbStoreError(e);
+    }
+  }
+
+  /** No time index here: the caller reads on and compares the times itself. */
+  async positionAt(time: number): Promise<number | undefined> {
+    if (!Number.isFinite(time)) throw new RangeError(`time must be a time in ms, got ${time}`);
+    return undefined;
+  }
+
+  /** No time index here: the whole log (correct, only slower); readFiltered compares each event's time. */
+  async timeBounds(since?: number, until?: number): Promise<PositionBounds> {
+    for (const [name, v] of [
+      ["since", since],
+      ["until", until],
+    ] as const)
+      if (v !== undefined && !Number.isFinite(v)) throw new RangeError(`${name} must be a time in ms, got ${v}`);
+    return { after: 0 };
   }
 
   /** Page by page on this thread (a long replay from EventStoreDB is bound by its reads, not by folding). */

@@ -53,14 +53,19 @@ export function assertFilteredReadSupported(client: EventStoreDBClient): void {
   internals(client);
 }
 
-interface FilteredReadOptions {
+/**
+ * What the server filters on: event types or stream names, never both (FilterOptions holds one
+ * of them), each as a regular expression (.NET's, on the server).
+ */
+export type ServerFilter = { readonly eventTypeRegex: string } | { readonly streamRegex: string };
+
+type FilteredReadOptions = ServerFilter & {
   /** "end" with backwards only: the newest event first. */
   readonly from: "start" | "end" | Position;
   readonly maxCount: number;
-  readonly eventTypeRegex: string;
   /** Forwards when absent. */
   readonly backwards?: boolean;
-}
+};
 
 /** The gRPC request: the client's readAll request (forwards, count, no links) with its subscribeToAll's filter. */
 export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.ReadReq {
@@ -82,9 +87,14 @@ export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.
   opts.setCount(String(options.maxCount));
   opts.setUuidOption(uuidOption);
   const expression = new ReadReq.Options.FilterOptions.Expression();
-  expression.setRegex(options.eventTypeRegex);
   const filter = new ReadReq.Options.FilterOptions();
-  filter.setEventType(expression);
+  if ("streamRegex" in options) {
+    expression.setRegex(options.streamRegex);
+    filter.setStreamIdentifier(expression);
+  } else {
+    expression.setRegex(options.eventTypeRegex);
+    filter.setEventType(expression);
+  }
   filter.setCount(new Empty());
   filter.setCheckpointintervalmultiplier(1);
   opts.setFilter(filter);
@@ -97,7 +107,7 @@ export function filteredReadAllRequest(options: FilteredReadOptions): StreamsPb.
 
 /**
  * Reads $all from `from` (inclusive, as the client's readAll; forwards unless asked), returning only events
- * whose type matches `eventTypeRegex`; the server counts `maxCount` in matching events only.
+ * whose type (or stream) matches the filter; the server counts `maxCount` in matching events only.
  */
 export function readAllFiltered(
   client: EventStoreDBClient,

@@ -5,19 +5,23 @@ import { NewerStoreError } from "../store/store-errors.ts";
  * The layout of the store file itself (its tables and columns), in SQLite's `user_version`. A
  * Shoal that changes the layout in a way older ones cannot read raises it; this one refuses a
  * file of a higher version before touching it. Files made before it was kept read 0, the same
- * layout as 1.
+ * layout as 1. Version 2 added the actor columns, the filter indexes and the time marks, which
+ * every append must keep: a Shoal that knows only version 1 would append without them.
  */
-export const STORE_FILE_VERSION = 1;
+export const STORE_FILE_VERSION = 2;
 
-/** Refuses a store file of a newer layout; marks an older (or new) one as this layout. */
-export function checkStoreFileVersion(db: Database.Database, file: string): void {
+/**
+ * Refuses a store file of a newer layout; the file's version otherwise (the caller raises it once
+ * the layout is brought up to this one).
+ */
+export function checkStoreFileVersion(db: Database.Database, file: string): number {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version > STORE_FILE_VERSION) {
     throw new NewerStoreError({
       reason: `${file} is a store file of version ${version}; this Shoal reads store files up to version ${STORE_FILE_VERSION}`,
     });
   }
-  if (version < STORE_FILE_VERSION) db.pragma(`user_version = ${STORE_FILE_VERSION}`);
+  return version;
 }
 
 /**

@@ -1,13 +1,15 @@
 import Database from "better-sqlite3";
 import type { ExpectedRevision } from "../store/event-store.ts";
+import { loadTimeMarkState, prepareTimeMarkWrites } from "./audit-schema.ts";
 import { unavailableReason } from "./sqlite-failure.ts";
+import { observeTime, restoreMarks, snapshotMarks, type TimeMarkState } from "./time-marks.ts";
 
 /**
  * The store's writes, encoded flat so that a batch crosses to the writer thread as one
  * structured clone of strings and numbers (and costs the same in-thread):
  *
  * append: OP_APPEND, stream, expected, n, then n × (id, type, data JSON, metadata JSON, time | null, schema_version |
- * null)
+ * null, actor type | null, actor id | null)
  *   save:    OP_SAVE, name, position
  *   check:   OP_CHECK, time
  */
@@ -16,7 +18,7 @@ export const OP_APPEND = 0;
 export const OP_SAVE = 1;
 export const OP_CHECK = 2;
 /** Values per event of an encoded append. */
-export const EVENT_FIELDS = 6;
+export const EVENT_FIELDS = 8;
 
 /** Why a write failed, as plain data; the store turns it back into the port's errors. */
 export type WriteFailure =
@@ -79,9 +81,15 @@ function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
  * expected revision inside it, after the writes before it (so two appends to one stream in one
  * batch see each other), and fails alone; a failure of the store itself (full, read-only, I/O)
  * rolls the whole batch back.
+ *
+ * The time marks are kept in the same transaction: the writer folds each inserted event's time
+ * into its state and writes the marks and skew that are due before the batch commits. Whatever
+ * is rolled back (the batch, or one append's savepoint) is taken back out of that state too.
  */
 export class SqliteBatchWriter {
   private readonly statements;
+  private readonly marks: TimeMarkState;
+  private readonly writeMarks: (state: TimeMarkState) => void;
   private readonly transaction: (batch: EncodedBatch, result: BatchResult) => void;
   private readonly insertAtomically: (
     batch: EncodedBatch,
@@ -100,7 +108,8 @@ export class SqliteBatchWriter {
       findEvent: db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
       insert: db.prepare(
-        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version, actor_type, actor_id) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       saveCheckpoint: db.prepare(
         "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
@@ -109,9 +118,12 @@ export class SqliteBatchWriter {
         "INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at",
       ),
     };
-    this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) =>
-      this.applyAll(batch, result),
-    ).immediate;
+    this.marks = loadTimeMarkState(db).state;
+    this.writeMarks = prepareTimeMarkWrites(db);
+    this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => {
+      this.applyAll(batch, result);
+      this.writeMarks(this.marks);
+    }).immediate;
     this.insertAtomically = db.transaction(
       (batch: EncodedBatch, at: number, stream: string, n: number, after: number) =>
         this.insert(batch, at, stream, n, after),
@@ -128,10 +140,12 @@ export class SqliteBatchWriter {
   /** One durable commit of the batch; never throws. */
   commit(batch: EncodedBatch): BatchResult {
     const result: BatchResult = { values: new Float64Array(2 * SqliteBatchWriter.count(batch)), refusals: [] };
+    const marks = snapshotMarks(this.marks);
     try {
       this.transaction(batch, result);
       return result;
     } catch (e) {
+      restoreMarks(this.marks, marks);
       // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
       return { values: result.values, refusals: [], failure: describeFailure(e, this.file) };
     }
@@ -174,6 +188,8 @@ export class SqliteBatchWriter {
         values[2 * op] = actual;
         return;
       }
+      // A single insert that fails has taught the marks nothing; a savepoint's may have.
+      const marks = n === 1 ? undefined : snapshotMarks(this.marks);
       try {
         // A single INSERT that fails undoes itself; several need a savepoint to go together.
         values[2 * op + 1] =
@@ -183,6 +199,7 @@ export class SqliteBatchWriter {
         values[2 * op] = actual + n;
         return;
       } catch (e) {
+        if (marks !== undefined) restoreMarks(this.marks, marks);
         if (!isUniqueViolation(e)) throw e;
       }
     } else if (n === 0) throw new Refusal({ t: "wrong", stream, expected, actual });
@@ -197,11 +214,22 @@ export class SqliteBatchWriter {
     let position = 0;
     let now: string | undefined;
     for (let k = 0, i = at; k < n; k++, i += EVENT_FIELDS) {
-      const time = batch[i + 4] ?? (now ??= new Date().toISOString());
+      const time = (batch[i + 4] as string | null) ?? (now ??= new Date().toISOString());
       position = Number(
-        insert.run(batch[i], stream, after + k + 1, batch[i + 1], batch[i + 2], batch[i + 3], time, batch[i + 5])
-          .lastInsertRowid,
+        insert.run(
+          batch[i],
+          stream,
+          after + k + 1,
+          batch[i + 1],
+          batch[i + 2],
+          batch[i + 3],
+          time,
+          batch[i + 5],
+          batch[i + 6],
+          batch[i + 7],
+        ).lastInsertRowid,
       );
+      observeTime(this.marks, position, time);
     }
     return position;
   }

@@ -53,6 +53,60 @@ export interface ReadAllPagesOptions {
   readonly pageSize: number;
 }
 
+/** Events whose metadata names this actor: `{type: "operator", id: "alice"}`; no id: every actor of the type. */
+export interface ActorFilter {
+  readonly type: string;
+  readonly id?: string;
+}
+
+/**
+ * Which events a filtered read returns. Each list is a choice of one of its values (an empty list
+ * matches nothing); the parts given must all hold. Categories and entities are the caller's to
+ * expand into types and streams.
+ */
+export interface EventFilter {
+  readonly types?: readonly string[];
+  readonly streams?: readonly string[];
+  readonly actors?: readonly ActorFilter[];
+  /** Epoch ms, inclusive: events whose time is at or after it. An event whose time does not parse is in no window. */
+  readonly since?: number;
+  /** Epoch ms, inclusive: events whose time is at or before it. */
+  readonly until?: number;
+}
+
+export interface ReadFilteredOptions {
+  /** Exclusive. */
+  readonly after?: number;
+  /** Inclusive; the store's head when absent. */
+  readonly through?: number;
+  /** Events per page, at most (at least 1). */
+  readonly maxCount: number;
+  /**
+   * How many events an adapter that filters by scanning (EventStoreDB: actor and time) may look
+   * at for this page before it ends it early. SQLite reads what it returns from its indexes, and
+   * scans only an actor's own stream (a node's `node-<id>`) for that actor's rows: at most this
+   * many of them a page (default 1,000).
+   */
+  readonly scanBudget?: number;
+}
+
+export interface FilteredPage {
+  /** In store order. */
+  readonly events: RecordedEvent[];
+  /**
+   * Every matching event after `after` up to here is in `events`: the next page reads after it.
+   * A page with fewer than maxCount events whose scannedThrough is short of the bound asked for
+   * (through, or the head) was ended by the scan budget, not by the end of the selection.
+   */
+  readonly scannedThrough: number;
+}
+
+/** Positions that hold every event of a time window: `after` exclusive, `through` inclusive (absent: to the head). */
+export interface PositionBounds {
+  readonly after: number;
+  readonly through?: number;
+}
+
 export interface StoreSubscription {
   /** Stops delivery; resolves once no handler call is running. */
   stop(): Promise<void>;
@@ -94,6 +148,21 @@ export interface EventStore {
    * there is none: where a catch-up at start-up has read everything stored before it.
    */
   headPosition(): Promise<number>;
+  /** Events matching the filter, in store order, a page at a time. */
+  readFiltered(filter: EventFilter, options: ReadFilteredOptions): Promise<FilteredPage>;
+  /**
+   * The end of the log as of a moment: the largest position such that no event up to it has a
+   * time later than `time` (epoch ms), 0 when the first event already has; a prefix of the log,
+   * so a fold over it is a state the cluster was in. Undefined when the adapter keeps no time
+   * index (the caller reads on and compares the times itself).
+   */
+  positionAt(time: number): Promise<number | undefined>;
+  /**
+   * Positions holding every event whose time is in [since, until] (epoch ms, inclusive; either may
+   * be absent). Events inside the bounds may still lie outside the window: compare their times.
+   * An adapter that keeps no time index answers the whole log.
+   */
+  timeBounds(since?: number, until?: number): Promise<PositionBounds>;
   /** Start-up check: fails with StoreUnavailableError unless the store can take a write now. */
   checkWritable(): Promise<void>;
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
 import { resolveApiAuth } from "../api-auth.ts";
@@ -48,6 +49,7 @@ export function apiModule(
         index: nodes.index,
         projection: nodes.lane.get(),
         history: new NodeHistory(store),
+        feed: new EventFeed(store),
         jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
         jobLogs,
         auth,

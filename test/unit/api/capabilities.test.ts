@@ -81,11 +81,12 @@ describe("route access", () => {
   });
 
   it("guards the history with read:history and never lets anonymous callers read it", () => {
-    expect(routeAccess("GET", "/api/v1/orchestrator/nodes/:id/history")).toEqual({
-      public: false,
-      capability: "read:history",
-      anonymousRead: false,
-    });
+    for (const route of ["/api/v1/orchestrator/nodes/:id/history", "/api/v1/orchestrator/events"])
+      expect(routeAccess("GET", route), route).toEqual({
+        public: false,
+        capability: "read:history",
+        anonymousRead: false,
+      });
   });
 
   it("guards /metrics with read:agent and never lets anonymous callers scrape it", () => {

@@ -1,0 +1,64 @@
+import type { IncomingMessage } from "node:http";
+import { ApiError, type ApiClient } from "./api-client.ts";
+
+/**
+ * A GET whose answer is NDJSON, read as it comes (a log, an export): with the credential the client's last request
+ * was accepted with (make one first, so that a refused credential is reported as it is for any request). An answer
+ * that is not a 2xx is thrown as the ApiError its body describes.
+ */
+export async function openNdjson(api: ApiClient, path: string): Promise<IncomingMessage> {
+  const target = new URL(`${api.baseUrl}${path}`);
+  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
+  const authorization = api.acceptedAuthorization;
+  let response: IncomingMessage;
+  try {
+    response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(
+        target,
+        {
+          method: "GET",
+          headers: { accept: "application/x-ndjson", ...(authorization === undefined ? {} : { authorization }) },
+        },
+        resolve,
+      );
+      req.once("error", reject);
+      req.end();
+    });
+  } catch (e) {
+    throw new ApiError(0, `cannot reach the Shoal API at ${api.baseUrl}: ${(e as Error).message}`, undefined);
+  }
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status >= 300) throw await refusal(response);
+  response.setEncoding("utf8");
+  return response;
+}
+
+async function refusal(response: IncomingMessage): Promise<ApiError> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  let body: unknown;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  const message = (body as { Message?: string } | undefined)?.Message ?? `HTTP ${response.statusCode}`;
+  return new ApiError(response.statusCode ?? 0, message, body);
+}
+
+/** The lines of an NDJSON answer as they arrive, without their newlines; blank lines skipped. */
+export async function* ndjsonLines(response: IncomingMessage): AsyncGenerator<string> {
+  let pending = "";
+  for await (const piece of response) {
+    pending += piece as string;
+    let nl = pending.indexOf("\n");
+    while (nl !== -1) {
+      const line = pending.slice(0, nl);
+      if (line.trim() !== "") yield line;
+      pending = pending.slice(nl + 1);
+      nl = pending.indexOf("\n");
+    }
+  }
+  if (pending.trim() !== "") yield pending;
+}

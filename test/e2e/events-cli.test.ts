@@ -1,0 +1,149 @@
+import { connect } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
+import { runShoal } from "../support/shoal-process.ts";
+
+/**
+ * `shoal events` as a user runs it (the compiled CLI, a bin/shoal process a call) against a real orchestrator where
+ * alice acted on nodes through the API; the CLI prints what the API answers.
+ */
+const TOKEN = "s3cret";
+const USERS: AuthUser[] = [
+  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ["read:node", "write:node"] }] },
+  { Alias: "auditor", Username: "audit", Password: "audit password", Capabilities: [{ Actions: ["read:history"] }] },
+];
+const AUDITOR = `Basic ${Buffer.from("audit:audit password").toString("base64")}`;
+/** Control characters and a newline in a reason: the table must show them escaped, on one line. */
+const REASON = "ok\u001b[31m red\u009b0m\r\nnext";
+// The characters a terminal would act on, raw: what none of the output may hold.
+// eslint-disable-next-line no-control-regex
+const RAW = /[\u001b\u009b\r]/;
+
+let nats: TestNatsServer;
+let orchestrator: RunningOrchestrator;
+let api: string[];
+const events = (...args: string[]) => runShoal(["events", ...api, ...args]);
+
+async function feed(query: string): Promise<{ Items: Record<string, any>[]; NextToken: string }> {
+  const res = await fetch(`${orchestrator.apiUrl}/api/v1/orchestrator/events?${query}`, {
+    headers: { authorization: AUDITOR },
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { Items: Record<string, any>[]; NextToken: string };
+}
+
+beforeAll(async () => {
+  nats = await TestNatsServer.start();
+  orchestrator = await startOrchestrator(
+    orchestratorConfig(nats.url, {
+      "Orchestrator.Auth.Token": TOKEN,
+      "Orchestrator.NodeManager.ManualApproval": true,
+      "API.Auth.Users": USERS,
+    }),
+    silentLogger,
+  );
+  const nc = await connect({ servers: nats.url });
+  try {
+    for (const id of ["n-1", "n-2"]) expect(await joinNode(nc, id, TOKEN)).toMatchObject({ Accepted: true });
+  } finally {
+    await nc.drain();
+  }
+  const alice = `Basic ${Buffer.from("alice:alice's password").toString("base64")}`;
+  for (const [id, body] of [
+    ["n-1", { Action: "approve", Message: "racked" }],
+    ["n-2", { Action: "approve" }],
+    ["n-1", { Action: "cordon", Message: REASON }],
+  ] as const) {
+    const res = await fetch(`${orchestrator.apiUrl}/api/v1/orchestrator/nodes/${id}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: alice },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+  }
+  api = ["--api-port", new URL(orchestrator.apiUrl).port, "--username", "audit", "--password", "audit password"];
+});
+
+afterAll(async () => {
+  await orchestrator?.stop();
+  await nats?.stop();
+});
+
+describe("shoal events", () => {
+  it("prints TIME ENTITY EVENT BY REASON, one line an event, text from the API escaped", async () => {
+    const res = await events("--actor", "operator:alice");
+    expect(res.code, res.stderr).toBe(0);
+    const lines = res.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^TIME +ENTITY +EVENT +BY +REASON$/);
+    const { Items } = await feed("actor=operator:alice");
+    expect(Items.map((e) => e.type)).toEqual(["NodeApproved", "NodeApproved", "NodeCordoned"]);
+    // The header, then one line each: the newline in the reason did not break the table.
+    expect(lines).toHaveLength(1 + Items.length);
+    expect(lines[1]).toMatch(/^\S+Z +node\/n-1 +NodeApproved +operator:alice +racked$/);
+    expect(lines[1]).toContain(Items[0]!.time);
+    expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m\\u000d\\u000anext");
+    expect(res.stdout).not.toMatch(RAW);
+  });
+
+  it("pages with --limit and --next-token, and says how to go on", async () => {
+    const first = await events("--actor", "operator:alice", "--limit", "2");
+    expect(first.code, first.stderr).toBe(0);
+    const token = /--next-token (\d+)/.exec(first.stdout)?.[1];
+    expect(token, first.stdout).toBeDefined();
+    expect(first.stdout.split("\n").filter((l) => l.includes("operator:alice"))).toHaveLength(2);
+    const rest = await events("--actor", "operator:alice", "--limit", "2", "--next-token", token!);
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stdout).toContain("NodeCordoned");
+    expect(rest.stdout).not.toContain("--next-token");
+  });
+
+  it("prints the API's page as JSON and YAML, and every event of the selection as NDJSON", async () => {
+    const query = ["--category", "node", "--entity", "n-1,n-2"];
+    const page = await feed("category=node&entity=n-1,n-2");
+    const json = await events(...query, "--output", "json");
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(page);
+    const yaml = await events(...query, "--output", "yaml");
+    expect(yaml.code, yaml.stderr).toBe(0);
+    expect(parseYaml(yaml.stdout)).toEqual(page);
+    expect(yaml.stdout).not.toMatch(RAW);
+    const ndjson = await events(...query, "--output", "ndjson");
+    expect(ndjson.code, ndjson.stderr).toBe(0);
+    expect(ndjson.stdout).not.toMatch(RAW);
+    expect(
+      ndjson.stdout
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual(page.Items);
+  });
+
+  it("refuses bad arguments with usage (exit 2) and prints the API's refusal of a bad filter (exit 1)", async () => {
+    for (const args of [
+      ["--output", "xml"],
+      ["--output", "ndjson", "--limit", "3"],
+      ["--limit", "0"],
+      ["--after", "soon"],
+      ["n-1"],
+      ["--bogus"],
+    ]) {
+      const res = await events(...args);
+      expect(res.code, args.join(" ")).toBe(2);
+      expect(res.stderr, args.join(" ")).toMatch(/^Error: .*\nRun 'shoal events --help' for usage\./);
+    }
+    const bad = await events("--actor", "admin:alice");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('Error: query parameter actor: "admin:alice" is not type[:id]');
+    const badNdjson = await events("--since", "yesterday", "--output", "ndjson");
+    expect(badNdjson.code).toBe(1);
+    expect(badNdjson.stderr).toContain('Error: query parameter since: "yesterday"');
+    const help = await runShoal(["events", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: shoal events [options]");
+  });
+});

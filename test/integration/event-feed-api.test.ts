@@ -1,0 +1,320 @@
+import { connect, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
+import type { RecordedEvent } from "../../src/events/store/event-store.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { joinNode } from "../support/join-node.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
+import { storedEvents } from "../support/stored-events.ts";
+
+/**
+ * The cluster's history over REST against a real orchestrator: alice and bob act on nodes and jobs through the API,
+ * and the feed is held to a plain read of the SQLite file filtered by hand.
+ */
+
+const TOKEN = "s3cret";
+const ACTS: AuthUser["Capabilities"][number]["Actions"] = ["read:node", "write:node", "read:job", "write:job"];
+const USERS: AuthUser[] = [
+  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
+  { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
+  { Alias: "auditor", Username: "audit", Password: "audit password", Capabilities: [{ Actions: ["read:history"] }] },
+  { Username: "nosy", Password: "nosy password", Capabilities: [{ Actions: ["read:node", "read:job"] }] },
+];
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const AS = {
+  alice: basic("alice", "alice's password"),
+  bob: basic("bob", "bob's password"),
+  auditor: basic("audit", "audit password"),
+  nosy: basic("nosy", "nosy password"),
+};
+const FEED = "/api/v1/orchestrator/events";
+const ENTITY_CATEGORIES = ["node", "job", "execution"];
+
+type Body = Record<string, any>;
+interface Page {
+  Items: RecordedEvent[];
+  NextToken: string;
+}
+
+let nats: TestNatsServer;
+let config: ShoalConfig;
+let orchestrator: RunningOrchestrator;
+let nc: NatsConnection;
+let jobId: string;
+/** A moment after everything the test did: windows end here, so a late background event changes no answer. */
+let done: string;
+/** A moment between alice's node actions and bob's. */
+let between: number;
+
+async function call(method: string, path: string, authorization: string | undefined, body?: unknown, accept?: string) {
+  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+    method,
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(authorization === undefined ? {} : { authorization }),
+      ...(accept === undefined ? {} : { accept }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  const json = res.headers.get("content-type")?.startsWith("application/json") === true;
+  return {
+    status: res.status,
+    type: res.headers.get("content-type"),
+    text,
+    body: (json ? JSON.parse(text) : {}) as Body,
+  };
+}
+
+const act = async (who: string, path: string, body: unknown, method = "PUT") => {
+  const res = await call(method, path, who, body);
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+};
+
+const feed = async (query: string): Promise<Page> => {
+  const res = await call("GET", `${FEED}?${query}`, AS.auditor);
+  expect(res.status, res.text).toBe(200);
+  return res.body as Page;
+};
+
+/** Every page of a query, following NextToken to the end. */
+async function allPages(query: string): Promise<Page[]> {
+  const pages: Page[] = [];
+  let token = "";
+  do {
+    const page = await feed(`${query}${token === "" ? "" : `&next_token=${token}`}`);
+    pages.push(page);
+    token = page.NextToken;
+  } while (token !== "");
+  return pages;
+}
+
+const categoryOf = (e: RecordedEvent) => e.stream.slice(0, e.stream.indexOf("-"));
+const actorOf = (e: RecordedEvent) => e.metadata.actor as { type: string; id: string };
+/** The stored events, filtered by hand: what the feed must answer. */
+async function stored(keep: (e: RecordedEvent) => boolean): Promise<string[]> {
+  const until = Date.parse(done);
+  return (await storedEvents(config.DataDir)).filter((e) => Date.parse(e.time) <= until && keep(e)).map((e) => e.id);
+}
+const ids = (events: readonly RecordedEvent[]) => events.map((e) => e.id);
+
+beforeAll(async () => {
+  nats = await TestNatsServer.start();
+  config = orchestratorConfig(nats.url, {
+    "Orchestrator.Auth.Token": TOKEN,
+    "Orchestrator.NodeManager.ManualApproval": true,
+    "API.Auth.Users": USERS,
+    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 600_000,
+  });
+  orchestrator = await startOrchestrator(config, silentLogger);
+  nc = await connect({ servers: nats.url });
+  for (const id of ["n-1", "n-2", "n-3", "n-4"])
+    expect(await joinNode(nc, id, TOKEN)).toMatchObject({ Accepted: true });
+  const node = (id: string) => `/api/v1/orchestrator/nodes/${id}`;
+  await act(AS.alice, node("n-1"), { Action: "approve", Message: "racked and checked" });
+  await act(AS.alice, node("n-2"), { Action: "approve" });
+  await act(AS.alice, node("n-1"), { Action: "cordon", Message: "disk replacement" });
+  await act(AS.alice, node("n-2"), { Action: "label", Labels: { zone: "a" } });
+  await new Promise((r) => setTimeout(r, 20));
+  between = Date.now();
+  await new Promise((r) => setTimeout(r, 20));
+  await act(AS.bob, node("n-3"), { Action: "approve" });
+  await act(AS.bob, node("n-4"), { Action: "reject", Message: "unknown hardware" });
+  // No node has zone=nowhere: the job queues and stays (no placement traffic while the test reads).
+  const job = {
+    Type: "batch",
+    Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
+    Tasks: [
+      { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
+    ],
+  };
+  jobId = (await act(AS.alice, "/api/v1/orchestrator/jobs", { Job: job })).JobID as string;
+  const deadline = Date.now() + 10_000;
+  while ((await call("GET", `/api/v1/orchestrator/jobs/${jobId}`, AS.bob)).body.Job?.State?.StateType !== "Queued") {
+    expect(Date.now()).toBeLessThan(deadline);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await act(
+    AS.bob,
+    `/api/v1/orchestrator/jobs/${jobId}?reason=${encodeURIComponent("not needed")}`,
+    undefined,
+    "DELETE",
+  );
+  await new Promise((r) => setTimeout(r, 20));
+  done = new Date().toISOString();
+  await new Promise((r) => setTimeout(r, 20));
+});
+
+afterAll(async () => {
+  await nc?.drain();
+  await orchestrator?.stop();
+  await nats?.stop();
+});
+
+describe("GET /api/v1/orchestrator/events", () => {
+  it("actor=operator:alice is exactly alice's events, in store order", async () => {
+    const page = await feed("actor=operator:alice&limit=1000");
+    expect(page.NextToken).toBe("");
+    const alices = await stored((e) => actorOf(e).type === "operator" && actorOf(e).id === "alice");
+    expect(ids(page.Items)).toEqual(alices);
+    expect(page.Items.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["NodeApproved", "NodeCordoned", "NodeLabelsSet", "JobSubmitted"]),
+    );
+    expect(page.Items.find((e) => e.type === "NodeCordoned")).toMatchObject({
+      stream: "node-n-1",
+      metadata: { actor: { type: "operator", id: "alice" }, reason: "disk replacement" },
+    });
+    const positions = page.Items.map((e) => e.position);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    // bob's are his own, and nobody else's are in either.
+    const bobs = await feed("actor=operator:bob&limit=1000");
+    expect(ids(bobs.Items)).toEqual(await stored((e) => actorOf(e).type === "operator" && actorOf(e).id === "bob"));
+    expect(bobs.Items.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["NodeApproved", "NodeRejected", "JobStopped"]),
+    );
+    const both = await feed("actor=operator:alice,operator:bob&limit=1000");
+    expect(new Set(ids(both.Items))).toEqual(new Set([...alices, ...ids(bobs.Items)]));
+  });
+
+  it("filters combine: each part must hold, each list takes any of its values", async () => {
+    const cases: [string, (e: RecordedEvent) => boolean][] = [
+      ["actor=operator:bob&type=NodeRejected", (e) => actorOf(e).id === "bob" && e.type === "NodeRejected"],
+      ["category=node&entity=n-1&actor=operator", (e) => e.stream === "node-n-1" && actorOf(e).type === "operator"],
+      [
+        "category=job&actor=operator:alice&actor=operator:bob",
+        (e) => categoryOf(e) === "job" && actorOf(e).type === "operator",
+      ],
+      [
+        "type=NodeApproved,NodeRejected&actor=operator",
+        (e) => ["NodeApproved", "NodeRejected"].includes(e.type) && actorOf(e).type === "operator",
+      ],
+      [`entity=${jobId}`, (e) => e.stream === `job-${jobId}`],
+      ["entity=n-2&entity=n-3", (e) => e.stream === "node-n-2" || e.stream === "node-n-3"],
+      ["actor=node", (e) => ENTITY_CATEGORIES.includes(categoryOf(e)) && actorOf(e).type === "node"],
+      [
+        "actor=workflow:jobs",
+        (e) => ENTITY_CATEGORIES.includes(categoryOf(e)) && actorOf(e).type === "workflow" && actorOf(e).id === "jobs",
+      ],
+      ["category=workflow", (e) => categoryOf(e) === "workflow"],
+      [
+        `since=${new Date(between).toISOString()}&category=node`,
+        (e) => categoryOf(e) === "node" && Date.parse(e.time) >= between,
+      ],
+      [
+        `until=${new Date(between).toISOString()}&actor=operator`,
+        (e) => actorOf(e).type === "operator" && Date.parse(e.time) <= between,
+      ],
+    ];
+    for (const [query, keep] of cases) {
+      const window = query.includes("until=") ? "" : `&until=${encodeURIComponent(done)}`;
+      const page = await feed(`${query}${window}&limit=1000`);
+      const expected = await stored(keep);
+      expect(expected.length, query).toBeGreaterThan(0);
+      expect(ids(page.Items), query).toEqual(expected);
+    }
+    // The job workflow queued the job; its stop is bob's.
+    const job = await feed(`entity=${jobId}&limit=1000`);
+    expect(job.Items.map((e) => [e.type, `${actorOf(e).type}:${actorOf(e).id}`])).toEqual(
+      expect.arrayContaining([
+        ["JobSubmitted", "operator:alice"],
+        ["JobQueued", "workflow:jobs"],
+        ["JobStopped", "operator:bob"],
+      ]),
+    );
+    // Filters that hold for no event: an empty answer, not an error.
+    expect(await feed("actor=operator:carol")).toEqual({ Items: [], NextToken: "" });
+    expect(await feed("entity=nobody")).toEqual({ Items: [], NextToken: "" });
+  });
+
+  it("paging to the end by NextToken gives exactly one long read", async () => {
+    const query = `until=${encodeURIComponent(done)}&category=node,job,execution,workflow`;
+    const whole = await feed(`${query}&limit=1000`);
+    expect(whole.NextToken).toBe("");
+    expect(whole.Items.length).toBeGreaterThan(20);
+    expect(ids(whole.Items)).toEqual(await stored(() => true));
+    const pages = await allPages(`${query}&limit=3`);
+    expect(pages.length).toBe(Math.ceil(whole.Items.length / 3));
+    for (const page of pages.slice(0, -1)) expect(page.Items).toHaveLength(3);
+    expect(pages.flatMap((p) => p.Items)).toEqual(whole.Items);
+    // after= is where a page starts too.
+    const third = whole.Items[2]!.position;
+    expect(ids((await feed(`${query}&after=${third}&limit=1000`)).Items)).toEqual(ids(whole.Items.slice(3)));
+  });
+
+  it("NDJSON streams the whole selection: the pages concatenated, one event a line", async () => {
+    for (const query of [`until=${encodeURIComponent(done)}`, "actor=operator:alice", `entity=${jobId}&category=job`]) {
+      const pages = await allPages(`${query}&limit=2`);
+      const res = await call("GET", `${FEED}?${query}`, AS.auditor, undefined, "application/x-ndjson");
+      expect(res.status, res.text).toBe(200);
+      expect(res.type).toMatch(/^application\/x-ndjson/);
+      expect(res.text.endsWith("\n")).toBe(true);
+      const lines = res.text.slice(0, -1).split("\n");
+      expect(
+        lines.map((l) => JSON.parse(l)),
+        query,
+      ).toEqual(pages.flatMap((p) => p.Items));
+    }
+    // From a cursor on, and to nothing at all.
+    const all = await allPages(`actor=operator&limit=1000`);
+    const from = all[0]!.Items[1]!.position;
+    const rest = await call(
+      "GET",
+      `${FEED}?actor=operator&next_token=${from}`,
+      AS.auditor,
+      undefined,
+      "application/x-ndjson",
+    );
+    expect(
+      rest.text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual(all[0]!.Items.slice(2));
+    const none = await call("GET", `${FEED}?actor=operator:carol`, AS.auditor, undefined, "application/x-ndjson");
+    expect([none.status, none.text]).toEqual([200, ""]);
+  });
+
+  it("answers each bad parameter with a 400 naming it, and changes nothing", async () => {
+    const head = Math.max(...(await storedEvents(config.DataDir)).map((e) => e.position));
+    const before = await storedEvents(config.DataDir);
+    const bad: [string, RegExp][] = [
+      ["categry=node", /categry/],
+      ["category=nodes", /^query parameter category: unknown category "nodes"/],
+      ["type=NodeApprovd", /^query parameter type: unknown event type "NodeApprovd"/],
+      ["category=job&type=NodeApproved", /^query parameter type: NodeApproved is an event of category node/],
+      ["actor=admin:alice", /^query parameter actor: "admin:alice" is not type\[:id\]/],
+      ["actor=operator:", /^query parameter actor: "operator:" names no id/],
+      ["since=2026-11-29T10:00:00", /^query parameter since: .*not an RFC 3339 time with an offset/],
+      ["until=yesterday", /^query parameter until: "yesterday"/],
+      ["since=2026-11-29T10:00:01Z&until=2026-11-29T10:00:00Z", /^query parameter since: .* is after until/],
+      [`after=${head + 1000}`, /^query parameter after: position \d+ is beyond the newest event/],
+      [`next_token=${head + 1000}`, /^query parameter next_token: position \d+ is beyond the newest event/],
+      ["after=1&next_token=2", /^query parameter after: give after or next_token, not both/],
+      ["after=-1", /after/],
+      ["limit=0", /limit/],
+      ["limit=1001", /limit/],
+      [`type=${Array.from({ length: 21 }, (_, i) => `T${i}`).join(",")}`, /^query parameter type: at most 20 values/],
+      [`entity=${"x".repeat(257)}`, /^query parameter entity: an id is at most 256 characters/],
+    ];
+    for (const [query, message] of bad) {
+      const res = await call("GET", `${FEED}?${query}`, AS.auditor);
+      expect(res.status, query).toBe(400);
+      expect(res.body.Message, query).toMatch(message);
+    }
+    const ndjsonLimit = await call("GET", `${FEED}?limit=5`, AS.auditor, undefined, "application/x-ndjson");
+    expect(ndjsonLimit.status).toBe(400);
+    expect(JSON.parse(ndjsonLimit.text).Message).toMatch(/^query parameter limit: NDJSON sends the whole selection/);
+    expect(await storedEvents(config.DataDir)).toHaveLength(before.length);
+  });
+
+  it("needs read:history: read:node without it is 403, no credentials 401", async () => {
+    expect((await call("GET", FEED, AS.nosy)).status).toBe(403);
+    expect((await call("GET", `/api/v1/orchestrator/nodes/n-1/history`, AS.nosy)).status).toBe(403);
+    expect((await call("GET", FEED, AS.alice)).status).toBe(403);
+    expect((await call("GET", FEED, undefined)).status).toBe(401);
+    expect((await call("GET", FEED, AS.auditor)).status).toBe(200);
+  });
+});
