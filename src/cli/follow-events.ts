@@ -1,36 +1,25 @@
 import type { IncomingMessage } from "node:http";
-import type { ClusterEvent } from "../projections/cluster-event.ts";
 import { ApiError, type ApiClient } from "./api-client.ts";
 import { openStreamingGet } from "./ndjson-request.ts";
-import { printable } from "./printable.ts";
 import { sseMessages } from "./sse-reader.ts";
 
 export const EVENT_STREAM_API_PATH = "/api/v1/orchestrator/events/stream";
 
 /** Pauses between reconnections: quick after a connection that lasted, doubling up to 10 s while it keeps failing. */
 const RECONNECT = { initialMs: 250, maxMs: 10_000, stableAfterMs: 30_000 };
-/** Columns wide enough for most cells, so that rows printed one at a time line up. */
-const WIDTHS = [24, 28, 24, 24];
-
 export interface FollowOptions {
   /** The filters, as the feed takes them (no after: the stream starts at the newest event). */
   readonly query: URLSearchParams;
   readonly after: number | undefined;
-  readonly format: "table" | "ndjson";
-  readonly columns: readonly string[];
-  readonly row: (e: ClusterEvent) => string[];
-  readonly write: (text: string) => Promise<void>;
+  /** Each event's data (a ClusterEvent's JSON), in store order; the next is read once it settles. */
+  readonly onEvent: (data: string) => Promise<void> | void;
+  /** Each time the stream is open (the first time and after each reconnection). */
+  readonly onOpen?: () => Promise<void> | void;
   /** Aborted: stop (Ctrl-C); resolves normally. */
   readonly signal: AbortSignal;
   /** Told of each reconnection (stderr), with the position it resumes after. */
   readonly note: (text: string) => void;
 }
-
-const line = (cells: readonly string[]) =>
-  cells
-    .map((c, i) => (i === cells.length - 1 ? printable(c) : printable(c).padEnd(WIDTHS[i] ?? 0)))
-    .join("  ")
-    .trimEnd();
 
 /** Whether the failure may pass by itself (the orchestrator restarting, a proxy, a 503): then reconnect. */
 function passing(e: unknown): boolean {
@@ -39,16 +28,16 @@ function passing(e: unknown): boolean {
 }
 
 /**
- * `shoal events --follow`: the event stream, printed as it comes; a dropped connection (or the server's `resume`
- * message) is followed by a new one that sends the last id received as Last-Event-ID, so nothing is missed or
- * printed twice. Ends when `signal` aborts; refusals (a bad filter, credentials) are thrown.
+ * The event stream as `shoal events --follow` and the lists' --watch read it: each event handed on as it comes; a
+ * dropped connection (or the server's `resume` message) is followed by a new one that sends the last id received as
+ * Last-Event-ID, so nothing is missed or seen twice. Ends when `signal` aborts; refusals (a bad filter, credentials)
+ * are thrown.
  */
 export async function followEvents(api: ApiClient, options: FollowOptions): Promise<void> {
   const { signal } = options;
   // Not transport's RestartBackoff: the CLI loads nothing of the server side (cli-compiled.test.ts).
   let failures = 0;
   let lastId: string | undefined = options.after === undefined ? undefined : String(options.after);
-  if (options.format === "table") await options.write(`${line(options.columns)}\n`);
   while (!signal.aborted) {
     const query = new URLSearchParams(options.query);
     // Before the first id: `after`, else the newest event (the server sends the start's id first thing).
@@ -59,14 +48,13 @@ export async function followEvents(api: ApiClient, options: FollowOptions): Prom
     let response: IncomingMessage | undefined;
     try {
       response = await openStreamingGet(api, `${EVENT_STREAM_API_PATH}?${query}`, headers, signal);
+      await options.onOpen?.();
       for await (const m of sseMessages(response, (id) => (lastId = id))) {
         if (m.event === "resume") {
           options.note(`the server ended the stream (${resumeReason(m.data)}); resuming after ${lastId}`);
           continue;
         }
-        if (m.event !== undefined) continue;
-        if (options.format === "ndjson") await options.write(`${printable(m.data)}\n`);
-        else await options.write(`${line(options.row(JSON.parse(m.data) as ClusterEvent))}\n`);
+        if (m.event === undefined) await options.onEvent(m.data);
       }
     } catch (e) {
       if (signal.aborted) return;

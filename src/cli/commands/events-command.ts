@@ -117,6 +117,15 @@ export async function eventsCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+/** Columns wide enough for most cells, so that rows printed one at a time line up. */
+const FOLLOW_WIDTHS = [24, 28, 24, 24];
+
+const followLine = (cells: readonly string[]) =>
+  cells
+    .map((c, i) => (i === cells.length - 1 ? printable(c) : printable(c).padEnd(FOLLOW_WIDTHS[i] ?? 0)))
+    .join("  ")
+    .trimEnd();
+
 /** `--follow`: the event stream until Ctrl-C, which ends it with status 0. */
 async function follow(
   api: ReturnType<typeof apiClientFrom>,
@@ -140,14 +149,13 @@ async function follow(
   process.once("SIGTERM", interrupt);
   // Loaded only to follow: a page or an export never needs it.
   const { followEvents } = await import("../follow-events.ts");
+  if (format === "table") await write(`${followLine(EVENT_COLUMNS)}\n`);
   try {
     await followEvents(api, {
       query: q,
       after: after === null ? undefined : Number(after),
-      format,
-      columns: EVENT_COLUMNS,
-      row: eventRow,
-      write,
+      onEvent: (data) =>
+        write(`${format === "ndjson" ? printable(data) : followLine(eventRow(JSON.parse(data) as ClusterEvent))}\n`),
       signal: stop.signal,
       note: (text) => process.stderr.write(`${printable(text)}\n`),
     });

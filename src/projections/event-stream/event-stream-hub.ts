@@ -110,6 +110,16 @@ export class EventStreamHub implements Processor {
   }
 
   handle(batch: readonly EventEnvelope[]): void {
+    const last = batch.at(-1);
+    if (last === undefined) return;
+    if (this.subscribers.size === 0) {
+      // Nobody to frame for: a client that comes reads the store up to here first.
+      this.headPosition = this.floorPosition = last.position;
+      this.ring = [];
+      this.first = 0;
+      this.ringBytes = 0;
+      return;
+    }
     const from = this.ring.length;
     for (const envelope of batch) {
       const recorded = envelope.recorded;
@@ -117,8 +127,6 @@ export class EventStreamHub implements Processor {
       this.ring.push({ position: recorded.position, facts: filterFactsOf(recorded), frame });
       this.ringBytes += frame.length;
     }
-    const last = batch.at(-1);
-    if (last === undefined) return;
     const before = this.headPosition;
     this.headPosition = last.position;
     this.deliver(from, before);
@@ -175,10 +183,9 @@ export class EventStreamHub implements Processor {
     return lo;
   }
 
-  /** Drops the oldest frames past the bound; with no client at all, every frame (a client reads the store first). */
+  /** Drops the oldest frames past the bound. */
   private trim(): void {
-    const bound = this.subscribers.size === 0 ? 0 : this.options.ringBytes;
-    while (this.ringBytes > bound && this.first < this.ring.length) {
+    while (this.ringBytes > this.options.ringBytes && this.first < this.ring.length) {
       const entry = this.ring[this.first] as RingEntry;
       this.ringBytes -= entry.frame.length;
       this.floorPosition = entry.position;
