@@ -5,14 +5,19 @@
  * their own (bench/support/sse-subscribers.ts), which counts what each receives on the bytes and, for `timed` of
  * them, reads each event's append time from its data.
  *
- * Each event carries its append time (`t`, epoch ms, taken just before store.append) and is a node event, so every
- * subscriber (no filter) selects it. After `seconds` of appends at `rate` events/s the bench waits until every
+ * Every 10 ms the events due are appended in one append (100 at most under way at once, as many actors append at
+ * once). Each event carries its append time (`t`, epoch ms, taken just before store.append) and is a node event, so
+ * every subscriber (no filter) selects it. A subscriber cut off for not reading is not reconnected: it counts as one
+ * that did not receive every event. After `seconds` of appends at `rate` events/s the bench waits until every
  * subscriber reached the head (or `drainSeconds` pass) and reads:
  * - every subscriber received every event: how many received all, and the events missing in total;
  * - append → receipt, p50 and p99, over the timed subscribers' events (both clocks are this machine's);
  * - the streaming process's RSS growth: its peak during the run (sampled every 500 ms) over its RSS with every
  *   subscriber connected and nothing appended yet. Only the streaming side: the orchestrator's other read models
- *   are not in this process.
+ *   are not in this process;
+ * - beside them (parameters), the CPU share during the appends of the streaming process's main thread (the event
+ *   loop that appends, follows the store and writes to every connection: 1.00 is all of it) and of the
+ *   subscribers' process, and the append rate achieved.
  *
  * Targets (issue): 1,000 subscribers at 2,000 events/s, every subscriber receives every event, p99 ≤ 100 ms, RSS
  * growth ≤ 100 MB.
@@ -39,6 +44,7 @@ import { EventStreamHub } from "../src/projections/event-stream/event-stream-hub
 import { ProcessorHost } from "../src/projections/processor-host.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { type RunningChild, startChild } from "./support/child-process.ts";
+import { processCpuMs, threadCpuMs } from "./support/process-cpu.ts";
 
 const SUBSCRIBERS = join(import.meta.dirname, "support/sse-subscribers.ts");
 const logger = pino({ level: "silent" });
@@ -120,7 +126,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const perTick = rate / 100;
     let appended = 0;
     let owed = 0;
+    const inFlight = new Set<Promise<void>>();
     const started = Date.now();
+    const cpuBefore = { main: threadCpuMs(process.pid), subscribers: processCpuMs(child.child.pid) };
     let tick = 0;
     while (Date.now() - started < seconds * 1000) {
       owed += perTick;
@@ -134,7 +142,10 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           data: { t, i: appended + k, Labels: { zone: "a", rack: String(k % 40) } },
           metadata: { time: new Date(t).toISOString(), actor: { type: "operator", id: "bench" }, reason: "bench" },
         }));
-        await store.append(`node-bench-${tick % 100}`, events, "any");
+        // Not awaited one by one: a cluster's appends come from many actors at once, and share commits.
+        const append = store.append(`node-bench-${tick % 100}`, events, "any").then(() => void inFlight.delete(append));
+        inFlight.add(append);
+        if (inFlight.size >= 100) await Promise.race(inFlight);
         appended += n;
       }
       tick++;
@@ -142,7 +153,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const wait = next - Date.now();
       if (wait > 0) await sleep(wait);
     }
+    await Promise.all(inFlight);
     const appendSeconds = (Date.now() - started) / 1000;
+    // Over the appends only: what streaming at this rate costs each side per second.
+    const mainCpuShare = (threadCpuMs(process.pid) - cpuBefore.main) / (appendSeconds * 1000);
+    const subscribersCpuShare = (processCpuMs(child.child.pid) - cpuBefore.subscribers) / (appendSeconds * 1000);
     const head = await store.headPosition();
     options.log(`event-stream: ${appended} appended in ${appendSeconds.toFixed(1)} s; waiting for every subscriber`);
     const until = Date.now() + drainSeconds * 1000;
@@ -163,6 +178,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         appended,
         achievedRate: Math.round(appended / appendSeconds),
         cutOffs,
+        serverMainThreadCpu: mainCpuShare.toFixed(2),
+        subscribersCpu: subscribersCpuShare.toFixed(2),
         load: loadavg()[0]!.toFixed(2),
       },
       figures: [

@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Clock } from "../../actors/clock.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
@@ -39,7 +39,8 @@ export class EventStreamClient implements StreamSubscriber {
   private readonly closeKey: string;
 
   constructor(
-    private readonly res: ServerResponse,
+    /** The request's connection, taken over from the HTTP server (the route hijacked the reply). */
+    private readonly res: Socket,
     readonly filter: EventFilter,
     readonly filterKey: string,
     after: number,
@@ -56,14 +57,15 @@ export class EventStreamClient implements StreamSubscriber {
   /** Sends the headers, then the events after the start: from the store first, then live. */
   start(): void {
     const { res, options } = this;
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-      connection: "keep-alive",
-    });
-    // An id with no data: a client (an EventSource) that reconnects before any event comes resumes from the start.
-    res.write(`: events after ${this.position}\nid: ${this.position}\n\n`);
+    // The response written on the connection itself, without chunked framing: each batch's frames, shared by every
+    // client, go out in one write, and nothing else is queued per write (the event stream's cost is these writes).
+    // The body ends when the connection does.
+    res.write(
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n" +
+        "x-accel-buffering: no\r\nconnection: close\r\n\r\n" +
+        // An id with no data: a client (an EventSource) that reconnects before any event comes resumes from the start.
+        `: events after ${this.position}\nid: ${this.position}\n\n`,
+    );
     res.once("close", () => {
       this.done = true;
       this.live = false;
@@ -128,7 +130,7 @@ export class EventStreamClient implements StreamSubscriber {
         const full = page.events.length === CATCH_UP_PAGE;
         const reached = full ? page.events.at(-1)!.position : page.scannedThrough;
         const frames = page.events.map(sseFrame);
-        const flowing = frames.length === 0 || this.res.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+        const flowing = frames.length === 0 || this.res.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
         // A store that got nowhere has answered all there is through the bound asked for.
         this.position = reached > this.position ? reached : through;
         // One page at most waits on the connection: the next is read once it took this one.

@@ -84,9 +84,17 @@ export function eventStreamRoute(deps: EventStreamDeps): AnyRoute {
       }
       if (deps.hub.clients >= deps.maxClients)
         throw unavailable(`the event stream serves ${deps.maxClients} clients already (API.EventStream.MaxClients)`, 5);
+      if (request.method === "HEAD")
+        return reply
+          .header("content-type", "text/event-stream; charset=utf-8")
+          .header("cache-control", "no-cache")
+          .send();
       reply.hijack();
+      const socket = reply.raw.socket;
+      // Gone before it was answered: nothing to stream to.
+      if (socket === null || socket.destroyed) return reply;
       const id = nextClient++;
-      new EventStreamClient(reply.raw, filter, JSON.stringify(filter), start.after, {
+      new EventStreamClient(socket, filter, JSON.stringify(filter), start.after, {
         id,
         hub: deps.hub,
         store: deps.store,
