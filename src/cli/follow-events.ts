@@ -13,6 +13,11 @@ export interface FollowOptions {
   readonly after: number | undefined;
   /** Each event's data (a ClusterEvent's JSON), in store order; the next is read once it settles. */
   readonly onEvent: (data: string) => Promise<void> | void;
+  /**
+   * Made before the first connection, again until it succeeds: a request that settles which credential the API takes
+   * and refuses a bad filter as a plain answer (an unreachable API is waited for like a dropped stream).
+   */
+  readonly prepare?: () => Promise<unknown>;
   /** Each time the stream is open (the first time and after each reconnection). */
   readonly onOpen?: () => Promise<void> | void;
   /** Aborted: stop (Ctrl-C); resolves normally. */
@@ -37,6 +42,7 @@ export async function followEvents(api: ApiClient, options: FollowOptions): Prom
   const { signal } = options;
   // Not transport's RestartBackoff: the CLI loads nothing of the server side (cli-compiled.test.ts).
   let failures = 0;
+  let prepared = false;
   let lastId: string | undefined = options.after === undefined ? undefined : String(options.after);
   while (!signal.aborted) {
     const query = new URLSearchParams(options.query);
@@ -47,6 +53,8 @@ export async function followEvents(api: ApiClient, options: FollowOptions): Prom
     const opened = Date.now();
     let response: IncomingMessage | undefined;
     try {
+      if (!prepared) await options.prepare?.();
+      prepared = true;
       response = await openStreamingGet(api, `${EVENT_STREAM_API_PATH}?${query}`, headers, signal);
       await options.onOpen?.();
       for await (const m of sseMessages(response, (id) => (lastId = id))) {

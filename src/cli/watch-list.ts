@@ -48,6 +48,8 @@ export async function watchList(api: ApiClient, options: WatchOptions): Promise<
     await followEvents(api, {
       query: new URLSearchParams({ category: options.categories }),
       after: undefined,
+      // The feed's page of one: a caller the stream would refuse (no read:history) is told so at once.
+      prepare: () => api.request("GET", `/api/v1/orchestrator/events?limit=1&category=${options.categories}`),
       // Drawn once the stream is open: whatever changes after the page was read comes as an event.
       onOpen: () => {
         drawing = drawing.then(redraw);

@@ -106,6 +106,12 @@ it("a client resuming with its last id, and shoal events --follow, see every eve
   expect(first.status).toBe(200);
   await first.until((m) => m.length >= 10);
 
+  // The CLI is following too before the kill (its process takes a moment to start).
+  await waitFor(
+    () => follower!.stdout.split("\n").length > 10,
+    60_000,
+    () => `shoal events --follow printed nothing; stderr: ${follower!.stderr}`,
+  );
   const jobs = submitting();
   await first.until((m) => m.length >= 40);
   await serve!.kill("SIGKILL");

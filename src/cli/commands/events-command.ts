@@ -140,7 +140,6 @@ async function follow(
   // A page of one first: the credential the API takes, and a 400 for a wrong filter, come before the stream.
   const probe = new URLSearchParams(q);
   probe.set("limit", "1");
-  await api.request("GET", `/api/v1/orchestrator/events?${probe}`);
   const after = q.get("after");
   q.delete("after");
   const stop = new AbortController();
@@ -154,6 +153,7 @@ async function follow(
     await followEvents(api, {
       query: q,
       after: after === null ? undefined : Number(after),
+      prepare: () => api.request("GET", `/api/v1/orchestrator/events?${probe}`),
       onEvent: (data) =>
         write(`${format === "ndjson" ? printable(data) : followLine(eventRow(JSON.parse(data) as ClusterEvent))}\n`),
       signal: stop.signal,
