@@ -84,16 +84,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const store = new SqliteEventStore(join(dir, "shoal.db"));
   const deadlines = new DeadlineScheduler(systemClock);
   const processors = new ProcessorHost({ store, deadlines, logger });
+  let cutOffs = 0;
   const hub = new EventStreamHub({
     startAt: await store.headPosition(),
     ringBytes: 32 * 1024 * 1024,
     keepAliveMs: 15_000,
+    maxBufferedBytes: 256 * 1024 * 1024,
+    onCutOff: () => cutOffs++,
     deadlines,
     logger,
   });
   processors.add(hub);
   await processors.start();
-  let cutOffs = 0;
   const app = Fastify({ logger: false });
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   registerRoutes(app, [

@@ -82,6 +82,10 @@ export const CONFIG_KEYS = {
     1024 ** 2,
     "An event stream client with more than this waiting on its connection is cut off, told where to resume",
   ),
+  "API.EventStream.MaxBufferedBytes": bytes(
+    256 * 1024 ** 2,
+    "What the event stream's clients' connections hold together, at most; past it, the client holding the most is cut off",
+  ),
   "API.EventStream.RingBytes": bytes(
     32 * 1024 ** 2,
     "The newest events' stream messages kept in memory (while a client is connected), for clients switching from the store to live",

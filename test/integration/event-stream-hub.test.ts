@@ -42,23 +42,31 @@ interface Streaming {
 }
 
 async function streaming(
-  options: { ringBytes?: number; clientBufferBytes?: number; maxClients?: number; before?: number } = {},
+  options: {
+    ringBytes?: number;
+    clientBufferBytes?: number;
+    maxBufferedBytes?: number;
+    maxClients?: number;
+    before?: number;
+  } = {},
 ): Promise<Streaming> {
   const store = stores();
   if (options.before) await appendLog(store, skewedLog("b", options.before));
   const clock = new ManualClock();
   const deadlines = new DeadlineScheduler(clock);
   const processors = new ProcessorHost({ store, clock, deadlines, logger: silentLogger });
+  let cutOffs = 0;
   const hub = new EventStreamHub({
     startAt: await store.headPosition(),
     ringBytes: options.ringBytes ?? 32 * 1024 * 1024,
     keepAliveMs: 15_000,
+    maxBufferedBytes: options.maxBufferedBytes ?? 256 * 1024 * 1024,
+    onCutOff: () => cutOffs++,
     deadlines,
     logger: silentLogger,
   });
   processors.add(hub);
   await processors.start();
-  let cutOffs = 0;
   const app: FastifyInstance = Fastify();
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   registerRoutes(app, [
@@ -195,6 +203,29 @@ describe("the event stream", () => {
     stop(again);
     await again.until((m) => Number(m.at(-1)?.id) >= 1000);
     expect([...before, ...dataIds(again.messages)]).toEqual(range(1, 1000));
+  });
+
+  it("cuts off the clients holding the most when all of them together hold more than their bound", async () => {
+    // Each alone within its own bound (64 MiB), the two together past theirs (256 KiB).
+    const s = await streaming({ clientBufferBytes: 64 * 1024 * 1024, maxBufferedBytes: 256 * 1024 });
+    const reader = await openSse(s.url);
+    const sleepers = [await openSse(s.url, { paused: true }), await openSse(s.url, { paused: true })];
+    stop(reader);
+    for (const c of sleepers) stop(c);
+    await appendMore(s.store, "t", 1000, 16 * 1024);
+    await reader.until((m) => m.length >= 1000);
+    expect(dataIds(reader.messages)).toEqual(range(1, 1000));
+    expect(s.cutOffs()).toBe(2);
+    expect(s.hub.clients).toBe(1);
+    for (const sleeper of sleepers) {
+      sleeper.resume();
+      await sleeper.ended;
+      const resume = sleeper.messages.at(-1)!;
+      expect(resume.event).toBe("resume");
+      const hint = JSON.parse(resume.data) as { after: number; reason: string };
+      expect(hint.reason).toMatch(/clients together did not read/);
+      expect(dataIds(sleeper.messages)).toEqual(range(1, hint.after));
+    }
   });
 
   it("drops the connection of a cut-off client that still does not read once the grace is over", async () => {

@@ -54,6 +54,10 @@ export class EventStreamClient implements StreamSubscriber {
     return this.position;
   }
 
+  get buffered(): number {
+    return this.done ? 0 : this.res.writableLength;
+  }
+
   /** Sends the headers, then the events after the start: from the store first, then live. */
   start(): void {
     const { res, options } = this;

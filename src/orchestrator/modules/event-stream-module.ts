@@ -26,6 +26,7 @@ export function eventStreamModule(
           startAt: offers.nodes.headAtStart.get(),
           ringBytes: config["API.EventStream.RingBytes"],
           keepAliveMs: config["API.EventStream.KeepAlive"],
+          maxBufferedBytes: config["API.EventStream.MaxBufferedBytes"],
           deadlines,
           logger: logger.child({ component: "event-stream" }),
         }),

@@ -25,7 +25,9 @@ export interface StreamSubscriber {
   /** The selected frames after its cursor through `through` (none, possibly), written without waiting. */
   deliver(chunk: Buffer | undefined, through: number): void;
   keepAlive(frame: Buffer): void;
-  /** Sent away (the orchestrator stops): a last message saying where to resume, then the end. */
+  /** Bytes sent to it that its connection still holds. */
+  readonly buffered: number;
+  /** Sent away (the orchestrator stops, it holds the most of all): a last message saying where to resume, the end. */
   end(reason: string): void;
 }
 
@@ -35,6 +37,10 @@ export interface EventStreamHubOptions {
   /** The ring keeps at least the newest events whose frames fit in this many bytes. */
   readonly ringBytes: number;
   readonly keepAliveMs: number;
+  /** What every client's connection holds together, at most: past it, the client holding the most is cut off. */
+  readonly maxBufferedBytes: number;
+  /** Told of each client cut off for that. */
+  readonly onCutOff?: () => void;
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
 }
@@ -158,6 +164,25 @@ export class EventStreamHub implements Processor {
           this.join(from, this.ring.length, (e) => matchesEventFilter(e.facts, s.filter)),
         );
       s.deliver(chunks.get(s.filterKey), this.headPosition);
+    }
+    this.bound();
+  }
+
+  /** Clients that read slowly, many at once, within the bound of them all: those holding the most go first. */
+  private bound(): void {
+    let total = 0;
+    for (const s of this.subscribers) total += s.buffered;
+    if (total <= this.options.maxBufferedBytes) return;
+    const heaviest = [...this.subscribers].sort((a, b) => b.buffered - a.buffered);
+    for (const s of heaviest) {
+      if (total <= this.options.maxBufferedBytes) return;
+      total -= s.buffered;
+      this.options.onCutOff?.();
+      this.options.logger.info(
+        { after: s.cursor, buffered: s.buffered, total },
+        "event stream clients hold too much together; the one holding the most is cut off",
+      );
+      s.end(`the clients together did not read: more than ${this.options.maxBufferedBytes} bytes were waiting`);
     }
   }
 
