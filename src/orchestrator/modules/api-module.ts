@@ -64,6 +64,7 @@ export function apiModule(
           logger: logger.child({ component: "event-stream" }),
           clientBufferBytes: config["API.EventStream.ClientBufferBytes"],
           maxClients: config["API.EventStream.MaxClients"],
+          onCutOff: () => metrics.eventStreamCutOff(),
         },
         jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
         jobLogs,

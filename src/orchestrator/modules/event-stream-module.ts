@@ -13,7 +13,7 @@ export function eventStreamModule(
   context: OrchestratorContext,
   offers: { readonly nodes: NodeModule },
 ): EventStreamModule {
-  const { config, processors, deadlines, logger } = context;
+  const { config, processors, deadlines, logger, metrics } = context;
   const hub = new Later<EventStreamHub>("the event stream hub", "follow");
   return {
     name: "event stream",
@@ -27,11 +27,17 @@ export function eventStreamModule(
           ringBytes: config["API.EventStream.RingBytes"],
           keepAliveMs: config["API.EventStream.KeepAlive"],
           maxBufferedBytes: config["API.EventStream.MaxBufferedBytes"],
+          onCutOff: () => metrics.eventStreamCutOff(),
           deadlines,
           logger: logger.child({ component: "event-stream" }),
         }),
       );
       processors.add(made);
+      metrics.registerCollector("eventStream", () => ({
+        clients: made.clients,
+        bufferedBytes: made.bufferedClientBytes,
+        ringBytes: made.bufferedRingBytes,
+      }));
     },
   };
 }

@@ -94,6 +94,13 @@ export class EventStreamHub implements Processor {
     return this.ringBytes;
   }
 
+  /** What every client's connection holds, together. */
+  get bufferedClientBytes(): number {
+    let total = 0;
+    for (const s of this.subscribers) total += s.buffered;
+    return total;
+  }
+
   attach(subscriber: StreamSubscriber): void {
     if (this.closed) throw new Error("the event stream hub is closed");
     this.subscribers.add(subscriber);
@@ -170,8 +177,7 @@ export class EventStreamHub implements Processor {
 
   /** Clients that read slowly, many at once, within the bound of them all: those holding the most go first. */
   private bound(): void {
-    let total = 0;
-    for (const s of this.subscribers) total += s.buffered;
+    let total = this.bufferedClientBytes;
     if (total <= this.options.maxBufferedBytes) return;
     const heaviest = [...this.subscribers].sort((a, b) => b.buffered - a.buffered);
     for (const s of heaviest) {
