@@ -23,7 +23,14 @@ import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { actorColumns } from "./actor-columns.ts";
 import { addAuditSchema, type UpgradeLog } from "./audit-schema.ts";
-import { addNewerSchemaIndex, checkStoreFileVersion, newerSchemaEvent, STORE_FILE_VERSION } from "./newer-schema.ts";
+import { addChainSchema } from "./chain-schema.ts";
+import {
+  addNewerSchemaIndex,
+  checkStoreFileVersion,
+  FEED_FILE_VERSION,
+  newerSchemaEvent,
+  STORE_FILE_VERSION,
+} from "./newer-schema.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
 import {
   OP_APPEND,
@@ -213,7 +220,13 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       db.exec(SCHEMA);
       addSchemaVersionColumn(db);
       addNewerSchemaIndex(db);
-      addAuditSchema(db, STORE_FILE_VERSION, version < STORE_FILE_VERSION, options.logger);
+      const open = db;
+      // One transaction with the version bump: an upgrade interrupted is done again, whole, at the next open.
+      db.transaction(() => {
+        addAuditSchema(open, FEED_FILE_VERSION, version < FEED_FILE_VERSION, options.logger);
+        addChainSchema(open, new Date().toISOString(), options.logger);
+        if (version < STORE_FILE_VERSION) open.pragma(`user_version = ${STORE_FILE_VERSION}`);
+      }).immediate();
       this.db = db;
       this.statements = this.prepareStatements();
       this.filtered = new SqliteFilteredReader(db);
