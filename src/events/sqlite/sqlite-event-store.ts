@@ -23,7 +23,9 @@ import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { actorColumns } from "./actor-columns.ts";
 import { addAuditSchema, type UpgradeLog } from "./audit-schema.ts";
+import type { AuditLog } from "../chain/audit-log.ts";
 import { addChainSchema } from "./chain-schema.ts";
+import { SqliteAuditLog } from "./sqlite-audit-log.ts";
 import {
   addNewerSchemaIndex,
   checkStoreFileVersion,
@@ -184,6 +186,8 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private closed = false;
   private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
   private readonly filtered: SqliteFilteredReader;
+  /** The hash chain over the log, its genesis and its signed checkpoints (docs/audit.md). */
+  readonly auditLog: AuditLog;
   private readonly groupCommit: boolean;
   /** The write side on this thread (no writer thread, or one commit per write). */
   private readonly writer: SqliteBatchWriter | undefined;
@@ -230,6 +234,10 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       this.db = db;
       this.statements = this.prepareStatements();
       this.filtered = new SqliteFilteredReader(db);
+      this.auditLog = new SqliteAuditLog(db, (f) => {
+        this.assertOpen();
+        return this.guarded(f);
+      });
     } catch (e) {
       // A half-opened store must not keep the file open (and its filesystem busy).
       db?.close();
