@@ -19,6 +19,8 @@ export interface AuditLog {
   /** The newest event's position and link (the genesis's when there is none after it). */
   chainHead(): Promise<{ readonly position: number; readonly link: Buffer | null }>;
   auditCheckpoints(after: number, limit: number): Promise<AuditCheckpoint[]>;
+  /** The position of the newest stored checkpoint; 0 when there is none. */
+  latestCheckpointPosition(): Promise<number>;
   /** Stores a signed checkpoint (idempotent by position). */
   saveAuditCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
 }

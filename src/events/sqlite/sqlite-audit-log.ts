@@ -21,6 +21,7 @@ export class SqliteAuditLog implements AuditLog {
     this.reader = new SqliteChainReader(db);
     this.statements = {
       newest: db.prepare("SELECT position, link FROM events ORDER BY position DESC LIMIT 1"),
+      latestCheckpoint: db.prepare("SELECT max(position) FROM audit_checkpoints").pluck(),
       save: db.prepare(
         "INSERT OR IGNORE INTO audit_checkpoints (position, link, time, key_id, public_key, signature) " +
           "VALUES (?, ?, ?, ?, ?, ?)",
@@ -48,6 +49,10 @@ export class SqliteAuditLog implements AuditLog {
 
   async auditCheckpoints(after: number, limit: number): Promise<AuditCheckpoint[]> {
     return this.run(() => this.reader.checkpoints(after, limit));
+  }
+
+  async latestCheckpointPosition(): Promise<number> {
+    return this.run(() => (this.statements.latestCheckpoint.get() as number | null) ?? 0);
   }
 
   async saveAuditCheckpoint(c: AuditCheckpoint): Promise<void> {
