@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /** Names the link's layout: a verifier that reads another tag knows it is not this chain. */
 export const CHAIN_TAG = "shoal-chain/1";
@@ -19,36 +19,25 @@ export interface LinkedFields {
   readonly metadata: string;
 }
 
-const lengthBytes = Buffer.alloc(4);
-
-// Each field goes in with its UTF-8 length before it, so no two different field lists hash the same bytes.
-function field(hash: ReturnType<typeof createHash>, text: string): void {
-  lengthBytes.writeUInt32BE(Buffer.byteLength(text, "utf8"), 0);
-  hash.update(lengthBytes);
-  hash.update(text, "utf8");
-}
+const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
+const TAG_FIELD = `${bytes(CHAIN_TAG)}:${CHAIN_TAG}`;
 
 /**
- * The event's link: SHA-256 over the tag, the link and position of the event before it in store
- * order, then this event's position, id, stream, revision, type, time, data and metadata, every
- * field length-prefixed (numbers as their decimal text). The previous link and position make a
- * deleted, inserted or reordered row change every link after it; the event's own fields make an
- * edited row's link differ from the one stored.
+ * The event's link: SHA-256 over one text made of the tag, the link (64 hex digits) and position
+ * of the event before it in store order, then this event's position, id, stream, revision, type,
+ * time, data and metadata, each field written as its length in UTF-8 bytes, a colon, and the field
+ * (numbers as their decimal digits). The previous link and position make a deleted, inserted or
+ * reordered row change every link after it; the event's own fields make an edited row's link
+ * differ from the one stored. One text hashed at once costs half of hashing the fields one by one.
  */
 export function eventLink(previous: Uint8Array, previousPosition: number, e: LinkedFields): Buffer {
-  const hash = createHash("sha256");
-  field(hash, CHAIN_TAG);
-  lengthBytes.writeUInt32BE(previous.length, 0);
-  hash.update(lengthBytes);
-  hash.update(previous);
-  field(hash, String(previousPosition));
-  field(hash, String(e.position));
-  field(hash, e.id);
-  field(hash, e.stream);
-  field(hash, String(e.revision));
-  field(hash, e.type);
-  field(hash, e.time);
-  field(hash, e.data);
-  field(hash, e.metadata);
-  return hash.digest();
+  const link = Buffer.from(previous.buffer, previous.byteOffset, previous.byteLength).toString("hex");
+  const before = String(previousPosition);
+  const position = String(e.position);
+  const revision = String(e.revision);
+  const text =
+    `${TAG_FIELD}${link.length}:${link}${before.length}:${before}${position.length}:${position}` +
+    `${bytes(e.id)}:${e.id}${bytes(e.stream)}:${e.stream}${revision.length}:${revision}` +
+    `${bytes(e.type)}:${e.type}${bytes(e.time)}:${e.time}${bytes(e.data)}:${e.data}${bytes(e.metadata)}:${e.metadata}`;
+  return hash("sha256", text, "buffer");
 }

@@ -21,6 +21,19 @@ describe("eventLink", () => {
     expect(eventLink(Buffer.from(previous), 6, { ...event })).toEqual(link);
   });
 
+  it("is SHA-256 over the documented text: each field as its UTF-8 byte length, a colon and the field", () => {
+    const text =
+      "13:shoal-chain/1" +
+      `64:${previous.toString("hex")}1:61:7` +
+      `36:${event.id}8:node-n-11:312:NodeApproved24:2026-11-29T10:00:00.000Z` +
+      `16:${event.data}42:${event.metadata}`;
+    expect(eventLink(previous, 6, event).toString("hex")).toBe(createHash("sha256").update(text).digest("hex"));
+    // Lengths count bytes: "œ" and "é" are two each, so this six-character stream is 8.
+    const accented = { ...event, stream: "nœud-é" };
+    const other = text.replace("8:node-n-1", "8:nœud-é");
+    expect(eventLink(previous, 6, accented).toString("hex")).toBe(createHash("sha256").update(other).digest("hex"));
+  });
+
   it("changes when any field, the previous link or the previous position changes", () => {
     const link = eventLink(previous, 6, event).toString("hex");
     const changed: [string, Buffer][] = [
