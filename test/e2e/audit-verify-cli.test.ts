@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { connect } from "nats";
@@ -78,6 +79,28 @@ afterAll(async () => {
 });
 
 describe("shoal audit verify", () => {
+  it("refuses bad input naming what is wrong, reading nothing", async () => {
+    const bad = join(tempDir(), "checkpoints.ndjson");
+    writeFileSync(
+      bad,
+      `${JSON.stringify({ position: 3, link: "AB", time: "t", keyId: "k", publicKey: "p", signature: "s" })}\n`,
+    );
+    const cases: [string[], RegExp][] = [
+      [["--checkpoint", bad], /--checkpoint .*checkpoints\.ndjson: link must be 64 lowercase hex digits/],
+      [["--key", "not-a-key"], /--key must be an ed25519 public key, 32 bytes in base64url/],
+      [["--from", "9", "--to", "3"], /--from \(9\) is after --to \(3\)/],
+      [["--from", "x"], /--from must be a whole number/],
+    ];
+    for (const [args, message] of cases) {
+      const res = await runShoal(["audit", "verify", "--store", file, ...args]);
+      expect(res.code, args.join(" ")).toBe(2);
+      expect(res.stderr, args.join(" ")).toMatch(message);
+    }
+    const missing = await runShoal(["audit", "verify", "--store", join(tempDir(), "none.db")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^Error: \/.*none\.db: no such store file\n$/);
+  });
+
   it("holds over the API and on the store file; after a row is edited while stopped, both name its position", async () => {
     const viaApi = await verify();
     expect(viaApi.code, viaApi.stderr).toBe(0);

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import type { AuditCheckpoint } from "../chain/audit-checkpoint.ts";
 import type { ChainGenesisRecord, ChainRow } from "../chain/verify-chain.ts";
 import { readGenesis } from "./chain-schema.ts";
+import { STORE_FILE_VERSION } from "./newer-schema.ts";
 
 const ROWS = "position, event_id, stream, revision, type, time, data, metadata, link";
 type RawRow = [number, string, string, number, string, string, string, string, Buffer | null];
@@ -113,6 +114,10 @@ export function openChainFile(file: string): { reader: SqliteChainReader; close:
       throw new ChainSourceError(
         `${file} is a store file of version ${version}, from before the hash chain (version 3); ` +
           "start this Shoal on it once to begin the chain",
+      );
+    if (version > STORE_FILE_VERSION)
+      throw new ChainSourceError(
+        `${file} is a store file of version ${version}; this Shoal reads store files up to version ${STORE_FILE_VERSION}`,
       );
     return { reader: new SqliteChainReader(db), close: () => db.close() };
   } catch (e) {
