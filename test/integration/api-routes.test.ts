@@ -164,6 +164,35 @@ describe("the OpenAPI document and the routes", () => {
     expect(new Set(declared.map((r) => r.operationId)).size).toBe(declared.length);
   });
 
+  it("documents every actor type an event's metadata may name, the workflows' too", async () => {
+    const app = buildApi(unusedDeps);
+    const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as {
+      components: { schemas: { ClusterEvent: { properties: { metadata: unknown } } } };
+    };
+    await app.close();
+    const metadata = JSON.stringify(doc.components.schemas.ClusterEvent.properties.metadata);
+    expect(metadata).toContain(JSON.stringify(["operator", "node", "system", "workflow"]));
+    // A node history holding the drain workflow's event decodes with the declared schema.
+    const item = {
+      id: "e-1",
+      type: "NodeDrainCompleted",
+      stream: "node-n1",
+      revision: 3,
+      position: 9,
+      time: "2026-11-29T08:00:00.000Z",
+      data: { NodeID: "n1", DaemonStopped: 0 },
+      metadata: {
+        time: "2026-11-29T08:00:00.000Z",
+        actor: { type: "workflow", id: "node-drain" },
+        reason: "node n1 is drained",
+        correlationId: "c",
+        causationId: "c",
+        schemaVersion: 1,
+      },
+    };
+    expectDeclaredShape("nodeHistory", 200, JSON.stringify({ Items: [item], NextToken: "" }));
+  });
+
   it("serves every documented operation, answering a status it documents", async () => {
     const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text) as Doc;
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
