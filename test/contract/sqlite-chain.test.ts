@@ -106,6 +106,18 @@ describe.each([
     await again.append("node-a", many(3), 2);
     expect(expectChained(file).stored).toHaveLength(6);
   });
+
+  it("links on from another writer's events when two processes append to one file in turn", async () => {
+    const file = join(tempDir(), "shoal.db");
+    const store = open(file, { writerThread });
+    const other = open(file, { writerThread });
+    await store.append("node-a", many(3), "no_stream");
+    await other.append("node-b", many(2), "no_stream");
+    await store.append("node-a", many(1), 2);
+    await other.append("node-b", many(4), 1);
+    await store.append("node-c", many(2), "no_stream");
+    expect(expectChained(file).stored).toHaveLength(3 + 2 + 1 + 4 + 2);
+  });
 });
 
 describe("SQLite store file version 3", () => {

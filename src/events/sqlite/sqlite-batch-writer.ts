@@ -136,12 +136,14 @@ export class SqliteBatchWriter {
       recordCheck: db.prepare(
         "INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at",
       ),
+      highestGiven: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck(),
     };
     this.marks = loadTimeMarkState(db).state;
     this.chain = loadChainHead(db);
     this.given = Math.max(highestPosition(db), this.chain.position);
     this.writeMarks = prepareTimeMarkWrites(db);
     this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => {
+      this.followOtherWriters();
       this.applyAll(batch, result);
       this.writeMarks(this.marks);
     }).immediate;
@@ -170,6 +172,20 @@ export class SqliteBatchWriter {
       // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
       return { values: result.values, refusals: [], failure: describeFailure(e, this.file) };
     }
+  }
+
+  /**
+   * Another connection to the file (a second process) may have appended since this writer last committed: its rows
+   * are links of the chain too, so this writer gives positions after them and links on from the newest. One look-up
+   * a batch, inside its IMMEDIATE transaction, so nothing can append between it and the inserts.
+   */
+  private followOtherWriters(): void {
+    const highest = (this.statements.highestGiven.get() as number | undefined) ?? 0;
+    if (highest === this.given) return;
+    const head = loadChainHead(this.db);
+    this.chain.position = head.position;
+    this.chain.link = head.link;
+    this.given = Math.max(highest, head.position);
   }
 
   private applyAll(batch: EncodedBatch, result: BatchResult): void {
