@@ -47,6 +47,7 @@ const unusedDeps = {
   metrics: {},
   self: {},
   feed: {},
+  audit: { log: undefined },
 } as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
 const declaredBy = (operationId: string): AnyRoute => {
@@ -109,6 +110,35 @@ afterAll(async () => {
   await nc?.drain();
   await orchestrator?.stop();
   await nats?.stop();
+});
+
+describe("the audit routes on a store with no hash chain", () => {
+  it("answer 501, saying why, to a caller allowed to read them", async () => {
+    const app = buildApi({
+      ...unusedDeps,
+      auth: {
+        users: [{ Username: "audit", Password: "pw", Capabilities: [{ Actions: ["read:history"] }] }],
+        anonymousAccess: "none",
+      },
+    } as unknown as ApiDeps);
+    const authorization = `Basic ${Buffer.from("audit:pw").toString("base64")}`;
+    try {
+      for (const path of ["genesis", "chain", "checkpoints"]) {
+        const res = await app.inject({
+          method: "GET",
+          url: `/api/v1/orchestrator/audit/${path}`,
+          headers: { authorization },
+        });
+        expect(res.statusCode, path).toBe(501);
+        expect(JSON.parse(res.body), path).toMatchObject({
+          Code: "NotImplemented",
+          Message: expect.stringMatching(/keeps no hash chain; .* need the SQLite store/),
+        });
+      }
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe("the OpenAPI document and the routes", () => {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
@@ -50,6 +51,7 @@ export function apiModule(
         projection: nodes.lane.get(),
         history: new NodeHistory(store),
         feed: new EventFeed(store),
+        audit: { log: auditLogOf(store) },
         jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
         jobLogs,
         auth,
