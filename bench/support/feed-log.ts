@@ -16,6 +16,8 @@ export interface FeedLog {
   readonly longStreamEvents: number;
   /** A job id (its execution has another id), for an entity filter over the three stream kinds. */
   readonly someJob: string;
+  /** The node that ran someJob's execution: it acts on its own stream and on that execution's. */
+  readonly someJobNode: string;
   readonly firstTime: number;
   readonly lastTime: number;
   /** Events per actor type, and per operator. */
@@ -323,6 +325,7 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
     return { id, execution, node, submitter, steps };
   };
   let someJob = "";
+  let someJobNode = "";
 
   /** Each kind of event with the events it has left; drawn in proportion to them, so each is spread over the log. */
   const budgets = {
@@ -378,7 +381,7 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
         if (pool.length === 0 || (pool.length < POOL && jobsStarted < jobs && random.int(8) === 0)) {
           if (jobsStarted < jobs) {
             const job = newJob();
-            if (someJob === "" && written > events / 3) someJob = job.id;
+            if (someJob === "" && written > events / 3) [someJob, someJobNode] = [job.id, job.node];
             pool.push(job);
           } else budgets.jobs = 0;
           break;
@@ -496,6 +499,7 @@ export function writeFeedLog(file: string, events: number, seed: number, log: (l
     longNode,
     longStreamEvents: longWritten,
     someJob,
+    someJobNode,
     firstTime,
     lastTime,
     byActorType,

@@ -8,6 +8,8 @@ import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
 import { eventFeedRoutes } from "./events/event-feed-routes.ts";
 import { eventStreamRoute, type EventStreamDeps } from "./events/event-stream-route.ts";
+import { auditRoutes } from "./audit/audit-routes.ts";
+import type { AuditLog } from "../events/chain/audit-log.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
@@ -30,6 +32,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly feed?: EventFeed;
   /** The same history live, as Server-Sent Events (GET /events/stream); without it there is no stream route. */
   readonly stream?: EventStreamDeps;
+  /** The audit routes; `log` absent: the store keeps no chain, and they answer 501. */
+  readonly audit?: { readonly log: AuditLog | undefined };
   /** What /agent/alive and /agent/ready check (NATS, the store). */
   readonly checks?: readonly HealthCheck[];
   /** GET /metrics and request durations; without it there is no /metrics route. */
@@ -87,6 +91,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...nodeRoutes(deps),
     ...(deps.feed ? eventFeedRoutes(deps.feed) : []),
     ...(deps.stream ? [eventStreamRoute(deps.stream)] : []),
+    ...(deps.audit ? auditRoutes(deps.audit.log) : []),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),

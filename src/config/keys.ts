@@ -179,6 +179,14 @@ export const CONFIG_KEYS = {
     500,
     "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread",
   ),
+  "Orchestrator.Audit.CheckpointEvery": int(
+    10_000,
+    "A signed audit checkpoint once this many events were stored since the last one (or CheckpointInterval passed, whichever first). 0: by time only",
+  ),
+  "Orchestrator.Audit.CheckpointInterval": dur(
+    60_000,
+    "A signed audit checkpoint at least this often while events are stored. 0: by count only (both 0: none)",
+  ),
   "JobDefaults.Batch.Task.Resources.CPU": str(
     "500m",
     "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)",

@@ -1,6 +1,7 @@
 import type { Module } from "./module.ts";
 import type { OrchestratorContext } from "./orchestrator-context.ts";
 import { type ApiModule, apiModule } from "./modules/api-module.ts";
+import { auditModule } from "./modules/audit-module.ts";
 import { drainModule } from "./modules/drain-module.ts";
 import { type EventPublisherModule, eventPublisherModule } from "./modules/event-publisher-module.ts";
 import { eventStreamModule } from "./modules/event-stream-module.ts";
@@ -33,6 +34,7 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
     nodes,
     // Its JetStream check stops start-up before anything else follows the store.
     publisher,
+    auditModule(context, { nodes }),
     jobs,
     forgetDeletedNodesModule(context, { nodes }),
     nodeReactionsModule(context, { nodes, jobs }),

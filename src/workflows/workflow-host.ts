@@ -6,6 +6,7 @@ import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
 import { isTransientFailure } from "./transient-failure.ts";
+import { workflowActor } from "./workflow-actor.ts";
 import type { IssuedCommand, Workflow, WorkflowCommand, WorkflowHandler } from "./workflow.ts";
 import { type WorkflowInput, workflowInputOf } from "./workflow-input.ts";
 
@@ -33,6 +34,7 @@ interface Step {
  * batch's steps merged into one append would overlap a stored one only in part after a restart, and be refused.
  */
 export class WorkflowHost implements Processor {
+  /** The processor's name, which keys its checkpoint: `workflow-<name>`, as stored checkpoints have it. */
   readonly name: string;
   private readonly concurrency: number;
   /** Inputs whose step finished (carried out, or its entity ended) in a batch that has not ended well yet. */
@@ -163,7 +165,7 @@ export class WorkflowHost implements Processor {
       step,
       {
         time: recorded.time,
-        actor: { type: "system", id: this.name },
+        actor: workflowActor(name),
         reason: `reacting to ${recorded.type} in ${recorded.stream}`,
         correlationId,
         causationId: recorded.id,

@@ -478,7 +478,7 @@ describe("shoal job list, describe, executions, history, stop", () => {
     const [header, ...rows] = table.stdout.trimEnd().split("\n");
     expect(header?.split(/ {2,}/)).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"]);
     expect(rows[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +JobLevel +1 +operator:ops +Submission +Job submitted$/);
-    expect(rows.at(-1)).toMatch(/JobLevel +1 +system:workflow-jobs +State Update +Completed$/);
+    expect(rows.at(-1)).toMatch(/JobLevel +1 +workflow:jobs +State Update +Completed$/);
     expect(rows.some((r) => r.includes(`node:${nodeId}`))).toBe(true);
     const all = JSON.parse((await shoal(["job", "history", id, "--output", "json"])).stdout) as Body[];
     expect(all).toHaveLength(rows.length);

@@ -246,7 +246,7 @@ describe("a drain survives an orchestrator killed with SIGKILL", () => {
       stopped!,
       ofType(`execution-${batchFirst?.ID as string}`, "ExecutionCancelled")[0]!,
     ]) {
-      expect(e.metadata.actor).toEqual({ type: "system", id: "workflow-node-drain" });
+      expect(e.metadata.actor).toEqual({ type: "workflow", id: "node-drain" });
       expect(typeof e.metadata.reason).toBe("string");
     }
     const steps = events.filter(
@@ -298,7 +298,7 @@ describe("a drain survives an orchestrator killed with SIGKILL", () => {
     );
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.metadata).toMatchObject({
-      actor: { type: "system", id: "workflow-node-drain" },
+      actor: { type: "workflow", id: "node-drain" },
       reason: `the drain deadline of node ${y} passed`,
       causationId: reached[0]!.id,
     });

@@ -207,7 +207,7 @@ describe("a compute node killed mid-run", () => {
       const failed = events.filter((e) => e.stream === `execution-${id}` && e.type === "ExecutionFailed");
       expect(failed).toHaveLength(1);
       expect(failed[0]?.metadata).toMatchObject({
-        actor: { type: "system", id: "workflow-node-reactions" },
+        actor: { type: "workflow", id: "node-reactions" },
         reason: `node ${x} became UNHEALTHY`,
         causationId: unhealthy[0]?.id,
       });
@@ -216,7 +216,7 @@ describe("a compute node killed mid-run", () => {
     const replacement = executionsOf(done)[1]?.ID as string;
     const created = events.find((e) => e.stream === `execution-${replacement}` && e.type === "ExecutionCreated");
     expect(created?.metadata).toMatchObject({
-      actor: { type: "system", id: "workflow-jobs" },
+      actor: { type: "workflow", id: "jobs" },
       reason: `retry of partition 0: execution ${lostBatch} on node ${x} failed: Execution lost: node ${x} became UNHEALTHY`,
     });
   }, 180_000);

@@ -53,6 +53,7 @@ const unusedDeps = {
   self: {},
   feed: {},
   stream: {},
+  audit: { log: undefined },
 } as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
 const declaredBy = (operationId: string): AnyRoute => {
@@ -117,6 +118,35 @@ afterAll(async () => {
   await nats?.stop();
 });
 
+describe("the audit routes on a store with no hash chain", () => {
+  it("answer 501, saying why, to a caller allowed to read them", async () => {
+    const app = buildApi({
+      ...unusedDeps,
+      auth: {
+        users: [{ Username: "audit", Password: "pw", Capabilities: [{ Actions: ["read:history"] }] }],
+        anonymousAccess: "none",
+      },
+    } as unknown as ApiDeps);
+    const authorization = `Basic ${Buffer.from("audit:pw").toString("base64")}`;
+    try {
+      for (const path of ["genesis", "chain", "checkpoints"]) {
+        const res = await app.inject({
+          method: "GET",
+          url: `/api/v1/orchestrator/audit/${path}`,
+          headers: { authorization },
+        });
+        expect(res.statusCode, path).toBe(501);
+        expect(JSON.parse(res.body), path).toMatchObject({
+          Code: "NotImplemented",
+          Message: expect.stringMatching(/keeps no hash chain; .* need the SQLite store/),
+        });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe("the OpenAPI document and the routes", () => {
   it("lists every route Fastify registers, with its declared operationId, and no other", async () => {
     const app = buildApi(unusedDeps);
@@ -138,6 +168,35 @@ describe("the OpenAPI document and the routes", () => {
       );
     }
     expect(new Set(declared.map((r) => r.operationId)).size).toBe(declared.length);
+  });
+
+  it("documents every actor type an event's metadata may name, the workflows' too", async () => {
+    const app = buildApi(unusedDeps);
+    const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as {
+      components: { schemas: { ClusterEvent: { properties: { metadata: unknown } } } };
+    };
+    await app.close();
+    const metadata = JSON.stringify(doc.components.schemas.ClusterEvent.properties.metadata);
+    expect(metadata).toContain(JSON.stringify(["operator", "node", "system", "workflow"]));
+    // A node history holding the drain workflow's event decodes with the declared schema.
+    const item = {
+      id: "e-1",
+      type: "NodeDrainCompleted",
+      stream: "node-n1",
+      revision: 3,
+      position: 9,
+      time: "2026-11-29T08:00:00.000Z",
+      data: { NodeID: "n1", DaemonStopped: 0 },
+      metadata: {
+        time: "2026-11-29T08:00:00.000Z",
+        actor: { type: "workflow", id: "node-drain" },
+        reason: "node n1 is drained",
+        correlationId: "c",
+        causationId: "c",
+        schemaVersion: 1,
+      },
+    };
+    expectDeclaredShape("nodeHistory", 200, JSON.stringify({ Items: [item], NextToken: "" }));
   });
 
   it("serves every documented operation, answering a status it documents", async () => {

@@ -56,8 +56,8 @@ function setup() {
   const evaluations: string[] = [];
   const stepOf = (jobId: string): JobPlanStep => ({
     jobId,
-    context: commandContext({ type: "system", id: "workflow-jobs" }, { reason: "the job was submitted" }),
-    because: (reason) => commandContext({ type: "system", id: "workflow-jobs" }, { reason }),
+    context: commandContext({ type: "workflow", id: "jobs" }, { reason: "the job was submitted" }),
+    because: (reason) => commandContext({ type: "workflow", id: "jobs" }, { reason }),
     wrote: (position) => wrote.push(position),
     evaluateAgain: (reason) => {
       evaluations.push(reason);
@@ -136,7 +136,7 @@ describe("applyJobPlan", () => {
     await applyJobPlan(target, retry, stepOf(jobId));
     const [createdEvent] = await store.readStream(`execution-${first!.executionId}`);
     expect(createdEvent?.metadata).toMatchObject({
-      actor: { type: "system", id: "workflow-jobs" },
+      actor: { type: "workflow", id: "jobs" },
       reason: "retry of partition 0: it failed",
     });
   });

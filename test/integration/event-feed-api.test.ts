@@ -197,10 +197,7 @@ describe("GET /api/v1/orchestrator/events", () => {
       ["actor=node", (e) => ENTITY_CATEGORIES.includes(categoryOf(e)) && actorOf(e).type === "node"],
       [
         "actor=workflow:jobs",
-        (e) =>
-          ENTITY_CATEGORIES.includes(categoryOf(e)) &&
-          actorOf(e).type === "system" &&
-          actorOf(e).id === "workflow-jobs",
+        (e) => ENTITY_CATEGORIES.includes(categoryOf(e)) && actorOf(e).type === "workflow" && actorOf(e).id === "jobs",
       ],
       ["category=workflow", (e) => categoryOf(e) === "workflow"],
       [
@@ -224,7 +221,7 @@ describe("GET /api/v1/orchestrator/events", () => {
     expect(job.Items.map((e) => [e.type, `${actorOf(e).type}:${actorOf(e).id}`])).toEqual(
       expect.arrayContaining([
         ["JobSubmitted", "operator:alice"],
-        ["JobQueued", "system:workflow-jobs"],
+        ["JobQueued", "workflow:jobs"],
         ["JobStopped", "operator:bob"],
       ]),
     );

@@ -104,7 +104,7 @@ describe("ExecutionReportsOnActors", () => {
     await control.executions.execute(
       executionId,
       { type: "Approve" },
-      commandContext({ type: "system", id: "workflow-jobs" }),
+      commandContext({ type: "workflow", id: "jobs" }),
     );
     // The node answers the run with its bid again: acknowledged, nothing stored.
     await reports.bidAccepted({ Type: "BidAccepted", MessageID: "m1b", NodeID: "node-a", ExecutionID: executionId });
@@ -178,7 +178,7 @@ describe("ExecutionReportsOnActors", () => {
     await second.control.executions.execute(
       second.executionId,
       { type: "Approve" },
-      commandContext({ type: "system", id: "workflow-jobs" }),
+      commandContext({ type: "workflow", id: "jobs" }),
     );
     // A refused ask answered late (it was sent twice) is not the run's answer: nothing changes.
     await second.reports.bidRejected({
@@ -219,7 +219,7 @@ describe("ExecutionReportsOnActors", () => {
     await third.control.executions.execute(
       third.executionId,
       { type: "Approve" },
-      commandContext({ type: "system", id: "workflow-jobs" }),
+      commandContext({ type: "workflow", id: "jobs" }),
     );
     await third.reports.bidRejected({
       Type: "BidRejected",

@@ -307,7 +307,7 @@ describe("DELETE, history and executions", () => {
     // Who acted and why, from the events' metadata: the writer submitted and stopped, the placement workflow queued.
     expect(items.map((h) => h.Event.Details)).toEqual([
       { Actor: "operator:writer" },
-      { Actor: "system:workflow-jobs", Reason: "the job was submitted" },
+      { Actor: "workflow:jobs", Reason: "the job was submitted" },
       { Actor: "operator:writer", Reason: "done here" },
     ]);
     expect(items[0]!.SeqNum).toBeLessThan(items[1]!.SeqNum);

@@ -77,7 +77,7 @@ describe("a job's history", () => {
     const executionId = executionsOf(ended)[0]!.ID as string;
     const alicesDoing = { Actor: "operator:alice" };
     const node = { Actor: `node:${nodeId}` };
-    const workflow = { Actor: "system:workflow-jobs" };
+    const workflow = { Actor: "workflow:jobs" };
     // Sorted (and each Details by key): the node's report that it started and the workflow's JobStarted race each
     // other into the store.
     const rows = (entries: readonly Body[]) =>

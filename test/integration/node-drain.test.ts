@@ -30,7 +30,7 @@ const USERS: AuthUser[] = [
   { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
 ];
 const MIB = 1024 * 1024;
-const DRAIN_ACTOR = { type: "system", id: "workflow-node-drain" };
+const DRAIN_ACTOR = { type: "workflow", id: "node-drain" };
 const docker = new Docker();
 const clock = new ManualClock(Date.now());
 let image = "";

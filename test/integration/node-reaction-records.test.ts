@@ -20,7 +20,7 @@ const T0 = Date.parse("2026-11-29T00:00:00Z");
 /** The workflow's own metadata: a cause only when one queued the node. */
 const metadata = (i: number) => ({
   time: new Date(T0 + i * 1000).toISOString(),
-  actor: { type: "system", id: "workflow-node-reactions" },
+  actor: { type: "workflow", id: "node-reactions" },
   reason: "silent nodes' queue",
   schemaVersion: 1,
 });

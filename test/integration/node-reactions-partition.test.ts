@@ -72,7 +72,7 @@ describe("a partition of 70 % of the fleet", () => {
     const lost = all.filter((e) => mine.has(e.stream) && e.type === "ExecutionFailed");
     // Only silent nodes lost work, each loss by the workflow with its reason.
     for (const e of lost) {
-      expect(e.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" } });
+      expect(e.metadata).toMatchObject({ actor: { type: "workflow", id: "node-reactions" } });
       expect((e.metadata as Body).reason).toMatch(/^node part-\d+ became UNHEALTHY$/);
       expect(cut.has(((e.data as Body).Message as string).split(" ")[3] as string)).toBe(true);
     }

@@ -91,7 +91,7 @@ describe("a restart while a silent node waits its turn", () => {
     expect(loss?.data).toMatchObject({ Message: `Execution lost: node ${waiting} became UNHEALTHY` });
     // The reason and the cause its step recorded before the restart: the queue was not found again by a sweep.
     expect(loss?.metadata).toMatchObject({
-      actor: { type: "system", id: "workflow-node-reactions" },
+      actor: { type: "workflow", id: "node-reactions" },
       reason: `node ${waiting} became UNHEALTHY`,
       causationId: silentEvent?.id,
     });

@@ -226,7 +226,7 @@ describe("a node that goes silent", () => {
     for (const f of failures) {
       expect(f.data).toMatchObject({ Cause: "Orchestrator", Message: `Execution lost: node ${x} became UNHEALTHY` });
       expect(f.metadata).toMatchObject({
-        actor: { type: "system", id: "workflow-node-reactions" },
+        actor: { type: "workflow", id: "node-reactions" },
         reason: `node ${x} became UNHEALTHY`,
         causationId: nodeEvents[0]?.id,
       });
@@ -332,7 +332,7 @@ describe("daemon jobs follow labels", () => {
     );
     const cancelled = await executionEvents([first.ID as string], "ExecutionCancelled");
     expect(cancelled[0]?.metadata).toMatchObject({
-      actor: { type: "system", id: "workflow-node-reactions" },
+      actor: { type: "workflow", id: "node-reactions" },
       reason: `node ${n}'s labels changed`,
     });
     await waitFor(
@@ -406,8 +406,7 @@ describe("mass silence is rate-limited", () => {
     expect(pairLost).toHaveLength(2);
     const [t1, t2] = pairLost.map((e) => Date.parse(e.time)) as [number, number];
     expect(t2 - t1).toBeGreaterThanOrEqual(10_000);
-    for (const e of pairLost)
-      expect(e.metadata).toMatchObject({ actor: { type: "system", id: "workflow-node-reactions" } });
+    for (const e of pairLost) expect(e.metadata).toMatchObject({ actor: { type: "workflow", id: "node-reactions" } });
     // Both back: each gets the daemon again.
     for (const id of pair) await startNode(id);
     await until(

@@ -60,6 +60,8 @@ describe("the orchestrator's start-up phases", () => {
       "stopping the compute protocol",
       "stopping the queue backoff",
       "stopping the node-work checks",
+      // While the store and NATS are open: what was stored up to the stop is signed and published.
+      "signing the last audit checkpoint",
       "stopping the event processors",
       // The read models' final state: nothing folds any more.
       "writing the job-views snapshot",

@@ -5,6 +5,7 @@ import { commandContext } from "../../src/actors/command-context.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager } from "../../src/actors/node-manager.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { deterministicId } from "../../src/events/store/deterministic-id.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { forgetDeletedNodes } from "../../src/workflows/forget-deleted-nodes.ts";
 import { WORKFLOW_STEP_EVENT, WorkflowHost } from "../../src/workflows/workflow-host.ts";
@@ -35,13 +36,14 @@ function writer(file: string) {
 
 async function runWorkflow(store: SqliteEventStore, manager: NodeManager) {
   const host = new ProcessorHost({ store, logger: silentLogger });
-  const progress = host.add(
-    new WorkflowHost(forgetDeletedNodes, {
-      store,
-      handlers: { "node-liveness": (c) => manager.forgetIfGone(c.entityId) },
-      logger: silentLogger,
-    }),
-  );
+  const workflow = new WorkflowHost(forgetDeletedNodes, {
+    store,
+    handlers: { "node-liveness": (c) => manager.forgetIfGone(c.entityId) },
+    logger: silentLogger,
+  });
+  // The processor's name keys its stored checkpoint: it stays what it was when the actor was `system:workflow-…`.
+  expect(workflow.name).toBe("workflow-forget-deleted-nodes");
+  const progress = host.add(workflow);
   await host.start();
   cleanups.push(() => host.stop());
   return { host, progress };
@@ -75,17 +77,25 @@ describe("the forget-deleted-nodes workflow", () => {
 
     const [step] = await b.store.readStream("workflow-forget-deleted-nodes");
     const deleteEvent = (await b.store.readStream("node-n1")).find((e) => e.type === "NodeDeleted")!;
+    // The step's id and its command's, derived from the workflow's name and the input as they always were.
+    expect(step!.id).toBe(deterministicId("forget-deleted-nodes", deleteEvent.id));
     expect(step).toMatchObject({
       type: WORKFLOW_STEP_EVENT,
       data: {
         Workflow: "forget-deleted-nodes",
         Input: { EventID: deleteEvent.id, Stream: "node-n1", Type: "NodeDeleted", Position: deleteEvent.position },
         Commands: [
-          { Handler: "node-liveness", EntityID: "n1", Type: "ForgetNodeLiveness", Reason: "the node was deleted" },
+          {
+            CommandID: deterministicId("forget-deleted-nodes", deleteEvent.id, "0"),
+            Handler: "node-liveness",
+            EntityID: "n1",
+            Type: "ForgetNodeLiveness",
+            Reason: "the node was deleted",
+          },
         ],
       },
       metadata: {
-        actor: { type: "system", id: "workflow-forget-deleted-nodes" },
+        actor: { type: "workflow", id: "forget-deleted-nodes" },
         causationId: deleteEvent.id,
         correlationId: deleteEvent.metadata.correlationId,
       },

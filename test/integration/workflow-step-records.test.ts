@@ -21,7 +21,7 @@ const STREAM = "workflow-node-reactions";
 const TIME = "2026-11-29T00:00:00.000Z";
 const metadata = {
   time: TIME,
-  actor: { type: "system" as const, id: "workflow-node-reactions" },
+  actor: { type: "workflow" as const, id: "node-reactions" },
   reason: "reacting to NodeBecameUnhealthy in node-n1",
   correlationId: "corr-1",
   causationId: "ev-1",

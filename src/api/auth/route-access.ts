@@ -22,6 +22,13 @@ export const EVENT_FEED_ROUTE = "/api/v1/orchestrator/events";
 /** The same history as it is stored, as Server-Sent Events. */
 export const EVENT_STREAM_ROUTE = "/api/v1/orchestrator/events/stream";
 
+/** The hash chain hands over the same rows as the feed, with their links. */
+export const AUDIT_ROUTES = [
+  "/api/v1/orchestrator/audit/genesis",
+  "/api/v1/orchestrator/audit/chain",
+  "/api/v1/orchestrator/audit/checkpoints",
+] as const;
+
 /**
  * Operational figures of the orchestrator itself, for a scraper with an API key: never
  * anonymous (they show when it is loaded or stalled, and no WebUI needs them).
@@ -42,6 +49,7 @@ const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
   [HISTORY_ROUTE, "read:history"],
   [EVENT_FEED_ROUTE, "read:history"],
   [EVENT_STREAM_ROUTE, "read:history"],
+  ...AUDIT_ROUTES.map((route) => [route, "read:history"] as const),
   [METRICS_ROUTE, "read:agent"],
 ]);
 

@@ -1,6 +1,11 @@
 import { Schema } from "effect";
 
-export const ActorType = Schema.Literal("operator", "node", "system");
+/**
+ * Who may cause an event: an authenticated REST user, a compute node, the orchestrator itself, or one of its
+ * workflows. Events stored before workflows had their own type say `system` with the id `workflow-<name>`; they
+ * decode as they are.
+ */
+export const ActorType = Schema.Literal("operator", "node", "system", "workflow");
 
 /** Who caused an event, why, and how it relates to other messages. On every stored event. */
 export const EventMetadata = Schema.Struct({

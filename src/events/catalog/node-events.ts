@@ -1,5 +1,6 @@
 import { Schema } from "effect";
 import { labelKeyProblem, labelsProblem } from "../../labels/label-rule.ts";
+import { ActorType } from "./event-metadata.ts";
 import { Health, Membership, NodeType, StoredNodeInfo } from "./node-info.ts";
 
 const Time = Schema.String; // ISO-8601, supplied by the actor host's clock
@@ -65,7 +66,7 @@ export const NodeCredentialRevoked = Schema.Struct({
 });
 
 /** Who did it, kept in the node's state (as well as in the event's metadata) where the state shows it. */
-const By = Schema.Struct({ type: Schema.Literal("operator", "node", "system"), id: Schema.String });
+const By = Schema.Struct({ type: ActorType, id: Schema.String });
 
 /** The node takes no new placements (Kubernetes' cordon, Nomad's ineligible); work on it runs on. */
 export const NodeCordoned = Schema.Struct({ NodeID: Schema.String, Reason: Schema.String, By });

@@ -39,6 +39,16 @@ END;
 `;
 
 /**
+ * The rows events_by_actor holds: those of an actor with a type and an id, acting on a stream other
+ * than its own (`<type>-<id>`: a node's is `node-<id>`). Nodes are many, so their rows scatter over
+ * the index, each dirtying a leaf page the commit writes; most are on the node's own stream, which
+ * (stream, revision) finds already, and the planner reads that stream for them
+ * (sqlite-filtered-read.ts). Rows naming no actor id are read from events_by_actor_type only.
+ * A query names this term as it stands here, or SQLite will not use the index.
+ */
+export const ACTOR_ELSEWHERE = "stream <> actor_type || '-' || actor_id";
+
+/**
  * Each keeps its rows in position order (SQLite appends the rowid), so a filter on types and
  * actors reads the rows it returns and no others, with no sort. Every index costs each append a
  * B-tree insert, so there are as few as the filters allow. A filter on types alone reads
@@ -47,7 +57,7 @@ END;
  */
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS events_by_actor_type ON events (actor_type, type);
-CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor_type, actor_id, type);
+CREATE INDEX IF NOT EXISTS events_by_actor ON events (actor_type, actor_id, type) WHERE ${ACTOR_ELSEWHERE};
 `;
 
 const TABLES = `

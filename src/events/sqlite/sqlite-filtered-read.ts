@@ -8,6 +8,7 @@ import type {
   ReadFilteredOptions,
   RecordedEvent,
 } from "../store/event-store.ts";
+import { ACTOR_ELSEWHERE } from "./audit-schema.ts";
 import { COLUMNS, SqliteRecordedEvent, type Row } from "./sqlite-recorded-event.ts";
 import { MAX_TIME_SKEW, timeMs } from "./time-marks.ts";
 
@@ -19,8 +20,17 @@ const SCAN_FIRST_RANGES = 32;
 /** The rows scanFirst reads, in pages. */
 const SCAN_WINDOW = 4;
 
-/** Positions after `cursor`, up to `hi`, in order, at most `limit` of them. */
-type SubRead = (cursor: number, hi: number, limit: number) => number[];
+/** The rows of an actor's own stream a page looks at, at most, unless the read names a scan budget. */
+export const OWN_STREAM_BUDGET = 1_000;
+
+/**
+ * Positions after `cursor`, up to `hi`, in order, at most `limit` of them. One with `reach` reads
+ * only up to the position it gives (at most `hi`): the union is complete only that far.
+ */
+interface SubRead {
+  (cursor: number, hi: number, limit: number): number[];
+  readonly reach?: (cursor: number, hi: number) => number;
+}
 
 /** Rows of one index with some leading columns equal (`equal`, with its arguments), in position order. */
 interface IndexRange {
@@ -43,13 +53,16 @@ interface IndexRange {
  * |                    | sub-reads with the stream checked on their rows)                           |
  * | actors (+ types)   | per actor and type: events_by_actor / events_by_actor_type, over the types |
  * |                    | that actor has (found by a skip-scan of the same index) that are asked for |
+ * |                    | and, for an actor with an id, its own stream (`<type>-<id>`: a node's      |
+ * |                    | `node-<id>`), the actor and types checked on rows (not in events_by_actor) |
  * | types              | per type and actor type present: events_by_actor_type; with 32 ranges or   |
  * |                    | more, the table's next rows first, their types checked (scanFirst)         |
  * | time only, nothing | one range of the table                                                     |
  *
  * With streams, the types and actors asked for too are checked on the stream's rows (an entity's
  * stream is short next to a type's or an actor's history), unless the stream is the longer side:
- * one node's 50,000 events asked for a type it holds 10 of (streamOrIndexRead).
+ * one node's 50,000 events asked for a type it holds 10 of (streamOrIndexRead), and the index
+ * holds the stream's rows of every actor asked for (it does not for an actor on its own stream).
  */
 export class SqliteFilteredReader {
   private readonly statements = new Map<string, Database.Statement>();
@@ -83,7 +96,7 @@ export class SqliteFilteredReader {
     }
     if (lo >= hi) return end;
 
-    const subReads = this.plan(filter);
+    const subReads = this.plan(filter, options.scanBudget ?? OWN_STREAM_BUDGET);
     const timed = filter.since !== undefined || filter.until !== undefined;
     const rowAt = this.statement(`SELECT ${COLUMNS} FROM events WHERE position = ?`).raw();
     const events: RecordedEvent[] = [];
@@ -92,7 +105,8 @@ export class SqliteFilteredReader {
       const limit = options.maxCount - events.length;
       // Rows near the edges of a time window may fail its comparison: there, read on in longer steps.
       const step = timed ? Math.max(limit, TIME_STEP) : limit;
-      const batch = subReads === undefined ? this.rangeRows(cursor, hi, step) : merge(subReads, cursor, hi, step);
+      const merged = subReads === undefined ? undefined : merge(subReads, cursor, hi, step);
+      const batch = merged === undefined ? this.rangeRows(cursor, hi, step) : merged.positions;
       for (const item of batch) {
         const row = typeof item === "number" ? (rowAt.get(item) as Row) : item;
         cursor = row[0];
@@ -100,24 +114,36 @@ export class SqliteFilteredReader {
         events.push(SqliteRecordedEvent.fromRow(row));
         if (events.length === options.maxCount) return { events, scannedThrough: cursor };
       }
-      if (batch.length < step) return { events, scannedThrough: end.scannedThrough };
+      if (batch.length < step) {
+        // An actor's own stream read only part of the way (its budget): the page ends there, short.
+        const through = merged?.through ?? hi;
+        return { events, scannedThrough: through < hi ? through : end.scannedThrough };
+      }
     }
   }
 
   /** The sub-reads of a filter with an equality in it; undefined for a plain range (time only, or nothing). */
-  private plan(filter: EventFilter): SubRead[] | undefined {
+  private plan(filter: EventFilter, budget: number): SubRead[] | undefined {
     const types = filter.types === undefined ? undefined : [...new Set(filter.types)];
     const actors = filter.actors === undefined ? undefined : distinctActors(filter.actors);
     if (filter.streams !== undefined) {
       const residual = rowCondition(types, actors);
       const streams = [...new Set(filter.streams)];
       const ranges = this.indexRanges(types, actors);
-      if (ranges === undefined) return streams.map((stream) => this.streamRead(stream, residual));
-      return streams.map((stream) => this.streamOrIndexRead(stream, residual, ranges));
+      const own = new Set(actors?.flatMap(ownStream));
+      return streams.map((stream) =>
+        ranges === undefined || own.has(stream)
+          ? this.streamRead(stream, residual)
+          : this.streamOrIndexRead(stream, residual, ranges),
+      );
     }
     const ranges = this.indexRanges(types, actors);
     if (ranges === undefined) return undefined;
     const reads = ranges.map((range) => this.indexRead(range));
+    // The rows events_by_actor leaves out: each actor's own stream, read for that actor (and the types) alone.
+    for (const actor of actors ?? [])
+      for (const stream of ownStream(actor))
+        reads.push(this.ownStreamRead(stream, rowCondition(types, [actor]), budget));
     // Many types alone (the feed's default page is 35, each over every actor type): they are most rows as a rule.
     if (actors === undefined && types !== undefined && ranges.length >= SCAN_FIRST_RANGES)
       return [scanFirst(this.typeScan(types), reads)];
@@ -143,7 +169,11 @@ export class SqliteFilteredReader {
         const [index, prefix, args] =
           actor.id === undefined
             ? (["events_by_actor_type", "actor_type = ?", [actor.type]] as const)
-            : (["events_by_actor", "actor_type = ? AND actor_id = ?", [actor.type, actor.id]] as const);
+            : ([
+                "events_by_actor",
+                `actor_type = ? AND actor_id = ? AND ${ACTOR_ELSEWHERE}`,
+                [actor.type, actor.id],
+              ] as const);
         // Only the types this actor has: alice over the 19 node types is a handful of ranges, not 19.
         const present = this.typesIn(index, prefix, args);
         const wanted = types === undefined ? present : types.filter((type) => present.includes(type));
@@ -210,7 +240,7 @@ export class SqliteFilteredReader {
         if (indexed >= rows) break;
         indexed += this.countIn(range, cursor, hi, rows - indexed);
       }
-      return indexed < rows ? merge(probe, cursor, hi, limit) : walk(cursor, hi, limit);
+      return indexed < rows ? merge(probe, cursor, hi, limit).positions : walk(cursor, hi, limit);
     };
   }
 
@@ -226,6 +256,42 @@ export class SqliteFilteredReader {
     ).pluck();
     return (cursor, hi, limit) =>
       read.all(stream, this.firstRevisionAfter(stream, cursor), cursor, hi, ...residual.args, limit) as number[];
+  }
+
+  /**
+   * The rows of an actor on its own stream, which events_by_actor leaves out: the stream's rows,
+   * the actor checked on each, after the cursor up to `hi` (merge lowers it to where the other
+   * sub-reads already found a page) and at most `budget` of them. A node's stream may be long and
+   * mostly others' (the node manager's health events): past the budget the page ends short, and
+   * the next one reads on from there, as a scanning store's pages do.
+   */
+  private ownStreamRead(stream: string, residual: { sql: string; args: readonly unknown[] }, budget: number): SubRead {
+    const read = this.statement(
+      "SELECT position FROM events INDEXED BY sqlite_autoindex_events_2 WHERE stream = ? AND revision >= ? " +
+        `AND revision < ? AND position > ? AND position <= ?${residual.sql} ORDER BY revision LIMIT ?`,
+    ).pluck();
+    const at = this.statement("SELECT position FROM events WHERE stream = ? AND revision = ?").pluck();
+    // The revisions after the cursor up to `hi`, and where the budget cuts them; merge asks twice for the same.
+    let last = { cursor: -1, hi: -1, first: 0, end: 0, cut: false };
+    const window = (cursor: number, hi: number) => {
+      if (last.cursor !== cursor || last.hi !== hi) {
+        const first = this.firstRevisionAfter(stream, cursor);
+        const upTo = this.firstRevisionAfter(stream, hi);
+        last = { cursor, hi, first, end: Math.min(upTo, first + budget), cut: upTo > first + budget };
+      }
+      return last;
+    };
+    const sub = (cursor: number, hi: number, limit: number) => {
+      const { first, end } = window(cursor, hi);
+      if (first >= end) return [];
+      return read.all(stream, first, end, cursor, hi, ...residual.args, limit) as number[];
+    };
+    // Complete to `hi`, or, when the budget cuts the stream's rows short of it, through the budget's last row.
+    const reach = (cursor: number, hi: number) => {
+      const { end, cut } = window(cursor, hi);
+      return cut ? ((at.get(stream, end - 1) as number | undefined) ?? hi) : hi;
+    };
+    return Object.assign(sub, { reach });
   }
 
   /** How many of the stream's events come after the position. */
@@ -347,6 +413,11 @@ export class SqliteFilteredReader {
   }
 }
 
+/** The stream an actor with an id acts on as its own (a node's `node-<id>`), whose rows events_by_actor leaves out. */
+function ownStream(actor: ActorFilter): string[] {
+  return actor.id === undefined ? [] : [`${actor.type}-${actor.id}`];
+}
+
 function distinctActors(actors: readonly ActorFilter[]): ActorFilter[] {
   const seen = new Map<string, ActorFilter>();
   for (const a of actors) seen.set(JSON.stringify([a.type, a.id ?? null]), a);
@@ -408,21 +479,40 @@ function scanFirst(scan: SubRead, reads: readonly SubRead[]): SubRead {
       from = edge;
       if (window.length < limit - found.length) break;
     }
-    for (const p of merge(reads, from, hi, limit - found.length)) found.push(p);
+    for (const p of merge(reads, from, hi, limit - found.length).positions) found.push(p);
     return found;
   };
 }
 
 /**
  * The first `limit` positions of the union, in order, once each (two actors may both match a
- * row). Each sub-read gave its first `limit`, so the union's first `limit` are among them.
+ * row), and how far the union is complete (`through`: `hi` unless a sub-read reaches less far).
+ * Each sub-read gives its first `limit`, so the union's first `limit` are among them; once the
+ * sub-reads so far hold `limit`, the next read only up to the last of them, so a stream walked for
+ * its actor's rows stops where the index ranges already found a page.
  */
-function merge(subReads: readonly SubRead[], cursor: number, hi: number, limit: number): number[] {
-  const all: number[] = [];
-  for (const read of subReads) for (const p of read(cursor, hi, limit)) all.push(p);
-  all.sort((a, b) => a - b);
+function merge(
+  subReads: readonly SubRead[],
+  cursor: number,
+  hi: number,
+  limit: number,
+): { positions: number[]; through: number } {
+  let bound = hi;
+  for (const read of subReads) if (read.reach !== undefined) bound = Math.min(bound, read.reach(cursor, hi));
+  let found: number[] = [];
+  for (const read of subReads) {
+    for (const p of read(cursor, bound, limit)) if (p <= bound) found.push(p);
+    found = firstDistinct(found, limit);
+    if (found.length === limit) bound = found[limit - 1] as number;
+  }
+  return { positions: found, through: bound };
+}
+
+/** The first `limit` distinct positions, in order. */
+function firstDistinct(positions: number[], limit: number): number[] {
+  positions.sort((a, b) => a - b);
   const out: number[] = [];
-  for (const p of all) {
+  for (const p of positions) {
     if (out.length === limit) break;
     if (out[out.length - 1] !== p) out.push(p);
   }

@@ -83,7 +83,9 @@ export interface ReadFilteredOptions {
   readonly maxCount: number;
   /**
    * How many events an adapter that filters by scanning (EventStoreDB: actor and time) may look
-   * at for this page before it ends it early; SQLite reads only what it returns and ignores it.
+   * at for this page before it ends it early. SQLite reads what it returns from its indexes, and
+   * scans only an actor's own stream (a node's `node-<id>`) for that actor's rows: at most this
+   * many of them a page (default 1,000).
    */
   readonly scanBudget?: number;
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
@@ -66,6 +67,7 @@ export function apiModule(
           maxClients: config["API.EventStream.MaxClients"],
           onCutOff: () => metrics.eventStreamCutOff(),
         },
+        audit: { log: auditLogOf(store) },
         jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
         jobLogs,
         auth,

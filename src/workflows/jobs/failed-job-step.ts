@@ -1,7 +1,7 @@
 import { isTerminalJobState } from "../../../machines/job/job-state.ts";
 import { commandContext } from "../../actors/command-context.ts";
 import type { IssuedCommand, WorkflowCommand } from "../workflow.ts";
-import { APPROVAL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { APPROVAL, DISPATCH, JOBS_ACTOR, PLACEMENT, SETTLE } from "./job-flow.ts";
 import type { JobRunnerOptions } from "./job-runner.ts";
 
 /** Compute states an execution ends in. */
@@ -39,5 +39,5 @@ function contextOf(c: JobStep, reason: string) {
   // Steps outside the recorded workflow (a queue backoff) have no cause of their own.
   const cause = c.causationId ? { causationId: c.causationId } : {};
   const correlation = c.correlationId ? { correlationId: c.correlationId } : {};
-  return commandContext({ type: "system", id: "workflow-jobs" }, { reason, ...cause, ...correlation });
+  return commandContext(JOBS_ACTOR, { reason, ...cause, ...correlation });
 }

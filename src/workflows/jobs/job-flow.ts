@@ -1,12 +1,16 @@
 import type { NodeEventType } from "../../events/catalog/node-events.ts";
 import { NODE_CATEGORY, categoryOf } from "../../events/streams.ts";
 import type { Workflow, WorkflowCommand } from "../workflow.ts";
+import { workflowActor } from "../workflow-actor.ts";
 
 export const PLACEMENT = "job-placement";
 export const DISPATCH = "execution-dispatch";
 export const SETTLE = "job-settle";
 export const CANCEL = "job-cancel";
 export const APPROVAL = "execution-approval";
+export const JOBS = "jobs";
+/** The actor of the jobs workflow's actions, and of a placement no other workflow asked for. */
+export const JOBS_ACTOR = workflowActor(JOBS);
 
 /**
  * Events after which a node may take work it could not before (NodeInfoUpdated: its labels,
@@ -32,7 +36,7 @@ const NODE_GAINS: ReadonlySet<string> = new Set<NodeEventType>([
  * step before it acts.
  */
 export const jobFlow: Workflow = {
-  name: "jobs",
+  name: JOBS,
   react({ event, entityId: id }): WorkflowCommand[] {
     switch (event.type) {
       case "JobSubmitted":

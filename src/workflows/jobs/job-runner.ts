@@ -10,6 +10,7 @@ import { commandContext, type CommandContext } from "../../actors/command-contex
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
 import type { Listening } from "../../actors/listening.ts";
+import type { Actor } from "../../events/catalog/event-metadata.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { EventEnvelope } from "../../projections/event-envelope.ts";
@@ -40,13 +41,14 @@ import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
 import { BidApprover } from "./bid-approver.ts";
 import { CoalescedPasses } from "./coalesced-passes.ts";
 import { ExecutionLedger } from "./execution-ledger.ts";
-import { APPROVAL, CANCEL, DISPATCH, PLACEMENT, SETTLE } from "./job-flow.ts";
+import { APPROVAL, CANCEL, DISPATCH, JOBS_ACTOR, PLACEMENT, SETTLE } from "./job-flow.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 import { endFailedJobStep } from "./failed-job-step.ts";
 import { JobViewsWrites } from "./job-views-writes.ts";
 import { KeyedQueues } from "../keyed-queues.ts";
 import { LoopSlices } from "../loop-slices.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
+import { type PlacementBy, placementCommandId } from "./placement-by.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
 
 export interface JobRunnerOptions {
@@ -195,22 +197,19 @@ export class JobRunner {
   }
 
   /** A job evaluated in its queue, in answer to `c`. */
-  private place(jobId: string, c: Issued & { readonly workflow?: string }): Promise<void> {
+  private place(jobId: string, c: Issued & { readonly actor?: Actor }): Promise<void> {
     return this.queues.run(jobId, () => this.placeNow(jobId, c));
   }
 
   private context(
     c: WorkflowCommand &
-      Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">> & { readonly workflow?: string },
+      Partial<Pick<Issued, "commandId" | "causationId" | "correlationId">> & { readonly actor?: Actor },
   ): CommandContext {
-    return commandContext(
-      { type: "system", id: c.workflow ?? "workflow-jobs" },
-      {
-        reason: c.reason,
-        ...(c.causationId ? { causationId: c.causationId } : {}),
-        ...(c.correlationId ? { correlationId: c.correlationId } : {}),
-      },
-    );
+    return commandContext(c.actor ?? JOBS_ACTOR, {
+      reason: c.reason,
+      ...(c.causationId ? { causationId: c.causationId } : {}),
+      ...(c.correlationId ? { correlationId: c.correlationId } : {}),
+    });
   }
 
   /**
@@ -299,24 +298,17 @@ export class JobRunner {
 
   /**
    * Another workflow (the node drain) asks for a job's placement: the drain's replacements of a
-   * service's executions. In the job's queue, like every placement of it; its actor and reason are the caller's.
+   * service's executions. In the job's queue, like every placement of it; its actor and reason are the caller's, and
+   * so is the seed of the command's id (`idSeed`).
    */
-  placeFor(
-    jobId: string,
-    by: {
-      readonly workflow: string;
-      readonly reason: string;
-      readonly causationId: string;
-      readonly correlationId: string;
-    },
-  ): Promise<void> {
+  placeFor(jobId: string, by: PlacementBy): Promise<void> {
     const c = {
       handler: PLACEMENT,
       entityId: jobId,
       type: "PlaceJob",
       reason: by.reason,
-      workflow: by.workflow,
-      commandId: deterministicId(by.workflow, jobId, by.causationId),
+      actor: by.actor,
+      commandId: placementCommandId(jobId, by),
       causationId: by.causationId,
       correlationId: by.correlationId,
     };
@@ -373,11 +365,7 @@ export class JobRunner {
    * execution id comes from the job, the partition (ops, daemon: the node) and how many
    * executions that partition already had, so a retry gets a new id and a replayed step the same.
    */
-  private async placeNow(
-    jobId: string,
-    c: Issued & { readonly workflow?: string },
-    planned?: () => void,
-  ): Promise<void> {
+  private async placeNow(jobId: string, c: Issued & { readonly actor?: Actor }, planned?: () => void): Promise<void> {
     try {
       await this.writes.caughtUp(jobId, c.causationPosition);
       await this.evaluateOrEnd(jobId, c, planned);
@@ -406,11 +394,7 @@ export class JobRunner {
    * The job and its executions are read, evaluateJob decides, applyJobPlan issues what it decided. `planned` is called
    * once the capacity it takes is reserved, before its appends.
    */
-  private async evaluate(
-    jobId: string,
-    c: Issued & { readonly workflow?: string },
-    planned?: () => void,
-  ): Promise<void> {
+  private async evaluate(jobId: string, c: Issued & { readonly actor?: Actor }, planned?: () => void): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
     const spec = job.spec;
     // A job that ended, or that today's limits refuse, is decided without its executions: none is loaded.
@@ -458,7 +442,7 @@ export class JobRunner {
   }
 
   /** How a plan for the job is carried out in answer to `c`: its contexts, its bookkeeping, its follow-ups. */
-  private step(jobId: string, c: Issued & { readonly workflow?: string }): JobPlanStep {
+  private step(jobId: string, c: Issued & { readonly actor?: Actor }): JobPlanStep {
     return {
       jobId,
       context: this.context(c),

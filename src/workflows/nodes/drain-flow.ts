@@ -1,9 +1,15 @@
 import type { Workflow, WorkflowCommand } from "../workflow.ts";
+import { workflowActor } from "../workflow-actor.ts";
 
 export const DRAIN = "node-drain";
 export const DRAIN_WORKFLOW = "node-drain";
 /** The actor of every automatic action of a drain. */
-export const DRAIN_ACTOR = `workflow-${DRAIN_WORKFLOW}`;
+export const DRAIN_ACTOR = workflowActor(DRAIN_WORKFLOW);
+/**
+ * Seeds the ids of the placements a drain asks for. It was once the drain's actor id and stays what it was: a
+ * restart replaying a drain must derive the ids it derived before.
+ */
+export const DRAIN_ID_SEED = "workflow-node-drain";
 
 /**
  * A node's drain as a process manager on the store (docs/nodes.md, Drain). A drain started moves

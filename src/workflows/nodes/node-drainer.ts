@@ -1,5 +1,6 @@
 import { nodeDrainedMessage } from "../../scheduler/job-outcome.ts";
 import { isNodeGain } from "../jobs/job-flow.ts";
+import type { PlacementBy } from "../jobs/placement-by.ts";
 import type { Logger } from "pino";
 import { drainDeadline } from "../../../machines/drain/drain-deadline.ts";
 import { daemonsStopped, drainPass } from "../../../machines/drain/drain-pass.ts";
@@ -32,7 +33,7 @@ import type { Processor, ProcessorProgress } from "../../projections/processor.t
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { READ_YOUR_WRITES_TIMEOUT_MS } from "../read-your-writes-timeout.ts";
 import type { WorkflowHandler } from "../workflow.ts";
-import { DRAIN, DRAIN_ACTOR } from "./drain-flow.ts";
+import { DRAIN, DRAIN_ACTOR, DRAIN_ID_SEED } from "./drain-flow.ts";
 
 export interface NodeDrainerOptions {
   readonly manager: NodeManager;
@@ -43,15 +44,7 @@ export interface NodeDrainerOptions {
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
   readonly work: NodeWorkClient;
   /** Places a job (the jobs workflow's placement, serialized with every other): a service's replacements. */
-  readonly place: (
-    jobId: string,
-    by: {
-      readonly workflow: string;
-      readonly reason: string;
-      readonly causationId: string;
-      readonly correlationId: string;
-    },
-  ) => Promise<void>;
+  readonly place: (jobId: string, by: PlacementBy) => Promise<void>;
   /** Whether another node would take a batch execution's partition now (a dry run): only then is it stopped to move. */
   readonly placeableElsewhere: (execution: ExecutionState) => Promise<boolean>;
   readonly deadlines: DeadlineScheduler;
@@ -77,7 +70,7 @@ interface Cause {
  * repeated (a replay after a crash, the next execution's change) does only what is still due: nothing twice. Which
  * nodes drain comes from the node events (evolveDrainingNodes). Its deadline is armed on the deadline scheduler from
  * the node's state (also at recovery); when it passes, drainDeadline names what is left in NodeDrainDeadlineReached
- * and the flow stops each of them. Every action's actor is `workflow-node-drain`, with a reason.
+ * and the flow stops each of them. Every action's actor is `workflow:node-drain`, with a reason.
  */
 export class NodeDrainer implements Processor {
   readonly name = "node-drain-progress";
@@ -177,14 +170,11 @@ export class NodeDrainer implements Processor {
   }
 
   private context(cause: Cause, reason = cause.reason): CommandContext {
-    return commandContext(
-      { type: "system", id: DRAIN_ACTOR },
-      {
-        reason,
-        ...(cause.causationId ? { causationId: cause.causationId } : {}),
-        ...(cause.correlationId ? { correlationId: cause.correlationId } : {}),
-      },
-    );
+    return commandContext(DRAIN_ACTOR, {
+      reason,
+      ...(cause.causationId ? { causationId: cause.causationId } : {}),
+      ...(cause.correlationId ? { correlationId: cause.correlationId } : {}),
+    });
   }
 
   private arm(nodeId: string, at: number): void {
@@ -286,7 +276,8 @@ export class NodeDrainer implements Processor {
     for (const c of plan.cancel) await this.cancel(c, cause);
     for (const { jobId, reason } of plan.place) {
       await this.options.place(jobId, {
-        workflow: DRAIN_ACTOR,
+        actor: DRAIN_ACTOR,
+        idSeed: DRAIN_ID_SEED,
         reason,
         causationId: cause.causationId,
         correlationId: cause.correlationId,

@@ -41,13 +41,14 @@ import { NODE_DISAPPEARED_MESSAGE, nodeLostMessage } from "../../scheduler/job-o
 import type { JobRunner } from "../jobs/job-runner.ts";
 import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowHandler } from "../workflow.ts";
+import { workflowActor } from "../workflow-actor.ts";
 import { WORKFLOW_CATEGORY } from "../workflow-host.ts";
 import { NODE_REACTIONS, NODE_WORK } from "./node-reactions.ts";
 import { storedReactionRecord } from "./stored-reaction-record.ts";
 
 type Issued = Parameters<WorkflowHandler>[0];
 
-export const NODE_REACTIONS_ACTOR = { type: "system", id: `workflow-${NODE_REACTIONS}` } as const;
+export const NODE_REACTIONS_ACTOR = workflowActor(NODE_REACTIONS);
 /** The workflow's own stream: its steps and the queue's records. */
 export const NODE_REACTIONS_STREAM = `${WORKFLOW_CATEGORY}-${NODE_REACTIONS}`;
 /** The key of the reactions' next look on the deadline scheduler. */

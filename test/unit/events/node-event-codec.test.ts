@@ -1,6 +1,12 @@
+import { Schema } from "effect";
 import { describe, expect, it } from "vitest";
 import { InvalidEventError } from "../../../src/events/catalog/event-codec-errors.ts";
-import { decodeNodeEvent, encodeNodeEvent } from "../../../src/events/catalog/node-event-codec.ts";
+import { EventMetadata } from "../../../src/events/catalog/event-metadata.ts";
+import {
+  decodeNodeEvent,
+  encodeNodeEvent,
+  encodeNodeEventBySchema,
+} from "../../../src/events/catalog/node-event-codec.ts";
 import type { NodeEvent } from "../../../src/events/catalog/node-events.ts";
 import type { NewEvent, RecordedEvent } from "../../../src/events/store/event-store.ts";
 import { computeInfo } from "../../support/fixtures.ts";
@@ -85,5 +91,23 @@ describe("encodeNodeEvent: nothing unreadable is ever stored", () => {
     );
     const extra = encodeNodeEvent(event, { ...metadata, ...{ source: "test" } }, "id");
     expect(extra.metadata).toMatchObject({ source: "test" });
+  });
+
+  it("stores a workflow as the actor and as a cordon's By, and reads back what an older Shoal stored as system", () => {
+    const drain = { type: "workflow" as const, id: "node-drain" };
+    const cordoned = (By: typeof drain | { type: "system"; id: string }): NodeEvent => ({
+      type: "NodeCordoned",
+      data: { NodeID: "n1", Reason: "moving work", By },
+    });
+    for (const encode of [encodeNodeEvent, encodeNodeEventBySchema]) {
+      const today = encode(cordoned(drain), { ...metadata, actor: drain }, "id-1");
+      expect(today.metadata).toMatchObject({ actor: drain });
+      expect(decodeNodeEvent(asRecorded(today))).toEqual(cordoned(drain));
+    }
+    // An event an older Shoal stored: the workflow as a system actor, in the metadata and in By.
+    const older = { type: "system" as const, id: "workflow-node-drain" };
+    const stored = asRecorded(encodeNodeEvent(cordoned(older), { ...metadata, actor: older }, "id-2"));
+    expect(decodeNodeEvent(stored)).toEqual(cordoned(older));
+    expect(Schema.decodeUnknownSync(EventMetadata)(stored.metadata).actor).toEqual(older);
   });
 });

@@ -1,11 +1,13 @@
 import { join } from "node:path";
+import { Schema } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../../../machines/job/history-event.ts";
 import { BACALHAU_JOB_DEFAULTS } from "../../../machines/job/job-defaults.ts";
 import type { JobCommand } from "../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../machines/job/job-decider.ts";
 import { validateJobSubmission } from "../../../src/actors/job-submission/validate-job-submission.ts";
-import { encodeJobEvent } from "../../../src/events/catalog/job-event-codec.ts";
+import { EventMetadata } from "../../../src/events/catalog/event-metadata.ts";
+import { decodeJobEvent, encodeJobEvent } from "../../../src/events/catalog/job-event-codec.ts";
 import { SqliteEventStore } from "../../../src/events/sqlite/sqlite-event-store.ts";
 import { jobStream } from "../../../src/events/streams.ts";
 import { JobHistory } from "../../../src/projections/jobs/job-history.ts";
@@ -23,9 +25,9 @@ describe("withEventActor: who caused a history entry and why, in its Details", (
       Details: { Actor: "node:n-3", Reason: "the execution started" },
     });
     const queued = { Topic: "Queueing", Message: "Job queued. not enough nodes to run job.", Details: {} };
-    expect(withEventActor(queued, { actor: { type: "system", id: "workflow-jobs" }, reason: queued.Message })).toEqual({
+    expect(withEventActor(queued, { actor: { type: "workflow", id: "jobs" }, reason: queued.Message })).toEqual({
       ...queued,
-      Details: { Actor: "system:workflow-jobs" },
+      Details: { Actor: "workflow:jobs" },
     });
     // A retry's Message holds its reason already.
     const retry = {
@@ -106,6 +108,47 @@ describe("JobHistory over a store holding events from before the actor was shown
     expect(items.map((h) => [h.Event.Message, h.Event.Details])).toEqual([
       ["Job submitted", {}],
       ["Job requested to stop before completion", { Actor: "operator:alice", Reason: "enough" }],
+    ]);
+  });
+
+  it("reads and shows a workflow's events stored as a system actor by an older Shoal, beside those of today", async () => {
+    const jobId = "j-00000000-0000-4000-8000-0000000000a2";
+    const time = "2026-11-29T08:00:00.000Z";
+    const submission = validateJobSubmission(
+      { Type: "batch", Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } } }] },
+      { jobId, defaults: BACALHAU_JOB_DEFAULTS },
+    );
+    let state = jobDecider.initialState(jobId);
+    const older = { type: "system", id: "workflow-jobs" } as const;
+    const today = { type: "workflow", id: "jobs" } as const;
+    const actors = [{ type: "operator", id: "alice" } as const, older, today];
+    const commands: JobCommand[] = [{ type: "Submit", submission }, { type: "Run" }, { type: "Complete" }];
+    const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+    stores.push(store);
+    for (const [i, command] of commands.entries()) {
+      const decided = jobDecider.decide(command, state, { now: Date.parse(time) });
+      if (!decided.ok) throw new Error(JSON.stringify(decided.refusal));
+      for (const e of decided.events) state = jobDecider.evolve(state, e, time);
+      const metadata = { time, actor: actors[i]!, correlationId: "c", causationId: "c" };
+      const encoded = decided.events.map((e, j) => encodeJobEvent(e, metadata, `${i}-${j}`));
+      await store.append(jobStream(jobId), encoded, "any");
+    }
+
+    const stored = await store.readStream(jobStream(jobId));
+    expect(stored.map((e) => [e.type, e.metadata.actor])).toEqual([
+      ["JobSubmitted", alice],
+      ["JobStarted", older],
+      ["JobCompleted", today],
+    ]);
+    for (const e of stored) {
+      expect(() => decodeJobEvent(e)).not.toThrow();
+      expect(Schema.decodeUnknownSync(EventMetadata)(e.metadata).actor).toEqual(e.metadata.actor);
+    }
+    const { items } = await new JobHistory(store).entries(jobId, [], { eventType: "all", limit: 10 });
+    expect(items.map((h) => h.Event.Details.Actor)).toEqual([
+      "operator:alice",
+      "system:workflow-jobs",
+      "workflow:jobs",
     ]);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { entityIdOf } from "../../../src/events/streams.ts";
 import type { DomainEvent } from "../../../src/projections/event-envelope.ts";
-import { drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
+import { placementCommandId } from "../../../src/workflows/jobs/placement-by.ts";
+import { DRAIN_ACTOR, DRAIN_ID_SEED, drainFlow } from "../../../src/workflows/nodes/drain-flow.ts";
 import { exampleEvent } from "../../support/example-events.ts";
 import { workflowInput } from "../../support/workflow-input.ts";
 
@@ -59,5 +60,13 @@ describe("the drain workflow: which event calls for what", () => {
     expect(react("node-n-1", "NodeDrainCompleted")).toEqual([]);
     expect(react("node-n-1", "NodeApproved")).toEqual([]);
     expect(react("execution-e-1", "ExecutionStarted")).toEqual([]);
+  });
+
+  it("acts as the workflow it is, and seeds its placements' ids as it always has", () => {
+    expect(DRAIN_ACTOR).toEqual({ type: "workflow", id: "node-drain" });
+    // The id of a replacement's placement command, as a drain derived it before the actor was a workflow: a replay
+    // after an upgrade must derive the same one.
+    const by = { actor: DRAIN_ACTOR, idSeed: DRAIN_ID_SEED, reason: "r", causationId: "c-1", correlationId: "c-1" };
+    expect(placementCommandId("j-1", by)).toBe("486f492b-a9d9-5fb0-bf25-f38330adcbf7");
   });
 });
