@@ -74,6 +74,23 @@ export const CONFIG_KEYS = {
     description:
       "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
   } as KeyDef<"string", AnonymousAccess>,
+  "API.EventStream.KeepAlive": dur(
+    15_000,
+    "The event stream (GET /events/stream) sends a keep-alive comment this often to each client with nothing waiting",
+  ),
+  "API.EventStream.ClientBufferBytes": bytes(
+    1024 ** 2,
+    "An event stream client with more than this waiting on its connection is cut off, told where to resume",
+  ),
+  "API.EventStream.MaxBufferedBytes": bytes(
+    256 * 1024 ** 2,
+    "What the event stream's clients' connections hold together, at most; past it, the client holding the most is cut off",
+  ),
+  "API.EventStream.RingBytes": bytes(
+    32 * 1024 ** 2,
+    "The newest events' stream messages kept in memory (while a client is connected), for clients switching from the store to live",
+  ),
+  "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(

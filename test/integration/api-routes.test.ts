@@ -34,6 +34,11 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+  // An event stream never ends: its headers are the answer.
+  if (res.headers.get("content-type")?.startsWith("text/event-stream") === true) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, text: "" };
+  }
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -47,6 +52,7 @@ const unusedDeps = {
   metrics: {},
   self: {},
   feed: {},
+  stream: {},
   audit: { log: undefined },
 } as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);

@@ -50,6 +50,8 @@ describe("the orchestrator's start-up phases", () => {
     const orchestrator = await startOrchestrator(orchestratorConfig(nats.url), logger);
     await orchestrator.stop();
     expect(records.filter((r) => r.msg === "stop step").map((r) => r.step)).toEqual([
+      // Each event stream client is told where to resume before the API waits for its connections.
+      "ending the event streams",
       "ending the job log streams",
       "closing the API",
       "stopping the job log reads",

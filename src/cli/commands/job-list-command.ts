@@ -25,6 +25,8 @@ Options:
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         newest (or last) first; --reverse works too
   --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
+  -w, --watch              print the list again whenever a job or execution event is stored, until
+                           Ctrl-C (table only; needs the read:history capability)
 
 ${API_OPTIONS_HELP}`;
 
@@ -35,6 +37,7 @@ const OPTIONS = {
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
+  watch: { type: "boolean", short: "w" },
 } as const;
 
 export function jobRow(job: JobJson): string[] {
@@ -59,10 +62,18 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (values.namespace !== undefined) q.set("namespace", values.namespace);
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   order.query(q);
-  const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>(
-    "GET",
-    `/api/v1/orchestrator/jobs?${q}`,
-  );
+  const api = apiClientFrom(values);
+  const page = () => api.request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
+  if (values.watch) {
+    if (format !== "table") throw new UsageError("--watch prints a table", HELP_REF);
+    const { watchList } = await import("../watch-list.ts");
+    const { formatTable } = await import("../table.ts");
+    return watchList(api, {
+      categories: "job,execution",
+      draw: async () => formatTable(JOB_COLUMNS, (await page()).Items.map(jobRow)),
+    });
+  }
+  const res = await page();
   // The cursor holds to the order and filters it was made with: the hint repeats them.
   const again = [
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),

@@ -43,6 +43,7 @@ Options:
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+        -w, --watch (print the list again whenever a node event is stored, until Ctrl-C; needs read:history)
   history: --limit N  --next-token T
   drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
@@ -73,6 +74,7 @@ const OPTIONS = {
   deadline: { type: "string" },
   "keep-daemon": { type: "boolean" },
   disable: { type: "boolean" },
+  watch: { type: "boolean", short: "w" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -173,6 +175,7 @@ function labelWords(words: readonly string[]): Record<string, string> {
 const ONLY_FOR: Record<string, readonly string[]> = {
   "filter-cordoned": ["list"],
   "filter-drain": ["list"],
+  watch: ["list"],
   remove: ["label"],
   reset: ["label"],
   "public-key": ["preauthorize"],
@@ -260,10 +263,23 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["next-token"]) q.set("next_token", values["next-token"]);
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
-      const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>(
-        "GET",
-        `/api/v1/orchestrator/nodes?${q}`,
-      );
+      const page = () =>
+        api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
+      if (values.watch) {
+        if (format !== "table") throw new UsageError("--watch prints a table", "shoal node --help");
+        const { watchList } = await import("../watch-list.ts");
+        return watchList(api, {
+          categories: "node",
+          draw: async () => {
+            const res = await page();
+            return (
+              formatTable(COLUMNS, res.Nodes.map(nodeRow)) +
+              (res.NextToken ? `\n\nMore nodes: --next-token ${res.NextToken}` : "")
+            );
+          },
+        });
+      }
+      const res = await page();
       if (format !== "table") await printData(format, res);
       else {
         print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
