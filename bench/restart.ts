@@ -41,6 +41,7 @@ import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "
 import { startChild } from "./support/child-process.ts";
 import { freePort } from "./support/free-port.ts";
 import { completedJobRows } from "./support/seed-jobs.ts";
+import { LinkedRows } from "./support/linked-rows.ts";
 import { wellFormedUserKey } from "./support/well-formed-user-key.ts";
 
 const SHOAL = join(import.meta.dirname, "../bin/shoal");
@@ -49,9 +50,9 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
   await new SqliteEventStore(path).close();
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
-  const insert = db.prepare(
-    "INSERT INTO events (event_id, stream, revision, type, data, metadata, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
+  db.pragma("synchronous = OFF");
+  // Through the store's writer: rows INSERTed around it would carry no link (the chain would read as broken).
+  const rows = new LinkedRows(db, path);
   const start = Date.parse("2026-01-01T00:00:00Z");
   let events = 0;
   let second = 0;
@@ -64,10 +65,19 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
       correlationId: randomUUID(),
       causationId: randomUUID(),
     };
-    insert.run(randomUUID(), `node-${nodeId}`, revision, type, JSON.stringify(data), JSON.stringify(metadata), time);
+    rows.add(
+      randomUUID(),
+      `node-${nodeId}`,
+      revision,
+      type,
+      JSON.stringify(data),
+      JSON.stringify(metadata),
+      time,
+      metadata.schemaVersion,
+    );
     events++;
   };
-  db.transaction(() => {
+  {
     const id = (i: number) => `bench-node-${String(i).padStart(6, "0")}`;
     for (let i = 0; i < nodes; i++) {
       const info = virtualNodeInfo(id(i), i);
@@ -97,28 +107,27 @@ async function buildStore(dataDir: string, nodes: number, eventsPerNode: number,
         id(j % Math.max(1, nodes)),
         () => start + second++ * 10,
       )) {
-        insert.run(
+        rows.add(
           event.id,
           stream,
           revision,
           event.type,
           JSON.stringify(event.data),
           JSON.stringify(event.metadata),
-          event.metadata.time,
+          event.metadata.time as string,
+          (event.metadata.schemaVersion as number | undefined) ?? null,
         );
         events++;
       }
     }
-    // What a restart finds: the publisher and the workflows long caught up (their own catch-up,
-    // 1M JetStream publishes, is another figure: bench/publish-storm.ts).
-    const checkpoint = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?)");
-    for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`, `workflow-${jobFlow.name}`])
-      checkpoint.run(name, events);
-  })();
+  }
+  rows.flush();
+  // What a restart finds: the publisher and the workflows long caught up (their own catch-up,
+  // 1M JetStream publishes, is another figure: bench/publish-storm.ts).
+  const checkpoint = db.prepare("INSERT INTO checkpoints (name, position) VALUES (?, ?)");
+  for (const name of ["nats-event-publisher", `workflow-${forgetDeletedNodes.name}`, `workflow-${jobFlow.name}`])
+    checkpoint.run(name, events);
   db.close();
-  // The rows went in around the writer: opening the store writes their time marks (an upgrade's one-time work), here
-  // rather than in what is measured.
-  await new SqliteEventStore(path).close();
   return events;
 }
 

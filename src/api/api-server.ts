@@ -7,6 +7,9 @@ import { agentRoutes } from "./agent/agent-routes.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
 import { eventFeedRoutes } from "./events/event-feed-routes.ts";
+import { eventStreamRoute, type EventStreamDeps } from "./events/event-stream-route.ts";
+import { auditRoutes } from "./audit/audit-routes.ts";
+import type { AuditLog } from "../events/chain/audit-log.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
@@ -27,6 +30,10 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly auth: ApiAuth;
   /** The cluster's whole history, filtered (GET /events); without it there is no feed route. */
   readonly feed?: EventFeed;
+  /** The same history live, as Server-Sent Events (GET /events/stream); without it there is no stream route. */
+  readonly stream?: EventStreamDeps;
+  /** The audit routes; `log` absent: the store keeps no chain, and they answer 501. */
+  readonly audit?: { readonly log: AuditLog | undefined };
   /** What /agent/alive and /agent/ready check (NATS, the store). */
   readonly checks?: readonly HealthCheck[];
   /** GET /metrics and request durations; without it there is no /metrics route. */
@@ -83,6 +90,8 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
     ...(deps.feed ? eventFeedRoutes(deps.feed) : []),
+    ...(deps.stream ? [eventStreamRoute(deps.stream)] : []),
+    ...(deps.audit ? auditRoutes(deps.audit.log) : []),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),

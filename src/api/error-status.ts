@@ -15,5 +15,6 @@ export const HTTP_STATUS: Record<ErrorKind, number> = {
   UnsupportedMediaType: 415,
   RequestHeaderFieldsTooLarge: 431,
   Unavailable: 503,
+  NotImplemented: 501,
   Internal: 500,
 };

@@ -15,6 +15,7 @@ Commands:
   node        list, describe, approve, reject, delete nodes; show their history
   job         run jobs from a file; list, describe, stop them; show their executions and history
   events      the whole cluster's history, filtered by entity, type, actor and time
+  audit       verify the event log's hash chain and signed checkpoints (audit verify)
   docker      run a Docker container as a job (docker run)
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
   leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
@@ -31,13 +32,14 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   node: async () => (await import("./commands/node-command.ts")).nodeCommand,
   job: async () => (await import("./commands/job-command.ts")).jobCommand,
   events: async () => (await import("./commands/events-command.ts")).eventsCommand,
+  audit: async () => (await import("./commands/audit-command.ts")).auditCommand,
   docker: async () => (await import("./commands/docker-run-command.ts")).dockerCommand,
   sim: async () => (await import("./commands/sim-command.ts")).simCommand,
   leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */
-const EXPECTED_ERRORS = new Set(["StartupError", "ApiError"]);
+const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError"]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

@@ -6,7 +6,21 @@ import { ApiError, type ApiClient } from "./api-client.ts";
  * was accepted with (make one first, so that a refused credential is reported as it is for any request). An answer
  * that is not a 2xx is thrown as the ApiError its body describes.
  */
-export async function openNdjson(api: ApiClient, path: string): Promise<IncomingMessage> {
+export function openNdjson(api: ApiClient, path: string): Promise<IncomingMessage> {
+  return openStreamingGet(api, path, { accept: "application/x-ndjson" });
+}
+
+/**
+ * A GET whose answer is read as it comes, with `headers` (its Accept among them) and the credential the client's last
+ * request was accepted with; `signal` aborts it. An answer that is not a 2xx is thrown as the ApiError its body
+ * describes; one that cannot be had at all, as an ApiError of status 0.
+ */
+export async function openStreamingGet(
+  api: ApiClient,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<IncomingMessage> {
   const target = new URL(`${api.baseUrl}${path}`);
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
   const authorization = api.acceptedAuthorization;
@@ -17,7 +31,8 @@ export async function openNdjson(api: ApiClient, path: string): Promise<Incoming
         target,
         {
           method: "GET",
-          headers: { accept: "application/x-ndjson", ...(authorization === undefined ? {} : { authorization }) },
+          headers: { ...headers, ...(authorization === undefined ? {} : { authorization }) },
+          ...(signal === undefined ? {} : { signal }),
         },
         resolve,
       );

@@ -74,6 +74,23 @@ export const CONFIG_KEYS = {
     description:
       "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
   } as KeyDef<"string", AnonymousAccess>,
+  "API.EventStream.KeepAlive": dur(
+    15_000,
+    "The event stream (GET /events/stream) sends a keep-alive comment this often to each client with nothing waiting",
+  ),
+  "API.EventStream.ClientBufferBytes": bytes(
+    1024 ** 2,
+    "An event stream client with more than this waiting on its connection is cut off, told where to resume",
+  ),
+  "API.EventStream.MaxBufferedBytes": bytes(
+    256 * 1024 ** 2,
+    "What the event stream's clients' connections hold together, at most; past it, the client holding the most is cut off",
+  ),
+  "API.EventStream.RingBytes": bytes(
+    32 * 1024 ** 2,
+    "The newest events' stream messages kept in memory (while a client is connected), for clients switching from the store to live",
+  ),
+  "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(
@@ -161,6 +178,14 @@ export const CONFIG_KEYS = {
   "Orchestrator.NodeManager.ReconnectLoginsPerSecond": int(
     500,
     "When the whole fleet reconnects at once (a restart, NATS back), nodes are asked to spread their reconnects so that about this many log in per second; the health grace grows by that spread. 0: no spread",
+  ),
+  "Orchestrator.Audit.CheckpointEvery": int(
+    10_000,
+    "A signed audit checkpoint once this many events were stored since the last one (or CheckpointInterval passed, whichever first). 0: by time only",
+  ),
+  "Orchestrator.Audit.CheckpointInterval": dur(
+    60_000,
+    "A signed audit checkpoint at least this often while events are stored. 0: by count only (both 0: none)",
   ),
   "JobDefaults.Batch.Task.Resources.CPU": str(
     "500m",

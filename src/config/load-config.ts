@@ -110,6 +110,14 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.Scheduler.ExecutionAnswerTimeout must be at least 1s: a node needs time to answer its work",
     );
   }
+  if (config["API.EventStream.KeepAlive"] < 1000) {
+    throw new ConfigError(
+      "API.EventStream.KeepAlive must be at least 1s: keep-alive comments only need to come before a proxy gives up",
+    );
+  }
+  if (config["API.EventStream.ClientBufferBytes"] < 64 * 1024) {
+    throw new ConfigError("API.EventStream.ClientBufferBytes must be at least 64KiB: a few events must fit");
+  }
   if (
     config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 ||
     config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1

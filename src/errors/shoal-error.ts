@@ -20,6 +20,8 @@ export const ERROR_KINDS = [
   "UnsupportedMediaType",
   "RequestHeaderFieldsTooLarge",
   "Unavailable",
+  // A capability this deployment does not have (the hash chain on EventStoreDB).
+  "NotImplemented",
   "Internal",
 ] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];

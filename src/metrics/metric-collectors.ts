@@ -27,6 +27,15 @@ export interface ActorCount {
   readonly passivated: number;
 }
 
+/** The HTTP event stream's clients and what they and the hub hold. */
+export interface EventStreamFigures {
+  readonly clients: number;
+  /** Bytes sent to clients that their connections still hold, all clients together. */
+  readonly bufferedBytes: number;
+  /** Bytes of the newest events' messages the hub keeps for clients switching to live. */
+  readonly ringBytes: number;
+}
+
 /** The collector kinds and what each returns; register several of a kind and their answers are combined. */
 export interface MetricCollectors {
   readonly nodes: () => readonly NodeCount[];
@@ -34,6 +43,7 @@ export interface MetricCollectors {
   readonly actors: () => readonly ActorCount[];
   /** Deadlines held by a scheduler's heap; several schedulers add up. */
   readonly deadlines: () => number;
+  readonly eventStream: () => EventStreamFigures;
 }
 
 export type CollectorKind = keyof MetricCollectors;

@@ -34,11 +34,13 @@ export class ShoalMetrics {
     processors: new Set(),
     actors: new Set(),
     deadlines: new Set(),
+    eventStream: new Set(),
   };
   private readonly heartbeats: Counter;
   private readonly eventsAppended: Counter;
   private readonly commitBatch: Histogram;
   private readonly natsReconnects: Counter;
+  private readonly eventStreamCutOffs: Counter;
   private readonly requests: Histogram<"method" | "route" | "status_class">;
   private appendedPosition = 0;
   /** Heartbeats counted since the last scrape, which adds them to `heartbeats`. */
@@ -79,6 +81,11 @@ export class ShoalMetrics {
       help: "Times this orchestrator's NATS connection was re-established",
       registers,
     });
+    this.eventStreamCutOffs = new Counter({
+      name: "shoal_event_stream_cutoffs_total",
+      help: "Event stream clients sent their resume message and closed for not reading what they were sent",
+      registers,
+    });
     this.requests = new Histogram({
       name: "shoal_http_request_duration_seconds",
       help: "REST request durations by route pattern, method and status class",
@@ -88,6 +95,28 @@ export class ShoalMetrics {
     });
 
     const ask = this.ask.bind(this);
+    const eventStreamFigure = (name: string, help: string, figure: "clients" | "bufferedBytes" | "ringBytes") =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          let total = 0;
+          ask("eventStream", (figures) => (total += figures[figure]));
+          this.set(total);
+        },
+      });
+    eventStreamFigure("shoal_event_stream_clients", "Clients of the HTTP event stream", "clients");
+    eventStreamFigure(
+      "shoal_event_stream_buffered_bytes",
+      "Bytes sent to event stream clients that their connections still hold, all clients together",
+      "bufferedBytes",
+    );
+    eventStreamFigure(
+      "shoal_event_stream_ring_bytes",
+      "Bytes of the newest events' stream messages held for clients switching from the store to live",
+      "ringBytes",
+    );
     new Gauge({
       name: "shoal_nodes",
       help: "Nodes in the cluster by health and membership (deleted nodes excluded)",
@@ -242,6 +271,10 @@ export class ShoalMetrics {
   /** What recovery found at the end of the store, before anything is appended. */
   observeHead(position: number): void {
     if (position > this.appendedPosition) this.appendedPosition = position;
+  }
+
+  eventStreamCutOff(): void {
+    this.eventStreamCutOffs.inc();
   }
 
   natsReconnected(): void {

@@ -1,8 +1,10 @@
 import type { Module } from "./module.ts";
 import type { OrchestratorContext } from "./orchestrator-context.ts";
 import { type ApiModule, apiModule } from "./modules/api-module.ts";
+import { auditModule } from "./modules/audit-module.ts";
 import { drainModule } from "./modules/drain-module.ts";
 import { type EventPublisherModule, eventPublisherModule } from "./modules/event-publisher-module.ts";
+import { eventStreamModule } from "./modules/event-stream-module.ts";
 import { forgetDeletedNodesModule } from "./modules/forget-deleted-nodes-module.ts";
 import { jobFlowModule } from "./modules/job-flow-module.ts";
 import { type JobModule, jobModule } from "./modules/job-module.ts";
@@ -26,17 +28,20 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
   const nodes = nodeModule(context);
   const publisher = eventPublisherModule(context);
   const jobs = jobModule(context, { nodes });
-  const api = apiModule(context, { nodes, jobs, publisher });
+  const streams = eventStreamModule(context, { nodes });
+  const api = apiModule(context, { nodes, jobs, publisher, streams });
   const list: readonly Module[] = [
     nodes,
     // Its JetStream check stops start-up before anything else follows the store.
     publisher,
+    auditModule(context, { nodes }),
     jobs,
     forgetDeletedNodesModule(context, { nodes }),
     nodeReactionsModule(context, { nodes, jobs }),
     drainModule(context, { nodes, jobs }),
     // After node reactions and drain: lost work is found and drains resume before dispatch resumes at start.
     jobFlowModule(context, { nodes, jobs }),
+    streams,
     // Last: nothing is served before every read model caught up and every deadline is armed.
     api,
   ];

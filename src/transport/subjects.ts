@@ -115,6 +115,8 @@ export const eventSubject = (category: string, entityId: string, type: string): 
   `shoal.events.${category}.${entityId}.${type}`;
 export const EVENTS_STREAM = "SHOAL_EVENTS";
 export const EVENTS_SUBJECTS = "shoal.events.>";
+/** Signed audit checkpoints (JSON, as docs/audit.md shows), published for copies kept outside Shoal. */
+export const AUDIT_CHECKPOINTS_SUBJECT = "shoal.audit.checkpoints";
 
 /** Work for a node (ask for bid, run, cancel): published by the orchestrator, received by that node only. */
 export const executionWorkSubject = (nodeId: string): string => `shoal.work.${nodeId}.execution`;

@@ -111,7 +111,7 @@ describe("SQLite store file version 2", () => {
     const { logger, messages } = capturedLogger();
 
     const store = open(file, { logger });
-    expect(version(file)).toBe(2);
+    expect(version(file)).toBe(3);
     const [copied] = messages("actors copied from metadata");
     const withActor = log.filter((l, i) => !damaged.has(i) && l.event.metadata.actor !== undefined).length;
     expect(copied).toMatchObject({ events: 1500, actors: withActor, ms: expect.any(Number) });
@@ -170,10 +170,10 @@ describe("SQLite store file version 2", () => {
     open(file);
     await opened.pop()!.close();
     const db = new Database(file);
-    db.pragma("user_version = 3");
+    db.pragma("user_version = 4");
     db.close();
     expect(() => new SqliteEventStore(file)).toThrow(
-      /is a store file of version 3; this Shoal reads store files up to version 2/,
+      /is a store file of version 4; this Shoal reads store files up to version 3/,
     );
   });
 });

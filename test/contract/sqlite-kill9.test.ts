@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { chainOf } from "../support/chain-check.ts";
 import { timeMarksOf } from "../support/time-marks-check.ts";
 
 /** One writer, each append awaited before the next: a batch of one per commit. */
@@ -76,6 +78,9 @@ async function expectAllAcknowledgedStored(file: string, acked: Map<string, numb
   const marks = timeMarksOf(file);
   expect(marks.stored).toEqual(marks.expected);
   expect(marks.stored.marks.length).toBeGreaterThan(0);
+  // So are the links, and the chain goes on from them after the restart.
+  const linked = chainOf(file);
+  expect(linked.stored).toEqual(linked.expected);
   const store = new SqliteEventStore(file);
   try {
     for (const [stream, last] of acked) {
@@ -83,6 +88,10 @@ async function expectAllAcknowledgedStored(file: string, acked: Map<string, numb
       expect(events.length, stream).toBeGreaterThanOrEqual(last + 1);
       expect(events.map((e) => (e.data as { i: number }).i)).toEqual(events.map((_, i) => i));
     }
+    await store.append("after-kill", [{ id: randomUUID(), type: "NodeApproved", data: {}, metadata: {} }], "no_stream");
+    const after = chainOf(file);
+    expect(after.stored).toEqual(after.expected);
+    expect(after.stored).toHaveLength(linked.stored.length + 1);
   } finally {
     await store.close();
   }

@@ -6,7 +6,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
-import { runShoal } from "../support/shoal-process.ts";
+import { runShoal, ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 /**
  * `shoal events` as a user runs it (the compiled CLI, a bin/shoal process a call) against a real orchestrator where
@@ -16,6 +16,11 @@ const TOKEN = "s3cret";
 const USERS: AuthUser[] = [
   { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ["read:node", "write:node"] }] },
   { Alias: "auditor", Username: "audit", Password: "audit password", Capabilities: [{ Actions: ["read:history"] }] },
+  {
+    Username: "watcher",
+    Password: "watcher's password",
+    Capabilities: [{ Actions: ["read:node", "read:job", "read:history", "write:job"] }],
+  },
 ];
 const AUDITOR = `Basic ${Buffer.from("audit:audit password").toString("base64")}`;
 /** Control characters and a newline in a reason: the table must show them escaped, on one line. */
@@ -145,5 +150,87 @@ describe("shoal events", () => {
     const help = await runShoal(["events", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: shoal events [options]");
+  });
+});
+
+describe("following and watching", () => {
+  const port = () => new URL(orchestrator.apiUrl).port;
+  const as = (user: string, password: string) => ["--api-port", port(), "--username", user, "--password", password];
+  const alice = `Basic ${Buffer.from("alice:alice's password").toString("base64")}`;
+  const watcher = `Basic ${Buffer.from("watcher:watcher's password").toString("base64")}`;
+  const started: ShoalProcess[] = [];
+  afterAll(async () => {
+    for (const p of started) await p.kill("SIGKILL");
+  });
+  const start = (args: string[]) => {
+    const p = ShoalProcess.start(args);
+    started.push(p);
+    return p;
+  };
+  const put = async (path: string, body: unknown, authorization: string) => {
+    const res = await fetch(`${orchestrator.apiUrl}${path}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, await res.text()).toBe(200);
+  };
+  const interrupted = async (p: ShoalProcess) => {
+    p.child.kill("SIGINT");
+    expect(await p.exited, p.stderr).toBe(0);
+  };
+
+  it("shoal events -f prints the stored events after --after, then each new one as a table line, escaped", async () => {
+    const follow = start(["events", "-f", "--after", "0", "--category", "node", ...api]);
+    await follow.waitForOutput("NodeCordoned");
+    expect(follow.stdout.split("\n")[0]).toMatch(/^TIME +ENTITY +EVENT +BY +REASON$/);
+    expect(follow.stdout).toContain("ok\\u001b[31m red");
+    expect(follow.stdout).not.toMatch(RAW);
+    await put("/api/v1/orchestrator/nodes/n-2", { Action: "label", Labels: { followed: "yes" } }, alice);
+    await follow.waitForOutput("NodeLabelsSet");
+    const lines = follow.stdout.trimEnd().split("\n");
+    expect(lines.at(-1)).toMatch(/^\S+Z +node\/n-2 +NodeLabelsSet +operator:alice/);
+    const { Items } = await feed("category=node");
+    expect(lines).toHaveLength(1 + Items.length);
+    await interrupted(follow);
+  });
+
+  it("shoal node list -w prints the list again when a node event is stored, until Ctrl-C", async () => {
+    const watch = start(["node", "list", "-w", ...as("watcher", "watcher's password")]);
+    await watch.waitForOutput("n-2");
+    expect(watch.stdout).toMatch(/n-2 +Compute +APPROVED .* eligible/);
+    await put("/api/v1/orchestrator/nodes/n-2", { Action: "cordon", Message: "watched" }, alice);
+    await waitFor(
+      () => /n-2 +Compute +APPROVED .* cordoned/.test(watch.stdout),
+      30_000,
+      () => watch.stdout,
+    );
+    // Not a terminal: pages follow each other, a blank line between them.
+    expect(watch.stdout.split("\n\n").length).toBeGreaterThanOrEqual(2);
+    expect(watch.stdout.split("\n\n").at(-1)).toMatch(/^ID +TYPE +APPROVAL/);
+    await interrupted(watch);
+  });
+
+  it("shoal job list -w prints the list again when a job is submitted", async () => {
+    const watch = start(["job", "list", "-w", ...as("watcher", "watcher's password")]);
+    await watch.waitForOutput("CREATED");
+    expect(watch.stdout).not.toContain("watched-job");
+    const job = {
+      Name: "watched-job",
+      Type: "batch",
+      Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
+      Tasks: [
+        { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
+      ],
+    };
+    await put("/api/v1/orchestrator/jobs", { Job: job }, watcher);
+    await watch.waitForOutput("watched-job");
+    await interrupted(watch);
+  });
+
+  it("--watch without read:history says that it needs it", async () => {
+    const res = await runShoal(["node", "list", "-w", ...as("alice", "alice's password")]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/--watch follows the cluster's event stream, which needs the read:history capability/);
   });
 });

@@ -347,16 +347,16 @@ describe("stores written by a newer Shoal", TIMEOUT, () => {
     const dataDir = tempDir();
     const file = join(dataDir, "shoal.db");
     await storeWith(file, 1);
-    expect(rows(file).version).toBe(2);
+    expect(rows(file).version).toBe(3);
     const db = new Database(file);
-    db.pragma("user_version = 3");
+    db.pragma("user_version = 4");
     db.close();
     const before = rows(file);
     const { args } = await serveArgs(dataDir, ["-c", "NodeID=node-0"]);
     const res = await runShoal(args);
     expect(res.code).toBe(1);
     expect(res.stderr).toBe(
-      `Error: cannot use the event store: ${file} is a store file of version 3; this Shoal reads store files up to version 2: ${NEWER}\n`,
+      `Error: cannot use the event store: ${file} is a store file of version 4; this Shoal reads store files up to version 3: ${NEWER}\n`,
     );
     expect(rows(file)).toEqual(before);
   });

@@ -34,6 +34,11 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+  // An event stream never ends: its headers are the answer.
+  if (res.headers.get("content-type")?.startsWith("text/event-stream") === true) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, text: "" };
+  }
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -47,6 +52,8 @@ const unusedDeps = {
   metrics: {},
   self: {},
   feed: {},
+  stream: {},
+  audit: { log: undefined },
 } as unknown as ApiDeps;
 const declared: readonly AnyRoute[] = apiRoutes(unusedDeps);
 const declaredBy = (operationId: string): AnyRoute => {
@@ -109,6 +116,35 @@ afterAll(async () => {
   await nc?.drain();
   await orchestrator?.stop();
   await nats?.stop();
+});
+
+describe("the audit routes on a store with no hash chain", () => {
+  it("answer 501, saying why, to a caller allowed to read them", async () => {
+    const app = buildApi({
+      ...unusedDeps,
+      auth: {
+        users: [{ Username: "audit", Password: "pw", Capabilities: [{ Actions: ["read:history"] }] }],
+        anonymousAccess: "none",
+      },
+    } as unknown as ApiDeps);
+    const authorization = `Basic ${Buffer.from("audit:pw").toString("base64")}`;
+    try {
+      for (const path of ["genesis", "chain", "checkpoints"]) {
+        const res = await app.inject({
+          method: "GET",
+          url: `/api/v1/orchestrator/audit/${path}`,
+          headers: { authorization },
+        });
+        expect(res.statusCode, path).toBe(501);
+        expect(JSON.parse(res.body), path).toMatchObject({
+          Code: "NotImplemented",
+          Message: expect.stringMatching(/keeps no hash chain; .* need the SQLite store/),
+        });
+      }
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe("the OpenAPI document and the routes", () => {

@@ -291,6 +291,12 @@ describe("as_of and at_position on the node and job reads", () => {
     const both = await runShoal(["node", "list", "--as-of", t1, "--at-position", "1", ...api]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give --as-of or --at-position, not both");
+    // A watch redraws the list as it is now: the past does not change.
+    for (const what of ["node", "job"]) {
+      const watched = await runShoal([what, "list", "-w", "--as-of", t1, ...api]);
+      expect(watched.code).toBe(2);
+      expect(watched.stderr).toContain("--watch shows the list as it is now");
+    }
     const late = await runShoal(["node", "list", "--at-position", String(p1 + 100_000), ...api]);
     expect(late.code).toBe(1);
     expect(late.stderr).toContain("at_position");

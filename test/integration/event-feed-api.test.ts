@@ -7,6 +7,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
+import { dataIds, openSse } from "../support/sse-client.ts";
 import { storedEvents } from "../support/stored-events.ts";
 
 /**
@@ -316,5 +317,43 @@ describe("GET /api/v1/orchestrator/events", () => {
     expect((await call("GET", FEED, AS.alice)).status).toBe(403);
     expect((await call("GET", FEED, undefined)).status).toBe(401);
     expect((await call("GET", FEED, AS.auditor)).status).toBe(200);
+  });
+});
+
+describe("GET /api/v1/orchestrator/events/stream", () => {
+  const STREAM = `${FEED}/stream`;
+
+  it("sends the feed's selection as Server-Sent Events, the same JSON as the feed's items", async () => {
+    for (const query of ["actor=operator:alice", "category=node&entity=n-1,n-4", "category=job,execution"]) {
+      const expected = await allPages(`${query}&limit=7`);
+      const items = expected.flatMap((p) => p.Items);
+      const client = await openSse(`${orchestrator.apiUrl}${STREAM}?${query}&after=0`, {
+        headers: { authorization: AS.auditor },
+      });
+      try {
+        expect(client.status).toBe(200);
+        await client.until((m) => m.length >= items.length);
+        expect(client.messages.map((m) => JSON.parse(m.data) as RecordedEvent)).toEqual(items);
+        expect(dataIds(client.messages)).toEqual(items.map((e) => e.position));
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it("needs read:history, and refuses a bad filter with the feed's 400", async () => {
+    expect((await call("GET", STREAM, AS.nosy)).status).toBe(403);
+    expect((await call("GET", STREAM, AS.alice)).status).toBe(403);
+    expect((await call("GET", STREAM, undefined)).status).toBe(401);
+    const bad = await call("GET", `${STREAM}?actor=robot:x`, AS.auditor);
+    expect(bad.status).toBe(400);
+    expect(bad.body.Message).toMatch(/query parameter actor/);
+  });
+
+  it("is in the OpenAPI document as a text/event-stream of ClusterEvents with Last-Event-ID", async () => {
+    const doc = (await call("GET", "/api/v1/openapi.json", undefined)).body;
+    const op = doc.paths["/api/v1/orchestrator/events/stream"].get;
+    expect(Object.keys(op.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(op.parameters.map((p: Body) => p.name)).toEqual(expect.arrayContaining(["Last-Event-ID", "after", "actor"]));
   });
 });

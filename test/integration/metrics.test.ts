@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSse } from "../support/sse-client.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -200,6 +201,29 @@ describe("GET /metrics", () => {
     );
     expect(value(samples, "process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(samples.has("nodejs_heap_size_used_bytes")).toBe(true);
+  });
+
+  it("reports the event stream's clients, what they hold and the ring, before and after a client", async () => {
+    const before = await scrape();
+    expect(value(before, "shoal_event_stream_clients")).toBe(0);
+    expect(value(before, "shoal_event_stream_cutoffs_total")).toBe(0);
+    const client = await openSse(`${orchestrator.apiUrl}/api/v1/orchestrator/events/stream?after=0`, {
+      headers: { authorization: `Bearer ${OPS_KEY}` },
+    });
+    try {
+      await client.until((m) => m.length > 0);
+      const during = await scrape();
+      expect(value(during, "shoal_event_stream_clients")).toBe(1);
+      expect(value(during, "shoal_event_stream_buffered_bytes")).toBeGreaterThanOrEqual(0);
+      expect(value(during, "shoal_event_stream_ring_bytes")).toBeGreaterThanOrEqual(0);
+    } finally {
+      client.close();
+    }
+    await waitFor(
+      async () => value(await scrape(), "shoal_event_stream_clients") === 0,
+      10_000,
+      () => "the client gone",
+    );
   });
 
   it("counts the orchestrator's NATS reconnects, and heartbeats keep being counted after one", async () => {

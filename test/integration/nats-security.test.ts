@@ -372,6 +372,21 @@ describe("the orchestrator's nats-server", () => {
     );
   });
 
+  it("lets readers receive the signed audit checkpoints, which only the orchestrator may publish", async () => {
+    const reader = await asReader();
+    const sub = reader.subscribe("shoal.audit.checkpoints", { max: 1 });
+    const got = (async () => {
+      for await (const m of sub) return m.string();
+      return "closed";
+    })();
+    await reader.flush();
+    const checkpoint = JSON.stringify({ position: 1, link: "00".repeat(32) });
+    (await asOrchestrator()).publish("shoal.audit.checkpoints", checkpoint);
+    expect(await got).toBe(checkpoint);
+    for (const nc of [reader, await asJoiner(), await asNode("node-a")])
+      await expectPublishRefused(nc, "shoal.audit.checkpoints", new TextEncoder().encode(checkpoint));
+  });
+
   it("lets readers consume SHOAL_EVENTS but not purge, delete or forge; consumers only ever see stored events", async () => {
     const reader = await asReader();
     const jsm = await reader.jetstreamManager();

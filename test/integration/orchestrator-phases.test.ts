@@ -50,6 +50,8 @@ describe("the orchestrator's start-up phases", () => {
     const orchestrator = await startOrchestrator(orchestratorConfig(nats.url), logger);
     await orchestrator.stop();
     expect(records.filter((r) => r.msg === "stop step").map((r) => r.step)).toEqual([
+      // Each event stream client is told where to resume before the API waits for its connections.
+      "ending the event streams",
       "ending the job log streams",
       "closing the API",
       "stopping the job log reads",
@@ -58,6 +60,8 @@ describe("the orchestrator's start-up phases", () => {
       "stopping the compute protocol",
       "stopping the queue backoff",
       "stopping the node-work checks",
+      // While the store and NATS are open: what was stored up to the stop is signed and published.
+      "signing the last audit checkpoint",
       "stopping the event processors",
       // The read models' final state: nothing folds any more.
       "writing the job-views snapshot",

@@ -19,6 +19,15 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
 export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";
 /** The whole history of the cluster: the same audit record, so the same capability. */
 export const EVENT_FEED_ROUTE = "/api/v1/orchestrator/events";
+/** The same history as it is stored, as Server-Sent Events. */
+export const EVENT_STREAM_ROUTE = "/api/v1/orchestrator/events/stream";
+
+/** The hash chain hands over the same rows as the feed, with their links. */
+export const AUDIT_ROUTES = [
+  "/api/v1/orchestrator/audit/genesis",
+  "/api/v1/orchestrator/audit/chain",
+  "/api/v1/orchestrator/audit/checkpoints",
+] as const;
 
 /**
  * Operational figures of the orchestrator itself, for a scraper with an API key: never
@@ -39,6 +48,8 @@ const READ_METHODS = new Set(["GET", "HEAD"]);
 const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
   [HISTORY_ROUTE, "read:history"],
   [EVENT_FEED_ROUTE, "read:history"],
+  [EVENT_STREAM_ROUTE, "read:history"],
+  ...AUDIT_ROUTES.map((route) => [route, "read:history"] as const),
   [METRICS_ROUTE, "read:agent"],
 ]);
 

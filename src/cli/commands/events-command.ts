@@ -33,6 +33,9 @@ Options:
                            table (default): TIME ENTITY EVENT BY REASON, one line each; json and
                            yaml print the page ({Items, NextToken}); ndjson prints every event
                            of the selection, one JSON object a line, without pages (no --limit)
+  -f, --follow             print the events as they are stored, until Ctrl-C: from the newest
+                           (or after --after P: the stored ones first); a dropped connection is
+                           made again, resuming after the last event printed (table or ndjson)
 
 ${API_OPTIONS_HELP}`;
 
@@ -47,6 +50,7 @@ const OPTIONS = {
   after: { type: "string" },
   limit: { type: "string" },
   "next-token": { type: "string" },
+  follow: { type: "boolean", short: "f" },
 } as const;
 
 export const EVENT_COLUMNS = ["TIME", "ENTITY", "EVENT", "BY", "REASON"] as const;
@@ -91,6 +95,7 @@ export async function eventsCommand(args: string[]): Promise<number> {
     q.set("after", String(wholeNumberFlag(values.after, "--after", 0, undefined, HELP_REF)));
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   const api = apiClientFrom(values);
+  if (values.follow) return follow(api, q, values, format);
   if (ndjson) {
     // A page of one first: the credential the API takes, and a 400 for a wrong filter, come before the stream.
     const probe = new URLSearchParams(q);
@@ -109,5 +114,54 @@ export async function eventsCommand(args: string[]): Promise<number> {
   const more = res.NextToken ? `More events: the same options and --next-token ${res.NextToken}` : undefined;
   if (format === "table") await printPage("table", EVENT_COLUMNS, res.Items, eventRow, more);
   else await printData(format === "yaml" ? "yaml" : "json", res);
+  return 0;
+}
+
+/** Columns wide enough for most cells, so that rows printed one at a time line up. */
+const FOLLOW_WIDTHS = [24, 28, 24, 24];
+
+const followLine = (cells: readonly string[]) =>
+  cells
+    .map((c, i) => (i === cells.length - 1 ? printable(c) : printable(c).padEnd(FOLLOW_WIDTHS[i] ?? 0)))
+    .join("  ")
+    .trimEnd();
+
+/** `--follow`: the event stream until Ctrl-C, which ends it with status 0. */
+async function follow(
+  api: ReturnType<typeof apiClientFrom>,
+  q: URLSearchParams,
+  values: { readonly limit?: string; readonly "next-token"?: string; readonly until?: string },
+  format: string,
+): Promise<number> {
+  if (format !== "table" && format !== "ndjson")
+    throw new UsageError("--follow prints a table or ndjson, one event a line", HELP_REF);
+  for (const flag of ["limit", "next-token"] as const)
+    if (values[flag] !== undefined) throw new UsageError(`--follow has no pages: it takes no --${flag}`, HELP_REF);
+  // A page of one first: the credential the API takes, and a 400 for a wrong filter, come before the stream.
+  const probe = new URLSearchParams(q);
+  probe.set("limit", "1");
+  const after = q.get("after");
+  q.delete("after");
+  const stop = new AbortController();
+  const interrupt = () => stop.abort();
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
+  // Loaded only to follow: a page or an export never needs it.
+  const { followEvents } = await import("../follow-events.ts");
+  if (format === "table") await write(`${followLine(EVENT_COLUMNS)}\n`);
+  try {
+    await followEvents(api, {
+      query: q,
+      after: after === null ? undefined : Number(after),
+      prepare: () => api.request("GET", `/api/v1/orchestrator/events?${probe}`),
+      onEvent: (data) =>
+        write(`${format === "ndjson" ? printable(data) : followLine(eventRow(JSON.parse(data) as ClusterEvent))}\n`),
+      signal: stop.signal,
+      note: (text) => process.stderr.write(`${printable(text)}\n`),
+    });
+  } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+  }
   return 0;
 }

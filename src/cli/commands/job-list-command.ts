@@ -27,6 +27,8 @@ Options:
   --order-reversed         newest (or last) first; --reverse works too
   --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
 ${AS_OF_HELP}
+  -w, --watch              print the list again whenever a job or execution event is stored, until
+                           Ctrl-C (table only; needs the read:history capability)
 
 ${API_OPTIONS_HELP}`;
 
@@ -38,6 +40,7 @@ const OPTIONS = {
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
   ...AS_OF_OPTIONS,
+  watch: { type: "boolean", short: "w" },
 } as const;
 
 export function jobRow(job: JobJson): string[] {
@@ -63,10 +66,20 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   order.query(q);
   asOfQuery(values, q, HELP_REF);
-  const res = await apiClientFrom(values).request<{ Items: JobJson[]; NextToken: string }>(
-    "GET",
-    `/api/v1/orchestrator/jobs?${q}`,
-  );
+  const api = apiClientFrom(values);
+  const page = () => api.request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
+  if (values.watch) {
+    if (q.has("as_of") || q.has("at_position"))
+      throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", HELP_REF);
+    if (format !== "table") throw new UsageError("--watch prints a table", HELP_REF);
+    const { watchList } = await import("../watch-list.ts");
+    const { formatTable } = await import("../table.ts");
+    return watchList(api, {
+      categories: "job,execution",
+      draw: async () => formatTable(JOB_COLUMNS, (await page()).Items.map(jobRow)),
+    });
+  }
+  const res = await page();
   // The cursor holds to the order and filters it was made with: the hint repeats them.
   const again = [
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),

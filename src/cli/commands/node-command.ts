@@ -44,6 +44,7 @@ Options:
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
+        -w, --watch (print the list again whenever a node event is stored, until Ctrl-C; needs read:history)
   list, describe:
 ${AS_OF_HELP}
   history: --limit N  --next-token T
@@ -77,6 +78,7 @@ const OPTIONS = {
   "keep-daemon": { type: "boolean" },
   disable: { type: "boolean" },
   ...AS_OF_OPTIONS,
+  watch: { type: "boolean", short: "w" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -177,6 +179,7 @@ function labelWords(words: readonly string[]): Record<string, string> {
 const ONLY_FOR: Record<string, readonly string[]> = {
   "filter-cordoned": ["list"],
   "filter-drain": ["list"],
+  watch: ["list"],
   remove: ["label"],
   reset: ["label"],
   "public-key": ["preauthorize"],
@@ -267,10 +270,25 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
       asOfQuery(values, q, "shoal node --help");
-      const res = await api.request<{ Nodes: NodeState[]; NextToken: string }>(
-        "GET",
-        `/api/v1/orchestrator/nodes?${q}`,
-      );
+      const page = () =>
+        api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
+      if (values.watch) {
+        if (q.has("as_of") || q.has("at_position"))
+          throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", "shoal node --help");
+        if (format !== "table") throw new UsageError("--watch prints a table", "shoal node --help");
+        const { watchList } = await import("../watch-list.ts");
+        return watchList(api, {
+          categories: "node",
+          draw: async () => {
+            const res = await page();
+            return (
+              formatTable(COLUMNS, res.Nodes.map(nodeRow)) +
+              (res.NextToken ? `\n\nMore nodes: --next-token ${res.NextToken}` : "")
+            );
+          },
+        });
+      }
+      const res = await page();
       if (format !== "table") await printData(format, res);
       else {
         printAsOfHeading(values);

@@ -6,9 +6,13 @@ import { NewerStoreError } from "../store/store-errors.ts";
  * Shoal that changes the layout in a way older ones cannot read raises it; this one refuses a
  * file of a higher version before touching it. Files made before it was kept read 0, the same
  * layout as 1. Version 2 added the actor columns, the filter indexes and the time marks, which
- * every append must keep: a Shoal that knows only version 1 would append without them.
+ * every append must keep: a Shoal that knows only version 1 would append without them. Version 3
+ * added the hash chain (each event's link, its genesis, the signed checkpoints): a Shoal that knows
+ * only version 2 would append events with no link, and break the chain.
  */
-export const STORE_FILE_VERSION = 2;
+export const STORE_FILE_VERSION = 3;
+/** The version that added the feed's schema (audit-schema.ts). */
+export const FEED_FILE_VERSION = 2;
 
 /**
  * Refuses a store file of a newer layout; the file's version otherwise (the caller raises it once

@@ -1,8 +1,10 @@
 import Database from "better-sqlite3";
 import type { ExpectedRevision } from "../store/event-store.ts";
+import { eventLink } from "../chain/event-link.ts";
 import { loadTimeMarkState, prepareTimeMarkWrites } from "./audit-schema.ts";
+import { highestPosition, loadChainHead, type ChainHead } from "./chain-schema.ts";
 import { unavailableReason } from "./sqlite-failure.ts";
-import { observeTime, restoreMarks, snapshotMarks, type TimeMarkState } from "./time-marks.ts";
+import { observeTime, restoreMarks, snapshotMarks, type TimeMarkSnapshot, type TimeMarkState } from "./time-marks.ts";
 
 /**
  * The store's writes, encoded flat so that a batch crosses to the writer thread as one
@@ -52,6 +54,13 @@ function encodedLength(batch: EncodedBatch, i: number): number {
   return kind === OP_APPEND ? 4 + (batch[i + 3] as number) * EVENT_FIELDS : kind === OP_SAVE ? 3 : 2;
 }
 
+interface WriterSnapshot {
+  readonly marks: TimeMarkSnapshot;
+  readonly given: number;
+  readonly position: number;
+  readonly link: Buffer;
+}
+
 class Refusal extends Error {
   constructor(readonly failure: WriteFailure) {
     super(failure.t);
@@ -85,10 +94,19 @@ function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
  * The time marks are kept in the same transaction: the writer folds each inserted event's time
  * into its state and writes the marks and skew that are due before the batch commits. Whatever
  * is rolled back (the batch, or one append's savepoint) is taken back out of that state too.
+ *
+ * So is the hash chain (docs/audit.md): the writer gives each event its position itself (one
+ * more than the highest ever given, as AUTOINCREMENT would) and its link, from the link and
+ * position of the event before it, in the same INSERT. A rollback takes the positions and the
+ * link back with it.
  */
 export class SqliteBatchWriter {
   private readonly statements;
   private readonly marks: TimeMarkState;
+  /** The newest event's position and link (the genesis before any). */
+  private readonly chain: ChainHead;
+  /** The highest position given so far. */
+  private given: number;
   private readonly writeMarks: (state: TimeMarkState) => void;
   private readonly transaction: (batch: EncodedBatch, result: BatchResult) => void;
   private readonly insertAtomically: (
@@ -108,8 +126,9 @@ export class SqliteBatchWriter {
       findEvent: db.prepare("SELECT stream, revision, position FROM events WHERE event_id = ?"),
       eventAt: db.prepare("SELECT event_id, position FROM events WHERE stream = ? AND revision = ?"),
       insert: db.prepare(
-        "INSERT INTO events (event_id, stream, revision, type, data, metadata, time, schema_version, actor_type, actor_id) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events " +
+          "(position, event_id, stream, revision, type, data, metadata, time, schema_version, actor_type, actor_id, link) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       saveCheckpoint: db.prepare(
         "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
@@ -117,10 +136,14 @@ export class SqliteBatchWriter {
       recordCheck: db.prepare(
         "INSERT INTO store_checks (name, at) VALUES ('writable', ?) ON CONFLICT(name) DO UPDATE SET at = excluded.at",
       ),
+      highestGiven: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck(),
     };
     this.marks = loadTimeMarkState(db).state;
+    this.chain = loadChainHead(db);
+    this.given = Math.max(highestPosition(db), this.chain.position);
     this.writeMarks = prepareTimeMarkWrites(db);
     this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => {
+      this.followOtherWriters();
       this.applyAll(batch, result);
       this.writeMarks(this.marks);
     }).immediate;
@@ -140,15 +163,29 @@ export class SqliteBatchWriter {
   /** One durable commit of the batch; never throws. */
   commit(batch: EncodedBatch): BatchResult {
     const result: BatchResult = { values: new Float64Array(2 * SqliteBatchWriter.count(batch)), refusals: [] };
-    const marks = snapshotMarks(this.marks);
+    const state = this.snapshot();
     try {
       this.transaction(batch, result);
       return result;
     } catch (e) {
-      restoreMarks(this.marks, marks);
+      this.restore(state);
       // Rolled back: nothing of this batch is stored, so none of its callers may hear otherwise.
       return { values: result.values, refusals: [], failure: describeFailure(e, this.file) };
     }
+  }
+
+  /**
+   * Another connection to the file (a second process) may have appended since this writer last committed: its rows
+   * are links of the chain too, so this writer gives positions after them and links on from the newest. One look-up
+   * a batch, inside its IMMEDIATE transaction, so nothing can append between it and the inserts.
+   */
+  private followOtherWriters(): void {
+    const highest = (this.statements.highestGiven.get() as number | undefined) ?? 0;
+    if (highest === this.given) return;
+    const head = loadChainHead(this.db);
+    this.chain.position = head.position;
+    this.chain.link = head.link;
+    this.given = Math.max(highest, head.position);
   }
 
   private applyAll(batch: EncodedBatch, result: BatchResult): void {
@@ -188,8 +225,8 @@ export class SqliteBatchWriter {
         values[2 * op] = actual;
         return;
       }
-      // A single insert that fails has taught the marks nothing; a savepoint's may have.
-      const marks = n === 1 ? undefined : snapshotMarks(this.marks);
+      // A single insert that fails has taught the state nothing; a savepoint's may have.
+      const state = n === 1 ? undefined : this.snapshot();
       try {
         // A single INSERT that fails undoes itself; several need a savepoint to go together.
         values[2 * op + 1] =
@@ -199,7 +236,7 @@ export class SqliteBatchWriter {
         values[2 * op] = actual + n;
         return;
       } catch (e) {
-        if (marks !== undefined) restoreMarks(this.marks, marks);
+        if (state !== undefined) this.restore(state);
         if (!isUniqueViolation(e)) throw e;
       }
     } else if (n === 0) throw new Refusal({ t: "wrong", stream, expected, actual });
@@ -208,30 +245,67 @@ export class SqliteBatchWriter {
     values[2 * op + 1] = position;
   }
 
+  private snapshot(): WriterSnapshot {
+    return {
+      marks: snapshotMarks(this.marks),
+      given: this.given,
+      position: this.chain.position,
+      link: this.chain.link,
+    };
+  }
+
+  /** Back to a snapshot: the writes since were rolled back, and what they taught the state with them. */
+  private restore(to: WriterSnapshot): void {
+    restoreMarks(this.marks, to.marks);
+    this.given = to.given;
+    this.chain.position = to.position;
+    this.chain.link = to.link;
+  }
+
   /** Inserts the n events encoded from `at`; the position of the last. */
   private insert(batch: EncodedBatch, at: number, stream: string, n: number, after: number): number {
     const { insert } = this.statements;
-    let position = 0;
+    const { chain } = this;
     let now: string | undefined;
     for (let k = 0, i = at; k < n; k++, i += EVENT_FIELDS) {
       const time = (batch[i + 4] as string | null) ?? (now ??= new Date().toISOString());
-      position = Number(
-        insert.run(
-          batch[i],
-          stream,
-          after + k + 1,
-          batch[i + 1],
-          batch[i + 2],
-          batch[i + 3],
-          time,
-          batch[i + 5],
-          batch[i + 6],
-          batch[i + 7],
-        ).lastInsertRowid,
+      const position = this.given + 1;
+      const id = batch[i] as string;
+      const revision = after + k + 1;
+      const type = batch[i + 1] as string;
+      const data = batch[i + 2] as string;
+      const metadata = batch[i + 3] as string;
+      const link = eventLink(chain.link, chain.position, {
+        position,
+        id,
+        stream,
+        revision,
+        type,
+        time,
+        data,
+        metadata,
+      });
+      // The state moves only once the row is in: a refused INSERT has given no position and no link.
+      insert.run(
+        position,
+        id,
+        stream,
+        revision,
+        type,
+        data,
+        metadata,
+        time,
+        batch[i + 5],
+        batch[i + 6],
+        batch[i + 7],
+        link,
       );
+      this.given = position;
+      chain.position = position;
+      chain.link = link;
       observeTime(this.marks, position, time);
     }
-    return position;
+    return this.given;
   }
 
   /**

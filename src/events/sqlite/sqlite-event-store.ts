@@ -23,7 +23,16 @@ import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { pollingSubscription } from "../store/subscription-loop.ts";
 import { actorColumns } from "./actor-columns.ts";
 import { addAuditSchema, type UpgradeLog } from "./audit-schema.ts";
-import { addNewerSchemaIndex, checkStoreFileVersion, newerSchemaEvent, STORE_FILE_VERSION } from "./newer-schema.ts";
+import type { AuditLog } from "../chain/audit-log.ts";
+import { addChainSchema } from "./chain-schema.ts";
+import { SqliteAuditLog } from "./sqlite-audit-log.ts";
+import {
+  addNewerSchemaIndex,
+  checkStoreFileVersion,
+  FEED_FILE_VERSION,
+  newerSchemaEvent,
+  STORE_FILE_VERSION,
+} from "./newer-schema.ts";
 import { addSchemaVersionColumn } from "./schema-version-column.ts";
 import {
   OP_APPEND,
@@ -177,6 +186,8 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
   private closed = false;
   private readonly statements: ReturnType<SqliteEventStore["prepareStatements"]>;
   private readonly filtered: SqliteFilteredReader;
+  /** The hash chain over the log, its genesis and its signed checkpoints (docs/audit.md). */
+  readonly auditLog: AuditLog;
   private readonly groupCommit: boolean;
   /** The write side on this thread (no writer thread, or one commit per write). */
   private readonly writer: SqliteBatchWriter | undefined;
@@ -213,10 +224,20 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       db.exec(SCHEMA);
       addSchemaVersionColumn(db);
       addNewerSchemaIndex(db);
-      addAuditSchema(db, STORE_FILE_VERSION, version < STORE_FILE_VERSION, options.logger);
+      const open = db;
+      // One transaction with the version bump: an upgrade interrupted is done again, whole, at the next open.
+      db.transaction(() => {
+        addAuditSchema(open, FEED_FILE_VERSION, version < FEED_FILE_VERSION, options.logger);
+        addChainSchema(open, new Date().toISOString(), options.logger);
+        if (version < STORE_FILE_VERSION) open.pragma(`user_version = ${STORE_FILE_VERSION}`);
+      }).immediate();
       this.db = db;
       this.statements = this.prepareStatements();
       this.filtered = new SqliteFilteredReader(db);
+      this.auditLog = new SqliteAuditLog(db, (f) => {
+        this.assertOpen();
+        return this.guarded(f);
+      });
     } catch (e) {
       // A half-opened store must not keep the file open (and its filesystem busy).
       db?.close();

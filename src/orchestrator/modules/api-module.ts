@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
 import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
+import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
@@ -11,6 +12,7 @@ import type { OrchestratorContext } from "../orchestrator-context.ts";
 import { StartupError } from "../services.ts";
 import { wireMetrics } from "../wire-metrics.ts";
 import type { EventPublisherModule } from "./event-publisher-module.ts";
+import type { EventStreamModule } from "./event-stream-module.ts";
 import type { JobModule } from "./job-module.ts";
 import type { NodeModule } from "./node-module.ts";
 
@@ -24,10 +26,15 @@ export interface ApiModule extends Module {
 /** The REST API (and /metrics), served last: nothing is served before every read model caught up. */
 export function apiModule(
   context: OrchestratorContext,
-  offers: { readonly nodes: NodeModule; readonly jobs: JobModule; readonly publisher: EventPublisherModule },
+  offers: {
+    readonly nodes: NodeModule;
+    readonly jobs: JobModule;
+    readonly publisher: EventPublisherModule;
+    readonly streams: EventStreamModule;
+  },
 ): ApiModule {
   const { config, store, logger, metrics, processors, stops, transport, storeHealth } = context;
-  const { nodes, jobs, publisher } = offers;
+  const { nodes, jobs, publisher, streams } = offers;
   // At build: a bad API.Auth stops start-up before anything is recovered.
   const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
   const url = new Later<string>("the API's URL", "serve");
@@ -63,6 +70,17 @@ export function apiModule(
         history: new NodeHistory(store),
         asOf,
         feed: new EventFeed(store),
+        stream: {
+          hub: streams.hub.get(),
+          store,
+          deadlines: context.deadlines,
+          clock: context.clock,
+          logger: logger.child({ component: "event-stream" }),
+          clientBufferBytes: config["API.EventStream.ClientBufferBytes"],
+          maxClients: config["API.EventStream.MaxClients"],
+          onCutOff: () => metrics.eventStreamCutOff(),
+        },
+        audit: { log: auditLogOf(store) },
         jobs: {
           control: jobs.control,
           views: jobs.views,
@@ -89,6 +107,11 @@ export function apiModule(
       stops.add({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
       // Before the API closes (stop steps run last first): log streams end with an error instead of holding the close.
       stops.add({ name: "ending the job log streams", run: () => jobLogs.stop() });
+      // Each client is told where to resume; the store holds every position, so it misses nothing after a restart.
+      stops.add({
+        name: "ending the event streams",
+        run: () => streams.hub.get().close("the orchestrator is stopping"),
+      });
       const address = api.server.address() as AddressInfo;
       const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
       url.set(`http://${host}:${address.port}`);

@@ -1,4 +1,11 @@
-import { EVENTS_STREAM, JOIN_INBOX_PREFIX, NODE_INBOX_ROOT, nodeInboxPrefix, nodeWorkSubjects } from "../subjects.ts";
+import {
+  AUDIT_CHECKPOINTS_SUBJECT,
+  EVENTS_STREAM,
+  JOIN_INBOX_PREFIX,
+  NODE_INBOX_ROOT,
+  nodeInboxPrefix,
+  nodeWorkSubjects,
+} from "../subjects.ts";
 
 /** nats-server's per-user permissions (its config's shape). */
 export interface NatsPermissions {
@@ -93,5 +100,5 @@ export const EVENTS_READER_PERMISSIONS: NatsPermissions = {
       `$JS.FC.${S}.>`,
     ],
   },
-  subscribe: { allow: ["_INBOX.>", "shoal.events.>"] },
+  subscribe: { allow: ["_INBOX.>", "shoal.events.>", AUDIT_CHECKPOINTS_SUBJECT] },
 };

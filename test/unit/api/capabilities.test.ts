@@ -81,7 +81,13 @@ describe("route access", () => {
   });
 
   it("guards the history with read:history and never lets anonymous callers read it", () => {
-    for (const route of ["/api/v1/orchestrator/nodes/:id/history", "/api/v1/orchestrator/events"])
+    for (const route of [
+      "/api/v1/orchestrator/nodes/:id/history",
+      "/api/v1/orchestrator/events",
+      "/api/v1/orchestrator/audit/genesis",
+      "/api/v1/orchestrator/audit/chain",
+      "/api/v1/orchestrator/audit/checkpoints",
+    ])
       expect(routeAccess("GET", route), route).toEqual({
         public: false,
         capability: "read:history",

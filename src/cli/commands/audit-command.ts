@@ -1,0 +1,18 @@
+import { UsageError } from "../usage-error.ts";
+
+export const AUDIT_HELP = `Usage: shoal audit <command> [options]
+
+Commands:
+  verify      walk the event log's hash chain and its signed checkpoints; report the first break
+
+Run 'shoal audit verify --help' for its options (docs/audit.md, Proof that the history was not altered).`;
+
+export async function auditCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === "verify") return (await import("./audit-verify-command.ts")).auditVerifyCommand(rest);
+  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
+    console.log(AUDIT_HELP);
+    return sub === undefined ? 2 : 0;
+  }
+  throw new UsageError(`shoal audit: unknown command "${sub}"`, "shoal audit --help");
+}

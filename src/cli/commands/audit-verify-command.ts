@@ -1,0 +1,204 @@
+import { readFileSync } from "node:fs";
+import type { AuditCheckpoint } from "../../events/chain/audit-checkpoint.ts";
+import { parseCheckpoints } from "../../events/chain/parse-checkpoints.ts";
+import {
+  chainStart,
+  verifyChain,
+  type ChainGenesisRecord,
+  type ChainRow,
+  type ChainVerdict,
+} from "../../events/chain/verify-chain.ts";
+import { apiClientFrom } from "../api-client-from-flags.ts";
+import type { ApiClient } from "../api-client.ts";
+import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
+import { wholeNumberFlag } from "../number-flag.ts";
+import { parseCommandArgs } from "../parse-command-args.ts";
+import { printable } from "../printable.ts";
+import { UsageError } from "../usage-error.ts";
+
+const HELP_REF = "shoal audit verify --help";
+
+export const AUDIT_VERIFY_HELP = `Usage: shoal audit verify [--from P] [--to P] [--checkpoint FILE]... [--key PUB]... [--store PATH | API options]
+
+Walks the event log in store order, recomputes every event's link from its stored bytes and the
+link before it, checks every signed checkpoint against the log, and reports the first break: the
+position, the event (stream@revision), and what differs (an event edited, rows deleted or
+reordered, a link edited, a checkpoint that does not match). Exits 1 on a break, 0 when the chain
+holds. The verdict is worked out here, on this machine: the orchestrator only hands over its rows.
+
+Options:
+  --from P                 start at position P, trusting the link stored before it (default: the first event)
+  --to P                   stop after position P (default: the newest event)
+  --checkpoint FILE        checkpoints saved outside Shoal (JSON as published on shoal.audit.checkpoints:
+                           one object, an array, or one a line); may repeat. Checked as well as the
+                           checkpoints the store holds
+  --key PUB                an audit public key to trust (base64url, as in a checkpoint's publicKey); may
+                           repeat. With any, a checkpoint signed by another key is a break
+  --store PATH             read this SQLite store file directly (read-only; the orchestrator may be stopped)
+                           instead of the API
+  --quiet                  no progress lines
+
+${API_OPTIONS_HELP}`;
+
+const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  from: { type: "string" },
+  to: { type: "string" },
+  checkpoint: { type: "string", multiple: true },
+  key: { type: "string", multiple: true },
+  store: { type: "string" },
+  quiet: { type: "boolean" },
+} as const;
+
+/** What a verification reads: the genesis, the stored link at a position, the rows in order, the stored checkpoints. */
+interface ChainSource {
+  genesis(): Promise<ChainGenesisRecord>;
+  linkAt(position: number): Promise<Uint8Array | null | undefined>;
+  rows(after: number, to: number | undefined): AsyncIterable<ChainRow>;
+  checkpoints(): Promise<AuditCheckpoint[]>;
+  close(): void;
+}
+
+async function storeSource(path: string): Promise<ChainSource> {
+  const { openChainFile } = await import("../../events/sqlite/sqlite-chain-source.ts");
+  const { reader, close } = openChainFile(path);
+  return {
+    genesis: async () => reader.genesis(),
+    linkAt: async (p) => reader.linkAt(p),
+    rows: (after, to) => reader.rows(after, to),
+    checkpoints: async () => reader.checkpoints(),
+    close,
+  };
+}
+
+const AUDIT = "/api/v1/orchestrator/audit";
+/** Rows per request of the chain route. */
+const PAGE = 5000;
+
+interface WireRow {
+  position: number;
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  time: string;
+  data: string;
+  metadata: string;
+  link: string | null;
+}
+
+const fromWire = (r: WireRow): ChainRow => ({ ...r, link: r.link === null ? null : Buffer.from(r.link, "hex") });
+
+async function apiPage(api: ApiClient, after: number, limit: number): Promise<ChainRow[]> {
+  const response = await openNdjson(api, `${AUDIT}/chain?after=${after}&limit=${limit}`);
+  const rows: ChainRow[] = [];
+  for await (const line of ndjsonLines(response)) rows.push(fromWire(JSON.parse(line) as WireRow));
+  return rows;
+}
+
+function apiSource(api: ApiClient): ChainSource {
+  return {
+    genesis: async () => {
+      const g = await api.request<{ AfterPosition: number; Link: string }>("GET", `${AUDIT}/genesis`);
+      return { afterPosition: g.AfterPosition, link: Buffer.from(g.Link, "hex") };
+    },
+    linkAt: async (p) => {
+      const [row] = p < 1 ? [] : await apiPage(api, p - 1, 1);
+      return row?.position === p ? row.link : undefined;
+    },
+    async *rows(after, to) {
+      for (let cursor = after; to === undefined || cursor < to;) {
+        const page = await apiPage(api, cursor, PAGE);
+        for (const row of page) yield row;
+        if (page.length < PAGE) return;
+        cursor = page[page.length - 1]!.position;
+      }
+    },
+    checkpoints: async () => {
+      const out: AuditCheckpoint[] = [];
+      for (let after = 0; ;) {
+        const page = await api.request<{ Items: AuditCheckpoint[]; NextToken: string }>(
+          "GET",
+          `${AUDIT}/checkpoints?after=${after}`,
+        );
+        out.push(...page.Items);
+        if (page.NextToken === "") return out;
+        after = Number(page.NextToken);
+      }
+    },
+    close: () => undefined,
+  };
+}
+
+function describe(v: ChainVerdict): string {
+  const { checked, outside } = v.checkpoints;
+  const signed =
+    `${checked} signed checkpoint${checked === 1 ? "" : "s"} matched` +
+    (outside > 0 ? `, ${outside} outside the range` : "");
+  return `the chain holds: ${v.events} events checked through position ${v.through}; ${signed}`;
+}
+
+export async function auditVerifyCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  if (values.help) {
+    console.log(AUDIT_VERIFY_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, HELP_REF);
+  const from = values.from === undefined ? undefined : wholeNumberFlag(values.from, "--from", 1, undefined, HELP_REF);
+  const to = values.to === undefined ? undefined : wholeNumberFlag(values.to, "--to", 1, undefined, HELP_REF);
+  if (from !== undefined && to !== undefined && from > to)
+    throw new UsageError(`--from (${from}) is after --to (${to})`, HELP_REF);
+  const outside: AuditCheckpoint[] = [];
+  for (const file of values.checkpoint ?? []) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new UsageError(`--checkpoint ${file}: ${(e as Error).message}`, HELP_REF);
+    }
+    try {
+      outside.push(...parseCheckpoints(text, `--checkpoint ${file}`));
+    } catch (e) {
+      throw new UsageError((e as Error).message, HELP_REF);
+    }
+  }
+  for (const key of values.key ?? [])
+    if (Buffer.from(key, "base64url").length !== 32 || !/^[A-Za-z0-9_-]{43}$/.test(key))
+      throw new UsageError(
+        `--key must be an ed25519 public key, 32 bytes in base64url; got ${JSON.stringify(key)}`,
+        HELP_REF,
+      );
+
+  const source = values.store !== undefined ? await storeSource(values.store) : apiSource(apiClientFrom(values));
+  try {
+    const genesis = await source.genesis();
+    const { start, note } = chainStart(from, genesis, from === undefined ? undefined : await source.linkAt(from - 1));
+    if (note !== undefined) console.error(`note: ${note}`);
+    if ((values.key ?? []).length === 0 && outside.length === 0)
+      console.error(
+        "note: no --key and no --checkpoint: the checkpoints checked are the store's own, under whatever key signed them",
+      );
+    const verdict = await verifyChain({
+      genesis,
+      ...(start === undefined ? {} : { start }),
+      rows: source.rows(start?.afterPosition ?? 0, to),
+      ...(to === undefined ? {} : { to }),
+      checkpoints: [...(await source.checkpoints()), ...outside],
+      ...(values.key === undefined ? {} : { trustedKeys: values.key }),
+      ...(values.quiet ? {} : { onProgress: (p, n) => console.error(`checked ${n} events, through position ${p}`) }),
+    });
+    if (verdict.break === undefined) {
+      console.log(describe(verdict));
+      return 0;
+    }
+    const b = verdict.break;
+    const at = b.stream === undefined ? "" : ` (${printable(b.stream)}@${b.revision})`;
+    console.log(`BROKEN at position ${b.position}${at}: ${b.kind}: ${printable(b.message)}`);
+    console.log(`the chain held through position ${verdict.through} (${verdict.events} events checked)`);
+    return 1;
+  } finally {
+    source.close();
+  }
+}
