@@ -57,6 +57,7 @@ async function serve(nodes: number): Promise<void> {
   const { NodeViews } = await import("../src/projections/node-views.ts");
   const { NodeIndex } = await import("../src/projections/node-index/node-index.ts");
   const { NodeHistory } = await import("../src/projections/node-history.ts");
+  const { ClusterAsOf } = await import("../src/projections/as-of/cluster-as-of.ts");
   const { ProcessorHost } = await import("../src/projections/processor-host.ts");
   const { NodeStateJson } = await import("../src/api/nodes/node-state-json.ts");
   const dir = mkdtempSync(join(tmpdir(), "shoal-bench-list-"));
@@ -186,6 +187,7 @@ async function serve(nodes: number): Promise<void> {
     // The views are seeded above; the store is empty, so this processor only keeps the API's read-your-writes honest.
     projection: processors.add({ name: "node-views", handle: (batch) => batch.forEach(views.handleEnvelope) }),
     history: new NodeHistory(store),
+    asOf: new ClusterAsOf({ store, clock: systemClock, logger }),
     auth: { users: [], anonymousAccess: "read" },
   });
   await processors.start();

@@ -260,6 +260,18 @@ export const CONFIG_KEYS = {
   "JobLimits.MaxCPU": int(L.MaxCPU, "CPU cores a task may ask for, at most: more than any node offers"),
   "JobLimits.MaxMemory": bytes(L.MaxMemory, "Memory a task may ask for, at most: more than any node offers"),
   "JobLimits.MaxGPU": int(L.MaxGPU, "GPUs a task may ask for, at most: more than any node offers"),
+  "Orchestrator.Audit.AsOf.KeptStates": int(
+    2,
+    "Read models folded as of past moments kept per kind (nodes, jobs), so a later question folds on from one; at least 1",
+  ),
+  "Orchestrator.Audit.AsOf.Snapshots": int(
+    10,
+    "Node-state snapshots kept along the log, from which a node read model as of a past moment is folded; 0: none",
+  ),
+  "Orchestrator.Audit.AsOf.KeepFor": dur(
+    300_000,
+    "How long those kept read models stay after the last as-of question; 0: dropped once it is answered",
+  ),
   "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
   "EventStore.SQLite.WriterThread": bool(
     false,

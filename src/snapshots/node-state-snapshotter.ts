@@ -15,6 +15,8 @@ export interface NodeStateSnapshotterOptions {
   readonly everyEvents?: number;
   /** …or this long after the last one when anything changed meanwhile, and on stop. */
   readonly everyMs?: number;
+  /** After each snapshot written: its file and position (kept along the log for as-of questions). */
+  readonly written?: (path: string, position: number) => void;
 }
 
 const DEFAULT_EVERY_EVENTS = 100_000;
@@ -95,6 +97,7 @@ export class NodeStateSnapshotter {
       const encodedMs = performance.now() - started;
       await writeFileAtomicAsync(path, encoded.chunks);
       this.writtenPosition = Math.max(this.writtenPosition, position);
+      this.options.written?.(path, position);
       logger.info(
         {
           cause,

@@ -18,6 +18,7 @@ import { StartupError } from "../../src/errors/startup-error.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { jobDefaultsOf } from "../../src/orchestrator/job-defaults-config.ts";
 import { JobHistory } from "../../src/projections/jobs/job-history.ts";
+import { ClusterAsOf } from "../../src/projections/as-of/cluster-as-of.ts";
 import { JobViews } from "../../src/projections/jobs/job-views.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
@@ -51,7 +52,8 @@ async function setup(file = join(tempDir(), "shoal.db"), start = Date.parse("202
   await host.start();
   const app: FastifyInstance = Fastify();
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
-  registerRoutes(app, jobRoutes({ control, views, projection, history: new JobHistory(store) }));
+  const asOf = new ClusterAsOf({ store, clock, logger: silentLogger });
+  registerRoutes(app, jobRoutes({ control, views, projection, history: new JobHistory(store), asOf }));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address() as { port: number };
   const get = async (path: string) => {

@@ -3,11 +3,13 @@ import { commandContext } from "../../actors/command-context.ts";
 import type { JobControl } from "../../actors/job-control.ts";
 import { notFound } from "../../errors/shoal-error.ts";
 import { SubmittedJob as SubmittedJobSchema } from "../../events/catalog/submitted-job.ts";
+import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import type { JobHistory } from "../../projections/jobs/job-history.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { taskOf } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
+import { AS_OF_DESCRIPTIONS, AS_OF_FIELDS, AS_OF_POSITION_HEADER, asOfPosition } from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
@@ -21,6 +23,8 @@ export interface JobRouteDeps {
   /** The job read model's progress: a write waits for it before answering (read-your-writes). */
   readonly projection: ProcessorProgress;
   readonly history: JobHistory;
+  /** The cluster as of a moment: `as_of` and `at_position` on the list and on a job's read. */
+  readonly asOf: ClusterAsOf;
 }
 
 /**
@@ -93,7 +97,9 @@ const GetJobQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, INCLUDED_MAX)),
   namespace: Namespace,
   job_version: JobVersion,
+  ...AS_OF_FIELDS,
 });
+const ListQuery = Schema.Struct({ ...ListJobsQuery.fields, ...AS_OF_FIELDS });
 const HistoryQuery = Schema.Struct({
   since: Schema.optional(DecimalInteger(0, 999_999_999_999)),
   event_type: Schema.optional(Schema.Literal("all", "job", "execution", "")),
@@ -142,8 +148,9 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
   const jobOf = (
     id: string,
     query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined },
+    views: JobViews = jobs.views,
   ): SubmittedJob => {
-    const job = resolveJob(jobs.views, id, query.namespace);
+    const job = resolveJob(views, id, query.namespace);
     const version = query.job_version ?? 0;
     if (version !== 0 && version !== job.version) {
       throw notFound(
@@ -152,7 +159,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     }
     return job;
   };
-  const executionsPage = (job: SubmittedJob, query: typeof ExecutionsQuery.Type) => {
+  const executionsPage = (job: SubmittedJob, query: typeof ExecutionsQuery.Type, views: JobViews = jobs.views) => {
     const order = query.order_by || "created_at";
     const key = (e: ReturnType<typeof executionJson>) =>
       order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime;
@@ -163,7 +170,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     };
     const task = taskOf(job.spec).Name;
     // A stable sort of the executions in creation order: equal keys stay in creation order.
-    const all = jobs.views.executionsOfJob(job.jobId).map((e) => executionJson(e, task));
+    const all = views.executionsOfJob(job.jobId).map((e) => executionJson(e, task));
     all.sort(cmp);
     if (query.reverse) all.reverse();
     // The token is an offset in the job's executions, which only ever grow (at the end of creation order).
@@ -172,9 +179,14 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     const Items = all.slice(from, from + limit);
     return { Items, NextToken: from + limit < all.length ? String(from + limit) : "" };
   };
-  const historyPage = async (job: JobState, query: typeof HistoryQuery.Type) => {
-    const ids = jobs.views.executionsOfJob(job.jobId).map((e) => e.executionId);
+  const historyPage = async (
+    job: JobState,
+    query: typeof HistoryQuery.Type,
+    past?: { readonly executionIds: readonly string[]; readonly through: number },
+  ) => {
+    const ids = past?.executionIds ?? jobs.views.executionsOfJob(job.jobId).map((e) => e.executionId);
     const page = await jobs.history.entries(job.jobId, ids, {
+      ...(past ? { through: past.through } : {}),
       eventType: query.event_type || "all",
       limit: query.limit ?? DEFAULT_LIMIT,
       ...(query.since === undefined ? {} : { since: query.since }),
@@ -213,7 +225,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       path: "/api/v1/orchestrator/jobs",
       operationId: "listJobs",
       capability: "read:job",
-      query: ListJobsQuery,
+      query: ListQuery,
       describe: {
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
@@ -221,12 +233,20 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         reverse: "Reverse the order",
         namespace: "Only jobs of this namespace (default, empty or `*`: every namespace)",
         labels: "Kubernetes label selector on the jobs' labels; may repeat (joined with commas)",
+        ...AS_OF_DESCRIPTIONS,
       },
       responses: { "200": { description: "Jobs", schema: ListJobsResponse } },
       errors: ["BadRequest"],
-      handler: async ({ query }) => {
-        const page = queryJobs(jobs.views, query);
-        return { Items: page.Items.map(jobJson), NextToken: page.NextToken };
+      handler: async ({ query }, _request, reply) => {
+        const list = (views: JobViews) => {
+          const page = queryJobs(views, query);
+          return { Items: page.Items.map(jobJson), NextToken: page.NextToken };
+        };
+        const position = await asOfPosition(jobs.asOf, query);
+        if (position === undefined) return list(jobs.views);
+        const past = await jobs.asOf.jobs.read(position, (model) => list(model.views));
+        void reply.header(AS_OF_POSITION_HEADER, String(position));
+        return past;
       },
     }),
     defineRoute({
@@ -241,13 +261,13 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         ...LOOKUP_DESCRIPTIONS,
         include: '"executions", "history" or both, comma-separated',
         limit: "Size of the included lists (default: all of them, up to 10,000)",
+        ...AS_OF_DESCRIPTIONS,
       },
       responses: {
         "200": { description: "The job, with its executions and history when asked for", schema: GetJobResponse },
       },
       errors: ["BadRequest", "NotFound"],
-      handler: async ({ params, query }) => {
-        const job = jobOf(params.id, query);
+      handler: async ({ params, query }, _request, reply) => {
         const include = new Set(
           (query.include ?? "")
             .split(",")
@@ -255,10 +275,32 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
             .filter((s) => s !== ""),
         );
         const limit = { limit: query.limit ?? INCLUDED_MAX };
+        const position = await asOfPosition(jobs.asOf, query);
+        if (position === undefined) {
+          const job = jobOf(params.id, query);
+          return {
+            Job: jobJson(job),
+            ...(include.has("executions") ? { Executions: executionsPage(job, limit) } : {}),
+            ...(include.has("history") ? { History: await historyPage(job, limit) } : {}),
+          };
+        }
+        // The read model's part is taken as of the position at once; the history is read from the streams after.
+        const past = await jobs.asOf.jobs.read(position, ({ views }) => {
+          const job = jobOf(params.id, query, views);
+          return {
+            job,
+            executions: include.has("executions") ? executionsPage(job, limit, views) : undefined,
+            executionIds: views.executionsOfJob(job.jobId).map((e) => e.executionId),
+          };
+        });
+        const history = include.has("history")
+          ? await historyPage(past.job, limit, { executionIds: past.executionIds, through: position })
+          : undefined;
+        void reply.header(AS_OF_POSITION_HEADER, String(position));
         return {
-          Job: jobJson(job),
-          ...(include.has("executions") ? { Executions: executionsPage(job, limit) } : {}),
-          ...(include.has("history") ? { History: await historyPage(job, limit) } : {}),
+          Job: jobJson(past.job),
+          ...(past.executions ? { Executions: past.executions } : {}),
+          ...(history ? { History: history } : {}),
         };
       },
     }),

@@ -10,6 +10,9 @@ import type { NodeIndex } from "../../projections/node-index/node-index.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
+import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
+import type { NodeView } from "../../projections/node-view.ts";
+import { AS_OF_DESCRIPTIONS, AS_OF_FIELDS, AS_OF_POSITION_HEADER, asOfPosition } from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { parseDuration } from "../../config/duration.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
@@ -125,6 +128,8 @@ export interface NodeRouteDeps {
   readonly index: NodeIndex;
   readonly projection: ProcessorProgress;
   readonly history: NodeHistory;
+  /** The cluster as of a moment: `as_of` and `at_position` on the reads. */
+  readonly asOf: ClusterAsOf;
 }
 
 /**
@@ -163,12 +168,27 @@ export const GetNodeResponse = Schema.Struct({ Node: NodeStateResponse });
 export const PutNodeResponse = Schema.Struct({ Success: Schema.Boolean, Message: Schema.optional(Schema.String) });
 export const NodeHistoryResponse = Schema.Struct({ Items: Schema.Array(ClusterEventJson), NextToken: Schema.String });
 
+const ListQuery = Schema.Struct({ ...ListNodesQuery.fields, ...AS_OF_FIELDS });
+const GetQuery = Schema.Struct(AS_OF_FIELDS);
+
 export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
-  const { manager, views, index, projection, history } = deps;
+  const { manager, views, index, projection, history, asOf } = deps;
   const stateOf = (nodeId: string) => {
     const view = views.get(nodeId);
     if (!view || view.deleted) throw notFound(`node not found: ${nodeId}`);
     return toNodeState(view, manager.live(nodeId));
+  };
+  // As of a moment nothing is live: what a node reported between its events was never stored (docs/audit.md).
+  const stateAsOf = (view: NodeView) => toNodeState(view, undefined);
+  /** A node as of `position`: its own stream folded when its id is exact, else resolved as the list then did. */
+  const nodeAsOf = async (cluster: ClusterAsOf, id: string, position: number) => {
+    const own = await cluster.node(id, position);
+    if (own && !own.deleted) return stateAsOf(own);
+    return cluster.nodes.read(position, ({ views: past, index: pastIndex }) => {
+      const view = past.get(resolveNodeId(id, pastIndex.idsWithPrefix(id)));
+      if (!view || view.deleted) throw notFound(`node not found: ${id}`);
+      return stateAsOf(view);
+    });
   };
   // Only the ids sharing the prefix are looked at: O(log N + matches), not a pass over the fleet.
   const resolveCurrent = (id: string) => resolveNodeId(id, index.idsWithPrefix(id));
@@ -206,11 +226,17 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       path: "/api/v1/orchestrator/nodes",
       operationId: "listNodes",
       capability: "read:node",
-      query: ListNodesQuery,
-      describe: LIST_DESCRIPTIONS,
+      query: ListQuery,
+      describe: { ...LIST_DESCRIPTIONS, ...AS_OF_DESCRIPTIONS },
       responses: { "200": { description: "Nodes", schema: ListNodesResponse } },
       errors: ["BadRequest"],
       handler: async ({ query }, _request, reply) => {
+        const position = await asOfPosition(asOf, query);
+        if (position !== undefined) {
+          const past = await asOf.nodes.read(position, (model) => queryNodes(model.index, query, stateAsOf));
+          void reply.header(AS_OF_POSITION_HEADER, String(position));
+          return past;
+        }
         const page = queryNodes(index, query, (view) => view);
         // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
         return reply
@@ -231,8 +257,17 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
           schema: GetNodeResponse,
         },
       },
+      query: GetQuery,
+      describe: { ...BY_ID.describe, ...AS_OF_DESCRIPTIONS },
       errors: ["BadRequest", "NotFound", "MultipleNodesFound"],
-      handler: async ({ params }, _request, reply) => {
+      handler: async ({ params, query }, _request, reply) => {
+        const position = await asOfPosition(asOf, query);
+        if (position !== undefined) {
+          const past = await nodeAsOf(asOf, params.id, position);
+          // No ETag: a revision of the past is no precondition for a write now.
+          void reply.header(AS_OF_POSITION_HEADER, String(position));
+          return { Node: past };
+        }
         const node = stateOf(resolveCurrent(params.id));
         void reply.header("ETag", etag(node.Revision));
         return { Node: node };

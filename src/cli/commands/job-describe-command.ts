@@ -1,5 +1,6 @@
 import type { ExecutionJson, JobJson, JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { computeStateName, dateTime, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData } from "../output-format.ts";
@@ -21,8 +22,11 @@ Options:
                            returns them; table prints Bacalhau's summary: the job, its executions
                            by state, the job's history, the executions, each one's history (each
                            entry with who caused it), and their output
+${AS_OF_HELP}
 
 ${API_OPTIONS_HELP}`;
+
+const OPTIONS = { ...JOB_COMMON_OPTIONS, ...AS_OF_OPTIONS } as const;
 
 interface Described {
   readonly Job: JobJson;
@@ -98,18 +102,22 @@ export function describeText(res: Described): string {
 }
 
 export async function jobDescribeCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, JOB_COMMON_OPTIONS, HELP_REF);
+  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
     console.log(JOB_DESCRIBE_HELP);
     return 0;
   }
   const id = oneJobId(positionals, "describe", HELP_REF);
   const format = outputFormat(values.output, "yaml", HELP_REF);
+  const q = new URLSearchParams({ include: "executions,history", limit: String(INCLUDED) });
+  asOfQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<Described>(
     "GET",
-    `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}?include=executions,history&limit=${INCLUDED}`,
+    `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}?${q}`,
   );
-  if (format === "table") print(describeText(res));
-  else await printData(format, res);
+  if (format === "table") {
+    printAsOfHeading(values);
+    print(describeText(res));
+  } else await printData(format, res);
   return 0;
 }

@@ -1,5 +1,6 @@
 import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { nanosToDate, shortId, timeOnly } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
@@ -25,6 +26,7 @@ Options:
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         newest (or last) first; --reverse works too
   --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
+${AS_OF_HELP}
   -w, --watch              print the list again whenever a job or execution event is stored, until
                            Ctrl-C (table only; needs the read:history capability)
 
@@ -37,6 +39,7 @@ const OPTIONS = {
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
+  ...AS_OF_OPTIONS,
   watch: { type: "boolean", short: "w" },
 } as const;
 
@@ -62,9 +65,12 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (values.namespace !== undefined) q.set("namespace", values.namespace);
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   order.query(q);
+  asOfQuery(values, q, HELP_REF);
   const api = apiClientFrom(values);
   const page = () => api.request<{ Items: JobJson[]; NextToken: string }>("GET", `/api/v1/orchestrator/jobs?${q}`);
   if (values.watch) {
+    if (q.has("as_of") || q.has("at_position"))
+      throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", HELP_REF);
     if (format !== "table") throw new UsageError("--watch prints a table", HELP_REF);
     const { watchList } = await import("../watch-list.ts");
     const { formatTable } = await import("../table.ts");
@@ -79,10 +85,13 @@ export async function jobListCommand(args: string[]): Promise<number> {
     ...(values.labels ?? []).map((l) => `--labels '${l}'`),
     ...(values.namespace === undefined ? [] : [`--namespace '${values.namespace}'`]),
     ...order.flags,
+    ...(values["as-of"] === undefined ? [] : [`--as-of ${values["as-of"]}`]),
+    ...(values["at-position"] === undefined ? [] : [`--at-position ${values["at-position"]}`]),
     `--limit ${limit}`,
     `--next-token ${res.NextToken}`,
   ];
   const more = res.NextToken ? `To fetch more records use:\n\tshoal job list ${again.join(" ")}` : undefined;
+  if (format === "table") printAsOfHeading(values);
   await printPage(format, JOB_COLUMNS, res.Items, jobRow, more);
   return 0;
 }

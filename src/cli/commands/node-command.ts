@@ -4,6 +4,7 @@ import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
 import { printable } from "../printable.ts";
@@ -44,6 +45,8 @@ Options:
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
         -w, --watch (print the list again whenever a node event is stored, until Ctrl-C; needs read:history)
+  list, describe:
+${AS_OF_HELP}
   history: --limit N  --next-token T
   drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
@@ -74,6 +77,7 @@ const OPTIONS = {
   deadline: { type: "string" },
   "keep-daemon": { type: "boolean" },
   disable: { type: "boolean" },
+  ...AS_OF_OPTIONS,
   watch: { type: "boolean", short: "w" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -183,6 +187,8 @@ const ONLY_FOR: Record<string, readonly string[]> = {
   deadline: ["drain"],
   "keep-daemon": ["drain"],
   disable: ["drain"],
+  "as-of": ["list", "describe"],
+  "at-position": ["list", "describe"],
 };
 
 function one(positionals: string[], command: string): string {
@@ -263,9 +269,12 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values["next-token"]) q.set("next_token", values["next-token"]);
       if (values["order-by"]) q.set("order_by", values["order-by"]);
       if (values["order-reversed"]) q.set("reverse", "true");
+      asOfQuery(values, q, "shoal node --help");
       const page = () =>
         api.request<{ Nodes: NodeState[]; NextToken: string }>("GET", `/api/v1/orchestrator/nodes?${q}`);
       if (values.watch) {
+        if (q.has("as_of") || q.has("at_position"))
+          throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", "shoal node --help");
         if (format !== "table") throw new UsageError("--watch prints a table", "shoal node --help");
         const { watchList } = await import("../watch-list.ts");
         return watchList(api, {
@@ -282,17 +291,32 @@ export async function nodeCommand(args: string[]): Promise<number> {
       const res = await page();
       if (format !== "table") await printData(format, res);
       else {
+        printAsOfHeading(values);
         print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
-        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}`);
+        // An as-of page's token goes on as of the same moment: the hint says so.
+        const asOf = q.has("as_of")
+          ? ` --as-of ${q.get("as_of")}`
+          : q.has("at_position")
+            ? ` --at-position ${q.get("at_position")}`
+            : "";
+        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}${asOf}`);
       }
       return 0;
     }
     case "describe": {
       const id = one(positionals, sub);
       const format = output(values, "yaml");
-      const res = await api.request<{ Node: NodeState }>("GET", `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`);
-      if (format === "table") print(formatTable(COLUMNS, [nodeRow(res.Node)]));
-      else await printData(format, res.Node);
+      const q = new URLSearchParams();
+      asOfQuery(values, q, "shoal node --help");
+      const query = q.size === 0 ? "" : `?${q}`;
+      const res = await api.request<{ Node: NodeState }>(
+        "GET",
+        `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}${query}`,
+      );
+      if (format === "table") {
+        printAsOfHeading(values);
+        print(formatTable(COLUMNS, [nodeRow(res.Node)]));
+      } else await printData(format, res.Node);
       return 0;
     }
     case "approve":

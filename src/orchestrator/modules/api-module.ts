@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
@@ -48,6 +49,17 @@ export function apiModule(
       const access = context.nats.access;
       const leaves = access ? leafLoginRevoker(access) : undefined;
       const jobLogs = jobs.logs.get();
+      const asOf = new ClusterAsOf({
+        store,
+        clock: context.clock,
+        logger: logger.child({ component: "as-of" }),
+        nodeSeed: (position) => nodes.seeds.load(position, store),
+        cached: config["Orchestrator.Audit.AsOf.KeptStates"],
+        keepFor: {
+          ms: config["Orchestrator.Audit.AsOf.KeepFor"],
+          deadlines: { set: (key, at, fire) => context.deadlines.set(key, at, fire) },
+        },
+      });
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,
@@ -56,6 +68,7 @@ export function apiModule(
         index: nodes.index,
         projection: nodes.lane.get(),
         history: new NodeHistory(store),
+        asOf,
         feed: new EventFeed(store),
         stream: {
           hub: streams.hub.get(),
@@ -68,7 +81,13 @@ export function apiModule(
           onCutOff: () => metrics.eventStreamCutOff(),
         },
         audit: { log: auditLogOf(store) },
-        jobs: { control: jobs.control, views: jobs.views, projection: jobs.lane.get(), history: new JobHistory(store) },
+        jobs: {
+          control: jobs.control,
+          views: jobs.views,
+          projection: jobs.lane.get(),
+          history: new JobHistory(store),
+          asOf,
+        },
         jobLogs,
         auth,
         checks: [...transport.checks, publisher.jetStream.get(), storeHealth],

@@ -13,6 +13,7 @@ import { PlacementFleet } from "../../projections/placement-fleet.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { nodeStateSnapshotPath, readNodeStateSnapshot } from "../../snapshots/node-state-snapshot-file.ts";
 import { NodeStateSnapshotter } from "../../snapshots/node-state-snapshotter.ts";
+import { AsOfSeeds } from "../../snapshots/as-of-seeds.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
 import { buildVersion } from "../../version.ts";
 import { CATCH_UP_STALL_MS, Later, type Module } from "../module.ts";
@@ -30,6 +31,8 @@ export interface NodeModule extends Module {
   readonly fleet: PlacementFleet;
   /** This orchestrator's own node. */
   readonly self: NodeInfo;
+  /** The node-state snapshots kept along the log, where the node read model as of a past moment starts from. */
+  readonly seeds: AsOfSeeds;
   /** The node read model's processor (follow on). */
   readonly lane: Later<ProcessorProgress>;
   /** The store's head at start: what every read model folds up to before it serves, where new-event lanes begin. */
@@ -104,6 +107,11 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
   const startPosition = new Later<number>("the store position after the node's own registration", "catch up");
   const snapshotPath = nodeStateSnapshotPath(config.DataDir);
   const snapshotter = new Later<NodeStateSnapshotter>("the node-state snapshotter", "recover");
+  const seeds = new AsOfSeeds(
+    AsOfSeeds.dirOf(config.DataDir),
+    config["Orchestrator.Audit.AsOf.Snapshots"],
+    logger.child({ component: "snapshots" }),
+  );
   const catchUp = new Later<CatchUp>("the node read model's catch-up", "follow");
   let viewsFrom = 0;
   let fromSnapshot = false;
@@ -115,6 +123,7 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
     index,
     fleet,
     self,
+    seeds,
     lane,
     headAtStart,
     startPosition,
@@ -142,7 +151,13 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
       if (snapshot) views.seed(snapshot.views);
       snapshotter.set(
         new NodeStateSnapshotter(
-          { path: snapshotPath, views: () => views.all(), clock, logger: logger.child({ component: "snapshots" }) },
+          {
+            path: snapshotPath,
+            views: () => views.all(),
+            clock,
+            logger: logger.child({ component: "snapshots" }),
+            written: (path, position) => void seeds.keep(path, position),
+          },
           snapshot,
         ),
       );

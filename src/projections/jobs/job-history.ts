@@ -38,6 +38,8 @@ export interface HistoryQuery {
   /** Continue after this SeqNum. */
   readonly after?: number;
   readonly limit: number;
+  /** The history as of this store position: no entry after it. */
+  readonly through?: number;
 }
 
 /**
@@ -54,9 +56,11 @@ export class JobHistory {
   ): Promise<{ items: JobHistoryEntry[]; next: number | undefined }> {
     const out: JobHistoryEntry[] = [];
     let version = 0;
+    const through = query.through ?? Number.POSITIVE_INFINITY;
     if (query.eventType !== "execution" && query.executionId === undefined) {
       let state = initialJobState(jobId);
       for (const recorded of await this.store.readStream(jobStream(jobId))) {
+        if (recorded.position > through) break;
         const event = decodeJobEvent(recorded);
         const next = evolveJob(state, event, recorded.time);
         version = next.version;
@@ -78,6 +82,7 @@ export class JobHistory {
       for (const executionId of ids) {
         let state = initialExecutionState(executionId);
         for (const recorded of await this.store.readStream(executionStream(executionId))) {
+          if (recorded.position > through) break;
           const event = decodeExecutionEvent(recorded);
           const next = evolveExecution(state, event, recorded.time);
           const reason = recorded.metadata.reason;
