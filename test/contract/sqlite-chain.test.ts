@@ -7,6 +7,7 @@ import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { chainOf } from "../support/chain-check.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { timeMarksOf } from "../support/time-marks-check.ts";
 
 const opened: SqliteEventStore[] = [];
 afterEach(async () => {
@@ -117,6 +118,37 @@ describe.each([
     await other.append("node-b", many(4), 1);
     await store.append("node-c", many(2), "no_stream");
     expect(expectChained(file).stored).toHaveLength(3 + 2 + 1 + 4 + 2);
+  });
+});
+
+describe("SQLite time marks with two writers on one file", () => {
+  it("hold the other writer's times: the running maximum and the skew are the file's, not one writer's", async () => {
+    const file = join(tempDir(), "shoal.db");
+    const store = open(file);
+    const other = open(file);
+    const at = (seconds: number): NewEvent => ({
+      ...ev(),
+      metadata: { time: new Date(Date.UTC(2026, 10, 29, 10, 0, 0) + seconds * 1000).toISOString() },
+    });
+    await store.append(
+      "node-a",
+      Array.from({ length: 250 }, (_, i) => at(i)),
+      "no_stream",
+    );
+    // The other writer's events are the latest in time; it writes the mark at 256.
+    await other.append(
+      "node-b",
+      Array.from({ length: 10 }, () => at(10_000)),
+      "no_stream",
+    );
+    // This writer's next events are earlier than those: the mark at 512 and the skew must say so.
+    await store.append(
+      "node-a",
+      Array.from({ length: 300 }, (_, i) => at(300 + i)),
+      249,
+    );
+    const { stored, expected } = timeMarksOf(file);
+    expect(stored).toEqual(expected);
   });
 });
 

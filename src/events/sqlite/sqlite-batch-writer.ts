@@ -176,7 +176,8 @@ export class SqliteBatchWriter {
 
   /**
    * Another connection to the file (a second process) may have appended since this writer last committed: its rows
-   * are links of the chain too, so this writer gives positions after them and links on from the newest. One look-up
+   * are links of the chain too, so this writer gives positions after them and links on from the newest, and its times
+   * are in the time marks. One look-up
    * a batch, inside its IMMEDIATE transaction, so nothing can append between it and the inserts.
    */
   private followOtherWriters(): void {
@@ -186,6 +187,9 @@ export class SqliteBatchWriter {
     this.chain.position = head.position;
     this.chain.link = head.link;
     this.given = Math.max(highest, head.position);
+    // Their times count in the running maximum and the skew as this writer's own do (none pending: each commit
+    // writes its marks).
+    Object.assign(this.marks, loadTimeMarkState(this.db).state);
   }
 
   private applyAll(batch: EncodedBatch, result: BatchResult): void {
