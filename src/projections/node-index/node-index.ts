@@ -119,6 +119,12 @@ export class NodeIndex {
    * (with that constant key) instead of holding two more entries per node.
    */
   private readonly orders: OrderedSet[][] = orderSets();
+  /**
+   * Per order, whether it keeps sets of its own (else it reads the id order's). The capacity orders do only once some
+   * node has reported capacity: until then every node's key in them is −0, so they are the id order (a start, and
+   * the cluster as of a past moment, which no report reaches), and a view change moves a node in two orders, not six.
+   */
+  private readonly ownSets: boolean[] = NODE_ORDERS.map((o) => !PARTITION_KEYED.has(o) && !CAPACITY_ORDERS.includes(o));
   private readonly labels: LabelIndex;
   /** Every node id ever seen, deleted ones too (history look-ups by prefix). */
   private readonly everSeen = new SortedEntries();
@@ -255,6 +261,7 @@ export class NodeIndex {
    * began). Its numbers are copied: the report object is not kept.
    */
   setCapacity(nodeId: string, available: Resources | undefined): void {
+    if (available !== undefined) this.keepCapacityOrders();
     const slot = this.slots.get(nodeId);
     if (slot === undefined) {
       if (available === undefined) this.pendingCapacity.delete(nodeId);
@@ -263,6 +270,20 @@ export class NodeIndex {
     }
     if (this.sameCapacity(slot, available)) return;
     this.reindex(slot, this.views[slot] as NodeView, available ?? null);
+  }
+
+  /** The capacity orders' own sets, made from the id order's (every key −0 until now: no capacity was kept). */
+  private keepCapacityOrders(): void {
+    for (const order of CAPACITY_ORDERS) {
+      const o = NODE_ORDERS.indexOf(order);
+      if (this.ownSets[o]) continue;
+      this.orders[o] = (this.orders[ID_ORDER] as SortedEntries[]).map((byId) => {
+        const set = new SortedEntries();
+        for (const [, id] of byId.entries()) set.add(-0, id);
+        return set;
+      });
+      this.ownSets[o] = true;
+    }
   }
 
   private newSlot(): number {
@@ -356,7 +377,7 @@ export class NodeIndex {
     const view = this.views[slot] as NodeView;
     const partition = this.partitions[slot] as number;
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
+      if (!this.ownSets[o]) continue;
       this.addEntry((this.orders[o] as OrderedSet[])[partition], this.keyOf(slot, view, o), view.nodeId);
     }
   }
@@ -366,7 +387,7 @@ export class NodeIndex {
     const id = view.nodeId;
     const partition = this.partitions[slot] as number;
     for (let o = 0; o < NODE_ORDERS.length; o++) {
-      if (PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder)) continue;
+      if (!this.ownSets[o]) continue;
       this.deleteEntry((this.orders[o] as OrderedSet[])[partition], this.keyOf(slot, view, o), id);
     }
     this.labels.remove(slot, nodeLabels(view));
@@ -389,8 +410,7 @@ export class NodeIndex {
     const oldPartition = this.partitions[slot] as number;
     const partition = partitionOf(view);
     const before = this.keysBefore;
-    for (let o = 0; o < NODE_ORDERS.length; o++)
-      before[o] = PARTITION_KEYED.has(NODE_ORDERS[o] as NodeOrder) ? undefined : this.keyOf(slot, old, o);
+    for (let o = 0; o < NODE_ORDERS.length; o++) before[o] = this.ownSets[o] ? this.keyOf(slot, old, o) : undefined;
     if (available !== undefined) this.writeCapacity(slot, available ?? undefined);
     for (let o = 0; o < NODE_ORDERS.length; o++) {
       const was = before[o];
@@ -714,6 +734,8 @@ function orderSets(): OrderedSet[][] {
       );
     if (order === "status")
       return byId.map((set, p) => new ConstantKeyEntries(set, statusKeyOf(HEALTHS[p % HEALTHS.length] as Health)));
+    // Until a node reports capacity (NodeIndex.ownSets).
+    if (CAPACITY_ORDERS.includes(order)) return byId.map((set) => new ConstantKeyEntries(set, -0));
     return Array.from({ length: PARTITIONS }, () => new SortedEntries());
   });
 }

@@ -515,6 +515,27 @@ describe("NodeIndex counts", () => {
   });
 });
 
+describe("NodeIndex capacity orders", () => {
+  it("list in id order until a node reports capacity, then by capacity, every node once, as the naive list does", () => {
+    const index = new NodeIndex();
+    const ids = ["n-c", "n-a", "n-d", "n-b"];
+    for (const id of ids) index.update(id, nodeView(id, { membership: "APPROVED", health: "HEALTHY" }));
+    const listed = (order: "available_cpu" | "available_gpu", reverse = false) =>
+      index
+        .query({ order, reverse, selector: parseLabelSelector(""), limit: Number.POSITIVE_INFINITY })
+        .views.map((v) => v.nodeId);
+    expect(listed("available_cpu")).toEqual(["n-a", "n-b", "n-c", "n-d"]);
+    expect(listed("available_cpu", true)).toEqual(["n-d", "n-c", "n-b", "n-a"]);
+    index.setCapacity("n-c", { CPU: 2 });
+    index.setCapacity("n-b", { CPU: 4, GPU: 1 });
+    // A node indexed after the first report, and one changed, are in the capacity orders' own sets too.
+    index.update("n-e", nodeView("n-e", { membership: "APPROVED", health: "HEALTHY" }));
+    index.update("n-a", nodeView("n-a", { membership: "APPROVED", health: "UNHEALTHY" }));
+    expect(listed("available_cpu")).toEqual(["n-b", "n-c", "n-a", "n-d", "n-e"]);
+    expect(listed("available_gpu")).toEqual(["n-b", "n-a", "n-c", "n-d", "n-e"]);
+  });
+});
+
 describe("NodeIndex.updateMany", () => {
   it("leaves the index update() per node leaves: every order both ways, every selector, counts and look-ups", () => {
     const random = seededRandom(41);
