@@ -45,8 +45,11 @@ export type NodeViewListener = (nodeId: string, before: NodeView | undefined, af
 export class NodeViews {
   private readonly views = new Map<string, NodeView>();
   private readonly parts = new SharedNodeParts();
-  /** While held: every view as it was when the hold began. */
-  private heldFrom: Map<string, NodeView> | undefined;
+  /**
+   * While held: the view as it was when the hold began (undefined: none) of each node whose view was set since, and
+   * of no other. Holding and releasing then cost what the held fold changed, not the number of nodes.
+   */
+  private heldFrom: Map<string, NodeView | undefined> | undefined;
   /**
    * While held: the states folded since the hold began, by stream name as read (one look-up per
    * event), made views only when asked for or on release. A catch-up then builds one view and
@@ -71,7 +74,7 @@ export class NodeViews {
    * node (a start without a snapshot) then updates the index once per node, not once per event.
    */
   hold(): void {
-    this.heldFrom ??= new Map(this.views);
+    this.heldFrom ??= new Map();
   }
 
   /**
@@ -92,7 +95,7 @@ export class NodeViews {
     if (!this.listener) return;
     // In id order: the node index's ordered sets then mostly append (at a start no node has
     // reported capacity, so every order but the id's has one key per partition).
-    const ids = [...this.views.keys()].sort();
+    const ids = [...from.keys()].sort();
     for (let i = 0; i < ids.length; i++) {
       if (i > 0 && i % RELEASE_SLICE === 0) await yieldToEventLoop();
       const nodeId = ids[i] as string;
@@ -142,7 +145,7 @@ export class NodeViews {
       return;
     }
     if (unviewed) this.unviewed.delete(nodeId);
-    this.views.set(nodeId, next);
+    this.setView(nodeId, next);
     this.changed(nodeId, before, next);
   }
 
@@ -176,7 +179,7 @@ export class NodeViews {
       this.unviewed.set(node.nodeId, node.state);
       return;
     }
-    this.views.set(node.nodeId, next);
+    this.setView(node.nodeId, next);
     if (this.unviewed.size > 0) this.unviewed.delete(node.nodeId);
   }
 
@@ -184,6 +187,13 @@ export class NodeViews {
   private materializeAll(): void {
     for (const node of this.folding.values()) this.materialize(node);
     this.folding.clear();
+  }
+
+  /** While held, the first change of a node since the hold began keeps the view it had then (release compares). */
+  private setView(nodeId: string, view: NodeView): void {
+    const from = this.heldFrom;
+    if (from !== undefined && !from.has(nodeId)) from.set(nodeId, this.views.get(nodeId));
+    this.views.set(nodeId, view);
   }
 
   /** The view of `state`, with the info's shared parts (looked up again only when the info changed). */
@@ -200,7 +210,7 @@ export class NodeViews {
       const nodeId = flatString(decoded.nodeId);
       const view = this.viewOf({ ...decoded, nodeId }, decoded.revision, undefined) ?? decoded;
       const before = this.views.get(nodeId);
-      this.views.set(nodeId, view);
+      this.setView(nodeId, view);
       this.changed(nodeId, before, view);
     }
   }

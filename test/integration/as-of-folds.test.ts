@@ -149,6 +149,55 @@ describe("AsOfFolds", () => {
     }
   });
 
+  it("a short fold on from a kept state holds the model too: its index is updated once, at the end, and equals a fresh fold", async () => {
+    /** Counts what reaches the index, and how: one change at a time, or together at the release. */
+    class Counted extends NodeReadModel {
+      /** Changes the index took one at a time, outside a batch. */
+      alone = 0;
+      batched = 0;
+      batches = 0;
+      private inBatch = false;
+      constructor() {
+        super();
+        const update = this.index.update.bind(this.index);
+        const updateMany = this.index.updateMany.bind(this.index);
+        this.index.update = (id, view) => {
+          if (this.inBatch) this.batched++;
+          else this.alone++;
+          update(id, view);
+        };
+        this.index.updateMany = (changes) => {
+          this.batches++;
+          this.inBatch = true;
+          try {
+            updateMany(changes);
+          } finally {
+            this.inBatch = false;
+          }
+        };
+      }
+    }
+    let model: Counted | undefined;
+    const folds = new AsOfFolds({
+      store: counting,
+      logger: silentLogger,
+      name: "nodes",
+      create: () => (model = new Counted()),
+    });
+    const at = (p: number) => all[p - 1]!.position;
+    await folds.read(at(3_000), nodesOf);
+    const kept = model as Counted;
+    for (const n of [3_400, 3_600, 4_900]) {
+      const { alone, batched, batches } = kept;
+      expect(await folds.read(at(n), nodesOf), `as of ${at(n)}`).toEqual(nodesOf(freshNodes(at(n))));
+      expect(model).toBe(kept);
+      // Every change of the fold reached the index in one batch at its end, none on its own.
+      expect(kept.batches, `as of ${at(n)}`).toBe(batches + 1);
+      expect(kept.alone).toBe(alone);
+      expect(kept.batched).toBeGreaterThan(batched);
+    }
+  });
+
   it("folds jobs and executions the same way", async () => {
     const folds = new AsOfFolds({
       store: counting,

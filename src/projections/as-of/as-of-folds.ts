@@ -7,7 +7,7 @@ import { EventEnvelope } from "../event-envelope.ts";
 export interface FoldedModel {
   /** Every stored event is offered, in store order; the model keeps its own kinds. */
   handle(envelope: EventEnvelope): void;
-  /** Before a long fold: the model may defer per-event work (an index) to release(). */
+  /** Before a fold: the model may defer per-event work (an index) to release(). */
   hold?(): void;
   release?(): Promise<void>;
 }
@@ -29,7 +29,7 @@ export interface AsOfFoldsOptions<M extends FoldedModel> {
   readonly create: () => M;
   /** Folded states kept for the next question; at least 1. */
   readonly cached?: number;
-  /** Folds of at least this many positions hold the model and read through the store's replay (LONG_FOLD). */
+  /** Folds of at least this many positions read through the store's replay (LONG_FOLD). */
   readonly longFold?: number;
   /** Without it, kept states stay until others push them out. */
   readonly idle?: IdleDeadline;
@@ -47,8 +47,8 @@ const SEED_OVER = 50_000;
 /** Events read per page of a fold. */
 const PAGE = 2_048;
 /**
- * A fold at least this long holds the model (its index is built once per entity at the end) and reads through the
- * store's replay (which may read ahead on a thread); shorter ones apply each event and read page by page inline.
+ * A fold at least this long reads through the store's replay (which may read ahead on a thread); shorter ones read page
+ * by page inline. Every fold holds the model: its index is updated once at the end, for every entity changed.
  */
 const LONG_FOLD = 20_000;
 const PROGRESS_EVERY_MS = 2_000;
@@ -157,7 +157,8 @@ export class AsOfFolds<M extends FoldedModel> {
     const long = target - start >= (this.options.longFold ?? LONG_FOLD);
     let lastLog = started;
     let folded = 0;
-    if (long && !kept.held) {
+    // Short folds hold too: a few thousand events later, indexing their changes together is most of the saving.
+    if (start < target && !kept.held) {
       kept.model.hold?.();
       kept.held = true;
     }

@@ -11,6 +11,11 @@ interface Chunk {
 /** Chunks hold at most this many entries; a split halves them, so moves stay a short memmove. */
 const MAX_CHUNK = 512;
 const MIN_CHUNK = MAX_CHUNK / 8;
+/**
+ * replaceMany merges its changes in one walk of the chunks when they are at least 1/REBUILD_RATIO of the entries; fewer
+ * are cheaper as a seek and a move each.
+ */
+const REBUILD_RATIO = 32;
 
 /**
  * An ordered set of (key, id) pairs, ids unique within a set and keys of one type: a sorted
@@ -107,6 +112,92 @@ export class SortedEntries {
     if (chunk.keys.length === 0) this.chunks.splice(ci, 1);
     else if (chunk.keys.length < MIN_CHUNK) this.mergeWithNext(ci);
     return true;
+  }
+
+  /**
+   * Removes every (key, id) of `removed` and then adds every one of `added` (each by id, ids unique within each): the
+   * same set as a delete then an add per entry. Many changes at once (a fold's view changes applied together) are
+   * sorted and merged into the chunks in one walk: a chunk no change falls in is kept as it is, one that some do is
+   * rebuilt once, instead of a seek and a move per change.
+   */
+  replaceMany(removed: ReadonlyMap<string, SortKey>, added: ReadonlyMap<string, SortKey>): void {
+    if ((removed.size + added.size) * REBUILD_RATIO < this.count || this.chunks.length === 0) {
+      for (const [id, key] of removed) this.delete(key, id);
+      for (const [id, key] of added) this.add(key, id);
+      return;
+    }
+    const byEntry = (x: readonly [string, SortKey], y: readonly [string, SortKey]) =>
+      compareKeys(x[1], y[1]) || compareKeys(x[0], y[0]);
+    const dels = [...removed].sort(byEntry);
+    const adds = [...added].sort(byEntry);
+    const out: Chunk[] = [];
+    let r = 0;
+    let a = 0;
+    let count = 0;
+    for (let ci = 0; ci < this.chunks.length; ci++) {
+      const c = this.chunks[ci] as Chunk;
+      const n = c.keys.length;
+      const lastKey = c.keys[n - 1] as SortKey;
+      const lastId = c.ids[n - 1] as string;
+      const last = ci === this.chunks.length - 1;
+      // The changes up to this chunk's last entry fall in it; every add past the end falls in the last one.
+      const upTo = (entries: readonly (readonly [string, SortKey])[], i: number): number => {
+        let j = i;
+        for (; j < entries.length; j++) {
+          const [id, key] = entries[j] as [string, SortKey];
+          if ((compareKeys(key, lastKey) || compareKeys(id, lastId)) > 0) break;
+        }
+        return j;
+      };
+      const r2 = upTo(dels, r);
+      const a2 = last ? adds.length : upTo(adds, a);
+      if (r2 === r && a2 === a) {
+        out.push(c);
+        count += n;
+        continue;
+      }
+      // Each change found by a binary search in the chunk, the entries between them copied without comparing.
+      const gone: number[] = [];
+      for (; r < r2; r++) {
+        const [id, key] = dels[r] as [string, SortKey];
+        const at = this.offsetIn(c, key, id, false);
+        if (at < n && c.ids[at] === id && compareKeys(c.keys[at] as SortKey, key) === 0) gone.push(at);
+      }
+      const keys: SortKey[] = [];
+      const ids: string[] = [];
+      let from = 0;
+      let g = 0;
+      const copyTo = (to: number) => {
+        for (; from < to; from++) {
+          if (g < gone.length && gone[g] === from) {
+            g++;
+            continue;
+          }
+          keys.push(c.keys[from] as SortKey);
+          ids.push(c.ids[from] as string);
+        }
+      };
+      for (; a < a2; a++) {
+        const [id, key] = adds[a] as [string, SortKey];
+        const at = this.offsetIn(c, key, id, false);
+        copyTo(at);
+        // The exact pair kept already (not removed): add leaves it there once.
+        if (at < n && c.ids[at] === id && compareKeys(c.keys[at] as SortKey, key) === 0 && gone[g] !== at) continue;
+        keys.push(key);
+        ids.push(id);
+      }
+      copyTo(n);
+      r = r2;
+      count += keys.length;
+      // At most MAX_CHUNK a chunk, as add leaves them; an emptied one goes.
+      const pieces = Math.ceil(keys.length / MAX_CHUNK);
+      const size = Math.ceil(keys.length / Math.max(1, pieces));
+      for (let at = 0; at < keys.length; at += size)
+        out.push({ keys: keys.slice(at, at + size), ids: ids.slice(at, at + size) });
+    }
+    this.chunks.length = 0;
+    for (const c of out) this.chunks.push(c);
+    this.count = count;
   }
 
   /** Keeps chunks from thinning out after many deletes, so seeks stay O(log N) of the live entries. */

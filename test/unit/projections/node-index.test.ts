@@ -515,6 +515,76 @@ describe("NodeIndex counts", () => {
   });
 });
 
+describe("NodeIndex capacity orders", () => {
+  it("list in id order until a node reports capacity, then by capacity, every node once, as the naive list does", () => {
+    const index = new NodeIndex();
+    const ids = ["n-c", "n-a", "n-d", "n-b"];
+    for (const id of ids) index.update(id, nodeView(id, { membership: "APPROVED", health: "HEALTHY" }));
+    const listed = (order: "available_cpu" | "available_gpu", reverse = false) =>
+      index
+        .query({ order, reverse, selector: parseLabelSelector(""), limit: Number.POSITIVE_INFINITY })
+        .views.map((v) => v.nodeId);
+    expect(listed("available_cpu")).toEqual(["n-a", "n-b", "n-c", "n-d"]);
+    expect(listed("available_cpu", true)).toEqual(["n-d", "n-c", "n-b", "n-a"]);
+    index.setCapacity("n-c", { CPU: 2 });
+    index.setCapacity("n-b", { CPU: 4, GPU: 1 });
+    // A node indexed after the first report, and one changed, are in the capacity orders' own sets too.
+    index.update("n-e", nodeView("n-e", { membership: "APPROVED", health: "HEALTHY" }));
+    index.update("n-a", nodeView("n-a", { membership: "APPROVED", health: "UNHEALTHY" }));
+    expect(listed("available_cpu")).toEqual(["n-b", "n-c", "n-a", "n-d", "n-e"]);
+    expect(listed("available_gpu")).toEqual(["n-b", "n-a", "n-c", "n-d", "n-e"]);
+  });
+});
+
+describe("NodeIndex.updateMany", () => {
+  it("leaves the index update() per node leaves: every order both ways, every selector, counts and look-ups", () => {
+    const random = seededRandom(41);
+    const orders = ORDERS.filter((o) => o !== "");
+    const randomView = (nodeId: string) =>
+      nodeView(nodeId, {
+        nodeType: random.next() < 0.9 ? "Compute" : "Requester",
+        labels: random.next() < 0.5 ? { zone: random.pick(["a", "b"]) } : { rack: "r1" },
+        membership: random.pick(MEMBERSHIPS),
+        health: random.pick(HEALTHS),
+        revision: random.int(10),
+        deleted: random.next() < 0.05,
+      });
+    const oneByOne = new NodeIndex();
+    const together = new NodeIndex();
+    const ids = Array.from({ length: 6_000 }, (_, i) => `node-${String(i).padStart(5, "0")}`);
+    // The first batch builds both from nothing; then a few changes, then as many as a fold of thousands brings.
+    for (const [batch, changes] of [4_000, 20, 900, 2_500, 6_000].entries()) {
+      const changed = new Map<string, NodeView>();
+      for (let i = 0; i < changes; i++) {
+        const id = random.pick(ids);
+        changed.set(id, randomView(id));
+      }
+      for (const [id, view] of changed) oneByOne.update(id, view);
+      together.updateMany(changed);
+      // Capacity reported between batches moves the capacity orders' keys apart.
+      for (let i = 0; i < 50; i++) {
+        const id = random.pick(ids);
+        const available = { CPU: random.int(4), Memory: random.int(3) * 1024 };
+        oneByOne.setCapacity(id, available);
+        together.setCapacity(id, available);
+      }
+      expect(together.size, `batch ${batch}`).toBe(oneByOne.size);
+      expect(together.counts()).toEqual(oneByOne.counts());
+      for (const id of ids.slice(0, 300)) expect(together.get(id)).toBe(oneByOne.get(id));
+      for (const order of orders)
+        for (const reverse of [false, true])
+          for (const labels of ["", "zone=a", "!zone"]) {
+            const q = { order, reverse, selector: parseLabelSelector(labels), limit: Number.POSITIVE_INFINITY };
+            expect(
+              together.query(q).views.map((v) => v.nodeId),
+              `batch ${batch}: ${order} ${reverse} ${labels}`,
+            ).toEqual(oneByOne.query(q).views.map((v) => v.nodeId));
+          }
+      expect(together.idsWithPrefix("node-01")).toEqual(oneByOne.idsWithPrefix("node-01"));
+    }
+  });
+});
+
 /**
  * A selector that no term narrows walks the order and skips its non-matches. With bitmaps, a
  * negative term few nodes match is answered from its complement (below); an index without them

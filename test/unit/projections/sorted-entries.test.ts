@@ -135,6 +135,65 @@ describe("SortedEntries", () => {
     expect(walk(set, false, from, 700)).toEqual(expected([...model.values()], false, from).slice(0, 700));
   });
 
+  it("replaceMany leaves the set a delete then an add per entry leaves, with few changes or many, and seeks alike", () => {
+    const random = seededRandom(23);
+    for (const size of [0, 40, 3_000, 20_000]) {
+      const set = new SortedEntries();
+      const model = new Map<string, SortKey>();
+      const id = () => `n${String(random.int(size * 2 + 10)).padStart(6, "0")}`;
+      for (let i = 0; i < size; i++) {
+        const n = id();
+        const key = -random.int(3);
+        if (!model.has(n) && set.add(key, n)) model.set(n, key);
+      }
+      // A few changes (a seek and a move each), a few hundred, as many as the set holds (merged into the chunks).
+      for (const changes of [3, 300, size]) {
+        const removed = new Map<string, SortKey>();
+        const added = new Map<string, SortKey>();
+        for (let i = 0; i < changes; i++) {
+          const n = id();
+          const roll = random.next();
+          // Present, removed (and maybe added again under its key or another); absent, added; or absent, "removed".
+          if (model.has(n) && roll < 0.6) removed.set(n, model.get(n) as SortKey);
+          if ((model.has(n) ? removed.has(n) : roll < 0.8) && random.next() < 0.7) added.set(n, -random.int(3));
+          if (!model.has(n) && roll >= 0.8) removed.set(n, -random.int(3));
+        }
+        const oneByOne = new SortedEntries();
+        for (const [n, key] of model) oneByOne.add(key, n);
+        for (const [n, key] of removed) oneByOne.delete(key, n);
+        for (const [n, key] of added) oneByOne.add(key, n);
+        set.replaceMany(removed, added);
+        for (const n of removed.keys()) model.delete(n);
+        for (const [n, key] of added) model.set(n, key);
+        const pairs: Pair[] = [...model].map(([n, key]) => [key, n]);
+        expect([...set.entries()], `${size} entries, ${changes} changes`).toEqual([...oneByOne.entries()]);
+        expect([...set.entries()]).toEqual(expected(pairs, false));
+        expect(set.size).toBe(model.size);
+        const from = { key: -1, id: "n000500", strict: false };
+        expect(walk(set, true, from, 900)).toEqual(expected(pairs, true, from).slice(0, 900));
+        expect(walk(set, false, from, 900)).toEqual(expected(pairs, false, from).slice(0, 900));
+        // Single adds and deletes go on working on the merged chunks.
+        for (let i = 0; i < 200; i++) {
+          const n = id();
+          if (model.has(n)) {
+            expect(set.delete(model.get(n) as SortKey, n)).toBe(true);
+            model.delete(n);
+          } else {
+            const key = -random.int(3);
+            expect(set.add(key, n)).toBe(true);
+            model.set(n, key);
+          }
+        }
+        expect([...set.entries()]).toEqual(
+          expected(
+            [...model].map(([n, key]) => [key, n] as Pair),
+            false,
+          ),
+        );
+      }
+    }
+  });
+
   it("a cursor with a fixed key shows that key for every entry, the entries' ids in their order", () => {
     const set = new SortedEntries();
     for (const id of ["c", "a", "b"]) set.add(id, id);
