@@ -1,7 +1,10 @@
 import { Schema } from "effect";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
 import { AuditDiffResponse } from "../../src/api/audit/audit-diff-route.ts";
+import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
+import { AuditDiff } from "../../src/projections/audit-diff/audit-diff.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -9,7 +12,7 @@ import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtur
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
-import { storedEvents } from "../support/stored-events.ts";
+import { storedEvents, storedStream } from "../support/stored-events.ts";
 
 /**
  * `GET /audit/diff` and `shoal audit diff` against a real orchestrator: alice and bob act on nodes and a job before a
@@ -131,6 +134,13 @@ beforeAll(async () => {
   await act(BOB, node("n-2"), { Action: "label", Labels: { zone: "b" }, RemoveLabels: ["rack"] });
   await act(ALICE, node("n-2"), { Action: "uncordon", Message: "disk replaced" });
   await act(BOB, node("n-3"), { Action: "approve", Message: "checked" });
+  await act(ALICE, node("n-3"), { Action: "drain", Deadline: "10m", Message: "kernel upgrade" });
+  // Nothing runs on n-3: the drain workflow ends the drain at once.
+  const drained = Date.now() + 10_000;
+  while (!(await storedStream(config.DataDir, "node-n-3")).some((e) => e.type === "NodeDrainCompleted")) {
+    expect(Date.now()).toBeLessThan(drained);
+    await pause();
+  }
   await act(BOB, node("n-4"), { Action: "reject", Message: "unknown hardware" });
   expect(await joinNode(nc, "n-5", TOKEN, computeInfo("n-5", { rack: "r2" }))).toMatchObject({ Accepted: true });
   job = await submitQueued(ALICE, "diffed");
@@ -170,6 +180,8 @@ describe("GET /audit/diff", () => {
       ["n-2", "labels", "operator:bob", ""],
       ["n-2", "uncordoned", "operator:alice", "disk replaced"],
       ["n-3", "approved", "operator:bob", "checked"],
+      ["n-3", "drain started", "operator:alice", "kernel upgrade"],
+      ["n-3", "drain completed", expect.stringMatching(/^workflow:/), expect.any(String)],
       ["n-4", "rejected", "operator:bob", "unknown hardware"],
       ["n-5", "joined", "node:n-5", expect.any(String)],
     ]);
@@ -178,7 +190,8 @@ describe("GET /audit/diff", () => {
     expect(alice!.Details).toEqual({ Added: { zone: "a" }, Removed: {}, Changed: { rack: { From: "r1", To: "r7" } } });
     expect(bob!.Details).toEqual({ Added: {}, Removed: { rack: "r7" }, Changed: { zone: { From: "a", To: "b" } } });
     expect(diff.Nodes[4].Details).toEqual({ Previous: "PENDING" });
-    expect(diff.Nodes[6].Details).toMatchObject({ Membership: "PENDING" });
+    expect(diff.Nodes[5].Details).toMatchObject({ KeepDaemon: false });
+    expect(diff.Nodes[8].Details).toMatchObject({ Membership: "PENDING" });
     expect(brief(diff.Jobs)).toEqual([
       [job, "submitted", "operator:alice", expect.any(String)],
       [job, "stopped", "operator:bob", "not needed"],
@@ -193,6 +206,24 @@ describe("GET /audit/diff", () => {
       expect(stored.get(c.Position)).toMatchObject({ type: c.Event, time: c.Time });
     }
     expect(new Set(positions).size).toBe(positions.length);
+  });
+
+  it("ends a window with more changes than an answer holds at Through, and goes on from there", async () => {
+    const whole = (await call("GET", q(p1, p2))).body;
+    const file = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    try {
+      const diff = new AuditDiff(file);
+      const first = await diff.diff(p1, p2, 3);
+      expect(first.nodes).toHaveLength(3);
+      expect(first.through).toBe(first.nodes[2]!.Position);
+      expect(first.through).toBeLessThan(p2);
+      const rest = await diff.diff(first.through, p2, 1000);
+      expect(rest.through).toBe(p2);
+      expect([...first.nodes, ...rest.nodes]).toEqual(whole.Nodes);
+      expect([...first.jobs, ...rest.jobs]).toEqual(whole.Jobs);
+    } finally {
+      await file.close();
+    }
   });
 
   it("takes store positions, or a time and a position, for the same window", async () => {
@@ -272,11 +303,11 @@ describe("shoal audit diff", () => {
     expect(jobs).toBeGreaterThan(nodes);
     expect(lines[nodes + 1]).toMatch(/^TIME +ENTITY +CHANGE +BY +REASON$/);
     const nodeLines = lines.slice(nodes + 2, jobs).filter((l) => l !== "");
-    expect(nodeLines).toHaveLength(7);
+    expect(nodeLines).toHaveLength(9);
     expect(nodeLines[0]).toMatch(/ n-2 +cordoned +operator:alice +disk replacement$/);
     expect(nodeLines[1]).toMatch(/ n-2 +labels \+zone=a rack=r1->r7 +operator:alice/);
     expect(nodeLines[2]).toMatch(/ n-2 +labels -rack zone=a->b +operator:bob/);
-    expect(nodeLines[5]).toMatch(/ n-4 +rejected +operator:bob +unknown hardware$/);
+    expect(nodeLines[7]).toMatch(/ n-4 +rejected +operator:bob +unknown hardware$/);
     expect(lines.slice(jobs + 2).filter((l) => l !== "")[1]).toMatch(
       new RegExp(` ${job} +stopped +operator:bob +not needed$`),
     );
