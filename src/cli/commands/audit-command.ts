@@ -3,6 +3,7 @@ import { UsageError } from "../usage-error.ts";
 export const AUDIT_HELP = `Usage: shoal audit <command> [options]
 
 Commands:
+  diff        what changed in the cluster between two moments: nodes and jobs, with who and why
   verify      walk the event log's hash chain and its signed checkpoints; report the first break
 
 Run 'shoal audit verify --help' for its options (docs/audit.md, Proof that the history was not altered).`;
@@ -10,6 +11,7 @@ Run 'shoal audit verify --help' for its options (docs/audit.md, Proof that the h
 export async function auditCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "verify") return (await import("./audit-verify-command.ts")).auditVerifyCommand(rest);
+  if (sub === "diff") return (await import("./audit-diff-command.ts")).auditDiffCommand(rest);
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
     console.log(AUDIT_HELP);
     return sub === undefined ? 2 : 0;

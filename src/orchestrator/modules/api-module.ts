@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
 import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { auditLogOf } from "../../events/chain/audit-log.ts";
+import { AuditDiff } from "../../projections/audit-diff/audit-diff.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
@@ -81,6 +82,7 @@ export function apiModule(
           onCutOff: () => metrics.eventStreamCutOff(),
         },
         audit: { log: auditLogOf(store) },
+        auditDiff: { diff: new AuditDiff(store), asOf },
         jobs: {
           control: jobs.control,
           views: jobs.views,
