@@ -27,6 +27,7 @@ export const AUDIT_ROUTES = [
   "/api/v1/orchestrator/audit/genesis",
   "/api/v1/orchestrator/audit/chain",
   "/api/v1/orchestrator/audit/checkpoints",
+  "/api/v1/orchestrator/audit/membership",
 ] as const;
 
 /**
