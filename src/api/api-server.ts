@@ -10,6 +10,7 @@ import { eventFeedRoutes } from "./events/event-feed-routes.ts";
 import { eventStreamRoute, type EventStreamDeps } from "./events/event-stream-route.ts";
 import { auditRoutes } from "./audit/audit-routes.ts";
 import { auditDiffRoute, type AuditDiffDeps } from "./audit/audit-diff-route.ts";
+import { auditMembershipRoute, type AuditMembershipDeps } from "./audit/audit-membership-route.ts";
 import type { AuditLog } from "../events/chain/audit-log.ts";
 import type { HealthCheck } from "./agent/health-check.ts";
 import { sendError } from "./error-body.ts";
@@ -34,7 +35,7 @@ export interface ApiDeps extends NodeRouteDeps {
   /** The same history live, as Server-Sent Events (GET /events/stream); without it there is no stream route. */
   readonly stream?: EventStreamDeps;
   /** The audit routes; `log` absent: the store keeps no chain, and they answer 501. */
-  readonly audit?: { readonly log: AuditLog | undefined };
+  readonly audit?: { readonly log: AuditLog | undefined; readonly membership?: AuditMembershipDeps };
   /** GET /audit/diff: what changed between two moments; without it there is no diff route. */
   readonly auditDiff?: AuditDiffDeps;
   /** What /agent/alive and /agent/ready check (NATS, the store). */
@@ -96,6 +97,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...(deps.stream ? [eventStreamRoute(deps.stream)] : []),
     ...(deps.audit ? auditRoutes(deps.audit.log) : []),
     ...(deps.auditDiff ? [auditDiffRoute(deps.auditDiff)] : []),
+    ...(deps.audit?.membership ? [auditMembershipRoute(deps.audit.membership)] : []),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),

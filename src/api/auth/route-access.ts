@@ -28,6 +28,7 @@ export const AUDIT_ROUTES = [
   "/api/v1/orchestrator/audit/chain",
   "/api/v1/orchestrator/audit/checkpoints",
   "/api/v1/orchestrator/audit/diff",
+  "/api/v1/orchestrator/audit/membership",
 ] as const;
 
 /**

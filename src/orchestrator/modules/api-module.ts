@@ -4,6 +4,7 @@ import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { AuditDiff } from "../../projections/audit-diff/audit-diff.ts";
 import { EventFeed } from "../../projections/event-feed/event-feed.ts";
+import { MembershipAudit } from "../../projections/audit-membership/membership-audit.ts";
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
 import { resolveApiAuth } from "../api-auth.ts";
@@ -81,7 +82,14 @@ export function apiModule(
           maxClients: config["API.EventStream.MaxClients"],
           onCutOff: () => metrics.eventStreamCutOff(),
         },
-        audit: { log: auditLogOf(store) },
+        audit: {
+          log: auditLogOf(store),
+          membership: {
+            audit: new MembershipAudit(store),
+            clock: context.clock,
+            resolve: (id) => nodes.manager.resolve(id, true),
+          },
+        },
         auditDiff: { diff: new AuditDiff(store), asOf },
         jobs: {
           control: jobs.control,
