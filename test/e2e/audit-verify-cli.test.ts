@@ -101,6 +101,30 @@ describe("shoal audit verify", () => {
     expect(missing.stderr).toMatch(/^Error: \/.*none\.db: no such store file\n$/);
   });
 
+  it("refuses a --from beyond the newest event, naming the flag, over the API and on the store file", async () => {
+    const head = (await verify("--quiet")).stdout.match(/through position (\d+)/)?.[1];
+    expect(head).toBeDefined();
+    const from = String(Number(head) + 4000);
+    for (const res of [
+      await verify("--from", from),
+      await runShoal(["audit", "verify", "--store", file, "--from", from]),
+    ]) {
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(new RegExp(`^Error: --from ${from} is beyond the newest event \\(${head}\\)\n`));
+    }
+    // A start whose link is gone (the row before it deleted) is said, not thrown as a stack trace.
+    const copy = join(tempDir(), "copy.db");
+    const live = new Database(file, { readonly: true });
+    live.exec(`VACUUM INTO '${copy}'`);
+    live.close();
+    const altered = new Database(copy);
+    altered.prepare("DELETE FROM events WHERE position = 3").run();
+    altered.close();
+    const gone = await runShoal(["audit", "verify", "--store", copy, "--from", "4"]);
+    expect(gone.code, gone.stderr).toBe(2);
+    expect(gone.stderr).toMatch(/^Error: --from 4: position 3 holds no linked event to start from/);
+  });
+
   it("holds over the API and on the store file; after a row is edited while stopped, both name its position", async () => {
     const viaApi = await verify();
     expect(viaApi.code, viaApi.stderr).toBe(0);

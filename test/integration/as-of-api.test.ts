@@ -219,7 +219,10 @@ describe("as_of and at_position on the node and job reads", () => {
       const now = await call("GET", path);
       const atHead = await call("GET", withQuery(path, `at_position=${head}`));
       expect(atHead.status, `${path} at ${head}: ${atHead.text}`).toBe(now.status);
-      expect(withoutLive(atHead.body), `${path} at ${head}`).toEqual(withoutLive(now.body));
+      // A 404 as of a moment says which moment lacks it.
+      const expected =
+        now.status === 404 ? { ...now.body, Message: `as of store position ${head}: ${now.body.Message}` } : now.body;
+      expect(withoutLive(atHead.body), `${path} at ${head}`).toEqual(withoutLive(expected));
     }
   });
 
@@ -231,7 +234,11 @@ describe("as_of and at_position on the node and job reads", () => {
     const node = await call("GET", `${NODES}/n-1?${before}`);
     expect(node.status).toBe(404);
     expect(node.position).toBeNull();
-    expect((await call("GET", `${JOBS}/${firstJob}?${before}`)).status).toBe(404);
+    // The message says it is the past that lacks it, not the cluster now.
+    expect(node.body.Message).toBe("as of store position 0: node not found: n-1");
+    const job = await call("GET", `${JOBS}/${firstJob}?${before}`);
+    expect(job.status).toBe(404);
+    expect(job.body.Message).toMatch(new RegExp(`^as of store position 0: job not found: ${firstJob} `));
     // And a node deleted since is found as of when it was there.
     expect((await call("GET", `${NODES}/n-2`)).status).toBe(404);
     expect((await call("GET", `${NODES}/n-2?at_position=${p1}`)).body.Node.Info.NodeID).toBe("n-2");

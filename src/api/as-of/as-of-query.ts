@@ -1,5 +1,5 @@
 import { Schema } from "effect";
-import { badRequest } from "../../errors/shoal-error.ts";
+import { ShoalError, badRequest, notFound } from "../../errors/shoal-error.ts";
 import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { parseRfc3339 } from "../events/rfc3339-time.ts";
@@ -56,4 +56,18 @@ export async function asOfPosition(asOf: ClusterAsOf, query: AsOfParams): Promis
       { field: "as_of" },
     );
   return asOf.positionAt(time);
+}
+
+/**
+ * A read as of a position; a 404 from it says that moment lacks the node or job, so that a caller does not take it
+ * for the cluster now.
+ */
+export async function readAsOf<T>(position: number, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ShoalError && e.kind === "NotFound")
+      throw notFound(`as of store position ${position}: ${e.message}`);
+    throw e;
+  }
 }

@@ -98,6 +98,10 @@ export class Authenticator {
 
   /** `header` is the Authorization header as sent. */
   async authenticate(header: string): Promise<Authentication> {
+    // A scheme alone is what a script sends when the key it read is empty (a wrong path to the key file).
+    const bare = /^\s*(basic|bearer)\s*$/i.exec(header)?.[1];
+    if (bare !== undefined)
+      return { ok: false, reason: `Authorization header ${JSON.stringify(bare)} has no credential after it` };
     const m = /^\s*([A-Za-z]+)\s+(\S+)\s*$/.exec(header);
     const scheme = m?.[1]?.toLowerCase();
     if (!m || (scheme !== "basic" && scheme !== "bearer")) {

@@ -9,7 +9,13 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { taskOf } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
-import { AS_OF_DESCRIPTIONS, AS_OF_FIELDS, AS_OF_POSITION_HEADER, asOfPosition } from "../as-of/as-of-query.ts";
+import {
+  AS_OF_DESCRIPTIONS,
+  AS_OF_FIELDS,
+  AS_OF_POSITION_HEADER,
+  asOfPosition,
+  readAsOf,
+} from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
@@ -285,14 +291,16 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
           };
         }
         // The read model's part is taken as of the position at once; the history is read from the streams after.
-        const past = await jobs.asOf.jobs.read(position, ({ views }) => {
-          const job = jobOf(params.id, query, views);
-          return {
-            job,
-            executions: include.has("executions") ? executionsPage(job, limit, views) : undefined,
-            executionIds: views.executionsOfJob(job.jobId).map((e) => e.executionId),
-          };
-        });
+        const past = await readAsOf(position, () =>
+          jobs.asOf.jobs.read(position, ({ views }) => {
+            const job = jobOf(params.id, query, views);
+            return {
+              job,
+              executions: include.has("executions") ? executionsPage(job, limit, views) : undefined,
+              executionIds: views.executionsOfJob(job.jobId).map((e) => e.executionId),
+            };
+          }),
+        );
         const history = include.has("history")
           ? await historyPage(past.job, limit, { executionIds: past.executionIds, through: position })
           : undefined;

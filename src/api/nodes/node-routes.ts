@@ -12,7 +12,13 @@ import type { ProcessorProgress } from "../../projections/processor.ts";
 import { resolveNodeId } from "../../actors/resolve-node-id.ts";
 import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import type { NodeView } from "../../projections/node-view.ts";
-import { AS_OF_DESCRIPTIONS, AS_OF_FIELDS, AS_OF_POSITION_HEADER, asOfPosition } from "../as-of/as-of-query.ts";
+import {
+  AS_OF_DESCRIPTIONS,
+  AS_OF_FIELDS,
+  AS_OF_POSITION_HEADER,
+  asOfPosition,
+  readAsOf,
+} from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { parseDuration } from "../../config/duration.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
@@ -263,7 +269,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       handler: async ({ params, query }, _request, reply) => {
         const position = await asOfPosition(asOf, query);
         if (position !== undefined) {
-          const past = await nodeAsOf(asOf, params.id, position);
+          const past = await readAsOf(position, () => nodeAsOf(asOf, params.id, position));
           // No ETag: a revision of the past is no precondition for a write now.
           void reply.header(AS_OF_POSITION_HEADER, String(position));
           return { Node: past };

@@ -54,6 +54,8 @@ const OPTIONS = {
 /** What a verification reads: the genesis, the stored link at a position, the rows in order, the stored checkpoints. */
 interface ChainSource {
   genesis(): Promise<ChainGenesisRecord>;
+  /** The newest stored position (0: no events). */
+  head(): Promise<number>;
   linkAt(position: number): Promise<Uint8Array | null | undefined>;
   rows(after: number, to: number | undefined): AsyncIterable<ChainRow>;
   checkpoints(): Promise<AuditCheckpoint[]>;
@@ -65,6 +67,7 @@ async function storeSource(path: string): Promise<ChainSource> {
   const { reader, close } = openChainFile(path);
   return {
     genesis: async () => reader.genesis(),
+    head: async () => reader.head(),
     linkAt: async (p) => reader.linkAt(p),
     rows: (after, to) => reader.rows(after, to),
     checkpoints: async () => reader.checkpoints(),
@@ -103,6 +106,7 @@ function apiSource(api: ApiClient): ChainSource {
       const g = await api.request<{ AfterPosition: number; Link: string }>("GET", `${AUDIT}/genesis`);
       return { afterPosition: g.AfterPosition, link: Buffer.from(g.Link, "hex") };
     },
+    head: async () => (await api.request<{ Head: number }>("GET", `${AUDIT}/genesis`)).Head,
     linkAt: async (p) => {
       const [row] = p < 1 ? [] : await apiPage(api, p - 1, 1);
       return row?.position === p ? row.link : undefined;
@@ -174,7 +178,18 @@ export async function auditVerifyCommand(args: string[]): Promise<number> {
   const source = values.store !== undefined ? await storeSource(values.store) : apiSource(apiClientFrom(values));
   try {
     const genesis = await source.genesis();
-    const { start, note } = chainStart(from, genesis, from === undefined ? undefined : await source.linkAt(from - 1));
+    // Checked here so the message names the flag, not the route's query parameter or a missing link.
+    const head = from === undefined ? 0 : await source.head();
+    if (from !== undefined && from > head)
+      throw new UsageError(`--from ${from} is beyond the newest event (${head})`, HELP_REF);
+    const storedLink = from === undefined ? undefined : await source.linkAt(from - 1);
+    let started: ReturnType<typeof chainStart>;
+    try {
+      started = chainStart(from, genesis, storedLink);
+    } catch (e) {
+      throw new UsageError(`--from ${from}: ${(e as Error).message}`, HELP_REF);
+    }
+    const { start, note } = started;
     if (note !== undefined) console.error(`note: ${note}`);
     if ((values.key ?? []).length === 0 && outside.length === 0)
       console.error(

@@ -69,6 +69,9 @@ describe("Authenticator", () => {
       ["Basic !!!", "malformed Basic credentials"],
       [`Digest ${KEY}`, "unsupported Authorization header"],
       [KEY, "unsupported Authorization header"],
+      ["Bearer ", 'Authorization header "Bearer" has no credential after it'],
+      ["bearer", 'Authorization header "bearer" has no credential after it'],
+      ["Basic  ", 'Authorization header "Basic" has no credential after it'],
     ] as const;
     for (const [header, reason] of refused) {
       const result = await auth.authenticate(header);
