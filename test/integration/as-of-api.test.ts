@@ -16,6 +16,7 @@ import { ClusterAsOf } from "../../src/projections/as-of/cluster-as-of.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { storedEvents } from "../support/stored-events.ts";
+import { basicAuth, submitQueuedJob, usersApi, type Body, type UsersApi } from "../support/users-api.ts";
 
 /**
  * The cluster as of a moment over REST, against a real orchestrator: alice and bob act on nodes and jobs, the test
@@ -29,14 +30,11 @@ const USERS: AuthUser[] = [
   { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
   { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
 ];
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
-const ALICE = basic("alice", "alice's password");
-const BOB = basic("bob", "bob's password");
+const ALICE = basicAuth("alice", "alice's password");
+const BOB = basicAuth("bob", "bob's password");
 const NODES = "/api/v1/orchestrator/nodes";
 const JOBS = "/api/v1/orchestrator/jobs";
 const POSITION_HEADER = "x-shoal-as-of-position";
-
-type Body = Record<string, any>;
 
 let nats: TestNatsServer;
 let config: ShoalConfig;
@@ -49,21 +47,13 @@ let p1: number;
 /** Every read asked at t1 (path and query) and what it answered. */
 const recorded = new Map<string, { status: number; body: Body }>();
 
-async function call(method: string, path: string, authorization = ALICE, body?: unknown) {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Body, position: res.headers.get(POSITION_HEADER) };
+const api = usersApi(() => orchestrator.apiUrl, ALICE);
+const { act } = api;
+/** A call, with the position an as-of answer says it was folded to (null for a live answer). */
+async function call(...args: Parameters<UsersApi["call"]>) {
+  const res = await api.call(...args);
+  return { ...res, position: res.headers.get(POSITION_HEADER) };
 }
-
-const act = async (who: string, path: string, body: unknown, method = "PUT") => {
-  const res = await call(method, path, who, body);
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-};
 
 const pause = () => new Promise((r) => setTimeout(r, 20));
 
@@ -101,24 +91,7 @@ function withoutLive(body: Body): Body {
 
 const withQuery = (path: string, query: string) => `${path}${path.includes("?") ? "&" : "?"}${query}`;
 
-const submitQueued = async (who: string, name: string) => {
-  // No node has zone=nowhere: the job queues and stays (no placement traffic while the test reads).
-  const job = {
-    Name: name,
-    Type: "batch",
-    Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
-    Tasks: [
-      { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
-    ],
-  };
-  const id = (await act(who, JOBS, { Job: job })).JobID as string;
-  const deadline = Date.now() + 10_000;
-  while ((await call("GET", `${JOBS}/${id}`)).body.Job?.State?.StateType !== "Queued") {
-    expect(Date.now()).toBeLessThan(deadline);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return id;
-};
+const submitQueued = (who: string, name: string) => submitQueuedJob(api, who, name);
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();

@@ -13,6 +13,7 @@ import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
 import { storedEvents, storedStream } from "../support/stored-events.ts";
+import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
 
 /**
  * `GET /audit/diff` and `shoal audit diff` against a real orchestrator: alice and bob act on nodes and a job before a
@@ -33,15 +34,12 @@ const USERS: AuthUser[] = [
   { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
   { Username: "carol", Password: "carol's password", Capabilities: [{ Actions: ["read:node", "read:job"] }] },
 ];
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
-const ALICE = basic("alice", "alice's password");
-const BOB = basic("bob", "bob's password");
-const CAROL = basic("carol", "carol's password");
+const ALICE = basicAuth("alice", "alice's password");
+const BOB = basicAuth("bob", "bob's password");
+const CAROL = basicAuth("carol", "carol's password");
 const NODES = "/api/v1/orchestrator/nodes";
 const JOBS = "/api/v1/orchestrator/jobs";
 const DIFF = "/api/v1/orchestrator/audit/diff";
-
-type Body = Record<string, any>;
 
 let nats: TestNatsServer;
 let config: ShoalConfig;
@@ -53,21 +51,8 @@ let t2: string;
 let p1: number;
 let p2: number;
 
-async function call(method: string, path: string, authorization = ALICE, body?: unknown) {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Body };
-}
-
-const act = async (who: string, path: string, body: unknown, method = "PUT") => {
-  const res = await call(method, path, who, body);
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-};
+const api = usersApi(() => orchestrator.apiUrl, ALICE);
+const { call, act } = api;
 const node = (id: string) => `${NODES}/${id}`;
 const pause = () => new Promise((r) => setTimeout(r, 20));
 const head = async () => (await storedEvents(config.DataDir)).at(-1)!.position;
@@ -88,24 +73,7 @@ async function moment(): Promise<{ time: string; position: number }> {
   return { time, position };
 }
 
-const submitQueued = async (who: string, name: string) => {
-  // No node has zone=nowhere: the job queues and stays until it is stopped.
-  const spec = {
-    Name: name,
-    Type: "batch",
-    Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
-    Tasks: [
-      { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
-    ],
-  };
-  const id = (await act(who, JOBS, { Job: spec })).JobID as string;
-  const deadline = Date.now() + 10_000;
-  while ((await call("GET", `${JOBS}/${id}`)).body.Job?.State?.StateType !== "Queued") {
-    expect(Date.now()).toBeLessThan(deadline);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return id;
-};
+const submitQueued = (who: string, name: string) => submitQueuedJob(api, who, name);
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();

@@ -7,6 +7,7 @@ import { joinNode } from "../support/join-node.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { runShoal, waitFor } from "../support/shoal-process.ts";
+import { basicAuth, usersApi, type Body } from "../support/users-api.ts";
 
 /**
  * `shoal audit membership` and its route against a real orchestrator (its NATS, its SQLite store) on a manual clock:
@@ -19,12 +20,9 @@ const USERS: AuthUser[] = [
   { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ["read:node", "write:node"] }] },
   { Username: "audit", Password: "audit's password", Capabilities: [{ Actions: ["read:history"] }] },
 ];
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
-const BOB = basic("bob", "bob's password");
-const AUDITOR = basic("audit", "audit's password");
+const BOB = basicAuth("bob", "bob's password");
+const AUDITOR = basicAuth("audit", "audit's password");
 const MEMBERSHIP = "/api/v1/orchestrator/audit/membership";
-
-type Body = Record<string, any>;
 
 const nats = natsPerSuite();
 const clock = new ManualClock(Date.parse("2026-11-29T09:00:00Z"));
@@ -33,15 +31,7 @@ let orchestrator: RunningOrchestrator;
 /** The end of the window every test reads: the clock once the approved node was UNHEALTHY. */
 let until: string;
 
-async function call(method: string, path: string, authorization = AUDITOR, body?: unknown) {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Body };
-}
+const { call } = usersApi(() => orchestrator.apiUrl, AUDITOR);
 
 const health = async (id: string) => (await call("GET", `/api/v1/orchestrator/nodes/${id}`, BOB)).body.Node?.Health;
 
