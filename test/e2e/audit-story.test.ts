@@ -8,7 +8,7 @@ import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
 import { runShoal, ShoalProcess, waitFor } from "../support/shoal-process.ts";
 import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
-import { storedEvents } from "../support/stored-events.ts";
+import { quietMoment, storedEvents } from "../support/stored-events.ts";
 import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
 
 /**
@@ -55,8 +55,6 @@ const url = () => `http://127.0.0.1:${apiPort}`;
 const api = usersApi(url, AUDITOR);
 const { call, act } = api;
 const node = (id: string) => `${NODES}/${id}`;
-const pause = () => new Promise((r) => setTimeout(r, 20));
-const head = async () => (await storedEvents(dataDir)).at(-1)!.position;
 const categoryOf = (e: RecordedEvent) => e.stream.slice(0, e.stream.indexOf("-"));
 const actorOf = (e: RecordedEvent) => e.metadata.actor as { type: string; id: string };
 const auditFlags = () => ["--api-port", String(apiPort), "--username", "audit", "--password", "audit password"];
@@ -78,21 +76,7 @@ async function startServe(): Promise<void> {
   await serve.waitForOutput("orchestrator node-0 is running", 60_000);
 }
 
-/** A moment between two acts: nothing is stored while it is taken (what an act sets off has settled). */
-async function moment(): Promise<{ time: string; position: number }> {
-  let position = await head();
-  for (let settled = 0; settled < 5;) {
-    await pause();
-    const now = await head();
-    settled = now === position ? settled + 1 : 0;
-    position = now;
-  }
-  await pause();
-  const time = new Date().toISOString();
-  await pause();
-  expect(await head()).toBe(position);
-  return { time, position };
-}
+const moment = () => quietMoment(dataDir);
 
 /**
  * A node's NodeState less its live fields: the last heartbeat and the available capacity this process heard are not

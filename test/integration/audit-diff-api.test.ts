@@ -12,7 +12,7 @@ import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtur
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
-import { storedEvents, storedStream } from "../support/stored-events.ts";
+import { quietMoment, storedEvents, storedStream } from "../support/stored-events.ts";
 import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
 
 /**
@@ -57,21 +57,7 @@ const node = (id: string) => `${NODES}/${id}`;
 const pause = () => new Promise((r) => setTimeout(r, 20));
 const head = async () => (await storedEvents(config.DataDir)).at(-1)!.position;
 
-/** A moment between two acts: nothing is stored while it is taken (what an act sets off, a stop's, has settled). */
-async function moment(): Promise<{ time: string; position: number }> {
-  let position = await head();
-  for (let settled = 0; settled < 5;) {
-    await pause();
-    const now = await head();
-    settled = now === position ? settled + 1 : 0;
-    position = now;
-  }
-  await pause();
-  const time = new Date().toISOString();
-  await pause();
-  expect(await head()).toBe(position);
-  return { time, position };
-}
+const moment = () => quietMoment(config.DataDir);
 
 const submitQueued = (who: string, name: string) => submitQueuedJob(api, who, name);
 
