@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditSigningKey, type AuditCheckpoint } from "../../src/events/chain/audit-checkpoint.ts";
-import { eventLink } from "../../src/events/chain/event-link.ts";
+import { eventLink, type LinkedFields } from "../../src/events/chain/event-link.ts";
 import { chainStart, verifyChain, type ChainVerdict } from "../../src/events/chain/verify-chain.ts";
 import { openChainFile } from "../../src/events/sqlite/sqlite-chain-source.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -156,16 +156,7 @@ describe("shoal's hash chain, verified from a store file", () => {
       .prepare(
         "SELECT position, event_id AS id, stream, revision, type, time, data, metadata FROM events ORDER BY position",
       )
-      .all() as {
-      position: number;
-      id: string;
-      stream: string;
-      revision: number;
-      type: string;
-      time: string;
-      data: string;
-      metadata: string;
-    }[];
+      .all() as LinkedFields[];
     let link = db.prepare("SELECT link FROM events WHERE position = 24").pluck().get() as Buffer;
     for (const r of rows.filter((r) => r.position >= 25)) {
       link = eventLink(link, r.position - 1, r);

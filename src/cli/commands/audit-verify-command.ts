@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { AuditCheckpoint } from "../../events/chain/audit-checkpoint.ts";
+import type { LinkedFields } from "../../events/chain/event-link.ts";
 import { parseCheckpoints } from "../../events/chain/parse-checkpoints.ts";
 import {
   chainStart,
@@ -79,17 +80,8 @@ const AUDIT = "/api/v1/orchestrator/audit";
 /** Rows per request of the chain route. */
 const PAGE = 5000;
 
-interface WireRow {
-  position: number;
-  id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  time: string;
-  data: string;
-  metadata: string;
-  link: string | null;
-}
+/** A row of GET /audit/chain: the fields a link covers, and the stored link in hex. */
+type WireRow = LinkedFields & { readonly link: string | null };
 
 const fromWire = (r: WireRow): ChainRow => ({ ...r, link: r.link === null ? null : Buffer.from(r.link, "hex") });
 
