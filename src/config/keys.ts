@@ -1,5 +1,6 @@
 import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
+import { DEFAULT_MAX_CATCH_UPS } from "../projections/event-stream/catch-up-turns.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
@@ -91,6 +92,10 @@ export const CONFIG_KEYS = {
     "The newest events' stream messages kept in memory (while a client is connected), for clients switching from the store to live",
   ),
   "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
+  "API.EventStream.MaxCatchUps": int(
+    DEFAULT_MAX_CATCH_UPS,
+    "Event stream clients reading the store at once (a page each) to catch up; the others wait their turn",
+  ),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(

@@ -25,8 +25,8 @@ export interface EventStreamClientOptions {
 }
 
 /**
- * One HTTP client of the event stream. It catches up from the store, a page at a time and never more than one page
- * ahead of what its connection took (a client that stops reading then waits, holding that page), until its cursor
+ * One HTTP client of the event stream. It catches up from the store, a page at a time (each read in its turn among the
+ * clients reading the store: the hub's catchUps) and never more than one page ahead of what its connection took (a client that stops reading then waits, holding that page), until its cursor
  * reaches the hub's ring; from then on it is live, and the hub hands it each new event it selects. Whatever it was
  * sent live is queued on its connection: when more than its bound is still waiting there as new events come, it gets
  * a last `resume` message saying where to go on from and is closed instead, so a client that does not read costs at
@@ -115,7 +115,7 @@ export class EventStreamClient implements StreamSubscriber {
   }
 
   private async catchUp(): Promise<void> {
-    const { hub, store } = this.options;
+    const { hub } = this.options;
     try {
       while (!this.done) {
         if (this.position >= hub.floor) {
@@ -124,19 +124,20 @@ export class EventStreamClient implements StreamSubscriber {
           this.deliver(hub.framesAfter(this.position, this.filter), hub.head);
           return;
         }
-        const through = hub.head;
-        const page = await store.readFiltered(this.filter, {
-          after: this.position,
-          through,
-          maxCount: CATCH_UP_PAGE,
-        });
+        // In line with the other clients reading the store; meanwhile nothing is sent to it but keep-alives.
+        await hub.catchUps.take();
+        let page: { readonly frames: Buffer[]; readonly reached: number };
+        try {
+          if (this.done || this.position >= hub.floor) continue;
+          page = await this.readPage();
+        } finally {
+          hub.catchUps.release();
+        }
         if (this.done) return;
-        const full = page.events.length === CATCH_UP_PAGE;
-        const reached = full ? page.events.at(-1)!.position : page.scannedThrough;
-        const frames = page.events.map(sseFrame);
+        const { frames } = page;
         const flowing = frames.length === 0 || this.res.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
-        // A store that got nowhere has answered all there is through the bound asked for.
-        this.position = reached > this.position ? reached : through;
+        // Moved with the write, in one step: a last message sent at any other moment names where the sent ones end.
+        this.position = page.reached;
         // One page at most waits on the connection: the next is read once it took this one.
         if (!flowing) await this.drained();
       }
@@ -144,6 +145,18 @@ export class EventStreamClient implements StreamSubscriber {
       this.options.logger.warn({ err, client: this.options.id, after: this.position }, "event stream catch-up failed");
       this.end(`the store could not be read: ${(err as Error).message}`);
     }
+  }
+
+  /** The next page of the store after the cursor, as messages, and the position they cover the store through. */
+  private async readPage(): Promise<{ readonly frames: Buffer[]; readonly reached: number }> {
+    const { hub, store } = this.options;
+    const through = hub.head;
+    const page = await store.readFiltered(this.filter, { after: this.position, through, maxCount: CATCH_UP_PAGE });
+    if (this.done) return { frames: [], reached: this.position };
+    const full = page.events.length === CATCH_UP_PAGE;
+    const reached = full ? page.events.at(-1)!.position : page.scannedThrough;
+    // A store that got nowhere has answered all there is through the bound asked for.
+    return { frames: page.events.map((e) => hub.frameOf(e)), reached: reached > this.position ? reached : through };
   }
 
   /** Resolves once the connection took what was queued, or closed. */

@@ -1,0 +1,56 @@
+/** Clients reading the store at once unless told otherwise (API.EventStream.MaxCatchUps). */
+export const DEFAULT_MAX_CATCH_UPS = 8;
+
+/**
+ * Turns to read the store, for event stream clients catching up (docs/audit.md, The event stream): at most `limit`
+ * at once, the others in line in the order they asked. A client takes a turn for one page and gives it back before
+ * it waits for its connection to take that page, so a client that does not read never holds a turn, and clients
+ * reading the same stretch of the log (many reconnecting after a restart) go through it together, page by page.
+ */
+export class CatchUpTurns {
+  private running = 0;
+  private line: (() => void)[] = [];
+  /** line[first] is the next to go (entries before it are gone). */
+  private first = 0;
+
+  constructor(readonly limit: number) {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`catch-up turns: ${limit} is not at least 1`);
+  }
+
+  /** Turns taken now. */
+  get taken(): number {
+    return this.running;
+  }
+
+  /** Clients waiting for a turn. */
+  get waiting(): number {
+    return this.line.length - this.first;
+  }
+
+  /** Resolves once the caller holds a turn; it must give it back with release(). */
+  take(): Promise<void> {
+    if (this.running < this.limit) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.line.push(resolve));
+  }
+
+  /** Gives a turn back: the next in line takes it. */
+  release(): void {
+    if (this.first < this.line.length) {
+      const next = this.line[this.first] as () => void;
+      this.first++;
+      if (this.first === this.line.length) {
+        this.line = [];
+        this.first = 0;
+      } else if (this.first > 1024 && this.first * 2 > this.line.length) {
+        this.line = this.line.slice(this.first);
+        this.first = 0;
+      }
+      next();
+      return;
+    }
+    this.running--;
+  }
+}
