@@ -8,6 +8,8 @@ import { resumeFrame, sseFrame } from "../../projections/event-stream/sse-frame.
 
 /** Events a catching-up client reads from the store at a time (and at most holds unsent). */
 export const CATCH_UP_PAGE = 512;
+/** How long a client catching up may take to read a page before it gives its turn to the next in line. */
+export const CATCH_UP_TURN_MS = 5_000;
 /** How long a client that was sent its last message may take to read it before its connection is dropped. */
 export const CLOSE_GRACE_MS = 5_000;
 
@@ -116,6 +118,7 @@ export class EventStreamClient implements StreamSubscriber {
 
   private async catchUp(): Promise<void> {
     const { hub } = this.options;
+    let turn = false;
     try {
       while (!this.done) {
         if (this.position >= hub.floor) {
@@ -124,26 +127,31 @@ export class EventStreamClient implements StreamSubscriber {
           this.deliver(hub.framesAfter(this.position, this.filter), hub.head);
           return;
         }
-        // In line with the other clients reading the store; meanwhile nothing is sent to it but keep-alives.
-        await hub.catchUps.take();
-        let page: { readonly frames: Buffer[]; readonly reached: number };
-        try {
-          if (this.done || this.position >= hub.floor) continue;
-          page = await this.readPage();
-        } finally {
-          hub.catchUps.release();
+        if (!turn) {
+          // In line with the other clients reading the store; meanwhile it is sent nothing but keep-alives.
+          await hub.catchUps.take();
+          turn = true;
+          continue;
         }
+        const page = await this.readPage();
         if (this.done) return;
         const { frames } = page;
         const flowing = frames.length === 0 || this.res.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
         // Moved with the write, in one step: a last message sent at any other moment names where the sent ones end.
         this.position = page.reached;
-        // One page at most waits on the connection: the next is read once it took this one.
-        if (!flowing) await this.drained();
+        // One page at most waits on the connection: the next is read once it took this one. A connection that takes
+        // it slowly gives its turn to the next in line and, once it took it, waits in line again.
+        if (!flowing && !(await this.drained(CATCH_UP_TURN_MS))) {
+          hub.catchUps.release();
+          turn = false;
+          await this.drained();
+        }
       }
     } catch (err) {
       this.options.logger.warn({ err, client: this.options.id, after: this.position }, "event stream catch-up failed");
       this.end(`the store could not be read: ${(err as Error).message}`);
+    } finally {
+      if (turn) hub.catchUps.release();
     }
   }
 
@@ -159,17 +167,21 @@ export class EventStreamClient implements StreamSubscriber {
     return { frames: page.events.map((e) => hub.frameOf(e)), reached: reached > this.position ? reached : through };
   }
 
-  /** Resolves once the connection took what was queued, or closed. */
-  private drained(): Promise<void> {
-    const { res } = this;
+  /** True once the connection took what was queued, or closed; false when `withinMs` passed first. */
+  private drained(withinMs?: number): Promise<boolean> {
+    const { res, options } = this;
+    const key = `event-stream/${options.id}/drain`;
     return new Promise((resolve) => {
-      const go = () => {
+      const settle = (took: boolean) => {
         res.off("drain", go);
         res.off("close", go);
-        resolve();
+        options.deadlines.cancel(key);
+        resolve(took);
       };
+      const go = () => settle(true);
       res.on("drain", go);
       res.on("close", go);
+      if (withinMs !== undefined) options.deadlines.set(key, options.clock.now() + withinMs, () => settle(false));
     });
   }
 }

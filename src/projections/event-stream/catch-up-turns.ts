@@ -3,9 +3,9 @@ export const DEFAULT_MAX_CATCH_UPS = 8;
 
 /**
  * Turns to read the store, for event stream clients catching up (docs/audit.md, The event stream): at most `limit`
- * at once, the others in line in the order they asked. A client takes a turn for one page and gives it back before
- * it waits for its connection to take that page, so a client that does not read never holds a turn, and clients
- * reading the same stretch of the log (many reconnecting after a restart) go through it together, page by page.
+ * at once, the others in line in the order they asked, so that many clients reconnecting after a restart read the
+ * store, and hold a page on their connections, a few at a time. A client keeps its turn until it is live, unless its
+ * connection is slow to take a page: then it gives the turn to the next and takes its place in line again.
  */
 export class CatchUpTurns {
   private running = 0;
