@@ -94,7 +94,7 @@ export const CONFIG_KEYS = {
   "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
   "API.EventStream.MaxCatchUps": int(
     DEFAULT_MAX_CATCH_UPS,
-    "Event stream clients reading the store at once (a page each) to catch up; the others wait their turn",
+    "Event stream clients catching up from the store at once; the others wait their turn",
   ),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),

@@ -320,37 +320,34 @@ describe("the event stream", () => {
   it.each([
     ["each event is encoded once", 8 * 1024 * 1024],
     ["an event no longer held is encoded again", 4 * 1024],
-  ])(
-    "publishes on NATS the JSON each stream message carries, from one encoding: %s",
-    async (_case, heldBytes) => {
-      const nats = await TestNatsServer.start();
-      cleanups.push(() => nats.stop());
-      const listener = await connect({ servers: nats.url });
-      cleanups.push(() => listener.close());
-      const published = new Map<number, Uint8Array>();
-      listener.subscribe("shoal.events.>", {
-        callback: (_err, m) => published.set(Number(m.headers?.get("Shoal-Position")), m.data),
-      });
-      await listener.flush();
-      const encoded = new EncodedEvents(heldBytes);
-      // A ring of 16 KiB: a client that comes later reads the store, not the ring.
-      const s = await streaming({ encoded, natsUrl: nats.url, ringBytes: 16 * 1024 });
-      const live = await openSse(s.url);
-      stop(live);
-      await appendMore(s.store, "w", 500);
-      await live.until((m) => m.length >= 500);
-      await expect.poll(() => published.size).toBe(500);
-      const stored = (await s.store.readAll({ after: 0, maxCount: 1000 })).map(json);
-      expect(live.messages.map((m) => m.data)).toEqual(stored);
-      for (const m of live.messages) expect(Buffer.from(published.get(Number(m.id))!).toString()).toBe(m.data);
-      const later = await openSse(`${s.url}?after=0`);
-      stop(later);
-      await later.until((m) => m.length >= 500);
-      expect(later.messages.map((m) => m.data)).toEqual(stored);
-      if (heldBytes > 1024 * 1024) expect(encoded.encodings).toBe(500);
-      else expect(encoded.encodings).toBeGreaterThan(500 + 400);
-    },
-  );
+  ])("publishes on NATS the JSON each stream message carries, from one encoding: %s", async (_case, heldBytes) => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const listener = await connect({ servers: nats.url });
+    cleanups.push(() => listener.close());
+    const published = new Map<number, Uint8Array>();
+    listener.subscribe("shoal.events.>", {
+      callback: (_err, m) => published.set(Number(m.headers?.get("Shoal-Position")), m.data),
+    });
+    await listener.flush();
+    const encoded = new EncodedEvents(heldBytes);
+    // A ring of 16 KiB: a client that comes later reads the store, not the ring.
+    const s = await streaming({ encoded, natsUrl: nats.url, ringBytes: 16 * 1024 });
+    const live = await openSse(s.url);
+    stop(live);
+    await appendMore(s.store, "w", 500);
+    await live.until((m) => m.length >= 500);
+    await expect.poll(() => published.size).toBe(500);
+    const stored = (await s.store.readAll({ after: 0, maxCount: 1000 })).map(json);
+    expect(live.messages.map((m) => m.data)).toEqual(stored);
+    for (const m of live.messages) expect(Buffer.from(published.get(Number(m.id))!).toString()).toBe(m.data);
+    const later = await openSse(`${s.url}?after=0`);
+    stop(later);
+    await later.until((m) => m.length >= 500);
+    expect(later.messages.map((m) => m.data)).toEqual(stored);
+    if (heldBytes > 1024 * 1024) expect(encoded.encodings).toBe(500);
+    else expect(encoded.encodings).toBeGreaterThan(500 + 400);
+  });
 
   it("lets MaxCatchUps clients read the store at a time, the others in line; each gets every event once", async () => {
     const s = await streaming({ ringBytes: 64 * 1024, maxCatchUps: 1 });

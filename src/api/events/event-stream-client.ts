@@ -4,7 +4,7 @@ import type { Clock } from "../../actors/clock.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EventFilter, EventStore } from "../../events/store/event-store.ts";
 import type { EventStreamHub, StreamSubscriber } from "../../projections/event-stream/event-stream-hub.ts";
-import { resumeFrame, sseFrame } from "../../projections/event-stream/sse-frame.ts";
+import { resumeFrame } from "../../projections/event-stream/sse-frame.ts";
 
 /** Events a catching-up client reads from the store at a time (and at most holds unsent). */
 export const CATCH_UP_PAGE = 512;
@@ -27,12 +27,13 @@ export interface EventStreamClientOptions {
 }
 
 /**
- * One HTTP client of the event stream. It catches up from the store, a page at a time (each read in its turn among the
- * clients reading the store: the hub's catchUps) and never more than one page ahead of what its connection took (a client that stops reading then waits, holding that page), until its cursor
- * reaches the hub's ring; from then on it is live, and the hub hands it each new event it selects. Whatever it was
- * sent live is queued on its connection: when more than its bound is still waiting there as new events come, it gets
- * a last `resume` message saying where to go on from and is closed instead, so a client that does not read costs at
- * most its bound and one batch of the hub, and the hub never waits for it.
+ * One HTTP client of the event stream. It catches up from the store in its turn (the hub's catchUps: a few clients at
+ * a time), a page at a time and never more than one page ahead of what its connection took (a client that stops
+ * reading then waits, holding that page, and gives its turn to the next), until its cursor reaches the hub's ring;
+ * from then on it is live, and the hub hands it each new event it selects. Whatever it was sent live is queued on its
+ * connection: when more than its bound is still waiting there as new events come, it gets a last `resume` message
+ * saying where to go on from and is closed instead, so a client that does not read costs at most its bound and one
+ * batch of the hub, and the hub never waits for it.
  */
 export class EventStreamClient implements StreamSubscriber {
   live = false;

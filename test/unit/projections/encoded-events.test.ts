@@ -23,7 +23,7 @@ const ownJson = (e: RecordedEvent) => new TextEncoder().encode(JSON.stringify(to
 describe("EncodedEvents", () => {
   it("gives the NATS payload and the SSE message each publisher encoded on its own, from one encoding", () => {
     const encoded = new EncodedEvents(1024 * 1024);
-    const notes = ["plain", "zürich 東京 🚀", "line\nbreak\u2028sep \"quoted\" \\", "lone \ud800 surrogate", ""];
+    const notes = ["plain", "zürich 東京 🚀", 'line\nbreak\u2028sep "quoted" \\', "lone \ud800 surrogate", ""];
     notes.forEach((note, i) => {
       const e = stored(1_000_000 + i, note);
       expect(Buffer.compare(encoded.frame(e), sseFrame(e))).toBe(0);
