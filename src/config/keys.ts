@@ -1,6 +1,5 @@
 import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
-import { DEFAULT_MAX_CATCH_UPS } from "../projections/event-stream/catch-up-turns.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
@@ -93,7 +92,7 @@ export const CONFIG_KEYS = {
   ),
   "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
   "API.EventStream.MaxCatchUps": int(
-    DEFAULT_MAX_CATCH_UPS,
+    8,
     "Event stream clients catching up from the store at once; the others wait their turn",
   ),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),

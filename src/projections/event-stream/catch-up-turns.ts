@@ -1,6 +1,3 @@
-/** Clients reading the store at once unless told otherwise (API.EventStream.MaxCatchUps). */
-export const DEFAULT_MAX_CATCH_UPS = 8;
-
 /**
  * Turns to read the store, for event stream clients catching up (docs/audit.md, The event stream): at most `limit`
  * at once, the others in line in the order they asked, so that many clients reconnecting after a restart read the
@@ -13,8 +10,10 @@ export class CatchUpTurns {
   /** line[first] is the next to go (entries before it are gone). */
   private first = 0;
 
+  /** `limit` Infinity: no line, every client goes at once. */
   constructor(readonly limit: number) {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`catch-up turns: ${limit} is not at least 1`);
+    if (!(limit >= 1) || (limit !== Infinity && !Number.isSafeInteger(limit)))
+      throw new Error(`catch-up turns: ${limit} is not a whole number at least 1`);
   }
 
   /** Turns taken now. */

@@ -5,7 +5,7 @@ import { EncodedEvents } from "../encoded-events.ts";
 import type { EventEnvelope } from "../event-envelope.ts";
 import { type FilterFacts, filterFactsOf, matchesEventFilter } from "../event-feed/event-filter-match.ts";
 import type { Processor } from "../processor.ts";
-import { CatchUpTurns, DEFAULT_MAX_CATCH_UPS } from "./catch-up-turns.ts";
+import { CatchUpTurns } from "./catch-up-turns.ts";
 import { KEEP_ALIVE_FRAME } from "./sse-frame.ts";
 
 /** One event of the ring: its frame, made once for every client, and what filters look at. */
@@ -45,7 +45,7 @@ export interface EventStreamHubOptions {
   readonly onCutOff?: () => void;
   /** Each event's message, shared with the NATS publisher; without it the hub encodes each event itself. */
   readonly encoded?: EncodedEvents;
-  /** Clients reading the store at once, at most (a page each); the others wait their turn. */
+  /** Clients catching up from the store at once, at most; the others wait their turn. Without it: all at once. */
   readonly maxCatchUps?: number;
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
@@ -78,7 +78,7 @@ export class EventStreamHub implements Processor {
   constructor(private readonly options: EventStreamHubOptions) {
     this.floorPosition = this.headPosition = options.startAt;
     this.encoded = options.encoded ?? new EncodedEvents(0);
-    this.catchUps = new CatchUpTurns(options.maxCatchUps ?? DEFAULT_MAX_CATCH_UPS);
+    this.catchUps = new CatchUpTurns(options.maxCatchUps ?? Infinity);
   }
 
   /** Where it starts, for the processor host: the store's head at start, never a checkpoint. */

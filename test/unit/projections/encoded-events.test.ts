@@ -81,6 +81,10 @@ describe("CatchUpTurns", () => {
     turns.release();
     turns.release();
     expect(turns.taken).toBe(0);
-    expect(() => new CatchUpTurns(0)).toThrow(/not at least 1/);
+    expect(() => new CatchUpTurns(0)).toThrow(/not a whole number at least 1/);
+    expect(() => new CatchUpTurns(1.5)).toThrow(/not a whole number/);
+    const unbounded = new CatchUpTurns(Infinity);
+    await Promise.all([1, 2, 3].map(() => unbounded.take()));
+    expect([unbounded.taken, unbounded.waiting]).toEqual([3, 0]);
   });
 });
