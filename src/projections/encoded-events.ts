@@ -2,7 +2,7 @@ import type { RecordedEvent } from "../events/store/event-store.ts";
 import { sseFrame, sseFrameJson } from "./event-stream/sse-frame.ts";
 
 /** What the orchestrator keeps of the newest events encoded, at most (docs/audit.md, The event stream). */
-export const ENCODED_EVENTS_BYTES = 16 * 1024 ** 2;
+export const ENCODED_EVENTS_BYTES = 4 * 1024 ** 2;
 
 /**
  * Each event's wire form, encoded once for everything that sends it: its Server-Sent Events message, whose data line

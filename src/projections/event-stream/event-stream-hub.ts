@@ -72,7 +72,7 @@ export class EventStreamHub implements Processor {
   private cancelKeepAlive: (() => void) | undefined;
   private closed = false;
   private readonly encoded: EncodedEvents;
-  /** Whose turn it is to read a page of the store. */
+  /** Whose turn it is to catch up from the store. */
   readonly catchUps: CatchUpTurns;
 
   constructor(private readonly options: EventStreamHubOptions) {
