@@ -1,0 +1,56 @@
+import { createServer, connect, type Server, type Socket } from "node:net";
+
+/**
+ * A TCP proxy in front of a real nats-server that stalls logins: of the first `stalled`
+ * connections it forwards what the server says (its INFO) but never what the client says (its
+ * CONNECT), so the login never reaches the server and the client times out waiting, as behind a
+ * server too busy to answer logins. Later connections pass through untouched, each side's end
+ * passed on after its data (a client then reads what a server said before closing, as across a
+ * real network rather than loopback, where its next write may fail first).
+ */
+export class LoginStallProxy {
+  private connections = 0;
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(natsUrl: string, stalled: number): Promise<LoginStallProxy> {
+    const target = new URL(natsUrl);
+    let proxy: LoginStallProxy | undefined;
+    const server = createServer((client) => proxy?.relay(client, target, stalled));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    proxy = new LoginStallProxy(server, `${target.protocol}//127.0.0.1:${port}`);
+    return proxy;
+  }
+
+  /** Connections accepted so far, stalled ones included. */
+  get accepted(): number {
+    return this.connections;
+  }
+
+  private relay(client: Socket, target: URL, stalled: number): void {
+    const stall = this.connections++ < stalled;
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+      socket.on("error", () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    upstream.on("data", (data) => client.write(data));
+    upstream.on("end", () => client.end());
+    client.on("end", () => upstream.end());
+    if (!stall) client.on("data", (data) => upstream.write(data));
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
