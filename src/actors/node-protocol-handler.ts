@@ -273,7 +273,8 @@ export class NodeProtocolHandler {
     if (error.kind === "Internal")
       this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "compute request refused");
     // Admission counts its own refusals and logs them once per interval.
-    else if (!(error instanceof AdmissionRefusal)) this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
+    else if (!(error instanceof AdmissionRefusal))
+      this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
     if (error.kind === "Internal" && !(e instanceof ShoalError))
       this.options.logger.error({ err: e }, "compute request failed");
     return {

@@ -70,7 +70,8 @@ export class RegistrationAdmission {
       throw new AdmissionRefusal({
         kind: "Unavailable",
         message:
-          `too many new nodes registering (Orchestrator.NodeManager.MaxRegistrationsPerSecond=${this.limits.maxRegistrationsPerSecond}, ` +
+          "too many new nodes registering (Orchestrator.NodeManager." +
+          `MaxRegistrationsPerSecond=${this.limits.maxRegistrationsPerSecond}, ` +
           `RegistrationBurst=${this.limits.registrationBurst}); try again in ${seconds}s`,
         retryAfterSeconds: seconds,
       });
@@ -83,8 +84,9 @@ export class RegistrationAdmission {
         throw new AdmissionRefusal({
           kind: "Forbidden",
           message:
-            `cannot register node ${nodeId}: the limit of ${max} nodes awaiting approval (Orchestrator.NodeManager.MaxPendingNodes) is reached. ` +
-            "An operator must approve, reject or delete pending nodes (shoal node list --filter-approval=pending) or raise the limit",
+            `cannot register node ${nodeId}: the limit of ${max} nodes awaiting approval ` +
+            "(Orchestrator.NodeManager.MaxPendingNodes) is reached. An operator must approve, reject or delete " +
+            "pending nodes (shoal node list --filter-approval=pending) or raise the limit",
         });
       }
     }

@@ -64,7 +64,7 @@ describe("compute agent behind an orchestrator's nats-server that times logins o
     ]);
     expect(orchestrator.manager.live("stalled-2")).toBeUndefined();
   });
-  it("in a virtual fleet: every node joins after the stall, the failures counted by code instead of logged", async () => {
+  it("in a virtual fleet: every node joins after the stall, failures counted by code, not logged", async () => {
     const proxy = await LoginStallProxy.start(orchestrator.natsUrl, 3);
     cleanups.push(() => proxy.stop());
     const { logger, records } = capturedLogger();

@@ -12,19 +12,25 @@ export class LoginStallProxy {
   private connections = 0;
   private readonly sockets = new Set<Socket>();
 
+  private readonly server: Server;
+
   private constructor(
-    private readonly server: Server,
-    readonly url: string,
-  ) {}
+    private readonly target: URL,
+    private readonly stalled: number,
+  ) {
+    this.server = createServer((client) => this.relay(client));
+  }
 
   static async start(natsUrl: string, stalled: number): Promise<LoginStallProxy> {
-    const target = new URL(natsUrl);
-    let proxy: LoginStallProxy | undefined;
-    const server = createServer((client) => proxy?.relay(client, target, stalled));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as { port: number };
-    proxy = new LoginStallProxy(server, `${target.protocol}//127.0.0.1:${port}`);
+    const proxy = new LoginStallProxy(new URL(natsUrl), stalled);
+    await new Promise<void>((resolve) => proxy.server.listen(0, "127.0.0.1", resolve));
     return proxy;
+  }
+
+  /** The nats-server's URL, with the proxy's address. */
+  get url(): string {
+    const { port } = this.server.address() as { port: number };
+    return `${this.target.protocol}//127.0.0.1:${port}`;
   }
 
   /** Connections accepted so far, stalled ones included. */
@@ -32,9 +38,9 @@ export class LoginStallProxy {
     return this.connections;
   }
 
-  private relay(client: Socket, target: URL, stalled: number): void {
-    const stall = this.connections++ < stalled;
-    const upstream = connect(Number(target.port), target.hostname);
+  private relay(client: Socket): void {
+    const stall = this.connections++ < this.stalled;
+    const upstream = connect(Number(this.target.port), this.target.hostname);
     for (const socket of [client, upstream]) {
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
