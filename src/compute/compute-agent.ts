@@ -10,6 +10,7 @@ import { credentialsDir } from "../security/secret-file.ts";
 import type { JoinKey } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { nkeyLogin } from "../transport/nkey-signature.ts";
+import { LOGIN_TIMEOUT_SECONDS } from "../transport/nats-auth/nats-server-config.ts";
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
@@ -105,6 +106,14 @@ const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Er
 /** What an attempt's failure is counted under: nats.js's code (TIMEOUT, AUTHENTICATION_TIMEOUT, …), else its name. */
 const failureCode = (e: unknown): string =>
   (e as { code?: unknown } | undefined)?.code?.toString() ?? (e instanceof Error ? e.name : typeof e);
+
+/**
+ * How long the agent waits for a login: longer than the orchestrator's nats-server gives one. In a storm logins queue
+ * on the server; an agent that gave up sooner would waste the work the server already put into its login and join
+ * the back of the same queue again, and the storm with it. Past this the server has answered (Authentication
+ * Timeout, at worst) or is not there.
+ */
+const LOGIN_WAIT_MS = (LOGIN_TIMEOUT_SECONDS + 2) * 1000;
 
 /** How many refusals of the join login in a row mean a wrong token rather than a reload. */
 const JOIN_LOGIN_REFUSALS_TO_GIVE_UP = 4;
@@ -240,7 +249,11 @@ export class ComputeAgent {
   }
 
   private connectOptions(): ConnectionOptions {
-    return { servers: [...this.options.orchestrators], name: `shoal-compute-${this.options.nodeId}`, timeout: 5000 };
+    return {
+      servers: [...this.options.orchestrators],
+      name: `shoal-compute-${this.options.nodeId}`,
+      timeout: LOGIN_WAIT_MS,
+    };
   }
 
   /** Connects with this node's own key; undefined when NATS does not (or no longer) let it in. */

@@ -3,8 +3,9 @@ import { createServer, connect, type Server, type Socket } from "node:net";
 /**
  * A TCP proxy in front of a real nats-server that stalls logins: of the first `stalled`
  * connections it forwards what the server says (its INFO) but never what the client says (its
- * CONNECT), so the login never reaches the server and the client times out waiting, as behind a
- * server too busy to answer logins. Later connections pass through untouched, each side's end
+ * CONNECT), so the login never reaches the server: the server drops it at its login deadline
+ * and the client, waiting a little longer, times out, as behind a server too busy to get to a
+ * login in time. Later connections pass through untouched, each side's end
  * passed on after its data (a client then reads what a server said before closing, as across a
  * real network rather than loopback, where its next write may fail first).
  */
