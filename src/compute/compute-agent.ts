@@ -437,7 +437,7 @@ export class ComputeAgent {
       let retry: { readonly message: string; readonly reason: string; readonly code?: string };
       try {
         const response = await this.tryJoin(rejoin);
-        if (response === "joined") return;
+        if (response === "done") return;
         this.tell("join", response);
         if (rejoin && response.Code === "NotFound") {
           this.refusedReport("join", response);
@@ -471,13 +471,13 @@ export class ComputeAgent {
     }
   }
 
-  /** One attempt: "joined" (or confirmed by the sentinel), or the orchestrator's refusal; throws what failed. */
-  private async tryJoin(rejoin: boolean): Promise<ProtocolResponse | "joined"> {
+  /** One attempt: "done" (joined, confirmed by its sentinel, or stopped meanwhile) or the refusal; throws failures. */
+  private async tryJoin(rejoin: boolean): Promise<ProtocolResponse | "done"> {
     const { logger } = this.options;
     if (!this.nc) {
       const own = await this.connectAsNode();
       if (own) this.adopt(own);
-      if (this.stopped) return "joined";
+      if (this.stopped) return "done";
     }
     if (this.client && this.sentinel.exists()) {
       // Answered, unlike the heartbeats that follow: whether to join again depends on it.
@@ -487,7 +487,7 @@ export class ComputeAgent {
         this.registered = true;
         logger.info("registration still valid (sentinel present); not registering again");
         await this.sendInfo();
-        return "joined";
+        return "done";
       }
       logger.info({ reason: hb.Reason }, "orchestrator no longer knows this node; joining again");
       this.sentinel.remove();
@@ -502,7 +502,7 @@ export class ComputeAgent {
       // Still refused (reloads keep coming): the next round finds it let in, or joins again, idempotently.
       if (!own) throw new Error("joined, but NATS did not let this node's key in yet");
       this.adopt(own);
-      if (this.stopped) return "joined";
+      if (this.stopped) return "done";
     }
     this.registered = true;
     this.tell("join", response);
@@ -513,7 +513,7 @@ export class ComputeAgent {
       Orchestrators: this.options.orchestrators,
     });
     logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
-    return "joined";
+    return "done";
   }
 
   private sleep(ms: number): Promise<void> {
