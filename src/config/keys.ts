@@ -148,12 +148,14 @@ export const CONFIG_KEYS = {
       "Per-node (NodeIDs) or per-group (Selector) DisconnectTimeout/UnknownTimeout; node entries win over groups, first matching group wins",
   } as KeyDef<"overrides", HealthOverride[]>,
   "Orchestrator.NodeManager.MaxRegistrationsPerSecond": int(
-    10,
-    "New nodes (ids not currently registered) admitted per second, sustained; 0 for no limit",
+    100,
+    "New nodes (ids not currently registered) admitted per second, sustained, once RegistrationBurst is spent; " +
+      "0 for no limit",
   ),
   "Orchestrator.NodeManager.RegistrationBurst": int(
-    100,
-    "New nodes admitted at once after a quiet spell (at least 1 when MaxRegistrationsPerSecond is set)",
+    100_000,
+    "New nodes admitted at once after a quiet spell: a whole fleet joining a new orchestrator " +
+      "(at least 1 when MaxRegistrationsPerSecond is set)",
   ),
   "Orchestrator.NodeManager.MaxPendingNodes": int(
     1000,
