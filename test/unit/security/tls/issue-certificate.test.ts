@@ -1,33 +1,14 @@
-import { generateKeyPairSync, X509Certificate } from "node:crypto";
+import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { time, unsignedInteger } from "../../../../src/security/tls/der.ts";
-import { issueCertificate } from "../../../../src/security/tls/issue-certificate.ts";
+import { testCa, testServerCertificate } from "../../../support/test-certificates.ts";
 
 const NOW = new Date("2026-11-29T16:00:00Z");
 const YEAR = 365 * 24 * 3600 * 1000;
-const keys = () => generateKeyPairSync("ec", { namedCurve: "P-256" });
-
 function caAndServer(names: string[]) {
-  const ca = keys();
-  const caPem = issueCertificate({
-    commonName: "Test CA",
-    publicKey: ca.publicKey,
-    privateKey: ca.privateKey,
-    notBefore: NOW,
-    notAfter: new Date(NOW.getTime() + 10 * YEAR),
-    ca: true,
-  });
-  const server = keys();
-  const serverPem = issueCertificate({
-    commonName: "Test server",
-    publicKey: server.publicKey,
-    issuer: { commonName: "Test CA", privateKey: ca.privateKey, publicKey: ca.publicKey },
-    notBefore: NOW,
-    notAfter: new Date(NOW.getTime() + YEAR),
-    ca: false,
-    names,
-  });
-  return { ca, caCert: new X509Certificate(caPem), server, serverCert: new X509Certificate(serverPem) };
+  const ca = testCa(NOW);
+  const server = testServerCertificate(ca, names, { from: NOW, to: new Date(NOW.getTime() + YEAR) });
+  return { ca, caCert: new X509Certificate(ca.pem), server, serverCert: new X509Certificate(server.pem) };
 }
 
 describe("issueCertificate", () => {
