@@ -49,14 +49,13 @@ interface Pair {
   readonly keyPem: string;
 }
 
-function readPair(certPath: string, keyPath: string, dir: string): Pair | undefined {
+function readPair(certPath: string, keyPath: string): Pair | undefined {
   const certThere = existsSync(certPath);
   const keyThere = existsSync(keyPath);
   if (!certThere && !keyThere) return undefined;
   if (!certThere || !keyThere) {
     throw new GeneratedTlsError(
-      `${certThere ? keyPath : certPath} is missing beside ${certThere ? certPath : keyPath}; restore it, ` +
-        `or remove ${dir} to generate a new CA (clients must then trust it)`,
+      `${certThere ? keyPath : certPath} is missing beside ${certThere ? certPath : keyPath}`,
     );
   }
   try {
@@ -126,7 +125,14 @@ export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date):
   const keyPath = join(dir, "api.key");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  let ca = readPair(caPath, caKeyPath, dir);
+  let ca: Pair | undefined;
+  try {
+    ca = readPair(caPath, caKeyPath);
+  } catch (e) {
+    throw new GeneratedTlsError(
+      `${(e as Error).message}; restore it, or remove ${dir} to generate a new CA (clients must then trust the new one)`,
+    );
+  }
   const caCreated = ca === undefined;
   if (ca === undefined) {
     ca = newPair(CA_NAME, now, CA_VALIDITY, undefined, []);
@@ -140,8 +146,15 @@ export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date):
     );
   }
   const names = serverNames(apiHost);
-  const kept = readPair(certPath, keyPath, dir);
-  const reason = kept === undefined ? "there was none" : unfit(kept, ca, names, now);
+  // The server's pair is no trust anchor: whatever is wrong with it, a new one signed by the CA replaces it.
+  let kept: Pair | undefined;
+  let reason: string | undefined;
+  try {
+    kept = readPair(certPath, keyPath);
+    reason = kept === undefined ? "there was none" : unfit(kept, ca, names, now);
+  } catch (e) {
+    reason = (e as Error).message;
+  }
   const server =
     reason === undefined && kept !== undefined ? kept : newPair("Shoal API", now, SERVER_VALIDITY, ca, names);
   if (reason !== undefined) writePair(server, certPath, keyPath);

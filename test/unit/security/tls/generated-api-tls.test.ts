@@ -66,7 +66,9 @@ describe("the API's generated TLS material", () => {
 
     rmSync(join(apiTlsDir(dataDir), "ca.key"));
     expect(() => loadOrCreateApiTls(dataDir, "127.0.0.1", NOW)).toThrow(GeneratedTlsError);
-    expect(() => loadOrCreateApiTls(dataDir, "127.0.0.1", NOW)).toThrow(/ca\.key is missing beside .*ca\.crt/);
+    expect(() => loadOrCreateApiTls(dataDir, "127.0.0.1", NOW)).toThrow(
+      new RegExp(`ca\\.key is missing beside .*ca\\.crt; restore it, or remove ${apiTlsDir(dataDir)} to generate`),
+    );
 
     const other = tempDir();
     loadOrCreateApiTls(other, "127.0.0.1", NOW);
@@ -74,7 +76,7 @@ describe("the API's generated TLS material", () => {
     expect(() => loadOrCreateApiTls(other, "127.0.0.1", NOW)).toThrow(/ca\.key is not the key of .*ca\.crt/);
   });
 
-  it("issues a new server certificate when the kept one is not the CA's", () => {
+  it("issues a new server certificate when the kept one is not the CA's, is half missing or unreadable", () => {
     const dataDir = tempDir();
     const first = loadOrCreateApiTls(dataDir, "127.0.0.1", NOW);
     const stranger = tempDir();
@@ -84,5 +86,11 @@ describe("the API's generated TLS material", () => {
     const again = loadOrCreateApiTls(dataDir, "127.0.0.1", NOW);
     expect(again.serverIssued).toBe("it was not issued by the CA");
     expect(again.caFingerprint).toBe(first.caFingerprint);
+
+    rmSync(join(apiTlsDir(dataDir), "api.key"));
+    expect(loadOrCreateApiTls(dataDir, "127.0.0.1", NOW).serverIssued).toMatch(/api\.key is missing beside/);
+    writeFileSync(join(apiTlsDir(dataDir), "api.crt"), "not a certificate");
+    expect(loadOrCreateApiTls(dataDir, "127.0.0.1", NOW).serverIssued).toMatch(/^cannot use .*api\.crt/);
+    expect(served(loadOrCreateApiTls(dataDir, "127.0.0.1", NOW).cert).checkIP("127.0.0.1")).toBe("127.0.0.1");
   });
 });
