@@ -8,6 +8,9 @@ import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 export const SERVE_HELP = `Usage: shoal serve [options]
 
 Runs the orchestrator: node manager, REST API, embedded NATS and event store.
+The API serves HTTPS: API.TLS.CertFile/KeyFile, else a CA and certificate generated
+under DataDir/credentials/tls (API.TLS.Disable: plain HTTP). SIGHUP serves the
+certificate files as they are then.
 
 Options:
 ${CONFIG_HELP}
