@@ -40,6 +40,7 @@ import { eventStreamRoute } from "../src/api/events/event-stream-route.ts";
 import { registerRoutes } from "../src/api/route.ts";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import type { NewEvent } from "../src/events/store/event-store.ts";
+import { ENCODED_EVENTS_BYTES, EncodedEvents } from "../src/projections/encoded-events.ts";
 import { EventStreamHub } from "../src/projections/event-stream/event-stream-hub.ts";
 import { ProcessorHost } from "../src/projections/processor-host.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
@@ -91,6 +92,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     keepAliveMs: 15_000,
     maxBufferedBytes: 256 * 1024 * 1024,
     onCutOff: () => cutOffs++,
+    // As `shoal serve` shares them with the NATS publisher.
+    encoded: new EncodedEvents(ENCODED_EVENTS_BYTES),
     deadlines,
     logger,
   });

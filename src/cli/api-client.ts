@@ -1,6 +1,7 @@
 import { authorizationHeader, type ApiCredential, type ResolvedCredentials } from "./api-credentials.ts";
 import { describeConnectionError } from "./connection-error.ts";
 import { httpRequest, type HttpResponse } from "./http-request.ts";
+import { inFlagTerms } from "./in-flag-terms.ts";
 import type { TlsTrust } from "./tls-trust.ts";
 
 export class ApiError extends Error {
@@ -49,7 +50,11 @@ export class ApiClient {
         this.current++;
         continue;
       }
-      const message = (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`;
+      const message = inFlagTerms(
+        (parsed as { Message?: string } | undefined)?.Message ?? `HTTP ${response.status}`,
+        parsed,
+        path,
+      );
       throw new ApiError(
         response.status,
         response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message,

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { ApiError, type ApiClient } from "./api-client.ts";
+import { inFlagTerms } from "./in-flag-terms.ts";
 import { describeConnectionError } from "./connection-error.ts";
 import { tlsRequestOptions } from "./tls-trust.ts";
 
@@ -47,12 +48,12 @@ export async function openStreamingGet(
     throw new ApiError(0, describeConnectionError(api.baseUrl, e, api.tls), undefined);
   }
   const status = response.statusCode ?? 0;
-  if (status < 200 || status >= 300) throw await refusal(response);
+  if (status < 200 || status >= 300) throw await refusal(response, path);
   response.setEncoding("utf8");
   return response;
 }
 
-async function refusal(response: IncomingMessage): Promise<ApiError> {
+async function refusal(response: IncomingMessage, path: string): Promise<ApiError> {
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
@@ -63,7 +64,7 @@ async function refusal(response: IncomingMessage): Promise<ApiError> {
     body = text;
   }
   const message = (body as { Message?: string } | undefined)?.Message ?? `HTTP ${response.statusCode}`;
-  return new ApiError(response.statusCode ?? 0, message, body);
+  return new ApiError(response.statusCode ?? 0, inFlagTerms(message, body, path), body);
 }
 
 /** The lines of an NDJSON answer as they arrive, without their newlines; blank lines skipped. */

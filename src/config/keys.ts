@@ -100,6 +100,10 @@ export const CONFIG_KEYS = {
     "The newest events' stream messages kept in memory (while a client is connected), for clients switching from the store to live",
   ),
   "API.EventStream.MaxClients": int(2000, "Event stream clients at once; more are answered 503"),
+  "API.EventStream.MaxCatchUps": int(
+    8,
+    "Event stream clients catching up from the store at once; the others wait their turn",
+  ),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(

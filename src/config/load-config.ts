@@ -119,6 +119,9 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
   if (config["API.EventStream.ClientBufferBytes"] < 64 * 1024) {
     throw new ConfigError("API.EventStream.ClientBufferBytes must be at least 64KiB: a few events must fit");
   }
+  if (config["API.EventStream.MaxCatchUps"] < 1) {
+    throw new ConfigError("API.EventStream.MaxCatchUps must be at least 1: otherwise no client could catch up");
+  }
   if (
     config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] <= 0 ||
     config["Orchestrator.NodeManager.UnhealthyNodesThreshold"] > 1

@@ -9,6 +9,7 @@ import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import type { StopSteps } from "../lifecycle/stop-steps.ts";
 import { ShoalMetrics } from "../metrics/shoal-metrics.ts";
+import { ENCODED_EVENTS_BYTES, EncodedEvents } from "../projections/encoded-events.ts";
 import { ProcessorHost } from "../projections/processor-host.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { Nats, type NatsService, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
@@ -35,6 +36,8 @@ export interface OrchestratorContext {
    * while its transport is down. Node health, silent nodes and answer bounds all go by it.
    */
   readonly listening: Listening;
+  /** Each event's JSON encoded once, for the NATS publisher and the event stream alike. */
+  readonly encodedEvents: EncodedEvents;
   /** One store subscription for every read model, workflow and the publisher, each at its own pace. */
   readonly processors: ProcessorHost;
   readonly stops: StopSteps;
@@ -113,6 +116,7 @@ export async function openContext(
     metrics,
     deadlines,
     listening,
+    encodedEvents: new EncodedEvents(ENCODED_EVENTS_BYTES),
     processors: new ProcessorHost({
       store,
       clock,

@@ -15,7 +15,7 @@ import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
-import { toClusterEvent } from "./cluster-event.ts";
+import { EncodedEvents } from "./encoded-events.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import type { Processor } from "./processor.ts";
 
@@ -48,6 +48,8 @@ export interface NatsEventPublisherOptions {
   readonly clock?: Clock;
   /** The one deadline heap, on the same clock; without one the publisher keeps its own, stopped by flush(). */
   readonly deadlines?: DeadlineScheduler;
+  /** Each event's JSON, shared with the event stream; without it the publisher encodes each event itself. */
+  readonly encoded?: EncodedEvents;
 }
 
 /** An accepted event until JetStream acknowledged it (or it is not published at all). */
@@ -100,7 +102,7 @@ const decoder = new TextDecoder();
 export class NatsEventPublisher implements Processor {
   readonly name = CHECKPOINT;
   private jsm: JetStreamManager | undefined;
-  private readonly encoder = new TextEncoder();
+  private readonly encoded: EncodedEvents;
   private queue: Entry[] = [];
   /** queue[head] is the oldest unacknowledged entry. */
   private head = 0;
@@ -149,6 +151,7 @@ export class NatsEventPublisher implements Processor {
     this.clock = options.clock ?? systemClock;
     this.ownsDeadlines = options.deadlines === undefined;
     this.deadlines = options.deadlines ?? new DeadlineScheduler(this.clock);
+    this.encoded = options.encoded ?? new EncodedEvents(0);
   }
 
   /** Checks JetStream and the stream; a processor host delivers events after this. */
@@ -278,7 +281,7 @@ export class NatsEventPublisher implements Processor {
     h.set("Shoal-Position", String(e.position));
     if (this.logger.isLevelEnabled("debug"))
       this.logger.debug({ id: e.id, type: e.type, position: e.position }, "publishing cluster event");
-    entry.payload ??= this.encoder.encode(JSON.stringify(toClusterEvent(e)));
+    entry.payload ??= this.encoded.json(e);
     const token = this.nextToken++;
     try {
       this.nc.publish(eventSubject(entry.category as string, entityIdOf(e.stream), e.type), entry.payload, {

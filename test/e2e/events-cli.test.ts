@@ -143,13 +143,40 @@ describe("shoal events", () => {
     }
     const bad = await events("--actor", "admin:alice");
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('Error: query parameter actor: "admin:alice" is not type[:id]');
+    expect(bad.stderr).toContain('Error: --actor: "admin:alice" is not type[:id]');
     const badNdjson = await events("--since", "yesterday", "--output", "ndjson");
     expect(badNdjson.code).toBe(1);
-    expect(badNdjson.stderr).toContain('Error: query parameter since: "yesterday"');
+    expect(badNdjson.stderr).toContain('Error: --since: "yesterday"');
     const help = await runShoal(["events", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: shoal events [options]");
+  });
+
+  it("names the flag (or argument) a refused query parameter came from, in every command that maps one", async () => {
+    const watcher = ["--api-port", new URL(orchestrator.apiUrl).port, "--username", "watcher"];
+    const shoal = (...args: string[]) => runShoal([...args, ...watcher, "--password", "watcher's password"]);
+    const future = "2999-01-01T00:00:00Z";
+    const entities = Array.from({ length: 11 }, (_, i) => `--entity=e${i}`);
+    for (const [args, said] of [
+      [["events", "--until", "soon"], '--until: "soon" is not an RFC 3339 time'],
+      [["events", "--after", "999999"], "--after: position 999999 is beyond the newest event"],
+      [["events", "--type", "NodeExploded"], '--type: unknown event type "NodeExploded"'],
+      [["events", "--category", "cluster"], '--category: unknown category "cluster"'],
+      [["events", ...entities], "--entity: at most 10 values, got 11"],
+      [["events", "--next-token", "soon"], "--next-token: next_token must be a position"],
+      [["events", "--follow", "--after", "999999"], "--after: position 999999 is beyond the newest event"],
+      [["node", "list", "--as-of", future], `--as-of: ${future} is later than now`],
+      [["node", "list", "--at-position", "999999"], "--at-position: position 999999 is beyond the newest event"],
+      [["job", "list", "--as-of", "noon"], '--as-of: "noon" is not an RFC 3339 time'],
+      [["audit", "diff", "1", "999999"], "TO: position 999999 is beyond the newest event"],
+      [["audit", "membership", "--since", "dawn"], '--since: "dawn" is not an RFC 3339 time'],
+      [["audit", "membership", "--until", future], `--until: ${future} is later than now`],
+    ] as const) {
+      const res = await shoal(...args);
+      expect(res.code, `${args.join(" ")}: ${res.stderr}`).toBe(1);
+      expect(res.stderr, args.join(" ")).toContain(`Error: ${said}`);
+      expect(res.stderr, args.join(" ")).not.toContain("query parameter");
+    }
   });
 });
 

@@ -1,20 +1,24 @@
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { connect } from "nats";
 import { afterEach, describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { sendError } from "../../src/api/error-body.ts";
 import { feedFilterOf } from "../../src/api/events/event-feed-query.ts";
-import { CLOSE_GRACE_MS } from "../../src/api/events/event-stream-client.ts";
+import { CATCH_UP_TURN_MS, CLOSE_GRACE_MS } from "../../src/api/events/event-stream-client.ts";
 import { eventStreamRoute } from "../../src/api/events/event-stream-route.ts";
 import { registerRoutes } from "../../src/api/route.ts";
 import type { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { toClusterEvent } from "../../src/projections/cluster-event.ts";
+import { EncodedEvents } from "../../src/projections/encoded-events.ts";
 import { storeFilterOf } from "../../src/projections/event-feed/event-feed.ts";
 import { EventStreamHub } from "../../src/projections/event-stream/event-stream-hub.ts";
+import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { silentLogger } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
 import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
 import { appendLog, readAllFilteredPages, skewedLog } from "../support/skewed-log.ts";
 import { storesPerTest } from "../support/stores-per-test.ts";
@@ -47,7 +51,11 @@ async function streaming(
     clientBufferBytes?: number;
     maxBufferedBytes?: number;
     maxClients?: number;
+    maxCatchUps?: number;
     before?: number;
+    encoded?: EncodedEvents;
+    /** A NATS server: the events are published there too, by the publisher, on the same processor host. */
+    natsUrl?: string;
   } = {},
 ): Promise<Streaming> {
   const store = stores();
@@ -62,10 +70,23 @@ async function streaming(
     keepAliveMs: 15_000,
     maxBufferedBytes: options.maxBufferedBytes ?? 256 * 1024 * 1024,
     onCutOff: () => cutOffs++,
+    ...(options.encoded ? { encoded: options.encoded } : {}),
+    ...(options.maxCatchUps ? { maxCatchUps: options.maxCatchUps } : {}),
     deadlines,
     logger: silentLogger,
   });
   processors.add(hub);
+  if (options.natsUrl !== undefined) {
+    const nc = await connect({ servers: options.natsUrl });
+    cleanups.push(() => nc.close());
+    const publisher = new NatsEventPublisher(nc, store, silentLogger, 64 * 1024 * 1024, {
+      clock,
+      deadlines,
+      ...(options.encoded ? { encoded: options.encoded } : {}),
+    });
+    await publisher.start();
+    processors.add(publisher);
+  }
   await processors.start();
   const app: FastifyInstance = Fastify();
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
@@ -294,5 +315,64 @@ describe("the event stream", () => {
     const one = await openSse(s.url);
     stop(one);
     expect(await get("")).toMatchObject({ status: 503, body: { Message: expect.stringMatching(/MaxClients/) } });
+  });
+
+  it.each([
+    ["each event is encoded once", 8 * 1024 * 1024],
+    ["an event no longer held is encoded again", 4 * 1024],
+  ])("publishes on NATS the JSON each stream message carries, from one encoding: %s", async (_case, heldBytes) => {
+    const nats = await TestNatsServer.start();
+    cleanups.push(() => nats.stop());
+    const listener = await connect({ servers: nats.url });
+    cleanups.push(() => listener.close());
+    const published = new Map<number, Uint8Array>();
+    listener.subscribe("shoal.events.>", {
+      callback: (_err, m) => published.set(Number(m.headers?.get("Shoal-Position")), m.data),
+    });
+    await listener.flush();
+    const encoded = new EncodedEvents(heldBytes);
+    // A ring of 16 KiB: a client that comes later reads the store, not the ring.
+    const s = await streaming({ encoded, natsUrl: nats.url, ringBytes: 16 * 1024 });
+    const live = await openSse(s.url);
+    stop(live);
+    await appendMore(s.store, "w", 500);
+    await live.until((m) => m.length >= 500);
+    await expect.poll(() => published.size).toBe(500);
+    const stored = (await s.store.readAll({ after: 0, maxCount: 1000 })).map(json);
+    expect(live.messages.map((m) => m.data)).toEqual(stored);
+    for (const m of live.messages) expect(Buffer.from(published.get(Number(m.id))!).toString()).toBe(m.data);
+    const later = await openSse(`${s.url}?after=0`);
+    stop(later);
+    await later.until((m) => m.length >= 500);
+    expect(later.messages.map((m) => m.data)).toEqual(stored);
+    if (heldBytes > 1024 * 1024) expect(encoded.encodings).toBe(500);
+    else expect(encoded.encodings).toBeGreaterThan(500 + 400);
+  });
+
+  it("lets MaxCatchUps clients read the store at a time, the others in line; each gets every event once", async () => {
+    const s = await streaming({ ringBytes: 64 * 1024, maxCatchUps: 1 });
+    // 4 KiB events: far more than a connection that does not read can take.
+    await appendMore(s.store, "c", 3000, 4096);
+    // The first in line does not read: it holds the one turn until it gives it up, its page unread.
+    const sleeper = await openSse(`${s.url}?after=0`, { paused: true });
+    stop(sleeper);
+    await expect.poll(() => s.hub.bufferedClientBytes).toBeGreaterThan(1024 * 1024);
+    const starts = [0, 0, 100, 1500, 2999];
+    const clients = await Promise.all(starts.map((after) => openSse(`${s.url}?after=${after}`)));
+    clients.forEach(stop);
+    await expect.poll(() => s.hub.catchUps.waiting).toBe(starts.length);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(clients.map((c) => dataIds(c.messages).length)).toEqual(starts.map(() => 0));
+    await s.clock.advance(CATCH_UP_TURN_MS);
+    const appending = appendMore(s.store, "l", 500);
+    for (const [i, client] of clients.entries()) {
+      await client.until((m) => Number(m.at(-1)?.id) >= 3500);
+      expect(dataIds(client.messages)).toEqual(range(starts[i]! + 1, 3500));
+    }
+    await appending;
+    sleeper.resume();
+    await sleeper.until((m) => Number(m.at(-1)?.id) >= 3500);
+    expect(dataIds(sleeper.messages)).toEqual(range(1, 3500));
+    expect([s.hub.catchUps.taken, s.hub.catchUps.waiting, s.cutOffs()]).toEqual([0, 0, 0]);
   });
 });

@@ -4,10 +4,12 @@ import type { Clock } from "../../actors/clock.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EventFilter, EventStore } from "../../events/store/event-store.ts";
 import type { EventStreamHub, StreamSubscriber } from "../../projections/event-stream/event-stream-hub.ts";
-import { resumeFrame, sseFrame } from "../../projections/event-stream/sse-frame.ts";
+import { resumeFrame } from "../../projections/event-stream/sse-frame.ts";
 
 /** Events a catching-up client reads from the store at a time (and at most holds unsent). */
 export const CATCH_UP_PAGE = 512;
+/** How long a client catching up may take to read a page before it gives its turn to the next in line. */
+export const CATCH_UP_TURN_MS = 5_000;
 /** How long a client that was sent its last message may take to read it before its connection is dropped. */
 export const CLOSE_GRACE_MS = 5_000;
 
@@ -25,12 +27,13 @@ export interface EventStreamClientOptions {
 }
 
 /**
- * One HTTP client of the event stream. It catches up from the store, a page at a time and never more than one page
- * ahead of what its connection took (a client that stops reading then waits, holding that page), until its cursor
- * reaches the hub's ring; from then on it is live, and the hub hands it each new event it selects. Whatever it was
- * sent live is queued on its connection: when more than its bound is still waiting there as new events come, it gets
- * a last `resume` message saying where to go on from and is closed instead, so a client that does not read costs at
- * most its bound and one batch of the hub, and the hub never waits for it.
+ * One HTTP client of the event stream. It catches up from the store in its turn (the hub's catchUps: a few clients at
+ * a time), a page at a time and never more than one page ahead of what its connection took (a client that stops
+ * reading then waits, holding that page, and gives its turn to the next), until its cursor reaches the hub's ring;
+ * from then on it is live, and the hub hands it each new event it selects. Whatever it was sent live is queued on its
+ * connection: when more than its bound is still waiting there as new events come, it gets a last `resume` message
+ * saying where to go on from and is closed instead, so a client that does not read costs at most its bound and one
+ * batch of the hub, and the hub never waits for it.
  */
 export class EventStreamClient implements StreamSubscriber {
   live = false;
@@ -115,7 +118,8 @@ export class EventStreamClient implements StreamSubscriber {
   }
 
   private async catchUp(): Promise<void> {
-    const { hub, store } = this.options;
+    const { hub } = this.options;
+    let turn = false;
     try {
       while (!this.done) {
         if (this.position >= hub.floor) {
@@ -124,39 +128,61 @@ export class EventStreamClient implements StreamSubscriber {
           this.deliver(hub.framesAfter(this.position, this.filter), hub.head);
           return;
         }
-        const through = hub.head;
-        const page = await store.readFiltered(this.filter, {
-          after: this.position,
-          through,
-          maxCount: CATCH_UP_PAGE,
-        });
+        if (!turn) {
+          // In line with the other clients reading the store; meanwhile it is sent nothing but keep-alives.
+          await hub.catchUps.take();
+          turn = true;
+          continue;
+        }
+        const page = await this.readPage();
         if (this.done) return;
-        const full = page.events.length === CATCH_UP_PAGE;
-        const reached = full ? page.events.at(-1)!.position : page.scannedThrough;
-        const frames = page.events.map(sseFrame);
+        const { frames } = page;
         const flowing = frames.length === 0 || this.res.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
-        // A store that got nowhere has answered all there is through the bound asked for.
-        this.position = reached > this.position ? reached : through;
-        // One page at most waits on the connection: the next is read once it took this one.
-        if (!flowing) await this.drained();
+        // Moved with the write, in one step: a last message sent at any other moment names where the sent ones end.
+        this.position = page.reached;
+        // One page at most waits on the connection: the next is read once it took this one. A connection that takes
+        // it slowly gives its turn to the next in line and, once it took it, waits in line again.
+        if (!flowing && !(await this.drained(CATCH_UP_TURN_MS))) {
+          hub.catchUps.release();
+          turn = false;
+          await this.drained();
+        }
       }
     } catch (err) {
       this.options.logger.warn({ err, client: this.options.id, after: this.position }, "event stream catch-up failed");
       this.end(`the store could not be read: ${(err as Error).message}`);
+    } finally {
+      if (turn) hub.catchUps.release();
     }
   }
 
-  /** Resolves once the connection took what was queued, or closed. */
-  private drained(): Promise<void> {
-    const { res } = this;
+  /** The next page of the store after the cursor, as messages, and the position they cover the store through. */
+  private async readPage(): Promise<{ readonly frames: Buffer[]; readonly reached: number }> {
+    const { hub, store } = this.options;
+    const through = hub.head;
+    const page = await store.readFiltered(this.filter, { after: this.position, through, maxCount: CATCH_UP_PAGE });
+    if (this.done) return { frames: [], reached: this.position };
+    const full = page.events.length === CATCH_UP_PAGE;
+    const reached = full ? page.events.at(-1)!.position : page.scannedThrough;
+    // A store that got nowhere has answered all there is through the bound asked for.
+    return { frames: page.events.map((e) => hub.frameOf(e)), reached: reached > this.position ? reached : through };
+  }
+
+  /** True once the connection took what was queued, or closed; false when `withinMs` passed first. */
+  private drained(withinMs?: number): Promise<boolean> {
+    const { res, options } = this;
+    const key = `event-stream/${options.id}/drain`;
     return new Promise((resolve) => {
-      const go = () => {
+      const settle = (took: boolean) => {
         res.off("drain", go);
         res.off("close", go);
-        resolve();
+        options.deadlines.cancel(key);
+        resolve(took);
       };
+      const go = () => settle(true);
       res.on("drain", go);
       res.on("close", go);
+      if (withinMs !== undefined) options.deadlines.set(key, options.clock.now() + withinMs, () => settle(false));
     });
   }
 }

@@ -30,7 +30,7 @@ export function eventPublisherModule(context: OrchestratorContext): EventPublish
         store,
         logger.child({ component: "event-publisher" }),
         Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
-        { clock: context.clock, deadlines },
+        { clock: context.clock, deadlines, encoded: context.encodedEvents },
       );
       await publisher.start();
       lane.set(processors.add(publisher));

@@ -28,6 +28,8 @@ export function eventStreamModule(
           keepAliveMs: config["API.EventStream.KeepAlive"],
           maxBufferedBytes: config["API.EventStream.MaxBufferedBytes"],
           onCutOff: () => metrics.eventStreamCutOff(),
+          encoded: context.encodedEvents,
+          maxCatchUps: config["API.EventStream.MaxCatchUps"],
           deadlines,
           logger: logger.child({ component: "event-stream" }),
         }),

@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
-import type { EventFilter } from "../../events/store/event-store.ts";
+import type { EventFilter, RecordedEvent } from "../../events/store/event-store.ts";
+import { EncodedEvents } from "../encoded-events.ts";
 import type { EventEnvelope } from "../event-envelope.ts";
 import { type FilterFacts, filterFactsOf, matchesEventFilter } from "../event-feed/event-filter-match.ts";
 import type { Processor } from "../processor.ts";
-import { KEEP_ALIVE_FRAME, sseFrame } from "./sse-frame.ts";
+import { CatchUpTurns } from "./catch-up-turns.ts";
+import { KEEP_ALIVE_FRAME } from "./sse-frame.ts";
 
 /** One event of the ring: its frame, made once for every client, and what filters look at. */
 interface RingEntry {
@@ -41,6 +43,10 @@ export interface EventStreamHubOptions {
   readonly maxBufferedBytes: number;
   /** Told of each client cut off for that. */
   readonly onCutOff?: () => void;
+  /** Each event's message, shared with the NATS publisher; without it the hub encodes each event itself. */
+  readonly encoded?: EncodedEvents;
+  /** Clients catching up from the store at once, at most; the others wait their turn. Without it: all at once. */
+  readonly maxCatchUps?: number;
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
 }
@@ -65,9 +71,14 @@ export class EventStreamHub implements Processor {
   private readonly subscribers = new Set<StreamSubscriber>();
   private cancelKeepAlive: (() => void) | undefined;
   private closed = false;
+  private readonly encoded: EncodedEvents;
+  /** Whose turn it is to catch up from the store. */
+  readonly catchUps: CatchUpTurns;
 
   constructor(private readonly options: EventStreamHubOptions) {
     this.floorPosition = this.headPosition = options.startAt;
+    this.encoded = options.encoded ?? new EncodedEvents(0);
+    this.catchUps = new CatchUpTurns(options.maxCatchUps ?? Infinity);
   }
 
   /** Where it starts, for the processor host: the store's head at start, never a checkpoint. */
@@ -117,6 +128,11 @@ export class EventStreamHub implements Processor {
     }
   }
 
+  /** The event's message, as every client is sent it (a client catching up from the store asks here). */
+  frameOf(e: RecordedEvent): Buffer {
+    return this.encoded.frame(e);
+  }
+
   /** The frames of the ring after `after` that `filter` selects, joined (undefined: none). */
   framesAfter(after: number, filter: EventFilter): Buffer | undefined {
     return this.join(this.indexAfter(after), this.ring.length, (e) => matchesEventFilter(e.facts, filter));
@@ -136,7 +152,7 @@ export class EventStreamHub implements Processor {
     const from = this.ring.length;
     for (const envelope of batch) {
       const recorded = envelope.recorded;
-      const frame = sseFrame(recorded);
+      const frame = this.encoded.frame(recorded);
       this.ring.push({ position: recorded.position, facts: filterFactsOf(recorded), frame });
       this.ringBytes += frame.length;
     }

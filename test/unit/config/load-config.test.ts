@@ -169,6 +169,7 @@ describe("loadConfig", () => {
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=0s"] }, /ExecutionAnswerTimeout must be at least/],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=500ms"] }, /must be at least 1s: a node needs time/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
+      [{ settings: ["API.EventStream.MaxCatchUps=0"] }, /MaxCatchUps must be at least 1/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],
       [{ files: [yaml("API: [unclosed")] }, /not valid YAML/],
       [{ files: [yaml("API:\n  Colour: red\n")] }, /unknown config key API.Colour/],
