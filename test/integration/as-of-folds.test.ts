@@ -294,6 +294,15 @@ describe("positionAsOf", () => {
 });
 
 describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
+  /** The cluster as of a moment, its node read model folded on from the snapshots `seeds` keeps. */
+  const seededAsOf = (seeds: AsOfSeeds) =>
+    new ClusterAsOf({
+      store: counting,
+      clock: new ManualClock(),
+      logger: silentLogger,
+      nodeSeed: (position) => seeds.load(position, store),
+    });
+
   /** A snapshot as the live snapshotter writes one: every node's view after the events up to the n-th, kept. */
   async function keepSnapshot(seeds: AsOfSeeds, dir: string, n: number): Promise<number> {
     const last = all[n - 1]!;
@@ -316,12 +325,7 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, silentLogger);
     const [s2000, s4000] = [await keepSnapshot(seeds, dir, 2_000), await keepSnapshot(seeds, dir, 4_000)];
     expect((await seeds.list()).map((s) => s.position)).toEqual([s2000, s4000]);
-    const asOf = new ClusterAsOf({
-      store: counting,
-      clock: new ManualClock(),
-      logger: silentLogger,
-      nodeSeed: (position) => seeds.load(position, store),
-    });
+    const asOf = seededAsOf(seeds);
     const ask = async (n: number) => {
       const position = all[n - 1]!.position;
       read = 0;
@@ -346,12 +350,7 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     const bytes = await readFile(kept.path);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
     await writeFile(kept.path, bytes);
-    const asOf = new ClusterAsOf({
-      store: counting,
-      clock: new ManualClock(),
-      logger: silentLogger,
-      nodeSeed: (position) => seeds.load(position, store),
-    });
+    const asOf = seededAsOf(seeds);
     const position = all[4_500 - 1]!.position;
     read = 0;
     expect(await asOf.nodes.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
@@ -387,12 +386,7 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     expect((await readFile(current.path)).length).toBeLessThan((await readFile(old)).length);
     await rm(current.path);
     expect(await seeds.list()).toEqual([{ path: old, position: s4000 }]);
-    const asOf = new ClusterAsOf({
-      store: counting,
-      clock: new ManualClock(),
-      logger: silentLogger,
-      nodeSeed: (position) => seeds.load(position, store),
-    });
+    const asOf = seededAsOf(seeds);
     const position = all[4_300 - 1]!.position;
     read = 0;
     expect(await asOf.nodes.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
