@@ -16,7 +16,8 @@
  * a node describe by exact id (its stream alone), and the job list as of the moment, cold (no target).
  *
  * The cold question is asked twice per round: with the node-state snapshots a running orchestrator keeps along the
- * log (one every 100,000 events here, written and kept as NodeStateSnapshotter and AsOfSeeds do; untimed), and without
+ * log (as many as Orchestrator.Audit.AsOf.Snapshots keeps by default, spread evenly: one every 50,000 events of
+ * 1,000,000, written and kept as NodeStateSnapshotter and AsOfSeeds do; untimed), and without
  * any (a store written before they were kept), each from a fresh ClusterAsOf; the nearby questions follow on the one
  * with the snapshots, as an orchestrator answers them.
  *
@@ -30,6 +31,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { asOfPosition } from "../src/api/as-of/as-of-query.ts";
+import { CONFIG_KEYS } from "../src/config/keys.ts";
 import { queryNodes, type ListNodesQuery } from "../src/api/nodes/node-query.ts";
 import { toNodeState } from "../src/api/nodes/node-state.ts";
 import { queryJobs, type ListJobsQuery } from "../src/api/jobs/job-query.ts";
@@ -49,18 +51,24 @@ import { buildAsOfStore } from "./support/as-of-log.ts";
 export const COLD_TARGET_MS = 2_000;
 export const NEARBY_TARGET_MS = 200;
 const PAGE = { limit: 100 } as unknown as ListNodesQuery;
-/** As the live node-state snapshot is written: every 100,000 events. */
-const SNAPSHOT_EVERY = 100_000;
+/** Node-state snapshots an orchestrator keeps along the log by default. */
+const KEPT = CONFIG_KEYS["Orchestrator.Audit.AsOf.Snapshots"].default;
 
 /**
- * The node-state snapshots a running orchestrator would have kept along this log (one every SNAPSHOT_EVERY events),
+ * The node-state snapshots a running orchestrator would have kept along this log: it writes one every minute or
+ * 100,000 events and keeps KEPT of them spread over the log, so here one every `every` events (the log ÷ KEPT),
  * written as its snapshotter writes them and kept as it keeps them; untimed.
  */
-async function keepSnapshots(store: SqliteEventStore, dir: string, log: (line: string) => void): Promise<AsOfSeeds> {
-  const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, pino({ level: "silent" }));
+async function keepSnapshots(
+  store: SqliteEventStore,
+  dir: string,
+  every: number,
+  log: (line: string) => void,
+): Promise<AsOfSeeds> {
+  const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), KEPT, pino({ level: "silent" }));
   const views = new NodeViews();
   const live = join(dir, "node-states.msgpack");
-  let next = SNAPSHOT_EVERY;
+  let next = every;
   for await (const page of store.readAllPages({ pageSize: 2_048 })) {
     for (const recorded of page) {
       views.handleEnvelope(new EventEnvelope(recorded));
@@ -73,7 +81,7 @@ async function keepSnapshots(store: SqliteEventStore, dir: string, log: (line: s
       await writeFileAtomicAsync(live, encoded.chunks);
       await seeds.keep(live, position);
       log(`  node-state snapshot kept at ${position} (${(encoded.bytes / 1e6).toFixed(1)} MB)`);
-      next += SNAPSHOT_EVERY;
+      next += every;
     }
   }
   return seeds;
@@ -95,6 +103,8 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     options.log(
       `  as-of log: ${log.events} events, ${log.nodes} nodes, ${log.jobs} jobs (${buildSeconds.toFixed(1)} s)`,
     );
+    // At most 100,000 apart, as the snapshotter writes one at least that often.
+    const snapshotEvery = Math.min(100_000, Math.ceil(log.events / KEPT));
     const store = new SqliteEventStore(file);
     const logger = pino({ level: "silent" });
     const random = seededRandom(seed);
@@ -112,7 +122,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const nodesListed: number[] = [];
     try {
       const head = await store.headPosition();
-      const seeds = await keepSnapshots(store, dir, options.log);
+      const seeds = await keepSnapshots(store, dir, snapshotEvery, options.log);
       for (let round = 0; round < rounds; round++) {
         const moment = log.firstTime + Math.floor((0.5 + random.next() * 0.45) * (log.lastTime - log.firstTime));
         const list = async (asOf: ClusterAsOf, query: { as_of?: string; at_position?: number }) => {
@@ -186,7 +196,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           "node list as of a moment, cold, snapshots kept along the log",
           "seeded",
           COLD_TARGET_MS,
-          `from the nearest of the node-state snapshots kept every ${SNAPSHOT_EVERY.toLocaleString("en")} events`,
+          `from the nearest of the ${KEPT} node-state snapshots kept along the log`,
         ),
         figure("node list as of a moment, cold, from the start", "cold", COLD_TARGET_MS, "no snapshot kept"),
         figure("node list as of 60 s later", "later60s", NEARBY_TARGET_MS),
@@ -209,6 +219,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
         rounds,
         seed,
         nodesPerPage: Math.min(...nodesListed),
+        snapshotEvery,
         loadAverage: `${loadBefore.toFixed(1)}–${loadAfter.toFixed(1)}`,
       },
     };

@@ -280,7 +280,7 @@ export const CONFIG_KEYS = {
     "Read models folded as of past moments kept per kind (nodes, jobs), so a later question folds on from one; at least 1",
   ),
   "Orchestrator.Audit.AsOf.Snapshots": int(
-    10,
+    20,
     "Node-state snapshots kept along the log, from which a node read model as of a past moment is folded; 0: none",
   ),
   "Orchestrator.Audit.AsOf.KeepFor": dur(

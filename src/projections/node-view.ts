@@ -41,6 +41,7 @@ export function nodeViewOf(
   state: NodeState,
   revision: number,
   info: NodeInfo | undefined = state.info,
+  nodeId: string = state.nodeId,
 ): NodeView | undefined {
   const { nodeType, membership, health, registeredAt, updatedAt, healthSince } = state;
   if (
@@ -55,7 +56,7 @@ export function nodeViewOf(
     return undefined;
   }
   return {
-    nodeId: state.nodeId,
+    nodeId,
     registered: state.registered,
     deleted: state.deleted,
     nodeType,

@@ -196,11 +196,19 @@ export class NodeViews {
     this.views.set(nodeId, view);
   }
 
-  /** The view of `state`, with the info's shared parts (looked up again only when the info changed). */
-  private viewOf(state: NodeState, revision: number, before: NodeView | undefined): NodeView | undefined {
+  /**
+   * The view of `state`, with the info's shared parts (looked up again only when the info changed), and `nodeId` (the
+   * view's own string) for the state's.
+   */
+  private viewOf(
+    state: NodeState,
+    revision: number,
+    before: NodeView | undefined,
+    nodeId: string = state.nodeId,
+  ): NodeView | undefined {
     const info =
-      state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, state.nodeId);
-    return nodeViewOf(state, revision, info);
+      state.info === undefined || state.info === before?.info ? state.info : this.parts.info(state.info, nodeId);
+    return nodeViewOf(state, revision, info, nodeId);
   }
 
   /** Starts from a snapshot's views (before any event is handled); the listener is told of each. */
@@ -208,7 +216,7 @@ export class NodeViews {
     this.materializeAll();
     for (const decoded of views) {
       const nodeId = flatString(decoded.nodeId);
-      const view = this.viewOf({ ...decoded, nodeId }, decoded.revision, undefined) ?? decoded;
+      const view = this.viewOf(decoded, decoded.revision, undefined, nodeId) ?? decoded;
       const before = this.views.get(nodeId);
       this.setView(nodeId, view);
       this.changed(nodeId, before, view);

@@ -38,6 +38,12 @@ export class SharedNodeParts {
   private readonly labels = new Map<string, NodeInfo["Labels"]>();
   private readonly compute = new Map<string, ComputeNodeInfo>();
   private readonly versions = new Map<string, NodeInfo["BacalhauVersion"]>();
+  /**
+   * Each object already looked up (and each shared part) to the part it shares: a snapshot's slice decodes a part once
+   * for the many nodes that have it (node-state-snapshot-file.ts), and a part is then looked up by its JSON once, not
+   * once per node. Weak: a decoded object goes with its slice.
+   */
+  private readonly seen = new WeakMap<object, object>();
 
   /** How many distinct parts are shared (tests, diagnostics). */
   get size(): number {
@@ -55,8 +61,8 @@ export class SharedNodeParts {
     // Literals with every field (not spreads): V8 then keeps the fields in the object itself.
     const nodeID = info.NodeID === nodeId ? nodeId : info.NodeID;
     const hostname = flatString(info.Hostname);
-    const labels = share(this.labels, info.Labels);
-    const version = share(this.versions, info.BacalhauVersion);
+    const labels = this.share(this.labels, info.Labels);
+    const version = this.share(this.versions, info.BacalhauVersion);
     return Object.freeze(
       compute !== undefined
         ? {
@@ -64,20 +70,30 @@ export class SharedNodeParts {
             NodeType: info.NodeType,
             Hostname: hostname,
             Labels: labels,
-            ComputeNodeInfo: share(this.compute, compute),
+            ComputeNodeInfo: this.share(this.compute, compute),
             BacalhauVersion: version,
           }
         : { NodeID: nodeID, NodeType: info.NodeType, Hostname: hostname, Labels: labels, BacalhauVersion: version },
     );
   }
-}
 
-function share<T>(table: Map<string, T>, part: T): T {
-  const key = JSON.stringify(part);
-  const known = table.get(key);
-  if (known !== undefined) return known;
-  // Frozen whether shared or not: a view's parts are never changed in place.
-  const frozen = deepFreeze(structuredClone(part));
-  if (table.size < MAX_SHARED) table.set(key, frozen);
-  return frozen;
+  private share<T>(table: Map<string, T>, part: T): T {
+    const isObject = typeof part === "object" && part !== null;
+    if (isObject) {
+      const seen = this.seen.get(part);
+      if (seen !== undefined) return seen as T;
+    }
+    const key = JSON.stringify(part);
+    let shared = table.get(key);
+    if (shared === undefined) {
+      // Frozen whether shared or not: a view's parts are never changed in place.
+      shared = deepFreeze(structuredClone(part));
+      if (table.size < MAX_SHARED) table.set(key, shared);
+    }
+    if (isObject) {
+      this.seen.set(part, shared as object);
+      this.seen.set(shared as object, shared as object);
+    }
+    return shared;
+  }
 }

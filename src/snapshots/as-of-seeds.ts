@@ -2,9 +2,15 @@ import { copyFile, link, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { EventStore } from "../events/store/event-store.ts";
-import { readNodeStateSnapshot, SNAPSHOT_FORMAT_VERSION, type NodeStateSnapshot } from "./node-state-snapshot-file.ts";
+import {
+  READABLE_FORMATS,
+  readNodeStateSnapshot,
+  SNAPSHOT_FORMAT_VERSION,
+  type NodeStateSnapshot,
+} from "./node-state-snapshot-file.ts";
 
-const NAME = new RegExp(`^node-states-v${SNAPSHOT_FORMAT_VERSION}-(\\d+)\\.msgpack$`);
+/** Kept snapshots of the formats this Shoal reads: an older one kept before an upgrade still serves. */
+const NAME = new RegExp(`^node-states-v(?:${READABLE_FORMATS.join("|")})-(\\d+)\\.msgpack$`);
 
 /** A kept node-state snapshot: every node's state after the event at `position`. */
 export interface AsOfSeed {

@@ -7,8 +7,12 @@ import { NODE_STATE_VERSION } from "../../machines/node/node-state.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import type { NodeView } from "../projections/node-view.ts";
 
-/** The layout of the file below; a change gets a new file name, so an old file is simply not read. */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/**
+ * The layout of the file below; a change gets a new file name, so an old live file is simply not read. Version 1 (a
+ * slice is its views, each with all of its info) is still read: the as-of snapshots kept along the log may be of it.
+ */
+export const SNAPSHOT_FORMAT_VERSION = 2;
+export const READABLE_FORMATS: readonly number[] = [1, SNAPSHOT_FORMAT_VERSION];
 const MAGIC = "shoal-node-states";
 /** Nodes per encoded slice: a few milliseconds of work each, with the event loop free in between. */
 const SLICE_NODES = 1_000;
@@ -38,6 +42,54 @@ interface Header {
   readonly bodyBytes: number;
   readonly bodyCrc32: number;
   readonly writtenAt: string;
+}
+
+/** The parts of a node's info that many nodes have alike (SharedNodeParts): written once per slice. */
+const TABLED = ["Labels", "ComputeNodeInfo", "BacalhauVersion"] as const;
+
+/**
+ * A slice as the file holds it: `[parts, views]`, each view's tabled info parts replaced by their index in `parts`.
+ * The live views share equal parts (one object each), so a slice of a thousand nodes holds a few dozen parts, not a
+ * thousand of each: the file is smaller, decoding it makes one object per part, and seeding the views (NodeViews.seed)
+ * shares each part once, not once per node.
+ */
+function withPartsTable(views: readonly NodeView[]): [unknown[], NodeView[]] {
+  const parts: unknown[] = [];
+  const indexOf = new Map<unknown, number>();
+  const tabled = views.map((view) => {
+    const info: Record<string, unknown> = { ...view.info };
+    for (const key of TABLED) {
+      const part = info[key];
+      if (typeof part !== "object" || part === null) continue;
+      let index = indexOf.get(part);
+      if (index === undefined) {
+        index = parts.push(part) - 1;
+        indexOf.set(part, index);
+      }
+      info[key] = index;
+    }
+    return { ...view, info } as unknown as NodeView;
+  });
+  return [parts, tabled];
+}
+
+/** A version 2 slice's views with their parts put back in place (the decoded objects are this reader's own). */
+function fromPartsTable(slice: unknown): NodeView[] {
+  if (!Array.isArray(slice) || slice.length !== 2 || !Array.isArray(slice[0]) || !Array.isArray(slice[1]))
+    throw new Error("a slice is not a parts table and its views");
+  const [parts, views] = slice as [unknown[], NodeView[]];
+  for (const view of views) {
+    const info = view?.info as Record<string, unknown> | undefined;
+    if (typeof info !== "object" || info === null) continue;
+    for (const key of TABLED) {
+      const index = info[key];
+      if (index === undefined) continue;
+      if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= parts.length)
+        throw new Error(`a node's ${key} names no part of its slice`);
+      info[key] = parts[index as number];
+    }
+  }
+  return views;
 }
 
 export function nodeStateSnapshotPath(dataDir: string): string {
@@ -83,7 +135,7 @@ export async function encodeNodeStateSnapshot(
   for (let i = 0; i < snapshot.views.length; i += SLICE_NODES) {
     const started = performance.now();
     // A copy: pack() reuses its buffer.
-    const slice = Buffer.from(packr.pack(snapshot.views.slice(i, i + SLICE_NODES)));
+    const slice = Buffer.from(packr.pack(withPartsTable(snapshot.views.slice(i, i + SLICE_NODES))));
     const prefix = lengthPrefix(slice.length);
     bodyCrc32 = crc32(slice, crc32(prefix, bodyCrc32));
     body.push(prefix, slice);
@@ -151,9 +203,11 @@ export async function readNodeStateSnapshot(path: string, store: EventStore): Pr
   }
   if (typeof header !== "object" || header === null || header.magic !== MAGIC)
     return { reason: "the snapshot is corrupt: not a node-state snapshot" };
-  if (header.formatVersion !== SNAPSHOT_FORMAT_VERSION)
+  if (!READABLE_FORMATS.includes(header.formatVersion))
     return {
-      reason: `the snapshot's format is version ${String(header.formatVersion)}; this Shoal reads ${SNAPSHOT_FORMAT_VERSION}`,
+      reason:
+        `the snapshot's format is version ${String(header.formatVersion)}; ` +
+        `this Shoal reads ${READABLE_FORMATS.join(" and ")}`,
     };
   if (header.stateVersion !== NODE_STATE_VERSION) {
     return {
@@ -177,7 +231,8 @@ export async function readNodeStateSnapshot(path: string, store: EventStore): Pr
   try {
     for (let at = 0; at < body.length;) {
       const length = body.readUInt32BE(at);
-      const slice = packr.unpack(body.subarray(at + 4, at + 4 + length)) as NodeView[];
+      const decoded: unknown = packr.unpack(body.subarray(at + 4, at + 4 + length));
+      const slice = header.formatVersion === 1 ? (decoded as NodeView[]) : fromPartsTable(decoded);
       for (const view of slice) views.push(view);
       at += 4 + length;
       // Start-up has timers too (the stall watch, NATS pings): decoding never holds them long.

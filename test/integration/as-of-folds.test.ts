@@ -1,5 +1,7 @@
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import { Packr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseLabelSelector } from "../../src/labels/label-selector.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -14,6 +16,7 @@ import { JobReadModel } from "../../src/projections/as-of/job-read-model.ts";
 import { NodeReadModel } from "../../src/projections/as-of/node-read-model.ts";
 import { positionAsOf } from "../../src/projections/as-of/position-as-of.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
+import type { NodeView } from "../../src/projections/node-view.ts";
 import { writeClusterHistory } from "../support/cluster-history.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -291,6 +294,15 @@ describe("positionAsOf", () => {
 });
 
 describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
+  /** The cluster as of a moment, its node read model folded on from the snapshots `seeds` keeps. */
+  const seededAsOf = (seeds: AsOfSeeds) =>
+    new ClusterAsOf({
+      store: counting,
+      clock: new ManualClock(),
+      logger: silentLogger,
+      nodeSeed: (position) => seeds.load(position, store),
+    });
+
   /** A snapshot as the live snapshotter writes one: every node's view after the events up to the n-th, kept. */
   async function keepSnapshot(seeds: AsOfSeeds, dir: string, n: number): Promise<number> {
     const last = all[n - 1]!;
@@ -313,12 +325,7 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, silentLogger);
     const [s2000, s4000] = [await keepSnapshot(seeds, dir, 2_000), await keepSnapshot(seeds, dir, 4_000)];
     expect((await seeds.list()).map((s) => s.position)).toEqual([s2000, s4000]);
-    const asOf = new ClusterAsOf({
-      store: counting,
-      clock: new ManualClock(),
-      logger: silentLogger,
-      nodeSeed: (position) => seeds.load(position, store),
-    });
+    const asOf = seededAsOf(seeds);
     const ask = async (n: number) => {
       const position = all[n - 1]!.position;
       read = 0;
@@ -343,12 +350,7 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     const bytes = await readFile(kept.path);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
     await writeFile(kept.path, bytes);
-    const asOf = new ClusterAsOf({
-      store: counting,
-      clock: new ManualClock(),
-      logger: silentLogger,
-      nodeSeed: (position) => seeds.load(position, store),
-    });
+    const asOf = seededAsOf(seeds);
     const position = all[4_500 - 1]!.position;
     read = 0;
     expect(await asOf.nodes.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
@@ -360,6 +362,35 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     read = 0;
     expect(await asOf.nodes.read(earlier, nodesOf)).toEqual(nodesOf(freshNodes(earlier)));
     expect(read).toBe(1_800);
+  });
+
+  it("seeds from a file that writes each slice's shared parts once, and from one of the format before it", async () => {
+    const dir = tempDir();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dir), 10, silentLogger);
+    const s4000 = await keepSnapshot(seeds, dir, 4_000);
+    const current = (await seeds.list())[0]!;
+    const loaded = await seeds.load(s4000, store);
+    const views = freshNodes(s4000).views.all();
+    expect(JSON.parse(JSON.stringify(loaded?.views))).toEqual(JSON.parse(JSON.stringify(views)));
+    // Decoded once per slice: the nodes with equal labels in a slice hold one object.
+    const byLabels = new Map<string, object>();
+    for (const view of loaded?.views ?? []) {
+      const key = JSON.stringify(view.info.Labels);
+      expect(view.info.Labels).toBe(byLabels.get(key) ?? view.info.Labels);
+      byLabels.set(key, view.info.Labels);
+    }
+    expect(byLabels.size).toBeLessThan(views.length / 2);
+    // The same snapshot as the format before wrote it (every view whole) is smaller by the parts written once.
+    const old = join(AsOfSeeds.dirOf(dir), `node-states-v1-${s4000}.msgpack`);
+    await writeFile(old, await versionOneFile(current.path, views));
+    expect((await readFile(current.path)).length).toBeLessThan((await readFile(old)).length);
+    await rm(current.path);
+    expect(await seeds.list()).toEqual([{ path: old, position: s4000 }]);
+    const asOf = seededAsOf(seeds);
+    const position = all[4_300 - 1]!.position;
+    read = 0;
+    expect(await asOf.nodes.read(position, nodesOf)).toEqual(nodesOf(freshNodes(position)));
+    expect(read).toBe(300);
   });
 
   it("keeps at most its bound, the first and the newest always, the others spread over the log", async () => {
@@ -377,3 +408,22 @@ describe("node-state snapshots kept along the log (AsOfSeeds)", () => {
     expect(await readFile(left[1]!.path, "utf8")).toBe("snapshot 1000");
   });
 });
+
+/** `views` written as format version 1 wrote them (slices of whole views), with the header of the file at `path`. */
+async function versionOneFile(path: string, views: readonly NodeView[]): Promise<Buffer> {
+  const packr = new Packr({ useRecords: true, mapsAsObjects: true });
+  const file = await readFile(path);
+  const header = packr.unpack(file.subarray(4, 4 + file.readUInt32BE(0))) as Record<string, unknown>;
+  const prefixed = (bytes: Uint8Array) => {
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32BE(bytes.length);
+    return [prefix, Buffer.from(bytes)];
+  };
+  const body = Buffer.concat(
+    Array.from({ length: Math.ceil(views.length / 1_000) }, (_, i) =>
+      prefixed(packr.pack(views.slice(i * 1_000, (i + 1) * 1_000))),
+    ).flat(),
+  );
+  const head = packr.pack({ ...header, formatVersion: 1, bodyBytes: body.length, bodyCrc32: crc32(body) });
+  return Buffer.concat([...prefixed(head), body]);
+}

@@ -48,9 +48,12 @@ const SEED_OVER = 50_000;
 const PAGE = 2_048;
 /**
  * A fold at least this long reads through the store's replay (which may read ahead on a thread); shorter ones read page
- * by page inline. Every fold holds the model: its index is updated once at the end, for every entity changed.
+ * by page inline, none past the moment asked for. A fold on from a kept node-state snapshot is at most a twentieth of
+ * the log (Orchestrator.Audit.AsOf.Snapshots): for it, starting a reader thread that reads ahead past the moment cost
+ * more CPU and time than it saved (docs/performance.md). Every fold holds the model: its index is updated once at the
+ * end, for every entity changed.
  */
-const LONG_FOLD = 20_000;
+const LONG_FOLD = 100_000;
 const PROGRESS_EVERY_MS = 2_000;
 
 interface Cached<M> {
