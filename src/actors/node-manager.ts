@@ -155,8 +155,11 @@ export class NodeManager {
   };
 
   constructor(private readonly options: NodeManagerOptions) {
-    this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock);
     this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
+    this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock, {
+      logger: options.logger,
+      deadlines: this.deadlines,
+    });
     this.listening = options.listening ?? Listening.begun(options.clock);
     this.listening.onResume((why) => this.forgiveSilence(why));
     this.listening.onPause((reason) =>
@@ -745,6 +748,8 @@ export class NodeManager {
 
   stop(): void {
     this.stopped = true;
+    // The refusals counted so far are not lost with the deadline that would have logged them.
+    this.admission.flush();
     this.stall?.stop();
     this.actors.stop();
     this.deadlines.stop();

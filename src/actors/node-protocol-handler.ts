@@ -28,6 +28,7 @@ import {
 import { commandContext } from "./command-context.ts";
 import type { NodeManager } from "./node-manager.ts";
 import { RefusalLimiter } from "./refusal-limiter.ts";
+import { AdmissionRefusal } from "./registration-admission.ts";
 import { RefusalLog } from "../logging/refusal-log.ts";
 
 /** A node refused (deleted, say) hears it at most this often, however fast it publishes heartbeats. */
@@ -271,7 +272,9 @@ export class NodeProtocolHandler {
     // the error log.
     if (error.kind === "Internal")
       this.options.logger.error({ subject, kind: error.kind, reason: error.message }, "compute request refused");
-    else this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
+    // Admission counts its own refusals and logs them once per interval.
+    else if (!(error instanceof AdmissionRefusal))
+      this.refusalLog.warn("compute request refused", error.kind, () => ({ subject, reason: error.message }));
     if (error.kind === "Internal" && !(e instanceof ShoalError))
       this.options.logger.error({ err: e }, "compute request failed");
     return {

@@ -48,6 +48,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly jobs?: JobRouteDeps;
   /** GET /jobs/{id}/logs (HTTP and WebSocket); without it there is no logs route. */
   readonly jobLogs?: JobLogs;
+  /** HTTPS with this certificate chain and key; absent: plain HTTP (API.TLS.Disable). */
+  readonly tls?: { readonly cert: string; readonly key: string };
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -55,7 +57,9 @@ const BODY_LIMIT = 64 * 1024;
 const MAX_PARAM_LENGTH = 256;
 
 export function buildApi(deps: ApiDeps): FastifyInstance {
+  // Typed as the HTTP instance: routes, hooks and the server's close calls are the same on HTTPS.
   const app = Fastify({
+    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

@@ -1,5 +1,7 @@
 import { authorizationHeader, type ApiCredential, type ResolvedCredentials } from "./api-credentials.ts";
+import { describeConnectionError } from "./connection-error.ts";
 import { httpRequest, type HttpResponse } from "./http-request.ts";
+import type { TlsTrust } from "./tls-trust.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -22,6 +24,8 @@ export class ApiClient {
   constructor(
     readonly baseUrl: string,
     private readonly credentials: ResolvedCredentials = NO_CREDENTIALS,
+    /** What HTTPS trusts (absent: the system's CAs, or plain HTTP). */
+    readonly tls?: TlsTrust,
   ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -78,13 +82,10 @@ export class ApiClient {
           ...(authorization === undefined ? {} : { authorization }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(this.tls === undefined ? {} : { tls: this.tls }),
       });
     } catch (e) {
-      throw new ApiError(
-        0,
-        `cannot reach the Shoal API at ${this.baseUrl}: ${(e as Error).cause ?? (e as Error).message}`,
-        undefined,
-      );
+      throw new ApiError(0, describeConnectionError(this.baseUrl, e, this.tls), undefined);
     }
   }
 

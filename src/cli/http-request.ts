@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestOptions } from "node:http";
+import { tlsRequestOptions, type TlsTrust } from "./tls-trust.ts";
 
 export interface HttpResponse {
   readonly status: number;
@@ -13,11 +14,17 @@ export interface HttpResponse {
  */
 export async function httpRequest(
   url: string,
-  init: { readonly method: string; readonly headers: Readonly<Record<string, string>>; readonly body?: string },
+  init: {
+    readonly method: string;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly body?: string;
+    readonly tls?: TlsTrust;
+  },
 ): Promise<HttpResponse> {
   const target = new URL(url);
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
   const options: RequestOptions = {
+    ...(target.protocol === "https:" ? await tlsRequestOptions(init.tls) : {}),
     method: init.method,
     headers: {
       ...init.headers,

@@ -39,7 +39,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */
-const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError"]);
+const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError", "ComputeAgentError"]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { ApiError, type ApiClient } from "./api-client.ts";
+import { describeConnectionError } from "./connection-error.ts";
+import { tlsRequestOptions } from "./tls-trust.ts";
 
 /**
  * A GET whose answer is NDJSON, read as it comes (a log, an export): with the credential the client's last request
@@ -24,12 +26,14 @@ export async function openStreamingGet(
   const target = new URL(`${api.baseUrl}${path}`);
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
   const authorization = api.acceptedAuthorization;
+  const tls = target.protocol === "https:" ? await tlsRequestOptions(api.tls) : {};
   let response: IncomingMessage;
   try {
     response = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = request(
         target,
         {
+          ...tls,
           method: "GET",
           headers: { ...headers, ...(authorization === undefined ? {} : { authorization }) },
           ...(signal === undefined ? {} : { signal }),
@@ -40,7 +44,7 @@ export async function openStreamingGet(
       req.end();
     });
   } catch (e) {
-    throw new ApiError(0, `cannot reach the Shoal API at ${api.baseUrl}: ${(e as Error).message}`, undefined);
+    throw new ApiError(0, describeConnectionError(api.baseUrl, e, api.tls), undefined);
   }
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) throw await refusal(response);

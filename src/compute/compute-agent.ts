@@ -5,12 +5,12 @@ import type { Logger } from "pino";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { ComputeClient, OrchestratorUnreachableError } from "../transport/compute-client.ts";
-import { isUnreachable } from "../transport/unreachable.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { credentialsDir } from "../security/secret-file.ts";
 import type { JoinKey } from "../transport/join-proof.ts";
 import type { ProtocolResponse } from "../transport/messages.ts";
 import { nkeyLogin } from "../transport/nkey-signature.ts";
+import { LOGIN_TIMEOUT_SECONDS } from "../transport/nats-auth/nats-server-config.ts";
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
@@ -70,7 +70,8 @@ export interface ComputeAgentOptions {
 
 /**
  * One protocol exchange's outcome: accepted, refused by the orchestrator (with its code), or not
- * delivered. A published heartbeat is `sent` (no answer comes unless it is refused, later).
+ * delivered (a failed join with what failed: nats.js's code, else the error's name). A published
+ * heartbeat is `sent` (no answer comes unless it is refused, later).
  */
 export interface AgentOutcome {
   readonly what: "join" | "heartbeat" | "node info" | "resources";
@@ -102,13 +103,17 @@ const isAuthError = (e: unknown) =>
   (typeof e === "string" ? e : (e as { code?: string } | undefined)?.code) === "AUTHORIZATION_VIOLATION";
 // nats-server says this (nats.js has no code for it) when it drops a connection whose JWT was revoked.
 const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
+/** What an attempt's failure is counted under: nats.js's code (TIMEOUT, AUTHENTICATION_TIMEOUT, …), else its name. */
+const failureCode = (e: unknown): string =>
+  (e as { code?: unknown } | undefined)?.code?.toString() ?? (e instanceof Error ? e.name : typeof e);
+
 /**
- * Something a retry may cure: nats-server 2.9 can reset or even refuse a login that arrives
- * while it reloads its users (an external NATS whose operator changes its config).
+ * How long the agent waits for a login: longer than the orchestrator's nats-server gives one. In a storm logins queue
+ * on the server; an agent that gave up sooner would waste the work the server already put into its login and join
+ * the back of the same queue again, and the storm with it. Past this the server has answered (Authentication
+ * Timeout, at worst) or is not there.
  */
-class RetryableJoinError extends Error {
-  override readonly name = "RetryableJoinError";
-}
+const LOGIN_WAIT_MS = (LOGIN_TIMEOUT_SECONDS + 2) * 1000;
 
 /** How many refusals of the join login in a row mean a wrong token rather than a reload. */
 const JOIN_LOGIN_REFUSALS_TO_GIVE_UP = 4;
@@ -244,7 +249,11 @@ export class ComputeAgent {
   }
 
   private connectOptions(): ConnectionOptions {
-    return { servers: [...this.options.orchestrators], name: `shoal-compute-${this.options.nodeId}`, timeout: 5000 };
+    return {
+      servers: [...this.options.orchestrators],
+      name: `shoal-compute-${this.options.nodeId}`,
+      timeout: LOGIN_WAIT_MS,
+    };
   }
 
   /** Connects with this node's own key; undefined when NATS does not (or no longer) let it in. */
@@ -387,13 +396,18 @@ export class ComputeAgent {
       });
     } catch (e) {
       if (!isAuthError(e)) throw e;
+      // Refused, not failed: but nats-server 2.9 can refuse a login that arrives while it reloads its users (an
+      // external NATS whose operator changes its config), so only a few refusals in a row are taken as the answer.
       if (++this.joinLoginRefusals >= JOIN_LOGIN_REFUSALS_TO_GIVE_UP) {
         throw new ComputeAgentError(
           "the orchestrator's NATS refused the join token: check Compute.Auth.Token (on an external NATS, its operator must add this node's key first: shoal compute --show-key)",
         );
       }
-      throw new RetryableJoinError(
-        "the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)",
+      throw Object.assign(
+        new Error(
+          "the orchestrator's NATS refused the join login (a reload in progress, or a wrong Compute.Auth.Token)",
+        ),
+        { code: (e as { code?: string }).code },
       );
     }
     this.joinLoginRefusals = 0;
@@ -407,7 +421,11 @@ export class ComputeAgent {
   /**
    * On start: with its own key, a node with a sentinel confirms it is still known with a
    * heartbeat; otherwise it joins — over its own connection where NATS lets its key in, else
-   * through the join token's login — retrying with backoff while nobody answers.
+   * through the join token's login. Only an explicit refusal ends it (ComputeAgentError: a wrong
+   * token, a key or request the orchestrator rejects); anything else — nobody answering, a login
+   * an overloaded nats-server timed out or turned away, a reply that never came — is retried
+   * forever, with capped exponential backoff and full jitter, each retry logged with its attempt
+   * and delay.
    */
   private async join(rejoin = false): Promise<void> {
     const { logger } = this.options;
@@ -415,49 +433,11 @@ export class ComputeAgent {
     /** The orchestrator's RetryAfter: it asked for no retry sooner. */
     let notBefore = 0;
     let backoff = this.options.initialBackoffMs ?? 1000;
-    while (!this.stopped) {
+    for (let attempt = 1; !this.stopped; attempt++) {
+      let retry: { readonly message: string; readonly reason: string; readonly code?: string };
       try {
-        if (!this.nc) {
-          const own = await this.connectAsNode();
-          if (own) this.adopt(own);
-          if (this.stopped) return;
-        }
-        if (this.client && this.sentinel.exists()) {
-          // Answered, unlike the heartbeats that follow: whether to join again depends on it.
-          const hb = await this.client.heartbeatRequest();
-          this.tell("heartbeat", hb);
-          if (hb.Accepted) {
-            this.registered = true;
-            logger.info("registration still valid (sentinel present); not registering again");
-            await this.sendInfo();
-            return;
-          }
-          logger.info({ reason: hb.Reason }, "orchestrator no longer knows this node; joining again");
-          this.sentinel.remove();
-        }
-        const response = this.client
-          ? await this.client.join(this.info(), this.key, this.options.token, rejoin)
-          : await this.joinWithToken(rejoin);
-        if (response.Accepted && response.UserJWT !== undefined) this.keepJwt(response.UserJWT);
-        if (response.Accepted) {
-          if (!this.client) {
-            const own = await this.connectAsOwnKeyAfterJoin();
-            // Still refused (reloads keep coming): the next round finds it let in, or joins again, idempotently.
-            if (!own) throw new RetryableJoinError("joined, but NATS did not let this node's key in yet");
-            this.adopt(own);
-            if (this.stopped) return;
-          }
-          this.registered = true;
-          this.tell("join", response);
-          this.sentinel.write({
-            NodeID: this.options.nodeId,
-            PublicKey: this.key.publicKey,
-            RegisteredAt: new Date().toISOString(),
-            Orchestrators: this.options.orchestrators,
-          });
-          logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
-          return;
-        }
+        const response = await this.tryJoin(rejoin);
+        if (response === "done") return;
         this.tell("join", response);
         if (rejoin && response.Code === "NotFound") {
           this.refusedReport("join", response);
@@ -470,26 +450,70 @@ export class ComputeAgent {
         // at once, store trouble) waits at least as long as the orchestrator asked.
         if (response.Code === "Forbidden") backoff = maxBackoff;
         notBefore = (response.RetryAfter ?? 0) * 1000;
-        logger.warn(
-          { reason: response.Reason, code: response.Code, retryInMs: Math.max(backoff, notBefore) },
-          "join refused; will retry",
-        );
+        retry = {
+          message: "join refused; will retry",
+          reason: response.Reason ?? "",
+          ...(response.Code === undefined ? {} : { code: response.Code }),
+        };
       } catch (e) {
-        if (!(e instanceof ComputeAgentError)) this.options.observe?.({ what: "join", outcome: "failed" });
-        if (e instanceof RetryableJoinError)
-          logger.warn({ reason: e.message, retryInMs: backoff }, "could not join yet; will retry");
-        else if (e instanceof OrchestratorUnreachableError || isUnreachable(e)) {
-          logger.warn(
-            { reason: (e as Error).message, retryInMs: backoff },
-            "orchestrator not reachable; will retry joining",
-          );
-        } else throw e;
+        if (e instanceof ComputeAgentError) throw e;
+        const code = failureCode(e);
+        this.options.observe?.({ what: "join", outcome: "failed", code });
+        retry = { message: "could not join yet; will retry", reason: (e as Error)?.message ?? String(e), code };
       }
-      // Jitter: nodes refused together (a rate limit, an orchestrator restart) must not retry together.
-      await this.sleep(Math.max(backoff * (0.5 + Math.random() / 2), notBefore));
+      // Full jitter: nodes turned away together (a rate limit, an overloaded server, an orchestrator restart) spread
+      // over the whole window instead of coming back together.
+      const retryInMs = Math.max(Math.round(Math.random() * backoff), notBefore);
+      logger.warn({ ...retry, attempt, backoffMs: backoff, retryInMs }, retry.message);
+      await this.sleep(retryInMs);
       notBefore = 0;
       backoff = Math.min(backoff * 2, maxBackoff);
     }
+  }
+
+  /** One attempt: "done" (joined, confirmed by its sentinel, or stopped meanwhile) or the refusal; throws failures. */
+  private async tryJoin(rejoin: boolean): Promise<ProtocolResponse | "done"> {
+    const { logger } = this.options;
+    if (!this.nc) {
+      const own = await this.connectAsNode();
+      if (own) this.adopt(own);
+      if (this.stopped) return "done";
+    }
+    if (this.client && this.sentinel.exists()) {
+      // Answered, unlike the heartbeats that follow: whether to join again depends on it.
+      const hb = await this.client.heartbeatRequest();
+      this.tell("heartbeat", hb);
+      if (hb.Accepted) {
+        this.registered = true;
+        logger.info("registration still valid (sentinel present); not registering again");
+        await this.sendInfo();
+        return "done";
+      }
+      logger.info({ reason: hb.Reason }, "orchestrator no longer knows this node; joining again");
+      this.sentinel.remove();
+    }
+    const response = this.client
+      ? await this.client.join(this.info(), this.key, this.options.token, rejoin)
+      : await this.joinWithToken(rejoin);
+    if (!response.Accepted) return response;
+    if (response.UserJWT !== undefined) this.keepJwt(response.UserJWT);
+    if (!this.client) {
+      const own = await this.connectAsOwnKeyAfterJoin();
+      // Still refused (reloads keep coming): the next round finds it let in, or joins again, idempotently.
+      if (!own) throw new Error("joined, but NATS did not let this node's key in yet");
+      this.adopt(own);
+      if (this.stopped) return "done";
+    }
+    this.registered = true;
+    this.tell("join", response);
+    this.sentinel.write({
+      NodeID: this.options.nodeId,
+      PublicKey: this.key.publicKey,
+      RegisteredAt: new Date().toISOString(),
+      Orchestrators: this.options.orchestrators,
+    });
+    logger.info({ reason: response.Reason, publicKey: this.key.publicKey }, "joined the cluster");
+    return "done";
   }
 
   private sleep(ms: number): Promise<void> {

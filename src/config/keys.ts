@@ -74,6 +74,15 @@ export const CONFIG_KEYS = {
     description:
       "read: callers without credentials may read nodes and agent info (not the history); none: every route but the public ones needs credentials",
   } as KeyDef<"string", AnonymousAccess>,
+  "API.TLS.CertFile": str(
+    "",
+    "PEM certificate (then any intermediates) the API serves HTTPS with, with API.TLS.KeyFile. Empty: serve generates a CA and a certificate under DataDir/credentials/tls",
+  ),
+  "API.TLS.KeyFile": str("", "PEM private key of API.TLS.CertFile"),
+  "API.TLS.Disable": bool(
+    false,
+    "Serve the API over plain HTTP (serve), or talk plain HTTP to it (the CLI): only behind a proxy that does TLS, or on one machine",
+  ),
   "API.EventStream.KeepAlive": dur(
     15_000,
     "The event stream (GET /events/stream) sends a keep-alive comment this often to each client with nothing waiting",
@@ -148,12 +157,14 @@ export const CONFIG_KEYS = {
       "Per-node (NodeIDs) or per-group (Selector) DisconnectTimeout/UnknownTimeout; node entries win over groups, first matching group wins",
   } as KeyDef<"overrides", HealthOverride[]>,
   "Orchestrator.NodeManager.MaxRegistrationsPerSecond": int(
-    10,
-    "New nodes (ids not currently registered) admitted per second, sustained; 0 for no limit",
+    100,
+    "New nodes (ids not currently registered) admitted per second, sustained, once RegistrationBurst is spent; " +
+      "0 for no limit",
   ),
   "Orchestrator.NodeManager.RegistrationBurst": int(
-    100,
-    "New nodes admitted at once after a quiet spell (at least 1 when MaxRegistrationsPerSecond is set)",
+    100_000,
+    "New nodes admitted at once after a quiet spell: a whole fleet joining a new orchestrator " +
+      "(at least 1 when MaxRegistrationsPerSecond is set)",
   ),
   "Orchestrator.NodeManager.MaxPendingNodes": int(
     1000,

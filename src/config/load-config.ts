@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type * as Yaml from "yaml";
 import { ConfigError } from "./config-error.ts";
+import { checkTlsKeys } from "./api-tls-files.ts";
 import { coerce } from "./coerce.ts";
 import { CONFIG_KEYS, canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
 
@@ -134,5 +135,6 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       "Orchestrator.NodeManager.RegistrationBurst must be at least 1 while MaxRegistrationsPerSecond is set (0 turns the rate limit off)",
     );
   }
+  checkTlsKeys(config);
   return config;
 }

@@ -31,6 +31,10 @@ export interface RunningOrchestrator {
   readonly eventsReader: { readonly credsFile: string } | undefined;
   /** The generated admin API key's file, when API.Auth.Users is empty. */
   readonly adminKey?: { readonly path: string; readonly created: boolean };
+  /** The generated CA that signed the API's certificate (clients trust it); absent with API.TLS.CertFile or Disable. */
+  readonly apiCaFile?: string;
+  /** Serves the API's certificate as its files are now (replaced, or renewed); false: the API serves plain HTTP. */
+  reloadApiTls(): boolean;
   stop(): Promise<void>;
 }
 
@@ -130,6 +134,8 @@ export async function startOrchestrator(
     joinToken: nats.joinToken,
     eventsReader: nats.readerCredsFile === undefined ? undefined : { credsFile: nats.readerCredsFile },
     ...(built.api.adminKey ? { adminKey: built.api.adminKey } : {}),
+    ...(built.api.caFile === undefined ? {} : { apiCaFile: built.api.caFile }),
+    reloadApiTls: () => built.api.reloadTls(),
     stop: () => stops.stop(),
   };
 }

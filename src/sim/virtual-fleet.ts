@@ -66,11 +66,18 @@ export interface FleetProgress {
   readonly refusedByCode: Readonly<Record<string, number>>;
   /** Exchanges that got no answer (NATS or the orchestrator unreachable, a timeout). */
   readonly failed: number;
-  /** Agents that gave up (a refusal no retry cures: wrong token, a key conflict). */
+  /**
+   * Failed joins by what failed (nats.js's code: TIMEOUT, AUTHENTICATION_TIMEOUT, …): each agent retries them, and
+   * logs each retry, but a fleet's agents log only errors, so this is where a storm of them shows.
+   */
+  readonly failedJoinsByCode: Readonly<Record<string, number>>;
+  /** Agents that gave up: only an explicit refusal does (a wrong token, a key conflict); failures are retried. */
   readonly gaveUp: number;
 }
 
 const MAX_GIVE_UP_LOGS = 10;
+
+const count = (counts: Map<string, number>, key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
 const PUMP_MS = 10;
 
 /**
@@ -110,6 +117,7 @@ export class VirtualFleet {
   private refused = 0;
   private readonly refusedByCode = new Map<string, number>();
   private failed = 0;
+  private readonly failedJoinsByCode = new Map<string, number>();
   private gaveUp = 0;
   private readonly idWidth: number;
 
@@ -223,11 +231,11 @@ export class VirtualFleet {
     if (what === "heartbeat") this.lastHeartbeatAccepted[index] = 0;
     if (outcome === "failed") {
       this.failed++;
+      if (what === "join") count(this.failedJoinsByCode, code ?? "unknown");
       return;
     }
     this.refused++;
-    const key = code ?? "unknown";
-    this.refusedByCode.set(key, (this.refusedByCode.get(key) ?? 0) + 1);
+    count(this.refusedByCode, code ?? "unknown");
   }
 
   /**
@@ -298,6 +306,7 @@ export class VirtualFleet {
       refused: this.refused,
       refusedByCode: Object.fromEntries(this.refusedByCode),
       failed: this.failed,
+      failedJoinsByCode: Object.fromEntries(this.failedJoinsByCode),
       gaveUp: this.gaveUp,
     };
   }

@@ -3,7 +3,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { apiCaPath } from "../../src/security/tls/api-ca-path.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { getJsonOverHttps } from "../support/https-json.ts";
 import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
@@ -43,22 +45,24 @@ function readmeJobStep(): string {
 describe("shoal devstack and the README's container job", { timeout: 150_000 }, () => {
   it("says the engine answers and the tour image is there; the README's curl job completes with its output", async () => {
     const dataDir = tempDir("shoal-e2e-devstack-");
-    const { p, apiPort } = await devstack(dataDir);
+    // As the README runs it: HTTPS with the generated CA.
+    const { p, apiPort } = await devstack(dataDir, { SHOAL_API_TLS_DISABLE: "false" });
     expect(p.stdout).toContain("the tour image shoal-test/busybox:1 is there");
     expect(p.stdout).toContain("/api/v1/orchestrator/jobs -d ");
+    const caFile = apiCaPath(join(dataDir, "devstack"));
+    const ca = readFileSync(caFile, "utf8");
+    const api = `https://localhost:${apiPort}/api/v1/orchestrator`;
     await waitFor(
-      async () =>
-        ((await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes/node-1`)).json()) as any).Node
-          ?.Membership === "APPROVED",
+      async () => ((await getJsonOverHttps(`${api}/nodes/node-1`, ca)) as any).Node?.Membership === "APPROVED",
       30_000,
       () => "node-1 approved",
     );
 
     const key = readFileSync(join(dataDir, "devstack", "credentials", "api-admin-key"), "utf8").trim();
-    const script = `${readmeJobStep().replaceAll("localhost:1234", `127.0.0.1:${apiPort}`)}\necho "$JOB"`;
+    const script = `${readmeJobStep().replaceAll("localhost:1234", `localhost:${apiPort}`)}\necho "$JOB"`;
     const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], {
       cwd: tempDir("shoal-e2e-tour-"),
-      env: { ...process.env, KEY: key },
+      env: { ...process.env, KEY: key, CA: caFile },
     });
     const jobId = stdout.trim();
     expect(jobId).toMatch(/^j-[0-9a-f-]{36}$/);
@@ -66,9 +70,7 @@ describe("shoal devstack and the README's container job", { timeout: 150_000 }, 
     let got: any = {};
     await waitFor(
       async () => {
-        got = await (
-          await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/jobs/${jobId}?include=executions,history`)
-        ).json();
+        got = await getJsonOverHttps(`${api}/jobs/${jobId}?include=executions,history`, ca);
         return ["Completed", "Failed"].includes(got.Job?.State?.StateType);
       },
       60_000,

@@ -10,7 +10,7 @@ import { tempDir } from "../support/fixtures.ts";
 import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
-import { runShoal, SHOAL_BIN, ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { runShoal, SHOAL_BIN, ShoalProcess, shoalEnv, waitFor } from "../support/shoal-process.ts";
 
 /**
  * `shoal job …` and `shoal docker run` as a user runs them: a real `shoal serve`, a real
@@ -40,7 +40,7 @@ async function get(path: string): Promise<Body> {
 
 /** `bin/shoal` with `input` on its stdin. */
 function runWithStdin(args: string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(SHOAL_BIN, args, { stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(SHOAL_BIN, args, { env: shoalEnv(), stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -157,6 +157,7 @@ describe("the jobs workflow after a kill -9", () => {
         DataDir: dataDir,
         NodeID: "node-0",
         "API.Host": "127.0.0.1",
+        "API.TLS.Disable": true, // TLS is not under test here
         "API.Port": 0,
         "API.Auth.Users": USERS,
         "Orchestrator.Host": "127.0.0.1",

@@ -121,9 +121,10 @@ describe("compute agent and the orchestrator's registration limits", () => {
     for (const r of records.filter((r) => r.msg === "join refused; will retry")) {
       expect(r).toMatchObject({
         code: "Forbidden",
-        retryInMs: 400,
+        backoffMs: 400,
         reason: expect.stringMatching(/Orchestrator.NodeManager.MaxPendingNodes/),
       });
+      expect(r.retryInMs).toBeLessThanOrEqual(400);
     }
     await o.manager.operatorAction("delete", "squatter", commandContext({ type: "operator", id: "alice" }));
     await started;

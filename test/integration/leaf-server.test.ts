@@ -79,6 +79,7 @@ beforeAll(async () => {
     DataDir: tempDir("shoal-leaf-hub-"),
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
+    "API.TLS.Disable": true, // TLS is not under test here
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),

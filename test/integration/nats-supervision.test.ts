@@ -39,6 +39,7 @@ async function orchestratorWithEmbeddedNats(logger = capturedLogger().logger, ex
       DataDir: dataDir,
       NodeID: "node-0",
       "API.Host": "127.0.0.1",
+      "API.TLS.Disable": true, // TLS is not under test here
       "API.Port": 0,
       "Orchestrator.Host": "127.0.0.1",
       "Orchestrator.Port": natsPort,

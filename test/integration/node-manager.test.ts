@@ -11,6 +11,8 @@ import type { RegistrationLimits } from "../../src/actors/registration-admission
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { HealthOverride } from "../../src/config/keys.ts";
+import type { Logger } from "pino";
+import { capturedLogger } from "../support/captured-logger.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
 import { computeInfo, silentLogger, tempDir } from "../support/fixtures.ts";
 import { recoverNodes } from "../support/recover-nodes.ts";
@@ -30,6 +32,7 @@ function setup(
     maxResidentActors?: number;
     credentials?: CredentialGate;
     deadlines?: DeadlineScheduler;
+    logger?: Logger;
   } = {},
 ) {
   const file = options.file ?? join(tempDir(), "shoal.db");
@@ -40,7 +43,7 @@ function setup(
     store,
     clock,
     listening,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     manualApproval: options.manualApproval ?? false,
     thresholds: new HealthThresholds({ disconnectMs: 1 * M, unknownMs: 5 * M }, options.overrides ?? []),
     ...(options.limits ? { registrationLimits: options.limits } : {}),
@@ -553,6 +556,46 @@ describe("NodeManager limits", () => {
       kind: "Unavailable",
     });
     expect(manager.nodeCount).toBe(4);
+  });
+
+  it("logs refused registrations as one line per interval: refused by reason, admitted meanwhile", async () => {
+    const { logger, messages } = capturedLogger();
+    const { manager, clock, store } = setup({
+      manualApproval: true,
+      limits: limits({ maxRegistrationsPerSecond: 1, registrationBurst: 3, maxPendingNodes: 2 }),
+      logger,
+    });
+    await recoverNodes(manager, store);
+    const summaries = () => messages("new nodes refused registration");
+    // p0, p1 admitted; p2 takes the last token but meets the PENDING cap; p3, p4 find no token.
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await outcome(manager.register(computeInfo(`p${i}`), nodeCtx(`p${i}`))));
+    expect(results).toEqual(["ok", "ok", "Forbidden", "Unavailable", "Unavailable"]);
+    expect(summaries()).toEqual([]);
+
+    await clock.advance(1 * S);
+    await manager.operatorAction("approve", "p0", opCtx());
+    await manager.register(computeInfo("q"), nodeCtx("q"));
+    await clock.advance(9 * S - 1);
+    expect(summaries()).toEqual([]);
+    await clock.advance(1);
+    expect(summaries()).toHaveLength(1);
+    expect(summaries()[0]).toMatchObject({
+      level: 40,
+      refused: 3,
+      admitted: 1,
+      byReason: { MaxRegistrationsPerSecond: 2, MaxPendingNodes: 1 },
+      overMs: 10 * S,
+      limits: { maxRegistrationsPerSecond: 1, registrationBurst: 3, maxPendingNodes: 2 },
+    });
+
+    // Nothing refused since: no line. A refusal opens the next interval; stopping writes it out.
+    await clock.advance(60 * S);
+    expect(summaries()).toHaveLength(1);
+    await expect(manager.register(computeInfo("r"), nodeCtx("r"))).rejects.toMatchObject({ kind: "Forbidden" });
+    manager.stop();
+    expect(summaries()).toHaveLength(2);
+    expect(summaries()[1]).toMatchObject({ refused: 1, admitted: 0, byReason: { MaxPendingNodes: 1 }, overMs: 0 });
   });
 
   it("counts a deleted node coming back as new", async () => {

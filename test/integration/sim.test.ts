@@ -35,7 +35,7 @@ beforeAll(async () => {
   const config = orchestratorConfig("", {
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),
-    // A storm of joins at once: the default limit (10/s) would stretch the test.
+    // No admission limit at all: this test is about the fleet, not the rate.
     "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,
     "Orchestrator.NodeManager.DisconnectTimeout": 1500,
   });

@@ -18,6 +18,8 @@ export function orchestratorConfig(natsUrl: string, extra: Partial<ShoalConfig> 
     DataDir: extra.DataDir ?? tempDir(), // no stray temp dir where the caller brings its own
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
+    // Plain HTTP: these tests fetch the API in-process; TLS has its own tests (test/e2e/api-tls.test.ts).
+    "API.TLS.Disable": true,
     "API.Port": 0,
     "Orchestrator.NATS.URL": natsUrl,
     ...extra,

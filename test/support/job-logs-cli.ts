@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { shoalEnv } from "./shoal-process.ts";
 
 const COMMAND = pathToFileURL(join(import.meta.dirname, "../../dist/src/cli/commands/job-logs-command.js")).href;
 
@@ -19,6 +20,7 @@ const { jobLogsCommand } = await import(${JSON.stringify(COMMAND)});
 try { process.exitCode = await jobLogsCommand(process.argv.slice(1)); }
 catch (e) { console.error("Error: " + e.message); process.exitCode = e.name === "UsageError" || String(e.code).startsWith("ERR_PARSE_ARGS") ? 2 : 1; }`;
   const child = spawn(process.execPath, ["--input-type=module", "-e", script, "--", ...args], {
+    env: shoalEnv(),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

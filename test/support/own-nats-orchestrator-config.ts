@@ -15,6 +15,8 @@ export async function ownNatsOrchestratorConfig(
     DataDir: tempDir(dataDirPrefix),
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
+    // Plain HTTP: these tests fetch the API in-process; TLS has its own tests (test/e2e/api-tls.test.ts).
+    "API.TLS.Disable": true,
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),

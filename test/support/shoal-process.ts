@@ -3,6 +3,17 @@ import { join } from "node:path";
 
 export const SHOAL_BIN = join(import.meta.dirname, "../../bin/shoal");
 
+/**
+ * The environment of a `bin/shoal` a test starts: plain HTTP unless `env` says otherwise (`serve` and the CLI alike
+ * read SHOAL_API_TLS_DISABLE), as the tests fetch the API themselves; the API's TLS is tested with
+ * SHOAL_API_TLS_DISABLE=false (test/e2e/api-tls.test.ts).
+ */
+export const shoalEnv = (env: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  SHOAL_API_TLS_DISABLE: "true",
+  ...env,
+});
+
 /** A `bin/shoal` process started as a user would start it. */
 export class ShoalProcess {
   stdout = "";
@@ -16,9 +27,7 @@ export class ShoalProcess {
   }
 
   static start(args: string[], env: Record<string, string> = {}): ShoalProcess {
-    return new ShoalProcess(
-      spawn(SHOAL_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }),
-    );
+    return new ShoalProcess(spawn(SHOAL_BIN, args, { env: shoalEnv(env), stdio: ["ignore", "pipe", "pipe"] }));
   }
 
   async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {

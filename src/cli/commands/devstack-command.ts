@@ -7,7 +7,7 @@ import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
 import { TOUR_IMAGE, prepareDockerForDevstack } from "./devstack-docker.ts";
-import { adminKeyLine, joinInstructions, waitForSignal } from "./serve-command.ts";
+import { adminKeyLine, apiCaLine, joinInstructions, reloadTlsOnHangUp, waitForSignal } from "./serve-command.ts";
 
 export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
 
@@ -42,6 +42,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   const orchestrator = await startOrchestrator(config, logger.child({ node: config.NodeID }), {
     command: "shoal devstack",
   });
+  reloadTlsOnHangUp(orchestrator, logger);
   const agents = [];
   const computeConfig = {
     ...config,
@@ -64,7 +65,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
   API:   ${orchestrator.apiUrl}
   NATS:  ${redactUrl(orchestrator.natsUrl)}
   Data:  ${config.DataDir}
-${orchestrator.adminKey ? `${adminKeyLine(orchestrator.adminKey, "  ")}\n` : ""}
+${orchestrator.apiCaFile ? `${apiCaLine(orchestrator.apiCaFile, "  ")}\n` : ""}${orchestrator.adminKey ? `${adminKeyLine(orchestrator.adminKey, "  ")}\n` : ""}
 ${docker.lines.join("\n")}
 
 Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key under SHOAL_DATADIR by itself" : "add --api-key or --username/--password of an API.Auth.Users entry"}):
@@ -73,7 +74,7 @@ Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-${docker.ready ? `${jobTry(port, orchestrator.adminKey?.path)}\n` : ""}  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
+${docker.ready ? `${jobTry(orchestrator.apiUrl, orchestrator.adminKey?.path, orchestrator.apiCaFile)}\n` : ""}  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);
@@ -84,7 +85,7 @@ Press Ctrl-C to stop.`);
 }
 
 /** The README's job step, for this devstack's port and key. */
-function jobTry(port: string, adminKeyFile: string | undefined): string {
+function jobTry(apiUrl: string, adminKeyFile: string | undefined, caFile: string | undefined): string {
   const job = {
     Job: {
       Type: "batch",
@@ -99,9 +100,10 @@ function jobTry(port: string, adminKeyFile: string | undefined): string {
       ],
     },
   };
+  const jobs = `${caFile ? `--cacert ${caFile} ` : ""}${apiUrl}/api/v1/orchestrator/jobs`;
   return [
     `  KEY=${adminKeyFile ? `$(cat ${adminKeyFile})` : "<an API key with write:job>"}     # a container job:`,
-    `  curl -s -X PUT -H "Authorization: Bearer $KEY" -H 'content-type: application/json' localhost:${port}/api/v1/orchestrator/jobs -d '${JSON.stringify(job)}'`,
-    `  curl -s -H "Authorization: Bearer $KEY" localhost:${port}/api/v1/orchestrator/jobs/<JobID>/executions`,
+    `  curl -s -X PUT -H "Authorization: Bearer $KEY" -H 'content-type: application/json' ${jobs} -d '${JSON.stringify(job)}'`,
+    `  curl -s -H "Authorization: Bearer $KEY" ${jobs}/<JobID>/executions`,
   ].join("\n");
 }

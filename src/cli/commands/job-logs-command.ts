@@ -20,7 +20,8 @@ Options:
   -t, --tail N             only the last N lines so far (0: only what comes from now on)
   -f, --follow             keep printing until the execution ends
   --raw                    write the output as the job wrote it, control characters and all
-  --api-host, --api-port, --api-key, --username, --password   as for \`shoal node\``;
+  --api-host, --api-port, --api-key, --username, --password, --api-tls, --api-tls-ca-cert, --insecure
+                           as for \`shoal node\``;
 
 const OPTIONS = {
   ...CONFIG_OPTIONS,

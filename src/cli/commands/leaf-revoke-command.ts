@@ -20,7 +20,7 @@ Options:
   --dir DIR            a directory shoal leaf config wrote (its leaf-shoal.creds)
   --creds FILE         a leaf's leaf-shoal.creds
   --key KEY            the public key of a leaf's login (U…), when its files are gone
-  --api-host, --api-port, --api-key, --username, --password   as for shoal node
+  --api-host, --api-port, --api-key, --username, --password, --api-tls, --api-tls-ca-cert, --insecure   as for shoal node
 ${CONFIG_HELP}
   -h, --help           show this help`;
 

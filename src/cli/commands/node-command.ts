@@ -3,7 +3,7 @@ import { parseDuration } from "../../config/duration.ts";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
-import { apiClientFrom } from "../api-client-from-flags.ts";
+import { API_OPTIONS, API_TLS_HELP, apiClientFrom } from "../api-client-from-flags.ts";
 import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
@@ -41,6 +41,7 @@ Options:
                            Without these: the admin key \`serve\` keeps in <DataDir>/credentials/api-admin-key
                            (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one,
                            sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
+${API_TLS_HELP}
   --output table|json|yaml output format (default table; describe defaults to yaml)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
@@ -53,11 +54,7 @@ ${AS_OF_HELP}
 
 const OPTIONS = {
   ...CONFIG_OPTIONS,
-  "api-host": { type: "string" },
-  "api-port": { type: "string" },
-  "api-key": { type: "string" },
-  username: { type: "string" },
-  password: { type: "string" },
+  ...API_OPTIONS,
   output: { type: "string" },
   "filter-approval": { type: "string" },
   "filter-status": { type: "string" },

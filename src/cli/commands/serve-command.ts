@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { Logger } from "pino";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { redactUrl } from "../../security/redact-url.ts";
@@ -7,6 +8,9 @@ import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 export const SERVE_HELP = `Usage: shoal serve [options]
 
 Runs the orchestrator: node manager, REST API, embedded NATS and event store.
+The API serves HTTPS: API.TLS.CertFile/KeyFile, else a CA and certificate generated
+under DataDir/credentials/tls (API.TLS.Disable: plain HTTP). SIGHUP serves the
+certificate files as they are then.
 
 Options:
 ${CONFIG_HELP}
@@ -30,9 +34,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   // detached nats-server left behind.
   const signalled = waitForSignal();
   const orchestrator = await startOrchestrator(config, logger);
+  reloadTlsOnHangUp(orchestrator, logger);
   console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
   console.log(`  API:  ${orchestrator.apiUrl}`);
   console.log(`  NATS: ${redactUrl(orchestrator.natsUrl)}`);
+  if (orchestrator.apiCaFile) console.log(apiCaLine(orchestrator.apiCaFile, "  "));
   if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
   console.log(joinInstructions(orchestrator));
   await signalled;
@@ -58,6 +64,26 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
     );
   }
   return lines.join("\n");
+}
+
+/** Where the generated CA is, which clients elsewhere trust (curl --cacert, shoal --api-tls-ca-cert). */
+export function apiCaLine(file: string, indent: string): string {
+  return `${indent}API CA:  ${file} (the API's HTTPS certificate is signed by it; \`shoal …\` on this machine trusts it)`;
+}
+
+/**
+ * SIGHUP serves the API's certificate as its files are now: replaced API.TLS.CertFile/KeyFile, or the generated one
+ * renewed. A file that cannot be used is logged and the certificate in use stays.
+ */
+export function reloadTlsOnHangUp(orchestrator: RunningOrchestrator, logger: Logger): void {
+  process.on("SIGHUP", () => {
+    try {
+      if (orchestrator.reloadApiTls()) logger.info("SIGHUP: the API serves its certificate files as they are now");
+      else logger.info("SIGHUP: the API serves plain HTTP (API.TLS.Disable); nothing to reload");
+    } catch (e) {
+      logger.error({ err: (e as Error).message }, "SIGHUP: the API's certificate was not reloaded; the old one stays");
+    }
+  });
 }
 
 /** Where the generated admin API key is: printed, never the key itself. */

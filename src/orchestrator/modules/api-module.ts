@@ -1,3 +1,4 @@
+import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
 import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
@@ -8,6 +9,7 @@ import { MembershipAudit } from "../../projections/audit-membership/membership-a
 import { JobHistory } from "../../projections/jobs/job-history.ts";
 import { NodeHistory } from "../../projections/node-history.ts";
 import { resolveApiAuth } from "../api-auth.ts";
+import { resolveApiTls } from "../api-tls.ts";
 import { leafLoginRevoker } from "../leaf-login-revoker.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
@@ -21,8 +23,12 @@ import type { NodeModule } from "./node-module.ts";
 export interface ApiModule extends Module {
   /** The generated admin API key's file, when API.Auth.Users is empty. */
   readonly adminKey: { readonly path: string; readonly created: boolean } | undefined;
+  /** The generated CA clients trust, when the API serves HTTPS with a generated certificate. */
+  readonly caFile: string | undefined;
   /** Where the API listens (serve on). */
   readonly url: Later<string>;
+  /** Serves the certificate files again, as they are now (SIGHUP); false: the API serves plain HTTP. */
+  reloadTls(): boolean;
 }
 
 /** The REST API (and /metrics), served last: nothing is served before every read model caught up. */
@@ -39,11 +45,22 @@ export function apiModule(
   const { nodes, jobs, publisher, streams } = offers;
   // At build: a bad API.Auth stops start-up before anything is recovered.
   const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
+  const tls = resolveApiTls(config, logger.child({ component: "api" }), () => new Date(context.clock.now()));
   const url = new Later<string>("the API's URL", "serve");
+  const server = new Later<HttpsServer>("the API's HTTPS server", "serve");
   return {
     name: "api",
     adminKey,
+    caFile: tls.caPath,
     url,
+
+    reloadTls() {
+      const material = tls.reload();
+      if (material === undefined) return false;
+      // Connections already open keep their session; new ones get the new certificate.
+      server.get().setSecureContext(material);
+      return true;
+    },
 
     async serve() {
       metrics.observeHead(nodes.startPosition.get());
@@ -103,6 +120,7 @@ export function apiModule(
         checks: [...transport.checks, publisher.jetStream.get(), storeHealth],
         metrics,
         ...(leaves ? { leaves } : {}),
+        ...(tls.material ? { tls: tls.material } : {}),
       });
       try {
         await api.listen({ host: config["API.Host"], port: config["API.Port"] });
@@ -124,7 +142,8 @@ export function apiModule(
       });
       const address = api.server.address() as AddressInfo;
       const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
-      url.set(`http://${host}:${address.port}`);
+      if (tls.material) server.set(api.server as unknown as HttpsServer);
+      url.set(`${tls.material ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${address.port}`);
     },
   };
 }

@@ -31,8 +31,8 @@ describe("loadConfig", () => {
     expect(c["Orchestrator.NodeManager.DisconnectTimeout"]).toBe(60_000);
     expect(c["Orchestrator.NodeManager.UnknownTimeout"]).toBe(300_000);
     expect(c["Orchestrator.NodeManager.ManualApproval"]).toBe(false);
-    expect(c["Orchestrator.NodeManager.MaxRegistrationsPerSecond"]).toBe(10);
-    expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(100);
+    expect(c["Orchestrator.NodeManager.MaxRegistrationsPerSecond"]).toBe(100);
+    expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(100_000);
     expect(c["Orchestrator.NodeManager.MaxPendingNodes"]).toBe(1000);
     expect(c.DataDir).toMatch(/\.shoal$/);
   });
