@@ -1,15 +1,13 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
-import { freePort } from "../support/nats-server.ts";
+import { LocalServe } from "../support/local-serve.ts";
 import { runShoal, ShoalProcess, waitFor } from "../support/shoal-process.ts";
 import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
 import { quietMoment, storedEvents } from "../support/stored-events.ts";
-import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
+import { ALICE, aliceAndBob, apiUser, BOB, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
 
 /**
  * The auditors' and subscribers' story with real processes: a `shoal serve` with API users alice and bob, a `shoal
@@ -17,26 +15,7 @@ import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/user
  * feed filtered by actor, the cluster as of a recorded moment, the diff between two moments, an SSE subscriber that
  * resumes across a kill -9, and the hash chain verified on the store file, then broken by an edit while stopped.
  */
-const ACTS: AuthUser["Capabilities"][number]["Actions"] = [
-  "read:node",
-  "write:node",
-  "read:job",
-  "write:job",
-  "read:history",
-];
-const USERS: AuthUser[] = [
-  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
-  { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
-  {
-    Alias: "auditor",
-    Username: "audit",
-    Password: "audit password",
-    Capabilities: [{ Actions: ["read:node", "read:job", "read:history"] }],
-  },
-];
-const ALICE = basicAuth("alice", "alice's password");
-const BOB = basicAuth("bob", "bob's password");
-const AUDITOR = basicAuth("audit", "audit password");
+const AUDITOR = apiUser("audit", "audit password", ["read:node", "read:job", "read:history"], "auditor");
 const NODES = "/api/v1/orchestrator/nodes";
 const JOBS = "/api/v1/orchestrator/jobs";
 const FEED = "/api/v1/orchestrator/events";
@@ -45,36 +24,22 @@ const ENTITY_CATEGORIES = ["node", "job", "execution"];
 
 const dataDir = tempDir("shoal-audit-story-");
 const file = join(dataDir, "shoal.db");
-let apiPort = 0;
-let natsPort = 0;
-let serve: ShoalProcess | undefined;
+const serve = new LocalServe(dataDir, [
+  "Orchestrator.NodeManager.ManualApproval=true",
+  `API.Auth.Users=${JSON.stringify([...aliceAndBob(), AUDITOR.entry])}`,
+  // The jobs wait in the queue (no node has zone=nowhere) for as long as the story lasts.
+  "JobDefaults.Batch.Task.Timeouts.QueueTimeout=1h",
+]);
 let sim: ShoalProcess | undefined;
 const clients: SseClient[] = [];
 
-const url = () => `http://127.0.0.1:${apiPort}`;
-const api = usersApi(url, AUDITOR);
+const url = serve.url;
+const api = usersApi(url, AUDITOR.authorization);
 const { call, act } = api;
 const node = (id: string) => `${NODES}/${id}`;
 const categoryOf = (e: RecordedEvent) => e.stream.slice(0, e.stream.indexOf("-"));
 const actorOf = (e: RecordedEvent) => e.metadata.actor as { type: string; id: string };
-const auditFlags = () => ["--api-port", String(apiPort), "--username", "audit", "--password", "audit password"];
-
-async function startServe(): Promise<void> {
-  serve = ShoalProcess.start([
-    "serve",
-    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c",
-    "NodeID=node-0",
-    "-c",
-    "Orchestrator.NodeManager.ManualApproval=true",
-    "-c",
-    `API.Auth.Users=${JSON.stringify(USERS)}`,
-    // The jobs wait in the queue (no node has zone=nowhere) for as long as the story lasts.
-    "-c",
-    "JobDefaults.Batch.Task.Timeouts.QueueTimeout=1h",
-  ]);
-  await serve.waitForOutput("orchestrator node-0 is running", 60_000);
-}
+const auditFlags = () => ["--api-port", String(serve.apiPort), "--username", "audit", "--password", "audit password"];
 
 const moment = () => quietMoment(dataDir);
 
@@ -106,12 +71,10 @@ let subscriber: SseClient;
 let beforeKill: number[] = [];
 
 beforeAll(async () => {
-  apiPort = await freePort();
-  natsPort = await freePort();
-  await startServe();
+  await serve.start();
   // The subscriber follows from the very first event, before any node joins.
   subscriber = await openSse(`${url()}/api/v1/orchestrator/events/stream?after=0`, {
-    headers: { authorization: AUDITOR },
+    headers: { authorization: AUDITOR.authorization },
   });
   clients.push(subscriber);
   expect(subscriber.status).toBe(200);
@@ -122,9 +85,9 @@ beforeAll(async () => {
     "--id-prefix",
     "story",
     "--orchestrator",
-    `nats://127.0.0.1:${natsPort}`,
+    serve.natsUrl,
     "--token-file",
-    join(dataDir, "credentials", "join-token"),
+    serve.joinTokenFile,
     "--heartbeat-interval",
     "1s",
     "--jitter",
@@ -145,7 +108,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) c.close();
   if (sim && sim.child.exitCode === null && sim.child.signalCode === null) await sim.kill("SIGTERM");
-  if (serve && serve.child.exitCode === null && serve.child.signalCode === null) await serve.kill("SIGTERM");
+  await serve.stop();
 });
 
 describe("the audit story", { timeout: 120_000 }, () => {
@@ -253,14 +216,14 @@ describe("the audit story", { timeout: 120_000 }, () => {
       }
     })();
     await subscriber.until((m) => dataIds(m).filter((p) => p > upToNow).length >= 3);
-    await serve!.kill("SIGKILL");
+    await serve.kill("SIGKILL");
     await subscriber.ended;
     beforeKill = dataIds(subscriber.messages);
     const acceptedBeforeKill = accepted;
 
-    await startServe();
+    await serve.start();
     const resumed = await openSse(`${url()}/api/v1/orchestrator/events/stream?after=0`, {
-      headers: { authorization: AUDITOR, "last-event-id": String(beforeKill.at(-1)) },
+      headers: { authorization: AUDITOR.authorization, "last-event-id": String(beforeKill.at(-1)) },
     });
     clients.push(resumed);
     expect(resumed.status).toBe(200);
@@ -287,7 +250,7 @@ describe("the audit story", { timeout: 120_000 }, () => {
 
     sim!.child.kill("SIGTERM");
     await sim!.exited;
-    await serve!.kill("SIGTERM");
+    await serve.kill("SIGTERM");
     const db = new Database(file);
     const row = db
       .prepare("SELECT position, stream, revision FROM events WHERE type = 'NodeRejected' AND stream = ?")

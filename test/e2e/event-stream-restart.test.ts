@@ -1,11 +1,8 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { JobApiClient } from "../support/job-api-client.ts";
-import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
-import { freePort } from "../support/nats-server.ts";
+import { LocalServe } from "../support/local-serve.ts";
 import { shellJob } from "../support/shell-job.ts";
 import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
 import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
@@ -15,30 +12,14 @@ import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
  * on one DataDir, an HTTP client that reconnects with the last id it received, and `shoal events --follow`. Each ends
  * up with every event the feed holds, once, in store order.
  */
-const dataDir = tempDir("shoal-sse-e2e-");
-let apiPort = 0;
-let natsPort = 0;
-let serve: ShoalProcess | undefined;
+// No node ever joins: each job waits in the queue, its events stored and nothing else.
+const serve = new LocalServe(tempDir("shoal-sse-e2e-"), ["JobDefaults.Batch.Task.Timeouts.QueueTimeout=1h"]);
 let follower: ShoalProcess | undefined;
 const clients: SseClient[] = [];
 
-const url = () => `http://127.0.0.1:${apiPort}`;
-const adminKey = () => readFileSync(join(dataDir, "credentials", "api-admin-key"), "utf8").trim();
+const { url, adminKey } = serve;
 const api = new JobApiClient(url, adminKey);
 const auth = () => ({ authorization: `Bearer ${adminKey()}` });
-
-async function startServe(): Promise<void> {
-  serve = ShoalProcess.start([
-    "serve",
-    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c",
-    "NodeID=node-0",
-    // No node ever joins: each job waits in the queue, its events stored and nothing else.
-    "-c",
-    "JobDefaults.Batch.Task.Timeouts.QueueTimeout=1h",
-  ]);
-  await serve.waitForOutput("orchestrator node-0 is running", 60_000);
-}
 
 /** Submits jobs one after another until `stop()`; submissions the killed orchestrator refuses are not counted. */
 function submitting(): { stop: () => Promise<number> } {
@@ -75,16 +56,12 @@ async function feedIds(): Promise<number[]> {
   return out;
 }
 
-beforeAll(async () => {
-  apiPort = await freePort();
-  natsPort = await freePort();
-  await startServe();
-});
+beforeAll(() => serve.start());
 
 afterAll(async () => {
   for (const c of clients) c.close();
   await follower?.kill("SIGKILL");
-  await serve?.kill("SIGTERM");
+  await serve.stop();
 });
 
 it("a client resuming with its last id, and shoal events --follow, see every event once across a kill -9", async () => {
@@ -97,7 +74,7 @@ it("a client resuming with its last id, and shoal events --follow, see every eve
     "--output",
     "ndjson",
     "--api-port",
-    String(apiPort),
+    String(serve.apiPort),
     "--api-key",
     adminKey(),
   ]);
@@ -114,12 +91,12 @@ it("a client resuming with its last id, and shoal events --follow, see every eve
   );
   const jobs = submitting();
   await first.until((m) => m.length >= 40);
-  await serve!.kill("SIGKILL");
+  await serve.kill("SIGKILL");
   await first.ended;
   const before = dataIds(first.messages);
   expect(before.length).toBeGreaterThanOrEqual(40);
 
-  await startServe();
+  await serve.start();
   // The id of the last message it received: what an EventSource sends when it reconnects.
   const second = await openSse(`${url()}/api/v1/orchestrator/events/stream?after=0`, {
     headers: { ...auth(), "last-event-id": String(before.at(-1)) },

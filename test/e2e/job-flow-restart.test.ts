@@ -15,9 +15,8 @@ import { virtualNodeCapacity } from "../../src/sim/virtual-node-info.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { JobApiClient } from "../support/job-api-client.ts";
 import { settled } from "../support/job-waits.ts";
-import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
-import { freePort } from "../support/nats-server.ts";
-import { ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { LocalServe } from "../support/local-serve.ts";
+import { waitFor } from "../support/shoal-process.ts";
 
 /**
  * The concurrent job flow across a crash: a real `shoal serve` (its own nats-server, SQLite) killed with SIGKILL right
@@ -31,34 +30,16 @@ const NODE_INDEX = 0;
 const CPU_MILLIS = 500;
 const K = virtualNodeCapacity(NODE_INDEX).cpuMillis / CPU_MILLIS;
 const N = 3 * K;
-const dataDir = tempDir("shoal-flow-restart-");
-const dbFile = join(dataDir, "shoal.db");
-let apiPort = 0;
-let natsPort = 0;
-let serve: ShoalProcess | undefined;
+const serve = new LocalServe(tempDir("shoal-flow-restart-"), [
+  "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0",
+  "Logging.Level=warn",
+]);
+const dbFile = join(serve.dataDir, "shoal.db");
 let fleet: VirtualFleet | undefined;
 
-const adminKey = () => readFileSync(join(dataDir, "credentials", "api-admin-key"), "utf8").trim();
-const jobs = new JobApiClient(() => `http://127.0.0.1:${apiPort}`, adminKey);
+const jobs = new JobApiClient(serve.url, serve.adminKey);
 /** Reads that an orchestrator being restarted may not answer yet. */
 const whileRestarting = { job: (jobId: string) => jobs.job(jobId).catch(() => ({})) };
-
-const running = (p: ShoalProcess | undefined): p is ShoalProcess =>
-  p !== undefined && p.child.exitCode === null && p.child.signalCode === null;
-
-async function startServe(): Promise<void> {
-  serve = ShoalProcess.start([
-    "serve",
-    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c",
-    "NodeID=node-0",
-    "-c",
-    "Orchestrator.NodeManager.MaxRegistrationsPerSecond=0",
-    "-c",
-    "Logging.Level=warn",
-  ]);
-  await serve.waitForOutput("orchestrator node-0 is running", 60_000);
-}
 
 const job = {
   Type: "batch",
@@ -104,8 +85,7 @@ async function killOnceCreated(after: number): Promise<number> {
       60_000,
       () => `more than ${after} executions created`,
     );
-    const died = (serve as ShoalProcess).kill("SIGKILL");
-    await died;
+    await serve.kill("SIGKILL");
     return reader.created();
   } finally {
     reader.close();
@@ -114,7 +94,7 @@ async function killOnceCreated(after: number): Promise<number> {
 
 afterAll(async () => {
   await fleet?.stop();
-  if (running(serve)) await serve.kill("SIGTERM");
+  await serve.stop();
 });
 
 /** The highest number of a node's executions holding capacity at once, at any position of the store. */
@@ -139,9 +119,7 @@ function mostHeldAtOnce(events: readonly RecordedEvent[]): Map<string, number> {
 
 describe("the concurrent job flow across an orchestrator crash", () => {
   it("books no node twice, creates no execution twice, and completes every job, when killed mid-batch twice", async () => {
-    apiPort = await freePort();
-    natsPort = await freePort();
-    await startServe();
+    await serve.start();
     // Submitted while no node can take them: all Queued, then placed at once when the node joins.
     const ids = await Promise.all(Array.from({ length: N }, () => jobs.submit(job)));
     for (const id of ids) await settled(jobs, id, ["Queued"], 30_000);
@@ -149,8 +127,8 @@ describe("the concurrent job flow across an orchestrator crash", () => {
     fleet = new VirtualFleet({
       nodes: 1,
       idPrefix: "flow-restart",
-      orchestrators: [`nats://127.0.0.1:${natsPort}`],
-      token: readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim(),
+      orchestrators: [serve.natsUrl],
+      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
       heartbeatMs: 500,
       jitterMs: 100,
       infoUpdateMs: 60_000,
@@ -170,16 +148,16 @@ describe("the concurrent job flow across an orchestrator crash", () => {
     const reader = storeReader();
     const replayed = reader.checkpoint("workflow-jobs") < reader.firstCreated();
     reader.close();
-    await startServe();
+    await serve.start();
     // 2: those executions complete, their settles and passes place the next ones: killed right after the first of them.
     const storedAtSecondKill = await killOnceCreated(K);
-    await startServe();
+    await serve.start();
 
     for (const id of ids) {
       const got = await settled(whileRestarting, id, ["Completed", "Failed", "Stopped"], 90_000);
       expect(got.Job.State.StateType, `${id}: ${JSON.stringify(got.Job.State)}`).toBe("Completed");
     }
-    await (serve as ShoalProcess).kill("SIGTERM");
+    await serve.kill("SIGTERM");
     await fleet.stop();
     fleet = undefined;
 

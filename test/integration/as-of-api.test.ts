@@ -1,10 +1,6 @@
-import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuthUser } from "../../src/config/auth-users.ts";
-import type { ShoalConfig } from "../../src/config/keys.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
-import { joinNode } from "../support/join-node.ts";
+import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { silentLogger } from "../support/fixtures.ts";
 import { runShoal } from "../support/shoal-process.ts";
 import { AsOfSeeds } from "../../src/snapshots/as-of-seeds.ts";
 import { join } from "node:path";
@@ -14,9 +10,18 @@ import { toNodeState } from "../../src/api/nodes/node-state.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { ClusterAsOf } from "../../src/projections/as-of/cluster-as-of.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { startQuietCluster, type QuietCluster } from "../support/quiet-cluster.ts";
 import { storedEvents } from "../support/stored-events.ts";
-import { basicAuth, submitQueuedJob, usersApi, type Body, type UsersApi } from "../support/users-api.ts";
+import {
+  ALICE,
+  aliceAndBob,
+  BOB,
+  loginFlags,
+  submitQueuedJob,
+  usersApi,
+  type Body,
+  type UsersApi,
+} from "../support/users-api.ts";
 
 /**
  * The cluster as of a moment over REST, against a real orchestrator: alice and bob act on nodes and jobs, the test
@@ -24,22 +29,11 @@ import { basicAuth, submitQueuedJob, usersApi, type Body, type UsersApi } from "
  * and then asks as_of=t1 and at_position: each answer is the one recorded, less what is live (LastHeartbeat).
  */
 
-const TOKEN = "s3cret";
-const ACTS: AuthUser["Capabilities"][number]["Actions"] = ["read:node", "write:node", "read:job", "write:job"];
-const USERS: AuthUser[] = [
-  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
-  { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
-];
-const ALICE = basicAuth("alice", "alice's password");
-const BOB = basicAuth("bob", "bob's password");
 const NODES = "/api/v1/orchestrator/nodes";
 const JOBS = "/api/v1/orchestrator/jobs";
 const POSITION_HEADER = "x-shoal-as-of-position";
 
-let nats: TestNatsServer;
-let config: ShoalConfig;
-let orchestrator: RunningOrchestrator;
-let nc: NatsConnection;
+let cluster: QuietCluster;
 let firstJob: string;
 /** The moment the answers were recorded at, and the last stored position then. */
 let t1: string;
@@ -47,7 +41,8 @@ let p1: number;
 /** Every read asked at t1 (path and query) and what it answered. */
 const recorded = new Map<string, { status: number; body: Body }>();
 
-const api = usersApi(() => orchestrator.apiUrl, ALICE);
+const api = usersApi(() => cluster.orchestrator.apiUrl, ALICE);
+const dataDir = () => cluster.config.DataDir;
 const { act } = api;
 /** A call, with the position an as-of answer says it was folded to (null for a live answer). */
 async function call(...args: Parameters<UsersApi["call"]>) {
@@ -94,22 +89,8 @@ const withQuery = (path: string, query: string) => `${path}${path.includes("?") 
 const submitQueued = (who: string, name: string) => submitQueuedJob(api, who, name);
 
 beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  config = orchestratorConfig(nats.url, {
-    "Orchestrator.Auth.Token": TOKEN,
-    "Orchestrator.NodeManager.ManualApproval": true,
-    // The nodes join and never heartbeat: no health change may land between the moments the test records.
-    "Orchestrator.NodeManager.DisconnectTimeout": 3_600_000,
-    "Orchestrator.NodeManager.UnknownTimeout": 7_200_000,
-    "API.Auth.Users": USERS,
-    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 3_600_000,
-  });
-  orchestrator = await startOrchestrator(config, silentLogger);
-  nc = await connect({ servers: nats.url });
-  for (const id of ["n-1", "n-2", "n-3", "n-4", "n-5"])
-    expect(await joinNode(nc, id, TOKEN, computeInfo(id, { rack: id === "n-3" ? "r2" : "r1" }))).toMatchObject({
-      Accepted: true,
-    });
+  cluster = await startQuietCluster(aliceAndBob());
+  for (const id of ["n-1", "n-2", "n-3", "n-4", "n-5"]) await cluster.join(id, { rack: id === "n-3" ? "r2" : "r1" });
   const node = (id: string) => `${NODES}/${id}`;
   await act(ALICE, node("n-1"), { Action: "approve", Message: "racked and checked" });
   await act(ALICE, node("n-2"), { Action: "approve" });
@@ -124,13 +105,13 @@ beforeAll(async () => {
     expect(res.status, `${path}: ${res.text}`).toBe(200);
     recorded.set(path, { status: res.status, body: res.body });
   }
-  const stored = await storedEvents(config.DataDir);
+  const stored = await storedEvents(dataDir());
   p1 = stored[stored.length - 1]!.position;
   await pause();
   t1 = new Date().toISOString();
   await pause();
   // Nothing happened meanwhile that the answers would not show.
-  expect((await storedEvents(config.DataDir)).at(-1)?.position).toBe(p1);
+  expect((await storedEvents(dataDir())).at(-1)?.position).toBe(p1);
 
   await act(BOB, node("n-1"), { Action: "uncordon", Message: "disk replaced" });
   await act(ALICE, node("n-3"), { Action: "label", Labels: { zone: "a" } });
@@ -140,11 +121,7 @@ beforeAll(async () => {
   await submitQueued(BOB, "second");
 }, 60_000);
 
-afterAll(async () => {
-  await nc?.drain();
-  await orchestrator?.stop();
-  await nats?.stop();
-});
+afterAll(() => cluster?.stop());
 
 describe("as_of and at_position on the node and job reads", () => {
   it("as_of a recorded moment answers what the live reads answered then, folded up to the position stored then", async () => {
@@ -187,7 +164,7 @@ describe("as_of and at_position on the node and job reads", () => {
   });
 
   it("at the newest position answers what the live reads answer now (no drift between the folds)", async () => {
-    const head = (await storedEvents(config.DataDir)).at(-1)!.position;
+    const head = (await storedEvents(dataDir())).at(-1)!.position;
     for (const path of READS(firstJob)) {
       const now = await call("GET", path);
       const atHead = await call("GET", withQuery(path, `at_position=${head}`));
@@ -218,7 +195,7 @@ describe("as_of and at_position on the node and job reads", () => {
   });
 
   it("refuses bad moments with a 400 naming the parameter, and folds nothing", async () => {
-    const head = (await storedEvents(config.DataDir)).at(-1)!.position;
+    const head = (await storedEvents(dataDir())).at(-1)!.position;
     const cases: [string, string, RegExp][] = [
       ["as_of=yesterday", "as_of", /as_of: "yesterday" is not an RFC 3339 time/],
       ["as_of=2026-11-29T10:00:00", "as_of", /as_of: .* is not an RFC 3339 time with its offset/],
@@ -239,14 +216,7 @@ describe("as_of and at_position on the node and job reads", () => {
   });
 
   it("shoal node and job list/describe --as-of and --at-position print the as-of answers", async () => {
-    const api = [
-      "--api-port",
-      new URL(orchestrator.apiUrl).port,
-      "--username",
-      "alice",
-      "--password",
-      "alice's password",
-    ];
+    const api = ["--api-port", new URL(cluster.orchestrator.apiUrl).port, ...loginFlags("alice")];
     const shoal = async (...args: string[]) => {
       const res = await runShoal([...args, ...api]);
       expect(res.code, `shoal ${args.join(" ")}: ${res.stderr}`).toBe(0);
@@ -284,9 +254,9 @@ describe("as_of and at_position on the node and job reads", () => {
 
   // Last: it restarts the orchestrator.
   it("keeps the node-state snapshot a clean stop writes, and after a restart folds on from it as from the start", async () => {
-    await orchestrator.stop();
-    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(config.DataDir), 10, silentLogger);
-    const stored = await storedEvents(config.DataDir);
+    await cluster.orchestrator.stop();
+    const seeds = new AsOfSeeds(AsOfSeeds.dirOf(dataDir()), 10, silentLogger);
+    const stored = await storedEvents(dataDir());
     const head = stored.at(-1)!.position;
     const deadline = Date.now() + 5_000;
     while (!(await seeds.list()).some((s) => s.position === head)) {
@@ -294,9 +264,9 @@ describe("as_of and at_position on the node and job reads", () => {
       await pause();
     }
     const captured = capturedLogger();
-    orchestrator = await startOrchestrator(config, captured.logger);
+    cluster.orchestrator = await startOrchestrator(cluster.config, captured.logger);
     // The oracle: the same questions folded from the start by an as-of read model of its own over the same file.
-    const file = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    const file = new SqliteEventStore(join(dataDir(), "shoal.db"));
     try {
       const fromStart = new ClusterAsOf({ store: file, clock: systemClock, logger: silentLogger });
       const queries: [Record<string, string>, ListNodesQuery][] = [

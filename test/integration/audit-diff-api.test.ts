@@ -1,19 +1,22 @@
 import { Schema } from "effect";
-import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { AuditDiffResponse } from "../../src/api/audit/audit-diff-route.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { AuditDiff } from "../../src/projections/audit-diff/audit-diff.ts";
-import type { AuthUser } from "../../src/config/auth-users.ts";
-import type { ShoalConfig } from "../../src/config/keys.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
-import { joinNode } from "../support/join-node.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { startQuietCluster, type QuietCluster } from "../support/quiet-cluster.ts";
 import { runShoal } from "../support/shoal-process.ts";
 import { quietMoment, storedEvents, storedStream } from "../support/stored-events.ts";
-import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
+import {
+  ALICE,
+  aliceAndBob,
+  apiUser,
+  BOB,
+  loginFlags,
+  submitQueuedJob,
+  usersApi,
+  type Body,
+} from "../support/users-api.ts";
 
 /**
  * `GET /audit/diff` and `shoal audit diff` against a real orchestrator: alice and bob act on nodes and a job before a
@@ -21,61 +24,33 @@ import { basicAuth, submitQueuedJob, usersApi, type Body } from "../support/user
  * order they happened, with who and why.
  */
 
-const TOKEN = "s3cret";
-const ACTS: AuthUser["Capabilities"][number]["Actions"] = [
-  "read:node",
-  "write:node",
-  "read:job",
-  "write:job",
-  "read:history",
-];
-const USERS: AuthUser[] = [
-  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
-  { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
-  { Username: "carol", Password: "carol's password", Capabilities: [{ Actions: ["read:node", "read:job"] }] },
-];
-const ALICE = basicAuth("alice", "alice's password");
-const BOB = basicAuth("bob", "bob's password");
-const CAROL = basicAuth("carol", "carol's password");
+/** She may read nodes and jobs, not the history. */
+const CAROL = apiUser("carol", "carol's password", ["read:node", "read:job"]);
 const NODES = "/api/v1/orchestrator/nodes";
 const JOBS = "/api/v1/orchestrator/jobs";
 const DIFF = "/api/v1/orchestrator/audit/diff";
 
-let nats: TestNatsServer;
-let config: ShoalConfig;
-let orchestrator: RunningOrchestrator;
-let nc: NatsConnection;
+let cluster: QuietCluster;
 let job: string;
 let t1: string;
 let t2: string;
 let p1: number;
 let p2: number;
 
-const api = usersApi(() => orchestrator.apiUrl, ALICE);
+const api = usersApi(() => cluster.orchestrator.apiUrl, ALICE);
+const dataDir = () => cluster.config.DataDir;
 const { call, act } = api;
 const node = (id: string) => `${NODES}/${id}`;
 const pause = () => new Promise((r) => setTimeout(r, 20));
-const head = async () => (await storedEvents(config.DataDir)).at(-1)!.position;
+const head = async () => (await storedEvents(dataDir())).at(-1)!.position;
 
-const moment = () => quietMoment(config.DataDir);
+const moment = () => quietMoment(dataDir());
 
 const submitQueued = (who: string, name: string) => submitQueuedJob(api, who, name);
 
 beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  config = orchestratorConfig(nats.url, {
-    "Orchestrator.Auth.Token": TOKEN,
-    "Orchestrator.NodeManager.ManualApproval": true,
-    // The nodes join and never heartbeat: no health change may land between the moments the test takes.
-    "Orchestrator.NodeManager.DisconnectTimeout": 3_600_000,
-    "Orchestrator.NodeManager.UnknownTimeout": 7_200_000,
-    "API.Auth.Users": USERS,
-    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 3_600_000,
-  });
-  orchestrator = await startOrchestrator(config, silentLogger);
-  nc = await connect({ servers: nats.url });
-  for (const id of ["n-1", "n-2", "n-3", "n-4"])
-    expect(await joinNode(nc, id, TOKEN, computeInfo(id, { rack: "r1" }))).toMatchObject({ Accepted: true });
+  cluster = await startQuietCluster([...aliceAndBob(["read:history"]), CAROL.entry]);
+  for (const id of ["n-1", "n-2", "n-3", "n-4"]) await cluster.join(id, { rack: "r1" });
   // Before t1: not in the diff.
   await act(ALICE, node("n-1"), { Action: "approve", Message: "racked before" });
   await act(ALICE, node("n-2"), { Action: "approve" });
@@ -91,12 +66,12 @@ beforeAll(async () => {
   await act(ALICE, node("n-3"), { Action: "drain", Deadline: "10m", Message: "kernel upgrade" });
   // Nothing runs on n-3: the drain workflow ends the drain at once.
   const drained = Date.now() + 10_000;
-  while (!(await storedStream(config.DataDir, "node-n-3")).some((e) => e.type === "NodeDrainCompleted")) {
+  while (!(await storedStream(dataDir(), "node-n-3")).some((e) => e.type === "NodeDrainCompleted")) {
     expect(Date.now()).toBeLessThan(drained);
     await pause();
   }
   await act(BOB, node("n-4"), { Action: "reject", Message: "unknown hardware" });
-  expect(await joinNode(nc, "n-5", TOKEN, computeInfo("n-5", { rack: "r2" }))).toMatchObject({ Accepted: true });
+  await cluster.join("n-5", { rack: "r2" });
   job = await submitQueued(ALICE, "diffed");
   await act(BOB, `${JOBS}/${job}?reason=${encodeURIComponent("not needed")}`, undefined, "DELETE");
   ({ time: t2, position: p2 } = await moment());
@@ -108,11 +83,7 @@ beforeAll(async () => {
   await submitQueued(BOB, "later");
 }, 60_000);
 
-afterAll(async () => {
-  await nc?.drain();
-  await orchestrator?.stop();
-  await nats?.stop();
-});
+afterAll(() => cluster?.stop());
 
 const q = (from: string | number, to: string | number) =>
   `${DIFF}?${new URLSearchParams({ from: String(from), to: String(to) })}`;
@@ -152,7 +123,7 @@ describe("GET /audit/diff", () => {
     ]);
     expect(diff.Jobs[0].Details).toEqual({ Name: "diffed", Type: "batch" });
     // Each change names its event, at its position and time, all inside the window and in store order.
-    const stored = new Map((await storedEvents(config.DataDir)).map((e) => [e.position, e]));
+    const stored = new Map((await storedEvents(dataDir())).map((e) => [e.position, e]));
     const positions = [...diff.Nodes, ...diff.Jobs].map((c: Body) => c.Position as number);
     for (const c of [...diff.Nodes, ...diff.Jobs] as Body[]) {
       expect(c.Position).toBeGreaterThan(p1);
@@ -164,7 +135,7 @@ describe("GET /audit/diff", () => {
 
   it("ends a window with more changes than an answer holds at Through, and goes on from there", async () => {
     const whole = (await call("GET", q(p1, p2))).body;
-    const file = new SqliteEventStore(join(config.DataDir, "shoal.db"));
+    const file = new SqliteEventStore(join(dataDir(), "shoal.db"));
     try {
       const diff = new AuditDiff(file);
       const first = await diff.diff(p1, p2, 3);
@@ -194,7 +165,7 @@ describe("GET /audit/diff", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.From).toEqual({ Position: 0, Time: "2020-01-01T00:00:00.000Z" });
     // The orchestrator is a node of its own cluster, the first to join.
-    const first = (await storedEvents(config.DataDir)).find((e) => e.type === "NodeRegistered")!;
+    const first = (await storedEvents(dataDir())).find((e) => e.type === "NodeRegistered")!;
     const self = (first.data as { NodeID: string }).NodeID;
     expect(self).not.toMatch(/^n-/);
     expect(brief(res.body.Nodes).map(([entity, change]) => `${entity} ${change}`)).toEqual([
@@ -230,21 +201,14 @@ describe("GET /audit/diff", () => {
       expect(res.body.message ?? res.body.Message ?? res.text, path).toMatch(message);
       expect(res.text, path).toContain(field);
     }
-    expect((await call("GET", q(p1, p2), CAROL)).status).toBe(403);
+    expect((await call("GET", q(p1, p2), CAROL.authorization)).status).toBe(403);
     const openapi = (await call("GET", "/api/v1/openapi.json")).body;
     expect(openapi.paths[DIFF].get.operationId).toBe("auditDiff");
   });
 });
 
 describe("shoal audit diff", () => {
-  const api = () => [
-    "--api-port",
-    new URL(orchestrator.apiUrl).port,
-    "--username",
-    "bob",
-    "--password",
-    "bob's password",
-  ];
+  const api = () => ["--api-port", new URL(cluster.orchestrator.apiUrl).port, ...loginFlags("bob")];
 
   it("prints the changes grouped by nodes and jobs, and json/yaml as the route's body", async () => {
     const table = await runShoal(["audit", "diff", t1, t2, ...api()]);

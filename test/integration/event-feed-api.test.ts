@@ -1,82 +1,40 @@
-import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuthUser } from "../../src/config/auth-users.ts";
-import type { ShoalConfig } from "../../src/config/keys.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
-import { joinNode } from "../support/join-node.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { startQuietCluster, type QuietCluster } from "../support/quiet-cluster.ts";
 import { dataIds, openSse } from "../support/sse-client.ts";
 import { storedEvents } from "../support/stored-events.ts";
+import { ALICE, aliceAndBob, apiUser, BOB, submitQueuedJob, usersApi, type Body } from "../support/users-api.ts";
 
 /**
  * The cluster's history over REST against a real orchestrator: alice and bob act on nodes and jobs through the API,
  * and the feed is held to a plain read of the SQLite file filtered by hand.
  */
 
-const TOKEN = "s3cret";
-const ACTS: AuthUser["Capabilities"][number]["Actions"] = ["read:node", "write:node", "read:job", "write:job"];
-const USERS: AuthUser[] = [
-  { Username: "alice", Password: "alice's password", Capabilities: [{ Actions: ACTS }] },
-  { Username: "bob", Password: "bob's password", Capabilities: [{ Actions: ACTS }] },
-  { Alias: "auditor", Username: "audit", Password: "audit password", Capabilities: [{ Actions: ["read:history"] }] },
-  { Username: "nosy", Password: "nosy password", Capabilities: [{ Actions: ["read:node", "read:job"] }] },
-];
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
-const AS = {
-  alice: basic("alice", "alice's password"),
-  bob: basic("bob", "bob's password"),
-  auditor: basic("audit", "audit password"),
-  nosy: basic("nosy", "nosy password"),
-};
+const AUDITOR = apiUser("audit", "audit password", ["read:history"], "auditor");
+/** Reads nodes and jobs, not their history. */
+const NOSY = apiUser("nosy", "nosy password", ["read:node", "read:job"]);
 const FEED = "/api/v1/orchestrator/events";
+const NDJSON = "application/x-ndjson";
 const ENTITY_CATEGORIES = ["node", "job", "execution"];
 
-type Body = Record<string, any>;
 interface Page {
   Items: RecordedEvent[];
   NextToken: string;
 }
 
-let nats: TestNatsServer;
-let config: ShoalConfig;
-let orchestrator: RunningOrchestrator;
-let nc: NatsConnection;
+let cluster: QuietCluster;
 let jobId: string;
 /** A moment after everything the test did: windows end here, so a late background event changes no answer. */
 let done: string;
 /** A moment between alice's node actions and bob's. */
 let between: number;
 
-async function call(method: string, path: string, authorization: string | undefined, body?: unknown, accept?: string) {
-  const res = await fetch(`${orchestrator.apiUrl}${path}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(authorization === undefined ? {} : { authorization }),
-      ...(accept === undefined ? {} : { accept }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  const json = res.headers.get("content-type")?.startsWith("application/json") === true;
-  return {
-    status: res.status,
-    type: res.headers.get("content-type"),
-    text,
-    body: (json ? JSON.parse(text) : {}) as Body,
-  };
-}
-
-const act = async (who: string, path: string, body: unknown, method = "PUT") => {
-  const res = await call(method, path, who, body);
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-};
+const api = usersApi(() => cluster.orchestrator.apiUrl, AUDITOR.authorization);
+const { call, act } = api;
+const dataDir = () => cluster.config.DataDir;
 
 const feed = async (query: string): Promise<Page> => {
-  const res = await call("GET", `${FEED}?${query}`, AS.auditor);
+  const res = await call("GET", `${FEED}?${query}`);
   expect(res.status, res.text).toBe(200);
   return res.body as Page;
 };
@@ -98,62 +56,31 @@ const actorOf = (e: RecordedEvent) => e.metadata.actor as { type: string; id: st
 /** The stored events, filtered by hand: what the feed must answer. */
 async function stored(keep: (e: RecordedEvent) => boolean): Promise<string[]> {
   const until = Date.parse(done);
-  return (await storedEvents(config.DataDir)).filter((e) => Date.parse(e.time) <= until && keep(e)).map((e) => e.id);
+  return (await storedEvents(dataDir())).filter((e) => Date.parse(e.time) <= until && keep(e)).map((e) => e.id);
 }
 const ids = (events: readonly RecordedEvent[]) => events.map((e) => e.id);
 
 beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  config = orchestratorConfig(nats.url, {
-    "Orchestrator.Auth.Token": TOKEN,
-    "Orchestrator.NodeManager.ManualApproval": true,
-    "API.Auth.Users": USERS,
-    "JobDefaults.Batch.Task.Timeouts.QueueTimeout": 600_000,
-  });
-  orchestrator = await startOrchestrator(config, silentLogger);
-  nc = await connect({ servers: nats.url });
-  for (const id of ["n-1", "n-2", "n-3", "n-4"])
-    expect(await joinNode(nc, id, TOKEN)).toMatchObject({ Accepted: true });
+  cluster = await startQuietCluster([...aliceAndBob(), AUDITOR.entry, NOSY.entry]);
+  for (const id of ["n-1", "n-2", "n-3", "n-4"]) await cluster.join(id);
   const node = (id: string) => `/api/v1/orchestrator/nodes/${id}`;
-  await act(AS.alice, node("n-1"), { Action: "approve", Message: "racked and checked" });
-  await act(AS.alice, node("n-2"), { Action: "approve" });
-  await act(AS.alice, node("n-1"), { Action: "cordon", Message: "disk replacement" });
-  await act(AS.alice, node("n-2"), { Action: "label", Labels: { zone: "a" } });
+  await act(ALICE, node("n-1"), { Action: "approve", Message: "racked and checked" });
+  await act(ALICE, node("n-2"), { Action: "approve" });
+  await act(ALICE, node("n-1"), { Action: "cordon", Message: "disk replacement" });
+  await act(ALICE, node("n-2"), { Action: "label", Labels: { zone: "a" } });
   await new Promise((r) => setTimeout(r, 20));
   between = Date.now();
   await new Promise((r) => setTimeout(r, 20));
-  await act(AS.bob, node("n-3"), { Action: "approve" });
-  await act(AS.bob, node("n-4"), { Action: "reject", Message: "unknown hardware" });
-  // No node has zone=nowhere: the job queues and stays (no placement traffic while the test reads).
-  const job = {
-    Type: "batch",
-    Constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
-    Tasks: [
-      { Name: "main", Engine: { Type: "docker", Params: { Image: "shoal-test/busybox:1", Parameters: ["true"] } } },
-    ],
-  };
-  jobId = (await act(AS.alice, "/api/v1/orchestrator/jobs", { Job: job })).JobID as string;
-  const deadline = Date.now() + 10_000;
-  while ((await call("GET", `/api/v1/orchestrator/jobs/${jobId}`, AS.bob)).body.Job?.State?.StateType !== "Queued") {
-    expect(Date.now()).toBeLessThan(deadline);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await act(
-    AS.bob,
-    `/api/v1/orchestrator/jobs/${jobId}?reason=${encodeURIComponent("not needed")}`,
-    undefined,
-    "DELETE",
-  );
+  await act(BOB, node("n-3"), { Action: "approve" });
+  await act(BOB, node("n-4"), { Action: "reject", Message: "unknown hardware" });
+  jobId = await submitQueuedJob(api, ALICE, "fed");
+  await act(BOB, `/api/v1/orchestrator/jobs/${jobId}?reason=${encodeURIComponent("not needed")}`, undefined, "DELETE");
   await new Promise((r) => setTimeout(r, 20));
   done = new Date().toISOString();
   await new Promise((r) => setTimeout(r, 20));
 });
 
-afterAll(async () => {
-  await nc?.drain();
-  await orchestrator?.stop();
-  await nats?.stop();
-});
+afterAll(() => cluster?.stop());
 
 describe("GET /api/v1/orchestrator/events", () => {
   it("actor=operator:alice is exactly alice's events, in store order", async () => {
@@ -248,9 +175,9 @@ describe("GET /api/v1/orchestrator/events", () => {
   it("NDJSON streams the whole selection: the pages concatenated, one event a line", async () => {
     for (const query of [`until=${encodeURIComponent(done)}`, "actor=operator:alice", `entity=${jobId}&category=job`]) {
       const pages = await allPages(`${query}&limit=2`);
-      const res = await call("GET", `${FEED}?${query}`, AS.auditor, undefined, "application/x-ndjson");
+      const res = await call("GET", `${FEED}?${query}`, undefined, undefined, NDJSON);
       expect(res.status, res.text).toBe(200);
-      expect(res.type).toMatch(/^application\/x-ndjson/);
+      expect(res.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
       expect(res.text.endsWith("\n")).toBe(true);
       const lines = res.text.slice(0, -1).split("\n");
       expect(
@@ -261,26 +188,20 @@ describe("GET /api/v1/orchestrator/events", () => {
     // From a cursor on, and to nothing at all.
     const all = await allPages(`actor=operator&limit=1000`);
     const from = all[0]!.Items[1]!.position;
-    const rest = await call(
-      "GET",
-      `${FEED}?actor=operator&next_token=${from}`,
-      AS.auditor,
-      undefined,
-      "application/x-ndjson",
-    );
+    const rest = await call("GET", `${FEED}?actor=operator&next_token=${from}`, undefined, undefined, NDJSON);
     expect(
       rest.text
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l)),
     ).toEqual(all[0]!.Items.slice(2));
-    const none = await call("GET", `${FEED}?actor=operator:carol`, AS.auditor, undefined, "application/x-ndjson");
+    const none = await call("GET", `${FEED}?actor=operator:carol`, undefined, undefined, NDJSON);
     expect([none.status, none.text]).toEqual([200, ""]);
   });
 
   it("answers each bad parameter with a 400 naming it, and changes nothing", async () => {
-    const head = Math.max(...(await storedEvents(config.DataDir)).map((e) => e.position));
-    const before = await storedEvents(config.DataDir);
+    const head = Math.max(...(await storedEvents(dataDir())).map((e) => e.position));
+    const before = await storedEvents(dataDir());
     const bad: [string, RegExp][] = [
       ["categry=node", /categry/],
       ["category=nodes", /^query parameter category: unknown category "nodes"/],
@@ -301,22 +222,22 @@ describe("GET /api/v1/orchestrator/events", () => {
       [`entity=${"x".repeat(257)}`, /^query parameter entity: an id is at most 256 characters/],
     ];
     for (const [query, message] of bad) {
-      const res = await call("GET", `${FEED}?${query}`, AS.auditor);
+      const res = await call("GET", `${FEED}?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.Message, query).toMatch(message);
     }
-    const ndjsonLimit = await call("GET", `${FEED}?limit=5`, AS.auditor, undefined, "application/x-ndjson");
+    const ndjsonLimit = await call("GET", `${FEED}?limit=5`, undefined, undefined, NDJSON);
     expect(ndjsonLimit.status).toBe(400);
     expect(JSON.parse(ndjsonLimit.text).Message).toMatch(/^query parameter limit: NDJSON sends the whole selection/);
-    expect(await storedEvents(config.DataDir)).toHaveLength(before.length);
+    expect(await storedEvents(dataDir())).toHaveLength(before.length);
   });
 
   it("needs read:history: read:node without it is 403, no credentials 401", async () => {
-    expect((await call("GET", FEED, AS.nosy)).status).toBe(403);
-    expect((await call("GET", `/api/v1/orchestrator/nodes/n-1/history`, AS.nosy)).status).toBe(403);
-    expect((await call("GET", FEED, AS.alice)).status).toBe(403);
-    expect((await call("GET", FEED, undefined)).status).toBe(401);
-    expect((await call("GET", FEED, AS.auditor)).status).toBe(200);
+    expect((await call("GET", FEED, NOSY.authorization)).status).toBe(403);
+    expect((await call("GET", `/api/v1/orchestrator/nodes/n-1/history`, NOSY.authorization)).status).toBe(403);
+    expect((await call("GET", FEED, ALICE)).status).toBe(403);
+    expect((await call("GET", FEED, null)).status).toBe(401);
+    expect((await call("GET", FEED)).status).toBe(200);
   });
 });
 
@@ -327,8 +248,8 @@ describe("GET /api/v1/orchestrator/events/stream", () => {
     for (const query of ["actor=operator:alice", "category=node&entity=n-1,n-4", "category=job,execution"]) {
       const expected = await allPages(`${query}&limit=7`);
       const items = expected.flatMap((p) => p.Items);
-      const client = await openSse(`${orchestrator.apiUrl}${STREAM}?${query}&after=0`, {
-        headers: { authorization: AS.auditor },
+      const client = await openSse(`${cluster.orchestrator.apiUrl}${STREAM}?${query}&after=0`, {
+        headers: { authorization: AUDITOR.authorization },
       });
       try {
         expect(client.status).toBe(200);
@@ -342,16 +263,16 @@ describe("GET /api/v1/orchestrator/events/stream", () => {
   });
 
   it("needs read:history, and refuses a bad filter with the feed's 400", async () => {
-    expect((await call("GET", STREAM, AS.nosy)).status).toBe(403);
-    expect((await call("GET", STREAM, AS.alice)).status).toBe(403);
-    expect((await call("GET", STREAM, undefined)).status).toBe(401);
-    const bad = await call("GET", `${STREAM}?actor=robot:x`, AS.auditor);
+    expect((await call("GET", STREAM, NOSY.authorization)).status).toBe(403);
+    expect((await call("GET", STREAM, ALICE)).status).toBe(403);
+    expect((await call("GET", STREAM, null)).status).toBe(401);
+    const bad = await call("GET", `${STREAM}?actor=robot:x`);
     expect(bad.status).toBe(400);
     expect(bad.body.Message).toMatch(/query parameter actor/);
   });
 
   it("is in the OpenAPI document as a text/event-stream of ClusterEvents with Last-Event-ID", async () => {
-    const doc = (await call("GET", "/api/v1/openapi.json", undefined)).body;
+    const doc = (await call("GET", "/api/v1/openapi.json", null)).body;
     const op = doc.paths["/api/v1/orchestrator/events/stream"].get;
     expect(Object.keys(op.responses["200"].content)).toEqual(["text/event-stream"]);
     expect(op.parameters.map((p: Body) => p.name)).toEqual(expect.arrayContaining(["Last-Event-ID", "after", "actor"]));

@@ -23,21 +23,33 @@ const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
 const TAG_FIELD = `${bytes(CHAIN_TAG)}:${CHAIN_TAG}`;
 
 /**
- * The event's link: SHA-256 over one text made of the tag, the link (64 hex digits) and position
- * of the event before it in store order, then this event's position, id, stream, revision, type,
- * time, data and metadata, each field written as its length in UTF-8 bytes, a colon, and the field
- * (numbers as their decimal digits). The previous link and position make a deleted, inserted or
- * reordered row change every link after it; the event's own fields make an edited row's link
+ * The text an event's link hashes: the tag, the link (64 hex digits) and position of the event before it in store
+ * order, then this event's position, id, stream, revision, type, time, data and metadata, each field written as its
+ * length in UTF-8 bytes, a colon, and the field (numbers as their decimal digits). The previous link and position make
+ * a deleted, inserted or reordered row change every link after it; the event's own fields make an edited row's link
  * differ from the one stored. One text hashed at once costs half of hashing the fields one by one.
  */
-export function eventLink(previous: Uint8Array, previousPosition: number, e: LinkedFields): Buffer {
-  const link = Buffer.from(previous.buffer, previous.byteOffset, previous.byteLength).toString("hex");
+function linkText(previousHex: string, previousPosition: number, e: LinkedFields): string {
   const before = String(previousPosition);
   const position = String(e.position);
   const revision = String(e.revision);
-  const text =
-    `${TAG_FIELD}${link.length}:${link}${before.length}:${before}${position.length}:${position}` +
+  return (
+    `${TAG_FIELD}${previousHex.length}:${previousHex}${before.length}:${before}${position.length}:${position}` +
     `${bytes(e.id)}:${e.id}${bytes(e.stream)}:${e.stream}${revision.length}:${revision}` +
-    `${bytes(e.type)}:${e.type}${bytes(e.time)}:${e.time}${bytes(e.data)}:${e.data}${bytes(e.metadata)}:${e.metadata}`;
-  return hash("sha256", text, "buffer");
+    `${bytes(e.type)}:${e.type}${bytes(e.time)}:${e.time}${bytes(e.data)}:${e.data}${bytes(e.metadata)}:${e.metadata}`
+  );
+}
+
+/** The event's link (SHA-256 over its `linkText`), from the previous link's bytes. */
+export function eventLink(previous: Uint8Array, previousPosition: number, e: LinkedFields): Buffer {
+  const link = Buffer.from(previous.buffer, previous.byteOffset, previous.byteLength).toString("hex");
+  return hash("sha256", linkText(link, previousPosition, e), "buffer");
+}
+
+/**
+ * The same link as 64 lowercase hex digits, from the previous one's: what a writer that chains event after event
+ * keeps, as the next text takes the link in hex. Neither the digest's Buffer nor its hex text is made per event.
+ */
+export function eventLinkHex(previousHex: string, previousPosition: number, e: LinkedFields): string {
+  return hash("sha256", linkText(previousHex, previousPosition, e), "hex");
 }

@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import type { ExpectedRevision } from "../store/event-store.ts";
-import { eventLink } from "../chain/event-link.ts";
+import { eventLinkHex } from "../chain/event-link.ts";
 import { loadTimeMarkState, prepareTimeMarkWrites } from "./audit-schema.ts";
-import { highestPosition, loadChainHead, type ChainHead } from "./chain-schema.ts";
+import { highestPosition, loadChainHead } from "./chain-schema.ts";
 import { unavailableReason } from "./sqlite-failure.ts";
 import { observeTime, restoreMarks, snapshotMarks, type TimeMarkSnapshot, type TimeMarkState } from "./time-marks.ts";
 
@@ -58,8 +58,22 @@ interface WriterSnapshot {
   readonly marks: TimeMarkSnapshot;
   readonly given: number;
   readonly position: number;
-  readonly link: Buffer;
+  readonly link: string;
 }
+
+/**
+ * Where the writer's chain stands: the newest event's position and link. The link is kept as its hex digits, the form
+ * the next event's link text takes; SQLite's unhex() stores it as the 32 bytes of the column.
+ */
+interface HexChainHead {
+  position: number;
+  link: string;
+}
+
+const hexHead = (head: { position: number; link: Buffer }): HexChainHead => ({
+  position: head.position,
+  link: head.link.toString("hex"),
+});
 
 class Refusal extends Error {
   constructor(readonly failure: WriteFailure) {
@@ -104,7 +118,7 @@ export class SqliteBatchWriter {
   private readonly statements;
   private readonly marks: TimeMarkState;
   /** The newest event's position and link (the genesis before any). */
-  private readonly chain: ChainHead;
+  private readonly chain: HexChainHead;
   /** The highest position given so far. */
   private given: number;
   private readonly writeMarks: (state: TimeMarkState) => void;
@@ -128,7 +142,7 @@ export class SqliteBatchWriter {
       insert: db.prepare(
         "INSERT INTO events " +
           "(position, event_id, stream, revision, type, data, metadata, time, schema_version, actor_type, actor_id, link) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, unhex(?))",
       ),
       saveCheckpoint: db.prepare(
         "INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position",
@@ -139,7 +153,7 @@ export class SqliteBatchWriter {
       highestGiven: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck(),
     };
     this.marks = loadTimeMarkState(db).state;
-    this.chain = loadChainHead(db);
+    this.chain = hexHead(loadChainHead(db));
     this.given = Math.max(highestPosition(db), this.chain.position);
     this.writeMarks = prepareTimeMarkWrites(db);
     this.transaction = db.transaction((batch: EncodedBatch, result: BatchResult) => {
@@ -183,7 +197,7 @@ export class SqliteBatchWriter {
   private followOtherWriters(): void {
     const highest = (this.statements.highestGiven.get() as number | undefined) ?? 0;
     if (highest === this.given) return;
-    const head = loadChainHead(this.db);
+    const head = hexHead(loadChainHead(this.db));
     this.chain.position = head.position;
     this.chain.link = head.link;
     this.given = Math.max(highest, head.position);
@@ -279,7 +293,7 @@ export class SqliteBatchWriter {
       const type = batch[i + 1] as string;
       const data = batch[i + 2] as string;
       const metadata = batch[i + 3] as string;
-      const link = eventLink(chain.link, chain.position, {
+      const link = eventLinkHex(chain.link, chain.position, {
         position,
         id,
         stream,

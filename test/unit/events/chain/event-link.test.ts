@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { eventLink, ZERO_LINK, type LinkedFields } from "../../../../src/events/chain/event-link.ts";
+import { eventLink, eventLinkHex, ZERO_LINK, type LinkedFields } from "../../../../src/events/chain/event-link.ts";
 
 const event: LinkedFields = {
   position: 7,
@@ -32,6 +32,15 @@ describe("eventLink", () => {
     const accented = { ...event, stream: "nœud-é" };
     const other = text.replace("8:node-n-1", "8:nœud-é");
     expect(eventLink(previous, 6, accented).toString("hex")).toBe(createHash("sha256").update(other).digest("hex"));
+  });
+
+  it("in hex (what the writer chains with) is the same link, digit for digit, from the previous link's hex", () => {
+    const accented = { ...event, stream: "nœud-é", data: '{"note":"ü"}' };
+    for (const [before, e] of [
+      [previous, event],
+      [ZERO_LINK, accented],
+    ] as const)
+      expect(eventLinkHex(before.toString("hex"), 6, e)).toBe(eventLink(before, 6, e).toString("hex"));
   });
 
   it("changes when any field, the previous link or the previous position changes", () => {
