@@ -49,6 +49,8 @@ const isWrongLastSequence = (e: unknown): boolean =>
  */
 export class LeaseTable {
   private readonly value: Uint8Array;
+  /** Keys whose create went unanswered: it may have landed, leaving a lease of ours nobody renews. */
+  private readonly unanswered = new Set<string>();
 
   constructor(private readonly options: LeaseTableOptions) {
     if (options.safetyMs >= options.ttlMs) throw new RangeError("the lease safety margin must be shorter than its TTL");
@@ -64,10 +66,15 @@ export class LeaseTable {
     const sentAt = this.options.elapsed();
     try {
       const revision = await this.options.kv.create(key, this.value);
+      this.unanswered.delete(key);
       return { key, epoch: revision, revision, validUntil: this.validFrom(sentAt) };
     } catch (e) {
-      if (isWrongLastSequence(e)) return undefined;
-      throw e;
+      if (!isWrongLastSequence(e)) {
+        this.unanswered.add(key);
+        throw e;
+      }
+      if (this.unanswered.delete(key)) await this.clearLanded(key);
+      return undefined;
     }
   }
 
@@ -110,11 +117,16 @@ export class LeaseTable {
     return lease.validUntil - this.options.elapsed();
   }
 
-  /** The owners holding keys under a prefix (`members.`), as the bucket lists them now. */
-  async keys(prefix: string): Promise<string[]> {
-    const found: string[] = [];
-    for await (const key of await this.options.kv.keys(`${prefix}>`)) found.push(key);
-    return found;
+  /** Frees a lease whose create landed unanswered, so it need not wait out the TTL; the next try takes it. */
+  private async clearLanded(key: string): Promise<void> {
+    try {
+      const entry = await this.options.kv.get(key);
+      if (entry?.operation === "PUT" && new TextDecoder().decode(entry.value) === this.options.owner) {
+        await this.options.kv.delete(key, { previousSeq: entry.revision });
+      }
+    } catch {
+      this.unanswered.add(key);
+    }
   }
 
   private async adoptLanded(lease: HeldLease): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../actors/clock.ts";
 import type { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import type { HeldLease, LeaseTable } from "./lease-table.ts";
+import type { Presence } from "./presence.ts";
 import { partitionOf } from "./partition-of.ts";
 
 /** What an orchestrator owns: a partition of the entities, or a duty the cluster runs once. */
@@ -16,6 +17,7 @@ export interface OwnershipListener {
 
 export interface OwnershipOptions {
   readonly table: LeaseTable;
+  readonly presence: Presence;
   readonly partitions: number;
   readonly duties: readonly string[];
   /** How often leases are renewed and free ones looked for; well under the TTL minus its safety margin. */
@@ -30,7 +32,6 @@ const TICK = "cluster:ownership-tick";
 const EXPIRY = "cluster:lease-expiry";
 const partitionKey = (p: number) => `partitions.${p}`;
 const dutyKey = (d: string) => `duties.${d}`;
-const memberKey = (owner: string) => `members.${owner}`;
 
 /**
  * Keeps this orchestrator's fair share of the partitions (the partition count over the live
@@ -41,13 +42,13 @@ const memberKey = (owner: string) => `members.${owner}`;
  */
 export class Ownership {
   private readonly held = new Map<string, { owned: Owned; lease: HeldLease }>();
-  private member: HeldLease | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
 
   constructor(private readonly options: OwnershipOptions) {}
 
   start(): void {
+    this.options.presence.start();
     this.schedule(0);
   }
 
@@ -77,19 +78,17 @@ export class Ownership {
     this.options.deadlines.cancel(EXPIRY);
     await this.running;
     for (const [key, entry] of [...this.held]) await this.drop(key, entry, "stopped");
-    if (this.member) await this.options.table.release(this.member);
-    this.member = undefined;
+    await this.options.presence.leave();
   }
 
   /** One round: renew, drop what was lost, give back more than the fair share, take free leases. */
   async tick(): Promise<void> {
-    const { table, log } = this.options;
+    const { presence, log } = this.options;
+    presence.announce();
     await this.renewAll();
     if (this.stopped) return;
     try {
-      if (!this.member) this.member = await table.acquire(memberKey(table.owner));
-      const members = Math.max(1, (await table.keys("members.")).length);
-      const share = Math.ceil(this.options.partitions / members);
+      const share = Math.ceil(this.options.partitions / presence.count());
       await this.handOffAbove(share);
       await this.takeFreePartitions(share);
       await this.takeFreeDuties();
@@ -106,7 +105,6 @@ export class Ownership {
 
   private async renewAll(): Promise<void> {
     const { table } = this.options;
-    if (this.member && (await table.renew(this.member)) === "lost") this.member = undefined;
     await Promise.all(
       [...this.held].map(async ([key, entry]) => {
         const renewal = await table.renew(entry.lease);
@@ -124,12 +122,13 @@ export class Ownership {
     const { table, partitions } = this.options;
     let mine = [...this.held.values()].filter((e) => "partition" in e.owned).length;
     if (mine >= share) return;
-    const taken = new Set(await table.keys("partitions."));
+    // Each free lease is found by trying to create it: a refusal is fast and needs no consumer
+    // (listing keys does, and that stalls while the bucket's stream is electing a leader).
     // Start where this owner's name points, so owners starting together do not all race for partition 0.
     const first = partitionOf(table.owner, partitions);
     for (let i = 0; i < partitions && mine < share; i++) {
       const p = (first + i) % partitions;
-      if (taken.has(partitionKey(p))) continue;
+      if (this.held.has(partitionKey(p))) continue;
       if (await this.take(partitionKey(p), { partition: p })) mine++;
     }
   }
