@@ -1,0 +1,201 @@
+import { performance } from "node:perf_hooks";
+import { connect, type KV, type NatsConnection } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
+import { LeaseTable } from "../../src/cluster/lease-table.ts";
+import { Ownership, type Owned, type OwnershipListener } from "../../src/cluster/ownership.ts";
+import { Presence } from "../../src/cluster/presence.ts";
+import { silentLogger } from "../support/fixtures.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { TestNatsCluster } from "../support/nats-cluster.ts";
+import { TestNatsServer } from "../support/nats-server.ts";
+
+let nats: TestNatsServer;
+let nc: NatsConnection;
+let buckets = 0;
+
+beforeAll(async () => {
+  nats = await TestNatsServer.start();
+  nc = await connect({ servers: nats.url });
+});
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+const bucket = (ttl: number): Promise<KV> => nc.jetstream().views.kv(`leases-${++buckets}`, { ttl, history: 1 });
+
+class Recorder implements OwnershipListener {
+  readonly events: string[] = [];
+  readonly epochs = new Map<number, number>();
+  gained(owned: Owned, epoch: number): void {
+    this.events.push(`+${label(owned)}`);
+    if ("partition" in owned) this.epochs.set(owned.partition, epoch);
+  }
+  lost(owned: Owned, why: string): void {
+    this.events.push(`-${label(owned)}:${why}`);
+  }
+}
+const label = (o: Owned) => ("partition" in o ? `p${o.partition}` : `d:${o.duty}`);
+
+async function owner(kv: KV, name: string, clock: ManualClock, elapsed = () => clock.now(), ttlMs = 10_000, conn = nc) {
+  const table = new LeaseTable({ kv, owner: name, ttlMs, safetyMs: ttlMs / 5, elapsed });
+  const presence = new Presence({
+    nc: conn,
+    subject: `members.${(await kv.status()).bucket}`,
+    owner: name,
+    forgetAfterMs: ttlMs,
+    elapsed,
+  });
+  presence.start();
+  const listener = new Recorder();
+  const ownership = new Ownership({
+    table,
+    presence,
+    partitions: 8,
+    duties: ["publisher"],
+    tickMs: 1_000,
+    clock,
+    deadlines: new DeadlineScheduler(clock),
+    listener,
+    log: silentLogger,
+  });
+  return { ownership, listener, table, presence };
+}
+
+async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const ownedPartitions = (o: Ownership) => [...Array(8).keys()].filter((p) => o.ownsPartition(p));
+
+describe("partition ownership over a JetStream key-value bucket", () => {
+  it("shares the partitions fairly between members, with every partition owned once", async () => {
+    const kv = await bucket(10_000);
+    const clock = new ManualClock();
+    const a = await owner(kv, "a-1", clock);
+    const b = await owner(kv, "b-1", clock);
+
+    await a.ownership.tick();
+    expect(ownedPartitions(a.ownership)).toHaveLength(8);
+    expect(a.ownership.ownsDuty("publisher")).toBe(true);
+
+    await b.ownership.tick(); // b joins: nothing free yet
+    expect(ownedPartitions(b.ownership)).toEqual([]);
+    await until(() => a.presence.count() === 2);
+    await a.ownership.tick(); // a sees two members and hands four back
+    await b.ownership.tick();
+
+    const mine = ownedPartitions(a.ownership);
+    const theirs = ownedPartitions(b.ownership);
+    expect(mine).toHaveLength(4);
+    expect(theirs).toHaveLength(4);
+    expect([...mine, ...theirs].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(a.listener.events.filter((e) => e.endsWith(":handed-off"))).toHaveLength(4);
+    // The duty stays with its first owner: one publisher in the cluster.
+    expect(b.ownership.ownsDuty("publisher")).toBe(false);
+    // A later owner of a partition has a higher epoch than the earlier one.
+    for (const p of theirs) expect(b.listener.epochs.get(p)).toBeGreaterThan(a.listener.epochs.get(p) ?? Infinity);
+    await a.ownership.stop();
+    await b.ownership.stop();
+  });
+
+  it("stops acting when the lease runs out on its own clock, before the bucket could give it away", async () => {
+    const kv = await bucket(10_000);
+    const clock = new ManualClock();
+    const a = await owner(kv, "a-2", clock);
+    await a.ownership.tick();
+    expect(a.ownership.ownsPartition(3)).toBe(true);
+
+    // No tick runs (the process is starved or paused); the safety margin is 2 s of the 10 s TTL.
+    await clock.advance(7_999);
+    expect(a.ownership.ownsPartition(3)).toBe(true);
+    await clock.advance(1);
+    expect(a.ownership.ownsPartition(3)).toBe(false);
+    expect(a.ownership.epochOf(3)).toBeUndefined();
+    expect(a.listener.events.filter((e) => e.endsWith(":expired"))).toHaveLength(9);
+
+    // The next tick finds its renewals refused as expired and takes the partitions again, under new epochs.
+    const before = new Map(a.listener.epochs);
+    await a.ownership.tick();
+    expect(ownedPartitions(a.ownership)).toHaveLength(8);
+    for (const [p, epoch] of before) expect(a.listener.epochs.get(p)).toBeGreaterThan(epoch);
+    await a.ownership.stop();
+  });
+
+  it("a graceful stop hands everything over at once; an owner paused past its TTL finds it all taken", async () => {
+    const kv = await bucket(1_000);
+    const clock = new ManualClock();
+    const elapsed = () => performance.now();
+    const a = await owner(kv, "a-3", clock, elapsed, 1_000);
+    const b = await owner(kv, "b-3", clock, elapsed, 1_000);
+    const c = await owner(kv, "c-3", clock, elapsed, 1_000);
+
+    await a.ownership.tick();
+    await until(() => b.presence.count() === 2);
+    await a.ownership.stop();
+    await until(() => b.presence.count() === 1);
+    await b.ownership.tick();
+    expect(ownedPartitions(b.ownership)).toHaveLength(8);
+
+    // b is paused (no renewals) until the bucket has expired its leases; c takes them.
+    const deadline = performance.now() + 10_000;
+    for (;;) {
+      await c.ownership.tick();
+      if (ownedPartitions(c.ownership).length === 8 || performance.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ownedPartitions(c.ownership)).toHaveLength(8);
+    expect(ownedPartitions(b.ownership)).toEqual([]);
+    await b.ownership.tick(); // b runs again: nothing of its old leases comes back to it
+    expect(b.listener.events.filter((e) => /:(expired|taken)$/.test(e))).toHaveLength(9);
+    for (const [p, epoch] of b.listener.epochs) expect(c.listener.epochs.get(p)).toBeGreaterThan(epoch);
+    await b.ownership.stop();
+    await c.ownership.stop();
+  });
+});
+
+describe("partition ownership on a three-server NATS cluster", () => {
+  it("keeps every lease, under the same epochs, while the bucket's leader server is killed", async () => {
+    const cluster = await TestNatsCluster.start();
+    const conn = await connect({ servers: cluster.urls, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
+    try {
+      const kv = await conn.jetstream().views.kv("leases-r3", { ttl: 10_000, history: 1, replicas: 3, timeout: 1_000 });
+      const clock = new ManualClock();
+      const a = await owner(kv, "a-4", clock, () => performance.now(), 10_000, conn);
+      await a.ownership.tick();
+      expect(ownedPartitions(a.ownership)).toHaveLength(8);
+      const epochs = new Map(a.listener.epochs);
+
+      const info = await (await conn.jetstreamManager()).streams.info("KV_leases-r3");
+      const leader = info.cluster?.leader;
+      expect(leader).toMatch(/^n[123]$/);
+      cluster.kill(leader!);
+
+      // Renewals go unanswered until the other two elect a new leader (seconds); the leases stay
+      // valid meanwhile, and renewals land again before they could run out.
+      const renewedSince = async (p: number) => {
+        const entry = await kv.get(`partitions.${p}`).catch(() => null);
+        return entry !== null && entry.revision > (epochs.get(p) ?? Infinity);
+      };
+      for (let i = 0; !(await renewedSince(3)); i++) {
+        expect(i).toBeLessThan(40);
+        await a.ownership.tick();
+        expect(ownedPartitions(a.ownership)).toHaveLength(8);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await a.ownership.tick();
+      expect(ownedPartitions(a.ownership)).toHaveLength(8);
+      expect(a.listener.events.filter((e) => e.startsWith("-"))).toEqual([]);
+      expect(a.listener.epochs).toEqual(epochs);
+      await a.ownership.stop();
+    } finally {
+      await conn.close();
+      await cluster.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { connect, type NatsConnection } from "nats";
+import { tempDir } from "./fixtures.ts";
+import { freePort } from "./nats-server.ts";
+
+interface Member {
+  readonly name: string;
+  readonly port: number;
+  child: ChildProcess | undefined;
+}
+
+/**
+ * Three real nats-servers with JetStream clustered on loopback ports (as production runs them on
+ * three machines), so replicated key-value buckets elect leaders and survive losing one server.
+ */
+export class TestNatsCluster {
+  private constructor(
+    private readonly members: Member[],
+    private readonly dir: string,
+    private readonly routes: string,
+  ) {}
+
+  /** Every client URL, for a connection that fails over between servers. */
+  get urls(): string[] {
+    return this.members.map((m) => `nats://127.0.0.1:${m.port}`);
+  }
+
+  static async start(size = 3): Promise<TestNatsCluster> {
+    const dir = tempDir("shoal-nats-cluster-");
+    const ports = await Promise.all(Array.from({ length: 2 * size }, () => freePort()));
+    const members = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, port: ports[i]!, child: undefined }));
+    const clusterPorts = ports.slice(size);
+    const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
+    const cluster = new TestNatsCluster(members, dir, routes);
+    members.forEach((m, i) => cluster.spawn(m, clusterPorts[i]!));
+    await cluster.waitForJetStream();
+    return cluster;
+  }
+
+  /** Kills the server named (SIGKILL: no goodbye to its peers). */
+  kill(name: string): void {
+    const member = this.members.find((m) => m.name === name);
+    if (!member?.child) throw new Error(`no running nats-server ${name}`);
+    member.child.kill("SIGKILL");
+    member.child = undefined;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.members.map(async (m) => {
+        const child = m.child;
+        m.child = undefined;
+        if (!child || child.exitCode !== null) return;
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGKILL");
+        await exited;
+      }),
+    );
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private spawn(member: Member, clusterPort: number): void {
+    const args = ["-n", member.name, "-a", "127.0.0.1", "-p", String(member.port), "-js", "-sd"];
+    args.push(join(this.dir, member.name), "--cluster_name", "shoal", "--cluster", `nats://127.0.0.1:${clusterPort}`);
+    args.push("--routes", this.routes);
+    member.child = spawn("nats-server", args, { stdio: "ignore" });
+  }
+
+  /** Ready once a JetStream request is answered: the servers found each other and elected a meta leader. */
+  private async waitForJetStream(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      let nc: NatsConnection | undefined;
+      try {
+        nc = await connect({ servers: this.urls, timeout: 1_000 });
+        await (await nc.jetstreamManager({ timeout: 1_000 })).getAccountInfo();
+        return;
+      } catch (e) {
+        last = e;
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await nc?.close();
+      }
+    }
+    throw new Error(`the nats cluster did not elect a JetStream leader in ${timeoutMs}ms: ${String(last)}`);
+  }
+}
