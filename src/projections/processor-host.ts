@@ -146,14 +146,14 @@ export class ProcessorHost {
     if (this.stopped) return;
     const sub = this.options.store.subscribeToAll({ after: this.head }, (event) => this.receive(event));
     this.subscription = sub;
-    sub.done.then(
-      () => undefined,
-      (err: unknown) => {
-        if (this.stopped) return;
-        this.options.logger.error({ err, after: this.head }, "processor subscription failed; resubscribing");
-        this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
-      },
-    );
+    // Only stop() ends a subscription for good: one the store ended on its own, cleanly or not,
+    // is taken up again, or read models and the publisher would stop without a word.
+    const resubscribe = (err: unknown) => {
+      if (this.stopped || this.subscription !== sub) return;
+      this.options.logger.error({ err, after: this.head }, "processor subscription ended; resubscribing");
+      this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
+    };
+    sub.done.then(() => resubscribe(new Error("the store ended the subscription")), resubscribe);
   }
 
   private receive(event: RecordedEvent): Promise<void> | void {
