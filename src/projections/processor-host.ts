@@ -148,12 +148,15 @@ export class ProcessorHost {
     this.subscription = sub;
     // Only stop() ends a subscription for good: one the store ended on its own, cleanly or not,
     // is taken up again, or read models and the publisher would stop without a word.
-    const resubscribe = (err: unknown) => {
+    const resubscribe = (err: unknown, why: string) => {
       if (this.stopped || this.subscription !== sub) return;
-      this.options.logger.error({ err, after: this.head }, "processor subscription ended; resubscribing");
+      this.options.logger.error({ err, after: this.head }, `processor subscription ${why}; resubscribing`);
       this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
     };
-    sub.done.then(() => resubscribe(new Error("the store ended the subscription")), resubscribe);
+    sub.done.then(
+      () => resubscribe(undefined, "ended by the store"),
+      (err: unknown) => resubscribe(err, "failed"),
+    );
   }
 
   private receive(event: RecordedEvent): Promise<void> | void {

@@ -1,9 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
-import { EntityActor } from "../../src/actors/entity-actor.ts";
-import { nodeKind } from "../../src/actors/node-kind.ts";
 import { StartupError } from "../../src/errors/startup-error.ts";
 import { asShoalError } from "../../src/errors/shoal-error.ts";
 import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
@@ -16,6 +13,7 @@ import { computeInfo, silentLogger } from "../support/fixtures.ts";
 import { type ElectionRefusal, KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { StandInLog } from "../support/kurrent-stand-in/stand-in-log.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { nodeActor } from "../support/node-actor.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 const ctx = commandContext({ type: "operator", id: "alice" });
@@ -93,12 +91,7 @@ describe("KurrentDB: appends refused during a leader election", () => {
     const s = await standIn();
     const store = await open(s);
     const clock = new ManualClock();
-    const actor = new EntityActor(nodeKind, "n1", {
-      store,
-      clock,
-      deadlines: new DeadlineScheduler(clock),
-      newEventId: randomUUID,
-    });
+    const actor = nodeActor("n1", store, clock);
     s.refuseAppends("Server Is Not Ready", 2);
     const result = await clock.drive(actor.execute(register("n1"), ctx));
     expect(result.events.map((e) => e.type)).toEqual(["NodeRegistered"]);
@@ -114,12 +107,7 @@ describe("KurrentDB: appends refused during a leader election", () => {
     const s = await standIn();
     const store = await open(s);
     const clock = new ManualClock();
-    const actor = new EntityActor(nodeKind, "n2", {
-      store,
-      clock,
-      deadlines: new DeadlineScheduler(clock),
-      newEventId: randomUUID,
-    });
+    const actor = nodeActor("n2", store, clock);
     s.refuseAppends("Server Is Busy", 100);
     const failed = await clock.drive(actor.execute(register("n2"), ctx)).then(
       () => undefined,
