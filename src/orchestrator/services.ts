@@ -96,7 +96,8 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
     if (!/^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\//.test(url)) {
       return Layer.fail(
         new StartupError(
-          `EventStore.URL must start with kurrentdb:// or kurrentdb+discover:// (esdb:// still works), got ${redactUrl(url)}`,
+          "EventStore.URL must start with kurrentdb:// or kurrentdb+discover:// (esdb:// still works), " +
+            `got ${redactUrl(url)}`,
         ),
       );
     }
