@@ -45,6 +45,20 @@ async function open(s: KurrentStandIn): Promise<EsdbEventStore> {
   return store;
 }
 
+/** A node's actor on a store connected to a new stand-in, on a manual clock. */
+async function actorOnStandIn(id: string) {
+  const s = await standIn();
+  const clock = new ManualClock();
+  return { s, clock, actor: nodeActor(id, await open(s), clock) };
+}
+
+/** What the promise rejected with; undefined when it resolved. */
+const failure = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+
 const ELECTION: readonly ElectionRefusal[] = [
   "Server Is Not Ready",
   "Server Is Busy",
@@ -55,10 +69,7 @@ describe("KurrentDB: the server's version", () => {
   it(`refuses a server before ${MIN_SERVER_VERSION} or one with no version, naming the minimum`, async () => {
     for (const version of ["21.10.9", "22.6.0", undefined]) {
       const s = await standIn({ version });
-      const refused = await EsdbEventStore.open(s.url).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const refused = await failure(EsdbEventStore.open(s.url));
       expect(refused, String(version)).toBeInstanceOf(StartupError);
       expect((refused as Error).message).toContain(`KurrentDB ${MIN_SERVER_VERSION} or later is required`);
       expect((refused as Error).message).toContain(version ?? "does not report its version");
@@ -100,10 +111,7 @@ describe("KurrentDB: appends refused during a leader election", () => {
     const store = await open(s);
     for (const reason of ELECTION) {
       s.refuseAppends(reason, 1);
-      const refused = await store.append(`node-${randomUUID()}`, [ev("NodeRegistered")], "no_stream").then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const refused = await failure(store.append(`node-${randomUUID()}`, [ev("NodeRegistered")], "no_stream"));
       expect(refused, reason).toBeInstanceOf(StoreUnavailableError);
       expect(asShoalError(refused)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5 });
       expect((refused as Error).message).toContain(reason);
@@ -111,10 +119,7 @@ describe("KurrentDB: appends refused during a leader election", () => {
   });
 
   it("are re-appended by the actor with the same ids and expected revision, and stored once", async () => {
-    const s = await standIn();
-    const store = await open(s);
-    const clock = new ManualClock();
-    const actor = nodeActor("n1", store, clock);
+    const { s, clock, actor } = await actorOnStandIn("n1");
     s.refuseAppends("Server Is Not Ready", 2);
     const result = await clock.drive(actor.execute(register("n1"), ctx));
     expect(result.events.map((e) => e.type)).toEqual(["NodeRegistered"]);
@@ -127,15 +132,9 @@ describe("KurrentDB: appends refused during a leader election", () => {
   });
 
   it("answer 503 with Retry-After when the election outlasts the actor's retries, and store nothing", async () => {
-    const s = await standIn();
-    const store = await open(s);
-    const clock = new ManualClock();
-    const actor = nodeActor("n2", store, clock);
+    const { s, clock, actor } = await actorOnStandIn("n2");
     s.refuseAppends("Server Is Busy", 100);
-    const failed = await clock.drive(actor.execute(register("n2"), ctx)).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const failed = await failure(clock.drive(actor.execute(register("n2"), ctx)));
     expect(asShoalError(failed)).toMatchObject({ kind: "Unavailable", retryAfterSeconds: 5 });
     expect(s.log.stream("node-n2")).toBeUndefined();
     s.refuseAppends("Server Is Busy", 0);
@@ -152,10 +151,7 @@ describe("KurrentDB: a node that is not the leader", () => {
     const store = await open(follower);
     const stream = `node-${randomUUID()}`;
     const batch = [ev("NodeRegistered")];
-    const refused = await store.append(stream, batch, "no_stream").then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const refused = await failure(store.append(stream, batch, "no_stream"));
     expect(refused).toBeInstanceOf(StoreUnavailableError);
     expect(log.stream(stream)).toBeUndefined();
     // The client reconnects to the leader it was told about: the same append succeeds there.
