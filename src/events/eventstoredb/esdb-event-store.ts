@@ -102,7 +102,7 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
 
 /**
  * The production store: KurrentDB (EventStoreDB 22.10 and later) over gRPC, chosen with
- * EventStore.URL=esdb://… Open it with `EsdbEventStore.open`, which refuses a server too old for it.
+ * EventStore.URL=kurrentdb://… Opened with `EsdbEventStore.open`, which refuses a server too old for it.
  */
 export class EsdbEventStore implements EventStore, CheckpointStore {
   private readonly client: KurrentDBClient;
@@ -113,7 +113,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   /** The newest position of a user event this process has seen stored. */
   private seenHead = 0;
 
-  constructor(readonly url: string) {
+  private constructor(readonly url: string) {
     try {
       this.client = KurrentDBClient.connectionString(url);
     } catch (e) {
@@ -152,7 +152,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       const position = result.position
         ? toNumber(result.position.commit)
         : await this.positionOf(stream, nextExpectedRevision);
-      return { nextExpectedRevision, position };
+      return { nextExpectedRevision, position: this.saw(position) };
     } catch (e) {
       if (e instanceof WrongExpectedVersionError) {
         const actual = typeof e.actualState === "bigint" ? toNumber(e.actualState) : -1;
