@@ -101,6 +101,31 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
 }
 
 /**
+ * The events of a read, read to its end even when the caller leaves early: leaving would reset
+ * the HTTP/2 stream while the server still sends, and the client's connection gives up after
+ * enough such resets (a page of a filtered read leaves early every time), failing every read on it.
+ */
+async function* readToTheEnd<T>(read: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = read[Symbol.asyncIterator]();
+  let ended = false;
+  try {
+    for (;;) {
+      const next = await it.next().catch((e: unknown) => {
+        ended = true;
+        throw e;
+      });
+      if (next.done) {
+        ended = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    while (!ended) ended = (await it.next()).done === true;
+  }
+}
+
+/**
  * The production store: KurrentDB (EventStoreDB 22.10 and later) over gRPC, chosen with
  * EventStore.URL=kurrentdb://… Opened with `EsdbEventStore.open`, which refuses a server too old for it.
  */
@@ -204,12 +229,9 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     maxCount: number,
     backwards = false,
   ): AsyncIterable<ResolvedEvent> {
-    return this.client.readAll({
-      fromPosition: from,
-      maxCount,
-      filter,
-      direction: backwards ? BACKWARDS : FORWARDS,
-    });
+    return readToTheEnd(
+      this.client.readAll({ fromPosition: from, maxCount, filter, direction: backwards ? BACKWARDS : FORWARDS }),
+    );
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
