@@ -287,7 +287,7 @@ export const CONFIG_KEYS = {
     300_000,
     "How long those kept read models stay after the last as-of question; 0: dropped once it is answered",
   ),
-  "EventStore.URL": str("", "esdb://… to use EventStoreDB; empty uses the embedded SQLite store in DataDir"),
+  "EventStore.URL": str("", "kurrentdb://… to use KurrentDB; empty uses the embedded SQLite store in DataDir"),
   "EventStore.SQLite.WriterThread": bool(
     false,
     "SQLite store: group commits (and their fsync) on a worker thread, off the event loop; worth it only with a core to spare",

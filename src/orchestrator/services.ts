@@ -93,23 +93,26 @@ async function usable<S extends EventStore>(
 export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Store, StartupError> {
   const url = config["EventStore.URL"];
   if (url !== "") {
-    if (!/^esdb(\+discover)?:\/\//.test(url)) {
+    if (!/^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\//.test(url)) {
       return Layer.fail(
-        new StartupError(`EventStore.URL must start with esdb:// or esdb+discover://, got ${redactUrl(url)}`),
+        new StartupError(
+          "EventStore.URL must start with kurrentdb:// or kurrentdb+discover:// (esdb:// still works), " +
+            `got ${redactUrl(url)}`,
+        ),
       );
     }
     return Layer.scoped(
       Store,
       Effect.acquireRelease(
-        attempt("cannot use EventStoreDB", () =>
-          usable(new EsdbEventStore(url), async (store) => {
+        attempt("cannot use KurrentDB", async () =>
+          usable(await EsdbEventStore.open(url), async (store) => {
             await store.readAll({ maxCount: 1 }); // fail now, not on the first command
-            logger.info({ url: redactUrl(url) }, "using EventStoreDB");
+            logger.info({ url: redactUrl(url) }, "using KurrentDB");
           }),
         ),
         (store) =>
           Effect.promise(() =>
-            boundedStep("closing EventStoreDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger }),
+            boundedStep("closing KurrentDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger }),
           ),
       ),
     );

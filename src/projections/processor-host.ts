@@ -146,13 +146,16 @@ export class ProcessorHost {
     if (this.stopped) return;
     const sub = this.options.store.subscribeToAll({ after: this.head }, (event) => this.receive(event));
     this.subscription = sub;
+    // Only stop() ends a subscription for good: one the store ended on its own, cleanly or not,
+    // is taken up again, or read models and the publisher would stop without a word.
+    const resubscribe = (err: unknown, why: string) => {
+      if (this.stopped || this.subscription !== sub) return;
+      this.options.logger.error({ err, after: this.head }, `processor subscription ${why}; resubscribing`);
+      this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
+    };
     sub.done.then(
-      () => undefined,
-      (err: unknown) => {
-        if (this.stopped) return;
-        this.options.logger.error({ err, after: this.head }, "processor subscription failed; resubscribing");
-        this.deadlineHeap.set(RESUBSCRIBE, this.clock.now() + this.options.resubscribeDelayMs, () => this.subscribe());
-      },
+      () => resubscribe(undefined, "ended by the store"),
+      (err: unknown) => resubscribe(err, "failed"),
     );
   }
 

@@ -18,11 +18,16 @@ const ev = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   metadata: { time: "2026-01-01T00:00:00.000Z", actor: { type: "system", id: "test" } },
 });
 
-/** One suite, every adapter: the behaviour the actor host and projections rely on. */
+/**
+ * One suite, every adapter: the behaviour the actor host and projections rely on. `longTestMs`
+ * bounds the two tests that read a 2,500-event log page after page (hundreds of reads): an
+ * adapter whose every read is a network round trip needs longer than SQLite.
+ */
 export function eventStoreContract(
   name: string,
   open: () => Promise<EventStore & CheckpointStore>,
   skipReason?: string,
+  longTestMs = 120_000,
 ): void {
   describe.skipIf(skipReason !== undefined)(
     `EventStore contract: ${name}${skipReason ? ` (skipped: ${skipReason})` : ""}`,
@@ -327,24 +332,28 @@ export function eventStoreContract(
             stored.push(...page.filter((e) => e.position <= through));
           stored = stored.filter((e) => e.stream.includes(run));
           expect(stored).toHaveLength(log.length);
-        }, 120_000);
+        }, longTestMs);
 
-        it("returns, page after page at a small limit, exactly what readAll returns filtered in memory, for every filter alone and combined", async () => {
-          const filters = filtersFor(run, log);
-          let nonEmpty = 0;
-          for (const filter of filters) {
-            const expected = stored.filter((e) => naiveMatch(e, filter)).map((e) => [e.position, e.id]);
-            const { events, pages } = await readAllFilteredPages(store, filter, { after, through, limit: 7 });
-            expect(
-              events.map((e) => [e.position, e.id]),
-              JSON.stringify(filter),
-            ).toEqual(expected);
-            expect(pages.every((p) => p.events.length <= 7)).toBe(true);
-            if (expected.length > 0) nonEmpty++;
-          }
-          // The filters are not all trivially empty: most select something, some select a few.
-          expect(nonEmpty).toBeGreaterThan(filters.length / 2);
-        }, 120_000);
+        it(
+          "returns, page after page at a small limit, exactly what readAll returns filtered in memory, for every filter alone and combined",
+          async () => {
+            const filters = filtersFor(run, log);
+            let nonEmpty = 0;
+            for (const filter of filters) {
+              const expected = stored.filter((e) => naiveMatch(e, filter)).map((e) => [e.position, e.id]);
+              const { events, pages } = await readAllFilteredPages(store, filter, { after, through, limit: 7 });
+              expect(
+                events.map((e) => [e.position, e.id]),
+                JSON.stringify(filter),
+              ).toEqual(expected);
+              expect(pages.every((p) => p.events.length <= 7)).toBe(true);
+              if (expected.length > 0) nonEmpty++;
+            }
+            // The filters are not all trivially empty: most select something, some select a few.
+            expect(nonEmpty).toBeGreaterThan(filters.length / 2);
+          },
+          longTestMs,
+        );
 
         it("says in scannedThrough where the next page starts, and reads nothing past `through`", async () => {
           const filter = { types: ["NodeApproved"] };

@@ -15,7 +15,7 @@ const RECORDER = pathToFileURL(join(import.meta.dirname, "../support/record-impo
 /** Server-side libraries: a CLI call that only talks to the REST API must not load any of them. */
 const SERVER_PACKAGES = [
   "better-sqlite3",
-  "@eventstore/db-client",
+  "@kurrent/kurrentdb-client",
   "nats",
   "nkeys.js",
   "fastify",

@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../../src/actors/clock.ts";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { EntityActor } from "../../src/actors/entity-actor.ts";
 import { nodeKind } from "../../src/actors/node-kind.ts";
@@ -12,12 +11,10 @@ import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from "../..
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
 import { computeInfo, tempDir } from "../support/fixtures.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
+import { nodeActor } from "../support/node-actor.ts";
 
 const ctx = commandContext({ type: "operator", id: "alice" });
 const register = (nodeId: string) => ({ type: "Register" as const, info: computeInfo(nodeId), manualApproval: true });
-
-const nodeActor = (id: string, store: EventStore, clock: Clock) =>
-  new EntityActor(nodeKind, id, { store, clock, deadlines: new DeadlineScheduler(clock), newEventId: randomUUID });
 
 const stores: SqliteEventStore[] = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
-import type { EventStore, NewEvent } from "../../src/events/store/event-store.ts";
+import type { EventStore, NewEvent, StoreSubscription } from "../../src/events/store/event-store.ts";
 import type { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import type { Processor } from "../../src/projections/processor.ts";
 import { ProcessorHost, type ProcessorHostOptions } from "../../src/projections/processor-host.ts";
@@ -304,6 +304,35 @@ describe("ProcessorHost", () => {
       other.close();
     }
     const last = await appendTicks(store, 300, 100);
+    await progress.waitFor(last);
+    expect(p.seen).toEqual(await storedPositions(store));
+  });
+
+  it("resubscribes when the store ends its subscription cleanly (done resolves) without being stopped", async () => {
+    const store = openStore();
+    const { logger, messages } = capturedLogger();
+    const subscriptions: StoreSubscription[] = [];
+    // The store's own subscription, ended from outside as a server ending it would: done resolves.
+    const ending: EventStore = Object.assign(Object.create(store) as SqliteEventStore, {
+      subscribeToAll: (...args: Parameters<EventStore["subscribeToAll"]>) => {
+        const sub = store.subscribeToAll(...args);
+        subscriptions.push(sub);
+        return sub;
+      },
+    });
+    const h = host(ending, { logger, resubscribeDelayMs: 10 });
+    const p = new Recorder("p");
+    const progress = h.add(p);
+    await h.start();
+    await progress.waitFor(await appendTicks(store, 50, 50));
+    await subscriptions[0]!.stop();
+    await waitFor(
+      () => subscriptions.length === 2,
+      10_000,
+      () => "a second subscription",
+    );
+    expect(messages("processor subscription ended by the store")).toHaveLength(1);
+    const last = await appendTicks(store, 50, 50);
     await progress.waitFor(last);
     expect(p.seen).toEqual(await storedPositions(store));
   });

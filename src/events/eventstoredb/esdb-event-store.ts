@@ -3,8 +3,8 @@ import {
   ANY,
   BACKWARDS,
   END,
-  EventStoreDBClient,
   FORWARDS,
+  KurrentDBClient,
   NO_STREAM,
   START,
   STREAM_EXISTS,
@@ -12,10 +12,11 @@ import {
   WrongExpectedVersionError,
   eventTypeFilter,
   jsonEvent,
-  type AppendExpectedRevision,
+  type AppendStreamState,
+  type Filter,
   type Position,
   type ResolvedEvent,
-} from "@eventstore/db-client";
+} from "@kurrent/kurrentdb-client";
 import type {
   AppendResult,
   CheckpointStore,
@@ -38,7 +39,7 @@ import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/stor
 import { redactUrl } from "../../security/redact-url.ts";
 import { serverFilterFor } from "./esdb-server-filter.ts";
 import { esdbStoreError } from "./esdb-store-error.ts";
-import { assertFilteredReadSupported, readAllFiltered } from "./read-all-filtered.ts";
+import { checkServerVersion } from "./kurrent-server-version.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
 export const CHECKPOINT_TYPE = "CheckpointStored";
@@ -67,12 +68,17 @@ function toNumber(value: bigint): number {
   return n;
 }
 
-function toExpected(expected: ExpectedRevision): AppendExpectedRevision {
+function toExpected(expected: ExpectedRevision): AppendStreamState {
   if (expected === "no_stream") return NO_STREAM;
   if (expected === "any") return ANY;
   if (expected === "stream_exists") return STREAM_EXISTS;
   return BigInt(expected);
 }
+
+/** Metadata that lets the server scavenge all but the newest event of a bookkeeping stream. */
+const KEEP_LATEST = { maxCount: 1 } as const;
+/** The stream the start-up write check appends to (one event kept). */
+export const PROBE_STREAM = `${CHECKPOINT_PREFIX}writable-check`;
 
 function fromPosition(after: number | undefined): typeof START | Position {
   return after === undefined || after <= 0 ? START : { commit: BigInt(after), prepare: BigInt(after) };
@@ -94,20 +100,62 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | undefined {
   };
 }
 
-/** The production store: EventStoreDB (KurrentDB) over gRPC, chosen with EventStore.URL=esdb://… */
+/**
+ * The events of a read, read to its end even when the caller leaves early: leaving would reset
+ * the HTTP/2 stream while the server still sends, and the client's connection gives up after
+ * enough such resets (a page of a filtered read leaves early every time), failing every read on it.
+ */
+async function* readToTheEnd<T>(read: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = read[Symbol.asyncIterator]();
+  let ended = false;
+  try {
+    for (;;) {
+      const next = await it.next().catch((e: unknown) => {
+        ended = true;
+        throw e;
+      });
+      if (next.done) {
+        ended = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    while (!ended) ended = (await it.next()).done === true;
+  }
+}
+
+/**
+ * The production store: KurrentDB (EventStoreDB 22.10 and later) over gRPC, chosen with
+ * EventStore.URL=kurrentdb://… Opened with `EsdbEventStore.open`, which refuses a server too old for it.
+ */
 export class EsdbEventStore implements EventStore, CheckpointStore {
-  private readonly client: EventStoreDBClient;
+  private readonly client: KurrentDBClient;
+  /** Bookkeeping streams whose metadata is known to keep only their newest event. */
   private readonly trimmed = new Set<string>();
   /** Last known revision of each checkpoint stream this process writes (-1: none yet). */
   private readonly checkpointRevisions = new Map<string, number>();
+  /** The newest position of a user event this process has seen stored. */
+  private seenHead = 0;
 
-  constructor(readonly url: string) {
+  private constructor(readonly url: string) {
     try {
-      this.client = EventStoreDBClient.connectionString(url);
+      this.client = KurrentDBClient.connectionString(url);
     } catch (e) {
       throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${redactUrl(url)}: ${(e as Error).message}` });
     }
-    assertFilteredReadSupported(this.client);
+  }
+
+  /** Connects and checks the server's version: a server this adapter cannot read correctly is refused here. */
+  static async open(url: string): Promise<EsdbEventStore> {
+    const store = new EsdbEventStore(url);
+    try {
+      await checkServerVersion(store.client);
+    } catch (e) {
+      await store.close().catch(() => undefined);
+      throw esdbStoreError(e);
+    }
+    return store;
   }
 
   /**
@@ -118,25 +166,30 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
    */
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     try {
-      // The same ids at the same expected revision are an idempotent write for EventStoreDB: a
-      // retry after a lost acknowledgement succeeds and stores nothing twice.
+      // The same ids at the same expected revision are an idempotent write for KurrentDB: a
+      // retry after a lost acknowledgement (or a refusal during an election) succeeds and stores nothing twice.
       const result = await this.client.appendToStream(
         stream,
         events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as never, metadata: e.metadata as never })),
-        { expectedRevision: toExpected(expected) },
+        { streamState: toExpected(expected) },
       );
       const nextExpectedRevision = toNumber(result.nextExpectedRevision);
       const position = result.position
         ? toNumber(result.position.commit)
         : await this.positionOf(stream, nextExpectedRevision);
-      return { nextExpectedRevision, position };
+      return { nextExpectedRevision, position: this.saw(position) };
     } catch (e) {
       if (e instanceof WrongExpectedVersionError) {
-        const actual = typeof e.actualVersion === "bigint" ? toNumber(e.actualVersion) : -1;
+        const actual = typeof e.actualState === "bigint" ? toNumber(e.actualState) : -1;
         throw new WrongExpectedRevisionError({ stream, expected, actual });
       }
       throw esdbStoreError(e);
     }
+  }
+
+  private saw(position: number): number {
+    if (position > this.seenHead) this.seenHead = position;
+    return position;
   }
 
   /** An idempotent write is acknowledged without a position; the stored event has it. */
@@ -145,12 +198,17 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return event?.position ?? 0;
   }
 
+  /**
+   * From the leader: an actor loads its stream here before it appends with the expected
+   * revision, and a follower behind the leader would make every such append a conflict.
+   */
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     try {
       const read = this.client.readStream(stream, {
         direction: FORWARDS,
         fromRevision: options.fromRevision === undefined ? START : BigInt(options.fromRevision),
+        requiresLeader: true,
         ...(options.maxCount === undefined ? {} : { maxCount: options.maxCount }),
       });
       for await (const resolved of read) {
@@ -164,22 +222,30 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return out;
   }
 
+  /** A filtered read of $all, the server counting `maxCount` in matching events only; `from` is inclusive. */
+  private readAllFiltered(
+    filter: Filter,
+    from: typeof START | typeof END | Position,
+    maxCount: number,
+    backwards = false,
+  ): AsyncIterable<ResolvedEvent> {
+    return readToTheEnd(
+      this.client.readAll({ fromPosition: from, maxCount, filter, direction: backwards ? BACKWARDS : FORWARDS }),
+    );
+  }
+
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     const wanted = options.maxCount ?? Number.POSITIVE_INFINITY;
     const after = options.after ?? 0;
-    let from: "start" | Position = fromPosition(after);
+    let from: typeof START | Position = fromPosition(after);
     try {
-      // Pages of filtered reads. ESDB reads $all from a position inclusively, so the event at
+      // Pages of filtered reads. KurrentDB reads $all from a position inclusively, so the event at
       // `after` (and each page's first, the previous page's last) comes back again and is skipped.
       for (;;) {
         let seen = 0;
         let last: Position | undefined;
-        for await (const resolved of readAllFiltered(this.client, {
-          from,
-          maxCount: READ_ALL_PAGE,
-          eventTypeRegex: USER_EVENT_TYPES,
-        })) {
+        for await (const resolved of this.readAllFiltered(SUBSCRIPTION_FILTER, from, READ_ALL_PAGE)) {
           seen++;
           last = resolved.event?.position ?? last;
           const e = toRecorded(resolved);
@@ -203,8 +269,10 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   async readFiltered(filter: EventFilter, options: ReadFilteredOptions): Promise<FilteredPage> {
     checkFilteredRead(filter, options);
     const after = options.after ?? 0;
-    const head = await this.headPosition();
-    const hi = Math.min(options.through ?? head, head);
+    // The log only grows at its end: a `through` at or before a position already seen stored needs no head read.
+    const through = options.through;
+    const head = through !== undefined && through <= this.seenHead ? through : await this.headPosition();
+    const hi = Math.min(through ?? head, head);
     const end: FilteredPage = { events: [], scannedThrough: Math.max(after, hi) };
     if (matchesNothing(filter) || after >= hi) return end;
     const server = serverFilterFor(filter, USER_EVENT_TYPES);
@@ -212,14 +280,14 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     const events: RecordedEvent[] = [];
     let scanned = 0;
     let scannedThrough = after;
-    let from: "start" | Position = fromPosition(after);
+    let from: typeof START | Position = fromPosition(after);
     try {
       for (;;) {
         // A read from a position repeats the event there (inclusive): one more, so every page moves on.
         const count = Math.min(READ_ALL_PAGE, budget - scanned) + (from === START ? 0 : 1);
         let seen = 0;
         let last: Position | undefined;
-        for await (const resolved of readAllFiltered(this.client, { ...server, from, maxCount: count })) {
+        for await (const resolved of this.readAllFiltered(server, from, count)) {
           seen++;
           last = resolved.event?.position ?? last;
           const at = resolved.event?.position;
@@ -260,7 +328,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return { after: 0 };
   }
 
-  /** Page by page on this thread (a long replay from EventStoreDB is bound by its reads, not by folding). */
+  /** Page by page on this thread (a long replay from KurrentDB is bound by its reads, not by folding). */
   readAllPages(options: ReadAllPagesOptions): AsyncIterable<readonly RecordedEvent[]> {
     return readAllPagesInline((o) => this.readAll(o), options);
   }
@@ -269,14 +337,9 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   async headPosition(): Promise<number> {
     try {
       // The server counts matching events only; the client-side guard may still drop a checkpoint stream's event.
-      for await (const resolved of readAllFiltered(this.client, {
-        from: "end",
-        maxCount: READ_ALL_PAGE,
-        eventTypeRegex: USER_EVENT_TYPES,
-        backwards: true,
-      })) {
+      for await (const resolved of this.readAllFiltered(SUBSCRIPTION_FILTER, END, READ_ALL_PAGE, true)) {
         const e = toRecorded(resolved);
-        if (e) return e.position;
+        if (e) return this.saw(e.position);
       }
       return 0;
     } catch (e) {
@@ -284,6 +347,11 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     }
   }
 
+  /**
+   * The server may end a subscription cleanly (a node shutting down, a leader change, a
+   * subscriber too slow for it): that is not the end the caller asked for, so unless stop() was
+   * called first, `done` rejects with StoreUnavailableError and the caller resubscribes.
+   */
   subscribeToAll(
     options: { readonly after?: number },
     handler: (event: RecordedEvent) => Promise<void> | void,
@@ -300,7 +368,9 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
         }
       } catch (e) {
         if (!stopped) throw esdbStoreError(e);
+        return;
       }
+      if (!stopped) throw new StoreUnavailableError({ reason: "the server ended the subscription" });
     })();
     done.catch(() => undefined);
     return {
@@ -313,10 +383,16 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     };
   }
 
+  /** From the leader: a follower's older checkpoint would send events out again that were already published. */
   async load(name: string): Promise<number | undefined> {
     const stream = CHECKPOINT_PREFIX + name;
     try {
-      const read = this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+      const read = this.client.readStream(stream, {
+        direction: BACKWARDS,
+        fromRevision: END,
+        maxCount: 1,
+        requiresLeader: true,
+      });
       for await (const resolved of read) {
         if (!resolved.event) continue;
         this.checkpointRevisions.set(stream, toNumber(resolved.event.revision));
@@ -335,17 +411,13 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
 
   /**
    * Appended with the expected revision, so two writers of one checkpoint (two orchestrators on
-   * one EventStoreDB) notice each other: on a conflict the stored checkpoint is re-read, and a
+   * one KurrentDB) notice each other: on a conflict the stored checkpoint is re-read, and a
    * position already at or past this one is left alone; a checkpoint never moves backwards.
    */
   async save(name: string, position: number): Promise<void> {
     const stream = CHECKPOINT_PREFIX + name;
     try {
-      if (!this.trimmed.has(stream)) {
-        // Only the latest checkpoint matters; let the server scavenge the rest.
-        await this.client.setStreamMetadata(stream, { maxCount: 1 });
-        this.trimmed.add(stream);
-      }
+      await this.keepLatestOnly(stream);
       for (let attempt = 0; ; attempt++) {
         if (!this.checkpointRevisions.has(stream)) await this.load(name);
         const revision = this.checkpointRevisions.get(stream) ?? -1;
@@ -353,9 +425,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
           const result = await this.client.appendToStream(
             stream,
             jsonEvent({ id: randomUUID(), type: CHECKPOINT_TYPE, data: { position } }),
-            {
-              expectedRevision: revision === -1 ? NO_STREAM : BigInt(revision),
-            },
+            { streamState: revision === -1 ? NO_STREAM : BigInt(revision) },
           );
           this.checkpointRevisions.set(stream, toNumber(result.nextExpectedRevision));
           return;
@@ -372,16 +442,29 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   }
 
   /**
-   * A write that changes nothing a reader sees: the metadata of a probe stream (a system event,
-   * filtered out like every other). Fails when the server refuses writes (read-only, disk
-   * full, not reachable, no leader).
+   * Only the newest event of a bookkeeping stream matters; the server scavenges the rest once
+   * its metadata says so. The metadata is written when it does not say so yet, not on every
+   * start, so its own stream ($$…) does not grow with each restart.
+   */
+  private async keepLatestOnly(stream: string): Promise<void> {
+    if (this.trimmed.has(stream)) return;
+    const { metadata } = await this.client.getStreamMetadata(stream, { requiresLeader: true });
+    if (metadata?.maxCount !== KEEP_LATEST.maxCount) await this.client.setStreamMetadata(stream, KEEP_LATEST);
+    this.trimmed.add(stream);
+  }
+
+  /**
+   * A write no reader sees: one bookkeeping event on a probe stream that keeps only its newest
+   * (filtered out like every checkpoint). Fails when the server refuses writes (read-only,
+   * disk full, not reachable, no leader).
    */
   async checkWritable(): Promise<void> {
     try {
-      await this.client.setStreamMetadata(`${CHECKPOINT_PREFIX}writable-check`, {
-        maxCount: 1,
-        custom: { checkedAt: new Date().toISOString() },
-      });
+      await this.keepLatestOnly(PROBE_STREAM);
+      await this.client.appendToStream(
+        PROBE_STREAM,
+        jsonEvent({ id: randomUUID(), type: CHECKPOINT_TYPE, data: { probe: true } }),
+      );
     } catch (e) {
       throw esdbStoreError(e);
     }

@@ -1,5 +1,5 @@
+import { eventTypeFilter, streamNameFilter, type Filter } from "@kurrent/kurrentdb-client";
 import type { EventFilter } from "../store/event-store.ts";
-import type { ServerFilter } from "./read-all-filtered.ts";
 
 /**
  * A name as a literal in a regular expression that .NET (the server's) and JavaScript read alike:
@@ -18,12 +18,14 @@ export function exactly(names: readonly string[]): string {
 }
 
 /**
- * The part of a filter EventStoreDB can apply itself: it takes one of event types or stream
- * names per read, so streams (an entity's few events) go to the server before types. The whole
- * filter is still checked on every event that comes back (actor and time always are).
+ * The part of a filter KurrentDB can apply itself (a regular expression, .NET's, on the server):
+ * it takes one of event types or stream names per read, so streams (an entity's few events) go
+ * to the server before types. The whole filter is still checked on every event that comes back
+ * (actor and time always are).
  */
-export function serverFilterFor(filter: EventFilter, userEventTypes: string): ServerFilter {
-  if (filter.streams !== undefined && filter.streams.length > 0) return { streamRegex: exactly(filter.streams) };
-  if (filter.types !== undefined && filter.types.length > 0) return { eventTypeRegex: exactly(filter.types) };
-  return { eventTypeRegex: userEventTypes };
+export function serverFilterFor(filter: EventFilter, userEventTypes: string): Filter {
+  if (filter.streams !== undefined && filter.streams.length > 0)
+    return streamNameFilter({ regex: exactly(filter.streams) });
+  if (filter.types !== undefined && filter.types.length > 0) return eventTypeFilter({ regex: exactly(filter.types) });
+  return eventTypeFilter({ regex: userEventTypes });
 }

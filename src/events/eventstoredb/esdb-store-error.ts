@@ -1,10 +1,12 @@
+import { status } from "@grpc/grpc-js";
 import {
   CancelledError,
   DeadlineExceededError,
   NotLeaderError,
   TimeoutError,
   UnavailableError,
-} from "@eventstore/db-client";
+  UnknownError,
+} from "@kurrent/kurrentdb-client";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 
 /** Socket-level failures under gRPC: the server is not reachable now. */
@@ -24,6 +26,13 @@ const CONNECTION_CODES = new Set([
 const DISCOVERY_FAILED = /^Failed to discover after \d+ attempts/;
 
 /**
+ * What the server answers an append with while it has no leader to write (an election, a node
+ * still starting, a queue full). Its BatchAppend carries them in a status the client does not
+ * recognise, so they arrive as UnknownError with the server's message in it.
+ */
+const NOT_READY = /Server Is Not Ready|Server Is (Too )?Busy|No leader info available in response/;
+
+/**
  * Whether the failure is the server being away or busy (unreachable, no leader, deadline,
  * cancelled by the server), which a retry later can cure. Refusals that would be refused again
  * (access denied, invalid argument, append too large, stream deleted, …) are not.
@@ -38,6 +47,9 @@ function isTransient(e: unknown): boolean {
   ) {
     return true;
   }
+  if (e instanceof UnknownError && NOT_READY.test(e.message)) return true;
+  // A commit or forward timeout on the server (ABORTED), which the client leaves unknown when it has no details.
+  if (e instanceof UnknownError && e.code === status.ABORTED) return true;
   if (!(e instanceof Error)) return false;
   const code = (e as NodeJS.ErrnoException).code;
   return (typeof code === "string" && CONNECTION_CODES.has(code)) || DISCOVERY_FAILED.test(e.message);

@@ -10,7 +10,8 @@ import {
   UnavailableError,
   UnknownError,
   convertToCommandError,
-} from "@eventstore/db-client";
+} from "@kurrent/kurrentdb-client";
+import { Metadata } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import { esdbStoreError } from "../../../src/events/eventstoredb/esdb-store-error.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../../../src/events/store/store-errors.ts";
@@ -18,7 +19,9 @@ import { asShoalError } from "../../../src/errors/shoal-error.ts";
 
 /** A gRPC failure as @grpc/grpc-js hands it to the client (status code, details, trailers). */
 function grpcFailure(code: number, details: string, trailers: Record<string, string> = {}): Error {
-  return Object.assign(new Error(`${code} ${details}`), { code, details, metadata: { getMap: () => trailers } });
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(trailers)) metadata.set(key, value);
+  return Object.assign(new Error(`${code} ${details}`), { code, details, metadata });
 }
 
 // @grpc/grpc-js status codes.
@@ -28,7 +31,7 @@ const ABORTED = 10;
 const UNAVAILABLE = 14;
 const UNAUTHENTICATED = 16;
 
-describe("EventStoreDB client errors", () => {
+describe("KurrentDB client errors", () => {
   it("become StoreUnavailableError (503, retried) only when the server is away or busy", () => {
     const transient = [
       new UnavailableError(undefined, "No connection established"),
@@ -49,6 +52,10 @@ describe("EventStoreDB client errors", () => {
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:2113"), { code: "ECONNREFUSED" }),
       Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
       new Error("Failed to discover after 10 attempts."),
+      // A leader election, as the client reports the server's BatchAppend answer.
+      new UnknownError(undefined, "Could not recognize Server Is Not Ready"),
+      new UnknownError(undefined, "Could not recognize Server Is Busy"),
+      new UnknownError(undefined, "Could not recognize No leader info available in response"),
     ];
     expect(transient[8]).toBeInstanceOf(NotLeaderError);
     for (const e of transient) {
