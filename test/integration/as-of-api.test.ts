@@ -249,7 +249,7 @@ describe("as_of and at_position on the node and job reads", () => {
     }
     const late = await runShoal(["node", "list", "--at-position", String(p1 + 100_000), ...api]);
     expect(late.code).toBe(1);
-    expect(late.stderr).toContain("at_position");
+    expect(late.stderr).toContain("--at-position: position");
   });
 
   // Last: it restarts the orchestrator.

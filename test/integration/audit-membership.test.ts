@@ -214,6 +214,6 @@ describe("shoal audit membership", () => {
 
     const wrong = await runShoal(["audit", "membership", "--node", "nobody", ...api]);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("query parameter node: node not found: nobody");
+    expect(wrong.stderr).toContain("--node: node not found: nobody");
   });
 });
