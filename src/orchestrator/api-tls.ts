@@ -17,6 +17,11 @@ export interface ResolvedApiTls {
   readonly caPath: string | undefined;
   /** Reads the certificate again (the files replaced, or the generated one renewed), for SIGHUP. */
   reload(): ApiTlsMaterial | undefined;
+  /**
+   * For a generated certificate: a new one when the kept one is due (near its end, or no longer covering the API's
+   * names), by the same rule as at start, so a long-running serve never serves an ended certificate; else undefined.
+   */
+  renewIfDue(): ApiTlsMaterial | undefined;
 }
 
 function configured(certFile: string, keyFile: string, logger: Logger, now: Date): ApiTlsMaterial {
@@ -53,7 +58,7 @@ function generated(config: ShoalConfig, logger: Logger, now: Date): { material: 
 export function resolveApiTls(config: ShoalConfig, logger: Logger, now: () => Date): ResolvedApiTls {
   if (config["API.TLS.Disable"]) {
     logger.warn("API.TLS.Disable is set: the API serves plain HTTP, credentials cross the network in clear");
-    return { material: undefined, caPath: undefined, reload: () => undefined };
+    return { material: undefined, caPath: undefined, reload: () => undefined, renewIfDue: () => undefined };
   }
   const certFile = config["API.TLS.CertFile"].trim();
   const keyFile = config["API.TLS.KeyFile"].trim();
@@ -68,5 +73,12 @@ export function resolveApiTls(config: ShoalConfig, logger: Logger, now: () => Da
     }
   };
   const first = load();
-  return { ...first, reload: () => load().material };
+  const renewIfDue = (): ApiTlsMaterial | undefined => {
+    if (certFile !== "") return undefined;
+    const tls = loadOrCreateApiTls(config.DataDir, config["API.Host"], now());
+    if (tls.serverIssued === undefined) return undefined;
+    logger.info({ reason: tls.serverIssued }, "issued a new server certificate for the API; new connections get it");
+    return { cert: tls.cert, key: tls.key };
+  };
+  return { ...first, reload: () => load().material, renewIfDue };
 }

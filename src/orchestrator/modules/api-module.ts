@@ -31,6 +31,9 @@ export interface ApiModule extends Module {
   reloadTls(): boolean;
 }
 
+/** How often a generated certificate is checked for renewal (it is renewed 30 days before its end). */
+const TLS_RENEWAL_CHECK_MS = 24 * 60 * 60 * 1000;
+
 /** The REST API (and /metrics), served last: nothing is served before every read model caught up. */
 export function apiModule(
   context: OrchestratorContext,
@@ -133,6 +136,20 @@ export function apiModule(
         );
       }
       stops.add({ name: "closing the API", run: () => api.close(), hard: () => api.server.closeAllConnections() });
+      if (tls.material) {
+        const stopRenewal = context.deadlines.every("api:tls-renewal", TLS_RENEWAL_CHECK_MS, () => {
+          try {
+            const renewed = tls.renewIfDue();
+            if (renewed) server.get().setSecureContext(renewed);
+          } catch (e) {
+            logger.error(
+              { err: (e as Error).message },
+              "the API's certificate could not be renewed; the old one stays",
+            );
+          }
+        });
+        stops.add({ name: "ending the API certificate's renewal checks", run: () => stopRenewal() });
+      }
       // Before the API closes (stop steps run last first): log streams end with an error instead of holding the close.
       stops.add({ name: "ending the job log streams", run: () => jobLogs.stop() });
       // Each client is told where to resume; the store holds every position, so it misses nothing after a restart.
