@@ -22,10 +22,12 @@ const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as
 };
 
 describe("docker-compose.yml", () => {
-  it("has EventStoreDB, an orchestrator running its own locked-down NATS, and two compute nodes joining with one token", () => {
+  it("has KurrentDB, an orchestrator running its own locked-down NATS, and two compute nodes joining with one token", () => {
     const s = compose.services;
-    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "eventstore", "orchestrator"]);
-    expect(s.eventstore!.image).toMatch(/^eventstore\/eventstore:/);
+    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "kurrentdb", "orchestrator"]);
+    // 22.10 or later: the adapter refuses older servers at open.
+    const [major, minor] = s.kurrentdb!.image!.match(/^docker\.kurrent\.io\/[\w-]+\/kurrentdb:(\d+)\.(\d+)/)!.slice(1);
+    expect(Number(major) * 100 + Number(minor)).toBeGreaterThanOrEqual(2210);
     expect(s.orchestrator!.command).toEqual(["serve"]);
     // No open NATS: the orchestrator's embedded server, with the join token from the environment.
     expect(s.orchestrator!.environment).not.toHaveProperty("SHOAL_ORCHESTRATOR_NATS_URL");
@@ -35,10 +37,10 @@ describe("docker-compose.yml", () => {
     expect(s["compute-1"]!.command?.[0]).toBe("compute");
   });
 
-  it("publishes no EventStoreDB port: it runs insecure, and only the orchestrator may write to it", () => {
-    expect(compose.services.eventstore!.environment!.EVENTSTORE_INSECURE).toBe("true");
-    expect(compose.services.eventstore!.ports ?? []).toEqual([]);
-    expect(compose.services.eventstore).not.toHaveProperty("network_mode");
+  it("publishes no KurrentDB port: it runs insecure, and only the orchestrator may write to it", () => {
+    expect(compose.services.kurrentdb!.environment!.KURRENTDB_INSECURE).toBe("true");
+    expect(compose.services.kurrentdb!.ports ?? []).toEqual([]);
+    expect(compose.services.kurrentdb).not.toHaveProperty("network_mode");
   });
 
   it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {
@@ -57,7 +59,7 @@ describe("docker-compose.yml", () => {
       }
     }
     const orch = compose.services.orchestrator!.environment!;
-    expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("eventstore");
+    expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("kurrentdb");
     expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe(
       "orchestrator",
     );
