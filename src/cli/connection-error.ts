@@ -31,7 +31,8 @@ export function describeConnectionError(baseUrl: string, error: unknown, trust: 
   if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
     return (
       `${at} presented a certificate that is not for this host (${e.reason ?? text}). Connect by a name it covers, ` +
-      "or set API.Host to this name on the orchestrator so that its generated certificate covers it"
+      "or set API.Host to this name on the orchestrator so that its generated certificate covers it " +
+      "(a certificate of your own, API.TLS.CertFile, must be issued for it)"
     );
   }
   if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID") {
@@ -40,7 +41,8 @@ export function describeConnectionError(baseUrl: string, error: unknown, trust: 
   if (baseUrl.startsWith("https:") && /wrong version number|packet length too long|http request/i.test(text)) {
     return (
       `${at} answers plain HTTP, not HTTPS (it runs with API.TLS.Disable): ` +
-      `use --api-host ${baseUrl.replace(/^https:/, "http:")} or -c API.TLS.Disable=true`
+      `use --api-host ${baseUrl.replace(/^https:/, "http:")} or -c API.TLS.Disable=true, ` +
+      "without --api-tls, --api-tls-ca-cert or --insecure (any of them asks for HTTPS)"
     );
   }
   if (baseUrl.startsWith("http:") && (code === "ECONNRESET" || /socket hang up/i.test(text))) {

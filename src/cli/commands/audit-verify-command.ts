@@ -127,6 +127,13 @@ function apiSource(api: ApiClient): ChainSource {
   };
 }
 
+/** A checkpoint saved outside that is the store's own, byte for byte, is checked (and counted) once. */
+function distinct(checkpoints: AuditCheckpoint[]): AuditCheckpoint[] {
+  const seen = new Map<string, AuditCheckpoint>();
+  for (const c of checkpoints) seen.set(JSON.stringify([c.position, c.link, c.time, c.keyId, c.signature]), c);
+  return [...seen.values()];
+}
+
 function describe(v: ChainVerdict): string {
   const { checked, outside } = v.checkpoints;
   const signed =
@@ -192,7 +199,7 @@ export async function auditVerifyCommand(args: string[]): Promise<number> {
       ...(start === undefined ? {} : { start }),
       rows: source.rows(start?.afterPosition ?? 0, to),
       ...(to === undefined ? {} : { to }),
-      checkpoints: [...(await source.checkpoints()), ...outside],
+      checkpoints: distinct([...(await source.checkpoints()), ...outside]),
       ...(values.key === undefined ? {} : { trustedKeys: values.key }),
       ...(values.quiet ? {} : { onProgress: (p, n) => console.error(`checked ${n} events, through position ${p}`) }),
     });

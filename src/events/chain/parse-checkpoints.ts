@@ -27,17 +27,24 @@ function checkpointFrom(value: unknown, where: string): AuditCheckpoint {
   };
 }
 
+/** The API's page of checkpoints (`GET /audit/checkpoints`), saved as it came: `{"Items": [...], "NextToken"}`. */
+const pageItems = (whole: unknown): unknown[] | undefined =>
+  typeof whole === "object" && whole !== null && Array.isArray((whole as { Items?: unknown }).Items)
+    ? (whole as { Items: unknown[] }).Items
+    : undefined;
+
 /**
- * Checkpoints saved as published: one JSON object, a JSON array of them, or NDJSON (one a line,
- * as `nats sub shoal.audit.checkpoints` appends them to a file).
+ * Checkpoints saved as published: one JSON object, a JSON array of them, NDJSON (one a line,
+ * as `nats sub shoal.audit.checkpoints` appends them to a file), or a page of the API's answer.
  */
 export function parseCheckpoints(text: string, source: string): AuditCheckpoint[] {
   const trimmed = text.trim();
   if (trimmed === "") throw new CheckpointFormatError(`${source}: no checkpoint in it`);
   try {
     const whole = JSON.parse(trimmed) as unknown;
-    return Array.isArray(whole)
-      ? whole.map((c, i) => checkpointFrom(c, `${source} [${i}]`))
+    const items = Array.isArray(whole) ? whole : pageItems(whole);
+    return items !== undefined
+      ? items.map((c, i) => checkpointFrom(c, `${source} [${i}]`))
       : [checkpointFrom(whole, source)];
   } catch (e) {
     if (e instanceof CheckpointFormatError) throw e;

@@ -8,6 +8,13 @@ const a = key.sign(10, "ab".repeat(32), "2026-11-29T10:00:00.000Z");
 const b = key.sign(20, "cd".repeat(32), "2026-11-29T10:01:00.000Z");
 
 describe("parseCheckpoints", () => {
+  it("reads a page of the API's answer saved as it came (GET /audit/checkpoints)", () => {
+    expect(parseCheckpoints(JSON.stringify({ Items: [a, b], NextToken: "" }), "f")).toEqual([a, b]);
+    expect(() => parseCheckpoints(JSON.stringify({ Items: [{ ...a, position: 0 }] }), "f")).toThrow(
+      "f [0]: position must be a whole number of at least 1",
+    );
+  });
+
   it("reads one object, an array, or one a line, as published", () => {
     expect(parseCheckpoints(JSON.stringify(a), "f")).toEqual([a]);
     expect(parseCheckpoints(JSON.stringify([a, b]), "f")).toEqual([a, b]);
