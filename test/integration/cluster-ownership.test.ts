@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
-import { connect, type KV, type NatsConnection } from "nats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type KV } from "nats";
+import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { LeaseTable } from "../../src/cluster/lease-table.ts";
 import { Ownership, type Owned, type OwnershipListener } from "../../src/cluster/ownership.ts";
@@ -8,22 +8,12 @@ import { Presence } from "../../src/cluster/presence.ts";
 import { silentLogger } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { TestNatsCluster } from "../support/nats-cluster.ts";
-import { TestNatsServer } from "../support/nats-server.ts";
+import { natsPerSuite } from "../support/nats-per-suite.ts";
 
-let nats: TestNatsServer;
-let nc: NatsConnection;
+const nats = natsPerSuite();
 let buckets = 0;
 
-beforeAll(async () => {
-  nats = await TestNatsServer.start();
-  nc = await connect({ servers: nats.url });
-});
-afterAll(async () => {
-  await nc?.close();
-  await nats?.stop();
-});
-
-const bucket = (ttl: number): Promise<KV> => nc.jetstream().views.kv(`leases-${++buckets}`, { ttl, history: 1 });
+const bucket = (ttl: number): Promise<KV> => nats.nc.jetstream().views.kv(`leases-${++buckets}`, { ttl, history: 1 });
 
 class Recorder implements OwnershipListener {
   readonly events: string[] = [];
@@ -38,7 +28,14 @@ class Recorder implements OwnershipListener {
 }
 const label = (o: Owned) => ("partition" in o ? `p${o.partition}` : `d:${o.duty}`);
 
-async function owner(kv: KV, name: string, clock: ManualClock, elapsed = () => clock.now(), ttlMs = 10_000, conn = nc) {
+async function owner(
+  kv: KV,
+  name: string,
+  clock: ManualClock,
+  elapsed = () => clock.now(),
+  ttlMs = 10_000,
+  conn = nats.nc,
+) {
   const table = new LeaseTable({ kv, owner: name, ttlMs, safetyMs: ttlMs / 5, elapsed });
   const presence = new Presence({
     nc: conn,
