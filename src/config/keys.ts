@@ -133,6 +133,25 @@ export const CONFIG_KEYS = {
     0,
     "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers",
   ),
+  "Orchestrator.Cluster.Enabled": bool(
+    false,
+    "Run as one of several orchestrators sharing one KurrentDB (EventStore.URL) and one NATS cluster with JetStream " +
+      "(Orchestrator.NATS.URL); SQLite and the embedded nats-server are refused in this mode",
+  ),
+  "Orchestrator.Cluster.Partitions": int(
+    64,
+    "Cluster mode: how many partitions the entities are split into (by a hash of their id); the same on every " +
+      "orchestrator of the cluster, and never changed while it runs",
+  ),
+  "Orchestrator.Cluster.LeaseTTL": dur(
+    15_000,
+    "Cluster mode: how long a partition's or duty's lease lasts unless its owner renews it; a dead owner's " +
+      "partitions are served again after about this long. At least 15s (a JetStream leader election takes seconds)",
+  ),
+  "Orchestrator.Cluster.Replicas": int(
+    3,
+    "Cluster mode: replicas of the lease key-value bucket (at most the NATS cluster's servers; 1 on a single server)",
+  ),
   "Orchestrator.Auth.Token": secretStr(
     "The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token",
   ),
