@@ -110,6 +110,12 @@ export async function openContext(
   });
   stops.add({ name: "stopping the transport watch", run: () => transport.stop() });
   if (transport.down !== undefined) listening.transportDown(transport.down);
+  const encodedEvents = new EncodedEvents(ENCODED_EVENTS_BYTES);
+  metrics.registerCollector("encodedEvents", () => ({
+    hits: encodedEvents.hits,
+    misses: encodedEvents.encodings,
+    heldBytes: encodedEvents.heldBytes,
+  }));
   return {
     config,
     logger,
@@ -122,7 +128,7 @@ export async function openContext(
     metrics,
     deadlines,
     listening,
-    encodedEvents: new EncodedEvents(ENCODED_EVENTS_BYTES),
+    encodedEvents,
     processors: new ProcessorHost({
       store,
       clock,
