@@ -3,7 +3,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConnectionString } from "@kurrent/kurrentdb-client/dist/Client/parseConnectionString.js";
 import { describe, expect, it } from "vitest";
-import { parse } from "yaml";
 import { parseAuthUsers } from "../../src/config/auth-users.ts";
 import { CONFIG_KEYS, canonicalKey, type ConfigKey } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
@@ -17,50 +16,29 @@ import {
 import { LOGIN_TIMEOUT_SECONDS } from "../../src/transport/nats-auth/nats-server-config.ts";
 import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { natsServerUrls } from "../../src/transport/nats-server-urls.ts";
+import {
+  compose,
+  interpolate,
+  natsConfigFile,
+  nkeyVariable,
+  repoRoot as root,
+  serviceEnv,
+} from "../support/compose-file.ts";
 
-interface Service {
-  image?: string;
-  build?: string;
-  command?: string[];
-  environment?: Record<string, string>;
-  depends_on?: string[];
-  volumes?: string[];
-  ports?: string[];
-}
-
-const root = join(import.meta.dirname, "../..");
-// Compose resolves YAML merge keys (<<), which YAML 1.2 leaves to the parser's option.
-const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), { merge: true }) as {
-  services: Record<string, Service>;
-  volumes: Record<string, unknown>;
-};
-const services = compose.services;
+const { services } = compose;
 const named = (prefix: string) => Object.keys(services).filter((n) => n.startsWith(`${prefix}-`));
 const kurrentdbs = named("kurrentdb");
 const natsServers = named("nats");
 const orchestrators = named("orchestrator");
 const computes = named("compute");
 const env = (name: string) => services[name]!.environment!;
-
 /** A variable compose must be given: `${NAME:?message}`, read at `docker compose` time. */
-const REQUIRED = /\$\{(\w+):\?[^}]*\}/g;
-/** Compose's interpolation, enough for this file: required variables from `given`, `${NAME:-default}` otherwise. */
-function interpolate(value: string, given: Record<string, string>): string {
-  return value.replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_, name: string, op?: string, rest?: string) => {
-    const v = given[name];
-    if (v !== undefined && v !== "") return v;
-    if (op === "?") throw new Error(`required variable ${name} is missing a value: ${rest}`);
-    return op === "-" ? rest! : "";
-  });
-}
+const REQUIRED = /\$\{(\w+):\?[^}]*\}/;
 const secrets = (names: string[]) =>
   Object.fromEntries(names.map((n, i) => [n, `${n.toLowerCase()}-${"s3cret".repeat(5)}-${i}`]));
 const hostVars = secrets(["SHOAL_JOIN_TOKEN", "SHOAL_API_KEY", "SHOAL_NATS_PASSWORD", "SHOAL_EVENTS_READER_PASSWORD"]);
 /** The config a Shoal service runs with, loaded by Shoal's own loader from its environment. */
-const configOf = (name: string) =>
-  loadConfig({
-    env: Object.fromEntries(Object.entries(env(name)).map(([k, v]) => [k, interpolate(v, hostVars)])),
-  });
+const configOf = (name: string) => loadConfig({ env: serviceEnv(name, hostVars) });
 const nodeIdOf = (name: string) => services[name]!.command![services[name]!.command!.indexOf("--node-id") + 1]!;
 
 describe("docker-compose.yml", () => {
@@ -146,22 +124,20 @@ describe("docker-compose.yml", () => {
     // The admin's API key is the variable's value, not a key in the file.
     const users = parseAuthUsers(interpolate(orchestratorVars("SHOAL_API_AUTH_USERS")[0]!, hostVars), "env", "users");
     expect(users.map((u) => u.APIKey)).toEqual([hostVars.SHOAL_API_KEY]);
-    // The orchestrators log in with the password the NATS servers check.
+    // The NATS servers check the password the orchestrators log in with, quoted: nats-server reads a variable's
+    // value as config, and takes it whole as a string only when quoted.
+    expect(orchestratorVars("SHOAL_ORCHESTRATOR_NATS_PASSWORD")).toHaveLength(1);
+    const natsPassword = configOf(orchestrators[0]!)["Orchestrator.NATS.Password"];
     for (const name of natsServers) {
-      expect(env(name).ORCHESTRATOR_PASSWORD).toBe(orchestratorVars("SHOAL_ORCHESTRATOR_NATS_PASSWORD")[0]);
-      expect(env(name).ORCHESTRATOR_PASSWORD).toMatch(REQUIRED);
-      expect(env(name).EVENTS_READER_PASSWORD).toMatch(REQUIRED);
+      const served = serviceEnv(name, hostVars);
+      expect(served.ORCHESTRATOR_PASSWORD, name).toBe(`"${natsPassword}"`);
+      expect(served.EVENTS_READER_PASSWORD, name).toBe(`"${hostVars.SHOAL_EVENTS_READER_PASSWORD}"`);
+      for (const v of ["ORCHESTRATOR_PASSWORD", "EVENTS_READER_PASSWORD"])
+        expect(env(name)[v], `${name}: ${v}`).toMatch(REQUIRED);
     }
   });
 
   describe("the NATS servers' configs (deploy/nats)", () => {
-    /** A server's config file on this machine, from its command and its mount of deploy/nats. */
-    function configFile(name: string): string {
-      const s = services[name]!;
-      const file = s.command![s.command!.indexOf("--config") + 1]!;
-      const mount = s.volumes!.find((v) => v.startsWith("./") && file.startsWith(`${v.split(":")[1]}/`))!;
-      return join(root, mount.split(":")[0]!, file.slice(mount.split(":")[1]!.length + 1));
-    }
     const text = (file: string) =>
       readFileSync(file, "utf8")
         .split("\n")
@@ -172,7 +148,7 @@ describe("docker-compose.yml", () => {
     it("form one cluster with JetStream: each its own name and store, routes to all three", () => {
       const clusterNames = new Set<string>();
       for (const name of natsServers) {
-        const conf = text(configFile(name));
+        const conf = text(natsConfigFile(name));
         expect(field(conf, "server_name"), name).toBe(name);
         expect(field(conf, "listen"), name).toBe("0.0.0.0:4222");
         const jetstream = conf.match(/^jetstream \{([^}]*)\}/m)![1]!;
@@ -195,7 +171,7 @@ describe("docker-compose.yml", () => {
     });
 
     it("give the orchestrator, event readers and each compute node the permissions Shoal's own server gives them", () => {
-      const files = new Set(natsServers.map((n) => join(configFile(n), "../authorization.conf")));
+      const files = new Set(natsServers.map((n) => join(natsConfigFile(n), "../authorization.conf")));
       expect(files.size).toBe(1);
       // JSON but for the variables, which nats-server reads from its environment.
       const conf = text([...files][0]!).replace(/^authorization:/m, "");
@@ -204,11 +180,14 @@ describe("docker-compose.yml", () => {
         users: { user?: string; password?: string; nkey?: string; permissions: unknown }[];
       };
       expect(auth.timeout).toBe(LOGIN_TIMEOUT_SECONDS);
-      const nkeyVars = computes.map((n) => `$${n.toUpperCase().replaceAll("-", "_")}_NKEY`);
+      // Each server's COMPUTE_1_NKEY is what the shell running compose has in SHOAL_COMPUTE_1_NKEY.
+      const nkeyVars = computes.map((n) => nkeyVariable(n).slice("SHOAL_".length));
+      for (const name of natsServers)
+        computes.forEach((n, i) => expect(env(name)[nkeyVars[i]!], name).toBe(`\${${nkeyVariable(n)}:-}`));
       expect(auth.users).toEqual([
         { user: ORCHESTRATOR_USER, password: "$ORCHESTRATOR_PASSWORD", permissions: ORCHESTRATOR_PERMISSIONS },
         { user: EVENTS_READER_USER, password: "$EVENTS_READER_PASSWORD", permissions: EVENTS_READER_PERMISSIONS },
-        ...computes.map((n, i) => ({ nkey: nkeyVars[i], permissions: nodePermissions(nodeIdOf(n)) })),
+        ...computes.map((n, i) => ({ nkey: `$${nkeyVars[i]}`, permissions: nodePermissions(nodeIdOf(n)) })),
       ]);
       for (const name of natsServers)
         for (const v of auth.users.map((u) => u.password ?? u.nkey!))
@@ -216,15 +195,10 @@ describe("docker-compose.yml", () => {
     });
 
     it("are accepted by a real nats-server, with the variables compose passes each server", () => {
-      const keys = Object.fromEntries(
-        computes.map((n) => [`SHOAL_${n.toUpperCase().replaceAll("-", "_")}_NKEY`, newNkey("user").publicKey]),
-      );
+      const keys = Object.fromEntries(computes.map((n) => [nkeyVariable(n), newNkey("user").publicKey]));
       for (const name of natsServers) {
-        const serverEnv = Object.fromEntries(
-          Object.entries(env(name)).map(([k, v]) => [k, interpolate(v, { ...hostVars, ...keys })]),
-        );
-        const check = spawnSync("nats-server", ["-t", "-c", configFile(name)], {
-          env: { PATH: process.env.PATH, ...serverEnv },
+        const check = spawnSync("nats-server", ["-t", "-c", natsConfigFile(name)], {
+          env: { PATH: process.env.PATH, ...serviceEnv(name, { ...hostVars, ...keys }) },
           encoding: "utf8",
         });
         expect(check.stderr, name).toContain("is valid");
