@@ -277,6 +277,22 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return this.loadedCount;
   }
 
+  /**
+   * Drops the idle resident actors `which` picks (a partition another orchestrator now owns: what this one holds of
+   * them would only go stale). One with a command under way stays; its next conflict brings it up to date.
+   */
+  dropWhere(which: (id: string) => boolean): number {
+    let dropped = 0;
+    for (const [id, actor] of this.resident) {
+      if (!actor.idle || !which(id)) continue;
+      this.justLoaded.delete(actor);
+      this.resident.delete(id);
+      dropped++;
+    }
+    this.passivatedCount += dropped;
+    return dropped;
+  }
+
   /** Drops idle actors: those unused for idleMs, then the longest idle beyond maxResident. */
   sweep(): void {
     const now = this.env.clock.now();
