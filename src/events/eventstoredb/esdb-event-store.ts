@@ -198,6 +198,23 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return event?.position ?? 0;
   }
 
+  /** From the leader, as readStream: the stream's last event, read backwards from its end. */
+  async streamRevision(stream: string): Promise<number> {
+    try {
+      const read = this.client.readStream(stream, {
+        direction: BACKWARDS,
+        fromRevision: END,
+        maxCount: 1,
+        requiresLeader: true,
+      });
+      for await (const resolved of read) if (resolved.event) return toNumber(resolved.event.revision);
+      return -1;
+    } catch (e) {
+      if (e instanceof StreamNotFoundError) return -1;
+      throw esdbStoreError(e);
+    }
+  }
+
   /**
    * From the leader: an actor loads its stream here before it appends with the expected
    * revision, and a follower behind the leader would make every such append a conflict.
