@@ -15,19 +15,21 @@ interface Pending {
 
 /**
  * A workflow's own stream (`workflow-<name>`), written one record per append, each with the stream's exact expected
- * revision. KurrentDB recognises a record sent again at the revision it was first sent at as the same write, from its
- * index, for as long as the stream lives; with "any" it recognises one only while its id is still in the server's cache
- * of recent writes, and otherwise stores it twice. SQLite answers both the same way.
+ * revision, never "any": under "any" KurrentDB takes a record sent again for a new one once its id has left the
+ * server's cache of recent writes, and stores it twice. At an exact revision every record lands where it was expected
+ * (and one sent again at the same revision is recognised from the server's index); a refusal says that another write
+ * came first, and that write is read.
  *
  * The revision is read once, at the first append, and kept as appends land. Appends go in rounds, one after another:
  * a round sends everything queued since the last one, in order, each at the revision the one before it leaves, so the
  * store takes them in one group commit. A record refused for a wrong expected revision (another writer appended, or a
  * record whose acknowledgement was lost did land) is looked for in what the stream gained since: there, it is done;
- * else it goes again in the next round, at the new revision. A record whose append failed otherwise (its outcome
- * unknown) is remembered with the revision it was sent at, so that when it is appended again it is looked for first.
+ * else it goes again in the next round, at the new revision, after the records of its round that were stored (records
+ * in flight together have no order among them). A record whose append failed otherwise, its outcome unknown, is
+ * remembered with the revision it was sent at: appended again, it is looked for first.
  *
- * Whoever appends a record here must not append one again that is stored already and not in flight, unknown or found
- * since: at a newer revision SQLite refuses it (event ids are unique) and KurrentDB stores it twice.
+ * A record is not to be appended again while it is in flight, nor once it was acknowledged: at a newer revision SQLite
+ * refuses it (event ids are unique) and KurrentDB stores it twice. Its writers remember what they stored.
  */
 export class WorkflowStream {
   /** The revision of the stream's last event as far as this writer knows (-1: none); undefined until read. */
@@ -73,7 +75,10 @@ export class WorkflowStream {
       return [];
     }
     const base = this.revision ?? -1;
-    const outcomes = await Promise.allSettled(open.map((p, i) => this.store.append(this.name, [p.event], base + i)));
+    const outcomes = await Promise.allSettled(
+      // A revision is 0-based; before the first there is no stream (KurrentDB's client takes no -1).
+      open.map((p, i) => this.store.append(this.name, [p.event], base + i === -1 ? "no_stream" : base + i)),
+    );
     const again: Pending[] = [];
     for (const [i, outcome] of outcomes.entries()) {
       const p = open[i] as Pending;
