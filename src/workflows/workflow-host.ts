@@ -15,7 +15,7 @@ export const WORKFLOW_CATEGORY = "workflow";
 /** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
 export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
 
-/** Step records a look for those stored reads per page. */
+/** How many events of its stream the look for the steps stored reads at a time. */
 const FOUND_PAGE = 1_000;
 
 /** An input that calls for commands, and the commands. */
@@ -47,7 +47,7 @@ export class WorkflowHost implements Processor {
   private readonly concurrency: number;
   /** Inputs whose step finished (carried out, or its entity ended) in a batch that has not ended well yet. */
   private readonly doneSinceCheckpoint = new Set<string>();
-  /** Steps (by id) this host appended, or found stored, in a batch that has not ended well yet. */
+  /** Steps (by id) this host appended in a batch that has not ended well yet. */
   private readonly recordedSinceCheckpoint = new Set<string>();
   /** Steps found stored when a replay began, and the store position of the newest of them. */
   private foundAtReplay: { readonly ids: Set<string>; readonly through: number } | undefined;
