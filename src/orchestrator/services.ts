@@ -10,6 +10,7 @@ import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
+import { natsServerUrls } from "../transport/nats-server-urls.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
 import { goRuntimeEnv } from "../transport/go-runtime-env.ts";
@@ -179,7 +180,14 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
   const connectTo = (url: string, auth: Partial<ConnectionOptions>, name = "shoal-orchestrator") =>
     Effect.acquireRelease(
       attempt(`cannot connect to NATS at ${redactUrl(url)}`, () =>
-        connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
+        connect({
+          servers: natsServerUrls(url),
+          name,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          ...auth,
+          ...STALE_AFTER,
+        }),
       ),
       (nc) =>
         Effect.promise(async () => {
