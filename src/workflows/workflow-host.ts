@@ -120,6 +120,17 @@ export class WorkflowHost implements Processor {
       this.foundAtReplay = undefined;
   }
 
+  /**
+   * Taken back from another holder of its duty (who recorded steps meanwhile, some of them for inputs still to come
+   * here): as at a start, the next batch looks up the steps stored after it, and the stream's revision is read again.
+   */
+  restarted(): void {
+    this.handledThrough = undefined;
+    this.doneSinceCheckpoint.clear();
+    this.recordedSinceCheckpoint.clear();
+    this.steps.forgetRevision();
+  }
+
   /** The ids of this workflow's stream's events stored after `after`, as of now, and the newest one's position. */
   private async storedSince(after: number): Promise<{ ids: Set<string>; through: number }> {
     const { store } = this.options;

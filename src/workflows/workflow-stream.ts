@@ -44,6 +44,14 @@ export class WorkflowStream {
     readonly name: string,
   ) {}
 
+  /**
+   * Other writers appended meanwhile, maybe many records (a duty held elsewhere): the next round reads the revision
+   * again, rather than learn it from a conflict and read everything it missed.
+   */
+  forgetRevision(): void {
+    this.revision = undefined;
+  }
+
   /** Resolves once the record is stored: now, or before (a retry of a write that landed). */
   append(event: NewEvent): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
