@@ -72,6 +72,15 @@ export class ClusterRole implements EntityOwnership, OwnershipListener {
     return [...this.gates.keys()];
   }
 
+  /** What /metrics shows of this orchestrator's part (cluster mode only). */
+  figures(): { partitionsHeld: number; members: number; duties: { name: string; held: boolean }[] } {
+    return {
+      partitionsHeld: this.ownership?.partitionsHeld ?? 0,
+      members: this.ownership?.members ?? 1,
+      duties: [...this.gates.values()].map((gate) => ({ name: gate.name, held: gate.held })),
+    };
+  }
+
   onPartition(listener: PartitionListener): void {
     this.listeners.push(listener);
   }

@@ -66,6 +66,11 @@ export class Ownership {
     return this.valid(partitionKey(partition))?.epoch;
   }
 
+  /** Orchestrators heard from recently, this one included. */
+  get members(): number {
+    return this.options.presence.count();
+  }
+
   /** How many partitions this orchestrator may act for right now. */
   get partitionsHeld(): number {
     let held = 0;

@@ -49,6 +49,16 @@ export interface EncodedEventsFigures {
   readonly heldBytes: number;
 }
 
+/** This orchestrator's part in a cluster of several (Orchestrator.Cluster.Enabled). */
+export interface ClusterFigures {
+  /** Partitions it may act for now. */
+  readonly partitionsHeld: number;
+  /** Orchestrators it hears from, itself included. */
+  readonly members: number;
+  /** Each duty, and whether it runs here now. */
+  readonly duties: readonly { readonly name: string; readonly held: boolean }[];
+}
+
 /** The collector kinds and what each returns; register several of a kind and their answers are combined. */
 export interface MetricCollectors {
   readonly nodes: () => readonly NodeCount[];
@@ -58,6 +68,7 @@ export interface MetricCollectors {
   readonly deadlines: () => number;
   readonly eventStream: () => EventStreamFigures;
   readonly encodedEvents: () => EncodedEventsFigures;
+  readonly cluster: () => ClusterFigures;
 }
 
 export type CollectorKind = keyof MetricCollectors;

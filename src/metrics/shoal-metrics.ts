@@ -36,6 +36,7 @@ export class ShoalMetrics {
     deadlines: new Set(),
     eventStream: new Set(),
     encodedEvents: new Set(),
+    cluster: new Set(),
   };
   private readonly heartbeats: Counter;
   private readonly eventsAppended: Counter;
@@ -253,9 +254,49 @@ export class ShoalMetrics {
    */
   registerCollector<K extends CollectorKind>(kind: K, collector: MetricCollectors[K]): () => void {
     if (kind === "deadlines") this.deadlinesGauge();
+    if (kind === "cluster") this.clusterGauges();
     const set = this.collectors[kind] as Set<MetricCollectors[K]>;
     set.add(collector);
     return () => set.delete(collector);
+  }
+
+  /** Registered in cluster mode only: a sole orchestrator has no partitions or duties to report. */
+  private clusterGauges(): void {
+    if (this.registry.getSingleMetric("shoal_cluster_partitions_held") !== undefined) return;
+    const registers = [this.registry];
+    const ask = this.ask.bind(this);
+    new Gauge({
+      name: "shoal_cluster_partitions_held",
+      help: "Partitions this orchestrator owns now (it writes their nodes' health)",
+      registers,
+      collect() {
+        let held = 0;
+        ask("cluster", (figures) => (held += figures.partitionsHeld));
+        this.set(held);
+      },
+    });
+    new Gauge({
+      name: "shoal_cluster_members",
+      help: "Orchestrators this one hears from, itself included",
+      registers,
+      collect() {
+        let members = 0;
+        ask("cluster", (figures) => (members = Math.max(members, figures.members)));
+        this.set(members);
+      },
+    });
+    new Gauge({
+      name: "shoal_cluster_duty_held",
+      help: "1 for each duty (publisher, jobs) this orchestrator runs now, 0 for the others",
+      labelNames: ["duty"],
+      registers,
+      collect() {
+        this.reset();
+        ask("cluster", (figures) => {
+          for (const { name, held } of figures.duties) this.set({ duty: name }, held ? 1 : 0);
+        });
+      },
+    });
   }
 
   /** Registered with the first scheduler: until one exists, a 0 would claim there are no deadlines. */

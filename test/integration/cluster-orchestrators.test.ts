@@ -12,6 +12,7 @@ import { type RunningOrchestrator, startOrchestrator } from "../../src/orchestra
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { JobApiClient } from "../support/job-api-client.ts";
+import { metricSamples } from "../support/metric-samples.ts";
 import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { shellJob } from "../support/shell-job.ts";
 import { testAgent } from "../support/test-agent.ts";
@@ -100,6 +101,21 @@ describe("several orchestrators", () => {
       const held = await owners(kv);
       return held.filter((o) => o === "orch-a").length === 2 && held.filter((o) => o === "orch-b").length === 2;
     }, 15_000);
+
+    // /metrics of each shows its part: two partitions, two members, and which duties it runs (each runs on one).
+    const figures = await Promise.all(
+      [a, b].map(async (o) => {
+        const key = readFileSync(o.adminKey?.path ?? "", "utf8").trim();
+        const res = await fetch(`${o.apiUrl}/metrics`, { headers: { authorization: `Bearer ${key}` } });
+        return metricSamples(await res.text());
+      }),
+    );
+    for (const f of figures) {
+      expect(f.get("shoal_cluster_partitions_held")).toBe(2);
+      expect(f.get("shoal_cluster_members")).toBe(2);
+    }
+    for (const duty of ["publisher", "jobs"])
+      expect(figures.map((f) => f.get(`shoal_cluster_duty_held{duty="${duty}"}`)).sort()).toEqual([0, 1]);
 
     const agents = new Map(NODES.map((id) => [id, agent(id)]));
     await Promise.all([...agents.values()].map((x) => x.start()));

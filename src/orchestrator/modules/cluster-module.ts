@@ -50,6 +50,7 @@ export function clusterModule(context: OrchestratorContext): Module {
         }),
       );
       cluster.attach(leases);
+      context.metrics.registerCollector("cluster", () => cluster.figures());
       stops.add({ name: "handing back the cluster's leases", run: () => leases.stop(), timeoutMs: 5_000 });
       log.info(
         { owner, partitions: settings.partitions, leaseTtlMs: ttlMs, duties: cluster.duties },
