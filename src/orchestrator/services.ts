@@ -33,6 +33,8 @@ import {
   shoalAccountKey,
 } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
+import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
+import { natsTlsProblem, tlsConnectionOptions, type NatsClientTls } from "../transport/nats-tls.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
 export { StartupError };
@@ -64,6 +66,8 @@ export interface NatsService {
   readonly server?: EmbeddedNatsServer;
   /** Where the supervised child keeps its JetStream files. */
   readonly jetStreamDir?: string;
+  /** The CA the embedded server's generated certificate chains to, which compute nodes and leaf servers trust. */
+  readonly caPath?: string;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -71,6 +75,16 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
   Effect.tryPromise({
     try: async () => f(),
     catch: (e) => new StartupError(`${what}: ${e instanceof Error ? e.message : String(e)}`),
+  });
+
+/** A connection to NATS over `tls`, a failed handshake said with its fix. */
+const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: ConnectionOptions) =>
+  Effect.tryPromise({
+    try: () => connect({ servers: url, ...options, ...tlsConnectionOptions(tls) }),
+    catch: (e) =>
+      new StartupError(
+        `cannot connect to NATS at ${redactUrl(url)}: ${natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e))}`,
+      ),
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
@@ -176,11 +190,14 @@ function externalAuth(config: ShoalConfig): Partial<ConnectionOptions> {
  */
 export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats, StartupError> {
   const external = config["Orchestrator.NATS.URL"];
-  const connectTo = (url: string, auth: Partial<ConnectionOptions>, name = "shoal-orchestrator") =>
+  const connectTo = (
+    url: string,
+    tls: NatsClientTls | undefined,
+    auth: Partial<ConnectionOptions>,
+    name = "shoal-orchestrator",
+  ) =>
     Effect.acquireRelease(
-      attempt(`cannot connect to NATS at ${redactUrl(url)}`, () =>
-        connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
-      ),
+      connectOverTls(url, tls, { name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
       (nc) =>
         Effect.promise(async () => {
           // The publisher has flushed (or given up) by now: nothing of its connection's is left to drain.
@@ -196,13 +213,13 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
     return Layer.scoped(
       Nats,
       Effect.gen(function* () {
-        const auth = yield* Effect.try({
-          try: () => externalAuth(config),
+        const { auth, tls } = yield* Effect.try({
+          try: () => ({ auth: externalAuth(config), tls: externalNatsTls(config) }),
           catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))),
         });
         const joinToken = yield* attempt("cannot keep the join token", () => resolveJoinToken(config));
-        const nc = yield* connectTo(external, auth);
-        const eventsNc = yield* connectTo(external, auth, EVENTS_CONNECTION_NAME);
+        const nc = yield* connectTo(external, tls, auth);
+        const eventsNc = yield* connectTo(external, tls, auth, EVENTS_CONNECTION_NAME);
         return { nc, eventsNc, url: external, joinToken, access: undefined, readerCredsFile: undefined };
       }),
     );
@@ -226,6 +243,10 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           ),
         );
       }
+      const tls = yield* Effect.try({
+        try: () => embeddedNatsTls(config, logger, new Date()),
+        catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))),
+      });
       const { joinToken, operator, readerCredsFile, access } = yield* attempt(
         "cannot prepare the embedded NATS server's credentials",
         async () => {
@@ -249,6 +270,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
             ...embeddedNatsPaths(dir),
             maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
             leafNodePort: config["Orchestrator.NATS.LeafNodes.Port"],
+            ...(tls === undefined ? {} : { tls: { certFile: tls.certFile, keyFile: tls.keyFile } }),
           };
           target.writeConfig = () =>
             writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
@@ -286,22 +308,19 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
         };
       };
-      const nc = yield* connectTo(server.url, orchestratorLogin());
-      const eventsNc = yield* connectTo(server.url, orchestratorLogin(), EVENTS_CONNECTION_NAME);
+      const nc = yield* connectTo(server.url, tls?.client, orchestratorLogin());
+      const eventsNc = yield* connectTo(server.url, tls?.client, orchestratorLogin(), EVENTS_CONNECTION_NAME);
       // The system account's connection, only to push account updates (revocations) to the running server.
       // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
       target.system = yield* Effect.acquireRelease(
-        attempt(`cannot connect to NATS at ${redactUrl(server.url)}`, () =>
-          connect({
-            servers: server.url,
-            name: "shoal-account-updates",
-            maxReconnectAttempts: -1,
-            reconnectTimeWait: 1000,
-            authenticator: operator.systemLogin(),
-            inboxPrefix: SYSTEM_INBOX_PREFIX,
-            ...STALE_AFTER,
-          }),
-        ),
+        connectOverTls(server.url, tls?.client, {
+          name: "shoal-account-updates",
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          authenticator: operator.systemLogin(),
+          inboxPrefix: SYSTEM_INBOX_PREFIX,
+          ...STALE_AFTER,
+        }),
         (system) =>
           Effect.promise(() =>
             boundedStep("closing the NATS system-account connection", () => system.close(), {
@@ -329,6 +348,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         url: server.url,
         server,
         jetStreamDir: embeddedNatsPaths(dir).storeDir,
+        ...(tls?.caPath === undefined ? {} : { caPath: tls.caPath }),
         joinToken,
         access,
         readerCredsFile,

@@ -1,0 +1,189 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { computeNatsTls } from "../../src/compute/compute-nats-tls.ts";
+import { defaultConfig } from "../../src/config/keys.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { apiCaPath } from "../../src/security/tls/api-ca-path.ts";
+import { loadOrCreateNatsTls } from "../../src/security/tls/generated-api-tls.ts";
+import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
+import { capturedLogger } from "../support/captured-logger.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { freePort } from "../support/nats-server.ts";
+import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
+import { testAgent } from "../support/test-agent.ts";
+
+/** Compute.TLS.* as `shoal compute` reads them, for an orchestrator at `url`. */
+const nodeTls = (url: string, settings: { CACert?: string; Insecure?: boolean }, localDataDirs: string[] = []) =>
+  computeNatsTls(
+    {
+      "Compute.Orchestrators": [url],
+      "Compute.TLS.CACert": settings.CACert ?? "",
+      "Compute.TLS.Insecure": settings.Insecure ?? false,
+    },
+    localDataDirs,
+    silentLogger,
+  );
+
+describe("the embedded nats-server speaks TLS by default", () => {
+  let orchestrator: RunningOrchestrator;
+  let dataDir: string;
+  const stops: (() => Promise<unknown>)[] = [];
+
+  beforeAll(async () => {
+    const config = await ownNatsOrchestratorConfig("shoal-nats-tls-", { "Orchestrator.NATS.TLS.Disable": false });
+    dataDir = config.DataDir;
+    orchestrator = await startOrchestrator(config, silentLogger);
+  }, 60_000);
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop();
+    await orchestrator.stop();
+  });
+
+  const agent = (nodeId: string, tls: ReturnType<typeof nodeTls> | undefined) => {
+    const a = testAgent({
+      nodeId,
+      orchestrators: [orchestrator.natsUrl],
+      token: orchestrator.joinToken.token,
+      ...(tls === undefined ? {} : { tls }),
+    });
+    stops.push(() => a.stop());
+    return a;
+  };
+
+  it("with a certificate from the generated CA, which the orchestrator's own connections trust", () => {
+    const conf = JSON.parse(readFileSync(join(dataDir, "nats", "nats-server.conf"), "utf8")) as {
+      tls?: { cert_file: string; key_file: string };
+    };
+    expect(conf.tls).toMatchObject({
+      cert_file: join(dataDir, "credentials", "tls", "nats.crt"),
+      key_file: join(dataDir, "credentials", "tls", "nats.key"),
+    });
+    // Started at all: the orchestrator's own connections (node protocol, events, system account) are over TLS.
+    expect(orchestrator.natsUrl).toMatch(/^nats:\/\/127\.0\.0\.1:/);
+  });
+
+  it("lets in a compute node that trusts the CA (Compute.TLS.CACert), and one that finds it on this machine", async () => {
+    const given = agent("tls-given", nodeTls(orchestrator.natsUrl, { CACert: apiCaPath(dataDir) }));
+    await given.start();
+    expect(given.isRegistered).toBe(true);
+    const found = agent("tls-found", nodeTls(orchestrator.natsUrl, {}, [tempDir(), dataDir]));
+    await found.start();
+    expect(found.isRegistered).toBe(true);
+    const tlsUrl = orchestrator.natsUrl.replace(/^nats:/, "tls:");
+    const spelled = testAgent({
+      nodeId: "tls-url",
+      orchestrators: [tlsUrl],
+      token: orchestrator.joinToken.token,
+      tls: nodeTls(tlsUrl, { CACert: apiCaPath(dataDir) }),
+    });
+    stops.push(() => spelled.stop());
+    await spelled.start();
+    expect(spelled.isRegistered).toBe(true);
+  });
+
+  it("refuses a node that does not trust the certificate, saying which key to set", async () => {
+    await expect(agent("tls-none", nodeTls(orchestrator.natsUrl, {})).start()).rejects.toThrow(
+      /presents a certificate this client does not trust \(unable to verify the first certificate\): set Compute\.TLS\.CACert to the CA that signed it/,
+    );
+    const stranger = tempDir();
+    loadOrCreateNatsTls(stranger, "127.0.0.1", new Date());
+    await expect(
+      agent("tls-wrong", nodeTls(orchestrator.natsUrl, { CACert: apiCaPath(stranger) })).start(),
+    ).rejects.toThrow(`Compute.TLS.CACert ${apiCaPath(stranger)} is not its issuer: set Compute.TLS.CACert`);
+  });
+
+  it("lets in a node with Compute.TLS.Insecure, which says loudly what it gives up", async () => {
+    const { logger, messages } = capturedLogger();
+    const tls = computeNatsTls(
+      { "Compute.Orchestrators": [orchestrator.natsUrl], "Compute.TLS.CACert": "", "Compute.TLS.Insecure": true },
+      [],
+      logger,
+    );
+    expect(messages("Compute.TLS.Insecure is set: the NATS server's certificate is not checked")).toHaveLength(1);
+    const insecure = agent("tls-insecure", tls);
+    await insecure.start();
+    expect(insecure.isRegistered).toBe(true);
+  });
+});
+
+describe("a compute node and a NATS without TLS", () => {
+  it("speaks plain NATS despite a CA found on this machine, but not with Compute.TLS.CACert", async () => {
+    const orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-nats-plain-"), silentLogger);
+    const leftover = tempDir();
+    loadOrCreateNatsTls(leftover, "127.0.0.1", new Date());
+    const stops: (() => Promise<unknown>)[] = [];
+    try {
+      const found = testAgent({
+        nodeId: "plain-found",
+        orchestrators: [orchestrator.natsUrl],
+        token: orchestrator.joinToken.token,
+        tls: nodeTls(orchestrator.natsUrl, {}, [leftover]),
+      });
+      stops.push(() => found.stop());
+      await found.start();
+      expect(found.isRegistered).toBe(true);
+      const given = testAgent({
+        nodeId: "plain-given",
+        orchestrators: [orchestrator.natsUrl],
+        token: orchestrator.joinToken.token,
+        tls: nodeTls(orchestrator.natsUrl, { CACert: apiCaPath(leftover) }),
+      });
+      stops.push(() => given.stop());
+      await expect(given.start()).rejects.toThrow(
+        /does not speak TLS, but this client asks for it: its TLS is off \(Orchestrator\.NATS\.TLS\.Disable\)/,
+      );
+    } finally {
+      for (const stop of stops) await stop();
+      await orchestrator.stop();
+    }
+  }, 60_000);
+});
+
+describe("an external NATS with a tls block", () => {
+  let server: EmbeddedNatsServer;
+  let caFile: string;
+
+  beforeAll(async () => {
+    const dir = tempDir("shoal-nats-external-tls-");
+    const tls = loadOrCreateNatsTls(dir, "127.0.0.1", new Date());
+    caFile = tls.caPath;
+    const port = await freePort();
+    const configFile = join(dir, "nats.conf");
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        listen: `127.0.0.1:${port}`,
+        jetstream: { store_dir: join(dir, "js") },
+        tls: { cert_file: tls.certPath, key_file: tls.keyPath },
+      }),
+    );
+    server = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile });
+  }, 30_000);
+  afterAll(() => server.stop());
+
+  it("is used with Orchestrator.NATS.TLS.CACert, on a nats:// or a tls:// URL", async () => {
+    for (const url of [server.url, server.url.replace(/^nats:/, "tls:")]) {
+      const o = await startOrchestrator(
+        orchestratorConfig(url, { "Orchestrator.NATS.TLS.CACert": caFile }),
+        silentLogger,
+      );
+      await o.stop();
+    }
+  }, 60_000);
+
+  it("is refused without it, naming the key to set", async () => {
+    await expect(startOrchestrator(orchestratorConfig(server.url), silentLogger)).rejects.toThrow(
+      /presents a certificate this client does not trust .*: set Orchestrator\.NATS\.TLS\.CACert/,
+    );
+  });
+
+  it("refuses a CA file that holds no certificate before connecting", async () => {
+    const junk = join(tempDir(), "ca.crt");
+    writeFileSync(junk, "not a certificate");
+    await expect(
+      startOrchestrator(orchestratorConfig(server.url, { "Orchestrator.NATS.TLS.CACert": junk }), silentLogger),
+    ).rejects.toThrow(`Orchestrator.NATS.TLS.CACert ${junk} holds no PEM certificate`);
+    expect(defaultConfig()["Orchestrator.NATS.TLS.Disable"]).toBe(false);
+  });
+});
