@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import { readCaFile, readTlsFiles } from "../config/api-tls-files.ts";
 import type { ShoalConfig } from "../config/keys.ts";
+import { existsSync } from "node:fs";
+import { apiCaPath } from "../security/tls/api-ca-path.ts";
 import { loadOrCreateNatsTls } from "../security/tls/generated-api-tls.ts";
 import { natsTlsOptions, type NatsClientTls } from "../transport/nats-tls.ts";
 import { StartupError } from "../errors/startup-error.ts";
@@ -111,4 +113,24 @@ export function embeddedNatsTls(config: NatsTlsConfig, logger: Logger, now: Date
     // GeneratedTlsError (the CA's files) or ConfigError (the given files): either way serve cannot start.
     throw new StartupError(`cannot serve the embedded NATS over TLS: ${(e as Error).message}`);
   }
+}
+
+/**
+ * What a leaf server trusts in the embedded nats-server's leafnode port (`shoal leaf config`): undefined when it
+ * speaks plain NATS (Orchestrator.NATS.TLS.Disable); the generated CA, which serve wrote under DataDir; for an own
+ * certificate, Orchestrator.NATS.TLS.CACert or else the leaf machine's system CAs.
+ */
+export function hubTlsForLeaves(config: NatsTlsConfig): { readonly caPem?: string } | undefined {
+  if (config["Orchestrator.NATS.TLS.Disable"]) return undefined;
+  if (config["Orchestrator.NATS.TLS.CertFile"].trim() !== "") {
+    const caFile = config["Orchestrator.NATS.TLS.CACert"].trim();
+    return caFile === "" ? {} : { caPem: readCaFile(caFile, "Orchestrator.NATS.TLS.CACert") };
+  }
+  const caFile = apiCaPath(config.DataDir);
+  if (!existsSync(caFile))
+    throw new StartupError(
+      `the orchestrator's NATS serves TLS, but its generated CA ${caFile} is not there yet: start the orchestrator ` +
+        "(shoal serve) with this DataDir first, or give Orchestrator.NATS.TLS.Disable as the orchestrator has it",
+    );
+  return { caPem: readCaFile(caFile, "the orchestrator's generated CA") };
 }

@@ -86,7 +86,7 @@ describe("shoal leaf config", () => {
       code: 0,
       stdout: expect.stringContaining(`Start it: nats-server -c ${elsewhere}/leaf.conf`),
     });
-    expect(written.stdout).toContain(`copy the three files there`);
+    expect(written.stdout).toContain(`copy the files there`);
     const text = readFileSync(join(out, "leaf.conf"), "utf8");
     expect(text).not.toContain(out);
     const conf = JSON.parse(text) as { pid_file: string; leafnodes: { remotes: { credentials: string }[] } };

@@ -10,6 +10,7 @@ import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts"
 import { capturedLogger } from "../support/captured-logger.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { freePort } from "../support/nats-server.ts";
+import { runShoal } from "../support/shoal-process.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { testAgent } from "../support/test-agent.ts";
 
@@ -28,11 +29,16 @@ const nodeTls = (url: string, settings: { CACert?: string; Insecure?: boolean },
 describe("the embedded nats-server speaks TLS by default", () => {
   let orchestrator: RunningOrchestrator;
   let dataDir: string;
+  let leafNodePort: number;
   const stops: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
-    const config = await ownNatsOrchestratorConfig("shoal-nats-tls-", { "Orchestrator.NATS.TLS.Disable": false });
+    const config = await ownNatsOrchestratorConfig("shoal-nats-tls-", {
+      "Orchestrator.NATS.TLS.Disable": false,
+      "Orchestrator.NATS.LeafNodes.Port": await freePort(),
+    });
     dataDir = config.DataDir;
+    leafNodePort = config["Orchestrator.NATS.LeafNodes.Port"];
     orchestrator = await startOrchestrator(config, silentLogger);
   }, 60_000);
   afterAll(async () => {
@@ -54,11 +60,11 @@ describe("the embedded nats-server speaks TLS by default", () => {
   it("with a certificate from the generated CA, which the orchestrator's own connections trust", () => {
     const conf = JSON.parse(readFileSync(join(dataDir, "nats", "nats-server.conf"), "utf8")) as {
       tls?: { cert_file: string; key_file: string };
+      leafnodes?: { tls?: { cert_file: string } };
     };
-    expect(conf.tls).toMatchObject({
-      cert_file: join(dataDir, "credentials", "tls", "nats.crt"),
-      key_file: join(dataDir, "credentials", "tls", "nats.key"),
-    });
+    const served = { cert_file: join(dataDir, "credentials", "tls", "nats.crt") };
+    expect(conf.tls).toMatchObject({ ...served, key_file: join(dataDir, "credentials", "tls", "nats.key") });
+    expect(conf.leafnodes?.tls).toMatchObject(served);
     // Started at all: the orchestrator's own connections (node protocol, events, system account) are over TLS.
     expect(orchestrator.natsUrl).toMatch(/^nats:\/\/127\.0\.0\.1:/);
   });
@@ -105,6 +111,45 @@ describe("the embedded nats-server speaks TLS by default", () => {
     await insecure.start();
     expect(insecure.isRegistered).toBe(true);
   });
+
+  it("has `shoal leaf config` write a leaf that trusts the hub's CA, and a node joins through that leaf", async () => {
+    const out = tempDir("shoal-nats-tls-leaf-");
+    const port = await freePort();
+    const written = await runShoal(
+      [
+        "leaf",
+        "config",
+        ...["--out", out, "--hub", `nats-leaf://127.0.0.1:${leafNodePort}`, "--listen", `127.0.0.1:${port}`],
+        ...["-c", `DataDir=${dataDir}`, "-c", `Orchestrator.NATS.LeafNodes.Port=${leafNodePort}`],
+      ],
+      { SHOAL_ORCHESTRATOR_NATS_TLS_DISABLE: "false" },
+    );
+    expect(written).toMatchObject({ code: 0, stdout: expect.stringContaining("The leaf speaks TLS to the hub") });
+    const conf = JSON.parse(readFileSync(join(out, "leaf.conf"), "utf8")) as {
+      leafnodes: { remotes: { tls?: { ca_file: string } }[] };
+    };
+    expect(conf.leafnodes.remotes.map((r) => r.tls)).toEqual([
+      { ca_file: join(out, "hub-ca.crt") },
+      { ca_file: join(out, "hub-ca.crt") },
+    ]);
+    expect(readFileSync(join(out, "hub-ca.crt"), "utf8")).toBe(readFileSync(apiCaPath(dataDir), "utf8"));
+    const leaf = await EmbeddedNatsServer.start({
+      host: "127.0.0.1",
+      port,
+      dir: out,
+      logger: silentLogger,
+      configFile: join(out, "leaf.conf"),
+    });
+    stops.push(() => leaf.stop());
+    const behindLeaf = testAgent({
+      nodeId: "tls-leaf",
+      orchestrators: [leaf.url],
+      token: orchestrator.joinToken.token,
+    });
+    stops.push(() => behindLeaf.stop());
+    await behindLeaf.start();
+    expect(behindLeaf.isRegistered).toBe(true);
+  }, 60_000);
 });
 
 describe("a compute node and a NATS without TLS", () => {
