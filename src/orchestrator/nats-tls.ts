@@ -27,6 +27,8 @@ export interface EmbeddedNatsTls {
   /** The generated CA compute nodes trust (absent: an own certificate, Orchestrator.NATS.TLS.CertFile). */
   readonly caPath: string | undefined;
   readonly client: NatsClientTls;
+  /** For the generated certificate: a new one when it is due (as at start), saying why; else undefined. */
+  renewIfDue(now: Date): string | undefined;
 }
 
 const TRUST_FIX = "set Orchestrator.NATS.TLS.CACert to the CA that signed its certificate";
@@ -93,7 +95,8 @@ export function embeddedNatsTls(config: NatsTlsConfig, logger: Logger, now: Date
       if (new Date(certificate.validTo).getTime() <= now.getTime())
         logger.warn(fields, "the embedded nats-server's certificate has ended: compute nodes refuse it");
       else logger.info(fields, "the embedded nats-server serves TLS with Orchestrator.NATS.TLS.CertFile");
-      return { certFile, keyFile, caPath: undefined, client: clientTrust(config, [], true) };
+      const client = clientTrust(config, [], true);
+      return { certFile, keyFile, caPath: undefined, client, renewIfDue: () => undefined };
     }
     const tls = loadOrCreateNatsTls(config.DataDir, config["Orchestrator.Host"], now);
     logger.info(
@@ -108,6 +111,7 @@ export function embeddedNatsTls(config: NatsTlsConfig, logger: Logger, now: Date
       keyFile: tls.keyPath,
       caPath: tls.caPath,
       client: clientTrust(config, [ca], true),
+      renewIfDue: (at) => loadOrCreateNatsTls(config.DataDir, config["Orchestrator.Host"], at).serverIssued,
     };
   } catch (e) {
     // GeneratedTlsError (the CA's files) or ConfigError (the given files): either way serve cannot start.

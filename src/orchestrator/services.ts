@@ -68,6 +68,11 @@ export interface NatsService {
   readonly jetStreamDir?: string;
   /** The CA the embedded server's generated certificate chains to, which compute nodes and leaf servers trust. */
   readonly caPath?: string;
+  /**
+   * Has the embedded server read its certificate files again (replaced, or the generated one renewed when due);
+   * false: it speaks plain NATS, or the NATS is external.
+   */
+  readonly reloadTls?: () => boolean;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -349,6 +354,15 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         server,
         jetStreamDir: embeddedNatsPaths(dir).storeDir,
         ...(tls?.caPath === undefined ? {} : { caPath: tls.caPath }),
+        reloadTls: () => {
+          if (tls === undefined) return false;
+          const issued = tls.renewIfDue(new Date());
+          if (issued !== undefined)
+            logger.info({ reason: issued }, "issued the embedded nats-server a new certificate from the generated CA");
+          // nats-server re-reads its TLS files on a reload: new connections get the new certificate.
+          server.reload();
+          return true;
+        },
         joinToken,
         access,
         readerCredsFile,

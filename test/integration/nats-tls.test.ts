@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeNatsTls } from "../../src/compute/compute-nats-tls.ts";
@@ -152,6 +152,37 @@ describe("the embedded nats-server speaks TLS by default", () => {
   }, 60_000);
 });
 
+describe("the embedded nats-server's certificate, rotated", () => {
+  it("is issued again when its files are gone and served after a reload (SIGHUP), the CA kept", async () => {
+    const config = await ownNatsOrchestratorConfig("shoal-nats-tls-rotate-", {
+      "Orchestrator.NATS.TLS.Disable": false,
+    });
+    const orchestrator = await startOrchestrator(config, silentLogger);
+    const stops: (() => Promise<unknown>)[] = [];
+    try {
+      const certFile = join(config.DataDir, "credentials", "tls", "nats.crt");
+      const before = readFileSync(certFile, "utf8");
+      const ca = readFileSync(apiCaPath(config.DataDir), "utf8");
+      rmSync(certFile);
+      expect(orchestrator.reloadNatsTls()).toBe(true);
+      expect(readFileSync(certFile, "utf8")).not.toBe(before);
+      expect(readFileSync(apiCaPath(config.DataDir), "utf8")).toBe(ca);
+      const after = testAgent({
+        nodeId: "tls-after-reload",
+        orchestrators: [orchestrator.natsUrl],
+        token: orchestrator.joinToken.token,
+        tls: nodeTls(orchestrator.natsUrl, { CACert: apiCaPath(config.DataDir) }),
+      });
+      stops.push(() => after.stop());
+      await after.start();
+      expect(after.isRegistered).toBe(true);
+    } finally {
+      for (const stop of stops) await stop();
+      await orchestrator.stop();
+    }
+  }, 60_000);
+});
+
 describe("a compute node and a NATS without TLS", () => {
   it("speaks plain NATS despite a CA found on this machine, but not with Compute.TLS.CACert", async () => {
     const orchestrator = await startOrchestrator(await ownNatsOrchestratorConfig("shoal-nats-plain-"), silentLogger);
@@ -168,6 +199,7 @@ describe("a compute node and a NATS without TLS", () => {
       stops.push(() => found.stop());
       await found.start();
       expect(found.isRegistered).toBe(true);
+      expect(orchestrator.reloadNatsTls()).toBe(false);
       const given = testAgent({
         nodeId: "plain-given",
         orchestrators: [orchestrator.natsUrl],
