@@ -4,7 +4,7 @@ import { apiCaPath } from "../../src/security/tls/api-ca-path.ts";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { LocalServe } from "../support/local-serve.ts";
-import type { ShoalProcess } from "../support/shoal-process.ts";
+import { runShoal, type ShoalProcess } from "../support/shoal-process.ts";
 
 /**
  * `shoal serve` with its NATS on TLS, as by default, and `shoal compute` processes as users start them: on the
@@ -50,5 +50,20 @@ describe("shoal compute against serve's NATS over TLS", () => {
     expect(await p.exited).not.toBe(0);
     expect(p.stderr).toContain("presents a certificate this client does not trust");
     expect(p.stderr).toContain("set Compute.TLS.CACert to the CA that signed it");
+  }, 90_000);
+
+  it("shoal sim's virtual nodes join as compute nodes do: with Compute.TLS.CACert, and not without", async () => {
+    const sim = (settings: string[]) =>
+      runShoal([
+        "sim",
+        ...["--nodes", "2", "--duration", "3s", "--orchestrator", serve.natsUrl, "--token-file", serve.joinTokenFile],
+        ...["-c", `DataDir=${tempDir("shoal-nats-tls-sim-")}`, ...settings.flatMap((s) => ["-c", s])],
+      ]);
+    const trusting = await sim([`Compute.TLS.CACert=${apiCaPath(serve.dataDir)}`]);
+    expect(trusting).toMatchObject({ code: 0, stdout: expect.stringContaining("Stopped: 2 registered") });
+    const untrusting = await sim([]);
+    expect(untrusting.code).toBe(1);
+    expect(untrusting.stdout).toContain("2 gave up");
+    expect(untrusting.stdout + untrusting.stderr).toContain("set Compute.TLS.CACert to the CA that signed it");
   }, 90_000);
 });
