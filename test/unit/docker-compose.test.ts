@@ -16,6 +16,7 @@ const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as
       depends_on?: string[];
       volumes?: string[];
       ports?: string[];
+      hostname?: string;
     }
   >;
   volumes: Record<string, unknown>;
@@ -52,7 +53,11 @@ describe("docker-compose.yml", () => {
       if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
       for (const dep of service.depends_on ?? [])
         expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
-      for (const v of service.volumes ?? []) expect(compose.volumes, v).toHaveProperty(v.split(":")[0]!);
+      for (const v of service.volumes ?? []) {
+        // A file of the operator's (the CA copied out of the orchestrator), given read-only.
+        if (v.startsWith("./")) expect(v, name).toMatch(/:ro$/);
+        else expect(compose.volumes, v).toHaveProperty(v.split(":")[0]!);
+      }
       for (const env of Object.keys(service.environment ?? {})) {
         if (!env.startsWith("SHOAL_")) continue;
         expect(canonicalKey(env.slice(6).replaceAll("_", ".")), `${name}: ${env}`).toBeDefined();
@@ -63,6 +68,12 @@ describe("docker-compose.yml", () => {
     expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe(
       "orchestrator",
     );
+    // NATS speaks TLS: the nodes dial a name the generated certificate covers (the host name) and trust its CA.
+    expect(compose.services.orchestrator!.hostname).toBe("orchestrator");
+    for (const c of ["compute-1", "compute-2"]) {
+      const ca = compose.services[c]!.environment!.SHOAL_COMPUTE_TLS_CACERT!;
+      expect(compose.services[c]!.volumes).toContain(`./shoal-ca.crt:${ca}:ro`);
+    }
   });
 
   it("builds the image in a stage and runs node on the compiled CLI with production dependencies only", () => {
