@@ -15,7 +15,8 @@ export const localOrchestratorDirs = (config: Pick<ShoalConfig, "DataDir">): str
 ];
 
 const TRUST_FIX =
-  "set Compute.TLS.CACert to the CA that signed it (an orchestrator's own is <DataDir>/credentials/tls/ca.crt on its machine)";
+  "set Compute.TLS.CACert to the CA that signed it " +
+  "(an orchestrator's own is <DataDir>/credentials/tls/ca.crt on its machine)";
 
 /**
  * How a compute node (`shoal compute`, each of `shoal sim`'s) speaks TLS to the orchestrators' NATS: trusting

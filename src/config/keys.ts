@@ -135,16 +135,19 @@ export const CONFIG_KEYS = {
   ),
   "Orchestrator.NATS.TLS.CertFile": str(
     "",
-    "PEM certificate the embedded nats-server serves TLS with (client and leaf ports), with Orchestrator.NATS.TLS.KeyFile. Empty: signed by the CA serve generates under DataDir/credentials/tls",
+    "PEM certificate the embedded nats-server serves TLS with (client and leaf ports), with " +
+      "Orchestrator.NATS.TLS.KeyFile. Empty: signed by the CA serve generates under DataDir/credentials/tls",
   ),
   "Orchestrator.NATS.TLS.KeyFile": str("", "PEM private key of Orchestrator.NATS.TLS.CertFile"),
   "Orchestrator.NATS.TLS.Disable": bool(
     false,
-    "The embedded nats-server speaks plain NATS: compute nodes, leaf servers and their logins cross the network in clear",
+    "The embedded nats-server speaks plain NATS: compute nodes', leaf servers' and readers' traffic crosses the " +
+      "network in clear",
   ),
   "Orchestrator.NATS.TLS.CACert": str(
     "",
-    "PEM CA certificate(s) the orchestrator trusts for NATS: an external NATS's, or the issuer of Orchestrator.NATS.TLS.CertFile. Empty: the system's CAs (the generated CA for the embedded server's generated certificate)",
+    "PEM CA certificate(s) the orchestrator trusts for NATS besides the system's: an external NATS's, or the " +
+      "issuer of Orchestrator.NATS.TLS.CertFile (the generated certificate's CA is trusted without it)",
   ),
   "Orchestrator.NATS.TLS.ClientCertFile": str(
     "",
@@ -343,11 +346,13 @@ export const CONFIG_KEYS = {
   ),
   "Compute.TLS.CACert": str(
     "",
-    "PEM CA certificate(s) the node trusts for the orchestrators' NATS. Empty: the system's CAs and, on the orchestrator's machine, the CA serve generated under DataDir",
+    "PEM CA certificate(s) the node trusts for the orchestrators' NATS besides the system's. Empty: on the " +
+      "orchestrator's machine, the CA serve generated under DataDir when the server speaks TLS",
   ),
   "Compute.TLS.Insecure": bool(
     false,
-    "Do not check the NATS server's certificate (still TLS): anyone on the way can pose as the orchestrator; for tests only",
+    "Do not check the NATS server's certificate (still TLS): anyone on the way can pose as the orchestrator; " +
+      "for tests only",
   ),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
   "Compute.Heartbeat.InfoUpdateInterval": dur(

@@ -86,10 +86,10 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
 const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: ConnectionOptions) =>
   Effect.tryPromise({
     try: () => connect({ servers: url, ...options, ...tlsConnectionOptions(tls) }),
-    catch: (e) =>
-      new StartupError(
-        `cannot connect to NATS at ${redactUrl(url)}: ${natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e))}`,
-      ),
+    catch: (e) => {
+      const why = natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e));
+      return new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
+    },
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */

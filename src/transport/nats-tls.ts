@@ -65,7 +65,9 @@ export function natsTlsProblem(error: unknown, url: string, tls: NatsClientTls |
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   const text = typeof message === "string" ? message : String(error);
   if (isPlainServer(error))
-    return `the NATS server at ${url} does not speak TLS, but this client asks for it: ${tls?.plainFix ?? "use TLS there"}`;
+    return (
+      `the NATS server at ${url} does not speak TLS, but this client asks for it: ` + (tls?.plainFix ?? "use TLS there")
+    );
   if (typeof code !== "string") return undefined;
   const fix = tls?.trustFix ?? "trust the CA that signed it";
   if (UNTRUSTED.has(code))

@@ -69,7 +69,7 @@ describe("the embedded nats-server speaks TLS by default", () => {
     expect(orchestrator.natsUrl).toMatch(/^nats:\/\/127\.0\.0\.1:/);
   });
 
-  it("lets in a compute node that trusts the CA (Compute.TLS.CACert), and one that finds it on this machine", async () => {
+  it("lets in a node that trusts the CA (Compute.TLS.CACert), and one that finds it on this machine", async () => {
     const given = agent("tls-given", nodeTls(orchestrator.natsUrl, { CACert: apiCaPath(dataDir) }));
     await given.start();
     expect(given.isRegistered).toBe(true);
@@ -90,7 +90,8 @@ describe("the embedded nats-server speaks TLS by default", () => {
 
   it("refuses a node that does not trust the certificate, saying which key to set", async () => {
     await expect(agent("tls-none", nodeTls(orchestrator.natsUrl, {})).start()).rejects.toThrow(
-      /presents a certificate this client does not trust \(unable to verify the first certificate\): set Compute\.TLS\.CACert to the CA that signed it/,
+      "presents a certificate this client does not trust (unable to verify the first certificate): " +
+        "set Compute.TLS.CACert to the CA that signed it",
     );
     const stranger = tempDir();
     loadOrCreateNatsTls(stranger, "127.0.0.1", new Date());

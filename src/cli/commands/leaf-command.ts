@@ -102,13 +102,15 @@ export async function leafCommand(args: string[]): Promise<number> {
     ...(values.name ? { serverName: values.name } : {}),
   });
   const dir = dirname(files.configFile);
+  const written = [files.shoalCreds, files.systemCreds, ...(files.hubCa === undefined ? [] : [files.hubCa])];
   console.log(
     [
-      `Wrote ${files.configFile} (with ${[files.shoalCreds, files.systemCreds, files.hubCa].filter((f) => f !== undefined).join(", ")}).`,
+      `Wrote ${files.configFile} (with ${written.join(", ")}).`,
       ...(hubTls === undefined
         ? []
         : [
-            `The leaf speaks TLS to the hub${files.hubCa === undefined ? " (trusting its machine's CAs)" : `, trusting ${files.hubCa}`}; its certificate must cover the hub's host in --hub.`,
+            `The leaf speaks TLS to the hub, trusting ${files.hubCa ?? "its machine's CAs"}; ` +
+              "the hub's certificate must cover the host in --hub.",
           ]),
       ...(files.dirModeWas === undefined
         ? []
@@ -116,7 +118,8 @@ export async function leafCommand(args: string[]): Promise<number> {
       ...(leafDir === undefined || leafDir === dir
         ? []
         : [
-            `leaf.conf names ${leafDir}: copy the files there on the leaf's machine (a 0700 directory, the files 0600).`,
+            `leaf.conf names ${leafDir}: copy the files there on the leaf's machine ` +
+              "(a 0700 directory, the files 0600).",
           ]),
       `Hub: ${hub}; compute nodes connect to this leaf at ${listen} (Compute.Orchestrators=nats://<this host>:${listen.split(":").pop()}).`,
       `Start it: nats-server -c ${files.leafConfigFile}`,

@@ -65,9 +65,8 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      orchestrator.natsCaFile
-        ? `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file> --tlsca ${orchestrator.natsCaFile})`
-        : `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>)`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>` +
+        `${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""})`,
     );
   }
   return lines.join("\n");
