@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Actor } from "../events/catalog/event-metadata.ts";
+import type { Actor, Lease } from "../events/catalog/event-metadata.ts";
 
 /** Who asks, why, and which inbound message this command answers; becomes the events' metadata. */
 export interface CommandContext {
@@ -7,6 +7,8 @@ export interface CommandContext {
   readonly reason?: string;
   readonly correlationId: string;
   readonly causationId: string;
+  /** Among several orchestrators: the lease of the partition owner that writes (its epoch). */
+  readonly lease?: Lease;
 }
 
 export function commandContext(

@@ -23,6 +23,7 @@ import { RegistrationAdmission, type RegistrationLimits } from "./registration-a
 import { resolveNodeId } from "./resolve-node-id.ts";
 import { StallWatch } from "./stall-watch.ts";
 import { reconnectSpreadMs } from "../transport/reconnect-spread.ts";
+import { SOLE_OWNER, type EntityOwnership } from "../cluster/entity-ownership.ts";
 
 export type CommandResult = EntityCommandResult<NodeEvent>;
 
@@ -70,6 +71,11 @@ export interface NodeManagerOptions {
    * up): no health change is written while it does not. Absent: listening from construction (tests).
    */
   readonly listening?: Listening;
+  /**
+   * Which nodes this orchestrator writes health for (its partitions' owner, among several orchestrators), and the lease
+   * recorded on those writes. Absent: every node, no lease (one orchestrator).
+   */
+  readonly ownership?: EntityOwnership;
 }
 
 /** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
@@ -148,6 +154,11 @@ export class NodeManager {
    */
   private readonly preauthorized = new Map<string, string | undefined>();
   private printsLearnt: Promise<void> = Promise.resolve();
+  /**
+   * Among several orchestrators: each node's newest stream revision adopted, from this one's writes or the read
+   * model's, so a view folded after a newer write of our own does not take the node back.
+   */
+  private readonly observedRevisions = new Map<string, number>();
   /** The time of the run of heartbeats being handled now, NaN between runs (beatTime). */
   private runTime = Number.NaN;
   private readonly endRun = () => {
@@ -187,6 +198,53 @@ export class NodeManager {
 
   private get clock(): Clock {
     return this.options.clock;
+  }
+
+  private get ownership(): EntityOwnership {
+    return this.options.ownership ?? SOLE_OWNER;
+  }
+
+  /** The command's context with the lease its partition's owner writes under (none for a sole orchestrator). */
+  private underLease(nodeId: string, context: CommandContext): CommandContext {
+    const lease = this.ownership.leaseOf(nodeId);
+    return lease === undefined ? context : { ...context, lease };
+  }
+
+  /**
+   * A node's state as the read model folded it from another orchestrator's write (a registration it took, a health
+   * change of a partition it owns): liveness, the directory and deadlines follow it. A view older than what this
+   * orchestrator's own actor stored is ignored.
+   */
+  observe(view: NodeState & { readonly revision: number }): void {
+    if (this.stopped) return;
+    const id = this.directory.canonical(view.nodeId) ?? view.nodeId;
+    const known = this.observedRevisions.get(id);
+    if (known !== undefined && known >= view.revision) return;
+    this.observedRevisions.set(id, view.revision);
+    this.adopt(view);
+  }
+
+  /** Arms the health deadlines of the nodes `which` picks (a partition just taken: it is this orchestrator's now). */
+  armWhere(which: (nodeId: string) => boolean): number {
+    let armed = 0;
+    for (const nodeId of this.liveness.nodeIds()) {
+      if (!which(nodeId)) continue;
+      this.arm(nodeId);
+      armed++;
+    }
+    return armed;
+  }
+
+  /** Drops the health deadlines of the nodes `which` picks (a partition lost: its new owner arms them). */
+  disarmWhere(which: (nodeId: string) => boolean): number {
+    let dropped = 0;
+    for (const nodeId of this.liveness.nodeIds()) {
+      if (!which(nodeId)) continue;
+      this.healthDeadlines.cancel(nodeId);
+      this.storeRetries.cancel(nodeId);
+      dropped++;
+    }
+    return dropped;
   }
 
   /**
@@ -269,6 +327,8 @@ export class NodeManager {
     if (this.stopped) return;
     // Nothing is written while the nodes cannot reach us: listening again re-arms every node.
     if (this.writesHeld) return;
+    // Another orchestrator owns the node's partition: it writes the change. Taking the partition re-arms it (armWhere).
+    if (!this.ownership.owns(nodeId)) return;
     // Timers due during a stall of our own run before the heartbeats queued meanwhile: look first.
     this.stall?.check();
     const slot = this.liveness.slotOf(nodeId);
@@ -284,7 +344,8 @@ export class NodeManager {
     const silentMs = this.clock.now() - this.liveness.silentSince(slot);
     this.liveness.setChanging(slot, true);
     try {
-      await this.execute(nodeId, command, systemContext(`no heartbeat for ${Math.round(silentMs / 1000)}s`), {
+      const why = `no heartbeat for ${Math.round(silentMs / 1000)}s`;
+      await this.execute(nodeId, command, this.underLease(nodeId, systemContext(why)), {
         precondition: () => this.liveness.slotOf(nodeId) === slot && this.due(slot),
       });
       this.arm(nodeId);
@@ -319,7 +380,10 @@ export class NodeManager {
     // message.
     const id = this.directory.canonical(nodeId) ?? nodeId;
     const [result, state] = await this.actors.executeWithState(id, command, context, options, streamAbsent);
-    if (result.events.length > 0) this.adopt(state);
+    if (result.events.length > 0) {
+      if (this.options.ownership) this.observedRevisions.set(id, result.revision);
+      this.adopt(state);
+    }
     return [result, state];
   }
 
@@ -446,9 +510,10 @@ export class NodeManager {
     if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
     this.liveness.beat(slot, this.clock.now());
     if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
-    return this.execute(nodeId, { type: "MarkHealthy" }, systemContext("heartbeat received", causationId)).then(() =>
-      this.arm(nodeId),
-    );
+    // Its partition's owner hears the same heartbeat and writes the recovery.
+    if (!this.ownership.owns(nodeId)) return undefined;
+    const context = this.underLease(nodeId, systemContext("heartbeat received", causationId));
+    return this.execute(nodeId, { type: "MarkHealthy" }, context).then(() => this.arm(nodeId));
   }
 
   /**

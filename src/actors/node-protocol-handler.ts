@@ -17,6 +17,7 @@ import {
   JOIN_SUBSCRIPTION,
   ORCHESTRATOR_QUEUE,
   ORCHESTRATOR_SUBSCRIPTIONS,
+  computeSubject,
   heartbeatNodeId,
   heartbeatRefusedSubject,
   isHeartbeatSubjectOf,
@@ -49,6 +50,12 @@ export interface NodeProtocolOptions {
   readonly onHeartbeat?: () => void;
   /** How often one node may be sent a heartbeat refusal (default HEARTBEAT_REFUSAL_INTERVAL_MS). */
   readonly heartbeatRefusalIntervalMs?: number;
+  /**
+   * Among several orchestrators: every one hears every heartbeat (not one of the queue group), so each liveness table
+   * is complete and a partition's new owner needs no grace; only the node's owner refuses one, so a node is not sent a
+   * refusal by each. Absent: one orchestrator, which takes them all.
+   */
+  readonly cluster?: { readonly owns: (nodeId: string) => boolean };
 }
 
 /**
@@ -75,10 +82,12 @@ export class NodeProtocolHandler {
   }
 
   start(): void {
+    const everyHeartbeat = this.options.cluster !== undefined;
     for (const subject of [JOIN_SUBSCRIPTION, ...ORCHESTRATOR_SUBSCRIPTIONS]) {
+      const shared = !(everyHeartbeat && subject === computeSubject("*", "heartbeat"));
       this.subscriptions.push(
         this.nc.subscribe(subject, {
-          queue: ORCHESTRATOR_QUEUE,
+          ...(shared ? { queue: ORCHESTRATOR_QUEUE } : {}),
           callback: (err, msg) => {
             if (err) {
               this.options.logger.error({ err }, "compute protocol subscription error");
@@ -218,6 +227,7 @@ export class NodeProtocolHandler {
    * per interval.
    */
   private refuseHeartbeat(nodeId: string, msg: Msg, e: unknown): void {
+    if (this.options.cluster && !this.options.cluster.owns(nodeId)) return;
     if (msg.reply) {
       this.reply(msg, encode(this.refusal(msg.subject, e)));
       return;

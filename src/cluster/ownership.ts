@@ -63,8 +63,7 @@ export class Ownership {
 
   /** The epoch to stamp on a write for this partition, or undefined when it is not ours. */
   epochOf(partition: number): number | undefined {
-    const entry = this.held.get(partitionKey(partition));
-    return entry && this.options.table.holds(entry.lease) ? entry.lease.epoch : undefined;
+    return this.valid(partitionKey(partition))?.epoch;
   }
 
   ownsEntity(entityId: string): boolean {
@@ -99,8 +98,13 @@ export class Ownership {
   }
 
   private holds(key: string): boolean {
+    return this.valid(key) !== undefined;
+  }
+
+  /** The lease held under `key` while it still runs on this clock. */
+  private valid(key: string): HeldLease | undefined {
     const entry = this.held.get(key);
-    return entry !== undefined && this.options.table.holds(entry.lease);
+    return entry !== undefined && this.options.table.holds(entry.lease) ? entry.lease : undefined;
   }
 
   private async renewAll(): Promise<void> {

@@ -108,7 +108,8 @@ export const CONFIG_KEYS = {
   "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(
     "",
-    "Use this external NATS (with JetStream) instead of starting an embedded nats-server",
+    "Use this external NATS (with JetStream) instead of starting an embedded nats-server; the servers of a NATS " +
+      "cluster separated by commas (nats://a:4222,nats://b:4222)",
   ),
   "Orchestrator.NATS.User": str(
     "",

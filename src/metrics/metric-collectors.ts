@@ -34,6 +34,19 @@ export interface EventStreamFigures {
   readonly bufferedBytes: number;
   /** Bytes of the newest events' messages the hub keeps for clients switching to live. */
   readonly ringBytes: number;
+  /** Clients reading the store in their catch-up turn now (at most API.EventStream.MaxCatchUps). */
+  readonly catchingUp: number;
+  /** Clients waiting in line for a catch-up turn. */
+  readonly waitingForTurn: number;
+}
+
+/** The events' wire forms encoded once and shared by the NATS publisher and the event stream (counts since start). */
+export interface EncodedEventsFigures {
+  /** Asks answered with a message already encoded. */
+  readonly hits: number;
+  /** Asks that encoded the event (not held, or no longer). */
+  readonly misses: number;
+  readonly heldBytes: number;
 }
 
 /** The collector kinds and what each returns; register several of a kind and their answers are combined. */
@@ -44,6 +57,7 @@ export interface MetricCollectors {
   /** Deadlines held by a scheduler's heap; several schedulers add up. */
   readonly deadlines: () => number;
   readonly eventStream: () => EventStreamFigures;
+  readonly encodedEvents: () => EncodedEventsFigures;
 }
 
 export type CollectorKind = keyof MetricCollectors;

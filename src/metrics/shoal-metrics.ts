@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { takeEventLoopLag } from "./event-loop-lag.ts";
-import type { CollectorKind, MetricCollectors } from "./metric-collectors.ts";
+import type { CollectorKind, EventStreamFigures, MetricCollectors } from "./metric-collectors.ts";
 
 /** Durations of REST requests, in seconds: 1 ms to 10 s. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -35,6 +35,7 @@ export class ShoalMetrics {
     actors: new Set(),
     deadlines: new Set(),
     eventStream: new Set(),
+    encodedEvents: new Set(),
   };
   private readonly heartbeats: Counter;
   private readonly eventsAppended: Counter;
@@ -95,15 +96,19 @@ export class ShoalMetrics {
     });
 
     const ask = this.ask.bind(this);
-    const eventStreamFigure = (name: string, help: string, figure: "clients" | "bufferedBytes" | "ringBytes") =>
+    // One figure of every collector of a kind, added up.
+    const sum = <K extends "eventStream" | "encodedEvents">(kind: K, figure: keyof ReturnType<MetricCollectors[K]>) => {
+      let total = 0;
+      ask(kind, (figures) => (total += figures[figure] as number));
+      return total;
+    };
+    const eventStreamFigure = (name: string, help: string, figure: keyof EventStreamFigures) =>
       new Gauge({
         name,
         help,
         registers,
         collect() {
-          let total = 0;
-          ask("eventStream", (figures) => (total += figures[figure]));
-          this.set(total);
+          this.set(sum("eventStream", figure));
         },
       });
     eventStreamFigure("shoal_event_stream_clients", "Clients of the HTTP event stream", "clients");
@@ -117,6 +122,46 @@ export class ShoalMetrics {
       "Bytes of the newest events' stream messages held for clients switching from the store to live",
       "ringBytes",
     );
+    eventStreamFigure(
+      "shoal_event_stream_catching_up",
+      "Event stream clients reading the store in their catch-up turn (at most API.EventStream.MaxCatchUps)",
+      "catchingUp",
+    );
+    eventStreamFigure(
+      "shoal_event_stream_catch_up_waiting",
+      "Event stream clients waiting in line for a catch-up turn",
+      "waitingForTurn",
+    );
+    // The cache counts since start: each scrape sets the counter to the total (a counter never goes down; neither do
+    // they), so the hot path pays a number increment, not a prom-client inc.
+    const encodedCount = (name: string, help: string, figure: "hits" | "misses") =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(sum("encodedEvents", figure));
+        },
+      });
+    encodedCount(
+      "shoal_encoded_events_hits_total",
+      "Events' wire forms (NATS payload, stream message) taken from the shared cache of encoded events",
+      "hits",
+    );
+    encodedCount(
+      "shoal_encoded_events_misses_total",
+      "Events encoded because the shared cache of encoded events did not hold them",
+      "misses",
+    );
+    new Gauge({
+      name: "shoal_encoded_events_bytes",
+      help: "Bytes of encoded events the shared cache holds (the newest, within its bound)",
+      registers,
+      collect() {
+        this.set(sum("encodedEvents", "heldBytes"));
+      },
+    });
     new Gauge({
       name: "shoal_nodes",
       help: "Nodes in the cluster by health and membership (deleted nodes excluded)",

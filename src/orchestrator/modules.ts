@@ -2,6 +2,7 @@ import type { Module } from "./module.ts";
 import type { OrchestratorContext } from "./orchestrator-context.ts";
 import { type ApiModule, apiModule } from "./modules/api-module.ts";
 import { auditModule } from "./modules/audit-module.ts";
+import { clusterModule } from "./modules/cluster-module.ts";
 import { drainModule } from "./modules/drain-module.ts";
 import { type EventPublisherModule, eventPublisherModule } from "./modules/event-publisher-module.ts";
 import { eventStreamModule } from "./modules/event-stream-module.ts";
@@ -31,6 +32,8 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
   const streams = eventStreamModule(context, { nodes });
   const api = apiModule(context, { nodes, jobs, publisher, streams });
   const list: readonly Module[] = [
+    // First: its leases are handed back after every processor stopped (stop steps run last added first).
+    clusterModule(context),
     nodes,
     // Its JetStream check stops start-up before anything else follows the store.
     publisher,

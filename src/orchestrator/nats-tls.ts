@@ -4,6 +4,7 @@ import type { ShoalConfig } from "../config/keys.ts";
 import { existsSync } from "node:fs";
 import { apiCaPath } from "../security/tls/api-ca-path.ts";
 import { loadOrCreateNatsTls } from "../security/tls/generated-api-tls.ts";
+import { natsServerUrls } from "../transport/nats-server-urls.ts";
 import { natsTlsOptions, type NatsClientTls } from "../transport/nats-tls.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
@@ -64,7 +65,8 @@ function clientTrust(config: NatsTlsConfig, extraCas: readonly string[], require
 /** How the orchestrator speaks TLS to an external NATS (Orchestrator.NATS.URL); tls:// asks for it. */
 export function externalNatsTls(config: NatsTlsConfig): NatsClientTls {
   try {
-    return clientTrust(config, [], /^tls:\/\//i.test(config["Orchestrator.NATS.URL"].trim()));
+    const asked = natsServerUrls(config["Orchestrator.NATS.URL"]).some((url) => /^tls:\/\//i.test(url));
+    return clientTrust(config, [], asked);
   } catch (e) {
     throw new StartupError(`cannot use NATS TLS: ${(e as Error).message}`);
   }

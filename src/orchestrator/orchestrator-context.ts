@@ -14,6 +14,8 @@ import { ProcessorHost } from "../projections/processor-host.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import { Nats, type NatsService, StartupError, Store, natsLayer, storeLayer } from "./services.ts";
 import { StoreHealth } from "./store-health.ts";
+import { ClusterRole } from "../cluster/cluster-role.ts";
+import { clusterSettings } from "../cluster/cluster-settings.ts";
 import { TransportWatch } from "./transport-watch.ts";
 
 /** What every module's phases share: the services opened at start, the one clock and deadline heap, the stop steps. */
@@ -43,6 +45,8 @@ export interface OrchestratorContext {
   readonly stops: StopSteps;
   /** False: nodes' execution reports are left to another handler (work-protocol tests record them). */
   readonly takeExecutionReports: boolean;
+  /** Which entities this orchestrator writes for and which duties it runs: all of them, unless in a cluster. */
+  readonly cluster: ClusterRole;
 }
 
 // Its own steps are bounded (NATS drain, nats-server SIGKILL, store close); this is the backstop.
@@ -65,6 +69,8 @@ export async function openContext(
   options: { readonly nodeId: string; readonly clock?: Clock; readonly takeExecutionReports?: boolean },
 ): Promise<OrchestratorContext> {
   const clock = options.clock ?? systemClock;
+  // Before the store or NATS is opened: a cluster configured on SQLite or an embedded nats-server is refused here.
+  const settings = clusterSettings(config);
   const scope = Effect.runSync(Scope.make());
   stops.add({
     name: "closing NATS and the store",
@@ -104,6 +110,12 @@ export async function openContext(
   });
   stops.add({ name: "stopping the transport watch", run: () => transport.stop() });
   if (transport.down !== undefined) listening.transportDown(transport.down);
+  const encodedEvents = new EncodedEvents(ENCODED_EVENTS_BYTES);
+  metrics.registerCollector("encodedEvents", () => ({
+    hits: encodedEvents.hits,
+    misses: encodedEvents.encodings,
+    heldBytes: encodedEvents.heldBytes,
+  }));
   return {
     config,
     logger,
@@ -116,7 +128,7 @@ export async function openContext(
     metrics,
     deadlines,
     listening,
-    encodedEvents: new EncodedEvents(ENCODED_EVENTS_BYTES),
+    encodedEvents,
     processors: new ProcessorHost({
       store,
       clock,
@@ -126,5 +138,6 @@ export async function openContext(
     }),
     stops,
     takeExecutionReports: options.takeExecutionReports !== false,
+    cluster: new ClusterRole(settings?.partitions, logger.child({ component: "cluster" })),
   };
 }

@@ -10,6 +10,7 @@ import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
 import { redactUrl } from "../security/redact-url.ts";
+import { natsServerUrls } from "../transport/nats-server-urls.ts";
 import { closeNatsConnection } from "../transport/close-nats-connection.ts";
 import { EmbeddedNatsServer, embeddedNatsPaths } from "../transport/embedded-nats-server.ts";
 import { goRuntimeEnv } from "../transport/go-runtime-env.ts";
@@ -85,7 +86,7 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
 /** A connection to NATS over `tls`, a failed handshake said with its fix. */
 const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: ConnectionOptions) =>
   Effect.tryPromise({
-    try: () => connect({ servers: url, ...options, ...tlsConnectionOptions(tls) }),
+    try: () => connect({ servers: natsServerUrls(url), ...options, ...tlsConnectionOptions(tls) }),
     catch: (e) => {
       const why = natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e));
       return new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);

@@ -15,13 +15,17 @@ export class EncodedEvents {
   private readonly frames = new Map<number, Buffer>();
   private bytes = 0;
   private encoded = 0;
+  private served = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   /** The event's stream message: `id: <position>`, then its JSON on one data line. */
   frame(e: RecordedEvent): Buffer {
     const held = this.frames.get(e.position);
-    if (held !== undefined) return held;
+    if (held !== undefined) {
+      this.served++;
+      return held;
+    }
     const frame = sseFrame(e);
     this.encoded++;
     if (frame.length <= this.maxBytes) {
@@ -40,6 +44,11 @@ export class EncodedEvents {
   /** How many times an event was encoded (an event asked for again while held is not). */
   get encodings(): number {
     return this.encoded;
+  }
+
+  /** How many asks were answered with a message held (the others, `encodings`, each encoded one). */
+  get hits(): number {
+    return this.served;
   }
 
   /** The bytes of the messages held. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { LeaseTable } from "../../src/cluster/lease-table.ts";
 import { Ownership, type Owned, type OwnershipListener } from "../../src/cluster/ownership.ts";
+import { partitionOf } from "../../src/cluster/partition-of.ts";
 import { Presence } from "../../src/cluster/presence.ts";
 import { silentLogger } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -28,13 +29,18 @@ class Recorder implements OwnershipListener {
 }
 const label = (o: Owned) => ("partition" in o ? `p${o.partition}` : `d:${o.duty}`);
 
+const PARTITIONS = 8;
+const TICK_MS = 1_000;
+
+/**
+ * One orchestrator's ownership over `kv`. `ticks`: "by-test" calls tick() itself (its presence is started here),
+ * "own" calls start(), which starts its presence and ticks on `deadlines` as the manual clock moves.
+ */
 async function owner(
   kv: KV,
   name: string,
   clock: ManualClock,
-  elapsed = () => clock.now(),
-  ttlMs = 10_000,
-  conn = nats.nc,
+  { elapsed = () => clock.now(), ttlMs = 10_000, conn = nats.nc, ticks = "by-test" as "by-test" | "own" } = {},
 ) {
   const table = new LeaseTable({ kv, owner: name, ttlMs, safetyMs: ttlMs / 5, elapsed });
   const presence = new Presence({
@@ -44,20 +50,21 @@ async function owner(
     forgetAfterMs: ttlMs,
     elapsed,
   });
-  presence.start();
+  if (ticks === "by-test") presence.start();
   const listener = new Recorder();
+  const deadlines = new DeadlineScheduler(clock);
   const ownership = new Ownership({
     table,
     presence,
-    partitions: 8,
+    partitions: PARTITIONS,
     duties: ["publisher"],
-    tickMs: 1_000,
+    tickMs: TICK_MS,
     clock,
-    deadlines: new DeadlineScheduler(clock),
+    deadlines,
     listener,
     log: silentLogger,
   });
-  return { ownership, listener, table, presence };
+  return { ownership, listener, table, presence, deadlines };
 }
 
 async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -68,7 +75,19 @@ async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
-const ownedPartitions = (o: Ownership) => [...Array(8).keys()].filter((p) => o.ownsPartition(p));
+const ownedPartitions = (o: Ownership) => [...Array(PARTITIONS).keys()].filter((p) => o.ownsPartition(p));
+
+/**
+ * Moves the clock a tick at a time until `done` holds: each owner's next tick is armed when its last one has
+ * finished its round trips to the bucket, in real time, so each step waits a little for them.
+ */
+async function ticksUntil(clock: ManualClock, done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 20 && !done(); i++) {
+    await clock.advance(TICK_MS);
+    await until(done, 500).catch(() => undefined);
+  }
+  if (!done()) throw new Error(`not after 20 ticks: ${what}`);
+}
 
 describe("partition ownership over a JetStream key-value bucket", () => {
   it("shares the partitions fairly between members, with every partition owned once", async () => {
@@ -128,9 +147,9 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     const kv = await bucket(1_000);
     const clock = new ManualClock();
     const elapsed = () => performance.now();
-    const a = await owner(kv, "a-3", clock, elapsed, 1_000);
-    const b = await owner(kv, "b-3", clock, elapsed, 1_000);
-    const c = await owner(kv, "c-3", clock, elapsed, 1_000);
+    const a = await owner(kv, "a-3", clock, { elapsed, ttlMs: 1_000 });
+    const b = await owner(kv, "b-3", clock, { elapsed, ttlMs: 1_000 });
+    const c = await owner(kv, "c-3", clock, { elapsed, ttlMs: 1_000 });
 
     await a.ownership.tick();
     await until(() => b.presence.count() === 2);
@@ -156,6 +175,93 @@ describe("partition ownership over a JetStream key-value bucket", () => {
   });
 });
 
+describe("partition ownership on its own ticks (start)", () => {
+  /** Entity ids spread over every partition. */
+  const entities = [...Array(64).keys()].map((i) => `job-${i}`);
+
+  /** Two owners started one after the other, each ticking on the manual clock, once they share the partitions. */
+  async function sharing(suffix: string) {
+    const kv = await bucket(10_000);
+    const clock = new ManualClock();
+    const a = await owner(kv, `a-${suffix}`, clock, { ticks: "own" });
+    const b = await owner(kv, `b-${suffix}`, clock, { ticks: "own" });
+    a.ownership.start();
+    // Nothing happens until the clock reaches its first tick.
+    expect(ownedPartitions(a.ownership)).toEqual([]);
+    await clock.advance(0);
+    await until(() => ownedPartitions(a.ownership).length === PARTITIONS && a.ownership.ownsDuty("publisher"));
+    expect(entities.every((id) => a.ownership.ownsEntity(id))).toBe(true);
+    b.ownership.start();
+    await ticksUntil(
+      clock,
+      () => ownedPartitions(a.ownership).length === PARTITIONS / 2 && ownedPartitions(b.ownership).length === 4,
+      "a hands half back and b takes it",
+    );
+    return { kv, clock, a, b };
+  }
+
+  it("takes the fair share; ownsEntity and epochOf follow the partitions held", async () => {
+    const { kv, clock, a, b } = await sharing("5");
+    const mine = ownedPartitions(a.ownership);
+    expect([...mine, ...ownedPartitions(b.ownership)].sort()).toEqual([...Array(PARTITIONS).keys()]);
+    for (const id of entities) {
+      const p = partitionOf(id, PARTITIONS);
+      expect(a.ownership.ownsEntity(id), id).toBe(mine.includes(p));
+      expect(b.ownership.ownsEntity(id), id).toBe(!mine.includes(p));
+    }
+    // Both own some of these entities: the ids reach every partition.
+    expect(new Set(entities.map((id) => partitionOf(id, PARTITIONS))).size).toBe(PARTITIONS);
+    for (let p = 0; p < PARTITIONS; p++) {
+      const [holder, other] = mine.includes(p) ? [a, b] : [b, a];
+      expect(holder.ownership.epochOf(p), `partition ${p}`).toBe(holder.listener.epochs.get(p));
+      expect(other.ownership.epochOf(p), `partition ${p}`).toBeUndefined();
+    }
+    // Renewed on every tick: the clock runs far past the leases' 8 s on this clock and they still hold.
+    const key = `partitions.${mine[0]}`;
+    const revision = async () => (await kv.get(key))?.revision ?? 0;
+    for (let i = 0; i < 12; i++) {
+      const before = await revision();
+      await clock.advance(TICK_MS);
+      for (let tries = 0; (await revision()) <= before; tries++) {
+        expect(tries, `renewal ${i}`).toBeLessThan(200);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+    expect(ownedPartitions(a.ownership)).toEqual(mine);
+    expect(a.listener.events.filter((e) => e.endsWith(":expired"))).toEqual([]);
+    await a.ownership.stop();
+    await b.ownership.stop();
+  });
+
+  it("stop() hands everything back at once and ticks no more; the other takes it all on its own ticks", async () => {
+    const { kv, clock, a, b } = await sharing("6");
+    const mine = ownedPartitions(a.ownership);
+    await a.ownership.stop();
+    expect(a.listener.events.filter((e) => e.endsWith(":stopped")).sort()).toEqual(
+      [...mine.map((p) => `-p${p}:stopped`), "-d:publisher:stopped"].sort(),
+    );
+    expect(ownedPartitions(a.ownership)).toEqual([]);
+    expect(a.ownership.ownsDuty("publisher")).toBe(false);
+    expect(entities.some((id) => a.ownership.ownsEntity(id))).toBe(false);
+    expect(mine.map((p) => a.ownership.epochOf(p))).toEqual(mine.map(() => undefined));
+    // Given back in the bucket (deleted), not left to run out there; and no tick or expiry armed any more.
+    for (const p of mine) expect((await kv.get(`partitions.${p}`))?.operation, `partition ${p}`).toBe("DEL");
+    expect(a.deadlines.size).toBe(0);
+    const events = a.listener.events.length;
+
+    await until(() => b.presence.count() === 1);
+    await ticksUntil(
+      clock,
+      () => ownedPartitions(b.ownership).length === PARTITIONS && b.ownership.ownsDuty("publisher"),
+      "b takes every partition and the duty",
+    );
+    expect(entities.every((id) => b.ownership.ownsEntity(id))).toBe(true);
+    // a, stopped, took nothing back meanwhile.
+    expect(a.listener.events).toHaveLength(events);
+    await b.ownership.stop();
+  });
+});
+
 describe("partition ownership on a three-server NATS cluster", () => {
   it("keeps every lease, under the same epochs, while the bucket's leader server is killed", async () => {
     const cluster = await TestNatsCluster.start();
@@ -163,7 +269,7 @@ describe("partition ownership on a three-server NATS cluster", () => {
     try {
       const kv = await conn.jetstream().views.kv("leases-r3", { ttl: 10_000, history: 1, replicas: 3, timeout: 1_000 });
       const clock = new ManualClock();
-      const a = await owner(kv, "a-4", clock, () => performance.now(), 10_000, conn);
+      const a = await owner(kv, "a-4", clock, { elapsed: () => performance.now(), conn });
       await a.ownership.tick();
       expect(ownedPartitions(a.ownership)).toHaveLength(8);
       const epochs = new Map(a.listener.epochs);

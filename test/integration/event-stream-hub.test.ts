@@ -11,6 +11,8 @@ import { registerRoutes } from "../../src/api/route.ts";
 import type { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { toClusterEvent } from "../../src/projections/cluster-event.ts";
+import { ShoalMetrics } from "../../src/metrics/shoal-metrics.ts";
+import { eventStreamFigures } from "../../src/orchestrator/modules/event-stream-module.ts";
 import { EncodedEvents } from "../../src/projections/encoded-events.ts";
 import { storeFilterOf } from "../../src/projections/event-feed/event-feed.ts";
 import { EventStreamHub } from "../../src/projections/event-stream/event-stream-hub.ts";
@@ -18,6 +20,7 @@ import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.t
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { silentLogger } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { metricSamples } from "../support/metric-samples.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { dataIds, openSse, type SseClient } from "../support/sse-client.ts";
 import { appendLog, readAllFilteredPages, skewedLog } from "../support/skewed-log.ts";
@@ -361,6 +364,14 @@ describe("the event stream", () => {
     const clients = await Promise.all(starts.map((after) => openSse(`${s.url}?after=${after}`)));
     clients.forEach(stop);
     await expect.poll(() => s.hub.catchUps.waiting).toBe(starts.length);
+    // /metrics shows the one reading the store and the line behind it.
+    const metrics = new ShoalMetrics(silentLogger);
+    metrics.registerCollector("eventStream", () => eventStreamFigures(s.hub));
+    const turns = async () => {
+      const samples = metricSamples(await metrics.scrape());
+      return [samples.get("shoal_event_stream_catching_up"), samples.get("shoal_event_stream_catch_up_waiting")];
+    };
+    expect(await turns()).toEqual([1, starts.length]);
     await new Promise((r) => setTimeout(r, 100));
     expect(clients.map((c) => dataIds(c.messages).length)).toEqual(starts.map(() => 0));
     await s.clock.advance(CATCH_UP_TURN_MS);
@@ -374,5 +385,6 @@ describe("the event stream", () => {
     await sleeper.until((m) => Number(m.at(-1)?.id) >= 3500);
     expect(dataIds(sleeper.messages)).toEqual(range(1, 3500));
     expect([s.hub.catchUps.taken, s.hub.catchUps.waiting, s.cutOffs()]).toEqual([0, 0, 0]);
+    expect(await turns()).toEqual([0, 0]);
   });
 });

@@ -1,10 +1,11 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSse } from "../support/sse-client.ts";
+import { dataIds, openSse } from "../support/sse-client.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { metricSamples } from "../support/metric-samples.ts";
 import { freePort } from "../support/nats-server.ts";
 import { killLater, readPid } from "../support/processes.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -41,17 +42,10 @@ async function call(method: string, path: string, key?: string, body?: unknown) 
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
-/** Every sample of the exposition, keyed `name{labels}` exactly as printed. */
 async function scrape(): Promise<Map<string, number>> {
   const res = await call("GET", "/metrics", SCRAPER_KEY);
   expect(res.status).toBe(200);
-  const samples = new Map<string, number>();
-  for (const line of res.text.split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    const cut = line.lastIndexOf(" ");
-    samples.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return samples;
+  return metricSamples(res.text);
 }
 
 const value = (samples: Map<string, number>, key: string): number => samples.get(key) ?? NaN;
@@ -203,19 +197,35 @@ describe("GET /metrics", () => {
     expect(samples.has("nodejs_heap_size_used_bytes")).toBe(true);
   });
 
-  it("reports the event stream's clients, what they hold and the ring, before and after a client", async () => {
+  it("reports the event stream's clients, their bytes, its ring and catch-up turns, the encoded events", async () => {
     const before = await scrape();
     expect(value(before, "shoal_event_stream_clients")).toBe(0);
     expect(value(before, "shoal_event_stream_cutoffs_total")).toBe(0);
+    expect(value(before, "shoal_event_stream_catching_up")).toBe(0);
+    expect(value(before, "shoal_event_stream_catch_up_waiting")).toBe(0);
+    // The publisher encoded every event so far, and the cache holds them all (far less than its bound).
+    const published = orchestrator.publisher.position;
+    const misses = value(before, "shoal_encoded_events_misses_total");
+    expect(misses).toBeGreaterThan(0);
+    expect(value(before, "shoal_encoded_events_bytes")).toBeGreaterThan(0);
+    const hits = value(before, "shoal_encoded_events_hits_total");
     const client = await openSse(`${orchestrator.apiUrl}/api/v1/orchestrator/events/stream?after=0`, {
       headers: { authorization: `Bearer ${OPS_KEY}` },
     });
     try {
-      await client.until((m) => m.length > 0);
+      await client.until((m) => Number(m.at(-1)?.id) >= published);
       const during = await scrape();
       expect(value(during, "shoal_event_stream_clients")).toBe(1);
       expect(value(during, "shoal_event_stream_buffered_bytes")).toBeGreaterThanOrEqual(0);
       expect(value(during, "shoal_event_stream_ring_bytes")).toBeGreaterThanOrEqual(0);
+      // Live now: its turn given back, and nobody in line.
+      expect(value(during, "shoal_event_stream_catching_up")).toBe(0);
+      expect(value(during, "shoal_event_stream_catch_up_waiting")).toBe(0);
+      // Caught up from the store with the messages the publisher had encoded: none of those encoded again.
+      const held = dataIds(client.messages).filter((id) => id <= published).length;
+      expect(held).toBeGreaterThan(0);
+      expect(value(during, "shoal_encoded_events_hits_total") - hits).toBeGreaterThanOrEqual(held);
+      expect(value(during, "shoal_encoded_events_misses_total")).toBeGreaterThanOrEqual(misses);
     } finally {
       client.close();
     }

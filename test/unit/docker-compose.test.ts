@@ -1,47 +1,210 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseConnectionString } from "@kurrent/kurrentdb-client/dist/Client/parseConnectionString.js";
 import { describe, expect, it } from "vitest";
-import { parse } from "yaml";
-import { canonicalKey } from "../../src/config/keys.ts";
+import { parseAuthUsers } from "../../src/config/auth-users.ts";
+import { CONFIG_KEYS, canonicalKey, type ConfigKey } from "../../src/config/keys.ts";
+import { loadConfig } from "../../src/config/load-config.ts";
+import {
+  EVENTS_READER_PERMISSIONS,
+  EVENTS_READER_USER,
+  ORCHESTRATOR_PERMISSIONS,
+  ORCHESTRATOR_USER,
+  nodePermissions,
+} from "../../src/transport/nats-auth/nats-roles.ts";
+import { LOGIN_TIMEOUT_SECONDS } from "../../src/transport/nats-auth/nats-server-config.ts";
+import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { natsServerUrls } from "../../src/transport/nats-server-urls.ts";
+import {
+  compose,
+  interpolate,
+  natsConfigFile,
+  nkeyVariable,
+  repoRoot as root,
+  serviceEnv,
+} from "../support/compose-file.ts";
 
-const root = join(import.meta.dirname, "../..");
-const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8")) as {
-  services: Record<
-    string,
-    {
-      image?: string;
-      build?: string;
-      command?: string[];
-      environment?: Record<string, string>;
-      depends_on?: string[];
-      volumes?: string[];
-      ports?: string[];
-      hostname?: string;
-    }
-  >;
-  volumes: Record<string, unknown>;
-};
+const { services } = compose;
+const named = (prefix: string) => Object.keys(services).filter((n) => n.startsWith(`${prefix}-`));
+const kurrentdbs = named("kurrentdb");
+const natsServers = named("nats");
+const orchestrators = named("orchestrator");
+const computes = named("compute");
+const env = (name: string) => services[name]!.environment!;
+/** A variable compose must be given: `${NAME:?message}`, read at `docker compose` time. */
+const REQUIRED = /\$\{(\w+):\?[^}]*\}/;
+const secrets = (names: string[]) =>
+  Object.fromEntries(names.map((n, i) => [n, `${n.toLowerCase()}-${"s3cret".repeat(5)}-${i}`]));
+const hostVars = secrets(["SHOAL_JOIN_TOKEN", "SHOAL_API_KEY", "SHOAL_NATS_PASSWORD", "SHOAL_EVENTS_READER_PASSWORD"]);
+/** The config a Shoal service runs with, loaded by Shoal's own loader from its environment. */
+const configOf = (name: string) => loadConfig({ env: serviceEnv(name, hostVars) });
+const nodeIdOf = (name: string) => services[name]!.command![services[name]!.command!.indexOf("--node-id") + 1]!;
 
 describe("docker-compose.yml", () => {
-  it("has KurrentDB, an orchestrator running its own locked-down NATS, and two compute nodes joining with one token", () => {
-    const s = compose.services;
-    expect(Object.keys(s).sort()).toEqual(["compute-1", "compute-2", "kurrentdb", "orchestrator"]);
-    // 22.10 or later: the adapter refuses older servers at open.
-    const [major, minor] = s.kurrentdb!.image!.match(/^docker\.kurrent\.io\/[\w-]+\/kurrentdb:(\d+)\.(\d+)/)!.slice(1);
-    expect(Number(major) * 100 + Number(minor)).toBeGreaterThanOrEqual(2210);
-    expect(s.orchestrator!.command).toEqual(["serve"]);
-    // No open NATS: the orchestrator's embedded server, with the join token from the environment.
-    expect(s.orchestrator!.environment).not.toHaveProperty("SHOAL_ORCHESTRATOR_NATS_URL");
-    const token = s.orchestrator!.environment!.SHOAL_ORCHESTRATOR_AUTH_TOKEN;
-    expect(token).toMatch(/^\$\{SHOAL_JOIN_TOKEN:\?/);
-    for (const c of ["compute-1", "compute-2"]) expect(s[c]!.environment!.SHOAL_COMPUTE_AUTH_TOKEN).toBe(token);
-    expect(s["compute-1"]!.command?.[0]).toBe("compute");
+  it("runs three KurrentDB nodes (22.10 or later), three NATS servers, three orchestrators and two compute nodes", () => {
+    expect(kurrentdbs).toHaveLength(3);
+    expect(natsServers).toHaveLength(3);
+    expect(orchestrators).toHaveLength(3);
+    expect(computes).toHaveLength(2);
+    expect(Object.keys(services)).toHaveLength(11);
+    for (const name of kurrentdbs) {
+      // The adapter refuses older servers at open.
+      const m = services[name]!.image!.match(/^docker\.kurrent\.io\/[\w-]+\/kurrentdb:(\d+)\.(\d+)/)!;
+      expect(Number(m[1]) * 100 + Number(m[2]), name).toBeGreaterThanOrEqual(2210);
+    }
+    for (const name of orchestrators) expect(services[name]!.command).toEqual(["serve"]);
+    for (const name of computes) expect(services[name]!.command?.[0]).toBe("compute");
   });
 
-  it("publishes no KurrentDB port: it runs insecure, and only the orchestrator may write to it", () => {
-    expect(compose.services.kurrentdb!.environment!.KURRENTDB_INSECURE).toBe("true");
-    expect(compose.services.kurrentdb!.ports ?? []).toEqual([]);
-    expect(compose.services.kurrentdb).not.toHaveProperty("network_mode");
+  it("clusters the KurrentDB nodes by gossip seeds naming the other two, and publishes none of them", () => {
+    for (const name of kurrentdbs) {
+      const e = env(name);
+      expect(e.KURRENTDB_CLUSTER_SIZE, name).toBe("3");
+      // DNS discovery is the server's default; on a compose network no name lists all three.
+      expect(e.KURRENTDB_DISCOVER_VIA_DNS, name).toBe("false");
+      const seeds = e.KURRENTDB_GOSSIP_SEED!.split(",").sort();
+      expect(seeds, name).toEqual(kurrentdbs.filter((n) => n !== name).map((n) => `${n}:2113`));
+      // Insecure (no TLS, no auth): whoever reaches it could write events around Shoal's API auth.
+      expect(e.KURRENTDB_INSECURE, name).toBe("true");
+      expect(services[name]!.ports ?? [], name).toEqual([]);
+      expect(services[name], name).not.toHaveProperty("network_mode");
+    }
+  });
+
+  it("runs every orchestrator in cluster mode on all three KurrentDB nodes and all three NATS servers", () => {
+    const natsUrls = natsServers.map((n) => `nats://${n}:4222`);
+    const apiPorts = new Set<string>();
+    for (const name of orchestrators) {
+      const config = configOf(name);
+      expect(config["Orchestrator.Cluster.Enabled"], name).toBe(true);
+      expect(config.NodeID, name).toBe(name);
+      const store = parseConnectionString(config["EventStore.URL"]);
+      expect(store.dnsDiscover, name).toBe(false);
+      expect(store.hosts.map((h) => `${h.address}:${h.port}`).sort(), name).toEqual(kurrentdbs.map((n) => `${n}:2113`));
+      expect(store.tls, name).toBe(false);
+      expect(natsServerUrls(config["Orchestrator.NATS.URL"]).sort(), name).toEqual(natsUrls);
+      expect(config["Orchestrator.NATS.User"], name).toBe(ORCHESTRATOR_USER);
+      // The lease bucket is replicated on every server.
+      expect(config["Orchestrator.Cluster.Replicas"], name).toBe(natsServers.length);
+      expect(
+        config["API.Auth.Users"].map((u) => u.Capabilities),
+        name,
+      ).toEqual([[{ Actions: ["*"] }]]);
+      const published = services[name]!.ports ?? [];
+      for (const p of published) apiPorts.add(p.split(":")[0]!);
+      expect(
+        published.map((p) => p.split(":")[1]),
+        name,
+      ).toEqual(["1234"]);
+    }
+    expect(apiPorts.size).toBe(orchestrators.length);
+    for (const name of computes) {
+      expect(configOf(name)["Compute.Orchestrators"].sort(), name).toEqual(natsUrls);
+      expect(services[name]!.depends_on?.sort(), name).toEqual(natsServers);
+    }
+  });
+
+  it("takes every secret from a variable compose requires, the same one wherever it is shared", () => {
+    const shoal = [...orchestrators, ...computes];
+    for (const name of shoal) {
+      for (const [variable, value] of Object.entries(env(name))) {
+        const key = canonicalKey(variable.slice("SHOAL_".length).replaceAll("_", "."));
+        if (key === undefined || CONFIG_KEYS[key as ConfigKey].secret !== true) continue;
+        expect(() => interpolate(value, {}), `${name}: ${variable}`).toThrow(/required variable SHOAL_\w+ is missing/);
+        if (CONFIG_KEYS[key as ConfigKey].kind === "string")
+          expect(value, `${name}: ${variable}`).toMatch(/^\$\{\w+:\?[^}]*\}$/);
+      }
+    }
+    const orchestratorVars = (variable: string) => [...new Set(orchestrators.map((n) => env(n)[variable]))];
+    expect(orchestratorVars("SHOAL_ORCHESTRATOR_AUTH_TOKEN")).toHaveLength(1);
+    expect(orchestratorVars("SHOAL_API_AUTH_USERS")).toHaveLength(1);
+    for (const name of computes)
+      expect(env(name).SHOAL_COMPUTE_AUTH_TOKEN).toBe(orchestratorVars("SHOAL_ORCHESTRATOR_AUTH_TOKEN")[0]);
+    // The admin's API key is the variable's value, not a key in the file.
+    const users = parseAuthUsers(interpolate(orchestratorVars("SHOAL_API_AUTH_USERS")[0]!, hostVars), "env", "users");
+    expect(users.map((u) => u.APIKey)).toEqual([hostVars.SHOAL_API_KEY]);
+    // The NATS servers check the password the orchestrators log in with, quoted: nats-server reads a variable's
+    // value as config, and takes it whole as a string only when quoted.
+    expect(orchestratorVars("SHOAL_ORCHESTRATOR_NATS_PASSWORD")).toHaveLength(1);
+    const natsPassword = configOf(orchestrators[0]!)["Orchestrator.NATS.Password"];
+    for (const name of natsServers) {
+      const served = serviceEnv(name, hostVars);
+      expect(served.ORCHESTRATOR_PASSWORD, name).toBe(`"${natsPassword}"`);
+      expect(served.EVENTS_READER_PASSWORD, name).toBe(`"${hostVars.SHOAL_EVENTS_READER_PASSWORD}"`);
+      for (const v of ["ORCHESTRATOR_PASSWORD", "EVENTS_READER_PASSWORD"])
+        expect(env(name)[v], `${name}: ${v}`).toMatch(REQUIRED);
+    }
+  });
+
+  describe("the NATS servers' configs (deploy/nats)", () => {
+    const text = (file: string) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => !l.trim().startsWith("#"))
+        .join("\n");
+    const field = (conf: string, name: string) => conf.match(new RegExp(`^\\s*${name}:\\s*(\\S+)$`, "m"))?.[1];
+
+    it("form one cluster with JetStream: each its own name and store, routes to all three", () => {
+      const clusterNames = new Set<string>();
+      for (const name of natsServers) {
+        const conf = text(natsConfigFile(name));
+        expect(field(conf, "server_name"), name).toBe(name);
+        expect(field(conf, "listen"), name).toBe("0.0.0.0:4222");
+        const jetstream = conf.match(/^jetstream \{([^}]*)\}/m)![1]!;
+        // JetStream's files are in the server's own volume.
+        const storeDir = field(jetstream, "store_dir")!;
+        expect(services[name]!.volumes, name).toContain(`${name}-data:${storeDir}`);
+        const cluster = conf.match(/^cluster \{([\s\S]*?)^\}/m)![1]!;
+        clusterNames.add(field(cluster, "name")!);
+        expect(field(cluster, "listen"), name).toBe("0.0.0.0:6222");
+        const routes = [...cluster.matchAll(/nats:\/\/([\w-]+):6222/g)].map((m) => m[1]).sort();
+        expect(routes, name).toEqual(natsServers);
+        expect(conf, name).toMatch(/^include \.\/authorization\.conf$/m);
+        // The cluster port is for the servers only.
+        expect(
+          services[name]!.ports?.map((p) => p.split(":")[1]),
+          name,
+        ).toEqual(["4222"]);
+      }
+      expect(clusterNames.size).toBe(1);
+    });
+
+    it("give the orchestrator, event readers and each compute node the permissions Shoal's own server gives them", () => {
+      const files = new Set(natsServers.map((n) => join(natsConfigFile(n), "../authorization.conf")));
+      expect(files.size).toBe(1);
+      // JSON but for the variables, which nats-server reads from its environment.
+      const conf = text([...files][0]!).replace(/^authorization:/m, "");
+      const auth = JSON.parse(conf.replace(/: \$(\w+)/g, ': "$$$1"')) as {
+        timeout: number;
+        users: { user?: string; password?: string; nkey?: string; permissions: unknown }[];
+      };
+      expect(auth.timeout).toBe(LOGIN_TIMEOUT_SECONDS);
+      // Each server's COMPUTE_1_NKEY is what the shell running compose has in SHOAL_COMPUTE_1_NKEY.
+      const nkeyVars = computes.map((n) => nkeyVariable(n).slice("SHOAL_".length));
+      for (const name of natsServers)
+        computes.forEach((n, i) => expect(env(name)[nkeyVars[i]!], name).toBe(`\${${nkeyVariable(n)}:-}`));
+      expect(auth.users).toEqual([
+        { user: ORCHESTRATOR_USER, password: "$ORCHESTRATOR_PASSWORD", permissions: ORCHESTRATOR_PERMISSIONS },
+        { user: EVENTS_READER_USER, password: "$EVENTS_READER_PASSWORD", permissions: EVENTS_READER_PERMISSIONS },
+        ...computes.map((n, i) => ({ nkey: `$${nkeyVars[i]}`, permissions: nodePermissions(nodeIdOf(n)) })),
+      ]);
+      for (const name of natsServers)
+        for (const v of auth.users.map((u) => u.password ?? u.nkey!))
+          expect(env(name), `${name}: ${v}`).toHaveProperty(v.slice(1));
+    });
+
+    it("are accepted by a real nats-server, with the variables compose passes each server", () => {
+      const keys = Object.fromEntries(computes.map((n) => [nkeyVariable(n), newNkey("user").publicKey]));
+      for (const name of natsServers) {
+        const check = spawnSync("nats-server", ["-t", "-c", natsConfigFile(name)], {
+          env: { PATH: process.env.PATH, ...serviceEnv(name, { ...hostVars, ...keys }) },
+          encoding: "utf8",
+        });
+        expect(check.stderr, name).toContain("is valid");
+        expect(check.status, name).toBe(0);
+      }
+    });
   });
 
   it("references only what exists: build context, Dockerfile sources, services, volumes and config keys", () => {
@@ -49,30 +212,20 @@ describe("docker-compose.yml", () => {
     // COPY from the build context (not --from another stage) names files that exist.
     for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm))
       for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
-    for (const [name, service] of Object.entries(compose.services)) {
+    for (const [name, service] of Object.entries(services)) {
       if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
-      for (const dep of service.depends_on ?? [])
-        expect(compose.services, `${name} depends on ${dep}`).toHaveProperty(dep);
+      for (const dep of service.depends_on ?? []) expect(services, `${name} depends on ${dep}`).toHaveProperty(dep);
       for (const v of service.volumes ?? []) {
-        // A file of the operator's (the CA copied out of the orchestrator), given read-only.
-        if (v.startsWith("./")) expect(v, name).toMatch(/:ro$/);
-        else expect(compose.volumes, v).toHaveProperty(v.split(":")[0]!);
+        const source = v.split(":")[0]!;
+        if (source.startsWith("./")) expect(existsSync(join(root, source)), `${name}: ${v}`).toBe(true);
+        else expect(compose.volumes, `${name}: ${v}`).toHaveProperty(source);
       }
-      for (const env of Object.keys(service.environment ?? {})) {
-        if (!env.startsWith("SHOAL_")) continue;
-        expect(canonicalKey(env.slice(6).replaceAll("_", ".")), `${name}: ${env}`).toBeDefined();
+      // Shoal ignores a SHOAL_ variable that names no key: a misspelt one would silently do nothing.
+      if (!service.build) continue;
+      for (const variable of Object.keys(service.environment ?? {})) {
+        expect(variable, name).toMatch(/^SHOAL_/);
+        expect(canonicalKey(variable.slice(6).replaceAll("_", ".")), `${name}: ${variable}`).toBeDefined();
       }
-    }
-    const orch = compose.services.orchestrator!.environment!;
-    expect(new URL(orch.SHOAL_EVENTSTORE_URL!).hostname).toBe("kurrentdb");
-    expect(new URL(compose.services["compute-1"]!.environment!.SHOAL_COMPUTE_ORCHESTRATORS!).hostname).toBe(
-      "orchestrator",
-    );
-    // NATS speaks TLS: the nodes dial a name the generated certificate covers (the host name) and trust its CA.
-    expect(compose.services.orchestrator!.hostname).toBe("orchestrator");
-    for (const c of ["compute-1", "compute-2"]) {
-      const ca = compose.services[c]!.environment!.SHOAL_COMPUTE_TLS_CACERT!;
-      expect(compose.services[c]!.volumes).toContain(`./shoal-ca.crt:${ca}:ro`);
     }
   });
 

@@ -15,6 +15,17 @@ export const EventMetadata = Schema.Struct({
   correlationId: Schema.String,
   causationId: Schema.String,
   schemaVersion: Schema.Number.pipe(Schema.int(), Schema.positive()),
+  /**
+   * Among several orchestrators: the partition the writer owned and its lease's epoch (the key-value revision that
+   * created the lease; a later owner's is always higher).
+   */
+  lease: Schema.optional(
+    Schema.Struct({
+      partition: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+      epoch: Schema.Number.pipe(Schema.int(), Schema.positive()),
+    }),
+  ),
 });
 export type EventMetadata = typeof EventMetadata.Type;
 export type Actor = EventMetadata["actor"];
+export type Lease = NonNullable<EventMetadata["lease"]>;

@@ -1,6 +1,7 @@
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { apiListenAddresses, listenApi } from "../../api/listen-api.ts";
 import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { auditLogOf } from "../../events/chain/audit-log.ts";
 import { AuditDiff } from "../../projections/audit-diff/audit-diff.ts";
@@ -126,7 +127,7 @@ export function apiModule(
         ...(tls.material ? { tls: tls.material } : {}),
       });
       try {
-        await api.listen({ host: config["API.Host"], port: config["API.Port"] });
+        await listenApi(api, config["API.Port"], apiListenAddresses(config["API.Host"]));
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         throw new StartupError(

@@ -1,3 +1,4 @@
+import { onDuty } from "../../cluster/on-duty.ts";
 import { drainFlow } from "../../workflows/nodes/drain-flow.ts";
 import { NodeDrainer } from "../../workflows/nodes/node-drainer.ts";
 import { WorkflowHost } from "../../workflows/workflow-host.ts";
@@ -14,6 +15,7 @@ export function drainModule(
   const { clock, store, logger, processors, deadlines } = context;
   const { nodes, jobs } = offers;
   const drainer = new Later<NodeDrainer>("the node drainer", "follow");
+  const duty = context.cluster.duty("jobs");
   return {
     name: "drain",
 
@@ -34,24 +36,28 @@ export function drainModule(
       });
       drainer.set(nodeDrainer);
       processors.add(
-        new WorkflowHost(drainFlow, {
-          store,
-          checkpoints: store,
-          handlers: nodeDrainer.handlers(),
-          logger: logger.child({ component: "workflows" }),
-        }),
+        onDuty(
+          new WorkflowHost(drainFlow, {
+            store,
+            checkpoints: store,
+            handlers: nodeDrainer.handlers(),
+            logger: logger.child({ component: "workflows" }),
+          }),
+          duty,
+        ),
       );
       const nodesFrom = nodes.headAtStart.get();
       processors.add({
         name: nodeDrainer.name,
         checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
-        handle: (batch) => nodeDrainer.handle(batch),
+        handle: (batch) => (duty.held ? nodeDrainer.handle(batch) : undefined),
       });
     },
 
-    arm() {
-      // Drains under way: their deadlines armed again from the nodes' state, and a pass each.
-      drainer.get().recover();
+    async arm() {
+      // Drains under way: their deadlines armed again from the nodes' state, and a pass each (at start, or when this
+      // orchestrator takes the job workflows over from another).
+      await duty.whileHeld("the drains under way", () => drainer.get().recover());
     },
   };
 }

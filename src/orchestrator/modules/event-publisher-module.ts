@@ -1,3 +1,4 @@
+import { onDuty } from "../../cluster/on-duty.ts";
 import { NatsEventPublisher } from "../../projections/nats-event-publisher.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { JetStreamWatch } from "../jetstream-watch.ts";
@@ -17,6 +18,8 @@ export function eventPublisherModule(context: OrchestratorContext): EventPublish
   const { nc, eventsNc, server, jetStreamDir } = context.nats;
   const lane = new Later<ProcessorProgress>("the event publisher's processor", "follow");
   const jetStream = new Later<JetStreamWatch>("the JetStream watch", "serve");
+  // Among several orchestrators one publishes, so SHOAL_EVENTS takes each event once, in store order.
+  const duty = context.cluster.duty("publisher");
   return {
     name: "event publisher",
     lane,
@@ -33,7 +36,7 @@ export function eventPublisherModule(context: OrchestratorContext): EventPublish
         { clock: context.clock, deadlines, encoded: context.encodedEvents },
       );
       await publisher.start();
-      lane.set(processors.add(publisher));
+      lane.set(processors.add(onDuty(publisher, duty)));
     },
 
     serve() {

@@ -1,3 +1,4 @@
+import type { EventStreamFigures } from "../../metrics/metric-collectors.ts";
 import { EventStreamHub } from "../../projections/event-stream/event-stream-hub.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
@@ -35,11 +36,18 @@ export function eventStreamModule(
         }),
       );
       processors.add(made);
-      metrics.registerCollector("eventStream", () => ({
-        clients: made.clients,
-        bufferedBytes: made.bufferedClientBytes,
-        ringBytes: made.bufferedRingBytes,
-      }));
+      metrics.registerCollector("eventStream", () => eventStreamFigures(made));
     },
+  };
+}
+
+/** What /metrics shows of the hub: its clients, what they and the ring hold, and the catch-up turns. */
+export function eventStreamFigures(hub: EventStreamHub): EventStreamFigures {
+  return {
+    clients: hub.clients,
+    bufferedBytes: hub.bufferedClientBytes,
+    ringBytes: hub.bufferedRingBytes,
+    catchingUp: hub.catchUps.taken,
+    waitingForTurn: hub.catchUps.waiting,
   };
 }

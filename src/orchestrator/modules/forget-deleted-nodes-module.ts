@@ -1,3 +1,4 @@
+import { onDuty } from "../../cluster/on-duty.ts";
 import { forgetDeletedNodes } from "../../workflows/forget-deleted-nodes.ts";
 import { WorkflowHost } from "../../workflows/workflow-host.ts";
 import type { Module } from "../module.ts";
@@ -11,13 +12,17 @@ export function forgetDeletedNodesModule(context: OrchestratorContext, offers: {
   return {
     name: "forget deleted nodes",
     follow() {
+      // Among several orchestrators it runs with the job workflows; the others follow deletions through the read model.
       processors.add(
-        new WorkflowHost(forgetDeletedNodes, {
-          store,
-          checkpoints: store,
-          handlers: { "node-liveness": (command) => manager.forgetIfGone(command.entityId) },
-          logger: logger.child({ component: "workflows" }),
-        }),
+        onDuty(
+          new WorkflowHost(forgetDeletedNodes, {
+            store,
+            checkpoints: store,
+            handlers: { "node-liveness": (command) => manager.forgetIfGone(command.entityId) },
+            logger: logger.child({ component: "workflows" }),
+          }),
+          context.cluster.duty("jobs"),
+        ),
       );
     },
   };

@@ -1,3 +1,4 @@
+import { onDuty } from "../../cluster/on-duty.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import { endFailedJobStep } from "../../workflows/jobs/failed-job-step.ts";
@@ -44,22 +45,27 @@ export function jobFlowModule(
 ): Module {
   const { config, store, logger, processors, deadlines, stops } = context;
   const { nodes, jobs } = offers;
+  // Among several orchestrators one runs the job workflows (placement serialized, like Nomad's plan applier).
+  const duty = context.cluster.duty("jobs");
   return {
     name: "job flow",
 
     follow() {
       const jobRunner = jobs.runner.get();
       processors.add(
-        new WorkflowHost(jobFlow, {
-          store,
-          checkpoints: store,
-          handlers: jobRunner.handlers(),
-          logger: logger.child({ component: "workflows" }),
-          // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
-          endEntity: endFailedJobStep({ jobs: jobs.control.jobs, executions: jobs.control.executions }),
-          concurrency: JOB_FLOW_CONCURRENCY,
-          orderKey: jobOrderKey(jobs.views),
-        }),
+        onDuty(
+          new WorkflowHost(jobFlow, {
+            store,
+            checkpoints: store,
+            handlers: jobRunner.handlers(),
+            logger: logger.child({ component: "workflows" }),
+            // A step that fails for its job's or execution's data ends that entity; the jobs after it go on.
+            endEntity: endFailedJobStep({ jobs: jobs.control.jobs, executions: jobs.control.executions }),
+            concurrency: JOB_FLOW_CONCURRENCY,
+            orderKey: jobOrderKey(jobs.views),
+          }),
+          duty,
+        ),
       );
       // A node that joins, is approved or recovers: the jobs it could take are placed again (from now on; not
       // recorded as workflow steps).
@@ -68,6 +74,7 @@ export function jobFlowModule(
         name: "job-placement-on-node-gain",
         checkpoints: { load: () => Promise.resolve(nodesFrom), save: () => Promise.resolve() },
         handle: (batch) => {
+          if (!duty.held) return;
           const gained = new Set<string>();
           for (const e of batch)
             if (isNodeGain(e.recorded.stream, e.recorded.type)) gained.add(entityIdOf(e.recorded.stream));
@@ -79,22 +86,24 @@ export function jobFlowModule(
       });
     },
 
-    arm() {
+    async arm() {
       const jobRunner = jobs.runner.get();
-      // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
-      jobRunner.resumeDispatch(jobs.views.allExecutions());
-      // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the next
-      // QueueBackoff.
-      jobRunner
-        .retryQueued("the orchestrator started")
-        .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
-      const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
-      if (backoffMs > 0) {
-        const stopBackoff = deadlines.every("queue-backoff", backoffMs, () =>
+      // At start, or when this orchestrator takes the job workflows over from another.
+      const stop = await duty.whileHeld("resuming dispatch and the queue", () => {
+        // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
+        jobRunner.resumeDispatch(jobs.views.allExecutions());
+        // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the
+        // next QueueBackoff.
+        jobRunner
+          .retryQueued("the orchestrator started")
+          .catch((err: unknown) => logger.error({ err }, "placing the waiting jobs at start failed"));
+        const backoffMs = config["Orchestrator.Scheduler.QueueBackoff"];
+        if (backoffMs <= 0) return;
+        return deadlines.every("queue-backoff", backoffMs, () =>
           jobRunner.retryQueued().catch((err: unknown) => logger.error({ err }, "placing the queued jobs failed")),
         );
-        stops.add({ name: "stopping the queue backoff", run: stopBackoff });
-      }
+      });
+      stops.add({ name: "stopping the queue backoff", run: stop });
     },
   };
 }

@@ -78,6 +78,7 @@ function newNodeManager(context: OrchestratorContext, index: NodeIndex, clock: C
     },
     reconnectLoginsPerSecond: config["Orchestrator.NodeManager.ReconnectLoginsPerSecond"],
     listening,
+    ...(context.cluster.clustered ? { ownership: context.cluster } : {}),
   });
 }
 
@@ -97,9 +98,23 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
     return [{ entity: nodeKind.category, resident, passivated }];
   });
   const fleet = new PlacementFleet();
+  const { cluster } = context;
+  // Among several orchestrators, the others' writes reach this one's node manager through the read model.
+  let observing = false;
   const views = new NodeViews((id, _before, after) => {
     index.update(id, after);
     fleet.changed(after);
+    if (observing) manager.observe(after);
+  });
+  cluster.onPartition({
+    gained: (partition) => {
+      const armed = manager.armWhere((id) => cluster.partitionOf(id) === partition);
+      logger.info({ partition, nodes: armed }, "partition taken: its nodes' health deadlines are armed");
+    },
+    lost: (partition) => {
+      const dropped = manager.disarmWhere((id) => cluster.partitionOf(id) === partition);
+      logger.info({ partition, nodes: dropped }, "partition let go: its nodes' health is another's to write");
+    },
   });
   const self = selfInfo(context.nodeId, config.Labels);
   const lane = new Later<ProcessorProgress>("the node-views processor", "follow");
@@ -188,6 +203,7 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
       const indexMs = Math.round(performance.now() - indexing);
       // What the read model folded is what the node manager knows: no second replay.
       manager.adoptRecovered(views.recovered());
+      observing = cluster.clustered;
       logger.info(
         { nodes: manager.nodeCount, events: views.eventsFolded, fromSnapshot, ...progress.elapsed() },
         "recovered nodes from the event store",
@@ -215,6 +231,7 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
         ...(access ? { nodeJwt: (id: string, key: string) => access.userJwtFor(id, key) } : {}),
         logger: logger.child({ component: "protocol" }),
         onHeartbeat: () => context.metrics.heartbeatReceived(),
+        ...(cluster.clustered ? { cluster } : {}),
       });
       protocol.start();
       stops.add({

@@ -1,3 +1,4 @@
+import { onDuty } from "../../cluster/on-duty.ts";
 import { nodeReactions } from "../../workflows/nodes/node-reactions.ts";
 import { NodeReactionRunner } from "../../workflows/nodes/node-reaction-runner.ts";
 import { afterReadModel } from "../../workflows/after-read-model.ts";
@@ -21,6 +22,7 @@ export function nodeReactionsModule(
   const { config, clock, store, logger, processors, deadlines, listening, stops } = context;
   const { nodes, jobs } = offers;
   const runner = new Later<NodeReactionRunner>("the node reactions", "follow");
+  const duty = context.cluster.duty("jobs");
   return {
     name: "node reactions",
 
@@ -59,28 +61,33 @@ export function nodeReactionsModule(
       // Whether a node holds work is asked of the job read model once it has folded the node's event: every execution
       // placed on the node before it is counted.
       processors.add(
-        afterReadModel(
-          new WorkflowHost(nodeReactions(jobs.views.byNode), {
-            store,
-            checkpoints: store,
-            handlers: reactions.handlers(),
-            logger: logger.child({ component: "workflows" }),
-          }),
-          jobs.lane.get(),
+        onDuty(
+          afterReadModel(
+            new WorkflowHost(nodeReactions(jobs.views.byNode), {
+              store,
+              checkpoints: store,
+              handlers: reactions.handlers(),
+              logger: logger.child({ component: "workflows" }),
+            }),
+            jobs.lane.get(),
+          ),
+          duty,
         ),
       );
     },
 
     async arm() {
       const reactions = runner.get();
-      // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes' wait
-      // again.
-      await reactions.sweep("found at start-up");
-      const stopSweeps = deadlines.every("node-work-sweep", SWEEP_EVERY_MS, () =>
-        reactions
-          .sweep("found by the periodic check")
-          .catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")),
-      );
+      const stopSweeps = await duty.whileHeld("the node-work checks", async () => {
+        // Executions on nodes deleted or rejected while the orchestrator was down are lost as well; silent nodes'
+        // wait again.
+        await reactions.sweep("found at start-up");
+        return deadlines.every("node-work-sweep", SWEEP_EVERY_MS, () =>
+          reactions
+            .sweep("found by the periodic check")
+            .catch((err: unknown) => logger.error({ err }, "checking for nodes' lost work failed")),
+        );
+      });
       stops.add({ name: "stopping the node-work checks", run: stopSweeps });
     },
   };

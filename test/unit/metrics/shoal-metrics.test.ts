@@ -2,16 +2,9 @@ import { describe, expect, it } from "vitest";
 import { ShoalMetrics } from "../../../src/metrics/shoal-metrics.ts";
 import { capturedLogger } from "../../support/captured-logger.ts";
 import { silentLogger } from "../../support/fixtures.ts";
+import { metricSamples } from "../../support/metric-samples.ts";
 
-const samples = async (metrics: ShoalMetrics): Promise<Map<string, number>> => {
-  const out = new Map<string, number>();
-  for (const line of (await metrics.scrape()).split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    const cut = line.lastIndexOf(" ");
-    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return out;
-};
+const samples = async (metrics: ShoalMetrics): Promise<Map<string, number>> => metricSamples(await metrics.scrape());
 
 describe("ShoalMetrics collectors", () => {
   it("asks every registered collector on each scrape and adds up their answers", async () => {
@@ -61,6 +54,30 @@ describe("ShoalMetrics collectors", () => {
     metrics.registerCollector("deadlines", () => 7);
     metrics.registerCollector("deadlines", () => 5);
     expect((await samples(metrics)).get("shoal_deadlines_scheduled")).toBe(12);
+  });
+
+  it("adds up the event stream's and the encoded-events cache's figures; the cache's counts are counters", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    const stream = { clients: 3, bufferedBytes: 10, ringBytes: 20, catchingUp: 2, waitingForTurn: 1 };
+    metrics.registerCollector("eventStream", () => stream);
+    metrics.registerCollector("eventStream", () => ({ ...stream, catchingUp: 1, waitingForTurn: 4 }));
+    let cache = { hits: 7, misses: 3, heldBytes: 4096 };
+    metrics.registerCollector("encodedEvents", () => cache);
+    let s = await samples(metrics);
+    expect(s.get("shoal_event_stream_catching_up")).toBe(3);
+    expect(s.get("shoal_event_stream_catch_up_waiting")).toBe(5);
+    expect(s.get("shoal_event_stream_clients")).toBe(6);
+    expect(s.get("shoal_encoded_events_hits_total")).toBe(7);
+    expect(s.get("shoal_encoded_events_misses_total")).toBe(3);
+    expect(s.get("shoal_encoded_events_bytes")).toBe(4096);
+    cache = { hits: 12, misses: 3, heldBytes: 1024 };
+    s = await samples(metrics);
+    expect(s.get("shoal_encoded_events_hits_total")).toBe(12);
+    expect(s.get("shoal_encoded_events_misses_total")).toBe(3);
+    expect(s.get("shoal_encoded_events_bytes")).toBe(1024);
+    const text = await metrics.scrape();
+    expect(text).toContain("# TYPE shoal_encoded_events_hits_total counter");
+    expect(text).toContain("# TYPE shoal_encoded_events_bytes gauge");
   });
 
   it("leaves a failing collector's figures out, logs why, and still answers the scrape", async () => {

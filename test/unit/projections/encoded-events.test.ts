@@ -34,6 +34,8 @@ describe("EncodedEvents", () => {
       expect(json.byteOffset + json.length).toBe(frame.byteOffset + frame.length - 2);
     });
     expect(encoded.encodings).toBe(notes.length);
+    // Each event asked for four times, encoded at the first.
+    expect(encoded.hits).toBe(notes.length * 3);
   });
 
   it("keeps the newest encoded within its bound; an event no longer held is encoded again, to the same bytes", () => {
@@ -42,9 +44,9 @@ describe("EncodedEvents", () => {
     const first = encoded.frame(stored(1));
     for (let p = 2; p <= 10; p++) encoded.frame(stored(p));
     expect(encoded.heldBytes).toBeLessThanOrEqual(size * 3);
-    expect(encoded.encodings).toBe(10);
+    expect([encoded.encodings, encoded.hits]).toEqual([10, 0]);
     encoded.frame(stored(10));
-    expect(encoded.encodings).toBe(10);
+    expect([encoded.encodings, encoded.hits]).toEqual([10, 1]);
     const again = encoded.frame(stored(1));
     expect(encoded.encodings).toBe(11);
     expect(again).not.toBe(first);
@@ -56,7 +58,7 @@ describe("EncodedEvents", () => {
     const encoded = new EncodedEvents(0);
     encoded.json(stored(1));
     encoded.frame(stored(1));
-    expect(encoded.encodings).toBe(2);
+    expect([encoded.encodings, encoded.hits]).toEqual([2, 0]);
     expect(encoded.heldBytes).toBe(0);
   });
 });

@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { clusterSettings } from "../../cluster/cluster-settings.ts";
+import { LeaseTable } from "../../cluster/lease-table.ts";
+import { Ownership } from "../../cluster/ownership.ts";
+import { Presence } from "../../cluster/presence.ts";
+import { Later, type Module } from "../module.ts";
+import type { OrchestratorContext } from "../orchestrator-context.ts";
+
+/** The key-value bucket that holds the partitions' and duties' leases. */
+export const LEASE_BUCKET = "SHOAL_LEASES";
+/** Where the orchestrators of a cluster say they are alive (it sizes each one's share of the partitions). */
+export const MEMBERS_SUBJECT = "shoal.cluster.members";
+/** How often leases are renewed and free ones looked for: a dead owner's partitions go within a tick of expiry. */
+const TICK_MS = 1_000;
+
+/**
+ * Several orchestrators (Orchestrator.Cluster.Enabled): this one's leases on partitions and duties, taken from the
+ * key-value bucket once the read models are recovered and before the processors start, handed back on stop after the
+ * processors stopped (so a duty's processor saves its checkpoint while it still holds the duty). Nothing for a sole
+ * orchestrator.
+ */
+export function clusterModule(context: OrchestratorContext): Module {
+  const { config, cluster, logger, clock, deadlines, stops } = context;
+  const ownership = new Later<Ownership>("the cluster's leases", "recover");
+  return {
+    name: "cluster",
+
+    async recover() {
+      const settings = clusterSettings(config);
+      if (settings === undefined) return;
+      const { nc } = context.nats;
+      const ttlMs = settings.leaseTtlMs;
+      const kv = await nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas });
+      // Unique per start: a restarted orchestrator never takes its former self's lease for its own.
+      const owner = `${context.nodeId}/${randomUUID()}`;
+      const elapsed = () => performance.now();
+      const log = logger.child({ component: "cluster" });
+      const leases = ownership.set(
+        new Ownership({
+          table: new LeaseTable({ kv, owner, ttlMs, safetyMs: Math.floor(ttlMs / 5), elapsed }),
+          presence: new Presence({ nc, subject: MEMBERS_SUBJECT, owner, forgetAfterMs: ttlMs, elapsed }),
+          partitions: settings.partitions,
+          duties: cluster.duties,
+          tickMs: TICK_MS,
+          clock,
+          deadlines,
+          listener: cluster,
+          log,
+        }),
+      );
+      cluster.attach(leases);
+      stops.add({ name: "handing back the cluster's leases", run: () => leases.stop(), timeoutMs: 5_000 });
+      log.info(
+        { owner, partitions: settings.partitions, leaseTtlMs: ttlMs, duties: cluster.duties },
+        "joining the cluster",
+      );
+    },
+
+    follow() {
+      if (cluster.clustered) ownership.get().start();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { KV } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { partitionOf } from "../../src/cluster/partition-of.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { pino } from "pino";
+import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
+import type { RecordedEvent } from "../../src/events/store/event-store.ts";
+import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
+import { type RunningOrchestrator, startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
+import { natsPerSuite } from "../support/nats-per-suite.ts";
+import { testAgent } from "../support/test-agent.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+const PARTITIONS = 4;
+const NODES = ["c-1", "c-2", "c-3", "c-4", "c-5", "c-6"];
+const nats = natsPerSuite();
+let standIn: KurrentStandIn;
+let store: EsdbEventStore;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  standIn = await KurrentStandIn.start();
+  store = await EsdbEventStore.open(standIn.url);
+});
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  await store?.close();
+  await standIn?.close();
+});
+
+const clusterConfig = (nodeId: string) =>
+  orchestratorConfig(nats.url, {
+    NodeID: nodeId,
+    "EventStore.URL": standIn.url,
+    "Orchestrator.Cluster.Enabled": true,
+    "Orchestrator.Cluster.Partitions": PARTITIONS,
+    "Orchestrator.Cluster.Replicas": 1,
+    "Orchestrator.Auth.Token": "join-me",
+    "Orchestrator.NodeManager.DisconnectTimeout": 1_500,
+    "Orchestrator.NodeManager.UnknownTimeout": 60_000,
+  });
+
+async function orchestrator(nodeId: string): Promise<RunningOrchestrator> {
+  const running = await startOrchestrator(
+    clusterConfig(nodeId),
+    process.env.DEBUG_CLUSTER ? pino({ level: "info" }).child({ o: nodeId }) : silentLogger,
+  );
+  cleanups.push(() => running.stop());
+  return running;
+}
+
+function agent(nodeId: string): ComputeAgent {
+  const a = testAgent({ nodeId, orchestrators: [nats.url], token: "join-me", dataDir: tempDir() });
+  cleanups.push(() => a.stop());
+  return a;
+}
+
+/** Which orchestrator holds each partition's lease now, by its node id (the lease's value is `<node id>/<start>`). */
+async function owners(kv: KV): Promise<(string | undefined)[]> {
+  const held: (string | undefined)[] = [];
+  for (let p = 0; p < PARTITIONS; p++) {
+    const entry = await kv.get(`partitions.${p}`);
+    held.push(entry?.operation === "PUT" ? new TextDecoder().decode(entry.value).split("/")[0] : undefined);
+  }
+  return held;
+}
+
+const healthEvents = async (nodeId: string): Promise<RecordedEvent[]> =>
+  (await store.readStream(`node-${nodeId}`)).filter(
+    (e) => e.type === "NodeBecameUnhealthy" || e.type === "NodeBecameHealthy",
+  );
+
+const leaseOf = (e: RecordedEvent | undefined) =>
+  (e?.metadata as { lease?: { partition: number; epoch: number } } | undefined)?.lease;
+
+describe("several orchestrators", () => {
+  it("refuses the embedded SQLite store and nats-server in cluster mode, saying what to set", async () => {
+    const refused = await startOrchestrator(
+      {
+        ...orchestratorConfig("", { "Orchestrator.Cluster.Enabled": true }),
+      },
+      silentLogger,
+    ).catch((e: unknown) => e);
+    expect((refused as Error).message).toContain("EventStore.URL is empty");
+    expect((refused as Error).message).toContain("Orchestrator.NATS.URL is empty");
+  });
+
+  it("splits the partitions; only a node's owner marks it UNHEALTHY, under its lease; a stopping owner hands over", async () => {
+    const a = await orchestrator("orch-a");
+    const b = await orchestrator("orch-b");
+    const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
+    // Each takes its fair share once it hears the other.
+    await waitFor(async () => {
+      const held = await owners(kv);
+      return held.filter((o) => o === "orch-a").length === 2 && held.filter((o) => o === "orch-b").length === 2;
+    }, 15_000);
+
+    const agents = new Map(NODES.map((id) => [id, agent(id)]));
+    await Promise.all([...agents.values()].map((x) => x.start()));
+    const held = await owners(kv);
+    const ownerOf = (id: string) => held[partitionOf(id, PARTITIONS)];
+    const ofA = NODES.filter((id) => ownerOf(id) === "orch-a");
+    const ofB = NODES.filter((id) => ownerOf(id) === "orch-b");
+    expect(ofA.length).toBeGreaterThan(0);
+    expect(ofB.length).toBeGreaterThan(0);
+
+    // A node of A's goes silent: A alone writes it UNHEALTHY, recording its partition and epoch.
+    const silentOfA = ofA[0] as string;
+    await agents.get(silentOfA)?.stop();
+    await waitFor(async () => (await healthEvents(silentOfA)).length > 0, 10_000);
+    const before = await healthEvents(silentOfA);
+    expect(before.map((e) => e.type)).toEqual(["NodeBecameUnhealthy"]);
+    const firstLease = leaseOf(before[0]);
+    expect(firstLease?.partition).toBe(partitionOf(silentOfA, PARTITIONS));
+    expect(firstLease?.epoch).toBeGreaterThan(0);
+
+    // A stops: B takes A's partitions at once (handed back, not waited out).
+    await a.stop();
+    await waitFor(async () => (await owners(kv)).every((o) => o === "orch-b"), 5_000);
+    const silentOfB = ofA[1] ?? (ofB[0] as string);
+    await agents.get(silentOfB)?.stop();
+    await waitFor(async () => (await healthEvents(silentOfB)).length > 0, 10_000);
+    const [changed] = await healthEvents(silentOfB);
+    expect(changed?.type).toBe("NodeBecameUnhealthy");
+    const lease = leaseOf(changed);
+    expect(lease?.partition).toBe(partitionOf(silentOfB, PARTITIONS));
+    // A partition that changed hands has a later epoch than any its former owner wrote under.
+    if (lease?.partition === firstLease?.partition) expect(lease?.epoch).toBeGreaterThan(firstLease?.epoch ?? 0);
+
+    // Nobody blamed the nodes still heartbeating, for all the handing over; the first silent one was not marked twice.
+    for (const id of NODES.filter((n) => n !== silentOfA && n !== silentOfB))
+      expect(await healthEvents(id)).toEqual([]);
+    expect((await healthEvents(silentOfA)).map((e) => e.type)).toEqual(["NodeBecameUnhealthy"]);
+
+    // The publisher ran on one orchestrator at a time: each node's registration is on SHOAL_EVENTS once.
+    const jsm = await nats.nc.jetstreamManager();
+    await waitFor(async () => {
+      const info = await jsm.streams.info("SHOAL_EVENTS", {
+        subjects_filter: "shoal.events.node.*.NodeBecameUnhealthy",
+      });
+      return Object.keys(info.state.subjects ?? {}).length === 2;
+    }, 10_000);
+    const registered = await jsm.streams.info("SHOAL_EVENTS", {
+      subjects_filter: "shoal.events.node.*.NodeRegistered",
+    });
+    for (const id of NODES) expect(registered.state.subjects?.[`shoal.events.node.${id}.NodeRegistered`]).toBe(1);
+    await b.stop();
+  });
+});
