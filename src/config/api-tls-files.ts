@@ -67,7 +67,7 @@ export function readCaFile(file: string, key: string): string {
   return pem;
 }
 
-/** Both files or neither; `generated` says what neither means, for the error. */
+/** Both files or neither (`neither` says what neither means, for the error); true when both are given. */
 function checkPair(certFile: string, keyFile: string, keys: TlsFileKeys, neither: string): boolean {
   if (certFile === "" && keyFile === "") return false;
   if (certFile === "" || keyFile === "") {
