@@ -74,6 +74,11 @@ export interface NatsService {
    * false: it speaks plain NATS, or the NATS is external.
    */
   readonly reloadTls?: () => boolean;
+  /**
+   * For the generated certificate: a new one when it is due (near its end, or no longer covering the names), which
+   * the server then serves; says why it was issued, or undefined when the kept one still does.
+   */
+  readonly renewTlsIfDue?: (now: Date) => string | undefined;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -355,12 +360,26 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         server,
         jetStreamDir: embeddedNatsPaths(dir).storeDir,
         ...(tls?.caPath === undefined ? {} : { caPath: tls.caPath }),
+        ...(tls === undefined
+          ? {}
+          : {
+              renewTlsIfDue: (now: Date) => {
+                const issued = tls.renewIfDue(now);
+                if (issued === undefined) return undefined;
+                logger.info(
+                  { reason: issued },
+                  "issued the embedded nats-server a new certificate from the generated CA",
+                );
+                // nats-server re-reads its TLS files on a reload: new connections get the new certificate.
+                server.reload();
+                return issued;
+              },
+            }),
         reloadTls: () => {
           if (tls === undefined) return false;
           const issued = tls.renewIfDue(new Date());
           if (issued !== undefined)
             logger.info({ reason: issued }, "issued the embedded nats-server a new certificate from the generated CA");
-          // nats-server re-reads its TLS files on a reload: new connections get the new certificate.
           server.reload();
           return true;
         },
