@@ -1,4 +1,4 @@
-import { rootCertificates } from "node:tls";
+import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import type { ConnectionOptions, TlsOptions } from "nats";
 
 /** How a NATS client (a compute node, the orchestrator) speaks TLS, and what an operator changes when it fails. */
@@ -7,7 +7,7 @@ export interface NatsClientTls {
    * nats.js's `tls` option: given, the client speaks TLS only, trusting these CAs (with the system's). Absent: TLS
    * when the server requires it, with the system's CAs only.
    */
-  readonly options?: TlsOptions & { readonly rejectUnauthorized?: boolean };
+  readonly options?: NatsTlsOptions;
   /**
    * The options come only from a CA found on this machine, not from the config: a server that does not speak TLS is
    * then spoken to as without them (as with no CA at all), rather than refused.
@@ -30,19 +30,36 @@ const UNTRUSTED = new Set([
   "CERT_SIGNATURE_FAILURE",
 ]);
 
-/** The nats.js `tls` option for CAs trusted besides the system's, a client certificate, or no check at all. */
+/** nats.js's `tls` option as Shoal passes it: node:tls options, which nats.js hands to `tls.connect` as they are. */
+export type NatsTlsOptions = TlsOptions & {
+  readonly secureContext?: SecureContext;
+  readonly rejectUnauthorized?: boolean;
+};
+
+/**
+ * The nats.js `tls` option for CAs trusted besides the system's, a client certificate, or no check at all. The CAs
+ * and the client certificate go into one SecureContext, built here once: given as `ca`, node:tls would parse the
+ * system's bundle again at every connection (300 connections measured 13 times slower than with it shared).
+ */
 export function natsTlsOptions(given: {
   readonly cas?: readonly string[];
   readonly clientCert?: string;
   readonly clientKey?: string;
   readonly insecure?: boolean;
-}): TlsOptions & { rejectUnauthorized?: boolean } {
+}): NatsTlsOptions {
   const cas = given.cas ?? [];
+  const shared = cas.length > 0 || given.clientCert !== undefined;
   return {
-    // Node's `ca` replaces the system's CAs; a given CA is trusted besides them, as the CLI trusts the API's.
-    ...(cas.length > 0 ? { ca: [...rootCertificates, ...cas].join("\n") } : {}),
-    ...(given.clientCert === undefined ? {} : { cert: given.clientCert }),
-    ...(given.clientKey === undefined ? {} : { key: given.clientKey }),
+    ...(shared
+      ? {
+          secureContext: createSecureContext({
+            // Node's `ca` replaces the system's CAs; a given CA is trusted besides them, as the CLI trusts the API's.
+            ...(cas.length > 0 ? { ca: [...rootCertificates, ...cas] } : {}),
+            ...(given.clientCert === undefined ? {} : { cert: given.clientCert }),
+            ...(given.clientKey === undefined ? {} : { key: given.clientKey }),
+          }),
+        }
+      : {}),
     ...(given.insecure === true ? { rejectUnauthorized: false } : {}),
   };
 }
