@@ -90,7 +90,10 @@ export function natsTlsProblem(error: unknown, url: string, tls: NatsClientTls |
   if (UNTRUSTED.has(code))
     return `the NATS server at ${url} presents a certificate this client does not trust (${text}): ${fix}`;
   if (code === "ERR_TLS_CERT_ALTNAME_INVALID")
-    return `the NATS server at ${url} presents a certificate for other names (${text}): connect by a name it covers`;
+    return (
+      `the NATS server at ${url} presents a certificate for other names (${text}): connect by a name it covers ` +
+      "(a generated one covers the orchestrator's host name and Orchestrator.Host)"
+    );
   if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID")
     return `the NATS server at ${url} presents a certificate outside its validity (${text}); renew it on the server`;
   return undefined;
