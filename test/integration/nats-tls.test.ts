@@ -1,10 +1,12 @@
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeNatsTls } from "../../src/compute/compute-nats-tls.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { apiCaPath } from "../../src/security/tls/api-ca-path.ts";
+import { apiCaPath, apiTlsDir } from "../../src/security/tls/api-ca-path.ts";
+import { issueCertificate } from "../../src/security/tls/issue-certificate.ts";
 import { loadOrCreateNatsTls } from "../../src/security/tls/generated-api-tls.ts";
 import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
@@ -221,11 +223,13 @@ describe("a compute node and a NATS without TLS", () => {
 describe("an external NATS with a tls block", () => {
   let server: EmbeddedNatsServer;
   let caFile: string;
+  let caKeyFile: string;
 
   beforeAll(async () => {
     const dir = tempDir("shoal-nats-external-tls-");
     const tls = loadOrCreateNatsTls(dir, "127.0.0.1", new Date());
     caFile = tls.caPath;
+    caKeyFile = join(apiTlsDir(dir), "ca.key");
     const port = await freePort();
     const configFile = join(dir, "nats.conf");
     writeFileSync(
@@ -254,6 +258,42 @@ describe("an external NATS with a tls block", () => {
     await expect(startOrchestrator(orchestratorConfig(server.url), silentLogger)).rejects.toThrow(
       /presents a certificate this client does not trust .*: set Orchestrator\.NATS\.TLS\.CACert/,
     );
+  });
+
+  it("is refused at a name its certificate does not cover, saying so", async () => {
+    // The same CA, a certificate for another name only; dialled as localhost.
+    const dir = tempDir("shoal-nats-other-name-");
+    const ca = { cert: new X509Certificate(readFileSync(caFile)), key: createPrivateKey(readFileSync(caKeyFile)) };
+    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const now = Date.now();
+    writeFileSync(
+      join(dir, "other.crt"),
+      issueCertificate({
+        commonName: "other",
+        publicKey,
+        issuer: { commonName: "Shoal API CA", privateKey: ca.key, publicKey: ca.cert.publicKey },
+        notBefore: new Date(now - 60_000),
+        notAfter: new Date(now + 86_400_000),
+        ca: false,
+        names: ["other.example"],
+      }),
+    );
+    writeFileSync(join(dir, "other.key"), privateKey.export({ type: "pkcs8", format: "pem" }));
+    const port = await freePort();
+    const configFile = join(dir, "nats.conf");
+    const tls = { cert_file: join(dir, "other.crt"), key_file: join(dir, "other.key") };
+    writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${port}`, tls }));
+    const other = await EmbeddedNatsServer.start({ host: "127.0.0.1", port, dir, logger: silentLogger, configFile });
+    try {
+      await expect(
+        startOrchestrator(
+          orchestratorConfig(`nats://localhost:${port}`, { "Orchestrator.NATS.TLS.CACert": caFile }),
+          silentLogger,
+        ),
+      ).rejects.toThrow(/presents a certificate for other names .*: connect by a name it covers/);
+    } finally {
+      await other.stop();
+    }
   });
 
   it("refuses a CA file that holds no certificate before connecting", async () => {
