@@ -8,7 +8,7 @@ import { orchestratorConfig } from "../../support/fixtures.ts";
 const DAY = 24 * 60 * 60 * 1000;
 
 describe("the embedded nats-server's generated certificate on a long-running serve", () => {
-  it("is renewed by the daily check's rule once it nears its end, by the same CA, in the files nats-server reads", () => {
+  it("is renewed by the daily check's rule near its end, by the same CA, in the files nats-server reads", () => {
     const start = Date.parse("2026-01-01T00:00:00Z");
     const config = orchestratorConfig("", { "Orchestrator.NATS.TLS.Disable": false, "Orchestrator.Host": "127.0.0.1" });
     const { logger, messages } = capturedLogger();
