@@ -35,7 +35,7 @@ const compute = (nodeId: string, dataDir: string, settings: string[] = []) => {
 
 describe("shoal compute against serve's NATS over TLS", () => {
   it("joins from the orchestrator's DataDir, trusting the CA serve generated there", async () => {
-    expect(serve.process?.stdout).toContain(`nodes on this machine trust ${apiCaPath(serve.dataDir)}`);
+    expect(serve.process?.stdout).toContain(`nodes run with this DataDir trust ${apiCaPath(serve.dataDir)}`);
     await compute("tls-local", serve.dataDir).waitForOutput("Compute node tls-local is running", 60_000);
   }, 90_000);
 

@@ -59,7 +59,7 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   ];
   if (orchestrator.natsCaFile)
     lines.push(
-      `  (NATS speaks TLS: nodes on this machine trust ${orchestrator.natsCaFile}; elsewhere give them a copy of it`,
+      `  (NATS speaks TLS: nodes run with this DataDir trust ${orchestrator.natsCaFile}; give others a copy of it`,
       "   with -c Compute.TLS.CACert=<file>)",
     );
   if (orchestrator.eventsReader) {
