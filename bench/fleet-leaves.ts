@@ -100,6 +100,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           `Orchestrator.NATS.LeafNodes.Port=${leafPort}`,
           "-c",
           "Orchestrator.Host=127.0.0.1",
+          // As the orchestrator has it (serveOrchestrator): the hub speaks plain NATS to its leaves.
+          "-c",
+          "Orchestrator.NATS.TLS.Disable=true",
         ],
         { stdio: "ignore" },
       );

@@ -172,6 +172,9 @@ async function startOnce(
     // Read with fetch, which would not trust the generated CA: the figure is the orchestrator's recovery.
     "-c",
     "API.TLS.Disable=true",
+    // Its nodes are the bench's own clients, which trust no CA: the same figure as before NATS spoke TLS.
+    "-c",
+    "Orchestrator.NATS.TLS.Disable=true",
     ...extra,
   ];
   const spawned = performance.now();

@@ -61,6 +61,7 @@ export async function serveOrchestrator(
     "API.Port": apiPort,
     // The benchmarks read the API with fetch, which would not trust the generated CA; they measure the orchestrator.
     "API.TLS.Disable": true,
+    "Orchestrator.NATS.TLS.Disable": true,
     DataDir: dataDir,
     "Logging.Level": "warn",
     ...settings,

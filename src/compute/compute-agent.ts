@@ -23,6 +23,7 @@ import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
 import { reconnectWaitMs } from "../transport/reconnect-spread.ts";
+import { isPlainServer, natsTlsProblem, tlsConnectionOptions, type NatsClientTls } from "../transport/nats-tls.ts";
 
 export interface ComputeAgentOptions {
   readonly nodeId: string;
@@ -66,6 +67,8 @@ export interface ComputeAgentOptions {
    * Where in the reconnect spread this node's attempts fall, drawn at each disconnect, in [0, 1) (default Math.random).
    */
   readonly reconnectDraw?: () => number;
+  /** TLS to the orchestrators' NATS (Compute.TLS.*); absent: TLS only when the server requires it, system CAs. */
+  readonly tls?: NatsClientTls;
 }
 
 /**
@@ -132,6 +135,8 @@ export class ComputeAgent {
   /** NATS refuses our key (rejected or deleted): reports could not be delivered, so none are sent. */
   private refused = false;
   private joinLoginRefusals = 0;
+  /** The server turned out to speak no TLS, and the CA found on this machine was only to be used if it did. */
+  private plainServer = false;
   private readonly sentinel: RegistrationSentinel;
   private readonly key: JoinKey;
   private wake: (() => void) | undefined;
@@ -253,13 +258,29 @@ export class ComputeAgent {
       servers: [...this.options.orchestrators],
       name: `shoal-compute-${this.options.nodeId}`,
       timeout: LOGIN_WAIT_MS,
+      ...(this.plainServer ? {} : tlsConnectionOptions(this.options.tls)),
     };
+  }
+
+  /**
+   * nats.js's connect, except that a CA found on this machine (not configured) does not make TLS a must: a server
+   * without TLS is then spoken to in plain, as by a node that found no CA.
+   */
+  private async dial(options: ConnectionOptions): Promise<NatsConnection> {
+    try {
+      return await connect(options);
+    } catch (e) {
+      if (this.options.tls?.optional !== true || options.tls === undefined || !isPlainServer(e)) throw e;
+      this.plainServer = true;
+      const { tls: _, ...plain } = options;
+      return connect(plain);
+    }
   }
 
   /** Connects with this node's own key; undefined when NATS does not (or no longer) let it in. */
   private async connectAsNode(): Promise<NatsConnection | undefined> {
     try {
-      const nc = await connect({
+      const nc = await this.dial({
         ...this.connectOptions(),
         // Asked at every (re)connect: a JWT issued meanwhile is used from then on.
         authenticator: (nonce?: string) =>
@@ -388,7 +409,7 @@ export class ComputeAgent {
   private async joinWithToken(rejoin: boolean): Promise<ProtocolResponse> {
     let nc: NatsConnection;
     try {
-      nc = await connect({
+      nc = await this.dial({
         ...this.connectOptions(),
         authenticator: joinLogin(this.options.token),
         inboxPrefix: JOIN_INBOX_PREFIX,
@@ -457,6 +478,9 @@ export class ComputeAgent {
         };
       } catch (e) {
         if (e instanceof ComputeAgentError) throw e;
+        // A certificate this node does not trust (or TLS one side lacks) stays so until an operator changes config.
+        const tlsProblem = natsTlsProblem(e, this.options.orchestrators.join(", "), this.options.tls);
+        if (tlsProblem !== undefined) throw new ComputeAgentError(tlsProblem);
         const code = failureCode(e);
         this.options.observe?.({ what: "join", outcome: "failed", code });
         retry = { message: "could not join yet; will retry", reason: (e as Error)?.message ?? String(e), code };

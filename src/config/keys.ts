@@ -134,6 +134,27 @@ export const CONFIG_KEYS = {
     0,
     "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers",
   ),
+  "Orchestrator.NATS.TLS.CertFile": str(
+    "",
+    "PEM certificate the embedded nats-server serves TLS with (client and leaf ports), with " +
+      "Orchestrator.NATS.TLS.KeyFile. Empty: signed by the CA serve generates under DataDir/credentials/tls",
+  ),
+  "Orchestrator.NATS.TLS.KeyFile": str("", "PEM private key of Orchestrator.NATS.TLS.CertFile"),
+  "Orchestrator.NATS.TLS.Disable": bool(
+    false,
+    "The embedded nats-server speaks plain NATS: compute nodes', leaf servers' and readers' traffic crosses the " +
+      "network in clear",
+  ),
+  "Orchestrator.NATS.TLS.CACert": str(
+    "",
+    "PEM CA certificate(s) the orchestrator trusts for NATS besides the system's: an external NATS's, or the " +
+      "issuer of Orchestrator.NATS.TLS.CertFile (the generated certificate's CA is trusted without it)",
+  ),
+  "Orchestrator.NATS.TLS.ClientCertFile": str(
+    "",
+    "External NATS that verifies clients (mutual TLS): the orchestrator's PEM client certificate, with ClientKeyFile",
+  ),
+  "Orchestrator.NATS.TLS.ClientKeyFile": str("", "PEM private key of Orchestrator.NATS.TLS.ClientCertFile"),
   "Orchestrator.Cluster.Enabled": bool(
     false,
     "Run as one of several orchestrators sharing one KurrentDB (EventStore.URL) and one NATS cluster with JetStream " +
@@ -323,6 +344,16 @@ export const CONFIG_KEYS = {
   } as KeyDef<"list", string[]>,
   "Compute.Auth.Token": secretStr(
     "The orchestrator's join token; used once to join, after which the node logs in with its own key",
+  ),
+  "Compute.TLS.CACert": str(
+    "",
+    "PEM CA certificate(s) the node trusts for the orchestrators' NATS besides the system's. Empty: on the " +
+      "orchestrator's machine, the CA serve generated under DataDir when the server speaks TLS",
+  ),
+  "Compute.TLS.Insecure": bool(
+    false,
+    "Do not check the NATS server's certificate (still TLS): anyone on the way can pose as the orchestrator; " +
+      "for tests only",
   ),
   "Compute.Heartbeat.Interval": dur(15_000, "How often heartbeats are sent"),
   "Compute.Heartbeat.InfoUpdateInterval": dur(

@@ -8,6 +8,7 @@ import { type EventPublisherModule, eventPublisherModule } from "./modules/event
 import { eventStreamModule } from "./modules/event-stream-module.ts";
 import { forgetDeletedNodesModule } from "./modules/forget-deleted-nodes-module.ts";
 import { jobFlowModule } from "./modules/job-flow-module.ts";
+import { natsTlsModule } from "./modules/nats-tls-module.ts";
 import { type JobModule, jobModule } from "./modules/job-module.ts";
 import { type NodeModule, nodeModule } from "./modules/node-module.ts";
 import { nodeReactionsModule } from "./modules/node-reactions-module.ts";
@@ -45,6 +46,7 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
     // After node reactions and drain: lost work is found and drains resume before dispatch resumes at start.
     jobFlowModule(context, { nodes, jobs }),
     streams,
+    natsTlsModule(context),
     // Last: nothing is served before every read model caught up and every deadline is armed.
     api,
   ];

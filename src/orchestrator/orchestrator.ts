@@ -35,6 +35,10 @@ export interface RunningOrchestrator {
   readonly apiCaFile?: string;
   /** Serves the API's certificate as its files are now (replaced, or renewed); false: the API serves plain HTTP. */
   reloadApiTls(): boolean;
+  /** The generated CA that signed the embedded nats-server's certificate (the same as the API's). */
+  readonly natsCaFile?: string;
+  /** Has the embedded nats-server serve its certificate files as they are now; false: no TLS of its own to reload. */
+  reloadNatsTls(): boolean;
   stop(): Promise<void>;
 }
 
@@ -136,6 +140,8 @@ export async function startOrchestrator(
     ...(built.api.adminKey ? { adminKey: built.api.adminKey } : {}),
     ...(built.api.caFile === undefined ? {} : { apiCaFile: built.api.caFile }),
     reloadApiTls: () => built.api.reloadTls(),
+    ...(nats.caPath === undefined ? {} : { natsCaFile: nats.caPath }),
+    reloadNatsTls: () => nats.reloadTls?.() ?? false,
     stop: () => stops.stop(),
   };
 }

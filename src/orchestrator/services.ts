@@ -34,6 +34,8 @@ import {
   shoalAccountKey,
 } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
+import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
+import { natsTlsProblem, tlsConnectionOptions, type NatsClientTls } from "../transport/nats-tls.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
 export { StartupError };
@@ -65,6 +67,18 @@ export interface NatsService {
   readonly server?: EmbeddedNatsServer;
   /** Where the supervised child keeps its JetStream files. */
   readonly jetStreamDir?: string;
+  /** The CA the embedded server's generated certificate chains to, which compute nodes and leaf servers trust. */
+  readonly caPath?: string;
+  /**
+   * Has the embedded server read its certificate files again (replaced, or the generated one renewed when due);
+   * false: it speaks plain NATS, or the NATS is external.
+   */
+  readonly reloadTls?: () => boolean;
+  /**
+   * For the generated certificate: a new one when it is due (near its end, or no longer covering the names), which
+   * the server then serves; says why it was issued, or undefined when the kept one still does.
+   */
+  readonly renewTlsIfDue?: (now: Date) => string | undefined;
 }
 export class Nats extends Context.Tag("shoal/Nats")<Nats, NatsService>() {}
 
@@ -72,6 +86,16 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
   Effect.tryPromise({
     try: async () => f(),
     catch: (e) => new StartupError(`${what}: ${e instanceof Error ? e.message : String(e)}`),
+  });
+
+/** A connection to NATS over `tls`, a failed handshake said with its fix. */
+const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: ConnectionOptions) =>
+  Effect.tryPromise({
+    try: () => connect({ servers: natsServerUrls(url), ...options, ...tlsConnectionOptions(tls) }),
+    catch: (e) => {
+      const why = natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e));
+      return new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
+    },
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
@@ -177,18 +201,14 @@ function externalAuth(config: ShoalConfig): Partial<ConnectionOptions> {
  */
 export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats, StartupError> {
   const external = config["Orchestrator.NATS.URL"];
-  const connectTo = (url: string, auth: Partial<ConnectionOptions>, name = "shoal-orchestrator") =>
+  const connectTo = (
+    url: string,
+    tls: NatsClientTls | undefined,
+    auth: Partial<ConnectionOptions>,
+    name = "shoal-orchestrator",
+  ) =>
     Effect.acquireRelease(
-      attempt(`cannot connect to NATS at ${redactUrl(url)}`, () =>
-        connect({
-          servers: natsServerUrls(url),
-          name,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 1000,
-          ...auth,
-          ...STALE_AFTER,
-        }),
-      ),
+      connectOverTls(url, tls, { name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...auth, ...STALE_AFTER }),
       (nc) =>
         Effect.promise(async () => {
           // The publisher has flushed (or given up) by now: nothing of its connection's is left to drain.
@@ -204,13 +224,13 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
     return Layer.scoped(
       Nats,
       Effect.gen(function* () {
-        const auth = yield* Effect.try({
-          try: () => externalAuth(config),
+        const { auth, tls } = yield* Effect.try({
+          try: () => ({ auth: externalAuth(config), tls: externalNatsTls(config) }),
           catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))),
         });
         const joinToken = yield* attempt("cannot keep the join token", () => resolveJoinToken(config));
-        const nc = yield* connectTo(external, auth);
-        const eventsNc = yield* connectTo(external, auth, EVENTS_CONNECTION_NAME);
+        const nc = yield* connectTo(external, tls, auth);
+        const eventsNc = yield* connectTo(external, tls, auth, EVENTS_CONNECTION_NAME);
         return { nc, eventsNc, url: external, joinToken, access: undefined, readerCredsFile: undefined };
       }),
     );
@@ -234,6 +254,10 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           ),
         );
       }
+      const tls = yield* Effect.try({
+        try: () => embeddedNatsTls(config, logger, new Date()),
+        catch: (e) => (e instanceof StartupError ? e : new StartupError(String(e))),
+      });
       const { joinToken, operator, readerCredsFile, access } = yield* attempt(
         "cannot prepare the embedded NATS server's credentials",
         async () => {
@@ -257,6 +281,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
             ...embeddedNatsPaths(dir),
             maxFileStoreBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
             leafNodePort: config["Orchestrator.NATS.LeafNodes.Port"],
+            ...(tls === undefined ? {} : { tls: { certFile: tls.certFile, keyFile: tls.keyFile } }),
           };
           target.writeConfig = () =>
             writeFileAtomic(configFile, `${operatorModeServerConfig(settings, operator.serverConfig())}\n`, 0o600);
@@ -294,22 +319,19 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
         };
       };
-      const nc = yield* connectTo(server.url, orchestratorLogin());
-      const eventsNc = yield* connectTo(server.url, orchestratorLogin(), EVENTS_CONNECTION_NAME);
+      const nc = yield* connectTo(server.url, tls?.client, orchestratorLogin());
+      const eventsNc = yield* connectTo(server.url, tls?.client, orchestratorLogin(), EVENTS_CONNECTION_NAME);
       // The system account's connection, only to push account updates (revocations) to the running server.
       // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
       target.system = yield* Effect.acquireRelease(
-        attempt(`cannot connect to NATS at ${redactUrl(server.url)}`, () =>
-          connect({
-            servers: server.url,
-            name: "shoal-account-updates",
-            maxReconnectAttempts: -1,
-            reconnectTimeWait: 1000,
-            authenticator: operator.systemLogin(),
-            inboxPrefix: SYSTEM_INBOX_PREFIX,
-            ...STALE_AFTER,
-          }),
-        ),
+        connectOverTls(server.url, tls?.client, {
+          name: "shoal-account-updates",
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          authenticator: operator.systemLogin(),
+          inboxPrefix: SYSTEM_INBOX_PREFIX,
+          ...STALE_AFTER,
+        }),
         (system) =>
           Effect.promise(() =>
             boundedStep("closing the NATS system-account connection", () => system.close(), {
@@ -337,6 +359,30 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         url: server.url,
         server,
         jetStreamDir: embeddedNatsPaths(dir).storeDir,
+        ...(tls?.caPath === undefined ? {} : { caPath: tls.caPath }),
+        ...(tls === undefined
+          ? {}
+          : {
+              renewTlsIfDue: (now: Date) => {
+                const issued = tls.renewIfDue(now);
+                if (issued === undefined) return undefined;
+                logger.info(
+                  { reason: issued },
+                  "issued the embedded nats-server a new certificate from the generated CA",
+                );
+                // nats-server re-reads its TLS files on a reload: new connections get the new certificate.
+                server.reload();
+                return issued;
+              },
+            }),
+        reloadTls: () => {
+          if (tls === undefined) return false;
+          const issued = tls.renewIfDue(new Date());
+          if (issued !== undefined)
+            logger.info({ reason: issued }, "issued the embedded nats-server a new certificate from the generated CA");
+          server.reload();
+          return true;
+        },
         joinToken,
         access,
         readerCredsFile,

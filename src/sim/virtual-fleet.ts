@@ -7,6 +7,7 @@ import { ComputeAgent, type AgentOutcome } from "../compute/compute-agent.ts";
 import type { JoinKey } from "../transport/join-proof.ts";
 import { userNkeyFromSeed } from "../transport/nkey-signature.ts";
 import { SimExecutor } from "./sim-executor.ts";
+import type { NatsClientTls } from "../transport/nats-tls.ts";
 import { virtualNodeCapacity, virtualNodeInfo } from "./virtual-node-info.ts";
 
 export interface VirtualFleetOptions {
@@ -14,6 +15,8 @@ export interface VirtualFleetOptions {
   /** Node ids are `<idPrefix>-<index>`: fleets with different prefixes never share a node. */
   readonly idPrefix: string;
   readonly orchestrators: readonly string[];
+  /** TLS to the orchestrators' NATS, as a compute node's (Compute.TLS.*). */
+  readonly tls?: NatsClientTls;
   readonly token: string;
   readonly heartbeatMs: number;
   readonly jitterMs: number;
@@ -178,6 +181,7 @@ export class VirtualFleet {
     const agent = new ComputeAgent({
       nodeId,
       orchestrators: this.options.orchestrators,
+      ...(this.options.tls === undefined ? {} : { tls: this.options.tls }),
       token: this.options.token,
       labels: {},
       dataDir: this.dataDir,

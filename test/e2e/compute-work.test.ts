@@ -77,6 +77,7 @@ beforeAll(async () => {
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),
+    "Orchestrator.NATS.TLS.Disable": true, // TLS is not under test here (test/e2e/nats-tls.test.ts)
   };
   // The reports go to this test's recording port, not to the orchestrator's execution actors.
   orchestrator = await startOrchestrator(config, silentLogger, { takeExecutionReports: false });

@@ -45,8 +45,11 @@ function readmeJobStep(): string {
 describe("shoal devstack and the README's container job", { timeout: 150_000 }, () => {
   it("says the engine answers and the tour image is there; the README's curl job completes with its output", async () => {
     const dataDir = tempDir("shoal-e2e-devstack-");
-    // As the README runs it: HTTPS with the generated CA.
-    const { p, apiPort } = await devstack(dataDir, { SHOAL_API_TLS_DISABLE: "false" });
+    // As the README runs it: HTTPS, and NATS over TLS, with the generated CA (the compute node finds it).
+    const { p, apiPort } = await devstack(dataDir, {
+      SHOAL_API_TLS_DISABLE: "false",
+      SHOAL_ORCHESTRATOR_NATS_TLS_DISABLE: "false",
+    });
     expect(p.stdout).toContain("the tour image shoal-test/busybox:1 is there");
     expect(p.stdout).toContain("/api/v1/orchestrator/jobs -d ");
     const caFile = apiCaPath(join(dataDir, "devstack"));

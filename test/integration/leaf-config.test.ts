@@ -51,6 +51,7 @@ beforeAll(async () => {
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
     "API.TLS.Disable": true, // TLS is not under test here
+    "Orchestrator.NATS.TLS.Disable": true,
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),
@@ -85,7 +86,7 @@ describe("shoal leaf config", () => {
       code: 0,
       stdout: expect.stringContaining(`Start it: nats-server -c ${elsewhere}/leaf.conf`),
     });
-    expect(written.stdout).toContain(`copy the three files there`);
+    expect(written.stdout).toContain(`copy the files there`);
     const text = readFileSync(join(out, "leaf.conf"), "utf8");
     expect(text).not.toContain(out);
     const conf = JSON.parse(text) as { pid_file: string; leafnodes: { remotes: { credentials: string }[] } };

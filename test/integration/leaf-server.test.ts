@@ -80,6 +80,7 @@ beforeAll(async () => {
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
     "API.TLS.Disable": true, // TLS is not under test here
+    "Orchestrator.NATS.TLS.Disable": true,
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),

@@ -160,6 +160,7 @@ beforeAll(async () => {
     NodeID: "node-0",
     "API.Host": "127.0.0.1",
     "API.TLS.Disable": true, // TLS is not under test here
+    "Orchestrator.NATS.TLS.Disable": true,
     "API.Port": 0,
     "API.Auth.Users": USERS,
     "Orchestrator.Host": "127.0.0.1",

@@ -3,7 +3,12 @@
  * the soak reads it with fetch, and the API's TLS is tested elsewhere (test/e2e/api-tls.test.ts).
  */
 export function childEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SHOAL_API_TLS_DISABLE: "true", ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SHOAL_API_TLS_DISABLE: "true",
+    SHOAL_ORCHESTRATOR_NATS_TLS_DISABLE: "true",
+    ...extra,
+  };
   delete env.NODE_OPTIONS;
   return env;
 }

@@ -17,6 +17,7 @@ export async function ownNatsOrchestratorConfig(
     "API.Host": "127.0.0.1",
     // Plain HTTP: these tests fetch the API in-process; TLS has its own tests (test/e2e/api-tls.test.ts).
     "API.TLS.Disable": true,
+    "Orchestrator.NATS.TLS.Disable": true,
     "API.Port": 0,
     "Orchestrator.Host": "127.0.0.1",
     "Orchestrator.Port": await freePort(),

@@ -6,11 +6,13 @@ export const SHOAL_BIN = join(import.meta.dirname, "../../bin/shoal");
 /**
  * The environment of a `bin/shoal` a test starts: plain HTTP unless `env` says otherwise (`serve` and the CLI alike
  * read SHOAL_API_TLS_DISABLE), as the tests fetch the API themselves; the API's TLS is tested with
- * SHOAL_API_TLS_DISABLE=false (test/e2e/api-tls.test.ts).
+ * SHOAL_API_TLS_DISABLE=false (test/e2e/api-tls.test.ts). Plain NATS too, as the tests' own NATS clients trust no
+ * CA; NATS's TLS is tested with SHOAL_ORCHESTRATOR_NATS_TLS_DISABLE=false (test/e2e/nats-tls.test.ts).
  */
 export const shoalEnv = (env: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => ({
   ...process.env,
   SHOAL_API_TLS_DISABLE: "true",
+  SHOAL_ORCHESTRATOR_NATS_TLS_DISABLE: "true",
   ...env,
 });
 

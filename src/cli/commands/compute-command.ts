@@ -18,6 +18,7 @@ import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { confinementFromConfig } from "../confinement-from-config.ts";
 import { UsageError } from "../usage-error.ts";
+import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
 
 export const COMPUTE_HELP = `Usage: shoal compute [--node-id ID] [--labels k=v,...] [options]
@@ -33,13 +34,16 @@ Options:
 ${CONFIG_HELP}
   -h, --help           show this help`;
 
+/** `localDataDirs`: the DataDirs of orchestrators on this machine, whose generated CA the node trusts for NATS. */
 export function computeAgentFromConfig(
   config: ShoalConfig,
   nodeId: string,
   logger: ReturnType<typeof createLogger>,
+  localDataDirs: readonly string[],
 ): ComputeAgent {
   const executor = dockerExecutorFromConfig(config, nodeId, logger);
   return new ComputeAgent({
+    tls: computeNatsTls(config, localDataDirs, logger),
     nodeId,
     orchestrators: config["Compute.Orchestrators"],
     token: config["Compute.Auth.Token"],
@@ -140,7 +144,12 @@ export async function computeCommand(args: string[]): Promise<number> {
   // Released however this ends: a bad identity, a refused join or a signal.
   try {
     const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir);
-    const agent = computeAgentFromConfig({ ...config, DataDir: dataDir }, nodeId, logger.child({ nodeId }));
+    const agent = computeAgentFromConfig(
+      { ...config, DataDir: dataDir },
+      nodeId,
+      logger.child({ nodeId }),
+      localOrchestratorDirs(config),
+    );
     let interrupted = false;
     const signal = waitForSignal().then(() => {
       interrupted = true;

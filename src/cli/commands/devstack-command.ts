@@ -55,6 +55,7 @@ export async function devstackCommand(args: string[]): Promise<number> {
       { ...computeConfig, DataDir: join(config.DataDir, "compute", nodeId) },
       nodeId,
       logger.child({ node: nodeId }),
+      [config.DataDir],
     );
     await agent.start();
     agents.push(agent);

@@ -2,6 +2,7 @@ import { isIPv4, isIPv6 } from "node:net";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { currentNatsOperator } from "../../orchestrator/nats-credentials.ts";
+import { hubTlsForLeaves } from "../../orchestrator/nats-tls.ts";
 import { leafDirPath, writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
@@ -16,9 +17,10 @@ they stand now, revocations included. Start the leaf with: nats-server -c DIR/le
 (docs/operations.md, Leaf servers).
 
 Options:
-  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds (made 0700;
-                       a shared directory such as /tmp is refused)
-  --leaf-dir PATH      the absolute path the three files will have on the leaf's machine, which
+  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds and, when the
+                       hub serves TLS, its CA hub-ca.crt (made 0700; a shared directory such as /tmp
+                       is refused)
+  --leaf-dir PATH      the absolute path the files will have on the leaf's machine, which
                        leaf.conf names (default: DIR as given here)
   --hub URL            the orchestrator's leafnode URL as the leaf reaches it
                        (default nats-leaf://<Orchestrator.Host>:<Orchestrator.NATS.LeafNodes.Port>;
@@ -90,24 +92,34 @@ export async function leafCommand(args: string[]): Promise<number> {
   }
   const host = config["Orchestrator.Host"];
   const hub = values.hub ?? `nats-leaf://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const hubTls = hubTlsForLeaves(config);
   const files = writeLeafServerConfig(operator, {
     hub,
     listen,
     dir: values.out,
+    ...(hubTls === undefined ? {} : { hubTls }),
     ...(leafDir ? { leafDir } : {}),
     ...(values.name ? { serverName: values.name } : {}),
   });
   const dir = dirname(files.configFile);
+  const written = [files.shoalCreds, files.systemCreds, ...(files.hubCa === undefined ? [] : [files.hubCa])];
   console.log(
     [
-      `Wrote ${files.configFile} (with ${files.shoalCreds} and ${files.systemCreds}).`,
+      `Wrote ${files.configFile} (with ${written.join(", ")}).`,
+      ...(hubTls === undefined
+        ? []
+        : [
+            `The leaf speaks TLS to the hub, trusting ${files.hubCa ?? "its machine's CAs"}; ` +
+              "the hub's certificate must cover the host in --hub.",
+          ]),
       ...(files.dirModeWas === undefined
         ? []
         : [`${dir} was ${files.dirModeWas.toString(8).padStart(4, "0")}: made 0700 (it holds secrets).`]),
       ...(leafDir === undefined || leafDir === dir
         ? []
         : [
-            `leaf.conf names ${leafDir}: copy the three files there on the leaf's machine (a 0700 directory, the files 0600).`,
+            `leaf.conf names ${leafDir}: copy the files there on the leaf's machine ` +
+              "(a 0700 directory, the files 0600).",
           ]),
       `Hub: ${hub}; compute nodes connect to this leaf at ${listen} (Compute.Orchestrators=nats://<this host>:${listen.split(":").pop()}).`,
       `Start it: nats-server -c ${files.leafConfigFile}`,

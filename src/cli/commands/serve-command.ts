@@ -57,10 +57,16 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
     "Compute nodes join with the join token (only once; they then log in with their own key):",
     `  SHOAL_COMPUTE_AUTH_TOKEN=${token} shoal compute -c Compute.Orchestrators=${redactUrl(orchestrator.natsUrl)}`,
   ];
+  if (orchestrator.natsCaFile)
+    lines.push(
+      `  (NATS speaks TLS: nodes run with this DataDir trust ${orchestrator.natsCaFile}; give others a copy of it`,
+      "   with -c Compute.TLS.CACert=<file>)",
+    );
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>)`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>` +
+        `${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""})`,
     );
   }
   return lines.join("\n");
@@ -73,7 +79,8 @@ export function apiCaLine(file: string, indent: string): string {
 
 /**
  * SIGHUP serves the API's certificate as its files are now: replaced API.TLS.CertFile/KeyFile, or the generated one
- * renewed. A file that cannot be used is logged and the certificate in use stays.
+ * renewed. A file that cannot be used is logged and the certificate in use stays. The embedded nats-server reads its
+ * certificate files again too (nats-server keeps its old configuration when the new one does not load).
  */
 export function reloadTlsOnHangUp(orchestrator: RunningOrchestrator, logger: Logger): void {
   process.on("SIGHUP", () => {
@@ -82,6 +89,12 @@ export function reloadTlsOnHangUp(orchestrator: RunningOrchestrator, logger: Log
       else logger.info("SIGHUP: the API serves plain HTTP (API.TLS.Disable); nothing to reload");
     } catch (e) {
       logger.error({ err: (e as Error).message }, "SIGHUP: the API's certificate was not reloaded; the old one stays");
+    }
+    try {
+      if (orchestrator.reloadNatsTls())
+        logger.info("SIGHUP: the embedded nats-server serves its certificate files as they are now");
+    } catch (e) {
+      logger.error({ err: (e as Error).message }, "SIGHUP: the NATS certificate was not renewed; the old one stays");
     }
   });
 }

@@ -9,6 +9,7 @@ import { FLEET_SPARE_FILES, openFileLimit } from "../../sim/open-file-limit.ts";
 import { Simulation, type SimulationOptions } from "../../sim/simulation.ts";
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
+import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
 
 export const SIM_HELP = `Usage: shoal sim --nodes N [options]
@@ -175,6 +176,7 @@ export async function simCommand(args: string[]): Promise<number> {
   const sim = Simulation.start({
     ...settings,
     orchestrators,
+    tls: computeNatsTls({ ...config, "Compute.Orchestrators": orchestrators }, localOrchestratorDirs(config), logger),
     token,
     infoUpdateMs: config["Compute.Heartbeat.InfoUpdateInterval"],
     resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],

@@ -112,17 +112,33 @@ function unfit(server: Pair, ca: Pair, names: readonly string[], now: Date): str
   return missing.length > 0 ? `it does not cover ${missing.join(", ")}` : undefined;
 }
 
+/** A server certificate the generated CA signs: its files' base name under the directory, and its common name. */
+export interface GeneratedServer {
+  /** `api` (api.crt, api.key) or `nats` (nats.crt, nats.key). */
+  readonly file: string;
+  readonly commonName: string;
+  /** The address the server is told to listen on (API.Host, Orchestrator.Host): covered when it names one. */
+  readonly host: string;
+}
+
+export interface GeneratedServerTls extends GeneratedApiTls {
+  /** The server certificate's and key's files (nats-server reads files, not PEM). */
+  readonly certPath: string;
+  readonly keyPath: string;
+}
+
 /**
- * The API's generated TLS material under `<DataDir>/credentials/tls`, kept across restarts (as k3s does): a CA
- * (10 years), created once and never replaced behind the operator's back, and a server certificate it signs (1 year)
- * for this machine's names and API.Host, issued again at start when it nears its end or no longer covers them.
+ * TLS material generated under `<DataDir>/credentials/tls`, kept across restarts (as k3s does): one CA (10 years),
+ * created once and never replaced behind the operator's back, and a server certificate it signs (1 year) for this
+ * machine's names and the server's host, issued again at start when it nears its end or no longer covers them. The
+ * API and the embedded nats-server each have their own certificate from the one CA, so clients trust one file.
  */
-export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date): GeneratedApiTls {
+export function loadOrCreateServerTls(dataDir: string, which: GeneratedServer, now: Date): GeneratedServerTls {
   const dir = apiTlsDir(dataDir);
   const caPath = apiCaPath(dataDir);
   const caKeyPath = join(dir, "ca.key");
-  const certPath = join(dir, "api.crt");
-  const keyPath = join(dir, "api.key");
+  const certPath = join(dir, `${which.file}.crt`);
+  const keyPath = join(dir, `${which.file}.key`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   let ca: Pair | undefined;
@@ -141,11 +157,11 @@ export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date):
   const caEnd = new Date(ca.certificate.validTo);
   if (caEnd.getTime() <= now.getTime()) {
     throw new GeneratedTlsError(
-      `the API's CA ${caPath} ended on ${caEnd.toISOString()}; remove ${dir} to generate a new one ` +
+      `the generated CA ${caPath} ended on ${caEnd.toISOString()}; remove ${dir} to generate a new one ` +
         `(clients must then trust the new ${caPath})`,
     );
   }
-  const names = serverNames(apiHost);
+  const names = serverNames(which.host);
   // The server's pair is no trust anchor: whatever is wrong with it, a new one signed by the CA replaces it.
   let kept: Pair | undefined;
   let reason: string | undefined;
@@ -156,11 +172,13 @@ export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date):
     reason = (e as Error).message;
   }
   const server =
-    reason === undefined && kept !== undefined ? kept : newPair("Shoal API", now, SERVER_VALIDITY, ca, names);
+    reason === undefined && kept !== undefined ? kept : newPair(which.commonName, now, SERVER_VALIDITY, ca, names);
   if (reason !== undefined) writePair(server, certPath, keyPath);
   return {
     cert: `${server.certPem}${ca.certPem}`,
     key: server.keyPem,
+    certPath,
+    keyPath,
     caPath,
     caFingerprint: ca.certificate.fingerprint256,
     caCreated,
@@ -168,3 +186,11 @@ export function loadOrCreateApiTls(dataDir: string, apiHost: string, now: Date):
     caExpiresSoon: caEnd.getTime() - now.getTime() < CA_WARN_BEFORE ? caEnd.toISOString() : undefined,
   };
 }
+
+/** The API's server certificate (api.crt) from the generated CA. */
+export const loadOrCreateApiTls = (dataDir: string, apiHost: string, now: Date): GeneratedApiTls =>
+  loadOrCreateServerTls(dataDir, { file: "api", commonName: "Shoal API", host: apiHost }, now);
+
+/** The embedded nats-server's certificate (nats.crt) from the same CA, for Orchestrator.Host. */
+export const loadOrCreateNatsTls = (dataDir: string, natsHost: string, now: Date): GeneratedServerTls =>
+  loadOrCreateServerTls(dataDir, { file: "nats", commonName: "Shoal NATS", host: natsHost }, now);

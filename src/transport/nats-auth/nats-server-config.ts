@@ -8,6 +8,8 @@ export interface NatsServerSettings {
   readonly maxFileStoreBytes: number;
   /** Accept leaf servers on this port of `host` (0 or absent: none). */
   readonly leafNodePort?: number;
+  /** Serve TLS with this certificate (and any intermediates) and key, on the client and leaf ports; absent: plain. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 /**
@@ -17,6 +19,12 @@ export interface NatsServerSettings {
  */
 export const LOGIN_TIMEOUT_SECONDS = 10;
 
+/**
+ * Seconds a client has for its TLS handshake (nats-server's default: 2). A fleet reconnecting at once queues its
+ * handshakes as it queues its logins, so it gets the same time.
+ */
+const TLS_TIMEOUT_SECONDS = LOGIN_TIMEOUT_SECONDS;
+
 const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`;
 
 /**
@@ -25,6 +33,10 @@ const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${hos
  * serverConfig): operator mode, no users at all.
  */
 export function operatorModeServerConfig(settings: NatsServerSettings, auth: Record<string, unknown>): string {
+  const tls =
+    settings.tls === undefined
+      ? undefined
+      : { cert_file: settings.tls.certFile, key_file: settings.tls.keyFile, timeout: TLS_TIMEOUT_SECONDS };
   return JSON.stringify(
     {
       server_name: settings.serverName,
@@ -35,7 +47,10 @@ export function operatorModeServerConfig(settings: NatsServerSettings, auth: Rec
         max_file_store: settings.maxFileStoreBytes,
         max_memory_store: 64 * 1024 * 1024,
       },
-      ...(settings.leafNodePort ? { leafnodes: { listen: hostPort(settings.host, settings.leafNodePort) } } : {}),
+      ...(tls ? { tls } : {}),
+      ...(settings.leafNodePort
+        ? { leafnodes: { listen: hostPort(settings.host, settings.leafNodePort), ...(tls ? { tls } : {}) } }
+        : {}),
       // Only the login deadline: operator mode admits no users here (the operator's JWTs do).
       authorization: { timeout: LOGIN_TIMEOUT_SECONDS },
       ...auth,

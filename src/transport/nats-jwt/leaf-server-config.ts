@@ -19,6 +19,11 @@ export interface LeafServerOptions {
    */
   readonly leafDir?: string;
   readonly serverName?: string;
+  /**
+   * The hub serves TLS on its leafnode port: the leaf's remotes speak TLS, trusting `caPem` (written beside the
+   * credentials as hub-ca.crt) or, without it, the leaf machine's system CAs.
+   */
+  readonly hubTls?: { readonly caPem?: string };
 }
 
 export interface LeafServerFiles {
@@ -27,11 +32,18 @@ export interface LeafServerFiles {
   readonly systemCreds: string;
   /** leaf.conf's path on the leaf's machine (under leafDir). */
   readonly leafConfigFile: string;
+  /** The hub's CA, when leaf.conf names one. */
+  readonly hubCa?: string;
   /** `dir`'s mode before it was made 0700, if it existed with another. */
   readonly dirModeWas?: number;
 }
 
-const FILES = { configFile: "leaf.conf", shoalCreds: "leaf-shoal.creds", systemCreds: "leaf-system.creds" } as const;
+const FILES = {
+  configFile: "leaf.conf",
+  shoalCreds: "leaf-shoal.creds",
+  systemCreds: "leaf-system.creds",
+  hubCa: "hub-ca.crt",
+} as const;
 
 /**
  * A ready-to-run leaf nats-server: Shoal's operator and the accounts' JWTs as they stand now
@@ -52,6 +64,9 @@ export function writeLeafServerConfig(operator: NatsOperator, options: LeafServe
   const there = (name: string) => posix.join(leafDir, name);
   writeFileAtomic(here(FILES.shoalCreds), credsFileText(logins.shoal, shoalKey.seed), 0o600);
   writeFileAtomic(here(FILES.systemCreds), credsFileText(logins.system, systemKey.seed), 0o600);
+  const caPem = options.hubTls?.caPem;
+  if (caPem !== undefined) writeFileAtomic(here(FILES.hubCa), caPem, 0o644);
+  const tls = options.hubTls === undefined ? {} : { tls: caPem === undefined ? {} : { ca_file: there(FILES.hubCa) } };
   const config = {
     ...(options.serverName ? { server_name: options.serverName } : {}),
     listen: options.listen,
@@ -59,8 +74,8 @@ export function writeLeafServerConfig(operator: NatsOperator, options: LeafServe
     ...operator.serverConfig(),
     leafnodes: {
       remotes: [
-        { url: options.hub, credentials: there(FILES.shoalCreds), account: operator.account },
-        { url: options.hub, credentials: there(FILES.systemCreds), account: operator.systemAccount },
+        { url: options.hub, credentials: there(FILES.shoalCreds), account: operator.account, ...tls },
+        { url: options.hub, credentials: there(FILES.systemCreds), account: operator.systemAccount, ...tls },
       ],
     },
   };
@@ -70,6 +85,7 @@ export function writeLeafServerConfig(operator: NatsOperator, options: LeafServe
     shoalCreds: here(FILES.shoalCreds),
     systemCreds: here(FILES.systemCreds),
     leafConfigFile: there(FILES.configFile),
+    ...(caPem === undefined ? {} : { hubCa: here(FILES.hubCa) }),
     ...(dirModeWas === undefined ? {} : { dirModeWas }),
   };
 }

@@ -7,6 +7,7 @@ import { apiCaPath, apiTlsDir } from "../../../../src/security/tls/api-ca-path.t
 import {
   GeneratedTlsError,
   loadOrCreateApiTls,
+  loadOrCreateNatsTls,
   SERVER_RENEW_BEFORE,
 } from "../../../../src/security/tls/generated-api-tls.ts";
 import { tempDir } from "../../../support/fixtures.ts";
@@ -60,7 +61,9 @@ describe("the API's generated TLS material", () => {
     const dataDir = tempDir();
     loadOrCreateApiTls(dataDir, "127.0.0.1", NOW);
     expect(() => loadOrCreateApiTls(dataDir, "127.0.0.1", later(11 * 365))).toThrow(
-      new RegExp(`the API's CA ${apiCaPath(dataDir)} ended on .*; remove ${apiTlsDir(dataDir)} to generate a new one`),
+      new RegExp(
+        `the generated CA ${apiCaPath(dataDir)} ended on .*; remove ${apiTlsDir(dataDir)} to generate a new one`,
+      ),
     );
     expect(loadOrCreateApiTls(dataDir, "127.0.0.1", later(10 * 365 - 30)).caExpiresSoon).toBeDefined();
 
@@ -92,5 +95,26 @@ describe("the API's generated TLS material", () => {
     writeFileSync(join(apiTlsDir(dataDir), "api.crt"), "not a certificate");
     expect(loadOrCreateApiTls(dataDir, "127.0.0.1", NOW).serverIssued).toMatch(/^cannot use .*api\.crt/);
     expect(served(loadOrCreateApiTls(dataDir, "127.0.0.1", NOW).cert).checkIP("127.0.0.1")).toBe("127.0.0.1");
+  });
+
+  it("signs the embedded nats-server's own certificate with the same CA, in files of its own", () => {
+    const dataDir = tempDir();
+    const api = loadOrCreateApiTls(dataDir, "0.0.0.0", NOW);
+    const nats = loadOrCreateNatsTls(dataDir, "nats.example", NOW);
+    expect(nats.caCreated).toBe(false);
+    expect(nats.caFingerprint).toBe(api.caFingerprint);
+    expect([nats.certPath, nats.keyPath]).toEqual([
+      join(apiTlsDir(dataDir), "nats.crt"),
+      join(apiTlsDir(dataDir), "nats.key"),
+    ]);
+    const ca = new X509Certificate(readFileSync(nats.caPath));
+    const server = new X509Certificate(readFileSync(nats.certPath));
+    expect(server.checkIssued(ca) && server.verify(ca.publicKey)).toBe(true);
+    expect(server.checkHost("nats.example")).toBe("nats.example");
+    expect(server.subject).toContain("CN=Shoal NATS");
+    expect(statSync(nats.keyPath).mode & 0o777).toBe(0o600);
+    // The API's certificate is untouched: each server renews its own.
+    expect(serverFile(dataDir)).toBe(api.cert.slice(0, api.cert.indexOf("-----END CERTIFICATE-----") + 26));
+    expect(loadOrCreateNatsTls(dataDir, "nats.example", later(1)).serverIssued).toBeUndefined();
   });
 });
