@@ -136,6 +136,8 @@ export class NodeManager {
   private readonly healthDeadlines: DeadlineKind;
   private readonly stall: StallWatch | undefined;
   private stopped = false;
+  /** False once stopping: no health change is judged any more (stopJudging). */
+  private judging = true;
   /** Whether the nodes can reach us: silence while they cannot is ours, not theirs. */
   private readonly listening: Listening;
   private readonly admission: RegistrationAdmission;
@@ -332,7 +334,7 @@ export class NodeManager {
   private async onDeadline(nodeId: string): Promise<void> {
     if (this.stopped) return;
     // Nothing is written while the nodes cannot reach us: listening again re-arms every node.
-    if (this.writesHeld) return;
+    if (this.writesHeld || !this.judging) return;
     // Another orchestrator owns the node's partition: it writes the change. Taking the partition re-arms it (armWhere).
     if (!this.ownership.owns(nodeId)) return;
     // Timers due during a stall of our own run before the heartbeats queued meanwhile: look first.
@@ -815,6 +817,14 @@ export class NodeManager {
       resources: this.liveness.resources(slot),
       resourcesVersion: this.liveness.reportVersion(slot),
     };
+  }
+
+  /**
+   * No node's health is changed from now on (a stop: the compute protocol is about to stop, so heartbeats no longer
+   * arrive, and silence would be this orchestrator's own). Operators' and nodes' commands still run until stop().
+   */
+  stopJudging(): void {
+    this.judging = false;
   }
 
   stop(): void {

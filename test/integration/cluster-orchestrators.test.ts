@@ -43,7 +43,8 @@ const clusterConfig = (nodeId: string) =>
     "Orchestrator.Cluster.Partitions": PARTITIONS,
     "Orchestrator.Cluster.Replicas": 1,
     "Orchestrator.Auth.Token": "join-me",
-    "Orchestrator.NodeManager.DisconnectTimeout": 1_500,
+    // Long enough that a loaded machine's pauses (the agents share this process) are not read as silence.
+    "Orchestrator.NodeManager.DisconnectTimeout": 4_000,
     "Orchestrator.NodeManager.UnknownTimeout": 60_000,
   });
 
@@ -129,7 +130,7 @@ describe("several orchestrators", () => {
     // A node of A's goes silent: A alone writes it UNHEALTHY, recording its partition and epoch.
     const silentOfA = ofA[0] as string;
     await agents.get(silentOfA)?.stop();
-    await waitFor(async () => (await healthEvents(silentOfA)).length > 0, 10_000);
+    await waitFor(async () => (await healthEvents(silentOfA)).length > 0, 15_000);
     const before = await healthEvents(silentOfA);
     expect(before.map((e) => e.type)).toEqual(["NodeBecameUnhealthy"]);
     const firstLease = leaseOf(before[0]);
@@ -141,7 +142,7 @@ describe("several orchestrators", () => {
     await waitFor(async () => (await owners(kv)).every((o) => o === "orch-b"), 5_000);
     const silentOfB = ofA[1] ?? (ofB[0] as string);
     await agents.get(silentOfB)?.stop();
-    await waitFor(async () => (await healthEvents(silentOfB)).length > 0, 10_000);
+    await waitFor(async () => (await healthEvents(silentOfB)).length > 0, 15_000);
     const [changed] = await healthEvents(silentOfB);
     expect(changed?.type).toBe("NodeBecameUnhealthy");
     const lease = leaseOf(changed);

@@ -68,6 +68,19 @@ async function types(store: SqliteEventStore, nodeId: string): Promise<string[]>
 }
 
 describe("NodeManager health", () => {
+  it("judges no node once it stops hearing them (a stop): silence then is the orchestrator's own", async () => {
+    const { manager, clock, store } = setup();
+    await recoverNodes(manager, store);
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await clock.advance(30 * S);
+    manager.stopJudging();
+    await clock.advance(10 * M);
+    expect(await types(store, "n1")).toEqual(["NodeRegistered"]);
+    // An operator's command still runs while the rest of the stop goes on.
+    await manager.operatorAction({ action: "cordon" }, "n1", opCtx("maintenance"));
+    expect(await types(store, "n1")).toEqual(["NodeRegistered", "NodeCordoned"]);
+  });
+
   it("marks a silent node UNHEALTHY after DisconnectTimeout and UNKNOWN after UnknownTimeout, one event each", async () => {
     const { manager, clock, store } = setup();
     await recoverNodes(manager, store);

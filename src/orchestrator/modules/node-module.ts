@@ -236,7 +236,11 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
       protocol.start();
       stops.add({
         name: "stopping the compute protocol",
-        run: () => protocol.stop(),
+        run: () => {
+          // From here on this orchestrator hears no heartbeat: silence is no longer the nodes'.
+          manager.stopJudging();
+          return protocol.stop();
+        },
         timeoutMs: NATS_DRAIN_TIMEOUT_MS,
       });
     },
