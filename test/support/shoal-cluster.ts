@@ -232,11 +232,18 @@ export class ShoalCluster {
     return info.cluster?.leader;
   }
 
-  /** Writes each orchestrator's log (all its starts) to `<dir>/<NodeID>.log`, to read after a failed run. */
-  saveLogs(dir: string): void {
+  /**
+   * Writes each orchestrator's log (all its starts) to `<dir>/<NodeID>.log` and the stored events to
+   * `<dir>/events.jsonl`, to read after a failed run.
+   */
+  async saveLogs(dir: string): Promise<void> {
     mkdirSync(dir, { recursive: true });
     for (const o of this.orchestrators)
       writeFileSync(join(dir, `${o.nodeId}.log`), o.processes.map((p) => p.stderr).join("\n"));
+    const events = await this.events();
+    const line = (e: RecordedEvent) =>
+      JSON.stringify({ position: e.position, stream: e.stream, type: e.type, data: e.data, metadata: e.metadata });
+    writeFileSync(join(dir, "events.jsonl"), events.map(line).join("\n"));
   }
 
   async stop(): Promise<void> {
