@@ -21,6 +21,12 @@ export interface EntityRegistryOptions {
    * deadline fires at its instant like any other.
    */
   readonly listening?: Listening;
+  /**
+   * Whether this orchestrator acts on the kind's deadlines now (among several, the one running its duty). A deadline
+   * that comes while it does not is dropped: the duty's next holder arms every deadline from its read model.
+   * Absent: always.
+   */
+  readonly firesDeadlines?: () => boolean;
 }
 
 /**
@@ -121,6 +127,10 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   private async fire(id: string, deadline: Deadline<Command>): Promise<void> {
     if (this.stopped) return;
     const { name, at, command } = deadline;
+    if (this.options.firesDeadlines?.() === false) {
+      this.armed.get(id)?.delete(name);
+      return;
+    }
     if (deadline.listenMs !== undefined) {
       // Not listening for long enough (the transport went down since it was armed): held or moved, not fired.
       const due = this.fireAt(deadline);
@@ -265,6 +275,22 @@ export class EntityRegistry<State, Command, Event, Refusal> {
 
   get loaded(): number {
     return this.loadedCount;
+  }
+
+  /**
+   * Drops the idle resident actors `which` picks (a partition another orchestrator now owns: what this one holds of
+   * them would only go stale). One with a command under way stays; its next conflict brings it up to date.
+   */
+  dropWhere(which: (id: string) => boolean): number {
+    let dropped = 0;
+    for (const [id, actor] of this.resident) {
+      if (!actor.idle || !which(id)) continue;
+      this.justLoaded.delete(actor);
+      this.resident.delete(id);
+      dropped++;
+    }
+    this.passivatedCount += dropped;
+    return dropped;
   }
 
   /** Drops idle actors: those unused for idleMs, then the longest idle beyond maxResident. */

@@ -38,6 +38,8 @@ export interface JobControlOptions {
   readonly maxResident?: number;
   /** Since when the orchestrator hears its nodes: an execution's answer bound counts only that time. */
   readonly listening?: Listening;
+  /** Whether jobs' and executions' deadlines fire here now (among several orchestrators: the jobs duty's holder). */
+  readonly firesDeadlines?: () => boolean;
 }
 
 const NOTHING: JobTypeDefaults = { Priority: 0, Task: { Resources: {}, Timeouts: {} } };
@@ -80,6 +82,7 @@ export class JobControl {
       idleMs: options.idleMs ?? 300_000,
       maxResident: options.maxResident ?? 10_000,
       ...(options.listening ? { listening: options.listening } : {}),
+      ...(options.firesDeadlines ? { firesDeadlines: options.firesDeadlines } : {}),
     };
     this.jobs = new EntityRegistry(jobKind, env, { ...registry, logger: options.logger.child({ entity: "job" }) });
     this.executions = new EntityRegistry(executionKind, env, {

@@ -167,10 +167,12 @@ export class NodeManager {
 
   constructor(private readonly options: NodeManagerOptions) {
     this.deadlines = options.deadlines ?? new DeadlineScheduler(options.clock);
-    this.admission = new RegistrationAdmission(options.registrationLimits ?? NO_REGISTRATION_LIMITS, options.clock, {
-      logger: options.logger,
-      deadlines: this.deadlines,
-    });
+    this.admission = new RegistrationAdmission(
+      options.registrationLimits ?? NO_REGISTRATION_LIMITS,
+      options.clock,
+      { logger: options.logger, deadlines: this.deadlines },
+      () => this.ownership.share?.() ?? 1,
+    );
     this.listening = options.listening ?? Listening.begun(options.clock);
     this.listening.onResume((why) => this.forgiveSilence(why));
     this.listening.onPause((reason) =>
@@ -235,8 +237,12 @@ export class NodeManager {
     return armed;
   }
 
-  /** Drops the health deadlines of the nodes `which` picks (a partition lost: its new owner arms them). */
+  /**
+   * Drops the health deadlines and idle actors of the nodes `which` picks (a partition lost: its new owner arms them
+   * and has their latest state).
+   */
   disarmWhere(which: (nodeId: string) => boolean): number {
+    this.actors.dropWhere(which);
     let dropped = 0;
     for (const nodeId of this.liveness.nodeIds()) {
       if (!which(nodeId)) continue;

@@ -17,7 +17,6 @@ import {
   JOIN_SUBSCRIPTION,
   ORCHESTRATOR_QUEUE,
   ORCHESTRATOR_SUBSCRIPTIONS,
-  computeSubject,
   heartbeatNodeId,
   heartbeatRefusedSubject,
   isHeartbeatSubjectOf,
@@ -51,9 +50,10 @@ export interface NodeProtocolOptions {
   /** How often one node may be sent a heartbeat refusal (default HEARTBEAT_REFUSAL_INTERVAL_MS). */
   readonly heartbeatRefusalIntervalMs?: number;
   /**
-   * Among several orchestrators: every one hears every heartbeat (not one of the queue group), so each liveness table
-   * is complete and a partition's new owner needs no grace; only the node's owner refuses one, so a node is not sent a
-   * refusal by each. Absent: one orchestrator, which takes them all.
+   * Among several orchestrators: every one hears every message (no queue group). Heartbeats are recorded by all, so
+   * each liveness table is complete and a partition's new owner needs no grace; a node's requests (join, info,
+   * resources) are answered by its partition's owner alone, so a node's writes all go through the one orchestrator
+   * that has its latest state, and a refused heartbeat is refused once. Absent: one orchestrator, which takes all.
    */
   readonly cluster?: { readonly owns: (nodeId: string) => boolean };
 }
@@ -82,12 +82,11 @@ export class NodeProtocolHandler {
   }
 
   start(): void {
-    const everyHeartbeat = this.options.cluster !== undefined;
+    const cluster = this.options.cluster;
     for (const subject of [JOIN_SUBSCRIPTION, ...ORCHESTRATOR_SUBSCRIPTIONS]) {
-      const shared = !(everyHeartbeat && subject === computeSubject("*", "heartbeat"));
       this.subscriptions.push(
         this.nc.subscribe(subject, {
-          ...(shared ? { queue: ORCHESTRATOR_QUEUE } : {}),
+          ...(cluster ? {} : { queue: ORCHESTRATOR_QUEUE }),
           callback: (err, msg) => {
             if (err) {
               this.options.logger.error({ err }, "compute protocol subscription error");
@@ -96,7 +95,7 @@ export class NodeProtocolHandler {
             if (this.agentHeartbeat(msg)) return;
             const heartbeatOf = heartbeatNodeId(msg.subject);
             if (heartbeatOf !== undefined) this.heartbeat(heartbeatOf, msg);
-            else this.track(this.handle(msg));
+            else if (!cluster || this.ownsRequest(cluster, msg.subject)) this.track(this.handle(msg));
           },
         }),
       );
@@ -155,6 +154,15 @@ export class NodeProtocolHandler {
       ...(jwt === undefined ? {} : { UserJWT: jwt }),
       ...this.reconnectSpread(),
     };
+  }
+
+  /**
+   * Whether this orchestrator answers the request: the owner of the node's partition. A subject naming no node is
+   * answered by every orchestrator (it is refused as malformed by each, which costs nothing).
+   */
+  private ownsRequest(cluster: { readonly owns: (nodeId: string) => boolean }, subject: string): boolean {
+    const nodeId = parseJoinSubject(subject) ?? parseComputeSubject(subject)?.nodeId;
+    return nodeId === undefined || cluster.owns(nodeId);
   }
 
   private track(work: Promise<void>): void {

@@ -49,6 +49,11 @@ export class RegistrationAdmission {
     private readonly limits: RegistrationLimits,
     private readonly clock: { now(): number },
     private readonly log?: AdmissionLog,
+    /**
+     * This orchestrator's share of the cluster's registrations (its partitions over all of them): it admits that
+     * share of the rate and burst, so the limits hold for the cluster as a whole. 1 for a sole orchestrator.
+     */
+    private readonly share: () => number = () => 1,
   ) {
     this.bucket =
       limits.maxRegistrationsPerSecond > 0
@@ -63,7 +68,9 @@ export class RegistrationAdmission {
    * Call the returned function once the registration is stored or has failed.
    */
   admit(nodeId: string, manualApproval: boolean, countPending: () => number): () => void {
-    const take = this.bucket?.take();
+    const share = this.share();
+    // Owning nothing (between leases), it answers no node's requests anyway.
+    const take = this.bucket?.take(share > 0 ? 1 / share : Number.POSITIVE_INFINITY);
     if (take && !take.ok) {
       const seconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
       this.refused("rate");

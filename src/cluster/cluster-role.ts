@@ -52,6 +52,11 @@ export class ClusterRole implements EntityOwnership, OwnershipListener {
     return epoch === undefined ? undefined : { partition, epoch };
   }
 
+  share(): number {
+    if (this.partitions === undefined) return 1;
+    return (this.ownership?.partitionsHeld ?? 0) / this.partitions;
+  }
+
   /** The gate of a duty: all are made before the leases are first taken (the modules ask for theirs when built). */
   duty(name: string): DutyGate {
     let gate = this.gates.get(name);

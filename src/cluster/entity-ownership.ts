@@ -5,6 +5,8 @@ export interface EntityOwnership {
   owns(entityId: string): boolean;
   /** The lease to record on a write for the entity; undefined for a sole orchestrator, which holds none. */
   leaseOf(entityId: string): Lease | undefined;
+  /** The share of all entities this orchestrator owns now (0 to 1): what it takes of a cluster-wide limit. */
+  share?(): number;
 }
 
 /** One orchestrator: it owns every entity and needs no lease. */

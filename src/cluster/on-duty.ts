@@ -28,6 +28,8 @@ export function onDuty(processor: Processor, gate: DutyGate): Processor {
           waiting = undefined;
         }
         handledThrough = (await inner?.load(processor.name)) ?? 0;
+        // Another holder may have written meanwhile what the processor keeps of the store.
+        processor.restarted?.();
       }
       const first = batch[0];
       const rest = first && first.position > handledThrough ? batch : batch.filter((e) => e.position > handledThrough);

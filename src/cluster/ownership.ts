@@ -66,6 +66,13 @@ export class Ownership {
     return this.valid(partitionKey(partition))?.epoch;
   }
 
+  /** How many partitions this orchestrator may act for right now. */
+  get partitionsHeld(): number {
+    let held = 0;
+    for (const [key, entry] of this.held) if ("partition" in entry.owned && this.holds(key)) held++;
+    return held;
+  }
+
   ownsEntity(entityId: string): boolean {
     return this.ownsPartition(partitionOf(entityId, this.options.partitions));
   }

@@ -38,13 +38,17 @@ export class TokenBucket {
     this.milliTokens = Math.min(this.options.burst * MILLI, this.milliTokens + elapsed * this.options.ratePerSecond);
   }
 
-  /** Takes one token, or says how long until one will be there. */
-  take(): Take {
+  /**
+   * Takes `cost` tokens (one by default; never more than the burst, or it could never pass), or says how long until
+   * they will be there. A cost of 1/share makes the bucket pass `share` of its rate and burst.
+   */
+  take(cost = 1): Take {
     this.refill();
-    if (this.milliTokens >= MILLI) {
-      this.milliTokens -= MILLI;
+    const need = Math.round(Math.min(Math.max(cost, 0), this.options.burst) * MILLI);
+    if (this.milliTokens >= need) {
+      this.milliTokens -= need;
       return { ok: true };
     }
-    return { ok: false, retryAfterMs: Math.ceil((MILLI - this.milliTokens) / this.options.ratePerSecond) };
+    return { ok: false, retryAfterMs: Math.ceil((need - this.milliTokens) / this.options.ratePerSecond) };
   }
 }

@@ -23,6 +23,11 @@ export interface Processor {
    * failures. Its checkpoint, waitFor() and lag then follow these reports.
    */
   trackCompletion?(report: (position: number) => void): void;
+  /**
+   * Before the next batch, when the processor goes on from its stored checkpoint within this process (a duty taken
+   * back from another orchestrator): what it keeps in memory of the store may be stale, as at a start.
+   */
+  restarted?(): void;
   /** On stop, after the last handle(): finish what was accepted, if it can (bounded by the caller). */
   flush?(): Promise<void>;
 }

@@ -19,6 +19,7 @@ export function afterReadModel(
       await processor.handle(batch);
     },
     ...(processor.trackCompletion === undefined ? {} : { trackCompletion: (r) => processor.trackCompletion?.(r) }),
+    ...(processor.restarted === undefined ? {} : { restarted: () => processor.restarted?.() }),
     ...(processor.flush === undefined ? {} : { flush: () => processor.flush?.() ?? Promise.resolve() }),
   };
 }

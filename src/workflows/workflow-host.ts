@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { encodeWorkflowStep } from "../events/catalog/workflow-step-codec.ts";
 import type { WorkflowStep } from "../events/catalog/workflow-steps.ts";
-import type { CheckpointStore, EventStore, RecordedEvent } from "../events/store/event-store.ts";
+import type { CheckpointStore, EventStore, NewEvent, RecordedEvent } from "../events/store/event-store.ts";
 import type { EventEnvelope } from "../projections/event-envelope.ts";
 import type { Processor } from "../projections/processor.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
@@ -9,10 +9,14 @@ import { isTransientFailure } from "./transient-failure.ts";
 import { workflowActor } from "./workflow-actor.ts";
 import type { IssuedCommand, Workflow, WorkflowCommand, WorkflowHandler } from "./workflow.ts";
 import { type WorkflowInput, workflowInputOf } from "./workflow-input.ts";
+import { WorkflowStream } from "./workflow-stream.ts";
 
 export const WORKFLOW_CATEGORY = "workflow";
 /** The type of a step record; its schema is the catalog's (src/events/catalog/workflow-steps.ts). */
 export { WORKFLOW_STEP_EVENT, type WorkflowStep } from "../events/catalog/workflow-steps.ts";
+
+/** How many events of its stream the look for the steps stored reads at a time. */
+const FOUND_PAGE = 1_000;
 
 /** An input that calls for commands, and the commands. */
 interface Step {
@@ -24,9 +28,13 @@ interface Step {
  * Runs a workflow as a processor of the store. For every input event that calls for commands it
  * first appends one step to the workflow's own stream (`workflow-<name>`) — input, commands, their
  * ids, all derived from the input event's id — then hands the commands to their handlers, with
- * the input event as their cause. A restart replays from the checkpoint: the step's append is
- * recognised by its id and stores nothing, and the commands, being idempotent, change nothing.
- * An auditor reads in the workflow's stream why every automatic action happened.
+ * the input event as their cause. An auditor reads in the workflow's stream why every automatic action happened.
+ *
+ * Steps are appended with the stream's exact expected revision (WorkflowStream), never "any", and a step already
+ * stored is never appended again: a restart replays from the checkpoint, and the host's first batch looks up the steps
+ * stored after its first input (a step is always stored after its input), so a replayed step is found and not
+ * appended; a batch delivered again skips the steps this host appended meanwhile. The commands, being idempotent,
+ * change nothing the second time.
  *
  * Inputs with the same order key run strictly in batch order; with `concurrency` above 1, inputs of different keys run
  * at the same time, so their step records' appends are in flight together and share the store's group commit. Each
@@ -39,6 +47,13 @@ export class WorkflowHost implements Processor {
   private readonly concurrency: number;
   /** Inputs whose step finished (carried out, or its entity ended) in a batch that has not ended well yet. */
   private readonly doneSinceCheckpoint = new Set<string>();
+  /** Steps (by id) this host appended in a batch that has not ended well yet. */
+  private readonly recordedSinceCheckpoint = new Set<string>();
+  /** Steps found stored when a replay began, and the store position of the newest of them. */
+  private foundAtReplay: { readonly ids: Set<string>; readonly through: number } | undefined;
+  /** The position of the last batch's last event that ended well; undefined before the first. */
+  private handledThrough: number | undefined;
+  private readonly steps: WorkflowStream;
 
   constructor(
     private readonly workflow: Workflow,
@@ -60,9 +75,15 @@ export class WorkflowHost implements Processor {
        * always keep their order: a stream's later inputs in a batch join the group of its first.
        */
       readonly orderKey?: (input: WorkflowInput) => string;
+      /** The workflow's stream, when something else records there too (node reactions); else the host's own. */
+      readonly steps?: WorkflowStream;
     },
   ) {
     this.name = `workflow-${workflow.name}`;
+    const stream = `${WORKFLOW_CATEGORY}-${workflow.name}`;
+    if (options.steps !== undefined && options.steps.name !== stream)
+      throw new Error(`workflow ${workflow.name} records its steps in ${stream}, not ${options.steps.name}`);
+    this.steps = options.steps ?? new WorkflowStream(options.store, stream);
     const { concurrency = 1 } = options;
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new Error(
@@ -76,6 +97,10 @@ export class WorkflowHost implements Processor {
   }
 
   async handle(batch: readonly EventEnvelope[]): Promise<void> {
+    const first = batch[0]?.recorded.position;
+    // The first batch (a start replays from the checkpoint), or one that goes back (the same host fed again).
+    if (first !== undefined && (this.handledThrough === undefined || first <= this.handledThrough))
+      this.foundAtReplay = await this.storedSince(first - 1);
     if (this.concurrency === 1) {
       for (const envelope of batch) {
         // Entities' events only: the workflows' own steps are inputs of nobody.
@@ -87,6 +112,43 @@ export class WorkflowHost implements Processor {
     } else await this.runGroups(this.groupsOf(batch));
     // The whole batch is done: the checkpoint passes it, and nothing of it comes again.
     this.doneSinceCheckpoint.clear();
+    this.recordedSinceCheckpoint.clear();
+    const last = batch.at(-1)?.recorded.position;
+    if (last !== undefined) this.handledThrough = last;
+    // Every input whose step could be among those found is handled (each step is stored after its input).
+    if (last !== undefined && this.foundAtReplay !== undefined && last >= this.foundAtReplay.through)
+      this.foundAtReplay = undefined;
+  }
+
+  /**
+   * Taken back from another holder of its duty (who recorded steps meanwhile, some of them for inputs still to come
+   * here): as at a start, the next batch looks up the steps stored after it, and the stream's revision is read again.
+   */
+  restarted(): void {
+    this.handledThrough = undefined;
+    this.doneSinceCheckpoint.clear();
+    this.recordedSinceCheckpoint.clear();
+    this.steps.forgetRevision();
+  }
+
+  /** The ids of this workflow's stream's events stored after `after`, as of now, and the newest one's position. */
+  private async storedSince(after: number): Promise<{ ids: Set<string>; through: number }> {
+    const { store } = this.options;
+    const head = await store.headPosition();
+    const ids = new Set<string>();
+    let through = after;
+    for (let from = after; from < head;) {
+      const page = await store.readFiltered(
+        { streams: [this.steps.name] },
+        { after: from, through: head, maxCount: FOUND_PAGE },
+      );
+      for (const e of page.events) {
+        ids.add(e.id);
+        through = Math.max(through, e.position);
+      }
+      from = page.scannedThrough;
+    }
+    return { ids, through };
   }
 
   /**
@@ -172,7 +234,7 @@ export class WorkflowHost implements Processor {
       },
       deterministicId(name, recorded.id),
     );
-    await this.options.store.append(`${WORKFLOW_CATEGORY}-${name}`, [event], "any");
+    await this.record(event);
     for (const command of issued) {
       const handler = this.options.handlers[command.handler];
       if (!handler)
@@ -188,6 +250,14 @@ export class WorkflowHost implements Processor {
       { workflow: name, input: recorded.id, commands: issued.map((c) => `${c.type} ${c.entityId}`) },
       "workflow step",
     );
+  }
+
+  /** Appends the step unless it is stored already: found when the replay began, or appended in this batch before. */
+  private async record(step: NewEvent): Promise<void> {
+    const { id } = step;
+    if (this.recordedSinceCheckpoint.has(id) || this.foundAtReplay?.ids.has(id) === true) return;
+    await this.steps.append(step);
+    this.recordedSinceCheckpoint.add(id);
   }
 
   /**

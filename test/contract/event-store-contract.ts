@@ -164,6 +164,20 @@ export function eventStoreContract(
         ).toEqual(read.map((e) => e.id));
       });
 
+      it("knows a stream's revision, and acknowledges an append re-sent at its revision after others followed it", async () => {
+        const s = stream("revision");
+        expect(await store.streamRevision(s)).toBe(-1);
+        await store.append(s, [ev("One"), ev("Two")], "no_stream");
+        expect(await store.streamRevision(s)).toBe(1);
+        // A step whose acknowledgement was lost, then another writer's event after it.
+        const step = [ev("Step")];
+        const first = await store.append(s, step, 1);
+        await store.append(s, [ev("Other")], 2);
+        expect(await store.append(s, step, 1)).toEqual(first);
+        expect(await store.streamRevision(s)).toBe(3);
+        expect((await store.readStream(s)).map((e) => e.type)).toEqual(["One", "Two", "Step", "Other"]);
+      });
+
       it("refuses stored ids re-appended where they were not: a wrong expected revision, nothing stored", async () => {
         const s = stream("idem2");
         const batch = [ev("One"), ev("Two")];

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { KV } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { partitionOf } from "../../src/cluster/partition-of.ts";
@@ -5,11 +6,14 @@ import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { pino } from "pino";
 import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
+import { jobStream } from "../../src/events/streams.ts";
 import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
 import { type RunningOrchestrator, startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
+import { JobApiClient } from "../support/job-api-client.ts";
 import { natsPerSuite } from "../support/nats-per-suite.ts";
+import { shellJob } from "../support/shell-job.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -147,5 +151,31 @@ describe("several orchestrators", () => {
     });
     for (const id of NODES) expect(registered.state.subjects?.[`shoal.events.node.${id}.NodeRegistered`]).toBe(1);
     await b.stop();
+  });
+
+  it("runs the jobs duty on one of them: a job submitted to either times out of the queue once", async () => {
+    const a = await orchestrator("orch-c");
+    const b = await orchestrator("orch-d");
+    const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
+    await waitFor(async () => (await owners(kv)).filter((o) => o === "orch-d").length === 2, 15_000);
+    for (const [i, via] of [a, b].entries()) {
+      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+      const api = new JobApiClient(
+        () => via.apiUrl,
+        () => key,
+      );
+      const spec = shellJob("busybox", "true", {
+        constraints: [{ Key: "zone", Operator: "=", Values: [`nowhere-${i}`] }],
+        timeouts: { QueueTimeout: 1 },
+      });
+      const submitted = await api.call("PUT", "/api/v1/orchestrator/jobs", { Job: spec });
+      expect(submitted.status).toBe(200);
+      const jobId = submitted.body.JobID as string;
+      const failed = async () => (await store.readStream(jobStream(jobId))).filter((e) => e.type === "JobFailed");
+      await waitFor(async () => (await failed()).length > 0, 10_000);
+      // Either orchestrator may have armed its QueueTimeout; it failed once.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await failed()).toHaveLength(1);
+    }
   });
 });

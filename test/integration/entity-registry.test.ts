@@ -39,6 +39,18 @@ function setup(options: { idleMs?: number; maxResident?: number; file?: string }
 }
 
 describe("EntityRegistry", () => {
+  it("drops the idle actors a lost partition picks, and reads their streams again on their next command", async () => {
+    const { registry } = setup();
+    for (const id of ["n1", "n2", "n3"]) await registry.execute(id, register(id), ctx);
+    expect(registry.dropWhere((id) => id !== "n2")).toBe(2);
+    expect(registry.residentCount).toBe(1);
+    expect(registry.peek("n1")).toBeUndefined();
+    expect(registry.peek("n2")).toBeDefined();
+    const loaded = registry.loaded;
+    await registry.execute("n1", { type: "Approve" }, ctx);
+    expect(registry.loaded).toBe(loaded + 1);
+  });
+
   it("loads an actor from its stream on first use and decides on what was stored", async () => {
     const first = setup();
     await first.registry.execute("n1", register("n1"), ctx);

@@ -7,12 +7,13 @@ import { jobOrderKey } from "../../src/orchestrator/modules/job-flow-module.ts";
 import { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { JobViews } from "../../src/projections/jobs/job-views.ts";
 import { APPROVAL, DISPATCH, PLACEMENT, jobFlow } from "../../src/workflows/jobs/job-flow.ts";
-import type { IssuedCommand, Workflow } from "../../src/workflows/workflow.ts";
+import type { IssuedCommand } from "../../src/workflows/workflow.ts";
 import { WorkflowHost } from "../../src/workflows/workflow-host.ts";
 import { exampleEvent } from "../support/example-events.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { recordedEvent } from "../support/recorded-event.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { cordonedInput, cordonedInputs, thingsWorkflow } from "../support/things-workflow.ts";
 
 /**
  * The workflow host runs a batch's inputs in order per order key (by default the input's stream) and, with a
@@ -24,22 +25,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** One command per node cordoned, for that node. */
-const things: Workflow = {
-  name: "things",
-  react: ({ event, entityId }) =>
-    event.type === "NodeCordoned" ? [{ handler: "thing", entityId, type: "DoThing", reason: "cordoned" }] : [],
-};
-
-/** `name` (say "a1": node a's first input) as the store delivers it: NodeCordoned on `node-a`, id `name`. */
-const input = (name: string, position: number): EventEnvelope => {
-  const node = name.slice(0, 1);
-  return new EventEnvelope({
-    ...recordedEvent(`node-${node}`, exampleEvent("NodeCordoned", node), position),
-    id: name,
-  });
-};
-const inputs = (...names: string[]) => names.map((n, i) => input(n, i + 1));
+const things = thingsWorkflow();
+const input = cordonedInput;
+const inputs = cordonedInputs;
 
 function openStore(file = join(tempDir("shoal-workflow-concurrency-"), "shoal.db")) {
   const store = new SqliteEventStore(file);

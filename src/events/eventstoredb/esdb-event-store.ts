@@ -198,6 +198,33 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     return event?.position ?? 0;
   }
 
+  /** From the leader, as readStream: the stream's last event, read backwards from its end. */
+  async streamRevision(stream: string): Promise<number> {
+    try {
+      const last = await this.lastEvent(stream);
+      return last === undefined ? -1 : toNumber(last.revision);
+    } catch (e) {
+      throw esdbStoreError(e);
+    }
+  }
+
+  /** The stream's last event, read from the leader; undefined when there is none. The client's errors as they come. */
+  private async lastEvent(stream: string): Promise<NonNullable<ResolvedEvent["event"]> | undefined> {
+    try {
+      const read = this.client.readStream(stream, {
+        direction: BACKWARDS,
+        fromRevision: END,
+        maxCount: 1,
+        requiresLeader: true,
+      });
+      for await (const resolved of read) if (resolved.event) return resolved.event;
+      return undefined;
+    } catch (e) {
+      if (e instanceof StreamNotFoundError) return undefined;
+      throw e;
+    }
+  }
+
   /**
    * From the leader: an actor loads its stream here before it appends with the expected
    * revision, and a follower behind the leader would make every such append a conflict.
@@ -387,26 +414,13 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   async load(name: string): Promise<number | undefined> {
     const stream = CHECKPOINT_PREFIX + name;
     try {
-      const read = this.client.readStream(stream, {
-        direction: BACKWARDS,
-        fromRevision: END,
-        maxCount: 1,
-        requiresLeader: true,
-      });
-      for await (const resolved of read) {
-        if (!resolved.event) continue;
-        this.checkpointRevisions.set(stream, toNumber(resolved.event.revision));
-        const data = resolved.event.data as { position?: unknown } | undefined;
-        if (typeof data?.position === "number") return data.position;
-      }
+      const last = await this.lastEvent(stream);
+      this.checkpointRevisions.set(stream, last === undefined ? -1 : toNumber(last.revision));
+      const data = last?.data as { position?: unknown } | undefined;
+      return typeof data?.position === "number" ? data.position : undefined;
     } catch (e) {
-      if (e instanceof StreamNotFoundError) {
-        this.checkpointRevisions.set(stream, -1);
-        return undefined;
-      }
       throw esdbStoreError(e);
     }
-    return undefined;
   }
 
   /**

@@ -259,6 +259,7 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       readStream: this.db
         .prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`)
         .raw(),
+      streamRevision: this.db.prepare("SELECT max(revision) FROM events WHERE stream = ?").pluck(),
       readAll: this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(),
       loadCheckpoint: this.db.prepare("SELECT position FROM checkpoints WHERE name = ?"),
       head: this.db.prepare("SELECT max(position) FROM events").pluck(),
@@ -422,6 +423,11 @@ export class SqliteEventStore implements EventStore, CheckpointStore {
       this.commitsWithEvents++;
       this.appended.emit("append");
     }
+  }
+
+  async streamRevision(stream: string): Promise<number> {
+    this.assertOpen();
+    return this.guarded(() => this.statements.streamRevision.get(stream) as number | null) ?? -1;
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

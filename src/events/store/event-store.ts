@@ -122,6 +122,11 @@ export interface EventStore {
    * duplicates a write nor reports a committed one as failed.
    */
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * The revision of the stream's last event, -1 when the stream does not exist: the expected revision of the next
+   * append to it, read without reading the stream.
+   */
+  streamRevision(stream: string): Promise<number>;
   /** Events of one stream in revision order; empty when the stream does not exist. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of every stream in global order (system events and checkpoints excluded). */

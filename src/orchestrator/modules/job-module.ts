@@ -2,7 +2,9 @@ import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts
 import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
 import { JobControl } from "../../actors/job-control.ts";
 import { JobLogs } from "../../api/jobs/job-logs.ts";
+import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import { CatchUp } from "../../projections/catch-up.ts";
+import type { EventEnvelope } from "../../projections/event-envelope.ts";
 import { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import {
@@ -46,6 +48,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   const { nodes } = offers;
   const defaults = jobDefaultsOf(config);
   const limits = jobLimitsOf(config, defaults);
+  // Among several orchestrators, the one running the job workflows also keeps the jobs' and executions' deadlines.
+  const duty = context.cluster.duty("jobs");
   const control = new JobControl({
     store,
     clock,
@@ -54,6 +58,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     defaults,
     limits,
     listening,
+    ...(context.cluster.clustered ? { firesDeadlines: () => duty.held } : {}),
   });
   stops.add({ name: "stopping the job actors", run: () => control.close() });
   // Counted on /metrics by the module that owns them (shoal_actors_resident{entity="job"|"execution"}): no list
@@ -74,6 +79,20 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
   const snapshotPath = jobViewsSnapshotPath(config.DataDir);
   let viewsFrom = 0;
+
+  const armChanged = (batch: readonly EventEnvelope[]) => {
+    for (const e of batch) {
+      const category = categoryOf(e.recorded.stream);
+      const id = entityIdOf(e.recorded.stream);
+      if (category === JOB_CATEGORY) {
+        const job = views.job(id);
+        if (job) control.jobs.arm(id, job);
+      } else if (category === EXECUTION_CATEGORY) {
+        const execution = views.execution(id);
+        if (execution) control.executions.arm(id, execution);
+      }
+    }
+  };
 
   return {
     name: "jobs",
@@ -133,6 +152,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
           handle: (batch) => {
             try {
               for (const e of batch) views.handleEnvelope(e);
+              // Among several orchestrators, a job another one changed (a submission, a stop) is armed here too.
+              if (context.cluster.clustered && duty.held) armChanged(batch);
             } finally {
               // The capacity ledger placement uses follows the read model, execution by execution (also what folded
               // before a failure).
@@ -156,9 +177,12 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     async arm() {
       // Before anything is placed or sent: a stored job today's limits refuse ends here, with the reason.
       await failRefusedJobs(views.allJobs(), control, logger.child({ component: "job-limits" }));
-      // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it.
-      control.armRecovered(views.allJobs(), views.allExecutions());
-      logger.info({ jobs: views.index.size }, "jobs read model caught up; their deadlines are armed");
+      // The read model folded every job and execution with their deciders' evolve: their deadlines are armed from it
+      // (again whenever this orchestrator takes the jobs duty over from another).
+      await duty.whileHeld("arming the jobs' deadlines", () => {
+        control.armRecovered(views.allJobs(), views.allExecutions());
+        logger.info({ jobs: views.index.size }, "jobs read model caught up; their deadlines are armed");
+      });
     },
 
     listen() {

@@ -67,6 +67,8 @@ export function nodeReactionsModule(
               store,
               checkpoints: store,
               handlers: reactions.handlers(),
+              // Its steps and the queue's records share one stream: one writer keeps its revision.
+              steps: reactions.steps,
               logger: logger.child({ component: "workflows" }),
             }),
             jobs.lane.get(),

@@ -30,6 +30,7 @@ import { commandContext, type CommandContext } from "../../actors/command-contex
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import {
   encodeNodeReactionRecordData,
+  isNodeReactionRecordType,
   NODE_REACTION_RECORD_VERSIONS,
 } from "../../events/catalog/node-reaction-record-codec.ts";
 import type { EventStore } from "../../events/store/event-store.ts";
@@ -43,6 +44,7 @@ import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { workflowActor } from "../workflow-actor.ts";
 import { WORKFLOW_CATEGORY } from "../workflow-host.ts";
+import { WorkflowStream } from "../workflow-stream.ts";
 import { NODE_REACTIONS, NODE_WORK } from "./node-reactions.ts";
 import { storedReactionRecord } from "./stored-reaction-record.ts";
 
@@ -120,8 +122,17 @@ export class NodeReactionRunner {
   private lookQueued = false;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
+  /** The workflow's stream, which its host records the steps in too: one writer, so one known revision. */
+  readonly steps: WorkflowStream;
+  /**
+   * The ids of the queue's records stored in the stream. A step replayed after a restart queues its node again, and
+   * settling it again derives the same record id: it is stored already, and is not appended a second time.
+   */
+  private readonly recorded = new Set<string>();
 
-  constructor(private readonly options: NodeReactionRunnerOptions) {}
+  constructor(private readonly options: NodeReactionRunnerOptions) {
+    this.steps = new WorkflowStream(options.store, NODE_REACTIONS_STREAM);
+  }
 
   handlers(): Record<string, WorkflowHandler> {
     return { [NODE_WORK]: (c) => this.handle(c) };
@@ -146,7 +157,9 @@ export class NodeReactionRunner {
       });
       for (const r of page) {
         const record = storedReactionRecord(r);
-        if (record !== undefined) events.push(...reactionEventsOf(record));
+        if (record === undefined) continue;
+        events.push(...reactionEventsOf(record));
+        if (isNodeReactionRecordType(r.type)) this.recorded.add(r.id);
       }
       if (page.length < RECOVERY_PAGE) break;
       from = (page[page.length - 1]?.revision ?? from) + 1;
@@ -318,39 +331,37 @@ export class NodeReactionRunner {
   }
 
   /**
-   * Appends the decision's stored events to the workflow's stream, one per append: each id derives
-   * from the record that queued the node, so a replayed step that settles a node again stores nothing new.
+   * Appends the decision's stored events to the workflow's stream, one per append, at its exact revision: each id
+   * derives from the record that queued the node, so a record appended again after a lost acknowledgement is found
+   * rather than stored twice.
    */
   private async record(
     events: readonly ReactionEvent[],
     reason: string,
     waiting?: { causationId: string; correlationId: string },
   ): Promise<void> {
-    const { store, clock } = this.options;
-    const time = new Date(clock.now()).toISOString();
+    const time = new Date(this.options.clock.now()).toISOString();
+    const records = events.filter(isStoredReactionEvent).map((e) => ({ id: this.recordIdOf(e), e }));
     await Promise.all(
-      events.filter(isStoredReactionEvent).map((e) =>
-        store.append(
-          NODE_REACTIONS_STREAM,
-          [
-            {
-              id: this.recordIdOf(e),
-              type: e.type,
-              data: encodeNodeReactionRecordData(reactionRecordOf(e)),
-              metadata: {
-                time,
-                actor: NODE_REACTIONS_ACTOR,
-                reason,
-                ...(waiting === undefined || waiting.causationId === ""
-                  ? {}
-                  : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
-                schemaVersion: NODE_REACTION_RECORD_VERSIONS[e.type],
-              },
+      records
+        .filter(({ id }) => !this.recorded.has(id))
+        .map(async ({ id, e }) => {
+          await this.steps.append({
+            id,
+            type: e.type,
+            data: encodeNodeReactionRecordData(reactionRecordOf(e)),
+            metadata: {
+              time,
+              actor: NODE_REACTIONS_ACTOR,
+              reason,
+              ...(waiting === undefined || waiting.causationId === ""
+                ? {}
+                : { causationId: waiting.causationId, correlationId: waiting.correlationId }),
+              schemaVersion: NODE_REACTION_RECORD_VERSIONS[e.type],
             },
-          ],
-          "any",
-        ),
-      ),
+          });
+          this.recorded.add(id);
+        }),
     );
   }
 

@@ -45,8 +45,11 @@ export class StandInLog {
   /**
    * As the server: the expected revision must hold, except that events whose ids are already
    * stored exactly where this append would have put them are acknowledged again (no position)
-   * and stored once. With "any" that check only looks at the stream's newest events, as the
-   * server's cache of recent writes only holds those: a best-effort check, not a guarantee.
+   * and stored once. With an exact revision (or no_stream) the server looks for them at those
+   * revisions in its index as well as in its cache of recent writes (IndexWriter.CheckCommit's
+   * "strong idempotency checks"), so it recognises them however long ago they were written.
+   * With "any" it looks only in that cache (its "weak idempotency checks"), whose entries age out:
+   * here that check only looks at the stream's newest events, a best-effort check, not a guarantee.
    */
   append(stream: string, proposed: readonly Proposed[], expected: Expected): AppendOutcome {
     const stored = this.streams.get(stream) ?? [];

@@ -46,4 +46,18 @@ describe("token bucket", () => {
     expect(() => new TokenBucket({ ratePerSecond: 0, burst: 5 }, clock)).toThrow(RangeError);
     expect(() => new TokenBucket({ ratePerSecond: 1, burst: 0 }, clock)).toThrow(RangeError);
   });
+
+  it("takes a cost of several tokens, never more than the burst", async () => {
+    const clock = new ManualClock();
+    const bucket = new TokenBucket({ ratePerSecond: 10, burst: 10 }, clock);
+    // A cost of 1/share: a quarter of the burst, then a quarter of the rate.
+    expect(Array.from({ length: 10 }, () => bucket.take(4).ok).filter(Boolean).length).toBe(2);
+    expect(bucket.take(4)).toEqual({ ok: false, retryAfterMs: 200 });
+    await clock.advance(200);
+    expect(bucket.take(4).ok).toBe(true);
+    // More than the burst costs the burst: it still passes once the bucket is full.
+    await clock.advance(1_000);
+    expect(bucket.take(Number.POSITIVE_INFINITY).ok).toBe(true);
+    expect(bucket.take(1).ok).toBe(false);
+  });
 });
