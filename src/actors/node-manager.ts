@@ -592,9 +592,9 @@ export class NodeManager {
 
   /**
    * The refusal of a report from a node this orchestrator does not track. Among several orchestrators, a node another
-   * one registered a moment ago may not have reached this one's read model yet, and its first reports land here
-   * (requests go to any orchestrator, heartbeats to all): an id with no history here is refused Unavailable, which the
-   * agent rides out, not NotFound, which tells it an operator deleted it and stops its reports for good.
+   * one registered a moment ago (its partition's former owner, or any of them before the partitions were shared out)
+   * may not have reached this one's read model yet: an id with no history here is refused Unavailable, which the agent
+   * rides out, not NotFound, which tells it an operator deleted it and stops its reports for good.
    */
   private notRegistered(nodeId: string): ShoalError {
     if (this.options.ownership !== undefined && !this.directory.has(nodeId))
