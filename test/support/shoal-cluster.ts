@@ -204,8 +204,12 @@ export class ShoalCluster {
     return (await this.partitionLeases()).map((l) => l?.nodeId);
   }
 
-  /** Until every partition is held, and each orchestrator named holds at least one. */
+  /**
+   * Until every partition is held and the orchestrators named share them out evenly (each holds at least its whole
+   * share), so that no hand-off is still to come while they all run.
+   */
   async untilServedBy(nodeIds: readonly string[], timeoutMs: number): Promise<void> {
+    const share = Math.floor(this.partitions / nodeIds.length);
     let last: (string | undefined)[] = [];
     await waitFor(
       async () => {
@@ -213,11 +217,11 @@ export class ShoalCluster {
         return (
           last.length === this.partitions &&
           last.every((o) => o !== undefined) &&
-          nodeIds.every((id) => last.includes(id))
+          nodeIds.every((id) => last.filter((o) => o === id).length >= share)
         );
       },
       timeoutMs,
-      () => `every partition held, by ${nodeIds.join(", ")} among others; owners: ${JSON.stringify(last)}`,
+      () => `every partition held, ${share} or more by each of ${nodeIds.join(", ")}; owners: ${JSON.stringify(last)}`,
     );
   }
 
