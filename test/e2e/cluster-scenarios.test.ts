@@ -218,7 +218,7 @@ describe("several orchestrators as processes", () => {
     expect(quietMarks).toHaveLength(1);
   }, 90_000);
 
-  it("keeps the leases when the nats-server leading the lease bucket dies (3 replicas), blaming no live node", async () => {
+  it("keeps the leases when the nats-server leading their bucket dies (3 replicas), blaming no live node", async () => {
     const leader = await cluster.streamLeader("KV_SHOAL_LEASES");
     expect(leader).toBeDefined();
     const before = await cluster.partitionLeases();
