@@ -7,7 +7,7 @@ import { NODE_ID_PATTERN, NODE_ID_RULE } from "../events/catalog/node-id.ts";
 import type { NodeEvent } from "../events/catalog/node-events.ts";
 import type { NodeInfo, ResourceReport } from "../events/catalog/node-info.ts";
 import type { EventStore } from "../events/store/event-store.ts";
-import { badRequest, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
+import { type ShoalError, badRequest, forbidden, notFound, unavailable } from "../errors/shoal-error.ts";
 import type { Clock } from "./clock.ts";
 import { systemContext, type CommandContext } from "./command-context.ts";
 import { DeadlineScheduler, type DeadlineKind } from "./deadline-scheduler.ts";
@@ -515,7 +515,7 @@ export class NodeManager {
    */
   heartbeat(nodeId: string, causationId?: string): Promise<void> | undefined {
     const slot = this.liveness.slotOf(nodeId);
-    if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
+    if (slot === -1) throw this.notRegistered(nodeId);
     this.liveness.beat(slot, this.clock.now());
     if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
     // Its partition's owner hears the same heartbeat and writes the recovery.
@@ -559,7 +559,7 @@ export class NodeManager {
    */
   async updateInfo(info: NodeInfo, context: CommandContext): Promise<readonly NodeEvent[]> {
     const nodeId = this.directory.canonical(info.NodeID);
-    if (nodeId === undefined) throw notFound(`node not registered: ${info.NodeID}`);
+    if (nodeId === undefined) throw this.notRegistered(info.NodeID);
     const slot = this.liveness.slotOf(nodeId);
     const print = infoPrint(info);
     if (
@@ -585,11 +585,23 @@ export class NodeManager {
 
   updateResources(nodeId: string, report: ResourceReport): void {
     const slot = this.liveness.slotOf(nodeId);
-    if (slot === -1) throw notFound(`node not registered: ${nodeId}`);
+    if (slot === -1) throw this.notRegistered(nodeId);
     if (this.liveness.isRejected(slot)) throw forbidden("node registration rejected");
     this.liveness.setResources(slot, report);
     // The tracker's id string, not the caller's (a slice of the message's subject).
     this.options.onResources?.(this.liveness.idOf(slot) as string, report);
+  }
+
+  /**
+   * The refusal of a report from a node this orchestrator does not track. Among several orchestrators, a node another
+   * one registered a moment ago (its partition's former owner, or any of them before the partitions were shared out)
+   * may not have reached this one's read model yet: an id with no history here is refused Unavailable, which the agent
+   * rides out, not NotFound, which tells it an operator deleted it and stops its reports for good.
+   */
+  private notRegistered(nodeId: string): ShoalError {
+    if (this.options.ownership !== undefined && !this.directory.has(nodeId))
+      return unavailable(`node ${nodeId} is not known to this orchestrator yet (its registration is on its way)`, 1);
+    return notFound(`node not registered: ${nodeId}`);
   }
 
   /** How many node ids this manager knows: in the cluster, or deleted with their history kept. */

@@ -7,6 +7,7 @@ import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { Listening } from "../../src/actors/listening.ts";
 import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager, type CredentialGate } from "../../src/actors/node-manager.ts";
+import { SOLE_OWNER, type EntityOwnership } from "../../src/cluster/entity-ownership.ts";
 import type { RegistrationLimits } from "../../src/actors/registration-admission.ts";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
@@ -33,6 +34,7 @@ function setup(
     credentials?: CredentialGate;
     deadlines?: DeadlineScheduler;
     logger?: Logger;
+    ownership?: EntityOwnership;
   } = {},
 ) {
   const file = options.file ?? join(tempDir(), "shoal.db");
@@ -50,6 +52,7 @@ function setup(
     ...(options.maxResidentActors === undefined ? {} : { maxResidentActors: options.maxResidentActors }),
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.deadlines ? { deadlines: options.deadlines } : {}),
+    ...(options.ownership ? { ownership: options.ownership } : {}),
   });
   opened.push({ store, manager });
   return { store, clock, manager, file, listening };
@@ -175,6 +178,28 @@ describe("NodeManager health", () => {
     await manager.register(computeInfo("n1"), nodeCtx("n1"));
     await manager.operatorAction("delete", "n1", opCtx());
     expect(() => manager.heartbeat("n1")).toThrow("node not registered: n1");
+  });
+
+  it("among several orchestrators, refuses reports of a node it has not learnt of yet as Unavailable", async () => {
+    // Another orchestrator registered it a moment ago: this one's read model has not folded that yet. NotFound would
+    // tell the agent it was deleted, and it would stop reporting for good.
+    const { manager, store } = setup({ ownership: SOLE_OWNER });
+    await recoverNodes(manager, store);
+    const resources = { AvailableCapacity: {}, QueueUsedCapacity: {}, RunningExecutions: 0, EnqueuedExecutions: 0 };
+    const notYet = {
+      kind: "Unavailable",
+      message: "node n1 is not known to this orchestrator yet (its registration is on its way)",
+    };
+    expect(() => manager.heartbeat("n1")).toThrow(expect.objectContaining(notYet));
+    expect(() => manager.updateResources("n1", resources)).toThrow(expect.objectContaining(notYet));
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).rejects.toMatchObject(notYet);
+    expect(await store.readAll()).toEqual([]);
+    // One it knows was deleted is refused NotFound, as by a sole orchestrator.
+    await manager.register(computeInfo("n1"), nodeCtx("n1"));
+    await manager.operatorAction("delete", "n1", opCtx());
+    expect(() => manager.heartbeat("n1")).toThrow(expect.objectContaining({ kind: "NotFound" }));
+    expect(() => manager.updateResources("n1", resources)).toThrow(expect.objectContaining({ kind: "NotFound" }));
+    await expect(manager.updateInfo(computeInfo("n1"), nodeCtx("n1"))).rejects.toMatchObject({ kind: "NotFound" });
   });
 
   it("gives every node a full DisconnectTimeout after a restart before it can become UNHEALTHY", async () => {

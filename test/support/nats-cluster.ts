@@ -8,6 +8,7 @@ import { freePort } from "./nats-server.ts";
 interface Member {
   readonly name: string;
   readonly port: number;
+  readonly clusterPort: number;
   child: ChildProcess | undefined;
 }
 
@@ -30,21 +31,38 @@ export class TestNatsCluster {
   static async start(size = 3): Promise<TestNatsCluster> {
     const dir = tempDir("shoal-nats-cluster-");
     const ports = await Promise.all(Array.from({ length: 2 * size }, () => freePort()));
-    const members = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, port: ports[i]!, child: undefined }));
-    const clusterPorts = ports.slice(size);
-    const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
+    const members: Member[] = Array.from({ length: size }, (_, i) => ({
+      name: `n${i + 1}`,
+      port: ports[i]!,
+      clusterPort: ports[size + i]!,
+      child: undefined,
+    }));
+    const routes = members.map((m) => `nats://127.0.0.1:${m.clusterPort}`).join(",");
     const cluster = new TestNatsCluster(members, dir, routes);
-    members.forEach((m, i) => cluster.spawn(m, clusterPorts[i]!));
+    for (const m of members) cluster.spawn(m);
     await cluster.waitForJetStream();
     return cluster;
   }
 
   /** Kills the server named (SIGKILL: no goodbye to its peers). */
   kill(name: string): void {
-    const member = this.members.find((m) => m.name === name);
-    if (!member?.child) throw new Error(`no running nats-server ${name}`);
+    const member = this.member(name);
+    if (!member.child) throw new Error(`no running nats-server ${name}`);
     member.child.kill("SIGKILL");
     member.child = undefined;
+  }
+
+  /** Starts the server named again, on its ports and its JetStream store, as an operator restarts a dead one. */
+  revive(name: string): void {
+    const member = this.member(name);
+    if (member.child) throw new Error(`nats-server ${name} is running`);
+    this.spawn(member);
+  }
+
+  private member(name: string): Member {
+    const member = this.members.find((m) => m.name === name);
+    if (!member) throw new Error(`no nats-server ${name} in this cluster`);
+    return member;
   }
 
   async stop(): Promise<void> {
@@ -61,9 +79,10 @@ export class TestNatsCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private spawn(member: Member, clusterPort: number): void {
+  private spawn(member: Member): void {
     const args = ["-n", member.name, "-a", "127.0.0.1", "-p", String(member.port), "-js", "-sd"];
-    args.push(join(this.dir, member.name), "--cluster_name", "shoal", "--cluster", `nats://127.0.0.1:${clusterPort}`);
+    args.push(join(this.dir, member.name), "--cluster_name", "shoal");
+    args.push("--cluster", `nats://127.0.0.1:${member.clusterPort}`);
     args.push("--routes", this.routes);
     member.child = spawn("nats-server", args, { stdio: "ignore" });
   }
