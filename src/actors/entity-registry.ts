@@ -188,6 +188,19 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     return pending;
   }
 
+  /**
+   * Drops the idle resident actor of `id` if its stream has moved past it (the read model folded `revision`, which
+   * another orchestrator wrote): its next command reads the stream again instead of deciding on a stale state. An
+   * actor with a command under way stays; its append conflicts and catches up.
+   */
+  dropIfBehind(id: string, revision: number): void {
+    const actor = this.resident.get(id);
+    if (actor === undefined || !actor.idle || actor.currentRevision >= revision) return;
+    this.justLoaded.delete(actor);
+    this.resident.delete(id);
+    this.passivatedCount++;
+  }
+
   /** The actor if it is in memory now: for reads that must not touch the store. */
   peek(id: string): EntityActor<State, Command, Event, Refusal> | undefined {
     return this.resident.get(id);

@@ -18,6 +18,12 @@ export interface ExecutionReportHandlerOptions {
   /** The nats-server enforces per-node keys: replies only on the node's own inbox or work subjects. */
   readonly enforcesNodeKeys: boolean;
   readonly logger: Logger;
+  /**
+   * Among several orchestrators: every one hears every report (no queue group), and only the one running the job
+   * workflows takes them (this is true there), so the actors that decide on the reports are the ones that stored
+   * them. Absent: one orchestrator, which takes every report.
+   */
+  readonly takesReports?: () => boolean;
 }
 
 const ACCEPTED = encode({ Accepted: true } satisfies ProtocolResponse);
@@ -42,13 +48,16 @@ export class ExecutionReportHandler {
   }
 
   start(): void {
+    const takes = this.options.takesReports;
     this.subscription = this.nc.subscribe(EXECUTION_REPORT_SUBSCRIPTION, {
-      queue: EXECUTION_REPORT_QUEUE,
+      ...(takes ? {} : { queue: EXECUTION_REPORT_QUEUE }),
       callback: (err, msg) => {
         if (err) {
           this.options.logger.error({ err }, "execution report subscription error");
           return;
         }
+        // Not the jobs duty's holder: the holder answers (while nobody holds it, the node sends the report again).
+        if (takes && !takes()) return;
         const work = this.handle(msg);
         const tracked = work.finally(() => this.inFlight.delete(tracked));
         this.inFlight.add(tracked);

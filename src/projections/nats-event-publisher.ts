@@ -26,6 +26,13 @@ const INSUFFICIENT_RESOURCES = 10047;
 const jsErrorCode = (err: unknown): number | undefined =>
   (err as { api_error?: { err_code?: number } }).api_error?.err_code;
 const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
+/** JetStream's "stream name already in use": another orchestrator created it between our look and our add. */
+const STREAM_NAME_IN_USE = 10058;
+/**
+ * JetStream API calls wait this long: creating or changing a replicated stream needs its servers to agree, which on a
+ * busy cluster takes longer than nats.js's 5 s default.
+ */
+const JETSTREAM_API_TIMEOUT_MS = 20_000;
 // JetStream drops a re-published event id within this window: resends after a crash are not seen twice.
 const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 
@@ -156,7 +163,7 @@ export class NatsEventPublisher implements Processor {
 
   /** Checks JetStream and the stream; a processor host delivers events after this. */
   async start(): Promise<void> {
-    this.jsm = await this.nc.jetstreamManager().catch((err: unknown) => {
+    this.jsm = await this.nc.jetstreamManager({ timeout: JETSTREAM_API_TIMEOUT_MS }).catch((err: unknown) => {
       throw new Error(
         `NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ${String(err)}`,
       );
@@ -197,8 +204,13 @@ export class NatsEventPublisher implements Processor {
       // Only a stream JetStream says is gone is created; any other failure (JetStream busy or
       // down) is left to the retry, so a hiccup never replaces a live stream.
       if (!isStreamNotFound(err)) throw err;
-      await jsm.streams.add(config);
-      return "created";
+      try {
+        await jsm.streams.add(config);
+        return "created";
+      } catch (e) {
+        // Several orchestrators starting together: one creates it, the others bring it to this config below.
+        if (jsErrorCode(e) !== STREAM_NAME_IN_USE) throw e;
+      }
     }
     try {
       await jsm.streams.update(EVENTS_STREAM, config);

@@ -276,30 +276,20 @@ describe("several orchestrators as processes", () => {
     expect(submitted.filter((id) => stories.get(id)?.[0] !== "JobSubmitted")).toEqual([]);
   }, 120_000);
 
-  /**
-   * Known gap, left to the job modules: the jobs-duty holder decides on its resident job and execution actors, which
-   * do not see what another orchestrator stored for them (a node's bid or end, reported through the queue group to
-   * any orchestrator). ApproveBids then finds no accepted bid, SettleJob no ended execution, and the job stays
-   * Pending or Running. Remove `.fails` once every job completes.
-   */
-  it.fails(
-    "runs every job acknowledged during the rolling restart to its end",
-    async () => {
-      let unfinished: string[] = [];
-      await waitFor(
-        async () => {
-          const stories = jobStories(await cluster.events());
-          unfinished = submitted
-            .filter((id) => !stories.get(id)?.includes("JobCompleted"))
-            .map((id) => `${id}: ${stories.get(id)?.join(" ")}`);
-          return unfinished.length === 0;
-        },
-        15_000,
-        () => `every job Completed; not: ${unfinished.join("; ")}`,
-      );
-    },
-    30_000,
-  );
+  it("runs every job acknowledged during the rolling restart to its end", async () => {
+    let unfinished: string[] = [];
+    await waitFor(
+      async () => {
+        const stories = jobStories(await cluster.events());
+        unfinished = submitted
+          .filter((id) => !stories.get(id)?.includes("JobCompleted"))
+          .map((id) => `${id}: ${stories.get(id)?.join(" ")}`);
+        return unfinished.length === 0;
+      },
+      15_000,
+      () => `every job Completed; not: ${unfinished.join("; ")}`,
+    );
+  }, 30_000);
 
   it("has every stored event on SHOAL_EVENTS exactly once", async () => {
     const jsm = await cluster.nc.jetstreamManager();

@@ -80,14 +80,18 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   const snapshotPath = jobViewsSnapshotPath(config.DataDir);
   let viewsFrom = 0;
 
+  // What another orchestrator stored (a submission or stop through its API): this one's actors would decide on a
+  // stale state without it, and its deadlines are armed from the read model.
   const armChanged = (batch: readonly EventEnvelope[]) => {
     for (const e of batch) {
       const category = categoryOf(e.recorded.stream);
       const id = entityIdOf(e.recorded.stream);
       if (category === JOB_CATEGORY) {
+        control.jobs.dropIfBehind(id, e.recorded.revision);
         const job = views.job(id);
         if (job) control.jobs.arm(id, job);
       } else if (category === EXECUTION_CATEGORY) {
+        control.executions.dropIfBehind(id, e.recorded.revision);
         const execution = views.execution(id);
         if (execution) control.executions.arm(id, execution);
       }
@@ -190,6 +194,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
       const reports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(control.executions), {
         enforcesNodeKeys: context.nats.access !== undefined,
         logger: logger.child({ component: "execution-reports" }),
+        ...(context.cluster.clustered ? { takesReports: () => duty.held } : {}),
       });
       reports.start();
       stops.add({
