@@ -10,7 +10,7 @@
  * every receiver of its side had counted them all: what each orchestrator takes while the others take the same.
  *
  * npm run bench -- --only cluster-heartbeat [--set cluster-heartbeat.orchestrators=2 --set cluster-heartbeat.nodes=500
- * --set cluster-heartbeat.perRound=200000 --set cluster-heartbeat.rounds=4]
+ * --set cluster-heartbeat.perRound=400000 --set cluster-heartbeat.rounds=4]
  *
  * Target: ≥ 0.8 × the bare subscribers.
  */
@@ -31,7 +31,7 @@ const RATIO_TARGET = 0.8;
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const size = setting(options, "cluster-heartbeat.orchestrators", 2);
   const nodes = setting(options, "cluster-heartbeat.nodes", options.quick ? 50 : 500);
-  const perRound = setting(options, "cluster-heartbeat.perRound", options.quick ? 20_000 : 200_000);
+  const perRound = setting(options, "cluster-heartbeat.perRound", options.quick ? 20_000 : 400_000);
   const rounds = setting(options, "cluster-heartbeat.rounds", options.quick ? 1 : 4);
   const { log } = options;
   const cluster = await BenchCluster.start({
