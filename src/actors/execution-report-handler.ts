@@ -18,6 +18,13 @@ export interface ExecutionReportHandlerOptions {
   /** The nats-server enforces per-node keys: replies only on the node's own inbox or work subjects. */
   readonly enforcesNodeKeys: boolean;
   readonly logger: Logger;
+  /**
+   * Among several orchestrators: every one hears every report (no queue group) and only the holder of the jobs duty
+   * takes it, so that a report is stored by the orchestrator whose job workflows act on it next, from its executions
+   * as it holds them (a report another stored would not reach them in time). The others leave it unanswered, and the
+   * node sends it again until the holder answers. Absent: one orchestrator, which takes every report.
+   */
+  readonly takes?: () => boolean;
 }
 
 const ACCEPTED = encode({ Accepted: true } satisfies ProtocolResponse);
@@ -42,13 +49,15 @@ export class ExecutionReportHandler {
   }
 
   start(): void {
+    const takes = this.options.takes;
     this.subscription = this.nc.subscribe(EXECUTION_REPORT_SUBSCRIPTION, {
-      queue: EXECUTION_REPORT_QUEUE,
+      ...(takes ? {} : { queue: EXECUTION_REPORT_QUEUE }),
       callback: (err, msg) => {
         if (err) {
           this.options.logger.error({ err }, "execution report subscription error");
           return;
         }
+        if (takes && !takes()) return;
         const work = this.handle(msg);
         const tracked = work.finally(() => this.inFlight.delete(tracked));
         this.inFlight.add(tracked);

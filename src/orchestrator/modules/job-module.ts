@@ -190,6 +190,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
       const reports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(control.executions), {
         enforcesNodeKeys: context.nats.access !== undefined,
         logger: logger.child({ component: "execution-reports" }),
+        ...(context.cluster.clustered ? { takes: () => duty.held } : {}),
       });
       reports.start();
       stops.add({
