@@ -18,16 +18,12 @@
  * nats-server's work, the same for both sides; the orchestrator's handler does the same either way.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "nats";
-import pino from "pino";
-import { EmbeddedNatsServer } from "../src/transport/embedded-nats-server.ts";
 import { computeSubject } from "../src/transport/subjects.ts";
 import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { startChild } from "./support/child-process.ts";
-import { freePort } from "./support/free-port.ts";
+import { startBenchNats } from "./support/bench-nats.ts";
 import { drain, heartbeats, joinNodes, median, type DrainResult } from "./support/heartbeat-load.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 
@@ -49,15 +45,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   try {
-    const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
-    cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-    const server = await EmbeddedNatsServer.start({
-      host: "127.0.0.1",
-      port: await freePort(),
-      dir: natsDir,
-      logger: pino({ level: "silent" }),
-    });
-    cleanups.push(() => server.stop());
+    const server = await startBenchNats(cleanups);
 
     const token = randomBytes(16).toString("hex");
     const orchestrator = await serveOrchestrator({

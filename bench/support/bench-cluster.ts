@@ -1,13 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type KV, type NatsConnection } from "nats";
-import pino from "pino";
 import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
-import { EmbeddedNatsServer } from "../../src/transport/embedded-nats-server.ts";
 import { startChild, type RunningChild } from "./child-process.ts";
-import { freePort } from "./free-port.ts";
+import { startBenchNats } from "./bench-nats.ts";
 import { serveOrchestrator, type ServedOrchestrator } from "./shoal-serve.ts";
 
 const STAND_IN = join(import.meta.dirname, "kurrent-stand-in-child.ts");
@@ -49,15 +45,7 @@ export class BenchCluster {
   static async start(options: BenchClusterOptions): Promise<BenchCluster> {
     const cleanups: (() => Promise<unknown> | unknown)[] = [];
     try {
-      const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
-      cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-      const server = await EmbeddedNatsServer.start({
-        host: "127.0.0.1",
-        port: await freePort(),
-        dir: natsDir,
-        logger: pino({ level: "silent" }),
-      });
-      cleanups.push(() => server.stop());
+      const server = await startBenchNats(cleanups);
       const standIn: RunningChild = await startChild(process.execPath, ["--import", "tsx", STAND_IN], "listening ");
       cleanups.push(() => standIn.stop());
       const storeUrl = /listening (\S+)/.exec(standIn.output())?.[1] ?? "";
