@@ -18,19 +18,13 @@
  * nats-server's work, the same for both sides; the orchestrator's handler does the same either way.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, nkeys, type NatsConnection } from "nats";
-import pino from "pino";
-import { encode } from "../src/transport/codec.ts";
-import { ComputeClient } from "../src/transport/compute-client.ts";
-import { EmbeddedNatsServer } from "../src/transport/embedded-nats-server.ts";
+import { connect, type NatsConnection } from "nats";
 import { computeSubject } from "../src/transport/subjects.ts";
-import type { NodeInfo } from "../src/events/catalog/node-info.ts";
 import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { startChild } from "./support/child-process.ts";
-import { freePort } from "./support/free-port.ts";
+import { startBenchNats } from "./support/bench-nats.ts";
+import { drain, heartbeats, joinNodes, median, type DrainResult } from "./support/heartbeat-load.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 
 const COUNTER = join(import.meta.dirname, "support/bare-counter.ts");
@@ -41,117 +35,6 @@ const COUNTER = join(import.meta.dirname, "support/bare-counter.ts");
 const BASELINE_ROOT = "bench.counted";
 const COUNT_SUBJECT = "bench.counter.count";
 const RATIO_TARGET = 0.8;
-const JOIN_CONCURRENCY = 100;
-/** Publishes per connection between flushes: keeps the generator's own buffers small. */
-const BATCH = 1000;
-/**
- * How often each receiver's count is read. A /metrics scrape costs the orchestrator ≈ 3 ms of CPU
- * (the counter's answer over NATS next to nothing): every 100 ms, twice, that was ≈ 6 % of a core
- * the counter did not pay. The last arrival is interpolated between polls, so this sets overhead,
- * not precision.
- */
-const POLL_MS = 250;
-/** No progress this long: heartbeats were lost (a slow consumer dropped), not merely slow. */
-const STALL_MS = 15_000;
-
-function info(nodeId: string): NodeInfo {
-  return {
-    NodeID: nodeId,
-    NodeType: "Compute",
-    Hostname: nodeId,
-    Labels: {},
-    ComputeNodeInfo: {
-      ExecutionEngines: [],
-      Publishers: [],
-      StorageSources: [],
-      MaxCapacity: {},
-      MaxJobRequirements: {},
-    },
-    BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" },
-  };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux; NaN
- * elsewhere). Clock ticks are 1/100 s on Linux.
- */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-interface DrainResult {
-  /** The receiver's CPU per message over the round, µs (its polling included). */
-  readonly cpuMicros: number;
-  readonly perSecond: number;
-  readonly seconds: number;
-  /** How long publishing alone took: near `seconds`, the generator (not the receiver) was the bottleneck. */
-  readonly publishSeconds: number;
-}
-
-/**
- * Publishes `total` heartbeats over the connections (each a loop of batches and flushes) and
- * polls `count` until all have arrived; the last one's arrival is interpolated between polls.
- */
-async function drain(
-  connections: readonly NatsConnection[],
-  total: number,
-  message: (i: number) => { subject: string; data: Uint8Array },
-  count: () => Promise<number>,
-  receiverPid: number | undefined,
-): Promise<DrainResult> {
-  const from = await count();
-  const cpuFrom = cpuSeconds(receiverPid);
-  const start = performance.now();
-  let next = 0;
-  let publishedAt = start;
-  const publishing = Promise.all(
-    connections.map(async (nc) => {
-      while (next < total) {
-        const end = Math.min(total, next + BATCH);
-        for (; next < end; next++) {
-          const { subject, data } = message(next);
-          nc.publish(subject, data);
-        }
-        await nc.flush();
-      }
-      publishedAt = Math.max(publishedAt, performance.now());
-    }),
-  );
-  let last = { at: start, n: 0 };
-  let progressAt = start;
-  for (;;) {
-    await sleep(POLL_MS);
-    const n = (await count()) - from;
-    const at = performance.now();
-    if (n >= total) {
-      await publishing;
-      if (n > total) throw new Error(`the receiver counted ${n} heartbeats, ${n - total} more than were published`);
-      // The count crossed `total` between the two polls: interpolate when (the rate was steady).
-      const end = n === last.n ? at : last.at + ((total - last.n) / (n - last.n)) * (at - last.at);
-      const seconds = (end - start) / 1000;
-      const cpuMicros = ((cpuSeconds(receiverPid) - cpuFrom) * 1e6) / total;
-      return { perSecond: total / seconds, seconds, publishSeconds: (publishedAt - start) / 1000, cpuMicros };
-    }
-    if (n > last.n) progressAt = at;
-    else if (at - progressAt > STALL_MS)
-      throw new Error(`only ${n} of ${total} heartbeats arrived: the rest were lost (a slow consumer?)`);
-    last = { at, n };
-  }
-}
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const nodes = setting(options, "heartbeat.nodes", options.quick ? 50 : 500);
@@ -162,15 +45,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   try {
-    const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
-    cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-    const server = await EmbeddedNatsServer.start({
-      host: "127.0.0.1",
-      port: await freePort(),
-      dir: natsDir,
-      logger: pino({ level: "silent" }),
-    });
-    cleanups.push(() => server.stop());
+    const server = await startBenchNats(cleanups);
 
     const token = randomBytes(16).toString("hex");
     const orchestrator = await serveOrchestrator({
@@ -200,27 +75,11 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     log(`  joining ${nodes} nodes`);
     const ids = Array.from({ length: nodes }, (_, i) => `bench-node-${i}`);
     const joinStarted = performance.now();
-    for (let i = 0; i < ids.length; i += JOIN_CONCURRENCY) {
-      await Promise.all(
-        ids.slice(i, i + JOIN_CONCURRENCY).map(async (id, j) => {
-          const pair = nkeys.createUser();
-          const reply = await new ComputeClient(connections[j % connections.length]!, id, 30_000).join(
-            info(id),
-            { publicKey: pair.getPublicKey(), sign: (d) => pair.sign(d) },
-            token,
-          );
-          if (!reply.Accepted) throw new Error(`join of ${id} refused: ${reply.Reason}`);
-        }),
-      );
-    }
+    await joinNodes(connections, ids, token);
     log(`  joined in ${((performance.now() - joinStarted) / 1000).toFixed(1)} s`);
 
-    // What an agent publishes (ComputeClient.heartbeat): {NodeID, Sequence}, the same bytes to either receiver.
     const sequences = new Array<number>(nodes).fill(0);
-    const heartbeat = (subjects: readonly string[]) => (i: number) => {
-      const n = i % nodes;
-      return { subject: subjects[n]!, data: encode({ NodeID: ids[n]!, Sequence: ++sequences[n]! }) };
-    };
+    const heartbeat = (subjects: readonly string[]) => heartbeats(ids, sequences, subjects);
     const toOrchestrator = heartbeat(ids.map((id) => computeSubject(id, "heartbeat")));
     const toBaseline = heartbeat(ids.map((id) => `${BASELINE_ROOT}.${id}.heartbeat`));
     if (`${BASELINE_ROOT}.${ids[0]}.heartbeat`.length !== computeSubject(ids[0]!, "heartbeat").length)

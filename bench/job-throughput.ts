@@ -28,6 +28,7 @@ import { runStandalone, setting, type BenchFigure, type BenchOptions, type Bench
 import { COMPUTE_STATES } from "../machines/execution/execution-states.ts";
 import { freePort } from "./support/free-port.ts";
 import { httpLoad } from "./support/http-load.ts";
+import { batchJob, getJson, listJobs, type JobRow } from "./support/job-rest.ts";
 import { processCpuMs, threadCpuMs } from "./support/process-cpu.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 import { startSimFleet, type SimFleet } from "./support/shoal-sim.ts";
@@ -43,33 +44,6 @@ const load = () =>
     .map((x) => x.toFixed(1))
     .join(" ");
 
-/** A batch job a sim node finishes at once: it asks for next to nothing, and says its run is 0 s. */
-function batchJob(n: number): string {
-  return JSON.stringify({
-    Job: {
-      Name: `jobbench-${n}`,
-      Type: "batch",
-      Count: 1,
-      Constraints: [{ Key: "sim", Operator: "=", Values: ["true"] }],
-      Tasks: [
-        {
-          Name: "main",
-          Engine: { Type: "docker", Params: { Image: "jobbench/sim:1", Entrypoint: ["true"] } },
-          Resources: { CPU: "10m", Memory: "16Mb" },
-          Env: { SHOAL_SIM_RUN: "0s" },
-        },
-      ],
-    },
-  });
-}
-
-interface JobRow {
-  readonly ID: string;
-  readonly State: { readonly StateType: string; readonly Message?: string };
-  readonly CreateTime: number;
-  readonly ModifyTime: number;
-}
-
 interface HistoryRow {
   readonly Type: "JobLevel" | "ExecutionLevel";
   readonly JobState?: { readonly Previous: string; readonly New: string };
@@ -80,26 +54,6 @@ interface HistoryRow {
 /** A history entry's time in ms since the epoch: RFC 3339, or Unix nanoseconds as a string. */
 function historyMs(time: string): number {
   return /^\d+$/.test(time) ? Number(BigInt(time) / 1_000_000n) : Date.parse(time);
-}
-
-async function getJson<T>(url: string, key: string): Promise<T> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${(await res.text()).slice(0, 300)}`);
-  return (await res.json()) as T;
-}
-
-async function listJobs(apiUrl: string, key: string): Promise<JobRow[]> {
-  const jobs: JobRow[] = [];
-  let token = "";
-  do {
-    const page = await getJson<{ Items: JobRow[]; NextToken: string }>(
-      `${apiUrl}/api/v1/orchestrator/jobs?limit=10000${token === "" ? "" : `&next_token=${encodeURIComponent(token)}`}`,
-      key,
-    );
-    jobs.push(...page.Items);
-    token = page.NextToken;
-  } while (token !== "");
-  return jobs;
 }
 
 /** The first time each stage was reached in a job's history, in ms since the epoch. */

@@ -39,16 +39,14 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { connect, type NatsConnection } from "nats";
-import pino from "pino";
 import { resourceReport } from "../src/compute/machine-info.ts";
 import { virtualNodeInfo } from "../src/sim/virtual-node-info.ts";
 import { decode, encode } from "../src/transport/codec.ts";
 import { ProtocolResponse } from "../src/transport/messages.ts";
-import { EmbeddedNatsServer } from "../src/transport/embedded-nats-server.ts";
 import { computeSubject } from "../src/transport/subjects.ts";
 import { forgetDeletedNodes } from "../src/workflows/forget-deleted-nodes.ts";
 import { runStandalone, setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
-import { freePort } from "./support/free-port.ts";
+import { startBenchNats } from "./support/bench-nats.ts";
 import { attribute, readHeapSnapshot } from "./support/heap-owners.ts";
 import { ORCHESTRATOR_HEAP_OWNERS } from "./support/orchestrator-heap-owners.ts";
 import { processCpuMs } from "./support/process-cpu.ts";
@@ -265,15 +263,7 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
   const snapshotDir = mkdtempSync(join(tmpdir(), "shoal-bench-heap-"));
   cleanups.push(() => (keepSnapshot ? undefined : rmSync(snapshotDir, { recursive: true, force: true })));
   try {
-    const natsDir = mkdtempSync(join(tmpdir(), "shoal-bench-nats-"));
-    cleanups.push(() => rmSync(natsDir, { recursive: true, force: true }));
-    const server = await EmbeddedNatsServer.start({
-      host: "127.0.0.1",
-      port: await freePort(),
-      dir: natsDir,
-      logger: pino({ level: "silent" }),
-    });
-    cleanups.push(() => server.stop());
+    const server = await startBenchNats(cleanups);
     const settings = {
       "Orchestrator.NATS.URL": server.url,
       "Orchestrator.NodeManager.MaxRegistrationsPerSecond": 0,

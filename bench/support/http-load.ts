@@ -6,8 +6,15 @@ export interface HttpRequestSpec {
   readonly body?: string;
 }
 
-export interface HttpLoadOptions {
+/** A server the load goes to, with the headers it needs (its own API key). */
+export interface HttpTarget {
   readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface HttpLoadOptions {
+  /** Where the load goes; several: connection `w` goes to the `w mod n`-th, with its headers on top of `headers`. */
+  readonly url: string | readonly HttpTarget[];
   /** Keep-alive connections, each sending its next request as soon as its last is answered. */
   readonly connections: number;
   readonly seconds: number;
@@ -95,9 +102,12 @@ function send(
  * then the measured window. Latency is request sent → answer read to its end.
  */
 export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult> {
-  const base = new URL(options.url);
+  const targets = (typeof options.url === "string" ? [{ url: options.url }] : options.url).map((t) => ({
+    base: new URL(t.url),
+    headers: { ...options.headers, ...t.headers },
+  }));
+  const targetOf = (w: number) => targets[w % targets.length]!;
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
-  const headers = options.headers ?? {};
   const ok = options.ok ?? ((s: number) => s >= 200 && s < 300);
   const latencies: number[] = [];
   let completed = 0;
@@ -111,7 +121,7 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
     const spec = options.open;
     const openedFrom = performance.now();
     const answers = await Promise.all(
-      Array.from({ length: options.connections }, () => send(agent, base, spec, headers)),
+      Array.from({ length: options.connections }, (_, w) => send(agent, targetOf(w).base, spec, targetOf(w).headers)),
     );
     const refused = answers.find((a) => !ok(a.status));
     if (refused !== undefined)
@@ -123,6 +133,7 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
   const end = measureFrom + options.seconds * 1000;
   let measuredEnd = end;
   const worker = async (_: unknown, w: number): Promise<void> => {
+    const { base, headers } = targetOf(w);
     for (let n = 0; performance.now() < end && !(options.until?.() ?? false); n++) {
       const spec = options.request(next++, w, n);
       const t0 = performance.now();

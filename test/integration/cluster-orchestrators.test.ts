@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs";
 import type { KV } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { partitionOf } from "../../src/cluster/partition-of.ts";
-import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent, ComputeAgentOptions } from "../../src/compute/compute-agent.ts";
 import { pino } from "pino";
 import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
 import type { RecordedEvent } from "../../src/events/store/event-store.ts";
 import { jobStream } from "../../src/events/streams.ts";
+import { SimExecutor } from "../../src/sim/sim-executor.ts";
 import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
 import { type RunningOrchestrator, startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
@@ -57,8 +58,8 @@ async function orchestrator(nodeId: string): Promise<RunningOrchestrator> {
   return running;
 }
 
-function agent(nodeId: string): ComputeAgent {
-  const a = testAgent({ nodeId, orchestrators: [nats.url], token: "join-me", dataDir: tempDir() });
+function agent(nodeId: string, options: Partial<ComputeAgentOptions> = {}): ComputeAgent {
+  const a = testAgent({ nodeId, orchestrators: [nats.url], token: "join-me", dataDir: tempDir(), ...options });
   cleanups.push(() => a.stop());
   return a;
 }
@@ -194,5 +195,42 @@ describe("several orchestrators", () => {
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await failed()).toHaveLength(1);
     }
+    await a.stop();
+    await b.stop();
+  });
+
+  it("runs every job to Completed, whichever orchestrator its nodes' execution reports reach", async () => {
+    const a = await orchestrator("orch-g");
+    const b = await orchestrator("orch-h");
+    const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
+    await waitFor(async () => (await owners(kv)).filter((o) => o === "orch-h").length === 2, 15_000);
+    // Nodes that run their work at once: a bid accepted and a completion come back as reports in quick succession.
+    const nodes = ["r-1", "r-2", "r-3"];
+    const runners = nodes.map((id) =>
+      agent(id, {
+        labels: { runs: "sim" },
+        executor: new SimExecutor(id, { cpuMillis: 4000, memoryBytes: 4 * 1024 ** 3 }, 0),
+      }),
+    );
+    await Promise.all(runners.map((r) => r.start()));
+    const jobIds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const via = i % 2 === 0 ? a : b;
+      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+      const api = new JobApiClient(
+        () => via.apiUrl,
+        () => key,
+      );
+      const submitted = await api.call("PUT", "/api/v1/orchestrator/jobs", {
+        // Not on the earlier tests' nodes, which run nothing.
+        Job: shellJob("busybox", "true", { constraints: [{ Key: "runs", Operator: "=", Values: ["sim"] }] }),
+      });
+      expect(submitted.status).toBe(200);
+      jobIds.push(submitted.body.JobID as string);
+    }
+    // Without one orchestrator taking every report, the reports taken by the other left jobs Pending or Running.
+    const completed = async (id: string) =>
+      (await store.readStream(jobStream(id))).some((e) => e.type === "JobCompleted");
+    await waitFor(async () => (await Promise.all(jobIds.map(completed))).every(Boolean), 20_000);
   });
 });
