@@ -102,8 +102,12 @@ export class LeaseTable {
     lease.validUntil = Number.NEGATIVE_INFINITY;
     try {
       await this.options.kv.delete(lease.key, { previousSeq: lease.revision });
-    } catch {
-      // Another owner already holds it, or the bucket is unreachable and the TTL will do.
+    } catch (e) {
+      // A renewal that timed out may have landed: the key is then still ours, at a newer revision.
+      if (isWrongLastSequence(e) && (await this.adoptLanded(lease))) {
+        await this.options.kv.delete(lease.key, { previousSeq: lease.revision }).catch(() => undefined);
+      }
+      // Otherwise another owner already holds it, or the bucket is unreachable and the TTL will do.
     }
   }
 

@@ -90,6 +90,25 @@ async function ticksUntil(clock: ManualClock, done: () => boolean, what: string)
 }
 
 describe("partition ownership over a JetStream key-value bucket", () => {
+  it("gives a lease back even when the answer to its last renewal was lost", async () => {
+    const kv = await bucket(10_000);
+    const table = new LeaseTable({
+      kv,
+      owner: "a-9",
+      ttlMs: 10_000,
+      safetyMs: 2_000,
+      elapsed: () => performance.now(),
+    });
+    const lease = await table.acquire("partitions.0");
+    if (!lease) throw new Error("the lease was not taken");
+    const unanswered = lease.revision;
+    expect(await table.renew(lease)).toBe("renewed");
+    // The renewal landed, but as far as the owner knows its revision is the one before.
+    lease.revision = unanswered;
+    await table.release(lease);
+    expect((await kv.get("partitions.0"))?.operation).toBe("DEL");
+  });
+
   it("shares the partitions fairly between members, with every partition owned once", async () => {
     const kv = await bucket(10_000);
     const clock = new ManualClock();

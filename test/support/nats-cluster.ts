@@ -87,7 +87,10 @@ export class TestNatsCluster {
     member.child = spawn("nats-server", args, { stdio: "ignore" });
   }
 
-  /** Ready once a JetStream request is answered: the servers found each other and elected a meta leader. */
+  /**
+   * Ready once a stream with a replica on every server can be made: the servers found each other, elected a meta
+   * leader, and each is known to it as a place for a replica (answering a JetStream request alone comes earlier).
+   */
   private async waitForJetStream(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
@@ -95,7 +98,11 @@ export class TestNatsCluster {
       let nc: NatsConnection | undefined;
       try {
         nc = await connect({ servers: this.urls, timeout: 1_000 });
-        await (await nc.jetstreamManager({ timeout: 1_000 })).getAccountInfo();
+        const jsm = await nc.jetstreamManager({ timeout: 5_000 });
+        await jsm.getAccountInfo();
+        const probe = `READY_PROBE_${process.pid}`;
+        await jsm.streams.add({ name: probe, subjects: [`ready.${process.pid}`], num_replicas: this.members.length });
+        await jsm.streams.delete(probe);
         return;
       } catch (e) {
         last = e;
