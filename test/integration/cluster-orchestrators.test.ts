@@ -232,5 +232,48 @@ describe("several orchestrators", () => {
     const completed = async (id: string) =>
       (await store.readStream(jobStream(id))).some((e) => e.type === "JobCompleted");
     await waitFor(async () => (await Promise.all(jobIds.map(completed))).every(Boolean), 20_000);
+    await a.stop();
+    await b.stop();
+  });
+
+  it("stops a running job through the orchestrator that does not run the job workflows: its execution is cancelled", async () => {
+    const a = await orchestrator("orch-i");
+    const b = await orchestrator("orch-j");
+    const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
+    await waitFor(async () => (await owners(kv)).filter((o) => o === "orch-j").length === 2, 15_000);
+    const holderOf = async () => new TextDecoder().decode((await kv.get("duties.jobs"))?.value).split("/")[0];
+    await waitFor(async () => (await holderOf()) !== "", 5_000);
+    const [holder, other] = (await holderOf()) === "orch-i" ? [a, b] : [b, a];
+    const runner = agent("s-1", {
+      labels: { runs: "long" },
+      executor: new SimExecutor("s-1", { cpuMillis: 4000, memoryBytes: 4 * 1024 ** 3 }, 60_000),
+    });
+    await runner.start();
+    const client = (via: RunningOrchestrator) => {
+      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+      return new JobApiClient(
+        () => via.apiUrl,
+        () => key,
+      );
+    };
+    const submitted = await client(holder).call("PUT", "/api/v1/orchestrator/jobs", {
+      Job: shellJob("busybox", "sleep 60", { constraints: [{ Key: "runs", Operator: "=", Values: ["long"] }] }),
+    });
+    const jobId = submitted.body.JobID as string;
+    const types = async (stream: string) => (await store.readStream(stream)).map((e) => e.type);
+    await waitFor(async () => (await types(jobStream(jobId))).includes("JobStarted"), 15_000);
+    const executions = async () =>
+      (await store.readAll()).filter(
+        (e) => e.type === "ExecutionCreated" && (e.data as { JobID?: string }).JobID === jobId,
+      );
+    const [created] = await executions();
+    await waitFor(async () => (await types(created?.stream ?? "")).includes("ExecutionStarted"), 15_000);
+
+    // The holder's job actor last saw the job running; the stop is stored by the other orchestrator.
+    expect((await client(other).call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`)).status).toBe(200);
+    await waitFor(async () => (await types(created?.stream ?? "")).includes("ExecutionCancelled"), 15_000);
+    expect((await types(jobStream(jobId))).filter((t) => t === "JobStopped")).toHaveLength(1);
+    await a.stop();
+    await b.stop();
   });
 });
