@@ -17,6 +17,8 @@ it("starts on a NATS cluster named by a comma-separated list while the last serv
   const cluster = await TestNatsCluster.start();
   cleanups.push(() => cluster.stop());
   cluster.kill("n3");
+  // As an operator would find it: the two left have agreed on a JetStream leader (n3 may have been it).
+  await cluster.waitForJetStream();
   const config = orchestratorConfig(cluster.urls.join(","), {
     "Orchestrator.Auth.Token": "join-me",
     "Orchestrator.NATS.JetStreamMaxStore": 64 * 1024 * 1024,

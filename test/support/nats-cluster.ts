@@ -88,10 +88,10 @@ export class TestNatsCluster {
   }
 
   /**
-   * Ready once a stream with a replica on every server can be made: the servers found each other, elected a meta
+   * Ready once a stream with a replica on every running server can be made: the servers found each other, elected a meta
    * leader, and each is known to it as a place for a replica (answering a JetStream request alone comes earlier).
    */
-  private async waitForJetStream(timeoutMs = 30_000): Promise<void> {
+  async waitForJetStream(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     while (Date.now() < deadline) {
@@ -101,7 +101,8 @@ export class TestNatsCluster {
         const jsm = await nc.jetstreamManager({ timeout: 5_000 });
         await jsm.getAccountInfo();
         const probe = `READY_PROBE_${process.pid}`;
-        await jsm.streams.add({ name: probe, subjects: [`ready.${process.pid}`], num_replicas: this.members.length });
+        const running = this.members.filter((m) => m.child !== undefined).length;
+        await jsm.streams.add({ name: probe, subjects: [`ready.${process.pid}`], num_replicas: running });
         await jsm.streams.delete(probe);
         return;
       } catch (e) {
