@@ -88,8 +88,8 @@ export class TestNatsCluster {
   }
 
   /**
-   * Ready once a stream with a replica on every running server can be made: the servers found each other, elected a meta
-   * leader, and each is known to it as a place for a replica (answering a JetStream request alone comes earlier).
+   * Ready once a stream with a replica on every running server can be made: the servers found each other, elected a
+   * meta leader, and each is known to it as a place for a replica (answering a JetStream request alone comes earlier).
    */
   async waitForJetStream(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
