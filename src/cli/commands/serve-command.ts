@@ -35,12 +35,16 @@ export async function serveCommand(args: string[]): Promise<number> {
   const signalled = waitForSignal();
   const orchestrator = await startOrchestrator(config, logger);
   reloadTlsOnHangUp(orchestrator, logger);
-  console.log(`Shoal orchestrator ${orchestrator.nodeId} is running.`);
-  console.log(`  API:  ${orchestrator.apiUrl}`);
-  console.log(`  NATS: ${redactUrl(orchestrator.natsUrl)}`);
-  if (orchestrator.apiCaFile) console.log(apiCaLine(orchestrator.apiCaFile, "  "));
-  if (orchestrator.adminKey) console.log(adminKeyLine(orchestrator.adminKey, "  "));
-  console.log(joinInstructions(orchestrator));
+  // One write: whoever reads "is running" from a pipe has the whole banner in the same read.
+  const banner = [
+    `Shoal orchestrator ${orchestrator.nodeId} is running.`,
+    `  API:  ${orchestrator.apiUrl}`,
+    `  NATS: ${redactUrl(orchestrator.natsUrl)}`,
+    ...(orchestrator.apiCaFile ? [apiCaLine(orchestrator.apiCaFile, "  ")] : []),
+    ...(orchestrator.adminKey ? [adminKeyLine(orchestrator.adminKey, "  ")] : []),
+    joinInstructions(orchestrator),
+  ];
+  console.log(banner.join("\n"));
   await signalled;
   logger.info("shutting down");
   await orchestrator.stop();

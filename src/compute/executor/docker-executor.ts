@@ -11,6 +11,7 @@ import { dockerContainerOptions } from "./docker-container-options.ts";
 import { dockerError, dockerMessage, isDockerAlreadyStopped, isDockerNotFound } from "./docker-error.ts";
 import { dockerFrames } from "./docker-frames.ts";
 import { followDockerLog } from "./docker-log-follow.ts";
+import { sawOomEvent } from "./docker-oom-event.ts";
 import { dockerLogStream } from "./docker-log-stream.ts";
 import {
   EXECUTION_LABEL,
@@ -54,16 +55,16 @@ export interface DockerExecutorOptions {
 }
 
 /**
- * How long the capture may trail the container's exit before what it has is taken as all, and
- * how long log followers get to catch up before the container (and its log) is removed.
- */
-/**
- * How often, and how far apart, an unexplained SIGKILL exit is inspected again for a late OOM flag: up to 3 s, as
- * containerd's OOM event was seen to trail the exit by more than half a second on a loaded machine, and a kill the
- * kernel made for memory must not be reported as an ordinary exit.
+ * How often, and how far apart, an unexplained SIGKILL exit is looked at again for an OOM kill (the flag, or the
+ * engine's `oom` event): up to 3 s, as containerd's OOM event was seen to trail the exit on a loaded machine, and a
+ * kill the kernel made for memory must not be reported as an ordinary exit.
  */
 const OOM_RECHECKS = 30;
 const OOM_RECHECK_MS = 100;
+/**
+ * How long the capture may trail the container's exit before what it has is taken as all, and
+ * how long log followers get to catch up before the container (and its log) is removed.
+ */
 const DRAIN_MS = 5_000;
 
 /** The head of a container's stdout and stderr, fed from its attached stream or its log. */
@@ -582,8 +583,11 @@ export class DockerExecutor implements Executor {
         // Docker records an OOM kill from containerd's OOM event, which can arrive after the exit
         // event on a loaded machine: a SIGKILL nobody here sent is looked at again, briefly.
         for (let i = 0; i < OOM_RECHECKS && !tracked.endedBy && state.ExitCode === 137 && !state.OOMKilled; i++) {
-          await new Promise((resolve) => setTimeout(resolve, OOM_RECHECK_MS));
-          state = (await container.inspect({ abortSignal: signal })).State;
+          if (await sawOomEvent(this.#docker, container.id, startedAtMs, signal)) state = { ...state, OOMKilled: true };
+          else {
+            await new Promise((resolve) => setTimeout(resolve, OOM_RECHECK_MS));
+            state = (await container.inspect({ abortSignal: signal })).State;
+          }
         }
       } catch (e) {
         if (this.#closed) return undefined;
