@@ -9,4 +9,10 @@ const SKIP_REASON =
 // Said once on the console so a CI log shows why the real-server contract did not run.
 if (!url) console.warn(`KurrentDB contract suite skipped: ${SKIP_REASON}`);
 
-eventStoreContract("KurrentDB", async () => EsdbEventStore.open(url as string), url ? undefined : SKIP_REASON, 400_000);
+eventStoreContract(
+  "KurrentDB",
+  async () => EsdbEventStore.open(url as string),
+  url ? undefined : SKIP_REASON,
+  400_000,
+  600,
+);

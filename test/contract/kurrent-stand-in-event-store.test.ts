@@ -13,5 +13,6 @@ afterAll(async () => {
   await standIn.close();
 });
 
-// Each read goes through the client's native bridge, some 10 to 40 ms a read on a busy machine.
-eventStoreContract("KurrentDB stand-in", async () => EsdbEventStore.open(standIn.url), undefined, 400_000);
+// Each read goes through the client's native bridge, some 10 to 40 ms a read on a busy machine: the filtered reads
+// page through a shorter log than SQLite's.
+eventStoreContract("KurrentDB stand-in", async () => EsdbEventStore.open(standIn.url), undefined, 400_000, 600);

@@ -308,10 +308,14 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
     let scanned = 0;
     let scannedThrough = after;
     let from: typeof START | Position = fromPosition(after);
+    // A small page asks the server for little first: each event asked for is sent, read or not. The server filters
+    // by type and stream only, so a read that came back short of matches asks for twice as many next time.
+    let want = Math.min(READ_ALL_PAGE, options.maxCount + 1);
     try {
       for (;;) {
         // A read from a position repeats the event there (inclusive): one more, so every page moves on.
-        const count = Math.min(READ_ALL_PAGE, budget - scanned) + (from === START ? 0 : 1);
+        const count = Math.min(want, budget - scanned) + (from === START ? 0 : 1);
+        want = Math.min(READ_ALL_PAGE, want * 2);
         let seen = 0;
         let last: Position | undefined;
         for await (const resolved of this.readAllFiltered(server, from, count)) {
