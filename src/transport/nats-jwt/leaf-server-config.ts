@@ -108,18 +108,19 @@ export function leafDirPath(path: string): string {
  * before anything is written: making it 0700 would lock others out of it, and leaving it would
  * leave the secrets' names and the directory's content to others.
  */
-function privateDirectory(dir: string): number | undefined {
+export function privateDirectory(dir: string, flag = "--out"): number | undefined {
   const existed = existsSync(dir);
-  if (existed && !statSync(dir).isDirectory()) throw new StartupError(`--out: ${dir} is not a directory`);
+  if (existed && !statSync(dir).isDirectory()) throw new StartupError(`${flag}: ${dir} is not a directory`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const stat = statSync(dir);
   if (stat.mode & 0o1000)
     throw new StartupError(
-      `--out: ${dir} is a shared directory (sticky bit, as /tmp); give a directory of its own, such as ${join(dir, "shoal-leaf")}`,
+      `${flag}: ${dir} is a shared directory (sticky bit, as /tmp); ` +
+        `give a directory of its own, such as ${join(dir, "shoal")}`,
     );
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid)
-    throw new StartupError(`--out: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
+    throw new StartupError(`${flag}: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
   const mode = stat.mode & 0o7777;
   if (mode === 0o700) return undefined;
   chmodSync(dir, 0o700);
