@@ -7,7 +7,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
-import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
@@ -24,11 +24,15 @@ const TOKEN = "shoal-join_external-operator";
 const SERVERS = ["n1", "n2", "n3"] as const;
 let cluster: TestNatsCluster;
 let orchestrator: RunningOrchestrator;
+let keysDir: string;
+const base = { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NATS.JetStreamMaxStore": 64 * 1024 * 1024 };
+const alice = commandContext({ type: "operator", id: "alice" });
+/** A key revoked in the first test, with the JWT it was issued before. */
+let revoked: { readonly key: NatsNkey; readonly jwt: string } | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  const keysDir = join(tempDir("shoal-nats-operator-"), "operator");
-  const base = { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NATS.JetStreamMaxStore": 64 * 1024 * 1024 };
+  keysDir = join(tempDir("shoal-nats-operator-"), "operator");
   const files = writeNatsOperatorFiles(orchestratorConfig("", base), keysDir, "jwt");
   const operator = new NatsOperator(loadOperatorKeys(keysDir), { joinToken: TOKEN, jetStreamDiskBytes: 0 });
   cluster = await TestNatsCluster.start(3, {
@@ -54,16 +58,7 @@ afterAll(async () => {
 
 it("admits a node joined through one server on every server, and cuts it off everywhere once rejected", async () => {
   const key = newNkey("user");
-  const joining = await connect({
-    servers: cluster.url("n1"),
-    authenticator: joinLogin(TOKEN),
-    inboxPrefix: JOIN_INBOX_PREFIX,
-    reconnect: false,
-  });
-  const reply = await new ComputeClient(joining, "edge-1").join(computeInfo("edge-1"), key, TOKEN);
-  await joining.close();
-  expect(reply).toMatchObject({ Accepted: true });
-  const jwt = reply.UserJWT!;
+  const jwt = await joinAs(cluster.url("n1"), "edge-1", key);
   for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
 
   const live: NatsConnection = await connect({
@@ -74,7 +69,7 @@ it("admits a node joined through one server on every server, and cuts it off eve
   cleanups.push(() => live.close());
   const dropped = live.closed();
 
-  await orchestrator.manager.operatorAction("reject", "edge-1", commandContext({ type: "operator", id: "alice" }));
+  await orchestrator.manager.operatorAction("reject", "edge-1", alice);
   // Server 1 applied it when the call returned; the others have it from their resolver's peers.
   expect(await jwtLoginAdmitted(cluster.url("n1"), jwt, key)).toBe(false);
   await waitFor(async () => !(await jwtLoginAdmitted(cluster.url("n2"), jwt, key)), 10_000);
@@ -82,6 +77,47 @@ it("admits a node joined through one server on every server, and cuts it off eve
   await expect(Promise.race([dropped.then(() => "dropped"), sleep(10_000).then(() => "still open")])).resolves.toBe(
     "dropped",
   );
+  revoked = { key, jwt };
 }, 60_000);
+
+it("keeps the revocations another orchestrator pushed when it pushes its own", async () => {
+  if (revoked === undefined) throw new Error("needs the first test's revoked node");
+  // The first one gone (so that this one answers the join), and its own store, which never saw edge-1: what it knows
+  // of edge-1's revocation comes from the servers' resolver.
+  await orchestrator.stop();
+  const other = await startOrchestrator(
+    orchestratorConfig(cluster.url("n2"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
+    silentLogger,
+  );
+  cleanups.push(() => other.stop());
+  const key = newNkey("user");
+  const jwt = await joinAs(cluster.url("n2"), "edge-2", key);
+  await other.manager.operatorAction("reject", "edge-2", alice);
+  for (const server of SERVERS) {
+    await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
+    expect(await jwtLoginAdmitted(cluster.url(server), revoked.jwt, revoked.key)).toBe(false);
+  }
+}, 60_000);
+
+it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
+  const config = orchestratorConfig(cluster.url("n1"), {
+    ...base,
+    "Orchestrator.Auth.Token": "shoal-join_not-the-one",
+    "Orchestrator.NATS.OperatorDir": keysDir,
+  });
+  await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
+}, 30_000);
+
+/** Joins as `nodeId` with `key` through the join login on `url`, as an agent does; the node's own JWT. */
+async function joinAs(url: string, nodeId: string, key: NatsNkey): Promise<string> {
+  const joining = await connect({ servers: url, authenticator: joinLogin(TOKEN), inboxPrefix: JOIN_INBOX_PREFIX });
+  try {
+    const reply = await new ComputeClient(joining, nodeId).join(computeInfo(nodeId), key, TOKEN);
+    expect(reply).toMatchObject({ Accepted: true, UserJWT: expect.any(String) });
+    return reply.UserJWT!;
+  } finally {
+    await joining.close();
+  }
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
