@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { connect, type NatsConnection } from "nats";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { writeNatsOperatorFiles } from "../../src/orchestrator/nats-operator-files.ts";
@@ -29,21 +29,21 @@ const base = { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NATS.JetStreamMax
 const alice = commandContext({ type: "operator", id: "alice" });
 /** A key revoked in the first test, with the JWT it was issued before. */
 let revoked: { readonly key: NatsNkey; readonly jwt: string } | undefined;
+/** A login every server admits (the orchestrator's kind), issued by the test's own copy of the operator. */
+let adminLogin: () => Partial<ConnectionOptions>;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   keysDir = join(tempDir("shoal-nats-operator-"), "operator");
   const files = writeNatsOperatorFiles(orchestratorConfig("", base), keysDir, "jwt");
   const operator = new NatsOperator(loadOperatorKeys(keysDir), { joinToken: TOKEN, jetStreamDiskBytes: 0 });
-  cluster = await TestNatsCluster.start(3, {
-    include: files.configFile,
-    login: () => {
-      const key = newNkey("user");
-      return {
-        authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
-      };
-    },
-  });
+  adminLogin = () => {
+    const key = newNkey("user");
+    return {
+      authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
+    };
+  };
+  cluster = await TestNatsCluster.start(3, { include: files.configFile, login: adminLogin });
   cleanups.push(() => cluster.stop());
   orchestrator = await startOrchestrator(
     orchestratorConfig(cluster.url("n1"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
@@ -78,6 +78,16 @@ it("admits a node joined through one server on every server, and cuts it off eve
     "dropped",
   );
   revoked = { key, jwt };
+}, 60_000);
+
+it("keeps a revocation in force on a server restarted with the configuration written again since", async () => {
+  if (revoked === undefined) throw new Error("needs the first test's revoked node");
+  cluster.kill("n2");
+  // `shoal nats-operator` run again: the same keys, a fresh file, which the revived server includes.
+  writeNatsOperatorFiles(orchestratorConfig("", base), keysDir, "jwt");
+  cluster.revive("n2");
+  await cluster.waitForJetStream();
+  expect(await jwtLoginAdmitted(cluster.url("n2"), revoked.jwt, revoked.key)).toBe(false);
 }, 60_000);
 
 it("keeps the revocations another orchestrator pushed when it pushes its own", async () => {
