@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { writeNatsOperatorFiles } from "../../src/orchestrator/nats-operator-files.ts";
+import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-command.ts";
+import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
 import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
@@ -35,7 +36,7 @@ const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   keysDir = join(tempDir("shoal-nats-operator-"), "operator");
-  const files = writeNatsOperatorFiles(orchestratorConfig("", base), keysDir, "jwt");
+  await natsOperator();
   const operator = new NatsOperator(loadOperatorKeys(keysDir), { joinToken: TOKEN, jetStreamDiskBytes: 0 });
   adminLogin = () => {
     const key = newNkey("user");
@@ -43,7 +44,7 @@ beforeAll(async () => {
       authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
     };
   };
-  cluster = await TestNatsCluster.start(3, { include: files.configFile, login: adminLogin });
+  cluster = await TestNatsCluster.start(3, { include: join(keysDir, OPERATOR_CONFIG_FILE), login: adminLogin });
   cleanups.push(() => cluster.stop());
   orchestrator = await startOrchestrator(
     orchestratorConfig(cluster.url("n1"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
@@ -84,7 +85,7 @@ it("keeps a revocation in force on a server restarted with the configuration wri
   if (revoked === undefined) throw new Error("needs the first test's revoked node");
   cluster.kill("n2");
   // `shoal nats-operator` run again: the same keys, a fresh file, which the revived server includes.
-  writeNatsOperatorFiles(orchestratorConfig("", base), keysDir, "jwt");
+  await natsOperator();
   cluster.revive("n2");
   await cluster.waitForJetStream();
   expect(await jwtLoginAdmitted(cluster.url("n2"), revoked.jwt, revoked.key)).toBe(false);
@@ -117,6 +118,17 @@ it("refuses to start with a join token whose account the servers do not know, sa
   });
   await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
 }, 30_000);
+
+/** `shoal nats-operator --dir <keysDir>` with the orchestrators' join token and JetStream budget, as an admin would. */
+async function natsOperator(): Promise<void> {
+  const settings = Object.entries(base).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+  const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  try {
+    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings])).toBe(0);
+  } finally {
+    log.mockRestore();
+  }
+}
 
 /** Joins as `nodeId` with `key` through the join login on `url`, as an agent does; the node's own JWT. */
 async function joinAs(url: string, nodeId: string, key: NatsNkey): Promise<string> {
