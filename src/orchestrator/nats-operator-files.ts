@@ -12,6 +12,8 @@ export interface NatsOperatorFiles {
   readonly configFile: string;
   /** The Shoal account (derived from the join token), which the servers must know. */
   readonly account: string;
+  /** Where the join token was generated, when Orchestrator.Auth.Token is not set: the orchestrators need that one. */
+  readonly tokenFile?: string;
   /** `keysDir`'s mode before it was made 0700, if it existed with another. */
   readonly dirModeWas?: number;
 }
@@ -26,8 +28,9 @@ export const OPERATOR_CONFIG_FILE = "nats-operator.conf";
 export function writeNatsOperatorFiles(config: ShoalConfig, dir: string, resolverDir: string): NatsOperatorFiles {
   const keysDir = resolve(dir);
   const dirModeWas = privateDirectory(keysDir, "--dir");
+  const joinToken = resolveJoinToken(config);
   const operator = new NatsOperator(loadOrCreateOperatorKeys(keysDir), {
-    joinToken: resolveJoinToken(config).token,
+    joinToken: joinToken.token,
     jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
   });
   const configFile = join(keysDir, OPERATOR_CONFIG_FILE);
@@ -37,5 +40,11 @@ export function writeNatsOperatorFiles(config: ShoalConfig, dir: string, resolve
     ([key, value]) => `${key}: ${JSON.stringify(value, null, 1)}\n`,
   );
   writeFileAtomic(configFile, settings.join(""), 0o644);
-  return { keysDir, configFile, account: operator.account, ...(dirModeWas === undefined ? {} : { dirModeWas }) };
+  return {
+    keysDir,
+    configFile,
+    account: operator.account,
+    ...(joinToken.file === undefined ? {} : { tokenFile: joinToken.file }),
+    ...(dirModeWas === undefined ? {} : { dirModeWas }),
+  };
 }

@@ -51,7 +51,10 @@ export async function natsOperatorCommand(args: string[]): Promise<number> {
       `On every NATS server: include ${files.configFile} in its configuration (no other accounts or users), ` +
         "and restart it.",
       `On every orchestrator: a copy of ${files.keysDir} (0700, its files 0600) as Orchestrator.NATS.OperatorDir, ` +
-        `and this Orchestrator.Auth.Token (account ${files.account}).`,
+        (files.tokenFile === undefined
+          ? `and this Orchestrator.Auth.Token (account ${files.account}).`
+          : `and the join token generated in ${files.tokenFile} as Orchestrator.Auth.Token ` +
+            `(account ${files.account}).`),
     ].join("\n"),
   );
   return 0;
