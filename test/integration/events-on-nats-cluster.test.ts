@@ -1,0 +1,110 @@
+import { randomUUID } from "node:crypto";
+import { connect, type JetStreamManager, type NatsConnection } from "nats";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
+import type { NewEvent } from "../../src/events/store/event-store.ts";
+import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
+import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
+import { capturedLogger } from "../support/captured-logger.ts";
+import { entityPositions, streamPositions } from "../support/cluster-invariants.ts";
+import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
+import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
+import { TestNatsCluster } from "../support/nats-cluster.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+let cluster: TestNatsCluster;
+let standIn: KurrentStandIn;
+let store: EsdbEventStore;
+let admin: NatsConnection;
+let jsm: JetStreamManager;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  [cluster, standIn] = await Promise.all([TestNatsCluster.start(), KurrentStandIn.start()]);
+  store = await EsdbEventStore.open(standIn.url);
+  admin = await connect({ servers: cluster.urls });
+  // Waits out a leader election rather than the client's 5 s default.
+  jsm = await admin.jetstreamManager({ timeout: 20_000 });
+}, 60_000);
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  await admin?.close();
+  await store?.close();
+  await standIn?.close();
+  await cluster?.stop();
+});
+
+/** `count` job events, in appends of ten, as an orchestrator's store takes them. */
+async function appendJobEvents(count: number): Promise<void> {
+  for (let done = 0; done < count; done += 10) {
+    const events: NewEvent[] = Array.from({ length: 10 }, (_, i) => ({
+      id: randomUUID(),
+      type: "JobQueued",
+      data: { i: done + i },
+      metadata: { time: new Date().toISOString() },
+    }));
+    await store.append(`job-${randomUUID()}`, events, "no_stream");
+  }
+}
+
+/** Until SHOAL_EVENTS holds one message per stored entity event; then what it holds and what it must, in order. */
+async function publishedAndStored(): Promise<{ published: number[]; stored: number[] }> {
+  const stored = entityPositions(await store.readAll());
+  await waitFor(
+    async () => (await jsm.streams.info(EVENTS_STREAM).catch(() => undefined))?.state.messages === stored.length,
+    30_000,
+    () => `SHOAL_EVENTS holds the ${stored.length} stored entity events`,
+  );
+  return { published: await streamPositions(jsm), stored };
+}
+
+it("has Replicas copies in cluster mode; events stored after its leader died arrive, each once, in order", async () => {
+  const orchestrator = await startOrchestrator(
+    orchestratorConfig(cluster.urls.join(","), {
+      NodeID: "orch-r3",
+      "EventStore.URL": standIn.url,
+      "Orchestrator.Cluster.Enabled": true,
+      "Orchestrator.Auth.Token": "join-me",
+      "Orchestrator.NATS.JetStreamMaxStore": 64 * 1024 * 1024,
+    }),
+    silentLogger,
+  );
+  cleanups.push(() => orchestrator.stop());
+  const info = await jsm.streams.info(EVENTS_STREAM);
+  // Orchestrator.Cluster.Replicas is 3 unless set.
+  expect(info.config.num_replicas).toBe(3);
+
+  await appendJobEvents(100);
+  const before = await publishedAndStored();
+  expect(before.published).toEqual(before.stored);
+
+  const leader = (await jsm.streams.info(EVENTS_STREAM)).cluster?.leader;
+  expect(leader).toBeDefined();
+  cluster.kill(leader as string);
+  cleanups.push(async () => cluster.revive(leader as string));
+
+  await appendJobEvents(100);
+  const after = await publishedAndStored();
+  expect(after.stored.length).toBe(before.stored.length + 100);
+  expect(after.published).toEqual(after.stored);
+  const now = await jsm.streams.info(EVENTS_STREAM);
+  expect(now.cluster?.leader).not.toBe(leader);
+}, 90_000);
+
+it("keeps an existing stream's copies, saying how to change them; refuses a size no server can hold", async () => {
+  // Left by the first test with 3 copies; one of the three servers may be down, so it is not moved on every start.
+  const nc = await connect({ servers: cluster.urls });
+  cleanups.push(() => nc.close());
+  const { logger, messages } = capturedLogger();
+  const publisher = new NatsEventPublisher(nc, store, logger, 64 * 1024 * 1024, { replicas: 1 });
+  await publisher.start();
+  await publisher.flush();
+  expect((await jsm.streams.info(EVENTS_STREAM)).config.num_replicas).toBe(3);
+  const warned = messages("nats stream edit SHOAL_EVENTS --replicas 1");
+  expect(warned.map((m) => [m.replicas, m.configured])).toEqual([[3, 1]]);
+
+  await jsm.streams.delete(EVENTS_STREAM);
+  const tooLarge = new NatsEventPublisher(nc, store, silentLogger, 2 ** 50, { replicas: 1 });
+  await expect(tooLarge.start()).rejects.toThrow(/on each of the 1 server\(s\) holding a copy/);
+}, 60_000);
