@@ -198,7 +198,11 @@ export class NatsEventPublisher implements Processor {
         );
       this.logger.warn(
         { err, stream: EVENTS_STREAM, replicas: this.replicas },
-        "could not check or create the cluster-event stream yet; publishing retries it",
+        "could not check or create the cluster-event stream yet; publishing waits and retries it",
+      );
+      // Nothing is sent before the stream is there with its limits (an operator may make it meanwhile).
+      this.resumeAfter(
+        this.deadlines.sleep(RESUME, RETRY_DELAY_MS, this.stopped.signal).then(() => this.streamMade(RETRY_DELAY_MS)),
       );
     }
     // Under the connection's own inbox prefix: its permissions allow it, and readers of `_INBOX.>` never see the acks.
@@ -467,36 +471,57 @@ export class NatsEventPublisher implements Processor {
     const resume = async () => {
       // No stream takes the subject: it is gone (put it back and carry on from the last ack), or a replicated one is
       // electing a new leader (it is there: wait as after any failure).
-      const how = streamGone ? await this.ensureStream() : undefined;
-      if (how === "created")
+      const how = streamGone ? await this.streamMade(delay) : undefined;
+      if (this.stopped.signal.aborted) return;
+      if (how === "created") {
         this.logger.warn(
-          { stream: EVENTS_STREAM, how, position },
+          { stream: EVENTS_STREAM, how: "created", position },
           "the cluster-event stream was missing; recreated it and resumed from the checkpoint",
         );
-      else {
-        this.logger.error(
-          { err, position, retryInMs: delay },
-          "could not publish a cluster event; resuming after a pause from the last acknowledged one",
-        );
-        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
+        return;
       }
+      this.logger.error(
+        { err, position, retryInMs: delay },
+        "could not publish a cluster event; resuming after a pause from the last acknowledged one",
+      );
+      await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
     };
-    this.paused = resume().then(
+    this.resumeAfter(resume());
+  }
+
+  /** Publishing is suspended until `until` settles, then goes on unless stopped meanwhile. */
+  private resumeAfter(until: Promise<unknown>): void {
+    const paused = until.then(
       () => undefined,
-      async (e: unknown) => {
-        this.logger.error(
-          { err: e, stream: EVENTS_STREAM },
-          "could not recreate the cluster-event stream; retrying after a pause",
-        );
-        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
-      },
+      (err: unknown) => this.logger.error({ err }, "the pause before publishing again failed; publishing goes on"),
     );
-    void this.paused.then(() => {
+    this.paused = paused;
+    void paused.then(() => {
       // Stopped meanwhile: flush() has returned; nothing more is sent.
       if (this.stopped.signal.aborted) return;
       this.paused = undefined;
       this.pump();
     });
+  }
+
+  /**
+   * Tries until the stream is there with its limits, pausing (doubling from `delayMs`) between tries: publishing into
+   * a stream made meanwhile by someone else, before its limits are applied, would lose its duplicate window.
+   * Undefined once stopped.
+   */
+  private async streamMade(delayMs: number): Promise<"created" | "updated" | "kept" | undefined> {
+    for (let delay = delayMs; !this.stopped.signal.aborted; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+      try {
+        return await this.ensureStream();
+      } catch (err) {
+        this.logger.error(
+          { err, stream: EVENTS_STREAM, retryInMs: delay },
+          "could not recreate the cluster-event stream; retrying after a pause",
+        );
+        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
+      }
+    }
+    return undefined;
   }
 }
 

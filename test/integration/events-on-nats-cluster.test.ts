@@ -5,7 +5,8 @@ import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.t
 import type { NewEvent } from "../../src/events/store/event-store.ts";
 import { startOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.ts";
-import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
+import { ProcessorHost } from "../../src/projections/processor-host.ts";
+import { EVENTS_STREAM, EVENTS_SUBJECTS } from "../../src/transport/subjects.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { entityPositions, streamPositions } from "../support/cluster-invariants.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
@@ -19,6 +20,8 @@ let store: EsdbEventStore;
 let admin: NatsConnection;
 let jsm: JetStreamManager;
 const cleanups: (() => Promise<unknown>)[] = [];
+/** The nats-server killed by the first test (it led SHOAL_EVENTS), until one brings it back. */
+let killed: string | undefined;
 
 beforeAll(async () => {
   [cluster, standIn] = await Promise.all([TestNatsCluster.start(), KurrentStandIn.start()]);
@@ -70,7 +73,9 @@ it("has Replicas copies in cluster mode; events stored after its leader died arr
     }),
     silentLogger,
   );
-  cleanups.push(() => orchestrator.stop());
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= orchestrator.stop());
+  cleanups.push(stop);
   const info = await jsm.streams.info(EVENTS_STREAM);
   // Orchestrator.Cluster.Replicas is 3 unless set.
   expect(info.config.num_replicas).toBe(3);
@@ -81,8 +86,8 @@ it("has Replicas copies in cluster mode; events stored after its leader died arr
 
   const leader = (await jsm.streams.info(EVENTS_STREAM)).cluster?.leader;
   expect(leader).toBeDefined();
-  cluster.kill(leader as string);
-  cleanups.push(async () => cluster.revive(leader as string));
+  killed = leader as string;
+  cluster.kill(killed);
 
   await appendJobEvents(100);
   const after = await publishedAndStored();
@@ -90,6 +95,8 @@ it("has Replicas copies in cluster mode; events stored after its leader died arr
   expect(after.published).toEqual(after.stored);
   const now = await jsm.streams.info(EVENTS_STREAM);
   expect(now.cluster?.leader).not.toBe(leader);
+  // What follows checks publishers of its own: this one's must not recreate the stream behind them.
+  await stop();
 }, 90_000);
 
 it("keeps an existing stream's copies, saying how to change them; refuses a size no server can hold", async () => {
@@ -107,4 +114,41 @@ it("keeps an existing stream's copies, saying how to change them; refuses a size
   await jsm.streams.delete(EVENTS_STREAM);
   const tooLarge = new NatsEventPublisher(nc, store, silentLogger, 2 ** 50, { replicas: 1 });
   await expect(tooLarge.start()).rejects.toThrow(/on each of the 1 server\(s\) holding a copy/);
+}, 60_000);
+
+it("starts while JetStream cannot make the stream, retries, and publishes what waited once it is there", async () => {
+  cluster.revive(killed as string);
+  await cluster.waitForJetStream();
+  // The stream is gone, and asked for more copies than the cluster has servers: JetStream cannot place them.
+  expect(await jsm.streams.info(EVENTS_STREAM).catch(() => undefined)).toBeUndefined();
+  const nc = await connect({ servers: cluster.urls });
+  cleanups.push(() => nc.close());
+  const { logger, messages } = capturedLogger();
+  const publisher = new NatsEventPublisher(nc, store, logger, 64 * 1024 * 1024, { replicas: 5 });
+  await publisher.start();
+  expect(messages("could not check or create the cluster-event stream yet")).toHaveLength(1);
+  const host = new ProcessorHost({ store, logger, retryDelayMs: 50, maxRetryDelayMs: 200 });
+  host.add(publisher);
+  await host.start();
+  cleanups.push(() => host.stop());
+
+  const from = (await store.readAll()).at(-1)?.position ?? 0;
+  await appendJobEvents(50);
+  await waitFor(
+    () => messages("could not recreate the cluster-event stream").length >= 2,
+    30_000,
+    () => "the publisher retries making the stream, saying so",
+  );
+  // An operator makes it with the copies the cluster can hold; the publisher keeps them and publishes into it.
+  await jsm.streams.add({ name: EVENTS_STREAM, subjects: [EVENTS_SUBJECTS], num_replicas: 3 });
+  const stored = entityPositions((await store.readAll()).filter((e) => e.position > from));
+  expect(stored).toHaveLength(50);
+  await waitFor(
+    async () => (await jsm.streams.info(EVENTS_STREAM)).state.messages === stored.length,
+    30_000,
+    () => "SHOAL_EVENTS holds what waited",
+  );
+  expect(await streamPositions(jsm)).toEqual(stored);
+  const info = await jsm.streams.info(EVENTS_STREAM);
+  expect(info.config).toMatchObject({ num_replicas: 3, deny_purge: true, deny_delete: true });
 }, 60_000);
