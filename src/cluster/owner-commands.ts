@@ -77,7 +77,7 @@ export class OwnerCommands {
     expectedRevision: number | undefined,
   ): Promise<CommandOutcome> {
     if (this.mine(command as unknown as Registered, entityId))
-      return command.run(entityId, args, context, expectedRevision);
+      return command.run(entityId, args, this.underLease(command, entityId, context), expectedRevision);
     return this.forward(command, entityId, args, context, expectedRevision);
   }
 
@@ -111,6 +111,12 @@ export class OwnerCommands {
     const { role } = this.options;
     if (!role.clustered) return true;
     return command.duty === undefined ? role.owns(entityId) : role.duty(command.duty).held;
+  }
+
+  /** A partition's owner writes under its lease: the events say which owner (and epoch) carried the command out. */
+  private underLease<A, I>(command: OwnedCommand<A, I>, entityId: string, context: CommandContext): CommandContext {
+    const lease = command.duty === undefined ? this.options.role.leaseOf(entityId) : undefined;
+    return lease === undefined ? context : { ...context, lease };
   }
 
   private ownerName(command: Registered, entityId: string): string {
@@ -275,6 +281,11 @@ export class OwnerCommands {
       },
       "carrying out a command another orchestrator forwarded",
     );
-    return command.run(forwarded.Entity, args, context, forwarded.ExpectedRevision);
+    return command.run(
+      forwarded.Entity,
+      args,
+      this.underLease(command, forwarded.Entity, context),
+      forwarded.ExpectedRevision,
+    );
   }
 }
