@@ -125,13 +125,7 @@ export class OwnerCommands {
       : `the holder of the ${command.duty} duty`;
   }
 
-  private async forward<A, I>(
-    command: OwnedCommand<A, I>,
-    entityId: string,
-    args: A,
-    context: CommandContext,
-    expectedRevision: number | undefined,
-  ): Promise<CommandOutcome> {
+  private readonly forward: OwnerCommands["run"] = async (command, entityId, args, context, expectedRevision) => {
     const { nc, role, timeoutMs, self } = this.options;
     const registered = command as unknown as Registered;
     const subject =
@@ -181,7 +175,7 @@ export class OwnerCommands {
       ...(Revision === undefined ? {} : { revision: Revision }),
       ...(Note === undefined ? {} : { note: Note }),
     };
-  }
+  };
 
   private unanswered(e: NatsError, owner: string): ShoalError {
     if (e.code === ErrorCode.NoResponders)

@@ -190,6 +190,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
         "PreconditionFailed",
         "PayloadTooLarge",
         "UnsupportedMediaType",
+        "Unavailable",
       ],
       handler: async ({ params: { id }, body }, request, reply) => {
         const misplaced = misplacedField(body);
