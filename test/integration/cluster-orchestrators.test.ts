@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { KV } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeForwardedAnswer } from "../../src/cluster/forwarded-command.ts";
+import { partitionCommandsSubject } from "../../src/cluster/owner-commands.ts";
 import { partitionOf } from "../../src/cluster/partition-of.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import type { ComputeAgent, ComputeAgentOptions } from "../../src/compute/compute-agent.ts";
@@ -19,6 +21,7 @@ import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { shellJob } from "../support/shell-job.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { encode } from "../../src/transport/codec.ts";
 
 const PARTITIONS = 4;
 const NODES = ["c-1", "c-2", "c-3", "c-4", "c-5", "c-6"];
@@ -361,6 +364,27 @@ describe("several orchestrators", () => {
         expect(refused.headers.get("retry-after")).toBe("1");
       }
       expect(await store.readStream(`node-${ghostNode}`)).toEqual([]);
+
+      // What reaches the owner is decoded strictly: a bad actor, unknown arguments, another partition's node are
+      // refused BadRequest, and nothing is stored.
+      const ask = async (message: unknown) => {
+        const subject = partitionCommandsSubject(partitionOf(nodeId, PARTITIONS));
+        return decodeForwardedAnswer((await nats.nc.request(subject, encode(message), { timeout: 5_000 })).data);
+      };
+      const uncordon = {
+        Command: "update-node",
+        Entity: nodeId,
+        Args: { Action: "uncordon" },
+        From: "orch-l",
+        Actor: { Type: "operator", ID: "admin" },
+        CorrelationID: "c-1",
+        CausationID: "c-1",
+      };
+      const badRequest = { Refused: { Kind: "BadRequest" } };
+      expect(await ask({ ...uncordon, Actor: "root" })).toMatchObject(badRequest);
+      expect(await ask({ ...uncordon, Args: { Action: "explode" } })).toMatchObject(badRequest);
+      expect(await ask({ ...uncordon, Entity: ghostNode })).toMatchObject(badRequest);
+      expect(await store.readStream(`node-${nodeId}`)).toHaveLength(events.length);
 
       // A job stop goes to the jobs duty's holder; the other answers once its read model shows it Stopped.
       const holder = new TextDecoder().decode((await kv.get("duties.jobs"))?.value).split("/")[0];
