@@ -54,6 +54,7 @@ export class OwnerCommands {
     if (!options.role.clustered) return;
     options.role.onPartition({
       gained: (partition) => {
+        this.held.get(partition)?.unsubscribe();
         this.held.set(partition, this.answering ? this.listen(partition) : undefined);
       },
       lost: (partition) => {
