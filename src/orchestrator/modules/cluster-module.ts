@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { LeaseTable } from "../../cluster/lease-table.ts";
+import { OwnerCommands } from "../../cluster/owner-commands.ts";
 import { Ownership } from "../../cluster/ownership.ts";
 import { Presence } from "../../cluster/presence.ts";
 import { Later, type Module } from "../module.ts";
@@ -13,6 +14,13 @@ export const LEASE_BUCKET = "SHOAL_LEASES";
 export const MEMBERS_SUBJECT = "shoal.cluster.members";
 /** How often leases are renewed and free ones looked for: a dead owner's partitions go within a tick of expiry. */
 const TICK_MS = 1_000;
+/** How long a write forwarded to its owner may take before the caller is told Unavailable. */
+const FORWARD_TIMEOUT_MS = 10_000;
+
+export interface ClusterModule extends Module {
+  /** Writes carried out by their entity's owner: here, or forwarded over NATS to the orchestrator that holds it. */
+  readonly commands: OwnerCommands;
+}
 
 /**
  * Several orchestrators (Orchestrator.Cluster.Enabled): this one's leases on partitions and duties, taken from the
@@ -20,11 +28,20 @@ const TICK_MS = 1_000;
  * processors stopped (so a duty's processor saves its checkpoint while it still holds the duty). Nothing for a sole
  * orchestrator.
  */
-export function clusterModule(context: OrchestratorContext): Module {
+export function clusterModule(context: OrchestratorContext): ClusterModule {
   const { config, cluster, logger, clock, deadlines, stops } = context;
   const ownership = new Later<Ownership>("the cluster's leases", "recover");
+  // Built now: it hears of every partition taken from the first lease on.
+  const commands = new OwnerCommands({
+    role: cluster,
+    nc: context.nats.nc,
+    self: context.nodeId,
+    logger: logger.child({ component: "cluster" }),
+    timeoutMs: FORWARD_TIMEOUT_MS,
+  });
   return {
     name: "cluster",
+    commands,
 
     async recover() {
       const settings = clusterSettings(config);
