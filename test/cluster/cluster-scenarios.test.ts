@@ -245,7 +245,7 @@ describe("several orchestrators as processes", () => {
 
   // Skipped for now: in one CI run of four an orchestrator restarted here did not report ready within a minute (the
   // test's two minutes ran out); why is not known yet. It passes on its own, and the job run below depends on it.
-  it.skip("rides out a rolling restart (SIGTERM one, ready, the next) under heartbeats and job submissions", async () => {
+  it("rides out a rolling restart (SIGTERM one, ready, the next) under heartbeats and job submissions", async () => {
     let restarting = "";
     let submitting = true;
     const submitter = (async () => {
@@ -278,7 +278,7 @@ describe("several orchestrators as processes", () => {
     expect(submitted.filter((id) => stories.get(id)?.[0] !== "JobSubmitted")).toEqual([]);
   }, 120_000);
 
-  it.skip("runs every job acknowledged during the rolling restart to its end", async () => {
+  it("runs every job acknowledged during the rolling restart to its end", async () => {
     let unfinished: string[] = [];
     await waitFor(
       async () => {
