@@ -243,8 +243,13 @@ describe("several orchestrators as processes", () => {
     }
   }, 60_000);
 
-  // Skipped for now: in one CI run of four an orchestrator restarted here did not report ready within a minute (the
-  // test's two minutes ran out); why is not known yet. It passes on its own, and the job run below depends on it.
+  /**
+   * Each restart is a SIGTERM, a new `shoal serve` and the partitions shared out again. On a loaded 2-core machine
+   * (load 15) that measured 15–22 s: the stop under 1 s, but the next process 9–11 s from spawn to its first log line
+   * (loading Node and the CLI), start-up 3–6 s, the hand-offs the rest; 55–67 s for all three. Two minutes left too
+   * little room on a machine busier than that, so the test has three: one restart's own bounds (ready within a
+   * minute, served within TAKE_OVER_MS) still fail it first.
+   */
   it("rides out a rolling restart (SIGTERM one, ready, the next) under heartbeats and job submissions", async () => {
     let restarting = "";
     let submitting = true;
@@ -276,7 +281,7 @@ describe("several orchestrators as processes", () => {
     // Every job acknowledged is stored.
     const stories = jobStories(await expectNothingBroken());
     expect(submitted.filter((id) => stories.get(id)?.[0] !== "JobSubmitted")).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   it("runs every job acknowledged during the rolling restart to its end", async () => {
     let unfinished: string[] = [];
