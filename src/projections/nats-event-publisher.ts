@@ -15,6 +15,7 @@ import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
+import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
 import { EncodedEvents } from "./encoded-events.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import type { Processor } from "./processor.ts";
@@ -181,14 +182,20 @@ export class NatsEventPublisher implements Processor {
    * makes it once JetStream can.
    */
   async start(): Promise<void> {
-    this.jsm = await this.nc.jetstreamManager({ timeout: JETSTREAM_API_TIMEOUT_MS }).catch((err: unknown) => {
+    // A NATS cluster electing leaders (a server lost or back) answers late or not at all for a while: tried again.
+    const answered = { clock: this.clock, deadlines: this.deadlines, logger: this.logger };
+    this.jsm = await untilJetStreamAnswers(
+      "the JetStream API",
+      () => this.nc.jetstreamManager({ timeout: JETSTREAM_API_TIMEOUT_MS }),
+      answered,
+    ).catch((err: unknown) => {
       throw new Error(
         `NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ` +
           String(err),
       );
     });
     try {
-      await this.ensureStream();
+      await untilJetStreamAnswers(`setting up the stream ${EVENTS_STREAM}`, () => this.ensureStream(), answered);
     } catch (err) {
       if (isTooLarge(err))
         throw new Error(

@@ -5,6 +5,7 @@ import { LeaseTable } from "../../cluster/lease-table.ts";
 import { OwnerCommands } from "../../cluster/owner-commands.ts";
 import { Ownership } from "../../cluster/ownership.ts";
 import { Presence } from "../../cluster/presence.ts";
+import { untilJetStreamAnswers } from "../../transport/until-jetstream-answers.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 
@@ -48,11 +49,16 @@ export function clusterModule(context: OrchestratorContext): ClusterModule {
       if (settings === undefined) return;
       const { nc } = context.nats;
       const ttlMs = settings.leaseTtlMs;
-      const kv = await nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas });
+      const log = logger.child({ component: "cluster" });
+      // Opened (or made) again while the NATS cluster is electing the bucket's leader: a restart must not abort on it.
+      const kv = await untilJetStreamAnswers(
+        `opening the lease bucket ${LEASE_BUCKET}`,
+        () => nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas }),
+        { clock, deadlines, logger: log },
+      );
       // Unique per start: a restarted orchestrator never takes its former self's lease for its own.
       const owner = `${context.nodeId}/${randomUUID()}`;
       const elapsed = () => performance.now();
-      const log = logger.child({ component: "cluster" });
       const leases = ownership.set(
         new Ownership({
           table: new LeaseTable({ kv, owner, ttlMs, safetyMs: Math.floor(ttlMs / 5), elapsed }),
