@@ -111,8 +111,9 @@ export interface LeafWanted {
 }
 
 /**
- * The certificate in these files when it still does, else a new one the CA signs, written over them; `issued` says
- * why a new one was needed. A certificate is no trust anchor: whatever is wrong with the kept one, a new one replaces it.
+ * The certificate in these files when it still does, else a new one the CA signs, written over them; `issued`
+ * says why a new one was needed. A certificate is no trust anchor: whatever is wrong with the kept one, a new one
+ * replaces it.
  */
 export function keptOrIssued(
   certPath: string,

@@ -93,7 +93,6 @@ export function loadOrCreateServerTls(dataDir: string, which: GeneratedServer, n
         `(clients must then trust the new ${caPath})`,
     );
   }
-  const names = serverNames(which.host);
   const { pair: server, issued: reason } = keptOrIssued(
     certPath,
     keyPath,
