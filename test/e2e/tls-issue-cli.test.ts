@@ -75,7 +75,7 @@ describe("shoal tls issue", () => {
     expect(files(["ca.crt", "ca.key", "nats-1.crt", "orchestrator.key"])).toEqual(before);
     // A host added: a new certificate from the same CA.
     expect(again.stdout).toContain("Issued server certificate");
-    expect(again.stdout).toContain("before, it does not cover nats-2.example.com");
+    expect(again.stdout).toContain("the one there was replaced: it does not cover nats-2.example.com");
     expect(certificate(out, "nats-2").checkHost("nats-2.example.com")).toBe("nats-2.example.com");
     expect(certificate(out, "nats-2").checkIssued(ca)).toBe(true);
   }, 60_000);

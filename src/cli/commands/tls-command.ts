@@ -99,7 +99,7 @@ export async function tlsCommand(args: string[]): Promise<number> {
       ...made.files.map(
         (f) =>
           `${f.issued === undefined ? "Kept" : "Issued"} ${f.kind} certificate ${f.certPath} (key ${f.keyPath}), ` +
-          `valid to ${f.validTo}${f.issued === undefined || f.issued === "there was none" ? "" : `: before, ${f.issued}`}.`,
+          `valid to ${f.validTo}${f.issued === undefined || f.issued === "there was none" ? "" : `; the one there was replaced: ${f.issued}`}.`,
       ),
       ...(made.dirModeWas === undefined
         ? []
