@@ -50,6 +50,7 @@ const measuring: { cache?: NodeStateJsonType } = {};
 /** The API with a seeded fleet, in this process; prints its port, then serves until killed. */
 async function serve(nodes: number): Promise<void> {
   const { buildApi } = await import("../src/api/api-server.ts");
+  const { updateNodeCommand } = await import("../src/api/nodes/update-node-command.ts");
   const { NodeManager } = await import("../src/actors/node-manager.ts");
   const { HealthThresholds } = await import("../src/actors/health-thresholds.ts");
   const { systemClock } = await import("../src/actors/clock.ts");
@@ -188,6 +189,7 @@ async function serve(nodes: number): Promise<void> {
     projection: processors.add({ name: "node-views", handle: (batch) => batch.forEach(views.handleEnvelope) }),
     history: new NodeHistory(store),
     asOf: new ClusterAsOf({ store, clock: systemClock, logger }),
+    updateNode: updateNodeCommand(manager).run,
     auth: { users: [], anonymousAccess: "read" },
   });
   await processors.start();

@@ -1,7 +1,7 @@
 import { nkeys, type NatsConnection } from "nats";
-import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 import { encode } from "../../src/transport/codec.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
+import { computeInfo } from "../../test/support/fixtures.ts";
 import { processCpuMs } from "./process-cpu.ts";
 
 /** Publishes per connection between flushes: keeps the generator's own buffers small. */
@@ -25,23 +25,6 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function info(nodeId: string): NodeInfo {
-  return {
-    NodeID: nodeId,
-    NodeType: "Compute",
-    Hostname: nodeId,
-    Labels: {},
-    ComputeNodeInfo: {
-      ExecutionEngines: [],
-      Publishers: [],
-      StorageSources: [],
-      MaxCapacity: {},
-      MaxJobRequirements: {},
-    },
-    BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" },
-  };
-}
-
 /** Joins `ids` over NATS with the join token, each with a key of its own, a hundred at a time. */
 export async function joinNodes(connections: readonly NatsConnection[], ids: readonly string[], token: string) {
   for (let i = 0; i < ids.length; i += JOIN_CONCURRENCY) {
@@ -49,7 +32,7 @@ export async function joinNodes(connections: readonly NatsConnection[], ids: rea
       ids.slice(i, i + JOIN_CONCURRENCY).map(async (id, j) => {
         const pair = nkeys.createUser();
         const reply = await new ComputeClient(connections[j % connections.length]!, id, 30_000).join(
-          info(id),
+          computeInfo(id),
           { publicKey: pair.getPublicKey(), sign: (d) => pair.sign(d) },
           token,
         );

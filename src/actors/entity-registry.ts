@@ -196,6 +196,11 @@ export class EntityRegistry<State, Command, Event, Refusal> {
   dropIfBehind(id: string, revision: number): void {
     const actor = this.resident.get(id);
     if (actor === undefined || !actor.idle || actor.currentRevision >= revision) return;
+    this.drop(id, actor);
+  }
+
+  /** Forgets a resident actor; its next command loads the stream again. */
+  private drop(id: string, actor: EntityActor<State, Command, Event, Refusal>): void {
     this.justLoaded.delete(actor);
     this.resident.delete(id);
     this.passivatedCount++;
@@ -266,10 +271,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     for (const [id, actor] of this.resident) {
       if (dropped >= excess) break;
       if (!actor.idle || this.justLoaded.has(actor)) continue;
-      this.resident.delete(id);
+      this.drop(id, actor);
       dropped++;
     }
-    this.passivatedCount += dropped;
     return dropped;
   }
 
@@ -298,11 +302,9 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     let dropped = 0;
     for (const [id, actor] of this.resident) {
       if (!actor.idle || !which(id)) continue;
-      this.justLoaded.delete(actor);
-      this.resident.delete(id);
+      this.drop(id, actor);
       dropped++;
     }
-    this.passivatedCount += dropped;
     return dropped;
   }
 
@@ -313,12 +315,10 @@ export class EntityRegistry<State, Command, Event, Refusal> {
     let dropped = 0;
     for (const [id, actor] of this.resident) {
       if (actor.idle && now - actor.lastUsed >= idleMs) {
-        this.justLoaded.delete(actor);
-        this.resident.delete(id);
+        this.drop(id, actor);
         dropped++;
       }
     }
-    this.passivatedCount += dropped;
     dropped += this.trim();
     if (dropped > 0) {
       this.options.logger.debug(

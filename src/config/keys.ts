@@ -178,7 +178,8 @@ export const CONFIG_KEYS = {
   ),
   "Orchestrator.Cluster.Replicas": int(
     3,
-    "Cluster mode: replicas of the lease key-value bucket (at most the NATS cluster's servers; 1 on a single server)",
+    "Cluster mode: replicas of the lease key-value bucket and of SHOAL_EVENTS when it is created (at most the NATS " +
+      "cluster's servers; 1 on a single server)",
   ),
   "Orchestrator.Auth.Token": secretStr(
     "The join token compute nodes present (Compute.Auth.Token). Empty: generated once under DataDir/credentials/join-token",

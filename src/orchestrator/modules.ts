@@ -31,10 +31,11 @@ export function orchestratorModules(context: OrchestratorContext): OrchestratorM
   const publisher = eventPublisherModule(context);
   const jobs = jobModule(context, { nodes });
   const streams = eventStreamModule(context, { nodes });
-  const api = apiModule(context, { nodes, jobs, publisher, streams });
+  const cluster = clusterModule(context);
+  const api = apiModule(context, { nodes, jobs, publisher, streams, cluster });
   const list: readonly Module[] = [
     // First: its leases are handed back after every processor stopped (stop steps run last added first).
-    clusterModule(context),
+    cluster,
     nodes,
     // Its JetStream check stops start-up before anything else follows the store.
     publisher,

@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import type { ShoalConfig } from "../config/keys.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
-import { privateDirectory } from "../transport/nats-jwt/leaf-server-config.ts";
+import { privateDirectory } from "../fs/private-directory.ts";
 import { NatsOperator, loadOrCreateOperatorKeys } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken } from "./nats-credentials.ts";
 
@@ -27,7 +27,7 @@ export const OPERATOR_CONFIG_FILE = "nats-operator.conf";
  */
 export function writeNatsOperatorFiles(config: ShoalConfig, dir: string, resolverDir: string): NatsOperatorFiles {
   const keysDir = resolve(dir);
-  const dirModeWas = privateDirectory(keysDir, "--dir");
+  const dirModeWas = privateDirectory(keysDir, "--dir", "shoal-nats-operator");
   const joinToken = resolveJoinToken(config);
   const operator = new NatsOperator(loadOrCreateOperatorKeys(keysDir), {
     joinToken: joinToken.token,

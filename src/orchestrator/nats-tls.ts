@@ -48,6 +48,12 @@ function clientTrust(config: NatsTlsConfig, extraCas: readonly string[], require
           key: "Orchestrator.NATS.TLS.ClientKeyFile",
         });
   const fixes = {
+    clientCertFix:
+      client === undefined
+        ? "set Orchestrator.NATS.TLS.ClientCertFile and ClientKeyFile to a client certificate from the CA the " +
+          "server trusts for clients (its tls ca_file; shoal tls issue --client makes one)"
+        : `Orchestrator.NATS.TLS.ClientCertFile ${certFile} is not one it accepts: give a client certificate from ` +
+          "the CA the server trusts for clients (its tls ca_file)",
     trustFix: caFile === "" ? TRUST_FIX : `Orchestrator.NATS.TLS.CACert ${caFile} is not its issuer: ${TRUST_FIX}`,
     plainFix:
       "turn its TLS on, or drop Orchestrator.NATS.TLS.CACert and ClientCertFile/ClientKeyFile (and a tls:// URL)",

@@ -37,7 +37,12 @@ import {
 } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
 import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
-import { natsTlsProblem, tlsConnectionOptions, type NatsClientTls } from "../transport/nats-tls.ts";
+import {
+  clientCertificateProblem,
+  natsTlsProblem,
+  tlsConnectionOptions,
+  type NatsClientTls,
+} from "../transport/nats-tls.ts";
 import { StartupError } from "../errors/startup-error.ts";
 
 export { StartupError };
@@ -93,11 +98,24 @@ const attempt = <A>(what: string, f: () => Promise<A> | A) =>
 /** A connection to NATS over `tls`, a failed handshake said with its fix. */
 const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: ConnectionOptions) =>
   Effect.tryPromise({
-    try: () => connect({ servers: natsServerUrls(url), ...options, ...tlsConnectionOptions(tls) }),
-    catch: (e) => {
-      const why = natsTlsProblem(e, redactUrl(url), tls) ?? (e instanceof Error ? e.message : String(e));
-      return new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
+    try: async () => {
+      const servers = natsServerUrls(url);
+      try {
+        return await connect({ servers, ...options, ...tlsConnectionOptions(tls) });
+      } catch (e) {
+        const why =
+          natsTlsProblem(e, redactUrl(url), tls) ??
+          (await clientCertificateProblem(servers, tls, redactUrl)) ??
+          (e instanceof Error ? e.message : String(e));
+        throw new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
+      }
     },
+    catch: (e) =>
+      e instanceof StartupError
+        ? e
+        : new StartupError(
+            `cannot connect to NATS at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`,
+          ),
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */

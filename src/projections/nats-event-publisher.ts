@@ -15,6 +15,7 @@ import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
+import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
 import { EncodedEvents } from "./encoded-events.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import type { Processor } from "./processor.ts";
@@ -22,10 +23,20 @@ import type { Processor } from "./processor.ts";
 const CHECKPOINT = "nats-event-publisher";
 const STREAM_NOT_FOUND = 10059;
 const INSUFFICIENT_RESOURCES = 10047;
+/** "no suitable peers for placement": a cluster found no servers for the replicas (a reason may follow). */
+const NO_PEERS = 10005;
 /** JetStream's own error code of a failed API call (undefined for a transport failure). */
 const jsErrorCode = (err: unknown): number | undefined =>
   (err as { api_error?: { err_code?: number } }).api_error?.err_code;
 const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
+/**
+ * The stream's max_bytes does not fit: a single server says so with its own code, a cluster as a placement that
+ * found no server with that much storage free (each replica's server reserves all of max_bytes).
+ */
+const isTooLarge = (err: unknown) =>
+  jsErrorCode(err) === INSUFFICIENT_RESOURCES ||
+  (jsErrorCode(err) === NO_PEERS &&
+    /insufficient storage/i.test((err as { api_error?: { description?: string } }).api_error?.description ?? ""));
 /** JetStream's "stream name already in use": another orchestrator created it between our look and our add. */
 const STREAM_NAME_IN_USE = 10058;
 /**
@@ -57,6 +68,8 @@ export interface NatsEventPublisherOptions {
   readonly deadlines?: DeadlineScheduler;
   /** Each event's JSON, shared with the event stream; without it the publisher encodes each event itself. */
   readonly encoded?: EncodedEvents;
+  /** Copies of SHOAL_EVENTS a new stream gets (1 on one server; Orchestrator.Cluster.Replicas on a cluster). */
+  readonly replicas?: number;
 }
 
 /** An accepted event until JetStream acknowledged it (or it is not published at all). */
@@ -144,6 +157,7 @@ export class NatsEventPublisher implements Processor {
   private readonly ownsDeadlines: boolean;
   /** Aborted by flush(): the pause after a failure ends, and publishing does not resume. */
   private readonly stopped = new AbortController();
+  private readonly replicas: number;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -159,22 +173,43 @@ export class NatsEventPublisher implements Processor {
     this.ownsDeadlines = options.deadlines === undefined;
     this.deadlines = options.deadlines ?? new DeadlineScheduler(this.clock);
     this.encoded = options.encoded ?? new EncodedEvents(0);
+    this.replicas = options.replicas ?? 1;
   }
 
-  /** Checks JetStream and the stream; a processor host delivers events after this. */
+  /**
+   * Checks JetStream and the stream; a processor host delivers events after this. A stream that cannot be made or
+   * checked yet (a cluster electing leaders, a server down) does not hold start-up: it is logged, and publishing
+   * makes it once JetStream can.
+   */
   async start(): Promise<void> {
-    this.jsm = await this.nc.jetstreamManager({ timeout: JETSTREAM_API_TIMEOUT_MS }).catch((err: unknown) => {
+    // A NATS cluster electing leaders (a server lost or back) answers late or not at all for a while: tried again.
+    const answered = { clock: this.clock, deadlines: this.deadlines, logger: this.logger };
+    this.jsm = await untilJetStreamAnswers(
+      "the JetStream API",
+      () => this.nc.jetstreamManager({ timeout: JETSTREAM_API_TIMEOUT_MS }),
+      answered,
+    ).catch((err: unknown) => {
       throw new Error(
-        `NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ${String(err)}`,
+        `NATS at ${this.nc.getServer()} has no JetStream, which cluster events need (start nats-server with -js): ` +
+          String(err),
       );
     });
     try {
-      await this.ensureStream();
+      await untilJetStreamAnswers(`setting up the stream ${EVENTS_STREAM}`, () => this.ensureStream(), answered);
     } catch (err) {
-      if (jsErrorCode(err) !== INSUFFICIENT_RESOURCES) throw err;
-      throw new Error(
-        `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes (90% of Orchestrator.NATS.JetStreamMaxStore): ` +
-          "set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold",
+      if (isTooLarge(err))
+        throw new Error(
+          `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes ` +
+            `(90% of Orchestrator.NATS.JetStreamMaxStore) on each of the ${this.replicas} server(s) holding a copy: ` +
+            "set Orchestrator.NATS.JetStreamMaxStore to what each server's JetStream can hold",
+        );
+      this.logger.warn(
+        { err, stream: EVENTS_STREAM, replicas: this.replicas },
+        "could not check or create the cluster-event stream yet; publishing waits and retries it",
+      );
+      // Nothing is sent before the stream is there with its limits (an operator may make it meanwhile).
+      this.resumeAfter(
+        this.deadlines.sleep(RESUME, RETRY_DELAY_MS, this.stopped.signal).then(() => this.streamMade(RETRY_DELAY_MS)),
       );
     }
     // Under the connection's own inbox prefix: its permissions allow it, and readers of `_INBOX.>` never see the acks.
@@ -195,23 +230,38 @@ export class NatsEventPublisher implements Processor {
     };
   }
 
-  private async ensureStream(): Promise<"created" | "updated"> {
+  /**
+   * Creates the stream with its replicas, or brings an existing one to the configured limits when they differ (a
+   * change to a replicated stream is a round of agreement among its servers: not one on every start). Its replicas
+   * are only ever set at creation: moving a stream's copies is an operator's decision, so a difference is logged.
+   */
+  private async ensureStream(): Promise<"created" | "updated" | "kept"> {
     const jsm = this.jsm as JetStreamManager;
     const config = this.streamConfig();
+    let existing: StreamConfig | undefined;
     try {
-      await jsm.streams.info(EVENTS_STREAM);
+      existing = (await jsm.streams.info(EVENTS_STREAM)).config;
     } catch (err) {
       // Only a stream JetStream says is gone is created; any other failure (JetStream busy or
       // down) is left to the retry, so a hiccup never replaces a live stream.
       if (!isStreamNotFound(err)) throw err;
       try {
-        await jsm.streams.add(config);
+        await jsm.streams.add({ ...config, num_replicas: this.replicas });
+        this.logger.info({ stream: EVENTS_STREAM, replicas: this.replicas }, "created the cluster-event stream");
         return "created";
       } catch (e) {
         // Several orchestrators starting together: one creates it, the others bring it to this config below.
         if (jsErrorCode(e) !== STREAM_NAME_IN_USE) throw e;
       }
     }
+    existing ??= (await jsm.streams.info(EVENTS_STREAM)).config;
+    if (existing.num_replicas !== this.replicas)
+      this.logger.warn(
+        { stream: EVENTS_STREAM, replicas: existing.num_replicas, configured: this.replicas },
+        `the cluster-event stream has ${existing.num_replicas} replica(s), not the ${this.replicas} configured; ` +
+          `left as it is: change it with \`nats stream edit ${EVENTS_STREAM} --replicas ${this.replicas}\``,
+      );
+    if (sameLimits(existing, config)) return "kept";
     try {
       await jsm.streams.update(EVENTS_STREAM, config);
     } catch (err) {
@@ -426,38 +476,68 @@ export class NatsEventPublisher implements Processor {
     const delay = this.retryDelayMs;
     this.retryDelayMs = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
     const resume = async () => {
-      if (streamGone) {
-        // No stream takes the subject any more: put it back and carry on from the last ack.
-        const how = await this.ensureStream();
+      // No stream takes the subject: it is gone (put it back and carry on from the last ack), or a replicated one is
+      // electing a new leader (it is there: wait as after any failure).
+      const how = streamGone ? await this.streamMade(delay) : undefined;
+      if (this.stopped.signal.aborted) return;
+      if (how === "created") {
         this.logger.warn(
-          { stream: EVENTS_STREAM, how, position },
+          { stream: EVENTS_STREAM, how: "created", position },
           "the cluster-event stream was missing; recreated it and resumed from the checkpoint",
         );
-      } else {
-        this.logger.error(
-          { err, position, retryInMs: delay },
-          "could not publish a cluster event; resuming after a pause from the last acknowledged one",
-        );
-        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
+        return;
       }
+      this.logger.error(
+        { err, position, retryInMs: delay },
+        "could not publish a cluster event; resuming after a pause from the last acknowledged one",
+      );
+      await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
     };
-    this.paused = resume().then(
+    this.resumeAfter(resume());
+  }
+
+  /** Publishing is suspended until `until` settles, then goes on unless stopped meanwhile. */
+  private resumeAfter(until: Promise<unknown>): void {
+    const paused = until.then(
       () => undefined,
-      async (e: unknown) => {
-        this.logger.error(
-          { err: e, stream: EVENTS_STREAM },
-          "could not recreate the cluster-event stream; retrying after a pause",
-        );
-        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
-      },
+      (err: unknown) => this.logger.error({ err }, "the pause before publishing again failed; publishing goes on"),
     );
-    void this.paused.then(() => {
+    this.paused = paused;
+    void paused.then(() => {
       // Stopped meanwhile: flush() has returned; nothing more is sent.
       if (this.stopped.signal.aborted) return;
       this.paused = undefined;
       this.pump();
     });
   }
+
+  /**
+   * Tries until the stream is there with its limits, pausing (doubling from `delayMs`) between tries: publishing into
+   * a stream made meanwhile by someone else, before its limits are applied, would lose its duplicate window.
+   * Undefined once stopped.
+   */
+  private async streamMade(delayMs: number): Promise<"created" | "updated" | "kept" | undefined> {
+    for (let delay = delayMs; !this.stopped.signal.aborted; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+      try {
+        return await this.ensureStream();
+      } catch (err) {
+        this.logger.error(
+          { err, stream: EVENTS_STREAM, retryInMs: delay },
+          "could not recreate the cluster-event stream; retrying after a pause",
+        );
+        await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
+      }
+    }
+    return undefined;
+  }
+}
+
+/** Whether the stream already has every setting of `wanted` (its replicas aside). */
+function sameLimits(existing: StreamConfig, wanted: Partial<StreamConfig>): boolean {
+  return Object.entries(wanted).every(([key, value]) => {
+    const has = existing[key as keyof StreamConfig];
+    return Array.isArray(value) ? JSON.stringify(has) === JSON.stringify(value) : has === value;
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import type { ConnectionOptions, TlsOptions } from "nats";
+import { readServerInfo } from "./nats-server-info.ts";
 
 /** How a NATS client (a compute node, the orchestrator) speaks TLS, and what an operator changes when it fails. */
 export interface NatsClientTls {
@@ -17,6 +18,8 @@ export interface NatsClientTls {
   readonly trustFix: string;
   /** What makes the client and a plain-NATS server agree, for the error that says the server does not speak TLS. */
   readonly plainFix: string;
+  /** What makes a server that verifies client certificates (mutual TLS) let this client in. */
+  readonly clientCertFix?: string;
 }
 
 /** node:tls's codes for a certificate chain the client cannot verify (the issuer unknown or untrusted). */
@@ -96,5 +99,27 @@ export function natsTlsProblem(error: unknown, url: string, tls: NatsClientTls |
     );
   if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID")
     return `the NATS server at ${url} presents a certificate outside its validity (${text}); renew it on the server`;
+  return undefined;
+}
+
+/**
+ * A sentence for a connection that failed because the server verifies client certificates (its INFO says
+ * `tls_verify`) and did not take this client's, naming the fix; undefined when no server of `urls` says so. A server
+ * that wants a certificate ends the handshake without one, which the client sees only as a reset connection or a
+ * timeout: the server's INFO, sent in clear before TLS, tells why.
+ */
+export async function clientCertificateProblem(
+  urls: readonly string[],
+  tls: NatsClientTls | undefined,
+  shown: (url: string) => string = (url) => url,
+): Promise<string | undefined> {
+  for (const url of urls) {
+    const info = await readServerInfo(url);
+    if (info?.tls_verify === true)
+      return (
+        `the NATS server at ${shown(url)} verifies client certificates (mutual TLS) and did not let this client in: ` +
+        (tls?.clientCertFix ?? "present a client certificate its CA signed")
+      );
+  }
   return undefined;
 }

@@ -243,9 +243,16 @@ describe("several orchestrators as processes", () => {
     }
   }, 60_000);
 
-  // Skipped for now: in one CI run of four an orchestrator restarted here did not report ready within a minute (the
-  // test's two minutes ran out); why is not known yet. It passes on its own, and the job run below depends on it.
-  it.skip("rides out a rolling restart (SIGTERM one, ready, the next) under heartbeats and job submissions", async () => {
+  /**
+   * Each restart is a SIGTERM, a new `shoal serve` and the partitions shared out again. On a loaded 2-core machine
+   * (load average 15) that measured 15–22 s: the stop under 1 s, then 9–11 s from the old process's last log line to
+   * the new one's first (Node exiting, starting and loading the CLI), start-up 3–6 s, the hand-offs the rest; 40–67 s
+   * for all three. Two minutes left too little room on a machine busier than that, so the test has three; a restart
+   * that stalls still fails on its own bounds (ready within a minute, served within TAKE_OVER_MS). A restarted
+   * orchestrator that met a NATS cluster still electing its JetStream leaders (after the test above) used to exit at
+   * once on the lease bucket's TIMEOUT, which the test saw only as no "is running" within a minute; it now tries again.
+   */
+  it("rides out a rolling restart (SIGTERM one, ready, the next) under heartbeats and job submissions", async () => {
     let restarting = "";
     let submitting = true;
     const submitter = (async () => {
@@ -276,9 +283,9 @@ describe("several orchestrators as processes", () => {
     // Every job acknowledged is stored.
     const stories = jobStories(await expectNothingBroken());
     expect(submitted.filter((id) => stories.get(id)?.[0] !== "JobSubmitted")).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
-  it.skip("runs every job acknowledged during the rolling restart to its end", async () => {
+  it("runs every job acknowledged during the rolling restart to its end", async () => {
     let unfinished: string[] = [];
     await waitFor(
       async () => {

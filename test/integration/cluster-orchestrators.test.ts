@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
 import type { KV } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeForwardedAnswer } from "../../src/cluster/forwarded-command.ts";
+import { partitionCommandsSubject } from "../../src/cluster/owner-commands.ts";
 import { partitionOf } from "../../src/cluster/partition-of.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import type { ComputeAgent, ComputeAgentOptions } from "../../src/compute/compute-agent.ts";
 import { pino } from "pino";
 import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
@@ -18,6 +21,7 @@ import { natsPerSuite } from "../support/nats-per-suite.ts";
 import { shellJob } from "../support/shell-job.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { encode } from "../../src/transport/codec.ts";
 
 const PARTITIONS = 4;
 const NODES = ["c-1", "c-2", "c-3", "c-4", "c-5", "c-6"];
@@ -36,7 +40,7 @@ afterAll(async () => {
   await standIn?.close();
 });
 
-const clusterConfig = (nodeId: string) =>
+const clusterConfig = (nodeId: string, extra: Partial<ShoalConfig> = {}) =>
   orchestratorConfig(nats.url, {
     NodeID: nodeId,
     "EventStore.URL": standIn.url,
@@ -47,11 +51,12 @@ const clusterConfig = (nodeId: string) =>
     // Long enough that a loaded machine's pauses (the agents share this process) are not read as silence.
     "Orchestrator.NodeManager.DisconnectTimeout": 4_000,
     "Orchestrator.NodeManager.UnknownTimeout": 60_000,
+    ...extra,
   });
 
-async function orchestrator(nodeId: string): Promise<RunningOrchestrator> {
+async function orchestrator(nodeId: string, extra: Partial<ShoalConfig> = {}): Promise<RunningOrchestrator> {
   const running = await startOrchestrator(
-    clusterConfig(nodeId),
+    clusterConfig(nodeId, extra),
     process.env.DEBUG_CLUSTER ? pino({ level: "info" }).child({ o: nodeId }) : silentLogger,
   );
   cleanups.push(() => running.stop());
@@ -78,6 +83,21 @@ const healthEvents = async (nodeId: string): Promise<RecordedEvent[]> =>
   (await store.readStream(`node-${nodeId}`)).filter(
     (e) => e.type === "NodeBecameUnhealthy" || e.type === "NodeBecameHealthy",
   );
+
+/** A REST call as an operator makes it, with the orchestrator's admin key and any headers (If-Match). */
+async function rest(via: RunningOrchestrator, method: string, path: string, body?: unknown, headers = {}) {
+  const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+  const res = await fetch(`${via.apiUrl}/api/v1/orchestrator${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
+}
 
 const leaseOf = (e: RecordedEvent | undefined) =>
   (e?.metadata as { lease?: { partition: number; epoch: number } } | undefined)?.lease;
@@ -275,5 +295,116 @@ describe("several orchestrators", () => {
     expect((await types(jobStream(jobId))).filter((t) => t === "JobStopped")).toHaveLength(1);
     await a.stop();
     await b.stop();
+  });
+
+  it("has a REST write carried out by the entity's owner, for the REST user; the receiver reads what was written", async () => {
+    const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
+    // A lease kept by an orchestrator that answers nothing (as one that hangs would): its partition has no listener.
+    const GHOST = 3;
+    const ghostKey = `partitions.${GHOST}`;
+    const ghost = new TextEncoder().encode("ghost/0");
+    let ghostRevision = await kv.create(ghostKey, ghost);
+    const keepGhost = setInterval(() => {
+      kv.update(ghostKey, ghost, ghostRevision).then(
+        (r) => (ghostRevision = r),
+        () => undefined,
+      );
+    }, 2_000);
+    try {
+      const a = await orchestrator("orch-k", { "Orchestrator.NodeManager.ManualApproval": true });
+      const b = await orchestrator("orch-l", { "Orchestrator.NodeManager.ManualApproval": true });
+      await waitFor(async () => {
+        const held = await owners(kv);
+        return held.includes("orch-k") && held.includes("orch-l") && held.filter((o) => o !== "ghost").length === 3;
+      }, 15_000);
+      const held = await owners(kv);
+      const inPartition = (prefix: string, wanted: (p: number) => boolean) => {
+        for (let i = 0; ; i++) if (wanted(partitionOf(`${prefix}-${i}`, PARTITIONS))) return `${prefix}-${i}`;
+      };
+      const nodeId = inPartition("f", (p) => held[p] === "orch-k");
+      const path = `/nodes/${nodeId}`;
+      await agent(nodeId).start();
+      await waitFor(async () => (await rest(b, "GET", path)).status === 200, 10_000);
+      const pending = await rest(b, "GET", path);
+      expect(pending.body.Node.Membership).toBe("PENDING");
+
+      // B forwards to A, which owns the node: a stale If-Match is refused there, and the refusal comes back.
+      const stale = await rest(b, "PUT", path, { Action: "approve" }, { "if-match": 'W/"99"' });
+      expect(stale.status).toBe(412);
+      expect(stale.body.Code).toBe("PreconditionFailed");
+      const etag = pending.headers.get("etag") ?? "";
+      const approved = await rest(b, "PUT", path, { Action: "approve", Message: "checked" }, { "if-match": etag });
+      expect(approved.status).toBe(200);
+      // Read-your-writes on the orchestrator that answered, though another one wrote it.
+      const afterApproval = await rest(b, "GET", path);
+      expect(afterApproval.body.Node.Membership).toBe("APPROVED");
+      expect(afterApproval.headers.get("etag")).toBe(approved.headers.get("etag"));
+      const cordoned = await rest(b, "PUT", path, { Action: "cordon", Message: "disk swap" });
+      expect(cordoned.status).toBe(200);
+      expect((await rest(b, "GET", path)).body.Node.Cordoned).toBe(true);
+      const again = await rest(b, "PUT", path, { Action: "cordon" });
+      expect(again.body).toEqual({ Success: true, Message: expect.stringContaining("cordoned") });
+
+      // A wrote them, under its lease on the node's partition (B holds none), for the REST user with the reason given.
+      const events = await store.readStream(`node-${nodeId}`);
+      const approval = events.find((e) => e.type === "NodeApproved");
+      expect(leaseOf(approval)?.partition).toBe(partitionOf(nodeId, PARTITIONS));
+      expect(leaseOf(approval)?.epoch).toBeGreaterThan(0);
+      expect(approval?.metadata).toMatchObject({ actor: { type: "operator", id: "admin" }, reason: "checked" });
+      expect(events.filter((e) => e.type === "NodeCordoned").map((e) => e.metadata)).toEqual([
+        expect.objectContaining({ actor: { type: "operator", id: "admin" }, reason: "disk swap" }),
+      ]);
+
+      // Nobody answers for the ghost's partition: 503 with a Retry-After, from either, and nothing is stored.
+      const ghostNode = inPartition("g", (p) => p === GHOST);
+      for (const via of [a, b]) {
+        const refused = await rest(via, "PUT", `/nodes/${ghostNode}`, { Action: "preauthorize" });
+        expect(refused.status).toBe(503);
+        expect(refused.body.Code).toBe("Unavailable");
+        expect(refused.headers.get("retry-after")).toBe("1");
+      }
+      expect(await store.readStream(`node-${ghostNode}`)).toEqual([]);
+
+      // What reaches the owner is decoded strictly: a bad actor, unknown arguments, another partition's node are
+      // refused BadRequest, and nothing is stored.
+      const ask = async (message: unknown) => {
+        const subject = partitionCommandsSubject(partitionOf(nodeId, PARTITIONS));
+        return decodeForwardedAnswer((await nats.nc.request(subject, encode(message), { timeout: 5_000 })).data);
+      };
+      const uncordon = {
+        Command: "update-node",
+        Entity: nodeId,
+        Args: { Action: "uncordon" },
+        From: "orch-l",
+        Actor: { Type: "operator", ID: "admin" },
+        CorrelationID: "c-1",
+        CausationID: "c-1",
+      };
+      const badRequest = { Refused: { Kind: "BadRequest" } };
+      expect(await ask({ ...uncordon, Actor: "root" })).toMatchObject(badRequest);
+      expect(await ask({ ...uncordon, Args: { Action: "explode" } })).toMatchObject(badRequest);
+      expect(await ask({ ...uncordon, Entity: ghostNode })).toMatchObject(badRequest);
+      expect(await store.readStream(`node-${nodeId}`)).toHaveLength(events.length);
+
+      // A job stop goes to the jobs duty's holder; the other answers once its read model shows it Stopped.
+      const holder = new TextDecoder().decode((await kv.get("duties.jobs"))?.value).split("/")[0];
+      const other = holder === "orch-k" ? b : a;
+      const submitted = await rest(other, "PUT", "/jobs", {
+        Job: shellJob("busybox", "true", { constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }] }),
+      });
+      const jobId = submitted.body.JobID as string;
+      const stopped = await rest(other, "DELETE", `/jobs/${jobId}?reason=no+longer+needed`);
+      expect(stopped.status).toBe(200);
+      expect((await rest(other, "GET", `/jobs/${jobId}`)).body.Job.State.StateType).toBe("Stopped");
+      const stop = (await store.readStream(jobStream(jobId))).filter((e) => e.type === "JobStopped");
+      expect(stop.map((e) => e.metadata)).toEqual([
+        expect.objectContaining({ actor: { type: "operator", id: "admin" }, reason: "no longer needed" }),
+      ]);
+      await a.stop();
+      await b.stop();
+    } finally {
+      clearInterval(keepGhost);
+      await kv.delete(ghostKey).catch(() => undefined);
+    }
   });
 });

@@ -12,6 +12,8 @@ import { JobControl } from "../../src/actors/job-control.ts";
 import { sendError } from "../../src/api/error-body.ts";
 import { GetJobResponse, ListExecutionsResponse, jobRoutes } from "../../src/api/jobs/job-routes.ts";
 import { registerRoutes } from "../../src/api/route.ts";
+import { stopJobCommand } from "../../src/api/jobs/stop-job-command.ts";
+import type { CommandContext } from "../../src/actors/command-context.ts";
 import { defaultConfig } from "../../src/config/keys.ts";
 import { ShoalError } from "../../src/errors/shoal-error.ts";
 import { StartupError } from "../../src/errors/startup-error.ts";
@@ -53,7 +55,10 @@ async function setup(file = join(tempDir(), "shoal.db"), start = Date.parse("202
   const app: FastifyInstance = Fastify();
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   const asOf = new ClusterAsOf({ store, clock, logger: silentLogger });
-  registerRoutes(app, jobRoutes({ control, views, projection, history: new JobHistory(store), asOf }));
+  const { run } = stopJobCommand(control);
+  const stop = (jobId: string, reason: string, context: CommandContext) =>
+    run(jobId, { Reason: reason }, context, undefined);
+  registerRoutes(app, jobRoutes({ control, views, projection, history: new JobHistory(store), asOf, stop }));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address() as { port: number };
   const get = async (path: string) => {

@@ -11,6 +11,7 @@ import { NatsEventPublisher } from "../../src/projections/nats-event-publisher.t
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { EVENTS_STREAM } from "../../src/transport/subjects.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
+import { streamPositions as positionsOn } from "../support/cluster-invariants.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
@@ -39,17 +40,7 @@ async function appendJobs(store: SqliteEventStore, count: number, perAppend = 25
   return position;
 }
 
-/** What SHOAL_EVENTS holds, in stream order: each message's Shoal-Position. */
-async function streamPositions(nc: NatsConnection): Promise<number[]> {
-  const jsm = await nc.jetstreamManager();
-  const info = await jsm.streams.info(EVENTS_STREAM);
-  const positions: number[] = [];
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const m = await jsm.streams.getMessage(EVENTS_STREAM, { seq });
-    positions.push(Number(m.header.get("Shoal-Position")));
-  }
-  return positions;
-}
+const streamPositions = async (nc: NatsConnection) => positionsOn(await nc.jetstreamManager());
 
 async function publishedPositions(store: SqliteEventStore): Promise<number[]> {
   return (await store.readAll()).filter((e) => e.stream.startsWith("job-")).map((e) => e.position);

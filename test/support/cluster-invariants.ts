@@ -72,3 +72,18 @@ export async function publishedSubjects(jsm: JetStreamManager): Promise<Record<s
   const info = await jsm.streams.info(EVENTS_STREAM, { subjects_filter: EVENTS_SUBJECTS });
   return { ...info.state.subjects };
 }
+
+/** The store positions of the entity events, in store order: what SHOAL_EVENTS must hold, each once. */
+export const entityPositions = (events: readonly RecordedEvent[]): number[] =>
+  events.filter((e) => entityEventsOf(categoryOf(e.stream)) !== undefined).map((e) => e.position);
+
+/** What SHOAL_EVENTS holds, in stream order: each message's Shoal-Position. */
+export async function streamPositions(jsm: JetStreamManager): Promise<number[]> {
+  const info = await jsm.streams.info(EVENTS_STREAM);
+  const positions: number[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const m = await jsm.streams.getMessage(EVENTS_STREAM, { seq });
+    positions.push(Number(m.header.get("Shoal-Position")));
+  }
+  return positions;
+}

@@ -7,7 +7,9 @@ export interface ComposeService {
   build?: string;
   command?: string[];
   environment?: Record<string, string>;
-  depends_on?: string[];
+  /** A list, or each service with the condition it waits for (`service_completed_successfully`). */
+  depends_on?: string[] | Record<string, { condition: string }>;
+  entrypoint?: string[];
   volumes?: string[];
   ports?: string[];
 }
@@ -48,3 +50,7 @@ export function natsConfigFile(name: string): string {
 /** The variable compose reads a compute node's public key from (SHOAL_COMPUTE_1_NKEY for compute-1). */
 export const nkeyVariable = (computeService: string) =>
   `SHOAL_${computeService.toUpperCase().replaceAll("-", "_")}_NKEY`;
+
+/** The services a service waits for, whichever form its depends_on takes. */
+export const dependencies = (service: ComposeService): string[] =>
+  Array.isArray(service.depends_on) ? service.depends_on : Object.keys(service.depends_on ?? {});

@@ -21,22 +21,31 @@ export class ShoalProcess {
   stdout = "";
   stderr = "";
   readonly exited: Promise<number | null>;
+  private closed = false;
 
   private constructor(readonly child: ChildProcess) {
     child.stdout?.on("data", (d: Buffer) => (this.stdout += d.toString()));
     child.stderr?.on("data", (d: Buffer) => (this.stderr += d.toString()));
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    child.once("close", () => (this.closed = true));
   }
 
   static start(args: string[], env: Record<string, string> = {}): ShoalProcess {
     return new ShoalProcess(spawn(SHOAL_BIN, args, { env: shoalEnv(env), stdio: ["ignore", "pipe", "pipe"] }));
   }
 
+  /** Until `text` is printed; a process that exited first fails it at once, with its exit and the end of its log. */
   async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {
+    const unprinted = () => `"${text}" not printed; stdout: ${this.stdout}\nstderr: ${this.stderr.slice(-2000)}`;
     await waitFor(
-      () => this.stdout.includes(text),
+      () => {
+        if (this.stdout.includes(text)) return true;
+        // After "close", not "exit": by then everything it printed has been read.
+        if (this.closed) throw new Error(`exited (${this.child.exitCode ?? this.child.signalCode}): ${unprinted()}`);
+        return false;
+      },
       timeoutMs,
-      () => `"${text}" not printed; stdout: ${this.stdout}\nstderr: ${this.stderr.slice(-2000)}`,
+      unprinted,
     );
   }
 

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConnectionString } from "@kurrent/kurrentdb-client/dist/Client/parseConnectionString.js";
 import { describe, expect, it } from "vitest";
@@ -18,12 +19,15 @@ import { newNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { natsServerUrls } from "../../src/transport/nats-server-urls.ts";
 import {
   compose,
+  dependencies,
   interpolate,
   natsConfigFile,
   nkeyVariable,
   repoRoot as root,
   serviceEnv,
 } from "../support/compose-file.ts";
+import { tempDir } from "../support/fixtures.ts";
+import { SHOAL_BIN } from "../support/shoal-process.ts";
 
 const { services } = compose;
 const named = (prefix: string) => Object.keys(services).filter((n) => n.startsWith(`${prefix}-`));
@@ -39,6 +43,58 @@ const secrets = (names: string[]) =>
 const hostVars = secrets(["SHOAL_JOIN_TOKEN", "SHOAL_API_KEY", "SHOAL_NATS_PASSWORD", "SHOAL_EVENTS_READER_PASSWORD"]);
 /** The config a Shoal service runs with, loaded by Shoal's own loader from its environment. */
 const configOf = (name: string) => loadConfig({ env: serviceEnv(name, hostVars) });
+/**
+ * tls-init's script run here once, each named volume a directory, with bin/shoal for the image's: what each service
+ * finds at a path of its mounts afterwards, and a NATS config whose files are those.
+ */
+const tlsInit = (() => {
+  let done: ReturnType<typeof runTlsInit> | undefined;
+  return () => (done ??= runTlsInit());
+})();
+
+function runTlsInit() {
+  const volumes = tempDir("shoal-compose-volumes-");
+  const mountOf = (service: string, path: string) => {
+    for (const v of services[service]!.volumes ?? []) {
+      const [source, target] = v.split(":") as [string, string];
+      if (path === target || path.startsWith(`${target}/`)) return { source, target };
+    }
+    throw new Error(`${service} mounts nothing at ${path}`);
+  };
+  const hostPath = (service: string, path: string) => {
+    const { source, target } = mountOf(service, path);
+    const dir = source.startsWith("./") ? join(root, source) : join(volumes, source);
+    mkdirSync(dir, { recursive: true });
+    return join(dir, path.slice(target.length));
+  };
+  const init = services["tls-init"]!;
+  expect(init.entrypoint).toEqual(["/bin/sh", "-ec"]);
+  let script = init.command![0]!.replace(/^node \/app\/bin\/shoal /, `${SHOAL_BIN} `);
+  for (const v of init.volumes!) {
+    const target = v.split(":")[1]!;
+    script = script.replaceAll(new RegExp(`(?<=\\s)${target}(?=/|\\s|$)`, "g"), hostPath("tls-init", target));
+  }
+  const run = spawnSync("/bin/sh", ["-ec", script], { encoding: "utf8" });
+  expect(run.stderr).toBe("");
+  expect(run.status).toBe(0);
+  return {
+    hostPath,
+    volumeAt: (service: string, path: string) => mountOf(service, path).source,
+    /** The server's config in a directory of its own with authorization.conf, its TLS files where tls-init put them. */
+    runnableConfig(name: string): string {
+      const dir = join(volumes, `conf-${name}`);
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(join(natsConfigFile(name), "../authorization.conf"), join(dir, "authorization.conf"));
+      const conf = readFileSync(natsConfigFile(name), "utf8").replace(
+        /^(\s*(?:cert|key|ca)_file: )(\S+)$/gm,
+        (_, key: string, path: string) => `${key}${JSON.stringify(hostPath(name, path))}`,
+      );
+      writeFileSync(join(dir, `${name}.conf`), conf);
+      return join(dir, `${name}.conf`);
+    },
+  };
+}
+
 const nodeIdOf = (name: string) => services[name]!.command![services[name]!.command!.indexOf("--node-id") + 1]!;
 
 describe("docker-compose.yml", () => {
@@ -47,7 +103,8 @@ describe("docker-compose.yml", () => {
     expect(natsServers).toHaveLength(3);
     expect(orchestrators).toHaveLength(3);
     expect(computes).toHaveLength(2);
-    expect(Object.keys(services)).toHaveLength(11);
+    // And tls-init, which makes the NATS servers' certificates.
+    expect(Object.keys(services)).toHaveLength(12);
     for (const name of kurrentdbs) {
       // The adapter refuses older servers at open.
       const m = services[name]!.image!.match(/^docker\.kurrent\.io\/[\w-]+\/kurrentdb:(\d+)\.(\d+)/)!;
@@ -101,7 +158,7 @@ describe("docker-compose.yml", () => {
     expect(apiPorts.size).toBe(orchestrators.length);
     for (const name of computes) {
       expect(configOf(name)["Compute.Orchestrators"].sort(), name).toEqual(natsUrls);
-      expect(services[name]!.depends_on?.sort(), name).toEqual(natsServers);
+      expect(dependencies(services[name]!).sort(), name).toEqual(natsServers);
     }
   });
 
@@ -194,16 +251,59 @@ describe("docker-compose.yml", () => {
           expect(env(name), `${name}: ${v}`).toHaveProperty(v.slice(1));
     });
 
-    it("are accepted by a real nats-server, with the variables compose passes each server", () => {
+    it("are accepted by a real nats-server, with the variables compose passes each server and tls-init's files", () => {
       const keys = Object.fromEntries(computes.map((n) => [nkeyVariable(n), newNkey("user").publicKey]));
       for (const name of natsServers) {
-        const check = spawnSync("nats-server", ["-t", "-c", natsConfigFile(name)], {
+        const check = spawnSync("nats-server", ["-t", "-c", tlsInit().runnableConfig(name)], {
           env: { PATH: process.env.PATH, ...serviceEnv(name, { ...hostVars, ...keys }) },
           encoding: "utf8",
         });
         expect(check.stderr, name).toContain("is valid");
         expect(check.status, name).toBe(0);
       }
+    });
+  });
+
+  describe("TLS: tls-init's certificates for the NATS servers, which the orchestrators and compute nodes trust", () => {
+    it("runs tls-init before the NATS servers; only tls-init holds the CA's key", () => {
+      for (const name of natsServers)
+        expect(services[name]!.depends_on, name).toEqual({
+          "tls-init": { condition: "service_completed_successfully" },
+        });
+      const caVolume = tlsInit().volumeAt("tls-init", "/tls-ca");
+      for (const [name, service] of Object.entries(services))
+        if (name !== "tls-init")
+          expect(service.volumes ?? [], name).not.toContainEqual(expect.stringMatching(`^${caVolume}:`));
+      for (const name of [...natsServers, ...orchestrators, ...computes])
+        expect(readdirSync(tlsInit().hostPath(name, "/tls")), name).not.toContain("ca.key");
+    });
+
+    it("serves each NATS server's client port and routes with its own certificate, for its service name", () => {
+      for (const name of natsServers) {
+        const conf = readFileSync(natsConfigFile(name), "utf8");
+        const blocks = [...conf.matchAll(/^\s*tls \{([^}]*)\}/gm)].map((m) => m[1]!);
+        // The client port's, then the routes' inside cluster {}.
+        expect(blocks, name).toHaveLength(2);
+        for (const block of blocks) {
+          const file = (key: string) => tlsInit().hostPath(name, block.match(new RegExp(`${key}: (\\S+)`))![1]!);
+          const cert = new X509Certificate(readFileSync(file("cert_file")));
+          expect(cert.checkHost(name), name).toBe(name);
+          expect(cert.checkIssued(new X509Certificate(readFileSync(file("ca_file")))), name).toBe(true);
+          expect(existsSync(file("key_file")), name).toBe(true);
+          expect(block, name).not.toMatch(/verify/);
+          expect(block, name).toMatch(/timeout: 10\n/);
+        }
+      }
+    });
+
+    it("has the orchestrators and compute nodes trust the CA that signed the NATS servers' certificates", () => {
+      const served = new X509Certificate(readFileSync(tlsInit().hostPath("nats-1", "/tls/nats-1.crt")));
+      const trusted = [
+        ...orchestrators.map((n) => [n, configOf(n)["Orchestrator.NATS.TLS.CACert"]] as const),
+        ...computes.map((n) => [n, configOf(n)["Compute.TLS.CACert"]] as const),
+      ];
+      for (const [name, file] of trusted)
+        expect(served.checkIssued(new X509Certificate(readFileSync(tlsInit().hostPath(name, file)))), name).toBe(true);
     });
   });
 
@@ -214,7 +314,7 @@ describe("docker-compose.yml", () => {
       for (const src of m[1]!.split(" ")) expect(existsSync(join(root, src)), src).toBe(true);
     for (const [name, service] of Object.entries(services)) {
       if (service.build) expect(existsSync(join(root, service.build, "Dockerfile")), name).toBe(true);
-      for (const dep of service.depends_on ?? []) expect(services, `${name} depends on ${dep}`).toHaveProperty(dep);
+      for (const dep of dependencies(service)) expect(services, `${name} depends on ${dep}`).toHaveProperty(dep);
       for (const v of service.volumes ?? []) {
         const source = v.split(":")[0]!;
         if (source.startsWith("./")) expect(existsSync(join(root, source)), `${name}: ${v}`).toBe(true);

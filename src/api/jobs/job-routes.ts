@@ -1,6 +1,7 @@
 import { JSONSchema, Schema } from "effect";
-import { commandContext } from "../../actors/command-context.ts";
+import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { JobControl } from "../../actors/job-control.ts";
+import type { CommandOutcome } from "../../cluster/owned-command.ts";
 import { notFound } from "../../errors/shoal-error.ts";
 import { SubmittedJob as SubmittedJobSchema } from "../../events/catalog/submitted-job.ts";
 import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
@@ -31,6 +32,8 @@ export interface JobRouteDeps {
   readonly history: JobHistory;
   /** The cluster as of a moment: `as_of` and `at_position` on the list and on a job's read. */
   readonly asOf: ClusterAsOf;
+  /** A stop on the job's exact id, carried out by the holder of the `jobs` duty (stopJobCommand). */
+  readonly stop: (jobId: string, reason: string, context: CommandContext) => Promise<CommandOutcome>;
 }
 
 /**
@@ -402,7 +405,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
           ...(query.reason ? { reason: query.reason } : {}),
           correlationId: String(request.id),
         });
-        const stopped = await jobs.control.stop(jobId, query.reason ?? "", context);
+        const stopped = await jobs.stop(jobId, query.reason ?? "", context);
         await jobs.projection.waitFor(stopped.position);
         return { EvaluationID: "" };
       },

@@ -47,7 +47,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   console.log(banner.join("\n"));
   await signalled;
   logger.info("shutting down");
+  const stopping = performance.now();
   await orchestrator.stop();
+  // The last line before exit: a restart that seems slow shows how much of it the stop took.
+  logger.info({ ms: Math.round(performance.now() - stopping) }, "stopped");
   return 0;
 }
 

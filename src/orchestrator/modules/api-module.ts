@@ -1,6 +1,8 @@
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { stopJobCommand } from "../../api/jobs/stop-job-command.ts";
+import { updateNodeCommand } from "../../api/nodes/update-node-command.ts";
 import { apiListenAddresses, listenApi } from "../../api/listen-api.ts";
 import { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import { auditLogOf } from "../../events/chain/audit-log.ts";
@@ -16,6 +18,7 @@ import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 import { StartupError } from "../services.ts";
 import { wireMetrics } from "../wire-metrics.ts";
+import type { ClusterModule } from "./cluster-module.ts";
 import type { EventPublisherModule } from "./event-publisher-module.ts";
 import type { EventStreamModule } from "./event-stream-module.ts";
 import type { JobModule } from "./job-module.ts";
@@ -43,10 +46,12 @@ export function apiModule(
     readonly jobs: JobModule;
     readonly publisher: EventPublisherModule;
     readonly streams: EventStreamModule;
+    readonly cluster: ClusterModule;
   },
 ): ApiModule {
   const { config, store, logger, metrics, processors, stops, transport, storeHealth } = context;
   const { nodes, jobs, publisher, streams } = offers;
+  const { commands } = offers.cluster;
   // At build: a bad API.Auth stops start-up before anything is recovered.
   const { auth, adminKey } = resolveApiAuth(config, logger.child({ component: "api" }));
   const tls = resolveApiTls(config, logger.child({ component: "api" }), () => new Date(context.clock.now()));
@@ -83,6 +88,13 @@ export function apiModule(
           deadlines: { set: (key, at, fire) => context.deadlines.set(key, at, fire) },
         },
       });
+      // REST writes are carried out by their entity's owner; this orchestrator answers those it owns for the others.
+      const updateNode = updateNodeCommand(nodes.manager);
+      const stopJob = stopJobCommand(jobs.control);
+      commands.register(updateNode);
+      commands.register(stopJob);
+      await commands.answer();
+      stops.add({ name: "no longer answering forwarded writes", run: () => commands.stop() });
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,
@@ -92,6 +104,7 @@ export function apiModule(
         projection: nodes.lane.get(),
         history: new NodeHistory(store),
         asOf,
+        updateNode: (nodeId, body, command, expected) => commands.run(updateNode, nodeId, body, command, expected),
         feed: new EventFeed(store),
         stream: {
           hub: streams.hub.get(),
@@ -118,6 +131,7 @@ export function apiModule(
           projection: jobs.lane.get(),
           history: new JobHistory(store),
           asOf,
+          stop: (jobId, reason, command) => commands.run(stopJob, jobId, { Reason: reason }, command, undefined),
         },
         jobLogs,
         auth,

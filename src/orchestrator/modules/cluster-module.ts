@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { LeaseTable } from "../../cluster/lease-table.ts";
+import { OwnerCommands } from "../../cluster/owner-commands.ts";
 import { Ownership } from "../../cluster/ownership.ts";
 import { Presence } from "../../cluster/presence.ts";
+import { untilJetStreamAnswers } from "../../transport/until-jetstream-answers.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 
@@ -13,6 +15,13 @@ export const LEASE_BUCKET = "SHOAL_LEASES";
 export const MEMBERS_SUBJECT = "shoal.cluster.members";
 /** How often leases are renewed and free ones looked for: a dead owner's partitions go within a tick of expiry. */
 const TICK_MS = 1_000;
+/** How long a write forwarded to its owner may take before the caller is told Unavailable. */
+const FORWARD_TIMEOUT_MS = 10_000;
+
+export interface ClusterModule extends Module {
+  /** Writes carried out by their entity's owner: here, or forwarded over NATS to the orchestrator that holds it. */
+  readonly commands: OwnerCommands;
+}
 
 /**
  * Several orchestrators (Orchestrator.Cluster.Enabled): this one's leases on partitions and duties, taken from the
@@ -20,22 +29,36 @@ const TICK_MS = 1_000;
  * processors stopped (so a duty's processor saves its checkpoint while it still holds the duty). Nothing for a sole
  * orchestrator.
  */
-export function clusterModule(context: OrchestratorContext): Module {
+export function clusterModule(context: OrchestratorContext): ClusterModule {
   const { config, cluster, logger, clock, deadlines, stops } = context;
   const ownership = new Later<Ownership>("the cluster's leases", "recover");
+  // Built now: it hears of every partition taken from the first lease on.
+  const commands = new OwnerCommands({
+    role: cluster,
+    nc: context.nats.nc,
+    self: context.nodeId,
+    logger: logger.child({ component: "cluster" }),
+    timeoutMs: FORWARD_TIMEOUT_MS,
+  });
   return {
     name: "cluster",
+    commands,
 
     async recover() {
       const settings = clusterSettings(config);
       if (settings === undefined) return;
       const { nc } = context.nats;
       const ttlMs = settings.leaseTtlMs;
-      const kv = await nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas });
+      const log = logger.child({ component: "cluster" });
+      // Opened (or made) again while the NATS cluster is electing the bucket's leader: a restart must not abort on it.
+      const kv = await untilJetStreamAnswers(
+        `opening the lease bucket ${LEASE_BUCKET}`,
+        () => nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas }),
+        { clock, deadlines, logger: log },
+      );
       // Unique per start: a restarted orchestrator never takes its former self's lease for its own.
       const owner = `${context.nodeId}/${randomUUID()}`;
       const elapsed = () => performance.now();
-      const log = logger.child({ component: "cluster" });
       const leases = ownership.set(
         new Ownership({
           table: new LeaseTable({ kv, owner, ttlMs, safetyMs: Math.floor(ttlMs / 5), elapsed }),

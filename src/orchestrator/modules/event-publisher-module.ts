@@ -1,3 +1,4 @@
+import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { onDuty } from "../../cluster/on-duty.ts";
 import { NatsEventPublisher } from "../../projections/nats-event-publisher.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
@@ -33,7 +34,13 @@ export function eventPublisherModule(context: OrchestratorContext): EventPublish
         store,
         logger.child({ component: "event-publisher" }),
         Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
-        { clock: context.clock, deadlines, encoded: context.encodedEvents },
+        {
+          clock: context.clock,
+          deadlines,
+          encoded: context.encodedEvents,
+          // On a NATS cluster, as many copies as the leases have: readers keep getting events while a server is down.
+          replicas: clusterSettings(config)?.replicas ?? 1,
+        },
       );
       await publisher.start();
       lane.set(processors.add(onDuty(publisher, duty)));

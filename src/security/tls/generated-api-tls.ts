@@ -1,21 +1,23 @@
-import { createPrivateKey, generateKeyPairSync, X509Certificate, type KeyObject } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
 import { apiCaPath, apiTlsDir } from "./api-ca-path.ts";
-import { issueCertificate } from "./issue-certificate.ts";
+import {
+  CA_VALIDITY,
+  DAY,
+  keptOrIssued,
+  newPair,
+  readPair,
+  RENEW_BEFORE,
+  writePair,
+  type CertificatePair,
+} from "./certificate-pair.ts";
 
-const DAY = 24 * 60 * 60 * 1000;
-const CA_VALIDITY = 10 * 365 * DAY;
-const SERVER_VALIDITY = 365 * DAY;
 /** A server certificate with less than this left is renewed at start. */
-export const SERVER_RENEW_BEFORE = 30 * DAY;
+export const SERVER_RENEW_BEFORE = RENEW_BEFORE;
 /** Started this close to the CA's end, serve says so: a new CA has to reach every client. */
 const CA_WARN_BEFORE = 90 * DAY;
 const CA_NAME = "Shoal API CA";
-/** Certificates start a little in the past: a client whose clock is behind still accepts them. */
-const BACKDATE = 60 * 60 * 1000;
 
 export class GeneratedTlsError extends Error {
   override readonly name = "GeneratedTlsError";
@@ -40,76 +42,6 @@ export function serverNames(apiHost: string): string[] {
   const host = apiHost.trim().replace(/^\[(.*)\]$/, "$1");
   if (host !== "" && host !== "0.0.0.0" && host !== "::") names.push(host);
   return [...new Set(names.map((n) => n.toLowerCase()))];
-}
-
-interface Pair {
-  readonly certificate: X509Certificate;
-  readonly certPem: string;
-  readonly key: KeyObject;
-  readonly keyPem: string;
-}
-
-function readPair(certPath: string, keyPath: string): Pair | undefined {
-  const certThere = existsSync(certPath);
-  const keyThere = existsSync(keyPath);
-  if (!certThere && !keyThere) return undefined;
-  if (!certThere || !keyThere) {
-    throw new GeneratedTlsError(
-      `${certThere ? keyPath : certPath} is missing beside ${certThere ? certPath : keyPath}`,
-    );
-  }
-  try {
-    const certPem = readFileSync(certPath, "utf8");
-    const keyPem = readFileSync(keyPath, "utf8");
-    const certificate = new X509Certificate(certPem);
-    const key = createPrivateKey(keyPem);
-    if (!certificate.checkPrivateKey(key)) throw new Error(`${keyPath} is not the key of ${certPath}`);
-    return { certificate, certPem, key, keyPem };
-  } catch (e) {
-    throw new GeneratedTlsError(`cannot use ${certPath}: ${(e as Error).message}`);
-  }
-}
-
-function newPair(
-  commonName: string,
-  now: Date,
-  validity: number,
-  issuer: Pair | undefined,
-  names: readonly string[],
-): Pair {
-  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const certPem = issueCertificate({
-    commonName,
-    publicKey,
-    ...(issuer
-      ? { issuer: { commonName: CA_NAME, privateKey: issuer.key, publicKey: issuer.certificate.publicKey } }
-      : { privateKey }),
-    notBefore: new Date(now.getTime() - BACKDATE),
-    notAfter: new Date(now.getTime() + validity),
-    ca: issuer === undefined,
-    names,
-  });
-  const keyPem = privateKey.export({ type: "pkcs8", format: "pem" }) as string;
-  return { certificate: new X509Certificate(certPem), certPem, key: privateKey, keyPem };
-}
-
-function writePair(pair: Pair, certPath: string, keyPath: string): void {
-  writeFileAtomic(keyPath, pair.keyPem, 0o600);
-  writeFileAtomic(certPath, pair.certPem, 0o644);
-}
-
-/** Why the kept server certificate no longer does (none: it still does). */
-function unfit(server: Pair, ca: Pair, names: readonly string[], now: Date): string | undefined {
-  if (!server.certificate.checkIssued(ca.certificate) || !server.certificate.verify(ca.certificate.publicKey))
-    return "it was not issued by the CA";
-  if (new Date(server.certificate.validTo).getTime() - now.getTime() < SERVER_RENEW_BEFORE)
-    return `it ends on ${new Date(server.certificate.validTo).toISOString()}`;
-  const missing = names.filter((n) =>
-    n.includes(":") || /^\d+\.\d+\.\d+\.\d+$/.test(n)
-      ? server.certificate.checkIP(n) === undefined
-      : server.certificate.checkHost(n, { wildcards: false }) === undefined,
-  );
-  return missing.length > 0 ? `it does not cover ${missing.join(", ")}` : undefined;
 }
 
 /** A server certificate the generated CA signs: its files' base name under the directory, and its common name. */
@@ -141,7 +73,7 @@ export function loadOrCreateServerTls(dataDir: string, which: GeneratedServer, n
   const keyPath = join(dir, `${which.file}.key`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  let ca: Pair | undefined;
+  let ca: CertificatePair | undefined;
   try {
     ca = readPair(caPath, caKeyPath);
   } catch (e) {
@@ -161,19 +93,13 @@ export function loadOrCreateServerTls(dataDir: string, which: GeneratedServer, n
         `(clients must then trust the new ${caPath})`,
     );
   }
-  const names = serverNames(which.host);
-  // The server's pair is no trust anchor: whatever is wrong with it, a new one signed by the CA replaces it.
-  let kept: Pair | undefined;
-  let reason: string | undefined;
-  try {
-    kept = readPair(certPath, keyPath);
-    reason = kept === undefined ? "there was none" : unfit(kept, ca, names, now);
-  } catch (e) {
-    reason = (e as Error).message;
-  }
-  const server =
-    reason === undefined && kept !== undefined ? kept : newPair(which.commonName, now, SERVER_VALIDITY, ca, names);
-  if (reason !== undefined) writePair(server, certPath, keyPath);
+  const { pair: server, issued: reason } = keptOrIssued(
+    certPath,
+    keyPath,
+    ca,
+    { commonName: which.commonName, names: serverNames(which.host) },
+    now,
+  );
   return {
     cert: `${server.certPem}${ca.certPem}`,
     key: server.keyPem,

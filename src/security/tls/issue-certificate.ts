@@ -26,11 +26,24 @@ export interface CertificateRequest {
   readonly privateKey?: KeyObject;
   readonly notBefore: Date;
   readonly notAfter: Date;
-  /** A CA may sign server certificates (and nothing deeper); a server certificate is for TLS servers only. */
+  /** A CA may sign server certificates (and nothing deeper); the others are for what `usages` says. */
   readonly ca: boolean;
+  /**
+   * What a certificate that is no CA is for (default: a TLS server only). A server that also dials its peers as a
+   * client (nats-server's cluster routes, which verify both ends) needs both; a client certificate, `client` alone.
+   */
+  readonly usages?: readonly CertificateUsage[];
   /** Host names and IP addresses the server certificate is good for. */
   readonly names?: readonly string[];
 }
+
+export type CertificateUsage = "server" | "client";
+
+/** The extended key usages' object ids (RFC 5280, 4.2.1.12): id-kp-serverAuth, id-kp-clientAuth. */
+export const USAGE_OIDS: Readonly<Record<CertificateUsage, string>> = {
+  server: "1.3.6.1.5.5.7.3.1",
+  client: "1.3.6.1.5.5.7.3.2",
+};
 
 const ECDSA_WITH_SHA256 = sequence(objectId("1.2.840.10045.4.3.2"));
 const ORGANIZATION = "Shoal";
@@ -86,6 +99,7 @@ export function issueCertificate(request: CertificateRequest): string {
   if (signingKey === undefined) throw new Error("a self-signed certificate needs its private key");
   const serial = randomBytes(16);
   serial[0] = (serial[0] ?? 0) & 0x7f;
+  const names = request.names ?? [];
   const extensions = [
     extension("2.5.29.19", true, request.ca ? sequence(boolean(true), smallInteger(0)) : sequence()),
     extension("2.5.29.15", true, keyUsage(request.ca)),
@@ -96,8 +110,13 @@ export function issueCertificate(request: CertificateRequest): string {
     ...(request.ca
       ? []
       : [
-          extension("2.5.29.37", false, sequence(objectId("1.3.6.1.5.5.7.3.1"))),
-          extension("2.5.29.17", false, sequence(...(request.names ?? []).map(generalName))),
+          extension(
+            "2.5.29.37",
+            false,
+            sequence(...(request.usages ?? ["server"]).map((usage) => objectId(USAGE_OIDS[usage]))),
+          ),
+          // RFC 5280 allows no empty subjectAltName: a client certificate for no host has none.
+          ...(names.length === 0 ? [] : [extension("2.5.29.17", false, sequence(...names.map(generalName)))]),
         ]),
   ];
   const tbs = sequence(

@@ -1,6 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, posix, resolve } from "node:path";
 import { StartupError } from "../../errors/startup-error.ts";
+import { privateDirectory } from "../../fs/private-directory.ts";
 import { writeFileAtomic } from "../../fs/write-file-atomic.ts";
 import { credsFileText } from "./creds-file.ts";
 import { newNkey } from "./nats-nkey.ts";
@@ -55,7 +55,7 @@ const FILES = {
 export function writeLeafServerConfig(operator: NatsOperator, options: LeafServerOptions): LeafServerFiles {
   const dir = resolve(options.dir);
   const leafDir = options.leafDir === undefined ? dir : leafDirPath(options.leafDir);
-  const dirModeWas = privateDirectory(dir);
+  const dirModeWas = privateDirectory(dir, "--out", "shoal-leaf");
   const shoalKey = newNkey("user");
   const systemKey = newNkey("user");
   const logins = operator.leafLogins(shoalKey.publicKey, systemKey.publicKey);
@@ -100,29 +100,4 @@ export function leafDirPath(path: string): string {
     );
   const normal = posix.normalize(path);
   return normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
-}
-
-/**
- * Makes `dir` (created if need be) readable by its owner only, and says what its mode was if it
- * changed. A directory shared by design (the sticky bit, as /tmp) or another user's is refused,
- * before anything is written: making it 0700 would lock others out of it, and leaving it would
- * leave the secrets' names and the directory's content to others.
- */
-export function privateDirectory(dir: string, flag = "--out"): number | undefined {
-  const existed = existsSync(dir);
-  if (existed && !statSync(dir).isDirectory()) throw new StartupError(`${flag}: ${dir} is not a directory`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stat = statSync(dir);
-  if (stat.mode & 0o1000)
-    throw new StartupError(
-      `${flag}: ${dir} is a shared directory (sticky bit, as /tmp); ` +
-        `give a directory of its own, such as ${join(dir, "shoal")}`,
-    );
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid)
-    throw new StartupError(`${flag}: ${dir} belongs to another user (uid ${stat.uid}); give a directory of your own`);
-  const mode = stat.mode & 0o7777;
-  if (mode === 0o700) return undefined;
-  chmodSync(dir, 0o700);
-  return existed ? mode : undefined;
 }

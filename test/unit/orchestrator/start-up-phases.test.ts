@@ -80,6 +80,22 @@ describe("start-up phases", () => {
     expect(seen.filter((s) => s.startsWith("stop"))).toHaveLength(3);
   });
 
+  it("a phase or module step that takes long says so while it runs, with where it waits", async () => {
+    const { logger, records } = capturedLogger();
+    const stops = new StopSteps(logger);
+    const slow: Module = { name: "cluster", recover: () => new Promise((r) => setTimeout(r, 150)) };
+    const phases: StartUpPhase[] = [{ name: "recover", run: () => runModuleSteps([slow], "recover", logger, 40) }];
+    await startInPhases(phases, { logger, stops, stillRunningEveryMs: 40 });
+    const steps = records.filter((r) => r.msg === "start-up step still running");
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    expect(steps[0]).toMatchObject({ level: 40, phase: "recover", module: "cluster" });
+    expect(records.filter((r) => r.msg === "start-up phase still running")[0]).toMatchObject({ phase: "recover" });
+    // Nothing more once it is done.
+    const logged = records.length;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(records.length).toBe(logged);
+  });
+
   it("a stop step that hangs is bounded, and the steps after it still run", async () => {
     const { logger, records } = capturedLogger();
     const stops = new StopSteps(logger);
