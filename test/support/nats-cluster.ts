@@ -101,12 +101,14 @@ export class TestNatsCluster {
     args.push(home, "--cluster_name", "shoal");
     args.push("--cluster", `nats://127.0.0.1:${member.clusterPort}`);
     args.push("--routes", this.routes);
-    mkdirSync(home, { recursive: true });
-    if (this.options.include !== undefined) {
-      copyFileSync(this.options.include, join(home, "included.conf"));
-      writeFileSync(join(home, "server.conf"), "include ./included.conf\n");
-      args.push("-c", join(home, "server.conf"));
+    if (this.options.include === undefined) {
+      member.child = spawn("nats-server", args, { stdio: "ignore" });
+      return;
     }
+    mkdirSync(home, { recursive: true });
+    copyFileSync(this.options.include, join(home, "included.conf"));
+    writeFileSync(join(home, "server.conf"), "include ./included.conf\n");
+    args.push("-c", join(home, "server.conf"));
     member.child = spawn("nats-server", args, { stdio: "ignore", cwd: home });
   }
 
