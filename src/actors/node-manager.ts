@@ -226,6 +226,13 @@ export class NodeManager {
     if (known !== undefined && known >= view.revision) return;
     this.observedRevisions.set(id, view.revision);
     this.adopt(view);
+    // Another orchestrator's join, reject or delete: this one's NATS gate follows, so that whichever orchestrator
+    // answers next issues the node's login, or revokes it, as the one that wrote it would.
+    this.options.credentials
+      ?.apply(id, activeCredential(view))
+      .catch((err: unknown) =>
+        this.options.logger.error({ err, nodeId: id }, "node credential change not yet enforced by NATS"),
+      );
   }
 
   /** Arms the health deadlines of the nodes `which` picks (a partition just taken: it is this orchestrator's now). */

@@ -19,6 +19,7 @@ Commands:
   docker      run a Docker container as a job (docker run)
   sim         run N virtual compute nodes (real protocol, one connection each) for load tests
   leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
+  nats-operator  make Shoal the operator of an external NATS cluster (its keys and the servers' config)
   tls         make a CA and certificates for an external NATS cluster and its clients (tls issue)
   version     print the version
 
@@ -37,6 +38,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   docker: async () => (await import("./commands/docker-run-command.ts")).dockerCommand,
   sim: async () => (await import("./commands/sim-command.ts")).simCommand,
   leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,
+  "nats-operator": async () => (await import("./commands/nats-operator-command.ts")).natsOperatorCommand,
   tls: async () => (await import("./commands/tls-command.ts")).tlsCommand,
 };
 

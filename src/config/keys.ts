@@ -118,6 +118,12 @@ export const CONFIG_KEYS = {
   "Orchestrator.NATS.Password": secretStr("External NATS: the password of Orchestrator.NATS.User"),
   "Orchestrator.NATS.Token": secretStr("External NATS: a token to log in with instead of a user"),
   "Orchestrator.NATS.CredsFile": str("", "External NATS: a .creds file (user JWT and nkey seed) to log in with"),
+  "Orchestrator.NATS.OperatorDir": str(
+    "",
+    "External NATS run with Shoal as its operator: the directory of the NATS operator keys `shoal nats-operator` " +
+      "wrote (the same on every orchestrator of a cluster). The orchestrator issues its own and each node's login " +
+      "and revokes them through the cluster's account resolver; instead of User, Token or CredsFile",
+  ),
   "Orchestrator.NATS.JetStreamMaxStore": bytes(
     1024 ** 3,
     "Disk JetStream may use (embedded server); the cluster-event stream keeps the newest events within 90% of it",

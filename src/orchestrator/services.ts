@@ -27,8 +27,10 @@ import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
+import { lookupAccountJwt } from "../transport/nats-jwt/lookup-account-jwt.ts";
 import {
   NatsOperator,
+  loadOperatorKeys,
   loadOrCreateOperatorKeys,
   revocationsIn,
   shoalAccountKey,
@@ -212,6 +214,15 @@ function externalAuth(config: ShoalConfig): Partial<ConnectionOptions> {
   return {};
 }
 
+/** A fresh key and JWT at each start: nothing of the orchestrator's own login is kept on disk. */
+function orchestratorLogin(operator: NatsOperator): Partial<ConnectionOptions> {
+  const self = newNkey("user");
+  return {
+    authenticator: jwtLogin(operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), self),
+    inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
+  };
+}
+
 /**
  * An external NATS when Orchestrator.NATS.URL is set, else a nats-server child on
  * Orchestrator.Port that admits no anonymous client: it starts from a config generated under
@@ -238,6 +249,88 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
           else await closeNatsConnection(nc, logger);
         }),
     );
+  // The system account's connection, only to push account updates (revocations) to the running servers.
+  // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
+  const connectSystem = (url: string, tls: NatsClientTls | undefined, operator: NatsOperator) =>
+    Effect.acquireRelease(
+      connectOverTls(url, tls, {
+        name: "shoal-account-updates",
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 1000,
+        authenticator: operator.systemLogin(),
+        inboxPrefix: SYSTEM_INBOX_PREFIX,
+        ...STALE_AFTER,
+      }),
+      (system) =>
+        Effect.promise(() =>
+          boundedStep("closing the NATS system-account connection", () => system.close(), {
+            timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS,
+            logger,
+          }),
+        ),
+    );
+  const operatorDir = config["Orchestrator.NATS.OperatorDir"];
+  if (operatorDir !== "" && external === "") {
+    return Layer.fail(
+      new StartupError(
+        "Orchestrator.NATS.OperatorDir is for an external NATS (Orchestrator.NATS.URL): the embedded nats-server " +
+          "keeps its operator keys under DataDir/credentials",
+      ),
+    );
+  }
+  if (operatorDir !== "") {
+    // An external NATS with Shoal as its operator: logins are JWTs this orchestrator issues, as on its own server.
+    return Layer.scoped(
+      Nats,
+      Effect.gen(function* () {
+        const { operator, joinToken, tls } = yield* Effect.try({
+          try: () => {
+            if (Object.keys(externalAuth(config)).length > 0)
+              throw new StartupError(
+                "with Orchestrator.NATS.OperatorDir the orchestrator issues its own NATS login: " +
+                  "unset Orchestrator.NATS.User, Token and CredsFile",
+              );
+            const joinToken = resolveJoinToken(config);
+            const operator = new NatsOperator(loadOperatorKeys(operatorDir), {
+              joinToken: joinToken.token,
+              jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+            });
+            return { operator, joinToken, tls: externalNatsTls(config) };
+          },
+          catch: (e) =>
+            e instanceof StartupError
+              ? e
+              : new StartupError(`cannot use the NATS operator keys in ${operatorDir}: ${(e as Error).message}`),
+        });
+        const system = yield* connectSystem(external, tls, operator);
+        const current = yield* attempt("cannot read the Shoal account from NATS", () =>
+          lookupAccountJwt(system, operator.account),
+        );
+        if (current === undefined)
+          return yield* Effect.fail(
+            new StartupError(
+              `the NATS servers at ${redactUrl(external)} do not know this join token's account ${operator.account}: ` +
+                "configure them with the nats-operator.conf `shoal nats-operator` wrote with this " +
+                "Orchestrator.Auth.Token and these keys (docs/security.md)",
+            ),
+          );
+        // Revocations any orchestrator of this account pushed stay in force in the JWTs signed here.
+        operator.keepRevocationsIn(current);
+        const nc = yield* connectTo(external, tls, orchestratorLogin(operator));
+        const eventsNc = yield* connectTo(external, tls, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
+        // The resolver keeps what is pushed: no configuration to write.
+        const target: RevocationTarget = { writeConfig: () => undefined, system };
+        return {
+          nc,
+          eventsNc,
+          url: external,
+          joinToken,
+          access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })),
+          readerCredsFile: writeEventsReaderCreds(config.DataDir, operator),
+        };
+      }),
+    );
+  }
   if (external !== "") {
     return Layer.scoped(
       Nats,
@@ -326,38 +419,9 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         ),
         (s) => Effect.promise(() => s.stop()),
       );
-      // A fresh key and JWT at each start: nothing of the orchestrator's own login is kept on disk.
-      const orchestratorLogin = () => {
-        const self = newNkey("user");
-        return {
-          authenticator: jwtLogin(
-            operator.issueUser(self.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS),
-            self,
-          ),
-          inboxPrefix: ORCHESTRATOR_INBOX_PREFIX,
-        };
-      };
-      const nc = yield* connectTo(server.url, tls?.client, orchestratorLogin());
-      const eventsNc = yield* connectTo(server.url, tls?.client, orchestratorLogin(), EVENTS_CONNECTION_NAME);
-      // The system account's connection, only to push account updates (revocations) to the running server.
-      // Nothing to drain (it only sends requests): closed outright, so a wedged server costs no drain timeout.
-      target.system = yield* Effect.acquireRelease(
-        connectOverTls(server.url, tls?.client, {
-          name: "shoal-account-updates",
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 1000,
-          authenticator: operator.systemLogin(),
-          inboxPrefix: SYSTEM_INBOX_PREFIX,
-          ...STALE_AFTER,
-        }),
-        (system) =>
-          Effect.promise(() =>
-            boundedStep("closing the NATS system-account connection", () => system.close(), {
-              timeoutMs: SYSTEM_CLOSE_TIMEOUT_MS,
-              logger,
-            }),
-          ),
-      );
+      const nc = yield* connectTo(server.url, tls?.client, orchestratorLogin(operator));
+      const eventsNc = yield* connectTo(server.url, tls?.client, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
+      target.system = yield* connectSystem(server.url, tls?.client, operator);
       if (config["Orchestrator.NATS.LeafNodes.Port"] > 0) {
         const system = target.system;
         yield* Effect.acquireRelease(

@@ -500,6 +500,24 @@ describe("NodeManager info reports", () => {
 });
 
 describe("NodeManager credentials at start-up", () => {
+  it("follows another orchestrator's joins and rejects: its NATS gate admits and revokes alike", async () => {
+    const clock = new ManualClock();
+    const applied = new Map<string, string | undefined>();
+    const gate: CredentialGate = { apply: async (nodeId, key) => void applied.set(nodeId, key) };
+    const writer = setup({ clock });
+    await recoverNodes(writer.manager, writer.store);
+    const follower = setup({ clock, credentials: gate });
+    await recoverNodes(follower.manager, follower.store);
+    const key = nkeys.createUser().getPublicKey();
+    await writer.manager.join(computeInfo("n1"), key, nodeCtx("n1"));
+    follower.manager.observe({ ...(await writer.manager.nodeState("n1")), revision: 1 });
+    expect(applied.get("n1")).toBe(key);
+    await writer.manager.operatorAction("reject", "n1", opCtx("not ours"));
+    follower.manager.observe({ ...(await writer.manager.nodeState("n1")), revision: 3 });
+    expect(applied.has("n1")).toBe(true);
+    expect(applied.get("n1")).toBeUndefined();
+  });
+
   it("hands the live keys recovery found to NATS once, and keeps none without a credential gate", async () => {
     const clock = new ManualClock();
     const applied = new Map<string, string | undefined>();

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect, type NatsConnection } from "nats";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { tempDir } from "./fixtures.ts";
 import { freePort } from "./nats-server.ts";
 
@@ -10,6 +10,16 @@ interface Member {
   readonly port: number;
   readonly clusterPort: number;
   child: ChildProcess | undefined;
+}
+
+export interface NatsClusterOptions {
+  /**
+   * A configuration fragment every server includes (as an operator adds `include nats-operator.conf`), each from its
+   * own working directory, so relative paths in it (a resolver's directory) are each server's own.
+   */
+  readonly include?: string;
+  /** How the readiness probe logs in, when the fragment admits no anonymous client. */
+  readonly login?: () => Partial<ConnectionOptions>;
 }
 
 /**
@@ -21,14 +31,20 @@ export class TestNatsCluster {
     private readonly members: Member[],
     private readonly dir: string,
     private readonly routes: string,
+    private readonly options: NatsClusterOptions,
   ) {}
+
+  /** The client URL of the server named. */
+  url(name: string): string {
+    return `nats://127.0.0.1:${this.member(name).port}`;
+  }
 
   /** Every client URL, for a connection that fails over between servers. */
   get urls(): string[] {
     return this.members.map((m) => `nats://127.0.0.1:${m.port}`);
   }
 
-  static async start(size = 3): Promise<TestNatsCluster> {
+  static async start(size = 3, options: NatsClusterOptions = {}): Promise<TestNatsCluster> {
     const dir = tempDir("shoal-nats-cluster-");
     const ports = await Promise.all(Array.from({ length: 2 * size }, () => freePort()));
     const members: Member[] = Array.from({ length: size }, (_, i) => ({
@@ -38,7 +54,7 @@ export class TestNatsCluster {
       child: undefined,
     }));
     const routes = members.map((m) => `nats://127.0.0.1:${m.clusterPort}`).join(",");
-    const cluster = new TestNatsCluster(members, dir, routes);
+    const cluster = new TestNatsCluster(members, dir, routes, options);
     for (const m of members) cluster.spawn(m);
     await cluster.waitForJetStream();
     return cluster;
@@ -80,11 +96,20 @@ export class TestNatsCluster {
   }
 
   private spawn(member: Member): void {
+    const home = join(this.dir, member.name);
     const args = ["-n", member.name, "-a", "127.0.0.1", "-p", String(member.port), "-js", "-sd"];
-    args.push(join(this.dir, member.name), "--cluster_name", "shoal");
+    args.push(home, "--cluster_name", "shoal");
     args.push("--cluster", `nats://127.0.0.1:${member.clusterPort}`);
     args.push("--routes", this.routes);
-    member.child = spawn("nats-server", args, { stdio: "ignore" });
+    if (this.options.include === undefined) {
+      member.child = spawn("nats-server", args, { stdio: "ignore" });
+      return;
+    }
+    mkdirSync(home, { recursive: true });
+    copyFileSync(this.options.include, join(home, "included.conf"));
+    writeFileSync(join(home, "server.conf"), "include ./included.conf\n");
+    args.push("-c", join(home, "server.conf"));
+    member.child = spawn("nats-server", args, { stdio: "ignore", cwd: home });
   }
 
   /**
@@ -97,7 +122,7 @@ export class TestNatsCluster {
     while (Date.now() < deadline) {
       let nc: NatsConnection | undefined;
       try {
-        nc = await connect({ servers: this.urls, timeout: 1_000 });
+        nc = await connect({ servers: this.urls, timeout: 1_000, ...this.options.login?.() });
         const jsm = await nc.jetstreamManager({ timeout: 5_000 });
         await jsm.getAccountInfo();
         const probe = `READY_PROBE_${process.pid}`;

@@ -145,6 +145,22 @@ export class NatsOperator {
 
   /** What goes into nats-server's config instead of accounts and users. */
   serverConfig(): Record<string, unknown> {
+    return this.trustedConfig("MEMORY");
+  }
+
+  /**
+   * The same for the servers of an external NATS cluster (docs/security.md, Shoal as the operator of an external
+   * NATS): the NATS-based full resolver, which keeps the account JWTs in `resolverDir` on each server and hands an
+   * update one server applies to the others, so a revocation pushed to any server reaches them all. Deleting an
+   * account over NATS is refused: nothing of Shoal's asks for it.
+   */
+  clusterConfig(resolverDir: string): Record<string, unknown> {
+    // Issued at the epoch's first second: a resolver keeps the newer of two JWTs, so these servers take it only while
+    // they hold none, and a configuration written again later never undoes the revocations pushed meanwhile.
+    return this.trustedConfig({ type: "full", dir: resolverDir, allow_delete: false }, this.signAccount(1));
+  }
+
+  private trustedConfig(resolver: unknown, account = this.accountJwt()): Record<string, unknown> {
     const { operator, operatorSigner, systemAccount, systemSigner } = this.keys;
     this.fixed ??= {
       operator: operatorJwt(operator, "shoal", systemAccount.publicKey, [operatorSigner.publicKey]),
@@ -155,23 +171,28 @@ export class NatsOperator {
     return {
       operator: this.fixed.operator,
       system_account: systemAccount.publicKey,
-      resolver: "MEMORY",
+      resolver,
       resolver_preload: {
         [systemAccount.publicKey]: this.fixed.system,
-        [this.account]: this.accountJwt(),
+        [this.account]: account,
       },
     };
   }
 
   /** The Shoal account's JWT as it stands: JetStream, its signers, the revocations. Signed once per change. */
   accountJwt(): string {
-    this.signedAccount ??= accountJwt(this.keys.operatorSigner, this.account, SHOAL_ACCOUNT_NAME, {
+    this.signedAccount ??= this.signAccount();
+    return this.signedAccount;
+  }
+
+  private signAccount(iat?: number): string {
+    return accountJwt(this.keys.operatorSigner, this.account, SHOAL_ACCOUNT_NAME, {
       jetStreamDiskBytes: this.options.jetStreamDiskBytes,
       revocations: this.revoked,
       signingKeys: [this.keys.accountSigner.publicKey],
       scopedSigners: [{ key: joinSigner(this.options.joinToken).publicKey, role: "join", template: JOIN_PERMISSIONS }],
+      ...(iat === undefined ? {} : { iat }),
     });
-    return this.signedAccount;
   }
 
   /**
@@ -222,6 +243,20 @@ export class NatsOperator {
   }
 
   /**
+   * Keeps the revocations in `jwt`, this account's JWT as another orchestrator signed it (a NATS cluster's resolver
+   * holds it), so the next JWT signed here does not let those keys back in; of two times for one key, the later
+   * counts. A JWT this operator did not sign adds nothing.
+   */
+  keepRevocationsIn(jwt: string): void {
+    for (const [key, at] of revocationsOf(jwt, this.keys.operatorSigner.publicKey, this.account)) {
+      const known = this.revoked.get(key);
+      if (known !== undefined && known >= at) continue;
+      this.revoked.set(key, at);
+      this.signedAccount = undefined;
+    }
+  }
+
+  /**
    * Cuts `userKeys` off: their JWTs issued until now no longer count. The account's JWT is
    * signed again once, when next asked for, however many keys are revoked at once.
    */
@@ -237,9 +272,13 @@ export class NatsOperator {
  * operator's (signed by `operatorSigner`); otherwise none. What a restarted orchestrator starts from.
  */
 export function revocationsIn(configText: string, operatorSigner: string, account: string): Map<string, number> {
+  const jwt = preloadedAccountJwt(configText, account);
+  return jwt === undefined ? new Map() : revocationsOf(jwt, operatorSigner, account);
+}
+
+/** The revocations in an account JWT, if it is `account`'s and `operatorSigner` signed it; otherwise none. */
+export function revocationsOf(jwt: string, operatorSigner: string, account: string): Map<string, number> {
   try {
-    const jwt = preloadedAccountJwt(configText, account);
-    if (jwt === undefined) return new Map();
     const claims = decodeJwt(jwt);
     if (claims.iss !== operatorSigner || claims.sub !== account) return new Map();
     const revocations = (claims.nats.revocations ?? {}) as Record<string, unknown>;

@@ -1,0 +1,61 @@
+import { parseArgs } from "node:util";
+import { writeNatsOperatorFiles } from "../../orchestrator/nats-operator-files.ts";
+import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { UsageError } from "../usage-error.ts";
+
+export const NATS_OPERATOR_HELP = `Usage: shoal nats-operator --dir DIR [--resolver-dir PATH] [options]
+
+Makes Shoal the operator of an external NATS cluster (docs/security.md, Shoal as the operator of an
+external NATS). Writes into DIR the NATS operator keys (once; a later run keeps them) and
+nats-operator.conf, which every server of the cluster includes: the operator, the system account,
+a full account resolver and the Shoal account of the join token (Orchestrator.Auth.Token, as the
+orchestrators have it). Copy DIR to every orchestrator and set Orchestrator.NATS.OperatorDir to it.
+
+Options:
+  --dir DIR            where to keep the keys and write nats-operator.conf (made 0700)
+  --resolver-dir PATH  where each server keeps the account JWTs (default: jwt, under the server's
+                       working directory)
+${CONFIG_HELP}
+  -h, --help           show this help`;
+
+export async function natsOperatorCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...CONFIG_OPTIONS,
+      dir: { type: "string" },
+      "resolver-dir": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(NATS_OPERATOR_HELP);
+    return 0;
+  }
+  if (positionals.length > 0)
+    throw new UsageError(`shoal nats-operator: unexpected ${JSON.stringify(positionals.join(" "))}`);
+  if (values.dir === undefined || values.dir === "") throw new UsageError("shoal nats-operator: --dir DIR is required");
+  const resolverDir = values["resolver-dir"] ?? "jwt";
+  if (resolverDir === "" || /[\0\n\r]/.test(resolverDir))
+    throw new UsageError(`--resolver-dir: a directory path, got ${JSON.stringify(resolverDir)}`);
+  const config = configFrom(values);
+  const files = writeNatsOperatorFiles(config, values.dir, resolverDir);
+  console.log(
+    [
+      `Wrote ${files.configFile}; the operator keys are in ${files.keysDir}.`,
+      ...(files.dirModeWas === undefined
+        ? []
+        : [`${files.keysDir} was ${files.dirModeWas.toString(8).padStart(4, "0")}: made 0700 (it holds secrets).`]),
+      `On every NATS server: include ${files.configFile} in its configuration (no other accounts or users), ` +
+        "and restart it.",
+      `On every orchestrator: a copy of ${files.keysDir} (0700, its files 0600) as Orchestrator.NATS.OperatorDir, ` +
+        (files.tokenFile === undefined
+          ? `and this Orchestrator.Auth.Token (account ${files.account}).`
+          : `and the join token generated in ${files.tokenFile} as Orchestrator.Auth.Token ` +
+            `(account ${files.account}).`),
+    ].join("\n"),
+  );
+  return 0;
+}

@@ -1,0 +1,145 @@
+import { join } from "node:path";
+import { connect, type ConnectionOptions, type NatsConnection } from "nats";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { commandContext } from "../../src/actors/command-context.ts";
+import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-command.ts";
+import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { ComputeClient } from "../../src/transport/compute-client.ts";
+import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
+import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
+import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
+import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
+import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
+import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
+import { TestNatsCluster } from "../support/nats-cluster.ts";
+import { waitFor } from "../support/shoal-process.ts";
+
+/**
+ * An external NATS cluster with Shoal as its operator (`shoal nats-operator`): three servers with a full account
+ * resolver, an orchestrator connected to one of them issuing node logins that every server admits, and a revocation
+ * pushed to one server reaching them all.
+ */
+const TOKEN = "shoal-join_external-operator";
+const SERVERS = ["n1", "n2", "n3"] as const;
+let cluster: TestNatsCluster;
+let orchestrator: RunningOrchestrator;
+let keysDir: string;
+const base = { "Orchestrator.Auth.Token": TOKEN, "Orchestrator.NATS.JetStreamMaxStore": 64 * 1024 * 1024 };
+const alice = commandContext({ type: "operator", id: "alice" });
+/** A key revoked in the first test, with the JWT it was issued before. */
+let revoked: { readonly key: NatsNkey; readonly jwt: string } | undefined;
+/** A login every server admits (the orchestrator's kind), issued by the test's own copy of the operator. */
+let adminLogin: () => Partial<ConnectionOptions>;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  keysDir = join(tempDir("shoal-nats-operator-"), "operator");
+  await natsOperator();
+  const operator = new NatsOperator(loadOperatorKeys(keysDir), { joinToken: TOKEN, jetStreamDiskBytes: 0 });
+  adminLogin = () => {
+    const key = newNkey("user");
+    return {
+      authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
+    };
+  };
+  cluster = await TestNatsCluster.start(3, { include: join(keysDir, OPERATOR_CONFIG_FILE), login: adminLogin });
+  cleanups.push(() => cluster.stop());
+  orchestrator = await startOrchestrator(
+    orchestratorConfig(cluster.url("n1"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
+    silentLogger,
+  );
+  cleanups.push(() => orchestrator.stop());
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+it("admits a node joined through one server on every server, and cuts it off everywhere once rejected", async () => {
+  const key = newNkey("user");
+  const jwt = await joinAs(cluster.url("n1"), "edge-1", key);
+  for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
+
+  const live: NatsConnection = await connect({
+    servers: cluster.url("n3"),
+    authenticator: jwtLogin(jwt, key),
+    reconnect: false,
+  });
+  cleanups.push(() => live.close());
+  const dropped = live.closed();
+
+  await orchestrator.manager.operatorAction("reject", "edge-1", alice);
+  // Server 1 applied it when the call returned; the others have it from their resolver's peers.
+  expect(await jwtLoginAdmitted(cluster.url("n1"), jwt, key)).toBe(false);
+  await waitFor(async () => !(await jwtLoginAdmitted(cluster.url("n2"), jwt, key)), 10_000);
+  await waitFor(async () => !(await jwtLoginAdmitted(cluster.url("n3"), jwt, key)), 10_000);
+  await expect(Promise.race([dropped.then(() => "dropped"), sleep(10_000).then(() => "still open")])).resolves.toBe(
+    "dropped",
+  );
+  revoked = { key, jwt };
+}, 60_000);
+
+it("keeps a revocation in force on a server restarted with the configuration written again since", async () => {
+  if (revoked === undefined) throw new Error("needs the first test's revoked node");
+  cluster.kill("n2");
+  // `shoal nats-operator` run again: the same keys, a fresh file, which the revived server includes.
+  await natsOperator();
+  cluster.revive("n2");
+  await cluster.waitForJetStream();
+  expect(await jwtLoginAdmitted(cluster.url("n2"), revoked.jwt, revoked.key)).toBe(false);
+}, 60_000);
+
+it("keeps the revocations another orchestrator pushed when it pushes its own", async () => {
+  if (revoked === undefined) throw new Error("needs the first test's revoked node");
+  // The first one gone (so that this one answers the join), and its own store, which never saw edge-1: what it knows
+  // of edge-1's revocation comes from the servers' resolver.
+  await orchestrator.stop();
+  const other = await startOrchestrator(
+    orchestratorConfig(cluster.url("n2"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
+    silentLogger,
+  );
+  cleanups.push(() => other.stop());
+  const key = newNkey("user");
+  const jwt = await joinAs(cluster.url("n2"), "edge-2", key);
+  await other.manager.operatorAction("reject", "edge-2", alice);
+  for (const server of SERVERS) {
+    await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
+    expect(await jwtLoginAdmitted(cluster.url(server), revoked.jwt, revoked.key)).toBe(false);
+  }
+}, 60_000);
+
+it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
+  const config = orchestratorConfig(cluster.url("n1"), {
+    ...base,
+    "Orchestrator.Auth.Token": "shoal-join_not-the-one",
+    "Orchestrator.NATS.OperatorDir": keysDir,
+  });
+  await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
+}, 30_000);
+
+/** `shoal nats-operator --dir <keysDir>` with the orchestrators' join token and JetStream budget, as an admin would. */
+async function natsOperator(): Promise<void> {
+  const settings = Object.entries(base).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+  const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  try {
+    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings])).toBe(0);
+  } finally {
+    log.mockRestore();
+  }
+}
+
+/** Joins as `nodeId` with `key` through the join login on `url`, as an agent does; the node's own JWT. */
+async function joinAs(url: string, nodeId: string, key: NatsNkey): Promise<string> {
+  const joining = await connect({ servers: url, authenticator: joinLogin(TOKEN), inboxPrefix: JOIN_INBOX_PREFIX });
+  try {
+    const reply = await new ComputeClient(joining, nodeId).join(computeInfo(nodeId), key, TOKEN);
+    expect(reply).toMatchObject({ Accepted: true, UserJWT: expect.any(String) });
+    return reply.UserJWT!;
+  } finally {
+    await joining.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
