@@ -71,7 +71,7 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
       orchestratorConfig(nats.url, { ...login, "Orchestrator.NATS.Password": "orchestrator-secret" }),
       silentLogger,
     ),
-  ).rejects.toThrow("set Orchestrator.NATS.JetStreamMaxStore to what its JetStream can hold");
+  ).rejects.toThrow("set Orchestrator.NATS.JetStreamMaxStore to what each server's JetStream can hold");
   const config = orchestratorConfig(nats.url, {
     ...login,
     "Orchestrator.NATS.Password": "orchestrator-secret",

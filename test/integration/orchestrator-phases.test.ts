@@ -54,6 +54,8 @@ describe("the orchestrator's start-up phases", () => {
       "ending the event streams",
       "ending the job log streams",
       "closing the API",
+      // No request left that could forward a write; one forwarded now finds nobody and is told to try again.
+      "no longer answering forwarded writes",
       "stopping the job log reads",
       "stopping the JetStream watch",
       "stopping the execution reports",
