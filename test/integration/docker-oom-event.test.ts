@@ -49,4 +49,9 @@ describe("sawOomEvent", { timeout: 60_000 }, () => {
     const { id, startedAtMs } = await runToEnd("echo small; exit 137");
     expect(await sawOomEvent(docker, id, startedAtMs)).toBe(false);
   });
+
+  it("answers no, rather than failing, when the engine's events cannot be read", async () => {
+    const unreachable = new Docker({ socketPath: "/nonexistent/docker.sock" });
+    expect(await sawOomEvent(unreachable, "0123456789ab", Date.now())).toBe(false);
+  });
 });
