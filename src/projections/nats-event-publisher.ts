@@ -15,7 +15,7 @@ import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
 import { EVENTS_STREAM, EVENTS_SUBJECTS, eventSubject } from "../transport/subjects.ts";
-import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
+import { jetStreamBusy, untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
 import { EncodedEvents } from "./encoded-events.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import type { Processor } from "./processor.ts";
@@ -202,6 +202,13 @@ export class NatsEventPublisher implements Processor {
           `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes ` +
             `(90% of Orchestrator.NATS.JetStreamMaxStore) on each of the ${this.replicas} server(s) holding a copy: ` +
             "set Orchestrator.NATS.JetStreamMaxStore to what each server's JetStream can hold",
+        );
+      // Only JetStream not answering yet, or a cluster short of servers for the replicas, is waited out; a refusal
+      // (a stream of the operator's taking these subjects, a permission denied) is a configuration to fix.
+      if (!jetStreamBusy(err) && jsErrorCode(err) !== NO_PEERS)
+        throw new Error(
+          `NATS at ${this.nc.getServer()} refused to set up the cluster-event stream ${EVENTS_STREAM}: ` +
+            String((err as Error).message ?? err),
         );
       this.logger.warn(
         { err, stream: EVENTS_STREAM, replicas: this.replicas },

@@ -114,6 +114,21 @@ describe("NatsEventPublisher on a processor host", () => {
       () => "the publisher sent and waits for acks",
     );
 
+  it("refuses to start when JetStream refuses the stream (an operator's stream takes its subjects)", async () => {
+    await freshStream();
+    const jsm = await admin.jetstreamManager();
+    await jsm.streams.add({ name: "OPERATORS_OWN", subjects: ["shoal.events.>"] });
+    const nc = await connect({ servers: nats.url });
+    try {
+      const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
+      const publisher = new NatsEventPublisher(nc, store, silentLogger, MAX_BYTES);
+      await expect(publisher.start()).rejects.toThrow(`refused to set up the cluster-event stream ${EVENTS_STREAM}`);
+    } finally {
+      await nc.close();
+      await jsm.streams.delete("OPERATORS_OWN");
+    }
+  });
+
   it("publishes a backlog and live events through the window: each once, in store order; the checkpoint is the last ack", async () => {
     await freshStream();
     const store = new SqliteEventStore(join(tempDir(), "shoal.db"));
