@@ -25,6 +25,7 @@ import { RegistrationSentinel } from "./registration-sentinel.ts";
 import { reconnectWaitMs } from "../transport/reconnect-spread.ts";
 import {
   clientCertificateProblem,
+  cutOffBeforeAnswer,
   isPlainServer,
   natsTlsProblem,
   tlsConnectionOptions,
@@ -113,11 +114,6 @@ const isAuthError = (e: unknown) =>
 // nats-server says this (nats.js has no code for it) when it drops a connection whose JWT was revoked.
 const isRevoked = (e: unknown) => /authentication revoked/i.test(e instanceof Error ? e.message : String(e));
 /** What an attempt's failure is counted under: nats.js's code (TIMEOUT, AUTHENTICATION_TIMEOUT, …), else its name. */
-/** The connection went before the server answered: reset or timed out, as a server that wants a certificate does. */
-const refusedConnection = (e: unknown): boolean => {
-  const code = (e as { code?: unknown } | undefined)?.code;
-  return code === "TIMEOUT" || code === "ECONNRESET";
-};
 
 const failureCode = (e: unknown): string =>
   (e as { code?: unknown } | undefined)?.code?.toString() ?? (e instanceof Error ? e.name : typeof e);
@@ -494,7 +490,7 @@ export class ComputeAgent {
         const tlsProblem = natsTlsProblem(e, this.options.orchestrators.join(", "), this.options.tls);
         if (tlsProblem !== undefined) throw new ComputeAgentError(tlsProblem);
         // A server that wants a client certificate only resets the connection: its INFO says so, once nothing answered.
-        if (this.nc === undefined && refusedConnection(e)) {
+        if (this.nc === undefined && cutOffBeforeAnswer(e)) {
           const certProblem = await clientCertificateProblem(this.options.orchestrators, this.options.tls);
           if (certProblem !== undefined) throw new ComputeAgentError(certProblem);
         }

@@ -39,6 +39,7 @@ import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats
 import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
 import {
   clientCertificateProblem,
+  cutOffBeforeAnswer,
   natsTlsProblem,
   tlsConnectionOptions,
   type NatsClientTls,
@@ -105,7 +106,8 @@ const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: Co
       } catch (e) {
         const why =
           natsTlsProblem(e, redactUrl(url), tls) ??
-          (await clientCertificateProblem(servers, tls, redactUrl)) ??
+          // Only a connection cut off before the server answered: a refused login says so itself.
+          (cutOffBeforeAnswer(e) ? await clientCertificateProblem(servers, tls, redactUrl) : undefined) ??
           (e instanceof Error ? e.message : String(e));
         throw new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
       }

@@ -102,6 +102,12 @@ export function natsTlsProblem(error: unknown, url: string, tls: NatsClientTls |
   return undefined;
 }
 
+/** The connection went before the server answered: reset or timed out, as a server that wants a certificate does. */
+export function cutOffBeforeAnswer(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === "TIMEOUT" || code === "ECONNRESET";
+}
+
 /**
  * A sentence for a connection that failed because the server verifies client certificates (its INFO says
  * `tls_verify`) and did not take this client's, naming the fix; undefined when no server of `urls` says so. A server
