@@ -65,7 +65,10 @@ export function newPair(
         }
       : { privateKey }),
     notBefore: new Date(now.getTime() - BACKDATE),
-    notAfter: new Date(now.getTime() + validity),
+    // Never past its CA's end: a chain is only as good as its shortest link, and a renewal would be due too late.
+    notAfter: new Date(
+      Math.min(now.getTime() + validity, issuer ? new Date(issuer.certificate.validTo).getTime() : Infinity),
+    ),
     ca: issuer === undefined,
     usages,
     names,
