@@ -11,6 +11,7 @@ import { Presence } from "../../src/cluster/presence.ts";
 import { silentLogger } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { natsPerSuite } from "../support/nats-per-suite.ts";
+import { waitFor } from "../support/shoal-process.ts";
 
 const nats = natsPerSuite();
 let buckets = 0;
@@ -38,14 +39,6 @@ function recording(name: string, duty?: string) {
     },
   };
   return { command, ran, holdUntilReleased: () => (hold = true), release: () => release() };
-}
-
-async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /**
@@ -108,7 +101,11 @@ describe("writes forwarded to their owner", () => {
     const { owner, receiver, touch, close } = await ownerAndReceiver();
     touch.holdUntilReleased();
     const forwarded = receiver.run(touch.command, "n1", { N: 1 }, alice, undefined);
-    await until(() => touch.ran.length === 1);
+    await waitFor(
+      () => touch.ran.length === 1,
+      5_000,
+      () => "the forwarded write to start",
+    );
     let stopped = false;
     const stopping = owner.stop().then(() => (stopped = true));
     await new Promise((r) => setTimeout(r, 100));
@@ -129,7 +126,11 @@ describe("writes forwarded to their owner", () => {
     const { receiver, touch, close } = await ownerAndReceiver({ maxInFlight: 1 });
     touch.holdUntilReleased();
     const forwarded = receiver.run(touch.command, "n1", { N: 1 }, alice, undefined);
-    await until(() => touch.ran.length === 1);
+    await waitFor(
+      () => touch.ran.length === 1,
+      5_000,
+      () => "the forwarded write to start",
+    );
     await expect(receiver.run(touch.command, "n2", { N: 2 }, alice, undefined)).rejects.toMatchObject({
       kind: "Unavailable",
       message: "this orchestrator is carrying out 1 forwarded writes already; nothing was changed",
