@@ -41,6 +41,19 @@ function recording(name: string, duty?: string) {
   return { command, ran, holdUntilReleased: () => (hold = true), release: () => release() };
 }
 
+/** Forwards `touch` on n1 and resolves once the owner is carrying it out, held there until released. */
+async function forwardHeld(receiver: OwnerCommands, touch: ReturnType<typeof recording>) {
+  touch.holdUntilReleased();
+  const forwarded = receiver.run(touch.command, "n1", { N: 1 }, alice, undefined);
+  await waitFor(
+    () => touch.ran.length === 1,
+    5_000,
+    () => "the forwarded write to start",
+  );
+  // Wrapped: an async function returning the promise itself would wait for its outcome.
+  return { forwarded };
+}
+
 /**
  * Two orchestrators on a real nats-server: the owner holds every partition and the jobs duty (the only member of its
  * lease bucket), on a lease clock the test moves; the receiver holds nothing and forwards everything to it.
@@ -99,13 +112,7 @@ async function ownerAndReceiver({ maxInFlight }: { maxInFlight?: number } = {}) 
 describe("writes forwarded to their owner", () => {
   it("a stopping owner answers no new forward and finishes the ones under way before its stop resolves", async () => {
     const { owner, receiver, touch, close } = await ownerAndReceiver();
-    touch.holdUntilReleased();
-    const forwarded = receiver.run(touch.command, "n1", { N: 1 }, alice, undefined);
-    await waitFor(
-      () => touch.ran.length === 1,
-      5_000,
-      () => "the forwarded write to start",
-    );
+    const { forwarded } = await forwardHeld(receiver, touch);
     let stopped = false;
     const stopping = owner.stop().then(() => (stopped = true));
     await new Promise((r) => setTimeout(r, 100));
@@ -124,13 +131,7 @@ describe("writes forwarded to their owner", () => {
 
   it("past its bound of forwards under way, the owner refuses more as Unavailable with a time to retry", async () => {
     const { receiver, touch, close } = await ownerAndReceiver({ maxInFlight: 1 });
-    touch.holdUntilReleased();
-    const forwarded = receiver.run(touch.command, "n1", { N: 1 }, alice, undefined);
-    await waitFor(
-      () => touch.ran.length === 1,
-      5_000,
-      () => "the forwarded write to start",
-    );
+    const { forwarded } = await forwardHeld(receiver, touch);
     await expect(receiver.run(touch.command, "n2", { N: 2 }, alice, undefined)).rejects.toMatchObject({
       kind: "Unavailable",
       message: "this orchestrator is carrying out 1 forwarded writes already; nothing was changed",
