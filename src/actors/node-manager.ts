@@ -636,14 +636,26 @@ export class NodeManager {
     return resolveNodeId(idOrPrefix, this.directory.ids(includeDeleted));
   }
 
+  /**
+   * A registered node's exact id, as the caller resolved it (the REST route, against its own read model): never taken
+   * as a prefix again here, where it could name another node. Among several orchestrators, an id this one has no
+   * history of yet is Unavailable (the receiver knew it; this one's read model is behind).
+   */
+  private registered(nodeId: string): string {
+    if (this.directory.isRegistered(nodeId)) return nodeId;
+    if (this.options.ownership !== undefined && !this.directory.has(nodeId)) throw this.notRegistered(nodeId);
+    throw notFound(`node not found: ${nodeId}`);
+  }
+
+  /** An operator's action on a registered node, by its exact id. */
   async operatorAction(
     operatorAction: OperatorAction | "approve" | "reject" | "delete",
-    idOrPrefix: string,
+    exactId: string,
     context: CommandContext,
     expectedRevision?: number,
   ): Promise<CommandResult> {
     const action = typeof operatorAction === "string" ? { action: operatorAction } : operatorAction;
-    const nodeId = this.resolve(idOrPrefix);
+    const nodeId = this.registered(exactId);
     const command = operatorCommand(action, context);
     const result = await this.execute(
       nodeId,
@@ -706,16 +718,16 @@ export class NodeManager {
   }
 
   /**
-   * An operator drains a node (docs/nodes.md, Drain): the deadline is the host's clock plus
+   * An operator drains a node (docs/nodes.md, Drain), by its exact id: the deadline is the host's clock plus
    * `deadlineMs`, fixed in the event; who asked is the context's actor.
    */
   async drain(
-    idOrPrefix: string,
+    exactId: string,
     spec: { readonly deadlineMs: number; readonly keepDaemon: boolean },
     context: CommandContext,
     expectedRevision?: number,
   ): Promise<CommandResult> {
-    const nodeId = this.resolve(idOrPrefix);
+    const nodeId = this.registered(exactId);
     const command: NodeCommand = {
       type: "Drain",
       deadline: new Date(this.options.clock.now() + spec.deadlineMs).toISOString(),
@@ -727,9 +739,9 @@ export class NodeManager {
   }
 
   /** Ends a drain under way, or lets a drained node take work again (Nomad's `node drain -disable`). */
-  async undrain(idOrPrefix: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
+  async undrain(exactId: string, context: CommandContext, expectedRevision?: number): Promise<CommandResult> {
     return this.execute(
-      this.resolve(idOrPrefix),
+      this.registered(exactId),
       { type: "Undrain" },
       context,
       expectedRevision === undefined ? {} : { expectedRevision },

@@ -57,6 +57,15 @@ export class ClusterRole implements EntityOwnership, OwnershipListener {
     return (this.ownership?.partitionsHeld ?? 0) / this.partitions;
   }
 
+  /**
+   * Whether this orchestrator may act for the duty right now: its gate is held and its lease still runs on this
+   * clock, short of the lease table's safety margin (the gate only hears of a loss at the next tick).
+   */
+  holdsDuty(name: string): boolean {
+    if (this.partitions === undefined) return true;
+    return this.duty(name).held && (this.ownership?.ownsDuty(name) ?? false);
+  }
+
   /** The gate of a duty: all are made before the leases are first taken (the modules ask for theirs when built). */
   duty(name: string): DutyGate {
     let gate = this.gates.get(name);

@@ -23,6 +23,8 @@ export const dutyCommandsSubject = (duty: string) => `shoal.cluster.commands.dut
 const OWNERS = "shoal-owners";
 /** Seconds a caller waits before trying again while a lease changes hands (a tick of the ownership loop). */
 const RETRY_AFTER_SECONDS = 1;
+/** Forwarded writes carried out at once by default: past it a caller is told to try again, not queued unbounded. */
+const MAX_IN_FLIGHT = 64;
 
 export interface OwnerCommandsOptions {
   readonly role: ClusterRole;
@@ -32,6 +34,8 @@ export interface OwnerCommandsOptions {
   readonly logger: Logger;
   /** How long the receiver waits for the owner's answer before it answers Unavailable. */
   readonly timeoutMs: number;
+  /** How many forwarded writes this owner carries out at once (default 64); more are refused Unavailable. */
+  readonly maxInFlight?: number;
 }
 
 type Registered = OwnedCommand<unknown, unknown>;
@@ -49,6 +53,8 @@ export class OwnerCommands {
   private readonly held = new Map<number, Subscription | undefined>();
   private answering = false;
   private readonly dutyStops: DutyStop[] = [];
+  /** Forwarded writes being carried out: stop() waits for them, so none appends once the leases are handed back. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: OwnerCommandsOptions) {
     if (!options.role.clustered) return;
@@ -98,20 +104,25 @@ export class OwnerCommands {
     }
   }
 
-  /** Stops answering: a caller's forward then finds no listener here (Unavailable) and tries again elsewhere. */
-  stop(): void {
+  /**
+   * Stops answering (a caller's forward then finds no listener here, Unavailable, and tries again elsewhere) and
+   * resolves once the forwarded writes already under way have finished: they append under leases this orchestrator
+   * hands back only after this (the stop step bounds the wait).
+   */
+  async stop(): Promise<void> {
     this.answering = false;
     for (const [partition, subscription] of this.held) {
       subscription?.unsubscribe();
       this.held.set(partition, undefined);
     }
     for (const stop of this.dutyStops.splice(0)) stop();
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private mine(command: Registered, entityId: string): boolean {
     const { role } = this.options;
     if (!role.clustered) return true;
-    return command.duty === undefined ? role.owns(entityId) : role.duty(command.duty).held;
+    return command.duty === undefined ? role.owns(entityId) : role.holdsDuty(command.duty);
   }
 
   /** A partition's owner writes under its lease: the events say which owner (and epoch) carried the command out. */
@@ -201,9 +212,25 @@ export class OwnerCommands {
     return this.options.nc.subscribe(subject, {
       queue: OWNERS,
       callback: (err, msg) => {
-        if (err === null && msg.reply !== undefined) void this.carryOut(msg, owner);
+        if (err !== null || msg.reply === undefined) return;
+        if (!this.answering) return this.respond(msg, refusal(this.stopping()));
+        if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT))
+          return this.respond(msg, refusal(this.busy()));
+        const running = this.carryOut(msg, owner).finally(() => this.inFlight.delete(running));
+        this.inFlight.add(running);
       },
     });
+  }
+
+  private stopping(): ShoalError {
+    return unavailable("this orchestrator is stopping; nothing was changed", RETRY_AFTER_SECONDS);
+  }
+
+  private busy(): ShoalError {
+    return unavailable(
+      `this orchestrator is carrying out ${this.inFlight.size} forwarded writes already; nothing was changed`,
+      RETRY_AFTER_SECONDS,
+    );
   }
 
   /** Carries out a forwarded command and answers it; every failure is an answer from the closed set. */
@@ -220,18 +247,14 @@ export class OwnerCommands {
         },
       };
     } catch (e) {
-      const error =
-        e instanceof ProtocolError ? badRequest(`forwarded command refused: ${e.message}`) : asShoalError(e);
-      answer = {
-        Refused: {
-          Kind: error.kind,
-          Message: error.message,
-          ...(error.hint === undefined ? {} : { Hint: error.hint }),
-          ...(error.details === undefined ? {} : { Details: error.details }),
-          ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
-        },
-      };
+      answer = refusal(
+        e instanceof ProtocolError ? badRequest(`forwarded command refused: ${e.message}`) : asShoalError(e),
+      );
     }
+    this.respond(msg, answer);
+  }
+
+  private respond(msg: Msg, answer: ForwardedAnswer): void {
     try {
       msg.respond(encodeForwardedAnswer(answer));
     } catch (e) {
@@ -283,4 +306,16 @@ export class OwnerCommands {
       forwarded.ExpectedRevision,
     );
   }
+}
+
+function refusal(error: ShoalError): ForwardedAnswer {
+  return {
+    Refused: {
+      Kind: error.kind,
+      Message: error.message,
+      ...(error.hint === undefined ? {} : { Hint: error.hint }),
+      ...(error.details === undefined ? {} : { Details: error.details }),
+      ...(error.retryAfterSeconds === undefined ? {} : { RetryAfter: error.retryAfterSeconds }),
+    },
+  };
 }

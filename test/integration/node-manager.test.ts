@@ -366,6 +366,28 @@ describe("NodeManager membership", () => {
     expect(() => manager.resolve("nope")).toThrow("node not found: nope");
   });
 
+  it("acts on the exact id it is given, never on a node that id is a prefix of", async () => {
+    // The caller (the REST route, here or on another orchestrator) resolved the prefix; resolving it again here could
+    // act on another node, in a partition another orchestrator owns.
+    const { manager, store } = setup({ ownership: SOLE_OWNER });
+    await recoverNodes(manager, store);
+    await manager.register(computeInfo("abcd"), nodeCtx("abcd"));
+    const before = (await store.readAll()).length;
+    const notYet = {
+      kind: "Unavailable",
+      message: "node abc is not known to this orchestrator yet (its registration is on its way)",
+    };
+    await expect(manager.operatorAction("reject", "abc", opCtx())).rejects.toMatchObject(notYet);
+    await expect(manager.drain("abc", { deadlineMs: M, keepDaemon: false }, opCtx())).rejects.toMatchObject(notYet);
+    await expect(manager.undrain("abc", opCtx())).rejects.toMatchObject(notYet);
+    expect(await store.readAll()).toHaveLength(before);
+    // One it knows, deleted, is NotFound, as by a sole orchestrator.
+    await manager.register(computeInfo("abc"), nodeCtx("abc"));
+    await manager.operatorAction("delete", "abc", opCtx());
+    await expect(manager.operatorAction("reject", "abc", opCtx())).rejects.toMatchObject({ kind: "NotFound" });
+    expect((await store.readAll()).filter((e) => e.stream === "node-abcd")).toHaveLength(1);
+  });
+
   it("rebuilds every node from its stream on start, deleted and re-registered lifecycles included", async () => {
     const clock = new ManualClock();
     const first = setup({ clock, manualApproval: true });

@@ -94,6 +94,7 @@ export function apiModule(
       commands.register(updateNode);
       commands.register(stopJob);
       await commands.answer();
+      // Waits (within the step's bound) for forwarded writes under way: they append under leases handed back later.
       stops.add({ name: "no longer answering forwarded writes", run: () => commands.stop() });
       const api = buildApi({
         logger: logger.child({ component: "api" }),
