@@ -319,7 +319,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         const nc = yield* connectTo(external, tls, orchestratorLogin(operator));
         const eventsNc = yield* connectTo(external, tls, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
         // The resolver keeps what is pushed: no configuration to write.
-        const target: RevocationTarget = { writeConfig: () => undefined, system };
+        const target: RevocationTarget = { writeConfig: () => undefined, system, sharedResolver: true };
         return {
           nc,
           eventsNc,

@@ -6,10 +6,22 @@ import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-comman
 import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
+import {
+  ORCHESTRATOR_PERMISSIONS,
+  ORCHESTRATOR_USER,
+  SYSTEM_INBOX_PREFIX,
+} from "../../src/transport/nats-auth/nats-roles.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
+import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
+import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
+import {
+  NatsOperator,
+  joinLogin,
+  loadOperatorKeys,
+  shoalAccountKey,
+} from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
@@ -110,6 +122,26 @@ it("keeps the revocations another orchestrator pushed when it pushes its own", a
   }
 }, 60_000);
 
+it("keeps a leaf login one orchestrator revoked when another, started before it, then rejects a node", async () => {
+  // Both read the servers' account JWT at start; the leaf login's revocation is no event the other one follows.
+  const first = await pushingGate(cluster.url("n1"));
+  const second = await pushingGate(cluster.url("n2"));
+  const leafKey = newNkey("user").publicKey;
+  await first.gate.revokeLeafLogins([leafKey]);
+  const { jwt, key } = await admitAndReject(second.gate, "edge-4");
+  await expectEverywhere(second.system, jwt, key, leafKey);
+}, 60_000);
+
+it("has the servers apply a revocation from an orchestrator whose clock is behind the last one to push", async () => {
+  const behind = await pushingGate(cluster.url("n3"), () => Date.now() - 3_600_000);
+  // Pushed after the one behind started: the servers hold a JWT issued later than anything its clock says.
+  const ahead = await pushingGate(cluster.url("n1"), () => Date.now() + 60_000);
+  const leafKey = newNkey("user").publicKey;
+  await ahead.gate.revokeLeafLogins([leafKey]);
+  const { jwt, key } = await admitAndReject(behind.gate, "edge-5");
+  await expectEverywhere(behind.system, jwt, key, leafKey);
+}, 60_000);
+
 it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
   const config = orchestratorConfig(cluster.url("n1"), {
     ...base,
@@ -118,6 +150,48 @@ it("refuses to start with a join token whose account the servers do not know, sa
   });
   await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
 }, 30_000);
+
+/**
+ * What an orchestrator on an external NATS with Shoal as its operator pushes revocations with (src/orchestrator/
+ * services.ts), its clock `now`: the operator's keys, the servers' account JWT read at start, the gate.
+ */
+async function pushingGate(url: string, now?: () => number) {
+  const operator = new NatsOperator(loadOperatorKeys(keysDir), {
+    joinToken: TOKEN,
+    jetStreamDiskBytes: base["Orchestrator.NATS.JetStreamMaxStore"],
+    ...(now === undefined ? {} : { now }),
+  });
+  const system = await connect({
+    servers: url,
+    authenticator: operator.systemLogin(),
+    inboxPrefix: SYSTEM_INBOX_PREFIX,
+  });
+  cleanups.push(() => system.close());
+  operator.keepRevocationsIn((await lookupAccountJwt(system, operator.account))!);
+  const gate = new NatsJwtGate(operator, { writeConfig: () => undefined, system, sharedResolver: true }, silentLogger);
+  return { operator, system, gate };
+}
+
+/** A fresh key admitted as `nodeId` through `gate` (logging in on every server), then cut off; its JWT. */
+async function admitAndReject(gate: NatsJwtGate, nodeId: string): Promise<{ jwt: string; key: NatsNkey }> {
+  const key = newNkey("user");
+  await gate.apply(nodeId, key.publicKey);
+  const jwt = gate.userJwtFor(nodeId, key.publicKey)!;
+  for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
+  await gate.apply(nodeId, undefined);
+  return { jwt, key };
+}
+
+/**
+ * Every server refuses the node login `jwt` and `key`, and the account JWT that revoked it (on every server then)
+ * revokes `leafKey` too.
+ */
+async function expectEverywhere(system: NatsConnection, jwt: string, key: NatsNkey, leafKey: string): Promise<void> {
+  for (const server of SERVERS)
+    await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
+  const held = decodeJwt((await lookupAccountJwt(system, shoalAccountKey(TOKEN).publicKey))!);
+  expect(Object.keys(held.nats.revocations ?? {})).toContain(leafKey);
+}
 
 /** `shoal nats-operator --dir <keysDir>` with the orchestrators' join token and JetStream budget, as an admin would. */
 async function natsOperator(): Promise<void> {
