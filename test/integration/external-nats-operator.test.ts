@@ -12,16 +12,11 @@ import {
   SYSTEM_INBOX_PREFIX,
 } from "../../src/transport/nats-auth/nats-roles.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
-import { lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
+import { AccountLookupUnanswered, lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
 import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
 import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import {
-  NatsOperator,
-  joinLogin,
-  loadOperatorKeys,
-  shoalAccountKey,
-} from "../../src/transport/nats-jwt/nats-operator.ts";
+import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
@@ -129,7 +124,7 @@ it("keeps a leaf login one orchestrator revoked when another, started before it,
   const leafKey = newNkey("user").publicKey;
   await first.gate.revokeLeafLogins([leafKey]);
   const { jwt, key } = await admitAndReject(second.gate, "edge-4");
-  await expectEverywhere(second.system, jwt, key, leafKey);
+  await expectEverywhere(second, jwt, key, leafKey);
 }, 60_000);
 
 it("has the servers apply a revocation from an orchestrator whose clock is behind the last one to push", async () => {
@@ -139,7 +134,7 @@ it("has the servers apply a revocation from an orchestrator whose clock is behin
   const leafKey = newNkey("user").publicKey;
   await ahead.gate.revokeLeafLogins([leafKey]);
   const { jwt, key } = await admitAndReject(behind.gate, "edge-5");
-  await expectEverywhere(behind.system, jwt, key, leafKey);
+  await expectEverywhere(behind, jwt, key, leafKey);
 }, 60_000);
 
 it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
@@ -149,6 +144,22 @@ it("refuses to start with a join token whose account the servers do not know, sa
     "Orchestrator.NATS.OperatorDir": keysDir,
   });
   await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
+}, 30_000);
+
+it("tells servers that do not know an account from servers that answer nothing", async () => {
+  const { system, operator } = await pushingGate(cluster.url("n1"));
+  const unknown = new NatsOperator(loadOperatorKeys(keysDir), {
+    joinToken: "shoal-join_not-the-one",
+    jetStreamDiskBytes: 0,
+  });
+  expect(await lookupAccountJwt(system, unknown, 500)).toBeUndefined();
+  for (const server of SERVERS) cluster.signal(server, "SIGSTOP");
+  try {
+    await expect(lookupAccountJwt(system, operator, 500)).rejects.toBeInstanceOf(AccountLookupUnanswered);
+  } finally {
+    for (const server of SERVERS) cluster.signal(server, "SIGCONT");
+  }
+  expect(await lookupAccountJwt(system, operator)).toEqual(expect.any(String));
 }, 30_000);
 
 /**
@@ -167,7 +178,7 @@ async function pushingGate(url: string, now?: () => number) {
     inboxPrefix: SYSTEM_INBOX_PREFIX,
   });
   cleanups.push(() => system.close());
-  operator.keepRevocationsIn((await lookupAccountJwt(system, operator.account))!);
+  operator.keepRevocationsIn((await lookupAccountJwt(system, operator))!);
   const gate = new NatsJwtGate(operator, { writeConfig: () => undefined, system, sharedResolver: true }, silentLogger);
   return { operator, system, gate };
 }
@@ -186,10 +197,15 @@ async function admitAndReject(gate: NatsJwtGate, nodeId: string): Promise<{ jwt:
  * Every server refuses the node login `jwt` and `key`, and the account JWT that revoked it (on every server then)
  * revokes `leafKey` too.
  */
-async function expectEverywhere(system: NatsConnection, jwt: string, key: NatsNkey, leafKey: string): Promise<void> {
+async function expectEverywhere(
+  pusher: { readonly system: NatsConnection; readonly operator: NatsOperator },
+  jwt: string,
+  key: NatsNkey,
+  leafKey: string,
+): Promise<void> {
   for (const server of SERVERS)
     await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
-  const held = decodeJwt((await lookupAccountJwt(system, shoalAccountKey(TOKEN).publicKey))!);
+  const held = decodeJwt((await lookupAccountJwt(pusher.system, pusher.operator))!);
   expect(Object.keys(held.nats.revocations ?? {})).toContain(leafKey);
 }
 

@@ -130,7 +130,7 @@ export class NatsJwtGate {
   }
 
   private async keepResolverRevocations(system: NatsConnection): Promise<void> {
-    const held = await lookupAccountJwt(system, this.operator.account);
+    const held = await lookupAccountJwt(system, this.operator);
     // Pushing without it could let keys revoked elsewhere back in: the push waits for the next catch-up instead.
     if (held === undefined)
       throw new NatsOperatorError("the NATS servers did not say which account JWT they hold: nothing pushed");
