@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
@@ -51,7 +52,10 @@ beforeAll(async () => {
       authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
     };
   };
-  cluster = await TestNatsCluster.start(3, { include: join(keysDir, OPERATOR_CONFIG_FILE), login: adminLogin });
+  cluster = await TestNatsCluster.start(3, {
+    include: join(dirname(keysDir), OPERATOR_CONFIG_FILE),
+    login: adminLogin,
+  });
   cleanups.push(() => cluster.stop());
   orchestrator = await startOrchestrator(
     orchestratorConfig(cluster.url("n1"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
@@ -162,6 +166,13 @@ it("tells servers that do not know an account from servers that answer nothing",
   expect(await lookupAccountJwt(system, operator)).toEqual(expect.any(String));
 }, 30_000);
 
+it("writes the servers' configuration where --conf-out says, never among the keys", async () => {
+  const out = join(tempDir(), "operator.conf");
+  await natsOperator("--conf-out", out);
+  expect(readFileSync(out, "utf8")).toContain("resolver_preload");
+  expect(readdirSync(keysDir).filter((file) => !file.endsWith(".nk"))).toEqual([]);
+});
+
 /**
  * What an orchestrator on an external NATS with Shoal as its operator pushes revocations with (src/orchestrator/
  * services.ts), its clock `now`: the operator's keys, the servers' account JWT read at start, the gate.
@@ -210,11 +221,11 @@ async function expectEverywhere(
 }
 
 /** `shoal nats-operator --dir <keysDir>` with the orchestrators' join token and JetStream budget, as an admin would. */
-async function natsOperator(): Promise<void> {
+async function natsOperator(...more: string[]): Promise<void> {
   const settings = Object.entries(base).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
   const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
   try {
-    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings])).toBe(0);
+    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings, ...more])).toBe(0);
   } finally {
     log.mockRestore();
   }
