@@ -124,21 +124,13 @@ it("keeps the revocations another orchestrator pushed when it pushes its own", a
 it("keeps a leaf login one orchestrator revoked when another, started before it, then rejects a node", async () => {
   // Both read the servers' account JWT at start; the leaf login's revocation is no event the other one follows.
   const first = await pushingGate(cluster.url("n1"));
-  const second = await pushingGate(cluster.url("n2"));
-  const leafKey = newNkey("user").publicKey;
-  await first.gate.revokeLeafLogins([leafKey]);
-  const { jwt, key } = await admitAndReject(second.gate, "edge-4");
-  await expectEverywhere(second, jwt, key, leafKey);
+  await leafThenNode(first, await pushingGate(cluster.url("n2")), "edge-4");
 }, 60_000);
 
 it("has the servers apply a revocation from an orchestrator whose clock is behind the last one to push", async () => {
   const behind = await pushingGate(cluster.url("n3"), () => Date.now() - 3_600_000);
   // Pushed after the one behind started: the servers hold a JWT issued later than anything its clock says.
-  const ahead = await pushingGate(cluster.url("n1"), () => Date.now() + 60_000);
-  const leafKey = newNkey("user").publicKey;
-  await ahead.gate.revokeLeafLogins([leafKey]);
-  const { jwt, key } = await admitAndReject(behind.gate, "edge-5");
-  await expectEverywhere(behind, jwt, key, leafKey);
+  await leafThenNode(await pushingGate(cluster.url("n1"), () => Date.now() + 60_000), behind, "edge-5");
 }, 60_000);
 
 it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
@@ -194,29 +186,24 @@ async function pushingGate(url: string, now?: () => number) {
   return { operator, system, gate };
 }
 
-/** A fresh key admitted as `nodeId` through `gate` (logging in on every server), then cut off; its JWT. */
-async function admitAndReject(gate: NatsJwtGate, nodeId: string): Promise<{ jwt: string; key: NatsNkey }> {
-  const key = newNkey("user");
-  await gate.apply(nodeId, key.publicKey);
-  const jwt = gate.userJwtFor(nodeId, key.publicKey)!;
-  for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
-  await gate.apply(nodeId, undefined);
-  return { jwt, key };
-}
+type Pusher = Awaited<ReturnType<typeof pushingGate>>;
 
 /**
- * Every server refuses the node login `jwt` and `key`, and the account JWT that revoked it (on every server then)
- * revokes `leafKey` too.
+ * `leaf` revokes a leaf login, then `node` admits a fresh key as `nodeId` (logging in on every server) and rejects it:
+ * every server refuses the node's login, and the account JWT that revoked it (on every server then) revokes the leaf
+ * login too.
  */
-async function expectEverywhere(
-  pusher: { readonly system: NatsConnection; readonly operator: NatsOperator },
-  jwt: string,
-  key: NatsNkey,
-  leafKey: string,
-): Promise<void> {
+async function leafThenNode(leaf: Pusher, node: Pusher, nodeId: string): Promise<void> {
+  const leafKey = newNkey("user").publicKey;
+  await leaf.gate.revokeLeafLogins([leafKey]);
+  const key = newNkey("user");
+  await node.gate.apply(nodeId, key.publicKey);
+  const jwt = node.gate.userJwtFor(nodeId, key.publicKey)!;
+  for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
+  await node.gate.apply(nodeId, undefined);
   for (const server of SERVERS)
     await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
-  const held = decodeJwt((await lookupAccountJwt(pusher.system, pusher.operator))!);
+  const held = decodeJwt((await lookupAccountJwt(node.system, node.operator))!);
   expect(Object.keys(held.nats.revocations ?? {})).toContain(leafKey);
 }
 
