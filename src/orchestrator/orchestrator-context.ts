@@ -71,6 +71,7 @@ export async function openContext(
   const clock = options.clock ?? systemClock;
   // Before the store or NATS is opened: a cluster configured on SQLite or an embedded nats-server is refused here.
   const settings = clusterSettings(config);
+  const deadlines = new DeadlineScheduler(clock);
   const scope = Effect.runSync(Scope.make());
   stops.add({
     name: "closing NATS and the store",
@@ -78,7 +79,10 @@ export async function openContext(
     timeoutMs: SCOPE_CLOSE_TIMEOUT_MS,
   });
   const built = await Effect.runPromiseExit(
-    Layer.buildWithScope(Layer.provideMerge(natsLayer(config, logger), storeLayer(config, logger)), scope),
+    Layer.buildWithScope(
+      Layer.provideMerge(natsLayer(config, logger, { clock, deadlines }), storeLayer(config, logger)),
+      scope,
+    ),
   );
   if (Exit.isFailure(built)) {
     const error = Cause.squash(built.cause);
@@ -100,7 +104,6 @@ export async function openContext(
       name: "unwatching store commits",
       run: inner.onCommit((batch) => metrics.observeCommit(batch.events)),
     });
-  const deadlines = new DeadlineScheduler(clock);
   const listening = new Listening(clock);
   transport.onChange((down) => {
     if (down !== undefined) return listening.transportDown(down);

@@ -28,6 +28,9 @@ import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
 import { lookupAccountJwt } from "../transport/nats-jwt/lookup-account-jwt.ts";
+import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
+import type { Clock } from "../actors/clock.ts";
+import type { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import {
   NatsOperator,
   loadOperatorKeys,
@@ -230,7 +233,11 @@ function orchestratorLogin(operator: NatsOperator): Partial<ConnectionOptions> {
  * Orchestrator.Port that admits no anonymous client: it starts from a config generated under
  * DataDir with the orchestrator's, the join token's and the event readers' logins.
  */
-export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats, StartupError> {
+export function natsLayer(
+  config: ShoalConfig,
+  logger: Logger,
+  pauses: { readonly clock: Clock; readonly deadlines: DeadlineScheduler },
+): Layer.Layer<Nats, StartupError> {
   const external = config["Orchestrator.NATS.URL"];
   const connectTo = (
     url: string,
@@ -305,8 +312,13 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
               : new StartupError(`cannot use the NATS operator keys in ${operatorDir}: ${(e as Error).message}`),
         });
         const system = yield* connectSystem(external, tls, operator);
+        // A cluster electing its leaders may leave the lookup unanswered a while: told apart from an unknown account.
         const current = yield* attempt("cannot read the Shoal account from NATS", () =>
-          lookupAccountJwt(system, operator.account),
+          untilJetStreamAnswers("reading the Shoal account", () => lookupAccountJwt(system, operator), {
+            ...pauses,
+            logger,
+            who: "NATS",
+          }),
         );
         if (current === undefined)
           return yield* Effect.fail(
@@ -321,7 +333,7 @@ export function natsLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Nats
         const nc = yield* connectTo(external, tls, orchestratorLogin(operator));
         const eventsNc = yield* connectTo(external, tls, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
         // The resolver keeps what is pushed: no configuration to write.
-        const target: RevocationTarget = { writeConfig: () => undefined, system };
+        const target: RevocationTarget = { writeConfig: () => undefined, system, sharedResolver: true };
         return {
           nc,
           eventsNc,

@@ -18,6 +18,8 @@ export interface JetStreamAnswerOptions {
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
   readonly patienceMs?: number;
+  /** Whose answer is awaited, for the log: JetStream unless said. */
+  readonly who?: string;
 }
 
 /** Whether JetStream did not answer (no responders, a timeout, a cut connection, a leader election under way). */
@@ -47,7 +49,10 @@ export async function untilJetStreamAnswers<T>(
       const waitedMs = clock.now() - started;
       if (!jetStreamBusy(err) || waitedMs >= patienceMs) throw err;
       const pauseMs = Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), MAX_PAUSE_MS, patienceMs - waitedMs);
-      logger.warn({ err, what, attempt, waitedMs, pauseMs }, `JetStream did not answer ${what}; trying again`);
+      logger.warn(
+        { err, what, attempt, waitedMs, pauseMs },
+        `${options.who ?? "JetStream"} did not answer ${what}; trying again`,
+      );
       await deadlines.sleep(`jetstream-start-up:${what}`, pauseMs);
     }
   }

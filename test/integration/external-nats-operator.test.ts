@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
@@ -6,8 +7,15 @@ import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-comman
 import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
-import { ORCHESTRATOR_PERMISSIONS, ORCHESTRATOR_USER } from "../../src/transport/nats-auth/nats-roles.ts";
+import {
+  ORCHESTRATOR_PERMISSIONS,
+  ORCHESTRATOR_USER,
+  SYSTEM_INBOX_PREFIX,
+} from "../../src/transport/nats-auth/nats-roles.ts";
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
+import { AccountLookupUnanswered, lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
+import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
+import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
@@ -44,7 +52,10 @@ beforeAll(async () => {
       authenticator: jwtLogin(operator.issueUser(key.publicKey, ORCHESTRATOR_USER, ORCHESTRATOR_PERMISSIONS), key),
     };
   };
-  cluster = await TestNatsCluster.start(3, { include: join(keysDir, OPERATOR_CONFIG_FILE), login: adminLogin });
+  cluster = await TestNatsCluster.start(3, {
+    include: join(dirname(keysDir), OPERATOR_CONFIG_FILE),
+    login: adminLogin,
+  });
   cleanups.push(() => cluster.stop());
   orchestrator = await startOrchestrator(
     orchestratorConfig(cluster.url("n1"), { ...base, "Orchestrator.NATS.OperatorDir": keysDir }),
@@ -110,6 +121,18 @@ it("keeps the revocations another orchestrator pushed when it pushes its own", a
   }
 }, 60_000);
 
+it("keeps a leaf login one orchestrator revoked when another, started before it, then rejects a node", async () => {
+  // Both read the servers' account JWT at start; the leaf login's revocation is no event the other one follows.
+  const first = await pushingGate(cluster.url("n1"));
+  await leafThenNode(first, await pushingGate(cluster.url("n2")), "edge-4");
+}, 60_000);
+
+it("has the servers apply a revocation from an orchestrator whose clock is behind the last one to push", async () => {
+  const behind = await pushingGate(cluster.url("n3"), () => Date.now() - 3_600_000);
+  // Pushed after the one behind started: the servers hold a JWT issued later than anything its clock says.
+  await leafThenNode(await pushingGate(cluster.url("n1"), () => Date.now() + 60_000), behind, "edge-5");
+}, 60_000);
+
 it("refuses to start with a join token whose account the servers do not know, saying what to do", async () => {
   const config = orchestratorConfig(cluster.url("n1"), {
     ...base,
@@ -119,12 +142,77 @@ it("refuses to start with a join token whose account the servers do not know, sa
   await expect(startOrchestrator(config, silentLogger)).rejects.toThrow(/do not know this join token's account/);
 }, 30_000);
 
+it("tells servers that do not know an account from servers that answer nothing", async () => {
+  const { system, operator } = await pushingGate(cluster.url("n1"));
+  const unknown = new NatsOperator(loadOperatorKeys(keysDir), {
+    joinToken: "shoal-join_not-the-one",
+    jetStreamDiskBytes: 0,
+  });
+  expect(await lookupAccountJwt(system, unknown, 500)).toBeUndefined();
+  for (const server of SERVERS) cluster.signal(server, "SIGSTOP");
+  try {
+    await expect(lookupAccountJwt(system, operator, 500)).rejects.toBeInstanceOf(AccountLookupUnanswered);
+  } finally {
+    for (const server of SERVERS) cluster.signal(server, "SIGCONT");
+  }
+  expect(await lookupAccountJwt(system, operator)).toEqual(expect.any(String));
+}, 30_000);
+
+it("writes the servers' configuration where --conf-out says, never among the keys", async () => {
+  const out = join(tempDir(), "operator.conf");
+  await natsOperator("--conf-out", out);
+  expect(readFileSync(out, "utf8")).toContain("resolver_preload");
+  expect(readdirSync(keysDir).filter((file) => !file.endsWith(".nk"))).toEqual([]);
+});
+
+/**
+ * What an orchestrator on an external NATS with Shoal as its operator pushes revocations with (src/orchestrator/
+ * services.ts), its clock `now`: the operator's keys, the servers' account JWT read at start, the gate.
+ */
+async function pushingGate(url: string, now?: () => number) {
+  const operator = new NatsOperator(loadOperatorKeys(keysDir), {
+    joinToken: TOKEN,
+    jetStreamDiskBytes: base["Orchestrator.NATS.JetStreamMaxStore"],
+    ...(now === undefined ? {} : { now }),
+  });
+  const system = await connect({
+    servers: url,
+    authenticator: operator.systemLogin(),
+    inboxPrefix: SYSTEM_INBOX_PREFIX,
+  });
+  cleanups.push(() => system.close());
+  operator.keepRevocationsIn((await lookupAccountJwt(system, operator))!);
+  const gate = new NatsJwtGate(operator, { writeConfig: () => undefined, system, sharedResolver: true }, silentLogger);
+  return { operator, system, gate };
+}
+
+type Pusher = Awaited<ReturnType<typeof pushingGate>>;
+
+/**
+ * `leaf` revokes a leaf login, then `node` admits a fresh key as `nodeId` (logging in on every server) and rejects it:
+ * every server refuses the node's login, and the account JWT that revoked it (on every server then) revokes the leaf
+ * login too.
+ */
+async function leafThenNode(leaf: Pusher, node: Pusher, nodeId: string): Promise<void> {
+  const leafKey = newNkey("user").publicKey;
+  await leaf.gate.revokeLeafLogins([leafKey]);
+  const key = newNkey("user");
+  await node.gate.apply(nodeId, key.publicKey);
+  const jwt = node.gate.userJwtFor(nodeId, key.publicKey)!;
+  for (const server of SERVERS) expect(await jwtLoginAdmitted(cluster.url(server), jwt, key)).toBe(true);
+  await node.gate.apply(nodeId, undefined);
+  for (const server of SERVERS)
+    await waitFor(async () => !(await jwtLoginAdmitted(cluster.url(server), jwt, key)), 10_000);
+  const held = decodeJwt((await lookupAccountJwt(node.system, node.operator))!);
+  expect(Object.keys(held.nats.revocations ?? {})).toContain(leafKey);
+}
+
 /** `shoal nats-operator --dir <keysDir>` with the orchestrators' join token and JetStream budget, as an admin would. */
-async function natsOperator(): Promise<void> {
+async function natsOperator(...more: string[]): Promise<void> {
   const settings = Object.entries(base).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
   const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
   try {
-    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings])).toBe(0);
+    expect(await natsOperatorCommand(["--dir", keysDir, "-c", `DataDir=${tempDir()}`, ...settings, ...more])).toBe(0);
   } finally {
     log.mockRestore();
   }

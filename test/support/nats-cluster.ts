@@ -68,6 +68,13 @@ export class TestNatsCluster {
     member.child = undefined;
   }
 
+  /** Sends the server named a signal that does not end it (SIGSTOP: it answers nothing until SIGCONT). */
+  signal(name: string, signal: "SIGSTOP" | "SIGCONT"): void {
+    const member = this.member(name);
+    if (!member.child) throw new Error(`no running nats-server ${name}`);
+    member.child.kill(signal);
+  }
+
   /** Starts the server named again, on its ports and its JetStream store, as an operator restarts a dead one. */
   revive(name: string): void {
     const member = this.member(name);

@@ -3,16 +3,18 @@ import { writeNatsOperatorFiles } from "../../orchestrator/nats-operator-files.t
 import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 
-export const NATS_OPERATOR_HELP = `Usage: shoal nats-operator --dir DIR [--resolver-dir PATH] [options]
+export const NATS_OPERATOR_HELP = `Usage: shoal nats-operator --dir DIR [--conf-out FILE] [--resolver-dir PATH] [options]
 
 Makes Shoal the operator of an external NATS cluster (docs/security.md, Shoal as the operator of an
-external NATS). Writes into DIR the NATS operator keys (once; a later run keeps them) and
+external NATS). Writes into DIR the NATS operator keys (once; a later run keeps them), and beside DIR
 nats-operator.conf, which every server of the cluster includes: the operator, the system account,
 a full account resolver and the Shoal account of the join token (Orchestrator.Auth.Token, as the
 orchestrators have it). Copy DIR to every orchestrator and set Orchestrator.NATS.OperatorDir to it.
 
 Options:
-  --dir DIR            where to keep the keys and write nats-operator.conf (made 0700)
+  --dir DIR            where to keep the keys (made 0700)
+  --conf-out FILE      where to write the servers' configuration (default: nats-operator.conf in
+                       DIR's parent directory; no secret in it)
   --resolver-dir PATH  where each server keeps the account JWTs (default: jwt, under the server's
                        working directory)
 ${CONFIG_HELP}
@@ -26,6 +28,7 @@ export async function natsOperatorCommand(args: string[]): Promise<number> {
       ...CONFIG_OPTIONS,
       dir: { type: "string" },
       "resolver-dir": { type: "string" },
+      "conf-out": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -40,8 +43,9 @@ export async function natsOperatorCommand(args: string[]): Promise<number> {
   const resolverDir = values["resolver-dir"] ?? "jwt";
   if (resolverDir === "" || /[\0\n\r]/.test(resolverDir))
     throw new UsageError(`--resolver-dir: a directory path, got ${JSON.stringify(resolverDir)}`);
+  if (values["conf-out"] === "") throw new UsageError("--conf-out: a file path, got an empty one");
   const config = configFrom(values);
-  const files = writeNatsOperatorFiles(config, values.dir, resolverDir);
+  const files = writeNatsOperatorFiles(config, values.dir, resolverDir, values["conf-out"]);
   console.log(
     [
       `Wrote ${files.configFile}; the operator keys are in ${files.keysDir}.`,

@@ -1,7 +1,8 @@
 import type { NatsConnection } from "nats";
 import type { Logger } from "pino";
 import { nodePermissions } from "../nats-auth/nats-roles.ts";
-import { pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
+import { lookupAccountJwt } from "./lookup-account-jwt.ts";
+import { NatsOperatorError, pushAccountJwt, type NatsOperator } from "./nats-operator.ts";
 
 export class NatsJwtGateError extends Error {
   override readonly name = "NatsJwtGateError";
@@ -13,6 +14,13 @@ export interface RevocationTarget {
   writeConfig(): void;
   /** The system account's connection, once the server runs. */
   readonly system: NatsConnection | undefined;
+  /**
+   * The servers are a NATS cluster's, whose resolver other orchestrators push to as well (Shoal as the operator of an
+   * external NATS): each push first reads the account JWT the resolver holds, keeps its revocations (a leaf login
+   * another orchestrator revoked is no event this one follows) and is issued after it (the resolver ignores an older
+   * JWT, a clock behind the others' included).
+   */
+  readonly sharedResolver?: boolean;
 }
 
 /**
@@ -111,6 +119,7 @@ export class NatsJwtGate {
     this.behind = true;
     return this.enqueue(async (system) => {
       try {
+        if (this.target.sharedResolver) await this.keepResolverRevocations(system);
         await pushAccountJwt(system, this.operator.account, this.operator.accountJwt());
         this.behind = false;
       } catch (e) {
@@ -118,6 +127,14 @@ export class NatsJwtGate {
         throw e;
       }
     });
+  }
+
+  private async keepResolverRevocations(system: NatsConnection): Promise<void> {
+    const held = await lookupAccountJwt(system, this.operator);
+    // Pushing without it could let keys revoked elsewhere back in: the push waits for the next catch-up instead.
+    if (held === undefined)
+      throw new NatsOperatorError("the NATS servers did not say which account JWT they hold: nothing pushed");
+    this.operator.keepRevocationsIn(held);
   }
 
   /**

@@ -106,6 +106,8 @@ export interface NatsOperatorOptions {
   readonly jetStreamDiskBytes: number;
   /** User keys already cut off (see revocationsIn), with when. */
   readonly revocations?: Iterable<readonly [string, number]>;
+  /** The time (ms since the epoch) JWTs are issued and keys revoked at; the system's by default. */
+  readonly now?: () => number;
 }
 
 /**
@@ -122,6 +124,11 @@ export class NatsOperator {
   private fixed: { readonly operator: string; readonly system: string } | undefined;
   /** The Shoal account's JWT, until the next revocation. */
   private signedAccount: string | undefined;
+  /**
+   * The least issued-at (seconds) of the next account JWT: past the one a NATS cluster's resolver holds, which ignores
+   * an older update (yet answers that it applied it) whatever this machine's clock says.
+   */
+  private issueFrom = 0;
 
   constructor(
     private readonly keys: NatsOperatorKeys,
@@ -185,13 +192,17 @@ export class NatsOperator {
     return this.signedAccount;
   }
 
-  private signAccount(iat?: number): string {
+  private nowSeconds(): number {
+    return Math.floor((this.options.now ?? Date.now)() / 1000);
+  }
+
+  private signAccount(iat = Math.max(this.nowSeconds(), this.issueFrom)): string {
     return accountJwt(this.keys.operatorSigner, this.account, SHOAL_ACCOUNT_NAME, {
       jetStreamDiskBytes: this.options.jetStreamDiskBytes,
       revocations: this.revoked,
       signingKeys: [this.keys.accountSigner.publicKey],
       scopedSigners: [{ key: joinSigner(this.options.joinToken).publicKey, role: "join", template: JOIN_PERMISSIONS }],
-      ...(iat === undefined ? {} : { iat }),
+      iat,
     });
   }
 
@@ -201,7 +212,7 @@ export class NatsOperator {
    * gets in with the new JWT while the old ones stay refused.
    */
   issueUser(userKey: string, name: string, permissions: NatsPermissions): string {
-    const now = Math.floor(Date.now() / 1000);
+    const now = this.nowSeconds();
     const revokedAt = this.revoked.get(userKey);
     return userJwt(this.keys.accountSigner, userKey, name, permissions, {
       issuerAccount: this.account,
@@ -245,10 +256,17 @@ export class NatsOperator {
   /**
    * Keeps the revocations in `jwt`, this account's JWT as another orchestrator signed it (a NATS cluster's resolver
    * holds it), so the next JWT signed here does not let those keys back in; of two times for one key, the later
-   * counts. A JWT this operator did not sign adds nothing.
+   * counts. The next JWT signed here is issued after it, so the resolver takes it. A JWT this operator did not sign
+   * adds nothing.
    */
   keepRevocationsIn(jwt: string): void {
-    for (const [key, at] of revocationsOf(jwt, this.keys.operatorSigner.publicKey, this.account)) {
+    const claims = ownAccountClaims(jwt, this.keys.operatorSigner.publicKey, this.account);
+    if (claims === undefined) return;
+    if (claims.iat >= this.issueFrom) {
+      this.issueFrom = claims.iat + 1;
+      this.signedAccount = undefined;
+    }
+    for (const [key, at] of revocationsFrom(claims)) {
       const known = this.revoked.get(key);
       if (known !== undefined && known >= at) continue;
       this.revoked.set(key, at);
@@ -261,7 +279,7 @@ export class NatsOperator {
    * signed again once, when next asked for, however many keys are revoked at once.
    */
   revoke(userKeys: Iterable<string>): void {
-    const now = Math.floor(Date.now() / 1000);
+    const now = this.nowSeconds();
     for (const key of userKeys) this.revoked.set(key, now);
     this.signedAccount = undefined;
   }
@@ -278,14 +296,25 @@ export function revocationsIn(configText: string, operatorSigner: string, accoun
 
 /** The revocations in an account JWT, if it is `account`'s and `operatorSigner` signed it; otherwise none. */
 export function revocationsOf(jwt: string, operatorSigner: string, account: string): Map<string, number> {
+  const claims = ownAccountClaims(jwt, operatorSigner, account);
+  return claims === undefined ? new Map() : revocationsFrom(claims);
+}
+
+type JwtClaims = ReturnType<typeof decodeJwt>;
+
+/** `jwt`'s claims if it is `account`'s JWT and `operatorSigner` signed it; otherwise undefined. */
+function ownAccountClaims(jwt: string, operatorSigner: string, account: string): JwtClaims | undefined {
   try {
     const claims = decodeJwt(jwt);
-    if (claims.iss !== operatorSigner || claims.sub !== account) return new Map();
-    const revocations = (claims.nats.revocations ?? {}) as Record<string, unknown>;
-    return new Map(Object.entries(revocations).filter((e): e is [string, number] => typeof e[1] === "number"));
+    return claims.iss === operatorSigner && claims.sub === account ? claims : undefined;
   } catch {
-    return new Map();
+    return undefined;
   }
+}
+
+function revocationsFrom(claims: JwtClaims): Map<string, number> {
+  const revocations = (claims.nats.revocations ?? {}) as Record<string, unknown>;
+  return new Map(Object.entries(revocations).filter((e): e is [string, number] => typeof e[1] === "number"));
 }
 
 /**
