@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { StopSteps } from "../../../src/lifecycle/stop-steps.ts";
 import { Later, type Module, PHASES } from "../../../src/orchestrator/module.ts";
 import { runModuleSteps, startInPhases, type StartUpPhase } from "../../../src/orchestrator/start-up-phases.ts";
+import { waitFor } from "../../support/shoal-process.ts";
 import { capturedLogger } from "../../support/captured-logger.ts";
 
 /** A module that records each step it takes and adds a stop step named after it. */
@@ -83,7 +84,17 @@ describe("start-up phases", () => {
   it("a phase or module step that takes long says so while it runs, with where it waits", async () => {
     const { logger, records } = capturedLogger();
     const stops = new StopSteps(logger);
-    const slow: Module = { name: "cluster", recover: () => new Promise((r) => setTimeout(r, 150)) };
+    const said = (msg: string) => records.filter((r) => r.msg === msg).length;
+    // Takes as long as it takes to be reported (a fixed time is not enough on a busy machine, whose timers drift).
+    const slow: Module = {
+      name: "cluster",
+      recover: () =>
+        waitFor(
+          () => said("start-up step still running") >= 2 && said("start-up phase still running") >= 1,
+          10_000,
+          () => "reported as still running",
+        ),
+    };
     const phases: StartUpPhase[] = [{ name: "recover", run: () => runModuleSteps([slow], "recover", logger, 40) }];
     await startInPhases(phases, { logger, stops, stillRunningEveryMs: 40 });
     const steps = records.filter((r) => r.msg === "start-up step still running");
