@@ -84,9 +84,21 @@ const healthEvents = async (nodeId: string): Promise<RecordedEvent[]> =>
     (e) => e.type === "NodeBecameUnhealthy" || e.type === "NodeBecameHealthy",
   );
 
+/** The admin key `serve` generated under the orchestrator's DataDir: what an operator on its machine uses. */
+const adminKeyOf = (via: RunningOrchestrator) => readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+
+/** The jobs API of one orchestrator, as its operator. */
+function jobApi(via: RunningOrchestrator): JobApiClient {
+  const key = adminKeyOf(via);
+  return new JobApiClient(
+    () => via.apiUrl,
+    () => key,
+  );
+}
+
 /** A REST call as an operator makes it, with the orchestrator's admin key and any headers (If-Match). */
 async function rest(via: RunningOrchestrator, method: string, path: string, body?: unknown, headers = {}) {
-  const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
+  const key = adminKeyOf(via);
   const res = await fetch(`${via.apiUrl}/api/v1/orchestrator${path}`, {
     method,
     headers: {
@@ -127,8 +139,7 @@ describe("several orchestrators", () => {
     // /metrics of each shows its part: two partitions, two members, and which duties it runs (each runs on one).
     const figures = await Promise.all(
       [a, b].map(async (o) => {
-        const key = readFileSync(o.adminKey?.path ?? "", "utf8").trim();
-        const res = await fetch(`${o.apiUrl}/metrics`, { headers: { authorization: `Bearer ${key}` } });
+        const res = await fetch(`${o.apiUrl}/metrics`, { headers: { authorization: `Bearer ${adminKeyOf(o)}` } });
         return metricSamples(await res.text());
       }),
     );
@@ -197,11 +208,7 @@ describe("several orchestrators", () => {
     const kv = await nats.nc.jetstream().views.kv(LEASE_BUCKET);
     await waitFor(async () => (await owners(kv)).filter((o) => o === "orch-d").length === 2, 15_000);
     for (const [i, via] of [a, b].entries()) {
-      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
-      const api = new JobApiClient(
-        () => via.apiUrl,
-        () => key,
-      );
+      const api = jobApi(via);
       const spec = shellJob("busybox", "true", {
         constraints: [{ Key: "zone", Operator: "=", Values: [`nowhere-${i}`] }],
         timeouts: { QueueTimeout: 1 },
@@ -236,11 +243,7 @@ describe("several orchestrators", () => {
     const jobIds: string[] = [];
     for (let i = 0; i < 8; i++) {
       const via = i % 2 === 0 ? a : b;
-      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
-      const api = new JobApiClient(
-        () => via.apiUrl,
-        () => key,
-      );
+      const api = jobApi(via);
       const submitted = await api.call("PUT", "/api/v1/orchestrator/jobs", {
         // Not on the earlier tests' nodes, which run nothing.
         Job: shellJob("busybox", "true", { constraints: [{ Key: "runs", Operator: "=", Values: ["sim"] }] }),
@@ -269,14 +272,7 @@ describe("several orchestrators", () => {
       executor: new SimExecutor("s-1", { cpuMillis: 4000, memoryBytes: 4 * 1024 ** 3 }, 60_000),
     });
     await runner.start();
-    const client = (via: RunningOrchestrator) => {
-      const key = readFileSync(via.adminKey?.path ?? "", "utf8").trim();
-      return new JobApiClient(
-        () => via.apiUrl,
-        () => key,
-      );
-    };
-    const submitted = await client(holder).call("PUT", "/api/v1/orchestrator/jobs", {
+    const submitted = await jobApi(holder).call("PUT", "/api/v1/orchestrator/jobs", {
       Job: shellJob("busybox", "sleep 60", { constraints: [{ Key: "runs", Operator: "=", Values: ["long"] }] }),
     });
     const jobId = submitted.body.JobID as string;
@@ -290,7 +286,7 @@ describe("several orchestrators", () => {
     await waitFor(async () => (await types(created?.stream ?? "")).includes("ExecutionStarted"), 15_000);
 
     // The holder's job actor last saw the job running; the stop is stored by the other orchestrator.
-    expect((await client(other).call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`)).status).toBe(200);
+    expect((await jobApi(other).call("DELETE", `/api/v1/orchestrator/jobs/${jobId}`)).status).toBe(200);
     await waitFor(async () => (await types(created?.stream ?? "")).includes("ExecutionCancelled"), 15_000);
     expect((await types(jobStream(jobId))).filter((t) => t === "JobStopped")).toHaveLength(1);
     await a.stop();
