@@ -16,7 +16,7 @@ afterAll(async () => {
 it("starts on a NATS cluster named by a comma-separated list while the last server named is down", async () => {
   const cluster = await TestNatsCluster.start();
   cleanups.push(() => cluster.stop());
-  cluster.kill("n3");
+  await cluster.shutDown("n3");
   // As an operator would find it: the two left have agreed on a JetStream leader (n3 may have been it).
   await cluster.waitForJetStream();
   const config = orchestratorConfig(cluster.urls.join(","), {

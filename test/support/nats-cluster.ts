@@ -68,6 +68,22 @@ export class TestNatsCluster {
     member.child = undefined;
   }
 
+  /**
+   * Stops the server named as an operator does (SIGTERM: it tells its peers it is leaving). A server killed instead
+   * stays a candidate for new streams' replicas on its peers until they miss its heartbeats for minutes (nats-server
+   * 2.9 waits 150 s), so a one-replica stream made meanwhile may land on it and never answer.
+   */
+  async shutDown(name: string): Promise<void> {
+    const member = this.member(name);
+    const child = member.child;
+    if (!child) throw new Error(`no running nats-server ${name}`);
+    member.child = undefined;
+    if (child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    await exited;
+  }
+
   /** Sends the server named a signal that does not end it (SIGSTOP: it answers nothing until SIGCONT). */
   signal(name: string, signal: "SIGSTOP" | "SIGCONT"): void {
     const member = this.member(name);
@@ -126,13 +142,16 @@ export class TestNatsCluster {
   async waitForJetStream(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
+    let attempt = 0;
     while (Date.now() < deadline) {
       let nc: NatsConnection | undefined;
       try {
         nc = await connect({ servers: this.urls, timeout: 1_000, ...this.options.login?.() });
         const jsm = await nc.jetstreamManager({ timeout: 5_000 });
         await jsm.getAccountInfo();
-        const probe = `READY_PROBE_${process.pid}`;
+        // A new name each try: a probe placed on a server that is gone (but not yet known to be) never answers, and
+        // asking for the same stream again would wait on that placement forever.
+        const probe = `READY_PROBE_${process.pid}_${++attempt}`;
         const running = this.members.filter((m) => m.child !== undefined).length;
         await jsm.streams.add({ name: probe, subjects: [`ready.${process.pid}`], num_replicas: running });
         await jsm.streams.delete(probe);
