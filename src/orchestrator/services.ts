@@ -107,20 +107,16 @@ const connectOverTls = (url: string, tls: NatsClientTls | undefined, options: Co
       try {
         return await connect({ servers, ...options, ...tlsConnectionOptions(tls) });
       } catch (e) {
-        const why =
+        throw (
           natsTlsProblem(e, redactUrl(url), tls) ??
           // Only a connection cut off before the server answered: a refused login says so itself.
           (cutOffBeforeAnswer(e) ? await clientCertificateProblem(servers, tls, redactUrl) : undefined) ??
-          (e instanceof Error ? e.message : String(e));
-        throw new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${why}`);
+          e
+        );
       }
     },
     catch: (e) =>
-      e instanceof StartupError
-        ? e
-        : new StartupError(
-            `cannot connect to NATS at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`,
-          ),
+      new StartupError(`cannot connect to NATS at ${redactUrl(url)}: ${e instanceof Error ? e.message : String(e)}`),
   });
 
 /** Refuses a store that cannot take a write now (read-only, disk full, unreachable), closing it again. */
