@@ -75,6 +75,14 @@ async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
+/** The most partitions held at once, from a listener's gains and losses in order. */
+function mostHeld(events: readonly string[]): number {
+  let held = 0;
+  let most = 0;
+  for (const e of events.filter((x) => /^[+-]p/.test(x))) most = Math.max(most, (held += e.startsWith("+") ? 1 : -1));
+  return most;
+}
+
 const ownedPartitions = (o: Ownership) => [...Array(PARTITIONS).keys()].filter((p) => o.ownsPartition(p));
 
 /**
@@ -139,6 +147,40 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     await b.ownership.stop();
   });
 
+  it("an orchestrator restarted beside one holding its share takes no more than its share, and nothing changes hands twice", async () => {
+    const kv = await bucket(10_000);
+    const clock = new ManualClock();
+    const a = await owner(kv, "a-7", clock);
+    const b = await owner(kv, "b-7", clock);
+    const c = await owner(kv, "c-7", clock);
+    for (const o of [a, b, c]) await o.ownership.tick();
+    await until(() => [a, b, c].every((o) => o.presence.count() === 3));
+    for (const o of [a, b, c]) await o.ownership.tick();
+    expect([a, b, c].map((o) => ownedPartitions(o.ownership).length)).toEqual([3, 3, 2]);
+
+    // A deploy stops b and c; b comes back at once, c does not: a and the new b share the eight partitions.
+    const since = a.listener.events.length;
+    const holdsBefore = ownedPartitions(a.ownership).map((p) => `+p${p}`);
+    await b.ownership.stop();
+    await c.ownership.stop();
+    const restarted = await owner(kv, "b-7-restarted", clock);
+    // The newcomer asks who is there as it starts: both know of each other before either ticks.
+    await until(() => a.presence.count() === 2 && restarted.presence.count() === 2);
+    for (const o of [restarted, a, restarted, a, restarted]) await o.ownership.tick();
+
+    expect(ownedPartitions(restarted.ownership)).toHaveLength(4);
+    expect(ownedPartitions(a.ownership)).toHaveLength(4);
+    // Never more than its share at any moment, and nothing handed back: each freed partition moved once.
+    expect(mostHeld(restarted.listener.events)).toBe(4);
+    const moves = [...a.listener.events.slice(since), ...restarted.listener.events].filter((e) => /^[+-]p/.test(e));
+    expect(moves.filter((e) => e.startsWith("-"))).toEqual([]);
+    expect(moves.sort()).toEqual(
+      ["+p0", "+p1", "+p2", "+p3", "+p4", "+p5", "+p6", "+p7"].filter((p) => !holdsBefore.includes(p)),
+    );
+    await a.ownership.stop();
+    await restarted.ownership.stop();
+  });
+
   it("stops acting when the lease runs out on its own clock, before the bucket could give it away", async () => {
     const kv = await bucket(10_000);
     const clock = new ManualClock();
@@ -168,7 +210,6 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     const elapsed = () => performance.now();
     const a = await owner(kv, "a-3", clock, { elapsed, ttlMs: 1_000 });
     const b = await owner(kv, "b-3", clock, { elapsed, ttlMs: 1_000 });
-    const c = await owner(kv, "c-3", clock, { elapsed, ttlMs: 1_000 });
 
     await a.ownership.tick();
     await until(() => b.presence.count() === 2);
@@ -177,6 +218,7 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     await b.ownership.tick();
     expect(ownedPartitions(b.ownership)).toHaveLength(8);
 
+    const c = await owner(kv, "c-3", clock, { elapsed, ttlMs: 1_000 });
     // b is paused (no renewals) until the bucket has expired its leases; c takes them.
     const deadline = performance.now() + 10_000;
     for (;;) {
