@@ -3,6 +3,10 @@ import type { NatsConnection, Subscription } from "nats";
 export interface PresenceOptions {
   readonly nc: NatsConnection;
   readonly subject: string;
+  /**
+   * `<member>/<start>`: the orchestrator (its NodeID) and this start of it. A later start of a member replaces the
+   * earlier one at once, so an orchestrator killed and started again is not counted twice until the first is forgotten.
+   */
   readonly owner: string;
   /** A member not heard from for this long no longer counts (the lease TTL: it has lost its leases by then). */
   readonly forgetAfterMs: number;
@@ -26,7 +30,8 @@ interface Heard {
  * round trip instead of after each member's next tick, which drifts under load.
  */
 export class Presence {
-  private readonly heard = new Map<string, number>();
+  /** By member: the start last heard from, and when. */
+  private readonly heard = new Map<string, { owner: string; at: number }>();
   private readonly subscriptions: Subscription[] = [];
   private readonly encoder = new TextEncoder();
   private readonly decoder = new TextDecoder();
@@ -61,7 +66,7 @@ export class Presence {
   /** Members heard from recently, this one included. */
   count(): number {
     const since = this.options.elapsed() - this.options.forgetAfterMs;
-    for (const [owner, at] of this.heard) if (at < since) this.heard.delete(owner);
+    for (const [member, { at }] of this.heard) if (at < since) this.heard.delete(member);
     return this.heard.size + 1;
   }
 
@@ -70,12 +75,20 @@ export class Presence {
       callback: (err, msg) => {
         if (err) return;
         const { owner, leaving, asking } = read(this.decoder.decode(msg.data));
-        if (!owner || owner.length > 200 || owner === this.options.owner) return;
-        if (leaving) this.heard.delete(owner);
-        else this.heard.set(owner, this.options.elapsed());
+        if (!owner || owner.length > 200) return;
+        // This member's own former start (killed, its last words still in flight) is not another member.
+        const member = memberOf(owner);
+        if (member === memberOf(this.options.owner)) return;
+        if (!leaving) this.heard.set(member, { owner, at: this.options.elapsed() });
+        else if (this.heard.get(member)?.owner === owner) this.heard.delete(member);
         if (asking) this.announce();
       },
     });
     this.subscriptions.push(subscription);
   }
+}
+
+function memberOf(owner: string): string {
+  const slash = owner.lastIndexOf("/");
+  return slash > 0 ? owner.slice(0, slash) : owner;
 }
