@@ -36,6 +36,9 @@ export interface LeaseTableOptions {
 /** JetStream's "wrong last sequence": create on a key that exists, update at a stale revision. */
 const WRONG_LAST_SEQUENCE = 10071;
 
+/** Keys read at once when looking for another holder: a cluster's usual partition count in one round trip. */
+const HOLDER_BATCH = 64;
+
 const isWrongLastSequence = (e: unknown): boolean =>
   typeof e === "object" &&
   e !== null &&
@@ -95,6 +98,23 @@ export class LeaseTable {
       // A renewal that timed out may have landed: then the key is ours at a newer revision.
       return (await this.adoptLanded(lease)) ? "renewed" : "lost";
     }
+  }
+
+  /**
+   * Another owner holding one of these keys now, or undefined when none does. Read key by key, a batch at a time
+   * (listing keys needs a consumer, which stalls while the bucket's stream elects a leader), until one is found.
+   * Network failures throw.
+   */
+  async anotherHolder(keys: readonly string[]): Promise<string | undefined> {
+    const decoder = new TextDecoder();
+    for (let i = 0; i < keys.length; i += HOLDER_BATCH) {
+      const entries = await Promise.all(keys.slice(i, i + HOLDER_BATCH).map((key) => this.options.kv.get(key)));
+      const holder = entries
+        .flatMap((e) => (e?.operation === "PUT" ? [decoder.decode(e.value)] : []))
+        .find((owner) => owner !== this.options.owner);
+      if (holder !== undefined) return holder;
+    }
+    return undefined;
   }
 
   /** Gives the lease back so another owner need not wait out the TTL. Best effort: expiry frees it anyway. */

@@ -39,11 +39,19 @@ const dutyKey = (d: string) => `duties.${d}`;
  * are found by polling: an expired key raises no watch event on nats-server 2.9. A lease about to
  * run out on this process's own clock is dropped before the bucket could give it to another
  * owner, so a process paused past its lease finds it lost the moment it runs again.
+ *
+ * A member that has just started has heard from nobody yet, so its first tick would count one
+ * member and take every free partition, more than its share beside members already holding theirs,
+ * and hand the surplus back a tick later (moving those partitions twice). It takes no partition on
+ * that tick unless the bucket shows no other holder (the whole cluster starting, which must not
+ * wait); by its second tick every member has answered its presence question.
  */
 export class Ownership {
   private readonly held = new Map<string, { owned: Owned; lease: HeldLease }>();
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Until its first tick is over: the presence view may still miss members. */
+  private joining = true;
 
   constructor(private readonly options: OwnershipOptions) {}
 
@@ -101,7 +109,7 @@ export class Ownership {
     try {
       const share = Math.ceil(this.options.partitions / presence.count());
       await this.handOffAbove(share);
-      await this.takeFreePartitions(share);
+      if (await this.mayClaim()) await this.takeFreePartitions(share);
       await this.takeFreeDuties();
     } catch (e) {
       log.warn({ err: e }, "lease bucket unreachable; keeping the leases still valid and trying again");
@@ -132,6 +140,20 @@ export class Ownership {
   private async handOffAbove(share: number): Promise<void> {
     const partitions = [...this.held].filter(([, e]) => "partition" in e.owned);
     for (const [key, entry] of partitions.slice(share)) await this.drop(key, entry, "handed-off");
+  }
+
+  /** Whether partitions may be taken on this tick: not on the first one while others hold some. */
+  private async mayClaim(): Promise<boolean> {
+    if (!this.joining) return true;
+    this.joining = false;
+    const { table, partitions, log } = this.options;
+    const holder = await table.anotherHolder([...Array(partitions).keys()].map(partitionKey));
+    if (holder === undefined) return true;
+    log.info(
+      { holder, members: this.options.presence.count() },
+      "other orchestrators hold partitions: taking a share on the next tick, once every member has answered",
+    );
+    return false;
   }
 
   private async takeFreePartitions(share: number): Promise<void> {

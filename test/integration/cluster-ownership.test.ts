@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { connect, type KV } from "nats";
+import { connect, type KV, type NatsConnection } from "nats";
 import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../src/actors/deadline-scheduler.ts";
 import { LeaseTable } from "../../src/cluster/lease-table.ts";
@@ -75,6 +75,39 @@ async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
+/** A listener's gains and losses of partitions (not duties), in order. */
+const partitionEvents = (events: readonly string[]) => events.filter((e) => /^[+-]p/.test(e));
+
+/**
+ * Three owners `a-<suffix>/1`, `b-…`, `c-…` ticked by the test until they share the eight partitions 3, 3 and 2;
+ * `crashing` is c's own connection, for a test to close as a crash would.
+ */
+async function threeSharing(
+  kv: KV,
+  clock: ManualClock,
+  suffix: string,
+  { ttlMs = 10_000, crashing = nats.nc }: { ttlMs?: number; crashing?: NatsConnection } = {},
+) {
+  const owners = [
+    await owner(kv, `a-${suffix}/1`, clock, { ttlMs }),
+    await owner(kv, `b-${suffix}/1`, clock, { ttlMs }),
+    await owner(kv, `c-${suffix}/1`, clock, { ttlMs, conn: crashing }),
+  ] as const;
+  for (const o of owners) await o.ownership.tick();
+  await until(() => owners.every((o) => o.presence.count() === 3));
+  for (const o of owners) await o.ownership.tick();
+  expect(owners.map((o) => ownedPartitions(o.ownership).length)).toEqual([3, 3, 2]);
+  return owners;
+}
+
+/** The most partitions held at once, from a listener's gains and losses in order. */
+function mostHeld(events: readonly string[]): number {
+  let held = 0;
+  let most = 0;
+  for (const e of partitionEvents(events)) most = Math.max(most, (held += e.startsWith("+") ? 1 : -1));
+  return most;
+}
+
 const ownedPartitions = (o: Ownership) => [...Array(PARTITIONS).keys()].filter((p) => o.ownsPartition(p));
 
 /**
@@ -139,6 +172,53 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     await b.ownership.stop();
   });
 
+  it("a restarted orchestrator beside one holding its share takes at most its share; nothing moves twice", async () => {
+    const kv = await bucket(10_000);
+    const clock = new ManualClock();
+    const [a, b, c] = await threeSharing(kv, clock, "7");
+    // A deploy stops b and c; b comes back at once, c does not: a and the new b share the eight partitions.
+    const since = a.listener.events.length;
+    const freed = [...ownedPartitions(b.ownership), ...ownedPartitions(c.ownership)];
+    await b.ownership.stop();
+    await c.ownership.stop();
+    const restarted = await owner(kv, "b-7/2", clock);
+    // The newcomer asks who is there as it starts: both know of each other before either ticks.
+    await until(() => a.presence.count() === 2 && restarted.presence.count() === 2);
+    for (const o of [restarted, a, restarted, a, restarted]) await o.ownership.tick();
+
+    expect(ownedPartitions(restarted.ownership)).toHaveLength(4);
+    expect(ownedPartitions(a.ownership)).toHaveLength(4);
+    // Never more than its share at any moment, and nothing handed back: each freed partition moved once.
+    expect(mostHeld(restarted.listener.events)).toBe(4);
+    const moves = partitionEvents([...a.listener.events.slice(since), ...restarted.listener.events]);
+    expect(moves.sort()).toEqual(freed.map((p) => `+p${p}`).sort());
+    await a.ownership.stop();
+    await restarted.ownership.stop();
+  });
+
+  it("an orchestrator restarted after a crash replaces its former self: the others hand nothing back", async () => {
+    const kv = await bucket(2_000);
+    const clock = new ManualClock();
+    const crashing = await connect({ servers: nats.url });
+    const [a, b, c] = await threeSharing(kv, clock, "8", { ttlMs: 2_000, crashing });
+    const since = [a, b].map((o) => o.listener.events.length);
+    const orphaned = ownedPartitions(c.ownership);
+    // c dies without a word (kill -9) and its NodeID comes back under a new start before its leases ran out.
+    await crashing.close();
+    const restarted = await owner(kv, "c-8/2", clock, { ttlMs: 2_000 });
+    await until(() => restarted.presence.count() === 3);
+    // Three members, not four: a and b keep their share of three and hand nothing to the newcomer.
+    expect([a, b].map((o) => o.presence.count())).toEqual([3, 3]);
+    for (let i = 0; i < 50 && ownedPartitions(restarted.ownership).length < orphaned.length; i++) {
+      for (const o of [a, b, restarted]) await o.ownership.tick();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(ownedPartitions(restarted.ownership).sort()).toEqual(orphaned.sort());
+    expect([a, b].map((o, i) => partitionEvents(o.listener.events.slice(since[i])))).toEqual([[], []]);
+    expect(mostHeld(restarted.listener.events)).toBe(orphaned.length);
+    for (const o of [a, b, restarted]) await o.ownership.stop();
+  });
+
   it("stops acting when the lease runs out on its own clock, before the bucket could give it away", async () => {
     const kv = await bucket(10_000);
     const clock = new ManualClock();
@@ -168,7 +248,6 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     const elapsed = () => performance.now();
     const a = await owner(kv, "a-3", clock, { elapsed, ttlMs: 1_000 });
     const b = await owner(kv, "b-3", clock, { elapsed, ttlMs: 1_000 });
-    const c = await owner(kv, "c-3", clock, { elapsed, ttlMs: 1_000 });
 
     await a.ownership.tick();
     await until(() => b.presence.count() === 2);
@@ -177,6 +256,7 @@ describe("partition ownership over a JetStream key-value bucket", () => {
     await b.ownership.tick();
     expect(ownedPartitions(b.ownership)).toHaveLength(8);
 
+    const c = await owner(kv, "c-3", clock, { elapsed, ttlMs: 1_000 });
     // b is paused (no renewals) until the bucket has expired its leases; c takes them.
     const deadline = performance.now() + 10_000;
     for (;;) {
@@ -240,6 +320,8 @@ describe("partition ownership on its own ticks (start)", () => {
     const revision = async () => (await kv.get(key))?.revision ?? 0;
     for (let i = 0; i < 12; i++) {
       const before = await revision();
+      // Its next tick is armed once the last one finished its round trips: only then can the clock reach it.
+      await until(() => a.deadlines.has("cluster:ownership-tick"));
       await clock.advance(TICK_MS);
       for (let tries = 0; (await revision()) <= before; tries++) {
         expect(tries, `renewal ${i}`).toBeLessThan(200);
