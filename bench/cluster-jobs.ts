@@ -15,17 +15,22 @@
  * Targets: submission p99 ≤ 50 ms at 50 clients; every job Completed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { BenchCluster } from "./support/bench-cluster.ts";
 import { httpLoad, type HttpTarget } from "./support/http-load.ts";
+import { machineCpuMs, processCpuMs } from "./support/process-cpu.ts";
 import { batchJob, listJobs } from "./support/job-rest.ts";
 import { startSimFleet, type SimFleet } from "./support/shoal-sim.ts";
 
 const TARGET_SUBMIT_P99_MS = 50;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => loadavg()[0]!.toFixed(1);
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 export async function run(options: BenchOptions): Promise<BenchResult> {
   const size = setting(options, "cluster-jobs.orchestrators", 3);
@@ -80,6 +85,16 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
 
     log(`  submitting ${jobs} jobs from ${connections} clients over ${size} APIs (load ${load()})`);
     let issued = 0;
+    // Who had the CPU while the jobs were submitted: each orchestrator, the store, the fleet, nats-server, this load
+    // generator, and the machine as a whole (neighbours included).
+    const pids = [
+      ...cluster.members.map((m) => m.served.process.child.pid),
+      cluster.storePid,
+      fleet.process.child.pid,
+      cluster.natsPid,
+    ];
+    const cpuOf = () => [...pids.map(processCpuMs), ownCpuMs(), machineCpuMs().busy];
+    const cpuBefore = cpuOf();
     const started = performance.now();
     const submitted = await httpLoad({
       url: targets,
@@ -96,6 +111,20 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       `    ${Math.round(submitted.perSecond)} submissions/s, p50 ${submitted.p50Ms.toFixed(1)} ms, ` +
         `p99 ${submitted.p99Ms.toFixed(1)} ms, max ${submitted.maxMs.toFixed(0)} ms (load ${submitLoad})`,
     );
+    const windowMs = performance.now() - started;
+    const spent = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
+    const perJob = (i: number) => (spent[i]! / jobs).toFixed(2);
+    const cores = (i: number) => (spent[i]! / windowMs).toFixed(2);
+    const cpuPerSubmission =
+      cluster.members.map((m, i) => `${m.nodeId} ${perJob(i)}`).join(", ") + `, store ${perJob(size)} ms`;
+    const ours = spent.slice(0, -1).reduce((a, b) => a + b, 0);
+    const cpuShares =
+      `orchestrators ${(spent.slice(0, size).reduce((a, b) => a + b, 0) / windowMs).toFixed(2)}, ` +
+      `store ${cores(size)}, fleet ${cores(size + 1)}, nats-server ${cores(size + 2)}, clients ${cores(size + 3)}; ` +
+      `machine ${cores(size + 4)} of ${cpus().length}, ${((spent.at(-1)! - ours) / windowMs).toFixed(2)} of them ` +
+      `outside this bench`;
+    log(`    CPU per submission: ${cpuPerSubmission}; jobs duty on ${cluster.holders.get("duties.jobs") ?? "?"}`);
+    log(`    cores busy while submitting: ${cpuShares}`);
     if (submitted.failedInAll > 0)
       throw new Error(`${submitted.failedInAll} submissions failed; first: ${submitted.firstError ?? "?"}`);
     if (submitted.succeededInAll !== jobs)
@@ -118,6 +147,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
     const doneS = (performance.now() - started) / 1000;
     const byState = JSON.stringify(Object.fromEntries(states));
     log(`  ${completed} of ${jobs} jobs Completed ${doneS.toFixed(1)} s after the first submission: ${byState}`);
+    // From the first submission until every job ended: placement, the nodes' reports and the follow-up included.
+    const whole = cpuOf().map((ms, i) => ms - cpuBefore[i]!);
+    const cpuPerJob =
+      cluster.members.map((m, i) => `${m.nodeId} ${(whole[i]! / jobs).toFixed(2)}`).join(", ") +
+      `, store ${(whole[size]! / jobs).toFixed(2)} ms`;
+    log(`  CPU per job, submitted to ended: ${cpuPerJob}`);
     return {
       figures: [
         {
@@ -126,7 +161,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           unit: "ms",
           baseline: { name: "GET /api/v1/agent/alive p99, same clients", value: baseline.p99Ms },
           target: { on: "value", max: TARGET_SUBMIT_P99_MS },
-          note: `p50 ${submitted.p50Ms.toFixed(1)} ms, max ${submitted.maxMs.toFixed(0)} ms; load ${submitLoad}`,
+          note:
+            `p50 ${submitted.p50Ms.toFixed(1)} ms, max ${submitted.maxMs.toFixed(0)} ms; load ${submitLoad}; ` +
+            `CPU per submission ${cpuPerSubmission}; cores busy ${cpuShares}`,
         },
         {
           name: "job submissions",
@@ -139,7 +176,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           value: completed,
           unit: "jobs",
           target: { on: "value", min: jobs },
-          note: `${jobs} jobs on ${nodes} sim nodes; by state ${byState}, ${doneS.toFixed(1)} s after the first submission`,
+          note:
+            `${jobs} jobs on ${nodes} sim nodes; by state ${byState}, ${doneS.toFixed(1)} s after the first submission; ` +
+            `CPU per job ${cpuPerJob}`,
         },
       ],
       parameters: { orchestrators: size, nodes, jobs, connections },

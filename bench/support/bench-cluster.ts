@@ -39,6 +39,9 @@ export class BenchCluster {
     readonly token: string,
     /** The bench's own connection. */
     readonly nc: NatsConnection,
+    /** The KurrentDB stand-in's process and nats-server's: their CPU is the store's and NATS's share of a run. */
+    readonly storePid: number | undefined,
+    readonly natsPid: number | undefined,
     private readonly cleanups: (() => Promise<unknown> | unknown)[],
   ) {}
 
@@ -52,7 +55,7 @@ export class BenchCluster {
       const nc = await connect({ servers: server.url, name: "bench-cluster" });
       cleanups.push(() => nc.close());
       const token = randomBytes(16).toString("hex");
-      return new BenchCluster(options, server.url, storeUrl, token, nc, cleanups);
+      return new BenchCluster(options, server.url, storeUrl, token, nc, standIn.child.pid, server.pid, cleanups);
     } catch (e) {
       for (const cleanup of cleanups.reverse()) await cleanup();
       throw e;

@@ -38,3 +38,19 @@ export function processCpuMs(pid: number | undefined): number {
   const { user, system } = processCpuSplitMs(pid);
   return user + system;
 }
+
+/**
+ * CPU the whole machine has spent so far, busy (user, nice, system, irq, softirq, steal) and in all, in milliseconds
+ * summed over its cores (Linux: /proc/stat's first line, 10 ms ticks); NaN when unknown. Over a window, busy ÷ the
+ * window is how many cores were in use, by anyone: what a benchmark's own processes got is read against it.
+ */
+export function machineCpuMs(): { readonly busy: number; readonly total: number } {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+    const busy = user + nice + system + irq + softirq + steal;
+    return { busy: busy * 10, total: (busy + idle + iowait) * 10 };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}

@@ -270,9 +270,12 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
       // Pages of filtered reads. KurrentDB reads $all from a position inclusively, so the event at
       // `after` (and each page's first, the previous page's last) comes back again and is skipped.
       for (;;) {
+        // Every event asked for is sent and decoded, read or not (readToTheEnd): ask for no more than are wanted,
+        // one more for the repeated event at `from`. A one-event read (the store's health probe) stays one event.
+        const count = Math.min(READ_ALL_PAGE, wanted - out.length + (from === START ? 0 : 1));
         let seen = 0;
         let last: Position | undefined;
-        for await (const resolved of this.readAllFiltered(SUBSCRIPTION_FILTER, from, READ_ALL_PAGE)) {
+        for await (const resolved of this.readAllFiltered(SUBSCRIPTION_FILTER, from, count)) {
           seen++;
           last = resolved.event?.position ?? last;
           const e = toRecorded(resolved);
@@ -280,7 +283,7 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
           out.push(e);
           if (out.length >= wanted) return out;
         }
-        if (seen < READ_ALL_PAGE || last === undefined) return out;
+        if (seen < count || last === undefined) return out;
         from = last;
       }
     } catch (e) {
