@@ -7,14 +7,15 @@ import { KurrentStandIn, type StandInOptions } from "./kurrent-stand-in.ts";
 export const STAND_IN_USER = { username: "admin", password: "n0t-changeit_s3cret" } as const;
 
 /**
- * A stand-in in KurrentDB's secure mode: TLS with a certificate for 127.0.0.1 from `shoal tls issue`'s own code (its
- * CA's ca.crt named in the connection string), and one user. `dir` holds the CA; a new one when absent.
+ * A stand-in in KurrentDB's secure mode: TLS with a node certificate for 127.0.0.1 from `shoal tls issue`'s own code
+ * (`--kurrentdb-node`; its CA's ca.crt named in the connection string), and one user. `dir` holds the CA; a new one when absent.
  */
 export async function secureStandIn(
   options: StandInOptions & { readonly dir?: string } = {},
 ): Promise<{ readonly standIn: KurrentStandIn; readonly dir: string; readonly caFile: string }> {
   const dir = options.dir ?? tempDir("shoal-kurrent-tls-");
-  const made = issueTlsFiles(dir, { servers: [{ name: "kurrentdb", hosts: ["127.0.0.1"] }], clients: [] }, new Date());
+  const node = { name: "kurrentdb", hosts: ["127.0.0.1"] };
+  const made = issueTlsFiles(dir, { servers: [], clients: [], kurrentdbNodes: [node] }, new Date());
   const server = made.files[0]!;
   const standIn = await KurrentStandIn.start({
     version: "24.10.4",
