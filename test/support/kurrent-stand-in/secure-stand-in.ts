@@ -7,8 +7,9 @@ import { KurrentStandIn, type StandInOptions } from "./kurrent-stand-in.ts";
 export const STAND_IN_USER = { username: "admin", password: "n0t-changeit_s3cret" } as const;
 
 /**
- * A stand-in in KurrentDB's secure mode: TLS with a node certificate for 127.0.0.1 from `shoal tls issue`'s own code
- * (`--kurrentdb-node`; its CA's ca.crt named in the connection string), and one user. `dir` holds the CA; a new one when absent.
+ * A stand-in in KurrentDB's secure mode: TLS with a node certificate for 127.0.0.1 from `shoal tls issue`'s own
+ * code (`--kurrentdb-node`; its CA's ca.crt named in the connection string), and one user. `dir` holds the CA; a new
+ * one when absent.
  */
 export async function secureStandIn(
   options: StandInOptions & { readonly dir?: string } = {},
