@@ -1,23 +1,15 @@
-import { randomUUID } from "node:crypto";
-import { Context, Effect, Layer } from "effect";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { defaultConfig } from "../../src/config/keys.ts";
-import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
-import type { NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
-import { Store, storeLayer } from "../../src/orchestrator/services.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { tempDir } from "../support/fixtures.ts";
 import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { secureStandIn, STAND_IN_USER } from "../support/kurrent-stand-in/secure-stand-in.ts";
-import { waitFor } from "../support/shoal-process.ts";
+import { startStore } from "../support/kurrent-stand-in/store-start-up.ts";
+import { testCa, testServerCertificate } from "../support/test-certificates.ts";
 
-const ev = (type: string): NewEvent => ({
-  id: randomUUID(),
-  type,
-  data: { n: 1 },
-  metadata: { time: "2026-01-01T00:00:00.000Z", actor: { type: "system", id: "test" } },
-});
+const DAY = 24 * 3600 * 1000;
 
 const closing: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -31,20 +23,9 @@ async function secure(options: Parameters<typeof secureStandIn>[0] = {}) {
   return made;
 }
 
-/** The orchestrator's start-up with the store: the head position, or what stopped it. */
-const start = (url: string, logger: Logger = silentLogger) =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const store = yield* Layer.build(storeLayer({ ...defaultConfig(), "EventStore.URL": url }, logger));
-        return yield* Effect.promise(() => Context.get(store, Store).headPosition());
-      }),
-    ),
-  );
-
 /** What start-up stopped with (it must stop). */
 async function refusal(url: string, logger?: Logger): Promise<string> {
-  const failed = await start(url, logger).then(
+  const failed = await startStore(url, logger).then(
     () => undefined,
     (e: unknown) => (e instanceof Error ? e.message : String(e)),
   );
@@ -53,34 +34,13 @@ async function refusal(url: string, logger?: Logger): Promise<string> {
 }
 
 describe("KurrentDB over TLS, with a user (the stand-in in secure mode)", () => {
-  it("works with the CA file and the user in EventStore.URL: appends, reads through the native bridge, a subscription, checkpoints", async () => {
+  // The store's behaviour over TLS with a user is the contract's (test/contract/kurrent-stand-in-event-store.test.ts).
+  it("starts the orchestrator's store with the CA file and the user in EventStore.URL", async () => {
     const { standIn } = await secure();
     expect(standIn.url).toMatch(/^kurrentdb:\/\/admin:[^@]+@127\.0\.0\.1:\d+\?tls=true&tlsCAFile=/);
-    expect(await start(standIn.url)).toBe(0);
-    const store = await EsdbEventStore.open(standIn.url);
-    closing.push(store);
-    const stream = `node-${randomUUID()}`;
-    const appended = await store.append(stream, [ev("NodeRegistered"), ev("NodeApproved")], "no_stream");
-    expect(appended.nextExpectedRevision).toBe(1);
-    expect((await store.readStream(stream)).map((e) => [e.type, e.revision])).toEqual([
-      ["NodeRegistered", 0],
-      ["NodeApproved", 1],
-    ]);
-    expect((await store.readAll()).map((e) => e.type)).toEqual(["NodeRegistered", "NodeApproved"]);
-    const page = await store.readFiltered({ types: ["NodeApproved"] }, { maxCount: 10 });
-    expect(page.events.map((e) => e.position)).toEqual([appended.position]);
-    const seen: RecordedEvent[] = [];
-    const subscription = store.subscribeToAll({ after: appended.position }, (e) => void seen.push(e));
-    const live = await store.append(stream, [ev("NodeCordoned")], 1);
-    await waitFor(
-      () => seen.length === 1,
-      10_000,
-      () => "the live event over TLS",
-    );
-    expect(seen[0]!.position).toBe(live.position);
-    await subscription.stop();
-    await store.save("tls-check", live.position);
-    expect(await store.load("tls-check")).toBe(live.position);
+    expect(await startStore(standIn.url)).toBe(0);
+    // Its probe write went through, logged in.
+    expect(standIn.appendAttempts.map((a) => a.stream)).toContain("shoal-checkpoint-writable-check");
   });
 
   it("stops start-up naming the fix when the CA is not the server's, or none is named, and writes nothing", async () => {
@@ -92,6 +52,31 @@ describe("KurrentDB over TLS, with a user (the stand-in in secure mode)", () => 
     const noCa = await refusal(standIn.url.replace(/&tlsCAFile=[^&]*/, ""));
     expect(noCa).toContain("name the CA that signed it in EventStore.URL (tlsCAFile=/path/to/ca.crt)");
     expect(standIn.appendAttempts).toEqual([]);
+  });
+
+  it("stops start-up naming the fix when the certificate is for other names, or has ended", async () => {
+    const elsewhere = (await secure({ hosts: ["kurrentdb-1.example"] })).standIn;
+    const otherNames = await refusal(elsewhere.url);
+    expect(otherNames).toContain("presents a certificate for other names");
+    expect(otherNames).toContain("name each server in EventStore.URL by a name its certificate covers");
+    const dir = tempDir("shoal-kurrent-tls-");
+    const ca = testCa(new Date(Date.now() - 3 * DAY));
+    const ended = testServerCertificate(ca, ["127.0.0.1"], {
+      from: new Date(Date.now() - 2 * DAY),
+      to: new Date(Date.now() - DAY),
+    });
+    writeFileSync(join(dir, "ca.crt"), ca.pem);
+    const old = await KurrentStandIn.start({
+      version: "24.10.4",
+      tls: {
+        cert: ended.pem,
+        key: ended.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+        caFile: join(dir, "ca.crt"),
+      },
+    });
+    closing.push(old);
+    expect(await refusal(old.url)).toContain("presents a certificate outside its validity (certificate has expired)");
+    expect([elsewhere.appendAttempts, old.appendAttempts]).toEqual([[], []]);
   });
 
   it("stops start-up naming the fix for tls=false against a server that speaks TLS, and TLS against one that does not", async () => {
@@ -135,7 +120,7 @@ describe("KurrentDB over TLS, with a user (the stand-in in secure mode)", () => 
     const { logger, records } = capturedLogger();
     const warned = vi.spyOn(console, "warn");
     const password = STAND_IN_USER.password;
-    await start(standIn.url, logger);
+    await startStore(standIn.url, logger);
     expect(records.some((r) => r.msg === "using KurrentDB")).toBe(true);
     const messages = [
       await refusal(standIn.url.replace(encodeURIComponent(caFile), encodeURIComponent(tempDir())), logger),

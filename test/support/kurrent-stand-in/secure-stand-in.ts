@@ -9,13 +9,13 @@ export const STAND_IN_USER = { username: "admin", password: "n0t-changeit_s3cret
 /**
  * A stand-in in KurrentDB's secure mode: TLS with a node certificate for 127.0.0.1 from `shoal tls issue`'s own
  * code (`--kurrentdb-node`; its CA's ca.crt named in the connection string), and one user. `dir` holds the CA; a new
- * one when absent.
+ * one when absent; `hosts`, the names the certificate is for.
  */
 export async function secureStandIn(
-  options: StandInOptions & { readonly dir?: string } = {},
+  options: StandInOptions & { readonly dir?: string; readonly hosts?: readonly string[] } = {},
 ): Promise<{ readonly standIn: KurrentStandIn; readonly dir: string; readonly caFile: string }> {
   const dir = options.dir ?? tempDir("shoal-kurrent-tls-");
-  const node = { name: "kurrentdb", hosts: ["127.0.0.1"] };
+  const node = { name: "kurrentdb", hosts: options.hosts ?? ["127.0.0.1"] };
   const made = issueTlsFiles(dir, { servers: [], clients: [], kurrentdbNodes: [node] }, new Date());
   const server = made.files[0]!;
   const standIn = await KurrentStandIn.start({
