@@ -64,7 +64,7 @@ export async function kurrentConnectionProblem(e: unknown, url: string): Promise
   if (e instanceof AccessDeniedError) {
     const password =
       "(a new server's admin has the password KURRENTDB_DEFAULT_ADMIN_PASSWORD gave it, changeit by default; " +
-      "percent-encoded in the URL)";
+      "letters, digits and - . _ ~ only)";
     if (user === undefined)
       return (
         `${where} requires a user (access denied) and EventStore.URL names none: give one of $admins in it, ` +
