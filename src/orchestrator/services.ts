@@ -5,7 +5,7 @@ import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnectio
 import type { Logger } from "pino";
 import type { ShoalConfig } from "../config/keys.ts";
 import { SCHEMA_VERSIONS } from "../events/catalog/schema-versions.ts";
-import { EsdbEventStore } from "../events/eventstoredb/esdb-event-store.ts";
+import { EsdbEventStore, kurrentStartFailure } from "../events/eventstoredb/esdb-event-store.ts";
 import { SqliteEventStore } from "../events/sqlite/sqlite-event-store.ts";
 import type { CheckpointStore, EventStore } from "../events/store/event-store.ts";
 import { boundedStep } from "../lifecycle/bounded-step.ts";
@@ -150,12 +150,16 @@ export function storeLayer(config: ShoalConfig, logger: Logger): Layer.Layer<Sto
     return Layer.scoped(
       Store,
       Effect.acquireRelease(
-        attempt("cannot use KurrentDB", async () =>
-          usable(await EsdbEventStore.open(url), async (store) => {
-            await store.readAll({ maxCount: 1 }); // fail now, not on the first command
-            logger.info({ url: redactUrl(url) }, "using KurrentDB");
-          }),
-        ),
+        attempt("cannot use KurrentDB", async () => {
+          try {
+            return await usable(await EsdbEventStore.open(url), async (store) => {
+              await store.readAll({ maxCount: 1 }); // fail now, not on the first command (reads: the native bridge)
+              logger.info({ url: redactUrl(url) }, "using KurrentDB");
+            });
+          } catch (e) {
+            throw await kurrentStartFailure(e, url);
+          }
+        }),
         (store) =>
           Effect.promise(() =>
             boundedStep("closing KurrentDB", () => store.close(), { timeoutMs: STORE_CLOSE_TIMEOUT_MS, logger }),

@@ -20,6 +20,9 @@ describe("shoal tls issue", () => {
       [["tls", "issue", "--out", out, "--server", "../x=host"], "NAME must be letters, digits"],
       [["tls", "issue", "--out", out, "--client", "ca"], '"ca" is the CA\'s own file'],
       [["tls", "issue", "--out", out, "--server", "a=a", "--client", "A"], "a is given twice"],
+      [["tls", "issue", "--out", out, "--kurrentdb-node", "kdb-1"], "--kurrentdb-node: expected NAME=HOST[,HOST...]"],
+      [["tls", "issue", "--out", out, "--kurrentdb-node", "kdb-1=kdb_1"], '--kurrentdb-node kdb-1: "kdb_1" is neither'],
+      [["tls", "issue", "--out", out, "--server", "a=a", "--kurrentdb-node", "a=b"], "a is given twice"],
       [["tls", "issue", "--out", out, "--days", "3"], "Unknown option '--days'"],
     ];
     for (const [args, message] of cases) {

@@ -1,20 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { Context, Effect, Layer } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
-import { defaultConfig } from "../../src/config/keys.ts";
 import { StartupError } from "../../src/errors/startup-error.ts";
 import { asShoalError } from "../../src/errors/shoal-error.ts";
 import { EsdbEventStore } from "../../src/events/eventstoredb/esdb-event-store.ts";
 import { MIN_SERVER_VERSION } from "../../src/events/eventstoredb/kurrent-server-version.ts";
 import type { NewEvent, RecordedEvent } from "../../src/events/store/event-store.ts";
 import { StoreUnavailableError } from "../../src/events/store/store-errors.ts";
-import { Store, storeLayer } from "../../src/orchestrator/services.ts";
 import type { EventEnvelope } from "../../src/projections/event-envelope.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { computeInfo, silentLogger } from "../support/fixtures.ts";
 import { type ElectionRefusal, KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { StandInLog } from "../support/kurrent-stand-in/stand-in-log.ts";
+import { startStore } from "../support/kurrent-stand-in/store-start-up.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { nodeActor } from "../support/node-actor.ts";
 import { waitFor } from "../support/shoal-process.ts";
@@ -86,19 +84,9 @@ describe("KurrentDB: the server's version", () => {
 });
 
 describe("KurrentDB: the orchestrator's store at start-up", () => {
-  const start = (url: string) =>
-    Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const store = yield* Layer.build(storeLayer({ ...defaultConfig(), "EventStore.URL": url }, silentLogger));
-          return yield* Effect.promise(() => Context.get(store, Store).headPosition());
-        }),
-      ),
-    );
-
   it("uses a supported server, and stops with the minimum version named on an older one", async () => {
-    expect(await start((await standIn()).url)).toBe(0);
-    await expect(start((await standIn({ version: "21.10.9" })).url)).rejects.toThrow(
+    expect(await startStore((await standIn()).url)).toBe(0);
+    await expect(startStore((await standIn({ version: "21.10.9" })).url)).rejects.toThrow(
       `cannot use KurrentDB: KurrentDB ${MIN_SERVER_VERSION} or later is required; ` +
         "EventStore.URL points at server 21.10.9. Upgrade the server",
     );

@@ -7,7 +7,7 @@ import { ShoalProcess } from "./shoal-process.ts";
 /**
  * A real `shoal serve` (NodeID node-0) on one DataDir, its API and NATS on local ports picked at the first start:
  * started, killed and started again on the same files and ports, as an operator's would be. `settings` are its
- * `-c Key=value` flags beyond those.
+ * `-c Key=value` flags beyond those, `env` its SHOAL_… variables.
  */
 export class LocalServe {
   apiPort = 0;
@@ -18,6 +18,8 @@ export class LocalServe {
   constructor(
     readonly dataDir: string,
     private readonly settings: readonly string[] = [],
+    /** SHOAL_… variables it is started with (a secret kept out of its command line). */
+    private readonly env: Readonly<Record<string, string>> = {},
   ) {}
 
   /** The API's base URL; read when called, as the port is picked at the first start. */
@@ -39,11 +41,10 @@ export class LocalServe {
       this.natsPort = await freePort();
     }
     const flags = localOrchestratorFlags(this);
-    const process = ShoalProcess.start([
-      "serve",
-      ...flags,
-      ...["NodeID=node-0", ...this.settings].flatMap((s) => ["-c", s]),
-    ]);
+    const process = ShoalProcess.start(
+      ["serve", ...flags, ...["NodeID=node-0", ...this.settings].flatMap((s) => ["-c", s])],
+      { ...this.env },
+    );
     this.process = process;
     await process.waitForOutput("orchestrator node-0 is running", 60_000);
     return process;

@@ -1,10 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConnectionString } from "@kurrent/kurrentdb-client/dist/Client/parseConnectionString.js";
 import { describe, expect, it } from "vitest";
 import { parseAuthUsers } from "../../src/config/auth-users.ts";
+import { commonNameOf, readPair } from "../../src/security/tls/certificate-pair.ts";
+import { KURRENTDB_NODE_COMMON_NAME } from "../../src/security/tls/issued-tls-files.ts";
 import { CONFIG_KEYS, canonicalKey, type ConfigKey } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import {
@@ -40,7 +42,14 @@ const env = (name: string) => services[name]!.environment!;
 const REQUIRED = /\$\{(\w+):\?[^}]*\}/;
 const secrets = (names: string[]) =>
   Object.fromEntries(names.map((n, i) => [n, `${n.toLowerCase()}-${"s3cret".repeat(5)}-${i}`]));
-const hostVars = secrets(["SHOAL_JOIN_TOKEN", "SHOAL_API_KEY", "SHOAL_NATS_PASSWORD", "SHOAL_EVENTS_READER_PASSWORD"]);
+const hostVars = secrets([
+  "SHOAL_JOIN_TOKEN",
+  "SHOAL_API_KEY",
+  "SHOAL_NATS_PASSWORD",
+  "SHOAL_EVENTS_READER_PASSWORD",
+  "SHOAL_KURRENTDB_PASSWORD",
+  "SHOAL_KURRENTDB_OPS_PASSWORD",
+]);
 /** The config a Shoal service runs with, loaded by Shoal's own loader from its environment. */
 const configOf = (name: string) => loadConfig({ env: serviceEnv(name, hostVars) });
 /**
@@ -122,8 +131,8 @@ describe("docker-compose.yml", () => {
       expect(e.KURRENTDB_DISCOVER_VIA_DNS, name).toBe("false");
       const seeds = e.KURRENTDB_GOSSIP_SEED!.split(",").sort();
       expect(seeds, name).toEqual(kurrentdbs.filter((n) => n !== name).map((n) => `${n}:2113`));
-      // Insecure (no TLS, no auth): whoever reaches it could write events around Shoal's API auth.
-      expect(e.KURRENTDB_INSECURE, name).toBe("true");
+      // Secure (TLS, users): the default. Still reached on the compose network only.
+      expect(e, name).not.toHaveProperty("KURRENTDB_INSECURE");
       expect(services[name]!.ports ?? [], name).toEqual([]);
       expect(services[name], name).not.toHaveProperty("network_mode");
     }
@@ -139,7 +148,7 @@ describe("docker-compose.yml", () => {
       const store = parseConnectionString(config["EventStore.URL"]);
       expect(store.dnsDiscover, name).toBe(false);
       expect(store.hosts.map((h) => `${h.address}:${h.port}`).sort(), name).toEqual(kurrentdbs.map((n) => `${n}:2113`));
-      expect(store.tls, name).toBe(false);
+      expect(store.tls, name).toBe(true);
       expect(natsServerUrls(config["Orchestrator.NATS.URL"]).sort(), name).toEqual(natsUrls);
       expect(config["Orchestrator.NATS.User"], name).toBe(ORCHESTRATOR_USER);
       // The lease bucket is replicated on every server.
@@ -304,6 +313,59 @@ describe("docker-compose.yml", () => {
       ];
       for (const [name, file] of trusted)
         expect(served.checkIssued(new X509Certificate(readFileSync(tlsInit().hostPath(name, file)))), name).toBe(true);
+    });
+  });
+
+  describe("TLS: tls-init's certificates for the KurrentDB nodes, which the orchestrators trust and log in to", () => {
+    const nodeFile = (name: string, variable: string) => tlsInit().hostPath(name, env(name)[variable]!);
+
+    it("runs each node secure on its own certificate, for the name it is dialled and gossips by, trusting the CA", () => {
+      const certificates = kurrentdbs.map((name) => {
+        expect(services[name]!.depends_on, name).toEqual({
+          "tls-init": { condition: "service_completed_successfully" },
+        });
+        // KurrentDB takes every certificate file in this directory as a trusted root: the CA's alone.
+        const roots = nodeFile(name, "KURRENTDB_TRUSTED_ROOT_CERTIFICATES_PATH");
+        expect(readdirSync(roots), name).toEqual(["ca.crt"]);
+        const ca = new X509Certificate(readFileSync(join(roots, "ca.crt")));
+        const keyPath = nodeFile(name, "KURRENTDB_CERTIFICATE_PRIVATE_KEY_FILE");
+        const pair = readPair(nodeFile(name, "KURRENTDB_CERTIFICATE_FILE"), keyPath)!;
+        expect(pair.certificate.checkIssued(ca) && pair.certificate.verify(ca.publicKey), name).toBe(true);
+        // The seeds and the orchestrators dial it by its service name, and it gossips under that name.
+        expect(env(name).KURRENTDB_NODE_HOST_ADVERTISE_AS, name).toBe(name);
+        expect(pair.certificate.checkHost(name), name).toBe(name);
+        expect(pair.key.asymmetricKeyType, name).toBe("rsa");
+        // The image runs as user 1001: the key is its alone.
+        const key = statSync(keyPath);
+        expect([key.uid, key.mode & 0o777], name).toEqual([1001, 0o600]);
+        expect(readdirSync(tlsInit().hostPath(name, "/tls")), name).not.toContain("ca.key");
+        return pair.certificate;
+      });
+      // A node lets in only nodes whose certificate has the common name of its own.
+      expect(new Set(certificates.map(commonNameOf))).toEqual(new Set([KURRENTDB_NODE_COMMON_NAME]));
+    });
+
+    it("has every orchestrator dial them over TLS trusting tls-init's CA, as admin with the nodes' admin password", () => {
+      const served = new X509Certificate(readFileSync(nodeFile(kurrentdbs[0]!, "KURRENTDB_CERTIFICATE_FILE")));
+      const adminPasswords = new Set(kurrentdbs.map((n) => serviceEnv(n, hostVars).KURRENTDB_DEFAULT_ADMIN_PASSWORD));
+      expect(adminPasswords).toEqual(new Set([hostVars.SHOAL_KURRENTDB_PASSWORD]));
+      for (const name of orchestrators) {
+        const store = parseConnectionString(configOf(name)["EventStore.URL"]);
+        expect([store.tls, store.tlsVerifyCert ?? true], name).toEqual([true, true]);
+        const trusted = new X509Certificate(readFileSync(tlsInit().hostPath(name, store.tlsCAFile!)));
+        expect(served.checkIssued(trusted), name).toBe(true);
+        expect(store.defaultCredentials, name).toEqual({
+          username: "admin",
+          password: hostVars.SHOAL_KURRENTDB_PASSWORD,
+        });
+        // From a variable compose requires, never written in the file.
+        expect(env(name).SHOAL_EVENTSTORE_URL, name).toMatch(
+          /^kurrentdb:\/\/admin:\$\{SHOAL_KURRENTDB_PASSWORD:\?[^}]*\}@/,
+        );
+      }
+      for (const name of kurrentdbs)
+        for (const v of ["KURRENTDB_DEFAULT_ADMIN_PASSWORD", "KURRENTDB_DEFAULT_OPS_PASSWORD"])
+          expect(env(name)[v], `${name}: ${v}`).toMatch(REQUIRED);
     });
   });
 

@@ -4,10 +4,11 @@ import { issueTlsFiles, type TlsFilesRequest } from "../../security/tls/issued-t
 import { UsageError } from "../usage-error.ts";
 
 export const TLS_HELP = `Usage: shoal tls issue --out DIR [--server NAME=HOST[,HOST...]]... [--client NAME]...
+                       [--kurrentdb-node NAME=HOST[,HOST...]]...
 
 Makes the TLS files for servers Shoal does not run itself, such as the NATS cluster of several
-orchestrators (Orchestrator.NATS.URL), and for clients that present a certificate (mutual TLS),
-as PEM files in DIR (made 0700; keys 0600):
+orchestrators (Orchestrator.NATS.URL) and the KurrentDB cluster (EventStore.URL), and for clients
+that present a certificate (mutual TLS), as PEM files in DIR (made 0700; keys 0600):
 
   ca.crt, ca.key        a CA (ECDSA P-256, 10 years), created the first time and kept from then on:
                         never replaced by this command. Servers and clients trust ca.crt.
@@ -15,6 +16,10 @@ as PEM files in DIR (made 0700; keys 0600):
                         addresses, for a TLS server and for the client side of its cluster routes
   NAME.crt, NAME.key    for each --client: a client certificate (1 year) with the common name NAME,
                         such as the orchestrator's Orchestrator.NATS.TLS.ClientCertFile
+  NAME.crt, NAME.key    for each --kurrentdb-node: a KurrentDB node's certificate (1 year; an RSA
+                        key, as KurrentDB reads no other) for the names it is dialled and gossips
+                        by, with the common name kurrentdb-node that every node of a cluster shares
+                        (each node lets in only nodes with its own)
 
 Run it again with the same DIR to add certificates or renew them: one is issued again only when
 less than 30 days of it are left, when it does not cover the hosts given, or when it is not the
@@ -24,9 +29,12 @@ Options:
   --out DIR                    where the files are (a shared directory such as /tmp is refused)
   --server NAME=HOST[,HOST]    a server certificate NAME.crt for these DNS names and IP addresses
   --client NAME                a client certificate NAME.crt
+  --kurrentdb-node NAME=HOST[,HOST]
+                               a KurrentDB node's certificate NAME.crt for these names and addresses
   -h, --help                   show this help
 
-Example: shoal tls issue --out ./tls --server nats-1=nats-1,localhost --client orchestrator`;
+Example: shoal tls issue --out ./tls --server nats-1=nats-1,localhost --client orchestrator
+         --kurrentdb-node kurrentdb-1=kurrentdb-1`;
 
 const HELP_REF = "shoal tls issue --help";
 /** A file name that stays in DIR and is no flag: letters, digits, and . _ - inside. */
@@ -45,10 +53,10 @@ function fileName(name: string, flag: string, given: string): string {
   return name;
 }
 
-function server(given: string): TlsFilesRequest["servers"][number] {
+function server(given: string, flag = "--server"): TlsFilesRequest["servers"][number] {
   const at = given.indexOf("=");
-  if (at < 0) throw new UsageError(`--server: expected NAME=HOST[,HOST...], got ${JSON.stringify(given)}`, HELP_REF);
-  const name = fileName(given.slice(0, at), "--server", given);
+  if (at < 0) throw new UsageError(`${flag}: expected NAME=HOST[,HOST...], got ${JSON.stringify(given)}`, HELP_REF);
+  const name = fileName(given.slice(0, at), flag, given);
   const hosts = given
     .slice(at + 1)
     .split(",")
@@ -56,7 +64,7 @@ function server(given: string): TlsFilesRequest["servers"][number] {
   for (const host of hosts)
     if (isIP(host) === 0 && !DNS_NAME.test(host))
       throw new UsageError(
-        `--server ${name}: ${JSON.stringify(host)} is neither a DNS name nor an IP address (give NAME=HOST[,HOST...])`,
+        `${flag} ${name}: ${JSON.stringify(host)} is neither a DNS name nor an IP address (give NAME=HOST[,HOST...])`,
         HELP_REF,
       );
   return { name, hosts: [...new Set(hosts.map((h) => h.toLowerCase()))] };
@@ -70,6 +78,7 @@ export async function tlsCommand(args: string[]): Promise<number> {
       out: { type: "string" },
       server: { type: "string", multiple: true },
       client: { type: "string", multiple: true },
+      "kurrentdb-node": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -83,10 +92,15 @@ export async function tlsCommand(args: string[]): Promise<number> {
   if (values.out === undefined || values.out.trim() === "")
     throw new UsageError("shoal tls issue: --out DIR is required", HELP_REF);
   const request: TlsFilesRequest = {
-    servers: (values.server ?? []).map(server),
+    servers: (values.server ?? []).map((v) => server(v)),
     clients: (values.client ?? []).map((c) => fileName(c, "--client", c)),
+    kurrentdbNodes: (values["kurrentdb-node"] ?? []).map((n) => server(n, "--kurrentdb-node")),
   };
-  const names = [...request.servers.map((s) => s.name), ...request.clients].map((n) => n.toLowerCase());
+  const names = [
+    ...request.servers.map((s) => s.name),
+    ...request.clients,
+    ...(request.kurrentdbNodes ?? []).map((n) => n.name),
+  ].map((n) => n.toLowerCase());
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined)
     throw new UsageError(`shoal tls issue: ${twice} is given twice (each NAME is one NAME.crt)`, HELP_REF);
@@ -98,7 +112,7 @@ export async function tlsCommand(args: string[]): Promise<number> {
         : `Kept the CA ${made.caPath} (SHA-256 ${made.caFingerprint}).`,
       ...made.files.map(
         (f) =>
-          `${f.issued === undefined ? "Kept" : "Issued"} ${f.kind} certificate ${f.certPath} (key ${f.keyPath}), ` +
+          `${f.issued === undefined ? "Kept" : "Issued"} ${f.kind === "kurrentdb-node" ? "KurrentDB node" : f.kind} certificate ${f.certPath} (key ${f.keyPath}), ` +
           `valid to ${f.validTo}${f.issued === undefined || f.issued === "there was none" ? "" : `; the one there was replaced: ${f.issued}`}.`,
       ),
       ...(made.dirModeWas === undefined

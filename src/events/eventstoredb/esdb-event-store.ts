@@ -36,9 +36,11 @@ import type {
 import { checkFilteredRead, matchesFilter, matchesNothing } from "../store/event-filter.ts";
 import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
-import { redactUrl } from "../../security/redact-url.ts";
+import { StartupError } from "../../errors/startup-error.ts";
+import { redactCredentialsIn, redactUrl } from "../../security/redact-url.ts";
 import { serverFilterFor } from "./esdb-server-filter.ts";
 import { esdbStoreError } from "./esdb-store-error.ts";
+import { kurrentConnectionProblem } from "./kurrent-connection-problem.ts";
 import { checkServerVersion } from "./kurrent-server-version.ts";
 
 const CHECKPOINT_PREFIX = "shoal-checkpoint-";
@@ -125,6 +127,54 @@ async function* readToTheEnd<T>(read: AsyncIterable<T>): AsyncGenerator<T> {
   }
 }
 
+/** Characters a user and password in EventStore.URL are made of: those a URL never escapes. */
+const URL_SAFE_LOGIN = /^[A-Za-z0-9._~-]+(?::[A-Za-z0-9._~-]*)?$/;
+/** The connection string's options the client knows, as it compares them: lower case, without - and _. */
+const KNOWN_OPTIONS = [
+  "tls",
+  "tlsCAFile",
+  "tlsVerifyCert",
+  "userCertFile",
+  "userKeyFile",
+  "nodePreference",
+  "maxDiscoverAttempts",
+  "discoveryInterval",
+  "gossipTimeout",
+  "connectionName",
+  "defaultDeadline",
+  "throwOnAppendFailure",
+  "keepAliveInterval",
+  "keepAliveTimeout",
+];
+const flat = (key: string) => key.trim().toLowerCase().replace(/[_-]/g, "");
+
+/**
+ * Why `url` would not be used as written, or undefined; said before the client sees it. The client decodes
+ * percent-escapes in the user and password for its appends, but its native bridge (reads) sends them as written,
+ * escapes and all, and cannot parse an unescaped / or ?: only characters that need no escape mean the same password
+ * to both. And the client prints the whole URL, password included, on stderr for an option it does not know.
+ */
+function urlProblem(url: string): string | undefined {
+  const scheme = url.indexOf("://");
+  if (scheme < 0) return undefined;
+  // Before the query, whose file paths may hold an @.
+  const [hosts = "", query] = url.slice(scheme + 3).split("?", 2);
+  const at = hosts.lastIndexOf("@");
+  if (at >= 0 && !URL_SAFE_LOGIN.test(hosts.slice(0, at)))
+    return (
+      `the user and password in EventStore.URL ${redactUrl(url)} may be made of letters, digits and - . _ ~ only: ` +
+      "the KurrentDB client's reads take them as written, percent-escapes included, so they would log in with " +
+      "another password than its appends. Give the user such a password (openssl rand -hex 32 makes one)"
+    );
+  const known = new Set(KNOWN_OPTIONS.map(flat));
+  for (const pair of (query ?? "").split("&")) {
+    const key = pair.split("=")[0]!;
+    if (key !== "" && !known.has(flat(key)))
+      return `EventStore.URL ${redactUrl(url)}: unknown option ${JSON.stringify(key)}; known: ${KNOWN_OPTIONS.join(", ")}`;
+  }
+  return undefined;
+}
+
 /**
  * The production store: KurrentDB (EventStoreDB 22.10 and later) over gRPC, chosen with
  * EventStore.URL=kurrentdb://… Opened with `EsdbEventStore.open`, which refuses a server too old for it.
@@ -139,10 +189,14 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   private seenHead = 0;
 
   private constructor(readonly url: string) {
+    const problem = urlProblem(url);
+    if (problem !== undefined) throw new StartupError(problem);
     try {
       this.client = KurrentDBClient.connectionString(url);
     } catch (e) {
-      throw new StoreUnavailableError({ reason: `invalid EventStore.URL ${redactUrl(url)}: ${(e as Error).message}` });
+      // Not a server away: the same URL would fail the same way. The native bridge quotes a URL it cannot parse whole.
+      const why = redactCredentialsIn((e as Error).message, url);
+      throw new StartupError(`invalid EventStore.URL ${redactUrl(url)}: ${why}`);
     }
   }
 
@@ -494,4 +548,19 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   async close(): Promise<void> {
     await this.client.dispose();
   }
+}
+
+/**
+ * What start-up says when KurrentDB at `url` cannot be used: a StartupError naming the fix for a server not trusted,
+ * not speaking TLS or refusing the credentials (kurrent-connection-problem.ts), else the failure as it was; never
+ * with the URL's credentials.
+ */
+export async function kurrentStartFailure(e: unknown, url: string): Promise<Error> {
+  // Said already, without credentials: a URL refused before the client saw it is not given to the client now.
+  if (e instanceof StartupError) return e;
+  const problem = await kurrentConnectionProblem(e, url);
+  if (problem !== undefined) return new StartupError(problem);
+  if (!(e instanceof Error)) return new Error(redactCredentialsIn(String(e), url));
+  const message = redactCredentialsIn(e.message, url);
+  return message === e.message ? e : new StartupError(message);
 }

@@ -42,7 +42,10 @@ export function readPair(certPath: string, keyPath: string): CertificatePair | u
 /** The common name a certificate's subject gives (a child names its issuer so). */
 export const commonNameOf = (certificate: X509Certificate): string => /^CN=(.*)$/m.exec(certificate.subject)?.[1] ?? "";
 
-/** A new EC P-256 key and its certificate: a CA signing itself (no issuer), or one the issuer signs. */
+/** A certificate's key: EC P-256, or RSA (2048 bits) where the server takes no other (KurrentDB). */
+export type KeyType = "ec" | "rsa";
+
+/** A new key and its certificate: a CA signing itself (no issuer), or one the issuer signs. */
 export function newPair(
   commonName: string,
   now: Date,
@@ -50,8 +53,12 @@ export function newPair(
   issuer: CertificatePair | undefined,
   names: readonly string[],
   usages: readonly CertificateUsage[] = ["server"],
+  keyType: KeyType = "ec",
 ): CertificatePair {
-  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const { publicKey, privateKey } =
+    keyType === "rsa"
+      ? generateKeyPairSync("rsa", { modulusLength: 2048 })
+      : generateKeyPairSync("ec", { namedCurve: "P-256" });
   const certPem = issueCertificate({
     commonName,
     publicKey,
@@ -83,16 +90,17 @@ export function writePair(pair: CertificatePair, certPath: string, keyPath: stri
   writeFileAtomic(certPath, pair.certPem, 0o644);
 }
 
-/** Why a kept certificate no longer does (none: it still does): not the CA's, near its end, a name or use missing. */
-export function unfit(
-  kept: CertificatePair,
-  ca: CertificatePair,
-  names: readonly string[],
-  now: Date,
-  usages: readonly CertificateUsage[] = ["server"],
-): string | undefined {
+/**
+ * Why a kept certificate no longer does (none: it still does): not the CA's, near its end, another subject or kind of
+ * key, a name or use missing.
+ */
+export function unfit(kept: CertificatePair, ca: CertificatePair, wanted: LeafWanted, now: Date): string | undefined {
+  const { names, usages = ["server"], keyType = "ec" } = wanted;
   if (!kept.certificate.checkIssued(ca.certificate) || !kept.certificate.verify(ca.certificate.publicKey))
     return "it was not issued by the CA";
+  if (commonNameOf(kept.certificate) !== wanted.commonName)
+    return `it is for ${JSON.stringify(commonNameOf(kept.certificate))}, not ${JSON.stringify(wanted.commonName)}`;
+  if (kept.key.asymmetricKeyType !== keyType) return `its key is not ${keyType === "rsa" ? "an RSA" : "an EC"} key`;
   if (new Date(kept.certificate.validTo).getTime() - now.getTime() < RENEW_BEFORE)
     return `it ends on ${new Date(kept.certificate.validTo).toISOString()}`;
   const uses = kept.certificate.keyUsage ?? [];
@@ -111,6 +119,7 @@ export interface LeafWanted {
   readonly commonName: string;
   readonly names: readonly string[];
   readonly usages?: readonly CertificateUsage[];
+  readonly keyType?: KeyType;
 }
 
 /**
@@ -129,12 +138,12 @@ export function keptOrIssued(
   let issued: string | undefined;
   try {
     kept = readPair(certPath, keyPath);
-    issued = kept === undefined ? "there was none" : unfit(kept, ca, wanted.names, now, wanted.usages);
+    issued = kept === undefined ? "there was none" : unfit(kept, ca, wanted, now);
   } catch (e) {
     issued = (e as Error).message;
   }
   if (issued === undefined && kept !== undefined) return { pair: kept, issued };
-  const pair = newPair(wanted.commonName, now, LEAF_VALIDITY, ca, wanted.names, wanted.usages);
+  const pair = newPair(wanted.commonName, now, LEAF_VALIDITY, ca, wanted.names, wanted.usages, wanted.keyType);
   writePair(pair, certPath, keyPath);
   return { pair, issued };
 }

@@ -18,7 +18,7 @@ import {
 export interface CertificateRequest {
   /** The subject's common name. */
   readonly commonName: string;
-  /** The key the certificate is for (an EC P-256 key's public half). */
+  /** The key the certificate is for (an EC P-256 key's public half, or an RSA key's for KurrentDB). */
   readonly publicKey: KeyObject;
   /** Who signs: the CA's name and private key; absent, the certificate signs itself (a CA). */
   readonly issuer?: { readonly commonName: string; readonly privateKey: KeyObject; readonly publicKey: KeyObject };
@@ -64,8 +64,14 @@ const keyIdentifier = (publicKey: KeyObject): Buffer =>
     .digest()
     .subarray(0, 20);
 
-/** keyUsage bits: digitalSignature (0), and for a CA keyCertSign (5) and cRLSign (6). */
-const keyUsage = (ca: boolean): Buffer => (ca ? tlv(0x03, Buffer.from([1, 0x86])) : tlv(0x03, Buffer.from([7, 0x80])));
+/**
+ * keyUsage bits: digitalSignature (0), for a CA keyCertSign (5) and cRLSign (6), and for an RSA key keyEncipherment
+ * (2), which KurrentDB requires of a node's certificate (RSA only) besides digitalSignature.
+ */
+function keyUsage(ca: boolean, publicKey: KeyObject): Buffer {
+  if (ca) return tlv(0x03, Buffer.from([1, 0x86]));
+  return tlv(0x03, publicKey.asymmetricKeyType === "rsa" ? Buffer.from([5, 0xa0]) : Buffer.from([7, 0x80]));
+}
 
 /** A SAN entry: an iPAddress for an address, a dNSName otherwise. */
 function generalName(host: string): Buffer {
@@ -102,7 +108,7 @@ export function issueCertificate(request: CertificateRequest): string {
   const names = request.names ?? [];
   const extensions = [
     extension("2.5.29.19", true, request.ca ? sequence(boolean(true), smallInteger(0)) : sequence()),
-    extension("2.5.29.15", true, keyUsage(request.ca)),
+    extension("2.5.29.15", true, keyUsage(request.ca, request.publicKey)),
     extension("2.5.29.14", false, octetString(keyIdentifier(request.publicKey))),
     ...(request.issuer
       ? [extension("2.5.29.35", false, sequence(implicit(0, keyIdentifier(request.issuer.publicKey))))]

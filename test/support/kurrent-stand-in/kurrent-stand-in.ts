@@ -1,13 +1,13 @@
 /**
  * A KurrentDB stand-in for tests. It is a TEST DOUBLE, NOT A DATABASE: one process, memory only,
- * no security, no scavenging, no projections. It serves the client's own gRPC service definitions
- * (the generated code shipped in @kurrent/kurrentdb-client) over a real socket, so the real
- * client (its grpc-js appends and subscriptions, its native bridge's reads) talks to it as to a
- * server: Streams.Read (streams, $all with positions and server-side filters, subscriptions that
- * catch up then go live), Streams.BatchAppend, ServerFeatures and Gossip, behaving as the
- * server's source says they do. Faults are scripted: a follower that answers "not leader" with
- * the leader's address, an election window that refuses appends, subscriptions that the server
- * ends cleanly or drops, and an old server version.
+ * no scavenging, no projections, and of secure mode only TLS and one user's password. It serves
+ * the client's own gRPC service definitions (the generated code shipped in @kurrent/kurrentdb-client)
+ * over a real socket, so the real client (its grpc-js appends and subscriptions, its native bridge's
+ * reads) talks to it as to a server: Streams.Read (streams, $all with positions and server-side
+ * filters, subscriptions that catch up then go live), Streams.BatchAppend, ServerFeatures and Gossip,
+ * behaving as the server's source says they do. Faults are scripted: a follower that answers "not
+ * leader" with the leader's address, an election window that refuses appends, subscriptions that
+ * the server ends cleanly or drops, and an old server version.
  */
 import { createRequire } from "node:module";
 import type { Server as NetServer, Socket } from "node:net";
@@ -52,6 +52,18 @@ export interface StandInOptions {
   readonly version?: string | undefined;
   /** This node is a follower of the leader at this address: appends and leader-only reads are refused. */
   readonly leader?: { readonly host: string; readonly port: number };
+  /** Serve TLS with this certificate and key (PEM), as a secure node does; clients trust the CA in `caFile`. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly caFile: string };
+  /** The one user a secure node lets in (HTTP basic credentials on every call), as its own users do. */
+  readonly user?: { readonly username: string; readonly password: string };
+}
+
+/** A secure node's answers: wrong credentials (its authentication middleware), none where a user is needed. */
+const UNAUTHENTICATED: Partial<grpc.StatusObject> = { code: grpc.status.UNAUTHENTICATED, details: "Unauthenticated" };
+function accessDenied(): Partial<grpc.StatusObject> {
+  const metadata = new grpc.Metadata();
+  metadata.set("exception", "access-denied");
+  return { code: grpc.status.PERMISSION_DENIED, details: "Access Denied", metadata };
 }
 
 const structuredUuid = (id: string): SharedPb.UUID => {
@@ -159,9 +171,27 @@ export class KurrentStandIn {
     return { host: this.host, port: this.port };
   }
 
-  /** The connection string Shoal's EventStore.URL takes. */
+  /** The connection string Shoal's EventStore.URL takes: with the user and the CA file of a secure stand-in. */
   get url(): string {
-    return `kurrentdb://${this.host}:${this.port}?tls=false`;
+    const { tls, user } = this.options;
+    const login =
+      user === undefined ? "" : `${encodeURIComponent(user.username)}:${encodeURIComponent(user.password)}@`;
+    const security = tls === undefined ? "tls=false" : `tls=true&tlsCAFile=${encodeURIComponent(tls.caFile)}`;
+    return `kurrentdb://${login}${this.host}:${this.port}?${security}`;
+  }
+
+  /**
+   * As a secure node's authentication middleware: a call with credentials that are not the user's is refused
+   * whatever it asks; one with none is refused where the user is needed (reads and appends), not for the
+   * server's features or gossip. Undefined: let in.
+   */
+  private refusal(metadata: grpc.Metadata, userNeeded: boolean): Partial<grpc.StatusObject> | undefined {
+    const user = this.options.user;
+    if (user === undefined) return undefined;
+    const given = metadata.get("authorization")[0];
+    if (given === undefined) return userNeeded ? accessDenied() : undefined;
+    const expected = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString("base64")}`;
+    return given === expected ? undefined : UNAUTHENTICATED;
   }
 
   /** The next `count` appends are refused as during a leader election. */
@@ -189,7 +219,14 @@ export class KurrentStandIn {
 
   async close(): Promise<void> {
     for (const call of this.subscriptions) call.end();
-    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    // A client that spoke TLS to a plain stand-in (or the reverse) may leave a connection that never ends by itself.
+    await new Promise<void>((resolve) => {
+      const cut = setTimeout(resolve, 1_000);
+      this.server.tryShutdown(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+    });
     this.server.forceShutdown();
   }
 
@@ -205,7 +242,12 @@ export class KurrentStandIn {
     if (this.options.version !== undefined) {
       const version = this.options.version;
       this.server.addService(ServerFeaturesService, {
-        getSupportedMethods: (_call: unknown, done: grpc.sendUnaryData<FeaturesPb.SupportedMethods>) => {
+        getSupportedMethods: (
+          call: grpc.ServerUnaryCall<unknown, unknown>,
+          done: grpc.sendUnaryData<FeaturesPb.SupportedMethods>,
+        ) => {
+          const refused = this.refusal(call.metadata, false);
+          if (refused !== undefined) return void done(refused);
           const method = (name: string, ...features: string[]) =>
             new SupportedMethod()
               .setServiceName("event_store.client.streams.streams")
@@ -217,7 +259,9 @@ export class KurrentStandIn {
       });
     }
     this.server.addService(GossipService, {
-      read: (_call: unknown, done: grpc.sendUnaryData<GossipPb.ClusterInfo>) => {
+      read: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<GossipPb.ClusterInfo>) => {
+        const refused = this.refusal(call.metadata, false);
+        if (refused !== undefined) return void done(refused);
         const member = (at: { host: string; port: number }, state: GossipPb.MemberInfo.VNodeState) =>
           new MemberInfo()
             .setInstanceId(structuredUuid(`00000000-0000-0000-0000-${String(at.port).padStart(12, "0")}`))
@@ -233,9 +277,7 @@ export class KurrentStandIn {
       },
     });
     this.port = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(`${this.host}:0`, grpc.ServerCredentials.createInsecure(), (err, port) =>
-        err ? reject(err) : resolve(port),
-      ),
+      this.server.bindAsync(`${this.host}:0`, this.credentials(), (err, port) => (err ? reject(err) : resolve(port))),
     );
     // Every small frame on the wire at once, as the server's Kestrel sends them: grpc-js leaves
     // Nagle on, and with the client's delayed acknowledgements each read would wait 40 ms.
@@ -243,7 +285,17 @@ export class KurrentStandIn {
     for (const server of servers.keys()) server.on("connection", (socket: Socket) => socket.setNoDelay(true));
   }
 
+  private credentials(): grpc.ServerCredentials {
+    const tls = this.options.tls;
+    if (tls === undefined) return grpc.ServerCredentials.createInsecure();
+    return grpc.ServerCredentials.createSsl(null, [
+      { cert_chain: Buffer.from(tls.cert), private_key: Buffer.from(tls.key) },
+    ]);
+  }
+
   private read(call: ReadCall): void {
+    const refused = this.refusal(call.metadata, true);
+    if (refused !== undefined) return void call.emit("error", refused);
     const options = call.request.getOptions()!;
     const leaderOnly = call.metadata.get("requires-leader")[0] === "true";
     if (leaderOnly && this.options.leader) return void call.emit("error", notLeader(this.options.leader));
@@ -317,6 +369,8 @@ export class KurrentStandIn {
   }
 
   private batchAppend(call: BatchCall): void {
+    const refused = this.refusal(call.metadata, true);
+    if (refused !== undefined) return void call.emit("error", refused);
     const pending = new Map<
       string,
       { options: StreamsPb.BatchAppendReq.Options; messages: StreamsPb.BatchAppendReq.ProposedMessage[] }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "../../../src/security/redact-url.ts";
+import { redactCredentialsIn, redactUrl } from "../../../src/security/redact-url.ts";
 
 describe("redactUrl", () => {
   it("drops user:password, a lone user or token, and keeps the rest", () => {
@@ -19,5 +19,12 @@ describe("redactUrl", () => {
     expect(redactUrl("esdb://u:pa/ss,w?o#r@d@db:2113")).toBe("esdb://db:2113");
     expect(redactUrl("esdb+discover://u:p1@h1:2113,h2:2113")).toBe("esdb+discover://h1:2113,h2:2113");
     expect(redactUrl("nats://a:p1@h1:4222,nats://c:p2@h2:4222")).toBe("nats://h1:4222,nats://h2:4222");
+  });
+
+  it("takes a URL's credentials out of a message that quotes it, or its password, written or decoded", () => {
+    const url = "kurrentdb://admin:pa%2Fss-word@h1:2113,h2:2113?tls=true";
+    expect(redactCredentialsIn(`cannot parse ${url}`, url)).toBe("cannot parse kurrentdb://h1:2113,h2:2113?tls=true");
+    expect(redactCredentialsIn("login pa/ss-word refused, pa%2Fss-word too", url)).toBe("login *** refused, *** too");
+    expect(redactCredentialsIn("nothing secret here", "kurrentdb://h1:2113?tls=true")).toBe("nothing secret here");
   });
 });
