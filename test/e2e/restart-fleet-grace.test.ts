@@ -120,9 +120,9 @@ beforeAll(async () => {
     initialBackoffMs: 500,
     maxBackoffMs: 2_000,
   });
+  // Each test begins with fleetUp(): the join is waited for there, and the orchestrator's grace waited out once.
   fleet.start();
-  await fleetUp();
-}, 420_000);
+}, 180_000);
 
 const running = (p: ShoalProcess | undefined): p is ShoalProcess =>
   p !== undefined && p.child.exitCode === null && p.child.signalCode === null;

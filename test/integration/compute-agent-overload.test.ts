@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it, type TestContext } from "vitest";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { VirtualFleet } from "../../src/sim/virtual-fleet.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
@@ -9,20 +9,25 @@ import { waitFor } from "../support/shoal-process.ts";
 import { testAgent } from "../support/test-agent.ts";
 
 const RETRY = "could not join yet; will retry";
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
 
 /** A test agent behind `url`, logging to a captured logger, stopped after the test. */
-function agentOn(url: string, nodeId: string, token: string) {
+function agentOn({ onTestFinished }: TestContext, url: string, nodeId: string, token: string) {
   const log = capturedLogger();
   const agent = testAgent({ nodeId, orchestrators: [url], token, logger: log.logger });
-  cleanups.push(() => agent.stop());
+  onTestFinished(() => agent.stop());
   return { agent, ...log };
 }
 
-describe("compute agent behind an orchestrator's nats-server that times logins out", () => {
+/** A proxy to the orchestrator's nats-server that stalls the first `stalled` logins, stopped after the test. */
+async function stallingProxy({ onTestFinished }: TestContext, natsUrl: string, stalled: number) {
+  const proxy = await LoginStallProxy.start(natsUrl, stalled);
+  onTestFinished(() => proxy.stop());
+  return proxy;
+}
+
+// Each test waits out a stalled login (the agent's login wait is the server's login deadline and a little more):
+// they wait side by side, each with its own proxy, agent and node IDs.
+describe.concurrent("compute agent behind an orchestrator's nats-server that times logins out", () => {
   let orchestrator: RunningOrchestrator;
   beforeAll(async () => {
     const config = await ownNatsOrchestratorConfig("shoal-overload-", { "Orchestrator.Auth.Token": "right" });
@@ -30,15 +35,10 @@ describe("compute agent behind an orchestrator's nats-server that times logins o
   });
   afterAll(() => orchestrator.stop());
 
-  async function stallingFirstLogin(): Promise<LoginStallProxy> {
-    const proxy = await LoginStallProxy.start(orchestrator.natsUrl, 1);
-    cleanups.push(() => proxy.stop());
-    return proxy;
-  }
-
-  it("joins once logins get through, logging each retry with its attempt and delay", async () => {
-    const proxy = await stallingFirstLogin();
-    const { agent, messages } = agentOn(proxy.url, "stalled-1", "right");
+  it("joins once logins get through, logging each retry with its attempt and delay", async (context) => {
+    const { expect } = context;
+    const proxy = await stallingProxy(context, orchestrator.natsUrl, 1);
+    const { agent, messages } = agentOn(context, proxy.url, "stalled-1", "right");
     await agent.start();
     expect(agent.isRegistered).toBe(true);
     expect(orchestrator.manager.live("stalled-1")).toBeDefined();
@@ -50,9 +50,10 @@ describe("compute agent behind an orchestrator's nats-server that times logins o
     expect(proxy.accepted).toBeGreaterThan(1);
   });
 
-  it("still stops at a wrong token, with the reason, after the stall", async () => {
-    const proxy = await stallingFirstLogin();
-    const { agent, messages } = agentOn(proxy.url, "stalled-2", "wrong");
+  it("still stops at a wrong token, with the reason, after the stall", async (context) => {
+    const { expect } = context;
+    const proxy = await stallingProxy(context, orchestrator.natsUrl, 1);
+    const { agent, messages } = agentOn(context, proxy.url, "stalled-2", "wrong");
     await expect(agent.start()).rejects.toThrow(
       "the orchestrator's NATS refused the join token: check Compute.Auth.Token",
     );
@@ -64,9 +65,9 @@ describe("compute agent behind an orchestrator's nats-server that times logins o
     ]);
     expect(orchestrator.manager.live("stalled-2")).toBeUndefined();
   });
-  it("in a virtual fleet: every node joins after the stall, failures counted by code, not logged", async () => {
-    const proxy = await LoginStallProxy.start(orchestrator.natsUrl, 3);
-    cleanups.push(() => proxy.stop());
+  it("in a virtual fleet: every node joins after the stall, failures counted by code, not logged", async (context) => {
+    const { expect } = context;
+    const proxy = await stallingProxy(context, orchestrator.natsUrl, 3);
     const { logger, records } = capturedLogger();
     const fleet = new VirtualFleet({
       nodes: 3,
@@ -82,7 +83,7 @@ describe("compute agent behind an orchestrator's nats-server that times logins o
       maxBackoffMs: 400,
       logger,
     });
-    cleanups.push(() => fleet.stop());
+    context.onTestFinished(() => fleet.stop());
     fleet.start();
     await waitFor(
       () => fleet.progress().registered === 3,
