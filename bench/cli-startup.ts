@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./support/free-port.ts";
 import { setting, type BenchFigure, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { quantile } from "./support/quantile.ts";
 
 const SHOAL = join(import.meta.dirname, "../bin/shoal");
 const HELP_TARGET_MS = 100;
@@ -59,11 +60,6 @@ function runOnce(c: Case): void {
   }
   c.ms.push(ms);
   if (cpuBefore !== undefined && cpuAfter !== undefined) c.cpuMs.push(cpuAfter - cpuBefore);
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] ?? NaN;
 }
 
 function shuffle<T>(items: T[]): T[] {

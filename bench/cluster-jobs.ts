@@ -7,7 +7,8 @@
  * own rate and latency on a trivial authenticated GET (`/api/v1/agent/alive`); then `jobs` batch jobs submitted with
  * PUT /api/v1/orchestrator/jobs (Count 1, tiny resources). Latency is request sent → answer read. The run then waits
  * up to `completionSeconds` for every job to end, and counts those Completed (the jobs duty's holder places them, the
- * nodes report back).
+ * nodes report back). Last, it reads the store for when each job was first placed: how many were placed while the
+ * submissions went on, and how long a job waited for its placement.
  *
  * npm run bench -- --only cluster-jobs [--set cluster-jobs.orchestrators=3 --set cluster-jobs.nodes=100
  * --set cluster-jobs.jobs=1500 --set cluster-jobs.connections=50 --set cluster-jobs.completionSeconds=60]
@@ -22,6 +23,8 @@ import { BenchCluster } from "./support/bench-cluster.ts";
 import { httpLoad, type HttpTarget } from "./support/http-load.ts";
 import { machineCpuMs, processCpuMs } from "./support/process-cpu.ts";
 import { batchJob, listJobs } from "./support/job-rest.ts";
+import { placementTimeline } from "./support/placement-timeline.ts";
+import { quantile } from "./support/quantile.ts";
 import { startSimFleet, type SimFleet } from "./support/shoal-sim.ts";
 
 const TARGET_SUBMIT_P99_MS = 50;
@@ -153,6 +156,18 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       cluster.members.map((m, i) => `${m.nodeId} ${(whole[i]! / jobs).toFixed(2)}`).join(", ") +
       `, store ${(whole[size]! / jobs).toFixed(2)} ms`;
     log(`  CPU per job, submitted to ended: ${cpuPerJob}`);
+    const timeline = await placementTimeline(cluster.storeUrl);
+    const seconds = (ms: number | undefined) => `${((ms ?? NaN) / 1000).toFixed(1)} s`;
+    const waits =
+      `submitted → first placed p50 ${seconds(quantile(timeline.waitsMs, 0.5))}, ` +
+      `p99 ${seconds(quantile(timeline.waitsMs, 0.99))}`;
+    const placement =
+      `the first ${seconds(timeline.firstPlacementMs)} after the first submission; ${waits}; ` +
+      `per second submitted ${timeline.submittedPerSecond.join(" ")}, placed ${timeline.placedPerSecond.join(" ")}`;
+    log(
+      `  ${timeline.placedWhileSubmitting} of ${timeline.jobs} jobs placed while the submissions went on ` +
+        `(${seconds(timeline.submittingMs)}); ${placement}`,
+    );
     return {
       figures: [
         {
@@ -179,6 +194,12 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
           note:
             `${jobs} jobs on ${nodes} sim nodes; by state ${byState}, ${doneS.toFixed(1)} s after the first submission; ` +
             `CPU per job ${cpuPerJob}`,
+        },
+        {
+          name: "jobs placed before the last submission",
+          value: timeline.placedWhileSubmitting,
+          unit: "jobs",
+          note: `of ${timeline.jobs}, submitted over ${seconds(timeline.submittingMs)}; ${placement}`,
         },
       ],
       parameters: { orchestrators: size, nodes, jobs, connections },

@@ -48,6 +48,7 @@ import { httpLoad, type HttpLoadResult } from "./support/http-load.ts";
 import { rssMB } from "./support/process-rss.ts";
 import { seedNodes } from "./support/seed-nodes.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
+import { quantile } from "./support/quantile.ts";
 
 const SLACK_MS = 1_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,11 +59,6 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(200);
   }
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 /**

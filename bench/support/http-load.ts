@@ -1,4 +1,5 @@
 import { Agent, request } from "node:http";
+import { quantile } from "./quantile.ts";
 
 export interface HttpRequestSpec {
   readonly method: "GET" | "PUT" | "POST" | "DELETE";
@@ -55,11 +56,6 @@ export interface HttpLoadResult {
   readonly firstError?: string;
   /** With `open`: how long until every connection was open and had its first answer. */
   readonly openMs?: number;
-}
-
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 function send(
