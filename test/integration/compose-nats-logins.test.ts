@@ -28,6 +28,8 @@ it("lets the orchestrators, event readers and compute nodes log in with what doc
     SHOAL_API_KEY: "api-key-of-at-least-twenty-characters",
     SHOAL_NATS_PASSWORD: "12345678901234567890",
     SHOAL_EVENTS_READER_PASSWORD: "r3ad#er;pass word",
+    SHOAL_KURRENTDB_PASSWORD: "kurrentdb-admin-password",
+    SHOAL_KURRENTDB_OPS_PASSWORD: "kurrentdb-ops-password",
     [nkeyVariable("compute-1")]: key.publicKey,
     [nkeyVariable("compute-2")]: loadOrCreateNodeKey(tempDir(), "compute-2").publicKey,
   };
