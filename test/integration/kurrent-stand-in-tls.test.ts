@@ -104,6 +104,8 @@ describe("KurrentDB over TLS, with a user (the stand-in in secure mode)", () => 
     expect(none).toContain("requires a user (access denied) and EventStore.URL names none");
     const userAlone = await refusal(standIn.url.replace(`admin:${STAND_IN_USER.password}@`, "admin@"));
     expect(userAlone).toContain("names a user without a password: give both");
+    const missingCa = await refusal(standIn.url.replace(/tlsCAFile=[^&]*/, "tlsCAFile=/nowhere/ca.crt"));
+    expect(missingCa).toContain("tlsCAFile=/nowhere/ca.crt: no such file");
     expect(standIn.appendAttempts).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import {
   ANY,
@@ -147,6 +148,14 @@ const KNOWN_OPTIONS = [
   "keepAliveTimeout",
 ];
 const flat = (key: string) => key.trim().toLowerCase().replace(/[_-]/g, "");
+const FILE_OPTIONS = new Set(["tlsCAFile", "userCertFile", "userKeyFile"].map(flat));
+const decodedOrAsIs = (value: string) => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
 
 /**
  * Why `url` would not be used as written, or undefined; said before the client sees it. The client decodes
@@ -177,6 +186,10 @@ function urlProblem(url: string): string | undefined {
     const key = pair.split("=")[0]!;
     if (key !== "" && !known.has(flat(key)))
       return `EventStore.URL ${redactUrl(url)}: unknown option ${JSON.stringify(key)}; known: ${KNOWN_OPTIONS.join(", ")}`;
+    // The client says only "File was not found", naming neither the option nor the path.
+    const file = decodedOrAsIs(pair.slice(key.length + 1));
+    if (FILE_OPTIONS.has(flat(key)) && file !== "" && !existsSync(file))
+      return `EventStore.URL ${redactUrl(url)}: ${key}=${file}: no such file`;
   }
   return undefined;
 }
