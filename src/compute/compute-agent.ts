@@ -269,7 +269,8 @@ export class ComputeAgent {
       // Every login here may be refused (a key the servers do not know yet, a revoked JWT, a wrong join token). On a
       // first connect nats.js drops each server that refused and gives up once none is left, but each server's INFO
       // adds back the others its cluster gossips: a refused login would go round them forever, silently, and never
-      // fall back to the join login or report. So the node knows only Compute.Orchestrators, which names every server.
+      // fall back to the join login or report. So the node knows only Compute.Orchestrators, where it is told to name
+      // every server (docs/protocol.md).
       ignoreClusterUpdates: true,
       ...(this.plainServer ? {} : tlsConnectionOptions(this.options.tls)),
     };
@@ -408,7 +409,7 @@ export class ComputeAgent {
     if (gossiped.length > this.options.orchestrators.length) {
       this.options.logger.warn(
         { orchestrators: this.options.orchestrators, clusterServers: gossiped },
-        "the NATS cluster has more servers than Compute.Orchestrators names; this node fails over only among the servers named there (and the addresses their names resolve to)",
+        "the NATS cluster has more servers than Compute.Orchestrators names: this node fails over only among those",
       );
     }
   }

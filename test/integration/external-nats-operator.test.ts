@@ -107,7 +107,7 @@ it("has a new node join through the join login on a cluster whose servers gossip
   expect(agent.isRegistered).toBe(true);
   expect(orchestrator.manager.isRegistered("edge-3")).toBe(true);
   // It fails over only among the servers it was given, and says so when the cluster has more.
-  const [warning] = messages("fails over only among the servers named");
+  const [warning] = messages("fails over only among those");
   expect(warning).toMatchObject({ orchestrators: named });
   expect(warning?.clusterServers).toHaveLength(3);
 }, 30_000);
