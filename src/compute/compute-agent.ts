@@ -266,6 +266,12 @@ export class ComputeAgent {
       servers: [...this.options.orchestrators],
       name: `shoal-compute-${this.options.nodeId}`,
       timeout: LOGIN_WAIT_MS,
+      // Every login here may be refused (a key the servers do not know yet, a revoked JWT, a wrong join token). On a
+      // first connect nats.js drops each server that refused and gives up once none is left, but each server's INFO
+      // adds back the others its cluster gossips: a refused login would go round them forever, silently, and never
+      // fall back to the join login or report. So the node knows only Compute.Orchestrators, where it is told to name
+      // every server (docs/protocol.md).
+      ignoreClusterUpdates: true,
       ...(this.plainServer ? {} : tlsConnectionOptions(this.options.tls)),
     };
   }
@@ -398,6 +404,14 @@ export class ComputeAgent {
       { nodeId: this.options.nodeId, orchestrators: this.options.orchestrators },
       "compute node connected to NATS",
     );
+    // Its logins ignore the servers the cluster gossips (connectOptions): one left out is no place to fail over to.
+    const gossiped = nc.info?.connect_urls ?? [];
+    if (gossiped.length > this.options.orchestrators.length) {
+      this.options.logger.warn(
+        { orchestrators: this.options.orchestrators, clusterServers: gossiped },
+        "the NATS cluster has more servers than Compute.Orchestrators names: this node fails over only among those",
+      );
+    }
   }
 
   /**

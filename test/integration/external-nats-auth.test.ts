@@ -9,6 +9,7 @@ import { ORCHESTRATOR_PERMISSIONS, nodePermissions } from "../../src/transport/n
 import { configUsersNatsConfig } from "../support/config-users-nats-config.ts";
 import { orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { testAgent } from "../support/test-agent.ts";
+import { TestNatsCluster } from "../support/nats-cluster.ts";
 import { freePort } from "../support/nats-server.ts";
 import { storedStream } from "../support/stored-events.ts";
 
@@ -92,3 +93,14 @@ it("runs on an operator's NATS: the orchestrator logs in with its user, a node j
     "its operator must add this node's key first: shoal compute --show-key",
   );
 });
+
+it("tells a node its key is not added on a NATS cluster whose servers advertise each other", async () => {
+  // Per-user logins on three clustered servers: the node's key and the join login are refused on each.
+  const include = join(tempDir("shoal-external-cluster-"), "users.conf");
+  writeFileSync(include, 'authorization { users: [ { user: "admin", password: "admin-secret" } ] }\n');
+  const cluster = await TestNatsCluster.start(3, { include, login: () => ({ user: "admin", pass: "admin-secret" }) });
+  cleanups.push(() => cluster.stop());
+  const agent = testAgent({ nodeId: "edge-3", orchestrators: [cluster.url("n1")], token: "join-me" });
+  cleanups.push(() => agent.stop());
+  await expect(agent.start()).rejects.toThrow("its operator must add this node's key first");
+}, 30_000);

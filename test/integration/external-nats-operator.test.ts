@@ -19,10 +19,12 @@ import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
+import { capturedLogger } from "../support/captured-logger.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
 import { TestNatsCluster } from "../support/nats-cluster.ts";
 import { waitFor } from "../support/shoal-process.ts";
+import { testAgent } from "../support/test-agent.ts";
 
 /**
  * An external NATS cluster with Shoal as its operator (`shoal nats-operator`): three servers with a full account
@@ -91,6 +93,30 @@ it("admits a node joined through one server on every server, and cuts it off eve
   );
   revoked = { key, jwt };
 }, 60_000);
+
+it("has a new node join through the join login on a cluster whose servers gossip each other's URLs", async ({
+  onTestFinished,
+}) => {
+  // Its own key, unknown to the servers yet, is refused on every server; each server's INFO names the others, which
+  // must not keep that refused login going round them forever instead of falling back to the join login.
+  const { logger, messages } = capturedLogger();
+  const named = [cluster.url("n1"), cluster.url("n2")];
+  const agent = testAgent({ nodeId: "edge-3", orchestrators: named, token: TOKEN, logger });
+  onTestFinished(() => agent.stop());
+  await agent.start();
+  expect(agent.isRegistered).toBe(true);
+  expect(orchestrator.manager.isRegistered("edge-3")).toBe(true);
+  // It fails over only among the servers it was given, and says so when the cluster has more.
+  const [warning] = messages("fails over only among those");
+  expect(warning).toMatchObject({ orchestrators: named });
+  expect(warning?.clusterServers).toHaveLength(3);
+}, 30_000);
+
+it("stops a node whose join token every server refuses, saying why", async ({ onTestFinished }) => {
+  const agent = testAgent({ nodeId: "edge-6", orchestrators: cluster.urls, token: "shoal-join_not-the-one" });
+  onTestFinished(() => agent.stop());
+  await expect(agent.start()).rejects.toThrow(/refused the join token/);
+}, 30_000);
 
 it("keeps a revocation in force on a server restarted with the configuration written again since", async () => {
   if (revoked === undefined) throw new Error("needs the first test's revoked node");
