@@ -40,6 +40,7 @@ import {
 } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
 import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
+import { jetStreamBudget } from "./jetstream-budget.ts";
 import {
   clientCertificateProblem,
   cutOffBeforeAnswer,
@@ -302,7 +303,7 @@ export function natsLayer(
             const joinToken = resolveJoinToken(config);
             const operator = new NatsOperator(loadOperatorKeys(operatorDir), {
               joinToken: joinToken.token,
-              jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+              jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
             });
             return { operator, joinToken, tls: externalNatsTls(config) };
           },
@@ -395,7 +396,7 @@ export function natsLayer(
             : new Map<string, number>();
           const operator = new NatsOperator(keys, {
             joinToken: joinToken.token,
-            jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+            jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
             revocations,
           });
           const port = config["Orchestrator.Port"];
