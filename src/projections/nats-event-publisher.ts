@@ -242,7 +242,7 @@ export class NatsEventPublisher implements Processor {
           `bytes, and ${sizes} (${need} bytes), besides ${others} bytes its other streams reserve. ` +
           "With Shoal as the NATS operator the limit is in the account JWT `shoal nats-operator` wrote: rerun it with " +
           "this configuration (the account gets Orchestrator.NATS.JetStreamMaxStore times Orchestrator.Cluster." +
-          "Replicas) and restart or reload the NATS servers; otherwise raise the account's JetStream disk limit"
+          "Replicas) and restart the NATS servers one at a time; otherwise raise the account's JetStream disk limit"
         );
     } catch (e) {
       this.logger.warn({ err: e }, "could not read the account's JetStream limits to say which limit was hit");

@@ -4,6 +4,7 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-command.ts";
+import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
 import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
@@ -17,10 +18,16 @@ import { AccountLookupUnanswered, lookupAccountJwt } from "../../src/transport/n
 import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
 import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
-import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
+import {
+  NatsOperator,
+  joinLogin,
+  loadOperatorKeys,
+  pushAccountJwt,
+} from "../../src/transport/nats-jwt/nats-operator.ts";
+import { EVENTS_STREAM, JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
+import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { TestNatsCluster } from "../support/nats-cluster.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
@@ -164,6 +171,53 @@ it("writes the servers' configuration where --conf-out says, never among the key
   expect(readFileSync(out, "utf8")).toContain("resolver_preload");
   expect(readdirSync(keysDir).filter((file) => !file.endsWith(".nk"))).toEqual([]);
 });
+
+it("gives the account room for Replicas copies in cluster mode; short of it, says the account's limit stopped it", async () => {
+  const standIn = await KurrentStandIn.start();
+  cleanups.push(() => standIn.close());
+  const clustered = {
+    ...base,
+    "EventStore.URL": standIn.url,
+    "Orchestrator.Cluster.Enabled": true,
+    "Orchestrator.Cluster.Replicas": 3,
+    "Orchestrator.NATS.OperatorDir": keysDir,
+  };
+  const { system, operator } = await pushingGate(cluster.url("n1"));
+  // An administrator of the account (the orchestrators' login may not delete streams).
+  const key = newNkey("user");
+  const everything = { publish: { allow: [">"] }, subscribe: { allow: [">"] } };
+  const admin = await connect({
+    servers: cluster.url("n1"),
+    authenticator: jwtLogin(operator.issueUser(key.publicKey, "admin", everything), key),
+  });
+  cleanups.push(() => admin.close());
+  const jsm = await admin.jetstreamManager({ timeout: 20_000 });
+  // The earlier orchestrators made it with one copy; a cluster-mode start makes it anew with three.
+  await jsm.streams.delete(EVENTS_STREAM);
+
+  // The servers hold the account as signed without cluster mode: JetStreamMaxStore once, short of three copies.
+  const refused = startOrchestrator(orchestratorConfig(cluster.url("n1"), clustered), silentLogger);
+  await expect(refused).rejects.toMatchObject({ name: "StartupError" });
+  await expect(refused).rejects.toThrow(
+    /the account's JetStream disk limit is 67108864 bytes, .* on each of its 3 copies .*rerun it/,
+  );
+
+  const out = join(tempDir(), "operator.conf");
+  const flags = Object.entries(clustered).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+  await natsOperator("--conf-out", out, ...flags);
+  // The servers' configuration preloads the account: `"<account>": "<JWT>"`.
+  const account = new RegExp(`"${operator.account}": "([^"]+)"`).exec(readFileSync(out, "utf8"))![1]!;
+  expect((decodeJwt(account).nats.limits as { disk_storage?: number }).disk_storage).toBe(
+    3 * base["Orchestrator.NATS.JetStreamMaxStore"],
+  );
+  // As the servers restarted with the rewritten configuration would hold it.
+  await pushAccountJwt(system, operator.account, account);
+
+  const started = await startOrchestrator(orchestratorConfig(cluster.url("n1"), clustered), silentLogger);
+  cleanups.push(() => started.stop());
+  expect((await jsm.streams.info(EVENTS_STREAM)).config.num_replicas).toBe(3);
+  expect((await jsm.streams.info(`KV_${LEASE_BUCKET}`)).config.num_replicas).toBe(3);
+}, 90_000);
 
 /**
  * What an orchestrator on an external NATS with Shoal as its operator pushes revocations with (src/orchestrator/
