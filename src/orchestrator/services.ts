@@ -26,6 +26,7 @@ import { operatorModeServerConfig } from "../transport/nats-auth/nats-server-con
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
+import { jetStreamDiskOf } from "../transport/nats-jwt/nats-jwt.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
 import { lookupAccountJwt } from "../transport/nats-jwt/lookup-account-jwt.ts";
 import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
@@ -335,12 +336,22 @@ export function natsLayer(
         const eventsNc = yield* connectTo(external, tls, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
         // The resolver keeps what is pushed: no configuration to write.
         const target: RevocationTarget = { writeConfig: () => undefined, system, sharedResolver: true };
+        const access = new NatsJwtGate(operator, target, logger.child({ component: "nats-access" }));
+        // The servers take the account `shoal nats-operator` preloads only while they hold none: an account signed for
+        // another JetStream budget (another JetStreamMaxStore or Replicas, an earlier version) is brought to this one
+        // before anything makes a stream in it.
+        const held = jetStreamDiskOf(current);
+        const wanted = jetStreamBudget(config).accountDiskBytes;
+        if (held !== wanted) {
+          logger.info({ account: operator.account, held, wanted }, "setting the Shoal account's JetStream disk limit");
+          yield* attempt("cannot set the Shoal account's JetStream disk limit on NATS", () => access.republish());
+        }
         return {
           nc,
           eventsNc,
           url: external,
           joinToken,
-          access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })),
+          access,
           readerCredsFile: writeEventsReaderCreds(config.DataDir, operator),
         };
       }),

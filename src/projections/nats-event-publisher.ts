@@ -240,9 +240,9 @@ export class NatsEventPublisher implements Processor {
         return (
           `NATS at ${this.nc.getServer()} refused ${EVENTS_STREAM}: the account's JetStream disk limit is ${limit} ` +
           `bytes, and ${sizes} (${need} bytes), besides ${others} bytes its other streams reserve. ` +
-          "With Shoal as the NATS operator the limit is in the account JWT `shoal nats-operator` wrote: rerun it with " +
-          "this configuration (the account gets Orchestrator.NATS.JetStreamMaxStore times Orchestrator.Cluster." +
-          "Replicas) and restart the NATS servers one at a time; otherwise raise the account's JetStream disk limit"
+          "With Shoal as the NATS operator each orchestrator sets that limit at start to " +
+          "Orchestrator.NATS.JetStreamMaxStore times Orchestrator.Cluster.Replicas: raise JetStreamMaxStore " +
+          "(if the servers can hold it) or remove the other streams; otherwise raise the account's JetStream disk limit"
         );
     } catch (e) {
       this.logger.warn({ err: e }, "could not read the account's JetStream limits to say which limit was hit");

@@ -16,14 +16,9 @@ import {
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { AccountLookupUnanswered, lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
 import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
-import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
+import { decodeJwt, jetStreamDiskOf } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
-import {
-  NatsOperator,
-  joinLogin,
-  loadOperatorKeys,
-  pushAccountJwt,
-} from "../../src/transport/nats-jwt/nats-operator.ts";
+import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
 import { EVENTS_STREAM, JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
@@ -175,14 +170,18 @@ it("writes the servers' configuration where --conf-out says, never among the key
 it("gives the account room for Replicas copies in cluster mode; short of it, says the account's limit stopped it", async () => {
   const standIn = await KurrentStandIn.start();
   cleanups.push(() => standIn.close());
-  const clustered = {
+  const maxStore = base["Orchestrator.NATS.JetStreamMaxStore"];
+  const clustered = orchestratorConfig(cluster.url("n1"), {
     ...base,
     "EventStore.URL": standIn.url,
     "Orchestrator.Cluster.Enabled": true,
     "Orchestrator.Cluster.Replicas": 3,
     "Orchestrator.NATS.OperatorDir": keysDir,
-  };
+  });
   const { system, operator } = await pushingGate(cluster.url("n1"));
+  const heldDisk = async () => jetStreamDiskOf((await lookupAccountJwt(system, operator))!);
+  // As `shoal nats-operator` signed it without cluster mode: JetStreamMaxStore once, short of three copies.
+  expect(await heldDisk()).toBe(maxStore);
   // An administrator of the account (the orchestrators' login may not delete streams).
   const key = newNkey("user");
   const everything = { publish: { allow: [">"] }, subscribe: { allow: [">"] } };
@@ -195,28 +194,26 @@ it("gives the account room for Replicas copies in cluster mode; short of it, say
   // The earlier orchestrators made it with one copy; a cluster-mode start makes it anew with three.
   await jsm.streams.delete(EVENTS_STREAM);
 
-  // The servers hold the account as signed without cluster mode: JetStreamMaxStore once, short of three copies.
-  const refused = startOrchestrator(orchestratorConfig(cluster.url("n1"), clustered), silentLogger);
-  await expect(refused).rejects.toMatchObject({ name: "StartupError" });
-  await expect(refused).rejects.toThrow(
-    /the account's JetStream disk limit is 67108864 bytes, .* on each of its 3 copies .*rerun it/,
-  );
-
-  const out = join(tempDir(), "operator.conf");
-  const flags = Object.entries(clustered).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
-  await natsOperator("--conf-out", out, ...flags);
-  // The servers' configuration preloads the account: `"<account>": "<JWT>"`.
-  const account = new RegExp(`"${operator.account}": "([^"]+)"`).exec(readFileSync(out, "utf8"))![1]!;
-  expect((decodeJwt(account).nats.limits as { disk_storage?: number }).disk_storage).toBe(
-    3 * base["Orchestrator.NATS.JetStreamMaxStore"],
-  );
-  // As the servers restarted with the rewritten configuration would hold it.
-  await pushAccountJwt(system, operator.account, account);
-
-  const started = await startOrchestrator(orchestratorConfig(cluster.url("n1"), clustered), silentLogger);
-  cleanups.push(() => started.stop());
+  let started = await startOrchestrator(clustered, silentLogger);
+  expect(await heldDisk()).toBe(3 * maxStore);
   expect((await jsm.streams.info(EVENTS_STREAM)).config.num_replicas).toBe(3);
   expect((await jsm.streams.info(`KV_${LEASE_BUCKET}`)).config.num_replicas).toBe(3);
+  await started.stop();
+
+  // A stream of the operator's own reserving room in the account: SHOAL_EVENTS no longer fits beside it.
+  await jsm.streams.delete(EVENTS_STREAM);
+  await jsm.streams.add({ name: "OPERATORS_OWN", subjects: ["own.>"], max_bytes: maxStore, num_replicas: 1 });
+  const refused = startOrchestrator(clustered, silentLogger);
+  await expect(refused).rejects.toMatchObject({ name: "StartupError" });
+  await expect(refused).rejects.toThrow(
+    new RegExp(
+      `the account's JetStream disk limit is ${3 * maxStore} bytes, .* on each of its 3 copies ` +
+        `\\(${3 * Math.floor(maxStore * 0.9)} bytes\\), besides ${maxStore} bytes its other streams reserve`,
+    ),
+  );
+  await jsm.streams.delete("OPERATORS_OWN");
+  started = await startOrchestrator(clustered, silentLogger);
+  cleanups.push(() => started.stop());
 }, 90_000);
 
 /**
