@@ -36,6 +36,13 @@ export function resolveApiAuth(config: ShoalConfig, logger: Logger): ResolvedApi
     if (e instanceof SecretFileError) throw new StartupError(`cannot use the generated admin API key: ${e.message}`);
     throw new StartupError(`cannot create the admin API key under ${config.DataDir}: ${(e as Error).message}`);
   }
+  if (config["Orchestrator.Cluster.Enabled"])
+    // Each orchestrator generates its own: a client would have to know which one it is talking to.
+    logger.warn(
+      { file: admin.path },
+      "cluster mode with API.Auth.Users empty: this orchestrator's generated admin API key works on it alone; " +
+        "give every orchestrator the same API.Auth.Users so that a client may use any of them",
+    );
   logger.info(
     { file: admin.path, anonymousAccess },
     admin.created

@@ -54,7 +54,7 @@ const SCOPE_CLOSE_TIMEOUT_MS = 15_000;
 
 function storeDescription(config: ShoalConfig): string {
   return config["EventStore.URL"] !== ""
-    ? `EventStoreDB at ${redactUrl(config["EventStore.URL"])}`
+    ? `KurrentDB at ${redactUrl(config["EventStore.URL"])}`
     : `SQLite store ${join(config.DataDir, "shoal.db")}`;
 }
 

@@ -102,6 +102,8 @@ describe("KurrentDB over TLS, with a user (the stand-in in secure mode)", () => 
     expect(wrong).not.toContain("wrong-password");
     const none = await refusal(standIn.url.replace(`admin:${STAND_IN_USER.password}@`, ""));
     expect(none).toContain("requires a user (access denied) and EventStore.URL names none");
+    const userAlone = await refusal(standIn.url.replace(`admin:${STAND_IN_USER.password}@`, "admin@"));
+    expect(userAlone).toContain("names a user without a password: give both");
     expect(standIn.appendAttempts).toEqual([]);
   });
 

@@ -166,6 +166,12 @@ function urlProblem(url: string): string | undefined {
       "the KurrentDB client's reads take them as written, percent-escapes included, so they would log in with " +
       "another password than its appends. Give the user such a password (openssl rand -hex 32 makes one)"
     );
+  // The client reads `user@host` as a host named so, and fails later with a name it cannot resolve.
+  if (at >= 0 && !hosts.slice(0, at).includes(":"))
+    return (
+      `EventStore.URL ${redactUrl(url)} names a user without a password: ` +
+      "give both, kurrentdb://USER:PASSWORD@host:2113?…"
+    );
   const known = new Set(KNOWN_OPTIONS.map(flat));
   for (const pair of (query ?? "").split("&")) {
     const key = pair.split("=")[0]!;

@@ -22,6 +22,15 @@ const CONNECTION_CODES = new Set([
   "EAI_AGAIN",
 ]);
 
+/** gRPC statuses of a server away, overloaded or slow, rather than of a refusal. */
+const GRPC_TRANSIENT = new Set<number>([
+  status.UNAVAILABLE,
+  status.DEADLINE_EXCEEDED,
+  status.CANCELLED,
+  status.ABORTED,
+  status.RESOURCE_EXHAUSTED,
+]);
+
 /** What the client throws when an esdb+discover:// cluster answers none of its attempts. */
 const DISCOVERY_FAILED = /^Failed to discover after \d+ attempts/;
 
@@ -51,7 +60,10 @@ function isTransient(e: unknown): boolean {
   // A commit or forward timeout on the server (ABORTED), which the client leaves unknown when it has no details.
   if (e instanceof UnknownError && e.code === status.ABORTED) return true;
   if (!(e instanceof Error)) return false;
-  const code = (e as NodeJS.ErrnoException).code;
+  const code = (e as { code?: unknown }).code;
+  // A call's gRPC status as grpc-js gives it, when the client passed it on unconverted (an append whose connection
+  // dropped: "14 UNAVAILABLE: Connection dropped").
+  if (typeof code === "number") return GRPC_TRANSIENT.has(code);
   return (typeof code === "string" && CONNECTION_CODES.has(code)) || DISCOVERY_FAILED.test(e.message);
 }
 

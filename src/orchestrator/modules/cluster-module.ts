@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { LeaseTable } from "../../cluster/lease-table.ts";
+import { openLeaseBucket } from "../../cluster/open-lease-bucket.ts";
 import { OwnerCommands } from "../../cluster/owner-commands.ts";
 import { Ownership } from "../../cluster/ownership.ts";
 import { Presence } from "../../cluster/presence.ts";
@@ -56,7 +57,12 @@ export function clusterModule(context: OrchestratorContext): ClusterModule {
       // Opened (or made) again while the NATS cluster is electing the bucket's leader: a restart must not abort on it.
       const kv = await untilJetStreamAnswers(
         `opening the lease bucket ${LEASE_BUCKET}`,
-        () => nc.jetstream().views.kv(LEASE_BUCKET, { ttl: ttlMs, history: 1, replicas: settings.replicas }),
+        () =>
+          openLeaseBucket(nc, LEASE_BUCKET, {
+            ttlMs,
+            replicas: settings.replicas,
+            partitions: settings.partitions,
+          }),
         { clock, deadlines, logger: log },
       ).catch((err: unknown) => {
         const apiError = (err as { api_error?: { err_code?: number; description?: string } }).api_error;

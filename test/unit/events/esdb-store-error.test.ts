@@ -49,6 +49,9 @@ describe("KurrentDB client errors", () => {
           "leader-endpoint-port": "2113",
         }),
       ),
+      // The same statuses passed on by the client as grpc-js gave them.
+      grpcFailure(UNAVAILABLE, "Connection dropped"),
+      grpcFailure(DEADLINE_EXCEEDED, "Deadline exceeded"),
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:2113"), { code: "ECONNREFUSED" }),
       Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }),
       new Error("Failed to discover after 10 attempts."),
@@ -73,6 +76,7 @@ describe("KurrentDB client errors", () => {
     const permanent = [
       new AccessDeniedError(undefined, "Access denied"),
       convertToCommandError(grpcFailure(UNAUTHENTICATED, "Bad credentials")),
+      grpcFailure(UNAUTHENTICATED, "Bad credentials"),
       new InvalidArgumentError("Invalid argument"),
       MaxAppendSizeExceededError.fromMaxAppendSize(1048576),
       StreamDeletedError.fromStreamName("node-a"),
