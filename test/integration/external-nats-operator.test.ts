@@ -167,7 +167,7 @@ it("writes the servers' configuration where --conf-out says, never among the key
   expect(readdirSync(keysDir).filter((file) => !file.endsWith(".nk"))).toEqual([]);
 });
 
-it("gives the account room for Replicas copies in cluster mode; short of it, says the account's limit stopped it", async () => {
+it("gives the account room for Replicas copies in cluster mode; short of it, says which limit stopped it", async () => {
   const standIn = await KurrentStandIn.start();
   cleanups.push(() => standIn.close());
   const maxStore = base["Orchestrator.NATS.JetStreamMaxStore"];
@@ -213,7 +213,13 @@ it("gives the account room for Replicas copies in cluster mode; short of it, say
   );
   await jsm.streams.delete("OPERATORS_OWN");
   started = await startOrchestrator(clustered, silentLogger);
-  cleanups.push(() => started.stop());
+  await started.stop();
+
+  // More copies than the cluster has servers: a lease bucket made anew cannot be placed.
+  await jsm.streams.delete(`KV_${LEASE_BUCKET}`);
+  const five = startOrchestrator({ ...clustered, "Orchestrator.Cluster.Replicas": 5 }, silentLogger);
+  await expect(five).rejects.toMatchObject({ name: "StartupError" });
+  await expect(five).rejects.toThrow(/cannot place the 5 copies of the lease bucket SHOAL_LEASES, each on its own/);
 }, 90_000);
 
 /**
