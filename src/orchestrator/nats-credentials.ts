@@ -7,6 +7,7 @@ import { SecretFileError, credentialsDir, loadOrCreateSecret, newSecret, readSec
 import { EVENTS_READER_PERMISSIONS, EVENTS_READER_USER } from "../transport/nats-auth/nats-roles.ts";
 import { credsFileText } from "../transport/nats-jwt/creds-file.ts";
 import { newNkey, nkeyFromSeed } from "../transport/nats-jwt/nats-nkey.ts";
+import { jetStreamBudget } from "./jetstream-budget.ts";
 import {
   NatsOperator,
   loadOperatorKeys,
@@ -87,7 +88,7 @@ export function currentNatsOperator(config: ShoalConfig): NatsOperator | undefin
   const revocations = revocationsIn(serverConfig, keys.operatorSigner.publicKey, account);
   return new NatsOperator(keys, {
     joinToken: token,
-    jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+    jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
     revocations,
   });
 }

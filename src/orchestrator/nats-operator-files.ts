@@ -3,6 +3,7 @@ import type { ShoalConfig } from "../config/keys.ts";
 import { writeFileAtomic } from "../fs/write-file-atomic.ts";
 import { privateDirectory } from "../fs/private-directory.ts";
 import { NatsOperator, loadOrCreateOperatorKeys } from "../transport/nats-jwt/nats-operator.ts";
+import { jetStreamBudget } from "./jetstream-budget.ts";
 import { resolveJoinToken } from "./nats-credentials.ts";
 
 export interface NatsOperatorFiles {
@@ -37,7 +38,7 @@ export function writeNatsOperatorFiles(
   const joinToken = resolveJoinToken(config);
   const operator = new NatsOperator(loadOrCreateOperatorKeys(keysDir), {
     joinToken: joinToken.token,
-    jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+    jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
   });
   const configFile = resolve(configOut ?? join(dirname(keysDir), OPERATOR_CONFIG_FILE));
   // JWTs only (public: no key's secret half), readable by the NATS servers' user.

@@ -26,6 +26,7 @@ import { operatorModeServerConfig } from "../transport/nats-auth/nats-server-con
 import { jwtLogin } from "../transport/nats-jwt/jwt-login.ts";
 import { watchLeafServers } from "../transport/nats-jwt/leaf-account-sync.ts";
 import { NatsJwtGate, type RevocationTarget } from "../transport/nats-jwt/nats-jwt-gate.ts";
+import { jetStreamDiskOf } from "../transport/nats-jwt/nats-jwt.ts";
 import { newNkey } from "../transport/nats-jwt/nats-nkey.ts";
 import { lookupAccountJwt } from "../transport/nats-jwt/lookup-account-jwt.ts";
 import { untilJetStreamAnswers } from "../transport/until-jetstream-answers.ts";
@@ -40,6 +41,7 @@ import {
 } from "../transport/nats-jwt/nats-operator.ts";
 import { resolveJoinToken, writeEventsReaderCreds, type JoinToken } from "./nats-credentials.ts";
 import { embeddedNatsTls, externalNatsTls } from "./nats-tls.ts";
+import { jetStreamBudget } from "./jetstream-budget.ts";
 import {
   clientCertificateProblem,
   cutOffBeforeAnswer,
@@ -302,7 +304,7 @@ export function natsLayer(
             const joinToken = resolveJoinToken(config);
             const operator = new NatsOperator(loadOperatorKeys(operatorDir), {
               joinToken: joinToken.token,
-              jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+              jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
             });
             return { operator, joinToken, tls: externalNatsTls(config) };
           },
@@ -334,12 +336,22 @@ export function natsLayer(
         const eventsNc = yield* connectTo(external, tls, orchestratorLogin(operator), EVENTS_CONNECTION_NAME);
         // The resolver keeps what is pushed: no configuration to write.
         const target: RevocationTarget = { writeConfig: () => undefined, system, sharedResolver: true };
+        const access = new NatsJwtGate(operator, target, logger.child({ component: "nats-access" }));
+        // The servers take the account `shoal nats-operator` preloads only while they hold none: an account signed for
+        // another JetStream budget (another JetStreamMaxStore or Replicas, an earlier version) is brought to this one
+        // before anything makes a stream in it.
+        const held = jetStreamDiskOf(current);
+        const wanted = jetStreamBudget(config).accountDiskBytes;
+        if (held !== wanted) {
+          logger.info({ account: operator.account, held, wanted }, "setting the Shoal account's JetStream disk limit");
+          yield* attempt("cannot set the Shoal account's JetStream disk limit on NATS", () => access.republish());
+        }
         return {
           nc,
           eventsNc,
           url: external,
           joinToken,
-          access: new NatsJwtGate(operator, target, logger.child({ component: "nats-access" })),
+          access,
           readerCredsFile: writeEventsReaderCreds(config.DataDir, operator),
         };
       }),
@@ -395,7 +407,7 @@ export function natsLayer(
             : new Map<string, number>();
           const operator = new NatsOperator(keys, {
             joinToken: joinToken.token,
-            jetStreamDiskBytes: config["Orchestrator.NATS.JetStreamMaxStore"],
+            jetStreamDiskBytes: jetStreamBudget(config).accountDiskBytes,
             revocations,
           });
           const port = config["Orchestrator.Port"];

@@ -6,11 +6,13 @@ import {
   type Msg,
   type NatsConnection,
   type StreamConfig,
+  StorageType,
   type Subscription,
 } from "nats";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../actors/clock.ts";
 import { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
+import { StartupError } from "../errors/startup-error.ts";
 import { entityEventsOf } from "../events/catalog/entity-events.ts";
 import type { CheckpointStore, RecordedEvent } from "../events/store/event-store.ts";
 import { categoryOf, entityIdOf } from "../events/streams.ts";
@@ -197,12 +199,7 @@ export class NatsEventPublisher implements Processor {
     try {
       await untilJetStreamAnswers(`setting up the stream ${EVENTS_STREAM}`, () => this.ensureStream(), answered);
     } catch (err) {
-      if (isTooLarge(err))
-        throw new Error(
-          `NATS at ${this.nc.getServer()} cannot give ${EVENTS_STREAM} ${this.maxBytes} bytes ` +
-            `(90% of Orchestrator.NATS.JetStreamMaxStore) on each of the ${this.replicas} server(s) holding a copy: ` +
-            "set Orchestrator.NATS.JetStreamMaxStore to what each server's JetStream can hold",
-        );
+      if (isTooLarge(err)) throw new StartupError(await this.tooLarge());
       // Only JetStream not answering yet, or a cluster short of servers for the replicas, is waited out; a refusal
       // (a stream of the operator's taking these subjects, a permission denied) is a configuration to fix.
       if (!jetStreamBusy(err) && jsErrorCode(err) !== NO_PEERS)
@@ -222,6 +219,39 @@ export class NatsEventPublisher implements Processor {
     // Under the connection's own inbox prefix: its permissions allow it, and readers of `_INBOX.>` never see the acks.
     this.inbox = createInbox((this.nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
     this.ackSubscription = this.nc.subscribe(`${this.inbox}.*`, { callback: (_err, msg) => this.receiveReply(msg) });
+  }
+
+  /**
+   * Whose limit the stream's size hit. JetStream refuses an account's limit and (on one server) the server's storage
+   * with the same code, so the account's limit is read and set against what the stream needs with every copy.
+   */
+  private async tooLarge(): Promise<string> {
+    const jsm = this.jsm as JetStreamManager;
+    const need = this.maxBytes * this.replicas;
+    const sizes =
+      `${EVENTS_STREAM} reserves ${this.maxBytes} bytes (90% of Orchestrator.NATS.JetStreamMaxStore) ` +
+      `on each of its ${this.replicas} copies`;
+    try {
+      const limit = (await jsm.getAccountInfo()).limits.max_storage;
+      const others = (await jsm.streams.list().next())
+        .filter((s) => s.config.name !== EVENTS_STREAM && s.config.storage === StorageType.File)
+        .reduce((sum, s) => sum + Math.max(s.config.max_bytes, 0) * Math.max(s.config.num_replicas, 1), 0);
+      if (limit >= 0 && need + others > limit)
+        return (
+          `NATS at ${this.nc.getServer()} refused ${EVENTS_STREAM}: the account's JetStream disk limit is ${limit} ` +
+          `bytes, and ${sizes} (${need} bytes), besides ${others} bytes its other streams reserve. ` +
+          "With Shoal as the NATS operator each orchestrator sets that limit at start to " +
+          "Orchestrator.NATS.JetStreamMaxStore times Orchestrator.Cluster.Replicas: raise JetStreamMaxStore " +
+          "(if the servers can hold it) or remove the other streams; otherwise raise the account's JetStream disk limit"
+        );
+    } catch (e) {
+      this.logger.warn({ err: e }, "could not read the account's JetStream limits to say which limit was hit");
+    }
+    return (
+      `NATS at ${this.nc.getServer()} has no room for ${EVENTS_STREAM}: ${sizes}, and the servers' JetStream ` +
+      "storage cannot hold that: set Orchestrator.NATS.JetStreamMaxStore to what each server's JetStream can hold " +
+      "(max_file_store), or give the servers more"
+    );
   }
 
   private streamConfig(): Partial<StreamConfig> & { name: string } {
@@ -266,7 +296,9 @@ export class NatsEventPublisher implements Processor {
       this.logger.warn(
         { stream: EVENTS_STREAM, replicas: existing.num_replicas, configured: this.replicas },
         `the cluster-event stream has ${existing.num_replicas} replica(s), not the ${this.replicas} configured; ` +
-          `left as it is: change it with \`nats stream edit ${EVENTS_STREAM} --replicas ${this.replicas}\``,
+          `left as it is: on a NATS cluster of at least ${this.replicas} JetStream servers, all up, change it with ` +
+          `\`nats stream edit ${EVENTS_STREAM} --replicas ${this.replicas}\`; a cluster holds at most one copy per ` +
+          "server, so with fewer servers set Orchestrator.Cluster.Replicas to their number",
       );
     if (sameLimits(existing, config)) return "kept";
     try {

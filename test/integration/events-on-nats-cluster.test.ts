@@ -113,7 +113,7 @@ it("keeps an existing stream's copies, saying how to change them; refuses a size
 
   await jsm.streams.delete(EVENTS_STREAM);
   const tooLarge = new NatsEventPublisher(nc, store, silentLogger, 2 ** 50, { replicas: 1 });
-  await expect(tooLarge.start()).rejects.toThrow(/on each of the 1 server\(s\) holding a copy/);
+  await expect(tooLarge.start()).rejects.toThrow(/on each of its 1 copies, and the servers' JetStream storage cannot/);
 }, 60_000);
 
 it("starts while JetStream cannot make the stream, retries, and publishes what waited once it is there", async () => {

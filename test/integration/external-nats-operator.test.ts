@@ -4,6 +4,7 @@ import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { commandContext } from "../../src/actors/command-context.ts";
 import { natsOperatorCommand } from "../../src/cli/commands/nats-operator-command.ts";
+import { LEASE_BUCKET } from "../../src/orchestrator/modules/cluster-module.ts";
 import { OPERATOR_CONFIG_FILE } from "../../src/orchestrator/nats-operator-files.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { ComputeClient } from "../../src/transport/compute-client.ts";
@@ -15,13 +16,14 @@ import {
 import { jwtLogin } from "../../src/transport/nats-jwt/jwt-login.ts";
 import { AccountLookupUnanswered, lookupAccountJwt } from "../../src/transport/nats-jwt/lookup-account-jwt.ts";
 import { NatsJwtGate } from "../../src/transport/nats-jwt/nats-jwt-gate.ts";
-import { decodeJwt } from "../../src/transport/nats-jwt/nats-jwt.ts";
+import { decodeJwt, jetStreamDiskOf } from "../../src/transport/nats-jwt/nats-jwt.ts";
 import { newNkey, type NatsNkey } from "../../src/transport/nats-jwt/nats-nkey.ts";
 import { NatsOperator, joinLogin, loadOperatorKeys } from "../../src/transport/nats-jwt/nats-operator.ts";
-import { JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
+import { EVENTS_STREAM, JOIN_INBOX_PREFIX } from "../../src/transport/subjects.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { computeInfo, orchestratorConfig, silentLogger, tempDir } from "../support/fixtures.ts";
 import { jwtLoginAdmitted } from "../support/jwt-login-admitted.ts";
+import { KurrentStandIn } from "../support/kurrent-stand-in/kurrent-stand-in.ts";
 import { TestNatsCluster } from "../support/nats-cluster.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { testAgent } from "../support/test-agent.ts";
@@ -190,6 +192,61 @@ it("writes the servers' configuration where --conf-out says, never among the key
   expect(readFileSync(out, "utf8")).toContain("resolver_preload");
   expect(readdirSync(keysDir).filter((file) => !file.endsWith(".nk"))).toEqual([]);
 });
+
+it("gives the account room for Replicas copies in cluster mode; short of it, says which limit stopped it", async () => {
+  const standIn = await KurrentStandIn.start();
+  cleanups.push(() => standIn.close());
+  const maxStore = base["Orchestrator.NATS.JetStreamMaxStore"];
+  const clustered = orchestratorConfig(cluster.url("n1"), {
+    ...base,
+    "EventStore.URL": standIn.url,
+    "Orchestrator.Cluster.Enabled": true,
+    "Orchestrator.Cluster.Replicas": 3,
+    "Orchestrator.NATS.OperatorDir": keysDir,
+  });
+  const { system, operator } = await pushingGate(cluster.url("n1"));
+  const heldDisk = async () => jetStreamDiskOf((await lookupAccountJwt(system, operator))!);
+  // As `shoal nats-operator` signed it without cluster mode: JetStreamMaxStore once, short of three copies.
+  expect(await heldDisk()).toBe(maxStore);
+  // An administrator of the account (the orchestrators' login may not delete streams).
+  const key = newNkey("user");
+  const everything = { publish: { allow: [">"] }, subscribe: { allow: [">"] } };
+  const admin = await connect({
+    servers: cluster.url("n1"),
+    authenticator: jwtLogin(operator.issueUser(key.publicKey, "admin", everything), key),
+  });
+  cleanups.push(() => admin.close());
+  const jsm = await admin.jetstreamManager({ timeout: 20_000 });
+  // The earlier orchestrators made it with one copy; a cluster-mode start makes it anew with three.
+  await jsm.streams.delete(EVENTS_STREAM);
+
+  let started = await startOrchestrator(clustered, silentLogger);
+  expect(await heldDisk()).toBe(3 * maxStore);
+  expect((await jsm.streams.info(EVENTS_STREAM)).config.num_replicas).toBe(3);
+  expect((await jsm.streams.info(`KV_${LEASE_BUCKET}`)).config.num_replicas).toBe(3);
+  await started.stop();
+
+  // A stream of the operator's own reserving room in the account: SHOAL_EVENTS no longer fits beside it.
+  await jsm.streams.delete(EVENTS_STREAM);
+  await jsm.streams.add({ name: "OPERATORS_OWN", subjects: ["own.>"], max_bytes: maxStore, num_replicas: 1 });
+  const refused = startOrchestrator(clustered, silentLogger);
+  await expect(refused).rejects.toMatchObject({ name: "StartupError" });
+  await expect(refused).rejects.toThrow(
+    new RegExp(
+      `the account's JetStream disk limit is ${3 * maxStore} bytes, .* on each of its 3 copies ` +
+        `\\(${3 * Math.floor(maxStore * 0.9)} bytes\\), besides ${maxStore} bytes its other streams reserve`,
+    ),
+  );
+  await jsm.streams.delete("OPERATORS_OWN");
+  started = await startOrchestrator(clustered, silentLogger);
+  await started.stop();
+
+  // More copies than the cluster has servers: a lease bucket made anew cannot be placed.
+  await jsm.streams.delete(`KV_${LEASE_BUCKET}`);
+  const five = startOrchestrator({ ...clustered, "Orchestrator.Cluster.Replicas": 5 }, silentLogger);
+  await expect(five).rejects.toMatchObject({ name: "StartupError" });
+  await expect(five).rejects.toThrow(/cannot place the 5 copies of the lease bucket SHOAL_LEASES, each on its own/);
+}, 90_000);
 
 /**
  * What an orchestrator on an external NATS with Shoal as its operator pushes revocations with (src/orchestrator/

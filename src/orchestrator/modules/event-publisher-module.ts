@@ -1,7 +1,7 @@
-import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { onDuty } from "../../cluster/on-duty.ts";
 import { NatsEventPublisher } from "../../projections/nats-event-publisher.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
+import { jetStreamBudget } from "../jetstream-budget.ts";
 import { JetStreamWatch } from "../jetstream-watch.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
@@ -29,17 +29,18 @@ export function eventPublisherModule(context: OrchestratorContext): EventPublish
     async follow() {
       // JetStream is checked first: a NATS that cannot take cluster events stops start-up here, before anything
       // follows the store.
+      const budget = jetStreamBudget(config);
       const publisher = new NatsEventPublisher(
         eventsNc,
         store,
         logger.child({ component: "event-publisher" }),
-        Math.floor(config["Orchestrator.NATS.JetStreamMaxStore"] * 0.9),
+        budget.eventStreamBytes,
         {
           clock: context.clock,
           deadlines,
           encoded: context.encodedEvents,
           // On a NATS cluster, as many copies as the leases have: readers keep getting events while a server is down.
-          replicas: clusterSettings(config)?.replicas ?? 1,
+          replicas: budget.replicas,
         },
       );
       await publisher.start();

@@ -173,6 +173,12 @@ export function accountJwt(issuer: NatsNkey, account: string, name: string, opti
   );
 }
 
+/** An account JWT's JetStream disk limit in bytes; undefined when it gives the account no JetStream. */
+export function jetStreamDiskOf(account: string): number | undefined {
+  const limits = decodeJwt(account).nats.limits as { disk_storage?: number } | undefined;
+  return limits?.disk_storage;
+}
+
 export interface UserOptions {
   /** The account, when `signer` is one of its signing keys rather than its identity. */
   readonly issuerAccount?: string;
