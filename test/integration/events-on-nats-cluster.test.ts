@@ -140,7 +140,17 @@ it("starts while JetStream cannot make the stream, retries, and publishes what w
     () => "the publisher retries making the stream, saying so",
   );
   // An operator makes it with the copies the cluster can hold; the publisher keeps them and publishes into it.
-  await jsm.streams.add({ name: EVENTS_STREAM, subjects: [EVENTS_SUBJECTS], num_replicas: 3 });
+  // Asked again until answered, as an operator would: the stream's first leader election can outlast a request's 5 s
+  // on a loaded machine (the server revived above is still catching up), and adding the same stream again is a no-op.
+  await waitFor(
+    () =>
+      jsm.streams.add({ name: EVENTS_STREAM, subjects: [EVENTS_SUBJECTS], num_replicas: 3 }).then(
+        () => true,
+        () => false,
+      ),
+    30_000,
+    () => "JetStream makes the stream the operator asks for",
+  );
   const stored = entityPositions((await store.readAll()).filter((e) => e.position > from));
   expect(stored).toHaveLength(50);
   await waitFor(
