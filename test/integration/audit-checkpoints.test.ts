@@ -120,13 +120,21 @@ describe("signed audit checkpoints", () => {
     const file = join(tempDir(), "checkpoints.ndjson");
     writeFileSync(file, received.map((c) => JSON.stringify(c)).join("\n"));
     const store = join(config.DataDir, "shoal.db");
-    const ok = await runShoal(["audit", "verify", "--store", store, "--checkpoint", file, "--key", key.key.publicKey]);
+    const ok = await runShoal([
+      "audit",
+      "verify",
+      "--store",
+      store,
+      "--checkpoint",
+      file,
+      `--key=${key.key.publicKey}`,
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     // The file's are the store's own two: each is checked, and counted, once.
     expect(ok.stdout).toMatch(/; 2 signed checkpoints matched$/m);
-    // Under another key, the same checkpoints are a break.
+    // Under another key, the same checkpoints are a break. (`--key=`: a base64url key may begin with a dash.)
     const other = loadOrCreateAuditKey(tempDir()).key.publicKey;
-    const untrusted = await runShoal(["audit", "verify", "--store", store, "--checkpoint", file, "--key", other]);
+    const untrusted = await runShoal(["audit", "verify", "--store", store, "--checkpoint", file, `--key=${other}`]);
     expect(untrusted.code).toBe(1);
     expect(untrusted.stdout).toContain(`BROKEN at position ${first.position}`);
     expect(untrusted.stdout).toContain("checkpoint-key");
