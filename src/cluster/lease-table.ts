@@ -1,4 +1,5 @@
 import type { KV } from "nats";
+import { JS_CODES, jsErrorCode } from "../transport/jetstream-api-error.ts";
 
 /** One lease this orchestrator holds in the key-value bucket. */
 export interface HeldLease {
@@ -33,16 +34,10 @@ export interface LeaseTableOptions {
   readonly elapsed: () => number;
 }
 
-/** JetStream's "wrong last sequence": create on a key that exists, update at a stale revision. */
-const WRONG_LAST_SEQUENCE = 10071;
-
 /** Keys read at once when looking for another holder: a cluster's usual partition count in one round trip. */
 const HOLDER_BATCH = 64;
 
-const isWrongLastSequence = (e: unknown): boolean =>
-  typeof e === "object" &&
-  e !== null &&
-  (e as { api_error?: { err_code?: number } }).api_error?.err_code === WRONG_LAST_SEQUENCE;
+const isWrongLastSequence = (e: unknown): boolean => jsErrorCode(e) === JS_CODES.WRONG_LAST_SEQUENCE;
 
 /**
  * Leases as keys of a JetStream key-value bucket: taken with create, kept with update at the

@@ -21,15 +21,10 @@ import { jetStreamBusy, untilJetStreamAnswers } from "../transport/until-jetstre
 import { EncodedEvents } from "./encoded-events.ts";
 import type { EventEnvelope } from "./event-envelope.ts";
 import type { Processor } from "./processor.ts";
+import { JS_CODES, jetStreamApiError, jsErrorCode } from "../transport/jetstream-api-error.ts";
 
 const CHECKPOINT = "nats-event-publisher";
-const STREAM_NOT_FOUND = 10059;
-const INSUFFICIENT_RESOURCES = 10047;
-/** "no suitable peers for placement": a cluster found no servers for the replicas (a reason may follow). */
-const NO_PEERS = 10005;
-/** JetStream's own error code of a failed API call (undefined for a transport failure). */
-const jsErrorCode = (err: unknown): number | undefined =>
-  (err as { api_error?: { err_code?: number } }).api_error?.err_code;
+const { STREAM_NOT_FOUND, INSUFFICIENT_RESOURCES, NO_PEERS, STREAM_NAME_IN_USE } = JS_CODES;
 const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND;
 /**
  * The stream's max_bytes does not fit: a single server says so with its own code, a cluster as a placement that
@@ -37,10 +32,8 @@ const isStreamNotFound = (err: unknown) => jsErrorCode(err) === STREAM_NOT_FOUND
  */
 const isTooLarge = (err: unknown) =>
   jsErrorCode(err) === INSUFFICIENT_RESOURCES ||
-  (jsErrorCode(err) === NO_PEERS &&
-    /insufficient storage/i.test((err as { api_error?: { description?: string } }).api_error?.description ?? ""));
+  (jsErrorCode(err) === NO_PEERS && /insufficient storage/i.test(jetStreamApiError(err)?.description ?? ""));
 /** JetStream's "stream name already in use": another orchestrator created it between our look and our add. */
-const STREAM_NAME_IN_USE = 10058;
 /**
  * JetStream API calls wait this long: creating or changing a replicated stream needs its servers to agree, which on a
  * busy cluster takes longer than nats.js's 5 s default.

@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
 import type { Clock } from "../actors/clock.ts";
 import type { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
+import { JS_CODES, jsErrorCode } from "./jetstream-api-error.ts";
 import { isUnreachable } from "./unreachable.ts";
 
-/** JetStream's "system temporarily unavailable": its servers are still electing a meta leader. */
-const TEMPORARILY_UNAVAILABLE = 10008;
 const FIRST_PAUSE_MS = 250;
 const MAX_PAUSE_MS = 5_000;
 /**
@@ -24,8 +23,8 @@ export interface JetStreamAnswerOptions {
 
 /** Whether JetStream did not answer (no responders, a timeout, a cut connection, a leader election under way). */
 export function jetStreamBusy(err: unknown): boolean {
-  const apiCode = (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
-  return apiCode === TEMPORARILY_UNAVAILABLE || (apiCode === undefined && isUnreachable(err));
+  const apiCode = jsErrorCode(err);
+  return apiCode === JS_CODES.TEMPORARILY_UNAVAILABLE || (apiCode === undefined && isUnreachable(err));
 }
 
 /**

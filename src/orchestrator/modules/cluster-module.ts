@@ -7,14 +7,13 @@ import { OwnerCommands } from "../../cluster/owner-commands.ts";
 import { Ownership } from "../../cluster/ownership.ts";
 import { Presence } from "../../cluster/presence.ts";
 import { StartupError } from "../../errors/startup-error.ts";
+import { JS_CODES, jetStreamApiError } from "../../transport/jetstream-api-error.ts";
 import { untilJetStreamAnswers } from "../../transport/until-jetstream-answers.ts";
 import { Later, type Module } from "../module.ts";
 import type { OrchestratorContext } from "../orchestrator-context.ts";
 
 /** The key-value bucket that holds the partitions' and duties' leases. */
 export const LEASE_BUCKET = "SHOAL_LEASES";
-/** JetStream's "no suitable peers for placement": fewer servers (up, with room) than the copies asked for. */
-const NO_PEERS = 10005;
 /** Where the orchestrators of a cluster say they are alive (it sizes each one's share of the partitions). */
 export const MEMBERS_SUBJECT = "shoal.cluster.members";
 /** How often leases are renewed and free ones looked for: a dead owner's partitions go within a tick of expiry. */
@@ -65,8 +64,8 @@ export function clusterModule(context: OrchestratorContext): ClusterModule {
           }),
         { clock, deadlines, logger: log },
       ).catch((err: unknown) => {
-        const apiError = (err as { api_error?: { err_code?: number; description?: string } }).api_error;
-        if (apiError?.err_code !== NO_PEERS) throw err;
+        const apiError = jetStreamApiError(err);
+        if (apiError?.err_code !== JS_CODES.NO_PEERS) throw err;
         throw new StartupError(
           `NATS cannot place the ${settings.replicas} copies of the lease bucket ${LEASE_BUCKET}, each on its own ` +
             `server (${apiError.description ?? "no suitable peers"}): set Orchestrator.Cluster.Replicas to at most ` +
