@@ -188,23 +188,16 @@ describe("node list --show", () => {
       .filter((c) => wide || c.wide !== true)
       .map((c) => c.header);
   const ALWAYS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING"];
+  const VERSION = ["VERSION", "ARCHITECTURE", "OS"];
+  const FEATURES = ["ENGINES", "INPUTS FROM", "OUTPUTS"];
+  const CAPACITY = ["CPU", "MEMORY", "DISK", "GPU"];
 
   it("Bacalhau's default groups, labels and capacity", () => {
-    expect(headers(undefined)).toEqual([...ALWAYS, "LABELS", "CPU", "MEMORY", "DISK", "GPU", "DRAIN"]);
+    expect(headers(undefined)).toEqual([...ALWAYS, "LABELS", ...CAPACITY, "DRAIN"]);
   });
 
   it("the groups named, in their order, as comma lists or repeated; '' for none", () => {
-    expect(headers(["version,features", "labels"])).toEqual([
-      ...ALWAYS,
-      "VERSION",
-      "ARCHITECTURE",
-      "OS",
-      "ENGINES",
-      "INPUTS FROM",
-      "OUTPUTS",
-      "LABELS",
-      "DRAIN",
-    ]);
+    expect(headers(["version,features", "labels"])).toEqual([...ALWAYS, ...VERSION, ...FEATURES, "LABELS", "DRAIN"]);
     expect(headers([""])).toEqual([...ALWAYS, "DRAIN"]);
   });
 
@@ -213,16 +206,9 @@ describe("node list --show", () => {
       ...ALWAYS,
       "HOSTNAME",
       "LABELS",
-      "VERSION",
-      "ARCHITECTURE",
-      "OS",
-      "ENGINES",
-      "INPUTS FROM",
-      "OUTPUTS",
-      "CPU",
-      "MEMORY",
-      "DISK",
-      "GPU",
+      ...VERSION,
+      ...FEATURES,
+      ...CAPACITY,
       "DRAIN",
       "LAST HEARTBEAT",
     ]);
