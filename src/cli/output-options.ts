@@ -73,7 +73,7 @@ export function outputOptions<E extends string = never>(
 export function outputHelp(formats: string): string {
   return `  -o, --output FORMAT      ${formats}
                            wide: the table with more columns and whole ids; csv: RFC 4180 with a header row.
-                           Tables show times in the local time zone (TZ); json, yaml and csv in RFC 3339 UTC
+                           Times: local in tables (TZ), RFC 3339 UTC in csv (and the API's in json and yaml)
   --wide                   the same as -o wide (with -o csv: the wide columns too)
   --no-style               a plain table: no borders, no bold (always so when stdout is not a terminal)
   --hide-header            no header row (table and csv)`;

@@ -80,7 +80,7 @@ const write = (text: string): Promise<void> =>
   new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once("drain", resolve)));
 
 /**
- * `shoal events [filters] [--output table|json|yaml|ndjson]`: GET /api/v1/orchestrator/events (docs/audit.md, The
+ * `shoal events [filters] [-o table|wide|json|yaml|csv|ndjson]`: GET /api/v1/orchestrator/events (docs/audit.md, The
  * feed). The server checks the filters and answers a 400 naming the one that is wrong.
  */
 export async function eventsCommand(args: string[]): Promise<number> {

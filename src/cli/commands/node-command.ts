@@ -45,7 +45,7 @@ Options:
                            (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one,
                            sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
 ${API_TLS_HELP}
-${outputHelp("table (default; describe: yaml), wide, json, yaml or csv")}
+${outputHelp("table (default; describe: yaml), wide, json, yaml or csv; the actions: table, json or yaml")}
   list, describe: --show GROUPS  column groups, a comma list: ${Object.keys(NODE_COLUMN_GROUPS).join(", ")}
                            (default labels,capacity; wide: all; --show '' none)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
