@@ -98,7 +98,8 @@ export async function auditDiffCommand(args: string[]): Promise<number> {
   }
   const more =
     body.Through < body.To.Position
-      ? `More changes than one answer holds: listed up to position ${body.Through}; go on with shoal audit diff ${body.Through} ${body.To.Position}`
+      ? `More changes than one answer holds: listed up to position ${body.Through}; ` +
+        `go on with shoal audit diff ${body.Through} ${body.To.Position}`
       : undefined;
   if (output.format === "csv") {
     const text = renderRows(COLUMNS, [...kinds("node", body.Nodes), ...kinds("job", body.Jobs)], output);

@@ -179,9 +179,7 @@ async function follow(
       after: after === null ? undefined : Number(after),
       prepare: () => api.request("GET", `/api/v1/orchestrator/events?${probe}`),
       onEvent: (data) =>
-        write(
-          `${format === "ndjson" ? printable(data) : line(rowTexts(shown, JSON.parse(data) as ClusterEvent, output))}\n`,
-        ),
+        write(`${format === "ndjson" ? printable(data) : line(rowTexts(shown, JSON.parse(data), output))}\n`),
       signal: stop.signal,
       note: (text) => process.stderr.write(`${printable(text)}\n`),
     });

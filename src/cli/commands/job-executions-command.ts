@@ -24,7 +24,8 @@ Options:
   --next-token T           the page after the one that printed T
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         last first; --reverse works too
-${outputHelp("table (default), wide, json, yaml or csv; json and yaml print the executions (Bacalhau's models.Execution)")}
+${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the executions
+                           (Bacalhau's models.Execution)`)}
 
 ${API_OPTIONS_HELP}`;
 

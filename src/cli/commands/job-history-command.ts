@@ -25,7 +25,8 @@ Options:
   --since T                only entries at or after T: Unix seconds or an ISO 8601 time (2026-11-23T10:00:00Z)
   --limit N                entries per page (default 100)
   --next-token T           the page after the one that printed T
-${outputHelp("table (default), wide, json, yaml or csv; json and yaml print the entries (Bacalhau's models.JobHistory)")}
+${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the entries
+                           (Bacalhau's models.JobHistory)`)}
 
 ${API_OPTIONS_HELP}`;
 

@@ -29,6 +29,7 @@ const ROWS: readonly Row[] = [
 ];
 
 const plain = { wide: false, style: false, header: true } as const;
+const bold = (text: string) => `\u001b[1m${text}\u001b[0m`;
 
 const savedTz = process.env.TZ;
 const savedNoColor = process.env.NO_COLOR;
@@ -118,7 +119,7 @@ describe("tables", () => {
     const styled = renderRows(COLUMNS, ROWS.slice(0, 1), { ...plain, format: "table", style: true });
     expect(styled.split("\n")).toEqual([
       "┌────────────┬─────────────────────┬───────────────────────────┐",
-      "│ \u001b[1mID        \u001b[0m │ \u001b[1mAT                 \u001b[0m │ \u001b[1mNOTE                     \u001b[0m │",
+      `│ ${bold("ID        ")} │ ${bold("AT                 ")} │ ${bold("NOTE                     ")} │`,
       "├────────────┼─────────────────────┼───────────────────────────┤",
       '│ j-7a4c7576 │ 2026-11-30 00:00:00 │ a "quoted", two-part note │',
       "└────────────┴─────────────────────┴───────────────────────────┘",
