@@ -40,10 +40,16 @@ export class DeadlineScheduler {
   private readonly handlers = new Map<string, (key: string) => void>();
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
+  /** When the timer was armed: a deadline whose instant had passed by then is late only from that moment. */
+  private armedAt = 0;
   private stopped = false;
   private firing = false;
 
-  constructor(private readonly clock: Clock) {}
+  /** `lateness`: told, for each deadline fired, how many milliseconds after it could have fired it did. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly lateness?: (ms: number) => void,
+  ) {}
 
   get size(): number {
     return this.keys.length;
@@ -176,7 +182,8 @@ export class DeadlineScheduler {
     if (this.timer && this.timerAt === next) return;
     this.timer?.cancel();
     this.timerAt = next;
-    this.timer = this.clock.setTimer(next - this.clock.now(), () => {
+    this.armedAt = this.clock.now();
+    this.timer = this.clock.setTimer(next - this.armedAt, () => {
       this.timer = undefined;
       this.timerAt = Infinity;
       this.fireDue();
@@ -192,6 +199,7 @@ export class DeadlineScheduler {
       while (fired < FIRE_BUDGET && this.keys.length > 0 && (this.ats[0] as number) <= now) {
         const key = this.keys[0] as string;
         const kind = this.kindOf[0] as number;
+        this.lateness?.(now - Math.max(this.ats[0] as number, this.armedAt));
         let fire = (this.kinds[kind] as Kind).fire;
         if (kind === GENERIC) {
           fire = this.handlers.get(key);
