@@ -259,7 +259,8 @@ export class ComputeAgent {
       throw new ComputeAgentError(
         code === "EADDRINUSE"
           ? `Compute.Metrics.Port ${listen.port} is already in use on ${listen.host}; choose another`
-          : `cannot serve /metrics on ${listen.host}:${listen.port} (Compute.Metrics.Host, Compute.Metrics.Port): ${(e as Error).message}`,
+          : `cannot serve /metrics on ${listen.host}:${listen.port} (Compute.Metrics.Host, Compute.Metrics.Port): ` +
+              (e as Error).message,
       );
     }
     this.options.logger.info({ url: this.metricsServer.url }, "compute node serving its metrics");

@@ -118,8 +118,8 @@ export class ShoalMetrics {
     this.deadlineLateness = new Histogram({
       name: "shoal_deadline_lateness_seconds",
       help:
-        "How late each of this orchestrator's deadlines (timeouts, resends, drains, backoffs) fired: from its instant, " +
-        "or from when its timer was armed if that instant had passed already (a deadline recovered at start)",
+        "How late each of this orchestrator's deadlines (timeouts, resends, drains, backoffs) fired: from its " +
+        "instant, or from when its timer was armed if that instant had passed already (a deadline recovered at start)",
       buckets: LATENESS_BUCKETS,
       registers,
     });
@@ -242,13 +242,13 @@ export class ShoalMetrics {
     });
     const drains = new Gauge({
       name: "shoal_node_drains",
-      help: `Nodes drained by an operator and not undrained, by drain status (draining, drained, expired), ${PROJECTED}`,
+      help: `Nodes drained and not undrained, by drain status (draining, drained, expired), ${PROJECTED}`,
       labelNames: ["status"],
       registers: [],
     });
     new Gauge({
       name: "shoal_nodes_cordoned",
-      help: `Nodes cordoned (by an operator or a drain), ${PROJECTED}`,
+      help: `Nodes cordoned by an operator (drains are counted apart: shoal_node_drains), ${PROJECTED}`,
       registers,
       collect() {
         let cordoned = 0;
