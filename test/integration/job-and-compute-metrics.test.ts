@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import { ComputeAgentError, type ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -290,6 +290,23 @@ describe("build info, deadlines and the event-loop gauges", () => {
     expect(text).toContain("shoal_event_loop_lag_max_seconds");
     expect(text).not.toContain("nodejs_eventloop_lag");
     expect(await computeText()).not.toContain("nodejs_eventloop_lag");
+  });
+
+  it("a compute node whose metrics port is taken does not start, and says which key to change", async () => {
+    const taken = Number(new URL(worker.metricsUrl as string).port);
+    const agent = testAgent({
+      nodeId: `taken-${randomUUID().slice(0, 8)}`,
+      orchestrators: [orchestrator.natsUrl],
+      token: orchestrator.joinToken.token,
+      metrics: { host: "127.0.0.1", port: taken },
+    });
+    try {
+      await expect(agent.start()).rejects.toThrow(
+        new ComputeAgentError(`Compute.Metrics.Port ${taken} is already in use on 127.0.0.1; choose another`),
+      );
+    } finally {
+      await agent.stop();
+    }
   });
 
   it("the compute node's metrics server answers /metrics and nothing else", async () => {

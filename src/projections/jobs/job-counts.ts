@@ -29,9 +29,9 @@ export class JobCounts {
   }
 
   private moveJob(job: JobState | undefined, by: 1 | -1): void {
-    const type = job?.spec?.Type;
-    if (type === undefined || job?.state === undefined) return;
-    this.jobs.get(type)![STATES.indexOf(job.state)]! += by;
+    const counts = job?.spec === undefined ? undefined : this.jobs.get(job.spec.Type);
+    if (counts === undefined || job?.state === undefined) return;
+    counts[STATES.indexOf(job.state)]! += by;
   }
 
   jobCounts(): { type: string; state: string; count: number }[] {
