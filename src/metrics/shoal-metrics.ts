@@ -118,8 +118,8 @@ export class ShoalMetrics {
     this.deadlineLateness = new Histogram({
       name: "shoal_deadline_lateness_seconds",
       help:
-        "How late each of this orchestrator's deadlines (timeouts, resends, drains, backoffs) fired: from its " +
-        "instant, or from when its timer was armed if that instant had passed already (a deadline recovered at start)",
+        "How late this orchestrator's deadline timer fired (timeouts, resends, drains, backoffs): at each firing, " +
+        "the most overdue deadline's delay from its instant, or from the timer's arming if that instant had passed",
       buckets: LATENESS_BUCKETS,
       registers,
     });
@@ -454,7 +454,7 @@ export class ShoalMetrics {
     if (sinceSubmissionMs !== undefined) this.placementLatency.observe(Math.max(0, sinceSubmissionMs) / 1000);
   }
 
-  /** A deadline fired `lateMs` after it could have. */
+  /** Due deadlines fired, the most overdue `lateMs` after it could have. */
   deadlineFired(lateMs: number): void {
     this.deadlineLateness.observe(lateMs / 1000);
   }

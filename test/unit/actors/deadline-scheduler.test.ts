@@ -224,7 +224,9 @@ describe("DeadlineScheduler", () => {
     const scheduler = new DeadlineScheduler(clock, (ms) => late.push(ms));
     const t0 = clock.now();
     scheduler.set("on-time", t0 + 100, () => {});
+    scheduler.set("with-it", t0 + 100, () => {});
     await clock.advance(1000);
+    // One firing for the two, told once.
     expect(late).toEqual([30]);
     // Due 10 minutes ago (recovered at start): late only by the timer's own delay, not by the 10 minutes.
     scheduler.set("recovered", clock.now() - 600_000, () => {});
