@@ -429,12 +429,19 @@ export function canonicalKey(key: string): ConfigKey | undefined {
   return (Object.keys(CONFIG_KEYS) as ConfigKey[]).find((k) => k.toLowerCase() === lower);
 }
 
-export function describeDefault(key: ConfigKey): string {
-  const def = CONFIG_KEYS[key];
-  if (def.kind === "duration") return formatDuration(def.default as number);
-  if (def.kind === "bytes") return formatExactBytes(def.default as number);
-  if (def.kind === "labels") return "";
-  if (def.kind === "list") return (def.default as string[]).join(",");
-  if (def.kind === "overrides" || def.kind === "users") return "[]";
-  return String(def.default);
+/**
+ * A key's value as text, in the form `-c Key=Value` takes: durations and sizes in their units, lists joined with
+ * commas, labels as k=v, structured values as JSON.
+ */
+export function configValueText(key: ConfigKey, value: unknown): string {
+  const kind = CONFIG_KEYS[key].kind;
+  if (kind === "duration") return formatDuration(value as number);
+  if (kind === "bytes") return formatExactBytes(value as number);
+  if (kind === "labels")
+    return Object.entries(value as Record<string, string>)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+  if (kind === "list") return (value as string[]).join(",");
+  if (kind === "overrides" || kind === "users") return JSON.stringify(value);
+  return String(value);
 }
