@@ -5,10 +5,15 @@ interface JsonSchema {
   readonly $ref?: string;
   readonly type?: string;
   readonly format?: string;
+  readonly description?: string;
   readonly enum?: readonly unknown[];
   readonly items?: JsonSchema;
   readonly anyOf?: readonly JsonSchema[];
   readonly oneOf?: readonly JsonSchema[];
+  readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly required?: readonly string[];
+  readonly additionalProperties?: boolean | JsonSchema;
+  readonly patternProperties?: Readonly<Record<string, JsonSchema>>;
 }
 interface Parameter {
   readonly name: string;
@@ -35,7 +40,7 @@ export interface OpenApiDocument {
   readonly paths: Readonly<Record<string, Readonly<Record<string, Operation>>>>;
   readonly components?: {
     readonly securitySchemes?: Readonly<Record<string, { readonly scheme?: string; readonly description?: string }>>;
-    readonly schemas?: Readonly<Record<string, unknown>>;
+    readonly schemas?: Readonly<Record<string, JsonSchema>>;
   };
 }
 
@@ -53,6 +58,7 @@ nav ul{list-style:none;padding-left:0}
 text-align:center;padding:.1rem 0;margin-right:.4rem}
 .get{background:#0969da}.put{background:#9a6700}.post{background:#1a7f37}.delete{background:#cf222e}
 .summary{font-weight:600}
+details summary{cursor:pointer;margin:.5rem 0}
 .access{color:#57606a}
 @media (prefers-color-scheme:dark){body{color:#e6edf3;background:#0d1117}pre{background:#161b22}
 th,td,article,h2{border-color:#30363d}a{color:#4493f8}h1 small,.access{color:#8d96a0}}
@@ -70,6 +76,9 @@ const ESCAPES: Readonly<Record<string, string>> = {
 };
 const esc = (text: unknown): string => String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
+/** A description: escaped, its `code` spans shown as code. */
+const prose = (text: string | undefined): string => esc(text ?? "").replace(/`([^`]+)`/g, "<code>$1</code>");
+
 /** An id attribute from a name (operationIds may hold "/"): the same name always gives the same anchor. */
 const anchor = (kind: "op" | "tag" | "schema", name: string) => `${kind}-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
 
@@ -86,14 +95,28 @@ function typeOf(schema: JsonSchema | undefined): string {
   if (schema.$ref !== undefined) return schemaLink(schema.$ref);
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives !== undefined) return alternatives.map(typeOf).join(" or ");
-  if (schema.enum !== undefined) return `one of ${schema.enum.map((v) => `<code>${esc(v)}</code>`).join(", ")}`;
+  if (schema.enum !== undefined)
+    return `one of ${schema.enum.map((v) => `<code>${v === "" ? '""' : esc(v)}</code>`).join(", ")}`;
   if (schema.type === "array") return `array of ${typeOf(schema.items)}`;
+  // A record: its values' schema is additionalProperties, or (effect's way) the pattern every key matches.
+  const values =
+    typeof schema.additionalProperties === "object"
+      ? schema.additionalProperties
+      : Object.values(schema.patternProperties ?? {})[0];
+  if (Object.keys(schema.properties ?? {}).length === 0 && values !== undefined) return `map of ${typeOf(values)}`;
   return esc([schema.type ?? "any", schema.format].filter(Boolean).join(" "));
 }
 
+/** Each content type with its schema; an object written in place (not a component) with its fields. */
 function contentList(content: Content | undefined): string {
   return Object.entries(content ?? {})
-    .map(([type, { schema }]) => `<code>${esc(type)}</code>${schema === undefined ? "" : `: ${typeOf(schema)}`}`)
+    .map(([type, { schema }]) => {
+      const fields = schema === undefined || schema.$ref !== undefined ? [] : fieldRows(schema, "", 0);
+      return (
+        `<code>${esc(type)}</code>${schema === undefined ? "" : `: ${typeOf(schema)}`}` +
+        (fields.length === 0 ? "" : fieldTable(fields))
+      );
+    })
     .join("<br>");
 }
 
@@ -111,7 +134,7 @@ function parameters(op: Operation): string {
   const rows = (op.parameters ?? []).map(
     (p) =>
       `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required === true ? "yes" : "no"}</td>` +
-      `<td>${typeOf(p.schema)}</td><td>${esc(p.description ?? "")}</td></tr>`,
+      `<td>${typeOf(p.schema)}</td><td>${prose(p.description)}</td></tr>`,
   );
   return (
     "<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Type</th><th>Description</th></tr>" +
@@ -121,7 +144,8 @@ function parameters(op: Operation): string {
 
 function responses(op: Operation): string {
   const rows = Object.entries(op.responses).map(
-    ([status, r]) => `<tr><td>${esc(status)}</td><td>${esc(r.description)}</td><td>${contentList(r.content)}</td></tr>`,
+    ([status, r]) =>
+      `<tr><td>${esc(status)}</td><td>${prose(r.description)}</td><td>${contentList(r.content)}</td></tr>`,
   );
   return `<h4>Responses</h4><table><tr><th>Status</th><th>Description</th><th>Body</th></tr>${rows.join("")}</table>`;
 }
@@ -131,18 +155,44 @@ function operation(method: string, path: string, op: Operation): string {
   return (
     `<article id="${anchor("op", op.operationId)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}` +
     `</span><code>${esc(path)}</code></h3><p class="summary">${esc(op.summary ?? "")}</p>` +
-    `<p>${esc(op.description ?? "")}</p><p class="access">${access(op)} Operation id: ` +
+    `<p>${prose(op.description)}</p><p class="access">${access(op)} Operation id: ` +
     `<code>${esc(op.operationId)}</code>.</p>${parameters(op)}${body}${responses(op)}</article>`
   );
 }
 
-/** The component's JSON Schema as written in the document, its references made links. */
-function schema(name: string, value: unknown): string {
+/** Nested objects show their fields under dotted names (Info.NodeID), so far down. */
+const MAX_DEPTH = 4;
+
+/** One row per field of an object schema, those of its inline objects (and of its arrays' items) after it. */
+function fieldRows(schema: JsonSchema, prefix: string, depth: number): string[] {
+  return Object.entries(schema.properties ?? {}).flatMap(([name, field]) => {
+    const required = (schema.required ?? []).includes(name);
+    const row =
+      `<tr><td><code>${esc(prefix + name)}</code></td><td>${typeOf(field)}</td><td>${required ? "yes" : "no"}</td>` +
+      `<td>${prose(field.description)}</td></tr>`;
+    if (depth >= MAX_DEPTH) return [row];
+    const items = field.type === "array" ? field.items : undefined;
+    if (field.properties !== undefined) return [row, ...fieldRows(field, `${prefix}${name}.`, depth + 1)];
+    if (items?.properties !== undefined) return [row, ...fieldRows(items, `${prefix}${name}[].`, depth + 1)];
+    return [row];
+  });
+}
+
+const fieldTable = (rows: readonly string[]): string =>
+  `<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Description</th></tr>${rows.join("")}</table>`;
+
+/** A component: its fields as a table, and its JSON Schema as written in the document (references made links). */
+function schema(name: string, value: JsonSchema): string {
   const json = esc(JSON.stringify(value, null, 2)).replace(
     /&quot;(#\/components\/schemas\/[^&]+)&quot;/g,
     (_, ref: string) => `&quot;${schemaLink(ref)}&quot;`,
   );
-  return `<article id="${anchor("schema", name)}"><h3>${esc(name)}</h3><pre>${json}</pre></article>`;
+  const rows = fieldRows(value, "", 0);
+  const fields = rows.length === 0 ? `<p>${typeOf(value)}</p>` : fieldTable(rows);
+  return (
+    `<article id="${anchor("schema", name)}"><h3>${esc(name)}</h3><p>${prose(value.description)}</p>${fields}` +
+    `<details><summary>JSON Schema</summary><pre>${json}</pre></details></article>`
+  );
 }
 
 /**
@@ -168,12 +218,12 @@ export function apiDocsPage(doc: OpenApiDocument): string {
   const sections = tags.map(({ name, description }) => {
     const own = operations.filter(({ op }) => op.tags?.[0] === name);
     return (
-      `<section id="${anchor("tag", name)}"><h2>${esc(name)}</h2><p>${esc(description ?? "")}</p>` +
+      `<section id="${anchor("tag", name)}"><h2>${esc(name)}</h2><p>${prose(description)}</p>` +
       `${own.map(({ method, path, op }) => operation(method, path, op)).join("")}</section>`
     );
   });
   const schemes = Object.entries(doc.components?.securitySchemes ?? {}).map(
-    ([name, s]) => `<li><code>${esc(name)}</code> (${esc(s.scheme ?? "")}): ${esc(s.description ?? "")}</li>`,
+    ([name, s]) => `<li><code>${esc(name)}</code> (${esc(s.scheme ?? "")}): ${prose(s.description)}</li>`,
   );
   const schemas = Object.entries(doc.components?.schemas ?? {}).map(([name, value]) => schema(name, value));
   const title = `${doc.info.title} API ${doc.info.version}`;
@@ -181,7 +231,7 @@ export function apiDocsPage(doc: OpenApiDocument): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>${STYLE}</style></head><body>
 <header><h1>${esc(doc.info.title)} API <small>v${esc(doc.info.version)}</small></h1>
-<p>${esc(doc.info.description ?? "")}</p>
+<p>${prose(doc.info.description)}</p>
 <p>This page is generated from the OpenAPI document <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>, which
 is generated from the routes the server registers.</p></header>
 <nav aria-label="Operations"><h2>Operations</h2>${nav.join("\n")}
