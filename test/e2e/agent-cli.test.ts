@@ -10,8 +10,8 @@ import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
 
 /**
- * `shoal agent …`, `shoal version` and `shoal config list` as a user runs them (bin/shoal, a process a call) against a
- * real orchestrator, or, for config list and an unreachable server, against none.
+ * `shoal agent …`, `shoal version` and `shoal config list` as a user runs them (bin/shoal, a process a call)
+ * against a real orchestrator, or, for config list and an unreachable server, against none.
  */
 const TOKEN = "join-token-that-must-not-show";
 const OPS_PASSWORD = "ops password, never printed";

@@ -237,7 +237,8 @@ is generated from the routes the server registers.</p></header>
 <nav aria-label="Operations"><h2>Operations</h2>${nav.join("\n")}
 <p><a href="#authentication">Authentication</a> · <a href="#schemas">Schemas</a></p></nav>
 <section id="authentication"><h2>Authentication</h2>
-<p>Send <code>Authorization: Bearer &lt;API key&gt;</code> or <code>Authorization: Basic …</code>. Each operation names
+<p>Send <code>Authorization: Bearer &lt;API key&gt;</code> or <code>Authorization: Basic …</code>.
+Each operation names
 the capability it needs; public ones need none.</p><ul>${schemes.join("")}</ul></section>
 <main>${sections.join("\n")}</main>
 <section id="schemas"><h2>Schemas</h2>${schemas.join("\n")}</section>

@@ -25,7 +25,7 @@ interface AgentSubcommand {
   readonly table?: (body: unknown) => string;
 }
 
-/** `shoal agent <subcommand>`, as Bacalhau's `bacalhau agent …`: each reads one of the orchestrator's agent routes. */
+/** `shoal agent <subcommand>`, as Bacalhau's `bacalhau agent …`: each reads one of the agent routes. */
 const SUBCOMMANDS: Readonly<Record<string, AgentSubcommand>> = {
   alive: {
     summary: "whether the orchestrator is alive (exit 1, saying why, when it is not)",
