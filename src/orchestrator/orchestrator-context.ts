@@ -95,7 +95,10 @@ export async function openContext(
   );
   const store = storeHealth.store;
   const nats = Context.get(built.value, Nats);
-  const transport = new TransportWatch(nats.nc, nats.url, nats.server, logger.child({ component: "transport" }));
+  const transport = new TransportWatch(nats.nc, nats.url, nats.server, logger.child({ component: "transport" }), {
+    clock,
+    deadlines,
+  });
   transport.onReconnect(() => metrics.natsReconnected());
   transport.start();
   // SQLite commits appends together (EventStoreDB has no such batch): how many share a commit.
