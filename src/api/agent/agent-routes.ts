@@ -1,5 +1,5 @@
 import { Schema } from "effect";
-import type { ShoalConfig } from "../../config/keys.ts";
+import { configFileValue, type ConfigKey, type ShoalConfig } from "../../config/keys.ts";
 import { redactedConfig } from "../../config/redacted-config.ts";
 import { NodeInfo } from "../../events/catalog/node-info.ts";
 import { ShoalError, unavailable } from "../../errors/shoal-error.ts";
@@ -34,13 +34,24 @@ export const AgentConfigResponse = Schema.Record({ key: Schema.String, value: Sc
   identifier: "AgentConfig",
   description:
     "The effective configuration by section, as Bacalhau's types.Bacalhau: {API: {Port: 1234, …}, Orchestrator: " +
-    "{…}, …}. Durations are milliseconds and sizes bytes; every key is listed in docs/operations.md.",
+    "{…}, …}, each value as a YAML config file writes it (durations `1m`, sizes `1GiB`): secrets aside, the answer " +
+    "is a config file Shoal reads. Every key is listed in docs/operations.md.",
 });
 
 /** The agent routes; `config` (the orchestrator's effective configuration) adds GET /agent/config. */
 export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [], config?: ShoalConfig): AnyRoute[] {
   // Built once: the configuration does not change while the orchestrator runs.
-  const shownConfig = config === undefined ? undefined : nestedConfig(redactedConfig(config));
+  const shownConfig =
+    config === undefined
+      ? undefined
+      : nestedConfig(
+          Object.fromEntries(
+            Object.entries(redactedConfig(config)).map(([key, value]) => [
+              key,
+              configFileValue(key as ConfigKey, value),
+            ]),
+          ),
+        );
   return [
     // Bacalhau's shape while all is well; 503 with what is wrong while NATS or the store is unusable.
     defineRoute({

@@ -62,8 +62,8 @@ const SUBCOMMANDS: Readonly<Record<string, AgentSubcommand>> = {
     about:
       "Asks GET /api/v1/agent/config (needs read:agent; never anonymous). Prints the configuration the\n" +
       "orchestrator runs with, by section as Bacalhau's `agent config` does, with its secrets shown as\n" +
-      "<redacted>; durations are milliseconds and sizes bytes. `shoal config list` shows this machine's\n" +
-      "configuration and where each value came from, without a server.",
+      "<redacted>; secrets aside, the YAML is a config file Shoal reads (--config). `shoal config list`\n" +
+      "shows this machine's configuration and where each value came from, without a server.",
     path: "/api/v1/agent/config",
     fallback: "yaml",
     examples: ["shoal agent config", "shoal agent config -o json | jq .Orchestrator.NodeManager"],

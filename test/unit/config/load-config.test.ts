@@ -42,6 +42,14 @@ describe("loadConfig", () => {
     expect(Object.keys(origins).sort()).toEqual(Object.keys(CONFIG_KEYS).sort());
   });
 
+  it("takes whole numbers above 65535 where the key is not a port (RegistrationBurst's default is 100000)", () => {
+    const c = loadConfig({ settings: ["Orchestrator.NodeManager.RegistrationBurst=200000"], env: {} });
+    expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(200_000);
+    expect(() => loadConfig({ settings: ["API.Port=70000"], env: {} })).toThrow(
+      "API.Port: expected a whole number from 0 to 65535",
+    );
+  });
+
   it("has Bacalhau's defaults", () => {
     const c = loadConfig({ env: {} });
     expect(c["Compute.Heartbeat.Interval"]).toBe(15_000);

@@ -1,7 +1,14 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { agentRoutes } from "../../../src/api/agent/agent-routes.ts";
 import { nestedConfig } from "../../../src/api/agent/nested-config.ts";
-import { CONFIG_KEYS, defaultConfig, type ConfigKey } from "../../../src/config/keys.ts";
+import { CONFIG_KEYS, configValueText, defaultConfig, type ConfigKey } from "../../../src/config/keys.ts";
+import { loadConfig } from "../../../src/config/load-config.ts";
 import { REDACTED, redactedConfig } from "../../../src/config/redacted-config.ts";
+import type { NodeInfo } from "../../../src/events/catalog/node-info.ts";
+import { tempDir } from "../../support/fixtures.ts";
 
 const SECRET_KEYS = (Object.keys(CONFIG_KEYS) as ConfigKey[]).filter((k) => CONFIG_KEYS[k].secret === true);
 
@@ -58,5 +65,34 @@ describe("nestedConfig", () => {
         key.split(".").reduce((node, part) => node?.[part], nested),
         key,
       ).toEqual(flat[key as ConfigKey]);
+  });
+});
+
+describe("GET /api/v1/agent/config's answer", () => {
+  it("saved as YAML, is a config file that loads to the same configuration", async () => {
+    const config = defaultConfig();
+    Object.assign(config, {
+      DataDir: "/var/lib/shoal",
+      Labels: { zone: "a", rack: "r7" },
+      "API.Port": 8443,
+      "Orchestrator.NodeManager.DisconnectTimeout": 90_000,
+      "Orchestrator.NodeManager.Overrides": [{ Selector: "zone=a", DisconnectTimeout: 120_000 }],
+      "Orchestrator.NATS.JetStreamMaxStore": 2 * 1024 ** 3,
+      "Compute.Orchestrators": ["nats://o1:4222", "nats://o2:4222"],
+      "Compute.Docker.MaxOutputBytes": 1536 * 1024,
+    });
+    const route = agentRoutes({} as NodeInfo, [], config).find((r) => r.operationId === "agentConfig")!;
+    const answer = await route.handler({} as never, {} as never, {} as never);
+    expect(answer).toMatchObject({
+      Orchestrator: { NodeManager: { DisconnectTimeout: "90s" }, NATS: { JetStreamMaxStore: "2GiB" } },
+    });
+    const file = join(tempDir(), "agent-config.yaml");
+    writeFileSync(file, stringify(answer));
+    expect(loadConfig({ files: [file], env: {} })).toEqual(config);
+    // `shoal config list` writes each value as -c takes it.
+    const settings = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map(
+      (key) => `${key}=${configValueText(key, config[key])}`,
+    );
+    expect(loadConfig({ settings, env: {} })).toEqual(config);
   });
 });
