@@ -1,0 +1,3 @@
+import { render } from "preact";
+
+render(<p>Shoal</p>, document.getElementById("app")!);
