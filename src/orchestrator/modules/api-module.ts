@@ -1,3 +1,4 @@
+import { loadUiFiles, uiDirectory } from "../../api/ui/ui-files.ts";
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
@@ -96,6 +97,8 @@ export function apiModule(
       await commands.answer();
       // Waits (within the step's bound) for forwarded writes under way: they append under leases handed back later.
       stops.add({ name: "no longer answering forwarded writes", run: () => commands.stop() });
+      const ui = loadUiFiles(uiDirectory());
+      if (ui === undefined) logger.warn(`no web console at /ui: ${uiDirectory()} has no build (npm run build)`);
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,
@@ -140,6 +143,7 @@ export function apiModule(
         metrics,
         ...(leaves ? { leaves } : {}),
         ...(tls.material ? { tls: tls.material } : {}),
+        ...(ui ? { ui } : {}),
       });
       try {
         await listenApi(api, config["API.Port"], apiListenAddresses(config["API.Host"]));
