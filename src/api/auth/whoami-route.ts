@@ -1,21 +1,9 @@
-import { Schema } from "effect";
-import { API_ACTIONS, type AnonymousAccess } from "../../config/auth-users.ts";
+import type { AnonymousAccess } from "../../config/auth-users.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
-import { hasCapability, type RequiredCapability } from "./capabilities.ts";
+import { hasCapability } from "./capabilities.ts";
 import { principalOf } from "./principal.ts";
 import { ANONYMOUS_READS, WHOAMI_ROUTE } from "./route-access.ts";
-
-/** Every capability a route can need, in API_ACTIONS' order (the wildcards are grants, not needs). */
-const CAPABILITIES = API_ACTIONS.filter((a): a is RequiredCapability => !a.includes("*"));
-
-export const WhoamiResponse = Schema.Struct({
-  /** The identity the history records for the caller's writes; absent when anonymous. */
-  Id: Schema.optional(Schema.String),
-  Anonymous: Schema.Boolean,
-  /** What the caller may do, wildcards expanded: `read:node`, `write:node`, …, `read:history`. */
-  Capabilities: Schema.Array(Schema.Literal(...CAPABILITIES)),
-  AnonymousAccess: Schema.Literal("read", "none"),
-}).annotations({ identifier: "Whoami" });
+import { CAPABILITIES, WhoamiResponse } from "./whoami-response.ts";
 
 /**
  * Who the credentials sent name and what they allow, so that a client (the web console) shows only the actions the

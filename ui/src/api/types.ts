@@ -1,14 +1,12 @@
-// The API's JSON as the console reads it (openapi.json has the full schemas: NodeState, ClusterEvent, Whoami).
+// The API's JSON as the console reads it. Where the server's schema is a small module of its own (Whoami,
+// ClusterEvent), its type is imported (types only: nothing of the server is bundled); NodeState's is built from the
+// server's read model, so the fields the console reads are written out here (openapi.json has them all).
+import type { WhoamiResponse } from "../../../src/api/auth/whoami-response.ts";
+import type { ClusterEventJson } from "../../../src/api/events/cluster-event-json.ts";
 
-export type Capability =
-  "read:node" | "write:node" | "read:job" | "write:job" | "read:agent" | "write:agent" | "read:history";
-
-export interface Whoami {
-  readonly Id?: string;
-  readonly Anonymous: boolean;
-  readonly Capabilities: readonly Capability[];
-  readonly AnonymousAccess: "read" | "none";
-}
+/** GET /whoami: who the caller is and what they may do (the server's own type). */
+export type Whoami = typeof WhoamiResponse.Type;
+export type Capability = Whoami["Capabilities"][number];
 
 export interface Resources {
   readonly CPU?: number;
@@ -68,16 +66,8 @@ export interface ListNodesResponse {
   readonly NextToken: string;
 }
 
-export interface ClusterEvent {
-  readonly id: string;
-  readonly type: string;
-  readonly stream: string;
-  readonly revision: number;
-  readonly position: number;
-  readonly time: string;
-  readonly data: Readonly<Record<string, unknown>>;
-  readonly metadata: { readonly time: string; readonly actor: ActorRef; readonly reason?: string };
-}
+/** A stored event as the history and the event stream send it: the server's own type (types only, no code). */
+export type ClusterEvent = typeof ClusterEventJson.Type;
 
 export interface HistoryResponse {
   readonly Items: readonly ClusterEvent[];

@@ -2,6 +2,30 @@ import { useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
 
+/** A required text field with its visible label; a secret one is masked. */
+function Field(props: {
+  readonly label: string;
+  readonly name: string;
+  readonly secret?: boolean;
+  readonly autocomplete: string;
+  readonly value: string;
+  readonly onInput: (value: string) => void;
+}) {
+  const input = {
+    name: props.name,
+    autocomplete: props.autocomplete,
+    required: true,
+    value: props.value,
+    onInput: (e: { currentTarget: HTMLInputElement }) => props.onInput(e.currentTarget.value),
+  };
+  return (
+    <label>
+      {props.label}
+      {props.secret === true ? <input type="password" {...input} /> : <input {...input} />}
+    </label>
+  );
+}
+
 /**
  * An API key, or a username and password from API.Auth.Users. The credentials are checked (whoami) before they are
  * kept; a wrong one says so and keeps nothing.
@@ -45,40 +69,18 @@ export function SignInPage(props: {
           </label>
         </fieldset>
         {kind === "key" ? (
-          <label>
-            API key
-            <input
-              type="password"
-              name="api-key"
-              autocomplete="off"
-              required
-              value={key}
-              onInput={(e) => setKey(e.currentTarget.value)}
-            />
-          </label>
+          <Field label="API key" name="api-key" secret autocomplete="off" value={key} onInput={setKey} />
         ) : (
           <>
-            <label>
-              Username
-              <input
-                name="username"
-                autocomplete="username"
-                required
-                value={username}
-                onInput={(e) => setUsername(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Password
-              <input
-                type="password"
-                name="password"
-                autocomplete="current-password"
-                required
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </label>
+            <Field label="Username" name="username" autocomplete="username" value={username} onInput={setUsername} />
+            <Field
+              label="Password"
+              name="password"
+              secret
+              autocomplete="current-password"
+              value={password}
+              onInput={setPassword}
+            />
           </>
         )}
         {error === undefined ? null : (
