@@ -116,6 +116,21 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
     await screenshot(page, SUITE, "5-uncordoned-live");
   });
 
+  it("drains it with a deadline, showing the countdown, and undrains it", async () => {
+    await page.getByRole("textbox", { name: `Reason for ${NODE}` }).fill("rack power work");
+    await page.getByRole("textbox", { name: `Drain deadline for ${NODE}` }).fill("10m");
+    await page.getByRole("button", { name: `Drain ${NODE}` }).click();
+    // Nothing runs on the node, so it may already be drained; either way with its reason, in the history too.
+    await page.getByText(/^(draining|drained)$/).waitFor({ timeout: STEP_MS });
+    await page.getByRole("listitem").filter({ hasText: "rack power work" }).waitFor({ timeout: STEP_MS });
+    await expect(page.getByRole("definition").filter({ hasText: "rack power work" }).textContent()).resolves.toMatch(
+      /^(draining|drained), deadline .*by operator:\S+: rack power work$/,
+    );
+    await screenshot(page, SUITE, "6-drained");
+    await page.getByRole("button", { name: `Undrain ${NODE}` }).click();
+    await page.getByRole("button", { name: `Drain ${NODE}` }).waitFor({ timeout: STEP_MS });
+  });
+
   it("logged no error and broke no content security rule on the way", () => {
     expect(problems).toEqual([]);
   });

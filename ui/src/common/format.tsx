@@ -1,3 +1,4 @@
+import { useEffect, useState } from "preact/hooks";
 import type { ActorRef, Resources } from "../api/types.ts";
 
 /** A moment in the reader's local time, with the exact RFC 3339 instant on hover. */
@@ -49,4 +50,23 @@ export function Labels(props: { readonly labels: Readonly<Record<string, string>
       ))}
     </ul>
   );
+}
+
+function duration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  return h > 0 ? `${h}h ${m}m ${sec}s` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
+}
+
+/** The time left until `at`, ticking every second (the browser's clock against the server's instant). */
+export function Countdown(props: { readonly at: string }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const left = Date.parse(props.at) - now;
+  return <span class="countdown">{left > 0 ? `${duration(left)} left` : "deadline passed"}</span>;
 }

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import { getNode, nodeHistory } from "../api/endpoints.ts";
 import type { ClusterEvent, NodeState } from "../api/types.ts";
-import { Labels, Time, actorName, resourcesText } from "../common/format.tsx";
+import { Countdown, Labels, Time, actorName, resourcesText } from "../common/format.tsx";
 import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
@@ -40,8 +40,14 @@ function Facts(props: { readonly node: NodeState }) {
     rows.push([
       "Drain",
       <>
-        {node.Drain.Status}, deadline <Time at={node.Drain.Deadline} />, by {actorName(node.Drain.By)}:{" "}
-        {node.Drain.Reason || "no reason given"}
+        {node.Drain.Status}, deadline <Time at={node.Drain.Deadline} />
+        {node.Drain.Status === "draining" ? (
+          <>
+            {" "}
+            (<Countdown at={node.Drain.Deadline} />, {compute?.RunningExecutions ?? 0} executions still running)
+          </>
+        ) : null}
+        , by {actorName(node.Drain.By)}: {node.Drain.Reason || "no reason given"}
         {node.Drain.Left === undefined ? null : `; ${node.Drain.Left} executions stopped at the deadline`}
       </>,
     ]);
