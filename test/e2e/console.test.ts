@@ -25,6 +25,15 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
   let page: Page;
   let problems: string[];
   const ui = (path = "") => `${serve.url()}/ui/${path}`;
+  /** An operator's action through the API, as the CLI or another console would make it. */
+  const operatorPut = async (id: string, body: unknown) => {
+    const res = await fetch(`${serve.url()}/api/v1/orchestrator/nodes/${id}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${serve.adminKey()}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, await res.text()).toBe(200);
+  };
 
   beforeAll(async () => {
     browser = await launchChromium();
@@ -105,18 +114,13 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
     await screenshot(page, SUITE, "4-cordoned");
 
     // Not through the page: only the event stream can tell it.
-    const res = await fetch(`${serve.url()}/api/v1/orchestrator/nodes/${NODE}`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${serve.adminKey()}`, "content-type": "application/json" },
-      body: JSON.stringify({ Action: "uncordon", Message: "swap done early" }),
-    });
-    expect(res.status).toBe(200);
+    await operatorPut(NODE, { Action: "uncordon", Message: "swap done early" });
     await page.getByRole("listitem").filter({ hasText: "swap done early" }).waitFor({ timeout: STEP_MS });
     await page.getByRole("button", { name: `Cordon ${NODE}` }).waitFor({ timeout: STEP_MS });
     await screenshot(page, SUITE, "5-uncordoned-live");
   });
 
-  it("drains it with a deadline, showing the countdown, and undrains it", async () => {
+  it("drains it with a deadline and a reason, and undrains it", async () => {
     await page.getByRole("textbox", { name: `Reason for ${NODE}` }).fill("rack power work");
     await page.getByRole("textbox", { name: `Drain deadline for ${NODE}` }).fill("10m");
     await page.getByRole("button", { name: `Drain ${NODE}` }).click();
@@ -129,6 +133,23 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
     await screenshot(page, SUITE, "6-drained");
     await page.getByRole("button", { name: `Undrain ${NODE}` }).click();
     await page.getByRole("button", { name: `Drain ${NODE}` }).waitFor({ timeout: STEP_MS });
+  });
+
+  it("keeps an anonymous reader's node page current by polling, with no history and no action", async () => {
+    // A context of its own: no sessionStorage, so no credentials.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const reader = await context.newPage();
+    const readerProblems = pageProblems(reader);
+    await reader.goto(ui(`nodes/${NODE}`));
+    await reader.getByText("Refreshed every 5 s: live updates need the read:history capability.").waitFor();
+    await reader.getByText("The history (who did what and why) needs the read:history capability.").waitFor();
+    await expect(reader.getByRole("button", { name: new RegExp(NODE) }).count()).resolves.toBe(0);
+    await expect(reader.getByText("cordoned", { exact: true }).count()).resolves.toBe(0);
+    await operatorPut(NODE, { Action: "cordon", Message: "seen by polling" });
+    await reader.getByText("cordoned", { exact: true }).waitFor({ timeout: STEP_MS });
+    await screenshot(reader, SUITE, "7-anonymous-node");
+    await context.close();
+    expect(readerProblems).toEqual([]);
   });
 
   it("logged no error and broke no content security rule on the way", () => {

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from "fastify";
+import { tempDir } from "../../support/fixtures.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerAuth } from "../../../src/api/auth/register-auth.ts";
 import { UI_CONTENT_SECURITY_POLICY, registerUi } from "../../../src/api/ui/register-ui.ts";
@@ -73,5 +74,11 @@ describe("the console's files at /ui", () => {
       const res = await get(path);
       expect(res.body, path).not.toContain('"name": "shoal"');
     }
+  });
+});
+
+describe("without a build", () => {
+  it("has no console to serve (the orchestrator then logs that /ui has none)", () => {
+    expect(loadUiFiles(tempDir("shoal-no-ui-"))).toBeUndefined();
   });
 });
