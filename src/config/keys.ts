@@ -406,6 +406,11 @@ export const CONFIG_KEYS = {
     false,
     "Run containers with the image's filesystem read-only and a writable tmpfs at /tmp",
   ),
+  "Compute.Metrics.Port": int(
+    0,
+    "Port the compute node serves GET /metrics on (Prometheus text, no authentication); 0: it serves none",
+  ),
+  "Compute.Metrics.Host": str("0.0.0.0", "Address the compute node's /metrics listens on (with Compute.Metrics.Port)"),
   "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
   "Logging.Mode": str("default", "default (human readable) or json"),
 } as const;
