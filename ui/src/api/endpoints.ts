@@ -1,5 +1,5 @@
 import type { ApiClient, Query } from "./client.ts";
-import type { HistoryResponse, ListNodesResponse, NodeState, Whoami } from "./types.ts";
+import type { ClusterEvent, HistoryResponse, ListNodesResponse, NodeState, Whoami } from "./types.ts";
 
 const ORCHESTRATOR = "/api/v1/orchestrator";
 const nodePath = (id: string) => `${ORCHESTRATOR}/nodes/${encodeURIComponent(id)}`;
@@ -15,8 +15,30 @@ export const listNodes = (client: ApiClient, query: Query) =>
 export const getNode = async (client: ApiClient, id: string) =>
   (await client.get<{ Node: NodeState }>(nodePath(id))).Node;
 
-export const nodeHistory = (client: ApiClient, id: string, nextToken?: string) =>
-  client.get<HistoryResponse>(`${nodePath(id)}/history`, { limit: "100", next_token: nextToken });
+const HISTORY_PAGE = 100;
+/** Past this many events, a page shows the oldest and says so (the CLI's `shoal node history` lists them all). */
+export const HISTORY_SHOWN = 1000;
+
+/**
+ * A node's events, oldest first, read page by page through the newest (the API pages from the oldest), up to
+ * HISTORY_SHOWN; `complete` is false when there were more.
+ */
+export async function nodeHistory(
+  client: ApiClient,
+  id: string,
+): Promise<{ readonly events: readonly ClusterEvent[]; readonly complete: boolean }> {
+  const events: ClusterEvent[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.get<HistoryResponse>(`${nodePath(id)}/history`, {
+      limit: String(HISTORY_PAGE),
+      next_token: token,
+    });
+    events.push(...page.Items);
+    token = page.NextToken === "" ? undefined : page.NextToken;
+  } while (token !== undefined && events.length < HISTORY_SHOWN);
+  return { events, complete: token === undefined };
+}
 
 export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain";
 

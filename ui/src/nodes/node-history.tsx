@@ -1,11 +1,12 @@
+import { HISTORY_SHOWN } from "../api/endpoints.ts";
 import type { ClusterEvent } from "../api/types.ts";
 import { Time, actorName } from "../common/format.tsx";
 
 /** The node's events, newest first: what happened, who did it, why, and when. */
 export function NodeHistory(props: {
   readonly events: readonly ClusterEvent[];
-  readonly more: boolean;
-  readonly onMore: () => void;
+  /** False: the node has more events than a page shows. */
+  readonly complete: boolean;
 }) {
   return (
     <section aria-labelledby="history-title">
@@ -19,11 +20,11 @@ export function NodeHistory(props: {
           </li>
         ))}
       </ol>
-      {props.more ? (
-        <button type="button" class="secondary" onClick={props.onMore}>
-          Load later events
-        </button>
-      ) : null}
+      {props.complete ? null : (
+        <p class="muted">
+          Only the first {HISTORY_SHOWN} events are shown; <code>shoal node history {"<id>"}</code> lists them all.
+        </p>
+      )}
     </section>
   );
 }

@@ -2,18 +2,13 @@ import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import { getNode, nodeHistory } from "../api/endpoints.ts";
-import type { ClusterEvent, NodeState } from "../api/types.ts";
+import type { NodeState } from "../api/types.ts";
 import { Countdown, Labels, Time, actorName, resourcesText } from "../common/format.tsx";
 import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
 import { NodeBadges } from "./node-badges.tsx";
 import { NodeHistory } from "./node-history.tsx";
-
-interface History {
-  readonly events: readonly ClusterEvent[];
-  readonly next: string;
-}
 
 function Facts(props: { readonly node: NodeState }) {
   const { node } = props;
@@ -77,7 +72,7 @@ export function NodePage(props: { readonly id: string }) {
   const session = useSession();
   const readsHistory = session.can("read:history");
   const [node, setNode] = useState<NodeState | undefined>();
-  const [history, setHistory] = useState<History | undefined>();
+  const [history, setHistory] = useState<Awaited<ReturnType<typeof nodeHistory>> | undefined>();
   const [error, setError] = useState<string | undefined>();
 
   const load = useCallback(async () => {
@@ -87,7 +82,7 @@ export function NodePage(props: { readonly id: string }) {
         readsHistory ? nodeHistory(session.client, props.id) : undefined,
       ]);
       setNode(state);
-      setHistory(events === undefined ? undefined : { events: events.Items, next: events.NextToken });
+      setHistory(events);
       setError(undefined);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : String(e));
@@ -96,12 +91,6 @@ export function NodePage(props: { readonly id: string }) {
 
   useEffect(() => void load(), [load]);
   const mode = useLiveRefresh(session, `category=node&entity=${encodeURIComponent(props.id)}`, () => void load());
-
-  const more = async () => {
-    if (history === undefined || history.next === "") return;
-    const page = await nodeHistory(session.client, props.id, history.next);
-    setHistory({ events: [...history.events, ...page.Items], next: page.NextToken });
-  };
 
   return (
     <main>
@@ -142,7 +131,7 @@ export function NodePage(props: { readonly id: string }) {
           {history === undefined ? (
             <p class="muted">The history (who did what and why) needs the read:history capability.</p>
           ) : (
-            <NodeHistory events={history.events} more={history.next !== ""} onMore={() => void more()} />
+            <NodeHistory events={history.events} complete={history.complete} />
           )}
         </>
       )}
