@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { registerAuth } from "../../../src/api/auth/register-auth.ts";
 import { CAPABILITIES, WhoamiResponse } from "../../../src/api/auth/whoami-response.ts";
 import { whoamiRoute } from "../../../src/api/auth/whoami-route.ts";
+import { openApiDocument } from "../../../src/api/openapi.ts";
 import { registerRoutes } from "../../../src/api/route.ts";
 import type { AnonymousAccess, AuthUser } from "../../../src/config/auth-users.ts";
 
@@ -71,5 +72,15 @@ describe("GET /api/v1/orchestrator/whoami", () => {
     expect(wrongKey.body.Message).toBe("invalid API key");
     const wrongPassword = await whoami("read", `Basic ${Buffer.from("bob:wrong").toString("base64")}`);
     expect(wrongPassword.status).toBe(401);
+  });
+});
+
+describe("whoami in the OpenAPI document", () => {
+  it("takes credentials or none, and documents the 401 for wrong ones", () => {
+    const doc = openApiDocument([whoamiRoute("read")]) as any;
+    const operation = doc.paths["/api/v1/orchestrator/whoami"].get;
+    expect(operation.security).toEqual([{ basicAuth: [] }, { apiKey: [] }, {}]);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["200", "401"]));
+    expect(operation.responses["403"]).toBeUndefined();
   });
 });
