@@ -135,6 +135,17 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
     await page.getByRole("button", { name: `Drain ${NODE}` }).waitFor({ timeout: STEP_MS });
   });
 
+  it("sets an operator label with a reason", async () => {
+    const editor = page.getByRole("form", { name: `Labels of ${NODE}` });
+    await editor.getByRole("textbox", { name: "Set labels", exact: true }).fill("zone=edge");
+    await editor.getByRole("textbox", { name: `Reason for the labels of ${NODE}` }).fill("moved to the edge rack");
+    await editor.getByRole("button", { name: "Apply labels" }).click();
+    await page.getByRole("listitem").filter({ hasText: "moved to the edge rack" }).waitFor({ timeout: STEP_MS });
+    await page.getByText("zone=edge", { exact: true }).first().waitFor({ timeout: STEP_MS });
+    await expect(page.getByText("Set by operators: zone").isVisible()).resolves.toBe(true);
+    await screenshot(page, SUITE, "7-labelled");
+  });
+
   it("keeps an anonymous reader's node page current by polling, with no history and no action", async () => {
     // A context of its own: no sessionStorage, so no credentials.
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -144,10 +155,11 @@ describe("the web console in a browser", { timeout: 180_000 }, () => {
     await reader.getByText("Refreshed every 5 s: live updates need the read:history capability.").waitFor();
     await reader.getByText("The history (who did what and why) needs the read:history capability.").waitFor();
     await expect(reader.getByRole("button", { name: new RegExp(NODE) }).count()).resolves.toBe(0);
+    await expect(reader.getByRole("button", { name: "Apply labels" }).count()).resolves.toBe(0);
     await expect(reader.getByText("cordoned", { exact: true }).count()).resolves.toBe(0);
     await operatorPut(NODE, { Action: "cordon", Message: "seen by polling" });
     await reader.getByText("cordoned", { exact: true }).waitFor({ timeout: STEP_MS });
-    await screenshot(reader, SUITE, "7-anonymous-node");
+    await screenshot(reader, SUITE, "8-anonymous-node");
     await context.close();
     expect(readerProblems).toEqual([]);
   });

@@ -40,11 +40,18 @@ export async function nodeHistory(
   return { events, complete: token === undefined };
 }
 
-export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain";
+export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain" | "label";
 
-/** An operator action on a node; Message is the reason the history records. */
+/** An operator action on a node (docs/nodes.md); Message is the reason the history records. */
 export const updateNode = (
   client: ApiClient,
   id: string,
-  body: { readonly Action: NodeAction; readonly Message?: string; readonly Deadline?: string },
+  body: {
+    readonly Action: NodeAction;
+    readonly Message?: string;
+    readonly Deadline?: string;
+    readonly Labels?: Readonly<Record<string, string>>;
+    readonly RemoveLabels?: readonly string[];
+    readonly ResetLabels?: readonly string[];
+  },
 ) => client.put<{ Success: boolean; Message?: string }>(nodePath(id), { NodeID: id, ...body });

@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
-import { ApiError } from "../api/client.ts";
-import { updateNode, type NodeAction } from "../api/endpoints.ts";
+import type { NodeAction } from "../api/endpoints.ts";
 import type { NodeState } from "../api/types.ts";
 import { useSession } from "../session/session.tsx";
+import { UpdateOutcome, useNodeUpdate } from "./use-node-update.tsx";
 
-const LABELS: Readonly<Record<NodeAction, string>> = {
+const LABELS: Readonly<Record<Exclude<NodeAction, "label">, string>> = {
   approve: "Approve",
   reject: "Reject",
   cordon: "Cordon",
@@ -14,7 +14,7 @@ const LABELS: Readonly<Record<NodeAction, string>> = {
 };
 
 /** The actions that make sense in the node's state (the API refuses the others, saying why). */
-export function actionsFor(node: NodeState): NodeAction[] {
+export function actionsFor(node: NodeState): Exclude<NodeAction, "label">[] {
   if (node.Membership === "PENDING") return ["approve", "reject"];
   if (node.Membership === "REJECTED") return ["approve"];
   return [
@@ -29,37 +29,28 @@ export function actionsFor(node: NodeState): NodeAction[] {
  */
 export function NodeActions(props: {
   readonly node: NodeState;
-  readonly only?: readonly NodeAction[];
+  readonly only?: readonly Exclude<NodeAction, "label">[];
   readonly onDone: () => void;
 }) {
   const session = useSession();
   const [reason, setReason] = useState("");
   const [deadline, setDeadline] = useState("1h");
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>();
+  const { busy, submit, outcome } = useNodeUpdate(props.node.Info.NodeID, props.onDone);
   if (!session.can("write:node")) return null;
   const id = props.node.Info.NodeID;
   const actions = actionsFor(props.node).filter((a) => props.only === undefined || props.only.includes(a));
   if (actions.length === 0) return null;
 
-  const run = async (action: NodeAction) => {
-    setBusy(true);
-    setOutcome(undefined);
-    try {
-      const res = await updateNode(session.client, id, {
+  const run = (action: Exclude<NodeAction, "label">) =>
+    submit(
+      {
         Action: action,
         ...(reason.trim() === "" ? {} : { Message: reason.trim() }),
         ...(action === "drain" ? { Deadline: deadline.trim() } : {}),
-      });
-      setReason("");
-      setOutcome({ ok: true, text: res.Message ?? `${LABELS[action]}: done` });
-      props.onDone();
-    } catch (e) {
-      setOutcome({ ok: false, text: e instanceof ApiError ? e.message : String(e) });
-    } finally {
-      setBusy(false);
-    }
-  };
+      },
+      `${LABELS[action]}: done`,
+      () => setReason(""),
+    );
 
   return (
     <div class="node-actions" role="group" aria-label={`Actions on ${id}`}>
@@ -97,11 +88,7 @@ export function NodeActions(props: {
           {LABELS[action]}
         </button>
       ))}
-      {outcome === undefined ? null : (
-        <span class={outcome.ok ? "ok" : "error"} role={outcome.ok ? "status" : "alert"}>
-          {outcome.text}
-        </span>
-      )}
+      <UpdateOutcome outcome={outcome} />
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
 import { NodeBadges } from "./node-badges.tsx";
+import { LabelEditor } from "./label-editor.tsx";
 import { NodeHistory } from "./node-history.tsx";
 
 function Facts(props: { readonly node: NodeState }) {
@@ -126,6 +127,7 @@ export function NodePage(props: { readonly id: string }) {
                   {node.OperatorLabels.Removed.join(", ") || "none"}
                 </p>
               )}
+              <LabelEditor nodeId={node.Info.NodeID} onDone={() => void load()} />
             </section>
           </div>
           {history === undefined ? (
