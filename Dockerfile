@@ -1,4 +1,5 @@
-# Build stage: every dependency (TypeScript included) to compile src/ and machines/ to dist/.
+# Build stage: every dependency (TypeScript and Vite included) to compile src/ and machines/ to dist/ and bundle the
+# web console (ui/) into dist/ui.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 compiles from source.
@@ -11,6 +12,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY machines ./machines
 COPY src ./src
+COPY ui ./ui
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -1,4 +1,5 @@
-// Compiles src/ and machines/ to dist/ (tsconfig.build.json); bin/shoal runs dist/src/cli/main.js.
+// Compiles src/ and machines/ to dist/ (tsconfig.build.json); bin/shoal runs dist/src/cli/main.js. Bundles the web
+// console (ui/, with Vite) into dist/ui, which the orchestrator serves at /ui.
 //   node scripts/build.mjs              always rebuild (npm run build; scripts/setup)
 //   node scripts/build.mjs --if-stale   rebuild only when the sources changed since the last build
 //                                       (the test suite's global setup, npm run bench:cli)
@@ -18,10 +19,12 @@ const HASH_FILE = ".source-hash";
 const INPUTS = [
   "src",
   "machines",
+  "ui",
   "tsconfig.json",
   "tsconfig.build.json",
   "package.json",
   "node_modules/typescript/package.json",
+  "node_modules/vite/package.json",
 ];
 
 /** The file itself, or every file under a directory. */
@@ -62,9 +65,26 @@ if (tsc.status !== 0) {
   process.stderr.write("build: tsc failed; dist/ is unchanged\n");
   process.exit(tsc.status ?? 1);
 }
+// Inside the same swap: a server started meanwhile never serves a console of another build than its code.
+try {
+  const { build } = await import("vite");
+  await build({
+    configFile: join(root, "ui", "vite.config.ts"),
+    logLevel: "warn",
+    build: { outDir: join(next, "ui"), emptyOutDir: true },
+  });
+} catch (e) {
+  rmSync(next, { recursive: true, force: true });
+  process.stderr.write(
+    `build: the console (ui/) did not build: ${e instanceof Error ? e.message : e}; dist/ is unchanged\n`,
+  );
+  process.exit(1);
+}
 writeFileSync(join(next, HASH_FILE), hash);
 const old = join(root, `dist.old-${process.pid}`);
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(next, dist);
 rmSync(old, { recursive: true, force: true });
-process.stdout.write(`build: compiled src/ and machines/ to ${relative(process.cwd(), dist) || "."}/\n`);
+process.stdout.write(
+  `build: compiled src/ and machines/, and bundled ui/, to ${relative(process.cwd(), dist) || "."}/\n`,
+);

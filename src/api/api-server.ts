@@ -7,6 +7,7 @@ import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
 import { apiDocsRoute } from "./docs/api-docs-route.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
+import { whoamiRoute } from "./auth/whoami-route.ts";
 import { handleClientError } from "./client-error.ts";
 import { eventFeedRoutes } from "./events/event-feed-routes.ts";
 import { eventStreamRoute, type EventStreamDeps } from "./events/event-stream-route.ts";
@@ -27,6 +28,8 @@ import { nodeRoutes, type NodeRouteDeps } from "./nodes/node-routes.ts";
 import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { requestId } from "./request-id.ts";
 import { registerRoutes, type AnyRoute } from "./route.ts";
+import { registerUi } from "./ui/register-ui.ts";
+import type { UiFiles } from "./ui/ui-files.ts";
 
 export interface ApiDeps extends NodeRouteDeps {
   readonly logger: Logger;
@@ -54,6 +57,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly jobLogs?: JobLogs;
   /** HTTPS with this certificate chain and key; absent: plain HTTP (API.TLS.Disable). */
   readonly tls?: { readonly cert: string; readonly key: string };
+  /** The web console's built files, served at /ui; without them there is no console. */
+  readonly ui?: UiFiles;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -93,6 +98,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);
   const routes = apiRoutes(deps);
   registerRoutes(app, routes);
+  // Outside apiRoutes: the console's files are not part of the REST API, nor of its document.
+  if (deps.ui) registerUi(app, deps.ui);
   return app;
 }
 
@@ -109,6 +116,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks, deps.config),
+    whoamiRoute(deps.auth.anonymousAccess),
     openApiRoute(() => document),
     apiDocsRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),

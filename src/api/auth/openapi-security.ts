@@ -36,6 +36,15 @@ export function withSecurity(
     out[path] = {};
     for (const [method, operation] of Object.entries(operations)) {
       const access = routeAccess(method, route);
+      if (access.public && access.identifies === true) {
+        // Credentials optional, but checked when sent (whoami).
+        out[path][method] = {
+          ...operation,
+          security: [{ basicAuth: [] }, { apiKey: [] }, {}],
+          responses: { ...(operation.responses as Record<string, unknown>), "401": errorRef },
+        };
+        continue;
+      }
       if (access.public) {
         out[path][method] = { ...operation, security: [] };
         continue;

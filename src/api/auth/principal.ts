@@ -20,3 +20,8 @@ export function operatorActor(request: FastifyRequest): Actor {
     throw new ShoalError({ kind: "Internal", message: "no authenticated user on a writing request" });
   return { type: "operator", id: principal.id };
 }
+
+/** The authenticated caller; undefined for an anonymous one (a read under AnonymousAccess=read, a public route). */
+export function principalOf(request: FastifyRequest): Principal | undefined {
+  return principals.get(request);
+}

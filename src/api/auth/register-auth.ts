@@ -33,10 +33,10 @@ export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
     const route = request.routeOptions.url;
     if (route === undefined) return;
     const access = routeAccess(request.method, route);
-    if (access.public) return;
+    if (access.public && access.identifies !== true) return;
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === "") {
-      if (access.anonymousRead && auth.anonymousAccess === "read") return;
+      if (access.public || (access.anonymousRead && auth.anonymousAccess === "read")) return;
       return unauthorized(
         request,
         reply,
@@ -47,6 +47,7 @@ export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
     if (!result.ok) return unauthorized(request, reply, result.reason);
     const { principal } = result;
     request.log = request.log.child({ user: principal.id });
+    if (access.public) return setPrincipal(request, principal);
     if (!hasCapability(principal.actions, access.capability)) {
       return sendError(
         request,

@@ -2,7 +2,11 @@ import type { RequiredCapability } from "./capabilities.ts";
 
 /** How a route is guarded: open to all, or a capability, possibly granted to anonymous callers. */
 export type RouteAccess =
-  | { readonly public: true }
+  | {
+      readonly public: true;
+      /** Credentials sent are still checked (401 when wrong) and name the caller; none: anonymous. */
+      readonly identifies?: true;
+    }
   | { readonly public: false; readonly capability: RequiredCapability; readonly anonymousRead: boolean };
 
 /**
@@ -15,6 +19,15 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   "/api/v1/openapi.json",
   "/api/v1/docs",
 ]);
+
+/**
+ * Who the caller is and what they may do: public, so that the console can ask before and without signing in, but
+ * credentials sent are checked, so wrong ones are a 401 here too.
+ */
+export const WHOAMI_ROUTE = "/api/v1/orchestrator/whoami";
+
+/** The web console's files (register-ui.ts): public, as a page is; the data comes from the API with its own checks. */
+const isConsoleFile = (route: string): boolean => route === "/ui" || route.startsWith("/ui/");
 
 /** The audit record names operators, so it is its own capability and never anonymous. */
 export const HISTORY_ROUTE = "/api/v1/orchestrator/nodes/:id/history";
@@ -49,6 +62,11 @@ const RESOURCES: readonly (readonly [string, "node" | "job" | "agent"])[] = [
 
 const READ_METHODS = new Set(["GET", "HEAD"]);
 
+/** What an anonymous caller may do under `API.Auth.AnonymousAccess: read`: read the resources (not the history). */
+export const ANONYMOUS_READS: readonly RequiredCapability[] = RESOURCES.map(
+  ([, resource]) => `read:${resource}` as const,
+);
+
 /** Routes whose reads need a capability of their own, never granted to anonymous readers. */
 const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
   [HISTORY_ROUTE, "read:history"],
@@ -65,7 +83,8 @@ const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
  * every other method writes. A route outside the map needs `write:node`, Bacalhau's safe default.
  */
 export function routeAccess(method: string, route: string): RouteAccess {
-  if (PUBLIC_ROUTES.has(route)) return { public: true };
+  if (PUBLIC_ROUTES.has(route) || isConsoleFile(route)) return { public: true };
+  if (route === WHOAMI_ROUTE) return { public: true, identifies: true };
   const read = READ_METHODS.has(method.toUpperCase());
   const own = OWN_READ_CAPABILITY.get(route);
   if (own !== undefined) return { public: false, capability: read ? own : "write:node", anonymousRead: false };

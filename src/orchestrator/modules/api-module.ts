@@ -1,6 +1,7 @@
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { buildApi } from "../../api/api-server.ts";
+import { loadUiFiles, uiDirectory } from "../../api/ui/ui-files.ts";
 import { stopJobCommand } from "../../api/jobs/stop-job-command.ts";
 import { updateNodeCommand } from "../../api/nodes/update-node-command.ts";
 import { apiListenAddresses, listenApi } from "../../api/listen-api.ts";
@@ -96,6 +97,9 @@ export function apiModule(
       await commands.answer();
       // Waits (within the step's bound) for forwarded writes under way: they append under leases handed back later.
       stops.add({ name: "no longer answering forwarded writes", run: () => commands.stop() });
+      const uiDir = uiDirectory();
+      const ui = loadUiFiles(uiDir);
+      if (ui === undefined) logger.warn(`no web console at /ui: ${uiDir} has no build (npm run build)`);
       const api = buildApi({
         logger: logger.child({ component: "api" }),
         self: nodes.self,
@@ -141,6 +145,7 @@ export function apiModule(
         metrics,
         ...(leaves ? { leaves } : {}),
         ...(tls.material ? { tls: tls.material } : {}),
+        ...(ui ? { ui } : {}),
       });
       try {
         await listenApi(api, config["API.Port"], apiListenAddresses(config["API.Host"]));

@@ -45,6 +45,12 @@ describe("route access", () => {
     });
   });
 
+  it("keeps the console's files public, and whoami public but identifying", () => {
+    for (const route of ["/ui", "/ui/*"]) expect(routeAccess("GET", route), route).toEqual({ public: true });
+    expect(routeAccess("GET", "/uix")).toMatchObject({ public: false, capability: "write:node" });
+    expect(routeAccess("GET", "/api/v1/orchestrator/whoami")).toEqual({ public: true, identifies: true });
+  });
+
   it("maps GET to read:<resource> and other methods to write:<resource>, anonymous only for reads", () => {
     expect(routeAccess("GET", "/api/v1/orchestrator/nodes")).toEqual({
       public: false,

@@ -1,0 +1,40 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+/** Debian's chromium (scripts/setup installs it); CHROMIUM names another. playwright-core is pinned to its major. */
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+/** Where browser tests put their screenshots (kept out of git). */
+export const SCREENSHOTS = join(import.meta.dirname, "../../test-results/screenshots");
+
+/**
+ * Headless chromium as CI runs it: as root in a container, with a small /dev/shm, and nothing fetched but what the
+ * page asks for. A missing browser fails the test, saying how to install it, rather than skipping it.
+ */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no chromium at ${CHROMIUM}: run scripts/setup (it installs Debian's chromium), or set CHROMIUM`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+  });
+}
+
+/** Everything the page logged as an error or failed to load, CSP violations included: a clean page logs none. */
+export function pageProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  return problems;
+}
+
+/** A full-page screenshot named after the step, in SCREENSHOTS/<suite>/. */
+export async function screenshot(page: Page, suite: string, step: string): Promise<void> {
+  const dir = join(SCREENSHOTS, suite);
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${step}.png`), fullPage: true });
+}

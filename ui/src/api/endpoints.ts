@@ -1,0 +1,57 @@
+import type { ApiClient, Query } from "./client.ts";
+import type { ClusterEvent, HistoryResponse, ListNodesResponse, NodeState, Whoami } from "./types.ts";
+
+const ORCHESTRATOR = "/api/v1/orchestrator";
+const nodePath = (id: string) => `${ORCHESTRATOR}/nodes/${encodeURIComponent(id)}`;
+
+export const EVENT_STREAM_PATH = `${ORCHESTRATOR}/events/stream`;
+
+export const whoami = (client: ApiClient) => client.get<Whoami>(`${ORCHESTRATOR}/whoami`);
+
+/** The node list's query: Shoal's filters (filter-approval, filter-status, filter-cordoned, filter-drain, labels). */
+export const listNodes = (client: ApiClient, query: Query) =>
+  client.get<ListNodesResponse>(`${ORCHESTRATOR}/nodes`, query);
+
+export const getNode = async (client: ApiClient, id: string) =>
+  (await client.get<{ Node: NodeState }>(nodePath(id))).Node;
+
+const HISTORY_PAGE = 100;
+/** Past this many events, a page shows the oldest and says so (the CLI's `shoal node history` lists them all). */
+export const HISTORY_SHOWN = 1000;
+
+/**
+ * A node's events, oldest first, read page by page through the newest (the API pages from the oldest), up to
+ * HISTORY_SHOWN; `complete` is false when there were more.
+ */
+export async function nodeHistory(
+  client: ApiClient,
+  id: string,
+): Promise<{ readonly events: readonly ClusterEvent[]; readonly complete: boolean }> {
+  const events: ClusterEvent[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.get<HistoryResponse>(`${nodePath(id)}/history`, {
+      limit: String(HISTORY_PAGE),
+      next_token: token,
+    });
+    events.push(...page.Items);
+    token = page.NextToken === "" ? undefined : page.NextToken;
+  } while (token !== undefined && events.length < HISTORY_SHOWN);
+  return { events, complete: token === undefined };
+}
+
+export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain" | "label";
+
+/** An operator action on a node (docs/nodes.md); Message is the reason the history records. */
+export const updateNode = (
+  client: ApiClient,
+  id: string,
+  body: {
+    readonly Action: NodeAction;
+    readonly Message?: string;
+    readonly Deadline?: string;
+    readonly Labels?: Readonly<Record<string, string>>;
+    readonly RemoveLabels?: readonly string[];
+    readonly ResetLabels?: readonly string[];
+  },
+) => client.put<{ Success: boolean; Message?: string }>(nodePath(id), { NodeID: id, ...body });

@@ -1,0 +1,93 @@
+import { LocationProvider, Route, Router, useLocation } from "preact-iso";
+import { useEffect } from "preact/hooks";
+import { NodePage } from "./nodes/node-page.tsx";
+import { NodesPage } from "./nodes/nodes-page.tsx";
+import { SessionProvider, useSession } from "./session/session.tsx";
+import { SignInPage } from "./session/sign-in-page.tsx";
+
+/** The signed-in caller, and a way to sign in (anonymous) or out. */
+function Who() {
+  const session = useSession();
+  const { route } = useLocation();
+  if (session.whoami.Anonymous)
+    return (
+      <span class="who">
+        Anonymous (read only){" "}
+        <button type="button" class="link" onClick={() => route("/ui/sign-in")}>
+          Sign in
+        </button>
+      </span>
+    );
+  return (
+    <span class="who">
+      Signed in as <strong>{session.whoami.Id}</strong>{" "}
+      <button type="button" class="link" onClick={session.signOut}>
+        Sign out
+      </button>
+    </span>
+  );
+}
+
+function Header() {
+  return (
+    <header class="top">
+      <a class="brand" href="/ui/nodes">
+        Shoal
+      </a>
+      <nav aria-label="Main">
+        <a href="/ui/nodes">Nodes</a>
+      </nav>
+      <Who />
+    </header>
+  );
+}
+
+/** Signing in from an anonymous session (anonymous read is allowed, so the console was shown without it). */
+function SignInRoute() {
+  const session = useSession();
+  const { route } = useLocation();
+  return (
+    <SignInPage
+      signIn={async (credentials) => {
+        await session.signIn(credentials);
+        route("/ui/nodes");
+      }}
+      onCancel={() => route("/ui/nodes")}
+    />
+  );
+}
+
+function Home() {
+  const { route } = useLocation();
+  useEffect(() => route("/ui/nodes", true), [route]);
+  return null;
+}
+
+function NotFound() {
+  return (
+    <main>
+      <h1>Not found</h1>
+      <p>
+        No such page in the console. <a href="/ui/nodes">Nodes</a>
+      </p>
+    </main>
+  );
+}
+
+// A folder per page (nodes/, later jobs/ and audit/), each a route here.
+export function App() {
+  return (
+    <LocationProvider scope="/ui">
+      <SessionProvider signInPage={(control) => <SignInPage {...control} />}>
+        <Header />
+        <Router>
+          <Route path="/ui/" component={Home} />
+          <Route path="/ui/sign-in" component={SignInRoute} />
+          <Route path="/ui/nodes" component={NodesPage} />
+          <Route path="/ui/nodes/:id" component={NodePage} />
+          <Route default component={NotFound} />
+        </Router>
+      </SessionProvider>
+    </LocationProvider>
+  );
+}

@@ -1,0 +1,72 @@
+import { useEffect, useState } from "preact/hooks";
+import type { ActorRef, Resources } from "../api/types.ts";
+
+/** A moment in the reader's local time, with the exact RFC 3339 instant on hover. */
+export function Time(props: { readonly at: string | null | undefined }) {
+  if (props.at === null || props.at === undefined) return <span class="muted">—</span>;
+  return (
+    <time dateTime={props.at} title={props.at}>
+      {new Date(props.at).toLocaleString()}
+    </time>
+  );
+}
+
+export const actorName = (actor: ActorRef): string => `${actor.type}:${actor.id}`;
+
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+export function bytes(n: number | undefined): string {
+  if (n === undefined) return "—";
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+export const resourcesText = (r: Resources | undefined): string =>
+  r === undefined
+    ? "—"
+    : [
+        `CPU ${r.CPU ?? 0}`,
+        `memory ${bytes(r.Memory ?? 0)}`,
+        `disk ${bytes(r.Disk ?? 0)}`,
+        ...(r.GPU ? [`GPU ${r.GPU}`] : []),
+      ].join(", ");
+
+export function Labels(props: { readonly labels: Readonly<Record<string, string>> }) {
+  const entries = Object.entries(props.labels);
+  if (entries.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="labels">
+      {entries.map(([key, value]) => (
+        <li key={key}>
+          <code>
+            {key}={value}
+          </code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function duration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  return h > 0 ? `${h}h ${m}m ${sec}s` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
+}
+
+/** The time left until `at`, ticking every second (the browser's clock against the server's instant). */
+export function Countdown(props: { readonly at: string }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const left = Date.parse(props.at) - now;
+  return <span class="countdown">{left > 0 ? `${duration(left)} left` : "deadline passed"}</span>;
+}

@@ -1,0 +1,68 @@
+import { EventSource } from "eventsource";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { NO_BROWSER_CREDENTIALS } from "../api/client.ts";
+import { EVENT_STREAM_PATH } from "../api/endpoints.ts";
+import type { Session } from "../session/session.tsx";
+
+/** How the page keeps itself current. */
+export type LiveMode = "stream" | "reconnecting" | "polling";
+
+const POLL_MS = 5000;
+/** Events come in bursts (a drain stops many executions): one refresh for a burst. */
+const COALESCE_MS = 200;
+
+/**
+ * Calls `refresh` whenever events matching `filter` (the event stream's query: `category=node&entity=n-1`) are
+ * stored. The stream needs read:history; without it, the page is refreshed every 5 s instead. A browser's own
+ * EventSource cannot send the Authorization header, so this is the `eventsource` package with a fetch that adds it;
+ * it reconnects by itself, resuming after the last event it received.
+ */
+export function useLiveRefresh(session: Session, filter: string, refresh: () => void): LiveMode {
+  const streams = session.can("read:history");
+  const [mode, setMode] = useState<LiveMode>(streams ? "stream" : "polling");
+  const latest = useRef(refresh);
+  latest.current = refresh;
+
+  useEffect(() => {
+    if (!streams) {
+      setMode("polling");
+      const timer = setInterval(() => latest.current(), POLL_MS);
+      return () => clearInterval(timer);
+    }
+    let pending: ReturnType<typeof setTimeout> | undefined;
+    const headers = session.client.headers();
+    const source = new EventSource(`${EVENT_STREAM_PATH}?${filter}`, {
+      fetch: (url, init) =>
+        fetch(url, { ...init, credentials: NO_BROWSER_CREDENTIALS, headers: { ...init.headers, ...headers } }),
+    });
+    source.onopen = () => setMode("stream");
+    source.onerror = () => setMode("reconnecting");
+    source.onmessage = () => {
+      pending ??= setTimeout(() => {
+        pending = undefined;
+        latest.current();
+      }, COALESCE_MS);
+    };
+    return () => {
+      source.close();
+      if (pending !== undefined) clearTimeout(pending);
+    };
+  }, [session, streams, filter]);
+
+  return mode;
+}
+
+/** Says how the page is kept current, for the page's status line. */
+export function LiveStatus(props: { readonly mode: LiveMode }) {
+  const text =
+    props.mode === "stream"
+      ? "Live: updated as events are stored."
+      : props.mode === "reconnecting"
+        ? "Live updates interrupted: reconnecting…"
+        : "Refreshed every 5 s: live updates need the read:history capability.";
+  return (
+    <p class={`live live-${props.mode}`} role="status">
+      {text}
+    </p>
+  );
+}

@@ -1,0 +1,153 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { ApiError } from "../api/client.ts";
+import { listNodes } from "../api/endpoints.ts";
+import type { NodeState } from "../api/types.ts";
+import { Labels, Time } from "../common/format.tsx";
+import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
+import { useSession } from "../session/session.tsx";
+import { NodeActions } from "./node-actions.tsx";
+import { NodeBadges } from "./node-badges.tsx";
+import { NO_FILTERS, NodeFiltersForm, type NodeFilters } from "./node-filters.tsx";
+
+const PAGE_SIZE = 50;
+const QUEUE_SIZE = 100;
+
+interface Page {
+  readonly nodes: readonly NodeState[];
+  readonly next: string;
+}
+
+/** The nodes waiting for an operator: approve or reject each, with a reason. */
+function PendingQueue(props: { readonly pending: readonly NodeState[]; readonly onDone: () => void }) {
+  if (props.pending.length === 0) return null;
+  return (
+    <section class="pending" aria-labelledby="pending-title">
+      <h2 id="pending-title">Waiting for approval ({props.pending.length})</h2>
+      <ul>
+        {props.pending.map((node) => (
+          <li key={node.Info.NodeID}>
+            <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>{" "}
+            <span class="muted">{node.Info.Hostname}</span> <Labels labels={node.Info.Labels} />
+            <NodeActions node={node} onDone={props.onDone} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/**
+ * Every node, a page at a time (the API's NextToken; the list never loads the whole fleet), with Shoal's filters,
+ * and the approval queue above it. Kept current from the event stream.
+ */
+export function NodesPage() {
+  const session = useSession();
+  const [filters, setFilters] = useState<NodeFilters>(NO_FILTERS);
+  /** The tokens of the pages before this one, and this one's ("" for the first). */
+  const [tokens, setTokens] = useState<readonly string[]>([""]);
+  const [page, setPage] = useState<Page | undefined>();
+  const [pending, setPending] = useState<readonly NodeState[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const token = tokens[tokens.length - 1] ?? "";
+
+  const load = useCallback(async () => {
+    try {
+      const [list, queue] = await Promise.all([
+        listNodes(session.client, { ...filters, limit: String(PAGE_SIZE), next_token: token }),
+        listNodes(session.client, { "filter-approval": "PENDING", limit: String(QUEUE_SIZE) }),
+      ]);
+      setPage({ nodes: list.Nodes, next: list.NextToken });
+      setPending(queue.Nodes);
+      setError(undefined);
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    }
+  }, [session, filters, token]);
+
+  useEffect(() => void load(), [load]);
+  const mode = useLiveRefresh(session, "category=node", () => void load());
+
+  const changeFilters = (next: NodeFilters) => {
+    setFilters(next);
+    setTokens([""]);
+  };
+
+  return (
+    <main>
+      <h1>Nodes</h1>
+      <LiveStatus mode={mode} />
+      <PendingQueue pending={pending} onDone={() => void load()} />
+      <NodeFiltersForm filters={filters} onChange={changeFilters} />
+      {error === undefined ? null : (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {page === undefined ? (
+        <p class="loading">Loading…</p>
+      ) : (
+        <>
+          <table class="nodes">
+            <caption class="visually-hidden">Nodes</caption>
+            <thead>
+              <tr>
+                <th scope="col">Node</th>
+                <th scope="col">Type</th>
+                <th scope="col">State</th>
+                <th scope="col">Labels</th>
+                <th scope="col">Running</th>
+                <th scope="col">Last heartbeat</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.nodes.length === 0 ? (
+                <tr>
+                  <td colSpan={6} class="muted">
+                    No node matches.
+                  </td>
+                </tr>
+              ) : (
+                page.nodes.map((node) => (
+                  <tr key={node.Info.NodeID}>
+                    <th scope="row">
+                      <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>
+                    </th>
+                    <td>{node.Info.NodeType}</td>
+                    <td>
+                      <NodeBadges node={node} />
+                    </td>
+                    <td>
+                      <Labels labels={node.Info.Labels} />
+                    </td>
+                    <td>{node.Info.ComputeNodeInfo?.RunningExecutions ?? "—"}</td>
+                    <td>
+                      <Time at={node.ConnectionState.LastHeartbeat} />
+                    </td>
+                  </tr>
+                ))
+              )}
+            </tbody>
+          </table>
+          <nav class="pager" aria-label="Pages">
+            <button
+              type="button"
+              class="secondary"
+              disabled={tokens.length <= 1}
+              onClick={() => setTokens(tokens.slice(0, -1))}
+            >
+              Previous page
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={page.next === ""}
+              onClick={() => setTokens([...tokens, page.next])}
+            >
+              Next page
+            </button>
+          </nav>
+        </>
+      )}
+    </main>
+  );
+}
