@@ -11,6 +11,11 @@ export const DRAIN_EXIT = { drained: 0, error: 1, expired: 3, undrained: 4, inte
 /** The drain's automatic actions (drain-flow.ts's DRAIN_ACTOR), which the monitor prints as they are stored. */
 const DRAIN_ACTOR = "workflow:node-drain";
 const POLL_MS = 1000;
+/** How long the end waits for the stream to show the event that ended the drain. */
+const END_EVENT_WAIT_MS = 3000;
+/** The drain workflow's events that end a drain (an undrain is an operator's: not in the stream asked for). */
+const ENDING_EVENTS: ReadonlySet<string> = new Set(["NodeDrainCompleted", "NodeDrainDeadlineReached"]);
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Off a terminal the status is a line of its own: printed when what is left changes, else this often. */
 const STATUS_EVERY_MS = 30_000;
 const CLEAR_LINE = "\r\u001b[K";
@@ -24,6 +29,7 @@ export interface DrainFollowOptions {
 }
 
 const executions = (n: number) => `${n} ${n === 1 ? "execution" : "executions"}`;
+const why = (reason: string) => (reason === "" ? "" : ` (${reason})`);
 const nodePath = (id: string) => `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`;
 
 /** What the node says it still runs (its last resource report): what the drain still has to see end. */
@@ -75,12 +81,18 @@ export async function followDrain(api: ApiClient, id: string, options: DrainFoll
   process.once("SIGINT", interrupted);
   let wake: (() => void) | undefined;
   let following: Promise<void> = Promise.resolve();
+  // Settles once the stream has shown how the drain ended (or cannot show it): the story is printed whole.
+  let endShown: () => void = () => undefined;
+  const shown = new Promise<void>((resolve) => (endShown = resolve));
   try {
     let node = (await api.request<{ Node: NodeState }>("GET", nodePath(id))).Node;
     const nodeId = node.Info.NodeID;
     if (monitor) {
       line(`Ctrl-C stops monitoring; the drain goes on`);
-      following = followDrainEvents(api, node, stop.signal, line, () => wake?.());
+      following = followDrainEvents(api, node, stop.signal, line, {
+        changed: () => wake?.(),
+        ended: endShown,
+      });
     }
     let lastLeft = "";
     let lastPrinted = 0;
@@ -89,8 +101,8 @@ export async function followDrain(api: ApiClient, id: string, options: DrainFoll
       if (drain?.Status !== "draining") {
         if (tty && status !== "") out.write(CLEAR_LINE);
         status = "";
-        // The events the end caused may still be on their way: a moment for them, so that the story is whole.
-        await Promise.race([following, new Promise((resolve) => setTimeout(resolve, monitor ? 300 : 0))]);
+        // The drain's own end (not an operator's undrain, which the stream does not carry) may still be on its way.
+        if (monitor && drain !== undefined) await Promise.race([shown, delay(END_EVENT_WAIT_MS)]);
         return ended(node, line, options.mode);
       }
       const left = leftText(node);
@@ -156,7 +168,7 @@ async function followDrainEvents(
   node: NodeState,
   signal: AbortSignal,
   line: (text: string) => void,
-  changed: () => void,
+  on: { readonly changed: () => void; readonly ended: () => void },
 ): Promise<void> {
   const nodeId = node.Info.NodeID;
   const query = new URLSearchParams({ category: "node,execution,job", actor: DRAIN_ACTOR });
@@ -174,12 +186,14 @@ async function followDrainEvents(
         const event = JSON.parse(data) as ClusterEvent;
         if (!isAbout(event, nodeId)) return;
         line(eventLine(event));
-        changed();
+        on.changed();
+        if (ENDING_EVENTS.has(event.type)) on.ended();
       },
       signal,
       note: () => undefined,
     });
   } catch (e) {
+    on.ended();
     line(
       `the drain's actions are not shown (${(e as Error).message}): they come from the node's history and the ` +
         "event stream, which need the read:history capability",
@@ -187,15 +201,28 @@ async function followDrainEvents(
   }
 }
 
-/** `node drain ID --monitor|--wait`: the drain is started (the PUT as without them), then followed to its end. */
+/**
+ * `node drain ID --monitor|--wait`: the drain is started (the PUT as without them), then followed to its end. A node
+ * with a drain already (under way, or ended and not undrained), given no --deadline or --keep-daemon, has that drain
+ * followed as it is (Nomad's `-monitor` alone): draining it again would replace its deadline with the default hour.
+ */
 export async function drainAndFollow(
   api: ApiClient,
   id: string,
   body: Readonly<Record<string, unknown>>,
   options: DrainFollowOptions,
 ): Promise<number> {
-  const res = await api.request<{ Message?: string }>("PUT", nodePath(id), body);
-  if (options.mode === "monitor" && res?.Message !== undefined)
-    (options.out ?? process.stdout).write(`${printable(res.Message)}\n`);
+  const out = options.out ?? process.stdout;
+  const changes = "Deadline" in body || "KeepDaemon" in body;
+  const { Node: node } = await api.request<{ Node: NodeState }>("GET", nodePath(id));
+  if (!changes && node.Drain !== undefined) {
+    if (options.mode === "monitor")
+      out.write(
+        `${printable(`Following the drain of ${node.Info.NodeID} started ${node.Drain.StartedAt}${why(node.Drain.Reason)}`)}\n`,
+      );
+  } else {
+    const res = await api.request<{ Message?: string }>("PUT", nodePath(id), body);
+    if (options.mode === "monitor" && res?.Message !== undefined) out.write(`${printable(res.Message)}\n`);
+  }
   return followDrain(api, id, options);
 }

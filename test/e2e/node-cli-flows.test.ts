@@ -117,19 +117,27 @@ afterAll(async () => {
 });
 
 describe("shoal node drain --monitor and --wait", () => {
-  it("--monitor prints the drain's actions and what is left until it ends: the work moved, drained, exit 0", async () => {
+  it("--wait follows a drain under way silently to its end; --monitor prints its actions from its start: exit 0", async () => {
     // The batch job lands on b (the others cordoned), then has somewhere to go once they are not.
     for (const id of [a1, a2]) await call("PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "cordon" });
     const job = await submit(["--queue-timeout", "600", image, "--", "sleep", "30"]);
     await runningOn(job, b);
     for (const id of [a1, a2]) await call("PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "uncordon" });
 
-    const res = await shoal(["node", "drain", b, "--monitor", "--deadline", "5m", "--reason", "kernel upgrade"]);
+    // Started first: --wait and --monitor alone follow the drain there is, its deadline kept.
+    expect((await shoal(["node", "drain", b, "--deadline", "5m", "--reason", "kernel upgrade"])).code).toBe(0);
+    const deadline = (await node(b)).Drain.Deadline as string;
+    const waited = await shoal(["node", "drain", b, "--wait"]);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout + waited.stderr).toBe("");
+    expect((await node(b)).Drain.Status).toBe("drained");
+    // The drain has ended: --monitor shows its story from its start, then its end.
+    const res = await shoal(["node", "drain", b, "--monitor"]);
     expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(0);
+    expect((await node(b)).Drain.Deadline).toBe(deadline);
     const lines = res.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}Ctrl-C stops monitoring; the drain goes on$/);
-    // Off a terminal the status is a line: what the node runs and the countdown to the deadline.
-    expect(res.stdout).toMatch(/\d+ executions? running on the node; deadline in \d+m\d*s? \(\d{4}-\d\d-\d\dT/);
+    expect(lines[0]).toMatch(new RegExp(`^Following the drain of ${b} started \\d{4}-.* \\(kernel upgrade\\)$`));
+    expect(lines[1]).toMatch(/^\d\d:\d\d:\d\d {2}Ctrl-C stops monitoring; the drain goes on$/);
     expect(res.stdout).toMatch(new RegExp(`ExecutionCancelled e-[0-9a-f-]+: node ${b} is draining`));
     expect(res.stdout).toMatch(new RegExp(`NodeDrainCompleted ${b}`));
     expect(lines.at(-1)).toMatch(
@@ -146,14 +154,22 @@ describe("shoal node drain --monitor and --wait", () => {
     expect((await shoal(["node", "drain", b, "--disable"])).code).toBe(0);
   }, 120_000);
 
-  it("--wait prints nothing and exits 3 when the deadline passes with work left (which is stopped)", async () => {
+  it("--monitor counts down to the deadline, what is left on the node each time it changes; past it: exit 3", async () => {
     const ops = await submit(["--target", "all", "--constraints", "zone=b", image, "--", "sleep", "120"]);
     await runningOn(ops, b);
-    const res = await shoal(["node", "drain", b, "--wait", "--deadline", "3s"]);
-    expect(res.code, res.stderr).toBe(3);
-    expect(res.stdout).toBe("");
-    expect(res.stderr).toBe(
-      `Error: node ${b}: the drain's deadline passed with 1 execution left, which were stopped\n`,
+    const res = await shoal(["node", "drain", b, "--monitor", "--deadline", "4s"]);
+    expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(3);
+    const deadline = (await node(b)).Drain.Deadline as string;
+    // Off a terminal the status is a line: what the node runs and the countdown to the deadline.
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^\\d\\d:\\d\\d:\\d\\d {2}1 execution running on the node; deadline in [1-4]s \\(${deadline}\\)$`,
+        "m",
+      ),
+    );
+    expect(res.stdout).toMatch(new RegExp(`NodeDrainDeadlineReached ${b}`));
+    expect(res.stdout.trimEnd().split("\n").at(-1)).toMatch(
+      new RegExp(`node ${b}: the drain's deadline passed with 1 execution left, which were stopped$`),
     );
     expect((await node(b)).Drain).toMatchObject({ Status: "expired", Left: 1 });
     expect((await shoal(["node", "drain", b, "--disable"])).code).toBe(0);
