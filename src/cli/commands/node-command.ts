@@ -32,6 +32,12 @@ Commands:
   drain <id>               take no new work; move batch and service work elsewhere, let ops work
                            finish, stop daemon work at the end; what is left at the deadline is stopped
   drain <id> --disable     end a drain under way, or let a drained node take work again
+  drain <id> --monitor     (or --wait: silently) follow the drain to its end; exit 0 drained, 3 its deadline passed
+                           with work left, 4 undrained first; a drain already there is followed, not restarted
+  approve|cordon|uncordon|drain|label -l SELECTOR [--yes]
+                           act on every node the selector matches (as list's --labels): prints them and the plan,
+                           asks on a terminal unless --yes (-y; without a terminal --yes is required), then each
+                           node's result; exit 1 if any failed
   history <id>             every event of a node, oldest first
 
 Options:
