@@ -13,7 +13,14 @@ export const JOB_RUN_HELP = `Usage: shoal job run <file> [options]
 Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.
 A document holding the job under a top-level Job key (what \`shoal job describe --output yaml\`
 prints) is read as that job. The server checks the job; an invalid one is refused with every
-problem named, and nothing is stored.
+problem named, and nothing is stored. Then it waits for the job to end, its progress on stderr,
+and exits with a status that says how it ended (--wait=false: it returns at once).
+
+Examples:
+  shoal job run job.yaml                  # wait for the end; exit 0 when it Completed
+  shoal job run job.yaml --wait=false     # print the id and return
+  shoal job run job.yaml --follow         # print its output as it comes
+  shoal job describe j-… --output yaml | shoal job run -
 
 Options:
 ${RUN_SETTINGS_HELP}
