@@ -20,7 +20,6 @@ Examples:
   shoal job run job.yaml                  # wait for the end; exit 0 when it Completed
   shoal job run job.yaml --wait=false     # print the id and return
   shoal job run job.yaml --follow         # print its output as it comes
-  shoal job describe j-… --output yaml | shoal job run -
 
 Options:
 ${RUN_SETTINGS_HELP}
