@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
-import { freePort } from "../support/nats-server.ts";
+import { type Body, JobApiClient } from "../support/job-api-client.ts";
+import { LocalServe } from "../support/local-serve.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
-import { runShoal, ShoalProcess, waitFor } from "../support/shoal-process.ts";
+import { runShoal, type ShoalProcess, waitFor } from "../support/shoal-process.ts";
 
 /**
  * `shoal node drain --monitor|--wait` and `shoal node <action> -l SELECTOR` as an operator runs them: a real `shoal
@@ -27,32 +26,25 @@ const tag = randomUUID().slice(0, 6);
 const a1 = `fa1-${tag}`;
 const a2 = `fa2-${tag}`;
 const b = `fb-${tag}`;
-const dataDir = tempDir("shoal-ncf-orch-");
+const serve = new LocalServe(tempDir("shoal-ncf-orch-"), [
+  `API.Auth.Users=${JSON.stringify(USERS)}`,
+  "Logging.Level=warn",
+]);
+const client = new JobApiClient(serve.url, () => KEY);
 let image = "";
-let apiPort = 0;
-const processes: ShoalProcess[] = [];
+const computes: ShoalProcess[] = [];
 
-const api = () => ["--api-host", "127.0.0.1", "--api-port", String(apiPort), "--api-key", KEY];
+const api = () => ["--api-host", "127.0.0.1", "--api-port", String(serve.apiPort), "--api-key", KEY];
 /** `shoal <group> <command> <API flags> …`: before the arguments, never after a `--`. */
 const shoal = (args: string[]) => runShoal([...args.slice(0, 2), ...api(), ...args.slice(2)]);
 
-type Body = Record<string, any>;
-async function call(method: string, path: string, body?: unknown): Promise<Body> {
-  const res = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${KEY}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await res.json()) as Body;
-  expect(res.status, `${method} ${path}: ${JSON.stringify(json)}`).toBe(200);
-  return json;
+/** PUT /nodes/{id}, which must take the action. */
+async function nodeAction(id: string, body: unknown): Promise<void> {
+  const res = await client.call("PUT", `/api/v1/orchestrator/nodes/${id}`, body);
+  expect(res.status, res.text).toBe(200);
 }
-const node = async (id: string): Promise<Body> => (await call("GET", `/api/v1/orchestrator/nodes/${id}`)).Node;
-const executions = async (jobId: string): Promise<Body[]> =>
-  (await call("GET", `/api/v1/orchestrator/jobs/${jobId}/executions`)).Items as Body[];
+const node = async (id: string): Promise<Body> => (await client.node(id)).Node;
+const executions = (jobId: string) => client.executions(jobId);
 const RUNNING = 6;
 
 /** Submits without waiting (`docker run --wait=false --id-only`), as a script would. */
@@ -72,29 +64,18 @@ async function runningOn(jobId: string, nodeId: string): Promise<void> {
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  apiPort = await freePort();
-  const natsPort = await freePort();
-  const serve = ShoalProcess.start([
-    "serve",
-    ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
-    "-c",
-    `API.Auth.Users=${JSON.stringify(USERS)}`,
-    "-c",
-    "Logging.Level=warn",
-  ]);
-  processes.push(serve);
-  await serve.waitForOutput("is running", 60_000);
-  const token = readFileSync(join(dataDir, "credentials", "join-token"), "utf8").trim();
+  await serve.start();
+  const token = readFileSync(serve.joinTokenFile, "utf8").trim();
   for (const [nodeId, zone] of [
     [a1, "a"],
     [a2, "a"],
     [b, "b"],
   ] as const) {
-    processes.push(
+    computes.push(
       startComputeProcess({
         nodeId,
         dataDir: tempDir(`shoal-ncf-${nodeId}-`),
-        orchestrators: `nats://127.0.0.1:${natsPort}`,
+        orchestrators: serve.natsUrl,
         settings: [`Labels=zone=${zone},flows=${tag}`, "Compute.Docker.StopGracePeriod=1s", "Logging.Level=warn"],
         env: { SHOAL_COMPUTE_AUTH_TOKEN: token },
       }),
@@ -102,7 +83,7 @@ beforeAll(async () => {
   }
   await waitFor(
     async () => {
-      const nodes = (await call("GET", `/api/v1/orchestrator/nodes?labels=flows=${tag}`)).Nodes as Body[];
+      const nodes = (await client.call("GET", `/api/v1/orchestrator/nodes?labels=flows=${tag}`)).body.Nodes as Body[];
       return nodes.length === 3 && nodes.every((n) => n.Membership === "APPROVED" && n.Health === "HEALTHY");
     },
     30_000,
@@ -111,18 +92,18 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const p of processes.reverse())
-    if (p.child.exitCode === null && p.child.signalCode === null) await p.kill("SIGTERM");
+  for (const c of computes) if (c.child.exitCode === null && c.child.signalCode === null) await c.kill("SIGTERM");
+  if (serve.running) await serve.kill("SIGTERM");
   for (const nodeId of [a1, a2, b]) await removeContainersOf(nodeId);
 });
 
 describe("shoal node drain --monitor and --wait", () => {
   it("--wait follows a drain under way silently to its end; --monitor prints its actions from its start: exit 0", async () => {
     // The batch job lands on b (the others cordoned), then has somewhere to go once they are not.
-    for (const id of [a1, a2]) await call("PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "cordon" });
+    for (const id of [a1, a2]) await nodeAction(id, { Action: "cordon" });
     const job = await submit(["--queue-timeout", "600", image, "--", "sleep", "30"]);
     await runningOn(job, b);
-    for (const id of [a1, a2]) await call("PUT", `/api/v1/orchestrator/nodes/${id}`, { Action: "uncordon" });
+    for (const id of [a1, a2]) await nodeAction(id, { Action: "uncordon" });
 
     // Started first: --wait and --monitor alone follow the drain there is, its deadline kept.
     expect((await shoal(["node", "drain", b, "--deadline", "5m", "--reason", "kernel upgrade"])).code).toBe(0);
