@@ -25,7 +25,6 @@ export interface DrainFollowOptions {
   readonly mode: "monitor" | "wait";
   /** Where the monitor prints (stdout; a stand-in in tests). */
   readonly out?: { readonly isTTY?: boolean; write(text: string): unknown };
-  readonly pollMs?: number;
 }
 
 const executions = (n: number) => `${n} ${n === 1 ? "execution" : "executions"}`;
@@ -116,7 +115,7 @@ export async function followDrain(api: ApiClient, id: string, options: DrainFoll
       }
       lastLeft = left;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.pollMs ?? POLL_MS);
+        const timer = setTimeout(resolve, POLL_MS);
         wake = () => {
           clearTimeout(timer);
           resolve();
