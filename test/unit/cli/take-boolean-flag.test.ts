@@ -24,7 +24,9 @@ describe("takeBooleanFlag (--wait, --wait=false, --wait false)", () => {
   });
 
   it("refuses any other value as a usage error pointing at the help", () => {
-    expect(() => take("--wait=maybe")).toThrow(new UsageError('--wait takes true or false, got "maybe"', "shoal job run --help"));
+    expect(() => take("--wait=maybe")).toThrow(
+      new UsageError('--wait takes true or false, got "maybe"', "shoal job run --help"),
+    );
     expect(() => take("--wait=")).toThrow(UsageError);
     // A word after --wait that is not true or false is not its value: a positional, as before.
     expect(take("--wait", "job.yaml")).toEqual({ args: ["job.yaml"], value: true });
