@@ -2,7 +2,8 @@ import type { NodeState } from "../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../projections/cluster-event.ts";
 import { ApiError, type ApiClient } from "./api-client.ts";
 import { followEvents } from "./follow-events.ts";
-import { elapsed, timeOnly } from "./job-cells.ts";
+import { elapsed } from "./job-cells.ts";
+import { localTime, timeOnly } from "./local-time.ts";
 import { printable } from "./printable.ts";
 
 /** How `node drain --monitor` and `--wait` say how the drain ended (2 is a usage error, as everywhere). */
@@ -105,7 +106,7 @@ export async function followDrain(api: ApiClient, id: string, options: DrainFoll
         return ended(node, line, options.mode);
       }
       const left = leftText(node);
-      const text = `${left}; deadline in ${elapsed(new Date(), new Date(drain.Deadline))} (${drain.Deadline})`;
+      const text = `${left}; deadline in ${elapsed(new Date(), new Date(drain.Deadline))} (${localTime(new Date(drain.Deadline))})`;
       if (tty) {
         status = `${timeOnly(new Date())}  ${printable(text)}`;
         out.write(`${CLEAR_LINE}${status}`);
@@ -217,7 +218,7 @@ export async function drainAndFollow(
   if (!changes && node.Drain !== undefined) {
     if (options.mode === "monitor")
       out.write(
-        `${printable(`Following the drain of ${node.Info.NodeID} started ${node.Drain.StartedAt}${why(node.Drain.Reason)}`)}\n`,
+        `${printable(`Following the drain of ${node.Info.NodeID} started ${localTime(new Date(node.Drain.StartedAt))}${why(node.Drain.Reason)}`)}\n`,
       );
   } else {
     const res = await api.request<{ Message?: string }>("PUT", nodePath(id), body);

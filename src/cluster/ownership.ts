@@ -96,7 +96,9 @@ export class Ownership {
     this.options.deadlines.cancel(TICK);
     this.options.deadlines.cancel(EXPIRY);
     await this.running;
-    for (const [key, entry] of [...this.held]) await this.drop(key, entry, "stopped");
+    const leases = [...this.held];
+    for (const [key, entry] of leases) await this.drop(key, entry, "stopped");
+    if (leases.length > 0) this.options.log.info({ leases: leases.length }, "leases handed back on stopping");
     await this.options.presence.leave();
   }
 
@@ -138,8 +140,10 @@ export class Ownership {
   }
 
   private async handOffAbove(share: number): Promise<void> {
-    const partitions = [...this.held].filter(([, e]) => "partition" in e.owned);
-    for (const [key, entry] of partitions.slice(share)) await this.drop(key, entry, "handed-off");
+    const surplus = [...this.held].filter(([, e]) => "partition" in e.owned).slice(share);
+    for (const [key, entry] of surplus) await this.drop(key, entry, "handed-off");
+    if (surplus.length > 0)
+      this.options.log.info({ partitions: surplus.map(([key]) => key), share }, "partition leases handed off");
   }
 
   /** Whether partitions may be taken on this tick: not on the first one while others hold some. */
@@ -164,10 +168,19 @@ export class Ownership {
     // (listing keys does, and that stalls while the bucket's stream is electing a leader).
     // Start where this owner's name points, so owners starting together do not all race for partition 0.
     const first = partitionOf(table.owner, partitions);
-    for (let i = 0; i < partitions && mine < share; i++) {
-      const p = (first + i) % partitions;
-      if (this.held.has(partitionKey(p))) continue;
-      if (await this.take(partitionKey(p), { partition: p })) mine++;
+    const taken: number[] = [];
+    try {
+      for (let i = 0; i < partitions && mine < share; i++) {
+        const p = (first + i) % partitions;
+        if (this.held.has(partitionKey(p))) continue;
+        if (await this.take(partitionKey(p), { partition: p })) {
+          mine++;
+          taken.push(p);
+        }
+      }
+    } finally {
+      // One line for the round, not one per partition (a whole cluster starting takes them all at once).
+      if (taken.length > 0) this.options.log.info({ partitions: taken, held: mine, share }, "partition leases taken");
     }
   }
 
@@ -184,7 +197,7 @@ export class Ownership {
       return false;
     }
     this.held.set(key, { owned, lease });
-    this.options.log.info({ lease: key, epoch: lease.epoch }, "lease taken");
+    this.options.log.debug({ lease: key, epoch: lease.epoch }, "lease taken");
     this.options.listener.gained(owned, lease.epoch);
     return true;
   }
@@ -200,7 +213,9 @@ export class Ownership {
     // at the revision this owner last wrote, so it frees a lease that ran out only on this clock and
     // is refused for one another owner already took.
     this.options.listener.lost(entry.owned, why);
-    this.options.log.info({ lease: key, epoch: entry.lease.epoch, why }, "lease dropped");
+    // A lease lost to time or to another owner is news; one handed back is summed up by the caller.
+    const level = why === "expired" || why === "taken" ? "info" : "debug";
+    this.options.log[level]({ lease: key, epoch: entry.lease.epoch, why }, "lease dropped");
     await this.options.table.release(entry.lease);
   }
 

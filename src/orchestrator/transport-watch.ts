@@ -1,11 +1,19 @@
 import type { NatsConnection } from "nats";
 import type { Logger } from "pino";
+import type { Clock } from "../actors/clock.ts";
+import type { DeadlineScheduler } from "../actors/deadline-scheduler.ts";
 import type { CheckResult, HealthCheck } from "../api/agent/health-check.ts";
 import { redactUrl } from "../security/redact-url.ts";
 import type { EmbeddedNatsServer } from "../transport/embedded-nats-server.ts";
 import { within } from "../lifecycle/within.ts";
 
 const PING_TIMEOUT_MS = 2_000;
+/**
+ * A NATS server restart in a cluster costs a reconnect of some milliseconds: a warning. Still down
+ * this long later, it is an outage an operator must hear of: an error.
+ */
+const ESCALATE_AFTER_MS = 10_000;
+const STILL_DOWN = "transport:still-down";
 
 /**
  * Whether the orchestrator's own transport works: its NATS connection (nats.js status events)
@@ -17,6 +25,7 @@ export class TransportWatch {
   private connectionSince = Date.now();
   private stopped = false;
   private downReason: string | undefined;
+  private downSince = 0;
   private readonly listeners = new Set<(downReason: string | undefined) => void>();
   private readonly reconnectListeners = new Set<() => void>();
   private unwatchServer: (() => void) | undefined;
@@ -30,6 +39,7 @@ export class TransportWatch {
     url: string,
     private readonly server: EmbeddedNatsServer | undefined,
     private readonly logger: Logger,
+    private readonly timing: { clock: Clock; deadlines: DeadlineScheduler; escalateAfterMs?: number },
   ) {
     this.url = redactUrl(url);
   }
@@ -77,11 +87,29 @@ export class TransportWatch {
     if (reason === this.downReason) return;
     const wasDown = this.downReason !== undefined;
     this.downReason = reason;
-    if (reason !== undefined) this.logger.error({ reason }, "orchestrator transport down");
-    else this.logger.info({ url: this.url }, "orchestrator transport back");
+    if (reason !== undefined) {
+      if (!wasDown) this.wentDown();
+      this.logger.warn({ reason }, "orchestrator transport down");
+    } else {
+      this.timing.deadlines.cancel(STILL_DOWN);
+      const downForMs = this.timing.clock.now() - this.downSince;
+      this.logger.info({ url: this.url, downForMs }, "orchestrator transport back");
+    }
     // A change of reason while down (server back, connection not yet) is not news to listeners.
     if (wasDown && reason !== undefined) return;
     for (const listener of this.listeners) listener(reason);
+  }
+
+  private wentDown(): void {
+    const { clock, deadlines, escalateAfterMs = ESCALATE_AFTER_MS } = this.timing;
+    this.downSince = clock.now();
+    deadlines.set(STILL_DOWN, this.downSince + escalateAfterMs, () => {
+      if (this.downReason !== undefined && !this.stopped)
+        this.logger.error(
+          { reason: this.downReason, downForMs: clock.now() - this.downSince },
+          "orchestrator transport still down",
+        );
+    });
   }
 
   /** "nats" (this orchestrator's connection, with a round trip) and, when embedded, "nats-server". */
@@ -139,6 +167,7 @@ export class TransportWatch {
 
   stop(): void {
     this.stopped = true;
+    this.timing.deadlines.cancel(STILL_DOWN);
     this.unwatchServer?.();
     this.listeners.clear();
     this.reconnectListeners.clear();

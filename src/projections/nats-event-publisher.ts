@@ -44,6 +44,8 @@ const DUPLICATE_WINDOW_NS = 60 * 60 * 1_000_000_000;
 
 const RETRY_DELAY_MS = 250;
 const MAX_RETRY_DELAY_MS = 10_000;
+/** How long publishing may fail (a leader election, a server restart) before it is logged as an error. */
+const ESCALATE_AFTER_MS = 10_000;
 /** JetStream publishes in flight at once, at most. */
 export const DEFAULT_PUBLISH_WINDOW = 1024;
 
@@ -131,6 +133,8 @@ export class NatsEventPublisher implements Processor {
   /** Publishing is suspended after a failure until this resolves. */
   private paused: Promise<void> | undefined;
   private retryDelayMs = RETRY_DELAY_MS;
+  /** When publishing last started failing (the clock's time), or undefined while it goes well. */
+  private failingSince: number | undefined;
   /** The position of the newest event queued. */
   private queuedUpTo = -1;
   private stopping = false;
@@ -474,6 +478,7 @@ export class NatsEventPublisher implements Processor {
     // event to send while the window is full; sending resumes after the prefix, never inside it.
     if (this.sendIndex < this.head) this.sendIndex = this.head;
     this.retryDelayMs = RETRY_DELAY_MS;
+    this.failingSince = undefined;
     this.report((this.queue[this.head - 1] as Entry).event.position);
     if (this.head > 4096 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
@@ -507,6 +512,7 @@ export class NatsEventPublisher implements Processor {
     }
     const delay = this.retryDelayMs;
     this.retryDelayMs = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
+    this.failingSince ??= this.clock.now();
     const resume = async () => {
       // No stream takes the subject: it is gone (put it back and carry on from the last ack), or a replicated one is
       // electing a new leader (it is there: wait as after any failure).
@@ -519,13 +525,24 @@ export class NatsEventPublisher implements Processor {
         );
         return;
       }
-      this.logger.error(
+      this.logFailure(
         { err, position, retryInMs: delay },
         "could not publish a cluster event; resuming after a pause from the last acknowledged one",
       );
       await this.deadlines.sleep(RESUME, delay, this.stopped.signal);
     };
     this.resumeAfter(resume());
+  }
+
+  /**
+   * A replicated stream electing a leader refuses publishes for a few seconds, which the retries ride out: a warning
+   * with the error's message. Failing for longer is an outage subscribers notice: an error, with the stack.
+   */
+  private logFailure(fields: { err: unknown } & Record<string, unknown>, message: string): void {
+    const failingForMs = this.clock.now() - (this.failingSince ?? this.clock.now());
+    if (failingForMs >= ESCALATE_AFTER_MS) return this.logger.error({ ...fields, failingForMs }, message);
+    const { err, ...rest } = fields;
+    this.logger.warn({ ...rest, error: err instanceof Error ? err.message : String(err), failingForMs }, message);
   }
 
   /** Publishing is suspended until `until` settles, then goes on unless stopped meanwhile. */
@@ -553,7 +570,7 @@ export class NatsEventPublisher implements Processor {
       try {
         return await this.ensureStream();
       } catch (err) {
-        this.logger.error(
+        this.logFailure(
           { err, stream: EVENTS_STREAM, retryInMs: delay },
           "could not recreate the cluster-event stream; retrying after a pause",
         );

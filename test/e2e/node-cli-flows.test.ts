@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localTime } from "../../src/cli/local-time.ts";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
@@ -141,10 +142,10 @@ describe("shoal node drain --monitor and --wait", () => {
     const res = await shoal(["node", "drain", b, "--monitor", "--deadline", "4s"]);
     expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(3);
     const deadline = (await node(b)).Drain.Deadline as string;
-    // Off a terminal the status is a line: what the node runs and the countdown to the deadline.
+    // Off a terminal the status is a line: what the node runs, the countdown to the deadline (local time, as tables).
     expect(res.stdout).toMatch(
       new RegExp(
-        `^\\d\\d:\\d\\d:\\d\\d {2}1 execution running on the node; deadline in [1-4]s \\(${deadline}\\)$`,
+        `^\\d\\d:\\d\\d:\\d\\d {2}1 execution running on the node; deadline in [1-4]s \\(${localTime(new Date(deadline))}\\)$`,
         "m",
       ),
     );

@@ -280,11 +280,22 @@ describe("NatsEventPublisher on a processor host", () => {
     expect(JSON.stringify(messages("could not publish a cluster event"))).toContain(
       "no acknowledgement from JetStream within 60000 ms",
     );
+    // A first failure may be a leader election the retries ride out: a warning, without a stack.
+    expect(messages("could not publish a cluster event")[0]).toMatchObject({ level: 40, failingForMs: 0 });
+    expect(messages("could not publish a cluster event")[0]).not.toHaveProperty("err");
     // Then a pause of the clock's before it sends again: nothing is sent until it passes.
     expect(deadlines.at("nats-event-publisher/resume")).toBe(clock.now() + 250);
+    await clock.advance(250);
+    await awaitingAcks(deadlines);
+    // Still failing a minute later: an outage, logged as an error with the cause.
+    await clock.advance(60_000);
+    expect(messages("could not publish a cluster event")).toHaveLength(2);
+    expect(messages("could not publish a cluster event")[1]).toMatchObject({ level: 50, failingForMs: 60_250 });
+    expect(messages("could not publish a cluster event")[1]).toHaveProperty("err");
+    expect(deadlines.at("nats-event-publisher/resume")).toBe(clock.now() + 500);
     await answerAgain();
     expect(progress.position).toBeLessThan(last);
-    await clock.advance(250);
+    await clock.advance(500);
     await progress.waitFor(last, 30_000);
     await host.stop();
     await nc.close();

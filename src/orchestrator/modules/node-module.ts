@@ -109,11 +109,11 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
   cluster.onPartition({
     gained: (partition) => {
       const armed = manager.armWhere((id) => cluster.partitionOf(id) === partition);
-      logger.info({ partition, nodes: armed }, "partition taken: its nodes' health deadlines are armed");
+      logger.debug({ partition, nodes: armed }, "partition taken: its nodes' health deadlines are armed");
     },
     lost: (partition) => {
       const dropped = manager.disarmWhere((id) => cluster.partitionOf(id) === partition);
-      logger.info({ partition, nodes: dropped }, "partition let go: its nodes' health is another's to write");
+      logger.debug({ partition, nodes: dropped }, "partition let go: its nodes' health is another's to write");
     },
   });
   const self = selfInfo(context.nodeId, config.Labels);
