@@ -41,7 +41,7 @@ function selectorOf(selectors: readonly string[]): string {
   try {
     parseLabelSelector(text);
   } catch (e) {
-    if (e instanceof LabelSelectorError) throw new UsageError(`-l ${text}: ${e.message}`, HELP_REF);
+    if (e instanceof LabelSelectorError) throw new UsageError(`-l: ${e.message}`, HELP_REF);
     throw e;
   }
   return text;

@@ -222,7 +222,9 @@ const ONLY_FOR: Record<string, readonly string[]> = {
 function one(positionals: string[], command: string): string {
   const id = positionals[0];
   if (id === undefined || positionals.length !== 1)
-    throw new UsageError(`shoal node ${command} takes exactly one node id`);
+    throw new UsageError(
+      `shoal node ${command} takes exactly one node id${SELECTABLE_COMMANDS.has(command) ? " (or -l SELECTOR)" : ""}`,
+    );
   return id;
 }
 
