@@ -5,7 +5,7 @@ import { historyEventText, shortId, TERMINAL_JOB_STATES, timeOnlyMilli } from ".
 export interface FollowOptions {
   readonly timeoutMs: number;
   /** Each new history entry, oldest first, as it is recorded. */
-  readonly onEntry?: (line: string) => void;
+  readonly onEntry?: (entry: JobHistoryJson) => void;
   readonly pollMs?: number;
 }
 
@@ -56,7 +56,7 @@ export async function followJob(api: ApiClient, jobId: string, options: FollowOp
         if (after !== undefined) q.set("next_token", String(after));
         const page = await api.request<{ Items: JobHistoryJson[]; NextToken: string }>("GET", `${path}/history?${q}`);
         for (const entry of page.Items) {
-          options.onEntry?.(progressLine(entry));
+          options.onEntry?.(entry);
           after = entry.SeqNum;
         }
         if (page.NextToken === "" || page.Items.length === 0) break;

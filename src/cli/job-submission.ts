@@ -1,22 +1,26 @@
 import type { ApiClient } from "./api-client.ts";
 import { ApiError } from "./api-client.ts";
-import { computeStateName, shortId } from "./job-cells.ts";
-import { followJob, jobEndText, PROGRESS_HEADER } from "./job-progress.ts";
+import { computeStateName, shortId, TERMINAL_JOB_STATES } from "./job-cells.ts";
+import { followJob, jobEndText } from "./job-progress.ts";
+import { progressDisplay, type ProgressDisplay } from "./job-progress-display.ts";
+import type { ExecutionJson, JobJson } from "./job-shapes.ts";
 import { formatSeconds, secondsFlag } from "./number-flag.ts";
-import type { ExecutionJson } from "./job-shapes.ts";
-import { UsageError } from "./usage-error.ts";
 import { print, printError } from "./output-format.ts";
+import { printJobLogs } from "./print-job-logs.ts";
+import { UsageError } from "./usage-error.ts";
 
 /** Bacalhau's RunTimeSettings that Shoal has: what to print once the job is submitted, and whether to wait. */
 export interface RunSettings {
   readonly idOnly: boolean;
   readonly wait: boolean;
+  readonly follow: boolean;
   readonly waitTimeoutSeconds: number;
 }
 
+/** `--wait` is not among them: it takes a value (`--wait=false`), so takeBooleanFlag reads it first. */
 export const RUN_SETTINGS_OPTIONS = {
   "id-only": { type: "boolean" },
-  wait: { type: "boolean" },
+  follow: { type: "boolean", short: "f" },
   "wait-timeout": { type: "string" },
   "wait-timeout-secs": { type: "string" },
 } as const;
@@ -24,19 +28,27 @@ export const RUN_SETTINGS_OPTIONS = {
 /** Bacalhau's DefaultRunWaitSeconds. */
 export const DEFAULT_WAIT_SECONDS = 600;
 
-export const RUN_SETTINGS_HELP = `  --id-only                print only the job id
-  --wait                   wait until the job ends (a service or daemon job: until it runs), its progress on
-                           stderr; exits 1 when it Failed or was Stopped, or when the wait timed out
-  --wait-timeout T         how long --wait waits: seconds or a duration (90s, 5m); default ${DEFAULT_WAIT_SECONDS}
-                           (--wait-timeout-secs N, Bacalhau's name, works too)`;
+/** How `job run` and `docker run` say how the job ended (2: a usage error, as everywhere); its help says so. */
+export const RUN_EXIT = { completed: 0, failed: 1, stopped: 3, stillGoing: 4, interrupted: 130 } as const;
+
+export const RUN_SETTINGS_HELP = `  --wait[=true|false]      wait until the job ends (the default; a service or daemon job: until it runs), its
+                           progress on stderr; --wait=false (or --wait false) returns once it is submitted
+  --id-only                print only the job id (and wait without printing progress)
+  -f, --follow             print the job's output (stdout to stdout, stderr to stderr) until it ends
+  --wait-timeout T         how long to wait: seconds or a duration (90s, 5m); default ${DEFAULT_WAIT_SECONDS}
+                           (--wait-timeout-secs N, Bacalhau's name, works too); with --follow, how long to
+                           wait for the job to start
+Exit status: 0 the job Completed (a service or daemon job: it runs); 1 it Failed, or an error; 3 it was Stopped;
+4 the wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.`;
 
 export function runSettingsFrom(
   values: {
     readonly "id-only"?: boolean;
-    readonly wait?: boolean;
+    readonly follow?: boolean;
     readonly "wait-timeout"?: string;
     readonly "wait-timeout-secs"?: string;
   },
+  wait: boolean | undefined,
   help: string,
 ): RunSettings {
   if (values["wait-timeout"] !== undefined && values["wait-timeout-secs"] !== undefined)
@@ -45,7 +57,10 @@ export function runSettingsFrom(
   const flag = values["wait-timeout"] !== undefined ? "--wait-timeout" : "--wait-timeout-secs";
   const seconds = timeout === undefined ? DEFAULT_WAIT_SECONDS : secondsFlag(timeout, flag, help);
   if (seconds < 1) throw new UsageError(`${flag} must be at least 1 second`, help);
-  return { idOnly: values["id-only"] ?? false, wait: values.wait ?? false, waitTimeoutSeconds: seconds };
+  const follow = values.follow ?? false;
+  if (follow && wait === false)
+    throw new UsageError("--follow prints the output until the job ends: it cannot be given with --wait=false", help);
+  return { idOnly: values["id-only"] ?? false, wait: wait ?? true, follow, waitTimeoutSeconds: seconds };
 }
 
 /** The last lines a failed execution wrote to stderr: often the why behind an exit code. */
@@ -80,7 +95,7 @@ const problemsOf = (e: ApiError): readonly Problem[] => {
 
 /**
  * Submits a job (PUT /api/v1/orchestrator/jobs) and says what became of it, as Bacalhau's
- * `job run` and `docker run` do; the exit code is the command's. A job the server refuses as
+ * `job run` and `docker run` do; the exit code is the command's (RUN_EXIT). A job the server refuses as
  * invalid is printed with every problem the server named, one a line.
  */
 export async function submitJob(api: ApiClient, job: unknown, settings: RunSettings): Promise<number> {
@@ -94,50 +109,102 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
       `Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`,
     );
     for (const p of problems) printError(`  ${p.path ? `${p.path}: ` : ""}${p.message}`);
-    return 1;
+    return RUN_EXIT.failed;
   }
   const id = response.JobID;
   if (!settings.idOnly) for (const w of response.Warnings) printError(`Warning: ${w}`);
   if (settings.idOnly) print(id);
-  else print(`Job successfully submitted. Job ID: ${id}`);
+  // With --follow stdout is the job's: what Shoal says goes to stderr.
+  else (settings.follow ? printError : print)(`Job successfully submitted. Job ID: ${id}`);
   if (!settings.wait) {
     if (!settings.idOnly)
       print(
         `\nTo follow it, run:\n\tshoal job describe ${id}\n\tshoal job history ${id}\n\tshoal job executions ${id}`,
       );
-    return 0;
-  }
-
-  const quiet = settings.idOnly;
-  if (!quiet) {
-    printError("Checking job status... (Enter Ctrl+C to exit at any time, your job will continue running):\n");
-    printError(PROGRESS_HEADER);
+    return RUN_EXIT.completed;
   }
   const stopWatching = () => {
-    printError("\nProgress tracking canceled. The job is still running.");
-    process.exit(130);
+    printError(`\nProgress tracking canceled. The job is still running.\nTo stop it, run:\n\tshoal job stop ${id}`);
+    process.exit(RUN_EXIT.interrupted);
   };
   process.once("SIGINT", stopWatching);
+  try {
+    return settings.follow ? await followOutput(api, id, settings) : await waitWithProgress(api, id, settings);
+  } finally {
+    process.off("SIGINT", stopWatching);
+  }
+}
+
+async function waitWithProgress(api: ApiClient, id: string, settings: RunSettings): Promise<number> {
+  const quiet = settings.idOnly;
+  let display: ProgressDisplay | undefined;
+  if (!quiet) {
+    printError("Checking job status... (Enter Ctrl+C to exit at any time, your job will continue running):\n");
+    display = progressDisplay(process.stderr);
+  }
   const { job: last, timedOut } = await followJob(api, id, {
     timeoutMs: settings.waitTimeoutSeconds * 1000,
-    ...(quiet ? {} : { onEntry: printError }),
-  }).finally(() => process.off("SIGINT", stopWatching));
-  if (timedOut) {
-    printError(
-      `\nProgress tracking timed out after ${formatSeconds(settings.waitTimeoutSeconds)}. The job is still running (${last.State.StateType}).`,
-    );
-    return 1;
-  }
-  const state = last.State.StateType;
-  if (state === "Failed" || state === "Stopped") {
-    printError(`\nError: ${jobEndText(last)}`);
-    if (state === "Failed" && !quiet) await printFailedOutput(api, id);
-    return 1;
-  }
-  if (!quiet) {
-    print(`\nJob ${id} ${state}.`);
+    ...(display ? { onEntry: display.entry } : {}),
+  });
+  if (timedOut) return timedOutWaiting(settings, last.State.StateType);
+  const code = endCode(last);
+  if (code !== RUN_EXIT.completed) {
+    if (last.State.StateType === "Failed" && !quiet) await printFailedOutput(api, id);
+  } else if (!quiet) {
+    print(`\nJob ${id} ${last.State.StateType}.`);
     print(`\nTo get more details about the run, execute:\n\tshoal job describe ${id}`);
     print(`\nTo get more details about the run executions, execute:\n\tshoal job executions ${id}`);
   }
-  return 0;
+  return code;
+}
+
+function timedOutWaiting(settings: RunSettings, state: string): number {
+  const after = formatSeconds(settings.waitTimeoutSeconds);
+  printError(`\nProgress tracking timed out after ${after}. The job is still running (${state}).`);
+  return RUN_EXIT.stillGoing;
+}
+
+/** The exit code of a job that ended (or, a long-running one, runs); a failure or a stop is said on stderr. */
+function endCode(job: JobJson): number {
+  const state = job.State.StateType;
+  if (state !== "Failed" && state !== "Stopped") return RUN_EXIT.completed;
+  printError(`\nError: ${jobEndText(job)}`);
+  return state === "Failed" ? RUN_EXIT.failed : RUN_EXIT.stopped;
+}
+
+const POLL_MS = 500;
+
+/**
+ * `--follow`: each execution's output, followed to its end, one execution after another as the job gets them (a
+ * retry on another node follows the first), until the job ends. Only the wait for the job's first execution is
+ * bounded by --wait-timeout: once it runs, its output is followed as long as it runs (Bacalhau's follow has no
+ * timeout either).
+ */
+async function followOutput(api: ApiClient, id: string, settings: RunSettings): Promise<number> {
+  if (!settings.idOnly)
+    printError("Waiting for logs... (Enter Ctrl+C to exit at any time, your job will continue running):\n");
+  const jobPath = `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}`;
+  const startBy = Date.now() + settings.waitTimeoutSeconds * 1000;
+  const followed = new Set<string>();
+  for (;;) {
+    // The job before its executions: an execution made before the job ended is then in the list read after.
+    const { Job: job } = await api.request<{ Job: JobJson }>("GET", jobPath);
+    const { Items } = await api.request<{ Items: ExecutionJson[] }>("GET", `${jobPath}/executions?limit=1000`);
+    const next = Items.filter((e) => !followed.has(e.ID)).sort((a, b) => a.CreateTime - b.CreateTime)[0];
+    if (next !== undefined) {
+      followed.add(next.ID);
+      if (followed.size > 1) printError(`\n(execution ${shortId(next.ID)} on node ${next.NodeID})`);
+      try {
+        await printJobLogs(api, id, { executionId: next.ID, follow: true, raw: false });
+      } catch (e) {
+        // An execution that never reached its node has no output: the job goes on elsewhere.
+        if (!(e instanceof ApiError && (e.status === 404 || e.status === 409))) throw e;
+        printError(`(no output from execution ${shortId(next.ID)}: ${e.message})`);
+      }
+      continue;
+    }
+    if (TERMINAL_JOB_STATES.has(job.State.StateType)) return endCode(job);
+    if (followed.size === 0 && Date.now() >= startBy) return timedOutWaiting(settings, job.State.StateType);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
 }

@@ -56,6 +56,7 @@ const jobIdIn = (stdout: string): string => {
   return id as string;
 };
 const SMALL = ["--cpu", "250m", "--memory", "32Mb"];
+const TERMINAL = new Set(["Completed", "Failed", "Stopped"]);
 
 beforeAll(async () => {
   image = await dockerTestImage();
@@ -140,7 +141,7 @@ describe("shoal docker run", () => {
     expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Failed");
   }, 60_000);
 
-  it("--wait-timeout passing first: exit 1, saying the job goes on; Ctrl+C: exit 130, the job goes on", async () => {
+  it("--wait-timeout passing first: exit 4, saying the job goes on; Ctrl+C: exit 130, the job goes on", async () => {
     const timedOut = await shoal([
       "docker",
       "run",
@@ -153,7 +154,7 @@ describe("shoal docker run", () => {
       "sleep",
       "30",
     ]);
-    expect(timedOut.code).toBe(1);
+    expect(timedOut.code).toBe(4);
     expect(timedOut.stderr).toMatch(
       /Progress tracking timed out after 2s\. The job is still running \((Pending|Running)\)\./,
     );
@@ -198,16 +199,72 @@ describe("shoal docker run", () => {
     expect((await shoal(["job", "stop", id, "--quiet"])).code).toBe(0);
   }, 60_000);
 
-  it("without --wait: prints the id and how to follow the job; --id-only the id alone", async () => {
-    const res = await shoal(["docker", "run", ...SMALL, image, "--", "true"]);
+  it("waits by default: the progress on stderr, the job's end on stdout, exit 0", async () => {
+    const res = await shoal(["docker", "run", ...SMALL, image, "--", "echo", "by default"]);
     expect(res.code, res.stderr).toBe(0);
     const id = jobIdIn(res.stdout);
-    expect(res.stdout).toContain(`shoal job history ${id}`);
-    const only = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "true"]);
+    expect(res.stdout).toContain(`Job ${id} Completed.`);
+    expect(res.stderr).toContain("Checking job status...");
+    // Not a terminal: each entry a line of its own, the last the job's end.
+    expect(res.stderr.trimEnd().split("\n").at(-1)).toMatch(/^\d\d:\d\d:\d\d\.\d{3} +State Update +Completed$/);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType).toBe("Completed");
+  }, 60_000);
+
+  it("--wait=false and --wait false: print the id and how to follow the job at once; --id-only the id alone", async () => {
+    for (const wait of [["--wait=false"], ["--wait", "false"]]) {
+      const res = await shoal(["docker", "run", ...wait, ...SMALL, image, "--", "sleep", "30"]);
+      expect(res.code, res.stderr).toBe(0);
+      const id = jobIdIn(res.stdout);
+      expect(res.stdout).toContain(`shoal job history ${id}`);
+      expect(res.stderr).toBe("");
+      expect(TERMINAL.has((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.State.StateType)).toBe(false);
+      expect((await shoal(["job", "stop", id, "--quiet"])).code).toBe(0);
+    }
+    const only = await shoal(["docker", "run", "--wait=false", "--id-only", ...SMALL, image, "--", "sleep", "30"]);
     expect(only.code, only.stderr).toBe(0);
     expect(only.stdout).toMatch(/^j-[0-9a-f-]{36}\n$/);
     expect(only.stderr).toBe("");
-  });
+    expect((await shoal(["job", "stop", only.stdout.trim(), "--quiet"])).code).toBe(0);
+  }, 60_000);
+
+  it("--id-only waits without a word: the id alone on stdout, the exit status says how the job ended", async () => {
+    const ok = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "true"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^j-[0-9a-f-]{36}\n$/);
+    expect(ok.stderr).toBe("");
+    expect((await get(`/api/v1/orchestrator/jobs/${ok.stdout.trim()}`)).Job.State.StateType).toBe("Completed");
+    const failed = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "sh", "-c", "exit 5"]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^j-[0-9a-f-]{36}\n$/);
+    expect(failed.stderr).toMatch(/^\nError: job j-[0-9a-f-]{36} Failed: /);
+  }, 60_000);
+
+  it("--follow prints the job's output as it comes (stdout to stdout, stderr to stderr) and exits as the job ended", async () => {
+    const script = "echo one; sleep 1; echo two; echo err >&2; sleep 1; echo three";
+    const res = await shoal(["docker", "run", "--follow", ...SMALL, image, "--", "sh", "-c", script]);
+    expect(res.code, res.stderr).toBe(0);
+    // stdout is the job's alone: what Shoal says goes to stderr.
+    expect(res.stdout).toBe("one\ntwo\nthree\n");
+    expect(res.stderr).toMatch(/^Job successfully submitted\. Job ID: j-[0-9a-f-]{36}\nWaiting for logs\.\.\./);
+    expect(res.stderr).toContain("err\n");
+
+    const failing = await shoal(["docker", "run", "-f", ...SMALL, image, "--", "sh", "-c", "echo before; exit 3"]);
+    expect(failing.code).toBe(1);
+    expect(failing.stdout.startsWith("before\n")).toBe(true);
+    expect(failing.stderr).toMatch(/Error: job j-[0-9a-f-]{36} Failed: /);
+  }, 90_000);
+
+  it("a job stopped while it is waited for: exit 3", async () => {
+    const waiting = ShoalProcess.start(["docker", "run", ...api(), ...SMALL, image, "--", "sleep", "30"]);
+    await waitFor(
+      () => /Execution +Running/.test(waiting.stderr),
+      30_000,
+      () => `progress; stderr: ${waiting.stderr}`,
+    );
+    expect((await shoal(["job", "stop", jobIdIn(waiting.stdout), "--quiet"])).code).toBe(0);
+    expect(await waiting.exited).toBe(3);
+    expect(waiting.stderr).toMatch(/Error: job j-[0-9a-f-]{36} Stopped: Stopped at user request/);
+  }, 60_000);
 
   it("--dry-run prints Bacalhau's job as YAML, submits nothing, and `job run` runs that file", async () => {
     const before = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length;
@@ -536,7 +593,7 @@ describe("shoal job list, describe, executions, history, stop", () => {
   });
 
   it("stop: a running job Stopped with the reason; stopping it again, or a Completed job, is an error exit", async () => {
-    const started = await shoal(["docker", "run", "--id-only", ...SMALL, image, "--", "sleep", "30"]);
+    const started = await shoal(["docker", "run", "--wait=false", "--id-only", ...SMALL, image, "--", "sleep", "30"]);
     expect(started.code, started.stderr).toBe(0);
     const running = started.stdout.trim();
     await waitFor(
@@ -567,6 +624,7 @@ describe("shoal job list, describe, executions, history, stop", () => {
       const started = await shoal([
         "docker",
         "run",
+        "--wait=false",
         "--id-only",
         "--queue-timeout",
         "600",
@@ -651,6 +709,16 @@ describe("bad arguments", () => {
         "shoal docker run --help",
       ],
       [["docker", "build"], 'unknown docker command "build"', "shoal docker run --help"],
+      [
+        ["docker", "run", "--wait=maybe", "busybox"],
+        '--wait takes true or false, got "maybe"',
+        "shoal docker run --help",
+      ],
+      [
+        ["docker", "run", "--follow", "--wait=false", "busybox"],
+        "--follow prints the output until the job ends",
+        "shoal docker run --help",
+      ],
     ];
     for (const [args, message, help] of cases) {
       const res = await runShoal(args);

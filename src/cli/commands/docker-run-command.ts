@@ -6,6 +6,7 @@ import { RUN_SETTINGS_HELP, RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } f
 import { secondsFlag, wholeNumberFlag } from "../number-flag.ts";
 import { printData } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
+import { takeBooleanFlag } from "../take-boolean-flag.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal docker run --help";
@@ -215,7 +216,8 @@ export async function dockerCommand(args: string[]): Promise<number> {
     return sub === undefined ? 2 : 0;
   }
   if (sub !== "run") throw new UsageError(`unknown docker command "${sub}": shoal docker has one, run`, HELP_REF);
-  const { values, positionals } = parseCommandArgs(rest, OPTIONS, HELP_REF);
+  const { args: runArgs, value: wait } = takeBooleanFlag(rest, "wait", HELP_REF);
+  const { values, positionals } = parseCommandArgs(runArgs, OPTIONS, HELP_REF);
   if (values.help) {
     console.log(DOCKER_HELP);
     return 0;
@@ -225,7 +227,7 @@ export async function dockerCommand(args: string[]): Promise<number> {
       "shoal docker run has no --output (Bacalhau's result paths are not supported); --dry-run prints the job",
       HELP_REF,
     );
-  const settings = runSettingsFrom(values, HELP_REF);
+  const settings = runSettingsFrom(values, wait, HELP_REF);
   const job = dockerJob(values, positionals);
   if (values["dry-run"]) {
     await printData("yaml", job);

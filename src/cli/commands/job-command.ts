@@ -17,7 +17,7 @@ interface JobSubcommand {
 const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   run: {
     usage: "run <file>",
-    summary: "submit a job from a YAML or JSON file ('-': stdin)",
+    summary: "submit a job from a YAML or JSON file ('-': stdin) and wait for its end",
     load: async () => (await import("./job-run-command.ts")).jobRunCommand,
   },
   list: {

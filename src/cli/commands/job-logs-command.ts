@@ -1,10 +1,8 @@
 import { parseArgs } from "node:util";
-import { ApiError } from "../api-client.ts";
 import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
-import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
 import { oneJobId } from "../one-job-id.ts";
-import { printable } from "../printable.ts";
+import { printJobLogs } from "../print-job-logs.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const JOB_LOGS_HELP = `Usage: shoal job logs <job-id> [options]
@@ -33,15 +31,6 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** One message of the logs route's NDJSON: Bacalhau's AsyncResult[models.ExecutionLog]. */
-interface LogMessage {
-  readonly value?: { readonly Type?: number; readonly Line?: string };
-  readonly error?: string;
-}
-
-const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
-  new Promise((resolve) => (stream.write(text) ? resolve() : stream.once("drain", resolve)));
-
 /**
  * `shoal job logs JOB_ID [--execution-id ID] [--tail N] [-f|--follow] [--raw]`: reads the logs
  * route without the WebSocket upgrade (its NDJSON, streamed; docs/jobs.md, Logs) and prints each
@@ -60,24 +49,13 @@ export async function jobLogsCommand(args: string[]): Promise<number> {
   if (values.tail !== undefined && !/^[0-9]{1,5}$/.test(values.tail))
     throw new UsageError(`--tail must be a number of lines, got ${values.tail}`);
   const api = apiClientFrom(values);
-  const query = new URLSearchParams();
-  if (values["execution-id"]) query.set("execution_id", values["execution-id"]);
-  if (values.tail !== undefined) query.set("tail", values.tail);
-  if (values.follow) query.set("follow", "true");
-  const jobPath = `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}`;
   // Finds the credential the API takes (and says which were tried) and an unknown job, before the stream.
-  await api.request("GET", jobPath);
-  const response = await openNdjson(api, `${jobPath}/logs?${query}`);
-  for await (const text of ndjsonLines(response)) {
-    const message = JSON.parse(text) as LogMessage;
-    if (message.error)
-      throw new ApiError(
-        200,
-        `the log stream ended in an error: ${printable(message.error, { multiline: true })}`,
-        message,
-      );
-    const line = values.raw ? (message.value?.Line ?? "") : printable(message.value?.Line ?? "", { multiline: true });
-    await write(message.value?.Type === 2 ? process.stderr : process.stdout, line);
-  }
+  await api.request("GET", `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}`);
+  await printJobLogs(api, jobId, {
+    executionId: values["execution-id"],
+    tail: values.tail,
+    follow: values.follow ?? false,
+    raw: values.raw ?? false,
+  });
   return 0;
 }

@@ -3,6 +3,7 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_HELP, RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
+import { takeBooleanFlag } from "../take-boolean-flag.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal job run --help";
@@ -12,7 +13,13 @@ export const JOB_RUN_HELP = `Usage: shoal job run <file> [options]
 Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.
 A document holding the job under a top-level Job key (what \`shoal job describe --output yaml\`
 prints) is read as that job. The server checks the job; an invalid one is refused with every
-problem named, and nothing is stored.
+problem named, and nothing is stored. Then it waits for the job to end, its progress on stderr,
+and exits with a status that says how it ended (--wait=false: it returns at once).
+
+Examples:
+  shoal job run job.yaml                  # wait for the end; exit 0 when it Completed
+  shoal job run job.yaml --wait=false     # print the id and return
+  shoal job run job.yaml --follow         # print its output as it comes
 
 Options:
 ${RUN_SETTINGS_HELP}
@@ -69,7 +76,8 @@ export async function parseJobDocument(text: string, source: string): Promise<un
 }
 
 export async function jobRunCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
+  const { args: rest, value: wait } = takeBooleanFlag(args, "wait", HELP_REF);
+  const { values, positionals } = parseCommandArgs(rest, OPTIONS, HELP_REF);
   if (values.help) {
     console.log(JOB_RUN_HELP);
     return 0;
@@ -81,7 +89,7 @@ export async function jobRunCommand(args: string[]): Promise<number> {
       "shoal job run prints the job id (--id-only for the id alone); --output is for the read commands",
       HELP_REF,
     );
-  const settings = runSettingsFrom(values, HELP_REF);
+  const settings = runSettingsFrom(values, wait, HELP_REF);
   const file = positionals[0] as string;
   const job = await parseJobDocument(readJobText(file), file === "-" ? "stdin" : file);
   return submitJob(apiClientFrom(values), job, settings);

@@ -11,6 +11,7 @@ import { outputFormat, print, printData, type OutputFormat } from "../output-for
 import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { printPage } from "../print-page.ts";
 import { printable } from "../printable.ts";
+import { actOnSelection, SELECTABLE_COMMANDS } from "../node-selection.ts";
 import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -34,6 +35,12 @@ Commands:
   drain <id>               take no new work; move batch and service work elsewhere, let ops work
                            finish, stop daemon work at the end; what is left at the deadline is stopped
   drain <id> --disable     end a drain under way, or let a drained node take work again
+  drain <id> --monitor     (or --wait: silently) follow the drain to its end; exit 0 drained, 3 its deadline passed
+                           with work left, 4 undrained first; a drain already there is followed, not restarted
+  approve|cordon|uncordon|drain|label -l SELECTOR [--yes]
+                           act on every node the selector matches (as list's --labels): prints them and the plan,
+                           asks on a terminal unless --yes (-y; without a terminal --yes is required), then each
+                           node's result; exit 1 if any failed
   history <id>             every event of a node, oldest first
 
 Options:
@@ -71,7 +78,7 @@ const OPTIONS = {
   reset: { type: "string", multiple: true },
   "public-key": { type: "string" },
   revoke: { type: "boolean" },
-  labels: { type: "string", multiple: true },
+  labels: { type: "string", multiple: true, short: "l" },
   limit: { type: "string" },
   "next-token": { type: "string" },
   "order-by": { type: "string" },
@@ -80,6 +87,9 @@ const OPTIONS = {
   deadline: { type: "string" },
   "keep-daemon": { type: "boolean" },
   disable: { type: "boolean" },
+  monitor: { type: "boolean" },
+  wait: { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
   ...AS_OF_OPTIONS,
   watch: { type: "boolean", short: "w" },
   help: { type: "boolean", short: "h" },
@@ -134,6 +144,57 @@ function labelWords(words: readonly string[]): Record<string, string> {
   return labels;
 }
 
+/** The label command's body from its `k=v` words and --remove/--reset. */
+function labelBody(words: readonly string[], values: Values): Record<string, unknown> {
+  const set = labelWords(words);
+  const remove = values.remove ?? [];
+  const reset = values.reset ?? [];
+  if (Object.keys(set).length + remove.length + reset.length === 0) {
+    throw new UsageError(
+      "shoal node label: give labels to set (key=value), --remove KEY or --reset KEY",
+      "shoal node --help",
+    );
+  }
+  return {
+    Action: "label",
+    ...(Object.keys(set).length > 0 ? { Labels: set } : {}),
+    ...(remove.length > 0 ? { RemoveLabels: remove } : {}),
+    ...(reset.length > 0 ? { ResetLabels: reset } : {}),
+  };
+}
+
+/** `-l SELECTOR` on an action: the body one id would get, for every matching node (node-selection.ts). */
+async function actOnSelected(api: ApiClient, sub: string, values: Values, positionals: string[]): Promise<number> {
+  // label's words are k=v; any other word is a node id, which -l replaces.
+  if (positionals.some((w) => sub !== "label" || !w.includes("=")))
+    throw new UsageError(`shoal node ${sub}: give a node id or -l SELECTOR, not both`, "shoal node --help");
+  if (values.monitor || values.wait)
+    throw new UsageError("--monitor and --wait follow one node's drain: give its id, not -l", "shoal node --help");
+  if (values.output !== undefined)
+    throw new UsageError("-l prints each node's result: it takes no --output", "shoal node --help");
+  const disable = sub === "drain" && values.disable === true;
+  const body = sub === "label" ? labelBody(positionals, values) : sub === "drain" ? drainBody(values) : { Action: sub };
+  const labelWords = [
+    ...positionals,
+    ...(values.remove ?? []).map((k) => `--remove ${k}`),
+    ...(values.reset ?? []).map((k) => `--reset ${k}`),
+  ];
+  const detail =
+    sub === "label"
+      ? ` (${labelWords.join(" ")})`
+      : sub === "drain" && !disable
+        ? ` (deadline ${values.deadline ?? "1h"}${values["keep-daemon"] ? ", daemon work kept" : ""})`
+        : undefined;
+  return actOnSelection(api, {
+    selectors: values.labels ?? [],
+    command: disable ? "undrain" : sub,
+    body,
+    detail,
+    reason: reasonOf(values),
+    yes: values.yes === true,
+  });
+}
+
 /** Options that only some commands take: any other command given one is a mistake. */
 const ONLY_FOR: Record<string, readonly string[]> = {
   "filter-cordoned": ["list"],
@@ -150,6 +211,10 @@ const ONLY_FOR: Record<string, readonly string[]> = {
   deadline: ["drain"],
   "keep-daemon": ["drain"],
   disable: ["drain"],
+  monitor: ["drain"],
+  wait: ["drain"],
+  labels: ["list", ...SELECTABLE_COMMANDS],
+  yes: [...SELECTABLE_COMMANDS],
   "as-of": ["list", "describe"],
   "at-position": ["list", "describe"],
 };
@@ -157,7 +222,9 @@ const ONLY_FOR: Record<string, readonly string[]> = {
 function one(positionals: string[], command: string): string {
   const id = positionals[0];
   if (id === undefined || positionals.length !== 1)
-    throw new UsageError(`shoal node ${command} takes exactly one node id`);
+    throw new UsageError(
+      `shoal node ${command} takes exactly one node id${SELECTABLE_COMMANDS.has(command) ? " (or -l SELECTOR)" : ""}`,
+    );
   return id;
 }
 
@@ -181,6 +248,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
     }
   }
   const api = client(values);
+  if (values.labels !== undefined && SELECTABLE_COMMANDS.has(sub)) return actOnSelected(api, sub, values, positionals);
   const act = async (id: string, body: Record<string, unknown>, what: string): Promise<number> => {
     const format = output(values, "table");
     const reason = reasonOf(values);
@@ -293,28 +361,26 @@ export async function nodeCommand(args: string[]): Promise<number> {
           "shoal node label takes a node id, then key=value labels and/or --remove/--reset keys",
           "shoal node --help",
         );
-      const set = labelWords(words);
-      const remove = values.remove ?? [];
-      const reset = values.reset ?? [];
-      if (Object.keys(set).length + remove.length + reset.length === 0) {
-        throw new UsageError(
-          "shoal node label: give labels to set (key=value), --remove KEY or --reset KEY",
-          "shoal node --help",
+      return act(id, labelBody(words, values), "label");
+    }
+    case "drain": {
+      const id = one(positionals, sub);
+      if (values.monitor || values.wait) {
+        if (values.disable)
+          throw new UsageError("--monitor and --wait follow a drain: not with --disable", "shoal node --help");
+        if (values.output !== undefined)
+          throw new UsageError("--monitor and --wait take no --output", "shoal node --help");
+        const reason = reasonOf(values);
+        const { drainAndFollow } = await import("../drain-monitor.ts");
+        return drainAndFollow(
+          api,
+          id,
+          { ...drainBody(values), ...(reason === undefined ? {} : { Message: reason }) },
+          { mode: values.monitor ? "monitor" : "wait" },
         );
       }
-      return act(
-        id,
-        {
-          Action: "label",
-          ...(Object.keys(set).length > 0 ? { Labels: set } : {}),
-          ...(remove.length > 0 ? { RemoveLabels: remove } : {}),
-          ...(reset.length > 0 ? { ResetLabels: reset } : {}),
-        },
-        "label",
-      );
+      return act(id, drainBody(values), values.disable ? "undrain" : "drain");
     }
-    case "drain":
-      return act(one(positionals, sub), drainBody(values), values.disable ? "undrain" : "drain");
     case "preauthorize": {
       const id = one(positionals, sub);
       if (values.revoke) {
