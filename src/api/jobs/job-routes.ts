@@ -19,10 +19,11 @@ import {
 } from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
 import { resolveJob, type SubmittedJob } from "./job-lookup.ts";
-import { ListJobsQuery, QueryBool, queryJobs } from "./job-query.ts";
+import { ListJobsQuery, queryJobs } from "./job-query.ts";
 
 export interface JobRouteDeps {
   readonly control: JobControl;
