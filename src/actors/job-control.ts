@@ -94,12 +94,18 @@ export class JobControl {
 
   /**
    * Submits a job spec (Bacalhau's models.Job as decoded). An invalid one is refused with every
-   * problem named (BadRequest) and nothing is stored.
+   * problem named (BadRequest) and nothing is stored. `requestNamespace` is the request's own
+   * Namespace (Bacalhau's BasePutRequest), which must be the job's.
    */
-  async submit(job: unknown, context: CommandContext): Promise<Submitted> {
+  async submit(job: unknown, context: CommandContext, requestNamespace?: string): Promise<Submitted> {
     const jobId = jobIdOf(this.newUuid());
     // A fresh id has no stream: nothing to read before deciding.
-    const submission = validateJobSubmission(job, { jobId, defaults: this.options.defaults, limits: this.limits });
+    const submission = validateJobSubmission(job, {
+      jobId,
+      defaults: this.options.defaults,
+      limits: this.limits,
+      ...(requestNamespace ? { requestNamespace } : {}),
+    });
     const command = { type: "Submit", submission } as const;
     const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
     const submitted = result.events.find((e) => e.type === "JobSubmitted");

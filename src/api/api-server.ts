@@ -4,6 +4,8 @@ import type { NodeInfo } from "../events/catalog/node-info.ts";
 import type { EventFeed } from "../projections/event-feed/event-feed.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
+import { authMethodsRoutes } from "./auth/auth-methods-routes.ts";
+import { Authenticator } from "./auth/authenticator.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
 import { eventFeedRoutes } from "./events/event-feed-routes.ts";
@@ -85,15 +87,17 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       "request",
     );
   });
-  registerAuth(app, deps.auth);
+  // One authenticator: its bcrypt cache and cap are shared by every request and Bacalhau's login.
+  const authenticator = new Authenticator(deps.auth.users);
+  registerAuth(app, deps.auth, authenticator);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);
-  const routes = apiRoutes(deps);
+  const routes = apiRoutes(deps, authenticator);
   registerRoutes(app, routes);
   return app;
 }
 
 /** Every route the API serves; the OpenAPI document describes exactly these, itself included. */
-export function apiRoutes(deps: ApiDeps): AnyRoute[] {
+export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.auth.users)): AnyRoute[] {
   let document: Record<string, unknown> = {};
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
@@ -105,6 +109,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks),
+    ...authMethodsRoutes(authenticator),
     openApiRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),
     ...(deps.leaves ? leafRoutes(deps.leaves) : []),
