@@ -144,11 +144,19 @@ describe("`job stop`: the reason in the DELETE body", () => {
     expect((await api.call("GET", `${JOBS}/${id}`)).body.Job.State.Message).toBe("Stopped at user request");
   });
 
-  it("still takes the query's reason without a body (the WebUI, the Python SDK)", async () => {
+  it("still takes the query's reason without a body (the WebUI)", async () => {
     const id = await jobRun(job());
     await queued(id);
     expect((await api.stop(id, "User requested stop")).status).toBe(200);
     expect((await api.call("GET", `${JOBS}/${id}`)).body.Job.State.Message).toBe("User requested stop");
+  });
+
+  it("takes the Python SDK's stop: the reason in the query and a body of {} (bacalhau_apiclient/rest.py)", async () => {
+    const id = await jobRun(job());
+    await queued(id);
+    const res = await api.call("DELETE", `${JOBS}/${id}?reason=${encodeURIComponent("from python")}`, {});
+    expect(res.status, res.text).toBe(200);
+    expect((await api.call("GET", `${JOBS}/${id}`)).body.Job.State.Message).toBe("from python");
   });
 
   it("refuses a query namespace and a body namespace that differ, stopping nothing", async () => {
