@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
+import { canonicalSpec, idempotentJobId } from "./job-submission/idempotent-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
@@ -11,7 +12,7 @@ import type { ExecutionCommand, ExecutionRefusal } from "../../machines/executio
 import type { JobEvent } from "../events/catalog/job-events.ts";
 import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
 import type { ExecutionState } from "../../machines/execution/execution-state.ts";
-import { notFound } from "../errors/shoal-error.ts";
+import { ShoalError, conflict, notFound } from "../errors/shoal-error.ts";
 import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import type { Clock } from "./clock.ts";
@@ -94,26 +95,41 @@ export class JobControl {
 
   /**
    * Submits a job spec (Bacalhau's models.Job as decoded). An invalid one is refused with every
-   * problem named (BadRequest) and nothing is stored. `requestNamespace` is the request's own
-   * Namespace (Bacalhau's BasePutRequest), which must be the job's.
+   * problem named (BadRequest) and nothing is stored. `request` is what the request says beside
+   * the job (Bacalhau's BasePutRequest): its Namespace must be the job's; with an IdempotencyToken
+   * a retry of the same submission answers the job the first one stored, and a different job under
+   * the same token is a Conflict.
    */
-  async submit(job: unknown, context: CommandContext, requestNamespace?: string): Promise<Submitted> {
-    const jobId = jobIdOf(this.newUuid());
-    // A fresh id has no stream: nothing to read before deciding.
+  async submit(
+    job: unknown,
+    context: CommandContext,
+    request: { readonly namespace?: string | undefined; readonly idempotencyToken?: string | undefined } = {},
+  ): Promise<Submitted> {
+    const token = request.idempotencyToken;
+    const jobId = token ? idempotentJobId(context.actor.id, token) : jobIdOf(this.newUuid());
     const submission = validateJobSubmission(job, {
       jobId,
       defaults: this.options.defaults,
       limits: this.limits,
-      ...(requestNamespace ? { requestNamespace } : {}),
+      ...(request.namespace ? { requestNamespace: request.namespace } : {}),
     });
     const command = { type: "Submit", submission } as const;
-    const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
-    const submitted = result.events.find((e) => e.type === "JobSubmitted");
-    return {
-      jobId,
-      warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
-      position: result.position,
-    };
+    try {
+      // A fresh random id has no stream: nothing to read before deciding. A token's may have one.
+      const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, !token);
+      const submitted = result.events.find((e) => e.type === "JobSubmitted");
+      return {
+        jobId,
+        warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
+        position: result.position,
+      };
+    } catch (e) {
+      if (!token || !(e instanceof ShoalError) || e.kind !== "Conflict" || !submission.ok) throw e;
+      const first = (await this.jobs.get(jobId)).state;
+      if (first.spec === undefined || canonicalSpec(first.spec) !== canonicalSpec(submission.spec))
+        throw conflict(`IdempotencyToken ${JSON.stringify(token)} was used for another job (${jobId})`);
+      return { jobId, warnings: first.warnings, position: undefined };
+    }
   }
 
   private get limits(): JobLimits {

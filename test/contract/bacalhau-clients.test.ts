@@ -17,8 +17,10 @@ import { storedEvents } from "../support/stored-events.ts";
  */
 
 const KEY = "bacalhau-cli-key-0123456789abcdefgh";
+const OTHER_KEY = "other-submitter-key-0123456789abcd";
 const USERS: AuthUser[] = [
   { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
+  { Alias: "other", APIKey: OTHER_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
 ];
 const TOKEN = "join-s3cret";
 const JOBS = "/api/v1/orchestrator/jobs";
@@ -112,6 +114,27 @@ describe("the Go client's PUT bodies (BasePutRequest's Namespace, Credential, Id
     expect(res.status).toBe(400);
     expect(res.body.Message).toContain(`the job's namespace "team-a" is not the request's "team-b"`);
     expect(await jobStreams()).toEqual(before);
+  });
+
+  it("an IdempotencyToken makes a retried submission answer the first job instead of storing another", async () => {
+    const spec = job();
+    const withToken = (token: string, body: Body, key = KEY) =>
+      api.call("PUT", JOBS, { ...basePut(), IdempotencyToken: token, Job: body, Force: false }, key);
+    const first = await withToken("retry-1", spec);
+    expect(first.status, first.text).toBe(200);
+    await queued(first.body.JobID as string);
+    const before = await jobStreams();
+    const again = await withToken("retry-1", spec);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.JobID).toBe(first.body.JobID);
+    expect(await jobStreams()).toEqual(before);
+    // Another job under the same token is refused; another submitter's token is their own.
+    const other = await withToken("retry-1", job());
+    expect(other.status).toBe(409);
+    expect(other.body.Message).toContain("was used for another job");
+    const theirs = await withToken("retry-1", spec, OTHER_KEY);
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.body.JobID).not.toBe(first.body.JobID);
   });
 
   it("still refuses fields that are neither the request's nor BasePutRequest's", async () => {

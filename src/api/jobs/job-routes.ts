@@ -244,7 +244,10 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
       handler: async ({ body }, request) => {
         const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
-        const submitted = await jobs.control.submit(body.Job, context, body.Namespace);
+        const submitted = await jobs.control.submit(body.Job, context, {
+          namespace: body.Namespace,
+          idempotencyToken: body.IdempotencyToken,
+        });
         await jobs.projection.waitFor(submitted.position);
         return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
       },
