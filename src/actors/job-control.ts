@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
+import { canonicalJson } from "../../machines/canonical-json.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
-import { canonicalSpec, idempotentJobId } from "./job-submission/idempotent-job-id.ts";
+import { idempotentJobId } from "./job-submission/idempotent-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
@@ -126,7 +127,7 @@ export class JobControl {
     } catch (e) {
       if (!token || !(e instanceof ShoalError) || e.kind !== "Conflict" || !submission.ok) throw e;
       const first = (await this.jobs.get(jobId)).state;
-      if (first.spec === undefined || canonicalSpec(first.spec) !== canonicalSpec(submission.spec))
+      if (first.spec === undefined || canonicalJson(first.spec) !== canonicalJson(submission.spec))
         throw conflict(`IdempotencyToken ${JSON.stringify(token)} was used for another job (${jobId})`);
       return { jobId, warnings: first.warnings, position: undefined };
     }

@@ -14,15 +14,3 @@ export function idempotentJobId(submitter: string, token: string): string {
   const hex = hash.subarray(0, 16).toString("hex");
   return jobIdOf(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`);
 }
-
-/** JSON with object keys sorted and array order kept: two specs are the same job exactly when these are equal. */
-export function canonicalSpec(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalSpec).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalSpec(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
