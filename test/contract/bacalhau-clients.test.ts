@@ -5,9 +5,9 @@ import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { computeInfo, orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { settled } from "../support/job-waits.ts";
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
-import { waitFor } from "../support/shoal-process.ts";
 import { storedEvents } from "../support/stored-events.ts";
 
 /**
@@ -69,12 +69,7 @@ async function jobRun(spec: Body, namespace = ""): Promise<string> {
   return res.body.JobID as string;
 }
 
-const queued = (id: string) =>
-  waitFor(
-    async () => (await api.call("GET", `${JOBS}/${id}`)).body.Job.State.StateType === "Queued",
-    10_000,
-    () => `job ${id} queued`,
-  );
+const queued = (id: string) => settled(api, id, ["Queued"], 10_000);
 
 beforeAll(async () => {
   nats = await TestNatsServer.start();
