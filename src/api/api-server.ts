@@ -1,11 +1,13 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import type { ShoalConfig } from "../config/keys.ts";
 import type { NodeInfo } from "../events/catalog/node-info.ts";
 import type { EventFeed } from "../projections/event-feed/event-feed.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
 import { authMethodsRoutes } from "./auth/auth-methods-routes.ts";
 import { Authenticator } from "./auth/authenticator.ts";
+import { apiDocsRoute } from "./docs/api-docs-route.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { handleClientError } from "./client-error.ts";
 import { eventFeedRoutes } from "./events/event-feed-routes.ts";
@@ -40,6 +42,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly audit?: { readonly log: AuditLog | undefined; readonly membership?: AuditMembershipDeps };
   /** GET /audit/diff: what changed between two moments; without it there is no diff route. */
   readonly auditDiff?: AuditDiffDeps;
+  /** The effective configuration GET /agent/config shows, secrets redacted; without it there is no config route. */
+  readonly config?: ShoalConfig;
   /** What /agent/alive and /agent/ready check (NATS, the store). */
   readonly checks?: readonly HealthCheck[];
   /** GET /metrics and request durations; without it there is no /metrics route. */
@@ -96,7 +100,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
   return app;
 }
 
-/** Every route the API serves; the OpenAPI document describes exactly these, itself included. */
+/** Every route the API serves; the OpenAPI document describes these, itself included, but not the page of it. */
 export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.auth.users)): AnyRoute[] {
   let document: Record<string, unknown> = {};
   const routes: AnyRoute[] = [
@@ -108,9 +112,10 @@ export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.
     ...(deps.audit?.membership ? [auditMembershipRoute(deps.audit.membership)] : []),
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
-    ...agentRoutes(deps.self, deps.checks),
+    ...agentRoutes(deps.self, deps.checks, deps.config),
     ...authMethodsRoutes(authenticator),
     openApiRoute(() => document),
+    apiDocsRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),
     ...(deps.leaves ? leafRoutes(deps.leaves) : []),
   ];

@@ -1,6 +1,7 @@
 import { JSONSchema, type Schema } from "effect";
 import type { AnonymousAccess } from "../config/auth-users.ts";
 import { SHOAL_VERSION } from "../version.ts";
+import { API_TAGS, type ApiTag } from "./api-tags.ts";
 import { SECURITY_SCHEMES, withSecurity } from "./auth/openapi-security.ts";
 import { ErrorResponse } from "./error-body.ts";
 import { HTTP_STATUS } from "./error-status.ts";
@@ -67,7 +68,9 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
     const params = [...parameters(route, "path"), ...headers, ...parameters(route, "query")];
     return {
       operationId: route.operationId,
-      ...(route.description === undefined ? {} : { description: route.description }),
+      tags: route.tags,
+      summary: route.summary,
+      description: route.description,
       ...(params.length === 0 ? {} : { parameters: params }),
       ...(route.body === undefined
         ? {}
@@ -83,7 +86,9 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
   };
 
   const paths: Record<string, Record<string, JsonObject>> = {};
-  for (const route of routes) {
+  const documented = routes.filter((route) => route.undocumented !== true);
+  const used = new Set<ApiTag>(documented.flatMap((route) => route.tags));
+  for (const route of documented) {
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(route);
   }
@@ -94,6 +99,9 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
       version: SHOAL_VERSION,
       description: "Event-sourced node management with Bacalhau's REST paths and shapes",
     },
+    tags: (Object.keys(API_TAGS) as ApiTag[])
+      .filter((name) => used.has(name))
+      .map((name) => ({ name, description: API_TAGS[name] })),
     paths: withSecurity(paths, anonymousAccess),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: components },
   };
@@ -108,6 +116,11 @@ export function openApiRoute(document: () => JsonObject): AnyRoute {
     method: "GET",
     path: "/api/v1/openapi.json",
     operationId: "openapi",
+    tags: ["Documentation"],
+    summary: "Returns this API's OpenAPI document.",
+    description:
+      "The OpenAPI 3.0 document generated from the routes' own declarations: the schemas requests are validated " +
+      "with, the errors each route answers, and the security the server enforces. /api/v1/docs renders it as a page.",
     capability: "public",
     responses: { "200": { description: "This document" } },
     handler: async () => document(),

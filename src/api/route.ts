@@ -3,6 +3,7 @@ import fastifyWebsocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import type { ErrorKind } from "../errors/shoal-error.ts";
+import type { ApiTag } from "./api-tags.ts";
 import type { RequiredCapability } from "./auth/capabilities.ts";
 import { routeAccess } from "./auth/route-access.ts";
 import { validate } from "./validate.ts";
@@ -44,7 +45,14 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   /** Fastify's pattern (`/api/v1/orchestrator/nodes/:id`); the document writes `{id}`. */
   readonly path: string;
   readonly operationId: string;
-  readonly description?: string;
+  /** The groups it is listed under (api-tags.ts), the first one where the docs page shows it. */
+  readonly tags: readonly [ApiTag, ...ApiTag[]];
+  /** One line, in the style of Bacalhau's swagger ("Returns a list of jobs."). */
+  readonly summary: string;
+  /** What a caller needs to know beyond the summary: rules, limits, what the answer holds. */
+  readonly description: string;
+  /** Served, but not an operation of the OpenAPI document: the page that renders the document. */
+  readonly undocumented?: true;
   /**
    * What a caller needs. route-access.ts is the table the server enforces (and that future
    * routes fall into by prefix); registering a route that declares otherwise fails at start.

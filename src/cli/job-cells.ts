@@ -11,25 +11,11 @@ export function shortId(id: string): string {
   return bare ? (bare[1] as string) : id;
 }
 
-const pad = (n: number, width = 2) => String(n).padStart(width, "0");
-
 /** Bacalhau's models times are nanoseconds since the epoch. */
 export const nanosToDate = (nanos: number): Date => new Date(Math.floor(nanos / 1_000_000));
 
-/** Go's time.DateTime (`2006-01-02 15:04:05`), local time. */
-export function dateTime(date: Date): string {
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${timeOnly(date)}`;
-}
-
-/** Go's time.TimeOnly (`15:04:05`), local time: Bacalhau's short time columns. */
-export function timeOnly(date: Date): string {
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
-}
-
-/** `15:04:05.000`: the progress lines' time. */
-export function timeOnlyMilli(date: Date): string {
-  return `${timeOnly(date)}.${pad(date.getMilliseconds(), 3)}`;
-}
+// The progress lines' clock (job-progress.ts) is kept where it always was; tables' time is local-time.ts's.
+export { timeOnlyMilli } from "./local-time.ts";
 
 /** Bacalhau's output.Elapsed: `3d4h`, `2h5m`, `5m10s`, `10s`. */
 export function elapsed(since: Date, now = new Date()): string {

@@ -21,7 +21,9 @@ Commands:
   leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
   nats-operator  make Shoal the operator of an external NATS cluster (its keys and the servers' config)
   tls         make a CA and certificates for an external NATS cluster and its clients (tls issue)
-  version     print the version
+  agent       ask the orchestrator about itself: alive, node, version, config
+  config      show the effective configuration and where each value came from (config list)
+  version     print this CLI's version and the orchestrator's
 
 Run 'shoal <command> --help' for a command's options.`;
 
@@ -40,6 +42,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   leaf: async () => (await import("./commands/leaf-command.ts")).leafCommand,
   "nats-operator": async () => (await import("./commands/nats-operator-command.ts")).natsOperatorCommand,
   tls: async () => (await import("./commands/tls-command.ts")).tlsCommand,
+  agent: async () => (await import("./commands/agent-command.ts")).agentCommand,
+  config: async () => (await import("./commands/config-command.ts")).configCommand,
+  version: async () => (await import("./commands/version-command.ts")).versionCommand,
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */
@@ -50,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   const load = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (load) return (await load())(args);
   switch (command) {
-    case "version":
+    // The client's version alone, at once: no request, nothing else loaded.
     case "--version": {
       const { SHOAL_VERSION } = await import("../version.ts");
       console.log(`shoal v${SHOAL_VERSION}`);

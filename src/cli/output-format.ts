@@ -16,6 +16,14 @@ export function print(text: string): void {
   console.log(printable(text, { multiline: true }));
 }
 
+/**
+ * A table or CSV that formatTable or formatCsv made: every cell from the API passed printable there, so the only
+ * escapes left are the table style's own, which print would show as text.
+ */
+export function printRendered(text: string): void {
+  console.log(text);
+}
+
 /** The same, on stderr (progress, warnings, errors). */
 export function printError(text: string): void {
   console.error(printable(text, { multiline: true }));

@@ -1,23 +1,27 @@
-import { print, printData, printError, type OutputFormat } from "./output-format.ts";
-import { formatTable } from "./table.ts";
+import type { Column } from "./column.ts";
+import type { OutputOptions } from "./output-options.ts";
+import { print, printData, printError, printRendered } from "./output-format.ts";
+import { renderRows } from "./render-rows.ts";
 
 /**
- * One page of a list command: a table with the hint for the next page (`more`, when there is one)
- * under it, or the items themselves in JSON or YAML. Bacalhau prints the list itself there; the
- * hint goes to stderr so that stdout stays one document.
+ * One page of a list command: a table with the hint for the next page (`more`, when there is one) under it, or CSV,
+ * JSON or YAML (`data`, the items unless the command prints more) with the hint on stderr, so that stdout stays one
+ * document. Bacalhau prints the list itself there.
  */
 export async function printPage<T>(
-  format: OutputFormat,
-  columns: readonly string[],
+  output: OutputOptions<string>,
+  columns: readonly Column<T>[],
   items: readonly T[],
-  row: (item: T) => string[],
   more: string | undefined,
+  data: unknown = items,
 ): Promise<void> {
-  if (format === "table") {
-    print(formatTable(columns, items.map(row)));
-    if (more) print(`\n${more}`);
+  if (output.format === "table" || output.format === "csv") {
+    const text = renderRows(columns, items, output);
+    if (text !== "") printRendered(text);
+    if (more && output.format === "table") print(`\n${more}`);
+    else if (more) printError(more);
   } else {
-    await printData(format, items);
+    await printData(output.format === "yaml" ? "yaml" : "json", data);
     if (more) printError(more);
   }
 }

@@ -16,6 +16,8 @@ import { joinLogin } from "../transport/nats-jwt/nats-operator.ts";
 import { JOIN_INBOX_PREFIX, nodeInboxPrefix } from "../transport/subjects.ts";
 import type { CapacityLedger } from "./executor/capacity-ledger.ts";
 import type { Executor } from "./executor/executor.ts";
+import { ComputeMetrics } from "../metrics/compute-metrics.ts";
+import { serveMetrics, type MetricsListen, type MetricsServer } from "../metrics/metrics-server.ts";
 import { ExecutionLogServer } from "./execution-log-server.ts";
 import { ExecutionRunner } from "./execution-runner.ts";
 import { KnownExecutions } from "./known-executions.ts";
@@ -76,6 +78,8 @@ export interface ComputeAgentOptions {
   readonly reconnectDraw?: () => number;
   /** TLS to the orchestrators' NATS (Compute.TLS.*); absent: TLS only when the server requires it, system CAs. */
   readonly tls?: NatsClientTls;
+  /** Where the node serves GET /metrics (Compute.Metrics.*); absent: it serves none. */
+  readonly metrics?: MetricsListen;
 }
 
 /**
@@ -159,6 +163,8 @@ export class ComputeAgent {
   private rejoining: Promise<void> | undefined;
   private readonly runner: ExecutionRunner | undefined;
   private readonly logServer: ExecutionLogServer | undefined;
+  private readonly metrics: ComputeMetrics | undefined;
+  private metricsServer: MetricsServer | undefined;
   /** The reconnect spread the orchestrator last announced (docs/protocol.md, Reconnecting). */
   private reconnectSpreadMs = 0;
   /** This node's place in that spread, drawn again at each disconnect: the fleet's reconnects land apart. */
@@ -171,6 +177,7 @@ export class ComputeAgent {
     this.jwtStore = options.jwtStore ?? jwtFileStore(options.dataDir, options.nodeId);
     this.jwt = this.jwtStore.load();
     const executor = options.executor;
+    this.metrics = options.metrics && new ComputeMetrics(() => executor?.running().length ?? 0);
     if (executor) {
       this.runner = new ExecutionRunner({
         nodeId: options.nodeId,
@@ -182,6 +189,7 @@ export class ComputeAgent {
             ? this.client.reportExecution(report)
             : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet")),
         logger: options.logger,
+        ...(this.metrics ? { observer: this.metrics } : {}),
       });
       this.logServer = new ExecutionLogServer({
         nodeId: options.nodeId,
@@ -215,7 +223,13 @@ export class ComputeAgent {
     );
   }
 
+  /** Where the node serves /metrics, once started; undefined when it serves none. */
+  get metricsUrl(): string | undefined {
+    return this.metricsServer?.url;
+  }
+
   async start(): Promise<void> {
+    await this.serveMetrics();
     // Before any work can arrive: adopt what still runs, report what was lost or not yet delivered.
     // An engine that cannot be reached now leaves them for the next start; the node still reports.
     await this.runner
@@ -232,6 +246,24 @@ export class ComputeAgent {
     this.every(this.options.infoUpdateMs, () => this.sendInfo());
     this.every(this.options.resourceUpdateMs, () => this.sendResources());
     await this.sendResources();
+  }
+
+  /** Before the join, so that a node that cannot join shows it on its dashboard too. */
+  private async serveMetrics(): Promise<void> {
+    const listen = this.options.metrics;
+    if (!this.metrics || !listen) return;
+    try {
+      this.metricsServer = await serveMetrics(this.metrics, listen, this.options.logger);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new ComputeAgentError(
+        code === "EADDRINUSE"
+          ? `Compute.Metrics.Port ${listen.port} is already in use on ${listen.host}; choose another`
+          : `cannot serve /metrics on ${listen.host}:${listen.port} (Compute.Metrics.Host, Compute.Metrics.Port): ` +
+              (e as Error).message,
+      );
+    }
+    this.options.logger.info({ url: this.metricsServer.url }, "compute node serving its metrics");
   }
 
   private every(ms: number, fn: () => Promise<void>): void {
@@ -652,6 +684,7 @@ export class ComputeAgent {
     for (const t of this.timers) clearTimeout(t);
     this.runner?.stop();
     this.logServer?.stop();
+    await this.metricsServer?.close();
     // Containers keep running: the next start adopts them.
     await this.options.executor?.close();
     if (this.nc) await closeNatsConnection(this.nc, this.options.logger);

@@ -15,6 +15,7 @@ import {
   type WorkTask,
 } from "../transport/work-messages.ts";
 import type { ExecutionResult, ExecutionSpec, Executor, RunningExecution } from "./executor/executor.ts";
+import { failureReasonOf, type ExecutionObserver } from "./execution-failure-reason.ts";
 import type { KnownExecutions } from "./known-executions.ts";
 
 /** A report as the runner makes it; MessageID and NodeID are added once, so a report sent again is the same one. */
@@ -34,6 +35,8 @@ export interface ExecutionRunnerOptions {
   /** First wait before a report is sent again (doubling to maxRetryMs). */
   readonly retryMs?: number;
   readonly maxRetryMs?: number;
+  /** Told of container starts and failed executions (the node's /metrics). */
+  readonly observer?: ExecutionObserver;
 }
 
 /** Cuts a stream to what a report carries, never in the middle of a surrogate pair. */
@@ -258,6 +261,7 @@ export class ExecutionRunner {
     // Refused at once (nothing kept, nothing written) when it cannot run here.
     const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
     if (refused) {
+      this.options.observer?.executionFailed("refused");
       this.report(rejected(id, refused, "RunExecution"));
       return;
     }
@@ -271,6 +275,7 @@ export class ExecutionRunner {
     } catch (e) {
       this.options.known.delete(id);
       this.starting.delete(id);
+      this.options.observer?.executionFailed("refused");
       this.report(rejected(id, asShoalError(e), "RunExecution"));
       return;
     }
@@ -283,9 +288,17 @@ export class ExecutionRunner {
   private follow(execution: RunningExecution, reportStart = true): void {
     const id = execution.executionId;
     this.running.set(id, execution);
-    if (reportStart) void execution.started.then((started) => started && this.report(startReport(execution)));
+    const observer = this.options.observer;
+    if (reportStart)
+      void execution.started.then((started) => {
+        if (!started) return;
+        observer?.containerStarted();
+        this.report(startReport(execution));
+      });
     void execution.done.then((result) => {
       this.running.delete(id);
+      if (result.state === "Failed" && result.reason !== "cancelled")
+        observer?.executionFailed(failureReasonOf(result.reason));
       this.finish(id, endReport(result));
     });
   }
@@ -352,6 +365,7 @@ export class ExecutionRunner {
         { executionId: id },
         "an execution this node had taken has no container after a restart; reporting it failed",
       );
+      this.options.observer?.executionFailed("lost");
       this.finish(id, {
         Type: "ExecutionFailed",
         ExecutionID: id,

@@ -130,8 +130,9 @@ export function coerce(key: ConfigKey, raw: unknown, source: string): unknown {
     }
     case "int": {
       const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-      if (Number.isInteger(n) && n >= 0 && n <= 65535) return n;
-      return fail(source, key, `expected a whole number from 0 to 65535, got ${JSON.stringify(raw)}`);
+      const max = def.max ?? 2 ** 31 - 1;
+      if (Number.isInteger(n) && n >= 0 && n <= max) return n;
+      return fail(source, key, `expected a whole number from 0 to ${max}, got ${JSON.stringify(raw)}`);
     }
     case "number": {
       const n =

@@ -23,10 +23,13 @@ interface KeyDef<K extends KeyKind, V> {
   readonly choices?: readonly string[];
   /** Holds a password, token or key: errors name the key and never echo the value. */
   readonly secret?: boolean;
+  /** For whole numbers: the largest allowed (a port's 65535; otherwise 2^31 - 1). */
+  readonly max?: number;
 }
 
 const str = (d: string, description: string): KeyDef<"string", string> => ({ kind: "string", default: d, description });
 const int = (d: number, description: string): KeyDef<"int", number> => ({ kind: "int", default: d, description });
+const port = (d: number, description: string): KeyDef<"int", number> => ({ ...int(d, description), max: 65535 });
 /** A non-negative number that may have a fraction (a rate, a share). */
 const num = (d: number, description: string): KeyDef<"number", number> => ({ kind: "number", default: d, description });
 const bool = (d: boolean, description: string): KeyDef<"bool", boolean> => ({ kind: "bool", default: d, description });
@@ -59,7 +62,7 @@ export const CONFIG_KEYS = {
     description: "Labels of this node, k=v,k2=v2",
   } as KeyDef<"labels", Record<string, string>>,
   "API.Host": str("0.0.0.0", "Address the REST API listens on (serve) or connects to (node commands)"),
-  "API.Port": int(1234, "Port of the REST API"),
+  "API.Port": port(1234, "Port of the REST API"),
   "API.Auth.Users": {
     kind: "users",
     secret: true,
@@ -105,7 +108,7 @@ export const CONFIG_KEYS = {
     "Event stream clients catching up from the store at once; the others wait their turn",
   ),
   "Orchestrator.Host": str("0.0.0.0", "Address the embedded NATS server listens on for compute nodes"),
-  "Orchestrator.Port": int(4222, "Port the embedded NATS server listens on for compute nodes"),
+  "Orchestrator.Port": port(4222, "Port the embedded NATS server listens on for compute nodes"),
   "Orchestrator.NATS.URL": str(
     "",
     "Use this external NATS (with JetStream) instead of starting an embedded nats-server; the servers of a NATS " +
@@ -136,7 +139,7 @@ export const CONFIG_KEYS = {
     0,
     "Embedded nats-server: its Go runtime's soft memory limit (GOMEMLIMIT); the server collects harder as it nears it. 0: none, or GOMEMLIMIT from Shoal's environment",
   ),
-  "Orchestrator.NATS.LeafNodes.Port": int(
+  "Orchestrator.NATS.LeafNodes.Port": port(
     0,
     "Port the embedded nats-server accepts leaf servers on (on Orchestrator.Host; `shoal leaf config` writes their configuration). 0: no leaf servers",
   ),
@@ -406,6 +409,11 @@ export const CONFIG_KEYS = {
     false,
     "Run containers with the image's filesystem read-only and a writable tmpfs at /tmp",
   ),
+  "Compute.Metrics.Port": int(
+    0,
+    "Port the compute node serves GET /metrics on (Prometheus text, no authentication); 0: it serves none",
+  ),
+  "Compute.Metrics.Host": str("0.0.0.0", "Address the compute node's /metrics listens on (with Compute.Metrics.Port)"),
   "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
   "Logging.Mode": str("default", "default (human readable) or json"),
 } as const;
@@ -429,12 +437,31 @@ export function canonicalKey(key: string): ConfigKey | undefined {
   return (Object.keys(CONFIG_KEYS) as ConfigKey[]).find((k) => k.toLowerCase() === lower);
 }
 
-export function describeDefault(key: ConfigKey): string {
-  const def = CONFIG_KEYS[key];
-  if (def.kind === "duration") return formatDuration(def.default as number);
-  if (def.kind === "bytes") return formatExactBytes(def.default as number);
-  if (def.kind === "labels") return "";
-  if (def.kind === "list") return (def.default as string[]).join(",");
-  if (def.kind === "overrides" || def.kind === "users") return "[]";
-  return String(def.default);
+/**
+ * A key's value as text, in the form `-c Key=Value` takes: durations and sizes in their units, lists joined with
+ * commas, labels as k=v, structured values as JSON.
+ */
+export function configValueText(key: ConfigKey, value: unknown): string {
+  const kind = CONFIG_KEYS[key].kind;
+  if (kind === "duration") return formatDuration(value as number);
+  if (kind === "bytes") return formatExactBytes(value as number);
+  if (kind === "labels")
+    return Object.entries(value as Record<string, string>)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+  if (kind === "list") return (value as string[]).join(",");
+  if (kind === "overrides" || kind === "users") return JSON.stringify(configFileValue(key, value));
+  return String(value);
+}
+
+/** A key's value as a YAML config file writes it: durations and sizes in their units (`1m`, `1GiB`), the rest as is. */
+export function configFileValue(key: ConfigKey, value: unknown): unknown {
+  const kind = CONFIG_KEYS[key].kind;
+  if (kind === "duration" || kind === "bytes") return configValueText(key, value);
+  if (kind !== "overrides") return value;
+  return (value as HealthOverride[]).map((o) => ({
+    ...o,
+    ...(o.DisconnectTimeout === undefined ? {} : { DisconnectTimeout: formatDuration(o.DisconnectTimeout) }),
+    ...(o.UnknownTimeout === undefined ? {} : { UnknownTimeout: formatDuration(o.UnknownTimeout) }),
+  }));
 }

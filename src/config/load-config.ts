@@ -19,11 +19,23 @@ export interface ConfigSources {
   readonly flags?: Partial<ShoalConfig>;
 }
 
+/** Where a key's effective value came from: `default`, `file PATH`, `env SHOAL_…`, `flag -c` or `flag`. */
+export type ConfigOrigin = "default" | "flag" | "flag -c" | `file ${string}` | `env ${string}`;
+
+export interface TracedConfig {
+  readonly config: ShoalConfig;
+  /** Every key's origin: the source whose value won. */
+  readonly origins: Readonly<Record<ConfigKey, ConfigOrigin>>;
+}
+
 /** What a config key name can look like; anything else typed as one (a "Key:value" typo) is not echoed. */
 const KEY_NAME = /^[A-Za-z0-9_.-]+$/;
 
-function set(config: ShoalConfig, key: ConfigKey, raw: unknown, source: string): void {
+type Origins = Record<ConfigKey, ConfigOrigin>;
+
+function set(config: ShoalConfig, origins: Origins, key: ConfigKey, raw: unknown, source: string, from: ConfigOrigin) {
   (config as Record<string, unknown>)[key] = coerce(key, raw, source);
+  origins[key] = from;
 }
 
 function flatten(value: unknown, prefix: string, out: [string, unknown][]): void {
@@ -43,7 +55,7 @@ function parseYaml(text: string): unknown {
   return (createRequire(import.meta.url)("yaml") as typeof Yaml).parse(text);
 }
 
-function applyYamlFile(config: ShoalConfig, path: string): void {
+function applyYamlFile(config: ShoalConfig, origins: Origins, path: string): void {
   if (!existsSync(path)) throw new ConfigError(`config file ${path} does not exist`);
   let doc: unknown;
   try {
@@ -59,7 +71,7 @@ function applyYamlFile(config: ShoalConfig, path: string): void {
   for (const [path_, raw] of pairs) {
     const key = canonicalKey(path_);
     if (key === undefined) throw new ConfigError(`${path}: unknown config key ${path_}`);
-    set(config, key, raw, path);
+    set(config, origins, key, raw, path, `file ${path}`);
   }
 }
 
@@ -72,14 +84,20 @@ function isYamlPath(entry: string): boolean {
  * then SHOAL_* environment variables, then YAML files (later files win), then defaults.
  */
 export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
+  return loadTracedConfig(sources).config;
+}
+
+/** The same, with where each key's value came from (`shoal config list`). */
+export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
   const config = defaultConfig();
+  const origins = Object.fromEntries(Object.keys(config).map((key) => [key, "default"])) as Origins;
   const settings = sources.settings ?? [];
-  for (const file of [...(sources.files ?? []), ...settings.filter(isYamlPath)]) applyYamlFile(config, file);
+  for (const file of [...(sources.files ?? []), ...settings.filter(isYamlPath)]) applyYamlFile(config, origins, file);
 
   for (const [name, value] of Object.entries(sources.env ?? {})) {
     if (!name.startsWith("SHOAL_") || value === undefined) continue;
     const key = canonicalKey(name.slice("SHOAL_".length).replaceAll("_", "."));
-    if (key !== undefined) set(config, key, value, `environment variable ${name}`);
+    if (key !== undefined) set(config, origins, key, value, `environment variable ${name}`, `env ${name}`);
   }
 
   for (const entry of settings.filter((s) => !isYamlPath(s))) {
@@ -93,11 +111,13 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
       throw new ConfigError(`-c ${shownName}${eq === -1 ? "" : "=…"}: unknown config key ${shownName}`);
     }
     const shown = CONFIG_KEYS[key].secret === true ? `${name}=…` : entry;
-    set(config, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${shown}`);
+    set(config, origins, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${shown}`, "flag -c");
   }
 
   for (const [name, value] of Object.entries(sources.flags ?? {})) {
-    if (value !== undefined) (config as Record<string, unknown>)[name] = value;
+    if (value === undefined) continue;
+    (config as Record<string, unknown>)[name] = value;
+    origins[name as ConfigKey] = "flag";
   }
 
   if (config.DataDir === "") config.DataDir = join(homedir(), ".shoal");
@@ -139,5 +159,5 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
     );
   }
   checkTlsKeys(config);
-  return config;
+  return { config, origins };
 }

@@ -59,6 +59,25 @@ export interface ClusterFigures {
   readonly duties: readonly { readonly name: string; readonly held: boolean }[];
 }
 
+/** How many jobs of one type are in one state. */
+export interface JobCount {
+  readonly type: string;
+  readonly state: string;
+  readonly count: number;
+}
+
+/** How many executions are in one state (Bacalhau's ComputeState). */
+export interface ExecutionCount {
+  readonly state: string;
+  readonly count: number;
+}
+
+/** Nodes an operator took out of placement: cordoned, and drains by status (until an undrain). */
+export interface NodeRestrictions {
+  readonly cordoned: number;
+  readonly drains: readonly { readonly status: string; readonly count: number }[];
+}
+
 /** The collector kinds and what each returns; register several of a kind and their answers are combined. */
 export interface MetricCollectors {
   readonly nodes: () => readonly NodeCount[];
@@ -69,6 +88,9 @@ export interface MetricCollectors {
   readonly eventStream: () => EventStreamFigures;
   readonly encodedEvents: () => EncodedEventsFigures;
   readonly cluster: () => ClusterFigures;
+  readonly jobs: () => readonly JobCount[];
+  readonly executions: () => readonly ExecutionCount[];
+  readonly nodeRestrictions: () => NodeRestrictions;
 }
 
 export type CollectorKind = keyof MetricCollectors;

@@ -1,25 +1,25 @@
 import type { Logger } from "pino";
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { takeEventLoopLag } from "./event-loop-lag.ts";
 import type { CollectorKind, EventStreamFigures, MetricCollectors } from "./metric-collectors.ts";
+import { exposition, registerBuildInfo } from "./process-metrics.ts";
 
 /** Durations of REST requests, in seconds: 1 ms to 10 s. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Events per durable commit: one (one fsync per append) up to large group commits. */
 const BATCH_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
+/** Submission to placement, in seconds: a placement at once (milliseconds) up to an hour in the queue. */
+const PLACEMENT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+/** How late a deadline fires, in seconds: on time (under a millisecond) up to a stalled event loop. */
+const LATENESS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** The label for requests that matched no route: never the raw URL, whose values are unbounded. */
 export const UNMATCHED_ROUTE = "unmatched";
 
-let processRegistry: Registry | undefined;
-
-/** Node's process metrics (CPU, memory, GC, handles): once per process however many orchestrators it runs. */
-function processMetrics(): Registry {
-  if (processRegistry === undefined) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
-  }
-  return processRegistry;
-}
+/**
+ * Where a cluster's figures come from, said in the help of the gauges read off read models: every orchestrator
+ * projects the whole cluster, so adding them up across orchestrators counts each thing once per orchestrator.
+ */
+const PROJECTED = "as this orchestrator's read model has them (every orchestrator of a cluster projects all of them)";
 
 /**
  * Every metric Shoal exposes at /metrics (all named `shoal_…`, plus Node's process metrics).
@@ -37,6 +37,9 @@ export class ShoalMetrics {
     eventStream: new Set(),
     encodedEvents: new Set(),
     cluster: new Set(),
+    jobs: new Set(),
+    executions: new Set(),
+    nodeRestrictions: new Set(),
   };
   private readonly heartbeats: Counter;
   private readonly eventsAppended: Counter;
@@ -44,6 +47,9 @@ export class ShoalMetrics {
   private readonly natsReconnects: Counter;
   private readonly eventStreamCutOffs: Counter;
   private readonly requests: Histogram<"method" | "route" | "status_class">;
+  private readonly placements: Counter;
+  private readonly placementLatency: Histogram;
+  private readonly deadlineLateness: Histogram;
   private appendedPosition = 0;
   /** Heartbeats counted since the last scrape, which adds them to `heartbeats`. */
   private heartbeatsSinceScrape = 0;
@@ -95,6 +101,29 @@ export class ShoalMetrics {
       buckets: REQUEST_BUCKETS,
       registers,
     });
+
+    this.placements = new Counter({
+      name: "shoal_placements_total",
+      help: "Executions placed on a node by this orchestrator (in a cluster, the one that runs the jobs duty)",
+      registers,
+    });
+    this.placementLatency = new Histogram({
+      name: "shoal_placement_latency_seconds",
+      help:
+        "Seconds from a job's submission to its first placement, per execution placed then, by this orchestrator " +
+        "(time in the queue included; replacements and top-ups are not counted)",
+      buckets: PLACEMENT_BUCKETS,
+      registers,
+    });
+    this.deadlineLateness = new Histogram({
+      name: "shoal_deadline_lateness_seconds",
+      help:
+        "How late this orchestrator's deadline timer fired (timeouts, resends, drains, backoffs): at each firing, " +
+        "the most overdue deadline's delay from its instant, or from the timer's arming if that instant had passed",
+      buckets: LATENESS_BUCKETS,
+      registers,
+    });
+    registerBuildInfo(this.registry, "orchestrator");
 
     const ask = this.ask.bind(this);
     // One figure of every collector of a kind, added up.
@@ -175,6 +204,63 @@ export class ShoalMetrics {
         });
       },
     });
+    new Gauge({
+      name: "shoal_jobs",
+      help: `Jobs by type and state, ${PROJECTED}`,
+      labelNames: ["type", "state"],
+      registers,
+      collect() {
+        this.reset();
+        ask("jobs", (counts) => {
+          for (const { type, state, count } of counts) this.inc({ type, state }, count);
+        });
+      },
+    });
+    new Gauge({
+      name: "shoal_job_queue_depth",
+      help: `Jobs waiting for a node that can take them (state Queued), ${PROJECTED}`,
+      registers,
+      collect() {
+        let queued = 0;
+        ask("jobs", (counts) => {
+          for (const { state, count } of counts) if (state === "Queued") queued += count;
+        });
+        this.set(queued);
+      },
+    });
+    new Gauge({
+      name: "shoal_executions",
+      help: `Executions by state, ${PROJECTED}`,
+      labelNames: ["state"],
+      registers,
+      collect() {
+        this.reset();
+        ask("executions", (counts) => {
+          for (const { state, count } of counts) this.inc({ state }, count);
+        });
+      },
+    });
+    const drains = new Gauge({
+      name: "shoal_node_drains",
+      help: `Nodes drained and not undrained, by drain status (draining, drained, expired), ${PROJECTED}`,
+      labelNames: ["status"],
+      registers: [],
+    });
+    new Gauge({
+      name: "shoal_nodes_cordoned",
+      help: `Nodes cordoned by an operator (drains are counted apart: shoal_node_drains), ${PROJECTED}`,
+      registers,
+      collect() {
+        let cordoned = 0;
+        drains.reset();
+        ask("nodeRestrictions", (figures) => {
+          cordoned += figures.cordoned;
+          for (const { status, count } of figures.drains) drains.inc({ status }, count);
+        });
+        this.set(cordoned);
+      },
+    });
+    this.registry.registerMetric(drains);
     // A gauge whose collect() fills its companions is registered before them: the registry reads
     // each metric in registration order, the synchronous part of one before the next.
     const positions = new Gauge({
@@ -359,6 +445,20 @@ export class ShoalMetrics {
     if (position > this.appendedPosition) this.appendedPosition = position;
   }
 
+  /**
+   * One execution placed (its Create stored); `sinceSubmissionMs` when it is part of its job's first placement: how
+   * long the job waited for it.
+   */
+  placed(sinceSubmissionMs: number | undefined): void {
+    this.placements.inc();
+    if (sinceSubmissionMs !== undefined) this.placementLatency.observe(Math.max(0, sinceSubmissionMs) / 1000);
+  }
+
+  /** Due deadlines fired, the most overdue `lateMs` after it could have. */
+  deadlineFired(lateMs: number): void {
+    this.deadlineLateness.observe(lateMs / 1000);
+  }
+
   eventStreamCutOff(): void {
     this.eventStreamCutOffs.inc();
   }
@@ -379,8 +479,7 @@ export class ShoalMetrics {
   }
 
   /** The text exposition of Shoal's metrics followed by the process's. */
-  async scrape(): Promise<string> {
-    const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
-    return `${own}\n${process}`;
+  scrape(): Promise<string> {
+    return exposition(this.registry);
   }
 }

@@ -71,7 +71,8 @@ export async function openContext(
   const clock = options.clock ?? systemClock;
   // Before the store or NATS is opened: a cluster configured on SQLite or an embedded nats-server is refused here.
   const settings = clusterSettings(config);
-  const deadlines = new DeadlineScheduler(clock);
+  const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
+  const deadlines = new DeadlineScheduler(clock, (lateMs) => metrics.deadlineFired(lateMs));
   const scope = Effect.runSync(Scope.make());
   stops.add({
     name: "closing NATS and the store",
@@ -88,7 +89,6 @@ export async function openContext(
     const error = Cause.squash(built.cause);
     throw error instanceof StartupError ? error : new StartupError(String(error));
   }
-  const metrics = new ShoalMetrics(logger.child({ component: "metrics" }));
   const inner = Context.get(built.value, Store);
   const storeHealth = new StoreHealth(inner, storeDescription(config), (events, position) =>
     metrics.observeAppend(events, position),

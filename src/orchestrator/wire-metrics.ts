@@ -19,6 +19,7 @@ export function wireMetrics(
   const { manager, index, processors } = components;
   // Read off the list's index partitions: O(1) in the fleet size, whatever the scrape rate.
   metrics.registerCollector("nodes", () => index.counts());
+  metrics.registerCollector("nodeRestrictions", () => index.restrictions());
   // Each processor's own lag (ProcessorHost: measured from the store's head as this orchestrator
   // knows it), a subtraction per processor per scrape: one definition for the metric and the host.
   metrics.registerCollector("processors", () => processors.map(({ name, position, lag }) => ({ name, position, lag })));

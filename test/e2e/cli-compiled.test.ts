@@ -130,6 +130,23 @@ describe("the compiled CLI loads only what a command needs", () => {
     }
   });
 
+  it("`shoal agent`, `shoal version` and `shoal config list` load no store, NATS, Fastify or Effect", async () => {
+    const api = ["--api-host", "127.0.0.1", "--api-port", apiPort];
+    for (const args of [
+      ["agent", "node", "-o", "json", ...api],
+      ["version", ...api],
+      ["config", "list"],
+    ]) {
+      const res = await runRecorded(args);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.shoal).toContain(`src/cli/commands/${args[0]}-command.js`);
+      expect(res.packages, args.join(" ")).toEqual([]);
+      expect(res.shoal.filter((m) => SERVER_FOLDERS.some((f) => m.startsWith(f)) && !SHARED_RULES.includes(m))).toEqual(
+        [],
+      );
+    }
+  });
+
   it("`shoal serve` does load the server side (the recorder sees what a command needs)", async () => {
     // A bad config value stops serve after its modules are loaded and before anything starts.
     const res = await runRecorded([

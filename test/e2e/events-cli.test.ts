@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { csvRows } from "../support/csv-rows.ts";
 import { orchestratorConfig, silentLogger } from "../support/fixtures.ts";
 import { joinNode } from "../support/join-node.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
@@ -32,7 +33,12 @@ const RAW = /[\u001b\u009b\r]/;
 let nats: TestNatsServer;
 let orchestrator: RunningOrchestrator;
 let api: string[];
-const events = (...args: string[]) => runShoal(["events", ...api, ...args]);
+/** Tables show times in the local zone: India's, as it has no daylight saving, so that the test can say the hour. */
+const TZ = "Asia/Kolkata";
+const inKolkata = (rfc3339: string) =>
+  new Date(Date.parse(rfc3339) + 330 * 60_000).toISOString().slice(0, 19).replace("T", " ");
+const LOCAL_TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+const events = (...args: string[]) => runShoal(["events", ...api, ...args], { TZ });
 
 async function feed(query: string): Promise<{ Items: Record<string, any>[]; NextToken: string }> {
   const res = await fetch(`${orchestrator.apiUrl}/api/v1/orchestrator/events?${query}`, {
@@ -89,8 +95,8 @@ describe("shoal events", () => {
     expect(Items.map((e) => e.type)).toEqual(["NodeApproved", "NodeApproved", "NodeCordoned"]);
     // The header, then one line each: the newline in the reason did not break the table.
     expect(lines).toHaveLength(1 + Items.length);
-    expect(lines[1]).toMatch(/^\S+Z +node\/n-1 +NodeApproved +operator:alice +racked$/);
-    expect(lines[1]).toContain(Items[0]!.time);
+    expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +node\/n-1 +NodeApproved +operator:alice +racked$/);
+    expect(lines[1]?.startsWith(`${inKolkata(Items[0]!.time)}  `)).toBe(true);
     expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m\\u000d\\u000anext");
     expect(res.stdout).not.toMatch(RAW);
   });
@@ -180,6 +186,107 @@ describe("shoal events", () => {
   });
 });
 
+describe("the read commands' output: -o table|wide|json|yaml|csv, --hide-header, --no-style, --show", () => {
+  const watcher = () => ["--api-port", new URL(orchestrator.apiUrl).port, "--username", "watcher"];
+  const shoal = (...args: string[]) => runShoal([...args, ...watcher(), "--password", "watcher's password"], { TZ });
+  const WATCHER = `Basic ${Buffer.from("watcher:watcher's password").toString("base64")}`;
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${orchestrator.apiUrl}${path}`, { headers: { authorization: WATCHER } });
+    expect(res.status).toBe(200);
+    return (await res.json()) as T;
+  };
+  const ok = (res: { code: number | null; stdout: string; stderr: string }) => {
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).not.toMatch(RAW);
+    return res.stdout;
+  };
+  const tableRows = (out: string) =>
+    out
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(/ {2,}/));
+  const DEFAULT_HEADER = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK", "GPU"];
+
+  it("node list: the same nodes in every format; wide and csv with whole values and RFC 3339 times", async () => {
+    const { Nodes } = await get<{ Nodes: { Info: { NodeID: string } }[] }>("/api/v1/orchestrator/nodes");
+    const ids = Nodes.map((n) => n.Info.NodeID);
+    expect(ids).toEqual(expect.arrayContaining(["n-1", "n-2"]));
+    const json = JSON.parse(ok(await shoal("node", "list", "-o", "json"))) as { Nodes: typeof Nodes };
+    expect(json.Nodes.map((n) => n.Info.NodeID)).toEqual(ids);
+    const yaml = parseYaml(ok(await shoal("node", "list", "--output", "yaml"))) as { Nodes: typeof Nodes };
+    expect(yaml.Nodes.map((n) => n.Info.NodeID)).toEqual(ids);
+
+    const table = tableRows(ok(await shoal("node", "list")));
+    // The drain column is empty on every node here, so a plain row ends before it.
+    expect(table[0]).toEqual([...DEFAULT_HEADER, "DRAIN"]);
+    expect(table.slice(1).map((r) => r[0])).toEqual(ids);
+    expect(ok(await shoal("node", "list", "--no-style"))).toBe(ok(await shoal("node", "list")));
+    expect(tableRows(ok(await shoal("node", "list", "--hide-header")))).toEqual(table.slice(1));
+
+    const csv = csvRows(ok(await shoal("node", "list", "-o", "csv")));
+    expect(csv[0]).toEqual([...DEFAULT_HEADER, "DRAIN"]);
+    expect(csv.slice(1).map((r) => r[0])).toEqual(ids);
+    expect(csv.find((r) => r[0] === "n-1")?.slice(1, 5)).toEqual(["Compute", "APPROVED", "HEALTHY", "cordoned"]);
+    expect(csvRows(ok(await shoal("node", "list", "-o", "csv", "--hide-header")))).toEqual(csv.slice(1));
+
+    for (const wide of [["-o", "wide"], ["--wide"]]) {
+      const rows = tableRows(ok(await shoal("node", "list", ...wide)));
+      expect(rows[0]).toEqual(expect.arrayContaining(["HOSTNAME", "VERSION", "ENGINES", "OUTPUTS", "LAST HEARTBEAT"]));
+    }
+    const wideCsv = csvRows(ok(await shoal("node", "list", "-o", "csv", "--wide")));
+    const heartbeat = wideCsv[0]!.indexOf("LAST HEARTBEAT");
+    expect(wideCsv.find((r) => r[0] === "n-1")?.[heartbeat]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it("node list --show: Bacalhau's column groups; an unknown one is a usage error naming them", async () => {
+    const rows = tableRows(ok(await shoal("node", "list", "--show", "version,features")));
+    const groups = ["VERSION", "ARCHITECTURE", "OS", "ENGINES", "INPUTS FROM", "OUTPUTS"];
+    expect(rows[0]).toEqual([...DEFAULT_HEADER.slice(0, 5), ...groups, "DRAIN"]);
+    const bad = await shoal("node", "list", "--show", "labels,gpus");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--show takes column groups among labels, version, features, capacity, got "gpus"');
+    for (const args of [
+      ["node", "list", "-o", "json", "--hide-header"],
+      ["node", "history", "n-1", "-o", "yaml", "--wide"],
+      ["node", "approve", "n-1", "--wide"],
+      ["job", "describe", "j-1", "-o", "csv"],
+    ]) {
+      const res = await shoal(...args);
+      expect(res.code, args.join(" ")).toBe(2);
+      expect(res.stderr, args.join(" ")).toMatch(/^Error: /);
+    }
+  });
+
+  it("node history and events: local times in tables (TZ), RFC 3339 UTC in csv, the API's instants", async () => {
+    const { Items } = await get<{ Items: { time: string; position: number; id: string }[] }>(
+      "/api/v1/orchestrator/nodes/n-1/history",
+    );
+    const table = tableRows(ok(await shoal("node", "history", "n-1")));
+    expect(table[0]).toEqual(["REV", "TIME", "EVENT", "BY", "REASON"]);
+    expect(table.slice(1).map((r) => r[1])).toEqual(Items.map((e) => inKolkata(e.time)));
+    expect(table[1]?.[1]).toMatch(LOCAL_TIME);
+    const csv = csvRows(ok(await shoal("node", "history", "n-1", "-o", "csv", "--wide")));
+    expect(csv[0]).toEqual(["POSITION", "REV", "TIME", "EVENT", "BY", "REASON", "EVENT ID"]);
+    expect(csv.slice(1).map((r) => [Number(r[0]), r[2], r[6]])).toEqual(Items.map((e) => [e.position, e.time, e.id]));
+
+    const page = await feed("actor=operator:alice");
+    const rows = csvRows(ok(await events("--actor", "operator:alice", "-o", "csv")));
+    expect(rows[0]).toEqual(["TIME", "ENTITY", "EVENT", "BY", "REASON"]);
+    expect(rows.slice(1).map((r) => r[0])).toEqual(page.Items.map((e) => e.time));
+    // The reason's line break is inside one quoted field; its other control characters are shown escaped.
+    expect(rows.at(-1)).toEqual([
+      page.Items.at(-1)!.time,
+      "node/n-1",
+      "NodeCordoned",
+      "operator:alice",
+      "ok\\u001b[31m red\\u009b0m\\u000d\nnext",
+    ]);
+    const membership = csvRows(ok(await shoal("audit", "membership", "-o", "csv", "--node", "n-1")));
+    expect(membership[0]).toEqual(["NODE", "JOINED", "MEMBERSHIP", "BY", "REASON", "HEALTHY", "UNHEALTHY", "UNKNOWN"]);
+    expect(membership[1]?.slice(0, 3)).toEqual(["n-1", expect.stringMatching(/Z$/), "APPROVED"]);
+  });
+});
+
 describe("following and watching", () => {
   const port = () => new URL(orchestrator.apiUrl).port;
   const as = (user: string, password: string) => ["--api-port", port(), "--username", user, "--password", password];
@@ -216,7 +323,7 @@ describe("following and watching", () => {
     await put("/api/v1/orchestrator/nodes/n-2", { Action: "label", Labels: { followed: "yes" } }, alice);
     await follow.waitForOutput("NodeLabelsSet");
     const lines = follow.stdout.trimEnd().split("\n");
-    expect(lines.at(-1)).toMatch(/^\S+Z +node\/n-2 +NodeLabelsSet +operator:alice/);
+    expect(lines.at(-1)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +node\/n-2 +NodeLabelsSet +operator:alice/);
     const { Items } = await feed("category=node");
     expect(lines).toHaveLength(1 + Items.length);
     await interrupted(follow);

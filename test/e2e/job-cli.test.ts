@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { startComputeProcess } from "../support/compute-processes.ts";
+import { csvRows } from "../support/csv-rows.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
@@ -391,7 +392,7 @@ describe("shoal job list, describe, executions, history, stop", () => {
     expect(header?.split(/ {2,}/)).toEqual(["CREATED", "ID", "NAME", "JOB", "TYPE", "STATE"]);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.split(/ {2,}/)).toEqual([
-      expect.stringMatching(/^\d\d:\d\d:\d\d$/),
+      expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
       id.slice(0, 10),
       "listed",
       "docker",
@@ -404,6 +405,34 @@ describe("shoal job list, describe, executions, history, stop", () => {
       const items = (format === "json" ? JSON.parse(res.stdout) : parseYaml(res.stdout)) as Body[];
       expect(items.map((j) => [j.ID, j.Name, j.State.StateType])).toEqual([[id, "listed", "Completed"]]);
     }
+    // csv: whole ids and RFC 3339 UTC times; --wide adds the namespace, the last change and the version.
+    const job = (
+      JSON.parse((await shoal(["job", "list", "--labels", "suite=read", "-o", "json"])).stdout) as Body[]
+    )[0]!;
+    const rfc3339 = (nanos: number) => new Date(Math.floor(nanos / 1e6)).toISOString();
+    const csv = await shoal(["job", "list", "--labels", "suite=read", "-o", "csv", "--wide"]);
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csvRows(csv.stdout)).toEqual([
+      ["CREATED", "ID", "NAME", "NAMESPACE", "JOB", "TYPE", "STATE", "MODIFIED", "VERSION"],
+      [
+        rfc3339(job.CreateTime),
+        id,
+        "listed",
+        job.Namespace,
+        "docker",
+        "batch",
+        "Completed",
+        rfc3339(job.ModifyTime),
+        "1",
+      ],
+    ]);
+    const wide = await shoal(["job", "list", "--labels", "suite=read", "-o", "wide", "--hide-header"]);
+    expect(
+      wide.stdout
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split(/ {2,}/)[1]),
+    ).toEqual([id]);
   });
 
   it("list pages with --limit and --next-token, as the hint says", async () => {
@@ -482,6 +511,11 @@ describe("shoal job list, describe, executions, history, stop", () => {
     expect(rows.some((r) => r.includes(`node:${nodeId}`))).toBe(true);
     const all = JSON.parse((await shoal(["job", "history", id, "--output", "json"])).stdout) as Body[];
     expect(all).toHaveLength(rows.length);
+    const csv = csvRows((await shoal(["job", "history", id, "-o", "csv"])).stdout);
+    expect(csv[0]).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"]);
+    expect(csv.slice(1).map((r) => [r[0], r[3]])).toEqual(
+      all.map((h) => [new Date(h.Time).toISOString(), h.ExecutionID ?? ""]),
+    );
     // JSON carries who acted in each entry's Event.Details, as the table's BY shows it.
     expect(all[0]!.Event.Details.Actor).toBe("operator:ops");
     const jobOnly = parseYaml(
@@ -578,7 +612,11 @@ describe("bad arguments", () => {
         "--order-by must be one of created_at, modified_at, id",
         "shoal job list --help",
       ],
-      [["job", "list", "--output", "xml"], "--output must be table, json or yaml, got xml", "shoal job list --help"],
+      [
+        ["job", "list", "--output", "xml"],
+        "--output must be table, wide, json, yaml or csv, got xml",
+        "shoal job list --help",
+      ],
       [["job", "describe"], "takes exactly one job id", "shoal job describe --help"],
       [
         ["job", "history", "j-1", "--event-type", "node"],

@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Schema } from "effect";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiRoutes, buildApi, type ApiDeps } from "../../src/api/api-server.ts";
 import { ErrorResponse } from "../../src/api/error-body.ts";
+import { defaultConfig } from "../../src/config/keys.ts";
 import type { AnyRoute } from "../../src/api/route.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { adminApiKeyPath } from "../../src/security/admin-api-key.ts";
@@ -51,6 +53,7 @@ const unusedDeps = {
   auth: { users: [], anonymousAccess: "read" },
   metrics: {},
   self: {},
+  config: defaultConfig(),
   feed: {},
   stream: {},
   audit: { log: undefined },
@@ -151,7 +154,10 @@ describe("the OpenAPI document and the routes", () => {
   it("lists every route Fastify registers, with its declared operationId, and no other", async () => {
     const app = buildApi(unusedDeps);
     await app.ready();
-    const served = servedOperations(app.printRoutes({ commonPrefix: false }));
+    // The page that renders the document is served, and is no operation of it.
+    const pages = declared.filter((r) => r.undocumented === true).map((r) => `${r.method} ${r.path}`);
+    expect(pages).toEqual(["GET /api/v1/docs"]);
+    const served = servedOperations(app.printRoutes({ commonPrefix: false })).filter((op) => !pages.includes(op));
     const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as Doc;
     await app.close();
     const documented = Object.entries(doc.paths)
@@ -161,7 +167,7 @@ describe("the OpenAPI document and the routes", () => {
       .sort();
     expect(served.length).toBeGreaterThanOrEqual(10);
     expect(documented).toEqual(served);
-    for (const route of declared) {
+    for (const route of declared.filter((r) => r.undocumented !== true)) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
       expect(doc.paths[path]?.[route.method.toLowerCase()]?.operationId, `${route.method} ${route.path}`).toBe(
         route.operationId,
@@ -292,6 +298,18 @@ describe("real responses decode with their declared schemas", () => {
     expect(ready.Checks.length).toBeGreaterThan(0);
   });
 
+  it("the agent's configuration: redacted, for read:agent only", async () => {
+    const res = await call("GET", "/api/v1/agent/config");
+    expect(res.status).toBe(200);
+    const config = expectDeclaredShape("agentConfig", 200, res.text) as any;
+    expect(config.API.Host).toBe("127.0.0.1");
+    expect(config.Orchestrator.NodeManager.ManualApproval).toBe(true);
+    expect(config.Orchestrator.Auth.Token).toBe("<redacted>");
+    expect(res.text).not.toContain(TOKEN);
+    const anonymous = await fetch(`${orchestrator.apiUrl}/api/v1/agent/config`);
+    expect(anonymous.status).toBe(401);
+  });
+
   it("error bodies decode as the document's Error", async () => {
     for (const [path, status] of [
       ["/api/v1/orchestrator/nodes/nobody", 404],
@@ -302,6 +320,63 @@ describe("real responses decode with their declared schemas", () => {
       expect(res.status, path).toBe(status);
       const decoded = Schema.decodeUnknownEither(ErrorResponse, { onExcessProperty: "error" })(JSON.parse(res.text));
       expect(decoded._tag, path).toBe("Right");
+    }
+  });
+});
+
+describe("the API's page, GET /api/v1/docs", () => {
+  it("is HTML with every operation of the document, linked, and no dead link", async () => {
+    const res = await fetch(`${orchestrator.apiUrl}/api/v1/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await res.text();
+    const doc = JSON.parse((await call("GET", "/api/v1/openapi.json")).text) as {
+      paths: Record<string, Record<string, { operationId: string; summary: string }>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    const ids = new Set([...html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!));
+    const links = new Set([...html.matchAll(/ href="#([^"]+)"/g)].map((m) => m[1]!));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(20);
+    for (const { path, method, op } of operations) {
+      const id = `op-${op.operationId.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+      expect(ids, `${method} ${path}`).toContain(id);
+      expect(links, `${method} ${path}`).toContain(id);
+      const article = html.slice(html.indexOf(`id="${id}"`), html.indexOf("</article>", html.indexOf(`id="${id}"`)));
+      expect(article, id).toContain(`<code>${path}</code>`);
+      expect(article, id).toContain(op.summary.replaceAll("'", "&#39;"));
+    }
+    for (const name of Object.keys(doc.components.schemas)) expect(ids, name).toContain(`schema-${name}`);
+    for (const link of links) expect(ids, link).toContain(link);
+    expect(html).toContain('href="/api/v1/openapi.json"');
+  });
+
+  it("loads nothing from elsewhere and runs no script: its CSP allows its own style only", async () => {
+    const res = await fetch(`${orchestrator.apiUrl}/api/v1/docs`);
+    const html = await res.text();
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|\son[a-z]+=|\sstyle=/i);
+    expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//i);
+    const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1];
+    expect(style).toBeDefined();
+    const hash = createHash("sha256").update(style!).digest("base64");
+    expect(res.headers.get("content-security-policy")).toBe(
+      `default-src 'none'; style-src 'sha256-${hash}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("is public as the document is, with anonymous access off too", async () => {
+    const app = buildApi({ ...unusedDeps, auth: { users: [], anonymousAccess: "none" } } as ApiDeps);
+    try {
+      for (const url of ["/api/v1/docs", "/api/v1/openapi.json"]) {
+        const res = await app.inject({ method: "GET", url });
+        expect(res.statusCode, url).toBe(200);
+      }
+      expect((await app.inject({ method: "GET", url: "/api/v1/agent/node" })).statusCode).toBe(401);
+    } finally {
+      await app.close();
     }
   });
 });

@@ -255,6 +255,19 @@ describe("several orchestrators", () => {
     const completed = async (id: string) =>
       (await store.readStream(jobStream(id))).some((e) => e.type === "JobCompleted");
     await waitFor(async () => (await Promise.all(jobIds.map(completed))).every(Boolean), 20_000);
+    // /metrics: each projects every job (the same figures on both); only the one running the job workflows placed any.
+    const scrape = async (o: RunningOrchestrator) => {
+      const res = await fetch(`${o.apiUrl}/metrics`, { headers: { authorization: `Bearer ${adminKeyOf(o)}` } });
+      return metricSamples(await res.text());
+    };
+    const done = 'shoal_jobs{type="batch",state="Completed"}';
+    await waitFor(async () => {
+      const [fa, fb] = await Promise.all([scrape(a), scrape(b)]);
+      return (fa.get(done) ?? 0) >= jobIds.length && fa.get(done) === fb.get(done);
+    }, 10_000);
+    const placed = (await Promise.all([scrape(a), scrape(b)])).map((f) => f.get("shoal_placements_total") ?? NaN);
+    expect(Math.min(...placed)).toBe(0);
+    expect(Math.max(...placed)).toBeGreaterThanOrEqual(jobIds.length);
     await a.stop();
     await b.stop();
   });

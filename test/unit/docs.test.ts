@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { API_TAGS } from "../../src/api/api-tags.ts";
 import { CONFIG_KEYS } from "../../src/config/keys.ts";
 import { ENTITY_EVENTS } from "../../src/events/catalog/entity-events.ts";
 import { EXECUTION_EVENT_TYPES } from "../../src/events/catalog/execution-events.ts";
@@ -56,6 +57,11 @@ describe("docs stay true to the code", () => {
       ];
       for (const field of fields) expect(row, `${type}.${field}`).toContain(field);
     }
+  });
+
+  it("describes every tag the API's operations are grouped by", () => {
+    const api = doc("api.md");
+    for (const tag of Object.keys(API_TAGS)) expect(api, tag).toContain(`| \`${tag}\` |`);
   });
 
   it("documents every error kind", () => {

@@ -78,6 +78,8 @@ export function auditDiffRoute({ diff, asOf }: AuditDiffDeps): AnyRoute {
     method: "GET",
     path: AUDIT_DIFF_PATH,
     operationId: "auditDiff",
+    tags: ["Audit"],
+    summary: "Returns what changed between two moments.",
     capability: "read:history",
     description:
       "What changed in the cluster between two moments: the node and job changes of the events after `from` up to `to`, in store order, each with its position, time, who made it and why. A change undone inside the window is listed, and so is its undoing.",

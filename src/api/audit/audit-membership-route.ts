@@ -91,6 +91,8 @@ export function auditMembershipRoute(deps: AuditMembershipDeps): AnyRoute {
     method: "GET",
     path: AUDIT_MEMBERSHIP_PATH,
     operationId: "auditMembership",
+    tags: ["Audit"],
+    summary: "Returns each node's membership and health time in a window.",
     capability: "read:history",
     description:
       "Per node registered at some moment of the window: its first join request, its membership at the window's end and who made the latest change and why, every membership change inside the window, and the milliseconds it spent HEALTHY, UNHEALTHY and UNKNOWN inside it. Paged by node id when no node is named.",

@@ -106,6 +106,8 @@ export function auditRoutes(log: AuditLog | undefined): AnyRoute[] {
       method: "GET",
       path: AUDIT_GENESIS_PATH,
       operationId: "auditGenesis",
+      tags: ["Audit"],
+      summary: "Returns where the hash chain starts.",
       capability: "read:history",
       description:
         "Where the hash chain starts: the position its first linked event follows, and the hash (Link, hex) over every event stored before it, with the newest position (Head).",
@@ -127,6 +129,8 @@ export function auditRoutes(log: AuditLog | undefined): AnyRoute[] {
       method: "GET",
       path: AUDIT_CHAIN_PATH,
       operationId: "auditChain",
+      tags: ["Audit"],
+      summary: "Returns stored events with their hash-chain links.",
       capability: "read:history",
       description:
         "Stored events after a position, in store order, as the chain links them: their stored texts and their links (hex), one JSON object a line.",
@@ -151,6 +155,8 @@ export function auditRoutes(log: AuditLog | undefined): AnyRoute[] {
       method: "GET",
       path: AUDIT_CHECKPOINTS_PATH,
       operationId: "auditCheckpoints",
+      tags: ["Audit"],
+      summary: "Returns the signed audit checkpoints.",
       capability: "read:history",
       description:
         "The signed checkpoints the orchestrator stored, oldest first, as it published them on shoal.audit.checkpoints.",

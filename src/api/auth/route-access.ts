@@ -18,6 +18,7 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   "/api/v1/agent/alive",
   "/api/v1/agent/version",
   "/api/v1/openapi.json",
+  "/api/v1/docs",
   AUTH_METHODS_ROUTE,
   API_KEY_METHOD_ROUTE,
 ]);
@@ -43,6 +44,8 @@ export const AUDIT_ROUTES = [
  * anonymous (they show when it is loaded or stalled, and no WebUI needs them).
  */
 export const METRICS_ROUTE = "/metrics";
+/** The orchestrator's configuration, secrets redacted: still how it is set up (paths, users and their capabilities). */
+export const AGENT_CONFIG_ROUTE = "/api/v1/agent/config";
 
 // Bacalhau's endpoint → resource map (longest prefix wins).
 const RESOURCES: readonly (readonly [string, "node" | "job" | "agent"])[] = [
@@ -60,6 +63,7 @@ const OWN_READ_CAPABILITY: ReadonlyMap<string, RequiredCapability> = new Map([
   [EVENT_STREAM_ROUTE, "read:history"],
   ...AUDIT_ROUTES.map((route) => [route, "read:history"] as const),
   [METRICS_ROUTE, "read:agent"],
+  [AGENT_CONFIG_ROUTE, "read:agent"],
 ]);
 
 /**

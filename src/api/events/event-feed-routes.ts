@@ -39,6 +39,8 @@ export function eventFeedRoutes(feed: EventFeed): AnyRoute[] {
       method: "GET",
       path: EVENT_FEED_PATH,
       operationId: "eventFeed",
+      tags: ["Events", "Audit"],
+      summary: "Returns the cluster's history, filtered.",
       capability: "read:history",
       description:
         "Every stored event of every node, job and execution (and, when asked for, the workflows' records), in store order, filtered: the filters given must all hold, and a filter with several values takes any of them. Pages are cursored by store position. With `Accept: application/x-ndjson`, the whole selection up to the newest event when the request arrived, one ClusterEvent a line.",

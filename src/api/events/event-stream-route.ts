@@ -50,6 +50,8 @@ export function eventStreamRoute(deps: EventStreamDeps): AnyRoute {
     method: "GET",
     path: EVENT_STREAM_PATH,
     operationId: "eventStream",
+    tags: ["Events"],
+    summary: "Streams the cluster's events as Server-Sent Events.",
     capability: "read:history",
     description:
       "The feed's events as Server-Sent Events, stored ones first, then each new one as it is stored. Each message has the event's store position as its `id` and the feed's ClusterEvent JSON as its one `data` line, with no event name (an EventSource's `onmessage` receives them). It starts after `Last-Event-ID` (what a reconnecting EventSource sends), else after `after`, else at the newest event. A `: keep-alive` comment comes when nothing was sent for a while. A client whose connection holds more than its buffer allows, or that the orchestrator sends away when it stops, gets a last message named `resume` with `{\"after\": N, \"reason\": …}` (and N as its id): reconnect with Last-Event-ID N.",

@@ -72,6 +72,8 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     method: "GET",
     path: JOB_LOGS_PATH,
     operationId: "orchestrator/logs",
+    tags: ["Jobs"],
+    summary: "Streams the logs of a job's execution.",
     capability: "read:job",
     description:
       "An execution's output, line by line: the one `execution_id` names, else the job's latest. As a WebSocket (Bacalhau's log stream), or without the upgrade as NDJSON, one message per line. `follow` keeps it open until the execution ends. A job with no execution yet is a 409.",

@@ -230,6 +230,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "PUT",
       path: "/api/v1/orchestrator/jobs",
       operationId: "putJob",
+      tags: ["Jobs"],
+      summary: "Submits a job to the orchestrator.",
       description:
         "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
       capability: "write:job",
@@ -256,6 +258,11 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/jobs",
       operationId: "listJobs",
+      tags: ["Jobs"],
+      summary: "Returns a list of jobs.",
+      description:
+        "Jobs, filtered by namespace and label selector, ordered and paged; with as_of or at_position, the " +
+        "list as it was at that moment.",
       capability: "read:job",
       query: ListQuery,
       describe: {
@@ -285,6 +292,11 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/jobs/:id",
       operationId: "getJob",
+      tags: ["Jobs"],
+      summary: "Returns a job.",
+      description:
+        "One job by its id (or a unique prefix, or its name within a namespace), with its executions and " +
+        "history when include asks for them; with as_of or at_position, the job as it was then.",
       capability: "read:job",
       ...BY_ID,
       query: GetJobQuery,
@@ -342,6 +354,11 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/jobs/:id/history",
       operationId: "jobHistory",
+      tags: ["Jobs"],
+      summary: "Returns the history of a job.",
+      description:
+        "The job's and its executions' history entries in Bacalhau's shape, oldest first, filtered by time, " +
+        "kind and execution, paged.",
       capability: "read:job",
       ...BY_ID,
       query: HistoryQuery,
@@ -365,6 +382,11 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/jobs/:id/executions",
       operationId: "jobExecutions",
+      tags: ["Jobs"],
+      summary: "Returns the executions of a job.",
+      description:
+        "The job's executions in Bacalhau's models.Execution shape (where each runs, its states, its output), " +
+        "ordered and paged.",
       capability: "read:job",
       ...BY_ID,
       query: ExecutionsQuery,
@@ -385,6 +407,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/jobs/:id/versions",
       operationId: "jobVersions",
+      tags: ["Jobs"],
+      summary: "Returns the versions of a job.",
       description: "The job's versions. Until job updates exist a Shoal job has one version, its current one.",
       capability: "read:job",
       ...BY_ID,
@@ -405,6 +429,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       method: "DELETE",
       path: "/api/v1/orchestrator/jobs/:id",
       operationId: "stopJob",
+      tags: ["Jobs"],
+      summary: "Stops a job.",
       description:
         "Stops a job, as Bacalhau: a Stopped job stays as it is; a Completed or Failed one cannot be stopped (409).",
       capability: "write:job",

@@ -33,6 +33,8 @@ export function leafRoutes(revoker: LeafLoginRevoker): AnyRoute[] {
       method: "POST",
       path: "/api/v1/orchestrator/leaves/revocations",
       operationId: "revokeLeafLogins",
+      tags: ["Leaves"],
+      summary: "Revokes leaf servers' logins to the hub.",
       description:
         "Revokes leaf servers' logins to the hub (the keys of their leaf-shoal.creds): the hub drops them and refuses them from then on",
       capability: "write:node",

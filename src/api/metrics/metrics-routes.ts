@@ -27,6 +27,8 @@ export function metricsRoutes(metrics: ShoalMetrics): AnyRoute[] {
       method: "GET",
       path: METRICS_ROUTE,
       operationId: "metrics",
+      tags: ["Metrics"],
+      summary: "Returns the orchestrator's metrics.",
       description:
         "Prometheus text exposition of Shoal's metrics (`shoal_…`) and the process's. Needs `read:agent`; anonymous read never applies (a scraper sends an API key as a bearer token).",
       capability: "read:agent",

@@ -124,6 +124,12 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/nodes",
       operationId: "listNodes",
+      tags: ["Nodes"],
+      summary: "Returns a list of nodes.",
+      description:
+        "Nodes (compute nodes and the orchestrators), filtered by approval, status, cordon, drain and label " +
+        "selector, ordered and paged as Bacalhau's list; with as_of or at_position, the list as it was at " +
+        "that moment.",
       capability: "read:node",
       query: ListQuery,
       describe: { ...LIST_DESCRIPTIONS, ...AS_OF_DESCRIPTIONS },
@@ -147,6 +153,12 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/nodes/:id",
       operationId: "getNode",
+      tags: ["Nodes"],
+      summary: "Returns a node.",
+      description:
+        "One node by its id or a unique prefix of it, with its membership, health, cordon, drain, operator " +
+        "labels and live capacities; with as_of or at_position, the node as it was then (without live " +
+        "fields).",
       capability: "read:node",
       ...BY_ID,
       responses: {
@@ -176,6 +188,12 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       method: "PUT",
       path: "/api/v1/orchestrator/nodes/:id",
       operationId: "updateNode",
+      tags: ["Nodes"],
+      summary: "Acts on a node: approve, reject, delete, cordon, drain, label, pre-authorise.",
+      description:
+        "Bacalhau's PutNodeRequest with Shoal's actions besides approve, reject and delete. Message is the " +
+        "reason, recorded in the node's history with the authenticated caller. If-Match makes the action " +
+        "conditional on the node's revision (412 when it changed).",
       capability: "write:node",
       ...BY_ID,
       body: PutNodeRequest,
@@ -221,6 +239,11 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
       method: "GET",
       path: "/api/v1/orchestrator/nodes/:id/history",
       operationId: "nodeHistory",
+      tags: ["Nodes", "Audit"],
+      summary: "Returns the history of a node.",
+      description:
+        "Every stored event of the node, oldest first, with who caused it and why; a deleted node's history " +
+        "stays. Needs read:history, never granted to anonymous callers.",
       capability: "read:history",
       ...BY_ID,
       query: HistoryQuery,

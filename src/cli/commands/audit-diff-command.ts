@@ -2,14 +2,16 @@ import { parseRfc3339 } from "../../api/events/rfc3339-time.ts";
 import type { AuditChange } from "../../projections/audit-diff/audit-change.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { outputFormat, print, printData } from "../output-format.ts";
+import { localTimeOf, timeCell, type Column } from "../column.ts";
+import { print, printData, printError, printRendered } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
+import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal audit diff --help";
 
-export const AUDIT_DIFF_HELP = `Usage: shoal audit diff FROM TO [--output table|json|yaml]
+export const AUDIT_DIFF_HELP = `Usage: shoal audit diff FROM TO [-o table|wide|json|yaml|csv]
 
 What changed in the cluster between two moments: nodes that joined or were deleted, approved or
 rejected, cordoned or uncordoned, relabelled, drained; jobs submitted, completed, failed or
@@ -18,12 +20,13 @@ stopped; each with when, who and why. FROM and TO are RFC 3339 times with an off
 is its undoing, in the order they happened.
 
 Options:
-  --output table|json|yaml table (default): the node changes, then the job changes, one line each
-                           (TIME ENTITY CHANGE BY REASON); json and yaml print the API's answer
+${outputHelp(`table (default): the node changes, then the job changes, one line each (TIME ENTITY
+                           CHANGE BY REASON; wide: with the store position); csv: one list, KIND (node or
+                           job) first; json and yaml print the API's answer`)}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS } as const;
+const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS } as const;
 
 interface DiffBody {
   readonly From: { readonly Position: number; readonly Time?: string };
@@ -32,8 +35,6 @@ interface DiffBody {
   readonly Nodes: AuditChange[];
   readonly Jobs: AuditChange[];
 }
-
-const COLUMNS = ["TIME", "ENTITY", "CHANGE", "BY", "REASON"] as const;
 
 const labels = (values: unknown): string[] =>
   Object.entries((values ?? {}) as Record<string, unknown>).map(([k, v]) => `${k}=${String(v)}`);
@@ -50,7 +51,21 @@ function changeCell(c: AuditChange): string {
   return `labels ${parts.join(" ")}`;
 }
 
-const row = (c: AuditChange): string[] => [c.Time, c.Entity, changeCell(c), c.By, c.Reason];
+interface KindChange {
+  readonly kind: "node" | "job";
+  readonly change: AuditChange;
+}
+
+/** KIND is csv's: the table says it in its two sections' titles. */
+const COLUMNS: readonly Column<KindChange>[] = [
+  { header: "KIND", cell: (k) => k.kind },
+  { header: "POSITION", cell: (k) => String(k.change.Position), wide: true },
+  { header: "TIME", cell: (k) => timeCell(k.change.Time) },
+  { header: "ENTITY", cell: (k) => k.change.Entity },
+  { header: "CHANGE", cell: (k) => changeCell(k.change) },
+  { header: "BY", cell: (k) => k.change.By },
+  { header: "REASON", cell: (k) => k.change.Reason },
+];
 
 const moment = (text: string, name: string): string => {
   if (/^[0-9]{1,15}$/.test(text) || parseRfc3339(text) !== undefined) return text;
@@ -60,7 +75,8 @@ const moment = (text: string, name: string): string => {
   );
 };
 
-const said = (m: DiffBody["From"]) => (m.Time === undefined ? "" : `${m.Time} `) + `(position ${m.Position})`;
+const said = (m: DiffBody["From"]) =>
+  (m.Time === undefined ? "" : `${localTimeOf(m.Time)} `) + `(position ${m.Position})`;
 
 /** `shoal audit diff FROM TO`: GET /api/v1/orchestrator/audit/diff (docs/audit.md, What changed between two moments) */
 export async function auditDiffCommand(args: string[]): Promise<number> {
@@ -71,19 +87,35 @@ export async function auditDiffCommand(args: string[]): Promise<number> {
   }
   if (positionals.length !== 2)
     throw new UsageError("shoal audit diff takes two moments, FROM and TO (times or positions)", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const q = new URLSearchParams({ from: moment(positionals[0]!, "FROM"), to: moment(positionals[1]!, "TO") });
   const body = await apiClientFrom(values).request<DiffBody>("GET", `/api/v1/orchestrator/audit/diff?${q}`);
-  if (format !== "table") {
-    await printData(format, body);
+  const kinds = (kind: KindChange["kind"], changes: readonly AuditChange[]) =>
+    changes.map((change) => ({ kind, change }));
+  if (output.format === "json" || output.format === "yaml") {
+    await printData(output.format, body);
+    return 0;
+  }
+  const more =
+    body.Through < body.To.Position
+      ? `More changes than one answer holds: listed up to position ${body.Through}; ` +
+        `go on with shoal audit diff ${body.Through} ${body.To.Position}`
+      : undefined;
+  if (output.format === "csv") {
+    const text = renderRows(COLUMNS, [...kinds("node", body.Nodes), ...kinds("job", body.Jobs)], output);
+    if (text !== "") printRendered(text);
+    if (more) printError(more);
     return 0;
   }
   print(`Changes after ${said(body.From)} up to ${said(body.To)}:`);
-  print(`\nNodes\n${body.Nodes.length === 0 ? "(no changes)" : formatTable(COLUMNS, body.Nodes.map(row))}`);
-  print(`\nJobs\n${body.Jobs.length === 0 ? "(no changes)" : formatTable(COLUMNS, body.Jobs.map(row))}`);
-  if (body.Through < body.To.Position)
-    print(
-      `\nMore changes than one answer holds: listed up to position ${body.Through}; go on with shoal audit diff ${body.Through} ${body.To.Position}`,
-    );
+  for (const [title, kind, changes] of [
+    ["Nodes", "node", body.Nodes],
+    ["Jobs", "job", body.Jobs],
+  ] as const) {
+    print(`\n${title}`);
+    if (changes.length === 0) print("(no changes)");
+    else printRendered(renderRows(COLUMNS.slice(1), kinds(kind, changes), output));
+  }
+  if (more) print(`\n${more}`);
   return 0;
 }

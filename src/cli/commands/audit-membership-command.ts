@@ -2,7 +2,9 @@ import type { NodeMembershipAudit } from "../../projections/audit-membership/mem
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { print, printData } from "../output-format.ts";
+import { localTimeOf, timeCell, type Column } from "../column.ts";
+import { print } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
@@ -22,31 +24,21 @@ Options:
                            registered at some moment of the window)
   --limit N                nodes per page when no --node is given (default 100, at most 1000)
   --next-token T           the page after the one that printed T
-  --output table|json|yaml
-                           table (default): NODE JOINED MEMBERSHIP BY REASON HEALTHY UNHEALTHY
-                           UNKNOWN; json and yaml print the API's answer, with every change
+${outputHelp(`table (default): NODE JOINED MEMBERSHIP BY REASON HEALTHY UNHEALTHY UNKNOWN, under
+                           the window (wide: with the number of membership changes); csv the same rows;
+                           json and yaml print the API's answer, with every change`)}
 
 ${API_OPTIONS_HELP}`;
 
 const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
   since: { type: "string" },
   until: { type: "string" },
   node: { type: "string", multiple: true },
   limit: { type: "string" },
   "next-token": { type: "string" },
 } as const;
-
-export const MEMBERSHIP_COLUMNS = [
-  "NODE",
-  "JOINED",
-  "MEMBERSHIP",
-  "BY",
-  "REASON",
-  "HEALTHY",
-  "UNHEALTHY",
-  "UNKNOWN",
-] as const;
 
 /** A duration as Go prints one (1h2m3.5s, 250ms, 0s): the shape Bacalhau's CLI users read. */
 export function goDuration(ms: number): string {
@@ -58,18 +50,17 @@ export function goDuration(ms: number): string {
   return `${h > 0 ? `${h}h` : ""}${h > 0 || m > 0 ? `${m}m` : ""}${s}s`;
 }
 
-export function membershipRow(n: NodeMembershipAudit): string[] {
-  return [
-    n.NodeID,
-    n.Joined ?? "-",
-    n.Membership ?? "-",
-    n.By === "" ? "-" : n.By,
-    n.Reason,
-    goDuration(n.HealthyMs),
-    goDuration(n.UnhealthyMs),
-    goDuration(n.UnknownMs),
-  ];
-}
+export const MEMBERSHIP_COLUMNS: readonly Column<NodeMembershipAudit>[] = [
+  { header: "NODE", cell: (n) => n.NodeID },
+  { header: "JOINED", cell: (n) => timeCell(n.Joined) },
+  { header: "MEMBERSHIP", cell: (n) => n.Membership ?? "-" },
+  { header: "BY", cell: (n) => (n.By === "" ? "-" : n.By) },
+  { header: "REASON", cell: (n) => n.Reason },
+  { header: "HEALTHY", cell: (n) => goDuration(n.HealthyMs) },
+  { header: "UNHEALTHY", cell: (n) => goDuration(n.UnhealthyMs) },
+  { header: "UNKNOWN", cell: (n) => goDuration(n.UnknownMs) },
+  { header: "CHANGES", cell: (n) => String(n.Changes.length), wide: true },
+];
 
 interface MembershipPage {
   readonly Since: string;
@@ -90,9 +81,7 @@ export async function auditMembershipCommand(args: string[]): Promise<number> {
       `shoal audit membership takes no arguments (name nodes with --node ${positionals[0]})`,
       HELP_REF,
     );
-  const format = values.output ?? "table";
-  if (format !== "table" && format !== "json" && format !== "yaml")
-    throw new UsageError(`--output must be table, json or yaml, got ${format}`, HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const q = new URLSearchParams();
   if (values.since !== undefined) q.set("since", values.since);
   if (values.until !== undefined) q.set("until", values.until);
@@ -100,12 +89,8 @@ export async function auditMembershipCommand(args: string[]): Promise<number> {
   if (values.limit !== undefined) q.set("limit", String(wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF)));
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   const res = await apiClientFrom(values).request<MembershipPage>("GET", `/api/v1/orchestrator/audit/membership?${q}`);
-  if (format !== "table") {
-    await printData(format, res);
-    return 0;
-  }
-  print(`From ${res.Since} to ${res.Until}:`);
+  if (output.format === "table") print(`From ${localTimeOf(res.Since)} to ${localTimeOf(res.Until)}:`);
   const more = res.NextToken ? `More nodes: the same options and --next-token ${res.NextToken}` : undefined;
-  await printPage("table", MEMBERSHIP_COLUMNS, res.Items, membershipRow, more);
+  await printPage(output, MEMBERSHIP_COLUMNS, res.Items, more, res);
   return 0;
 }

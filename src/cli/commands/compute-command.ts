@@ -8,6 +8,7 @@ import { ComputeAgent } from "../../compute/compute-agent.ts";
 import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../compute/executor/executor.ts";
 import { ConfigError } from "../../config/config-error.ts";
+import { metricsListenOf } from "../../compute/metrics-listen-of.ts";
 import { loadOrCreateNodeKey } from "../../compute/node-key.ts";
 import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
@@ -54,6 +55,7 @@ export function computeAgentFromConfig(
     resourceUpdateMs: config["Compute.Heartbeat.ResourceUpdateInterval"],
     logger,
     ...(executor === undefined ? {} : { executor }),
+    ...metricsListenOf(config),
   });
 }
 

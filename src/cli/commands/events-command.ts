@@ -3,10 +3,14 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { printData } from "../output-format.ts";
+import { timeCell, type Column } from "../column.ts";
+import { formatCsv } from "../csv.ts";
+import { eventActor, eventReason } from "../event-actor.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions, type OutputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { printable } from "../printable.ts";
+import { rowTexts, shownColumns } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 
 const HELP_REF = "shoal events --help";
@@ -29,18 +33,19 @@ Filters:
 Options:
   --limit N                events per page (default 100, at most 1000)
   --next-token T           the page after the one that printed T
-  --output table|json|yaml|ndjson
-                           table (default): TIME ENTITY EVENT BY REASON, one line each; json and
-                           yaml print the page ({Items, NextToken}); ndjson prints every event
-                           of the selection, one JSON object a line, without pages (no --limit)
+${outputHelp(`table (default): TIME ENTITY EVENT BY REASON, one line each (wide: with the position,
+                           the revision and the event id first); csv the same; json and yaml print the page
+                           ({Items, NextToken}); ndjson prints every event of the selection, one JSON object a
+                           line, without pages (no --limit)`)}
   -f, --follow             print the events as they are stored, until Ctrl-C: from the newest
                            (or after --after P: the stored ones first); a dropped connection is
-                           made again, resuming after the last event printed (table or ndjson)
+                           made again, resuming after the last event printed (table, wide, csv or ndjson)
 
 ${API_OPTIONS_HELP}`;
 
 const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
   category: { type: "string", multiple: true },
   entity: { type: "string", multiple: true },
   type: { type: "string", multiple: true },
@@ -53,23 +58,29 @@ const OPTIONS = {
   follow: { type: "boolean", short: "f" },
 } as const;
 
-export const EVENT_COLUMNS = ["TIME", "ENTITY", "EVENT", "BY", "REASON"] as const;
-
-/** One event on one line; formatTable makes every cell printable. */
-export function eventRow(e: ClusterEvent): string[] {
-  const dash = e.stream.indexOf("-");
-  const entity = dash === -1 ? e.stream : `${e.stream.slice(0, dash)}/${e.stream.slice(dash + 1)}`;
-  const actor = e.metadata.actor as { type?: unknown; id?: unknown } | undefined;
-  const by = actor === undefined ? "-" : `${String(actor.type ?? "?")}:${String(actor.id ?? "?")}`;
-  const reason = e.metadata.reason;
-  return [e.time, entity, e.type, by, typeof reason === "string" ? reason : ""];
-}
+/** One event on one line (the renderer makes every cell printable); wide adds where it is stored and its id. */
+export const EVENT_COLUMNS: readonly Column<ClusterEvent>[] = [
+  { header: "POSITION", cell: (e) => String(e.position), wide: true },
+  { header: "TIME", cell: (e) => timeCell(e.time) },
+  {
+    header: "ENTITY",
+    cell: (e) => {
+      const dash = e.stream.indexOf("-");
+      return dash === -1 ? e.stream : `${e.stream.slice(0, dash)}/${e.stream.slice(dash + 1)}`;
+    },
+  },
+  { header: "REV", cell: (e) => String(e.revision), wide: true },
+  { header: "EVENT", cell: (e) => e.type },
+  { header: "BY", cell: eventActor },
+  { header: "REASON", cell: eventReason },
+  { header: "EVENT ID", cell: (e) => e.id, wide: true },
+];
 
 const write = (text: string): Promise<void> =>
   new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once("drain", resolve)));
 
 /**
- * `shoal events [filters] [--output table|json|yaml|ndjson]`: GET /api/v1/orchestrator/events (docs/audit.md, The
+ * `shoal events [filters] [-o table|wide|json|yaml|csv|ndjson]`: GET /api/v1/orchestrator/events (docs/audit.md, The
  * feed). The server checks the filters and answers a 400 naming the one that is wrong.
  */
 export async function eventsCommand(args: string[]): Promise<number> {
@@ -80,10 +91,8 @@ export async function eventsCommand(args: string[]): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`shoal events takes no arguments (filter with --entity ${positionals[0]})`, HELP_REF);
-  const format = values.output ?? "table";
-  if (!["table", "json", "yaml", "ndjson"].includes(format))
-    throw new UsageError(`--output must be table, json, yaml or ndjson, got ${format}`, HELP_REF);
-  const ndjson = format === "ndjson";
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF, extra: ["ndjson"] });
+  const ndjson = output.format === "ndjson";
   if (ndjson && values.limit !== undefined)
     throw new UsageError("--output ndjson prints the whole selection: it takes no --limit", HELP_REF);
   const q = new URLSearchParams();
@@ -95,7 +104,7 @@ export async function eventsCommand(args: string[]): Promise<number> {
     q.set("after", String(wholeNumberFlag(values.after, "--after", 0, undefined, HELP_REF)));
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
   const api = apiClientFrom(values);
-  if (values.follow) return follow(api, q, values, format);
+  if (values.follow) return follow(api, q, values, output);
   if (ndjson) {
     // A page of one first: the credential the API takes, and a 400 for a wrong filter, come before the stream.
     const probe = new URLSearchParams(q);
@@ -112,17 +121,26 @@ export async function eventsCommand(args: string[]): Promise<number> {
     `/api/v1/orchestrator/events?${q}`,
   );
   const more = res.NextToken ? `More events: the same options and --next-token ${res.NextToken}` : undefined;
-  if (format === "table") await printPage("table", EVENT_COLUMNS, res.Items, eventRow, more);
-  else await printData(format === "yaml" ? "yaml" : "json", res);
+  await printPage(output, EVENT_COLUMNS, res.Items, more, res);
   return 0;
 }
 
-/** Columns wide enough for most cells, so that rows printed one at a time line up. */
-const FOLLOW_WIDTHS = [24, 28, 24, 24];
+/** Column widths for most cells, so that rows printed one at a time line up. */
+const FOLLOW_WIDTHS: Readonly<Record<string, number>> = {
+  POSITION: 8,
+  TIME: 19,
+  ENTITY: 28,
+  REV: 4,
+  EVENT: 24,
+  BY: 24,
+  REASON: 24,
+};
 
-const followLine = (cells: readonly string[]) =>
+const followLine = (cells: readonly string[], headers: readonly string[]) =>
   cells
-    .map((c, i) => (i === cells.length - 1 ? printable(c) : printable(c).padEnd(FOLLOW_WIDTHS[i] ?? 0)))
+    .map((c, i) =>
+      i === cells.length - 1 ? printable(c) : printable(c).padEnd(FOLLOW_WIDTHS[headers[i] as string] ?? 0),
+    )
     .join("  ")
     .trimEnd();
 
@@ -131,10 +149,11 @@ async function follow(
   api: ReturnType<typeof apiClientFrom>,
   q: URLSearchParams,
   values: { readonly limit?: string; readonly "next-token"?: string; readonly until?: string },
-  format: string,
+  output: OutputOptions<string>,
 ): Promise<number> {
-  if (format !== "table" && format !== "ndjson")
-    throw new UsageError("--follow prints a table or ndjson, one event a line", HELP_REF);
+  const format = output.format;
+  if (format !== "table" && format !== "csv" && format !== "ndjson")
+    throw new UsageError("--follow prints a table, csv or ndjson, one event a line", HELP_REF);
   for (const flag of ["limit", "next-token"] as const)
     if (values[flag] !== undefined) throw new UsageError(`--follow has no pages: it takes no --${flag}`, HELP_REF);
   // A page of one first: the credential the API takes, and a 400 for a wrong filter, come before the stream.
@@ -148,14 +167,19 @@ async function follow(
   process.once("SIGTERM", interrupt);
   // Loaded only to follow: a page or an export never needs it.
   const { followEvents } = await import("../follow-events.ts");
-  if (format === "table") await write(`${followLine(EVENT_COLUMNS)}\n`);
+  // Rows come one at a time: no box around them, the widths fixed.
+  const shown = shownColumns(EVENT_COLUMNS, output.wide);
+  const headers = shown.map((c) => c.header);
+  const line = (cells: readonly string[]) =>
+    format === "csv" ? formatCsv(undefined, [cells]) : followLine(cells, headers);
+  if (format !== "ndjson" && output.header) await write(`${line(headers)}\n`);
   try {
     await followEvents(api, {
       query: q,
       after: after === null ? undefined : Number(after),
       prepare: () => api.request("GET", `/api/v1/orchestrator/events?${probe}`),
       onEvent: (data) =>
-        write(`${format === "ndjson" ? printable(data) : followLine(eventRow(JSON.parse(data) as ClusterEvent))}\n`),
+        write(`${format === "ndjson" ? printable(data) : line(rowTexts(shown, JSON.parse(data), output))}\n`),
       signal: stop.signal,
       note: (text) => process.stderr.write(`${printable(text)}\n`),
     });

@@ -60,8 +60,9 @@ export function jobHelp(): string {
 Commands:
 ${lines.join("\n")}
 
-Run 'shoal job <command> --help' for a command's options. Every command but
-logs takes --output table|json|yaml; all take the API options (--api-host, --api-port, …).`;
+Run 'shoal job <command> --help' for a command's options. list, describe, executions
+and history take -o table|wide|json|yaml|csv (describe: no csv), --wide, --no-style and
+--hide-header; stop takes --output table|json|yaml; all take the API options (--api-host, …).`;
 }
 
 export async function jobCommand(args: string[]): Promise<number> {

@@ -1,13 +1,17 @@
 import type { ExecutionJson, JobJson, JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
-import { computeStateName, dateTime, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
+import { timeCell, type Column } from "../column.ts";
+import { computeStateName, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { outputFormat, print, printData } from "../output-format.ts";
+import { localTime } from "../local-time.ts";
+import { printData, printRendered } from "../output-format.ts";
+import { printable } from "../printable.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions, type OutputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
-import { EXECUTION_SUMMARY_COLUMNS, executionSummaryRow } from "./job-executions-command.ts";
+import { renderRows } from "../render-rows.ts";
+import { EXECUTION_SUMMARY_COLUMNS } from "./job-executions-command.ts";
 
 const HELP_REF = "shoal job describe --help";
 /** The most the API includes of each list: a job's whole story in one read. */
@@ -18,15 +22,15 @@ export const JOB_DESCRIBE_HELP = `Usage: shoal job describe <job-id> [options]
 Shows a job with its executions and history.
 
 Options:
-  --output yaml|json|table yaml (default) and json print {Job, Executions, History} as the API
-                           returns them; table prints Bacalhau's summary: the job, its executions
-                           by state, the job's history, the executions, each one's history (each
-                           entry with who caused it), and their output
+${outputHelp(`yaml (default), json, table or wide: yaml and json print {Job, Executions, History} as
+                           the API returns them; table prints Bacalhau's summary: the job, its executions by
+                           state, the job's history, the executions, each one's history (each entry with who
+                           caused it), and their output`)}
 ${AS_OF_HELP}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...AS_OF_OPTIONS } as const;
+const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
 
 interface Described {
   readonly Job: JobJson;
@@ -40,14 +44,26 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
   return pairs.map(([k, v]) => `${k.padEnd(width)} = ${v}`).join("\n");
 }
 
-const historyTable = (entries: readonly JobHistoryJson[]) =>
-  formatTable(
-    ["TIME", "BY", "TOPIC", "EVENT"],
-    entries.map((h) => [dateTime(new Date(h.Time)), historyActor(h.Event), h.Event.Topic, historyEventText(h.Event)]),
-  );
+const HISTORY_COLUMNS: readonly Column<JobHistoryJson>[] = [
+  { header: "TIME", cell: (h) => timeCell(h.Time) },
+  { header: "BY", cell: (h) => historyActor(h.Event) },
+  { header: "TOPIC", cell: (h) => h.Event.Topic },
+  { header: "EVENT", cell: (h) => historyEventText(h.Event) },
+];
 
-/** Bacalhau's `job describe` without --output (cmd/cli/job/describe.go). */
-export function describeText(res: Described): string {
+/** The summary's tables: as the flags shape them (--wide, --no-style, --hide-header). */
+type TableOptions = Pick<OutputOptions, "wide" | "style" | "header">;
+const PLAIN: TableOptions = { wide: false, style: false, header: true };
+
+const safe = (text: string) => printable(text, { multiline: true });
+
+/**
+ * Bacalhau's `job describe` without --output (cmd/cli/job/describe.go). Printed as it is: the tables made their cells
+ * printable, and every other piece from the API (the job's fields, ids, the output) passes printable here.
+ */
+export function describeText(res: Described, options: TableOptions = PLAIN): string {
+  const table = <T>(columns: readonly Column<T>[], items: readonly T[]) =>
+    renderRows(columns, items, { ...options, format: "table" });
   const job = res.Job;
   // Newest first, as Bacalhau lists them here.
   const executions = [...(res.Executions?.Items ?? [])].sort((a, b) => b.CreateTime - a.CreateTime);
@@ -62,11 +78,11 @@ export function describeText(res: Described): string {
   ];
   if (job.Type === "batch" || job.Type === "service") header.push(["Count", String(job.Count)]);
   header.push(
-    ["Created Time", dateTime(nanosToDate(job.CreateTime))],
-    ["Modified Time", dateTime(nanosToDate(job.ModifyTime))],
+    ["Created Time", localTime(nanosToDate(job.CreateTime))],
+    ["Modified Time", localTime(nanosToDate(job.ModifyTime))],
     ["Version", String(job.Version)],
   );
-  const parts = [keyValues(header)];
+  const parts = [safe(keyValues(header))];
 
   const byState = new Map<string, number>();
   for (const e of executions) {
@@ -78,12 +94,11 @@ export function describeText(res: Described): string {
   );
 
   const jobHistory = history.filter((h) => h.Type === "JobLevel");
-  if (jobHistory.length > 0) parts.push(`Job History\n${historyTable(jobHistory)}`);
-  if (executions.length > 0)
-    parts.push(`Executions\n${formatTable(EXECUTION_SUMMARY_COLUMNS, executions.map(executionSummaryRow))}`);
+  if (jobHistory.length > 0) parts.push(`Job History\n${table(HISTORY_COLUMNS, jobHistory)}`);
+  if (executions.length > 0) parts.push(`Executions\n${table(EXECUTION_SUMMARY_COLUMNS, executions)}`);
   for (const e of executions) {
     const own = history.filter((h) => h.ExecutionID === e.ID);
-    if (own.length > 0) parts.push(`Execution ${shortId(e.ID)} History\n${historyTable(own)}`);
+    if (own.length > 0) parts.push(`${safe(`Execution ${shortId(e.ID)} History`)}\n${table(HISTORY_COLUMNS, own)}`);
   }
 
   const outputs = executions.flatMap((e) => {
@@ -93,10 +108,10 @@ export function describeText(res: Described): string {
     if (out.StdoutTruncated || out.StderrTruncated) text += "\n...\nOutput truncated";
     return [{ id: e.ID, text }];
   });
-  if (outputs.length === 1) parts.push(`Standard Output\n${(outputs[0] as { text: string }).text.trimEnd()}`);
+  if (outputs.length === 1) parts.push(safe(`Standard Output\n${(outputs[0] as { text: string }).text.trimEnd()}`));
   else if (outputs.length > 1)
     parts.push(
-      `Standard Output\n${outputs.map((o) => `Execution ${shortId(o.id)}:\n${o.text.trimEnd()}`).join("\n\n")}`,
+      safe(`Standard Output\n${outputs.map((o) => `Execution ${shortId(o.id)}:\n${o.text.trimEnd()}`).join("\n\n")}`),
     );
   return parts.join("\n\n");
 }
@@ -108,16 +123,16 @@ export async function jobDescribeCommand(args: string[]): Promise<number> {
     return 0;
   }
   const id = oneJobId(positionals, "describe", HELP_REF);
-  const format = outputFormat(values.output, "yaml", HELP_REF);
+  const output = outputOptions(values, { fallback: "yaml", help: HELP_REF, without: ["csv"] });
   const q = new URLSearchParams({ include: "executions,history", limit: String(INCLUDED) });
   asOfQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<Described>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}?${q}`,
   );
-  if (format === "table") {
+  if (output.format === "table") {
     printAsOfHeading(values);
-    print(describeText(res));
-  } else await printData(format, res);
+    printRendered(describeText(res, output));
+  } else await printData(output.format === "json" ? "json" : "yaml", res);
   return 0;
 }

@@ -1,10 +1,11 @@
 import type { ExecutionJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId, timeOnly } from "../job-cells.ts";
+import type { Column } from "../column.ts";
+import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
@@ -23,64 +24,45 @@ Options:
   --next-token T           the page after the one that printed T
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         last first; --reverse works too
-  --output table|json|yaml table (default); json and yaml print the executions (Bacalhau's models.Execution)
+${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the executions
+                           (Bacalhau's models.Execution)`)}
 
 ${API_OPTIONS_HELP}`;
 
 const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
 } as const;
 
-export const EXECUTION_COLUMNS = [
-  "CREATED",
-  "MODIFIED",
-  "ID",
-  "JOB VERSION",
-  "NODE ID",
-  "REV.",
-  "STATE",
-  "DESIRED",
-] as const;
+const id = (text: string, full: boolean): string => (full ? text : shortId(text));
 
-export function executionRow(e: ExecutionJson): string[] {
-  return [
-    timeOnly(nanosToDate(e.CreateTime)),
-    timeOnly(nanosToDate(e.ModifyTime)),
-    shortId(e.ID),
-    String(e.JobVersion),
-    shortId(e.NodeID),
-    String(e.Revision),
-    computeStateName(e.ComputeState.StateType),
-    desiredStateName(e.DesiredState.StateType),
-  ];
-}
+/** Bacalhau's columns; wide adds the state's message. */
+export const EXECUTION_COLUMNS: readonly Column<ExecutionJson>[] = [
+  { header: "CREATED", cell: (e) => nanosToDate(e.CreateTime) },
+  { header: "MODIFIED", cell: (e) => nanosToDate(e.ModifyTime) },
+  { header: "ID", cell: (e, { full }) => id(e.ID, full) },
+  { header: "JOB VERSION", cell: (e) => String(e.JobVersion) },
+  { header: "NODE ID", cell: (e, { full }) => id(e.NodeID, full) },
+  { header: "REV.", cell: (e) => String(e.Revision) },
+  { header: "STATE", cell: (e) => computeStateName(e.ComputeState.StateType) },
+  { header: "DESIRED", cell: (e) => desiredStateName(e.DesiredState.StateType) },
+  { header: "COMMENT", cell: (e) => e.ComputeState.Message, wide: true },
+];
 
 /** `shoal job describe`'s execution table: Bacalhau's, times as how long ago. */
-export const EXECUTION_SUMMARY_COLUMNS = [
-  "ID",
-  "NODE ID",
-  "STATE",
-  "DESIRED",
-  "REV.",
-  "CREATED",
-  "MODIFIED",
-  "COMMENT",
-] as const;
-export function executionSummaryRow(e: ExecutionJson): string[] {
-  return [
-    shortId(e.ID),
-    shortId(e.NodeID),
-    computeStateName(e.ComputeState.StateType),
-    desiredStateName(e.DesiredState.StateType),
-    String(e.Revision),
-    elapsed(nanosToDate(e.CreateTime)),
-    elapsed(nanosToDate(e.ModifyTime)),
-    e.ComputeState.Message,
-  ];
-}
+export const EXECUTION_SUMMARY_COLUMNS: readonly Column<ExecutionJson>[] = [
+  { header: "ID", cell: (e, { full }) => id(e.ID, full) },
+  { header: "NODE ID", cell: (e, { full }) => id(e.NodeID, full) },
+  { header: "STATE", cell: (e) => computeStateName(e.ComputeState.StateType) },
+  { header: "DESIRED", cell: (e) => desiredStateName(e.DesiredState.StateType) },
+  { header: "REV.", cell: (e) => String(e.Revision) },
+  { header: "CREATED", cell: (e) => elapsed(nanosToDate(e.CreateTime)) },
+  { header: "MODIFIED", cell: (e) => elapsed(nanosToDate(e.ModifyTime)) },
+  { header: "COMMENT", cell: (e) => e.ComputeState.Message },
+];
 
 export async function jobExecutionsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
@@ -89,7 +71,7 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
     return 0;
   }
   const id = oneJobId(positionals, "executions", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const limit =
     values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF);
   const order = listOrder(values, HELP_REF);
@@ -104,6 +86,6 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
   const more = res.NextToken
     ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}`
     : undefined;
-  await printPage(format, EXECUTION_COLUMNS, res.Items, executionRow, more);
+  await printPage(output, EXECUTION_COLUMNS, res.Items, more);
   return 0;
 }

@@ -1,9 +1,10 @@
 import type { JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { dateTime, historyActor, historyEventText, shortId } from "../job-cells.ts";
+import { timeCell, type Column } from "../column.ts";
+import { historyActor, historyEventText, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
@@ -24,12 +25,14 @@ Options:
   --since T                only entries at or after T: Unix seconds or an ISO 8601 time (2026-11-23T10:00:00Z)
   --limit N                entries per page (default 100)
   --next-token T           the page after the one that printed T
-  --output table|json|yaml table (default); json and yaml print the entries (Bacalhau's models.JobHistory)
+${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the entries
+                           (Bacalhau's models.JobHistory)`)}
 
 ${API_OPTIONS_HELP}`;
 
 const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
   "event-type": { type: "string" },
   "execution-id": { type: "string" },
   since: { type: "string" },
@@ -37,19 +40,17 @@ const OPTIONS = {
   "next-token": { type: "string" },
 } as const;
 
-export const HISTORY_COLUMNS = ["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"] as const;
-
-export function historyRow(h: JobHistoryJson): string[] {
-  return [
-    dateTime(new Date(h.Time)),
-    h.Type,
-    String(h.JobVersion),
-    h.ExecutionID ? shortId(h.ExecutionID) : "",
-    historyActor(h.Event),
-    h.Event.Topic,
-    historyEventText(h.Event),
-  ];
-}
+/** Bacalhau's columns and BY; wide adds the entry's sequence number. */
+export const HISTORY_COLUMNS: readonly Column<JobHistoryJson>[] = [
+  { header: "SEQ", cell: (h) => String(h.SeqNum), wide: true },
+  { header: "TIME", cell: (h) => timeCell(h.Time) },
+  { header: "LEVEL", cell: (h) => h.Type },
+  { header: "JOB VERSION", cell: (h) => String(h.JobVersion) },
+  { header: "EXEC. ID", cell: (h, { full }) => (h.ExecutionID ? (full ? h.ExecutionID : shortId(h.ExecutionID)) : "") },
+  { header: "BY", cell: (h) => historyActor(h.Event) },
+  { header: "TOPIC", cell: (h) => h.Event.Topic },
+  { header: "EVENT", cell: (h) => historyEventText(h.Event) },
+];
 
 function sinceSeconds(text: string): number {
   if (/^\d{1,12}$/.test(text.trim())) return Number(text.trim());
@@ -66,7 +67,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
     return 0;
   }
   const id = oneJobId(positionals, "history", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const eventType = values["event-type"];
   if (eventType !== undefined && !(EVENT_TYPES as readonly string[]).includes(eventType)) {
     throw new UsageError(
@@ -87,6 +88,6 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
   const more = res.NextToken
     ? `To fetch more records use the same options and:\n\t--next-token ${res.NextToken}`
     : undefined;
-  await printPage(format, HISTORY_COLUMNS, res.Items, historyRow, more);
+  await printPage(output, HISTORY_COLUMNS, res.Items, more);
   return 0;
 }

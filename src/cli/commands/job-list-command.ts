@@ -1,11 +1,12 @@
 import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
-import { nanosToDate, shortId, timeOnly } from "../job-cells.ts";
+import type { Column } from "../column.ts";
+import { nanosToDate, shortId } from "../job-cells.ts";
 import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { outputFormat } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
@@ -25,15 +26,16 @@ Options:
   --next-token T           the page after the one that printed T
   --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
   --order-reversed         newest (or last) first; --reverse works too
-  --output table|json|yaml table (default); json and yaml print the jobs (Bacalhau's models.Job)
+${outputHelp("table (default), wide, json, yaml or csv; json and yaml print the jobs (Bacalhau's models.Job)")}
 ${AS_OF_HELP}
   -w, --watch              print the list again whenever a job or execution event is stored, until
-                           Ctrl-C (table only; needs the read:history capability)
+                           Ctrl-C (table or wide only; needs the read:history capability)
 
 ${API_OPTIONS_HELP}`;
 
 const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
   labels: { type: "string", multiple: true },
   namespace: { type: "string" },
   limit: { type: "string" },
@@ -43,11 +45,18 @@ const OPTIONS = {
   watch: { type: "boolean", short: "w" },
 } as const;
 
-export function jobRow(job: JobJson): string[] {
-  const engine = job.Tasks[0]?.Engine.Type ?? "";
-  return [timeOnly(nanosToDate(job.CreateTime)), shortId(job.ID), job.Name, engine, job.Type, job.State.StateType];
-}
-export const JOB_COLUMNS = ["CREATED", "ID", "NAME", "JOB", "TYPE", "STATE"] as const;
+/** Bacalhau's columns (the engine under JOB); wide adds the namespace, the last change and the version. */
+export const JOB_COLUMNS: readonly Column<JobJson>[] = [
+  { header: "CREATED", cell: (j) => nanosToDate(j.CreateTime) },
+  { header: "ID", cell: (j, { full }) => (full ? j.ID : shortId(j.ID)) },
+  { header: "NAME", cell: (j) => j.Name },
+  { header: "NAMESPACE", cell: (j) => j.Namespace, wide: true },
+  { header: "JOB", cell: (j) => j.Tasks[0]?.Engine.Type ?? "" },
+  { header: "TYPE", cell: (j) => j.Type },
+  { header: "STATE", cell: (j) => j.State.StateType },
+  { header: "MODIFIED", cell: (j) => nanosToDate(j.ModifyTime), wide: true },
+  { header: "VERSION", cell: (j) => String(j.Version), wide: true },
+];
 
 export async function jobListCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
@@ -56,7 +65,7 @@ export async function jobListCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const limit =
     values.limit === undefined ? DEFAULT_LIMIT : wholeNumberFlag(values.limit, "--limit", 1, 10_000, HELP_REF);
   const order = listOrder(values, HELP_REF);
@@ -71,12 +80,12 @@ export async function jobListCommand(args: string[]): Promise<number> {
   if (values.watch) {
     if (q.has("as_of") || q.has("at_position"))
       throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", HELP_REF);
-    if (format !== "table") throw new UsageError("--watch prints a table", HELP_REF);
+    if (output.format !== "table") throw new UsageError("--watch prints a table (-o table or wide)", HELP_REF);
     const { watchList } = await import("../watch-list.ts");
-    const { formatTable } = await import("../table.ts");
+    const { renderRows } = await import("../render-rows.ts");
     return watchList(api, {
       categories: "job,execution",
-      draw: async () => formatTable(JOB_COLUMNS, (await page()).Items.map(jobRow)),
+      draw: async () => renderRows(JOB_COLUMNS, (await page()).Items, output),
     });
   }
   const res = await page();
@@ -91,7 +100,7 @@ export async function jobListCommand(args: string[]): Promise<number> {
     `--next-token ${res.NextToken}`,
   ];
   const more = res.NextToken ? `To fetch more records use:\n\tshoal job list ${again.join(" ")}` : undefined;
-  if (format === "table") printAsOfHeading(values);
-  await printPage(format, JOB_COLUMNS, res.Items, jobRow, more);
+  if (output.format === "table") printAsOfHeading(values);
+  await printPage(output, JOB_COLUMNS, res.Items, more);
   return 0;
 }

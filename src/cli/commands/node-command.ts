@@ -6,9 +6,12 @@ import type { ApiClient } from "../api-client.ts";
 import { API_OPTIONS, API_TLS_HELP, apiClientFrom } from "../api-client-from-flags.ts";
 import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { NODE_COLUMN_GROUPS, NODE_HISTORY_COLUMNS, nodeColumns } from "../node-columns.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { printPage } from "../print-page.ts";
 import { printable } from "../printable.ts";
-import { formatBytes, formatTable } from "../table.ts";
+import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const NODE_HELP = `Usage: shoal node <command> [options]
@@ -42,7 +45,9 @@ Options:
                            (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one,
                            sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
 ${API_TLS_HELP}
-  --output table|json|yaml output format (default table; describe defaults to yaml)
+${outputHelp("table (default; describe: yaml), wide, json, yaml or csv; the actions: table, json or yaml")}
+  list, describe: --show GROUPS  column groups, a comma list: ${Object.keys(NODE_COLUMN_GROUPS).join(", ")}
+                           (default labels,capacity; wide: all; --show '' none)
   list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
         --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
         -w, --watch (print the list again whenever a node event is stored, until Ctrl-C; needs read:history)
@@ -55,7 +60,8 @@ ${AS_OF_HELP}
 const OPTIONS = {
   ...CONFIG_OPTIONS,
   ...API_OPTIONS,
-  output: { type: "string" },
+  ...OUTPUT_OPTIONS,
+  show: { type: "string", multiple: true },
   "filter-approval": { type: "string" },
   "filter-status": { type: "string" },
   "filter-cordoned": { type: "string" },
@@ -85,41 +91,6 @@ const client = (values: Values): ApiClient => apiClientFrom(values);
 
 const output = (values: Values, fallback: "table" | "yaml"): OutputFormat => outputFormat(values.output, fallback);
 
-function capacity(node: NodeState, key: "CPU" | "Memory" | "Disk" | "GPU"): string {
-  const c = node.Info.ComputeNodeInfo;
-  if (!c) return "";
-  const fmt = (v: number | undefined) =>
-    key === "Memory" || key === "Disk" ? formatBytes(v) : v === undefined ? "-" : String(v);
-  return `${fmt(c.AvailableCapacity[key])} / ${fmt(c.MaxCapacity[key])}`;
-}
-
-function nodeRow(n: NodeState): string[] {
-  const labels = Object.entries(n.Info.Labels)
-    .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-  return [
-    n.Info.NodeID,
-    n.Info.NodeType,
-    n.Membership,
-    n.Health,
-    scheduling(n),
-    labels,
-    capacity(n, "CPU"),
-    capacity(n, "Memory"),
-    capacity(n, "Disk"),
-    drainCell(n),
-  ];
-}
-
-/** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
-function drainCell(n: NodeState): string {
-  const d = n.Drain;
-  if (d === undefined) return "";
-  if (d.Status === "draining") return `draining until ${d.Deadline}`;
-  return d.Status === "expired" ? `expired (${d.Left ?? 0} left)` : "drained";
-}
-
 /** The drain's body from the flags: a bad deadline is a usage error (exit 2), not a request the API refuses. */
 function drainBody(values: Values): Record<string, unknown> {
   if (values.disable) {
@@ -138,15 +109,6 @@ function drainBody(values: Values): Record<string, unknown> {
     ...(values["keep-daemon"] ? { KeepDaemon: true } : {}),
   };
 }
-
-const COLUMNS = ["ID", "TYPE", "APPROVAL", "STATUS", "SCHEDULING", "LABELS", "CPU", "MEMORY", "DISK", "DRAIN"];
-
-/**
- * Nomad's word for a node that takes placements, else why not (a drain's state in DRAIN); the orchestrator takes none
- * either way.
- */
-const scheduling = (n: NodeState): string =>
-  n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible";
 
 /** --reason, or -m/--message as approve and reject take it; not both. */
 function reasonOf(values: Values): string | undefined {
@@ -177,6 +139,10 @@ const ONLY_FOR: Record<string, readonly string[]> = {
   "filter-cordoned": ["list"],
   "filter-drain": ["list"],
   watch: ["list"],
+  show: ["list", "describe"],
+  wide: ["list", "describe", "history"],
+  "no-style": ["list", "describe", "history"],
+  "hide-header": ["list", "describe", "history"],
   remove: ["label"],
   reset: ["label"],
   "public-key": ["preauthorize"],
@@ -239,7 +205,8 @@ export async function nodeCommand(args: string[]): Promise<number> {
   switch (sub) {
     case "list": {
       if (positionals.length > 0) throw new UsageError("shoal node list takes no arguments");
-      const format = output(values, "table");
+      const shape = outputOptions(values, { fallback: "table", help: "shoal node --help" });
+      const columns = nodeColumns(values.show, shape.wide, "shoal node --help");
       const q = new URLSearchParams();
       if (values["filter-approval"]) q.set("filter-approval", values["filter-approval"]);
       if (values["filter-status"]) q.set("filter-status", values["filter-status"]);
@@ -272,37 +239,36 @@ export async function nodeCommand(args: string[]): Promise<number> {
       if (values.watch) {
         if (q.has("as_of") || q.has("at_position"))
           throw new UsageError("--watch shows the list as it is now: no --as-of or --at-position", "shoal node --help");
-        if (format !== "table") throw new UsageError("--watch prints a table", "shoal node --help");
+        if (shape.format !== "table")
+          throw new UsageError("--watch prints a table (-o table or wide)", "shoal node --help");
         const { watchList } = await import("../watch-list.ts");
         return watchList(api, {
           categories: "node",
           draw: async () => {
             const res = await page();
             return (
-              formatTable(COLUMNS, res.Nodes.map(nodeRow)) +
-              (res.NextToken ? `\n\nMore nodes: --next-token ${res.NextToken}` : "")
+              renderRows(columns, res.Nodes, shape) +
+              (res.NextToken ? printable(`\n\nMore nodes: --next-token ${res.NextToken}`, { multiline: true }) : "")
             );
           },
         });
       }
       const res = await page();
-      if (format !== "table") await printData(format, res);
-      else {
-        printAsOfHeading(values);
-        print(formatTable(COLUMNS, res.Nodes.map(nodeRow)));
-        // An as-of page's token goes on as of the same moment: the hint says so.
-        const asOf = q.has("as_of")
-          ? ` --as-of ${q.get("as_of")}`
-          : q.has("at_position")
-            ? ` --at-position ${q.get("at_position")}`
-            : "";
-        if (res.NextToken) print(`\nMore nodes: --next-token ${res.NextToken}${asOf}`);
-      }
+      if (shape.format === "table") printAsOfHeading(values);
+      // An as-of page's token goes on as of the same moment: the hint says so.
+      const asOf = q.has("as_of")
+        ? ` --as-of ${q.get("as_of")}`
+        : q.has("at_position")
+          ? ` --at-position ${q.get("at_position")}`
+          : "";
+      const more = res.NextToken ? `More nodes: --next-token ${res.NextToken}${asOf}` : undefined;
+      await printPage(shape, columns, res.Nodes, more, res);
       return 0;
     }
     case "describe": {
       const id = one(positionals, sub);
-      const format = output(values, "yaml");
+      const shape = outputOptions(values, { fallback: "yaml", help: "shoal node --help" });
+      const columns = nodeColumns(values.show, shape.wide, "shoal node --help");
       const q = new URLSearchParams();
       asOfQuery(values, q, "shoal node --help");
       const query = q.size === 0 ? "" : `?${q}`;
@@ -310,10 +276,8 @@ export async function nodeCommand(args: string[]): Promise<number> {
         "GET",
         `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}${query}`,
       );
-      if (format === "table") {
-        printAsOfHeading(values);
-        print(formatTable(COLUMNS, [nodeRow(res.Node)]));
-      } else await printData(format, res.Node);
+      if (shape.format === "table") printAsOfHeading(values);
+      await printPage(shape, columns, [res.Node], undefined, res.Node);
       return 0;
     }
     case "approve":
@@ -369,7 +333,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
     }
     case "history": {
       const id = one(positionals, sub);
-      const format = output(values, "table");
+      const shape = outputOptions(values, { fallback: "table", help: "shoal node --help" });
       const q = new URLSearchParams();
       if (values.limit) q.set("limit", values.limit);
       if (values["next-token"]) q.set("next_token", values["next-token"]);
@@ -377,21 +341,8 @@ export async function nodeCommand(args: string[]): Promise<number> {
         "GET",
         `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}/history?${q}`,
       );
-      if (format !== "table") await printData(format, res);
-      else {
-        const rows = res.Items.map((e) => {
-          const actor = e.metadata.actor as { type?: string; id?: string } | undefined;
-          return [
-            String(e.revision),
-            e.time,
-            e.type,
-            `${actor?.type ?? "?"}:${actor?.id ?? "?"}`,
-            String(e.metadata.reason ?? ""),
-          ];
-        });
-        print(formatTable(["REV", "TIME", "EVENT", "BY", "REASON"], rows));
-        if (res.NextToken) print(`\nMore events: --next-token ${res.NextToken}`);
-      }
+      const more = res.NextToken ? `More events: --next-token ${res.NextToken}` : undefined;
+      await printPage(shape, NODE_HISTORY_COLUMNS, res.Items, more, res);
       return 0;
     }
     default:

@@ -137,6 +137,7 @@ export function apiModule(
         jobLogs,
         auth,
         checks: [...transport.checks, publisher.jetStream.get(), storeHealth],
+        config,
         metrics,
         ...(leaves ? { leaves } : {}),
         ...(tls.material ? { tls: tls.material } : {}),

@@ -71,6 +71,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     })),
   );
   const views = new JobViews();
+  context.metrics.registerCollector("jobs", () => views.counts.jobCounts());
+  context.metrics.registerCollector("executions", () => views.counts.executionCounts());
   const work = new NodeWorkClient(nc);
   const runner = new Later<JobRunner>("the job runner", "recover");
   const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
@@ -132,6 +134,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
         transportDown: () => transport.down !== undefined,
         listening,
         refusal: (jobId, spec) => control.storedJobRefusal(jobId, spec),
+        placed: (sinceSubmissionMs) => context.metrics.placed(sinceSubmissionMs),
       });
       stops.add({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
       runner.set(jobRunner);

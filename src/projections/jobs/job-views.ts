@@ -8,6 +8,7 @@ import type { RecordedEvent } from "../../events/store/event-store.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, NODE_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import { EventEnvelope } from "../event-envelope.ts";
 import { ExecutionsByNode, NODE_RETURNS } from "./executions-by-node.ts";
+import { JobCounts } from "./job-counts.ts";
 import { JobIndex } from "./job-index.ts";
 import type { JobViewsAnchor, JobViewsSnapshot } from "../../snapshots/job-views-snapshot.ts";
 
@@ -24,6 +25,7 @@ export class JobViews {
   private readonly executionsOf = new Map<string, string[]>();
   readonly index = new JobIndex();
   readonly byNode = new ExecutionsByNode();
+  readonly counts = new JobCounts();
   /** The last event handled, of any category: where a snapshot of these views stands. */
   private last: JobViewsAnchor | undefined;
 
@@ -47,6 +49,7 @@ export class JobViews {
       if (after === before || after.state === undefined) return;
       this.jobs.set(jobId, after);
       this.index.update(before, after);
+      this.counts.jobChanged(before, after);
     } else if (category === EXECUTION_CATEGORY) {
       const executionId = entityIdOf(recorded.stream);
       const before = this.executions.get(executionId);
@@ -58,6 +61,7 @@ export class JobViews {
       if (after === before || after.computeState === undefined) return;
       this.executions.set(executionId, after);
       this.byNode.executionChanged(before, after, recorded.position);
+      this.counts.executionChanged(before, after);
       if (!before) {
         const list = this.executionsOf.get(after.jobId);
         if (list) list.push(executionId);
@@ -73,10 +77,12 @@ export class JobViews {
     for (const job of snapshot.jobs) {
       this.jobs.set(job.jobId, job);
       this.index.update(undefined, job);
+      this.counts.jobChanged(undefined, job);
     }
     // In the snapshot's order: each job's executions in creation order.
     for (const execution of snapshot.executions) {
       this.executions.set(execution.executionId, execution);
+      this.counts.executionChanged(undefined, execution);
       const list = this.executionsOf.get(execution.jobId);
       if (list) list.push(execution.executionId);
       else this.executionsOf.set(execution.jobId, [execution.executionId]);

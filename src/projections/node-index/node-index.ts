@@ -3,6 +3,7 @@ import type { LabelSelector } from "../../labels/label-selector.ts";
 import { nodeLabels } from "../../labels/node-labels.ts";
 import type { NodeView } from "../node-view.ts";
 import { LabelIndex, type CandidateSet, type SlotMatcher } from "./label-index.ts";
+import { RestrictionCounts, type Restrictions } from "./restriction-counts.ts";
 import { NODE_ORDERS, sortKeyOf, statusKeyOf, type NodeOrder } from "./node-order.ts";
 import { SortedCursor, SortedEntries, compareKeys, type SortKey } from "./sorted-entries.ts";
 
@@ -133,6 +134,7 @@ export class NodeIndex {
   private readonly smallCandidateSet: number;
   private readonly costModel: boolean;
   private readonly scanBudget: (limit: number) => number;
+  private readonly restrictionCounts = new RestrictionCounts();
 
   /**
    * `smallCandidateSet` lets tests force either plan, `scanBudget` (non-matching entries a page
@@ -172,6 +174,11 @@ export class NodeIndex {
     return out;
   }
 
+  /** Cordoned nodes and drains by status, of the nodes listed: O(1) in the fleet size. */
+  restrictions(): Restrictions {
+    return this.restrictionCounts.figures();
+  }
+
   get(nodeId: string): NodeView | undefined {
     const slot = this.slots.get(nodeId);
     return slot === undefined ? undefined : this.views[slot];
@@ -193,6 +200,7 @@ export class NodeIndex {
       const slot = this.newSlot();
       this.slots.set(id, slot);
       this.views[slot] = view;
+      this.restrictionCounts.count(view, 1);
       this.partitions[slot] = partitionOf(view);
       this.computeInfo[slot] = view.info.ComputeNodeInfo === undefined ? 0 : 1;
       const available = this.pendingCapacity.get(id);
@@ -395,6 +403,7 @@ export class NodeIndex {
     const available = this.availableOf(slot);
     if (available !== undefined) this.pendingCapacity.set(id, available);
     this.slots.delete(id);
+    this.restrictionCounts.count(view, -1);
     this.views[slot] = undefined;
     this.hasCapacity[slot] = 0;
     this.free.push(slot);
@@ -420,6 +429,10 @@ export class NodeIndex {
       const sets = this.orders[o] as OrderedSet[];
       this.deleteEntry(sets[oldPartition], was, id);
       this.addEntry(sets[partition], after, id);
+    }
+    if (old !== view) {
+      this.restrictionCounts.count(old, -1);
+      this.restrictionCounts.count(view, 1);
     }
     this.views[slot] = view;
     this.partitions[slot] = partition;

@@ -35,6 +35,8 @@ export interface JobPlanStep {
    * whose outcome is unknown): what was reserved for them when the plan was made is given back.
    */
   readonly abandoned?: (executionIds: readonly string[]) => void;
+  /** One of the plan's Creates was stored now (not one a replayed step finds stored already). */
+  readonly placed?: () => void;
   /** The job evaluated again, as a follow-up comes due. */
   readonly evaluateAgain: (reason: string) => Promise<void>;
 }
@@ -58,6 +60,7 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
       if ((await executions.get(c.executionId)).state.computeState !== undefined) continue;
       const because = c.reason === undefined ? context : step.because(c.reason);
       step.wrote((await executions.execute(c.executionId, c.command, because)).position);
+      step.placed?.();
     } catch (err) {
       // Unavailable may come after the store took the Create (its answer was what got lost): that one keeps its
       // reservation, which the read model's fold replaces if it was stored and the step, tried again, reuses if not.

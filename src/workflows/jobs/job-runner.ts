@@ -79,6 +79,11 @@ export interface JobRunnerOptions {
   readonly listening?: Pick<Listening, "onResume">;
   /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
   readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
+  /**
+   * Told of each execution placed (its Create stored, not a replayed one's): with the time since its job's submission
+   * when the job had no execution before (its first placement), else undefined.
+   */
+  readonly placed?: (sinceSubmissionMs: number | undefined) => void;
 }
 
 type Issued = Parameters<WorkflowHandler>[0];
@@ -426,7 +431,8 @@ export class JobRunner {
       return decided;
     });
     planned?.();
-    await applyJobPlan(this.options, plan, this.step(jobId, c));
+    const firstPlacement = executions.length === 0 ? job.createTime : undefined;
+    await applyJobPlan(this.options, plan, this.step(jobId, c, firstPlacement));
   }
 
   /**
@@ -442,7 +448,8 @@ export class JobRunner {
   }
 
   /** How a plan for the job is carried out in answer to `c`: its contexts, its bookkeeping, its follow-ups. */
-  private step(jobId: string, c: Issued & { readonly actor?: Actor }): JobPlanStep {
+  private step(jobId: string, c: Issued & { readonly actor?: Actor }, submittedAt?: number): JobPlanStep {
+    const { placed, clock } = this.options;
     return {
       jobId,
       context: this.context(c),
@@ -452,6 +459,9 @@ export class JobRunner {
         for (const id of ids) this.held.forget(id);
       },
       evaluateAgain: (reason) => this.retryJob(jobId, reason),
+      ...(placed === undefined
+        ? {}
+        : { placed: () => placed(submittedAt === undefined ? undefined : clock.now() - submittedAt) }),
     };
   }
 

@@ -211,4 +211,26 @@ describe("DeadlineScheduler", () => {
     await clock.advance(1_000);
     expect(late).toBe(false);
   });
+
+  it("tells how late each deadline fired: from its instant, or from its timer's arming if later", async () => {
+    // Its timers come 30 ms late, as on a stalled event loop.
+    class LateClock extends ManualClock {
+      override setTimer(delayMs: number, fn: () => void) {
+        return super.setTimer(Math.max(0, delayMs) + 30, fn);
+      }
+    }
+    const clock = new LateClock();
+    const late: number[] = [];
+    const scheduler = new DeadlineScheduler(clock, (ms) => late.push(ms));
+    const t0 = clock.now();
+    scheduler.set("on-time", t0 + 100, () => {});
+    scheduler.set("with-it", t0 + 100, () => {});
+    await clock.advance(1000);
+    // One firing for the two, told once.
+    expect(late).toEqual([30]);
+    // Due 10 minutes ago (recovered at start): late only by the timer's own delay, not by the 10 minutes.
+    scheduler.set("recovered", clock.now() - 600_000, () => {});
+    await clock.advance(1000);
+    expect(late).toEqual([30, 30]);
+  });
 });

@@ -31,10 +31,18 @@ describe("capability matching (Bacalhau's rules plus read:history)", () => {
 });
 
 describe("route access", () => {
-  it("keeps probes, version and the API description public", () => {
-    for (const route of ["/api/v1/agent/alive", "/api/v1/agent/version", "/api/v1/openapi.json"]) {
+  it("keeps probes, version and the API description (the document and its page) public", () => {
+    for (const route of ["/api/v1/agent/alive", "/api/v1/agent/version", "/api/v1/openapi.json", "/api/v1/docs"]) {
       expect(routeAccess("GET", route), route).toEqual({ public: true });
     }
+  });
+
+  it("never opens the agent's configuration to anonymous readers", () => {
+    expect(routeAccess("GET", "/api/v1/agent/config")).toEqual({
+      public: false,
+      capability: "read:agent",
+      anonymousRead: false,
+    });
   });
 
   it("maps GET to read:<resource> and other methods to write:<resource>, anonymous only for reads", () => {

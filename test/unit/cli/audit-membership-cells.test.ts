@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { goDuration, membershipRow } from "../../../src/cli/commands/audit-membership-command.ts";
+import { goDuration, MEMBERSHIP_COLUMNS } from "../../../src/cli/commands/audit-membership-command.ts";
+import { rowTexts } from "../../../src/cli/render-rows.ts";
 
 describe("shoal audit membership's cells", () => {
   it("writes durations as Go does", () => {
@@ -28,6 +29,16 @@ describe("shoal audit membership's cells", () => {
       UnhealthyMs: 0,
       UnknownMs: 0,
     };
-    expect(membershipRow(row)).toEqual(["n-1", "-", "-", "-", "", "0s", "0s", "0s"]);
+    expect(rowTexts(MEMBERSHIP_COLUMNS, row, { format: "table", wide: true })).toEqual([
+      "n-1",
+      "-",
+      "-",
+      "-",
+      "",
+      "0s",
+      "0s",
+      "0s",
+      "0",
+    ]);
   });
 });

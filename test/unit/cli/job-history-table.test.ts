@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { describeText } from "../../../src/cli/commands/job-describe-command.ts";
-import { HISTORY_COLUMNS, historyRow } from "../../../src/cli/commands/job-history-command.ts";
+import { HISTORY_COLUMNS } from "../../../src/cli/commands/job-history-command.ts";
 import type { JobHistoryJson, JobJson } from "../../../src/cli/job-shapes.ts";
-import { formatTable } from "../../../src/cli/table.ts";
+import { renderRows } from "../../../src/cli/render-rows.ts";
 
 const JOB_ID = "j-7a4c7576-5fbf-461b-b644-952b571ec500";
 const EXEC_ID = "e-e8b890b4-75c0-5d13-9c78-52fc3e7fb91d";
@@ -40,7 +40,9 @@ const cells = (table: string) => table.split("\n").map((line) => line.split(/ {2
 
 describe("job history tables: BY, who caused each entry", () => {
   it("shoal job history: a BY column between the execution id and the topic", () => {
-    const rows = cells(formatTable(HISTORY_COLUMNS, history.map(historyRow)));
+    const rows = cells(
+      renderRows(HISTORY_COLUMNS, history, { format: "table", wide: false, style: false, header: true }),
+    );
     expect(rows[0]).toEqual(["TIME", "LEVEL", "JOB VERSION", "EXEC. ID", "BY", "TOPIC", "EVENT"]);
     expect(rows.slice(1).map((r) => r.slice(1))).toEqual([
       ["JobLevel", "1", "operator:alice", "Submission", "Job submitted"],

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../../src/config/duration.ts";
 import { CONFIG_KEYS } from "../../../src/config/keys.ts";
-import { loadConfig } from "../../../src/config/load-config.ts";
+import { loadConfig, loadTracedConfig } from "../../../src/config/load-config.ts";
 import { tempDir } from "../../support/fixtures.ts";
 
 describe("durations", () => {
@@ -22,6 +22,33 @@ describe("loadConfig", () => {
     writeFileSync(file, text);
     return file;
   };
+
+  it("says where each value came from: the source that won, else default", () => {
+    const file = yaml("API:\n  Port: 2000\nLogging:\n  Level: debug\nDataDir: /from/file\n");
+    const { config, origins } = loadTracedConfig({
+      files: [file],
+      env: { SHOAL_API_PORT: "3000", SHOAL_LOGGING_MODE: "json", HOME_NOT_A_KEY: "x" },
+      settings: ["Logging.Mode=default", "Orchestrator.NodeManager.ManualApproval"],
+      flags: { NodeID: "n-flag" },
+    });
+    expect(config["API.Port"]).toBe(3000);
+    expect(origins["API.Port"]).toBe("env SHOAL_API_PORT");
+    expect(origins["Logging.Level"]).toBe(`file ${file}`);
+    expect(origins.DataDir).toBe(`file ${file}`);
+    expect(origins["Logging.Mode"]).toBe("flag -c");
+    expect(origins["Orchestrator.NodeManager.ManualApproval"]).toBe("flag -c");
+    expect(origins.NodeID).toBe("flag");
+    expect(origins["API.Host"]).toBe("default");
+    expect(Object.keys(origins).sort()).toEqual(Object.keys(CONFIG_KEYS).sort());
+  });
+
+  it("takes whole numbers above 65535 where the key is not a port (RegistrationBurst's default is 100000)", () => {
+    const c = loadConfig({ settings: ["Orchestrator.NodeManager.RegistrationBurst=200000"], env: {} });
+    expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(200_000);
+    expect(() => loadConfig({ settings: ["API.Port=70000"], env: {} })).toThrow(
+      "API.Port: expected a whole number from 0 to 65535",
+    );
+  });
 
   it("has Bacalhau's defaults", () => {
     const c = loadConfig({ env: {} });

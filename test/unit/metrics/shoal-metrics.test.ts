@@ -140,3 +140,37 @@ describe("ShoalMetrics heartbeats", () => {
     expect((await samples(metrics)).get("shoal_heartbeats_received_total")).toBe(5);
   });
 });
+
+describe("ShoalMetrics jobs, placements and restrictions", () => {
+  it("reads jobs, the queue, executions, cordons and drains off their collectors, and counts placements", async () => {
+    const metrics = new ShoalMetrics(silentLogger);
+    metrics.registerCollector("jobs", () => [
+      { type: "batch", state: "Queued", count: 2 },
+      { type: "service", state: "Queued", count: 1 },
+      { type: "batch", state: "Running", count: 5 },
+    ]);
+    metrics.registerCollector("executions", () => [{ state: "Running", count: 5 }]);
+    metrics.registerCollector("nodeRestrictions", () => ({
+      cordoned: 3,
+      drains: [
+        { status: "draining", count: 1 },
+        { status: "drained", count: 0 },
+      ],
+    }));
+    metrics.placed(250);
+    metrics.placed(undefined);
+    const s = await samples(metrics);
+    expect(s.get('shoal_jobs{type="batch",state="Queued"}')).toBe(2);
+    expect(s.get("shoal_job_queue_depth")).toBe(3);
+    expect(s.get('shoal_executions{state="Running"}')).toBe(5);
+    expect(s.get("shoal_nodes_cordoned")).toBe(3);
+    expect(s.get('shoal_node_drains{status="draining"}')).toBe(1);
+    expect(s.get('shoal_node_drains{status="drained"}')).toBe(0);
+    // Both placements counted; only the first placement's wait observed.
+    expect(s.get("shoal_placements_total")).toBe(2);
+    expect(s.get("shoal_placement_latency_seconds_count")).toBe(1);
+    expect(s.get("shoal_placement_latency_seconds_sum")).toBe(0.25);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.1"}')).toBe(0);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.25"}')).toBe(1);
+  });
+});

@@ -294,3 +294,16 @@ describe("executions by node: what a node's returns cost", () => {
     expect(told).toBeGreaterThan(40);
   });
 });
+
+describe("execution counts in the job read model: given recorded events, then", () => {
+  it("every state with its count, moved as executions change, and the same once seeded from a snapshot", () => {
+    const given = new Given().created("e1", "n-1").created("e2", "n-2").created("e3", "n-3").ended("e2");
+    const views = given.folded();
+    const counts = (v: JobViews) => Object.fromEntries(v.counts.executionCounts().map((c) => [c.state, c.count]));
+    expect(counts(views)).toMatchObject({ New: 2, Failed: 1, Running: 0, Completed: 0 });
+    expect(Object.keys(counts(views))).toHaveLength(11);
+    const seeded = new JobViews();
+    seeded.seed(views.snapshot()!);
+    expect(counts(seeded)).toEqual(counts(views));
+  });
+});
