@@ -100,7 +100,7 @@ describe("the Go client's PUT bodies (BasePutRequest's Namespace, Credential, Id
     expect(JSON.stringify((await api.call("GET", `${JOBS}/${id}?include=history`)).body)).not.toContain(KEY);
   });
 
-  it("a Namespace beside the job must be the job's: the same is taken, another refused with nothing stored", async () => {
+  it("a Namespace beside the job must be the job's: the same is taken, another refused, nothing stored", async () => {
     await queued(await jobRun(job({ Namespace: "team-a" }), "team-a"));
     // No Namespace in the job is Bacalhau's "default".
     await queued(await jobRun(job(), "default"));
@@ -289,7 +289,7 @@ describe("the Python SDK's queries (python/bacalhau_sdk/jobs.py through the gene
 
 // Last: once a node is approved, jobs are placed on it and no longer stay Queued.
 describe("`node approve`, `reject`, `delete` bodies", () => {
-  it("`node approve -m`: PutNodeRequest{NodeID, Action, Message} (cmd/cli/node/action.go) approves with the message", async () => {
+  it("`node approve -m`: PutNodeRequest{NodeID, Action, Message} (cmd/cli/node/action.go), message kept", async () => {
     expect((await joinNode(nc, "compat-node", TOKEN, computeInfo("compat-node"))).Accepted).toBe(true);
     const res = await api.call("PUT", `${NODES}/compat-node`, {
       ...basePut(),

@@ -224,11 +224,11 @@ export function validateJobSubmission(
     Meta: Object.fromEntries(meta),
     Tasks: [first],
   };
-  if (options.requestNamespace !== undefined && options.requestNamespace !== submitted.Namespace)
-    f.problem(
-      "Namespace",
-      `the job's namespace ${JSON.stringify(submitted.Namespace)} is not the request's ${JSON.stringify(options.requestNamespace)}`,
-    );
+  const asked = options.requestNamespace;
+  if (asked !== undefined && asked !== submitted.Namespace) {
+    const mine = JSON.stringify(submitted.Namespace);
+    f.problem("Namespace", `the job's namespace ${mine} is not the request's ${JSON.stringify(asked)}`);
+  }
   const spec = applyJobDefaults(submitted, options.defaults);
   checkTimeouts(spec.Type, taskOf(spec).Timeouts, f);
   checkResources(taskOf(spec).Resources, "Tasks[0].Resources", options.limits ?? DEFAULT_JOB_LIMITS, f);
