@@ -1,16 +1,8 @@
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
+import { canonicalJson } from "../canonical-json.ts";
 
 /** Canonical JSON: sorted keys, and lists compared as sets (engine order is not a change). */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).sort().join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
+const canonical = (value: unknown): string => canonicalJson(value, "sets");
 
 /** Top-level NodeInfo fields whose content differs; empty when the report changes nothing. */
 export function changedInfoFields(before: NodeInfo, after: NodeInfo): string[] {

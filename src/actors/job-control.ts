@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
+import { canonicalJson } from "../../machines/canonical-json.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
+import { idempotentJobId } from "./job-submission/idempotent-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
@@ -11,7 +13,7 @@ import type { ExecutionCommand, ExecutionRefusal } from "../../machines/executio
 import type { JobEvent } from "../events/catalog/job-events.ts";
 import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
 import type { ExecutionState } from "../../machines/execution/execution-state.ts";
-import { notFound } from "../errors/shoal-error.ts";
+import { ShoalError, conflict, notFound } from "../errors/shoal-error.ts";
 import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import type { Clock } from "./clock.ts";
@@ -94,20 +96,41 @@ export class JobControl {
 
   /**
    * Submits a job spec (Bacalhau's models.Job as decoded). An invalid one is refused with every
-   * problem named (BadRequest) and nothing is stored.
+   * problem named (BadRequest) and nothing is stored. `request` is what the request says beside
+   * the job (Bacalhau's BasePutRequest): its Namespace must be the job's; with an IdempotencyToken
+   * a retry of the same submission answers the job the first one stored, and a different job under
+   * the same token is a Conflict.
    */
-  async submit(job: unknown, context: CommandContext): Promise<Submitted> {
-    const jobId = jobIdOf(this.newUuid());
-    // A fresh id has no stream: nothing to read before deciding.
-    const submission = validateJobSubmission(job, { jobId, defaults: this.options.defaults, limits: this.limits });
-    const command = { type: "Submit", submission } as const;
-    const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, true);
-    const submitted = result.events.find((e) => e.type === "JobSubmitted");
-    return {
+  async submit(
+    job: unknown,
+    context: CommandContext,
+    request: { readonly namespace?: string | undefined; readonly idempotencyToken?: string | undefined } = {},
+  ): Promise<Submitted> {
+    const token = request.idempotencyToken;
+    const jobId = token ? idempotentJobId(context.actor.id, token) : jobIdOf(this.newUuid());
+    const submission = validateJobSubmission(job, {
       jobId,
-      warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
-      position: result.position,
-    };
+      defaults: this.options.defaults,
+      limits: this.limits,
+      ...(request.namespace ? { requestNamespace: request.namespace } : {}),
+    });
+    const command = { type: "Submit", submission } as const;
+    try {
+      // A fresh random id has no stream: nothing to read before deciding. A token's may have one.
+      const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, !token);
+      const submitted = result.events.find((e) => e.type === "JobSubmitted");
+      return {
+        jobId,
+        warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
+        position: result.position,
+      };
+    } catch (e) {
+      if (!token || !(e instanceof ShoalError) || e.kind !== "Conflict" || !submission.ok) throw e;
+      const first = (await this.jobs.get(jobId)).state;
+      if (first.spec === undefined || canonicalJson(first.spec) !== canonicalJson(submission.spec))
+        throw conflict(`IdempotencyToken ${JSON.stringify(token)} was used for another job (${jobId})`);
+      return { jobId, warnings: first.warnings, position: undefined };
+    }
   }
 
   private get limits(): JobLimits {

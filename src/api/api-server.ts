@@ -5,6 +5,8 @@ import type { NodeInfo } from "../events/catalog/node-info.ts";
 import type { EventFeed } from "../projections/event-feed/event-feed.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
+import { authMethodsRoutes } from "./auth/auth-methods-routes.ts";
+import { Authenticator } from "./auth/authenticator.ts";
 import { apiDocsRoute } from "./docs/api-docs-route.ts";
 import { registerAuth, type ApiAuth } from "./auth/register-auth.ts";
 import { whoamiRoute } from "./auth/whoami-route.ts";
@@ -94,9 +96,11 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
       "request",
     );
   });
-  registerAuth(app, deps.auth);
+  // One authenticator: its bcrypt cache and cap are shared by every request and Bacalhau's login.
+  const authenticator = new Authenticator(deps.auth.users);
+  registerAuth(app, deps.auth, authenticator);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics);
-  const routes = apiRoutes(deps);
+  const routes = apiRoutes(deps, authenticator);
   registerRoutes(app, routes);
   // Outside apiRoutes: the console's files are not part of the REST API, nor of its document.
   if (deps.ui) registerUi(app, deps.ui);
@@ -104,7 +108,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
 }
 
 /** Every route the API serves; the OpenAPI document describes these, itself included, but not the page of it. */
-export function apiRoutes(deps: ApiDeps): AnyRoute[] {
+export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.auth.users)): AnyRoute[] {
   let document: Record<string, unknown> = {};
   const routes: AnyRoute[] = [
     ...nodeRoutes(deps),
@@ -117,6 +121,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks, deps.config),
     whoamiRoute(deps.auth.anonymousAccess),
+    ...authMethodsRoutes(authenticator),
     openApiRoute(() => document),
     apiDocsRoute(() => document),
     ...(deps.metrics ? metricsRoutes(deps.metrics) : []),

@@ -15,6 +15,9 @@ export const API_TAGS = {
   Agent:
     "The orchestrator itself, as Bacalhau's agent routes: liveness, readiness, its node, its version, its " +
     "configuration",
+  Auth:
+    "Who the caller is and what it may do; Bacalhau's CLI login: the methods it asks for before it holds a " +
+    "credential, and the API-key method",
   Leaves: "Leaf nats-servers that hold compute nodes' connections near them",
   Metrics: "Prometheus metrics of the orchestrator",
   Documentation: "This API's own description",

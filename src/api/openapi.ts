@@ -76,7 +76,8 @@ export function openApiDocument(routes: readonly AnyRoute[], anonymousAccess: An
         ? {}
         : {
             requestBody: {
-              required: true,
+              // A stop's body is optional: Bacalhau's Go client sends one, its WebUI and Python SDK none.
+              required: route.method !== "DELETE",
               content: json(toJsonSchema(requestBody(route.body as Schema.Schema.Any, route.bodyComponent))),
             },
           }),

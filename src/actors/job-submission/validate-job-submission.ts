@@ -181,7 +181,13 @@ function taskOfRead(task: Read): TaskSpec {
  */
 export function validateJobSubmission(
   input: unknown,
-  options: { readonly jobId: string; readonly defaults: JobDefaults; readonly limits?: JobLimits },
+  options: {
+    readonly jobId: string;
+    readonly defaults: JobDefaults;
+    readonly limits?: JobLimits;
+    /** The request's own Namespace beside the job (Bacalhau's BasePutRequest): the job's must be the same. */
+    readonly requestNamespace?: string;
+  },
 ): JobSubmission {
   const problems: SpecProblem[] = [];
   const f: Findings = { problems, warnings: [], problem: (path, message) => problems.push({ path, message }) };
@@ -218,6 +224,11 @@ export function validateJobSubmission(
     Meta: Object.fromEntries(meta),
     Tasks: [first],
   };
+  const asked = options.requestNamespace;
+  if (asked !== undefined && asked !== submitted.Namespace) {
+    const mine = JSON.stringify(submitted.Namespace);
+    f.problem("Namespace", `the job's namespace ${mine} is not the request's ${JSON.stringify(asked)}`);
+  }
   const spec = applyJobDefaults(submitted, options.defaults);
   checkTimeouts(spec.Type, taskOf(spec).Timeouts, f);
   checkResources(taskOf(spec).Resources, "Tasks[0].Resources", options.limits ?? DEFAULT_JOB_LIMITS, f);

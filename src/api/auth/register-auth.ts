@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AnonymousAccess, AuthUser } from "../../config/auth-users.ts";
 import { ShoalError } from "../../errors/shoal-error.ts";
 import { sendError } from "../error-body.ts";
-import { Authenticator } from "./authenticator.ts";
+import type { Authenticator } from "./authenticator.ts";
 import { hasCapability } from "./capabilities.ts";
 import { setPrincipal } from "./principal.ts";
 import { routeAccess } from "./route-access.ts";
@@ -27,8 +27,7 @@ function unauthorized(request: FastifyRequest, reply: FastifyReply, message: str
  * Fastify pattern decides what it needs (see route-access.ts); a request that matches no route
  * goes on to the JSON 404.
  */
-export function registerAuth(app: FastifyInstance, auth: ApiAuth): void {
-  const authenticator = new Authenticator(auth.users);
+export function registerAuth(app: FastifyInstance, auth: ApiAuth, authenticator: Authenticator): void {
   app.addHook("onRequest", async (request, reply) => {
     const route = request.routeOptions.url;
     if (route === undefined) return;

@@ -9,15 +9,22 @@ export type RouteAccess =
     }
   | { readonly public: false; readonly capability: RequiredCapability; readonly anonymousRead: boolean };
 
+/** Bacalhau's login methods and Shoal's one method, `api-key` (auth-methods-routes.ts). */
+export const AUTH_METHODS_ROUTE = "/api/v1/auth";
+export const API_KEY_METHOD_ROUTE = `${AUTH_METHODS_ROUTE}/api-key`;
+
 /**
  * Open without credentials, as in Bacalhau (alive and version are what probes and version
- * checks call); the API's own description is public too. Credentials sent here are ignored.
+ * checks call, the login methods what its CLI asks before it holds a credential); the API's own
+ * description is public too. Credentials sent here are ignored.
  */
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   "/api/v1/agent/alive",
   "/api/v1/agent/version",
   "/api/v1/openapi.json",
   "/api/v1/docs",
+  AUTH_METHODS_ROUTE,
+  API_KEY_METHOD_ROUTE,
 ]);
 
 /**

@@ -15,7 +15,7 @@ export function whoamiRoute(anonymousAccess: AnonymousAccess): AnyRoute {
     method: "GET",
     path: WHOAMI_ROUTE,
     operationId: "whoami",
-    tags: ["Agent"],
+    tags: ["Auth"],
     summary: "Who the caller is and what it may do",
     description:
       "The caller's identity and capabilities (wildcards expanded); without credentials, anonymous, with what API.Auth.AnonymousAccess allows. Wrong credentials: 401",

@@ -3,16 +3,12 @@ import { Schema } from "effect";
 import type { WebSocket } from "ws";
 import { asShoalError, badRequest } from "../../errors/shoal-error.ts";
 import { MAX_TAIL_LINES } from "../../transport/log-messages.ts";
+import { QueryBool, isGoTrue } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import type { JobLogs, JobLogsRead } from "./job-logs.ts";
 import type { ExecutionLog } from "./log-lines.ts";
 
 export const JOB_LOGS_PATH = "/api/v1/orchestrator/jobs/:id/logs";
-
-/** Go's strconv.ParseBool spellings: what Bacalhau's server binds `follow` and `tail` with. */
-const GO_TRUE = ["1", "t", "T", "TRUE", "true", "True"];
-const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"];
-const GoBool = Schema.Literal(...GO_TRUE, ...GO_FALSE, "");
 
 const Tail = Schema.String.pipe(
   Schema.pattern(/^(t|T|TRUE|true|True|f|F|FALSE|false|False|[0-9]{1,5})?$/, {
@@ -24,7 +20,7 @@ const Tail = Schema.String.pipe(
 export const JobLogsQuery = Schema.Struct({
   execution_id: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
   tail: Schema.optional(Tail),
-  follow: Schema.optional(GoBool),
+  follow: Schema.optional(QueryBool),
 });
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
 
@@ -44,10 +40,10 @@ export const LogMessageJson = Schema.Struct({
  * Shoal's last N lines.
  */
 export function logsReadOf(query: typeof JobLogsQuery.Type): Omit<JobLogsRead, "signal"> {
-  const follow = query.follow !== undefined && GO_TRUE.includes(query.follow);
+  const follow = query.follow === true;
   const tail = query.tail ?? "";
   if (tail === "") return { follow };
-  if (!/^[0-9]+$/.test(tail)) return GO_TRUE.includes(tail) ? { follow, tailLines: 0 } : { follow };
+  if (!/^[0-9]+$/.test(tail)) return isGoTrue(tail) ? { follow, tailLines: 0 } : { follow };
   const lines = Number(tail);
   if (lines > MAX_TAIL_LINES) throw badRequest(`query parameter tail: at most ${MAX_TAIL_LINES} lines, got ${lines}`);
   return { follow, tailLines: lines };

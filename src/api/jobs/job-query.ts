@@ -6,12 +6,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
 import type { SortKey } from "../../projections/node-index/sorted-entries.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
-
-export const QueryBool = Schema.transform(Schema.Literal("true", "false", "1", "0", ""), Schema.Boolean, {
-  strict: true,
-  decode: (s) => s === "true" || s === "1",
-  encode: (b) => (b ? "true" : "false"),
-});
+import { QueryBool } from "../query-bool.ts";
 
 export const ListJobsQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 10_000)),

@@ -2,7 +2,7 @@ import { JSONSchema, Schema } from "effect";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { JobControl } from "../../actors/job-control.ts";
 import type { CommandOutcome } from "../../cluster/owned-command.ts";
-import { notFound } from "../../errors/shoal-error.ts";
+import { badRequest, notFound } from "../../errors/shoal-error.ts";
 import { SubmittedJob as SubmittedJobSchema } from "../../events/catalog/submitted-job.ts";
 import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import type { JobHistory } from "../../projections/jobs/job-history.ts";
@@ -18,11 +18,13 @@ import {
   readAsOf,
 } from "../as-of/as-of-query.ts";
 import { operatorActor } from "../auth/principal.ts";
+import { BasePutRequestFields } from "../bacalhau/base-put-request.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
 import { resolveJob, type SubmittedJob } from "./job-lookup.ts";
-import { ListJobsQuery, QueryBool, queryJobs } from "./job-query.ts";
+import { ListJobsQuery, queryJobs } from "./job-query.ts";
 
 export interface JobRouteDeps {
   readonly control: JobControl;
@@ -44,6 +46,7 @@ export interface JobRouteDeps {
 export const PutJobRequest = Schema.Struct({
   Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema() }),
   Force: Schema.optional(Schema.Boolean),
+  ...BasePutRequestFields,
 });
 /** The JSON Schema of a submitted job, without the `$schema` line (a document part, not a document). */
 function submittedJobJsonSchema(): object {
@@ -83,8 +86,9 @@ const LOOKUP_DESCRIPTIONS = {
   job_version: "The job's version (0 or absent: the current one; Shoal jobs have one version)",
 };
 
+// Empty is absent: the Python SDK sends next_token= on a first page.
 const NextToken = Schema.String.pipe(
-  Schema.pattern(/^\d{1,16}$/, { message: () => "next_token must be a NextToken returned by this endpoint" }),
+  Schema.pattern(/^(\d{1,16})?$/, { message: () => "next_token must be a NextToken returned by this endpoint" }),
 );
 const EXECUTION_ORDERS = ["created_at", "modified_at", "id"] as const;
 
@@ -118,6 +122,12 @@ const HistoryQuery = Schema.Struct({
   namespace: Namespace,
   job_version: JobVersion,
   all_job_versions: Schema.optional(QueryBool),
+  /** The Python SDK's history() sends node_id=; Bacalhau's server binds no such filter. */
+  node_id: Schema.optional(
+    Schema.Literal("").annotations({
+      message: () => "node_id is not a filter of a job's history: filter by execution_id",
+    }),
+  ),
 });
 const ExecutionsQuery = Schema.Struct({
   namespace: Namespace,
@@ -128,10 +138,13 @@ const ExecutionsQuery = Schema.Struct({
   order_by: Schema.optional(Schema.Literal(...EXECUTION_ORDERS, "")),
   reverse: Schema.optional(QueryBool),
 });
-const StopQuery = Schema.Struct({
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(1024))),
-  namespace: Namespace,
-});
+const Reason = Schema.optional(Schema.String.pipe(Schema.maxLength(1024)));
+const StopQuery = Schema.Struct({ reason: Reason, namespace: Namespace });
+/**
+ * Bacalhau's StopJobRequest as its Go client sends it, the reason in the body: the only place
+ * Bacalhau's server reads it from (echo binds no query field without a query tag).
+ */
+export const StopJobRequest = Schema.Struct({ reason: Reason, ...BasePutRequestFields });
 /**
  * Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it.
  */
@@ -148,6 +161,13 @@ const VersionsQuery = Schema.Struct({
 });
 
 const DEFAULT_LIMIT = 100;
+
+/** A stop names the job's namespace in the query, the body (Bacalhau's Go client) or both, which must agree. */
+function stopNamespace(query: string | undefined, body: string | undefined): string | undefined {
+  if (query && body && query !== body)
+    throw badRequest(`namespace ${JSON.stringify(query)} in the query and ${JSON.stringify(body)} in the body differ`);
+  return body || query;
+}
 
 export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
   /**
@@ -226,7 +246,10 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
       handler: async ({ body }, request) => {
         const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
-        const submitted = await jobs.control.submit(body.Job, context);
+        const submitted = await jobs.control.submit(body.Job, context, {
+          namespace: body.Namespace,
+          idempotencyToken: body.IdempotencyToken,
+        });
         await jobs.projection.waitFor(submitted.position);
         return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
       },
@@ -413,6 +436,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       capability: "write:job",
       ...BY_ID,
       query: StopQuery,
+      body: StopJobRequest,
+      bodyComponent: "StopJobRequest",
       describe: {
         ...BY_ID.describe,
         namespace: LOOKUP_DESCRIPTIONS.namespace,
@@ -425,13 +450,15 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         },
       },
       errors: ["BadRequest", "NotFound", "Conflict", "Unavailable"],
-      handler: async ({ params, query }, request) => {
-        const { jobId } = jobOf(params.id, query);
+      handler: async ({ params, query, body }, request) => {
+        const { jobId } = jobOf(params.id, { namespace: stopNamespace(query.namespace, body.Namespace) });
+        // As Bacalhau's server, the body's reason; the query's is what the WebUI and the Python SDK send.
+        const reason = body.reason || query.reason || "";
         const context = commandContext(operatorActor(request), {
-          ...(query.reason ? { reason: query.reason } : {}),
+          ...(reason ? { reason } : {}),
           correlationId: String(request.id),
         });
-        const stopped = await jobs.stop(jobId, query.reason ?? "", context);
+        const stopped = await jobs.stop(jobId, reason, context);
         await jobs.projection.waitFor(stopped.position);
         return { EvaluationID: "" };
       },

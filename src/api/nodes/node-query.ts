@@ -1,6 +1,7 @@
 import { Schema } from "effect";
 import { badRequest } from "../../errors/shoal-error.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { QueryBool } from "../query-bool.ts";
 import { LabelSelectorError, parseLabelSelector } from "../../labels/label-selector.ts";
 import type { Membership } from "../../events/catalog/node-info.ts";
 import type { NodeIndex, StatusFilter } from "../../projections/node-index/node-index.ts";
@@ -11,11 +12,6 @@ import type { NodeView } from "../../projections/node-view.ts";
 const ORDER_BY = NODE_ORDERS;
 type OrderBy = NodeOrder;
 
-const Bool = Schema.transform(Schema.Literal("true", "false", "1", "0", ""), Schema.Boolean, {
-  strict: true,
-  decode: (s) => s === "true" || s === "1",
-  encode: (b) => (b ? "true" : "false"),
-});
 const UpperCased = (values: readonly string[]) =>
   Schema.transform(Schema.String, Schema.Literal(...(values as [string, ...string[]])), {
     strict: false,
@@ -27,11 +23,11 @@ export const ListNodesQuery = Schema.Struct({
   limit: Schema.optional(DecimalInteger(1, 10_000)),
   next_token: Schema.optional(Schema.String),
   order_by: Schema.optional(Schema.Literal(...ORDER_BY, "")),
-  reverse: Schema.optional(Bool),
+  reverse: Schema.optional(QueryBool),
   "filter-approval": Schema.optional(UpperCased(["PENDING", "APPROVED", "REJECTED", ""])),
   "filter-status": Schema.optional(UpperCased(["HEALTHY", "UNHEALTHY", "UNKNOWN", "CONNECTED", "DISCONNECTED", ""])),
   labels: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
-  "filter-cordoned": Schema.optional(Bool),
+  "filter-cordoned": Schema.optional(QueryBool),
   /** A drain's status (`none`: never drained, or undrained since). */
   "filter-drain": Schema.optional(Schema.Literal("draining", "drained", "expired", "none", "")),
 });

@@ -6,6 +6,7 @@ import { parseDuration } from "../../config/duration.ts";
 import { badRequest } from "../../errors/shoal-error.ts";
 import { NodePublicKey } from "../../events/catalog/node-events.ts";
 import { MAX_LABELS, labelKeyProblem, labelsProblem } from "../../labels/label-rule.ts";
+import { BasePutRequestFields } from "../bacalhau/base-put-request.ts";
 
 /** Bacalhau's three actions, then Shoal's operator controls (docs/nodes.md). */
 export const NODE_ACTIONS = [
@@ -57,6 +58,8 @@ export const PutNodeRequest = Schema.Struct({
   Deadline: Schema.optional(Schema.String.pipe(Schema.maxLength(32))),
   /** drain: leave the node's daemon executions running (Nomad's IgnoreSystemJobs, kubectl's --ignore-daemonsets). */
   KeepDaemon: Schema.optional(Schema.Boolean),
+  /** Namespace among them: nodes have none, and Bacalhau's server ignores it here too. */
+  ...BasePutRequestFields,
 });
 
 /** Which fields each action takes beyond NodeID, Action and Message: any other is a mistake, refused. */

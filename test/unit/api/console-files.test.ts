@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { tempDir } from "../../support/fixtures.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Authenticator } from "../../../src/api/auth/authenticator.ts";
 import { registerAuth } from "../../../src/api/auth/register-auth.ts";
 import { UI_CONTENT_SECURITY_POLICY, registerUi } from "../../../src/api/ui/register-ui.ts";
 import { loadUiFiles, uiDirectory, type UiFiles } from "../../../src/api/ui/ui-files.ts";
@@ -15,7 +16,7 @@ beforeAll(async () => {
   files = loadUiFiles(uiDirectory())!;
   expect(files, `${uiDirectory()} has no index.html`).toBeDefined();
   app = Fastify();
-  registerAuth(app, { users: [], anonymousAccess: "none" });
+  registerAuth(app, { users: [], anonymousAccess: "none" }, new Authenticator([]));
   registerUi(app, files);
   await app.ready();
   script = /src="\/ui\/(assets\/[^"]+\.js)"/.exec(files.get("index.html")!.body.toString())![1]!;

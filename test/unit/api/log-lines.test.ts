@@ -1,5 +1,6 @@
+import { Schema } from "effect";
 import { describe, expect, it } from "vitest";
-import { logsReadOf } from "../../../src/api/jobs/job-logs-route.ts";
+import { JobLogsQuery, logsReadOf } from "../../../src/api/jobs/job-logs-route.ts";
 import { LogLines, MAX_LINE_BYTES, completedLines } from "../../../src/api/jobs/log-lines.ts";
 import { ShoalError } from "../../../src/errors/shoal-error.ts";
 
@@ -68,7 +69,7 @@ describe("the logs route's query", () => {
     [{ tail: "1" }, { follow: false, tailLines: 1 }],
     [{ tail: "10000" }, { follow: false, tailLines: 10000 }],
   ])("%j reads as %j", (query, read) => {
-    expect(logsReadOf(query)).toEqual(read);
+    expect(logsReadOf(Schema.decodeUnknownSync(JobLogsQuery)(query))).toEqual(read);
   });
 
   it("refuses more than 10,000 lines", () => {

@@ -1,6 +1,7 @@
 import { Schema } from "effect";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
+import { Authenticator } from "../../../src/api/auth/authenticator.ts";
 import { registerAuth } from "../../../src/api/auth/register-auth.ts";
 import { CAPABILITIES, WhoamiResponse } from "../../../src/api/auth/whoami-response.ts";
 import { whoamiRoute } from "../../../src/api/auth/whoami-route.ts";
@@ -24,7 +25,7 @@ afterEach(async () => {
 
 async function whoami(anonymousAccess: AnonymousAccess, authorization?: string) {
   app = Fastify();
-  registerAuth(app, { users: USERS, anonymousAccess });
+  registerAuth(app, { users: USERS, anonymousAccess }, new Authenticator(USERS));
   registerRoutes(app, [whoamiRoute(anonymousAccess)]);
   const res = await app.inject({
     method: "GET",
