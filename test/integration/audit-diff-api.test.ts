@@ -1,3 +1,4 @@
+import { localTime } from "../../src/cli/local-time.ts";
 import { Schema } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
@@ -214,7 +215,9 @@ describe("shoal audit diff", () => {
     const table = await runShoal(["audit", "diff", t1, t2, ...api()]);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.split("\n");
-    expect(lines[0]).toBe(`Changes after ${t1} (position ${p1}) up to ${t2} (position ${p2}):`);
+    // Tables show local time (the CLI runs in this process's TZ).
+    const [from, to] = [localTime(new Date(t1)), localTime(new Date(t2))];
+    expect(lines[0]).toBe(`Changes after ${from} (position ${p1}) up to ${to} (position ${p2}):`);
     const nodes = lines.indexOf("Nodes");
     const jobs = lines.indexOf("Jobs");
     expect(nodes).toBeGreaterThan(0);
@@ -252,7 +255,7 @@ describe("shoal audit diff", () => {
     }
     const bad = await runShoal(["audit", "diff", "--output", "xml", t1, t2, ...api()]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--output must be table, json or yaml");
+    expect(bad.stderr).toContain("--output must be table, wide, json, yaml or csv");
     const backwards = await runShoal(["audit", "diff", t2, t1, ...api()]);
     expect(backwards.code).toBe(1);
     expect(backwards.stderr).toContain("is not before to");
