@@ -116,6 +116,9 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     expect(http.status).toBe(200);
     expect(http.type).toContain("application/x-ndjson");
     expect(ndjson(http.text)).toEqual(expected);
+    // The short id the CLIs print names the job here too, as on every job route.
+    const short = await jobs.call("GET", `/api/v1/orchestrator/jobs/${jobId.slice(0, 10)}/logs`);
+    expect(ndjson(short.text)).toEqual(expected);
     const socket = await ws(`/api/v1/orchestrator/jobs/${jobId}/logs`);
     expect(socket).toMatchObject({ code: 1000 });
     expect(lines((socket as { messages: { body: Body }[] }).messages)).toEqual(expected);

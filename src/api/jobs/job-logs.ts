@@ -6,6 +6,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { isDiscarded, isTerminalComputeState } from "../../../machines/execution/execution-states.ts";
+import { resolveJob } from "./job-lookup.ts";
 import { completedLines, LogLines, type ExecutionLog } from "./log-lines.ts";
 
 /** How long a stop waits for the streams it ended to say so to their readers. */
@@ -57,9 +58,10 @@ export class JobLogs {
    * that did not end without a result (Bacalhau's choice), or failing that its latest of all, so
    * that a failed job's output can be read too (Bacalhau refuses that).
    */
-  select(jobId: string, executionId: string | undefined): ExecutionState {
-    const job = this.views.job(jobId);
-    if (!job?.spec) throw notFound(`job not found: ${jobId}`);
+  select(idOrName: string, executionId: string | undefined): ExecutionState {
+    // As every other job route: a full id, a name, or the short id the CLIs print.
+    const job = resolveJob(this.views, idOrName, undefined);
+    const jobId = job.jobId;
     const executions = this.views.executionsOfJob(jobId).filter((e) => e.computeState !== undefined);
     if (executionId) {
       const found = executions.find((e) => e.executionId === executionId);
