@@ -263,7 +263,8 @@ export class ComputeAgent {
               (e as Error).message,
       );
     }
-    this.options.logger.info({ url: this.metricsServer.url }, "compute node serving its metrics");
+    // The url is how this machine reaches it; host is what it listens on (0.0.0.0: every interface).
+    this.options.logger.info({ url: this.metricsServer.url, host: listen.host }, "compute node serving its metrics");
   }
 
   private every(ms: number, fn: () => Promise<void>): void {
