@@ -1,5 +1,8 @@
 import { LocationProvider, Route, Router, useLocation } from "preact-iso";
 import { useEffect } from "preact/hooks";
+import { JobPage } from "./jobs/job-page.tsx";
+import { JobsPage } from "./jobs/jobs-page.tsx";
+import { SubmitJobPage } from "./jobs/submit-job-page.tsx";
 import { NodePage } from "./nodes/node-page.tsx";
 import { NodesPage } from "./nodes/nodes-page.tsx";
 import { SessionProvider, useSession } from "./session/session.tsx";
@@ -36,6 +39,7 @@ function Header() {
       </a>
       <nav aria-label="Main">
         <a href="/ui/nodes">Nodes</a>
+        <a href="/ui/jobs">Jobs</a>
       </nav>
       <Who />
     </header>
@@ -74,7 +78,7 @@ function NotFound() {
   );
 }
 
-// A folder per page (nodes/, later jobs/ and audit/), each a route here.
+// A folder per page (nodes/, jobs/), each a route here.
 export function App() {
   return (
     <LocationProvider scope="/ui">
@@ -85,6 +89,9 @@ export function App() {
           <Route path="/ui/sign-in" component={SignInRoute} />
           <Route path="/ui/nodes" component={NodesPage} />
           <Route path="/ui/nodes/:id" component={NodePage} />
+          <Route path="/ui/jobs" component={JobsPage} />
+          <Route path="/ui/jobs/new" component={SubmitJobPage} />
+          <Route path="/ui/jobs/:id" component={JobPage} />
           <Route default component={NotFound} />
         </Router>
       </SessionProvider>

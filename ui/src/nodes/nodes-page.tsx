@@ -3,6 +3,7 @@ import { ApiError } from "../api/client.ts";
 import { listNodes } from "../api/endpoints.ts";
 import type { NodeState } from "../api/types.ts";
 import { Labels, Time } from "../common/format.tsx";
+import { Pager, usePageTokens } from "../common/pager.tsx";
 import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
@@ -43,12 +44,11 @@ function PendingQueue(props: { readonly pending: readonly NodeState[]; readonly 
 export function NodesPage() {
   const session = useSession();
   const [filters, setFilters] = useState<NodeFilters>(NO_FILTERS);
-  /** The tokens of the pages before this one, and this one's ("" for the first). */
-  const [tokens, setTokens] = useState<readonly string[]>([""]);
+  const pages = usePageTokens();
   const [page, setPage] = useState<Page | undefined>();
   const [pending, setPending] = useState<readonly NodeState[]>([]);
   const [error, setError] = useState<string | undefined>();
-  const token = tokens[tokens.length - 1] ?? "";
+  const token = pages.token;
 
   const load = useCallback(async () => {
     try {
@@ -69,7 +69,7 @@ export function NodesPage() {
 
   const changeFilters = (next: NodeFilters) => {
     setFilters(next);
-    setTokens([""]);
+    pages.first();
   };
 
   return (
@@ -128,24 +128,7 @@ export function NodesPage() {
               )}
             </tbody>
           </table>
-          <nav class="pager" aria-label="Pages">
-            <button
-              type="button"
-              class="secondary"
-              disabled={tokens.length <= 1}
-              onClick={() => setTokens(tokens.slice(0, -1))}
-            >
-              Previous page
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              disabled={page.next === ""}
-              onClick={() => setTokens([...tokens, page.next])}
-            >
-              Next page
-            </button>
-          </nav>
+          <Pager pages={pages} nextToken={page.next} />
         </>
       )}
     </main>
