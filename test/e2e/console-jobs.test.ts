@@ -16,7 +16,7 @@ const NODE = "console-jobs-n-1";
 const STEP_MS = 30_000;
 
 /** A batch job in YAML, as a user writes it: one docker task running `sh -c command` in the test image. */
-const yamlJob = (image: string, name: string, command: string, cpu = "250m") => `Name: ${name}
+const yamlJob = (image: string, name: string, command: string, cpu = "250m", queueTimeout = 0) => `Name: ${name}
 Type: batch
 Count: 1
 Tasks:
@@ -30,6 +30,8 @@ Tasks:
     Resources:
       CPU: ${cpu}
       Memory: 32Mb
+    Timeouts:
+      QueueTimeout: ${queueTimeout}
 `;
 
 /**
@@ -104,7 +106,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
 
     await page.getByRole("link", { name: "Jobs", exact: true }).first().click();
     const row = page.getByRole("row").filter({ hasText: "console-hello" });
-    await expect(row.getByText("completed", { exact: true }).isVisible()).resolves.toBe(true);
+    await row.getByText("completed", { exact: true }).waitFor({ timeout: STEP_MS });
   });
 
   it("shows each problem of a bad spec at its field, and stores nothing", async () => {
@@ -139,6 +141,24 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     await expect(page.getByRole("button", { name: "Stop job" }).count()).resolves.toBe(0);
     await page.getByText("End of the output.").waitFor({ timeout: STEP_MS });
     await screenshot(page, SUITE, "5-stopped");
+  });
+
+  it("says why a job is queued, node by node", async () => {
+    // More CPU than the only node has, and a queue timeout, so that it waits (and the page says why).
+    await submit(yamlJob(image, "console-too-big", "echo never", "4", 600));
+    await page.waitForURL(/\/ui\/jobs\/j-/, { timeout: STEP_MS });
+    const why = page.getByRole("region", { name: "Why it is queued" });
+    await why.waitFor({ timeout: STEP_MS });
+    await expect(why.getByRole("paragraph").textContent()).resolves.toMatch(
+      /^Job queued\. not enough nodes to run job/,
+    );
+    await expect(why.getByRole("listitem").allTextContents()).resolves.toEqual([
+      expect.stringMatching(new RegExp(`^Node ${NODE}: .*CPU`)),
+    ]);
+    await screenshot(page, SUITE, "6-queued");
+    await page.getByRole("textbox", { name: /^Reason for stopping/ }).fill("too big for this cluster");
+    await page.getByRole("button", { name: "Stop job" }).click();
+    await page.getByText("stopped", { exact: true }).waitFor({ timeout: STEP_MS });
   });
 
   it("logged no error and broke no content security rule on the way", () => {
