@@ -1,5 +1,6 @@
 import { LocationProvider, Route, Router, useLocation } from "preact-iso";
 import { useEffect } from "preact/hooks";
+import { AuditPage } from "./audit/audit-page.tsx";
 import { JobPage } from "./jobs/job-page.tsx";
 import { JobsPage } from "./jobs/jobs-page.tsx";
 import { SubmitJobPage } from "./jobs/submit-job-page.tsx";
@@ -40,6 +41,7 @@ function Header() {
       <nav aria-label="Main">
         <a href="/ui/nodes">Nodes</a>
         <a href="/ui/jobs">Jobs</a>
+        <a href="/ui/audit">Audit</a>
       </nav>
       <Who />
     </header>
@@ -78,7 +80,7 @@ function NotFound() {
   );
 }
 
-// A folder per page (nodes/, jobs/), each a route here.
+// A folder per page (nodes/, jobs/, audit/), each a route here.
 export function App() {
   return (
     <LocationProvider scope="/ui">
@@ -92,6 +94,7 @@ export function App() {
           <Route path="/ui/jobs" component={JobsPage} />
           <Route path="/ui/jobs/new" component={SubmitJobPage} />
           <Route path="/ui/jobs/:id" component={JobPage} />
+          <Route path="/ui/audit" component={AuditPage} />
           <Route default component={NotFound} />
         </Router>
       </SessionProvider>
