@@ -49,7 +49,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   let page: Page;
   let problems: string[];
   const ui = (path = "") => `${serve.url()}/ui/${path}`;
-  /** Before the node joined, and once it was approved: whole seconds, as a datetime-local input takes them (UTC). */
+  /** Before any node joined (serve's own included), and once the compute node was approved: whole seconds, as a datetime-local input takes them (UTC). */
   let beforeNode = "";
   let nodeApproved = "";
   const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
@@ -62,8 +62,8 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   };
 
   beforeAll(async () => {
-    [image, browser] = await Promise.all([dockerTestImage(), launchChromium(), serve.start()]);
     beforeNode = localSecond(Date.now() - 1000);
+    [image, browser] = await Promise.all([dockerTestImage(), launchChromium(), serve.start()]);
     compute = startComputeProcess({
       nodeId: NODE,
       dataDir: tempDir("shoal-e2e-console-jobs-compute-"),
