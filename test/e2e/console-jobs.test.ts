@@ -49,7 +49,10 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   let page: Page;
   let problems: string[];
   const ui = (path = "") => `${serve.url()}/ui/${path}`;
-  /** Before any node joined (serve's own included), and once the compute node was approved: whole seconds, as a datetime-local input takes them (UTC). */
+  /**
+   * Before any node joined (serve's own included), and once the compute node was approved: whole seconds, as a
+   * datetime-local input takes them (the page's time zone is UTC).
+   */
   let beforeNode = "";
   let nodeApproved = "";
   const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);

@@ -3,43 +3,32 @@ import { auditDiff, type AuditChange, type AuditDiff } from "../api/audit-endpoi
 import { ErrorAlert, Time, errorText } from "../common/format.tsx";
 import { useSession } from "../session/session.tsx";
 import { localToIso } from "./moment.ts";
+import { DataTable } from "../common/data-table.tsx";
 
 function Changes(props: { readonly title: string; readonly changes: readonly AuditChange[] }) {
   return (
     <>
       <h3>{props.title}</h3>
-      {props.changes.length === 0 ? (
-        <p class="muted">No change.</p>
-      ) : (
-        <table>
-          <caption class="visually-hidden">{props.title}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Entity</th>
-              <th scope="col">Change</th>
-              <th scope="col">By</th>
-              <th scope="col">Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.changes.map((c) => (
-              <tr key={`${c.Position}-${c.Entity}-${c.Change}`}>
-                <td>
-                  <Time at={c.Time} />
-                </td>
-                <th scope="row">{c.Entity}</th>
-                <td>
-                  {c.Change}
-                  {c.Details === undefined ? null : <code class="muted"> {JSON.stringify(c.Details)}</code>}
-                </td>
-                <td>{c.By}</td>
-                <td>{c.Reason}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption={props.title}
+        columns={["Time", "Entity", "Change", "By", "Reason"]}
+        items={props.changes}
+        empty="No change."
+        row={(c) => (
+          <tr key={`${c.Position}-${c.Entity}-${c.Change}`}>
+            <td>
+              <Time at={c.Time} />
+            </td>
+            <th scope="row">{c.Entity}</th>
+            <td>
+              {c.Change}
+              {c.Details === undefined ? null : <code class="muted"> {JSON.stringify(c.Details)}</code>}
+            </td>
+            <td>{c.By}</td>
+            <td>{c.Reason}</td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -5,6 +5,7 @@ import { ErrorAlert, Time, actorName, errorText } from "../common/format.tsx";
 import { Pager, usePageTokens } from "../common/pager.tsx";
 import { useSession } from "../session/session.tsx";
 import { localToIso } from "./moment.ts";
+import { DataTable } from "../common/data-table.tsx";
 
 const PAGE_SIZE = 50;
 
@@ -23,6 +24,11 @@ const TEXT_FILTERS: readonly (readonly [keyof FeedFilters, string, string])[] = 
   ["entity", "Entity", "n-1, j-…"],
   ["type", "Event type", "NodeApproved, JobStopped"],
   ["actor", "Actor", "operator:alice, workflow"],
+];
+
+const TIME_FILTERS: readonly (readonly [keyof FeedFilters, string])[] = [
+  ["since", "Since"],
+  ["until", "Until"],
 ];
 
 /** The API's query: the times as RFC 3339 instants (the inputs hold the reader's local time). */
@@ -81,24 +87,17 @@ export function AuditFeed() {
             <input value={draft[name]} placeholder={placeholder} onInput={(e) => set(name, e.currentTarget.value)} />
           </label>
         ))}
-        <label>
-          Since
-          <input
-            type="datetime-local"
-            step={1}
-            value={draft.since}
-            onInput={(e) => set("since", e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Until
-          <input
-            type="datetime-local"
-            step={1}
-            value={draft.until}
-            onInput={(e) => set("until", e.currentTarget.value)}
-          />
-        </label>
+        {TIME_FILTERS.map(([name, label]) => (
+          <label key={name}>
+            {label}
+            <input
+              type="datetime-local"
+              step={1}
+              value={draft[name]}
+              onInput={(e) => set(name, e.currentTarget.value)}
+            />
+          </label>
+        ))}
         <button type="submit" class="secondary">
           Apply
         </button>
@@ -106,43 +105,27 @@ export function AuditFeed() {
       <ErrorAlert message={error} />
       {page === undefined ? null : (
         <>
-          <table class="events">
-            <caption class="visually-hidden">Events</caption>
-            <thead>
-              <tr>
-                <th scope="col">Position</th>
-                <th scope="col">Time</th>
-                <th scope="col">Entity</th>
-                <th scope="col">Event</th>
-                <th scope="col">By</th>
-                <th scope="col">Reason</th>
+          <DataTable
+            caption="Events"
+            class="events"
+            columns={["Position", "Time", "Entity", "Event", "By", "Reason"]}
+            items={page.Items}
+            empty="No event matches."
+            row={(event) => (
+              <tr key={event.id}>
+                <td>{event.position}</td>
+                <td>
+                  <Time at={event.time} />
+                </td>
+                <td>
+                  <code>{event.stream}</code>
+                </td>
+                <th scope="row">{event.type}</th>
+                <td>{actorName(event.metadata.actor)}</td>
+                <td>{event.metadata.reason ?? ""}</td>
               </tr>
-            </thead>
-            <tbody>
-              {page.Items.length === 0 ? (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    No event matches.
-                  </td>
-                </tr>
-              ) : (
-                page.Items.map((event) => (
-                  <tr key={event.id}>
-                    <td>{event.position}</td>
-                    <td>
-                      <Time at={event.time} />
-                    </td>
-                    <td>
-                      <code>{event.stream}</code>
-                    </td>
-                    <th scope="row">{event.type}</th>
-                    <td>{actorName(event.metadata.actor)}</td>
-                    <td>{event.metadata.reason ?? ""}</td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
+            )}
+          />
           <Pager pages={pages} nextToken={page.NextToken} />
         </>
       )}

@@ -5,6 +5,7 @@ import { ErrorAlert, Labels, errorText } from "../common/format.tsx";
 import { NodeBadges } from "../nodes/node-badges.tsx";
 import { useSession } from "../session/session.tsx";
 import { localToIso } from "./moment.ts";
+import { DataTable } from "../common/data-table.tsx";
 
 const SHOWN = 200;
 
@@ -53,39 +54,29 @@ export function NodesAsOf() {
       </form>
       <ErrorAlert message={error} />
       {shown === undefined ? null : (
-        <table class="nodes">
-          <caption>
-            Nodes as of <time dateTime={shown.at}>{new Date(shown.at).toLocaleString()}</time>
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Node</th>
-              <th scope="col">State</th>
-              <th scope="col">Labels</th>
+        <DataTable
+          caption={
+            <>
+              Nodes as of <time dateTime={shown.at}>{new Date(shown.at).toLocaleString()}</time>
+            </>
+          }
+          captionShown
+          class="nodes"
+          columns={["Node", "State", "Labels"]}
+          items={shown.nodes}
+          empty="No node then."
+          row={(node) => (
+            <tr key={node.Info.NodeID}>
+              <th scope="row">{node.Info.NodeID}</th>
+              <td>
+                <NodeBadges node={node} />
+              </td>
+              <td>
+                <Labels labels={node.Info.Labels} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {shown.nodes.length === 0 ? (
-              <tr>
-                <td colSpan={3} class="muted">
-                  No node then.
-                </td>
-              </tr>
-            ) : (
-              shown.nodes.map((node) => (
-                <tr key={node.Info.NodeID}>
-                  <th scope="row">{node.Info.NodeID}</th>
-                  <td>
-                    <NodeBadges node={node} />
-                  </td>
-                  <td>
-                    <Labels labels={node.Info.Labels} />
-                  </td>
-                </tr>
-              ))
-            )}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </section>
   );

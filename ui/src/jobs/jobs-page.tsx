@@ -7,6 +7,7 @@ import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { DEFAULT_JOB_FILTERS, JobFiltersForm, type JobFilters } from "./job-filters.tsx";
 import { JobStateBadge, nanosToIso } from "./job-format.tsx";
+import { DataTable } from "../common/data-table.tsx";
 
 const PAGE_SIZE = 50;
 
@@ -60,49 +61,32 @@ export function JobsPage() {
         ) : null
       ) : (
         <>
-          <table class="jobs">
-            <caption class="visually-hidden">Jobs</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">State</th>
-                <th scope="col">Namespace</th>
-                <th scope="col">Labels</th>
-                <th scope="col">Created</th>
+          <DataTable
+            caption="Jobs"
+            class="jobs"
+            columns={["Job", "Name", "Type", "State", "Namespace", "Labels", "Created"]}
+            items={page.Items}
+            empty="No job matches."
+            row={(job) => (
+              <tr key={job.ID}>
+                <th scope="row">
+                  <a href={jobHref(job.ID)}>{job.ID}</a>
+                </th>
+                <td>{job.Name}</td>
+                <td>{job.Type}</td>
+                <td>
+                  <JobStateBadge job={job} />
+                </td>
+                <td>{job.Namespace}</td>
+                <td>
+                  <Labels labels={job.Labels} />
+                </td>
+                <td>
+                  <Time at={nanosToIso(job.CreateTime)} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {page.Items.length === 0 ? (
-                <tr>
-                  <td colSpan={7} class="muted">
-                    No job matches.
-                  </td>
-                </tr>
-              ) : (
-                page.Items.map((job) => (
-                  <tr key={job.ID}>
-                    <th scope="row">
-                      <a href={jobHref(job.ID)}>{job.ID}</a>
-                    </th>
-                    <td>{job.Name}</td>
-                    <td>{job.Type}</td>
-                    <td>
-                      <JobStateBadge job={job} />
-                    </td>
-                    <td>{job.Namespace}</td>
-                    <td>
-                      <Labels labels={job.Labels} />
-                    </td>
-                    <td>
-                      <Time at={nanosToIso(job.CreateTime)} />
-                    </td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
+            )}
+          />
           <Pager pages={pages} nextToken={page.NextToken} />
         </>
       )}

@@ -9,6 +9,7 @@ import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
 import { NodeBadges } from "./node-badges.tsx";
 import { NO_FILTERS, NodeFiltersForm, type NodeFilters } from "./node-filters.tsx";
+import { DataTable } from "../common/data-table.tsx";
 
 const PAGE_SIZE = 50;
 const QUEUE_SIZE = 100;
@@ -87,47 +88,31 @@ export function NodesPage() {
         <p class="loading">Loading…</p>
       ) : (
         <>
-          <table class="nodes">
-            <caption class="visually-hidden">Nodes</caption>
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Type</th>
-                <th scope="col">State</th>
-                <th scope="col">Labels</th>
-                <th scope="col">Running</th>
-                <th scope="col">Last heartbeat</th>
+          <DataTable
+            caption="Nodes"
+            class="nodes"
+            columns={["Node", "Type", "State", "Labels", "Running", "Last heartbeat"]}
+            items={page.nodes}
+            empty="No node matches."
+            row={(node) => (
+              <tr key={node.Info.NodeID}>
+                <th scope="row">
+                  <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>
+                </th>
+                <td>{node.Info.NodeType}</td>
+                <td>
+                  <NodeBadges node={node} />
+                </td>
+                <td>
+                  <Labels labels={node.Info.Labels} />
+                </td>
+                <td>{node.Info.ComputeNodeInfo?.RunningExecutions ?? "—"}</td>
+                <td>
+                  <Time at={node.ConnectionState.LastHeartbeat} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {page.nodes.length === 0 ? (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    No node matches.
-                  </td>
-                </tr>
-              ) : (
-                page.nodes.map((node) => (
-                  <tr key={node.Info.NodeID}>
-                    <th scope="row">
-                      <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>
-                    </th>
-                    <td>{node.Info.NodeType}</td>
-                    <td>
-                      <NodeBadges node={node} />
-                    </td>
-                    <td>
-                      <Labels labels={node.Info.Labels} />
-                    </td>
-                    <td>{node.Info.ComputeNodeInfo?.RunningExecutions ?? "—"}</td>
-                    <td>
-                      <Time at={node.ConnectionState.LastHeartbeat} />
-                    </td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
+            )}
+          />
           <Pager pages={pages} nextToken={page.next} />
         </>
       )}
