@@ -38,3 +38,11 @@ export async function screenshot(page: Page, suite: string, step: string): Promi
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${step}.png`), fullPage: true });
 }
+
+/** Signs the console in with an API key from its header's *Sign in*, and waits until it says who is signed in. */
+export async function signInWithKey(page: Page, key: string, timeout: number): Promise<void> {
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("textbox", { name: "API key" }).fill(key);
+  await page.getByRole("main").getByRole("button", { name: "Sign in" }).click();
+  await page.getByText(/^Signed in as/).waitFor({ timeout });
+}

@@ -1,5 +1,9 @@
 import { LocationProvider, Route, Router, useLocation } from "preact-iso";
 import { useEffect } from "preact/hooks";
+import { AuditPage } from "./audit/audit-page.tsx";
+import { JobPage } from "./jobs/job-page.tsx";
+import { JobsPage } from "./jobs/jobs-page.tsx";
+import { SubmitJobPage } from "./jobs/submit-job-page.tsx";
 import { NodePage } from "./nodes/node-page.tsx";
 import { NodesPage } from "./nodes/nodes-page.tsx";
 import { SessionProvider, useSession } from "./session/session.tsx";
@@ -36,6 +40,8 @@ function Header() {
       </a>
       <nav aria-label="Main">
         <a href="/ui/nodes">Nodes</a>
+        <a href="/ui/jobs">Jobs</a>
+        <a href="/ui/audit">Audit</a>
       </nav>
       <Who />
     </header>
@@ -74,7 +80,7 @@ function NotFound() {
   );
 }
 
-// A folder per page (nodes/, later jobs/ and audit/), each a route here.
+// A folder per page (nodes/, jobs/, audit/), each a route here.
 export function App() {
   return (
     <LocationProvider scope="/ui">
@@ -85,6 +91,10 @@ export function App() {
           <Route path="/ui/sign-in" component={SignInRoute} />
           <Route path="/ui/nodes" component={NodesPage} />
           <Route path="/ui/nodes/:id" component={NodePage} />
+          <Route path="/ui/jobs" component={JobsPage} />
+          <Route path="/ui/jobs/new" component={SubmitJobPage} />
+          <Route path="/ui/jobs/:id" component={JobPage} />
+          <Route path="/ui/audit" component={AuditPage} />
           <Route default component={NotFound} />
         </Router>
       </SessionProvider>

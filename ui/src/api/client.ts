@@ -1,12 +1,13 @@
 import { authorization, type Credentials } from "./credentials.ts";
 
-/** What the API answered instead (its error body: Status, Code, Message, Hint). */
+/** What the API answered instead (its error body: Status, Code, Message, Hint, Details). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly hint?: string,
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = "ApiError";
@@ -37,31 +38,71 @@ export class ApiClient {
     return this.request<T>("PUT", path, {}, body);
   }
 
+  delete<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>("DELETE", path, {}, body);
+  }
+
+  /**
+   * The response of a streamed route (NDJSON), once it is known to be a 200; a refusal is the API's error as for
+   * the other requests. `signal` ends the stream.
+   */
+  async stream(path: string, query: Query, accept: string, signal: AbortSignal): Promise<Response> {
+    const res = await this.send("GET", path, query, accept, undefined, signal);
+    if (!res.ok) throw await errorOf(res);
+    return res;
+  }
+
   private async request<T>(method: string, path: string, query: Query, body?: unknown): Promise<T> {
+    const res = await this.send(method, path, query, "application/json", body);
+    if (!res.ok) throw await errorOf(res);
+    const text = await res.text();
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    query: Query,
+    accept: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, value);
     const search = params.size > 0 ? `?${params}` : "";
-    let res: Response;
     try {
-      res = await fetch(`${path}${search}`, {
+      return await fetch(`${path}${search}`, {
         method,
         credentials: NO_BROWSER_CREDENTIALS,
         headers: {
           ...this.headers(),
-          Accept: "application/json",
+          Accept: accept,
           ...(body === undefined ? {} : { "Content-Type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal === undefined ? {} : { signal }),
       });
     } catch (e) {
+      if (signal?.aborted) throw e;
       throw new ApiError(0, "Unreachable", `the orchestrator did not answer: ${(e as Error).message}`);
     }
-    const text = await res.text();
-    const json: unknown = text === "" ? undefined : JSON.parse(text);
-    if (!res.ok) {
-      const error = (json ?? {}) as { Code?: string; Message?: string; Hint?: string };
-      throw new ApiError(res.status, error.Code ?? String(res.status), error.Message ?? res.statusText, error.Hint);
-    }
-    return json as T;
   }
+}
+
+/** The API's error body as an ApiError (its status text when the body is not one). */
+async function errorOf(res: Response): Promise<ApiError> {
+  const text = await res.text();
+  let error: { Code?: string; Message?: string; Hint?: string; Details?: Record<string, unknown> } = {};
+  try {
+    if (text !== "") error = JSON.parse(text) as typeof error;
+  } catch {
+    // Not the API's error body (a proxy's page, say): the status says what there is to say.
+  }
+  return new ApiError(
+    res.status,
+    error.Code ?? String(res.status),
+    error.Message ?? res.statusText,
+    error.Hint,
+    error.Details,
+  );
 }

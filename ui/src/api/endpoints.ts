@@ -1,5 +1,5 @@
 import type { ApiClient, Query } from "./client.ts";
-import type { ClusterEvent, HistoryResponse, ListNodesResponse, NodeState, Whoami } from "./types.ts";
+import type { ClusterEvent, ListNodesResponse, NodeState, Whoami } from "./types.ts";
 
 const ORCHESTRATOR = "/api/v1/orchestrator";
 const nodePath = (id: string) => `${ORCHESTRATOR}/nodes/${encodeURIComponent(id)}`;
@@ -16,28 +16,34 @@ export const getNode = async (client: ApiClient, id: string) =>
   (await client.get<{ Node: NodeState }>(nodePath(id))).Node;
 
 const HISTORY_PAGE = 100;
-/** Past this many events, a page shows the oldest and says so (the CLI's `shoal node history` lists them all). */
+/** Past this many entries, a history shows the oldest and says so (the CLI lists them all). */
 export const HISTORY_SHOWN = 1000;
 
 /**
- * A node's events, oldest first, read page by page through the newest (the API pages from the oldest), up to
- * HISTORY_SHOWN; `complete` is false when there were more.
+ * A history route's entries, oldest first, read page by page through the newest (the API pages from the oldest), up
+ * to HISTORY_SHOWN; `complete` is false when there were more.
  */
-export async function nodeHistory(
+export async function historyPages<T>(
   client: ApiClient,
-  id: string,
-): Promise<{ readonly events: readonly ClusterEvent[]; readonly complete: boolean }> {
-  const events: ClusterEvent[] = [];
+  path: string,
+): Promise<{ readonly items: readonly T[]; readonly complete: boolean }> {
+  const items: T[] = [];
   let token: string | undefined;
   do {
-    const page = await client.get<HistoryResponse>(`${nodePath(id)}/history`, {
+    const page = await client.get<{ Items: readonly T[]; NextToken: string }>(path, {
       limit: String(HISTORY_PAGE),
       next_token: token,
     });
-    events.push(...page.Items);
+    items.push(...page.Items);
     token = page.NextToken === "" ? undefined : page.NextToken;
-  } while (token !== undefined && events.length < HISTORY_SHOWN);
-  return { events, complete: token === undefined };
+  } while (token !== undefined && items.length < HISTORY_SHOWN);
+  return { items, complete: token === undefined };
+}
+
+/** A node's events, oldest first , up to HISTORY_SHOWN. */
+export async function nodeHistory(client: ApiClient, id: string) {
+  const { items, complete } = await historyPages<ClusterEvent>(client, `${nodePath(id)}/history`);
+  return { events: items, complete };
 }
 
 export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain" | "label";

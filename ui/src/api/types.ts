@@ -3,6 +3,7 @@
 // server's read model, so the fields the console reads are written out here (openapi.json has them all).
 import type { WhoamiResponse } from "../../../src/api/auth/whoami-response.ts";
 import type { ClusterEventJson } from "../../../src/api/events/cluster-event-json.ts";
+import type { ExecutionJson, JobHistoryJson, JobJson } from "../../../src/api/jobs/job-json.ts";
 
 /** GET /whoami: who the caller is and what they may do (the server's own type). */
 export type Whoami = typeof WhoamiResponse.Type;
@@ -69,7 +70,25 @@ export interface ListNodesResponse {
 /** A stored event as the history and the event stream send it: the server's own type (types only, no code). */
 export type ClusterEvent = typeof ClusterEventJson.Type;
 
-export interface HistoryResponse {
-  readonly Items: readonly ClusterEvent[];
+/** Bacalhau's models.Job, models.Execution and models.JobHistory as the job routes send them (the server's types). */
+export type Job = JobJson;
+export type Execution = ExecutionJson;
+export type JobHistoryEntry = typeof JobHistoryJson.Type;
+export type JobStateName = Job["State"]["StateType"];
+
+export interface Page<T> {
+  readonly Items: readonly T[];
   readonly NextToken: string;
+}
+
+/** One line of a job's logs (Type 1 stdout, 2 stderr), or the error that ended the stream. */
+export interface LogMessage {
+  readonly value: { readonly Type: 0 | 1 | 2; readonly Line: string };
+  readonly error?: string;
+}
+
+/** One problem of a refused job spec: the field path and what is wrong there (the 400's Details.problems). */
+export interface SpecProblem {
+  readonly path: string;
+  readonly message: string;
 }

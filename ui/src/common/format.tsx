@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { ActorRef, Resources } from "../api/types.ts";
 
@@ -69,4 +70,31 @@ export function Countdown(props: { readonly at: string }) {
   }, []);
   const left = Date.parse(props.at) - now;
   return <span class="countdown">{left > 0 ? `${duration(left)} left` : "deadline passed"}</span>;
+}
+
+/** What went wrong, announced to screen readers; nothing when all is well. */
+export function ErrorAlert(props: { readonly message: string | undefined }) {
+  if (props.message === undefined) return null;
+  return (
+    <p class="error" role="alert">
+      {props.message}
+    </p>
+  );
+}
+
+/** An error as the page shows it: the API's message, else the error's own. */
+export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** A page's facts as a term → value list. */
+export function Facts(props: { readonly rows: readonly (readonly [string, ComponentChildren])[] }) {
+  return (
+    <dl class="facts">
+      {props.rows.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
 }

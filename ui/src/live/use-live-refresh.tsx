@@ -35,14 +35,20 @@ export function useLiveRefresh(session: Session, filter: string, refresh: () => 
       fetch: (url, init) =>
         fetch(url, { ...init, credentials: NO_BROWSER_CREDENTIALS, headers: { ...init.headers, ...headers } }),
     });
-    source.onopen = () => setMode("stream");
-    source.onerror = () => setMode("reconnecting");
-    source.onmessage = () => {
+    const soon = () => {
       pending ??= setTimeout(() => {
         pending = undefined;
         latest.current();
       }, COALESCE_MS);
     };
+    // The stream starts at its present: what was stored between the page's first read and the stream's start (a
+    // job that fails at once, say) is read again once it is open.
+    source.onopen = () => {
+      setMode("stream");
+      soon();
+    };
+    source.onerror = () => setMode("reconnecting");
+    source.onmessage = soon;
     return () => {
       source.close();
       if (pending !== undefined) clearTimeout(pending);

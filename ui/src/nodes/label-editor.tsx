@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { useSession } from "../session/session.tsx";
-import { UpdateOutcome, useNodeUpdate } from "./use-node-update.tsx";
+import { UpdateOutcome } from "../common/outcome.tsx";
+import { useNodeUpdate } from "./use-node-update.tsx";
 
 const words = (text: string): string[] => text.split(/[\s,]+/).filter((w) => w !== "");
 

@@ -2,7 +2,8 @@ import { useState } from "preact/hooks";
 import type { NodeAction } from "../api/endpoints.ts";
 import type { NodeState } from "../api/types.ts";
 import { useSession } from "../session/session.tsx";
-import { UpdateOutcome, useNodeUpdate } from "./use-node-update.tsx";
+import { UpdateOutcome } from "../common/outcome.tsx";
+import { useNodeUpdate } from "./use-node-update.tsx";
 
 const LABELS: Readonly<Record<Exclude<NodeAction, "label">, string>> = {
   approve: "Approve",

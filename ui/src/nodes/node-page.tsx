@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import { getNode, nodeHistory } from "../api/endpoints.ts";
 import type { NodeState } from "../api/types.ts";
-import { Countdown, Labels, Time, actorName, resourcesText } from "../common/format.tsx";
+import { Countdown, Facts, Labels, Time, actorName, resourcesText } from "../common/format.tsx";
 import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
@@ -11,7 +11,7 @@ import { NodeBadges } from "./node-badges.tsx";
 import { LabelEditor } from "./label-editor.tsx";
 import { NodeHistory } from "./node-history.tsx";
 
-function Facts(props: { readonly node: NodeState }) {
+function NodeFacts(props: { readonly node: NodeState }) {
   const { node } = props;
   const compute = node.Info.ComputeNodeInfo;
   const rows: [string, ComponentChildren][] = [
@@ -56,16 +56,7 @@ function Facts(props: { readonly node: NodeState }) {
       ["Executions", `${compute.RunningExecutions} running, ${compute.EnqueuedExecutions} queued`],
     );
   }
-  return (
-    <dl class="facts">
-      {rows.map(([term, value]) => (
-        <div key={term}>
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
+  return <Facts rows={rows} />;
 }
 
 /** One node: its state, resources and labels, the operator's actions, and its history with who and why. */
@@ -116,7 +107,7 @@ export function NodePage(props: { readonly id: string }) {
           <div class="columns">
             <section aria-labelledby="facts-title">
               <h2 id="facts-title">Node</h2>
-              <Facts node={node} />
+              <NodeFacts node={node} />
             </section>
             <section aria-labelledby="labels-title">
               <h2 id="labels-title">Labels</h2>

@@ -3,11 +3,13 @@ import { ApiError } from "../api/client.ts";
 import { listNodes } from "../api/endpoints.ts";
 import type { NodeState } from "../api/types.ts";
 import { Labels, Time } from "../common/format.tsx";
+import { Pager, usePageTokens } from "../common/pager.tsx";
 import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { NodeActions } from "./node-actions.tsx";
 import { NodeBadges } from "./node-badges.tsx";
 import { NO_FILTERS, NodeFiltersForm, type NodeFilters } from "./node-filters.tsx";
+import { DataTable } from "../common/data-table.tsx";
 
 const PAGE_SIZE = 50;
 const QUEUE_SIZE = 100;
@@ -43,12 +45,11 @@ function PendingQueue(props: { readonly pending: readonly NodeState[]; readonly 
 export function NodesPage() {
   const session = useSession();
   const [filters, setFilters] = useState<NodeFilters>(NO_FILTERS);
-  /** The tokens of the pages before this one, and this one's ("" for the first). */
-  const [tokens, setTokens] = useState<readonly string[]>([""]);
+  const pages = usePageTokens();
   const [page, setPage] = useState<Page | undefined>();
   const [pending, setPending] = useState<readonly NodeState[]>([]);
   const [error, setError] = useState<string | undefined>();
-  const token = tokens[tokens.length - 1] ?? "";
+  const token = pages.token;
 
   const load = useCallback(async () => {
     try {
@@ -69,7 +70,7 @@ export function NodesPage() {
 
   const changeFilters = (next: NodeFilters) => {
     setFilters(next);
-    setTokens([""]);
+    pages.first();
   };
 
   return (
@@ -87,65 +88,32 @@ export function NodesPage() {
         <p class="loading">Loading…</p>
       ) : (
         <>
-          <table class="nodes">
-            <caption class="visually-hidden">Nodes</caption>
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Type</th>
-                <th scope="col">State</th>
-                <th scope="col">Labels</th>
-                <th scope="col">Running</th>
-                <th scope="col">Last heartbeat</th>
+          <DataTable
+            caption="Nodes"
+            class="nodes"
+            columns={["Node", "Type", "State", "Labels", "Running", "Last heartbeat"]}
+            items={page.nodes}
+            empty="No node matches."
+            row={(node) => (
+              <tr key={node.Info.NodeID}>
+                <th scope="row">
+                  <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>
+                </th>
+                <td>{node.Info.NodeType}</td>
+                <td>
+                  <NodeBadges node={node} />
+                </td>
+                <td>
+                  <Labels labels={node.Info.Labels} />
+                </td>
+                <td>{node.Info.ComputeNodeInfo?.RunningExecutions ?? "—"}</td>
+                <td>
+                  <Time at={node.ConnectionState.LastHeartbeat} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {page.nodes.length === 0 ? (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    No node matches.
-                  </td>
-                </tr>
-              ) : (
-                page.nodes.map((node) => (
-                  <tr key={node.Info.NodeID}>
-                    <th scope="row">
-                      <a href={`/ui/nodes/${encodeURIComponent(node.Info.NodeID)}`}>{node.Info.NodeID}</a>
-                    </th>
-                    <td>{node.Info.NodeType}</td>
-                    <td>
-                      <NodeBadges node={node} />
-                    </td>
-                    <td>
-                      <Labels labels={node.Info.Labels} />
-                    </td>
-                    <td>{node.Info.ComputeNodeInfo?.RunningExecutions ?? "—"}</td>
-                    <td>
-                      <Time at={node.ConnectionState.LastHeartbeat} />
-                    </td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
-          <nav class="pager" aria-label="Pages">
-            <button
-              type="button"
-              class="secondary"
-              disabled={tokens.length <= 1}
-              onClick={() => setTokens(tokens.slice(0, -1))}
-            >
-              Previous page
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              disabled={page.next === ""}
-              onClick={() => setTokens([...tokens, page.next])}
-            >
-              Next page
-            </button>
-          </nav>
+            )}
+          />
+          <Pager pages={pages} nextToken={page.next} />
         </>
       )}
     </main>

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import { updateNode } from "../api/endpoints.ts";
+import type { Outcome } from "../common/outcome.tsx";
 import { useSession } from "../session/session.tsx";
 
 type UpdateBody = Parameters<typeof updateNode>[2];
@@ -9,7 +10,7 @@ type UpdateBody = Parameters<typeof updateNode>[2];
 export function useNodeUpdate(nodeId: string, onDone: () => void) {
   const session = useSession();
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>();
+  const [outcome, setOutcome] = useState<Outcome | undefined>();
 
   /** Sends the body; on success `done` is said (unless the API says the action changed nothing) and `after` runs. */
   const submit = async (body: UpdateBody, done: string, after: () => void) => {
@@ -28,16 +29,4 @@ export function useNodeUpdate(nodeId: string, onDone: () => void) {
   };
   const refuse = (text: string) => setOutcome({ ok: false, text });
   return { busy, submit, refuse, outcome };
-}
-
-/** What the last write did, or why it was refused. */
-export function UpdateOutcome(props: {
-  readonly outcome: { readonly ok: boolean; readonly text: string } | undefined;
-}) {
-  if (props.outcome === undefined) return null;
-  return (
-    <span class={props.outcome.ok ? "ok" : "error"} role={props.outcome.ok ? "status" : "alert"}>
-      {props.outcome.text}
-    </span>
-  );
 }

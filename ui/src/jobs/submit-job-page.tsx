@@ -1,0 +1,125 @@
+import { useState } from "preact/hooks";
+import { useLocation } from "preact-iso";
+import { ApiError } from "../api/client.ts";
+import { submitJob } from "../api/job-endpoints.ts";
+import type { SpecProblem } from "../api/types.ts";
+import { ErrorAlert, errorText } from "../common/format.tsx";
+import { useSession } from "../session/session.tsx";
+import { jobHref } from "./jobs-page.tsx";
+
+const EXAMPLE = `Name: hello
+Type: batch
+Count: 1
+Tasks:
+  - Name: main
+    Engine:
+      Type: docker
+      Params:
+        Image: busybox:1.36
+        Entrypoint: [sh, -c]
+        Parameters: ["echo hello from Shoal"]
+    Resources:
+      CPU: 100m
+      Memory: 64Mb
+`;
+
+/**
+ * The job as the text says it: JSON when it is JSON, else YAML (loaded only then, so the console's first page does
+ * not carry a YAML parser).
+ */
+async function parseSpec(text: string): Promise<unknown> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) return JSON.parse(trimmed) as unknown;
+  const { parse } = await import("yaml");
+  return parse(text) as unknown;
+}
+
+/** The 400's Details.problems: every problem of the spec with its field path. */
+function problemsOf(e: unknown): readonly SpecProblem[] {
+  if (!(e instanceof ApiError) || e.status !== 400) return [];
+  const problems = e.details?.["problems"];
+  return Array.isArray(problems) ? (problems as SpecProblem[]) : [];
+}
+
+/** Submits a job written in YAML or JSON (Bacalhau's job spec); a refused spec lists each field and its problem. */
+export function SubmitJobPage() {
+  const session = useSession();
+  const { route } = useLocation();
+  const [text, setText] = useState(EXAMPLE);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const [problems, setProblems] = useState<readonly SpecProblem[]>([]);
+
+  if (!session.can("write:job"))
+    return (
+      <main>
+        <h1>Submit a job</h1>
+        <p>Submitting a job needs the write:job capability.</p>
+      </main>
+    );
+
+  const submit = async () => {
+    setBusy(true);
+    setError(undefined);
+    setProblems([]);
+    try {
+      let job: unknown;
+      try {
+        job = await parseSpec(text);
+      } catch (e) {
+        setError(`The text is neither JSON nor YAML: ${errorText(e)}`);
+        return;
+      }
+      const res = await submitJob(session.client, job);
+      route(jobHref(res.JobID));
+    } catch (e) {
+      const found = problemsOf(e);
+      setProblems(found);
+      setError(found.length > 0 ? "The job was refused; nothing was stored:" : errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main>
+      <p class="crumbs">
+        <a href="/ui/jobs">Jobs</a> /
+      </p>
+      <h1>Submit a job</h1>
+      <form
+        class="submit-job"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <label for="job-spec">Job spec (YAML or JSON, as Bacalhau's job files)</label>
+        <textarea
+          id="job-spec"
+          rows={20}
+          spellcheck={false}
+          value={text}
+          aria-invalid={problems.length > 0}
+          aria-describedby="job-problems"
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
+        <div id="job-problems">
+          <ErrorAlert message={error} />
+          {problems.length === 0 ? null : (
+            <ul class="problems" aria-label="Problems">
+              {problems.map((p, i) => (
+                <li key={i}>
+                  <code class="field">{p.path || "(the job)"}</code>: {p.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+        <button type="submit" disabled={busy}>
+          Submit
+        </button>
+      </form>
+    </main>
+  );
+}
