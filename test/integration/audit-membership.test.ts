@@ -191,10 +191,13 @@ describe("shoal audit membership", () => {
     const table = await runShoal(["audit", "membership", "--until", until, ...api]);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^From \S+ to /);
+    expect(lines[0]).toMatch(/^From \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to /);
     expect(lines[1]).toMatch(/^NODE\s+JOINED\s+MEMBERSHIP\s+BY\s+REASON\s+HEALTHY\s+UNHEALTHY\s+UNKNOWN$/);
-    expect(lines[2]).toMatch(/^mem-approved\s+\S+\s+APPROVED\s+operator:bob\s+racked and checked\s+\S+s\s+\S+s\s+0s$/);
-    expect(lines[3]).toMatch(/^mem-rejected\s+\S+\s+REJECTED\s+operator:bob\s+unknown hardware\s/);
+    // JOINED is a local date and time (two words) in a table.
+    expect(lines[2]).toMatch(
+      /^mem-approved\s+\S+ \S+\s+APPROVED\s+operator:bob\s+racked and checked\s+\S+s\s+\S+s\s+0s$/,
+    );
+    expect(lines[3]).toMatch(/^mem-rejected\s+\S+ \S+\s+REJECTED\s+operator:bob\s+unknown hardware\s/);
     expect(lines[4]).toMatch(/^node-0\s/);
 
     const json = await runShoal([

@@ -399,11 +399,15 @@ describe("several orchestrators", () => {
       const holder = new TextDecoder().decode((await kv.get("duties.jobs"))?.value).split("/")[0];
       const other = holder === "orch-k" ? b : a;
       const submitted = await rest(other, "PUT", "/jobs", {
-        Job: shellJob("busybox", "true", { constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }] }),
+        // Queued until stopped: with no queue timeout it would fail at once, and a stop after that is refused.
+        Job: shellJob("busybox", "true", {
+          constraints: [{ Key: "zone", Operator: "=", Values: ["nowhere"] }],
+          timeouts: { QueueTimeout: 600 },
+        }),
       });
       const jobId = submitted.body.JobID as string;
       const stopped = await rest(other, "DELETE", `/jobs/${jobId}?reason=no+longer+needed`);
-      expect(stopped.status).toBe(200);
+      expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
       expect((await rest(other, "GET", `/jobs/${jobId}`)).body.Job.State.StateType).toBe("Stopped");
       const stop = (await store.readStream(jobStream(jobId))).filter((e) => e.type === "JobStopped");
       expect(stop.map((e) => e.metadata)).toEqual([

@@ -16,7 +16,7 @@ export function whoamiRoute(anonymousAccess: AnonymousAccess): AnyRoute {
     path: WHOAMI_ROUTE,
     operationId: "whoami",
     tags: ["Auth"],
-    summary: "Who the caller is and what it may do",
+    summary: "Who the caller is and what it may do.",
     description:
       "The caller's identity and capabilities (wildcards expanded); without credentials, anonymous, with what API.Auth.AnonymousAccess allows. Wrong credentials: 401",
     capability: "public",
