@@ -14,8 +14,8 @@ export const API_OPTION_SPECS: readonly OptionSpec[] = [
     name: "password",
     arg: "PASSWORD",
     description:
-      "Basic auth password (env SHOAL_API_PASSWORD). Without a key or user: this machine's serve or\n" +
-      "devstack admin key, sent only when --api-host is this machine",
+      "Basic auth password (env SHOAL_API_PASSWORD)\n" +
+      "without a key or user: this machine's serve or devstack admin key, sent only to this machine",
   },
   { name: "api-tls", description: "talk HTTPS (the default, unless API.TLS.Disable is set)" },
   {
