@@ -62,8 +62,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(helpText(path));
     return 0;
   }
+  // A group without its subcommand is a usage error: its help, where errors go.
   if (path.at(-1)!.subcommands?.length) {
-    console.log(helpText(path));
+    console.error(helpText(path));
     return 2;
   }
   return (await COMMANDS[path[1]!.name]!())(argv.slice(1));

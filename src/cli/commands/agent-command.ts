@@ -70,7 +70,7 @@ const SUBCOMMANDS: Readonly<Record<string, AgentSubcommand>> = {
   },
 };
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, output: { type: "string", short: "o" } } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, output: { type: "string", short: "o" } } as const;
 
 export function agentHelp(): string {
   const lines = Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(8)}  ${s.summary}`);

@@ -26,7 +26,7 @@ ${outputHelp(`table (default): the node changes, then the job changes, one line 
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS } as const;
 
 interface DiffBody {
   readonly From: { readonly Position: number; readonly Time?: string };

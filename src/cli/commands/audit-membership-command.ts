@@ -30,7 +30,7 @@ ${outputHelp(`table (default): NODE JOINED MEMBERSHIP BY REASON HEALTHY UNHEALTH
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   since: { type: "string" },

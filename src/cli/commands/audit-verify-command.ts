@@ -42,8 +42,11 @@ Options:
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
-  ...JOB_COMMON_OPTIONS,
+// No --output: the report is lines of text (the API's other commands take one).
+const { output: _output, ...COMMON } = JOB_COMMON_OPTIONS;
+
+export const OPTIONS = {
+  ...COMMON,
   from: { type: "string" },
   to: { type: "string" },
   checkpoint: { type: "string", multiple: true },

@@ -108,16 +108,19 @@ function nodeKeyInstructions(nodeId: string, dataDir: string): string {
   ].join("\n");
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  "node-id": { type: "string" },
+  labels: { type: "string" },
+  "show-key": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function computeCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: {
-      ...CONFIG_OPTIONS,
-      "node-id": { type: "string" },
-      labels: { type: "string" },
-      "show-key": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

@@ -36,7 +36,7 @@ Examples:
   shoal config list --config prod.yaml -c Orchestrator.NodeManager.ManualApproval=true
   SHOAL_API_PORT=2000 shoal config list -o json`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   output: { type: "string", short: "o" },
   help: { type: "boolean", short: "h" },

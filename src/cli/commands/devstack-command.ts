@@ -21,10 +21,17 @@ Options:
 ${CONFIG_HELP}
   -h, --help           show this help`;
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  compute: { type: "string", default: "3" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function devstackCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CONFIG_OPTIONS, compute: { type: "string", default: "3" }, help: { type: "boolean", short: "h" } },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

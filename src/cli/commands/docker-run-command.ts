@@ -48,7 +48,7 @@ ${RUN_SETTINGS_HELP}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...RUN_SETTINGS_OPTIONS,
   name: { type: "string" },

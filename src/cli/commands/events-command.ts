@@ -43,7 +43,7 @@ ${outputHelp(`table (default): TIME ENTITY EVENT BY REASON, one line each (wide:
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   category: { type: "string", multiple: true },

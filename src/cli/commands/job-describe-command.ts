@@ -30,7 +30,7 @@ ${AS_OF_HELP}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
 
 interface Described {
   readonly Job: JobJson;

@@ -29,7 +29,7 @@ ${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the 
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   limit: { type: "string" },

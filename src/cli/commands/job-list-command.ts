@@ -33,7 +33,7 @@ ${AS_OF_HELP}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   labels: { type: "string", multiple: true },

@@ -21,7 +21,7 @@ Options:
   --api-host, --api-port, --api-key, --username, --password, --api-tls, --api-tls-ca-cert, --insecure
                            as for \`shoal node\``;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   ...API_OPTIONS,
   "execution-id": { type: "string", short: "e" },

@@ -26,7 +26,7 @@ ${RUN_SETTINGS_HELP}
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
 
 function readJobText(file: string): string {
   try {

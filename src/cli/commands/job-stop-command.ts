@@ -22,7 +22,7 @@ Options:
 
 ${API_OPTIONS_HELP}`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, reason: { type: "string" }, quiet: { type: "boolean" } } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, reason: { type: "string" }, quiet: { type: "boolean" } } as const;
 
 export async function jobStopCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);

@@ -32,20 +32,23 @@ ${CONFIG_HELP}
 
 shoal leaf revoke --dir DIR cuts a leaf off the orchestrator (shoal leaf revoke --help).`;
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  out: { type: "string" },
+  "leaf-dir": { type: "string" },
+  hub: { type: "string" },
+  listen: { type: "string" },
+  name: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function leafCommand(args: string[]): Promise<number> {
   if (args[0] === "revoke") return (await import("./leaf-revoke-command.ts")).leafRevokeCommand(args);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      out: { type: "string" },
-      "leaf-dir": { type: "string" },
-      hub: { type: "string" },
-      listen: { type: "string" },
-      name: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

@@ -49,18 +49,21 @@ function leafKeyIn(file: string): string {
   return claims.sub;
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  ...API_OPTIONS,
+  dir: { type: "string", multiple: true },
+  creds: { type: "string", multiple: true },
+  key: { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function leafRevokeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      ...API_OPTIONS,
-      dir: { type: "string", multiple: true },
-      creds: { type: "string", multiple: true },
-      key: { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

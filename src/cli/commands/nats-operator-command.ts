@@ -20,17 +20,20 @@ Options:
 ${CONFIG_HELP}
   -h, --help           show this help`;
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  dir: { type: "string" },
+  "resolver-dir": { type: "string" },
+  "conf-out": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function natsOperatorCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      dir: { type: "string" },
-      "resolver-dir": { type: "string" },
-      "conf-out": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

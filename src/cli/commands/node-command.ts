@@ -64,7 +64,7 @@ ${AS_OF_HELP}
   drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
   -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
 
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   ...API_OPTIONS,
   ...OUTPUT_OPTIONS,

@@ -17,10 +17,13 @@ ${CONFIG_HELP}
   -h, --help           show this help`;
 
 /** Resolves when the process should exit (after SIGINT/SIGTERM and a clean stop). */
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

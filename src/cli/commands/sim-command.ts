@@ -47,7 +47,7 @@ export type SimSettings = Omit<
   readonly tokenFile?: string;
 };
 
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   nodes: { type: "string" },
   orchestrator: { type: "string" },

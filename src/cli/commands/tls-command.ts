@@ -70,17 +70,20 @@ function server(given: string, flag = "--server"): TlsFilesRequest["servers"][nu
   return { name, hosts: [...new Set(hosts.map((h) => h.toLowerCase()))] };
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  out: { type: "string" },
+  server: { type: "string", multiple: true },
+  client: { type: "string", multiple: true },
+  "kurrentdb-node": { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function tlsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      out: { type: "string" },
-      server: { type: "string", multiple: true },
-      client: { type: "string", multiple: true },
-      "kurrentdb-node": { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {

@@ -29,7 +29,11 @@ Examples:
   shoal version --client -o json
   shoal version --api-host https://orchestrator.example:1234`;
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, output: { type: "string", short: "o" }, client: { type: "boolean" } } as const;
+export const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  output: { type: "string", short: "o" },
+  client: { type: "boolean" },
+} as const;
 
 export async function versionCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);

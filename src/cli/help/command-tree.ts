@@ -196,7 +196,7 @@ const JOB: CommandSpec = {
       description:
         "Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-', then waits\n" +
         "for it to end. Exit status: 0 Completed; 1 Failed or an error; 3 Stopped; 4 the wait timed out.",
-      options: [...RUN_SETTINGS, ...outputOptionSpecs(PLAIN, "table (default), json or yaml")],
+      options: [...RUN_SETTINGS, ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false)],
       shared: ["api", "config"],
       examples: ["shoal job run job.yaml", "shoal job run job.yaml --wait=false", "shoal job run job.yaml --follow"],
     },
@@ -267,7 +267,7 @@ const JOB: CommandSpec = {
       options: [
         { name: "reason", arg: "TEXT", description: "why, recorded in the job's history" },
         { name: "quiet", description: "print nothing (the exit code says how it went)" },
-        ...outputOptionSpecs(PLAIN, "table (default), json or yaml"),
+        ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
       ],
       shared: ["api", "config"],
       examples: ["shoal job stop j-1 --reason 'wrong input'"],
@@ -448,7 +448,7 @@ export const COMMAND_TREE: CommandSpec = {
             { name: "task-name", arg: "NAME", description: "the task's name (default main)" },
             { name: "dry-run", description: "print the job (YAML) instead of submitting it" },
             ...RUN_SETTINGS,
-            ...outputOptionSpecs(PLAIN, "table (default), json or yaml"),
+            ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
           ],
           shared: ["api", "config"],
           examples: [

@@ -36,9 +36,15 @@ export const SHARED_GROUPS: Readonly<Record<SharedGroup, { title: string; option
   config: { title: "Config options", options: CONFIG_OPTION_SPECS },
 };
 
-/** -o/--output with a command's formats; lists add Bacalhau's table flags. */
-export function outputOptionSpecs(formats: readonly string[], description: string): OptionSpec[] {
-  const output: OptionSpec = { name: "output", short: "o", arg: "FORMAT", description, choices: formats };
+/** -o/--output with a command's formats (`short` false: --output alone); lists add Bacalhau's table flags. */
+export function outputOptionSpecs(formats: readonly string[], description: string, short = true): OptionSpec[] {
+  const output: OptionSpec = {
+    name: "output",
+    ...(short ? { short: "o" } : {}),
+    arg: "FORMAT",
+    description,
+    choices: formats,
+  };
   if (!formats.includes("wide")) return [output];
   return [
     output,
