@@ -48,9 +48,11 @@ async function main(argv: string[]): Promise<number> {
     case "--help":
       console.log(helpText([COMMAND_TREE]));
       return command === undefined ? 2 : 0;
-    case "help":
-      console.log(helpText(known(findCommand(COMMAND_TREE, args), 0).path));
+    case "help": {
+      const own = args[0] === "-h" || args[0] === "--help";
+      console.log(helpText(known(findCommand(COMMAND_TREE, own ? [command] : args), 0).path));
       return 0;
+    }
     case "completion":
       return completion(args);
   }

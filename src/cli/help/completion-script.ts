@@ -29,9 +29,10 @@ export function bashCompletion(root: CommandSpec): string {
     const subs = (spec.subcommands ?? []).map((s) => s.name);
     return `    "${commandLine(path)}") subs="${words(subs)}"; opts="${words(allOptions(spec).flatMap(optionSpellings))}" ;;`;
   });
-  return `# bash completion for shoal; load it with: source <(shoal completion bash)
-_shoal() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="shoal" subs="" opts="" i
+  const name = root.name;
+  return `# bash completion for ${name}; load it with: source <(${name} completion bash)
+_${name}() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="${name}" subs="" opts="" i
   ((COMP_CWORD > 0)) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path \${COMP_WORDS[i]}" in
@@ -50,14 +51,14 @@ ${menus.join("\n")}
     COMPREPLY=($(compgen -W "$subs" -- "$cur"))
   fi
 }
-complete -F _shoal shoal
+complete -F _${name} ${name}
 `;
 }
 
 /** zsh runs the bash function through its bashcompinit, so both shells complete the same words. */
 export function zshCompletion(root: CommandSpec): string {
-  return `#compdef shoal
-# zsh completion for shoal; load it with: source <(shoal completion zsh)
+  return `#compdef ${root.name}
+# zsh completion for ${root.name}; load it with: source <(${root.name} completion zsh)
 autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(root).split("\n").slice(1).join("\n")}`;
 }
