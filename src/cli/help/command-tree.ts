@@ -543,7 +543,8 @@ export const COMMAND_TREE: CommandSpec = {
           name: "issue",
           summary: "issue (or renew) a CA and server and client certificates as PEM files",
           usage:
-            "--out DIR [--server NAME=HOST[,HOST...]]... [--client NAME]... [--kurrentdb-node NAME=HOST[,HOST...]]...",
+            "--out DIR [--server NAME=HOST[,HOST...]]... [--client NAME]...\n" +
+            "                       [--kurrentdb-node NAME=HOST[,HOST...]]...",
           options: [
             {
               name: "out",

@@ -26,8 +26,9 @@ export function bashCompletion(root: CommandSpec): string {
   );
   const menus = commands.map((path) => {
     const spec = path.at(-1)!;
-    const subs = (spec.subcommands ?? []).map((s) => s.name);
-    return `    "${commandLine(path)}") subs="${words(subs)}"; opts="${words(allOptions(spec).flatMap(optionSpellings))}" ;;`;
+    const subs = words((spec.subcommands ?? []).map((s) => s.name));
+    const opts = words(allOptions(spec).flatMap(optionSpellings));
+    return `    "${commandLine(path)}") subs="${subs}"; opts="${opts}" ;;`;
   });
   const name = root.name;
   return `# bash completion for ${name}; load it with: source <(${name} completion bash)
