@@ -1,40 +1,14 @@
 import { CONFIG_KEYS, configValueText, type ConfigKey } from "../../config/keys.ts";
 import { loadTracedConfig } from "../../config/load-config.ts";
 import { redactedConfig } from "../../config/redacted-config.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS } from "../config-flags.ts";
+import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { outputFormat, print, printData } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { formatTable } from "../table.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal config list --help";
-
-export const CONFIG_COMMAND_HELP = `Usage: shoal config <command> [options]
-
-Commands:
-  list        the effective configuration, where each value came from, secrets redacted
-
-Run 'shoal config list --help' for its options.`;
-
-export const CONFIG_LIST_HELP = `Usage: shoal config list [options]
-
-Prints every config key with the value this machine's \`shoal\` commands would use, and where it came
-from: default, file PATH (--config, -c file.yaml), env SHOAL_… (an environment variable), flag -c
-(-c Key=Value). Higher sources win: flags, then the environment, then files (later files win),
-then defaults. Secrets (join tokens, NATS passwords and tokens, API.Auth.Users' passwords and API
-keys, credentials written into URLs) show as <redacted>. Needs no server: \`shoal agent config\`
-asks a running orchestrator for the configuration it runs with.
-
-Options:
-${CONFIG_HELP}
-  -o, --output table|json|yaml
-                       table (default): KEY, SOURCE, VALUE; json and yaml: a list of {Key, Value,
-                       Source}, the values written as -c Key=Value takes them
-
-Examples:
-  shoal config list
-  shoal config list --config prod.yaml -c Orchestrator.NodeManager.ManualApproval=true
-  SHOAL_API_PORT=2000 shoal config list -o json`;
 
 export const OPTIONS = {
   ...CONFIG_OPTIONS,
@@ -45,7 +19,7 @@ export const OPTIONS = {
 function configList(args: string[]): number | Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(CONFIG_LIST_HELP);
+    console.log(commandHelp("shoal config list"));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal config list takes no arguments", HELP_REF);
@@ -76,7 +50,7 @@ export async function configCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "list") return configList(rest);
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(CONFIG_COMMAND_HELP);
+    console.log(commandHelp("shoal config"));
     return sub === undefined ? 2 : 0;
   }
   throw new UsageError(`shoal config: unknown command "${sub}"`, "shoal config --help");

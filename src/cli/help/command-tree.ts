@@ -63,6 +63,7 @@ const NODE: CommandSpec = {
   subcommands: [
     {
       name: "list",
+      description: "Lists jobs, oldest first (Bacalhau's columns: created, id, name, engine, type, state).",
       summary: "list nodes",
       usage: "[options]",
       options: [
@@ -113,6 +114,7 @@ const NODE: CommandSpec = {
     },
     {
       name: "describe",
+      description: "Shows a job with its executions and history.",
       summary: "show one node (id or unique prefix)",
       usage: "<id> [options]",
       options: [
@@ -174,6 +176,10 @@ const NODE: CommandSpec = {
     },
     {
       name: "history",
+      description:
+        "A job's and its executions' history, oldest first (Bacalhau's columns: time, level, job version,\n" +
+        "execution id, topic, event) and BY: who caused each entry (operator:<user>, node:<id> or\n" +
+        "system:<part>).",
       summary: "every event of a node, oldest first",
       usage: "<id> [options]",
       options: [...page("events"), ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv")],
@@ -191,11 +197,16 @@ const JOB: CommandSpec = {
   subcommands: [
     {
       name: "run",
+      description:
+        "Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.\n" +
+        "A document holding the job under a top-level Job key (what `shoal job describe --output yaml`\n" +
+        "prints) is read as that job. The server checks the job; an invalid one is refused with every\n" +
+        "problem named, and nothing is stored. Then it waits for the job to end, its progress on stderr,\n" +
+        "and exits with a status that says how it ended (--wait=false: it returns at once).\n" +
+        "Exit status: 0 Completed (a service or daemon job: it runs); 1 Failed, or an error; 3 Stopped; 4 the\n" +
+        "wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.",
       summary: "submit a job from a YAML or JSON file ('-': stdin) and wait for its end",
       usage: "<file> [options]",
-      description:
-        "Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-', then waits\n" +
-        "for it to end. Exit status: 0 Completed; 1 Failed or an error; 3 Stopped; 4 the wait timed out.",
       options: [...RUN_SETTINGS, ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false)],
       shared: ["api", "config"],
       examples: ["shoal job run job.yaml", "shoal job run job.yaml --wait=false", "shoal job run job.yaml --follow"],
@@ -230,6 +241,9 @@ const JOB: CommandSpec = {
     },
     {
       name: "executions",
+      description:
+        "Lists a job's executions (Bacalhau's columns: created, modified, id, job version, node id,\n" +
+        "revision, state, desired state).",
       summary: "list a job's executions",
       usage: JOB_ID,
       options: [
@@ -262,6 +276,9 @@ const JOB: CommandSpec = {
     },
     {
       name: "stop",
+      description:
+        "Stops a job: it becomes Stopped and its executions are cancelled on their nodes. A job that has\n" +
+        "already ended (Completed, Failed, Stopped) is not stopped: an error, as with Bacalhau.",
       summary: "stop a job (its executions are cancelled)",
       usage: JOB_ID,
       options: [
@@ -274,6 +291,12 @@ const JOB: CommandSpec = {
     },
     {
       name: "logs",
+      description:
+        "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The job's latest\n" +
+        "execution unless --execution-id names another. Without --follow: what it wrote so far (a finished\n" +
+        "execution: what its node reported); with it, lines as they come, until the execution ends.\n" +
+        "Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as\n" +
+        "\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.",
       summary: "print a job's output; -f: follow it",
       usage: JOB_ID,
       options: [
@@ -296,18 +319,28 @@ const AUDIT: CommandSpec = {
   subcommands: [
     {
       name: "diff",
+      description:
+        "What changed in the cluster between two moments: nodes that joined or were deleted, approved or\n" +
+        "rejected, cordoned or uncordoned, relabelled, drained; jobs submitted, completed, failed or\n" +
+        "stopped; each with when, who and why. FROM and TO are RFC 3339 times with an offset\n" +
+        "(2026-11-29T10:00:00Z) or store positions. A change undone inside the window is listed, and so\n" +
+        "is its undoing, in the order they happened.",
       summary: "what changed in the cluster between two moments: nodes and jobs, with who and why",
       usage: "FROM TO [options]",
-      description: "FROM and TO are RFC 3339 times with an offset (2026-11-29T10:00:00Z) or store positions.",
       options: outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       shared: ["api", "config"],
       examples: ["shoal audit diff 2026-11-29T10:00:00Z 2026-11-29T12:00:00Z", "shoal audit diff 100 250 -o json"],
     },
     {
       name: "verify",
+      description:
+        "Walks the event log in store order, recomputes every event's link from its stored bytes and the\n" +
+        "link before it, checks every signed checkpoint against the log, and reports the first break: the\n" +
+        "position, the event (stream@revision), and what differs (an event edited, rows deleted or\n" +
+        "reordered, a link edited, a checkpoint that does not match). Exits 1 on a break, 0 when the chain\n" +
+        "holds. The verdict is worked out here, on this machine: the orchestrator only hands over its rows.",
       summary: "walk the event log's hash chain and its signed checkpoints; report the first break",
       usage: "[--from P] [--to P] [--checkpoint FILE]... [--key PUB]... [--store PATH | API options]",
-      description: "Exits 1 on a break, 0 when the chain holds. The verdict is worked out on this machine.",
       options: [
         { name: "from", arg: "P", description: "start at position P, trusting the link stored before it" },
         { name: "to", arg: "P", description: "stop after position P" },
@@ -321,6 +354,10 @@ const AUDIT: CommandSpec = {
     },
     {
       name: "membership",
+      description:
+        "Per node, from the stored events alone: when it joined (its first join request), its membership at\n" +
+        "the end of the window and who made the latest change and why, and how long it was HEALTHY,\n" +
+        "UNHEALTHY and UNKNOWN inside the window (docs/audit.md, Membership over a window).",
       summary: "per node: when it joined, who approved or rejected it and why, its health time in a window",
       usage: "[options]",
       options: [
@@ -336,13 +373,15 @@ const AUDIT: CommandSpec = {
   ],
 };
 
-const AGENT_OUTPUT = outputOptionSpecs(PLAIN, "yaml (default; version: table), json or table");
-
-const agent = (name: string, summary: string, examples: string[]): CommandSpec => ({
+const agent = (name: string, summary: string, description: string, examples: string[]): CommandSpec => ({
   name,
   summary,
   usage: "[options]",
-  options: AGENT_OUTPUT,
+  description,
+  options:
+    name === "version"
+      ? outputOptionSpecs(PLAIN, "table (default), yaml or json")
+      : outputOptionSpecs(["yaml", "json"], "yaml (default) or json"),
   shared: ["api", "config"],
   examples,
 });
@@ -356,16 +395,21 @@ export const COMMAND_TREE: CommandSpec = {
   subcommands: [
     {
       name: "serve",
+      description:
+        "Runs the orchestrator: node manager, REST API, embedded NATS and event store.\n" +
+        "The API serves HTTPS: API.TLS.CertFile/KeyFile, else a CA and certificate generated\n" +
+        "under DataDir/credentials/tls (API.TLS.Disable: plain HTTP). SIGHUP serves the\n" +
+        "certificate files as they are then.",
       summary: "run the orchestrator (API, node manager, NATS, event store)",
       usage: "[options]",
-      description:
-        "Runs the orchestrator: node manager, REST API, embedded NATS and event store. The API serves HTTPS\n" +
-        "(API.TLS.CertFile/KeyFile, else a generated certificate; API.TLS.Disable: plain HTTP).",
       shared: ["config"],
       examples: ["shoal serve", "shoal serve -c API.Port=8080 --config shoal.yaml"],
     },
     {
       name: "compute",
+      description:
+        "Runs a compute node agent that registers with the orchestrator(s) in Compute.Orchestrators,\n" +
+        "heartbeats every Compute.Heartbeat.Interval and reports its info and resources.",
       summary: "run a compute node agent",
       usage: "[--node-id ID] [--labels k=v,...] [options]",
       options: [
@@ -378,6 +422,11 @@ export const COMMAND_TREE: CommandSpec = {
     },
     {
       name: "devstack",
+      description:
+        "Starts an orchestrator (node-0) and N compute nodes (node-1 … node-N) in one process,\n" +
+        "on the embedded defaults: SQLite in DataDir, a nats-server child, the API on API.Port.\n" +
+        "The compute nodes run jobs in Docker: it checks that an engine answers and builds the\n" +
+        "README's tour image (from busybox-static) when it is missing.",
       summary: "run an orchestrator and N compute nodes in one process",
       usage: "[--compute N] [options]",
       options: [{ name: "compute", arg: "N", description: "number of compute nodes (default 3)" }],
@@ -388,6 +437,10 @@ export const COMMAND_TREE: CommandSpec = {
     JOB,
     {
       name: "events",
+      description:
+        "The history of the whole cluster: every stored event of every node, job and execution, oldest\n" +
+        "first, with who caused it and why. Filters combine (all must hold); a filter given several values\n" +
+        "(repeated, or as a comma list) takes any of them.",
       summary: "the whole cluster's history, filtered by entity, type, actor and time",
       usage: "[options]",
       options: [
@@ -418,6 +471,10 @@ export const COMMAND_TREE: CommandSpec = {
       subcommands: [
         {
           name: "run",
+          description:
+            "Runs a Docker container as a job: builds a batch job (Bacalhau's models.Job, as `bacalhau docker\n" +
+            "run` builds it) from the flags and submits it. Everything after IMAGE is the container's command;\n" +
+            "put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').",
           summary: "build a batch job from the flags and submit it, as bacalhau docker run",
           usage: "[options] IMAGE [-- COMMAND [ARG…]]",
           options: [
@@ -461,6 +518,11 @@ export const COMMAND_TREE: CommandSpec = {
     },
     {
       name: "sim",
+      description:
+        "Runs N virtual compute nodes in this process, each with its own key and its own NATS\n" +
+        "connection, over the real protocol: join with the join token, then heartbeats, node info and\n" +
+        "resources as itself. Prints a progress line every second. Each node holds one file descriptor\n" +
+        "(ulimit -n); run several sims with different --id-prefix for more.",
       summary: "run N virtual compute nodes (real protocol, one connection each) for load tests",
       usage: "--nodes N [options]",
       options: [
@@ -488,6 +550,13 @@ export const COMMAND_TREE: CommandSpec = {
       subcommands: [
         {
           name: "config",
+          description:
+            "Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files\n" +
+            "into DIR, for a nats-server near the compute nodes that holds their connections and connects to\n" +
+            "the orchestrator's own nats-server (Orchestrator.NATS.LeafNodes.Port). Run it beside the\n" +
+            "orchestrator, with its DataDir: the configuration carries the NATS operator and the account as\n" +
+            "they stand now, revocations included. Start the leaf with: nats-server -c DIR/leaf.conf\n" +
+            "(docs/operations.md, Leaf servers).",
           summary: "write a ready-to-run leaf nats-server configuration and its credentials",
           usage: "--out DIR [--leaf-dir PATH] [--hub URL] [--listen HOST:PORT] [--name NAME] [options]",
           options: [
@@ -510,6 +579,12 @@ export const COMMAND_TREE: CommandSpec = {
         },
         {
           name: "revoke",
+          description:
+            "Cuts a leaf server off the orchestrator: its login to the hub (the key of its leaf-shoal.creds)\n" +
+            "is revoked in the account JWT, which the orchestrator pushes to its nats-server and every leaf,\n" +
+            "as it does for rejected nodes. The hub drops the leaf at once and refuses it from then on, so\n" +
+            "its nodes can no longer reach the orchestrator; other leaves are not affected. To bring the\n" +
+            "machine back, write it a new configuration (shoal leaf config). Needs write:node on the API.",
           summary: "cut a leaf server off the orchestrator",
           usage: "(--dir DIR | --creds FILE | --key KEY)... [options]",
           options: [
@@ -524,6 +599,12 @@ export const COMMAND_TREE: CommandSpec = {
     },
     {
       name: "nats-operator",
+      description:
+        "Makes Shoal the operator of an external NATS cluster (docs/security.md, Shoal as the operator of an\n" +
+        "external NATS). Writes into DIR the NATS operator keys (once; a later run keeps them), and beside DIR\n" +
+        "nats-operator.conf, which every server of the cluster includes: the operator, the system account,\n" +
+        "a full account resolver and the Shoal account of the join token (Orchestrator.Auth.Token, as the\n" +
+        "orchestrators have it). Copy DIR to every orchestrator and set Orchestrator.NATS.OperatorDir to it.",
       summary: "make Shoal the operator of an external NATS cluster (its keys and the servers' config)",
       usage: "--dir DIR [--conf-out FILE] [--resolver-dir PATH] [options]",
       options: [
@@ -541,6 +622,25 @@ export const COMMAND_TREE: CommandSpec = {
       subcommands: [
         {
           name: "issue",
+          description:
+            "Makes the TLS files for servers Shoal does not run itself, such as the NATS cluster of several\n" +
+            "orchestrators (Orchestrator.NATS.URL) and the KurrentDB cluster (EventStore.URL), and for clients\n" +
+            "that present a certificate (mutual TLS), as PEM files in DIR (made 0700; keys 0600):\n" +
+            "\n" +
+            "  ca.crt, ca.key        a CA (ECDSA P-256, 10 years), created the first time and kept from then on:\n" +
+            "                        never replaced by this command. Servers and clients trust ca.crt.\n" +
+            "  NAME.crt, NAME.key    for each --server: a certificate (1 year) for those host names and\n" +
+            "                        addresses, for a TLS server and for the client side of its cluster routes\n" +
+            "  NAME.crt, NAME.key    for each --client: a client certificate (1 year) with the common name NAME,\n" +
+            "                        such as the orchestrator's Orchestrator.NATS.TLS.ClientCertFile\n" +
+            "  NAME.crt, NAME.key    for each --kurrentdb-node: a KurrentDB node's certificate (1 year; an RSA\n" +
+            "                        key, as KurrentDB reads no other) for the names it is dialled and gossips\n" +
+            "                        by, with the common name kurrentdb-node that every node of a cluster shares\n" +
+            "                        (each node lets in only nodes with its own)\n" +
+            "\n" +
+            "Run it again with the same DIR to add certificates or renew them: one is issued again only when\n" +
+            "less than 30 days of it are left, when it does not cover the hosts given, or when it is not the\n" +
+            "CA's; otherwise it is kept (docs/security.md, NATS: TLS).",
           summary: "issue (or renew) a CA and server and client certificates as PEM files",
           usage:
             "--out DIR [--server NAME=HOST[,HOST...]]... [--client NAME]...\n" +
@@ -563,21 +663,37 @@ export const COMMAND_TREE: CommandSpec = {
       name: "agent",
       summary: "ask the orchestrator about itself: alive, node, version, config",
       usage: "<command> [options]",
+      description: "Asks the orchestrator about itself, as Bacalhau's `bacalhau agent …`.",
       examples: ["shoal agent alive", "shoal agent config -o json"],
       subcommands: [
-        agent("alive", "whether the orchestrator is alive (exit 1, saying why, when it is not)", [
-          "shoal agent alive",
-          "shoal agent alive --api-host https://orchestrator.example:1234 -o json",
-        ]),
-        agent("node", "the orchestrator's own node info (id, type, labels, version)", [
-          "shoal agent node",
-          "shoal agent node -o json",
-        ]),
-        agent("version", "the orchestrator's build version", ["shoal agent version", "shoal agent version -o yaml"]),
-        agent("config", "the orchestrator's effective configuration, secrets redacted", [
-          "shoal agent config",
-          "shoal agent config -o json | jq .Orchestrator.NodeManager",
-        ]),
+        agent(
+          "alive",
+          "whether the orchestrator is alive (exit 1, saying why, when it is not)",
+          "Asks GET /api/v1/agent/alive. Prints Status: OK while NATS, JetStream and the event store are usable;\n" +
+            "otherwise the error says which is not, and the exit code is 1. Needs no credentials.",
+          ["shoal agent alive", "shoal agent alive --api-host https://orchestrator.example:1234 -o json"],
+        ),
+        agent(
+          "node",
+          "the orchestrator's own node info (id, type, labels, version)",
+          "Asks GET /api/v1/agent/node (needs read:agent, or anonymous read).",
+          ["shoal agent node", "shoal agent node -o json"],
+        ),
+        agent(
+          "version",
+          "the orchestrator's build version",
+          "Asks GET /api/v1/agent/version (needs no credentials). `shoal version` prints this CLI's beside it.",
+          ["shoal agent version", "shoal agent version -o yaml"],
+        ),
+        agent(
+          "config",
+          "the orchestrator's effective configuration, secrets redacted",
+          "Asks GET /api/v1/agent/config (needs read:agent; never anonymous). Prints the configuration the\n" +
+            "orchestrator runs with, by section as Bacalhau's `agent config` does, with its secrets shown as\n" +
+            "<redacted>; secrets aside, the YAML is a config file Shoal reads (--config). `shoal config list`\n" +
+            "shows this machine's configuration and where each value came from, without a server.",
+          ["shoal agent config", "shoal agent config -o json | jq .Orchestrator.NodeManager"],
+        ),
       ],
     },
     {
@@ -587,6 +703,13 @@ export const COMMAND_TREE: CommandSpec = {
       subcommands: [
         {
           name: "list",
+          description:
+            "Prints every config key with the value this machine's `shoal` commands would use, and where it came\n" +
+            "from: default, file PATH (--config, -c file.yaml), env SHOAL_… (an environment variable), flag -c\n" +
+            "(-c Key=Value). Higher sources win: flags, then the environment, then files (later files win),\n" +
+            "then defaults. Secrets (join tokens, NATS passwords and tokens, API.Auth.Users' passwords and API\n" +
+            "keys, credentials written into URLs) show as <redacted>. Needs no server: `shoal agent config`\n" +
+            "asks a running orchestrator for the configuration it runs with.",
           summary: "the effective configuration, where each value came from, secrets redacted",
           usage: "[options]",
           options: outputOptionSpecs(PLAIN, "table (default): KEY, SOURCE, VALUE; json and yaml: {Key, Value, Source}"),
@@ -597,6 +720,11 @@ export const COMMAND_TREE: CommandSpec = {
     },
     {
       name: "version",
+      description:
+        "Prints this CLI's version and the orchestrator's (GET /api/v1/agent/version, which needs no\n" +
+        "credentials). When the orchestrator cannot be reached, the client's version is still printed,\n" +
+        "a note on stderr says why the server's is missing, and the exit code is 0. `shoal --version`\n" +
+        "prints the client's alone.",
       summary: "print this CLI's version and the orchestrator's",
       usage: "[options]",
       options: [
