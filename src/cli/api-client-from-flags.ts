@@ -8,7 +8,7 @@ import { configFrom } from "./config-flags.ts";
 import type { TlsTrust } from "./tls-trust.ts";
 import { UsageError } from "./usage-error.ts";
 
-/** The flags every command that calls the REST API takes (help/shared-options.ts describes them); the TLS ones are Bacalhau's. */
+/** The flags every command that calls the REST API takes (help/shared-options.ts describes them); TLS: Bacalhau's. */
 export const API_OPTIONS = {
   "api-host": { type: "string" },
   "api-port": { type: "string" },

@@ -1,10 +1,12 @@
 import { CONFIG_KEYS, configValueText, type ConfigKey } from "../../config/keys.ts";
 import { loadTracedConfig } from "../../config/load-config.ts";
 import { redactedConfig } from "../../config/redacted-config.ts";
+import type { Column } from "../column.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
-import { outputFormat, print, printData } from "../output-format.ts";
+import { print, printData } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
+import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 import { commandHelp } from "../help/command-help.ts";
 
@@ -12,9 +14,22 @@ const HELP_REF = "shoal config list --help";
 
 export const OPTIONS = {
   ...CONFIG_OPTIONS,
-  output: { type: "string", short: "o" },
+  ...OUTPUT_OPTIONS,
   help: { type: "boolean", short: "h" },
 } as const;
+
+interface ConfigRow {
+  readonly Key: ConfigKey;
+  readonly Value: string;
+  readonly Source: string;
+}
+
+// The value last: a long one (a list, API.Auth.Users) does not push the other columns away.
+const COLUMNS: readonly Column<ConfigRow>[] = [
+  { header: "KEY", cell: (r) => r.Key },
+  { header: "SOURCE", cell: (r) => r.Source },
+  { header: "VALUE", cell: (r) => r.Value },
+];
 
 function configList(args: string[]): number | Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
@@ -23,26 +38,20 @@ function configList(args: string[]): number | Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal config list takes no arguments", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const { config, origins } = loadTracedConfig({
     files: values.config ?? [],
     settings: values.c ?? [],
     env: process.env,
   });
   const shown = redactedConfig(config);
-  const rows = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => ({
+  const rows: ConfigRow[] = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => ({
     Key: key,
     Value: configValueText(key, shown[key]),
     Source: origins[key],
   }));
-  if (format !== "table") return printData(format, rows).then(() => 0);
-  // The value last: a long one (a list, API.Auth.Users) does not push the other columns away.
-  print(
-    formatTable(
-      ["KEY", "SOURCE", "VALUE"],
-      rows.map((r) => [r.Key, r.Source, r.Value]),
-    ),
-  );
+  if (output.format === "json" || output.format === "yaml") return printData(output.format, rows).then(() => 0);
+  print(renderRows(COLUMNS, rows, output));
   return 0;
 }
 

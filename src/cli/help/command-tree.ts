@@ -712,7 +712,10 @@ export const COMMAND_TREE: CommandSpec = {
             "asks a running orchestrator for the configuration it runs with.",
           summary: "the effective configuration, where each value came from, secrets redacted",
           usage: "[options]",
-          options: outputOptionSpecs(PLAIN, "table (default): KEY, SOURCE, VALUE; json and yaml: {Key, Value, Source}"),
+          options: outputOptionSpecs(
+            LIST,
+            "table (default) or csv: KEY, SOURCE, VALUE; json and yaml: a list of {Key, Value, Source}",
+          ),
           shared: ["config"],
           examples: ["shoal config list", "shoal config list -c API.Port=8080 -o yaml"],
         },
