@@ -113,7 +113,9 @@ main(process.argv.slice(2)).then(
     const message = printable((e as Error)?.message ?? String(e), { multiline: true });
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
       const hint = printable(optionHint((e as Error).message), { multiline: true });
-      console.error(`Error: ${message}${hint}\nRun '${e instanceof UsageError ? e.help : "shoal --help"}' for usage.`);
+      // parseArgs' own refusals name no help: the command argv named is the one to read.
+      const help = e instanceof UsageError ? e.help : found ? `${commandLine(found.path)} --help` : "shoal --help";
+      console.error(`Error: ${message}${hint}\nRun '${help}' for usage.`);
       process.exit(2);
     }
     // By name: importing the classes would load the modules this file keeps lazy.
