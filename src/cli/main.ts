@@ -69,7 +69,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(helpText(path));
     return 2;
   }
-  return (await COMMANDS[path[1]!.name]!())(argv.slice(1));
+  const load = Object.hasOwn(COMMANDS, path[1]!.name) ? COMMANDS[path[1]!.name] : undefined;
+  if (load === undefined) throw new Error(`shoal ${path[1]!.name} is in the command tree but not wired in main.ts`);
+  return (await load())(argv.slice(1));
 }
 
 /** The command the words name, or a usage error naming the closest ones when the first unknown word is a typo. */
