@@ -8,7 +8,7 @@ import { configFrom } from "./config-flags.ts";
 import type { TlsTrust } from "./tls-trust.ts";
 import { UsageError } from "./usage-error.ts";
 
-/** The flags every command that calls the REST API takes (see NODE_HELP); the TLS ones are Bacalhau's. */
+/** The flags every command that calls the REST API takes (help/shared-options.ts describes them); TLS: Bacalhau's. */
 export const API_OPTIONS = {
   "api-host": { type: "string" },
   "api-port": { type: "string" },
@@ -21,11 +21,6 @@ export const API_OPTIONS = {
   "api-tls-insecure": { type: "boolean" },
   insecure: { type: "boolean" },
 } as const;
-
-export const API_TLS_HELP = `  --api-tls                talk HTTPS (the default, unless API.TLS.Disable is set); --api-host https://… too
-  --api-tls-ca-cert FILE   trust the CA in FILE (env SHOAL_API_TLS_CACERT; also --ca-cert); this machine's
-                           generated CA (<DataDir>/credentials/tls/ca.crt, or devstack's) is trusted already
-  --insecure               do not check the API's certificate (also --api-tls-insecure); prints a warning`;
 
 export interface ApiFlagValues {
   readonly c?: string[];

@@ -8,10 +8,6 @@ export const AS_OF_OPTIONS = {
   "at-position": { type: "string" },
 } as const;
 
-export const AS_OF_HELP = `  --as-of TIME             the answer as of a past moment (RFC 3339 with its offset: 2026-11-29T10:00:00Z),
-                           folded from the stored events up to it; capacity and heartbeats are not stored
-  --at-position N          the answer as of store position N (the feed's positions); not with --as-of`;
-
 interface AsOfValues {
   readonly "as-of"?: string | undefined;
   readonly "at-position"?: string | undefined;

@@ -10,6 +10,3 @@ export const CONFIG_OPTIONS = {
 export function configFrom(values: { c?: string[]; config?: string[] }, flags: Partial<ShoalConfig> = {}): ShoalConfig {
   return loadConfig({ files: values.config ?? [], settings: values.c ?? [], env: process.env, flags });
 }
-
-export const CONFIG_HELP = `  -c Key=Value         set a config key (repeatable); -c file.yaml loads a YAML file
-  --config FILE        load a YAML config file (repeatable; later files win)`;

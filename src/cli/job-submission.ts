@@ -31,16 +31,6 @@ export const DEFAULT_WAIT_SECONDS = 600;
 /** How `job run` and `docker run` say how the job ended (2: a usage error, as everywhere); its help says so. */
 export const RUN_EXIT = { completed: 0, failed: 1, stopped: 3, stillGoing: 4, interrupted: 130 } as const;
 
-export const RUN_SETTINGS_HELP = `  --wait[=true|false]      wait until the job ends (the default; a service or daemon job: until it runs), its
-                           progress on stderr; --wait=false (or --wait false) returns once it is submitted
-  --id-only                print only the job id (and wait without printing progress)
-  -f, --follow             print the job's output (stdout to stdout, stderr to stderr) until it ends
-  --wait-timeout T         how long to wait: seconds or a duration (90s, 5m); default ${DEFAULT_WAIT_SECONDS}
-                           (--wait-timeout-secs N, Bacalhau's name, works too); with --follow, how long to
-                           wait for the job to start
-Exit status: 0 the job Completed (a service or daemon job: it runs); 1 it Failed, or an error; 3 it was Stopped;
-4 the wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.`;
-
 export function runSettingsFrom(
   values: {
     readonly "id-only"?: boolean;

@@ -1,31 +1,12 @@
 // Only what every command needs is imported here: each command's module (and with it the
 // store, NATS, Fastify, Effect …) is loaded when that command runs, so `shoal --help` and
 // `shoal node list` start fast (test/e2e/cli-compiled.test.ts; npm run bench:cli).
+import { COMMAND_TREE } from "./help/command-tree.ts";
+import { allOptions, commandLine, findCommand, optionSpellings, type FoundCommand } from "./help/find-command.ts";
+import { helpText } from "./help/help-text.ts";
+import { didYouMean } from "./help/suggest.ts";
 import { printable } from "./printable.ts";
 import { UsageError } from "./usage-error.ts";
-
-const HELP = `shoal — event-sourced node management for compute clusters
-
-Usage: shoal <command> [options]
-
-Commands:
-  serve       run the orchestrator (API, node manager, NATS, event store)
-  compute     run a compute node agent
-  devstack    run an orchestrator and N compute nodes in one process
-  node        list, describe, approve, reject, delete nodes; show their history
-  job         run jobs from a file; list, describe, stop them; show their executions and history
-  events      the whole cluster's history, filtered by entity, type, actor and time
-  audit       verify the event log's hash chain and signed checkpoints (audit verify)
-  docker      run a Docker container as a job (docker run)
-  sim         run N virtual compute nodes (real protocol, one connection each) for load tests
-  leaf        write a leaf nats-server's configuration (holds nodes' connections near them), or revoke one
-  nats-operator  make Shoal the operator of an external NATS cluster (its keys and the servers' config)
-  tls         make a CA and certificates for an external NATS cluster and its clients (tls issue)
-  agent       ask the orchestrator about itself: alive, node, version, config
-  config      show the effective configuration and where each value came from (config list)
-  version     print this CLI's version and the orchestrator's
-
-Run 'shoal <command> --help' for a command's options.`;
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -50,10 +31,11 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 /** Failures whose message is the whole story: printed without a stack trace. */
 const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError", "ComputeAgentError"]);
 
+/** The command argv names, for the options a typo is compared with. */
+let found: FoundCommand | undefined;
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  const load = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (load) return (await load())(args);
   switch (command) {
     // The client's version alone, at once: no request, nothing else loaded.
     case "--version": {
@@ -62,14 +44,68 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case undefined:
-    case "help":
     case "-h":
     case "--help":
-      console.log(HELP);
+      console.log(helpText([COMMAND_TREE]));
       return command === undefined ? 2 : 0;
-    default:
-      throw new UsageError(`unknown command "${command}"`);
+    case "help": {
+      const own = args[0] === "-h" || args[0] === "--help";
+      console.log(helpText(known(findCommand(COMMAND_TREE, own ? [command] : args), 0).path));
+      return 0;
+    }
+    case "completion":
+      return completion(args);
   }
+  found = known(findCommand(COMMAND_TREE, argv), 1);
+  const { path, rest } = found;
+  // Help is the tree's, before any command module loads; after `--` the words are a container's command.
+  const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (own.includes("--help") || own.includes("-h")) {
+    console.log(helpText(path));
+    return 0;
+  }
+  // A group without its subcommand is a usage error: its help, where errors go.
+  if (path.at(-1)!.subcommands?.length) {
+    console.error(helpText(path));
+    return 2;
+  }
+  const load = Object.hasOwn(COMMANDS, path[1]!.name) ? COMMANDS[path[1]!.name] : undefined;
+  if (load === undefined) throw new Error(`shoal ${path[1]!.name} is in the command tree but not wired in main.ts`);
+  return (await load())(argv.slice(1));
+}
+
+/** The command the words name, or a usage error naming the closest ones when the first unknown word is a typo. */
+function known(at: FoundCommand, least: number): FoundCommand {
+  const spec = at.path.at(-1)!;
+  const word = at.rest[0];
+  if (word === undefined || (at.path.length > least && (word.startsWith("-") || !spec.subcommands?.length))) return at;
+  const names = (spec.subcommands ?? []).map((s) => s.name);
+  const what = at.path.length === 1 ? "command" : `${commandLine(at.path.slice(1))} command`;
+  const help = at.path.length === 1 ? "shoal --help" : `${commandLine(at.path)} --help`;
+  throw new UsageError(`unknown ${what} "${word}"${didYouMean(word, names)}`, help);
+}
+
+async function completion(args: string[]): Promise<number> {
+  const { bashCompletion, zshCompletion } = await import("./help/completion-script.ts");
+  const [shell, ...extra] = args;
+  if (shell === "-h" || shell === "--help") {
+    console.log(helpText(findCommand(COMMAND_TREE, ["completion"]).path));
+    return 0;
+  }
+  if ((shell !== "bash" && shell !== "zsh") || extra.length > 0)
+    throw new UsageError(
+      `shoal completion takes bash or zsh${shell === undefined ? "" : `, got "${args.join(" ")}"`}`,
+      "shoal completion --help",
+    );
+  process.stdout.write(shell === "bash" ? bashCompletion(COMMAND_TREE) : zshCompletion(COMMAND_TREE));
+  return 0;
+}
+
+/** `Unknown option '--wiat'` from parseArgs, with the command's closest options. */
+function optionHint(message: string): string {
+  const option = /^Unknown option '(-{1,2}[^'=]+)/.exec(message)?.[1];
+  if (option === undefined || found === undefined) return "";
+  return didYouMean(option, allOptions(found.path.at(-1)!).flatMap(optionSpellings));
 }
 
 main(process.argv.slice(2)).then(
@@ -78,7 +114,10 @@ main(process.argv.slice(2)).then(
     // Messages may carry text from the API, a node or the command line: never raw to the terminal.
     const message = printable((e as Error)?.message ?? String(e), { multiline: true });
     if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
-      console.error(`Error: ${message}\nRun '${e instanceof UsageError ? e.help : "shoal --help"}' for usage.`);
+      const hint = printable(optionHint((e as Error).message), { multiline: true });
+      // parseArgs' own refusals name no help: the command argv named is the one to read.
+      const help = e instanceof UsageError ? e.help : found ? `${commandLine(found.path)} --help` : "shoal --help";
+      console.error(`Error: ${message}${hint}\nRun '${help}' for usage.`);
       process.exit(2);
     }
     // By name: importing the classes would load the modules this file keeps lazy.

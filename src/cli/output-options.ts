@@ -68,13 +68,3 @@ export function outputOptions<E extends string = never>(
     header: values["hide-header"] !== true,
   };
 }
-
-/** The help's lines for the output flags; `formats` is the -o line's own text (what json and yaml print). */
-export function outputHelp(formats: string): string {
-  return `  -o, --output FORMAT      ${formats}
-                           wide: the table with more columns and whole ids; csv: RFC 4180 with a header row.
-                           Times: local in tables (TZ), RFC 3339 UTC in csv (and the API's in json and yaml)
-  --wide                   the same as -o wide (with -o csv: the wide columns too)
-  --no-style               a plain table: no borders, no bold (always so when stdout is not a terminal)
-  --hide-header            no header row (table and csv)`;
-}

@@ -12,7 +12,7 @@ describe("shoal tls issue", () => {
   it("refuses bad arguments with what is wrong, and writes nothing", async () => {
     const out = join(tempDir("shoal-tls-cli-"), "tls");
     const cases: [string[], string][] = [
-      [["tls"], 'expected "issue"'],
+      [["tls"], "Usage: shoal tls <command>"],
       [["tls", "issue"], "--out DIR is required"],
       [["tls", "issue", "--out", out, "--server", "nats-1"], "--server: expected NAME=HOST[,HOST...]"],
       [["tls", "issue", "--out", out, "--server", "nats-1=nats 1"], '"nats 1" is neither a DNS name nor an IP'],

@@ -1,5 +1,6 @@
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { commandHelp } from "../help/command-help.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { formatTable } from "../table.ts";
@@ -15,12 +16,8 @@ export interface BuildVersionJson {
 }
 
 interface AgentSubcommand {
-  readonly summary: string;
-  /** What the command prints and needs, under its usage line. */
-  readonly about: string;
   readonly path: string;
   readonly fallback: OutputFormat;
-  readonly examples: readonly string[];
   /** The table, for the commands whose default is one. */
   readonly table?: (body: unknown) => string;
 }
@@ -28,27 +25,16 @@ interface AgentSubcommand {
 /** `shoal agent <subcommand>`, as Bacalhau's `bacalhau agent …`: each reads one of the agent routes. */
 const SUBCOMMANDS: Readonly<Record<string, AgentSubcommand>> = {
   alive: {
-    summary: "whether the orchestrator is alive (exit 1, saying why, when it is not)",
-    about:
-      "Asks GET /api/v1/agent/alive. Prints Status: OK while NATS, JetStream and the event store are usable;\n" +
-      "otherwise the error says which is not, and the exit code is 1. Needs no credentials.",
     path: "/api/v1/agent/alive",
     fallback: "yaml",
-    examples: ["shoal agent alive", "shoal agent alive --api-host https://orchestrator.example:1234 -o json"],
   },
   node: {
-    summary: "the orchestrator's own node info (id, type, labels, version)",
-    about: "Asks GET /api/v1/agent/node (needs read:agent, or anonymous read).",
     path: "/api/v1/agent/node",
     fallback: "yaml",
-    examples: ["shoal agent node", "shoal agent node -o json"],
   },
   version: {
-    summary: "the orchestrator's build version",
-    about: "Asks GET /api/v1/agent/version (needs no credentials). `shoal version` prints this CLI's beside it.",
     path: "/api/v1/agent/version",
     fallback: "table",
-    examples: ["shoal agent version", "shoal agent version -o yaml"],
     table: (body) => {
       const v = body as BuildVersionJson;
       return formatTable(
@@ -58,57 +44,17 @@ const SUBCOMMANDS: Readonly<Record<string, AgentSubcommand>> = {
     },
   },
   config: {
-    summary: "the orchestrator's effective configuration, secrets redacted",
-    about:
-      "Asks GET /api/v1/agent/config (needs read:agent; never anonymous). Prints the configuration the\n" +
-      "orchestrator runs with, by section as Bacalhau's `agent config` does, with its secrets shown as\n" +
-      "<redacted>; secrets aside, the YAML is a config file Shoal reads (--config). `shoal config list`\n" +
-      "shows this machine's configuration and where each value came from, without a server.",
     path: "/api/v1/agent/config",
     fallback: "yaml",
-    examples: ["shoal agent config", "shoal agent config -o json | jq .Orchestrator.NodeManager"],
   },
 };
 
-const OPTIONS = { ...JOB_COMMON_OPTIONS, output: { type: "string", short: "o" } } as const;
-
-export function agentHelp(): string {
-  const lines = Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(8)}  ${s.summary}`);
-  return `Usage: shoal agent <command> [options]
-
-Asks the orchestrator about itself, as Bacalhau's \`bacalhau agent …\`.
-
-Commands:
-${lines.join("\n")}
-
-Run 'shoal agent <command> --help' for a command's options. All take -o/--output and the
-API options (--api-host, --api-port, …).
-
-Examples:
-  shoal agent alive
-  shoal agent config -o json`;
-}
-
-function subcommandHelp(name: string, s: AgentSubcommand): string {
-  const formats = s.table === undefined ? "yaml|json" : "table|yaml|json";
-  return `Usage: shoal agent ${name} [options]
-
-${s.about}
-
-Options:
-  -o, --output ${formats}
-                           output format (default ${s.fallback})
-
-${API_OPTIONS_HELP}
-
-Examples:
-${s.examples.map((e) => `  ${e}`).join("\n")}`;
-}
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, output: { type: "string", short: "o" } } as const;
 
 export async function agentCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(agentHelp());
+    console.log(commandHelp("shoal agent"));
     return sub === undefined ? 2 : 0;
   }
   const subcommand = Object.hasOwn(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
@@ -116,7 +62,7 @@ export async function agentCommand(args: string[]): Promise<number> {
   const helpRef = `shoal agent ${sub} --help`;
   const { values, positionals } = parseCommandArgs(rest, OPTIONS, helpRef);
   if (values.help) {
-    console.log(subcommandHelp(sub, subcommand));
+    console.log(commandHelp(`shoal agent ${sub}`));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`shoal agent ${sub} takes no arguments`, helpRef);

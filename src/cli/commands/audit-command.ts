@@ -1,13 +1,5 @@
 import { UsageError } from "../usage-error.ts";
-
-export const AUDIT_HELP = `Usage: shoal audit <command> [options]
-
-Commands:
-  diff        what changed in the cluster between two moments: nodes and jobs, with who and why
-  verify      walk the event log's hash chain and its signed checkpoints; report the first break
-  membership  per node: when it joined, who approved or rejected it and why, its health time in a window
-
-Run 'shoal audit <command> --help' for its options (docs/audit.md).`;
+import { commandHelp } from "../help/command-help.ts";
 
 export async function auditCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -15,7 +7,7 @@ export async function auditCommand(args: string[]): Promise<number> {
   if (sub === "diff") return (await import("./audit-diff-command.ts")).auditDiffCommand(rest);
   if (sub === "membership") return (await import("./audit-membership-command.ts")).auditMembershipCommand(rest);
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(AUDIT_HELP);
+    console.log(commandHelp("shoal audit"));
     return sub === undefined ? 2 : 0;
   }
   throw new UsageError(`shoal audit: unknown command "${sub}"`, "shoal audit --help");

@@ -1,32 +1,18 @@
 import { parseRfc3339 } from "../../api/events/rfc3339-time.ts";
 import type { AuditChange } from "../../projections/audit-diff/audit-change.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { localTimeOf, timeCell, type Column } from "../column.ts";
 import { print, printData, printError, printRendered } from "../output-format.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal audit diff --help";
 
-export const AUDIT_DIFF_HELP = `Usage: shoal audit diff FROM TO [-o table|wide|json|yaml|csv]
-
-What changed in the cluster between two moments: nodes that joined or were deleted, approved or
-rejected, cordoned or uncordoned, relabelled, drained; jobs submitted, completed, failed or
-stopped; each with when, who and why. FROM and TO are RFC 3339 times with an offset
-(2026-11-29T10:00:00Z) or store positions. A change undone inside the window is listed, and so
-is its undoing, in the order they happened.
-
-Options:
-${outputHelp(`table (default): the node changes, then the job changes, one line each (TIME ENTITY
-                           CHANGE BY REASON; wide: with the store position); csv: one list, KIND (node or
-                           job) first; json and yaml print the API's answer`)}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS } as const;
 
 interface DiffBody {
   readonly From: { readonly Position: number; readonly Time?: string };
@@ -82,7 +68,7 @@ const said = (m: DiffBody["From"]) =>
 export async function auditDiffCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(AUDIT_DIFF_HELP);
+    console.log(commandHelp("shoal audit diff"));
     return 0;
   }
   if (positionals.length !== 2)

@@ -1,36 +1,18 @@
 import type { NodeMembershipAudit } from "../../projections/audit-membership/membership-ledger.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { localTimeOf, timeCell, type Column } from "../column.ts";
 import { print } from "../output-format.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal audit membership --help";
 
-export const AUDIT_MEMBERSHIP_HELP = `Usage: shoal audit membership [options]
-
-Per node, from the stored events alone: when it joined (its first join request), its membership at
-the end of the window and who made the latest change and why, and how long it was HEALTHY,
-UNHEALTHY and UNKNOWN inside the window (docs/audit.md, Membership over a window).
-
-Options:
-  --since T                start of the window, RFC 3339 with an offset (default: the first event)
-  --until T                end of the window, not later than now (default: now)
-  --node ID                a node's id or a unique prefix; may repeat (default: every node
-                           registered at some moment of the window)
-  --limit N                nodes per page when no --node is given (default 100, at most 1000)
-  --next-token T           the page after the one that printed T
-${outputHelp(`table (default): NODE JOINED MEMBERSHIP BY REASON HEALTHY UNHEALTHY UNKNOWN, under
-                           the window (wide: with the number of membership changes); csv the same rows;
-                           json and yaml print the API's answer, with every change`)}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   since: { type: "string" },
@@ -73,7 +55,7 @@ interface MembershipPage {
 export async function auditMembershipCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(AUDIT_MEMBERSHIP_HELP);
+    console.log(commandHelp("shoal audit membership"));
     return 0;
   }
   if (positionals.length > 0)

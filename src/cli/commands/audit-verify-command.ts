@@ -11,39 +11,21 @@ import {
 } from "../../events/chain/verify-chain.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { ApiClient } from "../api-client.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printable } from "../printable.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal audit verify --help";
 
-export const AUDIT_VERIFY_HELP = `Usage: shoal audit verify [--from P] [--to P] [--checkpoint FILE]... [--key PUB]... [--store PATH | API options]
+// No --output: the report is lines of text (the API's other commands take one).
+const { output: _output, ...COMMON } = JOB_COMMON_OPTIONS;
 
-Walks the event log in store order, recomputes every event's link from its stored bytes and the
-link before it, checks every signed checkpoint against the log, and reports the first break: the
-position, the event (stream@revision), and what differs (an event edited, rows deleted or
-reordered, a link edited, a checkpoint that does not match). Exits 1 on a break, 0 when the chain
-holds. The verdict is worked out here, on this machine: the orchestrator only hands over its rows.
-
-Options:
-  --from P                 start at position P, trusting the link stored before it (default: the first event)
-  --to P                   stop after position P (default: the newest event)
-  --checkpoint FILE        checkpoints saved outside Shoal (JSON as published on shoal.audit.checkpoints:
-                           one object, an array, or one a line); may repeat. Checked as well as the
-                           checkpoints the store holds
-  --key PUB                an audit public key to trust (base64url, as in a checkpoint's publicKey); may
-                           repeat. With any, a checkpoint signed by another key is a break
-  --store PATH             read this SQLite store file directly (read-only; the orchestrator may be stopped)
-                           instead of the API
-  --quiet                  no progress lines
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
-  ...JOB_COMMON_OPTIONS,
+export const OPTIONS = {
+  ...COMMON,
   from: { type: "string" },
   to: { type: "string" },
   checkpoint: { type: "string", multiple: true },
@@ -145,7 +127,7 @@ function describe(v: ChainVerdict): string {
 export async function auditVerifyCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(AUDIT_VERIFY_HELP);
+    console.log(commandHelp("shoal audit verify"));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, HELP_REF);

@@ -16,24 +16,12 @@ import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
 import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { confinementFromConfig } from "../confinement-from-config.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
-
-export const COMPUTE_HELP = `Usage: shoal compute [--node-id ID] [--labels k=v,...] [options]
-
-Runs a compute node agent that registers with the orchestrator(s) in Compute.Orchestrators,
-heartbeats every Compute.Heartbeat.Interval and reports its info and resources.
-
-Options:
-  --node-id ID         node id (default: NodeID config, else generated once and kept in DataDir)
-  --labels k=v,...     labels of this node (added to the Labels config key)
-  --show-key           print this node's public key (creating the key if needed) and the NATS
-                       authorization entry an external NATS needs for it, then exit
-${CONFIG_HELP}
-  -h, --help           show this help`;
+import { commandHelp } from "../help/command-help.ts";
 
 /** `localDataDirs`: the DataDirs of orchestrators on this machine, whose generated CA the node trusts for NATS. */
 export function computeAgentFromConfig(
@@ -108,20 +96,23 @@ function nodeKeyInstructions(nodeId: string, dataDir: string): string {
   ].join("\n");
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  "node-id": { type: "string" },
+  labels: { type: "string" },
+  "show-key": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function computeCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: {
-      ...CONFIG_OPTIONS,
-      "node-id": { type: "string" },
-      labels: { type: "string" },
-      "show-key": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(COMPUTE_HELP);
+    console.log(commandHelp("shoal compute"));
     return 0;
   }
   const nodeIdFlag = values["node-id"];

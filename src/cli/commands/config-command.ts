@@ -1,74 +1,57 @@
 import { CONFIG_KEYS, configValueText, type ConfigKey } from "../../config/keys.ts";
 import { loadTracedConfig } from "../../config/load-config.ts";
 import { redactedConfig } from "../../config/redacted-config.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS } from "../config-flags.ts";
-import { outputFormat, print, printData } from "../output-format.ts";
+import type { Column } from "../column.ts";
+import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { print, printData } from "../output-format.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
-import { formatTable } from "../table.ts";
+import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal config list --help";
 
-export const CONFIG_COMMAND_HELP = `Usage: shoal config <command> [options]
-
-Commands:
-  list        the effective configuration, where each value came from, secrets redacted
-
-Run 'shoal config list --help' for its options.`;
-
-export const CONFIG_LIST_HELP = `Usage: shoal config list [options]
-
-Prints every config key with the value this machine's \`shoal\` commands would use, and where it came
-from: default, file PATH (--config, -c file.yaml), env SHOAL_… (an environment variable), flag -c
-(-c Key=Value). Higher sources win: flags, then the environment, then files (later files win),
-then defaults. Secrets (join tokens, NATS passwords and tokens, API.Auth.Users' passwords and API
-keys, credentials written into URLs) show as <redacted>. Needs no server: \`shoal agent config\`
-asks a running orchestrator for the configuration it runs with.
-
-Options:
-${CONFIG_HELP}
-  -o, --output table|json|yaml
-                       table (default): KEY, SOURCE, VALUE; json and yaml: a list of {Key, Value,
-                       Source}, the values written as -c Key=Value takes them
-
-Examples:
-  shoal config list
-  shoal config list --config prod.yaml -c Orchestrator.NodeManager.ManualApproval=true
-  SHOAL_API_PORT=2000 shoal config list -o json`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
-  output: { type: "string", short: "o" },
+  ...OUTPUT_OPTIONS,
   help: { type: "boolean", short: "h" },
 } as const;
+
+interface ConfigRow {
+  readonly Key: ConfigKey;
+  readonly Value: string;
+  readonly Source: string;
+}
+
+// The value last: a long one (a list, API.Auth.Users) does not push the other columns away.
+const COLUMNS: readonly Column<ConfigRow>[] = [
+  { header: "KEY", cell: (r) => r.Key },
+  { header: "SOURCE", cell: (r) => r.Source },
+  { header: "VALUE", cell: (r) => r.Value },
+];
 
 function configList(args: string[]): number | Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(CONFIG_LIST_HELP);
+    console.log(commandHelp("shoal config list"));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal config list takes no arguments", HELP_REF);
-  const format = outputFormat(values.output, "table", HELP_REF);
+  const output = outputOptions(values, { fallback: "table", help: HELP_REF });
   const { config, origins } = loadTracedConfig({
     files: values.config ?? [],
     settings: values.c ?? [],
     env: process.env,
   });
   const shown = redactedConfig(config);
-  const rows = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => ({
+  const rows: ConfigRow[] = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => ({
     Key: key,
     Value: configValueText(key, shown[key]),
     Source: origins[key],
   }));
-  if (format !== "table") return printData(format, rows).then(() => 0);
-  // The value last: a long one (a list, API.Auth.Users) does not push the other columns away.
-  print(
-    formatTable(
-      ["KEY", "SOURCE", "VALUE"],
-      rows.map((r) => [r.Key, r.Source, r.Value]),
-    ),
-  );
+  if (output.format === "json" || output.format === "yaml") return printData(output.format, rows).then(() => 0);
+  print(renderRows(COLUMNS, rows, output));
   return 0;
 }
 
@@ -76,7 +59,7 @@ export async function configCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "list") return configList(rest);
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(CONFIG_COMMAND_HELP);
+    console.log(commandHelp("shoal config"));
     return sub === undefined ? 2 : 0;
   }
   throw new UsageError(`shoal config: unknown command "${sub}"`, "shoal config --help");

@@ -3,32 +3,28 @@ import { parseArgs } from "node:util";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { redactUrl } from "../../security/redact-url.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
 import { TOUR_IMAGE, prepareDockerForDevstack } from "./devstack-docker.ts";
 import { adminKeyLine, apiCaLine, joinInstructions, reloadTlsOnHangUp, waitForSignal } from "./serve-command.ts";
+import { commandHelp } from "../help/command-help.ts";
 
-export const DEVSTACK_HELP = `Usage: shoal devstack [--compute N] [options]
-
-Starts an orchestrator (node-0) and N compute nodes (node-1 … node-N) in one process,
-on the embedded defaults: SQLite in DataDir, a nats-server child, the API on API.Port.
-The compute nodes run jobs in Docker: it checks that an engine answers and builds the
-README's tour image (${TOUR_IMAGE}, from busybox-static) when it is missing.
-
-Options:
-  --compute N          number of compute nodes (default 3)
-${CONFIG_HELP}
-  -h, --help           show this help`;
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  compute: { type: "string", default: "3" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function devstackCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CONFIG_OPTIONS, compute: { type: "string", default: "3" }, help: { type: "boolean", short: "h" } },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(DEVSTACK_HELP);
+    console.log(commandHelp("shoal devstack"));
     return 0;
   }
   const count = Number(values.compute);

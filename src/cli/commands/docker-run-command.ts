@@ -1,54 +1,18 @@
 import { NETWORK_TYPES } from "../../events/catalog/network-types.ts";
 import { parseLabelSelector, type Requirement } from "../../labels/label-selector.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { RUN_SETTINGS_HELP, RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { secondsFlag, wholeNumberFlag } from "../number-flag.ts";
 import { printData } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { takeBooleanFlag } from "../take-boolean-flag.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal docker run --help";
 
-export const DOCKER_HELP = `Usage: shoal docker run [options] IMAGE [-- COMMAND [ARG…]]
-
-Runs a Docker container as a job: builds a batch job (Bacalhau's models.Job, as \`bacalhau docker
-run\` builds it) from the flags and submits it. Everything after IMAGE is the container's command;
-put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').
-
-Job:
-  --name NAME              the job's name (default: its id)
-  --namespace NS           the job's namespace (default: default)
-  --priority N             the job's priority
-  --count N                how many executions (replicas) to run, each on its own node (default 1)
-  --target any|all         any: a batch job (default); all: an ops job, one execution on every matching node
-  -l, --labels K=V         the job's labels (repeat, or comma-separate: -l env=prod,team=a)
-  --constraints SELECTOR   run only on nodes whose labels match (Kubernetes selector: zone=a,gpu in (1,2),!spot);
-                           --constraint works too; repeats are ANDed
-
-Task:
-  --cpu C                  CPU (cores such as 0.5, or millicores such as 500m)
-  --memory M               memory (512Mb, 1Gi, …)
-  --disk D                 disk (1Gb, …)
-  --gpu N                  GPUs
-  --network TYPE           ${NETWORK_TYPES.map((t) => t.toLowerCase()).join(", ")} (default: the node's choice)
-  --domain D               a domain the HTTP network may reach (repeat)
-  --timeout T              the job's total timeout: seconds or a duration (90s, 5m) (Bacalhau's TotalTimeout)
-  --execution-timeout T    each execution's timeout
-  --queue-timeout T        how long the job may wait for a node (default 0: it fails at once if none can take it)
-  -e, --env K=V            an environment variable of the container (repeat)
-  --entrypoint CMD         override the image's entrypoint (repeat, or comma-separate: --entrypoint sh,-c)
-  -w, --workdir DIR        the container's working directory (absolute)
-  --task-name NAME         the task's name (default main)
-
-Run:
-  --dry-run                print the job (YAML) instead of submitting it; \`> job.yaml\` then \`shoal job run job.yaml\`
-${RUN_SETTINGS_HELP}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...RUN_SETTINGS_OPTIONS,
   name: { type: "string" },
@@ -212,14 +176,14 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
 export async function dockerCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(DOCKER_HELP);
+    console.log(commandHelp("shoal docker run"));
     return sub === undefined ? 2 : 0;
   }
   if (sub !== "run") throw new UsageError(`unknown docker command "${sub}": shoal docker has one, run`, HELP_REF);
   const { args: runArgs, value: wait } = takeBooleanFlag(rest, "wait", HELP_REF);
   const { values, positionals } = parseCommandArgs(runArgs, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(DOCKER_HELP);
+    console.log(commandHelp("shoal docker run"));
     return 0;
   }
   if (values.output !== undefined)

@@ -1,49 +1,22 @@
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { ndjsonLines, openNdjson } from "../ndjson-request.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { timeCell, type Column } from "../column.ts";
 import { formatCsv } from "../csv.ts";
 import { eventActor, eventReason } from "../event-actor.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions, type OutputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions, type OutputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { printable } from "../printable.ts";
 import { rowTexts, shownColumns } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal events --help";
 
-export const EVENTS_HELP = `Usage: shoal events [options]
-
-The history of the whole cluster: every stored event of every node, job and execution, oldest
-first, with who caused it and why. Filters combine (all must hold); a filter given several values
-(repeated, or as a comma list) takes any of them.
-
-Filters:
-  --category C             node, job, execution or workflow (default: node, job and execution)
-  --entity ID              a node's, job's or execution's id (exact); at most 10
-  --type T                 an event type: NodeApproved, JobStopped, ... (docs/events.md); at most 20
-  --actor A                who caused it, type[:id]: operator:alice, node:n-1, system, workflow:jobs; at most 10
-  --since T                at or after T, an RFC 3339 time with an offset (2026-11-29T10:00:00Z)
-  --until T                at or before T
-  --after P                after store position P
-
-Options:
-  --limit N                events per page (default 100, at most 1000)
-  --next-token T           the page after the one that printed T
-${outputHelp(`table (default): TIME ENTITY EVENT BY REASON, one line each (wide: with the position,
-                           the revision and the event id first); csv the same; json and yaml print the page
-                           ({Items, NextToken}); ndjson prints every event of the selection, one JSON object a
-                           line, without pages (no --limit)`)}
-  -f, --follow             print the events as they are stored, until Ctrl-C: from the newest
-                           (or after --after P: the stored ones first); a dropped connection is
-                           made again, resuming after the last event printed (table, wide, csv or ndjson)
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   category: { type: "string", multiple: true },
@@ -86,7 +59,7 @@ const write = (text: string): Promise<void> =>
 export async function eventsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(EVENTS_HELP);
+    console.log(commandHelp("shoal events"));
     return 0;
   }
   if (positionals.length > 0)

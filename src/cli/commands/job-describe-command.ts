@@ -1,36 +1,24 @@
 import type { ExecutionJson, JobJson, JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
+import { AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { timeCell, type Column } from "../column.ts";
 import { computeStateName, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { localTime } from "../local-time.ts";
 import { printData, printRendered } from "../output-format.ts";
 import { printable } from "../printable.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions, type OutputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions, type OutputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { renderRows } from "../render-rows.ts";
 import { EXECUTION_SUMMARY_COLUMNS } from "./job-executions-command.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job describe --help";
 /** The most the API includes of each list: a job's whole story in one read. */
 const INCLUDED = 1000;
 
-export const JOB_DESCRIBE_HELP = `Usage: shoal job describe <job-id> [options]
-
-Shows a job with its executions and history.
-
-Options:
-${outputHelp(`yaml (default), json, table or wide: yaml and json print {Job, Executions, History} as
-                           the API returns them; table prints Bacalhau's summary: the job, its executions by
-                           state, the job's history, the executions, each one's history (each entry with who
-                           caused it), and their output`)}
-${AS_OF_HELP}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
 
 interface Described {
   readonly Job: JobJson;
@@ -119,7 +107,7 @@ export function describeText(res: Described, options: TableOptions = PLAIN): str
 export async function jobDescribeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_DESCRIBE_HELP);
+    console.log(commandHelp("shoal job describe"));
     return 0;
   }
   const id = oneJobId(positionals, "describe", HELP_REF);

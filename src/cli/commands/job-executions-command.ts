@@ -2,34 +2,20 @@ import type { ExecutionJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { Column } from "../column.ts";
 import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId } from "../job-cells.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { listOrder, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job executions --help";
 /** Bacalhau's `job executions` page size. */
 const DEFAULT_LIMIT = 20;
 
-export const JOB_EXECUTIONS_HELP = `Usage: shoal job executions <job-id> [options]
-
-Lists a job's executions (Bacalhau's columns: created, modified, id, job version, node id,
-revision, state, desired state).
-
-Options:
-  --limit N                executions per page (default ${DEFAULT_LIMIT})
-  --next-token T           the page after the one that printed T
-  --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
-  --order-reversed         last first; --reverse works too
-${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the executions
-                           (Bacalhau's models.Execution)`)}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   limit: { type: "string" },
@@ -67,7 +53,7 @@ export const EXECUTION_SUMMARY_COLUMNS: readonly Column<ExecutionJson>[] = [
 export async function jobExecutionsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_EXECUTIONS_HELP);
+    console.log(commandHelp("shoal job executions"));
     return 0;
   }
   const id = oneJobId(positionals, "executions", HELP_REF);

@@ -2,35 +2,19 @@ import type { JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { timeCell, type Column } from "../column.ts";
 import { historyActor, historyEventText, shortId } from "../job-cells.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job history --help";
 const EVENT_TYPES = ["all", "job", "execution"] as const;
 
-export const JOB_HISTORY_HELP = `Usage: shoal job history <job-id> [options]
-
-A job's and its executions' history, oldest first (Bacalhau's columns: time, level, job version,
-execution id, topic, event) and BY: who caused each entry (operator:<user>, node:<id> or
-system:<part>).
-
-Options:
-  --event-type TYPE        all (default), job or execution
-  --execution-id ID        only this execution's entries
-  --since T                only entries at or after T: Unix seconds or an ISO 8601 time (2026-11-23T10:00:00Z)
-  --limit N                entries per page (default 100)
-  --next-token T           the page after the one that printed T
-${outputHelp(`table (default), wide, json, yaml or csv; json and yaml print the entries
-                           (Bacalhau's models.JobHistory)`)}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   "event-type": { type: "string" },
@@ -63,7 +47,7 @@ function sinceSeconds(text: string): number {
 export async function jobHistoryCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_HISTORY_HELP);
+    console.log(commandHelp("shoal job history"));
     return 0;
   }
   const id = oneJobId(positionals, "history", HELP_REF);

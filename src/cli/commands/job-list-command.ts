@@ -1,39 +1,22 @@
 import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
+import { AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import type { Column } from "../column.ts";
 import { nanosToDate, shortId } from "../job-cells.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { listOrder, ORDER_BY, ORDER_OPTIONS } from "../list-order.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { listOrder, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job list --help";
 /** Bacalhau's `job list` page size. */
 const DEFAULT_LIMIT = 10;
 
-export const JOB_LIST_HELP = `Usage: shoal job list [options]
-
-Lists jobs, oldest first (Bacalhau's columns: created, id, name, engine, type, state).
-
-Options:
-  --labels SELECTOR        only jobs whose labels match (Kubernetes selector: env=prod,zone in (a,b)); may repeat
-  --namespace NS           only jobs of this namespace (default: every namespace)
-  --limit N                jobs per page (default ${DEFAULT_LIMIT})
-  --next-token T           the page after the one that printed T
-  --order-by FIELD         ${ORDER_BY.join(", ")} (default created_at)
-  --order-reversed         newest (or last) first; --reverse works too
-${outputHelp("table (default), wide, json, yaml or csv; json and yaml print the jobs (Bacalhau's models.Job)")}
-${AS_OF_HELP}
-  -w, --watch              print the list again whenever a job or execution event is stored, until
-                           Ctrl-C (table or wide only; needs the read:history capability)
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   labels: { type: "string", multiple: true },
@@ -61,7 +44,7 @@ export const JOB_COLUMNS: readonly Column<JobJson>[] = [
 export async function jobListCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_LIST_HELP);
+    console.log(commandHelp("shoal job list"));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError("shoal job list takes no arguments", HELP_REF);

@@ -4,24 +4,9 @@ import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { printJobLogs } from "../print-job-logs.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
-export const JOB_LOGS_HELP = `Usage: shoal job logs <job-id> [options]
-
-Prints a job's output, line by line: stdout to stdout, stderr to stderr. The job's latest
-execution unless --execution-id names another. Without --follow: what it wrote so far (a finished
-execution: what its node reported); with it, lines as they come, until the execution ends.
-Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as
-\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.
-
-Options:
-  -e, --execution-id ID    read this execution of the job
-  -t, --tail N             only the last N lines so far (0: only what comes from now on)
-  -f, --follow             keep printing until the execution ends
-  --raw                    write the output as the job wrote it, control characters and all
-  --api-host, --api-port, --api-key, --username, --password, --api-tls, --api-tls-ca-cert, --insecure
-                           as for \`shoal node\``;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   ...API_OPTIONS,
   "execution-id": { type: "string", short: "e" },
@@ -42,7 +27,7 @@ const OPTIONS = {
 export async function jobLogsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   if (values.help) {
-    console.log(JOB_LOGS_HELP);
+    console.log(commandHelp("shoal job logs"));
     return 0;
   }
   const jobId = oneJobId(positionals, "logs");

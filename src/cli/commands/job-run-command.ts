@@ -1,32 +1,15 @@
 import { readFileSync } from "node:fs";
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
-import { RUN_SETTINGS_HELP, RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { takeBooleanFlag } from "../take-boolean-flag.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job run --help";
 
-export const JOB_RUN_HELP = `Usage: shoal job run <file> [options]
-
-Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.
-A document holding the job under a top-level Job key (what \`shoal job describe --output yaml\`
-prints) is read as that job. The server checks the job; an invalid one is refused with every
-problem named, and nothing is stored. Then it waits for the job to end, its progress on stderr,
-and exits with a status that says how it ended (--wait=false: it returns at once).
-
-Examples:
-  shoal job run job.yaml                  # wait for the end; exit 0 when it Completed
-  shoal job run job.yaml --wait=false     # print the id and return
-  shoal job run job.yaml --follow         # print its output as it comes
-
-Options:
-${RUN_SETTINGS_HELP}
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
 
 function readJobText(file: string): string {
   try {
@@ -79,7 +62,7 @@ export async function jobRunCommand(args: string[]): Promise<number> {
   const { args: rest, value: wait } = takeBooleanFlag(args, "wait", HELP_REF);
   const { values, positionals } = parseCommandArgs(rest, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_RUN_HELP);
+    console.log(commandHelp("shoal job run"));
     return 0;
   }
   if (positionals.length !== 1)

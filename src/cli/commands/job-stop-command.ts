@@ -1,33 +1,22 @@
 import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { TERMINAL_JOB_STATES } from "../job-cells.ts";
-import { API_OPTIONS_HELP, JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { outputFormat, print, printData, printError } from "../output-format.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job stop --help";
 /** Bacalhau's CLI sends this reason. */
 const DEFAULT_REASON = "Stopped at user request";
 
-export const JOB_STOP_HELP = `Usage: shoal job stop <job-id> [options]
-
-Stops a job: it becomes Stopped and its executions are cancelled on their nodes. A job that has
-already ended (Completed, Failed, Stopped) is not stopped: an error, as with Bacalhau.
-
-Options:
-  --reason TEXT            why, recorded in the job's state and history (default "${DEFAULT_REASON}")
-  --quiet                  print nothing (the exit code says how it went)
-  --output table|json|yaml table (default): Bacalhau's messages; json and yaml print the API's answer
-
-${API_OPTIONS_HELP}`;
-
-const OPTIONS = { ...JOB_COMMON_OPTIONS, reason: { type: "string" }, quiet: { type: "boolean" } } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, reason: { type: "string" }, quiet: { type: "boolean" } } as const;
 
 export async function jobStopCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
-    console.log(JOB_STOP_HELP);
+    console.log(commandHelp("shoal job stop"));
     return 0;
   }
   const id = oneJobId(positionals, "stop", HELP_REF);

@@ -4,52 +4,31 @@ import { parseArgs } from "node:util";
 import { currentNatsOperator } from "../../orchestrator/nats-credentials.ts";
 import { hubTlsForLeaves } from "../../orchestrator/nats-tls.ts";
 import { leafDirPath, writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
-export const LEAF_HELP = `Usage: shoal leaf config --out DIR [--leaf-dir PATH] [--hub URL] [--listen HOST:PORT] [--name NAME] [options]
-
-Writes a ready-to-run leaf nats-server configuration (leaf.conf) and its two credentials files
-into DIR, for a nats-server near the compute nodes that holds their connections and connects to
-the orchestrator's own nats-server (Orchestrator.NATS.LeafNodes.Port). Run it beside the
-orchestrator, with its DataDir: the configuration carries the NATS operator and the account as
-they stand now, revocations included. Start the leaf with: nats-server -c DIR/leaf.conf
-(docs/operations.md, Leaf servers).
-
-Options:
-  --out DIR            where to write leaf.conf, leaf-shoal.creds, leaf-system.creds and, when the
-                       hub serves TLS, its CA hub-ca.crt (made 0700; a shared directory such as /tmp
-                       is refused)
-  --leaf-dir PATH      the absolute path the files will have on the leaf's machine, which
-                       leaf.conf names (default: DIR as given here)
-  --hub URL            the orchestrator's leafnode URL as the leaf reaches it
-                       (default nats-leaf://<Orchestrator.Host>:<Orchestrator.NATS.LeafNodes.Port>;
-                       required when Orchestrator.Host is a wildcard address such as 0.0.0.0)
-  --listen HOST:PORT   where the leaf accepts compute nodes (default 0.0.0.0:4222)
-  --name NAME          the leaf's server name
-${CONFIG_HELP}
-  -h, --help           show this help
-
-shoal leaf revoke --dir DIR cuts a leaf off the orchestrator (shoal leaf revoke --help).`;
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  out: { type: "string" },
+  "leaf-dir": { type: "string" },
+  hub: { type: "string" },
+  listen: { type: "string" },
+  name: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function leafCommand(args: string[]): Promise<number> {
   if (args[0] === "revoke") return (await import("./leaf-revoke-command.ts")).leafRevokeCommand(args);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      out: { type: "string" },
-      "leaf-dir": { type: "string" },
-      hub: { type: "string" },
-      listen: { type: "string" },
-      name: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(LEAF_HELP);
+    console.log(commandHelp("shoal leaf config"));
     return 0;
   }
   if (positionals.length !== 1 || positionals[0] !== "config")

@@ -4,25 +4,10 @@ import { parseArgs } from "node:util";
 import { LEAF_SYSTEM_USER, LEAF_USER } from "../../transport/nats-auth/nats-roles.ts";
 import { decodeJwt } from "../../transport/nats-jwt/nats-jwt.ts";
 import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS } from "../config-flags.ts";
+import { CONFIG_OPTIONS } from "../config-flags.ts";
 import { printable } from "../printable.ts";
 import { UsageError } from "../usage-error.ts";
-
-export const LEAF_REVOKE_HELP = `Usage: shoal leaf revoke (--dir DIR | --creds FILE | --key KEY)... [options]
-
-Cuts a leaf server off the orchestrator: its login to the hub (the key of its leaf-shoal.creds)
-is revoked in the account JWT, which the orchestrator pushes to its nats-server and every leaf,
-as it does for rejected nodes. The hub drops the leaf at once and refuses it from then on, so
-its nodes can no longer reach the orchestrator; other leaves are not affected. To bring the
-machine back, write it a new configuration (shoal leaf config). Needs write:node on the API.
-
-Options:
-  --dir DIR            a directory shoal leaf config wrote (its leaf-shoal.creds)
-  --creds FILE         a leaf's leaf-shoal.creds
-  --key KEY            the public key of a leaf's login (U…), when its files are gone
-  --api-host, --api-port, --api-key, --username, --password, --api-tls, --api-tls-ca-cert, --insecure   as for shoal node
-${CONFIG_HELP}
-  -h, --help           show this help`;
+import { commandHelp } from "../help/command-help.ts";
 
 const USER_KEY = /^U[A-Z2-7]{55}$/;
 
@@ -49,22 +34,25 @@ function leafKeyIn(file: string): string {
   return claims.sub;
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  ...API_OPTIONS,
+  dir: { type: "string", multiple: true },
+  creds: { type: "string", multiple: true },
+  key: { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function leafRevokeCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      ...API_OPTIONS,
-      dir: { type: "string", multiple: true },
-      creds: { type: "string", multiple: true },
-      key: { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(LEAF_REVOKE_HELP);
+    console.log(commandHelp("shoal leaf revoke"));
     return 0;
   }
   if (positionals.length !== 1 || positionals[0] !== "revoke")

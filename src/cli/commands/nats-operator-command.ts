@@ -1,40 +1,27 @@
 import { parseArgs } from "node:util";
 import { writeNatsOperatorFiles } from "../../orchestrator/nats-operator-files.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
-export const NATS_OPERATOR_HELP = `Usage: shoal nats-operator --dir DIR [--conf-out FILE] [--resolver-dir PATH] [options]
-
-Makes Shoal the operator of an external NATS cluster (docs/security.md, Shoal as the operator of an
-external NATS). Writes into DIR the NATS operator keys (once; a later run keeps them), and beside DIR
-nats-operator.conf, which every server of the cluster includes: the operator, the system account,
-a full account resolver and the Shoal account of the join token (Orchestrator.Auth.Token, as the
-orchestrators have it). Copy DIR to every orchestrator and set Orchestrator.NATS.OperatorDir to it.
-
-Options:
-  --dir DIR            where to keep the keys (made 0700)
-  --conf-out FILE      where to write the servers' configuration (default: nats-operator.conf in
-                       DIR's parent directory; no secret in it)
-  --resolver-dir PATH  where each server keeps the account JWTs (default: jwt, under the server's
-                       working directory)
-${CONFIG_HELP}
-  -h, --help           show this help`;
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  dir: { type: "string" },
+  "resolver-dir": { type: "string" },
+  "conf-out": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function natsOperatorCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      ...CONFIG_OPTIONS,
-      dir: { type: "string" },
-      "resolver-dir": { type: "string" },
-      "conf-out": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(NATS_OPERATOR_HELP);
+    console.log(commandHelp("shoal nats-operator"));
     return 0;
   }
   if (positionals.length > 0)

@@ -3,68 +3,20 @@ import { parseDuration } from "../../config/duration.ts";
 import type { NodeState } from "../../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../../projections/cluster-event.ts";
 import type { ApiClient } from "../api-client.ts";
-import { API_OPTIONS, API_TLS_HELP, apiClientFrom } from "../api-client-from-flags.ts";
-import { AS_OF_HELP, AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
+import { API_OPTIONS, apiClientFrom } from "../api-client-from-flags.ts";
+import { AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { CONFIG_OPTIONS } from "../config-flags.ts";
-import { NODE_COLUMN_GROUPS, NODE_HISTORY_COLUMNS, nodeColumns } from "../node-columns.ts";
+import { NODE_HISTORY_COLUMNS, nodeColumns } from "../node-columns.ts";
 import { outputFormat, print, printData, type OutputFormat } from "../output-format.ts";
-import { OUTPUT_OPTIONS, outputHelp, outputOptions } from "../output-options.ts";
+import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { printPage } from "../print-page.ts";
 import { printable } from "../printable.ts";
 import { actOnSelection, SELECTABLE_COMMANDS } from "../node-selection.ts";
 import { renderRows } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
+import { commandHelp } from "../help/command-help.ts";
 
-export const NODE_HELP = `Usage: shoal node <command> [options]
-
-Commands:
-  list                     list nodes
-  describe <id>            show one node (id or unique prefix)
-  approve <id>             approve a PENDING or REJECTED node
-  reject <id> [-m reason]  reject a PENDING or APPROVED node
-  delete <id>              remove a node (its history stays)
-  cordon <id> [--reason R] no new placements on the node; its work runs on
-  uncordon <id> [--reason R]
-                           the node takes placements again
-  label <id> [k=v ...] [--remove k ...] [--reset k ...] [--reason R]
-                           set labels over the node's own; --remove hides a label (the node's
-                           own too); --reset drops an override so the node's own value shows again
-  preauthorize <id> [--public-key KEY] [--reason R]
-                           let a node that does not exist yet join APPROVED under manual approval
-                           (only with its NATS public key KEY, when given); --revoke withdraws it
-  drain <id>               take no new work; move batch and service work elsewhere, let ops work
-                           finish, stop daemon work at the end; what is left at the deadline is stopped
-  drain <id> --disable     end a drain under way, or let a drained node take work again
-  drain <id> --monitor     (or --wait: silently) follow the drain to its end; exit 0 drained, 3 its deadline passed
-                           with work left, 4 undrained first; a drain already there is followed, not restarted
-  approve|cordon|uncordon|drain|label -l SELECTOR [--yes]
-                           act on every node the selector matches (as list's --labels): prints them and the plan,
-                           asks on a terminal unless --yes (-y; without a terminal --yes is required), then each
-                           node's result; exit 1 if any failed
-  history <id>             every event of a node, oldest first
-
-Options:
-  --api-host HOST          API host (env SHOAL_API_HOST; default 127.0.0.1)
-  --api-port PORT          API port (env SHOAL_API_PORT; default 1234)
-  --api-key KEY            API key (env SHOAL_API_KEY)
-  --username USER          Basic auth user (env SHOAL_API_USERNAME); with --password (env SHOAL_API_PASSWORD)
-                           Without these: the admin key \`serve\` keeps in <DataDir>/credentials/api-admin-key
-                           (or <DataDir>/devstack/credentials/… for \`devstack\`) when this machine has one,
-                           sent only when --api-host is this machine (127.0.0.0/8, ::1, localhost)
-${API_TLS_HELP}
-${outputHelp("table (default; describe: yaml), wide, json, yaml or csv; the actions: table, json or yaml")}
-  list, describe: --show GROUPS  column groups, a comma list: ${Object.keys(NODE_COLUMN_GROUPS).join(", ")}
-                           (default labels,capacity; wide: all; --show '' none)
-  list: --filter-approval pending|approved|rejected  --filter-status healthy|unhealthy|unknown|connected|disconnected
-        --filter-cordoned true|false  --filter-drain draining|drained|expired|none  --labels SELECTOR  --limit N  --next-token T  --order-by id|type|approval|status|available_cpu|...  --order-reversed
-        -w, --watch (print the list again whenever a node event is stored, until Ctrl-C; needs read:history)
-  list, describe:
-${AS_OF_HELP}
-  history: --limit N  --next-token T
-  drain: --deadline DURATION (Go duration, default 1h)  --keep-daemon (leave daemon work running)  --disable
-  -m, --message TEXT       reason, recorded in the node's history (every action); --reason is the same`;
-
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   ...API_OPTIONS,
   ...OUTPUT_OPTIONS,
@@ -231,12 +183,12 @@ function one(positionals: string[], command: string): string {
 export async function nodeCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
-    console.log(NODE_HELP);
+    console.log(commandHelp("shoal node"));
     return sub === undefined ? 2 : 0;
   }
   const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
   if (values.help) {
-    console.log(NODE_HELP);
+    console.log(commandHelp(`shoal node ${sub}`));
     return 0;
   }
   for (const [option, commands] of Object.entries(ONLY_FOR)) {

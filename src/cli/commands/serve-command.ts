@@ -3,28 +3,21 @@ import type { Logger } from "pino";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../orchestrator/orchestrator.ts";
 import { redactUrl } from "../../security/redact-url.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
-
-export const SERVE_HELP = `Usage: shoal serve [options]
-
-Runs the orchestrator: node manager, REST API, embedded NATS and event store.
-The API serves HTTPS: API.TLS.CertFile/KeyFile, else a CA and certificate generated
-under DataDir/credentials/tls (API.TLS.Disable: plain HTTP). SIGHUP serves the
-certificate files as they are then.
-
-Options:
-${CONFIG_HELP}
-  -h, --help           show this help`;
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { commandHelp } from "../help/command-help.ts";
 
 /** Resolves when the process should exit (after SIGINT/SIGTERM and a clean stop). */
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(SERVE_HELP);
+    console.log(commandHelp("shoal serve"));
     return 0;
   }
   const config = configFrom(values);

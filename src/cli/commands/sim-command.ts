@@ -7,37 +7,11 @@ import { createLogger } from "../../logging/create-logger.ts";
 import { redactUrl } from "../../security/redact-url.ts";
 import { FLEET_SPARE_FILES, openFileLimit } from "../../sim/open-file-limit.ts";
 import { Simulation, type SimulationOptions } from "../../sim/simulation.ts";
-import { CONFIG_HELP, CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
+import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
-
-export const SIM_HELP = `Usage: shoal sim --nodes N [options]
-
-Runs N virtual compute nodes in this process, each with its own key and its own NATS
-connection, over the real protocol: join with the join token, then heartbeats, node info and
-resources as itself. Prints a progress line every second. Each node holds one file descriptor
-(ulimit -n); run several sims with different --id-prefix for more.
-
-Options:
-  --nodes N                 how many nodes (required)
-  --orchestrator URL        NATS URL of the orchestrator (default: Compute.Orchestrators)
-  --token-file FILE         file holding the join token (default: SHOAL_JOIN_TOKEN, else Compute.Auth.Token)
-  --heartbeat-interval D    heartbeat period (default 5s)
-  --jitter D                each report up to this much early or late (default 1s, at most half the interval)
-  --join-rate R[/s]         node starts per second (default 1000/s)
-  --kill F                  kill this share of the nodes (0 < F ≤ 1): agents stopped, connections closed
-  --kill-at D               when to kill, after the start (default 60s)
-  --revive-after D          restart the killed nodes this long after the kill (same keys)
-  --duration D              stop after this long (default: until Ctrl-C)
-  --id-prefix P             node ids are P-<index> (default sim-<random>)
-  --run-work                nodes take work: an execution runs in memory (nothing is started) for
-                            --run-time, then exits 0 with one line of output; a task with env
-                            SHOAL_SIM_RUN=<duration> runs that long, SHOAL_SIM_RUN=until-stopped
-                            until cancelled (for services and daemons). Without it nodes answer no work
-  --run-time D              how long an execution runs on a node with --run-work (default 1s)
-${CONFIG_HELP}
-  -h, --help                show this help`;
+import { commandHelp } from "../help/command-help.ts";
 
 export type SimSettings = Omit<
   SimulationOptions,
@@ -47,7 +21,7 @@ export type SimSettings = Omit<
   readonly tokenFile?: string;
 };
 
-const OPTIONS = {
+export const OPTIONS = {
   ...CONFIG_OPTIONS,
   nodes: { type: "string" },
   orchestrator: { type: "string" },
@@ -159,7 +133,7 @@ export function simJoinToken(settings: SimSettings, config: ShoalConfig, env: No
 export async function simCommand(args: string[]): Promise<number> {
   const parsed = parseSimArgs(args);
   if (parsed.help) {
-    console.log(SIM_HELP);
+    console.log(commandHelp("shoal sim"));
     return 0;
   }
   const { settings, values } = parsed;

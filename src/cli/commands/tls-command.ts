@@ -2,39 +2,7 @@ import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { issueTlsFiles, type TlsFilesRequest } from "../../security/tls/issued-tls-files.ts";
 import { UsageError } from "../usage-error.ts";
-
-export const TLS_HELP = `Usage: shoal tls issue --out DIR [--server NAME=HOST[,HOST...]]... [--client NAME]...
-                       [--kurrentdb-node NAME=HOST[,HOST...]]...
-
-Makes the TLS files for servers Shoal does not run itself, such as the NATS cluster of several
-orchestrators (Orchestrator.NATS.URL) and the KurrentDB cluster (EventStore.URL), and for clients
-that present a certificate (mutual TLS), as PEM files in DIR (made 0700; keys 0600):
-
-  ca.crt, ca.key        a CA (ECDSA P-256, 10 years), created the first time and kept from then on:
-                        never replaced by this command. Servers and clients trust ca.crt.
-  NAME.crt, NAME.key    for each --server: a certificate (1 year) for those host names and
-                        addresses, for a TLS server and for the client side of its cluster routes
-  NAME.crt, NAME.key    for each --client: a client certificate (1 year) with the common name NAME,
-                        such as the orchestrator's Orchestrator.NATS.TLS.ClientCertFile
-  NAME.crt, NAME.key    for each --kurrentdb-node: a KurrentDB node's certificate (1 year; an RSA
-                        key, as KurrentDB reads no other) for the names it is dialled and gossips
-                        by, with the common name kurrentdb-node that every node of a cluster shares
-                        (each node lets in only nodes with its own)
-
-Run it again with the same DIR to add certificates or renew them: one is issued again only when
-less than 30 days of it are left, when it does not cover the hosts given, or when it is not the
-CA's; otherwise it is kept (docs/security.md, NATS: TLS).
-
-Options:
-  --out DIR                    where the files are (a shared directory such as /tmp is refused)
-  --server NAME=HOST[,HOST]    a server certificate NAME.crt for these DNS names and IP addresses
-  --client NAME                a client certificate NAME.crt
-  --kurrentdb-node NAME=HOST[,HOST]
-                               a KurrentDB node's certificate NAME.crt for these names and addresses
-  -h, --help                   show this help
-
-Example: shoal tls issue --out ./tls --server nats-1=nats-1,localhost --client orchestrator
-         --kurrentdb-node kurrentdb-1=kurrentdb-1`;
+import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal tls issue --help";
 /** A file name that stays in DIR and is no flag: letters, digits, and . _ - inside. */
@@ -70,21 +38,24 @@ function server(given: string, flag = "--server"): TlsFilesRequest["servers"][nu
   return { name, hosts: [...new Set(hosts.map((h) => h.toLowerCase()))] };
 }
 
+/** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
+export const OPTIONS = {
+  out: { type: "string" },
+  server: { type: "string", multiple: true },
+  client: { type: "string", multiple: true },
+  "kurrentdb-node": { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function tlsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      out: { type: "string" },
-      server: { type: "string", multiple: true },
-      client: { type: "string", multiple: true },
-      "kurrentdb-node": { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-    },
+    options: OPTIONS,
     strict: true,
   });
   if (values.help) {
-    console.log(TLS_HELP);
+    console.log(commandHelp("shoal tls issue"));
     return 0;
   }
   if (positionals.length !== 1 || positionals[0] !== "issue")
