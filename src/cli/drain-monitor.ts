@@ -32,12 +32,17 @@ const executions = (n: number) => `${n} ${n === 1 ? "execution" : "executions"}`
 const why = (reason: string) => (reason === "" ? "" : ` (${reason})`);
 const nodePath = (id: string) => `/api/v1/orchestrator/nodes/${encodeURIComponent(id)}`;
 
-/** What the node says it still runs (its last resource report): what the drain still has to see end. */
+/**
+ * What the drain still has to see end: the executions the orchestrator counts as under way on the node (what the drain
+ * decides from), else, from a server without that count, what the node said in its last resource report.
+ */
 function leftText(node: NodeState): string {
+  const left = node.Drain?.ExecutionsLeft;
+  if (left !== undefined) return `${executions(left)} under way on the node, as the orchestrator counts`;
   const c = node.Info.ComputeNodeInfo;
   if (c === undefined) return "the node has reported no executions";
   const queued = c.EnqueuedExecutions > 0 ? `, ${c.EnqueuedExecutions} queued` : "";
-  return `${executions(c.RunningExecutions)} running on the node${queued}`;
+  return `${executions(c.RunningExecutions)} running on the node${queued}, as it last reported`;
 }
 
 /** Whether a stored event is this drain's doing: the node's own, or an action of the drain naming the node. */

@@ -110,8 +110,10 @@ describe("node drain --monitor on a terminal", () => {
     expect(code).toBe(DRAIN_EXIT.expired);
     const CLEAR = "\r\u001b[K";
     const pieces = text.split(CLEAR);
-    // The status line, drawn each second over the last (what is left as the node reports it: this one reports none).
-    const status = /^\d\d:\d\d:\d\d {2}0 executions running on the node; deadline in [0-3]s \(/;
+    // The status line, drawn each second over the last: what is left as the orchestrator counts it (the execution it
+    // placed), not as the node reports it (this one reports nothing).
+    const status =
+      /^\d\d:\d\d:\d\d {2}1 execution under way on the node, as the orchestrator counts; deadline in [0-3]s \(/;
     expect(pieces.filter((piece) => status.test(piece)).length).toBeGreaterThanOrEqual(2);
     // What was printed, as the terminal shows it: each clear wipes the line back to its last newline.
     const shown = pieces.reduce((screen, piece) => screen.slice(0, screen.lastIndexOf("\n") + 1) + piece);

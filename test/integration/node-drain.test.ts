@@ -369,12 +369,22 @@ describe("a drain", () => {
       10_000,
       () => "the drain's step",
     );
-    expect((await nodeNow(x)).Drain.Status).toBe("draining");
+    // What is left, as the orchestrator counts it (the node's resource report may be older), on a node and in the list.
+    expect((await nodeNow(x)).Drain).toMatchObject({ Status: "draining", ExecutionsLeft: 1 });
+    const listed = (await call("GET", `/api/v1/orchestrator/nodes?labels=suite=${suite}`)).body.Nodes as Body[];
+    expect(listed.map((n) => n.Drain)).toMatchObject([{ Status: "draining", ExecutionsLeft: 1 }]);
+    // As of a past moment nothing is live: the drain as it was, without a count.
+    const started = one(await stored(), `node-${x}`, "NodeDrainStarted");
+    const past = (await call("GET", `/api/v1/orchestrator/nodes/${x}?at_position=${started.position}`)).body
+      .Node as Body;
+    expect(past.Drain.Status).toBe("draining");
+    expect(past.Drain).not.toHaveProperty("ExecutionsLeft");
     expect((await jobNow(jobId)).Job.State.StateType).toBe("Running");
 
     await clock.advance(5 * 60_000 + 1);
     const node = await drainEnds(x, "expired");
     expect(node.Drain.Left).toBe(1);
+    expect(node.Drain).not.toHaveProperty("ExecutionsLeft");
     const stopped = await until(jobId, (j) => on(j, x, CANCELLED).length === 1, "the original stopped");
     expect(on(stopped, x)[0]?.ComputeState?.Message).toBe(`the drain deadline of node ${x} passed`);
 

@@ -52,6 +52,11 @@ export interface NodeRouteDeps {
     context: CommandContext,
     expectedRevision: number | undefined,
   ) => Promise<CommandOutcome>;
+  /**
+   * How many executions the orchestrator counts as under way on a node (the job read model's JobViews.byNode, which
+   * the drain decides from): a draining node's Drain.ExecutionsLeft. Without it the field is left out.
+   */
+  readonly executionsUnderWay?: (nodeId: string) => number;
 }
 
 /**
@@ -94,11 +99,11 @@ const ListQuery = Schema.Struct({ ...ListNodesQuery.fields, ...AS_OF_FIELDS });
 const GetQuery = Schema.Struct(AS_OF_FIELDS);
 
 export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
-  const { manager, views, index, projection, history, asOf, updateNode } = deps;
+  const { manager, views, index, projection, history, asOf, updateNode, executionsUnderWay } = deps;
   const stateOf = (nodeId: string) => {
     const view = views.get(nodeId);
     if (!view || view.deleted) throw notFound(`node not found: ${nodeId}`);
-    return toNodeState(view, manager.live(nodeId));
+    return toNodeState(view, manager.live(nodeId), executionsUnderWay?.(nodeId));
   };
   // As of a moment nothing is live: what a node reported between its events was never stored (docs/audit.md).
   const stateAsOf = (view: NodeView) => toNodeState(view, undefined);
@@ -146,7 +151,7 @@ export function nodeRoutes(deps: NodeRouteDeps): AnyRoute[] {
         // Bytes, or a string with a JSON content type, are sent as they are (Fastify serialises only objects).
         return reply
           .type("application/json; charset=utf-8")
-          .send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken));
+          .send(json.listBody(page.Nodes, (view) => manager.live(view.nodeId), page.NextToken, executionsUnderWay));
       },
     }),
     defineRoute({

@@ -67,6 +67,11 @@ export const NodeStateResponse = Schema.Struct({
       EndedAt: Schema.optional(Time),
       /** How many executions the deadline stopped (expired). */
       Left: Schema.optional(Count),
+      /**
+       * While draining, on a live read: how many executions the orchestrator counts as under way on the node (the job
+       * read model the drain decides from), not the node's last resource report. Absent as of a past moment.
+       */
+      ExecutionsLeft: Schema.optional(Count),
     }).annotations({ identifier: "NodeDrain" }),
   ),
   Revision: Count,
@@ -137,12 +142,15 @@ function operatorLabelsOf(view: NodeView): NodeState["OperatorLabels"] {
 }
 
 /**
+ * `underWay`: how many executions the orchestrator counts as under way on the node (Drain.ExecutionsLeft while it
+ * drains); undefined where nothing is live (a past moment).
+ *
  * Built field by field, not by spreading the stored info: spreading objects that came out of a
  * schema decode took V8's slow path, 25 times the cost of these literals, and a page of 100
  * nodes paid it per request. A field added to StoredNodeInfo must be added here too (the
  * type requires it; test/unit/projections/node-index.test.ts checks that no field is dropped).
  */
-export function toNodeState(view: NodeView, live: LiveView | undefined): NodeState {
+export function toNodeState(view: NodeView, live: LiveView | undefined, underWay?: number): NodeState {
   const status = view.health === "HEALTHY" ? "CONNECTED" : "DISCONNECTED";
   const stored = view.info;
   const compute = stored.ComputeNodeInfo;
@@ -184,7 +192,7 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
         ? { Status: status, LastHeartbeat: lastHeartbeat, ConnectedSince: view.healthSince }
         : { Status: status, LastHeartbeat: lastHeartbeat, DisconnectedSince: view.healthSince },
     Health: view.health,
-    ...(view.drain === undefined ? {} : { Drain: drainJson(view.drain) }),
+    ...(view.drain === undefined ? {} : { Drain: drainJson(view.drain, underWay) }),
     Revision: view.revision,
     Cordoned: view.cordon !== undefined,
     ...(view.cordon === undefined
@@ -195,7 +203,8 @@ export function toNodeState(view: NodeView, live: LiveView | undefined): NodeSta
   };
 }
 
-function drainJson(d: NodeDrain): NonNullable<NodeState["Drain"]> {
+/** `underWay`: the orchestrator's count of the node's executions under way, shown while the drain runs. */
+function drainJson(d: NodeDrain, underWay: number | undefined): NonNullable<NodeState["Drain"]> {
   return {
     Status: d.status,
     Deadline: d.deadline,
@@ -205,5 +214,6 @@ function drainJson(d: NodeDrain): NonNullable<NodeState["Drain"]> {
     StartedAt: d.startedAt,
     ...(d.endedAt === undefined ? {} : { EndedAt: d.endedAt }),
     ...(d.left === undefined ? {} : { Left: d.left }),
+    ...(underWay === undefined || d.status !== "draining" ? {} : { ExecutionsLeft: underWay }),
   };
 }

@@ -110,6 +110,7 @@ export function apiModule(
         history: new NodeHistory(store),
         asOf,
         updateNode: (nodeId, body, command, expected) => commands.run(updateNode, nodeId, body, command, expected),
+        executionsUnderWay: (nodeId) => jobs.views.byNode.underWayCount(nodeId),
         feed: new EventFeed(store),
         stream: {
           hub: streams.hub.get(),

@@ -106,6 +106,11 @@ export class ExecutionsByNode {
     return false;
   }
 
+  /** How many executions are under way on the node (a map read: the node's REST answer asks it per request). */
+  underWayCount(nodeId: string): number {
+    return this.underWay.get(nodeId)?.size ?? 0;
+  }
+
   /** The node's executions under way (a copy). */
   underWayOn(nodeId: string): ExecutionState[] {
     return [...(this.underWay.get(nodeId)?.values() ?? [])];

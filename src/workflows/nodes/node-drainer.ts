@@ -198,11 +198,12 @@ export class NodeDrainer implements Processor {
     return drain;
   }
 
-  /** The node's executions under way, as their actors have them. */
+  /**
+   * The node's executions under way, as their actors have them: those the job read model indexes under the node
+   * (JobViews.byNode, whose count the node's REST answer shows as Drain.ExecutionsLeft), each read from its actor.
+   */
   private async executionsOn(nodeId: string): Promise<ExecutionState[]> {
-    const ids: string[] = [];
-    for (const e of this.options.jobViews.allExecutions())
-      if (e.nodeId === nodeId && isUnderWay(e)) ids.push(e.executionId);
+    const ids = this.options.jobViews.byNode.underWayOn(nodeId).map((e) => e.executionId);
     const states = await Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
     return states.filter(isUnderWay);
   }

@@ -10,6 +10,7 @@ import type { SortKey } from "../../../src/projections/node-index/sorted-entries
 import { matchesLabels, parseLabelSelector, type LabelSelector } from "../../../src/labels/label-selector.ts";
 import type { NodeView } from "../../../src/projections/node-view.ts";
 import { NodeViews } from "../../../src/projections/node-views.ts";
+import { drainUnderWay } from "../../support/drain-under-way.ts";
 import { naiveQueryNodes } from "../../support/naive-node-query.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
@@ -492,6 +493,40 @@ describe("NodeStateJson", () => {
       const live = { lastHeartbeat: ms, resources: undefined };
       expect(() => toNodeState(view, live), String(ms)).toThrow(RangeError);
       expect(() => json.render(view, live), String(ms)).toThrow(RangeError);
+    }
+  });
+});
+
+describe("Drain.ExecutionsLeft", () => {
+  const drain = drainUnderWay();
+  const approved = nodeView("node-1", { membership: "APPROVED", health: "HEALTHY" });
+  const draining: NodeView = { ...approved, drain };
+  const expired: NodeView = { ...approved, drain: { ...drain, status: "expired", endedAt: drain.deadline, left: 1 } };
+
+  it("is the orchestrator's count while the drain runs, and absent without a count or once the drain ended", () => {
+    expect(toNodeState(draining, undefined, 2).Drain?.ExecutionsLeft).toBe(2);
+    expect(toNodeState(draining, undefined, 0).Drain?.ExecutionsLeft).toBe(0);
+    expect(toNodeState(draining, undefined).Drain).not.toHaveProperty("ExecutionsLeft");
+    expect(toNodeState(expired, undefined, 2).Drain).not.toHaveProperty("ExecutionsLeft");
+    expect(toNodeState(approved, undefined, 2)).not.toHaveProperty("Drain");
+  });
+
+  it("is in the list's JSON as in the object, and moves between pages with no event (no stale template)", () => {
+    const json = new NodeStateJson();
+    const live = { lastHeartbeat: Date.UTC(2024, 0, 1), resources: undefined };
+    const views = [approved, draining, expired];
+    for (const count of [1, 0, 3]) {
+      const body = json
+        .listBody(
+          views,
+          () => live,
+          "",
+          () => count,
+        )
+        .toString();
+      const expected = views.map((v) => toNodeState(v, live, v === draining ? count : undefined));
+      expect(JSON.parse(body)).toEqual({ Nodes: expected, NextToken: "" });
+      expect(body).toBe(JSON.stringify({ Nodes: expected, NextToken: "" }));
     }
   });
 });

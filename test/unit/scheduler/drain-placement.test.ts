@@ -5,6 +5,7 @@ import { placeJob, remainingPartitions } from "../../../src/scheduler/place-job.
 import type { NodeView } from "../../../src/projections/node-view.ts";
 import { computeInfo } from "../../support/fixtures.ts";
 import { exec, job, node } from "./scheduler-fixtures.ts";
+import { drainUnderWay } from "../../support/drain-under-way.ts";
 
 describe("placement and drains", () => {
   it("a draining node takes no new work, and the shortfall says it is draining", () => {
@@ -56,14 +57,7 @@ describe("placement and drains", () => {
       labelOverrides: {},
       preauthorization: undefined,
     } as const;
-    const drain = {
-      status: "draining",
-      deadline: "2026-01-01T00:10:00.000Z",
-      keepDaemon: false,
-      reason: "",
-      by: { type: "operator", id: "a" },
-      startedAt: "2026-01-01T00:00:00.000Z",
-    } as const;
+    const drain = drainUnderWay();
     expect(candidateNodeOf(base as NodeView).unschedulable).toBeUndefined();
     expect(candidateNodeOf({ ...base, drain } as NodeView).unschedulable).toBe("node is draining");
     expect(candidateNodeOf({ ...base, drain: { ...drain, status: "drained" } } as NodeView).unschedulable).toBe(

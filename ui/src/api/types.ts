@@ -54,6 +54,8 @@ export interface NodeState {
     readonly StartedAt: string;
     readonly EndedAt?: string;
     readonly Left?: number;
+    /** While draining: the executions the orchestrator counts as under way on the node (absent from older servers). */
+    readonly ExecutionsLeft?: number;
   };
   readonly Revision: number;
   readonly Cordoned: boolean;

@@ -11,6 +11,14 @@ import { NodeBadges } from "./node-badges.tsx";
 import { LabelEditor } from "./label-editor.tsx";
 import { NodeHistory } from "./node-history.tsx";
 
+const executions = (n: number) => `${n} ${n === 1 ? "execution" : "executions"}`;
+
+/** What the drain still waits for: the orchestrator's count, else (an older server) the node's last report. */
+function drainLeftText(left: number | undefined, compute: NodeState["Info"]["ComputeNodeInfo"]): string {
+  if (left !== undefined) return `${executions(left)} under way, as the orchestrator counts`;
+  return `${executions(compute?.RunningExecutions ?? 0)} running, as the node last reported`;
+}
+
 function NodeFacts(props: { readonly node: NodeState }) {
   const { node } = props;
   const compute = node.Info.ComputeNodeInfo;
@@ -40,7 +48,7 @@ function NodeFacts(props: { readonly node: NodeState }) {
         {node.Drain.Status === "draining" ? (
           <>
             {" "}
-            (<Countdown at={node.Drain.Deadline} />, {compute?.RunningExecutions ?? 0} executions still running)
+            (<Countdown at={node.Drain.Deadline} />, {drainLeftText(node.Drain.ExecutionsLeft, compute)})
           </>
         ) : null}
         , by {actorName(node.Drain.By)}: {node.Drain.Reason || "no reason given"}
