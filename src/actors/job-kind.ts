@@ -8,7 +8,8 @@ import { entityKind, type EntityKind } from "./entity-kind.ts";
 
 const hint = (text: string | undefined) => (text === undefined ? {} : { hint: text });
 
-function refusalError(refusal: JobRefusal): ShoalError {
+/** A job's refusal as one of Shoal's errors. */
+export function jobRefusalError(refusal: JobRefusal): ShoalError {
   switch (refusal.code) {
     case "NotFound":
       return notFound(refusal.message);
@@ -30,4 +31,4 @@ function refusalError(refusal: JobRefusal): ShoalError {
 export type JobKind = EntityKind<JobState, JobCommand, JobEvent, JobRefusal>;
 
 /** Jobs as the generic actor host sees them. */
-export const jobKind: JobKind = entityKind(jobEvents, { decider: jobDecider, refusalError });
+export const jobKind: JobKind = entityKind(jobEvents, { decider: jobDecider, refusalError: jobRefusalError });
