@@ -58,12 +58,15 @@ const computeText = () => exposition(worker.metricsUrl as string);
 const scrape = async () => metricSamples(await orchestratorText());
 const scrapeNode = async () => metricSamples(await computeText());
 const value = (samples: Map<string, number>, key: string): number => samples.get(key) ?? NaN;
+const BATCH_PLACEMENTS = 'shoal_placements_total{type="batch"}';
+const OPS_PLACEMENTS = 'shoal_placements_total{type="ops"}';
 
-/** A batch job for this suite's nodes running `command`. */
-const job = (command: string, extra: { timeouts?: Record<string, number>; suite?: string } = {}) =>
+/** A job (batch unless said) for this suite's nodes running `command`. */
+const job = (command: string, extra: { timeouts?: Record<string, number>; suite?: string; type?: string } = {}) =>
   shellJob(image, command, {
     constraints: [{ Key: "suite", Operator: "=", Values: [extra.suite ?? SUITE] }],
     ...(extra.timeouts === undefined ? {} : { timeouts: extra.timeouts }),
+    ...(extra.type === undefined ? {} : { type: extra.type }),
   });
 
 beforeAll(async () => {
@@ -141,14 +144,16 @@ describe("job, execution and placement metrics", () => {
     expect(value(after, 'shoal_executions{state="Completed"}')).toBe(
       value(before, 'shoal_executions{state="Completed"}') + 1,
     );
-    expect(value(after, "shoal_placements_total")).toBe(value(before, "shoal_placements_total") + 1);
-    expect(value(after, "shoal_placement_latency_seconds_count")).toBe(
-      value(before, "shoal_placement_latency_seconds_count") + 1,
+    expect(value(after, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS) + 1);
+    expect(value(after, 'shoal_placement_latency_seconds_count{type="batch"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_count{type="batch"}') + 1,
     );
     // Placed at once: well within the first buckets, and counted in the 10 s one.
-    expect(value(after, 'shoal_placement_latency_seconds_bucket{le="10"}')).toBe(
-      value(before, 'shoal_placement_latency_seconds_bucket{le="10"}') + 1,
+    expect(value(after, 'shoal_placement_latency_seconds_bucket{le="10",type="batch"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_bucket{le="10",type="batch"}') + 1,
     );
+    // A batch job's placement is not an ops job's.
+    expect(value(after, OPS_PLACEMENTS)).toBe(value(before, OPS_PLACEMENTS));
 
     const nodeAfter = await scrapeNode();
     expect(value(nodeAfter, "shoal_compute_container_starts_total")).toBe(
@@ -158,6 +163,27 @@ describe("job, execution and placement metrics", () => {
     expect(value(nodeAfter, 'shoal_compute_execution_failures_total{reason="non-zero-exit"}')).toBe(
       value(nodeBefore, 'shoal_compute_execution_failures_total{reason="non-zero-exit"}'),
     );
+  });
+
+  // Given a compute node, when an ops job runs on it: its placement and its wait are counted under type ops, every
+  // type's series there from the first scrape.
+  it("counts placements and their wait by job type", async () => {
+    const before = await scrape();
+    for (const type of ["batch", "service", "daemon", "ops"]) {
+      expect(before.has(`shoal_placements_total{type="${type}"}`), type).toBe(true);
+      expect(before.has(`shoal_placement_latency_seconds_count{type="${type}"}`), type).toBe(true);
+    }
+    // Only the suite's worker matches: one execution, on it.
+    const jobId = await api.submit(job("echo ops", { type: "ops" }));
+    await settled(api, jobId, ["Completed"]);
+    const after = await scrape();
+    expect(value(after, OPS_PLACEMENTS)).toBe(value(before, OPS_PLACEMENTS) + 1);
+    expect(value(after, 'shoal_placement_latency_seconds_count{type="ops"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_count{type="ops"}') + 1,
+    );
+    expect(value(after, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS));
+    expect(value(after, 'shoal_placements_total{type="service"}')).toBe(0);
+    expect(value(after, 'shoal_placements_total{type="daemon"}')).toBe(0);
   });
 
   // Given a compute node, when a command exits non-zero: the node counts the failure by its reason, the orchestrator
@@ -213,7 +239,7 @@ describe("job, execution and placement metrics", () => {
     expect(value(queued, "shoal_job_queue_depth")).toBe(1);
     expect(value(queued, 'shoal_jobs{type="batch",state="Queued"}')).toBe(1);
     // Nothing was placed for it.
-    expect(value(queued, "shoal_placements_total")).toBe(value(before, "shoal_placements_total"));
+    expect(value(queued, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS));
 
     const stop = await api.call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=metrics+test`);
     expect(stop.status, stop.text).toBe(200);
