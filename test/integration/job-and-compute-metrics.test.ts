@@ -27,6 +27,8 @@ import { testAgent } from "../support/test-agent.ts";
  * before and after what moves them: the suite's tests share one orchestrator.
  */
 const KEY = "metrics-ops-key-0123456789abcdefgh";
+/** The worker's Compute.Metrics.BearerToken: scraped as the orchestrator is, with a bearer token. */
+const NODE_TOKEN = "node-metrics-token-0123456789+/=";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["*"] }] }];
 const MIB = 1024 * 1024;
 const SUITE = `metrics-${randomUUID().slice(0, 6)}`;
@@ -53,7 +55,7 @@ async function exposition(url: string, headers: Record<string, string> = {}): Pr
 }
 
 const orchestratorText = () => exposition(`${orchestrator.apiUrl}/metrics`, { authorization: `Bearer ${KEY}` });
-const computeText = () => exposition(worker.metricsUrl as string);
+const computeText = () => exposition(worker.metricsUrl as string, { authorization: `Bearer ${NODE_TOKEN}` });
 
 const scrape = async () => metricSamples(await orchestratorText());
 const scrapeNode = async () => metricSamples(await computeText());
@@ -90,7 +92,7 @@ beforeAll(async () => {
     token: orchestrator.joinToken.token,
     labels: { suite: SUITE },
     executor,
-    metrics: { host: "127.0.0.1", port: 0 },
+    metrics: { host: "127.0.0.1", port: 0, bearerToken: NODE_TOKEN },
   });
   agents.push(worker);
   await startJoined(worker, orchestrator.manager, workerId);
@@ -337,8 +339,42 @@ describe("build info, deadlines and the event-loop gauges", () => {
 
   it("the compute node's metrics server answers /metrics and nothing else", async () => {
     const base = (worker.metricsUrl as string).replace(/\/metrics$/, "");
-    expect((await fetch(`${base}/`)).status).toBe(404);
-    expect((await fetch(`${base}/metrics`, { method: "POST" })).status).toBe(405);
+    const authorization = `Bearer ${NODE_TOKEN}`;
+    expect((await fetch(`${base}/`, { headers: { authorization } })).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { method: "POST", headers: { authorization } })).status).toBe(405);
+  });
+
+  // Given a node with Compute.Metrics.BearerToken, when a scraper comes without it or with another: a 401 that says
+  // what to send, and nothing else (no metrics, not even which paths exist).
+  it("the compute node's /metrics refuses a request without its bearer token, with a 401 and a challenge", async () => {
+    const url = worker.metricsUrl as string;
+    const refused = async (init: RequestInit, target = url) => {
+      const res = await fetch(target, init);
+      const body = await res.text();
+      expect(res.status, body).toBe(401);
+      expect(body).not.toContain("shoal_");
+      return { challenge: res.headers.get("www-authenticate"), body };
+    };
+    const none = await refused({});
+    expect(none.challenge).toBe('Bearer realm="shoal-metrics"');
+    expect(none.body).toBe(
+      "401 Unauthorized: this node's /metrics needs Authorization: Bearer <Compute.Metrics.BearerToken>\n",
+    );
+    for (const authorization of [
+      `Bearer ${NODE_TOKEN}x`,
+      `Bearer ${KEY}`,
+      `Basic ${btoa(`ops:${NODE_TOKEN}`)}`,
+      NODE_TOKEN,
+    ]) {
+      const wrong = await refused({ headers: { authorization } });
+      expect(wrong.challenge, authorization).toBe('Bearer realm="shoal-metrics", error="invalid_token"');
+      expect(wrong.body).toBe("401 Unauthorized: the bearer token is not this node's Compute.Metrics.BearerToken\n");
+    }
+    await refused({ method: "HEAD" });
+    await refused({ method: "POST" });
+    await refused({}, url.replace(/\/metrics$/, "/"));
+    // The scheme is case-insensitive (RFC 7235), as Prometheus and curl may send it.
+    expect((await fetch(url, { headers: { authorization: `bearer ${NODE_TOKEN}` } })).status).toBe(200);
   });
 });
 
