@@ -265,7 +265,9 @@ describe("several orchestrators", () => {
       const [fa, fb] = await Promise.all([scrape(a), scrape(b)]);
       return (fa.get(done) ?? 0) >= jobIds.length && fa.get(done) === fb.get(done);
     }, 10_000);
-    const placed = (await Promise.all([scrape(a), scrape(b)])).map((f) => f.get("shoal_placements_total") ?? NaN);
+    const placed = (await Promise.all([scrape(a), scrape(b)])).map(
+      (f) => f.get('shoal_placements_total{type="batch"}') ?? NaN,
+    );
     expect(Math.min(...placed)).toBe(0);
     expect(Math.max(...placed)).toBeGreaterThanOrEqual(jobIds.length);
     await a.stop();
