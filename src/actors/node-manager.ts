@@ -428,9 +428,10 @@ export class NodeManager {
   }
 
   /**
-   * Whether the node's liveness is tracked here: a registered compute node, or another orchestrator's node (heard
-   * through its announcements; a retired one, never heard again, goes UNHEALTHY as a silent compute node does). This
-   * orchestrator's own node is alive as long as this process runs, and is never judged by it.
+   * Whether the node's liveness is tracked here (noting whether it is another orchestrator's): a registered compute
+   * node, or another orchestrator's node (heard through its announcements; a retired one, never heard again, goes
+   * UNHEALTHY as a silent compute node does). This orchestrator's own node is alive as long as this process runs, and
+   * is never judged by it.
    */
   private tracks(nodeId: string, state: NodeState): boolean {
     const orchestrator = state.registered && state.nodeType === "Requester" && nodeId !== this.options.self;

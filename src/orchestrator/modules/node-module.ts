@@ -88,8 +88,8 @@ function newNodeManager(context: OrchestratorContext, index: NodeIndex, clock: C
 }
 
 /**
- * Compute nodes: the node actors and their liveness (NodeManager), the node read model with its index and placement's
- * fleet, the node-state snapshot, and the compute protocol over NATS.
+ * Compute nodes and the orchestrators' own: the node actors and their liveness (NodeManager), the node read model with
+ * its index and placement's fleet, the node-state snapshot, and the compute protocol over NATS.
  */
 export function nodeModule(context: OrchestratorContext): NodeModule {
   const { config, clock, store, logger, processors, stops } = context;
