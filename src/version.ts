@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { arch, platform } from "node:os";
+import { machinePlatform } from "./labels/go-platform.ts";
 
 /**
  * package.json is looked up from this file's directory upwards: it is one level up from
@@ -22,5 +22,5 @@ export const SHOAL_VERSION: string = readPackageVersion();
 /** Shaped like Bacalhau's BuildVersionInfo, so its clients can read it. */
 export function buildVersion() {
   const [major = "0", minor = "0"] = SHOAL_VERSION.split(".");
-  return { Major: major, Minor: minor, GitVersion: `v${SHOAL_VERSION}`, GOOS: platform(), GOARCH: arch() };
+  return { Major: major, Minor: minor, GitVersion: `v${SHOAL_VERSION}`, ...machinePlatform() };
 }
