@@ -20,6 +20,7 @@ import {
 import { operatorActor } from "../auth/principal.ts";
 import { BasePutRequestFields } from "../bacalhau/base-put-request.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { KeysAs } from "../go-body-keys.ts";
 import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
@@ -44,7 +45,7 @@ export interface JobRouteDeps {
  * names match case-insensitively; the document shows the job as the catalog's `SubmittedJob`.
  */
 export const PutJobRequest = Schema.Struct({
-  Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema() }),
+  Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema(), [KeysAs]: SubmittedJobSchema }),
   Force: Schema.optional(Schema.Boolean),
   ...BasePutRequestFields,
 });
