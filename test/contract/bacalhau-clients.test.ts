@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
@@ -217,6 +218,42 @@ describe("bodies decoded as Go does: field names in any case, each field once", 
     const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
     expect(Object.keys(doc.components.schemas.PutNodeRequest.properties)).toContain("Action");
     expect(Object.keys(doc.components.schemas.PutNodeRequest.properties)).not.toContain("action");
+  });
+});
+
+describe("Bacalhau's other paths: agent/version's BuildVersionInfo, POST /jobs, the legacy redirects", () => {
+  it("GET /agent/version answers BuildVersionInfo whole, without credentials: the build's commit, time", async () => {
+    const res = await api.call("GET", "/api/v1/agent/version", undefined, null);
+    expect(res.status).toBe(200);
+    // pkg/models/buildversion.go's fields in its order.
+    expect(Object.keys(res.body)).toEqual(["Major", "Minor", "GitVersion", "GitCommit", "BuildDate", "GOOS", "GOARCH"]);
+    // The tests' set-up built this checkout (scripts/build.mjs), which stamped its commit and the commit's time.
+    const head = (args: string[]) => execFileSync("git", args, { encoding: "utf8" }).trim();
+    expect(res.body.GitCommit).toBe(head(["rev-parse", "HEAD"]));
+    expect(Date.parse(res.body.BuildDate as string)).toBe(Date.parse(head(["log", "-1", "--format=%cI"])));
+    expect(res.body.BuildDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it("POST /jobs is PUT /jobs, as in Bacalhau's router; the document lists PUT only, as its swagger does", async () => {
+    const res = await api.call("POST", JOBS, { ...basePut(), Job: job(), Force: false });
+    expect(res.status, res.text).toBe(200);
+    await queued(res.body.JobID as string);
+    const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths["/api/v1/orchestrator/jobs"]).sort()).toEqual(["get", "put"]);
+  });
+
+  it.each([
+    ["/", "/api/v1/agent/version"],
+    ["/version", "/api/v1/agent/version"],
+    ["/livez", "/api/v1/agent/alive"],
+  ])("GET %s redirects (301) to %s without credentials, and is in no document", async (path, target) => {
+    const res = await fetch(`${orchestrator.apiUrl}${path}`, { redirect: "manual" });
+    expect(res.status).toBe(301);
+    expect(res.headers.get("location")).toBe(target);
+    const followed = await fetch(`${orchestrator.apiUrl}${path}`);
+    expect(followed.status).toBe(200);
+    const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths)).not.toContain(path);
   });
 });
 
