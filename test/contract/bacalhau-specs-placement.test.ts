@@ -119,4 +119,13 @@ describe("constraints on the node's own labels", () => {
     },
     60_000,
   );
+
+  it("an operator's label goes over the node's own (docs/nodes.md), until it is reset", async () => {
+    const label = (body: Body) => api.call("PUT", `/api/v1/orchestrator/nodes/${NODE}`, { Action: "label", ...body });
+    const amd64 = [{ Key: "os_arch", Operator: "=", Values: ["amd64"] }];
+    expect((await label({ Labels: { os_arch: "arm64" } })).status).toBe(200);
+    expect((await runOn(amd64)).Job.State.StateType).toBe("Failed");
+    expect((await label({ ResetLabels: ["os_arch"] })).status).toBe(200);
+    expect((await runOn(amd64)).Job.State.StateType).toBe("Completed");
+  }, 60_000);
 });
