@@ -1,4 +1,4 @@
-import { arch, hostname, platform } from "node:os";
+import { hostname } from "node:os";
 import { type Clock, systemClock } from "../../actors/clock.ts";
 import { HealthThresholds } from "../../actors/health-thresholds.ts";
 import { clusterSettings } from "../../cluster/cluster-settings.ts";
@@ -6,6 +6,8 @@ import { nodeKind } from "../../actors/node-kind.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
+import { builtInLabels } from "../../labels/built-in-labels.ts";
+import { machinePlatform } from "../../labels/go-platform.ts";
 import type { CatchUp } from "../../projections/catch-up.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
 import { nodeViewsLane } from "../../projections/node-views-lane.ts";
@@ -43,12 +45,13 @@ export interface NodeModule extends Module {
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
+  const platform = machinePlatform();
   return {
     NodeID: nodeId,
     NodeType: "Requester",
     Hostname: hostname(),
-    Labels: { "Operating-System": platform(), Architecture: arch(), ...labels },
-    BacalhauVersion: { GitVersion: buildVersion().GitVersion, GOOS: platform(), GOARCH: arch() },
+    Labels: { ...builtInLabels(nodeId, platform), ...labels },
+    BacalhauVersion: { GitVersion: buildVersion().GitVersion, ...platform },
   };
 }
 
