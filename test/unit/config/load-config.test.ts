@@ -247,6 +247,7 @@ describe("loadConfig", () => {
     expect(secret.sort()).toEqual([
       "API.Auth.Users",
       "Compute.Auth.Token",
+      "Compute.Metrics.BearerToken",
       "Orchestrator.Auth.Token",
       "Orchestrator.NATS.Password",
       "Orchestrator.NATS.Token",
