@@ -15,6 +15,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether a failed request may succeed if made again as it was: the API out of reach (an orchestrator restarting,
+ * a connection lost) or a 502/503/504 (a proxy, the store unavailable for a moment).
+ */
+export function mayPass(e: unknown): e is ApiError {
+  return e instanceof ApiError && (e.status === 0 || e.status === 502 || e.status === 503 || e.status === 504);
+}
+
 const NO_CREDENTIALS: ResolvedCredentials = { candidates: [], notes: [] };
 
 /** A small client for Shoal's REST API, used by `shoal node …`. */
