@@ -6,12 +6,20 @@ import type { TlsTrust } from "./tls-trust.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
+  /**
+   * A read the API refused as malformed. What a GET asks comes from the command line (its filters, times, ids), so
+   * this is a bad argument: exit 2 with the command's help, as for the CLI's own refusals (main.ts reads it by name).
+   */
+  readonly badArgument: boolean;
+
   constructor(
     readonly status: number,
     message: string,
     readonly body: unknown,
+    method = "",
   ) {
     super(message);
+    this.badArgument = status === 400 && method === "GET";
   }
 }
 
@@ -67,6 +75,7 @@ export class ApiClient {
         response.status,
         response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message,
         parsed,
+        method,
       );
     }
   }
