@@ -160,7 +160,7 @@ describe("shoal events", () => {
     expect(help.stdout).toContain("Usage: shoal events [options]");
   });
 
-  it("names the flag (or argument) a refused query parameter came from, exit 2, in every command that maps one", async () => {
+  it("names the flag (or argument) a refused query parameter came from (exit 2), in every command", async () => {
     const watcher = ["--api-port", new URL(orchestrator.apiUrl).port, "--username", "watcher"];
     const shoal = (...args: string[]) => runShoal([...args, ...watcher, "--password", "watcher's password"]);
     const future = "2999-01-01T00:00:00Z";
