@@ -97,7 +97,7 @@ describe("shoal events", () => {
     expect(lines).toHaveLength(1 + Items.length);
     expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +node\/n-1 +NodeApproved +operator:alice +racked$/);
     expect(lines[1]?.startsWith(`${inKolkata(Items[0]!.time)}  `)).toBe(true);
-    expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m\\u000d\\u000anext");
+    expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m; next");
     expect(res.stdout).not.toMatch(RAW);
   });
 

@@ -91,7 +91,7 @@ describe("tables", () => {
     expect(table.split("\n")).toEqual([
       "ID          AT                   NOTE",
       'j-7a4c7576  2026-11-30 05:30:00  a "quoted", two-part note',
-      "j-7a4c7576  2026-11-30 05:30:00  two\\u000alines \\u001b[2J",
+      "j-7a4c7576  2026-11-30 05:30:00  two; lines \\u001b[2J",
     ]);
   });
 
