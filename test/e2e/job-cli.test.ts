@@ -23,6 +23,7 @@ const USERS = [
   { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
 ];
 const nodeId = `jc-${randomUUID().slice(0, 8)}`;
+const orchestratorId = `jc-orch-${randomUUID().slice(0, 8)}`;
 const dataDir = tempDir("shoal-jc-orch-");
 let image = "";
 let apiPort = 0;
@@ -65,6 +66,8 @@ beforeAll(async () => {
   const natsPort = await freePort();
   serve = ShoalProcess.start([
     "serve",
+    "--node-id",
+    orchestratorId,
     ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
     "-c",
     `API.Auth.Users=${JSON.stringify(USERS)}`,
@@ -93,6 +96,10 @@ afterAll(async () => {
   if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
   if (serve && serve.child.exitCode === null) await serve.kill("SIGTERM");
   await removeContainersOf(nodeId);
+});
+
+it("shoal serve --node-id names the orchestrator", () => {
+  expect(serve?.stdout).toContain(`Shoal orchestrator ${orchestratorId} is running.`);
 });
 
 describe("shoal docker run", () => {
