@@ -71,11 +71,15 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>` +
-        `${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""})`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats ${natsCliFlags(orchestrator, "<file>")})`,
     );
   }
   return lines.join("\n");
+}
+
+/** The nats CLI's flags for reading events: the credentials file, and the CA to trust when NATS speaks TLS. */
+export function natsCliFlags(orchestrator: RunningOrchestrator, credsFile: string): string {
+  return `--creds ${credsFile}${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""}`;
 }
 
 /** Where the generated CA is, which clients elsewhere trust (curl --cacert, shoal --api-tls-ca-cert). */
