@@ -221,6 +221,19 @@ describe("node list --show", () => {
     expect(e.help).toBe("shoal node --help");
   });
 
+  it("SCHEDULING: eligible only for an APPROVED compute node, neither cordoned nor draining, as placement's gate", () => {
+    const scheduling = nodeColumns([""], false, "shoal node --help").find((c) => c.header === "SCHEDULING")!;
+    const node = (type: string, membership: string, more: object = {}) =>
+      ({ Info: { NodeType: type }, Membership: membership, Cordoned: false, ...more }) as unknown as NodeState;
+    const cell = (n: NodeState) => scheduling.cell(n, { full: false, time: (d: Date) => d.toISOString() });
+    expect(cell(node("Compute", "APPROVED"))).toBe("eligible");
+    expect(cell(node("Compute", "PENDING"))).toBe("ineligible");
+    expect(cell(node("Compute", "REJECTED"))).toBe("ineligible");
+    expect(cell(node("Compute", "PENDING", { Cordoned: true }))).toBe("cordoned");
+    expect(cell(node("Compute", "APPROVED", { Drain: { Status: "drained" } }))).toBe("ineligible");
+    expect(cell(node("Requester", "APPROVED"))).toBe("-");
+  });
+
   it("a drain's deadline in the format of the output: local in a table, RFC 3339 in csv", () => {
     process.env.TZ = "Asia/Kolkata";
     const node = {
