@@ -54,7 +54,9 @@ describe("shoal devstack and the README's container job", { timeout: 150_000 }, 
     expect(p.stdout).toContain("/api/v1/orchestrator/jobs -d ");
     // The nats CLI line trusts the generated CA, as NATS speaks TLS.
     expect(p.stdout).toMatch(
-      new RegExp(`nats sub 'shoal\\.events\\.>' -s nats://\\S+ --creds \\S+ --tlsca ${join(dataDir, "devstack")}/\\S+ `),
+      new RegExp(
+        `nats sub 'shoal\\.events\\.>' -s nats://\\S+ --creds \\S+ --tlsca ${join(dataDir, "devstack")}/\\S+ `,
+      ),
     );
     const caFile = apiCaPath(join(dataDir, "devstack"));
     const ca = readFileSync(caFile, "utf8");
