@@ -71,7 +71,8 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats ${natsCliFlags(orchestrator, "<file>")})`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} ` +
+        `(nats ${natsCliFlags(orchestrator, "<file>")})`,
     );
   }
   return lines.join("\n");

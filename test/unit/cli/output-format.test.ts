@@ -221,7 +221,7 @@ describe("node list --show", () => {
     expect(e.help).toBe("shoal node --help");
   });
 
-  it("SCHEDULING: eligible only for an APPROVED compute node, neither cordoned nor draining, as placement's gate", () => {
+  it("SCHEDULING: eligible only for an APPROVED compute node neither cordoned nor draining", () => {
     const scheduling = nodeColumns([""], false, "shoal node --help").find((c) => c.header === "SCHEDULING")!;
     const node = (type: string, membership: string, more: object = {}) =>
       ({ Info: { NodeType: type }, Membership: membership, Cordoned: false, ...more }) as unknown as NodeState;
