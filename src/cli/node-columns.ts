@@ -58,9 +58,15 @@ export const NODE_COLUMN_GROUPS: Readonly<Record<string, readonly NodeColumn[]>>
 /** Bacalhau's default `--show`. */
 export const DEFAULT_NODE_GROUPS = ["labels", "capacity"] as const;
 
-/** Nomad's word for a node that takes placements, else why not; the orchestrator takes none either way. */
-const scheduling = (n: NodeState): string =>
-  n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible";
+/**
+ * Nomad's word for whether the operator's decisions let a node take placements (else why not): approval, cordon and
+ * drain, as placement's gate has them. Health is STATUS's: placement also needs HEALTHY. The orchestrator takes none.
+ */
+function scheduling(n: NodeState): string {
+  if (n.Info.NodeType !== "Compute") return "-";
+  if (n.Cordoned) return "cordoned";
+  return n.Membership !== "APPROVED" || n.Drain !== undefined ? "ineligible" : "eligible";
+}
 
 /** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
 function drainCell(n: NodeState, format: CellFormat): string {

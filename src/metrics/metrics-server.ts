@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import { reachableHost, urlHost } from "../net/reachable-host.ts";
 
 /** Where a process without the REST API serves its /metrics. Port 0: any free port (tests). */
 export interface MetricsListen {
@@ -77,9 +78,8 @@ export function serveMetrics(source: MetricsSource, listen: MetricsListen, logge
     server.listen(listen.port, listen.host, () => {
       server.off("error", reject);
       const { port } = server.address() as AddressInfo;
-      const host = listen.host === "0.0.0.0" || listen.host === "::" ? "127.0.0.1" : listen.host;
       resolve({
-        url: `http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`,
+        url: `http://${urlHost(reachableHost(listen.host))}:${port}/metrics`,
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

@@ -243,7 +243,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         schema: PutJobResponse,
       },
     },
-    errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
+    errors: ["BadRequest", "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
     handler: async ({ body }, request) => {
       const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
       const submitted = await jobs.control.submit(body.Job, context, {
