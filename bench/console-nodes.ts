@@ -1,0 +1,138 @@
+/**
+ * The web console's node list in a real browser at 10,000 nodes, against the same page on a 100-node cluster in the
+ * same run: how long `/ui/nodes` takes to show its first screen of rows.
+ *
+ * Two real `shoal serve` processes (the compiled CLI, each with its own nats-server and SQLite store) run side by
+ * side, one with the large fleet and one with the small. Their nodes are registered in the store before they start,
+ * through the actor host and node decider the orchestrator uses (bench/support/seed-nodes.ts), and recovered on
+ * start, as after a restart. Debian's chromium (playwright-core, test/support/browser.ts) opens `/ui/nodes` signed
+ * in with the admin key (so the page follows the event stream, as an operator's does), each time in a fresh browser
+ * context (nothing cached), alternating the two clusters (ABBA) after one warm-up load of each.
+ *
+ * First screen: the page's own clock (performance.now(), whose origin is the navigation's start) when the first row
+ * of the list is in the document, read on the next animation frame (so it has been laid out and painted).
+ *
+ *   npx tsx bench/console-nodes.ts [nodes=10000] [rounds=4]
+ *   npm run bench -- --only console-nodes --set console-nodes.nodes=10000
+ *
+ * Knobs: console-nodes.nodes, console-nodes.baselineNodes (100), console-nodes.rounds (4: each cluster loaded twice a
+ * round).
+ */
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../test/support/browser.ts";
+import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
+import { freePort } from "./support/free-port.ts";
+import { quantile } from "./support/quantile.ts";
+import { seedNodes } from "./support/seed-nodes.ts";
+import { serveOrchestrator, type ServedOrchestrator } from "./support/shoal-serve.ts";
+
+/** The issue's target: the first screen within a second on this machine. */
+const TARGET_FIRST_SCREEN_MS = 1_000;
+const VIEWPORT = { width: 1280, height: 800 };
+/** The first row of the node list: its row header. */
+const FIRST_ROW = "table.nodes tbody tr th[scope=row] a";
+
+/** A served orchestrator whose store holds `nodes` approved compute nodes that never connected. */
+async function fleet(nodes: number, options: BenchOptions): Promise<ServedOrchestrator> {
+  return serveOrchestrator(
+    {
+      // Two run side by side (and other engineers' orchestrators may hold the default port).
+      "Orchestrator.Port": await freePort(),
+      // The seeded nodes never heartbeat: none may turn UNHEALTHY (a write, and an event on the stream) meanwhile.
+      "Orchestrator.NodeManager.DisconnectTimeout": "1h",
+      "Orchestrator.NodeManager.UnknownTimeout": "2h",
+    },
+    {
+      prepare: async (dataDir) => {
+        const t0 = performance.now();
+        const ids = Array.from({ length: nodes }, (_, index) => ({
+          nodeId: `cn-${String(index).padStart(6, "0")}`,
+          index,
+        }));
+        const events = await seedNodes(dataDir, ids, false);
+        options.log(`  seeded ${nodes} nodes (${events} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      },
+      readyTimeoutMs: 180_000,
+    },
+  );
+}
+
+/** One cold load of /ui/nodes: ms from the navigation's start to the first row painted. */
+async function firstScreen(browser: Browser, orchestrator: ServedOrchestrator): Promise<number> {
+  const context = await browser.newContext({ viewport: VIEWPORT });
+  try {
+    // Signed in as the console keeps it (the tab's sessionStorage), before any script of the page runs.
+    const credentials = JSON.stringify({ kind: "key", key: orchestrator.adminKey });
+    await context.addInitScript(`sessionStorage.setItem("shoal.credentials", ${JSON.stringify(credentials)})`);
+    const page = await context.newPage();
+    await page.goto(`${orchestrator.apiUrl}/ui/nodes`, { waitUntil: "commit" });
+    // A function, not a string (the console's CSP forbids eval); this file is type-checked without the DOM's types.
+    const handle = await page.waitForFunction(
+      (selector: string) => {
+        const { document } = globalThis as unknown as { document: { querySelector(s: string): object | null } };
+        return document.querySelector(selector) === null ? false : performance.now();
+      },
+      FIRST_ROW,
+      { polling: "raf", timeout: 60_000 },
+    );
+    return (await handle.jsonValue()) as number;
+  } finally {
+    await context.close();
+  }
+}
+
+const median = (values: readonly number[]) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
+const round1 = (ms: number) => Math.round(ms * 10) / 10;
+
+export async function run(options: BenchOptions): Promise<BenchResult> {
+  const nodes = setting(options, "console-nodes.nodes", options.quick ? 1_000 : 10_000);
+  const baselineNodes = setting(options, "console-nodes.baselineNodes", 100);
+  const rounds = setting(options, "console-nodes.rounds", options.quick ? 1 : 4);
+
+  const large = await fleet(nodes, options);
+  let small: ServedOrchestrator | undefined;
+  let browser: Browser | undefined;
+  try {
+    small = await fleet(baselineNodes, options);
+    browser = await launchChromium();
+    // Warm-up: the orchestrators' routes and the browser's own start-up, not timed.
+    await firstScreen(browser, large);
+    await firstScreen(browser, small);
+    const times = { large: [] as number[], small: [] as number[] };
+    for (let r = 0; r < rounds; r++) {
+      // ABBA: neither side always meets the load first.
+      const order =
+        r % 2 === 0 ? (["large", "small", "small", "large"] as const) : (["small", "large", "large", "small"] as const);
+      for (const side of order) times[side].push(await firstScreen(browser, side === "large" ? large : small));
+      options.log(
+        `  round ${r + 1}: ${nodes} nodes ${times.large.slice(-2).map(round1).join(", ")} ms; ${baselineNodes} nodes ${times.small.slice(-2).map(round1).join(", ")} ms`,
+      );
+    }
+    const largeMs = round1(median(times.large));
+    const smallMs = round1(median(times.small));
+    const range = (values: readonly number[]) => `${round1(Math.min(...values))}–${round1(Math.max(...values))} ms`;
+    return {
+      parameters: { nodes, baselineNodes, rounds, loadsEach: times.large.length },
+      figures: [
+        {
+          name: `first screen of /ui/nodes at ${nodes.toLocaleString("en")} nodes`,
+          value: largeMs,
+          unit: "ms",
+          baseline: { name: `the same page at ${baselineNodes} nodes`, value: smallMs },
+          target: { on: "value", max: TARGET_FIRST_SCREEN_MS },
+          note: `median of ${times.large.length} cold loads (${range(times.large)}); baseline ${range(times.small)}`,
+        },
+      ],
+    };
+  } finally {
+    await browser?.close();
+    await small?.stop();
+    await large.stop();
+  }
+}
+
+await runStandalone(import.meta.url, run, ["console-nodes.nodes", "console-nodes.rounds"]);
