@@ -4,7 +4,7 @@
  *
  * Two real `shoal serve` processes (the compiled CLI, each with its own nats-server and SQLite store) run side by
  * side, one with the large fleet and one with the small. Their nodes are registered in the store before they start,
- * through the actor host and node decider the orchestrator uses (bench/support/seed-nodes.ts), and recovered on
+ * through the actor host and node decider the orchestrator uses (test/support/seed-nodes.ts), and recovered on
  * start, as after a restart. Debian's chromium (playwright-core, test/support/browser.ts) opens `/ui/nodes` signed
  * in with the admin key (so the page follows the event stream, as an operator's does), each time in a fresh browser
  * context (nothing cached), alternating the two clusters (ABBA) after one warm-up load of each.
@@ -19,11 +19,11 @@
  * round).
  */
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../test/support/browser.ts";
+import { contextSignedIn, launchChromium } from "../test/support/browser.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { freePort } from "./support/free-port.ts";
 import { quantile } from "./support/quantile.ts";
-import { seedNodes } from "./support/seed-nodes.ts";
+import { seedNodes } from "../test/support/seed-nodes.ts";
 import { serveOrchestrator, type ServedOrchestrator } from "./support/shoal-serve.ts";
 
 /** The issue's target: the first screen within a second on this machine. */
@@ -59,11 +59,8 @@ async function fleet(nodes: number, options: BenchOptions): Promise<ServedOrches
 
 /** One cold load of /ui/nodes: ms from the navigation's start to the first row painted. */
 async function firstScreen(browser: Browser, orchestrator: ServedOrchestrator): Promise<number> {
-  const context = await browser.newContext({ viewport: VIEWPORT });
+  const context = await contextSignedIn(browser, orchestrator.adminKey, VIEWPORT);
   try {
-    // Signed in as the console keeps it (the tab's sessionStorage), before any script of the page runs.
-    const credentials = JSON.stringify({ kind: "key", key: orchestrator.adminKey });
-    await context.addInitScript(`sessionStorage.setItem("shoal.credentials", ${JSON.stringify(credentials)})`);
     const page = await context.newPage();
     await page.goto(`${orchestrator.apiUrl}/ui/nodes`, { waitUntil: "commit" });
     // A function, not a string (the console's CSP forbids eval); this file is type-checked without the DOM's types.
@@ -108,8 +105,9 @@ export async function run(options: BenchOptions): Promise<BenchResult> {
       const order =
         r % 2 === 0 ? (["large", "small", "small", "large"] as const) : (["small", "large", "large", "small"] as const);
       for (const side of order) times[side].push(await firstScreen(browser, side === "large" ? large : small));
+      const latest = (side: readonly number[]) => side.slice(-2).map(round1).join(", ");
       options.log(
-        `  round ${r + 1}: ${nodes} nodes ${times.large.slice(-2).map(round1).join(", ")} ms; ${baselineNodes} nodes ${times.small.slice(-2).map(round1).join(", ")} ms`,
+        `  round ${r + 1}: ${nodes} nodes ${latest(times.large)} ms; ${baselineNodes} nodes ${latest(times.small)} ms`,
       );
     }
     const largeMs = round1(median(times.large));

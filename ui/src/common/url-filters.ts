@@ -2,19 +2,20 @@ import { useLocation } from "preact-iso";
 import { useMemo } from "preact/hooks";
 
 /** A list page's filters: each a query-string parameter of the page's URL, as the API's query names it. */
-export type UrlFilters = Readonly<Record<string, string>>;
+export type UrlFilters<T> = { readonly [K in keyof T]: string };
 
 /** The filters the query string holds; a parameter it lacks has its default, and parameters not named are ignored. */
-export function filtersFromQuery<T extends UrlFilters>(defaults: T, query: Readonly<Record<string, string>>): T {
+export function filtersFromQuery<T extends UrlFilters<T>>(defaults: T, query: Readonly<Record<string, string>>): T {
   const filters: Record<string, string> = {};
-  for (const [name, value] of Object.entries(defaults)) filters[name] = query[name] ?? value;
+  for (const [name, value] of Object.entries<string>(defaults)) filters[name] = query[name] ?? value;
   return filters as T;
 }
 
 /** The query string (`?a=1&b=2`, or "" when every filter has its default) that keeps `filters`. */
-export function filtersToSearch<T extends UrlFilters>(defaults: T, filters: T): string {
+export function filtersToSearch<T extends UrlFilters<T>>(defaults: T, filters: T): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters)) if (value !== defaults[name]) params.set(name, value);
+  const initial: Readonly<Record<string, string>> = defaults;
+  for (const [name, value] of Object.entries<string>(filters)) if (value !== initial[name]) params.set(name, value);
   return params.size === 0 ? "" : `?${params}`;
 }
 
@@ -23,7 +24,7 @@ export function filtersToSearch<T extends UrlFilters>(defaults: T, filters: T): 
  * replaces the history entry rather than adding one: Back leaves the page, as it does from any other page.
  * The filters returned are the same object until the query string changes (safe as a hook dependency).
  */
-export function useUrlFilters<T extends UrlFilters>(defaults: T): readonly [T, (next: T) => void] {
+export function useUrlFilters<T extends UrlFilters<T>>(defaults: T): readonly [T, (next: T) => void] {
   const location = useLocation();
   const key = JSON.stringify(Object.keys(defaults).map((name) => location.query[name] ?? null));
   const filters = useMemo(() => filtersFromQuery(defaults, location.query), [key]);
