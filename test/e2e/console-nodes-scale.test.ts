@@ -74,6 +74,17 @@ describe("the console's node list at scale", { timeout: 120_000 }, () => {
     await screenshot(page, SUITE, "1-first-screen");
   });
 
+  it("lets Tab go through the rows' links past the window and the first page, in order", async () => {
+    await page.getByRole("region", { name: "Nodes (scrolls)" }).focus();
+    // The orchestrator's own node-0 comes first.
+    for (let i = 0; i < 60; i++) await page.keyboard.press("Tab");
+    // Faster than any reader: let the next page, asked for 50 rows ahead, arrive.
+    await page.getByText("200 nodes read so far").waitFor({ timeout: STEP_MS });
+    for (let i = 60; i < 121; i++) await page.keyboard.press("Tab");
+    await expect(page.evaluate("document.activeElement.textContent")).resolves.toBe(nodeId(119));
+    expect(await rowsDrawn()).toBeLessThanOrEqual(MOST_ROWS_DRAWN);
+  });
+
   it("scrolls to the last node with the keyboard, still drawing only a window", async () => {
     const scroller = page.getByRole("region", { name: "Nodes (scrolls)" });
     await scroller.focus();

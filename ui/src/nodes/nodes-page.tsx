@@ -156,7 +156,8 @@ export function NodesPage() {
           ? `${count.toLocaleString()} ${count === 1 ? "node" : "nodes"}.`
           : `${count.toLocaleString()} nodes read so far; more are read as you scroll.`}{" "}
         {rows.complete || !rows.loaded ? null : (
-          <button type="button" class="secondary" disabled={rows.loading} onClick={() => void rows.loadMore()}>
+          // Never disabled: a reader who tabbed to it while a page is read keeps the focus here.
+          <button type="button" class="secondary" aria-busy={rows.loading} onClick={() => void rows.loadMore()}>
             {rows.loading ? "Reading…" : `Read ${PAGE_SIZE} more`}
           </button>
         )}
