@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { ColumnHeads, EmptyRow } from "./data-table.tsx";
 
 /** Rows drawn beyond each edge of the scroller: enough that a quick scroll or Tab never meets a blank. */
 const OVERSCAN = 10;
@@ -102,22 +103,10 @@ export function VirtualTable<T>(props: {
           {props.caption}
           {props.stale ? " (not current)" : ""}
         </caption>
-        <thead>
-          <tr aria-rowindex={1}>
-            {props.columns.map((column) => (
-              <th key={column} scope="col">
-                {column}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <ColumnHeads columns={props.columns} rowIndex={1} />
         <tbody ref={tbody}>
           {count === 0 ? (
-            <tr>
-              <td colSpan={props.columns.length} class="muted">
-                {props.empty}
-              </td>
-            </tr>
+            <EmptyRow columns={props.columns} text={props.empty} />
           ) : (
             [
               spacer(first, "before"),
