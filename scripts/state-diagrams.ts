@@ -82,7 +82,9 @@ function edgesWithin(root: StateNode): Map<StateNode, Map<string, string[]>> {
           const from = ancestry(node);
           const to = ancestry(target);
           let depth = 0;
-          while (from[depth + 1] !== undefined && from[depth + 1] === to[depth + 1]) depth++;
+          // Never past the states themselves: a state's edge to itself is drawn in its parent.
+          const deepest = Math.min(from.length, to.length) - 2;
+          while (depth < deepest && from[depth + 1] === to[depth + 1]) depth++;
           const source = from[depth + 1] ?? node;
           const drawn = to[depth + 1] ?? target;
           add(from[depth]!, source.key, drawn.key, drawn === target ? label : `${label} to ${target.key}`);

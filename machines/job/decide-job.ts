@@ -7,7 +7,8 @@ import type { JobCommand, JobCommandType, JobRefusal } from "./job-commands.ts";
 import { queueDeadline, totalDeadline } from "./job-deadlines.ts";
 import { taskOf } from "./job-spec.ts";
 import type { JobState } from "./job-state.ts";
-import { problemText } from "./spec-fields.ts";
+import { decideRerun, decideUpdate } from "./decide-next-version.ts";
+import { invalidJob } from "./spec-fields.ts";
 
 export type JobDecision = Decision<JobEvent, JobRefusal>;
 
@@ -17,6 +18,8 @@ const TARGET = { Queue: "Queued", Run: "Running", Complete: "Completed", Fail: "
 /** The event each command causes: what the chart is asked about before anything else is checked. */
 const CAUSES: Readonly<Record<JobCommandType, JobEventType>> = {
   Submit: "JobSubmitted",
+  Put: "JobUpdated",
+  Rerun: "JobRerun",
   Queue: "JobQueued",
   Run: "JobStarted",
   Complete: "JobCompleted",
@@ -80,6 +83,15 @@ function refusal(command: JobCommand, state: JobState): JobRefusal {
  */
 export function decideJob(command: JobCommand, state: JobState, now: number): JobDecision {
   const { jobId } = state;
+  if (command.type === "Put" || command.type === "Rerun") {
+    const { spec, state: current } = state;
+    if (spec === undefined || current === undefined) {
+      if (command.type === "Rerun") return refuse(refusal(command, state));
+      return decideJob({ type: "Submit", submission: command.submission }, state, now);
+    }
+    const job = { ...state, spec, state: current };
+    return command.type === "Put" ? decideUpdate(command, job) : decideRerun(command, job);
+  }
   const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
   if (!isLegal(command, state)) return deadline ? accept([]) : refuse(refusal(command, state));
 
@@ -87,10 +99,7 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
     if (!isJobId(jobId))
       return refuse({ code: "Conflict", message: `a job's id is j-<uuid>, not ${JSON.stringify(jobId)}` });
     const { submission } = command;
-    if (!submission.ok) {
-      const problems = submission.problems;
-      return refuse({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems });
-    }
+    if (!submission.ok) return refuse(invalidJob(submission.problems));
     return accept(
       [
         {

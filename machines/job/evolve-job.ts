@@ -1,19 +1,59 @@
 import type { JobEvent } from "../../src/events/catalog/job-events.ts";
 import { jobChartIndex, jobTransitions } from "./job-chart.ts";
-import type { JobState } from "./job-state.ts";
+import type { JobSpec } from "./job-spec.ts";
+import type { JobState, JobStateName, JobVersionRecord } from "./job-state.ts";
 
 /** Bacalhau's job-queued message (pkg/orchestrator/events.go: JobQueueingEvent). */
 export const queuedMessage = (reason: string): string => (reason === "" ? "Job queued" : `Job queued. ${reason}`);
 
 const TO = jobTransitions.columns;
 
+/** Bacalhau's state messages of a job made Pending by its next version (its job store's UpdateJobState). */
+export const UPDATED_MESSAGE = "Job update requested by user";
+export const RERUN_MESSAGE = "job rerun";
+
+/** The job at its next version: the spec that runs now, Pending, its timeouts counted from now; the last one kept. */
+function nextVersion(
+  state: JobState,
+  to: JobStateName,
+  next: { readonly version: number; readonly spec: JobSpec; readonly message: string },
+  time: string,
+  warnings: readonly string[],
+): JobState {
+  const { spec, state: was, version, message, revision, modifyTime } = state;
+  if (spec === undefined || was === undefined) return state;
+  const record: JobVersionRecord = {
+    version,
+    spec,
+    state: was,
+    message,
+    revision,
+    modifyTime,
+    warnings: state.warnings,
+  };
+  const at = Date.parse(time);
+  return {
+    ...state,
+    spec: next.spec,
+    state: to,
+    message: next.message,
+    queueReason: "",
+    version: next.version,
+    revision: state.revision + 1,
+    modifyTime: at,
+    versionTime: at,
+    warnings,
+    versions: [...state.versions, record],
+  };
+}
+
 /**
  * Folds one stored event into a job's state: the one fold of a job stream, used by its actor and
  * by the read model alike. Every event is a state change: Revision +1 and ModifyTime = its time,
  * as Bacalhau's job store does. The job's state comes from its chart (its column for the event's
  * type, read by name: the fold is hot); this adds the event's data. An event the chart does not
- * take in the job's state (which the decider never produces: a second submission, a change to a
- * terminal job) leaves it as it is.
+ * take in the job's state (which the decider never produces: a second submission, an ended job
+ * queued or started) leaves it as it is.
  */
 export function evolveJob(state: JobState, event: JobEvent, time: string): JobState {
   const from = jobChartIndex(state);
@@ -32,8 +72,21 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
         revision: 1,
         createTime: at,
         modifyTime: at,
+        versionTime: at,
         warnings: d.Warnings,
       };
+    }
+    case "JobUpdated": {
+      const to = TO.JobUpdated[from];
+      if (to === undefined) return state;
+      const d = event.data;
+      return nextVersion(state, to, { version: d.Version, spec: d.Job, message: UPDATED_MESSAGE }, time, d.Warnings);
+    }
+    case "JobRerun": {
+      const to = TO.JobRerun[from];
+      if (to === undefined) return state;
+      const d = event.data;
+      return nextVersion(state, to, { version: d.Version, spec: d.Job, message: RERUN_MESSAGE }, time, []);
     }
     case "JobQueued": {
       const to = TO.JobQueued[from];

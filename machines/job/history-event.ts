@@ -42,6 +42,10 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
         Message: "Job requested to stop before completion",
         Details: { Reason: event.data.Reason },
       };
+    case "JobUpdated":
+      return { Topic: "Submission", Message: "Job updated", Details: {} };
+    case "JobRerun":
+      return { Topic: "Submission", Message: "Job rerun requested", Details: { Reason: event.data.Reason } };
   }
 }
 

@@ -3,8 +3,12 @@ import type { JobEvent, JobStateName } from "../../src/events/catalog/job-events
 import { compileChart } from "../compile-chart.ts";
 import type { JobState } from "./job-state.ts";
 
+/** A job's next version (an update, a rerun) makes it Pending again, from wherever it is. */
+const NEXT_VERSION = { JobUpdated: { target: "pending" }, JobRerun: { target: "pending" } } as const;
+
 /** Where a job not yet ended may go next. */
 const ACTIVE = {
+  ...NEXT_VERSION,
   JobQueued: { target: "queued" },
   JobStarted: { target: "running" },
   JobCompleted: { target: "completed" },
@@ -13,8 +17,9 @@ const ACTIVE = {
 } as const;
 
 /**
- * A job's statechart over Bacalhau's job states: its events are its transitions. Nothing moves a
- * job that completed, failed or stopped. `decideJob` asks it whether the event a command causes
+ * A job's statechart over Bacalhau's job states: its events are its transitions. A job that
+ * completed, failed or stopped moves only to a next version of itself (Bacalhau ≥ 1.8 updates and
+ * reruns ended jobs). `decideJob` asks it whether the event a command causes
  * may happen now; `evolveJob` takes the next state from it.
  */
 export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachine({
@@ -26,6 +31,7 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
     // Queued again while queued is no change (the decider writes nothing); running, a job may be queued again.
     queued: {
       on: {
+        ...NEXT_VERSION,
         JobStarted: ACTIVE.JobStarted,
         JobCompleted: ACTIVE.JobCompleted,
         JobFailed: ACTIVE.JobFailed,
@@ -34,15 +40,16 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
     },
     running: {
       on: {
+        ...NEXT_VERSION,
         JobQueued: ACTIVE.JobQueued,
         JobCompleted: ACTIVE.JobCompleted,
         JobFailed: ACTIVE.JobFailed,
         JobStopped: ACTIVE.JobStopped,
       },
     },
-    completed: { type: "final" },
-    failed: { type: "final" },
-    stopped: { type: "final" },
+    completed: { on: NEXT_VERSION },
+    failed: { on: NEXT_VERSION },
+    stopped: { on: NEXT_VERSION },
   },
 });
 

@@ -13,11 +13,18 @@ export type JobSubmission =
 /**
  * What may be asked of a job. The job's id is the entity's (the host assigns `j-<uuid>`); the
  * time is the command's `meta.now`. Queue, Run, Complete and Fail come from the scheduler and the
- * workflows; Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
+ * workflows; Submit, Put, Rerun and Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
  */
 export type JobCommand =
   /** The submitted models.Job, validated by the host before it asks (the job's id is its default Name). */
   | { readonly type: "Submit"; readonly submission: JobSubmission }
+  /**
+   * Bacalhau's SubmitJob of a named job: submits it if it does not exist, else updates it to the
+   * submitted spec as its next version. An unchanged spec is refused unless `force`.
+   */
+  | { readonly type: "Put"; readonly submission: JobSubmission; readonly force: boolean }
+  /** Runs the spec of `version` (0: the current one) again as the job's next version; `reason` is the user's. */
+  | { readonly type: "Rerun"; readonly version: number; readonly reason: string }
   /**
    * No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes
    * to run job. …").
@@ -33,8 +40,17 @@ export type JobCommand =
 
 export type JobCommandType = JobCommand["type"];
 
-/** Why a command was refused. The host maps these onto its closed set of errors (Invalid → BadRequest). */
+/**
+ * Why a command was refused, with what the user may do about it (`hint`). The host maps these onto
+ * its closed set of errors (Invalid → BadRequest).
+ */
 export type JobRefusal =
   | { readonly code: "NotFound"; readonly message: string }
-  | { readonly code: "Conflict"; readonly message: string }
-  | { readonly code: "Invalid"; readonly message: string; readonly problems: readonly SpecProblem[] };
+  | { readonly code: "Conflict"; readonly message: string; readonly hint?: string }
+  | {
+      readonly code: "Invalid";
+      readonly message: string;
+      /** Each problem of the spec with its field path (none when the spec is valid but refused as a whole). */
+      readonly problems: readonly SpecProblem[];
+      readonly hint?: string;
+    };

@@ -19,7 +19,21 @@ export const isTerminalJobState = (s: JobStateName): boolean => s === "Completed
  * The shape of JobState below. Bump it whenever it or evolveJob changes, so that a snapshot
  * written under another version is ignored and the stream replayed.
  */
-export const JOB_STATE_VERSION = 2;
+export const JOB_STATE_VERSION = 3;
+
+/**
+ * A version of a job as it stood when the next one replaced it (Bacalhau's job store keeps each
+ * version's models.Job so): its spec, and its state, message, revision and modify time then.
+ */
+export interface JobVersionRecord {
+  readonly version: number;
+  readonly spec: JobSpec;
+  readonly state: JobStateName;
+  readonly message: string;
+  readonly revision: number;
+  readonly modifyTime: number;
+  readonly warnings: readonly string[];
+}
 
 /**
  * One job as its stored events describe it: what the actor decides on and what the read model
@@ -41,7 +55,11 @@ export interface JobState {
   /** Milliseconds since the epoch (Bacalhau's CreateTime/ModifyTime are these × 10⁶ ns). */
   readonly createTime: number;
   readonly modifyTime: number;
+  /** When the current version began (its submission, update or rerun): what its timeouts count from. */
+  readonly versionTime: number;
   readonly warnings: readonly string[];
+  /** The versions before the current one, oldest first (empty until the job is updated or rerun). */
+  readonly versions: readonly JobVersionRecord[];
 }
 
 export function initialJobState(jobId: string): JobState {
@@ -55,6 +73,8 @@ export function initialJobState(jobId: string): JobState {
     revision: 0,
     createTime: 0,
     modifyTime: 0,
+    versionTime: 0,
     warnings: [],
+    versions: [],
   };
 }

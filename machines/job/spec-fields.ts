@@ -10,3 +10,7 @@ export const problemText = (p: SpecProblem): string => (p.path === "" ? p.messag
 
 /** Quoted for a message: long input cut (it comes from the submitter). */
 export const quote = (s: string): string => JSON.stringify(s.length > 70 ? `${s.slice(0, 64)}…` : s);
+
+/** A submission refused for its problems, every one named with its field path. */
+export const invalidJob = (problems: readonly SpecProblem[]) =>
+  ({ code: "Invalid", message: `invalid job: ${problems.map(problemText).join("; ")}`, problems }) as const;

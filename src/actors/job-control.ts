@@ -4,16 +4,18 @@ import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaul
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import { canonicalJson } from "../../machines/canonical-json.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
+import { jobSpecDiff } from "../../machines/job/job-spec-diff.ts";
 import { idempotentJobId } from "./job-submission/idempotent-job-id.ts";
+import { nameJobId } from "./job-submission/name-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
-import type { JobCommand, JobRefusal } from "../../machines/job/job-commands.ts";
+import type { JobCommand, JobRefusal, JobSubmission } from "../../machines/job/job-commands.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
 import type { JobEvent } from "../events/catalog/job-events.ts";
 import type { ExecutionEvent } from "../events/catalog/execution-events.ts";
 import type { ExecutionState } from "../../machines/execution/execution-state.ts";
-import { ShoalError, conflict, notFound } from "../errors/shoal-error.ts";
+import { ShoalError, badRequest, conflict, notFound } from "../errors/shoal-error.ts";
 import { timeOrderedUuid } from "../events/store/time-ordered-uuid.ts";
 import type { EventStore } from "../events/store/event-store.ts";
 import type { Clock } from "./clock.ts";
@@ -42,6 +44,17 @@ export interface JobControlOptions {
   readonly listening?: Listening;
   /** Whether jobs' and executions' deadlines fire here now (among several orchestrators: the jobs duty's holder). */
   readonly firesDeadlines?: () => boolean;
+  /**
+   * The ids of the jobs named so in a namespace, as the read model knows them: jobs stored before names gave ids
+   * (`nameJobId`) are updated under their own id. None given: only names' ids.
+   */
+  readonly jobsNamed?: (namespace: string, name: string) => readonly string[];
+}
+
+/** The warnings a submission or an update stored. */
+function warningsOf(events: readonly JobEvent[]): readonly string[] {
+  const stored = events.find((e) => e.type === "JobSubmitted" || e.type === "JobUpdated");
+  return stored?.type === "JobSubmitted" || stored?.type === "JobUpdated" ? stored.data.Warnings : [];
 }
 
 const NOTHING: JobTypeDefaults = { Priority: 0, Task: { Resources: {}, Timeouts: {} } };
@@ -54,6 +67,11 @@ export interface Submitted {
   readonly jobId: string;
   readonly warnings: readonly string[];
   /** Store position of the JobSubmitted event: what a read-your-writes wait waits for. */
+  readonly position: number | undefined;
+}
+
+export interface Rerun {
+  readonly jobVersion: number;
   readonly position: number | undefined;
 }
 
@@ -99,12 +117,17 @@ export class JobControl {
    * problem named (BadRequest) and nothing is stored. `request` is what the request says beside
    * the job (Bacalhau's BasePutRequest): its Namespace must be the job's; with an IdempotencyToken
    * a retry of the same submission answers the job the first one stored, and a different job under
-   * the same token is a Conflict.
+   * the same token is a Conflict. A job with a Name is that name's job (Bacalhau ≥ 1.8): submitted
+   * the first time, updated to its next version after (`updateNamed`).
    */
   async submit(
     job: unknown,
     context: CommandContext,
-    request: { readonly namespace?: string | undefined; readonly idempotencyToken?: string | undefined } = {},
+    request: {
+      readonly namespace?: string | undefined;
+      readonly idempotencyToken?: string | undefined;
+      readonly force?: boolean | undefined;
+    } = {},
   ): Promise<Submitted> {
     const token = request.idempotencyToken;
     const jobId = token ? idempotentJobId(context.actor.id, token) : jobIdOf(this.newUuid());
@@ -114,16 +137,18 @@ export class JobControl {
       limits: this.limits,
       ...(request.namespace ? { requestNamespace: request.namespace } : {}),
     });
+    const known = submission.ok
+      ? (this.options.jobsNamed?.(submission.spec.Namespace, submission.spec.Name) ?? [])
+      : [];
+    // A token's first submission stores the token's job, whatever its name; a name a job has is that job's.
+    if (submission.ok && submission.spec.Name !== jobId && (known.length > 0 || !token)) {
+      return this.updateNamed(submission.spec, known, submission, context, request.force === true, token !== undefined);
+    }
     const command = { type: "Submit", submission } as const;
     try {
       // A fresh random id has no stream: nothing to read before deciding. A token's may have one.
       const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, !token);
-      const submitted = result.events.find((e) => e.type === "JobSubmitted");
-      return {
-        jobId,
-        warnings: submitted?.type === "JobSubmitted" ? submitted.data.Warnings : [],
-        position: result.position,
-      };
+      return { jobId, warnings: warningsOf(result.events), position: result.position };
     } catch (e) {
       if (!token || !(e instanceof ShoalError) || e.kind !== "Conflict" || !submission.ok) throw e;
       const first = (await this.jobs.get(jobId)).state;
@@ -131,6 +156,63 @@ export class JobControl {
         throw conflict(`IdempotencyToken ${JSON.stringify(token)} was used for another job (${jobId})`);
       return { jobId, warnings: first.warnings, position: undefined };
     }
+  }
+
+  /**
+   * A job spec as a submission would store it (validated, the defaults applied), stored nowhere: what Bacalhau's
+   * DiffJob compares. `named`: the spec names its job (else its Name is a fresh id's).
+   */
+  prepare(
+    job: unknown,
+    namespace: string | undefined,
+  ): { readonly submission: JobSubmission; readonly named: boolean } {
+    const jobId = jobIdOf(this.newUuid());
+    const submission = validateJobSubmission(job, {
+      jobId,
+      defaults: this.options.defaults,
+      limits: this.limits,
+      ...(namespace ? { requestNamespace: namespace } : {}),
+    });
+    return { submission, named: submission.ok && submission.spec.Name !== jobId };
+  }
+
+  /**
+   * The named job submitted, or updated to the submitted spec (its next version). The job is the
+   * one the read model knows by that name (`known`: one stored before names gave ids, or under an
+   * IdempotencyToken), else the name's own id. With a token, an unchanged spec is the retry of a
+   * submission that was stored: it answers the job, storing nothing.
+   */
+  private async updateNamed(
+    spec: JobSpec,
+    known: readonly string[],
+    submission: JobSubmission,
+    context: CommandContext,
+    force: boolean,
+    retryable: boolean,
+  ): Promise<Submitted> {
+    if (known.length > 1) {
+      throw badRequest(`multiple jobs are named ${spec.Name} in namespace ${spec.Namespace}: update one by its ID`, {
+        matches: known.slice(0, 3),
+      });
+    }
+    const jobId = known[0] ?? nameJobId(spec.Namespace, spec.Name);
+    if (retryable) {
+      const current = (await this.jobs.get(jobId)).state;
+      if (current.spec !== undefined && jobSpecDiff(current.spec, spec) === "")
+        return { jobId, warnings: current.warnings, position: undefined };
+    }
+    const [result] = await this.jobs.executeWithState(jobId, { type: "Put", submission, force }, context);
+    return { jobId, warnings: warningsOf(result.events), position: result.position };
+  }
+
+  /**
+   * Runs the job's spec of `version` (0: its current one) again as its next version, as Bacalhau's
+   * rerun: NotFound for a job or version that does not exist, Conflict for a job Pending or Queued.
+   */
+  async rerun(jobId: string, version: number, reason: string, context: CommandContext): Promise<Rerun> {
+    if (!isJobId(jobId)) throw notFound(`job not found: ${jobId}`);
+    const [result, state] = await this.jobs.executeWithState(jobId, { type: "Rerun", version, reason }, context);
+    return { jobVersion: state.version, position: result.position };
   }
 
   private get limits(): JobLimits {

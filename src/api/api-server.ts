@@ -23,7 +23,8 @@ import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import type { JobLogs } from "./jobs/job-logs.ts";
 import { jobLogsRoute } from "./jobs/job-logs-route.ts";
-import { jobRoutes, type JobRouteDeps } from "./jobs/job-routes.ts";
+import { jobRoutes } from "./jobs/job-routes.ts";
+import { jobVersionRoutes, type JobVersionRouteDeps } from "./jobs/job-version-routes.ts";
 import { leafRoutes, type LeafLoginRevoker } from "./leaves/leaf-routes.ts";
 import type { ShoalMetrics } from "../metrics/shoal-metrics.ts";
 import { metricsRoutes, registerRequestMetrics } from "./metrics/metrics-routes.ts";
@@ -55,7 +56,7 @@ export interface ApiDeps extends NodeRouteDeps {
   /** `shoal leaf revoke`'s route; only where Shoal runs the NATS operator. */
   readonly leaves?: LeafLoginRevoker;
   /** Jobs and executions (submit, stop, the read model, history); without it there are no job routes. */
-  readonly jobs?: JobRouteDeps;
+  readonly jobs?: JobVersionRouteDeps;
   /** GET /jobs/{id}/logs (HTTP and WebSocket); without it there is no logs route. */
   readonly jobLogs?: JobLogs;
   /** HTTPS with this certificate chain and key; absent: plain HTTP (API.TLS.Disable). */
@@ -118,7 +119,7 @@ export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.
     ...(deps.audit ? auditRoutes(deps.audit.log) : []),
     ...(deps.auditDiff ? [auditDiffRoute(deps.auditDiff)] : []),
     ...(deps.audit?.membership ? [auditMembershipRoute(deps.audit.membership)] : []),
-    ...(deps.jobs ? jobRoutes(deps.jobs) : []),
+    ...(deps.jobs ? [...jobRoutes(deps.jobs), ...jobVersionRoutes(deps.jobs)] : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks, deps.config),
     ...legacyRedirectRoutes(),

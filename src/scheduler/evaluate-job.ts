@@ -92,7 +92,9 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   const create = kept.map((p): ExecutionToCreate => {
     const attempt = attemptOf(spec.Type, all, p);
     const key = p.partitionIndex === undefined ? p.nodeId : String(p.partitionIndex);
-    const executionId = `e-${deterministicId("placement", job.jobId, key, String(attempt))}`;
+    // A later version's executions are its own: never the id of an earlier version's attempt.
+    const version = job.version > 1 ? [`v${job.version}`] : [];
+    const executionId = `e-${deterministicId("placement", job.jobId, key, String(attempt), ...version)}`;
     const previous = p.partitionIndex === undefined ? undefined : latestOfPartition(executions, p.partitionIndex);
     const partition = p.partitionIndex ?? 0;
     return {

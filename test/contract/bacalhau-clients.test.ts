@@ -124,11 +124,12 @@ describe("the Go client's PUT bodies (BasePutRequest's Namespace, Credential, Id
     expect(again.status, again.text).toBe(200);
     expect(again.body.JobID).toBe(first.body.JobID);
     expect(await jobStreams()).toEqual(before);
-    // Another job under the same token is refused; another submitter's token is their own.
+    // Another job under the same token is refused; another submitter's token is their own (the same name would be
+    // the same job: a name is its namespace's job).
     const other = await withToken("retry-1", job());
     expect(other.status).toBe(409);
     expect(other.body.Message).toContain("was used for another job");
-    const theirs = await withToken("retry-1", spec, OTHER_KEY);
+    const theirs = await withToken("retry-1", job(), OTHER_KEY);
     expect(theirs.status, theirs.text).toBe(200);
     expect(theirs.body.JobID).not.toBe(first.body.JobID);
   });

@@ -1,19 +1,12 @@
 import { randomUUID } from "node:crypto";
-import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import type { RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
+import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
-import { silentLogger } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { executionsOf, until } from "../support/job-waits.ts";
-import { removeContainersOf } from "../support/node-containers.ts";
-import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { shellJob } from "../support/shell-job.ts";
-import { startJoined } from "../support/start-joined.ts";
-import { testAgent } from "../support/test-agent.ts";
 
 /**
  * Who did each thing in a job's history, on real components: alice (an API.Auth.Users user) submits and stops a job
@@ -24,11 +17,10 @@ const ALICE_KEY = "alice-key-0123456789abcdefghijklm";
 const USERS: AuthUser[] = [
   { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
 ];
-const MIB = 1024 * 1024;
 const nodeId = `ha-${randomUUID().slice(0, 8)}`;
 let jobImage = "";
 let orchestrator: RunningOrchestrator;
-let agent: ComputeAgent | undefined;
+let cluster: DockerNodeOrchestrator | undefined;
 
 const alice = new JobApiClient(
   () => orchestrator.apiUrl,
@@ -37,29 +29,12 @@ const alice = new JobApiClient(
 
 beforeAll(async () => {
   jobImage = await dockerTestImage();
-  orchestrator = await startOrchestrator(
-    await ownNatsOrchestratorConfig("shoal-history-actor-", { "API.Auth.Users": USERS }),
-    silentLogger,
-  );
-  agent = testAgent({
-    nodeId,
-    orchestrators: [orchestrator.natsUrl],
-    token: orchestrator.joinToken.token,
-    executor: new DockerExecutor({
-      nodeId,
-      capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
-      logger: silentLogger,
-      docker: new Docker(),
-      stopGraceSeconds: 0,
-    }),
-  });
-  await startJoined(agent, orchestrator.manager, nodeId);
+  cluster = await startDockerNodeOrchestrator("shoal-history-actor-", USERS, nodeId);
+  orchestrator = cluster.orchestrator;
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop();
-  await orchestrator?.stop();
-  await removeContainersOf(nodeId);
+  await cluster?.stop();
 });
 
 describe("a job's history", () => {

@@ -51,6 +51,23 @@ const EXAMPLES: { readonly [T in Type]: (id: string) => DataOf<T> } = {
   JobCompleted: (id) => ({ JobID: id, Previous: "Running" }),
   JobFailed: (id) => ({ JobID: id, Previous: "Running", Cause: "Scheduling", Message: "it failed" }),
   JobStopped: (id) => ({ JobID: id, Previous: "Running", Reason: "enough" }),
+  JobUpdated: (id) => ({
+    JobID: id,
+    Previous: "Completed",
+    Version: 2,
+    Job: specOf(id),
+    Diff: "- Count: 1\n+ Count: 2",
+    Forced: false,
+    Warnings: [],
+  }),
+  JobRerun: (id) => ({
+    JobID: id,
+    Previous: "Failed",
+    Version: 3,
+    FromVersion: 1,
+    Job: specOf(id),
+    Reason: "job rerun",
+  }),
   ExecutionCreated: (id) => ({
     ExecutionID: id,
     JobID: "j-1",

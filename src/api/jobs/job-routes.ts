@@ -10,6 +10,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { taskOf } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
+import { jobAtVersion, jobVersions, versionNotFound } from "../../../machines/job/job-versions.ts";
 import {
   AS_OF_DESCRIPTIONS,
   AS_OF_FIELDS,
@@ -84,7 +85,7 @@ const JobVersion = Schema.optional(DecimalInteger(0, 999_999_999_999));
 const LOOKUP_DESCRIPTIONS = {
   namespace:
     "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
-  job_version: "The job's version (0 or absent: the current one; Shoal jobs have one version)",
+  job_version: "The job's version (0 or absent: the current one)",
 };
 
 // Empty is absent: the Python SDK sends next_token= on a first page.
@@ -171,10 +172,7 @@ function stopNamespace(query: string | undefined, body: string | undefined): str
 }
 
 export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
-  /**
-   * The job a path names, at the version asked for. Until job updates exist a Shoal job has one
-   * version, its current one: any other is refused, saying so (Bacalhau: version not found).
-   */
+  /** The job a path names, at the version asked for (0 or absent: its current one; Bacalhau: version not found). */
   const jobOf = (
     id: string,
     query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined },
@@ -182,14 +180,20 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
   ): SubmittedJob => {
     const job = resolveJob(views, id, query.namespace);
     const version = query.job_version ?? 0;
-    if (version !== 0 && version !== job.version) {
-      throw notFound(
-        `job ${job.jobId} has no version ${version}: its only version is ${job.version} (Shoal keeps one version of a job until job updates exist)`,
-      );
-    }
-    return job;
+    const at = jobAtVersion(job, version);
+    if (at === undefined) throw notFound(versionNotFound(job.jobId, version));
+    return at as SubmittedJob;
   };
-  const executionsPage = (job: SubmittedJob, query: typeof ExecutionsQuery.Type, views: JobViews = jobs.views) => {
+  /** Which version's entries a list shows (undefined: every one): the job's as asked for, unless all_job_versions. */
+  const versionShown = (
+    job: { readonly version: number },
+    query: { readonly all_job_versions?: boolean | undefined },
+  ) => (query.all_job_versions ? undefined : job.version);
+  const executionsPage = (
+    job: SubmittedJob,
+    query: Omit<typeof ExecutionsQuery.Type, "namespace">,
+    views: JobViews = jobs.views,
+  ) => {
     const order = query.order_by || "created_at";
     const key = (e: ReturnType<typeof executionJson>) =>
       order === "id" ? e.ID : order === "modified_at" ? e.ModifyTime : e.CreateTime;
@@ -200,7 +204,11 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     };
     const task = taskOf(job.spec).Name;
     // A stable sort of the executions in creation order: equal keys stay in creation order.
-    const all = views.executionsOfJob(job.jobId).map((e) => executionJson(e, task));
+    const version = versionShown(job, query);
+    const all = views
+      .executionsOfJob(job.jobId)
+      .filter((e) => version === undefined || e.jobVersion === version)
+      .map((e) => executionJson(e, task));
     all.sort(cmp);
     if (query.reverse) all.reverse();
     // The token is an offset in the job's executions, which only ever grow (at the end of creation order).
@@ -215,7 +223,9 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     past?: { readonly executionIds: readonly string[]; readonly through: number },
   ) => {
     const ids = past?.executionIds ?? jobs.views.executionsOfJob(job.jobId).map((e) => e.executionId);
+    const version = versionShown(job, query);
     const page = await jobs.history.entries(job.jobId, ids, {
+      ...(version === undefined ? {} : { jobVersion: version }),
       ...(past ? { through: past.through } : {}),
       eventType: query.event_type || "all",
       limit: query.limit ?? DEFAULT_LIMIT,
@@ -233,7 +243,9 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     tags: ["Jobs"],
     summary: "Submits a job to the orchestrator.",
     description:
-      "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
+      "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is " +
+      "stored. A job whose Name a job of its namespace has updates that job to its next version; an unchanged " +
+      "spec is refused unless Force.",
     capability: "write:job",
     body: PutJobRequest,
     bodyComponent: "PutJobRequest",
@@ -249,6 +261,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       const submitted = await jobs.control.submit(body.Job, context, {
         namespace: body.Namespace,
         idempotencyToken: body.IdempotencyToken,
+        force: body.Force,
       });
       await jobs.projection.waitFor(submitted.position);
       return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
@@ -375,7 +388,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
         ...LOOKUP_DESCRIPTIONS,
-        all_job_versions: "Every version's entries (Shoal jobs have one version)",
+        all_job_versions: "Every version's entries (default: the version asked for, else the current one's)",
       },
       responses: {
         "200": { description: "The job's and its executions' history, oldest first", schema: ListHistoryResponse },
@@ -398,7 +411,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       describe: {
         ...BY_ID.describe,
         ...LOOKUP_DESCRIPTIONS,
-        all_job_versions: "Every version's executions (Shoal jobs have one version)",
+        all_job_versions: "Every version's executions (default: the version asked for, else the current one's)",
         limit: "Page size (default 100)",
         next_token: "Cursor from the previous page's NextToken",
         order_by: "created_at (default), modified_at or id",
@@ -414,7 +427,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       operationId: "jobVersions",
       tags: ["Jobs"],
       summary: "Returns the versions of a job.",
-      description: "The job's versions. Until job updates exist a Shoal job has one version, its current one.",
+      description:
+        "Every version of the job, oldest first: each as it stood when the next replaced it, the current one last.",
       capability: "read:job",
       ...BY_ID,
       query: VersionsQuery,
@@ -423,12 +437,17 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         namespace: LOOKUP_DESCRIPTIONS.namespace,
         limit: "Page size (every version fits one page)",
         next_token: "Never issued: all versions fit one page",
-        order_by: "created_at, modified_at or version (one version: the same answer)",
+        order_by: "created_at, modified_at or version (default: version)",
         reverse: "Reverse the order",
       },
       responses: { "200": { description: "Every version of the job", schema: ListJobVersionsResponse } },
       errors: ["BadRequest", "NotFound"],
-      handler: async ({ params, query }) => ({ Items: [jobJson(jobOf(params.id, query))], NextToken: "" }),
+      handler: async ({ params, query }) => {
+        const versions = jobVersions(jobOf(params.id, query)).map(jobJson);
+        if (query.order_by === "modified_at") versions.sort((a, b) => a.ModifyTime - b.ModifyTime);
+        if (query.reverse) versions.reverse();
+        return { Items: query.limit === undefined ? versions : versions.slice(0, query.limit), NextToken: "" };
+      },
     }),
     defineRoute({
       method: "DELETE",

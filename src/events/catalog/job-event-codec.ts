@@ -10,6 +10,8 @@ export const JOB_EVENT_VERSIONS: Record<JobEventType, number> = {
   JobCompleted: 1,
   JobFailed: 1,
   JobStopped: 1,
+  JobUpdated: 1,
+  JobRerun: 1,
 };
 
 /** Job events, registered in ENTITY_EVENTS (entity-events.ts). */

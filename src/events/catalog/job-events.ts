@@ -43,6 +43,36 @@ export const JobFailed = Schema.Struct({
 /** A user stopped the job before it completed; `Reason` is theirs (possibly empty). */
 export const JobStopped = Schema.Struct({ JobID: Schema.String, Previous: Live, Reason: Schema.String });
 
+const Version = Schema.Number.pipe(Schema.int(), Schema.positive());
+
+/**
+ * A job of that name was submitted again (Bacalhau's update): `Job` is its new spec, the job's
+ * `Version`, and it is Pending again, whatever its state was. `Diff` is what changed (empty only
+ * when the submitter forced an unchanged spec through, `Forced`).
+ */
+export const JobUpdated = Schema.Struct({
+  JobID: Schema.String,
+  Previous: JobStateName,
+  Version,
+  Job: StoredJobSpec,
+  Diff: Schema.String,
+  Forced: Schema.Boolean,
+  Warnings: Schema.Array(Schema.String),
+});
+
+/**
+ * A user asked for the job to run again: the spec of its version `FromVersion`, carried as `Job`,
+ * becomes its next `Version`, and it is Pending again. `Reason` is theirs, or "job rerun".
+ */
+export const JobRerun = Schema.Struct({
+  JobID: Schema.String,
+  Previous: JobStateName,
+  Version,
+  FromVersion: Version,
+  Job: StoredJobSpec,
+  Reason: Schema.String,
+});
+
 export const JOB_EVENT_SCHEMAS = {
   JobSubmitted,
   JobQueued,
@@ -50,6 +80,8 @@ export const JOB_EVENT_SCHEMAS = {
   JobCompleted,
   JobFailed,
   JobStopped,
+  JobUpdated,
+  JobRerun,
 } as const;
 
 export type JobEventType = keyof typeof JOB_EVENT_SCHEMAS;

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { reachableHost, urlHost } from "../../net/reachable-host.ts";
 import { buildApi } from "../../api/api-server.ts";
 import { loadUiFiles, uiDirectory } from "../../api/ui/ui-files.ts";
+import { rerunJobCommand } from "../../api/jobs/rerun-job-command.ts";
 import { stopJobCommand } from "../../api/jobs/stop-job-command.ts";
 import { updateNodeCommand } from "../../api/nodes/update-node-command.ts";
 import { apiListenAddresses, listenApi } from "../../api/listen-api.ts";
@@ -93,8 +94,10 @@ export function apiModule(
       // REST writes are carried out by their entity's owner; this orchestrator answers those it owns for the others.
       const updateNode = updateNodeCommand(nodes.manager);
       const stopJob = stopJobCommand(jobs.control);
+      const rerunJob = rerunJobCommand(jobs.control);
       commands.register(updateNode);
       commands.register(stopJob);
+      commands.register(rerunJob);
       await commands.answer();
       // Waits (within the step's bound) for forwarded writes under way: they append under leases handed back later.
       stops.add({ name: "no longer answering forwarded writes", run: () => commands.stop() });
@@ -139,6 +142,8 @@ export function apiModule(
           history: new JobHistory(store),
           asOf,
           stop: (jobId, reason, command) => commands.run(stopJob, jobId, { Reason: reason }, command, undefined),
+          rerun: (jobId, version, reason, command) =>
+            commands.run(rerunJob, jobId, { JobVersion: version, Reason: reason }, command, undefined),
         },
         jobLogs,
         auth,

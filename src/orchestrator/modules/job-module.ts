@@ -50,6 +50,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   const limits = jobLimitsOf(config, defaults);
   // Among several orchestrators, the one running the job workflows also keeps the jobs' and executions' deadlines.
   const duty = context.cluster.duty("jobs");
+  const views = new JobViews();
   const control = new JobControl({
     store,
     clock,
@@ -59,6 +60,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     limits,
     listening,
     ...(context.cluster.clustered ? { firesDeadlines: () => duty.held } : {}),
+    jobsNamed: (namespace, name) => views.index.idsNamed(namespace, name),
   });
   stops.add({ name: "stopping the job actors", run: () => control.close() });
   // Counted on /metrics by the module that owns them (shoal_actors_resident{entity="job"|"execution"}): no list
@@ -70,7 +72,6 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
       passivated: actors.passivated,
     })),
   );
-  const views = new JobViews();
   context.metrics.registerCollector("jobs", () => views.counts.jobCounts());
   context.metrics.registerCollector("executions", () => views.counts.executionCounts());
   const work = new NodeWorkClient(nc);

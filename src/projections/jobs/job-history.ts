@@ -40,6 +40,8 @@ export interface HistoryQuery {
   readonly limit: number;
   /** The history as of this store position: no entry after it. */
   readonly through?: number;
+  /** Only the entries of this version of the job (Bacalhau's job_version; undefined: every version's). */
+  readonly jobVersion?: number;
 }
 
 /**
@@ -111,6 +113,7 @@ export class JobHistory {
     const filtered = out.filter(
       (e) =>
         (query.after === undefined || e.SeqNum > query.after) &&
+        (query.jobVersion === undefined || e.JobVersion === query.jobVersion) &&
         (sinceMs === undefined || Date.parse(e.Time) >= sinceMs),
     );
     const items = filtered.slice(0, query.limit);

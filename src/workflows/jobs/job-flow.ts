@@ -41,6 +41,12 @@ export const jobFlow: Workflow = {
     switch (event.type) {
       case "JobSubmitted":
         return [{ handler: PLACEMENT, entityId: id, type: "PlaceJob", reason: "the job was submitted" }];
+      // A next version: its executions are placed, the older versions' stopped (evaluateJob's caller).
+      case "JobUpdated":
+      case "JobRerun":
+        return [
+          { handler: PLACEMENT, entityId: id, type: "PlaceJob", reason: `version ${event.data.Version} of the job` },
+        ];
       // A job's end that leaves executions to stop on their nodes.
       case "JobStopped":
       case "JobFailed":

@@ -25,7 +25,8 @@ import { isTerminal } from "../../scheduler/execution-states.ts";
 import { evaluateJob } from "../../scheduler/evaluate-job.ts";
 import { toExisting } from "../../scheduler/existing-execution.ts";
 import { jobEndPlan } from "../../scheduler/job-end-plan.ts";
-import type { PlacementPlan } from "../../scheduler/job-plan.ts";
+import { EMPTY_PLAN, type PlacementPlan } from "../../scheduler/job-plan.ts";
+import { outdatedExecutions } from "../../scheduler/outdated-executions.ts";
 import { nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
@@ -221,8 +222,14 @@ export class JobRunner {
    * A job's executions: which ones from the read model (caughtUp first), each as its actor has it now (a node's answer
    * may be stored and not folded yet).
    */
-  private async executionsOf(jobId: string): Promise<ExecutionState[]> {
-    const ids = this.options.jobViews.executionsOfJob(jobId).map((e) => e.executionId);
+  private async executionsOf(jobId: string, versions: "current" | "all" = "current"): Promise<ExecutionState[]> {
+    // A later version of the job runs alone: its earlier versions' executions neither hold its partitions nor count
+    // for its outcome (they are stopped as it is placed).
+    const version = versions === "all" ? undefined : (await this.options.jobs.get(jobId)).state.version;
+    const ids = this.options.jobViews
+      .executionsOfJob(jobId)
+      .filter((e) => version === undefined || e.jobVersion === version)
+      .map((e) => e.executionId);
     return Promise.all(ids.map(async (id) => (await this.options.executions.get(id)).state));
   }
 
@@ -267,7 +274,7 @@ export class JobRunner {
           });
     for (const j of jobViews.allJobs()) {
       if (j.spec === undefined || j.state === undefined || isTerminalJobState(j.state)) continue;
-      const executions = jobViews.executionsOfJob(j.jobId);
+      const executions = jobViews.executionsOfJob(j.jobId).filter((e) => e.jobVersion === j.version);
       if (gained !== undefined && !gained.some((n) => mayTake(j.spec as JobSpec, executions, n))) continue;
       if (j.state === "Queued" || wantsPlacement(j.spec.Type, j.spec.Count, executions.map(this.existing)))
         waiting.push(j.jobId);
@@ -405,7 +412,12 @@ export class JobRunner {
     // A job that ended, or that today's limits refuse, is decided without its executions: none is loaded.
     const open = spec !== undefined && job.state !== undefined && !isTerminalJobState(job.state);
     const refusal = open ? this.options.refusal?.(jobId, spec) : undefined;
-    const executions = open && refusal === undefined ? await this.executionsOf(jobId) : [];
+    const every = open && refusal === undefined ? await this.executionsOf(jobId, "all") : [];
+    // A job's later version runs alone: the earlier versions' executions under way are stopped first, and only the
+    // current version's count for what it needs (Bacalhau >= 1.8's schedulers).
+    const outdated = outdatedExecutions(job, every);
+    if (outdated.length > 0) await applyJobPlan(this.options, { ...EMPTY_PLAN, cancel: outdated }, this.step(jobId, c));
+    const executions = every.filter((e) => e.jobVersion === job.version);
     // The decision and its reservations are one synchronous section (run in a slice of the event loop, LoopSlices): no
     // other placement runs in between, so none can count the capacity this one takes as free. The ledger is read in
     // it, after the last await, never before one (a ledger read before would miss what other jobs reserved meanwhile,
@@ -628,7 +640,7 @@ export class JobRunner {
     await this.writes.caughtUp(jobId, c.causationPosition);
     await applyJobPlan(
       this.options,
-      jobEndPlan(job, await this.executionsOf(jobId)),
+      jobEndPlan(job, await this.executionsOf(jobId, "all")),
       this.step(jobId, c, job.spec?.Type),
     );
   }

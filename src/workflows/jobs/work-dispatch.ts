@@ -119,7 +119,9 @@ export class WorkDispatch {
     // Already being sent: that chain sends it.
     if (chain === undefined && this.sending.get(executionId) === due) return;
     const job = (await this.options.jobs.get(execution.jobId)).state;
-    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state)) {
+    // An earlier version's execution is being stopped: never sent again (it would carry the later version's spec).
+    const outdated = execution.jobVersion < job.version;
+    if (job.spec === undefined || job.state === undefined || isTerminalJobState(job.state) || outdated) {
       return this.endChain(executionId, due);
     }
     const spec = job.spec;

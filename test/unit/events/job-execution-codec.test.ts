@@ -77,6 +77,21 @@ function jobEvents(): JobEvent[] {
     ...run([{ type: "Queue", reason: "no nodes" }, { type: "Run" }, { type: "Complete" }], job),
     ...run([{ type: "Fail", reason: "boom" }], job).slice(1),
     ...run([{ type: "Stop", reason: "enough" }], job).slice(1),
+    // An update of the completed job, then a rerun of its first version.
+    ...run(
+      [
+        { type: "Run" },
+        { type: "Complete" },
+        {
+          type: "Put",
+          submission: validateJobSubmission({ ...job, Count: 2 }, { jobId: JOB, defaults: BACALHAU_JOB_DEFAULTS }),
+          force: false,
+        },
+        { type: "Run" },
+        { type: "Rerun", version: 1, reason: "" },
+      ],
+      job,
+    ).slice(3),
   ];
 }
 

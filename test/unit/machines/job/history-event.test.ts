@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { executionHistoryEvent, jobHistoryEvent } from "../../../../machines/job/history-event.ts";
 import type { ExecutionEvent } from "../../../../src/events/catalog/execution-events.ts";
 import type { JobEvent } from "../../../../src/events/catalog/job-events.ts";
+import { exampleEvent } from "../../../support/example-events.ts";
 
 const J = "j-00000000-0000-4000-8000-000000000001";
 const E = "e-00000000-0000-4000-8000-000000000002";
+const SPEC = (exampleEvent("JobSubmitted", J) as Extract<JobEvent, { type: "JobSubmitted" }>).data.Job;
 
 describe("history entries as Bacalhau's job history shows them", () => {
   it("gives each job event Bacalhau's topic and message", () => {
@@ -62,6 +64,32 @@ describe("history entries as Bacalhau's job history shows them", () => {
         "Scheduling",
         "Job requested to stop before completion",
         { Reason: "enough" },
+      ],
+      [
+        {
+          type: "JobUpdated",
+          data: {
+            JobID: J,
+            Previous: "Completed",
+            Version: 2,
+            Job: SPEC,
+            Diff: "- Count: 1\n+ Count: 2",
+            Forced: false,
+            Warnings: [],
+          },
+        },
+        "Submission",
+        "Job updated",
+        {},
+      ],
+      [
+        {
+          type: "JobRerun",
+          data: { JobID: J, Previous: "Failed", Version: 3, FromVersion: 1, Job: SPEC, Reason: "job rerun" },
+        },
+        "Submission",
+        "Job rerun requested",
+        { Reason: "job rerun" },
       ],
     ];
     for (const [event, Topic, Message, Details] of cases)

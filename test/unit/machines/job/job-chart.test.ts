@@ -21,11 +21,15 @@ const raw = (extra: Record<string, unknown> = {}, timeouts: Record<string, numbe
   Tasks: [{ Name: "main", Engine: { Type: "docker", Params: { Image: "busybox" } }, Timeouts: timeouts }],
   ...extra,
 });
-function submitted(input: unknown): JobEvent {
+function specOf(input: unknown) {
   const r = validateJobSubmission(input, { jobId: ID, defaults });
   if (!r.ok) throw new Error("fixture is invalid");
-  return { type: "JobSubmitted", data: { JobID: ID, Job: r.spec, Version: 1, Warnings: [] } };
+  return r.spec;
 }
+const submitted = (input: unknown): JobEvent => ({
+  type: "JobSubmitted",
+  data: { JobID: ID, Job: specOf(input), Version: 1, Warnings: [] },
+});
 
 const events: JobEvent[] = [
   submitted(raw({}, { QueueTimeout: 600, TotalTimeout: 3600 })),
@@ -35,6 +39,22 @@ const events: JobEvent[] = [
   { type: "JobCompleted", data: { JobID: ID, Previous: "Running" } },
   { type: "JobFailed", data: { JobID: ID, Previous: "Running", Cause: "Scheduling", Message: "failed" } },
   { type: "JobStopped", data: { JobID: ID, Previous: "Running", Reason: "enough" } },
+  {
+    type: "JobUpdated",
+    data: {
+      JobID: ID,
+      Previous: "Completed",
+      Version: 2,
+      Job: specOf(raw({ Count: 2 })),
+      Diff: "",
+      Forced: true,
+      Warnings: [],
+    },
+  },
+  {
+    type: "JobRerun",
+    data: { JobID: ID, Previous: "Failed", Version: 2, FromVersion: 1, Job: specOf(raw()), Reason: "job rerun" },
+  },
 ];
 
 const job: ChartedEntity<JobState, JobCommand, JobEvent> = {
@@ -58,6 +78,10 @@ const commands: JobCommand[] = [
   { type: "Stop", reason: "s" },
   { type: "TimeOutQueue" },
   { type: "TimeOutJob" },
+  { type: "Put", submission: validateJobSubmission(raw({ Count: 3 }), { jobId: ID, defaults }), force: false },
+  { type: "Put", submission: validateJobSubmission(raw(), { jobId: ID, defaults }), force: true },
+  { type: "Rerun", version: 0, reason: "" },
+  { type: "Rerun", version: 1, reason: "again" },
 ];
 
 const states = statesReached(job, 3);
@@ -77,6 +101,9 @@ describe("the job chart", () => {
     expect(new Set([...taken, ...refused]).size).toBe(jobTransitions.values.length * JOB_EVENT_TYPES.length);
     expect(taken.has("running × JobQueued")).toBe(true);
     expect(refused.has("stopped × JobStarted")).toBe(true);
+    // An ended job moves only to its next version.
+    expect(taken.has("completed × JobUpdated")).toBe(true);
+    expect(taken.has("stopped × JobRerun")).toBe(true);
   });
 
   it("is asked by decide: no command emits an event the chart refuses, before or past the job's deadlines", () => {
