@@ -6,6 +6,7 @@ import { JobsPage } from "./jobs/jobs-page.tsx";
 import { SubmitJobPage } from "./jobs/submit-job-page.tsx";
 import { NodePage } from "./nodes/node-page.tsx";
 import { NodesPage } from "./nodes/nodes-page.tsx";
+import { PreauthorizationPage } from "./preauthorization/preauthorization-page.tsx";
 import { SessionProvider, useSession } from "./session/session.tsx";
 import { SignInPage } from "./session/sign-in-page.tsx";
 
@@ -33,6 +34,7 @@ function Who() {
 }
 
 function Header() {
+  const session = useSession();
   return (
     <header class="top">
       <a class="brand" href="/ui/nodes">
@@ -40,6 +42,7 @@ function Header() {
       </a>
       <nav aria-label="Main">
         <a href="/ui/nodes">Nodes</a>
+        {session.can("write:node") ? <a href="/ui/preauthorized">Pre-authorised</a> : null}
         <a href="/ui/jobs">Jobs</a>
         <a href="/ui/audit">Audit</a>
       </nav>
@@ -80,7 +83,7 @@ function NotFound() {
   );
 }
 
-// A folder per page (nodes/, jobs/, audit/), each a route here.
+// A folder per page (nodes/, preauthorization/, jobs/, audit/), each a route here.
 export function App() {
   return (
     <LocationProvider scope="/ui">
@@ -91,6 +94,7 @@ export function App() {
           <Route path="/ui/sign-in" component={SignInRoute} />
           <Route path="/ui/nodes" component={NodesPage} />
           <Route path="/ui/nodes/:id" component={NodePage} />
+          <Route path="/ui/preauthorized" component={PreauthorizationPage} />
           <Route path="/ui/jobs" component={JobsPage} />
           <Route path="/ui/jobs/new" component={SubmitJobPage} />
           <Route path="/ui/jobs/:id" component={JobPage} />
