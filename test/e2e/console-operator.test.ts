@@ -1,11 +1,15 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, pageProblems, screenshot, signInWithKey } from "../support/browser.ts";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { LocalServe } from "../support/local-serve.ts";
-import type { ShoalProcess } from "../support/shoal-process.ts";
+import { runShoal, type ShoalProcess } from "../support/shoal-process.ts";
+import { auditSigningKey } from "../../src/events/chain/audit-checkpoint.ts";
 
 const SUITE = "console-operator";
 const EXPECTED = "console-pre-1";
@@ -15,11 +19,14 @@ const STEP_MS = 20_000;
 
 /**
  * The console's operator pages in Debian's chromium, against a real `shoal serve` under manual approval: node ids
- * pre-authorised with a reason, one revoked, the other joining approved and leaving the list.
+ * pre-authorised with a reason, one revoked, the other joining approved and leaving the list; the audit chain verified
+ * in the page, holding, then broken at the row edited while the orchestrator was stopped, as the CLI finds it.
  */
 describe("the web console's operator pages in a browser", { timeout: 180_000 }, () => {
+  // A checkpoint every few events, so that there are some to check (and a key to trust) within the test.
   const serve = new LocalServe(tempDir("shoal-e2e-console-operator-"), [
     "Orchestrator.NodeManager.ManualApproval=true",
+    "Orchestrator.Audit.CheckpointEvery=2",
   ]);
   let compute: ShoalProcess | undefined;
   let browser: Browser;
@@ -90,6 +97,55 @@ describe("the web console's operator pages in a browser", { timeout: 180_000 }, 
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: EXPECTED }) });
     await row.getByText("approved", { exact: true }).waitFor({ timeout: STEP_MS });
     await screenshot(page, SUITE, "2-joined");
+  });
+
+  it("verifies the audit chain in the page, and finds where a row edited while stopped breaks it, as the CLI does", async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).click();
+    const form = page.getByRole("form", { name: "Verify the chain" });
+    await form.getByRole("button", { name: "Verify" }).click();
+    const held = page.getByRole("status").filter({ hasText: "Not altered" });
+    await held.waitFor({ timeout: STEP_MS });
+    await expect(held.textContent()).resolves.toMatch(
+      /^Not altered: the chain holds: (\d+) events checked through position \1; [1-9]\d* signed checkpoints? matched\..*the checkpoints checked are the store's own/,
+    );
+    await screenshot(page, SUITE, "3-chain-holds");
+
+    // A key the checkpoints were not signed by: the page trusts only what it is given.
+    await form.getByRole("textbox", { name: /^Trusted keys/ }).fill(auditSigningKey(randomBytes(32)).publicKey);
+    await form.getByRole("button", { name: "Verify" }).click();
+    const untrusted = page.getByRole("alert").filter({ hasText: "checkpoint-key" });
+    await untrusted.waitFor({ timeout: STEP_MS });
+    await expect(untrusted.textContent()).resolves.toMatch(/which is not one of the keys given/);
+
+    await serve.kill("SIGTERM");
+    const file = join(serve.dataDir, "shoal.db");
+    const db = new Database(file);
+    const row = db
+      .prepare("SELECT position, stream, revision FROM events WHERE type = 'NodePreauthorized' AND stream = ?")
+      .get(`node-${EXPECTED}`) as { position: number; stream: string; revision: number };
+    db.prepare("UPDATE events SET data = json_set(data, '$.Reason', 'never checked') WHERE position = ?").run(
+      row.position,
+    );
+    db.close();
+    const cli = await runShoal(["audit", "verify", "--store", file, "--quiet"]);
+    expect(cli.code, cli.stderr).toBe(1);
+    await serve.start();
+
+    await page.reload();
+    await form.getByRole("button", { name: "Verify" }).click();
+    const broken = page.getByRole("alert").filter({ hasText: "Broken at position" });
+    await broken.waitFor({ timeout: STEP_MS });
+    await expect(broken.getByRole("paragraph").allTextContents()).resolves.toEqual([
+      `Broken at position ${row.position} (${row.stream}@${row.revision}): edited`,
+      expect.stringMatching(new RegExp(`^the event at position ${row.position} \\(${row.stream}@${row.revision}\\)`)),
+      `The chain held through position ${row.position - 1} (${row.position - 1} events checked).`,
+    ]);
+    // The CLI's verdict on the same file, word for word.
+    const [brokenLine, heldLine] = cli.stdout.trim().split("\n");
+    const message = await broken.getByRole("paragraph").nth(1).textContent();
+    expect(brokenLine).toBe(`BROKEN at position ${row.position} (${row.stream}@${row.revision}): edited: ${message}`);
+    expect(heldLine).toBe(`the chain held through position ${row.position - 1} (${row.position - 1} events checked)`);
+    await screenshot(page, SUITE, "4-chain-broken");
   });
 
   it("logged no error and broke no content security rule on the way", () => {
