@@ -61,6 +61,16 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   let nodeApproved = "";
   const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 
+  /** A real `shoal compute` joining serve with the join token, its containers stopped within a second. */
+  const startNode = (nodeId: string) =>
+    startComputeProcess({
+      nodeId,
+      dataDir: tempDir(`shoal-e2e-${nodeId}-`),
+      orchestrators: serve.natsUrl,
+      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
+      settings: ["Compute.Docker.StopGracePeriod=1s"],
+    });
+
   /** Fills the submit page's text area and submits it. */
   const submit = async (spec: string) => {
     await page.goto(ui("jobs/new"));
@@ -71,13 +81,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   beforeAll(async () => {
     beforeNode = localSecond(Date.now() - 1000);
     [image, browser] = await Promise.all([dockerTestImage(), launchChromium(), serve.start()]);
-    compute = startComputeProcess({
-      nodeId: NODE,
-      dataDir: tempDir("shoal-e2e-console-jobs-compute-"),
-      orchestrators: serve.natsUrl,
-      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
-      settings: ["Compute.Docker.StopGracePeriod=1s"],
-    });
+    compute = startNode(NODE);
     await untilApproved(api, NODE, compute, STEP_MS);
     nodeApproved = localSecond(Date.now() + 1000);
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC" });
@@ -225,13 +229,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     const executions = page.getByRole("region", { name: "Executions" });
     await executions.getByRole("link", { name: NODE }).waitFor({ timeout: STEP_MS });
     // No job event tells of it: only the new execution's own stream, which no entity filter could have named.
-    lateCompute = startComputeProcess({
-      nodeId: LATE_NODE,
-      dataDir: tempDir("shoal-e2e-console-jobs-late-"),
-      orchestrators: serve.natsUrl,
-      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
-      settings: ["Compute.Docker.StopGracePeriod=1s"],
-    });
+    lateCompute = startNode(LATE_NODE);
     await executions.getByRole("link", { name: LATE_NODE }).waitFor({ timeout: STEP_MS });
     await screenshot(page, SUITE, "9-daemon-followed");
     await page.getByRole("textbox", { name: /^Reason for stopping/ }).fill("daemon test done");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, pageProblems, screenshot, signInWithKey } from "../support/browser.ts";
+import { launchChromium, pageProblems, screenshot } from "../support/browser.ts";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { LocalServe } from "../support/local-serve.ts";
@@ -18,7 +18,8 @@ const CANCELLED = "console-pre-2";
 const STEP_MS = 20_000;
 
 /**
- * The console's operator pages in Debian's chromium, against a real `shoal serve` under manual approval: node ids
+ * The console's operator pages in Debian's chromium, against a real `shoal serve` under manual approval: signing in
+ * from a filtered page (the key's field focused) and coming back to it; node ids
  * pre-authorised with a reason, one revoked, the other joining approved and leaving the list; the audit chain verified
  * in the page, holding, then broken at the row edited while the orchestrator was stopped, as the CLI finds it.
  */
@@ -47,11 +48,19 @@ describe("the web console's operator pages in a browser", { timeout: 180_000 }, 
   });
 
   it("pre-authorises node ids with a reason, lists them, revokes one, and drops the other once it joins", async () => {
-    await page.goto(ui("nodes"));
+    // Anonymous on a filtered job list: no pre-authorisation; signing in starts in the key's field and comes back.
+    await page.goto(ui("jobs?order_by=id"));
     const nav = page.getByRole("navigation", { name: "Main" });
     await nav.getByRole("link", { name: "Nodes" }).waitFor({ timeout: STEP_MS });
     await expect(nav.getByRole("link", { name: "Pre-authorised" }).count()).resolves.toBe(0);
-    await signInWithKey(page, serve.adminKey(), STEP_MS);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const focused = "document.activeElement?.getAttribute('name')";
+    await expect.poll(() => page.evaluate(focused), { timeout: STEP_MS }).toBe("api-key");
+    await page.keyboard.type(serve.adminKey());
+    await page.keyboard.press("Enter");
+    await page.getByText(/^Signed in as/).waitFor({ timeout: STEP_MS });
+    expect(page.url()).toBe(ui("jobs?order_by=id"));
+    await expect(page.getByRole("combobox", { name: "Order by" }).inputValue()).resolves.toBe("id");
     await nav.getByRole("link", { name: "Pre-authorised" }).click();
     await page.waitForURL(ui("preauthorized"));
 
@@ -101,6 +110,18 @@ describe("the web console's operator pages in a browser", { timeout: 180_000 }, 
 
   it("verifies the audit chain in the page, and finds where a row edited while stopped breaks it, as the CLI does", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).click();
+    // The feed's filters are kept in the address: a reload shows the same selection.
+    const feed = page.getByRole("form", { name: "Filter events" });
+    await feed.getByRole("textbox", { name: "Event type" }).fill("NodePreauthorized");
+    await feed.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(ui("audit?type=NodePreauthorized"));
+    await page.reload();
+    await expect(feed.getByRole("textbox", { name: "Event type" }).inputValue()).resolves.toBe("NodePreauthorized");
+    await expect
+      .poll(() => page.getByRole("table", { name: "Events" }).getByRole("rowheader").allTextContents(), {
+        timeout: STEP_MS,
+      })
+      .toEqual(["NodePreauthorized", "NodePreauthorized"]);
     const form = page.getByRole("form", { name: "Verify the chain" });
     await form.getByRole("button", { name: "Verify" }).click();
     const held = page.getByRole("status").filter({ hasText: "Not altered" });

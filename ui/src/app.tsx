@@ -8,17 +8,18 @@ import { NodePage } from "./nodes/node-page.tsx";
 import { NodesPage } from "./nodes/nodes-page.tsx";
 import { PreauthorizationPage } from "./preauthorization/preauthorization-page.tsx";
 import { SessionProvider, useSession } from "./session/session.tsx";
+import { HOME, returnPath, signInHref } from "./session/return-path.ts";
 import { SignInPage } from "./session/sign-in-page.tsx";
 
 /** The signed-in caller, and a way to sign in (anonymous) or out. */
 function Who() {
   const session = useSession();
-  const { route } = useLocation();
+  const { route, url } = useLocation();
   if (session.whoami.Anonymous)
     return (
       <span class="who">
         Anonymous (read only){" "}
-        <button type="button" class="link" onClick={() => route("/ui/sign-in")}>
+        <button type="button" class="link" onClick={() => route(signInHref(url))}>
           Sign in
         </button>
       </span>
@@ -51,24 +52,28 @@ function Header() {
   );
 }
 
-/** Signing in from an anonymous session (anonymous read is allowed, so the console was shown without it). */
+/**
+ * Signing in from an anonymous session (anonymous read is allowed, so the console was shown without it), then back
+ * to the page the reader was on.
+ */
 function SignInRoute() {
   const session = useSession();
-  const { route } = useLocation();
+  const { route, query } = useLocation();
+  const next = returnPath(query["next"]);
   return (
     <SignInPage
       signIn={async (credentials) => {
         await session.signIn(credentials);
-        route("/ui/nodes");
+        route(next);
       }}
-      onCancel={() => route("/ui/nodes")}
+      onCancel={() => route(next)}
     />
   );
 }
 
 function Home() {
   const { route } = useLocation();
-  useEffect(() => route("/ui/nodes", true), [route]);
+  useEffect(() => route(HOME, true), [route]);
   return null;
 }
 

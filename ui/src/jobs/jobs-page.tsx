@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { useLocation } from "preact-iso";
 import { listJobs } from "../api/job-endpoints.ts";
 import type { Job, Page } from "../api/types.ts";
 import { ErrorAlert, Labels, Time, errorText } from "../common/format.tsx";
@@ -8,6 +9,7 @@ import { useSession } from "../session/session.tsx";
 import { DEFAULT_JOB_FILTERS, JobFiltersForm, type JobFilters } from "./job-filters.tsx";
 import { JobStateBadge, nanosToIso } from "./job-format.tsx";
 import { DataTable } from "../common/data-table.tsx";
+import { filtersFromQuery, filtersHref } from "../common/url-filters.ts";
 
 const PAGE_SIZE = 50;
 
@@ -15,11 +17,13 @@ export const jobHref = (id: string) => `/ui/jobs/${encodeURIComponent(id)}`;
 
 /**
  * Every job, a page at a time (the API's NextToken; never the whole list), newest first by default, with the API's
- * filters. Kept current from the event stream.
+ * filters, kept in the address (a link or a reload shows the same selection). Kept current from the event stream.
  */
 export function JobsPage() {
   const session = useSession();
-  const [filters, setFilters] = useState<JobFilters>(DEFAULT_JOB_FILTERS);
+  const { query, route, url } = useLocation();
+  // The address, not its parsed query (a new object each time the page is drawn), says when the filters changed.
+  const filters = useMemo(() => filtersFromQuery<JobFilters>(query, DEFAULT_JOB_FILTERS), [url]);
   const pages = usePageTokens();
   const [page, setPage] = useState<Page<Job> | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -48,9 +52,10 @@ export function JobsPage() {
         </p>
       ) : null}
       <JobFiltersForm
+        key={JSON.stringify(filters)}
         filters={filters}
         onChange={(next) => {
-          setFilters(next);
+          route(filtersHref("/ui/jobs", next, DEFAULT_JOB_FILTERS), true);
           pages.first();
         }}
       />
