@@ -13,6 +13,11 @@ COPY scripts ./scripts
 COPY machines ./machines
 COPY src ./src
 COPY ui ./ui
+# The image has no .git: the commit and its time /api/v1/agent/version reports come from
+# `--build-arg SHOAL_GIT_COMMIT=$(git rev-parse HEAD) --build-arg SHOAL_BUILD_DATE=$(git log -1 --format=%cI)`,
+# else they are Go's values for a build without version control.
+ARG SHOAL_GIT_COMMIT
+ARG SHOAL_BUILD_DATE
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

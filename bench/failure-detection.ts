@@ -46,7 +46,7 @@ import { freePort } from "./support/free-port.ts";
 import { nodeJwts } from "./support/node-jwts.ts";
 import { httpLoad, type HttpLoadResult } from "./support/http-load.ts";
 import { rssMB } from "./support/process-rss.ts";
-import { seedNodes } from "./support/seed-nodes.ts";
+import { seedNodes } from "../test/support/seed-nodes.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 import { quantile } from "./support/quantile.ts";
 

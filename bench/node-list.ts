@@ -180,7 +180,7 @@ async function serve(nodes: number): Promise<void> {
       NodeType: "Requester",
       Hostname: "bench",
       Labels: {},
-      BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "x64" },
+      BacalhauVersion: { GitVersion: "bench", GOOS: "linux", GOARCH: "amd64" },
     },
     manager,
     views,

@@ -8,7 +8,7 @@
  * node's PUTs never overlap and arrive in the order sent.
  *
  * The nodes are seeded into the store before `shoal serve` starts, through the actor host and
- * node decider the orchestrator uses (bench/support/seed-nodes.ts): 10,000 joins over the
+ * node decider the orchestrator uses (test/support/seed-nodes.ts): 10,000 joins over the
  * protocol would take ≈ 13 minutes here (every join reloads nats-server). The orchestrator
  * recovers them on start, as after a restart.
  *
@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { SqliteEventStore } from "../src/events/sqlite/sqlite-event-store.ts";
 import { runStandalone, setting, type BenchOptions, type BenchResult } from "./bench-result.ts";
 import { httpLoad } from "./support/http-load.ts";
-import { seedNodes } from "./support/seed-nodes.ts";
+import { seedNodes } from "../test/support/seed-nodes.ts";
 import { serveOrchestrator } from "./support/shoal-serve.ts";
 
 const TARGET_PER_S = 3_000;

@@ -8,7 +8,7 @@
  *    after `baselineSeconds`;
  * 2. **loaded**: the same with N nodes seeded into its store before it starts (NodeRegistered
  *    APPROVED with virtualNodeInfo's shapes, and NodeCredentialBound with a well-formed user
- *    key, through the actor host the orchestrator uses: bench/support/seed-nodes.ts); the
+ *    key, through the actor host the orchestrator uses: test/support/seed-nodes.ts); the
  *    publisher's and the workflow's checkpoints are set at the head, as a running orchestrator
  *    would have them. From a few connections of this process every node then heartbeats every
  *    `heartbeatMs` (published, `{NodeID, Sequence}`, as agents do), reports resources every
@@ -51,7 +51,7 @@ import { attribute, readHeapSnapshot } from "./support/heap-owners.ts";
 import { ORCHESTRATOR_HEAP_OWNERS } from "./support/orchestrator-heap-owners.ts";
 import { processCpuMs } from "./support/process-cpu.ts";
 import { rssMB } from "./support/process-rss.ts";
-import { seedNodes } from "./support/seed-nodes.ts";
+import { seedNodes } from "../test/support/seed-nodes.ts";
 import { wellFormedUserKey } from "./support/well-formed-user-key.ts";
 import { serveOrchestrator, shoalLaunch, type ServedOrchestrator } from "./support/shoal-serve.ts";
 

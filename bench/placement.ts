@@ -78,7 +78,7 @@ function fleet(size: number): CandidateNode[] {
       labels: {
         zone: `z${i % ZONES}`,
         rack: `r${Math.floor(r() * RACKS)}`,
-        Architecture: r() < 0.7 ? "x64" : "arm64",
+        Architecture: r() < 0.7 ? "amd64" : "arm64",
         ...(r() < 0.2 ? { spot: "true" } : {}),
         "Operating-System": "linux",
       },
@@ -144,7 +144,7 @@ function jobs(count: number, seed: number): Job[] {
     (r) => [{ key: "zone", operator: "=", values: [`z${Math.floor(r() * ZONES)}`] }],
     (r) => [
       { key: "zone", operator: "in", values: [`z${Math.floor(r() * ZONES)}`, `z${Math.floor(r() * ZONES)}`] },
-      { key: "Architecture", operator: "=", values: ["x64"] },
+      { key: "Architecture", operator: "=", values: ["amd64"] },
     ],
     () => [{ key: "spot", operator: "!", values: [] }],
     (r) => [

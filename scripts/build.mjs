@@ -5,17 +5,20 @@
 //                                       (the test suite's global setup, npm run bench:cli)
 // Staleness is a hash of the sources' contents, not their mtimes, so a checkout, a stash or an
 // edit reverted to an older state is still noticed. The new tree is compiled beside dist/ and
-// swapped in, so a `bin/shoal` started meanwhile never sees a half-written build.
+// swapped in, so a `bin/shoal` started meanwhile never sees a half-written build. Every run stamps
+// dist/build-info.json with the commit and its time (build-info.mjs), a fresh build's sources or not.
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { URL, fileURLToPath } from "node:url";
+import { buildInfo } from "./build-info.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
 const HASH_FILE = ".source-hash";
+const INFO_FILE = "build-info.json";
 const INPUTS = [
   "src",
   "machines",
@@ -45,10 +48,29 @@ function sourceHash() {
   return hash.digest("hex");
 }
 
+/** Writes the stamp into `dir` unless it already holds it; replaced whole, so a reader never sees half of it. */
+function stamp(dir, info) {
+  const path = join(dir, INFO_FILE);
+  const text = `${JSON.stringify(info)}\n`;
+  if (existsSync(path) && readFileSync(path, "utf8") === text) return;
+  writeFileSync(`${path}.${process.pid}`, text);
+  renameSync(`${path}.${process.pid}`, path);
+}
+
+let info;
+try {
+  info = buildInfo(root);
+} catch (e) {
+  process.stderr.write(`build: ${e.message}\n`);
+  process.exit(1);
+}
 const hash = sourceHash();
 const hashPath = join(dist, HASH_FILE);
-if (process.argv.includes("--if-stale") && existsSync(hashPath) && readFileSync(hashPath, "utf8") === hash)
+if (process.argv.includes("--if-stale") && existsSync(hashPath) && readFileSync(hashPath, "utf8") === hash) {
+  // The same sources at another commit: only the stamp changes.
+  stamp(dist, info);
   process.exit(0);
+}
 
 const next = join(root, `dist.building-${process.pid}`);
 rmSync(next, { recursive: true, force: true });
@@ -81,6 +103,7 @@ try {
   process.exit(1);
 }
 writeFileSync(join(next, HASH_FILE), hash);
+stamp(next, info);
 const old = join(root, `dist.old-${process.pid}`);
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(next, dist);

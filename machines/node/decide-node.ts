@@ -96,12 +96,13 @@ function causes(command: NodeCommand, state: NodeState): NodeEventType {
 }
 
 /**
- * What the orchestrator's own node refuses whatever its state: it takes no placements, has no work
- * to move, and is not the operators' to reject or delete. Its node type is data, not a state.
+ * What an orchestrator's node refuses whatever its state: it takes no placements, has no work to
+ * move, and is not the operators' to reject. Its node type is data, not a state. A delete is
+ * refused only while it is HEALTHY (the orchestrator runs): a stopped or dead one is cleaned up as
+ * a compute node is.
  */
 const NOT_FOR_THE_ORCHESTRATOR: ReadonlySet<NodeCommand["type"]> = new Set([
   "Reject",
-  "Delete",
   "Cordon",
   "Uncordon",
   "SetLabels",
@@ -147,7 +148,7 @@ function refusal(command: NodeCommand, state: NodeState): NodeRefusal {
     case "Drain":
       return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be drained` };
     default:
-      return { code: "Conflict", message: `node ${nodeId} is the orchestrator and cannot be deleted` };
+      return { code: "Conflict", message: `node ${nodeId}: ${command.type} does not apply in its state` };
   }
 }
 
@@ -173,6 +174,13 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeDecision
     nodeTransitions.allows(nodeChartIndex(state), causes(command, state)) &&
     !(state.nodeType === "Requester" && NOT_FOR_THE_ORCHESTRATOR.has(command.type));
   if (!legal) return health ? accept([]) : refuse(refusal(command, state));
+  if (command.type === "Delete" && state.nodeType === "Requester" && (state.health ?? "HEALTHY") === "HEALTHY")
+    return refuse({
+      code: "Conflict",
+      message:
+        `node ${nodeId} is a running orchestrator (HEALTHY) and cannot be deleted: stop it first; ` +
+        "its node turns UNHEALTHY, and can then be deleted",
+    });
 
   switch (command.type) {
     case "Register": {

@@ -13,7 +13,7 @@ import { systemContext, type CommandContext } from "./command-context.ts";
 import { DeadlineScheduler, type DeadlineKind } from "./deadline-scheduler.ts";
 import type { CommandResult as EntityCommandResult, ExecuteOptions } from "./entity-actor.ts";
 import { EntityRegistry } from "./entity-registry.ts";
-import type { HealthThresholds } from "./health-thresholds.ts";
+import type { HealthThresholds, Thresholds } from "./health-thresholds.ts";
 import { infoPrint, knownNode, knownUnchanged } from "./info-print.ts";
 import { Listening } from "./listening.ts";
 import { LivenessTracker } from "./liveness-tracker.ts";
@@ -76,6 +76,13 @@ export interface NodeManagerOptions {
    * recorded on those writes. Absent: every node, no lease (one orchestrator).
    */
   readonly ownership?: EntityOwnership;
+  /** This orchestrator's own node id: alive while this process runs, so never judged silent here. */
+  readonly self?: string;
+  /**
+   * Other orchestrators' nodes are judged silent no sooner than this after they were last heard (orchestratorHeard):
+   * the lease TTL, within which a live orchestrator always announces itself. Absent: the usual thresholds only.
+   */
+  readonly orchestratorSilenceMs?: number;
 }
 
 /** An operator's action on a node (PUT /api/v1/orchestrator/nodes/{id}). */
@@ -130,6 +137,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export class NodeManager {
   private readonly actors: EntityRegistry<NodeState, NodeCommand, NodeEvent, NodeRefusal>;
   private readonly liveness = new LivenessTracker();
+  /** The tracked nodes that are other orchestrators (Requester): heard through their announcements, not heartbeats. */
+  private readonly orchestrators = new Set<string>();
   private readonly directory = new NodeDirectory();
   private readonly deadlines: DeadlineScheduler;
   /** Each compute node's health deadline, keyed by its one id string. */
@@ -284,7 +293,7 @@ export class NodeManager {
       if (key !== undefined) this.revokedKeys.delete(key);
       // A rejected node's key, also when it came from a snapshot (a deleted node's is gone from its state).
       else if (state.credential && !state.credential.active) this.revokedKeys.add(state.credential.publicKey);
-      if (!state.registered || state.nodeType !== "Compute") continue;
+      if (!this.tracks(nodeId, state)) continue;
       const health = state.health ?? "HEALTHY";
       // The LastHeartbeat of the UNHEALTHY/UNKNOWN event that made it so (the state keeps it).
       const seen = state.lastHeartbeatAtChange;
@@ -292,7 +301,7 @@ export class NodeManager {
         lastHeartbeat: health !== "HEALTHY" && typeof seen === "string" ? Date.parse(seen) : null,
         health,
         rejected: state.membership === "REJECTED",
-        ...this.options.thresholds.for(nodeId, labelsOf(state)),
+        ...this.thresholdsOf(nodeId, state),
       });
       this.liveness.markRecovered(slot);
       this.arm(nodeId);
@@ -359,7 +368,10 @@ export class NodeManager {
     const silentMs = this.clock.now() - this.liveness.silentSince(slot);
     this.liveness.setChanging(slot, true);
     try {
-      const why = `no heartbeat for ${Math.round(silentMs / 1000)}s`;
+      const seconds = Math.round(silentMs / 1000);
+      const why = this.orchestrators.has(nodeId)
+        ? `orchestrator ${nodeId} not heard from for ${seconds}s`
+        : `no heartbeat for ${seconds}s`;
       await this.execute(nodeId, command, this.underLease(nodeId, systemContext(why)), {
         precondition: () => this.liveness.slotOf(nodeId) === slot && this.due(slot),
       });
@@ -415,11 +427,32 @@ export class NodeManager {
     return pinned === undefined || pinned === publicKey;
   }
 
+  /**
+   * Whether the node's liveness is tracked here (noting whether it is another orchestrator's): a registered compute
+   * node, or another orchestrator's node (heard through its announcements; a retired one, never heard again, goes
+   * UNHEALTHY as a silent compute node does). This orchestrator's own node is alive as long as this process runs, and
+   * is never judged by it.
+   */
+  private tracks(nodeId: string, state: NodeState): boolean {
+    const orchestrator = state.registered && state.nodeType === "Requester" && nodeId !== this.options.self;
+    if (orchestrator) this.orchestrators.add(nodeId);
+    else this.orchestrators.delete(nodeId);
+    return (state.registered && state.nodeType === "Compute") || orchestrator;
+  }
+
+  /** The node's health thresholds; an orchestrator's are at least its announcements' silence bound. */
+  private thresholdsOf(nodeId: string, state: NodeState): Thresholds {
+    const thresholds = this.options.thresholds.for(nodeId, labelsOf(state));
+    const floor = this.options.orchestratorSilenceMs;
+    if (floor === undefined || !this.orchestrators.has(nodeId)) return thresholds;
+    return { disconnectMs: Math.max(thresholds.disconnectMs, floor), unknownMs: Math.max(thresholds.unknownMs, floor) };
+  }
+
   /** Keeps the directory and liveness in step with a node's stored state. */
   private adopt(state: NodeState): void {
     const nodeId = this.directory.set(state);
     this.notePreauthorization(nodeId, state);
-    if (!state.registered || state.nodeType !== "Compute") {
+    if (!this.tracks(nodeId, state)) {
       if (this.liveness.slotOf(nodeId) !== -1) this.options.onResources?.(nodeId, undefined);
       this.liveness.forget(nodeId);
       this.healthDeadlines.cancel(nodeId);
@@ -428,7 +461,7 @@ export class NodeManager {
     const node = {
       health: state.health ?? "HEALTHY",
       rejected: state.membership === "REJECTED",
-      ...this.options.thresholds.for(nodeId, labelsOf(state)),
+      ...this.thresholdsOf(nodeId, state),
     };
     const slot = this.liveness.slotOf(nodeId);
     // Registration is also proof of life.
@@ -459,13 +492,35 @@ export class NodeManager {
     if (!actor.state.registered) this.adopt(actor.state);
   }
 
-  /** The orchestrator's own node: registered (or refreshed) as a Requester on every start. */
+  /**
+   * The orchestrator's own node: registered (or refreshed) as a Requester on every start, and HEALTHY again if its
+   * last stop (or its silence) left it otherwise.
+   */
   async registerSelf(info: NodeInfo): Promise<CommandResult> {
-    return this.execute(
-      info.NodeID,
+    const nodeId = info.NodeID;
+    const started = systemContext(`orchestrator ${nodeId} started`);
+    const [registered, state] = await this.executeWithState(
+      nodeId,
       { type: "Register", info, manualApproval: false },
-      systemContext("orchestrator started"),
+      started,
     );
+    if ((state.health ?? "HEALTHY") === "HEALTHY") return registered;
+    const back = await this.execute(nodeId, { type: "MarkHealthy" }, this.underLease(nodeId, started));
+    return back.position === undefined ? registered : back;
+  }
+
+  /**
+   * The orchestrator stops gracefully: its own node turns UNHEALTHY, saying so, before it leaves (a killed one is
+   * judged by the others, once it is not heard from).
+   */
+  async markSelfStopped(nodeId: string): Promise<CommandResult> {
+    const state = await this.nodeState(nodeId);
+    const command: NodeCommand = {
+      type: "MarkUnhealthy",
+      lastHeartbeat: new Date(this.clock.now()).toISOString(),
+      disconnectTimeoutMs: this.options.thresholds.for(nodeId, labelsOf(state)).disconnectMs,
+    };
+    return this.execute(nodeId, command, this.underLease(nodeId, systemContext(`orchestrator ${nodeId} stopped`)));
   }
 
   /**
@@ -527,8 +582,23 @@ export class NodeManager {
     if (this.liveness.isHealthy(slot) && !this.liveness.isChanging(slot)) return undefined;
     // Its partition's owner hears the same heartbeat and writes the recovery.
     if (!this.ownership.owns(nodeId)) return undefined;
-    const context = this.underLease(nodeId, systemContext("heartbeat received", causationId));
+    const why = this.orchestrators.has(nodeId) ? `orchestrator ${nodeId} heard from again` : "heartbeat received";
+    const context = this.underLease(nodeId, systemContext(why, causationId));
     return this.execute(nodeId, { type: "MarkHealthy" }, context).then(() => this.arm(nodeId));
+  }
+
+  /**
+   * Another orchestrator announced itself (its presence among several orchestrators): its node's heartbeat. An
+   * orchestrator this one does not track yet (its registration is on its way through the read model) is skipped.
+   */
+  orchestratorHeard(nodeId: string): void {
+    if (this.stopped || !this.orchestrators.has(nodeId)) return;
+    this.heartbeat(nodeId)?.catch((err: unknown) =>
+      this.options.logger.error(
+        { err, nodeId },
+        "could not record an orchestrator's return; its next announcement retries",
+      ),
+    );
   }
 
   /**

@@ -5,6 +5,7 @@ import type { NodeInfo } from "../events/catalog/node-info.ts";
 import type { EventFeed } from "../projections/event-feed/event-feed.ts";
 import { ShoalError } from "../errors/shoal-error.ts";
 import { agentRoutes } from "./agent/agent-routes.ts";
+import { legacyRedirectRoutes } from "./agent/legacy-redirect-routes.ts";
 import { authMethodsRoutes } from "./auth/auth-methods-routes.ts";
 import { Authenticator } from "./auth/authenticator.ts";
 import { apiDocsRoute } from "./docs/api-docs-route.ts";
@@ -120,6 +121,7 @@ export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.
     ...(deps.jobs ? jobRoutes(deps.jobs) : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
     ...agentRoutes(deps.self, deps.checks, deps.config),
+    ...legacyRedirectRoutes(),
     whoamiRoute(deps.auth.anonymousAccess),
     ...authMethodsRoutes(authenticator),
     openApiRoute(() => document),

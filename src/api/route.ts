@@ -6,6 +6,7 @@ import type { ErrorKind } from "../errors/shoal-error.ts";
 import type { ApiTag } from "./api-tags.ts";
 import type { RequiredCapability } from "./auth/capabilities.ts";
 import { routeAccess } from "./auth/route-access.ts";
+import { goBodyKeys } from "./go-body-keys.ts";
 import { validate } from "./validate.ts";
 
 export type RouteMethod = "GET" | "PUT" | "POST" | "DELETE";
@@ -124,11 +125,18 @@ function inputOf(route: AnyRoute, request: FastifyRequest): RouteInput<unknown, 
     body:
       schemas.body === undefined
         ? undefined
-        : validate(schemas.body as Schema.Schema<unknown, unknown>, request.body, "request body"),
+        : validate(
+            schemas.body as Schema.Schema<unknown, unknown>,
+            goBodyKeys(schemas.body, request.body),
+            "request body",
+          ),
   } as RouteInput<unknown, unknown, unknown>;
 }
 
-/** Registers each route, validating path, query and body (in that order) before its handler runs. */
+/**
+ * Registers each route, validating path, query and body (in that order) before its handler runs; the body's field
+ * names matched first as Bacalhau's server matches them (go-body-keys.ts).
+ */
 export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]): void {
   for (const route of routes) {
     checkAccess(route);

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ShoalConfig } from "../config/keys.ts";
+import { reachableHost, urlHost } from "../net/reachable-host.ts";
 import { apiCaPath } from "../security/tls/api-ca-path.ts";
 import { ApiClient } from "./api-client.ts";
 import { resolveCredentials } from "./api-credentials.ts";
@@ -87,7 +88,7 @@ export function apiEndpointFrom(
     host = url.hostname.replace(/^\[(.*)\]$/, "$1");
     urlPort = url.port === "" ? undefined : url.port;
   }
-  if (host === "0.0.0.0" || host === "::" || host === "") host = "127.0.0.1";
+  host = reachableHost(host);
   const port = values["api-port"] ?? urlPort ?? String(config["API.Port"]);
   if (!/^\d{1,5}$/.test(port)) throw new UsageError(`--api-port must be a port number, got ${port}`);
   const insecure = values.insecure === true || values["api-tls-insecure"] === true;
@@ -99,7 +100,7 @@ export function apiEndpointFrom(
     throw new UsageError(
       `--api-host ${rawHost} is plain HTTP, but a TLS flag (--api-tls, --ca-cert, --insecure) is given`,
     );
-  const baseUrl = `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const baseUrl = `${scheme}://${urlHost(host)}:${port}`;
   if (scheme === "http") return { baseUrl, host, tls: undefined };
   if (insecure) {
     warn(INSECURE_WARNING);

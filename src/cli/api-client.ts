@@ -6,13 +6,29 @@ import type { TlsTrust } from "./tls-trust.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
+  /**
+   * A read the API refused as malformed. What a GET asks comes from the command line (its filters, times, ids), so
+   * this is a bad argument: exit 2 with the command's help, as for the CLI's own refusals (main.ts reads it by name).
+   */
+  readonly badArgument: boolean;
+
   constructor(
     readonly status: number,
     message: string,
     readonly body: unknown,
+    method = "",
   ) {
     super(message);
+    this.badArgument = status === 400 && method === "GET";
   }
+}
+
+/**
+ * Whether a failed request may succeed if made again as it was: the API out of reach (an orchestrator restarting,
+ * a connection lost) or a 502/503/504 (a proxy, the store unavailable for a moment).
+ */
+export function mayPass(e: unknown): e is ApiError {
+  return e instanceof ApiError && (e.status === 0 || e.status === 502 || e.status === 503 || e.status === 504);
 }
 
 const NO_CREDENTIALS: ResolvedCredentials = { candidates: [], notes: [] };
@@ -59,6 +75,7 @@ export class ApiClient {
         response.status,
         response.status === 401 ? `${message} (${this.describe(attempts.slice(first, this.current + 1))})` : message,
         parsed,
+        method,
       );
     }
   }

@@ -51,12 +51,15 @@ function basic(username: string | undefined, password: string | undefined, sourc
 }
 
 /**
- * Flags first, then environment variables, then the admin key files on this machine; at each
- * level an API key wins over a username and password (Bacalhau's BACALHAU_API_KEY/…_USERNAME/
- * …_PASSWORD, with SHOAL_ names). The key files hold this machine's `*` key: they are offered
+ * Flags first (an API key or a username and password, never both), then environment variables (an API key wins
+ * over a username and password: Bacalhau's BACALHAU_API_KEY/…_USERNAME/…_PASSWORD, with SHOAL_ names), then the
+ * admin key files on this machine. The key files hold this machine's `*` key: they are offered
  * only to this machine (a loopback host), never to whatever --api-host names, over plain HTTP.
  */
 export function resolveCredentials({ flags, env, dataDir, host }: CredentialSources): ResolvedCredentials {
+  // Only one of them would be sent: which the user meant, the command line cannot tell.
+  if (flags["api-key"] !== undefined && (flags.username !== undefined || flags.password !== undefined))
+    throw new UsageError("give --api-key or --username/--password, not both");
   const flagKey = nonEmpty(flags["api-key"]);
   if (flagKey !== undefined) return { candidates: [{ kind: "bearer", key: flagKey, source: "--api-key" }], notes: [] };
   if (flags.username !== undefined || flags.password !== undefined) {

@@ -1,6 +1,6 @@
 import type { NodeState } from "../api/nodes/node-state.ts";
 import type { ClusterEvent } from "../projections/cluster-event.ts";
-import { ApiError, type ApiClient } from "./api-client.ts";
+import { mayPass, type ApiClient } from "./api-client.ts";
 import { followEvents } from "./follow-events.ts";
 import { elapsed } from "./job-cells.ts";
 import { localTime, timeOnly } from "./local-time.ts";
@@ -131,7 +131,7 @@ export async function followDrain(api: ApiClient, id: string, options: DrainFoll
         node = (await api.request<{ Node: NodeState }>("GET", nodePath(nodeId))).Node;
       } catch (e) {
         // The orchestrator restarting: the drain goes on there, and so does this, once it answers again.
-        if (!(e instanceof ApiError && (e.status === 0 || e.status === 503))) throw e;
+        if (!mayPass(e)) throw e;
         line(`the API does not answer (${e.message}); trying again`);
       }
     }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { ApiError, type ApiClient } from "./api-client.ts";
+import { ApiError, mayPass, type ApiClient } from "./api-client.ts";
 import { openStreamingGet } from "./ndjson-request.ts";
 import { sseMessages } from "./sse-reader.ts";
 
@@ -28,8 +28,7 @@ export interface FollowOptions {
 
 /** Whether the failure may pass by itself (the orchestrator restarting, a proxy, a 503): then reconnect. */
 function passing(e: unknown): boolean {
-  if (!(e instanceof ApiError)) return true;
-  return e.status === 0 || e.status === 502 || e.status === 503 || e.status === 504;
+  return !(e instanceof ApiError) || mayPass(e);
 }
 
 /**

@@ -15,12 +15,21 @@ const FLAG_OF_PARAMETER: Readonly<Record<string, string>> = {
   node: "--node",
   limit: "--limit",
   next_token: "--next-token",
+  order_by: "--order-by",
+  labels: "--labels",
+  namespace: "--namespace",
+  event_type: "--event-type",
+  execution_id: "--execution-id",
+  "filter-approval": "--filter-approval",
+  "filter-status": "--filter-status",
+  "filter-drain": "--filter-drain",
+  "filter-cordoned": "--filter-cordoned",
   // shoal audit diff FROM TO
   from: "FROM",
   to: "TO",
 };
 
-const ONE_PARAMETER = /^query parameter ([a-z_]+): /;
+const ONE_PARAMETER = /^query parameter ([a-z_-]+): /;
 const INVALID_QUERY = "invalid query: ";
 
 interface Issue {

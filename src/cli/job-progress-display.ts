@@ -1,6 +1,6 @@
 import type { JobHistoryJson } from "./job-shapes.ts";
 import { PROGRESS_HEADER, progressLine } from "./job-progress.ts";
-import { printable } from "./printable.ts";
+import { printableCell } from "./printable.ts";
 
 /** Where the progress goes: stderr, or a stand-in with the same few members in tests. */
 export interface ProgressStream {
@@ -24,7 +24,7 @@ const UP_AND_CLEAR = (lines: number) => `\u001b[${lines}A\u001b[J`;
  */
 export function progressDisplay(stream: ProgressStream): ProgressDisplay {
   // What the API recorded is made printable line by line; the display's own escape sequences are written as they are.
-  const line = (e: JobHistoryJson) => printable(progressLine(e));
+  const line = (e: JobHistoryJson) => printableCell(progressLine(e));
   if (!stream.isTTY) {
     stream.write(`${PROGRESS_HEADER}\n`);
     return { entry: (e) => void stream.write(`${line(e)}\n`) };

@@ -1,5 +1,5 @@
 import type { JobHistoryJson, JobJson } from "./job-shapes.ts";
-import { ApiError, type ApiClient } from "./api-client.ts";
+import { mayPass, type ApiClient } from "./api-client.ts";
 import { historyEventText, shortId, TERMINAL_JOB_STATES, timeOnlyMilli } from "./job-cells.ts";
 
 export interface FollowOptions {
@@ -64,7 +64,7 @@ export async function followJob(api: ApiClient, jobId: string, options: FollowOp
       if (TERMINAL_JOB_STATES.has(job.State.StateType) || (isLongRunning(job) && job.State.StateType === "Running"))
         return { job, timedOut: false };
     } catch (e) {
-      if (!(e instanceof ApiError && (e.status === 0 || e.status === 503)) || job === undefined) throw e;
+      if (!mayPass(e) || job === undefined) throw e;
     }
     if (Date.now() >= deadline) return { job, timedOut: true };
     await new Promise((resolve) =>

@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import type { ApiClient } from "./api-client.ts";
-import { ApiError } from "./api-client.ts";
+import { ApiError, mayPass } from "./api-client.ts";
 import { computeStateName, shortId, TERMINAL_JOB_STATES } from "./job-cells.ts";
 import { followJob, jobEndText } from "./job-progress.ts";
 import { progressDisplay, type ProgressDisplay } from "./job-progress-display.ts";
@@ -83,15 +84,42 @@ const problemsOf = (e: ApiError): readonly Problem[] => {
   return Array.isArray(problems) ? (problems as Problem[]).filter((p) => typeof p?.message === "string") : [];
 };
 
+/** The pauses before a submission is sent again, after a failure that may pass (mayPass); then its error stands. */
+const SUBMIT_RETRY_PAUSES_MS = [500, 1000, 2000];
+
+interface PutJobAnswer {
+  readonly JobID: string;
+  readonly Warnings: readonly string[];
+}
+
 /**
- * Submits a job (PUT /api/v1/orchestrator/jobs) and says what became of it, as Bacalhau's
- * `job run` and `docker run` do; the exit code is the command's (RUN_EXIT). A job the server refuses as
- * invalid is printed with every problem the server named, one a line.
+ * PUT /api/v1/orchestrator/jobs with one IdempotencyToken for this submission, sent again by each retry: when an
+ * answer is lost after the API stored the job (a connection dropped, a proxy's 502), the retry gets that job back
+ * instead of storing a second one.
+ */
+async function putJob(api: ApiClient, job: unknown): Promise<PutJobAnswer> {
+  const body = { Job: job, IdempotencyToken: randomUUID() };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.request<PutJobAnswer>("PUT", "/api/v1/orchestrator/jobs", body);
+    } catch (e) {
+      const pause = SUBMIT_RETRY_PAUSES_MS[attempt];
+      if (pause === undefined || !mayPass(e)) throw e;
+      printError(`Warning: ${e.message}; sending the same submission again (the API stores it once)`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/**
+ * Submits a job and says what became of it, as Bacalhau's `job run` and `docker run` do; the exit code is the
+ * command's (RUN_EXIT). A job the server refuses as invalid is printed with every problem the server named, one a
+ * line.
  */
 export async function submitJob(api: ApiClient, job: unknown, settings: RunSettings): Promise<number> {
-  let response: { JobID: string; Warnings: readonly string[] };
+  let response: PutJobAnswer;
   try {
-    response = await api.request("PUT", "/api/v1/orchestrator/jobs", { Job: job });
+    response = await putJob(api, job);
   } catch (e) {
     const problems = e instanceof ApiError && e.status === 400 ? problemsOf(e) : [];
     if (problems.length === 0) throw e;

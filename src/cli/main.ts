@@ -113,9 +113,10 @@ main(process.argv.slice(2)).then(
   (e: unknown) => {
     // Messages may carry text from the API, a node or the command line: never raw to the terminal.
     const message = printable((e as Error)?.message ?? String(e), { multiline: true });
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
+    const badArgument = (e as { badArgument?: boolean } | undefined)?.badArgument === true;
+    if (e instanceof UsageError || badArgument || (e as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) {
       const hint = printable(optionHint((e as Error).message), { multiline: true });
-      // parseArgs' own refusals name no help: the command argv named is the one to read.
+      // parseArgs' own refusals and the API's name no help: the command argv named is the one to read.
       const help = e instanceof UsageError ? e.help : found ? `${commandLine(found.path)} --help` : "shoal --help";
       console.error(`Error: ${message}${hint}\nRun '${help}' for usage.`);
       process.exit(2);

@@ -64,7 +64,7 @@ async function refusal(response: IncomingMessage, path: string): Promise<ApiErro
     body = text;
   }
   const message = (body as { Message?: string } | undefined)?.Message ?? `HTTP ${response.statusCode}`;
-  return new ApiError(response.statusCode ?? 0, inFlagTerms(message, body, path), body);
+  return new ApiError(response.statusCode ?? 0, inFlagTerms(message, body, path), body, "GET");
 }
 
 /** The lines of an NDJSON answer as they arrive, without their newlines; blank lines skipped. */

@@ -5,6 +5,7 @@ import { eventActor, eventReason } from "./event-actor.ts";
 import { shortId } from "./job-cells.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { UsageError } from "./usage-error.ts";
+import { BUILT_IN_LABEL_KEYS } from "../labels/label-rule.ts";
 
 type NodeColumn = Column<NodeState>;
 
@@ -28,16 +29,18 @@ const names = (pick: (c: NonNullable<NodeState["Info"]["ComputeNodeInfo"]>) => r
 };
 
 /**
- * Bacalhau's `node list --show` groups (cmd/cli/node/columns.go), with their columns. The node's own
- * Operating-System and Architecture labels are left out of LABELS: the version group has them.
+ * Bacalhau's `node list --show` groups (cmd/cli/node/columns.go), with their columns. The labels a node reports
+ * about itself (BUILT_IN_LABEL_KEYS) are left out of LABELS: the ID column and the version group have them.
  */
+const BUILT_IN: ReadonlySet<string> = new Set(BUILT_IN_LABEL_KEYS);
+
 export const NODE_COLUMN_GROUPS: Readonly<Record<string, readonly NodeColumn[]>> = {
   labels: [
     {
       header: "LABELS",
       cell: (n) =>
         Object.entries(n.Info.Labels)
-          .filter(([k]) => k !== "Operating-System" && k !== "Architecture")
+          .filter(([k]) => !BUILT_IN.has(k))
           .map(([k, v]) => `${k}=${v}`)
           .join(","),
     },
@@ -58,9 +61,15 @@ export const NODE_COLUMN_GROUPS: Readonly<Record<string, readonly NodeColumn[]>>
 /** Bacalhau's default `--show`. */
 export const DEFAULT_NODE_GROUPS = ["labels", "capacity"] as const;
 
-/** Nomad's word for a node that takes placements, else why not; the orchestrator takes none either way. */
-const scheduling = (n: NodeState): string =>
-  n.Info.NodeType !== "Compute" ? "-" : n.Cordoned ? "cordoned" : n.Drain !== undefined ? "ineligible" : "eligible";
+/**
+ * Nomad's word for whether the operator's decisions let a node take placements (else why not): approval, cordon and
+ * drain, as placement's gate has them. Health is STATUS's: placement also needs HEALTHY. The orchestrator takes none.
+ */
+function scheduling(n: NodeState): string {
+  if (n.Info.NodeType !== "Compute") return "-";
+  if (n.Cordoned) return "cordoned";
+  return n.Membership !== "APPROVED" || n.Drain !== undefined ? "ineligible" : "eligible";
+}
 
 /** "draining until <deadline>", "drained", "expired (2 left)", or empty. */
 function drainCell(n: NodeState, format: CellFormat): string {

@@ -22,3 +22,13 @@ const escape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0"
 export function printable(text: string, options: { readonly multiline?: boolean } = {}): string {
   return text.replace(options.multiline ? UNSAFE_MULTILINE : UNSAFE_SINGLE_LINE, escape);
 }
+
+/**
+ * Text for one line of a table or a log (a job's message, a reason): a multi-line text's lines joined with "; ",
+ * blank ones left out, so that it reads as its writer meant rather than as \u000a escapes; then printable.
+ */
+export function printableCell(text: string): string {
+  if (!text.includes("\n")) return printable(text);
+  const lines = text.split(/\r?\n/).map((l) => l.trim());
+  return printable(lines.filter((l) => l !== "").join("; "));
+}

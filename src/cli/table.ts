@@ -1,4 +1,4 @@
-import { printable } from "./printable.ts";
+import { printableCell } from "./printable.ts";
 
 export interface TableStyle {
   /** Box-drawing borders and a bold header (bold left out where NO_COLOR is set). */
@@ -20,7 +20,7 @@ export function formatTable(
   cells: readonly (readonly string[])[],
   options: TableStyle = {},
 ): string {
-  const rows = cells.map((r) => r.map((c) => printable(c)));
+  const rows = cells.map((r) => r.map(printableCell));
   const shown = options.header === false ? rows : [header, ...rows];
   const widths = header.map((_, i) => Math.max(0, ...shown.map((r) => (r[i] ?? "").length)));
   if (options.style !== true) {

@@ -19,6 +19,7 @@ export interface PartitionListener {
 export class ClusterRole implements EntityOwnership, OwnershipListener {
   private readonly gates = new Map<string, DutyGate>();
   private readonly listeners: PartitionListener[] = [];
+  private readonly memberListeners: ((member: string) => void)[] = [];
   private ownership: Ownership | undefined;
 
   constructor(
@@ -90,9 +91,24 @@ export class ClusterRole implements EntityOwnership, OwnershipListener {
     };
   }
 
+  /** Tells the other orchestrators this one leaves (a graceful stop), keeping its leases for the rest of the stop. */
+  async leave(): Promise<void> {
+    await this.ownership?.leave();
+  }
+
   onPartition(listener: PartitionListener): void {
     this.listeners.push(listener);
   }
+
+  /** Told the NodeID of another orchestrator each time it is heard announcing itself (cluster mode only). */
+  onMemberHeard(listener: (member: string) => void): void {
+    this.memberListeners.push(listener);
+  }
+
+  /** Another orchestrator announced itself (Presence). */
+  readonly memberHeard = (member: string): void => {
+    for (const listener of this.memberListeners) listener(member);
+  };
 
   gained(owned: Owned, epoch: number): void {
     if ("duty" in owned) {

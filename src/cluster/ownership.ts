@@ -52,6 +52,8 @@ export class Ownership {
   private stopped = false;
   /** Until its first tick is over: the presence view may still miss members. */
   private joining = true;
+  /** Stopping: it has said it leaves, keeps what it holds until stop() and takes nothing more. */
+  private leaving = false;
 
   constructor(private readonly options: OwnershipOptions) {}
 
@@ -90,6 +92,15 @@ export class Ownership {
     return this.ownsPartition(partitionOf(entityId, this.options.partitions));
   }
 
+  /**
+   * Says this orchestrator leaves (the first of a graceful stop) while it keeps its leases until stop(): the others
+   * hear no more of it, and it takes no more partitions (its view of the others empties once it stops listening).
+   */
+  async leave(): Promise<void> {
+    this.leaving = true;
+    await this.options.presence.leave();
+  }
+
   /** Hands everything back (graceful shutdown) so the others take over without waiting out the TTL. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -108,6 +119,7 @@ export class Ownership {
     presence.announce();
     await this.renewAll();
     if (this.stopped) return;
+    if (this.leaving) return this.armExpiry();
     try {
       const share = Math.ceil(this.options.partitions / presence.count());
       await this.handOffAbove(share);

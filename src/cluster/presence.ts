@@ -12,6 +12,8 @@ export interface PresenceOptions {
   readonly forgetAfterMs: number;
   /** The same monotonic clock the leases use. */
   readonly elapsed: () => number;
+  /** Told the member (its NodeID) on each word from another member that is not its leaving: its node's heartbeat. */
+  readonly heard?: (member: string) => void;
 }
 
 /** What one message on a presence subject says: who, and whether it leaves or asks who is there. */
@@ -35,6 +37,7 @@ export class Presence {
   private readonly subscriptions: Subscription[] = [];
   private readonly encoder = new TextEncoder();
   private readonly decoder = new TextDecoder();
+  private left = false;
 
   constructor(private readonly options: PresenceOptions) {}
 
@@ -51,13 +54,16 @@ export class Presence {
     nc.publish(`${subject}.ask`, this.encoder.encode(owner));
   }
 
-  /** Says this member is alive; every tick, and in answer to a member that starts. */
+  /** Says this member is alive; every tick, and in answer to a member that starts (not once it has left). */
   announce(): void {
+    if (this.left) return;
     this.options.nc.publish(this.options.subject, this.encoder.encode(this.options.owner));
   }
 
   /** Says this member is leaving, so the others widen their share without waiting to forget it. */
   async leave(): Promise<void> {
+    if (this.left) return;
+    this.left = true;
     this.options.nc.publish(this.options.subject, this.encoder.encode(`-${this.options.owner}`));
     await this.options.nc.flush().catch(() => undefined);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
@@ -79,8 +85,10 @@ export class Presence {
         // This member's own former start (killed, its last words still in flight) is not another member.
         const member = memberOf(owner);
         if (member === memberOf(this.options.owner)) return;
-        if (!leaving) this.heard.set(member, { owner, at: this.options.elapsed() });
-        else if (this.heard.get(member)?.owner === owner) this.heard.delete(member);
+        if (!leaving) {
+          this.heard.set(member, { owner, at: this.options.elapsed() });
+          this.options.heard?.(member);
+        } else if (this.heard.get(member)?.owner === owner) this.heard.delete(member);
         if (asking) this.announce();
       },
     });

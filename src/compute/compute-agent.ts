@@ -264,7 +264,10 @@ export class ComputeAgent {
       );
     }
     // The url is how this machine reaches it; host is what it listens on (0.0.0.0: every interface).
-    this.options.logger.info({ url: this.metricsServer.url, host: listen.host }, "compute node serving its metrics");
+    this.options.logger.info(
+      { url: this.metricsServer.url, host: listen.host, auth: listen.bearerToken === undefined ? "none" : "bearer" },
+      "compute node serving its metrics",
+    );
   }
 
   private every(ms: number, fn: () => Promise<void>): void {

@@ -1,6 +1,8 @@
 import { existsSync, statfsSync } from "node:fs";
-import { arch, cpus, hostname, platform, totalmem } from "node:os";
+import { cpus, hostname, totalmem } from "node:os";
 import type { NodeInfo, ResourceReport, Resources } from "../events/catalog/node-info.ts";
+import { builtInLabels } from "../labels/built-in-labels.ts";
+import { machinePlatform } from "../labels/go-platform.ts";
 import { buildVersion } from "../version.ts";
 import type { CapacityLedger } from "./executor/capacity-ledger.ts";
 
@@ -45,11 +47,12 @@ export function computeNodeInfo(
   const capacity = ledger
     ? asResources(ledger.capacity.cpuMillis, ledger.capacity.memoryBytes, machine.Disk ?? 0)
     : machine;
+  const platform = machinePlatform();
   return {
     NodeID: nodeId,
     NodeType: "Compute",
     Hostname: hostname(),
-    Labels: { "Operating-System": platform(), Architecture: arch(), ...labels },
+    Labels: { ...builtInLabels(nodeId, platform), ...labels },
     ComputeNodeInfo: {
       ExecutionEngines: ledger ? ["docker"] : detectEngines(),
       Publishers: [],
@@ -57,7 +60,7 @@ export function computeNodeInfo(
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,
     },
-    BacalhauVersion: { GitVersion: buildVersion().GitVersion, GOOS: platform(), GOARCH: arch() },
+    BacalhauVersion: { GitVersion: buildVersion().GitVersion, ...platform },
   };
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ConfigError } from "./config-error.ts";
 
 /**
@@ -18,11 +19,15 @@ export const API_ACTIONS = [
 ] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
 
-/** One entry of `API.Auth.Users`, Bacalhau's shape. */
+/**
+ * One entry of `API.Auth.Users`, Bacalhau's shape. A user logs in with Username and Password, or with an APIKey,
+ * or (Shoal's) both. With an APIKey and no Password the Username only names the user; a Password without a
+ * Username is checked but never used (both as in Bacalhau's pkg/authz).
+ */
 export interface AuthUser {
   readonly Alias?: string;
   readonly Username?: string;
-  /** Plain text or a bcrypt hash ($2a$/$2b$/$2y$). */
+  /** Plain text or a bcrypt hash ($2a$/$2b$/$2y$); a login only with the Username. */
   readonly Password?: string;
   readonly APIKey?: string;
   readonly Capabilities: readonly { readonly Actions: readonly ApiAction[] }[];
@@ -42,8 +47,12 @@ const API_KEY = /^[\x21-\x7e]{20,255}$/;
 
 export const isBcryptHash = (password: string): boolean => password.startsWith("$2");
 
-/** Who the history names for this user: the Alias, else the Username. */
-export const identityOf = (user: AuthUser): string => user.Alias ?? user.Username ?? "";
+/** A user known by its key alone: a digest of the key names it, since any part of the key would give part away. */
+const keyUserName = (key: string): string => `api-key-${createHash("sha256").update(key).digest("hex").slice(0, 12)}`;
+
+/** Who the history names for this user: the Alias, else the Username, else a digest of the APIKey. */
+export const identityOf = (user: AuthUser): string =>
+  user.Alias ?? user.Username ?? (user.APIKey === undefined ? "" : keyUserName(user.APIKey));
 
 function entryName(at: string, e: Record<string, unknown>): string {
   const name = typeof e.Alias === "string" ? e.Alias : typeof e.Username === "string" ? e.Username : undefined;
@@ -88,9 +97,12 @@ function parseUser(raw: unknown, at: string, fail: (at: string, message: string)
     no("Alias must be 1-128 letters, digits or . _ @ -");
   if (Username !== undefined && !(NAME.test(Username) && Username.length <= 100))
     no("Username must be 1-100 letters, digits or . _ @ -");
-  if ((Username === undefined) !== (Password === undefined))
-    no("Username and Password go together; give both, or neither and an APIKey");
-  if (Username === undefined && APIKey === undefined) no("give Username and Password, or an APIKey (or both)");
+  // Bacalhau's rule (pkg/authz validateUser): a user has Username and Password, or an APIKey.
+  if (APIKey === undefined) {
+    if (Username === undefined && Password === undefined) no("give Username and Password, or an APIKey");
+    if (Password === undefined) no("a Username needs a Password to log in with, or an APIKey (which it then names)");
+    if (Username === undefined) no("a Password needs the Username it goes with, or give an APIKey");
+  }
   if (Password !== undefined) {
     if (isBcryptHash(Password)) {
       if (!BCRYPT.test(Password))
@@ -101,12 +113,7 @@ function parseUser(raw: unknown, at: string, fail: (at: string, message: string)
       no(`a plain Password must be ${PASSWORD_LENGTH[0]}-${PASSWORD_LENGTH[1]} characters (or give a bcrypt hash)`);
     }
   }
-  if (APIKey !== undefined) {
-    if (!API_KEY.test(APIKey)) no("APIKey must be 20-255 printable characters without spaces");
-    // The history names users; a key alone names nobody, and printing part of it would leak it.
-    if (Alias === undefined && Username === undefined)
-      no("a user with only an APIKey needs an Alias: it is the identity recorded in the history");
-  }
+  if (APIKey !== undefined && !API_KEY.test(APIKey)) no("APIKey must be 20-255 printable characters without spaces");
   const Capabilities = parseCapabilities(e.Capabilities, no);
   return {
     ...(Alias === undefined ? {} : { Alias }),

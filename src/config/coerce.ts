@@ -50,7 +50,7 @@ export function parseLabels(raw: unknown, source: string, key: string): Record<s
     fail(
       source,
       key,
-      `${total} labels with ${BUILT_IN_LABEL_KEYS.join(" and ")}, which Shoal adds; a node may have at most ${MAX_LABELS}`,
+      `${total} labels with ${BUILT_IN_LABEL_KEYS.join(", ")}, which Shoal adds; a node may have at most ${MAX_LABELS}`,
     );
   }
   return labels;

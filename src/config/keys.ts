@@ -411,9 +411,19 @@ export const CONFIG_KEYS = {
   ),
   "Compute.Metrics.Port": int(
     0,
-    "Port the compute node serves GET /metrics on (Prometheus text, no authentication); 0: it serves none",
+    "Port the compute node serves GET /metrics on (Prometheus text; open to anyone who reaches it unless " +
+      "Compute.Metrics.BearerToken or BearerTokenFile is set); 0: it serves none",
   ),
   "Compute.Metrics.Host": str("0.0.0.0", "Address the compute node's /metrics listens on (with Compute.Metrics.Port)"),
+  "Compute.Metrics.BearerToken": secretStr(
+    "A token scrapers of the compute node's /metrics must send as Authorization: Bearer <token> (Prometheus: " +
+      "authorization.credentials); instead of BearerTokenFile",
+  ),
+  "Compute.Metrics.BearerTokenFile": str(
+    "",
+    "A file holding Compute.Metrics.BearerToken (surrounding whitespace ignored), read at start, so the token is " +
+      "not in the config",
+  ),
   "Logging.Level": str("info", "trace, debug, info, warn, error or fatal"),
   "Logging.Mode": str("default", "default (human readable) or json"),
 } as const;

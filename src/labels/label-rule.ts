@@ -19,8 +19,8 @@ export const MAX_LABEL_PREFIX_LENGTH = 253;
 export const MAX_LABEL_KEY_LENGTH = 253;
 /** Per node, the built-in labels included. */
 export const MAX_LABELS = 64;
-/** Labels every node reports about itself on top of its configured ones (Bacalhau's). */
-export const BUILT_IN_LABEL_KEYS = ["Operating-System", "Architecture"] as const;
+/** Labels every node reports about itself on top of its configured ones (built-in-labels.ts). */
+export const BUILT_IN_LABEL_KEYS = ["name", "os_type", "os_arch", "Operating-System", "Architecture"] as const;
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { JobType } from "../events/catalog/job-spec.ts";
 import { takeEventLoopLag } from "./event-loop-lag.ts";
 import type { CollectorKind, EventStreamFigures, MetricCollectors } from "./metric-collectors.ts";
 import { exposition, registerBuildInfo } from "./process-metrics.ts";
@@ -47,8 +48,8 @@ export class ShoalMetrics {
   private readonly natsReconnects: Counter;
   private readonly eventStreamCutOffs: Counter;
   private readonly requests: Histogram<"method" | "route" | "status_class">;
-  private readonly placements: Counter;
-  private readonly placementLatency: Histogram;
+  private readonly placements: Counter<"type">;
+  private readonly placementLatency: Histogram<"type">;
   private readonly deadlineLateness: Histogram;
   private appendedPosition = 0;
   /** Heartbeats counted since the last scrape, which adds them to `heartbeats`. */
@@ -104,17 +105,24 @@ export class ShoalMetrics {
 
     this.placements = new Counter({
       name: "shoal_placements_total",
-      help: "Executions placed on a node by this orchestrator (in a cluster, the one that runs the jobs duty)",
+      help: "Executions placed on a node by this orchestrator (in a cluster, the one that runs the jobs duty), by job type",
+      labelNames: ["type"],
       registers,
     });
     this.placementLatency = new Histogram({
       name: "shoal_placement_latency_seconds",
       help:
         "Seconds from a job's submission to its first placement, per execution placed then, by this orchestrator " +
-        "(time in the queue included; replacements and top-ups are not counted)",
+        "(time in the queue included; replacements and top-ups are not counted), by job type",
+      labelNames: ["type"],
       buckets: PLACEMENT_BUCKETS,
       registers,
     });
+    // Every job type from the start: a rate over a series that appears with its first placement misses that one.
+    for (const type of JobType.literals) {
+      this.placements.inc({ type }, 0);
+      this.placementLatency.zero({ type });
+    }
     this.deadlineLateness = new Histogram({
       name: "shoal_deadline_lateness_seconds",
       help:
@@ -446,12 +454,12 @@ export class ShoalMetrics {
   }
 
   /**
-   * One execution placed (its Create stored); `sinceSubmissionMs` when it is part of its job's first placement: how
-   * long the job waited for it.
+   * One execution of a job of `type` placed (its Create stored); `sinceSubmissionMs` when it is part of its job's first
+   * placement: how long the job waited for it.
    */
-  placed(sinceSubmissionMs: number | undefined): void {
-    this.placements.inc();
-    if (sinceSubmissionMs !== undefined) this.placementLatency.observe(Math.max(0, sinceSubmissionMs) / 1000);
+  placed(type: JobType, sinceSubmissionMs: number | undefined): void {
+    this.placements.inc({ type });
+    if (sinceSubmissionMs !== undefined) this.placementLatency.observe({ type }, Math.max(0, sinceSubmissionMs) / 1000);
   }
 
   /** Due deadlines fired, the most overdue `lateMs` after it could have. */

@@ -1,4 +1,5 @@
 import type { NodeInfo } from "../events/catalog/node-info.ts";
+import { builtInLabels } from "../labels/built-in-labels.ts";
 import { buildVersion } from "../version.ts";
 
 const GiB = 1024 ** 3;
@@ -11,6 +12,9 @@ const SHAPES = [
 const ZONES = ["zone-a", "zone-b", "zone-c"] as const;
 /** Racks of the fleet: a constraint on one picks every 50th node, a few dozen of a few thousand. */
 export const SIM_RACKS = 50;
+
+/** Simulated nodes are all Linux on amd64. */
+const SIM_PLATFORM = { GOOS: "linux", GOARCH: "amd64" } as const;
 
 const shapeOf = (index: number) => SHAPES[index % SHAPES.length] as (typeof SHAPES)[number];
 
@@ -32,8 +36,7 @@ export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
     NodeType: "Compute",
     Hostname: `${nodeId}.sim`,
     Labels: {
-      "Operating-System": "linux",
-      Architecture: "amd64",
+      ...builtInLabels(nodeId, SIM_PLATFORM),
       sim: "true",
       zone: ZONES[index % ZONES.length] as string,
       rack: `rack-${index % SIM_RACKS}`,
@@ -45,6 +48,6 @@ export function virtualNodeInfo(nodeId: string, index: number): NodeInfo {
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,
     },
-    BacalhauVersion: { GitVersion: buildVersion().GitVersion, GOOS: "linux", GOARCH: "amd64" },
+    BacalhauVersion: { GitVersion: buildVersion().GitVersion, ...SIM_PLATFORM },
   };
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { reachableHost, urlHost } from "../net/reachable-host.ts";
 import { dieWithParent, findExecutable, parentWatchdog } from "./die-with-parent.ts";
 import { DEFAULT_RESTART_BACKOFF, RestartBackoff, type RestartBackoffOptions } from "./restart-backoff.ts";
 
@@ -113,8 +114,7 @@ export class EmbeddedNatsServer {
 
   private constructor(private readonly options: EmbeddedNatsOptions) {
     const { host, port, dir } = options;
-    const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-    this.url = `nats://${connectHost}:${port}`;
+    this.url = `nats://${urlHost(reachableHost(host))}:${port}`;
     this.pidFile = embeddedNatsPaths(dir).pidFile;
     this.backoff = new RestartBackoff(options.restartBackoff ?? DEFAULT_RESTART_BACKOFF);
     this.current = { running: false, reason: "not started", since: Date.now() };

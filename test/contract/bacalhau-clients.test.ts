@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthUser } from "../../src/config/auth-users.ts";
@@ -136,6 +137,123 @@ describe("the Go client's PUT bodies (BasePutRequest's Namespace, Credential, Id
     const res = await api.call("PUT", JOBS, { ...basePut(), Job: job(), Force: false, Headers: {} });
     expect(res.status).toBe(400);
     expect(res.body.Message).toContain("Headers");
+  });
+});
+
+describe("bodies decoded as Go does: field names in any case, each field once", () => {
+  it("the Python SDK's Jobs().put, with the request's namespace, credential and idempotency_token set", async () => {
+    // python/examples/submit_job.py's job, with PutJobRequest(job, credential=ApiHTTPCredential(scheme, value),
+    // idempotency_token, namespace) as ApiClient.sanitize_for_serialization writes it: each model's attribute_map
+    // names (api_put_job_request.py: credential, idempotencyToken, namespace), attributes left None dropped.
+    const body = {
+      Job: {
+        Count: 1,
+        Name: `A Simple Docker Job ${Math.random().toString(16).slice(2, 8)}`,
+        Tasks: [
+          {
+            Engine: {
+              Params: { Image: "ubuntu:latest", Entrypoint: ["/bin/bash"], Parameters: ["-c", "echo Hello World"] },
+              Type: "docker",
+            },
+            Name: "My Main task",
+            Publisher: {},
+          },
+        ],
+        Type: "batch",
+      },
+      credential: { scheme: "Bearer", value: KEY },
+      idempotencyToken: "python-sdk-1",
+      namespace: "default",
+    };
+    const first = await api.call("PUT", JOBS, body);
+    expect(first.status, first.text).toBe(200);
+    const id = first.body.JobID as string;
+    await queued(id);
+    // The token is taken as Bacalhau's IdempotencyToken: the retry answers the same job.
+    const before = await jobStreams();
+    const again = await api.call("PUT", JOBS, body);
+    expect(again.body.JobID).toBe(id);
+    expect(await jobStreams()).toEqual(before);
+    // The namespace as the request's Namespace: another than the job's is refused.
+    const other = await api.call("PUT", JOBS, { ...body, idempotencyToken: "python-sdk-2", namespace: "team-b" });
+    expect(other.status).toBe(400);
+    expect(other.body.Message).toContain(`is not the request's "team-b"`);
+    expect(JSON.stringify(await storedEvents(config.DataDir))).not.toContain(KEY);
+  });
+
+  it("a job sent with every field name in lower case, its map keys kept as sent", async () => {
+    const res = await api.call("PUT", JOBS, {
+      job: {
+        name: `lower-${Math.random().toString(16).slice(2, 8)}`,
+        type: "batch",
+        labels: { Team: "a" },
+        tasks: [
+          {
+            name: "main",
+            engine: { type: "docker", params: { image: "busybox:1", parameters: ["echo", "hi"] } },
+            env: { GREETING: "hi" },
+          },
+        ],
+      },
+      force: false,
+    });
+    expect(res.status, res.text).toBe(200);
+    const { Job } = await queued(res.body.JobID as string);
+    expect(Job).toMatchObject({ Type: "batch", Labels: { Team: "a" } });
+    expect(Job.Tasks[0]).toMatchObject({ Engine: { Params: { Image: "busybox:1" } }, Env: { GREETING: "hi" } });
+  });
+
+  it("refuses two keys for one field, naming both, storing nothing", async () => {
+    const before = await jobStreams();
+    const res = await api.call("PUT", JOBS, { Job: job({ type: "ops" }), Force: false });
+    expect(res.status).toBe(400);
+    expect(res.body.Message).toContain(`both "Type" and "type" in Job`);
+    const top = await api.call("PUT", JOBS, { Job: job(), job: job() });
+    expect(top.status).toBe(400);
+    expect(top.body.Message).toContain(`both "Job" and "job" at the top`);
+    expect(await jobStreams()).toEqual(before);
+  });
+
+  it("the API's document keeps Bacalhau's spelling", async () => {
+    const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.components.schemas.PutNodeRequest.properties)).toContain("Action");
+    expect(Object.keys(doc.components.schemas.PutNodeRequest.properties)).not.toContain("action");
+  });
+});
+
+describe("Bacalhau's other paths: agent/version's BuildVersionInfo, POST /jobs, the legacy redirects", () => {
+  it("GET /agent/version answers BuildVersionInfo whole, without credentials: the build's commit, time", async () => {
+    const res = await api.call("GET", "/api/v1/agent/version", undefined, null);
+    expect(res.status).toBe(200);
+    // pkg/models/buildversion.go's fields in its order.
+    expect(Object.keys(res.body)).toEqual(["Major", "Minor", "GitVersion", "GitCommit", "BuildDate", "GOOS", "GOARCH"]);
+    // The tests' set-up built this checkout (scripts/build.mjs), which stamped its commit and the commit's time.
+    const head = (args: string[]) => execFileSync("git", args, { encoding: "utf8" }).trim();
+    expect(res.body.GitCommit).toBe(head(["rev-parse", "HEAD"]));
+    expect(Date.parse(res.body.BuildDate as string)).toBe(Date.parse(head(["log", "-1", "--format=%cI"])));
+    expect(res.body.BuildDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it("POST /jobs is PUT /jobs, as in Bacalhau's router; the document lists PUT only, as its swagger does", async () => {
+    const res = await api.call("POST", JOBS, { ...basePut(), Job: job(), Force: false });
+    expect(res.status, res.text).toBe(200);
+    await queued(res.body.JobID as string);
+    const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths["/api/v1/orchestrator/jobs"]).sort()).toEqual(["get", "put"]);
+  });
+
+  it.each([
+    ["/", "/api/v1/agent/version"],
+    ["/version", "/api/v1/agent/version"],
+    ["/livez", "/api/v1/agent/alive"],
+  ])("GET %s redirects (301) to %s without credentials, and is in no document", async (path, target) => {
+    const res = await fetch(`${orchestrator.apiUrl}${path}`, { redirect: "manual" });
+    expect(res.status).toBe(301);
+    expect(res.headers.get("location")).toBe(target);
+    const followed = await fetch(`${orchestrator.apiUrl}${path}`);
+    expect(followed.status).toBe(200);
+    const doc = (await api.call("GET", "/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths)).not.toContain(path);
   });
 });
 
@@ -304,5 +422,13 @@ describe("`node approve`, `reject`, `delete` bodies", () => {
     const events = (await storedEvents(config.DataDir)).filter((e) => e.stream === "node-compat-node");
     expect(events.at(-1)).toMatchObject({ type: "NodeApproved", metadata: { reason: "racked and checked" } });
     expect(JSON.stringify(events)).not.toContain(KEY);
+  });
+
+  it('takes the fields in lower case, as Bacalhau\'s server does: {"action": "approve"}', async () => {
+    expect((await joinNode(nc, "compat-node-2", TOKEN, computeInfo("compat-node-2"))).Accepted).toBe(true);
+    const res = await api.call("PUT", `${NODES}/compat-node-2`, { action: "approve", message: "curl" });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ Success: true });
+    expect((await api.call("GET", `${NODES}/compat-node-2`)).body.Node.Membership).toBe("APPROVED");
   });
 });

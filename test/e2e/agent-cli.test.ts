@@ -14,6 +14,7 @@ import { runShoal } from "../support/shoal-process.ts";
  * against a real orchestrator, or, for config list and an unreachable server, against none.
  */
 const TOKEN = "join-token-that-must-not-show";
+const METRICS_TOKEN = "metrics-token-that-must-not-show";
 const OPS_PASSWORD = "ops password, never printed";
 const USERS: AuthUser[] = [
   { Username: "ops", Password: OPS_PASSWORD, Capabilities: [{ Actions: ["read:agent", "read:node"] }] },
@@ -30,7 +31,11 @@ const NOWHERE = { SHOAL_API_PORT: "1", SHOAL_DATADIR: tempDir() };
 beforeAll(async () => {
   nats = await TestNatsServer.start();
   orchestrator = await startOrchestrator(
-    orchestratorConfig(nats.url, { "Orchestrator.Auth.Token": TOKEN, "API.Auth.Users": USERS }),
+    orchestratorConfig(nats.url, {
+      "Orchestrator.Auth.Token": TOKEN,
+      "API.Auth.Users": USERS,
+      "Compute.Metrics.BearerToken": METRICS_TOKEN,
+    }),
     silentLogger,
   );
   at = ["--api-host", "127.0.0.1", "--api-port", new URL(orchestrator.apiUrl).port];
@@ -65,11 +70,13 @@ describe("shoal agent", () => {
     const config = parseYaml(res.stdout);
     expect(config.API.Host).toBe("127.0.0.1");
     expect(config.Orchestrator.Auth.Token).toBe("<redacted>");
+    expect(config.Compute.Metrics.BearerToken).toBe("<redacted>");
     expect(config.API.Auth.Users).toEqual([
       { Username: "ops", Password: "<redacted>", Capabilities: [{ Actions: ["read:agent", "read:node"] }] },
       { Username: "viewer", Password: "<redacted>", Capabilities: [{ Actions: ["read:node"] }] },
     ]);
     expect(res.stdout).not.toContain(TOKEN);
+    expect(res.stdout).not.toContain(METRICS_TOKEN);
     expect(res.stdout).not.toContain(OPS_PASSWORD);
 
     const viewer = await runShoal([
@@ -166,7 +173,7 @@ describe("shoal config list", () => {
         "-c",
         "EventStore.URL=kurrentdb://admin:changeit@db1:2113,db2:2113?tls=true",
       ],
-      { ...NOWHERE, SHOAL_API_PORT: "2000", SHOAL_DATADIR: dir },
+      { ...NOWHERE, SHOAL_API_PORT: "2000", SHOAL_DATADIR: dir, SHOAL_COMPUTE_METRICS_BEARERTOKEN: METRICS_TOKEN },
     );
     expect(res.code, res.stderr).toBe(0);
     const row = (key: string) =>
@@ -183,6 +190,11 @@ describe("shoal config list", () => {
     ]);
     expect(row("Logging.Level")).toEqual(["Logging.Level", "flag -c", "warn"]);
     expect(row("Orchestrator.Auth.Token")).toEqual(["Orchestrator.Auth.Token", "flag -c", "<redacted>"]);
+    expect(row("Compute.Metrics.BearerToken")).toEqual([
+      "Compute.Metrics.BearerToken",
+      "env SHOAL_COMPUTE_METRICS_BEARERTOKEN",
+      "<redacted>",
+    ]);
     expect(row("EventStore.URL")).toEqual([
       "EventStore.URL",
       "flag -c",
@@ -190,6 +202,7 @@ describe("shoal config list", () => {
     ]);
     expect(row("API.Host")).toEqual(["API.Host", "default", "0.0.0.0"]);
     expect(res.stdout).not.toContain(TOKEN);
+    expect(res.stdout).not.toContain(METRICS_TOKEN);
     expect(res.stdout).not.toContain("changeit");
 
     const json = await runShoal(["config", "list", "-o", "json", "-c", "API.Port=3000"], NOWHERE);

@@ -204,7 +204,7 @@ describe("the CLI never prints control characters it received", () => {
     const api = ["--api-host", "127.0.0.1", "--api-port", apiPort, "--api-key", adminKey];
     const table = await runShoal(["node", "history", "node-esc", ...api]);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toContain("ok\\u001b[31m red\\u009b0m\\u000d\\u000anext");
+    expect(table.stdout).toContain("ok\\u001b[31m red\\u009b0m; next");
     expect(table.stdout).not.toMatch(RAW);
     // One event per line: the newline in the reason did not break the table.
     // Header, NodeRegistered, NodeCredentialBound, NodeRejected and NodeCredentialRevoked (both with the reason).

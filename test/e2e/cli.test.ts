@@ -35,6 +35,8 @@ describe("shoal CLI input errors", () => {
       ["node", "approve"],
       ["node", "list", "--bogus"],
       ["compute", "--node-id", "a.b"],
+      ["serve", "--node-id", "a.b"],
+      ["node", "list", "--api-key", "k", "--username", "u", "--password", "p"],
       ["node", "list", "--output", "xml"],
     ]) {
       const res = await runShoal(args);

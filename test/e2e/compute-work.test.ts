@@ -133,9 +133,9 @@ describe("shoal compute takes work", () => {
     );
   }, 120_000);
 
-  it("refuses a bad Compute.AllocatedCapacity, Compute.Docker.AllowedNetworks, PidsLimit or Capabilities naming the key, exit 1", async () => {
-    const run = (key: string) =>
-      runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, "-c", key]);
+  it("refuses a bad Compute.AllocatedCapacity, Docker key or metrics token file naming the key, exit 1", async () => {
+    const run = (...keys: string[]) =>
+      runShoal(["compute", "--node-id", "bad-config", "-c", `DataDir=${tempDir()}`, ...keys.flatMap((k) => ["-c", k])]);
     const cpu = await run("Compute.AllocatedCapacity.CPU=lots");
     expect(cpu.code).toBe(1);
     expect(cpu.stderr).toContain('Config error: Compute.AllocatedCapacity.CPU: invalid value "lots"');
@@ -151,6 +151,14 @@ describe("shoal compute takes work", () => {
     expect(caps.code).toBe(1);
     expect(caps.stderr).toContain(
       "Config error: Compute.Docker.Capabilities: capabilities SYS_ADMIN are not in Docker's default set",
+    );
+    // A node that would serve its metrics: refused at start, not left open for want of its token.
+    const missing = join(tempDir(), "metrics-token");
+    const port = await freePort();
+    const token = await run(`Compute.Metrics.Port=${port}`, `Compute.Metrics.BearerTokenFile=${missing}`);
+    expect(token.code).toBe(1);
+    expect(token.stderr).toContain(
+      `Config error: Compute.Metrics.BearerTokenFile: cannot read ${missing}: ENOENT: no such file or directory`,
     );
   });
 });

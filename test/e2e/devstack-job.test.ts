@@ -52,6 +52,12 @@ describe("shoal devstack and the README's container job", { timeout: 150_000 }, 
     });
     expect(p.stdout).toContain("the tour image shoal-test/busybox:1 is there");
     expect(p.stdout).toContain("/api/v1/orchestrator/jobs -d ");
+    // The nats CLI line trusts the generated CA, as NATS speaks TLS.
+    expect(p.stdout).toMatch(
+      new RegExp(
+        `nats sub 'shoal\\.events\\.>' -s nats://\\S+ --creds \\S+ --tlsca ${join(dataDir, "devstack")}/\\S+ `,
+      ),
+    );
     const caFile = apiCaPath(join(dataDir, "devstack"));
     const ca = readFileSync(caFile, "utf8");
     const api = `https://localhost:${apiPort}/api/v1/orchestrator`;
@@ -92,6 +98,7 @@ describe("shoal devstack and the README's container job", { timeout: 150_000 }, 
     expect(p.stdout).toContain("No Docker engine answers at DOCKER_HOST=unix:///nonexistent/docker.sock");
     expect(p.stdout).toMatch(/Start one: bash \S+\/scripts\/start-dockerd/);
     expect(p.stdout).not.toContain("/api/v1/orchestrator/jobs -d ");
+    expect(p.stdout).toMatch(/nats sub 'shoal\.events\.>' -s nats:\/\/\S+ --creds \S+ +# cluster events/);
     const nodes = (await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/orchestrator/nodes`)).json()) as {
       Nodes: { Info: { NodeID: string } }[];
     };

@@ -229,9 +229,12 @@ describe("docs scenario, end to end", { timeout: 90_000 }, () => {
 
   it("delivered every node event to the subscriber once, in store order, with no gap across the restart", async () => {
     await serve.kill("SIGTERM");
-    const stored = (await storedEvents(dataDir)).filter((e) => e.stream.startsWith("node-"));
     serve = startServe();
     await serve.waitForOutput("orchestrator node-0 is running");
+    // Read once it runs: the clean stop wrote its own node stopped, the start wrote it HEALTHY again.
+    const stored = (await storedEvents(dataDir)).filter((e) => e.stream.startsWith("node-"));
+    const own = stored.filter((e) => e.stream === "node-node-0").map((e) => e.type);
+    expect(own.slice(-2)).toEqual(["NodeBecameUnhealthy", "NodeBecameHealthy"]);
     await waitFor(
       async () => {
         await drain();

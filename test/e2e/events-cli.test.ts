@@ -97,7 +97,7 @@ describe("shoal events", () => {
     expect(lines).toHaveLength(1 + Items.length);
     expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +node\/n-1 +NodeApproved +operator:alice +racked$/);
     expect(lines[1]?.startsWith(`${inKolkata(Items[0]!.time)}  `)).toBe(true);
-    expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m\\u000d\\u000anext");
+    expect(lines[3]).toContain("node/n-1  NodeCordoned  operator:alice  ok\\u001b[31m red\\u009b0m; next");
     expect(res.stdout).not.toMatch(RAW);
   });
 
@@ -134,7 +134,7 @@ describe("shoal events", () => {
     ).toEqual(page.Items);
   });
 
-  it("refuses bad arguments with usage (exit 2) and prints the API's refusal of a bad filter (exit 1)", async () => {
+  it("refuses bad arguments with usage (exit 2), the API's refusal of a bad filter too", async () => {
     for (const args of [
       ["--output", "xml"],
       ["--output", "ndjson", "--limit", "3"],
@@ -147,18 +147,20 @@ describe("shoal events", () => {
       expect(res.code, args.join(" ")).toBe(2);
       expect(res.stderr, args.join(" ")).toMatch(/^Error: .*\nRun 'shoal events --help' for usage\./);
     }
+    // The API's refusals of what the flags asked are bad arguments too.
     const bad = await events("--actor", "admin:alice");
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Error: --actor: "admin:alice" is not type[:id]');
+    expect(bad.stderr).toContain("Run 'shoal events --help' for usage.");
     const badNdjson = await events("--since", "yesterday", "--output", "ndjson");
-    expect(badNdjson.code).toBe(1);
+    expect(badNdjson.code).toBe(2);
     expect(badNdjson.stderr).toContain('Error: --since: "yesterday"');
     const help = await runShoal(["events", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: shoal events [options]");
   });
 
-  it("names the flag (or argument) a refused query parameter came from, in every command that maps one", async () => {
+  it("names the flag (or argument) a refused query parameter came from (exit 2), in every command", async () => {
     const watcher = ["--api-port", new URL(orchestrator.apiUrl).port, "--username", "watcher"];
     const shoal = (...args: string[]) => runShoal([...args, ...watcher, "--password", "watcher's password"]);
     const future = "2999-01-01T00:00:00Z";
@@ -177,10 +179,17 @@ describe("shoal events", () => {
       [["audit", "diff", "1", "999999"], "TO: position 999999 is beyond the newest event"],
       [["audit", "membership", "--since", "dawn"], '--since: "dawn" is not an RFC 3339 time'],
       [["audit", "membership", "--until", future], `--until: ${future} is later than now`],
+      [["node", "list", "--filter-approval", "approvd"], "--filter-approval: "],
+      [["node", "list", "--filter-status", "sleepy"], "--filter-status: "],
+      [["node", "list", "--labels", "zone in (a"], "--labels: "],
+      [["job", "list", "--labels", "=x"], "--labels: "],
     ] as const) {
       const res = await shoal(...args);
-      expect(res.code, `${args.join(" ")}: ${res.stderr}`).toBe(1);
+      expect(res.code, `${args.join(" ")}: ${res.stderr}`).toBe(2);
       expect(res.stderr, args.join(" ")).toContain(`Error: ${said}`);
+      expect(res.stderr, args.join(" ")).toContain(
+        `\nRun 'shoal ${args[0]}${args[0] === "events" ? "" : ` ${args[1]}`} --help'`,
+      );
       expect(res.stderr, args.join(" ")).not.toContain("query parameter");
     }
   });

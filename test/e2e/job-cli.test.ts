@@ -2,11 +2,12 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { startComputeProcess } from "../support/compute-processes.ts";
 import { csvRows } from "../support/csv-rows.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
+import { FaultyProxy } from "../support/faulty-proxy.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { localOrchestratorFlags } from "../support/local-orchestrator-flags.ts";
 import { freePort } from "../support/nats-server.ts";
@@ -22,6 +23,7 @@ const USERS = [
   { Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }] },
 ];
 const nodeId = `jc-${randomUUID().slice(0, 8)}`;
+const orchestratorId = `jc-orch-${randomUUID().slice(0, 8)}`;
 const dataDir = tempDir("shoal-jc-orch-");
 let image = "";
 let apiPort = 0;
@@ -64,6 +66,8 @@ beforeAll(async () => {
   const natsPort = await freePort();
   serve = ShoalProcess.start([
     "serve",
+    "--node-id",
+    orchestratorId,
     ...localOrchestratorFlags({ dataDir, apiPort, natsPort }),
     "-c",
     `API.Auth.Users=${JSON.stringify(USERS)}`,
@@ -92,6 +96,10 @@ afterAll(async () => {
   if (compute && compute.child.exitCode === null) await compute.kill("SIGTERM");
   if (serve && serve.child.exitCode === null) await serve.kill("SIGTERM");
   await removeContainersOf(nodeId);
+});
+
+it("shoal serve --node-id names the orchestrator", () => {
+  expect(serve?.stdout).toContain(`Shoal orchestrator ${orchestratorId} is running.`);
 });
 
 describe("shoal docker run", () => {
@@ -401,6 +409,21 @@ describe("shoal job run", () => {
     ).toEqual(["Count", "Tasks[0].Engine.Params.Image", "Tasks[0].Resources.CPU"]);
     expect(res.stderr).toContain('Tasks[0].Resources.CPU: invalid CPU value: "lots"');
     expect((await get("/api/v1/orchestrator/jobs?limit=1000")).Items.length).toBe(before);
+  });
+
+  it("a submission whose answer is lost is sent again with the same IdempotencyToken: one job stored", async () => {
+    const name = `lost-answer-${randomUUID().slice(0, 8)}`;
+    const proxy = await FaultyProxy.start(`http://127.0.0.1:${apiPort}`, ["lose-answer"]);
+    onTestFinished(() => proxy.stop());
+    const res = await runWithStdin(
+      ["job", "run", "--api-port", String(proxy.port), "--api-key", KEY, "-", "--wait=false", "--id-only"],
+      JSON.stringify({ ...spec("echo once"), Name: name }),
+    );
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain("sending the same submission again");
+    expect(proxy.accepted).toBe(2);
+    const stored = (await get("/api/v1/orchestrator/jobs?limit=1000")).Items.filter((j: Body) => j.Name === name);
+    expect(stored.map((j: Body) => j.ID)).toEqual([res.stdout.trim()]);
   });
 
   it("a file that is not YAML, an empty one, or none: exit 2 naming it", async () => {

@@ -70,13 +70,16 @@ interface Mark {
   readonly lastHeartbeat: string | null;
 }
 
-/** Every NodeBecameUnhealthy stored, read once the orchestrator has stopped. */
+/**
+ * Every NodeBecameUnhealthy of the fleet's nodes stored, read once the orchestrator has stopped (not the orchestrator's
+ * own node's, which its clean stop marks stopped).
+ */
 async function unhealthyMarks(): Promise<Mark[]> {
   const store = new SqliteEventStore(join(dataDir, "shoal.db"));
   try {
     const marks: Mark[] = [];
     for (const e of await store.readAll()) {
-      if (!e.stream.startsWith(`${NODE_CATEGORY}-`) || e.type !== "NodeBecameUnhealthy") continue;
+      if (!e.stream.startsWith(`${NODE_CATEGORY}-rs-`) || e.type !== "NodeBecameUnhealthy") continue;
       marks.push({
         nodeId: entityIdOf(e.stream),
         at: Date.parse(e.time),

@@ -154,9 +154,10 @@ describe("the OpenAPI document and the routes", () => {
   it("lists every route Fastify registers, with its declared operationId, and no other", async () => {
     const app = buildApi(unusedDeps);
     await app.ready();
-    // The page that renders the document is served, and is no operation of it.
+    // Served and no operation of it: the page that renders the document, and Bacalhau's legacy redirects, which its
+    // swagger leaves out too (as it does POST /jobs: no job routes here).
     const pages = declared.filter((r) => r.undocumented === true).map((r) => `${r.method} ${r.path}`);
-    expect(pages).toEqual(["GET /api/v1/docs"]);
+    expect(pages.sort()).toEqual(["GET /", "GET /api/v1/docs", "GET /livez", "GET /version"]);
     const served = servedOperations(app.printRoutes({ commonPrefix: false })).filter((op) => !pages.includes(op));
     const doc = JSON.parse((await app.inject({ method: "GET", url: "/api/v1/openapi.json" })).body) as Doc;
     await app.close();

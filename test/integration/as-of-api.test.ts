@@ -248,7 +248,7 @@ describe("as_of and at_position on the node and job reads", () => {
       expect(watched.stderr).toContain("--watch shows the list as it is now");
     }
     const late = await runShoal(["node", "list", "--at-position", String(p1 + 100_000), ...api]);
-    expect(late.code).toBe(1);
+    expect(late.code).toBe(2);
     expect(late.stderr).toContain("--at-position: position");
   });
 

@@ -11,6 +11,7 @@ import { joinNode } from "../support/join-node.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { TestNatsServer } from "../support/nats-server.ts";
 import { runShoal } from "../support/shoal-process.ts";
+import { storedEvents } from "../support/stored-events.ts";
 
 /**
  * Signed checkpoints from a real orchestrator on the suite's nats-server, on a manual clock: one every
@@ -140,12 +141,15 @@ describe("signed audit checkpoints", () => {
     expect(untrusted.stdout).toContain("checkpoint-key");
   });
 
-  it("signs what was stored up to a clean stop", async () => {
+  it("signs what was stored up to a clean stop, its own last word included", async () => {
     await act("cordon");
-    const last = await head();
+    const cordoned = await head();
     await orchestrator!.stop();
     orchestrator = undefined;
     await receivedCount(3);
-    expect(received[2]!.position).toBe(last);
+    // The stop wrote the orchestrator's own node stopped after the cordon, and signed that too.
+    const last = (await storedEvents(config.DataDir)).at(-1);
+    expect(last).toMatchObject({ position: cordoned + 1, stream: "node-node-0", type: "NodeBecameUnhealthy" });
+    expect(received[2]!.position).toBe(last?.position);
   });
 });

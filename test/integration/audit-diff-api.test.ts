@@ -244,7 +244,7 @@ describe("shoal audit diff", () => {
     expect(yaml.stdout).toContain("Change: stopped");
   });
 
-  it("exits 2 on bad arguments and 1 when the API refuses the window", async () => {
+  it("exits 2 on bad arguments, the window the API refuses among them", async () => {
     for (const args of [
       ["audit", "diff", t1],
       ["audit", "diff", "yesterday", t2],
@@ -257,7 +257,7 @@ describe("shoal audit diff", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--output must be table, wide, json, yaml or csv");
     const backwards = await runShoal(["audit", "diff", t2, t1, ...api()]);
-    expect(backwards.code).toBe(1);
+    expect(backwards.code).toBe(2);
     expect(backwards.stderr).toContain("is not before to");
   });
 });

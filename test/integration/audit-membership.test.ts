@@ -216,7 +216,7 @@ describe("shoal audit membership", () => {
     expect(body).toEqual((await call("GET", `${MEMBERSHIP}?until=${until}&node=mem-rejected`)).body);
 
     const wrong = await runShoal(["audit", "membership", "--node", "nobody", ...api]);
-    expect(wrong.code).toBe(1);
+    expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("--node: node not found: nobody");
   });
 });

@@ -187,13 +187,18 @@ describe("several orchestrators", () => {
       expect(await healthEvents(id)).toEqual([]);
     expect((await healthEvents(silentOfA)).map((e) => e.type)).toEqual(["NodeBecameUnhealthy"]);
 
+    // A's clean stop marked its own node stopped; B, which still runs, was never marked.
+    expect((await healthEvents("orch-a")).map((e) => e.type)).toEqual(["NodeBecameUnhealthy"]);
+    expect(await healthEvents("orch-b")).toEqual([]);
+
     // The publisher ran on one orchestrator at a time: each node's registration is on SHOAL_EVENTS once.
     const jsm = await nats.nc.jetstreamManager();
     await waitFor(async () => {
       const info = await jsm.streams.info("SHOAL_EVENTS", {
         subjects_filter: "shoal.events.node.*.NodeBecameUnhealthy",
       });
-      return Object.keys(info.state.subjects ?? {}).length === 2;
+      // The two silent compute nodes and orch-a.
+      return Object.keys(info.state.subjects ?? {}).length === 3;
     }, 10_000);
     const registered = await jsm.streams.info("SHOAL_EVENTS", {
       subjects_filter: "shoal.events.node.*.NodeRegistered",
@@ -265,7 +270,9 @@ describe("several orchestrators", () => {
       const [fa, fb] = await Promise.all([scrape(a), scrape(b)]);
       return (fa.get(done) ?? 0) >= jobIds.length && fa.get(done) === fb.get(done);
     }, 10_000);
-    const placed = (await Promise.all([scrape(a), scrape(b)])).map((f) => f.get("shoal_placements_total") ?? NaN);
+    const placed = (await Promise.all([scrape(a), scrape(b)])).map(
+      (f) => f.get('shoal_placements_total{type="batch"}') ?? NaN,
+    );
     expect(Math.min(...placed)).toBe(0);
     expect(Math.max(...placed)).toBeGreaterThanOrEqual(jobIds.length);
     await a.stop();

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, it, type TestContext } from "vitest";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { VirtualFleet } from "../../src/sim/virtual-fleet.ts";
 import { capturedLogger } from "../support/captured-logger.ts";
+import { FaultyProxy, type ConnectionFault } from "../support/faulty-proxy.ts";
 import { silentLogger } from "../support/fixtures.ts";
-import { LoginStallProxy } from "../support/login-stall-proxy.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
 import { waitFor } from "../support/shoal-process.ts";
 import { testAgent } from "../support/test-agent.ts";
@@ -20,7 +20,7 @@ function agentOn({ onTestFinished }: TestContext, url: string, nodeId: string, t
 
 /** A proxy to the orchestrator's nats-server that stalls the first `stalled` logins, stopped after the test. */
 async function stallingProxy({ onTestFinished }: TestContext, natsUrl: string, stalled: number) {
-  const proxy = await LoginStallProxy.start(natsUrl, stalled);
+  const proxy = await FaultyProxy.start(natsUrl, Array<ConnectionFault>(stalled).fill("stall-login"));
   onTestFinished(() => proxy.stop());
   return proxy;
 }

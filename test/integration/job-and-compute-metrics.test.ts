@@ -27,6 +27,8 @@ import { testAgent } from "../support/test-agent.ts";
  * before and after what moves them: the suite's tests share one orchestrator.
  */
 const KEY = "metrics-ops-key-0123456789abcdefgh";
+/** The worker's Compute.Metrics.BearerToken: scraped as the orchestrator is, with a bearer token. */
+const NODE_TOKEN = "node-metrics-token-0123456789+/=";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["*"] }] }];
 const MIB = 1024 * 1024;
 const SUITE = `metrics-${randomUUID().slice(0, 6)}`;
@@ -53,17 +55,20 @@ async function exposition(url: string, headers: Record<string, string> = {}): Pr
 }
 
 const orchestratorText = () => exposition(`${orchestrator.apiUrl}/metrics`, { authorization: `Bearer ${KEY}` });
-const computeText = () => exposition(worker.metricsUrl as string);
+const computeText = () => exposition(worker.metricsUrl as string, { authorization: `Bearer ${NODE_TOKEN}` });
 
 const scrape = async () => metricSamples(await orchestratorText());
 const scrapeNode = async () => metricSamples(await computeText());
 const value = (samples: Map<string, number>, key: string): number => samples.get(key) ?? NaN;
+const BATCH_PLACEMENTS = 'shoal_placements_total{type="batch"}';
+const OPS_PLACEMENTS = 'shoal_placements_total{type="ops"}';
 
-/** A batch job for this suite's nodes running `command`. */
-const job = (command: string, extra: { timeouts?: Record<string, number>; suite?: string } = {}) =>
+/** A job (batch unless said) for this suite's nodes running `command`. */
+const job = (command: string, extra: { timeouts?: Record<string, number>; suite?: string; type?: string } = {}) =>
   shellJob(image, command, {
     constraints: [{ Key: "suite", Operator: "=", Values: [extra.suite ?? SUITE] }],
     ...(extra.timeouts === undefined ? {} : { timeouts: extra.timeouts }),
+    ...(extra.type === undefined ? {} : { type: extra.type }),
   });
 
 beforeAll(async () => {
@@ -87,7 +92,7 @@ beforeAll(async () => {
     token: orchestrator.joinToken.token,
     labels: { suite: SUITE },
     executor,
-    metrics: { host: "127.0.0.1", port: 0 },
+    metrics: { host: "127.0.0.1", port: 0, bearerToken: NODE_TOKEN },
   });
   agents.push(worker);
   await startJoined(worker, orchestrator.manager, workerId);
@@ -141,14 +146,16 @@ describe("job, execution and placement metrics", () => {
     expect(value(after, 'shoal_executions{state="Completed"}')).toBe(
       value(before, 'shoal_executions{state="Completed"}') + 1,
     );
-    expect(value(after, "shoal_placements_total")).toBe(value(before, "shoal_placements_total") + 1);
-    expect(value(after, "shoal_placement_latency_seconds_count")).toBe(
-      value(before, "shoal_placement_latency_seconds_count") + 1,
+    expect(value(after, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS) + 1);
+    expect(value(after, 'shoal_placement_latency_seconds_count{type="batch"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_count{type="batch"}') + 1,
     );
     // Placed at once: well within the first buckets, and counted in the 10 s one.
-    expect(value(after, 'shoal_placement_latency_seconds_bucket{le="10"}')).toBe(
-      value(before, 'shoal_placement_latency_seconds_bucket{le="10"}') + 1,
+    expect(value(after, 'shoal_placement_latency_seconds_bucket{le="10",type="batch"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_bucket{le="10",type="batch"}') + 1,
     );
+    // A batch job's placement is not an ops job's.
+    expect(value(after, OPS_PLACEMENTS)).toBe(value(before, OPS_PLACEMENTS));
 
     const nodeAfter = await scrapeNode();
     expect(value(nodeAfter, "shoal_compute_container_starts_total")).toBe(
@@ -158,6 +165,27 @@ describe("job, execution and placement metrics", () => {
     expect(value(nodeAfter, 'shoal_compute_execution_failures_total{reason="non-zero-exit"}')).toBe(
       value(nodeBefore, 'shoal_compute_execution_failures_total{reason="non-zero-exit"}'),
     );
+  });
+
+  // Given a compute node, when an ops job runs on it: its placement and its wait are counted under type ops, every
+  // type's series there from the first scrape.
+  it("counts placements and their wait by job type", async () => {
+    const before = await scrape();
+    for (const type of ["batch", "service", "daemon", "ops"]) {
+      expect(before.has(`shoal_placements_total{type="${type}"}`), type).toBe(true);
+      expect(before.has(`shoal_placement_latency_seconds_count{type="${type}"}`), type).toBe(true);
+    }
+    // Only the suite's worker matches: one execution, on it.
+    const jobId = await api.submit(job("echo ops", { type: "ops" }));
+    await settled(api, jobId, ["Completed"]);
+    const after = await scrape();
+    expect(value(after, OPS_PLACEMENTS)).toBe(value(before, OPS_PLACEMENTS) + 1);
+    expect(value(after, 'shoal_placement_latency_seconds_count{type="ops"}')).toBe(
+      value(before, 'shoal_placement_latency_seconds_count{type="ops"}') + 1,
+    );
+    expect(value(after, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS));
+    expect(value(after, 'shoal_placements_total{type="service"}')).toBe(0);
+    expect(value(after, 'shoal_placements_total{type="daemon"}')).toBe(0);
   });
 
   // Given a compute node, when a command exits non-zero: the node counts the failure by its reason, the orchestrator
@@ -213,7 +241,7 @@ describe("job, execution and placement metrics", () => {
     expect(value(queued, "shoal_job_queue_depth")).toBe(1);
     expect(value(queued, 'shoal_jobs{type="batch",state="Queued"}')).toBe(1);
     // Nothing was placed for it.
-    expect(value(queued, "shoal_placements_total")).toBe(value(before, "shoal_placements_total"));
+    expect(value(queued, BATCH_PLACEMENTS)).toBe(value(before, BATCH_PLACEMENTS));
 
     const stop = await api.call("DELETE", `/api/v1/orchestrator/jobs/${jobId}?reason=metrics+test`);
     expect(stop.status, stop.text).toBe(200);
@@ -311,8 +339,42 @@ describe("build info, deadlines and the event-loop gauges", () => {
 
   it("the compute node's metrics server answers /metrics and nothing else", async () => {
     const base = (worker.metricsUrl as string).replace(/\/metrics$/, "");
-    expect((await fetch(`${base}/`)).status).toBe(404);
-    expect((await fetch(`${base}/metrics`, { method: "POST" })).status).toBe(405);
+    const authorization = `Bearer ${NODE_TOKEN}`;
+    expect((await fetch(`${base}/`, { headers: { authorization } })).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { method: "POST", headers: { authorization } })).status).toBe(405);
+  });
+
+  // Given a node with Compute.Metrics.BearerToken, when a scraper comes without it or with another: a 401 that says
+  // what to send, and nothing else (no metrics, not even which paths exist).
+  it("the compute node's /metrics refuses a request without its bearer token, with a 401 and a challenge", async () => {
+    const url = worker.metricsUrl as string;
+    const refused = async (init: RequestInit, target = url) => {
+      const res = await fetch(target, init);
+      const body = await res.text();
+      expect(res.status, body).toBe(401);
+      expect(body).not.toContain("shoal_");
+      return { challenge: res.headers.get("www-authenticate"), body };
+    };
+    const none = await refused({});
+    expect(none.challenge).toBe('Bearer realm="shoal-metrics"');
+    expect(none.body).toBe(
+      "401 Unauthorized: this node's /metrics needs Authorization: Bearer <Compute.Metrics.BearerToken>\n",
+    );
+    for (const authorization of [
+      `Bearer ${NODE_TOKEN}x`,
+      `Bearer ${KEY}`,
+      `Basic ${btoa(`ops:${NODE_TOKEN}`)}`,
+      NODE_TOKEN,
+    ]) {
+      const wrong = await refused({ headers: { authorization } });
+      expect(wrong.challenge, authorization).toBe('Bearer realm="shoal-metrics", error="invalid_token"');
+      expect(wrong.body).toBe("401 Unauthorized: the bearer token is not this node's Compute.Metrics.BearerToken\n");
+    }
+    await refused({ method: "HEAD" });
+    await refused({ method: "POST" });
+    await refused({}, url.replace(/\/metrics$/, "/"));
+    // The scheme is case-insensitive (RFC 7235), as Prometheus and curl may send it.
+    expect((await fetch(url, { headers: { authorization: `bearer ${NODE_TOKEN}` } })).status).toBe(200);
   });
 });
 

@@ -18,6 +18,7 @@ import { storedEvents } from "../support/stored-events.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { executionsOf, until as untilJob } from "../support/job-waits.ts";
+import { RESEND_MS } from "../../src/workflows/jobs/work-dispatch.ts";
 
 /**
  * Drains on real components: the orchestrator in process (its SQLite store, its NATS), compute
@@ -70,6 +71,22 @@ const COMPLETED = 9;
 const CANCELLED = 11;
 const on = (job: Body, nodeId: string, state?: number) =>
   executionsOf(job).filter((e) => e.NodeID === nodeId && (state === undefined || e.ComputeState?.StateType === state));
+
+/**
+ * The dispatch sends work again on the orchestrator's clock, which only the test moves: work placed on a node that has
+ * only just joined, before its own NATS login listens, is lost until then. A check that moves the clock one resend on,
+ * at most once a second and twenty times (40 s of clock, far short of any drain deadline or health timeout here).
+ */
+function resendsGo(): () => void {
+  let last = Date.now();
+  let moves = 0;
+  return () => {
+    if (moves >= 20 || Date.now() - last < 1_000) return;
+    last = Date.now();
+    moves++;
+    void clock.advance(RESEND_MS);
+  };
+}
 
 async function startNode(suite: string, name: string): Promise<string> {
   const nodeId = `${name}-${randomUUID().slice(0, 8)}`;
@@ -238,7 +255,16 @@ describe("a drain", () => {
     expect((await nodeNow(drained)).Drain).toMatchObject({ Status: "draining" });
     // Nowhere to go: stopping it would fail the job (no node left), so it runs on.
     const other = await startNode(suite, "b");
-    const got = await until(jobId, (j) => j.Job?.State?.StateType === "Completed", "the job completed");
+    // The drain moves the execution the moment b joins: b may not listen yet, and only a resend reaches it.
+    const resend = resendsGo();
+    const got = await until(
+      jobId,
+      (j) => {
+        resend();
+        return j.Job?.State?.StateType === "Completed";
+      },
+      "the job completed",
+    );
     const moved = on(got, other);
     const stayed = on(got, drained);
     // Either it moved once the other node joined, or it had finished first: never a Failed job.

@@ -12,6 +12,7 @@ import type { RegistrationLimits } from "../../src/actors/registration-admission
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { HealthOverride } from "../../src/config/keys.ts";
+import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
 import type { Logger } from "pino";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
@@ -35,6 +36,8 @@ function setup(
     deadlines?: DeadlineScheduler;
     logger?: Logger;
     ownership?: EntityOwnership;
+    self?: string;
+    orchestratorSilenceMs?: number;
   } = {},
 ) {
   const file = options.file ?? join(tempDir(), "shoal.db");
@@ -53,6 +56,8 @@ function setup(
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.deadlines ? { deadlines: options.deadlines } : {}),
     ...(options.ownership ? { ownership: options.ownership } : {}),
+    ...(options.self === undefined ? {} : { self: options.self }),
+    ...(options.orchestratorSilenceMs === undefined ? {} : { orchestratorSilenceMs: options.orchestratorSilenceMs }),
   });
   opened.push({ store, manager });
   return { store, clock, manager, file, listening };
@@ -243,6 +248,93 @@ describe("NodeManager health", () => {
     expect(await types(store, "edge1")).toEqual(["NodeRegistered"]);
     await clock.advance(4 * M);
     expect(await types(store, "edge1")).toEqual(["NodeRegistered", "NodeBecameUnhealthy"]);
+  });
+});
+
+describe("NodeManager: orchestrators' nodes", () => {
+  const orchestratorInfo = (id: string): NodeInfo => {
+    const { ComputeNodeInfo: _none, ...info } = computeInfo(id);
+    return { ...info, NodeType: "Requester" };
+  };
+  const reasons = async (store: SqliteEventStore, id: string) =>
+    (await store.readStream(`node-${id}`)).map((e) => `${e.type}: ${(e.metadata as { reason?: string }).reason}`);
+
+  it("never judges its own node; another orchestrator's is HEALTHY while heard, UNHEALTHY once silent", async () => {
+    const clock = new ManualClock();
+    // orch-b registered itself on the shared store, and went on announcing itself.
+    const b = setup({ clock, self: "orch-b" });
+    await recoverNodes(b.manager, b.store);
+    await b.manager.registerSelf(orchestratorInfo("orch-b"));
+    const a = setup({ clock, file: b.file, self: "orch-a", orchestratorSilenceMs: 2 * M });
+    await recoverNodes(a.manager, a.store);
+    await a.manager.registerSelf(orchestratorInfo("orch-a"));
+    // Heard every 30 s for ten minutes: nobody's node is judged; A's own is never tracked.
+    for (let i = 0; i < 20; i++) {
+      await clock.advance(30 * S);
+      a.manager.orchestratorHeard("orch-b");
+      // Its own name (a former start's last words) and names it does not know yet change nothing.
+      a.manager.orchestratorHeard("orch-a");
+      a.manager.orchestratorHeard("orch-new");
+    }
+    expect(a.manager.live("orch-a")).toBeUndefined();
+    expect(a.manager.live("orch-b")?.lastHeartbeat).toBe(clock.now());
+    // Silent: judged after the longer of DisconnectTimeout (1 m) and the announcements' bound (2 m).
+    await clock.advance(2 * M - 1);
+    expect(await types(a.store, "orch-b")).toEqual(["NodeRegistered"]);
+    await clock.advance(1);
+    a.manager.orchestratorHeard("orch-a");
+    expect(await reasons(a.store, "orch-b")).toEqual([
+      "NodeRegistered: orchestrator orch-b started",
+      "NodeBecameUnhealthy: orchestrator orch-b not heard from for 120s",
+    ]);
+    // Heard again (restarted, or its NATS back): HEALTHY again.
+    a.manager.orchestratorHeard("orch-b");
+    await settle();
+    expect((await reasons(a.store, "orch-b")).at(-1)).toBe("NodeBecameHealthy: orchestrator orch-b heard from again");
+    expect(await types(a.store, "orch-a")).toEqual(["NodeRegistered"]);
+  });
+
+  it("turns a retired orchestrator's node UNHEALTHY after the usual timeout; its own stays HEALTHY", async () => {
+    const clock = new ManualClock();
+    const old = setup({ clock, self: "orch-old" });
+    await recoverNodes(old.manager, old.store);
+    await old.manager.registerSelf(orchestratorInfo("orch-old"));
+    old.manager.stop();
+    await old.store.close();
+    opened.splice(0);
+
+    const now = setup({ clock, file: old.file, self: "orch-now" });
+    await recoverNodes(now.manager, now.store);
+    await now.manager.registerSelf(orchestratorInfo("orch-now"));
+    await clock.advance(1 * M);
+    expect(await reasons(now.store, "orch-old")).toEqual([
+      "NodeRegistered: orchestrator orch-old started",
+      "NodeBecameUnhealthy: orchestrator orch-old not heard from for 60s",
+    ]);
+    await clock.advance(60 * M);
+    expect(await types(now.store, "orch-now")).toEqual(["NodeRegistered"]);
+  });
+
+  it("marks its own node stopped on a clean stop and HEALTHY on its next start; deletes it only while stopped", async () => {
+    const { manager, clock, store } = setup({ self: "orch-a" });
+    await recoverNodes(manager, store);
+    await manager.registerSelf(orchestratorInfo("orch-a"));
+    const live = await manager.operatorAction("delete", "orch-a", opCtx("retired")).catch((e: unknown) => e);
+    expect(live).toMatchObject({ message: expect.stringContaining("is a running orchestrator (HEALTHY)") });
+    await clock.advance(5 * S);
+    await manager.markSelfStopped("orch-a");
+    const [, stopped] = await store.readStream("node-orch-a");
+    expect(stopped!.data).toMatchObject({ LastHeartbeat: "2026-01-01T00:00:05.000Z", DisconnectTimeoutMs: 60000 });
+    await manager.registerSelf(orchestratorInfo("orch-a"));
+    await manager.markSelfStopped("orch-a");
+    await manager.operatorAction("delete", "orch-a", opCtx("retired"));
+    expect(await reasons(store, "orch-a")).toEqual([
+      "NodeRegistered: orchestrator orch-a started",
+      "NodeBecameUnhealthy: orchestrator orch-a stopped",
+      "NodeBecameHealthy: orchestrator orch-a started",
+      "NodeBecameUnhealthy: orchestrator orch-a stopped",
+      "NodeDeleted: retired",
+    ]);
   });
 });
 

@@ -59,6 +59,8 @@ describe("the orchestrator's start-up phases", () => {
       "stopping the job log reads",
       "stopping the JetStream watch",
       "stopping the execution reports",
+      // Its own node says it stopped, while the processors still run to publish, sign and snapshot that.
+      "marking this orchestrator's node stopped",
       "stopping the compute protocol",
       "stopping the queue backoff",
       "stopping the node-work checks",

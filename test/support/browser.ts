@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 /** Debian's chromium (scripts/setup installs it); CHROMIUM names another. playwright-core is pinned to its major. */
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -45,4 +45,20 @@ export async function signInWithKey(page: Page, key: string, timeout: number): P
   await page.getByRole("textbox", { name: "API key" }).fill(key);
   await page.getByRole("main").getByRole("button", { name: "Sign in" }).click();
   await page.getByText(/^Signed in as/).waitFor({ timeout });
+}
+
+/**
+ * A fresh browser context signed in with an API key as the console keeps it (the tab's sessionStorage), before any
+ * script of a page runs: for a test or a benchmark whose subject is not the sign-in.
+ */
+export async function contextSignedIn(
+  browser: Browser,
+  key: string,
+  viewport = { width: 1280, height: 800 },
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport });
+  const credentials = JSON.stringify({ kind: "key", key });
+  // A string: this file is type-checked without the DOM's types.
+  await context.addInitScript(`sessionStorage.setItem("shoal.credentials", ${JSON.stringify(credentials)})`);
+  return context;
 }

@@ -12,6 +12,10 @@ export interface ComposeService {
   entrypoint?: string[];
   volumes?: string[];
   ports?: string[];
+  /** Ports the service listens on for the others on the compose network, published or not. */
+  expose?: string[];
+  /** Secrets it is given, each a file /run/secrets/<name>. */
+  secrets?: string[];
 }
 
 export const repoRoot = join(import.meta.dirname, "../..");
@@ -20,6 +24,8 @@ export const repoRoot = join(import.meta.dirname, "../..");
 export const compose = parse(readFileSync(join(repoRoot, "docker-compose.yml"), "utf8"), { merge: true }) as {
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
+  /** Each secret's source: here, the variable of the shell running compose that holds it. */
+  secrets: Record<string, { environment?: string; file?: string }>;
 };
 
 /** Compose's interpolation, enough for this file: `${NAME:?message}` must be given, `${NAME:-default}` may be. */

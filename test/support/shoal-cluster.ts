@@ -39,6 +39,17 @@ export class ClusterOrchestrator {
     private readonly settings: readonly string[],
   ) {}
 
+  /**
+   * One of the cluster `common` describes (clusterServeSettings) as `nodeId`, with a DataDir and API port of its own;
+   * not started.
+   */
+  static async create(nodeId: string, common: readonly string[]): Promise<ClusterOrchestrator> {
+    const dataDir = tempDir(`shoal-${nodeId}-`);
+    const apiPort = await freePort();
+    const own = [`NodeID=${nodeId}`, `DataDir=${dataDir}`, `API.Port=${apiPort}`];
+    return new ClusterOrchestrator(nodeId, dataDir, apiPort, [...common, ...own]);
+  }
+
   readonly url = (): string => `http://127.0.0.1:${this.apiPort}`;
   readonly api = new JobApiClient(this.url, () => CLUSTER_API_KEY);
 
@@ -94,6 +105,32 @@ export class ClusterOrchestrator {
   }
 }
 
+/**
+ * The `-c Key=value` settings every orchestrator of a cluster takes: the store and NATS (a server, or a cluster's
+ * servers) they share, the partitions, the join token and API users every one has, plain HTTP APIs and JSON logs;
+ * then `extra`.
+ */
+export function clusterServeSettings(
+  storeUrl: string,
+  natsUrls: readonly string[],
+  partitions: number,
+  extra: readonly string[] = [],
+): string[] {
+  return [
+    `EventStore.URL=${storeUrl}`,
+    `Orchestrator.NATS.URL=${natsUrls.join(",")}`,
+    // What the test cluster's servers can give SHOAL_EVENTS, as on a small real cluster.
+    "Orchestrator.NATS.JetStreamMaxStore=64MiB",
+    "Orchestrator.Cluster.Enabled=true",
+    `Orchestrator.Cluster.Partitions=${partitions}`,
+    `Orchestrator.Auth.Token=${CLUSTER_JOIN_TOKEN}`,
+    `API.Auth.Users=${JSON.stringify(USERS)}`,
+    "API.Host=127.0.0.1",
+    "Logging.Mode=json",
+    ...extra,
+  ];
+}
+
 export interface ShoalClusterOptions {
   readonly orchestrators: number;
   readonly partitions: number;
@@ -125,27 +162,10 @@ export class ShoalCluster {
       await nats.stop();
       throw e;
     });
-    const common = [
-      `EventStore.URL=${standIn.url}`,
-      `Orchestrator.NATS.URL=${nats.urls.join(",")}`,
-      // What the test cluster's servers can give SHOAL_EVENTS, as on a small real cluster.
-      "Orchestrator.NATS.JetStreamMaxStore=64MiB",
-      "Orchestrator.Cluster.Enabled=true",
-      `Orchestrator.Cluster.Partitions=${options.partitions}`,
-      `Orchestrator.Auth.Token=${CLUSTER_JOIN_TOKEN}`,
-      `API.Auth.Users=${JSON.stringify(USERS)}`,
-      "API.Host=127.0.0.1",
-      "Logging.Mode=json",
-      ...(options.settings ?? []),
-    ];
+    const common = clusterServeSettings(standIn.url, nats.urls, options.partitions, options.settings);
     const orchestrators: ClusterOrchestrator[] = [];
-    for (let i = 1; i <= options.orchestrators; i++) {
-      const nodeId = `orch-${i}`;
-      const dataDir = tempDir(`shoal-${nodeId}-`);
-      const apiPort = await freePort();
-      const own = [`NodeID=${nodeId}`, `DataDir=${dataDir}`, `API.Port=${apiPort}`];
-      orchestrators.push(new ClusterOrchestrator(nodeId, dataDir, apiPort, [...common, ...own]));
-    }
+    for (let i = 1; i <= options.orchestrators; i++)
+      orchestrators.push(await ClusterOrchestrator.create(`orch-${i}`, common));
     let store: EsdbEventStore | undefined;
     let nc: NatsConnection | undefined;
     try {

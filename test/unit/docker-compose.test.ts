@@ -1,9 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { execSync, spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConnectionString } from "@kurrent/kurrentdb-client/dist/Client/parseConnectionString.js";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { metricsListenOf } from "../../src/compute/metrics-listen-of.ts";
 import { parseAuthUsers } from "../../src/config/auth-users.ts";
 import { commonNameOf, readPair } from "../../src/security/tls/certificate-pair.ts";
 import { KURRENTDB_NODE_COMMON_NAME } from "../../src/security/tls/issued-tls-files.ts";
@@ -49,9 +51,18 @@ const hostVars = secrets([
   "SHOAL_EVENTS_READER_PASSWORD",
   "SHOAL_KURRENTDB_PASSWORD",
   "SHOAL_KURRENTDB_OPS_PASSWORD",
+  "SHOAL_PROMETHEUS_API_KEY",
+  "SHOAL_COMPUTE_METRICS_TOKEN",
+  "SHOAL_GRAFANA_PASSWORD",
 ]);
+/** Variables naming files the loader reads and checks: where tls-init put them here stands for the container's path. */
+const LOADED_FILES = ["SHOAL_API_TLS_CERTFILE", "SHOAL_API_TLS_KEYFILE"];
 /** The config a Shoal service runs with, loaded by Shoal's own loader from its environment. */
-const configOf = (name: string) => loadConfig({ env: serviceEnv(name, hostVars) });
+const configOf = (name: string) => {
+  const given = serviceEnv(name, hostVars);
+  for (const v of LOADED_FILES) if (given[v] !== undefined) given[v] = tlsInit().hostPath(name, given[v]);
+  return loadConfig({ env: given });
+};
 /**
  * tls-init's script run here once, each named volume a directory, with bin/shoal for the image's: what each service
  * finds at a path of its mounts afterwards, and a NATS config whose files are those.
@@ -112,8 +123,8 @@ describe("docker-compose.yml", () => {
     expect(natsServers).toHaveLength(3);
     expect(orchestrators).toHaveLength(3);
     expect(computes).toHaveLength(2);
-    // And tls-init, which makes the NATS servers' certificates.
-    expect(Object.keys(services)).toHaveLength(12);
+    // And tls-init, which makes the certificates, and Prometheus and Grafana.
+    expect(Object.keys(services)).toHaveLength(14);
     for (const name of kurrentdbs) {
       // The adapter refuses older servers at open.
       const m = services[name]!.image!.match(/^docker\.kurrent\.io\/[\w-]+\/kurrentdb:(\d+)\.(\d+)/)!;
@@ -153,10 +164,11 @@ describe("docker-compose.yml", () => {
       expect(config["Orchestrator.NATS.User"], name).toBe(ORCHESTRATOR_USER);
       // The lease bucket is replicated on every server.
       expect(config["Orchestrator.Cluster.Replicas"], name).toBe(natsServers.length);
+      // The admin, and Prometheus reading /metrics and nothing else.
       expect(
         config["API.Auth.Users"].map((u) => u.Capabilities),
         name,
-      ).toEqual([[{ Actions: ["*"] }]]);
+      ).toEqual([[{ Actions: ["*"] }], [{ Actions: ["read:agent"] }]]);
       const published = services[name]!.ports ?? [];
       for (const p of published) apiPorts.add(p.split(":")[0]!);
       expect(
@@ -187,9 +199,9 @@ describe("docker-compose.yml", () => {
     expect(orchestratorVars("SHOAL_API_AUTH_USERS")).toHaveLength(1);
     for (const name of computes)
       expect(env(name).SHOAL_COMPUTE_AUTH_TOKEN).toBe(orchestratorVars("SHOAL_ORCHESTRATOR_AUTH_TOKEN")[0]);
-    // The admin's API key is the variable's value, not a key in the file.
+    // The API keys are the variables' values, not keys in the file.
     const users = parseAuthUsers(interpolate(orchestratorVars("SHOAL_API_AUTH_USERS")[0]!, hostVars), "env", "users");
-    expect(users.map((u) => u.APIKey)).toEqual([hostVars.SHOAL_API_KEY]);
+    expect(users.map((u) => u.APIKey)).toEqual([hostVars.SHOAL_API_KEY, hostVars.SHOAL_PROMETHEUS_API_KEY]);
     // The NATS servers check the password the orchestrators log in with, quoted: nats-server reads a variable's
     // value as config, and takes it whole as a string only when quoted.
     expect(orchestratorVars("SHOAL_ORCHESTRATOR_NATS_PASSWORD")).toHaveLength(1);
@@ -283,7 +295,7 @@ describe("docker-compose.yml", () => {
       for (const [name, service] of Object.entries(services))
         if (name !== "tls-init")
           expect(service.volumes ?? [], name).not.toContainEqual(expect.stringMatching(`^${caVolume}:`));
-      for (const name of [...natsServers, ...orchestrators, ...computes])
+      for (const name of [...natsServers, ...orchestrators, ...computes, "prometheus"])
         expect(readdirSync(tlsInit().hostPath(name, "/tls")), name).not.toContain("ca.key");
     });
 
@@ -366,6 +378,167 @@ describe("docker-compose.yml", () => {
       for (const name of kurrentdbs)
         for (const v of ["KURRENTDB_DEFAULT_ADMIN_PASSWORD", "KURRENTDB_DEFAULT_OPS_PASSWORD"])
           expect(env(name)[v], `${name}: ${v}`).toMatch(REQUIRED);
+    });
+  });
+
+  describe("TLS: tls-init's certificates for the orchestrators' APIs", () => {
+    it("serves each orchestrator's API on its own certificate, for its service name and localhost, from the CA", () => {
+      for (const name of orchestrators) {
+        const config = configOf(name);
+        const pair = readPair(config["API.TLS.CertFile"], config["API.TLS.KeyFile"])!;
+        expect(pair.certificate.checkHost(name), name).toBe(name);
+        expect(pair.certificate.checkHost("localhost"), name).toBe("localhost");
+        // The CA the CLI is told to take from /tls/ca.crt.
+        const ca = new X509Certificate(readFileSync(tlsInit().hostPath(name, "/tls/ca.crt")));
+        expect(pair.certificate.checkIssued(ca) && pair.certificate.verify(ca.publicKey), name).toBe(true);
+      }
+    });
+  });
+
+  describe("Prometheus and Grafana", () => {
+    /** A file a service mounts from this repository, at `path` inside its container. */
+    const mountedFile = (service: string, path: string) => {
+      for (const v of services[service]!.volumes ?? []) {
+        const [source, target] = v.split(":") as [string, string];
+        if (!source.startsWith("./")) continue;
+        if (path === target) return join(root, source);
+        if (path.startsWith(`${target}/`)) return join(root, source, path.slice(target.length));
+      }
+      throw new Error(`${service} mounts no file of the repository at ${path}`);
+    };
+    /** The ports a service listens on for the compose network: those it publishes and those it exposes. */
+    const containerPorts = (service: string) => [
+      ...(services[service]!.ports ?? []).map((p) => p.split(":").at(-1)!),
+      ...(services[service]!.expose ?? []),
+    ];
+    /** The compose secret a service reads at `path`: it must list it, and compose puts it at /run/secrets/<name>. */
+    const secretAt = (service: string, path: string) => {
+      const name = /^\/run\/secrets\/([\w.-]+)$/.exec(path)?.[1];
+      expect(name, `${service}: ${path}`).toBeDefined();
+      expect(services[service]!.secrets ?? [], service).toContain(name);
+      expect(compose.secrets, service).toHaveProperty(name!);
+      return name!;
+    };
+    const flag = (service: string, name: string) =>
+      services[service]!.command?.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+    interface ScrapeJob {
+      job_name: string;
+      scheme?: string;
+      metrics_path?: string;
+      tls_config?: { ca_file?: string; insecure_skip_verify?: boolean };
+      authorization?: { type?: string; credentials_file?: string; credentials?: string };
+      static_configs: { targets: string[] }[];
+    }
+    const prometheusConfig = () =>
+      parseYaml(readFileSync(mountedFile("prometheus", flag("prometheus", "config.file")!), "utf8")) as {
+        scrape_configs: ScrapeJob[];
+      };
+    const jobScraping = (service: string) =>
+      prometheusConfig().scrape_configs.find((j) =>
+        j.static_configs.some((c) => c.targets.some((t) => t.startsWith(`${service}:`))),
+      )!;
+
+    it("scrapes every orchestrator and compute node, each once, at the port its service listens on", () => {
+      const targets = prometheusConfig().scrape_configs.flatMap((j) => j.static_configs.flatMap((c) => c.targets));
+      const hosts = targets.map((t) => t.split(":")[0]!);
+      expect(hosts.sort()).toEqual([...orchestrators, ...computes].sort());
+      for (const target of targets) {
+        const [host, port] = target.split(":") as [string, string];
+        expect(services, target).toHaveProperty(host);
+        expect(containerPorts(host), target).toContain(port);
+        // Where Shoal itself listens, from the service's own environment.
+        const config = configOf(host);
+        const listens = orchestrators.includes(host) ? config["API.Port"] : config["Compute.Metrics.Port"];
+        expect(String(listens), target).toBe(port);
+      }
+      for (const job of prometheusConfig().scrape_configs) expect(job.metrics_path ?? "/metrics").toBe("/metrics");
+    });
+
+    it("scrapes the orchestrators over HTTPS trusting tls-init's CA, with an API key that reads /metrics only", () => {
+      const job = jobScraping(orchestrators[0]!);
+      expect(job.scheme).toBe("https");
+      expect(job.tls_config?.insecure_skip_verify ?? false).toBe(false);
+      const ca = new X509Certificate(readFileSync(tlsInit().hostPath("prometheus", job.tls_config!.ca_file!)));
+      for (const name of orchestrators) {
+        const config = configOf(name);
+        const served = new X509Certificate(readFileSync(config["API.TLS.CertFile"]));
+        expect(served.checkIssued(ca), name).toBe(true);
+        expect(served.checkHost(name), name).toBe(name);
+      }
+      // Prometheus runs as nobody: the CA it trusts is readable by all.
+      expect(statSync(tlsInit().hostPath("prometheus", job.tls_config!.ca_file!)).mode & 0o004).toBe(0o004);
+      expect(job.authorization?.type ?? "Bearer").toBe("Bearer");
+      const variable = compose.secrets[secretAt("prometheus", job.authorization!.credentials_file!)]!.environment!;
+      const users = configOf(orchestrators[0]!)["API.Auth.Users"];
+      const scraper = users.find((u) => u.APIKey === hostVars[variable]);
+      expect(scraper?.Capabilities).toEqual([{ Actions: ["read:agent"] }]);
+    });
+
+    it("scrapes the compute nodes with the bearer token they ask for, from the one secret", () => {
+      const job = jobScraping(computes[0]!);
+      expect(job.scheme ?? "http").toBe("http");
+      for (const name of computes) {
+        expect(jobScraping(name).job_name, name).toBe(job.job_name);
+        const config = configOf(name);
+        expect(config["Compute.Metrics.BearerToken"], name).toBe("");
+        const tokenFile = config["Compute.Metrics.BearerTokenFile"];
+        if (tokenFile === "") {
+          expect(job.authorization, name).toBeUndefined();
+          continue;
+        }
+        expect(secretAt("prometheus", job.authorization!.credentials_file!), name).toBe(secretAt(name, tokenFile));
+        // A token made as the header says serves the node's metrics on the scraped port, asking for it.
+        const file = join(tempDir(), "token");
+        writeFileSync(file, execSync("head -c 32 /dev/urandom | base64"));
+        const listen = metricsListenOf({ ...config, "Compute.Metrics.BearerTokenFile": file }).metrics!;
+        expect(listen.bearerToken, name).toBe(readFileSync(file, "utf8").trim());
+        expect(
+          job.static_configs.flatMap((c) => c.targets),
+          name,
+        ).toContain(`${name}:${listen.port}`);
+      }
+    });
+
+    it("takes each secret from a variable the header has the user set", () => {
+      const text = readFileSync(join(root, "docker-compose.yml"), "utf8");
+      const header = text.slice(0, text.search(/^[^#]/m));
+      const loop = /for v in ([^;]*); do/.exec(header.replaceAll(/\\\n#\s*/g, " "))![1]!.split(/\s+/);
+      for (const [name, source] of Object.entries(compose.secrets)) {
+        expect(source.environment, name).toMatch(/^SHOAL_/);
+        expect(loop, name).toContain(source.environment!.slice("SHOAL_".length));
+      }
+      expect(env("grafana").GF_SECURITY_ADMIN_PASSWORD).toMatch(REQUIRED);
+    });
+
+    it("gives Grafana that Prometheus as the default data source of the dashboard's type, and the dashboard", () => {
+      const provisioning = (dir: string) =>
+        readdirSync(mountedFile("grafana", `/etc/grafana/provisioning/${dir}`)).map(
+          (f) =>
+            parseYaml(readFileSync(mountedFile("grafana", `/etc/grafana/provisioning/${dir}/${f}`), "utf8")) as any,
+        );
+      const sources = provisioning("datasources").flatMap((f) => f.datasources);
+      expect(sources).toHaveLength(1);
+      const source = sources[0];
+      const url = new URL(source.url);
+      expect(services, source.url).toHaveProperty(url.hostname);
+      expect(containerPorts(url.hostname)).toContain(url.port);
+      expect(flag(url.hostname, "web.listen-address") ?? ":9090").toBe(`:${url.port}`);
+      expect(source.isDefault).toBe(true);
+
+      const dashboard = JSON.parse(readFileSync(join(root, "deploy/grafana/shoal-dashboard.json"), "utf8"));
+      // Its data source is a variable of the provisioned source's type, which Grafana sets to the default one.
+      const variable = dashboard.templating.list.find((v: any) => v.type === "datasource");
+      expect(variable.query).toBe(source.type);
+      for (const panel of dashboard.panels.filter((p: any) => p.type !== "row"))
+        for (const used of [panel.datasource, ...panel.targets.map((t: any) => t.datasource)])
+          expect(used, panel.title).toEqual({ type: source.type, uid: `\${${variable.name}}` });
+
+      // The file compose mounts where the provider reads dashboards, which is also Grafana's home dashboard.
+      const [provider] = provisioning("dashboards").flatMap((f) => f.providers);
+      const home = env("grafana").GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH!;
+      expect(home.startsWith(`${provider.options.path}/`)).toBe(true);
+      expect(mountedFile("grafana", home)).toBe(join(root, "deploy/grafana/shoal-dashboard.json"));
     });
   });
 

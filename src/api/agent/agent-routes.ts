@@ -21,11 +21,13 @@ const Check = Schema.Struct({
 
 export const AliveResponse = Schema.Struct({ Status: Schema.Literal("OK") });
 export const ReadyResponse = Schema.Struct({ Status: Schema.Literal("OK"), Checks: Schema.Array(Check) });
-/** Bacalhau's BuildVersionInfo fields that Shoal fills (version.ts). */
+/** Bacalhau's BuildVersionInfo (version.ts). */
 export const VersionResponse = Schema.Struct({
   Major: Schema.String,
   Minor: Schema.String,
   GitVersion: Schema.String,
+  GitCommit: Schema.String,
+  BuildDate: Time,
   GOOS: Schema.String,
   GOARCH: Schema.String,
 });
@@ -120,8 +122,10 @@ export function agentRoutes(self: NodeInfo, checks: readonly HealthCheck[] = [],
       tags: ["Agent"],
       summary: "Returns the build version running on the server.",
       description:
-        "Bacalhau's BuildVersionInfo fields Shoal fills: Major, Minor, GitVersion (v<version>), GOOS and " +
-        "GOARCH. Public, as in Bacalhau: version checks call it without credentials.",
+        "Bacalhau's BuildVersionInfo: Major, Minor, GitVersion (v<version>), GitCommit and BuildDate (the commit " +
+        "the build was made from and its time, as a Go build stamps them; 40 a's and 1970-01-01T00:00:00Z when " +
+        "the build had no git), GOOS and GOARCH in Go's words. Public, as in Bacalhau: version checks call it " +
+        "without credentials.",
       capability: "public",
       responses: { "200": { description: "Build version", schema: VersionResponse } },
       handler: async () => buildVersion(),

@@ -14,6 +14,16 @@ export const AUTH_METHODS_ROUTE = "/api/v1/auth";
 export const API_KEY_METHOD_ROUTE = `${AUTH_METHODS_ROUTE}/api-key`;
 
 /**
+ * The old paths Bacalhau's server still redirects (301, GET only: pkg/publicapi/server.go, registerRedirects) to
+ * their routes, which check their callers as always. Not in Bacalhau's swagger, nor in Shoal's document.
+ */
+export const LEGACY_REDIRECTS: Readonly<Record<string, string>> = {
+  "/": "/api/v1/agent/version",
+  "/version": "/api/v1/agent/version",
+  "/livez": "/api/v1/agent/alive",
+};
+
+/**
  * Open without credentials, as in Bacalhau (alive and version are what probes and version
  * checks call, the login methods what its CLI asks before it holds a credential); the API's own
  * description is public too. Credentials sent here are ignored.
@@ -25,6 +35,7 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   "/api/v1/docs",
   AUTH_METHODS_ROUTE,
   API_KEY_METHOD_ROUTE,
+  ...Object.keys(LEGACY_REDIRECTS),
 ]);
 
 /**

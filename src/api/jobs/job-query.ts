@@ -60,7 +60,7 @@ export function queryJobs(views: JobViews, query: ListJobsQuery): { Items: JobSt
   try {
     selector = parseLabelSelector(typeof query.labels === "string" ? query.labels : (query.labels ?? []).join(","));
   } catch (e) {
-    if (e instanceof LabelSelectorError) throw badRequest(e.message);
+    if (e instanceof LabelSelectorError) throw badRequest(`query parameter labels: ${e.message}`, { field: "labels" });
     throw e;
   }
   const cursor = query.next_token ? decodeCursor(query.next_token, order, reverse) : undefined;

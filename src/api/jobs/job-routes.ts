@@ -20,6 +20,7 @@ import {
 import { operatorActor } from "../auth/principal.ts";
 import { BasePutRequestFields } from "../bacalhau/base-put-request.ts";
 import { DecimalInteger } from "../decimal-integer.ts";
+import { KeysAs } from "../go-body-keys.ts";
 import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
@@ -44,7 +45,7 @@ export interface JobRouteDeps {
  * names match case-insensitively; the document shows the job as the catalog's `SubmittedJob`.
  */
 export const PutJobRequest = Schema.Struct({
-  Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema() }),
+  Job: Schema.Unknown.annotations({ jsonSchema: submittedJobJsonSchema(), [KeysAs]: SubmittedJobSchema }),
   Force: Schema.optional(Schema.Boolean),
   ...BasePutRequestFields,
 });
@@ -225,35 +226,39 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     return { Items: page.items, NextToken: page.next === undefined ? "" : String(page.next) };
   };
 
+  const putJob = defineRoute({
+    method: "PUT",
+    path: "/api/v1/orchestrator/jobs",
+    operationId: "putJob",
+    tags: ["Jobs"],
+    summary: "Submits a job to the orchestrator.",
+    description:
+      "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
+    capability: "write:job",
+    body: PutJobRequest,
+    bodyComponent: "PutJobRequest",
+    responses: {
+      "200": {
+        description: "The job was stored; EvaluationID is empty (Shoal has no evaluations)",
+        schema: PutJobResponse,
+      },
+    },
+    errors: ["BadRequest", "Conflict", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
+    handler: async ({ body }, request) => {
+      const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
+      const submitted = await jobs.control.submit(body.Job, context, {
+        namespace: body.Namespace,
+        idempotencyToken: body.IdempotencyToken,
+      });
+      await jobs.projection.waitFor(submitted.position);
+      return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
+    },
+  });
+
   return [
-    defineRoute({
-      method: "PUT",
-      path: "/api/v1/orchestrator/jobs",
-      operationId: "putJob",
-      tags: ["Jobs"],
-      summary: "Submits a job to the orchestrator.",
-      description:
-        "Submits a job (Bacalhau's models.Job). An invalid one is refused with every problem named, and nothing is stored.",
-      capability: "write:job",
-      body: PutJobRequest,
-      bodyComponent: "PutJobRequest",
-      responses: {
-        "200": {
-          description: "The job was stored; EvaluationID is empty (Shoal has no evaluations)",
-          schema: PutJobResponse,
-        },
-      },
-      errors: ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "Unavailable"],
-      handler: async ({ body }, request) => {
-        const context = commandContext(operatorActor(request), { correlationId: String(request.id) });
-        const submitted = await jobs.control.submit(body.Job, context, {
-          namespace: body.Namespace,
-          idempotencyToken: body.IdempotencyToken,
-        });
-        await jobs.projection.waitFor(submitted.position);
-        return { JobID: submitted.jobId, EvaluationID: "", Warnings: submitted.warnings };
-      },
-    }),
+    putJob,
+    // Bacalhau's router takes POST as PUT (pkg/publicapi/endpoint/orchestrator/endpoint.go); its swagger has PUT only.
+    { ...putJob, method: "POST", operationId: "postJob", undocumented: true },
     defineRoute({
       method: "GET",
       path: "/api/v1/orchestrator/jobs",

@@ -78,7 +78,7 @@ export function queryNodes<T>(
     const text = typeof query.labels === "string" ? query.labels : (query.labels ?? []).join(",");
     selector = parseLabelSelector(text);
   } catch (e) {
-    if (e instanceof LabelSelectorError) throw badRequest(e.message);
+    if (e instanceof LabelSelectorError) throw badRequest(`query parameter labels: ${e.message}`, { field: "labels" });
     throw e;
   }
   // The schema admits only these values (UpperCased erases their literal types).

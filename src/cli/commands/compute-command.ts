@@ -10,7 +10,6 @@ import type { NetworkType } from "../../compute/executor/executor.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { metricsListenOf } from "../../compute/metrics-listen-of.ts";
 import { loadOrCreateNodeKey } from "../../compute/node-key.ts";
-import { nodeIdProblem } from "../../events/catalog/node-id.ts";
 import { lockDataDir } from "../../fs/data-dir-lock.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { resolveNodeIdentity } from "../../orchestrator/node-identity.ts";
@@ -18,7 +17,7 @@ import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { confinementFromConfig } from "../confinement-from-config.ts";
-import { UsageError } from "../usage-error.ts";
+import { nodeIdFlag } from "../node-id-flag.ts";
 import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
 import { commandHelp } from "../help/command-help.ts";
@@ -115,9 +114,7 @@ export async function computeCommand(args: string[]): Promise<number> {
     console.log(commandHelp("shoal compute"));
     return 0;
   }
-  const nodeIdFlag = values["node-id"];
-  const flagProblem = nodeIdFlag === undefined ? undefined : nodeIdProblem(nodeIdFlag);
-  if (flagProblem !== undefined) throw new UsageError(`--node-id: ${flagProblem}`);
+  const givenId = nodeIdFlag(values["node-id"], "shoal compute --help");
   const base = configFrom(values);
   const labels = values.labels === undefined ? {} : parseLabels(values.labels, "--labels", "Labels");
   // Each source is within the cap on its own; together they must be too.
@@ -128,7 +125,7 @@ export async function computeCommand(args: string[]): Promise<number> {
   const dataDir = join(config.DataDir, "compute");
   // Reading (or creating) the key is safe beside a running agent: no lock, nothing else touched.
   if (values["show-key"]) {
-    console.log(nodeKeyInstructions(nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir), dataDir));
+    console.log(nodeKeyInstructions(givenId ?? resolveNodeIdentity(config.NodeID, dataDir), dataDir));
     return 0;
   }
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
@@ -136,7 +133,7 @@ export async function computeCommand(args: string[]): Promise<number> {
   const lock = lockDataDir(dataDir, "shoal compute");
   // Released however this ends: a bad identity, a refused join or a signal.
   try {
-    const nodeId = nodeIdFlag ?? resolveNodeIdentity(config.NodeID, dataDir);
+    const nodeId = givenId ?? resolveNodeIdentity(config.NodeID, dataDir);
     const agent = computeAgentFromConfig(
       { ...config, DataDir: dataDir },
       nodeId,

@@ -7,7 +7,14 @@ import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
 import { computeAgentFromConfig } from "./compute-command.ts";
 import { TOUR_IMAGE, prepareDockerForDevstack } from "./devstack-docker.ts";
-import { adminKeyLine, apiCaLine, joinInstructions, reloadTlsOnHangUp, waitForSignal } from "./serve-command.ts";
+import {
+  adminKeyLine,
+  apiCaLine,
+  joinInstructions,
+  natsCliFlags,
+  reloadTlsOnHangUp,
+  waitForSignal,
+} from "./serve-command.ts";
 import { commandHelp } from "../help/command-help.ts";
 
 /** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
@@ -57,6 +64,10 @@ export async function devstackCommand(args: string[]): Promise<number> {
     agents.push(agent);
   }
   const port = new URL(orchestrator.apiUrl).port;
+  const eventsCreds = orchestrator.eventsReader?.credsFile ?? "<file>";
+  const natsSub =
+    `  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} ${natsCliFlags(orchestrator, eventsCreds)}` +
+    "     # cluster events, with the nats CLI";
   console.log(`Shoal devstack is running: orchestrator ${orchestrator.nodeId} and ${count} compute node(s).
 
   API:   ${orchestrator.apiUrl}
@@ -71,7 +82,7 @@ Try, in another terminal (${orchestrator.adminKey ? "the CLI finds the admin key
   ./bin/shoal node reject node-1 -m "not ours"
   ./bin/shoal node approve node-1
   ./bin/shoal node history node-1
-${docker.ready ? `${jobTry(orchestrator.apiUrl, orchestrator.adminKey?.path, orchestrator.apiCaFile)}\n` : ""}  nats sub 'shoal.events.>' -s ${redactUrl(orchestrator.natsUrl)} --creds ${orchestrator.eventsReader?.credsFile ?? "<file>"}     # cluster events, with the nats CLI
+${docker.ready ? `${jobTry(orchestrator.apiUrl, orchestrator.adminKey?.path, orchestrator.apiCaFile)}\n` : ""}${natsSub}
 ${joinInstructions(orchestrator)}
 
 Press Ctrl-C to stop.`);

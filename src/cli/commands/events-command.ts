@@ -9,7 +9,7 @@ import { eventActor, eventReason } from "../event-actor.ts";
 import { OUTPUT_OPTIONS, outputOptions, type OutputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { printPage } from "../print-page.ts";
-import { printable } from "../printable.ts";
+import { printable, printableCell } from "../printable.ts";
 import { rowTexts, shownColumns } from "../render-rows.ts";
 import { UsageError } from "../usage-error.ts";
 import { commandHelp } from "../help/command-help.ts";
@@ -112,7 +112,7 @@ const FOLLOW_WIDTHS: Readonly<Record<string, number>> = {
 const followLine = (cells: readonly string[], headers: readonly string[]) =>
   cells
     .map((c, i) =>
-      i === cells.length - 1 ? printable(c) : printable(c).padEnd(FOLLOW_WIDTHS[headers[i] as string] ?? 0),
+      i === cells.length - 1 ? printableCell(c) : printableCell(c).padEnd(FOLLOW_WIDTHS[headers[i] as string] ?? 0),
     )
     .join("  ")
     .trimEnd();

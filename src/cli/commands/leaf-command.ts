@@ -1,8 +1,8 @@
-import { isIPv4, isIPv6 } from "node:net";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { currentNatsOperator } from "../../orchestrator/nats-credentials.ts";
 import { hubTlsForLeaves } from "../../orchestrator/nats-tls.ts";
+import { isWildcardHost, urlHost } from "../../net/reachable-host.ts";
 import { leafDirPath, writeLeafServerConfig } from "../../transport/nats-jwt/leaf-server-config.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { UsageError } from "../usage-error.ts";
@@ -69,8 +69,7 @@ export async function leafCommand(args: string[]): Promise<number> {
       `shoal leaf config: no NATS configuration under ${config.DataDir}/nats; start the orchestrator (shoal serve) with this DataDir first`,
     );
   }
-  const host = config["Orchestrator.Host"];
-  const hub = values.hub ?? `nats-leaf://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const hub = values.hub ?? `nats-leaf://${urlHost(config["Orchestrator.Host"])}:${port}`;
   const hubTls = hubTlsForLeaves(config);
   const files = writeLeafServerConfig(operator, {
     hub,
@@ -113,14 +112,6 @@ function checkLeafDir(path: string): string {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-}
-
-/** 0.0.0.0, ::, [::] and their longer spellings; empty is every interface too. */
-function isWildcardHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  if (bare === "") return true;
-  if (isIPv4(bare)) return bare.split(".").every((part) => Number(part) === 0);
-  return isIPv6(bare) && /^[0:]+$/.test(bare);
 }
 
 const validPort = (text: string): boolean => /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65535;

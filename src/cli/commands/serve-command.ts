@@ -5,10 +5,15 @@ import { startOrchestrator, type RunningOrchestrator } from "../../orchestrator/
 import { redactUrl } from "../../security/redact-url.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { commandHelp } from "../help/command-help.ts";
+import { nodeIdFlag } from "../node-id-flag.ts";
 
 /** Resolves when the process should exit (after SIGINT/SIGTERM and a clean stop). */
 /** Its options, which its spec in help/command-tree.ts describes (test/unit/cli/command-tree.test.ts). */
-export const OPTIONS = { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+export const OPTIONS = {
+  ...CONFIG_OPTIONS,
+  "node-id": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -20,7 +25,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     console.log(commandHelp("shoal serve"));
     return 0;
   }
-  const config = configFrom(values);
+  const nodeId = nodeIdFlag(values["node-id"], "shoal serve --help");
+  const config = configFrom(values, nodeId === undefined ? {} : { NodeID: nodeId });
   const logger = createLogger({ level: config["Logging.Level"], mode: config["Logging.Mode"] });
   // Listening before anything starts: a SIGTERM during start-up, or one sent the moment
   // "is running" is read, stops cleanly once started instead of killing the process with its
@@ -65,11 +71,16 @@ export function joinInstructions(orchestrator: RunningOrchestrator): string {
   if (orchestrator.eventsReader) {
     lines.push(
       "Downstream systems read cluster events (SHOAL_EVENTS) as:",
-      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} (nats --creds <file>` +
-        `${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""})`,
+      `  the NATS credentials file ${orchestrator.eventsReader.credsFile} ` +
+        `(nats ${natsCliFlags(orchestrator, "<file>")})`,
     );
   }
   return lines.join("\n");
+}
+
+/** The nats CLI's flags for reading events: the credentials file, and the CA to trust when NATS speaks TLS. */
+export function natsCliFlags(orchestrator: RunningOrchestrator, credsFile: string): string {
+  return `--creds ${credsFile}${orchestrator.natsCaFile ? ` --tlsca ${orchestrator.natsCaFile}` : ""}`;
 }
 
 /** Where the generated CA is, which clients elsewhere trust (curl --cacert, shoal --api-tls-ca-cert). */

@@ -55,6 +55,12 @@ const RUN_SETTINGS: OptionSpec[] = [
 
 const JOB_ID = "<job-id> [options]";
 
+const NODE_ID: OptionSpec = {
+  name: "node-id",
+  arg: "ID",
+  description: "this node's id, as -c NodeID= (default: generated once, kept under DataDir)",
+};
+
 const NODE: CommandSpec = {
   name: "node",
   summary: "list, describe, approve, reject, cordon, drain, label nodes; show their history",
@@ -401,9 +407,10 @@ export const COMMAND_TREE: CommandSpec = {
         "under DataDir/credentials/tls (API.TLS.Disable: plain HTTP). SIGHUP serves the\n" +
         "certificate files as they are then.",
       summary: "run the orchestrator (API, node manager, NATS, event store)",
-      usage: "[options]",
+      usage: "[--node-id ID] [options]",
+      options: [NODE_ID],
       shared: ["config"],
-      examples: ["shoal serve", "shoal serve -c API.Port=8080 --config shoal.yaml"],
+      examples: ["shoal serve", "shoal serve --node-id orch-1 -c API.Port=8080 --config shoal.yaml"],
     },
     {
       name: "compute",
@@ -413,7 +420,7 @@ export const COMMAND_TREE: CommandSpec = {
       summary: "run a compute node agent",
       usage: "[--node-id ID] [--labels k=v,...] [options]",
       options: [
-        { name: "node-id", arg: "ID", description: "node id (default: NodeID config, else generated once)" },
+        NODE_ID,
         { name: "labels", arg: "k=v,...", description: "labels of this node" },
         { name: "show-key", description: "print this node's public key and its NATS authorization entry, then exit" },
       ],

@@ -61,13 +61,19 @@ export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !==
 export const isAbsent = (v: unknown): boolean => v === undefined || v === null;
 
 /**
+ * A name as Go's encoding/json compares field names: Unicode simple case folding, where the Kelvin sign is a k
+ * (toLowerCase agrees) and the long s is an s (it does not).
+ */
+export const goFold = (name: string): string => name.toLowerCase().replace(/\u017f/g, "s");
+
+/**
  * A field as Go's encoding/json finds it: the exact name first, else one that differs only in
  * case (`type: batch` is `Type`).
  */
 export function field(obj: Obj, name: string): unknown {
   if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const key of Object.keys(obj)) if (key.toLowerCase() === lower) return obj[key];
+  const folded = goFold(name);
+  for (const key of Object.keys(obj)) if (goFold(key) === folded) return obj[key];
   return undefined;
 }
 
@@ -171,9 +177,8 @@ function walkStruct(ast: AST.TypeLiteral, raw: Obj, at: At, hooks: Hooks, f: Fin
   for (const check of annotation<readonly Check[]>(ast, BeforeChecks) ?? []) check(raw, at, f, hookOf(hooks, f));
   const unknown = annotation<(key: string) => string>(ast, UnknownFieldMessage);
   if (unknown) {
-    const names = ast.propertySignatures.map((p) => String(p.name).toLowerCase());
-    for (const key of Object.keys(raw))
-      if (!names.includes(key.toLowerCase())) f.problem(join(at.path, key), unknown(key));
+    const names = ast.propertySignatures.map((p) => goFold(String(p.name)));
+    for (const key of Object.keys(raw)) if (!names.includes(goFold(key))) f.problem(join(at.path, key), unknown(key));
   }
   const out: Record<string, unknown> = {};
   for (const signature of ast.propertySignatures) {

@@ -39,6 +39,7 @@ import { readAllPagesInline } from "../store/read-all-pages.ts";
 import { StoreUnavailableError, WrongExpectedRevisionError } from "../store/store-errors.ts";
 import { StartupError } from "../../errors/startup-error.ts";
 import { redactCredentialsIn, redactUrl } from "../../security/redact-url.ts";
+import { leaveOutIpServernames } from "./ip-servername.ts";
 import { serverFilterFor } from "./esdb-server-filter.ts";
 import { esdbStoreError } from "./esdb-store-error.ts";
 import { kurrentConnectionProblem } from "./kurrent-connection-problem.ts";
@@ -210,6 +211,8 @@ export class EsdbEventStore implements EventStore, CheckpointStore {
   private constructor(readonly url: string) {
     const problem = urlProblem(url);
     if (problem !== undefined) throw new StartupError(problem);
+    // EventStore.URL may name its servers by IP: the client's gRPC half would send the IP as the TLS server name.
+    leaveOutIpServernames();
     try {
       this.client = KurrentDBClient.connectionString(url);
     } catch (e) {

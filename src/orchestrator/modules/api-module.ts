@@ -1,5 +1,6 @@
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { reachableHost, urlHost } from "../../net/reachable-host.ts";
 import { buildApi } from "../../api/api-server.ts";
 import { loadUiFiles, uiDirectory } from "../../api/ui/ui-files.ts";
 import { stopJobCommand } from "../../api/jobs/stop-job-command.ts";
@@ -181,9 +182,9 @@ export function apiModule(
         run: () => streams.hub.get().close("the orchestrator is stopping"),
       });
       const address = api.server.address() as AddressInfo;
-      const host = config["API.Host"] === "0.0.0.0" || config["API.Host"] === "::" ? "127.0.0.1" : config["API.Host"];
+      const host = urlHost(reachableHost(config["API.Host"]));
       if (tls.material) server.set(api.server as unknown as HttpsServer);
-      url.set(`${tls.material ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${address.port}`);
+      url.set(`${tls.material ? "https" : "http"}://${host}:${address.port}`);
     },
   };
 }

@@ -78,7 +78,14 @@ export function clusterModule(context: OrchestratorContext): ClusterModule {
       const leases = ownership.set(
         new Ownership({
           table: new LeaseTable({ kv, owner, ttlMs, safetyMs: Math.floor(ttlMs / 5), elapsed }),
-          presence: new Presence({ nc, subject: MEMBERS_SUBJECT, owner, forgetAfterMs: ttlMs, elapsed }),
+          presence: new Presence({
+            nc,
+            subject: MEMBERS_SUBJECT,
+            owner,
+            forgetAfterMs: ttlMs,
+            elapsed,
+            heard: cluster.memberHeard,
+          }),
           partitions: settings.partitions,
           duties: cluster.duties,
           tickMs: TICK_MS,

@@ -134,7 +134,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
         transportDown: () => transport.down !== undefined,
         listening,
         refusal: (jobId, spec) => control.storedJobRefusal(jobId, spec),
-        placed: (sinceSubmissionMs) => context.metrics.placed(sinceSubmissionMs),
+        placed: (type, sinceSubmissionMs) => context.metrics.placed(type, sinceSubmissionMs),
       });
       stops.add({ name: "stopping the job runner's resends", run: () => jobRunner.stop() });
       runner.set(jobRunner);

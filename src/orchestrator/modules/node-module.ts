@@ -1,10 +1,13 @@
-import { arch, hostname, platform } from "node:os";
+import { hostname } from "node:os";
 import { type Clock, systemClock } from "../../actors/clock.ts";
 import { HealthThresholds } from "../../actors/health-thresholds.ts";
+import { clusterSettings } from "../../cluster/cluster-settings.ts";
 import { nodeKind } from "../../actors/node-kind.ts";
 import { NodeManager } from "../../actors/node-manager.ts";
 import { NodeProtocolHandler } from "../../actors/node-protocol-handler.ts";
 import type { NodeInfo } from "../../events/catalog/node-info.ts";
+import { builtInLabels } from "../../labels/built-in-labels.ts";
+import { machinePlatform } from "../../labels/go-platform.ts";
 import type { CatchUp } from "../../projections/catch-up.ts";
 import { NodeIndex } from "../../projections/node-index/node-index.ts";
 import { nodeViewsLane } from "../../projections/node-views-lane.ts";
@@ -42,18 +45,20 @@ export interface NodeModule extends Module {
 }
 
 function selfInfo(nodeId: string, labels: Readonly<Record<string, string>>): NodeInfo {
+  const platform = machinePlatform();
   return {
     NodeID: nodeId,
     NodeType: "Requester",
     Hostname: hostname(),
-    Labels: { "Operating-System": platform(), Architecture: arch(), ...labels },
-    BacalhauVersion: { GitVersion: buildVersion().GitVersion, GOOS: platform(), GOARCH: arch() },
+    Labels: { ...builtInLabels(nodeId, platform), ...labels },
+    BacalhauVersion: { GitVersion: buildVersion().GitVersion, ...platform },
   };
 }
 
 function newNodeManager(context: OrchestratorContext, index: NodeIndex, clock: Clock): NodeManager {
   const { config, store, logger, deadlines, listening } = context;
   const access = context.nats.access;
+  const orchestratorSilenceMs = clusterSettings(config)?.leaseTtlMs;
   return new NodeManager({
     deadlines,
     onResources: (id, resources) => index.setCapacity(id, resources?.AvailableCapacity),
@@ -79,12 +84,15 @@ function newNodeManager(context: OrchestratorContext, index: NodeIndex, clock: C
     reconnectLoginsPerSecond: config["Orchestrator.NodeManager.ReconnectLoginsPerSecond"],
     listening,
     ...(context.cluster.clustered ? { ownership: context.cluster } : {}),
+    self: context.nodeId,
+    // A live orchestrator announces itself at least once a lease TTL, or it has lost its leases by then.
+    ...(orchestratorSilenceMs === undefined ? {} : { orchestratorSilenceMs }),
   });
 }
 
 /**
- * Compute nodes: the node actors and their liveness (NodeManager), the node read model with its index and placement's
- * fleet, the node-state snapshot, and the compute protocol over NATS.
+ * Compute nodes and the orchestrators' own: the node actors and their liveness (NodeManager), the node read model with
+ * its index and placement's fleet, the node-state snapshot, and the compute protocol over NATS.
  */
 export function nodeModule(context: OrchestratorContext): NodeModule {
   const { config, clock, store, logger, processors, stops } = context;
@@ -106,6 +114,8 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
     fleet.changed(after);
     if (observing) manager.observe(after);
   });
+  // Another orchestrator's announcement is its node's heartbeat.
+  cluster.onMemberHeard((member) => manager.orchestratorHeard(member));
   cluster.onPartition({
     gained: (partition) => {
       const armed = manager.armWhere((id) => cluster.partitionOf(id) === partition);
@@ -242,6 +252,15 @@ export function nodeModule(context: OrchestratorContext): NodeModule {
           return protocol.stop();
         },
         timeoutMs: NATS_DRAIN_TIMEOUT_MS,
+      });
+      // First of the node module's stop: the others hear no more of this orchestrator (an announcement after the
+      // write would make its node HEALTHY again), then its node says it stopped, while the processors still run.
+      stops.add({
+        name: "marking this orchestrator's node stopped",
+        run: async () => {
+          await cluster.leave();
+          await manager.markSelfStopped(self.NodeID);
+        },
       });
     },
 

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { isWildcardHost, reachableHost } from "../../net/reachable-host.ts";
 import { apiCaPath, apiTlsDir } from "./api-ca-path.ts";
 import {
   CA_VALIDITY,
@@ -39,8 +40,7 @@ export interface GeneratedApiTls {
 /** The names the generated server certificate covers: this machine's loopback names, its host name, API.Host. */
 export function serverNames(apiHost: string): string[] {
   const names = ["localhost", "127.0.0.1", "::1", hostname()];
-  const host = apiHost.trim().replace(/^\[(.*)\]$/, "$1");
-  if (host !== "" && host !== "0.0.0.0" && host !== "::") names.push(host);
+  if (!isWildcardHost(apiHost)) names.push(reachableHost(apiHost));
   return [...new Set(names.map((n) => n.toLowerCase()))];
 }
 

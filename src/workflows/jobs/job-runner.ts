@@ -80,10 +80,10 @@ export interface JobRunnerOptions {
   /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
   readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
   /**
-   * Told of each execution placed (its Create stored, not a replayed one's): with the time since its job's submission
-   * when the job had no execution before (its first placement), else undefined.
+   * Told of each execution placed (its Create stored, not a replayed one's): its job's type, and the time since the
+   * job's submission when the job had no execution before (its first placement), else undefined.
    */
-  readonly placed?: (sinceSubmissionMs: number | undefined) => void;
+  readonly placed?: (type: JobType, sinceSubmissionMs: number | undefined) => void;
 }
 
 type Issued = Parameters<WorkflowHandler>[0];
@@ -432,7 +432,7 @@ export class JobRunner {
     });
     planned?.();
     const firstPlacement = executions.length === 0 ? job.createTime : undefined;
-    await applyJobPlan(this.options, plan, this.step(jobId, c, firstPlacement));
+    await applyJobPlan(this.options, plan, this.step(jobId, c, spec?.Type, firstPlacement));
   }
 
   /**
@@ -447,8 +447,16 @@ export class JobRunner {
     }
   }
 
-  /** How a plan for the job is carried out in answer to `c`: its contexts, its bookkeeping, its follow-ups. */
-  private step(jobId: string, c: Issued & { readonly actor?: Actor }, submittedAt?: number): JobPlanStep {
+  /**
+   * How a plan for the job (of `type`: a job with no spec has none, and nothing is placed for it) is carried out in
+   * answer to `c`: its contexts, its bookkeeping, its follow-ups.
+   */
+  private step(
+    jobId: string,
+    c: Issued & { readonly actor?: Actor },
+    type?: JobType,
+    submittedAt?: number,
+  ): JobPlanStep {
     const { placed, clock } = this.options;
     return {
       jobId,
@@ -459,9 +467,9 @@ export class JobRunner {
         for (const id of ids) this.held.forget(id);
       },
       evaluateAgain: (reason) => this.retryJob(jobId, reason),
-      ...(placed === undefined
+      ...(placed === undefined || type === undefined
         ? {}
-        : { placed: () => placed(submittedAt === undefined ? undefined : clock.now() - submittedAt) }),
+        : { placed: () => placed(type, submittedAt === undefined ? undefined : clock.now() - submittedAt) }),
     };
   }
 
@@ -618,7 +626,11 @@ export class JobRunner {
   private async cancel(jobId: string, c: Issued): Promise<void> {
     const job = (await this.options.jobs.get(jobId)).state;
     await this.writes.caughtUp(jobId, c.causationPosition);
-    await applyJobPlan(this.options, jobEndPlan(job, await this.executionsOf(jobId)), this.step(jobId, c));
+    await applyJobPlan(
+      this.options,
+      jobEndPlan(job, await this.executionsOf(jobId)),
+      this.step(jobId, c, job.spec?.Type),
+    );
   }
 }
 

@@ -25,6 +25,8 @@ const USERS: AuthUser[] = [
     APIKey: `${KEY}-carol`,
     Capabilities: [{ Actions: ["read:history"] }],
   },
+  // Bacalhau's key user with a Username: the key logs in, the Username names it and is no login.
+  { Username: "dave", APIKey: `${KEY}-dave`, Capabilities: [{ Actions: ["read:job"] }] },
 ];
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 
@@ -53,6 +55,11 @@ describe("Authenticator", () => {
   it("accepts Bearer API keys, the scheme in any case", async () => {
     expect(await auth.authenticate(`Bearer ${KEY}`)).toEqual({ ok: true, principal: { id: "ci", actions: ["*"] } });
     expect(await auth.authenticate(`bearer ${KEY}-carol`)).toMatchObject({ ok: true, principal: { id: "both" } });
+    expect(await auth.authenticate(`Bearer ${KEY}-dave`)).toEqual({
+      ok: true,
+      principal: { id: "dave", actions: ["read:job"] },
+    });
+    expect(await auth.authenticate(basic("dave", `${KEY}-dave`))).toMatchObject({ ok: false });
   });
 
   it("refuses wrong, partial and malformed credentials without saying which part was wrong", async () => {

@@ -26,11 +26,10 @@ describe("the CLI's credentials", () => {
   const dataDir = dataDirWith({ serve: "serve-key", devstack: "devstack-key" });
   const env = { SHOAL_API_KEY: "env-key", SHOAL_API_USERNAME: "envuser", SHOAL_API_PASSWORD: "envpass" };
 
-  it("prefers flags over environment over key files, and an API key over a username at each level", () => {
-    expect(
-      resolveCredentials({ flags: { "api-key": "flag-key", username: "u", password: "p" }, env, dataDir, host: LOCAL })
-        .candidates,
-    ).toEqual([{ kind: "bearer", key: "flag-key", source: "--api-key" }]);
+  it("prefers flags over environment over key files, and an API key over a username in the environment", () => {
+    expect(resolveCredentials({ flags: { "api-key": "flag-key" }, env, dataDir, host: LOCAL }).candidates).toEqual([
+      { kind: "bearer", key: "flag-key", source: "--api-key" },
+    ]);
     expect(
       resolveCredentials({ flags: { username: "u", password: "p" }, env, dataDir, host: LOCAL }).candidates,
     ).toEqual([{ kind: "basic", username: "u", password: "p", source: "--username/--password" }]);
@@ -132,6 +131,18 @@ describe("the CLI's credentials", () => {
       chmodSync(adminApiKeyPath(unreadable), 0o000);
       expect(resolveCredentials({ flags: {}, env: {}, dataDir: unreadable, host: LOCAL }).notes[0]).toMatch(
         /cannot read/,
+      );
+    }
+  });
+
+  it("refuses --api-key with --username or --password: which was meant is unknown", () => {
+    for (const flags of [
+      { "api-key": "k", username: "u", password: "p" },
+      { "api-key": "k", username: "u" },
+      { "api-key": "k", password: "p" },
+    ]) {
+      expect(() => resolveCredentials({ flags, env: {}, dataDir, host: LOCAL })).toThrow(
+        new UsageError("give --api-key or --username/--password, not both"),
       );
     }
   });

@@ -91,7 +91,7 @@ describe("tables", () => {
     expect(table.split("\n")).toEqual([
       "ID          AT                   NOTE",
       'j-7a4c7576  2026-11-30 05:30:00  a "quoted", two-part note',
-      "j-7a4c7576  2026-11-30 05:30:00  two\\u000alines \\u001b[2J",
+      "j-7a4c7576  2026-11-30 05:30:00  two; lines \\u001b[2J",
     ]);
   });
 
@@ -219,6 +219,19 @@ describe("node list --show", () => {
     const e = usageError(() => headers(["labels,gpus"]));
     expect(e.message).toBe('--show takes column groups among labels, version, features, capacity, got "gpus"');
     expect(e.help).toBe("shoal node --help");
+  });
+
+  it("SCHEDULING: eligible only for an APPROVED compute node neither cordoned nor draining", () => {
+    const scheduling = nodeColumns([""], false, "shoal node --help").find((c) => c.header === "SCHEDULING")!;
+    const node = (type: string, membership: string, more: object = {}) =>
+      ({ Info: { NodeType: type }, Membership: membership, Cordoned: false, ...more }) as unknown as NodeState;
+    const cell = (n: NodeState) => scheduling.cell(n, { full: false, time: (d: Date) => d.toISOString() });
+    expect(cell(node("Compute", "APPROVED"))).toBe("eligible");
+    expect(cell(node("Compute", "PENDING"))).toBe("ineligible");
+    expect(cell(node("Compute", "REJECTED"))).toBe("ineligible");
+    expect(cell(node("Compute", "PENDING", { Cordoned: true }))).toBe("cordoned");
+    expect(cell(node("Compute", "APPROVED", { Drain: { Status: "drained" } }))).toBe("ineligible");
+    expect(cell(node("Requester", "APPROVED"))).toBe("-");
   });
 
   it("a drain's deadline in the format of the output: local in a table, RFC 3339 in csv", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { printable } from "../../../src/cli/printable.ts";
+import { printable, printableCell } from "../../../src/cli/printable.ts";
 import { formatTable } from "../../../src/cli/table.ts";
 
 // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
@@ -40,6 +40,15 @@ describe("printable", () => {
   });
 });
 
+describe("printableCell", () => {
+  it("joins a multi-line text's lines with '; ', blank ones and CRs left out, and escapes the rest", () => {
+    expect(printableCell("pull failed\n  manifest unknown\r\n\n")).toBe("pull failed; manifest unknown");
+    expect(printableCell("a\nb\tc\u001b[2J")).toBe("a; b\\u0009c\\u001b[2J");
+    expect(printableCell("one line\u0007")).toBe("one line\\u0007");
+    expect(printableCell("\n")).toBe("");
+  });
+});
+
 describe("formatTable", () => {
   it("prints cells from the API on one line each, with nothing raw, aligned by what is shown", () => {
     const table = formatTable(
@@ -50,6 +59,6 @@ describe("formatTable", () => {
       ],
     );
     expect(table).not.toMatch(RAW);
-    expect(table.split("\n")).toEqual(["ID       REASON", "node-1   line1\\u000aline2\\u001b[2J", "node-22  ok"]);
+    expect(table.split("\n")).toEqual(["ID       REASON", "node-1   line1; line2\\u001b[2J", "node-22  ok"]);
   });
 });

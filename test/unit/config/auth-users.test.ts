@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
+import { identityOf } from "../../../src/config/auth-users.ts";
 import { ConfigError } from "../../../src/config/config-error.ts";
 import { loadConfig } from "../../../src/config/load-config.ts";
 import { tempDir } from "../../support/fixtures.ts";
@@ -72,6 +73,59 @@ describe("API.Auth.Users", () => {
     });
   });
 
+  it("takes what Bacalhau takes (pkg/authz validateUser): Username and Password, or an APIKey", () => {
+    const cap = [{ Actions: ["read:job" as const] }];
+    const list = [
+      // A key user the Username names: the Username is no login without a Password.
+      { Username: "walid", APIKey: KEY, Capabilities: cap },
+      // A key alone: the history names it by a digest of the key.
+      { APIKey: `${KEY}-2`, Capabilities: cap },
+      // A Password without a Username is checked (as Bacalhau checks it) and never used.
+      { Alias: "ci", Password: "long enough pw", APIKey: `${KEY}-3`, Capabilities: cap },
+    ];
+    expect(users(list)).toEqual(list);
+    expect(identityOf(list[0]!)).toBe("walid");
+    expect(identityOf(list[1]!)).toMatch(/^api-key-[0-9a-f]{12}$/);
+    expect(identityOf(list[1]!)).not.toContain(KEY.slice(-5));
+    expect(identityOf({ APIKey: `${KEY}-4`, Capabilities: cap })).not.toBe(identityOf(list[1]!));
+  });
+
+  it("reads the users of Bacalhau's own basic-auth test config, a key user without Alias among them", () => {
+    // test_integration/common_assets/nodes_configs/17_basic_auth_enabled_orchestrator.yaml, its API.Auth part.
+    const file = join(tempDir(), "config.yaml");
+    writeFileSync(
+      file,
+      `API:
+  Port: 1234
+  Auth:
+    Users:
+      - Alias: snoopy
+        Username: snoopyusername
+        Password: snoopypassword
+        Capabilities:
+          - Actions: [ "read:node", "read:agent", "read:job", "write:job" ]
+      - Alias: readonlyuser
+        Username: readonlyusername
+        Password: readonlyuserpassword
+        Capabilities:
+          - Actions: [ "read:node", "read:agent", "read:job" ]
+      - Alias: snoopy-api-key
+        APIKey: P7D4CBB284634DD081FAC33868436ECCL
+        Capabilities:
+          - Actions: [ "read:node", "read:agent", "read:job", "write:job" ]
+      - APIKey: QWERTYHFGCBNSKFIREHFURHUFE7KEEFBN
+        Capabilities:
+          - Actions: [ "read:node", "read:agent", "read:job"]
+`,
+    );
+    const read = loadConfig({ env: {}, files: [file] })["API.Auth.Users"];
+    expect(read.map(identityOf).slice(0, 3)).toEqual(["snoopy", "readonlyuser", "snoopy-api-key"]);
+    expect(read[3]).toEqual({
+      APIKey: "QWERTYHFGCBNSKFIREHFURHUFE7KEEFBN",
+      Capabilities: [{ Actions: ["read:node", "read:agent", "read:job"] }],
+    });
+  });
+
   it("refuses a bad AnonymousAccess with the source named", () => {
     expect(() => loadConfig({ env: {}, settings: ["API.Auth.AnonymousAccess=write"] })).toThrow(
       '-c API.Auth.AnonymousAccess=write: API.Auth.AnonymousAccess: expected one of read, none, got "write"',
@@ -88,10 +142,13 @@ describe("API.Auth.Users", () => {
         [{ Username: "bob", Password: "long enough pw", Capabilities: cap, Role: "admin" }],
         "API.Auth.Users[0] (bob): unknown field Role",
       ],
-      [[{ Username: "bob", Capabilities: cap }], "API.Auth.Users[0] (bob): Username and Password go together"],
+      [
+        [{ Username: "bob", Capabilities: cap }],
+        "API.Auth.Users[0] (bob): a Username needs a Password to log in with, or an APIKey",
+      ],
       [
         [{ Password: "long enough pw", Alias: "x", Capabilities: cap }],
-        "API.Auth.Users[0] (x): Username and Password go together",
+        "API.Auth.Users[0] (x): a Password needs the Username it goes with, or give an APIKey",
       ],
       [[{ Alias: "x", Capabilities: cap }], "API.Auth.Users[0] (x): give Username and Password, or an APIKey"],
       [
@@ -109,7 +166,10 @@ describe("API.Auth.Users", () => {
         [{ Alias: "ci", APIKey: "short", Capabilities: cap }],
         "API.Auth.Users[0] (ci): APIKey must be 20-255 printable characters",
       ],
-      [[{ APIKey: KEY, Capabilities: cap }], "API.Auth.Users[0]: a user with only an APIKey needs an Alias"],
+      [
+        [{ Username: "bob", Password: "short", APIKey: KEY, Capabilities: cap }],
+        "API.Auth.Users[0] (bob): a plain Password must be 10-255 characters",
+      ],
       [[{ Alias: "ci", APIKey: KEY }], "API.Auth.Users[0] (ci): Capabilities must be a non-empty list"],
       [[{ Alias: "ci", APIKey: KEY, Capabilities: [] }], "Capabilities must be a non-empty list"],
       [

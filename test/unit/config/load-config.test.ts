@@ -105,8 +105,8 @@ describe("loadConfig", () => {
   });
 
   it("takes labels by Kubernetes' rules, up to the cap with the built-in labels", () => {
-    const labels = Array.from({ length: 62 }, (_, i) => `k${i}=v`).join(",");
-    expect(Object.keys(loadConfig({ settings: [`Labels=${labels}`], env: {} }).Labels)).toHaveLength(62);
+    const labels = Array.from({ length: 59 }, (_, i) => `k${i}=v`).join(",");
+    expect(Object.keys(loadConfig({ settings: [`Labels=${labels}`], env: {} }).Labels)).toHaveLength(59);
     expect(loadConfig({ settings: ["Labels=example.com/zone=a,empty=,Architecture=arm64"], env: {} }).Labels).toEqual({
       "example.com/zone": "a",
       empty: "",
@@ -160,8 +160,8 @@ describe("loadConfig", () => {
         /Labels: label key "k+": the name after any prefix is longer than 63 characters/,
       ],
       [
-        { settings: [`Labels=${Array.from({ length: 63 }, (_, i) => `k${i}=v`).join(",")}`] },
-        /65 labels with Operating-System and Architecture, which Shoal adds; a node may have at most 64/,
+        { settings: [`Labels=${Array.from({ length: 60 }, (_, i) => `k${i}=v`).join(",")}`] },
+        /65 labels with name, os_type, os_arch, Operating-System, Architecture, which Shoal adds/,
       ],
       [
         {
@@ -247,6 +247,7 @@ describe("loadConfig", () => {
     expect(secret.sort()).toEqual([
       "API.Auth.Users",
       "Compute.Auth.Token",
+      "Compute.Metrics.BearerToken",
       "Orchestrator.Auth.Token",
       "Orchestrator.NATS.Password",
       "Orchestrator.NATS.Token",

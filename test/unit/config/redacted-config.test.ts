@@ -15,7 +15,12 @@ const SECRET_KEYS = (Object.keys(CONFIG_KEYS) as ConfigKey[]).filter((k) => CONF
 describe("redactedConfig", () => {
   it("hides every secret key that is set, and shows which are not", () => {
     expect(SECRET_KEYS).toEqual(
-      expect.arrayContaining(["Orchestrator.Auth.Token", "Compute.Auth.Token", "Orchestrator.NATS.Password"]),
+      expect.arrayContaining([
+        "Orchestrator.Auth.Token",
+        "Compute.Auth.Token",
+        "Orchestrator.NATS.Password",
+        "Compute.Metrics.BearerToken",
+      ]),
     );
     const config = defaultConfig();
     for (const key of SECRET_KEYS) if (CONFIG_KEYS[key].kind === "string") (config as any)[key] = `secret-of-${key}`;

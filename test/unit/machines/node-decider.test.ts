@@ -124,13 +124,31 @@ describe("node membership", () => {
       .thenThrows({ code: "NotFound", message: "node not registered: node-1" });
   });
 
-  it("refuses to reject or delete the orchestrator's own node", () => {
+  it("refuses to reject an orchestrator's node, or to delete it while it runs (HEALTHY)", () => {
     given([self])
       .when({ type: "Reject" })
       .thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be rejected" });
     given([self])
       .when({ type: "Delete" })
-      .thenThrows({ code: "Conflict", message: "node node-1 is the orchestrator and cannot be deleted" });
+      .thenThrows({
+        code: "Conflict",
+        message:
+          "node node-1 is a running orchestrator (HEALTHY) and cannot be deleted: stop it first; " +
+          "its node turns UNHEALTHY, and can then be deleted",
+      });
+    // Back after a stop: running again, so refused again.
+    given([self, unhealthy, { type: "NodeBecameHealthy", data: { NodeID: ID, Previous: "UNHEALTHY" } }])
+      .when({ type: "Delete" })
+      .thenThrows({ code: "Conflict" });
+  });
+
+  it("deletes an orchestrator's node that stopped or went silent (UNHEALTHY, UNKNOWN); it may register again", () => {
+    const gone: NodeEvent = { type: "NodeDeleted", data: { NodeID: ID, Membership: "APPROVED" } };
+    given([self, unhealthy]).when({ type: "Delete" }).then([gone]);
+    given([self, unhealthy, unknown]).when({ type: "Delete" }).then([gone]);
+    given([self, unhealthy, gone])
+      .when({ type: "Register", info: { ...info, NodeType: "Requester" }, manualApproval: true })
+      .then([{ ...self, data: { ...self.data, Lifecycle: 2 } }]);
   });
 });
 

@@ -157,8 +157,9 @@ describe("ShoalMetrics jobs, placements and restrictions", () => {
         { status: "drained", count: 0 },
       ],
     }));
-    metrics.placed(250);
-    metrics.placed(undefined);
+    metrics.placed("batch", 250);
+    metrics.placed("batch", undefined);
+    metrics.placed("ops", 1500);
     const s = await samples(metrics);
     expect(s.get('shoal_jobs{type="batch",state="Queued"}')).toBe(2);
     expect(s.get("shoal_job_queue_depth")).toBe(3);
@@ -166,11 +167,24 @@ describe("ShoalMetrics jobs, placements and restrictions", () => {
     expect(s.get("shoal_nodes_cordoned")).toBe(3);
     expect(s.get('shoal_node_drains{status="draining"}')).toBe(1);
     expect(s.get('shoal_node_drains{status="drained"}')).toBe(0);
-    // Both placements counted; only the first placement's wait observed.
-    expect(s.get("shoal_placements_total")).toBe(2);
-    expect(s.get("shoal_placement_latency_seconds_count")).toBe(1);
-    expect(s.get("shoal_placement_latency_seconds_sum")).toBe(0.25);
-    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.1"}')).toBe(0);
-    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.25"}')).toBe(1);
+    // Every placement counted under its job's type; only a first placement's wait observed.
+    expect(s.get('shoal_placements_total{type="batch"}')).toBe(2);
+    expect(s.get('shoal_placements_total{type="ops"}')).toBe(1);
+    expect(s.get('shoal_placement_latency_seconds_count{type="batch"}')).toBe(1);
+    expect(s.get('shoal_placement_latency_seconds_sum{type="batch"}')).toBe(0.25);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.1",type="batch"}')).toBe(0);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="0.25",type="batch"}')).toBe(1);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="1",type="ops"}')).toBe(0);
+    expect(s.get('shoal_placement_latency_seconds_bucket{le="2.5",type="ops"}')).toBe(1);
+  });
+
+  it("has a placement series for every job type before anything is placed", async () => {
+    const s = await samples(new ShoalMetrics(silentLogger));
+    for (const type of ["batch", "service", "daemon", "ops"]) {
+      expect(s.get(`shoal_placements_total{type="${type}"}`), type).toBe(0);
+      expect(s.get(`shoal_placement_latency_seconds_count{type="${type}"}`), type).toBe(0);
+      expect(s.get(`shoal_placement_latency_seconds_bucket{le="+Inf",type="${type}"}`), type).toBe(0);
+    }
+    expect([...s.keys()].filter((k) => k.startsWith("shoal_placements_total"))).toHaveLength(4);
   });
 });

@@ -95,7 +95,7 @@ function nodeView(
             },
           }
         : {}),
-      BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "x64" },
+      BacalhauVersion: { GitVersion: "test", GOOS: "linux", GOARCH: "amd64" },
     },
     membership: v.membership,
     health: v.health,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { isoToLocal, localToIso } from "../../../ui/src/audit/moment.ts";
-import { filtersFromQuery, filtersHref } from "../../../ui/src/common/url-filters.ts";
 import { returnPath, signInHref } from "../../../ui/src/session/return-path.ts";
 
 describe("returning after sign-in", () => {
@@ -18,25 +17,8 @@ describe("returning after sign-in", () => {
   });
 });
 
-describe("filters in the address", () => {
-  const defaults = { namespace: "", labels: "", order_by: "created_at", reverse: "true" };
-  it("writes only what differs from the defaults, and reads it back", () => {
-    const filters = { ...defaults, labels: "team=a,tier!=gold", order_by: "id" };
-    const href = filtersHref("/ui/jobs", filters, defaults);
-    expect(href).toBe("/ui/jobs?labels=team%3Da%2Ctier%21%3Dgold&order_by=id");
-    const query = Object.fromEntries(new URL(href, "https://x").searchParams);
-    expect(filtersFromQuery(query, defaults)).toEqual(filters);
-    expect(filtersHref("/ui/jobs", defaults, defaults)).toBe("/ui/jobs");
-  });
-
-  it("ignores parameters that are not filters", () => {
-    expect(filtersFromQuery({ next: "/ui/x", namespace: "prod" }, defaults)).toEqual({
-      ...defaults,
-      namespace: "prod",
-    });
-  });
-
-  it("keeps the feed's times as instants, shown in the reader's local time", () => {
+describe("the feed's times in the address", () => {
+  it("keeps them as instants, shown in the reader's local time", () => {
     const local = "2026-11-30T09:15:07";
     expect(isoToLocal(localToIso(local))).toBe(local);
     expect(isoToLocal("")).toBe("");

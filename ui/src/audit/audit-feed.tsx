@@ -1,11 +1,10 @@
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import { useLocation } from "preact-iso";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import { readFeed } from "../api/audit-endpoints.ts";
 import type { ClusterEvent, Page } from "../api/types.ts";
 import { ErrorAlert, Time, actorName, errorText } from "../common/format.tsx";
 import { Pager, usePageTokens } from "../common/pager.tsx";
 import { useSession } from "../session/session.tsx";
-import { filtersFromQuery, filtersHref } from "../common/url-filters.ts";
+import { useUrlFilters } from "../common/url-filters.ts";
 import { isoToLocal, localToIso } from "./moment.ts";
 import { DataTable } from "../common/data-table.tsx";
 
@@ -45,9 +44,7 @@ const draftOf = (f: FeedFilters): FeedFilters => ({ ...f, since: isoToLocal(f.si
  */
 export function AuditFeed() {
   const session = useSession();
-  const { query, route, url } = useLocation();
-  // The address, not its parsed query (a new object each time the page is drawn), says when the filters changed.
-  const filters = useMemo(() => filtersFromQuery(query, NO_FILTERS), [url]);
+  const [filters, setFilters] = useUrlFilters(NO_FILTERS);
   const [draft, setDraft] = useState<FeedFilters>(() => draftOf(filters));
   useEffect(() => setDraft(draftOf(filters)), [filters]);
   const pages = usePageTokens();
@@ -73,7 +70,7 @@ export function AuditFeed() {
         aria-label="Filter events"
         onSubmit={(e) => {
           e.preventDefault();
-          route(filtersHref("/ui/audit", queryOf(draft), NO_FILTERS), true);
+          setFilters(queryOf(draft));
           pages.first();
         }}
       >

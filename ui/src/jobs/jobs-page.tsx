@@ -1,5 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import { useLocation } from "preact-iso";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import { listJobs } from "../api/job-endpoints.ts";
 import type { Job, Page } from "../api/types.ts";
 import { ErrorAlert, Labels, Time, errorText } from "../common/format.tsx";
@@ -9,7 +8,7 @@ import { useSession } from "../session/session.tsx";
 import { DEFAULT_JOB_FILTERS, JobFiltersForm, type JobFilters } from "./job-filters.tsx";
 import { JobStateBadge, nanosToIso } from "./job-format.tsx";
 import { DataTable } from "../common/data-table.tsx";
-import { filtersFromQuery, filtersHref } from "../common/url-filters.ts";
+import { useUrlFilters } from "../common/url-filters.ts";
 
 const PAGE_SIZE = 50;
 
@@ -21,9 +20,7 @@ export const jobHref = (id: string) => `/ui/jobs/${encodeURIComponent(id)}`;
  */
 export function JobsPage() {
   const session = useSession();
-  const { query, route, url } = useLocation();
-  // The address, not its parsed query (a new object each time the page is drawn), says when the filters changed.
-  const filters = useMemo(() => filtersFromQuery<JobFilters>(query, DEFAULT_JOB_FILTERS), [url]);
+  const [filters, setFilters] = useUrlFilters<JobFilters>(DEFAULT_JOB_FILTERS);
   const pages = usePageTokens();
   const [page, setPage] = useState<Page<Job> | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -55,7 +52,7 @@ export function JobsPage() {
         key={JSON.stringify(filters)}
         filters={filters}
         onChange={(next) => {
-          route(filtersHref("/ui/jobs", next, DEFAULT_JOB_FILTERS), true);
+          setFilters(next);
           pages.first();
         }}
       />

@@ -4,25 +4,26 @@ import { NO_BROWSER_CREDENTIALS } from "../api/client.ts";
 import { EVENT_STREAM_PATH } from "../api/endpoints.ts";
 import type { ClusterEvent } from "../api/types.ts";
 import type { Session } from "../session/session.tsx";
+import { coalescedRefresh } from "./coalesced-refresh.ts";
 
 /** How the page keeps itself current. */
 export type LiveMode = "stream" | "reconnecting" | "polling";
 
 const POLL_MS = 5000;
-/** Events come in bursts (a drain stops many executions): one refresh for a burst. */
-const COALESCE_MS = 200;
 
 /**
  * Calls `refresh` whenever events matching `filter` (the event stream's query: `category=node&entity=n-1`) are
- * stored. The stream needs read:history; without it, the page is refreshed every 5 s instead. A browser's own
- * EventSource cannot send the Authorization header, so this is the `eventsource` package with a fetch that adds it;
- * it reconnects by itself, resuming after the last event it received. `accept`, when given, picks among the events
- * the filter lets through (what the stream's filters cannot say: the executions of one job).
+ * stored, coalesced (coalescedRefresh: one read for a burst, at most one a second, none while one is under way: a
+ * `refresh` that returns a promise is under way until it settles). The stream needs read:history; without it, the
+ * page is refreshed every 5 s instead. A browser's own EventSource cannot send the Authorization header, so this is
+ * the `eventsource` package with a fetch that adds it; it reconnects by itself, resuming after the last event it
+ * received. `accept`, when given, picks among the events the filter lets through (what the stream's filters cannot
+ * say: the executions of one job).
  */
 export function useLiveRefresh(
   session: Session,
   filter: string,
-  refresh: () => void,
+  refresh: () => unknown,
   accept?: (event: ClusterEvent) => boolean,
 ): LiveMode {
   const streams = session.can("read:history");
@@ -38,18 +39,13 @@ export function useLiveRefresh(
       const timer = setInterval(() => latest.current(), POLL_MS);
       return () => clearInterval(timer);
     }
-    let pending: ReturnType<typeof setTimeout> | undefined;
+    const coalesced = coalescedRefresh(() => latest.current());
     const headers = session.client.headers();
     const source = new EventSource(`${EVENT_STREAM_PATH}?${filter}`, {
       fetch: (url, init) =>
         fetch(url, { ...init, credentials: NO_BROWSER_CREDENTIALS, headers: { ...init.headers, ...headers } }),
     });
-    const soon = () => {
-      pending ??= setTimeout(() => {
-        pending = undefined;
-        latest.current();
-      }, COALESCE_MS);
-    };
+    const soon = coalesced.request;
     // The stream starts at its present: what was stored between the page's first read and the stream's start (a
     // job that fails at once, say) is read again once it is open.
     source.onopen = () => {
@@ -62,23 +58,27 @@ export function useLiveRefresh(
     };
     return () => {
       source.close();
-      if (pending !== undefined) clearTimeout(pending);
+      coalesced.stop();
     };
   }, [session, streams, filter]);
 
   return mode;
 }
 
-/** Says how the page is kept current, for the page's status line. */
-export function LiveStatus(props: { readonly mode: LiveMode }) {
-  const text =
-    props.mode === "stream"
+/**
+ * Says how the page is kept current, for the page's status line. `failed`: the page's last read failed, so what it
+ * shows is not current whatever the stream does (the page says why beside it).
+ */
+export function LiveStatus(props: { readonly mode: LiveMode; readonly failed?: boolean }) {
+  const text = props.failed
+    ? "Not current: the last read failed."
+    : props.mode === "stream"
       ? "Live: updated as events are stored."
       : props.mode === "reconnecting"
         ? "Live updates interrupted: reconnecting…"
         : "Refreshed every 5 s: live updates need the read:history capability.";
   return (
-    <p class={`live live-${props.mode}`} role="status">
+    <p class={`live live-${props.failed ? "failed" : props.mode}`} role="status">
       {text}
     </p>
   );

@@ -20,9 +20,9 @@ export interface SeededNode {
 const CHUNK = 2_000;
 
 /**
- * Registers nodes in `<dataDir>/shoal.db` before `shoal serve` starts, through the same actor
- * host, decider and codec the orchestrator uses (NodeRegistered, plus NodeCredentialBound for a
- * node with a key): what the joins would have stored, without one nats-server reload per join.
+ * Registers nodes in `<dataDir>/shoal.db` before `shoal serve` starts (a benchmark's fleet, a test's), through the
+ * same actor host, decider and codec the orchestrator uses (NodeRegistered, plus NodeCredentialBound for a node with
+ * a key): what the joins would have stored, without one nats-server reload per join.
  * Returns the number of events written.
  */
 export async function seedNodes(
