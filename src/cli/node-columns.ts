@@ -3,7 +3,7 @@ import type { ClusterEvent } from "../projections/cluster-event.ts";
 import { timeCell, type CellFormat, type Column } from "./column.ts";
 import { eventActor, eventReason } from "./event-actor.ts";
 import { shortId } from "./job-cells.ts";
-import { formatBytes } from "./table.ts";
+import { formatBytes } from "./format-bytes.ts";
 import { UsageError } from "./usage-error.ts";
 import { BUILT_IN_LABEL_KEYS } from "../labels/label-rule.ts";
 

@@ -12,6 +12,8 @@ import type { ShoalProcess } from "../support/shoal-process.ts";
 
 const SUITE = "console-jobs";
 const NODE = "console-jobs-n-1";
+/** Joins during the daemon's test: its execution appears on the job's page as it is created. */
+const LATE_NODE = "console-jobs-n-2";
 /** Long enough for a loaded two-core machine (a job's container starts in it); a step that never happens fails. */
 const STEP_MS = 30_000;
 
@@ -37,7 +39,8 @@ Tasks:
 /**
  * The console's jobs in Debian's chromium, against a real `shoal serve` and a real `shoal compute` running the jobs
  * in Docker: a job submitted from YAML runs to completion with its output followed as it is written; a bad spec
- * shows each field's problem and stores nothing; a long job is stopped with a reason its history shows.
+ * shows each field's problem at its line in the text and stores nothing; a long job is stopped with a reason its
+ * history shows.
  */
 describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   const serve = new LocalServe(tempDir("shoal-e2e-console-jobs-"));
@@ -45,6 +48,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   const jobCount = async () => ((await api.call("GET", "/api/v1/orchestrator/jobs")).body.Items as unknown[]).length;
   let image = "";
   let compute: ShoalProcess | undefined;
+  let lateCompute: ShoalProcess | undefined;
   let browser: Browser;
   let page: Page;
   let problems: string[];
@@ -57,6 +61,16 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   let nodeApproved = "";
   const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 
+  /** A real `shoal compute` joining serve with the join token, its containers stopped within a second. */
+  const startNode = (nodeId: string) =>
+    startComputeProcess({
+      nodeId,
+      dataDir: tempDir(`shoal-e2e-${nodeId}-`),
+      orchestrators: serve.natsUrl,
+      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
+      settings: ["Compute.Docker.StopGracePeriod=1s"],
+    });
+
   /** Fills the submit page's text area and submits it. */
   const submit = async (spec: string) => {
     await page.goto(ui("jobs/new"));
@@ -67,13 +81,7 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
   beforeAll(async () => {
     beforeNode = localSecond(Date.now() - 1000);
     [image, browser] = await Promise.all([dockerTestImage(), launchChromium(), serve.start()]);
-    compute = startComputeProcess({
-      nodeId: NODE,
-      dataDir: tempDir("shoal-e2e-console-jobs-compute-"),
-      orchestrators: serve.natsUrl,
-      token: readFileSync(serve.joinTokenFile, "utf8").trim(),
-      settings: ["Compute.Docker.StopGracePeriod=1s"],
-    });
+    compute = startNode(NODE);
     await untilApproved(api, NODE, compute, STEP_MS);
     nodeApproved = localSecond(Date.now() + 1000);
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC" });
@@ -84,9 +92,9 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (compute?.child.exitCode === null) await compute.kill("SIGTERM");
+    for (const c of [compute, lateCompute]) if (c?.child.exitCode === null) await c.kill("SIGTERM");
     if (serve.running) await serve.kill("SIGTERM");
-    await removeContainersOf(NODE);
+    await Promise.all([removeContainersOf(NODE), removeContainersOf(LATE_NODE)]);
   });
 
   it("submits a job from YAML, follows its output as it is written, and sees it complete", async () => {
@@ -100,10 +108,11 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/\/ui\/jobs\/j-/, { timeout: STEP_MS });
     const output = page.getByRole("region", { name: "Logs" }).getByLabel("Output");
-    // The first line arrives while the job still runs: followed, not read at the end.
+    // Followed from the start (looked for first: on a loaded machine the 4-second job may end soon after its first
+    // line), and the first line arrives while the job still runs: followed, not read at the end.
+    await page.getByText("Following the output as it is written…").waitFor({ timeout: STEP_MS });
     await output.getByText("first line").waitFor({ timeout: STEP_MS });
     await expect(page.getByText("completed", { exact: true }).count()).resolves.toBe(0);
-    await page.getByText("Following the output as it is written…").waitFor();
     await screenshot(page, SUITE, "2-following");
     await page.getByText("completed", { exact: true }).waitFor({ timeout: STEP_MS });
     await page.getByText("End of the output.").waitFor({ timeout: STEP_MS });
@@ -123,10 +132,15 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     await submit(yamlJob(image, "console-bad", "echo never", "lots").replace("Type: batch", "Type: sometimes"));
     const list = page.getByRole("list", { name: "Problems" });
     await list.waitFor({ timeout: STEP_MS });
+    // Each problem beside the line of its field in the text.
     await expect(list.getByRole("listitem").allTextContents()).resolves.toEqual([
-      expect.stringMatching(/^Type: /),
-      expect.stringMatching(/^Tasks\[0\]\.Resources\.CPU: invalid CPU value: "lots"/),
+      expect.stringMatching(/^Type: .* line 2$/),
+      expect.stringMatching(/^Tasks\[0\]\.Resources\.CPU: invalid CPU value: "lots".* line 13$/),
     ]);
+    await list.getByRole("button", { name: "line 13" }).click();
+    // The caret moved there, the line selected (the root tsconfig has no DOM types: the page's code as text).
+    const caret = "(({ activeElement: a }) => [a.id, a.value.slice(a.selectionStart, a.selectionEnd)])(document)";
+    await expect(page.evaluate(caret)).resolves.toEqual(["job-spec", "      CPU: lots"]);
     await expect(page.getByRole("alert").textContent()).resolves.toBe("The job was refused; nothing was stored:");
     expect(page.url()).toBe(ui("jobs/new"));
     await screenshot(page, SUITE, "4-bad-spec");
@@ -207,6 +221,20 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
       expect.stringMatching(/joined .*APPROVED.*joined with the join token$/),
     ]);
     await screenshot(page, SUITE, "8-audit-as-of-and-diff");
+  });
+
+  it("follows a daemon job's executions, one created on a node that joins after the page was read", async () => {
+    await submit(yamlJob(image, "console-daemon", "echo up; sleep 600", "100m").replace("Type: batch", "Type: daemon"));
+    await page.waitForURL(/\/ui\/jobs\/j-/, { timeout: STEP_MS });
+    const executions = page.getByRole("region", { name: "Executions" });
+    await executions.getByRole("link", { name: NODE }).waitFor({ timeout: STEP_MS });
+    // No job event tells of it: only the new execution's own stream, which no entity filter could have named.
+    lateCompute = startNode(LATE_NODE);
+    await executions.getByRole("link", { name: LATE_NODE }).waitFor({ timeout: STEP_MS });
+    await screenshot(page, SUITE, "9-daemon-followed");
+    await page.getByRole("textbox", { name: /^Reason for stopping/ }).fill("daemon test done");
+    await page.getByRole("button", { name: "Stop job" }).click();
+    await page.getByText("stopped", { exact: true }).waitFor({ timeout: STEP_MS });
   });
 
   it("logged no error and broke no content security rule on the way", () => {

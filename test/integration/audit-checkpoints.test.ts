@@ -98,7 +98,7 @@ describe("signed audit checkpoints", () => {
     await receivedCount(1);
     const first = received[0]!;
     expect(first.position).toBe(await head());
-    expect(checkpointSignatureValid(first)).toBe(true);
+    await expect(checkpointSignatureValid(first)).resolves.toBe(true);
     expect(first.publicKey).toBe(key.key.publicKey);
     expect(first.time).toBe(new Date(clock.now()).toISOString());
     expect(await stored()).toEqual([first]);

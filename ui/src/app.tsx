@@ -6,18 +6,20 @@ import { JobsPage } from "./jobs/jobs-page.tsx";
 import { SubmitJobPage } from "./jobs/submit-job-page.tsx";
 import { NodePage } from "./nodes/node-page.tsx";
 import { NodesPage } from "./nodes/nodes-page.tsx";
+import { PreauthorizationPage } from "./preauthorization/preauthorization-page.tsx";
 import { SessionProvider, useSession } from "./session/session.tsx";
+import { HOME, returnPath, signInHref } from "./session/return-path.ts";
 import { SignInPage } from "./session/sign-in-page.tsx";
 
 /** The signed-in caller, and a way to sign in (anonymous) or out. */
 function Who() {
   const session = useSession();
-  const { route } = useLocation();
+  const { route, url } = useLocation();
   if (session.whoami.Anonymous)
     return (
       <span class="who">
         Anonymous (read only){" "}
-        <button type="button" class="link" onClick={() => route("/ui/sign-in")}>
+        <button type="button" class="link" onClick={() => route(signInHref(url))}>
           Sign in
         </button>
       </span>
@@ -33,6 +35,7 @@ function Who() {
 }
 
 function Header() {
+  const session = useSession();
   return (
     <header class="top">
       <a class="brand" href="/ui/nodes">
@@ -40,6 +43,7 @@ function Header() {
       </a>
       <nav aria-label="Main">
         <a href="/ui/nodes">Nodes</a>
+        {session.can("write:node") ? <a href="/ui/preauthorized">Pre-authorised</a> : null}
         <a href="/ui/jobs">Jobs</a>
         <a href="/ui/audit">Audit</a>
       </nav>
@@ -48,24 +52,28 @@ function Header() {
   );
 }
 
-/** Signing in from an anonymous session (anonymous read is allowed, so the console was shown without it). */
+/**
+ * Signing in from an anonymous session (anonymous read is allowed, so the console was shown without it), then back
+ * to the page the reader was on.
+ */
 function SignInRoute() {
   const session = useSession();
-  const { route } = useLocation();
+  const { route, query } = useLocation();
+  const next = returnPath(query["next"]);
   return (
     <SignInPage
       signIn={async (credentials) => {
         await session.signIn(credentials);
-        route("/ui/nodes");
+        route(next);
       }}
-      onCancel={() => route("/ui/nodes")}
+      onCancel={() => route(next)}
     />
   );
 }
 
 function Home() {
   const { route } = useLocation();
-  useEffect(() => route("/ui/nodes", true), [route]);
+  useEffect(() => route(HOME, true), [route]);
   return null;
 }
 
@@ -80,7 +88,7 @@ function NotFound() {
   );
 }
 
-// A folder per page (nodes/, jobs/, audit/), each a route here.
+// A folder per page (nodes/, preauthorization/, jobs/, audit/), each a route here.
 export function App() {
   return (
     <LocationProvider scope="/ui">
@@ -91,6 +99,7 @@ export function App() {
           <Route path="/ui/sign-in" component={SignInRoute} />
           <Route path="/ui/nodes" component={NodesPage} />
           <Route path="/ui/nodes/:id" component={NodePage} />
+          <Route path="/ui/preauthorized" component={PreauthorizationPage} />
           <Route path="/ui/jobs" component={JobsPage} />
           <Route path="/ui/jobs/new" component={SubmitJobPage} />
           <Route path="/ui/jobs/:id" component={JobPage} />

@@ -1,13 +1,18 @@
 import { readFileSync } from "node:fs";
-import type { AuditCheckpoint } from "../../events/chain/audit-checkpoint.ts";
+import {
+  distinctCheckpoints,
+  isAuditPublicKey,
+  type AuditCheckpoint,
+} from "../../events/chain/checkpoint-signature.ts";
 import type { LinkedFields } from "../../events/chain/event-link.ts";
+import { nodeChainCrypto } from "../../events/chain/node-chain-crypto.ts";
 import { parseCheckpoints } from "../../events/chain/parse-checkpoints.ts";
 import {
   chainStart,
   verifyChain,
   type ChainGenesisRecord,
   type ChainRow,
-  type ChainVerdict,
+  verdictSummary,
 } from "../../events/chain/verify-chain.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { ApiClient } from "../api-client.ts";
@@ -109,21 +114,6 @@ function apiSource(api: ApiClient): ChainSource {
   };
 }
 
-/** A checkpoint saved outside that is the store's own, byte for byte, is checked (and counted) once. */
-function distinct(checkpoints: AuditCheckpoint[]): AuditCheckpoint[] {
-  const seen = new Map<string, AuditCheckpoint>();
-  for (const c of checkpoints) seen.set(JSON.stringify([c.position, c.link, c.time, c.keyId, c.signature]), c);
-  return [...seen.values()];
-}
-
-function describe(v: ChainVerdict): string {
-  const { checked, outside } = v.checkpoints;
-  const signed =
-    `${checked} signed checkpoint${checked === 1 ? "" : "s"} matched` +
-    (outside > 0 ? `, ${outside} outside the range` : "");
-  return `the chain holds: ${v.events} events checked through position ${v.through}; ${signed}`;
-}
-
 export async function auditVerifyCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
   if (values.help) {
@@ -150,7 +140,7 @@ export async function auditVerifyCommand(args: string[]): Promise<number> {
     }
   }
   for (const key of values.key ?? [])
-    if (Buffer.from(key, "base64url").length !== 32 || !/^[A-Za-z0-9_-]{43}$/.test(key))
+    if (!isAuditPublicKey(key))
       throw new UsageError(
         `--key must be an ed25519 public key, 32 bytes in base64url; got ${JSON.stringify(key)}`,
         HELP_REF,
@@ -181,12 +171,13 @@ export async function auditVerifyCommand(args: string[]): Promise<number> {
       ...(start === undefined ? {} : { start }),
       rows: source.rows(start?.afterPosition ?? 0, to),
       ...(to === undefined ? {} : { to }),
-      checkpoints: distinct([...(await source.checkpoints()), ...outside]),
+      checkpoints: distinctCheckpoints([...(await source.checkpoints()), ...outside]),
       ...(values.key === undefined ? {} : { trustedKeys: values.key }),
+      crypto: nodeChainCrypto,
       ...(values.quiet ? {} : { onProgress: (p, n) => console.error(`checked ${n} events, through position ${p}`) }),
     });
     if (verdict.break === undefined) {
-      console.log(describe(verdict));
+      console.log(verdictSummary(verdict));
       return 0;
     }
     const b = verdict.break;

@@ -1,28 +1,8 @@
-import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey, sign } from "node:crypto";
+import { checkpointMessage, type AuditCheckpoint } from "./checkpoint-signature.ts";
 
-/**
- * A signed commitment to the chain: the link of the event at `position`, signed by the
- * orchestrator's audit key. Kept outside Shoal (it is published on NATS), it proves later that
- * the log up to `position` is the one it signed, even to someone who distrusts the store.
- */
-export interface AuditCheckpoint {
-  readonly position: number;
-  /** The link at `position`, in hex. */
-  readonly link: string;
-  /** When it was signed (RFC 3339). */
-  readonly time: string;
-  /** A short name for the key: the first 16 hex digits of SHA-256 over its public key. */
-  readonly keyId: string;
-  /** The ed25519 public key, its 32 bytes in base64url. */
-  readonly publicKey: string;
-  /** The ed25519 signature over checkpointMessage(), in base64url. */
-  readonly signature: string;
-}
-
-/** What is signed: a tag naming the layout, then the position, the link and the time, a line each. */
-export function checkpointMessage(position: number, link: string, time: string): Buffer {
-  return Buffer.from(`shoal-audit-checkpoint/1\n${position}\n${link}\n${time}`, "utf8");
-}
+// The checkpoint and its check are Node-free (checkpoint-signature.ts; the web console verifies too); signing is here.
+export { checkpointMessage, checkpointSignatureValid, type AuditCheckpoint } from "./checkpoint-signature.ts";
 
 const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 const SPKI_ED25519_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
@@ -62,25 +42,4 @@ export function auditSigningKey(seed: Uint8Array): AuditSigningKey {
       signature: sign(null, checkpointMessage(position, link, time), privateKey).toString("base64url"),
     }),
   };
-}
-
-function publicKeyObject(publicKey: string): KeyObject | undefined {
-  const raw = Buffer.from(publicKey, "base64url");
-  if (raw.length !== 32) return undefined;
-  try {
-    return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: "der", type: "spki" });
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the checkpoint's signature is its public key's, over its own position, link and time. */
-export function checkpointSignatureValid(c: AuditCheckpoint): boolean {
-  const key = publicKeyObject(c.publicKey);
-  if (key === undefined) return false;
-  try {
-    return verify(null, checkpointMessage(c.position, c.link, c.time), key, Buffer.from(c.signature, "base64url"));
-  } catch {
-    return false;
-  }
 }

@@ -1,4 +1,4 @@
-import type { AuditCheckpoint } from "./audit-checkpoint.ts";
+import type { AuditCheckpoint } from "./checkpoint-signature.ts";
 
 export class CheckpointFormatError extends Error {
   override readonly name = "CheckpointFormatError";

@@ -1,5 +1,8 @@
-import { checkpointSignatureValid, type AuditCheckpoint } from "./audit-checkpoint.ts";
-import { eventLink, ZERO_LINK, type LinkedFields } from "./event-link.ts";
+// No Node here: the CLI and the web console (ui/src/audit) verify with this same walk, each with its own crypto.
+import { sameBytes as same, toHex as hex } from "./chain-bytes.ts";
+import { webChainCrypto, type ChainCrypto } from "./chain-crypto.ts";
+import { checkpointSignatureValid, type AuditCheckpoint } from "./checkpoint-signature.ts";
+import { LINK_BYTES, linkText, type LinkedFields } from "./link-text.ts";
 
 /** A stored event with the link stored beside it (null: none). */
 export interface ChainRow extends LinkedFields {
@@ -61,15 +64,26 @@ export interface VerifyChainInput {
   readonly trustedKeys?: readonly string[];
   readonly onProgress?: (through: number, events: number) => void;
   readonly progressEvery?: number;
+  /** Hashes and signature checks; WebCrypto's unless given (the CLI gives Node's faster SHA-256). */
+  readonly crypto?: ChainCrypto;
 }
+
+/** What the first event of a chain follows: no event, at position 0. */
+const ZERO_LINK = new Uint8Array(LINK_BYTES);
+
+/** The event's link: SHA-256 over its link text, from the previous link's bytes. */
+const linkOf = (
+  crypto: ChainCrypto,
+  previous: Uint8Array,
+  previousPosition: number,
+  e: LinkedFields,
+): Uint8Array | Promise<Uint8Array> => crypto.sha256(linkText(hex(previous), previousPosition, e));
 
 /** How far past an unexplained mismatch the walk looks for the bytes that were linked there (a reorder). */
 const REORDER_LOOKAHEAD = 10_000;
 const PROGRESS_EVERY = 50_000;
 
 const where = (r: ChainRow) => `${r.stream}@${r.revision}`;
-const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
-const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(b);
 
 /** Reads ahead of the walk without losing what it read. */
 class Lookahead {
@@ -118,6 +132,7 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
   const checkpoints = [...(input.checkpoints ?? [])].sort((a, b) => a.position - b.position);
   const trusted = input.trustedKeys === undefined ? undefined : new Set(input.trustedKeys);
   const every = input.progressEvery ?? PROGRESS_EVERY;
+  const crypto = input.crypto ?? webChainCrypto;
   let link: Uint8Array = input.start?.link ?? ZERO_LINK;
   let position = input.start?.afterPosition ?? 0;
   let events = 0;
@@ -139,8 +154,11 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
   });
 
   /** A checkpoint whose signature does not hold, or holds under a key not trusted. */
-  const signatureBreak = (c: AuditCheckpoint, at: { stream?: string; revision?: number }): ChainBreak | undefined => {
-    if (!checkpointSignatureValid(c))
+  const signatureBreak = async (
+    c: AuditCheckpoint,
+    at: { stream?: string; revision?: number },
+  ): Promise<ChainBreak | undefined> => {
+    if (!(await checkpointSignatureValid(c, crypto)))
       return {
         kind: "checkpoint-signature",
         position: c.position,
@@ -158,11 +176,11 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
   };
 
   /** The checkpoints at `position`, against the link the walk holds there. */
-  const checkCheckpoints = (row: ChainRow | undefined): ChainBreak | undefined => {
+  const checkCheckpoints = async (row: ChainRow | undefined): Promise<ChainBreak | undefined> => {
     while (nextCheckpoint < checkpoints.length && checkpoints[nextCheckpoint]!.position <= position) {
       const c = checkpoints[nextCheckpoint++]!;
       const at = row === undefined ? {} : { stream: row.stream, revision: row.revision };
-      const unsigned = signatureBreak(c, at);
+      const unsigned = await signatureBreak(c, at);
       if (unsigned !== undefined) return unsigned;
       if (c.position !== position || c.link !== hex(link))
         return {
@@ -187,7 +205,7 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
       for (let row = await rows.peek(0); row !== undefined && row.position <= genesis.afterPosition;) {
         first ??= row;
         await rows.next();
-        link = eventLink(link, position, row);
+        link = await linkOf(crypto, link, position, row);
         position = row.position;
         events++;
         row = await rows.peek(0);
@@ -200,7 +218,7 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
             `the events up to position ${genesis.afterPosition}, stored before the chain began, are not as they were ` +
             `when it began (their hash differs from the genesis): one of them was changed, removed or added`,
         });
-      const broken = checkCheckpoints(undefined);
+      const broken = await checkCheckpoints(undefined);
       if (broken !== undefined) return verdict(broken);
     } else if (input.start === undefined) {
       link = genesis.link;
@@ -229,12 +247,12 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
           revision: row.revision,
           message: `position ${row.position} (${where(row)}) carries no link: it was written around Shoal's writer, or its link was removed`,
         });
-      const expected = eventLink(link, position, row);
-      if (!same(expected, row.link)) return verdict(await explain(row, expected, link, position, rows));
+      const expected = await linkOf(crypto, link, position, row);
+      if (!same(expected, row.link)) return verdict(await explain(crypto, row, expected, link, position, rows));
       link = row.link;
       position = row.position;
       events++;
-      const broken = checkCheckpoints(row);
+      const broken = await checkCheckpoints(row);
       if (broken !== undefined) return verdict(broken);
       if (input.onProgress !== undefined && events % every === 0) input.onProgress(position, events);
     }
@@ -242,7 +260,7 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
     if (to === Infinity && nextCheckpoint < checkpoints.length) {
       const c = checkpoints[nextCheckpoint]!;
       return verdict(
-        signatureBreak(c, {}) ?? {
+        (await signatureBreak(c, {})) ?? {
           kind: "truncated",
           position: position + 1,
           message:
@@ -260,8 +278,9 @@ export async function verifyChain(input: VerifyChainInput): Promise<ChainVerdict
 
 /** Why a row's link is not the one its bytes and the link before it make. */
 async function explain(
+  crypto: ChainCrypto,
   row: ChainRow,
-  expected: Buffer,
+  expected: Uint8Array,
   previous: Uint8Array,
   previousPosition: number,
   rows: Lookahead,
@@ -271,7 +290,7 @@ async function explain(
   if (
     next?.link != null &&
     next.position === row.position + 1 &&
-    same(eventLink(expected, row.position, next), next.link)
+    same(await linkOf(crypto, expected, row.position, next), next.link)
   )
     return {
       kind: "link-edited",
@@ -282,7 +301,7 @@ async function explain(
   for (let k = 0; k < REORDER_LOOKAHEAD; k++) {
     const later = await rows.peek(k);
     if (later === undefined) break;
-    const moved = eventLink(previous, previousPosition, { ...later, position: row.position });
+    const moved = await linkOf(crypto, previous, previousPosition, { ...later, position: row.position });
     if (same(moved, row.link!) || (later.link !== null && same(moved, later.link)))
       return {
         kind: "reordered",
@@ -292,7 +311,7 @@ async function explain(
           `and position ${row.position} holds ${where(row)}: rows were reordered`,
       };
   }
-  const chains = next?.link != null && same(eventLink(row.link!, row.position, next), next.link);
+  const chains = next?.link != null && same(await linkOf(crypto, row.link!, row.position, next), next.link);
   return {
     kind: "edited",
     ...at,
@@ -301,6 +320,15 @@ async function explain(
         `(its stored link still chains to the next event; its bytes no longer make that link)`
       : `the event at position ${row.position} (${where(row)}) or its link was changed after it was linked`,
   };
+}
+
+/** What a walk that found no break says: how many events, through where, and the checkpoints it matched. */
+export function verdictSummary(v: ChainVerdict): string {
+  const { checked, outside } = v.checkpoints;
+  const signed =
+    `${checked} signed checkpoint${checked === 1 ? "" : "s"} matched` +
+    (outside > 0 ? `, ${outside} outside the range` : "");
+  return `the chain holds: ${v.events} events checked through position ${v.through}; ${signed}`;
 }
 
 /**

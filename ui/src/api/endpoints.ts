@@ -47,14 +47,17 @@ export async function nodeHistory(client: ApiClient, id: string) {
 }
 
 export type NodeAction = "approve" | "reject" | "cordon" | "uncordon" | "drain" | "undrain" | "label";
+/** Pre-authorisation names a node that need not exist yet (its exact id): not an action on a listed node. */
+export type PreauthorizationAction = "preauthorize" | "revoke-preauthorization";
 
 /** An operator action on a node (docs/nodes.md); Message is the reason the history records. */
 export const updateNode = (
   client: ApiClient,
   id: string,
   body: {
-    readonly Action: NodeAction;
+    readonly Action: NodeAction | PreauthorizationAction;
     readonly Message?: string;
+    readonly PublicKey?: string;
     readonly Deadline?: string;
     readonly Labels?: Readonly<Record<string, string>>;
     readonly RemoveLabels?: readonly string[];

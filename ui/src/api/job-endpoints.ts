@@ -1,5 +1,6 @@
 import type { ApiClient, Query } from "./client.ts";
 import { historyPages } from "./endpoints.ts";
+import { ndjsonLines } from "./ndjson.ts";
 import type { Execution, Job, JobHistoryEntry, LogMessage, Page } from "./types.ts";
 
 const JOBS = "/api/v1/orchestrator/jobs";
@@ -38,16 +39,5 @@ export async function readJobLogs(
   onMessage: (message: LogMessage) => void,
 ): Promise<void> {
   const res = await client.stream(`${jobPath(id)}/logs`, { follow: String(follow) }, "application/x-ndjson", signal);
-  if (res.body === null) return;
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let rest = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    rest += value;
-    const lines = rest.split("\n");
-    rest = lines.pop() ?? "";
-    for (const line of lines) if (line !== "") onMessage(JSON.parse(line) as LogMessage);
-  }
-  if (rest.trim() !== "") onMessage(JSON.parse(rest) as LogMessage);
+  for await (const line of ndjsonLines(res)) onMessage(JSON.parse(line) as LogMessage);
 }

@@ -4,7 +4,8 @@ import type { ClusterEvent, Page } from "../api/types.ts";
 import { ErrorAlert, Time, actorName, errorText } from "../common/format.tsx";
 import { Pager, usePageTokens } from "../common/pager.tsx";
 import { useSession } from "../session/session.tsx";
-import { localToIso } from "./moment.ts";
+import { useUrlFilters } from "../common/url-filters.ts";
+import { isoToLocal, localToIso } from "./moment.ts";
 import { DataTable } from "../common/data-table.tsx";
 
 const PAGE_SIZE = 50;
@@ -32,25 +33,27 @@ const TIME_FILTERS: readonly (readonly [keyof FeedFilters, string])[] = [
 ];
 
 /** The API's query: the times as RFC 3339 instants (the inputs hold the reader's local time). */
-const queryOf = (f: FeedFilters) => ({ ...f, since: localToIso(f.since), until: localToIso(f.until) });
+const queryOf = (f: FeedFilters): FeedFilters => ({ ...f, since: localToIso(f.since), until: localToIso(f.until) });
+/** The inputs' values for the API's query. */
+const draftOf = (f: FeedFilters): FeedFilters => ({ ...f, since: isoToLocal(f.since), until: isoToLocal(f.until) });
 
 /**
  * The cluster-wide record of events, oldest first, a page at a time, with the feed's filters (comma lists take any
- * of their values). Applied on Enter or Apply.
+ * of their values). Applied on Enter or Apply, and kept in the address (the times as RFC 3339 instants), so that a
+ * link or a reload shows the same selection.
  */
 export function AuditFeed() {
   const session = useSession();
-  const [draft, setDraft] = useState<FeedFilters>(NO_FILTERS);
-  const [filters, setFilters] = useState<FeedFilters>(NO_FILTERS);
+  const [filters, setFilters] = useUrlFilters(NO_FILTERS);
+  const [draft, setDraft] = useState<FeedFilters>(() => draftOf(filters));
+  useEffect(() => setDraft(draftOf(filters)), [filters]);
   const pages = usePageTokens();
   const [page, setPage] = useState<Page<ClusterEvent> | undefined>();
   const [error, setError] = useState<string | undefined>();
 
   const load = useCallback(async () => {
     try {
-      setPage(
-        await readFeed(session.client, { ...queryOf(filters), limit: String(PAGE_SIZE), next_token: pages.token }),
-      );
+      setPage(await readFeed(session.client, { ...filters, limit: String(PAGE_SIZE), next_token: pages.token }));
       setError(undefined);
     } catch (e) {
       setError(errorText(e));
@@ -67,7 +70,7 @@ export function AuditFeed() {
         aria-label="Filter events"
         onSubmit={(e) => {
           e.preventDefault();
-          setFilters(draft);
+          setFilters(queryOf(draft));
           pages.first();
         }}
       >

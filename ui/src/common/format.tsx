@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { formatBytes } from "../../../src/cli/format-bytes.ts";
 import type { ActorRef, Resources } from "../api/types.ts";
 
 /** A moment in the reader's local time, with the exact RFC 3339 instant on hover. */
@@ -14,18 +15,8 @@ export function Time(props: { readonly at: string | null | undefined }) {
 
 export const actorName = (actor: ActorRef): string => `${actor.type}:${actor.id}`;
 
-const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
-
-export function bytes(n: number | undefined): string {
-  if (n === undefined) return "—";
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${UNITS[unit]}`;
-}
+/** A size as the CLI shows it (one rounding for both). */
+export const bytes = (n: number | undefined): string => (n === undefined ? "—" : formatBytes(n));
 
 export const resourcesText = (r: Resources | undefined): string =>
   r === undefined

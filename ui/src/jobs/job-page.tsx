@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { getJob, jobExecutions, jobHistory } from "../api/job-endpoints.ts";
 import type { Execution, Job } from "../api/types.ts";
 import { ErrorAlert, errorText } from "../common/format.tsx";
@@ -6,13 +6,11 @@ import { LiveStatus, useLiveRefresh } from "../live/use-live-refresh.tsx";
 import { useSession } from "../session/session.tsx";
 import { JobExecutions } from "./job-executions.tsx";
 import { JobStateBadge, isTerminal } from "./job-format.tsx";
+import { isJobEvent, JOB_LIVE_FILTER } from "./job-events.ts";
 import { JobHistory } from "./job-history.tsx";
 import { JobLogs } from "./job-logs.tsx";
 import { JobSpecSummary } from "./job-spec-summary.tsx";
 import { StopJob } from "./stop-job.tsx";
-
-/** The event stream takes at most 10 entities: the job and its latest executions. */
-const STREAM_ENTITIES = 10;
 
 /**
  * The job's state message. A queued job's says why: the scheduler's reasons per node ("not enough nodes to run
@@ -63,11 +61,12 @@ export function JobPage(props: { readonly id: string }) {
 
   useEffect(() => void load(), [load]);
   const latest = executions[executions.length - 1]?.ID ?? "";
-  const entities = [props.id, ...executions.slice(-(STREAM_ENTITIES - 1)).map((e) => e.ID)];
+  const executionIds = useMemo(() => new Set(executions.map((e) => e.ID)), [executions]);
   const mode = useLiveRefresh(
     session,
-    `category=job,execution&entity=${entities.map(encodeURIComponent).join(",")}`,
+    JOB_LIVE_FILTER,
     () => void load(),
+    (event) => isJobEvent(props.id, executionIds, event),
   );
 
   return (

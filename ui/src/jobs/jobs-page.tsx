@@ -8,6 +8,7 @@ import { useSession } from "../session/session.tsx";
 import { DEFAULT_JOB_FILTERS, JobFiltersForm, type JobFilters } from "./job-filters.tsx";
 import { JobStateBadge, nanosToIso } from "./job-format.tsx";
 import { DataTable } from "../common/data-table.tsx";
+import { useUrlFilters } from "../common/url-filters.ts";
 
 const PAGE_SIZE = 50;
 
@@ -15,11 +16,11 @@ export const jobHref = (id: string) => `/ui/jobs/${encodeURIComponent(id)}`;
 
 /**
  * Every job, a page at a time (the API's NextToken; never the whole list), newest first by default, with the API's
- * filters. Kept current from the event stream.
+ * filters, kept in the address (a link or a reload shows the same selection). Kept current from the event stream.
  */
 export function JobsPage() {
   const session = useSession();
-  const [filters, setFilters] = useState<JobFilters>(DEFAULT_JOB_FILTERS);
+  const [filters, setFilters] = useUrlFilters<JobFilters>(DEFAULT_JOB_FILTERS);
   const pages = usePageTokens();
   const [page, setPage] = useState<Page<Job> | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -48,6 +49,7 @@ export function JobsPage() {
         </p>
       ) : null}
       <JobFiltersForm
+        key={JSON.stringify(filters)}
         filters={filters}
         onChange={(next) => {
           setFilters(next);

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { ApiError } from "../api/client.ts";
 import { submitJob } from "../api/job-endpoints.ts";
@@ -6,6 +6,25 @@ import type { SpecProblem } from "../api/types.ts";
 import { ErrorAlert, errorText } from "../common/format.tsx";
 import { useSession } from "../session/session.tsx";
 import { jobHref } from "./jobs-page.tsx";
+import type { SpecPosition } from "./spec-positions.ts";
+
+/** A problem of the refused spec, with where its field is in the text when it could be found. */
+interface PlacedProblem extends SpecProblem {
+  readonly at?: SpecPosition;
+}
+
+/** Each problem's line in the text (the YAML parser, loaded only for a refused spec, keeps source positions). */
+async function place(text: string, problems: readonly SpecProblem[]): Promise<PlacedProblem[]> {
+  const { specPositions } = await import("./spec-positions.ts");
+  const positions = specPositions(
+    text,
+    problems.map((p) => p.path),
+  );
+  return problems.map((p, i) => {
+    const at = positions[i];
+    return at === undefined ? p : { ...p, at };
+  });
+}
 
 const EXAMPLE = `Name: hello
 Type: batch
@@ -48,7 +67,8 @@ export function SubmitJobPage() {
   const [text, setText] = useState(EXAMPLE);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const [problems, setProblems] = useState<readonly SpecProblem[]>([]);
+  const [problems, setProblems] = useState<readonly PlacedProblem[]>([]);
+  const editor = useRef<HTMLTextAreaElement>(null);
 
   if (!session.can("write:job"))
     return (
@@ -74,11 +94,22 @@ export function SubmitJobPage() {
       route(jobHref(res.JobID));
     } catch (e) {
       const found = problemsOf(e);
-      setProblems(found);
+      setProblems(found.length === 0 ? [] : await place(text, found));
       setError(found.length > 0 ? "The job was refused; nothing was stored:" : errorText(e));
     } finally {
       setBusy(false);
     }
+  };
+
+  /** Puts the caret at the start of the line (selecting it) and scrolls the text there. */
+  const goTo = (at: SpecPosition) => {
+    const area = editor.current;
+    if (area === null) return;
+    const end = area.value.indexOf("\n", at.lineStart);
+    area.focus();
+    area.setSelectionRange(at.lineStart, end === -1 ? area.value.length : end);
+    const lineHeight = parseFloat(getComputedStyle(area).lineHeight) || 18;
+    area.scrollTop = Math.max(0, (at.line - 3) * lineHeight);
   };
 
   return (
@@ -96,6 +127,7 @@ export function SubmitJobPage() {
       >
         <label for="job-spec">Job spec (YAML or JSON, as Bacalhau's job files)</label>
         <textarea
+          ref={editor}
           id="job-spec"
           rows={20}
           spellcheck={false}
@@ -110,7 +142,17 @@ export function SubmitJobPage() {
             <ul class="problems" aria-label="Problems">
               {problems.map((p, i) => (
                 <li key={i}>
-                  <code class="field">{p.path || "(the job)"}</code>: {p.message}
+                  <code class="field">{p.path || "(the job)"}</code>: {p.message}{" "}
+                  {p.at === undefined ? null : (
+                    <button
+                      type="button"
+                      class="link line"
+                      title={p.at.exact ? undefined : "the field is not in the text: the line of the field around it"}
+                      onClick={() => p.at !== undefined && goTo(p.at)}
+                    >
+                      line {p.at.line}
+                    </button>
+                  )}
                 </li>
               ))}
             </ul>

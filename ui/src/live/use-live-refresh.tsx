@@ -2,6 +2,7 @@ import { EventSource } from "eventsource";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { NO_BROWSER_CREDENTIALS } from "../api/client.ts";
 import { EVENT_STREAM_PATH } from "../api/endpoints.ts";
+import type { ClusterEvent } from "../api/types.ts";
 import type { Session } from "../session/session.tsx";
 import { coalescedRefresh } from "./coalesced-refresh.ts";
 
@@ -16,13 +17,21 @@ const POLL_MS = 5000;
  * `refresh` that returns a promise is under way until it settles). The stream needs read:history; without it, the
  * page is refreshed every 5 s instead. A browser's own EventSource cannot send the Authorization header, so this is
  * the `eventsource` package with a fetch that adds it; it reconnects by itself, resuming after the last event it
- * received.
+ * received. `accept`, when given, picks among the events the filter lets through (what the stream's filters cannot
+ * say: the executions of one job).
  */
-export function useLiveRefresh(session: Session, filter: string, refresh: () => unknown): LiveMode {
+export function useLiveRefresh(
+  session: Session,
+  filter: string,
+  refresh: () => unknown,
+  accept?: (event: ClusterEvent) => boolean,
+): LiveMode {
   const streams = session.can("read:history");
   const [mode, setMode] = useState<LiveMode>(streams ? "stream" : "polling");
   const latest = useRef(refresh);
   latest.current = refresh;
+  const accepts = useRef(accept);
+  accepts.current = accept;
 
   useEffect(() => {
     if (!streams) {
@@ -44,7 +53,9 @@ export function useLiveRefresh(session: Session, filter: string, refresh: () => 
       soon();
     };
     source.onerror = () => setMode("reconnecting");
-    source.onmessage = soon;
+    source.onmessage = (message: MessageEvent<string>) => {
+      if (accepts.current === undefined || accepts.current(JSON.parse(message.data) as ClusterEvent)) soon();
+    };
     return () => {
       source.close();
       coalesced.stop();

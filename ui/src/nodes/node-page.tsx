@@ -52,7 +52,9 @@ function NodeFacts(props: { readonly node: NodeState }) {
           </>
         ) : null}
         , by {actorName(node.Drain.By)}: {node.Drain.Reason || "no reason given"}
-        {node.Drain.Left === undefined ? null : `; ${node.Drain.Left} executions stopped at the deadline`}
+        {node.Drain.Left === undefined
+          ? null
+          : `; ${node.Drain.Left} ${node.Drain.Left === 1 ? "execution" : "executions"} stopped at the deadline`}
       </>,
     ]);
   if (compute !== undefined) {

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
 
@@ -10,8 +10,15 @@ function Field(props: {
   readonly autocomplete: string;
   readonly value: string;
   readonly onInput: (value: string) => void;
+  /** Takes the focus when shown: the page's first field (a page drawn by script has no autofocus of its own). */
+  readonly first?: boolean;
 }) {
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (props.first === true) ref.current?.focus();
+  }, [props.first]);
   const input = {
+    ref,
     name: props.name,
     autocomplete: props.autocomplete,
     required: true,
@@ -69,10 +76,17 @@ export function SignInPage(props: {
           </label>
         </fieldset>
         {kind === "key" ? (
-          <Field label="API key" name="api-key" secret autocomplete="off" value={key} onInput={setKey} />
+          <Field label="API key" name="api-key" secret autocomplete="off" value={key} onInput={setKey} first />
         ) : (
           <>
-            <Field label="Username" name="username" autocomplete="username" value={username} onInput={setUsername} />
+            <Field
+              label="Username"
+              name="username"
+              autocomplete="username"
+              value={username}
+              onInput={setUsername}
+              first
+            />
             <Field
               label="Password"
               name="password"
