@@ -428,10 +428,14 @@ describe("DockerExecutor: capacity", () => {
 });
 
 describe("DockerExecutor: reconcile after a restart", () => {
+  const KEEP_TIMEOUT_MS = 5000;
+
   it("adopts the containers of known executions, removes the rest, and names the known ones it no longer runs", async () => {
     const nodeId = `test-${randomUUID().slice(0, 8)}`;
     const before = executor({ nodeId });
-    const keep = await before.run(spec("echo kept; sleep 30", { timeoutMs: 2000 }));
+    // Its timeout leaves room for the waits below and the adoption on a loaded machine: adopted past it, it would be
+    // stopped at once and hold nothing.
+    const keep = await before.run(spec("echo kept; sleep 30", { timeoutMs: KEEP_TIMEOUT_MS }));
     // Ends a moment after the agent went away, so that only the adopting executor sees it end;
     // adopted after its deadline, it still ended on its own, not by its timeout.
     const finishedWhileDown = await before.run(spec("sleep 1; echo finished; exit 4", { timeoutMs: 1500 }));
@@ -472,6 +476,7 @@ describe("DockerExecutor: reconcile after a restart", () => {
     const after = executor({ nodeId, logger, capacity: { cpuMillis: 1000, memoryBytes: 1024 * MIB } });
     const lostId = `e-${randomUUID()}`;
     const report = await after.reconcile([keep.executionId, finishedWhileDown.executionId, lostId, neverStartedId]);
+    const adoptedAt = Date.now();
 
     expect(report.adopted.map((a) => [a.execution.executionId, a.wasRunning]).sort()).toEqual(
       [
@@ -500,6 +505,8 @@ describe("DockerExecutor: reconcile after a restart", () => {
     // The running one keeps its timeout, counted from its container's start, not the adoption.
     const kept = await byId.get(keep.executionId)!.done;
     expect(kept).toMatchObject({ state: "Failed", reason: "timeout" });
+    // Counted from the adoption it would have run a whole timeout more; it was adopted 1.6 s or more into it.
+    expect(Date.now() - adoptedAt).toBeLessThan(KEEP_TIMEOUT_MS);
     expect(kept.runOutput.STDOUT).toBe("kept\n");
     expect(after.ledger.used().cpuMillis).toBe(0);
 
