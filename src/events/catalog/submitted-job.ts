@@ -9,6 +9,7 @@ import {
   MissingMessage,
   ShapeMessage,
   UnknownFieldMessage,
+  WarnsUnknownFields,
   field,
   isAbsent,
   isObject,
@@ -293,6 +294,7 @@ export const SubmittedTask = Schema.Struct(
       Others,
     ).annotations({
       [ShapeMessage]: "must be an engine spec (Type, Params)",
+      [WarnsUnknownFields]: [],
       ...required("missing engine: a task runs on an engine (Type: docker)"),
     }),
     InputSources: optional(
@@ -320,7 +322,7 @@ export const SubmittedTask = Schema.Struct(
           GPU: quantity("a whole number of GPUs such as 1"),
         },
         Others,
-      ).annotations({ [ShapeMessage]: "must be a map of CPU, Memory, Disk and GPU" }),
+      ).annotations({ [ShapeMessage]: "must be a map of CPU, Memory, Disk and GPU", [WarnsUnknownFields]: [] }),
     ),
     Network: optional(
       Schema.Struct(
@@ -335,7 +337,7 @@ export const SubmittedTask = Schema.Struct(
           ),
         },
         Others,
-      ).annotations({ [ShapeMessage]: "must be a network config (Type, Domains)" }),
+      ).annotations({ [ShapeMessage]: "must be a network config (Type, Domains)", [WarnsUnknownFields]: [] }),
     ),
     Timeouts: optional(
       Schema.Struct(
@@ -343,11 +345,12 @@ export const SubmittedTask = Schema.Struct(
         Others,
       ).annotations({
         [ShapeMessage]: "must be a timeout config (ExecutionTimeout, QueueTimeout, TotalTimeout in seconds)",
+        [WarnsUnknownFields]: [],
       }),
     ),
   },
   Others,
-).annotations({ [ShapeMessage]: "must be a task (Name, Engine, Resources, …)" });
+).annotations({ [ShapeMessage]: "must be a task (Name, Engine, Resources, …)", [WarnsUnknownFields]: [] });
 
 const oneTask: Check = (tasks, at, f) => {
   const n = (tasks as readonly unknown[]).length;
@@ -395,5 +398,7 @@ export const SubmittedJob = Schema.Struct(
   description: "Bacalhau's models.Job",
   [ShapeMessage]: "a job must be a map of fields (Bacalhau's models.Job: Type, Tasks, …)",
   [BeforeChecks]: [storable, sanitized],
+  // Server-owned fields: `sanitized` names each it drops.
+  [WarnsUnknownFields]: ["ID", "State", "Revision", "Version", "CreateTime", "ModifyTime"],
 });
 export type SubmittedJob = typeof SubmittedJob.Type;

@@ -49,6 +49,12 @@ export const MissingMessage = Symbol.for("shoal/walk/missing");
 export const ShapeMessage = Symbol.for("shoal/walk/shape");
 /** A struct that refuses fields it does not name: the message for one. */
 export const UnknownFieldMessage = Symbol.for("shoal/walk/unknown-field");
+/**
+ * A struct that reads only the fields it names and ignores the rest, as Go's decoder does, but says so: a warning for
+ * each field it does not name (a typo such as `Contraints` would otherwise drop a rule unseen). The value: names
+ * that are not fields of the struct yet are no strangers (checked by a rule of their own).
+ */
+export const WarnsUnknownFields = Symbol.for("shoal/walk/warns-unknown-fields");
 /** A list of which only the first n items are read. */
 export const ItemsRead = Symbol.for("shoal/walk/items-read");
 /** Rules run once a node is read (on a struct: after its fields), in order. */
@@ -179,6 +185,12 @@ function walkStruct(ast: AST.TypeLiteral, raw: Obj, at: At, hooks: Hooks, f: Fin
   if (unknown) {
     const names = ast.propertySignatures.map((p) => goFold(String(p.name)));
     for (const key of Object.keys(raw)) if (!names.includes(goFold(key))) f.problem(join(at.path, key), unknown(key));
+  }
+  const known = annotation<readonly string[]>(ast, WarnsUnknownFields);
+  if (known) {
+    const names = [...ast.propertySignatures.map((p) => String(p.name)), ...known].map(goFold);
+    for (const key of Object.keys(raw))
+      if (!names.includes(goFold(key))) f.warnings.push(`unknown field ${join(at.path, key)} is ignored`);
   }
   const out: Record<string, unknown> = {};
   for (const signature of ast.propertySignatures) {

@@ -192,6 +192,31 @@ describe("a valid job gets Bacalhau's defaults", () => {
       "Tasks[0].Timeouts.TotalTimeout is ignored: daemon jobs run until stopped",
     ]);
   });
+
+  it("warns about each field it does not know, at any level, as Go's decoder ignores them unsaid", () => {
+    const { warnings, spec } = accepted({
+      ...job({ Contraints: [{ Key: "zone", Operator: "=", Values: ["a"] }], type: "batch" }),
+      Tasks: [
+        {
+          Name: "main",
+          engine: { ...docker(), Version: 2 },
+          Resorces: { CPU: "64" },
+          Resources: { CPU: "1", Cores: 2 },
+          Network: { Type: "None", Mode: "x" },
+          Timeouts: { ExecutionTimeout: 5, Deadline: 1 },
+        },
+      ],
+    });
+    expect(warnings).toEqual([
+      "unknown field Contraints is ignored",
+      "unknown field Tasks[0].Resorces is ignored",
+      "unknown field Tasks[0].Engine.Version is ignored",
+      "unknown field Tasks[0].Resources.Cores is ignored",
+      "unknown field Tasks[0].Network.Mode is ignored",
+      "unknown field Tasks[0].Timeouts.Deadline is ignored",
+    ]);
+    expect(spec.Constraints).toEqual([]);
+  });
 });
 
 describe("an invalid job is refused with every problem named, each with its field path", () => {
