@@ -151,6 +151,15 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     ]);
   });
 
+  it("says a list the API refused is not current, rather than live", async () => {
+    await page.goto(ui("jobs?order_by=bogus"));
+    await page.getByRole("alert").filter({ hasText: "order_by" }).waitFor({ timeout: STEP_MS });
+    await expect(page.getByRole("status").first().textContent()).resolves.toBe("Not current: the last read failed.");
+    expect(problems.splice(0)).toEqual([
+      "console: Failed to load resource: the server responded with a status of 400 (Bad Request)",
+    ]);
+  });
+
   it("takes a job under a Job key in any case, as `shoal job run` does, its problems placed under the key", async () => {
     const before = await jobCount();
     const wrap = (key: string, spec: string) => `${key}:\n${spec.replace(/^/gm, "  ").trimEnd()}\n`;
