@@ -1,6 +1,6 @@
 import { SchemaAST as AST, type Schema } from "effect";
 import { badRequest } from "../errors/shoal-error.ts";
-import { goFold } from "../events/catalog/walk-schema.ts";
+import { goFold } from "../events/catalog/go-fold.ts";
 
 /**
  * On a field its route leaves open (Schema.Unknown, checked later by rules of its own), the schema whose field

@@ -151,6 +151,34 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
     ]);
   });
 
+  it("says a list the API refused is not current, rather than live", async () => {
+    await page.goto(ui("jobs?order_by=bogus"));
+    await page.getByRole("alert").filter({ hasText: "order_by" }).waitFor({ timeout: STEP_MS });
+    await expect(page.getByRole("status").first().textContent()).resolves.toBe("Not current: the last read failed.");
+    expect(problems.splice(0)).toEqual([
+      "console: Failed to load resource: the server responded with a status of 400 (Bad Request)",
+    ]);
+  });
+
+  it("takes a job under a Job key in any case, as `shoal job run` does, its problems placed under the key", async () => {
+    const before = await jobCount();
+    const wrap = (key: string, spec: string) => `${key}:\n${spec.replace(/^/gm, "  ").trimEnd()}\n`;
+    await submit(wrap("job", yamlJob(image, "console-wrapped-bad", "echo never", "lots")));
+    const list = page.getByRole("list", { name: "Problems" });
+    await list.waitFor({ timeout: STEP_MS });
+    await expect(list.getByRole("listitem").allTextContents()).resolves.toEqual([
+      expect.stringMatching(/^Tasks\[0\]\.Resources\.CPU: invalid CPU value: "lots".* line 14$/),
+    ]);
+    expect(await jobCount()).toBe(before);
+    expect(problems.splice(0)).toEqual([
+      "console: Failed to load resource: the server responded with a status of 400 (Bad Request)",
+    ]);
+    await submit(wrap("Job", yamlJob(image, "console-wrapped", "echo wrapped")));
+    await page.waitForURL(/\/ui\/jobs\/j-/, { timeout: STEP_MS });
+    await page.getByRole("heading", { name: /console-wrapped/ }).waitFor({ timeout: STEP_MS });
+    expect(await jobCount()).toBe(before + 1);
+  });
+
   it("stops a long job with a reason, which its history shows with who gave it", async () => {
     await submit(yamlJob(image, "console-long", "echo started; sleep 600"));
     await page.waitForURL(/\/ui\/jobs\/j-/, { timeout: STEP_MS });

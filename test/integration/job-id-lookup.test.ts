@@ -161,7 +161,7 @@ describe("job_version", () => {
       expect((await call("GET", `${api}/${id}?job_version=${bad}`)).status, bad).toBe(400);
   });
 
-  it("GET /jobs/{id}/versions: the one version, by id, short id or name; paging parameters checked", async () => {
+  it("GET /jobs/{id}/versions: by id, short id or name; paged with limit and NextToken; bad parameters refused", async () => {
     const job1 = (await call("GET", `${api}/${named}`)).body.Job;
     for (const ref of [named, short(named), "nightly-report"]) {
       expect(await call("GET", `${api}/${ref}/versions?limit=5&order_by=version&reverse=true`)).toEqual({
@@ -172,6 +172,16 @@ describe("job_version", () => {
     expect((await call("GET", `${api}/twin/versions?namespace=lab`)).body.Items.map((j: Body) => j.ID)).toEqual([
       elsewhere,
     ]);
+    // "twin" was updated once: two versions, a page of one at a time, as the other list routes page.
+    const page = async (query: string) => {
+      const { body } = await call("GET", `${api}/twin/versions?${query}`);
+      return [body.Items.map((j: Body) => j.Version), body.NextToken];
+    };
+    expect(await page("limit=1")).toEqual([[1], "1"]);
+    expect(await page("limit=1&next_token=1")).toEqual([[2], ""]);
+    expect(await page("limit=1&reverse=true")).toEqual([[2], "1"]);
+    expect(await page("limit=1&reverse=true&next_token=1")).toEqual([[1], ""]);
+    expect(await page("")).toEqual([[1, 2], ""]);
     const token = await call("GET", `${api}/${named}/versions?next_token=abc`);
     expect(token.status).toBe(400);
     expect(token.body.Message).toContain("next_token");

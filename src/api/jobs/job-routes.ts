@@ -147,22 +147,24 @@ const StopQuery = Schema.Struct({ reason: Reason, namespace: Namespace });
  * Bacalhau's server reads it from (echo binds no query field without a query tag).
  */
 export const StopJobRequest = Schema.Struct({ reason: Reason, ...BasePutRequestFields });
-/**
- * Bacalhau binds a list's paging here and answers every version; so does Shoal, which never issues a next_token for it.
- */
+/** Bacalhau's paging of a job's versions: without a limit every version, with one a page and its NextToken. */
 const VersionsQuery = Schema.Struct({
   namespace: Namespace,
   limit: Schema.optional(DecimalInteger(1, 1000)),
-  next_token: Schema.optional(
-    Schema.Literal("").annotations({
-      message: () => "next_token: this endpoint never issues one (all versions fit one page)",
-    }),
-  ),
+  next_token: Schema.optional(NextToken),
   order_by: Schema.optional(Schema.Literal("created_at", "modified_at", "version", "")),
   reverse: Schema.optional(QueryBool),
 });
 
 const DEFAULT_LIMIT = 100;
+
+/**
+ * A page of a list that only ever grows at its end (a job's executions, its versions): the token is an offset in it.
+ */
+function offsetPage<T>(all: readonly T[], nextToken: string | undefined, limit: number) {
+  const from = nextToken === undefined ? 0 : Number(nextToken);
+  return { Items: all.slice(from, from + limit), NextToken: from + limit < all.length ? String(from + limit) : "" };
+}
 
 /** A stop names the job's namespace in the query, the body (Bacalhau's Go client) or both, which must agree. */
 function stopNamespace(query: string | undefined, body: string | undefined): string | undefined {
@@ -211,11 +213,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       .map((e) => executionJson(e, task));
     all.sort(cmp);
     if (query.reverse) all.reverse();
-    // The token is an offset in the job's executions, which only ever grow (at the end of creation order).
-    const from = query.next_token === undefined ? 0 : Number(query.next_token);
-    const limit = query.limit ?? DEFAULT_LIMIT;
-    const Items = all.slice(from, from + limit);
-    return { Items, NextToken: from + limit < all.length ? String(from + limit) : "" };
+    return offsetPage(all, query.next_token, query.limit ?? DEFAULT_LIMIT);
   };
   const historyPage = async (
     job: JobState,
@@ -435,8 +433,8 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
       describe: {
         ...BY_ID.describe,
         namespace: LOOKUP_DESCRIPTIONS.namespace,
-        limit: "Page size (every version fits one page)",
-        next_token: "Never issued: all versions fit one page",
+        limit: "Page size (default: every version)",
+        next_token: "Cursor from the previous page's NextToken",
         order_by: "created_at, modified_at or version (default: version)",
         reverse: "Reverse the order",
       },
@@ -446,7 +444,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
         const versions = jobVersions(jobOf(params.id, query)).map(jobJson);
         if (query.order_by === "modified_at") versions.sort((a, b) => a.ModifyTime - b.ModifyTime);
         if (query.reverse) versions.reverse();
-        return { Items: query.limit === undefined ? versions : versions.slice(0, query.limit), NextToken: "" };
+        return offsetPage(versions, query.next_token, query.limit ?? versions.length);
       },
     }),
     defineRoute({

@@ -6,7 +6,7 @@ import { computeStateName, historyActor, historyEventText, nanosToDate, shortId 
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { localTime } from "../local-time.ts";
 import { printData, printRendered } from "../output-format.ts";
-import { printable } from "../printable.ts";
+import { printable, printableCell } from "../printable.ts";
 import { OUTPUT_OPTIONS, outputOptions, type OutputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
@@ -62,7 +62,8 @@ export function describeText(res: Described, options: TableOptions = PLAIN): str
     ["Namespace", job.Namespace],
     ["Type", job.Type],
     ["State", job.State.StateType],
-    ["Message", job.State.Message],
+    // One line, as the tables show a message: a multi-line one would run on past its key.
+    ["Message", printableCell(job.State.Message)],
   ];
   if (job.Type === "batch" || job.Type === "service") header.push(["Count", String(job.Count)]);
   header.push(

@@ -5,6 +5,7 @@ import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submiss
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { takeBooleanFlag } from "../take-boolean-flag.ts";
 import { UsageError } from "../usage-error.ts";
+import { unwrapJob } from "../unwrap-job.ts";
 import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job run --help";
@@ -44,18 +45,7 @@ export async function parseJobDocument(text: string, source: string): Promise<un
     if (error) throw new UsageError(`${source} is not valid YAML or JSON: ${error.message}`, HELP_REF);
     document = doc?.toJS();
   }
-  const wrapped = document as { Job?: unknown } | null;
-  if (
-    wrapped !== null &&
-    typeof wrapped === "object" &&
-    !Array.isArray(wrapped) &&
-    typeof wrapped.Job === "object" &&
-    wrapped.Job !== null &&
-    !("Tasks" in wrapped)
-  ) {
-    return wrapped.Job;
-  }
-  return document;
+  return unwrapJob(document);
 }
 
 export async function jobRunCommand(args: string[]): Promise<number> {

@@ -205,10 +205,11 @@ const JOB: CommandSpec = {
       name: "run",
       description:
         "Submits a job (Bacalhau's models.Job) from a YAML or JSON file, or from stdin with '-'.\n" +
-        "A document holding the job under a top-level Job key (what `shoal job describe --output yaml`\n" +
-        "prints) is read as that job. The server checks the job; an invalid one is refused with every\n" +
-        "problem named, and nothing is stored. Then it waits for the job to end, its progress on stderr,\n" +
-        "and exits with a status that says how it ended (--wait=false: it returns at once).\n" +
+        "A document holding the job under a top-level Job key (in any case, as the API reads keys; what\n" +
+        "`shoal job describe --output yaml` prints) is read as that job. The server checks the job; an\n" +
+        "invalid one is refused with every problem named, and nothing is stored. Then it waits for the\n" +
+        "job to end, its progress on stderr, and exits with a status that says how it ended\n" +
+        "(--wait=false: it returns at once).\n" +
         "Exit status: 0 Completed (a service or daemon job: it runs); 1 Failed, or an error; 3 Stopped; 4 the\n" +
         "wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.",
       summary: "submit a job from a YAML or JSON file ('-': stdin) and wait for its end",

@@ -8,13 +8,18 @@ export const API_OPTION_SPECS: readonly OptionSpec[] = [
     description: "API host (env SHOAL_API_HOST; default 127.0.0.1); https://… talks TLS",
   },
   { name: "api-port", arg: "PORT", description: "API port (env SHOAL_API_PORT; default 1234)" },
-  { name: "api-key", arg: "KEY", description: "API key (env SHOAL_API_KEY)" },
+  {
+    name: "api-key",
+    arg: "KEY",
+    description: "API key (env SHOAL_API_KEY); refused with --username/--password",
+  },
   { name: "username", arg: "USER", description: "Basic auth user (env SHOAL_API_USERNAME), with --password" },
   {
     name: "password",
     arg: "PASSWORD",
     description:
       "Basic auth password (env SHOAL_API_PASSWORD)\n" +
+      "flags before the environment; there, SHOAL_API_KEY wins over SHOAL_API_USERNAME/PASSWORD\n" +
       "without a key or user: this machine's serve or devstack admin key, sent only to this machine",
   },
   { name: "api-tls", description: "talk HTTPS (the default, unless API.TLS.Disable is set)" },

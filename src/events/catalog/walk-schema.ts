@@ -1,4 +1,5 @@
 import { type Either, Option, ParseResult, Schema, SchemaAST as AST } from "effect";
+import { goFold } from "./go-fold.ts";
 
 /**
  * Reading a submitted document (decoded JSON or YAML) with an Effect schema as Go's encoding/json
@@ -65,12 +66,6 @@ export const BeforeChecks = Symbol.for("shoal/walk/before-checks");
 export type Obj = Readonly<Record<string, unknown>>;
 export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 export const isAbsent = (v: unknown): boolean => v === undefined || v === null;
-
-/**
- * A name as Go's encoding/json compares field names: Unicode simple case folding, where the Kelvin sign is a k
- * (toLowerCase agrees) and the long s is an s (it does not).
- */
-export const goFold = (name: string): string => name.toLowerCase().replace(/\u017f/g, "s");
 
 /**
  * A field as Go's encoding/json finds it: the exact name first, else one that differs only in

@@ -36,6 +36,19 @@ const history: JobHistoryJson[] = [
   entry({ Event: event("Running", { Actor: "operator:\u001b[2Jmallory" }) }),
 ];
 
+/** A batch job as `job describe` reads it, in `State`. */
+const batchJob = (State: { StateType: string; Message: string }) =>
+  ({
+    ID: JOB_ID,
+    Name: "j",
+    Namespace: "default",
+    Type: "batch",
+    Count: 1,
+    State,
+    Version: 1,
+    CreateTime: Date.parse(TIME) * 1e6,
+    ModifyTime: Date.parse(TIME) * 1e6,
+  }) as unknown as JobJson;
 const cells = (table: string) => table.split("\n").map((line) => line.split(/ {2,}/));
 
 describe("job history tables: BY, who caused each entry", () => {
@@ -53,17 +66,7 @@ describe("job history tables: BY, who caused each entry", () => {
   });
 
   it("shoal job describe: its history tables have BY after the time", () => {
-    const job = {
-      ID: JOB_ID,
-      Name: "j",
-      Namespace: "default",
-      Type: "batch",
-      Count: 1,
-      State: { StateType: "Stopped", Message: "enough" },
-      Version: 1,
-      CreateTime: Date.parse(TIME) * 1e6,
-      ModifyTime: Date.parse(TIME) * 1e6,
-    } as unknown as JobJson;
+    const job = batchJob({ StateType: "Stopped", Message: "enough" });
     const text = describeText({ Job: job, History: { Items: history } });
     const jobHistory = /Job History\n((?:.+\n?)+)/.exec(text)?.[1];
     expect(cells((jobHistory ?? "").trimEnd()).map((r) => r.slice(1))).toEqual([
@@ -73,5 +76,12 @@ describe("job history tables: BY, who caused each entry", () => {
       ["operator:\\u001b[2Jmallory", "Scheduling", "Running"],
     ]);
     expect(text).not.toContain("\u001b");
+  });
+
+  it("shoal job describe: a multi-line message is one line of its summary, as in the tables", () => {
+    const job = batchJob({ StateType: "Failed", Message: "exit code 1\n\nlast line:\r\n  oops" });
+    const lines = describeText({ Job: job }).split("\n");
+    expect(lines.find((l) => l.startsWith("Message"))).toMatch(/^Message\s+= exit code 1; last line:; oops$/);
+    expect(lines[lines.findIndex((l) => l.startsWith("Message")) + 1]).toMatch(/^Count\s+= 1$/);
   });
 });

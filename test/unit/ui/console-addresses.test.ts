@@ -14,6 +14,11 @@ describe("returning after sign-in", () => {
       expect(returnPath(next), String(next)).toBe("/ui/nodes");
     expect(returnPath("/ui/sign-in?next=/ui/jobs")).toBe("/ui/nodes");
     expect(returnPath("/api/v1/orchestrator/nodes")).toBe("/ui/nodes");
+    // Judged as the browser resolves the path: dot segments, written plainly or escaped, may not leave the console.
+    for (const next of ["/ui/../api/v1/agent/config", "/ui/%2e%2e/api/v1/agent/config", "/ui/jobs/../../api", "/ui/.."])
+      expect(returnPath(next), next).toBe("/ui/nodes");
+    expect(returnPath("/ui/jobs/../sign-in")).toBe("/ui/nodes");
+    expect(returnPath("/ui/jobs/./../audit?from=1#top")).toBe("/ui/audit?from=1#top");
   });
 });
 

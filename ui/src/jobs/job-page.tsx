@@ -75,7 +75,7 @@ export function JobPage(props: { readonly id: string }) {
         <a href="/ui/jobs">Jobs</a> /
       </p>
       <h1>{job?.Name && job.Name !== props.id ? `${job.Name} (${props.id})` : props.id}</h1>
-      <LiveStatus mode={mode} />
+      <LiveStatus mode={mode} failed={error !== undefined} />
       <ErrorAlert message={error} />
       {job === undefined ? (
         error === undefined ? (

@@ -40,7 +40,7 @@ export function JobsPage() {
   return (
     <main>
       <h1>Jobs</h1>
-      <LiveStatus mode={mode} />
+      <LiveStatus mode={mode} failed={error !== undefined} />
       {session.can("write:job") ? (
         <p>
           <a class="button" href="/ui/jobs/new">

@@ -1,5 +1,6 @@
 import { useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
+import { jobWrapperKey, unwrapJob } from "../../../src/cli/unwrap-job.ts";
 import { ApiError } from "../api/client.ts";
 import { submitJob } from "../api/job-endpoints.ts";
 import type { SpecProblem } from "../api/types.ts";
@@ -13,12 +14,15 @@ interface PlacedProblem extends SpecProblem {
   readonly at?: SpecPosition;
 }
 
-/** Each problem's line in the text (the YAML parser, loaded only for a refused spec, keeps source positions). */
-async function place(text: string, problems: readonly SpecProblem[]): Promise<PlacedProblem[]> {
+/**
+ * Each problem's line in the text (the YAML parser, loaded only for a refused spec, keeps source positions); `under`:
+ * the key the text holds the job under, if it wraps it.
+ */
+async function place(text: string, problems: readonly SpecProblem[], under?: string): Promise<PlacedProblem[]> {
   const { specPositions } = await import("./spec-positions.ts");
   const positions = specPositions(
     text,
-    problems.map((p) => p.path),
+    problems.map((p) => (under === undefined ? p.path : p.path === "" ? under : `${under}.${p.path}`)),
   );
   return problems.map((p, i) => {
     const at = positions[i];
@@ -82,19 +86,22 @@ export function SubmitJobPage() {
     setBusy(true);
     setError(undefined);
     setProblems([]);
+    let under: string | undefined;
     try {
-      let job: unknown;
+      let document: unknown;
       try {
-        job = await parseSpec(text);
+        document = await parseSpec(text);
       } catch (e) {
         setError(`The text is neither JSON nor YAML: ${errorText(e)}`);
         return;
       }
-      const res = await submitJob(session.client, job);
+      // A job under a Job key (as `shoal job run` reads it): the job is submitted, its problems placed under the key.
+      under = jobWrapperKey(document);
+      const res = await submitJob(session.client, unwrapJob(document));
       route(jobHref(res.JobID));
     } catch (e) {
       const found = problemsOf(e);
-      setProblems(found.length === 0 ? [] : await place(text, found));
+      setProblems(found.length === 0 ? [] : await place(text, found, under));
       setError(found.length > 0 ? "The job was refused; nothing was stored:" : errorText(e));
     } finally {
       setBusy(false);

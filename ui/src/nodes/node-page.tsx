@@ -100,7 +100,7 @@ export function NodePage(props: { readonly id: string }) {
         <a href="/ui/nodes">Nodes</a> /
       </p>
       <h1>{props.id}</h1>
-      <LiveStatus mode={mode} />
+      <LiveStatus mode={mode} failed={error !== undefined} />
       {error === undefined ? null : (
         <p class="error" role="alert">
           {error}

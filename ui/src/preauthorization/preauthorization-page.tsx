@@ -127,7 +127,7 @@ function PreauthorizedList(props: { readonly version: number; readonly onDone: (
   return (
     <section aria-labelledby="preauthorized-title">
       <h2 id="preauthorized-title">Waiting to join</h2>
-      <LiveStatus mode={mode} />
+      <LiveStatus mode={mode} failed={error !== undefined} />
       <ErrorAlert message={error} />
       {items === undefined ? (
         <p class="loading">Loading…</p>
