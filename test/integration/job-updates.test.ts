@@ -5,7 +5,7 @@ import type { RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts
 import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
-import { until } from "../support/job-waits.ts";
+import { executionsOf, until } from "../support/job-waits.ts";
 import { shellJob } from "../support/shell-job.ts";
 
 /**
@@ -18,6 +18,9 @@ const USERS: AuthUser[] = [
   { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
 ];
 const JOBS = "/api/v1/orchestrator/jobs";
+/** Bacalhau's ComputeState numbers. */
+const RUNNING = 6;
+const CANCELLED = 11;
 const nodeId = `ju-${randomUUID().slice(0, 8)}`;
 let jobImage = "";
 let orchestrator: RunningOrchestrator;
@@ -126,5 +129,34 @@ describe("a named job submitted again", () => {
     const forced = await alice.call("PUT", JOBS, { Job: { ...named("echo first"), Name: "rerun-me" }, Force: true });
     expect(forced.status, JSON.stringify(forced.body)).toBe(200);
     await completedAt(jobId, 4);
+  }, 120_000);
+
+  it("runs its next version on the only node that fits once the earlier version's container stopped", async () => {
+    // The node's whole CPU: the new version fits only in the room its earlier version's container still holds while
+    // it stops.
+    const whole = (command: string) => ({
+      ...shellJob(jobImage, command, { resources: { CPU: "1", Memory: "32Mb" } }),
+      Name: "hog",
+    });
+    const jobId = await alice.submit(whole("sleep 60"));
+    await until(alice, jobId, (j) => j.Job.State.StateType === "Running", "version 1 runs");
+
+    expect((await alice.put(whole("sleep 61"))).JobID).toBe(jobId);
+    const second = await until(
+      alice,
+      jobId,
+      (j) =>
+        j.Job.State.StateType === "Failed" ||
+        (j.Job.Version === 2 && executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING)),
+      "version 2 runs or the job fails",
+    );
+    expect(second.Job.State.StateType, JSON.stringify(second.Job.State)).toBe("Running");
+    const all = await get(`${JOBS}/${jobId}/executions?all_job_versions=true`);
+    expect(all.Items.map((e: Body) => [e.JobVersion, e.ComputeState.StateType]).sort()).toEqual([
+      [1, CANCELLED],
+      [2, RUNNING],
+    ]);
+    const stopped = await alice.call("DELETE", `${JOBS}/${jobId}`);
+    expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
   }, 120_000);
 });
