@@ -131,6 +131,30 @@ describe("a named job submitted again", () => {
     await completedAt(jobId, 4);
   }, 120_000);
 
+  it("takes an IdempotencyToken as one submission: a retry answers its version, another spec under it is a 409", async () => {
+    const spec = (command: string) => ({ ...named(command), Name: "tokened" });
+    const submit = (token: string, command: string) =>
+      alice.call("PUT", JOBS, { Job: spec(command), IdempotencyToken: token });
+    const first = await submit("t1", "echo a");
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const jobId = first.body.JobID as string;
+    await completedAt(jobId, 1);
+    expect((await submit("t2", "echo b")).body.JobID).toBe(jobId);
+    await completedAt(jobId, 2);
+
+    const retry = await submit("t1", "echo a");
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.JobID).toBe(jobId);
+    const reused = await submit("t1", "echo c");
+    expect(reused.status).toBe(409);
+    expect(reused.body.Message).toBe(`IdempotencyToken "t1" was used for another job (${jobId})`);
+    const unchanged = await submit("t3", "echo b");
+    expect(unchanged.status).toBe(400);
+    expect(unchanged.body.Hint).toBe("Use the --force flag to override this warning");
+    const versions = await get(`${JOBS}/${jobId}/versions`);
+    expect(versions.Items.map((j: Body) => j.Version)).toEqual([1, 2]);
+  }, 120_000);
+
   it("runs its next version on the only node that fits once the earlier version's container stopped", async () => {
     // The node's whole CPU: the new version fits only in the room its earlier version's container still holds while
     // it stops.
