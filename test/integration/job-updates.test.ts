@@ -155,32 +155,37 @@ describe("a named job submitted again", () => {
     expect(versions.Items.map((j: Body) => j.Version)).toEqual([1, 2]);
   }, 120_000);
 
-  it("runs its next version on the only node that fits once the earlier version's container stopped", async () => {
-    // The node's whole CPU: the new version fits only in the room its earlier version's container still holds while
-    // it stops.
-    const whole = (command: string) => ({
-      ...shellJob(jobImage, command, { resources: { CPU: "1", Memory: "32Mb" } }),
-      Name: "hog",
-    });
-    const jobId = await alice.submit(whole("sleep 60"));
-    await until(alice, jobId, (j) => j.Job.State.StateType === "Running", "version 1 runs");
+  it.each(["batch", "daemon"])(
+    "runs its next version on the only node that fits once the earlier version's container stopped (%s)",
+    async (type) => {
+      // The node's whole CPU: the new version fits only in the room its earlier version's container still holds while
+      // it stops.
+      const whole = (command: string) => ({
+        ...shellJob(jobImage, command, { type, resources: { CPU: "1", Memory: "32Mb" } }),
+        Name: `hog-${type}`,
+      });
+      const jobId = await alice.submit(whole("sleep 60"));
+      await until(alice, jobId, (j) => j.Job.State.StateType === "Running", "version 1 runs");
 
-    expect((await alice.put(whole("sleep 61"))).JobID).toBe(jobId);
-    const second = await until(
-      alice,
-      jobId,
-      (j) =>
-        j.Job.State.StateType === "Failed" ||
-        (j.Job.Version === 2 && executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING)),
-      "version 2 runs or the job fails",
-    );
-    expect(second.Job.State.StateType, JSON.stringify(second.Job.State)).toBe("Running");
-    const all = await get(`${JOBS}/${jobId}/executions?all_job_versions=true`);
-    expect(all.Items.map((e: Body) => [e.JobVersion, e.ComputeState.StateType]).sort()).toEqual([
-      [1, CANCELLED],
-      [2, RUNNING],
-    ]);
-    const stopped = await alice.call("DELETE", `${JOBS}/${jobId}`);
-    expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
-  }, 120_000);
+      expect((await alice.put(whole("sleep 61"))).JobID).toBe(jobId);
+      const second = await until(
+        alice,
+        jobId,
+        (j) =>
+          j.Job.State.StateType === "Failed" ||
+          (j.Job.Version === 2 && executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING)),
+        "version 2 runs or the job fails",
+      );
+      expect(second.Job.State.StateType, JSON.stringify(second.Job.State)).toBe("Running");
+      const all = await get(`${JOBS}/${jobId}/executions?all_job_versions=true`);
+      expect(all.Items.map((e: Body) => [e.JobVersion, e.ComputeState.StateType]).sort()).toEqual([
+        [1, CANCELLED],
+        [2, RUNNING],
+      ]);
+      const stopped = await alice.call("DELETE", `${JOBS}/${jobId}`);
+      expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+      await until(alice, jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === CANCELLED), "stopped");
+    },
+    120_000,
+  );
 });
