@@ -87,7 +87,8 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
     const { spec, state: current } = state;
     if (spec === undefined || current === undefined) {
       if (command.type === "Rerun") return refuse(refusal(command, state));
-      return decideJob({ type: "Submit", submission: command.submission }, state, now);
+      const token = command.type === "Put" && command.token !== undefined ? { token: command.token } : {};
+      return decideJob({ type: "Submit", submission: command.submission, ...token }, state, now);
     }
     const job = { ...state, spec, state: current };
     return command.type === "Put" ? decideUpdate(command, job) : decideRerun(command, job);
@@ -104,7 +105,13 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
       [
         {
           type: "JobSubmitted",
-          data: { JobID: jobId, Job: submission.spec, Version: 1, Warnings: submission.warnings },
+          data: {
+            JobID: jobId,
+            Job: submission.spec,
+            Version: 1,
+            Warnings: submission.warnings,
+            ...(command.token === undefined ? {} : { IdempotencyToken: command.token }),
+          },
         },
       ],
       "job submitted",

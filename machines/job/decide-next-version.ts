@@ -32,6 +32,16 @@ export function decideUpdate(command: Put, job: ExistingJob): Decision<JobEvent,
     const message = `a job's type cannot change: ${before.Name} is a ${before.Type} job; submit the ${after.Type} job under another name`;
     return refuse({ code: "Invalid", message, problems: [{ path: "Type", message }] });
   }
+  // One token, one submission: its retry answers the version it made and stores nothing; another spec is refused.
+  const made = command.token === undefined ? undefined : job.tokens?.[command.token];
+  if (made !== undefined) {
+    const spec = jobAtVersion(job, made)?.spec;
+    if (spec !== undefined && jobSpecDiff(spec, after) === "") return accept([], "a retry of a stored submission");
+    return refuse({
+      code: "Conflict",
+      message: `IdempotencyToken ${JSON.stringify(command.token)} was used for another job (${job.jobId})`,
+    });
+  }
   const diff = jobSpecDiff(before, after);
   if (diff === "" && !command.force) {
     return refuse({
@@ -53,6 +63,7 @@ export function decideUpdate(command: Put, job: ExistingJob): Decision<JobEvent,
           Diff: diff,
           Forced: command.force,
           Warnings: submission.warnings,
+          ...(command.token === undefined ? {} : { IdempotencyToken: command.token }),
         },
       },
     ],

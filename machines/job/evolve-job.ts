@@ -74,13 +74,22 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
         modifyTime: at,
         versionTime: at,
         warnings: d.Warnings,
+        ...(d.IdempotencyToken === undefined ? {} : { tokens: { [d.IdempotencyToken]: d.Version } }),
       };
     }
     case "JobUpdated": {
       const to = TO.JobUpdated[from];
       if (to === undefined) return state;
       const d = event.data;
-      return nextVersion(state, to, { version: d.Version, spec: d.Job, message: UPDATED_MESSAGE }, time, d.Warnings);
+      const next = nextVersion(
+        state,
+        to,
+        { version: d.Version, spec: d.Job, message: UPDATED_MESSAGE },
+        time,
+        d.Warnings,
+      );
+      if (d.IdempotencyToken === undefined) return next;
+      return { ...next, tokens: { ...state.tokens, [d.IdempotencyToken]: d.Version } };
     }
     case "JobRerun": {
       const to = TO.JobRerun[from];

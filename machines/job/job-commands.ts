@@ -17,12 +17,13 @@ export type JobSubmission =
  */
 export type JobCommand =
   /** The submitted models.Job, validated by the host before it asks (the job's id is its default Name). */
-  | { readonly type: "Submit"; readonly submission: JobSubmission }
+  | { readonly type: "Submit"; readonly submission: JobSubmission; readonly token?: string }
   /**
    * Bacalhau's SubmitJob of a named job: submits it if it does not exist, else updates it to the
-   * submitted spec as its next version. An unchanged spec is refused unless `force`.
+   * submitted spec as its next version. An unchanged spec is refused unless `force`. `token`: the submission's
+   * IdempotencyToken, one submission: the version it made is answered again for the same spec, another spec refused.
    */
-  | { readonly type: "Put"; readonly submission: JobSubmission; readonly force: boolean }
+  | { readonly type: "Put"; readonly submission: JobSubmission; readonly force: boolean; readonly token?: string }
   /** Runs the spec of `version` (0: the current one) again as the job's next version; `reason` is the user's. */
   | { readonly type: "Rerun"; readonly version: number; readonly reason: string }
   /**

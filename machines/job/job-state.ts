@@ -60,6 +60,8 @@ export interface JobState {
   readonly warnings: readonly string[];
   /** The versions before the current one, oldest first (empty until the job is updated or rerun). */
   readonly versions: readonly JobVersionRecord[];
+  /** The version each IdempotencyToken's submission made (absent until one came with a token). */
+  readonly tokens?: Readonly<Record<string, number>>;
 }
 
 export function initialJobState(jobId: string): JobState {

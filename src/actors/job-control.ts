@@ -4,12 +4,12 @@ import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaul
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import { canonicalJson } from "../../machines/canonical-json.ts";
 import type { JobSpec } from "../../machines/job/job-spec.ts";
-import { jobSpecDiff } from "../../machines/job/job-spec-diff.ts";
 import { idempotentJobId } from "./job-submission/idempotent-job-id.ts";
 import { nameJobId } from "./job-submission/name-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
 import { isJobId, jobIdOf } from "../../machines/job/job-id.ts";
 import type { JobState } from "../../machines/job/job-state.ts";
+import { jobAtVersion } from "../../machines/job/job-versions.ts";
 import type { JobCommand, JobRefusal, JobSubmission } from "../../machines/job/job-commands.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "../../machines/execution/execution-commands.ts";
 import type { JobEvent } from "../events/catalog/job-events.ts";
@@ -142,9 +142,9 @@ export class JobControl {
       : [];
     // A token's first submission stores the token's job, whatever its name; a name a job has is that job's.
     if (submission.ok && submission.spec.Name !== jobId && (known.length > 0 || !token)) {
-      return this.updateNamed(submission.spec, known, submission, context, request.force === true, token !== undefined);
+      return this.updateNamed(submission.spec, known, submission, context, request.force === true, token);
     }
-    const command = { type: "Submit", submission } as const;
+    const command = { type: "Submit", submission, ...(token ? { token } : {}) } as const;
     try {
       // A fresh random id has no stream: nothing to read before deciding. A token's may have one.
       const [result] = await this.jobs.executeWithState(jobId, command, context, undefined, !token);
@@ -179,8 +179,8 @@ export class JobControl {
   /**
    * The named job submitted, or updated to the submitted spec (its next version). The job is the
    * one the read model knows by that name (`known`: one stored before names gave ids, or under an
-   * IdempotencyToken), else the name's own id. With a token, an unchanged spec is the retry of a
-   * submission that was stored: it answers the job, storing nothing.
+   * IdempotencyToken), else the name's own id. A token is one submission: its retry with the same spec answers the
+   * job, storing nothing, and another spec under it is a Conflict (the job's decider remembers each token's version).
    */
   private async updateNamed(
     spec: JobSpec,
@@ -188,7 +188,7 @@ export class JobControl {
     submission: JobSubmission,
     context: CommandContext,
     force: boolean,
-    retryable: boolean,
+    token: string | undefined,
   ): Promise<Submitted> {
     if (known.length > 1) {
       throw badRequest(`multiple jobs are named ${spec.Name} in namespace ${spec.Namespace}: update one by its ID`, {
@@ -196,12 +196,14 @@ export class JobControl {
       });
     }
     const jobId = known[0] ?? nameJobId(spec.Namespace, spec.Name);
-    if (retryable) {
-      const current = (await this.jobs.get(jobId)).state;
-      if (current.spec !== undefined && jobSpecDiff(current.spec, spec) === "")
-        return { jobId, warnings: current.warnings, position: undefined };
+    const command = { type: "Put", submission, force, ...(token ? { token } : {}) } as const;
+    const [result, state] = await this.jobs.executeWithState(jobId, command, context);
+    // A retry stores nothing: the warnings are those of the version it made.
+    if (result.events.length === 0) {
+      const made = token === undefined ? undefined : state.tokens?.[token];
+      const version = made === undefined ? state : jobAtVersion(state, made);
+      return { jobId, warnings: version?.warnings ?? state.warnings, position: undefined };
     }
-    const [result] = await this.jobs.executeWithState(jobId, { type: "Put", submission, force }, context);
     return { jobId, warnings: warningsOf(result.events), position: result.position };
   }
 

@@ -10,8 +10,12 @@ import { print, printError } from "./output-format.ts";
 import { printJobLogs } from "./print-job-logs.ts";
 import { UsageError } from "./usage-error.ts";
 
-/** Bacalhau's RunTimeSettings that Shoal has: what to print once the job is submitted, and whether to wait. */
+/**
+ * Bacalhau's RunTimeSettings that Shoal has: what to print once the job is submitted, and whether to wait; and its
+ * `--force`: a named job submitted again unchanged becomes its next version instead of being refused.
+ */
 export interface RunSettings {
+  readonly force: boolean;
   readonly idOnly: boolean;
   readonly wait: boolean;
   readonly follow: boolean;
@@ -24,6 +28,7 @@ export const RUN_SETTINGS_OPTIONS = {
   follow: { type: "boolean", short: "f" },
   "wait-timeout": { type: "string" },
   "wait-timeout-secs": { type: "string" },
+  force: { type: "boolean" },
 } as const;
 
 /** Bacalhau's DefaultRunWaitSeconds. */
@@ -38,6 +43,7 @@ export function runSettingsFrom(
     readonly follow?: boolean;
     readonly "wait-timeout"?: string;
     readonly "wait-timeout-secs"?: string;
+    readonly force?: boolean;
   },
   wait: boolean | undefined,
   help: string,
@@ -51,7 +57,13 @@ export function runSettingsFrom(
   const follow = values.follow ?? false;
   if (follow && wait === false)
     throw new UsageError("--follow prints the output until the job ends: it cannot be given with --wait=false", help);
-  return { idOnly: values["id-only"] ?? false, wait: wait ?? true, follow, waitTimeoutSeconds: seconds };
+  return {
+    force: values.force ?? false,
+    idOnly: values["id-only"] ?? false,
+    wait: wait ?? true,
+    follow,
+    waitTimeoutSeconds: seconds,
+  };
 }
 
 /** The last lines a failed execution wrote to stderr: often the why behind an exit code. */
@@ -97,8 +109,8 @@ interface PutJobAnswer {
  * answer is lost after the API stored the job (a connection dropped, a proxy's 502), the retry gets that job back
  * instead of storing a second one.
  */
-async function putJob(api: ApiClient, job: unknown): Promise<PutJobAnswer> {
-  const body = { Job: job, IdempotencyToken: randomUUID() };
+async function putJob(api: ApiClient, job: unknown, force: boolean): Promise<PutJobAnswer> {
+  const body = { Job: job, IdempotencyToken: randomUUID(), ...(force ? { Force: true } : {}) };
   for (let attempt = 0; ; attempt++) {
     try {
       return await api.request<PutJobAnswer>("PUT", "/api/v1/orchestrator/jobs", body);
@@ -119,10 +131,16 @@ async function putJob(api: ApiClient, job: unknown): Promise<PutJobAnswer> {
 export async function submitJob(api: ApiClient, job: unknown, settings: RunSettings): Promise<number> {
   let response: PutJobAnswer;
   try {
-    response = await putJob(api, job);
+    response = await putJob(api, job, settings.force);
   } catch (e) {
-    const problems = e instanceof ApiError && e.status === 400 ? problemsOf(e) : [];
-    if (problems.length === 0) throw e;
+    if (!(e instanceof ApiError) || e.status !== 400) throw e;
+    const problems = problemsOf(e);
+    if (problems.length === 0) {
+      // A refusal of the submission as a whole (a named job submitted again unchanged): the API's hint says what to do.
+      const hint = (e.body as { Hint?: unknown } | undefined)?.Hint;
+      printError(`Error: ${e.message}${typeof hint === "string" && hint !== "" ? `\nHint: ${hint}` : ""}`);
+      return RUN_EXIT.failed;
+    }
     printError(
       `Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`,
     );

@@ -139,6 +139,12 @@ export class ExecutionRunner {
   /** Executions being handed to the executor now: a repeat of their message waits for that. */
   private readonly starting = new Set<string>();
   private readonly running = new Map<string, RunningExecution>();
+  /**
+   * Executions told to stop whose containers have not ended yet, each with its end: the orchestrator counts their room
+   * as free from the moment it told them to stop, and may place new work there at once (a job's next version on the
+   * node where its earlier one stops). Work refused for lack of room is judged again once they ended.
+   */
+  private readonly stopping = new Map<string, Promise<unknown>>();
   /** Each execution's reports go out one after another, in order. */
   private readonly chains = new Map<string, Promise<void>>();
   /**
@@ -214,9 +220,14 @@ export class ExecutionRunner {
   private bid(executionId: string, task: WorkTask): void {
     if (this.standing(executionId)) return;
     const hostEnv = hostEnvRefusal(executionId, task);
+    const spec = executionSpecOf(executionId, task);
     const refusal = hostEnv
       ? Promise.resolve(hostEnv)
-      : this.options.executor.bidRefusal(executionSpecOf(executionId, task));
+      : this.options.executor
+          .bidRefusal(spec)
+          .then(async (refused) =>
+            refused === undefined || !(await this.stopsEnded()) ? refused : this.options.executor.bidRefusal(spec),
+          );
     refusal.then(
       (refused) => {
         // A run that came while the engine was asked answers for itself.
@@ -259,7 +270,15 @@ export class ExecutionRunner {
     if (this.standing(id)) return;
     const spec = executionSpecOf(id, message.Task);
     // Refused at once (nothing kept, nothing written) when it cannot run here.
-    const refused = hostEnvRefusal(id, message.Task) ?? this.options.executor.refusal(spec);
+    const hostEnv = hostEnvRefusal(id, message.Task);
+    let refused = hostEnv ?? this.options.executor.refusal(spec);
+    if (refused && hostEnv === undefined && this.stopping.size > 0) {
+      // A repeat meanwhile waits for this answer.
+      this.starting.add(id);
+      await this.stopsEnded();
+      this.starting.delete(id);
+      refused = this.options.executor.refusal(spec);
+    }
     if (refused) {
       this.options.observer?.executionFailed("refused");
       this.report(rejected(id, refused, "RunExecution"));
@@ -297,6 +316,7 @@ export class ExecutionRunner {
       });
     void execution.done.then((result) => {
       this.running.delete(id);
+      this.stopping.delete(id);
       if (result.state === "Failed" && result.reason !== "cancelled")
         observer?.executionFailed(failureReasonOf(result.reason));
       this.finish(id, endReport(result));
@@ -310,8 +330,20 @@ export class ExecutionRunner {
     this.resend(final);
   }
 
+  /**
+   * Once every execution being stopped here has ended: true if there were any (what they held is free now), false at
+   * once if none.
+   */
+  private async stopsEnded(): Promise<boolean> {
+    if (this.stopping.size === 0) return false;
+    await Promise.all(this.stopping.values());
+    return true;
+  }
+
   private async cancel(executionId: string, why: string): Promise<void> {
-    if (this.running.has(executionId)) {
+    const running = this.running.get(executionId);
+    if (running !== undefined) {
+      this.stopping.set(executionId, running.done.then(noop, noop));
       try {
         await this.options.executor.cancel(executionId, why); // its end comes through `done`
       } catch (e) {
@@ -478,3 +510,5 @@ function rejected(executionId: string, error: ShoalError, answers: "AskForBid" |
     Answers: answers,
   };
 }
+
+const noop = (): void => {};

@@ -426,6 +426,31 @@ describe("shoal job run", () => {
     expect(stored.map((j: Body) => j.ID)).toEqual([res.stdout.trim()]);
   });
 
+  it("an unchanged named job run again: refused with the hint, exit 1; --force runs it as the next version", async () => {
+    const file = join(tempDir(), "named.json");
+    writeFileSync(file, JSON.stringify({ ...spec("echo again"), Name: `again-${randomUUID().slice(0, 8)}` }));
+    const first = await shoal(["job", "run", file, "--wait"]);
+    expect(first.code, first.stderr).toBe(0);
+    const id = jobIdIn(first.stdout);
+
+    const again = await shoal(["job", "run", file, "--wait"]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe("");
+    expect(again.stderr.trimEnd().split("\n")).toEqual([
+      `Error: no changes detected for new job spec. Job Name: '${JSON.parse(readFileSync(file, "utf8")).Name}', Job Id: '${id}'`,
+      "Hint: Use the --force flag to override this warning",
+    ]);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job.Version).toBe(1);
+
+    const forced = await shoal(["job", "run", file, "--wait", "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(jobIdIn(forced.stdout)).toBe(id);
+    expect((await get(`/api/v1/orchestrator/jobs/${id}`)).Job).toMatchObject({
+      Version: 2,
+      State: { StateType: "Completed" },
+    });
+  }, 60_000);
+
   it("a file that is not YAML, an empty one, or none: exit 2 naming it", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.yaml"), "Type: [batch\n");

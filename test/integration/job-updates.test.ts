@@ -5,7 +5,7 @@ import type { RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts
 import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
-import { until } from "../support/job-waits.ts";
+import { executionsOf, until } from "../support/job-waits.ts";
 import { shellJob } from "../support/shell-job.ts";
 
 /**
@@ -18,6 +18,9 @@ const USERS: AuthUser[] = [
   { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
 ];
 const JOBS = "/api/v1/orchestrator/jobs";
+/** Bacalhau's ComputeState numbers. */
+const RUNNING = 6;
+const CANCELLED = 11;
 const nodeId = `ju-${randomUUID().slice(0, 8)}`;
 let jobImage = "";
 let orchestrator: RunningOrchestrator;
@@ -127,4 +130,62 @@ describe("a named job submitted again", () => {
     expect(forced.status, JSON.stringify(forced.body)).toBe(200);
     await completedAt(jobId, 4);
   }, 120_000);
+
+  it("takes an IdempotencyToken as one submission: a retry answers its version, another spec under it is a 409", async () => {
+    const spec = (command: string) => ({ ...named(command), Name: "tokened" });
+    const submit = (token: string, command: string) =>
+      alice.call("PUT", JOBS, { Job: spec(command), IdempotencyToken: token });
+    const first = await submit("t1", "echo a");
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const jobId = first.body.JobID as string;
+    await completedAt(jobId, 1);
+    expect((await submit("t2", "echo b")).body.JobID).toBe(jobId);
+    await completedAt(jobId, 2);
+
+    const retry = await submit("t1", "echo a");
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.JobID).toBe(jobId);
+    const reused = await submit("t1", "echo c");
+    expect(reused.status).toBe(409);
+    expect(reused.body.Message).toBe(`IdempotencyToken "t1" was used for another job (${jobId})`);
+    const unchanged = await submit("t3", "echo b");
+    expect(unchanged.status).toBe(400);
+    expect(unchanged.body.Hint).toBe("Use the --force flag to override this warning");
+    const versions = await get(`${JOBS}/${jobId}/versions`);
+    expect(versions.Items.map((j: Body) => j.Version)).toEqual([1, 2]);
+  }, 120_000);
+
+  it.each(["batch", "daemon"])(
+    "runs its next version on the only node that fits once the earlier version's container stopped (%s)",
+    async (type) => {
+      // The node's whole CPU: the new version fits only in the room its earlier version's container still holds while
+      // it stops.
+      const whole = (command: string) => ({
+        ...shellJob(jobImage, command, { type, resources: { CPU: "1", Memory: "32Mb" } }),
+        Name: `hog-${type}`,
+      });
+      const jobId = await alice.submit(whole("sleep 60"));
+      await until(alice, jobId, (j) => j.Job.State.StateType === "Running", "version 1 runs");
+
+      expect((await alice.put(whole("sleep 61"))).JobID).toBe(jobId);
+      const second = await until(
+        alice,
+        jobId,
+        (j) =>
+          j.Job.State.StateType === "Failed" ||
+          (j.Job.Version === 2 && executionsOf(j).some((e) => e.ComputeState.StateType === RUNNING)),
+        "version 2 runs or the job fails",
+      );
+      expect(second.Job.State.StateType, JSON.stringify(second.Job.State)).toBe("Running");
+      const all = await get(`${JOBS}/${jobId}/executions?all_job_versions=true`);
+      expect(all.Items.map((e: Body) => [e.JobVersion, e.ComputeState.StateType]).sort()).toEqual([
+        [1, CANCELLED],
+        [2, RUNNING],
+      ]);
+      const stopped = await alice.call("DELETE", `${JOBS}/${jobId}`);
+      expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+      await until(alice, jobId, (j) => executionsOf(j).every((e) => e.ComputeState.StateType === CANCELLED), "stopped");
+    },
+    120_000,
+  );
 });

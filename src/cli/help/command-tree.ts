@@ -51,6 +51,10 @@ const RUN_SETTINGS: OptionSpec[] = [
   { name: "id-only", description: "print only the job id" },
   { name: "follow", short: "f", description: "print the job's output until it ends" },
   { name: "wait-timeout", arg: "T", description: "how long to wait: seconds or a duration (90s, 5m)" },
+  {
+    name: "force",
+    description: "run a named job's unchanged spec again as its next version (else refused)",
+  },
 ];
 
 const JOB_ID = "<job-id> [options]";

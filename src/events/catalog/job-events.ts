@@ -16,6 +16,8 @@ export const JobSubmitted = Schema.Struct({
   Version: Schema.Number.pipe(Schema.int(), Schema.positive()),
   /** What the submission's sanitizing dropped or ignored, as the submitter was told. */
   Warnings: Schema.Array(Schema.String),
+  /** The submission's IdempotencyToken, when it had one: a retry with it is answered with this version. */
+  IdempotencyToken: Schema.optional(Schema.String),
 });
 
 /** No node could take the job (`Reason`: the scheduler's account of why); it waits for one until its QueueTimeout. */
@@ -58,6 +60,8 @@ export const JobUpdated = Schema.Struct({
   Diff: Schema.String,
   Forced: Schema.Boolean,
   Warnings: Schema.Array(Schema.String),
+  /** The submission's IdempotencyToken, when it had one: a retry with it is answered with this version. */
+  IdempotencyToken: Schema.optional(Schema.String),
 });
 
 /**

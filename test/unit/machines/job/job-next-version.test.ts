@@ -26,6 +26,12 @@ function specOf(input: unknown): JobSpec {
   return r.spec;
 }
 const put = (input: unknown, force = false): JobCommand => ({ type: "Put", submission: validated(input), force });
+const putWith = (token: string, input: unknown, force = false): JobCommand => ({
+  type: "Put",
+  submission: validated(input),
+  force,
+  token,
+});
 const rerun = (version = 0, reason = ""): JobCommand => ({ type: "Rerun", version, reason });
 
 const submitted: JobEvent = {
@@ -266,5 +272,48 @@ describe("what differs between two specs", () => {
     );
     expect(jobSpecDiff(before, before)).toBe("");
     expect(jobSpecDiff(specOf(raw({ Meta: { "a b": "1" } })), specOf(raw()))).toBe('- Meta["a b"]: "1"');
+  });
+});
+
+describe("an IdempotencyToken on a named job: one submission", () => {
+  const T1 = "t-1";
+  const T2 = "t-2";
+  const withToken = (e: JobEvent, token: string): JobEvent =>
+    ({ ...e, data: { ...e.data, IdempotencyToken: token } }) as JobEvent;
+  const submittedT1 = withToken(submitted, T1);
+  const updatedT2 = withToken(updated(), T2);
+
+  it("records the token on the job's first version and on an update", () => {
+    given().when(putWith(T1, raw())).then([submittedT1]);
+    given(IN_STATE.Completed)
+      .when(putWith(T2, raw({}, "alpine")))
+      .then([updatedT2], "job updated");
+    expect(given([submittedT1, started, completed, updatedT2]).state.tokens).toEqual({ [T1]: 1, [T2]: 2 });
+  });
+
+  it("answers a retry with the same spec by storing nothing, even after a later version", () => {
+    given([submittedT1]).when(putWith(T1, raw())).thenNothingHappened();
+    given([submittedT1, started, completed, updatedT2]).when(putWith(T1, raw())).thenNothingHappened();
+    given([submittedT1, started, completed, updatedT2])
+      .when(putWith(T2, raw({}, "alpine")))
+      .thenNothingHappened();
+  });
+
+  it("refuses the token with another spec as a Conflict, forced or not", () => {
+    given([submittedT1, started, completed, updatedT2])
+      .when(putWith(T1, raw({}, "debian")))
+      .thenThrows({ code: "Conflict", message: `IdempotencyToken "t-1" was used for another job (${ID})` });
+    given([submittedT1])
+      .when(putWith(T1, raw({}, "alpine"), true))
+      .thenThrows({ code: "Conflict" });
+  });
+
+  it("takes a new token as a new submission: an unchanged spec is refused unless forced", () => {
+    given([submittedT1, started, completed])
+      .when(putWith(T2, raw()))
+      .thenThrows({ code: "Invalid", hint: "Use the --force flag to override this warning" });
+    given([submittedT1, started, completed])
+      .when(putWith(T2, raw(), true))
+      .thenMatches([{ type: "JobUpdated", data: { Version: 2, Forced: true, IdempotencyToken: T2 } }]);
   });
 });
