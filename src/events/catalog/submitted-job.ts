@@ -2,6 +2,7 @@ import { ParseResult, Schema } from "effect";
 import { quote } from "../../../machines/job/spec-fields.ts";
 import { DockerEngineParams, JobType, NetworkType, SelectorOperator } from "./job-spec.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
+import { SubmittedInputSources } from "./submitted-input-source.ts";
 import {
   BeforeChecks,
   Checks,
@@ -297,12 +298,7 @@ export const SubmittedTask = Schema.Struct(
       [WarnsUnknownFields]: [],
       ...required("missing engine: a task runs on an engine (Type: docker)"),
     }),
-    InputSources: optional(
-      Schema.Unknown.annotations({
-        description: "not supported",
-        ...checks(unsupported("input sources are not supported by Shoal")),
-      }),
-    ),
+    InputSources: optional(SubmittedInputSources),
     Publisher: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredPublisher) })),
     ResultPaths: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredResultPaths) })),
     Env: optional(
