@@ -220,6 +220,7 @@ export class ComputeAgent {
       this.options.labels,
       this.options.dataDir,
       this.options.executor?.ledger,
+      this.options.executor?.storageSources,
     );
   }
 

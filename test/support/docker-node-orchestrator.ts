@@ -1,6 +1,6 @@
 import Docker from "dockerode";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import { DockerExecutor, type DockerExecutorOptions } from "../../src/compute/executor/docker-executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { silentLogger } from "./fixtures.ts";
@@ -20,12 +20,13 @@ export interface DockerNodeOrchestrator {
 
 /**
  * An orchestrator on its own NATS with `users`, and one compute agent `nodeId` joined to it that runs its
- * executions in Docker (1 CPU, 256 MiB): the smallest real cluster a job runs on.
+ * executions in Docker (1 CPU, 256 MiB; `executor` adds to its options): the smallest real cluster a job runs on.
  */
 export async function startDockerNodeOrchestrator(
   prefix: string,
   users: readonly AuthUser[],
   nodeId: string,
+  executor: Partial<DockerExecutorOptions> = {},
 ): Promise<DockerNodeOrchestrator> {
   const orchestrator = await startOrchestrator(
     await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users] }),
@@ -41,6 +42,7 @@ export async function startDockerNodeOrchestrator(
       logger: silentLogger,
       docker: new Docker(),
       stopGraceSeconds: 0,
+      ...executor,
     }),
   });
   await startJoined(agent, orchestrator.manager, nodeId);
