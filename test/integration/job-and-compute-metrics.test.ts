@@ -198,6 +198,7 @@ describe("job, execution and placement metrics", () => {
     expect(reasons.map((k) => /reason="([^"]+)"/.exec(k)?.[1]).sort()).toEqual([
       "engine-failed",
       "image-missing",
+      "input-failed",
       "lost",
       "non-zero-exit",
       "oom-killed",
