@@ -54,7 +54,7 @@ export async function downloadUrl(
     new ShoalError({
       kind: "PayloadTooLarge",
       message:
-        `download from URL (${url}) is ${bytes === undefined ? "more than" : `${formatExactBytes(bytes)}, more than`} ` +
+        `download from URL (${url}) is ${bytes === undefined ? "more than" : `${bytes} bytes, more than`} ` +
         `the ${formatExactBytes(limits.maxBytes)} this node takes (InputSources.MaxDownloadSize)`,
     });
   let response: Response;
