@@ -104,7 +104,7 @@ describe("input sources", () => {
     expect(JSON.stringify(noWrite)).toContain(`volume ${allowed}/set1 is not granted write access`);
   }, 60_000);
 
-  it("downloads a URL on the node and mounts the file under its target, though the container has no network", async () => {
+  it("downloads a URL on the node and mounts the file under its target; the container has no network", async () => {
     const jobId = await api.submit(
       withInputs(
         "cat /inputs/greeting.txt; wget -q -T 2 -O- " + baseUrl + "/files/greeting.txt || echo no-network",
