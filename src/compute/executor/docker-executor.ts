@@ -315,6 +315,12 @@ export class DockerExecutor implements Executor {
       }
     }
     const missing = [...knownIds].filter((id) => !seen.has(id) && !this.#tracked.has(id));
+    // Downloads of executions that ended while the node was away: only running containers still read theirs.
+    await this.options.inputs
+      ?.prune(new Set(this.#tracked.keys()))
+      .catch((e: unknown) =>
+        this.options.logger.warn({ reason: (e as Error).message }, "could not remove downloads of ended executions"),
+      );
     return { adopted, removed, missing, failed };
   }
 

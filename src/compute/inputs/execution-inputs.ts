@@ -1,4 +1,4 @@
-import { realpath, rm, stat } from "node:fs/promises";
+import { readdir, realpath, rm, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { absolutePathProblem } from "../../events/catalog/submitted-input-source.ts";
 import { badRequest, type ShoalError, unavailable } from "../../errors/shoal-error.ts";
@@ -88,6 +88,18 @@ export class ExecutionInputs {
   /** The execution's downloads, once it ended (a local directory is the node's own: never touched). */
   async cleanup(executionId: string): Promise<void> {
     await rm(this.#executionDir(executionId), { recursive: true, force: true });
+  }
+
+  /** After a restart: the downloads of every execution but `running` (which still read theirs). */
+  async prune(running: ReadonlySet<string>): Promise<void> {
+    let found: string[];
+    try {
+      found = await readdir(this.options.downloadDir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
+    for (const id of found) if (!running.has(id)) await this.cleanup(id);
   }
 
   #executionDir(executionId: string): string {
