@@ -131,3 +131,27 @@ describe("input sources", () => {
     );
   }, 60_000);
 });
+
+describe("a node that reads no input sources", () => {
+  const bare = `bare-${randomUUID().slice(0, 8)}`;
+  let other: DockerNodeOrchestrator | undefined;
+  const client = new JobApiClient(
+    () => other!.orchestrator.apiUrl,
+    () => KEY,
+  );
+  beforeAll(async () => {
+    other = await startDockerNodeOrchestrator("shoal-no-inputs-", USERS, bare);
+  }, 60_000);
+  afterAll(async () => {
+    await other?.stop();
+  });
+
+  it("is not given a job with inputs: its verdict says which storage type it lacks", async () => {
+    const jobId = await client.submit(
+      withInputs("cat /inputs/greeting.txt", url(`${baseUrl}/files/greeting.txt`, "/in")),
+    );
+    const failed = await settled(client, jobId, ["Failed"]);
+    expect(failed.Executions?.Items ?? []).toEqual([]);
+    expect(JSON.stringify(failed)).toContain("does not support urlDownload, it reads no input sources");
+  }, 60_000);
+});
