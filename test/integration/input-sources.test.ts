@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -32,6 +32,11 @@ let image = "";
 let cluster: DockerNodeOrchestrator | undefined;
 let server: Server;
 let baseUrl = "";
+/** Once the node asked for /files/slow.txt, which never answers; once the node gave up on it. */
+let slowAsked: () => void = () => {};
+const slowRequest = new Promise<void>((resolve) => (slowAsked = resolve));
+let slowDropped: () => void = () => {};
+const slowGivenUp = new Promise<void>((resolve) => (slowDropped = resolve));
 const api = new JobApiClient(
   () => cluster!.orchestrator.apiUrl,
   () => KEY,
@@ -43,6 +48,10 @@ beforeAll(async () => {
   mkdirSync(join(root, "private"));
   writeFileSync(join(root, "private", "secret.txt"), "not for jobs\n");
   server = createServer((req, res) => {
+    if (req.url === "/files/slow.txt") {
+      res.on("close", slowDropped);
+      return slowAsked();
+    }
     if (req.url === "/files/greeting.txt") res.writeHead(200, { "content-type": "text/plain" }).end("downloaded hi\n");
     else res.writeHead(404).end("no such file");
   });
@@ -59,6 +68,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
+  server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
 });
 
@@ -115,7 +125,23 @@ describe("input sources", () => {
     expect(execution(done).RunOutput?.Stdout, JSON.stringify(execution(done))).toBe("downloaded hi\nno-network\n");
     // The execution's downloads are removed once it ended.
     await waitFor(
-      async () => readdirSync(downloads).length === 0,
+      async () => !existsSync(downloads) || readdirSync(downloads).length === 0,
+      5_000,
+      () => `left ${readdirSync(downloads).join()}`,
+    );
+  }, 60_000);
+
+  it("a stop ends a download under way at once, not when the download would give up", async () => {
+    const jobId = await api.submit(withInputs("cat /inputs/slow.txt", url(`${baseUrl}/files/slow.txt`, "/inputs")));
+    await slowRequest;
+    const asked = Date.now();
+    expect((await api.stop(jobId, "no longer needed")).status).toBe(200);
+    await settled(api, jobId, ["Stopped"]);
+    // The node drops the request when told to stop; else it would give up after 10 s (its InputSources.ReadTimeout).
+    await slowGivenUp;
+    expect(Date.now() - asked).toBeLessThan(8_000);
+    await waitFor(
+      async () => !existsSync(downloads) || readdirSync(downloads).length === 0,
       5_000,
       () => `left ${readdirSync(downloads).join()}`,
     );

@@ -89,6 +89,8 @@ interface Tracked {
   container?: Docker.Container;
   /** Who ended the execution before its command did. */
   endedBy?: "timeout" | "cancelled";
+  /** Ends the download of its inputs, while one is under way (a cancel does not wait for it). */
+  stopInputs?: () => void;
   cancelReason?: string;
   timer?: NodeJS.Timeout;
   /** The kill at the deadline, in flight: its answer says whether the container was still running. */
@@ -215,6 +217,7 @@ export class DockerExecutor implements Executor {
     if (!tracked?.outcome) throw notFound(`execution ${executionId} does not run on node ${this.#nodeId}`);
     tracked.endedBy ??= "cancelled";
     if (reason !== undefined) tracked.cancelReason ??= reason;
+    tracked.stopInputs?.();
     if (tracked.container) await this.#stop(tracked.container, executionId);
     // Before its container exists, #execute sees endedBy and stops short.
     const result = await tracked.outcome;
@@ -381,11 +384,14 @@ export class DockerExecutor implements Executor {
       if (noBridge) return this.#endBeforeStart(tracked, "rejected-by-engine", noBridge);
       let mounts: readonly BindMount[] = [];
       if (this.options.inputs !== undefined && (spec.inputs ?? []).length > 0) {
-        const prepared = await this.options.inputs.prepare(spec, signal);
+        const stop = new AbortController();
+        tracked.stopInputs = () => stop.abort();
+        const prepared = await this.options.inputs.prepare(spec, AbortSignal.any([signal, stop.signal]));
+        tracked.stopInputs = undefined;
         if (this.#closed) return undefined;
+        if (tracked.endedBy) return this.#endBeforeStart(tracked, "cancelled");
         if ("error" in prepared) return this.#endBeforeStart(tracked, "input-failed", prepared.error);
         mounts = prepared.mounts;
-        if (tracked.endedBy) return this.#endBeforeStart(tracked, "cancelled");
       }
 
       const options = dockerContainerOptions(this.#nodeId, spec, this.#maxOutputBytes, this.#confinement, mounts);
