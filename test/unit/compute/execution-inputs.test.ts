@@ -50,7 +50,7 @@ describe("a node's input sources", () => {
     );
   });
 
-  it("mounts a directory read-only unless asked; refuses a link out of the list and a path that is not there", async () => {
+  it("mounts a directory read-only unless asked; refuses a link out of the list, and a missing path", async () => {
     const signal = new AbortController().signal;
     expect(await inputs.prepare(spec(local(`${root}/allowed/set`)), signal)).toEqual({
       mounts: [{ source: `${root}/allowed/set`, target: "/data", readOnly: true }],

@@ -64,7 +64,9 @@ describe("a urlDownload on the node", () => {
     const dir = tempDir();
     await expect(downloadUrl(`${base}/big`, dir, limits)).rejects.toMatchObject({
       kind: "PayloadTooLarge",
-      message: `download from URL (${base}/big) is 4096 bytes, more than the 1KiB this node takes (InputSources.MaxDownloadSize)`,
+      message:
+        `download from URL (${base}/big) is 4096 bytes, more than the 1KiB this node takes ` +
+        "(InputSources.MaxDownloadSize)",
     });
     await expect(downloadUrl(`${base}/big-unsaid`, dir, limits)).rejects.toMatchObject({ kind: "PayloadTooLarge" });
     expect(readdirSync(dir)).toEqual([]);
