@@ -303,8 +303,9 @@ const JOB: CommandSpec = {
     {
       name: "logs",
       description:
-        "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The job's latest\n" +
-        "execution unless --execution-id names another. Without --follow: what it wrote so far (a finished\n" +
+        "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The latest execution of\n" +
+        "the job's current version (--version: of that version) unless --execution-id names another (of any\n" +
+        "version). Without --follow: what it wrote so far (a finished\n" +
         "execution: what its node reported); with it, lines as they come, until the execution ends.\n" +
         "Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as\n" +
         "\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.",
@@ -312,6 +313,7 @@ const JOB: CommandSpec = {
       usage: JOB_ID,
       options: [
         { name: "execution-id", short: "e", arg: "ID", description: "read this execution of the job" },
+        { name: "version", short: "v", arg: "N", description: "read this version's latest execution (0: the current)" },
         { name: "tail", short: "t", arg: "N", description: "only the last N lines so far" },
         { name: "follow", short: "f", description: "keep printing until the execution ends" },
         { name: "raw", description: "write the output as the job wrote it, control characters and all" },
