@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { dryRunJob } from "../dry-run-job.ts";
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
@@ -10,15 +11,19 @@ import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job run --help";
 
-export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...RUN_SETTINGS_OPTIONS } as const;
+export const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  ...RUN_SETTINGS_OPTIONS,
+  "dry-run": { type: "boolean" },
+} as const;
 
-function readJobText(file: string): string {
+export function readJobText(file: string, help = HELP_REF): string {
   try {
     return readFileSync(file === "-" ? 0 : file, "utf8");
   } catch (e) {
     throw new UsageError(
       `cannot read the job from ${file === "-" ? "stdin" : file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      HELP_REF,
+      help,
     );
   }
 }
@@ -65,5 +70,6 @@ export async function jobRunCommand(args: string[]): Promise<number> {
   const settings = runSettingsFrom(values, wait, HELP_REF);
   const file = positionals[0] as string;
   const job = await parseJobDocument(readJobText(file), file === "-" ? "stdin" : file);
+  if (values["dry-run"]) return dryRunJob(apiClientFrom(values), job);
   return submitJob(apiClientFrom(values), job, settings);
 }
