@@ -28,10 +28,11 @@ const jobs = new JobApiClient(
   () => KEY,
 );
 
-/** `shoal job <command> <API flags> …`. */
-const shoal = (args: string[]) => {
+/** `shoal job <command> <API flags> …`, with `env` beside the test's own. */
+const shoal = (args: string[], env: Record<string, string> = {}) => {
   const { hostname, port } = new URL(cluster!.orchestrator.apiUrl);
-  return runShoal(["job", args[0]!, "--api-host", hostname, "--api-port", port, "--api-key", KEY, ...args.slice(1)]);
+  const api = ["--api-host", hostname, "--api-port", port, "--api-key", KEY];
+  return runShoal(["job", args[0]!, ...api, ...args.slice(1)], env);
 };
 /** A job file: the job `sh -c command`, named `name` unless that is undefined. */
 function jobFile(file: string, command: string, name: string | undefined): string {
@@ -50,7 +51,7 @@ afterAll(async () => {
 });
 
 describe("a named job's versions from the CLI", () => {
-  it("run --dry-run shows the change and submits nothing; versions, describe --version, logs --version read them", async () => {
+  it("run --dry-run shows the change and submits nothing; versions, describe and logs read a version", async () => {
     const first = await shoal(["run", jobFile("v1.yaml", "echo one", "cli-versions")]);
     expect(first.code, first.stderr).toBe(0);
     const jobId = /Job ID: (j-[0-9a-f-]{36})/.exec(first.stdout)?.[1] as string;
@@ -129,7 +130,7 @@ describe("a named job's versions from the CLI", () => {
     expect((await shoal(["rerun"])).code).toBe(2);
   }, 120_000);
 
-  it("run --dry-run of a job no job has the name of prints it as read, after the error; an invalid one is refused", async () => {
+  it("run --dry-run of an unnamed or unknown job prints it after the error; an invalid one is refused", async () => {
     const unnamed = await shoal(["run", jobFile("unnamed.yaml", "echo hi", undefined), "--dry-run"]);
     expect(unnamed.code, unnamed.stderr).toBe(0);
     expect(unnamed.stderr).toContain("Error: failed to fetch Job spec: invalid job spec: name is missing");
@@ -155,7 +156,7 @@ describe("a named job's versions from the CLI", () => {
 });
 
 describe("shoal job validate", () => {
-  it("checks a file with no server: OK and 0, or every problem and 1; an unreadable file is a usage error (2)", async () => {
+  it("checks a file with no server: OK (0) or every problem (1); an unreadable file is a usage error", async () => {
     const good = await runShoal(["job", "validate", jobFile("good.yaml", "echo ok", "valid")]);
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toBe("OK\n");
@@ -179,4 +180,37 @@ describe("shoal job validate", () => {
     expect(gone.stderr).toContain("cannot read the job from");
     expect((await runShoal(["job", "validate"])).code).toBe(2);
   }, 30_000);
+});
+
+describe("shoal job run -V/--template-vars and -E/--template-envs", () => {
+  it("renders the file with the values given and the environment picked; a missing one is refused", async () => {
+    const path = join(dir, "template.yaml");
+    const job = shellJob("{{ .image }}", "echo {{.greeting}} {{ .TPL_WHO }}; echo '{{`{{.literal}}`}}'");
+    writeFileSync(path, yaml({ ...job, Name: "{{.name}}" }));
+    const ran = await shoal(
+      ["run", path, "-V", `name=templated,image=${image}`, "--template-vars", "greeting=hello", "-E", "^TPL_"],
+      { TPL_WHO: "from-env", OTHER_WHO: "never" },
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const jobId = /Job ID: (j-[0-9a-f-]{36})/.exec(ran.stdout)?.[1] as string;
+    const got = await jobs.job(jobId);
+    expect(got.Job.Name).toBe("templated");
+    expect(got.Executions.Items[0].RunOutput.Stdout).toBe("hello from-env\n{{.literal}}\n");
+
+    const missing = await shoal(["run", path, "-V", `name=templated,image=${image}`]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(
+      /the job provided is invalid: failed to execute template: line \d+: map has no entry for key "greeting"/,
+    );
+    expect((await jobs.job(jobId)).Job.Version).toBe(1);
+    const badPair = await shoal(["run", path, "-V", "name"]);
+    expect(badPair.code).toBe(2);
+    expect(badPair.stderr).toContain("name must be formatted as key=value");
+
+    const plain = join(dir, "plain.yaml");
+    writeFileSync(plain, yaml({ ...shellJob(image, "echo '{{.as_written}}'"), Name: "not-templated" }));
+    const untouched = await shoal(["run", plain, "--no-template"]);
+    expect(untouched.code, untouched.stderr).toBe(0);
+    expect((await shoal(["logs", "not-templated"])).stdout).toBe("{{.as_written}}\n");
+  }, 120_000);
 });

@@ -132,7 +132,7 @@ describe("a named job submitted again", () => {
     await completedAt(jobId, 4);
   }, 120_000);
 
-  it("gives the logs of the version asked for: the current one's by default, an earlier one's by job_version", async () => {
+  it("gives the logs of the version asked for: the current one's by default, another by job_version", async () => {
     const jobId = await alice.submit({ ...named("echo one"), Name: "logged" });
     await completedAt(jobId, 1);
     await alice.put({ ...named("echo two"), Name: "logged" });

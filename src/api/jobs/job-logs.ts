@@ -90,7 +90,8 @@ export class JobLogs {
     }
     if (executions.length === 0) {
       throw conflict(
-        `job ${jobId}${which} has no executions yet (it is ${at.state}): there is no output to read until it is placed on a node`,
+        `job ${jobId}${which} has no executions yet (it is ${at.state}): ` +
+          "there is no output to read until it is placed on a node",
       );
     }
     const latest = (list: ExecutionState[]) => list.reduce((a, b) => (b.modifyTime > a.modifyTime ? b : a));

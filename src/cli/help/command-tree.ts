@@ -219,6 +219,9 @@ const JOB: CommandSpec = {
         "(--wait=false: it returns at once). --dry-run submits nothing: it prints what the job would change\n" +
         "in the job of its name (`- Path: old` / `+ Path: new`, a line each; `No diff detected.` on stderr\n" +
         "when nothing); a job with no name, or a name no job has, is printed as read, after the error.\n" +
+        "The file is a template, as Bacalhau's: {{.name}} (or {{ .name }}) is replaced by the value -V or -E\n" +
+        'gives it, a name with no value is an error (2); {{- -}} trim, {{/* */}} is a comment, {{"{{"}} writes\n' +
+        "braces. Go's other actions (if, range, pipelines, functions) are refused, naming them.\n" +
         "Exit status: 0 Completed (a service or daemon job: it runs); 1 Failed, or an error; 3 Stopped; 4 the\n" +
         "wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.",
       summary: "submit a job from a YAML or JSON file ('-': stdin) and wait for its end",
@@ -229,6 +232,19 @@ const JOB: CommandSpec = {
           name: "dry-run",
           description: "print what the job would change in the job of its name (PUT /jobs/diff); submit nothing",
         },
+        {
+          name: "template-vars",
+          short: "V",
+          arg: "KEY=VALUE",
+          description: "a value for {{.KEY}} in the file (repeat, or a,b=c comma-separated)",
+        },
+        {
+          name: "template-envs",
+          short: "E",
+          arg: "REGEX",
+          description: "the environment variables whose names match, as values ('*': all)",
+        },
+        { name: "no-template", description: "submit the file as written: {{ }} is not rendered" },
         ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
       ],
       shared: ["api", "config"],
@@ -237,6 +253,7 @@ const JOB: CommandSpec = {
         "shoal job run job.yaml --wait=false",
         "shoal job run job.yaml --follow",
         "shoal job run job.yaml --dry-run",
+        "shoal job run job.yaml -V image=busybox:1.36 -E '^APP_'",
       ],
     },
     {
