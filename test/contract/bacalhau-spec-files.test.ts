@@ -52,12 +52,12 @@ function runnable(spec: Body, command?: readonly string[]): Body {
   return spec;
 }
 
-/** The docs' examples without what no Bacalhau node runs (a `Meta` in the docker params) or what Shoal refuses. */
+/** The docs' examples without what Shoal does not take today (InputSources) and what it does not publish. */
 function withoutInputsAndResults(spec: Body): Body {
   for (const field of ["InputSources", "Publisher", "ResultPaths"]) delete task(spec)[field];
-  delete params(spec).Meta;
   return spec;
 }
+const PARAMS_META = "Tasks[0].Engine.Params.Meta is ignored: a task's meta goes in Tasks[0].Meta";
 
 const put = (spec: Body) => api.call("PUT", JOBS, { Job: spec });
 const nodesOf = (job: Body): string[] => executionsOf(job).map((e: Body) => e.NodeID as string);
@@ -160,14 +160,13 @@ describe("the documentation's examples", () => {
   }, 60_000);
 
   it.each(["docs-batch-example.yaml", "docs-service-example.yaml", "docs-ops-example.yaml"])(
-    "%s as written is refused for the Meta in its docker params, and nothing is stored",
+    "%s as written is refused for its InputSources alone, and nothing is stored",
     async (file) => {
       const before = (await storedEvents(cluster.dataDir)).length;
       const res = await put(fixture(file));
       expect(res.status).toBe(400);
-      expect(res.body.Message).toContain(
-        'Tasks[0].Engine.Params.Meta: docker engine param "Meta" is not supported: Shoal nodes apply only',
-      );
+      expect(res.body.Message).toContain("Tasks[0].InputSources");
+      expect(res.body.Message).not.toContain("Params.Meta");
       expect((await storedEvents(cluster.dataDir)).length).toBe(before);
     },
   );
@@ -175,6 +174,7 @@ describe("the documentation's examples", () => {
   it("the batch example is stored as written, and waits: no node offers its HTTP network", async () => {
     const res = await put(runnable(withoutInputsAndResults(fixture("docs-batch-example.yaml")), ["echo placed"]));
     expect(res.status, res.text).toBe(200);
+    expect(res.body.Warnings).toEqual([PARAMS_META]);
     const queued = await until(
       api,
       res.body.JobID,
@@ -204,6 +204,7 @@ describe("the documentation's examples", () => {
   it("the ops example runs on the nodes its constraint (service == WebService) selects", async () => {
     const res = await put(runnable(withoutInputsAndResults(fixture("docs-ops-example.yaml")), ["echo placed"]));
     expect(res.status, res.text).toBe(200);
+    expect(res.body.Warnings).toEqual([PARAMS_META]);
     const done = await settled(api, res.body.JobID, ["Completed", "Failed"]);
     expect(done.Job.State.StateType).toBe("Completed");
     expect(nodesOf(done)).toEqual([LARGE]);
@@ -217,6 +218,10 @@ describe("the documentation's examples", () => {
       const spec = runnable(withoutInputsAndResults(fixture("docs-service-example.yaml")), ["sleep 600"]);
       const res = await put(spec);
       expect(res.status, res.text).toBe(200);
+      expect(res.body.Warnings).toEqual([
+        PARAMS_META,
+        "Tasks[0].Timeouts.TotalTimeout is ignored: service jobs run until stopped",
+      ]);
       // Whether it then runs depends on the engine having a bridge network for its Full network.
       const placed = await untilExecutions(api, res.body.JobID, (items) => items.length > 0, "placed");
       expect(new Set(placed.map((e) => e.NodeID))).toEqual(new Set([LARGE]));
