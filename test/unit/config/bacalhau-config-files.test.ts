@@ -1,10 +1,9 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bacalhauConfigKey } from "../../../src/config/bacalhau-config-keys.ts";
 import { loadConfig, loadTracedConfig } from "../../../src/config/load-config.ts";
 import { jobDefaultsOf } from "../../../src/orchestrator/job-defaults-config.ts";
-import { tempDir } from "../../support/fixtures.ts";
+import { configFile } from "../../support/fixtures.ts";
 
 /**
  * Config files written for Bacalhau 1.7 and 1.9 (test/fixtures/bacalhau/config/, each naming its source) read by
@@ -148,11 +147,7 @@ describe("configs as `bacalhau config set` writes them (keys in lower case, Go's
 });
 
 describe("what is not Bacalhau's, or must not be ignored", () => {
-  const yaml = (text: string) => {
-    const file = join(tempDir(), "config.yaml");
-    writeFileSync(file, text);
-    return file;
-  };
+  const yaml = configFile;
 
   it("names Bacalhau's keys as Bacalhau spells them: a key, a section, a path inside a map-valued key", () => {
     expect(bacalhauConfigKey("nameprovider")).toBe("NameProvider");
