@@ -35,7 +35,7 @@ export const TIMEOUT_BUFFER_SECONDS = 60;
 
 /** What one evaluation of a job reads: all of it read beforehand, so that deciding does no I/O. */
 export interface JobEvaluation {
-  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "createTime">;
+  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "versionTime">;
   /**
    * Its current version's executions as their actors hold them: those the job read model shows, once it folded what
    * came before.
@@ -179,11 +179,12 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   // An ops job that placed nothing new is judged by its executions: done once none is left under way.
   if (spec.Type === "ops" && kept.length === 0) commands.push(...opsOutcome(spec.Count, executions));
   // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes
-  // (just past it: at the instant itself the job may still wait).
+  // (just past it: at the instant itself the job may still wait), counted from the version's start as the job's own
+  // deadlines are (machines/job/job-deadlines.ts).
   const topUp =
     result.decision === "queued" && result.jobQueued !== true
       ? {
-          at: Math.max(input.now, job.createTime + task.Timeouts.QueueTimeout * 1000) + 1,
+          at: Math.max(input.now, job.versionTime + task.Timeouts.QueueTimeout * 1000) + 1,
           reason: "the queue timeout of a job placed in part passed",
         }
       : undefined;

@@ -449,7 +449,8 @@ export class JobRunner {
       return decided;
     });
     planned?.();
-    const firstPlacement = executions.length === 0 ? job.createTime : undefined;
+    // A version's first placement is timed from its own submission (an update's, a rerun's).
+    const firstPlacement = executions.length === 0 ? job.versionTime : undefined;
     await applyJobPlan(this.options, plan, this.step(jobId, c, spec?.Type, firstPlacement));
   }
 

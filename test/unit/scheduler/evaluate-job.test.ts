@@ -47,7 +47,7 @@ const jobOf = (spec: JobSpec, state: JobState["state"] = "Pending"): Job => ({
   spec,
   state,
   version: 1,
-  createTime: CREATED,
+  versionTime: CREATED,
 });
 
 function execution(id: string, nodeId: string, over: Partial<ExecutionState> = {}): ExecutionState {
@@ -196,6 +196,32 @@ describe("evaluateJob: a first placement", () => {
       reason: "5 more executions to place (at most 20 per evaluation)",
     });
     expect(plan.log[0]).toMatchObject({ fields: { decision: "placed", deferred: 5 } });
+  });
+});
+
+describe("evaluateJob: a later version's timeouts count from its own start", () => {
+  const UPDATED = CREATED + 3_600_000;
+  const updated = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2, versionTime: UPDATED });
+
+  it("given a job created an hour ago and updated now, with no node and a QueueTimeout of 10 minutes, then it is Queued, not failed", () => {
+    const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 5_000);
+    expect(plan.job).toEqual([
+      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
+  });
+
+  it("given it placed in part, then its top-up comes just past the QueueTimeout from the update, not from creation", () => {
+    const spec = specOf("batch", { Count: 3 }, { QueueTimeout: 600 });
+    const plan = given(updated(spec), { nodes: nodes(2) }).whenEvaluatedAt(UPDATED + 5_000);
+    expect(plan.create).toHaveLength(2);
+    expect(plan.topUp?.at).toBe(UPDATED + 600_000 + 1);
+  });
+
+  it("given the QueueTimeout passed since the update, then it fails", () => {
+    const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 600_001);
+    expect(plan.job).toEqual([
+      { type: "Fail", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
   });
 });
 
