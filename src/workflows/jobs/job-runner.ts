@@ -350,6 +350,9 @@ export class JobRunner {
       const job = (await this.options.jobs.get(execution.jobId)).state;
       const spec = job.spec;
       if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
+      // An earlier version's work is the current version's to replace (its update stops it anyway): nothing waits for
+      // it, and the dry run below, of the current version's partitions, would not know it.
+      if (execution.jobVersion < job.version) return true;
       await this.writes.caughtUp(execution.jobId);
       const executions = (await this.executionsOf(execution.jobId)).map((e) =>
         e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
