@@ -176,8 +176,10 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   const commands: JobPlanCommand[] = [];
   if (result.decision === "queued" && result.jobQueued === true) commands.push({ type: "Queue", reason: message });
   else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
-  // An ops job that placed nothing new is judged by its executions: done once none is left under way.
-  if (spec.Type === "ops" && kept.length === 0) commands.push(...opsOutcome(spec.Count, executions));
+  // An ops job that placed nothing new is judged by its executions: done once none is left under way, an earlier
+  // version's still running included (Bacalhau's ops scheduler counts them as under way).
+  if (spec.Type === "ops" && kept.length === 0 && earlierRunning.length === 0)
+    commands.push(...opsOutcome(spec.Count, executions));
   // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes
   // (just past it: at the instant itself the job may still wait), counted from the version's start as the job's own
   // deadlines are (machines/job/job-deadlines.ts).

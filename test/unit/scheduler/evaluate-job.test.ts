@@ -558,6 +558,31 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
     expect(plan.job).toEqual([]);
   });
 
+  it("given an ops job whose current version's executions all ended while a v1 one waits for its turn, then it is not judged until that one stopped", () => {
+    const ended = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
+    const stoppedAt = (at: number) =>
+      v1("e-stopped", "n-01", {
+        jobType: "ops",
+        computeState: "Cancelled",
+        desiredState: "Stopped",
+        desiredMessage: STOPPED_FOR_JOB_UPDATE,
+        modifyTime: at,
+      });
+    const evaluatedAt = (now: number) =>
+      given(v2(specOf("ops")), {
+        executions: ended,
+        earlier: [stoppedAt(T), v1("e-waits", "n-00", { jobType: "ops" })],
+        rateLimit: limit,
+        nodes: nodes(1),
+      }).whenEvaluatedAt(now);
+    const waiting = evaluatedAt(T + 1);
+    expect(waiting.cancel).toEqual([]);
+    expect(waiting.job).toEqual([]);
+    const last = evaluatedAt(T + 3_000);
+    expect(last.cancel.map((c) => c.executionId)).toEqual(["e-waits"]);
+    expect(last.job).toEqual([{ type: "Complete" }]);
+  });
+
   it("given a batch job whose current version completed while v1 executions still run, then it completes (its end stops them)", () => {
     const done = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
     const plan = given(v2(specOf("batch")), {
