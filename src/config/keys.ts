@@ -200,6 +200,16 @@ export const CONFIG_KEYS = {
     "How long a node may leave an execution's work unanswered (its bid, its start) while the orchestrator listens; " +
       "then the execution fails and is placed elsewhere. At least 1s",
   ),
+  "Orchestrator.Scheduler.MaxExecutionsPerEval": int(
+    20,
+    "At most how many executions one evaluation of a job creates, and how many running executions of a job's " +
+      "earlier versions it stops after an update; the rest an ExecutionLimitBackoff later. 0: no limit",
+  ),
+  "Orchestrator.Scheduler.ExecutionLimitBackoff": dur(
+    100,
+    "How long after an evaluation held back by MaxExecutionsPerEval the job is evaluated again for the rest; " +
+      "more than 0 while MaxExecutionsPerEval is set",
+  ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(
     300_000,

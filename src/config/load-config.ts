@@ -158,6 +158,15 @@ export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
       "Orchestrator.Scheduler.ExecutionAnswerTimeout must be at least 1s: a node needs time to answer its work",
     );
   }
+  if (
+    config["Orchestrator.Scheduler.MaxExecutionsPerEval"] > 0 &&
+    config["Orchestrator.Scheduler.ExecutionLimitBackoff"] <= 0
+  ) {
+    throw new ConfigError(
+      "Orchestrator.Scheduler.ExecutionLimitBackoff must be more than 0 while MaxExecutionsPerEval is set " +
+        "(0 turns the limit off): the rest of a job's executions wait that long",
+    );
+  }
   if (config["API.EventStream.KeepAlive"] < 1000) {
     throw new ConfigError(
       "API.EventStream.KeepAlive must be at least 1s: keep-alive comments only need to come before a proxy gives up",

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerTestImage } from "../support/docker-test-image.ts";
-import { startDockerNodesOrchestrator, type DockerNodesOrchestrator } from "../support/docker-node-orchestrator.ts";
+import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { executionsOf, inState, settled, until, untilExecutions } from "../support/job-waits.ts";
 import { storedEvents } from "../support/stored-events.ts";
@@ -22,7 +22,7 @@ const GIB = 1024 ** 3;
 const SMALL = "spec-small";
 const LARGE = "spec-large";
 const NETWORKS = ["Host", "Full"] as const;
-let cluster: DockerNodesOrchestrator;
+let cluster: DockerNodeOrchestrator;
 let image = "";
 const api = new JobApiClient(
   () => cluster.orchestrator.apiUrl,
@@ -75,7 +75,7 @@ const untilRunningOn = (id: string, nodes: readonly string[]) =>
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  cluster = await startDockerNodesOrchestrator(
+  cluster = await startDockerNodeOrchestrator(
     "shoal-spec-files-",
     [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["*"] }] }],
     [

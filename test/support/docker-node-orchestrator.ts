@@ -3,6 +3,7 @@ import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { silentLogger } from "./fixtures.ts";
 import { removeContainersOf } from "./node-containers.ts";
@@ -12,14 +13,7 @@ import { testAgent } from "./test-agent.ts";
 
 const MIB = 1024 * 1024;
 
-export interface DockerNodeOrchestrator {
-  readonly orchestrator: RunningOrchestrator;
-  readonly agent: ComputeAgent;
-  /** Stops the agent and the orchestrator, and removes the node's containers. */
-  stop(): Promise<void>;
-}
-
-/** A compute node of a test cluster: its id, configured labels and the capacity its Docker executor declares. */
+/** A compute node of a test cluster: its id, configured labels and what its Docker executor offers. */
 export interface DockerNode {
   readonly id: string;
   readonly labels?: Readonly<Record<string, string>>;
@@ -29,8 +23,11 @@ export interface DockerNode {
   readonly allowedNetworks?: readonly NetworkType[];
 }
 
-export interface DockerNodesOrchestrator {
+export interface DockerNodeOrchestrator {
   readonly orchestrator: RunningOrchestrator;
+  /** The first node's agent. */
+  readonly agent: ComputeAgent;
+  /** Every node's agent, in the order of their ids. */
   readonly agents: readonly ComputeAgent[];
   /** The orchestrator's DataDir, where its events are stored. */
   readonly dataDir: string;
@@ -39,17 +36,20 @@ export interface DockerNodesOrchestrator {
 }
 
 /**
- * An orchestrator on its own NATS with `users`, and a compute agent per node joined to it that runs its executions
- * in Docker (1 CPU, 256 MiB unless the node says otherwise).
+ * An orchestrator on its own NATS with `users` (and any other `config`), and a compute agent per node joined to it
+ * that runs its executions in Docker (1 CPU, 256 MiB each unless the node says otherwise): the smallest real
+ * cluster a job runs on.
  */
-export async function startDockerNodesOrchestrator(
+export async function startDockerNodeOrchestrator(
   prefix: string,
   users: readonly AuthUser[],
-  nodes: readonly DockerNode[],
-): Promise<DockerNodesOrchestrator> {
-  const config = await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users] });
-  const orchestrator = await startOrchestrator(config, silentLogger);
-  const agents = nodes.map((node) =>
+  nodes: string | readonly (string | DockerNode)[],
+  config: Partial<ShoalConfig> = {},
+): Promise<DockerNodeOrchestrator> {
+  const list = (typeof nodes === "string" ? [nodes] : nodes).map((n) => (typeof n === "string" ? { id: n } : n));
+  const orchestratorConfig = await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users], ...config });
+  const orchestrator = await startOrchestrator(orchestratorConfig, silentLogger);
+  const agents = list.map((node) =>
     testAgent({
       nodeId: node.id,
       orchestrators: [orchestrator.natsUrl],
@@ -65,25 +65,16 @@ export async function startDockerNodesOrchestrator(
       }),
     }),
   );
-  for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, nodes[i]!.id);
+  for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, list[i]!.id);
   return {
     orchestrator,
+    agent: agents[0] as ComputeAgent,
     agents,
-    dataDir: config.DataDir,
+    dataDir: orchestratorConfig.DataDir,
     async stop() {
       for (const agent of agents) await agent.stop();
       await orchestrator.stop();
-      await removeContainersOf(...nodes.map((n) => n.id));
+      await removeContainersOf(...list.map((n) => n.id));
     },
   };
-}
-
-/** The smallest real cluster a job runs on: one node, `nodeId`. */
-export async function startDockerNodeOrchestrator(
-  prefix: string,
-  users: readonly AuthUser[],
-  nodeId: string,
-): Promise<DockerNodeOrchestrator> {
-  const cluster = await startDockerNodesOrchestrator(prefix, users, [{ id: nodeId }]);
-  return { orchestrator: cluster.orchestrator, agent: cluster.agents[0]!, stop: () => cluster.stop() };
 }

@@ -55,7 +55,25 @@ describe("loadConfig", () => {
     expect(c["Orchestrator.NodeManager.MaxRegistrationsPerSecond"]).toBe(100);
     expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(100_000);
     expect(c["Orchestrator.NodeManager.MaxPendingNodes"]).toBe(1000);
+    expect(c["Orchestrator.Scheduler.MaxExecutionsPerEval"]).toBe(20);
+    expect(c["Orchestrator.Scheduler.ExecutionLimitBackoff"]).toBe(100);
     expect(c.DataDir).toMatch(/\.shoal$/);
+  });
+
+  it("takes the scheduler's rate limit, and no backoff once the limit is off", () => {
+    const c = loadConfig({
+      settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=1", "Orchestrator.Scheduler.ExecutionLimitBackoff=3s"],
+      env: {},
+    });
+    expect([
+      c["Orchestrator.Scheduler.MaxExecutionsPerEval"],
+      c["Orchestrator.Scheduler.ExecutionLimitBackoff"],
+    ]).toEqual([1, 3000]);
+    const off = loadConfig({
+      settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=0", "Orchestrator.Scheduler.ExecutionLimitBackoff=0s"],
+      env: {},
+    });
+    expect(off["Orchestrator.Scheduler.MaxExecutionsPerEval"]).toBe(0);
   });
 
   it("applies flags > -c > environment > YAML files (later files win) > defaults", () => {
@@ -189,6 +207,15 @@ describe("loadConfig", () => {
       ],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=0s"] }, /ExecutionAnswerTimeout must be at least/],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=500ms"] }, /must be at least 1s: a node needs time/],
+      [
+        { settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=0s"] },
+        /ExecutionLimitBackoff must be more than 0 while MaxExecutionsPerEval is set \(0 turns the limit off\)/,
+      ],
+      [
+        { settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=-1"] },
+        /MaxExecutionsPerEval: expected a whole number from 0 to/,
+      ],
+      [{ settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=soon"] }, /ExecutionLimitBackoff/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
       [{ settings: ["API.EventStream.MaxCatchUps=0"] }, /MaxCatchUps must be at least 1/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],
