@@ -1,6 +1,7 @@
 import Docker from "dockerode";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -12,54 +13,68 @@ import { testAgent } from "./test-agent.ts";
 
 const MIB = 1024 * 1024;
 
+/** A compute node of a test cluster: its id, configured labels and what its Docker executor offers. */
+export interface DockerNode {
+  readonly id: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly cpuMillis?: number;
+  readonly memoryBytes?: number;
+  /** Networks its executions may ask for besides None. */
+  readonly allowedNetworks?: readonly NetworkType[];
+}
+
 export interface DockerNodeOrchestrator {
   readonly orchestrator: RunningOrchestrator;
   /** The first node's agent. */
   readonly agent: ComputeAgent;
   /** Every node's agent, in the order of their ids. */
   readonly agents: readonly ComputeAgent[];
+  /** The orchestrator's DataDir, where its events are stored. */
+  readonly dataDir: string;
   /** Stops the agents and the orchestrator, and removes the nodes' containers. */
   stop(): Promise<void>;
 }
 
 /**
- * An orchestrator on its own NATS with `users` (and any other `config`), and a compute agent per node id joined to it
- * that runs its executions in Docker (1 CPU, 256 MiB each): the smallest real cluster a job runs on.
+ * An orchestrator on its own NATS with `users` (and any other `config`), and a compute agent per node joined to it
+ * that runs its executions in Docker (1 CPU, 256 MiB each unless the node says otherwise): the smallest real
+ * cluster a job runs on.
  */
 export async function startDockerNodeOrchestrator(
   prefix: string,
   users: readonly AuthUser[],
-  nodeId: string | readonly string[],
+  nodes: string | readonly (string | DockerNode)[],
   config: Partial<ShoalConfig> = {},
 ): Promise<DockerNodeOrchestrator> {
-  const nodeIds = typeof nodeId === "string" ? [nodeId] : nodeId;
-  const orchestrator = await startOrchestrator(
-    await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users], ...config }),
-    silentLogger,
-  );
-  const agents = nodeIds.map((id) =>
+  const list = (typeof nodes === "string" ? [nodes] : nodes).map((n) => (typeof n === "string" ? { id: n } : n));
+  const orchestratorConfig = await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users], ...config });
+  const orchestrator = await startOrchestrator(orchestratorConfig, silentLogger);
+  const agents = list.map((node) =>
     testAgent({
-      nodeId: id,
+      nodeId: node.id,
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
+      labels: { ...node.labels },
       executor: new DockerExecutor({
-        nodeId: id,
-        capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
+        nodeId: node.id,
+        capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
         logger: silentLogger,
         docker: new Docker(),
         stopGraceSeconds: 0,
+        allowedNetworks: node.allowedNetworks ?? [],
       }),
     }),
   );
-  for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, nodeIds[i] as string);
+  for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, list[i]!.id);
   return {
     orchestrator,
     agent: agents[0] as ComputeAgent,
     agents,
+    dataDir: orchestratorConfig.DataDir,
     async stop() {
       for (const agent of agents) await agent.stop();
       await orchestrator.stop();
-      for (const id of nodeIds) await removeContainersOf(id);
+      await removeContainersOf(...list.map((n) => n.id));
     },
   };
 }

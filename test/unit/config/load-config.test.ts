@@ -1,10 +1,8 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../../src/config/duration.ts";
 import { CONFIG_KEYS } from "../../../src/config/keys.ts";
 import { loadConfig, loadTracedConfig } from "../../../src/config/load-config.ts";
-import { tempDir } from "../../support/fixtures.ts";
+import { configFile } from "../../support/fixtures.ts";
 
 describe("durations", () => {
   it("parses Go-style durations and refuses the rest", () => {
@@ -17,11 +15,7 @@ describe("durations", () => {
 });
 
 describe("loadConfig", () => {
-  const yaml = (text: string) => {
-    const file = join(tempDir(), "config.yaml");
-    writeFileSync(file, text);
-    return file;
-  };
+  const yaml = configFile;
 
   it("says where each value came from: the source that won, else default", () => {
     const file = yaml("API:\n  Port: 2000\nLogging:\n  Level: debug\nDataDir: /from/file\n");
