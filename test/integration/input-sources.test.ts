@@ -63,7 +63,7 @@ beforeAll(async () => {
     downloadDir: downloads,
     limits: { maxBytes: 1024 * 1024, timeoutMs: 10_000 },
   });
-  cluster = await startDockerNodeOrchestrator("shoal-inputs-", USERS, nodeId, { inputs });
+  cluster = await startDockerNodeOrchestrator("shoal-inputs-", USERS, [{ id: nodeId, inputs }]);
 }, 60_000);
 
 afterAll(async () => {
