@@ -340,8 +340,8 @@ const JOB: CommandSpec = {
       name: "logs",
       description:
         "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The latest execution of\n" +
-        "the job's current version (--version: of that version) unless --execution-id names another (of any\n" +
-        "version). Without --follow: what it wrote so far (a finished\n" +
+        "any of the job's versions (--version: of that version) unless --execution-id names another.\n" +
+        "Without --follow: what it wrote so far (a finished\n" +
         "execution: what its node reported); with it, lines as they come, until the execution ends.\n" +
         "Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as\n" +
         "\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.",
