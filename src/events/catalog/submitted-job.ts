@@ -41,6 +41,9 @@ export const MAX_JOB_SPEC_BYTES = 64 * 1024;
 export const MAX_TASKS = 1;
 /** Each result path is a mount of its own on the node. */
 export const MAX_RESULT_PATHS = 16;
+/** A result's name is a directory name on the node; its path one in the container. */
+export const MAX_RESULT_NAME_LENGTH = 128;
+export const MAX_RESULT_PATH_LENGTH = 1024;
 
 /** Kubernetes' and Nomad's namespaces, together: letters, digits, '-', '_' and '.', a letter or digit first. */
 const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -240,7 +243,9 @@ const knownPublisher: Check = (type, at, f) => {
 /** A published result's directory name: one path segment that is not one of the command's own output files. */
 const resultName: Check = (name, at, f) => {
   const n = (name as string).trim();
-  if (n === "." || n === ".." || n.includes("/") || n.includes("\\"))
+  if (n.length > MAX_RESULT_NAME_LENGTH)
+    f.problem(at.path, `the result name is ${n.length} characters; the limit is ${MAX_RESULT_NAME_LENGTH}`);
+  else if (n === "." || n === ".." || n.includes("/") || n.includes("\\"))
     f.problem(at.path, `result name ${quote(n)} must be a single directory name (no '/', not '.' or '..')`);
   else if ((RESULT_OUTPUT_FILES as readonly string[]).includes(n))
     f.problem(at.path, `result name ${quote(n)} is taken by the command's own ${n} file`);
@@ -248,7 +253,9 @@ const resultName: Check = (name, at, f) => {
 
 const absolutePath: Check = (path, at, f) => {
   const p = (path as string).trim();
-  if (!p.startsWith("/")) f.problem(at.path, `result path ${quote(p)} must be absolute`);
+  if (p.length > MAX_RESULT_PATH_LENGTH)
+    f.problem(at.path, `the result path is ${p.length} characters; the limit is ${MAX_RESULT_PATH_LENGTH}`);
+  else if (!p.startsWith("/")) f.problem(at.path, `result path ${quote(p)} must be absolute`);
   else if (p.split("/").includes("..")) f.problem(at.path, `result path ${quote(p)} cannot contain '..'`);
   else if (p.replace(/\/+$/, "") === "") f.problem(at.path, "result path cannot be the container's root");
 };
