@@ -187,15 +187,13 @@ export class ComputeAgent {
     this.metrics = options.metrics && new ComputeMetrics(() => executor?.running().length ?? 0);
     if (executor) {
       // Results are files on the node: a node whose executions live in memory (a simulator) publishes none.
-      this.results = options.executionsInMemory
-        ? undefined
-        : new ExecutionResults(
-            new ResultStaging(
-              join(options.dataDir, "results", "staging"),
-              options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-            ),
-            [new LocalPublisher(join(options.dataDir, "results"))],
-          );
+      const publisher = options.executionsInMemory ? undefined : new LocalPublisher(join(options.dataDir, "results"));
+      const staging = join(options.dataDir, "results", "staging");
+      this.results =
+        publisher &&
+        new ExecutionResults(new ResultStaging(staging, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES), [
+          publisher,
+        ]);
       this.runner = new ExecutionRunner({
         nodeId: options.nodeId,
         executor,
@@ -213,6 +211,7 @@ export class ComputeAgent {
         nodeId: options.nodeId,
         executor,
         send: (batch) => this.client?.publishLogBatch(batch),
+        ...(publisher ? { resultArchive: (id: string) => publisher.pathOf(id) } : {}),
         logger: options.logger.child({ component: "log-server" }),
       });
     }

@@ -1,5 +1,5 @@
 import Docker from "dockerode";
-import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent, ComputeAgentOptions } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -26,6 +26,7 @@ export async function startDockerNodeOrchestrator(
   prefix: string,
   users: readonly AuthUser[],
   nodeId: string,
+  agentOptions: Partial<ComputeAgentOptions> = {},
 ): Promise<DockerNodeOrchestrator> {
   const orchestrator = await startOrchestrator(
     await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users] }),
@@ -42,6 +43,7 @@ export async function startDockerNodeOrchestrator(
       docker: new Docker(),
       stopGraceSeconds: 0,
     }),
+    ...agentOptions,
   });
   await startJoined(agent, orchestrator.manager, nodeId);
   return {

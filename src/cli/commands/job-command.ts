@@ -31,6 +31,9 @@ const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   logs: {
     load: async () => (await import("./job-logs-command.ts")).jobLogsCommand,
   },
+  get: {
+    load: async () => (await import("./job-get-command.ts")).jobGetCommand,
+  },
 };
 
 export async function jobCommand(args: string[]): Promise<number> {
