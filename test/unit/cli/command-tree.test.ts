@@ -24,6 +24,7 @@ const TABLES: Readonly<Record<string, () => Promise<Table>>> = {
   "job history": table(() => import(`${commands}/job-history-command.ts`)),
   "job stop": table(() => import(`${commands}/job-stop-command.ts`)),
   "job logs": table(() => import(`${commands}/job-logs-command.ts`)),
+  "job get": table(() => import(`${commands}/job-get-command.ts`)),
   events: table(() => import(`${commands}/events-command.ts`)),
   "audit diff": table(() => import(`${commands}/audit-diff-command.ts`)),
   "audit verify": table(() => import(`${commands}/audit-verify-command.ts`)),
