@@ -11,6 +11,7 @@ import { LocalPublisher } from "../../../../src/compute/publisher/local-publishe
 import { ResultStaging } from "../../../../src/compute/publisher/result-staging.ts";
 import { BLOCK, encodeTarHeader } from "../../../../src/compute/publisher/tar-header.ts";
 import type { WorkTask } from "../../../../src/transport/work-messages.ts";
+import { helloOutput } from "../../../support/run-output.ts";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -29,14 +30,7 @@ const task = (paths: WorkTask["ResultPaths"]): WorkTask => ({
   Publisher: { Type: "local" },
   ResultPaths: paths,
 });
-const output = {
-  STDOUT: "hello\n",
-  StdoutTruncated: false,
-  STDERR: "",
-  StderrTruncated: false,
-  ExitCode: 0,
-  ErrorMsg: "",
-};
+const output = helloOutput;
 
 function node(maxBytes = 1024 * 1024) {
   const root = tempDir();
@@ -79,35 +73,25 @@ describe("the local publisher", () => {
       Type: "local",
       Params: { Name: `${ID}.tar.gz`, Bytes: bytes.length, SHA256: createHash("sha256").update(bytes).digest("hex") },
     });
+    const layout = [
+      "exitCode",
+      "outputs/",
+      "outputs/big.bin",
+      `outputs/${"d".repeat(90)}/`,
+      `outputs/${long}`,
+      "outputs/empty",
+      "stderr",
+      "stdout",
+    ].sort();
     // Another tar reads it: the format is the standard one, not only ours.
     expect(execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n").filter(Boolean).sort()).toEqual(
-      [
-        "exitCode",
-        "outputs/",
-        "outputs/big.bin",
-        `outputs/${"d".repeat(90)}/`,
-        `outputs/${long}`,
-        "outputs/empty",
-        "stderr",
-        "stdout",
-      ].sort(),
+      layout,
     );
 
     const into = tempDir();
     const unpacked = await unpackTarGz(fileChunks(archive), into, 1024 * 1024);
     expect(unpacked.files).toBe(6);
-    expect(tree(into)).toEqual(
-      [
-        "exitCode",
-        "outputs/",
-        "outputs/big.bin",
-        `outputs/${"d".repeat(90)}/`,
-        `outputs/${long}`,
-        "outputs/empty",
-        "stderr",
-        "stdout",
-      ].sort(),
-    );
+    expect(tree(into)).toEqual(layout);
     expect(readFileSync(join(into, "stdout"), "utf8")).toBe("hello\n");
     expect(readFileSync(join(into, "exitCode"), "utf8")).toBe("0");
     expect(readFileSync(join(into, "outputs", long), "utf8")).toBe("a long path\n");
