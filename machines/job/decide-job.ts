@@ -130,8 +130,8 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
       // Bacalhau's daemon scheduler neither queues nor fails a job for want of nodes: it stays as it is and runs on
       // each node that comes.
       if (spec.Type === "daemon") return accept([], "a daemon job waits for matching nodes");
-      // Bacalhau: past the QueueTimeout (counted from the job's creation; 0 means no queueing) the job fails with the
-      // reason.
+      // Bacalhau: past the QueueTimeout (Shoal: counted from the current version's start; 0 means no queueing) the
+      // job fails with the reason.
       if (now >= queueDeadline(state))
         return accept([
           { type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } },

@@ -139,6 +139,11 @@ export class NodeManager {
   private readonly liveness = new LivenessTracker();
   /** The tracked nodes that are other orchestrators (Requester): heard through their announcements, not heartbeats. */
   private readonly orchestrators = new Set<string>();
+  /**
+   * This orchestrator's own node, untracked (alive while this process runs), and when it registered it on this start:
+   * its last sign of life until it marks it stopped.
+   */
+  private selfStart: { readonly nodeId: string; readonly at: number } | undefined;
   private readonly directory = new NodeDirectory();
   private readonly deadlines: DeadlineScheduler;
   /** Each compute node's health deadline, keyed by its one id string. */
@@ -499,11 +504,13 @@ export class NodeManager {
   async registerSelf(info: NodeInfo): Promise<CommandResult> {
     const nodeId = info.NodeID;
     const started = systemContext(`orchestrator ${nodeId} started`);
+    const at = this.clock.now();
     const [registered, state] = await this.executeWithState(
       nodeId,
       { type: "Register", info, manualApproval: false },
       started,
     );
+    this.selfStart = { nodeId, at };
     if ((state.health ?? "HEALTHY") === "HEALTHY") return registered;
     const back = await this.execute(nodeId, { type: "MarkHealthy" }, this.underLease(nodeId, started));
     return back.position === undefined ? registered : back;
@@ -514,6 +521,8 @@ export class NodeManager {
    * judged by the others, once it is not heard from).
    */
   async markSelfStopped(nodeId: string): Promise<CommandResult> {
+    // From now on the stop is its last sign of life (the event's LastHeartbeat).
+    if (this.selfStart?.nodeId === nodeId) this.selfStart = undefined;
     const state = await this.nodeState(nodeId);
     const command: NodeCommand = {
       type: "MarkUnhealthy",
@@ -910,9 +919,16 @@ export class NodeManager {
     }
   }
 
+  /**
+   * What moves without an event: a tracked node's last heartbeat and resources; for this orchestrator's own node, its
+   * start until it is marked stopped (else, HEALTHY again, it would show the LastHeartbeat its last stop recorded).
+   */
   live(nodeId: string): LiveView | undefined {
     const slot = this.liveness.slotOf(nodeId);
-    if (slot === -1) return undefined;
+    if (slot === -1) {
+      const own = this.selfStart?.nodeId === nodeId ? this.selfStart : undefined;
+      return own && { lastHeartbeat: own.at, resources: undefined };
+    }
     return {
       lastHeartbeat: this.liveness.lastHeartbeat(slot),
       resources: this.liveness.resources(slot),

@@ -85,7 +85,7 @@ async function printFailedOutput(api: ApiClient, jobId: string): Promise<void> {
   }
 }
 
-interface Problem {
+export interface Problem {
   readonly path: string;
   readonly message: string;
 }
@@ -124,6 +124,31 @@ async function putJob(api: ApiClient, job: unknown, force: boolean): Promise<Put
 }
 
 /**
+ * A refusal of a submission (PUT /jobs or its dry run, PUT /jobs/diff), printed: every problem the server named, one
+ * a line, or the API's message and hint for a refusal of the submission as a whole (a named job submitted again
+ * unchanged). False when `e` is not a refusal (the caller throws it).
+ */
+export function printRefusal(e: unknown): boolean {
+  if (!(e instanceof ApiError) || e.status !== 400) return false;
+  const problems = problemsOf(e);
+  if (problems.length === 0) {
+    const hint = (e.body as { Hint?: unknown } | undefined)?.Hint;
+    printError(`Error: ${e.message}${typeof hint === "string" && hint !== "" ? `\nHint: ${hint}` : ""}`);
+    return true;
+  }
+  printProblems(problems);
+  return true;
+}
+
+/** The spec's problems, as `job run`, `job validate` and the API's refusals say them. */
+export function printProblems(problems: readonly Problem[]): void {
+  printError(
+    `Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`,
+  );
+  for (const p of problems) printError(`  ${p.path ? `${p.path}: ` : ""}${p.message}`);
+}
+
+/**
  * Submits a job and says what became of it, as Bacalhau's `job run` and `docker run` do; the exit code is the
  * command's (RUN_EXIT). A job the server refuses as invalid is printed with every problem the server named, one a
  * line.
@@ -133,25 +158,27 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
   try {
     response = await putJob(api, job, settings.force);
   } catch (e) {
-    if (!(e instanceof ApiError) || e.status !== 400) throw e;
-    const problems = problemsOf(e);
-    if (problems.length === 0) {
-      // A refusal of the submission as a whole (a named job submitted again unchanged): the API's hint says what to do.
-      const hint = (e.body as { Hint?: unknown } | undefined)?.Hint;
-      printError(`Error: ${e.message}${typeof hint === "string" && hint !== "" ? `\nHint: ${hint}` : ""}`);
-      return RUN_EXIT.failed;
-    }
-    printError(
-      `Error: the job provided is invalid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):`,
-    );
-    for (const p of problems) printError(`  ${p.path ? `${p.path}: ` : ""}${p.message}`);
-    return RUN_EXIT.failed;
+    if (printRefusal(e)) return RUN_EXIT.failed;
+    throw e;
   }
   const id = response.JobID;
   if (!settings.idOnly) for (const w of response.Warnings) printError(`Warning: ${w}`);
+  return watchJob(api, id, `Job successfully submitted. Job ID: ${id}`, settings);
+}
+
+/**
+ * After a job's submission or rerun: `said` (or with --id-only the id alone), then, unless --wait=false, its progress
+ * or with --follow its output until it ends; the exit code is RUN_EXIT's.
+ */
+export async function watchJob(
+  api: ApiClient,
+  id: string,
+  said: string,
+  settings: Omit<RunSettings, "force">,
+): Promise<number> {
   if (settings.idOnly) print(id);
   // With --follow stdout is the job's: what Shoal says goes to stderr.
-  else (settings.follow ? printError : print)(`Job successfully submitted. Job ID: ${id}`);
+  else (settings.follow ? printError : print)(said);
   if (!settings.wait) {
     if (!settings.idOnly)
       print(
@@ -171,7 +198,7 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
   }
 }
 
-async function waitWithProgress(api: ApiClient, id: string, settings: RunSettings): Promise<number> {
+async function waitWithProgress(api: ApiClient, id: string, settings: Omit<RunSettings, "force">): Promise<number> {
   const quiet = settings.idOnly;
   let display: ProgressDisplay | undefined;
   if (!quiet) {
@@ -194,7 +221,7 @@ async function waitWithProgress(api: ApiClient, id: string, settings: RunSetting
   return code;
 }
 
-function timedOutWaiting(settings: RunSettings, state: string): number {
+function timedOutWaiting(settings: Omit<RunSettings, "force">, state: string): number {
   const after = formatSeconds(settings.waitTimeoutSeconds);
   printError(`\nProgress tracking timed out after ${after}. The job is still running (${state}).`);
   return RUN_EXIT.stillGoing;
@@ -216,7 +243,7 @@ const POLL_MS = 500;
  * bounded by --wait-timeout: once it runs, its output is followed as long as it runs (Bacalhau's follow has no
  * timeout either).
  */
-async function followOutput(api: ApiClient, id: string, settings: RunSettings): Promise<number> {
+async function followOutput(api: ApiClient, id: string, settings: Omit<RunSettings, "force">): Promise<number> {
   if (!settings.idOnly)
     printError("Waiting for logs... (Enter Ctrl+C to exit at any time, your job will continue running):\n");
   const jobPath = `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}`;

@@ -4,6 +4,8 @@ import { printable } from "./printable.ts";
 
 export interface JobLogsOptions {
   readonly executionId?: string | undefined;
+  /** The job's version whose latest execution is read (absent: the current one). */
+  readonly jobVersion?: number | undefined;
   readonly tail?: string | undefined;
   readonly follow: boolean;
   /** The output as the job wrote it, control characters and all. */
@@ -28,6 +30,7 @@ const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
 export async function printJobLogs(api: ApiClient, jobId: string, options: JobLogsOptions): Promise<void> {
   const query = new URLSearchParams();
   if (options.executionId) query.set("execution_id", options.executionId);
+  if (options.jobVersion !== undefined) query.set("job_version", String(options.jobVersion));
   if (options.tail !== undefined) query.set("tail", options.tail);
   if (options.follow) query.set("follow", "true");
   const response = await openNdjson(api, `/api/v1/orchestrator/jobs/${encodeURIComponent(jobId)}/logs?${query}`);

@@ -234,9 +234,7 @@ export class ExecutionRunner {
       ? Promise.resolve(hostEnv)
       : this.options.executor
           .bidRefusal(spec)
-          .then(async (refused) =>
-            refused === undefined || !(await this.stopsEnded()) ? refused : this.options.executor.bidRefusal(spec),
-          );
+          .then((refused) => this.refusalAfterStops(refused, () => this.options.executor.bidRefusal(spec)) ?? refused);
     refusal.then(
       (refused) => {
         // A run that came while the engine was asked answers for itself.
@@ -281,12 +279,12 @@ export class ExecutionRunner {
     // Refused at once (nothing kept, nothing written) when it cannot run here.
     const hostEnv = this.taskRefusal(id, message.Task);
     let refused = hostEnv ?? this.options.executor.refusal(spec);
-    if (refused && hostEnv === undefined && this.stopping.size > 0) {
+    const again = hostEnv ? undefined : this.refusalAfterStops(refused, () => this.options.executor.refusal(spec));
+    if (again) {
       // A repeat meanwhile waits for this answer.
       this.starting.add(id);
-      await this.stopsEnded();
+      refused = await again;
       this.starting.delete(id);
-      refused = this.options.executor.refusal(spec);
     }
     if (refused) {
       this.options.observer?.executionFailed("refused");
@@ -384,13 +382,15 @@ export class ExecutionRunner {
   }
 
   /**
-   * Once every execution being stopped here has ended: true if there were any (what they held is free now), false at
-   * once if none.
+   * A refusal given while executions told to stop still run here is asked again (`ask`) once they have ended: they may
+   * hold the room it lacked. Undefined, without waiting, when there is nothing to ask again: `refused` stands.
    */
-  private async stopsEnded(): Promise<boolean> {
-    if (this.stopping.size === 0) return false;
-    await Promise.all(this.stopping.values());
-    return true;
+  private refusalAfterStops(
+    refused: ShoalError | undefined,
+    ask: () => ShoalError | undefined | Promise<ShoalError | undefined>,
+  ): Promise<ShoalError | undefined> | undefined {
+    if (refused === undefined || this.stopping.size === 0) return undefined;
+    return Promise.all(this.stopping.values()).then(ask);
   }
 
   private async cancel(executionId: string, why: string): Promise<void> {

@@ -201,6 +201,16 @@ export const CONFIG_KEYS = {
     "How long a node may leave an execution's work unanswered (its bid, its start) while the orchestrator listens; " +
       "then the execution fails and is placed elsewhere. At least 1s",
   ),
+  "Orchestrator.Scheduler.MaxExecutionsPerEval": int(
+    20,
+    "At most how many executions one evaluation of a job creates, and how many running executions of a job's " +
+      "earlier versions it stops after an update; the rest an ExecutionLimitBackoff later. 0: no limit",
+  ),
+  "Orchestrator.Scheduler.ExecutionLimitBackoff": dur(
+    100,
+    "How long after an evaluation held back by MaxExecutionsPerEval the job is evaluated again for the rest; " +
+      "more than 0 while MaxExecutionsPerEval is set",
+  ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(
     300_000,
@@ -254,6 +264,7 @@ export const CONFIG_KEYS = {
     60_000,
     "A signed audit checkpoint at least this often while events are stored. 0: by count only (both 0: none)",
   ),
+  "JobDefaults.Batch.Priority": int(0, "Priority a batch job gets when its spec sets none (or 0)"),
   "JobDefaults.Batch.Task.Resources.CPU": str(
     "500m",
     "CPU a batch job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
@@ -274,6 +285,7 @@ export const CONFIG_KEYS = {
     0,
     "How long a batch job may take from submission, when its spec sets none; 0: no limit",
   ),
+  "JobDefaults.Ops.Priority": int(0, "Priority an ops job gets when its spec sets none (or 0)"),
   "JobDefaults.Ops.Task.Resources.CPU": str(
     "500m",
     "CPU a ops job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
@@ -294,6 +306,7 @@ export const CONFIG_KEYS = {
     0,
     "How long a ops job may take from submission, when its spec sets none; 0: no limit",
   ),
+  "JobDefaults.Service.Priority": int(0, "Priority a service job gets when its spec sets none (or 0)"),
   "JobDefaults.Service.Task.Resources.CPU": str(
     "500m",
     "CPU a service job's task gets when its spec sets none (cores or millicores, as Bacalhau)",
@@ -306,6 +319,7 @@ export const CONFIG_KEYS = {
     0,
     "How long a service job that cannot be placed waits (Queued) before it fails, when its spec sets none; 0: it fails at once",
   ),
+  "JobDefaults.Daemon.Priority": int(0, "Priority a daemon job gets when its spec sets none (or 0)"),
   "JobDefaults.Daemon.Task.Resources.CPU": str(
     "500m",
     "CPU a daemon job's task gets when its spec sets none (cores or millicores, as Bacalhau)",

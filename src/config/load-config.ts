@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type * as Yaml from "yaml";
 import { ConfigError } from "./config-error.ts";
 import { checkTlsKeys } from "./api-tls-files.ts";
+import { bacalhauConfigKey, isBacalhauConfigKey } from "./bacalhau-config-keys.ts";
 import { coerce } from "./coerce.ts";
 import { CONFIG_KEYS, canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
 
@@ -26,6 +27,27 @@ export interface TracedConfig {
   readonly config: ShoalConfig;
   /** Every key's origin: the source whose value won. */
   readonly origins: Readonly<Record<ConfigKey, ConfigOrigin>>;
+  /** Bacalhau's keys that Shoal does not have, each named with its source: ignored. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Bacalhau's keys that stop Shoal rather than being ignored: ignoring them would let callers do more than the
+ * file says.
+ */
+const REFUSED_BACALHAU_KEYS: Readonly<Record<string, string>> = {
+  "API.Auth.AccessPolicyPath":
+    "Shoal does not run Bacalhau's access policies; the Capabilities of API.Auth.Users say who may do what",
+};
+
+/** A key Shoal does not have: a warning when it is Bacalhau's, else the error that stops the load. */
+function notShoals(path: string, source: string, warnings: string[], unknown: () => ConfigError): void {
+  const bacalhau = bacalhauConfigKey(path);
+  if (bacalhau === undefined) throw unknown();
+  const refused = REFUSED_BACALHAU_KEYS[bacalhau];
+  if (refused !== undefined) throw new ConfigError(`${source}: Bacalhau's ${bacalhau} cannot be used: ${refused}`);
+  const warning = `${source}: Bacalhau's ${bacalhau} is not a Shoal setting; ignored`;
+  if (!warnings.includes(warning)) warnings.push(warning);
 }
 
 /** What a config key name can look like; anything else typed as one (a "Key:value" typo) is not echoed. */
@@ -42,9 +64,9 @@ function flatten(value: unknown, prefix: string, out: [string, unknown][]): void
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value)) {
       const path = prefix === "" ? k : `${prefix}.${k}`;
-      // Labels and Overrides hold mappings/lists as their values; stop descending there.
-      const key = canonicalKey(path);
-      if (key !== undefined) out.push([path, v]);
+      // Labels and Overrides hold mappings/lists as their values, and so do some of Bacalhau's keys
+      // (API.Auth.Methods): stop descending there.
+      if (canonicalKey(path) !== undefined || isBacalhauConfigKey(path)) out.push([path, v]);
       else flatten(v, path, out);
     }
   } else out.push([prefix, value]);
@@ -55,7 +77,7 @@ function parseYaml(text: string): unknown {
   return (createRequire(import.meta.url)("yaml") as typeof Yaml).parse(text);
 }
 
-function applyYamlFile(config: ShoalConfig, origins: Origins, path: string): void {
+function applyYamlFile(config: ShoalConfig, origins: Origins, warnings: string[], path: string): void {
   if (!existsSync(path)) throw new ConfigError(`config file ${path} does not exist`);
   let doc: unknown;
   try {
@@ -70,8 +92,9 @@ function applyYamlFile(config: ShoalConfig, origins: Origins, path: string): voi
   flatten(doc, "", pairs);
   for (const [path_, raw] of pairs) {
     const key = canonicalKey(path_);
-    if (key === undefined) throw new ConfigError(`${path}: unknown config key ${path_}`);
-    set(config, origins, key, raw, path, `file ${path}`);
+    if (key === undefined)
+      notShoals(path_, path, warnings, () => new ConfigError(`${path}: unknown config key ${path_}`));
+    else set(config, origins, key, raw, path, `file ${path}`);
   }
 }
 
@@ -91,8 +114,10 @@ export function loadConfig(sources: ConfigSources = {}): ShoalConfig {
 export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
   const config = defaultConfig();
   const origins = Object.fromEntries(Object.keys(config).map((key) => [key, "default"])) as Origins;
+  const warnings: string[] = [];
   const settings = sources.settings ?? [];
-  for (const file of [...(sources.files ?? []), ...settings.filter(isYamlPath)]) applyYamlFile(config, origins, file);
+  for (const file of [...(sources.files ?? []), ...settings.filter(isYamlPath)])
+    applyYamlFile(config, origins, warnings, file);
 
   for (const [name, value] of Object.entries(sources.env ?? {})) {
     if (!name.startsWith("SHOAL_") || value === undefined) continue;
@@ -108,7 +133,9 @@ export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
     // key's value: errors name the setting, never echo such a value.
     if (key === undefined) {
       const shownName = KEY_NAME.test(name.trim()) ? name.trim() : "(not shown: not a key name)";
-      throw new ConfigError(`-c ${shownName}${eq === -1 ? "" : "=…"}: unknown config key ${shownName}`);
+      const source = `-c ${shownName}${eq === -1 ? "" : "=…"}`;
+      notShoals(name.trim(), source, warnings, () => new ConfigError(`${source}: unknown config key ${shownName}`));
+      continue;
     }
     const shown = CONFIG_KEYS[key].secret === true ? `${name}=…` : entry;
     set(config, origins, key, eq === -1 ? "true" : entry.slice(eq + 1), `-c ${shown}`, "flag -c");
@@ -129,6 +156,15 @@ export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
   if (config["Orchestrator.Scheduler.ExecutionAnswerTimeout"] < 1000) {
     throw new ConfigError(
       "Orchestrator.Scheduler.ExecutionAnswerTimeout must be at least 1s: a node needs time to answer its work",
+    );
+  }
+  if (
+    config["Orchestrator.Scheduler.MaxExecutionsPerEval"] > 0 &&
+    config["Orchestrator.Scheduler.ExecutionLimitBackoff"] <= 0
+  ) {
+    throw new ConfigError(
+      "Orchestrator.Scheduler.ExecutionLimitBackoff must be more than 0 while MaxExecutionsPerEval is set " +
+        "(0 turns the limit off): the rest of a job's executions wait that long",
     );
   }
   if (config["API.EventStream.KeepAlive"] < 1000) {
@@ -159,5 +195,5 @@ export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
     );
   }
   checkTlsKeys(config);
-  return { config, origins };
+  return { config, origins, warnings };
 }

@@ -25,7 +25,7 @@ export function jobDefaultsOf(config: ShoalConfig): JobDefaults {
       if (value !== undefined) timeouts[name] = value;
     }
     return {
-      Priority: 0,
+      Priority: c[`JobDefaults.${type}.Priority`] as number,
       Task: {
         Resources: { CPU: String(c[`${at}.Resources.CPU`]), Memory: String(c[`${at}.Resources.Memory`]) },
         Timeouts: timeouts,

@@ -3,27 +3,30 @@ import { isLongRunning, taskOf } from "../../machines/job/job-spec.ts";
 import { isTerminalJobState, type JobState } from "../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../machines/job/task-resources.ts";
 import { deterministicId } from "../events/store/deterministic-id.ts";
-import type { CapacityLedger } from "./capacity-ledger.ts";
+import { release, type CapacityLedger } from "./capacity-ledger.ts";
 import { isTerminal } from "./execution-states.ts";
+import { allocationOf, holdsCapacity } from "./holds-capacity.ts";
 import { failureOf } from "./execution-failure.ts";
 import { toExisting } from "./existing-execution.ts";
 import { EXECUTIONS_FAILED_MESSAGE, attemptOf, jobOutcome, releasesNode, wantsPlacement } from "./job-outcome.ts";
 import {
   EMPTY_PLAN,
   type ExecutionToCreate,
+  type FollowUp,
+  type JobPlan,
   type JobPlanCommand,
   type PlacementPlan,
   type PlanLog,
 } from "./job-plan.ts";
+import {
+  DEFAULT_EXECUTION_RATE_LIMIT,
+  outdatedStops,
+  type ExecutionRateLimit,
+  type OutdatedStops,
+} from "./outdated-executions.ts";
 import { placeJob, remainingPartitionCount } from "./place-job.ts";
 import type { ExistingExecution, JobType, PlacementRequest } from "./placement-request.ts";
 
-/**
- * Bacalhau's rate limit on the executions one evaluation creates (v1.7 `MaxExecutionsPerEval`), and when the next
- * evaluation comes (`ExecutionLimitBackoff`).
- */
-export const MAX_EXECUTIONS_PER_EVAL = 20;
-export const EXECUTION_LIMIT_BACKOFF_MS = 100;
 /**
  * Seconds the orchestrator allows past an ExecutionTimeout before failing the execution itself (the node enforces it
  * first).
@@ -32,9 +35,16 @@ export const TIMEOUT_BUFFER_SECONDS = 60;
 
 /** What one evaluation of a job reads: all of it read beforehand, so that deciding does no I/O. */
 export interface JobEvaluation {
-  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "createTime">;
-  /** Its executions as their actors hold them: those the job read model shows, once it folded what came before. */
+  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "versionTime">;
+  /**
+   * Its current version's executions as their actors hold them: those the job read model shows, once it folded what
+   * came before.
+   */
   readonly executions: readonly ExecutionState[];
+  /** Its earlier versions' executions, the same way: replaced at the rate limit's pace (outdatedStops). */
+  readonly earlier?: readonly ExecutionState[];
+  /** At most how many executions one evaluation creates, and stops of earlier versions; else Bacalhau's 20 / 100 ms. */
+  readonly rateLimit?: ExecutionRateLimit;
   /** Of those, the ids of a service's executions on a draining node: they hold no partition, and are replaced. */
   readonly leaving: ReadonlySet<string>;
   /**
@@ -60,31 +70,42 @@ export interface JobEvaluation {
  * PlacementInputError, a spec the request cannot be built from).
  */
 export function evaluateJob(input: JobEvaluation): PlacementPlan {
-  const { job, executions, ledger } = input;
+  const { job, executions } = input;
   const spec = job.spec;
-  if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return { ...EMPTY_PLAN, ledger };
-  if (input.refusal !== undefined) return { ...EMPTY_PLAN, ledger, job: [{ type: "Fail", reason: input.refusal }] };
+  if (spec === undefined || job.state === undefined || isTerminalJobState(job.state))
+    return { ...EMPTY_PLAN, ledger: input.ledger };
+  if (input.refusal !== undefined)
+    return { ...EMPTY_PLAN, ledger: input.ledger, job: [{ type: "Fail", reason: input.refusal }] };
+  const limit = input.rateLimit ?? DEFAULT_EXECUTION_RATE_LIMIT;
+  // An earlier version's executions stopped now give their capacity to this evaluation's placements (a daemon's node
+  // gets its new execution in the same pass); those still running keep their partition or node until their turn.
+  const stops = outdatedStops(job, input.earlier ?? [], limit, input.now);
+  const freed = stops.stopped.filter(holdsCapacity).map(allocationOf);
+  const ledger = freed.length === 0 ? input.ledger : release(input.ledger, freed);
+  const replacing = replacingPlan(job.jobId, stops);
   const task = taskOf(spec);
   const counted = executions.map((e) =>
     input.leaving.has(e.executionId) ? { ...toExisting(e), leaving: true } : toExisting(e),
   );
   const before = jobOutcome(spec.Type, spec.Count, counted);
   if (before.kind === "completed" && spec.Type === "batch")
-    return { ...EMPTY_PLAN, ledger, job: [{ type: "Complete" }] };
-  if (!wantsPlacement(spec.Type, spec.Count, counted)) return { ...EMPTY_PLAN, ledger };
+    return { ...EMPTY_PLAN, ...replacing, ledger, job: [{ type: "Complete" }] };
+  if (!wantsPlacement(spec.Type, spec.Count, counted)) return { ...EMPTY_PLAN, ...replacing, ledger };
   const all = executions.map(toExisting);
+  const earlierRunning = stops.remaining.map(toExisting);
   // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
-  const holding =
+  const current =
     spec.Type === "daemon"
       ? counted.filter((e, i) => !(isTerminal(e) && releasesNode((executions[i] as ExecutionState).computeMessage)))
       : counted;
+  const holding = earlierRunning.length === 0 ? current : [...current, ...earlierRunning];
   // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
   // fails the job.
   const partitioned = spec.Type === "batch" || spec.Type === "service";
-  const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, all) < 1;
-  // Bacalhau v1.7's rate limiter: at most MAX_EXECUTIONS_PER_EVAL new executions per evaluation, the rest an evaluation
-  // later.
-  const result = placeJob({ ...input.requestFor(holding), maxPlacements: MAX_EXECUTIONS_PER_EVAL }, ledger);
+  const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, [...all, ...earlierRunning]) < 1;
+  // Bacalhau's rate limiter: at most MaxExecutionsPerEval new executions per evaluation, the rest an evaluation later.
+  const maxPlacements = limit.maxPerEval > 0 ? limit.maxPerEval : undefined;
+  const result = placeJob({ ...input.requestFor(holding), ...(maxPlacements ? { maxPlacements } : {}) }, ledger);
   const kept = result.placements;
   const deferred = result.deferred ?? 0;
   const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
@@ -122,19 +143,20 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
           }),
     };
   });
+  const moreToPlace =
+    deferred > 0
+      ? {
+          at: input.now + limit.backoffMs,
+          reason: `${deferred} more executions to place (at most ${limit.maxPerEval} per evaluation)`,
+        }
+      : undefined;
+  const again = earliest(moreToPlace, replacing.again);
   const placed: Omit<PlacementPlan, "job"> = {
     create,
-    cancel: [],
+    cancel: replacing.cancel,
     ledger: result.ledger,
-    log: [placedLog(job.jobId, result.decision, kept, deferred)],
-    ...(deferred > 0
-      ? {
-          again: {
-            at: input.now + EXECUTION_LIMIT_BACKOFF_MS,
-            reason: `${deferred} more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`,
-          },
-        }
-      : {}),
+    log: [...replacing.log, placedLog(job.jobId, result.decision, kept, deferred)],
+    ...(again === undefined ? {} : { again }),
   };
   // A job that had executions fail: its shortfall says which failed last, and why.
   const last = latestFailure(executions);
@@ -154,18 +176,38 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   const commands: JobPlanCommand[] = [];
   if (result.decision === "queued" && result.jobQueued === true) commands.push({ type: "Queue", reason: message });
   else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
-  // An ops job that placed nothing new is judged by its executions: done once none is left under way.
-  if (spec.Type === "ops" && kept.length === 0) commands.push(...opsOutcome(spec.Count, executions));
+  // An ops job that placed nothing new is judged by its executions: done once none is left under way, an earlier
+  // version's still running included (Bacalhau's ops scheduler counts them as under way).
+  if (spec.Type === "ops" && kept.length === 0 && earlierRunning.length === 0)
+    commands.push(...opsOutcome(spec.Count, executions));
   // Placed in part: the rest waits for QueueBackoff or a node's gain, and is judged again when the QueueTimeout passes
-  // (just past it: at the instant itself the job may still wait).
+  // (just past it: at the instant itself the job may still wait), counted from the version's start as the job's own
+  // deadlines are (machines/job/job-deadlines.ts).
   const topUp =
     result.decision === "queued" && result.jobQueued !== true
       ? {
-          at: Math.max(input.now, job.createTime + task.Timeouts.QueueTimeout * 1000) + 1,
+          at: Math.max(input.now, job.versionTime + task.Timeouts.QueueTimeout * 1000) + 1,
           reason: "the queue timeout of a job placed in part passed",
         }
       : undefined;
   return { ...placed, job: commands, ...(topUp === undefined ? {} : { topUp }) };
+}
+
+/** The part of a plan that replaces an earlier version's executions: its cancels, its log line, its follow-up. */
+function replacingPlan(jobId: string, stops: OutdatedStops): Pick<JobPlan, "cancel" | "log" | "again"> {
+  if (stops.cancel.length === 0 && stops.remaining.length === 0) return { cancel: [], log: [] };
+  const line: PlanLog = {
+    level: "info",
+    fields: { jobId, stopped: stops.cancel.map((c) => c.executionId), left: stops.remaining.length },
+    message: "executions of earlier versions stopped for the job's update",
+  };
+  return { cancel: stops.cancel, log: [line], ...(stops.again === undefined ? {} : { again: stops.again }) };
+}
+
+/** The sooner of two follow-ups (one evaluation does both), with both reasons. */
+function earliest(a: FollowUp | undefined, b: FollowUp | undefined): FollowUp | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return { at: Math.min(a.at, b.at), reason: `${a.reason}; ${b.reason}` };
 }
 
 /** Every node gain and execution end evaluates the ops and daemon jobs again: only what changed is worth a line. */

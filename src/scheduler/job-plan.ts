@@ -35,8 +35,8 @@ export interface FollowUp {
 
 /**
  * What one evaluation of a job decided (Nomad's plan; applyJobPlan is its applier), carried out in this order: `again`
- * is armed, the executions created, then cancelled, the log lines written, the job's commands issued, `topUp` armed.
- * The order is the one the evaluation always issued its commands in: a command that fails stops what follows it.
+ * is armed, the executions cancelled (an earlier version's, before their replacements), then created, the log lines
+ * written, the job's commands issued, `topUp` armed. A command that fails stops what follows it.
  */
 export interface JobPlan {
   readonly create: readonly ExecutionToCreate[];
@@ -44,7 +44,10 @@ export interface JobPlan {
   /** Run, Queue, Fail or Complete, in order. */
   readonly job: readonly JobPlanCommand[];
   readonly log: readonly PlanLog[];
-  /** The rate limit left placements for the next evaluation (Bacalhau's `exec-limit` trigger). */
+  /**
+   * The rate limit left placements, or an earlier version's running executions to stop, for the next evaluation
+   * (Bacalhau's `exec-limit` trigger).
+   */
   readonly again?: FollowUp;
   /** Placed in part: evaluated again once its QueueTimeout passed, when it fails if still short. */
   readonly topUp?: FollowUp;

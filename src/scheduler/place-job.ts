@@ -127,7 +127,10 @@ function shortfallOf(requested: number | undefined, judged: Judgement): Shortfal
   return requested === undefined ? counts : { requested, ...counts };
 }
 
-/** Bacalhau fails a job that cannot be placed once `now − QueueTimeout` is after its CreateTime; 0 never queues. */
+/**
+ * Bacalhau fails a job that cannot be placed once `now − QueueTimeout` is after its CreateTime (Shoal: its current
+ * version's start); 0 never queues.
+ */
 function mayQueue(request: PlacementRequest): boolean {
   const { timeoutMs, createdAtMs, nowMs } = request.queue;
   return timeoutMs > 0 && nowMs - createdAtMs <= timeoutMs;

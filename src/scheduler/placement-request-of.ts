@@ -4,9 +4,12 @@ import { parseTaskResources } from "../../machines/job/task-resources.ts";
 import type { ExistingExecution, PlacementRequest } from "./placement-request.ts";
 import { fromBacalhauResources } from "./resources.ts";
 
-/** What the pure scheduler is asked for one job: its spec, its executions as placement counts them, the fleet, now. */
+/**
+ * What the pure scheduler is asked for one job: its spec, its executions as placement counts them, the fleet, now. Its
+ * QueueTimeout counts from the current version's start (an update or rerun starts it afresh), as the job's deadlines.
+ */
 export function placementRequestOf(
-  job: Pick<JobState, "jobId" | "createTime">,
+  job: Pick<JobState, "jobId" | "versionTime">,
   spec: JobSpec,
   executions: readonly ExistingExecution[],
   nodes: PlacementRequest["nodes"],
@@ -22,6 +25,6 @@ export function placementRequestOf(
     resources: fromBacalhauResources(parseTaskResources(task.Resources)),
     executions,
     nodes,
-    queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.createTime, nowMs },
+    queue: { timeoutMs: task.Timeouts.QueueTimeout * 1000, createdAtMs: job.versionTime, nowMs },
   };
 }

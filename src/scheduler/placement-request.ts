@@ -71,7 +71,10 @@ export interface CandidateNode {
 export interface QueuePolicy {
   /** The job's QueueTimeout (from its spec or JobDefaults), in ms; 0 means it fails at once. */
   readonly timeoutMs: number;
-  /** The job's CreateTime, in ms since the epoch. */
+  /**
+   * When the job's current version started (its CreateTime until an update or rerun), in ms since the epoch: the
+   * QueueTimeout counts from here.
+   */
   readonly createdAtMs: number;
   /** The time of this placement (from the command's metadata), in ms since the epoch. */
   readonly nowMs: number;

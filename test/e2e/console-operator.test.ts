@@ -33,12 +33,17 @@ describe("the web console's operator pages in a browser", { timeout: 180_000 }, 
   let browser: Browser;
   let page: Page;
   let problems: string[];
+  /** The paths of the scripts the browser fetched. */
+  const scripts: string[] = [];
   const ui = (path = "") => `${serve.url()}/ui/${path}`;
 
   beforeAll(async () => {
     [browser] = await Promise.all([launchChromium(), serve.start()]);
     page = await browser.newPage({ viewport: { width: 1280, height: 800 }, timezoneId: "UTC" });
     problems = pageProblems(page);
+    page.on("request", (r) => {
+      if (r.resourceType() === "script") scripts.push(new URL(r.url()).pathname);
+    });
   });
 
   afterAll(async () => {
@@ -122,10 +127,14 @@ describe("the web console's operator pages in a browser", { timeout: 180_000 }, 
         timeout: STEP_MS,
       })
       .toEqual(["NodePreauthorized", "NodePreauthorized"]);
+    // The verification code is no part of the pages: it is fetched on the first Verify.
+    const verification = () => scripts.filter((path) => path.startsWith("/ui/assets/verify-over-api-"));
+    expect(verification()).toEqual([]);
     const form = page.getByRole("form", { name: "Verify the chain" });
     await form.getByRole("button", { name: "Verify" }).click();
     const held = page.getByRole("status").filter({ hasText: "Not altered" });
     await held.waitFor({ timeout: STEP_MS });
+    expect(verification()).toHaveLength(1);
     await expect(held.textContent()).resolves.toMatch(
       new RegExp(
         String.raw`^Not altered: the chain holds: (\d+) events checked through position \1; [1-9]\d* signed ` +

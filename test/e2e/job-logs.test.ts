@@ -9,6 +9,7 @@ import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { runJobLogs } from "../support/job-logs-cli.ts";
+import { ndjson } from "../support/ndjson-items.ts";
 import { settled, untilExecutions } from "../support/job-waits.ts";
 import { removeContainersOf } from "../support/node-containers.ts";
 import { ownNatsOrchestratorConfig } from "../support/own-nats-orchestrator-config.ts";
@@ -36,12 +37,6 @@ const jobs = new JobApiClient(
   () => KEY,
 );
 const auth = (key: string | null): Record<string, string> => (key === null ? {} : { authorization: `Bearer ${key}` });
-const ndjson = (text: string) =>
-  text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Body);
-
 /**
  * The route as a WebSocket: every message (parsed, with when it came) and the close code; or the HTTP status it was
  * refused with.
@@ -275,7 +270,14 @@ describe("GET /api/v1/orchestrator/jobs/{id}/logs", () => {
     const doc = (await jobs.call("GET", "/api/v1/openapi.json")).body;
     const op = doc.paths["/api/v1/orchestrator/jobs/{id}/logs"]?.get as Body;
     expect(op.operationId).toBe("orchestrator/logs");
-    expect((op.parameters as Body[]).map((p) => p.name).sort()).toEqual(["execution_id", "follow", "id", "tail"]);
+    expect((op.parameters as Body[]).map((p) => p.name).sort()).toEqual([
+      "all_job_versions",
+      "execution_id",
+      "follow",
+      "id",
+      "job_version",
+      "tail",
+    ]);
   });
 });
 

@@ -82,7 +82,7 @@ function setup() {
         resources: fromBacalhauResources(parseTaskResources(task.Resources)),
         executions,
         nodes,
-        queue: { timeoutMs: 0, createdAtMs: job.createTime, nowMs: clock.now() },
+        queue: { timeoutMs: 0, createdAtMs: job.versionTime, nowMs: clock.now() },
       }),
       ledger: EMPTY_LEDGER,
       now: clock.now(),

@@ -11,7 +11,7 @@ import type { ShoalConfig } from "../../src/config/keys.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import { nodeStream } from "../../src/events/streams.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { MAX_EXECUTIONS_PER_EVAL } from "../../src/scheduler/evaluate-job.ts";
+import { DEFAULT_EXECUTION_RATE_LIMIT } from "../../src/scheduler/outdated-executions.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
@@ -200,7 +200,7 @@ describe("the executions one evaluation creates", () => {
   it("are at most 20 (Bacalhau's MaxExecutionsPerEval): an ops job on 21 nodes gets its 21st from the next evaluation, which says why", async () => {
     const suite = `limit-${randomUUID().slice(0, 6)}`;
     const nodes: string[] = [];
-    for (let i = 0; i < MAX_EXECUTIONS_PER_EVAL + 1; i++) nodes.push(await startNode(suite, `n${i}`));
+    for (let i = 0; i < DEFAULT_EXECUTION_RATE_LIMIT.maxPerEval + 1; i++) nodes.push(await startNode(suite, `n${i}`));
     // Silent from here (HEALTHY until their heartbeats are missed): placed on, they run nothing, so no container is
     // started.
     for (const a of agents.splice(0)) await a.stop();
@@ -216,9 +216,13 @@ describe("the executions one evaluation creates", () => {
           .get(stream) as { metadata: string };
         return (JSON.parse(row.metadata) as { reason?: string }).reason;
       });
-      expect(reasons.filter((r) => r === "the job was submitted")).toHaveLength(MAX_EXECUTIONS_PER_EVAL);
+      expect(reasons.filter((r) => r === "the job was submitted")).toHaveLength(
+        DEFAULT_EXECUTION_RATE_LIMIT.maxPerEval,
+      );
       expect(
-        reasons.filter((r) => r === `1 more executions to place (at most ${MAX_EXECUTIONS_PER_EVAL} per evaluation)`),
+        reasons.filter(
+          (r) => r === `1 more executions to place (at most ${DEFAULT_EXECUTION_RATE_LIMIT.maxPerEval} per evaluation)`,
+        ),
       ).toHaveLength(1);
     } finally {
       db.close();

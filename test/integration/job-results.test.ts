@@ -46,7 +46,9 @@ const ended = (jobId: string) =>
 
 beforeAll(async () => {
   image = await dockerTestImage();
-  cluster = await startDockerNodeOrchestrator("shoal-results-", USERS, nodeId, { maxResultBytes: MAX_RESULT_BYTES });
+  cluster = await startDockerNodeOrchestrator("shoal-results-", USERS, [
+    { id: nodeId, maxResultBytes: MAX_RESULT_BYTES },
+  ]);
 }, 60_000);
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../sup
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { executionsOf, until } from "../support/job-waits.ts";
+import { ndjson } from "../support/ndjson-items.ts";
 import { shellJob } from "../support/shell-job.ts";
 
 /**
@@ -129,6 +130,33 @@ describe("a named job submitted again", () => {
     const forced = await alice.call("PUT", JOBS, { Job: { ...named("echo first"), Name: "rerun-me" }, Force: true });
     expect(forced.status, JSON.stringify(forced.body)).toBe(200);
     await completedAt(jobId, 4);
+  }, 120_000);
+
+  it("gives the logs of the version asked for: the current one's by default, another by job_version", async () => {
+    const jobId = await alice.submit({ ...named("echo one"), Name: "logged" });
+    await completedAt(jobId, 1);
+    await alice.put({ ...named("echo two"), Name: "logged" });
+    await completedAt(jobId, 2);
+    const logs = async (query: string) => {
+      const res = await alice.call("GET", `${JOBS}/${jobId}/logs?${query}`);
+      expect(res.status, res.text).toBe(200);
+      return ndjson(res.text).map((m) => m.value.Line as string);
+    };
+    expect(await logs("")).toEqual(["two\n"]);
+    expect(await logs("job_version=1")).toEqual(["one\n"]);
+    expect(await logs("job_version=2")).toEqual(["two\n"]);
+    expect(await logs("all_job_versions=true")).toEqual(["two\n"]);
+    const [firstExecution] = (await get(`${JOBS}/${jobId}/executions?job_version=1`)).Items as Body[];
+    expect(await logs(`execution_id=${firstExecution!.ID}`)).toEqual(["one\n"]);
+    expect(await logs(`execution_id=${firstExecution!.ID}&job_version=1`)).toEqual(["one\n"]);
+
+    const elsewhere = await alice.call("GET", `${JOBS}/${jobId}/logs?execution_id=${firstExecution!.ID}&job_version=2`);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.Message).toBe(`unable to find execution ${firstExecution!.ID} in job ${jobId} version 2`);
+    const missing = await alice.call("GET", `${JOBS}/${jobId}/logs?job_version=3`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.Message).toBe(`job version 3 not found for job ${jobId}`);
+    expect((await alice.call("GET", `${JOBS}/${jobId}/logs?job_version=one`)).status).toBe(400);
   }, 120_000);
 
   it("takes an IdempotencyToken as one submission: a retry answers its version, another spec under it is a 409", async () => {

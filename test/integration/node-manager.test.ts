@@ -9,10 +9,12 @@ import { HealthThresholds } from "../../src/actors/health-thresholds.ts";
 import { NodeManager, type CredentialGate } from "../../src/actors/node-manager.ts";
 import { SOLE_OWNER, type EntityOwnership } from "../../src/cluster/entity-ownership.ts";
 import type { RegistrationLimits } from "../../src/actors/registration-admission.ts";
+import { toNodeState } from "../../src/api/nodes/node-state.ts";
 import { encodeNodeEvent } from "../../src/events/catalog/node-event-codec.ts";
 import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts";
 import type { HealthOverride } from "../../src/config/keys.ts";
 import type { NodeInfo } from "../../src/events/catalog/node-info.ts";
+import { nodeViewOf } from "../../src/projections/node-view.ts";
 import type { Logger } from "pino";
 import { capturedLogger } from "../support/captured-logger.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
@@ -267,6 +269,7 @@ describe("NodeManager: orchestrators' nodes", () => {
     await b.manager.registerSelf(orchestratorInfo("orch-b"));
     const a = setup({ clock, file: b.file, self: "orch-a", orchestratorSilenceMs: 2 * M });
     await recoverNodes(a.manager, a.store);
+    const startedAt = clock.now();
     await a.manager.registerSelf(orchestratorInfo("orch-a"));
     // Heard every 30 s for ten minutes: nobody's node is judged; A's own is never tracked.
     for (let i = 0; i < 20; i++) {
@@ -276,7 +279,8 @@ describe("NodeManager: orchestrators' nodes", () => {
       a.manager.orchestratorHeard("orch-a");
       a.manager.orchestratorHeard("orch-new");
     }
-    expect(a.manager.live("orch-a")).toBeUndefined();
+    // Its own node's last sign of life is its start.
+    expect(a.manager.live("orch-a")).toEqual({ lastHeartbeat: startedAt, resources: undefined });
     expect(a.manager.live("orch-b")?.lastHeartbeat).toBe(clock.now());
     // Silent: judged after the longer of DisconnectTimeout (1 m) and the announcements' bound (2 m).
     await clock.advance(2 * M - 1);
@@ -325,8 +329,16 @@ describe("NodeManager: orchestrators' nodes", () => {
     await manager.markSelfStopped("orch-a");
     const [, stopped] = await store.readStream("node-orch-a");
     expect(stopped!.data).toMatchObject({ LastHeartbeat: "2026-01-01T00:00:05.000Z", DisconnectTimeoutMs: 60000 });
+    // Started again later and HEALTHY: its LastHeartbeat is that start, not the stop before it; once stopped, the stop.
+    const lastHeartbeat = async () =>
+      toNodeState(nodeViewOf(await manager.nodeState("orch-a"), 0)!, manager.live("orch-a")).ConnectionState
+        .LastHeartbeat;
+    await clock.advance(5 * S);
     await manager.registerSelf(orchestratorInfo("orch-a"));
+    await clock.advance(10 * M);
+    expect(await lastHeartbeat()).toBe("2026-01-01T00:00:10.000Z");
     await manager.markSelfStopped("orch-a");
+    expect(await lastHeartbeat()).toBe("2026-01-01T00:10:10.000Z");
     await manager.operatorAction("delete", "orch-a", opCtx("retired"));
     expect(await reasons(store, "orch-a")).toEqual([
       "NodeRegistered: orchestrator orch-a started",

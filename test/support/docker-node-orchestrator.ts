@@ -1,7 +1,9 @@
 import Docker from "dockerode";
-import type { ComputeAgent, ComputeAgentOptions } from "../../src/compute/compute-agent.ts";
+import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
+import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
 import { silentLogger } from "./fixtures.ts";
 import { removeContainersOf } from "./node-containers.ts";
@@ -11,48 +13,71 @@ import { testAgent } from "./test-agent.ts";
 
 const MIB = 1024 * 1024;
 
+/** A compute node of a test cluster: its id, configured labels and what its Docker executor offers. */
+export interface DockerNode {
+  readonly id: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly cpuMillis?: number;
+  readonly memoryBytes?: number;
+  /** Networks its executions may ask for besides None. */
+  readonly allowedNetworks?: readonly NetworkType[];
+  /** Compute.Publishers.MaxResultBytes (default: the key's). */
+  readonly maxResultBytes?: number;
+}
+
 export interface DockerNodeOrchestrator {
   readonly orchestrator: RunningOrchestrator;
+  /** The first node's agent. */
   readonly agent: ComputeAgent;
-  /** Stops the agent and the orchestrator, and removes the node's containers. */
+  /** Every node's agent, in the order of their ids. */
+  readonly agents: readonly ComputeAgent[];
+  /** The orchestrator's DataDir, where its events are stored. */
+  readonly dataDir: string;
+  /** Stops the agents and the orchestrator, and removes the nodes' containers. */
   stop(): Promise<void>;
 }
 
 /**
- * An orchestrator on its own NATS with `users`, and one compute agent `nodeId` joined to it that runs its
- * executions in Docker (1 CPU, 256 MiB): the smallest real cluster a job runs on.
+ * An orchestrator on its own NATS with `users` (and any other `config`), and a compute agent per node joined to it
+ * that runs its executions in Docker (1 CPU, 256 MiB each unless the node says otherwise): the smallest real
+ * cluster a job runs on.
  */
 export async function startDockerNodeOrchestrator(
   prefix: string,
   users: readonly AuthUser[],
-  nodeId: string,
-  agentOptions: Partial<ComputeAgentOptions> = {},
+  nodes: string | readonly (string | DockerNode)[],
+  config: Partial<ShoalConfig> = {},
 ): Promise<DockerNodeOrchestrator> {
-  const orchestrator = await startOrchestrator(
-    await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users] }),
-    silentLogger,
-  );
-  const agent = testAgent({
-    nodeId,
-    orchestrators: [orchestrator.natsUrl],
-    token: orchestrator.joinToken.token,
-    executor: new DockerExecutor({
-      nodeId,
-      capacity: { cpuMillis: 1000, memoryBytes: 256 * MIB },
-      logger: silentLogger,
-      docker: new Docker(),
-      stopGraceSeconds: 0,
+  const list = (typeof nodes === "string" ? [nodes] : nodes).map((n) => (typeof n === "string" ? { id: n } : n));
+  const orchestratorConfig = await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users], ...config });
+  const orchestrator = await startOrchestrator(orchestratorConfig, silentLogger);
+  const agents = list.map((node) =>
+    testAgent({
+      nodeId: node.id,
+      orchestrators: [orchestrator.natsUrl],
+      token: orchestrator.joinToken.token,
+      labels: { ...node.labels },
+      ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
+      executor: new DockerExecutor({
+        nodeId: node.id,
+        capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
+        logger: silentLogger,
+        docker: new Docker(),
+        stopGraceSeconds: 0,
+        allowedNetworks: node.allowedNetworks ?? [],
+      }),
     }),
-    ...agentOptions,
-  });
-  await startJoined(agent, orchestrator.manager, nodeId);
+  );
+  for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, list[i]!.id);
   return {
     orchestrator,
-    agent,
+    agent: agents[0] as ComputeAgent,
+    agents,
+    dataDir: orchestratorConfig.DataDir,
     async stop() {
-      await agent.stop();
+      for (const agent of agents) await agent.stop();
       await orchestrator.stop();
-      await removeContainersOf(nodeId);
+      await removeContainersOf(...list.map((n) => n.id));
     },
   };
 }

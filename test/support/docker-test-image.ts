@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Docker from "dockerode";
 
 let image: Promise<string> | undefined;
 
@@ -14,4 +15,15 @@ export function dockerTestImage(): Promise<string> {
     ({ stdout }) => stdout.trim(),
   );
   return image;
+}
+
+/**
+ * The test image under another tag (`shoal-test/busybox:<tag>`): for a job spec, another image (an update from one to
+ * the other changes the spec), with nothing to build or pull.
+ */
+export async function dockerTestImageTagged(tag: string): Promise<string> {
+  const reference = await dockerTestImage();
+  const repo = reference.slice(0, reference.lastIndexOf(":"));
+  await new Docker().getImage(reference).tag({ repo, tag });
+  return `${repo}:${tag}`;
 }

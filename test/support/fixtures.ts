@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -9,6 +9,13 @@ export const silentLogger = pino({ level: "silent" });
 
 export function tempDir(prefix = "shoal-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A YAML config file holding `text`, in a fresh temp dir: its path. */
+export function configFile(text: string): string {
+  const file = join(tempDir(), "config.yaml");
+  writeFileSync(file, text);
+  return file;
 }
 
 /** An orchestrator on an external NATS, in a fresh DataDir, with its API on a free local port. */

@@ -64,13 +64,13 @@ export class JobApiClient {
     return res.body.Items as Body[];
   }
 
-  /** Every history entry of the job, all pages. */
-  async history(jobId: string): Promise<Body[]> {
+  /** Every history entry of the job (of its current version unless `query` says otherwise), all pages. */
+  async history(jobId: string, query = ""): Promise<Body[]> {
     const items: Body[] = [];
     let token = "";
     do {
-      const page = (await this.call("GET", `${JOBS}/${jobId}/history?limit=100${token ? `&next_token=${token}` : ""}`))
-        .body;
+      const next = `${query ? `&${query}` : ""}${token ? `&next_token=${token}` : ""}`;
+      const page = (await this.call("GET", `${JOBS}/${jobId}/history?limit=100${next}`)).body;
       items.push(...(page.Items as Body[]));
       token = page.NextToken ?? "";
     } while (token !== "");

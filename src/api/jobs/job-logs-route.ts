@@ -3,6 +3,7 @@ import { Schema } from "effect";
 import type { WebSocket } from "ws";
 import { asShoalError, badRequest } from "../../errors/shoal-error.ts";
 import { MAX_TAIL_LINES } from "../../transport/log-messages.ts";
+import { DecimalInteger } from "../decimal-integer.ts";
 import { QueryBool, isGoTrue } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import type { JobLogs, JobLogsRead } from "./job-logs.ts";
@@ -21,6 +22,8 @@ export const JobLogsQuery = Schema.Struct({
   execution_id: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
   tail: Schema.optional(Tail),
   follow: Schema.optional(QueryBool),
+  job_version: Schema.optional(DecimalInteger(0, 999_999_999_999)),
+  all_job_versions: Schema.optional(QueryBool),
 });
 const IdParams = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) });
 
@@ -65,7 +68,11 @@ function sent(socket: WebSocket, data: string): Promise<void> {
 export function jobLogsRoute(logs: JobLogs): AnyRoute {
   const open = (id: string, query: typeof JobLogsQuery.Type) => {
     const read = logsReadOf(query);
-    const execution = logs.select(id, query.execution_id || undefined);
+    const execution = logs.select(id, {
+      executionId: query.execution_id || undefined,
+      jobVersion: query.job_version,
+      allJobVersions: query.all_job_versions,
+    });
     return { read, execution };
   };
   return defineRoute({
@@ -76,12 +83,17 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     summary: "Streams the logs of a job's execution.",
     capability: "read:job",
     description:
-      "An execution's output, line by line: the one `execution_id` names, else the job's latest. As a WebSocket (Bacalhau's log stream), or without the upgrade as NDJSON, one message per line. `follow` keeps it open until the execution ends. A job with no execution yet is a 409.",
+      "An execution's output, line by line: the one `execution_id` names, else the latest of the job's version " +
+      "asked for (`job_version`; default the current one's; `all_job_versions`: of every version). As a WebSocket " +
+      "(Bacalhau's log stream), or without the upgrade as NDJSON, one message per line. `follow` keeps it open " +
+      "until the execution ends. A version with no execution yet is a 409.",
     params: IdParams,
     query: JobLogsQuery,
     describe: {
       id: "Job id (j-<uuid>)",
-      execution_id: "Read this execution of the job (default: the latest)",
+      execution_id: "Read this execution of the job, of any version unless job_version is given (default: the latest)",
+      job_version: "The job's version whose latest execution is read (0 or absent: the current one)",
+      all_job_versions: "Pick among every version's executions (default: the current version's)",
       tail: "true: only what comes from now on (Bacalhau's); a number N: the last N lines first; false or absent: everything",
       follow: "Keep streaming until the execution ends",
     },

@@ -6,6 +6,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { isDiscarded, isTerminalComputeState } from "../../../machines/execution/execution-states.ts";
+import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
 import { resolveJob } from "./job-lookup.ts";
 import { completedLines, LogLines, type ExecutionLog } from "./log-lines.ts";
 
@@ -17,6 +18,14 @@ export interface JobLogsRead {
   /** Only the last N lines written so far (0: none, Bacalhau's `tail=true`); undefined: all. */
   readonly tailLines?: number;
   readonly signal?: AbortSignal;
+}
+
+/** Which of a job's executions a read picks from (LogsPick's fields are the logs route's query). */
+export interface LogsPick {
+  readonly executionId?: string | undefined;
+  /** 0 or absent: the current version. */
+  readonly jobVersion?: number | undefined;
+  readonly allJobVersions?: boolean | undefined;
 }
 
 export interface JobLogsOptions {
@@ -54,24 +63,37 @@ export class JobLogs {
   }
 
   /**
-   * The execution to read: `executionId` when given (it must be the job's), else the job's latest
-   * that did not end without a result (Bacalhau's choice), or failing that its latest of all, so
-   * that a failed job's output can be read too (Bacalhau refuses that).
+   * The execution to read, among the executions of the version asked for (`jobVersion`; every version's with
+   * `allJobVersions`, or when an `executionId` names one; else the current version's, as the other job read routes
+   * pick them): `executionId` when given (it must be among them), else the latest that did not end without a result
+   * (Bacalhau's choice), or failing that the latest of all, so that a failed job's output can be read too (Bacalhau
+   * refuses that).
    */
-  select(idOrName: string, executionId: string | undefined): ExecutionState {
+  select(idOrName: string, pick: LogsPick = {}): ExecutionState {
     // As every other job route: a full id, a name, or the short id the CLIs print.
     const job = resolveJob(this.views, idOrName, undefined);
     const jobId = job.jobId;
-    const executions = this.views.executionsOfJob(jobId).filter((e) => e.computeState !== undefined);
+    const asked = pick.jobVersion ?? 0;
+    const at = jobAtVersion(job, asked);
+    if (at === undefined) throw notFound(versionNotFound(jobId, asked));
+    const every = asked === 0 && (pick.allJobVersions === true || pick.executionId !== undefined);
+    const executions = this.views
+      .executionsOfJob(jobId)
+      .filter((e) => e.computeState !== undefined && (every || e.jobVersion === at.version));
+    // The version is named once the job has more than one.
+    const which = every || job.version === 1 ? "" : ` version ${at.version}`;
+    const { executionId } = pick;
     if (executionId) {
       const found = executions.find((e) => e.executionId === executionId);
-      if (!found) throw notFound(`unable to find execution ${executionId} in job ${jobId}`);
+      if (!found) throw notFound(`unable to find execution ${executionId} in job ${jobId}${which}`);
       return found;
     }
-    if (executions.length === 0)
+    if (executions.length === 0) {
       throw conflict(
-        `job ${jobId} has no executions yet (it is ${job.state}): there is no output to read until it is placed on a node`,
+        `job ${jobId}${which} has no executions yet (it is ${at.state}): ` +
+          "there is no output to read until it is placed on a node",
       );
+    }
     const latest = (list: ExecutionState[]) => list.reduce((a, b) => (b.modifyTime > a.modifyTime ? b : a));
     const kept = executions.filter((e) => !isDiscarded(e.computeState!));
     return latest(kept.length > 0 ? kept : executions);

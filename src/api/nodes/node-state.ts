@@ -102,8 +102,8 @@ const iso = (ms: number | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
 
 /**
- * ConnectionState.LastHeartbeat: the last heartbeat this process received, else the one the
- * last UNHEALTHY/UNKNOWN event recorded. Live: it changes without an event (node-state-json.ts).
+ * ConnectionState.LastHeartbeat: the last heartbeat this process received (for its own node, its start), else the one
+ * the last UNHEALTHY/UNKNOWN event recorded. Live: it changes without an event (node-state-json.ts).
  */
 export const lastHeartbeatOf = (view: NodeView, live: LiveView | undefined): string | null =>
   iso(live?.lastHeartbeat) ?? view.lastHeartbeatAtChange;

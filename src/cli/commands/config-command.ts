@@ -1,8 +1,7 @@
 import { CONFIG_KEYS, configValueText, type ConfigKey } from "../../config/keys.ts";
-import { loadTracedConfig } from "../../config/load-config.ts";
 import { redactedConfig } from "../../config/redacted-config.ts";
 import type { Column } from "../column.ts";
-import { CONFIG_OPTIONS } from "../config-flags.ts";
+import { CONFIG_OPTIONS, tracedConfigFrom } from "../config-flags.ts";
 import { print, printData } from "../output-format.ts";
 import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
@@ -39,11 +38,7 @@ function configList(args: string[]): number | Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError("shoal config list takes no arguments", HELP_REF);
   const output = outputOptions(values, { fallback: "table", help: HELP_REF });
-  const { config, origins } = loadTracedConfig({
-    files: values.config ?? [],
-    settings: values.c ?? [],
-    env: process.env,
-  });
+  const { config, origins } = tracedConfigFrom(values);
   const shown = redactedConfig(config);
   const rows: ConfigRow[] = (Object.keys(CONFIG_KEYS) as ConfigKey[]).map((key) => ({
     Key: key,

@@ -31,6 +31,15 @@ const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   logs: {
     load: async () => (await import("./job-logs-command.ts")).jobLogsCommand,
   },
+  versions: {
+    load: async () => (await import("./job-versions-command.ts")).jobVersionsCommand,
+  },
+  rerun: {
+    load: async () => (await import("./job-rerun-command.ts")).jobRerunCommand,
+  },
+  validate: {
+    load: async () => (await import("./job-validate-command.ts")).jobValidateCommand,
+  },
   get: {
     load: async () => (await import("./job-get-command.ts")).jobGetCommand,
   },

@@ -5,6 +5,7 @@ import { timeCell, type Column } from "../column.ts";
 import { computeStateName, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { localTime } from "../local-time.ts";
+import { jobVersionFlag } from "../job-version-flag.ts";
 import { printData, printRendered } from "../output-format.ts";
 import { printable, printableCell } from "../printable.ts";
 import { OUTPUT_OPTIONS, outputOptions, type OutputOptions } from "../output-options.ts";
@@ -18,7 +19,13 @@ const HELP_REF = "shoal job describe --help";
 /** The most the API includes of each list: a job's whole story in one read. */
 const INCLUDED = 1000;
 
-export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...AS_OF_OPTIONS } as const;
+export const OPTIONS = {
+  ...JOB_COMMON_OPTIONS,
+  ...OUTPUT_OPTIONS,
+  ...AS_OF_OPTIONS,
+  version: { type: "string", short: "v" },
+  namespace: { type: "string" },
+} as const;
 
 interface Described {
   readonly Job: JobJson;
@@ -114,6 +121,8 @@ export async function jobDescribeCommand(args: string[]): Promise<number> {
   const id = oneJobId(positionals, "describe", HELP_REF);
   const output = outputOptions(values, { fallback: "yaml", help: HELP_REF, without: ["csv"] });
   const q = new URLSearchParams({ include: "executions,history", limit: String(INCLUDED) });
+  if (values.version !== undefined) q.set("job_version", String(jobVersionFlag(values.version, HELP_REF)));
+  if (values.namespace) q.set("namespace", values.namespace);
   asOfQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<Described>(
     "GET",

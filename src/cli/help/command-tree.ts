@@ -59,6 +59,9 @@ const RUN_SETTINGS: OptionSpec[] = [
 
 const JOB_ID = "<job-id> [options]";
 
+const VERSION = (description: string): OptionSpec => ({ name: "version", short: "v", arg: "N", description });
+const NAMESPACE: OptionSpec = { name: "namespace", arg: "NS", description: "the namespace a job name is looked up in" };
+
 const NODE_ID: OptionSpec = {
   name: "node-id",
   arg: "ID",
@@ -201,7 +204,7 @@ const NODE: CommandSpec = {
 
 const JOB: CommandSpec = {
   name: "job",
-  summary: "run jobs from a file; list, describe, stop them; show their executions, history and logs",
+  summary: "run, list, describe, stop, rerun jobs; show their versions, executions, history and logs",
   usage: "<command> [options]",
   examples: ["shoal job run job.yaml", "shoal job list"],
   subcommands: [
@@ -213,14 +216,45 @@ const JOB: CommandSpec = {
         "`shoal job describe --output yaml` prints) is read as that job. The server checks the job; an\n" +
         "invalid one is refused with every problem named, and nothing is stored. Then it waits for the\n" +
         "job to end, its progress on stderr, and exits with a status that says how it ended\n" +
-        "(--wait=false: it returns at once).\n" +
+        "(--wait=false: it returns at once). --dry-run submits nothing: it prints what the job would change\n" +
+        "in the job of its name (`- Path: old` / `+ Path: new`, a line each; `No diff detected.` on stderr\n" +
+        "when nothing); a job with no name, or a name no job has, is printed as read, after the error.\n" +
+        "The file is a template, as Bacalhau's: {{.name}} (or {{ .name }}) is replaced by the value -V or -E\n" +
+        'gives it, a name with no value is an error (2); {{- -}} trim, {{/* */}} is a comment, {{"{{"}} writes\n' +
+        "braces. Go's other actions (if, range, pipelines, functions) are refused, naming them.\n" +
         "Exit status: 0 Completed (a service or daemon job: it runs); 1 Failed, or an error; 3 Stopped; 4 the\n" +
         "wait timed out, the job still going; 130 Ctrl+C (the job goes on); 2 bad arguments.",
       summary: "submit a job from a YAML or JSON file ('-': stdin) and wait for its end",
       usage: "<file> [options]",
-      options: [...RUN_SETTINGS, ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false)],
+      options: [
+        ...RUN_SETTINGS,
+        {
+          name: "dry-run",
+          description: "print what the job would change in the job of its name (PUT /jobs/diff); submit nothing",
+        },
+        {
+          name: "template-vars",
+          short: "V",
+          arg: "KEY=VALUE",
+          description: "a value for {{.KEY}} in the file (repeat, or a,b=c comma-separated)",
+        },
+        {
+          name: "template-envs",
+          short: "E",
+          arg: "REGEX",
+          description: "the environment variables whose names match, as values ('*': all)",
+        },
+        { name: "no-template", description: "submit the file as written: {{ }} is not rendered" },
+        ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
+      ],
       shared: ["api", "config"],
-      examples: ["shoal job run job.yaml", "shoal job run job.yaml --wait=false", "shoal job run job.yaml --follow"],
+      examples: [
+        "shoal job run job.yaml",
+        "shoal job run job.yaml --wait=false",
+        "shoal job run job.yaml --follow",
+        "shoal job run job.yaml --dry-run",
+        "shoal job run job.yaml -V image=busybox:1.36 -E '^APP_'",
+      ],
     },
     {
       name: "list",
@@ -244,11 +278,13 @@ const JOB: CommandSpec = {
       summary: "show a job, its executions and history",
       usage: JOB_ID,
       options: [
+        VERSION("the job as it stood at this version, its executions and history (0: the current)"),
+        NAMESPACE,
         ...AS_OF,
         ...outputOptionSpecs(["yaml", "json", "table", "wide"], "yaml (default), json, table or wide"),
       ],
       shared: ["api", "config"],
-      examples: ["shoal job describe j-1", "shoal job describe j-1 -o table"],
+      examples: ["shoal job describe j-1", "shoal job describe j-1 -o table", "shoal job describe nightly --version 1"],
     },
     {
       name: "executions",
@@ -303,8 +339,9 @@ const JOB: CommandSpec = {
     {
       name: "logs",
       description:
-        "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The job's latest\n" +
-        "execution unless --execution-id names another. Without --follow: what it wrote so far (a finished\n" +
+        "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The latest execution of\n" +
+        "the job's current version (--version: of that version) unless --execution-id names another (of any\n" +
+        "version). Without --follow: what it wrote so far (a finished\n" +
         "execution: what its node reported); with it, lines as they come, until the execution ends.\n" +
         "Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as\n" +
         "\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.",
@@ -312,12 +349,55 @@ const JOB: CommandSpec = {
       usage: JOB_ID,
       options: [
         { name: "execution-id", short: "e", arg: "ID", description: "read this execution of the job" },
+        VERSION("read this version's latest execution (0: the current)"),
         { name: "tail", short: "t", arg: "N", description: "only the last N lines so far" },
         { name: "follow", short: "f", description: "keep printing until the execution ends" },
         { name: "raw", description: "write the output as the job wrote it, control characters and all" },
       ],
       shared: ["api", "config"],
       examples: ["shoal job logs j-1", "shoal job logs j-1 -f"],
+    },
+    {
+      name: "versions",
+      description:
+        "Lists every version of a job, oldest first (Bacalhau's columns: created at, job version; wide adds\n" +
+        "the state and message each version had when the next replaced it). A named job submitted again, or\n" +
+        "rerun, gets its next version.",
+      summary: "list a job's versions",
+      usage: JOB_ID,
+      options: [NAMESPACE, ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv")],
+      shared: ["api", "config"],
+      examples: ["shoal job versions nightly", "shoal job versions j-1 -o json"],
+    },
+    {
+      name: "rerun",
+      description:
+        "Runs a job again as its next version: the spec of --version (default: the current one). A job\n" +
+        "Pending or Queued cannot be rerun (an error, as with Bacalhau). Prints the new version, then waits for\n" +
+        "the job to end as `shoal job run` does, with the same exit status.",
+      summary: "run a job again as its next version, from its current or an earlier version",
+      usage: JOB_ID,
+      options: [
+        VERSION("the version whose spec runs again (default 0: the current)"),
+        { name: "reason", arg: "TEXT", description: "why, recorded in the job's history" },
+        NAMESPACE,
+        ...RUN_SETTINGS.filter((o) => o.name !== "force"),
+        ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
+      ],
+      shared: ["api", "config"],
+      examples: ["shoal job rerun j-1", "shoal job rerun nightly --version 1 --reason 'compare' --wait=false"],
+    },
+    {
+      name: "validate",
+      description:
+        "Checks a job file (YAML or JSON, '-': stdin) without a server, by the same rules the API applies\n" +
+        "to a submission, with the JobDefaults and JobLimits of the config given (-c, --config; else Shoal's\n" +
+        "defaults): prints OK (and any warnings), or every problem. Exit status: 0 valid; 1 invalid (or not\n" +
+        "YAML or JSON); 2 bad arguments or a file that cannot be read.",
+      summary: "check a job file locally, as the API would",
+      usage: "<file> [options]",
+      shared: ["config"],
+      examples: ["shoal job validate job.yaml"],
     },
     {
       name: "get",

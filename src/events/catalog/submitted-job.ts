@@ -174,6 +174,14 @@ const noSystemVariables: Check = (list, at, f) => {
   });
 };
 
+/** Bacalhau's documented example of each job type writes the task's Meta among the docker params; Go drops it. */
+const ignoredParamsMeta: Check = (meta, at, f) => {
+  if (!isAbsent(meta))
+    f.warnings.push(
+      `${at.path} is ignored: a task's meta goes in ${at.path.replace(/\.Engine\.Params\.[^.]*$/, ".Meta")}`,
+    );
+};
+
 export const SubmittedDockerParams = Schema.Struct({
   Image: Text.annotations({
     description: "the image reference",
@@ -185,6 +193,7 @@ export const SubmittedDockerParams = Schema.Struct({
   ),
   Entrypoint: optional(Texts),
   Parameters: optional(Texts),
+  Meta: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredParamsMeta) })),
 }).annotations({
   [ShapeMessage]: "must be a map of docker engine params",
   ...required("missing docker engine params: Image is required"),

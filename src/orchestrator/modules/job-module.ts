@@ -137,6 +137,10 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
         deadlines,
         logger: logger.child({ component: "job-runner" }),
         answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
+        rateLimit: {
+          maxPerEval: config["Orchestrator.Scheduler.MaxExecutionsPerEval"],
+          backoffMs: config["Orchestrator.Scheduler.ExecutionLimitBackoff"],
+        },
         transportDown: () => transport.down !== undefined,
         listening,
         refusal: (jobId, spec) => control.storedJobRefusal(jobId, spec),

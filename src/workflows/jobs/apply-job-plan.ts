@@ -54,6 +54,12 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
   // The rest of a rate-limited job is placed by the next evaluation, whatever this one still has to do (should the
   // orchestrator stop first, the start's placement pass picks the job up).
   if (plan.again) arm(target, step, "exec-limit", plan.again, "placing the rest of a rate-limited job failed");
+  // An earlier version's execution is stopped before its replacement is created: its node hears the stop first, and
+  // waits for it to free the room the new one needs.
+  for (const c of plan.cancel) {
+    step.wrote((await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context)).position);
+    work.cancelExecution(c.nodeId, c.executionId, c.reason.slice(0, 1024));
+  }
   for (const [i, c] of plan.create.entries()) {
     try {
       // A replayed step finds the execution it created the first time: nothing to do again.
@@ -68,10 +74,6 @@ export async function applyJobPlan(target: JobPlanTarget, plan: JobPlan, step: J
       step.abandoned?.(plan.create.slice(isTransientFailure(err) ? i + 1 : i).map((d) => d.executionId));
       throw err;
     }
-  }
-  for (const c of plan.cancel) {
-    step.wrote((await executions.execute(c.executionId, { type: "Cancel", reason: c.reason }, context)).position);
-    work.cancelExecution(c.nodeId, c.executionId, c.reason.slice(0, 1024));
   }
   for (const line of plan.log) logger[line.level](line.fields, line.message);
   for (const command of plan.job) step.wrote((await jobs.execute(jobId, command, context)).position);

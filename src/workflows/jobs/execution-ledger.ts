@@ -7,12 +7,7 @@ import {
   type Allocation,
   type CapacityLedger,
 } from "../../scheduler/capacity-ledger.ts";
-import { holdsCapacity } from "../../scheduler/holds-capacity.ts";
-import { fromBacalhauResources } from "../../scheduler/resources.ts";
-
-export function allocationOf(e: ExecutionState): Allocation {
-  return { nodeId: e.nodeId, resources: fromBacalhauResources(e.allocatedResources) };
-}
+import { allocationOf, holdsCapacity } from "../../scheduler/holds-capacity.ts";
 
 interface Hold {
   readonly allocation: Allocation;

@@ -25,8 +25,8 @@ import { isTerminal } from "../../scheduler/execution-states.ts";
 import { evaluateJob } from "../../scheduler/evaluate-job.ts";
 import { toExisting } from "../../scheduler/existing-execution.ts";
 import { jobEndPlan } from "../../scheduler/job-end-plan.ts";
-import { EMPTY_PLAN, type PlacementPlan } from "../../scheduler/job-plan.ts";
-import { outdatedExecutions } from "../../scheduler/outdated-executions.ts";
+import type { PlacementPlan } from "../../scheduler/job-plan.ts";
+import type { ExecutionRateLimit } from "../../scheduler/outdated-executions.ts";
 import { nodeUnmatchedMessage, releasesNode, wantsPlacement } from "../../scheduler/job-outcome.ts";
 import { FAVOUR_PREFIX, formatConstraint, jobSelectors } from "../../scheduler/job-constraints.ts";
 import { matchesLabels, matchesRequirement } from "../../labels/label-selector.ts";
@@ -74,6 +74,11 @@ export interface JobRunnerOptions {
   readonly logger: Logger;
   /** How long a node may leave an execution's work unanswered (recorded on each one); else the decider's default. */
   readonly answerTimeoutMs?: number;
+  /**
+   * At most how many executions one evaluation of a job creates, and stops of its earlier versions' running ones
+   * (Orchestrator.Scheduler.MaxExecutionsPerEval, ExecutionLimitBackoff); else Bacalhau's 20 per 100 ms.
+   */
+  readonly rateLimit?: ExecutionRateLimit;
   /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
   readonly transportDown?: () => boolean;
   /** When the orchestrator hears its nodes again: work waiting to be sent again goes at once. */
@@ -345,6 +350,9 @@ export class JobRunner {
       const job = (await this.options.jobs.get(execution.jobId)).state;
       const spec = job.spec;
       if (spec === undefined || job.state === undefined || isTerminalJobState(job.state)) return false;
+      // An earlier version's work is the current version's to replace (its update stops it anyway): nothing waits for
+      // it, and the dry run below, of the current version's partitions, would not know it.
+      if (execution.jobVersion < job.version) return true;
       await this.writes.caughtUp(execution.jobId);
       const executions = (await this.executionsOf(execution.jobId)).map((e) =>
         e.executionId === execution.executionId ? { ...this.existing(e), leaving: true } : this.existing(e),
@@ -413,11 +421,10 @@ export class JobRunner {
     const open = spec !== undefined && job.state !== undefined && !isTerminalJobState(job.state);
     const refusal = open ? this.options.refusal?.(jobId, spec) : undefined;
     const every = open && refusal === undefined ? await this.executionsOf(jobId, "all") : [];
-    // A job's later version runs alone: the earlier versions' executions under way are stopped first, and only the
-    // current version's count for what it needs (Bacalhau >= 1.8's schedulers).
-    const outdated = outdatedExecutions(job, every);
-    if (outdated.length > 0) await applyJobPlan(this.options, { ...EMPTY_PLAN, cancel: outdated }, this.step(jobId, c));
+    // A job's later version replaces the earlier versions' executions at the rate limit's pace, and only the current
+    // version's count for its outcome (Bacalhau >= 1.8's schedulers; evaluateJob).
     const executions = every.filter((e) => e.jobVersion === job.version);
+    const earlier = every.filter((e) => e.jobVersion < job.version);
     // The decision and its reservations are one synchronous section (run in a slice of the event loop, LoopSlices): no
     // other placement runs in between, so none can count the capacity this one takes as free. The ledger is read in
     // it, after the last await, never before one (a ledger read before would miss what other jobs reserved meanwhile,
@@ -430,6 +437,8 @@ export class JobRunner {
       const decided = evaluateJob({
         job,
         executions,
+        earlier,
+        ...(this.options.rateLimit === undefined ? {} : { rateLimit: this.options.rateLimit }),
         leaving: new Set(executions.filter((e) => this.existing(e).leaving === true).map((e) => e.executionId)),
         requestFor: (existing) => this.requestFor(job, spec as JobSpec, existing),
         // Without what this job's own Creates of unknown outcome reserved: planned again, they must not block
@@ -443,7 +452,8 @@ export class JobRunner {
       return decided;
     });
     planned?.();
-    const firstPlacement = executions.length === 0 ? job.createTime : undefined;
+    // A version's first placement is timed from its own submission (an update's, a rerun's).
+    const firstPlacement = executions.length === 0 ? job.versionTime : undefined;
     await applyJobPlan(this.options, plan, this.step(jobId, c, spec?.Type, firstPlacement));
   }
 

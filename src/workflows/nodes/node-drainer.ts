@@ -14,6 +14,7 @@ import {
   withoutDrainingNode,
 } from "../../../machines/drain/draining-nodes.ts";
 import { isUnderWay } from "../../../machines/drain/execution-under-way.ts";
+import { isReplacementOf } from "../../../machines/drain/replacement-of.ts";
 import { settleUndrained } from "../../../machines/drain/settle-undrained.ts";
 import type { ExecutionCommand, ExecutionRefusal } from "../../../machines/execution/execution-commands.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
@@ -208,18 +209,12 @@ export class NodeDrainer implements Processor {
     return states.filter(isUnderWay);
   }
 
-  /** Another execution of the same service partition, under way on another node: the replacement. */
+  /** Another execution of the same service partition and version (or a later one), under way on another node. */
   private async replacementOf(e: ExecutionState): Promise<ExecutionState | undefined> {
     for (const other of this.options.jobViews.executionsOfJob(e.jobId)) {
-      if (
-        other.executionId === e.executionId ||
-        other.partitionIndex !== e.partitionIndex ||
-        other.nodeId === e.nodeId ||
-        !isUnderWay(other)
-      )
-        continue;
+      if (!isReplacementOf(other, e)) continue;
       const state = (await this.options.executions.get(other.executionId)).state;
-      if (isUnderWay(state)) return state;
+      if (isReplacementOf(state, e)) return state;
     }
     return undefined;
   }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { identityOf } from "../../../src/config/auth-users.ts";
 import { ConfigError } from "../../../src/config/config-error.ts";
 import { loadConfig } from "../../../src/config/load-config.ts";
-import { tempDir } from "../../support/fixtures.ts";
+import { configFile, tempDir } from "../../support/fixtures.ts";
 
 const KEY = "k".repeat(24);
 const HASH = bcrypt.hashSync("correct horse battery", 4);
@@ -31,9 +31,7 @@ describe("API.Auth.Users", () => {
   });
 
   it("reads Bacalhau's shape from YAML", () => {
-    const file = join(tempDir(), "config.yaml");
-    writeFileSync(
-      file,
+    const file = configFile(
       `API:
   Auth:
     AnonymousAccess: none
@@ -92,9 +90,7 @@ describe("API.Auth.Users", () => {
 
   it("reads the users of Bacalhau's own basic-auth test config, a key user without Alias among them", () => {
     // test_integration/common_assets/nodes_configs/17_basic_auth_enabled_orchestrator.yaml, its API.Auth part.
-    const file = join(tempDir(), "config.yaml");
-    writeFileSync(
-      file,
+    const file = configFile(
       `API:
   Port: 1234
   Auth:

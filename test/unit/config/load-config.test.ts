@@ -1,10 +1,8 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../../src/config/duration.ts";
 import { CONFIG_KEYS } from "../../../src/config/keys.ts";
 import { loadConfig, loadTracedConfig } from "../../../src/config/load-config.ts";
-import { tempDir } from "../../support/fixtures.ts";
+import { configFile } from "../../support/fixtures.ts";
 
 describe("durations", () => {
   it("parses Go-style durations and refuses the rest", () => {
@@ -17,11 +15,7 @@ describe("durations", () => {
 });
 
 describe("loadConfig", () => {
-  const yaml = (text: string) => {
-    const file = join(tempDir(), "config.yaml");
-    writeFileSync(file, text);
-    return file;
-  };
+  const yaml = configFile;
 
   it("says where each value came from: the source that won, else default", () => {
     const file = yaml("API:\n  Port: 2000\nLogging:\n  Level: debug\nDataDir: /from/file\n");
@@ -61,7 +55,25 @@ describe("loadConfig", () => {
     expect(c["Orchestrator.NodeManager.MaxRegistrationsPerSecond"]).toBe(100);
     expect(c["Orchestrator.NodeManager.RegistrationBurst"]).toBe(100_000);
     expect(c["Orchestrator.NodeManager.MaxPendingNodes"]).toBe(1000);
+    expect(c["Orchestrator.Scheduler.MaxExecutionsPerEval"]).toBe(20);
+    expect(c["Orchestrator.Scheduler.ExecutionLimitBackoff"]).toBe(100);
     expect(c.DataDir).toMatch(/\.shoal$/);
+  });
+
+  it("takes the scheduler's rate limit, and no backoff once the limit is off", () => {
+    const c = loadConfig({
+      settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=1", "Orchestrator.Scheduler.ExecutionLimitBackoff=3s"],
+      env: {},
+    });
+    expect([
+      c["Orchestrator.Scheduler.MaxExecutionsPerEval"],
+      c["Orchestrator.Scheduler.ExecutionLimitBackoff"],
+    ]).toEqual([1, 3000]);
+    const off = loadConfig({
+      settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=0", "Orchestrator.Scheduler.ExecutionLimitBackoff=0s"],
+      env: {},
+    });
+    expect(off["Orchestrator.Scheduler.MaxExecutionsPerEval"]).toBe(0);
   });
 
   it("applies flags > -c > environment > YAML files (later files win) > defaults", () => {
@@ -195,6 +207,15 @@ describe("loadConfig", () => {
       ],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=0s"] }, /ExecutionAnswerTimeout must be at least/],
       [{ settings: ["Orchestrator.Scheduler.ExecutionAnswerTimeout=500ms"] }, /must be at least 1s: a node needs time/],
+      [
+        { settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=0s"] },
+        /ExecutionLimitBackoff must be more than 0 while MaxExecutionsPerEval is set \(0 turns the limit off\)/,
+      ],
+      [
+        { settings: ["Orchestrator.Scheduler.MaxExecutionsPerEval=-1"] },
+        /MaxExecutionsPerEval: expected a whole number from 0 to/,
+      ],
+      [{ settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=soon"] }, /ExecutionLimitBackoff/],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
       [{ settings: ["API.EventStream.MaxCatchUps=0"] }, /MaxCatchUps must be at least 1/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],

@@ -5,13 +5,15 @@ import { taskOf, type JobSpec } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
 import { parseTaskResources } from "../../../machines/job/task-resources.ts";
 import { validateJobSubmission } from "../../../src/actors/job-submission/validate-job-submission.ts";
-import { EMPTY_LEDGER, placedOn } from "../../../src/scheduler/capacity-ledger.ts";
+import { EMPTY_LEDGER, ledgerOf, placedOn, type CapacityLedger } from "../../../src/scheduler/capacity-ledger.ts";
+import { evaluateJob, type JobEvaluation } from "../../../src/scheduler/evaluate-job.ts";
+import { allocationOf } from "../../../src/scheduler/holds-capacity.ts";
 import {
-  EXECUTION_LIMIT_BACKOFF_MS,
-  MAX_EXECUTIONS_PER_EVAL,
-  evaluateJob,
-  type JobEvaluation,
-} from "../../../src/scheduler/evaluate-job.ts";
+  DEFAULT_EXECUTION_RATE_LIMIT,
+  STOPPED_FOR_JOB_UPDATE,
+  outdatedStops,
+  type ExecutionRateLimit,
+} from "../../../src/scheduler/outdated-executions.ts";
 import { JOB_FAILED_CANCEL, JOB_STOPPED_CANCEL, jobEndPlan } from "../../../src/scheduler/job-end-plan.ts";
 import type { CandidateNode, PlacementRequest } from "../../../src/scheduler/placement-request.ts";
 import { placementRequestOf } from "../../../src/scheduler/placement-request-of.ts";
@@ -45,7 +47,7 @@ const jobOf = (spec: JobSpec, state: JobState["state"] = "Pending"): Job => ({
   spec,
   state,
   version: 1,
-  createTime: CREATED,
+  versionTime: CREATED,
 });
 
 function execution(id: string, nodeId: string, over: Partial<ExecutionState> = {}): ExecutionState {
@@ -72,16 +74,26 @@ const requestOf =
 
 function given(
   job: Job,
-  over: { executions?: ExecutionState[]; nodes?: CandidateNode[]; leaving?: string[]; refusal?: string } = {},
+  over: {
+    executions?: ExecutionState[];
+    earlier?: ExecutionState[];
+    rateLimit?: ExecutionRateLimit;
+    ledger?: CapacityLedger;
+    nodes?: CandidateNode[];
+    leaving?: string[];
+    refusal?: string;
+  } = {},
 ) {
   return {
     whenEvaluatedAt(now = CREATED) {
       return evaluateJob({
         job,
         executions: over.executions ?? [],
+        ...(over.earlier === undefined ? {} : { earlier: over.earlier }),
+        ...(over.rateLimit === undefined ? {} : { rateLimit: over.rateLimit }),
         leaving: new Set(over.leaving ?? []),
         requestFor: requestOf(job, over.nodes ?? [], now),
-        ledger: EMPTY_LEDGER,
+        ledger: over.ledger ?? EMPTY_LEDGER,
         now,
         answerTimeoutMs: 30_000,
         ...(over.refusal === undefined ? {} : { refusal: over.refusal }),
@@ -173,17 +185,43 @@ describe("evaluateJob: a first placement", () => {
     const spec = specOf("daemon");
     const now = CREATED + 1_234;
     const plan = given(jobOf(spec), { nodes: nodes(25) }).whenEvaluatedAt(now);
-    expect(plan.create).toHaveLength(MAX_EXECUTIONS_PER_EVAL);
+    expect(plan.create).toHaveLength(DEFAULT_EXECUTION_RATE_LIMIT.maxPerEval);
     for (const c of plan.create) {
       expect(c.executionId).toBe(idOf(c.command.nodeId));
       expect(c.command).toMatchObject({ jobType: "daemon", executionTimeout: 0, partitionIndex: 0 });
     }
     expect(plan.job).toEqual([{ type: "Run" }]);
     expect(plan.again).toEqual({
-      at: now + EXECUTION_LIMIT_BACKOFF_MS,
+      at: now + DEFAULT_EXECUTION_RATE_LIMIT.backoffMs,
       reason: "5 more executions to place (at most 20 per evaluation)",
     });
     expect(plan.log[0]).toMatchObject({ fields: { decision: "placed", deferred: 5 } });
+  });
+});
+
+describe("evaluateJob: a later version's timeouts count from its own start", () => {
+  const UPDATED = CREATED + 3_600_000;
+  const updated = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2, versionTime: UPDATED });
+
+  it("given a job created an hour ago and updated now, with no node and a QueueTimeout of 10 minutes, then it is Queued, not failed", () => {
+    const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 5_000);
+    expect(plan.job).toEqual([
+      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
+  });
+
+  it("given it placed in part, then its top-up comes just past the QueueTimeout from the update, not from creation", () => {
+    const spec = specOf("batch", { Count: 3 }, { QueueTimeout: 600 });
+    const plan = given(updated(spec), { nodes: nodes(2) }).whenEvaluatedAt(UPDATED + 5_000);
+    expect(plan.create).toHaveLength(2);
+    expect(plan.topUp?.at).toBe(UPDATED + 600_000 + 1);
+  });
+
+  it("given the QueueTimeout passed since the update, then it fails", () => {
+    const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 600_001);
+    expect(plan.job).toEqual([
+      { type: "Fail", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+    ]);
   });
 });
 
@@ -365,5 +403,195 @@ describe("jobEndPlan: a job that ended", () => {
     ]);
     expect(JOB_FAILED_CANCEL).toBe("Execution stopped due to job failure");
     expect(plan).toMatchObject({ create: [], job: [], log: [] });
+  });
+});
+
+describe("outdatedStops: a later version replaces the earlier versions' executions at a bounded rate", () => {
+  const limit = { maxPerEval: 1, backoffMs: 3_000 };
+  const T = CREATED + 60_000;
+  const v1 = (id: string, nodeId: string, over: Partial<ExecutionState> = {}) =>
+    execution(id, nodeId, { jobVersion: 1, jobType: "daemon", ...over });
+  const stoppedForUpdate = (id: string, nodeId: string, at: number) =>
+    v1(id, nodeId, {
+      computeState: "Cancelled",
+      desiredState: "Stopped",
+      desiredMessage: STOPPED_FOR_JOB_UPDATE,
+      modifyTime: at,
+    });
+
+  it("given version 2, a v1 execution not yet desired Running and three running ones, when evaluated, then the first is stopped at once and only the running one changed first, the rest a backoff later", () => {
+    const executions = [
+      v1("e-b", "n-01", { modifyTime: CREATED + 2 }),
+      v1("e-a", "n-00", { modifyTime: CREATED + 1 }),
+      v1("e-c", "n-02", { modifyTime: CREATED + 3 }),
+      v1("e-bid", "n-03", { computeState: "AskForBidAccepted", desiredState: "Pending", jobType: "service" }),
+    ];
+    const stops = outdatedStops({ version: 2 }, executions, limit, T);
+    expect(stops.cancel).toEqual([
+      { executionId: "e-bid", nodeId: "n-03", reason: "Execution stopped for job update" },
+      { executionId: "e-a", nodeId: "n-00", reason: "Execution stopped for job update" },
+    ]);
+    expect(stops.stopped.map((e) => e.executionId)).toEqual(["e-bid", "e-a"]);
+    expect(stops.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
+    expect(stops.again).toEqual({
+      at: T + 3_000,
+      reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
+    });
+  });
+
+  it("given one stopped for the update less than a backoff ago, when evaluated again (an execution ended), then nothing more is stopped until the backoff passed since that stop", () => {
+    const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
+    const early = outdatedStops({ version: 2 }, executions, limit, T + 2_999);
+    expect(early.cancel).toEqual([]);
+    expect(early.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
+    expect(early.again?.at).toBe(T + 3_000);
+    const due = outdatedStops({ version: 2 }, executions, limit, T + 3_000);
+    expect(due.cancel.map((c) => c.executionId)).toEqual(["e-b"]);
+    expect(due.again?.at).toBe(T + 6_000);
+  });
+
+  it("given the last running one stopped, then nothing is left and no follow-up", () => {
+    const executions = [stoppedForUpdate("e-a", "n-00", T), stoppedForUpdate("e-b", "n-01", T + 3_000)];
+    expect(outdatedStops({ version: 2 }, [...executions, v1("e-c", "n-02")], limit, T + 6_000)).toMatchObject({
+      cancel: [{ executionId: "e-c" }],
+      remaining: [],
+    });
+    expect(outdatedStops({ version: 2 }, executions, limit, T + 9_000)).toEqual({
+      cancel: [],
+      stopped: [],
+      remaining: [],
+    });
+  });
+
+  it("given no limit (MaxExecutionsPerEval 0), then every running one is stopped at once, whatever was stopped before", () => {
+    const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
+    const stops = outdatedStops({ version: 2 }, executions, { maxPerEval: 0, backoffMs: 0 }, T + 1);
+    expect(stops.cancel.map((c) => c.executionId)).toEqual(["e-b", "e-c"]);
+    expect(stops.again).toBeUndefined();
+  });
+
+  it("given the current version's executions, ended ones and ones never created, then none of them is touched", () => {
+    const executions = [
+      v1("e-v2", "n-00", { jobVersion: 2 }),
+      v1("e-done", "n-01", { computeState: "Completed", desiredState: "Stopped" }),
+      v1("e-failed", "n-02", { computeState: "Failed", desiredState: "Stopped" }),
+      v1("e-none", "n-03", { computeState: undefined }),
+    ];
+    expect(outdatedStops({ version: 2 }, executions, limit, T)).toEqual({ cancel: [], stopped: [], remaining: [] });
+  });
+});
+
+describe("evaluateJob: a job's update replaces its executions node by node", () => {
+  const limit = { maxPerEval: 1, backoffMs: 3_000 };
+  const T = CREATED + 60_000;
+  // Each node is full with its v1 execution: a new one fits only where the old one stops.
+  const full = { CPU: 2, Memory: 0, Disk: 0, GPU: 0 };
+  const v1 = (id: string, nodeId: string, over: Partial<ExecutionState> = {}) =>
+    execution(id, nodeId, { jobVersion: 1, allocatedResources: full, modifyTime: CREATED, ...over });
+  const v2 = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2 });
+
+  it("given a daemon job at version 2 on three full nodes running v1, when evaluated with 1 per evaluation, then one v1 execution is stopped and its node, and only it, gets the v2 execution in the same plan", () => {
+    const earlier = [
+      v1("e-0", "n-00", { jobType: "daemon", modifyTime: CREATED + 1 }),
+      v1("e-1", "n-01", { jobType: "daemon", modifyTime: CREATED + 2 }),
+      v1("e-2", "n-02", { jobType: "daemon", modifyTime: CREATED + 3 }),
+    ];
+    const plan = given(v2(specOf("daemon")), {
+      earlier,
+      rateLimit: limit,
+      ledger: ledgerOf(earlier.map(allocationOf)),
+      nodes: nodes(3),
+    }).whenEvaluatedAt(T);
+    expect(plan.cancel).toEqual([{ executionId: "e-0", nodeId: "n-00", reason: STOPPED_FOR_JOB_UPDATE }]);
+    expect(plan.create.map((c) => [c.command.nodeId, c.command.jobVersion])).toEqual([["n-00", 2]]);
+    expect(plan.create[0]?.executionId).toBe(`e-${deterministicId("placement", JOB_ID, "n-00", "0", "v2")}`);
+    expect(plan.job).toEqual([{ type: "Run" }]);
+    expect(plan.again).toEqual({
+      at: T + 3_000,
+      reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
+    });
+    expect(plan.log[0]).toMatchObject({
+      fields: { stopped: ["e-0"], left: 2 },
+      message: "executions of earlier versions stopped for the job's update",
+    });
+  });
+
+  it("given the next evaluation within the backoff (the stopped one ended), then nothing is stopped or created", () => {
+    const earlier = [
+      v1("e-0", "n-00", {
+        jobType: "daemon",
+        computeState: "Cancelled",
+        desiredState: "Stopped",
+        desiredMessage: STOPPED_FOR_JOB_UPDATE,
+        modifyTime: T,
+      }),
+      v1("e-1", "n-01", { jobType: "daemon" }),
+      v1("e-2", "n-02", { jobType: "daemon" }),
+    ];
+    const current = [execution("e-new", "n-00", { jobVersion: 2, jobType: "daemon" })];
+    const plan = given(v2(specOf("daemon")), {
+      executions: current,
+      earlier,
+      rateLimit: limit,
+      nodes: nodes(3),
+    }).whenEvaluatedAt(T + 500);
+    expect(plan.cancel).toEqual([]);
+    expect(plan.create).toEqual([]);
+    expect(plan.again?.at).toBe(T + 3_000);
+  });
+
+  it("given a service of Count 2 at version 2, then the partition whose v1 execution is stopped gets its v2 execution, the other keeps its v1 one for now", () => {
+    const earlier = [
+      v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
+      v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
+    ];
+    const plan = given(v2(specOf("service", { Count: 2 })), {
+      earlier,
+      rateLimit: limit,
+      ledger: ledgerOf(earlier.map(allocationOf)),
+      nodes: nodes(2),
+    }).whenEvaluatedAt(T);
+    expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
+    expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
+      ["n-00", 0, 2],
+    ]);
+    expect(plan.job).toEqual([]);
+  });
+
+  it("given an ops job whose current version's executions all ended while a v1 one waits for its turn, then it is not judged until that one stopped", () => {
+    const ended = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
+    const stoppedAt = (at: number) =>
+      v1("e-stopped", "n-01", {
+        jobType: "ops",
+        computeState: "Cancelled",
+        desiredState: "Stopped",
+        desiredMessage: STOPPED_FOR_JOB_UPDATE,
+        modifyTime: at,
+      });
+    const evaluatedAt = (now: number) =>
+      given(v2(specOf("ops")), {
+        executions: ended,
+        earlier: [stoppedAt(T), v1("e-waits", "n-00", { jobType: "ops" })],
+        rateLimit: limit,
+        nodes: nodes(1),
+      }).whenEvaluatedAt(now);
+    const waiting = evaluatedAt(T + 1);
+    expect(waiting.cancel).toEqual([]);
+    expect(waiting.job).toEqual([]);
+    const last = evaluatedAt(T + 3_000);
+    expect(last.cancel.map((c) => c.executionId)).toEqual(["e-waits"]);
+    expect(last.job).toEqual([{ type: "Complete" }]);
+  });
+
+  it("given a batch job whose current version completed while v1 executions still run, then it completes (its end stops them)", () => {
+    const done = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
+    const plan = given(v2(specOf("batch")), {
+      executions: done,
+      earlier: [v1("e-old", "n-01", { jobType: "batch" }), v1("e-older", "n-02", { jobType: "batch" })],
+      rateLimit: limit,
+      nodes: nodes(3),
+    }).whenEvaluatedAt(T);
+    expect(plan.job).toEqual([{ type: "Complete" }]);
+    expect(plan.create).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { initialExecutionState, type ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { ledgerOf, type Allocation } from "../../../src/scheduler/capacity-ledger.ts";
-import { holdsCapacity } from "../../../src/scheduler/holds-capacity.ts";
-import { ExecutionLedger, allocationOf } from "../../../src/workflows/jobs/execution-ledger.ts";
+import { allocationOf, holdsCapacity } from "../../../src/scheduler/holds-capacity.ts";
+import { ExecutionLedger } from "../../../src/workflows/jobs/execution-ledger.ts";
 
 function random(seed: number): () => number {
   let s = seed >>> 0;

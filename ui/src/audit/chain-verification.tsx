@@ -1,33 +1,34 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { isAuditPublicKey, type AuditCheckpoint } from "../../../src/events/chain/checkpoint-signature.ts";
-import { parseCheckpoints } from "../../../src/events/chain/parse-checkpoints.ts";
-import { verdictSummary, type ChainVerdict } from "../../../src/events/chain/verify-chain.ts";
+import type { ChainVerdict } from "../../../src/events/chain/verify-chain.ts";
 import { ErrorAlert, errorText } from "../common/format.tsx";
 import { useSession } from "../session/session.tsx";
-import { verifyOverApi } from "./verify-over-api.ts";
+
+interface Done {
+  readonly verdict: ChainVerdict;
+  /** verdictSummary's, written with the verdict: the verification code stays out of this page's own bundle. */
+  readonly summary: string;
+  readonly ownCheckpointsOnly: boolean;
+}
 
 type Run =
   | { readonly phase: "idle" }
   | { readonly phase: "running"; readonly through: number; readonly events: number }
-  | { readonly phase: "done"; readonly verdict: ChainVerdict; readonly ownCheckpointsOnly: boolean };
+  | ({ readonly phase: "done" } & Done);
 
-/** The keys typed (any whitespace or commas between), each checked to be one; throws naming the first that is not. */
-function keysOf(text: string): string[] {
-  const keys = text.split(/[\s,]+/).filter((k) => k !== "");
-  const bad = keys.find((k) => !isAuditPublicKey(k));
-  if (bad !== undefined)
-    throw new Error(`a trusted key is an ed25519 public key, 32 bytes in base64url; got ${JSON.stringify(bad)}`);
-  return keys;
+/** The verification code, loaded on the first Verify (every page of the console would carry it otherwise). */
+async function verification(keys: string, outside: string) {
+  const chain = await import("./verify-over-api.ts");
+  return { chain, trustedKeys: chain.trustedKeysOf(keys), kept: chain.outsideCheckpointsOf(outside) };
 }
 
-function Verdict(props: { readonly verdict: ChainVerdict; readonly ownCheckpointsOnly: boolean }) {
+function Verdict(props: Done) {
   const { verdict } = props;
   const b = verdict.break;
   if (b === undefined)
     return (
       <div class="verdict ok" role="status">
         <p>
-          <strong>Not altered:</strong> {verdictSummary(verdict)}.
+          <strong>Not altered:</strong> {props.summary}.
         </p>
         {props.ownCheckpointsOnly ? (
           <p class="hint">
@@ -68,26 +69,26 @@ export function ChainVerification() {
 
   const start = async () => {
     setError(undefined);
-    let trustedKeys: string[];
-    let kept: AuditCheckpoint[];
+    let loaded: Awaited<ReturnType<typeof verification>>;
     try {
-      trustedKeys = keysOf(keys);
-      kept = outside.trim() === "" ? [] : parseCheckpoints(outside, "Checkpoints kept outside");
+      loaded = await verification(keys, outside);
     } catch (e) {
       setError(errorText(e));
       return;
     }
+    const { chain, trustedKeys, kept } = loaded;
     const controller = new AbortController();
     abort.current = controller;
     setRun({ phase: "running", through: 0, events: 0 });
     try {
-      const verdict = await verifyOverApi(session.client, {
+      const verdict = await chain.verifyOverApi(session.client, {
         trustedKeys,
         outside: kept,
         signal: controller.signal,
         onProgress: (through, events) => setRun({ phase: "running", through, events }),
       });
-      setRun({ phase: "done", verdict, ownCheckpointsOnly: trustedKeys.length === 0 && kept.length === 0 });
+      const ownCheckpointsOnly = trustedKeys.length === 0 && kept.length === 0;
+      setRun({ phase: "done", verdict, summary: chain.verdictSummary(verdict), ownCheckpointsOnly });
     } catch (e) {
       setRun({ phase: "idle" });
       setError(controller.signal.aborted ? "Stopped: no verdict." : errorText(e));
@@ -142,7 +143,7 @@ export function ChainVerification() {
           Checking… {run.events} events checked, through position {run.through}.
         </p>
       ) : run.phase === "done" ? (
-        <Verdict verdict={run.verdict} ownCheckpointsOnly={run.ownCheckpointsOnly} />
+        <Verdict verdict={run.verdict} summary={run.summary} ownCheckpointsOnly={run.ownCheckpointsOnly} />
       ) : null}
     </section>
   );

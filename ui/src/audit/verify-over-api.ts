@@ -1,8 +1,31 @@
+/**
+ * The console's chain verification, loaded (import()) on the audit page's Verify only: no other page carries it.
+ */
 import { fromHex } from "../../../src/events/chain/chain-bytes.ts";
-import { distinctCheckpoints, type AuditCheckpoint } from "../../../src/events/chain/checkpoint-signature.ts";
+import {
+  distinctCheckpoints,
+  isAuditPublicKey,
+  type AuditCheckpoint,
+} from "../../../src/events/chain/checkpoint-signature.ts";
+import { parseCheckpoints } from "../../../src/events/chain/parse-checkpoints.ts";
 import { verifyChain, type ChainRow, type ChainVerdict } from "../../../src/events/chain/verify-chain.ts";
 import { chainCheckpoints, chainGenesis, chainRows } from "../api/audit-endpoints.ts";
 import type { ApiClient } from "../api/client.ts";
+
+export { verdictSummary } from "../../../src/events/chain/verify-chain.ts";
+
+/** The keys typed (any whitespace or commas between), each checked to be one; throws naming the first that is not. */
+export function trustedKeysOf(text: string): string[] {
+  const keys = text.split(/[\s,]+/).filter((k) => k !== "");
+  const bad = keys.find((k) => !isAuditPublicKey(k));
+  if (bad !== undefined)
+    throw new Error(`a trusted key is an ed25519 public key, 32 bytes in base64url; got ${JSON.stringify(bad)}`);
+  return keys;
+}
+
+/** The checkpoints pasted, one a line (none when the box is empty); throws on one that is not a checkpoint. */
+export const outsideCheckpointsOf = (text: string): AuditCheckpoint[] =>
+  text.trim() === "" ? [] : parseCheckpoints(text, "Checkpoints kept outside");
 
 /** How often the walk says how far it got. */
 const PROGRESS_EVERY = 1000;

@@ -1,0 +1,186 @@
+/**
+ * Bacalhau's job templates (pkg/lib/template, `job run -V/--template-vars` and `-E/--template-envs`): the job file
+ * is a Go text/template executed over a map of strings, with `missingkey=error`. Shoal renders the subset job files
+ * use: `{{.name}}` (spaces inside the braces allowed), Go's trim markers `{{-` and `-}}`, string literals
+ * (`{{"{{"}}`, the way to write braces) and comments `{{/* … *\/}}`. Any other action (`if`, `range`, pipelines,
+ * functions, variables) is refused, naming it, rather than rendered differently from Bacalhau.
+ */
+
+/** A template that cannot be rendered: what is wrong and where. */
+export class TemplateError extends Error {
+  override readonly name = "TemplateError";
+}
+
+/** Go's identifier: what `.name` may be (a map key that is not one cannot be written as a field in Go either). */
+const FIELD = /^\.([\p{L}_][\p{L}\p{Nd}_]*)$/u;
+const INTERPRETED = /^"((?:[^"\\\n]|\\.)*)"$/;
+const RAW = /^`([^`]*)`$/;
+const GO_ESCAPES: Readonly<Record<string, string>> = {
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  '"': '"',
+};
+
+const lineAt = (text: string, index: number): number => text.slice(0, index).split("\n").length;
+
+function literal(body: string, where: string): string | undefined {
+  const raw = RAW.exec(body);
+  if (raw) return raw[1] as string;
+  const quoted = INTERPRETED.exec(body);
+  if (!quoted) return undefined;
+  return (quoted[1] as string).replace(/\\(.)/g, (_, c: string) => {
+    const escaped = GO_ESCAPES[c];
+    if (escaped === undefined) throw new TemplateError(`failed to parse template: ${where}: unsupported escape \\${c}`);
+    return escaped;
+  });
+}
+
+/** Where the action starting at `start` closes (-1: nowhere): as Go's lexer, not inside a quote or a comment. */
+function closeOf(text: string, start: number): number {
+  let i = start;
+  if (text.startsWith("/*", i)) {
+    const end = text.indexOf("*/", i + 2);
+    if (end === -1) return -1;
+    i = end + 2;
+  }
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c === "}" && text[i + 1] === "}") return i;
+    if (c === "`") {
+      const end = text.indexOf("`", i + 1);
+      if (end === -1) return -1;
+      i = end;
+    } else if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"' && text[i] !== "\n"; i++) if (text[i] === "\\") i++;
+      if (text[i] !== '"') return -1;
+    }
+  }
+  return -1;
+}
+
+/** The text with every action replaced by its value; a key `values` lacks is an error, as Go's `missingkey=error`. */
+export function renderTemplate(text: string, values: Readonly<Record<string, string>>): string {
+  let out = "";
+  let at = 0;
+  for (;;) {
+    const open = text.indexOf("{{", at);
+    if (open === -1) return out + text.slice(at);
+    let literalText = text.slice(at, open);
+    const where = `line ${lineAt(text, open)}`;
+    let start = open + 2;
+    // Go's trim markers: "{{- " and " -}}", the dash set apart by white space.
+    if (/^-[ \t\r\n]/.test(text.slice(start, start + 2))) {
+      literalText = literalText.replace(/[ \t\r\n]+$/, "");
+      start += 2;
+    }
+    out += literalText;
+    const close = closeOf(text, start);
+    if (close === -1) throw new TemplateError(`failed to parse template: ${where}: unclosed action`);
+    let end = close;
+    let trimAfter = false;
+    if (/[ \t\r\n]-$/.test(text.slice(start, close)) && close - 2 >= start) {
+      trimAfter = true;
+      end = close - 2;
+    }
+    const inside = text.slice(start, end);
+    const body = inside.trim();
+    at = close + 2;
+    if (trimAfter) at += /^[ \t\r\n]*/.exec(text.slice(at))?.[0].length ?? 0;
+    if (inside.startsWith("/*") && body.endsWith("*/")) continue;
+    const field = FIELD.exec(body);
+    if (field) {
+      const key = field[1] as string;
+      if (!Object.hasOwn(values, key))
+        throw new TemplateError(
+          `failed to execute template: ${where}: map has no entry for key "${key}" (give it with -V ${key}=VALUE)`,
+        );
+      out += values[key];
+      continue;
+    }
+    const value = literal(body, where);
+    if (value !== undefined) {
+      out += value;
+      continue;
+    }
+    throw new TemplateError(
+      `failed to parse template: ${where}: {{${inside}}} is not rendered by Shoal (only {{.name}}, string literals ` +
+        "and comments)",
+    );
+  }
+}
+
+/**
+ * pflag's StringToString, as Bacalhau's `-V` reads each value: comma-separated `key=value` pairs (CSV: a pair holding
+ * a comma is double-quoted), later ones winning; or what is wrong.
+ */
+export function templateVars(flags: readonly string[]): { vars: Record<string, string> } | { problem: string } {
+  const vars: Record<string, string> = {};
+  for (const flag of flags) {
+    for (const pair of csvFields(flag)) {
+      const eq = pair.indexOf("=");
+      if (eq === -1)
+        return {
+          problem:
+            `invalid argument ${JSON.stringify(flag)} for -V/--template-vars: ${pair} must be formatted as ` +
+            "key=value",
+        };
+      vars[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+  }
+  return { vars };
+}
+
+function csvFields(text: string): string[] {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    let field = "";
+    if (text[i] === '"') {
+      i++;
+      for (; i < text.length; i++) {
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else if (text[i] === '"') {
+          i++;
+          break;
+        } else field += text[i];
+      }
+      const comma = text.indexOf(",", i);
+      field += text.slice(i, comma === -1 ? text.length : comma);
+      i = comma === -1 ? text.length : comma;
+    } else {
+      const comma = text.indexOf(",", i);
+      field = text.slice(i, comma === -1 ? text.length : comma);
+      i = comma === -1 ? text.length : comma;
+    }
+    fields.push(field);
+    if (i >= text.length) return fields;
+    i++;
+  }
+}
+
+/**
+ * Bacalhau's `-E/--template-envs PATTERN`: the environment variables whose names the regular expression matches
+ * anywhere (Go's MatchString; `*` alone is `.*`), as template values; a `-V` of the same name wins.
+ */
+export function templateEnv(
+  pattern: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { vars: Record<string, string> } | { problem: string } {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern === "*" ? ".*" : pattern, "u");
+  } catch (e) {
+    return { problem: `-E/--template-envs: ${(e as Error).message}` };
+  }
+  const vars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && regex.test(name)) vars[name] = value;
+  return { vars };
+}

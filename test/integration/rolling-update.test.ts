@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthUser } from "../../src/config/auth-users.ts";
+import { STOPPED_FOR_JOB_UPDATE } from "../../src/scheduler/outdated-executions.ts";
+import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
+import { dockerTestImageTagged } from "../support/docker-test-image.ts";
+import { JobApiClient, type Body } from "../support/job-api-client.ts";
+import { untilExecutions } from "../support/job-waits.ts";
+import { shellJob } from "../support/shell-job.ts";
+
+/**
+ * A daemon job updated to a new image on three real compute nodes running Docker, with the scheduler's rate limit at
+ * one execution per evaluation: its executions are replaced node by node, each node's old one stopped and its new one
+ * created in the same evaluation, the next node only an ExecutionLimitBackoff later. Asserted on the order the store
+ * gave the events (the history's SeqNum), never on wall-clock time.
+ */
+const ALICE_KEY = "alice-key-rolling-0123456789abcdefgh";
+const USERS: AuthUser[] = [
+  { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
+];
+const JOBS = "/api/v1/orchestrator/jobs";
+/** Bacalhau's ComputeState numbers. */
+const RUNNING = 6;
+const CANCELLED = 11;
+const suite = randomUUID().slice(0, 6);
+const nodeIds = ["a", "b", "c"].map((n) => `roll-${n}-${suite}`);
+let cluster: DockerNodeOrchestrator | undefined;
+let before = "";
+let after = "";
+
+const alice = new JobApiClient(
+  () => cluster?.orchestrator.apiUrl ?? "",
+  () => ALICE_KEY,
+);
+const daemon = (image: string) => ({
+  ...shellJob(image, "sleep 3600", { type: "daemon", resources: { CPU: "100m", Memory: "16Mb" } }),
+  Name: `edge-agent-${suite}`,
+});
+const allExecutions = async (jobId: string): Promise<Body[]> => {
+  const res = await alice.call("GET", `${JOBS}/${jobId}/executions?all_job_versions=true`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.Items as Body[];
+};
+const ofVersion = (executions: readonly Body[], version: number) => executions.filter((e) => e.JobVersion === version);
+const running = (executions: readonly Body[]) => executions.filter((e) => e.ComputeState?.StateType === RUNNING);
+
+beforeAll(async () => {
+  [before, after] = await Promise.all([dockerTestImageTagged("rolling-1"), dockerTestImageTagged("rolling-2")]);
+  cluster = await startDockerNodeOrchestrator("shoal-rolling-", USERS, nodeIds, {
+    "Orchestrator.Scheduler.MaxExecutionsPerEval": 1,
+    "Orchestrator.Scheduler.ExecutionLimitBackoff": 2_000,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe("a daemon job updated to a new image", () => {
+  it("has its executions replaced node by node, never every node's stopped before a new one runs", async () => {
+    const jobId = await alice.submit(daemon(before));
+    await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) => running(ofVersion(all, 1)).length === 3,
+      "version 1 running on every node",
+    );
+
+    expect((await alice.put(daemon(after))).JobID).toBe(jobId);
+    const done = await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) =>
+        running(ofVersion(all, 2)).length === 3 &&
+        ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
+      "version 2 running on every node, version 1 stopped",
+      45_000,
+    );
+    const old = ofVersion(done, 1);
+    const current = ofVersion(done, 2);
+    expect(old.map((e) => e.ComputeState.Message)).toEqual([
+      STOPPED_FOR_JOB_UPDATE,
+      STOPPED_FOR_JOB_UPDATE,
+      STOPPED_FOR_JOB_UPDATE,
+    ]);
+    expect(new Set(current.map((e) => e.NodeID))).toEqual(new Set(nodeIds));
+
+    // In the store's order: when each old execution stopped, when each new one was created and when it ran.
+    const history = await alice.history(jobId, "all_job_versions=true&event_type=execution");
+    const entries = (id: string) => history.filter((h) => h.ExecutionID === id);
+    const seqOf = (id: string, state?: number) =>
+      entries(id).find((h) => state === undefined || h.ExecutionState.New === state)?.SeqNum as number;
+    const stops = old
+      .map((e) => ({ node: e.NodeID as string, at: seqOf(e.ID, CANCELLED) }))
+      .sort((x, y) => x.at - y.at);
+    const newOn = (node: string) => current.find((e) => e.NodeID === node) as Body;
+    for (const [i, stop] of stops.entries()) {
+      const created = seqOf(newOn(stop.node).ID);
+      // Each node's new execution comes with its old one's stop, before the next node's old one stops.
+      expect(created, `node ${stop.node}'s new execution after its old one stopped`).toBeGreaterThan(stop.at);
+      if (i + 1 < stops.length)
+        expect(created, `node ${stop.node}'s new execution before the next stop`).toBeLessThan(
+          (stops[i + 1] as { at: number }).at,
+        );
+    }
+    const firstNewRunning = Math.min(...current.map((e) => seqOf(e.ID, RUNNING)));
+    expect(firstNewRunning, "a new execution ran before the last old one stopped").toBeLessThan(
+      (stops.at(-1) as { at: number }).at,
+    );
+    expect(new Set(stops.map((s) => s.node))).toEqual(new Set(nodeIds));
+
+    // The job's history shows both versions, and who updated it.
+    const jobHistory = await alice.history(jobId, "all_job_versions=true&event_type=job");
+    const submissions = jobHistory.filter((h) => h.Event.Topic === "Submission");
+    expect(submissions.map((h) => [h.JobVersion, h.Event.Message])).toEqual([
+      [1, "Job submitted"],
+      [2, "Job updated"],
+    ]);
+    expect(submissions[1]?.Event.Details).toMatchObject({ Actor: "operator:alice" });
+    const versions = await alice.call("GET", `${JOBS}/${jobId}/versions`);
+    expect(
+      versions.body.Items.map((j: Body) => [j.Version, j.Tasks[0].Engine.Params.Image, j.State.StateType]),
+    ).toEqual([
+      [1, before, expect.any(String)],
+      [2, after, "Running"],
+    ]);
+  }, 90_000);
+});
