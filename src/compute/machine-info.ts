@@ -42,6 +42,7 @@ export function computeNodeInfo(
   labels: Readonly<Record<string, string>>,
   dataDir: string,
   ledger?: CapacityLedger,
+  publishers: readonly string[] = [],
 ): NodeInfo {
   const machine = machineCapacity(dataDir);
   const capacity = ledger
@@ -55,7 +56,7 @@ export function computeNodeInfo(
     Labels: { ...builtInLabels(nodeId, platform), ...labels },
     ComputeNodeInfo: {
       ExecutionEngines: ledger ? ["docker"] : detectEngines(),
-      Publishers: [],
+      Publishers: [...publishers],
       StorageSources: [],
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,

@@ -21,6 +21,8 @@ export interface DockerNode {
   readonly memoryBytes?: number;
   /** Networks its executions may ask for besides None. */
   readonly allowedNetworks?: readonly NetworkType[];
+  /** Compute.Publishers.MaxResultBytes (default: the key's). */
+  readonly maxResultBytes?: number;
 }
 
 export interface DockerNodeOrchestrator {
@@ -55,6 +57,7 @@ export async function startDockerNodeOrchestrator(
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
+      ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
       executor: new DockerExecutor({
         nodeId: node.id,
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },

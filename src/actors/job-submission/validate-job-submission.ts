@@ -30,7 +30,7 @@ import type {
   TaskSpec,
   TimeoutConfig,
 } from "../../events/catalog/job-spec.ts";
-import { META_RESERVED_PREFIX, SubmittedJob } from "../../events/catalog/submitted-job.ts";
+import { META_RESERVED_PREFIX, SubmittedJob, publisherTypeOf } from "../../events/catalog/submitted-job.ts";
 import { walkSchema, type Findings, type Hooks, type SpecProblem } from "../../events/catalog/walk-schema.ts";
 
 export { problemText } from "../../../machines/job/spec-fields.ts";
@@ -166,6 +166,19 @@ function taskOfRead(task: Read): TaskSpec {
       QueueTimeout: seconds("QueueTimeout"),
       TotalTimeout: seconds("TotalTimeout"),
     },
+    ...resultsOfRead(task),
+  };
+}
+
+/** Bacalhau's Normalize of Publisher and ResultPaths: a blank publisher is none; names and paths trimmed. */
+function resultsOfRead(task: Read): Pick<TaskSpec, "Publisher" | "ResultPaths"> {
+  const publisher = (task.Publisher ?? {}) as Read;
+  const type = publisherTypeOf((publisher.Type as string | undefined) ?? "");
+  if (type === "") return {};
+  const paths = (task.ResultPaths ?? []) as readonly Read[];
+  return {
+    Publisher: { Type: type, Params: { ...((publisher.Params as Read | undefined) ?? {}) } },
+    ResultPaths: paths.map((p) => ({ Name: String(p.Name ?? "").trim(), Path: String(p.Path ?? "").trim() })),
   };
 }
 

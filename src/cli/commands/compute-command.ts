@@ -43,6 +43,7 @@ export function computeAgentFromConfig(
     logger,
     ...(executor === undefined ? {} : { executor }),
     ...metricsListenOf(config),
+    maxResultBytes: config["Compute.Publishers.MaxResultBytes"],
   });
 }
 

@@ -22,7 +22,8 @@ function logConfig(maxOutputBytes: number): { Type: string; Config: Record<strin
 /**
  * How one execution's container is created: limits enforced by the engine, labelled, never
  * auto-removed, and confined by the node (`confinement`) whatever the job asks: a pids limit, no
- * new privileges, only the node's capabilities, no host mounts or devices, never privileged.
+ * new privileges, only the node's capabilities, no host mounts (but its result directories) or devices, never
+ * privileged.
  */
 export function dockerContainerOptions(
   nodeId: string,
@@ -64,6 +65,17 @@ export function dockerContainerOptions(
       // tmpfs pages count against the container's memory, so its size cannot take more than that.
       ...(confinement.readOnlyRootFilesystem ? { Tmpfs: { "/tmp": `rw,nosuid,nodev,size=${memoryBytes}` } } : {}),
       LogConfig: logConfig(maxOutputBytes),
+      // The node's own directories for the result paths: the only host paths a container sees.
+      ...(spec.outputs && spec.outputs.length > 0
+        ? {
+            Mounts: spec.outputs.map((o) => ({
+              Type: "bind" as const,
+              Source: o.hostPath,
+              Target: o.containerPath,
+              ReadOnly: false,
+            })),
+          }
+        : {}),
       AutoRemove: false,
       RestartPolicy: { Name: "no" },
     },

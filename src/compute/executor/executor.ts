@@ -29,6 +29,8 @@ export interface ExecutionSpec {
   readonly network?: NetworkType;
   /** Milliseconds from the start of the container; absent or 0: no limit. */
   readonly timeoutMs?: number;
+  /** The node's directories the container writes its result paths into (writable mounts). */
+  readonly outputs?: readonly { readonly hostPath: string; readonly containerPath: string }[];
 }
 
 /**

@@ -63,6 +63,20 @@ export type TimeoutConfig = typeof TimeoutConfig.Type;
 export const NetworkConfig = Schema.Struct({ Type: NetworkType, Domains: Texts });
 export type NetworkConfig = typeof NetworkConfig.Type;
 
+/**
+ * Bacalhau's SpecConfig as a task's Publisher: the type (one of PUBLISHER_TYPES when accepted) and
+ * its params. Absent on tasks that publish nothing, and on every spec stored before results.
+ */
+export const PublisherSpec = Schema.Struct({
+  Type: Text,
+  Params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+});
+export type PublisherSpec = typeof PublisherSpec.Type;
+
+/** Bacalhau's ResultPath: a directory of the container (absolute) published under a name. */
+export const ResultPath = Schema.Struct({ Name: Text, Path: Text });
+export type ResultPath = typeof ResultPath.Type;
+
 export const TaskSpec = Schema.Struct({
   Name: Text,
   Engine: EngineSpec,
@@ -72,6 +86,8 @@ export const TaskSpec = Schema.Struct({
   Resources: ResourcesConfig,
   Network: NetworkConfig,
   Timeouts: TimeoutConfig,
+  Publisher: Schema.optional(PublisherSpec),
+  ResultPaths: Schema.optional(Schema.Array(ResultPath)),
 });
 export type TaskSpec = typeof TaskSpec.Type;
 

@@ -36,5 +36,8 @@ export function workTaskOf(spec: JobSpec, execution: ExecutionState): WorkTask {
     Resources: { CPUMillis: Math.max(1, Math.round(r.CPU * 1000)), MemoryBytes: Math.max(1, Math.round(r.Memory)) },
     Network: workNetwork(task),
     ExecutionTimeout: execution.executionTimeout,
+    ...(task.Publisher?.Type === "local"
+      ? { Publisher: { Type: "local" as const }, ResultPaths: (task.ResultPaths ?? []).map((r) => ({ ...r })) }
+      : {}),
   };
 }
