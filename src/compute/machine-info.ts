@@ -42,6 +42,7 @@ export function computeNodeInfo(
   labels: Readonly<Record<string, string>>,
   dataDir: string,
   ledger?: CapacityLedger,
+  publishers: readonly string[] = [],
   storageSources: readonly string[] = [],
 ): NodeInfo {
   const machine = machineCapacity(dataDir);
@@ -56,7 +57,7 @@ export function computeNodeInfo(
     Labels: { ...builtInLabels(nodeId, platform), ...labels },
     ComputeNodeInfo: {
       ExecutionEngines: ledger ? ["docker"] : detectEngines(),
-      Publishers: [],
+      Publishers: [...publishers],
       StorageSources: [...storageSources],
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,

@@ -52,7 +52,7 @@ function runnable(spec: Body, command?: readonly string[]): Body {
   return spec;
 }
 
-/** The docs' examples without their inputs (ipfs, unread; directories these nodes do not list) or results. */
+/** The docs' examples without their inputs (ipfs: unread; directories: not listed here) or ipfs publishers. */
 function withoutInputsAndResults(spec: Body): Body {
   for (const field of ["InputSources", "Publisher", "ResultPaths"]) delete task(spec)[field];
   return spec;
@@ -131,15 +131,17 @@ describe("Bacalhau's own spec files run as on Bacalhau", () => {
     await stop(res.body.JobID);
   }, 90_000);
 
-  it.each(["docker-output.yaml", "s3managed-publisher.yml"])(
-    "%s, with a Publisher (and ResultPaths), is accepted",
-    async (file) => {
-      const res = await put(runnable(fixture(file)));
-      expect(res.status, res.text).toBe(200);
-      await stop(res.body.JobID);
-    },
-    30_000,
-  );
+  it("docker-output.yaml, with a local Publisher and ResultPaths, is accepted", async () => {
+    const res = await put(runnable(fixture("docker-output.yaml")));
+    expect(res.status, res.text).toBe(200);
+    await stop(res.body.JobID);
+  }, 30_000);
+
+  it("s3managed-publisher.yml is refused, naming the publishers this build has", async () => {
+    const res = await put(runnable(fixture("s3managed-publisher.yml")));
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.Message).toMatch(/publisher type "s3managed" is not supported: this build has local/);
+  }, 30_000);
 });
 
 describe("the documentation's examples", () => {
@@ -171,9 +173,11 @@ describe("the documentation's examples", () => {
   });
 
   it.each(["docs-service-example.yaml", "docs-ops-example.yaml"])(
-    "%s as written is stored with its localDirectory inputs",
+    "%s, its ipfs publisher taken out, is stored with its localDirectory inputs",
     async (file) => {
-      const res = await put(runnable(fixture(file)));
+      const spec = fixture(file);
+      for (const field of ["Publisher", "ResultPaths"]) delete task(spec)[field];
+      const res = await put(runnable(spec));
       expect(res.status, res.text).toBe(200);
       const job = await api.job(res.body.JobID);
       const inputs = job.Job.Tasks[0].InputSources as Body[];

@@ -202,6 +202,7 @@ describe("job, execution and placement metrics", () => {
       "lost",
       "non-zero-exit",
       "oom-killed",
+      "publish-failed",
       "refused",
       "rejected-by-engine",
       "timeout",

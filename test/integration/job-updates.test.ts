@@ -132,7 +132,7 @@ describe("a named job submitted again", () => {
     await completedAt(jobId, 4);
   }, 120_000);
 
-  it("gives the logs of the version asked for: the current one's by default, another by job_version", async () => {
+  it("gives the logs of the version asked for, and of the latest execution of any version by default", async () => {
     const jobId = await alice.submit({ ...named("echo one"), Name: "logged" });
     await completedAt(jobId, 1);
     await alice.put({ ...named("echo two"), Name: "logged" });
@@ -157,6 +157,13 @@ describe("a named job submitted again", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.Message).toBe(`job version 3 not found for job ${jobId}`);
     expect((await alice.call("GET", `${JOBS}/${jobId}/logs?job_version=one`)).status).toBe(400);
+
+    // A version no node can take has no execution: its logs are a 409, the job's are still the latest output.
+    const nowhere = [{ Key: "nowhere", Operator: "=", Values: ["at-all"] }];
+    await alice.put({ ...named("echo three"), Name: "logged", Constraints: nowhere });
+    await until(alice, jobId, (j) => j.Job.Version === 3, "version 3 is stored");
+    expect(await logs("")).toEqual(["two\n"]);
+    expect((await alice.call("GET", `${JOBS}/${jobId}/logs?job_version=3`)).status).toBe(409);
   }, 120_000);
 
   it("takes an IdempotencyToken as one submission: a retry answers its version, another spec under it is a 409", async () => {

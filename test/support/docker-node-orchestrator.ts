@@ -24,6 +24,8 @@ export interface DockerNode {
   readonly allowedNetworks?: readonly NetworkType[];
   /** The input sources it reads (its allow-list, where its downloads go); none unless given. */
   readonly inputs?: ExecutionInputs;
+  /** Compute.Publishers.MaxResultBytes (default: the key's). */
+  readonly maxResultBytes?: number;
 }
 
 export interface DockerNodeOrchestrator {
@@ -58,6 +60,7 @@ export async function startDockerNodeOrchestrator(
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
+      ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
       executor: new DockerExecutor({
         nodeId: node.id,
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },

@@ -71,7 +71,6 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     const execution = logs.select(id, {
       executionId: query.execution_id || undefined,
       jobVersion: query.job_version,
-      allJobVersions: query.all_job_versions,
     });
     return { read, execution };
   };
@@ -84,16 +83,16 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     capability: "read:job",
     description:
       "An execution's output, line by line: the one `execution_id` names, else the latest of the job's version " +
-      "asked for (`job_version`; default the current one's; `all_job_versions`: of every version). As a WebSocket " +
+      "asked for (`job_version`), else the latest of every version's, as Bacalhau picks it. As a WebSocket " +
       "(Bacalhau's log stream), or without the upgrade as NDJSON, one message per line. `follow` keeps it open " +
-      "until the execution ends. A version with no execution yet is a 409.",
+      "until the execution ends. A job or version with no execution yet is a 409.",
     params: IdParams,
     query: JobLogsQuery,
     describe: {
       id: "Job id (j-<uuid>)",
       execution_id: "Read this execution of the job, of any version unless job_version is given (default: the latest)",
-      job_version: "The job's version whose latest execution is read (0 or absent: the current one)",
-      all_job_versions: "Pick among every version's executions (default: the current version's)",
+      job_version: "The job's version whose latest execution is read (0 or absent: every version's)",
+      all_job_versions: "Accepted as on the other job routes; the logs pick among every version's by default",
       tail: "true: only what comes from now on (Bacalhau's); a number N: the last N lines first; false or absent: everything",
       follow: "Keep streaming until the execution ends",
     },

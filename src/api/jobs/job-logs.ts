@@ -23,9 +23,8 @@ export interface JobLogsRead {
 /** Which of a job's executions a read picks from (LogsPick's fields are the logs route's query). */
 export interface LogsPick {
   readonly executionId?: string | undefined;
-  /** 0 or absent: the current version. */
+  /** 0 or absent: every version. */
   readonly jobVersion?: number | undefined;
-  readonly allJobVersions?: boolean | undefined;
 }
 
 export interface JobLogsOptions {
@@ -63,11 +62,11 @@ export class JobLogs {
   }
 
   /**
-   * The execution to read, among the executions of the version asked for (`jobVersion`; every version's with
-   * `allJobVersions`, or when an `executionId` names one; else the current version's, as the other job read routes
-   * pick them): `executionId` when given (it must be among them), else the latest that did not end without a result
-   * (Bacalhau's choice), or failing that the latest of all, so that a failed job's output can be read too (Bacalhau
-   * refuses that).
+   * The execution to read, among the executions of the version asked for (`jobVersion`), else among every
+   * version's as Bacalhau's ReadLogs picks them (so right after an update the earlier version's output is still
+   * there to read): `executionId` when given (it must be among them), else the latest that did not end without a
+   * result (Bacalhau's choice), or failing that the latest of all, so that a failed job's output can be read too
+   * (Bacalhau refuses that).
    */
   select(idOrName: string, pick: LogsPick = {}): ExecutionState {
     // As every other job route: a full id, a name, or the short id the CLIs print.
@@ -76,7 +75,7 @@ export class JobLogs {
     const asked = pick.jobVersion ?? 0;
     const at = jobAtVersion(job, asked);
     if (at === undefined) throw notFound(versionNotFound(jobId, asked));
-    const every = asked === 0 && (pick.allJobVersions === true || pick.executionId !== undefined);
+    const every = asked === 0;
     const executions = this.views
       .executionsOfJob(jobId)
       .filter((e) => e.computeState !== undefined && (every || e.jobVersion === at.version));

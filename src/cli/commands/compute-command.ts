@@ -44,6 +44,7 @@ export function computeAgentFromConfig(
     logger,
     ...(executor === undefined ? {} : { executor }),
     ...metricsListenOf(config),
+    maxResultBytes: config["Compute.Publishers.MaxResultBytes"],
   });
 }
 

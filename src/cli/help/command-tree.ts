@@ -340,8 +340,8 @@ const JOB: CommandSpec = {
       name: "logs",
       description:
         "Prints a job's output, line by line: stdout to stdout, stderr to stderr. The latest execution of\n" +
-        "the job's current version (--version: of that version) unless --execution-id names another (of any\n" +
-        "version). Without --follow: what it wrote so far (a finished\n" +
+        "any of the job's versions (--version: of that version) unless --execution-id names another.\n" +
+        "Without --follow: what it wrote so far (a finished\n" +
         "execution: what its node reported); with it, lines as they come, until the execution ends.\n" +
         "Control characters the job wrote (terminal escape sequences, carriage returns, …) are shown as\n" +
         "\\uXXXX, so that a job cannot clear or rewrite your terminal; newlines and tabs are kept.",
@@ -398,6 +398,23 @@ const JOB: CommandSpec = {
       usage: "<file> [options]",
       shared: ["config"],
       examples: ["shoal job validate job.yaml"],
+    },
+    {
+      name: "get",
+      description:
+        "Downloads a job's results and unpacks them into --output-dir (default: the current directory), as\n" +
+        "bacalhau job get does: each result path under its name, with the execution's stdout, stderr and\n" +
+        "exitCode beside them (appended one after another when several executions published results). Each\n" +
+        "download is checked against the size and SHA256 its node published; an archive with an entry that\n" +
+        "would land outside the directory is refused, and a file already there is not overwritten.",
+      summary: "download a job's results",
+      usage: JOB_ID,
+      options: [
+        { name: "output-dir", short: "o", arg: "DIR", description: "an existing directory to unpack into (default .)" },
+        { name: "max-size", arg: "SIZE", description: "refuse a result that unpacks to more than SIZE (default 1GiB)" },
+      ],
+      shared: ["api", "config"],
+      examples: ["shoal job get j-1", "shoal job get j-1 --output-dir results"],
     },
   ],
 };

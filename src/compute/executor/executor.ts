@@ -48,6 +48,8 @@ export interface ExecutionSpec {
   readonly timeoutMs?: number;
   /** Mounted before the container starts (a download fetched by the node first). */
   readonly inputs?: readonly ExecutionInput[];
+  /** The node's directories the container writes its result paths into (writable mounts). */
+  readonly outputs?: readonly { readonly hostPath: string; readonly containerPath: string }[];
 }
 
 /**

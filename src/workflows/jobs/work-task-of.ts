@@ -47,5 +47,8 @@ export function workTaskOf(spec: JobSpec, execution: ExecutionState): WorkTask {
     Network: workNetwork(task),
     ExecutionTimeout: execution.executionTimeout,
     ...(inputs.length === 0 ? {} : { InputSources: inputs }),
+    ...(task.Publisher?.Type === "local"
+      ? { Publisher: { Type: "local" as const }, ResultPaths: (task.ResultPaths ?? []).map((r) => ({ ...r })) }
+      : {}),
   };
 }

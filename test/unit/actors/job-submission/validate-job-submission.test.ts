@@ -184,7 +184,6 @@ describe("a valid job gets Bacalhau's defaults", () => {
       "job modify time is ignored when submitting a job",
       "job ID is ignored when submitting a batch job",
       'job meta key "bacalhau.org/requester.id" is reserved and will be ignored',
-      "Tasks[0].Publisher is ignored: Shoal does not publish results",
     ]);
     expect(spec.Meta).toEqual({ keep: "y" });
     expect(spec.Tasks).toHaveLength(1);
@@ -520,5 +519,60 @@ describe("input sources", () => {
   it("takes at most 32", () => {
     const many = Array.from({ length: 33 }, (_, i) => local(`/s/${i}`, `/t/${i}`));
     expect(refused(inputs(...many))).toEqual([": 33 input sources; the limit is 32"]);
+  });
+});
+
+describe("a task's Publisher and ResultPaths", () => {
+  it("are stored normalized: the type in lower case, names and paths trimmed", () => {
+    const { spec, warnings } = accepted(
+      job({}, { Publisher: { Type: " Local " }, ResultPaths: [{ Name: " outputs ", Path: "/outputs " }] }),
+    );
+    expect(warnings).toEqual([]);
+    expect(spec.Tasks[0]?.Publisher).toEqual({ Type: "local", Params: {} });
+    expect(spec.Tasks[0]?.ResultPaths).toEqual([{ Name: "outputs", Path: "/outputs" }]);
+  });
+
+  it("a blank publisher is none, as an older spec without them", () => {
+    const task = accepted(job({}, { Publisher: { Type: "" } })).spec.Tasks[0];
+    expect(task?.Publisher).toBeUndefined();
+    expect(task?.ResultPaths).toBeUndefined();
+  });
+
+  it("refuses a publisher type this build does not have, naming the ones it has", () => {
+    expect(problems(job({}, { Publisher: { Type: "s3" } }))).toEqual([
+      'Tasks[0].Publisher.Type: publisher type "s3" is not supported: this build has local',
+    ]);
+  });
+
+  it("refuses relative, duplicate, unnamed and reserved result paths, and paths without a publisher", () => {
+    expect(
+      problems(
+        job(
+          {},
+          {
+            Publisher: { Type: "local" },
+            ResultPaths: [
+              { Name: "a", Path: "outputs" },
+              { Name: "a", Path: "/x" },
+              { Name: "b", Path: "/x" },
+              { Path: "/y" },
+              { Name: "stdout", Path: "/z" },
+              { Name: "../up", Path: "/w/../v" },
+            ],
+          },
+        ),
+      ),
+    ).toEqual([
+      'Tasks[0].ResultPaths[0].Path: result path "outputs" must be absolute',
+      "Tasks[0].ResultPaths[3].Name: missing name",
+      'Tasks[0].ResultPaths[4].Name: result name "stdout" is taken by the command\'s own stdout file',
+      "Tasks[0].ResultPaths[5].Name: result name \"../up\" must be a single directory name (no '/', not '.' or '..')",
+      "Tasks[0].ResultPaths[5].Path: result path \"/w/../v\" cannot contain '..'",
+      'Tasks[0].ResultPaths[1].Name: result path with name "a" already exists',
+      'Tasks[0].ResultPaths[2].Path: result path "/x" already exists',
+    ]);
+    expect(problems(job({}, { ResultPaths: [{ Name: "outputs", Path: "/outputs" }] }))).toEqual([
+      "Tasks[0].ResultPaths: publisher must be set if result paths are set",
+    ]);
   });
 });
