@@ -82,6 +82,13 @@ const local = (SourcePath: string, Target: string, ReadWrite = false) => ({
 });
 const url = (URL: string, Target: string) => ({ Source: { Type: "urlDownload", Params: { URL } }, Target });
 const execution = (job: Body): Body => (job.Executions?.Items ?? [])[0] ?? {};
+/** Until the node's download folder holds nothing (the executions' downloads removed once they ended). */
+const downloadsRemoved = () =>
+  waitFor(
+    () => !existsSync(downloads) || readdirSync(downloads).length === 0,
+    5_000,
+    () => `left ${readdirSync(downloads).join()}`,
+  );
 
 describe("input sources", () => {
   it("the node advertises the storage types it reads", async () => {
@@ -124,11 +131,7 @@ describe("input sources", () => {
     const done = await settled(api, jobId, ["Completed", "Failed"]);
     expect(execution(done).RunOutput?.Stdout, JSON.stringify(execution(done))).toBe("downloaded hi\nno-network\n");
     // The execution's downloads are removed once it ended.
-    await waitFor(
-      async () => !existsSync(downloads) || readdirSync(downloads).length === 0,
-      5_000,
-      () => `left ${readdirSync(downloads).join()}`,
-    );
+    await downloadsRemoved();
   }, 60_000);
 
   it("a stop ends a download under way at once, not when the download would give up", async () => {
@@ -140,11 +143,7 @@ describe("input sources", () => {
     // The node drops the request when told to stop; else it would give up after 10 s (its InputSources.ReadTimeout).
     await slowGivenUp;
     expect(Date.now() - asked).toBeLessThan(8_000);
-    await waitFor(
-      async () => !existsSync(downloads) || readdirSync(downloads).length === 0,
-      5_000,
-      () => `left ${readdirSync(downloads).join()}`,
-    );
+    await downloadsRemoved();
   }, 60_000);
 
   it("fails the execution when the download answers 404, naming the status", async () => {
