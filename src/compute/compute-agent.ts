@@ -238,6 +238,7 @@ export class ComputeAgent {
       this.options.dataDir,
       this.options.executor?.ledger,
       this.results?.types,
+      this.options.executor?.storageSources,
     );
   }
 

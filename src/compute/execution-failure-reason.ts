@@ -11,6 +11,7 @@ export const EXECUTION_FAILURE_REASONS = [
   "timeout",
   "oom-killed",
   "image-missing",
+  "input-failed",
   "rejected-by-engine",
   "engine-failed",
   "lost",

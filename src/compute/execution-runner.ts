@@ -93,6 +93,15 @@ export function executionSpecOf(
     resources: { cpuMillis: task.Resources.CPUMillis, memoryBytes: task.Resources.MemoryBytes },
     network: task.Network,
     timeoutMs: task.ExecutionTimeout * 1000,
+    ...(task.InputSources === undefined || task.InputSources.length === 0
+      ? {}
+      : {
+          inputs: task.InputSources.map((i) =>
+            i.Type === "localDirectory"
+              ? { type: i.Type, sourcePath: i.SourcePath, readWrite: i.ReadWrite, target: i.Target }
+              : { type: i.Type, url: i.URL, target: i.Target },
+          ),
+        }),
     ...(outputs.length === 0 ? {} : { outputs }),
   };
 }

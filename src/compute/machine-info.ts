@@ -35,7 +35,7 @@ const asResources = (cpuMillis: number, memoryBytes: number, disk: number): Reso
 /**
  * What a compute node reports about itself: Bacalhau's built-in labels plus the configured ones.
  * With an executor, its capacity is what the executor offers (Compute.AllocatedCapacity), and the
- * node runs docker.
+ * node runs docker; it reads the inputs its executor reads (StorageSources).
  */
 export function computeNodeInfo(
   nodeId: string,
@@ -43,6 +43,7 @@ export function computeNodeInfo(
   dataDir: string,
   ledger?: CapacityLedger,
   publishers: readonly string[] = [],
+  storageSources: readonly string[] = [],
 ): NodeInfo {
   const machine = machineCapacity(dataDir);
   const capacity = ledger
@@ -57,7 +58,7 @@ export function computeNodeInfo(
     ComputeNodeInfo: {
       ExecutionEngines: ledger ? ["docker"] : detectEngines(),
       Publishers: [...publishers],
-      StorageSources: [],
+      StorageSources: [...storageSources],
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,
     },

@@ -429,6 +429,18 @@ export const CONFIG_KEYS = {
     false,
     "Run containers with the image's filesystem read-only and a writable tmpfs at /tmp",
   ),
+  "Compute.AllowListedLocalPaths": {
+    kind: "list",
+    default: [] as string[],
+    description:
+      "Host paths executions may mount as localDirectory inputs: patterns (*, **, ?, [ab], {a,b}), each with :rw " +
+      "to allow writing (else read-only); empty: the node reads no local directories",
+  } as KeyDef<"list", string[]>,
+  "InputSources.ReadTimeout": dur(300_000, "How long a compute node's urlDownload of one input may take"),
+  "InputSources.MaxDownloadSize": bytes(
+    1024 * 1024 * 1024,
+    "The largest file a compute node downloads for one urlDownload input; a larger one fails the execution",
+  ),
   "Compute.Metrics.Port": int(
     0,
     "Port the compute node serves GET /metrics on (Prometheus text; open to anyone who reaches it unless " +

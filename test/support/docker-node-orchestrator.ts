@@ -2,6 +2,7 @@ import Docker from "dockerode";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
+import type { ExecutionInputs } from "../../src/compute/inputs/execution-inputs.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -21,6 +22,8 @@ export interface DockerNode {
   readonly memoryBytes?: number;
   /** Networks its executions may ask for besides None. */
   readonly allowedNetworks?: readonly NetworkType[];
+  /** The input sources it reads (its allow-list, where its downloads go); none unless given. */
+  readonly inputs?: ExecutionInputs;
   /** Compute.Publishers.MaxResultBytes (default: the key's). */
   readonly maxResultBytes?: number;
 }
@@ -65,6 +68,7 @@ export async function startDockerNodeOrchestrator(
         docker: new Docker(),
         stopGraceSeconds: 0,
         allowedNetworks: node.allowedNetworks ?? [],
+        ...(node.inputs === undefined ? {} : { inputs: node.inputs }),
       }),
     }),
   );

@@ -6,6 +6,7 @@ import type { ShoalConfig } from "../../config/keys.ts";
 import { allocatedCapacity } from "../../compute/allocated-capacity.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
 import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
+import { ExecutionInputs } from "../../compute/inputs/execution-inputs.ts";
 import type { NetworkType } from "../../compute/executor/executor.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { metricsListenOf } from "../../compute/metrics-listen-of.ts";
@@ -78,6 +79,11 @@ function dockerExecutorFromConfig(
     maxOutputBytes: config["Compute.Docker.MaxOutputBytes"],
     stopGraceSeconds: Math.ceil(config["Compute.Docker.StopGracePeriod"] / 1000),
     confinement,
+    inputs: new ExecutionInputs({
+      allowListedLocalPaths: config["Compute.AllowListedLocalPaths"],
+      downloadDir: join(config.DataDir, "inputs"),
+      limits: { maxBytes: config["InputSources.MaxDownloadSize"], timeoutMs: config["InputSources.ReadTimeout"] },
+    }),
   });
 }
 

@@ -1,4 +1,5 @@
 import { Schema } from "effect";
+import { InputSource } from "./input-source.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
 
 /**
@@ -86,6 +87,8 @@ export const TaskSpec = Schema.Struct({
   Resources: ResourcesConfig,
   Network: NetworkConfig,
   Timeouts: TimeoutConfig,
+  /** Data mounted into the task's container (absent: none; specs stored before inputs have none). */
+  InputSources: Schema.optional(Schema.Array(InputSource)),
   Publisher: Schema.optional(PublisherSpec),
   ResultPaths: Schema.optional(Schema.Array(ResultPath)),
 });

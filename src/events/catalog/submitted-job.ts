@@ -2,6 +2,7 @@ import { ParseResult, Schema } from "effect";
 import { quote } from "../../../machines/job/spec-fields.ts";
 import { DockerEngineParams, JobType, NetworkType, SelectorOperator } from "./job-spec.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
+import { SubmittedInputSources } from "./submitted-input-source.ts";
 import { PUBLISHER_TYPES, RESULT_OUTPUT_FILES } from "./publisher-types.ts";
 import {
   BeforeChecks,
@@ -377,12 +378,7 @@ export const SubmittedTask = Schema.Struct(
       [WarnsUnknownFields]: [],
       ...required("missing engine: a task runs on an engine (Type: docker)"),
     }),
-    InputSources: optional(
-      Schema.Unknown.annotations({
-        description: "not supported",
-        ...checks(unsupported("input sources are not supported by Shoal")),
-      }),
-    ),
+    InputSources: optional(SubmittedInputSources),
     Publisher: optional(
       Schema.Struct(
         {
