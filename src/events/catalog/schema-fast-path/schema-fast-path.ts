@@ -1,5 +1,5 @@
 import { Option, SchemaAST as AST, type Schema } from "effect";
-import { isJsonNumber, isPlainObject } from "./json-value.ts";
+import { isJsonNumber, isJsonValue, isPlainObject } from "./json-value.ts";
 
 /** The fast path cannot vouch for this value: ask Effect, which decides and explains. */
 export const NOT_VOUCHED: unique symbol = Symbol("not vouched");
@@ -40,7 +40,7 @@ class Unsupported extends Error {}
 
 /**
  * Compiles both sides for a schema made of structs, records, arrays, literals, strings, numbers,
- * booleans, unions of plain values and at most one structure, and refinements (their own
+ * booleans, unknowns (plain JSON only), unions of plain values and at most one structure, and refinements (their own
  * predicates are called, nothing is restated). Undefined for a schema with anything else (a
  * transformation, a declaration, a union of structures, a tuple …): every value then goes to
  * Effect.
@@ -74,6 +74,10 @@ function compile(ast: AST.AST): Compiled {
         throw new Unsupported("a literal JSON cannot hold");
       return leaf((v) => v === literal);
     }
+    case "UnknownKeyword":
+      // Effect gives any value back as itself; vouched for only when it is plain JSON all the way down
+      // (a publisher's or an input's Params as the user wrote them).
+      return leaf(isJsonValue);
     case "UndefinedKeyword":
       // JSON has no undefined: a written one would vanish (or become null), a read one cannot be.
       return leaf(() => false);

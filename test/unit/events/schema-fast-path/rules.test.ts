@@ -201,4 +201,19 @@ describe("one set of rules for writing and reading", () => {
     expect(fast.isStored({ a: "x" })).toBe(true);
     for (const v of [{ a: "x" }, { a: "x", b: 1 }, { b: 1 }]) expectAgreement(schema, v);
   });
+
+  it("an unknown value is vouched for only when it is plain JSON all the way down, as Effect gives it back", () => {
+    const schema = Schema.Struct({ Params: Schema.Record({ key: Schema.String, value: Schema.Unknown }) });
+    const fast = fastPath(schema);
+    const plain = { Params: { URL: "http://x/a.csv", Deep: { n: [1, "2", null, true] } } };
+    expect(fast.encode(plain)).toStrictEqual(plain);
+    expect(fast.isStored(plain)).toBe(true);
+    for (const odd of [new Date(0), Number.NaN, -0, undefined, () => 1, new Map()]) {
+      const value = { Params: { v: odd } };
+      expect(fast.encode(value)).toBe(NOT_VOUCHED);
+      expect(fast.isStored(value)).toBe(false);
+      expectAgreement(schema, value);
+    }
+    expectAgreement(schema, plain);
+  });
 });
