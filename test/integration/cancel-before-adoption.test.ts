@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateContainerOwner } from "../../src/compute/container-owner.ts";
 import { ExecutionRunner } from "../../src/compute/execution-runner.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import type { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import { EXECUTION_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import { KnownExecutions } from "../../src/compute/known-executions.ts";
 import { encodeMessage } from "../../src/transport/codec.ts";
@@ -12,6 +11,7 @@ import type { ExecutionReport } from "../../src/transport/work-messages.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { containersOf, removeContainersOf } from "../support/node-containers.ts";
+import { ownedDockerExecutor } from "../support/owned-docker-executor.ts";
 import { waitFor } from "../support/shoal-process.ts";
 
 /**
@@ -28,14 +28,7 @@ const executors: DockerExecutor[] = [];
 const runners: ExecutionRunner[] = [];
 
 function executorIn(dataDir: string): DockerExecutor {
-  const ex = new DockerExecutor({
-    nodeId,
-    owner: loadOrCreateContainerOwner(dataDir, nodeId),
-    capacity: { cpuMillis: 2000, memoryBytes: 512 * MIB },
-    logger: silentLogger,
-    docker,
-    stopGraceSeconds: 0,
-  });
+  const ex = ownedDockerExecutor(nodeId, dataDir);
   executors.push(ex);
   return ex;
 }

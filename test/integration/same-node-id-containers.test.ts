@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateContainerOwner } from "../../src/compute/container-owner.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
+import type { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import { EXECUTION_LABEL, NODE_LABEL, OWNER_LABEL } from "../../src/compute/executor/docker-labels.ts";
 import type { ExecutionSpec } from "../../src/compute/executor/executor.ts";
 import { startDockerNodeOrchestrator, type DockerNodeOrchestrator } from "../support/docker-node-orchestrator.ts";
 import { dockerTestImage } from "../support/docker-test-image.ts";
-import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { tempDir } from "../support/fixtures.ts";
 import { containersOf, removeContainersOf } from "../support/node-containers.ts";
+import { ownedDockerExecutor } from "../support/owned-docker-executor.ts";
 
 /**
  * Two compute nodes with the same id in different DataDirs on one Docker engine (two devstacks, tests in parallel):
@@ -23,14 +23,7 @@ let cluster: DockerNodeOrchestrator | undefined;
 const executors: DockerExecutor[] = [];
 
 function executorIn(dataDir: string): DockerExecutor {
-  const ex = new DockerExecutor({
-    nodeId,
-    owner: loadOrCreateContainerOwner(dataDir, nodeId),
-    capacity: { cpuMillis: 2000, memoryBytes: 512 * MIB },
-    logger: silentLogger,
-    docker,
-    stopGraceSeconds: 0,
-  });
+  const ex = ownedDockerExecutor(nodeId, dataDir);
   executors.push(ex);
   return ex;
 }

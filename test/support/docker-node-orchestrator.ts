@@ -1,7 +1,4 @@
-import Docker from "dockerode";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { loadOrCreateContainerOwner } from "../../src/compute/container-owner.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
@@ -9,6 +6,7 @@ import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestra
 import { silentLogger, tempDir } from "./fixtures.ts";
 import { removeContainersOf } from "./node-containers.ts";
 import { ownNatsOrchestratorConfig } from "./own-nats-orchestrator-config.ts";
+import { ownedDockerExecutor } from "./owned-docker-executor.ts";
 import { startJoined } from "./start-joined.ts";
 import { testAgent } from "./test-agent.ts";
 
@@ -58,13 +56,8 @@ export async function startDockerNodeOrchestrator(
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
-      executor: new DockerExecutor({
-        nodeId: node.id,
-        owner: loadOrCreateContainerOwner(dataDir, node.id),
+      executor: ownedDockerExecutor(node.id, dataDir, {
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
-        logger: silentLogger,
-        docker: new Docker(),
-        stopGraceSeconds: 0,
         allowedNetworks: node.allowedNetworks ?? [],
       }),
     });
