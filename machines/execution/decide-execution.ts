@@ -178,7 +178,16 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
           },
         ]);
       }
-      return accept([{ type: "ExecutionCompleted", data: { ExecutionID, RunOutput: command.output } }]);
+      return accept([
+        {
+          type: "ExecutionCompleted",
+          data: {
+            ExecutionID,
+            RunOutput: command.output,
+            ...(command.publishedResult === undefined ? {} : { PublishedResult: command.publishedResult }),
+          },
+        },
+      ]);
     case "Fail":
       if (current === "Failed") return accept([]);
       return accept([

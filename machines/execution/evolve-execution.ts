@@ -124,6 +124,7 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
         desiredState: "Stopped",
         desiredMessage: "execution completed",
         runOutput: event.data.RunOutput,
+        ...(event.data.PublishedResult === undefined ? {} : { publishedResult: event.data.PublishedResult }),
       };
     }
     case "ExecutionFailed": {

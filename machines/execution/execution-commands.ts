@@ -1,4 +1,4 @@
-import type { AllocatedResources, RunOutput } from "../../src/events/catalog/execution-events.ts";
+import type { AllocatedResources, PublishedResult, RunOutput } from "../../src/events/catalog/execution-events.ts";
 import type { JobType } from "../job/job-spec.ts";
 
 /**
@@ -35,7 +35,7 @@ export type ExecutionCommand =
   | { readonly type: "Reject"; readonly reason: string }
   /** `details`: the limits the node runs it under, as it reported them. */
   | { readonly type: "Start"; readonly details?: Readonly<Record<string, string>> }
-  | { readonly type: "Complete"; readonly output: RunOutput }
+  | { readonly type: "Complete"; readonly output: RunOutput; readonly publishedResult?: PublishedResult }
   /**
    * `cause`: "Node" for the node's error report, "Orchestrator" for the orchestrator's own verdict
    * (its node is gone).

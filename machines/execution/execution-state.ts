@@ -1,4 +1,4 @@
-import type { AllocatedResources, RunOutput } from "../../src/events/catalog/execution-events.ts";
+import type { AllocatedResources, PublishedResult, RunOutput } from "../../src/events/catalog/execution-events.ts";
 import type { JobType } from "../job/job-spec.ts";
 import type { ComputeStateName, DesiredStateName } from "./execution-states.ts";
 
@@ -29,6 +29,8 @@ export interface ExecutionState {
   readonly desiredMessage: string;
   readonly allocatedResources: typeof AllocatedResources.Type;
   readonly runOutput: RunOutput | undefined;
+  /** Where its results were published (Completed only); states snapshotted before results lack it. */
+  readonly publishedResult?: PublishedResult | undefined;
   /**
    * The limits its node said it runs it under, from its start on (served as ComputeState.Details).
    * Undefined when the node said none; states snapshotted before it was added lack it, which reads

@@ -90,7 +90,11 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     if (ended(state)) return;
     await this.executions.execute(
       report.ExecutionID,
-      { type: "Complete", output: storedOutput(report.RunOutput) },
+      {
+        type: "Complete",
+        output: storedOutput(report.RunOutput),
+        ...(report.PublishedResult === undefined ? {} : { publishedResult: report.PublishedResult }),
+      },
       this.context(report, "the execution completed"),
     );
   }

@@ -23,6 +23,8 @@ import { sendError } from "./error-body.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import type { JobLogs } from "./jobs/job-logs.ts";
 import { jobLogsRoute } from "./jobs/job-logs-route.ts";
+import type { JobResults } from "./jobs/job-results.ts";
+import { jobResultsRoutes } from "./jobs/job-results-route.ts";
 import { jobRoutes } from "./jobs/job-routes.ts";
 import { jobVersionRoutes, type JobVersionRouteDeps } from "./jobs/job-version-routes.ts";
 import { leafRoutes, type LeafLoginRevoker } from "./leaves/leaf-routes.ts";
@@ -59,6 +61,8 @@ export interface ApiDeps extends NodeRouteDeps {
   readonly jobs?: JobVersionRouteDeps;
   /** GET /jobs/{id}/logs (HTTP and WebSocket); without it there is no logs route. */
   readonly jobLogs?: JobLogs;
+  /** GET /jobs/{id}/results and the download of each; without it there are no results routes. */
+  readonly jobResults?: JobResults;
   /** HTTPS with this certificate chain and key; absent: plain HTTP (API.TLS.Disable). */
   readonly tls?: { readonly cert: string; readonly key: string };
   /** The web console's built files, served at /ui; without them there is no console. */
@@ -121,6 +125,7 @@ export function apiRoutes(deps: ApiDeps, authenticator = new Authenticator(deps.
     ...(deps.audit?.membership ? [auditMembershipRoute(deps.audit.membership)] : []),
     ...(deps.jobs ? [...jobRoutes(deps.jobs), ...jobVersionRoutes(deps.jobs)] : []),
     ...(deps.jobLogs ? [jobLogsRoute(deps.jobLogs)] : []),
+    ...(deps.jobResults ? jobResultsRoutes(deps.jobResults) : []),
     ...agentRoutes(deps.self, deps.checks, deps.config),
     ...legacyRedirectRoutes(),
     whoamiRoute(deps.auth.anonymousAccess),

@@ -23,6 +23,8 @@ export async function openStreamingGet(
   path: string,
   headers: Readonly<Record<string, string>>,
   signal?: AbortSignal,
+  /** Bytes as they come (a download) instead of text. */
+  binary = false,
 ): Promise<IncomingMessage> {
   const target = new URL(`${api.baseUrl}${path}`);
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
@@ -49,7 +51,7 @@ export async function openStreamingGet(
   }
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) throw await refusal(response, path);
-  response.setEncoding("utf8");
+  if (!binary) response.setEncoding("utf8");
   return response;
 }
 

@@ -21,6 +21,10 @@ import { serveMetrics, type MetricsListen, type MetricsServer } from "../metrics
 import { ExecutionLogServer } from "./execution-log-server.ts";
 import { ExecutionRunner } from "./execution-runner.ts";
 import { KnownExecutions } from "./known-executions.ts";
+import { ExecutionResults } from "./publisher/execution-results.ts";
+import { LocalPublisher } from "./publisher/local-publisher.ts";
+import { DEFAULT_MAX_RESULT_BYTES } from "./publisher/default-max-result-bytes.ts";
+import { ResultStaging } from "./publisher/result-staging.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
@@ -80,6 +84,8 @@ export interface ComputeAgentOptions {
   readonly tls?: NatsClientTls;
   /** Where the node serves GET /metrics (Compute.Metrics.*); absent: it serves none. */
   readonly metrics?: MetricsListen;
+  /** Compute.Publishers.MaxResultBytes: the most an execution's results may hold (default DEFAULT_MAX_RESULT_BYTES). */
+  readonly maxResultBytes?: number;
 }
 
 /**
@@ -163,6 +169,7 @@ export class ComputeAgent {
   private rejoining: Promise<void> | undefined;
   private readonly runner: ExecutionRunner | undefined;
   private readonly logServer: ExecutionLogServer | undefined;
+  private readonly results: ExecutionResults | undefined;
   private readonly metrics: ComputeMetrics | undefined;
   private metricsServer: MetricsServer | undefined;
   /** The reconnect spread the orchestrator last announced (docs/protocol.md, Reconnecting). */
@@ -179,6 +186,14 @@ export class ComputeAgent {
     const executor = options.executor;
     this.metrics = options.metrics && new ComputeMetrics(() => executor?.running().length ?? 0);
     if (executor) {
+      // Results are files on the node: a node whose executions live in memory (a simulator) publishes none.
+      const publisher = options.executionsInMemory ? undefined : new LocalPublisher(join(options.dataDir, "results"));
+      const staging = join(options.dataDir, "results", "staging");
+      this.results =
+        publisher &&
+        new ExecutionResults(new ResultStaging(staging, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES), [
+          publisher,
+        ]);
       this.runner = new ExecutionRunner({
         nodeId: options.nodeId,
         executor,
@@ -190,11 +205,13 @@ export class ComputeAgent {
             : Promise.reject(new OrchestratorUnreachableError("not connected to NATS yet")),
         logger: options.logger,
         ...(this.metrics ? { observer: this.metrics } : {}),
+        ...(this.results ? { results: this.results } : {}),
       });
       this.logServer = new ExecutionLogServer({
         nodeId: options.nodeId,
         executor,
         send: (batch) => this.client?.publishLogBatch(batch),
+        ...(publisher ? { resultArchive: (id: string) => publisher.pathOf(id) } : {}),
         logger: options.logger.child({ component: "log-server" }),
       });
     }
@@ -220,6 +237,8 @@ export class ComputeAgent {
       this.options.labels,
       this.options.dataDir,
       this.options.executor?.ledger,
+      this.results?.types,
+      this.options.executor?.storageSources,
     );
   }
 

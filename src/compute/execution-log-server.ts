@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { asShoalError, unavailable, type ShoalError } from "../errors/shoal-error.ts";
+import { createReadStream, existsSync } from "node:fs";
+import { asShoalError, notFound, unavailable, type ShoalError } from "../errors/shoal-error.ts";
 import { ProtocolError, unpack, validate } from "../transport/codec.ts";
 import {
   LOG_POLL_MS,
@@ -23,6 +24,16 @@ export interface ExecutionLogServerOptions {
   readonly idleMs?: number;
   readonly maxStreams?: number;
   readonly maxBatchBytes?: number;
+  /** Where an execution's published result archive is on this node (ReadLogs with Result); absent: it has none. */
+  readonly resultArchive?: (executionId: string) => string;
+}
+
+/** The archive's bytes in chunks; NotFound when this node holds none for the execution. */
+async function* archiveChunks(path: string | undefined, executionId: string, size: number): AsyncGenerator<LogChunk> {
+  if (path === undefined || !existsSync(path))
+    throw notFound(`execution ${executionId} has no published result on this node`);
+  for await (const data of createReadStream(path, { highWaterMark: size }))
+    yield { stream: "stdout", data: data as Buffer };
 }
 
 interface Stream {
@@ -146,11 +157,13 @@ export class ExecutionLogServer {
 
   private open(request: ReadLogs): Stream {
     const abort = new AbortController();
-    const chunks = executionLog(this.options.executor, request.ExecutionID, {
-      follow: request.Follow,
-      ...(request.TailLines === undefined ? {} : { tailLines: request.TailLines }),
-      signal: abort.signal,
-    });
+    const chunks = request.Result
+      ? archiveChunks(this.options.resultArchive?.(request.ExecutionID), request.ExecutionID, this.maxBatchBytes)
+      : executionLog(this.options.executor, request.ExecutionID, {
+          follow: request.Follow,
+          ...(request.TailLines === undefined ? {} : { tailLines: request.TailLines }),
+          signal: abort.signal,
+        });
     const stream: Stream = {
       id: request.StreamID,
       executionId: request.ExecutionID,

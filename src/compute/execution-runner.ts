@@ -17,6 +17,8 @@ import {
 import type { ExecutionResult, ExecutionSpec, Executor, RunningExecution } from "./executor/executor.ts";
 import { failureReasonOf, type ExecutionObserver } from "./execution-failure-reason.ts";
 import type { KnownExecutions } from "./known-executions.ts";
+import type { ExecutionResults } from "./publisher/execution-results.ts";
+import type { OutputMount } from "./publisher/result-staging.ts";
 
 /** A report as the runner makes it; MessageID and NodeID are added once, so a report sent again is the same one. */
 type ReportBody = ExecutionReport extends infer R
@@ -37,6 +39,8 @@ export interface ExecutionRunnerOptions {
   readonly maxRetryMs?: number;
   /** Told of container starts and failed executions (the node's /metrics). */
   readonly observer?: ExecutionObserver;
+  /** Stages and publishes results; without it the node refuses tasks that have a publisher. */
+  readonly results?: ExecutionResults;
 }
 
 /** Cuts a stream to what a report carries, never in the middle of a surrogate pair. */
@@ -67,7 +71,11 @@ const reason = (text: string) => cut(text, MAX_REPORTED_REASON).text;
  * The executor's view of a task: Bacalhau's `KEY=value` environment variables and the task's env, merged (the task's
  * win).
  */
-export function executionSpecOf(executionId: string, task: WorkTask): ExecutionSpec {
+export function executionSpecOf(
+  executionId: string,
+  task: WorkTask,
+  outputs: readonly OutputMount[] = [],
+): ExecutionSpec {
   const env: Record<string, string> = {};
   for (const pair of task.Engine.EnvironmentVariables ?? []) {
     const at = pair.indexOf("=");
@@ -85,6 +93,16 @@ export function executionSpecOf(executionId: string, task: WorkTask): ExecutionS
     resources: { cpuMillis: task.Resources.CPUMillis, memoryBytes: task.Resources.MemoryBytes },
     network: task.Network,
     timeoutMs: task.ExecutionTimeout * 1000,
+    ...(task.InputSources === undefined || task.InputSources.length === 0
+      ? {}
+      : {
+          inputs: task.InputSources.map((i) =>
+            i.Type === "localDirectory"
+              ? { type: i.Type, sourcePath: i.SourcePath, readWrite: i.ReadWrite, target: i.Target }
+              : { type: i.Type, url: i.URL, target: i.Target },
+          ),
+        }),
+    ...(outputs.length === 0 ? {} : { outputs }),
   };
 }
 
@@ -219,7 +237,7 @@ export class ExecutionRunner {
    */
   private bid(executionId: string, task: WorkTask): void {
     if (this.standing(executionId)) return;
-    const hostEnv = hostEnvRefusal(executionId, task);
+    const hostEnv = this.taskRefusal(executionId, task);
     const spec = executionSpecOf(executionId, task);
     const refusal = hostEnv
       ? Promise.resolve(hostEnv)
@@ -268,7 +286,7 @@ export class ExecutionRunner {
     if (this.standing(id)) return;
     const spec = executionSpecOf(id, message.Task);
     // Refused at once (nothing kept, nothing written) when it cannot run here.
-    const hostEnv = hostEnvRefusal(id, message.Task);
+    const hostEnv = this.taskRefusal(id, message.Task);
     let refused = hostEnv ?? this.options.executor.refusal(spec);
     const again = hostEnv ? undefined : this.refusalAfterStops(refused, () => this.options.executor.refusal(spec));
     if (again) {
@@ -285,11 +303,14 @@ export class ExecutionRunner {
     this.starting.add(id);
     // Kept before its container can exist: a node that dies meanwhile finds the container (adopted)
     // or not (reported lost) when it restarts, and never leaves it unaccounted for.
-    this.options.known.set(id, { jobId: message.JobID });
+    const publisher = message.Task.Publisher?.Type;
+    this.options.known.set(id, { jobId: message.JobID, ...(publisher === undefined ? {} : { publisher }) });
     let execution: RunningExecution;
     try {
-      execution = await this.options.executor.run(spec);
+      const outputs = (await this.options.results?.prepare(id, message.Task)) ?? [];
+      execution = await this.options.executor.run(outputs.length === 0 ? spec : { ...spec, outputs });
     } catch (e) {
+      await this.options.results?.discard(id).catch(() => undefined);
       this.options.known.delete(id);
       this.starting.delete(id);
       this.options.observer?.executionFailed("refused");
@@ -312,13 +333,54 @@ export class ExecutionRunner {
         observer?.containerStarted();
         this.report(startReport(execution));
       });
-    void execution.done.then((result) => {
+    void execution.done.then(async (result) => {
       this.running.delete(id);
       this.stopping.delete(id);
       if (result.state === "Failed" && result.reason !== "cancelled")
         observer?.executionFailed(failureReasonOf(result.reason));
-      this.finish(id, endReport(result));
+      this.finish(id, await this.published(id, result));
     });
+  }
+
+  /**
+   * Its end, with where its results were published when its task has a publisher. A result the
+   * node cannot publish (larger than it publishes, say) fails the execution with that reason.
+   */
+  private async published(id: string, result: ExecutionResult): Promise<ReportBody> {
+    const type = this.options.known.get(id)?.publisher;
+    const results = this.options.results;
+    if (type === undefined || results === undefined) return endReport(result);
+    if (result.state !== "Completed") {
+      await results.discard(id).catch(() => undefined);
+      return endReport(result);
+    }
+    try {
+      const PublishedResult = await results.publish(id, type, result.runOutput);
+      return { ...endReport(result), PublishedResult } as ReportBody;
+    } catch (e) {
+      const why = asShoalError(e).message;
+      this.options.logger.warn({ executionId: id, reason: why }, "an execution's results could not be published");
+      this.options.observer?.executionFailed("publish-failed");
+      return {
+        Type: "ExecutionFailed",
+        ExecutionID: id,
+        Reason: reason(`execution ${id} completed, but its results were not published: ${why}`),
+        Cause: "publish-failed",
+        RunOutput: reported(result.runOutput),
+      };
+    }
+  }
+
+  /** Why the task cannot run on this node whatever its engine says: host env it asks for, a publisher it lacks. */
+  private taskRefusal(executionId: string, task: WorkTask): ShoalError | undefined {
+    const hostEnv = hostEnvRefusal(executionId, task);
+    if (hostEnv !== undefined || task.Publisher === undefined) return hostEnv;
+    const results = this.options.results;
+    if (results === undefined)
+      return badRequest(
+        `execution ${executionId} publishes its results with ${task.Publisher.Type}; node ${this.options.nodeId} has none`,
+      );
+    return results.refusal(executionId, this.options.nodeId, task);
   }
 
   private finish(executionId: string, body: ReportBody): void {

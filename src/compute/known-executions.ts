@@ -6,6 +6,8 @@ import type { ExecutionReport } from "../transport/work-messages.ts";
 /** What a compute node remembers of one execution across a restart. */
 export interface KnownExecution {
   readonly jobId: string;
+  /** The publisher of its results, when its task has one: its end publishes them, after a restart too. */
+  readonly publisher?: string;
   /** Its last report (its end), until the orchestrator has answered it: the container is gone by then. */
   readonly final?: ExecutionReport;
   /** Its end was answered: kept (id only) so that a late repeat of its work does not run it again. */

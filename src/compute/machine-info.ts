@@ -35,13 +35,15 @@ const asResources = (cpuMillis: number, memoryBytes: number, disk: number): Reso
 /**
  * What a compute node reports about itself: Bacalhau's built-in labels plus the configured ones.
  * With an executor, its capacity is what the executor offers (Compute.AllocatedCapacity), and the
- * node runs docker.
+ * node runs docker; it reads the inputs its executor reads (StorageSources).
  */
 export function computeNodeInfo(
   nodeId: string,
   labels: Readonly<Record<string, string>>,
   dataDir: string,
   ledger?: CapacityLedger,
+  publishers: readonly string[] = [],
+  storageSources: readonly string[] = [],
 ): NodeInfo {
   const machine = machineCapacity(dataDir);
   const capacity = ledger
@@ -55,8 +57,8 @@ export function computeNodeInfo(
     Labels: { ...builtInLabels(nodeId, platform), ...labels },
     ComputeNodeInfo: {
       ExecutionEngines: ledger ? ["docker"] : detectEngines(),
-      Publishers: [],
-      StorageSources: [],
+      Publishers: [...publishers],
+      StorageSources: [...storageSources],
       MaxCapacity: capacity,
       MaxJobRequirements: capacity,
     },

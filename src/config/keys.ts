@@ -1,5 +1,6 @@
 import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
+import { DEFAULT_MAX_RESULT_BYTES } from "../compute/publisher/default-max-result-bytes.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
@@ -409,6 +410,11 @@ export const CONFIG_KEYS = {
     1024 * 1024,
     "Bytes of stdout and of stderr kept per execution (each); the rest is counted, and the truncation said",
   ),
+  "Compute.Publishers.MaxResultBytes": bytes(
+    DEFAULT_MAX_RESULT_BYTES,
+    "Bytes an execution's results (its result paths, stdout, stderr) may hold before the local publisher " +
+      "archives them; more fails the execution, naming this limit",
+  ),
   "Compute.Docker.StopGracePeriod": dur(10_000, "How long a cancelled container gets between SIGTERM and SIGKILL"),
   "Compute.Docker.PidsLimit": int(
     DEFAULT_PIDS_LIMIT,
@@ -422,6 +428,18 @@ export const CONFIG_KEYS = {
   "Compute.Docker.ReadOnlyRootFilesystem": bool(
     false,
     "Run containers with the image's filesystem read-only and a writable tmpfs at /tmp",
+  ),
+  "Compute.AllowListedLocalPaths": {
+    kind: "list",
+    default: [] as string[],
+    description:
+      "Host paths executions may mount as localDirectory inputs: patterns (*, **, ?, [ab], {a,b}), each with :rw " +
+      "to allow writing (else read-only); empty: the node reads no local directories",
+  } as KeyDef<"list", string[]>,
+  "InputSources.ReadTimeout": dur(300_000, "How long a compute node's urlDownload of one input may take"),
+  "InputSources.MaxDownloadSize": bytes(
+    1024 * 1024 * 1024,
+    "The largest file a compute node downloads for one urlDownload input; a larger one fails the execution",
   ),
   "Compute.Metrics.Port": int(
     0,

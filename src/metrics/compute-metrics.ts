@@ -33,7 +33,8 @@ export class ComputeMetrics implements ExecutionObserver {
       name: "shoal_compute_execution_failures_total",
       help:
         "Executions that failed on this compute node, by reason: non-zero-exit, timeout, oom-killed, image-missing, " +
-        "rejected-by-engine, engine-failed, lost (gone after a restart), refused (work the node would not run)",
+        "input-failed (an input could not be had), rejected-by-engine, engine-failed, lost (gone after a restart), " +
+        "refused (work the node would not run)",
       labelNames: ["reason"],
       registers,
     });

@@ -41,6 +41,7 @@ function candidateOf(node: NodeFacts): CandidateNode {
     // The node's own labels overlaid by the operator's: what constraints and daemon matching see.
     labels: nodeLabels(node),
     engines: compute?.ExecutionEngines ?? [],
+    ...((compute?.StorageSources ?? []).length === 0 ? {} : { storageSources: compute?.StorageSources }),
     capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
     ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),
     ...(node.cordon === undefined ? {} : { cordoned: { reason: node.cordon.reason } }),

@@ -26,6 +26,7 @@ export type RejectionCode =
   | "unschedulable"
   // Bacalhau's ranker chain, in its order.
   | "engine"
+  | "storage"
   | "labels"
   | "max-job-requirements"
   | "capacity-unknown"
@@ -107,6 +108,7 @@ const CODES: readonly RejectionCode[] = [
   "cordoned",
   "unschedulable",
   "engine",
+  "storage",
   "labels",
   "max-job-requirements",
   "capacity-unknown",
@@ -124,6 +126,7 @@ const GATE = NOT_COMPUTE | NOT_APPROVED | NOT_HEALTHY;
 const CORDONED = bit("cordoned");
 const UNSCHEDULABLE = bit("unschedulable");
 const ENGINE = bit("engine");
+const STORAGE = bit("storage");
 const LABELS = bit("labels");
 const MAX_JOB = bit("max-job-requirements");
 const CAPACITY_UNKNOWN = bit("capacity-unknown");
@@ -154,6 +157,13 @@ function previousBits(type: PlacementRequest["type"], onNode: readonly ExistingE
 function supportsEngine(node: CandidateNode, engine: string, wanted: string): boolean {
   for (const e of node.engines) if (e === engine || e === wanted || e.toLowerCase() === wanted) return true;
   return false;
+}
+
+/** Bacalhau's storages ranker: every storage type the job's inputs use, among the node's (in any case). */
+function missingStorage(node: CandidateNode, types: readonly string[] | undefined): string | undefined {
+  if (types === undefined) return undefined;
+  const has = node.storageSources ?? [];
+  return types.find((t) => !has.some((s) => s.toLowerCase() === t.toLowerCase()));
 }
 
 function matchesAll(requirements: LabelSelector["requirements"], labels: Readonly<Record<string, string>>): boolean {
@@ -260,6 +270,7 @@ export function judgeList(
     if (node.cordoned !== undefined) bits |= CORDONED;
     if (node.unschedulable !== undefined) bits |= UNSCHEDULABLE;
     if (!supportsEngine(node, request.engine, wantedEngine)) bits |= ENGINE;
+    if (missingStorage(node, request.storageTypes) !== undefined) bits |= STORAGE;
     if (required.length > 0 && !matchesAll(required, node.labels)) bits |= LABELS;
     const max = node.maxJobRequirements;
     if (max !== undefined && !isZeroResources(want) && !fitsWithin(want, max)) bits |= MAX_JOB;
@@ -382,6 +393,12 @@ function verdictAt(
   if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string));
   if (bits & ENGINE)
     rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
+  if (bits & STORAGE) {
+    const missing = missingStorage(node, request.storageTypes) as string;
+    const has = node.storageSources ?? [];
+    const why = has.length === 0 ? "it reads no input sources" : `only ${has.join(", ")}`;
+    rejections.push(reject("storage", `does not support ${missing}, ${why}`));
+  }
   if (bits & LABELS)
     rejections.push(
       reject("labels", `labels ${formatLabels(node.labels)} don't match required selectors ${constraintsText}`),

@@ -16,12 +16,14 @@ export function placementRequestOf(
   nowMs: number,
 ): PlacementRequest {
   const task = taskOf(spec);
+  const storageTypes = [...new Set((task.InputSources ?? []).map((i) => i.Source.Type))];
   return {
     jobId: job.jobId,
     type: spec.Type,
     count: spec.Count,
     constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
     engine: task.Engine.Type,
+    ...(storageTypes.length === 0 ? {} : { storageTypes }),
     resources: fromBacalhauResources(parseTaskResources(task.Resources)),
     executions,
     nodes,

@@ -57,6 +57,12 @@ export const ReadLogs = Schema.Struct({
   /** Only the last N lines of what it wrote so far (then, with Follow, what comes); absent: from its start. */
   TailLines: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(0, MAX_TAIL_LINES))),
   Close: Schema.optional(Schema.Boolean),
+  /**
+   * Read the execution's published result (the local publisher's `<executionId>.tar.gz`) instead
+   * of its output: its bytes as `stdout` chunks, Follow and TailLines ignored. Nodes before results
+   * answer with the output; the orchestrator asks only nodes whose execution reported a result.
+   */
+  Result: Schema.optional(Schema.Boolean),
 });
 export type ReadLogs = typeof ReadLogs.Type;
 

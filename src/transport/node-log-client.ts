@@ -17,6 +17,8 @@ export interface LogRead {
   readonly follow: boolean;
   readonly tailLines?: number;
   readonly signal?: AbortSignal;
+  /** Read the execution's published result archive instead of its output. */
+  readonly result?: boolean;
 }
 
 export interface OutputChunk {
@@ -137,6 +139,7 @@ export class NodeLogClient implements NodeLogReader {
       StreamID: randomUUID().replaceAll("-", ""),
       Follow: options.follow,
       ...(options.tailLines === undefined ? {} : { TailLines: options.tailLines }),
+      ...(options.result ? { Result: true } : {}),
     };
     let ended = false;
     try {

@@ -1,6 +1,9 @@
 import { Schema } from "effect";
 import { WIRE_ENV_NAME, WIRE_LIMITS } from "../../machines/job/job-limits.ts";
+import { INPUT_SOURCE_LIMITS } from "../events/catalog/input-source.ts";
 import { NodeId } from "../events/catalog/node-info.ts";
+import { PUBLISHER_TYPES } from "../events/catalog/publisher-types.ts";
+import { MAX_RESULT_NAME_LENGTH, MAX_RESULT_PATH_LENGTH, MAX_RESULT_PATHS } from "../events/catalog/submitted-job.ts";
 
 /**
  * The work protocol (docs/protocol.md, Work): Bacalhau's NCL v1 messages between the
@@ -45,6 +48,15 @@ export const DockerEngine = Schema.Struct({
   WorkingDirectory: Schema.optional(Text(W.workingDirectoryLength)),
 });
 
+const Path = Text(INPUT_SOURCE_LIMITS.pathLength);
+
+/** A task's input source, its params in their one form (the job spec's InputSources); the node checks the paths. */
+export const WorkInput = Schema.Union(
+  Schema.Struct({ Type: Schema.Literal("localDirectory"), SourcePath: Path, ReadWrite: Schema.Boolean, Target: Path }),
+  Schema.Struct({ Type: Schema.Literal("urlDownload"), URL: Text(INPUT_SOURCE_LIMITS.urlLength), Target: Path }),
+);
+export type WorkInput = typeof WorkInput.Type;
+
 /** What the node runs: the task as the job spec stored it, with resources in whole units (millicores, bytes). */
 export const WorkTask = Schema.Struct({
   Engine: DockerEngine,
@@ -56,6 +68,18 @@ export const WorkTask = Schema.Struct({
   Network: Schema.Literal("None", "Host", "Full", "HTTP"),
   /** Seconds; 0: none. */
   ExecutionTimeout: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  /** Absent: none (and nodes before inputs never receive any: placement needs their StorageSources). */
+  InputSources: Schema.optional(Schema.Array(WorkInput).pipe(Schema.maxItems(INPUT_SOURCE_LIMITS.items))),
+  /** The publisher of its results (nodes before results ignore it; they advertise no Publishers). */
+  Publisher: Schema.optional(Schema.Struct({ Type: Schema.Literal(...PUBLISHER_TYPES) })),
+  ResultPaths: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        Name: Schema.String.pipe(Schema.pattern(/^[^/\\]+$/), Schema.maxLength(MAX_RESULT_NAME_LENGTH)),
+        Path: Schema.String.pipe(Schema.pattern(/^\//), Schema.maxLength(MAX_RESULT_PATH_LENGTH)),
+      }),
+    ).pipe(Schema.maxItems(MAX_RESULT_PATHS)),
+  ),
 });
 export type WorkTask = typeof WorkTask.Type;
 
@@ -119,7 +143,19 @@ export const BidRejected = report("BidRejected", {
 });
 /** `Details`: the limits its container runs under (nodes before it say nothing). */
 export const ExecutionStarted = report("ExecutionStarted", { Details: Schema.optional(ContainerDetails) });
-export const ExecutionCompleted = report("ExecutionCompleted", { RunOutput });
+/** Bacalhau's SpecConfig as a published result: the publisher's type and where it put the result. */
+export const PublishedResult = Schema.Struct({
+  Type: Text(32),
+  Params: Schema.Record({ key: Text(64), value: Schema.Union(Text(1024), Schema.Number) }).pipe(
+    Schema.filter((p) => Object.keys(p).length <= 16 || "must hold at most 16 entries"),
+  ),
+});
+export type PublishedResult = typeof PublishedResult.Type;
+/** `PublishedResult`: where its results are, when its task has a publisher (nodes before results say nothing). */
+export const ExecutionCompleted = report("ExecutionCompleted", {
+  RunOutput,
+  PublishedResult: Schema.optional(PublishedResult),
+});
 /** `Cause`: the executor's end reason (exited, timeout, oom-killed, cancelled, image-missing, …, lost). */
 export const ExecutionFailed = report("ExecutionFailed", {
   Reason,

@@ -52,7 +52,7 @@ function runnable(spec: Body, command?: readonly string[]): Body {
   return spec;
 }
 
-/** The docs' examples without what Shoal does not take today (InputSources) and what it does not publish. */
+/** The docs' examples without their inputs (ipfs: unread; directories: not listed here) or ipfs publishers. */
 function withoutInputsAndResults(spec: Body): Body {
   for (const field of ["InputSources", "Publisher", "ResultPaths"]) delete task(spec)[field];
   return spec;
@@ -131,15 +131,17 @@ describe("Bacalhau's own spec files run as on Bacalhau", () => {
     await stop(res.body.JobID);
   }, 90_000);
 
-  it.each(["docker-output.yaml", "s3managed-publisher.yml"])(
-    "%s, with a Publisher (and ResultPaths), is accepted",
-    async (file) => {
-      const res = await put(runnable(fixture(file)));
-      expect(res.status, res.text).toBe(200);
-      await stop(res.body.JobID);
-    },
-    30_000,
-  );
+  it("docker-output.yaml, with a local Publisher and ResultPaths, is accepted", async () => {
+    const res = await put(runnable(fixture("docker-output.yaml")));
+    expect(res.status, res.text).toBe(200);
+    await stop(res.body.JobID);
+  }, 30_000);
+
+  it("s3managed-publisher.yml is refused, naming the publishers this build has", async () => {
+    const res = await put(runnable(fixture("s3managed-publisher.yml")));
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.Message).toMatch(/publisher type "s3managed" is not supported: this build has local/);
+  }, 30_000);
 });
 
 describe("the documentation's examples", () => {
@@ -159,15 +161,32 @@ describe("the documentation's examples", () => {
     expect(done.Executions.Items).toEqual([]);
   }, 60_000);
 
-  it.each(["docs-batch-example.yaml", "docs-service-example.yaml", "docs-ops-example.yaml"])(
-    "%s as written is refused for its InputSources alone, and nothing is stored",
+  it("docs-batch-example.yaml as written is refused for its ipfs input alone, and nothing is stored", async () => {
+    const before = (await storedEvents(cluster.dataDir)).length;
+    const res = await put(fixture("docs-batch-example.yaml"));
+    expect(res.status).toBe(400);
+    expect(res.body.Message).toContain(
+      'Tasks[0].InputSources[0].Source.Type: input source type "ipfs" is not supported',
+    );
+    expect(res.body.Message).not.toContain("Params.Meta");
+    expect((await storedEvents(cluster.dataDir)).length).toBe(before);
+  });
+
+  it.each(["docs-service-example.yaml", "docs-ops-example.yaml"])(
+    "%s, its ipfs publisher taken out, is stored with its localDirectory inputs",
     async (file) => {
-      const before = (await storedEvents(cluster.dataDir)).length;
-      const res = await put(fixture(file));
-      expect(res.status).toBe(400);
-      expect(res.body.Message).toContain("Tasks[0].InputSources");
-      expect(res.body.Message).not.toContain("Params.Meta");
-      expect((await storedEvents(cluster.dataDir)).length).toBe(before);
+      const spec = fixture(file);
+      for (const field of ["Publisher", "ResultPaths"]) delete task(spec)[field];
+      const res = await put(runnable(spec));
+      expect(res.status, res.text).toBe(200);
+      const job = await api.job(res.body.JobID);
+      const inputs = job.Job.Tasks[0].InputSources as Body[];
+      expect(inputs.map((i) => [i.Source.Type, i.Source.Params.SourcePath, i.Target])[0]).toEqual([
+        "localDirectory",
+        "/data/log-orchestration/logs",
+        file === "docs-ops-example.yaml" ? "/logs" : "/app/logs",
+      ]);
+      await stop(res.body.JobID);
     },
   );
 

@@ -11,6 +11,7 @@ import { SqliteEventStore } from "../../src/events/sqlite/sqlite-event-store.ts"
 import { silentLogger, tempDir } from "../support/fixtures.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { storedEvents } from "../support/stored-events.ts";
+import { helloOutput } from "../support/run-output.ts";
 
 /** Node reports as execution commands, over a real SQLite file: a node speaks only for its own executions. */
 const cleanups: (() => unknown)[] = [];
@@ -49,14 +50,7 @@ async function setup() {
   return { dir, control, executionId, reports: new ExecutionReportsOnActors(control.executions) };
 }
 
-const output = {
-  STDOUT: "hello\n",
-  StdoutTruncated: false,
-  STDERR: "",
-  StderrTruncated: false,
-  ExitCode: 0,
-  ErrorMsg: "",
-};
+const output = helloOutput;
 
 describe("ExecutionReportsOnActors", () => {
   it("refuses a report about another node's execution (Forbidden) or an unknown one (NotFound), storing nothing", async () => {

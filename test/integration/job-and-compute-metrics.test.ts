@@ -198,9 +198,11 @@ describe("job, execution and placement metrics", () => {
     expect(reasons.map((k) => /reason="([^"]+)"/.exec(k)?.[1]).sort()).toEqual([
       "engine-failed",
       "image-missing",
+      "input-failed",
       "lost",
       "non-zero-exit",
       "oom-killed",
+      "publish-failed",
       "refused",
       "rejected-by-engine",
       "timeout",

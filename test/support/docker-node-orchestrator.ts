@@ -1,5 +1,6 @@
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
+import type { ExecutionInputs } from "../../src/compute/inputs/execution-inputs.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
@@ -20,6 +21,10 @@ export interface DockerNode {
   readonly memoryBytes?: number;
   /** Networks its executions may ask for besides None. */
   readonly allowedNetworks?: readonly NetworkType[];
+  /** The input sources it reads (its allow-list, where its downloads go); none unless given. */
+  readonly inputs?: ExecutionInputs;
+  /** Compute.Publishers.MaxResultBytes (default: the key's). */
+  readonly maxResultBytes?: number;
 }
 
 export interface DockerNodeOrchestrator {
@@ -56,9 +61,11 @@ export async function startDockerNodeOrchestrator(
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
+      ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
       executor: ownedDockerExecutor(node.id, dataDir, {
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
         allowedNetworks: node.allowedNetworks ?? [],
+        ...(node.inputs === undefined ? {} : { inputs: node.inputs }),
       }),
     });
   });

@@ -30,7 +30,8 @@ import type {
   TaskSpec,
   TimeoutConfig,
 } from "../../events/catalog/job-spec.ts";
-import { META_RESERVED_PREFIX, SubmittedJob } from "../../events/catalog/submitted-job.ts";
+import { META_RESERVED_PREFIX, SubmittedJob, publisherTypeOf } from "../../events/catalog/submitted-job.ts";
+import { storedInputSources } from "../../events/catalog/submitted-input-source.ts";
 import { walkSchema, type Findings, type Hooks, type SpecProblem } from "../../events/catalog/walk-schema.ts";
 
 export { problemText } from "../../../machines/job/spec-fields.ts";
@@ -142,6 +143,7 @@ function taskOfRead(task: Read): TaskSpec {
   const network = (task.Network ?? {}) as Read;
   const timeouts = (task.Timeouts ?? {}) as Partial<Record<keyof TimeoutConfig, number>>;
   const seconds = (key: keyof TimeoutConfig): number => Math.max(timeouts[key] ?? 0, 0);
+  const inputs = (task.InputSources ?? []) as readonly Read[];
   return {
     Name: (task.Name as string | undefined) ?? "",
     Engine: {
@@ -166,6 +168,20 @@ function taskOfRead(task: Read): TaskSpec {
       QueueTimeout: seconds("QueueTimeout"),
       TotalTimeout: seconds("TotalTimeout"),
     },
+    ...(inputs.length > 0 ? { InputSources: storedInputSources(inputs) } : {}),
+    ...resultsOfRead(task),
+  };
+}
+
+/** Bacalhau's Normalize of Publisher and ResultPaths: a blank publisher is none; names and paths trimmed. */
+function resultsOfRead(task: Read): Pick<TaskSpec, "Publisher" | "ResultPaths"> {
+  const publisher = (task.Publisher ?? {}) as Read;
+  const type = publisherTypeOf((publisher.Type as string | undefined) ?? "");
+  if (type === "") return {};
+  const paths = (task.ResultPaths ?? []) as readonly Read[];
+  return {
+    Publisher: { Type: type, Params: { ...((publisher.Params as Read | undefined) ?? {}) } },
+    ResultPaths: paths.map((p) => ({ Name: String(p.Name ?? "").trim(), Path: String(p.Path ?? "").trim() })),
   };
 }
 

@@ -3,7 +3,7 @@ import { computeStateNumber, desiredStateNumber } from "../../../machines/execut
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
 import { StoredJobSpec } from "../../events/catalog/job-spec.ts";
-import { RunOutput } from "../../events/catalog/execution-events.ts";
+import { PublishedResult, RunOutput } from "../../events/catalog/execution-events.ts";
 
 /** Bacalhau's times are nanoseconds since the epoch; Shoal keeps milliseconds. */
 const NS_PER_MS = 1_000_000;
@@ -47,6 +47,7 @@ export const ExecutionJson = Schema.Struct({
   DesiredState: ExecutionStateObject,
   ComputeState: ComputeStateObject,
   RunOutput: Schema.optional(RunOutput),
+  PublishedResult: Schema.optional(PublishedResult),
   PreviousExecution: Schema.String,
   NextExecution: Schema.String,
   FollowupEvalID: Schema.String,
@@ -114,6 +115,7 @@ export function executionJson(execution: ExecutionState, taskName: string): Exec
       ...(execution.limits === undefined ? {} : { Details: execution.limits }),
     },
     ...(execution.runOutput === undefined ? {} : { RunOutput: execution.runOutput }),
+    ...(execution.publishedResult === undefined ? {} : { PublishedResult: execution.publishedResult }),
     PreviousExecution: execution.previousExecution,
     NextExecution: "",
     FollowupEvalID: "",

@@ -7,6 +7,7 @@ import { allocatedCapacity } from "../../compute/allocated-capacity.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
 import { loadOrCreateContainerOwner } from "../../compute/container-owner.ts";
 import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
+import { ExecutionInputs } from "../../compute/inputs/execution-inputs.ts";
 import type { NetworkType } from "../../compute/executor/executor.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { metricsListenOf } from "../../compute/metrics-listen-of.ts";
@@ -44,6 +45,7 @@ export function computeAgentFromConfig(
     logger,
     ...(executor === undefined ? {} : { executor }),
     ...metricsListenOf(config),
+    maxResultBytes: config["Compute.Publishers.MaxResultBytes"],
   });
 }
 
@@ -79,6 +81,11 @@ function dockerExecutorFromConfig(
     maxOutputBytes: config["Compute.Docker.MaxOutputBytes"],
     stopGraceSeconds: Math.ceil(config["Compute.Docker.StopGracePeriod"] / 1000),
     confinement,
+    inputs: new ExecutionInputs({
+      allowListedLocalPaths: config["Compute.AllowListedLocalPaths"],
+      downloadDir: join(config.DataDir, "inputs"),
+      limits: { maxBytes: config["InputSources.MaxDownloadSize"], timeoutMs: config["InputSources.ReadTimeout"] },
+    }),
   });
 }
 

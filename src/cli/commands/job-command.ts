@@ -40,6 +40,9 @@ const SUBCOMMANDS: Readonly<Record<string, JobSubcommand>> = {
   validate: {
     load: async () => (await import("./job-validate-command.ts")).jobValidateCommand,
   },
+  get: {
+    load: async () => (await import("./job-get-command.ts")).jobGetCommand,
+  },
 };
 
 export async function jobCommand(args: string[]): Promise<number> {

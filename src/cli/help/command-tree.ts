@@ -399,6 +399,23 @@ const JOB: CommandSpec = {
       shared: ["config"],
       examples: ["shoal job validate job.yaml"],
     },
+    {
+      name: "get",
+      description:
+        "Downloads a job's results and unpacks them into --output-dir (default: the current directory), as\n" +
+        "bacalhau job get does: each result path under its name, with the execution's stdout, stderr and\n" +
+        "exitCode beside them (appended one after another when several executions published results). Each\n" +
+        "download is checked against the size and SHA256 its node published; an archive with an entry that\n" +
+        "would land outside the directory is refused, and a file already there is not overwritten.",
+      summary: "download a job's results",
+      usage: JOB_ID,
+      options: [
+        { name: "output-dir", short: "o", arg: "DIR", description: "an existing directory to unpack into (default .)" },
+        { name: "max-size", arg: "SIZE", description: "refuse a result that unpacks to more than SIZE (default 1GiB)" },
+      ],
+      shared: ["api", "config"],
+      examples: ["shoal job get j-1", "shoal job get j-1 --output-dir results"],
+    },
   ],
 };
 

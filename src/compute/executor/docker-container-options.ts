@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import type { ContainerConfinement } from "./container-confinement.ts";
-import type { ExecutionSpec, NetworkType } from "./executor.ts";
+import type { BindMount, ExecutionSpec, NetworkType } from "./executor.ts";
 import { containerName, executionLabels } from "./docker-labels.ts";
 
 const DOCKER_NETWORK_MODE: Readonly<Record<Exclude<NetworkType, "HTTP">, string>> = {
@@ -22,7 +22,8 @@ function logConfig(maxOutputBytes: number): { Type: string; Config: Record<strin
 /**
  * How one execution's container is created: limits enforced by the engine, labelled, never
  * auto-removed, and confined by the node (`confinement`) whatever the job asks: a pids limit, no
- * new privileges, only the node's capabilities, no host mounts or devices, never privileged.
+ * new privileges, only the node's capabilities, no devices, never privileged, and no host path but the
+ * execution's inputs (`mounts`, read-only unless the node allowed writing) and its result directories.
  */
 export function dockerContainerOptions(
   nodeId: string,
@@ -30,6 +31,7 @@ export function dockerContainerOptions(
   spec: ExecutionSpec,
   maxOutputBytes: number,
   confinement: ContainerConfinement,
+  mounts: readonly BindMount[] = [],
 ): Docker.ContainerCreateOptions {
   const network = spec.network ?? "None";
   const { cpuMillis, memoryBytes } = spec.resources;
@@ -65,6 +67,25 @@ export function dockerContainerOptions(
       // tmpfs pages count against the container's memory, so its size cannot take more than that.
       ...(confinement.readOnlyRootFilesystem ? { Tmpfs: { "/tmp": `rw,nosuid,nodev,size=${memoryBytes}` } } : {}),
       LogConfig: logConfig(maxOutputBytes),
+      // The execution's inputs and the node's own directories for its result paths: the only host paths it sees.
+      ...(mounts.length === 0 && (spec.outputs ?? []).length === 0
+        ? {}
+        : {
+            Mounts: [
+              ...mounts.map((m) => ({
+                Type: "bind" as const,
+                Source: m.source,
+                Target: m.target,
+                ReadOnly: m.readOnly,
+              })),
+              ...(spec.outputs ?? []).map((o) => ({
+                Type: "bind" as const,
+                Source: o.hostPath,
+                Target: o.containerPath,
+                ReadOnly: false,
+              })),
+            ],
+          }),
       AutoRemove: false,
       RestartPolicy: { Name: "no" },
     },

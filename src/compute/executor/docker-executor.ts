@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { formatExactBytes } from "../../config/byte-size.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { badRequest, conflict, forbidden, notFound, type ShoalError, unavailable } from "../../errors/shoal-error.ts";
+import type { ExecutionInputs } from "../inputs/execution-inputs.ts";
 import { BoundedOutput } from "./bounded-output.ts";
 import { CapacityLedger } from "./capacity-ledger.ts";
 import { type ContainerConfinement, confinementProblem, DEFAULT_CONFINEMENT } from "./container-confinement.ts";
@@ -22,6 +23,7 @@ import {
   OWNER_LABEL,
 } from "./docker-labels.ts";
 import {
+  type BindMount,
   type ExecutionEndReason,
   type ExecutionResources,
   type ExecutionResult,
@@ -58,6 +60,8 @@ export interface DockerExecutorOptions {
   readonly stopGraceSeconds?: number;
   /** How every container is confined (pids limit, capabilities, read-only root). Default DEFAULT_CONFINEMENT. */
   readonly confinement?: ContainerConfinement;
+  /** Reads executions' input sources (localDirectory, urlDownload). Default: none; work with inputs is refused. */
+  readonly inputs?: ExecutionInputs;
 }
 
 /**
@@ -91,6 +95,8 @@ interface Tracked {
   container?: Docker.Container;
   /** Who ended the execution before its command did. */
   endedBy?: "timeout" | "cancelled";
+  /** Ends the download of its inputs, while one is under way (a cancel does not wait for it). */
+  stopInputs?: () => void;
   cancelReason?: string;
   timer?: NodeJS.Timeout;
   /** The kill at the deadline, in flight: its answer says whether the container was still running. */
@@ -139,6 +145,11 @@ export class DockerExecutor implements Executor {
     return this.options.nodeId;
   }
 
+  /** The storage types it reads inputs from (the node's StorageSources). */
+  get storageSources(): readonly string[] {
+    return this.options.inputs?.storageSources ?? [];
+  }
+
   refusal(spec: ExecutionSpec): ShoalError | undefined {
     if (this.#closed) return unavailable(`the executor of node ${this.#nodeId} is closed (the node is stopping)`);
     const badId = executionIdProblem(spec.executionId);
@@ -171,7 +182,16 @@ export class DockerExecutor implements Executor {
       return badRequest(
         `execution ${spec.executionId} has environment variable name ${JSON.stringify(badEnv)}: names are not empty and hold no '='`,
       );
+    const inputs = this.#inputsRefusal(spec);
+    if (inputs) return inputs;
     return this.ledger.refusal(spec.executionId, spec.resources);
+  }
+
+  #inputsRefusal(spec: ExecutionSpec): ShoalError | undefined {
+    if ((spec.inputs ?? []).length === 0) return undefined;
+    if (this.options.inputs === undefined)
+      return badRequest(`execution ${spec.executionId} has input sources, and node ${this.#nodeId} reads none`);
+    return this.options.inputs.refusal(spec);
   }
 
   async bidRefusal(spec: ExecutionSpec): Promise<ShoalError | undefined> {
@@ -203,6 +223,7 @@ export class DockerExecutor implements Executor {
     if (!tracked?.outcome) throw notFound(`execution ${executionId} does not run on node ${this.#nodeId}`);
     tracked.endedBy ??= "cancelled";
     if (reason !== undefined) tracked.cancelReason ??= reason;
+    tracked.stopInputs?.();
     if (tracked.container) await this.#stop(tracked.container, executionId);
     // Before its container exists, #execute sees endedBy and stops short.
     const result = await tracked.outcome;
@@ -314,6 +335,12 @@ export class DockerExecutor implements Executor {
       }
     }
     const missing = [...knownIds].filter((id) => !seen.has(id) && !this.#tracked.has(id));
+    // Downloads of executions that ended while the node was away: only running containers still read theirs.
+    await this.options.inputs
+      ?.prune(new Set(this.#tracked.keys()))
+      .catch((e: unknown) =>
+        this.options.logger.warn({ reason: (e as Error).message }, "could not remove downloads of ended executions"),
+      );
     return { adopted, removed, missing, failed };
   }
 
@@ -372,6 +399,17 @@ export class DockerExecutor implements Executor {
       if (tracked.endedBy) return this.#endBeforeStart(tracked, "cancelled");
       const noBridge = spec.network === "Full" ? await this.#bridgeMissing() : undefined;
       if (noBridge) return this.#endBeforeStart(tracked, "rejected-by-engine", noBridge);
+      let mounts: readonly BindMount[] = [];
+      if (this.options.inputs !== undefined && (spec.inputs ?? []).length > 0) {
+        const stop = new AbortController();
+        tracked.stopInputs = () => stop.abort();
+        const prepared = await this.options.inputs.prepare(spec, AbortSignal.any([signal, stop.signal]));
+        tracked.stopInputs = undefined;
+        if (this.#closed) return undefined;
+        if (tracked.endedBy) return this.#endBeforeStart(tracked, "cancelled");
+        if ("error" in prepared) return this.#endBeforeStart(tracked, "input-failed", prepared.error);
+        mounts = prepared.mounts;
+      }
 
       const options = dockerContainerOptions(
         this.#nodeId,
@@ -379,6 +417,7 @@ export class DockerExecutor implements Executor {
         spec,
         this.#maxOutputBytes,
         this.#confinement,
+        mounts,
       );
       let container: Docker.Container;
       try {
@@ -696,6 +735,14 @@ export class DockerExecutor implements Executor {
 
   #finish(tracked: Tracked, result: ExecutionResult): void {
     this.#tracked.delete(tracked.executionId);
+    this.options.inputs
+      ?.cleanup(tracked.executionId)
+      .catch((e: unknown) =>
+        this.options.logger.warn(
+          { executionId: tracked.executionId, reason: (e as Error).message },
+          "could not remove an execution's downloaded inputs",
+        ),
+      );
     this.ledger.release(tracked.executionId);
     const { runOutput } = result;
     this.options.logger.info(

@@ -13,6 +13,23 @@ export interface ExecutionResources {
   readonly memoryBytes: number;
 }
 
+/** Data an execution reads (Bacalhau's InputSource, as the work protocol carries it), mounted at `target`. */
+export type ExecutionInput =
+  | {
+      readonly type: "localDirectory";
+      readonly sourcePath: string;
+      readonly readWrite: boolean;
+      readonly target: string;
+    }
+  | { readonly type: "urlDownload"; readonly url: string; readonly target: string };
+
+/** A path of the node bound into the container. */
+export interface BindMount {
+  readonly source: string;
+  readonly target: string;
+  readonly readOnly: boolean;
+}
+
 /** One execution as the compute node runs it: what the orchestrator's execution asks of the engine. */
 export interface ExecutionSpec {
   /** `e-<uuid>`; the executor finds the execution's container again by it. */
@@ -29,6 +46,10 @@ export interface ExecutionSpec {
   readonly network?: NetworkType;
   /** Milliseconds from the start of the container; absent or 0: no limit. */
   readonly timeoutMs?: number;
+  /** Mounted before the container starts (a download fetched by the node first). */
+  readonly inputs?: readonly ExecutionInput[];
+  /** The node's directories the container writes its result paths into (writable mounts). */
+  readonly outputs?: readonly { readonly hostPath: string; readonly containerPath: string }[];
 }
 
 /**
@@ -36,7 +57,14 @@ export interface ExecutionSpec {
  * the others say who ended it.
  */
 export type ExecutionEndReason =
-  "exited" | "timeout" | "oom-killed" | "cancelled" | "image-missing" | "rejected-by-engine" | "engine-failed";
+  | "exited"
+  | "timeout"
+  | "oom-killed"
+  | "cancelled"
+  | "image-missing"
+  | "input-failed"
+  | "rejected-by-engine"
+  | "engine-failed";
 
 /** Bacalhau's RunCommandResult: the captured output of one execution, bounded. */
 export interface RunOutput {
@@ -121,6 +149,8 @@ export interface ReconcileReport {
  */
 export interface Executor {
   readonly engine: string;
+  /** The storage types it reads executions' inputs from (the node's StorageSources); absent: none. */
+  readonly storageSources?: readonly string[];
   /**
    * Starts an execution. Rejects with a ShoalError, having started nothing and held nothing,
    * when the node refuses it (does not fit, network not allowed, invalid, already running);

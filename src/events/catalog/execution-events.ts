@@ -106,7 +106,22 @@ export const ExecutionStarted = Schema.Struct({
 });
 
 /** The node finished it: Completed, desired Stopped. */
-export const ExecutionCompleted = Schema.Struct({ ExecutionID: Schema.String, RunOutput });
+/**
+ * Bacalhau's SpecConfig as an execution's PublishedResult: where its node's publisher put its
+ * results (the local publisher: Name, Bytes and SHA256 of `<executionId>.tar.gz` on the node).
+ */
+export const PublishedResult = Schema.Struct({
+  Type: Schema.String,
+  Params: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number) }),
+});
+export type PublishedResult = typeof PublishedResult.Type;
+
+/** `PublishedResult`: absent when its task has no publisher, and on every event stored before results. */
+export const ExecutionCompleted = Schema.Struct({
+  ExecutionID: Schema.String,
+  RunOutput,
+  PublishedResult: Schema.optional(PublishedResult),
+});
 
 /**
  * Why an execution failed: the node reported an error, its ExecutionTimeout passed, the

@@ -1,4 +1,5 @@
 import { Schema } from "effect";
+import { InputSource } from "./input-source.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
 
 /**
@@ -63,6 +64,20 @@ export type TimeoutConfig = typeof TimeoutConfig.Type;
 export const NetworkConfig = Schema.Struct({ Type: NetworkType, Domains: Texts });
 export type NetworkConfig = typeof NetworkConfig.Type;
 
+/**
+ * Bacalhau's SpecConfig as a task's Publisher: the type (one of PUBLISHER_TYPES when accepted) and
+ * its params. Absent on tasks that publish nothing, and on every spec stored before results.
+ */
+export const PublisherSpec = Schema.Struct({
+  Type: Text,
+  Params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+});
+export type PublisherSpec = typeof PublisherSpec.Type;
+
+/** Bacalhau's ResultPath: a directory of the container (absolute) published under a name. */
+export const ResultPath = Schema.Struct({ Name: Text, Path: Text });
+export type ResultPath = typeof ResultPath.Type;
+
 export const TaskSpec = Schema.Struct({
   Name: Text,
   Engine: EngineSpec,
@@ -72,6 +87,10 @@ export const TaskSpec = Schema.Struct({
   Resources: ResourcesConfig,
   Network: NetworkConfig,
   Timeouts: TimeoutConfig,
+  /** Data mounted into the task's container (absent: none; specs stored before inputs have none). */
+  InputSources: Schema.optional(Schema.Array(InputSource)),
+  Publisher: Schema.optional(PublisherSpec),
+  ResultPaths: Schema.optional(Schema.Array(ResultPath)),
 });
 export type TaskSpec = typeof TaskSpec.Type;
 

@@ -2,6 +2,8 @@ import { ParseResult, Schema } from "effect";
 import { quote } from "../../../machines/job/spec-fields.ts";
 import { DockerEngineParams, JobType, NetworkType, SelectorOperator } from "./job-spec.ts";
 import { NETWORK_TYPES } from "./network-types.ts";
+import { SubmittedInputSources } from "./submitted-input-source.ts";
+import { PUBLISHER_TYPES, RESULT_OUTPUT_FILES } from "./publisher-types.ts";
 import {
   BeforeChecks,
   Checks,
@@ -38,6 +40,11 @@ export const ENV_VAR_PREFIX = "BACALHAU_";
 export const MAX_JOB_SPEC_BYTES = 64 * 1024;
 /** Shoal runs exactly one task per job (Bacalhau v1.x runs only the first). */
 export const MAX_TASKS = 1;
+/** Each result path is a mount of its own on the node. */
+export const MAX_RESULT_PATHS = 16;
+/** A result's name is a directory name on the node; its path one in the container. */
+export const MAX_RESULT_NAME_LENGTH = 128;
+export const MAX_RESULT_PATH_LENGTH = 1024;
 
 /** Kubernetes' and Nomad's namespaces, together: letters, digits, '-', '_' and '.', a letter or digit first. */
 const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
@@ -231,14 +238,79 @@ const unsupported =
     if (Array.isArray(v) ? v.length > 0 : !isAbsent(v)) f.problem(at.path, what);
   };
 
-const ignoredPublisher: Check = (publisher, at, f) => {
-  if (isObject(publisher) && Object.keys(publisher).length > 0 && (field(publisher, "Type") ?? "") !== "")
-    f.warnings.push(`${at.path} is ignored: Shoal does not publish results`);
+/** Bacalhau's SpecConfig.Normalize: the type trimmed and in lower case. */
+export const publisherTypeOf = (type: string): string => type.trim().toLowerCase();
+
+const knownPublisher: Check = (type, at, f) => {
+  const t = publisherTypeOf(type as string);
+  if (t !== "" && !(PUBLISHER_TYPES as readonly string[]).includes(t))
+    f.problem(
+      at.path,
+      `publisher type ${quote(type as string)} is not supported: this build has ${PUBLISHER_TYPES.join(", ")}`,
+    );
 };
-const ignoredResultPaths: Check = (paths, at, f) => {
-  if (Array.isArray(paths) && paths.length > 0)
-    f.warnings.push(`${at.path} are ignored: Shoal does not publish results`);
+
+/** A published result's directory name: one path segment that is not one of the command's own output files. */
+const resultName: Check = (name, at, f) => {
+  const n = (name as string).trim();
+  if (n.length > MAX_RESULT_NAME_LENGTH)
+    f.problem(at.path, `the result name is ${n.length} characters; the limit is ${MAX_RESULT_NAME_LENGTH}`);
+  else if (n === "." || n === ".." || n.includes("/") || n.includes("\\"))
+    f.problem(at.path, `result name ${quote(n)} must be a single directory name (no '/', not '.' or '..')`);
+  else if ((RESULT_OUTPUT_FILES as readonly string[]).includes(n))
+    f.problem(at.path, `result name ${quote(n)} is taken by the command's own ${n} file`);
 };
+
+const absolutePath: Check = (path, at, f) => {
+  const p = (path as string).trim();
+  if (p.length > MAX_RESULT_PATH_LENGTH)
+    f.problem(at.path, `the result path is ${p.length} characters; the limit is ${MAX_RESULT_PATH_LENGTH}`);
+  else if (!p.startsWith("/")) f.problem(at.path, `result path ${quote(p)} must be absolute`);
+  else if (p.split("/").includes("..")) f.problem(at.path, `result path ${quote(p)} cannot contain '..'`);
+  else if (p.replace(/\/+$/, "") === "") f.problem(at.path, "result path cannot be the container's root");
+};
+
+/** Bacalhau's validateResultPaths, and its rule that result paths need a publisher. */
+const resultPathRules: Check = (paths, at, f) => {
+  const list = paths as readonly Readonly<Record<string, unknown>>[];
+  const names = new Set<string>();
+  const dirs = new Set<string>();
+  list.forEach((p, i) => {
+    const name = typeof p.Name === "string" ? p.Name.trim() : "";
+    const path = typeof p.Path === "string" ? p.Path.trim() : "";
+    if (name !== "" && names.has(name))
+      f.problem(`${at.path}[${i}].Name`, `result path with name ${quote(name)} already exists`);
+    if (path !== "" && dirs.has(path)) f.problem(`${at.path}[${i}].Path`, `result path ${quote(path)} already exists`);
+    names.add(name);
+    dirs.add(path);
+  });
+  const publisher = field(at.parentRaw, "Publisher");
+  const type = isObject(publisher) ? field(publisher, "Type") : undefined;
+  if (list.length > 0 && (typeof type !== "string" || type.trim() === ""))
+    f.problem(at.path, "publisher must be set if result paths are set");
+};
+
+const resultPathCount: Check = (paths, at, f) => {
+  const n = (paths as readonly unknown[]).length;
+  if (n > MAX_RESULT_PATHS)
+    f.problem(at.path, `a task may publish at most ${MAX_RESULT_PATHS} result paths; this one has ${n}`);
+};
+
+export const SubmittedResultPath = Schema.Struct(
+  {
+    Name: Text.annotations({
+      description: "a directory name in the published result",
+      ...required("missing name"),
+      ...checks(resultName),
+    }),
+    Path: Text.annotations({
+      description: "an absolute path in the container",
+      ...required("missing path"),
+      ...checks(absolutePath),
+    }),
+  },
+  Others,
+).annotations({ [ShapeMessage]: "must be a result path (Name, Path)", [WarnsUnknownFields]: [] });
 
 /** What each resource string looks like: its description, and the message that refuses another kind of value. */
 const quantity = (form: string) =>
@@ -306,14 +378,30 @@ export const SubmittedTask = Schema.Struct(
       [WarnsUnknownFields]: [],
       ...required("missing engine: a task runs on an engine (Type: docker)"),
     }),
-    InputSources: optional(
-      Schema.Unknown.annotations({
-        description: "not supported",
-        ...checks(unsupported("input sources are not supported by Shoal")),
+    InputSources: optional(SubmittedInputSources),
+    Publisher: optional(
+      Schema.Struct(
+        {
+          Type: optional(
+            Text.annotations({
+              description: `one of ${PUBLISHER_TYPES.join(", ")}; blank: none`,
+              ...checks(knownPublisher),
+            }),
+          ),
+          Params: optional(Others.annotations({ [ShapeMessage]: "must be a map of publisher params" })),
+        },
+        Others,
+      ).annotations({ [ShapeMessage]: "must be a publisher spec (Type, Params)", [WarnsUnknownFields]: [] }),
+    ),
+    ResultPaths: optional(
+      Schema.Array(SubmittedResultPath).annotations({
+        description: "directories of the container the publisher publishes, each under its name",
+        [ShapeMessage]: "must be a list of result paths (Name, Path)",
+        [ItemsRead]: MAX_RESULT_PATHS,
+        [BeforeChecks]: [resultPathCount],
+        ...checks(resultPathRules),
       }),
     ),
-    Publisher: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredPublisher) })),
-    ResultPaths: optional(Schema.Unknown.annotations({ description: "ignored", ...checks(ignoredResultPaths) })),
     Env: optional(
       Schema.Record({ key: Schema.String, value: Item }).annotations({
         description: "upper-case names; a value is literal, or env:HOST_VAR for the node to resolve",

@@ -146,6 +146,7 @@ export function apiModule(
             commands.run(rerunJob, jobId, { JobVersion: version, Reason: reason }, command, undefined),
         },
         jobLogs,
+        jobResults: jobs.results.get(),
         auth,
         checks: [...transport.checks, publisher.jetStream.get(), storeHealth],
         config,

@@ -2,6 +2,7 @@ import { ExecutionReportHandler } from "../../actors/execution-report-handler.ts
 import { ExecutionReportsOnActors } from "../../actors/execution-reports-on-actors.ts";
 import { JobControl } from "../../actors/job-control.ts";
 import { JobLogs } from "../../api/jobs/job-logs.ts";
+import { JobResults } from "../../api/jobs/job-results.ts";
 import { EXECUTION_CATEGORY, JOB_CATEGORY, categoryOf, entityIdOf } from "../../events/streams.ts";
 import { CatchUp } from "../../projections/catch-up.ts";
 import type { EventEnvelope } from "../../projections/event-envelope.ts";
@@ -36,6 +37,8 @@ export interface JobModule extends Module {
   readonly lane: Later<ProcessorProgress>;
   /** Job logs read from the nodes (serve on). */
   readonly logs: Later<JobLogs>;
+  /** Job results read from the nodes (serve on). */
+  readonly results: Later<JobResults>;
 }
 
 /**
@@ -79,6 +82,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
   const catchUp = new Later<CatchUp>("the job read model's catch-up", "follow");
   const logs = new Later<JobLogs>("the job logs", "serve");
+  const results = new Later<JobResults>("the job results", "serve");
   // Jobs and executions: from the snapshot the last clean stop wrote (else from the start of the store).
   const snapshotPath = jobViewsSnapshotPath(config.DataDir);
   let viewsFrom = 0;
@@ -109,6 +113,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
     runner,
     lane,
     logs,
+    results,
 
     async recover() {
       const load = await readJobViewsSnapshot(snapshotPath, store);
@@ -218,6 +223,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
       nodeLogs.start();
       stops.add({ name: "stopping the job log reads", run: () => nodeLogs.stop() });
       logs.set(new JobLogs(views, nodeLogs, { clock, deadlines }));
+      results.set(new JobResults(views, nodeLogs));
     },
 
     snapshot: {

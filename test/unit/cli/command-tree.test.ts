@@ -27,6 +27,7 @@ const TABLES: Readonly<Record<string, () => Promise<Table>>> = {
   "job versions": table(() => import(`${commands}/job-versions-command.ts`)),
   "job rerun": table(() => import(`${commands}/job-rerun-command.ts`)),
   "job validate": table(() => import(`${commands}/job-validate-command.ts`)),
+  "job get": table(() => import(`${commands}/job-get-command.ts`)),
   events: table(() => import(`${commands}/events-command.ts`)),
   "audit diff": table(() => import(`${commands}/audit-diff-command.ts`)),
   "audit verify": table(() => import(`${commands}/audit-verify-command.ts`)),

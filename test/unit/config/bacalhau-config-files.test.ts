@@ -123,7 +123,7 @@ describe("configs as `bacalhau config set` writes them (keys in lower case, Go's
     ]);
   });
 
-  it("a compute node's: orchestrators, token, heartbeats, allocated capacity, labels and log level", () => {
+  it("a compute node's: orchestrators, token, heartbeats, capacity, allow-listed paths, labels, log level", () => {
     const { config, ignored } = load("config-set-compute.yaml");
     expect(config).toMatchObject({
       Labels: { gpu: "false", zone: "b" },
@@ -133,11 +133,11 @@ describe("configs as `bacalhau config set` writes them (keys in lower case, Go's
       "Compute.Heartbeat.InfoUpdateInterval": 60_000,
       "Compute.AllocatedCapacity.CPU": "80%",
       "Compute.AllocatedCapacity.Memory": "80%",
+      "Compute.AllowListedLocalPaths": ["/data/**"],
       "Logging.Level": "warn",
     });
     expect(ignored).toEqual([
       "Compute.AllocatedCapacity.Disk",
-      "Compute.AllowListedLocalPaths",
       "Compute.Enabled",
       "Engines.Disabled",
       "JobAdmissionControl.RejectNetworkedJobs",

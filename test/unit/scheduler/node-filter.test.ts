@@ -66,6 +66,22 @@ describe("the node filter: every reason a node cannot take the job", () => {
       available: true,
     },
     {
+      name: "a node without a storage type the job's inputs use",
+      node: node("n1", { storageSources: ["urlDownload"] }),
+      over: { storageTypes: ["urlDownload", "localDirectory"] },
+      codes: ["storage"],
+      messages: ["does not support localDirectory, only urlDownload"],
+      available: true,
+    },
+    {
+      name: "a node with no storage at all, for a job with inputs",
+      node: node("n1"),
+      over: { storageTypes: ["urlDownload"] },
+      codes: ["storage"],
+      messages: ["does not support urlDownload, it reads no input sources"],
+      available: true,
+    },
+    {
       name: "a node whose labels do not match",
       node: node("n1", { labels: { Architecture: "amd64", "Operating-System": "linux", owner: "bacalhau" } }),
       over: { constraints: [c("name", "=", "walid")] },
@@ -190,6 +206,8 @@ describe("the node filter: every reason a node cannot take the job", () => {
       constraints: [c("zone", "in", "a", "b"), c("cores", "gt", "8"), c("gpu", "!")],
     });
     expect(v).toMatchObject({ suitable: true, available: true, rejections: [] });
+    const reads = node("n1", { storageSources: ["LocalDirectory", "urlDownload"] });
+    expect(verdictOf(reads, { storageTypes: ["localDirectory"] })).toMatchObject({ suitable: true });
   });
 
   it("marks busy and not-healthy retryable, a wrong engine or labels not", () => {

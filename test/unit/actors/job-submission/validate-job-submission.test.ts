@@ -184,7 +184,6 @@ describe("a valid job gets Bacalhau's defaults", () => {
       "job modify time is ignored when submitting a job",
       "job ID is ignored when submitting a batch job",
       'job meta key "bacalhau.org/requester.id" is reserved and will be ignored',
-      "Tasks[0].Publisher is ignored: Shoal does not publish results",
     ]);
     expect(spec.Meta).toEqual({ keep: "y" });
     expect(spec.Tasks).toHaveLength(1);
@@ -353,7 +352,9 @@ describe("an invalid job is refused with every problem named, each with its fiel
       "Labels.a: must be a string",
       "Meta: must be a map of strings",
       "Constraints: must be a list of label selector requirements (Key, Operator, Values)",
-      "Tasks[0].InputSources: input sources are not supported by Shoal",
+      'Tasks[0].InputSources[0].Source.Type: input source type "s3" is not supported: ' +
+        "Shoal reads localDirectory, urlDownload",
+      "Tasks[0].InputSources[0].Target: input source is missing a target",
       "Tasks[0].Network.Domains: domains can only be set for HTTP network mode",
       "Tasks[0].Network.Ports: port mappings are not supported by Shoal",
     ]);
@@ -424,5 +425,154 @@ describe("an invalid job is refused with every problem named, each with its fiel
 
   it("uses the job id it is given as the default name, and nothing else", () => {
     expect(validateJobSubmission(job(), opts)).toMatchObject({ ok: true, spec: { Name: ID } });
+  });
+});
+
+describe("input sources", () => {
+  const local = (SourcePath: unknown, Target: unknown = "/data", extra: Record<string, unknown> = {}) => ({
+    Source: { Type: "localDirectory", Params: { SourcePath, ...extra } },
+    Target,
+  });
+  const url = (URL: unknown, Target = "/inputs") => ({ Source: { Type: "urlDownload", Params: { URL } }, Target });
+  const inputs = (...list: unknown[]) => job({}, { InputSources: list });
+  // Each problem's path, shortened: Tasks[0].InputSources[i] → [i].
+  const refused = (input: unknown) => problems(input).map((p) => p.replace("Tasks[0].InputSources", ""));
+
+  it("stores localDirectory and urlDownload inputs in their one form, types matched in any case", () => {
+    const { spec } = accepted(
+      inputs(
+        { Source: { type: " LocalDirectory ", params: { sourcepath: "/srv/data", readwrite: "true" } }, Target: "/d" },
+        { ...url("'https://example.com/a/b.csv'"), Alias: " b " },
+        local("/srv/ro"),
+      ),
+    );
+    expect(spec.Tasks[0]?.InputSources).toEqual([
+      {
+        Source: { Type: "localDirectory", Params: { SourcePath: "/srv/data", ReadWrite: true } },
+        Alias: "",
+        Target: "/d",
+      },
+      {
+        Source: { Type: "urlDownload", Params: { URL: "https://example.com/a/b.csv" } },
+        Alias: "b",
+        Target: "/inputs",
+      },
+      {
+        Source: { Type: "localDirectory", Params: { SourcePath: "/srv/ro", ReadWrite: false } },
+        Alias: "",
+        Target: "/data",
+      },
+    ]);
+    expect(accepted(job()).spec.Tasks[0]?.InputSources).toBeUndefined();
+  });
+
+  it("refuses other storage types, naming the supported ones", () => {
+    expect(refused(inputs({ Source: { Type: "ipfs", Params: { CID: "Qm" } }, Target: "/ipfs" }))).toEqual([
+      '[0].Source.Type: input source type "ipfs" is not supported: Shoal reads localDirectory, urlDownload',
+    ]);
+    expect(refused(inputs({ Target: "/x" }, { Source: {}, Target: "/y" }))).toEqual([
+      "[0].Source: invalid input source: nil spec config",
+      "[1].Source.Type: invalid input source: missing spec type",
+    ]);
+  });
+
+  it("wants absolute targets, each once, and aliases each once", () => {
+    expect(refused(inputs(local("/a", "data"), local("/b", "/x/../y"), local("/c", "/"), local("/d", "  ")))).toEqual([
+      '[0].Target: target "data" must be an absolute path (starting with /)',
+      "[1].Target: target \"/x/../y\" must be an absolute path without '.', '..' or empty parts (nor a trailing /)",
+      "[2].Target: target cannot be / (the container's root)",
+      "[3].Target: input source is missing a target",
+    ]);
+    expect(
+      refused(inputs({ ...local("/a", "/d"), Alias: "x" }, { ...local("/b", "/d"), Alias: "x" }, local("/c", "/e"))),
+    ).toEqual([
+      "[1].Alias: input source with alias 'x' already exists",
+      "[1].Target: input source with target '/d' already exists",
+    ]);
+  });
+
+  it("checks each type's params: an absolute SourcePath, a boolean ReadWrite, an http(s) URL with a file name", () => {
+    expect(
+      refused(
+        inputs(
+          local(undefined, "/a"),
+          local("relative/dir", "/b", { ReadWrite: "yes" }),
+          local("/srv/new", "/c", { CreateAs: "dir" }),
+          url("ftp://example.com/f.txt", "/d"),
+          url("https://example.com/", "/e"),
+          url("not a url", "/f"),
+          { Source: { Type: "urlDownload" }, Target: "/g" },
+        ),
+      ),
+    ).toEqual([
+      "[0].Source.Params.SourcePath: localDirectory needs SourcePath: an absolute path on the compute node",
+      '[1].Source.Params.SourcePath: source path "relative/dir" must be an absolute path (starting with /)',
+      "[1].Source.Params.ReadWrite: must be true or false",
+      "[2].Source.Params.CreateAs: is not supported by Shoal: the path must already exist on the compute node",
+      "[3].Source.Params.URL: URLs must begin with 'http' or 'https'. The submitted one began with ftp",
+      "[4].Source.Params.URL: URL must end with a file name",
+      '[5].Source.Params.URL: invalid URL: "not a url"',
+      "[6].Source.Params.URL: urlDownload needs URL: an http or https URL ending with a file name",
+    ]);
+  });
+
+  it("takes at most 32", () => {
+    const many = Array.from({ length: 33 }, (_, i) => local(`/s/${i}`, `/t/${i}`));
+    expect(refused(inputs(...many))).toEqual([": 33 input sources; the limit is 32"]);
+  });
+});
+
+describe("a task's Publisher and ResultPaths", () => {
+  it("are stored normalized: the type in lower case, names and paths trimmed", () => {
+    const { spec, warnings } = accepted(
+      job({}, { Publisher: { Type: " Local " }, ResultPaths: [{ Name: " outputs ", Path: "/outputs " }] }),
+    );
+    expect(warnings).toEqual([]);
+    expect(spec.Tasks[0]?.Publisher).toEqual({ Type: "local", Params: {} });
+    expect(spec.Tasks[0]?.ResultPaths).toEqual([{ Name: "outputs", Path: "/outputs" }]);
+  });
+
+  it("a blank publisher is none, as an older spec without them", () => {
+    const task = accepted(job({}, { Publisher: { Type: "" } })).spec.Tasks[0];
+    expect(task?.Publisher).toBeUndefined();
+    expect(task?.ResultPaths).toBeUndefined();
+  });
+
+  it("refuses a publisher type this build does not have, naming the ones it has", () => {
+    expect(problems(job({}, { Publisher: { Type: "s3" } }))).toEqual([
+      'Tasks[0].Publisher.Type: publisher type "s3" is not supported: this build has local',
+    ]);
+  });
+
+  it("refuses relative, duplicate, unnamed and reserved result paths, and paths without a publisher", () => {
+    expect(
+      problems(
+        job(
+          {},
+          {
+            Publisher: { Type: "local" },
+            ResultPaths: [
+              { Name: "a", Path: "outputs" },
+              { Name: "a", Path: "/x" },
+              { Name: "b", Path: "/x" },
+              { Path: "/y" },
+              { Name: "stdout", Path: "/z" },
+              { Name: "../up", Path: "/w/../v" },
+            ],
+          },
+        ),
+      ),
+    ).toEqual([
+      'Tasks[0].ResultPaths[0].Path: result path "outputs" must be absolute',
+      "Tasks[0].ResultPaths[3].Name: missing name",
+      'Tasks[0].ResultPaths[4].Name: result name "stdout" is taken by the command\'s own stdout file',
+      "Tasks[0].ResultPaths[5].Name: result name \"../up\" must be a single directory name (no '/', not '.' or '..')",
+      "Tasks[0].ResultPaths[5].Path: result path \"/w/../v\" cannot contain '..'",
+      'Tasks[0].ResultPaths[1].Name: result path with name "a" already exists',
+      'Tasks[0].ResultPaths[2].Path: result path "/x" already exists',
+    ]);
+    expect(problems(job({}, { ResultPaths: [{ Name: "outputs", Path: "/outputs" }] }))).toEqual([
+      "Tasks[0].ResultPaths: publisher must be set if result paths are set",
+    ]);
   });
 });

@@ -150,6 +150,17 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
     });
   });
 
+  it("keeps where its node published its results; an end without them has none", () => {
+    const publishedResult = { Type: "local", Params: { Name: `${ID}.tar.gz`, Bytes: 120, SHA256: "ab" } };
+    const withResult: ExecutionEvent = {
+      type: "ExecutionCompleted",
+      data: { ExecutionID: ID, RunOutput: output, PublishedResult: publishedResult },
+    };
+    given(running).when({ type: "Complete", output, publishedResult }).then([withResult]);
+    expect(given([...running, withResult]).state.publishedResult).toEqual(publishedResult);
+    expect(given([...running, completed]).state.publishedResult).toBeUndefined();
+  });
+
   it("keeps the limits the node runs it under, reported with its start, through its end", () => {
     const details = { "HostConfig.PidsLimit": "1024", "HostConfig.CapDrop": "ALL" };
     const startedWith: ExecutionEvent = { type: "ExecutionStarted", data: { ExecutionID: ID, Details: details } };

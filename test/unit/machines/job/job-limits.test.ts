@@ -228,6 +228,30 @@ describe("job limits: every odd spec is refused, naming the field", () => {
     ["WorkingDirectory", job({}, task({}, { WorkingDirectory: `/${x(L.MaxWorkingDirectoryLength - 1)}` }))],
     ["the least resources", job({}, task({ Resources: { CPU: "1m", Memory: "6Mi" } }))],
     [
+      "InputSources",
+      job(
+        {},
+        task({
+          InputSources: [
+            ...many(31, (i) => ({
+              Source: { Type: "urlDownload", Params: { URL: `http://h/${i}.txt` } },
+              Target: `/${i}`,
+            })),
+            { Source: { Type: "localDirectory", Params: { SourcePath: `/${x(1023)}` } }, Target: `/${x(1023)}` },
+          ],
+        }),
+      ),
+    ],
+    [
+      "an input's URL",
+      job(
+        {},
+        task({
+          InputSources: [{ Source: { Type: "urlDownload", Params: { URL: `http://h/${x(2039)}` } }, Target: "/i" }],
+        }),
+      ),
+    ],
+    [
       "the most resources",
       job({}, task({ Resources: { CPU: String(L.MaxCPU), Memory: "64Ti", GPU: String(L.MaxGPU) } })),
     ],
