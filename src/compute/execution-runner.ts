@@ -423,19 +423,25 @@ export class ExecutionRunner {
       setTimeout(() => void this.cancel(executionId, why), 100);
       return;
     }
+    if (known !== undefined && !known.final && !known.delivered) {
+      // Taken here, but its container is not watched again yet (the reconcile after a restart has not adopted it, or
+      // could not reach the engine): "does not run here" would leave it running, adopted later and never stopped.
+      this.options.known.set(executionId, { ...known, cancelled: why });
+      this.options.logger.info(
+        { executionId },
+        "cancel of an execution whose container this node has not adopted yet; it is stopped once adopted",
+      );
+      return;
+    }
     // Never ran here (or its end was delivered): say it does not run, so the orchestrator can close it.
-    this.report({
-      Type: "ExecutionFailed",
-      ExecutionID: executionId,
-      Reason: reason(`execution ${executionId} was cancelled: it does not run on node ${this.options.nodeId}`),
-      Cause: "cancelled",
-    });
+    this.report(notRunHere(executionId, this.options.nodeId));
   }
 
   /**
    * After a restart: ends not yet delivered are sent again; the engine's containers of the other
-   * known executions are adopted (their end reported when it comes) and the known executions
-   * with no container are reported failed, `lost`.
+   * known executions are adopted (their end reported when it comes), those told to stop meanwhile
+   * are stopped, and the known executions with no container are reported failed, `lost` (cancelled,
+   * when they were told to stop).
    */
   async reconcile(): Promise<void> {
     const { known, executor, logger, nodeId } = this.options;
@@ -453,8 +459,15 @@ export class ExecutionRunner {
         "adopted an execution's container after a restart",
       );
       this.follow(execution, false);
+      const cancelled = known.get(execution.executionId)?.cancelled;
+      if (cancelled !== undefined) void this.cancel(execution.executionId, cancelled);
     }
     for (const id of report.missing) {
+      const cancelled = known.get(id)?.cancelled;
+      if (cancelled !== undefined) {
+        this.finish(id, notRunHere(id, nodeId));
+        continue;
+      }
       logger.warn(
         { executionId: id },
         "an execution this node had taken has no container after a restart; reporting it failed",
@@ -562,6 +575,16 @@ const isExecutionId = (id: string) => {
     return false;
   }
 };
+
+/** The answer to a cancel of an execution with no container here. */
+function notRunHere(executionId: string, nodeId: string): ReportBody {
+  return {
+    Type: "ExecutionFailed",
+    ExecutionID: executionId,
+    Reason: reason(`execution ${executionId} was cancelled: it does not run on node ${nodeId}`),
+    Cause: "cancelled",
+  };
+}
 
 function rejected(executionId: string, error: ShoalError, answers: "AskForBid" | "RunExecution"): ReportBody {
   return {

@@ -12,6 +12,11 @@ export interface KnownExecution {
   readonly final?: ExecutionReport;
   /** Its end was answered: kept (id only) so that a late repeat of its work does not run it again. */
   readonly delivered?: true;
+  /**
+   * Told to stop (the reason) while its container was not yet watched again (a cancel that came before the restarted
+   * node's reconcile adopted it): the reconcile that adopts it stops it.
+   */
+  readonly cancelled?: string;
 }
 
 /** Ended executions remembered against late repeats of their work; older ones are forgotten. */

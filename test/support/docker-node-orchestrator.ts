@@ -1,14 +1,13 @@
-import Docker from "dockerode";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
-import { DockerExecutor } from "../../src/compute/executor/docker-executor.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { ExecutionInputs } from "../../src/compute/inputs/execution-inputs.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
 import type { ShoalConfig } from "../../src/config/keys.ts";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/orchestrator.ts";
-import { silentLogger } from "./fixtures.ts";
+import { silentLogger, tempDir } from "./fixtures.ts";
 import { removeContainersOf } from "./node-containers.ts";
 import { ownNatsOrchestratorConfig } from "./own-nats-orchestrator-config.ts";
+import { ownedDockerExecutor } from "./owned-docker-executor.ts";
 import { startJoined } from "./start-joined.ts";
 import { testAgent } from "./test-agent.ts";
 
@@ -54,24 +53,22 @@ export async function startDockerNodeOrchestrator(
   const list = (typeof nodes === "string" ? [nodes] : nodes).map((n) => (typeof n === "string" ? { id: n } : n));
   const orchestratorConfig = await ownNatsOrchestratorConfig(prefix, { "API.Auth.Users": [...users], ...config });
   const orchestrator = await startOrchestrator(orchestratorConfig, silentLogger);
-  const agents = list.map((node) =>
-    testAgent({
+  const agents = list.map((node) => {
+    const dataDir = tempDir(`shoal-${node.id}-`);
+    return testAgent({
       nodeId: node.id,
+      dataDir,
       orchestrators: [orchestrator.natsUrl],
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
       ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
-      executor: new DockerExecutor({
-        nodeId: node.id,
+      executor: ownedDockerExecutor(node.id, dataDir, {
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
-        logger: silentLogger,
-        docker: new Docker(),
-        stopGraceSeconds: 0,
         allowedNetworks: node.allowedNetworks ?? [],
         ...(node.inputs === undefined ? {} : { inputs: node.inputs }),
       }),
-    }),
-  );
+    });
+  });
   for (const [i, agent] of agents.entries()) await startJoined(agent, orchestrator.manager, list[i]!.id);
   return {
     orchestrator,

@@ -5,6 +5,7 @@ import { parseLabels } from "../../config/coerce.ts";
 import type { ShoalConfig } from "../../config/keys.ts";
 import { allocatedCapacity } from "../../compute/allocated-capacity.ts";
 import { ComputeAgent } from "../../compute/compute-agent.ts";
+import { loadOrCreateContainerOwner } from "../../compute/container-owner.ts";
 import { DockerExecutor } from "../../compute/executor/docker-executor.ts";
 import { ExecutionInputs } from "../../compute/inputs/execution-inputs.ts";
 import type { NetworkType } from "../../compute/executor/executor.ts";
@@ -72,6 +73,7 @@ function dockerExecutorFromConfig(
   if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock")) return undefined;
   return new DockerExecutor({
     nodeId,
+    owner: loadOrCreateContainerOwner(config.DataDir, nodeId),
     capacity,
     logger,
     allowedNetworks: networks as NetworkType[],

@@ -27,6 +27,7 @@ function logConfig(maxOutputBytes: number): { Type: string; Config: Record<strin
  */
 export function dockerContainerOptions(
   nodeId: string,
+  owner: string | undefined,
   spec: ExecutionSpec,
   maxOutputBytes: number,
   confinement: ContainerConfinement,
@@ -41,7 +42,7 @@ export function dockerContainerOptions(
     ...(spec.parameters && spec.parameters.length > 0 ? { Cmd: [...spec.parameters] } : {}),
     Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
     ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
-    Labels: executionLabels(nodeId, spec.executionId, spec.resources, spec.timeoutMs ?? 0),
+    Labels: executionLabels(nodeId, owner, spec.executionId, spec.resources, spec.timeoutMs ?? 0),
     Tty: false,
     OpenStdin: false,
     AttachStdin: false,

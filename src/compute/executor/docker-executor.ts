@@ -20,6 +20,7 @@ import {
   labelledResources,
   labelledTimeoutMs,
   NODE_LABEL,
+  OWNER_LABEL,
 } from "./docker-labels.ts";
 import {
   type BindMount,
@@ -39,6 +40,11 @@ import {
 export interface DockerExecutorOptions {
   /** The compute node this executor runs for; its containers carry it as a label. */
   readonly nodeId: string;
+  /**
+   * The id of the node's DataDir (src/compute/container-owner.ts): its containers carry it, and reconcile touches no
+   * container that carries another. Without one, the node id alone says whose a container is.
+   */
+  readonly owner?: string;
   /** What the node offers executions; it refuses work past it. */
   readonly capacity: ExecutionResources;
   readonly logger: Logger;
@@ -279,6 +285,17 @@ export class DockerExecutor implements Executor {
     const seen = new Set<string>();
     for (const info of found) {
       const executionId = info.Labels[EXECUTION_LABEL];
+      const owner = info.Labels[OWNER_LABEL];
+      // Another node's with the same id (another DataDir on this engine): not ours to adopt, remove or count.
+      if (owner !== undefined && owner !== this.options.owner) continue;
+      // Made before containers carried their owner: ours only when this node's own record says it ran it.
+      if (owner === undefined && this.options.owner !== undefined && !knownIds.has(executionId ?? "")) {
+        this.options.logger.info(
+          { executionId, containerId: info.Id },
+          "left alone a container without an owner label: it may be another node's with the same id",
+        );
+        continue;
+      }
       const wasRunning = info.State === "running";
       // Created but never started (the node stopped in between): the execution never ran, so it
       // is removed and counts as missing, not as a command that exited.
@@ -394,7 +411,14 @@ export class DockerExecutor implements Executor {
         mounts = prepared.mounts;
       }
 
-      const options = dockerContainerOptions(this.#nodeId, spec, this.#maxOutputBytes, this.#confinement, mounts);
+      const options = dockerContainerOptions(
+        this.#nodeId,
+        this.options.owner,
+        spec,
+        this.#maxOutputBytes,
+        this.#confinement,
+        mounts,
+      );
       let container: Docker.Container;
       try {
         const create = { ...options, abortSignal: signal } as Docker.ContainerCreateOptions;

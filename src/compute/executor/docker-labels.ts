@@ -7,6 +7,8 @@ import type { ExecutionResources } from "./executor.ts";
  */
 export const EXECUTION_LABEL = "shoal.execution";
 export const NODE_LABEL = "shoal.node";
+/** The node's DataDir (src/compute/container-owner.ts): nodes with the same id on one engine are told apart by it. */
+export const OWNER_LABEL = "shoal.owner";
 export const CPU_LABEL = "shoal.cpu-millis";
 export const MEMORY_LABEL = "shoal.memory-bytes";
 export const TIMEOUT_LABEL = "shoal.timeout-ms";
@@ -29,6 +31,7 @@ export function containerName(executionId: string): string {
 
 export function executionLabels(
   nodeId: string,
+  owner: string | undefined,
   executionId: string,
   resources: ExecutionResources,
   timeoutMs: number,
@@ -36,6 +39,7 @@ export function executionLabels(
   return {
     [EXECUTION_LABEL]: executionId,
     [NODE_LABEL]: nodeId,
+    ...(owner === undefined ? {} : { [OWNER_LABEL]: owner }),
     [CPU_LABEL]: String(resources.cpuMillis),
     [MEMORY_LABEL]: String(resources.memoryBytes),
     [TIMEOUT_LABEL]: String(timeoutMs),

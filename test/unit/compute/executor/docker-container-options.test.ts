@@ -12,10 +12,10 @@ const confinement = { pidsLimit: 64, capabilities: [], readOnlyRootFilesystem: t
 describe("a container's mounts", () => {
   it("are its result directories, each writable at its path, and nothing else", () => {
     const outputs = [{ hostPath: "/data/results/staging/e-1/outputs", containerPath: "/outputs" }];
-    expect(dockerContainerOptions("n1", { ...spec, outputs }, 1024, confinement).HostConfig?.Mounts).toEqual([
-      { Type: "bind", Source: "/data/results/staging/e-1/outputs", Target: "/outputs", ReadOnly: false },
-    ]);
-    const none = dockerContainerOptions("n1", spec, 1024, confinement).HostConfig;
+    expect(dockerContainerOptions("n1", undefined, { ...spec, outputs }, 1024, confinement).HostConfig?.Mounts).toEqual(
+      [{ Type: "bind", Source: "/data/results/staging/e-1/outputs", Target: "/outputs", ReadOnly: false }],
+    );
+    const none = dockerContainerOptions("n1", undefined, spec, 1024, confinement).HostConfig;
     expect(none?.Mounts).toBeUndefined();
     expect(none?.Binds).toBeUndefined();
   });
