@@ -16,7 +16,11 @@ import { shellJob } from "../support/shell-job.ts";
  */
 const ALICE_KEY = "alice-key-rolling-0123456789abcdefgh";
 const USERS: AuthUser[] = [
-  { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
+  {
+    Alias: "alice",
+    APIKey: ALICE_KEY,
+    Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }],
+  },
 ];
 const JOBS = "/api/v1/orchestrator/jobs";
 /** Bacalhau's ComputeState numbers. */
@@ -43,6 +47,18 @@ const allExecutions = async (jobId: string): Promise<Body[]> => {
 };
 const ofVersion = (executions: readonly Body[], version: number) => executions.filter((e) => e.JobVersion === version);
 const running = (executions: readonly Body[]) => executions.filter((e) => e.ComputeState?.StateType === RUNNING);
+
+const service = (image: string) => ({
+  ...shellJob(image, "sleep 3600", { type: "service", resources: { CPU: "100m", Memory: "16Mb" } }),
+  Name: `web-${suite}`,
+  Count: 3,
+});
+const nodeAction = async (nodeId: string, Action: "cordon" | "uncordon") => {
+  const res = await alice.call("PUT", `/api/v1/orchestrator/nodes/${nodeId}`, { Action, Message: "maintenance" });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+};
+const jobState = async (jobId: string): Promise<string> =>
+  (await alice.call("GET", `${JOBS}/${jobId}`)).body.Job.State.StateType as string;
 
 beforeAll(async () => {
   [before, after] = await Promise.all([dockerTestImageTagged("rolling-1"), dockerTestImageTagged("rolling-2")]);
@@ -125,4 +141,54 @@ describe("a daemon job updated to a new image", () => {
       [2, after, "Running"],
     ]);
   }, 90_000);
+});
+
+describe("a service job updated while one of its nodes is cordoned", () => {
+  it("keeps that node's earlier replica running until its replacement has a node, and never fails", async () => {
+    const cordoned = nodeIds[2] as string;
+    const jobId = await alice.submit(service(before));
+    await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) => running(ofVersion(all, 1)).length === 3,
+      "version 1 running on every node",
+    );
+    await nodeAction(cordoned, "cordon");
+    expect((await alice.put(service(after))).JobID).toBe(jobId);
+    await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) => running(ofVersion(all, 2)).length === 2,
+      "version 2 running on the two open nodes",
+      45_000,
+    );
+    // The rollout's next turn comes an ExecutionLimitBackoff (2 s) after the last stop: several turns later the
+    // cordoned node's replica of version 1 still runs, and the job was not failed for want of a node.
+    for (let turn = 0; turn < 5; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(await jobState(jobId)).toBe("Running");
+      const all = await allExecutions(jobId);
+      expect(running(ofVersion(all, 1)).map((e) => e.NodeID)).toEqual([cordoned]);
+      expect(running(ofVersion(all, 2))).toHaveLength(2);
+    }
+
+    // Room again: the earlier replica is stopped and replaced there.
+    await nodeAction(cordoned, "uncordon");
+    const done = await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) =>
+        running(ofVersion(all, 2)).length === 3 &&
+        ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
+      "version 2 running on every node, version 1 stopped",
+      45_000,
+    );
+    expect(ofVersion(done, 1).map((e) => e.ComputeState.Message)).toEqual([
+      STOPPED_FOR_JOB_UPDATE,
+      STOPPED_FOR_JOB_UPDATE,
+      STOPPED_FOR_JOB_UPDATE,
+    ]);
+    expect(new Set(running(ofVersion(done, 2)).map((e) => e.NodeID))).toEqual(new Set(nodeIds));
+    expect(await jobState(jobId)).toBe("Running");
+  }, 120_000);
 });
