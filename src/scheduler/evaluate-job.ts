@@ -108,7 +108,11 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
     return { stops: taken, result: placing };
   };
   const partitioned = spec.Type === "batch" || spec.Type === "service";
-  const chosen = partitioned ? replacedInStep(stops, attempt) : { ...attempt(stops), blocked: false };
+  const retry = {
+    at: input.now + limit.backoffMs,
+    reason: "executions of earlier versions to stop once their replacements are placed",
+  };
+  const chosen = partitioned ? replacedInStep(stops, attempt, retry) : { ...attempt(stops), blocked: false };
   const earlierRunning = chosen.stops.remaining.map(toExisting);
   const replacing = replacingPlan(job.jobId, chosen.stops);
   // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
@@ -233,12 +237,13 @@ interface Attempt {
 /**
  * A batch or service partition's earlier execution is stopped only when its replacement is placed in the same pass:
  * of the running ones the rate limit would stop now, the longest prefix (oldest change first) whose partitions all get
- * a new execution; the others run on. `blocked` when some could not be replaced: the new version waits for room. All
+ * a new execution; the others run on. `blocked` when some lack a node: the new version waits for room. All
  * of them fit in the common case (one placement); otherwise a bisection, a placement per step.
  */
 function replacedInStep(
   stops: OutdatedStops,
   attempt: (stops: OutdatedStops) => Attempt,
+  retry: FollowUp,
 ): Attempt & { readonly blocked: boolean; readonly why?: string } {
   const running = stops.stopped.filter((e) => e.desiredState === "Running");
   const full = attempt(stops);
@@ -248,8 +253,9 @@ function replacedInStep(
     const stopped = stops.stopped.filter((e) => !kept.has(e.executionId));
     const remaining = [...running.slice(n), ...stops.remaining];
     const cancel = stops.cancel.filter((c) => !kept.has(c.executionId));
-    // Nothing stopped: a node's change, not the backoff, brings the next try (as for a queued job).
-    const again = n === 0 && full.result.shortfall !== undefined ? undefined : stops.again;
+    // Short of nodes: a node's change, not the backoff, brings the next try (as for a queued job); held back by the
+    // limit alone, the next evaluation does.
+    const again = full.result.shortfall === undefined ? (stops.again ?? retry) : n === 0 ? undefined : stops.again;
     return { cancel, stopped, remaining, ...(again === undefined ? {} : { again }) };
   };
   let best = attempt(prefix(0));
@@ -263,7 +269,8 @@ function replacedInStep(
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  return { ...best, blocked: true, ...(full.result.message === undefined ? {} : { why: full.result.message }) };
+  const blocked = full.result.shortfall !== undefined;
+  return { ...best, blocked, ...(full.result.message === undefined ? {} : { why: full.result.message }) };
 }
 
 /** Whether a placement replaces this earlier execution: a new execution for its partition. */

@@ -620,6 +620,21 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
       expect(plan.log.at(-1)?.message).toBe("waiting for room for version 2: the earlier version's executions run on");
     });
 
+    it("given the one placement the limit allows taken by a failed v2 partition's retry, then the v1 execution due to stop runs on and the next evaluation comes a backoff later", () => {
+      const plan = given(v2(specOf("service", { Count: 2 })), {
+        executions: [failed("e-v2-0", "n-00", "exit code 1", { jobVersion: 2, partitionIndex: 0 })],
+        earlier: [v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1 })],
+        rateLimit: limit,
+        nodes: nodes(3),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel).toEqual([]);
+      expect(plan.create.map((c) => c.command.partitionIndex)).toEqual([0]);
+      expect(plan.again?.at).toBe(T + 3_000);
+      expect(plan.log.map((l) => l.message)).not.toContain(
+        "waiting for room for version 2: the earlier version's executions run on",
+      );
+    });
+
     it("given a v2 partition that failed and finds no node while v1 executions run, then the job is not failed (its v1 ones keep it up)", () => {
       const plan = given(service, {
         executions: [
