@@ -60,6 +60,29 @@ const nodeAction = async (nodeId: string, Action: "cordon" | "uncordon") => {
 const jobState = async (jobId: string): Promise<string> =>
   (await alice.call("GET", `${JOBS}/${jobId}`)).body.Job.State.StateType as string;
 
+/** Waits until version 2 runs on every node and each version 1 execution was stopped for the update. */
+async function untilReplaced(jobId: string): Promise<Body[]> {
+  const done = await untilExecutions(
+    { executions: allExecutions },
+    jobId,
+    (all) =>
+      running(ofVersion(all, 2)).length === 3 &&
+      ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
+    "version 2 running on every node, version 1 stopped",
+    45_000,
+  );
+  expect(ofVersion(done, 1).map((e) => e.ComputeState.Message)).toEqual(nodeIds.map(() => STOPPED_FOR_JOB_UPDATE));
+  return done;
+}
+/** Waits until version 1 runs on every node. */
+const untilVersion1Everywhere = (jobId: string) =>
+  untilExecutions(
+    { executions: allExecutions },
+    jobId,
+    (all) => running(ofVersion(all, 1)).length === 3,
+    "version 1 running on every node",
+  );
+
 beforeAll(async () => {
   [before, after] = await Promise.all([dockerTestImageTagged("rolling-1"), dockerTestImageTagged("rolling-2")]);
   cluster = await startDockerNodeOrchestrator("shoal-rolling-", USERS, nodeIds, {
@@ -75,30 +98,12 @@ afterAll(async () => {
 describe("a daemon job updated to a new image", () => {
   it("has its executions replaced node by node, never every node's stopped before a new one runs", async () => {
     const jobId = await alice.submit(daemon(before));
-    await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) => running(ofVersion(all, 1)).length === 3,
-      "version 1 running on every node",
-    );
+    await untilVersion1Everywhere(jobId);
 
     expect((await alice.put(daemon(after))).JobID).toBe(jobId);
-    const done = await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) =>
-        running(ofVersion(all, 2)).length === 3 &&
-        ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
-      "version 2 running on every node, version 1 stopped",
-      45_000,
-    );
+    const done = await untilReplaced(jobId);
     const old = ofVersion(done, 1);
     const current = ofVersion(done, 2);
-    expect(old.map((e) => e.ComputeState.Message)).toEqual([
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-    ]);
     expect(new Set(current.map((e) => e.NodeID))).toEqual(new Set(nodeIds));
 
     // In the store's order: when each old execution stopped, when each new one was created and when it ran.
@@ -147,12 +152,7 @@ describe("a service job updated while one of its nodes is cordoned", () => {
   it("keeps that node's earlier replica running until its replacement has a node, and never fails", async () => {
     const cordoned = nodeIds[2] as string;
     const jobId = await alice.submit(service(before));
-    await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) => running(ofVersion(all, 1)).length === 3,
-      "version 1 running on every node",
-    );
+    await untilVersion1Everywhere(jobId);
     await nodeAction(cordoned, "cordon");
     expect((await alice.put(service(after))).JobID).toBe(jobId);
     await untilExecutions(
@@ -174,20 +174,7 @@ describe("a service job updated while one of its nodes is cordoned", () => {
 
     // Room again: the earlier replica is stopped and replaced there.
     await nodeAction(cordoned, "uncordon");
-    const done = await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) =>
-        running(ofVersion(all, 2)).length === 3 &&
-        ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
-      "version 2 running on every node, version 1 stopped",
-      45_000,
-    );
-    expect(ofVersion(done, 1).map((e) => e.ComputeState.Message)).toEqual([
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-    ]);
+    const done = await untilReplaced(jobId);
     expect(new Set(running(ofVersion(done, 2)).map((e) => e.NodeID))).toEqual(new Set(nodeIds));
     expect(await jobState(jobId)).toBe("Running");
   }, 120_000);

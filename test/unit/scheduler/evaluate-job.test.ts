@@ -489,6 +489,11 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
   const v1 = (id: string, nodeId: string, over: Partial<ExecutionState> = {}) =>
     execution(id, nodeId, { jobVersion: 1, allocatedResources: full, modifyTime: CREATED, ...over });
   const v2 = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2 });
+  /** A service's two v1 replicas, partition 0's changed first. */
+  const servicePair = () => [
+    v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
+    v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
+  ];
 
   it("given a daemon job at version 2 on three full nodes running v1, when evaluated with 1 per evaluation, then one v1 execution is stopped and its node, and only it, gets the v2 execution in the same plan", () => {
     const earlier = [
@@ -541,10 +546,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
   });
 
   it("given a service of Count 2 at version 2, then the partition whose v1 execution is stopped gets its v2 execution, the other keeps its v1 one for now", () => {
-    const earlier = [
-      v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
-      v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
-    ];
+    const earlier = servicePair();
     const plan = given(v2(specOf("service", { Count: 2 })), {
       earlier,
       rateLimit: limit,
@@ -604,10 +606,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
     });
 
     it("given two to stop at once and room for one replacement only, then the older is stopped and replaced, the other runs on and the job waits", () => {
-      const earlier = [
-        v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
-        v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
-      ];
+      const earlier = servicePair();
       const plan = given(v2(specOf("service", { Count: 2 })), {
         earlier,
         rateLimit: { maxPerEval: 2, backoffMs: 3_000 },
