@@ -560,7 +560,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
     expect(plan.job).toEqual([]);
   });
 
-  describe("a service whose new version cannot be placed for a partition keeps that partition's earlier execution", () => {
+  describe("a partition keeps its earlier execution while its new version has no node", () => {
     // The probe's case: Count 3, two partitions already on v2, the third's v1 execution on a node cordoned since.
     const service = v2(specOf("service", { Count: 3 }));
     const rolled = [
