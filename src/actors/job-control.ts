@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import type { JobDefaults, JobTypeDefaults } from "../../machines/job/job-defaults.ts";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "../../machines/job/job-limits.ts";
 import { canonicalJson } from "../../machines/canonical-json.ts";
-import type { JobSpec } from "../../machines/job/job-spec.ts";
+import { DEFAULT_NAMESPACE, type JobSpec } from "../../machines/job/job-spec.ts";
+import { newJobWithoutReplicas } from "../events/catalog/submitted-job.ts";
 import { idempotentJobId } from "./job-submission/idempotent-job-id.ts";
 import { nameJobId } from "./job-submission/name-job-id.ts";
 import { problemText, validateJobSubmission } from "./job-submission/validate-job-submission.ts";
@@ -131,12 +132,13 @@ export class JobControl {
   ): Promise<Submitted> {
     const token = request.idempotencyToken;
     const jobId = token ? idempotentJobId(context.actor.id, token) : jobIdOf(this.newUuid());
-    const submission = validateJobSubmission(job, {
+    let submission = validateJobSubmission(job, {
       jobId,
       defaults: this.options.defaults,
       limits: this.limits,
       ...(request.namespace ? { requestNamespace: request.namespace } : {}),
     });
+    if (!submission.ok && (await this.namesAJob(job))) submission = asUpdate(submission);
     const known = submission.ok
       ? (this.options.jobsNamed?.(submission.spec.Namespace, submission.spec.Name) ?? [])
       : [];
@@ -156,6 +158,17 @@ export class JobControl {
         throw conflict(`IdempotencyToken ${JSON.stringify(token)} was used for another job (${jobId})`);
       return { jobId, warnings: first.warnings, position: undefined };
     }
+  }
+
+  /** Whether an invalid submission's Name is a job's: it was meant as that job's update. */
+  private async namesAJob(job: unknown): Promise<boolean> {
+    if (typeof job !== "object" || job === null) return false;
+    const { Name: name, Namespace: ns } = job as { readonly Name?: unknown; readonly Namespace?: unknown };
+    if (typeof name !== "string" || name === "") return false;
+    const namespace = typeof ns === "string" && ns !== "" ? ns : DEFAULT_NAMESPACE;
+    const ids = [...(this.options.jobsNamed?.(namespace, name) ?? []), nameJobId(namespace, name)];
+    for (const id of ids) if ((await this.jobs.get(id)).state.spec !== undefined) return true;
+    return false;
   }
 
   /**
@@ -261,4 +274,15 @@ export class JobControl {
     this.jobs.stop();
     this.executions.stop();
   }
+}
+
+/** An invalid update's problems, said of an update: its Count 0 is no new job's. */
+function asUpdate(submission: Extract<JobSubmission, { readonly ok: false }>): JobSubmission {
+  const reworded = (message: string): string => {
+    for (const type of ["batch", "service"])
+      if (message === newJobWithoutReplicas(type))
+        return `an update of a ${type} job must run at least 1 replica (to stop its executions, stop the job)`;
+    return message;
+  };
+  return { ok: false, problems: submission.problems.map((p) => ({ ...p, message: reworded(p.message) })) };
 }

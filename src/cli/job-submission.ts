@@ -163,7 +163,21 @@ export async function submitJob(api: ApiClient, job: unknown, settings: RunSetti
   }
   const id = response.JobID;
   if (!settings.idOnly) for (const w of response.Warnings) printError(`Warning: ${w}`);
-  return watchJob(api, id, `Job successfully submitted. Job ID: ${id}`, settings);
+  // An update (a named job's) says which version it made, as `job rerun` does; a first submission says what
+  // Bacalhau's CLI says.
+  const version = namedIn(job) ? await versionOf(api, id) : 1;
+  const said = `Job successfully submitted. Job ID: ${id}` + (version > 1 ? `, Job Version: ${version}` : "");
+  return watchJob(api, id, said, settings);
+}
+
+/** Whether a job spec names its job: only such a submission may update one. */
+const namedIn = (job: unknown): boolean =>
+  typeof job === "object" && job !== null && ![undefined, ""].includes((job as { Name?: unknown }).Name as string);
+
+/** The job's current version (the PUT's answer does not carry it, as Bacalhau's does not). */
+async function versionOf(api: ApiClient, jobId: string): Promise<number> {
+  const { Job } = await api.request<{ Job: { Version: number } }>("GET", `/api/v1/orchestrator/jobs/${jobId}`);
+  return Job.Version;
 }
 
 /**

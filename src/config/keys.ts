@@ -209,7 +209,7 @@ export const CONFIG_KEYS = {
   "Orchestrator.Scheduler.ExecutionLimitBackoff": dur(
     100,
     "How long after an evaluation held back by MaxExecutionsPerEval the job is evaluated again for the rest; " +
-      "more than 0 while MaxExecutionsPerEval is set",
+      "more than 0 while MaxExecutionsPerEval is set, at most 1h",
   ),
   "Orchestrator.NodeManager.DisconnectTimeout": dur(60_000, "A node silent for longer than this becomes UNHEALTHY"),
   "Orchestrator.NodeManager.UnknownTimeout": dur(

@@ -9,6 +9,9 @@ import { bacalhauConfigKey, isBacalhauConfigKey } from "./bacalhau-config-keys.t
 import { coerce } from "./coerce.ts";
 import { CONFIG_KEYS, canonicalKey, defaultConfig, type ConfigKey, type ShoalConfig } from "./keys.ts";
 
+/** The longest pause between an update's rounds of stops that is a pace rather than a halt. */
+const MAX_EXECUTION_LIMIT_BACKOFF_MS = 3_600_000;
+
 export interface ConfigSources {
   /** `--config FILE` values, in order. */
   readonly files?: readonly string[];
@@ -165,6 +168,12 @@ export function loadTracedConfig(sources: ConfigSources = {}): TracedConfig {
     throw new ConfigError(
       "Orchestrator.Scheduler.ExecutionLimitBackoff must be more than 0 while MaxExecutionsPerEval is set " +
         "(0 turns the limit off): the rest of a job's executions wait that long",
+    );
+  }
+  if (config["Orchestrator.Scheduler.ExecutionLimitBackoff"] > MAX_EXECUTION_LIMIT_BACKOFF_MS) {
+    throw new ConfigError(
+      "Orchestrator.Scheduler.ExecutionLimitBackoff must be at most 1h: an update's rollout waits that long " +
+        "between its stops of earlier executions",
     );
   }
   if (config["API.EventStream.KeepAlive"] < 1000) {

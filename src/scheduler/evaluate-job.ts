@@ -24,7 +24,7 @@ import {
   type ExecutionRateLimit,
   type OutdatedStops,
 } from "./outdated-executions.ts";
-import { placeJob, remainingPartitionCount } from "./place-job.ts";
+import { placeJob, remainingPartitionCount, type PlacementResult } from "./place-job.ts";
 import type { ExistingExecution, JobType, PlacementRequest } from "./placement-request.ts";
 
 /**
@@ -80,32 +80,45 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   // An earlier version's executions stopped now give their capacity to this evaluation's placements (a daemon's node
   // gets its new execution in the same pass); those still running keep their partition or node until their turn.
   const stops = outdatedStops(job, input.earlier ?? [], limit, input.now);
-  const freed = stops.stopped.filter(holdsCapacity).map(allocationOf);
-  const ledger = freed.length === 0 ? input.ledger : release(input.ledger, freed);
-  const replacing = replacingPlan(job.jobId, stops);
   const task = taskOf(spec);
   const counted = executions.map((e) =>
     input.leaving.has(e.executionId) ? { ...toExisting(e), leaving: true } : toExisting(e),
   );
   const before = jobOutcome(spec.Type, spec.Count, counted);
-  if (before.kind === "completed" && spec.Type === "batch")
-    return { ...EMPTY_PLAN, ...replacing, ledger, job: [{ type: "Complete" }] };
-  if (!wantsPlacement(spec.Type, spec.Count, counted)) return { ...EMPTY_PLAN, ...replacing, ledger };
+  // The current version holds every partition (or completed): the earlier versions' executions are stopped as paced.
+  if (!wantsPlacement(spec.Type, spec.Count, counted) || (before.kind === "completed" && spec.Type === "batch")) {
+    const freed = stops.stopped.filter(holdsCapacity).map(allocationOf);
+    const ledger = freed.length === 0 ? input.ledger : release(input.ledger, freed);
+    const done: JobPlanCommand[] = before.kind === "completed" && spec.Type === "batch" ? [{ type: "Complete" }] : [];
+    return { ...EMPTY_PLAN, ...replacingPlan(job.jobId, stops), ledger, job: done };
+  }
   const all = executions.map(toExisting);
-  const earlierRunning = stops.remaining.map(toExisting);
   // A daemon's execution lost with its node, or stopped as the node stopped matching, leaves the node free for another.
   const current =
     spec.Type === "daemon"
       ? counted.filter((e, i) => !(isTerminal(e) && releasesNode((executions[i] as ExecutionState).computeMessage)))
       : counted;
-  const holding = earlierRunning.length === 0 ? current : [...current, ...earlierRunning];
-  // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
-  // fails the job.
-  const partitioned = spec.Type === "batch" || spec.Type === "service";
-  const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, [...all, ...earlierRunning]) < 1;
   // Bacalhau's rate limiter: at most MaxExecutionsPerEval new executions per evaluation, the rest an evaluation later.
   const maxPlacements = limit.maxPerEval > 0 ? limit.maxPerEval : undefined;
-  const result = placeJob({ ...input.requestFor(holding), ...(maxPlacements ? { maxPlacements } : {}) }, ledger);
+  const attempt = (taken: OutdatedStops): Attempt => {
+    const freedNow = taken.stopped.filter(holdsCapacity).map(allocationOf);
+    const from = freedNow.length === 0 ? input.ledger : release(input.ledger, freedNow);
+    const holding = taken.remaining.length === 0 ? current : [...current, ...taken.remaining.map(toExisting)];
+    const placing = placeJob({ ...input.requestFor(holding), ...(maxPlacements ? { maxPlacements } : {}) }, from);
+    return { stops: taken, result: placing };
+  };
+  const partitioned = spec.Type === "batch" || spec.Type === "service";
+  const retry = {
+    at: input.now + limit.backoffMs,
+    reason: "executions of earlier versions to stop once their replacements are placed",
+  };
+  const chosen = partitioned ? replacedInStep(stops, attempt, retry) : { ...attempt(stops), blocked: false };
+  const earlierRunning = chosen.stops.remaining.map(toExisting);
+  const replacing = replacingPlan(job.jobId, chosen.stops);
+  // Only replacements for executions leaving a draining node are missing: a shortfall leaves them running, it never
+  // fails the job.
+  const replacingOnly = partitioned && remainingPartitionCount(spec.Type, spec.Count, [...all, ...earlierRunning]) < 1;
+  const result = chosen.result;
   const kept = result.placements;
   const deferred = result.deferred ?? 0;
   const timeout = isLongRunning(spec.Type) ? 0 : task.Timeouts.ExecutionTimeout || task.Timeouts.TotalTimeout;
@@ -161,12 +174,23 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
   // A job that had executions fail: its shortfall says which failed last, and why.
   const last = latestFailure(executions);
   const message =
-    (result.message ?? "the job cannot be placed") + (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
+    (result.message ?? ("why" in chosen ? chosen.why : undefined) ?? "the job cannot be placed") +
+    (last === undefined ? "" : `\nLast failure: ${failureOf(last)}`);
   if (replacingOnly && kept.length === 0 && result.decision !== "placed") {
     const waits: PlanLog = {
       level: "info",
       fields: { jobId: job.jobId, message },
       message: "no node for a draining node's replacement yet: the original runs on",
+    };
+    return { ...placed, job: [], log: [...placed.log, waits] };
+  }
+  // An update never turns a shortfall into an outage: while an earlier version's executions run, the job waits for
+  // room for its new version (a node's change evaluates it again, as a queued job's does) rather than failing.
+  if (earlierRunning.length > 0 && (chosen.blocked || (result.decision !== "placed" && result.shortfall))) {
+    const waits: PlanLog = {
+      level: "info",
+      fields: { jobId: job.jobId, version: job.version, left: earlierRunning.length, message },
+      message: `waiting for room for version ${job.version}: the earlier version's executions run on`,
     };
     return { ...placed, job: [], log: [...placed.log, waits] };
   }
@@ -203,6 +227,55 @@ function replacingPlan(jobId: string, stops: OutdatedStops): Pick<JobPlan, "canc
   };
   return { cancel: stops.cancel, log: [line], ...(stops.again === undefined ? {} : { again: stops.again }) };
 }
+
+/** One way to carry out an evaluation's stops: those it stops, and where its placements then go. */
+interface Attempt {
+  readonly stops: OutdatedStops;
+  readonly result: PlacementResult;
+}
+
+/**
+ * A batch or service partition's earlier execution is stopped only when its replacement is placed in the same pass:
+ * of the running ones the rate limit would stop now, the longest prefix (oldest change first) whose partitions all get
+ * a new execution; the others run on. `blocked` when some lack a node: the new version waits for room. All
+ * of them fit in the common case (one placement); otherwise a bisection, a placement per step.
+ */
+function replacedInStep(
+  stops: OutdatedStops,
+  attempt: (stops: OutdatedStops) => Attempt,
+  retry: FollowUp,
+): Attempt & { readonly blocked: boolean; readonly why?: string } {
+  const running = stops.stopped.filter((e) => e.desiredState === "Running");
+  const full = attempt(stops);
+  if (running.every((e) => replacedBy(full.result, e))) return { ...full, blocked: false };
+  const prefix = (n: number): OutdatedStops => {
+    const kept = new Set(running.slice(n).map((e) => e.executionId));
+    const stopped = stops.stopped.filter((e) => !kept.has(e.executionId));
+    const remaining = [...running.slice(n), ...stops.remaining];
+    const cancel = stops.cancel.filter((c) => !kept.has(c.executionId));
+    // Short of nodes: a node's change, not the backoff, brings the next try (as for a queued job); held back by the
+    // limit alone, the next evaluation does.
+    const again = full.result.shortfall === undefined ? (stops.again ?? retry) : n === 0 ? undefined : stops.again;
+    return { cancel, stopped, remaining, ...(again === undefined ? {} : { again }) };
+  };
+  let best = attempt(prefix(0));
+  let lo = 1;
+  let hi = running.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const tried = attempt(prefix(mid));
+    if (running.slice(0, mid).every((e) => replacedBy(tried.result, e))) {
+      best = tried;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const blocked = full.result.shortfall !== undefined;
+  return { ...best, blocked, ...(full.result.message === undefined ? {} : { why: full.result.message }) };
+}
+
+/** Whether a placement replaces this earlier execution: a new execution for its partition. */
+const replacedBy = (result: PlacementResult, e: ExecutionState): boolean =>
+  result.placements.some((p) => p.partitionIndex === e.partitionIndex);
 
 /** The sooner of two follow-ups (one evaluation does both), with both reasons. */
 function earliest(a: FollowUp | undefined, b: FollowUp | undefined): FollowUp | undefined {

@@ -56,6 +56,7 @@ describe("a named job's versions from the CLI", () => {
     expect(first.code, first.stderr).toBe(0);
     const jobId = /Job ID: (j-[0-9a-f-]{36})/.exec(first.stdout)?.[1] as string;
     expect(jobId, first.stdout).toBeDefined();
+    expect(first.stdout).toContain(`Job successfully submitted. Job ID: ${jobId}\n`);
 
     const v2 = jobFile("v2.yaml", "echo two", "cli-versions");
     const dry = await shoal(["run", v2, "--dry-run"]);
@@ -69,9 +70,18 @@ describe("a named job's versions from the CLI", () => {
     expect(same.stdout).toBe("");
     expect(same.stderr).toContain("Warning: No diff detected.");
 
+    const none = join(dir, "none.yaml");
+    writeFileSync(none, yaml({ ...shellJob(image, "echo none"), Name: "cli-versions", Count: 0 }));
+    const refused = await shoal(["run", none]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "Count: an update of a batch job must run at least 1 replica (to stop its executions, stop the job)",
+    );
+    expect((await jobs.job(jobId)).Job.Version).toBe(1);
+
     const second = await shoal(["run", v2]);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain(`Job ID: ${jobId}`);
+    expect(second.stdout).toContain(`Job successfully submitted. Job ID: ${jobId}, Job Version: 2`);
 
     const table = await shoal(["versions", "cli-versions"]);
     expect(table.code, table.stderr).toBe(0);

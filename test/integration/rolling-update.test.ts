@@ -16,7 +16,11 @@ import { shellJob } from "../support/shell-job.ts";
  */
 const ALICE_KEY = "alice-key-rolling-0123456789abcdefgh";
 const USERS: AuthUser[] = [
-  { Alias: "alice", APIKey: ALICE_KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] },
+  {
+    Alias: "alice",
+    APIKey: ALICE_KEY,
+    Capabilities: [{ Actions: ["read:job", "write:job", "read:node", "write:node"] }],
+  },
 ];
 const JOBS = "/api/v1/orchestrator/jobs";
 /** Bacalhau's ComputeState numbers. */
@@ -44,6 +48,41 @@ const allExecutions = async (jobId: string): Promise<Body[]> => {
 const ofVersion = (executions: readonly Body[], version: number) => executions.filter((e) => e.JobVersion === version);
 const running = (executions: readonly Body[]) => executions.filter((e) => e.ComputeState?.StateType === RUNNING);
 
+const service = (image: string) => ({
+  ...shellJob(image, "sleep 3600", { type: "service", resources: { CPU: "100m", Memory: "16Mb" } }),
+  Name: `web-${suite}`,
+  Count: 3,
+});
+const nodeAction = async (nodeId: string, Action: "cordon" | "uncordon") => {
+  const res = await alice.call("PUT", `/api/v1/orchestrator/nodes/${nodeId}`, { Action, Message: "maintenance" });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+};
+const jobState = async (jobId: string): Promise<string> =>
+  (await alice.call("GET", `${JOBS}/${jobId}`)).body.Job.State.StateType as string;
+
+/** Waits until version 2 runs on every node and each version 1 execution was stopped for the update. */
+async function untilReplaced(jobId: string): Promise<Body[]> {
+  const done = await untilExecutions(
+    { executions: allExecutions },
+    jobId,
+    (all) =>
+      running(ofVersion(all, 2)).length === 3 &&
+      ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
+    "version 2 running on every node, version 1 stopped",
+    45_000,
+  );
+  expect(ofVersion(done, 1).map((e) => e.ComputeState.Message)).toEqual(nodeIds.map(() => STOPPED_FOR_JOB_UPDATE));
+  return done;
+}
+/** Waits until version 1 runs on every node. */
+const untilVersion1Everywhere = (jobId: string) =>
+  untilExecutions(
+    { executions: allExecutions },
+    jobId,
+    (all) => running(ofVersion(all, 1)).length === 3,
+    "version 1 running on every node",
+  );
+
 beforeAll(async () => {
   [before, after] = await Promise.all([dockerTestImageTagged("rolling-1"), dockerTestImageTagged("rolling-2")]);
   cluster = await startDockerNodeOrchestrator("shoal-rolling-", USERS, nodeIds, {
@@ -59,30 +98,12 @@ afterAll(async () => {
 describe("a daemon job updated to a new image", () => {
   it("has its executions replaced node by node, never every node's stopped before a new one runs", async () => {
     const jobId = await alice.submit(daemon(before));
-    await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) => running(ofVersion(all, 1)).length === 3,
-      "version 1 running on every node",
-    );
+    await untilVersion1Everywhere(jobId);
 
     expect((await alice.put(daemon(after))).JobID).toBe(jobId);
-    const done = await untilExecutions(
-      { executions: allExecutions },
-      jobId,
-      (all) =>
-        running(ofVersion(all, 2)).length === 3 &&
-        ofVersion(all, 1).every((e) => e.ComputeState?.StateType === CANCELLED),
-      "version 2 running on every node, version 1 stopped",
-      45_000,
-    );
+    const done = await untilReplaced(jobId);
     const old = ofVersion(done, 1);
     const current = ofVersion(done, 2);
-    expect(old.map((e) => e.ComputeState.Message)).toEqual([
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-      STOPPED_FOR_JOB_UPDATE,
-    ]);
     expect(new Set(current.map((e) => e.NodeID))).toEqual(new Set(nodeIds));
 
     // In the store's order: when each old execution stopped, when each new one was created and when it ran.
@@ -125,4 +146,36 @@ describe("a daemon job updated to a new image", () => {
       [2, after, "Running"],
     ]);
   }, 90_000);
+});
+
+describe("a service job updated while one of its nodes is cordoned", () => {
+  it("keeps that node's earlier replica running until its replacement has a node, and never fails", async () => {
+    const cordoned = nodeIds[2] as string;
+    const jobId = await alice.submit(service(before));
+    await untilVersion1Everywhere(jobId);
+    await nodeAction(cordoned, "cordon");
+    expect((await alice.put(service(after))).JobID).toBe(jobId);
+    await untilExecutions(
+      { executions: allExecutions },
+      jobId,
+      (all) => running(ofVersion(all, 2)).length === 2,
+      "version 2 running on the two open nodes",
+      45_000,
+    );
+    // The rollout's next turn comes an ExecutionLimitBackoff (2 s) after the last stop: several turns later the
+    // cordoned node's replica of version 1 still runs, and the job was not failed for want of a node.
+    for (let turn = 0; turn < 5; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(await jobState(jobId)).toBe("Running");
+      const all = await allExecutions(jobId);
+      expect(running(ofVersion(all, 1)).map((e) => e.NodeID)).toEqual([cordoned]);
+      expect(running(ofVersion(all, 2))).toHaveLength(2);
+    }
+
+    // Room again: the earlier replica is stopped and replaced there.
+    await nodeAction(cordoned, "uncordon");
+    const done = await untilReplaced(jobId);
+    expect(new Set(running(ofVersion(done, 2)).map((e) => e.NodeID))).toEqual(new Set(nodeIds));
+    expect(await jobState(jobId)).toBe("Running");
+  }, 120_000);
 });

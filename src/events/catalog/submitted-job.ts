@@ -76,6 +76,9 @@ const required = (message: string | ((raw: unknown) => string)) => ({
 const optional = <S extends Schema.Schema.Any>(schema: S, description?: string) =>
   Schema.optional(description === undefined ? schema : schema.annotations({ description }));
 
+/** Count 0 of a new batch or service job, refused (an update's refusal says it its own way: JobControl). */
+export const newJobWithoutReplicas = (type: string): string => `a new ${type} job must run at least 1 replica`;
+
 const countRules: Check = (count, at, f) => {
   const type = at.parent.Type;
   const n = count as number;
@@ -85,7 +88,7 @@ const countRules: Check = (count, at, f) => {
     f.problem(at.path, `${type} jobs cannot specify count > 1 as they run on all matching nodes`);
   } else if (n === 0 && (type === "batch" || type === "service")) {
     // Bacalhau takes 0 as "stop all executions" of an existing job; a new job with none would do nothing.
-    f.problem(at.path, `a new ${type} job must run at least 1 replica`);
+    f.problem(at.path, newJobWithoutReplicas(type));
   }
 };
 

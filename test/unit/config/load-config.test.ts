@@ -74,6 +74,8 @@ describe("loadConfig", () => {
       env: {},
     });
     expect(off["Orchestrator.Scheduler.MaxExecutionsPerEval"]).toBe(0);
+    const longest = loadConfig({ settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=1h"], env: {} });
+    expect(longest["Orchestrator.Scheduler.ExecutionLimitBackoff"]).toBe(3_600_000);
   });
 
   it("applies flags > -c > environment > YAML files (later files win) > defaults", () => {
@@ -216,6 +218,10 @@ describe("loadConfig", () => {
         /MaxExecutionsPerEval: expected a whole number from 0 to/,
       ],
       [{ settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=soon"] }, /ExecutionLimitBackoff/],
+      [
+        { settings: ["Orchestrator.Scheduler.ExecutionLimitBackoff=1000000h"] },
+        /ExecutionLimitBackoff must be at most 1h: an update's rollout waits that long/,
+      ],
       [{ settings: ["Orchestrator.NodeManager.UnhealthyNodesThreshold=1.5"] }, /UnhealthyNodesThreshold is a share/],
       [{ settings: ["API.EventStream.MaxCatchUps=0"] }, /MaxCatchUps must be at least 1/],
       [{ files: ["/nonexistent/shoal.yaml"] }, /does not exist/],

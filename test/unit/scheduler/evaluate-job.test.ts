@@ -489,6 +489,11 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
   const v1 = (id: string, nodeId: string, over: Partial<ExecutionState> = {}) =>
     execution(id, nodeId, { jobVersion: 1, allocatedResources: full, modifyTime: CREATED, ...over });
   const v2 = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2 });
+  /** A service's two v1 replicas, partition 0's changed first. */
+  const servicePair = () => [
+    v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
+    v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
+  ];
 
   it("given a daemon job at version 2 on three full nodes running v1, when evaluated with 1 per evaluation, then one v1 execution is stopped and its node, and only it, gets the v2 execution in the same plan", () => {
     const earlier = [
@@ -541,10 +546,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
   });
 
   it("given a service of Count 2 at version 2, then the partition whose v1 execution is stopped gets its v2 execution, the other keeps its v1 one for now", () => {
-    const earlier = [
-      v1("e-p0", "n-00", { jobType: "service", partitionIndex: 0, modifyTime: CREATED + 1 }),
-      v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
-    ];
+    const earlier = servicePair();
     const plan = given(v2(specOf("service", { Count: 2 })), {
       earlier,
       rateLimit: limit,
@@ -556,6 +558,95 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
       ["n-00", 0, 2],
     ]);
     expect(plan.job).toEqual([]);
+  });
+
+  describe("a partition keeps its earlier execution while its new version has no node", () => {
+    // The probe's case: Count 3, two partitions already on v2, the third's v1 execution on a node cordoned since.
+    const service = v2(specOf("service", { Count: 3 }));
+    const rolled = [
+      execution("e-v2-0", "n-00", { jobVersion: 2, jobType: "service", partitionIndex: 0 }),
+      execution("e-v2-1", "n-01", { jobVersion: 2, jobType: "service", partitionIndex: 1 }),
+    ];
+    const old = v1("e-p2", "n-02", { jobType: "service", partitionIndex: 2 });
+    const fleet = (extra: CandidateNode[] = []) => [
+      ...nodes(2),
+      node("n-02", { cordoned: { reason: "maintenance" } }),
+      ...extra,
+    ];
+
+    it("given no node for partition 2's v2 execution, when evaluated, then its v1 execution is not stopped, the job is neither failed nor queued, and it says it waits for room for version 2", () => {
+      const plan = given(service, {
+        executions: rolled,
+        earlier: [old],
+        rateLimit: limit,
+        nodes: fleet(),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel).toEqual([]);
+      expect(plan.create).toEqual([]);
+      expect(plan.job).toEqual([]);
+      expect(plan.again).toBeUndefined();
+      expect(plan.log.at(-1)).toMatchObject({
+        message: "waiting for room for version 2: the earlier version's executions run on",
+        fields: { version: 2, left: 1, message: expect.stringContaining("node is cordoned (maintenance)") },
+      });
+    });
+
+    it("given a node joined since, when evaluated, then the v1 execution is stopped and its partition's v2 execution placed on that node in the same plan", () => {
+      const plan = given(service, {
+        executions: rolled,
+        earlier: [old],
+        rateLimit: limit,
+        nodes: fleet([node("n-03")]),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel).toEqual([{ executionId: "e-p2", nodeId: "n-02", reason: STOPPED_FOR_JOB_UPDATE }]);
+      expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
+        ["n-03", 2, 2],
+      ]);
+      expect(plan.job).toEqual([]);
+    });
+
+    it("given two to stop at once and room for one replacement only, then the older is stopped and replaced, the other runs on and the job waits", () => {
+      const earlier = servicePair();
+      const plan = given(v2(specOf("service", { Count: 2 })), {
+        earlier,
+        rateLimit: { maxPerEval: 2, backoffMs: 3_000 },
+        ledger: ledgerOf(earlier.map(allocationOf)),
+        nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } })],
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
+      expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex])).toEqual([["n-00", 0]]);
+      expect(plan.job).toEqual([]);
+      expect(plan.log.at(-1)?.message).toBe("waiting for room for version 2: the earlier version's executions run on");
+    });
+
+    it("given the one placement the limit allows taken by a failed v2 partition's retry, then the v1 execution due to stop runs on and the next evaluation comes a backoff later", () => {
+      const plan = given(v2(specOf("service", { Count: 2 })), {
+        executions: [failed("e-v2-0", "n-00", "exit code 1", { jobVersion: 2, partitionIndex: 0 })],
+        earlier: [v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1 })],
+        rateLimit: limit,
+        nodes: nodes(3),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel).toEqual([]);
+      expect(plan.create.map((c) => c.command.partitionIndex)).toEqual([0]);
+      expect(plan.again?.at).toBe(T + 3_000);
+      expect(plan.log.map((l) => l.message)).not.toContain(
+        "waiting for room for version 2: the earlier version's executions run on",
+      );
+    });
+
+    it("given a v2 partition that failed and finds no node while v1 executions run, then the job is not failed (its v1 ones keep it up)", () => {
+      const plan = given(service, {
+        executions: [
+          rolled[0] as ExecutionState,
+          failed("e-v2-1", "n-01", "exit code 1", { jobVersion: 2, partitionIndex: 1 }),
+        ],
+        earlier: [old],
+        rateLimit: limit,
+        nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } }), fleet()[2] as CandidateNode],
+      }).whenEvaluatedAt(T);
+      expect(plan.job).toEqual([]);
+      expect(plan.cancel).toEqual([]);
+    });
   });
 
   it("given an ops job whose current version's executions all ended while a v1 one waits for its turn, then it is not judged until that one stopped", () => {
