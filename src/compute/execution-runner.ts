@@ -378,7 +378,8 @@ export class ExecutionRunner {
     const results = this.options.results;
     if (results === undefined)
       return badRequest(
-        `execution ${executionId} publishes its results with ${task.Publisher.Type}; node ${this.options.nodeId} has none`,
+        `execution ${executionId} publishes its results with ${task.Publisher.Type}; ` +
+          `node ${this.options.nodeId} has none`,
       );
     return results.refusal(executionId, this.options.nodeId, task);
   }

@@ -82,19 +82,23 @@ describe("nodes with the same id on one engine", () => {
     await docker.getContainer(legacy).remove({ force: true });
   }, 120_000);
 
-  it("a container without an owner is adopted by the node whose record says it ran it, and left by the others", async () => {
-    const executionId = `e-${randomUUID()}`;
-    const containerId = await ownerlessContainer(executionId);
+  it(
+    "a container without an owner is adopted by the node whose record says it ran it, and left by the " + "others",
+    async () => {
+      const executionId = `e-${randomUUID()}`;
+      const containerId = await ownerlessContainer(executionId);
 
-    const stranger = await executorIn(tempDir("shoal-same-stranger-")).reconcile([]);
-    expect(stranger).toMatchObject({ adopted: [], removed: [], missing: [], failed: [] });
-    expect(await isRunning(containerId)).toBe(true);
+      const stranger = await executorIn(tempDir("shoal-same-stranger-")).reconcile([]);
+      expect(stranger).toMatchObject({ adopted: [], removed: [], missing: [], failed: [] });
+      expect(await isRunning(containerId)).toBe(true);
 
-    const ownerDir = tempDir("shoal-same-owner-");
-    const report = await executorIn(ownerDir).reconcile([executionId]);
-    expect(report.adopted.map((a) => [a.execution.executionId, a.containerId])).toEqual([[executionId, containerId]]);
-    // A second reconcile of a node of the same DataDir (its restart) finds it again.
-    const again = await executorIn(ownerDir).reconcile([executionId]);
-    expect(again.adopted.map((a) => a.execution.executionId)).toEqual([executionId]);
-  }, 60_000);
+      const ownerDir = tempDir("shoal-same-owner-");
+      const report = await executorIn(ownerDir).reconcile([executionId]);
+      expect(report.adopted.map((a) => [a.execution.executionId, a.containerId])).toEqual([[executionId, containerId]]);
+      // A second reconcile of a node of the same DataDir (its restart) finds it again.
+      const again = await executorIn(ownerDir).reconcile([executionId]);
+      expect(again.adopted.map((a) => a.execution.executionId)).toEqual([executionId]);
+    },
+    60_000,
+  );
 });

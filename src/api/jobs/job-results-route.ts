@@ -44,7 +44,9 @@ export function jobResultsRoutes(results: JobResults): AnyRoute[] {
       summary: "Returns the results of a job.",
       capability: "read:job",
       description:
-        "The published result of each of the job's completed executions whose task has a Publisher, oldest first: `urlDownload` with the URL that serves its `.tar.gz` (read from its node), its size in Bytes and its SHA256. A job without a publisher has none.",
+        "The published result of each of the job's completed executions whose task has a Publisher, " +
+        "oldest first: `urlDownload` with the URL that serves its `.tar.gz` (read from its node), its " +
+        "size in Bytes and its SHA256. A job without a publisher has none.",
       params: Schema.Struct({ id: Id }),
       describe: { id: "Job id (j-<uuid>), name or short id" },
       responses: { "200": { description: "The job's results", schema: ListJobResultsResponse } },
@@ -62,7 +64,9 @@ export function jobResultsRoutes(results: JobResults): AnyRoute[] {
       summary: "Downloads one execution's published result.",
       capability: "read:job",
       description:
-        "The execution's result archive (gzip-compressed tar: its result paths by name, stdout, stderr, exitCode), streamed from the node that published it. NotFound when the execution has no published result or its node no longer holds it; Unavailable when the node does not answer.",
+        "The execution's result archive (gzip-compressed tar: its result paths by name, stdout, " +
+        "stderr, exitCode), streamed from the node that published it. NotFound when the execution has " +
+        "no published result or its node no longer holds it; Unavailable when the node does not answer.",
       params: Schema.Struct({ id: Id, executionId: Id }),
       describe: { id: "Job id (j-<uuid>), name or short id", executionId: "The execution (e-<uuid>)" },
       responses: { "200": { description: "The archive", contentType: "application/gzip" } },

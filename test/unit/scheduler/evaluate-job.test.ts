@@ -203,19 +203,26 @@ describe("evaluateJob: a later version's timeouts count from its own start", () 
   const UPDATED = CREATED + 3_600_000;
   const updated = (spec: JobSpec): Job => ({ ...jobOf(spec, "Pending"), version: 2, versionTime: UPDATED });
 
-  it("given a job created an hour ago and updated now, with no node and a QueueTimeout of 10 minutes, then it is Queued, not failed", () => {
-    const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 5_000);
-    expect(plan.job).toEqual([
-      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
-    ]);
-  });
+  it(
+    "given a job created an hour ago and updated now, with no node and a QueueTimeout of 10 minutes, " +
+      "then it is Queued, not failed",
+    () => {
+      const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 5_000);
+      expect(plan.job).toEqual([
+        { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+      ]);
+    },
+  );
 
-  it("given it placed in part, then its top-up comes just past the QueueTimeout from the update, not from creation", () => {
-    const spec = specOf("batch", { Count: 3 }, { QueueTimeout: 600 });
-    const plan = given(updated(spec), { nodes: nodes(2) }).whenEvaluatedAt(UPDATED + 5_000);
-    expect(plan.create).toHaveLength(2);
-    expect(plan.topUp?.at).toBe(UPDATED + 600_000 + 1);
-  });
+  it(
+    "given it placed in part, then its top-up comes just past the QueueTimeout from the update, not from " + "creation",
+    () => {
+      const spec = specOf("batch", { Count: 3 }, { QueueTimeout: 600 });
+      const plan = given(updated(spec), { nodes: nodes(2) }).whenEvaluatedAt(UPDATED + 5_000);
+      expect(plan.create).toHaveLength(2);
+      expect(plan.topUp?.at).toBe(UPDATED + 600_000 + 1);
+    },
+  );
 
   it("given the QueueTimeout passed since the update, then it fails", () => {
     const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 600_001);
@@ -419,36 +426,44 @@ describe("outdatedStops: a later version replaces the earlier versions' executio
       modifyTime: at,
     });
 
-  it("given version 2, a v1 execution not yet desired Running and three running ones, when evaluated, then the first is stopped at once and only the running one changed first, the rest a backoff later", () => {
-    const executions = [
-      v1("e-b", "n-01", { modifyTime: CREATED + 2 }),
-      v1("e-a", "n-00", { modifyTime: CREATED + 1 }),
-      v1("e-c", "n-02", { modifyTime: CREATED + 3 }),
-      v1("e-bid", "n-03", { computeState: "AskForBidAccepted", desiredState: "Pending", jobType: "service" }),
-    ];
-    const stops = outdatedStops({ version: 2 }, executions, limit, T);
-    expect(stops.cancel).toEqual([
-      { executionId: "e-bid", nodeId: "n-03", reason: "Execution stopped for job update" },
-      { executionId: "e-a", nodeId: "n-00", reason: "Execution stopped for job update" },
-    ]);
-    expect(stops.stopped.map((e) => e.executionId)).toEqual(["e-bid", "e-a"]);
-    expect(stops.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
-    expect(stops.again).toEqual({
-      at: T + 3_000,
-      reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
-    });
-  });
+  it(
+    "given version 2, a v1 execution not yet desired Running and three running ones, when evaluated, " +
+      "then the first is stopped at once and only the running one changed first, the rest a backoff later",
+    () => {
+      const executions = [
+        v1("e-b", "n-01", { modifyTime: CREATED + 2 }),
+        v1("e-a", "n-00", { modifyTime: CREATED + 1 }),
+        v1("e-c", "n-02", { modifyTime: CREATED + 3 }),
+        v1("e-bid", "n-03", { computeState: "AskForBidAccepted", desiredState: "Pending", jobType: "service" }),
+      ];
+      const stops = outdatedStops({ version: 2 }, executions, limit, T);
+      expect(stops.cancel).toEqual([
+        { executionId: "e-bid", nodeId: "n-03", reason: "Execution stopped for job update" },
+        { executionId: "e-a", nodeId: "n-00", reason: "Execution stopped for job update" },
+      ]);
+      expect(stops.stopped.map((e) => e.executionId)).toEqual(["e-bid", "e-a"]);
+      expect(stops.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
+      expect(stops.again).toEqual({
+        at: T + 3_000,
+        reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
+      });
+    },
+  );
 
-  it("given one stopped for the update less than a backoff ago, when evaluated again (an execution ended), then nothing more is stopped until the backoff passed since that stop", () => {
-    const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
-    const early = outdatedStops({ version: 2 }, executions, limit, T + 2_999);
-    expect(early.cancel).toEqual([]);
-    expect(early.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
-    expect(early.again?.at).toBe(T + 3_000);
-    const due = outdatedStops({ version: 2 }, executions, limit, T + 3_000);
-    expect(due.cancel.map((c) => c.executionId)).toEqual(["e-b"]);
-    expect(due.again?.at).toBe(T + 6_000);
-  });
+  it(
+    "given one stopped for the update less than a backoff ago, when evaluated again (an execution " +
+      "ended), then nothing more is stopped until the backoff passed since that stop",
+    () => {
+      const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
+      const early = outdatedStops({ version: 2 }, executions, limit, T + 2_999);
+      expect(early.cancel).toEqual([]);
+      expect(early.remaining.map((e) => e.executionId)).toEqual(["e-b", "e-c"]);
+      expect(early.again?.at).toBe(T + 3_000);
+      const due = outdatedStops({ version: 2 }, executions, limit, T + 3_000);
+      expect(due.cancel.map((c) => c.executionId)).toEqual(["e-b"]);
+      expect(due.again?.at).toBe(T + 6_000);
+    },
+  );
 
   it("given the last running one stopped, then nothing is left and no follow-up", () => {
     const executions = [stoppedForUpdate("e-a", "n-00", T), stoppedForUpdate("e-b", "n-01", T + 3_000)];
@@ -463,12 +478,16 @@ describe("outdatedStops: a later version replaces the earlier versions' executio
     });
   });
 
-  it("given no limit (MaxExecutionsPerEval 0), then every running one is stopped at once, whatever was stopped before", () => {
-    const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
-    const stops = outdatedStops({ version: 2 }, executions, { maxPerEval: 0, backoffMs: 0 }, T + 1);
-    expect(stops.cancel.map((c) => c.executionId)).toEqual(["e-b", "e-c"]);
-    expect(stops.again).toBeUndefined();
-  });
+  it(
+    "given no limit (MaxExecutionsPerEval 0), then every running one is stopped at once, whatever was " +
+      "stopped before",
+    () => {
+      const executions = [stoppedForUpdate("e-a", "n-00", T), v1("e-b", "n-01"), v1("e-c", "n-02")];
+      const stops = outdatedStops({ version: 2 }, executions, { maxPerEval: 0, backoffMs: 0 }, T + 1);
+      expect(stops.cancel.map((c) => c.executionId)).toEqual(["e-b", "e-c"]);
+      expect(stops.again).toBeUndefined();
+    },
+  );
 
   it("given the current version's executions, ended ones and ones never created, then none of them is touched", () => {
     const executions = [
@@ -495,31 +514,36 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
     v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1, modifyTime: CREATED + 2 }),
   ];
 
-  it("given a daemon job at version 2 on three full nodes running v1, when evaluated with 1 per evaluation, then one v1 execution is stopped and its node, and only it, gets the v2 execution in the same plan", () => {
-    const earlier = [
-      v1("e-0", "n-00", { jobType: "daemon", modifyTime: CREATED + 1 }),
-      v1("e-1", "n-01", { jobType: "daemon", modifyTime: CREATED + 2 }),
-      v1("e-2", "n-02", { jobType: "daemon", modifyTime: CREATED + 3 }),
-    ];
-    const plan = given(v2(specOf("daemon")), {
-      earlier,
-      rateLimit: limit,
-      ledger: ledgerOf(earlier.map(allocationOf)),
-      nodes: nodes(3),
-    }).whenEvaluatedAt(T);
-    expect(plan.cancel).toEqual([{ executionId: "e-0", nodeId: "n-00", reason: STOPPED_FOR_JOB_UPDATE }]);
-    expect(plan.create.map((c) => [c.command.nodeId, c.command.jobVersion])).toEqual([["n-00", 2]]);
-    expect(plan.create[0]?.executionId).toBe(`e-${deterministicId("placement", JOB_ID, "n-00", "0", "v2")}`);
-    expect(plan.job).toEqual([{ type: "Run" }]);
-    expect(plan.again).toEqual({
-      at: T + 3_000,
-      reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
-    });
-    expect(plan.log[0]).toMatchObject({
-      fields: { stopped: ["e-0"], left: 2 },
-      message: "executions of earlier versions stopped for the job's update",
-    });
-  });
+  it(
+    "given a daemon job at version 2 on three full nodes running v1, when evaluated with 1 per " +
+      "evaluation, then one v1 execution is stopped and its node, and only it, gets the v2 execution in " +
+      "the same plan",
+    () => {
+      const earlier = [
+        v1("e-0", "n-00", { jobType: "daemon", modifyTime: CREATED + 1 }),
+        v1("e-1", "n-01", { jobType: "daemon", modifyTime: CREATED + 2 }),
+        v1("e-2", "n-02", { jobType: "daemon", modifyTime: CREATED + 3 }),
+      ];
+      const plan = given(v2(specOf("daemon")), {
+        earlier,
+        rateLimit: limit,
+        ledger: ledgerOf(earlier.map(allocationOf)),
+        nodes: nodes(3),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel).toEqual([{ executionId: "e-0", nodeId: "n-00", reason: STOPPED_FOR_JOB_UPDATE }]);
+      expect(plan.create.map((c) => [c.command.nodeId, c.command.jobVersion])).toEqual([["n-00", 2]]);
+      expect(plan.create[0]?.executionId).toBe(`e-${deterministicId("placement", JOB_ID, "n-00", "0", "v2")}`);
+      expect(plan.job).toEqual([{ type: "Run" }]);
+      expect(plan.again).toEqual({
+        at: T + 3_000,
+        reason: "2 more executions of earlier versions to stop (at most 1 per evaluation)",
+      });
+      expect(plan.log[0]).toMatchObject({
+        fields: { stopped: ["e-0"], left: 2 },
+        message: "executions of earlier versions stopped for the job's update",
+      });
+    },
+  );
 
   it("given the next evaluation within the backoff (the stopped one ended), then nothing is stopped or created", () => {
     const earlier = [
@@ -545,20 +569,24 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
     expect(plan.again?.at).toBe(T + 3_000);
   });
 
-  it("given a service of Count 2 at version 2, then the partition whose v1 execution is stopped gets its v2 execution, the other keeps its v1 one for now", () => {
-    const earlier = servicePair();
-    const plan = given(v2(specOf("service", { Count: 2 })), {
-      earlier,
-      rateLimit: limit,
-      ledger: ledgerOf(earlier.map(allocationOf)),
-      nodes: nodes(2),
-    }).whenEvaluatedAt(T);
-    expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
-    expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
-      ["n-00", 0, 2],
-    ]);
-    expect(plan.job).toEqual([]);
-  });
+  it(
+    "given a service of Count 2 at version 2, then the partition whose v1 execution is stopped gets its " +
+      "v2 execution, the other keeps its v1 one for now",
+    () => {
+      const earlier = servicePair();
+      const plan = given(v2(specOf("service", { Count: 2 })), {
+        earlier,
+        rateLimit: limit,
+        ledger: ledgerOf(earlier.map(allocationOf)),
+        nodes: nodes(2),
+      }).whenEvaluatedAt(T);
+      expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
+      expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
+        ["n-00", 0, 2],
+      ]);
+      expect(plan.job).toEqual([]);
+    },
+  );
 
   describe("a partition keeps its earlier execution while its new version has no node", () => {
     // The probe's case: Count 3, two partitions already on v2, the third's v1 execution on a node cordoned since.
@@ -574,115 +602,147 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
       ...extra,
     ];
 
-    it("given no node for partition 2's v2 execution, when evaluated, then its v1 execution is not stopped, the job is neither failed nor queued, and it says it waits for room for version 2", () => {
-      const plan = given(service, {
-        executions: rolled,
-        earlier: [old],
-        rateLimit: limit,
-        nodes: fleet(),
-      }).whenEvaluatedAt(T);
-      expect(plan.cancel).toEqual([]);
-      expect(plan.create).toEqual([]);
-      expect(plan.job).toEqual([]);
-      expect(plan.again).toBeUndefined();
-      expect(plan.log.at(-1)).toMatchObject({
-        message: "waiting for room for version 2: the earlier version's executions run on",
-        fields: { version: 2, left: 1, message: expect.stringContaining("node is cordoned (maintenance)") },
-      });
-    });
+    it(
+      "given no node for partition 2's v2 execution, when evaluated, then its v1 execution is not " +
+        "stopped, the job is neither failed nor queued, and it says it waits for room for version 2",
+      () => {
+        const plan = given(service, {
+          executions: rolled,
+          earlier: [old],
+          rateLimit: limit,
+          nodes: fleet(),
+        }).whenEvaluatedAt(T);
+        expect(plan.cancel).toEqual([]);
+        expect(plan.create).toEqual([]);
+        expect(plan.job).toEqual([]);
+        expect(plan.again).toBeUndefined();
+        expect(plan.log.at(-1)).toMatchObject({
+          message: "waiting for room for version 2: the earlier version's executions run on",
+          fields: { version: 2, left: 1, message: expect.stringContaining("node is cordoned (maintenance)") },
+        });
+      },
+    );
 
-    it("given a node joined since, when evaluated, then the v1 execution is stopped and its partition's v2 execution placed on that node in the same plan", () => {
-      const plan = given(service, {
-        executions: rolled,
-        earlier: [old],
-        rateLimit: limit,
-        nodes: fleet([node("n-03")]),
-      }).whenEvaluatedAt(T);
-      expect(plan.cancel).toEqual([{ executionId: "e-p2", nodeId: "n-02", reason: STOPPED_FOR_JOB_UPDATE }]);
-      expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
-        ["n-03", 2, 2],
-      ]);
-      expect(plan.job).toEqual([]);
-    });
+    it(
+      "given a node joined since, when evaluated, then the v1 execution is stopped and its partition's " +
+        "v2 execution placed on that node in the same plan",
+      () => {
+        const plan = given(service, {
+          executions: rolled,
+          earlier: [old],
+          rateLimit: limit,
+          nodes: fleet([node("n-03")]),
+        }).whenEvaluatedAt(T);
+        expect(plan.cancel).toEqual([{ executionId: "e-p2", nodeId: "n-02", reason: STOPPED_FOR_JOB_UPDATE }]);
+        expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex, c.command.jobVersion])).toEqual([
+          ["n-03", 2, 2],
+        ]);
+        expect(plan.job).toEqual([]);
+      },
+    );
 
-    it("given two to stop at once and room for one replacement only, then the older is stopped and replaced, the other runs on and the job waits", () => {
-      const earlier = servicePair();
-      const plan = given(v2(specOf("service", { Count: 2 })), {
-        earlier,
-        rateLimit: { maxPerEval: 2, backoffMs: 3_000 },
-        ledger: ledgerOf(earlier.map(allocationOf)),
-        nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } })],
-      }).whenEvaluatedAt(T);
-      expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
-      expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex])).toEqual([["n-00", 0]]);
-      expect(plan.job).toEqual([]);
-      expect(plan.log.at(-1)?.message).toBe("waiting for room for version 2: the earlier version's executions run on");
-    });
+    it(
+      "given two to stop at once and room for one replacement only, then the older is stopped and " +
+        "replaced, the other runs on and the job waits",
+      () => {
+        const earlier = servicePair();
+        const plan = given(v2(specOf("service", { Count: 2 })), {
+          earlier,
+          rateLimit: { maxPerEval: 2, backoffMs: 3_000 },
+          ledger: ledgerOf(earlier.map(allocationOf)),
+          nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } })],
+        }).whenEvaluatedAt(T);
+        expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
+        expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex])).toEqual([["n-00", 0]]);
+        expect(plan.job).toEqual([]);
+        expect(plan.log.at(-1)?.message).toBe(
+          "waiting for room for version 2: the earlier version's executions run on",
+        );
+      },
+    );
 
-    it("given the one placement the limit allows taken by a failed v2 partition's retry, then the v1 execution due to stop runs on and the next evaluation comes a backoff later", () => {
-      const plan = given(v2(specOf("service", { Count: 2 })), {
-        executions: [failed("e-v2-0", "n-00", "exit code 1", { jobVersion: 2, partitionIndex: 0 })],
-        earlier: [v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1 })],
+    it(
+      "given the one placement the limit allows taken by a failed v2 partition's retry, then the v1 " +
+        "execution due to stop runs on and the next evaluation comes a backoff later",
+      () => {
+        const plan = given(v2(specOf("service", { Count: 2 })), {
+          executions: [failed("e-v2-0", "n-00", "exit code 1", { jobVersion: 2, partitionIndex: 0 })],
+          earlier: [v1("e-p1", "n-01", { jobType: "service", partitionIndex: 1 })],
+          rateLimit: limit,
+          nodes: nodes(3),
+        }).whenEvaluatedAt(T);
+        expect(plan.cancel).toEqual([]);
+        expect(plan.create.map((c) => c.command.partitionIndex)).toEqual([0]);
+        expect(plan.again?.at).toBe(T + 3_000);
+        expect(plan.log.map((l) => l.message)).not.toContain(
+          "waiting for room for version 2: the earlier version's executions run on",
+        );
+      },
+    );
+
+    it(
+      "given a v2 partition that failed and finds no node while v1 executions run, then the job is not " +
+        "failed (its v1 ones keep it up)",
+      () => {
+        const plan = given(service, {
+          executions: [
+            rolled[0] as ExecutionState,
+            failed("e-v2-1", "n-01", "exit code 1", { jobVersion: 2, partitionIndex: 1 }),
+          ],
+          earlier: [old],
+          rateLimit: limit,
+          nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } }), fleet()[2] as CandidateNode],
+        }).whenEvaluatedAt(T);
+        expect(plan.job).toEqual([]);
+        expect(plan.cancel).toEqual([]);
+      },
+    );
+  });
+
+  it(
+    "given an ops job whose current version's executions all ended while a v1 one waits for its turn, " +
+      "then it is not judged until that one stopped",
+    () => {
+      const ended = [
+        execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" }),
+      ];
+      const stoppedAt = (at: number) =>
+        v1("e-stopped", "n-01", {
+          jobType: "ops",
+          computeState: "Cancelled",
+          desiredState: "Stopped",
+          desiredMessage: STOPPED_FOR_JOB_UPDATE,
+          modifyTime: at,
+        });
+      const evaluatedAt = (now: number) =>
+        given(v2(specOf("ops")), {
+          executions: ended,
+          earlier: [stoppedAt(T), v1("e-waits", "n-00", { jobType: "ops" })],
+          rateLimit: limit,
+          nodes: nodes(1),
+        }).whenEvaluatedAt(now);
+      const waiting = evaluatedAt(T + 1);
+      expect(waiting.cancel).toEqual([]);
+      expect(waiting.job).toEqual([]);
+      const last = evaluatedAt(T + 3_000);
+      expect(last.cancel.map((c) => c.executionId)).toEqual(["e-waits"]);
+      expect(last.job).toEqual([{ type: "Complete" }]);
+    },
+  );
+
+  it(
+    "given a batch job whose current version completed while v1 executions still run, then it completes " +
+      "(its end stops them)",
+    () => {
+      const done = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
+      const plan = given(v2(specOf("batch")), {
+        executions: done,
+        earlier: [v1("e-old", "n-01", { jobType: "batch" }), v1("e-older", "n-02", { jobType: "batch" })],
         rateLimit: limit,
         nodes: nodes(3),
       }).whenEvaluatedAt(T);
-      expect(plan.cancel).toEqual([]);
-      expect(plan.create.map((c) => c.command.partitionIndex)).toEqual([0]);
-      expect(plan.again?.at).toBe(T + 3_000);
-      expect(plan.log.map((l) => l.message)).not.toContain(
-        "waiting for room for version 2: the earlier version's executions run on",
-      );
-    });
-
-    it("given a v2 partition that failed and finds no node while v1 executions run, then the job is not failed (its v1 ones keep it up)", () => {
-      const plan = given(service, {
-        executions: [
-          rolled[0] as ExecutionState,
-          failed("e-v2-1", "n-01", "exit code 1", { jobVersion: 2, partitionIndex: 1 }),
-        ],
-        earlier: [old],
-        rateLimit: limit,
-        nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } }), fleet()[2] as CandidateNode],
-      }).whenEvaluatedAt(T);
-      expect(plan.job).toEqual([]);
-      expect(plan.cancel).toEqual([]);
-    });
-  });
-
-  it("given an ops job whose current version's executions all ended while a v1 one waits for its turn, then it is not judged until that one stopped", () => {
-    const ended = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
-    const stoppedAt = (at: number) =>
-      v1("e-stopped", "n-01", {
-        jobType: "ops",
-        computeState: "Cancelled",
-        desiredState: "Stopped",
-        desiredMessage: STOPPED_FOR_JOB_UPDATE,
-        modifyTime: at,
-      });
-    const evaluatedAt = (now: number) =>
-      given(v2(specOf("ops")), {
-        executions: ended,
-        earlier: [stoppedAt(T), v1("e-waits", "n-00", { jobType: "ops" })],
-        rateLimit: limit,
-        nodes: nodes(1),
-      }).whenEvaluatedAt(now);
-    const waiting = evaluatedAt(T + 1);
-    expect(waiting.cancel).toEqual([]);
-    expect(waiting.job).toEqual([]);
-    const last = evaluatedAt(T + 3_000);
-    expect(last.cancel.map((c) => c.executionId)).toEqual(["e-waits"]);
-    expect(last.job).toEqual([{ type: "Complete" }]);
-  });
-
-  it("given a batch job whose current version completed while v1 executions still run, then it completes (its end stops them)", () => {
-    const done = [execution("e-done", "n-00", { jobVersion: 2, computeState: "Completed", desiredState: "Stopped" })];
-    const plan = given(v2(specOf("batch")), {
-      executions: done,
-      earlier: [v1("e-old", "n-01", { jobType: "batch" }), v1("e-older", "n-02", { jobType: "batch" })],
-      rateLimit: limit,
-      nodes: nodes(3),
-    }).whenEvaluatedAt(T);
-    expect(plan.job).toEqual([{ type: "Complete" }]);
-    expect(plan.create).toEqual([]);
-  });
+      expect(plan.job).toEqual([{ type: "Complete" }]);
+      expect(plan.create).toEqual([]);
+    },
+  );
 });

@@ -192,19 +192,23 @@ describe("a valid job gets Bacalhau's defaults", () => {
     ]);
   });
 
-  it("ignores, with a warning, a task meta written among the docker params, as Bacalhau's documented examples have it", () => {
-    const params = { Image: "busybox:1.36", Meta: { "Task goal ": "show how" } };
-    const { warnings, spec } = accepted(job({}, { Engine: docker(params) }));
-    expect(warnings).toEqual(["Tasks[0].Engine.Params.Meta is ignored: a task's meta goes in Tasks[0].Meta"]);
-    expect(spec.Tasks[0]?.Engine.Params).not.toHaveProperty("Meta");
-    expect(spec.Tasks[0]?.Meta).toEqual({});
-    // Docker's own settings stay refused: a node would run the container without them.
-    expect(problems(job({}, { Engine: docker({ ...params, Privileged: true }) }))).toEqual([
-      expect.stringMatching(
-        /^Tasks\[0\]\.Engine\.Params\.Privileged: docker engine param "Privileged" is not supported/,
-      ),
-    ]);
-  });
+  it(
+    "ignores, with a warning, a task meta written among the docker params, as Bacalhau's documented " +
+      "examples have it",
+    () => {
+      const params = { Image: "busybox:1.36", Meta: { "Task goal ": "show how" } };
+      const { warnings, spec } = accepted(job({}, { Engine: docker(params) }));
+      expect(warnings).toEqual(["Tasks[0].Engine.Params.Meta is ignored: a task's meta goes in Tasks[0].Meta"]);
+      expect(spec.Tasks[0]?.Engine.Params).not.toHaveProperty("Meta");
+      expect(spec.Tasks[0]?.Meta).toEqual({});
+      // Docker's own settings stay refused: a node would run the container without them.
+      expect(problems(job({}, { Engine: docker({ ...params, Privileged: true }) }))).toEqual([
+        expect.stringMatching(
+          /^Tasks\[0\]\.Engine\.Params\.Privileged: docker engine param "Privileged" is not supported/,
+        ),
+      ]);
+    },
+  );
 
   it("warns about each field it does not know, at any level, as Go's decoder ignores them unsaid", () => {
     const { warnings, spec } = accepted({

@@ -52,60 +52,67 @@ const tree = (dir: string): string[] =>
     .sort();
 
 describe("the local publisher", () => {
-  it("archives the result paths with stdout, stderr and exitCode (Bacalhau's layout) as a tar.gz that unpacks the same", async () => {
-    const { results, publisher, root } = node();
-    const mounts = await results.prepare(ID, task([{ Name: "outputs", Path: "/outputs" }]));
-    expect(mounts).toEqual([
-      { hostPath: expect.stringMatching(/staging\/e-[^/]+\/outputs$/), containerPath: "/outputs" },
-    ]);
-    const out = mounts[0]!.hostPath;
-    const long = `${"d".repeat(90)}/${"f".repeat(90)}.txt`;
-    mkdirSync(join(out, "d".repeat(90)));
-    writeFileSync(join(out, long), "a long path\n");
-    writeFileSync(join(out, "empty"), "");
-    writeFileSync(join(out, "big.bin"), Buffer.alloc(3 * BLOCK + 7, 0xab));
-    symlinkSync("/etc/passwd", join(out, "link"));
+  it(
+    "archives the result paths with stdout, stderr and exitCode (Bacalhau's layout) as a tar.gz that " +
+      "unpacks the same",
+    async () => {
+      const { results, publisher, root } = node();
+      const mounts = await results.prepare(ID, task([{ Name: "outputs", Path: "/outputs" }]));
+      expect(mounts).toEqual([
+        { hostPath: expect.stringMatching(/staging\/e-[^/]+\/outputs$/), containerPath: "/outputs" },
+      ]);
+      const out = mounts[0]!.hostPath;
+      const long = `${"d".repeat(90)}/${"f".repeat(90)}.txt`;
+      mkdirSync(join(out, "d".repeat(90)));
+      writeFileSync(join(out, long), "a long path\n");
+      writeFileSync(join(out, "empty"), "");
+      writeFileSync(join(out, "big.bin"), Buffer.alloc(3 * BLOCK + 7, 0xab));
+      symlinkSync("/etc/passwd", join(out, "link"));
 
-    const published = await results.publish(ID, "local", output);
-    const archive = publisher.pathOf(ID);
-    const bytes = readFileSync(archive);
-    expect(published).toEqual({
-      Type: "local",
-      Params: { Name: `${ID}.tar.gz`, Bytes: bytes.length, SHA256: createHash("sha256").update(bytes).digest("hex") },
-    });
-    const layout = [
-      "exitCode",
-      "outputs/",
-      "outputs/big.bin",
-      `outputs/${"d".repeat(90)}/`,
-      `outputs/${long}`,
-      "outputs/empty",
-      "stderr",
-      "stdout",
-    ].sort();
-    // Another tar reads it: the format is the standard one, not only ours.
-    expect(execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n").filter(Boolean).sort()).toEqual(
-      layout,
-    );
+      const published = await results.publish(ID, "local", output);
+      const archive = publisher.pathOf(ID);
+      const bytes = readFileSync(archive);
+      expect(published).toEqual({
+        Type: "local",
+        Params: { Name: `${ID}.tar.gz`, Bytes: bytes.length, SHA256: createHash("sha256").update(bytes).digest("hex") },
+      });
+      const layout = [
+        "exitCode",
+        "outputs/",
+        "outputs/big.bin",
+        `outputs/${"d".repeat(90)}/`,
+        `outputs/${long}`,
+        "outputs/empty",
+        "stderr",
+        "stdout",
+      ].sort();
+      // Another tar reads it: the format is the standard one, not only ours.
+      expect(execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n").filter(Boolean).sort()).toEqual(
+        layout,
+      );
 
-    const into = tempDir();
-    const unpacked = await unpackTarGz(fileChunks(archive), into, 1024 * 1024);
-    expect(unpacked.files).toBe(6);
-    expect(tree(into)).toEqual(layout);
-    expect(readFileSync(join(into, "stdout"), "utf8")).toBe("hello\n");
-    expect(readFileSync(join(into, "exitCode"), "utf8")).toBe("0");
-    expect(readFileSync(join(into, "outputs", long), "utf8")).toBe("a long path\n");
-    expect(readFileSync(join(into, "outputs", "big.bin"))).toEqual(Buffer.alloc(3 * BLOCK + 7, 0xab));
-    // The staging is gone once published.
-    expect(readdirSync(join(root, "staging"))).toEqual([]);
-  });
+      const into = tempDir();
+      const unpacked = await unpackTarGz(fileChunks(archive), into, 1024 * 1024);
+      expect(unpacked.files).toBe(6);
+      expect(tree(into)).toEqual(layout);
+      expect(readFileSync(join(into, "stdout"), "utf8")).toBe("hello\n");
+      expect(readFileSync(join(into, "exitCode"), "utf8")).toBe("0");
+      expect(readFileSync(join(into, "outputs", long), "utf8")).toBe("a long path\n");
+      expect(readFileSync(join(into, "outputs", "big.bin"))).toEqual(Buffer.alloc(3 * BLOCK + 7, 0xab));
+      // The staging is gone once published.
+      expect(readdirSync(join(root, "staging"))).toEqual([]);
+    },
+  );
 
   it("fails a result larger than the node publishes, naming the limit, and leaves nothing behind", async () => {
     const { results, root } = node(1024);
     const [mount] = await results.prepare(ID, task([{ Name: "outputs", Path: "/outputs" }]));
     writeFileSync(join(mount!.hostPath, "data"), Buffer.alloc(2048));
     await expect(results.publish(ID, "local", output)).rejects.toThrow(
-      /wrote 2055 bytes of results; this node publishes at most 1KiB per execution \(Compute\.Publishers\.MaxResultBytes\)/,
+      new RegExp(
+        "wrote 2055 bytes of results; this node publishes at most 1KiB per execution " +
+          "\\(Compute\\.Publishers\\.MaxResultBytes\\)",
+      ),
     );
     expect(readdirSync(join(root, "staging"))).toEqual([]);
   });
