@@ -59,6 +59,15 @@ export function isDockerNotFound(e: unknown): boolean {
   return (e as DockerodeError | undefined)?.statusCode === 404;
 }
 
+/**
+ * The container is gone or going: 404, or the 409 Docker answers a read of logs from a container it is removing
+ * ("can not get logs from container which is dead or marked for removal").
+ */
+export function isDockerContainerGone(e: unknown): boolean {
+  const err = e as DockerodeError | undefined;
+  return isDockerNotFound(e) || (err?.statusCode === 409 && /dead or marked for removal/.test(dockerMessage(e)));
+}
+
 /** 304 (already stopped) and 409 (not running) both mean there was nothing left to stop. */
 export function isDockerAlreadyStopped(e: unknown): boolean {
   const status = (e as DockerodeError | undefined)?.statusCode;

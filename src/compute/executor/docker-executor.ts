@@ -9,7 +9,13 @@ import { CapacityLedger } from "./capacity-ledger.ts";
 import { type ContainerConfinement, confinementProblem, DEFAULT_CONFINEMENT } from "./container-confinement.ts";
 import { dockerContainerDetails } from "./docker-container-details.ts";
 import { dockerContainerOptions } from "./docker-container-options.ts";
-import { dockerError, dockerMessage, isDockerAlreadyStopped, isDockerNotFound } from "./docker-error.ts";
+import {
+  dockerError,
+  dockerMessage,
+  isDockerAlreadyStopped,
+  isDockerContainerGone,
+  isDockerNotFound,
+} from "./docker-error.ts";
 import { dockerFrames } from "./docker-frames.ts";
 import { followDockerLog } from "./docker-log-follow.ts";
 import { sawOomEvent } from "./docker-oom-event.ts";
@@ -257,8 +263,9 @@ export class DockerExecutor implements Executor {
       yield* source;
     } catch (e) {
       if (options.signal?.aborted) return;
-      // The container was removed in between: the execution ended and its output is in its result.
-      if (isDockerNotFound(e)) throw notFound(`execution ${executionId} no longer runs on node ${this.#nodeId}`);
+      // The container was removed (or is being removed) in between: the execution ended and its output is in its
+      // result.
+      if (isDockerContainerGone(e)) throw notFound(`execution ${executionId} no longer runs on node ${this.#nodeId}`);
       throw dockerError(e, `reading the logs of execution ${executionId}`);
     } finally {
       reread();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dockerError } from "../../../../src/compute/executor/docker-error.ts";
+import { dockerError, isDockerContainerGone } from "../../../../src/compute/executor/docker-error.ts";
 import { notFound } from "../../../../src/errors/shoal-error.ts";
 
 /** Errors shaped as dockerode gives them (from docker-modem): statusCode, json.message, reason. */
@@ -37,5 +37,15 @@ describe("dockerError", () => {
   it("keeps a ShoalError as it is", () => {
     const original = notFound("image x is not on node n1");
     expect(dockerError(original, "anything")).toBe(original);
+  });
+});
+
+describe("isDockerContainerGone", () => {
+  it("takes a missing container, and a log read from one Docker is removing, as gone; other conflicts not", () => {
+    expect(isDockerContainerGone(modemError(404, "No such container: abc"))).toBe(true);
+    const removing = "can not get logs from container which is dead or marked for removal";
+    expect(isDockerContainerGone(modemError(409, removing))).toBe(true);
+    expect(isDockerContainerGone(modemError(409, "container abc is not running"))).toBe(false);
+    expect(isDockerContainerGone(modemError(500, removing))).toBe(false);
   });
 });
