@@ -15,6 +15,7 @@ import {
 } from "../../snapshots/job-views-snapshot.ts";
 import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts";
 import { NodeLogClient } from "../../transport/node-log-client.ts";
+import { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { JobRunner } from "../../workflows/jobs/job-runner.ts";
 import { ResendingWorkClient } from "../../workflows/jobs/resending-work-client.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
@@ -77,7 +78,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   );
   context.metrics.registerCollector("jobs", () => views.counts.jobCounts());
   context.metrics.registerCollector("executions", () => views.counts.executionCounts());
-  const work = new ResendingWorkClient(nc, {
+  const work = new ResendingWorkClient({
+    wire: new NodeWorkClient(nc),
     deadlines,
     clock,
     logger: logger.child({ component: "work-cancels" }),
@@ -211,7 +213,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
 
     listen() {
       if (!context.takeExecutionReports) return;
-      const reports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(control.executions, (id) => work.ended(id)), {
+      const onActors = new ExecutionReportsOnActors(control.executions, (id) => work.ended(id));
+      const reports = new ExecutionReportHandler(nc, onActors, {
         enforcesNodeKeys: context.nats.access !== undefined,
         logger: logger.child({ component: "execution-reports" }),
         ...(context.cluster.clustered ? { takesReports: () => duty.held } : {}),

@@ -1,11 +1,12 @@
-import type { NatsConnection } from "nats";
 import type { Logger } from "pino";
 import type { Clock } from "../../actors/clock.ts";
 import type { DeadlineKind, DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
-import { NodeWorkClient } from "../../transport/node-work-client.ts";
+import type { ExecutionWork, WorkClient } from "../../transport/node-work-client.ts";
 import { RESEND_MS } from "./work-dispatch.ts";
 
 export interface ResendingWorkClientOptions {
+  /** Where the messages go (NodeWorkClient). */
+  readonly wire: WorkClient;
   /** The orchestrator's one deadline heap: every resend is a deadline in it, on `clock`. */
   readonly deadlines: DeadlineScheduler;
   readonly clock: Clock;
@@ -29,22 +30,26 @@ interface Cancel {
  * execution ended (a node answers every cancel with the end, once the container is gone, or with "does not run here"),
  * or until the answer bound passes. Each resend is a deadline in the one heap, keyed by the execution: one chain each.
  */
-export class ResendingWorkClient extends NodeWorkClient {
+export class ResendingWorkClient implements WorkClient {
   private readonly cancels = new Map<string, Cancel>();
   private readonly resends: DeadlineKind;
   private stopped = false;
 
-  constructor(
-    nc: NatsConnection,
-    private readonly options: ResendingWorkClientOptions,
-  ) {
-    super(nc);
+  constructor(private readonly options: ResendingWorkClientOptions) {
     this.resends = options.deadlines.kind((executionId) => this.resend(executionId));
   }
 
+  askForBid(work: ExecutionWork): string {
+    return this.options.wire.askForBid(work);
+  }
+
+  runExecution(work: ExecutionWork): string {
+    return this.options.wire.runExecution(work);
+  }
+
   /** Sent now (a publish that throws is the caller's) and again until the node reports the execution ended. */
-  override cancelExecution(nodeId: string, executionId: string, reason: string): string {
-    const messageId = super.cancelExecution(nodeId, executionId, reason);
+  cancelExecution(nodeId: string, executionId: string, reason: string): string {
+    const messageId = this.options.wire.cancelExecution(nodeId, executionId, reason);
     if (!this.stopped) {
       const now = this.options.clock.now();
       this.cancels.set(executionId, { nodeId, reason, until: now + this.options.answerTimeoutMs });
@@ -81,7 +86,7 @@ export class ResendingWorkClient extends NodeWorkClient {
     // Fired by the heap: a throw here would strand every deadline after it.
     if (this.options.transportDown?.() !== true) {
       try {
-        super.cancelExecution(cancel.nodeId, executionId, cancel.reason);
+        this.options.wire.cancelExecution(cancel.nodeId, executionId, cancel.reason);
       } catch (err) {
         this.options.logger.warn({ err, executionId }, "sending CancelExecution again failed");
       }
