@@ -30,8 +30,13 @@ type Report = { readonly NodeID: string; readonly ExecutionID: string; readonly 
  * orchestrator that stops between the two still approves after a restart.
  */
 export class ExecutionReportsOnActors implements ExecutionReports {
+  /**
+   * `nodeReportedEnd`: told of every end a node reports on an execution placed on it, also one the orchestrator had
+   * already recorded (a cancel it answered): what it was sending that node about the execution may stop.
+   */
   constructor(
     private readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>,
+    private readonly nodeReportedEnd: (executionId: string) => void = () => {},
   ) {}
 
   private async placed(report: Report): Promise<ExecutionState> {
@@ -87,6 +92,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
 
   async completed(report: Work.ExecutionCompleted): Promise<void> {
     const state = await this.placed(report);
+    this.nodeReportedEnd(report.ExecutionID);
     if (ended(state)) return;
     await this.executions.execute(
       report.ExecutionID,
@@ -101,6 +107,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
 
   async failed(report: Work.ExecutionFailed): Promise<void> {
     const state = await this.placed(report);
+    this.nodeReportedEnd(report.ExecutionID);
     // A cancelled execution's container gone: the end the orchestrator already recorded.
     if (ended(state)) return;
     const output = report.RunOutput === undefined ? {} : { output: storedOutput(report.RunOutput) };

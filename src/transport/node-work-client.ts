@@ -12,6 +12,9 @@ import type { WorkMessage } from "./work-messages.ts";
 
 export type { ExecutionWork } from "./work-message-builders.ts";
 
+/** What sends work to nodes: NodeWorkClient on the wire, or a sender that sends some of it again. */
+export type WorkClient = Pick<NodeWorkClient, "askForBid" | "runExecution" | "cancelExecution">;
+
 /**
  * The orchestrator's side of sending work to a compute node (docs/protocol.md, Work): published on
  * the node's own `shoal.work.<id>.execution`, which only that node may read. Nothing is answered

@@ -17,6 +17,7 @@ import { NATS_DRAIN_TIMEOUT_MS } from "../../transport/close-nats-connection.ts"
 import { NodeLogClient } from "../../transport/node-log-client.ts";
 import { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { JobRunner } from "../../workflows/jobs/job-runner.ts";
+import { ResendingWorkClient } from "../../workflows/jobs/resending-work-client.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
 import { jobDefaultsOf } from "../job-defaults-config.ts";
 import { jobLimitsOf } from "../job-limits-config.ts";
@@ -30,7 +31,7 @@ export interface JobModule extends Module {
   /** The job and execution read model. */
   readonly views: JobViews;
   /** Work sent to nodes over NATS. */
-  readonly work: NodeWorkClient;
+  readonly work: ResendingWorkClient;
   /** Placement, dispatch, settling and cancelling: what the job flow's commands do (recover on). */
   readonly runner: Later<JobRunner>;
   /** The job read model's processor (follow on). */
@@ -77,7 +78,15 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   );
   context.metrics.registerCollector("jobs", () => views.counts.jobCounts());
   context.metrics.registerCollector("executions", () => views.counts.executionCounts());
-  const work = new NodeWorkClient(nc);
+  const work = new ResendingWorkClient({
+    wire: new NodeWorkClient(nc),
+    deadlines,
+    clock,
+    logger: logger.child({ component: "work-cancels" }),
+    answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
+    transportDown: () => transport.down !== undefined,
+  });
+  stops.add({ name: "stopping the cancels' resends", run: () => work.stop() });
   const runner = new Later<JobRunner>("the job runner", "recover");
   const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
   const catchUp = new Later<CatchUp>("the job read model's catch-up", "follow");
@@ -204,7 +213,8 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
 
     listen() {
       if (!context.takeExecutionReports) return;
-      const reports = new ExecutionReportHandler(nc, new ExecutionReportsOnActors(control.executions), {
+      const onActors = new ExecutionReportsOnActors(control.executions, (id) => work.ended(id));
+      const reports = new ExecutionReportHandler(nc, onActors, {
         enforcesNodeKeys: context.nats.access !== undefined,
         logger: logger.child({ component: "execution-reports" }),
         ...(context.cluster.clustered ? { takesReports: () => duty.held } : {}),

@@ -9,14 +9,14 @@ import type { EntityRegistry } from "../../actors/entity-registry.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
 import type { FollowUp, JobPlan } from "../../scheduler/job-plan.ts";
-import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import type { WorkClient } from "../../transport/node-work-client.ts";
 import { isTransientFailure } from "../transient-failure.ts";
 
 /** Where a job's plan is carried out: its actors, the nodes' work subjects, the one deadline scheduler. */
 export interface JobPlanTarget {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
-  readonly work: NodeWorkClient;
+  readonly work: WorkClient;
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
 }

@@ -5,12 +5,12 @@ import type { CommandContext } from "../../actors/command-context.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
 import { asShoalError } from "../../errors/shoal-error.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
-import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import type { WorkClient } from "../../transport/node-work-client.ts";
 import { MORE_THAN_NEEDED, approvalsOf } from "./bid-approval.ts";
 
 export interface BidApproverOptions {
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
-  readonly work: NodeWorkClient;
+  readonly work: WorkClient;
   readonly logger: Logger;
 }
 

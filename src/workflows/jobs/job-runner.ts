@@ -35,7 +35,7 @@ import { fromBacalhauResources } from "../../scheduler/resources.ts";
 import { placeJob } from "../../scheduler/place-job.ts";
 import { placementRequestOf } from "../../scheduler/placement-request-of.ts";
 import type { ConstraintRequirement, ExistingExecution, PlacementRequest } from "../../scheduler/placement-request.ts";
-import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import type { WorkClient } from "../../transport/node-work-client.ts";
 import { deterministicId } from "../../events/store/deterministic-id.ts";
 import type { WorkflowCommand, WorkflowHandler } from "../workflow.ts";
 import { applyJobPlan, type JobPlanStep } from "./apply-job-plan.ts";
@@ -64,7 +64,7 @@ export interface JobRunnerOptions {
   readonly nodeViews: NodeViews;
   /** The cluster's nodes as placement reads them now, indexed (PlacementFleet): not rebuilt per placement. */
   readonly fleet: () => FleetView;
-  readonly work: NodeWorkClient;
+  readonly work: WorkClient;
   readonly clock: Clock;
   /**
    * The orchestrator's one deadline heap: work sent again, nodes told again to stop lost work, and a job's

@@ -31,7 +31,7 @@ import type { EventEnvelope } from "../../projections/event-envelope.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeViews } from "../../projections/node-views.ts";
 import type { Processor, ProcessorProgress } from "../../projections/processor.ts";
-import type { NodeWorkClient } from "../../transport/node-work-client.ts";
+import type { WorkClient } from "../../transport/node-work-client.ts";
 import { READ_YOUR_WRITES_TIMEOUT_MS } from "../read-your-writes-timeout.ts";
 import type { WorkflowHandler } from "../workflow.ts";
 import { DRAIN, DRAIN_ACTOR, DRAIN_ID_SEED } from "./drain-flow.ts";
@@ -43,7 +43,7 @@ export interface NodeDrainerOptions {
   readonly nodeViewsProgress: Pick<ProcessorProgress, "waitFor">;
   readonly jobViews: JobViews;
   readonly executions: EntityRegistry<ExecutionState, ExecutionCommand, ExecutionEvent, ExecutionRefusal>;
-  readonly work: NodeWorkClient;
+  readonly work: WorkClient;
   /** Places a job (the jobs workflow's placement, serialized with every other): a service's replacements. */
   readonly place: (jobId: string, by: PlacementBy) => Promise<void>;
   /** Whether another node would take a batch execution's partition now (a dry run): only then is it stopped to move. */
