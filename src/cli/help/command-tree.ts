@@ -60,6 +60,11 @@ const RUN_SETTINGS: OptionSpec[] = [
 const JOB_ID = "<job-id> [options]";
 
 const VERSION = (description: string): OptionSpec => ({ name: "version", short: "v", arg: "N", description });
+/** Bacalhau's version filter of a job's lists: the current version's entries unless asked otherwise. */
+const versionsOptions = (what: string): OptionSpec[] => [
+  VERSION(`only this version's ${what} (default 0: the current version's)`),
+  { name: "all-versions", description: `every version's ${what} (a --version other than 0 wins)` },
+];
 const NAMESPACE: OptionSpec = { name: "namespace", arg: "NS", description: "the namespace a job name is looked up in" };
 
 const NODE_ID: OptionSpec = {
@@ -294,13 +299,18 @@ const JOB: CommandSpec = {
       summary: "list a job's executions",
       usage: JOB_ID,
       options: [
+        ...versionsOptions("executions"),
         ...page("executions"),
         { name: "order-by", arg: "FIELD", description: "created_at (default), modified_at, …" },
         { name: "order-reversed", description: "last first" },
         ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       ],
       shared: ["api", "config"],
-      examples: ["shoal job executions j-1"],
+      examples: [
+        "shoal job executions j-1",
+        "shoal job executions nightly --version 1",
+        "shoal job executions j-1 --all-versions",
+      ],
     },
     {
       name: "history",
@@ -315,11 +325,16 @@ const JOB: CommandSpec = {
         },
         { name: "execution-id", arg: "ID", description: "only this execution's entries" },
         { name: "since", arg: "T", description: "only entries at or after T (Unix seconds or ISO 8601)" },
+        ...versionsOptions("entries"),
         ...page("entries"),
         ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       ],
       shared: ["api", "config"],
-      examples: ["shoal job history j-1", "shoal job history j-1 --event-type execution"],
+      examples: [
+        "shoal job history j-1",
+        "shoal job history j-1 --event-type execution",
+        "shoal job history nightly --all-versions",
+      ],
     },
     {
       name: "stop",
