@@ -598,7 +598,10 @@ export const COMMAND_TREE: CommandSpec = {
           description:
             "Runs a Docker container as a job: builds a batch job (Bacalhau's models.Job, as `bacalhau docker\n" +
             "run` builds it) from the flags and submits it. Everything after IMAGE is the container's command;\n" +
-            "put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').",
+            "put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').\n" +
+            "-i/--input mounts data as Bacalhau's does: URI[:DEST] or src=URI,dst=DEST[,opt=rw=true], DEST\n" +
+            "/inputs by default; file:///PATH is a directory of the compute node (localDirectory; the node must\n" +
+            "allow it), http:// and https:// a file downloaded (urlDownload). Other storage is refused.",
           summary: "build a batch job from the flags and submit it, as bacalhau docker run",
           usage: "[options] IMAGE [-- COMMAND [ARG…]]",
           options: [
@@ -624,6 +627,7 @@ export const COMMAND_TREE: CommandSpec = {
             { name: "execution-timeout", arg: "T", description: "each execution's timeout" },
             { name: "queue-timeout", arg: "T", description: "how long the job may wait for a node" },
             { name: "env", short: "e", arg: "K=V", description: "an environment variable (repeatable)" },
+            { name: "input", short: "i", arg: "URI", description: "mount file:// or http(s):// data (repeatable)" },
             { name: "entrypoint", arg: "CMD", description: "override the image's entrypoint" },
             { name: "workdir", short: "w", arg: "DIR", description: "the container's working directory" },
             { name: "task-name", arg: "NAME", description: "the task's name (default main)" },
@@ -636,6 +640,7 @@ export const COMMAND_TREE: CommandSpec = {
             "shoal docker run busybox -- echo hello",
             "shoal docker run --cpu 500m --memory 256Mb alpine -- sh -c 'uname -a'",
             "shoal docker run --dry-run busybox > job.yaml",
+            "shoal docker run -i file:///srv/data:/data -i https://example.com/a.csv busybox -- ls /data /inputs",
           ],
         },
       ],
