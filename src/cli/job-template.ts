@@ -6,6 +6,8 @@
  * functions, variables) is refused, naming it, rather than rendered differently from Bacalhau.
  */
 
+import { csvFields } from "./csv-fields.ts";
+
 /** A template that cannot be rendered: what is wrong and where. */
 export class TemplateError extends Error {
   override readonly name = "TemplateError";
@@ -134,36 +136,6 @@ export function templateVars(flags: readonly string[]): { vars: Record<string, s
     }
   }
   return { vars };
-}
-
-function csvFields(text: string): string[] {
-  const fields: string[] = [];
-  let i = 0;
-  for (;;) {
-    let field = "";
-    if (text[i] === '"') {
-      i++;
-      for (; i < text.length; i++) {
-        if (text[i] === '"' && text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else if (text[i] === '"') {
-          i++;
-          break;
-        } else field += text[i];
-      }
-      const comma = text.indexOf(",", i);
-      field += text.slice(i, comma === -1 ? text.length : comma);
-      i = comma === -1 ? text.length : comma;
-    } else {
-      const comma = text.indexOf(",", i);
-      field = text.slice(i, comma === -1 ? text.length : comma);
-      i = comma === -1 ? text.length : comma;
-    }
-    fields.push(field);
-    if (i >= text.length) return fields;
-    i++;
-  }
 }
 
 /**

@@ -328,6 +328,41 @@ describe("shoal docker run", () => {
     expect(got.Job.Labels).toEqual({ team: "cli", env: "test" });
     expect(got.Executions.Items[0].RunOutput.Stdout).toBe("hello\n");
   }, 60_000);
+
+  it("-i/--input mounts a node's directory or downloads a URL; the spec it builds is valid", async () => {
+    const dry = await runShoal([
+      "docker",
+      "run",
+      "--dry-run",
+      "-i",
+      "file:///data:/inputs/data",
+      "--input",
+      "https://example.com:8443/a.csv",
+      "-i",
+      "src=file:///srv/models/,dst=/models,opt=rw=true",
+      "-i",
+      '"src=http://example.com/b.txt",dst=/b',
+      image,
+      "--",
+      "ls",
+    ]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const local = (path: string, readWrite: boolean) => ({
+      Type: "localDirectory",
+      Params: { SourcePath: path, ReadWrite: readWrite },
+    });
+    const url = (u: string) => ({ Type: "urlDownload", Params: { URL: u } });
+    expect(parseYaml(dry.stdout).Tasks[0].InputSources).toEqual([
+      { Source: local("/data", false), Alias: "file:///data", Target: "/inputs/data" },
+      { Source: url("https://example.com:8443/a.csv"), Alias: "https://example.com:8443/a.csv", Target: "/inputs" },
+      { Source: local("/srv/models", true), Alias: "file:///srv/models/", Target: "/models" },
+      { Source: url("http://example.com/b.txt"), Alias: "http://example.com/b.txt", Target: "/b" },
+    ]);
+    const file = join(tempDir(), "inputs.yaml");
+    writeFileSync(file, dry.stdout);
+    const valid = await runShoal(["job", "validate", file]);
+    expect(valid.stdout, valid.stderr).toBe("OK\n");
+  }, 30_000);
 });
 
 describe("shoal job run", () => {
@@ -754,6 +789,28 @@ describe("bad arguments", () => {
       [
         ["docker", "run", "--wait-timeout", "0", "busybox"],
         "--wait-timeout must be at least 1 second",
+        "shoal docker run --help",
+      ],
+      [
+        ["docker", "run", "-i", "s3://bucket/key", "busybox"],
+        '--input "s3://bucket/key": storage "s3://" is not supported: Shoal reads file:// (localDirectory) and ' +
+          "http:// or https:// (urlDownload)",
+        "shoal docker run --help",
+      ],
+      [["docker", "run", "-i", "/data", "busybox"], "the source has no scheme", "shoal docker run --help"],
+      [
+        ["docker", "run", "-i", "file:///data,ro", "busybox"],
+        'invalid storage option "ro": must be a key=value pair',
+        "shoal docker run --help",
+      ],
+      [
+        ["docker", "run", "-i", "src=file:///data,dst=inputs", "busybox"],
+        'the destination "inputs" must be an absolute path',
+        "shoal docker run --help",
+      ],
+      [
+        ["docker", "run", "-i", "src=file:///d,opt=rw=maybe", "busybox"],
+        'opt=rw takes true or false, got "maybe"',
         "shoal docker run --help",
       ],
       [["docker", "build"], 'unknown docker command "build"', "shoal docker --help"],

@@ -15,7 +15,8 @@ import { runShoal } from "../support/shoal-process.ts";
 /**
  * The job commands of Bacalhau >= 1.8's job versions, as a user runs them (every call a `bin/shoal` process) against
  * an orchestrator whose node runs the jobs in Docker: `job run --dry-run`, `job versions`, `job describe --version`,
- * `job logs --version`, `job rerun`, and `job validate` with no server at all.
+ * `job logs --version`, `job executions` and `job history` with --version / --all-versions, `job rerun`, and
+ * `job validate` with no server at all.
  */
 const KEY = "versions-cli-key-0123456789abcdefgh";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] }];
@@ -107,6 +108,30 @@ describe("a named job's versions from the CLI", () => {
     const absent = await shoal(["describe", jobId, "--version", "7"]);
     expect(absent.code).toBe(1);
     expect(absent.stderr).toContain(`job version 7 not found for job ${jobId}`);
+
+    /** The job versions of the entries `job <command> cli-versions … -o json` lists. */
+    const versionsListed = async (command: string, ...flags: string[]) => {
+      const listed = await shoal([command, "cli-versions", ...flags, "-o", "json"]);
+      expect(listed.code, listed.stderr).toBe(0);
+      return [...new Set((JSON.parse(listed.stdout) as Body[]).map((e) => e.JobVersion))].sort((a, b) => a - b);
+    };
+    for (const command of ["executions", "history"]) {
+      expect(await versionsListed(command)).toEqual([2]);
+      expect(await versionsListed(command, "--version", "1")).toEqual([1]);
+      expect(await versionsListed(command, "-v", "2")).toEqual([2]);
+      expect(await versionsListed(command, "--all-versions")).toEqual([1, 2]);
+      expect(await versionsListed(command, "--all-versions", "--version", "1")).toEqual([1]);
+      expect(await versionsListed(command, "--all-versions", "--version", "0")).toEqual([1, 2]);
+      const bad = await shoal([command, jobId, "--version", "two"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--version must be a whole number from 0 to 999999999999, got "two"');
+      const gone = await shoal([command, jobId, "--version", "7"]);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toContain(`job version 7 not found for job ${jobId}`);
+    }
+    const paged = await shoal(["executions", jobId, "--all-versions", "--limit", "1"]);
+    expect(paged.code, paged.stderr).toBe(0);
+    expect(paged.stdout).toMatch(new RegExp(`shoal job executions ${jobId} --all-versions .*--limit 1 --next-token `));
   }, 120_000);
 
   it("rerun runs a version again as the next one and waits for it; refusals say why", async () => {

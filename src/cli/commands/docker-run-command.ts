@@ -1,6 +1,7 @@
 import { NETWORK_TYPES } from "../../events/catalog/network-types.ts";
 import { parseLabelSelector, type Requirement } from "../../labels/label-selector.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
+import { inputFlag } from "../input-flag.ts";
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { secondsFlag, wholeNumberFlag } from "../number-flag.ts";
@@ -33,6 +34,7 @@ export const OPTIONS = {
   "execution-timeout": { type: "string" },
   "queue-timeout": { type: "string" },
   env: { type: "string", short: "e", multiple: true },
+  input: { type: "string", short: "i", multiple: true },
   entrypoint: { type: "string", multiple: true },
   workdir: { type: "string", short: "w" },
   "task-name": { type: "string" },
@@ -130,6 +132,7 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
   const networkType = network(values.network);
   if ((values.domain ?? []).length > 0 && networkType !== "HTTP")
     throw new UsageError("--domain needs --network http", HELP_REF);
+  const inputs = (values.input ?? []).map((text) => inputFlag(text, HELP_REF));
   const task = defined({
     Name: values["task-name"] ?? "main",
     Engine: {
@@ -150,6 +153,7 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
       }),
     ),
     Env: nonEmpty(env(values)),
+    InputSources: inputs.length > 0 ? inputs : undefined,
     Network: networkType === undefined ? undefined : defined({ Type: networkType, Domains: values.domain }),
   });
   const selectorRequirements = constraints(values);

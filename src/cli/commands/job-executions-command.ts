@@ -3,6 +3,7 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { Column } from "../column.ts";
 import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId } from "../job-cells.ts";
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_VERSIONS_OPTIONS, jobVersionsQuery } from "../job-version-flag.ts";
 import { listOrder, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
@@ -18,6 +19,7 @@ const DEFAULT_LIMIT = 20;
 export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
+  ...JOB_VERSIONS_OPTIONS,
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
@@ -63,12 +65,13 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
   const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  const versions = jobVersionsQuery(values, q, HELP_REF);
   order.query(q);
   const res = await apiClientFrom(values).request<{ Items: ExecutionJson[]; NextToken: string }>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
   );
-  const again = [...order.flags, `--limit ${limit}`, `--next-token ${res.NextToken}`];
+  const again = [...versions, ...order.flags, `--limit ${limit}`, `--next-token ${res.NextToken}`];
   const more = res.NextToken
     ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}`
     : undefined;

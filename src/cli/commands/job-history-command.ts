@@ -3,6 +3,7 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { timeCell, type Column } from "../column.ts";
 import { historyActor, historyEventText, shortId } from "../job-cells.ts";
 import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_VERSIONS_OPTIONS, jobVersionsQuery } from "../job-version-flag.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
@@ -17,6 +18,7 @@ const EVENT_TYPES = ["all", "job", "execution"] as const;
 export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
+  ...JOB_VERSIONS_OPTIONS,
   "event-type": { type: "string" },
   "execution-id": { type: "string" },
   since: { type: "string" },
@@ -65,6 +67,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
   if (values.since !== undefined) q.set("since", String(sinceSeconds(values.since)));
   if (values.limit !== undefined) q.set("limit", String(wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF)));
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  jobVersionsQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<{ Items: JobHistoryJson[]; NextToken: string }>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/history?${q}`,

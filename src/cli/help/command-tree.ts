@@ -60,6 +60,11 @@ const RUN_SETTINGS: OptionSpec[] = [
 const JOB_ID = "<job-id> [options]";
 
 const VERSION = (description: string): OptionSpec => ({ name: "version", short: "v", arg: "N", description });
+/** Bacalhau's version filter of a job's lists: the current version's entries unless asked otherwise. */
+const versionsOptions = (what: string): OptionSpec[] => [
+  VERSION(`only this version's ${what} (default 0: the current version's)`),
+  { name: "all-versions", description: `every version's ${what} (a --version other than 0 wins)` },
+];
 const NAMESPACE: OptionSpec = { name: "namespace", arg: "NS", description: "the namespace a job name is looked up in" };
 
 const NODE_ID: OptionSpec = {
@@ -294,13 +299,18 @@ const JOB: CommandSpec = {
       summary: "list a job's executions",
       usage: JOB_ID,
       options: [
+        ...versionsOptions("executions"),
         ...page("executions"),
         { name: "order-by", arg: "FIELD", description: "created_at (default), modified_at, …" },
         { name: "order-reversed", description: "last first" },
         ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       ],
       shared: ["api", "config"],
-      examples: ["shoal job executions j-1"],
+      examples: [
+        "shoal job executions j-1",
+        "shoal job executions nightly --version 1",
+        "shoal job executions j-1 --all-versions",
+      ],
     },
     {
       name: "history",
@@ -315,11 +325,16 @@ const JOB: CommandSpec = {
         },
         { name: "execution-id", arg: "ID", description: "only this execution's entries" },
         { name: "since", arg: "T", description: "only entries at or after T (Unix seconds or ISO 8601)" },
+        ...versionsOptions("entries"),
         ...page("entries"),
         ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       ],
       shared: ["api", "config"],
-      examples: ["shoal job history j-1", "shoal job history j-1 --event-type execution"],
+      examples: [
+        "shoal job history j-1",
+        "shoal job history j-1 --event-type execution",
+        "shoal job history nightly --all-versions",
+      ],
     },
     {
       name: "stop",
@@ -583,7 +598,10 @@ export const COMMAND_TREE: CommandSpec = {
           description:
             "Runs a Docker container as a job: builds a batch job (Bacalhau's models.Job, as `bacalhau docker\n" +
             "run` builds it) from the flags and submits it. Everything after IMAGE is the container's command;\n" +
-            "put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').",
+            "put it after '--' when it has options of its own (shoal docker run busybox -- sh -c 'echo hi').\n" +
+            "-i/--input mounts data as Bacalhau's does: URI[:DEST] or src=URI,dst=DEST[,opt=rw=true], DEST\n" +
+            "/inputs by default; file:///PATH is a directory of the compute node (localDirectory; the node must\n" +
+            "allow it), http:// and https:// a file downloaded (urlDownload). Other storage is refused.",
           summary: "build a batch job from the flags and submit it, as bacalhau docker run",
           usage: "[options] IMAGE [-- COMMAND [ARG…]]",
           options: [
@@ -609,6 +627,7 @@ export const COMMAND_TREE: CommandSpec = {
             { name: "execution-timeout", arg: "T", description: "each execution's timeout" },
             { name: "queue-timeout", arg: "T", description: "how long the job may wait for a node" },
             { name: "env", short: "e", arg: "K=V", description: "an environment variable (repeatable)" },
+            { name: "input", short: "i", arg: "URI", description: "mount file:// or http(s):// data (repeatable)" },
             { name: "entrypoint", arg: "CMD", description: "override the image's entrypoint" },
             { name: "workdir", short: "w", arg: "DIR", description: "the container's working directory" },
             { name: "task-name", arg: "NAME", description: "the task's name (default main)" },
@@ -621,6 +640,7 @@ export const COMMAND_TREE: CommandSpec = {
             "shoal docker run busybox -- echo hello",
             "shoal docker run --cpu 500m --memory 256Mb alpine -- sh -c 'uname -a'",
             "shoal docker run --dry-run busybox > job.yaml",
+            "shoal docker run -i file:///srv/data:/data -i https://example.com/a.csv busybox -- ls /data /inputs",
           ],
         },
       ],
