@@ -23,7 +23,7 @@ import { ExecutionRunner } from "./execution-runner.ts";
 import { KnownExecutions } from "./known-executions.ts";
 import { ExecutionResults } from "./publisher/execution-results.ts";
 import { LocalPublisher } from "./publisher/local-publisher.ts";
-import { DEFAULT_MAX_RESULT_BYTES } from "./publisher/default-max-result-bytes.ts";
+import { DEFAULT_MAX_RESULT_BYTES } from "../config/default-max-result-bytes.ts";
 import { ResultStaging } from "./publisher/result-staging.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";

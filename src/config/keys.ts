@@ -1,6 +1,6 @@
 import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
-import { DEFAULT_MAX_RESULT_BYTES } from "../compute/publisher/default-max-result-bytes.ts";
+import { DEFAULT_MAX_RESULT_BYTES } from "./default-max-result-bytes.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
