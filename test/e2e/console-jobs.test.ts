@@ -59,7 +59,9 @@ describe("the web console's jobs in a browser", { timeout: 240_000 }, () => {
    */
   let beforeNode = "";
   let nodeApproved = "";
-  const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+  // The input drops zero seconds from its value ("12:58:00" reads "12:58"), and Playwright's fill refuses a value
+  // the input does not keep as given: write a whole minute as the input does.
+  const localSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace(/:00$/, "");
 
   /** A real `shoal compute` joining serve with the join token, its containers stopped within a second. */
   const startNode = (nodeId: string) =>
