@@ -85,6 +85,20 @@ describe("the console's node list at scale", { timeout: 120_000 }, () => {
     expect(await rowsDrawn()).toBeLessThanOrEqual(MOST_ROWS_DRAWN);
   });
 
+  it("has the next row drawn for Tab even before the scroll that follows the focus is heard", async () => {
+    const drawn = page.locator("table.nodes tbody tr[aria-rowindex]");
+    const lastDrawn = Number(await drawn.last().getAttribute("aria-rowindex"));
+    // Focused without scrolling: as when keys come faster than the scroll events they cause.
+    await drawn
+      .last()
+      .locator("a")
+      .evaluate((link: HTMLElement) => link.focus({ preventScroll: true }));
+    await page.keyboard.press("Tab");
+    await expect(page.evaluate("document.activeElement.closest('tr')?.getAttribute('aria-rowindex')")).resolves.toBe(
+      String(lastDrawn + 1),
+    );
+  });
+
   it("scrolls to the last node with the keyboard, still drawing only a window", async () => {
     const scroller = page.getByRole("region", { name: "Nodes (scrolls)" });
     await scroller.focus();

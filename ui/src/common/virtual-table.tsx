@@ -20,6 +20,23 @@ export function rowWindow(
 }
 
 /**
+ * The window widened to keep `focused` (a row index) and the rows either side of it drawn, so that Tab and Shift+Tab
+ * find the next row's link even before the scroll that brings it on screen has been heard. A focus far from the
+ * window (the reader scrolled away) is not followed: drawing every row between would defeat the window.
+ */
+export function windowAround(
+  window: { readonly first: number; readonly last: number },
+  focused: number | null,
+  count: number,
+): { readonly first: number; readonly last: number } {
+  if (focused === null || focused < window.first - OVERSCAN || focused >= window.last + OVERSCAN) return window;
+  return {
+    first: Math.min(window.first, Math.max(0, focused - OVERSCAN)),
+    last: Math.max(window.last, Math.min(count, focused + OVERSCAN + 1)),
+  };
+}
+
+/**
  * A list of any length as a table in its own scroller, drawing only the rows on screen and a margin: the DOM holds
  * a few dozen rows however many are loaded. Every row is one line (the same height), so the rows not drawn are
  * spacers of known height and nothing moves as the window slides. The header stays in view (sticky). For screen
@@ -47,8 +64,10 @@ export function VirtualTable<T>(props: {
   const tbody = useRef<HTMLTableSectionElement>(null);
   const [view, setView] = useState({ scrollTop: 0, height: 0 });
   const [rowPx, setRowPx] = useState(GUESSED_ROW_PX);
+  const [focused, setFocused] = useState<number | null>(null);
   const count = props.items.length;
-  const { first, last } = rowWindow(view.scrollTop, view.height, rowPx, count);
+  const scrolled = rowWindow(view.scrollTop, view.height, rowPx, count);
+  const { first, last } = windowAround(scrolled, focused, count);
 
   useLayoutEffect(() => {
     const element = scroller.current;
@@ -58,6 +77,27 @@ export function VirtualTable<T>(props: {
     const observer = new ResizeObserver(measure);
     observer.observe(element);
     return () => observer.disconnect();
+  }, []);
+
+  // Heard as focus moves, before the key that moved it is followed by another: the scroll event comes a frame later.
+  useLayoutEffect(() => {
+    const body = tbody.current;
+    if (body === null) return;
+    const rowOf = (target: EventTarget | null) =>
+      target instanceof Element ? target.closest<HTMLElement>("tr[aria-rowindex]") : null;
+    const onFocusIn = (event: FocusEvent) => {
+      const index = Number(rowOf(event.target)?.getAttribute("aria-rowindex"));
+      setFocused(Number.isInteger(index) && index >= 2 ? index - 2 : null);
+    };
+    const onFocusOut = (event: FocusEvent) => {
+      if (!(event.relatedTarget instanceof Node && body.contains(event.relatedTarget))) setFocused(null);
+    };
+    body.addEventListener("focusin", onFocusIn);
+    body.addEventListener("focusout", onFocusOut);
+    return () => {
+      body.removeEventListener("focusin", onFocusIn);
+      body.removeEventListener("focusout", onFocusOut);
+    };
   }, []);
 
   // Rows are one line each; their height follows the font, so it is read from one drawn.
@@ -75,7 +115,7 @@ export function VirtualTable<T>(props: {
     if (element === null) return;
     const next = rowWindow(element.scrollTop, element.clientHeight, rowPx, count);
     // Redrawn only when the window moves by a row, not per pixel scrolled.
-    if (next.first !== first || next.last !== last)
+    if (next.first !== scrolled.first || next.last !== scrolled.last)
       setView({ scrollTop: element.scrollTop, height: element.clientHeight });
   };
 
