@@ -92,7 +92,7 @@ describe("the console's node list at scale", { timeout: 120_000 }, () => {
     await drawn
       .last()
       .locator("a")
-      .evaluate((link: HTMLElement) => link.focus({ preventScroll: true }));
+      .evaluate((link) => (link as unknown as { focus(o: object): void }).focus({ preventScroll: true }));
     await page.keyboard.press("Tab");
     await expect(page.evaluate("document.activeElement.closest('tr')?.getAttribute('aria-rowindex')")).resolves.toBe(
       String(lastDrawn + 1),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rowWindow, windowAround } from "../../../ui/src/common/virtual-table.tsx";
+import { rowWindow, windowAround } from "../../../ui/src/common/row-window.ts";
 
 describe("the rows a virtual table draws", () => {
   it("are those on screen and ten either side, within the rows there are", () => {
