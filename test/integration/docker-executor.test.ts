@@ -198,6 +198,14 @@ describe("DockerExecutor: running one execution", () => {
     expect(await containersOf(ex.ledger.nodeId)).toEqual([]);
   });
 
+  it("lets an execution with a timeout past Node's longest timer (a month) run to its end", async () => {
+    const ex = executor();
+    const month = 30 * 24 * 60 * 60 * 1000;
+    const result = await (await ex.run(spec("sleep 2; echo done", { timeoutMs: month }))).done;
+    expect(result).toMatchObject({ state: "Completed" });
+    expect(result.runOutput.STDOUT).toBe("done\n");
+  });
+
   it("reports an execution the kernel killed at its memory limit as OOM-killed", async () => {
     const ex = executor();
     // The shell holds a command substitution's whole output in memory: 100 MB against a 16 MiB limit.

@@ -5,6 +5,7 @@ import { formatDuration } from "../../config/duration.ts";
 import { badRequest, conflict, forbidden, notFound, type ShoalError, unavailable } from "../../errors/shoal-error.ts";
 import type { ExecutionInputs } from "../inputs/execution-inputs.ts";
 import { BoundedOutput } from "./bounded-output.ts";
+import { type DeadlineTimer, deadlineTimer } from "./deadline-timer.ts";
 import { CapacityLedger } from "./capacity-ledger.ts";
 import { type ContainerConfinement, confinementProblem, DEFAULT_CONFINEMENT } from "./container-confinement.ts";
 import { dockerContainerDetails } from "./docker-container-details.ts";
@@ -104,7 +105,7 @@ interface Tracked {
   /** Ends the download of its inputs, while one is under way (a cancel does not wait for it). */
   stopInputs?: () => void;
   cancelReason?: string;
-  timer?: NodeJS.Timeout;
+  timer?: DeadlineTimer;
   /** The kill at the deadline, in flight: its answer says whether the container was still running. */
   killing?: Promise<void>;
   /** Log followers that have not yet re-read the log after the end; removal waits for them (a while). */
@@ -355,7 +356,7 @@ export class DockerExecutor implements Executor {
     this.#closed = true;
     const pending: Promise<unknown>[] = [];
     for (const tracked of this.#tracked.values()) {
-      clearTimeout(tracked.timer);
+      tracked.timer?.cancel();
       tracked.abort.abort();
       if (tracked.outcome) pending.push(tracked.outcome);
     }
@@ -629,7 +630,7 @@ export class DockerExecutor implements Executor {
           },
         );
       };
-      tracked.timer = setTimeout(kill, Math.max(0, startedAtMs + timeoutMs - Date.now()));
+      tracked.timer = deadlineTimer(startedAtMs + timeoutMs, kill);
     }
 
     let engineFailure: ShoalError | undefined;
@@ -639,7 +640,7 @@ export class DockerExecutor implements Executor {
       if (this.#closed) return undefined;
       engineFailure = dockerError(e, `waiting for execution ${executionId}`);
     } finally {
-      clearTimeout(tracked.timer);
+      tracked.timer?.cancel();
     }
     await tracked.killing;
     await finishOutput();
