@@ -2,7 +2,7 @@ import { NETWORK_TYPES } from "../../events/catalog/network-types.ts";
 import { parseLabelSelector, type Requirement } from "../../labels/label-selector.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { inputFlag } from "../input-flag.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_SUBMIT_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { secondsFlag, wholeNumberFlag } from "../number-flag.ts";
 import { printData } from "../output-format.ts";
@@ -14,7 +14,7 @@ import { commandHelp } from "../help/command-help.ts";
 const HELP_REF = "shoal docker run --help";
 
 export const OPTIONS = {
-  ...JOB_COMMON_OPTIONS,
+  ...JOB_SUBMIT_OPTIONS,
   ...RUN_SETTINGS_OPTIONS,
   name: { type: "string" },
   namespace: { type: "string" },
@@ -38,6 +38,8 @@ export const OPTIONS = {
   entrypoint: { type: "string", multiple: true },
   workdir: { type: "string", short: "w" },
   "task-name": { type: "string" },
+  output: { type: "string", short: "o", multiple: true },
+  publisher: { type: "string", short: "p" },
   "dry-run": { type: "boolean" },
 } as const;
 
@@ -110,6 +112,38 @@ function network(text: string | undefined): string | undefined {
   return type;
 }
 
+/** Bacalhau's `-o NAME:PATH` (cmd/util/flags parseResultPath): exactly one colon, both sides given. */
+function resultPaths(values: Values): { Name: string; Path: string }[] | undefined {
+  const paths = (values.output ?? []).map((text) => {
+    const tokens = text.split(":");
+    if (tokens.length !== 2 || tokens[0] === "" || tokens[1] === "")
+      throw new UsageError(`--output takes NAME:PATH (outputs:/outputs), got ${JSON.stringify(text)}`, HELP_REF);
+    return { Name: tokens[0]!, Path: tokens[1]! };
+  });
+  return paths.length > 0 ? paths : undefined;
+}
+
+/**
+ * Bacalhau's `-p`: a publisher type, or `target=TYPE`, with `opt=K=V` options. Only `local` publishes in this build;
+ * the others are refused here as the server would refuse them, before anything is sent.
+ */
+function publisher(text: string | undefined): { Type: string } | undefined {
+  if (text === undefined) return undefined;
+  const fields = text.split(",").map((f) => f.trim());
+  const head = fields[0] ?? "";
+  const target = head.includes("=") ? fields.find((f) => /^(target|dst|destination)=/i.test(f))?.split("=")[1] : head;
+  const type = (target ?? "")
+    .replace(/^['" ]+|['" ]+$/g, "")
+    .split(":")[0]!
+    .toLowerCase();
+  if (type !== "local")
+    throw new UsageError(
+      `--publisher: publisher type ${JSON.stringify(type)} is not supported: this build has local`,
+      HELP_REF,
+    );
+  return { Type: "local" };
+}
+
 const nonEmpty = <T extends object>(o: T): T | undefined => (Object.keys(o).length === 0 ? undefined : o);
 const defined = <T extends object>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -133,6 +167,10 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
   if ((values.domain ?? []).length > 0 && networkType !== "HTTP")
     throw new UsageError("--domain needs --network http", HELP_REF);
   const inputs = (values.input ?? []).map((text) => inputFlag(text, HELP_REF));
+  const results = resultPaths(values);
+  const publishTo = publisher(values.publisher);
+  if (results !== undefined && publishTo === undefined)
+    throw new UsageError("--output needs --publisher (-p local): result paths are published", HELP_REF);
   const task = defined({
     Name: values["task-name"] ?? "main",
     Engine: {
@@ -154,6 +192,8 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
     ),
     Env: nonEmpty(env(values)),
     InputSources: inputs.length > 0 ? inputs : undefined,
+    Publisher: publishTo,
+    ResultPaths: results,
     Network: networkType === undefined ? undefined : defined({ Type: networkType, Domains: values.domain }),
   });
   const selectorRequirements = constraints(values);
@@ -190,11 +230,6 @@ export async function dockerCommand(args: string[]): Promise<number> {
     console.log(commandHelp("shoal docker run"));
     return 0;
   }
-  if (values.output !== undefined)
-    throw new UsageError(
-      "shoal docker run has no --output (Bacalhau's result paths are not supported); --dry-run prints the job",
-      HELP_REF,
-    );
   const settings = runSettingsFrom(values, wait, HELP_REF);
   const job = dockerJob(values, positionals);
   if (values["dry-run"]) {

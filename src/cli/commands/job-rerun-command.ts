@@ -1,11 +1,10 @@
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_SUBMIT_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, watchJob } from "../job-submission.ts";
 import { jobVersionFlag } from "../job-version-flag.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { takeBooleanFlag } from "../take-boolean-flag.ts";
-import { UsageError } from "../usage-error.ts";
 import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job rerun --help";
@@ -13,7 +12,7 @@ const HELP_REF = "shoal job rerun --help";
 const { force: _force, ...RERUN_SETTINGS } = RUN_SETTINGS_OPTIONS;
 
 export const OPTIONS = {
-  ...JOB_COMMON_OPTIONS,
+  ...JOB_SUBMIT_OPTIONS,
   ...RERUN_SETTINGS,
   version: { type: "string", short: "v" },
   reason: { type: "string" },
@@ -38,8 +37,6 @@ export async function jobRerunCommand(args: string[]): Promise<number> {
     return 0;
   }
   const id = oneJobId(positionals, "rerun", HELP_REF);
-  if (values.output !== undefined)
-    throw new UsageError("shoal job rerun prints the job's new version; --output is for the read commands", HELP_REF);
   const settings = runSettingsFrom(values, wait, HELP_REF);
   const version = values.version === undefined ? 0 : jobVersionFlag(values.version, HELP_REF);
   const api = apiClientFrom(values);

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { dryRunJob } from "../dry-run-job.ts";
 import { TemplateError, renderTemplate, templateEnv, templateVars } from "../job-template.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_SUBMIT_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { takeBooleanFlag } from "../take-boolean-flag.ts";
@@ -13,7 +13,7 @@ import { commandHelp } from "../help/command-help.ts";
 const HELP_REF = "shoal job run --help";
 
 export const OPTIONS = {
-  ...JOB_COMMON_OPTIONS,
+  ...JOB_SUBMIT_OPTIONS,
   ...RUN_SETTINGS_OPTIONS,
   "dry-run": { type: "boolean" },
   "template-vars": { type: "string", short: "V", multiple: true },
@@ -87,11 +87,6 @@ export async function jobRunCommand(args: string[]): Promise<number> {
   }
   if (positionals.length !== 1)
     throw new UsageError("shoal job run takes exactly one file (or '-' for stdin)", HELP_REF);
-  if (values.output !== undefined)
-    throw new UsageError(
-      "shoal job run prints the job id (--id-only for the id alone); --output is for the read commands",
-      HELP_REF,
-    );
   const settings = runSettingsFrom(values, wait, HELP_REF);
   const file = positionals[0] as string;
   const text = values["no-template"] ? readJobText(file) : rendered(readJobText(file), values);
