@@ -196,16 +196,14 @@ function placementPlan(input: JobEvaluation): PlacementPlan {
   }
   // An update never turns a shortfall into an outage: while an earlier version's executions run, the job waits for
   // room for its new version (a node's change evaluates it again, as a queued job's does) rather than failing. The
-  // job says so (its decider records the reason when it changes); an ops or daemon execution placed meanwhile runs.
+  // job says so (its decider records the reason when it changes).
   if (earlierRunning.length > 0 && (chosen.blocked || (result.decision !== "placed" && result.shortfall))) {
     const waits: PlanLog = {
       level: "info",
       fields: { jobId: job.jobId, version: job.version, left: earlierRunning.length, message },
       message: `waiting for room for version ${job.version}: the earlier version's executions run on`,
     };
-    const held: JobPlanCommand[] = [{ type: "HoldUpdate", reason: message }];
-    if (kept.length > 0 && !asksForBids(spec.Type)) held.push({ type: "Run" });
-    return { ...placed, job: held, log: [...placed.log, waits] };
+    return { ...placed, job: [{ type: "HoldUpdate", reason: message }], log: [...placed.log, waits] };
   }
   if (result.decision === "failed") return { ...placed, job: [{ type: "Fail", reason: message }] };
   // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one
