@@ -21,6 +21,8 @@ const CAUSES: Readonly<Record<JobCommandType, JobEventType>> = {
   Put: "JobUpdated",
   Rerun: "JobRerun",
   Queue: "JobQueued",
+  HoldUpdate: "JobUpdateHeld",
+  ResumeUpdate: "JobUpdateResumed",
   Run: "JobStarted",
   Complete: "JobCompleted",
   Fail: "JobFailed",
@@ -76,6 +78,17 @@ function refusal(command: JobCommand, state: JobState): JobRefusal {
 }
 
 /**
+ * Commands that no longer apply once the job moved on (a deadline passing, an update's hold or resumption reaching an
+ * ended job): no-ops, never refusals.
+ */
+const MOOT_WHEN_ILLEGAL: ReadonlySet<JobCommandType> = new Set([
+  "TimeOutQueue",
+  "TimeOutJob",
+  "HoldUpdate",
+  "ResumeUpdate",
+]);
+
+/**
  * The job's rules: given a command and the job's state, which events happen, or why not. Whether
  * a command may happen at all comes from the chart (`isLegal`); a repeat of what
  * already happened writes nothing; deadline commands that no longer apply (the job moved on) are
@@ -93,8 +106,8 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
     const job = { ...state, spec, state: current };
     return command.type === "Put" ? decideUpdate(command, job) : decideRerun(command, job);
   }
-  const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
-  if (!isLegal(command, state)) return deadline ? accept([]) : refuse(refusal(command, state));
+  if (!isLegal(command, state))
+    return MOOT_WHEN_ILLEGAL.has(command.type) ? accept([]) : refuse(refusal(command, state));
 
   if (command.type === "Submit") {
     if (!isJobId(jobId))
@@ -139,6 +152,15 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
       if (current === "Queued") return accept([]);
       return accept([{ type: "JobQueued", data: { JobID: jobId, Previous, Reason: command.reason } }]);
     }
+    // Each evaluation of a held update asks again: only a changed reason is worth an event.
+    case "HoldUpdate":
+      if (state.heldReason === command.reason) return accept([]);
+      return accept([
+        { type: "JobUpdateHeld", data: { JobID: jobId, Previous, Version: state.version, Reason: command.reason } },
+      ]);
+    case "ResumeUpdate":
+      if (state.heldReason === "") return accept([]);
+      return accept([{ type: "JobUpdateResumed", data: { JobID: jobId, Previous, Version: state.version } }]);
     case "Run":
       return current === "Running" ? accept([]) : accept([{ type: "JobStarted", data: { JobID: jobId, Previous } }]);
     case "Complete":

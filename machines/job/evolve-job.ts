@@ -6,6 +6,13 @@ import type { JobState, JobStateName, JobVersionRecord } from "./job-state.ts";
 /** Bacalhau's job-queued message (pkg/orchestrator/events.go: JobQueueingEvent). */
 export const queuedMessage = (reason: string): string => (reason === "" ? "Job queued" : `Job queued. ${reason}`);
 
+/** The state message of a job whose current version waits for room (JobUpdateHeld). */
+export const heldMessage = (version: number, reason: string): string =>
+  `Version ${version} waits for room: the earlier version's executions run on until it can be placed. ${reason}`;
+
+/** The state message, and history entry, of a held version that found room (JobUpdateResumed). */
+export const resumedMessage = (version: number): string => `Version ${version} found room: its placement goes on`;
+
 const TO = jobTransitions.columns;
 
 /** Bacalhau's state messages of a job made Pending by its next version (its job store's UpdateJobState). */
@@ -38,6 +45,7 @@ function nextVersion(
     state: to,
     message: next.message,
     queueReason: "",
+    heldReason: "",
     version: next.version,
     revision: state.revision + 1,
     modifyTime: at,
@@ -109,29 +117,61 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
         modifyTime: Date.parse(time),
         message: queuedMessage(Reason),
         queueReason: Reason,
+        heldReason: "",
+      };
+    }
+    case "JobUpdateHeld": {
+      const to = TO.JobUpdateHeld[from];
+      if (to === undefined) return state;
+      const { Version, Reason } = event.data;
+      const message = heldMessage(Version, Reason);
+      return {
+        ...state,
+        state: to,
+        revision: state.revision + 1,
+        modifyTime: Date.parse(time),
+        message,
+        heldReason: Reason,
+      };
+    }
+    case "JobUpdateResumed": {
+      const to = TO.JobUpdateResumed[from];
+      if (to === undefined) return state;
+      return {
+        ...state,
+        state: to,
+        revision: state.revision + 1,
+        modifyTime: Date.parse(time),
+        message: "",
+        heldReason: "",
       };
     }
     case "JobStarted": {
       const to = TO.JobStarted[from];
       if (to === undefined) return state;
-      return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message: "" };
+      // A held version running in part still waits for room for the rest: its message stays until it is resumed.
+      const message = state.heldReason === "" ? "" : state.message;
+      return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message };
     }
     case "JobCompleted": {
       const to = TO.JobCompleted[from];
       if (to === undefined) return state;
-      return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message: "" };
+      return ended(state, to, time, "");
     }
     case "JobFailed": {
       const to = TO.JobFailed[from];
       if (to === undefined) return state;
-      const message = event.data.Message;
-      return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message };
+      return ended(state, to, time, event.data.Message);
     }
     case "JobStopped": {
       const to = TO.JobStopped[from];
       if (to === undefined) return state;
-      const message = event.data.Reason;
-      return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message };
+      return ended(state, to, time, event.data.Reason);
     }
   }
+}
+
+/** A job that ended: its end's message, and no longer held. */
+function ended(state: JobState, to: JobStateName, time: string, message: string): JobState {
+  return { ...state, state: to, revision: state.revision + 1, modifyTime: Date.parse(time), message, heldReason: "" };
 }

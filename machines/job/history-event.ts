@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../../src/events/catalog/execution-events.ts";
 import type { JobEvent } from "../../src/events/catalog/job-events.ts";
-import { queuedMessage } from "./evolve-job.ts";
+import { heldMessage, queuedMessage, resumedMessage } from "./evolve-job.ts";
 
 /**
  * Bacalhau's models.Event as its job history shows it (`GET /jobs/{id}/history`: JobHistory.Event),
@@ -24,6 +24,10 @@ export function jobHistoryEvent(event: JobEvent): HistoryEvent {
       return { Topic: "Submission", Message: "Job submitted", Details: {} };
     case "JobQueued":
       return { Topic: "Queueing", Message: queuedMessage(event.data.Reason), Details: {} };
+    case "JobUpdateHeld":
+      return { Topic: "Scheduling", Message: heldMessage(event.data.Version, event.data.Reason), Details: {} };
+    case "JobUpdateResumed":
+      return { Topic: "Scheduling", Message: resumedMessage(event.data.Version), Details: {} };
     case "JobStarted":
       return { Topic: "State Update", Message: "Running", Details: { NewState: "Running" } };
     case "JobCompleted":

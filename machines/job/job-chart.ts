@@ -6,6 +6,13 @@ import type { JobState } from "./job-state.ts";
 /** A job's next version (an update, a rerun) makes it Pending again, from wherever it is. */
 const NEXT_VERSION = { JobUpdated: { target: "pending" }, JobRerun: { target: "pending" } } as const;
 
+/**
+ * An update held for room, and its resumption, change the job's message, never its state: a job not yet ended stays
+ * where it is.
+ */
+const HELD = (target: "pending" | "queued" | "running") =>
+  ({ JobUpdateHeld: { target }, JobUpdateResumed: { target } }) as const;
+
 /** Where a job not yet ended may go next. */
 const ACTIVE = {
   ...NEXT_VERSION,
@@ -27,11 +34,12 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
   initial: "absent",
   states: {
     absent: { on: { JobSubmitted: { target: "pending" } } },
-    pending: { on: ACTIVE },
+    pending: { on: { ...ACTIVE, ...HELD("pending") } },
     // Queued again while queued is no change (the decider writes nothing); running, a job may be queued again.
     queued: {
       on: {
         ...NEXT_VERSION,
+        ...HELD("queued"),
         JobStarted: ACTIVE.JobStarted,
         JobCompleted: ACTIVE.JobCompleted,
         JobFailed: ACTIVE.JobFailed,
@@ -41,6 +49,7 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
     running: {
       on: {
         ...NEXT_VERSION,
+        ...HELD("running"),
         JobQueued: ACTIVE.JobQueued,
         JobCompleted: ACTIVE.JobCompleted,
         JobFailed: ACTIVE.JobFailed,

@@ -11,9 +11,9 @@ export type JobSubmission =
   | { readonly ok: false; readonly problems: readonly SpecProblem[] };
 
 /**
- * What may be asked of a job. The job's id is the entity's (the host assigns `j-<uuid>`); the
- * time is the command's `meta.now`. Queue, Run, Complete and Fail come from the scheduler and the
- * workflows; Submit, Put, Rerun and Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
+ * What may be asked of a job. The job's id is the entity's (the host assigns `j-<uuid>`); the time is the command's
+ * `meta.now`. Queue, HoldUpdate, ResumeUpdate, Run, Complete and Fail come from the scheduler and the workflows;
+ * Submit, Put, Rerun and Stop from a user; TimeOutQueue and TimeOutJob from the job's own deadlines.
  */
 export type JobCommand =
   /** The submitted models.Job, validated by the host before it asks (the job's id is its default Name). */
@@ -31,6 +31,13 @@ export type JobCommand =
    * to run job. …").
    */
   | { readonly type: "Queue"; readonly reason: string }
+  /**
+   * The job's current version cannot be placed until executions of its earlier versions stop, which run on meanwhile;
+   * `reason` is the scheduler's account of which nodes lack what.
+   */
+  | { readonly type: "HoldUpdate"; readonly reason: string }
+  /** The held version found room: its placement goes on. */
+  | { readonly type: "ResumeUpdate" }
   /** An execution of the job is to run (desired Running). */
   | { readonly type: "Run" }
   | { readonly type: "Complete" }

@@ -19,7 +19,7 @@ export const isTerminalJobState = (s: JobStateName): boolean => s === "Completed
  * The shape of JobState below. Bump it whenever it or evolveJob changes, so that a snapshot
  * written under another version is ignored and the stream replayed.
  */
-export const JOB_STATE_VERSION = 3;
+export const JOB_STATE_VERSION = 4;
 
 /**
  * A version of a job as it stood when the next one replaced it (Bacalhau's job store keeps each
@@ -48,6 +48,8 @@ export interface JobState {
   readonly message: string;
   /** The scheduler's last reason for queueing, kept so that a QueueTimeout fails the job with it. */
   readonly queueReason: string;
+  /** Why the current version waits for room while its earlier versions' executions run on; "" when it does not. */
+  readonly heldReason: string;
   /** Per-job spec version (1 once submitted). */
   readonly version: number;
   /** Bacalhau's Revision: 1 at submission, +1 per state change. */
@@ -71,6 +73,7 @@ export function initialJobState(jobId: string): JobState {
     state: undefined,
     message: "",
     queueReason: "",
+    heldReason: "",
     version: 0,
     revision: 0,
     createTime: 0,

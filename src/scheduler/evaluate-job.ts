@@ -35,7 +35,8 @@ export const TIMEOUT_BUFFER_SECONDS = 60;
 
 /** What one evaluation of a job reads: all of it read beforehand, so that deciding does no I/O. */
 export interface JobEvaluation {
-  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "versionTime">;
+  readonly job: Pick<JobState, "jobId" | "spec" | "state" | "version" | "versionTime"> &
+    Partial<Pick<JobState, "heldReason">>;
   /**
    * Its current version's executions as their actors hold them: those the job read model shows, once it folded what
    * came before.
@@ -68,8 +69,17 @@ export interface JobEvaluation {
  * from the job, the partition (ops, daemon: the node) and how many executions that partition already had, so a retry
  * gets a new id and a replayed evaluation the same. Pure: throws only for the job's own data (placeJob's
  * PlacementInputError, a spec the request cannot be built from).
+ *
+ * An update whose new version waits for room is held (HoldUpdate, with the shortfall's reason); the first evaluation
+ * that no longer waits resumes it, unless the job queues, fails or completes instead (each says its own message).
  */
 export function evaluateJob(input: JobEvaluation): PlacementPlan {
+  const plan = placementPlan(input);
+  if ((input.job.heldReason ?? "") === "" || plan.job.some((c) => c.type !== "Run")) return plan;
+  return { ...plan, job: [{ type: "ResumeUpdate" }, ...plan.job] };
+}
+
+function placementPlan(input: JobEvaluation): PlacementPlan {
   const { job, executions } = input;
   const spec = job.spec;
   if (spec === undefined || job.state === undefined || isTerminalJobState(job.state))
@@ -185,14 +195,15 @@ export function evaluateJob(input: JobEvaluation): PlacementPlan {
     return { ...placed, job: [], log: [...placed.log, waits] };
   }
   // An update never turns a shortfall into an outage: while an earlier version's executions run, the job waits for
-  // room for its new version (a node's change evaluates it again, as a queued job's does) rather than failing.
+  // room for its new version (a node's change evaluates it again, as a queued job's does) rather than failing. The
+  // job says so (its decider records the reason when it changes).
   if (earlierRunning.length > 0 && (chosen.blocked || (result.decision !== "placed" && result.shortfall))) {
     const waits: PlanLog = {
       level: "info",
       fields: { jobId: job.jobId, version: job.version, left: earlierRunning.length, message },
       message: `waiting for room for version ${job.version}: the earlier version's executions run on`,
     };
-    return { ...placed, job: [], log: [...placed.log, waits] };
+    return { ...placed, job: [{ type: "HoldUpdate", reason: message }], log: [...placed.log, waits] };
   }
   if (result.decision === "failed") return { ...placed, job: [{ type: "Fail", reason: message }] };
   // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one

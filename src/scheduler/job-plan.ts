@@ -18,7 +18,10 @@ export interface ExecutionToCancel {
 }
 
 /** What an evaluation asks of the job itself. */
-export type JobPlanCommand = Extract<JobCommand, { readonly type: "Run" | "Queue" | "Fail" | "Complete" }>;
+export type JobPlanCommand = Extract<
+  JobCommand,
+  { readonly type: "Run" | "Queue" | "Fail" | "Complete" | "HoldUpdate" | "ResumeUpdate" }
+>;
 
 /** A line the evaluation is worth in the log. */
 export interface PlanLog {
@@ -41,7 +44,7 @@ export interface FollowUp {
 export interface JobPlan {
   readonly create: readonly ExecutionToCreate[];
   readonly cancel: readonly ExecutionToCancel[];
-  /** Run, Queue, Fail or Complete, in order. */
+  /** Run, Queue, Fail, Complete, HoldUpdate or ResumeUpdate, in order. */
   readonly job: readonly JobPlanCommand[];
   readonly log: readonly PlanLog[];
   /**

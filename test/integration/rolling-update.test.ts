@@ -59,6 +59,12 @@ const nodeAction = async (nodeId: string, Action: "cordon" | "uncordon") => {
 };
 const jobState = async (jobId: string): Promise<string> =>
   (await alice.call("GET", `${JOBS}/${jobId}`)).body.Job.State.StateType as string;
+const jobMessage = async (jobId: string): Promise<string> =>
+  (await alice.call("GET", `${JOBS}/${jobId}`)).body.Job.State.Message as string;
+/** The job's history entries of its current version whose message starts so. */
+const jobEntries = async (jobId: string, start: string): Promise<Body[]> =>
+  (await alice.history(jobId, "event_type=job")).filter((h) => (h.Event.Message as string).startsWith(start));
+const WAITS = "Version 2 waits for room: the earlier version's executions run on until it can be placed.";
 
 /** Waits until version 2 runs on every node and each version 1 execution was stopped for the update. */
 async function untilReplaced(jobId: string): Promise<Body[]> {
@@ -163,19 +169,31 @@ describe("a service job updated while one of its nodes is cordoned", () => {
       45_000,
     );
     // The rollout's next turn comes an ExecutionLimitBackoff (2 s) after the last stop: several turns later the
-    // cordoned node's replica of version 1 still runs, and the job was not failed for want of a node.
+    // cordoned node's replica of version 1 still runs, and the job was not failed for want of a node. It says why,
+    // on the job and in its history, recorded once for the reason rather than once per evaluation.
+    let holds = 0;
     for (let turn = 0; turn < 5; turn++) {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       expect(await jobState(jobId)).toBe("Running");
       const all = await allExecutions(jobId);
       expect(running(ofVersion(all, 1)).map((e) => e.NodeID)).toEqual([cordoned]);
       expect(running(ofVersion(all, 2))).toHaveLength(2);
+      const message = await jobMessage(jobId);
+      expect(message.startsWith(WAITS), message).toBe(true);
+      expect(message).toContain(`Node ${cordoned}: node is cordoned (maintenance)`);
+      const held = await jobEntries(jobId, WAITS);
+      expect(held.at(-1)?.Event.Message).toBe(message);
+      expect(held.at(-1)).toMatchObject({ JobState: { Previous: "Running", New: "Running" } });
+      if (turn > 0) expect(held.length, "a hold recorded again for the same reason").toBe(holds);
+      holds = held.length;
     }
 
-    // Room again: the earlier replica is stopped and replaced there.
+    // Room again: the earlier replica is stopped and replaced there, and the job no longer says it waits.
     await nodeAction(cordoned, "uncordon");
     const done = await untilReplaced(jobId);
     expect(new Set(running(ofVersion(done, 2)).map((e) => e.NodeID))).toEqual(new Set(nodeIds));
     expect(await jobState(jobId)).toBe("Running");
+    expect(await jobMessage(jobId)).toBe("");
+    expect(await jobEntries(jobId, "Version 2 found room: its placement goes on")).toHaveLength(1);
   }, 120_000);
 });

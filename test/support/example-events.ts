@@ -68,6 +68,13 @@ const EXAMPLES: { readonly [T in Type]: (id: string) => DataOf<T> } = {
     Job: specOf(id),
     Reason: "job rerun",
   }),
+  JobUpdateHeld: (id) => ({
+    JobID: id,
+    Previous: "Running",
+    Version: 2,
+    Reason: "not enough nodes to run job. requested: 3, available: 3, suitable: 2.\n• Node n-3: node is cordoned",
+  }),
+  JobUpdateResumed: (id) => ({ JobID: id, Previous: "Running", Version: 2 }),
   ExecutionCreated: (id) => ({
     ExecutionID: id,
     JobID: "j-1",

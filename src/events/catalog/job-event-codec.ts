@@ -12,6 +12,8 @@ export const JOB_EVENT_VERSIONS: Record<JobEventType, number> = {
   JobStopped: 1,
   JobUpdated: 1,
   JobRerun: 1,
+  JobUpdateHeld: 1,
+  JobUpdateResumed: 1,
 };
 
 /** Job events, registered in ENTITY_EVENTS (entity-events.ts). */

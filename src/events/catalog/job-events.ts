@@ -48,6 +48,16 @@ export const JobStopped = Schema.Struct({ JobID: Schema.String, Previous: Live, 
 const Version = Schema.Number.pipe(Schema.int(), Schema.positive());
 
 /**
+ * The job's current `Version` cannot be placed until executions of its earlier versions stop (`Reason`: the
+ * scheduler's account of which nodes lack what); those run on and the job keeps its state. Recorded when the reason
+ * changes, never again for the same one.
+ */
+export const JobUpdateHeld = Schema.Struct({ JobID: Schema.String, Previous: Live, Version, Reason: Schema.String });
+
+/** The held `Version` found room: its placement goes on (what follows is as for any placement). */
+export const JobUpdateResumed = Schema.Struct({ JobID: Schema.String, Previous: Live, Version });
+
+/**
  * A job of that name was submitted again (Bacalhau's update): `Job` is its new spec, the job's
  * `Version`, and it is Pending again, whatever its state was. `Diff` is what changed (empty only
  * when the submitter forced an unchanged spec through, `Forced`).
@@ -86,6 +96,8 @@ export const JOB_EVENT_SCHEMAS = {
   JobStopped,
   JobUpdated,
   JobRerun,
+  JobUpdateHeld,
+  JobUpdateResumed,
 } as const;
 
 export type JobEventType = keyof typeof JOB_EVENT_SCHEMAS;

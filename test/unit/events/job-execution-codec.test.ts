@@ -88,6 +88,8 @@ function jobEvents(): JobEvent[] {
           force: false,
         },
         { type: "Run" },
+        { type: "HoldUpdate", reason: "not enough nodes to run job. requested: 2, available: 1, suitable: 1." },
+        { type: "ResumeUpdate" },
         { type: "Rerun", version: 1, reason: "" },
       ],
       job,

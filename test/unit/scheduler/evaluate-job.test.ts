@@ -614,7 +614,9 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
         }).whenEvaluatedAt(T);
         expect(plan.cancel).toEqual([]);
         expect(plan.create).toEqual([]);
-        expect(plan.job).toEqual([]);
+        expect(plan.job).toEqual([
+          { type: "HoldUpdate", reason: expect.stringContaining("node is cordoned (maintenance)") },
+        ]);
         expect(plan.again).toBeUndefined();
         expect(plan.log.at(-1)).toMatchObject({
           message: "waiting for room for version 2: the earlier version's executions run on",
@@ -638,6 +640,17 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
           ["n-03", 2, 2],
         ]);
         expect(plan.job).toEqual([]);
+        // Held before, the job is resumed by the same plan; a hold with an unchanged reason is asked again.
+        const heldBefore = given(
+          { ...service, heldReason: "not enough nodes" },
+          { executions: rolled, earlier: [old], rateLimit: limit, nodes: fleet([node("n-03")]) },
+        ).whenEvaluatedAt(T);
+        expect(heldBefore.job).toEqual([{ type: "ResumeUpdate" }]);
+        const stillShort = given(
+          { ...service, heldReason: "not enough nodes" },
+          { executions: rolled, earlier: [old], rateLimit: limit, nodes: fleet() },
+        ).whenEvaluatedAt(T);
+        expect(stillShort.job).toMatchObject([{ type: "HoldUpdate" }]);
       },
     );
 
@@ -654,7 +667,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
         }).whenEvaluatedAt(T);
         expect(plan.cancel.map((c) => c.executionId)).toEqual(["e-p0"]);
         expect(plan.create.map((c) => [c.command.nodeId, c.command.partitionIndex])).toEqual([["n-00", 0]]);
-        expect(plan.job).toEqual([]);
+        expect(plan.job).toMatchObject([{ type: "HoldUpdate" }]);
         expect(plan.log.at(-1)?.message).toBe(
           "waiting for room for version 2: the earlier version's executions run on",
         );
@@ -693,7 +706,7 @@ describe("evaluateJob: a job's update replaces its executions node by node", () 
           rateLimit: limit,
           nodes: [node("n-00"), node("n-01", { cordoned: { reason: "maintenance" } }), fleet()[2] as CandidateNode],
         }).whenEvaluatedAt(T);
-        expect(plan.job).toEqual([]);
+        expect(plan.job).toMatchObject([{ type: "HoldUpdate", reason: expect.stringContaining("Last failure") }]);
         expect(plan.cancel).toEqual([]);
       },
     );

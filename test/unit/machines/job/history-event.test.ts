@@ -25,6 +25,18 @@ describe("history entries as Bacalhau's job history shows them", () => {
         {},
       ],
       [
+        { type: "JobUpdateHeld", data: { JobID: J, Previous: "Running", Version: 2, Reason: "no node" } },
+        "Scheduling",
+        "Version 2 waits for room: the earlier version's executions run on until it can be placed. no node",
+        {},
+      ],
+      [
+        { type: "JobUpdateResumed", data: { JobID: J, Previous: "Running", Version: 2 } },
+        "Scheduling",
+        "Version 2 found room: its placement goes on",
+        {},
+      ],
+      [
         { type: "JobStarted", data: { JobID: J, Previous: "Queued" } },
         "State Update",
         "Running",

@@ -55,6 +55,8 @@ const events: JobEvent[] = [
     type: "JobRerun",
     data: { JobID: ID, Previous: "Failed", Version: 2, FromVersion: 1, Job: specOf(raw()), Reason: "job rerun" },
   },
+  { type: "JobUpdateHeld", data: { JobID: ID, Previous: "Running", Version: 2, Reason: "no room" } },
+  { type: "JobUpdateResumed", data: { JobID: ID, Previous: "Running", Version: 2 } },
 ];
 
 const job: ChartedEntity<JobState, JobCommand, JobEvent> = {
@@ -82,6 +84,8 @@ const commands: JobCommand[] = [
   { type: "Put", submission: validateJobSubmission(raw(), { jobId: ID, defaults }), force: true },
   { type: "Rerun", version: 0, reason: "" },
   { type: "Rerun", version: 1, reason: "again" },
+  { type: "HoldUpdate", reason: "no room" },
+  { type: "ResumeUpdate" },
 ];
 
 const states = statesReached(job, 3);

@@ -3,6 +3,7 @@ import { BACALHAU_JOB_DEFAULTS } from "../../../../machines/job/job-defaults.ts"
 import type { JobCommand } from "../../../../machines/job/job-commands.ts";
 import { jobDecider } from "../../../../machines/job/job-decider.ts";
 import { jobChart, jobChartIndex, jobTransitions } from "../../../../machines/job/job-chart.ts";
+import { heldMessage } from "../../../../machines/job/evolve-job.ts";
 import type { JobSpec } from "../../../../machines/job/job-spec.ts";
 import { validateJobSubmission } from "../../../../src/actors/job-submission/validate-job-submission.ts";
 import type { JobEvent } from "../../../../src/events/catalog/job-events.ts";
@@ -305,6 +306,80 @@ describe("stopping a job, as Bacalhau's DELETE does", () => {
   });
 });
 
+describe("an update waiting for room", () => {
+  const spec = raw({ Type: "service", Count: 3 }, { QueueTimeout: 600 });
+  const service = submitted(spec);
+  const updated: JobEvent = {
+    type: "JobUpdated",
+    data: { JobID: ID, Previous: "Running", Version: 2, Job: specOf(spec), Diff: "", Forced: true, Warnings: [] },
+  };
+  const SHORT = "not enough nodes to run job. requested: 3, available: 3, suitable: 2.\n• Node n-3: node is cordoned";
+  const held = (Reason = SHORT, Previous: "Pending" | "Running" = "Running"): JobEvent => ({
+    type: "JobUpdateHeld",
+    data: { JobID: ID, Previous, Version: 2, Reason },
+  });
+  const resumed: JobEvent = { type: "JobUpdateResumed", data: { JobID: ID, Previous: "Running", Version: 2 } };
+  const rolling = [service, started(), updated, started()];
+
+  it("holds the version with the scheduler's reason: the job stays Running, its message says it waits and why", () => {
+    given(rolling).when({ type: "HoldUpdate", reason: SHORT }).then([held()]);
+    expect(given([...rolling, held()]).state).toMatchObject({
+      state: "Running",
+      version: 2,
+      revision: 5,
+      message: heldMessage(2, SHORT),
+      heldReason: SHORT,
+    });
+    expect(heldMessage(2, SHORT)).toContain("Version 2 waits for room");
+  });
+
+  it("records the hold again only when its reason changes, never for each evaluation", () => {
+    given([...rolling, held()])
+      .when({ type: "HoldUpdate", reason: SHORT })
+      .thenNothingHappened();
+    given([...rolling, held()])
+      .when({ type: "HoldUpdate", reason: "all busy" })
+      .then([held("all busy")]);
+  });
+
+  it("keeps the hold's message when the held version starts running in part, until it is resumed", () => {
+    const before = [service, started(), updated, held(SHORT, "Pending")];
+    expect(given([...before, started()]).state).toMatchObject({ state: "Running", message: heldMessage(2, SHORT) });
+    given([...before, started()])
+      .when({ type: "ResumeUpdate" })
+      .then([resumed]);
+    expect(given([...before, started(), resumed]).state).toMatchObject({
+      state: "Running",
+      message: "",
+      heldReason: "",
+    });
+  });
+
+  it("resumes nothing that is not held; a hold or resumption that finds the job ended does nothing", () => {
+    given(rolling).when({ type: "ResumeUpdate" }).thenNothingHappened();
+    given([...rolling, held(), resumed])
+      .when({ type: "ResumeUpdate" })
+      .thenNothingHappened();
+    given([...rolling, held(), stopped])
+      .when({ type: "ResumeUpdate" })
+      .thenNothingHappened();
+    given([...rolling, stopped])
+      .when({ type: "HoldUpdate", reason: SHORT })
+      .thenNothingHappened();
+  });
+
+  it("ends with a queueing, a failure, a stop or a next version, which say their own message", () => {
+    const requeued = given([...rolling, held(), queued("all busy", "Running")]).state;
+    expect(requeued).toMatchObject({ state: "Queued", message: "Job queued. all busy", heldReason: "" });
+    expect(given([...rolling, held(), stopped]).state).toMatchObject({ message: "enough", heldReason: "" });
+    const next = { ...updated, data: { ...updated.data, Version: 3 } } as JobEvent;
+    expect(given([...rolling, held(), next]).state).toMatchObject({ state: "Pending", heldReason: "" });
+    given([...rolling, held(), queued("all busy", "Running")])
+      .when({ type: "HoldUpdate", reason: SHORT })
+      .thenMatches([{ type: "JobUpdateHeld", data: { Previous: "Queued", Reason: SHORT } }]);
+  });
+});
+
 describe("terminal jobs stay terminal", () => {
   it("refuses every change of a terminal job to another state", () => {
     const cases: [JobEvent, JobCommand, string][] = [
@@ -354,6 +429,8 @@ describe("the chart and decide", () => {
     { type: "Stop", reason: "s" },
     { type: "TimeOutQueue" },
     { type: "TimeOutJob" },
+    { type: "HoldUpdate", reason: "h" },
+    { type: "ResumeUpdate" },
   ];
 
   it("agree on every state a random run of commands reaches: decide emits only what the chart takes", () => {
@@ -368,8 +445,9 @@ describe("the chart and decide", () => {
         const command = commands[Math.floor(random() * commands.length)]!;
         const decision = jobDecider.decide(command, state, { now });
         const value = () => jobTransitions.values[jobChartIndex(state)]!;
-        const deadline = command.type === "TimeOutQueue" || command.type === "TimeOutJob";
-        if (deadline) expect(decision.ok).toBe(true);
+        // Deadlines and an update's hold never find the job wrong: at worst it moved on, and they do nothing.
+        const moot = ["TimeOutQueue", "TimeOutJob", "HoldUpdate", "ResumeUpdate"].includes(command.type);
+        if (moot) expect(decision.ok).toBe(true);
         if (!decision.ok) continue;
         for (const e of decision.events) {
           expect(chartStep(jobChart, value(), state, e), `${command.type} in ${String(value())}`).toBeDefined();
