@@ -18,8 +18,9 @@ import { DISPATCH } from "../../src/workflows/jobs/job-flow.ts";
 import { JobRunner } from "../../src/workflows/jobs/job-runner.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import { WorkDispatch } from "../../src/workflows/jobs/work-dispatch.ts";
-import { RESEND_MS, WorkResends } from "../../src/workflows/jobs/work-resends.ts";
+import { RESEND_MS, type WorkResends } from "../../src/workflows/jobs/work-resends.ts";
 import { silentLogger, tempDir } from "../support/fixtures.ts";
+import { listeningResends } from "../support/listening-resends.ts";
 import { ManualClock, settle } from "../support/manual-clock.ts";
 import { RecordingWorkClient } from "../support/recording-work-client.ts";
 
@@ -70,13 +71,7 @@ function host(file = join(tempDir(), "shoal.db"), clock = new ManualClock(Date.p
     { level: "warn" },
     { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
   );
-  const resends = new WorkResends({
-    deadlines,
-    clock,
-    logger,
-    transportDown: () => listening.transportDownReason !== undefined,
-    listening,
-  });
+  const resends = listeningResends({ deadlines, clock, logger, listening });
   const dispatch = new WorkDispatch({ jobs: control.jobs, executions: control.executions, work, resends, logger });
   cleanups.push(
     () => store.close(),

@@ -2,7 +2,8 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../../src/actors/deadline-scheduler.ts";
 import { Listening } from "../../../src/actors/listening.ts";
-import { RESEND_MS, WorkResends, type ResentMessage } from "../../../src/workflows/jobs/work-resends.ts";
+import { RESEND_MS, type ResentMessage } from "../../../src/workflows/jobs/work-resends.ts";
+import { listeningResends } from "../../support/listening-resends.ts";
 import { ManualClock } from "../../support/manual-clock.ts";
 
 /**
@@ -18,13 +19,7 @@ function setup() {
   const listening = Listening.begun(clock);
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => logs.push(JSON.parse(line)) });
-  const resends = new WorkResends({
-    deadlines,
-    clock,
-    logger,
-    transportDown: () => listening.transportDownReason !== undefined,
-    listening,
-  });
+  const resends = listeningResends({ deadlines, clock, logger, listening });
   const t0 = clock.now();
   const sent: { message: ResentMessage; executionId: string; at: number }[] = [];
   /** A resend that records what it sends and goes on while `goesOn()` says so. */
