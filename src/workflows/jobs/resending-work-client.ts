@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
+import type { Clock } from "../../actors/clock.ts";
 import type { ExecutionWork, WorkClient } from "../../transport/node-work-client.ts";
 import { cancelResentUntil } from "./cancel-resent-until.ts";
 import type { WorkResends } from "./work-resends.ts";
@@ -9,7 +10,7 @@ export interface ResendingWorkClientOptions {
   readonly wire: WorkClient;
   /** The orchestrator's chains of work sent again (shared with WorkDispatch). */
   readonly resends: WorkResends;
-  readonly clock: { now(): number };
+  readonly clock: Pick<Clock, "now">;
   readonly logger: Logger;
   /** How long a cancel is sent again at most: the node's answer bound (ExecutionAnswerTimeout). */
   readonly answerTimeoutMs: number;
