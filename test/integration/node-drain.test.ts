@@ -18,7 +18,7 @@ import { storedEvents } from "../support/stored-events.ts";
 import { testAgent } from "../support/test-agent.ts";
 import { JobApiClient, type Body } from "../support/job-api-client.ts";
 import { executionsOf, until as untilJob } from "../support/job-waits.ts";
-import { RESEND_MS } from "../../src/workflows/jobs/work-dispatch.ts";
+import { RESEND_MS } from "../../src/workflows/jobs/work-resends.ts";
 
 /**
  * Drains on real components: the orchestrator in process (its SQLite store, its NATS), compute

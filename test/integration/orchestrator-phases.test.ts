@@ -72,7 +72,7 @@ describe("the orchestrator's start-up phases", () => {
       "writing the node-state snapshot",
       "stopping the node reactions",
       "stopping the job runner's resends",
-      "stopping the cancels' resends",
+      "stopping the work messages' resends",
       "stopping the job actors",
       "stopping the node manager",
       "stopping the transport watch",

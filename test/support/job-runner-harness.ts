@@ -12,6 +12,7 @@ import { PlacementFleet } from "../../src/projections/placement-fleet.ts";
 import { ProcessorHost } from "../../src/projections/processor-host.ts";
 import type { NodeWorkClient } from "../../src/transport/node-work-client.ts";
 import { JobRunner } from "../../src/workflows/jobs/job-runner.ts";
+import { WorkResends } from "../../src/workflows/jobs/work-resends.ts";
 import { silentLogger, tempDir } from "./fixtures.ts";
 import { ManualClock } from "./manual-clock.ts";
 import { overriding } from "./overriding.ts";
@@ -90,6 +91,7 @@ export async function startJobRunner(
       return jobViews.allJobs();
     },
   });
+  const resends = new WorkResends({ deadlines, clock, logger: silentLogger });
   const runner: JobRunner = new JobRunner({
     jobs: control.jobs,
     executions: control.executions,
@@ -101,10 +103,12 @@ export async function startJobRunner(
     clock,
     deadlines,
     logger: silentLogger,
+    resends,
   });
   await processors.start();
   const stop = async () => {
     runner.stop();
+    resends.stop();
     await processors.stop();
     control.close();
     deadlines.stop();

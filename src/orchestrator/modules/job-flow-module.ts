@@ -90,8 +90,10 @@ export function jobFlowModule(
       const jobRunner = jobs.runner.get();
       // At start, or when this orchestrator takes the job workflows over from another.
       const stop = await duty.whileHeld("resuming dispatch and the queue", () => {
-        // Work sent before a crash may never have reached its node (docs/jobs.md, Workflows).
+        // Work sent before a crash may never have reached its node, nor a cancel (docs/jobs.md, After a crash).
         jobRunner.resumeDispatch(jobs.views.allExecutions());
+        const cancels = jobs.work.resume(jobs.views.allExecutions());
+        if (cancels > 0) logger.info({ cancels }, "cancels cut short by the stop are sent again");
         // Placements a stop cut short (a rate-limited evaluation's rest, a top-up's timer) are made now, not at the
         // next QueueBackoff.
         jobRunner

@@ -18,6 +18,7 @@ import { NodeLogClient } from "../../transport/node-log-client.ts";
 import { NodeWorkClient } from "../../transport/node-work-client.ts";
 import { JobRunner } from "../../workflows/jobs/job-runner.ts";
 import { ResendingWorkClient } from "../../workflows/jobs/resending-work-client.ts";
+import { WorkResends } from "../../workflows/jobs/work-resends.ts";
 import { failRefusedJobs } from "../../workflows/jobs/refused-jobs.ts";
 import { jobDefaultsOf } from "../job-defaults-config.ts";
 import { jobLimitsOf } from "../job-limits-config.ts";
@@ -78,15 +79,22 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
   );
   context.metrics.registerCollector("jobs", () => views.counts.jobCounts());
   context.metrics.registerCollector("executions", () => views.counts.executionCounts());
+  // Work sent again until its node answers, in one set of chains: dispatch's asks and runs, the cancels.
+  const resends = new WorkResends({
+    deadlines,
+    clock,
+    logger: logger.child({ component: "work-resends" }),
+    transportDown: () => transport.down !== undefined,
+    listening,
+  });
+  stops.add({ name: "stopping the work messages' resends", run: () => resends.stop() });
   const work = new ResendingWorkClient({
     wire: new NodeWorkClient(nc),
-    deadlines,
+    resends,
     clock,
     logger: logger.child({ component: "work-cancels" }),
     answerTimeoutMs: config["Orchestrator.Scheduler.ExecutionAnswerTimeout"],
-    transportDown: () => transport.down !== undefined,
   });
-  stops.add({ name: "stopping the cancels' resends", run: () => work.stop() });
   const runner = new Later<JobRunner>("the job runner", "recover");
   const lane = new Later<ProcessorProgress>("the job-views processor", "follow");
   const catchUp = new Later<CatchUp>("the job read model's catch-up", "follow");
@@ -150,8 +158,7 @@ export function jobModule(context: OrchestratorContext, offers: { readonly nodes
           maxPerEval: config["Orchestrator.Scheduler.MaxExecutionsPerEval"],
           backoffMs: config["Orchestrator.Scheduler.ExecutionLimitBackoff"],
         },
-        transportDown: () => transport.down !== undefined,
-        listening,
+        resends,
         refusal: (jobId, spec) => control.storedJobRefusal(jobId, spec),
         placed: (type, sinceSubmissionMs) => context.metrics.placed(type, sinceSubmissionMs),
       });

@@ -9,7 +9,6 @@ import type { Clock } from "../../actors/clock.ts";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { EntityRegistry } from "../../actors/entity-registry.ts";
-import type { Listening } from "../../actors/listening.ts";
 import type { Actor } from "../../events/catalog/event-metadata.ts";
 import type { ExecutionEvent } from "../../events/catalog/execution-events.ts";
 import type { JobEvent } from "../../events/catalog/job-events.ts";
@@ -51,6 +50,7 @@ import { LoopSlices } from "../loop-slices.ts";
 import { LostWorkStops } from "./lost-work-stops.ts";
 import { type PlacementBy, placementCommandId } from "./placement-by.ts";
 import { WorkDispatch } from "./work-dispatch.ts";
+import type { WorkResends } from "./work-resends.ts";
 
 export interface JobRunnerOptions {
   readonly jobs: EntityRegistry<JobState, JobCommand, JobEvent, JobRefusal>;
@@ -67,8 +67,8 @@ export interface JobRunnerOptions {
   readonly work: WorkClient;
   readonly clock: Clock;
   /**
-   * The orchestrator's one deadline heap: work sent again, nodes told again to stop lost work, and a job's
-   * placement follow-ups (the rate limit's next evaluation, a top-up) wait in it.
+   * The orchestrator's one deadline heap: nodes told again to stop lost work, and a job's placement follow-ups (the
+   * rate limit's next evaluation, a top-up) wait in it.
    */
   readonly deadlines: DeadlineScheduler;
   readonly logger: Logger;
@@ -79,10 +79,8 @@ export interface JobRunnerOptions {
    * (Orchestrator.Scheduler.MaxExecutionsPerEval, ExecutionLimitBackoff); else Bacalhau's 20 per 100 ms.
    */
   readonly rateLimit?: ExecutionRateLimit;
-  /** Whether the orchestrator's own transport is down: then nothing is published (the resends go on). */
-  readonly transportDown?: () => boolean;
-  /** When the orchestrator hears its nodes again: work waiting to be sent again goes at once. */
-  readonly listening?: Pick<Listening, "onResume">;
+  /** The orchestrator's chains of work sent again until answered (WorkDispatch's; the cancels' are in the same). */
+  readonly resends: WorkResends;
   /** Why a stored job breaks today's limits (it fails with that reason, never placed); undefined: it does not. */
   readonly refusal?: (jobId: string, spec: JobSpec) => string | undefined;
   /**

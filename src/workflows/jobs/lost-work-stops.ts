@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../actors/clock.ts";
 import type { DeadlineScheduler } from "../../actors/deadline-scheduler.ts";
 import type { NodeWorkClient } from "../../transport/node-work-client.ts";
-import { RESEND_MS } from "./work-dispatch.ts";
+import { RESEND_MS } from "./work-resends.ts";
 
 /** How many more times a node that came back is told to stop what was lost with it. */
 export const STOP_RESENDS = 2;

@@ -2,7 +2,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { DeadlineScheduler } from "../../../src/actors/deadline-scheduler.ts";
 import { LostWorkStops, STOP_RESENDS } from "../../../src/workflows/jobs/lost-work-stops.ts";
-import { RESEND_MS } from "../../../src/workflows/jobs/work-dispatch.ts";
+import { RESEND_MS } from "../../../src/workflows/jobs/work-resends.ts";
 import { ManualClock } from "../../support/manual-clock.ts";
 import { RecordingWorkClient } from "../../support/recording-work-client.ts";
 

@@ -1,8 +1,12 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { unansweredMessage } from "../../../machines/execution/execution-deadlines.ts";
+import { initialExecutionState } from "../../../machines/execution/execution-state.ts";
+import type { ComputeStateName } from "../../../machines/execution/execution-states.ts";
 import { DeadlineScheduler } from "../../../src/actors/deadline-scheduler.ts";
+import { nodeLostMessage } from "../../../src/scheduler/job-outcome.ts";
 import { ResendingWorkClient } from "../../../src/workflows/jobs/resending-work-client.ts";
-import { RESEND_MS } from "../../../src/workflows/jobs/work-dispatch.ts";
+import { RESEND_MS, WorkResends } from "../../../src/workflows/jobs/work-resends.ts";
 import { ManualClock } from "../../support/manual-clock.ts";
 import { RecordingWorkClient } from "../../support/recording-work-client.ts";
 
@@ -12,6 +16,13 @@ import { RecordingWorkClient } from "../../support/recording-work-client.ts";
  */
 const A = "e-00000000-0000-4000-8000-00000000000a";
 const B = "e-00000000-0000-4000-8000-00000000000b";
+const [C, D, E, F, G] = ["c", "d", "e", "f", "0"].map((x) => `e-00000000-0000-4000-8000-00000000000${x}`) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const BOUND_MS = 10_000;
 
 function setup() {
@@ -21,18 +32,12 @@ function setup() {
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => logs.push(JSON.parse(line)) });
   let down = false;
-  const work = new ResendingWorkClient({
-    wire,
-    deadlines,
-    clock,
-    logger,
-    answerTimeoutMs: BOUND_MS,
-    transportDown: () => down,
-  });
+  const resends = new WorkResends({ deadlines, clock, logger, transportDown: () => down });
+  const work = new ResendingWorkClient({ wire, resends, clock, logger, answerTimeoutMs: BOUND_MS });
   const t0 = clock.now();
   /** When (ms after t0) each CancelExecution of `executionId` was published. */
   const cancelsOf = (executionId: string) => wire.of("CancelExecution", executionId).map((s) => s.at - t0);
-  return { clock, deadlines, wire, logs, work, cancelsOf, setDown: (d: boolean) => (down = d) };
+  return { clock, deadlines, wire, logs, resends, work, cancelsOf, setDown: (d: boolean) => (down = d) };
 }
 
 describe("ResendingWorkClient", () => {
@@ -60,19 +65,8 @@ describe("ResendingWorkClient", () => {
     expect(cancelsOf(A)).toEqual([0, 2_000, 4_000, 6_000, 8_000]);
     expect(deadlines.size).toBe(0);
     expect(logs.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
-      "a node did not answer CancelExecution within the answer bound; no more cancels are sent",
+      "a node did not answer CancelExecution within the answer bound; it is no longer sent",
     ]);
-  });
-
-  it("publishes nothing while the orchestrator's transport is down, and goes on once it is back", async () => {
-    const { clock, work, cancelsOf, setDown } = setup();
-    work.cancelExecution("node-a", A, "stopped");
-    setDown(true);
-    await clock.advance(RESEND_MS * 2);
-    setDown(false);
-    await clock.advance(RESEND_MS);
-    work.ended(A);
-    expect(cancelsOf(A)).toEqual([0, 6_000]);
   });
 
   it("a resend that fails to publish is logged and the chain goes on; run and ask pass through once", async () => {
@@ -94,10 +88,50 @@ describe("ResendingWorkClient", () => {
     expect(wire.of("RunExecution", B)).toHaveLength(1);
   });
 
+  it("after a restart, cancels what the orchestrator ended within the bound, until the node answers", async () => {
+    const { clock, wire, work, cancelsOf } = setup();
+    const now = clock.now();
+    const ended = (id: string, computeState: ComputeStateName, computeMessage: string, agoMs: number) => ({
+      ...initialExecutionState(id),
+      nodeId: "node-a",
+      computeState,
+      computeMessage,
+      desiredState: "Stopped" as const,
+      modifyTime: now - agoMs,
+    });
+    const cancelled = ended(A, "Cancelled", "job stopped by the user", 1_000);
+    const unanswered = ended(B, "Failed", unansweredMessage("node-a", "RunExecution", BOUND_MS), 5_000);
+    const lost = ended(C, "Failed", nodeLostMessage("node-a", "did not heartbeat"), 0);
+    const executions = [
+      cancelled,
+      unanswered,
+      lost,
+      ended(D, "Cancelled", "job stopped by the user", BOUND_MS),
+      ended(E, "Failed", "exit status 1", 0),
+      ended(F, "Completed", "", 0),
+      { ...ended(G, "Running", "", 0), desiredState: "Running" as const },
+    ];
+    expect(work.resume(executions)).toBe(3);
+    // A second resume (the jobs duty taken over again) starts no second chain.
+    expect(work.resume(executions)).toBe(0);
+    await clock.advance(RESEND_MS * 2);
+    work.ended(C);
+    await clock.advance(BOUND_MS * 2);
+    // Each until the node answers or the bound, counted from when the orchestrator ended it, passes.
+    expect(cancelsOf(A)).toEqual([0, 2_000, 4_000, 6_000, 8_000]);
+    expect(cancelsOf(B)).toEqual([0, 2_000, 4_000]);
+    expect(cancelsOf(C)).toEqual([0, 2_000, 4_000]);
+    for (const id of [D, E, F, G]) expect(cancelsOf(id)).toEqual([]);
+    expect(wire.of("CancelExecution", A)[0]?.message).toMatchObject({
+      NodeID: "node-a",
+      Reason: "job stopped by the user",
+    });
+  });
+
   it("sends nothing again once the orchestrator stops", async () => {
-    const { clock, deadlines, work, cancelsOf } = setup();
+    const { clock, deadlines, resends, work, cancelsOf } = setup();
     work.cancelExecution("node-a", A, "stopped");
-    work.stop();
+    resends.stop();
     work.cancelExecution("node-a", B, "stopped");
     await clock.advance(RESEND_MS * 3);
     expect(cancelsOf(A)).toEqual([0]);
