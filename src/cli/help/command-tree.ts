@@ -363,7 +363,12 @@ const JOB: CommandSpec = {
       summary: "print a job's output; -f: follow it",
       usage: JOB_ID,
       options: [
-        { name: "execution-id", short: "e", arg: "ID", description: "read this execution of the job" },
+        {
+          name: "execution-id",
+          short: "e",
+          arg: "ID",
+          description: "read this execution of the job (its id or a unique prefix, such as the short id)",
+        },
         VERSION("read this version's latest execution (0: the current)"),
         { name: "tail", short: "t", arg: "N", description: "only the last N lines so far" },
         { name: "follow", short: "f", description: "keep printing until the execution ends" },
