@@ -402,6 +402,26 @@ const httpDomains: Check = (list, at, f) => {
   });
 };
 
+/**
+ * A network the job asks for that a Shoal node runs only when its operator allows it, or never: the job is accepted
+ * (Bacalhau's nodes take networked jobs), with a warning, since a node that does not allow it declines the job.
+ */
+const networkOffered: Check = (network, at, f) => {
+  const type = (network as { readonly Type?: string }).Type;
+  if (type === "HTTP")
+    f.warnings.push(
+      `${at.path}.Type: no node of this build offers network HTTP (Bacalhau's domain-filtering proxy): every node ` +
+        "declines the job",
+    );
+  else if (type === "Host" || type === "Full" || type === "Bridge") {
+    const as = type === "Bridge" ? "Full" : type;
+    f.warnings.push(
+      `${at.path}.Type: network ${type} runs only on nodes whose Compute.Docker.AllowedNetworks lists ${as} (a node ` +
+        "allows None alone unless its operator says otherwise): every other node declines the job",
+    );
+  }
+};
+
 export const SubmittedTask = Schema.Struct(
   {
     Name: Text.annotations(required("missing task name")),
@@ -476,7 +496,11 @@ export const SubmittedTask = Schema.Struct(
           ),
         },
         Others,
-      ).annotations({ [ShapeMessage]: "must be a network config (Type, Domains)", [WarnsUnknownFields]: [] }),
+      ).annotations({
+        [ShapeMessage]: "must be a network config (Type, Domains)",
+        [WarnsUnknownFields]: [],
+        ...checks(networkOffered),
+      }),
     ),
     Timeouts: optional(
       Schema.Struct(

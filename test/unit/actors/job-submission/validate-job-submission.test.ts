@@ -234,6 +234,22 @@ describe("a valid job gets Bacalhau's defaults", () => {
     ]);
     expect(spec.Constraints).toEqual([]);
   });
+
+  it("accepts a network a node runs only when its operator allows it, or never, saying so", () => {
+    const warned = (Type: string) => accepted(job({}, { Network: { Type } })).warnings;
+    expect(warned("host")).toEqual([
+      "Tasks[0].Network.Type: network Host runs only on nodes whose Compute.Docker.AllowedNetworks lists Host (a " +
+        "node allows None alone unless its operator says otherwise): every other node declines the job",
+    ]);
+    expect(warned("Bridge")[0]).toContain(
+      "network Bridge runs only on nodes whose Compute.Docker.AllowedNetworks lists Full",
+    );
+    expect(warned("HTTP")).toEqual([
+      "Tasks[0].Network.Type: no node of this build offers network HTTP (Bacalhau's domain-filtering proxy): every " +
+        "node declines the job",
+    ]);
+    expect([...warned("None"), ...warned("Default")]).toEqual([]);
+  });
 });
 
 describe("an invalid job is refused with every problem named, each with its field path", () => {
