@@ -6,9 +6,9 @@ import { printable } from "./printable.ts";
 const REFUSED = new Set(["AskForBidRejected", "BidRejected", "Failed"]);
 
 /**
- * Why each execution of a job ended without its work done, as the node said it (ComputeState.Message): a job whose
- * nodes all refused it ends with the scheduler's summary ("node rejected the job's bid"); the node's own reason (a
- * path outside its allow-list, an image it cannot pull) is what a user can act on. Oldest first, one line each.
+ * Why each execution of a job ended without its work done, as the node said it (ComputeState.Message): the job's
+ * message sums up its nodes; each execution's own reason (a path outside its node's allow-list, an image it cannot
+ * pull, a command that failed) is what a user can act on. Oldest first, one line each.
  */
 export function executionRefusals(executions: readonly ExecutionJson[]): string[] {
   return [...executions]
