@@ -606,7 +606,8 @@ describe("a task's Publisher and ResultPaths", () => {
     const why = "the result would publish the input mounted there; give the result a directory of its own";
     expect(problems(job({}, task(["/data/", "/data/out", "/in", "/inputs", "/dat"])))).toEqual([
       `Tasks[0].ResultPaths[0].Path: result path "/data/" is Tasks[0].InputSources[0].Target "/data": ${why}`,
-      `Tasks[0].ResultPaths[1].Path: result path "/data/out" lies under Tasks[0].InputSources[0].Target "/data": ${why}`,
+      `Tasks[0].ResultPaths[1].Path: result path "/data/out" lies under Tasks[0].InputSources[0].Target "/data": ` +
+        why,
       `Tasks[0].ResultPaths[2].Path: result path "/in" holds Tasks[0].InputSources[1].Target "/in/deep": ${why}`,
     ]);
     expect(accepted(job({}, task(["/outputs", "/in/other", "/database"]))).spec.Tasks[0]?.ResultPaths).toHaveLength(3);
