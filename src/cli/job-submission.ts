@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiClient } from "./api-client.ts";
 import { ApiError, mayPass } from "./api-client.ts";
 import { computeStateName, shortId, TERMINAL_JOB_STATES } from "./job-cells.ts";
+import { executionRefusals } from "./execution-refusals.ts";
 import { followJob, jobEndText } from "./job-progress.ts";
 import { progressDisplay, type ProgressDisplay } from "./job-progress-display.ts";
 import type { ExecutionJson, JobJson } from "./job-shapes.ts";
@@ -280,7 +281,12 @@ async function followOutput(api: ApiClient, id: string, settings: Omit<RunSettin
       }
       continue;
     }
-    if (TERMINAL_JOB_STATES.has(job.State.StateType)) return endCode(job);
+    if (TERMINAL_JOB_STATES.has(job.State.StateType)) {
+      const code = endCode(job);
+      // Its output was followed; what is left to say is why its executions ended without their work done.
+      if (code !== RUN_EXIT.completed) for (const line of executionRefusals(Items)) printError(line);
+      return code;
+    }
     if (followed.size === 0 && Date.now() >= startBy) return timedOutWaiting(settings, job.State.StateType);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

@@ -7,6 +7,7 @@
  */
 
 import { csvFields } from "./csv-fields.ts";
+import { UsageError } from "./usage-error.ts";
 
 /** A template that cannot be rendered: what is wrong and where. */
 export class TemplateError extends Error {
@@ -132,6 +133,9 @@ export function templateVars(flags: readonly string[]): { vars: Record<string, s
             `invalid argument ${JSON.stringify(flag)} for -V/--template-vars: ${pair} must be formatted as ` +
             "key=value",
         };
+      // pflag takes "=x"; no template can name an empty key, so the value could only be a mistake.
+      if (eq === 0)
+        return { problem: `invalid argument ${JSON.stringify(flag)} for -V/--template-vars: ${pair} has no key` };
       vars[pair.slice(0, eq)] = pair.slice(eq + 1);
     }
   }
@@ -156,3 +160,35 @@ export function templateEnv(
   for (const [name, value] of Object.entries(env)) if (value !== undefined && regex.test(name)) vars[name] = value;
   return { vars };
 }
+
+/** The flags of the commands that read a job file as a template: `job run` and `job validate`. */
+export const TEMPLATE_OPTIONS = {
+  "template-vars": { type: "string", short: "V", multiple: true },
+  "template-envs": { type: "string", short: "E" },
+  "no-template": { type: "boolean" },
+} as const;
+
+export interface TemplateFlags {
+  readonly "template-vars"?: string[] | undefined;
+  readonly "template-envs"?: string | undefined;
+  readonly "no-template"?: boolean | undefined;
+}
+
+/**
+ * The values a job file is rendered with (docs/jobs.md, Templates): the environment variables `-E` picks and the
+ * `-V` values, which win; undefined with --no-template, the file read as written. A flag that is wrong is a
+ * UsageError.
+ */
+export function jobTemplateValues(flags: TemplateFlags, help: string): Readonly<Record<string, string>> | undefined {
+  if (flags["no-template"]) return undefined;
+  const given = templateVars(flags["template-vars"] ?? []);
+  if ("problem" in given) throw new UsageError(given.problem, help);
+  const pattern = flags["template-envs"];
+  const picked = pattern === undefined || pattern === "" ? { vars: {} } : templateEnv(pattern, process.env);
+  if ("problem" in picked) throw new UsageError(picked.problem, help);
+  return { ...picked.vars, ...given.vars };
+}
+
+/** The job file's text as `job run` reads it; a template that cannot be rendered is a TemplateError. */
+export const renderJobText = (text: string, values: Readonly<Record<string, string>> | undefined): string =>
+  values === undefined ? text : renderTemplate(text, values);

@@ -10,4 +10,5 @@ export const toExisting = (e: ExecutionState): ExistingExecution => ({
   desiredState: e.desiredState ?? "Pending",
   partitionIndex: e.partitionIndex,
   ...(endedUnanswered(e) ? { unanswered: true } : {}),
+  ...(e.computeState === "AskForBidRejected" && e.computeMessage !== "" ? { refusal: e.computeMessage } : {}),
 });

@@ -371,6 +371,12 @@ function cordonedMessage(node: CandidateNode): string {
   return reason === "" ? "node is cordoned" : `node is cordoned (${reason})`;
 }
 
+/** Bacalhau's words, and the node's own reason after them when it gave one (an input it may not read, say). */
+function bidRejectedMessage(request: PlacementRequest, nodeId: string): string {
+  const why = request.executions.find((e) => e.nodeId === nodeId && e.state === "AskForBidRejected")?.refusal;
+  return why === undefined ? "node rejected the job's bid" : `node rejected the job's bid: ${why}`;
+}
+
 /** One node's verdict, its reasons in words (Bacalhau's where it has them). */
 function verdictAt(
   request: PlacementRequest,
@@ -409,7 +415,7 @@ function verdictAt(
   if (bits & EXECUTED_TWICE)
     rejections.push(reject("executed-twice", "job already executed on this node more than once"));
   if (bits & HAS_EXECUTION) rejections.push(reject("has-execution", "job already has an execution on this node"));
-  if (bits & BID_REJECTED) rejections.push(reject("bid-rejected", "node rejected the job's bid"));
+  if (bits & BID_REJECTED) rejections.push(reject("bid-rejected", bidRejectedMessage(request, node.id)));
   if (bits & UNANSWERED) rejections.push(reject("unanswered", "node did not answer the job's work"));
   return { nodeId: node.id, available: (bits & GATE) === 0, suitable: bits === 0, rank, rejections, free };
 }

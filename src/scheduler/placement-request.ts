@@ -46,6 +46,8 @@ export interface ExistingExecution {
   readonly leaving?: boolean;
   /** Ended because its node never answered its work (its answer bound passed): the node takes no more of the job. */
   readonly unanswered?: boolean;
+  /** Why its node refused to bid (AskForBidRejected), in the node's words: what a user can act on. */
+  readonly refusal?: string;
 }
 
 /** A node as placement sees it: what the node read model stores, without its liveness details. */

@@ -58,6 +58,9 @@ function withoutInputsAndResults(spec: Body): Body {
   return spec;
 }
 const PARAMS_META = "Tasks[0].Engine.Params.Meta is ignored: a task's meta goes in Tasks[0].Meta";
+const HTTP_OFFERED =
+  "Tasks[0].Network.Type: no node of this build offers network HTTP (Bacalhau's domain-filtering proxy): every node " +
+  "declines the job";
 
 const put = (spec: Body) => api.call("PUT", JOBS, { Job: spec });
 const nodesOf = (job: Body): string[] => executionsOf(job).map((e: Body) => e.NodeID as string);
@@ -193,7 +196,7 @@ describe("the documentation's examples", () => {
   it("the batch example is stored as written, and waits: no node offers its HTTP network", async () => {
     const res = await put(runnable(withoutInputsAndResults(fixture("docs-batch-example.yaml")), ["echo placed"]));
     expect(res.status, res.text).toBe(200);
-    expect(res.body.Warnings).toEqual([PARAMS_META]);
+    expect(res.body.Warnings).toEqual([PARAMS_META, HTTP_OFFERED]);
     const queued = await until(
       api,
       res.body.JobID,
@@ -226,7 +229,7 @@ describe("the documentation's examples", () => {
   it("the ops example runs on the nodes its constraint (service == WebService) selects", async () => {
     const res = await put(runnable(withoutInputsAndResults(fixture("docs-ops-example.yaml")), ["echo placed"]));
     expect(res.status, res.text).toBe(200);
-    expect(res.body.Warnings).toEqual([PARAMS_META]);
+    expect(res.body.Warnings).toEqual([PARAMS_META, HTTP_OFFERED]);
     const done = await settled(api, res.body.JobID, ["Completed", "Failed"]);
     expect(done.Job.State.StateType).toBe("Completed");
     expect(nodesOf(done)).toEqual([LARGE]);
@@ -242,6 +245,8 @@ describe("the documentation's examples", () => {
       expect(res.status, res.text).toBe(200);
       expect(res.body.Warnings).toEqual([
         PARAMS_META,
+        "Tasks[0].Network.Type: network Full runs only on nodes whose Compute.Docker.AllowedNetworks lists Full (a " +
+          "node allows None alone unless its operator says otherwise): every other node declines the job",
         "Tasks[0].Timeouts.TotalTimeout is ignored: service jobs run until stopped",
       ]);
       // Whether it then runs depends on the engine having a bridge network for its Full network.

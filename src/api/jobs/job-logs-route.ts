@@ -90,7 +90,9 @@ export function jobLogsRoute(logs: JobLogs): AnyRoute {
     query: JobLogsQuery,
     describe: {
       id: "Job id (j-<uuid>)",
-      execution_id: "Read this execution of the job, of any version unless job_version is given (default: the latest)",
+      execution_id:
+        "Read this execution of the job (its id, or a unique prefix such as the short e-<8 hex>), of any version " +
+        "unless job_version is given (default: the latest)",
       job_version: "The job's version whose latest execution is read (0 or absent: every version's)",
       all_job_versions: "Accepted as on the other job routes; the logs pick among every version's by default",
       tail: "true: only what comes from now on (Bacalhau's); a number N: the last N lines first; false or absent: everything",

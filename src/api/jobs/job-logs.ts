@@ -7,6 +7,7 @@ import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { isDiscarded, isTerminalComputeState } from "../../../machines/execution/execution-states.ts";
 import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
+import { executionByIdOrPrefix } from "./execution-by-id.ts";
 import { resolveJob } from "./job-lookup.ts";
 import { completedLines, LogLines, type ExecutionLog } from "./log-lines.ts";
 
@@ -64,9 +65,9 @@ export class JobLogs {
   /**
    * The execution to read, among the executions of the version asked for (`jobVersion`), else among every
    * version's as Bacalhau's ReadLogs picks them (so right after an update the earlier version's output is still
-   * there to read): `executionId` when given (it must be among them), else the latest that did not end without a
-   * result (Bacalhau's choice), or failing that the latest of all, so that a failed job's output can be read too
-   * (Bacalhau refuses that).
+   * there to read): `executionId` when given (it, or a unique prefix of it such as the short id, must be among
+   * them), else the latest that did not end without a result (Bacalhau's choice), or failing that the latest of all,
+   * so that a failed job's output can be read too (Bacalhau refuses that).
    */
   select(idOrName: string, pick: LogsPick = {}): ExecutionState {
     // As every other job route: a full id, a name, or the short id the CLIs print.
@@ -83,7 +84,7 @@ export class JobLogs {
     const which = every || job.version === 1 ? "" : ` version ${at.version}`;
     const { executionId } = pick;
     if (executionId) {
-      const found = executions.find((e) => e.executionId === executionId);
+      const found = executionByIdOrPrefix(executions, executionId);
       if (!found) throw notFound(`unable to find execution ${executionId} in job ${jobId}${which}`);
       return found;
     }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { dryRunJob } from "../dry-run-job.ts";
-import { TemplateError, renderTemplate, templateEnv, templateVars } from "../job-template.ts";
+import { TEMPLATE_OPTIONS, TemplateError, jobTemplateValues, renderJobText } from "../job-template.ts";
 import { JOB_SUBMIT_OPTIONS } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, submitJob } from "../job-submission.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
@@ -16,9 +16,7 @@ export const OPTIONS = {
   ...JOB_SUBMIT_OPTIONS,
   ...RUN_SETTINGS_OPTIONS,
   "dry-run": { type: "boolean" },
-  "template-vars": { type: "string", short: "V", multiple: true },
-  "template-envs": { type: "string", short: "E" },
-  "no-template": { type: "boolean" },
+  ...TEMPLATE_OPTIONS,
 } as const;
 
 export function readJobText(file: string, help = HELP_REF): string {
@@ -57,27 +55,6 @@ export async function parseJobDocument(text: string, source: string): Promise<un
   return unwrapJob(document);
 }
 
-/**
- * The job file as Bacalhau's `job run` reads it: a template rendered with the `-V` values and the environment
- * variables `-E` picks (docs/jobs.md, Templates). A file without `{{` is as it was.
- */
-function rendered(
-  text: string,
-  values: { readonly "template-vars"?: string[]; readonly "template-envs"?: string; readonly "no-template"?: boolean },
-): string {
-  const given = templateVars(values["template-vars"] ?? []);
-  if ("problem" in given) throw new UsageError(given.problem, HELP_REF);
-  const pattern = values["template-envs"];
-  const picked = pattern === undefined || pattern === "" ? { vars: {} } : templateEnv(pattern, process.env);
-  if ("problem" in picked) throw new UsageError(picked.problem, HELP_REF);
-  try {
-    return renderTemplate(text, { ...picked.vars, ...given.vars });
-  } catch (e) {
-    if (!(e instanceof TemplateError)) throw e;
-    throw new UsageError(`the job provided is invalid: ${e.message}`, HELP_REF);
-  }
-}
-
 export async function jobRunCommand(args: string[]): Promise<number> {
   const { args: rest, value: wait } = takeBooleanFlag(args, "wait", HELP_REF);
   const { values, positionals } = parseCommandArgs(rest, OPTIONS, HELP_REF);
@@ -89,7 +66,14 @@ export async function jobRunCommand(args: string[]): Promise<number> {
     throw new UsageError("shoal job run takes exactly one file (or '-' for stdin)", HELP_REF);
   const settings = runSettingsFrom(values, wait, HELP_REF);
   const file = positionals[0] as string;
-  const text = values["no-template"] ? readJobText(file) : rendered(readJobText(file), values);
+  const templateValues = jobTemplateValues(values, HELP_REF);
+  let text: string;
+  try {
+    text = renderJobText(readJobText(file), templateValues);
+  } catch (e) {
+    if (!(e instanceof TemplateError)) throw e;
+    throw new UsageError(`the job provided is invalid: ${e.message}`, HELP_REF);
+  }
   const job = await parseJobDocument(text, file === "-" ? "stdin" : file);
   if (values["dry-run"]) return dryRunJob(apiClientFrom(values), job);
   return submitJob(apiClientFrom(values), job, settings);

@@ -3,6 +3,7 @@ import { jobDefaultsOf } from "../../orchestrator/job-defaults-config.ts";
 import { jobLimitsOf } from "../../orchestrator/job-limits-config.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { printProblems } from "../job-submission.ts";
+import { TEMPLATE_OPTIONS, TemplateError, jobTemplateValues, renderJobText } from "../job-template.ts";
 import { print, printError } from "../output-format.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
 import { UsageError } from "../usage-error.ts";
@@ -11,13 +12,14 @@ import { parseJobDocument, readJobText } from "./job-run-command.ts";
 
 const HELP_REF = "shoal job validate --help";
 
-export const OPTIONS = { ...CONFIG_OPTIONS, help: { type: "boolean", short: "h" } } as const;
+export const OPTIONS = { ...CONFIG_OPTIONS, ...TEMPLATE_OPTIONS, help: { type: "boolean", short: "h" } } as const;
 
 /**
- * `shoal job validate FILE`: Bacalhau's `job validate`, with no server: the job is read as `job run` reads it and
- * checked by the very rules PUT /jobs applies (validateJobSubmission), with the JobDefaults and JobLimits of the
- * config this command is given (-c, --config; Shoal's defaults without). `OK` and exit 0, its warnings before; an
- * invalid job, or a file that is not YAML or JSON, is said with every problem and exit 1; a file it cannot read, 2.
+ * `shoal job validate FILE`: Bacalhau's `job validate`, with no server: the job is read as `job run` reads it (a
+ * template rendered with the same -V, -E and --no-template) and checked by the very rules PUT /jobs applies
+ * (validateJobSubmission), with the JobDefaults and JobLimits of the config this command is given (-c, --config;
+ * Shoal's defaults without). `OK` and exit 0, its warnings before; an invalid job, a template that does not render,
+ * or a file that is not YAML or JSON, is said with every problem and exit 1; a file it cannot read or a wrong flag, 2.
  */
 export async function jobValidateCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, OPTIONS, HELP_REF);
@@ -32,11 +34,12 @@ export async function jobValidateCommand(args: string[]): Promise<number> {
   const config = configFrom(values);
   const defaults = jobDefaultsOf(config);
   const limits = jobLimitsOf(config, defaults);
+  const templateValues = jobTemplateValues(values, HELP_REF);
   let job: unknown;
   try {
-    job = await parseJobDocument(text, file === "-" ? "stdin" : file);
+    job = await parseJobDocument(renderJobText(text, templateValues), file === "-" ? "stdin" : file);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof UsageError || e instanceof TemplateError)) throw e;
     printError(`Error: the job provided is invalid: ${e.message}`);
     return 1;
   }

@@ -65,6 +65,22 @@ const versionsOptions = (what: string): OptionSpec[] => [
   VERSION(`only this version's ${what} (default 0: the current version's)`),
   { name: "all-versions", description: `every version's ${what} (a --version other than 0 wins)` },
 ];
+/** `job run` and `job validate` read the file as a template alike; `what` they do with it. */
+const TEMPLATE = (what: string): OptionSpec[] => [
+  {
+    name: "template-vars",
+    short: "V",
+    arg: "KEY=VALUE",
+    description: "a value for {{.KEY}} in the file (repeat, or a,b=c comma-separated)",
+  },
+  {
+    name: "template-envs",
+    short: "E",
+    arg: "REGEX",
+    description: "the environment variables whose names match, as values ('*': all)",
+  },
+  { name: "no-template", description: `${what} the file as written: {{ }} is not rendered` },
+];
 const NAMESPACE: OptionSpec = { name: "namespace", arg: "NS", description: "the namespace a job name is looked up in" };
 
 const NODE_ID: OptionSpec = {
@@ -237,19 +253,7 @@ const JOB: CommandSpec = {
           name: "dry-run",
           description: "print what the job would change in the job of its name (PUT /jobs/diff); submit nothing",
         },
-        {
-          name: "template-vars",
-          short: "V",
-          arg: "KEY=VALUE",
-          description: "a value for {{.KEY}} in the file (repeat, or a,b=c comma-separated)",
-        },
-        {
-          name: "template-envs",
-          short: "E",
-          arg: "REGEX",
-          description: "the environment variables whose names match, as values ('*': all)",
-        },
-        { name: "no-template", description: "submit the file as written: {{ }} is not rendered" },
+        ...TEMPLATE("submit"),
       ],
       shared: ["api", "config"],
       examples: [
@@ -362,7 +366,12 @@ const JOB: CommandSpec = {
       summary: "print a job's output; -f: follow it",
       usage: JOB_ID,
       options: [
-        { name: "execution-id", short: "e", arg: "ID", description: "read this execution of the job" },
+        {
+          name: "execution-id",
+          short: "e",
+          arg: "ID",
+          description: "read this execution of the job (its id or a unique prefix, such as the short id)",
+        },
         VERSION("read this version's latest execution (0: the current)"),
         { name: "tail", short: "t", arg: "N", description: "only the last N lines so far" },
         { name: "follow", short: "f", description: "keep printing until the execution ends" },
@@ -405,12 +414,14 @@ const JOB: CommandSpec = {
       description:
         "Checks a job file (YAML or JSON, '-': stdin) without a server, by the same rules the API applies\n" +
         "to a submission, with the JobDefaults and JobLimits of the config given (-c, --config; else Shoal's\n" +
-        "defaults): prints OK (and any warnings), or every problem. Exit status: 0 valid; 1 invalid (or not\n" +
-        "YAML or JSON); 2 bad arguments or a file that cannot be read.",
+        "defaults): prints OK (and any warnings), or every problem. The file is a template, rendered as\n" +
+        "job run renders it (-V, -E, --no-template). Exit status: 0 valid; 1 invalid (or not YAML or JSON, or\n" +
+        "a template that does not render); 2 bad arguments or a file that cannot be read.",
       summary: "check a job file locally, as the API would",
       usage: "<file> [options]",
+      options: TEMPLATE("check"),
       shared: ["config"],
-      examples: ["shoal job validate job.yaml"],
+      examples: ["shoal job validate job.yaml", "shoal job validate job.yaml -V image=busybox:1.36"],
     },
     {
       name: "get",

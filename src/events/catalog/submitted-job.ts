@@ -273,6 +273,44 @@ const absolutePath: Check = (path, at, f) => {
   else if (p.replace(/\/+$/, "") === "") f.problem(at.path, "result path cannot be the container's root");
 };
 
+/** A container path's segments: `/data/`, `//data` and `/./data` are one directory. */
+const segments = (path: string): string[] => path.split("/").filter((s) => s !== "" && s !== ".");
+
+/**
+ * A result path apart from every input's mount point: one at, under or over an input's Target would publish the
+ * input as the job's result (or collide with its mount). Bacalhau has no such rule: its Docker executor mounts both
+ * and the container fails to start ("Duplicate mount point") or the result holds the input; refused here instead, at
+ * submission, naming both fields.
+ */
+function apartFromInputs(
+  results: readonly Readonly<Record<string, unknown>>[],
+  path: string,
+  inputs: unknown,
+  f: Findings,
+): void {
+  if (!Array.isArray(inputs)) return;
+  const inputsPath = path.replace(/ResultPaths$/, "InputSources");
+  results.forEach((result, i) => {
+    const at = typeof result.Path === "string" ? result.Path.trim() : "";
+    // A relative path or one with '..' is refused on its own.
+    if (!at.startsWith("/") || at.split("/").includes("..")) return;
+    const out = segments(at);
+    (inputs as unknown[]).forEach((input, j) => {
+      const target = isObject(input) ? field(input, "Target") : undefined;
+      if (typeof target !== "string" || !target.trim().startsWith("/")) return;
+      const mount = segments(target);
+      const shared = Math.min(out.length, mount.length);
+      if (out.slice(0, shared).join("/") !== mount.slice(0, shared).join("/")) return;
+      const how = out.length === mount.length ? "is" : out.length > mount.length ? "lies under" : "holds";
+      f.problem(
+        `${path}[${i}].Path`,
+        `result path ${quote(at)} ${how} ${inputsPath}[${j}].Target ${quote(target.trim())}: the ` +
+          "result would publish the input mounted there; give the result a directory of its own",
+      );
+    });
+  });
+}
+
 /** Bacalhau's validateResultPaths, and its rule that result paths need a publisher. */
 const resultPathRules: Check = (paths, at, f) => {
   const list = paths as readonly Readonly<Record<string, unknown>>[];
@@ -287,6 +325,7 @@ const resultPathRules: Check = (paths, at, f) => {
     names.add(name);
     dirs.add(path);
   });
+  apartFromInputs(list, at.path, field(at.parentRaw, "InputSources"), f);
   const publisher = field(at.parentRaw, "Publisher");
   const type = isObject(publisher) ? field(publisher, "Type") : undefined;
   if (list.length > 0 && (typeof type !== "string" || type.trim() === ""))
@@ -363,6 +402,26 @@ const httpDomains: Check = (list, at, f) => {
   });
 };
 
+/**
+ * A network the job asks for that a Shoal node runs only when its operator allows it, or never: the job is accepted
+ * (Bacalhau's nodes take networked jobs), with a warning, since a node that does not allow it declines the job.
+ */
+const networkOffered: Check = (network, at, f) => {
+  const type = (network as { readonly Type?: string }).Type;
+  if (type === "HTTP")
+    f.warnings.push(
+      `${at.path}.Type: no node of this build offers network HTTP (Bacalhau's domain-filtering proxy): every node ` +
+        "declines the job",
+    );
+  else if (type === "Host" || type === "Full" || type === "Bridge") {
+    const as = type === "Bridge" ? "Full" : type;
+    f.warnings.push(
+      `${at.path}.Type: network ${type} runs only on nodes whose Compute.Docker.AllowedNetworks lists ${as} (a node ` +
+        "allows None alone unless its operator says otherwise): every other node declines the job",
+    );
+  }
+};
+
 export const SubmittedTask = Schema.Struct(
   {
     Name: Text.annotations(required("missing task name")),
@@ -437,7 +496,11 @@ export const SubmittedTask = Schema.Struct(
           ),
         },
         Others,
-      ).annotations({ [ShapeMessage]: "must be a network config (Type, Domains)", [WarnsUnknownFields]: [] }),
+      ).annotations({
+        [ShapeMessage]: "must be a network config (Type, Domains)",
+        [WarnsUnknownFields]: [],
+        ...checks(networkOffered),
+      }),
     ),
     Timeouts: optional(
       Schema.Struct(

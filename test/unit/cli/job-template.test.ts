@@ -56,6 +56,13 @@ describe("templateVars (-V, pflag's StringToString)", () => {
       problem: 'invalid argument "a=1,b" for -V/--template-vars: b must be formatted as key=value',
     });
   });
+
+  it("a pair with an empty key is what is wrong: no template can name it", () => {
+    expect(templateVars(["a=1,=x"])).toEqual({
+      problem: 'invalid argument "a=1,=x" for -V/--template-vars: =x has no key',
+    });
+    expect(templateVars(["="])).toEqual({ problem: 'invalid argument "=" for -V/--template-vars: = has no key' });
+  });
 });
 
 describe("templateEnv (-E, a regular expression over the environment's names)", () => {

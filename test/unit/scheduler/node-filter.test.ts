@@ -162,6 +162,16 @@ describe("the node filter: every reason a node cannot take the job", () => {
       available: true,
     },
     {
+      name: "a node that refused to bid, saying why: its reason after Bacalhau's words",
+      node: node("n1"),
+      over: {
+        executions: [{ ...exec("e1", "n1", "AskForBidRejected"), refusal: "volume /srv/private is not allowlisted" }],
+      },
+      codes: ["bid-rejected"],
+      messages: ["node rejected the job's bid: volume /srv/private is not allowlisted"],
+      available: true,
+    },
+    {
       name: "a node that never answered the job's work (batch, service): out, as after a refused bid",
       node: node("n1"),
       over: { executions: [{ ...exec("e1", "n1", "Failed"), unanswered: true }] },

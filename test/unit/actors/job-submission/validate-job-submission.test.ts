@@ -234,6 +234,22 @@ describe("a valid job gets Bacalhau's defaults", () => {
     ]);
     expect(spec.Constraints).toEqual([]);
   });
+
+  it("accepts a network a node runs only when its operator allows it, or never, saying so", () => {
+    const warned = (Type: string) => accepted(job({}, { Network: { Type } })).warnings;
+    expect(warned("host")).toEqual([
+      "Tasks[0].Network.Type: network Host runs only on nodes whose Compute.Docker.AllowedNetworks lists Host (a " +
+        "node allows None alone unless its operator says otherwise): every other node declines the job",
+    ]);
+    expect(warned("Bridge")[0]).toContain(
+      "network Bridge runs only on nodes whose Compute.Docker.AllowedNetworks lists Full",
+    );
+    expect(warned("HTTP")).toEqual([
+      "Tasks[0].Network.Type: no node of this build offers network HTTP (Bacalhau's domain-filtering proxy): every " +
+        "node declines the job",
+    ]);
+    expect([...warned("None"), ...warned("Default")]).toEqual([]);
+  });
 });
 
 describe("an invalid job is refused with every problem named, each with its field path", () => {
@@ -578,5 +594,22 @@ describe("a task's Publisher and ResultPaths", () => {
     expect(problems(job({}, { ResultPaths: [{ Name: "outputs", Path: "/outputs" }] }))).toEqual([
       "Tasks[0].ResultPaths: publisher must be set if result paths are set",
     ]);
+  });
+
+  it("refuses a result path at, under or over an input's Target, naming both; beside one it is accepted", () => {
+    const local = (Target: string) => ({ Source: { Type: "localDirectory", Params: { SourcePath: "/srv" } }, Target });
+    const task = (paths: string[]) => ({
+      Publisher: { Type: "local" },
+      InputSources: [local("/data"), local("/in/deep")],
+      ResultPaths: paths.map((Path, i) => ({ Name: `r${i}`, Path })),
+    });
+    const why = "the result would publish the input mounted there; give the result a directory of its own";
+    expect(problems(job({}, task(["/data/", "/data/out", "/in", "/inputs", "/dat"])))).toEqual([
+      `Tasks[0].ResultPaths[0].Path: result path "/data/" is Tasks[0].InputSources[0].Target "/data": ${why}`,
+      `Tasks[0].ResultPaths[1].Path: result path "/data/out" lies under Tasks[0].InputSources[0].Target "/data": ` +
+        why,
+      `Tasks[0].ResultPaths[2].Path: result path "/in" holds Tasks[0].InputSources[1].Target "/in/deep": ${why}`,
+    ]);
+    expect(accepted(job({}, task(["/outputs", "/in/other", "/database"]))).spec.Tasks[0]?.ResultPaths).toHaveLength(3);
   });
 });
