@@ -31,6 +31,8 @@ export interface DockerNode {
   readonly resultRetention?: RetentionRule;
   /** The node's clock (default: the system's). */
   readonly clock?: Clock;
+  /** Keeps what it knows of its executions in memory only: such a node publishes no results (no Publishers). */
+  readonly executionsInMemory?: boolean;
 }
 
 export interface DockerNodeOrchestrator {
@@ -70,6 +72,7 @@ export async function startDockerNodeOrchestrator(
       ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
       ...(node.resultRetention === undefined ? {} : { resultRetention: node.resultRetention }),
       ...(node.clock === undefined ? {} : { clock: node.clock }),
+      ...(node.executionsInMemory === undefined ? {} : { executionsInMemory: node.executionsInMemory }),
       executor: ownedDockerExecutor(node.id, dataDir, {
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
         allowedNetworks: node.allowedNetworks ?? [],
