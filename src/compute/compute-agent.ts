@@ -25,6 +25,10 @@ import { ExecutionResults } from "./publisher/execution-results.ts";
 import { LocalPublisher } from "./publisher/local-publisher.ts";
 import { DEFAULT_MAX_RESULT_BYTES } from "../config/default-max-result-bytes.ts";
 import { ResultStaging } from "./publisher/result-staging.ts";
+import { ResultRetention } from "./publisher/result-retention.ts";
+import type { RetentionRule } from "./publisher/results-to-remove.ts";
+import { DEFAULT_RESULT_RETENTION } from "../config/default-result-retention.ts";
+import { type Clock, systemClock } from "../actors/clock.ts";
 import { computeNodeInfo, resourceReport } from "./machine-info.ts";
 import { loadOrCreateNodeKey } from "./node-key.ts";
 import { RegistrationSentinel } from "./registration-sentinel.ts";
@@ -86,6 +90,13 @@ export interface ComputeAgentOptions {
   readonly metrics?: MetricsListen;
   /** Compute.Publishers.MaxResultBytes: the most an execution's results may hold (default DEFAULT_MAX_RESULT_BYTES). */
   readonly maxResultBytes?: number;
+  /**
+   * Compute.Publishers.Local.RetentionPeriod and MaxTotalBytes: how long, and how much of, the local publisher's
+   * archives the node keeps (default DEFAULT_RESULT_RETENTION).
+   */
+  readonly resultRetention?: RetentionRule;
+  /** The node's clock for its retention rule (default the system's): a test moves it. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -170,6 +181,7 @@ export class ComputeAgent {
   private readonly runner: ExecutionRunner | undefined;
   private readonly logServer: ExecutionLogServer | undefined;
   private readonly results: ExecutionResults | undefined;
+  private readonly retention: ResultRetention | undefined;
   private readonly metrics: ComputeMetrics | undefined;
   private metricsServer: MetricsServer | undefined;
   /** The reconnect spread the orchestrator last announced (docs/protocol.md, Reconnecting). */
@@ -194,6 +206,16 @@ export class ComputeAgent {
         new ExecutionResults(new ResultStaging(staging, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES), [
           publisher,
         ]);
+      this.retention =
+        publisher &&
+        new ResultRetention({
+          nodeId: options.nodeId,
+          dir: publisher.dir,
+          rule: options.resultRetention ?? DEFAULT_RESULT_RETENTION,
+          clock: options.clock ?? systemClock,
+          logger: options.logger.child({ component: "result-retention" }),
+        });
+      const retention = this.retention;
       this.runner = new ExecutionRunner({
         nodeId: options.nodeId,
         executor,
@@ -212,6 +234,7 @@ export class ComputeAgent {
         executor,
         send: (batch) => this.client?.publishLogBatch(batch),
         ...(publisher ? { resultArchive: (id: string) => publisher.pathOf(id) } : {}),
+        ...(retention ? { resultRemoved: (id: string) => retention.removedMessage(id) } : {}),
         logger: options.logger.child({ component: "log-server" }),
       });
     }
@@ -249,6 +272,8 @@ export class ComputeAgent {
 
   async start(): Promise<void> {
     await this.serveMetrics();
+    // Not awaited: a large results directory does not hold up the join.
+    void this.retention?.start();
     // Before any work can arrive: adopt what still runs, report what was lost or not yet delivered.
     // An engine that cannot be reached now leaves them for the next start; the node still reports.
     await this.runner
@@ -707,6 +732,7 @@ export class ComputeAgent {
     for (const t of this.timers) clearTimeout(t);
     this.runner?.stop();
     this.logServer?.stop();
+    this.retention?.stop();
     await this.metricsServer?.close();
     // Containers keep running: the next start adopts them.
     await this.options.executor?.close();

@@ -26,12 +26,21 @@ export interface ExecutionLogServerOptions {
   readonly maxBatchBytes?: number;
   /** Where an execution's published result archive is on this node (ReadLogs with Result); absent: it has none. */
   readonly resultArchive?: (executionId: string) => string;
+  /** Why an execution's result is no longer on this node, when its retention rule removed it. */
+  readonly resultRemoved?: (executionId: string) => string | undefined;
 }
 
-/** The archive's bytes in chunks; NotFound when this node holds none for the execution. */
-async function* archiveChunks(path: string | undefined, executionId: string, size: number): AsyncGenerator<LogChunk> {
+/** The archive's bytes in chunks; NotFound, saying when and why if it was removed, when this node holds none. */
+async function* archiveChunks(
+  options: Pick<ExecutionLogServerOptions, "resultArchive" | "resultRemoved">,
+  executionId: string,
+  size: number,
+): AsyncGenerator<LogChunk> {
+  const path = options.resultArchive?.(executionId);
   if (path === undefined || !existsSync(path))
-    throw notFound(`execution ${executionId} has no published result on this node`);
+    throw notFound(
+      options.resultRemoved?.(executionId) ?? `execution ${executionId} has no published result on this node`,
+    );
   for await (const data of createReadStream(path, { highWaterMark: size }))
     yield { stream: "stdout", data: data as Buffer };
 }
@@ -158,7 +167,7 @@ export class ExecutionLogServer {
   private open(request: ReadLogs): Stream {
     const abort = new AbortController();
     const chunks = request.Result
-      ? archiveChunks(this.options.resultArchive?.(request.ExecutionID), request.ExecutionID, this.maxBatchBytes)
+      ? archiveChunks(this.options, request.ExecutionID, this.maxBatchBytes)
       : executionLog(this.options.executor, request.ExecutionID, {
           follow: request.Follow,
           ...(request.TailLines === undefined ? {} : { tailLines: request.TailLines }),

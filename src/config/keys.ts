@@ -1,6 +1,7 @@
 import { DEFAULT_JOB_LIMITS as L } from "../../machines/job/job-limits.ts";
 import { DEFAULT_CAPABILITIES, DEFAULT_PIDS_LIMIT } from "../compute/executor/container-confinement.ts";
 import { DEFAULT_MAX_RESULT_BYTES } from "./default-max-result-bytes.ts";
+import { DEFAULT_RESULT_RETENTION } from "./default-result-retention.ts";
 import { formatExactBytes } from "./byte-size.ts";
 import type { AnonymousAccess, AuthUser } from "./auth-users.ts";
 import { formatDuration } from "./duration.ts";
@@ -414,6 +415,15 @@ export const CONFIG_KEYS = {
     DEFAULT_MAX_RESULT_BYTES,
     "Bytes an execution's results (its result paths, stdout, stderr) may hold before the local publisher " +
       "archives them; more fails the execution, naming this limit",
+  ),
+  "Compute.Publishers.Local.RetentionPeriod": dur(
+    DEFAULT_RESULT_RETENTION.periodMs,
+    "How long the node keeps a published result archive before removing it; 0s: no age limit, at least 1m otherwise",
+  ),
+  "Compute.Publishers.Local.MaxTotalBytes": bytes(
+    DEFAULT_RESULT_RETENTION.maxTotalBytes,
+    "The most the node's published result archives may hold in all; beyond it the oldest are removed. 0: no limit; " +
+      "otherwise at least Compute.Publishers.MaxResultBytes",
   ),
   "Compute.Docker.StopGracePeriod": dur(10_000, "How long a cancelled container gets between SIGTERM and SIGKILL"),
   "Compute.Docker.PidsLimit": int(

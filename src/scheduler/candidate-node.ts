@@ -41,6 +41,9 @@ function candidateOf(node: NodeFacts): CandidateNode {
     // The node's own labels overlaid by the operator's: what constraints and daemon matching see.
     labels: nodeLabels(node),
     engines: compute?.ExecutionEngines ?? [],
+    // A node from before results advertises no Publishers, and would run the task and drop its results: it gets
+    // no job that names a publisher, rather than being taken to have `local`.
+    ...((compute?.Publishers ?? []).length === 0 ? {} : { publishers: compute?.Publishers }),
     ...((compute?.StorageSources ?? []).length === 0 ? {} : { storageSources: compute?.StorageSources }),
     capacity: fromBacalhauResources(compute?.MaxCapacity ?? {}),
     ...(isZeroResources(maxJob) ? {} : { maxJobRequirements: maxJob }),

@@ -26,6 +26,7 @@ export type RejectionCode =
   | "unschedulable"
   // Bacalhau's ranker chain, in its order.
   | "engine"
+  | "publisher"
   | "storage"
   | "labels"
   | "max-job-requirements"
@@ -108,6 +109,7 @@ const CODES: readonly RejectionCode[] = [
   "cordoned",
   "unschedulable",
   "engine",
+  "publisher",
   "storage",
   "labels",
   "max-job-requirements",
@@ -126,6 +128,7 @@ const GATE = NOT_COMPUTE | NOT_APPROVED | NOT_HEALTHY;
 const CORDONED = bit("cordoned");
 const UNSCHEDULABLE = bit("unschedulable");
 const ENGINE = bit("engine");
+const PUBLISHER = bit("publisher");
 const STORAGE = bit("storage");
 const LABELS = bit("labels");
 const MAX_JOB = bit("max-job-requirements");
@@ -157,6 +160,12 @@ function previousBits(type: PlacementRequest["type"], onNode: readonly ExistingE
 function supportsEngine(node: CandidateNode, engine: string, wanted: string): boolean {
   for (const e of node.engines) if (e === engine || e === wanted || e.toLowerCase() === wanted) return true;
   return false;
+}
+
+/** Bacalhau's publishers ranker: the job's publisher type, among the node's (in any case). */
+function lacksPublisher(node: CandidateNode, type: string | undefined): boolean {
+  if (type === undefined) return false;
+  return !(node.publishers ?? []).some((p) => p.toLowerCase() === type.toLowerCase());
 }
 
 /** Bacalhau's storages ranker: every storage type the job's inputs use, among the node's (in any case). */
@@ -270,6 +279,7 @@ export function judgeList(
     if (node.cordoned !== undefined) bits |= CORDONED;
     if (node.unschedulable !== undefined) bits |= UNSCHEDULABLE;
     if (!supportsEngine(node, request.engine, wantedEngine)) bits |= ENGINE;
+    if (lacksPublisher(node, request.publisher)) bits |= PUBLISHER;
     if (missingStorage(node, request.storageTypes) !== undefined) bits |= STORAGE;
     if (required.length > 0 && !matchesAll(required, node.labels)) bits |= LABELS;
     const max = node.maxJobRequirements;
@@ -399,6 +409,11 @@ function verdictAt(
   if (bits & UNSCHEDULABLE) rejections.push(reject("unschedulable", node.unschedulable as string));
   if (bits & ENGINE)
     rejections.push(reject("engine", `does not support ${request.engine}, only ${node.engines.join(", ")}`));
+  if (bits & PUBLISHER) {
+    const has = node.publishers ?? [];
+    const why = has.length === 0 ? "it publishes no results" : `only ${has.join(", ")}`;
+    rejections.push(reject("publisher", `does not support ${request.publisher as string}, ${why}`));
+  }
   if (bits & STORAGE) {
     const missing = missingStorage(node, request.storageTypes) as string;
     const has = node.storageSources ?? [];

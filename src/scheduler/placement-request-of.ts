@@ -17,12 +17,15 @@ export function placementRequestOf(
 ): PlacementRequest {
   const task = taskOf(spec);
   const storageTypes = [...new Set((task.InputSources ?? []).map((i) => i.Source.Type))];
+  // A blank type is no publisher (as Bacalhau's publishers ranker: "publisher is optional and can be empty").
+  const publisher = task.Publisher?.Type ?? "";
   return {
     jobId: job.jobId,
     type: spec.Type,
     count: spec.Count,
     constraints: spec.Constraints.map((r) => ({ key: r.Key, operator: r.Operator, values: r.Values })),
     engine: task.Engine.Type,
+    ...(publisher === "" ? {} : { publisher }),
     ...(storageTypes.length === 0 ? {} : { storageTypes }),
     resources: fromBacalhauResources(parseTaskResources(task.Resources)),
     executions,

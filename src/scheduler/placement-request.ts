@@ -59,6 +59,8 @@ export interface CandidateNode {
   readonly labels: Readonly<Record<string, string>>;
   /** The execution engines it runs (Bacalhau's ComputeNodeInfo.ExecutionEngines). */
   readonly engines: readonly string[];
+  /** The publishers it has (Bacalhau's ComputeNodeInfo.Publishers); absent: none. */
+  readonly publishers?: readonly string[];
   /** The storage types it reads inputs from (Bacalhau's ComputeNodeInfo.StorageSources); absent: none. */
   readonly storageSources?: readonly string[];
   /** What it offers in total (Bacalhau's MaxCapacity); what is free is this minus the ledger. */
@@ -92,6 +94,8 @@ export interface PlacementRequest {
   readonly constraints: readonly ConstraintRequirement[];
   /** The task's engine type ("docker"), compared without regard to case as Bacalhau does. */
   readonly engine: string;
+  /** The type of the task's publisher (Bacalhau's Task.Publisher.Type); absent: it publishes nothing. */
+  readonly publisher?: string;
   /** The storage types of the task's inputs, each once (Bacalhau's AllInputSourcesTypes); absent: none. */
   readonly storageTypes?: readonly string[];
   /** What each execution needs. */

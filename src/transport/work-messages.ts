@@ -70,7 +70,7 @@ export const WorkTask = Schema.Struct({
   ExecutionTimeout: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
   /** Absent: none (and nodes before inputs never receive any: placement needs their StorageSources). */
   InputSources: Schema.optional(Schema.Array(WorkInput).pipe(Schema.maxItems(INPUT_SOURCE_LIMITS.items))),
-  /** The publisher of its results (nodes before results ignore it; they advertise no Publishers). */
+  /** The publisher of its results (nodes before results advertise no Publishers: placement sends them none). */
   Publisher: Schema.optional(Schema.Struct({ Type: Schema.Literal(...PUBLISHER_TYPES) })),
   ResultPaths: Schema.optional(
     Schema.Array(

@@ -91,9 +91,10 @@ const downloadsRemoved = () =>
   );
 
 describe("input sources", () => {
-  it("the node advertises the storage types it reads", async () => {
+  it("the node advertises the storage types it reads and its publishers", async () => {
     const node = (await api.node(nodeId)).Node;
     expect(node.Info.ComputeNodeInfo.StorageSources).toEqual(["localDirectory", "urlDownload"]);
+    expect(node.Info.ComputeNodeInfo.Publishers).toEqual(["local"]);
   });
 
   it("mounts an allow-listed directory read-only at its target: the job prints a file from it", async () => {
@@ -165,7 +166,8 @@ describe("a node that reads no input sources", () => {
     () => KEY,
   );
   beforeAll(async () => {
-    other = await startDockerNodeOrchestrator("shoal-no-inputs-", USERS, bare);
+    // Executions kept in memory: it publishes no results either (its Publishers are empty).
+    other = await startDockerNodeOrchestrator("shoal-no-inputs-", USERS, [{ id: bare, executionsInMemory: true }]);
   }, 60_000);
   afterAll(async () => {
     await other?.stop();
@@ -178,5 +180,14 @@ describe("a node that reads no input sources", () => {
     const failed = await settled(client, jobId, ["Failed"]);
     expect(failed.Executions?.Items ?? []).toEqual([]);
     expect(JSON.stringify(failed)).toContain("does not support urlDownload, it reads no input sources");
+  }, 60_000);
+
+  it("is not given a job with a publisher: its verdict says it publishes none (the publishers ranker)", async () => {
+    expect((await client.node(bare)).Node.Info.ComputeNodeInfo.Publishers).toEqual([]);
+    const job = shellJob(image, "echo hi > /outputs/a");
+    const publishing = { ...job, Tasks: [{ ...job.Tasks[0], Publisher: { Type: "local" } }] };
+    const failed = await settled(client, await client.submit(publishing), ["Failed"]);
+    expect(failed.Executions?.Items ?? []).toEqual([]);
+    expect(JSON.stringify(failed)).toContain("does not support local, it publishes no results");
   }, 60_000);
 });

@@ -9,7 +9,9 @@ import { tempDir } from "../support/fixtures.ts";
 import { JobApiClient } from "../support/job-api-client.ts";
 import { executionsOf, until } from "../support/job-waits.ts";
 import { shellJob } from "../support/shell-job.ts";
-import { runShoal } from "../support/shoal-process.ts";
+import { RESULT_SWEEP_MS } from "../../src/compute/publisher/result-retention.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { runShoal, waitFor } from "../support/shoal-process.ts";
 
 /**
  * Results on real components: a job writes into /outputs in a Docker container on a compute agent, the agent's local
@@ -20,6 +22,8 @@ const KEY = "results-key-0123456789abcdefghijklm";
 const USERS: AuthUser[] = [{ Alias: "ops", APIKey: KEY, Capabilities: [{ Actions: ["read:job", "write:job"] }] }];
 const nodeId = `res-${randomUUID().slice(0, 8)}`;
 const MAX_RESULT_BYTES = 64 * 1024;
+/** The node's clock: its retention rule (a period of 1m, its least) runs only when the test moves it. */
+const clock = new ManualClock(Date.now());
 let image = "";
 let cluster: DockerNodeOrchestrator | undefined;
 const client = new JobApiClient(
@@ -47,7 +51,12 @@ const ended = (jobId: string) =>
 beforeAll(async () => {
   image = await dockerTestImage();
   cluster = await startDockerNodeOrchestrator("shoal-results-", USERS, [
-    { id: nodeId, maxResultBytes: MAX_RESULT_BYTES },
+    {
+      id: nodeId,
+      maxResultBytes: MAX_RESULT_BYTES,
+      resultRetention: { periodMs: RESULT_SWEEP_MS, maxTotalBytes: 0 },
+      clock,
+    },
   ]);
 }, 60_000);
 
@@ -107,6 +116,35 @@ describe("a job's results", () => {
       Items: [],
       NextToken: "",
     });
+  }, 120_000);
+
+  it("a result the node's retention rule removed is a 404 saying when and why, and shoal job get says so", async () => {
+    const jobId = await client.submit(publishing("echo kept > /outputs/a.txt"));
+    const job = await ended(jobId);
+    expect(job.Job.State.StateType).toBe("Completed");
+    const executionId = executionsOf(job)[0]!.ID;
+    const path = `/api/v1/orchestrator/jobs/${jobId}/results/${executionId}`;
+    expect((await client.call("GET", path)).status).toBe(200);
+
+    // Each sweep arms the next once it ends: move the node's clock a sweep at a time until the result has gone.
+    await waitFor(
+      async () => {
+        await clock.advance(RESULT_SWEEP_MS);
+        return (await client.call("GET", path)).status === 404;
+      },
+      30_000,
+      () => "the node to remove the result",
+    );
+    const gone = await client.call("GET", path);
+    const message = new RegExp(
+      `results of execution ${executionId} were removed from node ${nodeId} at \\S+, ` +
+        "after 1m \\(Compute\\.Publishers\\.Local\\.RetentionPeriod\\)",
+    );
+    expect(JSON.stringify(gone.body)).toMatch(message);
+
+    const got = await jobGet(jobId, tempDir("shoal-job-get-"));
+    expect(got.code).toBe(1);
+    expect(got.stderr).toMatch(message);
   }, 120_000);
 
   it("a job without a publisher has no results", async () => {

@@ -1,4 +1,6 @@
+import type { Clock } from "../../src/actors/clock.ts";
 import type { ComputeAgent } from "../../src/compute/compute-agent.ts";
+import type { RetentionRule } from "../../src/compute/publisher/results-to-remove.ts";
 import type { NetworkType } from "../../src/compute/executor/executor.ts";
 import type { ExecutionInputs } from "../../src/compute/inputs/execution-inputs.ts";
 import type { AuthUser } from "../../src/config/auth-users.ts";
@@ -25,6 +27,12 @@ export interface DockerNode {
   readonly inputs?: ExecutionInputs;
   /** Compute.Publishers.MaxResultBytes (default: the key's). */
   readonly maxResultBytes?: number;
+  /** Compute.Publishers.Local.* (default: the keys'). */
+  readonly resultRetention?: RetentionRule;
+  /** The node's clock (default: the system's). */
+  readonly clock?: Clock;
+  /** Keeps what it knows of its executions in memory only: such a node publishes no results (no Publishers). */
+  readonly executionsInMemory?: boolean;
 }
 
 export interface DockerNodeOrchestrator {
@@ -62,6 +70,9 @@ export async function startDockerNodeOrchestrator(
       token: orchestrator.joinToken.token,
       labels: { ...node.labels },
       ...(node.maxResultBytes === undefined ? {} : { maxResultBytes: node.maxResultBytes }),
+      ...(node.resultRetention === undefined ? {} : { resultRetention: node.resultRetention }),
+      ...(node.clock === undefined ? {} : { clock: node.clock }),
+      ...(node.executionsInMemory === undefined ? {} : { executionsInMemory: node.executionsInMemory }),
       executor: ownedDockerExecutor(node.id, dataDir, {
         capacity: { cpuMillis: node.cpuMillis ?? 1000, memoryBytes: node.memoryBytes ?? 256 * MIB },
         allowedNetworks: node.allowedNetworks ?? [],

@@ -5,7 +5,7 @@ export type Body = Record<string, any>;
 
 export interface ApiResponse {
   readonly status: number;
-  /** The parsed JSON; undefined for an empty body or NDJSON (the logs route), read from `text`. */
+  /** The parsed JSON; undefined for an empty body, NDJSON (the logs route) or a result archive: read `text`. */
   readonly body: Body;
   readonly text: string;
   readonly type: string | null;
@@ -36,8 +36,9 @@ export class JobApiClient {
     });
     const text = await res.text();
     const type = res.headers.get("content-type");
-    const ndjson = type?.startsWith("application/x-ndjson") === true;
-    return { status: res.status, body: (text && !ndjson ? JSON.parse(text) : undefined) as Body, text, type };
+    // NDJSON and a result archive (gzip) are not one JSON document: their text only.
+    const notJson = type?.startsWith("application/x-ndjson") === true || type === "application/gzip";
+    return { status: res.status, body: (text && !notJson ? JSON.parse(text) : undefined) as Body, text, type };
   }
 
   /** PUT /jobs, which must accept the job: its answer. */

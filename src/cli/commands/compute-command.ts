@@ -19,6 +19,7 @@ import { redactUrl } from "../../security/redact-url.ts";
 import { nodePermissions } from "../../transport/nats-auth/nats-roles.ts";
 import { CONFIG_OPTIONS, configFrom } from "../config-flags.ts";
 import { confinementFromConfig } from "../confinement-from-config.ts";
+import { resultRetentionFromConfig } from "../result-retention-from-config.ts";
 import { nodeIdFlag } from "../node-id-flag.ts";
 import { computeNatsTls, localOrchestratorDirs } from "../../compute/compute-nats-tls.ts";
 import { waitForSignal } from "./serve-command.ts";
@@ -32,6 +33,7 @@ export function computeAgentFromConfig(
   localDataDirs: readonly string[],
 ): ComputeAgent {
   const executor = dockerExecutorFromConfig(config, nodeId, logger);
+  const resultRetention = resultRetentionFromConfig(config);
   return new ComputeAgent({
     tls: computeNatsTls(config, localDataDirs, logger),
     nodeId,
@@ -46,6 +48,7 @@ export function computeAgentFromConfig(
     ...(executor === undefined ? {} : { executor }),
     ...metricsListenOf(config),
     maxResultBytes: config["Compute.Publishers.MaxResultBytes"],
+    resultRetention,
   });
 }
 

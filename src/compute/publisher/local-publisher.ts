@@ -16,9 +16,9 @@ async function sha256Of(path: string): Promise<string> {
 }
 
 /**
- * Bacalhau's local publisher: the staged result as `<dir>/<executionId>.tar.gz` on the node,
- * served from there (ResultServer) until the node's data dir is cleared. Written under a temporary
- * name and renamed, so that a half-written archive is never served.
+ * Bacalhau's local publisher: the staged result as `<dir>/<executionId>.tar.gz` on the node, served from there
+ * (ResultServer) until the node's retention rule removes it (ResultRetention). Written under a temporary name and
+ * renamed, so that a half-written archive is never served.
  */
 export class LocalPublisher implements Publisher {
   readonly type = "local" as const;

@@ -384,6 +384,7 @@ function sameCandidate(a: CandidateNode, b: CandidateNode): boolean {
     a.unschedulable === b.unschedulable &&
     a.engines.length === b.engines.length &&
     a.engines.every((e, i) => e === b.engines[i]) &&
+    (a.publishers ?? []).join("\n") === (b.publishers ?? []).join("\n") &&
     (a.storageSources ?? []).join("\n") === (b.storageSources ?? []).join("\n") &&
     sameResources(a.capacity, b.capacity) &&
     sameResources(a.maxJobRequirements, b.maxJobRequirements) &&

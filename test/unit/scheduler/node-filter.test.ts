@@ -66,6 +66,22 @@ describe("the node filter: every reason a node cannot take the job", () => {
       available: true,
     },
     {
+      name: "a node without the job's publisher",
+      node: node("n1", { publishers: ["s3"] }),
+      over: { publisher: "local" },
+      codes: ["publisher"],
+      messages: ["does not support local, only s3"],
+      available: true,
+    },
+    {
+      name: "a node that advertises no publishers (one from before results), for a job with one",
+      node: node("n1"),
+      over: { publisher: "local" },
+      codes: ["publisher"],
+      messages: ["does not support local, it publishes no results"],
+      available: true,
+    },
+    {
       name: "a node without a storage type the job's inputs use",
       node: node("n1", { storageSources: ["urlDownload"] }),
       over: { storageTypes: ["urlDownload", "localDirectory"] },
@@ -218,6 +234,9 @@ describe("the node filter: every reason a node cannot take the job", () => {
     expect(v).toMatchObject({ suitable: true, available: true, rejections: [] });
     const reads = node("n1", { storageSources: ["LocalDirectory", "urlDownload"] });
     expect(verdictOf(reads, { storageTypes: ["localDirectory"] })).toMatchObject({ suitable: true });
+    expect(verdictOf(node("n1", { publishers: ["Local"] }), { publisher: "local" })).toMatchObject({ suitable: true });
+    // A job that publishes nothing goes to a node without publishers.
+    expect(verdictOf(node("n1"))).toMatchObject({ suitable: true });
   });
 
   it("marks busy and not-healthy retryable, a wrong engine or labels not", () => {

@@ -396,7 +396,7 @@ describe("bad input", () => {
 });
 
 describe("a node read-model entry as a candidate", () => {
-  it("takes engines, capacity and MaxJobRequirements from its ComputeNodeInfo, in placement units", () => {
+  it("takes engines, publishers, capacity and MaxJobRequirements from its ComputeNodeInfo, in placement units", () => {
     const view = {
       nodeId: "n-a",
       nodeType: "Compute",
@@ -409,7 +409,7 @@ describe("a node read-model entry as a candidate", () => {
         Labels: { zone: "a" },
         ComputeNodeInfo: {
           ExecutionEngines: ["docker"],
-          Publishers: [],
+          Publishers: ["local"],
           StorageSources: [],
           MaxCapacity: { CPU: 1.6, Memory: 3.2 * GB, Disk: 80 * GB, GPU: 0 },
           MaxJobRequirements: {},
@@ -425,6 +425,7 @@ describe("a node read-model entry as a candidate", () => {
       health: "HEALTHY",
       labels: { zone: "a" },
       engines: ["docker"],
+      publishers: ["local"],
       capacity: res(1600, 3.2 * GB, 80 * GB, 0),
     });
   });
