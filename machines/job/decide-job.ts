@@ -149,8 +149,12 @@ export function decideJob(command: JobCommand, state: JobState, now: number): Jo
         return accept([
           { type: "JobFailed", data: { JobID: jobId, Previous, Cause: "Scheduling", Message: command.reason } },
         ]);
-      if (current === "Queued") return accept([]);
-      return accept([{ type: "JobQueued", data: { JobID: jobId, Previous, Reason: command.reason } }]);
+      // Each evaluation of a queued job asks again: only a new count of executions lacking is worth an event (the
+      // reason's per-node capacities change with every other job, and would be an event each).
+      if (current === "Queued" && (command.wanted === undefined || command.wanted === state.queueWanted))
+        return accept([]);
+      const wanted = command.wanted === undefined ? {} : { Wanted: command.wanted };
+      return accept([{ type: "JobQueued", data: { JobID: jobId, Previous, Reason: command.reason, ...wanted } }]);
     }
     // Each evaluation of a held update asks again: only a changed reason is worth an event.
     case "HoldUpdate":

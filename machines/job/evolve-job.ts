@@ -108,15 +108,16 @@ export function evolveJob(state: JobState, event: JobEvent, time: string): JobSt
     case "JobQueued": {
       const to = TO.JobQueued[from];
       if (to === undefined) return state;
-      const { Reason } = event.data;
-      const revision = state.revision + 1;
+      const { Reason, Wanted } = event.data;
+      const { queueWanted: _previous, ...rest } = state;
       return {
-        ...state,
+        ...rest,
         state: to,
-        revision,
+        revision: state.revision + 1,
         modifyTime: Date.parse(time),
         message: queuedMessage(Reason),
         queueReason: Reason,
+        ...(Wanted === undefined ? {} : { queueWanted: Wanted }),
         heldReason: "",
       };
     }

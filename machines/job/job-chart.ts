@@ -35,11 +35,12 @@ export const jobChart = setup({ types: { events: {} as JobEvent } }).createMachi
   states: {
     absent: { on: { JobSubmitted: { target: "pending" } } },
     pending: { on: { ...ACTIVE, ...HELD("pending") } },
-    // Queued again while queued is no change (the decider writes nothing); running, a job may be queued again.
+    // Queued again while queued: a new account of what it lacks (the decider writes one only when that changes).
     queued: {
       on: {
         ...NEXT_VERSION,
         ...HELD("queued"),
+        JobQueued: ACTIVE.JobQueued,
         JobStarted: ACTIVE.JobStarted,
         JobCompleted: ACTIVE.JobCompleted,
         JobFailed: ACTIVE.JobFailed,

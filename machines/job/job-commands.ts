@@ -30,7 +30,8 @@ export type JobCommand =
    * No node can take the job now; `reason` is the scheduler's account (Bacalhau's "not enough nodes
    * to run job. …").
    */
-  | { readonly type: "Queue"; readonly reason: string }
+  /** `wanted`: how many executions the job still lacks (a new count is a new account of the wait). */
+  | { readonly type: "Queue"; readonly reason: string; readonly wanted?: number }
   /**
    * The job's current version cannot be placed until executions of its earlier versions stop, which run on meanwhile;
    * `reason` is the scheduler's account of which nodes lack what.

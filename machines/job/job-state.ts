@@ -48,6 +48,8 @@ export interface JobState {
   readonly message: string;
   /** The scheduler's last reason for queueing, kept so that a QueueTimeout fails the job with it. */
   readonly queueReason: string;
+  /** How many executions the job lacked when last queued (absent: not said, or queued before it was recorded). */
+  readonly queueWanted?: number;
   /** Why the current version waits for room while its earlier versions' executions run on; "" when it does not. */
   readonly heldReason: string;
   /** Per-job spec version (1 once submitted). */

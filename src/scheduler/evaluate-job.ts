@@ -209,7 +209,10 @@ function placementPlan(input: JobEvaluation): PlacementPlan {
   // Bacalhau: a job runs once it has an execution desired Running: an ops or daemon one at once, a batch or service one
   // at its bid's approval.
   const commands: JobPlanCommand[] = [];
-  if (result.decision === "queued" && result.jobQueued === true) commands.push({ type: "Queue", reason: message });
+  if (result.decision === "queued" && result.jobQueued === true) {
+    const wanted = result.shortfall?.requested;
+    commands.push({ type: "Queue", reason: message, ...(wanted === undefined ? {} : { wanted }) });
+  }
   else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
   // An ops job that placed nothing new is judged by its executions: done once none is left under way, an earlier
   // version's still running included (Bacalhau's ops scheduler counts them as under way).

@@ -20,8 +20,16 @@ export const JobSubmitted = Schema.Struct({
   IdempotencyToken: Schema.optional(Schema.String),
 });
 
-/** No node could take the job (`Reason`: the scheduler's account of why); it waits for one until its QueueTimeout. */
-export const JobQueued = Schema.Struct({ JobID: Schema.String, Previous: Live, Reason: Schema.String });
+/**
+ * No node could take the job (`Reason`: the scheduler's account of why); it waits for one until its QueueTimeout.
+ * Recorded again while queued when the number of executions it lacks (`Wanted`) changes, so its reason stays true.
+ */
+export const JobQueued = Schema.Struct({
+  JobID: Schema.String,
+  Previous: Live,
+  Reason: Schema.String,
+  Wanted: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative())),
+});
 
 /** An execution of the job is to run: the job is Running. */
 export const JobStarted = Schema.Struct({ JobID: Schema.String, Previous: Live });

@@ -167,7 +167,7 @@ describe("evaluateJob: a first placement", () => {
     const plan = given(jobOf(spec)).whenEvaluatedAt(CREATED + 600_000);
     expect(plan.create).toEqual([]);
     expect(plan.job).toEqual([
-      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+      { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0.", wanted: 1 },
     ]);
     expect(plan.topUp).toBeUndefined();
   });
@@ -209,7 +209,7 @@ describe("evaluateJob: a later version's timeouts count from its own start", () 
     () => {
       const plan = given(updated(specOf("batch", {}, { QueueTimeout: 600 }))).whenEvaluatedAt(UPDATED + 5_000);
       expect(plan.job).toEqual([
-        { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0." },
+        { type: "Queue", reason: "not enough nodes to run job. requested: 1, available: 0, suitable: 0.", wanted: 1 },
       ]);
     },
   );

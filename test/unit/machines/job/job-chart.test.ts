@@ -74,6 +74,8 @@ const commands: JobCommand[] = [
   },
   { type: "Submit", submission: validateJobSubmission(raw({ Type: "daemon" }), { jobId: ID, defaults }) },
   { type: "Queue", reason: "r" },
+  { type: "Queue", reason: "r2", wanted: 2 },
+  { type: "Queue", reason: "r1", wanted: 1 },
   { type: "Run" },
   { type: "Complete" },
   { type: "Fail", reason: "f" },

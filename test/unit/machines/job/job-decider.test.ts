@@ -141,6 +141,33 @@ describe("queueing", () => {
     given([queuing, queued()]).when({ type: "Queue", reason: "other" }).thenNothingHappened();
   });
 
+  it("queues a queued job again when the number of executions it lacks changes, and only then", () => {
+    const lacking = (wanted: number, Previous: "Pending" | "Queued" = "Pending"): JobEvent => ({
+      type: "JobQueued",
+      data: { JobID: ID, Previous, Reason: `requested: ${wanted}`, Wanted: wanted },
+    });
+    given([queuing])
+      .when({ type: "Queue", reason: "requested: 1", wanted: 1 })
+      .then([lacking(1)]);
+    given([queuing, lacking(1)])
+      .when({ type: "Queue", reason: "requested: 2", wanted: 2 })
+      .then([lacking(2, "Queued")]);
+    given([queuing, lacking(1)])
+      .when({ type: "Queue", reason: "requested: 1, other nodes", wanted: 1 })
+      .thenNothingHappened();
+    expect(given([queuing, lacking(1), lacking(2, "Queued")]).state).toMatchObject({
+      state: "Queued",
+      message: "Job queued. requested: 2",
+      queueReason: "requested: 2",
+      queueWanted: 2,
+      revision: 3,
+    });
+    // Queued before the count was recorded: the first count is news once.
+    given([queuing, queued()])
+      .when({ type: "Queue", reason: "requested: 2", wanted: 2 })
+      .then([lacking(2, "Queued")]);
+  });
+
   it("leaves a daemon job as it is: it waits for matching nodes, without a queue timeout", () => {
     const spec = given([submitted(raw({ Type: "daemon" }))]).when(
       { type: "Queue", reason: NOT_ENOUGH },
@@ -403,9 +430,7 @@ describe("terminal jobs stay terminal", () => {
     }
   });
 
-  it("folds nothing its chart refuses: a second JobQueued on a queued job, a second JobStarted on a running one", () => {
-    const queuedState = given([submitted(), queued()]).state;
-    expect(jobDecider.evolve(queuedState, queued("again"), SPEC_TIME)).toBe(queuedState);
+  it("folds nothing its chart refuses: a second JobStarted on a running one", () => {
     const runningState = given([submitted(), started()]).state;
     expect(jobDecider.evolve(runningState, started(), SPEC_TIME)).toBe(runningState);
   });
