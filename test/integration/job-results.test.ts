@@ -143,7 +143,7 @@ describe("a job's results", () => {
     expect(readdirSync(join(raw, "raw")).sort()).toEqual(ids.map((id) => `${id}.tar.gz`).sort());
   }, 120_000);
 
-  it("of a rerun job: the current version's by default, another's with --version, all with --all-versions", async () => {
+  it("of a rerun job: the current version's by default, another with --version, all with --all-versions", async () => {
     const jobId = await client.submit(publishing("hostname > /outputs/host && echo run"));
     await ended(jobId);
     const rerun = await client.call("PUT", `/api/v1/orchestrator/jobs/${jobId}/rerun`, {});
