@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { tempDir } from "./fixtures.ts";
 
 /** Writes `files` (relative path → content; a path ending in / is an empty directory) under `dir`. */
 export function writeTree(dir: string, files: Readonly<Record<string, string>>): void {
@@ -11,6 +12,13 @@ export function writeTree(dir: string, files: Readonly<Record<string, string>>):
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content);
   }
+}
+
+/** A fresh temporary directory holding `files` (as writeTree takes them): its path. */
+export function treeIn(prefix: string, files: Readonly<Record<string, string>>): string {
+  const dir = tempDir(prefix);
+  writeTree(dir, files);
+  return dir;
 }
 
 /**

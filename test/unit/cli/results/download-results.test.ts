@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../../../../src/cli/api-client.ts";
 import { downloadResults, type ResultSpec } from "../../../../src/cli/results/download-results.ts";
 import { tempDir } from "../../../support/fixtures.ts";
-import { readTree, writeTree } from "../../../support/file-tree.ts";
+import { readTree, treeIn, writeTree } from "../../../support/file-tree.ts";
 
 /** Archives as a node publishes them (a gzip-compressed tar of the result's files), served by path. */
 const archives = new Map<string, Buffer>();
@@ -16,9 +16,7 @@ let server: Server;
 let api: ApiClient;
 
 function published(executionId: string, files: Record<string, string>, tamper = false): ResultSpec {
-  const dir = tempDir("shoal-result-");
-  writeTree(dir, files);
-  const archive = execFileSync("tar", ["-czf", "-", "-C", dir, "."]);
+  const archive = execFileSync("tar", ["-czf", "-", "-C", treeIn("shoal-result-", files), "."]);
   const path = `/api/v1/orchestrator/jobs/j-1/results/${executionId}`;
   archives.set(path, tamper ? Buffer.concat([archive.subarray(0, -1), Buffer.from([archive.at(-1)! ^ 1])]) : archive);
   const SHA256 = createHash("sha256").update(archive).digest("hex");

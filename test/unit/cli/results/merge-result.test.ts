@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { mergeResult } from "../../../../src/cli/results/merge-result.ts";
 import { tempDir } from "../../../support/fixtures.ts";
-import { readTree, writeTree } from "../../../support/file-tree.ts";
+import { readTree, treeIn } from "../../../support/file-tree.ts";
 
-const result = (files: Record<string, string>) => {
-  const dir = tempDir("shoal-merge-");
-  writeTree(dir, files);
-  return dir;
-};
+const result = (files: Record<string, string>) => treeIn("shoal-merge-", files);
 
 describe("merging a job's results (Bacalhau's downloader)", () => {
   it("one result: moved as it is", async () => {

@@ -3,13 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { carryOut, moveIntoPlace, planMoves } from "../../../../src/cli/results/move-into-place.ts";
 import { tempDir } from "../../../support/fixtures.ts";
-import { readTree, writeTree } from "../../../support/file-tree.ts";
+import { readTree, treeIn, writeTree } from "../../../support/file-tree.ts";
 
-const tree = (files: Record<string, string>) => {
-  const dir = tempDir("shoal-staged-");
-  writeTree(dir, files);
-  return dir;
-};
+const tree = (files: Record<string, string>) => treeIn("shoal-staged-", files);
 
 describe("moving a staged download into place", () => {
   it("into what the directory already holds: new entries moved, directories it has merged", async () => {
