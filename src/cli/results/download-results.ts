@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { createReadStream, createWriteStream, rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -45,6 +46,10 @@ async function download(api: ApiClient, result: ResultSpec, file: string): Promi
   const hash = createHash("sha256");
   let bytes = 0;
   const out = createWriteStream(file, { mode: 0o600 });
+  // A write that fails (no space left) errors the stream once, and it then takes nothing more: checked at each step.
+  let failure: Error | undefined;
+  out.on("error", (e) => (failure = e));
+  const closed = new Promise<void>((resolve) => out.once("close", () => resolve()));
   try {
     for await (const chunk of response) {
       const data = chunk as Buffer;
@@ -52,11 +57,18 @@ async function download(api: ApiClient, result: ResultSpec, file: string): Promi
       if (bytes > expected)
         throw new DownloadError(`the result ${url.pathname} is larger than the ${expected} bytes its node published`);
       hash.update(data);
-      if (!out.write(data)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+      if (failure) throw failure;
+      if (!out.write(data)) await Promise.race([once(out, "drain"), closed]);
     }
+  } catch (e) {
+    // The API cut the answer off (the node stopped answering half-way, the connection dropped).
+    if (e instanceof DownloadError || (e as { syscall?: unknown }).syscall !== undefined) throw e;
+    throw new DownloadError(`the result ${url.pathname} was cut off after ${bytes} bytes: ${(e as Error).message}`);
   } finally {
-    await new Promise<void>((resolve) => out.end(() => resolve()));
+    out.end();
+    await closed;
   }
+  if (failure) throw failure;
   if (bytes !== expected)
     throw new DownloadError(`the result ${url.pathname} was cut short: ${bytes} of ${expected} bytes arrived`);
   const sha = hash.digest("hex");

@@ -28,8 +28,11 @@ function published(executionId: string, files: Record<string, string>, tamper = 
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    const archive = archives.get(request.url ?? "");
-    response.writeHead(archive ? 200 : 404, { "content-type": "application/gzip" }).end(archive);
+    const archive = archives.get(request.url?.replace(/\/cut$/, "") ?? "");
+    response.writeHead(archive ? 200 : 404, { "content-type": "application/gzip" });
+    // The connection dropped half-way.
+    if (archive && request.url?.endsWith("/cut")) response.write(archive.subarray(0, 10), () => response.destroy());
+    else response.end(archive);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   api = new ApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -78,6 +81,9 @@ describe("downloading a job's results", () => {
     await expect(downloadResults(api, big, dir, { ...OPTIONS, maxBytes: 1000 })).rejects.toThrow(/\(--max-size\)/);
     const gone = [published("e-7", {}), { ...published("e-8", {}), Params: { URL: "http://x/nowhere", Bytes: 1 } }];
     await expect(downloadResults(api, gone, dir, OPTIONS)).rejects.toMatchObject({ name: "ApiError", status: 404 });
+    const cut = published("e-9", { "outputs/e": "9" });
+    const dropped = [{ ...cut, Params: { ...cut.Params, URL: `${String(cut.Params.URL)}/cut` } }];
+    await expect(downloadResults(api, dropped, dir, OPTIONS)).rejects.toThrow(/e-9\/cut was cut (off|short)/);
     expect(readTree(dir)).toEqual({ "mine.txt": "kept" });
   });
 
