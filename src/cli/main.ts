@@ -29,7 +29,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 /** Failures whose message is the whole story: printed without a stack trace. */
-const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError", "ComputeAgentError"]);
+const EXPECTED_ERRORS = new Set(["StartupError", "ApiError", "ChainSourceError", "ComputeAgentError", "DownloadError"]);
 
 /** The command argv names, for the options a typo is compared with. */
 let found: FoundCommand | undefined;

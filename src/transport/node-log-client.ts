@@ -153,7 +153,8 @@ export class NodeLogClient implements NodeLogReader {
         if (batch === NO_ANSWER) {
           ended = true; // the node would not hear a close either
           throw unavailable(
-            `node ${nodeId} did not answer a read of the logs of execution ${executionId} (${ATTEMPTS} tries)`,
+            `node ${nodeId} did not answer a read of the ${options.result ? "result" : "logs"} of execution ` +
+              `${executionId} (${ATTEMPTS} tries)`,
             5,
           );
         }

@@ -44,6 +44,9 @@ const SHARED_RULES = [
   "machines/execution/execution-states.js",
   "machines/job/job-limits.js",
   "src/compute/executor/container-confinement.js",
+  // What a result archive holds, read by `shoal job get` as the node writes it.
+  "src/events/catalog/publisher-types.js",
+  "src/compute/publisher/tar-header.js",
 ];
 
 let nats: TestNatsServer;
@@ -99,11 +102,12 @@ describe("the compiled CLI loads only what a command needs", () => {
     expect(res.packages).toEqual([]);
   });
 
-  it("`shoal job list` and `shoal job executions` load no store, NATS, Fastify or Effect either", async () => {
+  it("`shoal job list`, `job executions` and `job get` load no store, NATS, Fastify or Effect either", async () => {
     const api = ["--api-host", "127.0.0.1", "--api-port", apiPort];
     for (const args of [
       ["job", "list", ...api],
       ["job", "executions", "j-none", ...api],
+      ["job", "get", "j-none", ...api],
     ]) {
       const res = await runRecorded(args);
       // An unknown job is the server's 404: the command ran its whole course.

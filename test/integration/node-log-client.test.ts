@@ -104,13 +104,20 @@ describe("NodeLogClient", () => {
     await node.flush();
     const client = new NodeLogClient(orch, silentLogger, 200);
     client.start();
-    const silent = (async () => {
-      for await (const _ of client.read(NODE, "e-2", { follow: false })) return "got output";
+    const silentRead = async (executionId: string, result: boolean) => {
+      for await (const _ of client.read(NODE, executionId, { follow: false, result })) return "got output";
       return "ended";
-    })();
+    };
+    const silent = silentRead("e-2", false);
+    // A result's download is worded as one, not as a log read.
+    const silentResult = silentRead("e-4", true);
     await expect(silent).rejects.toMatchObject({
       kind: "Unavailable",
       message: `node ${NODE} did not answer a read of the logs of execution e-2 (3 tries)`,
+    });
+    await expect(silentResult).rejects.toMatchObject({
+      kind: "Unavailable",
+      message: `node ${NODE} did not answer a read of the result of execution e-4 (3 tries)`,
     });
     expect(played.requests.filter((r) => r.ExecutionID === "e-2").map((r) => r.Seq)).toEqual([0, 0, 0]);
 

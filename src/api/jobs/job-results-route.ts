@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import { Schema } from "effect";
 import type { FastifyRequest } from "fastify";
 import { defineRoute, type AnyRoute } from "../route.ts";
+import { JOB_VERSIONS_FIELDS, LOOKUP_DESCRIPTIONS, Namespace } from "./job-lookup-query.ts";
 import type { JobResults, PublishedExecution } from "./job-results.ts";
 
 export const JOB_RESULTS_PATH = "/api/v1/orchestrator/jobs/:id/results";
@@ -45,14 +46,20 @@ export function jobResultsRoutes(results: JobResults): AnyRoute[] {
       capability: "read:job",
       description:
         "The published result of each of the job's completed executions whose task has a Publisher, " +
-        "oldest first: `urlDownload` with the URL that serves its `.tar.gz` (read from its node), its " +
+        "oldest first, of the job's current version (as Bacalhau's) unless job_version or all_job_versions " +
+        "asks for others: `urlDownload` with the URL that serves its `.tar.gz` (read from its node), its " +
         "size in Bytes and its SHA256. A job without a publisher has none.",
       params: Schema.Struct({ id: Id }),
-      describe: { id: "Job id (j-<uuid>), name or short id" },
+      query: Schema.Struct(JOB_VERSIONS_FIELDS),
+      describe: {
+        id: "Job id (j-<uuid>), name or short id",
+        ...LOOKUP_DESCRIPTIONS,
+        all_job_versions: "Every version's results (default: the version asked for, else the current one's)",
+      },
       responses: { "200": { description: "The job's results", schema: ListJobResultsResponse } },
       errors: ["BadRequest", "NotFound"],
-      handler: async ({ params }, request) => {
-        const { jobId, executions } = results.list(params.id);
+      handler: async ({ params, query }, request) => {
+        const { jobId, executions } = results.list(params.id, query);
         return { Items: executions.map((e) => resultSpec(request, jobId, e)), NextToken: "" };
       },
     }),
@@ -68,11 +75,16 @@ export function jobResultsRoutes(results: JobResults): AnyRoute[] {
         "stderr, exitCode), streamed from the node that published it. NotFound when the execution has " +
         "no published result or its node no longer holds it; Unavailable when the node does not answer.",
       params: Schema.Struct({ id: Id, executionId: Id }),
-      describe: { id: "Job id (j-<uuid>), name or short id", executionId: "The execution (e-<uuid>)" },
+      query: Schema.Struct({ namespace: Namespace }),
+      describe: {
+        id: "Job id (j-<uuid>), name or short id",
+        executionId: "The execution (e-<uuid>), of any of the job's versions",
+        namespace: LOOKUP_DESCRIPTIONS.namespace,
+      },
       responses: { "200": { description: "The archive", contentType: "application/gzip" } },
       errors: ["BadRequest", "NotFound", "Unavailable"],
-      handler: async ({ params }, request, reply) => {
-        const execution = results.execution(params.id, params.executionId);
+      handler: async ({ params, query }, request, reply) => {
+        const execution = results.execution(params.id, params.executionId, query.namespace);
         const abort = new AbortController();
         reply.raw.once("close", () => abort.abort());
         const chunks = results.read(execution, abort.signal);

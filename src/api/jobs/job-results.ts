@@ -2,7 +2,15 @@ import { notFound } from "../../errors/shoal-error.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
+import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
 import { resolveJob } from "./job-lookup.ts";
+
+/** Which of a job's results: Bacalhau's namespace, job_version and all_job_versions. */
+export interface ResultsQuery {
+  readonly namespace?: string | undefined;
+  readonly job_version?: number | undefined;
+  readonly all_job_versions?: boolean | undefined;
+}
 
 /** An execution that completed with a published result. */
 export type PublishedExecution = ExecutionState & {
@@ -23,16 +31,28 @@ export class JobResults {
     private readonly nodes: NodeLogReader,
   ) {}
 
-  /** The job's id and its executions with a published result, oldest first. */
-  list(idOrName: string): { readonly jobId: string; readonly executions: PublishedExecution[] } {
-    const jobId = resolveJob(this.views, idOrName, undefined).jobId;
-    const executions = this.views.executionsOfJob(jobId).filter(published);
-    return { jobId, executions: executions.sort((a, b) => a.createTime - b.createTime) };
+  /**
+   * The job's id and its executions with a published result, oldest first: those of the version asked for (0 or
+   * absent: the current one, as Bacalhau's GetResults), or of every version.
+   */
+  list(
+    idOrName: string,
+    query: ResultsQuery = {},
+  ): { readonly jobId: string; readonly executions: PublishedExecution[] } {
+    const job = resolveJob(this.views, idOrName, query.namespace);
+    const version = query.job_version ?? 0;
+    const at = jobAtVersion(job, version);
+    if (at === undefined) throw notFound(versionNotFound(job.jobId, version));
+    const executions = this.views
+      .executionsOfJob(job.jobId)
+      .filter((e) => published(e) && (query.all_job_versions === true || e.jobVersion === at.version))
+      .sort((a, b) => a.createTime - b.createTime);
+    return { jobId: job.jobId, executions: executions as PublishedExecution[] };
   }
 
-  /** One of the job's executions with a published result; NotFound for any other. */
-  execution(idOrName: string, executionId: string): PublishedExecution {
-    const { jobId, executions } = this.list(idOrName);
+  /** One of the job's executions with a published result, of any version; NotFound for any other. */
+  execution(idOrName: string, executionId: string, namespace?: string): PublishedExecution {
+    const { jobId, executions } = this.list(idOrName, { namespace, all_job_versions: true });
     const found = executions.find((e) => e.executionId === executionId);
     if (found === undefined) throw notFound(`execution ${executionId} of job ${jobId} has no published result`);
     return found;

@@ -26,6 +26,7 @@ import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
 import { resolveJob, type SubmittedJob } from "./job-lookup.ts";
+import { JOB_VERSIONS_FIELDS, JobVersion, LOOKUP_DESCRIPTIONS, Namespace } from "./job-lookup-query.ts";
 import { ListJobsQuery, queryJobs } from "./job-query.ts";
 
 export interface JobRouteDeps {
@@ -79,14 +80,6 @@ const BY_ID = {
     id: "Job ID (j-<uuid>), a unique prefix of it (the short form j-<8 hex>), or the job's name in namespace",
   },
 };
-const Namespace = Schema.optional(Schema.String.pipe(Schema.maxLength(256)));
-/** Bacalhau's job_version: 0 or absent means the current one. */
-const JobVersion = Schema.optional(DecimalInteger(0, 999_999_999_999));
-const LOOKUP_DESCRIPTIONS = {
-  namespace:
-    "Namespace the job's name is looked up in (default: default); IDs and ID prefixes match in every namespace",
-  job_version: "The job's version (0 or absent: the current one)",
-};
 
 // Empty is absent: the Python SDK sends next_token= on a first page.
 const NextToken = Schema.String.pipe(
@@ -121,9 +114,7 @@ const HistoryQuery = Schema.Struct({
   execution_id: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
   limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(NextToken),
-  namespace: Namespace,
-  job_version: JobVersion,
-  all_job_versions: Schema.optional(QueryBool),
+  ...JOB_VERSIONS_FIELDS,
   /** The Python SDK's history() sends node_id=; Bacalhau's server binds no such filter. */
   node_id: Schema.optional(
     Schema.Literal("").annotations({
@@ -132,9 +123,7 @@ const HistoryQuery = Schema.Struct({
   ),
 });
 const ExecutionsQuery = Schema.Struct({
-  namespace: Namespace,
-  job_version: JobVersion,
-  all_job_versions: Schema.optional(QueryBool),
+  ...JOB_VERSIONS_FIELDS,
   limit: Schema.optional(DecimalInteger(1, 1000)),
   next_token: Schema.optional(NextToken),
   order_by: Schema.optional(Schema.Literal(...EXECUTION_ORDERS, "")),

@@ -428,17 +428,27 @@ const JOB: CommandSpec = {
       description:
         "Downloads a job's results and unpacks them into --output-dir (default: the current directory), as\n" +
         "bacalhau job get does: each result path under its name, with the execution's stdout, stderr and\n" +
-        "exitCode beside them (appended one after another when several executions published results). Each\n" +
-        "download is checked against the size and SHA256 its node published; an archive with an entry that\n" +
-        "would land outside the directory is refused, and a file already there is not overwritten.",
+        "exitCode beside them. The results of the job's current version, unless --version or --all-versions\n" +
+        "asks for others; with several, stdout and stderr are appended one after another, exitCode holds one\n" +
+        "code a line, and a file two of them wrote is refused (--raw keeps each result's archive on its own,\n" +
+        "in DIR/raw). Each download is checked against the size and SHA256 its node published; an archive\n" +
+        "with an entry that would land outside the directory is refused, and a file already there is not\n" +
+        "overwritten. Nothing reaches DIR unless the whole download succeeds.",
       summary: "download a job's results",
       usage: JOB_ID,
       options: [
         { name: "output-dir", short: "o", arg: "DIR", description: "an existing directory to unpack into (default .)" },
         { name: "max-size", arg: "SIZE", description: "refuse a result that unpacks to more than SIZE (default 1GiB)" },
+        { name: "raw", description: "keep each result's archive as DIR/raw/<execution id>.tar.gz, nothing merged" },
+        ...versionsOptions("results"),
+        NAMESPACE,
       ],
       shared: ["api", "config"],
-      examples: ["shoal job get j-1", "shoal job get j-1 --output-dir results"],
+      examples: [
+        "shoal job get j-1",
+        "shoal job get j-1 --output-dir results",
+        "shoal job get j-1 --all-versions --raw",
+      ],
     },
   ],
 };

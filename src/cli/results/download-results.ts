@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync } from "node:fs";
-import { appendFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { once } from "node:events";
+import { createReadStream, createWriteStream, rmSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { RESULT_OUTPUT_FILES } from "../../events/catalog/publisher-types.ts";
 import type { ApiClient } from "../api-client.ts";
 import { openStreamingGet } from "../ndjson-request.ts";
+import { asDownloadError, DownloadError } from "./download-error.ts";
+import { mergeResult } from "./merge-result.ts";
+import { moveIntoPlace } from "./move-into-place.ts";
 import { unpackTarGz } from "./unpack-tar-gz.ts";
 
 /** One of `GET /jobs/{id}/results`' Items: Bacalhau's SpecConfig. */
@@ -13,8 +16,26 @@ export interface ResultSpec {
   readonly Params: Readonly<Record<string, string | number>>;
 }
 
-/** Bacalhau's DownloadRawFolderName: where archives are kept while they are unpacked. */
-const RAW = "raw";
+export interface DownloadOptions {
+  /** The most one result may unpack to. */
+  readonly maxBytes: number;
+  /** Bacalhau's --raw: each result's archive kept as it is, in `raw/<executionId>.tar.gz`, nothing merged. */
+  readonly raw: boolean;
+}
+
+/** Bacalhau's DownloadRawFolderName. */
+export const RAW = "raw";
+/**
+ * Where a download is assembled: hidden, inside the output directory (so that moving it into place renames on one
+ * file system), removed at the end whatever happened.
+ */
+export const STAGING_PREFIX = ".shoal-job-get-";
+
+/** An execution id as a file name; anything else (a server's mistake) is not let near a path. */
+const fileName = (result: ResultSpec, i: number): string => {
+  const id = String(result.Params.ExecutionID ?? "");
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/.test(id) ? id : `result-${i}`;
+};
 
 /** Downloads one result into `file`, checking its size and SHA256 against what its node published. */
 async function download(api: ApiClient, result: ResultSpec, file: string): Promise<void> {
@@ -25,76 +46,79 @@ async function download(api: ApiClient, result: ResultSpec, file: string): Promi
   const hash = createHash("sha256");
   let bytes = 0;
   const out = createWriteStream(file, { mode: 0o600 });
+  // A write that fails (no space left) errors the stream once, and it then takes nothing more: checked at each step.
+  let failure: Error | undefined;
+  out.on("error", (e) => (failure = e));
+  const closed = new Promise<void>((resolve) => out.once("close", () => resolve()));
   try {
     for await (const chunk of response) {
       const data = chunk as Buffer;
       bytes += data.length;
       if (bytes > expected)
-        throw new Error(`the result ${url.pathname} is larger than the ${expected} bytes its node published`);
+        throw new DownloadError(`the result ${url.pathname} is larger than the ${expected} bytes its node published`);
       hash.update(data);
-      if (!out.write(data)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+      if (failure) throw failure;
+      if (!out.write(data)) await Promise.race([once(out, "drain"), closed]);
     }
+  } catch (e) {
+    // The API cut the answer off (the node stopped answering half-way, the connection dropped).
+    if (e instanceof DownloadError || (e as { syscall?: unknown }).syscall !== undefined) throw e;
+    throw new DownloadError(`the result ${url.pathname} was cut off after ${bytes} bytes: ${(e as Error).message}`);
   } finally {
-    await new Promise<void>((resolve) => out.end(() => resolve()));
+    out.end();
+    await closed;
   }
+  if (failure) throw failure;
   if (bytes !== expected)
-    throw new Error(`the result ${url.pathname} was cut short: ${bytes} of ${expected} bytes arrived`);
+    throw new DownloadError(`the result ${url.pathname} was cut short: ${bytes} of ${expected} bytes arrived`);
   const sha = hash.digest("hex");
   if (result.Params.SHA256 !== undefined && sha !== result.Params.SHA256)
-    throw new Error(`the result ${url.pathname} is not what its node published (SHA256 ${sha})`);
+    throw new DownloadError(`the result ${url.pathname} is not what its node published (SHA256 ${sha})`);
 }
 
 /**
- * Moves what `from` holds into `to` as Bacalhau's downloader does: directories merged, a file
- * that is already there refused, but stdout, stderr and exitCode appended when there are several
- * results.
- */
-async function moveInto(from: string, to: string, append: boolean, under = ""): Promise<void> {
-  for (const entry of await readdir(join(from, under), { withFileTypes: true })) {
-    const relative = under === "" ? entry.name : join(under, entry.name);
-    const target = join(to, relative);
-    if (entry.isDirectory()) {
-      await mkdir(target, { recursive: true });
-      await moveInto(from, to, append, relative);
-      continue;
-    }
-    const output = under === "" && (RESULT_OUTPUT_FILES as readonly string[]).includes(entry.name);
-    if (append && output) {
-      for await (const chunk of createReadStream(join(from, relative))) await appendFile(target, chunk as Buffer);
-      continue;
-    }
-    if (existsSync(target))
-      throw new Error(`cannot merge results as output already exists: ${target}. Use another --output-dir`);
-    await rename(join(from, relative), target);
-  }
-}
-
-/**
- * `bacalhau job get`'s download (pkg/downloader): each result into `<outputDir>/raw`, checked,
- * unpacked (nothing outside the directory, at most `maxBytes` each), merged into `outputDir`, and
- * `raw` removed. `outputDir` must exist.
+ * `bacalhau job get`'s download (pkg/downloader), all or nothing: each result downloaded and checked, then unpacked
+ * (nothing outside the directory, at most `maxBytes` each) and merged with the others (mergeResult), or with `raw`
+ * kept as its archive under `raw/`; the whole is assembled in a hidden directory inside `outputDir` and moved into
+ * place only when complete (moveIntoPlace). A failure, or an interrupt, leaves `outputDir` as it was. `outputDir`
+ * must exist.
  */
 export async function downloadResults(
   api: ApiClient,
   results: readonly ResultSpec[],
   outputDir: string,
-  maxBytes: number,
+  options: DownloadOptions,
 ): Promise<void> {
-  if (!existsSync(outputDir) || !(await stat(outputDir)).isDirectory())
-    throw new Error(`output dir does not exist: ${outputDir}`);
-  const raw = join(outputDir, RAW);
-  await mkdir(raw, { recursive: true });
+  const staging = await mkdtemp(join(outputDir, STAGING_PREFIX)).catch((e: unknown) => {
+    throw asDownloadError(e, outputDir);
+  });
+  // A signal ends the process without unwinding: the staging goes with it.
+  const interrupted = (signal: NodeJS.Signals) => {
+    rmSync(staging, { recursive: true, force: true });
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
   try {
+    const tree = join(staging, "tree");
+    await mkdir(join(tree, options.raw ? RAW : ""), { recursive: true });
     for (const [i, result] of results.entries()) {
-      const name = String(result.Params.ExecutionID ?? `result-${i}`);
-      const archive = join(raw, `${name}.tar.gz`);
+      const name = fileName(result, i);
+      if (options.raw) {
+        await download(api, result, join(tree, RAW, `${name}.tar.gz`));
+        continue;
+      }
+      const archive = join(staging, `${name}.tar.gz`);
       await download(api, result, archive);
-      const unpacked = join(raw, name);
+      const unpacked = join(staging, "unpacked", name);
       await mkdir(unpacked, { recursive: true });
-      await unpackTarGz(createReadStream(archive), unpacked, maxBytes);
-      await moveInto(unpacked, outputDir, results.length > 1);
+      await unpackTarGz(createReadStream(archive), unpacked, options.maxBytes);
+      await mergeResult(unpacked, tree, results.length > 1);
     }
+    await moveIntoPlace(tree, outputDir);
+  } catch (e) {
+    throw asDownloadError(e, outputDir);
   } finally {
-    await rm(raw, { recursive: true, force: true });
+    process.off("SIGINT", interrupted).off("SIGTERM", interrupted);
+    await rm(staging, { recursive: true, force: true });
   }
 }

@@ -2,6 +2,7 @@ import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname, isAbsolute, join, normalize, sep } from "node:path";
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
+import { DownloadError } from "./download-error.ts";
 import { BLOCK, decodeTarHeader, paxPath, type TarHeader } from "../../compute/publisher/tar-header.ts";
 
 export interface Unpacked {
@@ -16,7 +17,7 @@ function inside(dir: string, name: string): string {
   const clean = normalize(name.replace(/\/+$/, ""));
   if (clean === "." || clean === "") return dir;
   if (isAbsolute(name) || clean === ".." || clean.startsWith(`..${sep}`) || clean.split(sep).includes(".."))
-    throw new Error(`the archive's entry ${JSON.stringify(name)} points outside the output directory: refused`);
+    throw new DownloadError(`the archive's entry ${JSON.stringify(name)} points outside the output directory: refused`);
   return join(dir, clean);
 }
 
@@ -58,7 +59,9 @@ export async function unpackTarGz(source: AsyncIterable<Uint8Array>, dir: string
     }
     bytes += h.size;
     if (bytes > maxBytes)
-      throw new Error(`the archive holds more than ${maxBytes} bytes (the most this download takes): refused`);
+      throw new DownloadError(
+        `a result unpacks to more than ${maxBytes} bytes, the most this download takes (--max-size): refused`,
+      );
     await mkdir(dirname(target), { recursive: true });
     file = await open(target, "wx", 0o644);
     files++;
@@ -105,6 +108,6 @@ export async function unpackTarGz(source: AsyncIterable<Uint8Array>, dir: string
   } finally {
     await file?.close();
   }
-  if (left > 0 || (!ended && header !== undefined)) throw new Error("the archive ends early: it is incomplete");
+  if (left > 0 || (!ended && header !== undefined)) throw new DownloadError("the archive ends early: it is incomplete");
   return { files, bytes, skipped };
 }
