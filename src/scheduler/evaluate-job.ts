@@ -212,8 +212,7 @@ function placementPlan(input: JobEvaluation): PlacementPlan {
   if (result.decision === "queued" && result.jobQueued === true) {
     const wanted = result.shortfall?.requested;
     commands.push({ type: "Queue", reason: message, ...(wanted === undefined ? {} : { wanted }) });
-  }
-  else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
+  } else if (kept.length > 0 && !asksForBids(spec.Type)) commands.push({ type: "Run" });
   // An ops job that placed nothing new is judged by its executions: done once none is left under way, an earlier
   // version's still running included (Bacalhau's ops scheduler counts them as under way).
   if (spec.Type === "ops" && kept.length === 0 && earlierRunning.length === 0)
