@@ -22,6 +22,7 @@ const TARGET: Partial<Record<ExecutionCommand["type"], string>> = {
   Complete: "Completed",
   Fail: "Failed",
   Cancel: "Cancelled",
+  KeepOutput: "Cancelled with its output",
 };
 
 /** The event each command causes: what the chart is asked about before anything else is checked. */
@@ -37,6 +38,7 @@ const CAUSES: Readonly<Record<ExecutionCommandType, ExecutionEventType>> = {
   Complete: "ExecutionCompleted",
   Fail: "ExecutionFailed",
   Cancel: "ExecutionCancelled",
+  KeepOutput: "ExecutionOutputKept",
   TimeOutExecution: "ExecutionFailed",
   TimeOutAnswer: "ExecutionFailed",
 };
@@ -209,6 +211,11 @@ export function decideExecution(command: ExecutionCommand, state: ExecutionState
       return current === "Cancelled"
         ? accept([])
         : accept([{ type: "ExecutionCancelled", data: { ExecutionID, Previous: current, Reason: command.reason } }]);
+    case "KeepOutput":
+      // Kept once: the node's end report is sent again until answered, and the first one's output stands.
+      return state.runOutput !== undefined
+        ? accept([])
+        : accept([{ type: "ExecutionOutputKept", data: { ExecutionID, RunOutput: command.output } }]);
     case "TimeOutExecution": {
       const at = executionDeadline(state);
       if (at === undefined || now < at) return accept([]);

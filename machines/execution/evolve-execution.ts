@@ -156,5 +156,9 @@ export function evolveExecution(state: ExecutionState, event: ExecutionEvent, ti
         desiredMessage: reason,
       };
     }
+    case "ExecutionOutputKept": {
+      if (TO.ExecutionOutputKept[from] === undefined) return state;
+      return { ...state, revision: state.revision + 1, modifyTime: Date.parse(time), runOutput: event.data.RunOutput };
+    }
   }
 }

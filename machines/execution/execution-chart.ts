@@ -22,8 +22,9 @@ const EXECUTING = { ExecutionCompleted: { target: "Completed" }, ...ENDS } as co
 /**
  * An execution's statechart over Bacalhau's ComputeState (the desired state follows from it): its
  * events are its transitions. Nothing moves a compute-terminal execution (Bacalhau's store refuses
- * it too). `decideExecution` asks it whether the event a command causes may happen now;
- * `evolveExecution` takes the next state from it. Publishing is Bacalhau's and never reached here.
+ * it too); a cancelled one may keep its output and stays Cancelled. `decideExecution` asks it
+ * whether the event a command causes may happen now; `evolveExecution` takes the next state from it.
+ * Publishing is Bacalhau's and never reached here.
  */
 export const executionChart = setup({
   types: { context: {} as Pick<ExecutionState, "desiredState">, events: {} as ExecutionEvent },
@@ -51,7 +52,8 @@ export const executionChart = setup({
     BidRejected: { type: "final" },
     Completed: { type: "final" },
     Failed: { type: "final" },
-    Cancelled: { type: "final" },
+    // The node's late report of a cancelled execution's end keeps what it printed; nothing else moves it.
+    Cancelled: { type: "final", on: { ExecutionOutputKept: { target: "Cancelled" } } },
   },
 });
 

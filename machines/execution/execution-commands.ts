@@ -4,8 +4,8 @@ import type { JobType } from "../job/job-spec.ts";
 /**
  * What may be asked of an execution. The execution's id is the entity's (the host assigns
  * `e-<uuid>`); time is the command's `meta.now`. Create, AskForBid, Approve, Reject, Cancel and
- * Fail come from the orchestrator (scheduler, workflows); AcceptBid, DeclineBid, Start, Complete
- * and Fail from the node's messages; TimeOutExecution and TimeOutAnswer from the execution's own
+ * Fail come from the orchestrator (scheduler, workflows); AcceptBid, DeclineBid, Start, Complete,
+ * Fail and KeepOutput from the node's messages; TimeOutExecution and TimeOutAnswer from the execution's own
  * deadlines.
  */
 export type ExecutionCommand =
@@ -47,6 +47,8 @@ export type ExecutionCommand =
       readonly output?: RunOutput;
     }
   | { readonly type: "Cancel"; readonly reason: string }
+  /** The node's report of a cancelled execution's end, which came after the cancel: what it printed is kept. */
+  | { readonly type: "KeepOutput"; readonly output: RunOutput }
   | { readonly type: "TimeOutExecution" }
   /** The node left the work it was sent unanswered for its whole answer bound. */
   | { readonly type: "TimeOutAnswer" };

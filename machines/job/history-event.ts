@@ -104,5 +104,8 @@ export function executionHistoryEvent(event: ExecutionEvent, reason?: string): H
       }
     case "ExecutionCancelled":
       return { Topic: "Scheduling", Message: event.data.Reason, Details: {} };
+    // Bacalhau's history has no such entry: the output is the execution's, served with it and by the logs.
+    case "ExecutionOutputKept":
+      return undefined;
   }
 }

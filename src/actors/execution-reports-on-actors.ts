@@ -81,6 +81,19 @@ export class ExecutionReportsOnActors implements ExecutionReports {
     );
   }
 
+  /**
+   * The node's end of an execution the orchestrator cancelled before it stopped: the end stands, what it printed is
+   * kept (once: the node repeats its report until answered). Any other ended execution's end is already recorded.
+   */
+  private async keepOutput(state: ExecutionState, report: Report, output: Work.RunOutput | undefined): Promise<void> {
+    if (state.computeState !== "Cancelled" || state.runOutput !== undefined || output === undefined) return;
+    await this.executions.execute(
+      report.ExecutionID,
+      { type: "KeepOutput", output: storedOutput(output) },
+      this.context(report, "the cancelled execution's output"),
+    );
+  }
+
   async started(report: Work.ExecutionStarted): Promise<void> {
     const state = await this.placed(report);
     // Cancelled meanwhile: the node hears of it through CancelExecution, the report is acknowledged.
@@ -93,7 +106,7 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async completed(report: Work.ExecutionCompleted): Promise<void> {
     const state = await this.placed(report);
     this.nodeReportedEnd(report.ExecutionID);
-    if (ended(state)) return;
+    if (ended(state)) return this.keepOutput(state, report, report.RunOutput);
     await this.executions.execute(
       report.ExecutionID,
       {
@@ -108,8 +121,8 @@ export class ExecutionReportsOnActors implements ExecutionReports {
   async failed(report: Work.ExecutionFailed): Promise<void> {
     const state = await this.placed(report);
     this.nodeReportedEnd(report.ExecutionID);
-    // A cancelled execution's container gone: the end the orchestrator already recorded.
-    if (ended(state)) return;
+    // A cancelled execution's container gone: the end the orchestrator already recorded, its output kept.
+    if (ended(state)) return this.keepOutput(state, report, report.RunOutput);
     const output = report.RunOutput === undefined ? {} : { output: storedOutput(report.RunOutput) };
     await this.executions.execute(
       report.ExecutionID,

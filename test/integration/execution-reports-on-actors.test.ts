@@ -246,4 +246,39 @@ describe("ExecutionReportsOnActors", () => {
     });
     expect((await control.executions.get(executionId)).state.computeState).toBe("Cancelled");
   });
+
+  it("a cancelled execution's end report with its output keeps that output once, in the node's name", async () => {
+    const { control, dir, executionId, reports } = await setup();
+    await control.executions.execute(
+      executionId,
+      { type: "Cancel", reason: "stopped" },
+      commandContext({ type: "system", id: "test" }),
+    );
+    const end = {
+      Type: "ExecutionFailed",
+      NodeID: "node-a",
+      ExecutionID: executionId,
+      Reason: "cancelled",
+      Cause: "cancelled",
+      RunOutput: { ...output, ExitCode: 143 },
+    } as const;
+    await reports.failed({ ...end, MessageID: "m1" });
+    // The node sends its report again until answered; a later completion report finds the output kept.
+    await reports.failed({ ...end, MessageID: "m1", RunOutput: { ...output, STDOUT: "other\n" } });
+    await reports.completed({
+      Type: "ExecutionCompleted",
+      MessageID: "m2",
+      NodeID: "node-a",
+      ExecutionID: executionId,
+      RunOutput: output,
+    });
+
+    expect((await control.executions.get(executionId)).state).toMatchObject({
+      computeState: "Cancelled",
+      runOutput: { Stdout: "hello\n", stderr: "", ExitCode: 143 },
+    });
+    const kept = (await storedEvents(dir)).filter((e) => e.type === "ExecutionOutputKept");
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.metadata).toMatchObject({ actor: { type: "node", id: "node-a" }, causationId: "m1" });
+  });
 });

@@ -98,6 +98,7 @@ const EXAMPLES: { readonly [T in Type]: (id: string) => DataOf<T> } = {
   ExecutionCompleted: (id) => ({ ExecutionID: id, RunOutput: OUTPUT }),
   ExecutionFailed: (id) => ({ ExecutionID: id, Previous: "Running", Cause: "Node", Message: "exit 1" }),
   ExecutionCancelled: (id) => ({ ExecutionID: id, Previous: "Running", Reason: "the job was stopped" }),
+  ExecutionOutputKept: (id) => ({ ExecutionID: id, RunOutput: OUTPUT }),
 };
 
 /** An event of `type` about entity `id` with valid data (`data` replaces fields of it). */

@@ -14,6 +14,7 @@ export const EXECUTION_EVENT_VERSIONS: Record<ExecutionEventType, number> = {
   ExecutionCompleted: 1,
   ExecutionFailed: 1,
   ExecutionCancelled: 1,
+  ExecutionOutputKept: 1,
 };
 
 /** Execution events, registered in ENTITY_EVENTS (entity-events.ts). */

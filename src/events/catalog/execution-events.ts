@@ -154,6 +154,12 @@ export const ExecutionCancelled = Schema.Struct({
   Reason: Schema.String,
 });
 
+/**
+ * What a cancelled execution printed, kept from its node's late report of its end (the node stops its
+ * container once told, and reports after the cancel is recorded): Cancelled still, with this RunOutput.
+ */
+export const ExecutionOutputKept = Schema.Struct({ ExecutionID: Schema.String, RunOutput });
+
 export const EXECUTION_EVENT_SCHEMAS = {
   ExecutionCreated,
   ExecutionBidAsked,
@@ -165,6 +171,7 @@ export const EXECUTION_EVENT_SCHEMAS = {
   ExecutionCompleted,
   ExecutionFailed,
   ExecutionCancelled,
+  ExecutionOutputKept,
 } as const;
 
 export type ExecutionEventType = keyof typeof EXECUTION_EVENT_SCHEMAS;

@@ -142,7 +142,10 @@ function executionEvents(): ExecutionEvent[] {
     ...run([{ type: "DeclineBid", reason: "busy" }]).slice(1),
     ...run([{ type: "Reject", reason: "not needed" }]).slice(1),
     ...run([{ type: "Fail", reason: "boom", cause: "Node", output }]).slice(1),
-    ...run([{ type: "Cancel", reason: "stop" }]).slice(1),
+    ...run([
+      { type: "Cancel", reason: "stop" },
+      { type: "KeepOutput", output },
+    ]).slice(1),
   ];
 }
 

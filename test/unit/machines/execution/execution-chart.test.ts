@@ -65,6 +65,7 @@ const events: ExecutionEvent[] = [
   { type: "ExecutionCompleted", data: { ExecutionID: ID, RunOutput: output } },
   { type: "ExecutionFailed", data: { ExecutionID: ID, Previous: "Running", Cause: "Node", Message: "boom" } },
   { type: "ExecutionCancelled", data: { ExecutionID: ID, Previous: "Running", Reason: "stop" } },
+  { type: "ExecutionOutputKept", data: { ExecutionID: ID, RunOutput: output } },
 ];
 
 const execution: ChartedEntity<ExecutionState, ExecutionCommand, ExecutionEvent> = {
@@ -100,6 +101,7 @@ const commands: ExecutionCommand[] = [
   { type: "Complete", output },
   { type: "Fail", reason: "boom", cause: "Node" },
   { type: "Cancel", reason: "stop" },
+  { type: "KeepOutput", output },
   { type: "TimeOutExecution" },
   { type: "TimeOutAnswer" },
 ];

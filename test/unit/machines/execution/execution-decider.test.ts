@@ -273,6 +273,39 @@ describe("an execution's life, as Bacalhau's orchestrator sees it", () => {
       desiredMessage: "Execution stop requested because job has been stopped",
     });
   });
+
+  it("keeps a cancelled execution's output from its node's late report of the end, once, and stays Cancelled", () => {
+    const printed: RunOutput = { ...output, Stdout: "tick\n", ExitCode: 137 };
+    const kept: ExecutionEvent = { type: "ExecutionOutputKept", data: { ExecutionID: ID, RunOutput: printed } };
+    given([...running, cancelled()])
+      .when({ type: "KeepOutput", output: printed })
+      .then([kept]);
+    const after = given([...running, cancelled(), kept]).state;
+    expect(after).toMatchObject({ computeState: "Cancelled", desiredState: "Stopped", runOutput: printed });
+    expect(after.revision).toBe(given([...running, cancelled()]).state.revision + 1);
+    // The node repeats its report until answered: the first output stands.
+    given([...running, cancelled(), kept])
+      .when({ type: "KeepOutput", output: { ...printed, Stdout: "other\n" } })
+      .thenNothingHappened();
+  });
+
+  it("keeps output only for a cancelled execution", () => {
+    given(running)
+      .when({ type: "KeepOutput", output })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in state Running, but KeepOutput expects Cancelled`,
+      });
+    given([...running, completed])
+      .when({ type: "KeepOutput", output })
+      .thenThrows({
+        code: "Conflict",
+        message: `execution ${ID} is in terminal state Completed and cannot transition to Cancelled with its output`,
+      });
+    given([])
+      .when({ type: "KeepOutput", output })
+      .thenThrows({ code: "NotFound", message: `execution not found: ${ID}` });
+  });
 });
 
 describe("a damaged history", () => {
@@ -602,6 +635,7 @@ describe("the chart and decide", () => {
       { type: "Complete", output },
       { type: "Fail", reason: "boom", cause: "Node" },
       { type: "Cancel", reason: "stop" },
+      { type: "KeepOutput", output },
       { type: "TimeOutExecution" },
       { type: "TimeOutAnswer" },
     ];
