@@ -250,6 +250,15 @@ describe("shoal job validate", () => {
     expect(notYaml.code).toBe(1);
     expect(notYaml.stderr).toContain("is not valid YAML or JSON");
 
+    const twice = join(dir, "twice.yaml");
+    writeFileSync(twice, yaml({ ...shellJob(image, "echo ok"), type: "ops" }));
+    const both = await runShoal(["job", "validate", twice]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe(
+      'Error: the job provided is invalid: both "Type" and "type" are given at the top: field names match ' +
+        "ignoring case, as Go's decoder matches them, so both would be Type; give it once\n",
+    );
+
     const gone = await runShoal(["job", "validate", join(dir, "missing.yaml")]);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toContain("cannot read the job from");
