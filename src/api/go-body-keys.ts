@@ -86,8 +86,8 @@ function canonical(ast: AST.AST, value: unknown, path: string): unknown {
     const earlier = sentAs.get(name);
     if (earlier !== undefined) {
       throw badRequest(
-        `the JSON body has both "${earlier}" and "${key}" ${at(path)}: Go's decoder matches field names ignoring ` +
-          `case, so both would be ${name}; send it once`,
+        `both "${earlier}" and "${key}" are given ${at(path)}: field names match ignoring case, as Go's decoder ` +
+          `matches them, so both would be ${name}; give it once`,
       );
     }
     sentAs.set(name, key);
@@ -97,9 +97,10 @@ function canonical(ast: AST.AST, value: unknown, path: string): unknown {
 }
 
 /**
- * A request body with its field names as the route's schema spells them, matched as Bacalhau's server (Go's
- * encoding/json) matches them: the exact name, else one that differs only in case (`{"action": "approve"}`). Two
- * keys for one field are a 400 naming both. Keys of maps (Labels, Env, Meta, Params) are data and kept as sent.
+ * A request body (or a job file, for `shoal job validate`) with its field names as the schema spells them, matched
+ * as Bacalhau's server (Go's encoding/json) matches them: the exact name, else one that differs only in case
+ * (`{"action": "approve"}`). Two keys for one field are a 400 naming both. Keys of maps (Labels, Env, Meta, Params)
+ * are data and kept as sent.
  */
 export function goBodyKeys(schema: Schema.Schema.Any, body: unknown): unknown {
   return canonical(schema.ast, body, "");

@@ -1,4 +1,4 @@
-import { ParseResult, Schema } from "effect";
+import { ParseResult, Schema, SchemaAST as AST } from "effect";
 import { badRequest } from "../errors/shoal-error.ts";
 
 interface Issue {
@@ -35,8 +35,23 @@ export function readableIssues(issues: readonly Issue[]): Issue[] {
   return out;
 }
 
+/**
+ * What an object's schema asks of a value that is no object at all (a body `[]`, `"x"` or `7`): one sentence naming
+ * the fields it needs, not Effect's dump of the whole struct's type.
+ */
+function notAnObject(ast: AST.AST, what: string): string | undefined {
+  const encoded = AST.encodedAST(ast);
+  if (!AST.isTypeLiteral(encoded)) return undefined;
+  const required = encoded.propertySignatures.filter((p) => !p.isOptional).map((p) => String(p.name));
+  return `the ${what} must be a JSON object${required.length > 0 ? ` with ${required.join(", ")}` : ""}`;
+}
+
 /** Every inbound body and query is decoded here: unknown fields and wrong types are a 400. */
 export function validate<A, I>(schema: Schema.Schema<A, I>, input: unknown, what: string): A {
+  if (typeof input !== "object" || Array.isArray(input)) {
+    const message = input === undefined ? undefined : notAnObject(schema.ast, what);
+    if (message !== undefined) throw badRequest(message);
+  }
   const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(input ?? {});
   if (result._tag === "Right") return result.right;
   const issues = readableIssues(

@@ -13,3 +13,6 @@ export const JOB_COMMON_OPTIONS = {
   ...JOB_SUBMIT_OPTIONS,
   output: { type: "string" },
 } as const;
+
+/** `--namespace NS`: where a job name is looked up (the server defaults to `default`); ids match in every namespace. */
+export const NAMESPACE_OPTION = { namespace: { type: "string" } } as const;

@@ -832,6 +832,10 @@ describe("bad arguments", () => {
       expect(res.stderr, args.join(" ")).toContain(message);
       expect(res.stderr, args.join(" ")).toContain(`Run '${help}' for usage.`);
     }
+    // --count is the server's to judge (JobLimits.MaxCount, here its default 1000), not a bound of the CLI's own.
+    const many = await shoal(["docker", "run", "--wait=false", "--count", "20000", ...SMALL, image, "--", "true"]);
+    expect(many.code).toBe(1);
+    expect(many.stderr).toContain("job count 20000 is more than the limit of 1000 (JobLimits.MaxCount)");
   }, 60_000);
 
   it("`shoal job --help` lists the job commands wired, and `shoal --help` lists job and docker", async () => {

@@ -165,6 +165,46 @@ describe("a named job's versions from the CLI", () => {
     expect((await shoal(["rerun"])).code).toBe(2);
   }, 120_000);
 
+  it("logs, executions, history and stop find a named job in --namespace; a bad --tail points to logs' help", async () => {
+    const path = join(dir, "team.yaml");
+    writeFileSync(path, yaml({ ...shellJob(image, "echo team; sleep 600"), Name: "cli-team", Namespace: "team" }));
+    const run = await shoal(["run", path, "--wait=false", "--id-only"]);
+    expect(run.code, run.stderr).toBe(0);
+    const jobId = run.stdout.trim();
+    await until(jobs, jobId, (j) => j.Job.State.StateType === "Running", "Running");
+
+    for (const command of ["logs", "executions", "history", "stop"]) {
+      const elsewhere = await shoal([command, "cli-team"]);
+      expect(elsewhere.code, command).toBe(1);
+      expect(elsewhere.stderr).toContain(
+        "job not found: cli-team (no job has this ID, ID prefix, or name in namespace",
+      );
+    }
+    const listed = async (command: string) => {
+      const res = await shoal([command, "cli-team", "--namespace", "team", "-o", "json"]);
+      expect(res.code, res.stderr).toBe(0);
+      return JSON.parse(res.stdout) as Body[];
+    };
+    expect((await listed("executions")).map((e) => e.JobID)).toEqual([jobId]);
+    expect((await listed("history")).length).toBeGreaterThan(0);
+    // The running container's output reaches its node a moment after it is written.
+    let logs = await shoal(["logs", "cli-team", "--namespace", "team"]);
+    for (let i = 0; i < 40 && logs.code === 0 && logs.stdout === ""; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      logs = await shoal(["logs", "cli-team", "--namespace", "team"]);
+    }
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toBe("team\n");
+    const tail = await shoal(["logs", "cli-team", "--tail", "x"]);
+    expect(tail.code).toBe(2);
+    expect(tail.stderr).toContain("--tail must be a number of lines, got x");
+    expect(tail.stderr).toContain("shoal job logs --help");
+    const stop = await shoal(["stop", "cli-team", "--namespace", "team"]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain(`Job stop successfully submitted. Job ID: ${jobId}`);
+    expect((await jobs.job(jobId)).Job.State.StateType).toBe("Stopped");
+  }, 120_000);
+
   it("run --dry-run of an unnamed or unknown job prints it after the error; an invalid one is refused", async () => {
     const unnamed = await shoal(["run", jobFile("unnamed.yaml", "echo hi", undefined), "--dry-run"]);
     expect(unnamed.code, unnamed.stderr).toBe(0);
@@ -209,6 +249,15 @@ describe("shoal job validate", () => {
     const notYaml = await runShoal(["job", "validate", broken]);
     expect(notYaml.code).toBe(1);
     expect(notYaml.stderr).toContain("is not valid YAML or JSON");
+
+    const twice = join(dir, "twice.yaml");
+    writeFileSync(twice, yaml({ ...shellJob(image, "echo ok"), type: "ops" }));
+    const both = await runShoal(["job", "validate", twice]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe(
+      'Error: the job provided is invalid: both "Type" and "type" are given at the top: field names match ' +
+        "ignoring case, as Go's decoder matches them, so both would be Type; give it once\n",
+    );
 
     const gone = await runShoal(["job", "validate", join(dir, "missing.yaml")]);
     expect(gone.code).toBe(2);

@@ -210,7 +210,7 @@ export function dockerJob(values: Values, positionals: readonly string[]): Recor
         ? undefined
         : values.count === undefined
           ? 1
-          : wholeNumberFlag(values.count, "--count", 1, 10_000, HELP_REF),
+          : wholeNumberFlag(values.count, "--count", 1, undefined, HELP_REF),
     Constraints: selectorRequirements.length > 0 ? selectorRequirements : undefined,
     Labels: nonEmpty(labels(values)),
     Tasks: [task],

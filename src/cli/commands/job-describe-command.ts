@@ -3,7 +3,7 @@ import { apiClientFrom } from "../api-client-from-flags.ts";
 import { AS_OF_OPTIONS, asOfQuery, printAsOfHeading } from "../as-of-flags.ts";
 import { timeCell, type Column } from "../column.ts";
 import { computeStateName, historyActor, historyEventText, nanosToDate, shortId } from "../job-cells.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS, NAMESPACE_OPTION } from "../job-options.ts";
 import { localTime } from "../local-time.ts";
 import { jobVersionFlag } from "../job-version-flag.ts";
 import { printData, printRendered } from "../output-format.ts";
@@ -24,7 +24,7 @@ export const OPTIONS = {
   ...OUTPUT_OPTIONS,
   ...AS_OF_OPTIONS,
   version: { type: "string", short: "v" },
-  namespace: { type: "string" },
+  ...NAMESPACE_OPTION,
 } as const;
 
 interface Described {

@@ -2,7 +2,7 @@ import type { ExecutionJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { Column } from "../column.ts";
 import { computeStateName, desiredStateName, elapsed, nanosToDate, shortId } from "../job-cells.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS, NAMESPACE_OPTION } from "../job-options.ts";
 import { JOB_VERSIONS_OPTIONS, jobVersionsQuery } from "../job-version-flag.ts";
 import { listOrder, ORDER_OPTIONS } from "../list-order.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
@@ -20,6 +20,7 @@ export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   ...JOB_VERSIONS_OPTIONS,
+  ...NAMESPACE_OPTION,
   limit: { type: "string" },
   "next-token": { type: "string" },
   ...ORDER_OPTIONS,
@@ -65,13 +66,20 @@ export async function jobExecutionsCommand(args: string[]): Promise<number> {
   const order = listOrder(values, HELP_REF);
   const q = new URLSearchParams({ limit: String(limit) });
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  if (values.namespace) q.set("namespace", values.namespace);
   const versions = jobVersionsQuery(values, q, HELP_REF);
   order.query(q);
   const res = await apiClientFrom(values).request<{ Items: ExecutionJson[]; NextToken: string }>(
     "GET",
     `/api/v1/orchestrator/jobs/${encodeURIComponent(id)}/executions?${q}`,
   );
-  const again = [...versions, ...order.flags, `--limit ${limit}`, `--next-token ${res.NextToken}`];
+  const again = [
+    ...versions,
+    ...(values.namespace ? [`--namespace ${values.namespace}`] : []),
+    ...order.flags,
+    `--limit ${limit}`,
+    `--next-token ${res.NextToken}`,
+  ];
   const more = res.NextToken
     ? `To fetch more records use:\n\tshoal job executions ${id} ${again.join(" ")}`
     : undefined;

@@ -2,7 +2,7 @@ import type { JobHistoryJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import { timeCell, type Column } from "../column.ts";
 import { historyActor, historyEventText, shortId } from "../job-cells.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS, NAMESPACE_OPTION } from "../job-options.ts";
 import { JOB_VERSIONS_OPTIONS, jobVersionsQuery } from "../job-version-flag.ts";
 import { wholeNumberFlag } from "../number-flag.ts";
 import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
@@ -19,6 +19,7 @@ export const OPTIONS = {
   ...JOB_COMMON_OPTIONS,
   ...OUTPUT_OPTIONS,
   ...JOB_VERSIONS_OPTIONS,
+  ...NAMESPACE_OPTION,
   "event-type": { type: "string" },
   "execution-id": { type: "string" },
   since: { type: "string" },
@@ -67,6 +68,7 @@ export async function jobHistoryCommand(args: string[]): Promise<number> {
   if (values.since !== undefined) q.set("since", String(sinceSeconds(values.since)));
   if (values.limit !== undefined) q.set("limit", String(wholeNumberFlag(values.limit, "--limit", 1, 1000, HELP_REF)));
   if (values["next-token"] !== undefined) q.set("next_token", values["next-token"]);
+  if (values.namespace) q.set("namespace", values.namespace);
   jobVersionsQuery(values, q, HELP_REF);
   const res = await apiClientFrom(values).request<{ Items: JobHistoryJson[]; NextToken: string }>(
     "GET",

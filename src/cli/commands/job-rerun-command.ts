@@ -1,5 +1,5 @@
 import { apiClientFrom } from "../api-client-from-flags.ts";
-import { JOB_SUBMIT_OPTIONS } from "../job-options.ts";
+import { JOB_SUBMIT_OPTIONS, NAMESPACE_OPTION } from "../job-options.ts";
 import { RUN_SETTINGS_OPTIONS, runSettingsFrom, watchJob } from "../job-submission.ts";
 import { jobVersionFlag } from "../job-version-flag.ts";
 import { oneJobId } from "../one-job-id.ts";
@@ -16,7 +16,7 @@ export const OPTIONS = {
   ...RERUN_SETTINGS,
   version: { type: "string", short: "v" },
   reason: { type: "string" },
-  namespace: { type: "string" },
+  ...NAMESPACE_OPTION,
 } as const;
 
 interface RerunAnswer {

@@ -30,6 +30,9 @@ export function readJobText(file: string, help = HELP_REF): string {
   }
 }
 
+/** How many alias expansions a job file may make (the yaml library's default): beyond it, an alias bomb. */
+const MAX_YAML_ALIASES = 100;
+
 /** The job in the file: JSON when it reads as JSON, else YAML (a superset, with its own error messages). */
 export async function parseJobDocument(text: string, source: string): Promise<unknown> {
   if (text.trim() === "") throw new UsageError(`${source} is empty: expected a job in YAML or JSON`, HELP_REF);
@@ -50,7 +53,33 @@ export async function parseJobDocument(text: string, source: string): Promise<un
     const [doc] = list;
     const error = doc?.errors[0];
     if (error) throw new UsageError(`${source} is not valid YAML or JSON: ${error.message}`, HELP_REF);
-    document = doc?.toJS();
+    // A list or map as a key has no JSON form: the yaml library would make it a string (and warn on stderr).
+    let listKey: string | undefined;
+    YAML.visit(doc!, {
+      Pair(_, pair) {
+        if (!YAML.isCollection(pair.key)) return undefined;
+        const [start, end] = pair.key.range ?? [0, 0];
+        listKey = text.slice(start, end).replace(/\s+/g, " ").trim();
+        return YAML.visit.BREAK;
+      },
+    });
+    if (listKey !== undefined) {
+      const shown = listKey.length > 40 ? `${listKey.slice(0, 37)}...` : listKey;
+      throw new UsageError(
+        `${source} has a key that is a list or a map (${shown}): keys must be plain values`,
+        HELP_REF,
+      );
+    }
+    try {
+      document = doc?.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+    } catch (e) {
+      // The yaml library's guard against a billion laughs: a ReferenceError that names no place in the file.
+      if (!(e instanceof ReferenceError)) throw e;
+      throw new UsageError(
+        `the job file ${source}: too many YAML aliases (more than ${MAX_YAML_ALIASES} expanded)`,
+        HELP_REF,
+      );
+    }
   }
   return unwrapJob(document);
 }

@@ -1,3 +1,6 @@
+import { goBodyKeys } from "../../api/go-body-keys.ts";
+import { ShoalError } from "../../errors/shoal-error.ts";
+import { SubmittedJob } from "../../events/catalog/submitted-job.ts";
 import { validateJobSubmission } from "../../actors/job-submission/validate-job-submission.ts";
 import { jobDefaultsOf } from "../../orchestrator/job-defaults-config.ts";
 import { jobLimitsOf } from "../../orchestrator/job-limits-config.ts";
@@ -37,9 +40,11 @@ export async function jobValidateCommand(args: string[]): Promise<number> {
   const templateValues = jobTemplateValues(values, HELP_REF);
   let job: unknown;
   try {
-    job = await parseJobDocument(renderJobText(text, templateValues), file === "-" ? "stdin" : file);
+    const document = await parseJobDocument(renderJobText(text, templateValues), file === "-" ? "stdin" : file);
+    // Field names matched as PUT /jobs matches them: a field given twice in two cases is refused as the server does.
+    job = goBodyKeys(SubmittedJob, document);
   } catch (e) {
-    if (!(e instanceof UsageError || e instanceof TemplateError)) throw e;
+    if (!(e instanceof UsageError || e instanceof TemplateError || e instanceof ShoalError)) throw e;
     printError(`Error: the job provided is invalid: ${e.message}`);
     return 1;
   }

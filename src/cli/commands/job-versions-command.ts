@@ -2,7 +2,7 @@ import type { JobJson } from "../job-shapes.ts";
 import { apiClientFrom } from "../api-client-from-flags.ts";
 import type { Column } from "../column.ts";
 import { nanosToDate } from "../job-cells.ts";
-import { JOB_COMMON_OPTIONS } from "../job-options.ts";
+import { JOB_COMMON_OPTIONS, NAMESPACE_OPTION } from "../job-options.ts";
 import { OUTPUT_OPTIONS, outputOptions } from "../output-options.ts";
 import { oneJobId } from "../one-job-id.ts";
 import { parseCommandArgs } from "../parse-command-args.ts";
@@ -11,7 +11,7 @@ import { commandHelp } from "../help/command-help.ts";
 
 const HELP_REF = "shoal job versions --help";
 
-export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, namespace: { type: "string" } } as const;
+export const OPTIONS = { ...JOB_COMMON_OPTIONS, ...OUTPUT_OPTIONS, ...NAMESPACE_OPTION } as const;
 
 /** Bacalhau's columns (its "Created At" is the version's modify time); wide adds the version's state and message. */
 export const VERSION_COLUMNS: readonly Column<JobJson>[] = [

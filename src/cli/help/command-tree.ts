@@ -303,6 +303,7 @@ const JOB: CommandSpec = {
       usage: JOB_ID,
       options: [
         ...versionsOptions("executions"),
+        NAMESPACE,
         ...page("executions"),
         { name: "order-by", arg: "FIELD", description: "created_at (default), modified_at, …" },
         { name: "order-reversed", description: "last first" },
@@ -329,6 +330,7 @@ const JOB: CommandSpec = {
         { name: "execution-id", arg: "ID", description: "only this execution's entries" },
         { name: "since", arg: "T", description: "only entries at or after T (Unix seconds or ISO 8601)" },
         ...versionsOptions("entries"),
+        NAMESPACE,
         ...page("entries"),
         ...outputOptionSpecs(LIST, "table (default), wide, json, yaml or csv"),
       ],
@@ -348,6 +350,7 @@ const JOB: CommandSpec = {
       usage: JOB_ID,
       options: [
         { name: "reason", arg: "TEXT", description: "why, recorded in the job's history" },
+        NAMESPACE,
         { name: "quiet", description: "print nothing (the exit code says how it went)" },
         ...outputOptionSpecs(PLAIN, "table (default), json or yaml", false),
       ],
@@ -373,6 +376,7 @@ const JOB: CommandSpec = {
           description: "read this execution of the job (its id or a unique prefix, such as the short id)",
         },
         VERSION("read this version's latest execution (0: the current)"),
+        NAMESPACE,
         { name: "tail", short: "t", arg: "N", description: "only the last N lines so far" },
         { name: "follow", short: "f", description: "keep printing until the execution ends" },
         { name: "raw", description: "write the output as the job wrote it, control characters and all" },

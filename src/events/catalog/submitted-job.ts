@@ -66,7 +66,16 @@ const Texts = Schema.Array(Item).annotations({ [ShapeMessage]: "must be a list o
 const TextMap = Schema.Record({ key: Schema.String, value: Item }).annotations({
   [ShapeMessage]: "must be a map of strings",
 });
+/**
+ * A number beyond 2^53 - 1 reads as some other whole number (9007199254740993 as ...992), so it is refused as too
+ * large, before it could be called a fraction.
+ */
+const tooLarge = (n: number) =>
+  n > 0 ? `is too large: at most ${Number.MAX_SAFE_INTEGER}` : `is too small: at least ${Number.MIN_SAFE_INTEGER}`;
 const Whole = Schema.Number.annotations({ message: () => "must be a whole number" }).pipe(
+  Schema.filter((n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER || !Number.isFinite(n), {
+    message: (issue) => tooLarge(actual(issue) as number),
+  }),
   Schema.int({ message: () => "must be a whole number" }),
 );
 const Seconds = Whole.annotations({ description: "seconds; 0 or absent: none" });

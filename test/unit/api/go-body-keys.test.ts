@@ -83,10 +83,10 @@ describe("request bodies' field names, matched as Go's encoding/json matches the
     const top = refusal(PutNodeRequest, { Action: "approve", action: "reject" });
     expect(top.kind).toBe("BadRequest");
     expect(top.message).toBe(
-      `the JSON body has both "Action" and "action" at the top: Go's decoder matches field names ignoring case, ` +
-        `so both would be Action; send it once`,
+      `both "Action" and "action" are given at the top: field names match ignoring case, as Go's decoder matches ` +
+        `them, so both would be Action; give it once`,
     );
     const nested = refusal(PutJobRequest, { Job: { Tasks: [{ Name: "a", NAME: "b" }] } });
-    expect(nested.message).toContain(`both "Name" and "NAME" in Job.Tasks[0]`);
+    expect(nested.message).toContain(`both "Name" and "NAME" are given in Job.Tasks[0]`);
   });
 });

@@ -45,3 +45,31 @@ describe("validate: one message per problem", () => {
     ]);
   });
 });
+
+describe("a body that is not a JSON object", () => {
+  const message = (schema: Schema.Schema.Any, input: unknown): string => {
+    try {
+      validate(schema as Schema.Schema<unknown, unknown>, input, "request body");
+    } catch (e) {
+      expect(e).toBeInstanceOf(ShoalError);
+      expect((e as ShoalError).kind).toBe("BadRequest");
+      return (e as ShoalError).message;
+    }
+    throw new Error("accepted");
+  };
+
+  it("is refused in one sentence naming the fields the body needs, not with the struct's type", async () => {
+    const { PutJobRequest, StopJobRequest } = await import("../../../src/api/jobs/job-routes.ts");
+    const { RerunJobRequest } = await import("../../../src/api/jobs/job-version-routes.ts");
+    const { RevokeLeafLoginsRequest } = await import("../../../src/api/leaves/leaf-routes.ts");
+    for (const input of [[], [{ Job: {} }], "job", 7, true]) {
+      expect(message(PutJobRequest, input)).toBe("the request body must be a JSON object with Job");
+    }
+    expect(message(StopJobRequest, [])).toBe("the request body must be a JSON object");
+    expect(message(RerunJobRequest, "x")).toBe("the request body must be a JSON object");
+    expect(message(RevokeLeafLoginsRequest, [])).toBe("the request body must be a JSON object with Keys");
+    // An object goes on to the field checks; an absent body is an empty one.
+    expect(message(RevokeLeafLoginsRequest, {})).toMatch(/^invalid request body: Keys: /);
+    expect(message(RevokeLeafLoginsRequest, undefined)).toMatch(/^invalid request body: Keys: /);
+  });
+});

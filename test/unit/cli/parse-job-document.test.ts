@@ -25,4 +25,28 @@ describe("a job file's job", () => {
     expect(jobWrapperKey({ Job: [job] })).toBeUndefined();
     expect(jobWrapperKey({ jOb: job })).toBe("jOb");
   });
+
+  it("is refused in one line when it is an alias bomb or has a list or a map as a key, and nothing is written to stderr", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      // Seven levels of nine aliases each: 9^7 copies of "x" if the aliases were expanded.
+      const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+      for (const [from, to] of ["ab", "bc", "cd", "de", "ef", "fg"])
+        levels.push(`${to}: &${to} [${`*${from}, `.repeat(9)}]`);
+      await expect(parseJobDocument(levels.join("\n"), "bomb.yaml")).rejects.toThrow(
+        "the job file bomb.yaml: too many YAML aliases (more than 100 expanded)",
+      );
+      await expect(parseJobDocument("Type: batch\nLabels:\n  ? [a]\n  : b\n", "key.yaml")).rejects.toThrow(
+        "key.yaml has a key that is a list or a map ([a]): keys must be plain values",
+      );
+      const anchored = "Type: batch\nTasks: &t []\nMeta: {tasks: *t}\n";
+      expect(await parseJobDocument(anchored, "ok.yaml")).toEqual({ Type: "batch", Tasks: [], Meta: { tasks: [] } });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
 });

@@ -319,6 +319,20 @@ describe("an invalid job is refused with every problem named, each with its fiel
     expect(problems(job({ Count: 1.5 }))).toEqual(["Count: must be a whole number"]);
   });
 
+  it("says a whole number beyond 2^53 - 1 is too large (or too small) and where the limit is", () => {
+    // JSON.parse reads 9007199254740993 as 9007199254740992: a whole number, and not the one written.
+    const big = JSON.parse('{"Priority": 9007199254740993, "Count": -1e20, "ExecutionTimeout": 99999999999999999999}');
+    expect(
+      problems(
+        job({ Priority: big.Priority, Count: big.Count }, { Timeouts: { ExecutionTimeout: big.ExecutionTimeout } }),
+      ),
+    ).toEqual([
+      "Count: is too small: at least -9007199254740991",
+      "Priority: is too large: at most 9007199254740991",
+      "Tasks[0].Timeouts.ExecutionTimeout: is too large: at most 9007199254740991",
+    ]);
+  });
+
   it("refuses a QueueTimeout larger than the TotalTimeout, the defaults' included", () => {
     expect(problems(job({}, { Timeouts: { QueueTimeout: 3600, TotalTimeout: 1800 } }))).toEqual([
       "Tasks[0].Timeouts: execution timeout 0s and queue timeout 1h0m0s should be less than total timeout 30m0s",
