@@ -208,10 +208,10 @@ describe("bodies decoded as Go does: field names in any case, each field once", 
     const before = await jobStreams();
     const res = await api.call("PUT", JOBS, { Job: job({ type: "ops" }), Force: false });
     expect(res.status).toBe(400);
-    expect(res.body.Message).toContain(`both "Type" and "type" in Job`);
+    expect(res.body.Message).toContain(`both "Type" and "type" are given in Job`);
     const top = await api.call("PUT", JOBS, { Job: job(), job: job() });
     expect(top.status).toBe(400);
-    expect(top.body.Message).toContain(`both "Job" and "job" at the top`);
+    expect(top.body.Message).toContain(`both "Job" and "job" are given at the top`);
     expect(await jobStreams()).toEqual(before);
   });
 
