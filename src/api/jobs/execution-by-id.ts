@@ -1,6 +1,4 @@
-import { ShoalError } from "../../errors/shoal-error.ts";
-
-const SHOWN_MATCHES = 3;
+import { ambiguous, shown } from "./job-lookup.ts";
 
 /**
  * The one of a job's executions `idOrPrefix` names: its full id, else a unique prefix of it, such as the short form
@@ -16,13 +14,11 @@ export function executionByIdOrPrefix<E extends { readonly executionId: string }
   const matches = executions.filter((e) => e.executionId.startsWith(idOrPrefix));
   if (matches.length > 1) {
     const ids = matches.map((e) => e.executionId).sort();
-    const shown = ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ", ..." : "");
-    throw new ShoalError({
-      kind: "BadRequest",
-      message: `multiple executions found for ID prefix ${idOrPrefix}: [${shown}]`,
-      hint: "Use the full execution ID",
-      details: { matches: ids.slice(0, SHOWN_MATCHES) },
-    });
+    throw ambiguous(
+      `multiple executions found for ID prefix ${idOrPrefix}: [${shown(ids)}]`,
+      ids,
+      "Use the full execution ID",
+    );
   }
   return matches[0];
 }

@@ -6,9 +6,8 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
 import { isDiscarded, isTerminalComputeState } from "../../../machines/execution/execution-states.ts";
-import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
 import { executionByIdOrPrefix } from "./execution-by-id.ts";
-import { resolveJob } from "./job-lookup.ts";
+import { resolveJobVersion } from "./job-lookup.ts";
 import { completedLines, LogLines, type ExecutionLog } from "./log-lines.ts";
 
 /** How long a stop waits for the streams it ended to say so to their readers. */
@@ -71,11 +70,9 @@ export class JobLogs {
    */
   select(idOrName: string, pick: LogsPick = {}): ExecutionState {
     // As every other job route: a full id, a name, or the short id the CLIs print.
-    const job = resolveJob(this.views, idOrName, undefined);
-    const jobId = job.jobId;
     const asked = pick.jobVersion ?? 0;
-    const at = jobAtVersion(job, asked);
-    if (at === undefined) throw notFound(versionNotFound(jobId, asked));
+    const { job, at } = resolveJobVersion(this.views, idOrName, undefined, asked);
+    const jobId = job.jobId;
     const every = asked === 0;
     const executions = this.views
       .executionsOfJob(jobId)

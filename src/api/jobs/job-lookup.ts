@@ -2,6 +2,7 @@ import { ShoalError, notFound } from "../../errors/shoal-error.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { JobSpec } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
+import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
 
 export type SubmittedJob = JobState & { readonly spec: JobSpec };
 
@@ -9,16 +10,20 @@ export type SubmittedJob = JobState & { readonly spec: JobSpec };
 const DEFAULT_NAMESPACE = "default";
 const SHOWN_MATCHES = 3;
 
-/** A 400, as Bacalhau's MultipleJobsFound says it (its 500 would blame the server for the caller's ambiguity). */
-const ambiguous = (message: string, matches: readonly string[]) =>
+/**
+ * A 400, as Bacalhau's MultipleJobsFound says it (its 500 would blame the server for the caller's ambiguity): for a
+ * name or an id prefix several jobs, or executions, share.
+ */
+export const ambiguous = (message: string, matches: readonly string[], hint = "Use the full job ID") =>
   new ShoalError({
     kind: "BadRequest",
     message,
-    hint: "Use the full job ID",
+    hint,
     details: { matches: matches.slice(0, SHOWN_MATCHES) },
   });
 
-const shown = (ids: readonly string[]) =>
+/** The first few of the ids an ambiguous name or prefix matches, for its message. */
+export const shown = (ids: readonly string[]) =>
   ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ", ..." : "");
 
 /**
@@ -48,4 +53,20 @@ export function resolveJob(views: JobViews, idOrName: string, namespace: string 
   if (!job?.spec)
     throw notFound(`job not found: ${idOrName} (no job has this ID, ID prefix, or name in namespace ${ns})`);
   return job as SubmittedJob;
+}
+
+/**
+ * The job a path names (resolveJob) and the version of it asked for (0: its current one), as every read by version
+ * needs them; a version it never had is NotFound as Bacalhau says it.
+ */
+export function resolveJobVersion(
+  views: JobViews,
+  idOrName: string,
+  namespace: string | undefined,
+  version: number,
+): { readonly job: SubmittedJob; readonly at: SubmittedJob } {
+  const job = resolveJob(views, idOrName, namespace);
+  const at = jobAtVersion(job, version);
+  if (at === undefined) throw notFound(versionNotFound(job.jobId, version));
+  return { job, at: at as SubmittedJob };
 }

@@ -2,8 +2,7 @@ import { notFound } from "../../errors/shoal-error.ts";
 import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { NodeLogReader } from "../../transport/node-log-client.ts";
 import type { ExecutionState } from "../../../machines/execution/execution-state.ts";
-import { jobAtVersion, versionNotFound } from "../../../machines/job/job-versions.ts";
-import { resolveJob } from "./job-lookup.ts";
+import { resolveJobVersion } from "./job-lookup.ts";
 
 /** Which of a job's results: Bacalhau's namespace, job_version and all_job_versions. */
 export interface ResultsQuery {
@@ -39,10 +38,7 @@ export class JobResults {
     idOrName: string,
     query: ResultsQuery = {},
   ): { readonly jobId: string; readonly executions: PublishedExecution[] } {
-    const job = resolveJob(this.views, idOrName, query.namespace);
-    const version = query.job_version ?? 0;
-    const at = jobAtVersion(job, version);
-    if (at === undefined) throw notFound(versionNotFound(job.jobId, version));
+    const { job, at } = resolveJobVersion(this.views, idOrName, query.namespace, query.job_version ?? 0);
     const executions = this.views
       .executionsOfJob(job.jobId)
       .filter((e) => published(e) && (query.all_job_versions === true || e.jobVersion === at.version))

@@ -2,7 +2,7 @@ import { JSONSchema, Schema } from "effect";
 import { commandContext, type CommandContext } from "../../actors/command-context.ts";
 import type { JobControl } from "../../actors/job-control.ts";
 import type { CommandOutcome } from "../../cluster/owned-command.ts";
-import { badRequest, notFound } from "../../errors/shoal-error.ts";
+import { badRequest } from "../../errors/shoal-error.ts";
 import { SubmittedJob as SubmittedJobSchema } from "../../events/catalog/submitted-job.ts";
 import type { ClusterAsOf } from "../../projections/as-of/cluster-as-of.ts";
 import type { JobHistory } from "../../projections/jobs/job-history.ts";
@@ -10,7 +10,7 @@ import type { JobViews } from "../../projections/jobs/job-views.ts";
 import type { ProcessorProgress } from "../../projections/processor.ts";
 import { taskOf } from "../../../machines/job/job-spec.ts";
 import type { JobState } from "../../../machines/job/job-state.ts";
-import { jobAtVersion, jobVersions, versionNotFound } from "../../../machines/job/job-versions.ts";
+import { jobVersions } from "../../../machines/job/job-versions.ts";
 import {
   AS_OF_DESCRIPTIONS,
   AS_OF_FIELDS,
@@ -25,7 +25,7 @@ import { KeysAs } from "../go-body-keys.ts";
 import { QueryBool } from "../query-bool.ts";
 import { defineRoute, type AnyRoute } from "../route.ts";
 import { ExecutionJson, JobHistoryJson, JobJson, executionJson, jobJson } from "./job-json.ts";
-import { resolveJob, type SubmittedJob } from "./job-lookup.ts";
+import { resolveJobVersion, type SubmittedJob } from "./job-lookup.ts";
 import { JOB_VERSIONS_FIELDS, JobVersion, LOOKUP_DESCRIPTIONS, Namespace } from "./job-lookup-query.ts";
 import { ListJobsQuery, queryJobs } from "./job-query.ts";
 
@@ -168,13 +168,7 @@ export function jobRoutes(jobs: JobRouteDeps): AnyRoute[] {
     id: string,
     query: { readonly namespace?: string | undefined; readonly job_version?: number | undefined },
     views: JobViews = jobs.views,
-  ): SubmittedJob => {
-    const job = resolveJob(views, id, query.namespace);
-    const version = query.job_version ?? 0;
-    const at = jobAtVersion(job, version);
-    if (at === undefined) throw notFound(versionNotFound(job.jobId, version));
-    return at as SubmittedJob;
-  };
+  ): SubmittedJob => resolveJobVersion(views, id, query.namespace, query.job_version ?? 0).at;
   /** Which version's entries a list shows (undefined: every one): the job's as asked for, unless all_job_versions. */
   const versionShown = (
     job: { readonly version: number },
